@@ -37,6 +37,9 @@ const (
 // asker is the traposId the gateway's system text names.
 var askerInSystem = regexp.MustCompile(`traposId "([^"]+)"`)
 
+// ownerInSystem finds the settings the gateway's system text says, "(sandbox.allow_files read)".
+var ownerInSystem = regexp.MustCompile(`\(sandbox\.[a-z_]+ [a-z]+\)`)
+
 // aiLongAnswer is 200 000 characters of short lines, as a model streams them.
 var aiLongAnswer = strings.Repeat("The quick brown fox jumps over the lazy dog again.\n", 4000)[:200000]
 
@@ -94,6 +97,8 @@ func e2eModel(t *opencodefake.Turn) {
 	case "vault": // aimed at another computer
 		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
 		t.Text("vault " + r.State + ": " + r.Error)
+	case "owner": // what the gateway told the model the owner allows: its "(sandbox.x level)"s
+		t.Text(strings.Join(ownerInSystem.FindAllString(t.System(), -1), " "))
 	case "history":
 		t.Text(strings.Join(t.History(), " | "))
 	case "stall":
@@ -256,6 +261,18 @@ func TestAIOnAComputer(t *testing.T) {
 		assert.LessOrEqual(t, strings.Count(out, "The quick brown fox"), (64<<10)/51+1, "no more than the cap")
 	})
 
+	t.Run("the agent is told what the owner allows, read at each question", func(t *testing.T) {
+		opts := desk(t, g, t.TempDir(), nil, "/owner.lua")
+		opts.Settings["sandbox.allow_files"] = "read"
+		opts.Settings["sandbox.ai_confirm"] = "false"
+		opts.Files["/owner.lua"] = allowsAskedTwice
+		ok, out := runCommand(ctx, t, opts)
+		assert.True(t, ok, out)
+		said := strings.Join(lines(out), " ")
+		assert.Contains(t, said, "(sandbox.allow_files read) (sandbox.allow_exec false) (sandbox.allow_screen none) (sandbox.ai_confirm false)", out)
+		assert.Contains(t, said, "(sandbox.allow_files write) (sandbox.allow_exec true) (sandbox.allow_screen view) (sandbox.ai_confirm true)", out)
+	})
+
 	t.Run("a second question while one runs is busy", func(t *testing.T) {
 		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "/busy.lua"))
 		assert.Contains(t, lines(out), "first: asked", out)
@@ -313,6 +330,16 @@ func TestAITurnsEnd(t *testing.T) {
 	})
 	assert.Zero(t, w.agent.Queued())
 }
+
+// allowsAskedTwice asks `ai owner`, the owner changes the settings, and it asks again.
+const allowsAskedTwice = `
+shell.run("ai", "owner")
+settings.set("sandbox.allow_files", "write")
+settings.set("sandbox.allow_exec", true)
+settings.set("sandbox.allow_screen", "view")
+settings.set("sandbox.ai_confirm", true)
+shell.run("ai", "owner")
+`
 
 // scriptAsksAI is docs/ai.md's script that tells a failed question: shell.run("ai", ...)
 // returns false.

@@ -331,7 +331,8 @@ local function newClient(deps)
   local request = deps.request;
 
   -- Asks the agent. Returns the turn's id, or nil and {code, message}.
-  -- opts: session (default "main"), and screen/kind/colour to override what is sent.
+  -- opts: session (default "main"), and screen/kind/colour to override what is sent; what
+  -- the owner allows (allowed, confirm) is always this computer's settings.
   local function ask(prompt, opts)
     expect(1, prompt, "string");
     expect(2, opts, "table", "nil");
@@ -357,6 +358,12 @@ local function newClient(deps)
     elseif screenTerm ~= nil then
       payload.colour = screenTerm.isColour() == true;
     end
+    -- What the owner allows now, so the agent plans by it (a write at allow_files read is
+    -- shown to the player, not tried and refused): computer.info's reading, and whether each
+    -- change is put to the player. Read at every question: a change between two counts.
+    local settingsApi = deps.settings or settings;
+    payload.allowed = requests.allowed(settingsApi);
+    payload.confirm = config.aiConfirm(settingsApi);
     local ok, reply, err = request(TYPE_ASK, payload);
     if not ok then
       return nil, err;

@@ -77,6 +77,19 @@ local function refusal(settingsApi, fsApi, msgType, payload)
     .. config.SETTING_ALLOW_FILES .. " " .. need;
 end
 
+-- What the owner allows now, {files, exec, screen}, as the one refusal check reads it (a
+-- hand-edited value it takes as none or false is none or false here): computer.info's
+-- allowed, and what ai.ask tells the agent (libsandboxai), so a caller plans by it instead of
+-- learning it from a refusal. Read at every call.
+local function allowed(settingsApi)
+  expect(1, settingsApi, "table");
+  return {
+    files = (config.filesAllowed(settingsApi)),
+    exec = config.execAllowed(settingsApi),
+    screen = (config.screenAllowed(settingsApi)),
+  };
+end
+
 -- deps: settings, os, fs, term, env (what lua.exec chunks see), and optionally shell,
 -- peripheral, pocket (CC's pocket API, there on a pocket computer only), host (_HOST), keys
 -- and traposId() (the session's id). start() mirrors
@@ -118,17 +131,6 @@ local function newRequests(deps)
 
   local router = serveLib.newRouter({ os = osApi });
 
-  -- What the owner allows now, as the one refusal check reads it (a hand-edited value it
-  -- takes as none or false is none or false here): a caller plans by it instead of learning
-  -- it from a refusal.
-  local function allowed()
-    return {
-      files = (config.filesAllowed(settingsApi)),
-      exec = config.execAllowed(settingsApi),
-      screen = (config.screenAllowed(settingsApi)),
-    };
-  end
-
   local function info()
     local width, height = deps.term.native().getSize();
     local freeOk, free = pcall(function() return fsApi.getFreeSpace("/"); end);
@@ -156,7 +158,7 @@ local function newRequests(deps)
       pocket = deps.pocket ~= nil,
       screenWidth = width,
       screenHeight = height,
-      allowed = allowed(),
+      allowed = allowed(settingsApi),
     };
   end
 
@@ -210,4 +212,5 @@ end
 return {
   newRequests = newRequests,
   refusal = refusal,
+  allowed = allowed,
 };

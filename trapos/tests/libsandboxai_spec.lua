@@ -2,6 +2,7 @@
 -- the factory as its request function (no daemon, no socket).
 
 local lib = require('/apis/libsandboxai');
+local requests = require('/apis/libsandboxrequests');
 
 -- A fake gateway: answers ai.ask with turnId "t1", ai.poll with the next reply of `polls` (a
 -- list of {events, done} or {err = {code, message}}, or a function called instead), and
@@ -43,6 +44,11 @@ local function gateway(polls, opts)
   return record;
 end
 
+-- Settings holding values (read at each get, so a spec may change them between questions).
+local function settingsOf(values)
+  return { get = function(name) return values[name]; end };
+end
+
 local function settingsWith(confirm)
   return { get = function(name) if name == "sandbox.ai_confirm" then return confirm; end end };
 end
@@ -59,17 +65,39 @@ describe("libsandboxai", function()
   describe("ask", function()
     it("sends the question with the session, the screen, the kind and colour", function()
       local gw = gateway({});
-      local client = lib.newClient({ request = gw.request, term = fakeTerm, kind = "turtle" });
+      local client = lib.newClient({ request = gw.request, term = fakeTerm, kind = "turtle", settings = settingsOf({}) });
       expect(client.ask("hello")):eq("t1");
+      local defaults = { files = "none", exec = false, screen = "none" };
       expect(gw.of(lib.TYPE_ASK)[1]):same({
         prompt = "hello", session = "main", kind = "turtle",
-        screen = { width = 39, height = 13 }, colour = false,
+        screen = { width = 39, height = 13 }, colour = false, allowed = defaults, confirm = true,
       });
       client.ask("again", { session = "door-2", screen = { width = 5, height = 6 }, colour = true, kind = "pocket" });
       expect(gw.of(lib.TYPE_ASK)[2]):same({
         prompt = "again", session = "door-2", kind = "pocket",
-        screen = { width = 5, height = 6 }, colour = true,
+        screen = { width = 5, height = 6 }, colour = true, allowed = defaults, confirm = true,
       });
+    end);
+
+    it("sends what the owner allows, as computer.info reads it, at each question", function()
+      local values = { ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true,
+        ["sandbox.allow_screen"] = "view", ["sandbox.ai_confirm"] = false };
+      local owner = settingsOf(values);
+      local gw = gateway({});
+      local client = lib.newClient({ request = gw.request, term = fakeTerm, settings = owner });
+      client.ask("save this as door.lua");
+      local asked = gw.of(lib.TYPE_ASK)[1];
+      expect(asked.allowed):same({ files = "read", exec = true, screen = "view" });
+      expect(asked.confirm):eq(false);
+      expect(asked.allowed):same(requests.allowed(owner)); -- the one reading computer.info gives
+      -- The owner changes them between two questions; a hand-edited value the refusal check
+      -- reads as none or false (or, for the questions, as true) is sent so.
+      values["sandbox.allow_files"], values["sandbox.allow_exec"] = "Write", "true";
+      values["sandbox.allow_screen"], values["sandbox.ai_confirm"] = "control", "no";
+      client.ask("and now?");
+      asked = gw.of(lib.TYPE_ASK)[2];
+      expect(asked.allowed):same({ files = "none", exec = false, screen = "control" });
+      expect(asked.confirm):eq(true);
     end);
 
     it("refuses an empty or too long question without asking the gateway", function()

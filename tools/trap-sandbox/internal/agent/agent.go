@@ -455,12 +455,16 @@ type askPayload struct {
 	} `json:"screen"`
 	Kind   *string `json:"kind"`
 	Colour *bool   `json:"colour"`
+	// Allowed and Confirm (client 0.5.17) are what the owner allows, read leniently: a value
+	// no client sends is left unsaid (ownerOf), never a refusal of the question.
+	Allowed json.RawMessage `json:"allowed"`
+	Confirm json.RawMessage `json:"confirm"`
 }
 
 var sessionName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 
 // askShape is ai.ask's payload, as a refusal shows it.
-const askShape = `{prompt, session?, screen?: {width, height}, kind?, colour?}`
+const askShape = `{prompt, session?, screen?: {width, height}, kind?, colour?, allowed?: {files, exec, screen}, confirm?}`
 
 // payloadError is the bad_payload of an ai.* payload that encoding/json refused: the field and
 // what it must be, in the protocol's words (server.BodyError's, the API's one wording), never
@@ -554,7 +558,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	stopOnDisconnect := context.AfterFunc(ctx, func() { t.cancel(errDisconnected) })
 	deadline := time.AfterFunc(m.cfg.TurnDeadline, func() { t.cancel(errDeadline) })
 	body := promptBody{Parts: []textPart{{Type: "text", Text: hostText(*p.Prompt)}}, Model: m.model,
-		System: systemText(from.TraposID, p.Kind, p.Screen, p.Colour)}
+		System: systemText(from.TraposID, p)}
 	m.metrics.started()
 	m.log.Info("agent: turn started", "accountId", from.AccountID, "traposId", from.TraposID, "session", name, "turnId", t.id,
 		"promptBytes", protocol.WireLen(*p.Prompt))

@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
 )
 
 // wireText turns host text (UTF-8, as opencode and the model write it) into wire text by the
@@ -21,26 +24,24 @@ func wireText(s string) string {
 // invalid UTF-8 (impossible after JSON decoding) is made valid.
 func hostText(s string) string { return strings.ToValidUTF8(s, "?") }
 
-// systemText tells the agent which computer asked and that it may act only on it; it is
-// appended to opencode's system prompt on every turn.
-func systemText(traposID string, kind *string, screen *struct {
-	Width  int `json:"width"`
-	Height int `json:"height"`
-}, colour *bool) string {
+// systemText tells the agent which computer asked (p: its ai.ask) and that it may act only
+// on it, and what the computer's owner allows now with what follows from it; it is appended
+// to opencode's system prompt on every turn.
+func systemText(traposID string, p askPayload) string {
 	id, label, _ := strings.Cut(traposID, ":")
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are answering a player at an in-game ComputerCraft computer: traposId %q (computer id %s", traposID, id)
 	if label != "" {
 		fmt.Fprintf(&b, ", label %q", label)
 	}
-	if kind != nil {
-		fmt.Fprintf(&b, ", a %s", *kind)
+	if p.Kind != nil {
+		fmt.Fprintf(&b, ", a %s", *p.Kind)
 	}
-	if screen != nil {
-		fmt.Fprintf(&b, ", screen %dx%d characters", screen.Width, screen.Height)
+	if p.Screen != nil {
+		fmt.Fprintf(&b, ", screen %dx%d characters", p.Screen.Width, p.Screen.Height)
 	}
-	if colour != nil {
-		if *colour {
+	if p.Colour != nil {
+		if *p.Colour {
 			b.WriteString(", colour")
 		} else {
 			b.WriteString(", monochrome")
@@ -48,8 +49,103 @@ func systemText(traposID string, kind *string, screen *struct {
 	}
 	b.WriteString("). ")
 	fmt.Fprintf(&b, "You may act only on that computer: pass traposId %q to the trap-sandbox tools; calls aimed at any other computer are refused. ", traposID)
-	b.WriteString("Writes, deletes and runs may need the player's approval; a refusal comes back as the tool's error, so tell the player instead of retrying. ")
+	b.WriteString(ownerOf(p).text())
 	b.WriteString("The player reads your answer on that small screen: plain text, short lines, no Markdown tables; characters outside Latin-1 show as '?'.")
+	return b.String()
+}
+
+// owner is what a computer's owner allows now, as its ai.ask said it (client 0.5.17 and
+// later): allowed, computer.info's reading of sandbox.allow_files, allow_exec and
+// allow_screen, and confirm, whether sandbox.ai_confirm puts each change to the player. Only
+// a value a client sends is kept; any other (a hostile or altered client's: another level, a
+// wrong type, a long string) is left unsaid, never passed to the model as the gateway's words.
+type owner struct {
+	files, screen string // a known level, or "" (not said)
+	exec, confirm *bool  // nil: not said
+}
+
+// ownerOf reads what p says the owner allows, keeping only known values.
+func ownerOf(p askPayload) owner {
+	var o owner
+	var allowed map[string]json.RawMessage
+	if json.Unmarshal(p.Allowed, &allowed) == nil {
+		o.files = levelIn(allowed["files"], computer.FilesNone, computer.FilesRead, computer.FilesWrite)
+		o.screen = levelIn(allowed["screen"], computer.ScreenNone, computer.ScreenView, computer.ScreenControl)
+		o.exec = boolOf(allowed["exec"])
+	}
+	o.confirm = boolOf(p.Confirm)
+	return o
+}
+
+// levelIn is raw's level when it is one of levels, else "".
+func levelIn(raw json.RawMessage, levels ...string) string {
+	var level string
+	if json.Unmarshal(raw, &level) != nil || !slices.Contains(levels, level) {
+		return ""
+	}
+	return level
+}
+
+// boolOf is raw's boolean, or nil when it holds none (null too, which encoding/json would
+// read as false).
+func boolOf(raw json.RawMessage) *bool {
+	var v *bool
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+// text says what the owner allows in plain words, each with what follows for the agent's
+// tools: what the settings refuse is not tried (the model called write_file at allow_files
+// read, got forbidden, and only then told the player), but shown to the player with the line
+// that allows it. A computer that said nothing (a client before 0.5.17) gets the general
+// sentence.
+func (o owner) text() string {
+	if o == (owner{}) {
+		return "Writes, deletes and runs may need the player's approval; a refusal comes back as the tool's error, so tell the player instead of retrying. "
+	}
+	var b strings.Builder
+	b.WriteString("What the computer's owner allows now (only the owner changes it, in game; the computer still checks each call, and a refusal comes back as the tool's error naming the line that allows it: tell the player that line, do not retry): ")
+	const (
+		writes = "write_file, delete_file, move_file and make_dir"
+		show   = "instead, put the code in your answer for the player to save, name the file, and say the owner can allow writes with: " + computer.AllowFilesWrite
+	)
+	switch o.files {
+	case computer.FilesWrite:
+		b.WriteString("files may be read and written (sandbox.allow_files write)")
+		if o.exec != nil && !*o.exec {
+			b.WriteString(", except the computer's settings, its startup files and the sandbox's own files, which also need: " + computer.AllowExec)
+		}
+		b.WriteString(". ")
+	case computer.FilesRead:
+		b.WriteString("files may be read (list_files, read_file) but not changed (sandbox.allow_files read): do not call " + writes + "; " + show + ". ")
+	case computer.FilesNone:
+		b.WriteString("files may not even be read (sandbox.allow_files none): do not call list_files, read_file, " + writes +
+			"; ask the player for what you need to see (reads need: " + computer.AllowFilesRead + "), and " + show + ". ")
+	}
+	if o.exec != nil {
+		if *o.exec {
+			b.WriteString("Lua and programs may run (sandbox.allow_exec true): run_lua, run_program. ")
+		} else {
+			b.WriteString("Lua and programs may not run (sandbox.allow_exec false): do not call run_lua or run_program; instead give the player the code or command to run themselves, and say the owner can allow runs with: " + computer.AllowExec + ". ")
+		}
+	}
+	switch o.screen {
+	case computer.ScreenControl:
+		b.WriteString("The host's console may see the screen and type on it (sandbox.allow_screen control); you have no tool for the screen. ")
+	case computer.ScreenView:
+		b.WriteString("The host's console may see the screen, not type on it (sandbox.allow_screen view); you have no tool for the screen. ")
+	case computer.ScreenNone:
+		b.WriteString("The host may not see the screen (sandbox.allow_screen none); you have no tool for the screen either. ")
+	}
+	if o.confirm != nil {
+		if *o.confirm {
+			b.WriteString("Each write, delete, move, new directory and run that these allow is first shown to the player (sandbox.ai_confirm true), a write with what it changes, a run with its code, and the player allows or refuses it: if they refuse, ask what they want instead of retrying. ")
+		} else {
+			b.WriteString("The owner turned the player's questions off (sandbox.ai_confirm false): each write, delete, move, new directory and run that these allow happens at once, unseen by the player first, so say what you will change before you call the tool. ")
+		}
+	}
 	return b.String()
 }
 

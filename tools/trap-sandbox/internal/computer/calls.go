@@ -69,22 +69,30 @@ type Allowed struct {
 	Screen string `json:"screen" jsonschema:"sandbox.allow_screen as it applies: none, view or control"`
 }
 
-// The levels Allowed.Screen takes (libsandboxsettings'), and the line the owner types in game
-// to allow typing on the screen: the host-side views act on them (the CLI's screen view).
+// The levels Allowed.Screen takes (libsandboxsettings'), and the lines the owner types in game
+// to allow seeing and typing on the screen: the host-side views act on them (the CLI's screen
+// view), and the agent is told them (internal/agent).
 const (
 	ScreenNone         = "none"
 	ScreenView         = "view"
 	ScreenControl      = "control"
+	AllowScreenView    = allowScreen + ScreenView
 	AllowScreenControl = allowScreen + ScreenControl
 )
 
-// The levels Allowed.Files takes (libsandboxsettings'), and the lines that allow more.
+// The levels Allowed.Files takes (libsandboxsettings'), and the lines the owner types in game
+// to allow more: Allows says them, and so does the agent's text (internal/agent).
 const (
-	filesNone   = "none"
-	filesRead   = "read"
-	filesWrite  = "write"
+	FilesNone       = "none"
+	FilesRead       = "read"
+	FilesWrite      = "write"
+	AllowFilesRead  = allowFiles + FilesRead
+	AllowFilesWrite = allowFiles + FilesWrite
+	AllowExec       = "set sandbox.allow_exec true"
+)
+
+const (
 	allowFiles  = "set sandbox.allow_files "
-	allowExec   = "set sandbox.allow_exec true"
 	allowScreen = "set sandbox.allow_screen "
 	notReported = "not reported (the computer's client is older than 0.5.15: a refused request names the setting it needs)"
 )
@@ -115,21 +123,21 @@ func (i Info) Allows() []string {
 	}
 	var files string
 	switch a.Files {
-	case filesWrite:
+	case FilesWrite:
 		files = "files: write"
 		if !a.Exec {
-			files += " (except the settings, the startup files and the sandbox's own, which need: " + allowExec + ")"
+			files += " (except the settings, the startup files and the sandbox's own, which need: " + AllowExec + ")"
 		}
-	case filesRead:
-		files = "files: read (writes need: " + allowFiles + filesWrite + ")"
-	case filesNone:
-		files = "files: none (reads need: " + allowFiles + filesRead + "; writes: " + allowFiles + filesWrite + ")"
+	case FilesRead:
+		files = "files: read (writes need: " + AllowFilesWrite + ")"
+	case FilesNone:
+		files = "files: none (reads need: " + AllowFilesRead + "; writes: " + AllowFilesWrite + ")"
 	default:
-		files = "files: " + unknownLevel(a.Files, filesNone+", "+filesRead+" or "+filesWrite)
+		files = "files: " + unknownLevel(a.Files, FilesNone+", "+FilesRead+" or "+FilesWrite)
 	}
 	exec := "exec: yes (Lua and programs may run)"
 	if !a.Exec {
-		exec = "exec: no (running Lua or programs needs: " + allowExec + ")"
+		exec = "exec: no (running Lua or programs needs: " + AllowExec + ")"
 	}
 	var screen string
 	switch a.Screen {
@@ -138,7 +146,7 @@ func (i Info) Allows() []string {
 	case ScreenView:
 		screen = "screen: view (typing on it needs: " + AllowScreenControl + ")"
 	case ScreenNone:
-		screen = "screen: none (seeing it needs: " + allowScreen + ScreenView + "; typing: " + AllowScreenControl + ")"
+		screen = "screen: none (seeing it needs: " + AllowScreenView + "; typing: " + AllowScreenControl + ")"
 	default:
 		screen = "screen: " + unknownLevel(a.Screen, ScreenNone+", "+ScreenView+" or "+ScreenControl)
 	}
