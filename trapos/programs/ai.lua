@@ -528,25 +528,31 @@ local function showEvent(event)
   end
 end
 
--- The file a write would replace: its bytes, when it is there and small enough to compare,
--- and its size (false when there is none); and whether a directory is there instead.
+-- What a write would replace at path, as fs tells it without reading the file: its size
+-- (false when there is no file) and whether a directory is there instead. A write that is not
+-- shown needs no more: reading up to MAX_COMPARED_BYTES for it was work for nothing.
 local function fileThere(path)
   if type(path) ~= "string" or not fs.exists(path) then
-    return nil, false, false;
+    return false, false;
   elseif fs.isDir(path) then
-    return nil, false, true;
+    return false, true;
   end
-  local size = fs.getSize(path);
-  if size > MAX_COMPARED_BYTES then
-    return nil, size;
+  return fs.getSize(path), false;
+end
+
+-- The bytes of the file of `size` at path, to compare with a write's content: nil when there
+-- is none, it is too big to compare (MAX_COMPARED_BYTES) or cannot be opened.
+local function readToCompare(path, size)
+  if not size or size > MAX_COMPARED_BYTES then
+    return nil;
   end
   local file = fs.open(path, "rb");
   if file == nil then
-    return nil, size;
+    return nil;
   end
   local data = file.readAll() or "";
   file.close();
-  return data, #data;
+  return data;
 end
 
 -- The rows of lineChanges as the player reads them, one line each with its colour: "-" for a
@@ -591,7 +597,7 @@ local function showWrite(event)
   local content = event.content;
   local payload = type(event.request) == "table" and event.request.payload;
   local path = type(payload) == "table" and type(payload.path) == "string" and payload.path or nil;
-  local old, oldSize, isDir = fileThere(path);
+  local oldSize, isDir = fileThere(path);
   local target = targetOf(event);
   if type(content) ~= "string" or #content > MAX_SENT_CONTENT_BYTES then
     -- Not shown, but whether it replaces a file is, where the request names it: the player
@@ -607,6 +613,7 @@ local function showWrite(event)
     return "The agent wants to write a new file " .. target .. " (" .. bytesOf(event.bytes) .. ", " .. note .. "). Allow? [y/N] ";
   end
   local size = bytesOf(type(event.bytes) == "number" and event.bytes or #content);
+  local old = readToCompare(path, oldSize);
   if isDir then
     return "The agent wants to write " .. target .. " (" .. size .. "), a directory here: the write will fail. Allow? [y/N] ";
   elseif old == content then

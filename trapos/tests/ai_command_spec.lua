@@ -843,6 +843,33 @@ describe("ai command", function()
         expect(rows[2]):eq("shown). Allow? [y/N] n");
       end);
 
+      it("reads no file there for a write it does not show: fs gives its size", function()
+        putFile(numbered(600));
+        local realOpen, opened = fs.open, 0;
+        stub(fs, "open", function(path, mode)
+          if fs.combine(path, "") == fs.combine(PATH, "") then
+            opened = opened + 1;
+          end
+          return realOpen(path, mode);
+        end);
+        local unsent = write("x", 20000);
+        unsent.content = nil;
+        for _, event in ipairs({ write(("\n"):rep(1024 * 1024)), unsent }) do
+          local ok, err, rows = run({ "edit it" }, {
+            width = 80, settings = ALLOWED, typed = { "n" }, polls = { { event }, { done(2) } },
+          });
+          expectSuccess(ok, err);
+          expect(rows[1]:find("The agent wants to replace /ai_spec_door.lua (6492 bytes) with", 1, true)):eq(1);
+        end
+        expect(opened):eq(0);
+        -- a write it shows reads the file there, once, to compare
+        local ok, err = run({ "edit it" }, {
+          width = 80, settings = ALLOWED, typed = { "n" }, polls = { { write(numbered(600, { [3] = "x" })) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(opened):eq(1);
+      end);
+
       it("is allowed without asking in one line when sandbox.ai_confirm is false", function()
         putFile("a\n");
         local ok, err, rows, record = run({ "write it" }, {
