@@ -217,22 +217,18 @@ local function lineChanges(old, new, context)
     bottom = bottom + 1;
   end
   local ops = {};
-  local removed, added = 0, 0;
+  local changed = { ["-"] = 0, ["+"] = 0 }; -- lines removed and added
   local function same(line)
     ops[#ops + 1] = lineRow(" ", line, b[line]);
   end
-  -- Lines from..to after offset: removed from the old text, added from the new.
-  local function remove(from, to, offset)
+  -- Lines from..to after offset, each numbered in its own text: removed ("-") from the old
+  -- text, or added ("+") from the new.
+  local function change(mark, from, to, offset)
+    local lines = mark == "-" and a or b;
     for k = from, to do
-      ops[#ops + 1] = lineRow("-", offset + k, a[offset + k]);
+      ops[#ops + 1] = lineRow(mark, offset + k, lines[offset + k]);
     end
-    removed = removed + math.max(0, to - from + 1);
-  end
-  local function add(from, to, offset)
-    for k = from, to do
-      ops[#ops + 1] = lineRow("+", offset + k, b[offset + k]);
-    end
-    added = added + math.max(0, to - from + 1);
+    changed[mark] = changed[mark] + math.max(0, to - from + 1);
   end
   for line = 1, top do
     same(line);
@@ -253,7 +249,7 @@ local function lineChanges(old, new, context)
         for _, kind in ipairs({ "-", "+" }) do
           for t = i, j - 1 do
             if steps[t][1] == kind then
-              (kind == "-" and remove or add)(steps[t][2], steps[t][2], top);
+              change(kind, steps[t][2], steps[t][2], top);
             end
           end
         end
@@ -271,14 +267,14 @@ local function lineChanges(old, new, context)
         while j <= middleA and a[top + j] ~= b[top + j] do
           j = j + 1;
         end
-        remove(i, j - 1, top);
-        add(i, j - 1, top);
+        change("-", i, j - 1, top);
+        change("+", i, j - 1, top);
         i = j;
       end
     end
   else
-    remove(1, middleA, top);
-    add(1, middleB, top);
+    change("-", 1, middleA, top);
+    change("+", 1, middleB, top);
   end
   for k = 1, bottom do
     same(#b - bottom + k);
@@ -310,7 +306,7 @@ local function lineChanges(old, new, context)
   if skipped > 0 and #rows > 0 then
     rows[#rows + 1] = { skipped = skipped };
   end
-  return rows, removed, added;
+  return rows, changed["-"], changed["+"];
 end
 
 -- deps: request(type, payload) -> ok, payload, error (libsandbox.request, or a fake), and
