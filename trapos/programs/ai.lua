@@ -29,6 +29,10 @@ local THINKING = "Thinking... (Q stops)";
 -- still meanwhile, as if the computer hung. Both notices fit a pocket computer's 26 columns.
 local RECONNECTING = "Reconnecting... (Q stops)";
 local MORE = "Press any key to continue";
+-- Starts each further row of a code line too long for one (a run's code, a write's content or
+-- changed lines), after the line's own indent, so nested code keeps its shape where it wraps
+-- (on a pocket computer its continuation rows read as flat code at column 1).
+local CONTINUED = ">";
 local PROMPT = "ai> ";
 local EXIT_WORD = "exit";
 -- The answers to a confirm that allow the change; anything else (Enter too) denies it.
@@ -102,6 +106,9 @@ local function newScreen(t)
   -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
   -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
   local inputting = false;
+  -- While code is written (code()), the columns its current line's further rows start at,
+  -- before CONTINUED: the line's own indent; nil for the answer's text.
+  local hang = nil;
 
   local function setColour(name)
     if name ~= nil and t.isColour() and colourOf(name) ~= nil then
@@ -165,6 +172,21 @@ local function newScreen(t)
     indentOnly = indentOnly and not text:find("[^ ]");
   end
 
+  -- Moves on to the next row within a line. Under code, the row starts at the line's own
+  -- indent with CONTINUED (light grey where there is colour), taken as an indent: a word too
+  -- long for the rest of the row is cut there, not moved on again.
+  local function wrap()
+    newline();
+    if hang ~= nil then
+      put((" "):rep(hang));
+      local before = t.getTextColour();
+      setColour("lightGrey");
+      put(CONTINUED);
+      t.setTextColour(before);
+      indentOnly = true;
+    end
+  end
+
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
   -- width when it is longer than a line; a URL longer than a line breaks before its "/" or
   -- ":" instead, its scheme and host whole, as everything the sandbox command prints
@@ -175,7 +197,7 @@ local function newScreen(t)
     end
     local whole = table.concat(word);
     word = { whole };
-    if wordFrom == 1 and #whole > width and whole:find("://", 1, true) then
+    if hang == nil and wordFrom == 1 and #whole > width and whole:find("://", 1, true) then
       local rows = libsandbox.fitLongWords(whole, width, col);
       local first = true;
       for row in (rows .. "\n"):gmatch("([^\n]*)\n") do
@@ -190,12 +212,16 @@ local function newScreen(t)
       word, wordFrom = {}, 1;
       return;
     end
-    if col > 1 and not indentOnly and col - 1 + #whole - wordFrom + 1 > width then
-      newline();
+    -- A word that does not fit the rest of the row goes to the next, unless the next would
+    -- cut it too (under code: a continuation row starts at the indent): then it is cut here.
+    local left = #whole - wordFrom + 1;
+    if col > 1 and not indentOnly and col - 1 + left > width
+        and (hang == nil or hang + #CONTINUED + left <= width) then
+      wrap();
     end
     while wordFrom <= #whole do
       if col > width then
-        newline();
+        wrap();
       end
       local room = width - col + 1;
       put(whole:sub(wordFrom, wordFrom + room - 1));
@@ -220,7 +246,7 @@ local function newScreen(t)
       elseif c == " " or c == "\t" then
         flushWord();
         if col > width then
-          newline(); -- the space that ends a full line is the line break
+          wrap(); -- the space that ends a full line is the line break
         else
           put(" ");
         end
@@ -246,6 +272,28 @@ local function newScreen(t)
     local before = t.getTextColour();
     setColour(colour);
     text(message);
+    finish();
+    t.setTextColour(before);
+  end
+
+  -- Writes code (a run's, a file's lines) on lines of its own, in colour: as text, each further
+  -- row of a line that wraps starting at the line's own indent (the spaces after its first
+  -- `gutter` columns, a changed line's mark and number, counted too), up to half the width,
+  -- then CONTINUED.
+  local function code(body, colour, gutter)
+    finish();
+    local before = t.getTextColour();
+    setColour(colour);
+    gutter = gutter or 0;
+    local from = 1;
+    while from <= #body do
+      local ends = body:find("\n", from, true) or #body;
+      hang = math.min(gutter + #body:match("^ *", from + gutter), math.floor(width / 2));
+      text(body:sub(from, ends));
+      flushWord();
+      from = ends + 1;
+    end
+    hang = nil;
     finish();
     t.setTextColour(before);
   end
@@ -301,8 +349,8 @@ local function newScreen(t)
   end
 
   return {
-    text = text, flush = flushWord, finish = finish, line = line, thinking = thinking, ask = ask,
-    seen = seen, keysTaken = keysTaken,
+    text = text, flush = flushWord, finish = finish, line = line, code = code, thinking = thinking,
+    ask = ask, seen = seen, keysTaken = keysTaken,
   };
 end
 
@@ -555,7 +603,8 @@ local function readToCompare(path, size)
   return data;
 end
 
--- The rows of lineChanges as the player reads them, one line each with its colour: "-" for a
+-- The rows of lineChanges as the player reads them, one line each with its colour and the
+-- columns of its mark and number (a row that wraps goes on after them): "-" for a
 -- line removed (red), "+" for one added (green), a space for one the same, and how many the
 -- same were left out. Every number is the line's in the file after the write; a removed line,
 -- which has none there, has none (its old number beside the new ones read as "150" twice).
@@ -583,7 +632,7 @@ local function changeLines(rows, endingsChange)
       if row.mark ~= " " and row.unbroken then
         text = text .. NO_LINE_BREAK;
       end
-      lines[#lines + 1] = { row.mark .. number .. " " .. shownText(text, false), colour };
+      lines[#lines + 1] = { row.mark .. number .. " " .. shownText(text, false), colour, widest + 2 };
     end
   end
   return lines;
@@ -631,7 +680,7 @@ local function showWrite(event)
     end
     screen.line("The agent wants to change " .. target .. " (" .. sizes .. "):");
     for _, line in ipairs(lines) do
-      screen.line(line[1], line[2]);
+      screen.code(line[1], line[2], line[3]);
     end
     return "Allow? [y/N] ";
   end
@@ -645,8 +694,13 @@ local function showWrite(event)
     return "The agent wants to " .. what .. ". Allow? [y/N] ";
   end
   screen.line("The agent wants to " .. what .. ":");
-  screen.text(shown);
-  screen.finish();
+  if isText(content) then
+    screen.code(shown);
+  else
+    -- bytes, one line of \xNN and more: no lines, no indent to keep
+    screen.text(shown);
+    screen.finish();
+  end
   return "Allow? [y/N] ";
 end
 
@@ -657,8 +711,7 @@ local function confirm(event)
   local question;
   if type(event.full) == "string" and event.full ~= "" then
     screen.line("The agent wants to " .. eventLine(event.action or "run") .. " this on this computer:");
-    screen.text(shownText(event.full));
-    screen.finish();
+    screen.code(shownText(event.full));
     question = "Allow? [y/N] ";
   elseif event.tool == "write_file" then
     question = showWrite(event);

@@ -541,7 +541,7 @@ describe("ai command", function()
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
     end);
 
-    it("keeps a run's indent on a pocket computer: a word too long after it is cut, not moved to a line of its own", function()
+    it("keeps a run's indent on a pocket computer: a word too long after it is cut, not moved to a line of its own, and goes on at that indent", function()
       local full = "for i = 1, 3 do\n  redstone.setOutput(\"left\", true)\nend";
       local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
         detail = "for i = 1, 3 do redstone.setOutput(\"left\", true) end", full = full };
@@ -552,7 +552,7 @@ describe("ai command", function()
       });
       expectSuccess(ok, err);
       expect({ rows[3], rows[4], rows[5], rows[6], rows[7] }):same({
-        "for i = 1, 3 do", "  redstone.setOutput(\"left", "\", true)", "end", "Allow? [y/N] n",
+        "for i = 1, 3 do", "  redstone.setOutput(\"left", "  >\", true)", "end", "Allow? [y/N] n",
       });
     end);
 
@@ -646,6 +646,51 @@ describe("ai command", function()
           " 1 a", "-  b", "+2 B", " 3 c", "Allow? [y/N] n",
         });
         expect(record.colours(5)):eq(("0"):rep(26));
+      end);
+
+      it("goes on with a wrapped line of a new file at its own indent, on a pocket computer and on 51 columns", function()
+        local content = "while true do\n  if redstone.getInput(\"back\") then\n    print(\"the door opens now\")\n  end\nend\n";
+        local ok, err, rows = run({ "write it" }, {
+          width = 26, height = 20, settings = ALLOWED, typed = { "n" }, polls = { { write(content) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 4, 10)):same({
+          "while true do",
+          "  if redstone.getInput(\"ba",
+          "  >ck\") then",
+          "    print(\"the door opens",
+          "    >now\")",
+          "  end",
+          "end",
+        });
+        local long = "local t = {\n    " .. ("word "):rep(12) .. "\n}\n";
+        ok, err, rows = run({ "write it" }, {
+          width = 51, height = 19, settings = ALLOWED, typed = { "n" }, polls = { { write(long) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 3, 6)):same({
+          "local t = {", "    word word word word word word word word word", "    >word word word", "}",
+        });
+      end);
+
+      it("goes on with a wrapped changed line after its mark and number, at its indent, in its colour", function()
+        putFile("if x then\n  a()\nend\n");
+        local ok, err, rows, record = run({ "edit it" }, {
+          width = 26, height = 20, settings = ALLOWED, typed = { "n" },
+          polls = { { write("if x then\n  redstone.setOutput(\"left\", true)\nend\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 4, 9)):same({
+          " 1 if x then", "-    a()", "+2   redstone.setOutput(\"l", "     >eft\", true)", " 3 end", "Allow? [y/N] n",
+        });
+        expect(record.colours(7):sub(1, 7)):eq("ddddd8d"); -- the row goes on green, its mark light grey
+        -- on a basic computer the mark is there, plain
+        local _, _, _, again = run({ "edit it" }, {
+          width = 26, height = 20, basic = true, settings = ALLOWED, typed = { "n" },
+          polls = { { write("if x then\n  redstone.setOutput(\"left\", true)\nend\n") }, { done(2) } },
+        });
+        expect(again.rows()[7]):eq("     >eft\", true)");
+        expect(again.colours(7)):eq(("0"):rep(26));
       end);
 
       it("says which changed line has no line break, when only its ending changes", function()
