@@ -264,13 +264,14 @@ func TestAIOnAComputer(t *testing.T) {
 	t.Run("the agent is told what the owner allows, read at each question", func(t *testing.T) {
 		opts := desk(t, g, t.TempDir(), nil, "/owner.lua")
 		opts.Settings["sandbox.allow_files"] = "read"
+		opts.Settings["sandbox.allow_exec"] = "true"
 		opts.Settings["sandbox.ai_confirm"] = "false"
 		opts.Files["/owner.lua"] = allowsAskedTwice
 		ok, out := runCommand(ctx, t, opts)
 		assert.True(t, ok, out)
 		said := strings.Join(lines(out), " ")
-		assert.Contains(t, said, "(sandbox.allow_files read) (sandbox.allow_exec false) (sandbox.allow_screen none) (sandbox.ai_confirm false)", out)
-		assert.Contains(t, said, "(sandbox.allow_files write) (sandbox.allow_exec true) (sandbox.allow_screen view) (sandbox.ai_confirm true)", out)
+		assert.Contains(t, said, "(sandbox.allow_files read) (sandbox.allow_exec true) (sandbox.allow_screen none) (sandbox.ai_confirm false)", out)
+		assert.Contains(t, said, "(sandbox.allow_files write) (sandbox.allow_exec false) (sandbox.allow_screen view) (sandbox.ai_confirm true)", out)
 	})
 
 	t.Run("a second question while one runs is busy", func(t *testing.T) {
@@ -335,7 +336,7 @@ func TestAITurnsEnd(t *testing.T) {
 const allowsAskedTwice = `
 shell.run("ai", "owner")
 settings.set("sandbox.allow_files", "write")
-settings.set("sandbox.allow_exec", true)
+settings.set("sandbox.allow_exec", false)
 settings.set("sandbox.allow_screen", "view")
 settings.set("sandbox.ai_confirm", true)
 shell.run("ai", "owner")

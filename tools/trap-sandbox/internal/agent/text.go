@@ -108,7 +108,7 @@ func (o owner) text() string {
 	var b strings.Builder
 	b.WriteString("What the computer's owner allows now (only the owner changes it, in game; the computer still checks each call, and a refusal comes back as the tool's error naming the line that allows it: tell the player that line, do not retry): ")
 	const (
-		writes = "write_file, delete_file, move_file and make_dir"
+		writes = "write_file, delete_file, move_file or make_dir"
 		show   = "instead, put the code in your answer for the player to save, name the file, and say the owner can allow writes with: " + computer.AllowFilesWrite
 	)
 	switch o.files {
@@ -139,7 +139,9 @@ func (o owner) text() string {
 	case computer.ScreenNone:
 		b.WriteString("The host may not see the screen (sandbox.allow_screen none); you have no tool for the screen either. ")
 	}
-	if o.confirm != nil {
+	// Whether the player is asked is said only where a change may be allowed at all.
+	mayChange := o.files != computer.FilesRead && o.files != computer.FilesNone || o.exec == nil || *o.exec
+	if o.confirm != nil && mayChange {
 		if *o.confirm {
 			b.WriteString("Each write, delete, move, new directory and run that these allow is first shown to the player (sandbox.ai_confirm true), a write with what it changes, a run with its code, and the player allows or refuses it: if they refuse, ask what they want instead of retrying. ")
 		} else {
