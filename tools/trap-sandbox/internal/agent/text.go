@@ -122,7 +122,7 @@ func (o owner) text() string {
 		b.WriteString("files may be read (list_files, read_file) but not changed (sandbox.allow_files read): do not call " + writes + "; " + show + ". ")
 	case computer.FilesNone:
 		b.WriteString("files may not even be read (sandbox.allow_files none): do not call list_files, read_file, " + writes +
-			"; ask the player for what you need to see (reads need: " + computer.AllowFilesRead + "), and " + show + ". ")
+			"; ask the player for what you need to see (reads need: " + computer.AllowFilesRead + "); " + show + ". ")
 	}
 	if o.exec != nil {
 		if *o.exec {
