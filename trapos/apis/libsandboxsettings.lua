@@ -17,6 +17,11 @@ local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
 -- (docs/ai.md); read at every confirm.
 local SETTING_AI_CONFIRM = "sandbox.ai_confirm";
 local SETTING_ALLOW_SCREEN = "sandbox.allow_screen";
+-- Every setting of the sandbox, as `sandbox help` lists them: a sandbox.* name not among them
+-- is a mistyped one (`set sandbox.allow_file write`), which CC's set saves all the same.
+local SETTING_NAMES = {
+  SETTING_URL, SETTING_PASSWORD, SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC, SETTING_AI_CONFIRM, SETTING_ALLOW_SCREEN,
+};
 
 -- Levels of sandbox.allow_files, each including the ones before it.
 local FILES_NONE = "none";
@@ -240,6 +245,7 @@ return {
   SETTING_ALLOW_EXEC = SETTING_ALLOW_EXEC,
   SETTING_AI_CONFIRM = SETTING_AI_CONFIRM,
   SETTING_ALLOW_SCREEN = SETTING_ALLOW_SCREEN,
+  SETTING_NAMES = SETTING_NAMES,
   FILES_NONE = FILES_NONE,
   FILES_READ = FILES_READ,
   FILES_WRITE = FILES_WRITE,

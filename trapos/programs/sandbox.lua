@@ -255,6 +255,70 @@ local function updateLine(status)
     .. (line or "run the gateway's install line to upgrade");
 end
 
+-- Whether typed is name with one letter changed, added or dropped, or two neighbours swapped
+-- (`stauts`, `helth`, `linkk`).
+local function oneEditFrom(typed, name)
+  local i = 1;
+  while i <= #typed and typed:sub(i, i) == name:sub(i, i) do
+    i = i + 1;
+  end
+  if #typed == #name then
+    return typed:sub(i + 1) == name:sub(i + 1)
+      or (typed:sub(i, i) == name:sub(i + 1, i + 1) and typed:sub(i + 1, i + 1) == name:sub(i, i)
+        and typed:sub(i + 2) == name:sub(i + 2));
+  elseif #typed + 1 == #name then
+    return typed:sub(i) == name:sub(i + 1);
+  elseif #typed == #name + 1 then
+    return typed:sub(i + 1) == name:sub(i);
+  end
+  return false;
+end
+
+-- The name a mistyped word most likely meant, of names: the one it begins (`stat`, `Status`)
+-- or the one a slip of one letter away (`stauts`), when only one is; nil otherwise. except is
+-- a name not to guess: after `sandbox help`, help itself (`sandbox help help` only prints the
+-- list `sandbox help` already does).
+local function meant(word, names, except)
+  local typed, found = word:lower(), nil;
+  for _, name in ipairs(names) do
+    if name ~= except and ((#typed >= 2 and name:sub(1, #typed) == typed) or (#typed >= 3 and oneEditFrom(typed, name))) then
+      if found ~= nil then
+        return nil;
+      end
+      found = name;
+    end
+  end
+  return found;
+end
+
+-- The prefix every setting of the sandbox's name starts with.
+local SETTING_PREFIX = "sandbox.";
+
+-- The lines that name each sandbox.* setting on this computer that is none of the sandbox's:
+-- a name mistyped in CC's set, which saves any name and says nothing (`set
+-- sandbox.allow_file write` left files at none, and status showed only that), with the
+-- setting meant when one is near, and the line that removes it.
+local function straySettingLines()
+  local lines = {};
+  if settings.getNames == nil then
+    return lines;
+  end
+  local known, suffixes = {}, {};
+  for _, name in ipairs(libsandbox.SETTING_NAMES) do
+    known[name] = true;
+    suffixes[#suffixes + 1] = name:sub(#SETTING_PREFIX + 1);
+  end
+  for _, name in ipairs(settings.getNames()) do
+    if name:sub(1, #SETTING_PREFIX) == SETTING_PREFIX and not known[name] then
+      local guess = meant(name:sub(#SETTING_PREFIX + 1), suffixes);
+      lines[#lines + 1] = name .. " is not a setting of the sandbox"
+        .. (guess and "; did you mean " .. SETTING_PREFIX .. guess .. "?" or " (sandbox help lists them)");
+      lines[#lines + 1] = "Remove it with: set " .. name .. " nil";
+    end
+  end
+  return lines;
+end
+
 local function showStatus()
   local status = getStatus();
   print("url: " .. tostring(status.url or "not set"));
@@ -315,6 +379,7 @@ local function showStatus()
     -- Whether the player is asked before the agent changes this computer (the ai command).
     print("ai confirm: " .. libsandbox.aiConfirmShown());
     print("screen: " .. libsandbox.screenShown());
+    printLines(straySettingLines());
   end
   printLines(problem);
 end
@@ -810,42 +875,6 @@ local COMMANDS = {
   link = link,
 };
 
--- Whether typed is name with one letter changed, added or dropped, or two neighbours swapped
--- (`stauts`, `helth`, `linkk`).
-local function oneEditFrom(typed, name)
-  local i = 1;
-  while i <= #typed and typed:sub(i, i) == name:sub(i, i) do
-    i = i + 1;
-  end
-  if #typed == #name then
-    return typed:sub(i + 1) == name:sub(i + 1)
-      or (typed:sub(i, i) == name:sub(i + 1, i + 1) and typed:sub(i + 1, i + 1) == name:sub(i, i)
-        and typed:sub(i + 2) == name:sub(i + 2));
-  elseif #typed + 1 == #name then
-    return typed:sub(i) == name:sub(i + 1);
-  elseif #typed == #name + 1 then
-    return typed:sub(i + 1) == name:sub(i);
-  end
-  return false;
-end
-
--- The command a mistyped word most likely meant: the one it begins (`stat`, `Status`) or the
--- one a slip of one letter away (`stauts`), when only one is; nil otherwise. except is a
--- command not to guess: after `sandbox help`, help itself (`sandbox help help` only prints the
--- list `sandbox help` already does).
-local function meant(word, except)
-  local typed, found = word:lower(), nil;
-  for _, name in ipairs(libsandbox.SUBCOMMANDS) do
-    if name ~= except and ((#typed >= 2 and name:sub(1, #typed) == typed) or (#typed >= 3 and oneEditFrom(typed, name))) then
-      if found ~= nil then
-        return nil;
-      end
-      found = name;
-    end
-  end
-  return found;
-end
-
 -- How many arguments each command takes after its name.
 local MAX_ARGS = { setup = 1, link = 1 };
 
@@ -886,7 +915,7 @@ end
 -- "sandbox help"), and what the guess is offered with.
 local function failUnknownCommand(program, word)
   local problem = program .. ": unknown command '" .. word .. "'.";
-  local guess = meant(word, program == "sandbox help" and "help" or nil);
+  local guess = meant(word, libsandbox.SUBCOMMANDS, program == "sandbox help" and "help" or nil);
   if guess ~= nil then
     failUsage(problem, "Did you mean:", program .. " " .. guess);
   end

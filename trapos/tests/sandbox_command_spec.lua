@@ -51,6 +51,15 @@ local function run(args, opts)
     end
     return value;
   end);
+  -- The names of the settings set, sorted, as CC's settings.getNames gives them.
+  stub(settings, "getNames", function()
+    local names = {};
+    for name in pairs(values) do
+      names[#names + 1] = name;
+    end
+    table.sort(names);
+    return names;
+  end);
 
   stub(os, "startTimer", function(seconds)
     nextTimer = nextTimer + 1;
@@ -1045,6 +1054,27 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines[5]):eq('files: none, as "Write" is not none/read/write');
       expect(lines[8]):eq('screen: none, as "View" is not none/view/control');
+    end);
+
+    it("names a sandbox setting mistyped in set, the one meant, and the line that removes it", function()
+      local ok, err, lines = run({ "status" }, {
+        -- CC's set saves any name: these left files, exec and the screen as they were
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_file"] = "write", ["sandbox.Allow_Exec"] = true,
+          ["sandbox.colour"] = "red", ["sandboxy"] = 1, ["shell.allow_startup"] = true },
+        -- connected: nothing to fix, so what the host may do shows on every screen
+        status = connectedStatus(),
+      });
+      expectSuccess(ok, err);
+      expect({ table.unpack(lines, 5) }):same({
+        "files: none", "exec: false", "ai confirm: true", "screen: none",
+        fitted("sandbox.Allow_Exec is not a setting of the sandbox; did you mean sandbox.allow_exec?"),
+        fitted("Remove it with: set sandbox.Allow_Exec nil"),
+        fitted("sandbox.allow_file is not a setting of the sandbox; did you mean sandbox.allow_files?"),
+        fitted("Remove it with: set sandbox.allow_file nil"),
+        fitted("sandbox.colour is not a setting of the sandbox (sandbox help lists them)"),
+        fitted("Remove it with: set sandbox.colour nil"),
+        "lastError: none",
+      });
     end);
 
     it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
