@@ -89,7 +89,10 @@ local function defineSettings(settingsApi)
     type = "string",
   });
   settingsApi.define(SETTING_PASSWORD, {
-    description = "Shared secret sent to the trap-sandbox gateway in the hello handshake",
+    -- What CC's `set sandbox.password` prints under the value, which it shows in full: the
+    -- password, or since a link this computer's own credential, which is no shared secret.
+    description = "The trap-sandbox gateway's password, or this computer's own credential (sandbox link);"
+      .. " set shows it to anyone at the screen",
     type = "string",
     default = "",
   });

@@ -40,6 +40,10 @@ describe("libsandboxsettings", function()
       expect(defined["sandbox.url"].description):str_match("gateway");
       expect(defined["sandbox.password"].type):eq("string");
       expect(defined["sandbox.password"].default):eq("");
+      -- CC's `set sandbox.password` prints the value in full above it: a linked computer's is
+      -- its own credential, and either is a secret the player keeps off watched screens.
+      expect(defined["sandbox.password"].description):eq("The trap-sandbox gateway's password, or this computer's own"
+        .. " credential (sandbox link); set shows it to anyone at the screen");
     end);
 
     it("defines sandbox.ai_confirm as a boolean that defaults to asking", function()
