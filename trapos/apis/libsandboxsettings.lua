@@ -42,8 +42,14 @@ local SETTINGS_FILE = "/.settings";
 -- once complete.
 local SAVE_SUFFIX = ".saving";
 
+-- The schemes a URL typed with one slash or none after its colon is read with both
+-- (ws:/host:4444): the scheme of a URL, never the name of a host there.
+local SLASHES_FORGOTTEN = { ws = true, wss = true, http = true, https = true };
+
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
--- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does.
+-- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does; one that
+-- lost a slash of its scheme's "//" (ws:/host, ws:host) gets it back: with ws:// put in front,
+-- as CC would, it named the host "ws" (ws://ws:/host), and the player read Unknown host: ws.
 -- Returns nil for nil or blank input.
 local function normaliseUrl(url)
   expect(1, url, "string", "nil");
@@ -53,6 +59,10 @@ local function normaliseUrl(url)
   url = url:match("^%s*(.-)%s*$");
   if url == "" then
     return nil;
+  end
+  local scheme, afterColon = url:match("^(%a+):/?([^/].*)$");
+  if scheme ~= nil and SLASHES_FORGOTTEN[scheme:lower()] then
+    url = scheme .. "://" .. afterColon;
   end
   if not url:find("://", 1, true) then
     url = "ws://" .. url;

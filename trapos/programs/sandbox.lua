@@ -508,18 +508,21 @@ local function setup(urlArg)
   if url == nil or url == "" then
     fail("sandbox setup: no URL given. Run: sandbox setup ws://<host>:4444");
   end
-  local scheme = url:match("^(%a[%w+.-]*)://");
+  -- The scheme as the daemon reads the URL (libsandbox.normaliseUrl): http:/host is http's,
+  -- with the slash it lost, and host:4444 is ws's.
+  local full = libsandbox.normaliseUrl(url);
+  local scheme = full:match("^(%a[%w+.-]*)://");
   scheme = scheme and scheme:lower();
   if scheme == "http" or scheme == "https" then
     -- Not "Fix it with: sandbox setup", the command being run: the URL to give it.
     local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
-    fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. wsFormOf(scheme, url));
+    fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. wsFormOf(scheme, full));
   elseif scheme ~= nil and scheme ~= "ws" and scheme ~= "wss" then
     -- As for http: the ws:// URL of the same host to give, not the command being run.
     local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
     local ws = "ws://<host>:4444";
-    if url:match("^%a[%w+.-]*://[^/?#]") ~= nil then
-      ws = wsFormOf("ws", url); -- it names a host
+    if full:match("^%a[%w+.-]*://[^/?#]") ~= nil then
+      ws = wsFormOf("ws", full); -- it names a host
     end
     fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. ws);
   end

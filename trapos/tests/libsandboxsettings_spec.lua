@@ -20,6 +20,18 @@ describe("libsandboxsettings", function()
       expect(lib.normaliseUrl("  ws://host:4444  ")):eq("ws://host:4444/trapos/ws");
     end);
 
+    it("gives a scheme that lost a slash of its // both back, not the host's name", function()
+      -- CC would put ws:// in front (ws://ws:/127.0.0.1:4444) and look the host "ws" up
+      expect(lib.normaliseUrl("ws:/127.0.0.1:4444")):eq("ws://127.0.0.1:4444/trapos/ws");
+      expect(lib.normaliseUrl("ws:127.0.0.1:4444")):eq("ws://127.0.0.1:4444/trapos/ws");
+      expect(lib.normaliseUrl("WSS:/gw.example.org/sandbox/trapos/ws")):eq("WSS://gw.example.org/sandbox/trapos/ws");
+      -- an http URL keeps its scheme, which the daemon then refuses by name (not ws://)
+      expect(lib.normaliseUrl("http:/127.0.0.1:4444")):eq("http://127.0.0.1:4444/trapos/ws");
+      -- a host:port is no scheme, and three slashes are not a missing one
+      expect(lib.normaliseUrl("localhost:4444")):eq("ws://localhost:4444/trapos/ws");
+      expect(lib.normaliseUrl("ws:///x")):eq("ws:///x");
+    end);
+
     it("returns nil for nothing", function()
       expect(lib.normaliseUrl(nil)):eq(nil);
       expect(lib.normaliseUrl("")):eq(nil);

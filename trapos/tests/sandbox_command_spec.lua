@@ -679,6 +679,9 @@ describe("sandbox command", function()
         { "HTTP://10.0.0.9:4444/", "ws://10.0.0.9:4444" },
         { "https://mc.example.org/sandbox", "wss://mc.example.org/sandbox/trapos/ws" },
         { "https://mc.example.org/sandbox/trapos/ws", "wss://mc.example.org/sandbox/trapos/ws" },
+        -- a slash of the // lost: still http's, not a host named http
+        { "http:/10.0.0.9:4444", "ws://10.0.0.9:4444" },
+        { "https:mc.example.org/sandbox", "wss://mc.example.org/sandbox/trapos/ws" },
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
