@@ -174,3 +174,36 @@ func TestScreenReadAndInputThroughTheGateway(t *testing.T) {
 		assert.Contains(t, got.Error.Message, `unknown input type "websocket_message"`)
 	})
 }
+
+// TestTheScreenIsMirroredAgainAfterSandboxStopAndReconnect: `sandbox stop` takes the daemon's
+// mirror off the terminal; `sandbox reconnect` puts it back, so the host reads what is drawn
+// from then on. It read the screen of the stop, frozen, until the computer rebooted (played:
+// the web console showed `> sandbox stop` on a computer long past it).
+func TestTheScreenIsMirroredAgainAfterSandboxStopAndReconnect(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	const back = "e2e: drawn after the reconnect"
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 8, "desk"
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+shell.run("sandbox", "stop")
+term.clear()
+term.setCursorPos(1, 1)
+print("e2e: drawn while stopped")
+if not shell.run("sandbox", "reconnect") then error("e2e: not reconnected", 0) end
+print("` + back + `")
+shell.run("shell")
+`}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, back)
+
+	// Printed before the read was asked, on the computer that answers it: on the mirror now.
+	s := readScreen(ctx, t, g)
+	rows := screenRows(s)
+	assert.True(t, hasRow(rows, back), "the screen as the host reads it:\n%s", strings.Join(rows, "\n"))
+	// Cleared while the daemon was stopped: health's lines are gone from the screen, and from
+	// the mirror, which starts blank again as at boot (what was drawn meanwhile is unknown).
+	assert.NotContains(t, strings.Join(rows, "\n"), "sandboxOk", "the screen of the stop, frozen")
+}

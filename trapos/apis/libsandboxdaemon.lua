@@ -813,10 +813,17 @@ local function newDaemon(deps)
     end,
   };
 
+  -- Started again after a stop: the screen's mirror too, which the stop took off the terminal
+  -- (without it the host read the screen of the stop, frozen, until the computer rebooted).
+  local function resume()
+    requests.start();
+    restart();
+  end
+
   -- Stopped by the player (`sandbox stop`), the daemon still answers its status and starts
   -- again on a reconnect (`sandbox reconnect`, `sandbox setup`); everything else waits for that.
   local whileStopped = {
-    [EVENT_RECONNECT] = restart,
+    [EVENT_RECONNECT] = resume,
     [EVENT_STATUS_REQUEST] = handlers[EVENT_STATUS_REQUEST],
     -- A program's request gets not_connected at once, not its whole timeout in silence.
     [EVENT_SEND] = function(messageId)

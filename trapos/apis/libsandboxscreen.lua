@@ -103,6 +103,8 @@ local function newMirror(target)
   local rowVersion = {};
   local paletteVersion, sizeVersion, colourVersion = 0, 0, 0;
   local originals = nil;
+  -- Whether the mirror was installed and taken off the terminal since (install: resync).
+  local uninstalled = false;
   local onChange = nil;
 
   local function changed()
@@ -131,6 +133,23 @@ local function newMirror(target)
     end
   end
   reset();
+
+  -- The mirror as it starts, again, when it is installed after an uninstall (the daemon
+  -- stopped by `sandbox stop`, then reconnected): what the terminal tells of itself (its size,
+  -- cursor, colours, palette) read anew, and the rows blank, as what was drawn meanwhile is as
+  -- unknown as what was drawn before the boot's mirror. Kept as they were, the rows showed the
+  -- screen of the stop, frozen, for as long as the computer ran.
+  local function resync()
+    local v = changed();
+    width, height = target.getSize();
+    cursorX, cursorY = target.getCursorPos();
+    blink = target.getCursorBlink and target.getCursorBlink() or false;
+    textColour = blitOf(target.getTextColour()) or "0";
+    backColour = blitOf(target.getBackgroundColour()) or "f";
+    text, fg, bg, rowVersion = {}, {}, {}, {};
+    reset();
+    paletteVersion, sizeVersion, colourVersion = v, v, v;
+  end
 
   local function resize()
     local w, h = target.getSize();
@@ -288,6 +307,9 @@ local function newMirror(target)
     if originals ~= nil then
       return;
     end
+    if uninstalled then
+      resync();
+    end
     originals = {};
     for name, effect in pairs(effects) do
       local original, isPlain = target[name], plain[name];
@@ -316,6 +338,7 @@ local function newMirror(target)
       target[name] = original;
     end
     originals = nil;
+    uninstalled = true;
   end
 
   local function rowOf(y)

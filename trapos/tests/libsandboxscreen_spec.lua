@@ -125,6 +125,46 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    it("starts again from the terminal, its rows blank, when installed after an uninstall", function()
+      -- sandbox stop takes the mirror off; sandbox reconnect puts it back
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        term.clear();
+        term.setCursorPos(1, 1);
+        print("> sandbox stop");
+      end);
+      mirror.uninstall();
+      -- drawn while no mirror was installed: unknown to it, as what the boot drew before it
+      drawingOn(ref, function()
+        term.setBackgroundColour(colours.blue);
+        term.setTextColour(colours.yellow);
+        term.clear();
+        term.setPaletteColour(colours.green, 0x123456);
+        term.setCursorPos(4, 6);
+        term.setCursorBlink(true);
+      end);
+      mirror.install();
+      local screen = mirror.read();
+      for y = 1, H do
+        expect({ y = y, text = screen.rows[y].text, bg = screen.rows[y].bg })
+          :same({ y = y, text = string.rep(" ", W), bg = string.rep("b", W) });
+      end
+      -- what the terminal tells of itself is read anew; then the mirror follows it as before
+      drawingOn(ref, function()
+        term.setCursorPos(1, 1);
+        term.clear();
+        print("> sandbox reconnect");
+      end);
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+      expect(screen.cursor):same({ x = 4, y = 6, blink = true });
+      expect(screen.fg):eq(colours.yellow);
+      expect(screen.bg):eq(colours.blue);
+      expect(screen.palette[14]):eq("#123456"); -- green, 2^13
+    end);
+
     it("takes colours and positions as the terminal took them: a colour's highest flag, a position's whole part", function()
       local ref = newReference();
       local mirror = lib.newMirror(ref);
