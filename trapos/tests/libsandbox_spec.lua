@@ -390,7 +390,7 @@ describe("libsandbox", function()
       "stopDaemon", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "roomToAnswer",
       "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
-      "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "FILES_NONE", "FILES_READ", "FILES_WRITE",
+      "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "SETTING_NAMES", "FILES_NONE", "FILES_READ", "FILES_WRITE",
       "SCREEN_NONE", "SCREEN_VIEW", "SCREEN_CONTROL", "defineSettings",
       "normaliseUrl", "urlHost", "filesAllowed", "filesShown", "execAllowed", "execShown", "screenAllowed",
       "screenShown", "aiConfirm", "aiConfirmShown",
