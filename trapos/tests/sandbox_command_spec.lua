@@ -602,6 +602,26 @@ describe("sandbox command", function()
       expect(blankLines(width - 4)):eq(blankLines(width - lib.PASSWORD_ROOM + 1) + 1);
     end);
 
+    it("reads the URL on the next line when its question leaves fewer columns than a URL's", function()
+      -- "[ws://127.0.0.1:4444/trapos/ws]: " leaves 17 of 51: ws://10.0.0.5:4444, typed,
+      -- scrolled its scheme out of sight (://10.0.0.5:4444)
+      local function blankLines(cursorX)
+        local ok, err, lines = run({ "setup" }, {
+          settings = { ["sandbox.url"] = URL }, cursorX = cursorX,
+          typed = { "", "" }, status = connectedStatus(), reply = healthy,
+        });
+        expectSuccess(ok, err);
+        local n = 0;
+        for _, line in ipairs(lines) do
+          if line == "" then n = n + 1; end
+        end
+        return n;
+      end
+      -- 17 columns left (a password's room: only the URL moves), and a URL's 26
+      local width = term.getSize();
+      expect(blankLines(width - lib.PASSWORD_ROOM + 1)):eq(blankLines(width - 25) + 1);
+    end);
+
     it("keeps a password of digits that set stored as a number, as text", function()
       local ok, err, _, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.password"] = 1234 },
