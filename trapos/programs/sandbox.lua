@@ -299,6 +299,8 @@ end
 
 -- The prefix every setting of the sandbox's name starts with.
 local SETTING_PREFIX = "sandbox.";
+-- What goes before the line that removes a stray sandbox.* setting.
+local REMOVE_LEAD = "Remove it with:";
 
 -- The lines that name each sandbox.* setting on this computer that is none of the sandbox's:
 -- a name mistyped in CC's set, which saves any name and says nothing (`set
@@ -314,12 +316,21 @@ local function straySettingLines()
     known[name] = true;
     suffixes[#suffixes + 1] = name:sub(#SETTING_PREFIX + 1);
   end
+  local width = term.getSize();
   for _, name in ipairs(settings.getNames()) do
     if name:sub(1, #SETTING_PREFIX) == SETTING_PREFIX and not known[name] then
       local guess = meant(name:sub(#SETTING_PREFIX + 1), suffixes);
       lines[#lines + 1] = name .. " is not a setting of the sandbox"
         .. (guess and "; did you mean " .. SETTING_PREFIX .. guess .. "?" or " (sandbox help lists them)");
-      lines[#lines + 1] = "Remove it with: set " .. name .. " nil";
+      -- The command whole on a row of its own where the two do not fit one (a pocket
+      -- computer's 26 columns), as failUsage lays out a command to run.
+      local remove = "set " .. name .. " nil";
+      if #REMOVE_LEAD + 1 + #remove >= width then
+        lines[#lines + 1] = REMOVE_LEAD;
+        lines[#lines + 1] = remove;
+      else
+        lines[#lines + 1] = REMOVE_LEAD .. " " .. remove;
+      end
     end
   end
   return lines;

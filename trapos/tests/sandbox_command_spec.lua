@@ -1088,16 +1088,23 @@ describe("sandbox command", function()
         status = connectedStatus(),
       });
       expectSuccess(ok, err);
-      expect({ table.unpack(lines, 5) }):same({
-        "files: none", "exec: false", "ai confirm: true", "screen: none",
-        fitted("sandbox.Allow_Exec is not a setting of the sandbox; did you mean sandbox.allow_exec?"),
-        fitted("Remove it with: set sandbox.Allow_Exec nil"),
-        fitted("sandbox.allow_file is not a setting of the sandbox; did you mean sandbox.allow_files?"),
-        fitted("Remove it with: set sandbox.allow_file nil"),
-        fitted("sandbox.colour is not a setting of the sandbox (sandbox help lists them)"),
-        fitted("Remove it with: set sandbox.colour nil"),
-        "lastError: none",
-      });
+      -- the command to type never breaks in two: on a pocket computer it has a row of its own
+      local want = { "files: none", "exec: false", "ai confirm: true", "screen: none" };
+      for _, stray in ipairs({
+        { "sandbox.Allow_Exec", "; did you mean sandbox.allow_exec?" },
+        { "sandbox.allow_file", "; did you mean sandbox.allow_files?" },
+        { "sandbox.colour", " (sandbox help lists them)" },
+      }) do
+        want[#want + 1] = fitted(stray[1] .. " is not a setting of the sandbox" .. stray[2]);
+        if speckit.narrow() then
+          want[#want + 1] = "Remove it with:";
+          want[#want + 1] = "set " .. stray[1] .. " nil";
+        else
+          want[#want + 1] = "Remove it with: set " .. stray[1] .. " nil";
+        end
+      end
+      want[#want + 1] = "lastError: none";
+      expect({ table.unpack(lines, 5) }):same(want);
     end);
 
     it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
