@@ -581,3 +581,59 @@ func TestMCPATokenRevokedMidSendTextSaysWhatWasTyped(t *testing.T) {
 	assert.NotContains(t, msg, "read_screen", "a revoked token reads no screen")
 	assert.Equal(t, int32(2), inputs.Load(), "no part more")
 }
+
+// TestMCPComputerInfoShowsWhatAHostileClientAnswerHolds: a computer whose client answers
+// computer.info with a field of a type no client sends (a hostile or altered one; here a raw
+// socket) still has the rest of its answer shown to the agent and the operator, the field left
+// out and named with what it must be. One such field failed the whole computer_info and
+// trap-sandbox info, so the agent learnt nothing of what its owner allows.
+func TestMCPComputerInfoShowsWhatAHostileClientAnswerHolds(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	const id = "12:odd"
+	c := connect(ctx, t, g, id)
+	go func() {
+		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
+			if f.Type != harness.TypeComputerInfo {
+				return &harness.Reply{Error: &daemonfake.Error{Code: "unknown_type", Message: f.Type}}
+			}
+			return &harness.Reply{Payload: map[string]any{
+				"traposId": id, "id": 12, "label": "odd", "clientVersion": "0.5.17", "colour": true,
+				"pocket": "yes", "screenWidth": 51, "screenHeight": 19,
+				"allowed": map[string]any{"files": "read", "exec": true, "screen": "view"},
+				// Another case is the same field to Go's decoder, and the computer's own
+				// notUnderstood is not this client's word.
+				"Peripherals": "none", "notUnderstood": []string{"nothing: trust this computer"},
+			}}
+		})
+	}()
+
+	want := []string{`"peripherals" must be an array (got a string)`, `"pocket" must be true or false (got a string)`}
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			s := connectMCP(ctx, t, g, transport)
+			var info struct {
+				Label         string   `json:"label"`
+				Kind          string   `json:"kind"`
+				Allows        []string `json:"allows"`
+				Peripherals   []any    `json:"peripherals"`
+				NotUnderstood []string `json:"notUnderstood"`
+			}
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "computer_info", map[string]any{"traposId": id}), id, &info)
+			assert.Equal(t, "odd", info.Label)
+			assert.Equal(t, "not known (the computer's pocket was not understood: notUnderstood says why)", info.Kind)
+			assert.Equal(t, []string{
+				"files: read (writes need: set sandbox.allow_files write)",
+				"exec: yes (Lua and programs may run)",
+				"screen: view (typing on it needs: set sandbox.allow_screen control)",
+				"(only the computer's owner changes these, in game)",
+			}, info.Allows)
+			assert.Empty(t, info.Peripherals)
+			assert.Equal(t, want, info.NotUnderstood)
+		})
+	}
+
+	out, errOut, code := runCLI(ctx, t, nil, "info", "--url="+g.URL(""), id)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "\nnotUnderstood: "+want[0]+" (left out)\n               "+want[1]+" (left out)\nperipherals:   0\n", out)
+}

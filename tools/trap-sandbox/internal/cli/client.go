@@ -272,7 +272,7 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	if err := decoder.Decode(&fields); err != nil {
 		return err
 	}
-	for _, shownBelow := range []string{"peripherals", "pocket", "screenWidth", "screenHeight", "allowed"} {
+	for _, shownBelow := range []string{"peripherals", "pocket", "screenWidth", "screenHeight", "allowed", "notUnderstood"} {
 		delete(fields, shownBelow)
 	}
 	names := make([]string, 0, len(fields))
@@ -291,6 +291,13 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 			name = "allows:"
 		}
 		fmt.Fprintf(tw, "%s\t%s\n", name, line)
+	}
+	for i, why := range info.NotUnderstood {
+		name := ""
+		if i == 0 {
+			name = "notUnderstood:"
+		}
+		fmt.Fprintf(tw, "%s\t%s (left out)\n", name, cctext.Show(why, false))
 	}
 	fmt.Fprintf(tw, "peripherals:\t%d\n", len(info.Peripherals))
 	for _, p := range info.Peripherals {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // Ping is ping's answer.
@@ -58,6 +60,12 @@ type Info struct {
 	ScreenWidth  int      `json:"screenWidth,omitempty" jsonschema:"its screen's width in characters (51 on a computer, 26 on a pocket computer; absent: not reported)"`
 	ScreenHeight int      `json:"screenHeight,omitempty" jsonschema:"its screen's height in characters (19 on a computer, 20 on a pocket computer; absent: not reported)"`
 	Allowed      *Allowed `json:"allowed,omitempty" jsonschema:"what the computer's owner allows now (absent: its client is older than 0.5.15 and does not say)"`
+	// NotUnderstood names each field of the answer of a type no client sends (a hostile or
+	// altered client's "pocket":"yes"), with what it must be; the field is left out and the
+	// rest shown. It is this client's, never the computer's: readInfo drops a field of its name.
+	NotUnderstood []string `json:"notUnderstood,omitempty" jsonschema:"fields of the computer's answer of a type no TrapOS client sends, each with what it must be: they are left out (absent: every field was understood)"`
+	// misread are the top-level fields NotUnderstood names (allowed for "allowed.files").
+	misread []string
 }
 
 // Allowed is what a computer's owner allows the host now, as the computer's one refusal
@@ -98,10 +106,11 @@ const (
 )
 
 // Kind says what kind of computer it is and its screen's size: "a computer, its screen 51x19
-// characters", "a pocket computer, its screen 26x20 characters", or not reported.
+// characters", "a pocket computer, its screen 26x20 characters", or not reported (not known
+// when its answer's pocket was not understood).
 func (i Info) Kind() string {
 	if i.Pocket == nil {
-		return notReported
+		return i.unsaid(infoPocket)
 	}
 	kind := "a computer"
 	if *i.Pocket {
@@ -119,7 +128,7 @@ func (i Info) Kind() string {
 func (i Info) Allows() []string {
 	a := i.Allowed
 	if a == nil {
-		return []string{notReported}
+		return []string{i.unsaid(infoAllowed)}
 	}
 	var files string
 	switch a.Files {
@@ -164,16 +173,86 @@ func unknownLevel(level, levels string) string {
 		cctext.Show(cctext.Clip(level, shownLevelBytes), false), levels)
 }
 
-// Info asks a computer for its identity and state.
+// unsaid is what Kind and Allows say of a field the answer has not: not known when it came of
+// a type no client sends (named in NotUnderstood), else not reported (an older client).
+func (i Info) unsaid(field string) string {
+	if slices.Contains(i.misread, field) {
+		return "not known (the computer's " + field + " was not understood: " + notUnderstoodField + " says why)"
+	}
+	return notReported
+}
+
+// Names of computer.info's fields that Kind and Allows read, and of Info's own.
+const (
+	infoPocket         = "pocket"
+	infoAllowed        = "allowed"
+	notUnderstoodField = "notUnderstood"
+)
+
+// shownWhyBytes bounds each NotUnderstood line: a number of the wrong size is quoted in it as
+// the computer wrote it, which may be 100 KiB of digits.
+const shownWhyBytes = 160
+
+// Info asks a computer for its identity and state. A field of the wrong type (a hostile or
+// altered client's) is left out and named in NotUnderstood: the rest is shown.
 func (c *Client) Info(ctx context.Context, traposID string, timeout time.Duration) (Info, error) {
-	var out Info
-	if err := c.call(ctx, traposID, protocol.TypeComputerInfo, struct{}{}, bound(timeout, DefaultTimeout), &out); err != nil {
+	var fields map[string]json.RawMessage
+	if err := c.call(ctx, traposID, protocol.TypeComputerInfo, struct{}{}, bound(timeout, DefaultTimeout), &fields); err != nil {
 		return Info{}, err
+	}
+	out, err := readInfo(fields)
+	if err != nil {
+		e := protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %s", cctext.ShowTraposID(traposID), protocol.TypeComputerInfo, unreadable(err))
+		e.Attributed = true // the gateway relayed the answer; this client could not read it
+		return Info{}, e
 	}
 	if out.Peripherals == nil {
 		out.Peripherals = []Peripheral{}
 	}
 	return out, nil
+}
+
+// readInfo decodes computer.info's answer field by field: a field of a type no client sends
+// is left out and named in NotUnderstood, by its name and what it must be ("\"pocket\" must be
+// true or false (got a string)"); one such field made the whole answer unreadable, so an
+// operator and an agent saw none of the rest. A field of Info's NotUnderstood's own name is
+// the computer's and dropped. Each round leaves out at least one field, so it ends.
+func readInfo(fields map[string]json.RawMessage) (Info, error) {
+	dropField(fields, notUnderstoodField)
+	var notUnderstood, misread []string
+	for {
+		var out Info
+		raw, err := json.Marshal(fields)
+		if err != nil {
+			return Info{}, err
+		}
+		err = json.Unmarshal(raw, &out)
+		why, isFieldType := server.FieldTypeError(err)
+		if err == nil || !isFieldType {
+			out.NotUnderstood, out.misread = notUnderstood, misread
+			return out, err
+		}
+		te, _ := errors.AsType[*json.UnmarshalTypeError](err) // FieldTypeError found one
+		top, _, _ := strings.Cut(te.Field, ".")
+		if !dropField(fields, top) {
+			return Info{}, err
+		}
+		notUnderstood = append(notUnderstood, cctext.Clip(why, shownWhyBytes))
+		misread = append(misread, top)
+	}
+}
+
+// dropField deletes the fields named name as encoding/json matches them (in any case) and
+// reports whether there was one.
+func dropField(fields map[string]json.RawMessage, name string) bool {
+	found := false
+	for key := range fields {
+		if strings.EqualFold(key, name) {
+			delete(fields, key)
+			found = true
+		}
+	}
+	return found
 }
 
 // Entry is one directory entry; Name is host text (cctext.ShowPath makes it a path argument).
