@@ -17,6 +17,9 @@ import (
 	"tests/internal/harness"
 )
 
+// loudProgram prints more than a run's output keeps (16 KiB).
+const loudProgram = `for i = 1, 3000 do print("line " .. i) end`
+
 // TestMCPAgentWorksOnBootedComputers: the MCP Go SDK's client, over /mcp and over the stdio
 // bridge, works through the real gateway on booted fakecraft computers running the real
 // daemon: one whose owner allowed files and code, one left at the defaults.
@@ -26,7 +29,7 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 
 	open := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	open.ID, open.Label = 7, "north"
-	open.Files = map[string]string{"/e2e.lua": idleProgram}
+	open.Files = map[string]string{"/e2e.lua": idleProgram, "/loud.lua": loudProgram}
 	open.Settings["sandbox.allow_files"] = "write"
 	open.Settings["sandbox.allow_exec"] = "true"
 	fakecrafttest.StartWithin(t, open, testTimeout).WaitFor(ctx, markerIdle)
@@ -104,6 +107,28 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": "7:north", "command": "sandbox status"}), "7:north", &prog)
 			assert.True(t, prog.Success, "output: %s", prog.Output)
 			assert.Contains(t, prog.Output, "files: write", "the program's own output comes back")
+
+			// A run that printed more than its output keeps says where its output was cut: the
+			// rows kept ran on from line 1438 to line 2982 unmarked, a flag aside.
+			var loud struct {
+				Output          string `json:"output"`
+				OutputTruncated bool   `json:"outputTruncated"`
+				OutputCut       string `json:"outputCut"`
+			}
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": loudProgram}), "7:north", &loud)
+			assert.True(t, loud.OutputTruncated)
+			assert.Contains(t, loud.Output, "line 1\n")
+			assert.Contains(t, loud.Output, "line 3000\n", "the final screen is kept")
+			assert.NotContains(t, loud.Output, "line 2000\n", "rows between are left out")
+			const cut = "output was cut: it holds the first rows that scrolled off the run's screen, then its final screen; the rows printed between them are left out"
+			assert.Contains(t, loud.OutputCut, cut)
+			assert.Contains(t, loud.OutputCut, "write it to a file on the computer and read that with read_file")
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": "7:north", "command": "loud"}), "7:north", &loud)
+			assert.True(t, loud.OutputTruncated)
+			assert.Contains(t, loud.OutputCut, cut)
+			var whole map[string]any
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": "7:north", "command": "sandbox status"}), "7:north", &whole)
+			assert.NotContains(t, whole, "outputCut", "output kept whole is not said to be cut")
 
 			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "8:south", "path": "/startup.lua"}), "forbidden")
 			assert.Contains(t, msg, "sandbox.allow_files")

@@ -144,9 +144,11 @@ type LuaOutput struct {
 	Returns []any  `json:"returns" jsonschema:"the chunk's return values, made JSON-safe"`
 	Output  string `json:"output" jsonschema:"what the chunk printed"`
 	// OutputTruncated is set when the chunk printed more than the computer keeps (16 KiB).
-	OutputTruncated bool                 `json:"outputTruncated,omitempty" jsonschema:"true when the chunk printed more than output holds"`
-	Error           string               `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
-	Warnings        []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the code CC cannot hold, sent as ?"`
+	OutputTruncated bool `json:"outputTruncated,omitempty" jsonschema:"true when the chunk printed more than output holds"`
+	// OutputCut says where the output was cut (outputCut), when OutputTruncated is set.
+	OutputCut string               `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
+	Error     string               `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
+	Warnings  []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the code CC cannot hold, sent as ?"`
 }
 
 // ProgramOutput is run_program's output: the shell.run answer.
@@ -154,8 +156,25 @@ type ProgramOutput struct {
 	Success bool   `json:"success"`
 	Output  string `json:"output" jsonschema:"what the program printed"`
 	// OutputTruncated is set when the program printed more than the computer keeps (16 KiB).
-	OutputTruncated bool                 `json:"outputTruncated,omitempty" jsonschema:"true when the program printed more than output holds"`
-	Warnings        []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the command CC cannot hold, sent as ?"`
+	OutputTruncated bool `json:"outputTruncated,omitempty" jsonschema:"true when the program printed more than output holds"`
+	// OutputCut says where the output was cut (outputCut), when OutputTruncated is set.
+	OutputCut string               `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
+	Warnings  []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the command CC cannot hold, sent as ?"`
+}
+
+// outputCut is a run's OutputCut: where the computer cut its output (docs/capabilities.md,
+// lua.exec's Output), which the output does not show. An agent read the rows before the cut
+// and those after it as one run of lines (line 1438, then line 2982), its flag aside.
+const outputCut = "output was cut: it holds the first rows that scrolled off the run's screen, then its final screen; " +
+	"the rows printed between them are left out (a run keeps at most 16 KiB of what it prints): " +
+	"print less, or write it to a file on the computer and read that with read_file"
+
+// cutNote is outputCut for a run whose output was cut, else empty.
+func cutNote(truncated bool) string {
+	if truncated {
+		return outputCut
+	}
+	return ""
 }
 
 // PingOutput is ping's output.
@@ -461,7 +480,8 @@ func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
 	if err != nil {
 		return LuaOutput{}, withWarnings(err, ans.Warnings)
 	}
-	out := LuaOutput{Returns: []any{}, Output: ans.Output, OutputTruncated: ans.OutputTruncated, Error: ans.Error, Warnings: ans.Warnings}
+	out := LuaOutput{Returns: []any{}, Output: ans.Output, OutputTruncated: ans.OutputTruncated, OutputCut: cutNote(ans.OutputTruncated),
+		Error: ans.Error, Warnings: ans.Warnings}
 	for _, r := range ans.Returns {
 		var v any
 		if err := json.Unmarshal(r, &v); err != nil {
@@ -485,7 +505,8 @@ func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput,
 	if err != nil {
 		return ProgramOutput{}, withWarnings(err, ans.Warnings)
 	}
-	return ProgramOutput{Success: ans.Success, Output: ans.Output, OutputTruncated: ans.OutputTruncated, Warnings: ans.Warnings}, nil
+	return ProgramOutput{Success: ans.Success, Output: ans.Output, OutputTruncated: ans.OutputTruncated, OutputCut: cutNote(ans.OutputTruncated),
+		Warnings: ans.Warnings}, nil
 }
 
 // withWarnings adds the text rule's warnings to a failed run's error, so the agent sees that
