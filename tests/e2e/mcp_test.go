@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +144,41 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 			assert.Less(t, time.Since(start), pingTimeout, "not_connected comes at once, not at the call's timeout")
 		})
 	}
+}
+
+// TestMCPListFilesOfADirectoryTooBigForOneAnswer: a directory whose names fill more than one
+// answer carries (the protocol's 128 KiB) is refused by the computer's daemon with a run's fix
+// (return less, or write it to a file), which list_files cannot do; the agent is told to list
+// it in parts with run_lua instead, and that code runs.
+func TestMCPListFilesOfADirectoryTooBigForOneAnswer(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 7, "north"
+	opts.Files = map[string]string{"/e2e.lua": idleProgram}
+	// 700 names of 203 bytes: over 128 KiB, on a drive of a server's computer_space_limit
+	// (they need more than CC's 1 MB).
+	opts.SpaceLimit = 8 << 20
+	for i := range 700 {
+		opts.Files[fmt.Sprintf("/big/%s%03d", strings.Repeat("n", 200), i)] = "x"
+	}
+	opts.Settings["sandbox.allow_files"] = "read"
+	opts.Settings["sandbox.allow_exec"] = "true"
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerIdle)
+	s := harness.ConnectMCP(ctx, t, g, "")
+
+	msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "list_files", map[string]any{"traposId": "7:north", "path": "/big"}), "internal")
+	assert.Contains(t, msg, "the answer to fs.list cannot be sent: Message is too large", "the computer's words stay")
+	const inParts = `: /big holds more names than one answer carries, so list_files cannot list it; list it in parts with run_lua (needs the owner's sandbox.allow_exec true), e.g. local names = fs.list("/big") return #names, {table.unpack(names, 1, 200)}`
+	assert.True(t, strings.HasSuffix(msg, inParts), msg)
+	assert.NotContains(t, msg, "return less", "a run's fix, which list_files cannot follow")
+
+	_, code, _ := strings.Cut(inParts, "e.g. ")
+	var lua struct {
+		Returns []any `json:"returns"`
+	}
+	harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": code}), "7:north", &lua)
+	require.Len(t, lua.Returns, 2)
+	assert.Equal(t, float64(700), lua.Returns[0])
+	assert.Len(t, lua.Returns[1], 200)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -395,7 +396,29 @@ func (t *tools) computerInfo(ctx context.Context, in TargetInput) (InfoOutput, e
 
 func (t *tools) listFiles(ctx context.Context, in PathInput) (ListOutput, error) {
 	entries, err := t.client.List(ctx, in.TraposID, in.Path, timeoutOf(in.TimeoutMs))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeInternal {
+		if said, ok := strings.CutSuffix(pe.Message, computerTooLargeFix); ok {
+			return ListOutput{}, pe.WithMessage(said + listInParts(in.Path))
+		}
+	}
 	return ListOutput{Path: in.Path, Entries: entries}, err
+}
+
+// computerTooLargeFix ends the computer's refusal to send an answer above the protocol's 128 KiB
+// (libsandboxdaemon's), whose fix is a run's: list_files cannot return less.
+const computerTooLargeFix = ": return less, or write it to a file on the computer and read the file"
+
+// listInParts is the fix for a directory whose names fill more than one answer carries: list
+// it in parts with run_lua, the path in the code when it can be written in a Lua string as it
+// is (é is one byte there too; a \xNN of the path's would name another file).
+func listInParts(path string) string {
+	dir := path
+	if strings.ContainsAny(path, "\"\\") || strings.IndexFunc(path, unicode.IsControl) >= 0 {
+		dir = "/the/dir"
+	}
+	return fmt.Sprintf(`: %s holds more names than one answer carries, so list_files cannot list it; `+
+		`list it in parts with run_lua (needs the owner's sandbox.allow_exec true), e.g. `+
+		`local names = fs.list("%s") return #names, {table.unpack(names, 1, 200)}`, path, dir)
 }
 
 func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) {
