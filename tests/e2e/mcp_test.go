@@ -24,7 +24,7 @@ const loudProgram = `for i = 1, 3000 do print("line " .. i) end`
 
 // TestMCPAgentWorksOnBootedComputers: the MCP Go SDK's client, over /mcp and over the stdio
 // bridge, works through the real gateway on booted fakecraft computers running the real
-// daemon: one whose owner allowed files and code, one left at the defaults.
+// daemon: one whose owner allowed files and code, one left at the defaults (a basic one).
 func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
@@ -37,7 +37,7 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 	fakecrafttest.StartWithin(t, open, testTimeout).WaitFor(ctx, markerIdle)
 
 	closed := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	closed.ID, closed.Label = 8, "south"
+	closed.ID, closed.Label, closed.Basic = 8, "south", true
 	closed.Files = map[string]string{"/e2e.lua": idleProgram}
 	fakecrafttest.StartWithin(t, closed, testTimeout).WaitFor(ctx, markerIdle)
 
@@ -69,6 +69,10 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 			harness.ToolOK(t, harness.CallTool(ctx, t, s, "computer_info", map[string]any{"traposId": "7:north"}), "7:north", &info)
 			assert.Equal(t, "north", info["label"])
 			assert.Equal(t, float64(7), info["id"])
+			assert.Equal(t, "a computer, its screen 51x19 characters", info["kind"])
+			// A basic computer says what it lacks: an agent planned paint, or a menu in red.
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "computer_info", map[string]any{"traposId": "8:south"}), "8:south", &info)
+			assert.Equal(t, "a basic computer (no colour: it draws colours as greys; no mouse, paint or multishell), its screen 51x19 characters", info["kind"])
 
 			// Every byte value, over several fs.write and fs.read chunks.
 			data := make([]byte, 40_000)

@@ -106,8 +106,8 @@ const (
 )
 
 // Kind says what kind of computer it is and its screen's size: "a computer, its screen 51x19
-// characters", "a pocket computer, its screen 26x20 characters", or not reported (not known
-// when its answer's pocket was not understood).
+// characters", "a pocket computer, its screen 26x20 characters", a basic one's with what it
+// lacks, or not reported (not known when its answer's pocket was not understood).
 func (i Info) Kind() string {
 	if i.Pocket == nil {
 		return i.unsaid(infoPocket)
@@ -116,11 +116,19 @@ func (i Info) Kind() string {
 	if *i.Pocket {
 		kind = "a pocket computer"
 	}
+	if !i.Colour && !slices.Contains(i.misread, infoColour) {
+		// An agent planned paint, or a menu in red, on a screen of greys.
+		kind = "a basic" + strings.TrimPrefix(kind, "a") + " (" + basicLacks + ")"
+	}
 	if i.ScreenWidth > 0 && i.ScreenHeight > 0 {
 		kind += fmt.Sprintf(", its screen %dx%d characters", i.ScreenWidth, i.ScreenHeight)
 	}
 	return kind
 }
+
+// basicLacks is what a basic (not advanced) computer lacks, as CC: Tweaked's: colour (it draws
+// colours as greys), the mouse, and the advanced programs (paint, multishell, bg, fg).
+const basicLacks = "no colour: it draws colours as greys; no mouse, paint or multishell"
 
 // Allows says what the owner allows, one line each for files, exec and the screen, each with
 // what more needs and the line the owner types in game to allow it: "files: read (writes
@@ -185,6 +193,7 @@ func (i Info) unsaid(field string) string {
 // Names of computer.info's fields that Kind and Allows read, and of Info's own.
 const (
 	infoPocket         = "pocket"
+	infoColour         = "colour"
 	infoAllowed        = "allowed"
 	notUnderstoodField = "notUnderstood"
 )
