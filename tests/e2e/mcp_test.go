@@ -186,3 +186,25 @@ func TestMCPListFilesOfADirectoryTooBigForOneAnswer(t *testing.T) {
 	assert.Equal(t, float64(700), lua.Returns[0])
 	assert.Len(t, lua.Returns[1], 200)
 }
+
+// TestMCPARunHeldUpByAnEarlierLoopSaysSo: a run that times out behind an earlier run's loop
+// that never yields (which holds the whole computer until CC ends it) says that the code may
+// be the earlier run's: it said only "as happens to code that never yields", of return 1.
+func TestMCPARunHeldUpByAnEarlierLoopSaysSo(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 7, "north"
+	opts.Files = map[string]string{"/e2e.lua": idleProgram}
+	opts.Settings["sandbox.allow_exec"] = "true"
+	// CC ends a chunk that never yields after about 7 s: here well after both calls end.
+	opts.YieldTimeout = testTimeout
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerIdle)
+	s := harness.ConnectMCP(ctx, t, g, "")
+
+	const earlier = "that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)"
+	msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": "while true do end", "timeoutMs": 2000}), "timeout")
+	assert.Contains(t, msg, "as happens to code that never yields")
+	msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": "return 1", "timeoutMs": 2000}), "timeout")
+	assert.Contains(t, msg, earlier, "return 1 yields: the loop before it holds the computer")
+}

@@ -425,8 +425,11 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 	err := c.call(ctx, traposID, typ, payload, timeout, out)
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout && !pe.ByComputer {
+		// The code may be an earlier call's: an agent whose loop timed out sent return 1 next,
+		// was told its code never yields, and looked for the fault in return 1.
 		return protocol.Errorf(protocol.CodeTimeout, "%s: nor did it stop the run at its limit of %d ms, as happens to code that never yields "+
-			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s", pe.Message, runMs)
+			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s; "+
+			"that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)", pe.Message, runMs)
 	}
 	if errors.As(err, &pe) && pe.Code == protocol.CodeBadPayload && !pe.ByComputer && pe.Message == protocol.FrameTooLargeMessage {
 		what := "code"

@@ -692,7 +692,8 @@ func TestARunTheComputerCouldNotStopSaysWhy(t *testing.T) {
 	_, err := computer.New(d).Exec(t.Context(), "7:", "while true do term.clear() end", 4*time.Second)
 	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
 	assert.EqualError(t, err, "timeout: computer 7: did not answer lua.exec in time: nor did it stop the run at its limit of 2000 ms, "+
-		"as happens to code that never yields (a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s")
+		"as happens to code that never yields (a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s; "+
+		"that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)")
 
 	d.Before = func(context.Context, int, string) error {
 		return &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 2000 ms and was abandoned", ByComputer: true}
