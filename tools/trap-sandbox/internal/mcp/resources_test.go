@@ -140,3 +140,25 @@ func TestFixProgramSaysHowToRunAProgramThatReads(t *testing.T) {
 	prompt := res.Messages[0].Content.(*sdk.TextContent).Text
 	assert.Contains(t, prompt, `a program that waits for input (read(), a key) gets none there, so start it with send_text (its name and "\n")`)
 }
+
+// TestThePromptsAskWhatTheOwnerAllows: both prompts have the agent call computer_info for
+// what the owner allows (allows) and what kind of computer it is: fix_program had the agent
+// read, write and run, and learn each setting from a forbidden answer on the way;
+// inspect_computer summarized a computer without what its owner allows.
+func TestThePromptsAskWhatTheOwnerAllows(t *testing.T) {
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil).handler)
+	defer srv.Close()
+	s := connectHTTP(t, srv)
+	for name, args := range map[string]map[string]string{
+		"fix_program":      {"traposId": "7:kitchen", "path": "/door.lua"},
+		"inspect_computer": {"traposId": "7:kitchen"},
+	} {
+		res, err := s.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: name, Arguments: args})
+		require.NoError(t, err, name)
+		require.Len(t, res.Messages, 1, name)
+		prompt := res.Messages[0].Content.(*sdk.TextContent).Text
+		assert.Contains(t, prompt, "computer_info", name)
+		assert.Contains(t, prompt, "what its owner allows now (allows", name)
+		assert.Contains(t, prompt, "what kind of computer it is (kind", name)
+	}
+}
