@@ -96,10 +96,10 @@ func TestAccountsIsolation(t *testing.T) {
 	assert.Contains(t, out, `alice's 7:`, "alice's request reaches alice's computer, not an impostor")
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 8: ping: the gateway answered not_connected: computer 8: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 8: ping: the gateway answered not_connected: computer 8: is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut)
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 8 ping: the gateway answered not_connected: computer 8 is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut, "no hint names bob's computer")
+	assert.Equal(t, "trap-sandbox: computer 8 ping: the gateway answered not_connected: computer 8 is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut, "no hint names bob's computer")
 	out, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+root, "8:")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, `bob's 8:`)
@@ -121,7 +121,7 @@ func TestAccountsIsolation(t *testing.T) {
 		msg := harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8"}), "not_connected")
 		assert.NotContains(t, msg, "did you mean", "%s: no hint names bob's computer", name)
 		msg = harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8:"}), "not_connected")
-		assert.Equal(t, "not_connected: computer 8: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg,
+		assert.Equal(t, "not_connected: computer 8: is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg,
 			"%s: as the CLI words it, once", name)
 	}
 
@@ -156,7 +156,7 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers); to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID\n", errOut,
+	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; this token reaches account bob's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers); to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID\n", errOut,
 		"bob reaches no computer: alice's is not named, nor are other accounts' said to be gone; a computer to revoke is not sent to sandbox status in game")
 	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
 	assert.Equal(t, 1, code)

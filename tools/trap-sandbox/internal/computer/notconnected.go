@@ -39,6 +39,10 @@ const (
 	noneOfAccountHint = "; no computer of account %s is connected (its token reaches that account's computers only)" + inGameFix
 	// inGameFix ends both.
 	inGameFix = ": run sandbox status on it in game to see why"
+	// ofAccountHint goes before ListedHint for a caller whose token reaches one account's
+	// computers (%s): an agent given a computer of another account was told only that it is
+	// not connected, and told its person so. It says nothing of other accounts' computers.
+	ofAccountHint = "; this token reaches account %s's computers only"
 )
 
 // hinted reports whether message has a hint of Hint's already.
@@ -52,7 +56,8 @@ func hinted(message string) bool {
 // a name without a ':' the same label ("7:kitchen" for "kitchen"), it asks whether one of
 // those was meant. Otherwise the bare NotConnected, and only it (a computer that disconnected
 // mid-request, or a replica that could not be asked, says what happened itself), gets where
-// the connected computers are listed, or that none is connected at all (of its account, for a
+// the connected computers are listed (and, for a caller that reaches one account's, that its
+// token reaches that account's only), or that none is connected at all (of its account, for a
 // caller that reaches one account's).
 func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller) *protocol.Error {
 	if hinted(pe.Message) || pe.RelabelledTo != "" { // a relabel's names the computer's new id
@@ -81,6 +86,8 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
 	case listed && len(connected) == 0:
 		hint = noneHint
+	case !caller.Admin && caller.Only == "" && caller.Account != "":
+		hint = fmt.Sprintf(ofAccountHint, caller.Account) + ListedHint
 	default:
 		hint = ListedHint
 	}

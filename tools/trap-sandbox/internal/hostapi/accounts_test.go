@@ -76,8 +76,8 @@ func TestGatewayTransportServesTheCaller(t *testing.T) {
 	assert.Equal(t, "alice's 0:", p.TraposID)
 	_, err = client.Ping(alice, "5:", 0)
 	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
-	assert.Equal(t, "not_connected: computer 5: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)",
-		err.Error(), "as any computer that is not connected: no hint names another account's")
+	assert.Equal(t, "not_connected: computer 5: is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)",
+		err.Error(), "as any computer that is not connected, with the caller's own reach: no hint names another account's")
 
 	p, err = client.Ping(root, "5:", 0)
 	require.NoError(t, err)
