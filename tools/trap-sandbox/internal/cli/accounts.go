@@ -287,8 +287,10 @@ type AccountsCmd struct {
 // AccountsBackupCmd copies the data directory's store to a new file.
 type AccountsBackupCmd struct {
 	DataDirFlags
-	// NATS is read only to refuse: the replicas' accounts are in NATS, not in a file.
-	NATS string `name:"nats" env:"SANDBOX_NATS_URL" hidden:""`
+	// NATSFlags are read only to refuse: the replicas' accounts are in NATS, not in a file. All
+	// of them, so that the NATS line of the other account commands (--nats URL --nats-user
+	// sandbox) gets that answer, not "unknown flag"; its help lists none (hiddenNATSFlags).
+	NATSFlags
 	// URL and APIToken are read only to refuse: the HTTP API serves no copy of the store.
 	URL      string `name:"url" hidden:""`
 	APIToken string `name:"api-token" hidden:""`
@@ -301,7 +303,10 @@ const restoreHow = "to restore it, stop the gateway, move accounts.db and its -w
 // Run writes the backup and says where, of which schema, and how to restore it. It changes
 // nothing in the store: one of an older schema is copied as it is, not upgraded.
 func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
-	if c.NATS != "" {
+	if set := c.setWithoutURL(); len(set) > 0 {
+		return fmt.Errorf("%s set without --nats (SANDBOX_NATS_URL): the replicas' accounts are in NATS, which accounts backup does not copy (docs/accounts.md, Backing up the store); leave them out to back up the data directory's store", strings.Join(set, ", "))
+	}
+	if c.enabled() {
 		return fmt.Errorf("the replicas keep their accounts in NATS (the JetStream key-value bucket %s, stream KV_%s), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_%s DIR (docs/accounts.md, Backing up the store)",
 			account.KVBucket, account.KVBucket, account.KVBucket)
 	}

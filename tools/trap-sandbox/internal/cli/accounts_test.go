@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"database/sql"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -501,9 +503,25 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 		_, err = runClient(t, append([]string{"accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", dir}, flag...)...)
 		assert.EqualError(t, err, "accounts backup copies the store file on the gateway's host, not through a gateway's API (no route serves it): run it there, as the gateway's user, with its --data-dir (docs/accounts.md, Backing up the store)", "%v", flag)
 	}
+	inNATS := "the replicas keep their accounts in NATS (the JetStream key-value bucket trapos_accounts, stream KV_trapos_accounts), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_trapos_accounts DIR (docs/accounts.md, Backing up the store)"
+	// The NATS line of the other account commands (accounts add alice --nats URL --nats-user
+	// sandbox) gets that answer too: it read 'unknown flag --nats-user', a usage error.
+	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--nats", "nats://127.0.0.1:4222", "--nats-user", "sandbox", "--nats-password", "np")
+	assert.EqualError(t, err, inNATS)
+	// And the replicas' credentials without --nats, as for the other account commands: meant
+	// for the replicas, not the data directory's store.
+	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", dir, "--nats-user", "sandbox")
+	assert.EqualError(t, err, "--nats-user (SANDBOX_NATS_USER) set without --nats (SANDBOX_NATS_URL): the replicas' accounts are in NATS, which accounts backup does not copy (docs/accounts.md, Backing up the store); leave them out to back up the data directory's store")
+	var root CLI
+	var help strings.Builder
+	parser, err := NewParser(&root, kong.Writers(&help, io.Discard), kong.Exit(func(int) {}))
+	require.NoError(t, err)
+	_, _ = parser.Parse([]string{"accounts", "backup", "--help"})
+	assert.Contains(t, help.String(), "--data-dir")
+	assert.NotContains(t, help.String(), "--nats", "backup takes the NATS flags only to refuse them: its help lists none")
 	t.Setenv("SANDBOX_NATS_URL", "nats://127.0.0.1:4222")
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"))
-	assert.EqualError(t, err, "the replicas keep their accounts in NATS (the JetStream key-value bucket trapos_accounts, stream KV_trapos_accounts), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_trapos_accounts DIR (docs/accounts.md, Backing up the store)")
+	assert.EqualError(t, err, inNATS)
 	left, err := os.ReadDir(empty)
 	require.NoError(t, err)
 	assert.Empty(t, left)

@@ -114,8 +114,27 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Vars{"version": Version(), "maxTokenTTL": maxTokenTTL()},
 		kong.KindMapper(reflect.String, rawString),
 		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationFlag),
+		kong.PostBuild(hiddenNATSFlags),
 	}, options...)
 	return kong.New(root, options...)
+}
+
+// hiddenNATSFlags hides from accounts backup's help the NATS flags it takes only to refuse
+// (AccountsBackupCmd): kong hides an embedded struct's flags by no tag of its own.
+func hiddenNATSFlags(k *kong.Kong) error {
+	for _, accounts := range k.Model.Children {
+		for _, cmd := range accounts.Children {
+			if accounts.Name != "accounts" || cmd.Name != "backup" {
+				continue
+			}
+			for _, flag := range cmd.Flags {
+				if flag.Group != nil && flag.Group.Key == "scale-out" {
+					flag.Hidden = true
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ReportUsageError writes a parse error the way main reports it, all on stderr: the command's
