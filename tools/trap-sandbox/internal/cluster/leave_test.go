@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -377,4 +378,42 @@ func TestAReplicaIsRefusedTheNameOfARunningOne(t *testing.T) {
 	require.NoError(t, tc.startRouter(t, "b", DefaultOpTimeout))
 	a.stop()
 	require.NoError(t, tc.startRouter(t, "a", DefaultOpTimeout))
+}
+
+// TestEachReplicaLogsTheOthersComingStoppingAndGoingSilent: an operator who killed a replica
+// read nothing of it in the others' logs (its computers silently left their lists), nor of a
+// replica that joined or stopped. Each replica now logs each other one's coming, its goodbye,
+// and its silence past the TTL, once each.
+func TestEachReplicaLogsTheOthersComingStoppingAndGoingSilent(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	linesOf := func(msg, about string) int {
+		n := 0
+		for line := range strings.Lines(tc.logs.String()) {
+			if strings.Contains(line, "msg=\""+msg+"\"") && strings.Contains(line, "replica=a ") && strings.Contains(strings.TrimSpace(line)+" ", " other="+about+" ") {
+				n++
+			}
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return linesOf(replicaAliveLine, "b") == 1 }, waitLimit, testkit.Poll, "A to log that B is alive")
+
+	// B crashes: nothing arrives from it; once it has been silent for the TTL, A says so, once.
+	b.kill()
+	tc.clock.Advance(testReplicaTTL + time.Minute)
+	require.Eventually(t, func() bool { return linesOf(replicaSilentLine, "b") == 1 }, waitLimit, testkit.Poll, "A to log that B went silent")
+	beat := a.heartbeatRevision(t)
+	require.Eventually(t, func() bool { return a.heartbeatRevision(t) > beat+1 }, waitLimit, testkit.Poll, "A to tick twice more")
+	assert.Equal(t, 1, linesOf(replicaSilentLine, "b"), "a silence is one line")
+
+	// C comes and stops cleanly: A logs both, and no silence after the goodbye.
+	c := tc.startReplica("c")
+	require.Eventually(t, func() bool { return linesOf(replicaAliveLine, "c") == 1 }, waitLimit, testkit.Poll, "A to log that C is alive")
+	c.stop()
+	require.Eventually(t, func() bool { return linesOf(replicaStoppedLine, "c") == 1 }, waitLimit, testkit.Poll, "A to log that C stopped")
+	tc.clock.Advance(testReplicaTTL + time.Minute)
+	beat = a.heartbeatRevision(t)
+	require.Eventually(t, func() bool { return a.heartbeatRevision(t) > beat+1 }, waitLimit, testkit.Poll, "A to tick twice more")
+	assert.Zero(t, linesOf(replicaSilentLine, "c"), "a replica that said goodbye is not silent")
+	assert.Equal(t, 1, linesOf(replicaAliveLine, "b"), "B's coming is one line")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -159,6 +160,33 @@ func (r *Router) tick() {
 	r.settleDoubts()
 	r.retryClaims()
 	r.watchHolders()
+	r.logSilentReplicas()
+}
+
+// Log lines of the other replicas' presence: an operator reads in any replica's log when
+// another one came, stopped or went silent (docs/scale-out.md, What happens when something fails).
+const (
+	replicaAliveLine   = "another replica is alive: its computers are listed and reached through it"
+	replicaStoppedLine = "another replica stopped (it said goodbye): its computers reconnect to the others"
+	replicaSilentLine  = "another replica sent no heartbeat within --nats-replica-ttl: taken for dead (crashed, its machine gone, or cut off from NATS); its computers leave the lists and reconnect to the others"
+)
+
+// logSilentReplicas logs each other replica logged as alive that has since sent no heartbeat
+// within ReplicaTTL: nothing else says so, as nothing arrives from a replica that crashed.
+func (r *Router) logSilentReplicas() {
+	now := r.cfg.Clock.Now()
+	silent := map[string]time.Time{}
+	r.mu.Lock()
+	for name := range r.logged {
+		if !r.aliveLocked(name, now) {
+			delete(r.logged, name)
+			silent[name] = r.lastSeen[name]
+		}
+	}
+	r.mu.Unlock()
+	for _, name := range slices.Sorted(maps.Keys(silent)) {
+		r.log.Warn(replicaSilentLine, "other", name, "lastHeartbeat", silent[name].UTC().Format(time.RFC3339), "replicaTTL", r.cfg.ReplicaTTL)
+	}
 }
 
 // heartbeatArrived applies one change of ReplicasBucket (the watcher's goroutine).
@@ -183,7 +211,12 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 		// lives on, its next heartbeat brings its computers back at once.
 		r.lastSeen[name] = now
 		r.stopped[name] = true
+		wasLogged := r.logged[name]
+		delete(r.logged, name)
 		r.mu.Unlock()
+		if wasLogged {
+			r.log.Info(replicaStoppedLine, "other", name)
+		}
 		r.failRoutesTo(name, "has stopped")
 		return
 	}
@@ -206,7 +239,12 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	wasOlder, known := r.older[name]
 	r.older[name] = !beat.ClosesRemoved
 	r.noRelays[name] = !beat.Relays
+	came := !r.logged[name]
+	r.logged[name] = true
 	r.mu.Unlock()
+	if came {
+		r.log.Info(replicaAliveLine, "other", name)
+	}
 	if !beat.ClosesRemoved && (!known || !wasOlder) {
 		r.log.Warn("another replica runs an older trap-sandbox, which does not close the computers of an account removed on another replica: upgrade every replica (docs/scale-out.md)", "other", name)
 	}

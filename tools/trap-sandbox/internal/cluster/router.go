@@ -224,6 +224,9 @@ type Router struct {
 	stopped  map[string]bool      // replicas whose last heartbeat was deleted (a clean stop, or a purge)
 	older    map[string]bool      // replicas whose heartbeat lacks closesRemoved (presence.go): they ignore a removed account's credentials
 	noRelays map[string]bool      // replicas whose heartbeat lacks relays (presence.go): they answer no relayed message
+	// logged holds the other replicas last logged as alive, so that each one's coming, stop
+	// and silence is one line of the log (presence.go).
+	logged map[string]bool
 	// lifelines are the contexts the router ends when a computer's socket on another replica,
 	// or a replica, is gone (relay.go).
 	lifelines map[*lifeline]struct{}
@@ -277,6 +280,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		stopped:   make(map[string]bool),
 		older:     make(map[string]bool),
 		noRelays:  make(map[string]bool),
+		logged:    make(map[string]bool),
 		lifelines: make(map[*lifeline]struct{}),
 
 		relayHandlers: make(map[string]RelayHandler),
