@@ -140,7 +140,7 @@ func (c Client) call(ctx context.Context, method, path string, body, out any) er
 }
 
 func (c Client) notTheAPI(status int, data []byte) error {
-	return fmt.Errorf("the gateway at %s answered %d with a body that is not the account API's (an older trap-sandbox? it needs the account routes): %.200s",
+	return fmt.Errorf("the gateway at %s answered %d with a body that is not the account API's (an older trap-sandbox? it needs the account routes): %s",
 		strings.TrimRight(c.URL, "/"), status, hostapi.ShownBody(data))
 }
 
@@ -152,7 +152,7 @@ func (c Client) refusal(status int, data []byte) error {
 		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
 			return c.notTheAPI(status, data)
 		}
-		return &Error{Code: protocol.CodeInternal, Status: status, Message: fmt.Sprintf("the gateway at %s answered HTTP %d: %.200s",
+		return &Error{Code: protocol.CodeInternal, Status: status, Message: fmt.Sprintf("the gateway at %s answered HTTP %d: %s",
 			strings.TrimRight(c.URL, "/"), status, hostapi.ShownBody(data))}
 	}
 	e := &Error{Code: ans.Error.Code, Message: cctext.Show(ans.Error.Message, false), Status: status}

@@ -284,6 +284,31 @@ func TestAnOlderGatewayIsNamedAsSuch(t *testing.T) {
 	assert.NotContains(t, err.Error(), `\x0a`)
 }
 
+// nginxNotFound is nginx's own 404 page (1.22, Debian), what the reverse proxy of
+// docs/reverse-proxy.md answers for every path but the computers'.
+const nginxNotFound = "<html>\r\n<head><title>404 Not Found</title></head>\r\n<body>\r\n<center><h1>404 Not Found</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n"
+
+// TestAReverseProxysPageIsNamedWithWhereTheAPIIs: an operator who gave --url the public
+// https:// name (nginx in front, which passes only the computers' paths) read the proxy's
+// page as markup, \x0d\x0a for every line break, and nothing of what to do. Every client
+// command now names the page by its title and says where the host API is.
+func TestAReverseProxysPageIsNamedWithWhereTheAPIIs(t *testing.T) {
+	clearEnv(t)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(nginxNotFound))
+	}))
+	defer proxy.Close()
+	const shown = `an HTML page "404 Not Found", a web server's or reverse proxy's, not a trap-sandbox gateway's: the host API is on the gateway's --listen port, which a reverse proxy set up as docs/reverse-proxy.md says passes none of; reach it on the gateway's machine or through an SSH tunnel (docs/public-ports.md)`
+	for _, args := range [][]string{{"computers"}, {"ping", "7:kitchen"}, {"accounts", "list"}, {"link", "approve", "BCDF-GHJK"}} {
+		_, err := runClient(t, append(args, "--url", proxy.URL, "--api-token", "tok")...)
+		require.Error(t, err, args)
+		assert.True(t, strings.HasSuffix(err.Error(), ": "+shown), "%v: %s", args, err)
+		assert.NotContains(t, err.Error(), `\x0d`, args)
+	}
+}
+
 // TestWhoAnsweredComesFromTheClientNotFromTheWords: the CLI leaves out its "the gateway
 // answered CODE" only for its own words about the gateway (a wrong token, a hung gateway); a
 // gateway's answer that happens to begin the same way is still named as the gateway's, with

@@ -524,14 +524,38 @@ func (h HTTP) notTheAPI(status int, body []byte) error {
 		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s has no such route (HTTP 404 page not found): "+
 			"it is older than this trap-sandbox (upgrade the gateway), or --url names another server", ShownURL(h.URL)))
 	}
-	return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %.200s",
+	return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %s",
 		ShownURL(h.URL), status, ShownBody(body)))
 }
 
 // ShownBody is an answer's body as an error message quotes it: the text rule's view, without
-// the line break that ends a plain-text page (shown, it read \x0a).
+// the line break that ends a plain-text page (shown, it read \x0a), at most 200 bytes. An HTML
+// page is no gateway's answer (it answers JSON or plain text) but a web server's or a reverse
+// proxy's, as nginx's 404 for the host API's paths when --url names the public https:// name:
+// it is named by its title, with where the API is (shown whole, it was markup with \x0d\x0a
+// for each line break and no word of what to do).
 func ShownBody(body []byte) string {
-	return cctext.Show(strings.TrimRight(string(body), "\r\n"), false)
+	if title, ok := htmlTitle(body); ok {
+		return fmt.Sprintf("an HTML page %q, a web server's or reverse proxy's, not a trap-sandbox gateway's: the host API is on the gateway's --listen port, which a reverse proxy set up as docs/reverse-proxy.md says passes none of; reach it on the gateway's machine or through an SSH tunnel (docs/public-ports.md)",
+			cctext.Clip(cctext.Show(title, false), 80))
+	}
+	return cctext.Clip(cctext.Show(strings.TrimRight(string(body), "\r\n"), false), 200)
+}
+
+// htmlTitle is the title of an HTML page (its <title> element's text, trimmed), or false when
+// body is no HTML page.
+func htmlTitle(body []byte) (string, bool) {
+	page := strings.TrimSpace(string(body))
+	if !strings.HasPrefix(page, "<") {
+		return "", false
+	}
+	lower := strings.ToLower(page)
+	start := strings.Index(lower, "<title>")
+	end := strings.Index(lower, "</title>")
+	if start < 0 || end < start {
+		return "", false
+	}
+	return strings.TrimSpace(page[start+len("<title>") : end]), true
 }
 
 // Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); the
