@@ -122,7 +122,7 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 	}
 	if create {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("make the data directory: %w", err)
+			return nil, fmt.Errorf("make the data directory %s: %w: give a directory that this user can make (or make it first, mode 700)", dir, err)
 		}
 	}
 	path := filepath.Join(dir, DBFile)

@@ -140,6 +140,11 @@ func TestSQLiteDataDirMistakes(t *testing.T) {
 	_, err := account.OpenSQLite(ctx, file)
 	require.Error(t, err)
 	assert.Equal(t, file+" is a file, not a directory: give a directory", err.Error())
+	// One that cannot be made (a typo that runs through a file, a path under /proc) says what
+	// to do: it said only mkdir's error.
+	_, err = account.OpenSQLite(ctx, filepath.Join(file, "trap-sandbox"))
+	require.Error(t, err)
+	assert.Equal(t, "make the data directory "+filepath.Join(file, "trap-sandbox")+": mkdir "+file+": not a directory: give a directory that this user can make (or make it first, mode 700)", err.Error())
 
 	dir := t.TempDir()
 	db := filepath.Join(dir, account.DBFile)
