@@ -151,8 +151,17 @@ func ReportUsageError(err error, stderr io.Writer) int {
 				args[0], commandMeant(args[0], perr.Context.Model.Node), ExitUsage)
 			return ExitUsage
 		}
-		perr.Context.Stdout = stderr
-		_ = perr.Context.PrintUsage(true)
+		usage := perr.Context
+		// A flag of serve's with a bad value (--request-timeout 10) fails before kong lands on
+		// the default command: the usage to show is serve's, where that flag is, not the
+		// list of commands.
+		if args := usage.Args; usage.Selected() == nil && len(args) > 0 && strings.HasPrefix(args[0], "-") {
+			if serve, err := kong.Trace(usage.Kong, []string{"serve"}); err == nil && serve.Error == nil {
+				usage = serve
+			}
+		}
+		usage.Stdout = stderr
+		_ = usage.PrintUsage(true)
 	}
 	fmt.Fprintf(stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", err, ExitUsage)
 	return ExitUsage

@@ -569,6 +569,26 @@ func TestAUsageErrorIsAllOnStderr(t *testing.T) {
 	assert.Contains(t, stderr.String(), "trap-sandbox: expected \"<path>\"\n(a usage error: exit status 2;")
 }
 
+// TestABadFlagOfTheGatewayShowsTheGatewaysUsage: serve is the default command, so a flag of
+// the gateway's with a bad value (the unit file's ExecStart=trap-sandbox --request-timeout 10)
+// showed the list of commands, which names none of its flags; it shows serve's usage, as the
+// same value from the environment did.
+func TestABadFlagOfTheGatewayShowsTheGatewaysUsage(t *testing.T) {
+	clearEnv(t)
+	for _, args := range [][]string{{"--request-timeout", "10"}, {"--listen", "127.0.0.1:0", "--log-level", "verbose"}, {"serve", "--request-timeout", "10"}} {
+		var root CLI
+		var stdout, stderr strings.Builder
+		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+		require.NoError(t, err)
+		_, err = parser.Parse(args)
+		require.Error(t, err, args)
+		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
+		assert.True(t, strings.HasPrefix(stderr.String(), "Usage: trap-sandbox serve [flags]\n"), "%v:\n%s", args, stderr.String())
+		assert.Contains(t, stderr.String(), "Run \"trap-sandbox serve --help\" for more information.", args)
+		assert.Empty(t, stdout.String())
+	}
+}
+
 // TestAnUnknownCommandIsNamed: serve is the default command, so a mistyped command reached it
 // and was told as serve's "unexpected argument", with serve's usage. A word near a command
 // names it, as kong does for a subcommand (accounts lst: did you mean "list"?); it did not
