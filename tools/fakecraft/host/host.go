@@ -58,6 +58,15 @@ type Host interface {
 	After(seconds float64, fn func())
 }
 
+// MainThread is a computer that answers main-thread functions as CC: Tweaked does (those
+// it marks @LuaFunction(mainThread = true): pocket.equipBack, a printer's newPage, a
+// drive's setDiskLabel): work runs on the computer's next tick, as the server's main thread
+// runs it, and the call waits for its task_complete (computer.Computer.MainThread). The Go
+// function returns what MainThread returns.
+type MainThread interface {
+	MainThread(L *lua.LState, work func() []lua.LValue) int
+}
+
 // builder is the value a Deferred event argument carries.
 type builder func(L *lua.LState) lua.LValue
 

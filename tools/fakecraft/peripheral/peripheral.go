@@ -94,6 +94,22 @@ func (a *Access) Now() time.Time { return a.host.Now() }
 // (host.Host.After): a peripheral's own timing. Call it from that goroutine (a method).
 func (a *Access) After(seconds float64, fn func()) { a.host.After(seconds, fn) }
 
+// MainThread answers a method CC runs on the server's main thread (@LuaFunction(mainThread
+// = true): a printer's newPage and endPage, a drive's setDiskLabel): work runs on the
+// computer's next tick and the call waits for it (host.MainThread), so an event the caller
+// is sent meanwhile is not its own, as in CC. The method returns what MainThread returns.
+// On a host that has no ticks of its own (a peripheral's tests' fake), work runs at once.
+func (a *Access) MainThread(L *lua.LState, work func() []lua.LValue) int {
+	if m, ok := a.host.(host.MainThread); ok {
+		return m.MainThread(L, work)
+	}
+	results := work()
+	for _, v := range results {
+		L.Push(v)
+	}
+	return len(results)
+}
+
 // Attached reports whether the computer still uses the peripheral through this access.
 func (a *Access) Attached() bool { return a.attached.Load() }
 

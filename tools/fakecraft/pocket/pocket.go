@@ -18,6 +18,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/host"
 	"fakecraft/peripheral"
 )
 
@@ -97,16 +98,10 @@ func kindOf(spec string) string {
 	return kind
 }
 
-// MainThread runs a function's work as CC runs a main-thread function: on the next tick,
-// the call waiting for it (computer.Computer.MainThread).
-type MainThread interface {
-	MainThread(L *lua.LState, work func() []lua.LValue) int
-}
-
 // Install sets the global pocket, CC's pocket API, over the computer's sides. Both
 // functions are main-thread functions in CC (they touch the player's inventory): each
 // answers on the next tick, through m.
-func (p *Pocket) Install(L *lua.LState, bus *peripheral.Bus, m MainThread) {
+func (p *Pocket) Install(L *lua.LState, bus *peripheral.Bus, m host.MainThread) {
 	api := L.NewTable()
 	api.RawSetString("equipBack", L.NewFunction(func(L *lua.LState) int {
 		return m.MainThread(L, func() []lua.LValue { return answer(p.equipBack(bus)) })

@@ -306,20 +306,20 @@ func (d *Drive) methodTable() map[string]peripheral.Method {
 			L.Push(lua.LNil)
 			return 1
 		},
-		"setDiskLabel": func(L *lua.LState, _ *peripheral.Access) int {
+		// A main-thread method in CC, an empty drive's call too: it answers on the next
+		// tick. The label changes at once, so its errors are raised at once.
+		"setDiskLabel": func(L *lua.LState, a *peripheral.Access) int {
 			label := luakit.OptStrictString(L, 1, "")
-			m := media()
-			if m == nil {
-				return 0
+			if m := media(); m != nil {
+				ok, err := m.SetLabel(label)
+				if !ok {
+					luakit.RaiseMessage(L, "Disk label cannot be changed")
+				}
+				if err != nil {
+					luakit.RaiseMessage(L, "fakecraft could not keep the disk label on the host: "+err.Error())
+				}
 			}
-			ok, err := m.SetLabel(label)
-			if !ok {
-				luakit.RaiseMessage(L, "Disk label cannot be changed")
-			}
-			if err != nil {
-				luakit.RaiseMessage(L, "fakecraft could not keep the disk label on the host: "+err.Error())
-			}
-			return 0
+			return a.MainThread(L, func() []lua.LValue { return nil })
 		},
 		"hasData": func(L *lua.LState, a *peripheral.Access) int {
 			d.mu.Lock()

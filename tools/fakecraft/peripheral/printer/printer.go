@@ -127,6 +127,22 @@ func appendFile(path, text string) error {
 	return nil
 }
 
+// newPage starts a new page, finishing the one being printed, if the printer has ink and
+// paper (CC's startNewPage). Caller holds mu.
+func (p *Printer) newPage() bool {
+	if p.ink == 0 || p.paper == 0 {
+		return false
+	}
+	if p.page != nil {
+		p.finish()
+	}
+	p.ink--
+	p.paper--
+	p.page = computer.NewSizedTerminal(PageWidth, PageHeight, true)
+	p.title = ""
+	return true
+}
+
 // current is the page being printed, or CC's error. Caller holds mu.
 func (p *Printer) current(L *lua.LState) *computer.Terminal {
 	if p.page == nil {
@@ -168,27 +184,32 @@ func (p *Printer) methodTable() map[string]peripheral.Method {
 			L.Push(lua.LNumber(h))
 			return 2
 		}),
-		"newPage": locked(func(L *lua.LState) int {
-			if p.ink == 0 || p.paper == 0 {
-				L.Push(lua.LFalse)
-				return 1
-			}
-			if p.page != nil {
+		// newPage and endPage are main-thread methods in CC: they answer on the next tick.
+		"newPage": func(L *lua.LState, a *peripheral.Access) int {
+			return a.MainThread(L, func() []lua.LValue {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				return []lua.LValue{lua.LBool(p.newPage())}
+			})
+		},
+		"endPage": func(L *lua.LState, a *peripheral.Access) int {
+			// CC checks for a page on the tick; a page another computer ends before it
+			// comes answers false here, where CC's raises Page not started.
+			func() {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				p.current(L)
+			}()
+			return a.MainThread(L, func() []lua.LValue {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				if p.page == nil {
+					return []lua.LValue{lua.LFalse}
+				}
 				p.finish()
-			}
-			p.ink--
-			p.paper--
-			p.page = computer.NewSizedTerminal(PageWidth, PageHeight, true)
-			p.title = ""
-			L.Push(lua.LTrue)
-			return 1
-		}),
-		"endPage": locked(func(L *lua.LState) int {
-			p.current(L)
-			p.finish()
-			L.Push(lua.LTrue)
-			return 1
-		}),
+				return []lua.LValue{lua.LTrue}
+			})
+		},
 		"setPageTitle": locked(func(L *lua.LState) int {
 			title := luakit.OptStrictString(L, 1, "")
 			p.current(L)

@@ -116,6 +116,26 @@ describe("a disk drive", function()
     drain();
   end);
 
+  -- CC runs setDiskLabel on the server's main thread (@LuaFunction(mainThread = true)),
+  -- an empty drive's too: it answers on the next tick, its caller waiting for the task's
+  -- task_complete, so an event the caller is sent meanwhile is not its own.
+  it("sets a disk's label on the next tick", function()
+    peripheral.call("left", "insertDisk", 41);
+    drain();
+    os.queueEvent("drive_spec_before");
+    local started = os.clock();
+    disk.setLabel("left", "tick");
+    expect(math.floor((os.clock() - started) / 0.05 + 0.5)):eq(1); -- one tick
+    os.queueEvent("drive_spec_after");
+    expect(os.pullEvent()):eq("drive_spec_after");
+    expect(disk.getLabel("left")):eq("tick");
+    disk.eject("left");
+    drain();
+    started = os.clock();
+    expect(select("#", peripheral.call("left", "setDiskLabel", "none"))):eq(0);
+    expect(math.floor((os.clock() - started) / 0.05 + 0.5)):eq(1); -- one tick
+  end);
+
   it("takes only floppy disks from a program, never host files", function()
     expect.error(peripheral.call, "left", "insertDisk", "/"):str_match("^Could not mount: \"/\" is not a disk id");
     local ok, err = periphemu.create("top", "drive", "/");

@@ -27,4 +27,21 @@ describe("a printer", function()
     expect(printer.getPaperLevel()):eq(383);
     expect.error(printer.setCursorPos, 1, 0 / 0):eq("bad argument #2 (number expected, got nan)");
   end);
+
+  -- CC runs newPage and endPage on the server's main thread (@LuaFunction(mainThread =
+  -- true)): each answers on the next tick, its caller waiting for the task's task_complete,
+  -- so an event the caller is sent meanwhile is not its own (a print server's rednet
+  -- message arriving while it prints is lost to it).
+  it("answers newPage and endPage on the next tick", function()
+    local printer = peripheral.wrap("left");
+    for _, call in ipairs({ printer.newPage, printer.endPage }) do
+      os.queueEvent("printer_spec_before");
+      local started = os.clock();
+      expect(call()):eq(true);
+      expect(math.floor((os.clock() - started) / 0.05 + 0.5)):eq(1); -- one tick
+      os.queueEvent("printer_spec_after");
+      expect(os.pullEvent()):eq("printer_spec_after");
+    end
+    expect(printer.getPaperLevel()):eq(383);
+  end);
 end);
