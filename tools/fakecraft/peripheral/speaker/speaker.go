@@ -44,6 +44,31 @@ var Instruments = []string{
 // minecraft: with an empty path.
 var soundName = regexp.MustCompile(`^([a-z0-9_.-]*:)?[a-z0-9_./-]*$`)
 
+// musicDiscs are the sound events of Minecraft 1.21.1's jukebox songs, which CC's
+// playSound refuses (false) so a speaker cannot play a music disc.
+var musicDiscs = map[string]bool{}
+
+func init() {
+	for _, song := range []string{"5", "11", "13", "blocks", "cat", "chirp", "creator",
+		"creator_music_box", "far", "mall", "mellohi", "otherside", "pigstep", "precipice",
+		"relic", "stal", "strad", "wait", "ward"} {
+		musicDiscs["minecraft:music_disc."+song] = true
+	}
+}
+
+// isMusicDisc reports whether a sound name (valid for soundName) is a music disc's, its
+// namespace minecraft when it is absent or empty, as Minecraft reads a resource location.
+func isMusicDisc(name string) bool {
+	namespace, path, found := strings.Cut(name, ":")
+	if !found {
+		namespace, path = "", name
+	}
+	if namespace == "" {
+		namespace = "minecraft"
+	}
+	return musicDiscs[namespace+":"+path]
+}
+
 // Sound is one thing a speaker was asked to play.
 type Sound struct {
 	// Kind is "note", "sound" or "audio".
@@ -219,6 +244,10 @@ func (s *Speaker) methodTable() map[string]peripheral.Method {
 			pitch := optFinite(L, 3, 1)
 			if !soundName.MatchString(name) {
 				luakit.RaiseMessage(L, fmt.Sprintf("Malformed sound name '%s' ", name))
+			}
+			if isMusicDisc(name) {
+				L.Push(lua.LFalse)
+				return 1
 			}
 			s.mu.Lock()
 			defer s.mu.Unlock()
