@@ -423,21 +423,29 @@ local function convert_setting(value)
 end
 
 if settings then
+  -- CC: Tweaked 1.113.1's bios's settings, worded as its are (`set NAME` shows the
+  -- description), but motd.enable, fakecraft's false (README: no message of the day).
   local builtin = {
     { "shell.allow_startup", true, "boolean", "Run startup files when the computer turns on." },
     { "shell.allow_disk_startup", true, "boolean", "Run startup files from disk drives when the computer turns on." },
     { "shell.autocomplete", true, "boolean", "Autocomplete program and arguments in the shell." },
     { "edit.autocomplete", true, "boolean", "Autocomplete API and function names in the editor." },
     { "lua.autocomplete", true, "boolean", "Autocomplete API and function names in the Lua REPL." },
-    { "paint.default_extension", "nfp", "string", "The file extension the paint program will use if none is given. Set to \"\" to disable." },
-    { "lua.warn_against_use_of_local", true, "boolean", "Warn when a line typed at the Lua REPL starts with local, whose variables the next line cannot see." },
-    { "lua.function_args", true, "boolean", "Show a function's parameter names when the Lua REPL prints it." },
-    { "lua.function_source", false, "boolean", "Show where a function was defined when the Lua REPL prints it." },
-    { "list.show_hidden", false, "boolean", "Show hidden files (those starting with \".\") in the Lua REPL." },
+    { "edit.default_extension", "lua", "string", [[The file extension the editor will use if none is given. Set to "" to disable.]] },
+    { "paint.default_extension", "nfp", "string", [[The file extension the paint program will use if none is given. Set to "" to disable.]] },
+    { "list.show_hidden", false, "boolean", [[Whether the list program show  hidden files (those starting with ".").]] },
     { "motd.enable", false, "boolean", "Display a random message when the computer starts up." },
-    { "motd.path", "/rom/motd.txt:/motd.txt", "string", "The files (separated by \":\") motd picks its message from." },
-    { "bios.use_multishell", true, "boolean", "Allow running multiple programs at once, through the multishell program." },
+    { "motd.path", "/rom/motd.txt:/motd.txt", "string", [[The path to load random messages from. Should be a colon (":") separated string of file paths.]] },
+    { "lua.warn_against_use_of_local", true, "boolean", [[Print a message when input in the Lua REPL starts with the word 'local'. Local variables defined in the Lua REPL are be inaccessible on the next input.]] },
+    { "lua.function_args", true, "boolean", "Show function arguments when printing functions." },
+    { "lua.function_source", false, "boolean", "Show where a function was defined when printing functions." },
+    { "bios.strict_globals", false, "boolean", "Prevents assigning variables into a program's environment. Make sure you use the local keyword or assign to _G explicitly." },
+    { "shell.autocomplete_hidden", false, "boolean", [[Autocomplete hidden files and folders (those starting with ".").]] },
   };
+  -- Only a colour computer can show multishell's tabs.
+  if term.isColour() then
+    builtin[#builtin + 1] = { "bios.use_multishell", true, "boolean", [[Allow running multiple programs at once, through the use of the "fg" and "bg" programs.]] };
+  end
   for _, def in ipairs(builtin) do
     pcall(settings.define, def[1], { default = def[2], type = def[3], description = def[4] });
   end

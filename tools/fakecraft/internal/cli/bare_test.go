@@ -136,7 +136,7 @@ func TestSetProgramCoercesAndPersists(t *testing.T) {
 	}
 	code, out, _ = bare(t, dir, "set\nset c\n")
 	assert.Equal(t, ExitOK, code)
-	assert.Contains(t, out, "\"a\" is 12\n\"b\" is true\n\"bios.use_multishell\" is true\n\"c\" is \"hello\"\n")
+	assert.Contains(t, out, "\"a\" is 12\n\"b\" is true\n\"bios.strict_globals\" is false\n\"bios.use_multishell\" is true\n\"c\" is \"hello\"\n")
 	assert.Contains(t, out, "> set c\nc is \"hello\"\n")
 	assert.NotContains(t, out, `"d" is`)
 }

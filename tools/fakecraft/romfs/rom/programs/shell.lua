@@ -236,6 +236,13 @@ local function run_program(entry, path, args, remaining)
     explain_load_error(path, load_err);
     return false;
   end
+  -- Under bios.strict_globals a new global is a mistake (a missing local), placed where the
+  -- program made it; _G stays writable.
+  if settings.get("bios.strict_globals", false) then
+    getmetatable(env).__newindex = function(_, name)
+      error("Attempt to create global " .. tostring(name), 2);
+    end;
+  end
 
   local outcome = table.pack(run_isolated(entry, fn, table.unpack(args, 1, #args)));
   if outcome[1] then

@@ -121,6 +121,25 @@ describe("shell", function()
       expect(PROGRAM_GLOBAL):eq(nil);
     end);
 
+    -- CC's shell makes a program's new global an error under the setting bios.strict_globals
+    -- (off by default), placed where the program assigned it.
+    it("refuses a program's new global under bios.strict_globals", function()
+      local path = "/shell_spec_strict.lua";
+      local file = fs.open(path, "w");
+      file.write("local ok = 1\n_G.SHELL_SPEC_RESULT = 'G'\ncounter = 1\nSHELL_SPEC_RESULT = 'after'\n");
+      file.close();
+      settings.set("bios.strict_globals", true);
+      local ok, lines = capture_errors(function() return shell.run(path); end);
+      settings.unset("bios.strict_globals");
+      expect(ok):eq(false);
+      expect(lines):same({ "/shell_spec_strict.lua:3: Attempt to create global counter" });
+      expect(_G.SHELL_SPEC_RESULT):eq("G");
+      ok, lines = capture_errors(function() return shell.run(path); end);
+      fs.delete(path);
+      expect(ok):eq(true);
+      expect(lines):same({});
+    end);
+
     it("gives the program require relative to its own directory", function()
       _G.SHELL_SPEC_REQUIRE = nil;
       expect(shell.run(fixture("prog_require.lua"))):eq(true);
