@@ -654,7 +654,8 @@ func TestComplete(t *testing.T) {
 		{`fs.complete("programs/he", "rom")`, []string{"llo.lua", "lp.lua"}},
 		{`fs.complete("", "apis", {include_dirs = false})`, []string{"../", "libx.lua", "liby.lua"}},
 		{`fs.complete(".", "", {include_hidden = false})`, []string{"hidden"}},
-		{`fs.complete("", "", {include_hidden = false, include_files = false})`, []string{"apis/", "apis", "rom/", "rom"}},
+		{`fs.complete("", "", {include_hidden = false, include_files = false})`, []string{".", "apis/", "apis", "rom/", "rom"}},
+		{`fs.complete("", "apis")`, []string{".", "..", "libx.lua", "liby.lua"}},
 		{`fs.complete("x", "nope")`, nil},
 	}
 	for _, tc := range tests {

@@ -549,6 +549,9 @@ func (f *FS) complete(text, location string, opts completeOptions) []string {
 		return []string{}
 	}
 	out := []string{}
+	if opts.dirs && text == "" {
+		out = append(out, ".")
+	}
 	if dir != "" {
 		switch text {
 		case "":

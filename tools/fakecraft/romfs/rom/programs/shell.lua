@@ -472,9 +472,13 @@ end
 --- names with "/", files relative to the current directory.
 function shell.completeProgram(prefix)
   expect(1, prefix, "string");
+  -- Hidden programs and files only for a "." typed, or under shell.autocomplete_hidden.
+  local include_hidden = settings.get("shell.autocomplete_hidden");
   if prefix:find("/", 1, true) or prefix:find("\\", 1, true) then
     if fs.complete then
-      return fs.complete(prefix, current_dir, true, false);
+      return fs.complete(prefix, current_dir, {
+        include_files = true, include_dirs = false, include_hidden = include_hidden,
+      });
     end
     return {};
   end
@@ -492,7 +496,7 @@ function shell.completeProgram(prefix)
   for name in pairs(aliases) do
     offer(name);
   end
-  for _, name in ipairs(shell.programs(false)) do
+  for _, name in ipairs(shell.programs(include_hidden)) do
     offer(name);
   end
   table.sort(results);

@@ -36,6 +36,44 @@ describe("cc.shell.completion", function()
     expect(fn(shell, 3, "", { "prog", "help", "yes" })):eq(nil);
   end);
 
+  -- As CC's: a hidden file (its name starting with ".") is offered only for a "." typed, or
+  -- under the setting shell.autocomplete_hidden (off by default); so is a hidden program.
+  it("leaves hidden files out unless shell.autocomplete_hidden", function()
+    local dir = "/completion_spec_hidden";
+    fs.makeDir(dir);
+    for _, name in ipairs({ ".secret.lua", "open.lua", ".cache" }) do
+      local file = fs.open(fs.combine(dir, name), "w");
+      file.close();
+    end
+    fs.delete(fs.combine(dir, ".cache"));
+    fs.makeDir(fs.combine(dir, ".cache"));
+    local previous = shell.dir();
+    shell.setDir(dir);
+    local visible = {
+      shell_completion.file(shell, ""), shell_completion.dir(shell, ""),
+      shell_completion.dirOrFile(shell, ""), shell.complete("edit "), shell.completeProgram(""),
+      shell.complete("edit ."),
+    };
+    settings.set("shell.autocomplete_hidden", true);
+    local all = {
+      shell_completion.file(shell, ""), shell_completion.dir(shell, ""),
+      shell_completion.dirOrFile(shell, ""), shell.completeProgram(".s"),
+    };
+    settings.unset("shell.autocomplete_hidden");
+    shell.setDir(previous);
+    fs.delete(dir);
+    expect(visible[1]):same({ "../", "open.lua" });
+    expect(visible[2]):same({ ".", ".." });
+    expect(visible[3]):same({ ".", "..", "open.lua" });
+    expect(visible[4]):same({ "../", "open.lua" });
+    expect(visible[5][1]):eq("about");
+    expect(visible[6]):same({ "./", "cache/", "secret.lua" });
+    expect(all[1]):same({ "../", ".cache/", ".secret.lua", "open.lua" });
+    expect(all[2]):same({ ".", "..", ".cache/", ".cache" });
+    expect(all[3]):same({ ".", "..", ".cache/", ".cache", ".secret.lua", "open.lua" });
+    expect(all[4]):same({ "ecret" });
+  end);
+
   it("accepts plain functions and nil gaps", function()
     local fn = shell_completion.build(nil, function(sh, text) return { text .. "!" }; end);
     expect(fn(shell, 1, "x", {})):eq(nil);

@@ -40,9 +40,14 @@ local function list_complete(text, dir, include_files, include_dirs)
   return results;
 end
 
+-- Hidden names (starting with ".") are offered only for a "." typed, unless the setting
+-- shell.autocomplete_hidden is on, as CC's shell completes.
 local function fs_complete(text, dir, include_files, include_dirs)
   if fs.complete then
-    return fs.complete(text, dir, include_files, include_dirs);
+    return fs.complete(text, dir, {
+      include_files = include_files, include_dirs = include_dirs,
+      include_hidden = settings.get("shell.autocomplete_hidden"),
+    });
   end
   return list_complete(text, dir, include_files, include_dirs);
 end
