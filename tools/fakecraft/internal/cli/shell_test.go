@@ -186,18 +186,18 @@ func TestShellLuaAndEdit(t *testing.T) {
 	s.waitPrompt(">")
 
 	s.typeText("edit notes.txt\r")
-	s.waitText("Press Ctrl to access menu")
+	s.waitText("Press Ctrl or click here to access menu")
 	s.typeText("hello from a pty\rsecond line")
 	s.waitLine("second line")
 	// One quick Ctrl-S is Ctrl and S, as in CC: Ctrl opens edit's menu, nothing shuts down.
 	s.typeText("\x13")
-	s.waitText("[Save] Exit")
+	s.waitText("[Save] Run  Exit")
 	s.typeText("\r")
 	s.waitText("Saved to notes.txt")
 	s.typeText("\x1b") // Esc stands for a bare Ctrl press
-	s.waitText("[Save] Exit")
-	s.typeText("\x1b[C") // Right
-	s.waitText(" Save [Exit]")
+	s.waitText("[Save] Run  Exit")
+	s.typeText("\x1b[D") // Left, from the first item round to the last
+	s.waitText(" Save  Run [Exit]")
 	s.typeText("\r")
 	s.waitPrompt(">")
 
