@@ -129,7 +129,7 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 		assert.NotEqual(t, 0, code)
 		// The CLI indents the screen's rows under the error line.
 		assert.Contains(t, errOut, "timeout: it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n  "+doorProgram+"\n")
-		assert.Regexp(t, `\n  Press Ctrl to access menu +Ln 1\n\(--timeout gives it longer`, errOut, "the fix on a line of its own, not on the editor's status bar")
+		assert.Regexp(t, `\n  Press Ctrl (or click here )?to access menu +Ln 1\n\(--timeout gives it longer`, errOut, "the fix on a line of its own, not on the editor's status bar")
 		stillServes(t)
 	})
 
@@ -138,7 +138,7 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 		msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "run_program",
 			map[string]any{"traposId": deskTraposID, "command": "edit /door.lua", "timeoutMs": 10000}), "timeout")
 		assert.Contains(t, msg, "its screen showed:\n"+doorProgram+"\n")
-		assert.Regexp(t, `\nPress Ctrl to access menu +Ln 1\n\(timeoutMs gives it longer, at most 60000; a program that waits for input never gets it here: start it on the computer's screen with send_text`, msg)
+		assert.Regexp(t, `\nPress Ctrl (or click here )?to access menu +Ln 1\n\(timeoutMs gives it longer, at most 60000; a program that waits for input never gets it here: start it on the computer's screen with send_text`, msg)
 		stillServes(t)
 	})
 
