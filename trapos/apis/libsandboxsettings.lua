@@ -61,7 +61,10 @@ local function normaliseUrl(url)
     return nil;
   end
   local scheme, afterColon = url:match("^(%a+):/?([^/].*)$");
-  if scheme ~= nil and SLASHES_FORGOTTEN[scheme:lower()] then
+  -- ws:4444 is a host named ws and its port (a compose service's name), no scheme: read as
+  -- one, the port became the host (ws://4444). Digits alone after the colon are a port.
+  local isPort = url:match("^%a+:%d+$") or url:match("^%a+:%d+[/?#]");
+  if scheme ~= nil and SLASHES_FORGOTTEN[scheme:lower()] and not isPort then
     url = scheme .. "://" .. afterColon;
   end
   if not url:find("://", 1, true) then

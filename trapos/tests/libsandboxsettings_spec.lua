@@ -29,6 +29,11 @@ describe("libsandboxsettings", function()
       expect(lib.normaliseUrl("http:/127.0.0.1:4444")):eq("http://127.0.0.1:4444/trapos/ws");
       -- a host:port is no scheme, and three slashes are not a missing one
       expect(lib.normaliseUrl("localhost:4444")):eq("ws://localhost:4444/trapos/ws");
+      -- a host that bears a scheme's name, with its port (a compose service "ws"): no scheme
+      -- lost its slashes there, and reading one made the port the host (ws://4444)
+      expect(lib.normaliseUrl("ws:4444")):eq("ws://ws:4444/trapos/ws");
+      expect(lib.normaliseUrl("wss:4444/trapos/ws")):eq("ws://wss:4444/trapos/ws");
+      expect(lib.normaliseUrl("http:8080/")):eq("ws://http:8080/trapos/ws");
       expect(lib.normaliseUrl("ws:///x")):eq("ws:///x");
     end);
 
