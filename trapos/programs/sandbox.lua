@@ -299,8 +299,28 @@ end
 
 -- The prefix every setting of the sandbox's name starts with.
 local SETTING_PREFIX = "sandbox.";
--- What goes before the line that removes a stray sandbox.* setting.
-local REMOVE_LEAD = "Remove it with:";
+-- The longest name of a stray sandbox.* setting status names: one a player typed in set, not
+-- a program's 10 000 bytes scrolling the status away.
+local MAX_SHOWN_NAME = 64;
+
+-- Whether name is one a player typed in CC's set and can type again to remove it: one word
+-- (the shell splits set's arguments at spaces and tabs, a quote groups them) of bytes the
+-- screen shows as themselves (no key types a control byte; a line break in it would print
+-- lines of its own, a status line forged), at most MAX_SHOWN_NAME of them.
+local function typedName(name)
+  return #name <= MAX_SHOWN_NAME and name:find("[^!#-~\161-\255]") == nil;
+end
+
+-- The lines that say to run command after lead, the command whole on a row of its own where
+-- the two do not fit one (a pocket computer's 26 columns), as failUsage lays out a command.
+local function runLines(lines, lead, command)
+  if #lead + 1 + #command >= term.getSize() then
+    lines[#lines + 1] = lead;
+    lines[#lines + 1] = command;
+  else
+    lines[#lines + 1] = lead .. " " .. command;
+  end
+end
 
 -- The lines that name each sandbox.* setting on this computer that is none of the sandbox's:
 -- a name mistyped in CC's set, which saves any name and says nothing (`set
@@ -316,22 +336,28 @@ local function straySettingLines()
     known[name] = true;
     suffixes[#suffixes + 1] = name:sub(#SETTING_PREFIX + 1);
   end
-  local width = term.getSize();
+  -- Names no player typed (a program's settings.set) are counted, never printed.
+  local untyped = 0;
   for _, name in ipairs(settings.getNames()) do
     if name:sub(1, #SETTING_PREFIX) == SETTING_PREFIX and not known[name] then
-      local guess = meant(name:sub(#SETTING_PREFIX + 1), suffixes);
-      lines[#lines + 1] = name .. " is not a setting of the sandbox"
-        .. (guess and "; did you mean " .. SETTING_PREFIX .. guess .. "?" or " (sandbox help lists them)");
-      -- The command whole on a row of its own where the two do not fit one (a pocket
-      -- computer's 26 columns), as failUsage lays out a command to run.
-      local remove = "set " .. name .. " nil";
-      if #REMOVE_LEAD + 1 + #remove >= width then
-        lines[#lines + 1] = REMOVE_LEAD;
-        lines[#lines + 1] = remove;
+      if typedName(name) then
+        local guess = meant(name:sub(#SETTING_PREFIX + 1), suffixes);
+        lines[#lines + 1] = name .. " is not a setting of the sandbox"
+          .. (guess and "; did you mean " .. SETTING_PREFIX .. guess .. "?" or " (sandbox help lists them)");
+        runLines(lines, "Remove it with:", "set " .. name .. " nil");
       else
-        lines[#lines + 1] = REMOVE_LEAD .. " " .. remove;
+        untyped = untyped + 1;
       end
     end
+  end
+  if untyped == 1 then
+    lines[#lines + 1] = "A sandbox.* setting that is none of the sandbox's has a name set cannot type"
+      .. " (a space, a control byte or over " .. MAX_SHOWN_NAME .. " bytes)";
+    runLines(lines, "Remove it with:", "edit /.settings");
+  elseif untyped > 1 then
+    lines[#lines + 1] = untyped .. " sandbox.* settings that are none of the sandbox's have names set cannot type"
+      .. " (a space, a control byte or over " .. MAX_SHOWN_NAME .. " bytes)";
+    runLines(lines, "Remove them with:", "edit /.settings");
   end
   return lines;
 end

@@ -1107,6 +1107,38 @@ describe("sandbox command", function()
       expect({ table.unpack(lines, 5) }):same(want);
     end);
 
+    it("counts, never prints, a stray sandbox setting whose name set cannot type", function()
+      local long = "sandbox." .. ("y"):rep(10000);
+      local ok, err, lines = run({ "status" }, {
+        -- a program's settings.set takes any name: a line break in one printed a forged status
+        -- line, 10 000 bytes scrolled the status away, and set cannot remove "sandbox.a b"
+        -- as typed (set sandbox.a b nil sets sandbox.a to "b")
+        settings = { ["sandbox.url"] = URL, ["sandbox.x\nconnected: true"] = "a", [long] = 1,
+          ["sandbox.a b"] = 1, ["sandbox.\27[2J"] = 1, ["sandbox.allow_file"] = "write" },
+        -- connected: nothing to fix, so what the host may do shows on every screen
+        status = connectedStatus(),
+      });
+      expectSuccess(ok, err);
+      local want = { "files: none", "exec: false", "ai confirm: true", "screen: none",
+        fitted("sandbox.allow_file is not a setting of the sandbox; did you mean sandbox.allow_files?") };
+      if speckit.narrow() then
+        want[#want + 1] = "Remove it with:";
+        want[#want + 1] = "set sandbox.allow_file nil";
+      else
+        want[#want + 1] = "Remove it with: set sandbox.allow_file nil";
+      end
+      want[#want + 1] = fitted("4 sandbox.* settings that are none of the sandbox's have names set cannot type"
+        .. " (a space, a control byte or over 64 bytes)");
+      if speckit.narrow() then
+        want[#want + 1] = "Remove them with:";
+        want[#want + 1] = "edit /.settings";
+      else
+        want[#want + 1] = "Remove them with: edit /.settings";
+      end
+      want[#want + 1] = "lastError: none";
+      expect({ table.unpack(lines, 5) }):same(want);
+    end);
+
     it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
       local ok, err, lines = run({ "status" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.allow_exec"] = "true", ["sandbox.ai_confirm"] = "no" },
