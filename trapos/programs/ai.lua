@@ -277,9 +277,11 @@ local function newScreen(t)
   end
 
   -- Writes code (a run's, a file's lines) on lines of its own, in colour: as text, each further
-  -- row of a line that wraps starting at the line's own indent (the spaces after its first
-  -- `gutter` columns, a changed line's mark and number, counted too), up to half the width,
-  -- then CONTINUED.
+  -- row of a line that wraps starting at the line's own indent (the spaces and tabs after its
+  -- first `gutter` columns, a changed line's mark and number, counted too; text shows a tab as
+  -- a space), up to half the width, then CONTINUED. Blanks no row shows are left out: those that
+  -- end a line, and of an indent wider than the row, all but the row's width less a column for
+  -- the code (a line of only spaces took rows of " >", a 3000-space indent 250 of them).
   local function code(body, colour, gutter)
     finish();
     local before = t.getTextColour();
@@ -287,9 +289,12 @@ local function newScreen(t)
     gutter = gutter or 0;
     local from = 1;
     while from <= #body do
-      local ends = body:find("\n", from, true) or #body;
-      hang = math.min(gutter + #body:match("^ *", from + gutter), math.floor(width / 2));
-      text(body:sub(from, ends));
+      local lineEnd = body:find("\n", from, true);
+      local ends = lineEnd or #body;
+      local indent, rest = body:sub(from + gutter, lineEnd and lineEnd - 1 or #body):match("^([ \t]*)(.-)[ \t]*$");
+      indent = indent:sub(1, math.max(0, width - gutter - 1));
+      hang = math.min(gutter + #indent, math.floor(width / 2));
+      text(body:sub(from, from + gutter - 1) .. indent .. rest .. (lineEnd and "\n" or ""));
       flushWord();
       from = ends + 1;
     end

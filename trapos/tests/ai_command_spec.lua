@@ -673,6 +673,29 @@ describe("ai command", function()
         });
       end);
 
+      it("keeps a tab's indent where a line wraps, and shows blanks no row needs in none", function()
+        -- tabs indent as spaces do; a line of only spaces is one blank row (it took three of
+        -- "             >"); an indent wider than the screen takes one row, not 250 of " >"
+        local content = "while true do\n\tif redstone.getInput(\"back\") then\n\t\tprint(\"the door opens now\")\n"
+          .. (" "):rep(60) .. "\n\tend\n" .. (" "):rep(3000) .. "x\nend\n";
+        local ok, err, rows = run({ "write it" }, {
+          width = 26, height = 20, settings = ALLOWED, typed = { "n" }, polls = { { write(content) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 4, 13)):same({
+          "while true do",
+          " if redstone.getInput(\"bac",
+          " >k\") then",
+          "  print(\"the door opens",
+          "  >now\")",
+          "",
+          " end",
+          (" "):rep(25) .. "x",
+          "end",
+          "Allow? [y/N] n",
+        });
+      end);
+
       it("goes on with a wrapped changed line after its mark and number, at its indent, in its colour", function()
         putFile("if x then\n  a()\nend\n");
         local ok, err, rows, record = run({ "edit it" }, {
