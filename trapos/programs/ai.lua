@@ -291,7 +291,11 @@ local function newScreen(t)
     while from <= #body do
       local lineEnd = body:find("\n", from, true);
       local ends = lineEnd or #body;
-      local indent, rest = body:sub(from + gutter, lineEnd and lineEnd - 1 or #body):match("^([ \t]*)(.-)[ \t]*$");
+      local after = body:sub(from + gutter, lineEnd and lineEnd - 1 or #body); -- the gutter
+      local indent = after:match("^[ \t]*");
+      -- to the last byte that is no blank: greedy, one pass (a lazy "(.-)[ \t]*$" is
+      -- quadratic in a run of blanks inside a line, and 100 KB ended ai, too long without yielding)
+      local rest = after:sub(#indent + 1):match("^.*[^ \t]") or "";
       indent = indent:sub(1, math.max(0, width - gutter - 1));
       hang = math.min(gutter + #indent, math.floor(width / 2));
       text(body:sub(from, from + gutter - 1) .. indent .. rest .. (lineEnd and "\n" or ""));

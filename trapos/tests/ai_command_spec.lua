@@ -541,6 +541,20 @@ describe("ai command", function()
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
     end);
 
+    it("shows a run's line of 100 KB with a run of blanks inside, without running too long", function()
+      -- the client does not bound a gateway's code: a quadratic reading of the line's blanks
+      -- ended ai with "Too long without yielding" before the question was put
+      local full = "print(1)" .. (" "):rep(100000) .. "x";
+      local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
+        detail = "print(1)", full = full };
+      local ok, err, _, record = run({ "run it" }, {
+        width = 51, height = 19, typed = { "n" }, polls = { { run1 }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(record.reads[1].row):eq("Allow? [y/N]");
+      expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
+    end);
+
     it("keeps a run's indent on a pocket computer: a word too long after it is cut, not moved to a line of its own, and goes on at that indent", function()
       local full = "for i = 1, 3 do\n  redstone.setOutput(\"left\", true)\nend";
       local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
