@@ -309,6 +309,39 @@ func TestAReverseProxysPageIsNamedWithWhereTheAPIIs(t *testing.T) {
 	}
 }
 
+// TestAPageInLatin1IsNamedByItsTitleToo: a web server's page in ISO-8859-1 (é the byte E9,
+// no UTF-8) before its title was named by bytes after it ("vable</TITLE></"), or panicked the
+// command when there were many: the title was looked for in the page lower-cased, where each
+// such byte became three, and cut from the page at those places.
+func TestAPageInLatin1IsNamedByItsTitleToo(t *testing.T) {
+	clearEnv(t)
+	for _, page := range []string{
+		"<html><head><meta charset=\"iso-8859-1\"><meta name=\"description\" content=\"" +
+			"Cette page n'a pas \xe9t\xe9 trouv\xe9e sur ce serveur, d\xe9sol\xe9\">" +
+			"<TITLE>404 Introuvable</TITLE></head><body><h1>Introuvable</h1></body></html>\n",
+		"<html><!-- " + strings.Repeat("r\xe9ponse ", 60) + "--><title>404 Introuvable</title></html>",
+	} {
+		testLatin1Page(t, page)
+	}
+}
+
+// testLatin1Page asks a server that answers page, as a web server would, through the
+// client commands.
+func testLatin1Page(t *testing.T, page string) {
+	t.Helper()
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=iso-8859-1")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(page))
+	}))
+	defer proxy.Close()
+	for _, args := range [][]string{{"computers"}, {"accounts", "list"}} {
+		_, err := runClient(t, append(args, "--url", proxy.URL, "--api-token", "tok")...)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), `: an HTML page "404 Introuvable", a web server's or reverse proxy's`, args)
+	}
+}
+
 // TestWhoAnsweredComesFromTheClientNotFromTheWords: the CLI leaves out its "the gateway
 // answered CODE" only for its own words about the gateway (a wrong token, a hung gateway); a
 // gateway's answer that happens to begin the same way is still named as the gateway's, with

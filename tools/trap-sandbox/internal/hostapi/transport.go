@@ -549,9 +549,17 @@ func htmlTitle(body []byte) (string, bool) {
 	if !strings.HasPrefix(page, "<") {
 		return "", false
 	}
-	lower := strings.ToLower(page)
-	start := strings.Index(lower, "<title>")
-	end := strings.Index(lower, "</title>")
+	// ASCII only, byte for byte: strings.ToLower makes each byte of a page that is not UTF-8
+	// (ISO-8859-1's é) three, and lower's places were no longer page's (the title was other
+	// bytes, or the cut panicked).
+	lower := []byte(page)
+	for i, c := range lower {
+		if 'A' <= c && c <= 'Z' {
+			lower[i] = c + ('a' - 'A')
+		}
+	}
+	start := bytes.Index(lower, []byte("<title>"))
+	end := bytes.Index(lower, []byte("</title>"))
 	if start < 0 || end < start {
 		return "", false
 	}
