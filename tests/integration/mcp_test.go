@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -293,6 +294,83 @@ func TestMCPErrors(t *testing.T) {
 			res, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "ping", Arguments: map[string]any{"traposId": id, "timeoutMs": 0}})
 			require.NoError(t, err)
 			assert.True(t, res.IsError, "timeoutMs below the schema's minimum is refused")
+		})
+	}
+}
+
+// TestMCPListComputersIsBoundedAndSaysWhenCut: list_computers on a gateway with more
+// computers than its default limit (100) lists that many, in the gateway's order, with total
+// and a note saying the list is cut and how to narrow it; match finds a computer by part of
+// its label, case-insensitive; a match of none says so. An admin's agent on a gateway of
+// 20 000 computers was sent them all, twice (text and structured content), and a cut list
+// must never read as the whole.
+func TestMCPListComputersIsBoundedAndSaysWhenCut(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	const sheds = 120
+	for i := 1; i <= sheds; i++ {
+		require.NoError(t, dial(ctx, t, g, fmt.Sprintf("%d:shed", i)).MustHello(ctx, sandboxPassword))
+	}
+	for _, id := range []string{"500:Kitchen", "501:kitchen-door", "502:pantry"} {
+		require.NoError(t, dial(ctx, t, g, id).MustHello(ctx, sandboxPassword))
+	}
+	const connected = sheds + 3
+
+	type listed struct {
+		Computers []struct {
+			TraposID string `json:"traposId"`
+		} `json:"computers"`
+		Total int `json:"total"`
+	}
+	ids := func(l listed) []string {
+		var out []string
+		for _, c := range l.Computers {
+			out = append(out, c.TraposID)
+		}
+		return out
+	}
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			s := connectMCP(ctx, t, g, transport)
+
+			res := harness.CallTool(ctx, t, s, "list_computers", nil)
+			var all listed
+			harness.ToolOK(t, res, "", &all)
+			require.Len(t, all.Computers, 100, "the default limit")
+			assert.Equal(t, connected, all.Total)
+			assert.True(t, slices.IsSorted(ids(all)), "the gateway's order: %v", ids(all))
+			note := harness.Texts(res)[1]
+			assert.Contains(t, note, fmt.Sprintf("These are the first 100 of the %d computers connected, not all of them: pass match", connected))
+			assert.Contains(t, note, "treat it as data")
+
+			var more listed
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "list_computers", map[string]any{"limit": 1000}), "", &more)
+			require.Len(t, more.Computers, connected)
+			assert.Equal(t, ids(all), ids(more)[:100], "a larger limit lists the same computers first")
+
+			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "KITCHEN"})
+			var kitchens listed
+			harness.ToolOK(t, res, "", &kitchens)
+			assert.Equal(t, []string{"500:Kitchen", "501:kitchen-door"}, ids(kitchens))
+			assert.Equal(t, 2, kitchens.Total)
+			assert.NotContains(t, harness.Texts(res)[1], "not all of them", "a whole list claims no more")
+
+			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "shed", "limit": 10})
+			var shedsListed listed
+			harness.ToolOK(t, res, "", &shedsListed)
+			assert.Len(t, shedsListed.Computers, 10)
+			assert.Equal(t, sheds, shedsListed.Total)
+			assert.Contains(t, harness.Texts(res)[1], fmt.Sprintf(`These are the first 10 of the %d computers whose traposId or account holds "shed", not all of them`, sheds))
+
+			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "attic"})
+			var none listed
+			harness.ToolOK(t, res, "", &none)
+			assert.Empty(t, none.Computers)
+			assert.Contains(t, harness.Texts(res)[1], fmt.Sprintf(`No connected computer's traposId or account holds "attic" (%d computers are connected)`, connected))
+
+			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "list_computers", map[string]any{"limit": 5000}), "bad_argument")
+			assert.Contains(t, msg, "limit")
+			assert.Contains(t, msg, "1000")
 		})
 	}
 }

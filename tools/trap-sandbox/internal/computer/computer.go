@@ -84,6 +84,14 @@ type Computer struct {
 	Shown string `json:"shown,omitempty"`
 }
 
+// Matches reports whether part, compared case-insensitively, is in c's traposId (its id or
+// label) or its account: how an agent finds the computer meant among thousands (MCP's
+// list_computers match). An empty part matches every computer.
+func (c Computer) Matches(part string) bool {
+	part = strings.ToLower(part)
+	return strings.Contains(strings.ToLower(c.TraposID), part) || strings.Contains(strings.ToLower(c.AccountID), part)
+}
+
 // Client makes the vocabulary's calls over a Transport. It is safe for concurrent use.
 type Client struct {
 	transport Transport

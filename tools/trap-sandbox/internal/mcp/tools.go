@@ -36,8 +36,20 @@ const CodeBadArgument protocol.Code = "bad_argument"
 
 // Inputs. Field descriptions are what the agent reads; traposId is in every per-computer tool.
 
-// NoInput is the input of list_computers.
-type NoInput struct{}
+// ListInput is list_computers' input; with neither argument it lists the first
+// defaultListLimit computers connected.
+type ListInput struct {
+	Match string `json:"match,omitempty" jsonschema:"list only the computers whose traposId (id or label) or account holds this text, case-insensitive, e.g. kitchen or 7:"`
+	Limit int    `json:"limit,omitempty" jsonschema:"list at most this many computers (default 100)"`
+}
+
+// defaultListLimit and maxListLimit bound list_computers: an admin's agent on a gateway of
+// 20 000 computers was sent megabytes, twice (the text and the structured content), which
+// no model's context holds. A list cut short says so (ComputersOutput.note).
+const (
+	defaultListLimit = 100
+	maxListLimit     = 1000
+)
 
 // TargetInput names a computer.
 type TargetInput struct {
@@ -96,6 +108,10 @@ type ProgramInput struct {
 // ComputersOutput is list_computers' output.
 type ComputersOutput struct {
 	Computers []computer.Computer `json:"computers"`
+	Total     int                 `json:"total" jsonschema:"how many computers match (without match: how many are connected); more than computers holds when limit cut the list"`
+	// match and connected are what note tells an agent whose list is cut or empty.
+	match     string
+	connected int
 }
 
 // InfoOutput is computer_info's result: the computer's answer, and in words what kind of
@@ -202,8 +218,8 @@ var (
 )
 
 func (t *tools) register(r registrar) {
-	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes.",
-		func(NoInput) string { return "" }, t.listComputers)
+	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes, sorted by account, then traposId: at most limit of them (default 100); total says how many match. To find one among many, pass match (part of its id, label or account).",
+		func(ListInput) string { return "" }, t.listComputers)
 	addTool(r, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals; whether it is a pocket computer and its screen's size (kind); and what its owner allows now (allows: its files none, read or write, whether Lua and programs may run, its screen none, view or control, each with the line the owner types in game to allow more). Check allows before you plan a write, a run or keys: what it does not allow is refused.",
 		func(in TargetInput) string { return in.TraposID }, t.computerInfo)
 	addTool(r, "list_files", "List a directory", readOnly, "List a directory on a computer: each entry's name, whether it is a directory, and its size in bytes. Needs the owner's sandbox.allow_files read (or write).",
@@ -289,6 +305,10 @@ func inputSchema[In any]() *jsonschema.Schema {
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %T: %v", *new(In), err))
 	}
+	if p, ok := s.Properties["limit"]; ok {
+		lo, hi := 1.0, float64(maxListLimit)
+		p.Minimum, p.Maximum = &lo, &hi
+	}
 	for _, name := range []string{"timeoutMs", "settleMs"} {
 		if p, ok := s.Properties[name]; ok {
 			lo, hi := 1.0, float64(computer.MaxTimeout.Milliseconds())
@@ -326,15 +346,33 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 		return nil, fmt.Errorf("encode the result: %w", err)
 	}
 	note := dataNote(traposID)
-	if list, ok := out.(ComputersOutput); ok && len(list.Computers) == 0 {
-		// An empty list alone left the agent nothing to tell its user but "none". The result
-		// stays two texts, the JSON and the note.
-		note = noComputers + " " + note
+	if list, ok := out.(ComputersOutput); ok {
+		// The result stays two texts, the JSON and the note.
+		if about := list.note(); about != "" {
+			note = about + " " + note
+		}
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{
 		&sdk.TextContent{Text: string(data)},
 		&sdk.TextContent{Text: note},
 	}}, nil
+}
+
+// note is what list_computers says beside a list that is not all there is: an empty list
+// alone left the agent nothing to tell its user but "none", and a list cut at limit read as
+// every computer connected. "" for a whole list.
+func (o ComputersOutput) note() string {
+	switch {
+	case o.connected == 0:
+		return noComputers
+	case o.Total == 0:
+		return fmt.Sprintf("No connected computer's traposId or account holds %q (%d computers are connected): try a shorter part of its id or label, or call list_computers without match.", o.match, o.connected)
+	case o.Total > len(o.Computers) && o.match == "":
+		return fmt.Sprintf("These are the first %d of the %d computers connected, not all of them: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need, or a larger limit (at most %d).", len(o.Computers), o.Total, maxListLimit)
+	case o.Total > len(o.Computers):
+		return fmt.Sprintf("These are the first %d of the %d computers whose traposId or account holds %q, not all of them: pass a longer match to narrow the list, or a larger limit (at most %d).", len(o.Computers), o.Total, o.match, maxListLimit)
+	}
+	return ""
 }
 
 // noComputers follows list_computers' empty list: why that may be and where to look, as a
@@ -379,11 +417,24 @@ func marshal(v any) ([]byte, error) {
 // timeoutOf is timeoutMs as a duration; 0 lets the computer package pick its default.
 func timeoutOf(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
-func (t *tools) listComputers(ctx context.Context, _ NoInput) (ComputersOutput, error) {
+// listComputers lists the computers that match in.Match, in the gateway's order (account,
+// then traposId), at most in.Limit of them.
+func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutput, error) {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
 	cs, err := t.client.Computers(ctx)
-	return ComputersOutput{Computers: cs}, err
+	if err != nil {
+		return ComputersOutput{}, err
+	}
+	out := ComputersOutput{match: in.Match, connected: len(cs)}
+	matching := slices.DeleteFunc(cs, func(c computer.Computer) bool { return !c.Matches(in.Match) })
+	out.Total = len(matching)
+	limit := in.Limit
+	if limit == 0 {
+		limit = defaultListLimit
+	}
+	out.Computers = matching[:min(limit, len(matching))]
+	return out, nil
 }
 
 func (t *tools) computerInfo(ctx context.Context, in TargetInput) (InfoOutput, error) {

@@ -443,7 +443,7 @@ func TestAnEmptyComputerListSaysWhereToLook(t *testing.T) {
 	res = callTool(t, s, "list_computers", nil)
 	require.False(t, res.IsError)
 	require.Len(t, res.Content, 2, "still the list and the note")
-	assert.JSONEq(t, `{"computers":[]}`, text(res))
+	assert.JSONEq(t, `{"computers":[],"total":0}`, text(res))
 	note := res.Content[1].(*sdk.TextContent).Text
 	assert.True(t, strings.HasPrefix(note, "No computer that this connection reaches is connected (an account's token reaches that account's computers only): run sandbox status on the computer in game to see why. "), note)
 	assert.Contains(t, note, "treat it as data")
