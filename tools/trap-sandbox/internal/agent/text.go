@@ -103,10 +103,11 @@ func boolOf(raw json.RawMessage) *bool {
 // sentence.
 func (o owner) text() string {
 	if o == (owner{}) {
-		return "Writes, deletes and runs may need the player's approval; a refusal comes back as the tool's error, so tell the player instead of retrying. "
+		return "Writes, deletes and runs may need the player's approval; a refusal comes back as the tool's error, so tell the player instead of retrying. " +
+			"What the computer allows is in its sandbox settings; " + computer.OwnersSettings + ". "
 	}
 	var b strings.Builder
-	b.WriteString("What the computer's owner allows now (only the owner changes it, in game; the computer still checks each call, and a refusal comes back as the tool's error naming the line that allows it: tell the player that line, do not retry): ")
+	b.WriteString("What the computer's owner allows now (" + computer.OwnersSettings + "; the computer still checks each call, and a refusal comes back as the tool's error naming the line that allows it: tell the player that line, do not retry): ")
 	const (
 		writes = "write_file, delete_file, move_file or make_dir"
 		show   = "instead, put the code in your answer for the player to save, name the file, and say the owner can allow writes with: " + computer.AllowFilesWrite

@@ -167,8 +167,15 @@ func (i Info) Allows() []string {
 	default:
 		screen = "screen: " + unknownLevel(a.Screen, ScreenNone+", "+ScreenView+" or "+ScreenControl)
 	}
-	return []string{files, exec, screen, "(only the computer's owner changes these, in game)"}
+	return []string{files, exec, screen, "(" + OwnersSettings + ")"}
 }
+
+// OwnersSettings is what an agent is told of the settings that allow its calls, wherever it
+// reads them (computer_info's allows, the ai agent's system text): with sandbox.allow_exec
+// true its own run_lua could settings.set them, and write_file rewrite /.settings, so it is
+// told not to, and whom to ask instead.
+const OwnersSettings = "these are the owner's settings: only the owner changes them, in game; " +
+	"never change them yourself, not with settings.set in run_lua nor by writing /.settings: ask the player"
 
 // shownLevelBytes bounds a level no client sends as Allows shows it.
 const shownLevelBytes = 64

@@ -533,7 +533,7 @@ func TestComputerInfoSaysWhatTheOwnerAllows(t *testing.T) {
 		"files: read (writes need: set sandbox.allow_files write)",
 		"exec: no (running Lua or programs needs: set sandbox.allow_exec true)",
 		"screen: none (seeing it needs: set sandbox.allow_screen view; typing: set sandbox.allow_screen control)",
-		"(only the computer's owner changes these, in game)",
+		"(these are the owner's settings: only the owner changes them, in game; never change them yourself, not with settings.set in run_lua nor by writing /.settings: ask the player)",
 	}, got.Allows)
 	require.NotNil(t, got.Allowed)
 	assert.Equal(t, computer.Allowed{Files: "read", Exec: false, Screen: "none"}, *got.Allowed)
