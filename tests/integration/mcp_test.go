@@ -301,7 +301,8 @@ func TestMCPErrors(t *testing.T) {
 // TestMCPListComputersIsBoundedAndSaysWhenCut: list_computers on a gateway with more
 // computers than its default limit (100) lists that many, in the gateway's order, with total
 // and a note saying the list is cut and how to narrow it; match finds a computer by part of
-// its label, case-insensitive; a match of none says so. An admin's agent on a gateway of
+// its label, case-insensitive, those whose traposId starts with it first; a match of none
+// says so. An admin's agent on a gateway of
 // 20 000 computers was sent them all, twice (text and structured content), and a cut list
 // must never read as the whole.
 func TestMCPListComputersIsBoundedAndSaysWhenCut(t *testing.T) {
@@ -361,6 +362,13 @@ func TestMCPListComputersIsBoundedAndSaysWhenCut(t *testing.T) {
 			assert.Len(t, shedsListed.Computers, 10)
 			assert.Equal(t, sheds, shedsListed.Total)
 			assert.Contains(t, harness.Texts(res)[1], fmt.Sprintf(`These are the first 10 of the %d computers whose traposId or account holds "shed", not all of them`, sheds))
+
+			// 7: names computer 7: it comes first, before 17:, 107: and the rest the gateway's
+			// order puts ahead of it.
+			var seven listed
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "7:", "limit": 3}), "", &seven)
+			assert.Equal(t, []string{"7:shed", "107:shed", "117:shed"}, ids(seven))
+			assert.Equal(t, 12, seven.Total, "7:, 17:, …, 97:, 107:, 117:")
 
 			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "attic"})
 			var none listed

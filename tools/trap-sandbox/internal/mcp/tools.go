@@ -417,8 +417,10 @@ func marshal(v any) ([]byte, error) {
 // timeoutOf is timeoutMs as a duration; 0 lets the computer package pick its default.
 func timeoutOf(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
-// listComputers lists the computers that match in.Match, in the gateway's order (account,
-// then traposId), at most in.Limit of them.
+// listComputers lists the computers that match in.Match, at most in.Limit of them: those
+// whose traposId starts with it first (7: names computer 7, which the gateway's order, by
+// text, puts after 1007:, 107: and 17:, beyond a limit on a big gateway), each group in the
+// gateway's order (account, then traposId).
 func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutput, error) {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
@@ -428,6 +430,17 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 	}
 	out := ComputersOutput{match: in.Match, connected: len(cs)}
 	matching := slices.DeleteFunc(cs, func(c computer.Computer) bool { return !c.Matches(in.Match) })
+	prefix := strings.ToLower(in.Match)
+	startsWith := func(c computer.Computer) bool { return strings.HasPrefix(strings.ToLower(c.TraposID), prefix) }
+	slices.SortStableFunc(matching, func(a, b computer.Computer) int {
+		switch sa, sb := startsWith(a), startsWith(b); {
+		case sa && !sb:
+			return -1
+		case sb && !sa:
+			return 1
+		}
+		return 0
+	})
 	out.Total = len(matching)
 	limit := in.Limit
 	if limit == 0 {
