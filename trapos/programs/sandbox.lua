@@ -235,8 +235,10 @@ local function installLineFor(url)
   if type(url) ~= "string" then
     return nil;
   end
-  local scheme, authority, path = url:match("^(wss?)://([^/?#]+)([^?#]*)$");
-  if scheme == nil then
+  -- A scheme in any case (WSS://): CC's websocket takes it so.
+  local scheme, authority, path = url:match("^(%a+)://([^/?#]+)([^?#]*)$");
+  scheme = scheme and scheme:lower();
+  if scheme ~= "ws" and scheme ~= "wss" then
     return nil;
   end
   path = path:gsub("/+$", "");

@@ -853,6 +853,11 @@ describe("sandbox command", function()
         fitted("update: " .. newer .. " is served: wget run https://mc.example.org/sandbox/trapos/install"));
       expect(updateOf(newer, "ws://10.0.0.2:4444")):eq(
         fitted("update: " .. newer .. " is served: wget run http://10.0.0.2:4444/trapos/install"));
+      -- a scheme typed in capitals, which CC's websocket takes as well
+      expect(updateOf(newer, "WSS://mc.example.org/trapos/ws")):eq(
+        fitted("update: " .. newer .. " is served: wget run https://mc.example.org/trapos/install"));
+      expect(updateOf(newer, "Ws://10.0.0.2:4444")):eq(
+        fitted("update: " .. newer .. " is served: wget run http://10.0.0.2:4444/trapos/install"));
       -- a URL that is not the gateway's WebSocket: the words, not a made-up line
       expect(updateOf(newer, "ws://10.0.0.2:4444/elsewhere")):eq(
         fitted("update: " .. newer .. " is served: run the gateway's install line to upgrade"));
