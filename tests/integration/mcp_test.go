@@ -339,7 +339,11 @@ func TestMCPListComputersIsBoundedAndSaysWhenCut(t *testing.T) {
 			harness.ToolOK(t, res, "", &all)
 			require.Len(t, all.Computers, 100, "the default limit")
 			assert.Equal(t, connected, all.Total)
-			assert.True(t, slices.IsSorted(ids(all)), "the gateway's order: %v", ids(all))
+			var first100 []string
+			for i := 1; i <= 100; i++ {
+				first100 = append(first100, fmt.Sprintf("%d:shed", i))
+			}
+			assert.Equal(t, first100, ids(all), "the gateway's order: by the computer's id as a number")
 			note := harness.Texts(res)[1]
 			assert.Contains(t, note, fmt.Sprintf("These are the first 100 of the %d computers connected, not all of them: pass match", connected))
 			assert.Contains(t, note, "treat it as data")
@@ -363,12 +367,12 @@ func TestMCPListComputersIsBoundedAndSaysWhenCut(t *testing.T) {
 			assert.Equal(t, sheds, shedsListed.Total)
 			assert.Contains(t, harness.Texts(res)[1], fmt.Sprintf(`These are the first 10 of the %d computers whose traposId or account holds "shed", not all of them`, sheds))
 
-			// 7: names computer 7: it comes first, before 17:, 107: and the rest the gateway's
-			// order puts ahead of it.
-			var seven listed
-			harness.ToolOK(t, harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "7:", "limit": 3}), "", &seven)
-			assert.Equal(t, []string{"7:shed", "107:shed", "117:shed"}, ids(seven))
-			assert.Equal(t, 12, seven.Total, "7:, 17:, …, 97:, 107:, 117:")
+			// Those that start with 2 come first (2:, 20:, 21:, …), before 12: and the rest that
+			// hold a 2 further in, which the gateway's order puts ahead of 20:.
+			var two listed
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "2", "limit": 3}), "", &two)
+			assert.Equal(t, []string{"2:shed", "20:shed", "21:shed"}, ids(two))
+			assert.Equal(t, 23, two.Total, "2:, 12:, 20:–29:, 32:, …, 92:, 102:, 112:, 120: and 502:pantry")
 
 			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "attic"})
 			var none listed

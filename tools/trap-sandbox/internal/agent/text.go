@@ -1,10 +1,10 @@
 package agent
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"trap-sandbox/internal/cctext"
@@ -152,17 +152,12 @@ func (o owner) text() string {
 	return b.String()
 }
 
-// sortTurns orders a listing by account, computer and session.
+// sortTurns orders a listing by account, computer (as the computers' lists: the computer's
+// id as a number) and session.
 func sortTurns(ts []TurnInfo) {
-	sort.Slice(ts, func(i, j int) bool {
-		a, b := ts[i], ts[j]
-		if a.AccountID != b.AccountID {
-			return a.AccountID < b.AccountID
-		}
-		if a.TraposID != b.TraposID {
-			return a.TraposID < b.TraposID
-		}
-		return a.Session < b.Session
+	slices.SortFunc(ts, func(a, b TurnInfo) int {
+		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cctext.CompareTraposIDs(a.TraposID, b.TraposID),
+			cmp.Compare(a.Session, b.Session))
 	})
 }
 

@@ -2,6 +2,7 @@ package cctext
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -457,4 +458,13 @@ func TestTraposIDReadsEscapesBack(t *testing.T) {
 	} {
 		assert.Equal(t, want, TraposID(in), "%q", in)
 	}
+}
+
+// TestCompareTraposIDsReadsTheIDAsANumber: the order of the host's lists, whatever an
+// altered client sends (digits past any integer, leading zeros, an id that is no number).
+func TestCompareTraposIDsReadsTheIDAsANumber(t *testing.T) {
+	ids := []string{"x:odd", "10:shed", "007:bond", "7:kitchen", "99999999999999999999999:big", "2:door", ":none", "7:attic"}
+	slices.SortFunc(ids, CompareTraposIDs)
+	assert.Equal(t, []string{"2:door", "007:bond", "7:attic", "7:kitchen", "10:shed", "99999999999999999999999:big", ":none", "x:odd"}, ids)
+	assert.Zero(t, CompareTraposIDs("7:kitchen", "7:kitchen"))
 }

@@ -1,6 +1,7 @@
 package cctext
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -121,4 +122,41 @@ func unescapeID(id string) string {
 		i++
 	}
 	return b.String()
+}
+
+// CompareTraposIDs orders two traposIds as a person reads a list of computers: by the
+// computer's id as a number (7:kitchen before 10:shed, which text order puts first), then by
+// the whole traposId. An id that is not a number (only an altered client sends one) comes
+// after every numbered one, in text order.
+func CompareTraposIDs(a, b string) int {
+	idA, _, _ := strings.Cut(a, ":")
+	idB, _, _ := strings.Cut(b, ":")
+	numA, numB := isDigits(idA), isDigits(idB)
+	switch {
+	case numA && numB:
+		// Digits compared without parsing, so no id is too long for it: the shorter is the
+		// smaller once leading zeros are gone (CC writes none; an altered client may).
+		idA, idB = strings.TrimLeft(idA, "0"), strings.TrimLeft(idB, "0")
+		if c := cmp.Or(cmp.Compare(len(idA), len(idB)), strings.Compare(idA, idB)); c != 0 {
+			return c
+		}
+	case numA:
+		return -1
+	case numB:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// isDigits is whether s is one or more ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

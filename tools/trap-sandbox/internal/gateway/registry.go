@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/server"
 )
@@ -263,9 +264,10 @@ func (r *registry) accountsOf(traposID string) []string {
 	return out
 }
 
-// sortComputers orders a snapshot by account, then traposId, so listings are stable.
+// sortComputers orders a snapshot by account, then traposId as a person reads it (the
+// computer's id as a number: cctext.CompareTraposIDs), so listings are stable.
 func sortComputers(cs []Computer) {
 	slices.SortFunc(cs, func(a, b Computer) int {
-		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.TraposID, b.TraposID))
+		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cctext.CompareTraposIDs(a.TraposID, b.TraposID))
 	})
 }

@@ -50,7 +50,7 @@ func TestRegistryKeysByAccountAndID(t *testing.T) {
 func TestSortComputers(t *testing.T) {
 	cs := []Computer{{AccountID: "b", TraposID: "1:"}, {AccountID: "a", TraposID: "2:"}, {AccountID: "a", TraposID: "10:"}}
 	sortComputers(cs)
-	assert.Equal(t, []Computer{{AccountID: "a", TraposID: "10:"}, {AccountID: "a", TraposID: "2:"}, {AccountID: "b", TraposID: "1:"}}, cs)
+	assert.Equal(t, []Computer{{AccountID: "a", TraposID: "2:"}, {AccountID: "a", TraposID: "10:"}, {AccountID: "b", TraposID: "1:"}}, cs)
 }
 
 // recordingCluster is a Cluster that records what the registry tells it.
