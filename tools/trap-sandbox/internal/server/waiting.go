@@ -78,12 +78,14 @@ func (w *waitingConns) wait(c net.Conn) {
 	if evict == nil {
 		return
 	}
-	_ = evict.Close() // its goroutine's read fails, and net/http forgets it
+	// Counted and logged before the close: whoever sees the connection end (its client, a
+	// test) then finds it in the metric and the log, never a moment before they say so.
 	if w.closed != nil {
 		w.closed.Inc()
 	}
 	w.warns.Log(slog.LevelWarn, "waiting", "closed the oldest connection waiting for a request: more connections were open without sending one (or idle between requests) than the gateway keeps, so that a flood of them cannot take every open file",
 		"remote", evict.RemoteAddr().String(), "waiting", waiting, "max", w.max)
+	_ = evict.Close() // its goroutine's read fails, and net/http forgets it
 }
 
 // done takes c off the queue, if it is on it.
