@@ -218,7 +218,7 @@ var (
 )
 
 func (t *tools) register(r registrar) {
-	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes, sorted by account, then traposId: at most limit of them (default 100); total says how many match. To find one among many, pass match (part of its id, label or account).",
+	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes, sorted by account, then computer id: at most limit of them (default 100); total says how many match. To find one among many, pass match (part of its id, label or account).",
 		func(ListInput) string { return "" }, t.listComputers)
 	addTool(r, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals; whether it is a pocket computer and its screen's size (kind); and what its owner allows now (allows: its files none, read or write, whether Lua and programs may run, its screen none, view or control, each with the line the owner types in game to allow more). Check allows before you plan a write, a run or keys: what it does not allow is refused.",
 		func(in TargetInput) string { return in.TraposID }, t.computerInfo)
@@ -418,9 +418,9 @@ func marshal(v any) ([]byte, error) {
 func timeoutOf(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // listComputers lists the computers that match in.Match, at most in.Limit of them: those
-// whose traposId starts with it first (7: names computer 7, which the gateway's order, by
-// text, puts after 1007:, 107: and 17:, beyond a limit on a big gateway), each group in the
-// gateway's order (account, then traposId).
+// whose traposId starts with it first (match 1 lists 1:, 10: and 107: before 21:, which the
+// gateway's order puts ahead of 107:, beyond a limit on a big gateway), each group in the
+// gateway's order (account, then the computer's id as a number).
 func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutput, error) {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
@@ -429,18 +429,19 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 		return ComputersOutput{}, err
 	}
 	out := ComputersOutput{match: in.Match, connected: len(cs)}
-	matching := slices.DeleteFunc(cs, func(c computer.Computer) bool { return !c.Matches(in.Match) })
 	prefix := strings.ToLower(in.Match)
-	startsWith := func(c computer.Computer) bool { return strings.HasPrefix(strings.ToLower(c.TraposID), prefix) }
-	slices.SortStableFunc(matching, func(a, b computer.Computer) int {
-		switch sa, sb := startsWith(a), startsWith(b); {
-		case sa && !sb:
-			return -1
-		case sb && !sa:
-			return 1
+	// Those whose traposId starts with match, then the rest that hold it; [] (not null) for none.
+	startsWith := make([]computer.Computer, 0, len(cs))
+	var holds []computer.Computer
+	for _, c := range cs {
+		switch {
+		case strings.HasPrefix(strings.ToLower(c.TraposID), prefix):
+			startsWith = append(startsWith, c)
+		case c.Matches(in.Match):
+			holds = append(holds, c)
 		}
-		return 0
-	})
+	}
+	matching := append(startsWith, holds...)
 	out.Total = len(matching)
 	limit := in.Limit
 	if limit == 0 {
