@@ -79,7 +79,7 @@ local RULES = {
   {
     match = function(why) return contains(why, "Invalid scheme") or contains(why, "URL malformed"); end,
     say = function(_, url)
-      return "sandbox.url " .. url .. " is not a ws:// URL (e.g. ws://192.168.1.20:4444). " .. FIX_URL;
+      return "sandbox.url " .. url .. " is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444). " .. FIX_URL;
     end,
   },
   {

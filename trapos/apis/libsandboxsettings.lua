@@ -42,14 +42,12 @@ local SETTINGS_FILE = "/.settings";
 -- once complete.
 local SAVE_SUFFIX = ".saving";
 
--- The schemes a URL typed with one slash or none after its colon is read with both
--- (ws:/host:4444): the scheme of a URL, never the name of a host there.
-local SLASHES_FORGOTTEN = { ws = true, wss = true, http = true, https = true };
-
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
 -- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does; one that
--- lost a slash of its scheme's "//" (ws:/host, ws:host) gets it back: with ws:// put in front,
--- as CC would, it named the host "ws" (ws://ws:/host), and the player read Unknown host: ws.
+-- lost a slash of its scheme's "//" (ws:/host, ws:host, ftp:/host) gets it back: with ws://
+-- put in front, as CC would, it named the host "ws" (ws://ws:/host), and the player read
+-- Unknown host: ws (sandbox setup saved ftp:/host as a host named ftp). A word of letters
+-- before the colon is a scheme unless a port, digits alone, follows it (host:4444).
 -- Returns nil for nil or blank input.
 local function normaliseUrl(url)
   expect(1, url, "string", "nil");
@@ -64,7 +62,7 @@ local function normaliseUrl(url)
   -- ws:4444 is a host named ws and its port (a compose service's name), no scheme: read as
   -- one, the port became the host (ws://4444). Digits alone after the colon are a port.
   local isPort = url:match("^%a+:%d+$") or url:match("^%a+:%d+[/?#]");
-  if scheme ~= nil and SLASHES_FORGOTTEN[scheme:lower()] and not isPort then
+  if scheme ~= nil and not isPort then
     url = scheme .. "://" .. afterColon;
   end
   if not url:find("://", 1, true) then

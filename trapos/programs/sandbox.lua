@@ -568,6 +568,11 @@ local function setup(urlArg)
     local ws = "ws://<host>:4444";
     if full:match("^%a[%w+.-]*://[^/?#]") ~= nil then
       ws = wsFormOf("ws", full); -- it names a host
+      if ws:match("^ws://[^/:]+$") ~= nil then
+        -- ftp:/10.0.0.9 names no port and no proxy's path: ws:// alone is port 80, the
+        -- gateway's is 4444
+        ws = ws .. ":4444";
+      end
     end
     fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. ws);
   end

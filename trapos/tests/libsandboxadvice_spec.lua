@@ -144,7 +144,7 @@ describe("libsandboxadvice explain", function()
 
   it("explains a malformed URL", function()
     expect(advice.explain("URL malformed", "ws://"))
-      :eq("sandbox.url ws:// is not a ws:// URL (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");
+      :eq("sandbox.url ws:// is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");
   end);
 
   it("sends a rejected password to sandbox setup", function()

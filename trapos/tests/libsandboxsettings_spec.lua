@@ -35,6 +35,10 @@ describe("libsandboxsettings", function()
       expect(lib.normaliseUrl("wss:4444/trapos/ws")):eq("ws://wss:4444/trapos/ws");
       expect(lib.normaliseUrl("http:8080/")):eq("ws://http:8080/trapos/ws");
       expect(lib.normaliseUrl("ws:///x")):eq("ws:///x");
+      -- any scheme: ftp:/host is ftp's (refused by name), not a host named ftp
+      expect(lib.normaliseUrl("ftp:/10.0.0.9:4444")):eq("ftp://10.0.0.9:4444/trapos/ws");
+      expect(lib.normaliseUrl("ftp:10.0.0.9")):eq("ftp://10.0.0.9/trapos/ws");
+      expect(lib.normaliseUrl("ftp:21")):eq("ws://ftp:21/trapos/ws");
     end);
 
     it("returns nil for nothing", function()

@@ -710,14 +710,20 @@ describe("sandbox command", function()
       end
     end);
 
-    it("refuses another scheme before saving anything, naming the ws:// URL to give", function()
+    it("refuses another scheme before asking or saving anything, naming the ws:// URL to give", function()
       for _, case in ipairs({
         { "ftp://10.0.0.9:4444", "ws://10.0.0.9:4444" },
         { "ftp:///x", "ws://<host>:4444" },
+        -- a slash of the // lost, or both: still ftp's, not a host named ftp, saved as it was
+        { "ftp:/10.0.0.9:4444", "ws://10.0.0.9:4444" },
+        { "ftp:10.0.0.9:4444", "ws://10.0.0.9:4444" },
+        { "Gopher:/10.0.0.9", "ws://10.0.0.9:4444" },
+        { "tcp:/mc.example.org/sandbox", "ws://mc.example.org/sandbox/trapos/ws" },
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
-        expect(err):eq("sandbox.url " .. case[1] .. " is not a ws:// URL (e.g. ws://192.168.1.20:4444). Run: sandbox setup " .. case[2]);
+        expect(err):eq(fitted("sandbox.url " .. case[1] .. " is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444). Run: sandbox setup " .. case[2]));
+        expect(record.prompts):same({});
         expect(record.saved):eq(0);
       end
     end);
