@@ -139,6 +139,44 @@ local function fitLongWords(text, width, x)
   return table.concat(out);
 end
 
+-- The rows print(text) takes on a screen width columns wide, from the row's start: text laid
+-- out by fitLongWords, then wrapped as CC's write wraps it (a word that does not fit the rest
+-- of a row starts the next; one longer than a row fills rows; blanks never wrap). For a
+-- program that must fit what it prints to the screen's height (sandbox status).
+local function printedRows(text, width)
+  expect(1, text, "string");
+  expect(2, width, "number");
+  text = fitLongWords(text, width);
+  local rows, x, at = 1, 1, 1;
+  while at <= #text do
+    local space = text:match("^[ \t]+", at);
+    if space ~= nil then
+      x, at = x + #space, at + #space;
+    elseif text:sub(at, at) == "\n" then
+      rows, x, at = rows + 1, 1, at + 1;
+    else
+      local word = text:match("^[^ \t\n]+", at);
+      at = at + #word;
+      if #word > width then
+        while #word > 0 do
+          if x > width then
+            rows, x = rows + 1, 1;
+          end
+          local written = #word; -- the cursor moves past all of it, as CC's term.write does
+          word = word:sub(width - x + 2);
+          x = x + written;
+        end
+      else
+        if x + #word - 1 > width then
+          rows, x = rows + 1, 1;
+        end
+        x = x + #word;
+      end
+    end
+  end
+  return rows;
+end
+
 -- A program's print, printError and write with every text laid out by fitLongWords for the
 -- screen: env is the program's environment (_ENV), whose print, printError and write (taken
 -- now) put the text on the screen, and whose term gives the width, and write's column, at each
@@ -166,5 +204,6 @@ end
 
 return {
   fitLongWords = fitLongWords,
+  printedRows = printedRows,
   fitted = fitted,
 };

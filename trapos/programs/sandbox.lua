@@ -23,7 +23,8 @@ local oneLine = require('/apis/libsandboxcodec').oneLine;
 -- breaks before a "/", ":" or "." (libsandbox.fitLongWords), where CC broke it wherever the
 -- row ended ("url: ws://192.168.100.200:44" / "44/trapos/ws").
 local fitLongWords = libsandbox.fitLongWords;
-local laidOut = require('/apis/libsandboxlayout').fitted(_ENV);
+local layout = require('/apis/libsandboxlayout');
+local laidOut = layout.fitted(_ENV);
 local print, write = laidOut.print, laidOut.write;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
@@ -64,9 +65,9 @@ local HELP = {
   { "--version", "show the version", "the version" },
 };
 
--- The rows a help needs besides its own lines: the command typed above it and the prompt
--- below, so that its first line stays on the screen.
-local HELP_SPARE_ROWS = 2;
+-- The rows a command's output shares the screen with (help, status): the command typed above
+-- it and the prompt below, so that its first line stays on the screen.
+local SPARE_ROWS = 2;
 
 -- Prints lines: all of them fit the screen's width, and they are few enough to fit its height.
 local function printLines(lines)
@@ -101,7 +102,7 @@ local function usage()
     "Settings: sandbox.url,", " sandbox.password,", " sandbox.allow_files,", " sandbox.allow_exec,",
     " sandbox.ai_confirm,", " sandbox.allow_screen",
   };
-  if #lines + #settingsList + 1 + HELP_SPARE_ROWS > height then
+  if #lines + #settingsList + 1 + SPARE_ROWS > height then
     settingsList = { "Settings: sandbox.*;" };
   end
   for _, line in ipairs(settingsList) do
@@ -324,50 +325,103 @@ local function runLines(lines, lead, command)
   end
 end
 
+-- The lines that count the stray sandbox.* settings status has no room to name, after
+-- others it named (more) or alone, and say where to see them all: /.settings holds each by
+-- name, and edit scrolls through them.
+local function moreStrayLines(count, more)
+  local lines = {};
+  if more then
+    runLines(lines, count .. " more; see " .. (count == 1 and "it" or "them") .. " with:", "edit /.settings");
+  else
+    runLines(lines, count .. (count == 1 and " sandbox.* setting is" or " sandbox.* settings are")
+      .. " none of the sandbox's; see " .. (count == 1 and "it" or "them") .. " with:", "edit /.settings");
+  end
+  return lines;
+end
+
+-- The rows lines take printed on this screen.
+local function rowsOf(lines)
+  local width, rows = term.getSize(), 0;
+  for _, line in ipairs(lines) do
+    rows = rows + layout.printedRows(line, width);
+  end
+  return rows;
+end
+
 -- The lines that name each sandbox.* setting on this computer that is none of the sandbox's:
 -- a name mistyped in CC's set, which saves any name and says nothing (`set
 -- sandbox.allow_file write` left files at none, and status showed only that), with the
--- setting meant when one is near, and the line that removes it.
-local function straySettingLines()
-  local lines = {};
+-- setting meant when one is near, and the line that removes it. At most rows rows: a
+-- player's own program may use the prefix for many names, and two lines each scrolled the
+-- status off the screen; the names past those that fit are counted, with where to see them.
+local function straySettingLines(rows)
   if settings.getNames == nil then
-    return lines;
+    return {};
   end
   local known, suffixes = {}, {};
   for _, name in ipairs(libsandbox.SETTING_NAMES) do
     known[name] = true;
     suffixes[#suffixes + 1] = name:sub(#SETTING_PREFIX + 1);
   end
-  -- Names no player typed (a program's settings.set) are counted, never printed.
-  local untyped = 0;
+  -- Each name a player typed is an entry of its own; names no player typed (a program's
+  -- settings.set) are counted, never printed, in one entry after them.
+  local entries, untyped = {}, 0;
   for _, name in ipairs(settings.getNames()) do
     if name:sub(1, #SETTING_PREFIX) == SETTING_PREFIX and not known[name] then
       if typedName(name) then
         local guess = meant(name:sub(#SETTING_PREFIX + 1), suffixes);
-        lines[#lines + 1] = name .. " is not a setting of the sandbox"
-          .. (guess and "; did you mean " .. SETTING_PREFIX .. guess .. "?" or " (sandbox help lists them)");
-        runLines(lines, "Remove it with:", "set " .. name .. " nil");
+        local entry = { names = 1, name .. " is not a setting of the sandbox"
+          .. (guess and "; did you mean " .. SETTING_PREFIX .. guess .. "?" or " (sandbox help lists them)") };
+        runLines(entry, "Remove it with:", "set " .. name .. " nil");
+        entries[#entries + 1] = entry;
       else
         untyped = untyped + 1;
       end
     end
   end
   if untyped == 1 then
-    lines[#lines + 1] = "A sandbox.* setting that is none of the sandbox's has a name set cannot type"
-      .. " (a space, a control byte or over " .. MAX_SHOWN_NAME .. " bytes)";
-    runLines(lines, "Remove it with:", "edit /.settings");
+    local entry = { names = 1, "A sandbox.* setting that is none of the sandbox's has a name set cannot type"
+      .. " (a space, a control byte or over " .. MAX_SHOWN_NAME .. " bytes)" };
+    runLines(entry, "Remove it with:", "edit /.settings");
+    entries[#entries + 1] = entry;
   elseif untyped > 1 then
-    lines[#lines + 1] = untyped .. " sandbox.* settings that are none of the sandbox's have names set cannot type"
-      .. " (a space, a control byte or over " .. MAX_SHOWN_NAME .. " bytes)";
-    runLines(lines, "Remove them with:", "edit /.settings");
+    local entry = { names = untyped, untyped .. " sandbox.* settings that are none of the sandbox's have names set cannot type"
+      .. " (a space, a control byte or over " .. MAX_SHOWN_NAME .. " bytes)" };
+    runLines(entry, "Remove them with:", "edit /.settings");
+    entries[#entries + 1] = entry;
+  end
+  local lines, left = {}, 0;
+  for _, entry in ipairs(entries) do
+    left = left + entry.names;
+  end
+  for i, entry in ipairs(entries) do
+    -- the lines that count the rest need their rows too, unless this is the last entry
+    local rest = {};
+    if i < #entries then
+      rest = moreStrayLines(left - entry.names, true);
+    end
+    if rowsOf(lines) + rowsOf(entry) + rowsOf(rest) > rows then
+      break;
+    end
+    for _, line in ipairs(entry) do
+      lines[#lines + 1] = line;
+    end
+    left = left - entry.names;
+  end
+  if left > 0 then
+    for _, line in ipairs(moreStrayLines(left, #lines > 0)) do
+      lines[#lines + 1] = line;
+    end
   end
   return lines;
 end
 
 local function showStatus()
   local status = getStatus();
-  print("url: " .. tostring(status.url or "not set"));
-  print("connected: " .. tostring(status.connected == true));
+  -- The lines above the problem, printed once the rows left for the strays are known.
+  local shown = {};
+  shown[#shown + 1] = "url: " .. tostring(status.url or "not set");
+  shown[#shown + 1] = "connected: " .. tostring(status.connected == true);
   -- The state says why a computer is not connected yet (e.g. "connecting" right after boot).
   local state = tostring(status.state or "unknown");
   -- Read once: the state and the fix below name the same second.
@@ -375,11 +429,11 @@ local function showStatus()
   if retryIn ~= nil then
     state = state .. " (" .. retryIn .. " s)";
   end
-  print("state: " .. state);
-  print("traposId: " .. tostring(status.traposId));
+  shown[#shown + 1] = "state: " .. state;
+  shown[#shown + 1] = "traposId: " .. tostring(status.traposId);
   -- Whose computer this is, as the gateway answered the hello: local for the shared password.
   if status.account ~= nil then
-    print("account: " .. tostring(status.account) .. byHand(status));
+    shown[#shown + 1] = "account: " .. tostring(status.account) .. byHand(status);
   end
   local problem = { "lastError: " .. tostring(status.lastError or "none") };
   if status.state == libsandbox.STATE_STOPPED then
@@ -405,27 +459,34 @@ local function showStatus()
   local leaveAccessOut = narrowScreen() and problem[2] ~= nil;
   -- The daemon's own faults are never printed by the daemon: they are counted here and logged.
   if (status.faults or 0) > 0 then
-    print("faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault));
+    shown[#shown + 1] = "faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault);
   end
   local running = olderDaemon(status);
   if running ~= nil then
-    print("daemon: " .. running .. " runs, " .. libsandbox.VERSION .. " is installed: reboot to start it");
+    shown[#shown + 1] = "daemon: " .. running .. " runs, " .. libsandbox.VERSION .. " is installed: reboot to start it";
   end
   -- The update line: on a pocket computer, not above an error to fix first (its rows would
   -- scroll the status away); it shows again once the error is fixed.
   local update = updateLine(status);
   if update ~= nil and not leaveAccessOut then
-    print(update);
+    shown[#shown + 1] = update;
   end
   if not leaveAccessOut then
     -- What the owner lets the host do here (read from the settings, as every request does).
-    print("files: " .. libsandbox.filesShown());
-    print("exec: " .. libsandbox.execShown());
+    shown[#shown + 1] = "files: " .. libsandbox.filesShown();
+    shown[#shown + 1] = "exec: " .. libsandbox.execShown();
     -- Whether the player is asked before the agent changes this computer (the ai command).
-    print("ai confirm: " .. libsandbox.aiConfirmShown());
-    print("screen: " .. libsandbox.screenShown());
-    printLines(straySettingLines());
+    shown[#shown + 1] = "ai confirm: " .. libsandbox.aiConfirmShown();
+    shown[#shown + 1] = "screen: " .. libsandbox.screenShown();
+    -- The strays get the rows the rest leaves on the screen, the command typed above the
+    -- status and the prompt below it too.
+    local _, height = term.getSize();
+    local strays = straySettingLines(height - SPARE_ROWS - rowsOf(shown) - rowsOf(problem));
+    for _, line in ipairs(strays) do
+      shown[#shown + 1] = line;
+    end
   end
+  printLines(shown);
   printLines(problem);
 end
 

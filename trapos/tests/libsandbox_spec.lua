@@ -381,6 +381,38 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("libsandboxlayout.printedRows", function()
+    local printedRows = require('/apis/libsandboxlayout').printedRows;
+
+    -- The rows CC's own print takes for text on a screen width columns wide, laid out by
+    -- fitLongWords as the client's print lays it out.
+    local function rowsPrinted(text, width)
+      local win = window.create(term.current(), 1, 1, width, 60, false);
+      local previous = term.redirect(win);
+      print(lib.fitLongWords(text, width));
+      term.redirect(previous);
+      return select(2, win.getCursorPos()) - 1;
+    end
+
+    it("counts the rows print takes, as CC's write wraps them", function()
+      local texts = {
+        "", "lastError: none", string.rep("x", 26), string.rep("x", 27), string.rep("x", 80),
+        "a\nb\n\nc", "ab " .. string.rep("y", 60) .. " c", "trailing blanks  " .. string.rep(" ", 40),
+        "sandbox.Allow_Exec is not a setting of the sandbox; did you mean sandbox.allow_exec?",
+        "url: ws://192.168.100.200:4444/trapos/ws", "fix: start the gateway there, or fix the port (sandbox setup)",
+        "sandbox." .. string.rep("y", 64) .. " is not a setting of the sandbox (sandbox help lists them)",
+      };
+      for _, width in ipairs({ 51, 39, 26, 13 }) do
+        for _, text in ipairs(texts) do
+          local want = rowsPrinted(text, width);
+          if printedRows(text, width) ~= want then
+            fail(string.format("%q at %d columns: %d rows, CC's print takes %d", text, width, printedRows(text, width), want));
+          end
+        end
+      end
+    end);
+  end);
+
   describe("the public surface", function()
     -- Every name a program may use, each from the one module that owns it; a name added to a
     -- module is not public until it is listed in libsandbox.lua.

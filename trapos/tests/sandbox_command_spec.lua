@@ -1097,6 +1097,8 @@ describe("sandbox command", function()
           ["sandbox.colour"] = "red", ["sandboxy"] = 1, ["shell.allow_startup"] = true },
         -- connected: nothing to fix, so what the host may do shows on every screen
         status = connectedStatus(),
+        -- a screen tall enough for all three (a monitor's): each takes two or three rows
+        width = (term.getSize()), height = 40,
       });
       expectSuccess(ok, err);
       -- the command to type never breaks in two: on a pocket computer it has a row of its own
@@ -1118,6 +1120,59 @@ describe("sandbox command", function()
       expect({ table.unpack(lines, 5) }):same(want);
     end);
 
+    it("names as many stray sandbox settings as fit the screen, then counts the rest", function()
+      -- a player's own program may use the prefix for many names: two lines each scrolled the
+      -- status, and its url and state, off the screen
+      local values = { ["sandbox.url"] = URL, ["sandbox.a b"] = 1, ["sandbox.\1"] = 1 };
+      for i = 1, 30 do
+        values[string.format("sandbox.door%02d", i)] = i;
+      end
+      -- a computer, a turtle, a pocket computer
+      for _, size in ipairs({ { 51, 19 }, { 39, 13 }, { 26, 20 } }) do
+        local ok, err, lines = run({ "status" }, {
+          settings = values, status = connectedStatus(), width = size[1], height = size[2],
+        });
+        expectSuccess(ok, err);
+        -- the whole status and the command typed above it and the prompt below fit the screen;
+        -- a turtle's status fills its 13 rows without them: the count alone is left there,
+        -- a row over
+        local rows = printedRows(lines, size[1]);
+        if #rows + 2 > size[2] + (size[2] == 13 and 1 or 0) then
+          fail(size[1] .. "x" .. size[2] .. ": the status takes " .. #rows .. " rows:\n" .. table.concat(rows, "\n"));
+        end
+        expect(lines[1]):eq(fitted("url: " .. FULL_URL, size[1]));
+        expect(lines[#lines]):eq("lastError: none");
+        local named = 0;
+        for _, line in ipairs(lines) do
+          if line:find("^sandbox%.door%d%d is not a setting") then
+            named = named + 1;
+            expect(line:match("^sandbox%.door(%d%d)") + 0):eq(named); -- the first ones, in order
+          end
+        end
+        -- the rest counted, and where to see them all: the two a set cannot type among them
+        local more = (32 - named) .. " more; see them with:";
+        if named == 0 then
+          more = "32 sandbox.* settings are none of the sandbox's; see them with:";
+        end
+        local want = { more .. " edit /.settings" };
+        if #want[1] >= size[1] then
+          want = { more, "edit /.settings" };
+        end
+        want[#want + 1] = "lastError: none";
+        expect({ table.unpack(lines, #lines - #want + 1) }):same(want);
+        if size[2] >= 19 and named == 0 then
+          fail(size[1] .. "x" .. size[2] .. ": no stray named");
+        end
+      end
+      -- none named when none fits: the count alone
+      local ok, err, lines = run({ "status" }, {
+        settings = values, status = connectedStatus(), width = 51, height = 12,
+      });
+      expectSuccess(ok, err);
+      expect({ table.unpack(lines, #lines - 2) }):same({
+        "32 sandbox.* settings are none of the sandbox's; see them with:", "edit /.settings", "lastError: none" });
+    end);
+
     it("counts, never prints, a stray sandbox setting whose name set cannot type", function()
       local long = "sandbox." .. ("y"):rep(10000);
       local ok, err, lines = run({ "status" }, {
@@ -1128,6 +1183,8 @@ describe("sandbox command", function()
           ["sandbox.a b"] = 1, ["sandbox.\27[2J"] = 1, ["sandbox.allow_file"] = "write" },
         -- connected: nothing to fix, so what the host may do shows on every screen
         status = connectedStatus(),
+        -- a screen tall enough for both (a monitor's)
+        width = (term.getSize()), height = 40,
       });
       expectSuccess(ok, err);
       local want = { "files: none", "exec: false", "ai confirm: true", "screen: none",
