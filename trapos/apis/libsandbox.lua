@@ -226,26 +226,6 @@ local function registerCompletion(shellApi)
   end);
 end
 
--- Columns a typed answer needs after its question ("yes" and the cursor): read() shows only
--- what fits after the cursor, so a question that ends at the right edge (it can, on a pocket
--- computer's 26 columns or a turtle's 39 as on the computer's 51) would hide the answer typed.
-local ANSWER_ROOM = 4;
-
--- Columns a typed password needs: the 16 characters the gateway takes without a warning, as
--- stars, and the cursor; with fewer, read() scrolls the first ones out of sight as they are
--- typed (at 51 columns the question left 5).
-local PASSWORD_ROOM = 17;
-
--- Whether the line holding t's cursor has room (ANSWER_ROOM by default) columns left for the
--- answer; when it does not, the program asking moves to the next line before read().
-local function roomToAnswer(t, room)
-  expect(1, t, "table");
-  expect(2, room, "number", "nil");
-  local width = t.getSize();
-  local x = t.getCursorPos();
-  return width - x + 1 >= (room or ANSWER_ROOM);
-end
-
 -- The agent's client for programs: the sandbox daemon carries its requests; the screen's size
 -- and the owner's sandbox.ai_confirm are read when a question is asked.
 local defaultAi = ai.newClient({ request = request, awaitReconnect = awaitReconnect });
@@ -272,9 +252,11 @@ return {
   stopDaemon = stopDaemon,
   serve = serveLib.serve,
   registerCompletion = registerCompletion,
-  ANSWER_ROOM = ANSWER_ROOM,
-  PASSWORD_ROOM = PASSWORD_ROOM,
-  roomToAnswer = roomToAnswer,
+  -- How answers and text fit the screen (libsandboxlayout).
+  ANSWER_ROOM = layout.ANSWER_ROOM,
+  PASSWORD_ROOM = layout.PASSWORD_ROOM,
+  URL_ROOM = layout.URL_ROOM,
+  roomToAnswer = layout.roomToAnswer,
   fitLongWords = layout.fitLongWords,
 
   -- The owner's settings (libsandboxsettings).

@@ -1,6 +1,7 @@
 -- libsandboxlayout: text laid out for a CC screen, where CC's own write would cut a word a
 -- player must read whole: a URL longer than a row, and a sandbox command in a sentence
--- (fitLongWords).
+-- (fitLongWords); the rows it takes (printedRows); and the room a typed answer needs after
+-- its question (roomToAnswer).
 --
 -- The module requires nothing of the package, so the gateway's installer, which runs before
 -- the package's files are on the computer, loads this same file as the gateway serves it
@@ -177,6 +178,34 @@ local function printedRows(text, width)
   return rows;
 end
 
+-- Columns a typed answer needs after its question ("yes" and the cursor): read() shows only
+-- what fits after the cursor, so a question that ends at the right edge (it can, on a pocket
+-- computer's 26 columns or a turtle's 39 as on the computer's 51) would hide the answer typed.
+local ANSWER_ROOM = 4;
+
+-- Columns a typed password needs: the 16 characters the gateway takes without a warning, as
+-- stars, and the cursor; with fewer, read() scrolls the first ones out of sight as they are
+-- typed (at 51 columns the question left 5).
+local PASSWORD_ROOM = 17;
+
+-- Columns a typed gateway URL needs: ws://192.168.100.200:4444 and the cursor. With fewer,
+-- read() scrolls its start out of sight as it is typed: after the current URL in brackets
+-- (`[ws://127.0.0.1:4444/trapos/ws]: `, 17 columns left of 51), ws://10.0.0.9:4444 read
+-- ://10.0.0.9:4444, its scheme gone.
+local URL_ROOM = 26;
+
+-- Whether the line holding t's cursor has room (ANSWER_ROOM by default) columns left for the
+-- answer; when it does not, the program asking moves to the next line before read(). The
+-- one home of how much room an answer needs: the sandbox command's questions and the
+-- installer's (which loads this file before the package is installed) ask it.
+local function roomToAnswer(t, room)
+  expect(1, t, "table");
+  expect(2, room, "number", "nil");
+  local width = t.getSize();
+  local x = t.getCursorPos();
+  return width - x + 1 >= (room or ANSWER_ROOM);
+end
+
 -- A program's print, printError and write with every text laid out by fitLongWords for the
 -- screen: env is the program's environment (_ENV), whose print, printError and write (taken
 -- now) put the text on the screen, and whose term gives the width, and write's column, at each
@@ -203,6 +232,10 @@ local function fitted(env)
 end
 
 return {
+  ANSWER_ROOM = ANSWER_ROOM,
+  PASSWORD_ROOM = PASSWORD_ROOM,
+  URL_ROOM = URL_ROOM,
+  roomToAnswer = roomToAnswer,
   fitLongWords = fitLongWords,
   printedRows = printedRows,
   fitted = fitted,

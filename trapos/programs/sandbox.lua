@@ -31,12 +31,6 @@ local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
 local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
 
--- Columns a typed gateway URL needs: ws://192.168.100.200:4444 and the cursor. With fewer,
--- read() scrolls its start out of sight as it is typed: after the current URL in brackets
--- (`[ws://127.0.0.1:4444/trapos/ws]: `, 17 columns left of 51), ws://10.0.0.5:4444 read
--- ://10.0.0.5:4444, its scheme gone.
-local URL_ROOM = 26;
-
 -- What `sandbox setup` shows for a password that is set: never the password, nor its length.
 local PASSWORD_MASK = "********";
 -- The answers `sandbox setup` takes for sandbox.allow_exec.
@@ -605,7 +599,7 @@ local function setup(urlArg)
   local url = urlArg;
   if url == nil then
     print("Gateway URL, e.g. ws://192.168.1.20:4444");
-    url = ask("[" .. tostring(current or "none") .. "]: ", nil, URL_ROOM);
+    url = ask("[" .. tostring(current or "none") .. "]: ", nil, libsandbox.URL_ROOM);
     if url:match("^%s*$") then
       url = current;
     end

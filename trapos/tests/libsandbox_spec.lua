@@ -257,6 +257,21 @@ describe("libsandbox", function()
         expect(lib.roomToAnswer(screen(width, width + 1))):eq(false);
       end
     end);
+
+    it("has one home, libsandboxlayout, which the installer loads too", function()
+      -- the rule lived in three places: libsandbox (an answer's and a password's room), the
+      -- sandbox command (a URL's) and the installer (a password's again)
+      local layout = require('/apis/libsandboxlayout');
+      expect(lib.roomToAnswer):eq(layout.roomToAnswer);
+      expect({ lib.ANSWER_ROOM, lib.PASSWORD_ROOM, lib.URL_ROOM })
+        :same({ layout.ANSWER_ROOM, layout.PASSWORD_ROOM, layout.URL_ROOM });
+      expect(layout.URL_ROOM):eq(26);
+      expect(layout.PASSWORD_ROOM):eq(17);
+      -- a URL's 26 columns from column 26 of 51, not from 27, where an answer's 4 still are
+      expect(layout.roomToAnswer(screen(51, 26), layout.URL_ROOM)):eq(true);
+      expect(layout.roomToAnswer(screen(51, 27), layout.URL_ROOM)):eq(false);
+      expect(layout.roomToAnswer(screen(51, 27))):eq(true);
+    end);
   end);
 
   describe("libsandboxlayout.fitted", function()
@@ -419,7 +434,7 @@ describe("libsandbox", function()
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
-      "stopDaemon", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "roomToAnswer",
+      "stopDaemon", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
       "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "SETTING_NAMES", "FILES_NONE", "FILES_READ", "FILES_WRITE",

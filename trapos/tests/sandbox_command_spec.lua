@@ -619,7 +619,8 @@ describe("sandbox command", function()
       end
       -- 17 columns left (a password's room: only the URL moves), and a URL's 26
       local width = term.getSize();
-      expect(blankLines(width - lib.PASSWORD_ROOM + 1)):eq(blankLines(width - 25) + 1);
+      expect(lib.URL_ROOM):eq(26);
+      expect(blankLines(width - lib.PASSWORD_ROOM + 1)):eq(blankLines(width - lib.URL_ROOM + 1) + 1);
     end);
 
     it("keeps a password of digits that set stored as a number, as text", function()

@@ -18,7 +18,6 @@ local NEW = ".new";                        -- suffix of a downloaded file not ye
 local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped in
 local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
 
-local PASSWORD_ROOM = 17; -- columns a typed password needs (libsandbox's PASSWORD_ROOM)
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 local SETTING_URL = "sandbox.url";
 local SETTING_PASSWORD = "sandbox.password";
@@ -47,7 +46,9 @@ local WS_PATH = "/trapos/ws";
 -- on the computer. Every line the installer prints goes through it, so that a URL longer than
 -- a row (the install line's, the WebSocket's, on a pocket computer's 26 columns) breaks
 -- before a "/" or ":", not wherever the row ends.
-local laidOut = assert(load(SOURCE.layout, "@/apis/libsandboxlayout.lua", "t", _ENV))().fitted(_ENV);
+-- The room a typed answer needs after its question is the package's rule too (roomToAnswer).
+local layout = assert(load(SOURCE.layout, "@/apis/libsandboxlayout.lua", "t", _ENV))();
+local laidOut = layout.fitted(_ENV);
 local print, printError, write = laidOut.print, laidOut.printError, laidOut.write;
 
 -- settings.get returns this default only when a setting is not set (not even to its default).
@@ -379,8 +380,7 @@ local function choosePassword(opts, old)
   write("Gateway password (empty if it has none): ");
   -- read() shows what fits after the cursor: the 16 characters a password should have, as
   -- stars, and the cursor need the rest of the line, else the answer goes on the next one.
-  local width = term.getSize();
-  if width - term.getCursorPos() + 1 < PASSWORD_ROOM then
+  if not layout.roomToAnswer(term, layout.PASSWORD_ROOM) then
     print();
   end
   return read("*");
