@@ -111,20 +111,30 @@ local function fail(message)
   error(fitLongWords(tostring(message), (term.getSize())), 0);
 end
 
--- Prints a command to type on another machine, indented by two spaces; on a screen too
--- narrow for it (a pocket computer's 26 columns) broken at its spaces, every line indented,
--- so that its second half does not read as a command of its own ("approve BCDF-GHJK").
+-- The mark a row of a command ends with when the command goes on at the next row: a shell's
+-- line continuation, so the rows read as one command and type as one.
+local CONTINUED = " \\";
+
+-- Prints a command to type on another machine (the host's shell), indented by two spaces. On
+-- a screen too narrow for it (a pocket computer's 26 columns: trap-sandbox link approve
+-- BCDF-GHJK is 35) it goes on at the next rows as a shell continues a line: broken at its
+-- spaces, each row but the last ending in CONTINUED, the rows after the first indented
+-- further. Broken bare, "approve BCDF-GHJK" read as a command of its own.
 local function printCommand(command)
-  local width = term.getSize() - 2;
-  local line = nil;
+  local width = term.getSize();
+  if 2 + #command <= width then
+    print("  " .. command);
+    return;
+  end
+  local indent, line = "  ", nil;
   for word in command:gmatch("%S+") do
-    if line ~= nil and #line + 1 + #word > width then
-      print("  " .. line);
-      line = nil;
+    if line ~= nil and #indent + #line + 1 + #word + #CONTINUED > width then
+      print(indent .. line .. CONTINUED);
+      indent, line = "    ", nil;
     end
     line = line == nil and word or line .. " " .. word;
   end
-  print("  " .. (line or ""));
+  print(indent .. (line or ""));
 end
 
 -- Turns the daemon's reason into advice the user can act on; retryIn is the seconds to its

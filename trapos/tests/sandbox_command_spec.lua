@@ -313,7 +313,7 @@ local function expectNoSecret(lines, record, err)
   end
 end
 
--- The approve line is broken at its spaces on a pocket computer, every part indented.
+-- The approve line goes on at the next row on a pocket computer, as a shell continues a line.
 local CODE_LINES = {
   "Link code: BCDF-GHJK (valid 10 min)",
   "On the host, the account holder runs:",
@@ -321,7 +321,7 @@ local CODE_LINES = {
   "Waiting... (Ctrl-T to cancel)",
 };
 if speckit.narrow() then
-  CODE_LINES = { CODE_LINES[1], CODE_LINES[2], "  trap-sandbox link", "  approve BCDF-GHJK", CODE_LINES[4] };
+  CODE_LINES = { CODE_LINES[1], CODE_LINES[2], "  trap-sandbox link \\", "    approve BCDF-GHJK", CODE_LINES[4] };
 end
 
 describe("sandbox command", function()
@@ -1303,8 +1303,8 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines[1]):eq("Link code: AB files: write (valid 10 min)");
-      expect(lines[3]):eq("  approve exec: true");
-      expect(table.concat(lines, " ")):str_match(("z"):rep(256 - 20) .. "%.%.%.%(cut,%s+320 bytes%)");
+      expect(lines[3]):eq("  approve exec: true \\"); -- the rest goes on at the next row
+      expect(table.concat(lines, " ")):str_match(("z"):rep(256 - 20) .. "%.%.%.%(cut,[%s\\]+320 bytes%)");
       expect(#lines <= 10):eq(true);
       expect(lines[#lines - 1]):eq("Approved by account mallory Link this computer to alice (x [2J).");
       expect(record.prompts):same({ "Link this computer to mallory Link this computer to alice? [y/N] " });
@@ -1359,12 +1359,27 @@ describe("sandbox command", function()
       end
     end);
 
-    it("breaks the approve line at its spaces on a pocket computer, every part indented", function()
+    it("continues the approve line as a shell does on a pocket computer, one command on its rows", function()
+      -- broken bare at its spaces, "  approve BCDF-GHJK" read as a command of its own
       local ok, err, lines = run({ "link" }, {
         gateway = linkGateway({ polls = { APPROVED } }), typed = { "y" }, width = 26,
       });
       expectSuccess(ok, err);
-      expect({ lines[2], lines[3], lines[4] }):same({ "On the host, the account holder runs:", "  trap-sandbox link", "  approve BCDF-GHJK" });
+      expect({ lines[2], lines[3], lines[4], lines[5] }):same({ "On the host, the account holder runs:",
+        "  trap-sandbox link \\", "    approve BCDF-GHJK", "Waiting... (Ctrl-T to cancel)" });
+      -- each row fits the screen, the mark too, and a longer line from the gateway as well
+      ok, err, lines = run({ "link" }, {
+        gateway = linkGateway({ polls = { APPROVED }, begin = { code = "BCDF-GHJK", expiresInMs = 600000,
+          approveLine = "trap-sandbox link approve BCDF-GHJK --account alice" } }),
+        typed = { "y" }, width = 26,
+      });
+      expectSuccess(ok, err);
+      expect({ lines[3], lines[4], lines[5], lines[6] }):same({ "  trap-sandbox link \\", "    approve BCDF-GHJK \\",
+        "    --account alice", "Waiting... (Ctrl-T to cancel)" });
+      -- a screen the line fits keeps it on one row
+      ok, err, lines = run({ "link" }, { gateway = linkGateway({ polls = { APPROVED } }), typed = { "y" }, width = 51 });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("  trap-sandbox link approve BCDF-GHJK");
     end);
 
     it("names who approved only when it is not the account itself", function()
