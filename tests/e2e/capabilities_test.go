@@ -169,6 +169,20 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 		assert.NotRegexp(t, `\.lua:\d+: `, errOut, "no client line reaches the host")
 	})
 
+	t.Run("a change of the ROM says why it is refused and what to do", func(t *testing.T) {
+		// CC's fs says Access denied alone, which read as a permission the owner could give.
+		src := filepath.Join(t.TempDir(), "door.lua")
+		require.NoError(t, os.WriteFile(src, []byte("print('door')\n"), 0o600))
+		_, errOut, code := cli(ctx, t, g, nil, "put", capTraposID, src, "/rom/door.lua")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "fs_error: /rom/door.lua: Access denied (/rom is the computer's read-only ROM, "+
+			"which nothing on the computer can change: write the file outside /rom)")
+		_, errOut, code = cli(ctx, t, g, nil, "rm", capTraposID, "/rom/startup.lua")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "fs_error: /rom/startup.lua: Access denied (/rom is the computer's read-only ROM, "+
+			"which nothing on the computer can change)")
+	})
+
 	t.Run("exec returns values and output", func(t *testing.T) {
 		out, errOut, code := cli(ctx, t, g, nil, "exec", capTraposID, "print('hello'); return 1+1, 'two', nil")
 		require.Equal(t, 0, code, errOut)

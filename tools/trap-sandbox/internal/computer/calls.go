@@ -307,7 +307,48 @@ func (c *Client) list(ctx context.Context, traposID, path string, timeout time.D
 
 // Delete deletes the file or directory (with all it holds) at path.
 func (c *Client) Delete(ctx context.Context, traposID, path string, timeout time.Duration) error {
-	return c.delete(ctx, traposID, path, bound(timeout, DefaultTimeout))
+	return romExplained(c.delete(ctx, traposID, path, bound(timeout, DefaultTimeout)), romDeleteFix, path)
+}
+
+// accessDenied is CC's refusal to change a read-only place: /rom, the computer's ROM (or a
+// read-only disk). It says no more, and reads as a permission the owner could give.
+const accessDenied = "Access denied"
+
+// What to do instead of changing /rom, as romExplained says it after why ("" for nothing).
+const (
+	romWriteFix  = "write the file outside /rom"
+	romDeleteFix = ""
+	romMkdirFix  = "make the directory outside /rom"
+	romMoveFix   = "to change one of its files, read it and write the copy outside /rom"
+)
+
+// romExplained is err with why, and what to do (fix), after CC's "Access denied"
+// (accessDenied) when one of paths, as the computer resolves it, is in /rom: CC's fs answers
+// so for any change of the computer's ROM, and the owner's sandbox.allow_files write, which
+// let the request through, is all a setting can give. The computer's own words stay in
+// front, so that a caller comparing CC's words (the HTTP API's status) still finds them.
+// Made on the host, so that every client version's answer says it.
+func romExplained(err error, fix string, paths ...string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError || !strings.HasSuffix(pe.Message, accessDenied) {
+		return err
+	}
+	for _, p := range paths {
+		if inROM(p) {
+			why := " (/rom is the computer's read-only ROM, which nothing on the computer can change"
+			if fix != "" {
+				why += ": " + fix
+			}
+			return pe.WithMessage(pe.Message + why + ")")
+		}
+	}
+	return err
+}
+
+// inROM reports whether path, as the computer resolves it (cctext.StoredPath), is /rom or in it.
+func inROM(path string) bool {
+	stored := cctext.StoredPath(path)
+	return stored == "/rom" || strings.HasPrefix(stored, "/rom/")
 }
 
 func (c *Client) delete(ctx context.Context, traposID, path string, timeout time.Duration) error {
@@ -329,7 +370,11 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 		return err
 	}
 	err = c.call(ctx, traposID, protocol.TypeFSMove, map[string]any{"from": wireFrom, "to": wireTo}, bound(timeout, DefaultTimeout), nil)
-	return movePathNamed(err, from, to)
+	fix := "move it outside /rom"
+	if inROM(from) {
+		fix = romMoveFix
+	}
+	return romExplained(movePathNamed(err, from, to), fix, from, to)
 }
 
 // movePathNamed names the path of fs.move's refusals that CC words without one (its
@@ -349,7 +394,7 @@ func movePathNamed(err error, from, to string) error {
 		return pe.WithMessage(cctext.StoredPath(from) + ": " + pe.Message)
 	case "File exists":
 		return pe.WithMessage(cctext.StoredPath(to) + ": " + pe.Message)
-	case "Access denied", "Can't move a directory inside itself":
+	case accessDenied, "Can't move a directory inside itself":
 		return pe.WithMessage("moving " + cctext.StoredPath(from) + " to " + cctext.StoredPath(to) + ": " + pe.Message)
 	}
 	return err
@@ -361,7 +406,8 @@ func (c *Client) MakeDir(ctx context.Context, traposID, path string, timeout tim
 	if err != nil {
 		return err
 	}
-	return c.call(ctx, traposID, protocol.TypeFSMakeDir, map[string]any{"path": wire}, bound(timeout, DefaultTimeout), nil)
+	return romExplained(c.call(ctx, traposID, protocol.TypeFSMakeDir, map[string]any{"path": wire}, bound(timeout, DefaultTimeout), nil),
+		romMkdirFix, path)
 }
 
 // Exec is lua.exec's answer, its text as host text.

@@ -767,6 +767,48 @@ func TestAnOlderClientsReplaceSaysWhatItKnows(t *testing.T) {
 // TestAMoveRefusalNamesItsPath: CC refuses fs.move with "No such file" or "File exists" and no
 // path, unlike every other fs error; the client names the path each can only be (the source
 // missing, the target there), as the agent sent it.
+// TestAChangeOfTheROMSaysWhyItIsRefused: CC refuses every change of /rom with "Access denied"
+// alone, which reads as a permission the owner could give (the owner allowed files write, or
+// the request would be forbidden): each refusal says it is the read-only ROM, and what to do.
+func TestAChangeOfTheROMSaysWhyItIsRefused(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/here.lua": "x", "/rom/x.lua": "r"})
+	c := computer.New(d)
+	const why = " (/rom is the computer's read-only ROM, which nothing on the computer can change"
+	for _, tc := range []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"write", func() error { return c.Write(t.Context(), "7:", "/rom/door.lua", []byte("x"), 0) },
+			"/rom/door.lua: Access denied" + why + ": write the file outside /rom)"},
+		{"write over a ROM file, the path as typed", func() error { return c.Write(t.Context(), "7:", "rom/./x.lua", []byte("x"), 0) },
+			"/rom/x.lua: Access denied" + why + ": write the file outside /rom)"},
+		{"delete", func() error { return c.Delete(t.Context(), "7:", "/rom/x.lua", 0) },
+			"/rom/x.lua: Access denied" + why + ")"},
+		{"delete the ROM itself", func() error { return c.Delete(t.Context(), "7:", "/rom", 0) },
+			"/rom: Access denied" + why + ")"},
+		{"make a directory", func() error { return c.MakeDir(t.Context(), "7:", "/rom/d", 0) },
+			"/rom/d: Access denied" + why + ": make the directory outside /rom)"},
+		{"move out of it", func() error { return c.Move(t.Context(), "7:", "/rom/x.lua", "/x.lua", 0) },
+			"moving /rom/x.lua to /x.lua: Access denied" + why + ": to change one of its files, read it and write the copy outside /rom)"},
+		{"move into it", func() error { return c.Move(t.Context(), "7:", "/here.lua", "/rom/here.lua", 0) },
+			"moving /here.lua to /rom/here.lua: Access denied" + why + ": move it outside /rom)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pe *protocol.Error
+			require.ErrorAs(t, tc.do(), &pe)
+			assert.Equal(t, protocol.CodeFSError, pe.Code)
+			assert.True(t, pe.ByComputer, "still the computer's answer")
+			assert.Equal(t, tc.want, pe.Message)
+		})
+	}
+	// Another refusal, and a path outside /rom, are as the computer said them.
+	err := c.Delete(t.Context(), "7:", "/romance.lua", 0)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/romance.lua: No such file", pe.Message)
+}
+
 func TestAMoveRefusalNamesItsPath(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/here.lua": "x", "/\xfcber/taken.lua": "y", "/rom/x.lua": "r"}) // CC bytes: ü is FC
 	c := computer.New(d)
@@ -794,13 +836,13 @@ func TestAMoveRefusalNamesItsPath(t *testing.T) {
 	assert.Equal(t, "/über/taken.lua: File exists", pe.Message)
 
 	// A refusal that can be of either path names the move: alone, "Access denied" named
-	// nothing to look at.
+	// nothing to look at (and /rom's says why: TestAChangeOfTheROMSaysWhyItIsRefused).
 	err = c.Move(t.Context(), "7:", "/rom/x.lua", "/x.lua", 0)
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, "moving /rom/x.lua to /x.lua: Access denied", pe.Message)
+	assert.True(t, strings.HasPrefix(pe.Message, "moving /rom/x.lua to /x.lua: Access denied ("), pe.Message)
 	err = c.Move(t.Context(), "7:", "/here.lua", "rom/here.lua", 0)
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, "moving /here.lua to /rom/here.lua: Access denied", pe.Message)
+	assert.True(t, strings.HasPrefix(pe.Message, "moving /here.lua to /rom/here.lua: Access denied ("), pe.Message)
 	err = c.Move(t.Context(), "7:", "/über", "/über/in", 0)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "moving /über to /über/in: Can't move a directory inside itself", pe.Message)

@@ -164,6 +164,10 @@ func remaining(ctx context.Context) time.Duration {
 // directory at path is refused, as CC refuses to open one for writing. timeout bounds the
 // whole write (0: TransferTimeout).
 func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, timeout time.Duration) error {
+	return romExplained(c.write(ctx, traposID, path, data, timeout), romWriteFix, path)
+}
+
+func (c *Client) write(ctx context.Context, traposID, path string, data []byte, timeout time.Duration) error {
 	target, err := cctext.PathToCC(path)
 	if err != nil {
 		return err

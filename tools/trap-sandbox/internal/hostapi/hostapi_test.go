@@ -104,6 +104,8 @@ func TestStatusOfEveryCode(t *testing.T) {
 		{protocol.CodeFSError, "/x: No such file", 404},
 		{protocol.CodeFSError, "/x: Not a directory", 404},
 		{protocol.CodeFSError, "/rom/x: Access denied", 403},
+		{protocol.CodeFSError, "/rom/x: Access denied (/rom is the computer's read-only ROM, which nothing on the computer can change: write the file outside /rom)", 403},
+		{protocol.CodeFSError, "moving /rom/x to /y: Access denied (/rom is …)", 403},
 		{protocol.CodeFSError, "/x: Out of space", 507},
 		{protocol.CodeFSError, "/x: Out of space (the new file is written whole beside the old one …)", 507},
 		{protocol.CodeFSError, "File exists", 409},

@@ -35,7 +35,7 @@ func StatusOf(e *protocol.Error) int {
 		switch {
 		case strings.HasSuffix(e.Message, "No such file"), strings.HasSuffix(e.Message, "Not a directory"):
 			return http.StatusNotFound
-		case strings.HasSuffix(e.Message, "Access denied"):
+		case strings.HasSuffix(e.Message, "Access denied"), strings.Contains(e.Message, ": Access denied ("): // /rom's says why after it
 			return http.StatusForbidden
 		case strings.HasSuffix(e.Message, "Out of space"), strings.Contains(e.Message, ": Out of space ("): // a write's says why after it
 			return http.StatusInsufficientStorage
