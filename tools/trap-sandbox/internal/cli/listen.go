@@ -112,6 +112,16 @@ func outgoingPortsHint() string {
 // ("listen tcp 127.0.0.1:4444: bind: address already in use").
 func listenError(flag, addr string, err error) error {
 	host, port, _ := net.SplitHostPort(addr)
+	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok {
+		// Go's words name the resolver's address and not the flag ("listen tcp: lookup
+		// nosuchhost on 10.0.0.53:53: no such host").
+		why := "this host's resolver knows no host " + host
+		if !dnsErr.IsNotFound {
+			why = "this host's resolver could not look up " + host + " (" + dnsErr.Err + ")"
+		}
+		return fmt.Errorf("%s %q: %s: give one of this host's addresses (ip addr lists them), :%s for every interface, or 127.0.0.1:%s for this host only",
+			flagAndEnv(flag), addr, why, port, port)
+	}
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
 		if !somethingListens(host, port) {
@@ -120,7 +130,7 @@ func listenError(flag, addr string, err error) error {
 		}
 		return fmt.Errorf("listen on %s: another program already listens there (another trap-sandbox?): stop it, or give another port with %s", addr, flagAndEnv(flag))
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return fmt.Errorf("listen on %s: %s is not an address of this host: give one of its own (ip addr lists them), or :%s for every interface", addr, host, port)
+		return fmt.Errorf("listen on %s: %s is not an address of this host: give %s one of its own (ip addr lists them), or :%s for every interface", addr, host, flagAndEnv(flag), port)
 	case errors.Is(err, syscall.EACCES):
 		if n, perr := strconv.Atoi(port); perr == nil && n > 0 && n < 1024 {
 			return fmt.Errorf("listen on %s: a port below 1024 needs root (or CAP_NET_BIND_SERVICE): give a higher one with %s, e.g. :%s", addr, flagAndEnv(flag), examplePort(flag))

@@ -26,7 +26,7 @@ func TestAListenerThatCannotOpenSaysWhatToDo(t *testing.T) {
 
 	for _, tc := range []struct{ listen, want string }{
 		{taken.Addr().String(), "listen on " + taken.Addr().String() + ": another program already listens there (another trap-sandbox?): stop it, or give another port with --listen (SANDBOX_LISTEN)"},
-		{"203.0.113.7:0", "listen on 203.0.113.7:0: 203.0.113.7 is not an address of this host: give one of its own (ip addr lists them), or :0 for every interface"},
+		{"203.0.113.7:0", "listen on 203.0.113.7:0: 203.0.113.7 is not an address of this host: give --listen (SANDBOX_LISTEN) one of its own (ip addr lists them), or :0 for every interface"},
 		{"4444", `--listen (SANDBOX_LISTEN) "4444": want host:port: :4444 listens on every interface, 127.0.0.1:4444 on this host only`},
 		{"http://127.0.0.1:4444", `--listen (SANDBOX_LISTEN) "http://127.0.0.1:4444": want host:port, not a URL (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
 		{"localhost", `--listen (SANDBOX_LISTEN) "localhost": want host:port (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
@@ -41,6 +41,27 @@ func TestAListenerThatCannotOpenSaysWhatToDo(t *testing.T) {
 	assert.EqualError(t, checkListen("computers-listen", "127.0.0.1:65536"),
 		`--computers-listen (SANDBOX_COMPUTERS_LISTEN) "127.0.0.1:65536": the port must be a number from 0 to 65535 (:4445 listens on every interface, 127.0.0.1:4445 on this host only)`)
 	assert.NoError(t, checkListen("listen", "127.0.0.1:"), "an empty port is a free one, as Go takes it")
+}
+
+// TestAListenHostThatDoesNotResolveNamesTheFlag: a host name the resolver does not know was
+// Go's words alone ("listen on nosuchhost:4444: listen tcp: lookup nosuchhost on
+// 10.0.0.53:53: no such host"), which name neither the flag nor what to give instead.
+func TestAListenHostThatDoesNotResolveNamesTheFlag(t *testing.T) {
+	// A real lookup (.invalid is never a name, RFC 6761): whatever the resolver answers,
+	// no such host or a failure to ask, the line starts with the flag and ends with the fix.
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--computers-listen", "nosuchhost.invalid:0")
+	err := root.Serve.Run(t.Context(), io.Discard)
+	require.Error(t, err)
+	assert.Regexp(t, `^--computers-listen \(SANDBOX_COMPUTERS_LISTEN\) "nosuchhost\.invalid:0": this host's resolver (knows no host nosuchhost\.invalid|could not look up nosuchhost\.invalid \(.+\)): `+
+		`give one of this host's addresses \(ip addr lists them\), :0 for every interface, or 127\.0\.0\.1:0 for this host only$`, err.Error())
+
+	notFound := &net.OpError{Op: "listen", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "nosuchhost", Server: "10.0.0.53:53", IsNotFound: true}}
+	assert.EqualError(t, listenError("listen", "nosuchhost:4444", notFound),
+		`--listen (SANDBOX_LISTEN) "nosuchhost:4444": this host's resolver knows no host nosuchhost: give one of this host's addresses (ip addr lists them), :4444 for every interface, or 127.0.0.1:4444 for this host only`)
+	unasked := &net.OpError{Op: "listen", Net: "tcp", Err: &net.DNSError{Err: "server misbehaving", Name: "gateway.lan", Server: "10.0.0.53:53", IsTemporary: true}}
+	assert.EqualError(t, listenError("listen", "gateway.lan:4444", unasked),
+		`--listen (SANDBOX_LISTEN) "gateway.lan:4444": this host's resolver could not look up gateway.lan (server misbehaving): give one of this host's addresses (ip addr lists them), :4444 for every interface, or 127.0.0.1:4444 for this host only`)
 }
 
 // TestAPortHeldByAConnectionIsNotCalledListenedOn: the local end of a connection holds its
