@@ -126,6 +126,35 @@ func TestLinkCodeApprovedAcceptedAndKeptOverARestart(t *testing.T) {
 	assert.Contains(t, body, `"traposId":"7:kitchen"`)
 }
 
+// TestOneComputerAskingForCodesInALoopLeavesTheOthersTheirs: every computer of a Minecraft
+// server reaches the gateway from the server's one address. A program on one computer that
+// asked for codes in a loop got the address's whole budget (30 a minute), and every other
+// player's sandbox link on that server was refused for the rest of the minute.
+func TestOneComputerAskingForCodesInALoopLeavesTheOthersTheirs(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, "--data-dir="+t.TempDir())
+
+	flood := linkSession(ctx, t, g, "7:kitchen")
+	var refused harness.Frame
+	for asked := 0; refused.Error == nil; asked++ {
+		require.Less(t, asked, 30, "the computer is refused before its address's whole budget")
+		if f := linkRequest(ctx, t, flood, "link.begin", map[string]any{}); !*f.OK {
+			refused = f
+		}
+	}
+	requireErrorCode(t, refused, "busy")
+	assert.Regexp(t, `^too many link codes from this computer; try again in \d+ s$`, refused.Error.Message)
+	// Another link session, under another label, is the same computer.
+	again := linkSession(ctx, t, g, "7:pantry")
+	f := linkRequest(ctx, t, again, "link.begin", map[string]any{})
+	requireErrorCode(t, f, "busy")
+	assert.Contains(t, f.Error.Message, "from this computer")
+
+	// Another player's computer on the same server (here, the same loopback address).
+	other := linkSession(ctx, t, g, "8:door")
+	beginCode(ctx, t, other)
+}
+
 func TestLinkCodeRefusedAfterExpiryAndDecline(t *testing.T) {
 	ctx := testContext(t)
 	dir := "--data-dir=" + t.TempDir()

@@ -7,23 +7,34 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// limits is a token bucket per key (an address, an account), each holding perMinute and
-// refilled evenly over a minute, and optionally one bucket for all keys together; times come
-// from the module's clock.
+// limits is a token bucket per key of each of its tiers (a computer, an address, an account),
+// each holding the tier's perMinute and refilled evenly over a minute, and optionally one
+// bucket for all keys together; times come from the module's clock.
 type limits struct {
-	perKey int
 	global *rate.Limiter // nil: none
 
-	mu   sync.Mutex // guards keys
-	keys map[string]*rate.Limiter
+	mu    sync.Mutex // guards every tier's keys
+	tiers []*tier
 }
 
-// sweepAbove is how many keys are kept before full buckets are forgotten (a full bucket is
-// the same as a new one).
+// tier is one kind of key's buckets: name is how a refusal names the bucket.
+type tier struct {
+	name   string
+	perKey int
+	keys   map[string]*rate.Limiter
+}
+
+// sweepAbove is how many keys a tier keeps before full buckets are forgotten (a full bucket
+// is the same as a new one).
 const sweepAbove = 1024
 
-func newLimits(perKey, global int) *limits {
-	l := &limits{perKey: perKey, keys: map[string]*rate.Limiter{}}
+// newLimits returns limits with a tier per name (its keys' budget in perKey, in the same
+// order) and a global bucket of global a minute (0: none).
+func newLimits(global int, names []string, perKey ...int) *limits {
+	l := &limits{}
+	for i, name := range names {
+		l.tiers = append(l.tiers, &tier{name: name, perKey: perKey[i], keys: map[string]*rate.Limiter{}})
+	}
 	if global > 0 {
 		l.global = rate.NewLimiter(perMinute(global), global)
 	}
@@ -34,40 +45,57 @@ func perMinute(n int) rate.Limit { return rate.Limit(float64(n) / 60) }
 
 // The buckets take names, as the refusals name them.
 const (
-	overKey    = "this address"
-	overGlobal = "this gateway"
+	overComputer = "this computer"
+	overAddress  = "this address"
+	overAccount  = "this account"
+	overGlobal   = "this gateway"
 )
 
-// take spends one token of key's bucket and the global one at now. When either is empty it
-// spends nothing and returns how long until a token and which bucket (overKey or overGlobal;
-// "" when the token was spent).
-func (l *limits) take(key string, now time.Time) (time.Duration, string) {
+// take spends one token of each tier's bucket of its key (keys in the tiers' order) and of
+// the global one at now. When any is empty it spends nothing and returns how long until a
+// token and the first empty bucket's name ("" when the tokens were spent).
+func (l *limits) take(now time.Time, keys ...string) (time.Duration, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.keys) > sweepAbove {
-		for k, lim := range l.keys {
-			if lim.TokensAt(now) >= float64(l.perKey) {
-				delete(l.keys, k)
-			}
+	var taken []*rate.Reservation
+	cancel := func() {
+		for _, r := range taken {
+			r.CancelAt(now)
 		}
 	}
-	lim := l.keys[key]
-	if lim == nil {
-		lim = rate.NewLimiter(perMinute(l.perKey), l.perKey)
-		l.keys[key] = lim
-	}
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return d, overKey
+	for i, t := range l.tiers {
+		r := t.bucket(keys[i], now).ReserveN(now, 1)
+		if d := r.DelayFrom(now); d > 0 {
+			r.CancelAt(now)
+			cancel()
+			return d, t.name
+		}
+		taken = append(taken, r)
 	}
 	if l.global != nil {
 		g := l.global.ReserveN(now, 1)
 		if d := g.DelayFrom(now); d > 0 {
 			g.CancelAt(now)
-			r.CancelAt(now)
+			cancel()
 			return d, overGlobal
 		}
 	}
 	return 0, ""
+}
+
+// bucket returns key's bucket, made full on first use. The caller holds the limits' mu.
+func (t *tier) bucket(key string, now time.Time) *rate.Limiter {
+	if len(t.keys) > sweepAbove {
+		for k, lim := range t.keys {
+			if lim.TokensAt(now) >= float64(t.perKey) {
+				delete(t.keys, k)
+			}
+		}
+	}
+	lim := t.keys[key]
+	if lim == nil {
+		lim = rate.NewLimiter(perMinute(t.perKey), t.perKey)
+		t.keys[key] = lim
+	}
+	return lim
 }

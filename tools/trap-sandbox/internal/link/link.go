@@ -30,10 +30,15 @@ const Name = "link"
 
 // Limits, each in docs/protocol.md.
 const (
-	// DefaultCodesPerAddress and DefaultCodesBurst shape the per-address bucket of link codes
-	// (a minute's worth, refilled evenly). All players of one Minecraft server reach the
-	// gateway from its one address, so it is sized for them linking at a normal pace.
+	// DefaultCodesPerAddress is the per-address bucket of link codes a minute (burst the same,
+	// refilled evenly). All players of one Minecraft server reach the gateway from its one
+	// address, so it is sized for them linking at a normal pace.
 	DefaultCodesPerAddress = 30
+	// DefaultCodesPerComputer is the bucket of link codes a minute of one computer of an
+	// address (burst the same): a player who asks again after a code expired or was declined
+	// is served, and a program on one computer that asks in a loop spends a sixth of its
+	// server's budget, not all of it, so the server's other players still get codes.
+	DefaultCodesPerComputer = 5
 	// DefaultCodesGateway is the gateway-wide bucket of link codes a minute (burst the same).
 	DefaultCodesGateway = 300
 	// DefaultApprovalsPerCaller is the per-account bucket of approval attempts a minute (burst
@@ -69,9 +74,10 @@ type Config struct {
 	Metrics prometheus.Registerer
 	// CodeLifetime is a link code's lifetime (0: account.LinkCodeTTL, 10 minutes).
 	CodeLifetime time.Duration
-	// CodesPerAddress, CodesGateway and ApprovalsPerCaller are a minute's budgets (0: the
-	// defaults).
+	// CodesPerAddress, CodesPerComputer, CodesGateway and ApprovalsPerCaller are a minute's
+	// budgets (0: the defaults).
 	CodesPerAddress    int
+	CodesPerComputer   int
 	CodesGateway       int
 	ApprovalsPerCaller int
 	// Alone says this gateway has no replicas: every pending code in the store that is older
@@ -107,7 +113,7 @@ type Module struct {
 	cfg      Config
 	log      *slog.Logger
 	gw       Gateway
-	codes    *limits // link codes: per address and gateway-wide
+	codes    *limits // link codes: per computer, per address and gateway-wide
 	approves *limits // approval attempts: per caller account
 	outcomes *prometheus.CounterVec
 
@@ -151,13 +157,14 @@ func New(cfg Config, logger *slog.Logger) *Module {
 		cfg.Clock = clock.Real{}
 	}
 	cfg.CodesPerAddress = cmpOr(cfg.CodesPerAddress, DefaultCodesPerAddress)
+	cfg.CodesPerComputer = cmpOr(cfg.CodesPerComputer, DefaultCodesPerComputer)
 	cfg.CodesGateway = cmpOr(cfg.CodesGateway, DefaultCodesGateway)
 	cfg.ApprovalsPerCaller = cmpOr(cfg.ApprovalsPerCaller, DefaultApprovalsPerCaller)
 	m := &Module{
 		cfg:      cfg,
 		log:      logger.With("module", Name),
-		codes:    newLimits(cfg.CodesPerAddress, cfg.CodesGateway),
-		approves: newLimits(cfg.ApprovalsPerCaller, 0),
+		codes:    newLimits(cfg.CodesGateway, []string{overComputer, overAddress}, cfg.CodesPerComputer, cfg.CodesPerAddress),
+		approves: newLimits(0, []string{overAccount}, cfg.ApprovalsPerCaller),
 		owners:   map[string]owner{},
 		waiters:  map[string][]chan struct{}{},
 		started:  cfg.Clock.Now(),
@@ -235,9 +242,10 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return m.beginWithKey(ctx, from, p.Key)
 	}
 	now := m.cfg.Clock.Now()
-	if wait, over := m.codes.take(server.AddressKey(from.RemoteAddr), now); over != "" {
+	address := server.AddressKey(from.RemoteAddr)
+	if wait, over := m.codes.take(now, computerKey(address, from), address); over != "" {
 		m.count("refused")
-		if over == overKey {
+		if over == overAddress {
 			// The player who waits is often not the one who asked: say so.
 			over += ", which every computer of a Minecraft server shares"
 		}
@@ -261,6 +269,16 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	// left, not a few ms more (which sandbox link would round up to a second more).
 	left := min(c.ExpiresAt.Sub(now), c.ExpiresAt.Sub(c.Created))
 	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: left.Milliseconds(), ApproveLine: ApproveLine(code)})
+}
+
+// computerKey is the computer's bucket of link codes at its address: its computer id (a label
+// is changed at will; a link's credential is bound to the id) within its address (every
+// Minecraft server has a computer 7) and the account its socket said hello in ("" for a link
+// session, "local" for the shared password). A link session's computer id is its own claim,
+// so a program that claims another computer's id spends that id's bucket, but never a
+// linked computer's, whose socket's account is its credential's.
+func computerKey(address string, from protocol.Requester) string {
+	return address + " " + from.AccountID + " " + account.ComputerID(from.TraposID)
 }
 
 func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key string) (json.RawMessage, error) {

@@ -384,27 +384,46 @@ func TestPollHearsExpiry(t *testing.T) {
 	assert.Equal(t, 1.0, f.outcome("expired"))
 }
 
-func TestCodesAreRateLimitedPerAddressAndInTotal(t *testing.T) {
-	f := newFixture(t, Config{CodesPerAddress: 30, CodesGateway: 40})
-	for range 30 {
+// TestCodesAreRateLimitedPerComputerPerAddressAndInTotal: a computer's own budget is a part of
+// its address's, so one computer that asks in a loop leaves codes for the server's others.
+func TestCodesAreRateLimitedPerComputerPerAddressAndInTotal(t *testing.T) {
+	f := newFixture(t, Config{CodesPerComputer: 5, CodesPerAddress: 30, CodesGateway: 40})
+	for range 5 {
 		f.begin(kitchen)
 	}
 	_, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{})
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Equal(t, "too many link codes from this computer; try again in 12 s", pe.Message)
+	relabelled := kitchen
+	relabelled.TraposID, relabelled.Socket = "7:pantry", 2
+	_, pe = f.call(relabelled, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe, "a label is no other computer")
+	assert.Equal(t, "too many link codes from this computer; try again in 12 s", pe.Message)
+	onPassword := kitchen
+	onPassword.AccountID, onPassword.Socket = "local", 3
+	f.begin(onPassword) // the computer's socket on the shared password is not its claim in a link session
+
+	computerAt := func(id int, addr string) protocol.Requester {
+		return protocol.Requester{TraposID: fmt.Sprintf("%d:", id), RemoteAddr: addr, Socket: uint64(100 + id)}
+	}
+	for id := 10; id < 34; id++ {
+		f.begin(computerAt(id, "10.0.0.5:1"))
+	}
+	_, pe = f.call(computerAt(34, "10.0.0.5:1"), protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe, "the address's 30 are spent")
 	assert.Equal(t, "too many link codes from this address, which every computer of a Minecraft server shares; try again in 2 s", pe.Message)
-	other := protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.0.6:1"}
-	f.begin(other) // another address has its own budget
+	f.begin(computerAt(7, "10.0.0.6:1")) // another address has its own budget, and its own computer 7
 	f.clk.Advance(2 * time.Second)
-	f.begin(kitchen) // a token came back
+	f.begin(computerAt(34, "10.0.0.5:1")) // a token came back
 
 	for i := range 9 {
-		f.begin(protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.1." + string(rune('0'+i)) + ":1"})
+		f.begin(computerAt(1, fmt.Sprintf("10.0.1.%d:1", i)))
 	}
-	_, pe = f.call(protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.2.1:1"}, protocol.TypeLinkBegin, map[string]any{})
+	_, pe = f.call(computerAt(1, "10.0.2.1:1"), protocol.TypeLinkBegin, map[string]any{})
 	require.NotNil(t, pe, "the gateway's budget is spent")
 	assert.Contains(t, pe.Message, "too many link codes from this gateway")
-	assert.Equal(t, 2.0, f.outcome("refused"))
+	assert.Equal(t, 4.0, f.outcome("refused"))
 }
 
 func TestEnrollmentKeyLinksAtOnce(t *testing.T) {

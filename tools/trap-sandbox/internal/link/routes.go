@@ -137,7 +137,7 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	caller := account.CallerFrom(r.Context())
 	now := m.cfg.Clock.Now()
-	if wait, over := m.approves.take(caller.Account, now); over != "" {
+	if wait, over := m.approves.take(now, caller.Account); over != "" {
 		m.count("refused")
 		m.writeErr(w, http.StatusTooManyRequests, protocol.Errorf(protocol.CodeBusy,
 			"too many link approvals by account %s; try again in %d s", caller.Account, seconds(wait)))
