@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,50 @@ func TestMadeUpCloseCodesShareOneMetricLabel(t *testing.T) {
 		require.Eventually(t, func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("other")) == float64(i+1) }, waitLimit, testkit.Poll, "the close to be counted")
 	}
 	assert.Equal(t, len(countedCloseCodes)+1, testutil.CollectAndCount(m.closes), "no series but the known codes' and other")
+}
+
+// TestAComputerThatLeftWithoutACloseFrameIsLoggedAsLeaving: every CC computer leaves without a
+// close frame (a reboot, an unloaded chunk, a stopped server), and its line said only
+// code=1006, "abnormal closure", which sent operators looking for a fault. A connection that
+// failed (a reset) is no computer leaving: its line says so and carries the error, which was
+// only at debug.
+func TestAComputerThatLeftWithoutACloseFrameIsLoggedAsLeaving(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	left := h.connect(t, "7:kitchen", "")
+	require.NoError(t, left.conn.NetConn().Close()) // CC's close(): TCP ends, no close frame
+	line := awaitLogLine(t, h, "traposId=7:kitchen")
+	assert.Contains(t, line, `level=INFO msg="computer disconnected"`)
+	assert.Contains(t, line, `accountId=local traposId=7:kitchen code=1006 byGateway=false `+
+		`likely="the computer rebooted or shut down, its chunk was unloaded or its Minecraft server stopped (CC closes a socket without a close frame)"`)
+	assert.NotContains(t, line, "err=")
+
+	reset := h.connect(t, "8:door", "")
+	tcp, ok := reset.conn.NetConn().(*net.TCPConn)
+	require.True(t, ok)
+	require.NoError(t, tcp.SetLinger(0)) // its close resets the connection
+	require.NoError(t, tcp.Close())
+	line = awaitLogLine(t, h, "traposId=8:door")
+	assert.Contains(t, line, `level=INFO msg="computer disconnected"`)
+	assert.Contains(t, line, `accountId=local traposId=8:door code=1006 byGateway=false `+
+		`likely="the connection failed (err says how): not the way a CC computer leaves" err=`)
+	assert.Contains(t, line, "connection reset by peer")
+}
+
+// awaitLogLine waits for the gateway's "computer disconnected" line that holds part, and
+// returns it.
+func awaitLogLine(t *testing.T, h *harness, part string) string {
+	t.Helper()
+	var found string
+	require.Eventually(t, func() bool {
+		for line := range strings.Lines(h.logs.String()) {
+			if strings.Contains(line, `msg="computer disconnected"`) && strings.Contains(line, part+" ") {
+				found = line
+				return true
+			}
+		}
+		return false
+	}, waitLimit, testkit.Poll, "the disconnect line of %s", part)
+	return found
 }
 
 // The codes of docs/protocol.md's table that a computer sends have their own label: 4429 is a

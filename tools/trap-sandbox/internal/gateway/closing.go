@@ -179,6 +179,40 @@ func (s *Session) closedByLibrary(code int, reason string) {
 	}
 }
 
+// The likely causes of a socket that ended without a close frame (1006), as its disconnect
+// line says them: an operator who reads "abnormal closure" looks for a fault where there is
+// none.
+const (
+	// likelyLeft: the connection ended cleanly (TCP's end) without a close frame, which is how
+	// every CC: Tweaked computer leaves: its close() sends none (reference: issue #2096), and
+	// a reboot, a shutdown, an unloaded chunk or a stopping server closes its sockets so.
+	likelyLeft = "the computer rebooted or shut down, its chunk was unloaded or its Minecraft server stopped (CC closes a socket without a close frame)"
+	// likelySilent: the gateway dropped a socket that sent nothing within the pong wait.
+	likelySilent = "the computer's Minecraft server or the network to it stopped answering (a frozen or killed server, a lost connection)"
+	// likelyBroken: the connection failed with an error (a reset, a write that failed): not
+	// how a computer leaves, so the line carries the error.
+	likelyBroken = "the connection failed (err says how): not the way a CC computer leaves"
+)
+
+// withoutCloseFrame is what the disconnect line of a socket that ended without a close frame
+// adds: the likely cause, and the error when the connection failed (reason is the gateway's,
+// readErr the reader's end).
+func withoutCloseFrame(reason string, readErr error) []any {
+	var ce *websocket.CloseError
+	switch {
+	case reason == pongWaitReason:
+		return []any{"likely", likelySilent}
+	case strings.HasPrefix(reason, writeFailedReason):
+		return []any{"likely", likelyBroken}
+	case errors.As(readErr, &ce):
+		// gorilla's end of a connection that ended cleanly: 1006, "unexpected EOF".
+		return []any{"likely", likelyLeft}
+	case readErr != nil:
+		return []any{"likely", likelyBroken, "err", readErr.Error()}
+	}
+	return nil
+}
+
 func (s *Session) logDisconnect(readErr error) {
 	s.mu.Lock()
 	code, reason, byGateway, authenticated, key := s.closeCode, s.closeReason, s.sendClose || s.closeFrameSent, s.authenticated, s.key
@@ -190,9 +224,11 @@ func (s *Session) logDisconnect(readErr error) {
 	if to := s.relabelledTo(); to != "" {
 		attrs = append(attrs, "relabelledTo", clip(to))
 	}
+	if !byGateway && code == websocket.CloseAbnormalClosure {
+		attrs = append(attrs, withoutCloseFrame(reason, readErr)...)
+	}
 	var netErr net.Error
 	if readErr != nil && !errors.As(readErr, new(*websocket.CloseError)) && !(errors.As(readErr, &netErr) && netErr.Timeout()) {
-		// 1006 with io.EOF is how CC closes (no close frame): detail for debugging only.
 		s.log().Debug("socket read ended", "err", readErr)
 	}
 	if !authenticated {

@@ -97,6 +97,9 @@ func (c *livenessClocks) next(now time.Time) time.Duration {
 	return due.Sub(now)
 }
 
+// pongWaitReason is the disconnect line's reason of a socket dropped for its silence.
+const pongWaitReason = "no frame or pong within the pong wait"
+
 // tick does what is due at now: drop a socket without hello, drop a silent peer, send a
 // ping, probe an idle computer. It returns a write error.
 func (s *Session) tick(c *livenessClocks, now time.Time) error {
@@ -114,7 +117,7 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 		} else {
 			// Nothing at all, not even a pong, within PongWait: the peer is gone. No close
 			// frame: nobody would read it.
-			if s.abandon("no frame or pong within the pong wait") {
+			if s.abandon(pongWaitReason) {
 				s.gw.cfg.Metrics.livenessDrop(dropPongTimeout)
 				_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
 			}

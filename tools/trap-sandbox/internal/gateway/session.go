@@ -331,6 +331,10 @@ func (s *Session) writeAsWriter(msg []byte, deadline time.Time) bool {
 	return true
 }
 
+// writeFailedReason starts the disconnect line's reason of a socket whose write failed; the
+// error follows it.
+const writeFailedReason = "write failed"
+
 // writeFailed ends a socket whose write failed. A write that timed out means the computer
 // does not read what it is sent: a slow consumer, closed 1013 as one whose queue overflows
 // (a quick answer written by the reader, or any frame, that waits WriteTimeout for the
@@ -343,7 +347,7 @@ func (s *Session) writeFailed(err error) {
 			"traposId", clip(s.Key().TraposID), "queuedBytes", s.send.queued())
 		s.beginClose(CloseTryAgainLater, "write timed out", false, nil)
 	} else {
-		s.abandon("write failed")
+		s.abandon(writeFailedReason + ": " + err.Error())
 	}
 	_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
 }
