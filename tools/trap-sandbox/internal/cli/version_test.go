@@ -1,7 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -43,6 +47,45 @@ func TestVersionFlag(t *testing.T) {
 	_, logs, stop := startServe(t, served.Serve)
 	require.NoError(t, stop())
 	assert.Regexp(t, `msg=config version="trap-sandbox v9\.9\.9-test \(serves trapos-sandbox `, logs.String())
+}
+
+// TestVersionTellsBuildsApart: a build with no commit recorded (go run, -buildvcs=false, a git
+// worktree) said "(devel)", whatever its sources, and so did every build with uncommitted
+// changes of one commit but "+dirty": its Go build ID (the linked binary's hash) now tells
+// them apart; a commit alone names a clean build, and the version given at link time wins.
+func TestVersionTellsBuildsApart(t *testing.T) {
+	commit := func(modified string) *debug.BuildInfo {
+		return &debug.BuildInfo{Main: debug.Module{Path: "trap-sandbox", Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "0c8a7f7dffc1584cc13fbccd328c73378d914b78"}, {Key: "vcs.modified", Value: modified}}}
+	}
+	noCommit := &debug.BuildInfo{Main: debug.Module{Path: "trap-sandbox", Version: "(devel)"}}
+	for _, tc := range []struct {
+		name, given string
+		bi          *debug.BuildInfo
+		id, want    string
+	}{
+		{"given at link time", "v1.4.0", commit("true"), "f9tV11XlAjVv", "v1.4.0"},
+		{"a module version", "", &debug.BuildInfo{Main: debug.Module{Path: "trap-sandbox", Version: "v1.3.0"}}, "f9tV11XlAjVv", "v1.3.0"},
+		{"a clean commit", "", commit("false"), "f9tV11XlAjVv", "0c8a7f7dffc1"},
+		{"a commit with changes", "", commit("true"), "f9tV11XlAjVv", "0c8a7f7dffc1+dirty build f9tV11XlAjVv"},
+		{"no commit", "", noCommit, "f9tV11XlAjVv", "devel build f9tV11XlAjVv"},
+		{"no commit, no build ID", "", noCommit, "", "devel"},
+		{"no build info", "", nil, "", "devel"},
+	} {
+		assert.Equal(t, tc.want, versionOf(tc.given, tc.bi, tc.id), tc.name)
+	}
+}
+
+// TestBuildIDIsFoundWhereTheLinkerWritesIt: the form the linker writes into a Mach-O or PE
+// file is found in its first bytes; a file without one has none. (An ELF binary's note:
+// tests/integration's TestVersionNamesTheBuild, against `go tool buildid`.)
+func TestBuildIDIsFoundWhereTheLinkerWritesIt(t *testing.T) {
+	const id = "zOln2c3h5rak3P1g_SlM/0jxOGNEOUw14aJxbUZnF/tq3VzufFsBhxXTXy2Lgo/f9tV11XlAjVvZ36yenIk"
+	head := append(bytes.Repeat([]byte{0}, 4000), "\xff Go build ID: \""+id+"\"\n \xff"...)
+	assert.Equal(t, id, markedBuildID(bytes.NewReader(head)))
+	assert.Empty(t, markedBuildID(strings.NewReader("no build ID here")))
+	assert.Empty(t, buildIDOf(os.DevNull))
+	assert.Empty(t, buildIDOf(filepath.Join(t.TempDir(), "missing")))
 }
 
 // kongExited stops kong's parse where it would have exited the process.
