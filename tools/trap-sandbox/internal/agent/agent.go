@@ -30,6 +30,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/logthrottle"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/protocol"
@@ -305,8 +306,11 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	}
 	// opencode connects to it only when a computer first asks: a URL it cannot use would fail
 	// every question, so it is refused here, at start.
-	if u, err := url.Parse(cfg.MCPURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--ai-mcp-url %q: give the gateway's /mcp as opencode reaches it, http(s)://host:port/mcp", cfg.MCPURL)
+	// Either shows it without a password written into it (http://user:password@host, for a
+	// proxy's Basic Auth): the error is printed at start, the URL logged below.
+	mcpURL, err := url.Parse(cfg.MCPURL)
+	if err != nil || (mcpURL.Scheme != "http" && mcpURL.Scheme != "https") || mcpURL.Host == "" {
+		return nil, fmt.Errorf("--ai-mcp-url %q: give the gateway's /mcp as opencode reaches it, http(s)://host:port/mcp", hostapi.ShownURL(cfg.MCPURL))
 	}
 	// The directory itself connects to no MCP server and holds no pass (a file of an earlier
 	// version, which carried the API token, is rewritten without it); each computer's
@@ -328,7 +332,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	if cfg.AllowHostTools {
 		logger.Warn("agent: --ai-allow-host-tools is on: the model may run shell commands, edit and read files and fetch URLs ON THIS HOST, as this gateway's opencode user, whenever a player asks; turn it off unless every player is trusted with the host")
 	}
-	logger.Info("agent: on", "model", cfg.Model, "dir", cfg.Dir, "mcp", cfg.MCPURL, "turnDeadline", m.cfg.TurnDeadline,
+	logger.Info("agent: on", "model", cfg.Model, "dir", cfg.Dir, "mcp", mcpURL.Redacted(), "turnDeadline", m.cfg.TurnDeadline,
 		"hostTools", cfg.AllowHostTools)
 	if cfg.Prober != nil {
 		m.wg.Add(1)

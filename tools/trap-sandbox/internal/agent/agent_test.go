@@ -343,6 +343,20 @@ func TestOffWithoutAModel(t *testing.T) {
 			slog.New(slog.DiscardHandler), nil)
 		assert.ErrorContains(t, err, `--ai-mcp-url "`+bad+`": give the gateway's /mcp as opencode reaches it`, bad)
 	}
+	// Nor does a --ai-mcp-url's password show, refused or taken: it was in the "agent: on" line.
+	for _, bad := range []string{"ws://u:secretpw@127.0.0.1:4444/mcp", "http://u:secret pw@host:1/mcp"} {
+		_, err = New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: bad},
+			slog.New(slog.DiscardHandler), nil)
+		require.ErrorContains(t, err, "give the gateway's /mcp as opencode reaches it", bad)
+		assert.NotContains(t, err.Error(), "secret", bad)
+	}
+	var onLine testkit.SyncBuffer
+	m, err = New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://proxy:secretpw@127.0.0.1:2/mcp"},
+		slog.New(slog.NewTextHandler(&onLine, nil)), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	assert.Contains(t, onLine.String(), "mcp=http://proxy:xxxxx@127.0.0.1:2/mcp")
+	assert.NotContains(t, onLine.String(), "secretpw")
 }
 
 // fitsALine asserts a message a player reads is one line of a 51-column computer.
