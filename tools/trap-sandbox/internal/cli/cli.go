@@ -114,6 +114,8 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Vars{"version": Version(), "maxTokenTTL": maxTokenTTL()},
 		kong.KindMapper(reflect.String, rawString),
 		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationFlag),
+		kong.KindMapper(reflect.Int, numberFlag),
+		kong.KindMapper(reflect.Float64, numberFlag),
 		kong.PostBuild(hiddenNATSFlags),
 	}, options...)
 	return kong.New(root, options...)

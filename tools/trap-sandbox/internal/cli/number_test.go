@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/alecthomas/kong"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestANumberThatIsNoneSaysWhatToGive: a whole-number or number flag or variable given
+// something else answers with an example, its default, as a duration flag does; kong's own
+// words were Go's parser's (`expected a valid 64 bit int but got "lots"`).
+func TestANumberThatIsNoneSaysWhatToGive(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"--max-connections", "lots"}, want: `--max-connections: "lots" is not a whole number: give one such as 20000 (its default)`},
+		{args: []string{"--max-connections", "2.5"}, want: `--max-connections: "2.5" is not a whole number: give one such as 20000 (its default)`},
+		{args: []string{"--upgrade-burst", "99999999999999999999"}, want: `--upgrade-burst: "99999999999999999999" is out of range: give one such as 2000 (its default)`},
+		{args: []string{"serve", "--upgrade-rate=fast"}, want: `--upgrade-rate: "fast" is not a number: give one such as 200 (its default)`},
+		{args: []string{"link", "key", "--account", "alice", "--uses", "x"}, want: `--uses: "x" is not a whole number`},
+		{env: map[string]string{"SANDBOX_FAILED_HELLO_GLOBAL_BURST": "x"},
+			want: `--failed-hello-global-burst: "x" is not a whole number: give one such as 50 (its default) (from envar SANDBOX_FAILED_HELLO_GLOBAL_BURST="x")`},
+	} {
+		clearEnv(t)
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		var root CLI
+		parser, err := NewParser(&root, kong.Exit(func(int) {}))
+		require.NoError(t, err)
+		_, err = parser.Parse(tc.args)
+		assert.EqualError(t, err, tc.want, "%v %v", tc.args, tc.env)
+	}
+	clearEnv(t)
+	root, _ := parse(t, "--max-connections", "300", "--upgrade-rate=-1", "--failed-hello-rate", "0.5")
+	assert.Equal(t, 300, root.Serve.MaxConnections, "a whole number is read as before")
+	assert.Equal(t, -1.0, root.Serve.UpgradeRate, "a negative one too: its range is the command's to check")
+	assert.Equal(t, 0.5, root.Serve.FailedHelloRate)
+}
