@@ -694,7 +694,7 @@ func TestTheWebConsoleStopsAtAComputerOfSeveralAccountsAndLogsOut(t *testing.T) 
 	state, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[sessionStorage.getItem("trap-sandbox-token"), document.getElementById("logout").hidden,
 		location.hash, document.getElementById("status").textContent]`))
 	require.NoError(t, err)
-	assert.Equal(t, []any{nil, true, "", "Logged out: this tab no longer holds the token."}, state,
+	assert.Equal(t, []any{nil, true, "", "Logged out: no tab of this console holds the token now."}, state,
 		"the token forgotten, no Log out, no computer's view left in the address")
 
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
@@ -705,6 +705,44 @@ func TestTheWebConsoleStopsAtAComputerOfSeveralAccountsAndLogsOut(t *testing.T) 
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
 	until(t, "alice's screen", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+}
+
+// TestTheWebConsoleLogsOutEveryTab: each tab keeps its own token (a computer's link opened in
+// a new tab asks for it again), so a player watching their computer in one tab and the list in
+// another logs in twice; Log out in one is for both. The other tab, live on the computer's
+// screen, brings back the token form saying why, holds no token and stops watching; neither
+// tab keeps what it showed (the list, the screen) in the page. Before, the other tab stayed
+// live with its token for the next person at the machine.
+func TestTheWebConsoleLogsOutEveryTab(t *testing.T) {
+	ctx := testContext(t)
+	viewTab, until := consolePage(ctx, t, "console.test")
+	_, erin, g, _ := accountsDesk(ctx, t, "erin")
+	console := "http://console.test:" + g.Port() + "/console/"
+	require.NoError(t, chromedp.Do(viewTab, chromedp.Navigate(console+"#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", erin), chromedp.Click("#login button")))
+	until(t, "erin's screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+
+	listTab, closeListTab := chromedp.NewContext(viewTab) // a second tab of the same browser
+	t.Cleanup(closeListTab)
+	require.NoError(t, chromedp.Do(listTab, chromedp.Navigate(console), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", erin), chromedp.Click("#login button"), chromedp.WaitVisible("#logout")))
+	_, err := chromedp.Run(listTab, chromedp.Poll[bool](`document.querySelectorAll("#computer-list a").length === 1`))
+	require.NoError(t, err)
+
+	require.NoError(t, chromedp.Do(listTab, chromedp.Click("#logout")))
+	const state = `[sessionStorage.getItem("trap-sandbox-token"), document.getElementById("status").textContent,
+		document.getElementById("login").hidden, document.getElementById("logout").hidden,
+		document.getElementById("computer-list").textContent, document.getElementById("screen-text").textContent]`
+	shown, err := chromedp.Run(listTab, chromedp.Evaluate[[]any](state))
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, "Logged out: no tab of this console holds the token now.", false, true, "", ""}, shown,
+		"the tab that logged out: no token, the form, no list left in the page")
+	until(t, "the other tab's token form", `!document.getElementById("login").hidden`)
+	shown, err = chromedp.Run(viewTab, chromedp.Evaluate[[]any](state))
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, "Logged out in another tab: this tab no longer holds the token either.", false, true, "", ""}, shown,
+		"the other tab: no token, the form, no screen left in the page")
 }
 
 // TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt: the gateway stopping (SIGTERM)

@@ -69,15 +69,33 @@ function refused(sent, why) {
 const tokenRefused = "The gateway refused the token: log in with another.";
 
 // logOut forgets the token (the next person at a shared machine must not find it) and asks
-// for one; the address loses the open computer's view, which the next token may not reach.
+// for one, in this tab and in every other tab of the console in this browser (tabsChannel):
+// a second tab, logged in to watch another computer, stayed live with its token. The address
+// loses the open computer's view, which the next token may not reach, and the page what it
+// showed (the list, the screen), which stayed in it, hidden.
 function logOut() {
+  loggedOut("Logged out: no tab of this console holds the token now.");
+  if (tabsChannel) tabsChannel.postMessage(loggedOutMessage);
+}
+
+// loggedOut is logOut in this tab, saying why in the status.
+function loggedOut(why) {
   stop();
   forget();
   history.replaceState(null, "", location.pathname + location.search);
   $("login-error").textContent = "";
+  $("computer-list").replaceChildren();
+  $("screen").replaceChildren();
+  $("screen-text").textContent = "";
   show("login");
-  status("Logged out: this tab no longer holds the token.");
+  status(why);
 }
+
+// tabsChannel tells the console's other tabs in this browser (the same origin) that one logged
+// out (loggedOutMessage): each tab keeps its own token (sessionStorage), and Log out is meant
+// for them all. null where the browser has no BroadcastChannel.
+const tabsChannel = typeof BroadcastChannel === "function" ? new BroadcastChannel("trap-sandbox-console") : null;
+const loggedOutMessage = "logged out";
 
 function show(section) {
   for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
@@ -1189,6 +1207,10 @@ document.addEventListener("DOMContentLoaded", () => {
     route();
   });
   $("logout").addEventListener("click", logOut);
+  // Another tab logged out: so does this one, when it holds a token or one is being tried.
+  if (tabsChannel) tabsChannel.addEventListener("message", (e) => {
+    if (e.data === loggedOutMessage && token) loggedOut("Logged out in another tab: this tab no longer holds the token either.");
+  });
   $("screen").addEventListener("keydown", (e) => onKey(e, false));
   $("screen").addEventListener("keyup", (e) => onKey(e, true));
   $("screen").addEventListener("blur", () => letKeysGo(view));
