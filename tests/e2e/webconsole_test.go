@@ -745,6 +745,33 @@ func TestTheWebConsoleLogsOutEveryTab(t *testing.T) {
 		"the other tab: no token, the form, no screen left in the page")
 }
 
+// TestTheWebConsoleKeepsSayingWhyAComputerLeft: alice's computer, cut off while she watches it
+// (its credential revoked), does not come back by itself; the view says so, and goes on saying
+// so while it looks for the computer again. The gateway's answer to those looks knows only that
+// the computer is not connected, and put "no computer of account alice is connected (its token
+// reaches that account's computers only): …" over the reason two seconds after it was shown:
+// alice's own computer, as if it were another account's.
+func TestTheWebConsoleKeepsSayingWhyAComputerLeft(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t, "console.test")
+	_, alice, g, _ := accountsDesk(ctx, t, "alice")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+g.Port()+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
+	until(t, "alice's screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	// The page's looks for the screen, counted as it asks.
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.looks = 0; const pageFetch = window.fetch;
+		window.fetch = (url, options) => { if (String(url).endsWith("/screen")) window.looks++; return pageFetch(url, options); }; true`))
+	require.NoError(t, err)
+
+	gatewayCLI(ctx, t, "computers", "revoke", deskTraposID, "--url="+g.URL(""), "--api-token="+alice)
+	const cutOff = "not_connected: computer 11:desk was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential (waiting for it to come back)"
+	until(t, "the view saying the computer was cut off", `document.getElementById("status").textContent === `+jsString(t, cutOff))
+	// Two looks since: the first one's answer is shown before the second starts.
+	until(t, "two looks for the computer since", `window.looks >= 2`)
+	assert.Equal(t, cutOff, statusOf(t, page), "why the computer left, while the view looks for it")
+}
+
 // TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt: the gateway stopping (SIGTERM)
 // under an open view is not the computer leaving: the view says the gateway is shutting down,
 // then that the connection to it was lost, and shows the computer again once a gateway is back

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/server"
 )
 
@@ -61,4 +62,14 @@ func TestThePageKnowsTheGatewaysListedHint(t *testing.T) {
 	js, err := assets.ReadFile("assets/console.js")
 	require.NoError(t, err)
 	assert.Contains(t, string(js), fmt.Sprintf("\nconst listedElsewhere = %q;", computer.ListedHint))
+}
+
+// TestThePageKnowsTheGatewaysStoppingWords: the page tells the gateway stopping from a computer
+// leaving by the message the stream ends with (gatewayStopping, a copy of
+// gateway.ErrShuttingDown's): a changed message would keep "the gateway is shutting down" in a
+// view waiting for its computer once the gateway is back.
+func TestThePageKnowsTheGatewaysStoppingWords(t *testing.T) {
+	js, err := assets.ReadFile("assets/console.js")
+	require.NoError(t, err)
+	assert.Contains(t, string(js), fmt.Sprintf("\nconst gatewayStopping = %q;", gateway.ErrShuttingDown.Message))
 }

@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -324,6 +324,7 @@ async function follow(v) {
       again = await watch(v);
     } catch (e) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
+      v.left = "";
       status(connectionLost);
       again = retryMs;
     }
@@ -499,20 +500,30 @@ async function watch(v) {
     }
     const busy = res.status === 429;
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
-    status((error ? error.code + ": " + inBrowser(error.message) : "The gateway answered " + res.status) +
+    // A computer not connected since it left this view says why it left (v.left), not only
+    // that it is not connected: the gateway's answer knows no more, and put its hints for a
+    // computer named wrongly (another account's?) over "was cut off: its credential was
+    // revoked; …" two seconds after the view said it.
+    if (!(res.status === 404 && error && error.code === "not_connected")) v.left = "";
+    status((v.left || (error ? error.code + ": " + inBrowser(error.message) : "The gateway answered " + res.status)) +
       (busy ? tryingAgain : again ? waiting : ""));
     return busy ? retryAfterMs(res) : again && retryMs;
   }
+  v.left = "";
   status("Live");
   if ($("viewer").classList.contains("private")) note(); // the owner shows it now
   live(v, true);
   if (v.accountId === undefined && !v.learning) v.learning = learnAccount(v);
   try {
-    return await frames(res.body, sent);
+    return await frames(v, res.body, sent);
   } finally {
     live(v, false);
   }
 }
+
+// gatewayStopping is the gateway's message when it ends a stream as it stops
+// (gateway.ErrShuttingDown, which a test of the package holds it to).
+const gatewayStopping = "the gateway is shutting down";
 
 // listedElsewhere is the gateway's not_connected hint of where the connected computers are
 // listed (computer.ListedHint, which a test of the package holds it to): the CLI, MCP and the
@@ -573,9 +584,10 @@ function live(v, open) {
   if (open) $("viewer").classList.remove("blank");
 }
 
-// frames draws a live stream's frames until it ends, then says why (as watch reports); sent
-// is the token the stream was opened with.
-async function frames(body, sent) {
+// frames draws view v's live stream's frames until it ends, then says why (as watch reports),
+// and keeps why the computer left (v.left: it disconnected, or was cut off) for the looks
+// that wait for it; sent is the token the stream was opened with.
+async function frames(v, body, sent) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
   for (;;) {
@@ -602,11 +614,15 @@ async function frames(body, sent) {
           status(error.code + ": " + error.message);
           return error.relabelledTo;
         }
-        status(error.code + ": " + inBrowser(error.message) + waiting);
+        const why = error.code + ": " + inBrowser(error.message);
+        // The gateway stopping is not the computer leaving: the computer comes back with it.
+        v.left = error.code === "not_connected" && error.message !== gatewayStopping ? why : "";
+        status(why + waiting);
         return retryMs;
       }
     }
   }
+  v.left = "";
   status(connectionLost); // no end event: the connection dropped, not the gateway's answer
   return retryMs;
 }
@@ -1172,7 +1188,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "" };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "" };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
