@@ -475,3 +475,23 @@ func TestARowWiderThanTheScreenNeverReachesAViewer(t *testing.T) {
 	assert.Equal(t, 2, f.Seq, "no refused update was merged")
 	assert.Equal(t, []string{"abc", "\u00e9\u00e9\u00e9"}, texts(f))
 }
+
+// TestAScreenLargerThanCCsIsRefused: a screen is at most 255 cells each way, CC's largest
+// terminal; a hostile computer's 1024×1024 one, which the gateway took, hung the web console's
+// tab that drew it (14 s a frame). It is refused, bad_payload, and the viewer keeps the screen
+// it had; 255×255 is a screen.
+func TestAScreenLargerThanCCsIsRefused(t *testing.T) {
+	m, v := watchingAFirstScreen(t)
+	for _, size := range []string{`"width":256,"height":19`, `"width":51,"height":256`, `"width":1024,"height":1024`} {
+		_, err := m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":2,`+size+`,"rows":{}}`))
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), size)
+		require.Error(t, err, size)
+		assert.Contains(t, err.Error(), "is not a screen's (CC's are 1 to 255 cells each way)", size)
+	}
+	_, err := m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":2,"width":255,"height":255,"rows":{}}`))
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 2, f.Seq, "no refused update was merged")
+	assert.Equal(t, 255, f.Screen.Width)
+}
