@@ -490,6 +490,11 @@ async function watch(v) {
   if (!res.ok) {
     const body = await res.json().catch(() => null);
     const error = body && body.error;
+    // A computer not connected since it left this view says why it left (v.left), not only
+    // that it is not connected: the gateway's answer knows no more, and put its hints for a
+    // computer named wrongly (another account's?) over "was cut off: its credential was
+    // revoked; …" two seconds after the view said it. Any other answer is news of its own.
+    if (!(res.status === 404 && error && error.code === "not_connected" && !error.accounts)) v.left = "";
     if (error && error.accounts) {
       status(error.code + ": " + error.message + " (Log out to give one of those tokens.)");
       return false;
@@ -500,11 +505,6 @@ async function watch(v) {
     }
     const busy = res.status === 429;
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
-    // A computer not connected since it left this view says why it left (v.left), not only
-    // that it is not connected: the gateway's answer knows no more, and put its hints for a
-    // computer named wrongly (another account's?) over "was cut off: its credential was
-    // revoked; …" two seconds after the view said it.
-    if (!(res.status === 404 && error && error.code === "not_connected")) v.left = "";
     status((v.left || (error ? error.code + ": " + inBrowser(error.message) : "The gateway answered " + res.status)) +
       (busy ? tryingAgain : again ? waiting : ""));
     return busy ? retryAfterMs(res) : again && retryMs;
