@@ -711,7 +711,7 @@ func TestTheWebConsoleStopsAtAComputerOfSeveralAccountsAndLogsOut(t *testing.T) 
 // a new tab asks for it again), so a player watching their computer in one tab and the list in
 // another logs in twice; Log out in one is for both. The other tab, live on the computer's
 // screen, brings back the token form saying why, holds no token and stops watching; neither
-// tab keeps what it showed (the list, the screen) in the page. Before, the other tab stayed
+// tab keeps what it showed (the list, the screen) or a text not pasted yet in the page. Before, the other tab stayed
 // live with its token for the next person at the machine.
 func TestTheWebConsoleLogsOutEveryTab(t *testing.T) {
 	ctx := testContext(t)
@@ -723,26 +723,32 @@ func TestTheWebConsoleLogsOutEveryTab(t *testing.T) {
 	until(t, "erin's screen", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
 
+	// A text in the Paste field, not pasted yet (typed there on a computer the owner let be
+	// controlled; this one is only viewed, which hides the field).
+	_, err := chromedp.Run(viewTab, chromedp.Evaluate[bool](`document.getElementById("paste-text").value = "door-secret"; true`))
+	require.NoError(t, err)
+
 	listTab, closeListTab := chromedp.NewContext(viewTab) // a second tab of the same browser
 	t.Cleanup(closeListTab)
 	require.NoError(t, chromedp.Do(listTab, chromedp.Navigate(console), chromedp.WaitVisible("#login"),
 		chromedp.SendKeys("#token", erin), chromedp.Click("#login button"), chromedp.WaitVisible("#logout")))
-	_, err := chromedp.Run(listTab, chromedp.Poll[bool](`document.querySelectorAll("#computer-list a").length === 1`))
+	_, err = chromedp.Run(listTab, chromedp.Poll[bool](`document.querySelectorAll("#computer-list a").length === 1`))
 	require.NoError(t, err)
 
 	require.NoError(t, chromedp.Do(listTab, chromedp.Click("#logout")))
 	const state = `[sessionStorage.getItem("trap-sandbox-token"), document.getElementById("status").textContent,
 		document.getElementById("login").hidden, document.getElementById("logout").hidden,
-		document.getElementById("computer-list").textContent, document.getElementById("screen-text").textContent]`
+		document.getElementById("computer-list").textContent, document.getElementById("screen-text").textContent,
+		document.getElementById("paste-text").value]`
 	shown, err := chromedp.Run(listTab, chromedp.Evaluate[[]any](state))
 	require.NoError(t, err)
-	assert.Equal(t, []any{nil, "Logged out: no tab of this console holds the token now.", false, true, "", ""}, shown,
+	assert.Equal(t, []any{nil, "Logged out: no tab of this console holds the token now.", false, true, "", "", ""}, shown,
 		"the tab that logged out: no token, the form, no list left in the page")
 	until(t, "the other tab's token form", `!document.getElementById("login").hidden`)
 	shown, err = chromedp.Run(viewTab, chromedp.Evaluate[[]any](state))
 	require.NoError(t, err)
-	assert.Equal(t, []any{nil, "Logged out in another tab: this tab no longer holds the token either.", false, true, "", ""}, shown,
-		"the other tab: no token, the form, no screen left in the page")
+	assert.Equal(t, []any{nil, "Logged out in another tab: this tab no longer holds the token either.", false, true, "", "", ""}, shown,
+		"the other tab: no token, the form, no screen nor text not pasted left in the page")
 }
 
 // TestTheWebConsoleKeepsSayingWhyAComputerLeft: alice's computer, cut off while she watches it

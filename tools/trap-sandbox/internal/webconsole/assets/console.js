@@ -72,7 +72,7 @@ const tokenRefused = "The gateway refused the token: log in with another.";
 // for one, in this tab and in every other tab of the console in this browser (tabsChannel):
 // a second tab, logged in to watch another computer, stayed live with its token. The address
 // loses the open computer's view, which the next token may not reach, and the page what it
-// showed (the list, the screen), which stayed in it, hidden.
+// showed or held (the list, the screen, the Type and Paste fields), which stayed in it, hidden.
 function logOut() {
   loggedOut("Logged out: no tab of this console holds the token now.");
   if (tabsChannel) tabsChannel.postMessage(loggedOutMessage);
@@ -87,6 +87,8 @@ function loggedOut(why) {
   $("computer-list").replaceChildren();
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
+  $("type-text").value = "";
+  $("paste-text").value = ""; // a text not pasted yet (a door's password?) is no next person's
   show("login");
   status(why);
 }
