@@ -86,11 +86,22 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 			if !bearer || !secretHashMatches(got, tokenHash) {
 				count(RefusalWrongAPIToken)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
-				writeAuthError(w, http.StatusUnauthorized,
-					"missing or wrong API token (send Authorization: Bearer <SANDBOX_API_TOKEN> or an account's token)")
+				msg := "missing or wrong API token (send Authorization: Bearer <SANDBOX_API_TOKEN> or an account's token)"
+				if other := otherSecret(got); bearer && other != "" {
+					msg = other + "; send the gateway's SANDBOX_API_TOKEN or an account's API token (tsa_…)"
+				}
+				writeAuthError(w, http.StatusUnauthorized, msg)
 				return
 			}
 			admit(account.LocalAdmin, nil)
+			return
+		}
+		if other := otherSecret(got); bearer && other != "" {
+			// From anywhere: a secret of the wrong kind pasted where a token goes (the web
+			// console's field) is told what it is, not that the caller is too far away.
+			count(RefusalBadToken)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
+			writeAuthError(w, http.StatusUnauthorized, other+fromAnywhere)
 			return
 		}
 		if !IsLoopback(r.RemoteAddr) {
@@ -124,14 +135,23 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 // no account's (nor a pass it granted), named by its kind when it has the shape of one of the
 // gateway's other secrets (never echoing it).
 func unknownBearer(got string) string {
-	const fix = "; from this host send no token, or an account's API token (tsa_…)"
+	return "unknown token: this gateway has no SANDBOX_API_TOKEN, and the token is no account's" + fromAnywhere
+}
+
+// fromAnywhere is what opens the API of a gateway without SANDBOX_API_TOKEN.
+const fromAnywhere = "; from this host send no token, or an account's API token (tsa_…)"
+
+// otherSecret names got by its kind when it has the shape of one of the gateway's secrets that
+// never open the API (a computer's credential, an enrollment key), never echoing it; "" for
+// anything else.
+func otherSecret(got string) string {
 	switch kind, _, _ := account.Identify(got); kind {
 	case account.KindCredential:
-		return "that token is a computer credential (tsc_…), a computer's hello secret, which never opens the API" + fix
+		return "that token is a computer credential (tsc_…), a computer's hello secret, which never opens the API"
 	case account.KindEnrollment:
-		return "that token is an enrollment key (tsk_…), which links computers (sandbox link) and never opens the API" + fix
+		return "that token is an enrollment key (tsk_…), which links computers (sandbox link) and never opens the API"
 	}
-	return "unknown token: this gateway has no SANDBOX_API_TOKEN, and the token is no account's" + fix
+	return ""
 }
 
 // bearerToken is the credential of an Authorization header of the Bearer scheme, whose name

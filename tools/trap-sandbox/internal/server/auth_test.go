@@ -100,6 +100,30 @@ func TestAnUnknownTokenFromLoopbackIsRefused(t *testing.T) {
 	assert.Equal(t, http.StatusOK, rec.Code, "an empty token is none (a client's unset variable)")
 }
 
+// TestASecretOfTheWrongKindIsNamedFromAnywhere: a computer's credential or an enrollment
+// key pasted where a token goes (the web console's field, from a player's own machine) was
+// answered "the HTTP API answers only loopback clients" or, with SANDBOX_API_TOKEN, "send
+// Authorization: Bearer <SANDBOX_API_TOKEN>", neither saying the secret was the wrong kind.
+func TestASecretOfTheWrongKindIsNamedFromAnywhere(t *testing.T) {
+	secrets := map[string]string{
+		"tsc_abcdefghijklm_abcdefghijklmnopqrstuvwxyz234567abcdefghijklm": "that token is a computer credential (tsc_…)",
+		"tsk_abcdefghijklm_abcdefghijklmnopqrstuvwxyz234567abcdefghijklm": "that token is an enrollment key (tsk_…)",
+	}
+	for name, cfg := range map[string]Config{"no API token": {}, "an API token": {APIToken: "tok3n"}} {
+		s := New(slog.New(slog.DiscardHandler), cfg, apiModule{})
+		for token, want := range secrets {
+			rec := serve(s, http.MethodGet, "/api/thing", "192.0.2.7:5555", token)
+			assert.Equal(t, http.StatusUnauthorized, rec.Code, name)
+			assert.Contains(t, rec.Body.String(), want, name)
+			assert.Contains(t, rec.Body.String(), "an account's API token (tsa_…)", name)
+			assert.NotContains(t, rec.Body.String(), token, "the secret is never echoed")
+			assert.NotEmpty(t, rec.Header().Get("WWW-Authenticate"))
+		}
+		rec := serve(s, http.MethodGet, "/api/thing", "192.0.2.7:5555", "garbage")
+		assert.NotContains(t, rec.Body.String(), "that token is", "%s: any other token is no secret of a kind", name)
+	}
+}
+
 // TestAProxiedRequestIsNoLoopbackClients: a reverse proxy on the gateway's host (the TLS one
 // docs/user-guide.md puts in front for wss://) connects from loopback for any client of the
 // Internet, which then drove every computer without a token. A request it marks as forwarded
