@@ -309,6 +309,191 @@ local function lineChanges(old, new, context)
   return rows, changed["-"], changed["+"];
 end
 
+-- The answer's Markdown, read a line at a time as it streams (newAnswerReader). A model
+-- answers in paragraphs, "- " and "1. " lists, headings, quotes and code, fenced (```lua ...
+-- ```, or ~~~) or indented by four columns; the reader says what each line is, and the
+-- screen lays it out (programs/ai.lua): a list item's further rows under its text, code with
+-- its indent and never word-wrapped as prose.
+
+-- The columns of blanks (a tab counts four, as Markdown reads it) that make a line code
+-- where a paragraph cannot go on: after a blank line, a heading, more code, or at the start.
+local CODE_INDENT = 4;
+local CODE_MAY_FOLLOW = { start = true, blank = true, code = true, heading = true };
+-- A list item's number has at most nine digits (CommonMark): more is a number in the text.
+local MAX_ITEM_DIGITS = 9;
+
+-- What a line's start (rest: what follows its blanks) makes it, and its marker with the blanks
+-- after it: "fence" (``` or ~~~: the marker is the run), "item" ("- ", "* ", "+ ", "1. ",
+-- "1) "), "heading" ("# " to "###### "), "quote" ("> "), else "text" (no marker). nil while
+-- more of the line may still make it one (final: the line has ended). rest is never ""; and a
+-- start still undecided is at most a few bytes (a marker's prefix), so it is cheap to add to.
+local function markerOf(rest, final)
+  local fence = rest:match("^```+") or rest:match("^~~~+");
+  if fence ~= nil then
+    return "fence", fence;
+  end
+  local item = rest:match("^[-*+][ \t]+") or rest:match("^%d+[.)][ \t]+");
+  if item ~= nil and #item:match("^%d*") <= MAX_ITEM_DIGITS then
+    return "item", item;
+  end
+  local heading = rest:match("^#+[ \t]+");
+  if heading ~= nil and #heading:match("^#+") <= 6 then
+    return "heading", heading;
+  end
+  if rest:find("^>") and (#rest > 1 or final) then
+    return "quote", rest:match("^>[ \t]*");
+  end
+  if not final and (rest:find("^`?`$") or rest:find("^~?~$") or rest:find("^[-*+>]$")
+      or rest:find("^#+$") and #rest <= 6 or rest:find("^%d+[.)]?$") and #rest:match("^%d*") <= MAX_ITEM_DIGITS) then
+    return nil;
+  end
+  return "text", "";
+end
+
+-- Reads an answer's text, given in pieces as it streams (add), and calls out for each line as
+-- soon as its start tells what it is:
+--   out.line(kind, indent, marker) begins a line of prose: kind "text", "item", "heading" or
+--     "quote"; indent, the bytes of blanks before it; marker, what begins it with the blanks
+--     after ("- ", "12. ", "## ", "" for text); out.text(part) then gives the rest of it as it
+--     comes, out.lineEnd() its end;
+--   out.code(line) gives a line of code whole, as written (its indent kept, no line break);
+--   out.blank() one blank line between two lines shown: a run of them is one, and none comes
+--     before the first line or after the last.
+-- A fence's own lines are not given. finish() ends the answer (its last line given, a fence
+-- left open closed): what is added after begins anew. Each byte is looked at a bounded number
+-- of times, so an answer costs its length (a 16 KiB answer in one-byte pieces too).
+local function newAnswerReader(out)
+  expect(1, out, "table");
+  local lead, indent, columns = {}, 0, 0; -- the line's blanks so far: pieces, bytes, columns
+  local rest = "";      -- what follows them while the line's kind is not known
+  local kind = nil;     -- the line's: nil (not known yet), "prose", "code", "fence" (not shown), "blank"
+  local what = nil;     -- a prose line's kind, as out.line was told
+  local held = {};      -- a code line's pieces: code is given a line at a time
+  local fence = nil;    -- the open fence's marker, nil outside one
+  local last = "start"; -- the kind of the line before, for where indented code may begin
+  local inItem = false; -- after a list item, until text at the margin: its indented lines are its own
+  local shown, blank = false, false;
+
+  local function show()
+    if blank then
+      out.blank();
+    end
+    shown, blank = true, false;
+  end
+
+  -- Decides the line's kind from its start; false while more of it is needed (final: it ended).
+  local function decide(final)
+    if rest == "" then
+      if final then
+        kind = "blank";
+      end
+      return final;
+    end
+    if not inItem and columns >= CODE_INDENT and CODE_MAY_FOLLOW[last] then
+      kind, held = "code", { table.concat(lead), rest };
+      return true;
+    end
+    local marked, marker = markerOf(rest, final);
+    if marked == nil then
+      return false;
+    elseif marked == "fence" then
+      kind, fence = "fence", marker;
+      return true;
+    end
+    kind, what = "prose", marked;
+    if marked == "item" then
+      inItem = true;
+    elseif indent == 0 then
+      inItem = false;
+    end
+    show();
+    out.line(marked, indent, marker);
+    if #rest > #marker then
+      out.text(rest:sub(#marker + 1));
+    end
+    return true;
+  end
+
+  -- Adds part of the current line (no line break in it).
+  local function addPart(part)
+    if part == "" or kind == "fence" then
+      return;
+    elseif kind == "prose" then
+      out.text(part);
+    elseif kind == "code" then
+      held[#held + 1] = part;
+    elseif fence ~= nil then
+      kind, held = "code", { part }; -- in a fence every line is code, its blanks too
+    else
+      if rest == "" then
+        local blanks = part:match("^[ \t]*");
+        if #blanks > 0 then
+          lead[#lead + 1] = blanks;
+          indent = indent + #blanks;
+          columns = columns + #blanks + 3 * select(2, blanks:gsub("\t", ""));
+          part = part:sub(#blanks + 1);
+        end
+        rest = part;
+      else
+        rest = rest .. part;
+      end
+      decide(false);
+    end
+  end
+
+  -- Ends the current line.
+  local function endLine()
+    if kind == nil then
+      if fence ~= nil then
+        kind, held = "code", {};
+      else
+        decide(true);
+      end
+    end
+    if kind == "prose" then
+      out.lineEnd();
+      last = what;
+    elseif kind == "code" then
+      local line = table.concat(held);
+      local closing = fence ~= nil and line:match("^[ \t]*(" .. fence:sub(1, 1) .. "+)[ \t]*$");
+      if closing and #closing >= #fence then
+        fence = nil;
+      else
+        show();
+        out.code(line);
+      end
+      last = "code";
+    elseif kind == "blank" then
+      blank, last = shown, "blank";
+    end
+    lead, indent, columns, rest, kind, what, held = {}, 0, 0, "", nil, nil, {};
+  end
+
+  -- Adds a piece of the answer.
+  local function add(piece)
+    expect(1, piece, "string");
+    local from = 1;
+    while from <= #piece do
+      local lineEnd = piece:find("\n", from, true);
+      addPart(piece:sub(from, (lineEnd or #piece + 1) - 1));
+      if lineEnd == nil then
+        return;
+      end
+      endLine();
+      from = lineEnd + 1;
+    end
+  end
+
+  local function finish()
+    if kind ~= nil or rest ~= "" or indent > 0 then
+      endLine();
+    end
+    fence, last, inItem, shown, blank = nil, "start", false, false, false;
+  end
+
+  return { add = add, finish = finish };
+end
+
 -- deps: request(type, payload) -> ok, payload, error (libsandbox.request, or a fake), and
 -- optionally settings (sandbox.ai_confirm and the permissions the agent's changes are checked
 -- against), fs (for that check), term (whose size and colour the agent is told) and kind
@@ -676,4 +861,5 @@ return {
   newClient = newClient,
   noAgentLine = noAgentLine,
   lineChanges = lineChanges,
+  newAnswerReader = newAnswerReader,
 };

@@ -8,6 +8,7 @@
 local libsandbox = require('/apis/libsandbox');
 local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;
+local newAnswerReader = require('/apis/libsandboxai').newAnswerReader;
 -- The gateway's words outside the answer itself (a refusal, a turn's error, a tool's line, the
 -- change a confirm asks for) are one line, as the sandbox command shows them: a broken or
 -- hostile gateway may send many lines, fake ones among them, or 128 KiB.
@@ -33,6 +34,10 @@ local MORE = "Press any key to continue";
 -- changed lines), after the line's own indent, so nested code keeps its shape where it wraps
 -- (on a pocket computer its continuation rows read as flat code at column 1).
 local CONTINUED = ">";
+-- The colours, on an advanced computer, of an answer's headings and of its code (whose fences
+-- are not shown: the colour sets it apart from the text around it).
+local HEADING_COLOUR = "yellow";
+local ANSWER_CODE_COLOUR = "lightBlue";
 local PROMPT = "ai> ";
 local EXIT_WORD = "exit";
 -- The answers to a confirm that allow the change; anything else (Enter too) denies it.
@@ -106,9 +111,14 @@ local function newScreen(t)
   -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
   -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
   local inputting = false;
-  -- While code is written (code()), the columns its current line's further rows start at,
-  -- before CONTINUED: the line's own indent; nil for the answer's text.
+  -- The columns the current line's further rows start at: under code (codeLine), its own
+  -- indent, then hangMark (CONTINUED); under a list item of the answer, its text's first; nil
+  -- for text that goes on at the margin.
   local hang = nil;
+  local hangMark = nil;
+  -- Blanks after the last word written, put before the next on its row: blanks that end a row
+  -- or a line show nothing, and took a row of their own where they passed the screen's edge.
+  local spaces = 0;
 
   local function setColour(name)
     if name ~= nil and t.isColour() and colourOf(name) ~= nil then
@@ -172,19 +182,31 @@ local function newScreen(t)
     indentOnly = indentOnly and not text:find("[^ ]");
   end
 
-  -- Moves on to the next row within a line. Under code, the row starts at the line's own
-  -- indent with CONTINUED (light grey where there is colour), taken as an indent: a word too
-  -- long for the rest of the row is cut there, not moved on again.
+  -- Moves on to the next row within a line, at its hang. Under code, the row starts at the
+  -- line's own indent with CONTINUED (light grey where there is colour), taken as an indent: a
+  -- word too long for the rest of the row is cut there, not moved on again.
   local function wrap()
     newline();
+    spaces = 0;
     if hang ~= nil then
       put((" "):rep(hang));
+    end
+    if hangMark ~= nil then
       local before = t.getTextColour();
       setColour("lightGrey");
-      put(CONTINUED);
+      put(hangMark);
       t.setTextColour(before);
       indentOnly = true;
     end
+  end
+
+  -- Puts the blanks held before a word, as many as the row has room for.
+  local function putSpaces()
+    local room = math.min(spaces, width - col + 1);
+    if room > 0 then
+      put((" "):rep(room));
+    end
+    spaces = 0;
   end
 
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
@@ -197,13 +219,18 @@ local function newScreen(t)
     end
     local whole = table.concat(word);
     word = { whole };
-    if hang == nil and wordFrom == 1 and #whole > width and whole:find("://", 1, true) then
-      local rows = libsandbox.fitLongWords(whole, width, col);
+    local margin = hang or 0; -- columns before a further row's text
+    if hangMark == nil and wordFrom == 1 and #whole > width - margin and whole:find("://", 1, true) then
+      if col > width then
+        wrap();
+      end
+      putSpaces();
+      local rows = libsandbox.fitLongWords(whole, width - margin, math.max(1, col - margin));
       local first = true;
       for row in (rows .. "\n"):gmatch("([^\n]*)\n") do
         if not first then
           beforeWrite();
-          newline();
+          wrap();
         end
         first = false;
         put(row);
@@ -212,13 +239,15 @@ local function newScreen(t)
       word, wordFrom = {}, 1;
       return;
     end
-    -- A word that does not fit the rest of the row goes to the next, unless the next would
-    -- cut it too (under code: a continuation row starts at the indent): then it is cut here.
+    -- A word that does not fit the rest of the row, with the blanks before it, goes to the
+    -- next, unless the next would cut it too (under code: a continuation row starts at the
+    -- indent): then it is cut here.
     local left = #whole - wordFrom + 1;
-    if col > 1 and not indentOnly and col - 1 + left > width
-        and (hang == nil or hang + #CONTINUED + left <= width) then
+    if col > 1 and not indentOnly and col - 1 + spaces + left > width
+        and (hangMark == nil or margin + #hangMark + left <= width) then
       wrap();
     end
+    putSpaces();
     while wordFrom <= #whole do
       if col > width then
         wrap();
@@ -241,23 +270,83 @@ local function newScreen(t)
       local c = piece:sub(at, at);
       if c == "\n" then
         flushWord();
+        spaces = 0;
         beforeWrite();
         newline();
       elseif c == " " or c == "\t" then
         flushWord();
-        if col > width then
-          wrap(); -- the space that ends a full line is the line break
-        else
-          put(" ");
-        end
+        spaces = spaces + 1; -- a tab shows as one blank
       end
       from = at + 1;
     end
   end
 
-  -- Ends the streamed text: the last word written, the cursor at the start of a line.
+  -- Writes one line of code (no line break in it) on rows of its own: the one rule for code,
+  -- a run's, a write's and the answer's. As text, each further row of a line that wraps
+  -- starting at the line's own indent (the spaces and tabs after its first `gutter` columns, a
+  -- changed line's mark and number, counted too; text shows a tab as a space), up to half the
+  -- width, then CONTINUED. Blanks no row shows are left out: those that end a line, and of an
+  -- indent wider than the row, all but the row's width less a column for the code (a line of
+  -- only spaces took rows of " >", a 3000-space indent 250 of them).
+  local function codeLine(body, gutter)
+    local after = body:sub(gutter + 1);
+    local indent = after:match("^[ \t]*");
+    -- to the last byte that is no blank: greedy, one pass (a lazy "(.-)[ \t]*$" is
+    -- quadratic in a run of blanks inside a line, and 100 KB ended ai, too long without yielding)
+    local rest = after:sub(#indent + 1):match("^.*[^ \t]") or "";
+    indent = indent:sub(1, math.max(0, width - gutter - 1));
+    hang, hangMark = math.min(gutter + #indent, math.floor(width / 2)), CONTINUED;
+    text(body:sub(1, gutter) .. indent .. rest .. "\n");
+    hang, hangMark = nil, nil;
+  end
+
+  -- The colour a heading's line of the answer replaced, to put back at its end.
+  local colourBefore = nil;
+  -- The answer's lines as libsandboxai's reader tells them (newAnswerReader): text word-wrapped,
+  -- a list item's (or an indented line's) further rows under its text's first column, up to
+  -- half the width, a heading in colour; code by codeLine, in its colour; one blank row
+  -- between blocks, never two.
+  local answerReader = newAnswerReader({
+    line = function(kind, indent, marker)
+      local half = math.floor(width / 2);
+      indent = math.min(indent, half);
+      local margin = math.min(indent + #marker, half);
+      hang = margin > 0 and margin or nil;
+      if kind == "heading" then
+        colourBefore = t.getTextColour();
+        setColour(HEADING_COLOUR);
+      end
+      if indent > 0 then
+        put((" "):rep(indent));
+      end
+      text(marker);
+    end,
+    text = text,
+    lineEnd = function()
+      text("\n");
+      hang = nil;
+      if colourBefore ~= nil then
+        t.setTextColour(colourBefore);
+        colourBefore = nil;
+      end
+    end,
+    code = function(body)
+      local before = t.getTextColour();
+      setColour(ANSWER_CODE_COLOUR);
+      codeLine(body, 0);
+      t.setTextColour(before);
+    end,
+    blank = function()
+      beforeWrite();
+      newline();
+    end,
+  });
+
+  -- Ends the streamed text: the answer's last line shown, the cursor at the start of a line.
   local function finish()
+    answerReader.finish();
     flushWord();
+    spaces = 0;
     if status then
       beforeWrite();
     end
@@ -276,33 +365,17 @@ local function newScreen(t)
     t.setTextColour(before);
   end
 
-  -- Writes code (a run's, a file's lines) on lines of its own, in colour: as text, each further
-  -- row of a line that wraps starting at the line's own indent (the spaces and tabs after its
-  -- first `gutter` columns, a changed line's mark and number, counted too; text shows a tab as
-  -- a space), up to half the width, then CONTINUED. Blanks no row shows are left out: those that
-  -- end a line, and of an indent wider than the row, all but the row's width less a column for
-  -- the code (a line of only spaces took rows of " >", a 3000-space indent 250 of them).
+  -- Writes code (a run's, a file's lines) on lines of its own, in colour, each by codeLine.
   local function code(body, colour, gutter)
     finish();
     local before = t.getTextColour();
     setColour(colour);
-    gutter = gutter or 0;
     local from = 1;
     while from <= #body do
-      local lineEnd = body:find("\n", from, true);
-      local ends = lineEnd or #body;
-      local after = body:sub(from + gutter, lineEnd and lineEnd - 1 or #body); -- the gutter
-      local indent = after:match("^[ \t]*");
-      -- to the last byte that is no blank: greedy, one pass (a lazy "(.-)[ \t]*$" is
-      -- quadratic in a run of blanks inside a line, and 100 KB ended ai, too long without yielding)
-      local rest = after:sub(#indent + 1):match("^.*[^ \t]") or "";
-      indent = indent:sub(1, math.max(0, width - gutter - 1));
-      hang = math.min(gutter + #indent, math.floor(width / 2));
-      text(body:sub(from, from + gutter - 1) .. indent .. rest .. (lineEnd and "\n" or ""));
-      flushWord();
-      from = ends + 1;
+      local lineEnd = body:find("\n", from, true) or #body + 1;
+      codeLine(body:sub(from, lineEnd - 1), gutter or 0);
+      from = lineEnd + 1;
     end
-    hang = nil;
     finish();
     t.setTextColour(before);
   end
@@ -323,6 +396,7 @@ local function newScreen(t)
     finish();
     text(question);
     flushWord();
+    putSpaces(); -- the blank after the question: the answer is typed after it
     if not libsandbox.roomToAnswer(t) then
       newline();
     end
@@ -353,12 +427,12 @@ local function newScreen(t)
   -- The player just looked at the screen (typed a line): a new screenful begins.
   local function seen()
     col = select(1, t.getCursorPos());
-    indentOnly = col == 1;
+    indentOnly, spaces = col == 1, 0;
     scrolled = 0;
   end
 
   return {
-    text = text, flush = flushWord, finish = finish, line = line, code = code, thinking = thinking,
+    text = text, answer = answerReader.add, flush = flushWord, finish = finish, line = line, code = code, thinking = thinking,
     ask = ask, seen = seen, keysTaken = keysTaken,
   };
 end
@@ -545,7 +619,7 @@ local lastRetry;
 
 local function showEvent(event)
   if event.kind == libsandbox.KIND_TEXT then
-    screen.text(tostring(event.text or ""));
+    screen.answer(tostring(event.text or ""));
   elseif event.kind == libsandbox.KIND_TOOL then
     local label = TOOL_MARK .. " " .. eventLine(event.tool) .. " " .. eventLine(event.detail or "");
     if event.state == "running" then

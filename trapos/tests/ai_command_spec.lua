@@ -420,6 +420,150 @@ describe("ai command", function()
       expect(rows[4]):eq("Done.");
     end);
 
+    describe("an answer in Markdown", function()
+      -- The answer, in one event or a byte an event, as it may stream.
+      local function answerPolls(answer, bytewise)
+        if not bytewise then
+          return { { text(1, answer), done(2) } };
+        end
+        local events = {};
+        for i = 1, #answer do
+          events[i] = text(i, answer:sub(i, i));
+        end
+        events[#events + 1] = done(#answer + 1);
+        return { events };
+      end
+      local function rowsOf(rows)
+        local found = {};
+        for _, row in ipairs(rows) do
+          found[#found + 1] = row;
+        end
+        while found[#found] == "" do
+          found[#found] = nil;
+        end
+        return found;
+      end
+
+      it("goes on with a wrapped list item under its text, on a pocket computer, however it streams", function()
+        local answer = "Two ways:\n- pull the lever on the left of the door\n- or run:\n"
+          .. "  - `door open` from the shell of this computer\n10. ten numbered items indent by four\n"
+          .. "Text after the list wraps back at the margin again.";
+        for _, bytewise in ipairs({ false, true }) do
+          local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer, bytewise) });
+          expectSuccess(ok, err);
+          expect(rowsOf(rows)):same({
+            "Two ways:",
+            "- pull the lever on the",
+            "  left of the door",
+            "- or run:",
+            "  - `door open` from the",
+            "    shell of this computer",
+            "10. ten numbered items",
+            "    indent by four",
+            "Text after the list wraps",
+            "back at the margin again.",
+          });
+        end
+      end);
+
+      it("shows fenced code as code: its indent kept, wrapped after a >, the fences not shown, in colour", function()
+        local answer = "Save this as door.lua:\n\n```lua\nwhile true do\n  if redstone.getInput(\"back\") then\n"
+          .. "    print(\"the door opens now\")\n\n  end\nend\n```\n\nThen run door.";
+        for _, bytewise in ipairs({ false, true }) do
+          local ok, err, rows, record = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer, bytewise) });
+          expectSuccess(ok, err);
+          expect(rowsOf(rows)):same({
+            "Save this as door.lua:",
+            "",
+            "while true do",
+            "  if redstone.getInput(\"ba",
+            "  >ck\") then",
+            "    print(\"the door opens",
+            "    >now\")",
+            "",
+            "  end",
+            "end",
+            "",
+            "Then run door.",
+          });
+          expect(record.colours(3):sub(1, 13)):eq(("3"):rep(13)); -- light blue
+          expect(record.colours(5):sub(1, 4)):eq("3383"); -- its > light grey
+          expect(record.colours(1):sub(1, 4)):eq("0000");
+        end
+        -- on a basic computer, plain
+        local _, _, _, record = run({ "door" }, { width = 26, height = 20, basic = true, polls = answerPolls(answer) });
+        expect(record.colours(3)):eq(("0"):rep(26));
+      end);
+
+      it("keeps code in a list item at the item's indent, and a ~~~ fence's lines as they are", function()
+        local answer = "1. Open it:\n   ```\n   edit door.lua\n   ```\n2. Then:\n~~~~\n```\n  x = 1\n~~~~\nend";
+        local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "1. Open it:", "   edit door.lua", "2. Then:", "```", "  x = 1", "end" });
+      end);
+
+      it("shows code indented four columns as code, but not a list item's indented text", function()
+        local answer = "Type:\n\n    print(\"a long line of code here\")\n\n- an item\n\n    its own text that wraps at the item";
+        local ok, err, rows, record = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({
+          "Type:",
+          "",
+          "    print(\"a long line of",
+          "    >code here\")",
+          "",
+          "- an item",
+          "",
+          "    its own text that",
+          "    wraps at the item",
+        });
+        expect(record.colours(3):sub(5, 9)):eq(("3"):rep(5));
+        expect(record.colours(8):sub(5, 9)):eq(("0"):rep(5));
+      end);
+
+      it("keeps one blank line between blocks, never two, and none before or after the answer", function()
+        local ok, err, rows = run({ "door" }, {
+          width = 26, height = 20, polls = answerPolls("\n\n  \nOne.\n\n\n \t\nTwo.  \n\n```\n\n\n```\n\n\nThree.\n\n\n"),
+        });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "One.", "", "Two.", "", "", "", "", "Three." });
+      end);
+
+      it("shows a heading in colour, its marks kept, and a quote's wrapped rows under its text", function()
+        local answer = "## The door\n> a quoted line long enough to wrap\n#hashtag is text";
+        local ok, err, rows, record = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "## The door", "> a quoted line long", "  enough to wrap", "#hashtag is text" });
+        expect(record.colours(1):sub(1, 11)):eq(("4"):rep(11)); -- yellow
+        expect(record.colours(2):sub(1, 5)):eq(("0"):rep(5));
+      end);
+
+      it("breaks a URL in a list item before its separators, its further rows under the item's text", function()
+        local answer = "- wget run http://192.168.100.200:4444/trapos/install pw";
+        local ok, err, rows = run({ "link" }, { width = 26, height = 20, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "- wget run", "  http://192.168.100.200", "  :4444/trapos/install pw" });
+      end);
+
+      it("shows a line the answer's end leaves open, and a marker's start that stays text", function()
+        local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = { { text(1, "- a\n1"), done(2) } } });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "- a", "1" });
+        ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = { { text(1, "```lua\nx = 1"), done(2) } } });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "x = 1" });
+      end);
+
+      it("goes on at the margin after a tool's line in the middle of the answer", function()
+        local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = { {
+          text(1, "```\n  a = 1\n- Let me"), { seq = 2, kind = "tool", tool = "read_file", detail = "/a", state = "completed" },
+          text(3, "\n\nRead it."), done(4),
+        } } });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "  a = 1", "- Let me", "* read_file /a", "Read it." });
+      end);
+    end);
+
     it("stops waiting for the player's answer once the gateway has refused the change by itself", function()
       local started = {};
       stub(os, "startTimer", function(seconds)

@@ -419,6 +419,123 @@ describe("libsandboxai", function()
     end);
   end);
 
+  describe("newAnswerReader", function()
+    -- What the reader tells of answer, given in pieces of `size` bytes (all at once by
+    -- default), as one list of strings.
+    local function read(answer, size)
+      local said = {};
+      local reader = lib.newAnswerReader({
+        line = function(kind, indent, marker) said[#said + 1] = kind .. "|" .. indent .. "|" .. marker; end,
+        text = function(part)
+          if said[#said]:sub(1, 5) == "text:" then
+            said[#said] = said[#said] .. part;
+          else
+            said[#said + 1] = "text:" .. part;
+          end
+        end,
+        lineEnd = function() said[#said + 1] = "end"; end,
+        code = function(line) said[#said + 1] = "code:" .. line; end,
+        blank = function() said[#said + 1] = "blank"; end,
+      });
+      size = size or #answer;
+      for i = 1, #answer, size do
+        reader.add(answer:sub(i, i + size - 1));
+      end
+      reader.finish();
+      return said;
+    end
+
+    it("tells each line's kind from its start, however the answer is cut in pieces", function()
+      local answer = "Intro\n\n- item\n  12. sub\n# Head\n> quote\n```lua\n  x = 1\n\n```\nafter\n\n    indented\n"
+        .. "-not an item\n1234567890. no item\n";
+      local want = {
+        "text|0|", "text:Intro", "end", "blank",
+        "item|0|- ", "text:item", "end",
+        "item|2|12. ", "text:sub", "end",
+        "heading|0|# ", "text:Head", "end",
+        "quote|0|> ", "text:quote", "end",
+        "code:  x = 1", "code:",
+        "text|0|", "text:after", "end", "blank",
+        "code:    indented",
+        "text|0|", "text:-not an item", "end",
+        "text|0|", "text:1234567890. no item", "end",
+      };
+      for _, size in ipairs({ 1, 2, 3, 7, #answer }) do
+        expect(read(answer, size)):same(want);
+      end
+    end);
+
+    it("reads an answer in the time of its length, in pieces of a byte too", function()
+      -- Counted in steps, not in time: the Lua VM's instructions (a hook every 100) and the
+      -- bytes the string functions it calls are given or make (a hundredth each). Twice the
+      -- answer may take twice the steps, not four times. The shapes that hold a line's start
+      -- back (a run of blanks, of digits, of #) or a line whole (code) are the ones that could
+      -- cost the answer's length at each byte.
+      local shapes = {
+        function(n) return ("- an item that goes on\n"):rep(n / 23); end,
+        function(n) return "```\n" .. ("x"):rep(n) .. "\n```\n"; end,
+        function(n) return (" "):rep(n) .. "x\n"; end,
+        function(n) return ("1"):rep(n) .. ". x\n"; end,
+        function(n) return ("#"):rep(n) .. " x\n"; end,
+        function(n) return ("\n"):rep(n); end,
+      };
+      local function steps(answer)
+        local count = 0;
+        local function given(s) return s; end
+        local function made(_, results) return results[1]; end
+        -- each library function the reader calls, counted by the bytes `of` it
+        local counted = {
+          { string, "find", given }, { string, "match", given }, { string, "gsub", given },
+          { string, "sub", made }, { table, "concat", made },
+        };
+        for _, c in ipairs(counted) do
+          local module, name, of = c[1], c[2], c[3];
+          local f = module[name];
+          c.real = f;
+          module[name] = function(...)
+            local results = table.pack(f(...));
+            count = count + #of(select(1, ...), results) / 100;
+            return table.unpack(results, 1, results.n);
+          end;
+        end
+        local sub = counted[4].real;
+        local reader = lib.newAnswerReader({
+          line = function() end, text = function() end, lineEnd = function() end,
+          code = function() end, blank = function() end,
+        });
+        debug.sethook(function() count = count + 1; end, "", 100);
+        local ok, err = pcall(function()
+          for i = 1, #answer do
+            reader.add(sub(answer, i, i));
+          end
+          reader.finish();
+        end);
+        debug.sethook();
+        for _, c in ipairs(counted) do
+          c[1][c[2]] = c.real;
+        end
+        if not ok then
+          error(err, 0);
+        end
+        return count;
+      end
+      -- one resume each: CC's limit on a resume is wall time, which a loaded machine stretches
+      local function yield()
+        os.queueEvent("answer_reader_spec");
+        os.pullEvent("answer_reader_spec");
+      end
+      for i, shape in ipairs(shapes) do
+        yield();
+        local once = steps(shape(8 * 1024));
+        yield();
+        local twice = steps(shape(16 * 1024));
+        if twice > 2.5 * once then
+          fail("shape " .. i .. ": " .. once .. " steps for 8 KiB, " .. twice .. " for 16 KiB");
+        end
+      end
+    end);
+  end);
+
   describe("lineChanges", function()
     -- Lines "line 1" .. "line n", joined, ending in a line break; edits[i] replaces line i.
     local function numbered(n, edits)
