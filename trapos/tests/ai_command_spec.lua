@@ -495,6 +495,29 @@ describe("ai command", function()
         expect(record.colours(3)):eq(("0"):rep(26));
       end);
 
+      it("lays out docs/ai.md's example on a pocket computer as it shows", function()
+        local answer = "Save this as door.lua:\n\n```lua\nwhile true do\n  if redstone.getInput(\"back\") then\n"
+          .. "    print(\"the door opens now\")\n  end\nend\n```\n\n\nThen run it:\n"
+          .. "- type door at the shell, or add it to startup.lua\n";
+        local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({
+          "Save this as door.lua:",
+          "",
+          "while true do",
+          "  if redstone.getInput(\"ba",
+          "  >ck\") then",
+          "    print(\"the door opens",
+          "    >now\")",
+          "  end",
+          "end",
+          "",
+          "Then run it:",
+          "- type door at the shell,",
+          "  or add it to startup.lua",
+        });
+      end);
+
       it("keeps code in a list item at the item's indent, and a ~~~ fence's lines as they are", function()
         local answer = "1. Open it:\n   ```\n   edit door.lua\n   ```\n2. Then:\n~~~~\n```\n  x = 1\n~~~~\nend";
         local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer) });
