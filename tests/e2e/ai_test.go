@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,6 +64,10 @@ var aiBlob = func() []byte {
 	return b
 }()
 
+// aiToolErrors holds, by the asking computer, the error the model read of the "save"
+// question's write_file.
+var aiToolErrors sync.Map
+
 // e2eModel answers by the prompt's first word.
 func e2eModel(t *opencodefake.Turn) {
 	words := strings.Fields(t.Prompt())
@@ -94,6 +99,11 @@ func e2eModel(t *opencodefake.Turn) {
 		r := t.Tool("trap-sandbox_write_file", map[string]any{"traposId": asker, "path": "/blob.bin",
 			"contentBase64": base64.StdEncoding.EncodeToString(aiBlob)})
 		t.Text("blob " + r.State)
+	case "save": // writes /door.lua; refused, does as it is told: the code in its answer
+		r := t.Tool("trap-sandbox_write_file", map[string]any{"traposId": asker, "path": "/door.lua",
+			"content": "redstone.setOutput('left', true)"})
+		aiToolErrors.Store(asker, r.Error)
+		t.Text("Save this as door.lua:\n\n```lua\nredstone.setOutput('left', true)\n```\n")
 	case "vault": // aimed at another computer
 		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
 		t.Text("vault " + r.State + ": " + r.Error)
@@ -241,6 +251,26 @@ func TestAIOnAComputer(t *testing.T) {
 		assert.Contains(t, strings.Join(lines(out), " "), "* write_file /door.lua failed: The player refused this write (write_file /door.lua).")
 		_, err := os.Stat(filepath.Join(overlay, "door.lua"))
 		assert.True(t, os.IsNotExist(err), "nothing written; transcript:\n%s", out)
+	})
+
+	t.Run("a write the owner's setting forbids is said once, as the owner's, with its set line", func(t *testing.T) {
+		opts := desk(t, g, t.TempDir(), nil, "ai", "save")
+		opts.Settings["sandbox.allow_files"] = "read"
+		_, out := runCommand(ctx, t, opts)
+		const setLine = "set sandbox.allow_files write"
+		// The player reads the refusal once, the tool's line, the setting and its line in it.
+		shown := strings.Join(lines(out), " ")
+		assert.Contains(t, shown, "* write_file /door.lua failed: forbidden: fs.write needs sandbox.allow_files write (it is read); the owner can allow it with: "+setLine+".", out)
+		assert.Equal(t, 1, strings.Count(shown, setLine), out)
+		assert.Contains(t, lines(out), "redstone.setOutput('left', true)")
+		// The model reads whose refusal it is (opencode says "The user rejected"), the setting
+		// and its line once, and that the player sees them already.
+		told, ok := aiToolErrors.Load(aiDesk)
+		require.True(t, ok, out)
+		assert.True(t, strings.HasPrefix(told.(string), opencodefake.RejectFeedbackPrefix+"forbidden: fs.write needs sandbox.allow_files write (it is read)"), told)
+		assert.Equal(t, 1, strings.Count(told.(string), setLine), told)
+		assert.Contains(t, told, "This is the computer owner's setting, not the player's answer.")
+		assert.Contains(t, told, "The player's screen shows this refusal and its set line already: do not retry the call, and do not repeat the line")
 	})
 
 	t.Run("a call aimed at another computer is refused and the turn goes on", func(t *testing.T) {

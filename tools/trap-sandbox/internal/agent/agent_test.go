@@ -528,6 +528,10 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 			assert.True(t, strings.HasPrefix(v.message, c.verdict), "%s: %q", c.tool, v.message)
 		}
 		assert.NotContains(t, v.message, "second line")
+		if strings.HasPrefix(c.verdict, "forbidden") {
+			// whose refusal it is: opencode writes "The user rejected permission" before it
+			assert.Equal(t, c.verdict+". "+settingRefused, v.message)
+		}
 	}
 	// A path the tool would refuse (a character CC cannot hold) is refused at once with the
 	// tool's bad_payload: the player is not asked about a change that cannot happen.

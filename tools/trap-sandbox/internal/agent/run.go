@@ -412,8 +412,9 @@ func (m *Module) confirm(t *turn, permission string, input []byte, action string
 		case a.allow:
 			return verdict{allow: true}
 		case a.reason != "":
-			// The computer's settings refuse it: its own words, as the request would have got.
-			return verdict{message: fmt.Sprintf("%s: %s", protocol.CodeForbidden, a.reason)}
+			// The computer's settings refuse it: its own words, as the request would have got,
+			// and whose refusal it is (settingRefused).
+			return verdict{message: fmt.Sprintf("%s: %s. %s", protocol.CodeForbidden, strings.TrimRight(a.reason, ". "), settingRefused)}
 		}
 		return verdict{message: fmt.Sprintf("The player refused this %s (%s %s). Do not retry it; tell the player what you wanted to do instead.", action, name, detail)}
 	case <-timer.C:

@@ -107,7 +107,7 @@ func (o owner) text() string {
 			"What the computer allows is in its sandbox settings; " + computer.OwnersSettings + ". "
 	}
 	var b strings.Builder
-	b.WriteString("What the computer's owner allows now (" + computer.OwnersSettings + "; the computer still checks each call, and a refusal comes back as the tool's error naming the line that allows it: tell the player that line, do not retry): ")
+	b.WriteString("What the computer's owner allows now (" + computer.OwnersSettings + "; the computer still checks each call, and a refusal comes back as the tool's error naming the line that allows it, which the player's screen shows them: do not retry, nor say that line again): ")
 	const (
 		writes = "write_file, delete_file, move_file or make_dir"
 		show   = "instead, put the code in your answer for the player to save, name the file, and say the owner can allow writes with: " + computer.AllowFilesWrite
@@ -151,6 +151,15 @@ func (o owner) text() string {
 	}
 	return b.String()
 }
+
+// settingRefused follows the computer's refusal of a change its owner's settings do not allow,
+// in what the model reads. opencode puts "The user rejected permission to use this specific
+// tool call" before it, which a model passed on to the player as the player's own no; and the
+// player's screen shows the refusal, with the line that allows it, as the tool's line, which a
+// model told to pass that line on said a second time.
+const settingRefused = "This is the computer owner's setting, not the player's answer. " +
+	"The player's screen shows this refusal and its set line already: do not retry the call, and do not repeat the line; " +
+	"give the player what you meant to do instead (the code to save, the command to run)."
 
 // sortTurns orders a listing by account, computer (as the computers' lists: the computer's
 // id as a number) and session.

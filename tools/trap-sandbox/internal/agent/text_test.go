@@ -31,7 +31,9 @@ func TestSystemTextSaysWhatTheOwnerAllows(t *testing.T) {
 				"put the code in your answer for the player to save", "the owner can allow writes with: set sandbox.allow_files write",
 				"Lua and programs may not run (sandbox.allow_exec false): do not call run_lua or run_program",
 				"allow runs with: set sandbox.allow_exec true",
-				"The host may not see the screen (sandbox.allow_screen none)"},
+				"The host may not see the screen (sandbox.allow_screen none)",
+				// the player reads a refusal's line on the tool's line: said once
+				"a refusal comes back as the tool's error naming the line that allows it, which the player's screen shows them: do not retry, nor say that line again"},
 			[]string{"may need the player's approval", "sandbox.ai_confirm", "first shown to the player"}}, // nothing may change
 		{"files none: no reads either",
 			`{"prompt":"x","allowed":{"files":"none","exec":true,"screen":"view"},"confirm":true}`,
