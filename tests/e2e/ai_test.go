@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
 	"fakecraft/fakecrafttest"
+	"fakecraft/pocket"
 
 	"trap-sandbox/testkit/opencodefake"
 
@@ -64,6 +66,11 @@ var aiBlob = func() []byte {
 	return b
 }()
 
+// aiMarkdown is an answer as a model writes one: paragraphs, lists, a fence, a long word, UTF-8.
+const aiMarkdown = "## L'été à la porte\n\nDeux façons ☃:\n\n- tirez le levier à gauche de la porte d'entrée\n" +
+	"- ou lancez:\n\n  ```lua\n  while true do\n    redstone.setOutput(\"left\", redstone.getInput(\"back\"))\n  end\n  ```\n\n\n" +
+	"日本 Voilà: " + "abcdefghijklmnopqrstuvwxyzéabcdefghijklmnopqrstuvwxyz\n"
+
 // aiToolErrors holds, by the asking computer, the error the model read of the "save"
 // question's write_file.
 var aiToolErrors sync.Map
@@ -104,6 +111,17 @@ func e2eModel(t *opencodefake.Turn) {
 			"content": "redstone.setOutput('left', true)"})
 		aiToolErrors.Store(asker, r.Error)
 		t.Text("Save this as door.lua:\n\n```lua\nredstone.setOutput('left', true)\n```\n")
+	case "markdown": // aiMarkdown, in deltas cut at every 7th byte of its UTF-8, as a model streams it
+		var chunks []string
+		for rest := aiMarkdown; rest != ""; {
+			n := min(7, len(rest))
+			for n < len(rest) && !utf8.RuneStart(rest[n]) {
+				n++ // a delta is a JSON string: whole characters
+			}
+			chunks = append(chunks, rest[:n])
+			rest = rest[n:]
+		}
+		t.Text(chunks...)
 	case "vault": // aimed at another computer
 		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
 		t.Text("vault " + r.State + ": " + r.Error)
@@ -273,6 +291,45 @@ func TestAIOnAComputer(t *testing.T) {
 		assert.Contains(t, told, "The player's screen shows this refusal and its set line already: do not retry the call, and do not repeat the line")
 	})
 
+	t.Run("an answer in Markdown reads as a terminal shows it, on a computer and a pocket computer", func(t *testing.T) {
+		ok, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "markdown"))
+		assert.True(t, ok, out)
+		// CC's characters: é is one (E9), ☃ and each of 日本 a ?; the fence not shown
+		assert.Equal(t, []string{
+			"## L'été à la porte",
+			"Deux façons ?:",
+			"- tirez le levier à gauche de la porte d'entrée",
+			"- ou lancez:",
+			"  while true do",
+			"    redstone.setOutput(\"left\",",
+			"    >redstone.getInput(\"back\"))",
+			"  end",
+			"?? Voilà:",
+			"abcdefghijklmnopqrstuvwxyzéabcdefghijklmnopqrstuvwx",
+			"yz",
+		}, aiAnswerRows(out), out)
+		opts := desk(t, g, t.TempDir(), nil, "ai", "markdown")
+		opts.Pocket = pocket.New(nil)
+		ok, out = runCommand(ctx, t, opts)
+		assert.True(t, ok, out)
+		assert.Equal(t, []string{
+			"## L'été à la porte",
+			"Deux façons ?:",
+			"- tirez le levier à gauche",
+			"  de la porte d'entrée",
+			"- ou lancez:",
+			"  while true do",
+			"    redstone.setOutput(\"le",
+			"    >ft\", redstone.getInpu",
+			"    >t(\"back\"))",
+			"  end",
+			"?? Voilà:",
+			"abcdefghijklmnopqrstuvwxyz",
+			"éabcdefghijklmnopqrstuvwxy",
+			"z",
+		}, aiAnswerRows(out), out)
+	})
+
 	t.Run("a call aimed at another computer is refused and the turn goes on", func(t *testing.T) {
 		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "vault"))
 		assert.Contains(t, strings.Join(lines(out), " "), "vault error: "+opencodefake.RejectFeedbackPrefix+"Refused: you may act only on computer "+aiDesk)
@@ -389,6 +446,16 @@ while true do os.pullEvent("e2e_never") end
 `
 
 // connectedComputers lists the traposIds the gateway has connected (GET /trapos/computers).
+// aiAnswerRows are the transcript's rows after the question's Thinking..., the blank rows
+// between blocks left out (lines drops them).
+func aiAnswerRows(out string) []string {
+	var rows []string
+	for _, l := range lines(out) {
+		rows = append(rows, strings.TrimPrefix(l, "Thinking... (Q stops)"))
+	}
+	return rows
+}
+
 func connectedComputers(t *testing.T, g *harness.Gateway) []string {
 	resp, err := harness.HTTPClient().Get(g.URL("/trapos/computers"))
 	require.NoError(t, err)
