@@ -441,7 +441,8 @@ local function newAnswerReader(out)
     end
   end
 
-  -- Ends the current line.
+  -- Ends the current line. Its state is reset before out hears of it: out may raise (the
+  -- player's Ctrl-T at a "Press any key"), and the answer's finish() must not give it again.
   local function endLine()
     if kind == nil then
       if fence ~= nil then
@@ -450,11 +451,14 @@ local function newAnswerReader(out)
         decide(true);
       end
     end
-    if kind == "prose" then
+    local ended, line = kind, kind == "code" and table.concat(held) or nil;
+    if ended ~= nil and ended ~= "fence" then
+      last = ended == "prose" and what or ended;
+    end
+    lead, indent, columns, rest, kind, what, held = {}, 0, 0, "", nil, nil, {};
+    if ended == "prose" then
       out.lineEnd();
-      last = what;
-    elseif kind == "code" then
-      local line = table.concat(held);
+    elseif ended == "code" then
       local closing = fence ~= nil and line:match("^[ \t]*(" .. fence:sub(1, 1) .. "+)[ \t]*$");
       if closing and #closing >= #fence then
         fence = nil;
@@ -462,11 +466,9 @@ local function newAnswerReader(out)
         show();
         out.code(line);
       end
-      last = "code";
-    elseif kind == "blank" then
-      blank, last = shown, "blank";
+    elseif ended == "blank" then
+      blank = shown;
     end
-    lead, indent, columns, rest, kind, what, held = {}, 0, 0, "", nil, nil, {};
   end
 
   -- Adds a piece of the answer.

@@ -346,7 +346,8 @@ local function newScreen(t)
   local function finish()
     answerReader.finish();
     flushWord();
-    spaces = 0;
+    -- a line's hang ends with it, also one a Ctrl-T at a "Press any key" left half written
+    hang, hangMark, spaces = nil, nil, 0;
     if status then
       beforeWrite();
     end

@@ -518,6 +518,24 @@ describe("ai command", function()
         });
       end);
 
+      it("stops at Ctrl-T in the middle of a code line paged, showing none of it again", function()
+        local long = {};
+        for i = 1, 12 do
+          long[i] = "word" .. i;
+        end
+        local answer = "```\nx = { " .. table.concat(long, ", ") .. " }\n```\nafter";
+        local ok, err, rows, record = run({ "door" }, {
+          width = 12, height = 8, terminateAtPause = 1, polls = { { text(1, answer) }, { text(2, "more") } },
+        });
+        expectFailedTurn(ok, err);
+        expect(#record.pauses):eq(1);
+        expect(record.pauses[1][1]):eq("x = { word1,");
+        local shown = table.concat(rows, "\n");
+        expect(select(2, shown:gsub("word1,", ""))):eq(0); -- scrolled away, not shown again
+        -- the abort line at the margin, not at the code's hang after a >
+        expect({ rows[4], rows[5], rows[6], rows[7] }):same({ "Aborted: the", "turn was", "stopped", "(Ctrl-T)." });
+      end);
+
       it("keeps code in a list item at the item's indent, and a ~~~ fence's lines as they are", function()
         local answer = "1. Open it:\n   ```\n   edit door.lua\n   ```\n2. Then:\n~~~~\n```\n  x = 1\n~~~~\nend";
         local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer) });
