@@ -426,7 +426,7 @@ local function newAnswerReader(out)
       kind, held = "code", { part }; -- in a fence every line is code, its blanks too
     else
       if rest == "" then
-        local blanks = part:match("^[ \t]*");
+        local blanks = part:match("^[ \t\r]*"); -- a \r: of a \r\n line break, which shows nothing
         if #blanks > 0 then
           lead[#lead + 1] = blanks;
           indent = indent + #blanks;
@@ -459,7 +459,7 @@ local function newAnswerReader(out)
     if ended == "prose" then
       out.lineEnd();
     elseif ended == "code" then
-      local closing = fence ~= nil and line:match("^[ \t]*(" .. fence:sub(1, 1) .. "+)[ \t]*$");
+      local closing = fence ~= nil and line:match("^[ \t]*(" .. fence:sub(1, 1) .. "+)[ \t\r]*$");
       if closing and #closing >= #fence then
         fence = nil;
       else

@@ -465,6 +465,11 @@ describe("libsandboxai", function()
       end
     end);
 
+    it("reads lines that end in \\r\\n as those that end in \\n", function()
+      local said = read("One.\r\n\r\n\r\n```\r\nx = 1\r\n```\r\nTwo.\r\n");
+      expect(said):same({ "text|0|", "text:One.\r", "end", "blank", "code:x = 1\r", "text|0|", "text:Two.\r", "end" });
+    end);
+
     it("reads an answer in the time of its length, in pieces of a byte too", function()
       -- Counted in steps, not in time: the Lua VM's instructions (a hook every 100) and the
       -- bytes the string functions it calls are given or make (a hundredth each). Twice the
