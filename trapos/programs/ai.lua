@@ -1,5 +1,6 @@
 -- ai: ask the gateway's agent from this computer (docs/ai.md). `ai <question>` prints the answer
--- as it streams, word-wrapped and paged; `ai` alone holds a conversation (the agent keeps its
+-- as it streams, word-wrapped and paged, its Markdown laid out (lists, code, headings, blank
+-- lines: libsandboxai.newAnswerReader); `ai` alone holds a conversation (the agent keeps its
 -- history) until `exit` or Ctrl-T; `ai --reset` starts the conversation anew. Each change the
 -- agent wants to make here is put to the player first unless the owner set sandbox.ai_confirm
 -- false. The requests go through the sandbox daemon (libsandboxai); nothing here holds a
