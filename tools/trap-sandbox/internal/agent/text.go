@@ -50,7 +50,9 @@ func systemText(traposID string, p askPayload) string {
 	b.WriteString("). ")
 	fmt.Fprintf(&b, "You may act only on that computer: pass traposId %q to the trap-sandbox tools; calls aimed at any other computer are refused. ", traposID)
 	b.WriteString(ownerOf(p).text())
-	b.WriteString("The player reads your answer on that small screen: plain text, short lines, no Markdown tables; characters outside Latin-1 show as '?'.")
+	// The ai command lays out these (client 0.5.18); other marks show as typed.
+	b.WriteString("The player reads your answer on that small screen: short paragraphs; '- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, " +
+		"so give code in a fence; no tables, no **bold** or _italic_ marks (they show as typed); characters outside Latin-1 show as '?'.")
 	return b.String()
 }
 

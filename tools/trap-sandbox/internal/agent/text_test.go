@@ -65,6 +65,8 @@ func TestSystemTextSaysWhatTheOwnerAllows(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			text := systemOf(t, c.payload)
 			assert.Contains(t, text, `traposId "5:desk"`)
+			// what the ai command lays out, and what it shows as typed
+			assert.Contains(t, text, "'- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, so give code in a fence; no tables, no **bold** or _italic_ marks")
 			for _, s := range c.says {
 				assert.Contains(t, text, s)
 			}
