@@ -570,6 +570,13 @@ describe("ai command", function()
         expect(rowsOf(rows)):same({ "One.", "", "Two.", "", "", "", "", "Three." });
       end);
 
+      it("shows nothing of blanks that end a row or a line: a line that fills its row takes no empty row", function()
+        -- a line of the width, then a blank (a Markdown line break is two), took a row of its own
+        local ok, err, rows = run({ "door" }, { width = 10, height = 8, polls = answerPolls("0123456789  \nnext one\n") });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "0123456789", "next one" });
+      end);
+
       it("shows a heading in colour, its marks kept, and a quote's wrapped rows under its text", function()
         local answer = "## The door\n> a quoted line long enough to wrap\n#hashtag is text";
         local ok, err, rows, record = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer) });
