@@ -321,6 +321,8 @@ local CODE_INDENT = 4;
 local CODE_MAY_FOLLOW = { start = true, blank = true, code = true, heading = true };
 -- A list item's number has at most nine digits (CommonMark): more is a number in the text.
 local MAX_ITEM_DIGITS = 9;
+-- A heading has one to six #s: more is text.
+local MAX_HEADING_LEVEL = 6;
 
 -- What a line's start (rest: what follows its blanks) makes it, and its marker with the blanks
 -- after it: "fence" (``` or ~~~: the marker is the run), "item" ("- ", "* ", "+ ", "1. ",
@@ -337,14 +339,14 @@ local function markerOf(rest, final)
     return "item", item;
   end
   local heading = rest:match("^#+[ \t]+");
-  if heading ~= nil and #heading:match("^#+") <= 6 then
+  if heading ~= nil and #heading:match("^#+") <= MAX_HEADING_LEVEL then
     return "heading", heading;
   end
   if rest:find("^>") and (#rest > 1 or final) then
     return "quote", rest:match("^>[ \t]*");
   end
   if not final and (rest:find("^`?`$") or rest:find("^~?~$") or rest:find("^[-*+>]$")
-      or rest:find("^#+$") and #rest <= 6 or rest:find("^%d+[.)]?$") and #rest:match("^%d*") <= MAX_ITEM_DIGITS) then
+      or rest:find("^#+$") and #rest <= MAX_HEADING_LEVEL or rest:find("^%d+[.)]?$") and #rest:match("^%d*") <= MAX_ITEM_DIGITS) then
     return nil;
   end
   return "text", "";
