@@ -74,6 +74,17 @@ func Label(label string) string {
 	return string(out)
 }
 
+// OptLabel is an optional label (a computer's, a disk's) as CC stores it: nil, none, stays
+// nil; a text is Label's. The empty string is a label, not none: CC keeps
+// os.setComputerLabel("") as "" (its OSAPI maps only nil to none), and says so back.
+func OptLabel(label *string) *string {
+	if label == nil {
+		return nil
+	}
+	s := Label(*label)
+	return &s
+}
+
 // MaxPaste is the longest paste CC: Tweaked passes on (its clipboard normalisation).
 const MaxPaste = 512
 

@@ -80,8 +80,8 @@ func CheckID(id int) error {
 type Config struct {
 	// ID is os.getComputerID().
 	ID int
-	// Label is the initial os.getComputerLabel(); empty means unset.
-	Label string
+	// Label is the initial os.getComputerLabel(); nil means unset ("" is a label, as CC's).
+	Label *string
 	// Settings are raw `set key value` values, converted like CC's set program
 	// (true/false/nil/numbers) and applied with settings.set before /.settings is loaded:
 	// a server's default settings, which the computer's own /.settings overrides.
@@ -163,8 +163,8 @@ type Result struct {
 	Reboot bool
 	// InputEnded says the computer stopped because it waited for a line after Input ended.
 	InputEnded bool
-	// Label is the computer label when it stopped (a reboot keeps it).
-	Label string
+	// Label is the computer label when it stopped, nil for none (a reboot keeps it).
+	Label *string
 }
 
 type event struct {
@@ -207,7 +207,7 @@ type Computer struct {
 	alarms    map[int]float64 // alarm id -> in-game hours since day 0 at which it rings
 	nextAlarm int
 	afters    []after // functions waiting for the clock (After)
-	label     string  // written under mu (Label)
+	label     *string // nil: none; written under mu (Label)
 	stop      bool    // os.shutdown/os.reboot or boot.lua's finish: stop after this resume
 	result    Result
 	ran       bool
@@ -258,7 +258,7 @@ func New(cfg Config) (*Computer, error) {
 		timers:  map[int]int{},
 		alarms:  map[int]float64{},
 		settled: make(chan struct{}),
-		label:   ccstr.Label(cfg.Label),
+		label:   ccstr.OptLabel(cfg.Label),
 	}
 	c.term.onBlink = c.cursorBlink
 	return c, nil
@@ -277,9 +277,9 @@ func (c *Computer) Terminal() *Terminal { return c.term }
 // Transcript returns every finished terminal line written so far.
 func (c *Computer) Transcript() string { return c.term.Transcript() }
 
-// Label is the computer's label now ("" when it has none). Safe from any goroutine (another
+// Label is the computer's label now, nil when it has none. Safe from any goroutine (another
 // computer's computer peripheral asks).
-func (c *Computer) Label() string {
+func (c *Computer) Label() *string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.label

@@ -600,6 +600,10 @@ os.setComputerLabel("a\nb\127c\252")
 assert(os.getComputerLabel() == "a?b?c\252", "CC shows a ? for what its font cannot show")
 os.setComputerLabel(nil)
 assert(os.getComputerLabel() == nil)
+os.setComputerLabel("")
+assert(select("#", os.getComputerLabel()) == 1 and os.getComputerLabel() == "", "CC keeps an empty label")
+os.setComputerLabel()
+assert(select("#", os.getComputerLabel()) == 0, "no argument clears it")
 `, func(cfg *Config) { cfg.ID = 7 })
 }
 

@@ -176,14 +176,15 @@ func (c *Computer) installOS(L *lua.LState) {
 		},
 		"getComputerID": func(L *lua.LState) int { L.Push(lua.LNumber(c.cfg.ID)); return 1 },
 		"getComputerLabel": func(L *lua.LState) int {
-			if c.label == "" {
+			label := c.Label()
+			if label == nil {
 				return 0
 			}
-			L.Push(lua.LString(c.label))
+			L.Push(lua.LString(*label))
 			return 1
 		},
 		"setComputerLabel": func(L *lua.LState) int {
-			label := ccstr.Label(luakit.OptStrictString(L, 1, ""))
+			label := ccstr.OptLabel(luakit.OptionalString(L, 1))
 			c.mu.Lock()
 			c.label = label
 			c.mu.Unlock()

@@ -48,6 +48,16 @@ func OptStrictString(L *lua.LState, n int, def string) string {
 	return StrictString(L, n)
 }
 
+// OptionalString is StrictString, or nil for nil: Java's Optional<String> argument, where
+// CC tells a missing string from an empty one (os.setComputerLabel("") labels the computer).
+func OptionalString(L *lua.LState, n int) *string {
+	if L.Get(n) == lua.LNil {
+		return nil
+	}
+	s := StrictString(L, n)
+	return &s
+}
+
 // CheckBool is argument n as a boolean (IArguments.getBoolean).
 func CheckBool(L *lua.LState, n int) bool {
 	v, ok := L.Get(n).(lua.LBool)

@@ -17,7 +17,7 @@ const ComputerPrefix = "computer_"
 // running is what the computer peripheral needs of a running computer
 // (*computer.Computer).
 type running interface {
-	Label() string
+	Label() *string
 	Shutdown()
 	Reboot()
 }
@@ -25,7 +25,7 @@ type running interface {
 // power is a place's computer as other computers switch it, while it is off: its label
 // then, and a turnOn that waits for whoever runs it (AwaitTurnOn). Guarded by Place.mu.
 type power struct {
-	label   string        // the label it had when it stopped (or will boot with)
+	label   *string       // the label it had when it stopped (or will boot with); nil: none
 	startOn bool          // turned on while nobody waited: start again at once
 	wake    chan struct{} // closed by turnOn while a runner waits; nil otherwise
 }
@@ -34,7 +34,7 @@ type power struct {
 // label: it waits until another computer turns it on (or reboots it) through a wired
 // modem, then says true: boot it again on the same disk. It says false when ctx ends
 // first. Meanwhile the computer peripheral answers isOn false and this label.
-func (p *Place) AwaitTurnOn(ctx context.Context, label string) bool {
+func (p *Place) AwaitTurnOn(ctx context.Context, label *string) bool {
 	p.mu.Lock()
 	p.power.label = label
 	if p.power.startOn {
@@ -122,7 +122,7 @@ func newComputerPeripheral(p *Place) *computerPeripheral {
 			return 1
 		},
 		"getLabel": func(L *lua.LState, _ *peripheral.Access) int {
-			var label string
+			var label *string
 			if on := p.computer(); on != nil {
 				label = on.Label()
 			} else {
@@ -130,10 +130,10 @@ func newComputerPeripheral(p *Place) *computerPeripheral {
 				label = p.power.label
 				p.mu.Unlock()
 			}
-			if label == "" {
+			if label == nil {
 				return 0
 			}
-			L.Push(lua.LString(label))
+			L.Push(lua.LString(*label))
 			return 1
 		},
 	}

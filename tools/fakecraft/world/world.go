@@ -264,7 +264,7 @@ func (p *Place) Detach(name string) bool {
 // API.
 func (p *Place) Options(opts machine.Options) machine.Options {
 	p.mu.Lock()
-	p.power.label = opts.Label // what a computer peripheral says before it boots
+	p.power.label = opts.BootLabel() // what a computer peripheral says before it boots
 	p.mu.Unlock()
 	opts.ID = p.id
 	opts.Peripherals = p.bus

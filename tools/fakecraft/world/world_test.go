@@ -234,15 +234,25 @@ print("labelled")
 	again := fakecrafttest.StartWorld(t, spec)
 	again.Computer(1).WaitFor(ctx, "labelled")
 	assert.Contains(t, again.Computer(1).Output(), "label\tküche\n")
-	assert.Equal(t, "k\xfcche", again.Floppy(5).Label())
+	assert.Equal(t, "k\xfcche", *again.Floppy(5).Label())
 
-	// A label cleared is gone in the next run too.
-	ok, err := again.Floppy(5).SetLabel("")
+	// An empty label is a label, in the next run too, as CC keeps disk.setLabel(side, "").
+	empty := ""
+	ok, err := again.Floppy(5).SetLabel(&empty)
 	require.True(t, ok)
 	require.NoError(t, err)
 	w3, err := world.New(world.Options{Dir: dir})
 	require.NoError(t, err)
-	assert.Equal(t, "", w3.Floppy(5).Label())
+	require.NotNil(t, w3.Floppy(5).Label())
+	assert.Equal(t, "", *w3.Floppy(5).Label())
+
+	// A label cleared is gone in the next run too.
+	ok, err = w3.Floppy(5).SetLabel(nil)
+	require.True(t, ok)
+	require.NoError(t, err)
+	w4, err := world.New(world.Options{Dir: dir})
+	require.NoError(t, err)
+	assert.Nil(t, w4.Floppy(5).Label())
 }
 
 // TestCablePeripheralsAndMessages: computers with wired modems on one cable reach the

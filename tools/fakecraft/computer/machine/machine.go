@@ -42,8 +42,11 @@ type Options struct {
 
 	// ID, Label, Settings, TimeScale, VirtualTime, YieldTimeout, Stdout and Basic are as in
 	// computer.Config.
-	ID           int
-	Label        string
+	ID    int
+	Label string
+	// EmptyLabel, with Label "", labels the computer with the empty string, which CC keeps
+	// as a label (os.setComputerLabel("")); Label "" alone is none.
+	EmptyLabel   bool
 	Settings     map[string]string
 	TimeScale    float64
 	VirtualTime  bool
@@ -124,7 +127,7 @@ func New(opts Options) (*Machine, error) {
 	} else if err := os.MkdirAll(m.overlay, 0o755); err != nil {
 		return nil, fmt.Errorf("make computer directory: %w", err)
 	}
-	if err := m.build(opts.Label); err != nil {
+	if err := m.build(opts.BootLabel()); err != nil {
 		_ = m.Close()
 		return nil, err
 	}
@@ -142,9 +145,26 @@ func New(opts Options) (*Machine, error) {
 	return m, nil
 }
 
+// BootLabel is the label the computer boots with: Label, nil for none.
+func (o Options) BootLabel() *string {
+	if o.Label == "" && !o.EmptyLabel {
+		return nil
+	}
+	return &o.Label
+}
+
+// SetBootLabel makes label (nil: none), as a computer had it when it stopped, the one it
+// boots with.
+func (o *Options) SetBootLabel(label *string) {
+	o.Label, o.EmptyLabel = "", false
+	if label != nil {
+		o.Label, o.EmptyLabel = *label, *label == ""
+	}
+}
+
 // build makes the file system over the overlay, the http API and the computer: once in New,
 // again at each reboot (a rebooted computer keeps its disk and label, nothing else).
-func (m *Machine) build(label string) error {
+func (m *Machine) build(label *string) error {
 	opts := m.opts
 	mounts := []fsapi.Mount{{At: "/rom", FS: romfs.ROM()}}
 	if !opts.Bare {

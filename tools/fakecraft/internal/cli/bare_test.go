@@ -157,6 +157,19 @@ func TestRebootKeepsTheDisk(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(out, "CraftOS 1.9"))
 }
 
+// TestEmptyLabelIsALabel: `label set ""` labels the computer with the empty string, which CC
+// keeps as a label (its OSAPI maps only nil to none) across a reboot, until `label clear`.
+func TestEmptyLabelIsALabel(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{"startup.lua": `print("boot", select("#", os.getComputerLabel()))`})
+	code, out, errOut := bare(t, dir, "label set \"\"\nid\nreboot\nlabel get\nlabel clear\nlabel get\n")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "> label set \"\"\nComputer label set to \"\"\n")
+	assert.Contains(t, out, "This computer is labelled \"\"\n")
+	assert.Contains(t, out, "boot\t1\n> label get\nComputer label is \"\"\n")
+	assert.Contains(t, out, "> label clear\nComputer label cleared\n> label get\nNo Computer label\n")
+}
+
 // TestReadAnswersFromStandardInput: read() gets one typed line per call; read("*") echoes
 // stars; a program the shell runs first comes from the command line.
 func TestReadAnswersFromStandardInput(t *testing.T) {

@@ -199,7 +199,8 @@ func (r *worldRun) start(ctx context.Context, id int, opts machine.Options) erro
 				return
 			}
 			// Its files were written at the first boot; the disk has what it made of them.
-			opts.Label, opts.Files, opts.Drop = res.Label, nil, nil
+			opts.SetBootLabel(res.Label)
+			opts.Files, opts.Drop = nil, nil
 			if m, err = machine.New(opts); err != nil {
 				r.mu.Lock()
 				r.errs = append(r.errs, fmt.Errorf("computer %d: turn on: %w", id, err))

@@ -50,8 +50,8 @@ type Media struct {
 	title string
 
 	mu    sync.Mutex
-	label string
-	in    *Drive // the drive holding it, or nil
+	label *string // nil: none ("" is a label, as CC's)
+	in    *Drive  // the drive holding it, or nil
 }
 
 // take marks m as held by d; false when another drive holds it.
@@ -76,12 +76,13 @@ func (m *Media) release(d *Drive) {
 
 // NewFloppy is floppy disk id, whose files live in the host directory dir (created if
 // missing when it is mounted). Its label, which a player's disk keeps as the item's, is
-// kept beside them in dir.label (CC's bytes), read here and written by SetLabel, so a kept
-// world's floppy keeps its label from one run to the next.
+// kept beside them in dir.label (CC's bytes; an empty file an empty label), read here and
+// written by SetLabel, so a kept world's floppy keeps its label from one run to the next.
 func NewFloppy(id int, dir string) *Media {
 	m := &Media{kind: Floppy, id: id, dir: dir}
 	if data, err := os.ReadFile(m.labelFile()); err == nil {
-		m.label = ccstr.Label(string(data))
+		label := string(data)
+		m.label = ccstr.OptLabel(&label)
 	}
 	return m
 }
@@ -91,7 +92,7 @@ func (m *Media) labelFile() string { return m.dir + ".label" }
 
 // saveLabel keeps a floppy's label (none: no file). Caller holds mu.
 func (m *Media) saveLabel() error {
-	if m.label == "" {
+	if m.label == nil {
 		if err := os.Remove(m.labelFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -100,7 +101,7 @@ func (m *Media) saveLabel() error {
 	if err := os.MkdirAll(filepath.Dir(m.dir), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(m.labelFile(), []byte(m.label), 0o644)
+	return os.WriteFile(m.labelFile(), []byte(*m.label), 0o644)
 }
 
 // NewFolder is a host directory used as a disk.
@@ -115,26 +116,26 @@ func (m *Media) Kind() Kind { return m.kind }
 // ID is a floppy disk's id.
 func (m *Media) ID() int { return m.id }
 
-// Label is the disk's label ("" when it has none); a music disc's is its title.
-func (m *Media) Label() string {
+// Label is the disk's label, nil when it has none; a music disc's is its title.
+func (m *Media) Label() *string {
 	if m.kind == Record {
-		return m.title
+		return &m.title
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.label
 }
 
-// SetLabel labels a disk, as disk.setLabel does (CC's label rules); a music disc's cannot
-// change. A floppy's label is kept on the host (NewFloppy); err is a failure to keep it,
-// the label being set all the same.
-func (m *Media) SetLabel(label string) (ok bool, err error) {
+// SetLabel labels a disk, as disk.setLabel does (CC's label rules; nil clears it, "" is a
+// label); a music disc's cannot change. A floppy's label is kept on the host (NewFloppy);
+// err is a failure to keep it, the label being set all the same.
+func (m *Media) SetLabel(label *string) (ok bool, err error) {
 	if m.kind == Record {
 		return false, nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.label = ccstr.Label(label)
+	m.label = ccstr.OptLabel(label)
 	if m.kind == Floppy {
 		err = m.saveLabel()
 	}
@@ -299,8 +300,8 @@ func (d *Drive) methodTable() map[string]peripheral.Method {
 			if m == nil {
 				return 0
 			}
-			if label := m.Label(); label != "" {
-				L.Push(lua.LString(label))
+			if label := m.Label(); label != nil {
+				L.Push(lua.LString(*label))
 				return 1
 			}
 			L.Push(lua.LNil)
@@ -309,7 +310,7 @@ func (d *Drive) methodTable() map[string]peripheral.Method {
 		// A main-thread method in CC, an empty drive's call too: it answers on the next
 		// tick. The label changes at once, so its errors are raised at once.
 		"setDiskLabel": func(L *lua.LState, a *peripheral.Access) int {
-			label := luakit.OptStrictString(L, 1, "")
+			label := luakit.OptionalString(L, 1)
 			if m := media(); m != nil {
 				ok, err := m.SetLabel(label)
 				if !ok {

@@ -76,6 +76,12 @@ describe("a disk drive", function()
     expect(again.readAll()):eq("kept on the disk");
     again.close();
     expect(disk.getLabel("left")):eq("saves");
+    -- An empty label is a label, as CC keeps it (DiskDrivePeripheral maps only nil to none).
+    expect(run("label set left \"\"")):eq("Disk label set to \"\"");
+    expect(disk.getLabel("left")):eq("");
+    expect(run("id left")):eq("The disk is #40\nLabelled \"\"");
+    expect(run("label clear left")):eq("Disk label cleared");
+    expect(disk.getLabel("left")):eq(nil);
     disk.eject("left");
     drain();
   end);

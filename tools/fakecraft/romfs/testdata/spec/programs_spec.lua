@@ -197,6 +197,9 @@ describe("programs", function()
       expect(capture("label clear").output):eq("Computer label cleared\n");
       expect(os.getComputerLabel()):eq(nil);
       expect(capture("id").output):eq("This is computer #" .. os.getComputerID() .. "\n");
+      -- An empty label is a label in CC (OSAPI.setComputerLabel maps only nil to none).
+      expect(capture("label set \"\"").output):eq("Computer label set to \"\"\n");
+      expect(capture("label get").output):eq("Computer label is \"\"\n");
       os.setComputerLabel(saved);
     end);
   end);
