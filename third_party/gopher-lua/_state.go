@@ -118,11 +118,14 @@ type Options struct {
 /* Debug {{{ */
 
 type Debug struct {
-	frame           *callFrame
-	Name            string
-	What            string
-	Source          string
-	CurrentLine     int
+	frame       *callFrame
+	Name        string
+	What        string
+	Source      string
+	CurrentLine int
+	// CurrentColumn is the column of the instruction running (DbgSourceColumns), 0 when it
+	// has none; set with CurrentLine (fakecraft's fork).
+	CurrentColumn   int
 	NUpvalues       int
 	LineDefined     int
 	LastLineDefined int
@@ -1663,6 +1666,9 @@ func (ls *LState) GetInfo(what string, dbg *Debug, fn LValue) (LValue, error) {
 			if !f.IsG && dbg.frame != nil {
 				if dbg.frame.Pc > 0 {
 					dbg.CurrentLine = f.Proto.DbgSourcePositions[dbg.frame.Pc-1]
+					if columns := f.Proto.DbgSourceColumns; dbg.frame.Pc <= len(columns) {
+						dbg.CurrentColumn = columns[dbg.frame.Pc-1]
+					}
 				}
 			} else {
 				dbg.CurrentLine = -1

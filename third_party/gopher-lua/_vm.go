@@ -196,9 +196,17 @@ func threadFailed(L *LState, lv LValue) {
 		L.Parent.Panic(L)
 		return
 	}
+	// The frames of the error stay on the dead coroutine's stack, as in Lua 5.2 and Cobalt,
+	// so that debug.getinfo and debug.traceback still read where it failed (CC's
+	// cc.internal.exception marks the line and column there); switchToParentThread would
+	// pop the top one, the function that raised the error.
 	L.SetTop(0)
 	L.Push(lv)
-	switchToParentThread(L, 1, true, true)
+	L.G.CurrentThread = L.Parent
+	L.Parent.Push(LFalse)
+	L.XMoveTo(L.Parent, 1)
+	L.Parent = nil
+	L.kill()
 }
 
 type instFunc func(*LState, uint32, *callFrame) int

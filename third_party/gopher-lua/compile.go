@@ -172,20 +172,31 @@ func (e *CompileError) Error() string {
 } // }}}
 
 type codeStore struct { // {{{
-	codes []uint32
-	lines []int
-	pc    int
+	codes   []uint32
+	lines   []int
+	columns []int
+	column  int // the column of the next instruction added (MarkColumn), then 0
+	pc      int
 }
 
 func (cd *codeStore) Add(inst uint32, line int) {
 	if l := len(cd.codes); l <= 0 || cd.pc == l {
 		cd.codes = append(cd.codes, inst)
 		cd.lines = append(cd.lines, line)
+		cd.columns = append(cd.columns, cd.column)
 	} else {
 		cd.codes[cd.pc] = inst
 		cd.lines[cd.pc] = line
+		cd.columns[cd.pc] = cd.column
 	}
+	cd.column = 0
 	cd.pc++
+}
+
+// MarkColumn gives the next instruction added the column of expr (ast.Node.Column): where
+// Cobalt places an error that instruction raises. Every other instruction has none (0).
+func (cd *codeStore) MarkColumn(expr ast.Expr) {
+	cd.column = expr.Column()
 }
 
 func (cd *codeStore) AddABC(op int, a int, b int, c int, line int) {
@@ -279,6 +290,10 @@ func (cd *codeStore) List() []uint32 {
 
 func (cd *codeStore) PosList() []int {
 	return cd.lines[:cd.pc]
+}
+
+func (cd *codeStore) ColumnList() []int {
+	return cd.columns[:cd.pc]
 }
 
 func (cd *codeStore) LastPC() int {
@@ -419,7 +434,7 @@ type funcContext struct {
 func newFuncContext(sourcename string, parent *funcContext) *funcContext {
 	fc := &funcContext{
 		Proto:           newFunctionProto(sourcename),
-		Code:            &codeStore{make([]uint32, 0, 1024), make([]int, 0, 1024), 0},
+		Code:            &codeStore{codes: make([]uint32, 0, 1024), lines: make([]int, 0, 1024), columns: make([]int, 0, 1024)},
 		Parent:          parent,
 		Upvalues:        newVarNamePool(0),
 		Block:           newCodeBlock(newVarNamePool(0), labelNoJump, nil, nil, 0),
@@ -813,6 +828,7 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 			if acs[i].keyks {
 				opcode = OP_SETTABLEKS
 			}
+			code.MarkColumn(ex)
 			code.AddABC(opcode, acs[i].ec.reg, acs[i].keyrk, acs[i].valuerk, sline(ex))
 			if !opIsK(acs[i].valuerk) {
 				reg -= 1
@@ -1213,6 +1229,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		if _, ok := ex.Key.(*ast.StringExpr); ok {
 			opcode = OP_GETTABLEKS
 		}
+		code.MarkColumn(ex)
 		code.AddABC(opcode, a, b, c, sline(ex))
 		return sused
 	case *ast.TableExpr:
@@ -1347,6 +1364,7 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 	context.CheckUnresolvedGoto()
 	context.Proto.Code = context.Code.List()
 	context.Proto.DbgSourcePositions = context.Code.PosList()
+	context.Proto.DbgSourceColumns = context.Code.ColumnList()
 	context.Proto.DbgUpvalues = context.Upvalues.Names()
 	context.Proto.NumUpvalues = uint8(len(context.Proto.DbgUpvalues))
 	for _, clv := range context.Proto.Constants {
@@ -1459,6 +1477,7 @@ func compileArithmeticOpExpr(context *funcContext, reg int, expr *ast.Arithmetic
 	case "^":
 		op = OP_POW
 	}
+	context.Code.MarkColumn(expr)
 	context.Code.AddABC(op, a, b, c, sline(expr))
 } // }}}
 
@@ -1480,6 +1499,7 @@ func compileStringConcatOpExpr(context *funcContext, reg int, expr *ast.StringCo
 	for pc := code.LastPC(); pc != 0 && opGetOpCode(code.At(pc)) == OP_CONCAT; pc-- {
 		code.Pop()
 	}
+	code.MarkColumn(expr)
 	code.AddABC(OP_CONCAT, a, basereg, basereg+crange, sline(expr))
 } // }}}
 
@@ -1518,6 +1538,7 @@ func compileUnaryOpExpr(context *funcContext, reg int, expr ast.Expr, ec *expcon
 	a := savereg(ec, reg)
 	b := reg
 	compileExprWithMVPropagation(context, operandexpr, &reg, &b)
+	code.MarkColumn(expr)
 	code.AddABC(opcode, a, b, 0, sline(expr))
 } // }}}
 
@@ -1527,6 +1548,7 @@ func compileRelationalOpExprAux(context *funcContext, reg int, expr *ast.Relatio
 	compileExprWithKMVPropagation(context, expr.Lhs, &reg, &b)
 	c := reg
 	compileExprWithKMVPropagation(context, expr.Rhs, &reg, &c)
+	code.MarkColumn(expr)
 	switch expr.Operator {
 	case "<":
 		code.AddABC(OP_LT, 0^flip, b, c, sline(expr))
@@ -1706,6 +1728,7 @@ func compileFuncCallExpr(context *funcContext, reg int, expr *ast.FuncCallExpr, 
 		b := reg
 		compileExprWithMVPropagation(context, expr.Receiver, &reg, &b)
 		c := loadRk(context, &reg, expr, LString(expr.Method))
+		context.Code.MarkColumn(expr)
 		context.Code.AddABC(OP_SELF, funcreg, b, c, sline(expr))
 		// increments a register for an implicit "self"
 		reg = b + 1
@@ -1729,6 +1752,7 @@ func compileFuncCallExpr(context *funcContext, reg int, expr *ast.FuncCallExpr, 
 	if islastvararg {
 		b = 0
 	}
+	context.Code.MarkColumn(expr)
 	context.Code.AddABC(OP_CALL, funcreg, b, ec.varargopt+2, sline(expr))
 	context.Proto.DbgCalls = append(context.Proto.DbgCalls, DbgCall{Pc: context.Code.LastPC(), Name: name})
 

@@ -65,6 +65,9 @@ func debugGetInfo(L *LState) int {
 	tbl.RawSetString("what", LString(dbg.What))
 	tbl.RawSetString("source", LString(dbg.Source))
 	tbl.RawSetString("currentline", LNumber(dbg.CurrentLine))
+	if dbg.CurrentColumn > 0 {
+		tbl.RawSetString("currentcolumn", LNumber(dbg.CurrentColumn))
+	}
 	tbl.RawSetString("nups", LNumber(dbg.NUpvalues))
 	tbl.RawSetString("linedefined", LNumber(dbg.LineDefined))
 	tbl.RawSetString("lastlinedefined", LNumber(dbg.LastLineDefined))

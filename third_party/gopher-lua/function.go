@@ -35,9 +35,12 @@ type FunctionProto struct {
 	FunctionPrototypes []*FunctionProto
 
 	DbgSourcePositions []int
-	DbgLocals          []*DbgLocalInfo
-	DbgCalls           []DbgCall
-	DbgUpvalues        []string
+	// DbgSourceColumns is each instruction's column, where Cobalt places its error (0: none
+	// known); debug.getinfo's currentcolumn (fakecraft's fork).
+	DbgSourceColumns []int
+	DbgLocals        []*DbgLocalInfo
+	DbgCalls         []DbgCall
+	DbgUpvalues      []string
 
 	stringConstants []string
 }

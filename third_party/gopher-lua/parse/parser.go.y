@@ -4,6 +4,13 @@ package parse
 import (
   "github.com/yuin/gopher-lua/ast"
 )
+
+// callArgs are a call's arguments and the column of their first token ('(', '{' or the
+// string), where Cobalt places an error of the call.
+type callArgs struct {
+  exprs  []ast.Expr
+  column int
+}
 %}
 %type<stmts> chunk
 %type<stmts> chunk1
@@ -22,7 +29,7 @@ import (
 %type<expr> prefixexp
 %type<expr> functioncall
 %type<expr> afunctioncall
-%type<exprlist> args
+%type<callargs> args
 %type<expr> function
 %type<funcexpr> funcbody
 %type<parlist> parlist
@@ -49,6 +56,7 @@ import (
 
   namelist []string
   parlist  *ast.ParList
+  callargs callArgs
 }
 
 /* Reserved words */
@@ -56,6 +64,7 @@ import (
 
 /* Literals */
 %token<token> TEqeq TNeq TLte TGte T2Comma T3Comma T2Colon TIdent TNumber TString '{' '('
+%token<token> '.' '[' ':' '#' '>' '<' '+' '-' '*' '/' '%' '^'
 
 /* Operators */
 %left TOr
@@ -253,16 +262,19 @@ var:
         TIdent {
             $$ = &ast.IdentExpr{Value:$1.Str}
             $$.SetLine($1.Pos.Line)
+            $$.SetColumn($1.Pos.Column)
         } |
         prefixexp '[' expr ']' {
             $$ = &ast.AttrGetExpr{Object: $1, Key: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } | 
         prefixexp '.' TIdent {
             key := &ast.StringExpr{Value:$3.Str}
             key.SetLine($3.Pos.Line)
             $$ = &ast.AttrGetExpr{Object: $1, Key: key}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         }
 
 namelist:
@@ -325,72 +337,89 @@ expr:
         expr '>' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr '<' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr TGte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr TLte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr TEqeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "==", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr TNeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "~=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr T2Comma expr {
             $$ = &ast.StringConcatOpExpr{Lhs: $1, Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr '+' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "+", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr '-' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "-", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr '*' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "*", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr '/' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "/", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr '%' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "%", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         expr '^' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "^", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.Pos.Column)
         } |
         '-' expr %prec UNARY {
             $$ = &ast.UnaryMinusOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetColumn($1.Pos.Column)
         } |
         TNot expr %prec UNARY {
             $$ = &ast.UnaryNotOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetColumn($1.Pos.Column)
         } |
         '#' expr %prec UNARY {
             $$ = &ast.UnaryLenOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetColumn($1.Pos.Column)
         }
 
 string: 
         TString {
             $$ = &ast.StringExpr{Value: $1.Str}
             $$.SetLine($1.Pos.Line)
+            $$.SetColumn($1.Pos.Column)
         } 
 
 prefixexp:
@@ -419,12 +448,14 @@ afunctioncall:
 
 functioncall:
         prefixexp args {
-            $$ = &ast.FuncCallExpr{Func: $1, Args: $2}
+            $$ = &ast.FuncCallExpr{Func: $1, Args: $2.exprs}
             $$.SetLine($1.Line())
+            $$.SetColumn($2.column)
         } |
         prefixexp ':' TIdent args {
-            $$ = &ast.FuncCallExpr{Method: $3.Str, Receiver: $1, Args: $4}
+            $$ = &ast.FuncCallExpr{Method: $3.Str, Receiver: $1, Args: $4.exprs}
             $$.SetLine($1.Line())
+            $$.SetColumn($4.column)
         }
 
 args:
@@ -432,19 +463,19 @@ args:
             if yylex.(*Lexer).PNewLine {
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
-            $$ = []ast.Expr{}
+            $$ = callArgs{exprs: []ast.Expr{}, column: $1.Pos.Column}
         } |
         '(' exprlist ')' {
             if yylex.(*Lexer).PNewLine {
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
-            $$ = $2
+            $$ = callArgs{exprs: $2, column: $1.Pos.Column}
         } |
         tableconstructor {
-            $$ = []ast.Expr{$1}
+            $$ = callArgs{exprs: []ast.Expr{$1}, column: $1.Column()}
         } | 
         string {
-            $$ = []ast.Expr{$1}
+            $$ = callArgs{exprs: []ast.Expr{$1}, column: $1.Column()}
         }
 
 function:
@@ -484,10 +515,12 @@ tableconstructor:
         '{' '}' {
             $$ = &ast.TableExpr{Fields: []*ast.Field{}}
             $$.SetLine($1.Pos.Line)
+            $$.SetColumn($1.Pos.Column)
         } |
         '{' fieldlist '}' {
             $$ = &ast.TableExpr{Fields: $2}
             $$.SetLine($1.Pos.Line)
+            $$.SetColumn($1.Pos.Column)
         }
 
 

@@ -91,13 +91,14 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 }
 
 // getInfoOfThread answers debug.getinfo(th, level [, what]) for a coroutine th other than
-// the running one, its arguments from 1 on (level, what): nil past its last frame (a dead
-// coroutine has none), as Cobalt's DebugState.getFrame.
+// the running one, its arguments from 1 on (level, what): nil past its last frame (one that
+// returned has none; one that died of an error keeps the frames of its error), as Cobalt's
+// DebugState.getFrame.
 func getInfoOfThread(L *lua.LState, th *lua.LState) int {
 	level := luakit.CheckInteger(L, 1)
 	what := luakit.OptString(L, 2, "flnStu")
 	holder, frame, ok := luakit.ThreadFrame(th, level)
-	if !ok || th.Dead {
+	if !ok {
 		L.Push(lua.LNil)
 		return 1
 	}
@@ -122,6 +123,9 @@ func getInfoOfThread(L *lua.LState, th *lua.LState) int {
 	info.RawSetString("what", lua.LString(dbg.What))
 	info.RawSetString("source", lua.LString(dbg.Source))
 	info.RawSetString("currentline", lua.LNumber(dbg.CurrentLine))
+	if dbg.CurrentColumn > 0 {
+		info.RawSetString("currentcolumn", lua.LNumber(dbg.CurrentColumn))
+	}
 	info.RawSetString("nups", lua.LNumber(dbg.NUpvalues))
 	info.RawSetString("linedefined", lua.LNumber(dbg.LineDefined))
 	info.RawSetString("lastlinedefined", lua.LNumber(dbg.LastLineDefined))

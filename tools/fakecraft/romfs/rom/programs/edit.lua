@@ -336,7 +336,10 @@ if fn then
   term.setTextColour(term.isColour() and colours.yellow or colours.white)
   term.setBackgroundColour(colours.black)
   term.setCursorBlink(false)
-  if not result[1] then printError(result[2]) end
+  if not result[1] then
+    printError(result[2])
+    require("cc.internal.exception").report(result[2], co, { [name] = contents })
+  end
 elseif require("cc.internal.syntax").parse_program(contents) then
   printError(err)
 end

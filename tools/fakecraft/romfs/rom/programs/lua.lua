@@ -15,6 +15,7 @@ if #args > 0 then
 end
 
 local pretty = require("cc.pretty");
+local exception = require("cc.internal.exception");
 
 local running = true;
 local history = {};
@@ -52,8 +53,11 @@ while running do
   chunk = chunk + 1;
   local name = "=lua[" .. chunk .. "]";
   local fn, err = load("return " .. input, name, "t", env);
+  -- The text the chunk was compiled from, for the line and mark under a runtime error.
+  local source = { contents = input, offset = #"return " };
   if not fn then
     fn, err = load(input, name, "t", env);
+    source = input;
   end
   if not fn then
     -- Explain the syntax error in words where CC's parser can; else load's message.
@@ -61,9 +65,10 @@ while running do
       printError(err);
     end
   else
-    local results = table.pack(pcall(fn));
+    local results = table.pack(exception.try(fn));
     if not results[1] then
       printError(tostring(results[2]));
+      exception.report(results[2], results[3], { [name] = source });
     else
       for i = 2, results.n do
         local value = results[i];

@@ -150,8 +150,9 @@ end
 
 -- Runs fn(...) in its own coroutine, passing every event through: the coroutine's
 -- filter is yielded upwards as is, so the caller sees the same events it would
--- see running fn directly. Returns true and fn's results, or false and the error.
--- The coroutine is tied to the run's entry for getRunningProgram.
+-- see running fn directly. Returns true and fn's results, or false, the error and the
+-- coroutine it happened in (whose frames say where). The coroutine is tied to the run's
+-- entry for getRunningProgram.
 local function run_isolated(entry, fn, ...)
   local co = coroutine.create(fn);
   running_by_coroutine[co] = entry;
@@ -159,6 +160,9 @@ local function run_isolated(entry, fn, ...)
   while coroutine.status(co) ~= "dead" do
     local event = table.pack(coroutine.yield(result[2]));
     result = table.pack(coroutine.resume(co, table.unpack(event, 1, event.n)));
+  end
+  if not result[1] then
+    return false, result[2], co;
   end
   return table.unpack(result, 1, result.n);
 end
@@ -252,6 +256,8 @@ local function run_program(entry, path, args, remaining)
   if err ~= nil and err ~= "" then
     printError(tostring(err));
   end
+  -- Under the message, the line it happened on and a mark at its column, as CC 1.109+.
+  create_env("rom/programs").require("cc.internal.exception").report(err, outcome[3]);
   return false;
 end
 

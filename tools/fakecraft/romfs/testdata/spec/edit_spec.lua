@@ -293,7 +293,18 @@ describe("lua", function()
   it("reports errors and carries on", function()
     local out = repl("error('boom')", "2");
     expect(out[3]):str_match("boom$");
-    expect(out[4]):eq("2");
+    -- As CC 1.109+: the line, and a mark under the call that failed.
+    expect({ table.unpack(out, 4) }):same({ "\149Line 1", "\149error('boom')", "\149     \131", "2" });
+  end);
+
+  it("marks where a runtime error happened, in the line as typed", function()
+    local out = repl("local t = {} ; print(t.a.b)", "nil .. 1");
+    expect({ table.unpack(out, 5) }):same({
+      "lua[1]:1: attempt to index field 'a' (a nil value)",
+      "\149Line 1", "\149local t = {} ; print(t.a.b)", "\149                        \131",
+      "lua[2]:1: attempt to concatenate a nil value",
+      "\149Line 1", "\149nil .. 1", "\149    \131",
+    });
   end);
 
   it("warns that a local is gone by the next line, unless lua.warn_against_use_of_local is off", function()

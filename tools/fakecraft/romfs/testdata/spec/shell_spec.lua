@@ -99,6 +99,23 @@ describe("shell", function()
       expect(row):eq("Unexpected =. Expected an expression.");
     end);
 
+    -- CC 1.109+ (cc.internal.exception): under a runtime error, its line and a mark under
+    -- the token Cobalt places it at (here the "." of the index that failed).
+    it("shows a runtime error's line with a mark at its column", function()
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, 51, 19, false);
+      term.redirect(win);
+      local ok, result, lines = pcall(capture_errors, function()
+        return shell.run(fixture("prog_index.lua"));
+      end);
+      term.redirect(previous);
+      expect({ ok, result }):same({ true, false });
+      expect(lines):same({ fixture("prog_index.lua") .. ":3: attempt to index field 'sensor' (a nil value)" });
+      local rows = {};
+      for y = 1, 3 do rows[y] = (win.getLine(y):gsub(" +$", "")); end
+      expect(rows):same({ "\149Line 3", "\149print(door.sensor.state);", "\149" .. (" "):rep(17) .. "\131" });
+    end);
+
     it("prints load's message when the explaining parser finds no fault", function()
       -- CC's parser takes parameters after "..."; the compiler does not.
       local path = "/shell_spec_params.lua";

@@ -1,0 +1,84 @@
+package lua
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestErrorColumns: each instruction that can fail carries the column of the token Cobalt
+// places its error at (CC's cc.internal.exception marks it under the line): a call's '(',
+// '{' or string, an index's '.' or '[' (reading and assigning), a method call's arguments,
+// an operator. The coroutine that died of the error keeps its frames, so its frame 0 still
+// says where, as in Lua 5.2 and Cobalt.
+func TestErrorColumns(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		mark string // the source with ^ under the column
+	}{
+		{"local t = nil; local x = t.y", "                          ^"},
+		{"local t = {}; t.a.b = 1", "                 ^"},
+		{"local t = {}; t.a[1] = 1", "                 ^"},
+		{"foo(1, 2)", "   ^"},
+		{"foo { 1 }", "    ^"},
+		{`foo "x"`, "    ^"},
+		{"local s = {}; s:m()", "                 ^"},
+		{"local s = nil; s:m()", "                  ^"},
+		{"local x = 1 + {}", "            ^"},
+		{"local x = 2 * (1 ^ {})", "                 ^"},
+		{"local x = -{}", "          ^"},
+		{"local x = #5", "          ^"},
+		{"local x = {} < {}", "             ^"},
+		{`local x = "a" .. {}`, "              ^"},
+		{"local a = {}\nlocal b = a.x.y", "             ^"},
+	} {
+		L := NewState()
+		co, _ := L.NewThread()
+		fn, err := L.LoadString(tc.src)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.src, err)
+		}
+		state, err, _ := L.Resume(co, fn)
+		if state != ResumeError {
+			t.Fatalf("%q: no error (%v)", tc.src, err)
+		}
+		dbg, ok := co.GetStack(0)
+		if !ok {
+			t.Fatalf("%q: the dead coroutine kept no frame (%v)", tc.src, err)
+		}
+		if _, err := co.GetInfo("Sl", dbg, LNil); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(tc.src, "\n")
+		if dbg.CurrentLine != len(lines) {
+			t.Errorf("%q: line %d, want %d", tc.src, dbg.CurrentLine, len(lines))
+		}
+		if want := strings.Index(tc.mark, "^") + 1; dbg.CurrentColumn != want {
+			t.Errorf("%q (%v): column %d, want %d\n%s\n%s^", tc.src, err, dbg.CurrentColumn, want,
+				lines[len(lines)-1], strings.Repeat(" ", max(dbg.CurrentColumn-1, 0)))
+		}
+		L.Close()
+	}
+}
+
+// TestCurrentColumnOfRunningCode: debug.getinfo's "l" gives currentcolumn with currentline
+// where the instruction running has one (a call: its '('), and leaves it out where not.
+func TestCurrentColumnOfRunningCode(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	err := L.DoString(`
+local function here() return debug.getinfo(2, "l") end
+local info = here()
+line, column = info.currentline, info.currentcolumn
+local none = debug.getinfo(1, "S")
+nocolumn = none.currentcolumn
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := L.GetGlobal("line").String() + ":" + L.GetGlobal("column").String(); got != "3:18" {
+		t.Errorf("getinfo(2, \"l\") at `local info = here()`: %s, want 3:18", got)
+	}
+	if got := L.GetGlobal("nocolumn"); got != LNil {
+		t.Errorf("getinfo(1, \"S\").currentcolumn: %v, want nil", got)
+	}
+}
