@@ -830,13 +830,13 @@ func init() {
 							// +inline-call reg.SetTop RA+1
 						}
 					} else {
-						L.RaiseError("for statement step must be a number")
+						L.RaiseError("'for' step must be a number")
 					}
 				} else {
-					L.RaiseError("for statement limit must be a number")
+					L.RaiseError("'for' limit must be a number")
 				}
 			} else {
-				L.RaiseError("for statement init must be a number")
+				L.RaiseError("'for' initial value must be a number")
 			}
 			return 0
 		},
@@ -847,15 +847,14 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
 			Sbx := int(inst&0x3ffff) - opMaxArgSbx //GETSBX
-			if init, ok1 := reg.Get(RA).(LNumber); ok1 {
-				if step, ok2 := reg.Get(RA + 2).(LNumber); ok2 {
-					// +inline-call reg.SetNumber RA LNumber(init-step)
-				} else {
-					L.RaiseError("for statement step must be a number")
-				}
-			} else {
-				L.RaiseError("for statement init must be a number")
-			}
+			// As Cobalt's OP_FORPREP: the initial value, the limit and the step, in that order,
+			// are each a number or a string that reads as one (fakecraft's fork).
+			init := L.forNumber(reg.Get(RA), "'for' initial value must be a number")
+			limit := L.forNumber(reg.Get(RA+1), "'for' limit must be a number")
+			step := L.forNumber(reg.Get(RA+2), "'for' step must be a number")
+			// +inline-call reg.SetNumber RA LNumber(init-step)
+			// +inline-call reg.SetNumber RA+1 limit
+			// +inline-call reg.SetNumber RA+2 step
 			cf.Pc += Sbx
 			return 0
 		},

@@ -60,6 +60,16 @@ func (ls *LState) argNumber(v LValue) (LNumber, bool) {
 	return 0, false
 }
 
+// forNumber is v, a numeric for's initial value, limit or step, as a number (a string the
+// state's ArgNumberReader reads as one too); else the error msg, placed at the loop.
+func (ls *LState) forNumber(v LValue, msg string) LNumber {
+	n, ok := ls.argNumber(v)
+	if !ok {
+		ls.RaiseError("%s", msg)
+	}
+	return n
+}
+
 // ArgNumberReader reads a string argument as a number for the Check and Opt functions
 // (ok false: not a number).
 type ArgNumberReader func(s string) (f float64, ok bool)

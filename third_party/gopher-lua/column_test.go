@@ -82,3 +82,35 @@ nocolumn = none.currentcolumn
 		t.Errorf("getinfo(1, \"S\").currentcolumn: %v, want nil", got)
 	}
 }
+
+// TestNumericForValues: a numeric for takes numbers and strings that read as numbers for
+// its initial value, limit and step, checked in that order with Cobalt's messages (upstream
+// refused strings, checked the limit only once the loop ran, and said "for statement limit
+// must be a number").
+func TestNumericForValues(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	err := L.DoString(`
+local n = 0
+for i = "1", "3" do n = n + i end
+for i = 1, 2, " 1 " do n = n + 1 end
+sum = n
+local function fails(f) local ok, err = pcall(f) return err end
+limit = fails(function() for i = 1, nil do end end)
+init = fails(function() for i = {}, nil do end end)
+step = fails(function() for i = 1, 2, "x" do end end)
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"sum":   "8",
+		"limit": "<string>:7: 'for' limit must be a number",
+		"init":  "<string>:8: 'for' initial value must be a number",
+		"step":  "<string>:9: 'for' step must be a number",
+	} {
+		if got := L.GetGlobal(name).String(); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}

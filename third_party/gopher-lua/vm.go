@@ -1950,13 +1950,13 @@ func init() {
 							}
 						}
 					} else {
-						L.RaiseError("for statement step must be a number")
+						L.RaiseError("'for' step must be a number")
 					}
 				} else {
-					L.RaiseError("for statement limit must be a number")
+					L.RaiseError("'for' limit must be a number")
 				}
 			} else {
-				L.RaiseError("for statement init must be a number")
+				L.RaiseError("'for' initial value must be a number")
 			}
 			return 0
 		},
@@ -1967,33 +1967,70 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
 			Sbx := int(inst&0x3ffff) - opMaxArgSbx //GETSBX
-			if init, ok1 := reg.Get(RA).(LNumber); ok1 {
-				if step, ok2 := reg.Get(RA + 2).(LNumber); ok2 {
-					// this section is inlined by go-inline
-					// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
-					{
-						rg := reg
-						regi := RA
-						vali := LNumber(init - step)
-						newSize := regi + 1
-						// this section is inlined by go-inline
-						// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
-						{
-							requiredSize := newSize
-							if requiredSize > cap(rg.array) {
-								rg.resize(requiredSize)
-							}
-						}
-						rg.array[regi] = rg.alloc.LNumber2I(vali)
-						if regi >= rg.top {
-							rg.top = regi + 1
-						}
+			// As Cobalt's OP_FORPREP: the initial value, the limit and the step, in that order,
+			// are each a number or a string that reads as one (fakecraft's fork).
+			init := L.forNumber(reg.Get(RA), "'for' initial value must be a number")
+			limit := L.forNumber(reg.Get(RA+1), "'for' limit must be a number")
+			step := L.forNumber(reg.Get(RA+2), "'for' step must be a number")
+			// this section is inlined by go-inline
+			// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
+			{
+				rg := reg
+				regi := RA
+				vali := LNumber(init - step)
+				newSize := regi + 1
+				// this section is inlined by go-inline
+				// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
+				{
+					requiredSize := newSize
+					if requiredSize > cap(rg.array) {
+						rg.resize(requiredSize)
 					}
-				} else {
-					L.RaiseError("for statement step must be a number")
 				}
-			} else {
-				L.RaiseError("for statement init must be a number")
+				rg.array[regi] = rg.alloc.LNumber2I(vali)
+				if regi >= rg.top {
+					rg.top = regi + 1
+				}
+			}
+			// this section is inlined by go-inline
+			// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
+			{
+				rg := reg
+				regi := RA + 1
+				vali := limit
+				newSize := regi + 1
+				// this section is inlined by go-inline
+				// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
+				{
+					requiredSize := newSize
+					if requiredSize > cap(rg.array) {
+						rg.resize(requiredSize)
+					}
+				}
+				rg.array[regi] = rg.alloc.LNumber2I(vali)
+				if regi >= rg.top {
+					rg.top = regi + 1
+				}
+			}
+			// this section is inlined by go-inline
+			// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
+			{
+				rg := reg
+				regi := RA + 2
+				vali := step
+				newSize := regi + 1
+				// this section is inlined by go-inline
+				// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
+				{
+					requiredSize := newSize
+					if requiredSize > cap(rg.array) {
+						rg.resize(requiredSize)
+					}
+				}
+				rg.array[regi] = rg.alloc.LNumber2I(vali)
+				if regi >= rg.top {
+					rg.top = regi + 1
+				}
 			}
 			cf.Pc += Sbx
 			return 0

@@ -688,6 +688,16 @@ describe("runtime errors", function()
     expect(message(function() return setmetatable({}, { __name = "Thing" }) + 1 end))
       :eq("attempt to perform arithmetic on a Thing value");
   end);
+
+  -- Cobalt's OP_FORPREP: each a number or a string that reads as one, in this order.
+  it("check a numeric for's initial value, limit and step as Cobalt does", function()
+    local sum = 0;
+    for i = "1", "3" do sum = sum + i; end
+    expect(sum):eq(6);
+    expect(message(function() for _ = 1, nil do end end)):eq("'for' limit must be a number");
+    expect(message(function() for _ = {}, nil do end end)):eq("'for' initial value must be a number");
+    expect(message(function() for _ = 1, 2, "x" do end end)):eq("'for' step must be a number");
+  end);
 end);
 
 describe("string.format", function()
