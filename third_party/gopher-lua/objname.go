@@ -7,6 +7,8 @@ package lua
 // instruction before this one that set the register (Lua 5.2's getobjname and findsetreg,
 // written here for gopher-lua's Lua 5.1 instruction set).
 
+import "strings"
+
 // noRegister stands for an operand that is not in a register of the running Lua function: a
 // constant, a value met along an __index chain, or one a Go function handed over.
 const noRegister = -1
@@ -114,7 +116,11 @@ func (ls *LState) objectName(cf *callFrame, reg int) (kind, name string, ok bool
 	if reg >= int(fn.Proto.NumUsedRegisters) {
 		return "", "", false
 	}
-	if local, found := activeLocal(fn.Proto, reg, pc); found {
+	// A local whose name Lua code cannot write (an embedder's temporary, "(*temporary 1)",
+	// as C Lua's unnamed registers read "(*temporary)") is named by what it was loaded from:
+	// fakecraft's rewrite of a multiple assignment copies `t` of `a, t.x = …` into one, where
+	// Cobalt indexes the local `t` itself (or a register it loaded the global `t` into).
+	if local, found := activeLocal(fn.Proto, reg, pc); found && !strings.HasPrefix(local, "(") {
 		return "local", local, true
 	}
 	setPc := findSetRegister(fn.Proto, pc, reg)

@@ -27,6 +27,17 @@ describe("multiple assignment", function()
     expect(t):same({ 20 });
     expect(i):eq(2);
   end);
+
+  -- fakecraft rewrites a multiple assignment with temporaries; an error names what the
+  -- program wrote, as Cobalt's does, not a temporary.
+  it("names the table it could not index", function()
+    local function message(f) return (select(2, pcall(f)):gsub("^[^:]*:%d+: ", "")); end
+    expect(message(function() local a, t; a, t.x = 1, 2; return a end)):eq("attempt to index local 't' (a nil value)");
+    expect(message(function() local a; a, not_a_global_anywhere.x = 1, 2; return a end))
+      :eq("attempt to index global 'not_a_global_anywhere' (a nil value)");
+    expect(message(function() local a, t = nil, {}; a, t.x.y = 1, 2; return a end))
+      :eq("attempt to index field 'x' (a nil value)");
+  end);
 end);
 
 describe("loadfile", function()
