@@ -60,6 +60,13 @@ func (ls *LState) argNumber(v LValue) (LNumber, bool) {
 	return 0, false
 }
 
+// FramesLeft is how many more call frames the running coroutine may push before its calls
+// fail with "stack overflow" (Options.CallStackSize, fakecraft's fork): an embedder's Go
+// code that stands in for a recursive Lua function (CC's JSON reader) stops where it would.
+func (ls *LState) FramesLeft() int {
+	return ls.Options.CallStackSize - ls.stack.Sp()
+}
+
 // forNumber is v, a numeric for's initial value, limit or step, as a number (a string the
 // state's ArgNumberReader reads as one too); else the error msg, placed at the loop.
 func (ls *LState) forNumber(v LValue, msg string) LNumber {

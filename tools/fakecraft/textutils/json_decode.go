@@ -22,7 +22,7 @@ type parseError struct {
 
 func (e *parseError) Error() string { return malformedPrefix + strconv.Itoa(e.pos) + ": " + e.msg }
 
-// errNestedTooDeep aborts a parse past maxNesting; it is raised, not returned as nil+msg,
+// errNestedTooDeep aborts a parse past maxDepth; it is raised, not returned as nil+msg,
 // as CC's own stack overflow would be.
 var errNestedTooDeep = errors.New(errTooDeep)
 
@@ -33,6 +33,7 @@ type jsonDecoder struct {
 	s          string
 	i          int // 0-based index of the next byte
 	depth      int
+	maxDepth   int // jsonDepth
 	nbt        bool
 	parseNull  bool
 	emptyArray bool // [] gives the shared sentinel rather than a fresh table
@@ -51,6 +52,7 @@ func (a *api) unserializeJSON(L *lua.LState) int {
 		L:          L,
 		a:          a,
 		s:          s,
+		maxDepth:   jsonDepth(L),
 		nbt:        optBool(L, opts, "nbt_style", false),
 		parseNull:  optBool(L, opts, "parse_null", false),
 		emptyArray: optBool(L, opts, "parse_empty_array", true),
@@ -170,7 +172,7 @@ func (d *jsonDecoder) value() (lua.LValue, error) {
 // enter counts one level of nesting.
 func (d *jsonDecoder) enter() error {
 	d.depth++
-	if d.depth > maxNesting {
+	if d.depth > d.maxDepth {
 		return errNestedTooDeep
 	}
 	return nil

@@ -46,7 +46,7 @@ func (a *api) serializeJSON(L *lua.LState) int {
 		e.unicode = optBool(L, o, "unicode_strings", false)
 		allowRepeats = optBool(L, o, "allow_repetitions", false)
 	}
-	e.tr = newTracker(L, allowRepeats)
+	e.tr = newTracker(L, allowRepeats, jsonDepth(L))
 	e.value(v)
 	L.Push(lua.LString(e.b.String()))
 	return 1

@@ -329,3 +329,24 @@ func TestUnicodeStringsDecoding(t *testing.T) {
 		assert.Equal(t, errInvalidUTF8, runError(t, L, `textutils.serializeJSON(input, {unicode_strings = true})`), "input %q", bad)
 	}
 }
+
+// TestJSONNestsAsDeepAsTheStack: CC's JSON reader and writer are Lua, a call per level of
+// nesting, so they overflow where the coroutine's stack does (Cobalt's 32768 frames, as a
+// fakecraft computer's), not at a fixed depth: 20000 levels read and write back, 40000 are a
+// stack overflow (it stopped at 1024).
+func TestJSONNestsAsDeepAsTheStack(t *testing.T) {
+	L := lua.NewState(lua.Options{CallStackSize: 32768})
+	t.Cleanup(L.Close)
+	Install(L)
+	out := run(t, L, `
+local deep = string.rep("[", 20000) .. string.rep("]", 20000)
+local t = textutils.unserializeJSON(deep)
+local depth = 0
+while type(t) == "table" and t[1] ~= nil do t, depth = t[1], depth + 1 end
+return depth, #textutils.serializeJSON(textutils.unserializeJSON(deep, { parse_empty_array = false }))`)
+	assert.Equal(t, []lua.LValue{lua.LNumber(19999), lua.LNumber(40000)}, out)
+	assert.Equal(t, "stack overflow",
+		runError(t, L, `textutils.unserializeJSON(string.rep("[", 40000) .. string.rep("]", 40000))`))
+	assert.Equal(t, "stack overflow",
+		runError(t, L, `local t = {} for _ = 1, 40000 do t = { t } end textutils.serializeJSON(t)`))
+}

@@ -10,10 +10,20 @@ import (
 	"fakecraft/luakit"
 )
 
-// maxNesting bounds how deep serialize, serializeJSON and unserializeJSON recurse. CC has
-// no such constant (deep data eventually overflows its Lua stack); fakecraft needs one so
-// hostile input cannot exhaust Go's stack or memory. It is far deeper than real data.
+// maxNesting bounds how deep serialize recurses. CC has no such constant: its Lua
+// serialiser recurses a call per table until the coroutine's stack overflows, but its
+// indented output grows with the square of the depth (past 2000 levels it runs out of time
+// first); fakecraft stops there so a program cannot make it build gigabytes. It is far
+// deeper than real data. The JSON reader and writer, whose output grows with the depth alone,
+// stop where CC's would: when the coroutine has no call frame left (jsonDepth).
 const maxNesting = 1024
+
+// jsonDepth is how deep textutils' JSON reader and writer may nest on L: a level for each call
+// frame the running coroutine has left, as CC's Lua reader and writer take one call frame
+// per level and overflow the coroutine's stack (32768 frames in Cobalt) past it.
+func jsonDepth(L *lua.LState) int {
+	return L.FramesLeft()
+}
 
 // Serialisation errors, raised at level 0 (no position), as CC raises them.
 const (
@@ -45,10 +55,11 @@ type tracker struct {
 	seen         map[*lua.LTable]tableState
 	allowRepeats bool
 	depth        int
+	maxDepth     int // past it: stack overflow
 }
 
-func newTracker(L *lua.LState, allowRepeats bool) *tracker {
-	return &tracker{L: L, seen: map[*lua.LTable]tableState{}, allowRepeats: allowRepeats}
+func newTracker(L *lua.LState, allowRepeats bool, maxDepth int) *tracker {
+	return &tracker{L: L, seen: map[*lua.LTable]tableState{}, allowRepeats: allowRepeats, maxDepth: maxDepth}
 }
 
 func (tr *tracker) enter(t *lua.LTable) {
@@ -59,7 +70,7 @@ func (tr *tracker) enter(t *lua.LTable) {
 		luakit.RaiseBare(tr.L, errRepeated)
 	}
 	tr.depth++
-	if tr.depth > maxNesting {
+	if tr.depth > tr.maxDepth {
 		luakit.RaiseBare(tr.L, errTooDeep)
 	}
 	tr.seen[t] = stateInProgress
@@ -90,7 +101,7 @@ func (a *api) serialize(L *lua.LState) int {
 	}
 	s := &serializer{
 		compact: optBool(L, opts, "compact", false),
-		tr:      newTracker(L, optBool(L, opts, "allow_repetitions", false)),
+		tr:      newTracker(L, optBool(L, opts, "allow_repetitions", false), maxNesting),
 	}
 	s.value(v, "")
 	L.Push(lua.LString(s.b.String()))
