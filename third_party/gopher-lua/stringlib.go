@@ -343,10 +343,25 @@ func strLen(L *LState) int {
 	return 1
 }
 
+// strLower and strUpper change the ASCII letters alone, byte by byte, as Cobalt's StringLib
+// (and C Lua in the C locale) does: a string is bytes, and another byte (CC's Latin-1 "ü",
+// 252; a UTF-8 sequence) passes unchanged. Go's strings.ToUpper read the bytes as UTF-8:
+// it turned "é" into "É" and a byte that is not UTF-8 into U+FFFD's three (fakecraft's fork).
 func strLower(L *LState) int {
 	str := L.CheckString(1)
-	L.Push(LString(strings.ToLower(str)))
+	L.Push(LString(mapASCIILetters(str, 'A', 'Z', 'a'-'A')))
 	return 1
+}
+
+// mapASCIILetters is str with each byte from first to last moved by delta.
+func mapASCIILetters(str string, first, last byte, delta int) string {
+	out := []byte(str)
+	for i, c := range out {
+		if c >= first && c <= last {
+			out[i] = byte(int(c) + delta)
+		}
+	}
+	return string(out)
 }
 
 func strMatch(L *LState) int {
@@ -425,7 +440,7 @@ func strSub(L *LState) int {
 
 func strUpper(L *LState) int {
 	str := L.CheckString(1)
-	L.Push(LString(strings.ToUpper(str)))
+	L.Push(LString(mapASCIILetters(str, 'a', 'z', 'A'-'a')))
 	return 1
 }
 
