@@ -30,8 +30,12 @@ func TestErrorColumns(t *testing.T) {
 		{"local x = {} < {}", "             ^"},
 		{`local x = "a" .. {}`, "              ^"},
 		{"local a = {}\nlocal b = a.x.y", "             ^"},
+		// A generic for's iterator call: the first token after `in`, as Cobalt's OP_TFORCALL.
+		{"for k in fail do end", "         ^"},
+		{"local t = {}\nfor k, v in t.fail, 1 do end", "            ^"},
 	} {
 		L := NewState()
+		L.SetGlobal("fail", L.NewFunction(func(L *LState) int { L.RaiseError("failed"); return 0 }))
 		co, _ := L.NewThread()
 		fn, err := L.LoadString(tc.src)
 		if err != nil {
@@ -41,12 +45,21 @@ func TestErrorColumns(t *testing.T) {
 		if state != ResumeError {
 			t.Fatalf("%q: no error (%v)", tc.src, err)
 		}
-		dbg, ok := co.GetStack(0)
-		if !ok {
-			t.Fatalf("%q: the dead coroutine kept no frame (%v)", tc.src, err)
-		}
-		if _, err := co.GetInfo("Sl", dbg, LNil); err != nil {
-			t.Fatal(err)
+		// The first Lua frame, as CC's cc.internal.exception looks for it: below it may be
+		// the Go function that raised the error.
+		var dbg *Debug
+		for level := 0; ; level++ {
+			frame, ok := co.GetStack(level)
+			if !ok {
+				t.Fatalf("%q: the dead coroutine kept no Lua frame (%v)", tc.src, err)
+			}
+			if _, err := co.GetInfo("Sl", frame, LNil); err != nil {
+				t.Fatal(err)
+			}
+			if frame.What != "G" {
+				dbg = frame
+				break
+			}
 		}
 		lines := strings.Split(tc.src, "\n")
 		if dbg.CurrentLine != len(lines) {

@@ -1143,6 +1143,7 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	// forlist gives OP_TFORCALL (an error the iterator raises is placed there, and a line
 	// hook fires there each step), not the for's.
 	iterLine := sline(stmt.Exprs[0])
+	code.column = ast.StartColumn(stmt.Exprs[0]) // and its column, Cobalt's OP_TFORCALL's
 	code.AddABC(OP_TFORLOOP, rgen, 0, nnames, iterLine)
 	code.AddASbx(OP_JMP, 0, bodylabel, iterLine)
 

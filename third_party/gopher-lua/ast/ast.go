@@ -41,3 +41,22 @@ func (self *Node) LastLine() int {
 func (self *Node) SetLastLine(line int) {
 	self.lastline = line
 }
+
+// StartColumn is the column of expr's first token where the parser knows it: a name, and a
+// chain of indexes and calls that starts with one (`pairs(t)`, `obj:items()`); 0 otherwise
+// (a parenthesised expression's "(" is not kept). Cobalt places the error of a generic
+// for's iterator call there, at the first token after `in` (fakecraft's fork).
+func StartColumn(expr Expr) int {
+	switch ex := expr.(type) {
+	case *IdentExpr:
+		return ex.Column()
+	case *AttrGetExpr:
+		return StartColumn(ex.Object)
+	case *FuncCallExpr:
+		if ex.Func != nil {
+			return StartColumn(ex.Func)
+		}
+		return StartColumn(ex.Receiver)
+	}
+	return 0
+}

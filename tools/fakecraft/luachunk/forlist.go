@@ -149,6 +149,7 @@ func callingFor(s *ast.GenericForStmt) ast.Stmt {
 	at(list)
 	call := &ast.FuncCallExpr{Func: ref(gen), Args: []ast.Expr{ref(state), ref(control)}}
 	atStep(call)
+	call.SetColumn(ast.StartColumn(s.Exprs[0])) // where Cobalt marks the iterator's error
 	vars := &ast.LocalAssignStmt{Names: s.Names, Exprs: []ast.Expr{call}}
 	atStep(vars)
 	isNil := &ast.RelationalOpExpr{Operator: "==", Lhs: ref(s.Names[0]), Rhs: &ast.NilExpr{}}

@@ -116,6 +116,23 @@ describe("shell", function()
       expect(rows):same({ "\149Line 3", "\149print(door.sensor.state);", "\149" .. (" "):rep(17) .. "\131" });
     end);
 
+    -- A generic for's iterator fails at the first token after `in`, as Cobalt places it.
+    it("marks a loop's iterator at the first token after in", function()
+      local path = "/shell_spec_loop.lua";
+      local handle = fs.open(path, "w");
+      handle.write("local items\nfor _, item in pairs(items) do print(item) end\n");
+      handle.close();
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, 51, 19, false);
+      term.redirect(win);
+      local ok, result, lines = pcall(capture_errors, function() return shell.run(path); end);
+      term.redirect(previous);
+      fs.delete(path);
+      expect({ ok, result }):same({ true, false });
+      expect(lines):same({ path .. ":2: bad argument (table expected, got nil)" });
+      expect((win.getLine(3):gsub(" +$", ""))):eq("\149" .. (" "):rep(15) .. "\131");
+    end);
+
     it("prints load's message when the explaining parser finds no fault", function()
       -- CC's parser takes parameters after "..."; the compiler does not.
       local path = "/shell_spec_params.lua";
