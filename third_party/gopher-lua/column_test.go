@@ -23,6 +23,11 @@ func TestErrorColumns(t *testing.T) {
 		{`foo "x"`, "    ^"},
 		{"local s = {}; s:m()", "                 ^"},
 		{"local s = nil; s:m()", "                  ^"},
+		// A method call indexes its receiver at the character after the method's name.
+		{"local s = nil; s:m ()", "                  ^"},
+		{"local s = {}; s:m ()", "                  ^"},
+		// A numeric for checks its values after `do`, as Cobalt's OP_FORPREP.
+		{"for i = 1, nil do end", "                 ^"},
 		{"local x = 1 + {}", "            ^"},
 		{"local x = 2 * (1 ^ {})", "                 ^"},
 		{"local x = -{}", "          ^"},

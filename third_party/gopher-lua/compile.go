@@ -1096,6 +1096,7 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 	ecupdate(ec, ecLocal, rstep, 0)
 	compileExpr(context, reg, stmt.Step, ec)
 
+	code.column = stmt.Column() // after `do`, as Cobalt's OP_FORPREP
 	code.AddASbx(OP_FORPREP, rindex, 0, sline(stmt))
 
 	context.RegisterLocalVar(stmt.Name)
@@ -1729,7 +1730,7 @@ func compileFuncCallExpr(context *funcContext, reg int, expr *ast.FuncCallExpr, 
 		b := reg
 		compileExprWithMVPropagation(context, expr.Receiver, &reg, &b)
 		c := loadRk(context, &reg, expr, LString(expr.Method))
-		context.Code.MarkColumn(expr)
+		context.Code.column = expr.MethodColumn
 		context.Code.AddABC(OP_SELF, funcreg, b, c, sline(expr))
 		// increments a register for an implicit "self"
 		reg = b + 1

@@ -82,6 +82,9 @@ type FuncCallExpr struct {
 	Method    string
 	Args      []Expr
 	AdjustRet bool
+	// MethodColumn is where Cobalt places an error of a method call's SELF (indexing the
+	// receiver): the character after the method's name (fakecraft's fork).
+	MethodColumn int
 }
 
 type LogicalOpExpr struct {

@@ -168,11 +168,13 @@ stat:
             $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Stmts: $8}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($9.Pos.Line)
+            $$.SetColumn($7.Pos.Column + len("do"))
         } |
         TFor TIdent '=' expr ',' expr ',' expr TDo block TEnd {
             $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Step:$8, Stmts: $10}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($11.Pos.Line)
+            $$.SetColumn($9.Pos.Column + len("do"))
         } |
         TFor namelist TIn exprlist TDo block TEnd {
             $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6}
@@ -456,6 +458,7 @@ functioncall:
             $$ = &ast.FuncCallExpr{Method: $3.Str, Receiver: $1, Args: $4.exprs}
             $$.SetLine($1.Line())
             $$.SetColumn($4.column)
+            $$.(*ast.FuncCallExpr).MethodColumn = $3.Pos.Column + len($3.Str)
         }
 
 args:
