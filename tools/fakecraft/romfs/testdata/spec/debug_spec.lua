@@ -372,6 +372,25 @@ describe("debug with a coroutine first", function()
     coroutine.resume(co);
     expect(debug.getinfo(co, 0)):eq(nil);
   end);
+
+  -- A coroutine dead of an error keeps the frames of its error, as Cobalt's (and Lua 5.2's)
+  -- does: CC's shell reads them to mark the error's line and column.
+  it("reads the frames of a coroutine that died of an error", function()
+    local co = coroutine.create(function()
+      local t = nil;
+      return t.x;
+    end);
+    local line = debug.getinfo(1, "l").currentline - 2;
+    expect(coroutine.resume(co)):eq(false);
+    local frame = debug.getinfo(co, 0, "Sl");
+    expect({ frame.what, frame.currentline, frame.currentcolumn }):same({ "Lua", line, 15 });
+    expect(debug.getinfo(co, 1)):eq(nil);
+    local failed = coroutine.create(function() error("x"); end);
+    coroutine.resume(failed);
+    expect(debug.getinfo(failed, 0, "S").what):eq("C");
+    expect(debug.getinfo(failed, 1, "S").what):eq("Lua");
+    expect(debug.traceback(failed)):str_match("^stack traceback:\n\t%[C%]: in function 'error'\n\t[^\n]+$");
+  end);
 end);
 
 -- A local's scope ends with its block, as Lua's endpc says: a later local that takes its
