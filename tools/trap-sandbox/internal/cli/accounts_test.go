@@ -535,7 +535,8 @@ func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
 	clearEnv(t)
 	home := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", home)
-	for _, args := range [][]string{{"accounts", "add", "alice", "--nats-user", "sandbox"}, {"accounts", "list", "--nats-token", "tok"}} {
+	for _, args := range [][]string{{"accounts", "add", "alice", "--nats-user", "sandbox"}, {"accounts", "list", "--nats-token", "tok"},
+		{"tokens", "list", "--nats-setup-timeout", "30s"}} {
 		out, errOut, err := runWith(t, "", args...)
 		require.Error(t, err, "%v", args)
 		flag := args[len(args)-2]

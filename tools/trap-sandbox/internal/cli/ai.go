@@ -52,11 +52,7 @@ func (f AIFlags) setWithoutModel() []string {
 	if f.AIModel != "" {
 		return nil
 	}
-	var set []string
-	for _, s := range []struct {
-		name string
-		set  bool
-	}{
+	return namesOfSet([]flagSet{
 		{"ai-dir", f.AIDir != ""},
 		{"ai-mcp-url", f.AIMCPURL != ""},
 		{"ai-turn-deadline", f.AITurnDeadline != aiTurnDeadlineDefault},
@@ -65,12 +61,7 @@ func (f AIFlags) setWithoutModel() []string {
 		{"ai-max-computers", f.AIMaxComputers != agent.DefaultMaxComputers},
 		{"ai-max-dirs", f.AIMaxDirs != agent.DefaultMaxDirs},
 		{"ai-allow-host-tools", f.AIAllowHostTools},
-	} {
-		if s.set {
-			set = append(set, flagAndEnv(s.name))
-		}
-	}
-	return set
+	})
 }
 
 // agentModule builds the agent module from the serve flags; l is the gateway's listener (the

@@ -547,6 +547,24 @@ func flagAndEnv(name string) string {
 	return "--" + name + " (SANDBOX_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + ")"
 }
 
+// flagSet is a flag's name and whether it was given (a value other than its default).
+type flagSet struct {
+	name string
+	set  bool
+}
+
+// namesOfSet is flagAndEnv of each flag given, in order: the list a warning or refusal of
+// flags that do nothing without another names.
+func namesOfSet(flags []flagSet) []string {
+	var set []string
+	for _, f := range flags {
+		if f.set {
+			set = append(set, flagAndEnv(f.name))
+		}
+	}
+	return set
+}
+
 // LogLevel is --log-level: debug, info, warn or error, in any case (SANDBOX_LOG_LEVEL=DEBUG
 // is what an operator types as often as debug).
 type LogLevel string

@@ -24,6 +24,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/agent"
+	"trap-sandbox/internal/cluster"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 )
@@ -358,20 +359,34 @@ func TestServeWarnsOfAgentFlagsWithoutAModel(t *testing.T) {
 	assert.NotContains(t, logs.String(), "without --ai-model")
 }
 
-// TestServeWarnsOfScaleOutFlagsWithoutNATS: --replica and the NATS credentials name a replica
-// only with --nats; given alone (a forgotten SANDBOX_NATS_URL in a unit file) the gateway ran
-// alone and its start said nothing of them.
+// TestServeWarnsOfScaleOutFlagsWithoutNATS: --replica, the replica's timings and the NATS
+// credentials mean something only with --nats; given alone (a forgotten SANDBOX_NATS_URL in a
+// unit file) the gateway ran alone and its start said nothing of them.
 func TestServeWarnsOfScaleOutFlagsWithoutNATS(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("SANDBOX_NATS_PASSWORD", "nats-secret")
+	t.Setenv("SANDBOX_NATS_HEARTBEAT", "1s")
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--replica", "a", "--nats-user", "sandbox")
 	_, logs, stop := startServe(t, root.Serve)
 	require.NoError(t, stop())
-	assert.Contains(t, logs.String(), `level=WARN msg="--replica (SANDBOX_REPLICA), --nats-user (SANDBOX_NATS_USER), --nats-password (SANDBOX_NATS_PASSWORD) set without --nats (SANDBOX_NATS_URL): this gateway runs alone, sharing its computers and accounts with no replica; set --nats to make it one (docs/scale-out.md)"`)
+	assert.Contains(t, logs.String(), `level=WARN msg="--replica (SANDBOX_REPLICA), --nats-heartbeat (SANDBOX_NATS_HEARTBEAT), --nats-user (SANDBOX_NATS_USER), --nats-password (SANDBOX_NATS_PASSWORD) set without --nats (SANDBOX_NATS_URL): this gateway runs alone, sharing its computers and accounts with no replica; set --nats to make it one (docs/scale-out.md)"`)
 	assert.NotContains(t, logs.String(), "nats-secret")
 
+	// The timings alone, by flag or by variable, are named too.
+	clearEnv(t)
+	t.Setenv("SANDBOX_NATS_SETUP_TIMEOUT", "30s")
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--nats-replica-ttl", "1m", "--nats-op-timeout", "5s")
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), `level=WARN msg="--nats-replica-ttl (SANDBOX_NATS_REPLICA_TTL), --nats-op-timeout (SANDBOX_NATS_OP_TIMEOUT), --nats-setup-timeout (SANDBOX_NATS_SETUP_TIMEOUT) set without --nats (SANDBOX_NATS_URL): this gateway runs alone, sharing its computers and accounts with no replica; set --nats to make it one (docs/scale-out.md)"`)
+
+	// The defaults alone warn of nothing.
 	clearEnv(t)
 	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
+	assert.Equal(t, cluster.DefaultHeartbeatInterval, root.Serve.NATSHeartbeat, "the flag's tag and the cluster's constant name one default")
+	assert.Equal(t, cluster.DefaultReplicaTTL, root.Serve.NATSReplicaTTL, "the flag's tag and the cluster's constant name one default")
+	assert.Equal(t, cluster.DefaultOpTimeout, root.Serve.NATSOpTimeout, "the flag's tag and the cluster's constant name one default")
+	assert.Equal(t, natsSetupTimeoutDefault, root.Serve.NATSSetupBudget, "the flag's tag and the constant name one default")
 	_, logs, stop = startServe(t, root.Serve)
 	require.NoError(t, stop())
 	assert.NotContains(t, logs.String(), "without --nats")

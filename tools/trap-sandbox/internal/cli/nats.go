@@ -45,36 +45,36 @@ type ReplicaFlags struct {
 // enabled reports whether scale-out is on.
 func (f *NATSFlags) enabled() bool { return f.NATS != "" }
 
-// setWithoutURL names the NATS credentials and TLS files given without --nats, which alone
-// turns scale-out on: without it they do nothing, and a gateway or an account command given
-// them runs on its own data directory as if they were not there.
+// natsSetupTimeoutDefault is the default of --nats-setup-timeout (its tag says it again:
+// kong reads defaults only from there).
+const natsSetupTimeoutDefault = 10 * time.Second
+
+// setWithoutURL names the NATS credentials, TLS files and setup bound given without --nats,
+// which alone turns scale-out on: without it they do nothing, and a gateway or an account
+// command given them runs on its own data directory as if they were not there. A bound set to
+// its default is not told apart from one left unset.
 func (f *NATSFlags) setWithoutURL() []string {
 	if f.enabled() {
 		return nil
 	}
-	var set []string
-	for _, s := range []struct {
-		name  string
-		value string
-	}{
-		{"nats-user", f.NATSUser}, {"nats-password", f.NATSPassword}, {"nats-token", f.NATSToken}, {"nats-nkey", f.NATSNKey},
-		{"nats-creds", f.NATSCreds}, {"nats-tls-ca", f.NATSTLSCA}, {"nats-tls-cert", f.NATSTLSCert}, {"nats-tls-key", f.NATSTLSKey},
-	} {
-		if s.value != "" {
-			set = append(set, flagAndEnv(s.name))
-		}
-	}
-	return set
+	return namesOfSet([]flagSet{
+		{"nats-user", f.NATSUser != ""}, {"nats-password", f.NATSPassword != ""}, {"nats-token", f.NATSToken != ""}, {"nats-nkey", f.NATSNKey != ""},
+		{"nats-creds", f.NATSCreds != ""}, {"nats-tls-ca", f.NATSTLSCA != ""}, {"nats-tls-cert", f.NATSTLSCert != ""}, {"nats-tls-key", f.NATSTLSKey != ""},
+		{"nats-setup-timeout", f.NATSSetupBudget != natsSetupTimeoutDefault},
+	})
 }
 
-// setWithoutNATS is NATSFlags.setWithoutURL with --replica, which names a replica only under
-// --nats.
+// setWithoutNATS is NATSFlags.setWithoutURL with the replica's flags (its name, heartbeat,
+// TTL and operation bound), which mean something only under --nats.
 func (c *ServeCmd) setWithoutNATS() []string {
-	set := c.NATSFlags.setWithoutURL()
-	if !c.NATSFlags.enabled() && c.Replica != "" {
-		set = append([]string{flagAndEnv("replica")}, set...)
+	if c.NATSFlags.enabled() {
+		return nil
 	}
-	return set
+	replica := namesOfSet([]flagSet{
+		{"replica", c.Replica != ""}, {"nats-heartbeat", c.NATSHeartbeat != cluster.DefaultHeartbeatInterval},
+		{"nats-replica-ttl", c.NATSReplicaTTL != cluster.DefaultReplicaTTL}, {"nats-op-timeout", c.NATSOpTimeout != cluster.DefaultOpTimeout},
+	})
+	return append(replica, c.NATSFlags.setWithoutURL()...)
 }
 
 // replicaName is --replica, or the host name plus the port the gateway listens on.
