@@ -279,7 +279,8 @@ func typeLine(ctx context.Context, t *testing.T, input chan<- string, line strin
 }
 
 // TestACodeAskedForBeforeARestartIsNotApproved: the gateway stops while `sandbox link` waits
-// for its code's approval; the player reads that the session closed and to run it again, and
+// for its code's approval; the player reads that the session closed and to run it again once
+// the gateway is back (not at once: it is down), which its connected daemon's status shows, and
 // the account holder who approves the old code on the restarted gateway reads the same, not
 // that the computer asks its player (nobody could accept: a code is its socket's).
 func TestACodeAskedForBeforeARestartIsNotApproved(t *testing.T) {
@@ -299,7 +300,7 @@ func TestACodeAskedForBeforeARestartIsNotApproved(t *testing.T) {
 
 	require.NoError(t, g.Stop())
 	c.WaitFor(ctx, "link ended")
-	assert.Contains(t, strings.Join(lines(c.Output()), " "), "The gateway closed the link session (going away). Run sandbox link again", c.Output())
+	assert.Contains(t, strings.Join(lines(c.Output()), " "), "Link session closed: the gateway stopped (going away); run sandbox link again once it is back (sandbox status shows when it is connected)", c.Output())
 	g = harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
 		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, dataDir}})
 

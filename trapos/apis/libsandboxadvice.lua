@@ -63,12 +63,22 @@ local function contains(text, needle)
   return text:find(needle, 1, true) ~= nil;
 end
 
+-- Whether why says the gateway went away: it shut down (close 1001, going away) or the TCP
+-- connection dropped once open (CC's "Connection closed"), as when it is killed or restarts.
+local function goingAway(why) return contains(why:lower(), "going away"); end
+local function connectionClosed(why) return contains(why, "Connection closed"); end
+local function gatewayStopped(why)
+  expect(1, why, "string");
+  return goingAway(why) or connectionClosed(why);
+end
+
 -- Each rule: does `why` match, and the advice for `url` (and sandbox.password's value). A rule
 -- whose failure the daemon retries says so: retry is what it says when the seconds to the next
 -- try are not known, true of every try after such a failure (a connection that never opened is
 -- tried again every 5 s, libsandboxdaemon's RECONNECT_DELAY; one that broke once open, less
 -- often); when they are, retryLead (default "; the daemon") goes before " retries in N s",
--- true whatever the daemon's back-off made the wait.
+-- true whatever the daemon's back-off made the wait. onceBack: the gateway stopped or restarts,
+-- so a command run again at once would find it down: it is run again once the gateway is back.
 local RULES = {
   {
     match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
@@ -148,11 +158,12 @@ local RULES = {
     end,
   },
   {
-    match = function(why) return contains(why:lower(), "going away"); end,
+    match = goingAway,
     say = function()
       return "the gateway stopped (going away)";
     end,
     retry = "; the daemon reconnects by itself once it runs again",
+    onceBack = true,
   },
   {
     match = function(why) return contains(why, "Unknown host"); end,
@@ -211,12 +222,13 @@ local RULES = {
     end,
   },
   {
-    match = function(why) return contains(why, "Connection closed"); end,
+    match = connectionClosed,
     say = function()
       return "the gateway closed the connection (Connection closed): it stopped or restarted";
     end,
     -- Not "every 5 s": a socket that keeps breaking once open is tried again less often.
     retry = "; the daemon retries by itself",
+    onceBack = true,
   },
 };
 
@@ -272,6 +284,8 @@ local function explain(why, url, password, again, retryIn)
     if rule.match(why, url) then
       if rule.retry == nil then
         return rule.say(why, url, password);
+      elseif again ~= nil and rule.onceBack then
+        return rule.say(why, url, password) .. "; run " .. again .. " again once it is back";
       elseif again ~= nil then
         return rule.say(why, url, password) .. "; then run " .. again .. " again";
       elseif retryIn ~= nil then
@@ -287,4 +301,5 @@ return {
   OPENCODE_PORT = OPENCODE_PORT,
   FIX_URL = FIX_URL,
   explain = explain,
+  gatewayStopped = gatewayStopped,
 };

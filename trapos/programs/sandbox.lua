@@ -666,6 +666,20 @@ end
 local approvedCode = nil;
 -- Whether a daemon answered `sandbox link` (none runs before the reboot after an install).
 local daemonRuns = false;
+-- Whether that daemon was connected: after the gateway stops, it reconnects by itself once
+-- the gateway is back, which its status shows.
+local daemonConnected = false;
+
+-- The advice for a link session that did not open or was closed by the gateway's end (why:
+-- CC's or the gateway's reason, one line), ending with running sandbox link again: once the
+-- gateway is back when it stopped, which sandbox status shows when the daemon reconnects.
+local function linkAdvice(why, url)
+  local said = advice.explain(why, url, nil, "sandbox link");
+  if daemonConnected and advice.gatewayStopped(why) then
+    return said .. " (sandbox status shows when it is connected)";
+  end
+  return said;
+end
 
 -- After a link with no daemon to use the credential yet: the reboot starts it.
 local function printNoDaemonYet()
@@ -721,6 +735,9 @@ local function withFix(message, fix, named)
   return message .. ". " .. fix;
 end
 
+-- The close code of a gateway that failed reading the session's frames (docs/protocol.md).
+local CLOSE_INTERNAL_ERROR = 1011;
+
 -- The one line for a failed link request: the gateway's refusals by code, a lost session,
 -- a silent gateway. context says what was refused: "code" or "key". The gateway's words (its
 -- message, a close reason) are one short line, as the daemon keeps them.
@@ -749,6 +766,13 @@ local function failLink(err, context)
     fail("Link session closed: " .. message .. "; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
   elseif code == libsandbox.ERR_NOT_CONNECTED and message:find("expired", 1, true) then
     fail("The code expired; run sandbox link again.");
+  elseif code == libsandbox.ERR_NOT_CONNECTED and advice.gatewayStopped(message) then
+    -- It stopped or restarts (1001 as it shuts down): a link at once would find it down.
+    fail("Link session closed: " .. linkAdvice(message));
+  elseif code == libsandbox.ERR_NOT_CONNECTED and err.closeCode == CLOSE_INTERNAL_ERROR then
+    -- The same frame may fail the gateway again: its operator reads why in its log.
+    fail("The gateway failed and closed the link session (" .. message .. "). Run sandbox link again; "
+      .. "if it fails again, tell the gateway's operator (its log says why)");
   elseif code == libsandbox.ERR_NOT_CONNECTED then
     fail("The gateway closed the link session (" .. message .. "). Run sandbox link again");
   end
@@ -797,7 +821,7 @@ local function openLink(session, url)
       .. "or set a credential with: sandbox setup");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
     -- Its own session: the daemon's retries do not run it again.
-    fail("Cannot reach the gateway: " .. advice.explain(oneLine(tostring(err.message)), url, nil, "sandbox link"));
+    fail("Cannot reach the gateway: " .. linkAdvice(oneLine(tostring(err.message)), url));
   end
   failLink(err, "code");
 end
@@ -864,7 +888,8 @@ local function linkWithCode(session)
     print("Not linked.");
     return;
   elseif closed ~= nil then
-    failLink({ code = libsandbox.ERR_NOT_CONNECTED, message = closed }, "code");
+    local _, closeCode = session.closedWhy();
+    failLink({ code = libsandbox.ERR_NOT_CONNECTED, message = closed, closeCode = closeCode }, "code");
   end
   local accepted, acceptErr;
   ok, accepted, acceptErr = session.request(linkLib.TYPE_ACCEPT, { code = code, accept = true }, linkLib.ANSWER_WAIT);
@@ -915,14 +940,15 @@ end
 -- and leave that one in the store, where it keeps its account from ever approving a computer
 -- of this id again. Only the computer knows: a link session claims its computer id without a
 -- secret. Its credential refused (revoked: unauthorized), or no connection, it links.
--- Returns whether a daemon answered (none runs before the reboot that follows an install).
+-- Returns whether a daemon answered (none runs before the reboot that follows an install),
+-- and whether it was connected.
 local function refuseIfLinked()
   -- A daemon still saying hello (the computer just booted) is waited for: its answer decides.
   local status = libsandbox.awaitConnection();
   if status == nil then
     return false;
   elseif not status.connected or type(status.account) ~= "string" or status.account == SHARED_ACCOUNT then
-    return true;
+    return true, status.connected == true;
   end
   local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
   fail("This computer " .. what .. status.account .. " already. To link it anew, first revoke its "
@@ -946,7 +972,7 @@ local function link(key)
     fail("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). "
       .. "Run sandbox link alone for a code");
   end
-  daemonRuns = refuseIfLinked();
+  daemonRuns, daemonConnected = refuseIfLinked();
   local url = libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL));
   local session = linkLib.newSession({ http = http, os = os, pullEvent = os.pullEventRaw });
   local ok, err = pcall(function()

@@ -63,6 +63,18 @@ describe("libsandboxadvice explain", function()
   it("says a going-away gateway stopped and will be reconnected to", function()
     expect(advice.explain("lost the connection: going away", URL))
       :eq("the gateway stopped (going away); the daemon reconnects by itself once it runs again");
+    -- a command's own connection: run again at once, it would find the gateway down
+    expect(advice.explain("going away", URL, nil, "sandbox link"))
+      :eq("the gateway stopped (going away); run sandbox link again once it is back");
+  end);
+
+  it("tells the reasons of a gateway that stopped from the others", function()
+    for _, why in ipairs({ "going away", "lost the connection: Going Away", "Connection closed" }) do
+      expect(advice.gatewayStopped(why)):eq(true);
+    end
+    for _, why in ipairs({ "link expired", "internal error", "Could not connect", "no hello in time" }) do
+      expect(advice.gatewayStopped(why)):eq(false);
+    end
   end);
 
   it("names opencode's port when sandbox.url points at it", function()
@@ -101,7 +113,7 @@ describe("libsandboxadvice explain", function()
       :eq("the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries by itself");
     -- a command's own connection is not the daemon's: the command is run again
     expect(advice.explain("Connection closed", URL, nil, "sandbox link"))
-      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; then run sandbox link again");
+      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; run sandbox link again once it is back");
   end);
 
   it("explains a socket replaced by another computer with the same traposId", function()
@@ -136,7 +148,7 @@ describe("libsandboxadvice explain", function()
     end
     -- a command's own connection is not the daemon's: its time is not the command's
     expect(advice.explain("Connection closed", URL, nil, "sandbox link", 38))
-      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; then run sandbox link again");
+      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; run sandbox link again once it is back");
     -- a failure the daemon does not retry has no time to name
     expect(advice.explain("Unknown host", "ws://gatewy.lan:4444", nil, nil, 38))
       :eq("Unknown host: gatewy.lan does not resolve; check its spelling or use the gateway's IP address. Fix it with: sandbox setup");

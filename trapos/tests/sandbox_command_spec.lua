@@ -299,6 +299,13 @@ local function sentOf(record, msgType)
   return found;
 end
 
+-- The failure the player reads, its rows run together (a pocket computer starts a command
+-- such as sandbox link on a row of its own); fails when the program did not fail.
+local function failed(ok, err)
+  expect(ok):eq(false);
+  return (tostring(err):gsub("\n", " "));
+end
+
 -- Fails when the credential or the key shows anywhere the player sees.
 local function expectNoSecret(lines, record, err)
   local seen = { table.unpack(lines) };
@@ -1434,6 +1441,60 @@ describe("sandbox command", function()
       });
       expect(ok):eq(false);
       expect(err):eq("The code expired; run sandbox link again.");
+    end);
+
+    it("says to link again once the gateway is back when it stopped, not at once", function()
+      local function closedWith(reason, code)
+        return linkGateway({ polls = { function(_, record, queue)
+          queue("websocket_closed", record.url, reason, code);
+        end } });
+      end
+      -- The daemon was connected: it reconnects once the gateway is back, as its status shows.
+      local ok, err = run({ "link" }, { status = connectedStatus(), gateway = closedWith("going away", 1001) });
+      expect(failed(ok, err)):eq("Link session closed: the gateway stopped (going away); run sandbox link again once it is back "
+        .. "(sandbox status shows when it is connected)");
+      -- No daemon connected (none yet, or one the gateway does not let in): its status would not.
+      ok, err = run({ "link" }, { status = downStatus("unauthorized", "unauthorized: wrong secret"),
+        gateway = closedWith("going away", 1001) });
+      expect(failed(ok, err)):eq("Link session closed: the gateway stopped (going away); run sandbox link again once it is back");
+      -- Killed or restarting, it sent no close frame: CC says Connection closed.
+      ok, err = run({ "link" }, { status = connectedStatus(), gateway = closedWith("Connection closed", nil) });
+      expect(failed(ok, err)):eq("Link session closed: the gateway closed the connection (Connection closed): it stopped or restarted; "
+        .. "run sandbox link again once it is back (sandbox status shows when it is connected)");
+      -- Closed while the player answers the question: the answer waits two events, the close
+      -- and the one it queued, so the session has heard of the close by then.
+      ok, err = run({ "link" }, {
+        status = connectedStatus(),
+        gateway = linkGateway({ polls = { function(frame, record, queue)
+          queue("websocket_message", record.url, textutils.serializeJSON({ event = "gateway_response",
+            messageId = frame.messageId, type = frame.type, ok = true, payload = APPROVED }), false);
+          queue("websocket_closed", record.url, "going away", 1001);
+        end } }),
+        typed = { function() os.queueEvent("spec_tick"); coroutine.yield(); coroutine.yield(); return "y"; end },
+      });
+      expect(failed(ok, err)):eq("Link session closed: the gateway stopped (going away); run sandbox link again once it is back "
+        .. "(sandbox status shows when it is connected)");
+    end);
+
+    it("says a gateway that failed may fail again, and whom to tell", function()
+      local ok, err = run({ "link" }, {
+        gateway = linkGateway({ polls = { function(_, record, queue)
+          queue("websocket_closed", record.url, "internal error", 1011);
+        end } }),
+      });
+      expect(failed(ok, err)):eq("The gateway failed and closed the link session (internal error). Run sandbox link again; "
+        .. "if it fails again, tell the gateway's operator (its log says why)");
+      -- and while the player answers the question (its close code was lost there)
+      ok, err = run({ "link" }, {
+        gateway = linkGateway({ polls = { function(frame, record, queue)
+          queue("websocket_message", record.url, textutils.serializeJSON({ event = "gateway_response",
+            messageId = frame.messageId, type = frame.type, ok = true, payload = APPROVED }), false);
+          queue("websocket_closed", record.url, "internal error", 1011);
+        end } }),
+        typed = { function() os.queueEvent("spec_tick"); coroutine.yield(); coroutine.yield(); return "y"; end },
+      });
+      expect(failed(ok, err)):eq("The gateway failed and closed the link session (internal error). Run sandbox link again; "
+        .. "if it fails again, tell the gateway's operator (its log says why)");
     end);
 
     it("cancels on Ctrl-T while it waits, closing the session", function()
