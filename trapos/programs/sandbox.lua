@@ -420,6 +420,10 @@ local function straySettingLines(rows)
   return lines;
 end
 
+-- The last error of a daemon whose try the gateway has not answered yet, and how to see the
+-- answer: sandbox health waits for it.
+local MSG_NONE_YET = "none yet (the gateway has not answered; sandbox health waits for it)";
+
 local function showStatus()
   local status = getStatus();
   -- The lines above the problem, printed once the rows left for the strays are known.
@@ -447,6 +451,11 @@ local function showStatus()
   elseif status.state == libsandbox.STATE_DORMANT then
     -- Nor "none" above the fix for a computer not set up yet.
     problem = { "lastError: not set up", "fix: " .. MSG_URL_NOT_SET };
+  elseif status.lastError == nil and (status.state == libsandbox.STATE_CONNECTING
+      or status.state == libsandbox.STATE_AUTHENTICATING) then
+    -- None yet, not none: this try (right after boot, a reconnect, a changed setting) has had
+    -- no answer, which may be a refusal (a revoked credential): "none" read as nothing wrong.
+    problem = { "lastError: " .. MSG_NONE_YET };
   elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url, retryIn);
     if fix ~= status.lastError then

@@ -1005,6 +1005,22 @@ describe("sandbox command", function()
       expect(lines[#lines]):eq(fitted("fix: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s"));
     end);
 
+    it("says of a try not answered yet that there is no error yet, and what waits for the answer", function()
+      -- Right after boot (or a reconnect) a revoked credential's refusal is still on its way:
+      -- "none" read as nothing wrong.
+      for _, state in ipairs({ "connecting", "authenticating" }) do
+        local ok, err, lines = run({ "status" }, { status = downStatus(state) });
+        expectSuccess(ok, err);
+        expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: false", "state: " .. state, "traposId: 7:base" },
+          { "lastError: none yet (the gateway has not answered; sandbox health waits for it)" }));
+      end
+      -- a try after an error keeps that error and its fix; a connected one has none
+      local _, _, lines = run({ "status" }, { status = downStatus("connecting", "Could not connect") });
+      expect(lines[#lines - 1]):eq("lastError: Could not connect");
+      _, _, lines = run({ "status" }, { status = connectedStatus() });
+      expect(lines[#lines]):eq("lastError: none");
+    end);
+
     it("fits a pocket computer's 20 rows with an error and its fix, which come last", function()
       -- the longest error and fix there are: 13 rows on a pocket computer
       local replaced = "replaced: another computer said hello with this computer's id";
