@@ -63,9 +63,11 @@ local function contains(text, needle)
   return text:find(needle, 1, true) ~= nil;
 end
 
--- Whether why says the gateway went away: it shut down (close 1001, going away) or the TCP
--- connection dropped once open (CC's "Connection closed"), as when it is killed or restarts.
-local function goingAway(why) return contains(why:lower(), "going away"); end
+-- Whether why says the gateway went away: it shut down (close 1001, going away, or a hello
+-- it refused as it began to: "the gateway is shutting down") or the TCP connection dropped
+-- once open (CC's "Connection closed"), as when it is killed or restarts.
+local function shuttingDown(why) return contains(why:lower(), "shutting down"); end
+local function goingAway(why) return contains(why:lower(), "going away") or shuttingDown(why); end
 local function connectionClosed(why) return contains(why, "Connection closed"); end
 local function gatewayStopped(why)
   expect(1, why, "string");
@@ -159,7 +161,10 @@ local RULES = {
   },
   {
     match = goingAway,
-    say = function()
+    say = function(why)
+      if shuttingDown(why) then
+        return "the gateway is shutting down";
+      end
       return "the gateway stopped (going away)";
     end,
     retry = "; the daemon reconnects by itself once it runs again",

@@ -66,10 +66,15 @@ describe("libsandboxadvice explain", function()
     -- a command's own connection: run again at once, it would find the gateway down
     expect(advice.explain("going away", URL, nil, "sandbox link"))
       :eq("the gateway stopped (going away); run sandbox link again once it is back");
+    -- a hello the gateway refused as it began to stop: its words alone named no fix
+    expect(advice.explain("the gateway is shutting down", URL, nil, "sandbox link"))
+      :eq("the gateway is shutting down; run sandbox link again once it is back");
+    expect(advice.explain("the gateway is shutting down; reconnect (to another replica, or to this one once it is back)", URL))
+      :eq("the gateway is shutting down; the daemon reconnects by itself once it runs again");
   end);
 
   it("tells the reasons of a gateway that stopped from the others", function()
-    for _, why in ipairs({ "going away", "lost the connection: Going Away", "Connection closed" }) do
+    for _, why in ipairs({ "going away", "lost the connection: Going Away", "Connection closed", "the gateway is shutting down" }) do
       expect(advice.gatewayStopped(why)):eq(true);
     end
     for _, why in ipairs({ "link expired", "internal error", "Could not connect", "no hello in time" }) do
