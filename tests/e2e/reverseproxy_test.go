@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -8,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +31,7 @@ import (
 	"fakecraft/fakecrafttest"
 	"fakecraft/httpapi"
 
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 
 	"tests/internal/child"
@@ -39,6 +43,10 @@ import (
 // test runs nginx with it as written; only its placeholders (below) are replaced.
 const nginxExample = "docs/examples/nginx-trap-sandbox.conf"
 
+// nginxConsoleExample is the page's optional part for the web console: locations that go in
+// the example's server block, before its catch-all location (exampleCatchAll).
+const nginxConsoleExample = "docs/examples/nginx-trap-sandbox-console.conf"
+
 // The example's placeholders: what an operator edits, and what this test points at its own
 // ports and files.
 const (
@@ -46,6 +54,9 @@ const (
 	exampleGateway = "127.0.0.1:4445"
 	exampleCert    = "/etc/ssl/certs/mc.example.org.pem"
 	exampleKey     = "/etc/ssl/private/mc.example.org.key"
+	// The console's upstream: the gateway's --listen port.
+	exampleListenPort = "127.0.0.1:4444"
+	exampleCatchAll   = "    location /                 { return 404; }\n"
 )
 
 // TestTheReverseProxyDocShowsItsExample: the page's nginx block is the file this test runs.
@@ -58,6 +69,10 @@ func TestTheReverseProxyDocShowsItsExample(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(doc), "```nginx\n"+string(conf)+"```\n",
 		"docs/reverse-proxy.md's first nginx block must be %s as it stands", nginxExample)
+	console, err := os.ReadFile(filepath.Join(root, nginxConsoleExample))
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), "```nginx\n"+string(console)+"```\n",
+		"docs/reverse-proxy.md's web console block must be %s as it stands", nginxConsoleExample)
 }
 
 // TestComputerConnectsThroughNginx runs nginx with the documented configuration in front of
@@ -75,7 +90,7 @@ func TestComputerConnectsThroughNginx(t *testing.T) {
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword,
 		"--opencode-url", oc.URL, "--computers-listen", "127.0.0.1:0", "--public-url", public}})
 	require.NotEmpty(t, g.ComputersAddr(), "the gateway logs its computers-only port")
-	startNginx(t, nginx, dir, map[string]string{
+	startNginx(t, nginx, dir, false, map[string]string{
 		exampleListen:  fmt.Sprintf("listen 127.0.0.1:%d ssl;", port),
 		exampleGateway: g.ComputersAddr(),
 		exampleCert:    filepath.Join(dir, "cert.pem"),
@@ -137,7 +152,7 @@ func TestProxiedComputersAreCountedByTheirOwnAddresses(t *testing.T) {
 				args = append(args, "--trusted-proxies", "127.0.0.1")
 			}
 			g := harness.Start(t, gatewayBin, harness.Options{Args: args})
-			startNginx(t, nginx, dir, map[string]string{
+			startNginx(t, nginx, dir, false, map[string]string{
 				exampleListen:  fmt.Sprintf("listen 127.0.0.1:%d ssl;", port),
 				exampleGateway: g.ComputersAddr(),
 				exampleCert:    filepath.Join(dir, "cert.pem"),
@@ -176,6 +191,156 @@ func TestProxiedComputersAreCountedByTheirOwnAddresses(t *testing.T) {
 	}
 }
 
+// TestPlayersReachTheWebConsoleThroughNginx runs nginx with the page's configuration and its
+// optional web console part in front of the gateway (--listen's port for the console, as the
+// part says): through it, over TLS, the console's page loads, an account's token lists only
+// its account's computers and reads one's screen (the stream, unbuffered), and SANDBOX_API_TOKEN
+// opens the console as the host. Without a token, or with a wrong one, the API refuses, though
+// nginx connects from loopback, with SANDBOX_API_TOKEN set (401) or not (403: the request came
+// through a proxy); /mcp, /metrics and the admin routes, and the API's routes the console does
+// not call, stay on the machine, whatever the token.
+func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
+	nginx := nginxPath(t)
+	for _, withAPIToken := range []bool{true, false} {
+		t.Run(fmt.Sprintf("SANDBOX_API_TOKEN=%v", withAPIToken), func(t *testing.T) {
+			ctx := testContext(t)
+			dir := t.TempDir()
+			roots := writeSelfSignedCert(t, dir, "localhost")
+			port := freePort(t)
+			public := fmt.Sprintf("https://localhost:%d", port)
+
+			dataDir := "--data-dir=" + t.TempDir()
+			alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+			aliceCred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "alice", dataDir))
+			gatewayCLI(ctx, t, "accounts", "add", "bob", dataDir)
+			bobCred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "bob", dataDir))
+			var env []string
+			apiToken := ""
+			if withAPIToken {
+				apiToken = "host-" + rand.Text()
+				env = []string{"SANDBOX_API_TOKEN=" + apiToken}
+			}
+			g := harness.Start(t, gatewayBin, harness.Options{Env: env, Args: []string{dataDir,
+				"--opencode-url", opencodefake.ClosedPortURL(t), "--computers-listen", "127.0.0.1:0",
+				"--public-url", public, "--trusted-proxies", "127.0.0.1"}})
+			startNginx(t, nginx, dir, true, map[string]string{
+				exampleListen:     fmt.Sprintf("listen 127.0.0.1:%d ssl;", port),
+				exampleGateway:    g.ComputersAddr(),
+				exampleListenPort: g.Addr,
+				exampleCert:       filepath.Join(dir, "cert.pem"),
+				exampleKey:        filepath.Join(dir, "key.pem"),
+			})
+			screenComputer(ctx, t, g, "7:desk", aliceCred, nil)
+			screenComputer(ctx, t, g, "8:bobpc", bobCred, nil)
+
+			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+			t.Cleanup(client.CloseIdleConnections)
+			do := func(ctx context.Context, method, path, token string) *http.Response {
+				var body io.Reader
+				if method == http.MethodPost {
+					body = strings.NewReader(`{}`)
+				}
+				req, err := http.NewRequestWithContext(ctx, method, public+path, body)
+				require.NoError(t, err)
+				if method == http.MethodPost {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				resp, err := client.Do(req)
+				require.NoError(t, err)
+				return resp
+			}
+			call := func(method, path, token string) (int, string) {
+				resp := do(ctx, method, path, token)
+				defer resp.Body.Close()
+				body, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				return resp.StatusCode, string(body)
+			}
+			listed := func(token string) []string {
+				code, body := call(http.MethodGet, "/trapos/computers", token)
+				require.Equal(t, http.StatusOK, code, body)
+				var computers []struct{ TraposID, AccountID string }
+				require.NoError(t, json.Unmarshal([]byte(body), &computers))
+				var ids []string
+				for _, c := range computers {
+					ids = append(ids, c.AccountID+"/"+c.TraposID)
+				}
+				sort.Strings(ids)
+				return ids
+			}
+
+			code, body := call(http.MethodGet, "/console/", "")
+			assert.Equal(t, http.StatusOK, code, "the console's page holds no data: it loads without a token")
+			assert.Contains(t, body, "console.js")
+			code, _ = call(http.MethodGet, "/console/console.js", "")
+			assert.Equal(t, http.StatusOK, code)
+
+			assert.Equal(t, []string{"alice/7:desk"}, listed(alice), "alice's token lists alice's computers only")
+			if withAPIToken {
+				assert.Equal(t, []string{"alice/7:desk", "bob/8:bobpc"}, listed(apiToken), "SANDBOX_API_TOKEN is the host")
+			}
+			code, body = call(http.MethodGet, "/trapos/accounts", alice)
+			assert.Equal(t, http.StatusOK, code, body)
+			assert.Contains(t, body, `"id":"alice"`)
+			code, body = call(http.MethodPost, "/trapos/computers/7:desk/requests", alice)
+			assert.NotEqual(t, http.StatusNotFound, code, "the console's computer.info reaches the gateway: %s", body)
+			assert.NotContains(t, body, "nginx")
+
+			// The screen's stream: its first frame arrives while the stream stays open.
+			watch, stop := context.WithCancel(ctx)
+			resp := do(watch, http.MethodGet, "/trapos/computers/7:desk/screen", alice)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+			lines := bufio.NewScanner(resp.Body)
+			frame := ""
+			for frame == "" && lines.Scan() {
+				if data, ok := strings.CutPrefix(lines.Text(), "data:"); ok {
+					frame = data
+				}
+			}
+			stop()
+			resp.Body.Close()
+			assert.Contains(t, frame, `"des"`, "alice's computer's screen, through nginx")
+
+			// bob's computer is not alice's to watch.
+			code, body = call(http.MethodGet, "/trapos/computers/8:bobpc/screen", alice)
+			assert.Equal(t, http.StatusNotFound, code, body)
+			assert.Contains(t, body, "not_connected")
+
+			noToken := http.StatusForbidden // the request came through a proxy: no loopback trust
+			if withAPIToken {
+				noToken = http.StatusUnauthorized
+			}
+			for _, path := range []string{"/trapos/computers", "/trapos/accounts", "/trapos/computers/7:desk/screen"} {
+				code, body := call(http.MethodGet, path, "")
+				assert.Equal(t, noToken, code, "%s without a token: %s", path, body)
+				code, body = call(http.MethodGet, path, testkit.WrongSecret(alice))
+				assert.Equal(t, http.StatusUnauthorized, code, "%s with a wrong token: %s", path, body)
+			}
+			code, body = call(http.MethodPost, "/trapos/computers/7:desk/input", "")
+			assert.Equal(t, noToken, code, "input without a token: %s", body)
+
+			// Nothing else of the API, whoever asks: nginx's own answer, not the gateway's.
+			for _, token := range []string{"", alice, apiToken} {
+				for _, route := range []struct{ method, path string }{
+					{http.MethodGet, "/mcp"}, {http.MethodPost, "/mcp"}, {http.MethodGet, "/metrics"},
+					{http.MethodPost, "/trapos/accounts"}, {http.MethodGet, "/trapos/tokens"},
+					{http.MethodPost, "/trapos/credentials"}, {http.MethodGet, "/trapos/ai/turns"},
+					{http.MethodGet, "/trapos/computers/7:desk/files/startup.lua"},
+					{http.MethodPost, "/trapos/computers/7:desk/screen"}, {http.MethodGet, "/trapos/computers/7:desk/input"},
+				} {
+					code, body := call(route.method, route.path, token)
+					assert.Contains(t, []int{http.StatusNotFound, http.StatusForbidden}, code, "%s %s", route.method, route.path)
+					assert.Contains(t, body, "nginx", "%s %s: the proxy's own answer, not the gateway's", route.method, route.path)
+				}
+			}
+		})
+	}
+}
+
 // loopbackResolver answers every name with 127.0.0.1, where the test's nginx listens: a
 // computer that dials from another loopback address cannot reach ::1, which localhost may
 // name first.
@@ -202,13 +367,20 @@ func nginxPath(t *testing.T) string {
 // startNginx runs nginx in the foreground with the example configuration, each placeholder
 // replaced, inside a minimal main configuration whose files all live in dir, and waits until it
 // has started its worker (its listening socket is open by then). The test's cleanup stops it.
-func startNginx(t *testing.T, nginx, dir string, replace map[string]string) {
+// With console, the page's web console locations go in the server block, as the page says.
+func startNginx(t *testing.T, nginx, dir string, console bool, replace map[string]string) {
 	t.Helper()
 	root, err := repo.Root()
 	require.NoError(t, err)
 	example, err := os.ReadFile(filepath.Join(root, nginxExample))
 	require.NoError(t, err)
 	site := string(example)
+	if console {
+		locations, err := os.ReadFile(filepath.Join(root, nginxConsoleExample))
+		require.NoError(t, err)
+		require.Contains(t, site, exampleCatchAll, "%s lost the location the console's go before", nginxExample)
+		site = strings.Replace(site, exampleCatchAll, string(locations)+exampleCatchAll, 1)
+	}
 	for placeholder, value := range replace {
 		require.Contains(t, site, placeholder, "%s lost a placeholder this test replaces", nginxExample)
 		site = strings.ReplaceAll(site, placeholder, value)
