@@ -839,7 +839,11 @@ local function turn(question)
       end
     end
   end
+  local colour = term.getTextColour();
   local ok, raised = pcall(parallel.waitForAny, follow, watchStopKey);
+  -- A Ctrl-T at a "Press any key" inside a heading or code left its colour set: the lines
+  -- after, and in a conversation the next question and its answer, showed in it.
+  term.setTextColour(colour);
   screen.finish();
   if ok and stopped then
     local aborted, abortErr = client.abort(turnId);

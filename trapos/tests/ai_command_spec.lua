@@ -1580,6 +1580,31 @@ describe("ai command", function()
       expect({ record.cursorPos() }):same({ 1, 7 });
     end);
 
+    it("goes on in its colours after Ctrl-T at a \"Press any key\" in a heading or in code", function()
+      -- the heading's yellow (the code's light blue) stayed: the next question typed and its
+      -- answer showed in it. The heading's 10 words end where the pager stops, at its line's end.
+      for _, case in ipairs({ { "## ", 10 }, { "```\n", 12 } }) do
+        local words = {};
+        for i = 1, case[2] do
+          words[i] = "heading" .. i;
+        end
+        local ok, err, rows, record = run({}, {
+          width = 20, height = 6, terminateAtPause = 1,
+          typed = { "door", "again", CTRL_T },
+          polls = { { text(1, case[1] .. table.concat(words, " ") .. "\n") }, {}, { text(1, "Back."), done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(#record.pauses):eq(1); -- Ctrl-T in the answer's paging
+        local at = {};
+        for y, row in ipairs(rows) do
+          at[row] = y;
+        end
+        expect(at["ai> again"]):ne(nil);
+        expect(record.colours(at["ai> again"]):sub(1, 9)):eq("444400000");
+        expect(record.colours(at["Back."]):sub(1, 5)):eq("00000");
+      end
+    end);
+
     it("says at once, before its prompt, that the gateway has no agent, or is not there, naming who fixes it", function()
       for _, case in ipairs({
         -- The daemon lost the gateway: the prompt opened, and its first question said so.
