@@ -232,6 +232,15 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 			})
 			screenComputer(ctx, t, g, "7:desk", aliceCred, nil)
 			screenComputer(ctx, t, g, "8:bobpc", bobCred, nil)
+			// Labels the console sends encoded (encodeURIComponent): a /, a ü, a %.
+			opened := []struct{ id, path string }{
+				{"9:a/b", "/trapos/computers/9%3Aa%2Fb"},
+				{"10:grün", "/trapos/computers/10%3Agr%C3%BCn"},
+				{"11:100%", "/trapos/computers/11%3A100%25"},
+			}
+			for _, c := range opened {
+				screenComputer(ctx, t, g, c.id, aliceCred, nil)
+			}
 
 			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
 			t.Cleanup(client.CloseIdleConnections)
@@ -278,9 +287,10 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 			code, _ = call(http.MethodGet, "/console/console.js", "")
 			assert.Equal(t, http.StatusOK, code)
 
-			assert.Equal(t, []string{"alice/7:desk"}, listed(alice), "alice's token lists alice's computers only")
+			aliceIDs := []string{"alice/10:grün", "alice/11:100%", "alice/7:desk", "alice/9:a/b"}
+			assert.Equal(t, aliceIDs, listed(alice), "alice's token lists alice's computers only")
 			if withAPIToken {
-				assert.Equal(t, []string{"alice/7:desk", "bob/8:bobpc"}, listed(apiToken), "SANDBOX_API_TOKEN is the host")
+				assert.Equal(t, append(aliceIDs, "bob/8:bobpc"), listed(apiToken), "SANDBOX_API_TOKEN is the host")
 			}
 			code, body = call(http.MethodGet, "/trapos/accounts", alice)
 			assert.Equal(t, http.StatusOK, code, body)
@@ -290,20 +300,35 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 			assert.NotContains(t, body, "nginx")
 
 			// The screen's stream: its first frame arrives while the stream stays open.
-			watch, stop := context.WithCancel(ctx)
-			resp := do(watch, http.MethodGet, "/trapos/computers/7:desk/screen", alice)
-			require.Equal(t, http.StatusOK, resp.StatusCode)
-			assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
-			lines := bufio.NewScanner(resp.Body)
-			frame := ""
-			for frame == "" && lines.Scan() {
-				if data, ok := strings.CutPrefix(lines.Text(), "data:"); ok {
-					frame = data
+			firstFrame := func(path string) string {
+				watch, stop := context.WithCancel(ctx)
+				defer stop()
+				resp := do(watch, http.MethodGet, path, alice)
+				defer resp.Body.Close()
+				if !assert.Equal(t, http.StatusOK, resp.StatusCode, path) {
+					return ""
 				}
+				assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+				lines := bufio.NewScanner(resp.Body)
+				for lines.Scan() {
+					if data, ok := strings.CutPrefix(lines.Text(), "data:"); ok {
+						return data
+					}
+				}
+				return ""
 			}
-			stop()
-			resp.Body.Close()
-			assert.Contains(t, frame, `"des"`, "alice's computer's screen, through nginx")
+			assert.Contains(t, firstFrame("/trapos/computers/7:desk/screen"), `"des"`, "alice's computer's screen, through nginx")
+			// Whatever its label, a computer opens as the console opens it: the gateway reads
+			// the id nginx passed on still encoded (screenComputer's frame shows id[2:5]).
+			for _, c := range opened {
+				assert.Contains(t, firstFrame(c.path+"/screen"), `"`+c.id[2:5]+`"`, "%s's screen, through nginx", c.id)
+				code, body := call(http.MethodPost, c.path+"/requests", alice)
+				assert.NotContains(t, body, "nginx", "%s's computer.info reaches the gateway", c.id)
+				assert.NotContains(t, body, "not_connected", "%s's computer.info reaches it: %d %s", c.id, code, body)
+				code, body = call(http.MethodPost, c.path+"/input", alice)
+				assert.NotContains(t, body, "nginx", "%s's input reaches the gateway", c.id)
+				assert.NotContains(t, body, "not_connected", "%s's input reaches it: %d %s", c.id, code, body)
+			}
 
 			// bob's computer is not alice's to watch.
 			code, body = call(http.MethodGet, "/trapos/computers/8:bobpc/screen", alice)
@@ -331,11 +356,58 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 					{http.MethodPost, "/trapos/credentials"}, {http.MethodGet, "/trapos/ai/turns"},
 					{http.MethodGet, "/trapos/computers/7:desk/files/startup.lua"},
 					{http.MethodPost, "/trapos/computers/7:desk/screen"}, {http.MethodGet, "/trapos/computers/7:desk/input"},
+					{http.MethodGet, "/trapos/computers/7:desk/revoke"}, {http.MethodPost, "/trapos/computers/7:desk/revoke"},
 				} {
 					code, body := call(route.method, route.path, token)
 					assert.Contains(t, []int{http.StatusNotFound, http.StatusForbidden}, code, "%s %s", route.method, route.path)
 					assert.Contains(t, body, "nginx", "%s %s: the proxy's own answer, not the gateway's", route.method, route.path)
 				}
+			}
+
+			// Another route smuggled through a console location: nginx picks the location by
+			// the decoded, normalized path, the gateway routes by the path as sent. Each is
+			// nginx's own 404. 99:gone is not connected, so what reaches the gateway's files
+			// route answers at once.
+			for _, token := range []string{alice, apiToken} {
+				for _, route := range []struct{ method, path string }{
+					// A file read whose normalized path is a console route.
+					{http.MethodGet, "/trapos/computers/99:gone/files/x%2F..%2F..%2Fscreen"},
+					{http.MethodGet, "/trapos/computers/99:gone/files/x%2F..%2F..%2F..%2Fcomputers"},
+					{http.MethodGet, "/trapos/computers/99:gone/files/x%2F..%2F..%2F..%2F..%2Faccounts"},
+					{http.MethodGet, "/trapos/computers/99:gone/files/..%2F..%2F..%2F..%2Fconsole%2F"},
+					{http.MethodPost, "/trapos/computers/99:gone/files/x%2F..%2F..%2Finput"},
+					{http.MethodGet, "/trapos/computers/99:gone/files/x/screen"},
+					{http.MethodGet, "/trapos/computers/9:a/files/x/screen"},
+					{http.MethodGet, "/trapos/computers/9:a/b/screen"},
+					{http.MethodGet, "/trapos/computers/99%3Agone%2F..%2F..%2F..%2Fmetrics"},
+					{http.MethodGet, "/trapos/tokens%2F..%2F..%2Fconsole%2F"},
+					{http.MethodGet, "/console/..%2Ftrapos%2Ftokens"},
+					{http.MethodGet, "/console/%2E%2E/trapos/tokens"},
+					{http.MethodGet, "//trapos/computers"},
+					// The console's routes, but not as the console sends them.
+					{http.MethodGet, "/trapos/computers?x=1"}, {http.MethodGet, "/trapos/accounts?account=bob"},
+					{http.MethodGet, "/trapos/computers/9%3Aa%2Fb/screen?x=1"},
+					{http.MethodGet, "/trapos/computers/9%3Aa%2Fb/screen/"},
+					{http.MethodGet, "/trapos/computers/9%3Aa%2Fb/screen;x"},
+					{http.MethodGet, "/trapos/computers/9%3Aa%2Fb;x/screen"},
+					{http.MethodGet, "/trapos/computers/9%3Aa%2fb/screen"},
+					{http.MethodPost, "/trapos/computers/9%3Aa%2Fb/input/"},
+					{http.MethodGet, "/console/console.js?x=1"},
+				} {
+					code, body := call(route.method, route.path, token)
+					assert.Equal(t, http.StatusNotFound, code, "%s %s: %s", route.method, route.path, body)
+					assert.Contains(t, body, "nginx", "%s %s: the proxy's own answer, not the gateway's", route.method, route.path)
+				}
+			}
+			// Double encoding and a .. inside an id pass, as one id the gateway reads literally
+			// (%25 is a label's %): the screen's route, of a computer that is not connected.
+			for _, path := range []string{
+				"/trapos/computers/9%3Aa%252Fb/screen",
+				"/trapos/computers/99%3Agone%2F..%2F7%3Adesk/screen",
+			} {
+				code, body := call(http.MethodGet, path, alice)
+				assert.Equal(t, http.StatusNotFound, code, "%s: %s", path, body)
+				assert.Contains(t, body, "not_connected", path)
 			}
 		})
 	}
