@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,11 +233,13 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 			})
 			screenComputer(ctx, t, g, "7:desk", aliceCred, nil)
 			screenComputer(ctx, t, g, "8:bobpc", bobCred, nil)
-			// Labels the console sends encoded (encodeURIComponent): a /, a ü, a %.
+			// Labels as the console sends them (encodeURIComponent): a /, a ü, a %; and one as
+			// url.PathEscape (the CLI, http-api.md) writes it, with what it leaves unescaped.
 			opened := []struct{ id, path string }{
 				{"9:a/b", "/trapos/computers/9%3Aa%2Fb"},
 				{"10:grün", "/trapos/computers/10%3Agr%C3%BCn"},
 				{"11:100%", "/trapos/computers/11%3A100%25"},
+				{"12:x+y&z=@$", "/trapos/computers/" + url.PathEscape("12:x+y&z=@$")},
 			}
 			for _, c := range opened {
 				screenComputer(ctx, t, g, c.id, aliceCred, nil)
@@ -284,10 +287,19 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 			code, body := call(http.MethodGet, "/console/", "")
 			assert.Equal(t, http.StatusOK, code, "the console's page holds no data: it loads without a token")
 			assert.Contains(t, body, "console.js")
-			code, _ = call(http.MethodGet, "/console/console.js", "")
-			assert.Equal(t, http.StatusOK, code)
+			// Every file of the page's passes: one the console gains must be added to the part.
+			root, err := repo.Root()
+			require.NoError(t, err)
+			assets, err := os.ReadDir(filepath.Join(root, "tools/trap-sandbox/internal/webconsole/assets"))
+			require.NoError(t, err)
+			for _, asset := range assets {
+				if asset.Name() != "index.html" {
+					code, _ = call(http.MethodGet, "/console/"+asset.Name(), "")
+					assert.Equal(t, http.StatusOK, code, "the console's %s, through nginx", asset.Name())
+				}
+			}
 
-			aliceIDs := []string{"alice/10:grün", "alice/11:100%", "alice/7:desk", "alice/9:a/b"}
+			aliceIDs := []string{"alice/10:grün", "alice/11:100%", "alice/12:x+y&z=@$", "alice/7:desk", "alice/9:a/b"}
 			assert.Equal(t, aliceIDs, listed(alice), "alice's token lists alice's computers only")
 			if withAPIToken {
 				assert.Equal(t, append(aliceIDs, "bob/8:bobpc"), listed(apiToken), "SANDBOX_API_TOKEN is the host")
