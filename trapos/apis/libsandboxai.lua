@@ -516,8 +516,10 @@ local function newClient(deps)
   local request = deps.request;
 
   -- Asks the agent. Returns the turn's id, or nil and {code, message}.
-  -- opts: session (default "main"), and screen/kind/colour to override what is sent; what
-  -- the owner allows (allowed, confirm) is always this computer's settings.
+  -- opts: session (default "main"), and screen/kind/colour to override what is sent;
+  -- markdown, true when the caller lays out the answer's Markdown as ai does (newAnswerReader:
+  -- the agent is then told to give code in fences; otherwise plain text); what the owner
+  -- allows (allowed, confirm) is always this computer's settings.
   local function ask(prompt, opts)
     expect(1, prompt, "string");
     expect(2, opts, "table", "nil");
@@ -537,6 +539,9 @@ local function newClient(deps)
     elseif screenTerm ~= nil then
       local width, height = screenTerm.getSize();
       payload.screen = { width = width, height = height };
+    end
+    if opts.markdown then
+      payload.markdown = true;
     end
     if opts.colour ~= nil then
       payload.colour = opts.colour == true;
@@ -777,8 +782,8 @@ local function newClient(deps)
   -- order. A confirm event is answered before onEvent sees it (event.allowed, event.asked):
   -- a change this computer's settings refuse is refused at once, with why (event.refused),
   -- and nobody is asked; otherwise opts.confirm(event) returning true allows it; without it
-  -- the change is denied; with sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind and
-  -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
+  -- the change is denied; with sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind,
+  -- colour and markdown are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
   -- opts.onWait() each time run() is about to wait for more (show what you held back), and
   -- opts.onReconnect() when it waits for the daemon to get back the gateway it lost (with
   -- deps.awaitReconnect), and opts.onEnded() once run learns that the turn has ended on the

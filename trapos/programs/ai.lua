@@ -822,6 +822,7 @@ local function turn(question)
     -- The word being received is shown before each wait: a model that pauses mid-answer
     -- leaves no word unseen (one split across the pause may break at the edge).
     result, err = client.run(question, {
+      markdown = true, -- the answer's layout (showEvent, libsandboxai.newAnswerReader)
       onStart = function(id) turnId = id; end,
       onEvent = showEvent, confirm = confirm, onWait = screen.flush,
       onReconnect = function() screen.thinking(RECONNECTING); end,

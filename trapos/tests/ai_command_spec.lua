@@ -232,6 +232,8 @@ describe("ai command", function()
       expect(sent(record, "ai.ask")[1].prompt):eq("open the door");
       expect(sent(record, "ai.ask")[1].session):eq("main");
       expect(sent(record, "ai.ask")[1].screen):same({ width = 20, height = 8 });
+      -- ai lays out the answer's Markdown, and says so: the agent is told to use fences
+      expect(sent(record, "ai.ask")[1].markdown):eq(true);
       expect(rows):same({
         "The door is open",
         "now; a",

@@ -79,6 +79,15 @@ describe("libsandboxai", function()
       });
     end);
 
+    it("says the answer's Markdown is laid out only when the caller says so", function()
+      local gw = gateway({});
+      local client = lib.newClient({ request = gw.request, term = fakeTerm, settings = settingsOf({}) });
+      client.ask("plain, as a program of the player's shows it");
+      client.ask("laid out, as ai shows it", { markdown = true });
+      expect(gw.of(lib.TYPE_ASK)[1].markdown):eq(nil);
+      expect(gw.of(lib.TYPE_ASK)[2].markdown):eq(true);
+    end);
+
     it("sends what the owner allows, as computer.info reads it, at each question", function()
       local values = { ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true,
         ["sandbox.allow_screen"] = "view", ["sandbox.ai_confirm"] = false };

@@ -463,12 +463,16 @@ type askPayload struct {
 	// no client sends is left unsaid (ownerOf), never a refusal of the question.
 	Allowed json.RawMessage `json:"allowed"`
 	Confirm json.RawMessage `json:"confirm"`
+	// Markdown (client 0.5.18): true when the asking program lays out the answer's Markdown
+	// (lists, headings, code in fences), read leniently as Allowed: anything but true is
+	// plain text, what every earlier client shows.
+	Markdown json.RawMessage `json:"markdown"`
 }
 
 var sessionName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 
 // askShape is ai.ask's payload, as a refusal shows it.
-const askShape = `{prompt, session?, screen?: {width, height}, kind?, colour?, allowed?: {files, exec, screen}, confirm?}`
+const askShape = `{prompt, session?, screen?: {width, height}, kind?, colour?, allowed?: {files, exec, screen}, confirm?, markdown?}`
 
 // payloadError is the bad_payload of an ai.* payload that encoding/json refused: the field and
 // what it must be, in the protocol's words (server.BodyError's, the API's one wording), never

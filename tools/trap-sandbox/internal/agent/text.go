@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -50,9 +51,15 @@ func systemText(traposID string, p askPayload) string {
 	b.WriteString("). ")
 	fmt.Fprintf(&b, "You may act only on that computer: pass traposId %q to the trap-sandbox tools; calls aimed at any other computer are refused. ", traposID)
 	b.WriteString(ownerOf(p).text())
-	// The ai command lays out these (client 0.5.18); other marks show as typed.
-	b.WriteString("The player reads your answer on that small screen: short paragraphs; '- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, " +
-		"so give code in a fence; no tables, no **bold** or _italic_ marks (they show as typed); characters outside Latin-1 show as '?'.")
+	if bytes.Equal(p.Markdown, []byte("true")) {
+		// The ai command lays out these (client 0.5.18); other marks show as typed.
+		b.WriteString("The player reads your answer on that small screen: short paragraphs; '- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, " +
+			"so give code in a fence; no tables, no **bold** or _italic_ marks (they show as typed); characters outside Latin-1 show as '?'.")
+	} else {
+		// An earlier client, or a program of the player's, shows the answer as it comes: a
+		// fence's ``` lines would show too.
+		b.WriteString("The player reads your answer on that small screen as plain text, every mark shown as typed: short lines, no Markdown (no fences, tables or **bold**); characters outside Latin-1 show as '?'.")
+	}
 	return b.String()
 }
 

@@ -65,8 +65,6 @@ func TestSystemTextSaysWhatTheOwnerAllows(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			text := systemOf(t, c.payload)
 			assert.Contains(t, text, `traposId "5:desk"`)
-			// what the ai command lays out, and what it shows as typed
-			assert.Contains(t, text, "'- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, so give code in a fence; no tables, no **bold** or _italic_ marks")
 			for _, s := range c.says {
 				assert.Contains(t, text, s)
 			}
@@ -74,6 +72,23 @@ func TestSystemTextSaysWhatTheOwnerAllows(t *testing.T) {
 				assert.NotContains(t, text, s)
 			}
 		})
+	}
+}
+
+// TestSystemTextSaysHowTheAnswerIsShown: the model is told to give code in fences only when
+// the asking program lays out the answer's Markdown (ai from client 0.5.18 says markdown:
+// true); an earlier client's ai, or a player's program, shows every mark as typed, and a
+// model told to use fences gave those players ```lua lines on their screens.
+func TestSystemTextSaysHowTheAnswerIsShown(t *testing.T) {
+	const laidOut = "'- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, so give code in a fence; no tables, no **bold** or _italic_ marks"
+	const plain = "as plain text, every mark shown as typed: short lines, no Markdown (no fences, tables or **bold**)"
+	text := systemOf(t, `{"prompt":"x","markdown":true}`)
+	assert.Contains(t, text, laidOut)
+	assert.NotContains(t, text, plain)
+	for _, payload := range []string{`{"prompt":"x"}`, `{"prompt":"x","markdown":false}`, `{"prompt":"x","markdown":"yes"}`, `{"prompt":"x","markdown":1}`} {
+		text := systemOf(t, payload)
+		assert.Contains(t, text, plain, payload)
+		assert.NotContains(t, text, "fences (```lua) are laid out", payload)
 	}
 }
 
