@@ -85,9 +85,9 @@ const (
 	// the abort is repeated until it comes.
 	abortWait  = 5 * time.Second
 	abortEvery = time.Second
-	// closingAbortWait bounds an abort sent while the gateway stops, so a stuck opencode holds
-	// the stop only so long.
-	closingAbortWait = 2 * time.Second
+	// defaultClosingAbortWait bounds an abort sent while the gateway stops (Config's
+	// ClosingAbortWait), so a stuck opencode holds the stop only so long.
+	defaultClosingAbortWait = 2 * time.Second
 	// orphanPoll is how often a turn found running on a conversation is asked whether it has
 	// stopped after its abort.
 	orphanPoll = 100 * time.Millisecond
@@ -148,6 +148,10 @@ type Config struct {
 	AnswerCap      int
 	RateEvery      time.Duration
 	RateBurst      int
+	// ClosingAbortWait bounds each abort Close sends to opencode; zero means 2 s. A test on a
+	// loaded machine gives more, so that what it checks is that the abort is sent, not how
+	// fast the machine answers it.
+	ClosingAbortWait time.Duration
 	// MaxTurns is the most turns running at once, all computers together (a turn counts
 	// until opencode stopped it); zero means DefaultMaxTurns.
 	MaxTurns int
@@ -292,6 +296,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	m.model = modelRef{ProviderID: provider, ModelID: model}
 	// A setting left at zero (or below) takes its default.
 	m.cfg.TurnDeadline = positiveOr(m.cfg.TurnDeadline, DefaultTurnDeadline)
+	m.cfg.ClosingAbortWait = positiveOr(m.cfg.ClosingAbortWait, defaultClosingAbortWait)
 	m.cfg.ConfirmTimeout = positiveOr(m.cfg.ConfirmTimeout, DefaultConfirmTimeout)
 	m.cfg.AnswerCap = positiveOr(m.cfg.AnswerCap, DefaultAnswerCap)
 	m.cfg.RateEvery = positiveOr(m.cfg.RateEvery, DefaultRateEvery)
@@ -412,7 +417,7 @@ func (m *Module) Mount(routes *server.Routes) {
 	})
 }
 
-// Close stops every turn (aborting it on opencode, each abort given closingAbortWait) and the
+// Close stops every turn (aborting it on opencode, each abort given Config.ClosingAbortWait) and the
 // event stream, and waits for them.
 func (m *Module) Close() {
 	m.cancel(errClosing)

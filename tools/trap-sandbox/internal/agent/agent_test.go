@@ -741,7 +741,8 @@ func startFakeAgentWith(t *testing.T, model opencodefake.Model) *fakeAgent {
 // module starts a gateway's agent module on the fake (again: a gateway restart).
 func (f *fakeAgent) module(t *testing.T) *Module {
 	t.Helper()
-	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
+	// Close's abort has the whole stopLimit: a loaded machine answers it late, not never.
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, ClosingAbortWait: stopLimit},
 		slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
 	t.Cleanup(m.Close)

@@ -134,7 +134,7 @@ func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
 		// away, and the restarted gateway's next question on the conversation waits behind it.
 		timeout := callTimeout
 		if m.ctx.Err() != nil {
-			timeout = closingAbortWait
+			timeout = m.cfg.ClosingAbortWait
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), timeout)
 		defer cancel()
