@@ -124,7 +124,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 			// the wrong place): admitting it as the host would hide that, and act for everyone.
 			count(RefusalBadToken)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
-			writeAuthError(w, http.StatusUnauthorized, unknownBearer(got))
+			writeAuthError(w, http.StatusUnauthorized, unknownBearer())
 			return
 		}
 		admit(account.LocalAdmin, nil)
@@ -132,9 +132,8 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 }
 
 // unknownBearer is the answer to a token sent to a gateway without SANDBOX_API_TOKEN that is
-// no account's (nor a pass it granted), named by its kind when it has the shape of one of the
-// gateway's other secrets (never echoing it).
-func unknownBearer(got string) string {
+// no account's (nor a pass it granted) nor one of the gateway's other secrets (otherSecret).
+func unknownBearer() string {
 	return "unknown token: this gateway has no SANDBOX_API_TOKEN, and the token is no account's" + fromAnywhere
 }
 
