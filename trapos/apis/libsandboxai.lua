@@ -489,10 +489,16 @@ local function newAnswerReader(out)
   end
 
   local function finish()
+    local ok, err = true, nil;
     if kind ~= nil or rest ~= "" or indent > 0 then
-      endLine();
+      -- out may raise (a Ctrl-T at the "Press any key" of the line it shows): the next
+      -- answer still begins anew, outside any fence.
+      ok, err = pcall(endLine);
     end
     fence, last, inItem, shown, blank = nil, "start", false, false, false;
+    if not ok then
+      error(err, 0);
+    end
   end
 
   return { add = add, finish = finish };

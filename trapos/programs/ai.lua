@@ -845,7 +845,12 @@ local function turn(question)
   -- A Ctrl-T at a "Press any key" inside a heading or code left its colour set: the lines
   -- after, and in a conversation the next question and its answer, showed in it.
   term.setTextColour(colour);
-  screen.finish();
+  -- The answer's end shows a code line still held, which may page: a Ctrl-T there is this
+  -- turn's to say, as one during the turn is.
+  local finished, finishRaised = pcall(screen.finish);
+  if not finished and ok then
+    ok, raised = false, finishRaised;
+  end
   if ok and stopped then
     local aborted, abortErr = client.abort(turnId);
     if not aborted then

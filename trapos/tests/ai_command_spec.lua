@@ -1582,6 +1582,24 @@ describe("ai command", function()
       expect({ record.cursorPos() }):same({ 1, 7 });
     end);
 
+    it("shows the abort line when a second Ctrl-T stops the paging of the code line it still held", function()
+      -- Ctrl-T while a code line streams: the end of the turn shows the line it held, which
+      -- pages; a Ctrl-T there escaped the turn, without the abort line (in a conversation,
+      -- ending it), and left the reader inside the fence.
+      local ok, err, rows, record = run({ "count" }, {
+        width = 20, height = 6, terminateAtPause = 1,
+        polls = { { text(1, "Here:\n```lua\nprint(\"" .. string.rep("x", 100)) }, TERMINATE, {} },
+      });
+      expectFailedTurn(ok, err);
+      expect(#record.pauses):eq(1);
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+      local found = false;
+      for _, row in ipairs(rows) do
+        found = found or row:find("Aborted", 1, true) ~= nil;
+      end
+      expect(found):eq(true);
+    end);
+
     it("goes on in its colours after Ctrl-T at a \"Press any key\" in a heading or in code", function()
       -- the heading's yellow (the code's light blue) stayed: the next question typed and its
       -- answer showed in it. The heading's 10 words end where the pager stops, at its line's end.

@@ -454,6 +454,32 @@ describe("libsandboxai", function()
       return said;
     end
 
+    it("begins the next answer outside the fence when showing the held line raised", function()
+      -- a Ctrl-T at the "Press any key" of the last code line, shown by finish(): the next
+      -- answer's text read as code of the fence left open
+      local said, raise = {}, true;
+      local reader = lib.newAnswerReader({
+        line = function(kind) said[#said + 1] = kind; end,
+        text = function() end,
+        lineEnd = function() end,
+        code = function(line)
+          if raise then
+            raise = false;
+            error("Terminated", 0);
+          end
+          said[#said + 1] = "code:" .. line;
+        end,
+        blank = function() end,
+      });
+      reader.add("```lua\nprint(1)");
+      local ok, err = pcall(reader.finish);
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      reader.add("Back.\n");
+      reader.finish();
+      expect(said):same({ "text" });
+    end);
+
     it("tells each line's kind from its start, however the answer is cut in pieces", function()
       local answer = "Intro\n\n- item\n  12. sub\n# Head\n> quote\n```lua\n  x = 1\n\n```\nafter\n\n    indented\n"
         .. "-not an item\n1234567890. no item\n";
