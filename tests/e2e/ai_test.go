@@ -66,10 +66,17 @@ var aiBlob = func() []byte {
 	return b
 }()
 
-// aiMarkdown is an answer as a model writes one: paragraphs, lists, a fence, a long word, UTF-8.
+// aiMarkdown is an answer as a model writes one: paragraphs, lists, a fence, a long word
+// (aiLongWord, last), UTF-8.
 const aiMarkdown = "## L'été à la porte\n\nDeux façons ☃:\n\n- tirez le levier à gauche de la porte d'entrée\n" +
 	"- ou lancez:\n\n  ```lua\n  while true do\n    redstone.setOutput(\"left\", redstone.getInput(\"back\"))\n  end\n  ```\n\n\n" +
-	"日本 Voilà: " + "abcdefghijklmnopqrstuvwxyzéabcdefghijklmnopqrstuvwxyz\n"
+	"日本 Voilà: " + aiLongWord + "\n"
+
+// aiLongWord is longer than a computer's row. It comes whole, in one delta with the line break
+// after it: a word cut across the computer's polls is shown at each wait (ai.md: one split
+// across a pause may break at the edge), so in pieces it broke after "Voilà:" or not as the
+// computer's polls fell, and the test read the machine's timing (once in CI).
+const aiLongWord = "abcdefghijklmnopqrstuvwxyzéabcdefghijklmnopqrstuvwxyz"
 
 // aiToolErrors holds, by the asking computer, the error the model read of the "save"
 // question's write_file.
@@ -113,7 +120,7 @@ func e2eModel(t *opencodefake.Turn) {
 		t.Text("Save this as door.lua:\n\n```lua\nredstone.setOutput('left', true)\n```\n")
 	case "markdown": // aiMarkdown, in deltas cut at every 7th byte of its UTF-8, as a model streams it
 		var chunks []string
-		for rest := aiMarkdown; rest != ""; {
+		for rest := strings.TrimSuffix(aiMarkdown, aiLongWord+"\n"); rest != ""; {
 			n := min(7, len(rest))
 			for n < len(rest) && !utf8.RuneStart(rest[n]) {
 				n++ // a delta is a JSON string: whole characters
@@ -121,7 +128,7 @@ func e2eModel(t *opencodefake.Turn) {
 			chunks = append(chunks, rest[:n])
 			rest = rest[n:]
 		}
-		t.Text(chunks...)
+		t.Text(append(chunks, aiLongWord+"\n")...)
 	case "vault": // aimed at another computer
 		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
 		t.Text("vault " + r.State + ": " + r.Error)
