@@ -144,6 +144,11 @@ const fromAnywhere = "; from this host send no token, or an account's API token 
 // never open the API (a computer's credential, an enrollment key), never echoing it; "" for
 // anything else.
 func otherSecret(got string) string {
+	if !strings.HasPrefix(got, string(account.KindCredential)+"_") && !strings.HasPrefix(got, string(account.KindEnrollment)+"_") {
+		// Every request without a token asks (a loopback caller's, the host's own): no
+		// parsing, which words an error for each kind it is not, on that path.
+		return ""
+	}
 	switch kind, _, _ := account.Identify(got); kind {
 	case account.KindCredential:
 		return "that token is a computer credential (tsc_…), a computer's hello secret, which never opens the API"

@@ -124,6 +124,15 @@ func TestASecretOfTheWrongKindIsNamedFromAnywhere(t *testing.T) {
 	}
 }
 
+// TestNoTokenIsNotParsed: every request without a token (the host's own, on loopback) asks
+// otherSecret; parsing it as each kind of secret worded an error for each, four allocations a
+// request on the API's hot path (issue 25).
+func TestNoTokenIsNotParsed(t *testing.T) {
+	for _, got := range []string{"", "tok3n", "tsa_abc_def"} {
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = otherSecret(got) }), "%q", got)
+	}
+}
+
 // TestAProxiedRequestIsNoLoopbackClients: a reverse proxy on the gateway's host (the TLS one
 // docs/user-guide.md puts in front for wss://) connects from loopback for any client of the
 // Internet, which then drove every computer without a token. A request it marks as forwarded
