@@ -13,7 +13,11 @@ import "time"
 //     over its cap, else of the whole gateway. A computer says hello within a round trip of
 //     opening, so it is among the newest until it has; a socket that never says hello ages
 //     until it is the oldest. Authenticated computers are never evicted: HTTP 503 only when
-//     they fill the gateway.
+//     they fill the gateway. Nor, for the caps on sockets before hello, is a link session once
+//     it holds a code: it waits minutes for the approval, the oldest of the queue, and a flood
+//     would evict every player's code; the code budgets (link.begin) bound how many there are.
+//     At the connection cap, with no socket before hello left, the oldest such link session
+//     makes room: it never takes a computer's place.
 //   - Under pressure (the address over its upgrade rate, or the gateway's sockets before
 //     hello at half their cap), a new socket gets PressureHelloTimeout instead of
 //     HelloTimeout.
@@ -41,10 +45,12 @@ type admission struct {
 	addr    *addrState
 	session *Session // set by bind; nil while the upgrade runs
 	// prev and next link the address's queue, older and newer the gateway's, while preHello
-	// is set.
+	// is set; older and newer link the gateway's queue of link sessions with a code instead
+	// while linking is set.
 	prev, next   *admission
 	older, newer *admission
 	preHello     bool
+	linking      bool
 	open         bool // holds a connection slot
 	evicted      bool
 	// helloTimeout is HelloTimeout, or PressureHelloTimeout when admitted under pressure.
@@ -73,6 +79,9 @@ func (l *limiter) admit(remoteAddr string) *admission {
 	case l.open >= l.cfg.MaxConnections:
 		victim, evictedFor = l.oldest, evictedForConnections
 		if victim == nil {
+			victim = l.links.oldest
+		}
+		if victim == nil {
 			open := l.open
 			l.mu.Unlock()
 			l.metrics.limited(limitMaxConnections)
@@ -82,6 +91,7 @@ func (l *limiter) admit(remoteAddr string) *admission {
 	}
 	if victim != nil {
 		l.leaveQueueLocked(victim)
+		l.leaveLinksLocked(victim)
 		l.open--
 		victim.open, victim.evicted = false, true
 	}
@@ -123,8 +133,8 @@ func (l *limiter) bind(a *admission, s *Session) bool {
 	return true
 }
 
-// helloSucceeded moves a out of its address's queue: an authenticated computer is never
-// evicted. False means a was evicted first (its close is under way).
+// helloSucceeded takes a out of the queues of sockets before hello: an authenticated computer
+// is never evicted. False means a was evicted first (its close is under way).
 func (l *limiter) helloSucceeded(a *admission) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -132,7 +142,27 @@ func (l *limiter) helloSucceeded(a *admission) bool {
 		return false
 	}
 	l.leaveQueueLocked(a)
+	l.leaveLinksLocked(a)
 	return true
+}
+
+// linkCodeGiven moves a, a link session that link.begin gave a code (link.go), from the queues
+// of sockets before hello to the gateway's queue of link sessions: the caps on sockets before
+// hello no longer evict it (the code budgets pay for it), the connection cap still may.
+func (l *limiter) linkCodeGiven(a *admission) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a.evicted || !a.preHello {
+		return // evicted (its close is under way), or moved already
+	}
+	l.leaveQueueLocked(a)
+	a.linking, a.older, a.newer = true, l.links.newest, nil
+	if l.links.newest != nil {
+		l.links.newest.newer = a
+	} else {
+		l.links.oldest = a
+	}
+	l.links.newest = a
 }
 
 // release gives back what a holds; the socket has ended (or its upgrade failed). Later calls
@@ -141,6 +171,7 @@ func (l *limiter) release(a *admission) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.leaveQueueLocked(a)
+	l.leaveLinksLocked(a)
 	if a.open {
 		a.open = false
 		l.open--
@@ -204,4 +235,22 @@ func (l *limiter) leaveQueueLocked(a *admission) {
 	a.preHello, a.prev, a.next, a.older, a.newer = false, nil, nil, nil, nil
 	st.preHello--
 	l.preHello--
+}
+
+// leaveLinksLocked takes a out of the gateway's queue of link sessions, if it is in it.
+func (l *limiter) leaveLinksLocked(a *admission) {
+	if !a.linking {
+		return
+	}
+	if a.older != nil {
+		a.older.newer = a.newer
+	} else {
+		l.links.oldest = a.newer
+	}
+	if a.newer != nil {
+		a.newer.older = a.older
+	} else {
+		l.links.newest = a.older
+	}
+	a.linking, a.older, a.newer = false, nil, nil
 }

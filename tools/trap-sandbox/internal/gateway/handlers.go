@@ -189,8 +189,12 @@ func (s *Session) serve(h RequestHandler, f protocol.Frame) {
 	defer s.handlers.Done()
 	defer func() { <-s.slots }()
 	payload, err := s.recovered(&f, func() (json.RawMessage, error) { return h(s.ctx, s.requester(), f.Payload) })
-	if s.answerHandled(&f, payload, err, writeInline) {
-		s.linkAnswered(f.Type, payload)
+	var linked func()
+	if err == nil {
+		linked = s.linkAnswering(f.Type, payload)
+	}
+	if s.answerHandled(&f, payload, err, writeInline) && linked != nil {
+		linked()
 	}
 }
 

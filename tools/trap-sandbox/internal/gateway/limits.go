@@ -59,6 +59,9 @@ type limiter struct {
 	// oldest and newest are the ends of the gateway's queue of sockets before hello: the
 	// oldest goes first when the gateway needs room (admission.go).
 	oldest, newest *admission
+	// links is the gateway's queue of link sessions given a code, oldest first: the connection
+	// cap's room when no socket before hello is left (admission.go).
+	links struct{ oldest, newest *admission }
 	// open counts admitted sockets until they end; preHello those of them without a good
 	// hello yet.
 	open, preHello int

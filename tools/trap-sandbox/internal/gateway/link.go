@@ -12,11 +12,12 @@ import (
 // A link session is a socket whose hello said link:true (docs/protocol.md, "Linking a
 // computer"): a computer without a credential of its own asks the link module for one. It
 // needs no secret, so it gets nothing else: it is never registered (invisible to every host
-// surface, it evicts nobody), stays a socket before hello for admission (it counts against
-// the same caps and may be evicted as they say), and only link.* and probe_gateway are
-// answered on it. It closes with 1000 "linked" once link.accept is answered, with 4008 at the
-// hello timeout until link.begin gave it a code, and at most linkSessionGrace after that
-// code's lifetime with 1000 "link expired".
+// surface, it evicts nobody), stays a socket before hello for admission until link.begin gives
+// it a code (it counts against the same caps and may be evicted as they say; then only the
+// connection cap may evict it: linkAnswering), and only link.* and probe_gateway are answered
+// on it. It closes with 1000 "linked" once link.accept is answered, with 4008 at the hello
+// timeout until link.begin gave it a code, and at most linkSessionGrace after that code's
+// lifetime with 1000 "link expired".
 
 // linkSessionGrace is how long a link session outlives its code: room for the last poll and
 // the player's answer to the question that follows an approval.
@@ -81,15 +82,19 @@ func (s *Session) requester() protocol.Requester {
 		Socket: s.socket}
 }
 
-// linkAnswered follows a good answer to a link request on a link session: a code starts the
-// session's lifetime, a credential (link.accept, or link.begin with an enrollment key) or a
-// decline ends it. Called from the request's handler goroutine, so handlers.Add is safe.
-func (s *Session) linkAnswered(typ string, payload json.RawMessage) {
+// linkAnswering is called with a good answer to a link request on a link session before that
+// answer is written. A code starts the session's lifetime and takes it out of the sockets
+// before hello that make room for newcomers (admission.go: linkCodeGiven): it waits minutes
+// for the approval, and a flood of silent sockets must not end it. It returns what follows the written answer:
+// a credential (link.accept, or link.begin with an enrollment key) or a decline ends the
+// session; nil for nothing. Called from the request's handler goroutine, so handlers.Add is
+// safe.
+func (s *Session) linkAnswering(typ string, payload json.RawMessage) (linked func()) {
 	s.mu.Lock()
 	linking := !s.authenticated && s.linkTraposID != ""
 	s.mu.Unlock()
 	if !linking {
-		return
+		return nil
 	}
 	var ans struct {
 		ExpiresInMs int64  `json:"expiresInMs"`
@@ -98,8 +103,9 @@ func (s *Session) linkAnswered(typ string, payload json.RawMessage) {
 	_ = json.Unmarshal(payload, &ans)
 	switch {
 	case typ == protocol.TypeLinkAccept || (typ == protocol.TypeLinkBegin && ans.Credential != ""):
-		s.closeByGateway(CloseChecked, linkedReason)
+		return func() { s.closeByGateway(CloseChecked, linkedReason) }
 	case typ == protocol.TypeLinkBegin && ans.ExpiresInMs > 0 && s.linkBegun.CompareAndSwap(false, true):
+		s.gw.limits.linkCodeGiven(s.admission)
 		timer := s.gw.cfg.Clock.NewTimer(time.Duration(ans.ExpiresInMs)*time.Millisecond + linkSessionGrace)
 		s.handlers.Add(1)
 		go func() {
@@ -112,6 +118,7 @@ func (s *Session) linkAnswered(typ string, payload json.RawMessage) {
 			}
 		}()
 	}
+	return nil
 }
 
 // WrongSecret spends one wrong secret of remoteAddr's budget, as a wrong hello secret does

@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -110,6 +112,62 @@ func TestLinkSessionLivesTheCodesLifetimePlusGrace(t *testing.T) {
 	require.True(t, c.read().OK, "still open after the hello timeout")
 	fc.Advance(lifetime + linkSessionGrace - 10*time.Second)
 	c.expectClose(1000, "link expired")
+}
+
+// A link session waits minutes for its code's approval, so among the sockets without a good
+// hello it soon is the oldest, the first evicted when a flood of silent sockets (from other
+// addresses: the gateway's cap; or its own: the address's) needs room: the player's code died
+// with it, on every server at once. Once given a code it is kept as a computer is: the code
+// budgets bound how many such sessions there are. One that has no code yet still makes room.
+func TestALinkSessionWithACodeIsNotEvictedByAFlood(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{MaxUnauthenticated: 3, MaxUnauthenticatedPerAddress: 2, HelloTimeout: time.Hour, Metrics: m}, nil,
+		fakeLink(make(chan protocol.Requester, 1), 600000))
+	linking := h.dialFrom(t, "127.0.0.2", "7:kitchen")
+	require.True(t, linking.linkHello().OK)
+	linking.request("b", protocol.TypeLinkBegin, map[string]any{})
+	require.True(t, linking.read().OK)
+	waiting := h.dialFrom(t, "127.0.0.2", "8:")
+	require.True(t, waiting.linkHello().OK, "a link session that has not asked for its code yet")
+	for i := range 8 { // silent sockets from two other addresses, and two from the player's own
+		h.dialFrom(t, fmt.Sprintf("127.0.0.%d", 3+i%2), "")
+	}
+	h.dialFrom(t, "127.0.0.2", "")
+	h.dialFrom(t, "127.0.0.2", "")
+	waiting.expectClose(CloseNoHello, evictReason)
+	assert.Equal(t, 3, h.gw.preHelloSockets(), "the flood's newest fill the gateway's cap; the code's session is not among them")
+
+	linking.request("p", protocol.TypeProbeGateway, nil)
+	assert.True(t, linking.read().OK, "the session that holds a code is still open")
+	linking.request("a", protocol.TypeLinkAccept, map[string]any{"code": "BCDF-GHJK", "accept": true})
+	require.True(t, linking.read().OK)
+	linking.expectClose(1000, linkedReason)
+}
+
+// A link session kept for its code still never takes a computer's place: when the sockets fill
+// the connection cap and none is left before hello, the oldest link session makes room for the
+// newcomer (else link sessions, 300 codes a minute, could fill a gateway whose cap is lower than
+// they are many, and lock its computers out with 503).
+func TestLinkSessionsMakeRoomForComputersAtTheConnectionCap(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{Password: "right", MaxConnections: 3, HelloTimeout: time.Hour, Metrics: m}, nil,
+		fakeLink(make(chan protocol.Requester, 1), 600000))
+	var sessions []*computer
+	for i := range 3 {
+		c := h.dialFrom(t, fmt.Sprintf("127.0.0.%d", 2+i), fmt.Sprintf("%d:", 7+i))
+		require.True(t, c.linkHello().OK)
+		c.request("b", protocol.TypeLinkBegin, map[string]any{})
+		require.True(t, c.read().OK)
+		sessions = append(sessions, c)
+	}
+	h.connect(t, "1:", "right")
+	sessions[0].expectClose(CloseNoHello, evictReason)
+	h.connect(t, "2:", "right")
+	sessions[1].expectClose(CloseNoHello, evictReason)
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.evictions.WithLabelValues(evictedForConnections)))
+	sessions[2].request("p", protocol.TypeProbeGateway, nil)
+	assert.True(t, sessions[2].read().OK, "the newest link session stays")
+	assert.Len(t, h.gw.Computers(), 2)
 }
 
 func TestSecondHelloOnALinkSessionIsRefused(t *testing.T) {
