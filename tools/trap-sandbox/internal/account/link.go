@@ -162,6 +162,16 @@ func FormatCode(code string) string {
 	return code[:4] + "-" + code[4:]
 }
 
+// LinkCodeID is the stored ID of a typed code (NormalizeCode's reading of it), or why it is
+// not a link code (an ErrCodeUnknown).
+func LinkCodeID(typed string) (string, error) {
+	canon, err := NormalizeCode(typed)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrCodeUnknown, err)
+	}
+	return codeID(canon), nil
+}
+
 // codeID is the stored ID of a canonical code.
 func codeID(code string) string {
 	h := sha256.Sum256([]byte(code))
@@ -225,11 +235,11 @@ func (a *Accounts) BeginLink(ctx context.Context, traposID, remoteAddr string, t
 // traposID is ""): a code another computer asked for is ErrCodeUnknown, as one that does not
 // exist. The record's StateAt tells expiry.
 func (a *Accounts) LinkStatus(ctx context.Context, code, traposID string) (LinkCode, error) {
-	canon, err := NormalizeCode(code)
+	id, err := LinkCodeID(code)
 	if err != nil {
-		return LinkCode{}, fmt.Errorf("%w: %w", ErrCodeUnknown, err)
+		return LinkCode{}, err
 	}
-	c, err := a.store.LinkCode(ctx, codeID(canon))
+	c, err := a.store.LinkCode(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && traposID != "" && ComputerID(c.TraposID) != ComputerID(traposID)) {
 		return LinkCode{}, ErrCodeUnknown
 	}

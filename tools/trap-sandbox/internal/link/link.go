@@ -703,19 +703,22 @@ func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.E
 }
 
 // ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the
-// answer to an unknown code when another socket asked for it.
+// answer to an unknown code when another socket asked for it. That is asked of the module's
+// own memory first: a link session needs no secret and may send a poll or an accept as fast as
+// it likes, 16 at a time, so a code it was not given must not cost a read of the account store
+// (SQLite, or a round trip to NATS), which every computer's hello and API token needs.
 func (m *Module) ownCode(ctx context.Context, from protocol.Requester, code string) (account.LinkCode, error) {
-	c, err := m.cfg.Accounts.LinkStatus(ctx, code, from.TraposID)
+	id, err := account.LinkCodeID(code)
 	if err != nil {
-		return c, err
+		return account.LinkCode{}, err
 	}
 	m.mu.Lock()
-	o, ok := m.owners[c.ID]
+	o, ok := m.owners[id]
 	m.mu.Unlock()
 	if !ok || o.socket != from.Socket {
 		return account.LinkCode{}, account.ErrCodeUnknown
 	}
-	return c, nil
+	return m.cfg.Accounts.LinkStatus(ctx, code, from.TraposID)
 }
 
 func seconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

@@ -361,6 +361,35 @@ func TestAnotherComputersCodeIsUnknown(t *testing.T) {
 	}
 }
 
+// A link session needs no secret, and sends link.poll and link.accept as fast as it likes, 16
+// at a time: a code it was not given (another socket's, a made-up one) is refused from the
+// module's memory, never looked up in the account store, a SQLite read or a round trip to NATS
+// each, which such a flood from unauthenticated sockets would have the store spend for every
+// computer's hello and every API token. With the store unable to answer, they are still the
+// unknown codes they are.
+func TestACodeTheSocketWasNotGivenIsNotLookedUp(t *testing.T) {
+	store, err := account.OpenSQLite(t.Context(), t.TempDir())
+	require.NoError(t, err)
+	f := newFixture(t, Config{Accounts: account.New(store, clock.NewFake(t0))})
+	code := f.begin(kitchen)
+	madeUp := "B" + code.Code[1:]
+	if madeUp == code.Code {
+		madeUp = "C" + code.Code[1:]
+	}
+	require.NoError(t, store.Close())
+
+	bystander := kitchen
+	bystander.Socket = 2
+	for _, typ := range []string{protocol.TypeLinkPoll, protocol.TypeLinkAccept} {
+		for _, c := range []string{code.Code, madeUp, "not a code"} {
+			_, pe := f.call(bystander, typ, map[string]any{"code": c, "accept": true, "waitMs": 0})
+			require.NotNil(t, pe, "%s %s", typ, c)
+			assert.Equal(t, protocol.CodeLinkInvalid, pe.Code, "%s %s", typ, c)
+			assert.Contains(t, pe.Message, "unknown link code", "%s %s", typ, c)
+		}
+	}
+}
+
 func TestPollHearsExpiry(t *testing.T) {
 	f := newFixture(t, Config{})
 	code := f.begin(kitchen)
