@@ -117,10 +117,12 @@ type Module struct {
 	approves *limits // approval attempts: per caller account
 	outcomes *prometheus.CounterVec
 
-	started   time.Time  // when this run of the gateway started (Config.Alone)
-	mu        sync.Mutex // guards waiters, owners and lastPrune
-	waiters   map[string][]chan struct{}
-	owners    map[string]owner // a code's id → the socket that asked for it
+	started time.Time  // when this run of the gateway started (Config.Alone)
+	mu      sync.Mutex // guards waiters, owners, keyChecks and lastPrune
+	waiters map[string][]chan struct{}
+	owners  map[string]owner // a code's id → the socket that asked for it
+	// keyChecks holds the sockets an enrollment key is being checked on (beginWithKey).
+	keyChecks map[uint64]bool
 	lastPrune time.Time
 }
 
@@ -161,13 +163,14 @@ func New(cfg Config, logger *slog.Logger) *Module {
 	cfg.CodesGateway = cmpOr(cfg.CodesGateway, DefaultCodesGateway)
 	cfg.ApprovalsPerCaller = cmpOr(cfg.ApprovalsPerCaller, DefaultApprovalsPerCaller)
 	m := &Module{
-		cfg:      cfg,
-		log:      logger.With("module", Name),
-		codes:    newLimits(cfg.CodesGateway, []string{overComputer, overAddress}, cfg.CodesPerComputer, cfg.CodesPerAddress),
-		approves: newLimits(0, []string{overAccount}, cfg.ApprovalsPerCaller),
-		owners:   map[string]owner{},
-		waiters:  map[string][]chan struct{}{},
-		started:  cfg.Clock.Now(),
+		cfg:       cfg,
+		log:       logger.With("module", Name),
+		codes:     newLimits(cfg.CodesGateway, []string{overComputer, overAddress}, cfg.CodesPerComputer, cfg.CodesPerAddress),
+		approves:  newLimits(0, []string{overAccount}, cfg.ApprovalsPerCaller),
+		owners:    map[string]owner{},
+		keyChecks: map[uint64]bool{},
+		waiters:   map[string][]chan struct{}{},
+		started:   cfg.Clock.Now(),
 	}
 	m.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "trapos_gateway_link_codes_total",
@@ -281,7 +284,26 @@ func computerKey(address string, from protocol.Requester) string {
 	return address + " " + from.AccountID + " " + account.ComputerID(from.TraposID)
 }
 
+// errKeyBeingChecked refuses a socket's second enrollment key while its first is checked.
+var errKeyBeingChecked = protocol.Errorf(protocol.CodeBusy,
+	"an enrollment key is being checked on this connection already: wait for its answer")
+
 func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key string) (json.RawMessage, error) {
+	// One key at a time on a socket: a wrong key's answer is held back past its address's
+	// budget, but it is read from the account store first, and a link session (no secret) may
+	// send 16 requests at once: 16 reads for every socket opened, where a hello costs one.
+	m.mu.Lock()
+	if m.keyChecks[from.Socket] {
+		m.mu.Unlock()
+		return nil, errKeyBeingChecked
+	}
+	m.keyChecks[from.Socket] = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.keyChecks, from.Socket)
+		m.mu.Unlock()
+	}()
 	cred, k, err := m.cfg.Accounts.LinkWithKey(ctx, key, from.TraposID)
 	if errors.Is(err, account.ErrBadSecret) {
 		m.count("refused")

@@ -40,6 +40,7 @@ type fakeGateway struct {
 	mu        sync.Mutex
 	wrong     []string
 	computers []computer.Computer // guarded by mu
+	held      chan struct{}       // when set, WrongSecret holds the answer back until it closes
 }
 
 func (g *fakeGateway) Computers() []computer.Computer {
@@ -57,11 +58,27 @@ func (g *fakeGateway) connect(c computer.Computer) {
 
 func (g *fakeGateway) Handle(typ string, h protocol.RequestHandler) { g.handlers[typ] = h }
 
-func (g *fakeGateway) WrongSecret(_ context.Context, remoteAddr string) error {
+func (g *fakeGateway) WrongSecret(ctx context.Context, remoteAddr string) error {
+	g.mu.Lock()
+	g.wrong = append(g.wrong, remoteAddr)
+	held := g.held
+	g.mu.Unlock()
+	if held == nil {
+		return nil
+	}
+	select { // the gateway holds the answer back past the address's budget
+	case <-held:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// wrongSecrets is how many wrong secrets were spent.
+func (g *fakeGateway) wrongSecrets() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.wrong = append(g.wrong, remoteAddr)
-	return nil
+	return len(g.wrong)
 }
 
 type fixture struct {
@@ -507,6 +524,46 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 // TestEnrollmentKeyChangesAreLogged: a key made or revoked through the API is an info line
 // naming who and from where, as a token or credential made through the account API is (a key
 // makes credentials); the key itself is in no line.
+// A wrong key's answer is held back past the address's budget, and a link session (no secret)
+// may send 16 requests at a time: each wrong key was read from the account store before it was
+// held, 16 reads for each socket opened, where a hello reads one. A socket's second key while
+// one is checked is refused at once, unread; another socket's is checked.
+func TestOneEnrollmentKeyAtATimeOnASocket(t *testing.T) {
+	f := newFixture(t, Config{})
+	held := make(chan struct{})
+	f.gw.held = held
+	first := make(chan *protocol.Error, 1)
+	go func() {
+		_, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": "tsk_abcdefgh_wrongwrongwrong"})
+		first <- pe
+	}()
+	require.Eventually(t, func() bool { return f.gw.wrongSecrets() == 1 }, waitLimit, testkit.Poll, "the first key held back")
+
+	_, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": "tsk_bcdefghi_wrongwrongwrong"})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Equal(t, "an enrollment key is being checked on this connection already: wait for its answer", pe.Message)
+	assert.Equal(t, 1, f.gw.wrongSecrets(), "not checked, so no wrong secret spent")
+
+	other := kitchen
+	other.Socket = 2
+	second := make(chan *protocol.Error, 1)
+	go func() {
+		_, pe := f.call(other, protocol.TypeLinkBegin, map[string]any{"key": "tsk_cdefghij_wrongwrongwrong"})
+		second <- pe
+	}()
+	require.Eventually(t, func() bool { return f.gw.wrongSecrets() == 2 }, waitLimit, testkit.Poll, "another socket's key is checked")
+	close(held)
+	for _, ch := range []chan *protocol.Error{first, second} {
+		pe := await(t, ch)
+		require.NotNil(t, pe)
+		assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+	}
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": "tsk_defghijk_wrongwrongwrong"})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code, "once answered, the socket's next key is checked")
+}
+
 func TestEnrollmentKeyChangesAreLogged(t *testing.T) {
 	f := newFixture(t, Config{})
 	status, ans := f.api(root, "POST", KeysPath, map[string]any{"account": "alice", "maxUses": 20, "expiresInMs": 7200000})
