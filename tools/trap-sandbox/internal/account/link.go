@@ -246,6 +246,18 @@ func (a *Accounts) LinkStatus(ctx context.Context, code, traposID string) (LinkC
 	return c, err
 }
 
+// Acceptable says why the player's answer to c (accept, or decline) cannot be taken at now,
+// or nil: a code used, declined or expired takes none, and only an approved one is accepted.
+func (c LinkCode) Acceptable(accept bool, now time.Time) error {
+	if err := usable(&c, now); err != nil {
+		return err
+	}
+	if accept && c.State != LinkApproved {
+		return ErrCodeNotApproved
+	}
+	return nil
+}
+
 // usable checks that c can still be approved or accepted at now.
 func usable(c *LinkCode, now time.Time) error {
 	switch {
@@ -311,17 +323,13 @@ func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept
 	}
 	now := a.clock.Now()
 	c, err = a.store.UpdateLinkCode(ctx, c.ID, func(c *LinkCode) error {
-		if err := usable(c, now); err != nil {
+		if err := c.Acceptable(accept, now); err != nil {
 			return err
 		}
-		if !accept {
-			c.State, c.UsedAt = LinkDeclined, now
-			return nil
+		c.State, c.UsedAt = LinkDeclined, now
+		if accept {
+			c.State = LinkAccepted
 		}
-		if c.State != LinkApproved {
-			return ErrCodeNotApproved
-		}
-		c.State, c.UsedAt = LinkAccepted, now
 		return nil
 	})
 	if err != nil || !accept {

@@ -143,6 +143,9 @@ type Module struct {
 // code is the code as NormalizeCode gives it; approved is set once a link.poll told the socket
 // the code was approved (its player was shown the account): removing that account deletes
 // the code, and the player's answer is told why instead of "unknown link code".
+//
+// looked, lookErr and lookedAt are what the store said of the code at its last look (look),
+// and when.
 type owner struct {
 	socket   uint64
 	account  string
@@ -151,6 +154,10 @@ type owner struct {
 	gone     bool
 	approved bool
 	stop     func() bool
+
+	looked   account.LinkCode
+	lookErr  error
+	lookedAt time.Time
 }
 
 // New returns the module.
@@ -376,12 +383,12 @@ func (m *Module) poll(ctx context.Context, from protocol.Requester, raw json.Raw
 	defer deadline.Stop()
 	for {
 		// Listen before looking, so an approval between the look and the wait is not missed.
-		c, err := m.ownCode(ctx, from, p.Code)
+		c, err := m.look(ctx, from, p.Code)
 		if err != nil {
 			return nil, m.refusal(err)
 		}
 		wake, stop := m.listen(c.ID)
-		c, err = m.ownCode(ctx, from, p.Code)
+		c, err = m.look(ctx, from, p.Code)
 		if err != nil {
 			stop()
 			return nil, m.refusal(err)
@@ -441,10 +448,14 @@ func (m *Module) listen(id string) (<-chan struct{}, func()) {
 	}
 }
 
-// changed wakes the polls waiting on the code id.
+// changed wakes the polls waiting on the code id, and has the next look read it again.
 func (m *Module) changed(id string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if o, ok := m.owners[id]; ok {
+		o.lookedAt = time.Time{}
+		m.owners[id] = o
+	}
 	for _, ch := range m.waiters[id] {
 		close(ch)
 	}
@@ -471,7 +482,14 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 	if err := json.Unmarshal(raw, &p); err != nil || p.Code == "" || p.Accept == nil {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.accept takes {code: \"XXXX-XXXX\", accept: true|false}")
 	}
-	if _, err := m.ownCode(ctx, from, p.Code); err != nil {
+	// An accept that cannot succeed is answered from the code's last look (the store is read
+	// for it at most once a recheckEvery, however many are sent); only one that may succeed
+	// goes to the store, once.
+	looked, err := m.look(ctx, from, p.Code)
+	if err == nil {
+		err = looked.Acceptable(*p.Accept, m.cfg.Clock.Now())
+	}
+	if err != nil {
 		return nil, m.acceptRefusal(from, p.Code, err)
 	}
 	cred, c, err := m.cfg.Accounts.AcceptLink(ctx, p.Code, from.TraposID, *p.Accept)
@@ -724,23 +742,48 @@ func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.E
 	return nil, nil
 }
 
-// ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the
-// answer to an unknown code when another socket asked for it. That is asked of the module's
-// own memory first: a link session needs no secret and may send a poll or an accept as fast as
-// it likes, 16 at a time, so a code it was not given must not cost a read of the account store
-// (SQLite, or a round trip to NATS), which every computer's hello and API token needs.
-func (m *Module) ownCode(ctx context.Context, from protocol.Requester, code string) (account.LinkCode, error) {
+// owns returns the stored id of code when the asking socket is the one it was given to, else
+// the answer to an unknown code (another socket's, a made-up one, or none: one that does not
+// exist answers the same). It asks only the module's own memory: a link session needs no
+// secret and may send a poll or an accept as fast as it likes, 16 at a time, so a code it was
+// not given must not cost a read of the account store (SQLite, or a round trip to NATS), which
+// every computer's hello and API token needs.
+func (m *Module) owns(from protocol.Requester, code string) (string, error) {
 	id, err := account.LinkCodeID(code)
 	if err != nil {
-		return account.LinkCode{}, err
+		return "", err
 	}
 	m.mu.Lock()
 	o, ok := m.owners[id]
 	m.mu.Unlock()
 	if !ok || o.socket != from.Socket {
-		return account.LinkCode{}, account.ErrCodeUnknown
+		return "", account.ErrCodeUnknown
 	}
-	return m.cfg.Accounts.LinkStatus(ctx, code, from.TraposID)
+	return id, nil
+}
+
+// look returns the asking socket's code (LinkStatus: by its code and computer) as the store
+// said it at most recheckEvery ago, unless it changed here since (changed): however many polls
+// its socket sends, and however fast, a code costs the store one read a recheckEvery. What
+// changes a code elsewhere (an approval on another replica, its account's removal) is seen
+// within that, as a waiting poll's recheck sees it.
+func (m *Module) look(ctx context.Context, from protocol.Requester, code string) (account.LinkCode, error) {
+	id, err := m.owns(from, code)
+	if err != nil {
+		return account.LinkCode{}, err
+	}
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	o := m.owners[id]
+	m.mu.Unlock()
+	if !o.lookedAt.IsZero() && now.Sub(o.lookedAt) < recheckEvery {
+		return o.looked, o.lookErr
+	}
+	c, err := m.cfg.Accounts.LinkStatus(ctx, code, from.TraposID)
+	if ctx.Err() == nil {
+		m.changeOwner(id, from.Socket, func(o *owner) { o.looked, o.lookErr, o.lookedAt = c, err, now })
+	}
+	return c, err
 }
 
 func seconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

@@ -407,6 +407,39 @@ func TestACodeTheSocketWasNotGivenIsNotLookedUp(t *testing.T) {
 	}
 }
 
+// A link session needs only a code of its own (one link.begin) to send polls and accepts of it
+// as fast as it likes, 16 at a time: the store reads the code at most once a second for them
+// (5800 reads a second from one socket, polling with waitMs 0, before), and again at once when
+// it changes here. An accept that cannot succeed is answered from that look too.
+func TestASocketsOwnCodeCostsTheStoreOneLookASecond(t *testing.T) {
+	store, err := account.OpenSQLite(t.Context(), t.TempDir())
+	require.NoError(t, err)
+	f := newFixture(t, Config{Accounts: account.New(store, clock.NewFake(t0))})
+	code := f.begin(kitchen)
+	pending := map[string]any{"code": code.Code, "waitMs": 0}
+	out, pe := f.call(kitchen, protocol.TypeLinkPoll, pending)
+	require.Nil(t, pe)
+	assert.JSONEq(t, `{"state":"pending"}`, string(out))
+	require.NoError(t, store.Close())
+
+	for range 16 {
+		out, pe := f.call(kitchen, protocol.TypeLinkPoll, pending)
+		require.Nil(t, pe, "answered from the last look, not the closed store")
+		assert.JSONEq(t, `{"state":"pending"}`, string(out))
+	}
+	_, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+	assert.Equal(t, "the link code is not approved yet: wait until link.poll answers approved", pe.Message)
+
+	f.clk.Advance(recheckEvery)
+	raw, err := json.Marshal(pending)
+	require.NoError(t, err)
+	_, err = f.gw.handlers[protocol.TypeLinkPoll](f.socketOf(kitchen).ctx, kitchen, raw)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "database is closed", "a second later the store is asked again")
+}
+
 func TestPollHearsExpiry(t *testing.T) {
 	f := newFixture(t, Config{})
 	code := f.begin(kitchen)
