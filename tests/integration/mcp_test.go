@@ -243,6 +243,39 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 	}
 }
 
+// TestMCPAResourceURINotPercentEncodedSaysTheOneThatWorks: a resource URI that matches no
+// resource (a label's apostrophe or space, a file name's '%', left as they are; another scheme)
+// was answered with the SDK's bare "Resource not found", which told the agent nothing to
+// change; it now names the character and the URI that reads the file, which does.
+func TestMCPAResourceURINotPercentEncodedSaysTheOneThatWorks(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "bob's door", AllowFiles: harness.AllowFilesWrite}}
+			d.PutFile("/100%.txt", []byte("all of it"))
+			serveDaemon(ctx, t, g, d)
+			s := connectMCP(ctx, t, g, transport)
+			const works = "trapos://7%3Abob%27s%20door/100%25.txt"
+			for uri, want := range map[string]string{
+				"trapos://7%3Abob's%20door/100%25.txt": `a URI holds "'" as %27, as in ` + works,
+				"trapos://7%3Abob%27s door/100%25.txt": `a URI holds " " as %20, as in ` + works,
+				"trapos://7%3Abob%27s%20door/100%.txt": `a URI holds "%" (when it is not the start of an escape like %C3) as %25, as in ` + works,
+				"file:///100%.txt":                     "is not a computer's file: a file's URI is trapos://<traposId, percent-encoded>/<path>, e.g. trapos://7%3Akitchen/startup.lua",
+			} {
+				_, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
+				require.Error(t, err, uri)
+				assert.Contains(t, err.Error(), "resource not found: "+uri, uri)
+				assert.Contains(t, err.Error(), want, uri)
+			}
+			rr, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: works})
+			require.NoError(t, err, "the URI the errors name reads the file")
+			require.Len(t, rr.Contents, 1)
+			assert.Equal(t, "all of it", rr.Contents[0].Text)
+		})
+	}
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -43,10 +44,11 @@ func rpcError(err error, uri string) error {
 	return e
 }
 
-// explainResourceErrors adds the fix to the SDK's own "Resource not found" for a trapos://
-// URI that is not percent-encoded: a traposId's ':', or a character no URI holds as it is
-// (é, a space, '\'), keeps the URI from matching the file template, so the read never
-// reaches a computer (readResource never sees such a URI).
+// explainResourceErrors adds the fix to the SDK's own "Resource not found" for a URI that
+// matches no resource: one of another scheme, a computer's without a path, or a trapos:// URI
+// that is not percent-encoded: a traposId's ':' (or its label's ', ?, a space), a raw '%',
+// or a character no URI holds as it is (é, '\\') keeps the URI from matching the file
+// template, so the read never reaches a computer (readResource never sees such a URI).
 func explainResourceErrors(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
@@ -55,40 +57,85 @@ func explainResourceErrors(next sdk.MethodHandler) sdk.MethodHandler {
 		if !ok || !isRPC || rr.Params == nil {
 			return res, err
 		}
-		uri := rr.Params.URI
-		rest, ok := strings.CutPrefix(uri, URIScheme+"://")
-		if !ok {
-			return res, err
+		if hint := uriHint(rr.Params.URI); hint != "" {
+			return res, &jsonrpc.Error{Code: je.Code, Message: hint, Data: je.Data}
 		}
-		host, _, hasPath := strings.Cut(rest, "/")
-		var hint string
-		if !hasPath && host != "" && !strings.Contains(host, ":") {
-			// No template matches a URI without a path: the computer alone names no file.
-			return res, &jsonrpc.Error{Code: je.Code, Data: je.Data, Message: fmt.Sprintf(
-				"resource not found: %s names a computer but no file: add the path, as in %s/startup.lua (%s/ lists its root)", uri, uri, uri)}
-		}
-		if strings.Contains(host, ":") {
-			hint = fmt.Sprintf("resource not found: %s names no computer: percent-encode its traposId (':' is %%3A)", uri)
-		} else if r, found := firstUnencoded(rest); found {
-			hint = fmt.Sprintf("resource not found: %s is not percent-encoded: a URI holds %q as %s", uri, string(r), escape(string(r), false))
-		} else {
-			return res, err
-		}
-		if traposID, path, perr := ParseFileURI(uri); perr == nil {
-			hint += ", as in " + FileURI(traposID, path)
-		}
-		return res, &jsonrpc.Error{Code: je.Code, Message: hint, Data: je.Data}
+		return res, err
 	}
 }
 
-// firstUnencoded is the first character of s that a URI cannot hold as it is (RFC 3986 keeps
-// ASCII letters, digits, "-._~", the reserved characters and %XX escapes): one the file
-// template does not match, which percent-encoding fixes.
-func firstUnencoded(s string) (rune, bool) {
-	for _, r := range s {
-		if r >= utf8.RuneSelf || r <= ' ' || r == 0x7f || strings.ContainsRune("\"<>\\^`{|}", r) {
-			return r, true
+// uriHint is what is wrong with a URI that matches no resource, and the URI that works when
+// there is one; "" for a URI that matches the file template (its read failed on the computer).
+func uriHint(uri string) string {
+	rest, ok := strings.CutPrefix(uri, URIScheme+"://")
+	if !ok {
+		return fmt.Sprintf("resource not found: %s is not a computer's file: a file's URI is %s://<traposId, percent-encoded>/<path>, e.g. %s",
+			uri, URIScheme, FileURI("7:kitchen", "/startup.lua"))
+	}
+	host, path, hasPath := strings.Cut(rest, "/")
+	if !hasPath && host != "" && !strings.Contains(host, ":") {
+		// No template matches a URI without a path: the computer alone names no file.
+		return fmt.Sprintf("resource not found: %s names a computer but no file: add the path, as in %s/startup.lua (%s/ lists its root)", uri, uri, uri)
+	}
+	var hint string
+	if strings.Contains(host, ":") {
+		hint = fmt.Sprintf("resource not found: %s names no computer: percent-encode its traposId (':' is %%3A)", uri)
+	} else if what, encoded, found := firstUnencoded(host, path); found {
+		hint = fmt.Sprintf("resource not found: %s is not percent-encoded: a URI holds %s as %s", uri, what, encoded)
+	} else {
+		return ""
+	}
+	if traposID := unescapeLeniently(host); traposID != "" {
+		hint += ", as in " + FileURI(traposID, "/"+unescapeLeniently(path))
+	}
+	return hint
+}
+
+// firstUnencoded is the first character of a trapos:// URI's traposId (host) or path that
+// the file template does not match as it is, quoted, and its percent-encoding: in either, a
+// character no URI holds as it is (RFC 3986 keeps ASCII letters, digits, "-._~", the reserved
+// characters and %XX escapes) and a '%' that starts no %XX; in the traposId, also a reserved
+// character (a label's ', ?, a space: the template's {traposId} takes unreserved ones and
+// escapes alone).
+func firstUnencoded(host, path string) (what, encoded string, found bool) {
+	for part, s := range []string{host, path} {
+		for i, r := range s {
+			switch {
+			case r == '%':
+				if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+					continue
+				}
+				return `"%" (when it is not the start of an escape like %C3)`, "%25", true
+			case r >= utf8.RuneSelf || r <= ' ' || r == 0x7f || strings.ContainsRune("\"<>\\^`{|}", r),
+				part == 0 && !unreserved(r):
+				return strconv.Quote(string(r)), escape(string(r), false), true
+			}
 		}
 	}
-	return 0, false
+	return "", "", false
+}
+
+// unreserved reports whether r is one of RFC 3986's unreserved characters.
+func unreserved(r rune) bool {
+	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._~", r)
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// unescapeLeniently decodes the %XX escapes of s and keeps every other byte as it is (a '%'
+// that starts none too): what a URI that is not percent-encoded meant, to show the one that is.
+func unescapeLeniently(s string) string {
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
+			sb.WriteByte(byte(b))
+			i += 2
+			continue
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
 }
