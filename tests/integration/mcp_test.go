@@ -276,6 +276,45 @@ func TestMCPAResourceURINotPercentEncodedSaysTheOneThatWorks(t *testing.T) {
 	}
 }
 
+// TestMCPWriteFileSaysWhereItsBase64Breaks: contentBase64 that is not base64 is refused
+// naming the character by its place, and how such a text is usually made; it was Go's
+// "illegal base64 data at input byte 0", a byte offset that for a text cut short points at
+// its last group's start.
+func TestMCPWriteFileSaysWhereItsBase64Breaks(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "north", AllowFiles: harness.AllowFilesWrite}}
+	serveDaemon(ctx, t, g, d)
+	s := harness.ConnectMCP(ctx, t, g, "")
+	for b64, want := range map[string]string{
+		"YWJj ZA==":  `its character 5, " ", is not one of base64's (A-Z, a-z, 0-9, + and /, and = as padding at its end)`,
+		"AAEC-_w=":   `its character 5, "-", is not one of base64's (A-Z, a-z, 0-9, + and /, and = as padding at its end) (- and _ are the URL-safe alphabet's: use + and / instead)`,
+		"YWJjZA":     "it ends inside its last group of four characters (its length is not a multiple of 4: pad it with =)",
+		"YQ==YWJj":   "it has = padding before its end (by its character 5): = pads only its last group of four characters",
+		`YWJjZA==\n`: `its character 9, "\\", is not one of base64's`,
+	} {
+		msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "write_file", map[string]any{"traposId": d.TraposID(), "path": "/b.bin", "contentBase64": b64}), "bad_argument")
+		assert.Equal(t, "bad_argument: contentBase64 is not standard base64: ", msg[:len("bad_argument: contentBase64 is not standard base64: ")], b64)
+		assert.Contains(t, msg, want, b64)
+		assert.NotContains(t, msg, "illegal base64 data", b64)
+	}
+	_, written := d.File("/b.bin")
+	assert.False(t, written)
+}
+
+// TestMCPNoMatchCountsOneComputerAsOne: list_computers' note for a match of none counts the
+// computers connected in English ("1 computer is connected", where it said "1 computers are").
+func TestMCPNoMatchCountsOneComputerAsOne(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "north"}}
+	serveDaemon(ctx, t, g, d)
+	s := harness.ConnectMCP(ctx, t, g, "")
+	res := harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "attic"})
+	require.False(t, res.IsError, "%v", harness.Texts(res))
+	assert.Contains(t, harness.Texts(res)[1], `No connected computer's traposId or account holds "attic" (1 computer is connected): try a shorter part`)
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {

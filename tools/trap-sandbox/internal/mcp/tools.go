@@ -366,7 +366,11 @@ func (o ComputersOutput) note() string {
 	case o.connected == 0:
 		return noComputers
 	case o.Total == 0:
-		return fmt.Sprintf("No connected computer's traposId or account holds %q (%d computers are connected): try a shorter part of its id or label, or call list_computers without match.", o.match, o.connected)
+		connected := fmt.Sprintf("%d computers are connected", o.connected)
+		if o.connected == 1 {
+			connected = "1 computer is connected"
+		}
+		return fmt.Sprintf("No connected computer's traposId or account holds %q (%s): try a shorter part of its id or label, or call list_computers without match.", o.match, connected)
 	case o.Total > len(o.Computers) && o.match == "":
 		return fmt.Sprintf("These are the first %d of the %d computers connected, not all of them: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need, or a larger limit (at most %d).", len(o.Computers), o.Total, maxListLimit)
 	case o.Total > len(o.Computers):
@@ -519,7 +523,7 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 	default:
 		var err error
 		if data, err = base64.StdEncoding.DecodeString(*in.ContentBase64); err != nil {
-			return WriteOutput{}, protocol.Errorf(CodeBadArgument, "contentBase64 is not standard base64: %v%s", err, base64Hint(*in.ContentBase64))
+			return WriteOutput{}, protocol.Errorf(CodeBadArgument, "contentBase64 is not standard base64: %s", base64Problem(*in.ContentBase64, err))
 		}
 	}
 	if len(data) > maxFileBytes {
@@ -531,21 +535,32 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 	return WriteOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data)), Warnings: warnings}, nil
 }
 
-// base64Hint names the usual way a base64 text misses the standard alphabet: the URL-safe
-// one's - and _, or no = padding.
-func base64Hint(s string) string {
-	switch {
-	case strings.ContainsAny(s, "-_"):
-		return " (- and _ are the URL-safe alphabet's: use + and / instead)"
-	case len(strings.Map(func(r rune) rune {
-		if r == '\r' || r == '\n' {
-			return -1
-		}
-		return r
-	}, s))%4 != 0:
-		return " (its length is not a multiple of 4: pad it with =)"
+// base64Problem says where s stops being base64, by err (base64.CorruptInputError, a byte
+// offset, which Go words as "illegal base64 data at input byte 0", and for a text cut short
+// puts where its last group of four starts), and how such a text is usually made: with the
+// URL-safe alphabet's - and _, or without = padding.
+func base64Problem(s string, err error) string {
+	var at base64.CorruptInputError
+	if !errors.As(err, &at) {
+		return "it cannot be decoded"
 	}
-	return ""
+	i := int(at)
+	var c rune
+	if i < len(s) {
+		c, _ = utf8.DecodeRuneInString(s[i:])
+	}
+	place := utf8.RuneCountInString(s[:min(i, len(s))]) + 1
+	switch {
+	case i < len(s) && !strings.ContainsRune("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\r\n", c):
+		why := fmt.Sprintf("its character %d, %q, is not one of base64's (A-Z, a-z, 0-9, + and /, and = as padding at its end)", place, string(c))
+		if c == '-' || c == '_' {
+			why += " (- and _ are the URL-safe alphabet's: use + and / instead)"
+		}
+		return why
+	case i < len(s) && strings.Contains(s[:i+1], "="):
+		return fmt.Sprintf("it has = padding before its end (by its character %d): = pads only its last group of four characters", place)
+	}
+	return "it ends inside its last group of four characters (its length is not a multiple of 4: pad it with =)"
 }
 
 func (t *tools) deleteFile(ctx context.Context, in PathInput) (PathOutput, error) {
