@@ -315,6 +315,46 @@ func TestMCPNoMatchCountsOneComputerAsOne(t *testing.T) {
 	assert.Contains(t, harness.Texts(res)[1], `No connected computer's traposId or account holds "attic" (1 computer is connected): try a shorter part`)
 }
 
+// TestMCPSendTextToAComputerThatGoesWhileItSettlesAnswersAtOnce: a computer that goes away
+// while send_text waits for its screen to settle is told as soon as it has gone, not once a
+// long settleMs has passed (the screen was read only settleMs apart: settleMs 25000 answered
+// not_connected 25 s after the computer left), and the answer says the input was sent.
+func TestMCPSendTextToAComputerThatGoesWhileItSettlesAnswersAtOnce(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			read := make(chan struct{}, 1)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Exec: daemonfake.NewTerminal().Exec}}
+			d.OnRequest = func(f harness.Frame) {
+				if f.Type == "screen.read" {
+					select {
+					case read <- struct{}{}:
+					default:
+					}
+				}
+			}
+			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			s := connectMCP(ctx, t, g, transport)
+
+			const settleMs = 55000
+			start := time.Now()
+			done := harness.CallToolAsync(ctx, s, "send_text", map[string]any{"traposId": "7:", "text": "door\n", "settleMs": settleMs, "timeoutMs": 58000})
+			select {
+			case <-read: // the input is typed, and the screen read once
+			case <-ctx.Done():
+				t.Fatal("the screen was never read")
+			}
+			stop()
+			msg := harness.ToolError(t, <-done, "not_connected")
+			assert.Less(t, time.Since(start), settleMs*time.Millisecond, "the call waited out settleMs for a computer that had gone")
+			assert.Contains(t, msg, "the input was sent before it went (read_screen shows the screen once it is connected again)")
+		})
+	}
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {

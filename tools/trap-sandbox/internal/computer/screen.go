@@ -327,10 +327,12 @@ type Settled struct {
 	Settled bool
 }
 
-// Settle reads the screen until two reads quiet apart are the same (the programs on the
+// Settle reads the screen until it has stayed the same for quiet (the programs on the
 // computer have drawn what the last input made them draw), bounded by timeout: then the
 // last screen read comes back with Settled false. A computer draws at most once per tick
-// (50 ms), so quiet should be some ticks.
+// (50 ms), so quiet should be some ticks. It reads at least every settlePoll, so a
+// computer that goes away meanwhile is told at once rather than after a long quiet (a
+// send_text given settleMs 25000 answered not_connected 25 s after the computer left).
 func (c *Client) Settle(ctx context.Context, traposID string, quiet, timeout time.Duration) (Settled, error) {
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, DefaultTimeout))
 	defer cancel()
@@ -339,10 +341,11 @@ func (c *Client) Settle(ctx context.Context, traposID string, quiet, timeout tim
 	if err != nil {
 		return Settled{}, err
 	}
-	timer := time.NewTimer(quiet)
+	since := time.Now() // when last was first read
+	timer := time.NewTimer(min(quiet, settlePoll))
 	defer timer.Stop()
 	for {
-		if time.Until(deadline) < quiet {
+		if time.Until(deadline) < quiet-time.Since(since) {
 			return Settled{Screen: last}, nil
 		}
 		select {
@@ -361,10 +364,15 @@ func (c *Client) Settle(ctx context.Context, traposID string, quiet, timeout tim
 		if err != nil {
 			return Settled{}, err
 		}
-		if s.Equal(last) {
+		if !s.Equal(last) {
+			last, since = s, time.Now()
+		} else if time.Since(since) >= quiet {
 			return Settled{Screen: s, Settled: true}, nil
 		}
-		last = s
-		timer.Reset(quiet)
+		timer.Reset(min(quiet-time.Since(since), settlePoll))
 	}
 }
+
+// settlePoll is the longest Settle waits between two reads of the screen: how soon it
+// hears that the computer went away during a long quiet.
+const settlePoll = 500 * time.Millisecond

@@ -286,7 +286,12 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	if err != nil {
 		// The input is queued: say so, or a retry would type it twice.
 		pe := asError(err)
-		return ScreenOutput{}, withWarnings(inputSentError{pe.WithMessage(pe.Message + "; the input was sent before it (read_screen shows the screen)")}, warnings)
+		sent := "; the input was sent before it (read_screen shows the screen)"
+		if pe.Code == protocol.CodeNotConnected {
+			// Gone: its screen cannot be read until it is back.
+			sent = "; the input was sent before it went (read_screen shows the screen once it is connected again)"
+		}
+		return ScreenOutput{}, withWarnings(inputSentError{pe.WithMessage(pe.Message + sent)}, warnings)
 	}
 	out := screenOutput(got.Screen, how.colours, how.cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings
