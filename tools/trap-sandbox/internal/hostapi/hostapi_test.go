@@ -348,3 +348,27 @@ func TestABodyPastItsDeadlineIsToldSo(t *testing.T) {
 	}
 	assert.Equal(t, []string{"/keep"}, d.Names(), "nothing is written")
 }
+
+// TestAFieldTheBodyDoesNotHaveIsRefused: a /requests body with a field it does not have
+// ("timeout" for timeoutMs) is refused, 400 naming the field and the body's shape, and
+// nothing reaches the computer: it was ignored, and the request ran for the default 10 s
+// where its caller asked for 30.
+func TestAFieldTheBodyDoesNotHaveIsRefused(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	srv := serve(t, d)
+	for _, body := range []string{
+		`{"type":"lua.exec","payload":{"code":"sleep(20)"},"timeout":30000}`,
+		`{"type":"lua.exec","payload":{"code":"sleep(20)"},"timeout_ms":30000}`,
+		`{"type":"ping","payload":{},"timeoutMs":30000,"id":"x"}`,
+	} {
+		a := post(t, srv, "7:", body)
+		assert.Equal(t, http.StatusBadRequest, a.status, "%s: %s", body, a.body)
+		require.NotNil(t, a.decoded.Error, "%s", a.body)
+		assert.Equal(t, protocol.CodeBadPayload, a.decoded.Error.Code)
+		assert.Contains(t, a.decoded.Error.Message, `the body has a field the route does not take, "`, body)
+		assert.Contains(t, a.decoded.Error.Message, `"timeoutMs":...}`, body)
+	}
+	assert.Empty(t, d.Types(), "nothing reached the computer")
+	a := post(t, srv, "7:", `{"type":"ping","payload":{},"timeoutMs":30000}`)
+	assert.Equal(t, http.StatusOK, a.status, a.body)
+}

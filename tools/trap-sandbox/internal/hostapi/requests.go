@@ -154,14 +154,15 @@ func frameTooLarge(traposID, typ string, payload json.RawMessage) bool {
 // parseRequestBody validates a /requests body; msg is non-empty when it is unusable.
 func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg string) {
 	// The body every client sends is read without reflection (parsePlainBody); any other
-	// that is one JSON value decodes in one step; only what that refuses is read again by
-	// the Decoder, whose errors are the ones the API has always answered with (a first
-	// object followed by more is refused by server.RestOfBody).
+	// (escapes in its type or keys, a field of another name) by the Decoder, whose errors are
+	// the ones the API has always answered with (a first object followed by more is refused
+	// by server.RestOfBody). A field the body does not have is refused, as …/input's is: a
+	// "timeout" for timeoutMs was ignored, and the request ran for the default 10 s.
 	if plain, ok := parsePlainBody(body); ok {
 		req = plain
-	} else if json.Unmarshal(body, &req) != nil {
-		req = RequestBody{}
+	} else {
 		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
 			return req, 0, server.BodyError(err, bodyShape, bodyWants)
 		}

@@ -46,6 +46,7 @@ func TestABadBodyIsToldInTheAPIsTerms(t *testing.T) {
 		``:                                `the body is empty: send a JSON object {"type":..., "payload":{...}, "timeoutMs":...}`,
 		`{"type":"ping",`:                 `the body ends before its JSON does: send a whole JSON object {"type":..., "payload":{...}, "timeoutMs":...}`,
 		`{"type":"ping" x}`:               `the body is not valid JSON (invalid character 'x' after object key:value pair, at byte 16): send a JSON object {"type":..., "payload":{...}, "timeoutMs":...}`,
+		`{"type":"ping","timeout":30000}`: `the body has a field the route does not take, "timeout": send a JSON object {"type":..., "payload":{...}, "timeoutMs":...}`,
 	} {
 		_, _, msg := parseRequestBody([]byte(body))
 		assert.Equal(t, want, msg, body)
