@@ -355,6 +355,36 @@ func TestMCPSendTextToAComputerThatGoesWhileItSettlesAnswersAtOnce(t *testing.T)
 	}
 }
 
+// TestMCPPingWaitsForAComputerThatIsBack: ping with wait answers once the computer connects
+// (a computer rebooting, after os.reboot(), is away for the seconds its boot takes), where every
+// call answered not_connected at once and an agent, which has no way to wait, could only call
+// again and again or give up; one that does not come within timeoutMs is not_connected, saying
+// how long it was waited for.
+func TestMCPPingWaitsForAComputerThatIsBack(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			s := connectMCP(ctx, t, g, transport)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "back"}}
+			harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": d.TraposID()}), "not_connected")
+
+			done := harness.CallToolAsync(ctx, s, "ping", map[string]any{"traposId": d.TraposID(), "wait": true, "timeoutMs": 50000})
+			serveDaemon(ctx, t, g, d)
+			var pong struct {
+				TraposID string `json:"traposId"`
+			}
+			harness.ToolOK(t, <-done, d.TraposID(), &pong)
+			assert.Equal(t, d.TraposID(), pong.TraposID)
+
+			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "6:never", "wait": true, "timeoutMs": 300}), "not_connected")
+			assert.Contains(t, msg, "computer 6:never is not connected")
+			assert.Contains(t, msg, "; it did not connect within the ")
+			assert.Contains(t, msg, " ms waited (timeoutMs waits longer, at most 60000)")
+		})
+	}
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {

@@ -198,6 +198,16 @@ func cutNote(truncated bool) string {
 type PingOutput struct {
 	TraposID    string `json:"traposId" jsonschema:"the traposId the computer answered with"`
 	RoundTripMs int64  `json:"roundTripMs"`
+	// WaitedMs is set when wait found the computer not connected at first.
+	WaitedMs int64 `json:"waitedMs,omitempty" jsonschema:"with wait: how long the computer took to connect"`
+}
+
+// PingInput is ping's input: TargetInput's, and whether to wait for a computer that is not
+// connected yet.
+type PingInput struct {
+	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
+	Wait      bool   `json:"wait,omitempty" jsonschema:"true: wait up to timeoutMs for the computer to connect, where it is not connected now (a computer that reboots, after os.reboot() or the reboot program, is away for the seconds its boot takes), instead of answering not_connected at once"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
 // tools implements the tool handlers on a computer.Client.
@@ -238,8 +248,8 @@ func (t *tools) register(r registrar) {
 		func(in LuaInput) string { return in.TraposID }, t.runLua)
 	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is what it printed there, lines that scrolled off included (a clear starts it over). A program that waits for input (read(), edit, paint) gets none here and is stopped at the timeout; to use one, start it with send_text. Needs the owner's sandbox.allow_exec true.",
 		func(in ProgramInput) string { return in.TraposID }, t.runProgram)
-	addTool(r, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes.",
-		func(in TargetInput) string { return in.TraposID }, t.ping)
+	addTool(r, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes. With wait, wait up to timeoutMs for it to connect first: a computer that reboots (os.reboot(), the reboot program) is away for the seconds its boot takes, and every other tool answers not_connected at once meanwhile.",
+		func(in PingInput) string { return in.TraposID }, t.ping)
 }
 
 // registrar adds the tools to srv and keeps their input schemas for checkArguments.
@@ -688,7 +698,66 @@ func toolError(err error) *protocol.Error {
 	return pe.WithMessage(msg)
 }
 
-func (t *tools) ping(ctx context.Context, in TargetInput) (PingOutput, error) {
-	p, err := t.client.Ping(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
-	return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds()}, err
+func (t *tools) ping(ctx context.Context, in PingInput) (PingOutput, error) {
+	if !in.Wait {
+		p, err := t.client.Ping(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
+		return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds()}, err
+	}
+	timeout := timeoutOf(in.TimeoutMs)
+	if timeout <= 0 {
+		timeout = computer.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	waited, err := t.waitConnected(ctx, in.TraposID)
+	if err != nil {
+		return PingOutput{}, err
+	}
+	deadline, _ := ctx.Deadline()
+	p, err := t.client.Ping(ctx, in.TraposID, time.Until(deadline))
+	return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds(), WaitedMs: waited.Milliseconds()}, err
+}
+
+// connectPoll is how often ping's wait looks for the computer among those connected.
+const connectPoll = 250 * time.Millisecond
+
+// waitConnected waits until traposID is among the connected computers the caller reaches,
+// and says how long that took (0 when it was there at once). When ctx's time runs out first,
+// the error is the computer's not_connected, hinted as every call's is ("did you mean",
+// where the computers are listed), and that it did not connect within the wait.
+func (t *tools) waitConnected(ctx context.Context, traposID string) (time.Duration, error) {
+	start := time.Now()
+	timer := time.NewTimer(connectPoll)
+	defer timer.Stop()
+	for {
+		cs, err := t.client.Computers(ctx)
+		if err == nil && slices.ContainsFunc(cs, func(c computer.Computer) bool { return c.TraposID == traposID }) {
+			if first := time.Since(start); first > connectPoll {
+				return first, nil
+			}
+			return 0, nil
+		}
+		if err != nil && ctx.Err() == nil {
+			return 0, err // the gateway could not be asked (the stdio bridge's)
+		}
+		select {
+		case <-ctx.Done():
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return 0, ctx.Err()
+			}
+			// One more look, as any call's: its not_connected is the one wording, with its
+			// hint; or the computer came at the last moment.
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), computer.DefaultTimeout)
+			defer cancel()
+			_, err := t.client.Ping(last, traposID, computer.DefaultTimeout)
+			pe, ok := errors.AsType[*protocol.Error](err)
+			if err == nil || !ok || pe.Code != protocol.CodeNotConnected {
+				return time.Since(start), err
+			}
+			return 0, pe.WithMessage(fmt.Sprintf("%s; it did not connect within the %d ms waited (timeoutMs waits longer, at most %d)",
+				pe.Message, time.Since(start).Milliseconds(), computer.MaxTimeout.Milliseconds()))
+		case <-timer.C:
+			timer.Reset(connectPoll)
+		}
+	}
 }
