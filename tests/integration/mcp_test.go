@@ -385,6 +385,27 @@ func TestMCPPingWaitsForAComputerThatIsBack(t *testing.T) {
 	}
 }
 
+// TestMCPASettleMsNoCallCanWaitIsRefused: a settleMs below timeoutMs 60000 but not below the
+// 59 s any call answers within is refused before anything is typed: it was typed, and the
+// screen came back at once, settled false, as if it were still changing.
+func TestMCPASettleMsNoCallCanWaitIsRefused(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	var inputs atomic.Int32
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Exec: daemonfake.NewTerminal().Exec}}
+	d.OnRequest = func(f harness.Frame) {
+		if f.Type == "screen.input" {
+			inputs.Add(1)
+		}
+	}
+	serveDaemon(ctx, t, g, d)
+	s := harness.ConnectMCP(ctx, t, g, "")
+	msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "send_text", map[string]any{"traposId": "7:", "text": "ls\n", "settleMs": 59500, "timeoutMs": 60000}), "bad_argument")
+	assert.Contains(t, msg, "settleMs 59500 is not below the 59000 ms a call may take at most")
+	harness.ToolError(t, harness.CallTool(ctx, t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter"}, "settleMs": 59000, "timeoutMs": 59999}), "bad_argument")
+	assert.Zero(t, inputs.Load(), "nothing was typed")
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {

@@ -251,6 +251,12 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
+	if settle >= time.Until(deadline) {
+		// A call answers within callBound, whatever its timeoutMs: a settleMs that fits
+		// timeoutMs 60000 but not that came back at once, typed and unsettled.
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "settleMs %s is not below the %d ms a call may take at most (it answers before MCP clients give up on it, at 60000), so the screen could never be seen settled; give a shorter settleMs (default %d)",
+			givenOr(how.settleMs, settle), callBound.Milliseconds(), defaultSettle.Milliseconds())
+	}
 	// The computer's input turn is held over every request: no other caller's input lands
 	// between two parts of this one (docs/mcp.md). It is released before the settle.
 	if _, _, err := t.client.TypeInput(ctx, traposID, events, time.Until(deadline)); err != nil {
