@@ -406,6 +406,50 @@ func TestMCPASettleMsNoCallCanWaitIsRefused(t *testing.T) {
 	assert.Zero(t, inputs.Load(), "nothing was typed")
 }
 
+// TestMCPAReadWhoseComputerWentSaysToAskAgain: a read-only tool whose computer went away
+// before it answered says to ask again once it is back, not the gateway's "it may have done
+// what it was asked all the same: check before you ask again", which is for a request that may
+// have changed something: a read cannot have, and there was nothing to check.
+func TestMCPAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			arrived := make(chan struct{}, 1)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, AllowExec: true}, Silent: []string{harness.TypeComputerInfo, harness.TypeLuaExec},
+				OnRequest: func(f harness.Frame) {
+					if f.Type != harness.TypeComputerInfo && f.Type != harness.TypeLuaExec {
+						return // the gateway's own liveness probe, say
+					}
+					select {
+					case arrived <- struct{}{}:
+					default:
+					}
+				}}
+			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			s := connectMCP(ctx, t, g, transport)
+
+			done := harness.CallToolAsync(ctx, s, "computer_info", map[string]any{"traposId": "7:", "timeoutMs": 50000})
+			<-arrived
+			stop()
+			msg := harness.ToolError(t, <-done, "not_connected")
+			assert.Equal(t, "not_connected: computer 7: disconnected before it answered; a read changes nothing: ask again once it is back (ping with wait true waits for it)", msg)
+
+			// A run may have run: it keeps the gateway's words.
+			stop, err = d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			done = harness.CallToolAsync(ctx, s, "run_lua", map[string]any{"traposId": "7:", "code": "os.reboot()", "timeoutMs": 50000})
+			<-arrived
+			stop()
+			msg = harness.ToolError(t, <-done, "not_connected")
+			assert.Contains(t, msg, "it may have done what it was asked all the same: check before you ask again")
+		})
+	}
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {
