@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -111,5 +112,23 @@ func TestHealthThroughAURLThatLostASlash(t *testing.T) {
 		ok, out := runCommand(ctx, t, computerOptionsAt(t, url, sandboxPassword, "sandbox", "health"))
 		assert.True(t, ok, "%s: %s", url, out)
 		assert.Equal(t, "sandboxOk: true", lines(out)[0], "%s: %s", url, out)
+	}
+}
+
+// TestHealthAtAServerThatIsNotTheGateway: sandbox.url names a port where another server
+// answers the gateway's path, opencode with its password (401) on a port of its own. The
+// advice was that the path is wrong, offering the URL the computer already had; it is the
+// server that is wrong.
+func TestHealthAtAServerThatIsNotTheGateway(t *testing.T) {
+	ctx := testContext(t)
+	oc := opencodefake.Start(t, opencodefake.Options{Password: "opencode-pw-e2e-77aa"})
+	hostPort := strings.TrimPrefix(oc.URL, "http://")
+	for _, url := range []string{"ws://" + hostPort, "ws://" + hostPort + "/trapos/ws"} {
+		ok, out := runCommand(ctx, t, computerOptionsAt(t, url, sandboxPassword, "sandbox", "health"))
+		assert.False(t, ok, "%s: %s", url, out)
+		// its rows joined: where they break depends on the port's digits
+		assert.Equal(t, "Not connected to the gateway: the server at "+hostPort+" is not a trap-sandbox gateway "+
+			"(401 Unauthorized): check the port (the install line's; 4444 unless the operator chose another) and, "+
+			"behind a reverse proxy, the path. Fix it with: sandbox setup", strings.Join(lines(out), " "), url)
 	}
 }

@@ -74,6 +74,28 @@ local function gatewayStopped(why)
   return goingAway(why) or connectionClosed(why);
 end
 
+-- Whether why is an answer to the WebSocket upgrade that is not a WebSocket's: a 404, a
+-- redirect, or any other (200 OK from the installer's URL, 401 from a server that wants a login).
+local function notAWebSocket(why)
+  return why:find("%f[%d]404%f[%D]") ~= nil or contains(why, "Not Found")
+    or why:find("%f[%d]30[1278]%f[%D]") ~= nil or contains(why, "Redirect") or contains(why, "Moved")
+    or contains(why, "Invalid handshake response");
+end
+
+-- Whether url's path is where the gateway's WebSocket is: /trapos/ws, at the root or under a
+-- reverse proxy's path (/sandbox/trapos/ws), or none (the daemon reads ws://host:port as
+-- ws://host:port/trapos/ws). Not with an empty segment (//trapos/ws, which the gateway
+-- redirects) nor a slash after it (/trapos/ws/, which it does not serve).
+local function atGatewayPath(url)
+  local path = url:match("^%a[%w+.-]*://[^/?#]*([^?#]*)") or "";
+  if path == "" or path == "/" then
+    return true;
+  end
+  local prefix = path:match("^(.*)/trapos/ws$");
+  return prefix == "" or (prefix ~= nil and prefix:find("//", 1, true) == nil and prefix:sub(1, 1) == "/"
+    and prefix:sub(-1) ~= "/");
+end
+
 -- Each rule: does `why` match, and the advice for `url` (and sandbox.password's value). A rule
 -- whose failure the daemon retries says so: retry is what it says when the seconds to the next
 -- try are not known, true of every try after such a failure (a connection that never opened is
@@ -142,13 +164,24 @@ local RULES = {
     end,
   },
   {
+    -- The same answers at the gateway's own path (a bare ws://host:port means it): no path
+    -- is wrong, the server is not the gateway. Another program's port (opencode's, with its
+    -- password, answers 401), or a reverse proxy that does not pass that path on. Naming the
+    -- path as wrong, the advice offered the very URL the player had.
+    match = function(why, url)
+      return notAWebSocket(why) and atGatewayPath(url);
+    end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      return "the server at " .. host .. ":" .. portOf(url, port) .. " is not a trap-sandbox gateway ("
+        .. (why:match("%d%d%d[%w ]*") or why) .. "): check the port (the install line's; 4444 unless the "
+        .. "operator chose another) and, behind a reverse proxy, the path. " .. FIX_URL;
+    end,
+  },
+  {
     -- A 404, a redirect or any other answer to the upgrade that is not a WebSocket's (200 OK from
     -- the installer's URL): the server is there but the path is not the gateway's.
-    match = function(why)
-      return why:find("%f[%d]404%f[%D]") ~= nil or contains(why, "Not Found")
-        or why:find("%f[%d]30[1278]%f[%D]") ~= nil or contains(why, "Redirect") or contains(why, "Moved")
-        or contains(why, "Invalid handshake response");
-    end,
+    match = notAWebSocket,
     say = function(why, url)
       local host, port = hostPort(url);
       if host:find(":", 1, true) then

@@ -30,6 +30,30 @@ describe("libsandboxadvice explain", function()
       :eq("the URL's path is wrong (401 Unauthorized): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
   end);
 
+  it("says a server answering at the gateway's own path is not the gateway, not that the path is wrong", function()
+    -- opencode on another port than 4242, with its password: the URL the path advice offered
+    -- was the one the player had
+    local want = "the server at 127.0.0.1:4096 is not a trap-sandbox gateway (401 Unauthorized): check the port "
+      .. "(the install line's; 4444 unless the operator chose another) and, behind a reverse proxy, the path. "
+      .. "Fix it with: sandbox setup";
+    for _, url in ipairs({ "ws://127.0.0.1:4096/trapos/ws", "ws://127.0.0.1:4096", "ws://127.0.0.1:4096/" }) do
+      expect(advice.explain("Invalid handshake response getStatus: 401 Unauthorized", url)):eq(want);
+    end
+    -- a reverse proxy that does not pass the path on, under a prefix of its own too
+    expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", "wss://mc.example.org/sandbox/trapos/ws"))
+      :eq("the server at mc.example.org:443 is not a trap-sandbox gateway (404 Not Found): check the port "
+        .. "(the install line's; 4444 unless the operator chose another) and, behind a reverse proxy, the path. "
+        .. "Fix it with: sandbox setup");
+    -- a path the gateway does not serve as it stands is still the wrong path
+    for _, url in ipairs({ "ws://127.0.0.1:4096//trapos/ws", "ws://127.0.0.1:4096/trapos/ws/", "ws://127.0.0.1:4096/a//trapos/ws" }) do
+      expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", url))
+        :str_match("^the URL's path is wrong %(404 Not Found%)");
+    end
+    -- opencode's own port keeps its own advice
+    expect(advice.explain("Invalid handshake response getStatus: 401 Unauthorized", "ws://192.168.1.20:4242/trapos/ws"))
+      :str_match("^sandbox.url points at port 4242, opencode's port");
+  end);
+
   it("keeps the URL's TLS and IPv6 brackets in the URLs it suggests", function()
     expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", "wss://mc.example.org/ws"))
       :eq("the URL's path is wrong (404 Not Found): use wss://mc.example.org or wss://mc.example.org/trapos/ws. Fix it with: sandbox setup");
