@@ -246,8 +246,9 @@ func TestLinkedComputerLinksAnewOnlyOnceRevoked(t *testing.T) {
 	c.WaitFor(ctx, "refused; revoke it now")
 	out := c.Output()
 	assert.Contains(t, lines(out), "account after link: alice", out)
-	refusal := "This computer is linked to alice already. To link it anew, first revoke its credential on the host: trap-sandbox computers revoke 7:kitchen"
-	assert.Contains(t, strings.Join(lines(out), "\n"), strings.Join(screen(refusal), "\n"), out)
+	refusal := append(screen("This computer is linked to alice already. To link it anew, first revoke its credential on the host:"),
+		"  trap-sandbox computers revoke 7:kitchen")
+	assert.Contains(t, strings.Join(lines(out), "\n"), strings.Join(refusal, "\n"), out)
 	assert.NotContains(t, out, "Link code:", "a linked computer asks for no code")
 
 	// The command as the refusal names it, with the account's token.

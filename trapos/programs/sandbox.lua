@@ -115,26 +115,39 @@ end
 -- line continuation, so the rows read as one command and type as one.
 local CONTINUED = " \\";
 
--- Prints a command to type on another machine (the host's shell), indented by two spaces. On
--- a screen too narrow for it (a pocket computer's 26 columns: trap-sandbox link approve
--- BCDF-GHJK is 35) it goes on at the next rows as a shell continues a line: broken at its
--- spaces, each row but the last ending in CONTINUED, the rows after the first indented
--- further. Broken bare, "approve BCDF-GHJK" read as a command of its own.
-local function printCommand(command)
+-- The rows of a command to type on another machine (the host's shell), given as its shell
+-- words, indented by two spaces. On a screen too narrow for it (a pocket computer's 26
+-- columns: trap-sandbox link approve BCDF-GHJK is 35) it goes on at the next rows as a shell
+-- continues a line: broken between its words (never inside a quoted one: '7:my kitchen'),
+-- each row but the last ending in CONTINUED, the rows after the first indented further.
+-- Broken bare, "approve BCDF-GHJK" read as a command of its own.
+local function commandRows(words)
   local width = term.getSize();
+  local command = table.concat(words, " ");
   if 2 + #command <= width then
-    print("  " .. command);
-    return;
+    return { "  " .. command };
   end
-  local indent, line = "  ", nil;
-  for word in command:gmatch("%S+") do
-    if line ~= nil and #indent + #line + 1 + #word + #CONTINUED > width then
-      print(indent .. line .. CONTINUED);
+  local rows, indent, line = {}, "  ", nil;
+  for i, word in ipairs(words) do
+    -- the mark needs its columns on every row but the last
+    local mark = i < #words and #CONTINUED or 0;
+    if line ~= nil and #indent + #line + 1 + #word + mark > width then
+      rows[#rows + 1] = indent .. line .. CONTINUED;
       indent, line = "    ", nil;
     end
     line = line == nil and word or line .. " " .. word;
   end
-  print(indent .. (line or ""));
+  rows[#rows + 1] = indent .. (line or "");
+  return rows;
+end
+
+-- Prints a command to type on the host, as commandRows lays it out.
+local function printCommand(command)
+  local words = {};
+  for word in command:gmatch("%S+") do
+    words[#words + 1] = word;
+  end
+  printLines(commandRows(words));
 end
 
 -- Turns the daemon's reason into advice the user can act on; retryIn is the seconds to its
@@ -960,8 +973,11 @@ local function refuseIfLinked()
     return true, status.connected == true;
   end
   local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
+  -- The command on rows of its own, as link's approve line: in the sentence, the screen broke
+  -- it wherever a row ended (on a pocket computer, always: it is 31 columns and more).
   fail("This computer " .. what .. status.account .. " already. To link it anew, first revoke its "
-    .. "credential on the host: trap-sandbox computers revoke " .. shellWord(oneLine(tostring(status.traposId))));
+    .. "credential on the host:\n" .. table.concat(commandRows({ "trap-sandbox", "computers", "revoke",
+      shellWord(oneLine(tostring(status.traposId))) }), "\n"));
 end
 
 -- sandbox link [KEY]: its own short link session to sandbox.url (the daemon's stays up).

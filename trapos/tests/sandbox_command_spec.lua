@@ -1683,30 +1683,52 @@ describe("sandbox command", function()
       local linked = connectedStatus();
       linked.traposId, linked.account = "7:kitchen", "alice";
       for _, args in ipairs({ { "link" }, { "link", KEY } }) do
-        local ok, err, lines, record = run(args, { status = linked, gateway = linkGateway() });
+        local ok, err, lines, record = run(args, { status = linked, gateway = linkGateway(), width = 51 });
         expect(ok):eq(false);
         expect(err):eq("This computer is linked to alice already. To link it anew, first revoke its credential "
-          .. "on the host: trap-sandbox computers revoke 7:kitchen");
+          .. "on the host:\n  trap-sandbox computers revoke 7:kitchen");
         expect(lines):same({});
         expect(#record.sockets):eq(0);
         expect(record.values["sandbox.password"]):eq(nil);
       end
       -- one whose credential was set by hand is not called linked
       linked.credentialKind = "issued";
-      local ok, err = run({ "link" }, { status = linked, gateway = linkGateway() });
+      local ok, err = run({ "link" }, { status = linked, gateway = linkGateway(), width = 51 });
       expect(ok):eq(false);
       expect(err):eq("This computer has a credential of alice already. To link it anew, first revoke its credential "
-        .. "on the host: trap-sandbox computers revoke 7:kitchen");
+        .. "on the host:\n  trap-sandbox computers revoke 7:kitchen");
+    end);
+
+    it("puts the host's revoke on rows of its own, continued as a shell line where it does not fit one", function()
+      local linked = connectedStatus();
+      linked.traposId, linked.account = "7:kitchen", "alice";
+      -- on a pocket computer's 26 columns the command (39) broke where a row ended:
+      -- "trap-sandbox computers" / "revoke 7:kitchen", the second row read as a command of its own
+      local ok, err = run({ "link" }, { status = linked, gateway = linkGateway(), width = 26 });
+      expect(ok):eq(false);
+      expect(err):eq(fitted("This computer is linked to alice already. To link it anew, first revoke its credential "
+        .. "on the host:", 26) .. "\n  trap-sandbox computers \\\n    revoke 7:kitchen");
+      -- a quoted label is one word: never continued inside its quotes, where a shell keeps the \
+      linked.traposId = "7:my kitchen";
+      ok, err = run({ "link" }, { status = linked, gateway = linkGateway(), width = 26 });
+      expect(ok):eq(false);
+      expect(err:match("\n(  trap%-sandbox.*)$")):eq("  trap-sandbox computers \\\n    revoke '7:my kitchen'");
+      -- on a computer's 51 columns a label that ran the command past the row's end broke it too
+      linked.traposId = "7:Kitchen on the ground floor";
+      ok, err = run({ "link" }, { status = linked, gateway = linkGateway(), width = 51 });
+      expect(ok):eq(false);
+      expect(err:match("\n(  trap%-sandbox.*)$"))
+        :eq("  trap-sandbox computers revoke \\\n    '7:Kitchen on the ground floor'");
     end);
 
     it("names a label with a space as one word of the host's shell", function()
       for _, case in ipairs({ { "7:my kitchen", "'7:my kitchen'" }, { "7:bob's", "'7:bob'\\''s'" }, { "7:", "7:" } }) do
         local linked = connectedStatus();
         linked.traposId, linked.account = case[1], "alice";
-        local ok, err = run({ "link" }, { status = linked, gateway = linkGateway() });
+        local ok, err = run({ "link" }, { status = linked, gateway = linkGateway(), width = 51 });
         expect(ok):eq(false);
         expect(err):eq("This computer is linked to alice already. To link it anew, first revoke its credential "
-          .. "on the host: trap-sandbox computers revoke " .. case[2]);
+          .. "on the host:\n  trap-sandbox computers revoke " .. case[2]);
       end
     end);
 
