@@ -41,6 +41,21 @@ local function hostPort(url)
   return host or authority, port;
 end
 
+-- Whether a URL with a scheme names no host: ws://, ws://:4444, or ws://??.example, whose ?
+-- begins the query (a ? is what CC makes of a character it cannot hold, a host name's 日 or an
+-- emoji pasted). CC reads such a URL as a host named ws.
+local function namesNoHost(url)
+  expect(1, url, "string");
+  local authority = url:match("^%a[%w+.-]*://([^/?#]*)");
+  return authority ~= nil and hostPort((authority:gsub("^.*@", ""))) == "";
+end
+
+-- What is wrong with a URL that names no host, without the fix.
+local function noHost(url)
+  return "sandbox.url " .. url .. " names no host"
+    .. (url:find("?", 1, true) and " (a ? stands for a character CC cannot hold: give the gateway's IP address)" or "");
+end
+
 -- The WebSocket scheme of a URL, "wss" or "ws" (ws when it names neither): advice that names a
 -- URL keeps the player's TLS.
 local function wsScheme(url)
@@ -206,6 +221,10 @@ local RULES = {
   {
     match = function(why) return contains(why, "Unknown host"); end,
     say = function(_, url)
+      if namesNoHost(url) then
+        -- CC read ws:// (or ws://??.example) as a host named ws, whose lookup failed
+        return noHost(url) .. ". " .. FIX_URL;
+      end
       return "Unknown host: " .. hostPort(url) .. " does not resolve; check its spelling or use the gateway's IP address. " .. FIX_URL;
     end,
   },
@@ -339,5 +358,7 @@ return {
   OPENCODE_PORT = OPENCODE_PORT,
   FIX_URL = FIX_URL,
   explain = explain,
+  namesNoHost = namesNoHost,
+  noHost = noHost,
   gatewayStopped = gatewayStopped,
 };

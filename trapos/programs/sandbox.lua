@@ -662,6 +662,9 @@ local function setup(urlArg)
       end
     end
     fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. ws);
+  elseif advice.namesNoHost(full) then
+    -- Saved, it gave "Unknown host:  does not resolve", naming no host.
+    fail(advice.noHost(url) .. ". Run: sandbox setup ws://<host>:4444");
   end
   local password = askPassword();
   local files, exec, screen, confirm = askAccess();

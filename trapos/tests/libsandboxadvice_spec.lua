@@ -116,6 +116,21 @@ describe("libsandboxadvice explain", function()
       :eq("Unknown host: gatewy.lan does not resolve; check its spelling or use the gateway's IP address. Fix it with: sandbox setup");
   end);
 
+  it("says a URL names no host rather than that an empty name does not resolve", function()
+    -- CC reads such a URL as a host named ws; "Unknown host:  does not resolve" named none
+    expect(advice.explain("Unknown host", "ws:///trapos/ws"))
+      :eq("sandbox.url ws:///trapos/ws names no host. Fix it with: sandbox setup");
+    expect(advice.explain("Unknown host", "ws://:4444/trapos/ws"))
+      :eq("sandbox.url ws://:4444/trapos/ws names no host. Fix it with: sandbox setup");
+    -- a host name of characters past CC's (pasted), each a ?, which begins the URL's query
+    expect(advice.explain("Unknown host", "ws://??.example:4444"))
+      :eq("sandbox.url ws://??.example:4444 names no host (a ? stands for a character CC cannot hold: "
+        .. "give the gateway's IP address). Fix it with: sandbox setup");
+    for _, url in ipairs({ "ws://gatewy.lan:4444", "ws://[fd00::2]:4444", "ws://k\252che:4444" }) do
+      expect(advice.namesNoHost(url)):eq(false);
+    end
+  end);
+
   it("explains a refused connection", function()
     local want = "nothing answers at 192.168.1.20:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s";
     expect(advice.explain("Could not connect", URL)):eq(want);

@@ -736,6 +736,23 @@ describe("sandbox command", function()
       end
     end);
 
+    it("refuses a URL that names no host before asking or saving anything", function()
+      for _, case in ipairs({
+        { "ws://", "sandbox.url ws:// names no host" },
+        { ":4444", "sandbox.url :4444 names no host" },
+        { "ws://user@:4444/trapos/ws", "sandbox.url ws://user@:4444/trapos/ws names no host" },
+        -- a host name pasted with characters CC cannot hold: each is a ?, which begins the query
+        { "ws://??.example:4444", "sandbox.url ws://??.example:4444 names no host (a ? stands for a character CC "
+          .. "cannot hold: give the gateway's IP address)" },
+      }) do
+        local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
+        expect(ok):eq(false);
+        expect(err):eq(fitted(case[2] .. ". Run: sandbox setup ws://<host>:4444"));
+        expect(record.prompts):same({});
+        expect(record.saved):eq(0);
+      end
+    end);
+
     it("prints the error with its fix when the gateway does not answer", function()
       local ok, err = run({ "setup", "ws://10.0.0.9:4444" }, {
         settings = {}, typed = { "pw" }, status = downStatus("waiting", "Could not connect"),
