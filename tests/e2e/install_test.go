@@ -495,6 +495,28 @@ func TestInstallNamesASpaceAroundARefusedPassword(t *testing.T) {
 	assert.Contains(t, out, "Installed trapos-sandbox ")
 }
 
+// TestInstallNamesACharacterCCCannotHoldInARefusedPassword: a gateway password with
+// characters past U+00FF (the gateway warns its operator at start) is typed on the computer
+// as CC holds it, each such character a ?: the refusal says what a ? in the password means.
+func TestInstallNamesACharacterCCCannotHoldInARefusedPassword(t *testing.T) {
+	ctx := testContext(t)
+	const password = "日本-install-secret-1234"
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", password, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, true, install+" "+password)
+	joined := strings.Join(lines(out), " ")
+	assert.Contains(t, joined, "Wrong password: the gateway refused it.", out)
+	assert.Contains(t, joined, "The password holds a ?, which CC types for each character it cannot hold (an emoji, a CJK one): "+
+		"if the gateway's password has such a character, no computer can give it; ask its operator for another.", out)
+	assert.Empty(t, diskFiles(t, dir), "a refused install writes nothing")
+
+	out = playerSession(ctx, t, dir, true, install+" wrong")
+	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it.", out)
+	assert.NotContains(t, out, "holds a ?", "a password without a ? gets no hint")
+}
+
 // TestInstallKeepsALinkedCredential: the install line run again with the shared password on
 // a computer linked to an account keeps the computer's own credential (it was replaced, and
 // the computer silently left the account); a credential the gateway refuses (revoked, or not

@@ -334,6 +334,12 @@ local function explain(why, url, password, again, retryIn)
       -- stars; say so, without claiming the space is wrong (it may be part of it).
       return "the gateway rejected sandbox.password (unauthorized); it begins or ends with a space: "
         .. "if that is not part of it, set it again with: sandbox setup";
+    elseif type(password) == "string" and password:find("?", 1, true) then
+      -- CC holds Latin-1 only: typed or pasted, an emoji or a CJK character is a ?, and a
+      -- gateway password with one (its operator was warned at start) no computer can give.
+      return "the gateway rejected sandbox.password (unauthorized); it holds a ?, which CC types for a character it "
+        .. "cannot hold (an emoji, a CJK one): if the gateway's password has one, ask its operator for another; "
+        .. "else set it again with: sandbox setup";
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
   end

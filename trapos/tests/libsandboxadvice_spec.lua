@@ -262,6 +262,16 @@ describe("libsandboxadvice explain", function()
     expect(advice.explain("unauthorized: wrong secret", URL, "")):eq(fix);
   end);
 
+  it("names a ? in a refused password, what CC types for a character it cannot hold", function()
+    expect(advice.explain("unauthorized: wrong secret", URL, "??-secret-of-the-house"))
+      :eq("the gateway rejected sandbox.password (unauthorized); it holds a ?, which CC types for a character it "
+        .. "cannot hold (an emoji, a CJK one): if the gateway's password has one, ask its operator for another; "
+        .. "else set it again with: sandbox setup");
+    -- Latin-1 letters are CC's own: no hint
+    expect(advice.explain("unauthorized: wrong secret", URL, "k\252che-secret"))
+      :eq("the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
+  end);
+
   it("sends a linked credential the gateway does not accept to its operator or sandbox link", function()
     expect(advice.explain("unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)", URL, "tsc_x_y"))
       :eq("the gateway does not know this computer's linked credential (unauthorized): was its account removed? "

@@ -620,6 +620,11 @@ local function install(opts)
       elseif password:find("^%s") or password:find("%s$") then
         -- Typed (or pasted) at the prompt's stars, or set before: the space cannot be seen.
         print("The password begins or ends with a space: if that is not part of it, type it without.");
+      elseif password:find("?", 1, true) then
+        -- CC holds Latin-1 only: a password with an emoji or a CJK character cannot be typed
+        -- (the gateway warns its operator so at start); the player cannot tell from here.
+        print("The password holds a ?, which CC types for each character it cannot hold (an emoji, a CJK one): "
+          .. "if the gateway's password has such a character, no computer can give it; ask its operator for another.");
       end
       nothingChanged(old, "is kept");
       return false;
