@@ -132,3 +132,18 @@ func TestHealthAtAServerThatIsNotTheGateway(t *testing.T) {
 			"behind a reverse proxy, the path. Fix it with: sandbox setup", strings.Join(lines(out), " "), url)
 	}
 }
+
+// TestADaemonWhoseURLIsNotTextRuns: `set sandbox.url true` (or digits) before the daemon
+// defined the setting, or a server's default as here, stores a boolean (a number). Read as a
+// string, it stopped the daemon at every boot with a traceback on the screen ("The sandbox
+// daemon is not running" after it); a value that is not text or a number reads as not set
+// (and a number as its digits, as a numeric sandbox.password is sent: libsandboxsettings_spec,
+// whose URL would send the daemon to a DNS lookup here).
+func TestADaemonWhoseURLIsNotTextRuns(t *testing.T) {
+	ctx := testContext(t)
+	_, out := runCommand(ctx, t, computerOptionsAt(t, "true", sandboxPassword, "sandbox", "status"))
+	assert.Contains(t, lines(out), "state: dormant", out)
+	assert.Contains(t, lines(out), "fix: sandbox.url is not set. Run: sandbox setup", out)
+	assert.NotContains(t, out, "not running", out)
+	assert.NotContains(t, out, "string expected", out)
+}

@@ -48,10 +48,16 @@ local SAVE_SUFFIX = ".saving";
 -- put in front, as CC would, it named the host "ws" (ws://ws:/host), and the player read
 -- Unknown host: ws (sandbox setup saved ftp:/host as a host named ftp). A word of letters
 -- before the colon is a scheme unless a port, digits alone, follows it (host:4444).
--- Returns nil for nil or blank input.
+-- url is sandbox.url's value as stored: a number is its digits (CC's set stores digits as one
+-- when the setting's type is not defined yet: before the daemon's first boot, as for
+-- sandbox.password), and any other value that is not text counts as not set. Read as a
+-- string, such a value (a hand-edited .settings too) stopped the daemon at every boot with
+-- a traceback on the screen, and sandbox health and setup with it.
+-- Returns nil for nil, blank or such input.
 local function normaliseUrl(url)
-  expect(1, url, "string", "nil");
-  if url == nil then
+  if type(url) == "number" then
+    url = tostring(url);
+  elseif type(url) ~= "string" then
     return nil;
   end
   url = url:match("^%s*(.-)%s*$");

@@ -628,6 +628,11 @@ local function setup(urlArg)
     return;
   end
   local current = settings.get(libsandbox.SETTING_URL);
+  if type(current) == "number" then
+    current = tostring(current); -- as the daemon reads it (libsandbox.normaliseUrl)
+  elseif type(current) ~= "string" then
+    current = nil;
+  end
   local url = urlArg;
   if url == nil then
     print("Gateway URL, e.g. ws://192.168.1.20:4444");

@@ -193,6 +193,20 @@ describe("sandbox daemon", function()
       expect(world.timerCount()):eq(0);
     end);
 
+    it("reads a sandbox.url that is not text as set does: digits as a URL, anything else as none", function()
+      -- `set sandbox.url 4444` before the daemon defined the setting stores a number, and a
+      -- hand-edited .settings may hold anything: read as a string, it stopped the daemon at boot
+      local world = newWorld({ url = 4444 });
+      world.daemon.start();
+      expect(world.connects):same({ "ws://4444/trapos/ws" });
+      for _, value in ipairs({ true, { "ws://x" } }) do
+        world = newWorld({ url = value });
+        world.daemon.start();
+        expect(#world.connects):eq(0);
+        expect(world.daemon.status().state):eq("dormant");
+      end
+    end);
+
     it("names the package it runs from in its status, so that sandbox status can tell an older one", function()
       local world = newWorld();
       world.daemon.start();

@@ -41,6 +41,12 @@ describe("libsandboxsettings", function()
       expect(lib.normaliseUrl("ftp:21")):eq("ws://ftp:21/trapos/ws");
     end);
 
+    it("reads a value that is not text as set stores it: digits as the URL, anything else as none", function()
+      expect(lib.normaliseUrl(4444)):eq("ws://4444/trapos/ws");
+      expect(lib.normaliseUrl(true)):eq(nil);
+      expect(lib.normaliseUrl({})):eq(nil);
+    end);
+
     it("returns nil for nothing", function()
       expect(lib.normaliseUrl(nil)):eq(nil);
       expect(lib.normaliseUrl("")):eq(nil);

@@ -555,6 +555,28 @@ describe("sandbox command", function()
       });
     end);
 
+    it("takes a sandbox.url that set stored as a number as its digits, and one of another type as none", function()
+      -- `set sandbox.url 4444` before the daemon defined the setting: setup and health raised
+      -- "attempt to index local 'url' (a number value)" and "string expected, got number"
+      local ok, err, _, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = 4444 }, typed = { "", "pw" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.prompts[1]):eq("[4444]: ");
+      expect(record.values["sandbox.url"]):eq("4444");
+      ok, err, _, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = true }, typed = { "" }, status = connectedStatus(), reply = healthy,
+      });
+      expect(ok):eq(false);
+      expect(record.prompts[1]):eq("[none]: ");
+      expect(err):eq(fitted("sandbox setup: no URL given. Run: sandbox setup ws://<host>:4444"));
+      ok, err = run({ "health" }, { settings = { ["sandbox.url"] = 4444 }, status = connectedStatus(), reply = healthy });
+      expectSuccess(ok, err);
+      ok, err = run({ "health" }, { settings = { ["sandbox.url"] = true }, status = downStatus("dormant") });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox.url is not set. Run: sandbox setup");
+    end);
+
     it("says when the settings could not be saved, instead of saying they were", function()
       local ok, err, lines, record = run({ "setup", "ws://10.0.0.9:4444" }, {
         settings = {}, typed = { "1234" }, status = connectedStatus(), reply = healthy, saveFails = true,
