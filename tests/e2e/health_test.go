@@ -102,13 +102,14 @@ func TestHealthOpencodeStalled(t *testing.T) {
 	), lines(out))
 }
 
-// TestHealthThroughAURLThatLostASlash: a sandbox.url typed with one slash after ws: (or none)
-// reaches the gateway it names. Given to CC as it stands, ws:// went in front of it and the
-// daemon looked up a host named "ws": the player read Unknown host: ws does not resolve.
+// TestHealthThroughAURLThatLostASlash: a sandbox.url typed with one slash after ws: (or none),
+// or without the colon (ws//), reaches the gateway it names. Given to CC as it stands, ws://
+// went in front of it and the daemon looked up a host named "ws": the player read Unknown
+// host: ws does not resolve.
 func TestHealthThroughAURLThatLostASlash(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	for _, url := range []string{"ws:/" + g.Addr, "ws:" + g.Addr} {
+	for _, url := range []string{"ws:/" + g.Addr, "ws:" + g.Addr, "ws//" + g.Addr} {
 		ok, out := runCommand(ctx, t, computerOptionsAt(t, url, sandboxPassword, "sandbox", "health"))
 		assert.True(t, ok, "%s: %s", url, out)
 		assert.Equal(t, "sandboxOk: true", lines(out)[0], "%s: %s", url, out)

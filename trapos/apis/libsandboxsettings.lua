@@ -42,11 +42,15 @@ local SETTINGS_FILE = "/.settings";
 -- once complete.
 local SAVE_SUFFIX = ".saving";
 
+-- The schemes a URL that lost the colon of its "://" is read with (ws//host).
+local LOST_COLON_SCHEMES = { ws = true, wss = true, http = true, https = true };
+
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
 -- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does; one that
 -- lost a slash of its scheme's "//" (ws:/host, ws:host, ftp:/host) gets it back: with ws://
 -- put in front, as CC would, it named the host "ws" (ws://ws:/host), and the player read
--- Unknown host: ws (sandbox setup saved ftp:/host as a host named ftp). A word of letters
+-- Unknown host: ws (sandbox setup saved ftp:/host as a host named ftp); so does one that lost
+-- its colon (ws//host, LOST_COLON_SCHEMES). A word of letters
 -- before the colon is a scheme unless a port, digits alone, follows it (host:4444).
 -- url is sandbox.url's value as stored: a number is its digits (CC's set stores digits as one
 -- when the setting's type is not defined yet: before the daemon's first boot, as for
@@ -63,6 +67,13 @@ local function normaliseUrl(url)
   url = url:match("^%s*(.-)%s*$");
   if url == "" then
     return nil;
+  end
+  -- ws//host: the colon of ws:// lost. CC would put ws:// in front and look the host "ws" up
+  -- (Unknown host: ws). Only the schemes of a gateway's URL, and http's, which are refused by
+  -- name: host//path is a host (localhost//trapos/ws).
+  local lost, afterSlashes = url:match("^(%a+)//(.*)$");
+  if lost ~= nil and LOST_COLON_SCHEMES[lost:lower()] then
+    url = lost .. "://" .. afterSlashes;
   end
   local scheme, afterColon = url:match("^(%a+):/?([^/].*)$");
   -- ws:4444 is a host named ws and its port (a compose service's name), no scheme: read as

@@ -41,6 +41,16 @@ describe("libsandboxsettings", function()
       expect(lib.normaliseUrl("ftp:21")):eq("ws://ftp:21/trapos/ws");
     end);
 
+    it("gives a scheme that lost the colon of its :// back, not the host's name", function()
+      -- CC would put ws:// in front (ws://ws//127.0.0.1:4444) and look the host "ws" up
+      expect(lib.normaliseUrl("ws//127.0.0.1:4444")):eq("ws://127.0.0.1:4444/trapos/ws");
+      expect(lib.normaliseUrl("WSS//gw.example.org/sandbox/trapos/ws")):eq("WSS://gw.example.org/sandbox/trapos/ws");
+      -- http's too, which the daemon and setup then refuse by name
+      expect(lib.normaliseUrl("http//10.0.0.9:4444/trapos/install")):eq("http://10.0.0.9:4444/trapos/install");
+      -- a host, then a path with an empty segment: no scheme lost anything
+      expect(lib.normaliseUrl("localhost//trapos/ws")):eq("ws://localhost//trapos/ws");
+    end);
+
     it("reads a value that is not text as set stores it: digits as the URL, anything else as none", function()
       expect(lib.normaliseUrl(4444)):eq("ws://4444/trapos/ws");
       expect(lib.normaliseUrl(true)):eq(nil);

@@ -758,6 +758,19 @@ describe("sandbox command", function()
       end
     end);
 
+    it("reads a URL that lost the colon of its :// as the gateway's, and an http one so refused by name", function()
+      local ok, err, _, record = run({ "setup", "ws//10.0.0.9:4444" }, {
+        settings = {}, typed = { "pw" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.values["sandbox.url"]):eq("ws//10.0.0.9:4444"); -- as typed; the daemon reads it so too
+      ok, err, _, record = run({ "setup", "http//10.0.0.9:4444/trapos/install" }, { settings = {} });
+      expect(ok):eq(false);
+      expect(err):eq(fitted("sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that "
+        .. "terminates TLS), not http://. Run: sandbox setup ws://10.0.0.9:4444"));
+      expect(record.saved):eq(0);
+    end);
+
     it("refuses a URL that names no host before asking or saving anything", function()
       for _, case in ipairs({
         { "ws://", "sandbox.url ws:// names no host" },
