@@ -495,6 +495,27 @@ func TestInstallNamesASpaceAroundARefusedPassword(t *testing.T) {
 	assert.Contains(t, out, "Installed trapos-sandbox ")
 }
 
+// TestUpgradeChecksThePasswordOfASlashShortURL: sandbox.url typed a slash or its colon short
+// (ws:/host:port, ws//host:port, which the daemon reads as ws://host:port) names this gateway
+// on an upgrade too: the installer's own copy of the rule knew only the bare form, said
+// "sandbox.url names another gateway" and saved the line's wrong password unchecked.
+func TestUpgradeChecksThePasswordOfASlashShortURL(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, true, install+" "+installPassword, "")
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	for _, url := range []string{"ws:/" + g.Addr, "ws//" + g.Addr} {
+		playerSession(ctx, t, dir, true, "set sandbox.url "+url)
+		settings := readSettings(t, dir)
+		out = playerSession(ctx, t, dir, true, install+" wrong-password-here")
+		assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it.", "%s: %s", url, out)
+		assert.NotContains(t, out, "another gateway", url)
+		assert.Equal(t, settings, readSettings(t, dir), "%s: a refused upgrade keeps the settings", url)
+	}
+}
+
 // TestInstallNamesACharacterCCCannotHoldInARefusedPassword: a gateway password with
 // characters past U+00FF (the gateway warns its operator at start) is typed on the computer
 // as CC holds it, each such character a ?: the refusal says what a ? in the password means.

@@ -38,9 +38,6 @@ local CHECK_WAIT = 20;
 -- by their URL string, and the daemon's socket, if it runs, uses the plain one.
 local CHECK_QUERY = "?check";
 
--- The path the daemon completes a bare ws://host:port with (libsandboxsettings.DEFAULT_PATH).
-local WS_PATH = "/trapos/ws";
-
 -- URLs on the screen: the package's rule, from the package's own libsandboxlayout, which the
 -- gateway sends along (SOURCE.layout) since the installer runs before the package's files are
 -- on the computer. Every line the installer prints goes through it, so that a URL longer than
@@ -386,18 +383,12 @@ local function choosePassword(opts, old)
   return read("*");
 end
 
--- A sandbox.url as the daemon reads it: a bare ws://host:port means the gateway's path.
-local function wsUrl(url)
-  url = url:match("^%s*(.-)%s*$");
-  if not url:find("://", 1, true) then
-    url = "ws://" .. url;
-  end
-  local prefix, rest = url:match("^(%a[%w+.-]*://[^/?#]*)(.*)$");
-  if prefix ~= nil and (rest == "" or rest == "/") then
-    return prefix .. WS_PATH;
-  end
-  return url;
-end
+-- A sandbox.url as the daemon reads it (a bare ws://host:port means the gateway's path, and
+-- ws:/host or ws//host ws://host): the package's own rule, libsandboxsettings.normaliseUrl,
+-- sent along as SOURCE.settings. A copy here knew only the bare form, so an upgrade of a
+-- computer set up with ws:/host took this gateway for another and checked no password.
+local settingsRules = assert(load(SOURCE.settings, "@/apis/libsandboxsettings.lua", "t", _ENV))();
+local wsUrl = settingsRules.normaliseUrl;
 
 -- Asks the gateway whether it accepts password: a hello with check=true (docs/protocol.md),
 -- which it answers as the daemon's hello but registers nothing, so a daemon that is connected

@@ -117,6 +117,11 @@ func (i *Installer) serveFile(w http.ResponseWriter, r *http.Request) {
 // computer, and by the same rule as the package's commands.
 const LayoutFile = "apis/libsandboxlayout.lua"
 
+// SettingsFile is the package's file of the settings' rules, which the installer loads from
+// its SOURCE.settings to read sandbox.url as the daemon does (ws:/host, ws//host, a bare
+// ws://host:port), before the package is on the computer.
+const SettingsFile = "apis/libsandboxsettings.lua"
+
 // Script is the installer for pkg as served from base: a SOURCE table, then install.lua.
 func Script(pkg traposclient.Package, base Base) string {
 	var b strings.Builder
@@ -136,6 +141,8 @@ func Script(pkg traposclient.Package, base Base) string {
 	field("hook", hookSource)
 	layout, _ := pkg.File(LayoutFile)
 	field("layout", string(layout))
+	settingsRules, _ := pkg.File(SettingsFile)
+	field("settings", string(settingsRules))
 	b.WriteString("};\n\n")
 	b.WriteString(installBody)
 	return b.String()
