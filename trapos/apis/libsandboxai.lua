@@ -373,7 +373,7 @@ local function newAnswerReader(out)
   local held = {};      -- a code line's pieces: code is given a line at a time
   local fence = nil;    -- the open fence's marker, nil outside one
   local last = "start"; -- the kind of the line before, for where indented code may begin
-  local inItem = false; -- after a list item, until text at the margin: its indented lines are its own
+  local inItem = false; -- after a list item, until text or a fence at the margin: its indented lines are its own
   local shown, blank = false, false;
 
   local function show()
@@ -399,7 +399,12 @@ local function newAnswerReader(out)
     if marked == nil then
       return false;
     elseif marked == "fence" then
+      -- at the margin it is no item's: the item ends, as a terminal's Markdown ends the list
+      -- there (and the indented line after the fence is code, not the item's text)
       kind, fence = "fence", marker;
+      if indent == 0 then
+        inItem = false;
+      end
       return true;
     end
     kind, what = "prose", marked;

@@ -500,6 +500,22 @@ describe("libsandboxai", function()
       end
     end);
 
+    it("ends a list item at a fence at the margin, as a terminal's Markdown does", function()
+      -- the indented line after the fence is code, not the item's text going on under it
+      local answer = "- item\n```lua\nx = 1\n```\n    indented\n- next\n  ```\n  y = 2\n  ```\n    more\n";
+      local want = {
+        "item|0|- ", "text:item", "end",
+        "code:x = 1",
+        "code:    indented",
+        "item|0|- ", "text:next", "end",
+        "code:  y = 2",
+        "text|4|", "text:more", "end",
+      };
+      for _, size in ipairs({ 1, 3, #answer }) do
+        expect(read(answer, size)):same(want);
+      end
+    end);
+
     it("reads lines that end in \\r\\n as those that end in \\n", function()
       local said = read("One.\r\n\r\n\r\n```\r\nx = 1\r\n```\r\nTwo.\r\n");
       expect(said):same({ "text|0|", "text:One.\r", "end", "blank", "code:x = 1\r", "text|0|", "text:Two.\r", "end" });
