@@ -501,8 +501,10 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "the prompt is %d bytes; the limit is %d", protocol.WireLen(*p.Prompt), MaxPromptBytes)
 	case p.Kind != nil && *p.Kind != "computer" && *p.Kind != "turtle" && *p.Kind != "pocket":
 		return nil, protocol.Errorf(protocol.CodeBadPayload, `kind must be "computer", "turtle" or "pocket"`)
-	case p.Screen != nil && (p.Screen.Width <= 0 || p.Screen.Height <= 0 || p.Screen.Width > 1000 || p.Screen.Height > 1000):
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen must be {width, height}, each 1 to 1000")
+	case p.Screen != nil && (p.Screen.Width <= 0 || p.Screen.Height <= 0 || p.Screen.Width > protocol.MaxScreenSide || p.Screen.Height > protocol.MaxScreenSide):
+		// A size no computer has is told to no model: the screen.update bound, CC's largest terminal.
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen must be {width, height}, each 1 to %d (CC's largest terminal), not %d×%d",
+			protocol.MaxScreenSide, p.Screen.Width, p.Screen.Height)
 	}
 	name := DefaultSession
 	if p.Session != nil {

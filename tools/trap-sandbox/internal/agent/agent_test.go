@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -462,6 +463,32 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	pe = ask("7:latin", `{"prompt":"`+strings.Repeat("é", MaxPromptBytes+1)+`"}`)
 	require.NotNil(t, pe)
 	assert.Equal(t, "the prompt is 4097 bytes; the limit is 4096", pe.Message)
+}
+
+// TestAskScreenIsCCs: the screen an ai.ask reports is bounded as a screen.update's, by CC:
+// Tweaked's largest terminal (protocol.MaxScreenSide, 255 each way), and the refusal names
+// that range: a size no computer has (1000×1000 passed before) is told to no model.
+func TestAskScreenIsCCs(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
+		TurnDeadline: time.Hour}, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	ask := func(caller string, width, height int) error {
+		_, err := m.handleAsk(t.Context(), protocol.Requester{AccountID: "local", TraposID: caller},
+			json.RawMessage(fmt.Sprintf(`{"prompt":"hi","screen":{"width":%d,"height":%d}}`, width, height)))
+		return err
+	}
+	for _, size := range [][2]int{{256, 19}, {51, 256}, {1000, 1000}, {0, 19}, {51, -1}} {
+		err := ask("5:desk", size[0], size[1])
+		var pe *protocol.Error
+		require.ErrorAs(t, err, &pe, size)
+		assert.Equal(t, protocol.CodeBadPayload, pe.Code, size)
+		assert.Equal(t, fmt.Sprintf("screen must be {width, height}, each 1 to 255 (CC's largest terminal), not %d×%d", size[0], size[1]),
+			pe.Message, size)
+	}
+	// opencode is down here: a question taken ends at once with ai_unavailable.
+	assert.NoError(t, ask("6:wall", protocol.MaxScreenSide, protocol.MaxScreenSide), "CC's largest terminal")
+	assert.NoError(t, ask("7:pocket", 26, 20))
 }
 
 // TestConfirmCarriesTheRequestAndTheComputersRefusal: a confirm event names the request the

@@ -14,6 +14,12 @@ import (
 // when it receives one, so the gateway holds itself to the same cap.
 const MaxFrameBytes = 128 << 10
 
+// MaxScreenSide is the most cells a computer's screen has across and down: CC: Tweaked's
+// largest terminal (a computer's or a pocket computer's size is configured from 1 to 255; a
+// monitor is no computer's screen). The one bound of every screen a computer reports: the
+// frames it sends the web console (screen.update) and the size it asks the agent for (ai.ask).
+const MaxScreenSide = 255
+
 // MaxHostTypeBytes bounds the type of a host's request (the host surfaces refuse a longer one
 // with bad_payload): every name of the vocabulary and of a program's types is short, and a
 // type near a frame's size would leave the computer no room to answer it.

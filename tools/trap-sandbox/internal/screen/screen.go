@@ -344,12 +344,6 @@ type update struct {
 	} `json:"ended"`
 }
 
-// MaxScreenSide is the most cells a screen has across and down: CC: Tweaked's largest terminal
-// (a computer's or a pocket computer's size is configured from 1 to 255; a monitor is no
-// computer's screen). Past it an update is no computer's: 1024×1024 (the bound before) of cells
-// of changing colours took a browser 14 s a frame to draw, and the web console's tab hung.
-const MaxScreenSide = 255
-
 // maxEndedBytes bounds the computer's reason a watch ended, as the viewers read it.
 const maxEndedBytes = 512
 
@@ -390,8 +384,10 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 	if u.Ended != nil {
 		return m.ended(ctx, from, u, holder)
 	}
-	if u.Width < 1 || u.Height < 1 || u.Width > MaxScreenSide || u.Height > MaxScreenSide {
-		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's (CC's are 1 to %d cells each way)", u.Width, u.Height, MaxScreenSide)
+	// Past CC's largest terminal an update is no computer's: 1024×1024 (the bound before) of
+	// cells of changing colours took a browser 14 s a frame to draw, and the web console's tab hung.
+	if u.Width < 1 || u.Height < 1 || u.Width > protocol.MaxScreenSide || u.Height > protocol.MaxScreenSide {
+		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's (CC's are 1 to %d cells each way)", u.Width, u.Height, protocol.MaxScreenSide)
 	}
 	if why := computer.PaletteProblem(u.Palette); why != "" {
 		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
