@@ -72,6 +72,26 @@ const aiMarkdown = "## L'été à la porte\n\nDeux façons ☃:\n\n- tirez le le
 	"- ou lancez:\n\n  ```lua\n  while true do\n    redstone.setOutput(\"left\", redstone.getInput(\"back\"))\n  end\n  ```\n\n\n" +
 	"日本 Voilà: " + aiLongWord + "\n"
 
+// aiInline is an answer with inline code and bold, and a fence at the margin after a list
+// item, which ends the item: the indented line after it is code.
+const aiInline = "Tapez `door` **ici**, puis `sandbox status`.\n\n- ou:\n```\ndoor open\n```\n" +
+	"    redstone.setOutput(\"left\", false)\n"
+
+// deltas cuts s into deltas of n bytes or a few more, as a model streams: each a JSON string,
+// so whole characters.
+func deltas(s string, n int) []string {
+	var chunks []string
+	for s != "" {
+		k := min(n, len(s))
+		for k < len(s) && !utf8.RuneStart(s[k]) {
+			k++
+		}
+		chunks = append(chunks, s[:k])
+		s = s[k:]
+	}
+	return chunks
+}
+
 // aiLongWord is longer than a computer's row. It comes whole, in one delta with the line break
 // after it: a word cut across the computer's polls is shown at each wait (ai.md: one split
 // across a pause may break at the edge), so in pieces it broke after "Voilà:" or not as the
@@ -119,16 +139,9 @@ func e2eModel(t *opencodefake.Turn) {
 		aiToolErrors.Store(asker, r.Error)
 		t.Text("Save this as door.lua:\n\n```lua\nredstone.setOutput('left', true)\n```\n")
 	case "markdown": // aiMarkdown, in deltas cut at every 7th byte of its UTF-8, as a model streams it
-		var chunks []string
-		for rest := strings.TrimSuffix(aiMarkdown, aiLongWord+"\n"); rest != ""; {
-			n := min(7, len(rest))
-			for n < len(rest) && !utf8.RuneStart(rest[n]) {
-				n++ // a delta is a JSON string: whole characters
-			}
-			chunks = append(chunks, rest[:n])
-			rest = rest[n:]
-		}
-		t.Text(append(chunks, aiLongWord+"\n")...)
+		t.Text(append(deltas(strings.TrimSuffix(aiMarkdown, aiLongWord+"\n"), 7), aiLongWord+"\n")...)
+	case "inline": // aiInline in deltas of 3 bytes: its marks cut from their words
+		t.Text(deltas(aiInline, 3)...)
 	case "vault": // aimed at another computer
 		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
 		t.Text("vault " + r.State + ": " + r.Error)
@@ -334,6 +347,30 @@ func TestAIOnAComputer(t *testing.T) {
 			"abcdefghijklmnopqrstuvwxyz",
 			"éabcdefghijklmnopqrstuvwxy",
 			"z",
+		}, aiAnswerRows(out), out)
+	})
+
+	t.Run("inline code and bold show without their marks, and a fence at the margin ends a list item", func(t *testing.T) {
+		ok, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "inline"))
+		assert.True(t, ok, out)
+		assert.Equal(t, []string{
+			"Tapez door ici, puis sandbox status.",
+			"- ou:",
+			"door open",
+			"    redstone.setOutput(\"left\", false)",
+		}, aiAnswerRows(out), out)
+		opts := desk(t, g, t.TempDir(), nil, "ai", "inline")
+		opts.Pocket = pocket.New(nil)
+		ok, out = runCommand(ctx, t, opts)
+		assert.True(t, ok, out)
+		// the code line's further row after a >: code, not the item's text going on under it
+		assert.Equal(t, []string{
+			"Tapez door ici, puis",
+			"sandbox status.",
+			"- ou:",
+			"door open",
+			"    redstone.setOutput(\"le",
+			"    >ft\", false)",
 		}, aiAnswerRows(out), out)
 	})
 

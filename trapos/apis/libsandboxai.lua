@@ -352,12 +352,159 @@ local function markerOf(rest, final)
   return "text", "";
 end
 
+-- The bold mark: a run of exactly two *s. (_ is left as typed: it is in names, __init__.)
+local BOLD_MARK = "**";
+
+-- Whether a byte (or "" for a line's edge) is blank, as a mark's neighbour: ** opens bold only
+-- before text, and closes it only after text (CommonMark's flanking), so `2 ** 3` is typed.
+local function isBlank(byte)
+  return byte == "" or byte == " " or byte == "\t" or byte == "\r";
+end
+
+-- Reads the inline marks of a prose line's text as it streams (add, then lineEnd at the line's
+-- end), for newAnswerReader: a code span (`code`, or ``a ` in it``: a run of backticks to the
+-- next run as long) goes to out.inlineCode(text, typed), its text without the marks (and
+-- without a blank at each end when it has one at both, as CommonMark reads `` `x` ``), typed
+-- as written; **bold** to out.text without its marks (CC has no bold face). Everything else goes
+-- to out.text as it comes. A span's text is held until its closing mark: one that does not
+-- close within the line was no mark, and shows as typed with the rest of the line (its
+-- inline code still laid out inside a bold that does not close). Backticks and *s may come
+-- split across pieces: a run is read once it has ended. A program without out.inlineCode
+-- gets the span as typed through out.text.
+local function newInlineReader(out)
+  local tick = nil;          -- the open code span's backtick run, nil outside one
+  local spanHeld = {};       -- the open code span's text so far, in pieces
+  local bold = false;        -- inside **bold**
+  local boldHeld = {};       -- its parts so far: strings of text, and {text, typed} code spans
+  local runChar, runLength = nil, 0; -- a run of ` or * whose end has not come yet
+  local before = "";         -- the byte before that run ("" at the line's start)
+
+  local function emitText(part)
+    if part == "" then
+      return;
+    elseif bold then
+      boldHeld[#boldHeld + 1] = part;
+    else
+      out.text(part);
+    end
+  end
+
+  local function emitCode(span)
+    if bold then
+      boldHeld[#boldHeld + 1] = span;
+    elseif out.inlineCode ~= nil then
+      out.inlineCode(span[1], span[2]);
+    else
+      out.text(span[2]);
+    end
+  end
+
+  -- Gives parts held in a bold span, which has ended (closed, or not a mark after all).
+  local function emitParts(parts)
+    for _, part in ipairs(parts) do
+      if type(part) == "string" then
+        emitText(part);
+      else
+        emitCode(part);
+      end
+    end
+  end
+
+  -- Reads the run of marks that just ended, `after` the byte that ended it ("": the line's end).
+  local function endRun(after)
+    local typed = runChar:rep(runLength);
+    local char = runChar;
+    runChar, runLength = nil, 0;
+    if char == "`" then
+      if tick == nil then
+        tick, spanHeld = typed, {};
+      elseif #typed == #tick then
+        local text = table.concat(spanHeld);
+        local span = { text, tick .. text .. tick };
+        tick, spanHeld = nil, {};
+        if text:sub(1, 1) == " " and text:sub(-1) == " " and text:find("[^ ]") then
+          span[1] = text:sub(2, -2);
+        end
+        emitCode(span);
+      else
+        spanHeld[#spanHeld + 1] = typed;
+      end
+    elseif typed == BOLD_MARK and bold and not isBlank(before) then
+      local parts = boldHeld;
+      bold, boldHeld = false, {};
+      emitParts(parts);
+    elseif typed == BOLD_MARK and not bold and not isBlank(after) then
+      bold, boldHeld = true, {};
+    else
+      emitText(typed);
+    end
+    before = char;
+  end
+
+  -- Adds a piece of the line's text (no line break in it).
+  local function add(part)
+    local from = 1;
+    while from <= #part do
+      if runChar ~= nil then
+        local stop = part:find(runChar == "`" and "[^`]" or "[^*]", from) or #part + 1;
+        runLength = runLength + stop - from;
+        if stop > #part then
+          return; -- the run may go on in the next piece
+        end
+        endRun(part:sub(stop, stop));
+        from = stop;
+      else
+        -- inside a code span only a backtick run can end it; elsewhere ` and * may begin marks
+        local at = part:find(tick ~= nil and "`" or "[`*]", from) or #part + 1;
+        if at > from then
+          local plain = part:sub(from, at - 1);
+          if tick ~= nil then
+            spanHeld[#spanHeld + 1] = plain;
+          else
+            emitText(plain);
+          end
+          before = plain:sub(-1);
+        end
+        if at > #part then
+          return;
+        end
+        runChar, runLength, from = part:sub(at, at), 0, at;
+      end
+    end
+  end
+
+  -- Ends the line: a span still open was no mark, and shows as typed. The state is reset
+  -- before out hears of it (out may raise: a Ctrl-T at a "Press any key").
+  local function lineEnd()
+    if runChar ~= nil then
+      endRun("");
+    end
+    local openTick, heldText, wasBold, parts = tick, table.concat(spanHeld), bold, boldHeld;
+    tick, spanHeld, bold, boldHeld, before = nil, {}, false, {}, "";
+    if wasBold then
+      out.text(BOLD_MARK);
+      emitParts(parts);
+    end
+    if openTick ~= nil then
+      out.text(openTick .. heldText);
+    end
+  end
+
+  -- Forgets the line (an answer's end after out raised in the middle of it).
+  local function reset()
+    tick, spanHeld, bold, boldHeld, runChar, runLength, before = nil, {}, false, {}, nil, 0, "";
+  end
+
+  return { add = add, lineEnd = lineEnd, reset = reset };
+end
+
 -- Reads an answer's text, given in pieces as it streams (add), and calls out for each line as
 -- soon as its start tells what it is:
 --   out.line(kind, indent, marker) begins a line of prose: kind "text", "item", "heading" or
 --     "quote"; indent, the bytes of blanks before it; marker, what begins it with the blanks
 --     after ("- ", "12. ", "## ", "" for text); out.text(part) then gives the rest of it as it
---     comes, out.lineEnd() its end;
+--     comes, and out.inlineCode(text, typed) each code span in it (newInlineReader: a span, and
+--     **bold**, held until it closes), out.lineEnd() its end;
 --   out.code(line) gives a line of code whole, as written (its indent kept, no line break);
 --   out.blank() one blank line between two lines shown: a run of them is one, and none comes
 --     before the first line or after the last.
@@ -375,6 +522,7 @@ local function newAnswerReader(out)
   local last = "start"; -- the kind of the line before, for where indented code may begin
   local inItem = false; -- after a list item, until text or a fence at the margin: its indented lines are its own
   local shown, blank = false, false;
+  local inline = newInlineReader(out); -- a prose line's text, its inline marks read
 
   local function show()
     if blank then
@@ -416,7 +564,7 @@ local function newAnswerReader(out)
     show();
     out.line(marked, indent, marker);
     if #rest > #marker then
-      out.text(rest:sub(#marker + 1));
+      inline.add(rest:sub(#marker + 1));
     end
     return true;
   end
@@ -426,7 +574,7 @@ local function newAnswerReader(out)
     if part == "" or kind == "fence" then
       return;
     elseif kind == "prose" then
-      out.text(part);
+      inline.add(part);
     elseif kind == "code" then
       held[#held + 1] = part;
     elseif fence ~= nil then
@@ -464,6 +612,7 @@ local function newAnswerReader(out)
     end
     lead, indent, columns, rest, kind, what, held = {}, 0, 0, "", nil, nil, {};
     if ended == "prose" then
+      inline.lineEnd();
       out.lineEnd();
     elseif ended == "code" then
       local closing = fence ~= nil and line:match("^[ \t]*(" .. fence:sub(1, 1) .. "+)[ \t\r]*$");
@@ -501,6 +650,7 @@ local function newAnswerReader(out)
       ok, err = pcall(endLine);
     end
     fence, last, inItem, shown, blank = nil, "start", false, false, false;
+    inline.reset();
     if not ok then
       error(err, 0);
     end

@@ -106,6 +106,9 @@ local function newScreen(t)
   -- once, not a byte at a time (a run of 100 KB without a space, a base64 blob, would cost
   -- CC seconds of copying and end the program with "Too long without yielding").
   local word = {};
+  -- The colour of each of its pieces (a name; nil: the line's own): inline code of the answer
+  -- is a word's, or part of one ("`door`." is one word, which wraps whole).
+  local wordColours = {};
   local wordFrom = 1;    -- its first byte not written yet (a pause may stop it half written)
   local scrolled = 0;    -- lines moved on since the player last read the screen
   local status = false;  -- the notice (Thinking...) that stands on the current line, or false
@@ -210,6 +213,21 @@ local function newScreen(t)
     spaces = 0;
   end
 
+  -- The word's colour runs, {last byte, colour} in order, from its pieces' colours.
+  local function colourRuns()
+    local runs, at = {}, 0;
+    for i, piece in ipairs(word) do
+      at = at + #piece;
+      local colour = wordColours[i];
+      if #runs > 0 and runs[#runs][2] == colour then
+        runs[#runs][1] = at;
+      else
+        runs[#runs + 1] = { at, colour };
+      end
+    end
+    return runs;
+  end
+
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
   -- width when it is longer than a line; a URL longer than a line breaks before its "/" or
   -- ":" instead, its scheme and host whole, as everything the sandbox command prints
@@ -219,7 +237,32 @@ local function newScreen(t)
       return;
     end
     local whole = table.concat(word);
-    word = { whole };
+    local runs, run = colourRuns(), 1;
+    word, wordColours = { whole }, {};
+    if #runs > 1 or runs[1][2] ~= nil then
+      word = {}; -- kept in its pieces, with their colours, for a flush a pause cut short
+      for i, r in ipairs(runs) do
+        word[i], wordColours[i] = whole:sub((runs[i - 1] or { 0 })[1] + 1, r[1]), r[2];
+      end
+    end
+    -- Writes the word up to byte `to`, each run in its colour.
+    local function putTo(to)
+      while wordFrom <= to do
+        while runs[run][1] < wordFrom do
+          run = run + 1;
+        end
+        local stop, colour = math.min(to, runs[run][1]), runs[run][2];
+        if colour == nil then
+          put(whole:sub(wordFrom, stop));
+        else
+          local before = t.getTextColour();
+          setColour(colour);
+          put(whole:sub(wordFrom, stop));
+          t.setTextColour(before);
+        end
+        wordFrom = stop + 1;
+      end
+    end
     local margin = hang or 0; -- columns before a further row's text
     if hangMark == nil and wordFrom == 1 and #whole > width - margin and whole:find("://", 1, true) then
       if col > width then
@@ -234,10 +277,9 @@ local function newScreen(t)
           wrap();
         end
         first = false;
-        put(row);
-        wordFrom = wordFrom + #row;
+        putTo(wordFrom + #row - 1);
       end
-      word, wordFrom = {}, 1;
+      word, wordColours, wordFrom = {}, {}, 1;
       return;
     end
     -- A word that does not fit the rest of the row, with the blanks before it, goes to the
@@ -253,20 +295,20 @@ local function newScreen(t)
       if col > width then
         wrap();
       end
-      local room = width - col + 1;
-      put(whole:sub(wordFrom, wordFrom + room - 1));
-      wordFrom = wordFrom + room;
+      putTo(math.min(#whole, wordFrom + width - col));
     end
-    word, wordFrom = {}, 1;
+    word, wordColours, wordFrom = {}, {}, 1;
   end
 
-  -- Adds streamed text; a word split across two pieces is written once whole.
-  local function text(piece)
+  -- Adds streamed text (in colour, a name, when given: else the line's); a word split across
+  -- two pieces is written once whole.
+  local function text(piece, colour)
     local from = 1;
     while from <= #piece do
       local at = piece:find("[\n\r\t ]", from) or #piece + 1;
       if at > from then
         word[#word + 1] = piece:sub(from, at - 1);
+        wordColours[#word] = colour;
       end
       local c = piece:sub(at, at);
       if c == "\n" then
@@ -305,8 +347,8 @@ local function newScreen(t)
   local colourBefore = nil;
   -- The answer's lines as libsandboxai's reader tells them (newAnswerReader): text word-wrapped,
   -- a list item's (or an indented line's) further rows under its text's first column, up to
-  -- half the width, a heading in colour; code by codeLine, in its colour; one blank row
-  -- between blocks, never two.
+  -- half the width, a heading in colour; code by codeLine, in its colour, and inline code in
+  -- it too; one blank row between blocks, never two.
   local answerReader = newAnswerReader({
     line = function(kind, indent, marker)
       local half = math.floor(width / 2);
@@ -323,6 +365,15 @@ local function newScreen(t)
       text(marker);
     end,
     text = text,
+    -- Inline code in the code colour, its backticks not shown (they took columns, a pocket
+    -- computer's few); where there is no colour they are what sets it apart: as typed.
+    inlineCode = function(code, typed)
+      if t.isColour() and colourOf(ANSWER_CODE_COLOUR) ~= nil then
+        text(code, ANSWER_CODE_COLOUR);
+      else
+        text(typed);
+      end
+    end,
     lineEnd = function()
       text("\n");
       hang = nil;

@@ -458,7 +458,7 @@ describe("ai command", function()
             "- pull the lever on the",
             "  left of the door",
             "- or run:",
-            "  - `door open` from the",
+            "  - door open from the",
             "    shell of this computer",
             "10. ten numbered items",
             "    indent by four",
@@ -466,6 +466,45 @@ describe("ai command", function()
             "back at the margin again.",
           });
         end
+      end);
+
+      it("shows inline code in the code colour without its backticks, and bold without its marks", function()
+        -- on a pocket computer's 26 columns, in one event or a byte an event (a backtick
+        -- split from its code); "`door`." is one word, wrapped whole, in two colours
+        local answer = "Type `sandbox.allow_files write` or run `door`. **Then** wait.\n"
+          .. "`abcdefghijklmnopqrstuvwxyz0123`, `a`";
+        for _, bytewise in ipairs({ false, true }) do
+          local ok, err, rows, record = run({ "door" }, { width = 26, height = 20, polls = answerPolls(answer, bytewise) });
+          expectSuccess(ok, err);
+          expect(rowsOf(rows)):same({
+            "Type sandbox.allow_files",
+            "write or run door. Then",
+            "wait.",
+            "abcdefghijklmnopqrstuvwxyz",
+            "0123, a",
+          });
+          expect(record.colours(1):sub(1, 24)):eq("00000" .. ("3"):rep(19)); -- light blue
+          expect(record.colours(2):sub(1, 23)):eq("33333" .. ("0"):rep(8) .. "3333" .. ("0"):rep(6));
+          expect(record.colours(4)):eq(("3"):rep(26));
+          expect(record.colours(5):sub(1, 7)):eq("3333003");
+        end
+        -- on a basic computer, as typed: the backticks are what sets the code apart there
+        local _, _, rows = run({ "door" }, { width = 26, height = 20, basic = true, polls = answerPolls(answer) });
+        expect(rowsOf(rows)):same({
+          "Type `sandbox.allow_files",
+          "write` or run `door`. Then",
+          "wait.",
+          "`abcdefghijklmnopqrstuvwxy",
+          "z0123`, `a`",
+        });
+      end);
+
+      it("goes on in the heading's colour after inline code in it", function()
+        local ok, err, rows, record = run({ "door" }, { width = 26, height = 20, polls = answerPolls("## Run `door` now\nok") });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "## Run door now", "ok" });
+        expect(record.colours(1):sub(1, 15)):eq(("4"):rep(7) .. "3333" .. ("4"):rep(4));
+        expect(record.colours(2):sub(1, 2)):eq("00");
       end);
 
       it("shows fenced code as code: its indent kept, wrapped after a >, the fences not shown, in colour", function()

@@ -443,6 +443,7 @@ describe("libsandboxai", function()
           end
         end,
         lineEnd = function() said[#said + 1] = "end"; end,
+        inlineCode = function(text, typed) said[#said + 1] = "span:" .. text .. "|" .. typed; end,
         code = function(line) said[#said + 1] = "code:" .. line; end,
         blank = function() said[#said + 1] = "blank"; end,
       });
@@ -516,6 +517,46 @@ describe("libsandboxai", function()
       end
     end);
 
+    it("gives inline code without its backticks and bold without its marks, however the answer is cut", function()
+      local answer = "Run `door` now, **then** wait.\n- **door.lua**: `` a`b `` or ``` `x` ```\n## The `ai` command\n"
+        .. "2 ** 3 and a**b**c, `* not bold *`\n```\nx = `y` .. **z**\n```\n";
+      local want = {
+        "text|0|", "text:Run ", "span:door|`door`", "text: now, then wait.", "end",
+        "item|0|- ", "text:door.lua: ", "span:a`b|`` a`b ``", "text: or ", "span:`x`|``` `x` ```", "end",
+        "heading|0|## ", "text:The ", "span:ai|`ai`", "text: command", "end",
+        "text|0|", "text:2 ** 3 and abc, ", "span:* not bold *|`* not bold *`", "end",
+        "code:x = `y` .. **z**",
+      };
+      for _, size in ipairs({ 1, 2, 3, 5, #answer }) do
+        expect(read(answer, size)):same(want);
+      end
+    end);
+
+    it("shows a mark that does not close within its line as typed", function()
+      local answer = "a ` b **c\n**see `x` here\nends with `\nends **\n`` a ` b\n";
+      local want = {
+        "text|0|", "text:a ` b **c", "end",
+        "text|0|", "text:**see ", "span:x|`x`", "text: here", "end",
+        "text|0|", "text:ends with `", "end",
+        "text|0|", "text:ends **", "end",
+        "text|0|", "text:`` a ` b", "end",
+      };
+      for _, size in ipairs({ 1, 2, #answer }) do
+        expect(read(answer, size)):same(want);
+      end
+    end);
+
+    it("gives a program without inlineCode the code span as typed", function()
+      local said = {};
+      local reader = lib.newAnswerReader({
+        line = function() end, lineEnd = function() end, code = function() end, blank = function() end,
+        text = function(part) said[#said + 1] = part; end,
+      });
+      reader.add("Run `door`, **now**.\n");
+      reader.finish();
+      expect(table.concat(said)):eq("Run `door`, now.");
+    end);
+
     it("reads lines that end in \\r\\n as those that end in \\n", function()
       local said = read("One.\r\n\r\n\r\n```\r\nx = 1\r\n```\r\nTwo.\r\n");
       expect(said):same({ "text|0|", "text:One.\r", "end", "blank", "code:x = 1\r", "text|0|", "text:Two.\r", "end" });
@@ -534,6 +575,10 @@ describe("libsandboxai", function()
         function(n) return ("1"):rep(n) .. ". x\n"; end,
         function(n) return ("#"):rep(n) .. " x\n"; end,
         function(n) return ("\n"):rep(n); end,
+        -- inline marks: a run of backticks, a code span and a bold held to the line's end
+        function(n) return ("`"):rep(n) .. "\n"; end,
+        function(n) return "`" .. ("x"):rep(n) .. "\n"; end,
+        function(n) return "**" .. ("x `y` *"):rep(n / 7) .. "\n"; end,
       };
       local function steps(answer)
         local count = 0;

@@ -52,9 +52,11 @@ func systemText(traposID string, p askPayload) string {
 	fmt.Fprintf(&b, "You may act only on that computer: pass traposId %q to the trap-sandbox tools; calls aimed at any other computer are refused. ", traposID)
 	b.WriteString(ownerOf(p).text())
 	if bytes.Equal(p.Markdown, []byte("true")) {
-		// The ai command lays out these (client 0.5.18); other marks show as typed.
-		b.WriteString("The player reads your answer on that small screen: short paragraphs; '- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, " +
-			"so give code in a fence; no tables, no **bold** or _italic_ marks (they show as typed); characters outside Latin-1 show as '?'.")
+		// The ai command lays out these (client 0.5.18; inline code from 0.5.19, in the code
+		// colour: 0.5.18 shows its backticks, which read as well). It shows **bold** without
+		// its marks from 0.5.19 (CC has no bold face), _italic_ and tables as typed.
+		b.WriteString("The player reads your answer on that small screen: short paragraphs; '- ' and '1. ' lists, headings, code in fences (```lua) and `inline code` are laid out for it, " +
+			"so give code in a fence, and a command, file name or setting as `inline code`; no tables, no **bold** or _italic_ marks; characters outside Latin-1 show as '?'.")
 	} else {
 		// An earlier client, or a program of the player's, shows the answer as it comes: a
 		// fence's ``` lines would show too.

@@ -75,12 +75,14 @@ func TestSystemTextSaysWhatTheOwnerAllows(t *testing.T) {
 	}
 }
 
-// TestSystemTextSaysHowTheAnswerIsShown: the model is told to give code in fences only when
-// the asking program lays out the answer's Markdown (ai from client 0.5.18 says markdown:
-// true); an earlier client's ai, or a player's program, shows every mark as typed, and a
-// model told to use fences gave those players ```lua lines on their screens.
+// TestSystemTextSaysHowTheAnswerIsShown: the model is told to give code in fences, and
+// commands as inline code (ai from client 0.5.19 shows it in the code colour, without its
+// backticks), only when the asking program lays out the answer's Markdown (ai from client
+// 0.5.18 says markdown: true); an earlier client's ai, or a player's program, shows every
+// mark as typed, and a model told to use fences gave those players ```lua lines on their screens.
 func TestSystemTextSaysHowTheAnswerIsShown(t *testing.T) {
-	const laidOut = "'- ' and '1. ' lists, headings and code in fences (```lua) are laid out for it, so give code in a fence; no tables, no **bold** or _italic_ marks"
+	const laidOut = "'- ' and '1. ' lists, headings, code in fences (```lua) and `inline code` are laid out for it, " +
+		"so give code in a fence, and a command, file name or setting as `inline code`; no tables, no **bold** or _italic_ marks;"
 	const plain = "as plain text, every mark shown as typed: short lines, no Markdown (no fences, tables or **bold**)"
 	text := systemOf(t, `{"prompt":"x","markdown":true}`)
 	assert.Contains(t, text, laidOut)
@@ -88,7 +90,7 @@ func TestSystemTextSaysHowTheAnswerIsShown(t *testing.T) {
 	for _, payload := range []string{`{"prompt":"x"}`, `{"prompt":"x","markdown":false}`, `{"prompt":"x","markdown":"yes"}`, `{"prompt":"x","markdown":1}`} {
 		text := systemOf(t, payload)
 		assert.Contains(t, text, plain, payload)
-		assert.NotContains(t, text, "fences (```lua) are laid out", payload)
+		assert.NotContains(t, text, "are laid out", payload)
 	}
 }
 
