@@ -111,6 +111,51 @@ func clipText(s string) string {
 	return s
 }
 
+// MaxScreenSide is the most cells a screen has across and down: CC: Tweaked's largest terminal
+// (a computer's or a pocket computer's size is configured from 1 to 255; a monitor is no
+// computer's screen). Past it a screen is no computer's: 1024×1024 of cells of changing
+// colours took a browser 14 s a frame to draw, and the web console's tab hung.
+const MaxScreenSide = 255
+
+// SizeProblem says what is wrong with the size of a screen a computer sent ("" when nothing):
+// 1 to MaxScreenSide cells each way.
+func SizeProblem(width, height int) string {
+	if width < 1 || height < 1 || width > MaxScreenSide || height > MaxScreenSide {
+		return fmt.Sprintf("the size %d×%d is not a screen's (CC's are 1 to %d cells each way)", width, height, MaxScreenSide)
+	}
+	return ""
+}
+
+// RowProblem says what is wrong with row y of a screen width cells wide that a computer sent,
+// its text still the wire's ("" when nothing): a row is as wide as the screen at most, in the
+// computer's cells (\u00e9 is one). A longer one would reach every viewer and the agent.
+func RowProblem(y int, r Row, width int) string {
+	if n := max(protocol.WireLen(r.Text), len(r.FG), len(r.BG)); n > width {
+		return fmt.Sprintf("row %d has %d cells; the screen is %d wide", y, n, width)
+	}
+	return ""
+}
+
+// problem says what is wrong with screen.read's answer s, as the computer sent it ("" when
+// nothing): its size, its rows (no more than it is high, each no wider than it) and its
+// palette. The frame limit bounds the answer's bytes, not the screen it describes: a hostile
+// computer's 40000 empty rows, or its width of a billion cells, reached the CLI, MCP's
+// read_screen (the agent's context) and Settle as they were.
+func (s Screen) problem() string {
+	if why := SizeProblem(s.Width, s.Height); why != "" {
+		return why
+	}
+	if len(s.Rows) > s.Height {
+		return fmt.Sprintf("it has %d rows; the screen is %d high", len(s.Rows), s.Height)
+	}
+	for i, r := range s.Rows {
+		if why := RowProblem(i+1, r, s.Width); why != "" {
+			return why
+		}
+	}
+	return PaletteProblem(s.Palette)
+}
+
 // FromWire turns the rows' wire text into host text (the fields a computer sends as bytes).
 func (s *Screen) FromWire(traposID string) error {
 	for i := range s.Rows {
@@ -136,7 +181,7 @@ func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.D
 	if s.Rows == nil {
 		s.Rows = []Row{}
 	}
-	if why := PaletteProblem(s.Palette); why != "" {
+	if why := s.problem(); why != "" {
 		return Screen{}, protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.read with a screen that is not one: %s", cctext.ShowTraposID(traposID), why)
 	}
 	return s, s.FromWire(traposID)

@@ -384,10 +384,8 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 	if u.Ended != nil {
 		return m.ended(ctx, from, u, holder)
 	}
-	// Past CC's largest terminal an update is no computer's: 1024×1024 (the bound before) of
-	// cells of changing colours took a browser 14 s a frame to draw, and the web console's tab hung.
-	if u.Width < 1 || u.Height < 1 || u.Width > protocol.MaxScreenSide || u.Height > protocol.MaxScreenSide {
-		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's (CC's are 1 to %d cells each way)", u.Width, u.Height, protocol.MaxScreenSide)
+	if why := computer.SizeProblem(u.Width, u.Height); why != "" {
+		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
 	}
 	if why := computer.PaletteProblem(u.Palette); why != "" {
 		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
@@ -413,8 +411,8 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 		}
 		// A row is as wide as the screen. A longer one would stay in the watch's screen, row
 		// after row, update after update (1024 rows of 100 KB each), and go to every viewer.
-		if n := max(protocol.WireLen(r.Text), len(r.FG), len(r.BG)); n > u.Width {
-			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %d has %d cells; the screen is %d wide", y, n, u.Width)
+		if why := computer.RowProblem(y, r, u.Width); why != "" {
+			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
 		}
 		if r.Text, err = cctext.FromWire(r.Text); err != nil {
 			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %d: %v", y, err)
