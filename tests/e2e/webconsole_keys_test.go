@@ -74,7 +74,7 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		window.sent = [];
 		window.sends = [];
 		send = (events) => { sent.push(...events); sends.push(events.length); };
-		view = { traposId: "7:test", ctrl: false, typed: "", down: new Set() };
+		view = { traposId: "7:test", ctrl: false, typed: "", down: new Set(), composing: new Set() };
 		window.take = () => { const s = sent; sent = []; return s; };
 		window.keyboard = (key, code, ctrlKey) => {
 			const screen = document.getElementById("screen");
@@ -612,7 +612,7 @@ func focusedScreen(t *testing.T) context.Context {
 // evaluates first.
 const fakeFocusedView = `const sent = [];
 		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
-		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set() };
+		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set(), composing: new Set() };
 		const screen = document.getElementById("screen");
 		screen.hidden = false;
 		document.getElementById("viewer").hidden = false;
@@ -708,4 +708,61 @@ func TestTheWebConsoleSaysWhatOfATextWasNotTyped(t *testing.T) {
 	assert.Equal(t, []string{"key one", "char !", "key_up one"}, got, "nothing more of the text before the key typed since")
 	until(t, "Live again, the Type field back", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("viewer-note").hidden && document.getElementById("type-text").getClientRects().length > 0`)
+}
+
+// TestTheWebConsoleTypesWhatAnInputMethodComposes: every way a person enters text on the
+// screen reaches the computer once, by the text rule (docs/protocol.md): a key (its key and
+// its character, the keydown's, never the field's text too), a dead key's é (´ then e: the
+// dead key's key, then the composed character), an input method's 日本 (typed as its keys,
+// which are the method's, then committed) and an emoji from the system's picker (text with no
+// key), the last two past U+00FF, which the gateway sends as ? and the status names. Chromium's
+// DevTools drive the keys and the composition as an input method does. A key past U+00FF (a
+// Russian keyboard's ж) goes as its key and its character, which the gateway sends as ?. The
+// screen read only keydown, where a browser gives the composed text to an editable field
+// alone: é, 日本 and the emoji never reached the computer, the keys the method took went as
+// keys (the Enter that committed 日本 ran the shell's line), and ж typed nothing, unsaid.
+func TestTheWebConsoleTypesWhatAnInputMethodComposes(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:ime")
+	key := func(typ input.DispatchKeyEventType, key, code string, vk int64, text string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+				Type: typ, Key: key, Code: code, WindowsVirtualKeyCode: vk, NativeVirtualKeyCode: vk, Text: text, UnmodifiedText: text})
+			return err
+		})
+	}
+	compose := func(text string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.ImeSetComposition, input.ImeSetCompositionParams{
+				Text: text, SelectionStart: int64(len([]rune(text))), SelectionEnd: int64(len([]rune(text)))})
+			return err
+		})
+	}
+	commit := func(text string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.InsertText, input.InsertTextParams{Text: text})
+			return err
+		})
+	}
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"),
+		key(input.DispatchKeyEventTypeKeyDown, "a", "KeyA", 65, "a"), key(input.DispatchKeyEventTypeKeyUp, "a", "KeyA", 65, ""),
+		// A dead key (´ on a US-International keyboard), then e: é.
+		key(input.DispatchKeyEventTypeRawKeyDown, "Dead", "Quote", 222, ""), compose("´"), key(input.DispatchKeyEventTypeKeyUp, "Dead", "Quote", 222, ""),
+		key(input.DispatchKeyEventTypeRawKeyDown, "Process", "KeyE", 229, ""), commit("é"), key(input.DispatchKeyEventTypeKeyUp, "e", "KeyE", 69, ""),
+		// An input method: n, i, h, o, n composing にほん, then Space and Enter committing 日本.
+		key(input.DispatchKeyEventTypeRawKeyDown, "Process", "KeyN", 229, ""), compose("に"), key(input.DispatchKeyEventTypeKeyUp, "n", "KeyN", 78, ""),
+		key(input.DispatchKeyEventTypeRawKeyDown, "Process", "KeyH", 229, ""), compose("にほん"), key(input.DispatchKeyEventTypeKeyUp, "h", "KeyH", 72, ""),
+		key(input.DispatchKeyEventTypeRawKeyDown, "Process", "Enter", 229, ""), commit("日本"), key(input.DispatchKeyEventTypeKeyUp, "Enter", "Enter", 13, ""),
+		// The system's emoji picker: text, no key.
+		commit("😀"),
+		// A Russian keyboard's ж: its key, and its character, which the gateway sends as ?.
+		key(input.DispatchKeyEventTypeKeyDown, "ж", "Semicolon", 186, "ж"), key(input.DispatchKeyEventTypeKeyUp, "ж", "Semicolon", 186, ""),
+		key(input.DispatchKeyEventTypeKeyDown, "b", "KeyB", 66, "b"), key(input.DispatchKeyEventTypeKeyUp, "b", "KeyB", 66, ""),
+	))
+	got, _ := c.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up b" })
+	assert.Equal(t, []string{"key a", "char a", "key_up a", "key apostrophe", "key_up apostrophe", "char é",
+		"char ?", "char ?", "char ?", "key semicolon", "char ?", "key_up semicolon", "key b", "char b", "key_up b"}, got,
+		"each character once, the input method's keys its own; 日本, the emoji and ж as ? (the text rule)")
+	until(t, "the field empty, the characters past U+00FF named", `document.getElementById("screen-keys").value === "" &&
+		document.getElementById("status").textContent.startsWith("Sent as ?: ")`)
 }

@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, composing, prevented, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -297,6 +297,7 @@ function draw(frame) {
   screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
+  placeKeys();
 }
 
 // retryMs is how often the list asks for the computers again, and a view whose computer (or
@@ -925,26 +926,49 @@ function charKey(ch) {
   return named[punctuation[c]];
 }
 
+// onKey sends a key going down or up on the screen (up), and the character it types, if any:
+// the keyboard's one way in for keys, typed where the screen's field has the focus
+// (screen-keys). A key an input method takes (it composes 日本 from keys, or é from a dead key
+// and e) is the method's: it types nothing here, and its text comes whole once composed
+// (onComposed). A dead key goes as its key (CC gets one for it), and is left to compose.
 function onKey(e, up) {
   if (e.key === "Escape") {
     // Esc leaves the screen, as it leaves a computer's screen in game (CC never gets the key):
     // the keys down are let go (blur) and Tab moves on to the page, which a keyboard alone
     // could not leave otherwise (the screen takes Tab).
     e.preventDefault();
-    if (!up) $("screen").blur();
+    if (!up) {
+      $("screen-keys").blur();
+      $("screen").blur();
+    }
     return;
   }
   const name = keyName(e.code);
   const v = view;
+  const method = e.isComposing || e.key === "Process" || e.keyCode === 229; // the input method's key
+  if (method && !up) {
+    if (v && name) v.composing.add(name);
+    return;
+  }
+  // Its key_up is the method's too (CC got no key for it), but a key down on the computer (the
+  // dead key, let go while it composes) is let go there.
+  if (up && (!v ? method : v.composing.delete(name) || (method && !v.down.has(name)))) return;
+  const dead = e.key === "Dead";
   // The on-screen Ctrl held: this key goes with it, and lets it go when it is let go.
   const withCtrl = !up && v && v.ctrl === true && name && !name.endsWith("Ctrl");
   // Windows reports AltGr as Ctrl+Alt: its characters (@ on a German keyboard) are typed.
   const shortcut = (e.ctrlKey && !e.getModifierState("AltGraph")) || e.metaKey || withCtrl;
-  // A character goes as CC's keyboard types it (untypable): a key that gives U+0085 sent it
-  // as the byte 85, a block character no keyboard types.
-  const printable = e.key.length === 1 && !shortcut && e.key.charCodeAt(0) <= 0xff && !untypable.test(e.key);
+  // A character goes by the text rule (docs/protocol.md), as the Type field's: one CC's
+  // keyboard does not type (untypable) is not sent (a key that gives U+0085 sent it as the
+  // byte 85, a block character no keyboard types); one past U+00FF goes for the gateway to
+  // send as ? and name (a Russian keyboard's ж typed nothing, unsaid).
+  const printable = [...e.key].length === 1 && !shortcut && !untypable.test(e.key);
   if (!name && !printable) return;
-  e.preventDefault();
+  if (!dead) { // no text lands in the field: the character goes here, once
+    e.preventDefault();
+    if (v && !up) v.prevented = name || e.key;
+  }
+  if (v && up && v.prevented === (name || e.key)) v.prevented = "";
   const events = keyEvents(name, !up && printable ? e.key : "", up, e.repeat);
   if (withCtrl) v.ctrl = name;
   else if (up && v && v.ctrl === name) {
@@ -960,6 +984,40 @@ function onKey(e, up) {
   // old line's characters on the new line first).
   if (v && !up) clearTyped(v);
   send(events);
+}
+
+// onComposed sends the text that landed in the screen's field (screen-keys) and empties it:
+// what no key's keydown typed (onKey prevents those), so an input method's text once composed
+// (日本, é from a dead key or a compose key), an emoji picker's or dictation's, each character
+// once. It goes as the Type field types a text put in at once (typeLines: the text rule, each
+// line break as Enter), and the field starts afresh. While a text is still being composed the
+// field keeps it (emptying it would end the composition); composed, it is sent from
+// compositionend, and a browser's input event after that finds the field empty.
+function onComposed(v, composing) {
+  const field = $("screen-keys");
+  if (composing) return;
+  const text = field.value;
+  field.value = "";
+  if (!v || !text) return;
+  clearTyped(v);
+  typeLines(v, text.split(/\r\n|\r|\n/));
+  clearTyped(v);
+}
+
+// focusScreen gives the keyboard to the screen: its field (screen-keys), which a compose
+// key's, a dead key's and an input method's text reaches, where the screen itself (no field)
+// got keys only.
+function focusScreen() {
+  $("screen-keys").focus({ preventScroll: true });
+}
+
+// placeKeys puts the screen's field over the computer's cursor (where an input method shows
+// what it composes, and its candidates), or over the screen's corner when the cursor is off.
+function placeKeys() {
+  const field = $("screen-keys"), at = $("screen").querySelector(".cursor") || $("screen");
+  const box = at.getBoundingClientRect(), viewer = $("viewer").getBoundingClientRect();
+  field.style.left = box.left - viewer.left + "px";
+  field.style.top = box.top - viewer.top + "px";
 }
 
 // letKeysGo lets go, on the computer, the keyboard's keys down on view v's screen when the
@@ -1166,7 +1224,7 @@ const buttons = [1, 3, 2];
 
 function onMouseDown(e) {
   e.preventDefault(); // a middle click would paste or scroll; the screen takes the keys
-  $("screen").focus();
+  focusScreen();
   const cell = cellAt(e);
   const button = buttons[e.button];
   if (cell && button) send([{ type: "click", button, x: cell.x, y: cell.y }]);
@@ -1190,11 +1248,11 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "" };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", composing: new Set(), prevented: "" };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
-  $("screen").focus();
+  focusScreen();
 }
 
 function stop() {
@@ -1229,16 +1287,32 @@ document.addEventListener("DOMContentLoaded", () => {
   if (tabsChannel) tabsChannel.addEventListener("message", (e) => {
     if (e.data === loggedOutMessage && token) loggedOut("Logged out in another tab: this tab no longer holds the token either.");
   });
-  $("screen").addEventListener("keydown", (e) => onKey(e, false));
-  $("screen").addEventListener("keyup", (e) => onKey(e, true));
-  $("screen").addEventListener("blur", () => letKeysGo(view));
+  // The keyboard types on the screen's field (focusScreen): the screen given the focus (Tab,
+  // a click) hands it on. Keys are read where they land and from the screen (its own focus).
+  $("screen").addEventListener("focus", focusScreen);
+  for (const id of ["screen", "screen-keys"]) {
+    $(id).addEventListener("keydown", (e) => onKey(e, false));
+    $(id).addEventListener("keyup", (e) => onKey(e, true));
+    $(id).addEventListener("paste", (e) => {
+      e.preventDefault();
+      paste(e.clipboardData.getData("text") || "");
+    });
+  }
+  $("screen-keys").addEventListener("blur", () => letKeysGo(view));
+  // A browser that types the character of a key whose keydown was prevented (sent already)
+  // into the field all the same (a char event apart from its keydown, as DevTools send one)
+  // types it once: the field takes no text until that key is let go.
+  $("screen-keys").addEventListener("beforeinput", (e) => {
+    if (view && view.prevented && !e.isComposing && e.inputType.startsWith("insert")) {
+      e.preventDefault();
+      view.prevented = "";
+    }
+  });
+  $("screen-keys").addEventListener("input", (e) => onComposed(view, e.isComposing));
+  $("screen-keys").addEventListener("compositionend", () => onComposed(view, false));
   $("screen").addEventListener("mousedown", onMouseDown);
   $("screen").addEventListener("contextmenu", (e) => e.preventDefault()); // right click is CC's
   $("screen").addEventListener("wheel", onWheel, { passive: false });
-  $("screen").addEventListener("paste", (e) => {
-    e.preventDefault();
-    paste(e.clipboardData.getData("text") || "");
-  });
   // The field keeps what the screen would paste: a browser's text field joins a paste's lines
   // ("a" and "b" became "ab"), which CC never types.
   $("paste-text").addEventListener("paste", (e) => {
@@ -1250,7 +1324,7 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     paste($("paste-text").value);
     $("paste-text").value = "";
-    $("screen").focus();
+    focusScreen();
   });
   // A phone shows no keyboard for the screen: its keys are buttons, and the Type field types.
   for (const button of document.querySelectorAll("#touch [data-key]")) {
@@ -1284,7 +1358,7 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     tapKey(view, "backspace");
   });
-  $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); $("screen").focus(); });
+  $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); focusScreen(); });
   window.addEventListener("hashchange", route);
   showLogout();
   route();
