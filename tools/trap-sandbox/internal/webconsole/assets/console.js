@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, composing, prevented, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, composing, prevented, newest, drawing, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -298,6 +298,21 @@ function draw(frame) {
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
   placeKeys();
+}
+
+// drawSoon draws view v's newest frame (data, its JSON as the stream sent it) at the browser's
+// next animation frame, and none of those read before it: a computer redrawing faster than the
+// tab draws (a slow phone; a tab in the background, which draws nothing until shown) has the
+// frames in between skipped, as the gateway skips them for a slow viewer, where the page drew
+// each frame it read, falling ever further behind the computer. The newest is always drawn.
+function drawSoon(v, data) {
+  v.newest = data;
+  if (v.drawing) return;
+  v.drawing = true;
+  requestAnimationFrame(() => {
+    v.drawing = false;
+    if (view === v) draw(JSON.parse(v.newest));
+  });
 }
 
 // retryMs is how often the list asks for the computers again, and a view whose computer (or
@@ -606,7 +621,7 @@ async function frames(v, body, sent) {
         if (line.startsWith("event: ")) name = line.slice(7);
         else if (line.startsWith("data: ")) data += line.slice(6);
       }
-      if (name === "frame") draw(JSON.parse(data));
+      if (name === "frame") drawSoon(v, data);
       if (name === "end") {
         const error = JSON.parse(data).error || { code: "ended", message: "the gateway ended the stream" };
         if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
@@ -1248,7 +1263,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", composing: new Set(), prevented: "" };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", composing: new Set(), prevented: "", newest: "", drawing: false };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
