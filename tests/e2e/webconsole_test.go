@@ -49,6 +49,8 @@ func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page conte
 		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		// A page gone back to is loaded anew, as a closed tab reopened is (never from memory).
+		chromedp.Flag("disable-back-forward-cache", true),
 		chromedp.UserDataDir(t.TempDir()),
 	}
 	if len(hosts) > 0 {
@@ -749,6 +751,36 @@ func TestTheWebConsoleLogsOutEveryTab(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []any{nil, "Logged out in another tab: this tab no longer holds the token either.", false, true, "", "", ""}, shown,
 		"the other tab: no token, the form, no screen nor text not pasted left in the page")
+}
+
+// TestTheWebConsoleForgetsTheTokenOfAReopenedTab: a tab closed and reopened (Ctrl+Shift+T, the
+// browser's History) gets its sessionStorage back, the token too, and a restored tab's page is
+// loaded from the history (back_forward: Chromium 156 reopening a closed tab under Xvfb says
+// so; DevTools cannot reopen a closed tab, so here the page is gone back to, never from
+// memory). Such a page forgets the token and asks again, saying why; a reload keeps it. The
+// next person at a shared machine reopened the tab the last one closed and found the console
+// logged in, where docs/screen.md said the token was gone with the tab.
+func TestTheWebConsoleForgetsTheTokenOfAReopenedTab(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-reopened-4c1a"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(g.URL("/console/#/computer/9%3Aaway")), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	viewing := `document.getElementById("login").hidden && sessionStorage.getItem("trap-sandbox-token") === "` + token + `" &&
+		document.getElementById("status").textContent.startsWith("not_connected: computer 9:away is not connected")`
+	until(t, "the view, the token kept", viewing)
+	require.NoError(t, chromedp.Do(page, chromedp.Reload(), chromedp.WaitReady("#login")))
+	until(t, "the view reloaded, the token still kept", viewing)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(g.URL("/healthz")), chromedp.NavigateBack(), chromedp.WaitReady("#login")))
+	until(t, "the token form, saying why", `!document.getElementById("login").hidden &&
+		document.getElementById("status").textContent === "This tab was reopened: log in again (a tab keeps no token past its closing)."`)
+	kept, err := chromedp.Run(page, chromedp.Evaluate[any](`sessionStorage.getItem("trap-sandbox-token")`))
+	require.NoError(t, err)
+	assert.Nil(t, kept, "the tab holds no token")
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the view again once logged in", viewing)
 }
 
 // TestTheWebConsoleKeepsSayingWhyAComputerLeft: alice's computer, cut off while she watches it

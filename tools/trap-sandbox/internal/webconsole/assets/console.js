@@ -6,6 +6,15 @@ const $ = (id) => document.getElementById(id);
 // tokenKey is where the tab keeps the token (sessionStorage: not in other tabs, gone when the
 // tab closes), once the gateway has taken it (kept); one it refuses is not kept (refused).
 const tokenKey = "trap-sandbox-token";
+// A closed tab brought back (Ctrl+Shift+T, the browser's History, its session restore) gets its
+// sessionStorage back, and with it the token: the next person at a shared machine reopened the
+// tab the last one closed and found the console logged in. Such a page is loaded from the
+// history (back_forward; a reload keeps the token, as a tab that stays open does): it forgets
+// the token and asks again, saying why (reopenedNote).
+const reopened = (performance.getEntriesByType("navigation")[0] || {}).type === "back_forward" &&
+  sessionStorage.getItem(tokenKey) !== null;
+if (reopened) sessionStorage.removeItem(tokenKey);
+let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
 let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, composing, prevented, newest, drawing, accountId, learning}
@@ -61,7 +70,7 @@ function refused(sent, why) {
   forget();
   show("login");
   $("login-error").textContent = why;
-  status(sent ? tokenRefused : "");
+  status(sent ? tokenRefused : reopenedNote);
 }
 
 // tokenRefused is the status while the token form is back because the gateway refused the
@@ -120,6 +129,7 @@ async function api(path, options) {
     }
   }
   if (res.status < 500) kept(sent);
+  reopenedNote = ""; // said at the first refusal, or not needed
   return res;
 }
 
