@@ -17,7 +17,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, composing, prevented, newest, drawing, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -972,13 +972,20 @@ function onKey(e, up) {
   const v = view;
   const method = e.isComposing || e.key === "Process" || e.keyCode === 229; // the input method's key
   if (method && !up) {
-    if (v && name) v.composing.add(name);
+    if (v && name) v.unsent.add(name);
     return;
   }
   // Its key_up is the method's too (CC got no key for it), but a key down on the computer (the
   // dead key, let go while it composes) is let go there.
-  if (up && (!v ? method : v.composing.delete(name) || (method && !v.down.has(name)))) return;
+  if (up && (!v ? method : v.unsent.delete(name) || (method && !v.down.has(name)))) return;
   const dead = e.key === "Dead";
+  // Ctrl+V (⌘V on a Mac) is the browser's paste, which the screen sends as CC pastes (paste):
+  // its v is no key of the computer's. Its keydown prevented, the browser pasted nothing: the
+  // computer got Ctrl and v, not the clipboard.
+  if (!up && name === "v" && (e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && !e.getModifierState("AltGraph")) {
+    if (v) v.unsent.add(name);
+    return;
+  }
   // The on-screen Ctrl held: this key goes with it, and lets it go when it is let go.
   const withCtrl = !up && v && v.ctrl === true && name && !name.endsWith("Ctrl");
   // Windows reports AltGr as Ctrl+Alt: its characters (@ on a German keyboard) are typed.
@@ -1273,7 +1280,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", composing: new Set(), prevented: "", newest: "", drawing: false };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
