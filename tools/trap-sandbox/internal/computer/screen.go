@@ -111,17 +111,13 @@ func clipText(s string) string {
 	return s
 }
 
-// MaxScreenSide is the most cells a screen has across and down: CC: Tweaked's largest terminal
-// (a computer's or a pocket computer's size is configured from 1 to 255; a monitor is no
-// computer's screen). Past it a screen is no computer's: 1024×1024 of cells of changing
-// colours took a browser 14 s a frame to draw, and the web console's tab hung.
-const MaxScreenSide = 255
-
 // SizeProblem says what is wrong with the size of a screen a computer sent ("" when nothing):
-// 1 to MaxScreenSide cells each way.
+// 1 to protocol.MaxScreenSide cells each way, CC: Tweaked's largest terminal. Past it a screen
+// is no computer's: 1024×1024 cells of changing colours took a browser 14 s a frame to draw,
+// and the web console's tab hung.
 func SizeProblem(width, height int) string {
-	if width < 1 || height < 1 || width > MaxScreenSide || height > MaxScreenSide {
-		return fmt.Sprintf("the size %d×%d is not a screen's (CC's are 1 to %d cells each way)", width, height, MaxScreenSide)
+	if width < 1 || height < 1 || width > protocol.MaxScreenSide || height > protocol.MaxScreenSide {
+		return fmt.Sprintf("the size %d×%d is not a screen's (CC's are 1 to %d cells each way)", width, height, protocol.MaxScreenSide)
 	}
 	return ""
 }
