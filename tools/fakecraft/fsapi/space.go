@@ -1,5 +1,10 @@
 package fsapi
 
+import (
+	"io/fs"
+	"path/filepath"
+)
+
 // Space accounting, as CC: Tweaked does it: every writable mount has a capacity, and every
 // file and directory on it costs its size but at least minimumFileSize. The union of
 // mounts (fs.go) asks how much is free before it grows anything, and tells the accounting
@@ -67,6 +72,28 @@ func (m *mountPoint) free() int64 {
 
 // charge adds delta bytes, about to be written, to the mount's use.
 func (m *mountPoint) charge(delta int64) { m.used = m.usedSpace() + delta }
+
+// HostCost is what the host file or directory at path would cost a drive by CC's accounting
+// (usedSpace's rule: every file and directory at least minimumFileSize).
+func HostCost(path string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		size := int64(0)
+		if !d.IsDir() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			size = info.Size()
+		}
+		total += max(size, minimumFileSize)
+		return nil
+	})
+	return total, err
+}
 
 // SetRootCapacity sets the size in bytes of the computer's own drive: CC's server config
 // computer_space_limit, RootCapacity by default.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -103,6 +104,24 @@ end) end)`})
 	code, _, errOut = run(t, "test", "--root", root, "--yield-timeout", "0s")
 	assert.Equal(t, ExitUsage, code)
 	assert.Equal(t, "fakecraft: --yield-timeout 0s: must be positive\n", errOut)
+}
+
+// TestSpecsDoNotTakeTheComputersRoom: the spec files under trapos/ are the harness, not the
+// computer's files, so a spec run's drive is CC's 1 MB on top of them: trapos/tests grew past
+// what trapos/ left of 1 MB, and a spec writing 64 KiB failed with Out of space.
+func TestSpecsDoNotTakeTheComputersRoom(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/tests/fixture.txt": strings.Repeat("x", 990_000),
+		"trapos/tests/write_spec.lua": `describe("a spec", function() it("writes 64 KiB", function()
+  local h = assert(fs.open("/out.bin", "wb"))
+  h.write(string.rep("y", 65536))
+  h.close()
+  assert(fs.getSize("/out.bin") == 65536, "written")
+  assert(fs.getFreeSpace("/") > 900000, "the computer's own room is left: " .. fs.getFreeSpace("/"))
+end) end)`})
+	code, out, errOut := run(t, "test", "--root", root)
+	assert.Equal(t, ExitOK, code, errOut+out)
+	assert.Contains(t, out, "1 passed, 0 failed")
 }
 
 // TestRunTimeLimitZeroIsNone: --time-limit 0 is no limit, as it is for shell (run stopped
