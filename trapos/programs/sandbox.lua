@@ -880,11 +880,15 @@ local function linkWithCode(session)
     failLink(err, "code");
   elseif type(begun.code) ~= "string" or begun.code == "" then
     fail("The gateway sent no link code; is it up to date? Run sandbox link again");
+  elseif not linkLib.isCode(begun.code) then
+    -- It goes into the command the account holder runs on the host: only a plain word does.
+    fail("The gateway's link code is not one word of letters, digits and - (" .. #begun.code .. " bytes, at most "
+      .. linkLib.MAX_CODE_BYTES .. "), so it is not shown; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
   end
   local code = begun.code;
-  print("Link code: " .. oneLine(code) .. " (valid " .. lifetime(begun.expiresInMs) .. ")");
+  print("Link code: " .. code .. " (valid " .. lifetime(begun.expiresInMs) .. ")");
   print("On the host, the account holder runs:");
-  printCommand(oneLine(tostring(begun.approveLine or ("trap-sandbox link approve " .. code))));
+  printCommand(linkLib.approveLine(code));
   print("Waiting... (Ctrl-T to cancel)");
   local state;
   repeat
@@ -926,7 +930,12 @@ local function linkWithCode(session)
   if not ok then
     failLink(acceptErr, "code");
   end
-  account = type(accepted.account) == "string" and oneLine(accepted.account) or account;
+  -- The player said yes to the account the poll named: a credential into another one is not
+  -- saved (the gateway's own answer names the same account as its poll).
+  if accepted.account ~= nil and oneLine(tostring(accepted.account)) ~= account then
+    fail("The gateway linked the computer to " .. oneLine(tostring(accepted.account)) .. ", not to " .. account
+      .. " as you agreed, so its credential is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
+  end
   saveCredential(credentialOf(accepted), account);
   print("Linked to " .. account .. ".");
   if daemonRuns then

