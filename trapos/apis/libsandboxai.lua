@@ -323,6 +323,11 @@ local CODE_MAY_FOLLOW = { start = true, blank = true, code = true, heading = tru
 local MAX_ITEM_DIGITS = 9;
 -- A heading has one to six #s: more is text.
 local MAX_HEADING_LEVEL = 6;
+-- The most of one code line (its indent too) the reader holds until the line ends: the rest is
+-- counted, not kept, and the line is given cut. The gateway relays 64 KiB of answer a turn, but
+-- a hostile one streamed a fenced line without end, held whole in the computer's memory (the
+-- server's), with nothing shown to page or stop on.
+local MAX_CODE_LINE_BYTES = 16 * 1024;
 
 -- What a line's start (rest: what follows its blanks) makes it, and its marker with the blanks
 -- after it: "fence" (``` or ~~~: the marker is the run), "item" ("- ", "* ", "+ ", "1. ",
@@ -518,11 +523,21 @@ local function newAnswerReader(out)
   local kind = nil;     -- the line's: nil (not known yet), "prose", "code", "fence" (not shown), "blank"
   local what = nil;     -- a prose line's kind, as out.line was told
   local held = {};      -- a code line's pieces: code is given a line at a time
+  local heldBytes = 0;  -- the code line's length, of which held keeps MAX_CODE_LINE_BYTES
   local fence = nil;    -- the open fence's marker, nil outside one
   local last = "start"; -- the kind of the line before, for where indented code may begin
   local inItem = false; -- after a list item, until text or a fence at the margin: its indented lines are its own
   local shown, blank = false, false;
   local inline = newInlineReader(out); -- a prose line's text, its inline marks read
+
+  -- Adds to the code line held; bytes past MAX_CODE_LINE_BYTES are counted only.
+  local function hold(part)
+    local room = MAX_CODE_LINE_BYTES - heldBytes;
+    if room > 0 then
+      held[#held + 1] = #part > room and part:sub(1, room) or part;
+    end
+    heldBytes = heldBytes + #part;
+  end
 
   local function show()
     if blank then
@@ -540,7 +555,10 @@ local function newAnswerReader(out)
       return final;
     end
     if not inItem and columns >= CODE_INDENT and CODE_MAY_FOLLOW[last] then
-      kind, held = "code", { table.concat(lead), rest };
+      kind, held, heldBytes = "code", {}, 0;
+      hold(table.concat(lead));
+      heldBytes = indent; -- lead kept no more blanks than the line may hold
+      hold(rest);
       return true;
     end
     local marked, marker = markerOf(rest, final);
@@ -576,14 +594,17 @@ local function newAnswerReader(out)
     elseif kind == "prose" then
       inline.add(part);
     elseif kind == "code" then
-      held[#held + 1] = part;
+      hold(part);
     elseif fence ~= nil then
-      kind, held = "code", { part }; -- in a fence every line is code, its blanks too
+      kind, held, heldBytes = "code", {}, 0; -- in a fence every line is code, its blanks too
+      hold(part);
     else
       if rest == "" then
         local blanks = part:match("^[ \t\r]*"); -- a \r: of a \r\n line break, which shows nothing
         if #blanks > 0 then
-          lead[#lead + 1] = blanks;
+          if indent < MAX_CODE_LINE_BYTES then
+            lead[#lead + 1] = blanks:sub(1, MAX_CODE_LINE_BYTES - indent);
+          end
           indent = indent + #blanks;
           columns = columns + #blanks + 3 * select(2, blanks:gsub("\t", ""));
           part = part:sub(#blanks + 1);
@@ -601,16 +622,19 @@ local function newAnswerReader(out)
   local function endLine()
     if kind == nil then
       if fence ~= nil then
-        kind, held = "code", {};
+        kind, held, heldBytes = "code", {}, 0;
       else
         decide(true);
       end
     end
     local ended, line = kind, kind == "code" and table.concat(held) or nil;
+    if line ~= nil and heldBytes > MAX_CODE_LINE_BYTES then
+      line = line .. "...(cut, " .. heldBytes .. " bytes)";
+    end
     if ended ~= nil and ended ~= "fence" then
       last = ended == "prose" and what or ended;
     end
-    lead, indent, columns, rest, kind, what, held = {}, 0, 0, "", nil, nil, {};
+    lead, indent, columns, rest, kind, what, held, heldBytes = {}, 0, 0, "", nil, nil, {}, 0;
     if ended == "prose" then
       inline.lineEnd();
       out.lineEnd();
@@ -1024,6 +1048,7 @@ return {
   ERR_BUSY = ERR_BUSY,
   DEFAULT_SESSION = DEFAULT_SESSION,
   MAX_PROMPT_BYTES = MAX_PROMPT_BYTES,
+  MAX_CODE_LINE_BYTES = MAX_CODE_LINE_BYTES,
   POLL_WAIT_MS = POLL_WAIT_MS,
   MIN_POLL_WAIT_MS = MIN_POLL_WAIT_MS,
   MAX_POLL_FAILURES = MAX_POLL_FAILURES,

@@ -557,6 +557,19 @@ describe("libsandboxai", function()
       expect(table.concat(said)):eq("Run `door`, now.");
     end);
 
+    it("holds no more of a code line than MAX_CODE_LINE_BYTES, however long it streams", function()
+      -- a hostile gateway's fenced line without end was held whole until its line break
+      local max = lib.MAX_CODE_LINE_BYTES;
+      local long = 3 * max + 5;
+      local cut = "...(cut, " .. long .. " bytes)";
+      expect(read("```\n" .. ("x"):rep(long) .. "\n```\nafter\n", 1000)):same({ "code:" .. ("x"):rep(max) .. cut,
+        "text|0|", "text:after", "end" });
+      -- an indented one, its indent counted in
+      expect(read("\n" .. (" "):rep(long - 1) .. "x\n", 1000)):same({ "code:" .. (" "):rep(max) .. cut });
+      -- one whole at the bound is not cut
+      expect(read("```\n" .. ("y"):rep(max) .. "\n```\n", 999)):same({ "code:" .. ("y"):rep(max) });
+    end);
+
     it("reads lines that end in \\r\\n as those that end in \\n", function()
       local said = read("One.\r\n\r\n\r\n```\r\nx = 1\r\n```\r\nTwo.\r\n");
       expect(said):same({ "text|0|", "text:One.\r", "end", "blank", "code:x = 1\r", "text|0|", "text:Two.\r", "end" });
