@@ -467,6 +467,43 @@ func TestAgentLinesOfAHostileGateway(t *testing.T) {
 	assert.Contains(t, strings.Join(rows, " "), "down Allowed: run rm / "+strings.Repeat("z", 51))
 }
 
+// TestAConfirmOfAHostileGatewayShowsNoFileItMayNotRead: a confirm event of write_file whose
+// request is no fs.write (a ping naming /diary.txt) was refused by no setting, and ai showed
+// what the "write" would change: the file's own lines, on the screen the owner lets the host
+// watch (allow_screen view) but whose files it may not read (allow_files none). The file is
+// read for a write's confirm only when its request is the fs.write the settings were checked
+// against.
+func TestAConfirmOfAHostileGatewayShowsNoFileItMayNotRead(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputerWith(ctx, t, h, aiProgram, map[string]string{"sandbox.allow_screen": "view"},
+		map[string]string{"/diary.txt": "dear diary\nthe vault code is hunter2-ZQX\n"})
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	asked, err := side.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.ask", asked[0].Type)
+	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
+	polled, err := side.Requests(waitCtx, 2)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.poll", polled[1].Type)
+	require.NoError(t, side.Respond(polled[1], map[string]any{"events": []map[string]any{
+		{"seq": 1, "kind": "confirm", "confirmId": "c1", "tool": "write_file", "action": "write", "bytes": 1, "content": "x",
+			"request": map[string]any{"type": "ping", "payload": map[string]any{"path": "/diary.txt"}}},
+	}}, nil))
+	c.WaitFor(waitCtx, "Allow? [y/N]")
+
+	require.NoError(t, side.Request("look", "screen.read", map[string]any{}))
+	seen, err := side.Answer(waitCtx, "look")
+	require.NoError(t, err, c.Output())
+	require.True(t, seen.OK != nil && *seen.OK, "%+v", seen.Error)
+	assert.NotContains(t, string(seen.Payload), "hunter2", "the host read the file off the screen")
+	assert.NotContains(t, c.Output(), "hunter2")
+	assert.Contains(t, strings.Join(lines(c.Output()), " "), "/diary.txt")
+}
+
 // TestAHostileGatewayGetsNothingTheOwnerDidNotAllow: a computer whose owner allowed nothing
 // (its /.settings holds hand-edited look-alikes of the allowing values, "true" as a string,
 // "Write", "Control", which allow nothing either) answers a gateway's every file, Lua,

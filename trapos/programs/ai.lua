@@ -780,7 +780,12 @@ end
 -- gateway sends at most 16 KiB), is not shown, and the question says so with its size.
 local function showWrite(event)
   local content = event.content;
-  local payload = type(event.request) == "table" and event.request.payload;
+  -- The file there is looked at only for the request the owner's settings were checked
+  -- against (libsandboxai's refusal): an fs.write, whose allow_files write lets the host read
+  -- it anyway. A confirm of another request (a hostile gateway's ping naming /.settings) put a
+  -- file the host may not read on the screen, which allow_screen view lets it watch.
+  local request = type(event.request) == "table" and event.request or {};
+  local payload = request.type == "fs.write" and request.payload;
   local path = type(payload) == "table" and type(payload.path) == "string" and payload.path or nil;
   local oldSize, isDir = fileThere(path);
   local target = targetOf(event);
