@@ -323,11 +323,6 @@ local CODE_MAY_FOLLOW = { start = true, blank = true, code = true, heading = tru
 local MAX_ITEM_DIGITS = 9;
 -- A heading has one to six #s: more is text.
 local MAX_HEADING_LEVEL = 6;
--- The most of one code line (its indent too) the reader holds until the line ends: the rest is
--- counted, not kept, and the line is given cut. The gateway relays 64 KiB of answer a turn, but
--- a hostile one streamed a fenced line without end, held whole in the computer's memory (the
--- server's), with nothing shown to page or stop on.
-local MAX_CODE_LINE_BYTES = 16 * 1024;
 
 -- What a line's start (rest: what follows its blanks) makes it, and its marker with the blanks
 -- after it: "fence" (``` or ~~~: the marker is the run), "item" ("- ", "* ", "+ ", "1. ",
@@ -360,6 +355,14 @@ end
 -- The bold mark: a run of exactly two *s. (_ is left as typed: it is in names, __init__.)
 local BOLD_MARK = "**";
 
+-- The most of one line the answer's reader holds back: a code line (its indent too) until the
+-- line ends, the rest counted, not kept, and the line given cut; the text of inline marks
+-- still open (a code span's, a bold's) until they close, past which they are no marks and
+-- are given as typed. The gateway relays 64 KiB of answer a turn, but a hostile one streamed a
+-- line without end (fenced, or after a `), held whole in the computer's memory (the
+-- server's), with nothing shown to page or stop on.
+local MAX_HELD_LINE_BYTES = 16 * 1024;
+
 -- Whether a byte (or "" for a line's edge) is blank, as a mark's neighbour: ** opens bold only
 -- before text, and closes it only after text (CommonMark's flanking), so `2 ** 3` is typed.
 local function isBlank(byte)
@@ -378,6 +381,7 @@ end
 -- gets the span as typed through out.text.
 local function newInlineReader(out)
   local tick = nil;          -- the open code span's backtick run, nil outside one
+  local heldBytes = 0;       -- bytes held in spanHeld and boldHeld, at most about MAX_HELD_LINE_BYTES
   local spanHeld = {};       -- the open code span's text so far, in pieces
   local bold = false;        -- inside **bold**
   local boldHeld = {};       -- its parts so far: strings of text, and {text, typed} code spans
@@ -389,6 +393,7 @@ local function newInlineReader(out)
       return;
     elseif bold then
       boldHeld[#boldHeld + 1] = part;
+      heldBytes = heldBytes + #part;
     else
       out.text(part);
     end
@@ -397,6 +402,7 @@ local function newInlineReader(out)
   local function emitCode(span)
     if bold then
       boldHeld[#boldHeld + 1] = span;
+      heldBytes = heldBytes + #span[2];
     elseif out.inlineCode ~= nil then
       out.inlineCode(span[1], span[2]);
     else
@@ -433,6 +439,7 @@ local function newInlineReader(out)
         emitCode(span);
       else
         spanHeld[#spanHeld + 1] = typed;
+        heldBytes = heldBytes + #typed;
       end
     elseif typed == BOLD_MARK and bold and not isBlank(before) then
       local parts = boldHeld;
@@ -446,17 +453,43 @@ local function newInlineReader(out)
     before = char;
   end
 
+  -- Gives what the marks still open hold, as typed: they were no marks (the line ended, or
+  -- they held MAX_HELD_LINE_BYTES). The state is reset before out hears of it (out may raise:
+  -- a Ctrl-T at a "Press any key").
+  local function release()
+    local openTick, heldText, wasBold, parts = tick, table.concat(spanHeld), bold, boldHeld;
+    tick, spanHeld, bold, boldHeld, heldBytes = nil, {}, false, {}, 0;
+    if wasBold then
+      out.text(BOLD_MARK);
+      emitParts(parts);
+    end
+    if openTick ~= nil then
+      out.text(openTick .. heldText);
+    end
+  end
+
   -- Adds a piece of the line's text (no line break in it).
-  local function add(part)
+  local function addPiece(part)
     local from = 1;
     while from <= #part do
       if runChar ~= nil then
         local stop = part:find(runChar == "`" and "[^`]" or "[^*]", from) or #part + 1;
         runLength = runLength + stop - from;
-        if stop > #part then
+        if runLength > MAX_HELD_LINE_BYTES then
+          -- no mark is that long: typed, and whatever follows begins a run anew
+          local typed = runChar:rep(runLength);
+          before, runChar, runLength = runChar, nil, 0;
+          if tick ~= nil then
+            spanHeld[#spanHeld + 1] = typed;
+            heldBytes = heldBytes + #typed;
+          else
+            emitText(typed);
+          end
+        elseif stop > #part then
           return; -- the run may go on in the next piece
+        else
+          endRun(part:sub(stop, stop));
         end
-        endRun(part:sub(stop, stop));
         from = stop;
       else
         -- inside a code span only a backtick run can end it; elsewhere ` and * may begin marks
@@ -465,6 +498,7 @@ local function newInlineReader(out)
           local plain = part:sub(from, at - 1);
           if tick ~= nil then
             spanHeld[#spanHeld + 1] = plain;
+            heldBytes = heldBytes + #plain;
           else
             emitText(plain);
           end
@@ -478,26 +512,27 @@ local function newInlineReader(out)
     end
   end
 
-  -- Ends the line: a span still open was no mark, and shows as typed. The state is reset
-  -- before out hears of it (out may raise: a Ctrl-T at a "Press any key").
+  -- Adds a piece of the line's text; marks that hold more than MAX_HELD_LINE_BYTES are
+  -- given as typed, so a hostile gateway's line that opens one and never ends is not held.
+  local function add(part)
+    addPiece(part);
+    if heldBytes > MAX_HELD_LINE_BYTES then
+      release();
+    end
+  end
+
+  -- Ends the line: a span still open was no mark, and shows as typed.
   local function lineEnd()
     if runChar ~= nil then
       endRun("");
     end
-    local openTick, heldText, wasBold, parts = tick, table.concat(spanHeld), bold, boldHeld;
-    tick, spanHeld, bold, boldHeld, before = nil, {}, false, {}, "";
-    if wasBold then
-      out.text(BOLD_MARK);
-      emitParts(parts);
-    end
-    if openTick ~= nil then
-      out.text(openTick .. heldText);
-    end
+    before = "";
+    release();
   end
 
   -- Forgets the line (an answer's end after out raised in the middle of it).
   local function reset()
-    tick, spanHeld, bold, boldHeld, runChar, runLength, before = nil, {}, false, {}, nil, 0, "";
+    tick, spanHeld, bold, boldHeld, runChar, runLength, before, heldBytes = nil, {}, false, {}, nil, 0, "", 0;
   end
 
   return { add = add, lineEnd = lineEnd, reset = reset };
@@ -523,16 +558,16 @@ local function newAnswerReader(out)
   local kind = nil;     -- the line's: nil (not known yet), "prose", "code", "fence" (not shown), "blank"
   local what = nil;     -- a prose line's kind, as out.line was told
   local held = {};      -- a code line's pieces: code is given a line at a time
-  local heldBytes = 0;  -- the code line's length, of which held keeps MAX_CODE_LINE_BYTES
+  local heldBytes = 0;  -- the code line's length, of which held keeps MAX_HELD_LINE_BYTES
   local fence = nil;    -- the open fence's marker, nil outside one
   local last = "start"; -- the kind of the line before, for where indented code may begin
   local inItem = false; -- after a list item, until text or a fence at the margin: its indented lines are its own
   local shown, blank = false, false;
   local inline = newInlineReader(out); -- a prose line's text, its inline marks read
 
-  -- Adds to the code line held; bytes past MAX_CODE_LINE_BYTES are counted only.
+  -- Adds to the code line held; bytes past MAX_HELD_LINE_BYTES are counted only.
   local function hold(part)
-    local room = MAX_CODE_LINE_BYTES - heldBytes;
+    local room = MAX_HELD_LINE_BYTES - heldBytes;
     if room > 0 then
       held[#held + 1] = #part > room and part:sub(1, room) or part;
     end
@@ -602,8 +637,8 @@ local function newAnswerReader(out)
       if rest == "" then
         local blanks = part:match("^[ \t\r]*"); -- a \r: of a \r\n line break, which shows nothing
         if #blanks > 0 then
-          if indent < MAX_CODE_LINE_BYTES then
-            lead[#lead + 1] = blanks:sub(1, MAX_CODE_LINE_BYTES - indent);
+          if indent < MAX_HELD_LINE_BYTES then
+            lead[#lead + 1] = blanks:sub(1, MAX_HELD_LINE_BYTES - indent);
           end
           indent = indent + #blanks;
           columns = columns + #blanks + 3 * select(2, blanks:gsub("\t", ""));
@@ -628,7 +663,7 @@ local function newAnswerReader(out)
       end
     end
     local ended, line = kind, kind == "code" and table.concat(held) or nil;
-    if line ~= nil and heldBytes > MAX_CODE_LINE_BYTES then
+    if line ~= nil and heldBytes > MAX_HELD_LINE_BYTES then
       line = line .. "...(cut, " .. heldBytes .. " bytes)";
     end
     if ended ~= nil and ended ~= "fence" then
@@ -1048,7 +1083,7 @@ return {
   ERR_BUSY = ERR_BUSY,
   DEFAULT_SESSION = DEFAULT_SESSION,
   MAX_PROMPT_BYTES = MAX_PROMPT_BYTES,
-  MAX_CODE_LINE_BYTES = MAX_CODE_LINE_BYTES,
+  MAX_HELD_LINE_BYTES = MAX_HELD_LINE_BYTES,
   POLL_WAIT_MS = POLL_WAIT_MS,
   MIN_POLL_WAIT_MS = MIN_POLL_WAIT_MS,
   MAX_POLL_FAILURES = MAX_POLL_FAILURES,

@@ -557,9 +557,9 @@ describe("libsandboxai", function()
       expect(table.concat(said)):eq("Run `door`, now.");
     end);
 
-    it("holds no more of a code line than MAX_CODE_LINE_BYTES, however long it streams", function()
+    it("holds no more of a code line than MAX_HELD_LINE_BYTES, however long it streams", function()
       -- a hostile gateway's fenced line without end was held whole until its line break
-      local max = lib.MAX_CODE_LINE_BYTES;
+      local max = lib.MAX_HELD_LINE_BYTES;
       local long = 3 * max + 5;
       local cut = "...(cut, " .. long .. " bytes)";
       expect(read("```\n" .. ("x"):rep(long) .. "\n```\nafter\n", 1000)):same({ "code:" .. ("x"):rep(max) .. cut,
@@ -568,6 +568,27 @@ describe("libsandboxai", function()
       expect(read("\n" .. (" "):rep(long - 1) .. "x\n", 1000)):same({ "code:" .. (" "):rep(max) .. cut });
       -- one whole at the bound is not cut
       expect(read("```\n" .. ("y"):rep(max) .. "\n```\n", 999)):same({ "code:" .. ("y"):rep(max) });
+    end);
+
+    it("holds no more of a line than MAX_HELD_LINE_BYTES for inline marks that may never close", function()
+      -- a hostile gateway's line that opened a code span or bold (or a run of backticks) and
+      -- never ended was held whole, waiting for the closing mark, nothing given
+      local max = lib.MAX_HELD_LINE_BYTES;
+      for _, start in ipairs({ "a `", "a **", "a " .. ("`"):rep(3 * max) }) do
+        local given = 0;
+        local reader = lib.newAnswerReader({
+          line = function() end, lineEnd = function() end, code = function() end, blank = function() end,
+          text = function(part) given = given + #part; end,
+          inlineCode = function(_, typed) given = given + #typed; end,
+        });
+        reader.add(start);
+        for _ = 1, 3 * max / 1024 do
+          reader.add(("x"):rep(1024));
+        end
+        expect(given >= #start + 2 * max):eq(true);
+        reader.add("\n");
+        expect(given):eq(#start + 3 * max);
+      end
     end);
 
     it("reads lines that end in \\r\\n as those that end in \\n", function()
