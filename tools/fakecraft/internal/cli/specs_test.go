@@ -16,8 +16,9 @@ import (
 // `go test work` covers the in-game code (trapos/tests) and fakecraft's own ROM
 // (romfs/testdata/spec) exactly as `just _craftos-test` does: on the virtual clock, test's
 // default, so that no spec waits out its timers in real time or sees the machine's speed.
-// The in-game code's run twice: on a computer (51x19) and on a pocket computer (26x20,
-// --pocket), whose players read the same words laid out for 26 columns.
+// Each directory runs twice: on a computer (51x19) and on a pocket computer (26x20,
+// --pocket), whose players read the same words laid out for 26 columns, and which has
+// nothing beside it (fakecraft's specs of drives, monitors and printers are pending there).
 func TestLuaSpecs(t *testing.T) {
 	root, err := machine.FindRepoRoot(".")
 	require.NoError(t, err)
@@ -29,6 +30,7 @@ func TestLuaSpecs(t *testing.T) {
 		{"trapos/tests", "trapos/tests", nil},
 		{"trapos/tests on a pocket computer", "trapos/tests", []string{"--pocket"}},
 		{"tools/fakecraft/romfs/testdata/spec", "tools/fakecraft/romfs/testdata/spec", nil},
+		{"tools/fakecraft/romfs/testdata/spec on a pocket computer", "tools/fakecraft/romfs/testdata/spec", []string{"--pocket"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string{"test", "--root", root,

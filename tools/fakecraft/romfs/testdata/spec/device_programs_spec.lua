@@ -1,7 +1,8 @@
 -- Specs for the programs of turtles, pocket computers and command computers, for about and
--- apis, and for speaker. fakecraft has no such computers, so each spec stubs the API the
--- program drives (turtle, pocket, commands) as a plain table; speaker plays on a periphemu
--- speaker. Messages are CC: Tweaked's.
+-- apis, and for speaker. fakecraft has no turtles or command computers, and these specs run
+-- on a computer as well as a pocket computer, so each spec stubs the API the program drives
+-- (turtle, pocket, commands) as a plain table; speaker plays on a periphemu speaker on the
+-- back, where a pocket computer wears one too. Messages are CC: Tweaked's.
 
 -- Runs a command line, returning what it printed with print/write and with printError.
 local function capture(line)
@@ -214,18 +215,17 @@ describe("speaker", function()
     return "RIFF" .. ("<I4"):pack(4 + 8 + #fmt + 12 + 8 + #samples) .. "WAVEfmt " .. ("<I4"):pack(#fmt) .. fmt
       .. "LIST" .. ("<I4"):pack(4) .. "INFO" .. "data" .. ("<I4"):pack(#samples) .. samples;
   end
-  -- Whether the speaker on top is still busy with audio a program gave it.
+  -- Whether the speaker on the back is still busy with audio a program gave it.
   local function busy()
-    return not peripheral.call("top", "playAudio", { 0 });
+    return not peripheral.call("back", "playAudio", { 0 });
   end
 
   before_each(function()
-    periphemu.create("top", "speaker");
+    periphemu.create("back", "speaker");
     fs.makeDir(DIR);
   end);
   after_each(function()
-    periphemu.remove("top");
-    periphemu.remove("left");
+    periphemu.remove("back");
     fs.delete(DIR);
   end);
 
@@ -246,13 +246,13 @@ describe("speaker", function()
 
   it("plays 8-bit PCM and DFPWM WAV files, warning of a rate it was not made for", function()
     write_file(DIR .. "/a.wav", wav(1, 1, 48000, 8, ("\x80"):rep(1000)));
-    expect(capture("speaker play " .. DIR .. "/a.wav top")):same({ ok = true, output = "Playing " .. DIR .. "/a.wav\n", error = "" });
+    expect(capture("speaker play " .. DIR .. "/a.wav back")):same({ ok = true, output = "Playing " .. DIR .. "/a.wav\n", error = "" });
     expect(busy()):eq(true);
-    capture("speaker stop top");
+    capture("speaker stop back");
     write_file(DIR .. "/b.wav", wav(1, 2, 44100, 8, ("\x80"):rep(1000)));
     expect(capture("speaker play " .. DIR .. "/b.wav").output):eq(
       "Warning: Only 48 kHz mono WAV files are supported. This file may not play correctly.\nPlaying " .. DIR .. "/b.wav\n");
-    capture("speaker stop top");
+    capture("speaker stop back");
     local guid = "\x3A\xC1\xFA\x38\x81\x1D\x43\x61\xA4\x0D\xCE\x53\xCA\x60\x7C\xD1";
     local fmt = ("<I2I2I4I4I2I2I2I2I4"):pack(0xFFFE, 1, 48000, 6000, 1, 1, 22, 1, 4) .. guid;
     write_file(DIR .. "/c.wav", "RIFF" .. ("<I4"):pack(0) .. "WAVEfmt " .. ("<I4"):pack(#fmt) .. fmt
@@ -276,15 +276,17 @@ describe("speaker", function()
 
   it("names the speaker it cannot find", function()
     expect(capture("speaker stop left").error):eq('Speaker "left" does not exist\n');
-    periphemu.create("left", "drive");
-    expect(capture("speaker play x left").error):eq('"left" is not a speaker\n');
-    periphemu.remove("top");
+    -- A modem in the speaker's place: all a pocket computer can hold there besides.
+    periphemu.remove("back");
+    expect(capture("speaker stop").error):eq("No speakers attached\n");
+    periphemu.create("back", "modem");
+    expect(capture("speaker play x back").error):eq('"back" is not a speaker\n');
     expect(capture("speaker stop").error):eq("No speakers attached\n");
   end);
 
   it("plays a sound, checking volume and pitch", function()
     expect(capture("speaker sound entity.cat.ambient 2 1.5").output):eq(
-      'Played sound "entity.cat.ambient" on speaker "top" with volume 2 and pitch 1.5.\n');
+      'Played sound "entity.cat.ambient" on speaker "back" with volume 2 and pitch 1.5.\n');
     expect(capture("speaker sound entity.cat.ambient").error):eq('Could not play sound "entity.cat.ambient"\n');
     expect(capture("speaker sound x loud").error):eq("Volume must be a number\n");
     expect(capture("speaker sound x 4").error):eq("Volume must be between 0 and 3\n");

@@ -275,7 +275,8 @@ describe("programs", function()
     end);
     it("help prints a topic or says there is none", function()
       expect(capture("help nothing")):same({ ok = true, output = "", error = "No help available\n" });
-      expect(capture("help cd").output):str_match("^cd <path> changes the current directory");
+      -- help pages the topic to the screen's width: a pocket computer's 26 columns break it.
+      expect(capture("help cd").output):str_match("^cd <path> changes the%s+current directory");
     end);
   end);
 end);

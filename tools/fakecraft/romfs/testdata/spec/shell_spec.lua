@@ -323,7 +323,10 @@ describe("shell", function()
 
   describe("path and dir", function()
     it("has CC's default path plus the /programs TrapOS adds at boot", function()
-      expect(shell.path()):eq(".:/rom/programs:/rom/programs/http:/rom/programs/advanced:/rom/programs/rednet:/rom/programs/fun:/rom/programs/fun/advanced:/programs");
+      -- CC's rom/startup.lua adds the pocket programs on a pocket computer, after fun's.
+      local pocket_programs = pocket and ":/rom/programs/pocket" or "";
+      expect(shell.path()):eq(".:/rom/programs:/rom/programs/http:/rom/programs/advanced:/rom/programs/rednet:/rom/programs/fun:/rom/programs/fun/advanced"
+        .. pocket_programs .. ":/programs");
     end);
 
     it("refuses a directory that does not exist", function()
