@@ -315,8 +315,9 @@ local function print_pages()
   set_status(pages > 1 and "Printed " .. pages .. " Pages" or "Printed 1 Page");
 end
 
--- The program a Run tab runs: the text, under the file's name, in a tab titled after it;
--- then it waits for a key. (CC's runner means to say "Program finished." when the program
+-- The program a Run tab runs: the text, under the file's name, in a tab titled after it,
+-- through cc.internal.exception's try (which reads an exception the text throws as the
+-- error it stands for); then it waits for a key. (CC's runner means to say "Program finished." when the program
 -- ends well, but reads a variable out of its scope, so it never does.)
 local RUNNER = [[
 multishell.setTitle(multishell.getCurrent(), %q)
@@ -324,21 +325,15 @@ local tab = term.current()
 local contents, name = %q, %q
 local fn, err = load(contents, name, nil, _ENV)
 if fn then
-  local co = coroutine.create(fn)
-  local result = table.pack(coroutine.resume(co, ...))
-  while coroutine.status(co) ~= "dead" do
-    local event = table.pack(os.pullEventRaw(result[2]))
-    if result[2] == nil or event[1] == result[2] or event[1] == "terminate" then
-      result = table.pack(coroutine.resume(co, table.unpack(event, 1, event.n)))
-    end
-  end
+  local exception = require("cc.internal.exception")
+  local ok, failure, co = exception.try(fn, ...)
   term.redirect(tab)
   term.setTextColour(term.isColour() and colours.yellow or colours.white)
   term.setBackgroundColour(colours.black)
   term.setCursorBlink(false)
-  if not result[1] then
-    printError(result[2])
-    require("cc.internal.exception").report(result[2], co, { [name] = contents })
+  if not ok then
+    printError(failure)
+    exception.report(failure, co, { [name] = contents })
   end
 elseif require("cc.internal.syntax").parse_program(contents) then
   printError(err)

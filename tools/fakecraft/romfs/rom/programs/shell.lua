@@ -252,12 +252,15 @@ local function run_program(entry, path, args, remaining)
   if outcome[1] then
     return true;
   end
-  local err = outcome[2];
-  if err ~= nil and err ~= "" then
-    printError(tostring(err));
+  -- An exception the program threw stands for an error in the coroutine it names, as CC's
+  -- shell reads it (cc.internal.exception's try); false, nil and "" print nothing there.
+  local exception = create_env("rom/programs").require("cc.internal.exception");
+  local err, co = exception.unwrap(outcome[2], outcome[3]);
+  if err and err ~= "" then
+    printError(err);
+    -- Under the message, the line it happened on and a mark at its column, as CC 1.109+.
+    exception.report(err, co);
   end
-  -- Under the message, the line it happened on and a mark at its column, as CC 1.109+.
-  create_env("rom/programs").require("cc.internal.exception").report(err, outcome[3]);
   return false;
 end
 

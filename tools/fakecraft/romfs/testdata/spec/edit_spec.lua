@@ -220,6 +220,44 @@ describe("edit", function()
     expect(read_file(FILE)):eq("print(textutils.serialiseJSON(1))\n");
   end);
 
+  -- Run (under multishell) opens a tab on the text; here the tab runs at once, in a window,
+  -- given the key it waits for at the end. Its error is read as CC's runner reads it, through
+  -- cc.internal.exception's try: an exception the text throws is its message and the line
+  -- marked in the coroutine it names.
+  it("runs the text in a tab, showing an exception's message and its line", function()
+    local file = fs.open(FILE, "w");
+    file.write(table.concat({
+      "local co = coroutine.create(function()",
+      "  local t = nil",
+      "  return t.x",
+      "end)",
+      "local ok, err = coroutine.resume(co)",
+      "error(setmetatable({ message = err, thread = co }, { __name = \"exception\" }))",
+    }, "\n"));
+    file.close();
+    stub(_G, "multishell", { getCurrent = function() return 1; end, setTitle = function() end });
+    stub(shell, "switchTab", function() end);
+    local errors, rows = {}, {};
+    stub(shell, "openTab", function(path)
+      stub(_G, "printError", function(text) errors[#errors + 1] = tostring(text); end);
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, 51, 19, false);
+      term.redirect(win);
+      press(keys.enter);
+      shell.run(path);
+      term.redirect(previous);
+      for y = 1, 3 do rows[y] = (win.getLine(y):gsub(" +$", "")); end
+      press(keys.leftCtrl);
+      type_text("e");
+      return 2;
+    end);
+    press(keys.leftCtrl);
+    type_text("r");
+    shell.run("edit " .. FILE);
+    expect(errors):same({ FILE .. ":3: attempt to index local 't' (a nil value)" });
+    expect(rows):same({ "\149Line 3", "\149  return t.x", "\149          \131" });
+  end);
+
   it_beside("prints the text on a printer's pages from the menu", function()
     periphemu.create("edit_spec_printer", "printer");
     local file = fs.open(FILE, "w");

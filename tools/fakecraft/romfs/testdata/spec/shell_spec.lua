@@ -133,6 +133,60 @@ describe("shell", function()
       expect((win.getLine(3):gsub(" +$", ""))):eq("\149" .. (" "):rep(15) .. "\131");
     end);
 
+    -- Runs the program text at path on a fresh window, collecting what printError is given;
+    -- returns the run's result, those lines, and the window's first rows.
+    local function run_on_window(path, text, rows)
+      local handle = fs.open(path, "w");
+      handle.write(text);
+      handle.close();
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, 51, 19, false);
+      term.redirect(win);
+      local ok, result, lines = pcall(capture_errors, function() return shell.run(path); end);
+      term.redirect(previous);
+      fs.delete(path);
+      if not ok then error(result, 0); end
+      local shown = {};
+      for y = 1, rows do shown[y] = (win.getLine(y):gsub(" +$", "")); end
+      return result, lines, shown;
+    end
+
+    -- A coroutine manager passes an inner coroutine's error up as an exception (a table
+    -- whose metatable's __name is "exception", with the message and the coroutine): CC's
+    -- shell (through cc.internal.exception's try) prints the message, and marks the line in
+    -- that coroutine, not the table's tostring.
+    it("unwraps an exception a program throws: its message, and the mark in its thread", function()
+      local path = "/shell_spec_exception.lua";
+      local result, lines, rows = run_on_window(path, table.concat({
+        "local co = coroutine.create(function()",
+        "  local t = nil",
+        "  return t.x",
+        "end)",
+        "local ok, err = coroutine.resume(co)",
+        "if not ok then error(setmetatable({ message = err, thread = co }, { __name = \"exception\" })) end",
+      }, "\n"), 3);
+      expect(result):eq(false);
+      expect(lines):same({ path .. ":3: attempt to index local 't' (a nil value)" });
+      expect(rows):same({ "\149Line 3", "\149  return t.x", "\149          \131" });
+    end);
+
+    -- CC's shell prints an error only when it is not false, nil or "" (exception.try's err);
+    -- a table is printError's to turn into text, as print does.
+    it("prints no error of false, and gives printError a table as it is", function()
+      local result, lines, rows = run_on_window("/shell_spec_false.lua", "error(false)", 1);
+      expect({ result, lines, rows }):same({ false, {}, { "" } });
+      local given = {};
+      stub(_G, "printError", function(...) given[#given + 1] = table.pack(...); end);
+      local path = "/shell_spec_table.lua";
+      local handle = fs.open(path, "w");
+      handle.write('error(setmetatable({}, { __tostring = function() return "thrown" end }))');
+      handle.close();
+      expect(shell.run(path)):eq(false);
+      fs.delete(path);
+      expect(#given):eq(1);
+      expect({ given[1].n, type(given[1][1]), tostring(given[1][1]) }):same({ 1, "table", "thrown" });
+    end);
+
     it("prints load's message when the explaining parser finds no fault", function()
       -- CC's parser takes parameters after "..."; the compiler does not.
       local path = "/shell_spec_params.lua";

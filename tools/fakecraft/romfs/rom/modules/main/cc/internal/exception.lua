@@ -6,10 +6,13 @@
 --
 --   try(func, ...)                   -> true, results... | false, message, thread
 --   report(err, thread [, sources])  prints the line and mark of err, where it can
+--   unwrap(err, thread)              -> message, thread (fakecraft's: see below)
 --
 -- An exception is a table whose metatable's __name is "exception", with a string `message`
 -- and the coroutine it happened in as `thread` (a coroutine manager's way to pass an error
--- of an inner coroutine up): try answers with its message and thread.
+-- of an inner coroutine up): try answers with its message and thread. unwrap is that answer
+-- for an error of a coroutine run otherwise (the shell's, which ties its coroutine to the
+-- running program); CC's module has no such function, the shell calling try.
 --
 -- The column comes from debug.getinfo's currentcolumn, which fakecraft knows for what can
 -- fail (a call, an index, an operator: the token Cobalt places the error at). Where it
@@ -28,6 +31,15 @@ local function is_exception(err)
     and type(rawget(err, "message")) == "string" and type(rawget(err, "thread")) == "thread";
 end
 
+-- The error err of thread as try answers it: an exception's message and thread, else err
+-- and thread.
+local function unwrap(err, thread)
+  if is_exception(err) then
+    return rawget(err, "message"), rawget(err, "thread");
+  end
+  return err, thread;
+end
+
 local function try(func, ...)
   expect(1, func, "function");
   local co = coroutine.create(func);
@@ -42,10 +54,7 @@ local function try(func, ...)
   if result[1] then
     return table.unpack(result, 1, result.n);
   end
-  if is_exception(result[2]) then
-    return false, rawget(result[2], "message"), rawget(result[2], "thread");
-  end
-  return false, result[2], co;
+  return false, unwrap(result[2], co);
 end
 
 -- The frame of thread that is at file's line, a Lua function's, or nil.
@@ -119,4 +128,5 @@ end
 return {
   try = try,
   report = report,
+  unwrap = unwrap,
 };
