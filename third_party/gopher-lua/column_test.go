@@ -34,6 +34,12 @@ func TestErrorColumns(t *testing.T) {
 		{"local x = #5", "          ^"},
 		{"local x = {} < {}", "             ^"},
 		{`local x = "a" .. {}`, "              ^"},
+		// A chain of concatenations is one instruction, which Cobalt places at its last `..`:
+		// the chain nests to the right, and its innermost `..` is the first it emits.
+		{`local x = "a" .. {} .. "b"`, "                    ^"},
+		{`local x = {} .. "a" .. 1 .. "b"`, "                         ^"},
+		{`local x = "a" .. ({} .. "b")`, "                     ^"},
+		{`local x = ("a" .. {}) .. "b"`, "               ^"},
 		{"local a = {}\nlocal b = a.x.y", "             ^"},
 		// A generic for's iterator call: the first token after `in`, as Cobalt's OP_TFORCALL.
 		{"for k in fail do end", "         ^"},

@@ -1486,9 +1486,13 @@ func compileArithmeticOpExpr(context *funcContext, reg int, expr *ast.Arithmetic
 func compileStringConcatOpExpr(context *funcContext, reg int, expr *ast.StringConcatOpExpr, ec *expcontext) { // {{{
 	code := context.Code
 	crange := 1
+	// The chain's last `..`: Cobalt's parser emits the innermost link of a right-nested
+	// chain first and merges each outer one into that OP_CONCAT, keeping its position.
+	last := expr
 	for current := expr.Rhs; current != nil; {
 		if ex, ok := current.(*ast.StringConcatOpExpr); ok {
 			crange += 1
+			last = ex
 			current = ex.Rhs
 		} else {
 			current = nil
@@ -1501,7 +1505,7 @@ func compileStringConcatOpExpr(context *funcContext, reg int, expr *ast.StringCo
 	for pc := code.LastPC(); pc != 0 && opGetOpCode(code.At(pc)) == OP_CONCAT; pc-- {
 		code.Pop()
 	}
-	code.MarkColumn(expr)
+	code.MarkColumn(last)
 	code.AddABC(OP_CONCAT, a, basereg, basereg+crange, sline(expr))
 } // }}}
 
