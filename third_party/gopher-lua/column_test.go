@@ -41,6 +41,16 @@ func TestErrorColumns(t *testing.T) {
 		{`local x = "a" .. ({} .. "b")`, "                     ^"},
 		{`local x = ("a" .. {}) .. "b"`, "               ^"},
 		{"local a = {}\nlocal b = a.x.y", "             ^"},
+		// The token on a later line than the expression's start: Cobalt gives the instruction
+		// that token's line as well as its column, so the error names that line.
+		{"local t = {}\nlocal s = t\n  + 1", "  ^"},
+		{"local t = {}\nlocal s = \"a\"\n  .. t\n  .. \"b\"", "  ^"},
+		{"local t = {}\nlocal s = t\n  .a\n  .b", "  ^"},
+		{"local t = {}\nlocal s = t.x\n  (1)", "  ^"},
+		{"local t = {}\nt\n  :m()", "    ^"},
+		{"local t = {}\nlocal s = t\n  [1].x", "     ^"},
+		{"local t = {}\nfor i = 1, t.n\ndo end", "  ^"},
+		{"local t = {}\nlocal s = 1 +\n  #t.x", "  ^"},
 		// A generic for's iterator call: the first token after `in`, as Cobalt's OP_TFORCALL.
 		{"for k in fail do end", "         ^"},
 		{"local t = {}\nfor k, v in t.fail, 1 do end", "            ^"},

@@ -176,10 +176,16 @@ type codeStore struct { // {{{
 	lines   []int
 	columns []int
 	column  int // the column of the next instruction added (MarkColumn), then 0
-	pc      int
+	// markLine is the line of the token column is on (0: the line Add is given), which the
+	// next instruction added takes, as Cobalt gives an instruction its token's position.
+	markLine int
+	pc       int
 }
 
 func (cd *codeStore) Add(inst uint32, line int) {
+	if cd.column > 0 && cd.markLine > 0 {
+		line = cd.markLine
+	}
 	if l := len(cd.codes); l <= 0 || cd.pc == l {
 		cd.codes = append(cd.codes, inst)
 		cd.lines = append(cd.lines, line)
@@ -189,14 +195,20 @@ func (cd *codeStore) Add(inst uint32, line int) {
 		cd.lines[cd.pc] = line
 		cd.columns[cd.pc] = cd.column
 	}
-	cd.column = 0
+	cd.column, cd.markLine = 0, 0
 	cd.pc++
 }
 
-// MarkColumn gives the next instruction added the column of expr (ast.Node.Column): where
-// Cobalt places an error that instruction raises. Every other instruction has none (0).
-func (cd *codeStore) MarkColumn(expr ast.Expr) {
-	cd.column = expr.Column()
+// MarkColumn gives the next instruction added the column of expr (ast.Node.Column) and its
+// line (MarkLine): where Cobalt places an error that instruction raises. Every other
+// instruction has no column (0) and the line it is added with.
+func (cd *codeStore) MarkColumn(expr ast.PositionHolder) {
+	cd.Mark(expr.MarkLine(), expr.Column())
+}
+
+// Mark gives the next instruction added a column, on line (0: the line it is added with).
+func (cd *codeStore) Mark(line, column int) {
+	cd.column, cd.markLine = column, line
 }
 
 func (cd *codeStore) AddABC(op int, a int, b int, c int, line int) {
@@ -1096,7 +1108,7 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 	ecupdate(ec, ecLocal, rstep, 0)
 	compileExpr(context, reg, stmt.Step, ec)
 
-	code.column = stmt.Column() // after `do`, as Cobalt's OP_FORPREP
+	code.MarkColumn(stmt) // after `do`, as Cobalt's OP_FORPREP
 	code.AddASbx(OP_FORPREP, rindex, 0, sline(stmt))
 
 	context.RegisterLocalVar(stmt.Name)
@@ -1144,7 +1156,7 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	// forlist gives OP_TFORCALL (an error the iterator raises is placed there, and a line
 	// hook fires there each step), not the for's.
 	iterLine := sline(stmt.Exprs[0])
-	code.column = ast.StartColumn(stmt.Exprs[0]) // and its column, Cobalt's OP_TFORCALL's
+	code.Mark(0, ast.StartColumn(stmt.Exprs[0])) // and its column, Cobalt's OP_TFORCALL's
 	code.AddABC(OP_TFORLOOP, rgen, 0, nnames, iterLine)
 	code.AddASbx(OP_JMP, 0, bodylabel, iterLine)
 
@@ -1734,7 +1746,7 @@ func compileFuncCallExpr(context *funcContext, reg int, expr *ast.FuncCallExpr, 
 		b := reg
 		compileExprWithMVPropagation(context, expr.Receiver, &reg, &b)
 		c := loadRk(context, &reg, expr, LString(expr.Method))
-		context.Code.column = expr.MethodColumn
+		context.Code.Mark(expr.MethodLine, expr.MethodColumn)
 		context.Code.AddABC(OP_SELF, funcreg, b, c, sline(expr))
 		// increments a register for an implicit "self"
 		reg = b + 1

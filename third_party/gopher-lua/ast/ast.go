@@ -7,12 +7,15 @@ type PositionHolder interface {
 	SetLastLine(int)
 	Column() int
 	SetColumn(int)
+	MarkLine() int
+	SetMark(line, column int)
 }
 
 type Node struct {
 	line     int
 	lastline int
 	column   int
+	markLine int
 }
 
 // Column is the column (1-based, in bytes) of the token an error of this node is placed at,
@@ -23,6 +26,23 @@ func (self *Node) Column() int {
 }
 
 func (self *Node) SetColumn(column int) {
+	self.column = column
+}
+
+// MarkLine is the line of the token Column is on, which Cobalt gives the instruction that
+// raises this node's error (so its message names that line): the node's own line unless
+// SetMark said otherwise, as for an operator or a call's '(' on a later line than the
+// expression's start (fakecraft's fork).
+func (self *Node) MarkLine() int {
+	if self.markLine > 0 {
+		return self.markLine
+	}
+	return self.line
+}
+
+// SetMark places this node's error at the token at line and column.
+func (self *Node) SetMark(line, column int) {
+	self.markLine = line
 	self.column = column
 }
 

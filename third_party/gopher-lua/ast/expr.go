@@ -83,8 +83,9 @@ type FuncCallExpr struct {
 	Args      []Expr
 	AdjustRet bool
 	// MethodColumn is where Cobalt places an error of a method call's SELF (indexing the
-	// receiver): the character after the method's name (fakecraft's fork).
+	// receiver): the character after the method's name, on MethodLine (fakecraft's fork).
 	MethodColumn int
+	MethodLine   int
 }
 
 type LogicalOpExpr struct {

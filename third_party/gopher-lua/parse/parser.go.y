@@ -9,6 +9,7 @@ import (
 // string), where Cobalt places an error of the call.
 type callArgs struct {
   exprs  []ast.Expr
+  line   int
   column int
 }
 %}
@@ -168,13 +169,13 @@ stat:
             $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Stmts: $8}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($9.Pos.Line)
-            $$.SetColumn($7.Pos.Column + len("do"))
+            $$.SetMark($7.Pos.Line, $7.Pos.Column + len("do"))
         } |
         TFor TIdent '=' expr ',' expr ',' expr TDo block TEnd {
             $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Step:$8, Stmts: $10}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($11.Pos.Line)
-            $$.SetColumn($9.Pos.Column + len("do"))
+            $$.SetMark($9.Pos.Line, $9.Pos.Column + len("do"))
         } |
         TFor namelist TIn exprlist TDo block TEnd {
             $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6}
@@ -264,19 +265,19 @@ var:
         TIdent {
             $$ = &ast.IdentExpr{Value:$1.Str}
             $$.SetLine($1.Pos.Line)
-            $$.SetColumn($1.Pos.Column)
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         } |
         prefixexp '[' expr ']' {
             $$ = &ast.AttrGetExpr{Object: $1, Key: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } | 
         prefixexp '.' TIdent {
             key := &ast.StringExpr{Value:$3.Str}
             key.SetLine($3.Pos.Line)
             $$ = &ast.AttrGetExpr{Object: $1, Key: key}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         }
 
 namelist:
@@ -339,89 +340,89 @@ expr:
         expr '>' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr '<' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr TGte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">=", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr TLte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<=", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr TEqeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "==", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr TNeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "~=", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr T2Comma expr {
             $$ = &ast.StringConcatOpExpr{Lhs: $1, Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr '+' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "+", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr '-' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "-", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr '*' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "*", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr '/' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "/", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr '%' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "%", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         expr '^' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "^", Rhs: $3}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.Pos.Column)
+            $$.SetMark($2.Pos.Line, $2.Pos.Column)
         } |
         '-' expr %prec UNARY {
             $$ = &ast.UnaryMinusOpExpr{Expr: $2}
             $$.SetLine($2.Line())
-            $$.SetColumn($1.Pos.Column)
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         } |
         TNot expr %prec UNARY {
             $$ = &ast.UnaryNotOpExpr{Expr: $2}
             $$.SetLine($2.Line())
-            $$.SetColumn($1.Pos.Column)
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         } |
         '#' expr %prec UNARY {
             $$ = &ast.UnaryLenOpExpr{Expr: $2}
             $$.SetLine($2.Line())
-            $$.SetColumn($1.Pos.Column)
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         }
 
 string: 
         TString {
             $$ = &ast.StringExpr{Value: $1.Str}
             $$.SetLine($1.Pos.Line)
-            $$.SetColumn($1.Pos.Column)
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         } 
 
 prefixexp:
@@ -452,13 +453,14 @@ functioncall:
         prefixexp args {
             $$ = &ast.FuncCallExpr{Func: $1, Args: $2.exprs}
             $$.SetLine($1.Line())
-            $$.SetColumn($2.column)
+            $$.SetMark($2.line, $2.column)
         } |
         prefixexp ':' TIdent args {
             $$ = &ast.FuncCallExpr{Method: $3.Str, Receiver: $1, Args: $4.exprs}
             $$.SetLine($1.Line())
-            $$.SetColumn($4.column)
+            $$.SetMark($4.line, $4.column)
             $$.(*ast.FuncCallExpr).MethodColumn = $3.Pos.Column + len($3.Str)
+            $$.(*ast.FuncCallExpr).MethodLine = $3.Pos.Line
         }
 
 args:
@@ -466,19 +468,19 @@ args:
             if yylex.(*Lexer).PNewLine {
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
-            $$ = callArgs{exprs: []ast.Expr{}, column: $1.Pos.Column}
+            $$ = callArgs{exprs: []ast.Expr{}, line: $1.Pos.Line, column: $1.Pos.Column}
         } |
         '(' exprlist ')' {
             if yylex.(*Lexer).PNewLine {
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
-            $$ = callArgs{exprs: $2, column: $1.Pos.Column}
+            $$ = callArgs{exprs: $2, line: $1.Pos.Line, column: $1.Pos.Column}
         } |
         tableconstructor {
-            $$ = callArgs{exprs: []ast.Expr{$1}, column: $1.Column()}
+            $$ = callArgs{exprs: []ast.Expr{$1}, line: $1.MarkLine(), column: $1.Column()}
         } | 
         string {
-            $$ = callArgs{exprs: []ast.Expr{$1}, column: $1.Column()}
+            $$ = callArgs{exprs: []ast.Expr{$1}, line: $1.MarkLine(), column: $1.Column()}
         }
 
 function:
@@ -518,12 +520,12 @@ tableconstructor:
         '{' '}' {
             $$ = &ast.TableExpr{Fields: []*ast.Field{}}
             $$.SetLine($1.Pos.Line)
-            $$.SetColumn($1.Pos.Column)
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         } |
         '{' fieldlist '}' {
             $$ = &ast.TableExpr{Fields: $2}
             $$.SetLine($1.Pos.Line)
-            $$.SetColumn($1.Pos.Column)
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         }
 
 

@@ -78,7 +78,7 @@ func (f *assignFixer) split(a *ast.AssignStmt) ast.Stmt {
 		}
 		target := &ast.AttrGetExpr{Object: obj, Key: key}
 		setLines(target, get.Line(), get.LastLine())
-		target.SetColumn(get.Column()) // its error's mark stays under the program's "." or "["
+		target.SetMark(get.MarkLine(), get.Column()) // its error's mark stays under the program's "." or "["
 		targets[i] = target
 	}
 	values := make([]*ast.IdentExpr, len(a.Lhs))

@@ -170,6 +170,16 @@ describe("shell", function()
       expect(rows):same({ "\149Line 3", "\149  return t.x", "\149          \131" });
     end);
 
+    -- An operator on a later line than its expression's start: Cobalt places the error on
+    -- the operator's line (a chain of .. at its last ..), and the mark under it.
+    it("marks an error on the line of the token it is placed at", function()
+      local path = "/shell_spec_lines.lua";
+      local result, lines, rows = run_on_window(path, 'local t = {}\nlocal s = "a" ..\n  t ..\n  "b"\n', 3);
+      expect(result):eq(false);
+      expect(lines):same({ path .. ":3: attempt to concatenate a table value" });
+      expect(rows):same({ "\149Line 3", "\149  t ..", "\149    \131" });
+    end);
+
     -- CC's shell prints an error only when it is not false, nil or "" (exception.try's err);
     -- a table is printError's to turn into text, as print does.
     it("prints no error of false, and gives printError a table as it is", function()
