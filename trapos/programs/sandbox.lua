@@ -668,8 +668,10 @@ local function setup(urlArg)
     end
     fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. ws);
   elseif advice.namesNoHost(full) then
-    -- Saved, it gave "Unknown host:  does not resolve", naming no host.
-    fail(advice.noHost(url) .. ". Run: sandbox setup ws://<host>:4444");
+    -- Saved, it gave "Unknown host:  does not resolve", naming no host. The URL to give keeps
+    -- the player's TLS (as advice's does): a wss:// gateway is behind a reverse proxy, whose
+    -- port is not the gateway's 4444.
+    fail(advice.noHost(url) .. ". Run: sandbox setup " .. (scheme == "wss" and "wss://<host>" or "ws://<host>:4444"));
   end
   local password = askPassword();
   local files, exec, screen, confirm = askAccess();

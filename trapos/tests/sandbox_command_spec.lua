@@ -788,6 +788,20 @@ describe("sandbox command", function()
       end
     end);
 
+    it("keeps wss:// in the URL to give for a TLS URL that names no host", function()
+      -- a wss:// gateway is behind a reverse proxy: ws://<host>:4444 dropped its TLS and port
+      for _, case in ipairs({
+        { "wss://", "" },
+        { "WSS//:443", "" },
+        { "wss://??.example/sandbox/trapos/ws", " (a ? stands for a character CC cannot hold: give the gateway's IP address)" },
+      }) do
+        local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
+        expect(ok):eq(false);
+        expect(err):eq(fitted("sandbox.url " .. case[1] .. " names no host" .. case[2] .. ". Run: sandbox setup wss://<host>"));
+        expect(record.saved):eq(0);
+      end
+    end);
+
     it("prints the error with its fix when the gateway does not answer", function()
       local ok, err = run({ "setup", "ws://10.0.0.9:4444" }, {
         settings = {}, typed = { "pw" }, status = downStatus("waiting", "Could not connect"),
