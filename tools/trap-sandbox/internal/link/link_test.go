@@ -554,9 +554,6 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 }
 
-// TestEnrollmentKeyChangesAreLogged: a key made or revoked through the API is an info line
-// naming who and from where, as a token or credential made through the account API is (a key
-// makes credentials); the key itself is in no line.
 // A wrong key's answer is held back past the address's budget, and a link session (no secret)
 // may send 16 requests at a time: each wrong key was read from the account store before it was
 // held, 16 reads for each socket opened, where a hello reads one. A socket's second key while
@@ -597,6 +594,9 @@ func TestOneEnrollmentKeyAtATimeOnASocket(t *testing.T) {
 	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code, "once answered, the socket's next key is checked")
 }
 
+// TestEnrollmentKeyChangesAreLogged: a key made or revoked through the API is an info line
+// naming who and from where, as a token or credential made through the account API is (a key
+// makes credentials); the key itself is in no line.
 func TestEnrollmentKeyChangesAreLogged(t *testing.T) {
 	f := newFixture(t, Config{})
 	status, ans := f.api(root, "POST", KeysPath, map[string]any{"account": "alice", "maxUses": 20, "expiresInMs": 7200000})
