@@ -70,6 +70,8 @@ func TestReadAndPromptFailuresUseMCPsCodes(t *testing.T) {
 		"trapos://7%3A/d/é.lua": {jsonrpc.CodeInvalidParams, `resource not found: trapos://7%3A/d/é.lua is not percent-encoded: a URI holds "é" as %C3%A9, as in trapos://7%3A/d/%C3%A9.lua`},
 		"trapos://7%3Aküche/a":  {jsonrpc.CodeInvalidParams, `a URI holds "ü" as %C3%BC, as in trapos://7%3Ak%C3%BCche/a`},
 		`trapos://7%3A/a b\xe9`: {jsonrpc.CodeInvalidParams, `a URI holds " " as %20, as in trapos://7%3A/a%20b%5Cxe9`},
+		// Neither a computer nor a file: the SDK said only "Resource not found".
+		"trapos://": {jsonrpc.CodeInvalidParams, "resource not found: trapos:// names no computer and no file: a file's URI is trapos://<traposId, percent-encoded>/<path>, e.g. trapos://7%3Akitchen/startup.lua"},
 	} {
 		_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
 		je := rpcErr(err)

@@ -73,7 +73,12 @@ func uriHint(uri string) string {
 			uri, URIScheme, FileURI("7:kitchen", "/startup.lua"))
 	}
 	host, path, hasPath := strings.Cut(rest, "/")
-	if !hasPath && host != "" && !strings.Contains(host, ":") {
+	if !hasPath && host == "" {
+		// trapos:// alone: the SDK's bare "Resource not found" named nothing to add.
+		return fmt.Sprintf("resource not found: %s names no computer and no file: a file's URI is %s://<traposId, percent-encoded>/<path>, e.g. %s",
+			uri, URIScheme, FileURI("7:kitchen", "/startup.lua"))
+	}
+	if !hasPath && !strings.Contains(host, ":") {
 		// No template matches a URI without a path: the computer alone names no file.
 		return fmt.Sprintf("resource not found: %s names a computer but no file: add the path, as in %s/startup.lua (%s/ lists its root)", uri, uri, uri)
 	}
