@@ -450,6 +450,44 @@ func TestMCPAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
 	}
 }
 
+// TestMCPADirectoryResourceWhoseComputerWentSaysToAskAgain: resources/read of a directory
+// is a read, as list_files is: its computer gone before it answered, it says to ask again once
+// it is back, as the read-only tools do, not "check before you ask again".
+func TestMCPADirectoryResourceWhoseComputerWentSaysToAskAgain(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			arrived := make(chan struct{}, 1)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, AllowFiles: harness.AllowFilesRead}, Silent: []string{"fs.list"},
+				OnRequest: func(f harness.Frame) {
+					if f.Type != "fs.list" {
+						return // the gateway's own liveness probe, say
+					}
+					select {
+					case arrived <- struct{}{}:
+					default:
+					}
+				}}
+			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			s := connectMCP(ctx, t, g, transport)
+
+			done := make(chan error, 1)
+			go func() {
+				_, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: "trapos://7%3A/rom/"})
+				done <- err
+			}()
+			<-arrived
+			stop()
+			err = <-done
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "computer 7: disconnected before it answered; a read changes nothing: ask again once it is back (ping with wait true waits for it)")
+		})
+	}
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {

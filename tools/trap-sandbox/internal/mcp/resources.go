@@ -81,7 +81,8 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	if strings.HasSuffix(path, "/") {
 		listing, err := t.listFiles(ctx, PathInput{TraposID: traposID, Path: path})
 		if err != nil {
-			return nil, rpcError(err, uri)
+			// A read, as list_files is (addTool's readAgain for the read-only tools).
+			return nil, rpcError(readAgain(err), uri)
 		}
 		data, err := json.Marshal(listing)
 		if err != nil {
