@@ -145,7 +145,8 @@ type Module struct {
 // the code, and the player's answer is told why instead of "unknown link code".
 //
 // looked, lookErr and lookedAt are what the store said of the code at its last look (look),
-// and when.
+// and when; reading is closed when the read under way ends (nil: none is); changes counts the
+// changes made here (changed), so a read that began before one is not kept as the last look.
 type owner struct {
 	socket   uint64
 	account  string
@@ -158,6 +159,8 @@ type owner struct {
 	looked   account.LinkCode
 	lookErr  error
 	lookedAt time.Time
+	reading  chan struct{}
+	changes  uint64
 }
 
 // New returns the module.
@@ -454,6 +457,7 @@ func (m *Module) changed(id string) {
 	defer m.mu.Unlock()
 	if o, ok := m.owners[id]; ok {
 		o.lookedAt = time.Time{}
+		o.changes++
 		m.owners[id] = o
 	}
 	for _, ch := range m.waiters[id] {
@@ -535,15 +539,10 @@ var errApproverGone = protocol.Errorf(protocol.CodeLinkInvalid,
 // the account's name in the question, is told so. Another socket's code stays unknown.
 func (m *Module) acceptRefusal(from protocol.Requester, code string, err error) error {
 	if errors.Is(err, account.ErrCodeUnknown) {
-		if canon, nerr := account.NormalizeCode(code); nerr == nil {
+		if id, nerr := account.LinkCodeID(code); nerr == nil {
 			m.mu.Lock()
-			seen := false
-			for _, o := range m.owners {
-				if o.code == canon && o.socket == from.Socket && o.approved {
-					seen = true
-					break
-				}
-			}
+			o, ok := m.owners[id]
+			seen := ok && o.socket == from.Socket && o.approved
 			m.mu.Unlock()
 			if seen {
 				m.count("refused")
@@ -764,26 +763,55 @@ func (m *Module) owns(from protocol.Requester, code string) (string, error) {
 
 // look returns the asking socket's code (LinkStatus: by its code and computer) as the store
 // said it at most recheckEvery ago, unless it changed here since (changed): however many polls
-// its socket sends, and however fast, a code costs the store one read a recheckEvery. What
-// changes a code elsewhere (an approval on another replica, its account's removal) is seen
-// within that, as a waiting poll's recheck sees it.
+// and accepts its socket sends, and however fast or many at once (one read at a time: the
+// others wait for it), a code costs the store one read a recheckEvery. What changes a code
+// elsewhere (an approval on another replica, its account's removal) is seen within that, as a
+// waiting poll's recheck sees it.
 func (m *Module) look(ctx context.Context, from protocol.Requester, code string) (account.LinkCode, error) {
 	id, err := m.owns(from, code)
 	if err != nil {
 		return account.LinkCode{}, err
 	}
-	now := m.cfg.Clock.Now()
-	m.mu.Lock()
-	o := m.owners[id]
-	m.mu.Unlock()
-	if !o.lookedAt.IsZero() && now.Sub(o.lookedAt) < recheckEvery {
-		return o.looked, o.lookErr
+	for {
+		now := m.cfg.Clock.Now()
+		m.mu.Lock()
+		o, ok := m.owners[id]
+		switch {
+		case !ok || o.socket != from.Socket:
+			m.mu.Unlock()
+			return account.LinkCode{}, account.ErrCodeUnknown // gone meanwhile
+		case !o.lookedAt.IsZero() && now.Sub(o.lookedAt) < recheckEvery:
+			m.mu.Unlock()
+			return o.looked, o.lookErr
+		case o.reading != nil:
+			reading := o.reading
+			m.mu.Unlock()
+			select {
+			case <-reading: // its look, if it is kept; else a read of our own
+			case <-ctx.Done():
+				return account.LinkCode{}, ctx.Err()
+			}
+			continue
+		}
+		reading, changes := make(chan struct{}), o.changes
+		o.reading = reading
+		m.owners[id] = o
+		m.mu.Unlock()
+		c, err := m.cfg.Accounts.LinkStatus(ctx, code, from.TraposID)
+		m.mu.Lock()
+		if o, ok := m.owners[id]; ok && o.reading == reading {
+			o.reading = nil
+			// Kept unless cut short, or a change here came during the read (what it read may
+			// be from before: a poll listening since would take it and miss the change).
+			if ctx.Err() == nil && o.changes == changes {
+				o.looked, o.lookErr, o.lookedAt = c, err, now
+			}
+			m.owners[id] = o
+		}
+		close(reading)
+		m.mu.Unlock()
+		return c, err
 	}
-	c, err := m.cfg.Accounts.LinkStatus(ctx, code, from.TraposID)
-	if ctx.Err() == nil {
-		m.changeOwner(id, from.Socket, func(o *owner) { o.looked, o.lookErr, o.lookedAt = c, err, now })
-	}
-	return c, err
 }
 
 func seconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

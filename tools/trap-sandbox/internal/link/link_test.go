@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -438,6 +440,82 @@ func TestASocketsOwnCodeCostsTheStoreOneLookASecond(t *testing.T) {
 	_, err = f.gw.handlers[protocol.TypeLinkPoll](f.socketOf(kitchen).ctx, kitchen, raw)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "database is closed", "a second later the store is asked again")
+}
+
+// heldStore is a store whose reads of a link code, while hold is set, read and then wait for
+// it to be closed before they answer: a look under way, as long as a test needs.
+type heldStore struct {
+	account.Store
+	reads atomic.Int32
+	hold  atomic.Pointer[chan struct{}]
+}
+
+func (s *heldStore) LinkCode(ctx context.Context, id string) (account.LinkCode, error) {
+	c, err := s.Store.LinkCode(ctx, id)
+	s.reads.Add(1)
+	if hold := s.hold.Load(); hold != nil {
+		<-*hold
+	}
+	return c, err
+}
+
+// looksWaiting counts the goroutines in the link module's look that wait: on the store's read
+// (heldStore) or on another look's read.
+func looksWaiting() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, stack := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(stack, "link.(*Module).look(") &&
+			(strings.Contains(stack, "(*heldStore).LinkCode(") || strings.Contains(stack, " [select")) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestALookUnderWayIsTheOneRead: polls of a socket's own code at once wait for the one read
+// of the store under way, rather than each reading it (a link session sends 16 at a time).
+func TestALookUnderWayIsTheOneRead(t *testing.T) {
+	store := &heldStore{Store: account.NewMemory()}
+	f := newFixture(t, Config{Accounts: account.New(store, clock.NewFake(t0))})
+	code := f.begin(kitchen)
+	hold := make(chan struct{})
+	store.hold.Store(&hold)
+	before := store.reads.Load()
+	pending := map[string]any{"code": code.Code, "waitMs": 0}
+	first, second := f.pollAsync(kitchen, pending), f.pollAsync(kitchen, pending)
+	require.Eventually(t, func() bool { return looksWaiting() == 2 }, waitLimit, testkit.Poll, "both polls in their look")
+	close(hold)
+	assert.Equal(t, account.LinkPending, await(t, first).State)
+	assert.Equal(t, account.LinkPending, await(t, second).State)
+	assert.Equal(t, int32(1), store.reads.Load()-before, "one read for both")
+}
+
+// TestALookThatBeganBeforeAChangeIsNotKept: a read of the store under way when the code is
+// approved here may have read it before; kept as the last look, the poll's look after it
+// began to listen took it, and the poll said pending (and would wait out its waitMs, the
+// approval's wake-up gone) where it was approved.
+func TestALookThatBeganBeforeAChangeIsNotKept(t *testing.T) {
+	store := &heldStore{Store: account.NewMemory()}
+	accounts := account.New(store, clock.NewFake(t0))
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	f := newFixture(t, Config{Accounts: accounts})
+	code := f.begin(kitchen)
+	hold := make(chan struct{})
+	store.hold.Store(&hold)
+	before := store.reads.Load()
+	pending := map[string]any{"code": code.Code, "waitMs": 0}
+	first := f.pollAsync(kitchen, pending)
+	require.Eventually(t, func() bool { return store.reads.Load() > before }, waitLimit, testkit.Poll, "the poll's read")
+	store.hold.Store(nil)
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	require.Equal(t, http.StatusOK, status, ans)
+	close(hold)
+	// The poll's first look read pending before the approval; its look after it began to
+	// listen (poll: listen, then look) must not take that.
+	assert.Equal(t, account.LinkApproved, await(t, first).State)
 }
 
 func TestPollHearsExpiry(t *testing.T) {
