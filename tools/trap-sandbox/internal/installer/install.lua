@@ -19,11 +19,6 @@ local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped i
 local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
 
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
-local SETTING_URL = "sandbox.url";
-local SETTING_PASSWORD = "sandbox.password";
-local SETTING_ALLOW_FILES = "sandbox.allow_files";
-local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
-local SETTING_ALLOW_SCREEN = "sandbox.allow_screen";
 
 -- The host's file and screen access levels (sandbox.allow_files, sandbox.allow_screen), and
 -- the words --allow-exec takes.
@@ -47,6 +42,17 @@ local CHECK_QUERY = "?check";
 local layout = assert(load(SOURCE.layout, "@/apis/libsandboxlayout.lua", "t", _ENV))();
 local laidOut = layout.fitted(_ENV);
 local print, printError, write = laidOut.print, laidOut.printError, laidOut.write;
+
+-- The settings' names, how the daemon reads sandbox.url (a bare ws://host:port means the
+-- gateway's path, and ws:/host or ws//host ws://host) and how .settings is saved: the package's
+-- own rules, libsandboxsettings, sent along as SOURCE.settings. A copy of the URL rule here
+-- knew only the bare form, so an upgrade of a computer set up with ws:/host took this gateway
+-- for another and checked no password.
+local settingsRules = assert(load(SOURCE.settings, "@/apis/libsandboxsettings.lua", "t", _ENV))();
+local wsUrl = settingsRules.normaliseUrl;
+local SETTING_URL, SETTING_PASSWORD = settingsRules.SETTING_URL, settingsRules.SETTING_PASSWORD;
+local SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC = settingsRules.SETTING_ALLOW_FILES, settingsRules.SETTING_ALLOW_EXEC;
+local SETTING_ALLOW_SCREEN = settingsRules.SETTING_ALLOW_SCREEN;
 
 -- settings.get returns this default only when a setting is not set (not even to its default).
 local NOT_SET = {};
@@ -112,16 +118,11 @@ local function writeFile(path, bytes)
   return true;
 end
 
--- Saves the settings with the package's own rule (libsandboxsettings.save, just installed):
--- the new .settings is written beside the old one and moved in only once complete, so a full
--- drive never empties it (settings.save empties the file, then writes). True when saved.
+-- Saves the settings with the package's own rule (libsandboxsettings.save): the new .settings
+-- is written beside the old one and moved in only once complete, so a full drive never empties
+-- it (settings.save empties the file, then writes). True when saved.
 local function saveSettings()
-  local ok, lib = pcall(require, "/apis/libsandboxsettings");
-  if ok and type(lib) == "table" and type(lib.save) == "function" then
-    return lib.save();
-  end
-  local saved, result = pcall(settings.save);
-  return saved and result ~= false;
+  return settingsRules.save();
 end
 
 -- Replaces the file at path by bytes as saveSettings does: written beside it, then moved in,
@@ -383,12 +384,6 @@ local function choosePassword(opts, old)
   return read("*");
 end
 
--- A sandbox.url as the daemon reads it (a bare ws://host:port means the gateway's path, and
--- ws:/host or ws//host ws://host): the package's own rule, libsandboxsettings.normaliseUrl,
--- sent along as SOURCE.settings. A copy here knew only the bare form, so an upgrade of a
--- computer set up with ws:/host took this gateway for another and checked no password.
-local settingsRules = assert(load(SOURCE.settings, "@/apis/libsandboxsettings.lua", "t", _ENV))();
-local wsUrl = settingsRules.normaliseUrl;
 
 -- Asks the gateway whether it accepts password: a hello with check=true (docs/protocol.md),
 -- which it answers as the daemon's hello but registers nothing, so a daemon that is connected
