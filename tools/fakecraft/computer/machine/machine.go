@@ -162,6 +162,26 @@ func (o *Options) SetBootLabel(label *string) {
 	}
 }
 
+// HarnessDir is the directory of trapos/ that holds the repository's Lua specs: the harness,
+// not files a computer holds (the package does not ship it).
+const HarnessDir = "tests"
+
+// rootDrive is the size of the drive of a computer over the trapos/ directory root: CC's
+// default (fsapi.RootCapacity) for TrapOS's files and the computer's own, plus what its
+// HarnessDir costs. Counted in the default, the specs took the room a computer's files have
+// (trapos/tests grew past what trapos/ left of 1 MB: a spec's, a host's 40 KB write ran out
+// of space).
+func rootDrive(root string) (int64, error) {
+	cost, err := fsapi.HostCost(filepath.Join(root, HarnessDir))
+	if errors.Is(err, os.ErrNotExist) {
+		return fsapi.RootCapacity, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("the size of %s: %w", filepath.Join(root, HarnessDir), err)
+	}
+	return fsapi.RootCapacity + cost, nil
+}
+
 // build makes the file system over the overlay, the http API and the computer: once in New,
 // again at each reboot (a rebooted computer keeps its disk and label, nothing else).
 func (m *Machine) build(label *string) error {
@@ -180,8 +200,15 @@ func (m *Machine) build(label *string) error {
 		return fmt.Errorf("build file system: %w", err)
 	}
 	m.FS = fsys
-	if opts.SpaceLimit > 0 {
-		fsys.SetRootCapacity(opts.SpaceLimit)
+	spaceLimit := opts.SpaceLimit
+	if spaceLimit <= 0 && opts.Root != "" && !opts.Bare {
+		if spaceLimit, err = rootDrive(opts.Root); err != nil {
+			fsys.Close()
+			return fmt.Errorf("build file system: %w", err)
+		}
+	}
+	if spaceLimit > 0 {
+		fsys.SetRootCapacity(spaceLimit)
 	}
 	m.HTTP = httpapi.New(opts.HTTP)
 	// The parts go to the computer, whose table of APIs (computer/apis.go) installs them.

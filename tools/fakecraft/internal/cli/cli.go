@@ -365,35 +365,8 @@ func (t *TestCmd) Run(e *env) error {
 	}
 	args, mounts := computerPaths(files, opts.Root)
 	opts.Mounts = mounts
-	if opts.SpaceLimit, err = specDrive(paths, opts.Root); err != nil {
-		return err
-	}
 	opts.Program, opts.Args = SpecProgram, args
 	return t.worldFlags.boot(e, opts, t.TimeLimit)
-}
-
-// specDrive is the size of the drive the specs run on: CC's default (fsapi.RootCapacity) for
-// the computer's own files and what the specs write, and on top of it what the spec paths
-// under the root (traposDir) cost it. The specs are the harness, not files a computer holds:
-// counted in the default, trapos/tests outgrew what trapos/ left of it, and a spec writing
-// 64 KiB ran out of space. Spec paths outside the root are read-only mounts, which cost none.
-func specDrive(paths []string, traposDir string) (int64, error) {
-	size := int64(fsapi.RootCapacity)
-	for _, p := range paths {
-		abs, err := filepath.Abs(p)
-		if err != nil {
-			return 0, &exitError{code: ExitUsage, msg: fmt.Sprintf("spec path %s: %v", p, err)}
-		}
-		if rel, err := filepath.Rel(traposDir, abs); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue
-		}
-		cost, err := fsapi.HostCost(abs)
-		if err != nil {
-			return 0, &exitError{code: ExitUsage, msg: fmt.Sprintf("spec path %s: %v", p, err)}
-		}
-		size += cost
-	}
-	return size, nil
 }
 
 // specFiles expands directories to the *_spec.lua files under them.

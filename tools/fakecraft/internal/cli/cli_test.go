@@ -106,22 +106,29 @@ end) end)`})
 	assert.Equal(t, "fakecraft: --yield-timeout 0s: must be positive\n", errOut)
 }
 
-// TestSpecsDoNotTakeTheComputersRoom: the spec files under trapos/ are the harness, not the
-// computer's files, so a spec run's drive is CC's 1 MB on top of them: trapos/tests grew past
-// what trapos/ left of 1 MB, and a spec writing 64 KiB failed with Out of space.
-func TestSpecsDoNotTakeTheComputersRoom(t *testing.T) {
+// TestTheHarnessTakesNoneOfTheComputersRoom: trapos/tests, the specs, is the harness, not
+// files a computer holds, so a computer over trapos/ has CC's 1 MB on top of it, for `test`
+// and `run` alike: trapos/tests grew past what trapos/ left of 1 MB, and a spec writing
+// 64 KiB, or a host writing 40 KB through MCP, failed with Out of space.
+func TestTheHarnessTakesNoneOfTheComputersRoom(t *testing.T) {
+	const write = `local h = assert(fs.open("/out.bin", "wb"))
+h.write(string.rep("y", 65536))
+h.close()
+assert(fs.getSize("/out.bin") == 65536, "written")
+assert(fs.getFreeSpace("/") > 900000, "the computer's own room is left: " .. fs.getFreeSpace("/"))
+print("written")`
 	root := repo(t, map[string]string{
-		"trapos/tests/fixture.txt": strings.Repeat("x", 990_000),
-		"trapos/tests/write_spec.lua": `describe("a spec", function() it("writes 64 KiB", function()
-  local h = assert(fs.open("/out.bin", "wb"))
-  h.write(string.rep("y", 65536))
-  h.close()
-  assert(fs.getSize("/out.bin") == 65536, "written")
-  assert(fs.getFreeSpace("/") > 900000, "the computer's own room is left: " .. fs.getFreeSpace("/"))
-end) end)`})
+		"trapos/tests/fixture.txt":    strings.Repeat("x", 990_000),
+		"trapos/tests/write_spec.lua": `describe("a spec", function() it("writes 64 KiB", function()` + "\n" + write + "\nend) end)",
+		"trapos/programs/write.lua":   write,
+	})
 	code, out, errOut := run(t, "test", "--root", root)
 	assert.Equal(t, ExitOK, code, errOut+out)
 	assert.Contains(t, out, "1 passed, 0 failed")
+
+	code, out, errOut = run(t, "run", "--root", root, "write")
+	assert.Equal(t, ExitOK, code, errOut+out)
+	assert.Equal(t, "written\n", out)
 }
 
 // TestRunTimeLimitZeroIsNone: --time-limit 0 is no limit, as it is for shell (run stopped
