@@ -446,8 +446,18 @@ func (s *Session) handleHello(f protocol.Frame) {
 	s.readLimit = protocol.MaxFrameBytes
 	s.send.setLimit(s.gw.cfg.SendQueueBytes)
 
+	// The answer is first on the wire: it takes the writer's role (or, behind the computer's
+	// own answers, its place in the queue) before the computer can be reached, so a host's
+	// request sent the moment it is registered queues behind it; and, written as the hello
+	// ends (its log lines first), it never tells the computer it is connected before it is.
+	answer, claimed := s.holdAnswer(&f, accountPayload)
+	defer putEncodeBuffer(answer) // deferred first: runs after the write
 	if old := s.gw.registry.Register(s); old != nil {
 		old.Evict()
+	}
+	if claimed {
+		// A closing socket's last writer waits for this one, then closes.
+		defer s.writeClaimed(*answer)
 	}
 	if s.isClosed() {
 		// Closed while registering (e.g. shutdown): don't leave a dead entry behind.
@@ -465,7 +475,26 @@ func (s *Session) handleHello(f protocol.Frame) {
 			s.log().Warn(CohostedWithoutAPIToken, "traposId", clip(key.TraposID))
 		}
 	}
-	s.reply(f, accountPayload, nil)
+}
+
+// holdAnswer encodes the answer to a good hello, into a pooled buffer the caller returns
+// (putEncodeBuffer), and takes the writer's role for it: true, the caller writes it with
+// writeClaimed. With a writer running it queues the answer instead, and returns false.
+func (s *Session) holdAnswer(f *protocol.Frame, payload json.RawMessage) (*[]byte, bool) {
+	buf := encodeBuffers.Get().(*[]byte)
+	// A hello's answer always encodes: its payload is the gateway's own, and its messageId
+	// came within the read limit before hello, far under the frame limit.
+	*buf, _ = protocol.AppendFrame((*buf)[:0], s.response(f, payload, nil))
+	if s.claimWriter(*buf, writeInline) {
+		s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type) // counted before it is out, as in answer
+		return buf, true
+	}
+	if err := s.enqueueAs(bytes.Clone(*buf), frameAnswer, writeByWriter); err != nil {
+		s.answerNotQueued(f, err)
+	} else {
+		s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+	}
+	return buf, false
 }
 
 // CohostedWithoutAPIToken is logged once a run, at the first hello from this machine on the
@@ -634,28 +663,7 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 
 // answer is reply, with how the frame gets written when no writer runs (enqueueAs).
 func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protocol.Error, how writeMode) {
-	receiver := f.TraposSenderID
-	if k := s.Key(); k.TraposID != "" {
-		receiver = k.TraposID
-	}
-	if err != nil {
-		err = errorForComputer(err)
-	}
-	out := protocol.Frame{
-		Event:            protocol.EventGatewayResponse,
-		TraposReceiverID: receiver,
-		MessageID:        f.MessageID,
-		RawMessageID:     f.RawMessageID,
-		Type:             f.Type,
-		OK:               err == nil,
-		Payload:          payload,
-		Error:            err,
-	}
-	if !utf8.Valid(out.RawMessageID) {
-		// A text frame must be UTF-8: echo the decoded id (bad bytes became U+FFFD). CC never
-		// sends one: it encodes every byte of a Lua string as a character.
-		out.RawMessageID = nil
-	}
+	out := s.response(f, payload, err)
 	buf := encodeBuffers.Get().(*[]byte)
 	defer putEncodeBuffer(buf)
 	frame, encErr := protocol.AppendFrame((*buf)[:0], out)
@@ -678,6 +686,33 @@ func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protoc
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+}
+
+// response is the gateway_response that answers request f: payload when err is nil, else err.
+func (s *Session) response(f *protocol.Frame, payload json.RawMessage, err *protocol.Error) protocol.Frame {
+	receiver := f.TraposSenderID
+	if k := s.Key(); k.TraposID != "" {
+		receiver = k.TraposID
+	}
+	if err != nil {
+		err = errorForComputer(err)
+	}
+	out := protocol.Frame{
+		Event:            protocol.EventGatewayResponse,
+		TraposReceiverID: receiver,
+		MessageID:        f.MessageID,
+		RawMessageID:     f.RawMessageID,
+		Type:             f.Type,
+		OK:               err == nil,
+		Payload:          payload,
+		Error:            err,
+	}
+	if !utf8.Valid(out.RawMessageID) {
+		// A text frame must be UTF-8: echo the decoded id (bad bytes became U+FFFD). CC never
+		// sends one: it encodes every byte of a Lua string as a character.
+		out.RawMessageID = nil
+	}
+	return out
 }
 
 // errorForComputer is err with its message as the computer shows it (textForComputer).

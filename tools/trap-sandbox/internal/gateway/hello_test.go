@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -313,4 +314,48 @@ func TestHelloAnswerIsTheWireFixtures(t *testing.T) {
 	resp := h.dial(t, "7:kitchen").hello("pw")
 	require.True(t, resp.OK)
 	assert.JSONEq(t, string(fixture.Payload), string(resp.Payload))
+}
+
+// A host's request sent the moment a computer is registered reaches it after its hello's
+// answer, never before: the computer hears that it is connected first. Before, the answer was
+// queued once the registration was done, and a request that came in between (the host
+// waiting for the computer, as MCP's ping does) was written ahead of it; a client that reads
+// its hello's answer as the next frame took the request for it.
+func TestAHostsRequestFollowsTheHelloAnswer(t *testing.T) {
+	cluster := &claimingCluster{claiming: make(chan struct{}), proceed: make(chan struct{}), held: map[Key]uint64{}}
+	claiming := cluster.claiming
+	proceed := sync.OnceFunc(func() { close(cluster.proceed) })
+	t.Cleanup(proceed) // a failed test must not hold the hello, and so the gateway's shutdown
+	h := newHarness(t, Config{Password: "pw"}, nil, func(gw *Gateway) { gw.registry.cluster = cluster })
+	c := h.dial(t, "7:")
+	c.request("hello-1", TypeHello, map[string]any{"traposId": "7:", "secret": "pw"})
+	<-claiming // registered, its claim held: from now on a host's request finds the computer
+
+	s := h.session(t, "7:")
+	result := asyncRequest(h.gw, t.Context(), "7:", protocol.TypePing, nil)
+	frames := make(chan string, 2)
+	go func() {
+		defer close(frames)
+		for range 2 {
+			text, err := c.readText()
+			if err != nil {
+				return
+			}
+			frames <- text
+		}
+	}()
+	// Either the request waits in the queue behind the held answer, or it was written.
+	require.Eventually(t, func() bool { return s.send.queued() > 0 || len(frames) > 0 }, waitLimit, testkit.Poll)
+	proceed()
+
+	first, second := <-frames, <-frames
+	assert.Contains(t, first, `"messageId":"hello-1"`, "the hello's answer comes first")
+	req, err := protocol.DecodeFrame([]byte(second))
+	require.NoError(t, err, "frame: %s", second)
+	require.Equal(t, protocol.EventGatewayRequest, req.Event, "frame: %s", second)
+	c.sendJSON(map[string]any{"event": "computer_response", "traposSenderId": "7:", "messageId": req.MessageID,
+		"type": req.Type, "ok": true, "payload": map[string]any{}})
+	r := awaitResult(t, result)
+	require.NoError(t, r.err)
+	assert.True(t, r.resp.OK)
 }
