@@ -728,52 +728,40 @@ func (t *tools) ping(ctx context.Context, in PingInput) (PingOutput, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	waited, err := t.waitConnected(ctx, in.TraposID)
-	if err != nil {
-		return PingOutput{}, err
-	}
-	deadline, _ := ctx.Deadline()
-	p, err := t.client.Ping(ctx, in.TraposID, time.Until(deadline))
+	p, waited, err := t.pingOnceConnected(ctx, in.TraposID)
 	return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds(), WaitedMs: waited.Milliseconds()}, err
 }
 
-// connectPoll is how often ping's wait looks for the computer among those connected.
+// connectPoll is how often ping's wait asks again for a computer that is not connected.
 const connectPoll = 250 * time.Millisecond
 
-// waitConnected waits until traposID is among the connected computers the caller reaches,
-// and says how long that took (0 when it was there at once). When ctx's time runs out first,
-// the error is the computer's not_connected, hinted as every call's is ("did you mean",
-// where the computers are listed), and that it did not connect within the wait.
-func (t *tools) waitConnected(ctx context.Context, traposID string) (time.Duration, error) {
+// pingOnceConnected pings traposID until it answers anything but not_connected (the computer
+// connected, or another error), and says how long it waited for that (0 when at once): the
+// ping that finds it connected is the answer (a wait that looked for it in the list, then
+// pinged, threw away a ping that found it at the deadline and answered timeout). When ctx's
+// time runs out first, the error is the last not_connected, hinted as every call's is ("did
+// you mean", where the computers are listed), and that it did not connect within the wait.
+func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (computer.Ping, time.Duration, error) {
 	start := time.Now()
 	timer := time.NewTimer(connectPoll)
 	defer timer.Stop()
-	for {
-		cs, err := t.client.Computers(ctx)
-		if err == nil && slices.ContainsFunc(cs, func(c computer.Computer) bool { return c.TraposID == traposID }) {
-			if first := time.Since(start); first > connectPoll {
-				return first, nil
-			}
-			return 0, nil
+	for tries := 0; ; tries++ {
+		deadline, _ := ctx.Deadline()
+		p, err := t.client.Ping(ctx, traposID, time.Until(deadline))
+		waited := time.Duration(0)
+		if tries > 0 {
+			waited = time.Since(start)
 		}
-		if err != nil && ctx.Err() == nil {
-			return 0, err // the gateway could not be asked (the stdio bridge's)
+		pe, ok := errors.AsType[*protocol.Error](err)
+		if !ok || pe.Code != protocol.CodeNotConnected {
+			return p, waited, err
 		}
 		select {
 		case <-ctx.Done():
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return 0, ctx.Err()
+				return computer.Ping{}, 0, ctx.Err()
 			}
-			// One more look, as any call's: its not_connected is the one wording, with its
-			// hint; or the computer came at the last moment.
-			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), computer.DefaultTimeout)
-			defer cancel()
-			_, err := t.client.Ping(last, traposID, computer.DefaultTimeout)
-			pe, ok := errors.AsType[*protocol.Error](err)
-			if err == nil || !ok || pe.Code != protocol.CodeNotConnected {
-				return time.Since(start), err
-			}
-			return 0, pe.WithMessage(fmt.Sprintf("%s; it did not connect within the %d ms waited (timeoutMs waits longer, at most %d)",
+			return computer.Ping{}, 0, pe.WithMessage(fmt.Sprintf("%s; it did not connect within the %d ms waited (timeoutMs waits longer, at most %d)",
 				pe.Message, time.Since(start).Milliseconds(), computer.MaxTimeout.Milliseconds()))
 		case <-timer.C:
 			timer.Reset(connectPoll)
