@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -574,4 +575,64 @@ func TestEveryUnknownCredentialOfAnAddressIsNamed(t *testing.T) {
 		assert.Contains(t, logs, "traposId="+named)
 	}
 	assert.Equal(t, 3, strings.Count(logs, "hello rejected: a computer credential the account store does not hold"))
+}
+
+// pausingStore is a store whose hellos with a credential wait, at the record of their last
+// hello (after the store took the credential, before the gateway registers the computer),
+// until the test lets them go.
+type pausingStore struct {
+	*account.Memory
+	seeing  chan struct{} // a hello waits in SeeCredential
+	proceed chan struct{} // closed: it goes on
+}
+
+func (p pausingStore) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error {
+	p.seeing <- struct{}{}
+	<-p.proceed
+	return p.Memory.SeeCredential(ctx, selector, at, traposID, remoteAddr)
+}
+
+// A credential revoked (or its account removed) while a hello with it is between the store's
+// check and the computer's registration: the revocation closed the sockets registered then,
+// which did not include this one, and the computer stayed connected with a credential the
+// store refuses, reached by its account's host callers and asking its agent, until it
+// reconnected. It is closed as revoked (4003) as the hello ends.
+func TestARevocationDuringAHelloClosesItsComputer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		revoke func(t *testing.T, gw *Gateway, accounts *account.Accounts, selector string)
+	}{
+		{"revoked", func(t *testing.T, gw *Gateway, accounts *account.Accounts, selector string) {
+			_, err := accounts.RevokeCredential(t.Context(), "", selector)
+			require.NoError(t, err)
+			gw.CredentialRevoked(selector) // as the API's revoke does once the store has it
+		}},
+		{"account removed", func(t *testing.T, gw *Gateway, accounts *account.Accounts, _ string) {
+			removed, err := accounts.RemoveAccount(t.Context(), "alice")
+			require.NoError(t, err)
+			gw.AccountRemoved("alice", removed.Credentials)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := pausingStore{Memory: account.NewMemory(), seeing: make(chan struct{}), proceed: make(chan struct{})}
+			proceed := sync.OnceFunc(func() { close(store.proceed) })
+			t.Cleanup(proceed)
+			accounts := account.New(store, clock.Real{})
+			_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+			require.NoError(t, err)
+			alice, c, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+			require.NoError(t, err)
+			h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+
+			a := h.dial(t, "7:")
+			a.request("hello-1", TypeHello, map[string]any{"traposId": "7:", "secret": alice})
+			<-store.seeing // the store took the credential; the computer is not registered yet
+			tc.revoke(t, h.gw, accounts, c.Selector)
+			proceed()
+
+			a.read() // the hello's answer
+			a.expectClose(CloseRevoked, "revoked")
+			require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll)
+		})
+	}
 }

@@ -356,6 +356,10 @@ type Gateway struct {
 	versions clientVersions
 	// cohostWarned is set once a computer's hello from this machine was logged (LoopbackAPI).
 	cohostWarned atomic.Bool
+	// revocations counts the revocations made or heard here (revokeCredentials,
+	// revocationHeard), each counted before the sockets are walked: a hello that sees it
+	// change while its credential is checked asks the store again (revokedDuringHello).
+	revocations atomic.Uint64
 
 	mu       sync.Mutex // guards sessions and closing
 	sessions map[*Session]struct{}

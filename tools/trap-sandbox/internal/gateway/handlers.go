@@ -329,6 +329,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.limits.warns.warnEach("hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)",
 			s.remoteAddr, tokenID, "traposId", clip(traposID), "tokenId", tokenID)
 	}
+	revocationsBefore := s.gw.revocations.Load() // before the store is asked (revokedDuringHello)
 	accountID, credential, accountCreated, credentialKind, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
@@ -462,6 +463,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if s.isClosed() {
 		// Closed while registering (e.g. shutdown): don't leave a dead entry behind.
 		s.gw.registry.Unregister(s)
+		return
+	}
+	if s.revokedDuringHello(credential, revocationsBefore) {
 		return
 	}
 	if s.lineAllowed() {

@@ -67,18 +67,22 @@ const revocationCheckTimeout = 5 * time.Second
 // confirms that it is revoked, or gone (removed with its account: a socket here said hello
 // with it, so it existed): the message on the bus is a hint, the store is the authority.
 func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
-	if g.cfg.Accounts == nil || selector == "" || !g.holdsCredential(selector) {
+	if g.cfg.Accounts == nil || selector == "" {
+		return
+	}
+	// Counted before the walk, as revokeCredentials does: a hello with it that is not
+	// registered yet asks the store again (revokedDuringHello).
+	g.revocations.Add(1)
+	if !g.holdsCredential(selector) {
 		return // nothing here to close: the store is not asked (a flood of made-up messages costs it nothing)
 	}
 	ctx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
 	defer cancel()
-	c, err := g.cfg.Accounts.Store().Credential(ctx, selector)
+	revoked, err := g.storeRevoked(ctx, selector)
 	switch {
-	case errors.Is(err, account.ErrNotFound):
-		g.RevokeCredential(selector)
 	case err != nil:
 		g.log.Warn("ignored a revocation heard on the bus: the account store does not confirm it", "credential", clip(selector), "err", err)
-	case c.RevokedAt.IsZero():
+	case !revoked:
 		g.log.Warn("ignored a revocation heard on the bus: the account store says the credential is not revoked; another NATS client publishes on the replicas' subjects? Fence them (docs/scale-out.md, Security)",
 			"credential", clip(selector))
 	default:
@@ -115,14 +119,62 @@ func (g *Gateway) revokeCredentials(selectors []string) bool {
 	if len(revoked) == 0 {
 		return false
 	}
+	g.revocations.Add(1) // before the walk, which misses a hello not registered yet
 	closed := false
 	for _, s := range g.registry.Sessions() {
-		if revoked[s.Credential()] && s.beginCloseFor(CloseRevoked, "revoked", true, revokedCause(s.Key().TraposID), Bye{Reason: LeftRevoked}) {
-			s.log().Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
+		if revoked[s.Credential()] && s.closeRevoked() {
 			closed = true
 		}
 	}
 	return closed
+}
+
+// closeRevoked closes the socket of a computer whose credential was revoked (4003, the
+// daemon stops), and reports whether this call closed it.
+func (s *Session) closeRevoked() bool {
+	if !s.beginCloseFor(CloseRevoked, "revoked", true, revokedCause(s.Key().TraposID), Bye{Reason: LeftRevoked}) {
+		return false
+	}
+	s.log().Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
+	return true
+}
+
+// revokedDuringHello closes a computer just registered with credential selector when a
+// revocation was made or heard here since its hello began (revocationsBefore: what
+// Gateway.revocations was then) and the store now refuses the credential, revoked or gone
+// with its account. That revocation walked the sockets before this one was among them, so
+// it did not close it, and the computer would stay connected with a credential the store
+// refuses (its account's host callers reaching it, its agent answering it) until it
+// reconnected. A store that cannot answer closes it as at hello (1001: it says hello again).
+// It reports whether the socket is closing.
+func (s *Session) revokedDuringHello(selector string, revocationsBefore uint64) bool {
+	if selector == "" || s.gw.revocations.Load() == revocationsBefore {
+		return false // no revocation since the store took it: one made later finds it registered
+	}
+	revoked, err := s.gw.storeRevoked(s.ctx, selector)
+	switch {
+	case err != nil:
+		s.gw.limits.warns.error("hello: the account store failed", s.remoteAddr, "err", err)
+		s.closeByGateway(CloseGoingAway, "account store unavailable")
+	case revoked:
+		s.closeRevoked()
+	default:
+		return false
+	}
+	return true
+}
+
+// storeRevoked asks the account store whether credential selector is revoked, or gone
+// (removed with its account).
+func (g *Gateway) storeRevoked(ctx context.Context, selector string) (bool, error) {
+	c, err := g.cfg.Accounts.Store().Credential(ctx, selector)
+	switch {
+	case errors.Is(err, account.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return !c.RevokedAt.IsZero(), nil
 }
 
 // revokedCause is why a computer cut off for its revoked credential went, for those who were
