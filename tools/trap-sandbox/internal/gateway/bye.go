@@ -122,7 +122,13 @@ func (s *Session) handleBye(f *protocol.Frame) {
 	// The new traposId is the computer's word, as its hello is: named only when its hello
 	// would take it, for the same computer id.
 	bye := Bye{Reason: p.Reason, To: RelabelledTo(from, p.TraposID)}
-	pe := ByeError(from, bye)
+	var pe *protocol.Error
+	if bye.Reason != LeftRevoked {
+		// LeftRevoked is the gateway's word for its own close (closeRevoked), never a
+		// computer's: said in a bye, it would tell the host's callers, screen viewers and other
+		// replicas that a computer whose credential still opens its account was cut off.
+		pe = ByeError(from, bye)
+	}
 	if pe == nil {
 		s.beginClose(CloseBye, byeReasonOther, true, nil)
 		return

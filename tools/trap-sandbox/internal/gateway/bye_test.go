@@ -135,3 +135,24 @@ func TestAByeForStopOrReconnectNamesIt(t *testing.T) {
 		})
 	}
 }
+
+// "revoked" is the gateway's own word for a computer it cut off (LeftRevoked), never a
+// computer's: a bye that says it closed 1000 "revoked", and told the host's callers, a screen's
+// viewers and (with replicas) the other replicas that the computer's credential was revoked,
+// so that trap-sandbox screen and the web console stopped waiting for a computer whose
+// credential still opens its account. It is a reason the gateway does not know.
+func TestAByeCannotSayItsCredentialWasRevoked(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:old", "")
+	session := h.session(t, "7:old")
+	waiting := asyncRequest(h.gw, context.Background(), "7:old", TypePing, nil)
+	require.Equal(t, TypePing, c.read().Type)
+	c.request("bye-1", TypeBye, map[string]any{"reason": LeftRevoked})
+	assert.True(t, c.read().OK)
+	c.expectClose(CloseBye, byeReasonOther)
+	r := awaitResult(t, waiting)
+	require.Error(t, r.err)
+	assert.False(t, WasCutOff(r.err), "%v", r.err)
+	assert.False(t, WasCutOff(context.Cause(session.ctx)), "%v", context.Cause(session.ctx))
+	assert.Equal(t, Bye{}, session.saidBye(), "nothing the other replicas are told")
+}
