@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,4 +202,58 @@ func TestAnOlderReplicasComputerIsNotCountedAsClosed(t *testing.T) {
 		assert.NotContains(t, tc.logs.String(), "upgrade every replica (docs/scale-out.md)\" replica=a component=cluster other="+r)
 		assert.NotContains(t, tc.logs.String(), "upgrade every replica (docs/scale-out.md)\" replica=b component=cluster other="+r)
 	}
+}
+
+// pausingStore is the replicas' account store, whose hellos as computer paused wait at the
+// record of their last hello (after the store took the credential, before the replica
+// registers the computer) until the test lets them go.
+type pausingStore struct {
+	*account.Memory
+	paused  string
+	seeing  chan struct{}
+	proceed chan struct{}
+}
+
+func (p pausingStore) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error {
+	if traposID == p.paused {
+		p.seeing <- struct{}{}
+		<-p.proceed
+	}
+	return p.Memory.SeeCredential(ctx, selector, at, traposID, remoteAddr)
+}
+
+// A credential revoked through one replica while another checks a hello made with it: the
+// holder's walk over its sockets, when the announcement came, missed the computer not
+// registered yet, and it stayed connected there. It is closed as its hello ends (4003). Here
+// the holder has another socket of the same credential (an issued one, good for any
+// computer id), whose close says that the announcement was heard.
+func TestARevocationHeardDuringAHelloClosesItsComputer(t *testing.T) {
+	store := pausingStore{Memory: account.NewMemory(), paused: "7:", seeing: make(chan struct{}), proceed: make(chan struct{})}
+	proceed := sync.OnceFunc(func() { close(store.proceed) })
+	t.Cleanup(proceed)
+	accounts := account.New(store, clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	credential, cr, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	tc := newTestCluster(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	other := b.connectWith(t, "8:", credential)
+	c := b.dial(t, "7:")
+	c.send(map[string]any{"event": "computer_request", "traposSenderId": "7:", "messageId": "hello-1",
+		"type": gateway.TypeHello, "payload": map[string]any{"traposId": "7:", "secret": credential, "clientVersion": testClientVersion}})
+	<-store.seeing
+
+	_, err = accounts.RevokeCredential(t.Context(), "", cr.Selector)
+	require.NoError(t, err)
+	a.gw.CredentialRevoked(cr.Selector) // as a's API does once the store has it: announced on the bus
+	code, _ := other.closeCode()
+	require.Equal(t, gateway.CloseRevoked, code, "b heard the revocation")
+	proceed()
+
+	code, reason := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	assert.Equal(t, "revoked", reason)
+	a.waitComputers(t)
 }
