@@ -153,6 +153,8 @@ func (s *Session) revokedDuringHello(selector string, revocationsBefore uint64) 
 	}
 	revoked, err := s.gw.storeRevoked(s.ctx, selector)
 	switch {
+	case err != nil && s.ctx.Err() != nil:
+		// The socket is closing already (the computer left, the gateway stops): no store fault.
 	case err != nil:
 		s.gw.limits.warns.error("hello: the account store failed", s.remoteAddr, "err", err)
 		s.closeByGateway(CloseGoingAway, "account store unavailable")
