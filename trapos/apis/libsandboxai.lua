@@ -352,16 +352,21 @@ local function markerOf(rest, final)
   return "text", "";
 end
 
--- The bold mark: a run of exactly two *s. (_ is left as typed: it is in names, __init__.)
-local BOLD_MARK = "**";
+-- The emphasis marks: "**" (bold), and "*" or "_" (italic), each shown without its marks (CC
+-- has neither face). A run of another length is text (`***`, and `__`, which is in names:
+-- __init__).
+local EMPHASIS_MARKS = { ["**"] = true, ["*"] = true, ["_"] = true };
 
 -- The most of one line the answer's reader holds back: a code line (its indent too) until the
 -- line ends, the rest counted, not kept, and the line given cut; the text of inline marks
--- still open (a code span's, a bold's) until they close, past which they are no marks and
--- are given as typed. The gateway relays 64 KiB of answer a turn, but a hostile one streamed a
--- line without end (fenced, or after a `), held whole in the computer's memory (the
--- server's), with nothing shown to page or stop on.
+-- still open (a code span's, a bold's, a link's) until they close, past which they are no
+-- marks and are given as typed. The gateway relays 64 KiB of answer a turn, but a hostile one
+-- streamed a line without end (fenced, or after a `), held whole in the computer's memory
+-- (the server's), with nothing shown to page or stop on.
 local MAX_HELD_LINE_BYTES = 16 * 1024;
+
+-- The bytes a backslash escapes (CommonMark: ASCII punctuation): `\*` is a star, not a mark.
+local ESCAPABLE = "^[!-/:-@[-`{-~]$";
 
 -- Whether a byte (or "" for a line's edge) is blank, as a mark's neighbour: ** opens bold only
 -- before text, and closes it only after text (CommonMark's flanking), so `2 ** 3` is typed.
@@ -369,30 +374,60 @@ local function isBlank(byte)
   return byte == "" or byte == " " or byte == "\t" or byte == "\r";
 end
 
+-- Whether a byte is part of a word (a letter or digit, CC's accented letters too): a single
+-- * or _ inside a word is no mark (snake_case, a*b*c), where CommonMark would read a*b*c's.
+local function isWordByte(byte)
+  return byte:find("^[%w\128-\255]") ~= nil;
+end
+
+-- Whether the text in <> is an autolink's: a URL (a scheme, then no blank) or a mail address.
+local function isAutolink(text)
+  return text:find("^%a[%w+.%-]*:[^%s]+$") ~= nil or text:find("^[^@%s]+@[^@%s]+$") ~= nil;
+end
+
 -- Reads the inline marks of a prose line's text as it streams (add, then lineEnd at the line's
--- end), for newAnswerReader: a code span (`code`, or ``a ` in it``: a run of backticks to the
--- next run as long) goes to out.inlineCode(text, typed), its text without the marks (and
--- without a blank at each end when it has one at both, as CommonMark reads `` `x` ``), typed
--- as written; **bold** to out.text without its marks (CC has no bold face). Everything else goes
--- to out.text as it comes. A span's text is held until its closing mark: one that does not
--- close within the line was no mark, and shows as typed with the rest of the line (its
--- inline code still laid out inside a bold that does not close). Backticks and *s may come
--- split across pieces: a run is read once it has ended. A program without out.inlineCode
--- gets the span as typed through out.text.
+-- end), for newAnswerReader, as a terminal's Markdown shows them where it has no faces:
+--   a code span (`code`, or ``a ` in it``: a run of backticks to the next run as long) goes to
+--     out.inlineCode(text, typed), its text without the marks (and without a blank at each end
+--     when it has one at both, as CommonMark reads `` `x` ``), typed as written;
+--   **bold**, *italic* and _italic_ go to out.text without their marks (CC has no faces); a
+--     single * or _ inside a word is no mark (snake_case);
+--   a link, [text](url), as "text (url)": a computer cannot follow it, and the player types
+--     the URL elsewhere; just "url" when the text is the URL, as <url> is;
+--   a backslash escape (\*, \_, \[, \\) as the byte it escapes.
+-- Everything else goes to out.text as it comes. A mark's text is held until it closes: one
+-- that does not close within the line was no mark, and shows as typed with the rest of the
+-- line (its inline code still laid out inside a bold that does not close). Marks may come
+-- split across pieces: a run is read once it has ended. A program without out.inlineCode gets
+-- the span as typed through out.text.
 local function newInlineReader(out)
   local tick = nil;          -- the open code span's backtick run, nil outside one
-  local heldBytes = 0;       -- bytes held in spanHeld and boldHeld, at most about MAX_HELD_LINE_BYTES
+  local heldBytes = 0;       -- bytes held back, at most about MAX_HELD_LINE_BYTES
   local spanHeld = {};       -- the open code span's text so far, in pieces
-  local bold = false;        -- inside **bold**
-  local boldHeld = {};       -- its parts so far: strings of text, and {text, typed} code spans
-  local runChar, runLength = nil, 0; -- a run of ` or * whose end has not come yet
+  -- The open marks, innermost last: {mark = "**", "*", "_" or "[" (a link's text), parts = its
+  -- parts so far: strings of text, and {text, typed} code spans}.
+  local frames = {};
+  -- A link's text that has ended ("]"): {parts = its text's parts, url = nil until its "(",
+  -- then the URL's pieces}; nil outside one.
+  local link = nil;
+  local angle = nil;         -- an autolink's text so far (after "<"), in pieces; nil outside one
+  local escaping = false;    -- a \ ended the last piece: the next byte says what it escapes
+  local runChar, runLength = nil, 0; -- a run of `, * or _ whose end has not come yet
   local before = "";         -- the byte before that run ("" at the line's start)
+
+  -- Whether nothing is held back: what is held is counted anew from there.
+  local function settle()
+    if #frames == 0 and link == nil and angle == nil and tick == nil then
+      heldBytes = 0;
+    end
+  end
 
   local function emitText(part)
     if part == "" then
       return;
-    elseif bold then
-      boldHeld[#boldHeld + 1] = part;
+    elseif #frames > 0 then
+      local parts = frames[#frames].parts;
+      parts[#parts + 1] = part;
       heldBytes = heldBytes + #part;
     else
       out.text(part);
@@ -400,8 +435,9 @@ local function newInlineReader(out)
   end
 
   local function emitCode(span)
-    if bold then
-      boldHeld[#boldHeld + 1] = span;
+    if #frames > 0 then
+      local parts = frames[#frames].parts;
+      parts[#parts + 1] = span;
       heldBytes = heldBytes + #span[2];
     elseif out.inlineCode ~= nil then
       out.inlineCode(span[1], span[2]);
@@ -410,7 +446,7 @@ local function newInlineReader(out)
     end
   end
 
-  -- Gives parts held in a bold span, which has ended (closed, or not a mark after all).
+  -- Gives parts held in a mark, which has ended (closed, or not a mark after all).
   local function emitParts(parts)
     for _, part in ipairs(parts) do
       if type(part) == "string" then
@@ -419,6 +455,66 @@ local function newInlineReader(out)
         emitCode(part);
       end
     end
+  end
+
+  -- The frames from the i-th up, gone, as typed: each one's mark, then its parts.
+  local function unmark(i)
+    local gone = {};
+    while #frames >= i do
+      table.insert(gone, 1, table.remove(frames));
+    end
+    for _, frame in ipairs(gone) do
+      emitText(frame.mark);
+      emitParts(frame.parts);
+    end
+  end
+
+  -- A link's text and the URL so far, as typed: it was no link.
+  local function unlink()
+    local ended = link;
+    link = nil;
+    emitText("[");
+    emitParts(ended.parts);
+    emitText("]");
+    if ended.url ~= nil then
+      emitText("(" .. table.concat(ended.url));
+    end
+    settle();
+  end
+
+  -- The link whose ")" came: its text, then its URL in brackets unless the text says it.
+  local function emitLink()
+    local ended = link;
+    link = nil;
+    local url = table.concat(ended.url);
+    local plain = {};
+    for _, part in ipairs(ended.parts) do
+      plain[#plain + 1] = type(part) == "string" and part or part[1];
+    end
+    emitParts(ended.parts);
+    if url ~= "" and table.concat(plain) ~= url then
+      emitText(#ended.parts > 0 and " (" .. url .. ")" or url);
+    end
+    before = ")";
+    settle();
+  end
+
+  -- The "]" of a link's text: the innermost open "[" ends (the marks opened inside it since
+  -- are no marks), and the byte after says whether a URL follows; with no "[" open, text.
+  local function endLinkText()
+    local at = nil;
+    for i = #frames, 1, -1 do
+      if frames[i].mark == "[" then
+        at = i;
+        break;
+      end
+    end
+    if at == nil then
+      emitText("]");
+      return;
+    end
+    unmark(at + 1);
+    link = { parts = table.remove(frames).parts };
   end
 
   -- Reads the run of marks that just ended, `after` the byte that ended it ("": the line's end).
@@ -437,16 +533,24 @@ local function newInlineReader(out)
           span[1] = text:sub(2, -2);
         end
         emitCode(span);
+        settle();
       else
         spanHeld[#spanHeld + 1] = typed;
         heldBytes = heldBytes + #typed;
       end
-    elseif typed == BOLD_MARK and bold and not isBlank(before) then
-      local parts = boldHeld;
-      bold, boldHeld = false, {};
-      emitParts(parts);
-    elseif typed == BOLD_MARK and not bold and not isBlank(after) then
-      bold, boldHeld = true, {};
+    elseif EMPHASIS_MARKS[typed] then
+      -- a single mark is no mark inside a word: it must have no letter on its outer side
+      local single = #typed == 1;
+      local top = frames[#frames];
+      if top ~= nil and top.mark == typed and not isBlank(before) and not (single and isWordByte(after)) then
+        table.remove(frames);
+        emitParts(top.parts);
+        settle();
+      elseif not isBlank(after) and not (single and isWordByte(before)) then
+        frames[#frames + 1] = { mark = typed, parts = {} };
+      else
+        emitText(typed);
+      end
     else
       emitText(typed);
     end
@@ -457,23 +561,50 @@ local function newInlineReader(out)
   -- they held MAX_HELD_LINE_BYTES). The state is reset before out hears of it (out may raise:
   -- a Ctrl-T at a "Press any key").
   local function release()
-    local openTick, heldText, wasBold, parts = tick, table.concat(spanHeld), bold, boldHeld;
-    tick, spanHeld, bold, boldHeld, heldBytes = nil, {}, false, {}, 0;
-    if wasBold then
-      out.text(BOLD_MARK);
-      emitParts(parts);
+    local open, ended, openAngle, openTick, heldText, escaped = frames, link, angle, tick, table.concat(spanHeld), escaping;
+    tick, spanHeld, frames, link, angle, escaping, heldBytes = nil, {}, {}, nil, nil, false, 0;
+    local typed = {};
+    for _, frame in ipairs(open) do
+      typed[#typed + 1] = frame.mark;
+      for _, part in ipairs(frame.parts) do
+        typed[#typed + 1] = part;
+      end
+    end
+    if ended ~= nil then
+      typed[#typed + 1] = "[";
+      for _, part in ipairs(ended.parts) do
+        typed[#typed + 1] = part;
+      end
+      typed[#typed + 1] = "]" .. (ended.url ~= nil and "(" .. table.concat(ended.url) or "");
     end
     if openTick ~= nil then
-      out.text(openTick .. heldText);
+      typed[#typed + 1] = openTick .. heldText;
     end
+    if openAngle ~= nil then
+      typed[#typed + 1] = "<" .. table.concat(openAngle);
+    end
+    if escaped then
+      typed[#typed + 1] = "\\";
+    end
+    emitParts(typed);
   end
 
   -- Adds a piece of the line's text (no line break in it).
   local function addPiece(part)
     local from = 1;
     while from <= #part do
-      if runChar ~= nil then
-        local stop = part:find(runChar == "`" and "[^`]" or "[^*]", from) or #part + 1;
+      if escaping then
+        escaping = false;
+        local c = part:sub(from, from);
+        if c:find(ESCAPABLE) then
+          emitText(c);
+          before, from = c, from + 1;
+        else
+          emitText("\\"); -- no escape: the byte after is read as it is
+          before = "\\";
+        end
+      elseif runChar ~= nil then
+        local stop = part:find(runChar == "`" and "[^`]" or runChar == "*" and "[^*]" or "[^_]", from) or #part + 1;
         runLength = runLength + stop - from;
         if runLength > MAX_HELD_LINE_BYTES then
           -- no mark is that long: typed, and whatever follows begins a run anew
@@ -491,9 +622,45 @@ local function newInlineReader(out)
           endRun(part:sub(stop, stop));
         end
         from = stop;
+      elseif link ~= nil and link.url == nil then
+        if part:sub(from, from) == "(" then
+          link.url, from = {}, from + 1;
+        else
+          unlink(); -- "[text]" alone is text: the byte after is read as it is
+        end
+      elseif link ~= nil or angle ~= nil then
+        -- a URL (of a link, or in <>) ends at its closing byte; a blank or a "<" first: no URL
+        local close = link ~= nil and ")" or ">";
+        local at = part:find(link ~= nil and "[)<%s]" or "[><%s]", from) or #part + 1;
+        local held = link ~= nil and link.url or angle;
+        if at > from then
+          held[#held + 1] = part:sub(from, at - 1);
+          heldBytes = heldBytes + at - from;
+        end
+        if at > #part then
+          return;
+        elseif part:sub(at, at) ~= close then
+          if link ~= nil then
+            unlink();
+          else
+            emitText("<" .. table.concat(angle));
+            angle = nil;
+            settle();
+          end
+          before, from = part:sub(at - 1, at - 1), at;
+        elseif link ~= nil then
+          emitLink();
+          from = at + 1;
+        else
+          local text = table.concat(angle);
+          angle = nil;
+          emitText(isAutolink(text) and text or "<" .. text .. ">");
+          settle();
+          before, from = ">", at + 1;
+        end
       else
-        -- inside a code span only a backtick run can end it; elsewhere ` and * may begin marks
-        local at = part:find(tick ~= nil and "`" or "[`*]", from) or #part + 1;
+        -- inside a code span only a backtick run can end it; elsewhere ` * _ \ [ ] < may begin marks
+        local at = part:find(tick ~= nil and "`" or "[`*_\\%[%]<]", from) or #part + 1;
         if at > from then
           local plain = part:sub(from, at - 1);
           if tick ~= nil then
@@ -507,7 +674,21 @@ local function newInlineReader(out)
         if at > #part then
           return;
         end
-        runChar, runLength, from = part:sub(at, at), 0, at;
+        local c = part:sub(at, at);
+        from = at + 1;
+        if c == "\\" then
+          escaping = true;
+        elseif c == "[" then
+          frames[#frames + 1] = { mark = "[", parts = {} };
+          before = c;
+        elseif c == "]" then
+          endLinkText();
+          before = c;
+        elseif c == "<" then
+          angle = {};
+        else
+          runChar, runLength, from = c, 0, at;
+        end
       end
     end
   end
@@ -521,10 +702,13 @@ local function newInlineReader(out)
     end
   end
 
-  -- Ends the line: a span still open was no mark, and shows as typed.
+  -- Ends the line: a mark still open was no mark, and shows as typed.
   local function lineEnd()
     if runChar ~= nil then
       endRun("");
+    end
+    if link ~= nil and link.url == nil then
+      unlink();
     end
     before = "";
     release();
@@ -532,7 +716,8 @@ local function newInlineReader(out)
 
   -- Forgets the line (an answer's end after out raised in the middle of it).
   local function reset()
-    tick, spanHeld, bold, boldHeld, runChar, runLength, before, heldBytes = nil, {}, false, {}, nil, 0, "", 0;
+    tick, spanHeld, frames, link, angle, escaping = nil, {}, {}, nil, nil, false;
+    runChar, runLength, before, heldBytes = nil, 0, "", 0;
   end
 
   return { add = add, lineEnd = lineEnd, reset = reset };

@@ -532,6 +532,24 @@ describe("libsandboxai", function()
       end
     end);
 
+    it("gives italic without its marks, a link as its text and URL, an escape as its byte, however the answer is cut", function()
+      -- they showed as typed: "[the docs](https://tweaked.cc)", "_not_", "my\\_file.lua"
+      local answer = "See [the docs](https://tweaked.cc/module/redstone.html) or <https://tweaked.cc>.\n"
+        .. "Do _not_ run *this* in **a _loop_**, but my\\_file.lua \\*is\\* \\`fine\\` \\\\ \\n.\n"
+        .. "snake_case_name, a*b*c, 2 * 3 * 4, __init__, x<y>z, <b> and [1] [x](y z) [`door`](https://x.y/`)\n"
+        .. "- [**run** `door`](http://x.y)\n";
+      local want = {
+        "text|0|", "text:See the docs (https://tweaked.cc/module/redstone.html) or https://tweaked.cc.", "end",
+        "text|0|", "text:Do not run this in a loop, but my_file.lua *is* `fine` \\ \\n.", "end",
+        "text|0|", "text:snake_case_name, a*b*c, 2 * 3 * 4, __init__, x<y>z, <b> and [1] [x](y z) ",
+        "span:door|`door`", "text: (https://x.y/`)", "end",
+        "item|0|- ", "text:run ", "span:door|`door`", "text: (http://x.y)", "end",
+      };
+      for _, size in ipairs({ 1, 2, 3, 5, #answer }) do
+        expect(read(answer, size)):same(want);
+      end
+    end);
+
     it("shows a mark that does not close within its line as typed", function()
       local answer = "a ` b **c\n**see `x` here\nends with `\nends **\n`` a ` b\n";
       local want = {
@@ -613,6 +631,11 @@ describe("libsandboxai", function()
         function(n) return ("`"):rep(n) .. "\n"; end,
         function(n) return "`" .. ("x"):rep(n) .. "\n"; end,
         function(n) return "**" .. ("x `y` *"):rep(n / 7) .. "\n"; end,
+        -- a link's text and URL, an autolink, escapes and italic held to the line's end
+        function(n) return "[" .. ("x _y_ "):rep(n / 6) .. "](" .. ("u"):rep(n) .. "\n"; end,
+        function(n) return "<" .. ("u"):rep(n) .. "\n"; end,
+        function(n) return ("\\*"):rep(n / 2) .. "\n"; end,
+        function(n) return ("_a [b](c) "):rep(n / 10) .. "\n"; end,
       };
       local function steps(answer)
         local count = 0;
