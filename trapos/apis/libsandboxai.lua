@@ -734,7 +734,7 @@ end
 --   out.blank() one blank line between two lines shown: a run of them is one, and none comes
 --     before the first line or after the last.
 -- A fence's own lines are not given. finish() ends the answer (its last line given, a fence
--- left open closed): what is added after begins anew. Each byte is looked at a bounded number
+-- left open closed), drop() without giving what it holds: what is added after begins anew. Each byte is looked at a bounded number
 -- of times, so an answer costs its length (a 16 KiB answer in one-byte pieces too).
 local function newAnswerReader(out)
   expect(1, out, "table");
@@ -886,6 +886,12 @@ local function newAnswerReader(out)
     end
   end
 
+  -- Forgets the answer's state: what is added next begins a new answer, outside any fence.
+  local function forgetAnswer()
+    fence, last, inItem, shown, blank = nil, "start", false, false, false;
+    inline.reset();
+  end
+
   local function finish()
     local ok, err = true, nil;
     if kind ~= nil or rest ~= "" or indent > 0 then
@@ -893,14 +899,20 @@ local function newAnswerReader(out)
       -- answer still begins anew, outside any fence.
       ok, err = pcall(endLine);
     end
-    fence, last, inItem, shown, blank = nil, "start", false, false, false;
-    inline.reset();
+    forgetAnswer();
     if not ok then
       error(err, 0);
     end
   end
 
-  return { add = add, finish = finish };
+  -- Ends the answer giving nothing more: what it holds back (a code line, the text of a mark
+  -- not closed yet) is forgotten, as the player stopped reading it.
+  local function drop()
+    lead, indent, columns, rest, kind, what, held, heldBytes = {}, 0, 0, "", nil, nil, {}, 0;
+    forgetAnswer();
+  end
+
+  return { add = add, finish = finish, drop = drop };
 end
 
 -- deps: request(type, payload) -> ok, payload, error (libsandbox.request, or a fake), and

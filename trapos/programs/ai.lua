@@ -139,6 +139,11 @@ local function newScreen(t)
     t.setCursorPos(1, y);
   end
 
+  -- Set by a Ctrl-T at a "Press any key": the player stopped reading, so the answer's end
+  -- (finish) shows nothing more of what was held back (the word the pause came before, a
+  -- code line, a mark's text).
+  local stoppedReading = false;
+
   -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
   -- which types its next line when a blink starts, can drive the pager).
   -- A Ctrl-T while it waits takes the notice away too, before the turn's abort line.
@@ -152,6 +157,9 @@ local function newScreen(t)
     erase(MORE);
     scrolled = 0;
     if not ok then
+      if err == "Terminated" then
+        stoppedReading = true;
+      end
       error(err, 0);
     end
   end
@@ -396,6 +404,11 @@ local function newScreen(t)
 
   -- Ends the streamed text: the answer's last line shown, the cursor at the start of a line.
   local function finish()
+    if stoppedReading then
+      stoppedReading = false;
+      answerReader.drop();
+      word, wordColours, wordFrom = {}, {}, 1;
+    end
     answerReader.finish();
     flushWord();
     -- a line's hang ends with it, also one a Ctrl-T at a "Press any key" left half written

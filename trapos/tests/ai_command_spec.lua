@@ -362,7 +362,9 @@ describe("ai command", function()
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1); -- no second "Press any key" before the abort line
       expect(record.pauses[1][8]):eq(MORE);
-      expect(rows[6]):eq("line8"); -- the word it held back
+      -- the word the page stopped before is not shown: the player stopped reading there (it
+      -- came after the Ctrl-T, above the line saying the rest was not shown)
+      expect(rows[6]):eq("line7");
       expect(rows[7]):eq("Aborted: the turn was stopped (Ctrl-T).");
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
       for _, row in ipairs(rows) do
@@ -380,7 +382,7 @@ describe("ai command", function()
       });
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1);
-      expect(rows[6]):eq("line8");
+      expect(rows[6]):eq("line7"); -- and line8, where the page stopped, is the rest
       expect(rows[7]):eq("The rest of the answer was not shown (Ctrl-T).");
       expect(#sent(record, "ai.abort")):eq(0); -- the turn had ended: nothing to stop
       expect(#sent(record, "ai.poll")):eq(1); -- its end was in hand: nothing to look at
