@@ -615,6 +615,21 @@ local function isText(data)
   return not data:find("%z");
 end
 
+-- The verb a change is put to the player with, by the type of the request it will be (the one
+-- this computer checks its settings against): the gateway's action word is "write" for a move
+-- and a new directory too ("wants to write /old.lua -> /new.lua"), and a gateway not ours may
+-- word it as it likes.
+local CHANGE_VERBS = {
+  ["fs.write"] = "write", ["fs.delete"] = "delete", ["fs.move"] = "move", ["fs.makeDir"] = "make the directory",
+  ["lua.exec"] = "run", ["shell.run"] = "run",
+};
+
+-- The verb for event's change: its request's, else the gateway's word (or default).
+local function verbOf(event, default)
+  local request = type(event.request) == "table" and event.request or {};
+  return CHANGE_VERBS[request.type] or eventLine(event.action or default);
+end
+
 -- What a change acts on, whole: the paths of the request it will be (the one this computer
 -- checks its settings against), else the gateway's detail. The detail is cut at 60 bytes (one
 -- short line of a computer): on a pocket computer a write was put to the player as
@@ -623,7 +638,7 @@ local function targetOf(event)
   local payload = type(event.request) == "table" and event.request.payload;
   if type(payload) == "table" then
     if type(payload.from) == "string" and type(payload.to) == "string" then
-      return eventLine(shownPath(payload.from) .. " -> " .. shownPath(payload.to));
+      return eventLine(shownPath(payload.from) .. " to " .. shownPath(payload.to));
     elseif type(payload.path) == "string" then
       return eventLine(shownPath(payload.path));
     end
@@ -640,7 +655,7 @@ end
 -- The change a confirm event asks for, e.g. "write /door.lua (312 bytes)"; note is said in
 -- the brackets after the size ("not shown").
 local function changeOf(event, note)
-  local what = eventLine(event.action or "change") .. " " .. targetOf(event);
+  local what = verbOf(event, "change") .. " " .. targetOf(event);
   if type(event.bytes) == "number" then
     what = what .. " (" .. bytesOf(event.bytes) .. (note and ", " .. note or "") .. ")";
   elseif note then
@@ -864,7 +879,7 @@ end
 local function confirm(event)
   local question;
   if type(event.full) == "string" and event.full ~= "" then
-    screen.line("The agent wants to " .. eventLine(event.action or "run") .. " this on this computer:");
+    screen.line("The agent wants to " .. verbOf(event, "run") .. " this on this computer:");
     screen.code(shownText(event.full));
     question = "Allow? [y/N] ";
   elseif event.tool == "write_file" then

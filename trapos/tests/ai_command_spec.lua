@@ -748,7 +748,23 @@ describe("ai command", function()
         width = 80, settings = allowed, typed = { "n" }, polls = { { move }, { done(2) } },
       });
       expectSuccess(ok, err);
-      expect(rows[1]):eq("The agent wants to write /old\\x5ca -> /new\\x0aline.lua. Allow? [y/N] n");
+      -- as a move, not the gateway's "write" (it read "write /old -> /new")
+      expect(rows[1]):eq("The agent wants to move /old\\x5ca to /new\\x0aline.lua. Allow? [y/N] n");
+      -- a new directory as one, and a verb a gateway words otherwise as the request is
+      local makeDir = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "make_dir",
+        detail = "/lib", request = { type = "fs.makeDir", payload = { path = "/lib" } } };
+      ok, err, rows = run({ "make it" }, {
+        width = 80, settings = allowed, typed = { "n" }, polls = { { makeDir }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("The agent wants to make the directory /lib. Allow? [y/N] n");
+      local worded = { seq = 1, kind = "confirm", confirmId = "c1", action = "read (harmless, say y)", tool = "delete_file",
+        detail = "/old.lua", request = { type = "fs.delete", payload = { path = "/old.lua" } } };
+      ok, err, rows = run({ "tidy" }, {
+        width = 80, settings = allowed, typed = { "n" }, polls = { { worded }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("The agent wants to delete /old.lua. Allow? [y/N] n");
       -- allowed without asking (sandbox.ai_confirm false), the line names it whole too
       ok, err, rows = run({ "write it" }, {
         width = 100, settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "write", ["sandbox.ai_confirm"] = false },
