@@ -72,9 +72,11 @@ const aiMarkdown = "## L'été à la porte\n\nDeux façons ☃:\n\n- tirez le le
 	"- ou lancez:\n\n  ```lua\n  while true do\n    redstone.setOutput(\"left\", redstone.getInput(\"back\"))\n  end\n  ```\n\n\n" +
 	"日本 Voilà: " + aiLongWord + "\n"
 
-// aiInline is an answer with inline code and bold, and a fence at the margin after a list
-// item, which ends the item: the indented line after it is code.
-const aiInline = "Tapez `door` **ici**, puis `sandbox status`.\n\n- ou:\n```\ndoor open\n```\n" +
+// aiInline is an answer with inline code, bold, italic, a link and a backslash escape, and a
+// fence at the margin after a list item, which ends the item: the indented line after it is
+// code.
+const aiInline = "Tapez `door` **ici**, puis `sandbox status`.\n" +
+	"Voir [la doc](https://tweaked.cc/module/redstone.html), _pas_ my\\_door.lua.\n\n- ou:\n```\ndoor open\n```\n" +
 	"    redstone.setOutput(\"left\", false)\n"
 
 // deltas cuts s into deltas of n bytes or a few more, as a model streams: each a JSON string,
@@ -350,11 +352,14 @@ func TestAIOnAComputer(t *testing.T) {
 		}, aiAnswerRows(out), out)
 	})
 
-	t.Run("inline code and bold show without their marks, and a fence at the margin ends a list item", func(t *testing.T) {
+	t.Run("inline code, bold and italic show without their marks, a link as its text and URL, and a fence at the margin ends a list item", func(t *testing.T) {
 		ok, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "inline"))
 		assert.True(t, ok, out)
 		assert.Equal(t, []string{
 			"Tapez door ici, puis sandbox status.",
+			"Voir la doc",
+			"(https://tweaked.cc/module/redstone.html), pas",
+			"my_door.lua.",
 			"- ou:",
 			"door open",
 			"    redstone.setOutput(\"left\", false)",
@@ -367,6 +372,10 @@ func TestAIOnAComputer(t *testing.T) {
 		assert.Equal(t, []string{
 			"Tapez door ici, puis",
 			"sandbox status.",
+			"Voir la doc",
+			"(https://tweaked.cc/module",
+			"/redstone.html), pas",
+			"my_door.lua.",
 			"- ou:",
 			"door open",
 			"    redstone.setOutput(\"le",
