@@ -147,6 +147,14 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 	s := &SQLite{db: db, path: path, created: created}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		if created {
+			// The file this start made holds nothing yet: left behind, the next start would
+			// take it for the gateway's store and not say that it made a new, empty one.
+			removeStore(path)
+		}
+		if Full(err) {
+			return nil, fmt.Errorf("open %s: %w: the disk of the data directory %s is full: make room on it (df %s), or give a --data-dir on another disk", path, err, dir, dir)
+		}
 		if damaged(err) {
 			return nil, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, err)
 		}
@@ -156,6 +164,13 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// removeStore removes the database file at path with its -wal and -shm.
+func removeStore(path string) {
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		_ = os.Remove(f) // best effort: what cannot be removed is what the open failed on
+	}
 }
 
 // damaged says whether err is SQLite finding the file damaged (a truncated or overwritten

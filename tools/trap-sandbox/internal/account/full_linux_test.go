@@ -1,0 +1,51 @@
+package account
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAStoreOnAFullDiskIsRefusedWithNothingLeft: a first start on a full disk was refused
+// in SQLite's words alone, "database or disk is full (13)", naming no fix, and left an empty
+// accounts.db behind, which the next start (with room) took for the gateway's store: it did
+// not say that it made a new, empty one. The start names the disk and what to do, and leaves
+// no file; with room again the store is made, and said to be new.
+func TestAStoreOnAFullDiskIsRefusedWithNothingLeft(t *testing.T) {
+	disk := t.TempDir()
+	// A file system of its own, small enough to fill: mounting one takes root (CAP_SYS_ADMIN).
+	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("a small file system to fill takes mounting one: %v", err)
+	}
+	t.Cleanup(func() { require.NoError(t, syscall.Unmount(disk, 0)) })
+	filler := filepath.Join(disk, "filler")
+	f, err := os.Create(filler)
+	require.NoError(t, err)
+	for err == nil {
+		_, err = f.Write(make([]byte, 4096))
+	}
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.NoError(t, f.Close())
+
+	dir := filepath.Join(disk, "ts")
+	_, err = OpenSQLite(t.Context(), dir)
+	require.Error(t, err)
+	path := filepath.Join(dir, DBFile)
+	assert.Regexp(t, "^open "+path+": .*: the disk of the data directory "+dir+" is full: make room on it \\(df "+dir+"\\), or give a --data-dir on another disk$", err.Error())
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, left, "a refused start leaves no store behind")
+
+	require.NoError(t, os.Remove(filler))
+	s, err := OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.True(t, s.Created(), "the store made once there is room is said to be new")
+	_, err = s.Account(t.Context(), "nobody")
+	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+}
