@@ -264,6 +264,67 @@ type ServeCmd struct {
 	NATSFlags        `embed:""`
 	ReplicaFlags     `embed:""`
 	AIFlags          `embed:""`
+
+	// secretsInArgs are the secrets given as flags (AfterApply), which every user of the host
+	// reads in the command line: the start warns of them.
+	secretsInArgs []string
+}
+
+// AfterApply notes the flags of the command line that carry a secret. kong puts a flag
+// given on the command line in the context's path; a value from the environment is not
+// there.
+func (c *ServeCmd) AfterApply(kctx *kong.Context) error {
+	for _, p := range kctx.Path {
+		if p.Flag != nil && carriesSecret(p.Flag) {
+			c.secretsInArgs = append(c.secretsInArgs, p.Flag.Name)
+		}
+	}
+	return nil
+}
+
+// secretHome is where each serve flag that can carry a secret wants it instead: the
+// environment, which other users cannot read.
+var secretHome = map[string]string{
+	"password": "SANDBOX_PASSWORD", "api-token": "SANDBOX_API_TOKEN", "opencode-password": "OPENCODE_SERVER_PASSWORD",
+	"opencode-url": "OPENCODE_SERVER_PASSWORD", "nats-password": "SANDBOX_NATS_PASSWORD", "nats-token": "SANDBOX_NATS_TOKEN",
+	"nats": "SANDBOX_NATS_USER and SANDBOX_NATS_PASSWORD, or SANDBOX_NATS_TOKEN",
+}
+
+// carriesSecret says whether f, as given, holds a secret: a secret flag, or a URL flag with
+// credentials in it (nats://user:password@host, nats://token@host, http://user:password@host).
+func carriesSecret(f *kong.Flag) bool {
+	switch f.Name {
+	case "nats":
+		for u := range strings.SplitSeq(f.Target.String(), ",") {
+			if parsed, err := url.Parse(strings.TrimSpace(u)); err == nil && parsed.User != nil {
+				return true
+			}
+		}
+		return false
+	case "opencode-url":
+		parsed, err := url.Parse(f.Target.String())
+		if err != nil || parsed.User == nil {
+			return false
+		}
+		_, has := parsed.User.Password()
+		return has
+	}
+	_, secret := secretHome[f.Name]
+	return secret
+}
+
+// warnOfSecretsInArgs names the secrets given on the command line, and where they belong.
+func (c *ServeCmd) warnOfSecretsInArgs(logger *slog.Logger) {
+	if len(c.secretsInArgs) == 0 {
+		return
+	}
+	var flags, envs []string
+	for _, name := range c.secretsInArgs {
+		flags = append(flags, "--"+name)
+		envs = append(envs, secretHome[name])
+	}
+	logger.Warn(strings.Join(flags, ", ") + " given on the command line, which every user of this host reads (ps, /proc/PID/cmdline): give the secret in the environment instead (" +
+		strings.Join(envs, ", ") + "; a systemd unit's EnvironmentFile=, tools/trap-sandbox/README.md), and change it if others use this host")
 }
 
 // Run serves until ctx ends (SIGINT/SIGTERM in main). Logs go to stderr.
@@ -599,6 +660,7 @@ const spareFiles = 256
 // warnAtStart logs what the configuration leaves open, once logger names the replica (a
 // replica's every line carries replica=).
 func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
+	c.warnOfSecretsInArgs(logger)
 	if c.Password == "" {
 		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
 	} else {

@@ -125,6 +125,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
 		NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
+		secretsInArgs: []string{"password", "opencode-password"}, // the start warns of them
 	}, root.Serve)
 
 	root, _ = parse(t, "serve", "--listen", ":1")
@@ -357,6 +358,36 @@ func TestServeWarnsOfAgentFlagsWithoutAModel(t *testing.T) {
 	_, logs, stop = startServe(t, root.Serve)
 	require.NoError(t, stop())
 	assert.NotContains(t, logs.String(), "without --ai-model")
+}
+
+// TestServeWarnsOfSecretsOnTheCommandLine: a secret given as a flag (--password, a URL with
+// a password in it) is in every user's ps for as long as the gateway runs, and its start said
+// nothing; the README's advice to use the environment was all. It names the flags and the
+// variables that take them instead, never the secrets; the same secrets from the environment
+// warn of nothing.
+func TestServeWarnsOfSecretsOnTheCommandLine(t *testing.T) {
+	clearEnv(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	root, _ := parse(t, "--listen", "127.0.0.1:0", dataDir, "--password", "pw-in-args-0123456789", "--api-token", "token-in-args-0123456789",
+		"--opencode-url", "http://opencode:oc-in-url@127.0.0.1:9")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), `level=WARN msg="--password, --api-token, --opencode-url given on the command line, which every user of this host reads (ps, /proc/PID/cmdline): give the secret in the environment instead (SANDBOX_PASSWORD, SANDBOX_API_TOKEN, OPENCODE_SERVER_PASSWORD; a systemd unit's EnvironmentFile=, tools/trap-sandbox/README.md), and change it if others use this host"`)
+	for _, secret := range []string{"pw-in-args", "token-in-args", "oc-in-url"} {
+		assert.NotContains(t, logs.String(), secret)
+	}
+
+	t.Setenv("SANDBOX_PASSWORD", "pw-in-env-0123456789")
+	t.Setenv("SANDBOX_API_TOKEN", "token-in-env-0123456789")
+	t.Setenv("OPENCODE_URL", "http://opencode:oc-in-env@127.0.0.1:9")
+	root, _ = parse(t, "--listen", "127.0.0.1:0", dataDir)
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "command line")
+	root, _ = parse(t, "--listen", "127.0.0.1:0", dataDir, "--opencode-url", "http://127.0.0.1:9") // a URL without a password is no secret
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "command line")
 }
 
 // TestServeWarnsOfScaleOutFlagsWithoutNATS: --replica, the replica's timings and the NATS
