@@ -122,6 +122,9 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 	}
 	if create {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
+			if readOnlyFS(err) { // no user can make it there
+				return nil, fmt.Errorf("make the data directory %s: %w: it would be on a file system mounted read-only, where SQLite cannot keep the store: give a --data-dir on a writable one, or mount it read-write", dir, err)
+			}
 			return nil, fmt.Errorf("make the data directory %s: %w: give a directory that this user can make (or make it first, mode 700)", dir, err)
 		}
 	}

@@ -11,18 +11,34 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// smallDisk mounts a file system of its own for the test, small enough to fill, with flags
+// (syscall.MS_RDONLY); mounting one takes root (CAP_SYS_ADMIN), without which the test skips.
+func smallDisk(t *testing.T, flags uintptr) string {
+	disk := t.TempDir()
+	if err := syscall.Mount("tmpfs", disk, "tmpfs", flags, "size=1m"); err != nil {
+		t.Skipf("a file system of the test's own takes mounting one: %v", err)
+	}
+	t.Cleanup(func() { require.NoError(t, syscall.Unmount(disk, 0)) })
+	return disk
+}
+
+// TestADataDirectoryOnAReadOnlyFileSystemIsNamed: a --data-dir to make on a file system
+// mounted read-only was refused with "give a directory that this user can make (or make it
+// first, mode 700)", which no user can: it names the read-only mount and what to do.
+func TestADataDirectoryOnAReadOnlyFileSystemIsNamed(t *testing.T) {
+	dir := filepath.Join(smallDisk(t, syscall.MS_RDONLY), "ts")
+	_, err := OpenSQLite(t.Context(), dir)
+	require.ErrorIs(t, err, syscall.EROFS)
+	assert.Equal(t, "make the data directory "+dir+": mkdir "+dir+": read-only file system: it would be on a file system mounted read-only, where SQLite cannot keep the store: give a --data-dir on a writable one, or mount it read-write", err.Error())
+}
+
 // TestAStoreOnAFullDiskIsRefusedWithNothingLeft: a first start on a full disk was refused
 // in SQLite's words alone, "database or disk is full (13)", naming no fix, and left an empty
 // accounts.db behind, which the next start (with room) took for the gateway's store: it did
 // not say that it made a new, empty one. The start names the disk and what to do, and leaves
 // no file; with room again the store is made, and said to be new.
 func TestAStoreOnAFullDiskIsRefusedWithNothingLeft(t *testing.T) {
-	disk := t.TempDir()
-	// A file system of its own, small enough to fill: mounting one takes root (CAP_SYS_ADMIN).
-	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("a small file system to fill takes mounting one: %v", err)
-	}
-	t.Cleanup(func() { require.NoError(t, syscall.Unmount(disk, 0)) })
+	disk := smallDisk(t, 0)
 	filler := filepath.Join(disk, "filler")
 	f, err := os.Create(filler)
 	require.NoError(t, err)
