@@ -240,11 +240,11 @@ var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Val
 type ServeCmd struct {
 	Listen           string        `default:":4444" env:"SANDBOX_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
 	ComputersListen  string        `name:"computers-listen" env:"SANDBOX_COMPUTERS_LISTEN" help:"A second address that serves computers only (their WebSocket, the installer, /healthz; host:port): for a Minecraft server on this machine, allow this port in CC's http rules, not --listen's, whose host API trusts loopback clients. Unset: none."`
-	Password         string        `env:"SANDBOX_PASSWORD" help:"Secret a computer's hello must carry. Unset disables the check (trusted LAN only)."`
-	APIToken         string        `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too. Unset: loopback clients only."`
+	Password         string        `env:"SANDBOX_PASSWORD" help:"Secret a computer's hello must carry; give it in the environment, not here: a command line is readable by every user of the host. Unset disables the check (trusted LAN only)."`
+	APIToken         string        `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too; give it in the environment, not here. Unset: loopback clients only."`
 	OpencodeURL      string        `name:"opencode-url" default:"http://127.0.0.1:4242" env:"OPENCODE_URL" help:"Base URL of the opencode server to probe."`
 	OpencodeUsername string        `name:"opencode-username" default:"opencode" env:"OPENCODE_SERVER_USERNAME" help:"Basic Auth user for opencode."`
-	OpencodePassword string        `name:"opencode-password" env:"OPENCODE_SERVER_PASSWORD" help:"Basic Auth password for opencode; unset sends no credentials."`
+	OpencodePassword string        `name:"opencode-password" env:"OPENCODE_SERVER_PASSWORD" help:"Basic Auth password for opencode (in the environment, not here); unset sends no credentials."`
 	HelloTimeout     time.Duration `default:"10s" env:"SANDBOX_HELLO_TIMEOUT" help:"How long a new socket may wait before its hello (then close 4008)."`
 	ProbeTimeout     time.Duration `default:"5s" env:"SANDBOX_PROBE_TIMEOUT" help:"Bound on one opencode health probe."`
 	RequestTimeout   time.Duration `default:"10s" env:"SANDBOX_REQUEST_TIMEOUT" help:"Default bound on a gateway-to-computer request."`

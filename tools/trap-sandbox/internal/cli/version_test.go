@@ -92,10 +92,14 @@ func TestBuildIDIsFoundWhereTheLinkerWritesIt(t *testing.T) {
 type kongExited struct{}
 
 // TestServeHelpSaysWhatTheDocsSay: --api-token's help names every route it guards and that
-// loopback clients need it too once set, as README.md does; a flag wins over its variable.
+// loopback clients need it too once set, as README.md does, and the secrets' flags that the
+// environment is their place; a flag wins over its variable.
 func TestServeHelpSaysWhatTheDocsSay(t *testing.T) {
 	help := helpOf(t, "serve")
-	assert.Contains(t, help, "--api-token=STRING Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too.")
+	assert.Contains(t, help, "--api-token=STRING Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too; give it in the environment, not here.")
+	// The secrets' flags say where the secrets belong, as README.md does (and the start warns).
+	assert.Contains(t, help, "--password=STRING Secret a computer's hello must carry; give it in the environment, not here: a command line is readable by every user of the host.")
+	assert.Contains(t, help, "--opencode-password=STRING Basic Auth password for opencode (in the environment, not here)")
 
 	clearEnv(t)
 	t.Setenv("SANDBOX_LISTEN", "127.0.0.1:1")
