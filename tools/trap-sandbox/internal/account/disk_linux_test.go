@@ -22,6 +22,19 @@ func smallDisk(t *testing.T, flags uintptr) string {
 	return disk
 }
 
+// fill writes a file on disk until the disk is full, and returns its path.
+func fill(t *testing.T, disk string) string {
+	filler := filepath.Join(disk, "filler")
+	f, err := os.Create(filler)
+	require.NoError(t, err)
+	for err == nil {
+		_, err = f.Write(make([]byte, 4096))
+	}
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	require.NoError(t, f.Close())
+	return filler
+}
+
 // TestADataDirectoryOnAReadOnlyFileSystemIsNamed: a --data-dir to make on a file system
 // mounted read-only was refused with "give a directory that this user can make (or make it
 // first, mode 700)", which no user can: it names the read-only mount and what to do.
@@ -39,17 +52,10 @@ func TestADataDirectoryOnAReadOnlyFileSystemIsNamed(t *testing.T) {
 // no file; with room again the store is made, and said to be new.
 func TestAStoreOnAFullDiskIsRefusedWithNothingLeft(t *testing.T) {
 	disk := smallDisk(t, 0)
-	filler := filepath.Join(disk, "filler")
-	f, err := os.Create(filler)
-	require.NoError(t, err)
-	for err == nil {
-		_, err = f.Write(make([]byte, 4096))
-	}
-	require.ErrorIs(t, err, syscall.ENOSPC)
-	require.NoError(t, f.Close())
+	filler := fill(t, disk)
 
 	dir := filepath.Join(disk, "ts")
-	_, err = OpenSQLite(t.Context(), dir)
+	_, err := OpenSQLite(t.Context(), dir)
 	require.Error(t, err)
 	path := filepath.Join(dir, DBFile)
 	assert.Regexp(t, "^open "+path+": .*: the disk of the data directory "+dir+" is full: make room on it \\(df "+dir+"\\), or give a --data-dir on another disk$", err.Error())
@@ -64,4 +70,25 @@ func TestAStoreOnAFullDiskIsRefusedWithNothingLeft(t *testing.T) {
 	assert.True(t, s.Created(), "the store made once there is room is said to be new")
 	_, err = s.Account(t.Context(), "nobody")
 	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+}
+
+// TestABackupOntoAFullDiskBlamesThatDisk: a backup onto a full disk was refused as the
+// store's failure, "the account store (the default data directory; --data-dir gives
+// another): copy the store to …: database or disk is full (13)", which sends the operator to
+// the data directory: it names the backup's disk and what to do, as the backup file's own
+// failure, and leaves nothing there.
+func TestABackupOntoAFullDiskBlamesThatDisk(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	disk := smallDisk(t, 0)
+	filler := fill(t, disk)
+
+	_, err = BackupSQLite(t.Context(), dir, filepath.Join(disk, "b.db"))
+	require.ErrorAs(t, err, new(BackupFileError))
+	assert.Regexp(t, "^copy the store to "+disk+": .*: the disk of "+disk+" is full: make room on it \\(df "+disk+"\\), or give a backup file on another disk$", err.Error())
+	left, err := filepath.Glob(filepath.Join(disk, "*"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{filler}, left, "a refused backup leaves nothing")
 }

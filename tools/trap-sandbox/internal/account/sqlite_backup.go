@@ -95,6 +95,9 @@ func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error
 		return 0, BackupFileError{err}
 	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", part); err != nil {
+		if Full(err) { // the copy is what VACUUM INTO writes: the backup's disk, not the store's
+			return 0, BackupFileError{fmt.Errorf("copy the store to %s: %w: the disk of %s is full: make room on it (df %s), or give a backup file on another disk", dir, err, dir, dir)}
+		}
 		return 0, fmt.Errorf("copy the store to %s: %w", dir, err)
 	}
 	if schema, err = checkBackup(ctx, part); err != nil {
