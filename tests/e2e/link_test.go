@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -309,5 +310,39 @@ func TestACodeAskedForBeforeARestartIsNotApproved(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, errOut, "computer 7:kitchen, which showed this code, lost its connection when the gateway restarted; run sandbox link on it again for a new code")
 	_, err := c.Wait(ctx)
+	require.NoError(t, err)
+}
+
+// TestALinkSessionEvictedForRoomSaysTheGatewayIsBusy: a gateway at its connection cap makes
+// room for a newcomer by closing its oldest link session (docs/protocol.md, Admission). The
+// player had said hello and waited for the code's approval, and read "no hello in time": the
+// words of a silent socket's eviction. They read that the gateway is busy, and to run sandbox
+// link again.
+func TestALinkSessionEvictedForRoomSaysTheGatewayIsBusy(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir)
+	// Room for the computer's daemon and its link session, not one socket more.
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir, "--max-connections=2")
+
+	opts := computerOptions(t, g, sandboxPassword, "/link.lua")
+	opts.ID, opts.Label = 7, "kitchen"
+	// The daemon's socket is connected first: an authenticated computer is never evicted.
+	opts.Files = map[string]string{"/link.lua": `
+require('/apis/libsandbox').awaitConnection(60)
+shell.run("sandbox", "link")
+print("link ended")`}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+
+	newcomer, resp, err := websocket.DefaultDialer.DialContext(ctx, g.WebSocketURL(), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	t.Cleanup(func() { newcomer.Close() })
+	c.WaitFor(ctx, "link ended")
+	out := strings.Join(lines(c.Output()), " ")
+	assert.Contains(t, out, "The gateway is busy: it closed the link session to make room for newer connections. Run sandbox link again", out)
+	assert.NotContains(t, out, "no hello in time", out)
+	_, err = c.Wait(ctx)
 	require.NoError(t, err)
 }

@@ -769,6 +769,11 @@ end
 
 -- The close code of a gateway that failed reading the session's frames (docs/protocol.md).
 local CLOSE_INTERNAL_ERROR = 1011;
+-- The close code of a socket that has no good hello in time, or that made room for newer ones
+-- (docs/protocol.md, Admission). A link session, which said its hello at once, gets it only so:
+-- evicted before its code (or at the connection cap with one), or with no code in time from a
+-- gateway too slow to give one.
+local CLOSE_NO_HELLO = 4008;
 
 -- The one line for a failed link request: the gateway's refusals by code, a lost session,
 -- a silent gateway. context says what was refused: "code" or "key". The gateway's words (its
@@ -801,6 +806,10 @@ local function failLink(err, context)
   elseif code == libsandbox.ERR_NOT_CONNECTED and advice.gatewayStopped(message) then
     -- It stopped or restarts (1001 as it shuts down): a link at once would find it down.
     fail("Link session closed: " .. linkAdvice(message));
+  elseif code == libsandbox.ERR_NOT_CONNECTED and err.closeCode == CLOSE_NO_HELLO then
+    -- Not its reason: an older gateway said "no hello in time" of a session that
+    -- had said it. A new session finds room once the crowd has said its hellos or gone.
+    fail("The gateway is busy: it closed the link session to make room for newer connections. Run sandbox link again");
   elseif code == libsandbox.ERR_NOT_CONNECTED and err.closeCode == CLOSE_INTERNAL_ERROR then
     -- The same frame may fail the gateway again: its operator reads why in its log.
     fail("The gateway failed and closed the link session (" .. message .. "). Run sandbox link again; "
@@ -851,7 +860,7 @@ local function openLink(session, url)
     libsandbox.reconnect();
     fail("The gateway at " .. url .. " does not support sandbox link: update trap-sandbox on its host, "
       .. "or set a credential with: sandbox setup");
-  elseif err.code == libsandbox.ERR_NOT_CONNECTED then
+  elseif err.code == libsandbox.ERR_NOT_CONNECTED and err.closeCode ~= CLOSE_NO_HELLO then
     -- Its own session: the daemon's retries do not run it again.
     fail("Cannot reach the gateway: " .. linkAdvice(oneLine(tostring(err.message)), url));
   end

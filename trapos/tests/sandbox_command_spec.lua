@@ -1609,6 +1609,28 @@ describe("sandbox command", function()
         .. "if it fails again, tell the gateway's operator (its log says why)");
     end);
 
+    it("says a gateway that evicted the session to make room is busy, not that no hello came", function()
+      -- Evicted at its hello, before link.begin (the caps on sockets before hello), or while it
+      -- waits with its code (the connection cap): it said hello at once, whatever the reason says.
+      local BUSY = "The gateway is busy: it closed the link session to make room for newer connections. Run sandbox link again";
+      local function evictedAt(msgType, reason)
+        local gateway = linkGateway();
+        return function(frame, record, queue)
+          if frame.type == msgType then
+            queue("websocket_closed", record.url, reason, 4008);
+            return nil;
+          end
+          return gateway(frame, record, queue);
+        end
+      end
+      for _, reason in ipairs({ "no hello in time (evicted: the gateway needed room)", "the gateway is busy (evicted: it needed room)" }) do
+        for _, at in ipairs({ "hello", "link.begin", "link.poll" }) do
+          local ok, err = run({ "link" }, { status = connectedStatus(), gateway = evictedAt(at, reason) });
+          expect({ at, failed(ok, err) }):same({ at, BUSY });
+        end
+      end
+    end);
+
     it("cancels on Ctrl-T while it waits, closing the session", function()
       local ok, err, lines, record = run({ "link" }, {
         gateway = linkGateway({ polls = { function(_, _, queue) queue("terminate"); end } }),

@@ -31,6 +31,12 @@ const evictCloseTimeout = 100 * time.Millisecond
 // evictReason is the close reason of an evicted socket (code 4008).
 const evictReason = "no hello in time (evicted: the gateway needed room)"
 
+// evictLinkReason is the close reason of an evicted link session (code 4008 too): it said its
+// hello (link:true) at once and waits for its code, or holds one at the connection cap, so
+// "no hello in time" told its player a wrong reason; the gateway is busy, and `sandbox link`
+// again finds room.
+const evictLinkReason = "the gateway is busy (evicted: it needed room)"
+
 // Caps an eviction makes room under (the label of trapos_gateway_evicted_before_hello_total).
 const (
 	evictedForAddress     = "address"     // MaxUnauthenticatedPerAddress
@@ -89,7 +95,9 @@ func (l *limiter) admit(remoteAddr string) *admission {
 			return nil
 		}
 	}
+	victimLinks := false
 	if victim != nil {
+		victimLinks = victim.linking
 		l.leaveQueueLocked(victim)
 		l.leaveLinksLocked(victim)
 		l.open--
@@ -112,8 +120,11 @@ func (l *limiter) admit(remoteAddr string) *admission {
 	}
 	if victim != nil {
 		l.metrics.evicted(evictedFor)
-		l.warns.warn("evicting a socket that has not said hello, to make room", victim.addr.key,
-			"cap", evictedFor, "for", remoteAddr)
+		what := "evicting a socket that has not said hello, to make room"
+		if victimLinks {
+			what = "evicting a link session that holds a code, to make room"
+		}
+		l.warns.warn(what, victim.addr.key, "cap", evictedFor, "for", remoteAddr)
 		if evict != nil {
 			evict.evict()
 		}

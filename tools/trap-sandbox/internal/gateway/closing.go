@@ -34,12 +34,18 @@ func (s *Session) closeForShutdown() bool {
 	return s.beginClose(CloseGoingAway, "going away", true, ErrShuttingDown)
 }
 
-// evict ends a socket that has not said hello, to make room for a newcomer (admission.go):
-// 4008, with its last frames and close frame bounded by evictCloseTimeout and no wait for the
-// peer's close frame.
+// evict ends a socket that has not said hello, or a link session, to make room for a
+// newcomer (admission.go): 4008, with its last frames and close frame bounded by
+// evictCloseTimeout and no wait for the peer's close frame.
 func (s *Session) evict() {
 	s.evicted.Store(true)
-	if s.closeByGateway(CloseNoHello, evictReason) {
+	s.mu.Lock()
+	reason := evictReason
+	if s.linkTraposID != "" {
+		reason = evictLinkReason
+	}
+	s.mu.Unlock()
+	if s.closeByGateway(CloseNoHello, reason) {
 		// A write blocked on a peer that does not read would otherwise hold the socket for
 		// the whole WriteTimeout (net.Conn deadlines may be set from any goroutine).
 		_ = s.conn.NetConn().SetWriteDeadline(s.realNow().Add(evictCloseTimeout))

@@ -134,7 +134,8 @@ func TestALinkSessionWithACodeIsNotEvictedByAFlood(t *testing.T) {
 	}
 	h.dialFrom(t, "127.0.0.2", "")
 	h.dialFrom(t, "127.0.0.2", "")
-	waiting.expectClose(CloseNoHello, evictReason)
+	// It said its hello: its player reads that the gateway is busy, not "no hello in time".
+	waiting.expectClose(CloseNoHello, evictLinkReason)
 	assert.Equal(t, 3, h.gw.preHelloSockets(), "the flood's newest fill the gateway's cap; the code's session is not among them")
 
 	linking.request("p", protocol.TypeProbeGateway, nil)
@@ -161,9 +162,9 @@ func TestLinkSessionsMakeRoomForComputersAtTheConnectionCap(t *testing.T) {
 		sessions = append(sessions, c)
 	}
 	h.connect(t, "1:", "right")
-	sessions[0].expectClose(CloseNoHello, evictReason)
+	sessions[0].expectClose(CloseNoHello, evictLinkReason)
 	h.connect(t, "2:", "right")
-	sessions[1].expectClose(CloseNoHello, evictReason)
+	sessions[1].expectClose(CloseNoHello, evictLinkReason)
 	assert.Equal(t, 2.0, testutil.ToFloat64(m.evictions.WithLabelValues(evictedForConnections)))
 	sessions[2].request("p", protocol.TypeProbeGateway, nil)
 	assert.True(t, sessions[2].read().OK, "the newest link session stays")
