@@ -275,6 +275,8 @@ return {
   SCREEN_CONTROL = config.SCREEN_CONTROL,
   defineSettings = config.defineSettings,
   normaliseUrl = config.normaliseUrl,
+  urlSet = config.urlSet,
+  password = config.password,
   urlHost = config.urlHost,
   filesAllowed = config.filesAllowed,
   filesShown = config.filesShown,

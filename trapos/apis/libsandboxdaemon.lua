@@ -380,13 +380,7 @@ local function newDaemon(deps)
   local function sendHello()
     helloId = newUuid();
     sessionId = currentTraposId();
-    local secret = settingsApi.get(SETTING_PASSWORD);
-    if type(secret) == "number" then
-      -- `set sandbox.password 1234` stores a number; the gateway compares text.
-      secret = tostring(secret);
-    elseif type(secret) ~= "string" then
-      secret = "";
-    end
+    local secret = config.password(settingsApi);
     local ok, err, code = sendFrame({
       event = FRAME_COMPUTER_REQUEST,
       traposSenderId = sessionId,

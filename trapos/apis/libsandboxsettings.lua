@@ -45,6 +45,31 @@ local SAVE_SUFFIX = ".saving";
 -- The schemes a URL that lost the colon of its "://" is read with (ws//host).
 local LOST_COLON_SCHEMES = { ws = true, wss = true, http = true, https = true };
 
+-- The one place a text setting's value (sandbox.url, sandbox.password) is read as text: text
+-- as it is, a number as its digits (CC's set stores digits as one while the setting's type is
+-- not defined yet: before the daemon's first boot, `set sandbox.password 1234`), and any other
+-- value (a hand-edited .settings) as nil, not set.
+local function textOf(value)
+  if type(value) == "number" then
+    return tostring(value);
+  elseif type(value) ~= "string" then
+    return nil;
+  end
+  return value;
+end
+
+-- sandbox.url as set, as text (textOf): what `sandbox setup` offers to keep; nil when not set.
+local function urlSet(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return textOf((settingsApi or settings).get(SETTING_URL));
+end
+
+-- sandbox.password as the hello sends it (the gateway compares text): "" when none is set.
+local function password(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return textOf((settingsApi or settings).get(SETTING_PASSWORD)) or "";
+end
+
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
 -- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does; one that
 -- lost a slash of its scheme's "//" (ws:/host, ws:host, ftp:/host) gets it back: with ws://
@@ -52,16 +77,14 @@ local LOST_COLON_SCHEMES = { ws = true, wss = true, http = true, https = true };
 -- Unknown host: ws (sandbox setup saved ftp:/host as a host named ftp); so does one that lost
 -- its colon (ws//host, LOST_COLON_SCHEMES). A word of letters
 -- before the colon is a scheme unless a port, digits alone, follows it (host:4444).
--- url is sandbox.url's value as stored: a number is its digits (CC's set stores digits as one
--- when the setting's type is not defined yet: before the daemon's first boot, as for
--- sandbox.password), and any other value that is not text counts as not set. Read as a
--- string, such a value (a hand-edited .settings too) stopped the daemon at every boot with
--- a traceback on the screen, and sandbox health and setup with it.
+-- url is sandbox.url's value as stored, read as text by textOf (a number is its digits, any
+-- other value that is not text is not set). Read as a string, such a value (a hand-edited
+-- .settings too) stopped the daemon at every boot with a traceback on the screen, and
+-- sandbox health and setup with it.
 -- Returns nil for nil, blank or such input.
 local function normaliseUrl(url)
-  if type(url) == "number" then
-    url = tostring(url);
-  elseif type(url) ~= "string" then
+  url = textOf(url);
+  if url == nil then
     return nil;
   end
   url = url:match("^%s*(.-)%s*$");
@@ -294,6 +317,8 @@ return {
   aiConfirm = aiConfirm,
   aiConfirmShown = aiConfirmShown,
   normaliseUrl = normaliseUrl,
+  urlSet = urlSet,
+  password = password,
   urlHost = urlHost,
   helloUnanswered = helloUnanswered,
   defineSettings = defineSettings,

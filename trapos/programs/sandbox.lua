@@ -539,11 +539,8 @@ end
 
 -- The password to save: Enter keeps the current one (shown masked), or none if none is set.
 local function askPassword()
-  local current = settings.get(libsandbox.SETTING_PASSWORD);
-  if type(current) == "number" then
-    current = tostring(current); -- `set` stored digits as a number; the daemon sends them as text
-  end
-  if type(current) ~= "string" or current == "" then
+  local current = libsandbox.password(); -- as the daemon sends it: digits `set` stored as a number are text
+  if current == "" then
     return ask("Gateway password (empty for none): ", "*", libsandbox.PASSWORD_ROOM);
   end
   local typed = ask("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ", "*", libsandbox.PASSWORD_ROOM);
@@ -627,12 +624,7 @@ local function setup(urlArg)
     setupUsage();
     return;
   end
-  local current = settings.get(libsandbox.SETTING_URL);
-  if type(current) == "number" then
-    current = tostring(current); -- as the daemon reads it (libsandbox.normaliseUrl)
-  elseif type(current) ~= "string" then
-    current = nil;
-  end
+  local current = libsandbox.urlSet(); -- as the daemon reads it (libsandbox.normaliseUrl)
   local url = urlArg;
   if url == nil then
     print("Gateway URL, e.g. ws://192.168.1.20:4444");

@@ -439,7 +439,7 @@ describe("libsandbox", function()
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "SETTING_NAMES", "FILES_NONE", "FILES_READ", "FILES_WRITE",
       "SCREEN_NONE", "SCREEN_VIEW", "SCREEN_CONTROL", "defineSettings",
-      "normaliseUrl", "urlHost", "filesAllowed", "filesShown", "execAllowed", "execShown", "screenAllowed",
+      "normaliseUrl", "urlSet", "password", "urlHost", "filesAllowed", "filesShown", "execAllowed", "execShown", "screenAllowed",
       "screenShown", "aiConfirm", "aiConfirmShown",
       "ERR_UNAUTHORIZED", "ERR_NOT_AUTHENTICATED", "ERR_UNKNOWN_TYPE", "ERR_NOT_CONNECTED",
       "ERR_INTERNAL", "ERR_TIMEOUT", "ERR_FORBIDDEN", "ERR_FS_ERROR", "ERR_BAD_PAYLOAD",

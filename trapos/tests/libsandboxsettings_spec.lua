@@ -69,6 +69,29 @@ describe("libsandboxsettings", function()
     end);
   end);
 
+  describe("urlSet and password", function()
+    -- The one place the daemon's hello, sandbox setup and its defaults read the two as text.
+    local function holding(name, value)
+      return { get = function(asked) if asked == name then return value; end end };
+    end
+
+    it("read text as it is and digits that set stored as a number as text", function()
+      expect(lib.password(holding("sandbox.password", "pw 1"))):eq("pw 1");
+      expect(lib.password(holding("sandbox.password", 1234))):eq("1234");
+      expect(lib.urlSet(holding("sandbox.url", "ws://10.0.0.9:4444"))):eq("ws://10.0.0.9:4444");
+      expect(lib.urlSet(holding("sandbox.url", 4444))):eq("4444");
+    end);
+
+    it("read a value of another type, or none, as not set", function()
+      for _, value in ipairs({ true, {}, false }) do
+        expect(lib.password(holding("sandbox.password", value))):eq("");
+        expect(lib.urlSet(holding("sandbox.url", value))):eq(nil);
+      end
+      expect(lib.password(holding("sandbox.password", nil))):eq("");
+      expect(lib.urlSet(holding("sandbox.url", nil))):eq(nil);
+    end);
+  end);
+
   describe("defineSettings", function()
     it("defines the URL and the password with help text", function()
       local defined = {};
