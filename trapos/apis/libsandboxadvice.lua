@@ -28,6 +28,26 @@ local function isCredential(password)
   return hasPrefix(password, CREDENTIAL_PREFIX);
 end
 
+-- What may be wrong with a refused password that the player cannot see (sandbox setup's and
+-- the installer's stars hide it), as the words that follow "it" or "The password", without the
+-- fix, which is the caller's to name: "space" and "begins or ends with a space: if that is not
+-- part of it" (often pasted along with it; it may be part of it), or "unheld" and the ? that CC
+-- types for each character it cannot hold: typed or pasted, an emoji or a CJK character is a
+-- ?, and a gateway password with one (its operator was warned at start) no computer can give.
+-- nil when neither. The installer says it too, from this file (SOURCE.advice): it runs before
+-- the package is on the computer.
+local function passwordDoubt(password)
+  if type(password) ~= "string" then
+    return nil;
+  elseif password:find("^%s") or password:find("%s$") then
+    return "space", "begins or ends with a space: if that is not part of it";
+  elseif password:find("?", 1, true) then
+    return "unheld", "holds a ?, which CC types for a character it cannot hold (an emoji, a CJK one): "
+      .. "if the gateway's password has one, ask its operator for another";
+  end
+  return nil;
+end
+
 -- The host (without IPv6 brackets) and port (nil when absent) of a URL.
 local function hostPort(url)
   local authority = url:match("^%a[%w+.-]*://([^/?#]*)") or url;
@@ -329,17 +349,12 @@ local function explain(why, url, password, again, retryIn)
       -- number holds) makes them wrong; which, it cannot tell.
       return "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number "
         .. tostring(password) .. ": if it began with 0 or is long, set it as text with: sandbox setup";
-    elseif type(password) == "string" and (password:find("^%s") or password:find("%s$")) then
-      -- A password pasted or typed with a space at an end looks right behind sandbox setup's
-      -- stars; say so, without claiming the space is wrong (it may be part of it).
-      return "the gateway rejected sandbox.password (unauthorized); it begins or ends with a space: "
-        .. "if that is not part of it, set it again with: sandbox setup";
-    elseif type(password) == "string" and password:find("?", 1, true) then
-      -- CC holds Latin-1 only: typed or pasted, an emoji or a CJK character is a ?, and a
-      -- gateway password with one (its operator was warned at start) no computer can give.
-      return "the gateway rejected sandbox.password (unauthorized); it holds a ?, which CC types for a character it "
-        .. "cannot hold (an emoji, a CJK one): if the gateway's password has one, ask its operator for another; "
-        .. "else set it again with: sandbox setup";
+    end
+    local doubt, hidden = passwordDoubt(password);
+    if doubt == "space" then
+      return "the gateway rejected sandbox.password (unauthorized); it " .. hidden .. ", set it again with: sandbox setup";
+    elseif doubt == "unheld" then
+      return "the gateway rejected sandbox.password (unauthorized); it " .. hidden .. "; else set it again with: sandbox setup";
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
   end
@@ -363,7 +378,9 @@ end
 return {
   OPENCODE_PORT = OPENCODE_PORT,
   FIX_URL = FIX_URL,
+  CREDENTIAL_PREFIX = CREDENTIAL_PREFIX,
   explain = explain,
+  passwordDoubt = passwordDoubt,
   namesNoHost = namesNoHost,
   noHost = noHost,
   gatewayStopped = gatewayStopped,

@@ -57,9 +57,14 @@ local SETTING_ALLOW_SCREEN = settingsRules.SETTING_ALLOW_SCREEN;
 -- settings.get returns this default only when a setting is not set (not even to its default).
 local NOT_SET = {};
 
--- How a computer's own credential (sandbox link) begins (libsandboxadvice's CREDENTIAL_PREFIX):
--- a password on the line does not replace it while the gateway accepts it.
-local CREDENTIAL_PREFIX = "tsc_";
+-- What a refused password may hide (a space at an end, a ? for a character CC cannot hold),
+-- and how a computer's own credential begins: the package's own advice, libsandboxadvice, sent
+-- along as SOURCE.advice, which says the same to sandbox health and status. A copy of the ?
+-- rule here said it in other words.
+local adviceRules = assert(load(SOURCE.advice, "@/apis/libsandboxadvice.lua", "t", _ENV))();
+-- A password on the line does not replace a credential of the computer's own (sandbox link)
+-- while the gateway accepts it.
+local CREDENTIAL_PREFIX = adviceRules.CREDENTIAL_PREFIX;
 
 local function readManifest()
   if not fs.exists(MANIFEST) then
@@ -601,16 +606,14 @@ local function install(opts)
       -- narrow screen broke it anywhere.
       printError(refusal(password, why, opts.password == nil) .. ". Run again with the gateway's password (its SANDBOX_PASSWORD):");
       print("wget run " .. SOURCE.install .. " <password>");
+      -- Typed (or pasted) at the prompt's stars, or set before: what it hides cannot be seen.
+      local doubt, doubtWhy = adviceRules.passwordDoubt(password);
       if opts.password ~= nil and meantUninstall(opts.password) then
         printUninstallWord();
-      elseif password:find("^%s") or password:find("%s$") then
-        -- Typed (or pasted) at the prompt's stars, or set before: the space cannot be seen.
-        print("The password begins or ends with a space: if that is not part of it, type it without.");
-      elseif password:find("?", 1, true) then
-        -- CC holds Latin-1 only: a password with an emoji or a CJK character cannot be typed
-        -- (the gateway warns its operator so at start); the player cannot tell from here.
-        print("The password holds a ?, which CC types for each character it cannot hold (an emoji, a CJK one): "
-          .. "if the gateway's password has such a character, no computer can give it; ask its operator for another.");
+      elseif doubt == "space" then
+        print("The password " .. doubtWhy .. ", type it without.");
+      elseif doubt == "unheld" then
+        print("The password " .. doubtWhy .. ".");
       end
       nothingChanged(old, "is kept");
       return false;

@@ -122,6 +122,12 @@ const LayoutFile = "apis/libsandboxlayout.lua"
 // ws://host:port), before the package is on the computer.
 const SettingsFile = "apis/libsandboxsettings.lua"
 
+// AdviceFile is the package's file of the advice on a failed connection, which the installer
+// loads from its SOURCE.advice to say what a refused password may hide (a space at an end, a ?
+// for a character CC cannot hold) in the words sandbox health and status use, before the
+// package is on the computer.
+const AdviceFile = "apis/libsandboxadvice.lua"
+
 // Script is the installer for pkg as served from base: a SOURCE table, then install.lua.
 func Script(pkg traposclient.Package, base Base) string {
 	var b strings.Builder
@@ -143,6 +149,8 @@ func Script(pkg traposclient.Package, base Base) string {
 	field("layout", string(layout))
 	settingsRules, _ := pkg.File(SettingsFile)
 	field("settings", string(settingsRules))
+	adviceRules, _ := pkg.File(AdviceFile)
+	field("advice", string(adviceRules))
 	b.WriteString("};\n\n")
 	b.WriteString(installBody)
 	return b.String()

@@ -266,3 +266,23 @@ func TestTheInstallerCarriesThePackagesLayout(t *testing.T) {
 		t.Fatal("install.lua has a copy of the layout rule")
 	}
 }
+
+// TestTheInstallerCarriesThePackagesAdvice: what a refused password may hide (a ? for a
+// character CC cannot hold, a space at an end) is said by the package's own advice, sent in
+// SOURCE.advice byte for byte: the installer had its own copy of the rule, in other words.
+func TestTheInstallerCarriesThePackagesAdvice(t *testing.T) {
+	h, pkg := newMux(t, nil)
+	advice, ok := pkg.File(AdviceFile)
+	if !ok {
+		t.Fatalf("the package has no %s", AdviceFile)
+	}
+	code, script := get(t, h, "127.0.0.1:4444", InstallPath)
+	if code != http.StatusOK || !strings.Contains(script, "  advice = "+luaString(string(advice))+";\n") {
+		t.Fatalf("the installer (%d) does not carry %s", code, AdviceFile)
+	}
+	for _, copied := range []string{`find("?", 1, true)`, `"tsc_"`} {
+		if strings.Contains(installBody, copied) {
+			t.Errorf("install.lua has a copy of the advice's rule: %s", copied)
+		}
+	}
+}
