@@ -167,10 +167,15 @@ end
 -- away, and shows so. `sandbox status` and the advice (libsandboxadvice) say the same number.
 local function retrySeconds(status)
   expect(1, status, "table");
-  if status.state ~= daemon.STATE_WAITING or type(status.retryAt) ~= "number" then
+  if status.state ~= daemon.STATE_WAITING then
+    return nil;
+  elseif type(status.retryInMs) == "number" then
+    -- On the timers' clock: on a server that lags, the epoch runs ahead of the timer.
+    return math.max(1, math.ceil(status.retryInMs / 1000));
+  elseif type(status.retryAt) ~= "number" then
     return nil;
   end
-  return math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000));
+  return math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000)); -- a daemon before 0.5.20
 end
 
 -- What keeps a stopped daemon disconnected, and its fix: the stop, not its error of before it.

@@ -103,6 +103,7 @@ local function newDaemon(deps)
   field(deps, "os", "table");
   field(deps, "http", "table", "nil");
   field(deps, "clock", "function", "nil");
+  field(deps, "ticks", "function", "nil");
   field(deps, "random", "function", "nil");
   field(deps, "log", "function", "nil");
   field(deps, "env", "table", "nil");
@@ -110,6 +111,10 @@ local function newDaemon(deps)
   local settingsApi = deps.settings;
   local osApi = deps.os;
   local clock = deps.clock or function() return osApi.epoch("utc"); end;
+  -- The seconds of the clock CC's timers run on (os.clock: the server's ticks). On a server
+  -- that lags, a timer of 5 s takes longer than 5 s of the epoch; the wait a status names is
+  -- measured on this clock, or "waiting (1 s)" stood for seconds while the timer ran.
+  local ticks = deps.ticks or function() return osApi.clock(); end;
   local log = deps.log or function() end;
   local random = deps.random or math.random;
 
@@ -128,6 +133,7 @@ local function newDaemon(deps)
   local stateSince = clock();
   local reconnectTimer = nil;
   local retryAt = nil;         -- clock() the reconnect timer is due, while waiting
+  local retryTick = nil;       -- ticks() it is due
   local churn = 0;             -- sockets in a row that broke before they stayed HEALTHY_AFTER s
   local connectedAt = nil;     -- clock() of the hello answer on the current socket
   local labelTimer = nil;
@@ -277,7 +283,7 @@ local function newDaemon(deps)
       osApi.cancelTimer(reconnectTimer);
       reconnectTimer = nil;
     end
-    retryAt = nil;
+    retryAt, retryTick = nil, nil;
   end
 
   local function scheduleReconnect(delay)
@@ -286,6 +292,7 @@ local function newDaemon(deps)
     local seconds = (delay or RECONNECT_DELAY) + RECONNECT_JITTER * random();
     reconnectTimer = osApi.startTimer(seconds);
     retryAt = clock() + seconds * 1000;
+    retryTick = ticks() + seconds;
   end
 
   -- The wait after losing an open socket: RECONNECT_DELAY after one that stayed connected
@@ -677,6 +684,8 @@ local function newDaemon(deps)
       lastError = lastError,
       -- While waiting: the clock() (epoch ms) of the next try.
       retryAt = state == STATE_WAITING and retryAt or nil,
+      -- While waiting: the ms to the next try on the timers' clock (ticks), what to show.
+      retryInMs = state == STATE_WAITING and retryTick ~= nil and math.max(0, math.floor((retryTick - ticks()) * 1000)) or nil,
       since = stateSince,
       faults = faults,
       lastFault = lastFault,

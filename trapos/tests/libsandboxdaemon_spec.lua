@@ -47,6 +47,7 @@ local function newWorld(opts)
     logs = {},
     nextTimer = 100,
     now = 0,    -- the daemon's clock, epoch ms
+    ticks = 0,  -- the clock its timers run on (os.clock), seconds
     random = 0, -- what its random() returns
   };
   world.screen = window.create(term.native(), 1, 1, 51, 19, false);
@@ -96,6 +97,7 @@ local function newWorld(opts)
     settings = world.settings,
     os = world.os,
     clock = function() return world.now; end,
+    ticks = function() return world.ticks; end,
     random = function() return world.random; end,
     log = function(message) world.logs[#world.logs + 1] = message; end,
     -- the screen mirror wraps this invisible window, not the spec runner's own terminal
@@ -645,6 +647,22 @@ describe("sandbox daemon", function()
       world.answerHello(world.open(), true);
       world.handle("websocket_closed", FULL_URL, "Could not connect", 4000);
       expect(world.daemon.status().lastError):eq("Could not connect");
+    end);
+
+    it("names the wait to its next try on its timers' clock, which a lagging server slows", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.handle("websocket_closed", FULL_URL, "going away", 1001);
+      local wait = world.timers[world.lastTimer];
+      expect(world.daemon.status().retryInMs):eq(wait * 1000);
+      -- Half the server's ticks came in 4 s: the timer has as much again to run, whatever the
+      -- epoch says (it said "1 s" until the timer fired, seconds later).
+      world.now, world.ticks = world.now + 4000, world.ticks + 2;
+      local status = world.daemon.status();
+      expect(status.retryInMs):eq((wait - 2) * 1000);
+      expect(lib.retrySeconds(status)):eq(math.ceil(wait - 2));
+      world.handle("timer", world.lastTimer);
+      expect(world.daemon.status().retryInMs):eq(nil);
     end);
 
     it("waits longer each time a gateway breaks its socket soon after hello, from 5 s up to a minute", function()
