@@ -275,6 +275,14 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	at := slices.Index(rows, "  shell.run(")
 	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
 	assert.Equal(t, []string{"  shell.run(", `  "/sandbox-startup.lua")`, "Add it, then run: reboot"}, rows[at:at+3])
+
+	// The uninstall names the line to take out again, so too: in its sentence it broke
+	// mid-call there ("shell" / ".run(\"/sandbox-startup.lua" / "\") from ...").
+	rows = pocketSession(ctx, t, dir, "wget run "+g.URL("/trapos/install")+" uninstall")
+	at = slices.Index(rows, "  shell.run(")
+	require.GreaterOrEqual(t, at, 2, strings.Join(rows, "\n"))
+	assert.Equal(t, []string{"Also remove this line from", "your startup file:", "  shell.run(", `  "/sandbox-startup.lua")`,
+		"Reboot to stop the daemon."}, rows[at-2:at+3])
 }
 
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall

@@ -581,6 +581,20 @@ local function commandsNow()
   end
 end
 
+-- The line of a startup file of the player's that runs the hook beside it (HOOK_BESIDE),
+-- indented, on rows of its own. A pocket computer's 26 columns broke it mid-name
+-- ("/sandbox-star" / "tup.lua"), and inside a sentence mid-call ("shell" / ".run(..."): there
+-- it takes two rows that are Lua as two lines of the file, and as one typed together.
+local function printHookCall()
+  local line = 'shell.run("' .. HOOK_BESIDE .. '")';
+  if #line + 2 <= term.getSize() then
+    print("  " .. line);
+  else
+    print("  shell.run(");
+    print('  "' .. HOOK_BESIDE .. '")');
+  end
+end
+
 local function install(opts)
   local old = readManifest();
 
@@ -770,15 +784,7 @@ local function install(opts)
   elseif runFrom ~= nil and not namesHook(runFrom) then
     print("To start the daemon at boot, add this line");
     print("at the end of " .. runFrom .. ":");
-    local line = 'shell.run("' .. HOOK_BESIDE .. '")';
-    if #line + 2 <= term.getSize() then
-      print("  " .. line);
-    else
-      -- A pocket computer's 26 columns broke it mid-name ("/sandbox-star" / "tup.lua"): two
-      -- rows that are Lua as two lines of the file, and as one typed together.
-      print("  shell.run(");
-      print('  "' .. HOOK_BESIDE .. '")');
-    end
+    printHookCall();
     -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
     print("Add it, then run: reboot");
   else
@@ -825,7 +831,8 @@ local function uninstall()
   print("Removed trapos-sandbox " .. tostring(manifest.version) .. ": " .. removed .. " files"
     .. (hook and (", the startup hook " .. hook) or "") .. " and the sandbox settings.");
   if hook == HOOK_BESIDE then
-    print('Also remove the line shell.run("' .. HOOK_BESIDE .. '") from your startup file.');
+    print("Also remove this line from your startup file:");
+    printHookCall();
   end
   print("Reboot to stop the daemon.");
   return true;
