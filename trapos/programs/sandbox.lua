@@ -49,7 +49,7 @@ end
 -- The commands as help lists them: the name, what it does on a computer's 51 columns, and on a
 -- pocket computer's 26.
 local HELP = {
-  { "health", "check the gateway and its AI agent", "test gateway" },
+  { "health", "check the gateway and its AI agent", "gateway, AI" },
   { "status", "show URL, connection, last error", "connection" },
   { "reconnect", "make the daemon connect again", "connect now" },
   { "stop", "disconnect until reconnect", "disconnect" },

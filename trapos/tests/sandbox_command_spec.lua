@@ -1968,6 +1968,9 @@ describe("sandbox command", function()
       local _, _, lines = run({ "help" }, { width = 26 });
       expect(table.concat(lines, "\n")):str_match("\n link %[KEY%]  join account\n");
       expect(table.concat(lines, "\n")):str_match("\n sandbox%.allow_screen\n");
+      -- health checks the agent too, as the wide help says (the user guide's section 5 sends
+      -- the player to sandbox help for it): "test gateway" said the gateway alone.
+      expect(table.concat(lines, "\n")):str_match("\n health      gateway, AI\n");
     end);
 
     it("lays its help out for a turtle's 39 columns and 13 rows, the first line kept on the screen", function()
