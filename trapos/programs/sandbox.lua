@@ -711,6 +711,16 @@ local function printNoDaemonYet()
   print("Run: reboot");
 end
 
+-- What the daemon does with the credential just saved, whichever way it came (a key or a
+-- code): a sandbox status typed at once reads "connecting", which this line explains.
+local function printDaemonNext()
+  if daemonRuns then
+    print("The daemon reconnects with the new credential.");
+  else
+    printNoDaemonYet();
+  end
+end
+
 local function linkUsage()
   if narrowScreen() then
     -- A pocket computer's: at most 25 columns, and 11 lines for a turtle's 13 rows.
@@ -941,11 +951,7 @@ local function linkWithCode(session)
   end
   saveCredential(credentialOf(accepted), account);
   print("Linked to " .. account .. ".");
-  if daemonRuns then
-    print("The daemon reconnects with the new credential.");
-  else
-    printNoDaemonYet();
-  end
+  printDaemonNext();
 end
 
 -- The key flow: the key holder typed it here, so there is no code and no question.
@@ -959,9 +965,7 @@ local function linkWithKey(session, key)
   local account = oneLine(tostring(answer.account));
   saveCredential(credentialOf(answer), account);
   print("Linked to " .. account .. ".");
-  if not daemonRuns then
-    printNoDaemonYet();
-  end
+  printDaemonNext();
 end
 
 -- The account of a computer on the shared password (or a gateway without one), as the

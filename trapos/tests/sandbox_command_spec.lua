@@ -1669,7 +1669,8 @@ describe("sandbox command", function()
     it("links with an enrollment key at once: no code, no question", function()
       local ok, err, lines, record = run({ "link", KEY }, { gateway = linkGateway(), status = connectedStatus() });
       expectSuccess(ok, err);
-      expect(lines):same({ "Linked to alice." });
+      -- and what the daemon does next, as after a code: a status at once reads "connecting"
+      expect(lines):same({ "Linked to alice.", "The daemon reconnects with the new credential." });
       expect(#record.reads):eq(0);
       expect(sentOf(record, "link.begin")):same({ { key = KEY } });
       expect(sentOf(record, "link.poll")):same({});
@@ -1876,7 +1877,7 @@ describe("sandbox command", function()
       end
       local ok, err, lines = run({ "link", KEY }, { settings = held, status = statuses[1], gateway = linkGateway() });
       expectSuccess(ok, err);
-      expect(lines):same({ "Linked to alice." });
+      expect(lines):same({ "Linked to alice.", "The daemon reconnects with the new credential." });
     end);
 
     it("prints its help", function()
