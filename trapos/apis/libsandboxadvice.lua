@@ -267,6 +267,16 @@ local RULES = {
     retry = "; the daemon retries every 5 s",
   },
   {
+    -- Close 4008 of an eviction (docs/protocol.md, Admission): crowded with sockets that had
+    -- said no hello, the gateway closed this one to make room before it read the hello the
+    -- daemon sent at once. "no hello in time" read as a fault of this computer's.
+    match = function(why) return contains(why, "(evicted:"); end,
+    say = function()
+      return "the gateway is busy: it closed the connection to make room for newer ones before it read the hello";
+    end,
+    retry = "; the daemon retries by itself",
+  },
+  {
     match = function(why) return contains(why, "Timed out"); end,
     say = function(_, url)
       local host, port = hostPort(url);

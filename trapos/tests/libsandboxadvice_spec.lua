@@ -106,6 +106,15 @@ describe("libsandboxadvice explain", function()
     end
   end);
 
+  it("says a gateway that evicted the socket before its hello is busy, not that no hello came", function()
+    local why = "no hello in time (evicted: the gateway needed room)";
+    local busy = "the gateway is busy: it closed the connection to make room for newer ones before it read the hello";
+    expect(advice.explain(why, URL)):eq(busy .. "; the daemon retries by itself");
+    expect(advice.explain(why, URL, nil, nil, 5)):eq(busy .. "; the daemon retries in 5 s");
+    -- a hello that never came within the timeout keeps its own words
+    expect(advice.explain("no hello in time", URL)):eq("no hello in time");
+  end);
+
   it("names opencode's port when sandbox.url points at it", function()
     expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", "ws://192.168.1.20:4242"))
       :eq("sandbox.url points at port 4242, opencode's port; the gateway listens on 4444: use ws://192.168.1.20:4444. Fix it with: sandbox setup");
