@@ -104,6 +104,11 @@ func TestSameTextOnEverySurface(t *testing.T) {
 				assert.NotEmpty(t, got, "%s: what ls shows (%q) is taken back", s.name, name)
 			}
 			assert.Equal(t, "café\n", s.read("/names/é.txt"))
+
+			// é written decomposed (e and U+0301, as macOS gives file names) is é, the byte E9:
+			// it was "e?", and the path was refused with U+0301's bytes as its fix.
+			assert.Empty(t, s.write("/t/"+s.name+"/cafe\u0301.txt", "cafe\u0301\n"), "nothing was sent as ?")
+			assert.Equal(t, "café\n", s.read("/t/"+s.name+"/caf\u00e9.txt"), "the file is café.txt, é one byte")
 		})
 	}
 

@@ -31,6 +31,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"trap-sandbox/internal/protocol"
 )
 
@@ -239,6 +241,7 @@ func toCC(field, text string, rp *report) string {
 	if isASCII(text) {
 		return text
 	}
+	text = composed(text)
 	out := make([]byte, 0, len(text))
 	at := position{1, 1}
 	for i := 0; i < len(text); {
@@ -276,9 +279,10 @@ func wire(field, text string, rp *report) string {
 // above U+00FF stays as written, not '?': a computer's label is CC's bytes, so no traposId holds
 // such a character, and "?" would name another computer; it meets not_connected and its hint.
 // The escapes ShowTraposID writes (\xNN, \uXXXX) are read back first: a traposId as a list
-// shows it names that computer.
+// shows it names that computer; a character written decomposed is composed (0:cafe and U+0301
+// names 0:café).
 func TraposID(id string) string {
-	id = unescapeID(id)
+	id = composed(unescapeID(id))
 	if utf8.ValidString(id) {
 		return id // Wire changes only what is past U+00FF, which stays
 	}
@@ -434,6 +438,20 @@ func hasNonLatin1(raw []byte) bool {
 		i += n
 	}
 	return false
+}
+
+// composed is host text with each character written decomposed composed, as Unicode's NFC
+// composes it, before the mapping reads it a character at a time: é written as e and U+0301
+// (as macOS gives file names, and some keyboards and pastes give text) is é, U+00E9, the byte
+// E9, where it was "e?" with a warning, and a path holding it was refused with the UTF-8
+// bytes of U+0301 as its \xNN fix. Text whose characters are all up to U+00FF is NFC already
+// (no two of them compose), so only text holding a character CC cannot hold can change; a
+// byte that is not UTF-8 stays as it is.
+func composed(text string) string {
+	if norm.NFC.IsNormalString(text) {
+		return text
+	}
+	return norm.NFC.String(text)
 }
 
 func isASCII(s string) bool {

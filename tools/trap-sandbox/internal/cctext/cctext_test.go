@@ -25,6 +25,9 @@ func TestToCCMapsTextAsCCMapsTypedCharacters(t *testing.T) {
 		{"emoji on a later line", "x\n-- 🙂!", "x\n-- ?!", []string{"U+1F642@2:4"}},
 		{"invalid UTF-8 stands for itself", "\xe92.txt", "\xe92.txt", nil},
 		{"mixed", "é\xff—", "\xe9\xff?", []string{"U+2014@1:3"}},
+		{"é written decomposed is é", "cafe\u0301 \u212b", "caf\xe9 \xc5", nil},
+		{"a decomposed character CC cannot hold is one ?", "e\u0304—", "??", []string{"U+0113@1:1", "U+2014@1:2"}},
+		{"a raw byte beside a decomposed é stays", "\xe9e\u0301", "\xe9\xe9", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc, reps := ToCC("code", tc.text)
@@ -205,6 +208,7 @@ func TestPathToCC(t *testing.T) {
 		{"upper-case hex", `/\XC3\xA9`, "/\xc3\xa9"},
 		{"a backslash without two hex digits stays", `/a\xg\`, `/a\xg\`},
 		{"invalid UTF-8 stands for itself", "/\xff", "/\xff"},
+		{"é written decomposed is the byte E9", "/cafe\u0301.lua", "/caf\xe9.lua"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc, err := PathToCC(tc.path)
@@ -294,11 +298,12 @@ func TestIsText(t *testing.T) {
 
 func TestTraposIDsRawByteStandsForItself(t *testing.T) {
 	for in, want := range map[string]string{
-		"7:k\xfcche": "7:küche", // a Latin-1 terminal's byte FC
-		"7:küche":    "7:küche",
-		"7:":         "7:",
-		"7:a—b":      "7:a—b",   // not "7:a?b", which could be another computer
-		"7:\xfc—":    "7:\xfc—", // as written: it names no computer
+		"7:k\xfcche":    "7:küche", // a Latin-1 terminal's byte FC
+		"7:küche":       "7:küche",
+		"7:":            "7:",
+		"7:a—b":         "7:a—b",   // not "7:a?b", which could be another computer
+		"7:\xfc—":       "7:\xfc—", // as written: it names no computer
+		"7:ku\u0308che": "7:küche", // ü written decomposed
 	} {
 		assert.Equal(t, want, TraposID(in), "%q", in)
 	}

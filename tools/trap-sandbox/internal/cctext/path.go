@@ -14,13 +14,15 @@ import (
 // (FileSystem.sanitizePath, "Allow windowsy slashes"), so \xNN cannot clash with a name.
 
 // PathToCC is a host path as CC bytes: \xNN is the byte NN, then the text rule (a byte that is
-// not UTF-8 stands for itself). A character above U+00FF is refused with bad_payload naming
+// not UTF-8 stands for itself; a character written decomposed is composed first, so e and
+// U+0301 is é, the byte E9). A character above U+00FF is refused with bad_payload naming
 // it, its place and the \xNN form of its UTF-8 bytes: replacing it with '?' would name
 // another file (CC drops '?' from paths).
 func PathToCC(p string) (string, error) {
 	if isASCII(p) && !strings.Contains(p, `\x`) {
 		return p, nil
 	}
+	p = composed(p)
 	out := make([]byte, 0, len(p))
 	for i := 0; i < len(p); {
 		if b, ok := hexEscape(p[i:]); ok {
