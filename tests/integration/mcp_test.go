@@ -803,6 +803,29 @@ func TestMCPRefusesWebPages(t *testing.T) {
 	}
 }
 
+// TestMCPABodyTooLargeSaysWhatFits: a POST above /mcp's 8 MiB is answered 413 with what
+// fits: write_file's 1 MiB, and code or a command's 128 KiB. The SDK's own "request body
+// exceeds 8388608 bytes" is what opencode showed the model after "Error POSTing to
+// endpoint:". (A body in chunks, without a Content-Length: mcp's TestABodyInChunksIsBounded.)
+func TestMCPABodyTooLargeSaysWhatFits(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
+		strings.Repeat("a", 9<<20) + `"}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL(mcpPath), strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := harness.TokenClient("").Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	answer, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+	assert.Contains(t, string(answer), "the request is larger than the 8388608 bytes (8 MiB) /mcp reads: write_file writes a file of at most 1048576 bytes (1 MiB)")
+	assert.Contains(t, string(answer), "run_program's command are at most 128 KiB")
+}
+
 // TestMCPCanBeTurnedOff: --mcp=false serves no /mcp.
 func TestMCPCanBeTurnedOff(t *testing.T) {
 	ctx := testContext(t)

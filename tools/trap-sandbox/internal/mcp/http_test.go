@@ -67,6 +67,35 @@ func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 	assert.Equal(t, strings.Repeat("\xe9", maxFileBytes), string(got))
 }
 
+// TestABodyInChunksIsBounded: a POST without a Content-Length (its body in chunks) above
+// MaxBodyBytes is answered 413 with what fits, as one whose Content-Length says so is
+// (tests/integration's TestMCPABodyTooLargeSaysWhatFits, on the real gateway); one within
+// the bound is served.
+func TestABodyInChunksIsBounded(t *testing.T) {
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil).handler)
+	defer srv.Close()
+	post := func(content string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/a.txt","content":"` + content + `"}}}`
+		// A reader of unknown length: the client sends it in chunks.
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, io.MultiReader(strings.NewReader(body)))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		answer, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(answer)
+	}
+	status, answer := post(strings.Repeat("a", MaxBodyBytes))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
+	assert.Equal(t, bodyTooLarge+"\n", answer)
+	status, answer = post("small")
+	assert.Equal(t, http.StatusOK, status, "%s", answer)
+	assert.Contains(t, answer, `\"size\":5`)
+}
+
 // TestAnOlderClientsClosedPostEndsItsCall: a client of MCP before 2026-07-28 (opencode 1.18
 // speaks 2025-11-25) that closes a call's POST, giving up on it or going away, ends the call
 // on the gateway too: no session outlives the POST, so its answer could never be read, and

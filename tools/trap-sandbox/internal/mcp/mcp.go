@@ -9,8 +9,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -77,8 +80,44 @@ func New(c *computer.Client, logger *slog.Logger) *Module {
 		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true,
 			PropagateRequestCancellation: true, MaxRequestBodyBytes: MaxBodyBytes})
 	return &Module{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !bodyWithinBound(w, r) {
+			return
+		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), postKey{}, r.Context())))
 	})}
+}
+
+// bodyTooLarge is the 413 of a POST above MaxBodyBytes, in words a model can act on: the SDK's
+// own, "request body exceeds 8388608 bytes", which opencode shows the model after "Error
+// POSTing to endpoint:", said neither what the bound is for nor what fits under it. Only a
+// write_file of far more than its 1 MiB comes near it.
+var bodyTooLarge = fmt.Sprintf("the request is larger than the %d bytes (%d MiB) /mcp reads: write_file writes a file of at most %d bytes (1 MiB), "+
+	"and run_lua's code and run_program's command are at most %d KiB (write a longer one to a file with write_file and run that)",
+	MaxBodyBytes, MaxBodyBytes>>20, maxFileBytes, protocol.MaxFrameBytes>>10)
+
+// bodyWithinBound reads a POST's body whole, up to MaxBodyBytes, and hands it on in r; a
+// larger one is answered 413 with bodyTooLarge, whether its Content-Length says so or it
+// comes in chunks. It reports whether r may be served. The SDK reads the whole body before
+// it decodes it too, so this holds no more than it would.
+func bodyWithinBound(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return true
+	}
+	if r.ContentLength > MaxBodyBytes {
+		http.Error(w, bodyTooLarge, http.StatusRequestEntityTooLarge)
+		return false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+		http.Error(w, bodyTooLarge, http.StatusRequestEntityTooLarge)
+		return false
+	}
+	if err != nil {
+		http.Error(w, server.ReadBodyError(err), http.StatusBadRequest)
+		return false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return true
 }
 
 // callBound is the longest a tool call or a resource read runs: a second below the 60 s
