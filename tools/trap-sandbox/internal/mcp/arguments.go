@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/protocol"
@@ -35,7 +38,8 @@ func checkArguments(schemas inputs) sdk.Middleware {
 			}
 			schema, ok := schemas[ctr.Params.Name]
 			if !ok {
-				return next(ctx, method, req)
+				res, err := next(ctx, method, req)
+				return res, unknownTool(err, ctr.Params.Name, schemas)
 			}
 			if problem := argumentProblem(ctr.Params.Name, schema, ctr.Params.Arguments); problem != "" {
 				var res sdk.CallToolResult
@@ -46,6 +50,34 @@ func checkArguments(schemas inputs) sdk.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// unknownTool words the SDK's answer to a tools/call of a tool it does not have, JSON-RPC's
+// invalid params (MCP's code for an unknown tool), with the tool meant and what the tools
+// are: its "unknown tool \"trap-sandbox_read_file\"" left a model to guess that the name it
+// had from its client (opencode calls the tools <server>_<tool>) carries a prefix the server
+// does not know. Any other err is returned as it is.
+func unknownTool(err error, name string, schemas inputs) error {
+	je, ok := errors.AsType[*jsonrpc.Error](err)
+	if !ok || je.Code != jsonrpc.CodeInvalidParams || je.Message != fmt.Sprintf("unknown tool %q", name) {
+		return err
+	}
+	tools := slices.Sorted(maps.Keys(schemas))
+	meant := ""
+	for _, tool := range tools {
+		if strings.HasSuffix(squash(name), squash(tool)) {
+			meant = fmt.Sprintf(" did you mean %s?", tool)
+			break
+		}
+	}
+	return &jsonrpc.Error{Code: je.Code, Message: fmt.Sprintf("%s:%s trap-sandbox's tools are %s (tools/list gives each one's arguments)",
+		je.Message, meant, strings.Join(tools, ", ")), Data: je.Data}
+}
+
+// squash is a tool name as unknownTool compares it: lower case, without '_', '-', '.' and
+// spaces, so readFile, read-file and trap-sandbox_read_file all end in read_file's.
+func squash(name string) string {
+	return strings.NewReplacer("_", "", "-", "", ".", "", " ", "").Replace(strings.ToLower(name))
 }
 
 // argumentProblem is what is wrong with the arguments raw of tool, whose input schema is s
