@@ -187,8 +187,17 @@ func hexEscape(s string) (byte, bool) {
 	if len(s) < 4 || s[0] != '\\' || (s[1] != 'x' && s[1] != 'X') {
 		return 0, false
 	}
-	hi, ok1 := hexDigit(s[2])
-	lo, ok2 := hexDigit(s[3])
+	return HexByte(s[2:])
+}
+
+// HexByte reads the byte that two hex digits (either case) at the start of s write: the NN
+// of a path's \xNN and of a URI's %NN.
+func HexByte(s string) (byte, bool) {
+	if len(s) < 2 {
+		return 0, false
+	}
+	hi, ok1 := hexDigit(s[0])
+	lo, ok2 := hexDigit(s[1])
 	return hi<<4 | lo, ok1 && ok2
 }
 

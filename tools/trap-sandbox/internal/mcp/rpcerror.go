@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -107,7 +108,7 @@ func firstUnencoded(host, path string) (what, encoded string, found bool) {
 		for i, r := range s {
 			switch {
 			case r == '%':
-				if i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+				if _, escape := cctext.HexByte(s[i+1:]); escape {
 					continue
 				}
 				return `"%" (when it is not the start of an escape like %C3)`, "%25", true
@@ -125,18 +126,13 @@ func unreserved(r rune) bool {
 	return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._~", r)
 }
 
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
 // unescapeLeniently decodes the %XX escapes of s and keeps every other byte as it is (a '%'
 // that starts none too): what a URI that is not percent-encoded meant, to show the one that is.
 func unescapeLeniently(s string) string {
 	var sb strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
-			b, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
-			sb.WriteByte(byte(b))
+		if b, escape := cctext.HexByte(s[i+1:]); s[i] == '%' && escape {
+			sb.WriteByte(b)
 			i += 2
 			continue
 		}
