@@ -121,8 +121,9 @@ func TestAccountsIsolation(t *testing.T) {
 		msg := harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8"}), "not_connected")
 		assert.NotContains(t, msg, "did you mean", "%s: no hint names bob's computer", name)
 		msg = harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8:"}), "not_connected")
-		assert.Equal(t, "not_connected: computer 8: is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg,
-			"%s: as the CLI words it, once", name)
+		assert.Equal(t, "not_connected: computer 8: is not connected (if it is rebooting, it is back within seconds: ping with wait true waits for it); "+
+			"this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg,
+			"%s: as the CLI words it, once, with MCP's wait", name)
 	}
 
 	// Revoking alice's first token (from the data directory, beside the running gateway).

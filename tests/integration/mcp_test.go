@@ -385,6 +385,34 @@ func TestMCPPingWaitsForAComputerThatIsBack(t *testing.T) {
 	}
 }
 
+// TestMCPAComputerAwaySaysPingWaitsForIt: a tool's not_connected for a computer that is not
+// there says that one rebooting is back within seconds and that ping with wait waits for it,
+// before where the connected ones are listed or, with none connected, the in-game fix: an
+// agent that had just rebooted its computer was sent to list_computers, or told to have the
+// player run sandbox status, and told its person the computer was gone. ping with wait, which
+// has waited, and a hint naming the computer meant are as they were.
+func TestMCPAComputerAwaySaysPingWaitsForIt(t *testing.T) {
+	const away = "computer 5:back is not connected (if it is rebooting, it is back within seconds: ping with wait true waits for it)"
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			s := connectMCP(ctx, t, g, transport)
+			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "5:back", "path": "/a.txt"}), "not_connected")
+			assert.Equal(t, "not_connected: "+away+"; no computer is connected at all: run sandbox status on it in game to see why", msg)
+
+			serveDaemon(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "other"}})
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "5:back", "code": "return 1"}), "not_connected")
+			assert.Equal(t, "not_connected: "+away+"; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg)
+
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "5:back", "wait": true, "timeoutMs": 300}), "not_connected")
+			assert.NotContains(t, msg, "if it is rebooting", "ping with wait has waited")
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "7"}), "not_connected")
+			assert.Equal(t, `not_connected: computer 7 is not connected; did you mean "7:other"?`, msg)
+		})
+	}
+}
+
 // TestMCPASettleMsNoCallCanWaitIsRefused: a settleMs below timeoutMs 60000 but not below the
 // 59 s any call answers within is refused before anything is typed: it was typed, and the
 // screen came back at once, settled false, as if it were still changing.

@@ -158,7 +158,9 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	listed, _ := json.Marshal(res.StructuredContent)
 	assert.Contains(t, string(listed), `"traposId":"4:vault"`)
 	assert.Contains(t, string(listed), `"replica":"a"`)
-	assert.Equal(t, "not_connected: "+notConnected, harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "6:gone"}), "not_connected"))
+	assert.Equal(t, "not_connected: computer 6:gone is not connected (if it is rebooting, it is back within seconds: ping with wait true waits for it); "+
+		"trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)",
+		harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "6:gone"}), "not_connected"), "as the CLI words it, with MCP's wait")
 	res = harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "4:vault", "path": "/notes.txt"})
 	require.False(t, res.IsError, "%+v", res.Content)
 	var read struct {

@@ -289,7 +289,7 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 			if h.readOnly {
 				err = readAgain(err)
 			}
-			return nil, zero, toolError(err)
+			return nil, zero, toolError(awayHint(err))
 		}
 		res, err := dataResult(source(in), out)
 		return res, out, err
@@ -321,7 +321,7 @@ func addReadFile(r registrar, t *tools) {
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
 		if err != nil {
-			return nil, nil, toolError(err)
+			return nil, nil, toolError(awayHint(err))
 		}
 		res, err := dataResult(in.TraposID, out)
 		return res, nil, err
