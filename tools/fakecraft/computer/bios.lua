@@ -352,9 +352,17 @@ function os.run(env, path, ...)
   expect_arg(1, env, "table");
   expect_arg(2, path, "string");
   setmetatable(env, { __index = _G });
+  -- Under bios.strict_globals a program's new global is an error where it is made, as in the
+  -- shell; CC's bios sets _ENV in the table before it guards it.
+  if settings and settings.get("bios.strict_globals", false) then
+    env._ENV = env;
+    getmetatable(env).__newindex = function(_, name)
+      error("Attempt to create global " .. tostring(name), 2);
+    end;
+  end
   local fn, err = loadfile(path, nil, env);
   if not fn then
-    printError(err);
+    if err and err ~= "" then printError(err); end
     return false;
   end
   local result = pack(pcall(fn, ...));

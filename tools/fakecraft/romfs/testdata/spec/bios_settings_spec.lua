@@ -29,6 +29,36 @@ describe("the bios's settings", function()
     end
   end);
 
+  -- CC's os.run, as its shell, makes a program's new global an error under
+  -- bios.strict_globals, placed where the program made it; the environment gets itself as
+  -- _ENV first (CC's bios does so before it guards the table).
+  it("makes os.run refuse a program's new global under bios.strict_globals", function()
+    local path = "/bios_settings_strict.lua";
+    local file = fs.open(path, "w");
+    file.write("local ok = 1\n_G.BIOS_SPEC_RESULT = 'G'\ncounter = 1\n");
+    file.close();
+    local errors = {};
+    stub(_G, "printError", function(msg) errors[#errors + 1] = msg; end);
+
+    settings.set("bios.strict_globals", true);
+    local env = {};
+    local ok = os.run(env, path);
+    settings.unset("bios.strict_globals");
+    expect(ok):eq(false);
+    expect(errors):same({ "/bios_settings_strict.lua:3: Attempt to create global counter" });
+    expect(rawget(env, "_ENV")):eq(env);
+    expect(_G.BIOS_SPEC_RESULT):eq("G");
+
+    env = {};
+    ok = os.run(env, path);
+    fs.delete(path);
+    _G.BIOS_SPEC_RESULT = nil;
+    expect(ok):eq(true);
+    expect(errors):same({ "/bios_settings_strict.lua:3: Attempt to create global counter" });
+    expect(env.counter):eq(1);
+    expect(rawget(env, "_ENV")):eq(nil);
+  end);
+
   it("defines bios.use_multishell on a colour computer only", function()
     local details = settings.getDetails("bios.use_multishell");
     if term.isColour() then
