@@ -306,12 +306,18 @@ func setDefaultHeader(h http.Header, name, value string) {
 
 // hasHeader reports whether h has name under any spelling.
 func hasHeader(h http.Header, name string) bool {
-	for key := range h {
-		if strings.EqualFold(key, name) {
-			return true
+	_, ok := headerValue(h, name)
+	return ok
+}
+
+// headerValue is the first value of name under any spelling, and whether h has it.
+func headerValue(h http.Header, name string) (string, bool) {
+	for key, values := range h {
+		if strings.EqualFold(key, name) && len(values) > 0 {
+			return values[0], true
 		}
 	}
-	return false
+	return "", false
 }
 
 // queueHTTPFailure queues http_failure(url, msg) without a response.

@@ -102,23 +102,13 @@ func clientHandshake(conn net.Conn, u *url.URL, headers http.Header) (*wsConn, e
 	}
 
 	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	resp, err := readHandshakeResponse(br)
 	if err != nil {
-		return nil, fmt.Errorf("read handshake response: %w", err)
+		return nil, err
 	}
-	// Only the head matters; a 101 has no body, and any other reply fails anyway.
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, &handshakeError{msg: "Invalid handshake response getStatus: " + resp.Status}
-	}
-	if up := resp.Header.Get("Upgrade"); !strings.EqualFold(up, "websocket") {
-		return nil, &handshakeError{msg: "Invalid handshake response upgrade: " + up}
-	}
-	if c := resp.Header.Get("Connection"); !headerHasToken(c, "upgrade") {
-		return nil, &handshakeError{msg: "Invalid handshake response connection: " + c}
-	}
-	expected := acceptKey(key)
-	if got := resp.Header.Get("Sec-WebSocket-Accept"); got != expected {
-		return nil, &handshakeError{msg: fmt.Sprintf("Invalid challenge. Actual: %s. Expected: %s", got, expected)}
+	protocol, asked := headerValue(headers, "Sec-WebSocket-Protocol")
+	if err := verifyHandshake(resp, key, protocol, asked); err != nil {
+		return nil, err
 	}
 	return &wsConn{conn: conn, br: br}, nil
 }
