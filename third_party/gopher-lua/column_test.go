@@ -54,6 +54,16 @@ func TestErrorColumns(t *testing.T) {
 		// A generic for's iterator call: the first token after `in`, as Cobalt's OP_TFORCALL.
 		{"for k in fail do end", "         ^"},
 		{"local t = {}\nfor k, v in t.fail, 1 do end", "            ^"},
+		// A global's read and assignment fail through the environment's metatable (CC's
+		// bios.strict_globals): Cobalt places them at the name, as its GETTABUP/SETTABUP.
+		{"setmetatable(_G, { __newindex = fail })\ncounter = 1", "^"},
+		{"setmetatable(_G, { __newindex = fail })\nlocal a\na, b = 1, 2", "   ^"},
+		{"setmetatable(_G, { __index = fail })\nlocal x = 1 + missing", "              ^"},
+		// A function statement's store: at `function`, as Cobalt's funcStmt fixes it.
+		{"setmetatable(_G, { __newindex = fail })\nfunction f() end", "^"},
+		{"local t\nfunction t.x() end", "^"},
+		{"local t = {}\n  function t.a.b() end", "  ^"},
+		{"local t\nfunction t:m() end", "^"},
 	} {
 		L := NewState()
 		L.SetGlobal("fail", L.NewFunction(func(L *LState) int { L.RaiseError("failed"); return 0 }))

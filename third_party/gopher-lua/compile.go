@@ -211,6 +211,13 @@ func (cd *codeStore) Mark(line, column int) {
 	cd.column, cd.markLine = column, line
 }
 
+// FixPosition gives the last instruction added the token position line and column, as
+// Cobalt's FuncState.fixPosition does.
+func (cd *codeStore) FixPosition(line, column int) {
+	cd.lines[cd.pc-1] = line
+	cd.columns[cd.pc-1] = column
+}
+
 func (cd *codeStore) AddABC(op int, a int, b int, c int, line int) {
 	cd.Add(opCreateABC(op, a, b, c), line)
 }
@@ -830,6 +837,9 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 				reg -= 1
 			}
 		case ecGlobal:
+			// A global's assignment can fail (the environment's __newindex: CC's
+			// bios.strict_globals), placed at the name as Cobalt's SETTABUP.
+			code.MarkColumn(ex)
 			code.AddABx(OP_SETGLOBAL, reg, context.ConstIndex(LString(ex.(*ast.IdentExpr).Value)), sline(ex))
 			reg -= 1
 		case ecUpvalue:
@@ -1081,6 +1091,8 @@ func compileFuncDefStmt(context *funcContext, stmt *ast.FuncDefStmt) { // {{{
 		astmt.SetLastLine(eline(stmt.Func))
 		compileAssignStmt(context, astmt)
 	}
+	// The store is placed at `function`, as Cobalt's funcStmt fixes its position.
+	context.Code.FixPosition(stmt.MarkLine(), stmt.Column())
 } // }}}
 
 func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{{
@@ -1215,6 +1227,8 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 	case *ast.IdentExpr:
 		switch getIdentRefType(context, context, ex) {
 		case ecGlobal:
+			// So can its read (the environment's __index), placed at the name (GETTABUP).
+			code.MarkColumn(ex)
 			code.AddABx(OP_GETGLOBAL, sreg, context.ConstIndex(LString(ex.Value)), sline(ex))
 		case ecUpvalue:
 			code.AddABC(OP_GETUPVAL, sreg, context.Upvalues.RegisterUnique(ex.Value), 0, sline(ex))

@@ -186,6 +186,7 @@ stat:
             $$ = &ast.FuncDefStmt{Name: $2, Func: $3}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($3.LastLine())
+            $$.SetMark($1.Pos.Line, $1.Pos.Column)
         } |
         TLocal TFunction TIdent funcbody {
             $$ = &ast.LocalAssignStmt{Names:[]string{$3.Str}, Exprs: []ast.Expr{$4}}

@@ -220,17 +220,25 @@ describe("shell", function()
     end);
 
     -- CC's shell makes a program's new global an error under the setting bios.strict_globals
-    -- (off by default), placed where the program assigned it.
+    -- (off by default), placed where the program assigned it, and marked under the name
+    -- (Cobalt's SETTABUP has the name's position).
     it("refuses a program's new global under bios.strict_globals", function()
       local path = "/shell_spec_strict.lua";
       local file = fs.open(path, "w");
-      file.write("local ok = 1\n_G.SHELL_SPEC_RESULT = 'G'\ncounter = 1\nSHELL_SPEC_RESULT = 'after'\n");
+      file.write("local ok = 1\n_G.SHELL_SPEC_RESULT = 'G'\n  counter = 1\nSHELL_SPEC_RESULT = 'after'\n");
       file.close();
       settings.set("bios.strict_globals", true);
-      local ok, lines = capture_errors(function() return shell.run(path); end);
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, 51, 19, false);
+      term.redirect(win);
+      local _, ok, lines = pcall(capture_errors, function() return shell.run(path); end);
+      term.redirect(previous);
       settings.unset("bios.strict_globals");
       expect(ok):eq(false);
       expect(lines):same({ "/shell_spec_strict.lua:3: Attempt to create global counter" });
+      local rows = {};
+      for y = 1, 3 do rows[y] = (win.getLine(y):gsub(" +$", "")); end
+      expect(rows):same({ "\149Line 3", "\149  counter = 1", "\149  \131" });
       expect(_G.SHELL_SPEC_RESULT):eq("G");
       ok, lines = capture_errors(function() return shell.run(path); end);
       fs.delete(path);
