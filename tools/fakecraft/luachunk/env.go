@@ -90,6 +90,7 @@ func (r *envResolver) global(e *ast.IdentExpr) ast.Expr {
 	for _, n := range []ast.Expr{envRef, key, out} {
 		setLines(n, e.Line(), e.LastLine())
 	}
+	out.SetMark(e.MarkLine(), e.Column()) // at the name, as Cobalt places a global's GETTABLE
 	return out
 }
 

@@ -174,3 +174,20 @@ func TestConcatRewriteOnlyWhereNeeded(t *testing.T) {
 		assert.Equal(t, wrapped, c.Wrapped, src)
 	}
 }
+
+// A global read or assigned through a chunk's own _ENV (rewritten to a field of it) is
+// placed at its name, as Cobalt's GETTABLE/SETTABLE of a global is: its environment's
+// metamethods can fail there (a strict environment).
+func TestEnvGlobalsAreMarkedAtTheirName(t *testing.T) {
+	const src = `
+local getinfo, setmetatable = debug.getinfo, setmetatable
+local read, written
+local _ENV = setmetatable({}, {
+  __index = function() read = getinfo(2, "l").currentcolumn end,
+  __newindex = function() written = getinfo(2, "l").currentcolumn end,
+})
+local y = 1 + (missing or 0)
+  made = 1
+return read, written`
+	assert.Equal(t, []string{"16", "3"}, run(t, src))
+}
