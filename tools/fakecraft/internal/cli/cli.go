@@ -100,7 +100,8 @@ type RunCmd struct {
 	dropFlags
 	Bare bool `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
 	autostartFlags
-	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
+	TimeLimit   time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
+	ShowScreens bool          `help:"When the computer stops, print on stderr what the world's other screens show, as a player walking round it would read them: each other computer's terminal (a --world's), then each monitor (this computer's, the others', a cable's)."`
 	// Command is the program and its arguments in one passthrough list, so that flags after
 	// the program name (sandbox --help) belong to the program, not to fakecraft. "partial":
 	// before the program, an unknown flag is fakecraft's mistake (not a program named --bogus).
@@ -295,7 +296,7 @@ func (r *RunCmd) Run(e *env) error {
 			typed = io.MultiReader(typed, e.stdin)
 		}
 		opts.Input = computer.LinesFrom(typed)
-		return r.worldFlags.boot(e, opts, r.TimeLimit)
+		return r.worldFlags.boot(e, opts, r.TimeLimit, r.ShowScreens)
 	}
 	if len(r.Command) == 0 {
 		return &exitError{code: ExitUsage, msg: "name a program to run (or use --bare for a computer that reads commands from standard input)"}
@@ -313,7 +314,7 @@ func (r *RunCmd) Run(e *env) error {
 		words[i] = ccstr.FromText(w)
 	}
 	opts.Program, opts.Args = words[0], words[1:]
-	return r.worldFlags.boot(e, opts, r.TimeLimit)
+	return r.worldFlags.boot(e, opts, r.TimeLimit, r.ShowScreens)
 }
 
 // commandLine is the line a player types to run words: a word with a space goes in quotes,
@@ -366,7 +367,7 @@ func (t *TestCmd) Run(e *env) error {
 	args, mounts := computerPaths(files, opts.Root)
 	opts.Mounts = mounts
 	opts.Program, opts.Args = SpecProgram, args
-	return t.worldFlags.boot(e, opts, t.TimeLimit)
+	return t.worldFlags.boot(e, opts, t.TimeLimit, false)
 }
 
 // specFiles expands directories to the *_spec.lua files under them.
@@ -431,8 +432,9 @@ func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 // boot runs one machine in its world and maps its end to an exit status. A TrapOS computer
 // ends with its program: the program's outcome is the status. A bare computer (opts.Bare)
 // runs until it shuts down (the input ended, os.shutdown): status 0, or 1 when the bios
-// itself failed. The world's other computers stop when it ends.
-func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) error {
+// itself failed. The world's other computers stop when it ends; with showScreens, what the
+// world's screens show is printed first (worldRun.showScreens).
+func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration, showScreens bool) error {
 	ctx, cancel, err := limited(limit)
 	if err != nil {
 		return err
@@ -447,7 +449,11 @@ func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) err
 			fmt.Fprintf(e.stderr, "fakecraft: world: %v\n", err)
 		}
 	}()
-	return boot(ctx, opts, limit)
+	err = boot(ctx, opts, limit)
+	if showScreens {
+		w.showScreens(e.stderr)
+	}
+	return err
 }
 
 // limited is a context that ends when a command's --time-limit runs out, or when a signal

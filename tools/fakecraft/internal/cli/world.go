@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +43,8 @@ type worldRun struct {
 	settled []<-chan struct{}
 	mu      sync.Mutex
 	errs    []error
+	// running is each other computer while it is on (nil while off), for showScreens.
+	running map[int]*computer.Computer
 }
 
 // enter places the computer of opts in a world (the world file's, or a world of its own),
@@ -63,7 +67,7 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 	if err != nil {
 		return opts, nil, &exitError{code: ExitUsage, msg: err.Error()}
 	}
-	run := &worldRun{w: w, cancel: func() {}}
+	run := &worldRun{w: w, cancel: func() {}, running: map[int]*computer.Computer{}}
 	fail := func(err error) (machine.Options, *worldRun, error) {
 		_ = w.Close()
 		return opts, nil, &exitError{code: ExitUsage, msg: err.Error()}
@@ -117,6 +121,8 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 		// The server's http rules are every computer's: --allow-private lets the world's
 		// other computers reach a gateway on loopback too, as the one being run.
 		mopts.HTTP = opts.HTTP
+		id := c.ID
+		mopts.OnBoot = func(c *computer.Computer) { run.setRunning(id, c) }
 		if err := run.start(ctx, c.ID, mopts); err != nil {
 			cancel()
 			run.wg.Wait()
@@ -187,6 +193,7 @@ func (r *worldRun) start(ctx context.Context, id int, opts machine.Options) erro
 		defer func() { _ = os.RemoveAll(disk) }()
 		for {
 			res, err := m.Run(ctx)
+			r.setRunning(id, nil)
 			if err == nil {
 				err = res.Err
 			}
@@ -210,6 +217,42 @@ func (r *worldRun) start(ctx context.Context, id int, opts machine.Options) erro
 		}
 	}()
 	return nil
+}
+
+// setRunning notes the computer id is running (c), or off (nil).
+func (r *worldRun) setRunning(id int, c *computer.Computer) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.running[id] = c
+}
+
+// showScreens prints what the world's screens show, as a player would read them walking
+// round the world: each other computer's terminal (or that it is off), then each monitor
+// (world.Monitors), under a line naming it and its size in characters, its rows as the
+// screen has them but for the blank ones at the bottom.
+func (r *worldRun) showScreens(out io.Writer) {
+	r.mu.Lock()
+	ids := slices.Sorted(maps.Keys(r.running))
+	running := maps.Clone(r.running)
+	r.mu.Unlock()
+	show := func(what string, t *computer.Terminal) {
+		w, h := t.Size()
+		rows := strings.TrimRight(t.Screen(), "\n")
+		if rows == "" {
+			rows = "(blank)"
+		}
+		fmt.Fprintf(out, "fakecraft: %s (%dx%d):\n%s\n", what, w, h, rows)
+	}
+	for _, id := range ids {
+		if c := running[id]; c != nil {
+			show(fmt.Sprintf("computer %d's screen", id), c.Terminal())
+		} else {
+			fmt.Fprintf(out, "fakecraft: computer %d is off\n", id)
+		}
+	}
+	for _, s := range r.w.Monitors() {
+		show(s.Where+", a monitor", s.Monitor.Terminal())
+	}
 }
 
 // stop turns the other computers off, waits for them and removes a temporary world

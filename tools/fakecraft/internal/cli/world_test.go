@@ -254,3 +254,30 @@ func TestAWorldsComputersAllowPrivateToo(t *testing.T) {
 		assert.Equal(t, c.want, string(checked), "computer 8 with %v", c.flags)
 	}
 }
+
+// TestShowScreens: --show-screens prints, when the computer stops, what a player walking
+// round the world would read: the other computers' terminals (a server's error there) and
+// the monitors (a program the monitor program ran on one); without it, nothing.
+func TestShowScreens(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "computers": [
+    { "id": 7, "position": [0, 64, 0], "peripherals": { "top": "monitor:2:1" } },
+    { "id": 8, "position": [10, 64, 0],
+      "files": { "startup.lua": "print('listening') rednet.open('top')" } }
+  ],
+  "cables": { "hall": { "monitor_0": "monitor" } }
+}`), 0o644))
+	code, out, errOut := bare(t, filepath.Join(dir, "pc"), "", "--id", "7", "--world", file, "--show-screens", "monitor", "top", "hello")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "Running hello on monitor top\n")
+	assert.Contains(t, errOut, "fakecraft: computer 8's screen (51x19):\nCraftOS 1.9\nlistening\n"+
+		"/startup.lua:1: No such modem: top\n")
+	assert.Contains(t, errOut, "fakecraft: computer 7's top, a monitor (18x5):\nHello World!\n")
+	assert.Contains(t, errOut, "fakecraft: cable hall's monitor_0, a monitor (7x5):\n(blank)\n")
+
+	code, _, errOut = bare(t, filepath.Join(dir, "pc"), "", "--id", "7", "--world", file, "monitor", "top", "hello")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Empty(t, errOut)
+}

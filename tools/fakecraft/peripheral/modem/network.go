@@ -130,6 +130,16 @@ func (n *Network) Remote(name string) peripheral.Peripheral {
 	return nil
 }
 
+// RemoteNames lists the network names of the cable's peripherals, sorted.
+func (n *Network) RemoteNames() []string {
+	slots := n.remotePeripherals()
+	names := make([]string, len(slots))
+	for i, s := range slots {
+		names[i] = s.name
+	}
+	return names
+}
+
 // remotePeripherals lists the cable's peripherals, sorted by name.
 func (n *Network) remotePeripherals() []*remoteSlot {
 	n.mu.Lock()
