@@ -1091,8 +1091,11 @@ func compileFuncDefStmt(context *funcContext, stmt *ast.FuncDefStmt) { // {{{
 		astmt.SetLastLine(eline(stmt.Func))
 		compileAssignStmt(context, astmt)
 	}
-	// The store is placed at `function`, as Cobalt's funcStmt fixes its position.
-	context.Code.FixPosition(stmt.MarkLine(), stmt.Column())
+	// The store is placed at `function`, as Cobalt's funcStmt fixes its position (a
+	// statement an embedder's rewrite made has none to give).
+	if stmt.Column() > 0 {
+		context.Code.FixPosition(stmt.MarkLine(), stmt.Column())
+	}
 } // }}}
 
 func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{{
