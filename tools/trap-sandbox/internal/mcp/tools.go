@@ -761,8 +761,8 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				return computer.Ping{}, 0, ctx.Err()
 			}
-			return computer.Ping{}, 0, pe.WithMessage(fmt.Sprintf("%s; it did not connect within the %d ms waited (timeoutMs waits longer, at most %d)",
-				pe.Message, time.Since(start).Milliseconds(), computer.MaxTimeout.Milliseconds()))
+			return computer.Ping{}, 0, pe.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (timeoutMs waits longer, at most %d)",
+				pe.Message, waitedAlready, time.Since(start).Milliseconds(), computer.MaxTimeout.Milliseconds()))
 		case <-timer.C:
 			timer.Reset(connectPoll)
 		}
