@@ -474,6 +474,20 @@ func TestMCPAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
 			stop()
 			msg = harness.ToolError(t, <-done, "not_connected")
 			assert.Contains(t, msg, "it may have done what it was asked all the same: check before you ask again")
+
+			// Replaced by a newer socket of the computer's (its daemon reconnected) before it
+			// answered: a read says to ask again there too.
+			stop, err = d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			done = harness.CallToolAsync(ctx, s, "computer_info", map[string]any{"traposId": "7:", "timeoutMs": 50000})
+			<-arrived
+			newer := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7}}
+			stopNewer, err := newer.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stopNewer)
+			msg = harness.ToolError(t, <-done, "not_connected")
+			assert.Equal(t, "not_connected: computer 7: was replaced by a newer connection before it answered; a read changes nothing: ask again once it is back (ping with wait true waits for it)", msg)
 		})
 	}
 }

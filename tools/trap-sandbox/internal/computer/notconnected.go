@@ -22,6 +22,12 @@ func NotConnected(traposID string) *protocol.Error {
 // any transport, the HTTP API's included.
 const DisconnectedBeforeAnswer = " disconnected before it answered"
 
+// MayHaveDoneIt ends the gateway's not_connected of a request whose computer went away, or was
+// replaced by a newer socket, while it waited for the answer: the request may have reached it
+// and run (a Lua run, a write) before it went, and a caller that asks again repeats what it
+// did. A read-only caller words it its own way (MCP's readAgain).
+const MayHaveDoneIt = "; it may have done what it was asked all the same: check before you ask again"
+
 // The hints Hint adds; each marks a message hinted already, so that a Client over another
 // Client's answer (the CLI and the stdio MCP bridge over the HTTP API) adds no second one.
 const (

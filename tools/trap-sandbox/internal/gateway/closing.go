@@ -106,13 +106,13 @@ func (s *Session) isClosed() bool {
 func disconnectMessage(traposID string, code int, byGateway bool) string {
 	switch {
 	case byGateway && code == CloseReplaced:
-		return "computer " + cctext.ShowTraposID(traposID) + " was replaced by a newer connection before it answered"
+		// The computer's newer socket (it rebooted, or its daemon reconnected) answers the next
+		// request; this one may have run on the old one all the same.
+		return "computer " + cctext.ShowTraposID(traposID) + " was replaced by a newer connection before it answered" + hostcomputer.MayHaveDoneIt
 	case byGateway && code == CloseGoingAway:
 		return ErrShuttingDown.Message
 	default:
-		// The request may have reached it and run (a Lua run, a write) before it went: a caller
-		// that asks again repeats what it did.
-		return "computer " + cctext.ShowTraposID(traposID) + hostcomputer.DisconnectedBeforeAnswer + "; it may have done what it was asked all the same: check before you ask again"
+		return "computer " + cctext.ShowTraposID(traposID) + hostcomputer.DisconnectedBeforeAnswer + hostcomputer.MayHaveDoneIt
 	}
 }
 

@@ -296,20 +296,21 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 	})
 }
 
-// readAgain words a read-only tool's request whose computer went away before it answered:
-// the gateway's "it may have done what it was asked all the same: check before you ask again"
-// is for a request that may have changed something, which a read cannot have, and an agent
-// told to check first had nothing to check.
+// readAgain words a read-only tool's request whose computer went away (or was replaced by a
+// newer socket) before it answered: the gateway's computer.MayHaveDoneIt, "it may have done
+// what it was asked all the same: check before you ask again", is for a request that may have
+// changed something, which a read cannot have, and an agent told to check first had nothing
+// to check.
 func readAgain(err error) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer {
 		return err
 	}
-	gone, _, found := strings.Cut(pe.Message, computer.DisconnectedBeforeAnswer)
+	gone, found := strings.CutSuffix(pe.Message, computer.MayHaveDoneIt)
 	if !found {
 		return err
 	}
-	return pe.WithMessage(gone + computer.DisconnectedBeforeAnswer + "; a read changes nothing: ask again once it is back (ping with wait true waits for it)")
+	return pe.WithMessage(gone + "; a read changes nothing: ask again once it is back (ping with wait true waits for it)")
 }
 
 // addReadFile registers read_file without an output schema: its result is its JSON once, as
