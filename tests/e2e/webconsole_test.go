@@ -572,7 +572,47 @@ func refuseAWrongToken(t *testing.T, page context.Context, until func(t *testing
 	until(t, "the token form, saying why", `!document.getElementById("login").hidden &&
 		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(token)), chromedp.Click("#login button")))
-	until(t, "the wrong token refused, saying why", `document.getElementById("login-error").textContent.includes("unknown or wrong account token")`)
+	until(t, "the wrong token refused, saying why", `document.getElementById("login-error").textContent === `+jsString(t, unknownTokenWords))
+}
+
+// whereTokensComeFrom ends the token form's words for a token the gateway refused: who gives
+// one, and where they read how (docs/screen.md).
+const whereTokensComeFrom = "Ask the gateway's operator, or an admin of your account, for an API token: " +
+	"how they make one is in trap-sandbox's docs/accounts.md (Accounts and API tokens). " +
+	"The gateway's password, which a computer's install asks for, is not one."
+
+// unknownTokenWords are the token form's words for a token the gateway does not know.
+const unknownTokenWords = "The gateway does not know this token: check that you copied all of it, and nothing else. " + whereTokensComeFrom
+
+// TestTheWebConsoleTellsAPersonWhyTheirTokenIsRefused: the token form says why the gateway
+// refused a token in a person's words, and where a token comes from, telling no more than the
+// API's answer: a token it does not know, a computer's credential pasted where a token goes, a
+// revoked token (by its name, as the API says it). Before, the form showed the API's words for
+// a program calling it: "missing or wrong API token (send Authorization: Bearer
+// <SANDBOX_API_TOKEN> or an account's token)"; on a gateway without SANDBOX_API_TOKEN, reached
+// by a name, "from this host send no token", which a browser there cannot do.
+func TestTheWebConsoleTellsAPersonWhyTheirTokenIsRefused(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	dataDir := "--data-dir=" + t.TempDir()
+	gatewayCLI(ctx, t, "accounts", "add", "carol", dataDir) // her first token, "first"
+	revoked := lastLineOf(gatewayCLI(ctx, t, "tokens", "add", "carol", "laptop", dataDir))
+	gatewayCLI(ctx, t, "tokens", "revoke", revoked, dataDir)
+	credential := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "carol", dataDir))
+	const apiToken = "console-refusals-5e2b"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir, "--api-token", apiToken)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(g.URL("/console/")), chromedp.WaitVisible("#login")))
+	for _, c := range []struct{ what, token, words string }{
+		{"a token the gateway does not know", testkit.WrongSecret(apiToken), unknownTokenWords},
+		{"a computer's credential", credential, "This is a computer's credential (tsc_…), which a computer says hello with: it never opens the console. " + whereTokensComeFrom},
+		{"a revoked token", revoked, `The gateway refused this token: the token "laptop" was revoked, and it opens nothing now. ` + whereTokensComeFrom},
+	} {
+		require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", c.token), chromedp.Click("#login button")))
+		until(t, c.what+" refused, in a person's words", `document.getElementById("login-error").textContent === `+jsString(t, c.words)+
+			` && document.getElementById("status").textContent === "The gateway refused the token: log in with another."`)
+		_, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("login-error").textContent = ""; true`))
+		require.NoError(t, err)
+	}
 }
 
 // TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
@@ -647,7 +687,7 @@ func TestTheWebConsoleForgetsATokenTheGatewayRefuses(t *testing.T) {
 	gatewayCLI(ctx, t, "tokens", "revoke", dave, dataDir)
 	player <- "ls"
 	until(t, "the token form, saying the token was revoked", `!document.getElementById("login").hidden &&
-		document.getElementById("login-error").textContent.includes("revoked")`)
+		document.getElementById("login-error").textContent === `+jsString(t, `The gateway refused this token: the token "first" was revoked, and it opens nothing now. `+whereTokensComeFrom))
 	state, err = chromedp.Run(page, chromedp.Evaluate[[]any](kept))
 	require.NoError(t, err)
 	assert.Equal(t, []any{nil, "", false, refusedStatus}, state, "the revoked token not kept, nor shown logged in; not Live")

@@ -63,7 +63,8 @@ function forget() {
 // a new login) the refusal is of none it holds, and changes nothing. Otherwise what was shown
 // stops, a refused token is forgotten (wrong at login or revoked since: it opens nothing, so
 // the tab does not keep it, nor offer to log it out), and the token form comes back saying
-// why; so does the status, which said "Live" or "Connecting…" beside the form.
+// why (a token's refusal in a person's words: tokenRefusal; without one, why the gateway asks
+// for one); so does the status, which said "Live" or "Connecting…" beside the form.
 function refused(sent, why) {
   if (sent !== token) return;
   stop();
@@ -72,6 +73,28 @@ function refused(sent, why) {
   $("login-error").textContent = why;
   status(sent ? tokenRefused : reopenedNote);
 }
+
+// tokenRefusal is what the token form says when the gateway refused token sent, its answer's
+// error being error ({code, message}). The API's words are for a program that calls it (the
+// header to send, "from this host send no token", the command that makes a token): a person
+// at the form is told what is wrong with what they gave, in no more detail than the answer
+// (a token's name when it was revoked or has expired, as the answer says; never the token),
+// and where a token comes from.
+function tokenRefusal(sent, error) {
+  const message = (error && error.message) || "";
+  const ended = /^the token "(?:[^"\\]|\\.)*" (?:was revoked|has expired)(?=:)/.exec(message);
+  let why;
+  if (ended) why = "The gateway refused this token: " + ended[0] + ", and it opens nothing now.";
+  else if (sent.startsWith("tsc_")) why = "This is a computer's credential (tsc_…), which a computer says hello with: it never opens the console.";
+  else if (sent.startsWith("tsk_")) why = "This is an enrollment key (tsk_…), which links computers (sandbox link): it never opens the console.";
+  else why = "The gateway does not know this token: check that you copied all of it, and nothing else.";
+  return why + " " + whereTokensComeFrom;
+}
+
+// whereTokensComeFrom ends tokenRefusal: who gives a token, and where they read how.
+const whereTokensComeFrom = "Ask the gateway's operator, or an admin of your account, for an API token: " +
+  "how they make one is in trap-sandbox's docs/accounts.md (Accounts and API tokens). " +
+  "The gateway's password, which a computer's install asks for, is not one.";
 
 // tokenRefused is the status while the token form is back because the gateway refused the
 // token the tab held (the form says the gateway's reason).
@@ -124,7 +147,7 @@ async function api(path, options) {
     const body = await res.clone().json().catch(() => null);
     const error = body && body.error;
     if (res.status === 401 || (error && error.code === "unauthorized")) {
-      refused(sent, !sent && res.status === 401 ? "" : (error ? error.message : "The gateway refused this token."));
+      refused(sent, sent ? tokenRefusal(sent, error) : res.status === 401 ? "" : (error ? error.message : ""));
       throw new Error("unauthorized");
     }
   }
@@ -635,7 +658,7 @@ async function frames(v, body, sent) {
       if (name === "end") {
         const error = JSON.parse(data).error || { code: "ended", message: "the gateway ended the stream" };
         if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
-          refused(sent, error.message);
+          refused(sent, sent ? tokenRefusal(sent, error) : error.message);
           return false;
         }
         if (error.relabelledTo) { // the computer is back under its new name: the view follows it
