@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,12 +130,22 @@ func (c *drawingComputer) watched(ctx context.Context, t *testing.T) {
 func (c *drawingComputer) draw(ctx context.Context, t *testing.T, text string) {
 	t.Helper()
 	blit := fmt.Sprintf("%0*d", len(text), 0)
+	c.drawScreen(ctx, t, map[string]any{"width": len(text), "height": 1,
+		"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
+		"rows":    map[string]any{"1": map[string]any{"text": text, "fg": blit, "bg": blit}},
+		"palette": []string{"#f0f0f0"}})
+}
+
+// drawScreen sends screen (width, height, cursor, rows, palette) as the whole frame of an
+// advanced computer, and waits for the gateway's answer.
+func (c *drawingComputer) drawScreen(ctx context.Context, t *testing.T, screen map[string]any) {
+	t.Helper()
+	payload := map[string]any{"watchId": 1, "seq": 1, "colour": true, "fg": 1, "bg": 32768}
+	for k, v := range screen {
+		payload[k] = v
+	}
 	require.NoError(t, c.ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": c.id,
-		"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
-			"watchId": 1, "seq": 1, "width": len(text), "height": 1, "colour": true,
-			"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
-			"rows":    map[string]any{"1": map[string]any{"text": text, "fg": blit, "bg": blit}},
-			"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768}}))
+		"messageId": harness.NewMessageID(), "type": "screen.update", "payload": payload}))
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a generous bound: only a failure waits it
 	defer cancel()
 	select {
@@ -143,4 +154,83 @@ func (c *drawingComputer) draw(ctx context.Context, t *testing.T, text string) {
 	case <-ctx.Done():
 		t.Fatal("the gateway did not answer screen.update")
 	}
+}
+
+// TestTheWebConsoleDrawsAMonitorSizedScreen: a screen as large as CC's largest terminal an
+// advanced monitor has (8x6 blocks at text scale 0.5: 164x81) is drawn whole, every cell in its
+// colours and the cursor in its place, smaller than 16 px to fit a desktop's window; in a
+// phone's window it is drawn at 8 px and scrolls sideways in its own box, the page staying in
+// the window. Before, the page grew as wide as the cursor was far (the keyboard's hidden field
+// sits at the cursor, out of view in the box), and the window made narrower (a phone turned)
+// left that field where the cursor had been drawn, the page as wide as the old window.
+func TestTheWebConsoleDrawsAMonitorSizedScreen(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:wall")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Awall")))
+	c.watched(ctx, t)
+	const width, height, blit = 164, 81, "0123456789abcdef"
+	palette := []string{"#f0f0f0", "#f2b233", "#e57fd8", "#99b2f2", "#dede6c", "#7fcc19", "#f2b2cc", "#4c4c4c",
+		"#999999", "#4c99b2", "#b266e5", "#3366cc", "#7f664c", "#57a64e", "#cc4c4c", "#111111"}
+	rows := map[string]any{}
+	for y := 1; y <= height; y++ {
+		var text, fg, bg []byte
+		for x := 1; x <= width; x++ {
+			text = append(text, byte('A'+(x+y)%26))
+			fg = append(fg, blit[(x+y)%16])
+			bg = append(bg, blit[(x*7+y)%16])
+		}
+		rows[fmt.Sprint(y)] = map[string]any{"text": string(text), "fg": string(fg), "bg": string(bg)}
+	}
+	c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows, "palette": palette,
+		"cursor": map[string]any{"x": 100, "y": 50, "blink": true}})
+	until(t, "the screen", `document.querySelectorAll("#screen .row").length === 81`)
+
+	// Each cell as the page drew it: its character, text and background colour; and the cursor.
+	drawn, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#screen .row")].map((row) =>
+		[...row.children].map((span) => {
+			const style = getComputedStyle(span);
+			return [...span.textContent].map((ch) => ch + " " + style.color + " " + style.backgroundColor +
+				(span.classList.contains("cursor") ? " cursor" : "")).join("|");
+		}).join("|"))`))
+	require.NoError(t, err)
+	rgb := func(hex string) string {
+		var r, g, b int
+		_, err := fmt.Sscanf(hex, "#%02x%02x%02x", &r, &g, &b)
+		require.NoError(t, err)
+		return fmt.Sprintf("rgb(%d, %d, %d)", r, g, b)
+	}
+	require.Len(t, drawn, height)
+	for y := 1; y <= height; y++ {
+		var want []string
+		for x := 1; x <= width; x++ {
+			cell := fmt.Sprintf("%c %s %s", 'A'+(x+y)%26, rgb(palette[(x+y)%16]), rgb(palette[(x*7+y)%16]))
+			if x == 100 && y == 50 {
+				cell += " cursor"
+			}
+			want = append(want, cell)
+		}
+		require.Equal(t, strings.Join(want, "|"), drawn[y-1], "row %d: each cell's character and colours", y)
+	}
+
+	fit := `{
+		const screen = document.getElementById("screen");
+		[document.documentElement.scrollWidth - document.documentElement.clientWidth, screen.scrollWidth - screen.clientWidth,
+			parseFloat(getComputedStyle(screen).fontSize)]
+	}`
+	size, err := chromedp.Run(page, chromedp.Evaluate[[]float64](fit))
+	require.NoError(t, err)
+	assert.Equal(t, 0.0, size[0], "the page in a desktop's window")
+	assert.Equal(t, 0.0, size[1], "the screen whole in it")
+	assert.Less(t, size[2], 16.0, "drawn smaller than 16 px to fit")
+	assert.GreaterOrEqual(t, size[2], 8.0, "at 8 px at least")
+
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
+	size, err = chromedp.Run(page, chromedp.Evaluate[[]float64](fit))
+	require.NoError(t, err)
+	assert.Equal(t, 0.0, size[0], "the page in a phone's window")
+	assert.Greater(t, size[1], 0.0, "the screen scrolls sideways in its box")
+	assert.Equal(t, 8.0, size[2], "at 8 px, the smallest")
 }

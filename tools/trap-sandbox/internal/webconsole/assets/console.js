@@ -1067,11 +1067,15 @@ function focusScreen() {
 }
 
 // placeKeys puts the screen's field over the computer's cursor (where an input method shows
-// what it composes, and its candidates), or over the screen's corner when the cursor is off.
+// what it composes, and its candidates), or over the screen's corner when the cursor is off;
+// within the part of the screen in view: a screen wider than a phone's window (a monitor's)
+// scrolls in its box, and the field at a cursor out of view made the page as wide as the
+// cursor was far, the whole page scrolling sideways.
 function placeKeys() {
-  const field = $("screen-keys"), at = $("screen").querySelector(".cursor") || $("screen");
-  const box = at.getBoundingClientRect(), viewer = $("viewer").getBoundingClientRect();
-  field.style.left = box.left - viewer.left + "px";
+  const field = $("screen-keys"), screen = $("screen"), at = screen.querySelector(".cursor") || screen;
+  const box = at.getBoundingClientRect(), shown = screen.getBoundingClientRect(), viewer = $("viewer").getBoundingClientRect();
+  const left = Math.max(Math.min(box.left, shown.right - field.offsetWidth), shown.left);
+  field.style.left = left - viewer.left + "px";
   field.style.top = box.top - viewer.top + "px";
 }
 
@@ -1415,6 +1419,9 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); focusScreen(); });
   window.addEventListener("hashchange", route);
+  // The screen's cells change size with the window's width (a phone turned, a window made
+  // narrower): the field follows the cursor, in the part of the screen in view.
+  window.addEventListener("resize", placeKeys);
   showLogout();
   route();
 });
