@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"strings"
 	"testing"
 	"time"
@@ -233,4 +235,42 @@ func TestTheWebConsoleDrawsAMonitorSizedScreen(t *testing.T) {
 	assert.Equal(t, 0.0, size[0], "the page in a phone's window")
 	assert.Greater(t, size[1], 0.0, "the screen scrolls sideways in its box")
 	assert.Equal(t, 8.0, size[2], "at 8 px, the smallest")
+}
+
+// TestTheWebConsoleDrawsCCsCheckerOverItsWholeCell: CC's character 127 is a checker that fills
+// its cell, as paint draws its canvas with it: the page draws it as its background, as it does
+// the block characters. A font's ▒ left a line of the background between two rows of it, so
+// paint's canvas was striped. Two rows of 127, white on black: the last pixel line of the first
+// row and the first of the second have white in them.
+func TestTheWebConsoleDrawsCCsCheckerOverItsWholeCell(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:paint")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
+	c.watched(ctx, t)
+	row := map[string]any{"text": "\x7f\x7f\x7f\x7f", "fg": "0000", "bg": "ffff"}
+	c.drawScreen(ctx, t, map[string]any{"width": 4, "height": 2, "rows": map[string]any{"1": row, "2": row},
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+			"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}})
+	until(t, "the checker", `document.getElementById("screen-text").textContent === "▒▒▒▒\n▒▒▒▒"`)
+	box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const rows = [...document.querySelectorAll("#screen .row")].map((row) => row.getBoundingClientRect());
+		[rows[0].left, rows[0].top, rows[0].width, rows[0].height, rows[1].top]
+	}`))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	whiteIn := func(y int) (white int) {
+		for x := int(box[0]); x < int(box[0]+box[2]); x++ {
+			if r, g, b, _ := img.At(x, y).RGBA(); r > 0xc000 && g > 0xc000 && b > 0xc000 {
+				white++
+			}
+		}
+		return white
+	}
+	assert.Positive(t, whiteIn(int(box[1]+box[3])-1), "the first row's last pixel line is of the checker")
+	assert.Positive(t, whiteIn(int(box[4])), "the second row's first pixel line is of the checker")
 }

@@ -264,6 +264,24 @@ function isBlock(ch) {
   return c >= 0x80 && c < 0xa0;
 }
 
+// checker is CC's character 127, a checker that fills its cell (paint's canvas is drawn with
+// it): a font's ▒ left a line of the background between two rows, which striped the canvas.
+const checker = "\u007f";
+
+// drawnAsBackground reports whether the page draws ch on its cell as CSS (cellBackground), not
+// by a font: a block character or the checker.
+function drawnAsBackground(ch) {
+  return isBlock(ch) || ch === checker;
+}
+
+// cellBackground is the CSS background that draws ch (drawnAsBackground) in colours fg on bg:
+// the checker as checks of a third of the cell each way, edge to edge; a block character by
+// blockBackground.
+function cellBackground(ch, fg, bg) {
+  if (ch !== checker) return blockBackground(ch, fg, bg);
+  return "repeating-conic-gradient(" + fg + " 0 25%, " + bg + " 0 50%) 0 0 / 66.7% 66.7%, " + bg;
+}
+
 // blockBackground draws block character ch on its cell as CSS: the background colour with
 // each sixth whose bit is set in the text colour (bit 1 top left, 2 top right, 4 middle left,
 // 8 middle right, 16 bottom left; CC leaves the bottom right to the background). Few fonts
@@ -302,8 +320,8 @@ function draw(frame) {
     const bytes = Array.from(row.text);
     const chars = bytes.map(glyph);
     const cursorX = frame.cursor.blink && frame.cursor.y === y + 1 ? frame.cursor.x - 1 : -1;
-    // A run is cells of the same colours; a block character is a cell of its own.
-    const runOf = (x) => isBlock(bytes[x]) ? "block " + x : row.fg[x] + row.bg[x] + (x === cursorX ? "c" : "");
+    // A run is cells of the same colours; a block character or the checker is a cell of its own.
+    const runOf = (x) => drawnAsBackground(bytes[x]) ? "block " + x : row.fg[x] + row.bg[x] + (x === cursorX ? "c" : "");
     let start = 0;
     for (let x = 1; x <= chars.length; x++) {
       if (x < chars.length && runOf(x) === runOf(start)) continue;
@@ -311,9 +329,9 @@ function draw(frame) {
       span.textContent = chars.slice(start, x).join("");
       const fg = colourOf(frame.palette, row.fg[start], frame.colour);
       const bg = colourOf(frame.palette, row.bg[start], frame.colour);
-      if (isBlock(bytes[start])) {
+      if (drawnAsBackground(bytes[start])) {
         span.className = "block";
-        span.style.background = blockBackground(bytes[start], fg, bg);
+        span.style.background = cellBackground(bytes[start], fg, bg);
       } else {
         span.style.color = fg;
         span.style.backgroundColor = bg;
