@@ -591,6 +591,21 @@ func TestTheWebConsoleLetsEscLeaveTheScreen(t *testing.T) {
 	assert.Equal(t, []string{"key leftCtrl", "key_up leftCtrl", "focused: false"}, got)
 }
 
+// TestTheWebConsolesTerminateButtonPromisesNoShortcut: the Terminate button said "Terminate
+// (Ctrl+T)", a shortcut the page never gets: Ctrl+T pressed on the screen opens the browser's
+// new tab, and the computer gets Ctrl alone. The button is named Terminate, its description
+// (a tooltip, and a screen reader's description) saying it is CC's Ctrl+T and why the browser's
+// is not.
+func TestTheWebConsolesTerminateButtonPromisesNoShortcut(t *testing.T) {
+	page := focusedScreen(t)
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
+		const button = document.getElementById("terminate");
+		[button.textContent, button.title]
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Terminate", "CC's terminate, as Ctrl+T held at the computer: a browser keeps Ctrl+T for a new tab"}, got)
+}
+
 // focusedScreen opens a console page whose screen can have and lose the focus (a headless page
 // has no focus of its own: without focus emulation the browser sends no blur).
 func focusedScreen(t *testing.T) context.Context {
