@@ -759,13 +759,18 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 		}
 		select {
 		case <-ctx.Done():
-			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return computer.Ping{}, 0, ctx.Err()
+		case <-timer.C:
+			timer.Reset(connectPoll)
+		}
+		// Looked at after the poll too: with both due (a not_connected that came late), select
+		// picks either, and a ping with no time left answered timeout, "did not answer ping in
+		// time", for a computer that was never there.
+		if err := ctx.Err(); err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				return computer.Ping{}, 0, err
 			}
 			return computer.Ping{}, 0, pe.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (timeoutMs waits longer, at most %d)",
 				pe.Message, waitedAlready, time.Since(start).Milliseconds(), computer.MaxTimeout.Milliseconds()))
-		case <-timer.C:
-			timer.Reset(connectPoll)
 		}
 	}
 }

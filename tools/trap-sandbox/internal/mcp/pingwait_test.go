@@ -1,0 +1,65 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// slowListing is the gateway of a host under load: its list of connected computers, which
+// the hint of a not_connected reads, comes only once the ping that asked for it has run out
+// of time (its context is done), as a slow gateway's over the stdio bridge would.
+type slowListing struct {
+	*daemonfake.Local
+	mu      sync.Mutex
+	pinging context.Context
+}
+
+func (l *slowListing) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	l.mu.Lock()
+	l.pinging = ctx
+	l.mu.Unlock()
+	return l.Local.Request(ctx, traposID, typ, payload, timeout)
+}
+
+func (l *slowListing) Computers(ctx context.Context) ([]computer.Computer, error) {
+	l.mu.Lock()
+	pinging := l.pinging
+	l.mu.Unlock()
+	if pinging != nil {
+		<-pinging.Done()
+	}
+	return l.Local.Computers(ctx)
+}
+
+// TestPingWaitRunsOutAsNotConnected: a ping with wait whose last look for the computer ends
+// after its time ran out (and after the next poll was due) answers not_connected and that it
+// did not connect within the wait; it asked again with no time left, and answered "did not
+// answer ping in time", a timeout of a computer that was never there, as often as Go's
+// select picked the poll over the deadline.
+func TestPingWaitRunsOutAsNotConnected(t *testing.T) {
+	l := &slowListing{Local: daemonfake.NewLocal(nil)}
+	server, client := sdk.NewInMemoryTransports()
+	ss, err := NewServer(computer.New(l), nil).Connect(t.Context(), server, nil)
+	require.NoError(t, err)
+	defer func() { _ = ss.Close() }()
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), client, nil)
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	// Each try is a coin toss without the fix: both the deadline and the poll are due.
+	for range 8 {
+		res := callTool(t, s, "ping", map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 2 * connectPoll.Milliseconds()})
+		require.True(t, res.IsError)
+		assert.Contains(t, text(res), "not_connected: computer 6:away is not connected")
+		assert.Contains(t, text(res), waitedAlready)
+	}
+}
