@@ -280,9 +280,10 @@ func wire(field, text string, rp *report) string {
 // such a character, and "?" would name another computer; it meets not_connected and its hint.
 // The escapes ShowTraposID writes (\xNN, \uXXXX) are read back first: a traposId as a list
 // shows it names that computer; a character written decomposed is composed (0:cafe and U+0301
-// names 0:café).
+// names 0:café), before the escapes are read: 0:cafe\u0301, as a list shows an altered
+// client's id, names that one, not 0:café.
 func TraposID(id string) string {
-	id = composed(unescapeID(id))
+	id = unescapeID(composed(id))
 	if utf8.ValidString(id) {
 		return id // Wire changes only what is past U+00FF, which stays
 	}

@@ -443,6 +443,10 @@ func TestShowTraposIDTellsLookAlikesApart(t *testing.T) {
 		"7:kitchen\\xa0":       `7:kitchen\x5cxa0`, // the literal text, not the byte
 		"7:\\u0441":            `7:\x5cu0441`,
 		"7:\u00a1\u00ac\u00ae": "7:\u00a1\u00ac\u00ae", // CC's label characters beside the two
+		// An escape names the code point it writes, composed with nothing: the host's text is
+		// composed (NFC) before its escapes are read, or these named 7:café and 7:Å, others.
+		"7:cafe\u0301": `7:cafe\u0301`,
+		"7:\u212b":     `7:\u212b`, // the Angstrom sign, whose NFC is Å
 	} {
 		shown := ShowTraposID(id)
 		assert.Equal(t, want, shown, "%q", id)
