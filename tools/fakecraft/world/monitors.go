@@ -8,7 +8,7 @@ import (
 )
 
 // Shown is one monitor of the world and where it stands, for whoever looks at it from
-// outside (fakecraft run --show-monitors), as a player walks up to a monitor in the game.
+// outside (fakecraft run --show-screens), as a player walks up to a monitor in the game.
 type Shown struct {
 	Where   string // "computer 1's top", "cable office's monitor_0"
 	Monitor *monitor.Monitor
