@@ -44,15 +44,11 @@ func TestACancelledCallEndsOnTheGateway(t *testing.T) {
 	}
 }
 
-// TestWriteFileTakesAMiBOfEscapedText: write_file's 1 MiB of text, every byte escaped as
-// \u00XX by the client (6 MiB of JSON), is written, not refused with HTTP 413.
-func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
-	d := daemonfake.NewLocal(nil)
-	srv := httptest.NewServer(New(computer.New(d), nil).handler)
-	defer srv.Close()
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
-		strings.Repeat(`\u00e9`, maxFileBytes) + `"}}}`
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+// postMCP POSTs body to the MCP endpoint at url as a client of it does, and returns the
+// answer's status and body.
+func postMCP(t *testing.T, url string, body io.Reader) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, body)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -61,8 +57,20 @@ func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 	defer func() { _ = resp.Body.Close() }()
 	answer, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%.300s", answer)
-	assert.Contains(t, string(answer), `\"size\":1048576`)
+	return resp.StatusCode, string(answer)
+}
+
+// TestWriteFileTakesAMiBOfEscapedText: write_file's 1 MiB of text, every byte escaped as
+// \u00XX by the client (6 MiB of JSON), is written, not refused with HTTP 413.
+func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
+		strings.Repeat(`\u00e9`, maxFileBytes) + `"}}}`
+	status, answer := postMCP(t, srv.URL, strings.NewReader(body))
+	require.Equal(t, http.StatusOK, status, "%.300s", answer)
+	assert.Contains(t, answer, `\"size\":1048576`)
 	got, _ := d.File("/big.txt")
 	assert.Equal(t, strings.Repeat("\xe9", maxFileBytes), string(got))
 }
@@ -77,16 +85,7 @@ func TestABodyInChunksIsBounded(t *testing.T) {
 	post := func(content string) (int, string) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/a.txt","content":"` + content + `"}}}`
 		// A reader of unknown length: the client sends it in chunks.
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, io.MultiReader(strings.NewReader(body)))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		defer func() { _ = resp.Body.Close() }()
-		answer, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return resp.StatusCode, string(answer)
+		return postMCP(t, srv.URL, io.MultiReader(strings.NewReader(body)))
 	}
 	status, answer := post(strings.Repeat("a", MaxBodyBytes))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
