@@ -150,12 +150,14 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 	s := &SQLite{db: db, path: path, created: created}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
-		if created {
-			// The file this start made holds nothing yet: left behind, the next start would
-			// take it for the gateway's store and not say that it made a new, empty one.
-			removeStore(path)
-		}
 		if Full(err) {
+			if created {
+				// The file this start made holds nothing: left behind, the next start would take
+				// it for the gateway's store and not say that it made a new, empty one. Only on a
+				// full disk: a migration that failed otherwise (busy, cancelled) may have met
+				// another process's (a CLI's, a replica's) that made the store in it meanwhile.
+				removeStore(path)
+			}
 			return nil, fmt.Errorf("open %s: %w: the disk of the data directory %s is full: make room on it (df %s), or give a --data-dir on another disk", path, err, dir, dir)
 		}
 		if damaged(err) {
