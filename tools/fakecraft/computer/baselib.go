@@ -46,13 +46,7 @@ func installCobaltChecks(L *lua.LState) {
 		}
 		return origInsert(L)
 	}))
-	origRemove := tab.RawGetString("remove").(*lua.LFunction).GFunction
-	tab.RawSetString("remove", L.NewFunction(func(L *lua.LState) int {
-		if t := luakit.CheckTable(L, 1); t.Metatable != lua.LNil {
-			return removeThroughMetamethods(L, t)
-		}
-		return origRemove(L)
-	}))
+	tab.RawSetString("remove", L.NewFunction(luaTableRemove))
 
 	m := G.RawGetString("math").(*lua.LTable)
 	rs := newRandomState()
@@ -226,10 +220,12 @@ func insertThroughMetamethods(L *lua.LState, t *lua.LTable) int {
 	return 0
 }
 
-// removeThroughMetamethods is Cobalt's table.remove(t [, pos]) off its fast path, for a
-// table with a metatable: #t through __len, pos by default #t, nothing past the end, the
-// elements moved down through __index and __newindex.
-func removeThroughMetamethods(L *lua.LState, t *lua.LTable) int {
+// luaTableRemove is Cobalt's table.remove(t [, pos]): #t (through __len), pos by default #t,
+// nothing past the end, the elements moved down (through __index and __newindex, for a table
+// with a metatable). gopher-lua's own took the last slot of the table's array part, not
+// t[#t]: after t[#t] = nil, table.remove(t) answered nil and removed nothing.
+func luaTableRemove(L *lua.LState) int {
+	t := luakit.CheckTable(L, 1)
 	size := objectLength(L, t)
 	position := luakit.OptInteger(L, 2, size)
 	if position > size {

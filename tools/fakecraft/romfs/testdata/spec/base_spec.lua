@@ -407,6 +407,21 @@ describe("argument errors", function()
     expect(rawget(proxy, 1)):eq(nil);
   end);
 
+  -- Cobalt's table.remove takes t[#t], wherever the table keeps it: gopher-lua's took the
+  -- last slot of its array part, nil after t[#t] = nil, and removed nothing.
+  it("table.remove takes the element at #t, and moves the others down", function()
+    local t = { 1, 2, 3 };
+    t[3] = nil;
+    expect(table.remove(t)):eq(2);
+    expect(#t):eq(1);
+    expect(t):same({ 1 });
+    local u = { "a", "b", "c" };
+    expect(table.remove(u, 1)):eq("a");
+    expect(u):same({ "b", "c" });
+    expect(select("#", table.remove(u, 5))):eq(0);
+    expect(table.remove({})):eq(nil);
+  end);
+
   it("string.dump exists and dumps nothing, as in CC", function()
     expect.error(string.dump, print):eq("unable to dump given function");
     expect.error(string.dump, function() end):eq("unable to dump given function");
