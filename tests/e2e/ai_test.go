@@ -74,9 +74,11 @@ const aiMarkdown = "## L'été à la porte\n\nDeux façons ☃:\n\n- tirez le le
 
 // aiInline is an answer with inline code, bold, italic, a link and a backslash escape, and a
 // fence at the margin after a list item, which ends the item: the indented line after it is
-// code.
+// code. my\_door.lua begins a line of its own: a word that reaches a row's end may arrive
+// in two polls, and ai shows its first part before each wait (docs/ai.md), so where it
+// breaks would be the machine's timing.
 const aiInline = "Tapez `door` **ici**, puis `sandbox status`.\n" +
-	"Voir [la doc](https://tweaked.cc/module/redstone.html), _pas_ my\\_door.lua.\n\n- ou:\n```\ndoor open\n```\n" +
+	"Voir [la doc](https://tweaked.cc/module/redstone.html), _pas_\nmy\\_door.lua.\n\n- ou:\n```\ndoor open\n```\n" +
 	"    redstone.setOutput(\"left\", false)\n"
 
 // deltas cuts s into deltas of n bytes or a few more, as a model streams: each a JSON string,

@@ -5,6 +5,7 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -857,13 +858,21 @@ func TestMCPRefusesWebPages(t *testing.T) {
 func TestMCPABodyTooLargeSaysWhatFits(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
-	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
-		strings.Repeat("a", 9<<20) + `"}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL(mcpPath), strings.NewReader(body))
+	// The request's headers alone, over a connection of the test's own: the gateway answers
+	// by the Content-Length, and a client still writing 9 MiB when the gateway closes the
+	// connection after its answer reads "broken pipe" instead of that answer (net/http's
+	// client does, when its write fails before it has read the answer).
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", g.Addr)
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := harness.TokenClient("").Do(req)
+	defer func() { _ = conn.Close() }()
+	if deadline, ok := ctx.Deadline(); ok {
+		require.NoError(t, conn.SetDeadline(deadline))
+	}
+	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n",
+		mcpPath, g.Addr, 9<<20)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
 	defer func() { _ = resp.Body.Close() }()
 	answer, err := io.ReadAll(resp.Body)
