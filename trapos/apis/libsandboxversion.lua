@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.20",
+  VERSION = "0.5.21",
   parse = parse,
   newer = newer,
 };
