@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -635,4 +636,76 @@ func TestARevocationDuringAHelloClosesItsComputer(t *testing.T) {
 			require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll)
 		})
 	}
+}
+
+// readCountingStore counts the reads of one credential's record (Credential), and, once held
+// is set, keeps each such read waiting until the test lets them go.
+type readCountingStore struct {
+	*account.Memory
+	selector string
+	held     chan struct{} // closed: reads of selector wait for proceed
+	reading  chan struct{} // a read of selector has begun
+	proceed  chan struct{} // closed: the reads go on
+	reads    *atomic.Int64
+}
+
+func (p readCountingStore) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	select {
+	case <-p.held:
+		if selector == p.selector {
+			p.reads.Add(1)
+			p.reading <- struct{}{}
+			<-p.proceed
+		}
+	default:
+	}
+	return p.Memory.Credential(ctx, selector)
+}
+
+// A revocation heard on the bus is a hint the account store must confirm, and anyone who can
+// publish on trapos.revoked can repeat one, made up, naming the credential of a computer held
+// here (the claims on the bus carry it). Each message asked the store on its own, at once: a
+// flood of them was as many reads in flight, each holding a goroutine for up to
+// revocationCheckTimeout. One check of a credential runs at a time; messages heard meanwhile
+// are one more check after it (a revocation made while the first read was under way is seen).
+func TestARepeatedRevocationIsOneStoreReadAtATime(t *testing.T) {
+	const heard = 50
+	memory := account.NewMemory()
+	store := readCountingStore{Memory: memory, held: make(chan struct{}), reading: make(chan struct{}, heard),
+		proceed: make(chan struct{}), reads: new(atomic.Int64)}
+	proceed := sync.OnceFunc(func() { close(store.proceed) })
+	t.Cleanup(proceed)
+	accounts := account.New(&store, clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, c, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	store.selector = c.Selector
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	computer := h.connect(t, "7:", alice)
+	close(store.held)
+
+	returned := make(chan struct{}, heard)
+	for range heard {
+		go func() {
+			defer func() { returned <- struct{}{} }()
+			h.gw.revocationHeard(t.Context(), c.Selector) // as the router calls it: a goroutine per message
+		}()
+	}
+	<-store.reading // the first check waits on the store
+	for i := range heard - 1 {
+		select {
+		case <-returned:
+		case <-time.After(waitLimit):
+			t.Fatalf("only %d of the %d other messages were done with while a check was under way: each waits on a read of its own (%d reads)",
+				i, heard-1, store.reads.Load())
+		}
+	}
+	proceed()
+	<-returned
+	assert.LessOrEqual(t, store.reads.Load(), int64(2), "the first check and one after it")
+	computer.request("after", protocol.TypeProbeGateway, nil)
+	assert.True(t, computer.read().OK, "made up: the computer stays connected")
+	assert.Equal(t, 1, strings.Count(h.logs.String(), "ignored a revocation heard on the bus: the account store says the credential is not revoked"),
+		"once a minute for each credential")
 }

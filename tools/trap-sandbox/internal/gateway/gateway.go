@@ -360,6 +360,9 @@ type Gateway struct {
 	// revocationHeard), each counted before the sockets are walked: a hello that sees it
 	// change while its credential is checked asks the store again (revokedDuringHello).
 	revocations atomic.Uint64
+	// revocationChecks keeps a revocation heard on the bus to one store read at a time for
+	// each credential (revocationHeard).
+	revocationChecks revocationChecks
 
 	mu       sync.Mutex // guards sessions and closing
 	sessions map[*Session]struct{}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -76,18 +78,78 @@ func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
 	if !g.holdsCredential(selector) {
 		return // nothing here to close: the store is not asked (a flood of made-up messages costs it nothing)
 	}
+	// A flood naming a credential held here (the claims on the bus carry it) is one read at a
+	// time: a message heard while the store is asked is one more check after that one, which
+	// sees a revocation made after the first read began.
+	if !g.revocationChecks.begin(selector) {
+		return
+	}
+	for {
+		g.checkRevocationHeard(ctx, selector)
+		if !g.revocationChecks.again(selector) {
+			return
+		}
+	}
+}
+
+// checkRevocationHeard closes the local sockets of credential selector if the account store
+// says it is revoked or gone, and logs a revocation it does not confirm.
+func (g *Gateway) checkRevocationHeard(ctx context.Context, selector string) {
+	if !g.holdsCredential(selector) {
+		return // closed since (by the check before this one, or its computer left)
+	}
 	ctx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
 	defer cancel()
 	revoked, err := g.storeRevoked(ctx, selector)
+	// Once a minute for each credential, with the count of the others (logthrottle): a flood
+	// of made-up messages would otherwise write one line for each read.
 	switch {
 	case err != nil:
-		g.log.Warn("ignored a revocation heard on the bus: the account store does not confirm it", "credential", clip(selector), "err", err)
+		msg := "ignored a revocation heard on the bus: the account store does not confirm it"
+		g.limits.warns.t.LogItem(slog.LevelWarn, msg, selector, msg, "credential", clip(selector), "err", err)
 	case !revoked:
-		g.log.Warn("ignored a revocation heard on the bus: the account store says the credential is not revoked; another NATS client publishes on the replicas' subjects? Fence them (docs/scale-out.md, Security)",
-			"credential", clip(selector))
+		msg := "ignored a revocation heard on the bus: the account store says the credential is not revoked; another NATS client publishes on the replicas' subjects? Fence them (docs/scale-out.md, Security)"
+		g.limits.warns.t.LogItem(slog.LevelWarn, msg, selector, msg, "credential", clip(selector))
 	default:
 		g.RevokeCredential(selector)
 	}
+}
+
+// revocationChecks are the credentials whose revocation, heard on the bus, the account store
+// is being asked about (revocationHeard), each with whether it was heard again meanwhile. It
+// holds only credentials a socket here said hello with.
+type revocationChecks struct {
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+// begin reports whether the caller is to check selector: false when a check of it runs,
+// which is told to check once more when it ends.
+func (c *revocationChecks) begin(selector string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, running := c.running[selector]; running {
+		c.running[selector] = true
+		return false
+	}
+	if c.running == nil {
+		c.running = make(map[string]bool)
+	}
+	c.running[selector] = false
+	return true
+}
+
+// again ends a check of selector, or reports that it was heard again meanwhile: the caller
+// checks once more.
+func (c *revocationChecks) again(selector string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running[selector] {
+		c.running[selector] = false
+		return true
+	}
+	delete(c.running, selector)
+	return false
 }
 
 // holdsCredential reports whether a socket here said hello with credential selector.
