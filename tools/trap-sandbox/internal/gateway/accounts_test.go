@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -708,4 +709,66 @@ func TestARepeatedRevocationIsOneStoreReadAtATime(t *testing.T) {
 	assert.True(t, computer.read().OK, "made up: the computer stays connected")
 	assert.Equal(t, 1, strings.Count(h.logs.String(), "ignored a revocation heard on the bus: the account store says the credential is not revoked"),
 		"once a minute for each credential")
+}
+
+// recordCountingStore counts the records of a hello (SeeCredential, a write) and the reads
+// of a credential.
+type recordCountingStore struct {
+	*account.Memory
+	records, reads *atomic.Int64
+}
+
+func (p recordCountingStore) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error {
+	p.records.Add(1)
+	return p.Memory.SeeCredential(ctx, selector, at, traposID, remoteAddr)
+}
+
+func (p recordCountingStore) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	p.reads.Add(1)
+	return p.Memory.Credential(ctx, selector)
+}
+
+// A computer may say hello again on its socket (docs/protocol.md), and a hostile one (any
+// player's linked computer) can do it as fast as it writes frames: each was a hello to the
+// account store, its credential read and its last hello written (SQLite's one writer, or a
+// round trip to NATS), for nothing but an answer the socket already had. The same hello again
+// is answered from the socket's own; another secret is checked as before.
+func TestTheSameHelloAgainDoesNotAskTheStore(t *testing.T) {
+	store := recordCountingStore{Memory: account.NewMemory(), records: new(atomic.Int64), reads: new(atomic.Int64)}
+	accounts := account.New(store, clock.Real{})
+	for _, id := range []string{"alice", "bob"} {
+		_, err := accounts.AddAccount(t.Context(), id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	bob, _, err := accounts.IssueCredential(t.Context(), "bob", "bob")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	c := h.connect(t, "7:", alice)
+	first := c.hello(alice) // the answer a hello on the socket gets; connect's was the same
+	records, reads := store.records.Load(), store.reads.Load()
+
+	const again = 200
+	for i := range again {
+		c.request(fmt.Sprintf("again-%d", i), TypeHello, map[string]any{"traposId": "7:", "secret": alice, "clientVersion": "0.5.21"})
+	}
+	for i := range again {
+		resp := c.read()
+		require.Equal(t, fmt.Sprintf("again-%d", i), resp.MessageID)
+		require.True(t, resp.OK, "%+v", resp.Error)
+		require.JSONEq(t, string(first.Payload), string(resp.Payload), "the same answer")
+	}
+	assert.Equal(t, records, store.records.Load(), "hellos recorded in the store")
+	assert.Equal(t, reads, store.reads.Load(), "credentials read from the store")
+
+	// Another account's credential is checked, and refused on this socket as before.
+	c.request("bob", TypeHello, map[string]any{"traposId": "7:", "secret": bob})
+	resp := c.read()
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "already registered")
+	// A wrong secret still ends the socket.
+	c.request("wrong", TypeHello, map[string]any{"traposId": "7:", "secret": "nope"})
+	assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
+	c.expectClose(CloseUnauthorized, "unauthorized")
 }

@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -321,6 +323,12 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.startLinkSession(f, traposID)
 		return
 	}
+	if !check {
+		if answer, ok := s.sameHelloAgain(traposID, secret); ok {
+			s.reply(f, answer, nil)
+			return
+		}
+	}
 
 	tokenID := s.gw.exposedToken(s.ctx, secret)
 	if tokenID != "" {
@@ -440,6 +448,8 @@ func (s *Session) handleHello(f protocol.Frame) {
 	}
 	s.key, s.authenticated = key, true
 	s.credential = credential
+	s.helloSecret = sha256.Sum256([]byte(secret))
+	s.credentialKind = credentialKind
 	s.accountCreated = accountCreated
 	s.clientVersion = clientVersion
 	s.mu.Unlock()
@@ -479,6 +489,27 @@ func (s *Session) handleHello(f protocol.Frame) {
 			s.log().Warn(CohostedWithoutAPIToken, "traposId", clip(key.TraposID))
 		}
 	}
+}
+
+// sameHelloAgain answers a hello on a registered socket with its traposId and the secret it
+// said hello with, as the hello that registered it was answered, and reports whether it did.
+// The account store is not asked again: a computer may send the same hello as fast as it
+// writes frames, and each was a read of its credential and a write of its last hello, for
+// an answer it had. Its socket is closed if its credential is revoked meanwhile
+// (revokeCredentials), as before. Any other hello goes the whole way (a wrong secret closes
+// the socket, another id is refused).
+func (s *Session) sameHelloAgain(traposID, secret string) (json.RawMessage, bool) {
+	given := sha256.Sum256([]byte(secret))
+	s.mu.Lock()
+	key, kind := s.key, s.credentialKind
+	same := s.authenticated && key.TraposID == traposID && subtle.ConstantTimeCompare(given[:], s.helloSecret[:]) == 1
+	s.mu.Unlock()
+	if !same {
+		return nil, false
+	}
+	answer, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, CredentialKind: kind,
+		LivenessMs: s.gw.cfg.Liveness().Milliseconds(), ServedClient: s.gw.cfg.servedClient()})
+	return answer, true
 }
 
 // holdAnswer encodes the answer to a good hello, into a pooled buffer the caller returns

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"log/slog"
@@ -92,6 +93,11 @@ type Session struct {
 	authenticated bool
 	clientVersion string // hello's clientVersion, empty for an older client
 	credential    string // the selector of the computer's own credential at hello, "" for the password
+	// credentialKind is hello's answer's (CredentialLinked, CredentialIssued; "" for the
+	// password), and helloSecret the SHA-256 of the secret it said hello with: the same hello
+	// again is answered from them (sameHelloAgain).
+	credentialKind string
+	helloSecret    [sha256.Size]byte
 	// accountCreated is the account's creation stamp at hello (protocol.Requester), zero for
 	// the password.
 	accountCreated time.Time
