@@ -225,6 +225,65 @@ describe("libsandboxrequests", function()
     end);
   end);
 
+  describe("a hostile gateway's payloads", function()
+    -- Every field a built-in type reads, in every wrong type (and sizes and depths no host
+    -- sends), with everything allowed: each request is answered, ok or with an error of the
+    -- protocol's shape, never raised (a Lua error's position in the answer, or a daemon that
+    -- logs a failing handler) and never internal.
+    it("answers every field of every built-in type in a wrong type, raising nothing", function()
+      local fields = { "path", "from", "to", "data", "offset", "length", "append", "overwrite", "code", "command",
+        "args", "timeoutMs", "events", "watchId", "stamp" };
+      local values = { 1, -1, 0.5, 1e308, math.huge, -math.huge, true, false, {}, { 1, 2 }, { a = {} },
+        { { { { {} } } } }, { n = -1 }, "", "\0", ("x"):rep(70000) };
+      local types = { "fs.list", "fs.read", "fs.write", "fs.delete", "fs.move", "fs.makeDir", "lua.exec", "shell.run",
+        "screen.read", "screen.input", "screen.watch", "screen.unwatch", "ping", "computer.info" };
+      local allowed = { ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true, ["sandbox.allow_screen"] = "control" };
+      local problems = {};
+      for _, msgType in ipairs(types) do
+        local requests = newRequests(allowed);
+        requests.start();
+        for _, name in ipairs(fields) do
+          for i, value in ipairs(values) do
+            local payload = { path = "/hostile/x", from = "/hostile/a", to = "/hostile/b", data = "d", code = "return 1" };
+            payload[name] = value;
+            local answer, raised;
+            local served, err = pcall(requests.serve, msgType, payload, function(ok, result, why)
+              answer = { ok = ok, payload = result, err = why };
+            end);
+            if not served then
+              raised = err;
+            end
+            -- A lua.exec chunk or a watch answers after some events; none of these waits long.
+            for _ = 1, 20 do
+              if answer ~= nil or raised ~= nil then
+                break;
+              end
+              os.queueEvent("spec_tick");
+              local event = table.pack(os.pullEventRaw());
+              local fed, why = pcall(requests.onEvent, table.unpack(event, 1, event.n));
+              if not fed then
+                raised = why;
+              end
+            end
+            local case = msgType .. " with " .. name .. " = value " .. i .. ": ";
+            if raised ~= nil then
+              problems[#problems + 1] = case .. "raised " .. tostring(raised);
+            elseif answer == nil then
+              problems[#problems + 1] = case .. "no answer";
+            elseif answer.ok ~= true and (type(answer.err) ~= "table" or type(answer.err.code) ~= "string"
+                or type(answer.err.message) ~= "string") then
+              problems[#problems + 1] = case .. "an error of no code and message";
+            elseif answer.ok ~= true and (answer.err.code == "internal" or answer.err.message:find("%.lua:%d+")) then
+              problems[#problems + 1] = case .. answer.err.code .. ": " .. answer.err.message;
+            end
+          end
+        end
+        requests.stop();
+      end
+      expect(problems):same({});
+    end);
+  end);
+
   describe("program-served types", function()
     -- Runs serve(handlers) beside a loop feeding requests; drive(requests) runs in that loop
     -- once the program has offered its types.
