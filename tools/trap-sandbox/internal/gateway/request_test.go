@@ -182,6 +182,35 @@ func TestRequestTimeoutAndLateAnswer(t *testing.T) {
 	assert.Contains(t, h.logs.String(), "no pending request")
 }
 
+// A computer answering a request sent to another computer, by its messageId (a hostile one
+// that learnt it, or guessed), answers nothing: each socket's answers are matched among the
+// requests sent on it. The asked computer's own answer is the one its caller gets.
+func TestAnAnswerToAnotherComputersRequestIsIgnored(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	asked := h.connect(t, "7:", "")
+	other := h.connect(t, "8:", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	req := asked.read()
+	other.sendJSON(map[string]any{"event": "computer_response", "traposSenderId": "7:", "messageId": req.MessageID,
+		"type": "ping", "ok": true, "payload": map[string]any{"traposId": "forged"}})
+	other.request("p", protocol.TypeProbeGateway, nil) // its frame was read before this answer
+	assert.True(t, other.read().OK)
+	select {
+	case r := <-pending:
+		t.Fatalf("the request was settled by another computer's answer: %+v", r)
+	default:
+	}
+
+	asked.sendJSON(map[string]any{"event": "computer_response", "traposSenderId": "7:", "messageId": req.MessageID,
+		"type": "ping", "ok": true, "payload": map[string]any{"traposId": "7:"}})
+	r := awaitResult(t, pending)
+	require.NoError(t, r.err)
+	assert.JSONEq(t, `{"traposId":"7:"}`, string(r.resp.Payload))
+}
+
 func TestRequestContextDeadlineWins(t *testing.T) {
 	h := newHarness(t, Config{RequestTimeout: time.Hour}, nil)
 	c := h.connect(t, "7:", "")
