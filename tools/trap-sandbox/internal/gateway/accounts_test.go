@@ -772,3 +772,31 @@ func TestTheSameHelloAgainDoesNotAskTheStore(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
 	c.expectClose(CloseUnauthorized, "unauthorized")
 }
+
+// A revocation heard on the bus naming a credential no socket here said hello with is
+// dropped at once: whoever can publish on trapos.revoked may send them as fast as NATS takes
+// them, and each walked every socket of the replica (a copy of the registry's list, then each
+// socket's lock), ten thousand computers' worth for each message. The registry counts the
+// credentials it holds: the check allocates nothing, however many computers are connected.
+func TestAMadeUpRevocationWalksNoSocket(t *testing.T) {
+	h, _, alice, _ := accountsHarness(t)
+	_, selector, ok := account.Identify(alice)
+	require.True(t, ok)
+	first := h.connect(t, "7:", alice)
+	h.connect(t, "8:", "pw")
+	require.Len(t, h.gw.Computers(), 2)
+	allocs := testing.AllocsPerRun(100, func() {
+		h.gw.revocationHeard(t.Context(), "cred-nobody-holds")
+	})
+	assert.Zero(t, allocs, "allocations for each made-up revocation")
+
+	// The count follows the sockets: held while one is registered with it, through newest
+	// wins, and no longer once the last leaves.
+	assert.True(t, h.gw.holdsCredential(selector))
+	newer := h.connect(t, "7:", alice)
+	first.expectClose(CloseReplaced, "replaced")
+	assert.True(t, h.gw.holdsCredential(selector), "the newer socket holds it")
+	require.NoError(t, newer.conn.Close())
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll)
+	assert.False(t, h.gw.holdsCredential(selector))
+}

@@ -134,22 +134,47 @@ type registry struct {
 	mu       sync.Mutex // guards the fields below
 	sessions map[Key]held
 	lastHold uint64 // the last hold number given
+	// credentials counts the registered sessions of each credential selector (none for the
+	// password's ""): a revocation heard on the bus, made up or not, asks whether one is held
+	// here (holdsCredential), and must not walk every socket to learn it.
+	credentials map[string]int
 }
 
 // held is a registered session and its hold number (Cluster.Claim).
 type held struct {
-	s    *Session
-	hold uint64
+	s          *Session
+	hold       uint64
+	credential string // s.Credential(), which does not change once it is registered
 }
 
 func newRegistry(cluster Cluster) *registry {
-	return &registry{cluster: cluster, sessions: make(map[Key]held)}
+	return &registry{cluster: cluster, sessions: make(map[Key]held), credentials: make(map[string]int)}
+}
+
+// countCredentialLocked adds n (1 or -1) to the sessions of h's credential; r.mu is held.
+func (r *registry) countCredentialLocked(h held, n int) {
+	if h.s == nil || h.credential == "" {
+		return
+	}
+	if left := r.credentials[h.credential] + n; left > 0 {
+		r.credentials[h.credential] = left
+	} else {
+		delete(r.credentials, h.credential)
+	}
+}
+
+// holdsCredential reports whether a session registered here said hello with credential
+// selector.
+func (r *registry) holdsCredential(selector string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.credentials[selector] > 0
 }
 
 // Register makes s the session of s.Key() and returns the session it replaced, if any (newest
 // wins); the caller closes the replaced session. With a cluster, it claims the computer.
 func (r *registry) Register(s *Session) (replaced *Session) {
-	k := s.Key()
+	k, credential := s.Key(), s.Credential()
 	r.mu.Lock()
 	old := r.sessions[k]
 	if old.s == s {
@@ -157,8 +182,10 @@ func (r *registry) Register(s *Session) (replaced *Session) {
 		return nil
 	}
 	r.lastHold++
-	h := held{s: s, hold: r.lastHold}
+	h := held{s: s, hold: r.lastHold, credential: credential}
 	r.sessions[k] = h
+	r.countCredentialLocked(old, -1)
+	r.countCredentialLocked(h, 1)
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Claim(s.Computer(), s.Credential(), h.hold)
@@ -183,6 +210,7 @@ func (r *registry) Unregister(s *Session) {
 		return
 	}
 	delete(r.sessions, k)
+	r.countCredentialLocked(h, -1)
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Release(k, h.hold, s.saidBye())

@@ -76,7 +76,7 @@ func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
 	// registered yet asks the store again (revokedDuringHello).
 	g.revocations.Add(1)
 	if !g.holdsCredential(selector) {
-		return // nothing here to close: the store is not asked (a flood of made-up messages costs it nothing)
+		return // nothing here to close: the store is not asked, no socket walked (a flood of made-up messages costs next to nothing)
 	}
 	// A flood naming a credential held here (the claims on the bus carry it) is one read at a
 	// time: a message heard while the store is asked is one more check after that one, which
@@ -154,12 +154,7 @@ func (c *revocationChecks) again(selector string) bool {
 
 // holdsCredential reports whether a socket here said hello with credential selector.
 func (g *Gateway) holdsCredential(selector string) bool {
-	for _, s := range g.registry.Sessions() {
-		if s.Credential() == selector {
-			return true
-		}
-	}
-	return false
+	return g.registry.holdsCredential(selector)
 }
 
 // RevokeCredential closes the socket that said hello with the credential selector (revoked:
