@@ -1,9 +1,11 @@
 package scaleout
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -107,6 +109,24 @@ func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, rogue.Flush())
 
+	// It announces revocations of credentials that computers on A said hello with (a client
+	// on the bus learns them from the claims): A never hears them. A made-up revocation from
+	// the replicas' own account, of the other credential, is heard and ignored (the bucket
+	// says it is not revoked), so the line is there for the first if A had heard it.
+	ids := revocationsTarget(ctx, t, bus, a)
+	require.NoError(t, rogue.Publish("trapos.revoked", []byte(`{"credential":"`+ids[0]+`"}`)))
+	require.NoError(t, rogue.Flush())
+	insider, err := nats.Connect(bus.URL, nats.UserInfo("sandbox", replicaPassword))
+	require.NoError(t, err)
+	defer insider.Close()
+	require.NoError(t, insider.Publish("trapos.revoked", []byte(`{"credential":"`+ids[1]+`"}`)))
+	require.NoError(t, insider.Flush())
+	const ignored = "ignored a revocation heard on the bus: the account store says the credential is not revoked"
+	require.Eventually(t, func() bool { return strings.Contains(a.Log(), "credential="+ids[1]) }, waitLimit, testkit.Poll,
+		"A to hear the revocation from its own account")
+	assert.NotContains(t, a.Log(), "credential="+ids[0], "A heard a revocation from the other account")
+	assert.Equal(t, 1, strings.Count(a.Log(), ignored))
+
 	// 20 reads through B: each is the computer's own file.
 	for i := range 20 {
 		status, body := get(t, b, "/trapos/computers/4:vault/files/notes.txt")
@@ -120,4 +140,31 @@ func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
 		assert.NotContains(t, g.Log(), "ignored an answer")
 		assert.NotContains(t, g.Log(), replicaPassword)
 	}
+}
+
+// revocationsTarget makes account alice with two credentials on the replicas' bucket behind the
+// documented configuration (the account commands as the replicas' NATS user), connects a
+// computer to g with each, and returns the credentials' selectors.
+func revocationsTarget(ctx context.Context, t *testing.T, bus *harness.NATS, g *harness.Gateway) []string {
+	t.Helper()
+	run := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--nats", bus.URL, "--nats-user", "sandbox")...)
+		cmd.Env = append(harness.CleanEnv(), "GORACE=atexit_sleep_ms=0", "SANDBOX_NATS_PASSWORD="+replicaPassword)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		require.NoError(t, cmd.Run(), errOut.String())
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		return lines[len(lines)-1]
+	}
+	run("accounts", "add", "alice")
+	var selectors []string
+	for _, id := range []string{"8:", "9:"} {
+		credential := run("credentials", "add", "alice")
+		c, err := harness.Dial(ctx, g.WebSocketURL(), id)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		require.NoError(t, c.MustHello(ctx, credential))
+		selectors = append(selectors, strings.SplitN(credential, "_", 3)[1])
+	}
+	return selectors
 }
