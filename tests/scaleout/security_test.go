@@ -52,7 +52,7 @@ const (
 
 // The replicas on nats-server with the configuration docs/scale-out.md gives: a client of the
 // other account, subscribed to everything and answering every request, sees none of their
-// traffic, cannot reach a replica, and its claim closes nothing; a client without credentials
+// traffic, cannot reach a replica, its claim closes nothing and its revocations are not heard; a client without credentials
 // is refused; the replicas log no warning about credentials.
 func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
