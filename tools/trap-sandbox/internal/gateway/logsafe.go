@@ -59,6 +59,12 @@ func (w *warnThrottle) warnEach(msg, address, item string, attrs ...any) bool {
 	return w.t.LogItem(slog.LevelWarn, msg+" "+server.AddressKey(address), item, msg, append([]any{"remote", address}, attrs...)...)
 }
 
+// warnOf is warnEach for a line that comes from no address (a revocation heard on the bus):
+// once per warnEvery for each item, as long as logthrottle.MaxItemsPerGroup items fit.
+func (w *warnThrottle) warnOf(msg, item string, attrs ...any) bool {
+	return w.t.LogItem(slog.LevelWarn, msg, item, msg, attrs...)
+}
+
 func (w *warnThrottle) logAt(level slog.Level, msg, address string, attrs ...any) bool {
 	return w.t.Log(level, msg+" "+server.AddressKey(address), msg, append([]any{"remote", address}, attrs...)...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -106,10 +105,10 @@ func (g *Gateway) checkRevocationHeard(ctx context.Context, selector string) {
 	switch {
 	case err != nil:
 		msg := "ignored a revocation heard on the bus: the account store does not confirm it"
-		g.limits.warns.t.LogItem(slog.LevelWarn, msg, selector, msg, "credential", clip(selector), "err", err)
+		g.limits.warns.warnOf(msg, selector, "credential", clip(selector), "err", err)
 	case !revoked:
 		msg := "ignored a revocation heard on the bus: the account store says the credential is not revoked; another NATS client publishes on the replicas' subjects? Fence them (docs/scale-out.md, Security)"
-		g.limits.warns.t.LogItem(slog.LevelWarn, msg, selector, msg, "credential", clip(selector))
+		g.limits.warns.warnOf(msg, selector, "credential", clip(selector))
 	default:
 		g.RevokeCredential(selector)
 	}
