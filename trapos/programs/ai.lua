@@ -276,8 +276,16 @@ local function newScreen(t)
       if col > width then
         wrap();
       end
-      putSpaces();
-      local rows = libsandbox.fitLongWords(whole, width - margin, math.max(1, col - margin));
+      -- where the URL would start after the blanks held before it; they are written only when
+      -- its first part stays on this row (else they would end the row, unseen on the screen
+      -- but a blank in a transcript)
+      local after = col + math.min(spaces, width - col + 1);
+      local rows = libsandbox.fitLongWords(whole, width - margin, math.max(1, after - margin));
+      if rows:sub(1, 1) == "\n" then
+        spaces = 0;
+      else
+        putSpaces();
+      end
       local first = true;
       for row in (rows .. "\n"):gmatch("([^\n]*)\n") do
         if not first then

@@ -61,6 +61,12 @@ local function run(args, opts)
   record.rows = rows;
   -- Row y's text colours as blit characters (0 white, e red, d green, 8 light grey).
   record.colours = function(y) return select(2, win.getLine(y)); end;
+  -- Row y's background colours as blit characters: with opts.background set after the window
+  -- is cleared (black, "f"), each cell the program wrote shows it, a blank too.
+  record.backgrounds = function(y) return select(3, win.getLine(y)); end;
+  if opts.background ~= nil then
+    win.setBackgroundColour(opts.background);
+  end
   if opts.basic then
     win.isColour = function() return false; end;
     win.isColor = win.isColour;
@@ -345,6 +351,19 @@ describe("ai command", function()
       });
       expectSuccess(ok, err);
       expect({ table.unpack(rows, 1, 4) }):same({ "Run: wget run", "http://192.168.100.200", ":4444/trapos/install pw", "" });
+      -- the blank before a URL moved to the next row is not written at the end of its row (a
+      -- transcript, or a screen whose background differs, showed it): each cell written takes
+      -- the background colour, grey here, so a written blank shows as a "7" past the text
+      local record;
+      ok, err, rows, record = run({ "link" }, {
+        width = 26, background = colours.grey,
+        polls = { { text(1, "Then:\nRun: wget run " .. url .. " pw\n- wget run " .. url), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect({ table.unpack(rows, 2, 7) }):same({ "Run: wget run", "http://192.168.100.200", ":4444/trapos/install pw",
+        "- wget run", "  http://192.168.100.200", "  :4444/trapos/install" });
+      expect(record.backgrounds(2)):eq(("7"):rep(#"Run: wget run") .. ("f"):rep(26 - #"Run: wget run"));
+      expect(record.backgrounds(5)):eq(("7"):rep(#"- wget run") .. ("f"):rep(26 - #"- wget run"));
       -- any other word is still cut at the width
       ok, err, rows = run({ "blob" }, { width = 26, polls = { { text(1, "x " .. string.rep("y", 30)), done(2) } } });
       expectSuccess(ok, err);
