@@ -325,14 +325,17 @@ local MAX_ITEM_DIGITS = 9;
 local MAX_HEADING_LEVEL = 6;
 
 -- What a line's start (rest: what follows its blanks) makes it, and its marker with the blanks
--- after it: "fence" (``` or ~~~: the marker is the run), "item" ("- ", "* ", "+ ", "1. ",
--- "1) "), "heading" ("# " to "###### "), "quote" ("> "), else "text" (no marker). nil while
+-- after it: "fence" (``` or ~~~: the marker is the run), "row" ("|": a table's, when the
+-- lines around it make one; no marker), "item" ("- ", "* ", "+ ", "1. ", "1) "), "heading"
+-- ("# " to "###### "), "quote" ("> "), else "text" (no marker). nil while
 -- more of the line may still make it one (final: the line has ended). rest is never ""; and a
 -- start still undecided is at most a few bytes (a marker's prefix), so it is cheap to add to.
 local function markerOf(rest, final)
   local fence = rest:match("^```+") or rest:match("^~~~+");
   if fence ~= nil then
     return "fence", fence;
+  elseif rest:find("^|") then
+    return "row", "";
   end
   local item = rest:match("^[-*+][ \t]+") or rest:match("^%d+[.)][ \t]+");
   if item ~= nil and #item:match("^%d*") <= MAX_ITEM_DIGITS then
@@ -723,6 +726,181 @@ local function newInlineReader(out)
   return { add = add, lineEnd = lineEnd, reset = reset };
 end
 
+-- A table (GitHub's Markdown): a line that begins with "|", its header, then its delimiter row
+-- ("|---|:--:|"), then its body, the lines after that begin with "|". Its cells are split at
+-- each "|" but an escaped one ("\|", a "|" in the cell), the "|" at the line's start and end
+-- left out, and each is read for its inline marks as a prose line is (newInlineReader).
+
+-- A cell's text without the blanks around it, in one pass ("^[ \t]*(.*[^ \t])" is
+-- quadratic in a run of blanks).
+local function trimmed(text)
+  local first = text:find("[^ \t\r]");
+  if first == nil then
+    return "";
+  end
+  return text:match("^.*[^ \t\r]", first);
+end
+
+-- The cells of a table's line, as typed (their marks not read yet).
+local function splitCells(line)
+  local body = trimmed(line);
+  if body:sub(1, 1) == "|" then
+    body = body:sub(2);
+  end
+  if body:sub(-1) == "|" and body:sub(-2, -2) ~= "\\" then
+    body = body:sub(1, -2);
+  end
+  -- one pass over the line, each "|" (or "\|") found once
+  local cells, cell, from = {}, {}, 1;
+  body:gsub("()(\\?)|", function(at, backslash)
+    if backslash ~= "" then
+      cell[#cell + 1] = body:sub(from, at - 1) .. "|"; -- an escaped one, the cell's
+    else
+      cell[#cell + 1] = body:sub(from, at - 1);
+      cells[#cells + 1] = trimmed(table.concat(cell));
+      cell = {};
+    end
+    from = at + #backslash + 1;
+  end);
+  cell[#cell + 1] = body:sub(from);
+  cells[#cells + 1] = trimmed(table.concat(cell));
+  return cells;
+end
+
+-- The columns' alignments ("left", "right", "center" or false) when line is the delimiter row
+-- of a header of `count` cells (each cell dashes, a colon at either end or both), else nil.
+local function delimiterRow(line, count)
+  local cells = splitCells(line);
+  if #cells ~= count then
+    return nil;
+  end
+  local aligns = {};
+  for i, cell in ipairs(cells) do
+    local left, right = cell:match("^(:?)%-+(:?)$");
+    if left == nil then
+      return nil;
+    end
+    aligns[i] = left ~= "" and right ~= "" and "center" or right ~= "" and "right" or left ~= "" and "left" or false;
+  end
+  return aligns;
+end
+
+-- A cell's parts, its inline marks read: strings of text, and {text, typed} code spans.
+local function cellParts(cell)
+  local parts = {};
+  local reader = newInlineReader({
+    text = function(part) parts[#parts + 1] = part; end,
+    inlineCode = function(code, typed) parts[#parts + 1] = { code, typed }; end,
+  });
+  reader.add(cell);
+  reader.lineEnd();
+  return parts;
+end
+
+-- The columns between two of a table laid out in columns.
+local TABLE_GAP = 2;
+
+-- A table's rows as the player reads them on a screen `width` columns wide: the one rule for
+-- an answer's table. header, and each of rows, is a list of cells; a cell, a list of pieces
+-- {text, colour} as shown (colour is the caller's, handed back as it is); aligns, each
+-- column's ("right", "center", else left). When every column fits, the rows are laid out in
+-- columns TABLE_GAP apart, the header's underlined with dashes:
+--   side  what
+--   ----  ---------
+--   left  the door
+-- Else each row shows as one line a cell, "name: value" (name: the header's cell, left out
+-- when empty), a blank line between two rows, so a wide table reads on 26 columns too:
+--   side: left
+--   what: the door
+-- Returns the lines: {pieces = {{text, colour}, ...}, hang = the columns a wrapped row of the
+-- line goes on at (nil: the margin)}; a line with no pieces is a blank one. No line ends in a
+-- blank.
+local function tableLines(header, rows, aligns, width)
+  expect(1, header, "table");
+  expect(2, rows, "table");
+  expect(3, aligns, "table");
+  expect(4, width, "number");
+  local function widthOf(cell)
+    local n = 0;
+    for _, piece in ipairs(cell) do
+      n = n + #piece[1];
+    end
+    return n;
+  end
+  local widths, total = {}, 0;
+  for i = 1, #header do
+    local w = math.max(1, widthOf(header[i]));
+    for _, row in ipairs(rows) do
+      w = math.max(w, widthOf(row[i] or {}));
+    end
+    widths[i] = w;
+    total = total + w + (i > 1 and TABLE_GAP or 0);
+  end
+  local lines = {};
+  local function append(pieces, cell)
+    for _, piece in ipairs(cell) do
+      if piece[1] ~= "" then
+        pieces[#pieces + 1] = piece;
+      end
+    end
+  end
+  if total <= width then
+    local function aligned(cells)
+      local pieces, pending = {}, 0; -- pending: the blanks after the last cell, written only before the next
+      for i, w in ipairs(widths) do
+        local cell = cells[i] or {};
+        local pad = w - widthOf(cell);
+        local before = aligns[i] == "right" and pad or aligns[i] == "center" and math.floor(pad / 2) or 0;
+        local blanks = pending + (i > 1 and TABLE_GAP or 0) + before;
+        if widthOf(cell) > 0 then
+          if blanks > 0 then
+            pieces[#pieces + 1] = { (" "):rep(blanks) };
+          end
+          append(pieces, cell);
+          pending = pad - before;
+        else
+          pending = blanks + pad - before;
+        end
+      end
+      return { pieces = pieces };
+    end
+    lines[1] = aligned(header);
+    local rule = {};
+    for i, w in ipairs(widths) do
+      rule[i] = ("-"):rep(w);
+    end
+    lines[2] = { pieces = { { table.concat(rule, (" "):rep(TABLE_GAP)) } } };
+    for _, row in ipairs(rows) do
+      lines[#lines + 1] = aligned(row);
+    end
+    return lines;
+  end
+  if #rows == 0 then
+    for _, cell in ipairs(header) do
+      local pieces = {};
+      append(pieces, cell);
+      lines[#lines + 1] = { pieces = pieces };
+    end
+    return lines;
+  end
+  for r, row in ipairs(rows) do
+    if r > 1 then
+      lines[#lines + 1] = { pieces = {} };
+    end
+    for i, name in ipairs(header) do
+      local value, pieces, hang = row[i] or {}, {}, nil;
+      if widthOf(name) > 0 then
+        append(pieces, name);
+        pieces[#pieces + 1] = { widthOf(value) > 0 and ": " or ":" };
+        hang = math.min(widthOf(name) + 2, math.floor(width / 2));
+      end
+      append(pieces, value);
+      lines[#lines + 1] = { pieces = pieces, hang = hang };
+    end
+  end
+  return lines;
+end
+
 -- Reads an answer's text, given in pieces as it streams (add), and calls out for each line as
 -- soon as its start tells what it is:
 --   out.line(kind, indent, marker) begins a line of prose: kind "text", "item", "heading" or
@@ -732,7 +910,13 @@ end
 --     **bold**, held until it closes), out.lineEnd() its end;
 --   out.code(line) gives a line of code whole, as written (its indent kept, no line break);
 --   out.blank() one blank line between two lines shown: a run of them is one, and none comes
---     before the first line or after the last.
+--     before the first line or after the last;
+--   out.table(header, rows, aligns) gives a table whole, once its last row came: header and
+--     each of rows a list of cells (as many as the header's), a cell a list of parts (strings,
+--     and {text, typed} code spans, as out.inlineCode has them), aligns each column's
+--     ("left", "right", "center" or false); tableLines lays it out. A line beginning with "|"
+--     is held until the next tells whether it is a table's header; it is prose when not. A
+--     program without out.table gets the table's lines as prose, as typed.
 -- A fence's own lines are not given. finish() ends the answer (its last line given, a fence
 -- left open closed), drop() without giving what it holds: what is added after begins anew. Each byte is looked at a bounded number
 -- of times, so an answer costs its length (a 16 KiB answer in one-byte pieces too).
@@ -749,6 +933,12 @@ local function newAnswerReader(out)
   local inItem = false; -- after a list item, until text or a fence at the margin: its indented lines are its own
   local shown, blank = false, false;
   local inline = newInlineReader(out); -- a prose line's text, its inline marks read
+  -- A line beginning with "|" held (whole, its blanks before it left out) until the next says
+  -- whether it is a table's header; nil when there is none.
+  local maybeHeader = nil;
+  -- The table being read: {header = its cells, aligns, rows = the body's cells, lines = its
+  -- lines as typed, bytes = their length}; nil outside one.
+  local grid = nil;
 
   -- Adds to the code line held; bytes past MAX_HELD_LINE_BYTES are counted only.
   local function hold(part)
@@ -766,15 +956,89 @@ local function newAnswerReader(out)
     shown, blank = true, false;
   end
 
+  -- A line held as a table's, shown as the prose line it is after all.
+  local function proseLine(line)
+    show();
+    out.line("text", 0, "");
+    inline.add(line);
+    inline.lineEnd();
+    out.lineEnd();
+  end
+
+  -- Gives the table read so far (to out.table, or as typed without it); keepHeader: the table
+  -- goes on after (it held MAX_HELD_LINE_BYTES), its next rows read under the same header.
+  local function giveTable(keepHeader)
+    local ended = grid;
+    grid = keepHeader and { header = ended.header, aligns = ended.aligns, rows = {}, lines = {}, bytes = 0 } or nil;
+    if out.table == nil then
+      for _, line in ipairs(ended.lines) do
+        proseLine(line);
+      end
+      return;
+    end
+    local function parts(cells)
+      local row = {};
+      for i = 1, #ended.header do
+        row[i] = cellParts(cells[i] or "");
+      end
+      return row;
+    end
+    local rows = {};
+    for i, cells in ipairs(ended.rows) do
+      rows[i] = parts(cells);
+    end
+    show();
+    out.table(parts(ended.header), rows, ended.aligns);
+  end
+
+  -- Ends the table, or the line held as a header, before any other line: the table is given,
+  -- the held line shown as prose. Its state is reset before out hears of it (out may raise).
+  local function endTable()
+    if maybeHeader ~= nil then
+      local line = maybeHeader;
+      maybeHeader = nil;
+      proseLine(line);
+    elseif grid ~= nil then
+      giveTable(false);
+    end
+  end
+
+  -- A line that begins with "|", whole: a table's header (held until the next line says so),
+  -- its delimiter row, or a row of its body.
+  local function addRow(line)
+    if grid ~= nil then
+      if grid.bytes + #line > MAX_HELD_LINE_BYTES and #grid.rows > 0 then
+        giveTable(true);
+      end
+      grid.rows[#grid.rows + 1] = splitCells(line);
+      grid.lines[#grid.lines + 1] = line;
+      grid.bytes = grid.bytes + #line;
+    elseif maybeHeader ~= nil then
+      local header = splitCells(maybeHeader);
+      local aligns = delimiterRow(line, #header);
+      if aligns ~= nil then
+        grid = { header = header, aligns = aligns, rows = {}, lines = { maybeHeader, line }, bytes = #maybeHeader + #line };
+        maybeHeader = nil;
+      else
+        endTable();
+        maybeHeader = line;
+      end
+    else
+      maybeHeader = line;
+    end
+  end
+
   -- Decides the line's kind from its start; false while more of it is needed (final: it ended).
   local function decide(final)
     if rest == "" then
       if final then
+        endTable();
         kind = "blank";
       end
       return final;
     end
     if not inItem and columns >= CODE_INDENT and CODE_MAY_FOLLOW[last] then
+      endTable();
       kind, held, heldBytes = "code", {}, 0;
       hold(table.concat(lead));
       heldBytes = indent; -- lead kept no more blanks than the line may hold
@@ -784,7 +1048,13 @@ local function newAnswerReader(out)
     local marked, marker = markerOf(rest, final);
     if marked == nil then
       return false;
-    elseif marked == "fence" then
+    elseif marked == "row" then
+      kind, held, heldBytes = "row", {}, 0;
+      hold(rest);
+      return true;
+    end
+    endTable();
+    if marked == "fence" then
       -- at the margin it is no item's: the item ends, as a terminal's Markdown ends the list
       -- there (and the indented line after the fence is code, not the item's text)
       kind, fence = "fence", marker;
@@ -813,7 +1083,7 @@ local function newAnswerReader(out)
       return;
     elseif kind == "prose" then
       inline.add(part);
-    elseif kind == "code" then
+    elseif kind == "code" or kind == "row" then
       hold(part);
     elseif fence ~= nil then
       kind, held, heldBytes = "code", {}, 0; -- in a fence every line is code, its blanks too
@@ -847,8 +1117,8 @@ local function newAnswerReader(out)
         decide(true);
       end
     end
-    local ended, line = kind, kind == "code" and table.concat(held) or nil;
-    if line ~= nil and heldBytes > MAX_HELD_LINE_BYTES then
+    local ended, line = kind, (kind == "code" or kind == "row") and table.concat(held) or nil;
+    if ended == "code" and heldBytes > MAX_HELD_LINE_BYTES then
       line = line .. "...(cut, " .. heldBytes .. " bytes)";
     end
     if ended ~= nil and ended ~= "fence" then
@@ -866,6 +1136,8 @@ local function newAnswerReader(out)
         show();
         out.code(line);
       end
+    elseif ended == "row" then
+      addRow(line);
     elseif ended == "blank" then
       blank = shown;
     end
@@ -889,6 +1161,7 @@ local function newAnswerReader(out)
   -- Forgets the answer's state: what is added next begins a new answer, outside any fence.
   local function forgetAnswer()
     fence, last, inItem, shown, blank = nil, "start", false, false, false;
+    maybeHeader, grid = nil, nil;
     inline.reset();
   end
 
@@ -898,6 +1171,9 @@ local function newAnswerReader(out)
       -- out may raise (a Ctrl-T at the "Press any key" of the line it shows): the next
       -- answer still begins anew, outside any fence.
       ok, err = pcall(endLine);
+    end
+    if ok then
+      ok, err = pcall(endTable); -- a table, or a line held as a header, the answer ends with
     end
     forgetAnswer();
     if not ok then
@@ -1289,4 +1565,5 @@ return {
   noAgentLine = noAgentLine,
   lineChanges = lineChanges,
   newAnswerReader = newAnswerReader,
+  tableLines = tableLines,
 };

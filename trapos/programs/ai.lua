@@ -10,6 +10,7 @@ local libsandbox = require('/apis/libsandbox');
 local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local newAnswerReader = require('/apis/libsandboxai').newAnswerReader;
+local tableLines = require('/apis/libsandboxai').tableLines;
 -- The gateway's words outside the answer itself (a refusal, a turn's error, a tool's line, the
 -- change a confirm asks for) are one line, as the sandbox command shows them: a broken or
 -- hostile gateway may send many lines, fake ones among them, or 128 KiB.
@@ -359,6 +360,16 @@ local function newScreen(t)
     hang, hangMark = nil, nil;
   end
 
+  -- Inline code as shown: in the code colour, its backticks not shown (they took columns, a
+  -- pocket computer's few); where there is no colour they are what sets it apart: as typed.
+  -- Returns its text and colour name (nil: the line's).
+  local function codePiece(code, typed)
+    if t.isColour() and colourOf(ANSWER_CODE_COLOUR) ~= nil then
+      return code, ANSWER_CODE_COLOUR;
+    end
+    return typed, nil;
+  end
+
   -- The colour a heading's line of the answer replaced, to put back at its end.
   local colourBefore = nil;
   -- The answer's lines as libsandboxai's reader tells them (newAnswerReader): text word-wrapped,
@@ -381,13 +392,33 @@ local function newScreen(t)
       text(marker);
     end,
     text = text,
-    -- Inline code in the code colour, its backticks not shown (they took columns, a pocket
-    -- computer's few); where there is no colour they are what sets it apart: as typed.
     inlineCode = function(code, typed)
-      if t.isColour() and colourOf(ANSWER_CODE_COLOUR) ~= nil then
-        text(code, ANSWER_CODE_COLOUR);
-      else
-        text(typed);
+      text(codePiece(code, typed));
+    end,
+    -- A table as libsandboxai.tableLines lays it out for this width: in columns when they
+    -- fit, else a line a cell; its inline code as the text's.
+    table = function(header, rows, aligns)
+      local function cells(row)
+        local shown = {};
+        for i, parts in ipairs(row) do
+          shown[i] = {};
+          for j, part in ipairs(parts) do
+            shown[i][j] = type(part) == "string" and { part } or { codePiece(part[1], part[2]) };
+          end
+        end
+        return shown;
+      end
+      local shownRows = {};
+      for i, row in ipairs(rows) do
+        shownRows[i] = cells(row);
+      end
+      for _, tableLine in ipairs(tableLines(cells(header), shownRows, aligns, width)) do
+        hang = tableLine.hang;
+        for _, piece in ipairs(tableLine.pieces) do
+          text(piece[1], piece[2]);
+        end
+        text("\n");
+        hang = nil;
       end
     end,
     lineEnd = function()

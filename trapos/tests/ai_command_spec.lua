@@ -664,6 +664,52 @@ describe("ai command", function()
         expect(rowsOf(rows)):same({ "x = 1" });
       end);
 
+      it("shows a table in columns on a computer, and a line a cell on a pocket computer, however it streams", function()
+        local answer = "Sides:\n\n| side | what it does | power |\n|------|--------------|------:|\n"
+          .. "| left | opens the `door` | 15 |\n| back | reads the lever | 7 |\n\nDone.";
+        for _, bytewise in ipairs({ false, true }) do
+          local ok, err, rows, record = run({ "sides" }, { width = 51, height = 20, polls = answerPolls(answer, bytewise) });
+          expectSuccess(ok, err);
+          expect(rowsOf(rows)):same({
+            "Sides:",
+            "",
+            "side  what it does     power",
+            "----  ---------------  -----",
+            "left  opens the door      15",
+            "back  reads the lever      7",
+            "",
+            "Done.",
+          });
+          expect(record.colours(5):sub(16, 20)):eq("0" .. ("3"):rep(4)); -- the cell's inline code, light blue
+          ok, err, rows = run({ "sides" }, { width = 26, height = 20, polls = answerPolls(answer, bytewise) });
+          expectSuccess(ok, err);
+          expect(rowsOf(rows)):same({
+            "Sides:",
+            "",
+            "side: left",
+            "what it does: opens the",
+            "             door",
+            "power: 15",
+            "",
+            "side: back",
+            "what it does: reads the",
+            "             lever",
+            "power: 7",
+            "",
+            "Done.",
+          });
+        end
+        -- a basic computer shows the code's backticks, which count in the columns
+        local ok, err, rows = run({ "sides" }, { width = 51, height = 20, basic = true, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect({ table.unpack(rows, 3, 6) }):same({
+          "side  what it does      power",
+          "----  ----------------  -----",
+          "left  opens the `door`     15",
+          "back  reads the lever       7",
+        });
+      end);
+
       it("goes on at the margin after a tool's line in the middle of the answer", function()
         local ok, err, rows = run({ "door" }, { width = 26, height = 20, polls = { {
           text(1, "```\n  a = 1\n- Let me"), { seq = 2, kind = "tool", tool = "read_file", detail = "/a", state = "completed" },

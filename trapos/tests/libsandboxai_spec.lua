@@ -446,6 +446,31 @@ describe("libsandboxai", function()
         inlineCode = function(text, typed) said[#said + 1] = "span:" .. text .. "|" .. typed; end,
         code = function(line) said[#said + 1] = "code:" .. line; end,
         blank = function() said[#said + 1] = "blank"; end,
+        -- "table:" its rows, header first, each row's cells joined by "/" (a code span in
+        -- brackets), then the aligns ("-" for none)
+        table = function(header, rows, aligns)
+          local function row(cells)
+            local shown = {};
+            for i, parts in ipairs(cells) do
+              local cell = {};
+              for j, part in ipairs(parts) do
+                cell[j] = type(part) == "string" and part or "[" .. part[1] .. "|" .. part[2] .. "]";
+              end
+              shown[i] = table.concat(cell);
+            end
+            return table.concat(shown, "/");
+          end
+          local lines = { row(header) };
+          for _, cells in ipairs(rows) do
+            lines[#lines + 1] = row(cells);
+          end
+          local shownAligns = {};
+          for i, align in ipairs(aligns) do
+            shownAligns[i] = align or "-";
+          end
+          lines[#lines + 1] = table.concat(shownAligns, ",");
+          said[#said + 1] = "table:" .. table.concat(lines, ";");
+        end,
       });
       size = size or #answer;
       for i = 1, #answer, size do
@@ -564,6 +589,47 @@ describe("libsandboxai", function()
       end
     end);
 
+    it("gives a table whole once its last row came, its cells' marks read, however it streams", function()
+      local answer = "Sides:\n\n| side | what `it` does | n |\n|:-----|:---:|--:|\n| left | opens the **door** | 1 |\n"
+        .. "|back|a \\| pipe|\n| top | `a|b` | 3 | extra |\n\nDone.\n";
+      -- as GitHub's: a | splits cells in code spans too (\| does not), a row has the header's
+      -- cell count (the missing empty, the extra left out)
+      local want = {
+        "text|0|", "text:Sides:", "end", "blank",
+        "table:side/what [it|`it`] does/n;left/opens the door/1;back/a | pipe/;top/`a/b`;left,center,right",
+        "blank", "text|0|", "text:Done.", "end",
+      };
+      for _, size in ipairs({ 1, 2, 3, 7, #answer }) do
+        expect(read(answer, size)):same(want);
+      end
+    end);
+
+    it("ends a table at the first line that is no row, and at the answer's end", function()
+      expect(read("| a | b |\n|---|---|\n| 1 | 2 |\nafter\n")):same({ "table:a/b;1/2;-,-", "text|0|", "text:after", "end" });
+      expect(read("| a |\n|---|\n- item\n")):same({ "table:a;-", "item|0|- ", "text:item", "end" });
+      expect(read("| a |\n|---|\n```\nx\n```\n")):same({ "table:a;-", "code:x" });
+      expect(read("| a |\n|---|\n| 1 |")):same({ "table:a;1;-" });
+    end);
+
+    it("shows a line beginning with | as the prose it is when no delimiter row follows", function()
+      expect(read("| not a table |\nnext\n")):same({ "text|0|", "text:| not a table |", "end", "text|0|", "text:next", "end" });
+      -- held to the answer's end, and before a blank line
+      expect(read("|a **b**|")):same({ "text|0|", "text:|a b|", "end" });
+      expect(read("| x |\n\ny\n")):same({ "text|0|", "text:| x |", "end", "blank", "text|0|", "text:y", "end" });
+      -- a delimiter row of another cell count is none: each line is prose, the second may begin a table
+      expect(read("| a | b |\n|---|\n|---|\n")):same({ "text|0|", "text:| a | b |", "end", "table:---;-" });
+      -- a program without out.table gets the table's lines as typed
+      local said = {};
+      local reader = lib.newAnswerReader({
+        line = function() end, code = function() end, blank = function() end,
+        text = function(part) said[#said + 1] = part; end,
+        lineEnd = function() said[#said + 1] = "\n"; end,
+      });
+      reader.add("| a | b |\n|---|---|\n| 1 | 2 |\n");
+      reader.finish();
+      expect(table.concat(said)):eq("| a | b |\n|---|---|\n| 1 | 2 |\n");
+    end);
+
     it("gives a program without inlineCode the code span as typed", function()
       local said = {};
       local reader = lib.newAnswerReader({
@@ -636,6 +702,12 @@ describe("libsandboxai", function()
         function(n) return "<" .. ("u"):rep(n) .. "\n"; end,
         function(n) return ("\\*"):rep(n / 2) .. "\n"; end,
         function(n) return ("_a [b](c) "):rep(n / 10) .. "\n"; end,
+        -- a table's rows, held until it ends (given as typed past MAX_HELD_LINE_BYTES), a row of
+        -- many cells, of blanks, and lines of | that are never a table
+        function(n) return "| a | b |\n|---|---|\n" .. ("| x | `y` |\n"):rep(n / 12); end,
+        function(n) return "| a |\n" .. ("|x"):rep(n / 2) .. "\n"; end,
+        function(n) return "|" .. (" "):rep(n) .. "|\n"; end,
+        function(n) return ("|\n"):rep(n / 2); end,
       };
       local function steps(answer)
         local count = 0;
@@ -691,6 +763,58 @@ describe("libsandboxai", function()
           fail("shape " .. i .. ": " .. once .. " steps for 8 KiB, " .. twice .. " for 16 KiB");
         end
       end
+    end);
+  end);
+
+  describe("tableLines", function()
+    -- Cells of plain text as tableLines takes them; "`x`" is a piece in the colour "code".
+    local function cells(...)
+      local row = {};
+      for i, cell in ipairs({ ... }) do
+        local code = cell:match("^`(.*)`$");
+        row[i] = cell == "" and {} or { code and { code, "code" } or { cell } };
+      end
+      return row;
+    end
+    -- The lines as text, each line's hang after a "@" when it has one.
+    local function shown(lines)
+      local found = {};
+      for i, line in ipairs(lines) do
+        local parts = {};
+        for j, piece in ipairs(line.pieces) do
+          parts[j] = piece[1];
+        end
+        found[i] = table.concat(parts) .. (line.hang and "@" .. line.hang or "");
+      end
+      return found;
+    end
+    local header = cells("side", "what it does", "n");
+    local rows = { cells("left", "`door open`", "1"), cells("back", "reads the lever", "12") };
+
+    it("lays out a table that fits in columns, its header underlined, each column aligned as its delimiter says", function()
+      expect(shown(lib.tableLines(header, rows, { false, "center", "right" }, 51))):same({
+        "side   what it does     n",
+        "----  ---------------  --",
+        "left     door open      1",
+        "back  reads the lever  12",
+      });
+      -- a piece keeps its colour, and a row's missing cell and an empty one take only their room
+      local lines = lib.tableLines(cells("a", "b", "c"), { cells("`x`"), cells("", "", "z") }, { false, false, false }, 51);
+      expect(shown(lines)):same({ "a  b  c", "-  -  -", "x", "      z" });
+      expect(lines[3].pieces[1]):same({ "x", "code" });
+      -- exactly the width fits
+      expect(#shown(lib.tableLines(header, rows, {}, 25))[4]):eq(25);
+    end);
+
+    it("shows a table too wide for the screen as a line a cell, name: value, its wrapped rows under the value", function()
+      expect(shown(lib.tableLines(header, rows, { false, "center", "right" }, 24))):same({
+        "side: left@6", "what it does: door open@12", "n: 1@3", "",
+        "side: back@6", "what it does: reads the lever@12", "n: 12@3",
+      });
+      -- a cell of no header shows its value alone, an empty value its name alone; no line ends in a blank
+      expect(shown(lib.tableLines(cells("", "long header name"), { cells("x", "") }, {}, 10))):same({ "x", "long header name:@5" });
+      -- a table with no body: its header's cells, a line each
+      expect(shown(lib.tableLines(cells("aaaaaa", "bbbbbb"), {}, {}, 10))):same({ "aaaaaa", "bbbbbb" });
     end);
   end);
 

@@ -55,7 +55,8 @@ func systemText(traposID string, p askPayload) string {
 		// The ai command lays out these (client 0.5.18; inline code from 0.5.19, in the code
 		// colour: 0.5.18 shows its backticks, which read as well). It shows **bold** without
 		// its marks from 0.5.19 (CC has no bold face), _italic_ from 0.5.20 (a link as its text
-		// and URL); tables as typed.
+		// and URL); tables as typed before 0.5.21, which lays them out (in columns, or a line a
+		// cell on a narrow screen): still "no tables", for the clients before it.
 		b.WriteString("The player reads your answer on that small screen: short paragraphs; '- ' and '1. ' lists, headings, code in fences (```lua) and `inline code` are laid out for it, " +
 			"so give code in a fence, and a command, file name or setting as `inline code`; no tables, no **bold** or _italic_ marks; characters outside Latin-1 show as '?'.")
 	} else {
