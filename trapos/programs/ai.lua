@@ -741,7 +741,9 @@ local function showEvent(event)
   if event.kind == libsandbox.KIND_TEXT then
     screen.answer(tostring(event.text or ""));
   elseif event.kind == libsandbox.KIND_TOOL then
-    local label = TOOL_MARK .. " " .. eventLine(event.tool) .. " " .. eventLine(event.detail or "");
+    local detail = eventLine(event.detail or "");
+    -- no detail (a tool of opencode's own): no blank for it, which read "* bash  failed"
+    local label = TOOL_MARK .. " " .. eventLine(event.tool) .. (detail ~= "" and " " .. detail or "");
     if event.state == "running" then
       running[label] = true;
       screen.line(label, "lightGrey");

@@ -441,6 +441,17 @@ describe("ai command", function()
       expect(rows[2]):eq("* list_dir /");
       expect(rows[3]):eq("* run_lua chunk failed: Refused.");
       expect(rows[4]):eq("Done.");
+      -- a tool the gateway gives no detail of (one of opencode's own) takes no blank for it
+      ok, err, rows = run({ "fix" }, {
+        width = 40,
+        polls = { {
+          { seq = 1, kind = "tool", tool = "bash", detail = "", state = "running" },
+          { seq = 2, kind = "tool", tool = "bash", state = "error", error = "Denied. Do not retry it." },
+          done(3),
+        } },
+      });
+      expectSuccess(ok, err);
+      expect({ rows[1], rows[2] }):same({ "* bash", "* bash failed: Denied." });
     end);
 
     describe("an answer in Markdown", function()
