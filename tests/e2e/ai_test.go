@@ -81,6 +81,11 @@ const aiInline = "Tapez `door` **ici**, puis `sandbox status`.\n" +
 	"Voir [la doc](https://tweaked.cc/module/redstone.html), _pas_\nmy\\_door.lua.\n\n- ou:\n```\ndoor open\n```\n" +
 	"    redstone.setOutput(\"left\", false)\n"
 
+// aiTable is an answer with a table, UTF-8 in its cells (each character one column on the
+// computer, as the gateway's text rule makes it one byte) and inline code in one.
+const aiTable = "Les côtés:\n\n| côté | effet |\n|------|------:|\n| gauche | ouvre la porte d'entrée ☃ |\n" +
+	"| arrière | `lit` le levier |\n\nFin.\n"
+
 // deltas cuts s into deltas of n bytes or a few more, as a model streams: each a JSON string,
 // so whole characters.
 func deltas(s string, n int) []string {
@@ -146,6 +151,8 @@ func e2eModel(t *opencodefake.Turn) {
 		t.Text(append(deltas(strings.TrimSuffix(aiMarkdown, aiLongWord+"\n"), 7), aiLongWord+"\n")...)
 	case "inline": // aiInline in deltas of 3 bytes: its marks cut from their words
 		t.Text(deltas(aiInline, 3)...)
+	case "table": // aiTable in deltas of 4 bytes
+		t.Text(deltas(aiTable, 4)...)
 	case "vault": // aimed at another computer
 		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
 		t.Text("vault " + r.State + ": " + r.Error)
@@ -382,6 +389,32 @@ func TestAIOnAComputer(t *testing.T) {
 			"door open",
 			"    redstone.setOutput(\"le",
 			"    >ft\", false)",
+		}, aiAnswerRows(out), out)
+	})
+
+	t.Run("a table shows in columns where they fit, and as a line a cell on a pocket computer", func(t *testing.T) {
+		ok, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "table"))
+		assert.True(t, ok, out)
+		assert.Equal(t, []string{
+			"Les côtés:",
+			"côté                         effet",
+			"-------  -------------------------",
+			"gauche   ouvre la porte d'entrée ?",
+			"arrière              lit le levier",
+			"Fin.",
+		}, aiAnswerRows(out), out)
+		opts := desk(t, g, t.TempDir(), nil, "ai", "table")
+		opts.Pocket = pocket.New(nil)
+		ok, out = runCommand(ctx, t, opts)
+		assert.True(t, ok, out)
+		assert.Equal(t, []string{
+			"Les côtés:",
+			"côté: gauche",
+			"effet: ouvre la porte",
+			"       d'entrée ?",
+			"côté: arrière",
+			"effet: lit le levier",
+			"Fin.",
 		}, aiAnswerRows(out), out)
 	})
 
