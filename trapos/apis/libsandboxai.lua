@@ -797,14 +797,17 @@ local function cellParts(cell)
   return parts;
 end
 
--- The columns between two of a table laid out in columns.
+-- The columns between two of a table laid out in columns: TABLE_GAP, or the narrower
+-- MIN_TABLE_GAP where only that fits (the dashes under the header still tell the columns).
 local TABLE_GAP = 2;
+local MIN_TABLE_GAP = 1;
 
 -- A table's rows as the player reads them on a screen `width` columns wide: the one rule for
 -- an answer's table. header, and each of rows, is a list of cells; a cell, a list of pieces
 -- {text, colour} as shown (colour is the caller's, handed back as it is); aligns, each
 -- column's ("right", "center", else left). When every column fits, the rows are laid out in
--- columns TABLE_GAP apart, the header's underlined with dashes:
+-- columns TABLE_GAP apart (MIN_TABLE_GAP where only that fits), the header's underlined with
+-- dashes:
 --   side  what
 --   ----  ---------
 --   left  the door
@@ -834,8 +837,9 @@ local function tableLines(header, rows, aligns, width)
       w = math.max(w, widthOf(row[i] or {}));
     end
     widths[i] = w;
-    total = total + w + (i > 1 and TABLE_GAP or 0);
+    total = total + w;
   end
+  local gap = total + TABLE_GAP * (#header - 1) <= width and TABLE_GAP or MIN_TABLE_GAP;
   local lines = {};
   local function append(pieces, cell)
     for _, piece in ipairs(cell) do
@@ -844,14 +848,14 @@ local function tableLines(header, rows, aligns, width)
       end
     end
   end
-  if total <= width then
+  if total + gap * (#header - 1) <= width then
     local function aligned(cells)
       local pieces, pending = {}, 0; -- pending: the blanks after the last cell, written only before the next
       for i, w in ipairs(widths) do
         local cell = cells[i] or {};
         local pad = w - widthOf(cell);
         local before = aligns[i] == "right" and pad or aligns[i] == "center" and math.floor(pad / 2) or 0;
-        local blanks = pending + (i > 1 and TABLE_GAP or 0) + before;
+        local blanks = pending + (i > 1 and gap or 0) + before;
         if widthOf(cell) > 0 then
           if blanks > 0 then
             pieces[#pieces + 1] = { (" "):rep(blanks) };
@@ -869,7 +873,7 @@ local function tableLines(header, rows, aligns, width)
     for i, w in ipairs(widths) do
       rule[i] = ("-"):rep(w);
     end
-    lines[2] = { pieces = { { table.concat(rule, (" "):rep(TABLE_GAP)) } } };
+    lines[2] = { pieces = { { table.concat(rule, (" "):rep(gap)) } } };
     for _, row in ipairs(rows) do
       lines[#lines + 1] = aligned(row);
     end
@@ -911,7 +915,8 @@ end
 --   out.code(line) gives a line of code whole, as written (its indent kept, no line break);
 --   out.blank() one blank line between two lines shown: a run of them is one, and none comes
 --     before the first line or after the last;
---   out.table(header, rows, aligns) gives a table whole, once its last row came: header and
+--   out.table(header, rows, aligns, indent) gives a table whole, once its last row came
+--     (indent: its header's blanks, in bytes, as out.line's): header and
 --     each of rows a list of cells (as many as the header's), a cell a list of parts (strings,
 --     and {text, typed} code spans, as out.inlineCode has them), aligns each column's
 --     ("left", "right", "center" or false); tableLines lays it out. A line beginning with "|"
@@ -934,10 +939,10 @@ local function newAnswerReader(out)
   local shown, blank = false, false;
   local inline = newInlineReader(out); -- a prose line's text, its inline marks read
   -- A line beginning with "|" held (whole, its blanks before it left out) until the next says
-  -- whether it is a table's header; nil when there is none.
-  local maybeHeader = nil;
-  -- The table being read: {header = its cells, aligns, rows = the body's cells, lines = its
-  -- lines as typed, bytes = their length}; nil outside one.
+  -- whether it is a table's header; nil when there is none. headerIndent: its blanks, in bytes.
+  local maybeHeader, headerIndent = nil, 0;
+  -- The table being read: {header = its cells, aligns, indent = its header's, rows = the body's
+  -- cells, lines = its lines as typed, bytes = their length}; nil outside one.
   local grid = nil;
 
   -- Adds to the code line held; bytes past MAX_HELD_LINE_BYTES are counted only.
@@ -957,9 +962,9 @@ local function newAnswerReader(out)
   end
 
   -- A line held as a table's, shown as the prose line it is after all.
-  local function proseLine(line)
+  local function proseLine(line, lineIndent)
     show();
-    out.line("text", 0, "");
+    out.line("text", lineIndent, "");
     inline.add(line);
     inline.lineEnd();
     out.lineEnd();
@@ -969,10 +974,10 @@ local function newAnswerReader(out)
   -- goes on after (it held MAX_HELD_LINE_BYTES), its next rows read under the same header.
   local function giveTable(keepHeader)
     local ended = grid;
-    grid = keepHeader and { header = ended.header, aligns = ended.aligns, rows = {}, lines = {}, bytes = 0 } or nil;
+    grid = keepHeader and { header = ended.header, aligns = ended.aligns, indent = ended.indent, rows = {}, lines = {}, bytes = 0 } or nil;
     if out.table == nil then
       for _, line in ipairs(ended.lines) do
-        proseLine(line);
+        proseLine(line, ended.indent);
       end
       return;
     end
@@ -988,7 +993,7 @@ local function newAnswerReader(out)
       rows[i] = parts(cells);
     end
     show();
-    out.table(parts(ended.header), rows, ended.aligns);
+    out.table(parts(ended.header), rows, ended.aligns, ended.indent);
   end
 
   -- Ends the table, or the line held as a header, before any other line: the table is given,
@@ -997,7 +1002,7 @@ local function newAnswerReader(out)
     if maybeHeader ~= nil then
       local line = maybeHeader;
       maybeHeader = nil;
-      proseLine(line);
+      proseLine(line, headerIndent);
     elseif grid ~= nil then
       giveTable(false);
     end
@@ -1005,7 +1010,7 @@ local function newAnswerReader(out)
 
   -- A line that begins with "|", whole: a table's header (held until the next line says so),
   -- its delimiter row, or a row of its body.
-  local function addRow(line)
+  local function addRow(line, lineIndent)
     if grid ~= nil then
       if grid.bytes + #line > MAX_HELD_LINE_BYTES and #grid.rows > 0 then
         giveTable(true);
@@ -1017,14 +1022,15 @@ local function newAnswerReader(out)
       local header = splitCells(maybeHeader);
       local aligns = delimiterRow(line, #header);
       if aligns ~= nil then
-        grid = { header = header, aligns = aligns, rows = {}, lines = { maybeHeader, line }, bytes = #maybeHeader + #line };
+        grid = { header = header, aligns = aligns, indent = headerIndent, rows = {}, lines = { maybeHeader, line },
+          bytes = #maybeHeader + #line };
         maybeHeader = nil;
       else
         endTable();
-        maybeHeader = line;
+        maybeHeader, headerIndent = line, lineIndent;
       end
     else
-      maybeHeader = line;
+      maybeHeader, headerIndent = line, lineIndent;
     end
   end
 
@@ -1117,7 +1123,7 @@ local function newAnswerReader(out)
         decide(true);
       end
     end
-    local ended, line = kind, (kind == "code" or kind == "row") and table.concat(held) or nil;
+    local ended, line, lineIndent = kind, (kind == "code" or kind == "row") and table.concat(held) or nil, indent;
     if ended == "code" and heldBytes > MAX_HELD_LINE_BYTES then
       line = line .. "...(cut, " .. heldBytes .. " bytes)";
     end
@@ -1137,7 +1143,7 @@ local function newAnswerReader(out)
         out.code(line);
       end
     elseif ended == "row" then
-      addRow(line);
+      addRow(line, lineIndent);
     elseif ended == "blank" then
       blank = shown;
     end

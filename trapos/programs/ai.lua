@@ -395,9 +395,11 @@ local function newScreen(t)
     inlineCode = function(code, typed)
       text(codePiece(code, typed));
     end,
-    -- A table as libsandboxai.tableLines lays it out for this width: in columns when they
-    -- fit, else a line a cell; its inline code as the text's.
-    table = function(header, rows, aligns)
+    -- A table as libsandboxai.tableLines lays it out for the width after its indent (a list
+    -- item's, up to half the width, as a line's): in columns when they fit, else a line a
+    -- cell; its inline code as the text's.
+    table = function(header, rows, aligns, indent)
+      indent = math.min(indent or 0, math.floor(width / 2));
       local function cells(row)
         local shown = {};
         for i, parts in ipairs(row) do
@@ -412,8 +414,11 @@ local function newScreen(t)
       for i, row in ipairs(rows) do
         shownRows[i] = cells(row);
       end
-      for _, tableLine in ipairs(tableLines(cells(header), shownRows, aligns, width)) do
-        hang = tableLine.hang;
+      for _, tableLine in ipairs(tableLines(cells(header), shownRows, aligns, width - indent)) do
+        hang = (tableLine.hang or indent > 0) and indent + (tableLine.hang or 0) or nil;
+        if indent > 0 and #tableLine.pieces > 0 then
+          put((" "):rep(indent));
+        end
         for _, piece in ipairs(tableLine.pieces) do
           text(piece[1], piece[2]);
         end

@@ -677,17 +677,17 @@ describe("ai command", function()
 
       it("shows a table in columns on a computer, and a line a cell on a pocket computer, however it streams", function()
         local answer = "Sides:\n\n| side | what it does | power |\n|------|--------------|------:|\n"
-          .. "| left | opens the `door` | 15 |\n| back | reads the lever | 7 |\n\nDone.";
+          .. "| left | opens the `door` | 15 |\n| back | reads the lever here | 7 |\n\nDone.";
         for _, bytewise in ipairs({ false, true }) do
           local ok, err, rows, record = run({ "sides" }, { width = 51, height = 20, polls = answerPolls(answer, bytewise) });
           expectSuccess(ok, err);
           expect(rowsOf(rows)):same({
             "Sides:",
             "",
-            "side  what it does     power",
-            "----  ---------------  -----",
-            "left  opens the door      15",
-            "back  reads the lever      7",
+            "side  what it does          power",
+            "----  --------------------  -----",
+            "left  opens the door           15",
+            "back  reads the lever here      7",
             "",
             "Done.",
           });
@@ -704,7 +704,7 @@ describe("ai command", function()
             "",
             "side: back",
             "what it does: reads the",
-            "             lever",
+            "             lever here",
             "power: 7",
             "",
             "Done.",
@@ -714,11 +714,25 @@ describe("ai command", function()
         local ok, err, rows = run({ "sides" }, { width = 51, height = 20, basic = true, polls = answerPolls(answer) });
         expectSuccess(ok, err);
         expect({ table.unpack(rows, 3, 6) }):same({
-          "side  what it does      power",
-          "----  ----------------  -----",
-          "left  opens the `door`     15",
-          "back  reads the lever       7",
+          "side  what it does          power",
+          "----  --------------------  -----",
+          "left  opens the `door`         15",
+          "back  reads the lever here      7",
         });
+      end);
+
+      it("keeps a table in a list item at the item's indent, one blank apart where only that fits", function()
+        local answer = "- the sides:\n\n  | side | what |\n  |---|---|\n  | left | opens the door here |\n";
+        local ok, err, rows = run({ "sides" }, { width = 26, height = 20, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({
+          "- the sides:", "", "  side what", "  ---- -------------------", "  left opens the door here",
+        });
+        -- too wide for the rest of the row: a line a cell, wrapped under the value
+        answer = "- the sides:\n  | side | what |\n  |---|---|\n  | left | opens the door on the left |\n";
+        ok, err, rows = run({ "sides" }, { width = 26, height = 20, polls = answerPolls(answer) });
+        expectSuccess(ok, err);
+        expect(rowsOf(rows)):same({ "- the sides:", "  side: left", "  what: opens the door on", "        the left" });
       end);
 
       it("goes on at the margin after a tool's line in the middle of the answer", function()

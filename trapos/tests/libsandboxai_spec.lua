@@ -802,14 +802,20 @@ describe("libsandboxai", function()
       local lines = lib.tableLines(cells("a", "b", "c"), { cells("`x`"), cells("", "", "z") }, { false, false, false }, 51);
       expect(shown(lines)):same({ "a  b  c", "-  -  -", "x", "      z" });
       expect(lines[3].pieces[1]):same({ "x", "code" });
-      -- exactly the width fits
+      -- exactly the width fits; where only one blank between columns fits, they are one apart
       expect(#shown(lib.tableLines(header, rows, {}, 25))[4]):eq(25);
+      expect(shown(lib.tableLines(header, rows, { false, "center", "right" }, 23))):same({
+        "side  what it does    n",
+        "---- --------------- --",
+        "left    door open     1",
+        "back reads the lever 12",
+      });
     end);
 
     it("shows a table too wide for the screen as a line a cell, name: value, its wrapped rows under the value", function()
-      expect(shown(lib.tableLines(header, rows, { false, "center", "right" }, 24))):same({
-        "side: left@6", "what it does: door open@12", "n: 1@3", "",
-        "side: back@6", "what it does: reads the lever@12", "n: 12@3",
+      expect(shown(lib.tableLines(header, rows, { false, "center", "right" }, 22))):same({
+        "side: left@6", "what it does: door open@11", "n: 1@3", "",
+        "side: back@6", "what it does: reads the lever@11", "n: 12@3",
       });
       -- a cell of no header shows its value alone, an empty value its name alone; no line ends in a blank
       expect(shown(lib.tableLines(cells("", "long header name"), { cells("x", "") }, {}, 10))):same({ "x", "long header name:@5" });
