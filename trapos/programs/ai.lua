@@ -124,6 +124,13 @@ local function newScreen(t)
   -- Blanks after the last word written, put before the next on its row: blanks that end a row
   -- or a line show nothing, and took a row of their own where they passed the screen's edge.
   local spaces = 0;
+  -- The first part of a word shown before a wait (flushWord(true)), while its rest may still
+  -- come: {x, y, length, pieces, colours}, nil once a blank or a line break came after it.
+  -- The rest, when it does not fit the row, takes the whole word to the next row, as had it
+  -- come in one piece (the first part is written over with blanks): an answer streams a word
+  -- in tokens, often across two polls, and "stand-in m" / "odel." broke it at the edge.
+  local shownPart = nil;
+  local rowsMoved = 0; -- rows moved on since the screen began: a word shown on one row moved none
 
   local function setColour(name)
     if name ~= nil and t.isColour() and colourOf(name) ~= nil then
@@ -186,6 +193,8 @@ local function newScreen(t)
     end
     col, indentOnly = 1, true;
     scrolled = scrolled + 1;
+    rowsMoved = rowsMoved + 1;
+    shownPart = nil;
   end
 
   local function put(text)
@@ -237,14 +246,49 @@ local function newScreen(t)
     return runs;
   end
 
+  -- Joins the rest of a word to its first part shown before a wait (shownPart), as one word:
+  -- returns true and that part when the rest goes on where it ends (it fits the row, or the
+  -- first part began its row, where the whole word would be cut at the width too); otherwise
+  -- the first part is written over with blanks and put back before the rest, to be written
+  -- whole (on the next row).
+  local function joinShownPart()
+    local shown = shownPart;
+    shownPart = nil;
+    local _, y = t.getCursorPos();
+    if shown == nil or wordFrom ~= 1 or y ~= shown.y or col ~= shown.x + shown.length then
+      return false, nil;
+    end
+    local rest = 0;
+    for _, piece in ipairs(word) do
+      rest = rest + #piece;
+    end
+    if col - 1 + rest <= width or shown.x <= (hang or 0) + 1 or hangMark ~= nil then
+      return true, shown;
+    end
+    t.setCursorPos(shown.x, y);
+    t.write((" "):rep(shown.length));
+    t.setCursorPos(shown.x, y);
+    col = shown.x;
+    local pieces, colours, n = {}, {}, #shown.pieces;
+    for i = 1, n do
+      pieces[i], colours[i] = shown.pieces[i], shown.colours[i];
+    end
+    for i = 1, #word do
+      pieces[n + i], colours[n + i] = word[i], wordColours[i];
+    end
+    word, wordColours = pieces, colours;
+    return false, nil;
+  end
+
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
   -- width when it is longer than a line; a URL longer than a line breaks before its "/" or
   -- ":" instead, its scheme and host whole, as everything the sandbox command prints
-  -- (libsandbox.fitLongWords).
-  local function flushWord()
+  -- (libsandbox.fitLongWords). beforeWait: its rest may still come (shownPart).
+  local function flushWord(beforeWait)
     if #word == 0 then
       return;
     end
+    local continuing, shown = joinShownPart();
     local whole = table.concat(word);
     local runs, run = colourRuns(), 1;
     word, wordColours = { whole }, {};
@@ -303,11 +347,12 @@ local function newScreen(t)
     -- next, unless the next would cut it too (under code: a continuation row starts at the
     -- indent): then it is cut here.
     local left = #whole - wordFrom + 1;
-    if col > 1 and not indentOnly and col - 1 + spaces + left > width
+    if not continuing and col > 1 and not indentOnly and col - 1 + spaces + left > width
         and (hangMark == nil or margin + #hangMark + left <= width) then
       wrap();
     end
     putSpaces();
+    local x, rowBefore, written, colours = col, rowsMoved, word, wordColours;
     while wordFrom <= #whole do
       if col > width then
         wrap();
@@ -315,6 +360,22 @@ local function newScreen(t)
       putTo(math.min(#whole, wordFrom + width - col));
     end
     word, wordColours, wordFrom = {}, {}, 1;
+    if beforeWait and rowsMoved == rowBefore then
+      if continuing then
+        -- the part shown so far is the first part and this one, still on its row
+        local pieces, n = {}, #shown.pieces;
+        for i = 1, n do
+          pieces[i] = shown.pieces[i];
+        end
+        for i = 1, #written do
+          pieces[n + i], shown.colours[n + i] = written[i], colours[i];
+        end
+        shown.pieces, shown.length = pieces, shown.length + #whole;
+        shownPart = shown;
+      else
+        shownPart = { x = x, y = select(2, t.getCursorPos()), length = #whole, pieces = written, colours = colours };
+      end
+    end
   end
 
   -- Adds streamed text (in colour, a name, when given: else the line's); a word split across
@@ -330,12 +391,12 @@ local function newScreen(t)
       local c = piece:sub(at, at);
       if c == "\n" then
         flushWord();
-        spaces = 0;
+        spaces, shownPart = 0, nil;
         beforeWrite();
         newline();
       elseif c == " " or c == "\t" then
         flushWord();
-        spaces = spaces + 1; -- a tab shows as one blank
+        spaces, shownPart = spaces + 1, nil; -- a tab shows as one blank
       end
       from = at + 1;
     end
@@ -542,7 +603,7 @@ local function newScreen(t)
   end
 
   return {
-    text = text, answer = answerReader.add, flush = flushWord, finish = finish, line = line, code = code, thinking = thinking,
+    text = text, answer = answerReader.add, flush = function() flushWord(true); end, finish = finish, line = line, code = code, thinking = thinking,
     ask = ask, seen = seen, keysTaken = keysTaken,
   };
 end

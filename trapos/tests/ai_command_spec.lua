@@ -305,6 +305,31 @@ describe("ai command", function()
       expect(rows[1]):eq("Thinking harder now");
     end);
 
+    it("moves a word shown at a pause to the next row whole when its rest does not fit this one", function()
+      -- opencode streams a word in tokens, often across two polls: the first part, shown at
+      -- the wait, stayed at the row's end and the rest went on at the next ("stand-in m" / "odel.")
+      local seen;
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 26,
+        polls = {
+          { text(1, "Intro\nHello from the stand-in `m`o") },
+          function(screen) seen = screen[2]; return { text(2, "d") }; end,
+          { text(3, "el. It `re`") },
+          { text(4, "ads the `door` state") },
+          { text(5, " and ends " .. ("x"):rep(20)) },
+          { text(6, ("y"):rep(10) .. " end"), done(7) },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(seen):eq("Hello from the stand-in mo");
+      expect({ table.unpack(rows, 1, 6) }):same({ "Intro", "Hello from the stand-in", "model. It reads the door",
+        "state and ends", ("x"):rep(20) .. ("y"):rep(6), "yyyy end" });
+      -- the word's pieces keep their colours where it is written again (its code's light
+      -- blue), and where it goes on ("re" of "reads")
+      expect(record.colours(3):sub(1, 6)):eq("300000");
+      expect(record.colours(3):sub(11, 15)):eq("33000");
+    end);
+
     -- An answer of twenty lines, line1 to line20: longer than the 8-row screens the pager's
     -- specs use.
     local function twentyLines()
