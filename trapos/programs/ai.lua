@@ -125,7 +125,8 @@ local function newScreen(t)
   -- or a line show nothing, and took a row of their own where they passed the screen's edge.
   local spaces = 0;
   -- The first part of a word shown before a wait (flushWord(true)), while its rest may still
-  -- come: {x, y, length, pieces, colours}, nil once a blank or a line break came after it.
+  -- come: {x, y, length, pieces, colours, whole = it is on one row}, nil once a blank or a
+  -- line break came after it; x + length is the column after it, where the rest goes on.
   -- The rest, when it does not fit the row, takes the whole word to the next row, as had it
   -- come in one piece (the first part is written over with blanks): an answer streams a word
   -- in tokens, often across two polls, and "stand-in m" / "odel." broke it at the edge.
@@ -257,6 +258,8 @@ local function newScreen(t)
     local _, y = t.getCursorPos();
     if shown == nil or wordFrom ~= 1 or y ~= shown.y or col ~= shown.x + shown.length then
       return false, nil;
+    elseif not shown.whole then
+      return true, shown; -- longer than a row, cut at the width: the rest is cut on from here
     end
     local rest = 0;
     for _, piece in ipairs(word) do
@@ -360,7 +363,10 @@ local function newScreen(t)
       putTo(math.min(#whole, wordFrom + width - col));
     end
     word, wordColours, wordFrom = {}, {}, 1;
-    if beforeWait and rowsMoved == rowBefore then
+    if beforeWait and (rowsMoved ~= rowBefore or continuing and not shown.whole) then
+      -- cut across rows: only to go on from
+      shownPart = { x = col - #whole, y = select(2, t.getCursorPos()), length = #whole, whole = false };
+    elseif beforeWait then
       if continuing then
         -- the part shown so far is the first part and this one, still on its row
         local pieces, n = {}, #shown.pieces;
@@ -373,7 +379,8 @@ local function newScreen(t)
         shown.pieces, shown.length = pieces, shown.length + #whole;
         shownPart = shown;
       else
-        shownPart = { x = x, y = select(2, t.getCursorPos()), length = #whole, pieces = written, colours = colours };
+        shownPart = { x = x, y = select(2, t.getCursorPos()), length = #whole, pieces = written, colours = colours,
+          whole = true };
       end
     end
   end

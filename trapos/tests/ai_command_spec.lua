@@ -328,6 +328,13 @@ describe("ai command", function()
       -- blue), and where it goes on ("re" of "reads")
       expect(record.colours(3):sub(1, 6)):eq("300000");
       expect(record.colours(3):sub(11, 15)):eq("33000");
+      -- a word longer than a row is cut at the width where its parts meet too
+      ok, err, rows = run({ "hi" }, {
+        width = 26,
+        polls = { { text(1, "Word: " .. ("a"):rep(30)) }, { text(2, ("b"):rep(24) .. " end"), done(3) } },
+      });
+      expectSuccess(ok, err);
+      expect({ table.unpack(rows, 1, 4) }):same({ "Word:", ("a"):rep(26), ("a"):rep(4) .. ("b"):rep(22), "bb end" });
     end);
 
     -- An answer of twenty lines, line1 to line20: longer than the 8-row screens the pager's
