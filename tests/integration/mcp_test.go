@@ -406,6 +406,14 @@ func TestMCPAComputerAwaySaysPingWaitsForIt(t *testing.T) {
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "5:back", "code": "return 1"}), "not_connected")
 			assert.Equal(t, "not_connected: "+away+"; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg)
 
+			// A label may hold the words of the message and its hints: the hints are the
+			// error's fields, not read back from its words. Read so, this one had no hint at
+			// all ("; did you mean " marked it hinted) and no word of the reboot.
+			const wordy = "5:x is not connected; did you mean y"
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "list_files", map[string]any{"traposId": wordy, "path": "/"}), "not_connected")
+			assert.Equal(t, "not_connected: computer "+wordy+" is not connected (if it is rebooting, it is back within seconds: ping with wait true waits for it)"+
+				"; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg)
+
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "5:back", "wait": true, "timeoutMs": 300}), "not_connected")
 			assert.NotContains(t, msg, "if it is rebooting", "ping with wait has waited")
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "7"}), "not_connected")

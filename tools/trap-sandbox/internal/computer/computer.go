@@ -217,16 +217,35 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", cctext.ShowTraposID(traposID), typ)
 	}
-	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Code == protocol.CodeNotConnected && !pe.ByComputer {
-		return nil, c.withHint(ctx, pe, traposID)
+	if ctx.Value(bareKey{}) != nil {
+		return nil, err
 	}
-	return nil, err
+	return nil, c.HintNotConnected(ctx, err, traposID)
+}
+
+// bareKey marks the context of a call whose not_connected comes without Hint's hint (PingBare).
+type bareKey struct{}
+
+// PingBare is Ping whose not_connected comes bare, without Hint's hint and the listing of the
+// connected computers the hint reads: for a caller that pings again and again until the
+// computer connects (MCP ping's wait, every 250 ms), which hints only the answer it gives
+// (HintNotConnected). A gateway of many computers was listed whole at every try.
+func (c *Client) PingBare(ctx context.Context, traposID string, timeout time.Duration) (Ping, error) {
+	return c.Ping(context.WithValue(ctx, bareKey{}, true), traposID, timeout)
+}
+
+// HintNotConnected is err with Hint's hint when it is the gateway's not_connected for
+// traposID (the computer's own is left as it is), else err.
+func (c *Client) HintNotConnected(ctx context.Context, err error, traposID string) error {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeNotConnected && !pe.ByComputer {
+		return c.withHint(ctx, pe, traposID)
+	}
+	return err
 }
 
 // withHint is Hint over the connected computers the Transport lists for the caller.
 func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID string) error {
-	if hinted(pe.Message) {
+	if pe.Hint != "" {
 		return pe // no listing for a hint that would not be added
 	}
 	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hintListTimeout)

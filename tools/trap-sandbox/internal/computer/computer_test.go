@@ -149,7 +149,7 @@ func TestAComputerGoneMidTransferIsSaidSo(t *testing.T) {
 		}
 		if typ == protocol.TypeFSRead {
 			gone = true
-			return protocol.Errorf(protocol.CodeNotConnected, "computer 7: disconnected before it answered; it may have done what it was asked all the same: check before you ask again")
+			return computer.LeftBeforeAnswer("7:", false)
 		}
 		return nil
 	}
@@ -222,7 +222,7 @@ func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
 	d.Before = func(_ context.Context, n int, typ string) error {
 		if n >= 3 { // fs.list, the first chunk, then the computer is gone
-			return protocol.Errorf(protocol.CodeNotConnected, "computer 7: disconnected before it answered")
+			return computer.LeftBeforeAnswer("7:", false)
 		}
 		return nil
 	}
@@ -521,7 +521,8 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 	assert.EqualError(t, err, `not_connected: computer kitchen is not connected; did you mean "7:kitchen"?`, "the label alone")
 
 	// A Client over another Client's answer (the CLI over the HTTP API) adds no second hint.
-	hinted := &protocol.Error{Code: protocol.CodeNotConnected, Message: `computer 0 is not connected; did you mean "0:"?`}
+	hinted := &protocol.Error{Code: protocol.CodeNotConnected, Message: `computer 0 is not connected; did you mean "0:"?`, Absent: true,
+		Meant: []string{"0:"}, Hint: `; did you mean "0:"?`}
 	d.Before = func(context.Context, int, string) error { return hinted }
 	_, err = c.Ping(t.Context(), "0", 0)
 	assert.Equal(t, hinted, err)
@@ -565,7 +566,9 @@ func TestNotConnectedNamesTheFix(t *testing.T) {
 	d.List = []computer.Computer{{TraposID: "7:kitchen"}}
 	for _, msg := range []string{"computer 7: is not connected" + listed, "computer 7: is not connected; no computer is connected at all: run sandbox status on it in game to see why",
 		"computer 7: is not connected; no computer of account bob is connected (its token reaches that account's computers only): run sandbox status on it in game to see why"} {
-		d.Before = func(context.Context, int, string) error { return protocol.Errorf(protocol.CodeNotConnected, "%s", msg) }
+		d.Before = func(context.Context, int, string) error {
+			return &protocol.Error{Code: protocol.CodeNotConnected, Message: msg, Absent: true, Hint: msg[len("computer 7: is not connected"):]}
+		}
 		_, err = c.Ping(t.Context(), "7:", 0)
 		assert.EqualError(t, err, "not_connected: "+msg)
 	}

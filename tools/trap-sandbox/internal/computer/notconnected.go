@@ -12,15 +12,32 @@ import (
 
 // NotConnected is the not_connected error of a computer that no socket holds, on this replica
 // or any other: the one wording of it. What the caller can do about it is added by Hint.
+// It is marked Absent, which Hint and the MCP module read (never its words: a label holds any
+// of them).
 func NotConnected(traposID string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", cctext.ShowTraposID(traposID))
+	pe := protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", cctext.ShowTraposID(traposID))
+	pe.Absent = true
+	return pe
 }
 
-// DisconnectedBeforeAnswer is what the gateway's not_connected says, after "computer <id>", of a
-// request whose computer went away while it waited for the answer: the one wording, which
-// the gateway writes (gateway.disconnectMessage) and a transfer reads back (goneDuring) over
-// any transport, the HTTP API's included.
-const DisconnectedBeforeAnswer = " disconnected before it answered"
+// LeftBeforeAnswer is the gateway's not_connected of a request whose computer went away (or
+// was replaced by a newer socket: replaced) while it waited for the answer, marked Left,
+// which a transfer (goneDuring) and MCP's read-only tools read (never its words).
+func LeftBeforeAnswer(traposID string, replaced bool) *protocol.Error {
+	what := disconnectedBeforeAnswer
+	if replaced {
+		// The computer's newer socket (it rebooted, or its daemon reconnected) answers the
+		// next request; this one may have run on the old one all the same.
+		what = " was replaced by a newer connection before it answered"
+	}
+	pe := protocol.Errorf(protocol.CodeNotConnected, "computer %s%s%s", cctext.ShowTraposID(traposID), what, MayHaveDoneIt)
+	pe.Left = true
+	return pe
+}
+
+// disconnectedBeforeAnswer is what LeftBeforeAnswer says, after "computer <id>", of a request
+// whose computer disconnected.
+const disconnectedBeforeAnswer = " disconnected before it answered"
 
 // MayHaveDoneIt ends the gateway's not_connected of a request whose computer went away, or was
 // replaced by a newer socket, while it waited for the answer: the request may have reached it
@@ -28,8 +45,7 @@ const DisconnectedBeforeAnswer = " disconnected before it answered"
 // did. A read-only caller words it its own way (MCP's readAgain).
 const MayHaveDoneIt = "; it may have done what it was asked all the same: check before you ask again"
 
-// The hints Hint adds; each marks a message hinted already, so that a Client over another
-// Client's answer (the CLI and the stdio MCP bridge over the HTTP API) adds no second one.
+// The hints Hint adds (and sets as the error's Hint, which marks it hinted).
 const (
 	// hintMark starts the computers the caller probably meant.
 	hintMark = "; did you mean "
@@ -51,11 +67,6 @@ const (
 	ofAccountHint = "; this token reaches account %s's computers only"
 )
 
-// hinted reports whether message has a hint of Hint's already.
-func hinted(message string) bool {
-	return strings.Contains(message, hintMark) || strings.HasSuffix(message, ListedHint) || strings.HasSuffix(message, inGameFix)
-}
-
 // Hint adds to pe, a not_connected error of the gateway's for traposID, what caller can do,
 // given the connected computers it reaches (listed: whether that list could be had).
 // When some of them have the same computer id ("0" for "0:", "0:door" for "0:Door"), or for
@@ -66,7 +77,7 @@ func hinted(message string) bool {
 // token reaches that account's only), or that none is connected at all (of its account, for a
 // caller that reaches one account's).
 func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller) *protocol.Error {
-	if hinted(pe.Message) || pe.RelabelledTo != "" { // a relabel's names the computer's new id
+	if pe.Hint != "" || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
 	}
 	id, _, hasID := strings.Cut(traposID, ":")
@@ -77,7 +88,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		// The same id; or, for a name without a ':', the label alone ("kitchen").
 		// Named once: several accounts may have connected it, and "did you mean "7:" or "7:"?"
 		// offers no choice (asking for it names the accounts).
-		shown := `"` + cctext.ShowTraposID(cp.TraposID) + `"` // as every list shows it
+		shown := cctext.ShowTraposID(cp.TraposID) // as every list shows it
 		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID && !slices.Contains(meant, shown) {
 			meant = append(meant, shown)
 		}
@@ -85,8 +96,8 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	hint := ""
 	switch {
 	case len(meant) > 0:
-		hint = hintMark + strings.Join(meant, " or ") + "?"
-	case pe.Message != NotConnected(traposID).Message:
+		hint = hintMark + `"` + strings.Join(meant, `" or "`) + `"?`
+	case !pe.Absent:
 		return pe
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
@@ -99,5 +110,6 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	}
 	out := *pe // its Accounts too
 	out.Message += hint
+	out.Hint, out.Meant = hint, meant
 	return &out
 }

@@ -107,13 +107,13 @@ func goneDuring(err error, traposID string, begun bool, what string, args ...any
 	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.RelabelledTo != "" || len(pe.Accounts) > 0 {
 		return err
 	}
-	// The gateway names the computer as its list shows it, which may not be as it was typed.
-	during := strings.HasPrefix(pe.Message, "computer ") && strings.Contains(pe.Message, DisconnectedBeforeAnswer)
-	between := begun && strings.HasPrefix(pe.Message, "computer ") && strings.Contains(pe.Message, " is not connected")
-	if !during && !between {
+	if !pe.Left && !(begun && pe.Absent) {
 		return err
 	}
-	return pe.WithMessage(fmt.Sprintf("computer %s disconnected during ", cctext.ShowTraposID(traposID)) + fmt.Sprintf(what, args...))
+	gone := *pe
+	gone.Message = fmt.Sprintf("computer %s disconnected during ", cctext.ShowTraposID(traposID)) + fmt.Sprintf(what, args...)
+	gone.Hint, gone.Meant = "", nil // its own words say what happened
+	return &gone
 }
 
 // timedOutDuring words a timeout of one request of a transfer under way (its deadline, the

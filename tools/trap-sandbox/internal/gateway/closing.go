@@ -9,7 +9,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"trap-sandbox/internal/cctext"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -85,7 +84,7 @@ func (s *Session) beginCloseFor(code int, reason string, sendClose bool, cause e
 	s.cancel(cause)
 	go s.finishWrites() // the session's last writer; run waits for it
 	s.gw.cfg.Metrics.closed(code)
-	failure := protocol.Errorf(protocol.CodeNotConnected, "%s", disconnectMessage(key.TraposID, code, sendClose))
+	failure := disconnectFailure(key.TraposID, code, sendClose)
 	if pe, ok := errors.AsType[*protocol.Error](cause); ok {
 		failure = pe // why the gateway closed it (a relabel, the shutdown) says more
 	}
@@ -102,17 +101,16 @@ func (s *Session) isClosed() bool {
 	return s.closed
 }
 
-// disconnectMessage explains a not_connected failure of a request that was pending.
-func disconnectMessage(traposID string, code int, byGateway bool) string {
+// disconnectFailure explains a not_connected failure of a request that was pending.
+func disconnectFailure(traposID string, code int, byGateway bool) *protocol.Error {
 	switch {
 	case byGateway && code == CloseReplaced:
-		// The computer's newer socket (it rebooted, or its daemon reconnected) answers the next
-		// request; this one may have run on the old one all the same.
-		return "computer " + cctext.ShowTraposID(traposID) + " was replaced by a newer connection before it answered" + hostcomputer.MayHaveDoneIt
+		return hostcomputer.LeftBeforeAnswer(traposID, true)
 	case byGateway && code == CloseGoingAway:
-		return ErrShuttingDown.Message
+		shutdown := *ErrShuttingDown // each request's own
+		return &shutdown
 	default:
-		return "computer " + cctext.ShowTraposID(traposID) + hostcomputer.DisconnectedBeforeAnswer + hostcomputer.MayHaveDoneIt
+		return hostcomputer.LeftBeforeAnswer(traposID, false)
 	}
 }
 

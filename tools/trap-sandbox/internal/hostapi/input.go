@@ -83,7 +83,8 @@ func writeInputError(w http.ResponseWriter, err error, warnings []cctext.Replace
 	if !ok {
 		pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
 	}
-	answer := &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts, RelabelledTo: pe.RelabelledTo, Queued: queued}
+	answer := onTheWire(pe)
+	answer.Queued = queued
 	status := StatusOf(pe)
 	if pe.ByComputer {
 		status = http.StatusOK

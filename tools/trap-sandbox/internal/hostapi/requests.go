@@ -201,11 +201,20 @@ var bodyWants = map[string]string{
 
 // writeError answers err in the API's shape, with the status of its code (StatusOf) and the
 // warnings of the text sent.
+// onTheWire is pe as the API answers it: its fields with a JSON name (the code, the message and
+// what a client reads instead of the message's words: accounts, relabelledTo, absent, left,
+// meant, hint, queued), not who answered (ByComputer, Attributed: json "-").
+func onTheWire(pe *protocol.Error) *protocol.Error {
+	out := *pe
+	out.ByComputer, out.Attributed, out.RetryAfter = false, false, 0
+	return &out
+}
+
 func writeError(w http.ResponseWriter, err error, warnings []cctext.Replacement) {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
 		pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
 	}
 	status := StatusOf(pe)
-	server.WriteAnswer(w, status, server.Answer{Error: &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts, RelabelledTo: pe.RelabelledTo, Queued: pe.Queued}, Warnings: warnings})
+	server.WriteAnswer(w, status, server.Answer{Error: onTheWire(pe), Warnings: warnings})
 }

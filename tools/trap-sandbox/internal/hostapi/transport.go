@@ -574,7 +574,7 @@ func (h HTTP) Refusal(status int, body []byte) error {
 	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
 		return h.notTheAPI(status, body)
 	}
-	e := &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message}
+	e := ans.Error // with what the API says besides the words (Absent, Hint, …), which a hint reads
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
 		e.Message = fmt.Sprintf(GatewayAt+"%s answered %d: %s", ShownURL(h.URL), status, e.Message)
 		e.Attributed = true

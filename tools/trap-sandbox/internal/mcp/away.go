@@ -19,18 +19,20 @@ const awayWait = " (if it is rebooting, it is back within seconds: ping with wai
 // come within its wait (pingOnceConnected): it waited, and says how to wait longer.
 const waitedAlready = "; it did not connect within "
 
-// awayHint adds awayWait to a not_connected of the gateway's for a computer it does not hold
-// (computer.Hint's bare form, with where the connected ones are listed or that none is); one
-// that names the computer probably meant ("did you mean"), a relabel's, a computer that went
-// during the call (its own words) and ping's wait are left as they are.
+// awayHint adds awayWait, before its hint, to a not_connected of the gateway's for a computer
+// no socket holds (Absent) that computer.Hint hinted with where the connected ones are listed
+// or that none is. One whose hint names the computers probably meant (Meant), a computer that
+// went during the call (Left), a relabel's, and one reworded since it was hinted (ping's
+// wait, which has waited: its message no longer ends with its Hint) are left as they are.
+// It reads the error's fields, never its words: a label may hold any of them.
 func awayHint(err error) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
-	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.RelabelledTo != "" || strings.Contains(pe.Message, waitedAlready) {
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Absent || len(pe.Meant) > 0 || pe.Hint == "" {
 		return err
 	}
-	computer, hint, found := strings.Cut(pe.Message, " is not connected")
-	if !found || !strings.HasPrefix(computer, "computer ") || strings.Contains(hint, "did you mean") {
+	said, hinted := strings.CutSuffix(pe.Message, pe.Hint)
+	if !hinted {
 		return err
 	}
-	return pe.WithMessage(computer + " is not connected" + awayWait + hint)
+	return pe.WithMessage(said + awayWait + pe.Hint)
 }

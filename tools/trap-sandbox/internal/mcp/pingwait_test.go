@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,4 +63,49 @@ func TestPingWaitRunsOutAsNotConnected(t *testing.T) {
 		assert.Contains(t, text(res), "not_connected: computer 6:away is not connected")
 		assert.Contains(t, text(res), waitedAlready)
 	}
+}
+
+// countedListing counts the listings of the connected computers (which a not_connected's hint
+// reads) on the gateway it stands before.
+type countedListing struct {
+	*daemonfake.Local
+	listings atomic.Int32
+}
+
+func (l *countedListing) Computers(ctx context.Context) ([]computer.Computer, error) {
+	l.listings.Add(1)
+	return l.Local.Computers(ctx)
+}
+
+// TestPingWaitListsTheComputersOnceAtMost: ping with wait lists the connected computers only
+// for the answer it gives: not at all for a computer that connects during the wait, once for
+// one that does not (whose not_connected is hinted as before). It listed every computer of the
+// gateway at each of its polls, every 250 ms.
+func TestPingWaitListsTheComputersOnceAtMost(t *testing.T) {
+	l := &countedListing{Local: daemonfake.NewLocal(nil)}
+	l.List = []computer.Computer{{TraposID: "7:"}}
+	const away = 3 // the pings that find the computer not connected
+	l.Before = func(_ context.Context, step int, _ string) error {
+		if step <= away {
+			return computer.NotConnected("7:")
+		}
+		return nil
+	}
+	server, client := sdk.NewInMemoryTransports()
+	ss, err := NewServer(computer.New(l), nil).Connect(t.Context(), server, nil)
+	require.NoError(t, err)
+	defer func() { _ = ss.Close() }()
+	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), client, nil)
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+
+	res := callTool(t, s, "ping", map[string]any{"traposId": "7:", "wait": true, "timeoutMs": 60000})
+	require.False(t, res.IsError, text(res))
+	assert.Zero(t, l.listings.Load(), "the wait found the computer: no answer to hint")
+
+	res = callTool(t, s, "ping", map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 3 * connectPoll.Milliseconds()})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "not_connected: computer 6:away is not connected; trap-sandbox computers lists the connected ones")
+	assert.Contains(t, text(res), waitedAlready)
+	assert.Equal(t, int32(1), l.listings.Load(), "the answer given is hinted once")
 }

@@ -303,14 +303,16 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 // to check.
 func readAgain(err error) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
-	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer {
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left {
 		return err
 	}
-	gone, found := strings.CutSuffix(pe.Message, computer.MayHaveDoneIt)
+	// Left's message ends with MayHaveDoneIt, then any hint (a computer of the same id).
+	said, _ := strings.CutSuffix(pe.Message, pe.Hint)
+	gone, found := strings.CutSuffix(said, computer.MayHaveDoneIt)
 	if !found {
 		return err
 	}
-	return pe.WithMessage(gone + "; a read changes nothing: ask again once it is back (ping with wait true waits for it)")
+	return pe.WithMessage(gone + "; a read changes nothing: ask again once it is back (ping with wait true waits for it)" + pe.Hint)
 }
 
 // addReadFile registers read_file without an output schema: its result is its JSON once, as
@@ -742,13 +744,15 @@ const connectPoll = 250 * time.Millisecond
 // pinged, threw away a ping that found it at the deadline and answered timeout). When ctx's
 // time runs out first, the error is the last not_connected, hinted as every call's is ("did
 // you mean", where the computers are listed), and that it did not connect within the wait.
+// Its pings come bare (PingBare): the one answer given is hinted, and the computers listed
+// for it once, not at every poll.
 func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (computer.Ping, time.Duration, error) {
 	start := time.Now()
 	timer := time.NewTimer(connectPoll)
 	defer timer.Stop()
 	for tries := 0; ; tries++ {
 		deadline, _ := ctx.Deadline()
-		p, err := t.client.Ping(ctx, traposID, time.Until(deadline))
+		p, err := t.client.PingBare(ctx, traposID, time.Until(deadline))
 		waited := time.Duration(0)
 		if tries > 0 {
 			waited = time.Since(start)
@@ -769,8 +773,12 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 			if !errors.Is(err, context.DeadlineExceeded) {
 				return computer.Ping{}, 0, err
 			}
+			waitedMs := time.Since(start).Milliseconds()
+			if hinted, ok := errors.AsType[*protocol.Error](t.client.HintNotConnected(ctx, pe, traposID)); ok {
+				pe = hinted
+			}
 			return computer.Ping{}, 0, pe.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (timeoutMs waits longer, at most %d)",
-				pe.Message, waitedAlready, time.Since(start).Milliseconds(), computer.MaxTimeout.Milliseconds()))
+				pe.Message, waitedAlready, waitedMs, computer.MaxTimeout.Milliseconds()))
 		}
 	}
 }

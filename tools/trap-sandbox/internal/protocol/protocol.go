@@ -149,6 +149,23 @@ type Error struct {
 	// docs/protocol.md), is its new traposId, so that a host view can follow it (the web
 	// console's does). Never in a frame.
 	RelabelledTo string `json:"relabelledTo,omitempty"`
+	// Absent, on the gateway's not_connected of a computer that no socket holds, on this
+	// replica or any other (computer.NotConnected's), is set: the caller named a computer that
+	// is not there, or one that is away (rebooting). Not on one that went away during the
+	// request (Left), a relabel's, or a caller's that its token does not reach. Never in a frame.
+	Absent bool `json:"absent,omitempty"`
+	// Left, on the gateway's not_connected of a request whose computer went away, or was
+	// replaced by a newer socket, while the request waited for its answer, is set: the request
+	// may have run before it went (Message ends with computer.MayHaveDoneIt). Never in a frame.
+	Left bool `json:"left,omitempty"`
+	// Meant, on a not_connected, are the connected computers the caller probably meant, as
+	// the lists show them (computer.Hint asks "did you mean" them). Never in a frame.
+	Meant []string `json:"meant,omitempty"`
+	// Hint, on a not_connected, is what computer.Hint added to the end of Message: what the
+	// caller can do (where the connected computers are listed, that none is, or Meant). Set,
+	// it marks the error hinted, so that a client over another's answer (the CLI and the stdio
+	// MCP bridge over the HTTP API) adds no second one. Never in a frame.
+	Hint string `json:"hint,omitempty"`
 	// Queued, on the host API's answer to an input (POST …/input) whose request after the
 	// first failed, is the input's events the computer queued before it (computer.PartlyTyped):
 	// those are typed, the rest not. Never in a frame.
@@ -165,7 +182,9 @@ func (e *Error) Error() string {
 }
 
 // WithMessage is e with its message replaced (a caller adding what it knows): the same code,
-// and the same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo).
+// and the same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo) and of
+// why a computer did not answer (Absent, Left, Meant, Hint: a caller that reworded a hinted
+// message no longer ends it with Hint).
 func (e *Error) WithMessage(message string) *Error {
 	c := *e
 	c.Message = message
