@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -89,7 +90,9 @@ func TestABodyInChunksIsBounded(t *testing.T) {
 	}
 	status, answer := post(strings.Repeat("a", MaxBodyBytes))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
-	assert.Equal(t, bodyTooLarge+"\n", answer)
+	want, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "error": map[string]any{"code": -32600, "message": bodyTooLarge}})
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), answer, "the error of the call, by its id")
 	status, answer = post("small")
 	assert.Equal(t, http.StatusOK, status, "%s", answer)
 	assert.Contains(t, answer, `\"size\":5`)
@@ -283,5 +286,27 @@ func TestTransportErrorsAreTheSDKsPlainText(t *testing.T) {
 		status, _, body = send(method, "", "text/event-stream")
 		assert.Equal(t, http.StatusMethodNotAllowed, status, method)
 		assert.Equal(t, "Method Not Allowed", body, method)
+	}
+}
+
+// TestTheIDOfARequestTooLargeIsFound: the id of a request is found wherever the body puts it,
+// as the TypeScript SDK's after its params; a batch, an id that is no number or string, and a
+// body without one have none.
+func TestTheIDOfARequestTooLargeIsFound(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"id":9}}`:                                           `7`,
+		`{"method":"tools/call","params":{"arguments":{"id":3,"content":"a\"id\":5,}"}},"jsonrpc":"2.0","id":"x,}"}`: `"x,}"`,
+		`{ "id" : -12 }`:                            `-12`,
+		`{"idx":1,"params":{},"id":2}`:              `2`,
+		`[{"jsonrpc":"2.0","id":1}]`:                `null`,
+		`{"id":{"a":1},"method":"x"}`:               `null`,
+		`{"method":"x","params":{"id":1}}`:          `null`,
+		`{"id":"` + strings.Repeat("a", 200) + `"}`: `null`,
+	} {
+		var s idScanner
+		for i := range len(body) { // a byte at a time, as a body in chunks may come
+			_, _ = s.Write([]byte{body[i]})
+		}
+		assert.Equal(t, want, string(s.id()), body)
 	}
 }

@@ -11,6 +11,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/computer"
@@ -80,12 +82,39 @@ func New(c *computer.Client, logger *slog.Logger) *Module {
 		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true,
 			PropagateRequestCancellation: true, MaxRequestBodyBytes: MaxBodyBytes})
 	return &Module{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !bodyWithinBound(w, r) {
+		if r.Method == http.MethodPost && r.ContentLength > MaxBodyBytes {
+			// Its Content-Length says so: nothing is kept. What a client sends is read (up
+			// to maxDrainBytes) for the request's id and dropped, so that the client reads
+			// the answer: one still writing when the connection closed read "broken pipe"
+			// instead, and the MCP Go SDK's client closed its session on that.
+			var id idScanner
+			if r.ContentLength <= maxDrainBytes {
+				_, _ = io.Copy(&id, r.Body)
+			}
+			writeTooLarge(w, id.id())
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), postKey{}, r.Context())))
+		tw := &tooLargeWriter{ResponseWriter: w}
+		if r.Body != nil {
+			// The SDK bounds the body too, but its reader is over tw, which cannot have
+			// net/http close the connection after the 413 (an unexported method): this one,
+			// the same bound, trips first. The request's id is looked for as the SDK reads.
+			tw.body, tw.id = r.Body, &idScanner{}
+			r.Body = readCloser{io.TeeReader(http.MaxBytesReader(w, r.Body, MaxBodyBytes), tw.id), r.Body}
+		}
+		h.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), postKey{}, r.Context())))
 	})}
 }
+
+// readCloser is a request body read through a reader of its own.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// maxDrainBytes bounds what a POST above MaxBodyBytes may send before its 413 (read and
+// dropped): a write_file of a few MiB, every byte escaped.
+const maxDrainBytes = 4 * MaxBodyBytes
 
 // bodyTooLarge is the 413 of a POST above MaxBodyBytes, in words a model can act on: the SDK's
 // own, "request body exceeds 8388608 bytes", which opencode shows the model after "Error
@@ -95,30 +124,59 @@ var bodyTooLarge = fmt.Sprintf("the request is larger than the %d bytes (%d MiB)
 	"and run_lua's code and run_program's command are at most %d KiB (write a longer one to a file with write_file and run that)",
 	MaxBodyBytes, MaxBodyBytes>>20, maxFileBytes, protocol.MaxFrameBytes>>10)
 
-// bodyWithinBound reads a POST's body whole, up to MaxBodyBytes, and hands it on in r; a
-// larger one is answered 413 with bodyTooLarge, whether its Content-Length says so or it
-// comes in chunks. It reports whether r may be served. The SDK reads the whole body before
-// it decodes it too, so this holds no more than it would.
-func bodyWithinBound(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Body == nil {
-		return true
-	}
-	if r.ContentLength > MaxBodyBytes {
-		http.Error(w, bodyTooLarge, http.StatusRequestEntityTooLarge)
-		return false
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-		http.Error(w, bodyTooLarge, http.StatusRequestEntityTooLarge)
-		return false
-	}
-	if err != nil {
-		http.Error(w, server.ReadBodyError(err), http.StatusBadRequest)
-		return false
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return true
+// writeTooLarge answers a POST above MaxBodyBytes: 413 with bodyTooLarge as the JSON-RPC
+// error of the request id (null when it could not be found), which the streamable HTTP
+// transport allows. A client then fails the one call and keeps its session: the MCP Go SDK's
+// closed its whole session on the SDK's plain-text 413, as on an error without an id, and
+// opencode shows the model the body after "Error POSTing to endpoint:" either way.
+func writeTooLarge(w http.ResponseWriter, id json.RawMessage) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": bodyTooLarge}})
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	_, _ = w.Write(body)
 }
+
+// tooLargeWriter is the SDK's ResponseWriter: its 413, for a body that came in chunks and went
+// past MaxBodyBytes as it was read, is answered by writeTooLarge instead, the SDK's plain
+// text dropped, once the rest of the body (up to maxDrainBytes) is read for its id. The SDK
+// reads the body itself, once to route it and again to serve it; a copy read whole here
+// first, to word the 413 before the SDK could, held up to 8 MiB more.
+type tooLargeWriter struct {
+	http.ResponseWriter
+	body     io.Reader  // the request's body, past the SDK's bound
+	id       *idScanner // what the SDK read of it, and then the rest
+	replaced bool
+}
+
+func (w *tooLargeWriter) WriteHeader(status int) {
+	if status != http.StatusRequestEntityTooLarge || w.id == nil {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.replaced = true
+	_, _ = io.Copy(w.id, io.LimitReader(w.body, maxDrainBytes))
+	writeTooLarge(w.ResponseWriter, w.id.id())
+}
+
+func (w *tooLargeWriter) Write(b []byte) (int, error) {
+	if w.replaced {
+		return len(b), nil // the SDK's words, after writeTooLarge's
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush passes the SDK's flushes of its event stream on.
+func (w *tooLargeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replaced {
+		f.Flush()
+	}
+}
+
+// Unwrap lets an http.ResponseController reach the connection's writer.
+func (w *tooLargeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // callBound is the longest a tool call or a resource read runs: a second below the 60 s
 // after which MCP's TypeScript SDK gives up on a request (DEFAULT_REQUEST_TIMEOUT_MSEC, which
@@ -226,4 +284,84 @@ func demote(level slog.Level) slog.Level {
 		return slog.LevelDebug
 	}
 	return level
+}
+
+// idScanner finds the id of a JSON-RPC request in its body as it is written to it, byte by
+// byte and holding none of the rest: a request too large to read still has its 413 answered
+// as the error of its call. The id may come after the params (the TypeScript SDK's, opencode's,
+// does: {"method", "params", "jsonrpc", "id"}).
+type idScanner struct {
+	depth             int
+	inString, escaped bool
+	wantKey, inKey    bool   // at the object's top level: a key comes next; a key is being read
+	key               []byte // the key being read, its first 3 bytes ("id" and more differ)
+	inID, found       bool   // the id's value is being read; it was read whole
+	value             []byte
+}
+
+// maxIDBytes bounds an id: no client's is longer.
+const maxIDBytes = 128
+
+func (s *idScanner) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if s.found {
+			break
+		}
+		s.step(c)
+	}
+	return len(p), nil
+}
+
+func (s *idScanner) step(c byte) {
+	if s.inID && (s.inString || s.depth > 1 || c != ',' && c != '}') {
+		if len(s.value) == maxIDBytes {
+			s.inID, s.found, s.value = false, true, nil // no id this long: none
+			return
+		}
+		s.value = append(s.value, c)
+	}
+	if s.inString {
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case c == '\\':
+			s.escaped = true
+		case c == '"':
+			s.inString, s.inKey = false, false
+		case s.inKey && len(s.key) < 3:
+			s.key = append(s.key, c)
+		}
+		return
+	}
+	switch c {
+	case '"':
+		s.inString = true
+		if s.depth == 1 && s.wantKey {
+			s.inKey, s.wantKey, s.key = true, false, s.key[:0]
+		}
+	case '{', '[':
+		s.depth++
+		s.wantKey = s.depth == 1 && c == '{'
+	case '}', ']':
+		s.depth--
+		s.found = s.found || s.inID && s.depth == 0
+	case ',':
+		if s.depth == 1 {
+			s.found = s.found || s.inID
+			s.wantKey = true
+		}
+	case ':':
+		if s.depth == 1 && string(s.key) == "id" && s.value == nil {
+			s.inID = true
+		}
+	}
+}
+
+// id is the request's id as the body gave it, a number or a string; null when it gave none.
+func (s *idScanner) id() json.RawMessage {
+	v := bytes.TrimSpace(s.value)
+	if !s.found || len(v) == 0 || !json.Valid(v) || !(v[0] == '"' || v[0] == '-' || '0' <= v[0] && v[0] <= '9') {
+		return json.RawMessage("null")
+	}
+	return v
 }
