@@ -707,6 +707,42 @@ func TestMCPDisconnectedComputer(t *testing.T) {
 	}, testTimeout/2, 10*time.Millisecond)
 }
 
+// TestMCPAPingBehindAHeldRunSaysWhatHoldsIt: a ping to a computer that still owes the answer
+// to a run sent before it says so, and what to do, when it times out: it answered only "did
+// not answer ping in time", and an agent whose own long run_lua held the computer took it for
+// gone. (The computer here answers neither; a CC run that does not yield holds every answer.)
+func TestMCPAPingBehindAHeldRunSaysWhatHoldsIt(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			arrived := make(chan struct{}, 1)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "mine", AllowExec: true}, Silent: []string{harness.TypeLuaExec, harness.TypePing},
+				OnRequest: func(f harness.Frame) {
+					if f.Type == harness.TypeLuaExec {
+						arrived <- struct{}{}
+					}
+				}}
+			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			s := connectMCP(ctx, t, g, transport)
+
+			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": d.TraposID(), "timeoutMs": 300}), "timeout")
+			assert.Equal(t, "timeout: computer 7:mine did not answer ping in time (timeoutMs gives it longer, at most 60000)", msg, "nothing held it")
+
+			done := harness.CallToolAsync(ctx, s, "run_lua", map[string]any{"traposId": d.TraposID(), "code": "while true do end", "timeoutMs": 50000})
+			<-arrived
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": d.TraposID(), "timeoutMs": 300}), "timeout")
+			assert.Regexp(t, `^timeout: computer 7:mine did not answer ping in time; it has not answered a lua\.exec sent (just|\d+s) before it yet, which may hold it `+
+				`\(a run that does not yield, e\.g\. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s\): ask again once that has ended `+
+				`\(timeoutMs gives it longer, at most 60000\)$`, msg)
+			stop()
+			harness.ToolError(t, <-done, "not_connected")
+		})
+	}
+}
+
 // TestMCPShutdownWithCallInFlight: a tool call waiting on a computer ends with not_connected
 // when the gateway shuts down, and the gateway still exits cleanly and in time.
 func TestMCPShutdownWithCallInFlight(t *testing.T) {
@@ -888,6 +924,22 @@ func TestMCPABodyTooLargeSaysWhatFits(t *testing.T) {
 	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
 	assert.Contains(t, string(answer), "the request is larger than the 8388608 bytes (8 MiB) /mcp reads: write_file writes a file of at most 1048576 bytes (1 MiB)")
 	assert.Contains(t, string(answer), "run_program's command are at most 128 KiB")
+}
+
+// TestMCPABodyTooLargeLeavesTheSessionOpen: a tool call too large for /mcp fails alone, with
+// what fits, and the MCP Go SDK's client goes on: it closed its whole session on the 413 in
+// plain text (and on the broken pipe of a body still being written when the gateway closed
+// the connection), and every later call failed with "client is closing".
+func TestMCPABodyTooLargeLeavesTheSessionOpen(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	s := harness.ConnectMCP(ctx, t, g, "")
+	_, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"traposId": "7:", "path": "/big.txt",
+		"content": strings.Repeat("a", 9<<20)}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the request is larger than the 8388608 bytes (8 MiB) /mcp reads: write_file writes a file of at most 1048576 bytes (1 MiB)")
+	_, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "list_computers", Arguments: map[string]any{}})
+	require.NoError(t, err, "the session goes on")
 }
 
 // TestMCPCanBeTurnedOff: --mcp=false serves no /mcp.

@@ -100,24 +100,24 @@ func TestGatewayRequestsPastTheCapAreBusy(t *testing.T) {
 func TestTheProbesSlotIsKeptFromHosts(t *testing.T) {
 	p := newPendingTable(3)
 	for _, id := range []string{"h1", "h2"} {
-		_, err := p.add(id, byHost)
+		_, err := p.add(id, byHost, "ping", time.Time{})
 		require.NoError(t, err, id)
 	}
-	_, err := p.add("h3", byHost)
+	_, err := p.add("h3", byHost, "ping", time.Time{})
 	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err), "a host request in the probe's slot")
-	_, err = p.add("probe1", byGateway)
+	_, err = p.add("probe1", byGateway, "ping", time.Time{})
 	require.NoError(t, err, "the probe with the hosts' slots full")
-	_, err = p.add("probe2", byGateway)
+	_, err = p.add("probe2", byGateway, "ping", time.Time{})
 	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err), "a second probe while the first waits")
 
 	require.NotNil(t, p.take("h1"))
-	_, err = p.add("h3", byHost)
+	_, err = p.add("h3", byHost, "ping", time.Time{})
 	require.NoError(t, err, "a host's freed slot is the hosts' again")
 	require.NotNil(t, p.take("probe1"))
 	assert.Nil(t, p.take("probe1"), "an answer taken twice")
-	_, err = p.add("h4", byHost)
+	_, err = p.add("h4", byHost, "ping", time.Time{})
 	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err), "the probe's freed slot is not the hosts'")
-	_, err = p.add("probe2", byGateway)
+	_, err = p.add("probe2", byGateway, "ping", time.Time{})
 	require.NoError(t, err, "the probe's slot is free again")
 	assert.Equal(t, 3, p.len())
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"sync"
+	"time"
 
 	"trap-sandbox/internal/protocol"
 )
@@ -24,11 +25,18 @@ type result struct {
 // crashed daemon is still found. Hosts get max-1.
 type pendingTable struct {
 	mu   sync.Mutex
-	byID map[string]chan result
+	byID map[string]pendingRequest
 	max  int // entries allowed at once, the gateway's own included
 	// ownID is the messageId of the gateway's own request in flight, "" when none.
 	ownID  string
 	failed error // set by failAll
+}
+
+// pendingRequest is one entry: where its result goes, and what was asked when (heldBy).
+type pendingRequest struct {
+	ch   chan result
+	typ  string
+	sent time.Time
 }
 
 // requester says whose request an entry is: a host's (HTTP API, CLI, MCP, a module, another
@@ -42,17 +50,17 @@ const (
 
 // newPendingTable makes a table of max entries; max must be at least 2 (Config.withDefaults).
 func newPendingTable(max int) *pendingTable {
-	return &pendingTable{byID: make(map[string]chan result), max: max}
+	return &pendingTable{byID: make(map[string]pendingRequest), max: max}
 }
 
 // hostLimit is how many host requests may wait at once: max, less the gateway's own slot.
 func (p *pendingTable) hostLimit() int { return p.max - 1 }
 
-// add registers messageID and returns the channel its result arrives on (buffered, one
+// add registers messageID, a request of type typ sent at sent, and returns the channel its result arrives on (buffered, one
 // value). After failAll it returns failAll's error instead. A host request with hostLimit
 // host requests waiting gets a busy error (the host's burst, not the computer's fault), and
 // so does a gateway request while another of the gateway's own waits.
-func (p *pendingTable) add(messageID string, by requester) (chan result, error) {
+func (p *pendingTable) add(messageID string, by requester, typ string, sent time.Time) (chan result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.failed != nil {
@@ -69,7 +77,7 @@ func (p *pendingTable) add(messageID string, by requester) (chan result, error) 
 			p.hostLimit(), p.max)
 	}
 	ch := make(chan result, 1)
-	p.byID[messageID] = ch
+	p.byID[messageID] = pendingRequest{ch: ch, typ: typ, sent: sent}
 	return ch, nil
 }
 
@@ -86,7 +94,7 @@ func (p *pendingTable) hostsLocked() int {
 func (p *pendingTable) take(messageID string) chan result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ch, ok := p.byID[messageID]
+	entry, ok := p.byID[messageID]
 	if !ok {
 		return nil
 	}
@@ -94,7 +102,7 @@ func (p *pendingTable) take(messageID string) chan result {
 	if messageID == p.ownID {
 		p.ownID = ""
 	}
-	return ch
+	return entry.ch
 }
 
 // failAll ends every waiting request with err and makes later adds fail with it too. Only
@@ -109,8 +117,8 @@ func (p *pendingTable) failAll(err error) {
 	waiting := p.byID
 	p.byID = nil
 	p.mu.Unlock()
-	for _, ch := range waiting {
-		ch <- result{err: err} // buffered, one send per channel
+	for _, entry := range waiting {
+		entry.ch <- result{err: err} // buffered, one send per channel
 	}
 }
 
@@ -119,4 +127,18 @@ func (p *pendingTable) len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.byID)
+}
+
+// heldBy is the oldest host request still waiting that was sent before sent: what a request
+// that timed out waited behind (a run that does not yield holds the whole computer), for its
+// timeout to name (busyWith). ok is false when there is none.
+func (p *pendingTable) heldBy(sent time.Time) (held pendingRequest, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, entry := range p.byID {
+		if id != p.ownID && entry.sent.Before(sent) && (!ok || entry.sent.Before(held.sent)) {
+			held, ok = entry, true
+		}
+	}
+	return held, ok
 }

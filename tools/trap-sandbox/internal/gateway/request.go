@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 	"unicode/utf8"
@@ -140,7 +141,7 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 		return Response{}, protocol.Errorf(protocol.CodeInternal, "cannot send %s to %s: %v", typ, traposID, err)
 	}
 
-	wait, err := s.pending.add(messageID, by)
+	wait, err := s.pending.add(messageID, by, typ, start)
 	if err != nil {
 		putEncodeBuffer(buf)
 		if protocol.CodeOf(err) == protocol.CodeBusy {
@@ -164,7 +165,7 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 		return Response{}, err
 	}
 	g.cfg.Metrics.frameOut(protocol.EventGatewayRequest, typ)
-	resp, err := awaitResponse(ctx, timeout, s, wait, messageID, traposID, typ)
+	resp, err := awaitResponse(ctx, timeout, s, wait, messageID, traposID, typ, start)
 	g.cfg.Metrics.requestDone(requestOutcome(resp, err), time.Since(start))
 	if err == nil && resp.Error != nil {
 		resp.Error = s.olderClientsError(typ, resp.Error)
@@ -193,7 +194,8 @@ func newMessageID() string {
 }
 
 // awaitResponse waits for the computer's answer to messageID, for ctx to end or for timeout.
-func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wait chan result, messageID, traposID, typ string) (Response, error) {
+// start is when it was sent: a timeout names the request sent before it that still waits.
+func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wait chan result, messageID, traposID, typ string, start time.Time) (Response, error) {
 	outcome := func(r result) (Response, error) {
 		if r.err != nil {
 			return Response{}, r.err
@@ -207,7 +209,7 @@ func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wa
 			return outcome(<-wait)
 		}
 		// A late answer is now unknown and ignored.
-		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", cctext.ShowTraposID(traposID), typ)
+		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time%s", cctext.ShowTraposID(traposID), typ, s.busyWith(start))
 	}
 	select {
 	case r := <-wait:
@@ -239,4 +241,24 @@ func requestOutcome(resp Response, err error) string {
 	default:
 		return "computer_error"
 	}
+}
+
+// busyWith is what a timeout adds when the computer still owes the answer to a host request
+// sent before the one that timed out (whoever sent it): a request the computer has not
+// answered yet, probably a run that does not yield (a loop without sleep), which holds the
+// whole computer, every other request's answer included, until it ends or CC stops it (7 s
+// without yielding). A ping answered only "did not answer ping in time", and an agent took
+// the computer for gone. "" when no such request waits.
+func (s *Session) busyWith(sent time.Time) string {
+	held, ok := s.pending.heldBy(sent)
+	if !ok {
+		return ""
+	}
+	when := "just before it"
+	if ago := sent.Sub(held.sent).Round(time.Second); ago > 0 {
+		when = ago.String() + " before it"
+	}
+	return fmt.Sprintf("; it has not answered a %s sent %s yet, which may hold it "+
+		"(a run that does not yield, e.g. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s): "+
+		"ask again once that has ended", held.typ, when)
 }

@@ -349,22 +349,22 @@ func TestMessageIDsAreRandomVersion4UUIDs(t *testing.T) {
 func TestAnAnswerTakenAsTimeRunsOutIsNotDropped(t *testing.T) {
 	for range 64 { // the waiting select picks one of two ready cases at random
 		s := &Session{pending: newPendingTable(2)}
-		wait, err := s.pending.add("m1", byHost)
+		wait, err := s.pending.add("m1", byHost, "ping", time.Now())
 		require.NoError(t, err)
 		s.pending.take("m1") // the reader takes the answer and hands it over
 		wait <- result{resp: Response{OK: true, Type: TypePing}}
 		timeout := make(chan time.Time, 1)
 		timeout <- time.Time{} // and the request's time runs out
-		resp, err := awaitResponse(context.Background(), timeout, s, wait, "m1", "7:", TypePing)
+		resp, err := awaitResponse(context.Background(), timeout, s, wait, "m1", "7:", TypePing, time.Now())
 		require.NoError(t, err)
 		assert.True(t, resp.OK)
 
-		wait, err = s.pending.add("m2", byHost)
+		wait, err = s.pending.add("m2", byHost, "ping", time.Now())
 		require.NoError(t, err)
 		s.pending.take("m2")
 		wait <- result{resp: Response{OK: true, Type: TypePing}}
 		ctx, cancel := context.WithDeadline(context.Background(), time.Now()) // a deadline that passed
-		resp, err = awaitResponse(ctx, nil, s, wait, "m2", "7:", TypePing)
+		resp, err = awaitResponse(ctx, nil, s, wait, "m2", "7:", TypePing, time.Now())
 		cancel()
 		require.NoError(t, err)
 		assert.True(t, resp.OK)
