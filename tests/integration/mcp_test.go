@@ -482,7 +482,8 @@ func TestMCPAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
 			<-arrived
 			stop()
 			msg = harness.ToolError(t, <-done, "not_connected")
-			assert.Contains(t, msg, "it may have done what it was asked all the same: check before you ask again")
+			assert.Equal(t, "not_connected: computer 7: disconnected before it answered; it may have done what it was asked all the same: check before you ask again"+
+				"; ping with wait true waits for it to come back", msg, "it says how to wait for it")
 
 			// Replaced by a newer socket of the computer's (its daemon reconnected) before it
 			// answered: a read says to ask again there too.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -25,14 +26,25 @@ const waitedAlready = "; it did not connect within "
 // went during the call (Left), a relabel's, and one reworded since it was hinted (ping's
 // wait, which has waited: its message no longer ends with its Hint) are left as they are.
 // It reads the error's fields, never its words: a label may hold any of them.
+//
+// A call whose computer went away during it (Left) and may have done it, "check before you ask
+// again", is told how to wait for it to come back (a read's says so already: readAgain): an
+// agent whose run_lua "os.reboot()" answered so had no word of how to check.
 func awayHint(err error) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
-	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Absent || len(pe.Meant) > 0 || pe.Hint == "" {
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer {
 		return err
 	}
 	said, hinted := strings.CutSuffix(pe.Message, pe.Hint)
-	if !hinted {
+	switch {
+	case pe.Left && strings.HasSuffix(said, computer.MayHaveDoneIt):
+		return pe.WithMessage(said + backWait + pe.Hint)
+	case !pe.Absent || len(pe.Meant) > 0 || pe.Hint == "" || !hinted:
 		return err
 	}
 	return pe.WithMessage(said + awayWait + pe.Hint)
 }
+
+// backWait follows computer.MayHaveDoneIt in a tool's not_connected of a computer that went
+// away during the call.
+const backWait = "; ping with wait true waits for it to come back"
