@@ -750,6 +750,17 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 	start := time.Now()
 	timer := time.NewTimer(connectPoll)
 	defer timer.Stop()
+	// ranOut is the answer once the wait's time ran out with the computer not connected (away,
+	// the last not_connected), hinted as every call's is.
+	ranOut := func(away *protocol.Error) (computer.Ping, time.Duration, error) {
+		waitedMs := time.Since(start).Milliseconds()
+		if hinted, ok := errors.AsType[*protocol.Error](t.client.HintNotConnected(ctx, away, traposID)); ok {
+			away = hinted
+		}
+		return computer.Ping{}, 0, away.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (timeoutMs waits longer, at most %d)",
+			away.Message, waitedAlready, waitedMs, computer.MaxTimeout.Milliseconds()))
+	}
+	var away *protocol.Error
 	for tries := 0; ; tries++ {
 		deadline, _ := ctx.Deadline()
 		p, err := t.client.PingBare(ctx, traposID, time.Until(deadline))
@@ -758,27 +769,26 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 			waited = time.Since(start)
 		}
 		pe, ok := errors.AsType[*protocol.Error](err)
+		if away != nil && ok && pe.Code == protocol.CodeTimeout && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// A ping sent as the time ran out (the poll and the deadline were due together,
+			// and select picked the poll) answered timeout, "did not answer ping in time", for
+			// a computer that was never there.
+			return ranOut(away)
+		}
 		if !ok || pe.Code != protocol.CodeNotConnected {
 			return p, waited, err
 		}
+		away = pe
 		select {
 		case <-ctx.Done():
 		case <-timer.C:
 			timer.Reset(connectPoll)
 		}
-		// Looked at after the poll too: with both due (a not_connected that came late), select
-		// picks either, and a ping with no time left answered timeout, "did not answer ping in
-		// time", for a computer that was never there.
 		if err := ctx.Err(); err != nil {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				return computer.Ping{}, 0, err
 			}
-			waitedMs := time.Since(start).Milliseconds()
-			if hinted, ok := errors.AsType[*protocol.Error](t.client.HintNotConnected(ctx, pe, traposID)); ok {
-				pe = hinted
-			}
-			return computer.Ping{}, 0, pe.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (timeoutMs waits longer, at most %d)",
-				pe.Message, waitedAlready, waitedMs, computer.MaxTimeout.Milliseconds()))
+			return ranOut(away)
 		}
 	}
 }
