@@ -903,10 +903,10 @@ func TestMCPRefusesWebPages(t *testing.T) {
 func TestMCPABodyTooLargeSaysWhatFits(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
-	// The request's headers alone, over a connection of the test's own: the gateway answers
-	// by the Content-Length, and a client still writing 9 MiB when the gateway closes the
-	// connection after its answer reads "broken pipe" instead of that answer (net/http's
-	// client does, when its write fails before it has read the answer).
+	// Over a connection of the test's own: the gateway answers by the Content-Length, once it
+	// has read (and dropped) the body, so a client still writing 9 MiB does not read "broken
+	// pipe" instead of the answer (net/http's client did, when its write failed before it had
+	// read the answer). A body that does not come is waited for as any body is (10 s).
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", g.Addr)
 	require.NoError(t, err)
@@ -917,6 +917,8 @@ func TestMCPABodyTooLargeSaysWhatFits(t *testing.T) {
 	_, err = fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n",
 		mcpPath, g.Addr, 9<<20)
 	require.NoError(t, err)
+	_, err = conn.Write(bytes.Repeat([]byte{' '}, 9<<20))
+	require.NoError(t, err, "the body is read before the answer")
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	require.NoError(t, err)
 	defer func() { _ = resp.Body.Close() }()
@@ -930,7 +932,7 @@ func TestMCPABodyTooLargeSaysWhatFits(t *testing.T) {
 // TestMCPABodyTooLargeLeavesTheSessionOpen: a tool call too large for /mcp fails alone, with
 // what fits, and the MCP Go SDK's client goes on: it closed its whole session on the 413 in
 // plain text (and on the broken pipe of a body still being written when the gateway closed
-// the connection), and every later call failed with "client is closing".
+// the connection), and every later call failed.
 func TestMCPABodyTooLargeLeavesTheSessionOpen(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)

@@ -303,11 +303,17 @@ type idScanner struct {
 const maxIDBytes = 128
 
 func (s *idScanner) Write(p []byte) (int, error) {
-	for _, c := range p {
-		if s.found {
-			break
+	for i := 0; i < len(p) && !s.found; i++ {
+		if s.inString && !s.escaped && !s.inKey && !s.inID {
+			// Inside a string that is neither a key nor the id (write_file's content): on to
+			// its end or its next escape.
+			skip := bytes.IndexAny(p[i:], "\"\\")
+			if skip < 0 {
+				break
+			}
+			i += skip
 		}
-		s.step(c)
+		s.step(p[i])
 	}
 	return len(p), nil
 }
