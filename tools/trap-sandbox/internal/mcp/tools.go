@@ -769,10 +769,11 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 			waited = time.Since(start)
 		}
 		pe, ok := errors.AsType[*protocol.Error](err)
-		if away != nil && ok && pe.Code == protocol.CodeTimeout && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if away != nil && ok && pe.Code == protocol.CodeTimeout && !time.Now().Before(deadline) {
 			// A ping sent as the time ran out (the poll and the deadline were due together,
-			// and select picked the poll) answered timeout, "did not answer ping in time", for
-			// a computer that was never there.
+			// and select picked the poll) answered timeout, "did not answer ping in time" or
+			// "no time left to send ping", for a computer that was never there. By the clock:
+			// ctx says so only once its timer has run, which may be later.
 			return ranOut(away)
 		}
 		if !ok || pe.Code != protocol.CodeNotConnected {
