@@ -42,9 +42,9 @@ function playAudio(name)
   if is_drive(name) then peripheral.call(name, "playAudio"); end
 end
 
---- Stops the music disc in the drive, or in every drive when none is named.
+--- Stops the music disc in the drive, or in every drive when none is named (nil or false).
 function stopAudio(name)
-  if name == nil then
+  if not name then
     for _, each in ipairs(peripheral.getNames()) do stopAudio(each); end
     return;
   end

@@ -146,6 +146,21 @@ describe("a disk drive", function()
     expect(math.floor((os.clock() - started) / 0.05 + 0.5)):eq(1); -- one tick
   end);
 
+  -- CC's disk.stopAudio tests its name with `not name`: false, as nil, stops every drive,
+  -- where only a string or nothing names one.
+  it_beside("stops every drive's audio when given no name, nil or false", function()
+    periphemu.create("right", "drive", 12);
+    drain();
+    expect(select("#", disk.stopAudio())):eq(0);
+    expect(select("#", disk.stopAudio(nil))):eq(0);
+    expect(select("#", disk.stopAudio(false))):eq(0);
+    expect(select("#", disk.stopAudio("left"))):eq(0);
+    expect.error(disk.stopAudio, 1):eq("bad argument #1 (string expected, got number)");
+    expect.error(disk.stopAudio, true):eq("bad argument #1 (string expected, got boolean)");
+    periphemu.remove("right");
+    drain();
+  end);
+
   it_beside("takes only floppy disks from a program, never host files", function()
     expect.error(peripheral.call, "left", "insertDisk", "/"):str_match("^Could not mount: \"/\" is not a disk id");
     local ok, err = periphemu.create("top", "drive", "/");
