@@ -174,7 +174,11 @@ func (m *Modem) receive(p packet, distance float64) {
 // checkChannel is argument n as a channel, a Java int as CC reads it (65535.5 is 65535,
 // 2^32 + 1 is 1), in CC's words when out of range.
 func checkChannel(L *lua.LState, n int) int {
-	c := luakit.CheckInt(L, n)
+	return channelInRange(L, luakit.CheckInt(L, n))
+}
+
+// channelInRange is c, or CC's error when it is no channel (ModemPeripheral.parseChannel).
+func channelInRange(L *lua.LState, c int) int {
 	if c < 0 || c > MaxChannel {
 		luakit.RaiseMessage(L, "Expected number in range 0-65535")
 	}
@@ -214,7 +218,11 @@ func (m *Modem) methods() map[string]peripheral.Method {
 			return 0
 		},
 		"transmit": func(L *lua.LState, _ *peripheral.Access) int {
-			channel, reply := checkChannel(L, 1), checkChannel(L, 2)
+			// CC reads both ints before its body checks either's range: a bad reply
+			// channel's type is reported before an out-of-range channel.
+			channel, reply := luakit.CheckInt(L, 1), luakit.CheckInt(L, 2)
+			channelInRange(L, channel)
+			channelInRange(L, reply)
 			m.net.transmit(m, packet{channel: channel, reply: reply, payload: peripheral.Export(L.Get(3))})
 			return 0
 		},

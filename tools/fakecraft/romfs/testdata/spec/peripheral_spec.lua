@@ -201,6 +201,19 @@ describe("a modem", function()
       modem.closeAll();
     end);
   end);
+
+  -- CC converts all of transmit's arguments (two Java ints) before its body checks either
+  -- channel's range (ModemPeripheral.transmit's parseChannel), so a bad second argument's
+  -- type is reported before a first that is out of range.
+  it("reads both of transmit's channels before checking their range", function()
+    with("back", "modem", function()
+      local modem = peripheral.wrap("back");
+      expect.error(modem.transmit, -1, "x", "hi"):eq("bad argument #2 (number expected, got string)");
+      expect.error(modem.transmit, 70000):eq("bad argument #2 (number expected, got nil)");
+      expect.error(modem.transmit, 70000, 1):eq("Expected number in range 0-65535");
+      expect.error(modem.transmit, 1, 70000):eq("Expected number in range 0-65535");
+    end);
+  end);
 end);
 
 describe("the redstone API", function()
