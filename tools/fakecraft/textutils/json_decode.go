@@ -23,8 +23,8 @@ type parseError struct {
 func (e *parseError) Error() string { return malformedPrefix + strconv.Itoa(e.pos) + ": " + e.msg }
 
 // errNestedTooDeep aborts a parse past maxDepth; it is raised, not returned as nil+msg,
-// as CC's own stack overflow would be.
-var errNestedTooDeep = errors.New(errTooDeep)
+// as CC's own stack overflow would be, at CC's line.
+var errNestedTooDeep = errors.New(atCCLine(lineUnserializeOverflow, errTooDeep))
 
 // jsonDecoder parses one JSON text into Lua values.
 type jsonDecoder struct {

@@ -46,7 +46,7 @@ func (a *api) serializeJSON(L *lua.LState) int {
 		e.unicode = optBool(L, o, "unicode_strings", false)
 		allowRepeats = optBool(L, o, "allow_repetitions", false)
 	}
-	e.tr = newTracker(L, allowRepeats, jsonDepth(L))
+	e.tr = newTracker(L, allowRepeats, jsonDepth(L), atCCLine(lineJSONOverflow, errTooDeep))
 	e.value(v)
 	L.Push(lua.LString(e.b.String()))
 	return 1
@@ -101,6 +101,7 @@ func (e *jsonEncoder) table(t *lua.LTable) {
 			if e.nbt {
 				e.b.WriteString(string(k))
 			} else {
+				e.keyOnTheLastLevel()
 				e.str(string(k))
 			}
 			e.b.WriteByte(':')
@@ -138,6 +139,22 @@ func (e *jsonEncoder) table(t *lua.LTable) {
 	}
 }
 
+// keyOnTheLastLevel raises CC's stack overflow where a string key is written on the last
+// level the stack holds: CC's writer calls serializeJSONString for it, whose string
+// functions are a call deeper than anything else of the level, so the stack overflows there
+// (at its s:find with unicode_strings, else at its gsub) before the writer goes a level
+// down.
+func (e *jsonEncoder) keyOnTheLastLevel() {
+	if e.tr.depth < e.tr.maxDepth {
+		return
+	}
+	line := lineJSONKeyOverflow
+	if e.unicode {
+		line = lineJSONUnicodeKeyOverflow
+	}
+	luakit.RaiseBare(e.tr.L, atCCLine(line, errTooDeep))
+}
+
 // str writes a JSON string. By default every byte is its own character (Latin-1): bytes
 // 0x7F-0xFF become \u00XX one by one. With unicode_strings a string holding any byte
 // ≥ 0x80 is decoded as UTF-8 and code points ≥ 0x7F become \uXXXX (surrogate pairs above
@@ -148,7 +165,7 @@ func (e *jsonEncoder) str(s string) {
 		for i := 0; i < len(s); {
 			r, size := decodeLuaUTF8(s[i:])
 			if size == 0 {
-				luakit.RaiseBare(e.tr.L, errInvalidUTF8)
+				luakit.RaiseBare(e.tr.L, atCCLine(lineJSONInvalidUTF8, errInvalidUTF8))
 			}
 			i += size
 			switch {

@@ -89,7 +89,7 @@ func TestSerializeJSONErrors(t *testing.T) {
 		{"repeated in the array of an object", `local t = {} textutils.serializeJSON({a = t, [1] = t})`, "Cannot serialize table with repeated entries"},
 		{"recursive in the array of an object", `local t = {a = 1} t[1] = t textutils.serializeJSON(t)`, "Cannot serialize table with recursive entries"},
 		{"thread", `textutils.serializeJSON({a = coroutine.create(print)})`, "Cannot serialize type thread"},
-		{"invalid utf-8 with unicode_strings", `textutils.serializeJSON("\255", {unicode_strings = true})`, "invalid UTF-8 code"},
+		{"invalid utf-8 with unicode_strings", `textutils.serializeJSON("\255", {unicode_strings = true})`, "/rom/apis/textutils.lua:434: invalid UTF-8 code"},
 		{"sparse array too long", `textutils.serializeJSON({[1e15] = 1})`, jsonArrayTooLong},
 		{"nil argument (called directly)", `local _, e = pcall(textutils.serializeJSON) error(e, 0)`, "bad argument #1 (table, string, number or boolean expected, got nil)"},
 		{"function argument, named call", `textutils.serializeJSON(print)`, "test:1: bad argument #1 to 'serializeJSON' (table, string, number or boolean expected, got function)"},
@@ -262,7 +262,7 @@ func TestUnserializeJSONArgumentErrors(t *testing.T) {
 		{"parse_null", `textutils.unserializeJSON("1", {parse_null = 1})`, "test:1: bad field 'parse_null' (boolean expected, got number)"},
 		{"parse_empty_array", `textutils.unserializeJSON("1", {parse_empty_array = "no"})`, "test:1: bad field 'parse_empty_array' (boolean expected, got string)"},
 		{"nbt_style", `textutils.unserializeJSON("1", {nbt_style = {}})`, "test:1: bad field 'nbt_style' (boolean expected, got table)"},
-		{"too deep", `textutils.unserializeJSON(string.rep("[", 5000))`, "stack overflow"},
+		{"too deep", `textutils.unserializeJSON(string.rep("[", 5000))`, "/rom/apis/textutils.lua:548: stack overflow"},
 		// CC's reader stops with a Lua error on an NBT key that is no identifier.
 		{"nbt key", `textutils.unserializeJSON("{1:2}", {nbt_style = true})`, errNBTKey},
 		{"nbt single-quoted key", `textutils.unserializeJSON("{'a':1}", {nbt_style = true})`, errNBTKey},
@@ -303,7 +303,7 @@ func FuzzUnserializeJSON(f *testing.F) {
 		if err != nil {
 			var apiErr *lua.ApiError
 			require.ErrorAs(t, err, &apiErr)
-			require.Contains(t, []string{errTooDeep, errNBTKey}, apiErr.Object.String(), "input %q", in)
+			require.Contains(t, []string{"/rom/apis/textutils.lua:548: stack overflow", errNBTKey}, apiErr.Object.String(), "input %q", in)
 		}
 	})
 }
@@ -326,7 +326,8 @@ func TestUnicodeStringsDecoding(t *testing.T) {
 	L := newState(t)
 	for _, bad := range []string{"\xC3", "\xC0\x80", "\xF4\x90\x80\x80", "a\x80"} {
 		L.SetGlobal("input", lua.LString(bad))
-		assert.Equal(t, errInvalidUTF8, runError(t, L, `textutils.serializeJSON(input, {unicode_strings = true})`), "input %q", bad)
+		assert.Equal(t, "/rom/apis/textutils.lua:434: invalid UTF-8 code",
+			runError(t, L, `textutils.serializeJSON(input, {unicode_strings = true})`), "input %q", bad)
 	}
 }
 
@@ -345,8 +346,38 @@ local depth = 0
 while type(t) == "table" and t[1] ~= nil do t, depth = t[1], depth + 1 end
 return depth, #textutils.serializeJSON(textutils.unserializeJSON(deep, { parse_empty_array = false }))`)
 	assert.Equal(t, []lua.LValue{lua.LNumber(19999), lua.LNumber(40000)}, out)
-	assert.Equal(t, "stack overflow",
+	assert.Equal(t, "/rom/apis/textutils.lua:548: stack overflow",
 		runError(t, L, `textutils.unserializeJSON(string.rep("[", 40000) .. string.rep("]", 40000))`))
-	assert.Equal(t, "stack overflow",
+	assert.Equal(t, "/rom/apis/textutils.lua:456: stack overflow",
 		runError(t, L, `local t = {} for _ = 1, 40000 do t = { t } end textutils.serializeJSON(t)`))
+}
+
+// TestJSONErrorsAtCCsLines: CC's textutils is the ROM's textutils.lua, so an error the VM
+// or utf8.codes raises in it is placed at its line, and a program that dies of one shows
+// that line. Each case was run on CC 1.113.1's textutils.lua under Cobalt 0.9.3: a stack
+// overflow is placed at the deepest call of the level where the stack runs out (the reader's
+// skip, the writer's type(t), or a string key's gsub, or s:find with unicode_strings), and
+// bad UTF-8 under unicode_strings at the utf8.codes loop.
+func TestJSONErrorsAtCCsLines(t *testing.T) {
+	L := lua.NewState(lua.Options{CallStackSize: 1000}) // a short stack: the lines are the same at any depth
+	t.Cleanup(L.Close)
+	Install(L)
+	cases := []struct{ name, code, want string }{
+		{"reader, arrays", `textutils.unserializeJSON(string.rep("[", 2000))`, "548"},
+		{"reader, objects", `textutils.unserializeJSON(string.rep('{"a":', 2000))`, "548"},
+		{"reader, objects in arrays", `textutils.unserializeJSON(string.rep('[{"":', 2000))`, "548"},
+		{"reader, NBT", `textutils.unserializeJSON(string.rep("{a:", 2000), {nbt_style = true})`, "548"},
+		{"writer, arrays", `local t = {} for _ = 1, 2000 do t = {t} end textutils.serializeJSON(t)`, "456"},
+		{"writer, objects", `local t = {} for _ = 1, 2000 do t = {x = t} end textutils.serializeJSON(t)`, "450"},
+		{"writer, objects with unicode_strings", `local t = {} for _ = 1, 2000 do t = {x = t} end textutils.serializeJSON(t, {unicode_strings = true})`, "432"},
+		{"writer, NBT objects", `local t = {} for _ = 1, 2000 do t = {x = t} end textutils.serializeJSON(t, {nbt_style = true})`, "456"},
+		{"writer, NBT objects, the old boolean", `local t = {} for _ = 1, 2000 do t = {x = t} end textutils.serializeJSON(t, true)`, "456"},
+		{"writer, arrays with a key", `local t = {} for _ = 1, 2000 do t = {t, x = 1} end textutils.serializeJSON(t)`, "450"},
+		{"writer, objects with an array entry", `local t = {} for _ = 1, 2000 do t = {1, x = t} end textutils.serializeJSON(t)`, "450"},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, "/rom/apis/textutils.lua:"+tc.want+": stack overflow", runError(t, L, tc.code), tc.name)
+	}
+	assert.Equal(t, "/rom/apis/textutils.lua:434: invalid UTF-8 code",
+		runError(t, L, `textutils.serializeJSON({["\200"] = 1}, {unicode_strings = true})`))
 }

@@ -2,6 +2,7 @@ package textutils
 
 import (
 	"math"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -32,6 +33,27 @@ const (
 	errTooDeep   = "stack overflow"
 )
 
+// ccTextutilsChunk is the chunk CC's textutils runs as: the ROM's rom/apis/textutils.lua,
+// which the bios loads as "@/rom/apis/textutils.lua".
+const ccTextutilsChunk = "/rom/apis/textutils.lua"
+
+// The lines of CC 1.113.1's textutils.lua where an error the VM or another library raises
+// inside it is placed (Cobalt places it at the Lua code that made the failing call; read by
+// running CC's textutils.lua on Cobalt 0.9.3). A player sees the line, so fakecraft's Go
+// textutils raises these errors with it, though it has no such file.
+const (
+	lineJSONOverflow           = 456 // serializeJSON: type(t), the first call of a table's level
+	lineJSONKeyOverflow        = 450 // serializeJSON: a string key's gsub, deeper than the table's own calls
+	lineJSONUnicodeKeyOverflow = 432 // the same with unicode_strings: the key's s:find comes first
+	lineJSONInvalidUTF8        = 434 // serializeJSON with unicode_strings: utf8.codes of a string that is not UTF-8
+	lineUnserializeOverflow    = 548 // unserializeJSON: skip's find, the deepest call of each level
+)
+
+// atCCLine is msg placed at a line of CC's textutils.lua.
+func atCCLine(line int, msg string) string {
+	return ccTextutilsChunk + ":" + strconv.Itoa(line) + ": " + msg
+}
+
 // luaKeywords are the reserved words that cannot be written as bare keys.
 var luaKeywords = map[string]bool{
 	"and": true, "break": true, "do": true, "else": true, "elseif": true, "end": true,
@@ -55,11 +77,12 @@ type tracker struct {
 	seen         map[*lua.LTable]tableState
 	allowRepeats bool
 	depth        int
-	maxDepth     int // past it: stack overflow
+	maxDepth     int    // past it: stack overflow
+	overflow     string // the stack overflow's message, placed where CC's is
 }
 
-func newTracker(L *lua.LState, allowRepeats bool, maxDepth int) *tracker {
-	return &tracker{L: L, seen: map[*lua.LTable]tableState{}, allowRepeats: allowRepeats, maxDepth: maxDepth}
+func newTracker(L *lua.LState, allowRepeats bool, maxDepth int, overflow string) *tracker {
+	return &tracker{L: L, seen: map[*lua.LTable]tableState{}, allowRepeats: allowRepeats, maxDepth: maxDepth, overflow: overflow}
 }
 
 func (tr *tracker) enter(t *lua.LTable) {
@@ -71,7 +94,7 @@ func (tr *tracker) enter(t *lua.LTable) {
 	}
 	tr.depth++
 	if tr.depth > tr.maxDepth {
-		luakit.RaiseBare(tr.L, errTooDeep)
+		luakit.RaiseBare(tr.L, tr.overflow)
 	}
 	tr.seen[t] = stateInProgress
 }
@@ -101,7 +124,7 @@ func (a *api) serialize(L *lua.LState) int {
 	}
 	s := &serializer{
 		compact: optBool(L, opts, "compact", false),
-		tr:      newTracker(L, optBool(L, opts, "allow_repetitions", false), maxNesting),
+		tr:      newTracker(L, optBool(L, opts, "allow_repetitions", false), maxNesting, errTooDeep),
 	}
 	s.value(v, "")
 	L.Push(lua.LString(s.b.String()))
