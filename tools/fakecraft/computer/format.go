@@ -251,11 +251,15 @@ func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, 
 			if math.IsNaN(n) || math.IsInf(n, 0) {
 				out.WriteString(fmt.Sprintf("%"+strings.TrimRight(spec, ".0123456789")+"s", ccformat.FormatNumber(n)))
 			} else {
+				if (verb == 'g' || verb == 'G') && !strings.Contains(spec, ".") {
+					// C's (and Cobalt's) %g has six significant digits unless told; Go's
+					// would write as many as the number needs (1234567 as 1.234567e+06).
+					spec += ".6"
+				}
 				out.WriteString(fmt.Sprintf("%"+spec+string(verb), n))
 			}
 		case 'a', 'A':
-			n := float64(L.CheckNumber(at))
-			out.WriteString(strconv.FormatFloat(n, 'x', -1, 64))
+			out.WriteString(hexFloat(float64(L.CheckNumber(at)), spec, verb == 'A'))
 		case 'q':
 			out.WriteString(quoteLiteral(L, at, arg))
 		case 's':
@@ -321,6 +325,51 @@ func padBytes(s, spec string) string {
 		return strings.Repeat(" ", pad) + s
 	}
 	return s
+}
+
+// hexFloat is n as %a (upper: %A) writes it in C and Cobalt: the exponent without leading
+// zeros (0x1p+0, where Go writes 0x1p+00), the spec's precision as the hex digits after the
+// point, its flags (+, space, # for a point always, 0 for zeros after the 0x) and width.
+func hexFloat(n float64, spec string, upper bool) string {
+	flagText := spec[:len(spec)-len(strings.TrimLeft(spec, "-+ #0"))]
+	widthText, precisionText, hasPrecision := strings.Cut(spec[len(flagText):], ".")
+	precision := -1
+	if hasPrecision {
+		precision, _ = strconv.Atoi(precisionText) // "" (a bare '.') is 0
+	}
+	text := strconv.FormatFloat(n, 'x', precision, 64)
+	sign := ""
+	if strings.HasPrefix(text, "-") {
+		sign, text = "-", text[1:]
+	} else if strings.Contains(flagText, "+") {
+		sign = "+"
+	} else if strings.Contains(flagText, " ") {
+		sign = " "
+	}
+	mantissa, exponent, _ := strings.Cut(strings.TrimPrefix(text, "0x"), "p")
+	if strings.Contains(flagText, "#") && !strings.Contains(mantissa, ".") {
+		mantissa += "."
+	}
+	digits := strings.TrimLeft(exponent[1:], "0")
+	if digits == "" {
+		digits = "0"
+	}
+	body := mantissa + "p" + exponent[:1] + digits
+	width, _ := strconv.Atoi(widthText)
+	pad := width - len(sign) - 2 - len(body)
+	switch {
+	case pad > 0 && strings.Contains(flagText, "-"):
+		body += strings.Repeat(" ", pad)
+	case pad > 0 && strings.Contains(flagText, "0"):
+		body = strings.Repeat("0", pad) + body
+	case pad > 0:
+		sign = strings.Repeat(" ", pad) + sign
+	}
+	text = sign + "0x" + body
+	if upper {
+		text = strings.ToUpper(text)
+	}
+	return text
 }
 
 // formatInteger is argument arg (at stack index at) of an integer conversion (%d, %i, %u,

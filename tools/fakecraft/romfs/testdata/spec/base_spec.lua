@@ -738,6 +738,20 @@ describe("string.format", function()
     expect(string.format("%s|%5s", nil)):eq("nil|  nil");
   end);
 
+  -- Read from Cobalt 0.9.3, CC 1.113.1's, built from its source.
+  it("writes %g with six significant digits unless told, as C and Cobalt do", function()
+    expect(string.format("%g|%G|%g|%g", 1234567, 1234567, 1 / 3, 999999.5)):eq("1.23457e+06|1.23457E+06|0.333333|1e+06");
+    expect(string.format("%g|%g|%g|%.10g", 100, 1e-5, 0.0001234567, 1234567)):eq("100|1e-05|0.000123457|1234567");
+    expect(string.format("[%-12g][%012g][%#g][%+g]", 1 / 3, 1234567, 999999.5, 2.5)):eq("[0.333333    ][01.23457e+06][1.00000e+06][+2.5]");
+  end);
+
+  it("writes %a and %A as Cobalt does", function()
+    expect(string.format("%a|%a|%a|%a|%A", 1, 0.5, -1, 255.5, 0.1)):eq("0x1p+0|0x1p-1|-0x1p+0|0x1.ffp+7|0X1.999999999999AP-4");
+    expect(string.format("%a|%a", 1e300, 0)):eq("0x1.7e43c8800759cp+996|0x0p+0");
+    expect(string.format("[%+a][% a][%-10a][%10a][%010a][%#a][%.1a][%.3a]", 1, 1, 1, -1, 1, 1, 1.03, 1))
+      :eq("[+0x1p+0][ 0x1p+0][0x1p+0    ][   -0x1p+0][0x00001p+0][0x1.p+0][0x1.0p+0][0x1.000p+0]");
+  end);
+
   it("names an unknown conversion as Cobalt does", function()
     expect.error(string.format, "%y", 1):eq("invalid conversion '%y' to 'format'");
     expect.error(string.format, "%-5y", 1):eq("invalid conversion '%-5y' to 'format'");
