@@ -89,7 +89,7 @@ func TestSerializeJSONErrors(t *testing.T) {
 		{"repeated in the array of an object", `local t = {} textutils.serializeJSON({a = t, [1] = t})`, "Cannot serialize table with repeated entries"},
 		{"recursive in the array of an object", `local t = {a = 1} t[1] = t textutils.serializeJSON(t)`, "Cannot serialize table with recursive entries"},
 		{"thread", `textutils.serializeJSON({a = coroutine.create(print)})`, "Cannot serialize type thread"},
-		{"invalid utf-8 with unicode_strings", `textutils.serializeJSON("\255", {unicode_strings = true})`, "/rom/apis/textutils.lua:434: invalid UTF-8 code"},
+		{"invalid utf-8 with unicode_strings", `textutils.serializeJSON("\255", {unicode_strings = true})`, "...rom/apis/textutils.lua:434: invalid UTF-8 code"},
 		{"sparse array too long", `textutils.serializeJSON({[1e15] = 1})`, jsonArrayTooLong},
 		{"nil argument (called directly)", `local _, e = pcall(textutils.serializeJSON) error(e, 0)`, "bad argument #1 (table, string, number or boolean expected, got nil)"},
 		{"function argument, named call", `textutils.serializeJSON(print)`, "test:1: bad argument #1 to 'serializeJSON' (table, string, number or boolean expected, got function)"},
@@ -262,7 +262,7 @@ func TestUnserializeJSONArgumentErrors(t *testing.T) {
 		{"parse_null", `textutils.unserializeJSON("1", {parse_null = 1})`, "test:1: bad field 'parse_null' (boolean expected, got number)"},
 		{"parse_empty_array", `textutils.unserializeJSON("1", {parse_empty_array = "no"})`, "test:1: bad field 'parse_empty_array' (boolean expected, got string)"},
 		{"nbt_style", `textutils.unserializeJSON("1", {nbt_style = {}})`, "test:1: bad field 'nbt_style' (boolean expected, got table)"},
-		{"too deep", `textutils.unserializeJSON(string.rep("[", 5000))`, "/rom/apis/textutils.lua:548: stack overflow"},
+		{"too deep", `textutils.unserializeJSON(string.rep("[", 5000))`, "...rom/apis/textutils.lua:548: stack overflow"},
 		// CC's reader stops with a Lua error on an NBT key that is no identifier.
 		{"nbt key", `textutils.unserializeJSON("{1:2}", {nbt_style = true})`, errNBTKey},
 		{"nbt single-quoted key", `textutils.unserializeJSON("{'a':1}", {nbt_style = true})`, errNBTKey},
@@ -303,7 +303,7 @@ func FuzzUnserializeJSON(f *testing.F) {
 		if err != nil {
 			var apiErr *lua.ApiError
 			require.ErrorAs(t, err, &apiErr)
-			require.Contains(t, []string{"/rom/apis/textutils.lua:548: stack overflow", errNBTKey}, apiErr.Object.String(), "input %q", in)
+			require.Contains(t, []string{"...rom/apis/textutils.lua:548: stack overflow", errNBTKey}, apiErr.Object.String(), "input %q", in)
 		}
 	})
 }
@@ -326,7 +326,7 @@ func TestUnicodeStringsDecoding(t *testing.T) {
 	L := newState(t)
 	for _, bad := range []string{"\xC3", "\xC0\x80", "\xF4\x90\x80\x80", "a\x80"} {
 		L.SetGlobal("input", lua.LString(bad))
-		assert.Equal(t, "/rom/apis/textutils.lua:434: invalid UTF-8 code",
+		assert.Equal(t, "...rom/apis/textutils.lua:434: invalid UTF-8 code",
 			runError(t, L, `textutils.serializeJSON(input, {unicode_strings = true})`), "input %q", bad)
 	}
 }
@@ -346,9 +346,9 @@ local depth = 0
 while type(t) == "table" and t[1] ~= nil do t, depth = t[1], depth + 1 end
 return depth, #textutils.serializeJSON(textutils.unserializeJSON(deep, { parse_empty_array = false }))`)
 	assert.Equal(t, []lua.LValue{lua.LNumber(19999), lua.LNumber(40000)}, out)
-	assert.Equal(t, "/rom/apis/textutils.lua:548: stack overflow",
+	assert.Equal(t, "...rom/apis/textutils.lua:548: stack overflow",
 		runError(t, L, `textutils.unserializeJSON(string.rep("[", 40000) .. string.rep("]", 40000))`))
-	assert.Equal(t, "/rom/apis/textutils.lua:456: stack overflow",
+	assert.Equal(t, "...rom/apis/textutils.lua:456: stack overflow",
 		runError(t, L, `local t = {} for _ = 1, 40000 do t = { t } end textutils.serializeJSON(t)`))
 }
 
@@ -376,8 +376,8 @@ func TestJSONErrorsAtCCsLines(t *testing.T) {
 		{"writer, objects with an array entry", `local t = {} for _ = 1, 2000 do t = {1, x = t} end textutils.serializeJSON(t)`, "450"},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, "/rom/apis/textutils.lua:"+tc.want+": stack overflow", runError(t, L, tc.code), tc.name)
+		assert.Equal(t, "...rom/apis/textutils.lua:"+tc.want+": stack overflow", runError(t, L, tc.code), tc.name)
 	}
-	assert.Equal(t, "/rom/apis/textutils.lua:434: invalid UTF-8 code",
+	assert.Equal(t, "...rom/apis/textutils.lua:434: invalid UTF-8 code",
 		runError(t, L, `textutils.serializeJSON({["\200"] = 1}, {unicode_strings = true})`))
 }

@@ -33,9 +33,10 @@ const (
 	errTooDeep   = "stack overflow"
 )
 
-// ccTextutilsChunk is the chunk CC's textutils runs as: the ROM's rom/apis/textutils.lua,
-// which the bios loads as "@/rom/apis/textutils.lua".
-const ccTextutilsChunk = "/rom/apis/textutils.lua"
+// ccTextutilsChunk is the chunk CC's textutils runs as, as its errors show it: the bios
+// loads the ROM's rom/apis/textutils.lua as "@/rom/apis/textutils.lua", and Cobalt's
+// short_src (LoadState.getShortName) keeps only the last 22 bytes of a longer path.
+const ccTextutilsChunk = "...rom/apis/textutils.lua"
 
 // The lines of CC 1.113.1's textutils.lua where an error the VM or another library raises
 // inside it is placed (Cobalt places it at the Lua code that made the failing call; read by
