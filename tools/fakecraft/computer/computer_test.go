@@ -674,7 +674,7 @@ func TestErrorLevels(t *testing.T) {
 local function inner() error("x", 2) end
 local function outer() inner() end
 local _, e1 = pcall(outer)
-assert(e1 == "/rom/programs/shell.lua:3: x", e1)
+assert(e1 == "...rom/programs/shell.lua:3: x", e1) -- Cobalt keeps the last 22 bytes of a longer path
 local function f() error("y", 3) end
 local function g() f() end
 local _, e2 = pcall(g)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -179,17 +180,44 @@ func (r *runner) selected(file string) bool {
 }
 
 // fileOf is the spec file of a test: from its definition ("/test-rom/spec/x_spec.lua:12"),
-// or its name when mcfly could not load the file (the name is then the file).
-func fileOf(name string, def lua.LValue) string {
-	if s, ok := def.(lua.LString); ok {
-		d := string(s)
-		if i := strings.LastIndexByte(d, ':'); i >= 0 {
-			d = d[:i]
-		}
-		d = strings.TrimPrefix(d, "/")
-		return strings.TrimPrefix(d, strings.TrimPrefix(specPrefix, "/"))
+// or its name when mcfly could not load the file (the name is then the file). mcfly writes
+// the definition from debug's short_src, which Cobalt (and fakecraft) cut to "..." and the
+// last 22 bytes of a longer path (".../apis/http_spec.lua:12"): such a one is the file of
+// files (the test-rom's, relative to it) whose path ends so.
+func fileOf(name string, def lua.LValue, files []string) string {
+	s, ok := def.(lua.LString)
+	if !ok {
+		return name
 	}
-	return name
+	d := string(s)
+	if i := strings.LastIndexByte(d, ':'); i >= 0 {
+		d = d[:i]
+	}
+	if tail, cut := strings.CutPrefix(d, "..."); cut {
+		for _, f := range files {
+			if strings.HasSuffix("/test-rom/"+f, tail) {
+				d = "/test-rom/" + f
+				break
+			}
+		}
+	}
+	d = strings.TrimPrefix(d, "/")
+	return strings.TrimPrefix(d, strings.TrimPrefix(specPrefix, "/"))
+}
+
+// luaFiles are the .lua files under dir, relative to it, slash-separated and sorted.
+func luaFiles(dir string) []string {
+	var files []string
+	_ = filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(path, ".lua") {
+			if rel, err := filepath.Rel(dir, path); err == nil {
+				files = append(files, filepath.ToSlash(rel))
+			}
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
 }
 
 // attributeHelperTests gives each test defined by a helper (its definition is not a spec
@@ -260,6 +288,7 @@ func (r *runner) boot(parent context.Context) (progressed, finished bool, err er
 		}
 		h.QueueEvent("cct_test_run")
 	}
+	romFiles := luaFiles(r.opts.TestROM)
 	install := func(L *lua.LState, h *computer.Env) error {
 		api := L.NewTable()
 		api.RawSetString("start", L.NewFunction(func(L *lua.LState) int {
@@ -273,7 +302,7 @@ func (r *runner) boot(parent context.Context) (progressed, finished bool, err er
 						return
 					}
 					idx, _ := info.RawGetString("idx").(lua.LNumber)
-					all = append(all, test{key: string(name), idx: int(idx), file: fileOf(string(name), info.RawGetString("definition"))})
+					all = append(all, test{key: string(name), idx: int(idx), file: fileOf(string(name), info.RawGetString("definition"), romFiles)})
 				})
 				sort.Slice(all, func(i, j int) bool { return all[i].idx < all[j].idx })
 				attributeHelperTests(all)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
 	"go.uber.org/goleak"
 )
 
@@ -73,4 +74,21 @@ cct_test.finish();
 	require.NoError(t, err)
 	require.Len(t, rep.Results, 1)
 	assert.Equal(t, StatusOK, rep.Results[0].Status, rep.Results[0].Message)
+}
+
+// TestFileOfACutDefinition: mcfly writes a test's definition from debug's short_src, which
+// cuts a path of more than 22 bytes to "..." and its last 22, as Cobalt's does; the runner
+// finds the test-rom file that ends so.
+func TestFileOfACutDefinition(t *testing.T) {
+	files := []string{"mcfly.lua", "spec/apis/http_spec.lua", "spec/programs/http/wget_spec.lua", "spec/programs/gps_spec.lua"}
+	for def, want := range map[string]string{
+		"/test-rom/spec/base_spec.lua:3": "base_spec.lua",
+		".../apis/http_spec.lua:12":      "apis/http_spec.lua",
+		"...ams/http/wget_spec.lua:40":   "programs/http/wget_spec.lua",
+		".../programs/gps_spec.lua:5":    "programs/gps_spec.lua",
+		"...t-rom/spec/nowhere_x.lua:1":  "...t-rom/spec/nowhere_x.lua",
+	} {
+		assert.Equal(t, want, fileOf("a test", lua.LString(def), files), def)
+	}
+	assert.Equal(t, "spec/broken_spec.lua", fileOf("spec/broken_spec.lua", lua.LNil, files))
 }

@@ -110,7 +110,7 @@ func compileNamed(src, chunkName string) (Chunk, error) {
 	if err != nil {
 		return c, err
 	}
-	if !strings.HasPrefix(chunkName, "@") {
+	if "@"+c.Proto.SourceName != chunkName {
 		rememberName(c.Proto, chunkName)
 	}
 	if shared {

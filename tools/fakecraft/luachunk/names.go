@@ -15,28 +15,47 @@ import (
 // gets the display name; the chunk name, which debug.getinfo reports as `source`, is kept
 // here beside the prototype.
 
-// displayRoom is the room C Lua's luaO_chunkid leaves for source text inside
-// [string "..."] (LUA_IDSIZE 60, less the brackets, quotes, "..." and the terminator).
-const displayRoom = 45
+// Cobalt 0.9.3's LoadState.getShortName (CC 1.113.1's Lua; read from its source and run)
+// writes a chunk's short_src into 30 bytes, where C Lua's luaO_chunkid has 60.
+const (
+	displayNameRoom = 29 // "=name": its first 29 bytes
+	displayFileRoom = 22 // "@path": a longer path is "..." and its last 22 bytes
+	displayTextRoom = 13 // source text: [string "..."] holds 13 bytes of its first line
+)
 
-// DisplayName is Lua's short_src of a chunk name: "@path" and "=name" lose their marker;
-// source text becomes [string "first line"], with "..." when it was cut.
+// DisplayName is Cobalt's short_src of a chunk name, as error positions and debug's
+// short_src show it: "=name" loses its marker (cut to 29 bytes); "@path" too, a path of more
+// than 22 bytes becoming "..." and its last 22 (".../libsandboxscreen.lua" for
+// "@/apis/libsandboxscreen.lua"); source text becomes [string "first line"], with "..."
+// when it was cut at a line break or at 13 bytes.
 func DisplayName(chunkName string) string {
-	if strings.HasPrefix(chunkName, "@") || strings.HasPrefix(chunkName, "=") {
+	switch {
+	case chunkName == "":
+		return `[string ""]`
+	case strings.HasPrefix(chunkName, "="):
+		return chunkName[1:min(len(chunkName), displayNameRoom+1)]
+	case strings.HasPrefix(chunkName, "@"):
+		if path := chunkName[1:]; len(path) > displayFileRoom {
+			return "..." + chunkName[len(chunkName)-displayFileRoom:]
+		}
 		return chunkName[1:]
 	}
-	line, _, cut := strings.Cut(chunkName, "\n")
-	if cut || len(line) >= displayRoom {
-		if len(line) > displayRoom {
-			line = line[:displayRoom]
-		}
+	line := chunkName
+	cut := false
+	if i := strings.IndexAny(line, "\r\n"); i >= 0 {
+		line, cut = line[:i], true
+	}
+	if len(line) > displayTextRoom {
+		line, cut = line[:displayTextRoom], true
+	}
+	if cut {
 		line += "..."
 	}
 	return `[string "` + line + `"]`
 }
 
 // chunkNames maps prototypes of chunks whose name is not "@" plus the display name to that
-// name. Entries go when their prototype is collected.
+// name (source text, "=name", a long path). Entries go when their prototype is collected.
 var chunkNames sync.Map // weak.Pointer[lua.FunctionProto] -> string
 
 // rememberName records chunkName for p and the functions defined inside it.

@@ -9,16 +9,25 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
+// TestDisplayName: Cobalt 0.9.3's short_src (LoadState.getShortName), each case run on it
+// as load's chunk name: 30 bytes, where C Lua has 60.
 func TestDisplayName(t *testing.T) {
 	long := strings.Repeat("x", 50)
 	tests := []struct{ name, want string }{
 		{"@/rom/startup.lua", "/rom/startup.lua"},
-		{"=stdin", "stdin"},
+		{"@abcdefghijklmnopqrstuv", "abcdefghijklmnopqrstuv"},        // 22 bytes: whole
+		{"@abcdefghijklmnopqrstuvw", "...bcdefghijklmnopqrstuvw"},    // 23: "..." and the last 22
+		{"@/apis/libsandboxscreen.lua", "...s/libsandboxscreen.lua"}, // a TrapOS API's errors
+		{"@/rom/apis/textutils.lua", "...rom/apis/textutils.lua"},    // a ROM API's
+		{"=stdin", "stdin"}, //
+		{"=averyveryverylongchunknamethatgoeson", "averyveryverylongchunknametha"}, // 29 bytes
 		{"name", `[string "name"]`},
+		{"", `[string ""]`},
 		{"return 1\nreturn 2", `[string "return 1..."]`},
-		{long, `[string "` + long[:45] + `..."]`},
-		{long[:44], `[string "` + long[:44] + `"]`},
-		{long[:45], `[string "` + long[:45] + `..."]`}, // C Lua cuts at the room, not past it
+		{"a\rb", `[string "a..."]`},
+		{"local x <const> = 1", `[string "local x <cons..."]`},
+		{long[:13], `[string "` + long[:13] + `"]`},
+		{long[:14], `[string "` + long[:13] + `..."]`},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, DisplayName(tt.name), tt.name)
@@ -30,7 +39,7 @@ func TestDisplayName(t *testing.T) {
 func TestSourceIsTheChunkName(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
-	for _, name := range []string{"name", "=name", "@/x.lua", "local f = 1"} {
+	for _, name := range []string{"name", "=name", "@/x.lua", "local f = 1", "@/a/path/longer/than/22/bytes.lua"} {
 		fn, err := Load(L, "return function() error('x') end", name, L.G.Global)
 		require.NoError(t, err)
 		assert.Equal(t, name, Source(fn.Proto))

@@ -8,6 +8,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
+	"fakecraft/luachunk"
 	"fakecraft/luakit"
 )
 
@@ -34,9 +35,9 @@ const (
 )
 
 // ccTextutilsChunk is the chunk CC's textutils runs as, as its errors show it: the bios
-// loads the ROM's rom/apis/textutils.lua as "@/rom/apis/textutils.lua", and Cobalt's
-// short_src (LoadState.getShortName) keeps only the last 22 bytes of a longer path.
-const ccTextutilsChunk = "...rom/apis/textutils.lua"
+// loads the ROM's rom/apis/textutils.lua as "@/rom/apis/textutils.lua", whose short_src is
+// "...rom/apis/textutils.lua".
+var ccTextutilsChunk = luachunk.DisplayName("@/rom/apis/textutils.lua")
 
 // The lines of CC 1.113.1's textutils.lua where an error the VM or another library raises
 // inside it is placed (Cobalt places it at the Lua code that made the failing call; read by

@@ -45,7 +45,8 @@ describe("the bios's settings", function()
     local ok = os.run(env, path);
     settings.unset("bios.strict_globals");
     expect(ok):eq(false);
-    expect(errors):same({ "/bios_settings_strict.lua:3: Attempt to create global counter" });
+    -- Cobalt shows a path of more than 22 bytes as "..." and its last 22.
+    expect(errors):same({ "...os_settings_strict.lua:3: Attempt to create global counter" });
     expect(rawget(env, "_ENV")):eq(env);
     expect(_G.BIOS_SPEC_RESULT):eq("G");
 
@@ -54,7 +55,8 @@ describe("the bios's settings", function()
     fs.delete(path);
     _G.BIOS_SPEC_RESULT = nil;
     expect(ok):eq(true);
-    expect(errors):same({ "/bios_settings_strict.lua:3: Attempt to create global counter" });
+    -- Cobalt shows a path of more than 22 bytes as "..." and its last 22.
+    expect(errors):same({ "...os_settings_strict.lua:3: Attempt to create global counter" });
     expect(env.counter):eq(1);
     expect(rawget(env, "_ENV")):eq(nil);
   end);

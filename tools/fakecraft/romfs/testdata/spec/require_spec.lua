@@ -99,7 +99,7 @@ describe("cc.require", function()
     expect(err):eq(table.concat({
       "module 'fixtures.mods.broken' not found:",
       "no field package.preload['fixtures.mods.broken']",
-      "/" .. fs.combine(HERE, "fixtures/mods/broken.lua") .. ":3: unexpected symbol near <eof>",
+      "...xtures/mods/broken.lua:3: unexpected symbol near <eof>", -- a long path as Cobalt shows it
     }, "\n  "));
   end);
 

@@ -63,7 +63,8 @@ describe("shell", function()
         return shell.run(fixture("prog_error.lua"));
       end);
       expect(ok):eq(false);
-      expect(lines):same({ fixture("prog_error.lua") .. ":2: it broke" });
+      -- Cobalt shows a path of more than 22 bytes as "..." and its last 22.
+      expect(lines):same({ "...ixtures/prog_error.lua:2: it broke" });
     end);
 
     it("prints Terminated bare", function()
@@ -110,7 +111,7 @@ describe("shell", function()
       end);
       term.redirect(previous);
       expect({ ok, result }):same({ true, false });
-      expect(lines):same({ fixture("prog_index.lua") .. ":3: attempt to index field 'sensor' (a nil value)" });
+      expect(lines):same({ "...ixtures/prog_index.lua:3: attempt to index field 'sensor' (a nil value)" });
       local rows = {};
       for y = 1, 3 do rows[y] = (win.getLine(y):gsub(" +$", "")); end
       expect(rows):same({ "\149Line 3", "\149print(door.sensor.state);", "\149" .. (" "):rep(17) .. "\131" });
@@ -166,7 +167,7 @@ describe("shell", function()
         "if not ok then error(setmetatable({ message = err, thread = co }, { __name = \"exception\" })) end",
       }, "\n"), 3);
       expect(result):eq(false);
-      expect(lines):same({ path .. ":3: attempt to index local 't' (a nil value)" });
+      expect(lines):same({ "...ell_spec_exception.lua:3: attempt to index local 't' (a nil value)" });
       expect(rows):same({ "\149Line 3", "\149  return t.x", "\149          \131" });
     end);
 
