@@ -277,13 +277,15 @@ func fromNanos(n int64) time.Time {
 }
 
 // CreateAccount implements Store.
-func (s *SQLite) CreateAccount(ctx context.Context, a Account) error {
+func (s *SQLite) CreateAccount(ctx context.Context, a Account) (err error) {
+	defer s.named(&err)
 	return createAccount(ctx, s.db, a)
 }
 
 // CreateAccountWithToken adds a and its first token t in one transaction: a failure (a full
 // disk) leaves neither.
-func (s *SQLite) CreateAccountWithToken(ctx context.Context, a Account, t Token) error {
+func (s *SQLite) CreateAccountWithToken(ctx context.Context, a Account, t Token) (err error) {
+	defer s.named(&err)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("add account %q: %w", a.ID, err)
@@ -323,11 +325,12 @@ func createAccount(ctx context.Context, db interface {
 }
 
 // Account implements Store.
-func (s *SQLite) Account(ctx context.Context, id string) (Account, error) {
+func (s *SQLite) Account(ctx context.Context, id string) (_ Account, err error) {
+	defer s.named(&err)
 	var a Account
 	var role string
 	var created int64
-	err := s.db.QueryRowContext(ctx, "SELECT id, role, created, created_by FROM accounts WHERE id = ?", id).Scan(&a.ID, &role, &created, &a.CreatedBy)
+	err = s.db.QueryRowContext(ctx, "SELECT id, role, created, created_by FROM accounts WHERE id = ?", id).Scan(&a.ID, &role, &created, &a.CreatedBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Account{}, notFound("account", id)
 	}
@@ -339,7 +342,8 @@ func (s *SQLite) Account(ctx context.Context, id string) (Account, error) {
 }
 
 // Accounts implements Store.
-func (s *SQLite) Accounts(ctx context.Context) ([]Account, error) {
+func (s *SQLite) Accounts(ctx context.Context) (_ []Account, err error) {
+	defer s.named(&err)
 	rows, err := s.db.QueryContext(ctx, "SELECT id, role, created, created_by FROM accounts ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
@@ -386,7 +390,8 @@ func tokenArgs(t Token) []any {
 }
 
 // CreateToken implements Store.
-func (s *SQLite) CreateToken(ctx context.Context, t Token) error {
+func (s *SQLite) CreateToken(ctx context.Context, t Token) (err error) {
+	defer s.named(&err)
 	return s.insertOwned(ctx, "token", t.Selector, t.AccountID, insertToken, tokenArgs(t)...)
 }
 
@@ -404,7 +409,8 @@ func scanToken(row interface{ Scan(...any) error }) (Token, error) {
 }
 
 // Token implements Store.
-func (s *SQLite) Token(ctx context.Context, selector string) (Token, error) {
+func (s *SQLite) Token(ctx context.Context, selector string) (_ Token, err error) {
+	defer s.named(&err)
 	t, err := scanToken(s.db.QueryRowContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE selector = ?", selector))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Token{}, notFound("token", selector)
@@ -416,7 +422,8 @@ func (s *SQLite) Token(ctx context.Context, selector string) (Token, error) {
 }
 
 // Tokens implements Store.
-func (s *SQLite) Tokens(ctx context.Context, accountID string) ([]Token, error) {
+func (s *SQLite) Tokens(ctx context.Context, accountID string) (_ []Token, err error) {
+	defer s.named(&err)
 	rows, err := s.db.QueryContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE ? = '' OR account_id = ? ORDER BY created, selector", accountID, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
@@ -434,7 +441,8 @@ func (s *SQLite) Tokens(ctx context.Context, accountID string) ([]Token, error) 
 }
 
 // RevokeToken implements Store.
-func (s *SQLite) RevokeToken(ctx context.Context, selector string, at time.Time) (Token, error) {
+func (s *SQLite) RevokeToken(ctx context.Context, selector string, at time.Time) (_ Token, err error) {
+	defer s.named(&err)
 	if _, err := s.db.ExecContext(ctx, "UPDATE tokens SET revoked_at = ? WHERE selector = ? AND revoked_at = 0", nanos(at), selector); err != nil {
 		return Token{}, fmt.Errorf("revoke token %q: %w", selector, err)
 	}
@@ -442,7 +450,8 @@ func (s *SQLite) RevokeToken(ctx context.Context, selector string, at time.Time)
 }
 
 // CreateCredential implements Store.
-func (s *SQLite) CreateCredential(ctx context.Context, c Credential) error {
+func (s *SQLite) CreateCredential(ctx context.Context, c Credential) (err error) {
+	defer s.named(&err)
 	return s.insertOwned(ctx, "credential", c.Selector, c.AccountID,
 		`INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id, account_created)
 		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
@@ -464,7 +473,8 @@ func scanCredential(row interface{ Scan(...any) error }) (Credential, error) {
 }
 
 // Credential implements Store.
-func (s *SQLite) Credential(ctx context.Context, selector string) (Credential, error) {
+func (s *SQLite) Credential(ctx context.Context, selector string) (_ Credential, err error) {
+	defer s.named(&err)
 	c, err := scanCredential(s.db.QueryRowContext(ctx, "SELECT "+credentialColumns+" FROM credentials WHERE selector = ?", selector))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Credential{}, notFound("credential", selector)
@@ -476,7 +486,8 @@ func (s *SQLite) Credential(ctx context.Context, selector string) (Credential, e
 }
 
 // Credentials implements Store.
-func (s *SQLite) Credentials(ctx context.Context, accountID string) ([]Credential, error) {
+func (s *SQLite) Credentials(ctx context.Context, accountID string) (_ []Credential, err error) {
+	defer s.named(&err)
 	rows, err := s.db.QueryContext(ctx, "SELECT "+credentialColumns+" FROM credentials WHERE ? = '' OR account_id = ? ORDER BY created, selector", accountID, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list credentials: %w", err)
@@ -494,7 +505,8 @@ func (s *SQLite) Credentials(ctx context.Context, accountID string) ([]Credentia
 }
 
 // RevokeCredential implements Store.
-func (s *SQLite) RevokeCredential(ctx context.Context, selector string, at time.Time) (Credential, error) {
+func (s *SQLite) RevokeCredential(ctx context.Context, selector string, at time.Time) (_ Credential, err error) {
+	defer s.named(&err)
 	if _, err := s.db.ExecContext(ctx, "UPDATE credentials SET revoked_at = ? WHERE selector = ? AND revoked_at = 0", nanos(at), selector); err != nil {
 		return Credential{}, fmt.Errorf("revoke credential %q: %w", selector, err)
 	}
@@ -502,7 +514,8 @@ func (s *SQLite) RevokeCredential(ctx context.Context, selector string, at time.
 }
 
 // SeeCredential implements Store.
-func (s *SQLite) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error {
+func (s *SQLite) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) (err error) {
+	defer s.named(&err)
 	r, err := s.db.ExecContext(ctx, "UPDATE credentials SET last_seen = ?, last_trapos_id = ?, remote_addr = ? WHERE selector = ?",
 		nanos(at), traposID, remoteAddr, selector)
 	if err != nil {
@@ -515,7 +528,8 @@ func (s *SQLite) SeeCredential(ctx context.Context, selector string, at time.Tim
 }
 
 // SeeToken implements Store.
-func (s *SQLite) SeeToken(ctx context.Context, selector string, at time.Time, remoteAddr string) error {
+func (s *SQLite) SeeToken(ctx context.Context, selector string, at time.Time, remoteAddr string) (err error) {
+	defer s.named(&err)
 	r, err := s.db.ExecContext(ctx, "UPDATE tokens SET last_used = ?, remote_addr = ? WHERE selector = ?", nanos(at), remoteAddr, selector)
 	if err != nil {
 		return fmt.Errorf("record token %q's use: %w", selector, err)
@@ -526,5 +540,57 @@ func (s *SQLite) SeeToken(ctx context.Context, selector string, at time.Time, re
 	return nil
 }
 
-// Close implements Store.
-func (s *SQLite) Close() error { return s.db.Close() }
+// storeFailure is SQLite failing under one of the store's calls after it opened (a full disk,
+// an I/O error), with the store's file: the operator's log (and an account command's
+// terminal) names which file to look at. A caller who is not the operator never reads it: a
+// host API route answers FailedMessage, a computer the gateway's own words.
+type storeFailure struct {
+	path string
+	err  error
+}
+
+func (e *storeFailure) Error() string {
+	msg := "the account store " + e.path + ": " + e.err.Error()
+	if Full(e.err) {
+		dir := filepath.Dir(e.path)
+		msg += ": its disk is full: make room on it (df " + dir + "), then try again"
+	}
+	return msg
+}
+
+func (e *storeFailure) Unwrap() error { return e.err }
+
+// named makes *err, when it is SQLite's own failure, name the store's file (storeFailure).
+// The store's answers (ErrNotFound, ErrExists, a change function's refusal) stay as they are.
+func (s *SQLite) named(err *error) {
+	if *err == nil || errors.As(*err, new(*storeFailure)) || !errors.As(*err, new(*sqlite.Error)) {
+		return
+	}
+	*err = &storeFailure{path: s.path, err: *err}
+}
+
+// ErrWALKept is Close's answer when the store's latest changes could not be written into its
+// file for want of room: they stay in its -wal beside it, which SQLite reads at the next
+// open, so nothing is lost as long as the two stay together.
+var ErrWALKept = errors.New("the account store's latest changes are in its -wal alone")
+
+// Close implements Store. On a full disk SQLite cannot write the -wal into the database file
+// as the last connection closes, and leaves the -wal and -shm beside it: Close says so
+// (ErrWALKept), since a copy or a move of accounts.db alone would lose what they hold.
+func (s *SQLite) Close() error {
+	var busy, frames, written int
+	checkpoint := s.db.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &written)
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	wal := s.path + "-wal"
+	if checkpoint == nil || !Full(checkpoint) {
+		return nil
+	}
+	if info, err := os.Stat(wal); err != nil || info.Size() == 0 {
+		return nil // the close wrote it after all
+	}
+	dir := filepath.Dir(s.path)
+	return fmt.Errorf("%w: its disk is full, so they could not be written into %s as it closed; the next start reads them from %s: keep %s-wal and %s-shm with %s (copy or move the three together, or back up with trap-sandbox accounts backup), and make room on the disk (df %s)",
+		ErrWALKept, s.path, wal, DBFile, DBFile, DBFile, dir)
+}

@@ -55,7 +55,8 @@ func scanLinkCode(row interface{ Scan(...any) error }) (LinkCode, error) {
 }
 
 // CreateLinkCode implements Store.
-func (s *SQLite) CreateLinkCode(ctx context.Context, c LinkCode) error {
+func (s *SQLite) CreateLinkCode(ctx context.Context, c LinkCode) (err error) {
+	defer s.named(&err)
 	r, err := s.db.ExecContext(ctx, "INSERT INTO link_codes ("+linkCodeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
 		c.ID, c.TraposID, c.RemoteAddr, nanos(c.Created), nanos(c.ExpiresAt), string(c.State), c.AccountID, c.ApprovedBy,
 		nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated))
@@ -69,7 +70,8 @@ func (s *SQLite) CreateLinkCode(ctx context.Context, c LinkCode) error {
 }
 
 // LinkCode implements Store.
-func (s *SQLite) LinkCode(ctx context.Context, id string) (LinkCode, error) {
+func (s *SQLite) LinkCode(ctx context.Context, id string) (_ LinkCode, err error) {
+	defer s.named(&err)
 	c, err := scanLinkCode(s.db.QueryRowContext(ctx, "SELECT "+linkCodeColumns+" FROM link_codes WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return LinkCode{}, notFound("link code", id)
@@ -82,7 +84,8 @@ func (s *SQLite) LinkCode(ctx context.Context, id string) (LinkCode, error) {
 
 // UpdateLinkCode implements Store: one write transaction (the write lock is taken at its
 // start), so two updates of one code run one after the other.
-func (s *SQLite) UpdateLinkCode(ctx context.Context, id string, change func(*LinkCode) error) (LinkCode, error) {
+func (s *SQLite) UpdateLinkCode(ctx context.Context, id string, change func(*LinkCode) error) (_ LinkCode, err error) {
+	defer s.named(&err)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return LinkCode{}, fmt.Errorf("update link code: %w", err)
@@ -109,7 +112,8 @@ func (s *SQLite) UpdateLinkCode(ctx context.Context, id string, change func(*Lin
 }
 
 // DeleteLinkCodes implements Store.
-func (s *SQLite) DeleteLinkCodes(ctx context.Context, before time.Time) (int, error) {
+func (s *SQLite) DeleteLinkCodes(ctx context.Context, before time.Time) (_ int, err error) {
+	defer s.named(&err)
 	r, err := s.db.ExecContext(ctx, "DELETE FROM link_codes WHERE expires_at < ?", nanos(before))
 	if err != nil {
 		return 0, fmt.Errorf("delete expired link codes: %w", err)
@@ -132,7 +136,8 @@ func scanEnrollmentKey(row interface{ Scan(...any) error }) (EnrollmentKey, erro
 }
 
 // CreateEnrollmentKey implements Store.
-func (s *SQLite) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error {
+func (s *SQLite) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) (err error) {
+	defer s.named(&err)
 	return s.insertOwned(ctx, "enrollment key", k.Selector, k.AccountID,
 		"INSERT INTO enrollment_keys ("+enrollmentKeyColumns+`)
 		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
@@ -141,7 +146,8 @@ func (s *SQLite) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error
 }
 
 // EnrollmentKey implements Store.
-func (s *SQLite) EnrollmentKey(ctx context.Context, selector string) (EnrollmentKey, error) {
+func (s *SQLite) EnrollmentKey(ctx context.Context, selector string) (_ EnrollmentKey, err error) {
+	defer s.named(&err)
 	k, err := scanEnrollmentKey(s.db.QueryRowContext(ctx, "SELECT "+enrollmentKeyColumns+" FROM enrollment_keys WHERE selector = ?", selector))
 	if errors.Is(err, sql.ErrNoRows) {
 		return EnrollmentKey{}, notFound("enrollment key", selector)
@@ -153,7 +159,8 @@ func (s *SQLite) EnrollmentKey(ctx context.Context, selector string) (Enrollment
 }
 
 // EnrollmentKeys implements Store.
-func (s *SQLite) EnrollmentKeys(ctx context.Context, accountID string) ([]EnrollmentKey, error) {
+func (s *SQLite) EnrollmentKeys(ctx context.Context, accountID string) (_ []EnrollmentKey, err error) {
+	defer s.named(&err)
 	rows, err := s.db.QueryContext(ctx, "SELECT "+enrollmentKeyColumns+" FROM enrollment_keys WHERE ? = '' OR account_id = ? ORDER BY created, selector",
 		accountID, accountID)
 	if err != nil {
@@ -172,7 +179,8 @@ func (s *SQLite) EnrollmentKeys(ctx context.Context, accountID string) ([]Enroll
 }
 
 // UpdateEnrollmentKey implements Store, in one write transaction as UpdateLinkCode.
-func (s *SQLite) UpdateEnrollmentKey(ctx context.Context, selector string, change func(*EnrollmentKey) error) (EnrollmentKey, error) {
+func (s *SQLite) UpdateEnrollmentKey(ctx context.Context, selector string, change func(*EnrollmentKey) error) (_ EnrollmentKey, err error) {
+	defer s.named(&err)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return EnrollmentKey{}, fmt.Errorf("update enrollment key: %w", err)

@@ -29,7 +29,8 @@ const removedKeep = 24 * time.Hour
 // account whole. The transaction takes the database's write lock when it begins
 // (_txlock=immediate), so the count of admins it refuses the last one on is still true when it
 // deletes: of two admins removing each other at once, the second waits and is refused.
-func (s *SQLite) RemoveAccount(ctx context.Context, id string, at time.Time) (Removed, error) {
+func (s *SQLite) RemoveAccount(ctx context.Context, id string, at time.Time) (_ Removed, err error) {
+	defer s.named(&err)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Removed{}, fmt.Errorf("remove account %q: %w", id, err)

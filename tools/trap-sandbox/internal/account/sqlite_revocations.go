@@ -29,18 +29,20 @@ type RevocationFeed struct {
 	// conn is the feed's own connection: PRAGMA data_version counts the commits of every
 	// other connection, so on a connection that only reads it counts them all.
 	conn    *sql.Conn
-	version int64 // data_version at the last look that read the table; -1: none yet
+	store   *SQLite // whose failures name its file
+	version int64   // data_version at the last look that read the table; -1: none yet
 	since   time.Time
 }
 
 // FollowRevocations starts a feed of the credentials revoked from now on (and up to
 // revocationSlack before). Close it when done.
-func (s *SQLite) FollowRevocations(ctx context.Context, now time.Time) (*RevocationFeed, error) {
+func (s *SQLite) FollowRevocations(ctx context.Context, now time.Time) (_ *RevocationFeed, err error) {
+	defer s.named(&err)
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("follow revocations in %s: %w", s.path, err)
+		return nil, fmt.Errorf("follow revocations: %w", err)
 	}
-	return &RevocationFeed{conn: conn, version: -1, since: now.Add(-revocationSlack)}, nil
+	return &RevocationFeed{conn: conn, store: s, version: -1, since: now.Add(-revocationSlack)}, nil
 }
 
 // Next lists the selectors of the credentials revoked (or removed with their account) since
@@ -48,7 +50,8 @@ func (s *SQLite) FollowRevocations(ctx context.Context, now time.Time) (*Revocat
 // time of this one), and some a little before, again: what it lists must be safe to revoke
 // twice. When no other connection committed since the previous call it does not read the
 // table and lists none. After an error the next call looks again from the same time.
-func (f *RevocationFeed) Next(ctx context.Context, now time.Time) ([]string, error) {
+func (f *RevocationFeed) Next(ctx context.Context, now time.Time) (_ []string, err error) {
+	defer f.store.named(&err)
 	var version int64
 	if err := f.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&version); err != nil {
 		return nil, fmt.Errorf("look for revoked credentials: %w", err)

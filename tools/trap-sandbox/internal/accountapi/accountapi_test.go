@@ -3,12 +3,14 @@ package accountapi_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -560,4 +562,29 @@ func TestAFullDiskIsSaidToTheCaller(t *testing.T) {
 		assert.Equal(t, "the gateway could not write its account store: its disk is full; ask the gateway's operator to make room (its log names the store), then try again", err.Error())
 	}
 	assert.Contains(t, f.log.String(), "accounts.db-wal: no space left on device", "the log has the store's own words")
+}
+
+// TestAStoreFailureIsLoggedWithTheStoresFile: the gateway's log of a SQLite store that failed
+// after the start read err="add token: …" alone, while the caller was sent to the log for the
+// store: the operator could not tell which file it was. The log names it; the caller reads
+// no path of the host.
+func TestAStoreFailureIsLoggedWithTheStoresFile(t *testing.T) {
+	dir := t.TempDir()
+	store, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	f := newFixtureOn(t, store)
+	path := filepath.Join(dir, account.DBFile)
+	db, err := sql.Open("sqlite", path) // another process on the file, as an operator's sqlite3 would be
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(t.Context(), "CREATE TRIGGER no_tokens BEFORE INSERT ON tokens BEGIN SELECT RAISE(FAIL, 'disk I/O error'); END")
+	require.NoError(t, err)
+
+	_, err = f.client(f.token["alice"].Secret).AddToken(t.Context(), "", "laptop", 0)
+	var e *accountapi.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusInternalServerError, e.Status)
+	assert.NotContains(t, err.Error(), dir)
+	assert.Contains(t, f.log.String(), `msg="account API: the account store failed" err="the account store `+path+`: add token: constraint failed: disk I/O error (1811)"`)
 }

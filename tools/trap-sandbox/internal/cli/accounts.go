@@ -128,7 +128,11 @@ func (f *StoreFlags) open(ctx context.Context, stderr io.Writer, create bool) (*
 		}
 		upgraded(stderr, s)
 		f.upgradedFrom = s.UpgradedFrom()
-		return accounts, s.Path(), func() { _ = s.Close() }, nil
+		return accounts, s.Path(), func() {
+			if err := s.Close(); errors.Is(err, account.ErrWALKept) {
+				fmt.Fprintf(stderr, "trap-sandbox: %v\n", err)
+			}
+		}, nil
 	}
 	logger := slog.New(slog.DiscardHandler)
 	nc, err := f.NATSFlags.connect(ctx, "trap-sandbox accounts", false, logger)

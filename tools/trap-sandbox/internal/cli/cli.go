@@ -483,7 +483,12 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	switch {
 	case sharedAccounts != nil:
 	case err == nil:
-		defer store.Close() // after Serve
+		defer func() { // after Serve
+			if err := store.Close(); err != nil {
+				// A full disk: what the -wal holds is lost to a copy of accounts.db alone.
+				logger.Warn("accounts: "+err.Error(), "store", store.Path())
+			}
+		}()
 		logger.Info("accounts", "store", store.Path())
 		if store.Created() {
 			// Said at a first start, and at the start that forgot the gateway's data
