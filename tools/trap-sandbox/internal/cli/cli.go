@@ -164,6 +164,16 @@ func ReportUsageError(err error, stderr io.Writer) int {
 		}
 		usage.Stdout = stderr
 		_ = usage.PrintUsage(true)
+		if cmd := usage.Selected(); cmd != nil && cmd.Name != "serve" {
+			// A client command's mistake (tokens add --ttl): its own help has the flag meant,
+			// not the gateway's.
+			lists := "its arguments and flags"
+			if len(cmd.Children) > 0 {
+				lists = "its commands" // computers --urll: the group's, whose default takes --url
+			}
+			fmt.Fprintf(stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox %s --help` lists %s)\n", err, ExitUsage, cmd.Path(), lists)
+			return ExitUsage
+		}
 	}
 	fmt.Fprintf(stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", err, ExitUsage)
 	return ExitUsage

@@ -612,7 +612,30 @@ func TestAUsageErrorIsAllOnStderr(t *testing.T) {
 	assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
 	assert.Empty(t, stdout.String())
 	assert.Contains(t, stderr.String(), "Usage: trap-sandbox cat <traposId> <path> [flags]")
-	assert.Contains(t, stderr.String(), "trap-sandbox: expected \"<path>\"\n(a usage error: exit status 2;")
+	assert.Contains(t, stderr.String(), "trap-sandbox: expected \"<path>\"\n(a usage error: exit status 2; `trap-sandbox cat --help` lists its arguments and flags)\n")
+}
+
+// TestAClientCommandsUsageErrorPointsAtItsHelp: a client command's wrong flag (tokens add
+// --ttl 1h, the flag being --expires) ended with "`trap-sandbox serve --help` the gateway's
+// flags", which sent the operator to a list without the flag meant; it names the command's own.
+func TestAClientCommandsUsageErrorPointsAtItsHelp(t *testing.T) {
+	clearEnv(t)
+	for args, want := range map[string]string{
+		"tokens add bob laptop --ttl 1h":   "trap-sandbox: unknown flag --ttl, did you mean \"--url\"?\n(a usage error: exit status 2; `trap-sandbox tokens add --help` lists its arguments and flags)\n",
+		"computers --urll x":               "trap-sandbox: unknown flag --urll, did you mean \"--url\"?\n(a usage error: exit status 2; `trap-sandbox computers --help` lists its commands)\n",
+		"get 7:kitchen /f out --timeout 0": "trap-sandbox: --timeout: 0 is out of range: give more than 0 and at most 60s\n(a usage error: exit status 2; `trap-sandbox get --help` lists its arguments and flags)\n",
+		"--listen":                         "(a usage error: exit status 2; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n",
+		"serve --max-connections x":        "(a usage error: exit status 2; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n",
+	} {
+		var root CLI
+		var stdout, stderr strings.Builder
+		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+		require.NoError(t, err)
+		_, err = parser.Parse(strings.Fields(args))
+		require.Error(t, err, args)
+		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
+		assert.True(t, strings.HasSuffix(stderr.String(), want), "%s:\n%s", args, stderr.String())
+	}
 }
 
 // TestABadFlagOfTheGatewayShowsTheGatewaysUsage: serve is the default command, so a flag of
