@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
@@ -124,6 +125,11 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			if readOnlyFS(err) { // no user can make it there
 				return nil, fmt.Errorf("make the data directory %s: %w: it would be on a file system mounted read-only, where SQLite cannot keep the store: give a --data-dir on a writable one, or mount it read-write", dir, err)
+			}
+			if pe, ok := errors.AsType[*fs.PathError](err); ok && errors.Is(err, syscall.ENOTDIR) {
+				// A path that runs through a file (a typo, or the store's file given as the
+				// directory): no user can make it, whatever their rights.
+				return nil, fmt.Errorf("make the data directory %s: %w: %s is a file, not a directory: give a --data-dir that is a directory or can be made one", dir, err, pe.Path)
 			}
 			return nil, fmt.Errorf("make the data directory %s: %w: give a directory that this user can make (or make it first, mode 700)", dir, err)
 		}

@@ -144,7 +144,7 @@ func TestSQLiteDataDirMistakes(t *testing.T) {
 	// to do: it said only mkdir's error.
 	_, err = account.OpenSQLite(ctx, filepath.Join(file, "trap-sandbox"))
 	require.Error(t, err)
-	assert.Equal(t, "make the data directory "+filepath.Join(file, "trap-sandbox")+": mkdir "+file+": not a directory: give a directory that this user can make (or make it first, mode 700)", err.Error())
+	assert.Equal(t, "make the data directory "+filepath.Join(file, "trap-sandbox")+": mkdir "+file+": not a directory: "+file+" is a file, not a directory: give a --data-dir that is a directory or can be made one", err.Error())
 
 	dir := t.TempDir()
 	db := filepath.Join(dir, account.DBFile)
