@@ -29,6 +29,10 @@ local WITHHELD_EVENTS = {
 };
 
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;
+-- An answer's powerOff: the job called os.shutdown or os.reboot (the shutdown and reboot
+-- programs do), so the computer is turning off or restarting as the answer goes out.
+local POWER_OFF_SHUTDOWN = "shutdown";
+local POWER_OFF_REBOOT = "reboot";
 
 -- A row with its trailing spaces removed.
 local function trimRow(row)
@@ -269,15 +273,26 @@ local function newRunner(deps)
     job.done(ok, result, err);
   end
 
-  -- Resumes job's coroutine with one event, with the terminal redirected to the job's and
-  -- paging off meanwhile (both are global to the computer, so they are put back before
-  -- anything else runs). The job's terminal is its capture, or where the job redirected it (a
-  -- window on it). Returns what coroutine.resume returned, packed.
+  -- Resumes job's coroutine with one event, with the terminal redirected to the job's,
+  -- paging off and os.shutdown and os.reboot noting that the job called them, meanwhile (all
+  -- are global to the computer, so they are put back before anything else runs). The job's
+  -- terminal is its capture, or where the job redirected it (a window on it). Returns what
+  -- coroutine.resume returned, packed.
   local function step(job, ...)
     local previous = termApi.redirect(job.term);
     local pagedPrint, pagedTabulate = textutilsApi.pagedPrint, textutilsApi.pagedTabulate;
     textutilsApi.pagedPrint, textutilsApi.pagedTabulate = jobPaging.pagedPrint, jobPaging.pagedTabulate;
+    local shutdown, reboot = osApi.shutdown, osApi.reboot;
+    osApi.shutdown = function(...)
+      job.powerOff = job.powerOff or POWER_OFF_SHUTDOWN;
+      return shutdown(...);
+    end
+    osApi.reboot = function(...)
+      job.powerOff = job.powerOff or POWER_OFF_REBOOT;
+      return reboot(...);
+    end
     local resumed = table.pack(coroutine.resume(job.co, ...));
+    osApi.shutdown, osApi.reboot = shutdown, reboot;
     textutilsApi.pagedPrint, textutilsApi.pagedTabulate = pagedPrint, pagedTabulate;
     job.term = termApi.redirect(previous);
     return resumed;
@@ -297,20 +312,36 @@ local function newRunner(deps)
     end
   end
 
-  -- Resumes job with one event; once its body has returned, answers with what it gave.
+  -- Resumes job with one event; once its body has returned, answers with what it gave. A
+  -- job that called os.shutdown or os.reboot is answered as this step ends, returned or not,
+  -- with powerOff naming the call: CC stops the computer, the daemon and its socket with it,
+  -- at the next yield of the computer's code, so an answer sent before that gets out (CC
+  -- sends the frames queued before it closes the socket), and one left for later is lost
+  -- with the job. The host then knows the code ran, and why the computer went away.
   local function resume(job, ...)
     local resumed = step(job, ...);
     if coroutine.status(job.co) == "dead" then
       local output, truncated = job.capture.text();
       if not resumed[1] then
         -- Our own wrapper raised (it should not): report it as the chunk's error.
-        finish(job, true, { returns = textutils.empty_json_array, output = output, error = tostring(resumed[2]) });
+        finish(job, true, { returns = textutils.empty_json_array, output = output, error = tostring(resumed[2]), powerOff = job.powerOff });
         return;
       end
       local result = job.collect(resumed[2], output);
       if truncated then
         result.outputTruncated = true;
       end
+      result.powerOff = job.powerOff;
+      finish(job, true, result);
+    elseif job.powerOff ~= nil then
+      -- Still running: what it returns, it never will (a shell.run's program has not
+      -- succeeded). The computer stops at this yield, so the job is not stepped again.
+      local output, truncated = job.capture.text();
+      local result = job.collect(table.pack(true), output);
+      if truncated then
+        result.outputTruncated = true;
+      end
+      result.powerOff = job.powerOff;
       finish(job, true, result);
     else
       job.filter = resumed[2];
@@ -484,6 +515,8 @@ return {
   MAX_TIMEOUT_MS = MAX_TIMEOUT_MS,
   MAX_OUTPUT_BYTES = MAX_OUTPUT_BYTES,
   WITHHELD_EVENTS = WITHHELD_EVENTS,
+  POWER_OFF_SHUTDOWN = POWER_OFF_SHUTDOWN,
+  POWER_OFF_REBOOT = POWER_OFF_REBOOT,
   newCapture = newCapture,
   compile = compile,
   newRunner = newRunner,

@@ -410,6 +410,73 @@ describe("libsandboxexec", function()
     end);
   end);
 
+  describe("a job that turns the computer off", function()
+    -- A runner on an os whose shutdown and reboot only count their calls (the real ones would
+    -- stop this computer), seen by the jobs as their os too; the jobs' shell runs a program
+    -- that reboots, as CC's reboot program does, and one that sleeps after it.
+    local function powerRunner()
+      local calls = { shutdown = 0, reboot = 0 };
+      local fakeOs = setmetatable({
+        shutdown = function() calls.shutdown = calls.shutdown + 1; end,
+        reboot = function() calls.reboot = calls.reboot + 1; end,
+      }, { __index = os });
+      local programs = {
+        reboot = function() print("Goodbye"); os.sleep(0); fakeOs.reboot(); return true; end,
+        ["reboot-then-wait"] = function() print("Goodbye"); fakeOs.reboot(); os.sleep(10); return true; end,
+      };
+      local runner = lib.newRunner({
+        term = term, os = fakeOs, env = setmetatable({ os = fakeOs }, { __index = _G }),
+        shell = { run = function(command) return programs[command](); end },
+        withdrawn = function() return nil; end,
+      });
+      return runner, calls, fakeOs;
+    end
+
+    it("answers a chunk that shuts down as it returns, saying so", function()
+      local runner, calls = powerRunner();
+      local answer = finish(runner, "exec", { code = "print('bye') os.shutdown() return 42" });
+      expect(answer.ok):eq(true);
+      expect(answer.payload.returns):same({ 42 });
+      expect(answer.payload.output):eq("bye\n");
+      expect(answer.payload.powerOff):eq("shutdown");
+      expect(calls):same({ shutdown = 1, reboot = 0 });
+    end);
+
+    it("answers a chunk that waits after os.reboot before it yields, since the computer stops there", function()
+      local runner, calls = powerRunner();
+      local answer;
+      runner.exec({ code = "print('bye') os.reboot() sleep(10) return 42", timeoutMs = 60000 },
+        function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+      -- Answered within the step that rebooted: no event is fed after it.
+      expect(answer):same({ ok = true, payload = { returns = textutils.empty_json_array, output = "bye\n", powerOff = "reboot" } });
+      expect(runner.count()):eq(0);
+      expect(calls):same({ shutdown = 0, reboot = 1 });
+    end);
+
+    it("answers a program that reboots, and one that waits after its reboot as not done", function()
+      local runner = powerRunner();
+      local answer = finish(runner, "run", { command = "reboot" });
+      expect(answer.payload):same({ success = true, output = "Goodbye\n", powerOff = "reboot" });
+      answer = finish(runner, "run", { command = "reboot-then-wait", timeoutMs = 60000 });
+      expect(answer.payload):same({ success = false, output = "Goodbye\n", powerOff = "reboot" });
+      expect(runner.count()):eq(0);
+    end);
+
+    it("puts os.shutdown and os.reboot back after each step", function()
+      local runner, _, fakeOs = powerRunner();
+      local shutdown, reboot = fakeOs.shutdown, fakeOs.reboot;
+      runner.exec({ code = "sleep(10)", timeoutMs = 60000 }, function() end);
+      expect(fakeOs.shutdown):eq(shutdown);
+      expect(fakeOs.reboot):eq(reboot);
+      runner.stop();
+    end);
+
+    it("says nothing of power for a job that leaves the computer on", function()
+      local runner = powerRunner();
+      expect(finish(runner, "exec", { code = "1" }).payload.powerOff):eq(nil);
+    end);
+  end);
+
   describe("capture", function()
     it("follows the cursor like a terminal", function()
       local capture = lib.newCapture(51, 19);

@@ -208,11 +208,14 @@ func (a *API) snapshot() []*socket {
 	return out
 }
 
-// shutdown closes everything when the computer stops; no events are queued.
+// shutdown closes everything when the computer stops; no events are queued. An open
+// socket's writer first sends the messages the computer sent before it stopped, as CC's
+// Netty does with the writes queued before its close (a lua.exec's answer sent by code that
+// then turned the computer off gets out), then drops the connection.
 func (a *API) shutdown() {
 	a.cancel()
 	for _, s := range a.snapshot() {
-		s.tryClose()
+		s.closeOnce(false)
 	}
 }
 

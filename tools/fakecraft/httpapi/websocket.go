@@ -191,6 +191,7 @@ func (s *socket) run(u *url.URL, headers http.Header, timeout time.Duration) {
 
 	if !a.wait(s.done) {
 		s.tryClose()
+		_ = conn.conn.Close() // closed by shutdown, which left the connection to the writer
 		return
 	}
 	ready := make(chan struct{})
@@ -205,6 +206,7 @@ func (s *socket) run(u *url.URL, headers http.Header, timeout time.Duration) {
 	case <-ready:
 	case <-a.ctx.Done():
 		s.tryClose()
+		_ = conn.conn.Close()
 		return
 	}
 	a.h.Go(func() { s.write(conn) })
@@ -330,8 +332,9 @@ func closePayload(code int) []byte {
 // the close, then drops the connection.
 func (s *socket) write(conn *wsConn) {
 	defer func() { _ = conn.conn.Close() }()
-	// Shutdown must not wait for a flush to a server that stopped reading.
-	stop := context.AfterFunc(s.api.ctx, func() { _ = conn.conn.Close() })
+	// Shutdown waits for a flush to a server that stopped reading at most closeFlushTimeout,
+	// even for a write blocked before it.
+	stop := context.AfterFunc(s.api.ctx, func() { _ = conn.conn.SetWriteDeadline(time.Now().Add(closeFlushTimeout)) })
 	defer stop()
 	for {
 		select {

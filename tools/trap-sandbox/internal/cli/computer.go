@@ -442,6 +442,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 	if ans.OutputTruncated {
 		outputCut(stderr)
 	}
+	poweredOff(stderr, c.TraposID, ans.PowerOff)
 	if ans.Error != "" {
 		// The traposId first, as failure words it: "on 7:: lua:1: …" doubled an unlabelled
 		// computer's colon.
@@ -457,6 +458,14 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 // what the computer printed, which a script may be reading.
 func outputCut(stderr io.Writer) {
 	fmt.Fprintln(stderr, "trap-sandbox: warning: the output was cut: the computer keeps at most 16 KiB of what a run prints (write more to a file and get it)")
+}
+
+// poweredOff says on stderr that the run turned the computer off or restarted it: the code
+// ran, and the computer goes away as the call ends.
+func poweredOff(stderr io.Writer, traposID, powerOff string) {
+	if note := computer.PowerOffNote(traposID, powerOff); note != "" {
+		fmt.Fprintln(stderr, "trap-sandbox: "+note)
+	}
 }
 
 // RunCmd runs a shell command line.
@@ -480,7 +489,8 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if ans.OutputTruncated {
 		outputCut(stderr)
 	}
-	if !ans.Success {
+	poweredOff(stderr, c.TraposID, ans.PowerOff)
+	if !ans.Success && ans.PowerOff == "" {
 		return fmt.Errorf("computer %s run: %q failed", typedID(c.TraposID), c.Command)
 	}
 	return nil

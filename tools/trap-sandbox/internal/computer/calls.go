@@ -420,8 +420,32 @@ type Exec struct {
 	OutputTruncated bool `json:"outputTruncated,omitempty"`
 	// Error is set when the chunk raised: its message, with the position.
 	Error string `json:"error,omitempty"`
+	// PowerOff is set when the chunk called os.shutdown or os.reboot (PowerOffShutdown,
+	// PowerOffReboot): it ran, and the computer answered as it turned off.
+	PowerOff string `json:"powerOff,omitempty"`
 	// Warnings are the characters of the code CC's charset could not hold (sent as '?').
 	Warnings []cctext.Replacement `json:"warnings,omitempty"`
+}
+
+// A run's PowerOff: the code turned the computer off, or restarted it.
+const (
+	PowerOffShutdown = "shutdown"
+	PowerOffReboot   = "reboot"
+)
+
+// PowerOffNote says what a run's powerOff means for whoever asked: the code ran, and where
+// the computer is now. "" when the run left the computer on.
+func PowerOffNote(traposID, powerOff string) string {
+	id := cctext.ShowTraposID(traposID)
+	switch powerOff {
+	case "":
+		return ""
+	case PowerOffReboot:
+		return "computer " + id + " is rebooting: the code called os.reboot(); it connects again by itself within seconds"
+	case PowerOffShutdown:
+		return "computer " + id + " is shutting down: the code called os.shutdown(); it stays off until a player turns it on in game"
+	}
+	return "computer " + id + " is turning off (" + powerOff + ")"
 }
 
 // Exec runs a Lua chunk (host text) on a computer as its lua prompt would.
@@ -448,6 +472,9 @@ type Run struct {
 	Output  string `json:"output"`
 	// OutputTruncated is set when the program printed more than the computer keeps (16 KiB).
 	OutputTruncated bool `json:"outputTruncated,omitempty"`
+	// PowerOff is set when the program called os.shutdown or os.reboot, as the shutdown and
+	// reboot programs do (Exec's PowerOff); Success is false when it had not returned then.
+	PowerOff string `json:"powerOff,omitempty"`
 	// Warnings are the characters of the command CC's charset could not hold (sent as '?').
 	Warnings []cctext.Replacement `json:"warnings,omitempty"`
 }

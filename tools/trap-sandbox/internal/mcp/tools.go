@@ -163,9 +163,11 @@ type LuaOutput struct {
 	// OutputTruncated is set when the chunk printed more than the computer keeps (16 KiB).
 	OutputTruncated bool `json:"outputTruncated,omitempty" jsonschema:"true when the chunk printed more than output holds"`
 	// OutputCut says where the output was cut (outputCut), when OutputTruncated is set.
-	OutputCut string               `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
-	Error     string               `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
-	Warnings  []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the code CC cannot hold, sent as ?"`
+	OutputCut string `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
+	Error     string `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
+	// PowerOff says the chunk turned the computer off or restarted it (computer.PowerOffNote).
+	PowerOff string               `json:"powerOff,omitempty" jsonschema:"set when the code called os.shutdown or os.reboot: it ran, and this says where the computer is now"`
+	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the code CC cannot hold, sent as ?"`
 }
 
 // ProgramOutput is run_program's output: the shell.run answer.
@@ -175,8 +177,10 @@ type ProgramOutput struct {
 	// OutputTruncated is set when the program printed more than the computer keeps (16 KiB).
 	OutputTruncated bool `json:"outputTruncated,omitempty" jsonschema:"true when the program printed more than output holds"`
 	// OutputCut says where the output was cut (outputCut), when OutputTruncated is set.
-	OutputCut string               `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
-	Warnings  []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the command CC cannot hold, sent as ?"`
+	OutputCut string `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
+	// PowerOff says the program turned the computer off or restarted it (computer.PowerOffNote).
+	PowerOff string               `json:"powerOff,omitempty" jsonschema:"set when the program called os.shutdown or os.reboot (shutdown and reboot do): it ran, and this says where the computer is now"`
+	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the command CC cannot hold, sent as ?"`
 }
 
 // outputCut is a run's OutputCut: where the computer cut its output (docs/capabilities.md,
@@ -616,7 +620,7 @@ func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
 		return LuaOutput{}, withWarnings(err, ans.Warnings)
 	}
 	out := LuaOutput{Returns: []any{}, Output: ans.Output, OutputTruncated: ans.OutputTruncated, OutputCut: cutNote(ans.OutputTruncated),
-		Error: ans.Error, Warnings: ans.Warnings}
+		Error: ans.Error, PowerOff: computer.PowerOffNote(in.TraposID, ans.PowerOff), Warnings: ans.Warnings}
 	for _, r := range ans.Returns {
 		var v any
 		if err := json.Unmarshal(r, &v); err != nil {
@@ -641,7 +645,7 @@ func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput,
 		return ProgramOutput{}, withWarnings(err, ans.Warnings)
 	}
 	return ProgramOutput{Success: ans.Success, Output: ans.Output, OutputTruncated: ans.OutputTruncated, OutputCut: cutNote(ans.OutputTruncated),
-		Warnings: ans.Warnings}, nil
+		PowerOff: computer.PowerOffNote(in.TraposID, ans.PowerOff), Warnings: ans.Warnings}, nil
 }
 
 // withWarnings adds the text rule's warnings to a failed run's error, so the agent sees that

@@ -39,9 +39,9 @@ const (
 	TypeFSMove = "fs.move"
 	// TypeFSMakeDir: {path} → {}. Needs write.
 	TypeFSMakeDir = "fs.makeDir"
-	// TypeLuaExec: {code, timeoutMs?} → {returns, output, error?}. Needs sandbox.allow_exec.
+	// TypeLuaExec: {code, timeoutMs?} → {returns, output, error?, powerOff?}. Needs sandbox.allow_exec.
 	TypeLuaExec = "lua.exec"
-	// TypeShellRun: {command} → {success, output}. Needs sandbox.allow_exec.
+	// TypeShellRun: {command} → {success, output, powerOff?}. Needs sandbox.allow_exec.
 	TypeShellRun = "shell.run"
 
 	// TypeScreenRead: {} → the computer's screen {width, height, colour, cursor, fg, bg, rows,

@@ -1,0 +1,63 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/fakecrafttest"
+
+	"trap-sandbox/testkit/opencodefake"
+)
+
+// TestExecThatTurnsTheComputerOffIsAnswered: a host's exec or run of code that calls
+// os.shutdown() or os.reboot() lost its answer, the computer's socket closing with the
+// computer, and the host read `not_connected` (`disconnected before it answered`) not
+// knowing whether the code ran: always when the code waited after the call (the computer
+// stops at the next yield, before the job ended), and, on fakecraft, also when it returned at
+// once (its shutdown dropped the connection before the answer queued on it was written, where
+// CC's Netty writes it first). The answer now goes out as the computer stops, and says so:
+// the CLI prints what the code printed and returned, then the line that it turned the
+// computer off, and exits 0.
+func TestExecThatTurnsTheComputerOffIsAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		name, command, code, stdout, note string
+	}{
+		{
+			name: "reboot, then a wait", command: "exec", code: `print("bye") os.reboot() sleep(10) return 42`,
+			stdout: "bye\n",
+			note:   "trap-sandbox: computer 7:north is rebooting: the code called os.reboot(); it connects again by itself within seconds\n",
+		},
+		{
+			name: "shutdown, then return", command: "exec", code: `print("bye") os.shutdown() return 42`,
+			stdout: "bye\n42\n",
+			note:   "trap-sandbox: computer 7:north is shutting down: the code called os.shutdown(); it stays off until a player turns it on in game\n",
+		},
+		{
+			name: "the shutdown program", command: "run", code: "shutdown",
+			stdout: "Goodbye\n",
+			note:   "trap-sandbox: computer 7:north is shutting down: the code called os.shutdown(); it stays off until a player turns it on in game\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+			opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+			opts.ID, opts.Label = 7, "north"
+			opts.Settings["sandbox.allow_exec"] = "true"
+			opts.Files = map[string]string{"/e2e.lua": idleProgram}
+			c := fakecrafttest.StartWithin(t, opts, testTimeout)
+			c.WaitFor(ctx, markerIdle)
+
+			stdout, stderr, code := cli(ctx, t, g, nil, tc.command, requestTraposID, tc.code)
+			assert.Equal(t, tc.stdout, stdout)
+			assert.Equal(t, tc.note, stderr)
+			assert.Equal(t, 0, code)
+
+			// The computer did turn off (under fakecraft's run a reboot ends it too).
+			_, err := c.Wait(ctx)
+			require.NoError(t, err)
+		})
+	}
+}
