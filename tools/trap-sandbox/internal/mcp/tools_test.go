@@ -560,3 +560,25 @@ func TestComputerInfoSaysWhatTheOwnerAllows(t *testing.T) {
 		}
 	}
 }
+
+// TestARunThatTurnsTheComputerOffSaysSo: the computer answers a run whose code called
+// os.reboot() or os.shutdown() with powerOff; run_lua and run_program give the agent the
+// sentence that says the code ran and where the computer is now.
+func TestARunThatTurnsTheComputerOffSaysSo(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeLuaExec {
+			return map[string]any{"returns": []any{}, "output": "bye\n", "powerOff": "reboot"}, nil
+		}
+		return map[string]any{"success": true, "output": "Goodbye\n", "powerOff": "shutdown"}, nil
+	}
+	s := session(t, d)
+	res := callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "print('bye') os.reboot()"})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "computer 7: is rebooting: the code called os.reboot(); it connects again by itself within seconds",
+		structured(t, res.StructuredContent)["powerOff"])
+	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "shutdown"})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "computer 7: is shutting down: the code called os.shutdown(); it stays off until a player turns it on in game",
+		structured(t, res.StructuredContent)["powerOff"])
+}
