@@ -104,20 +104,49 @@ local function serve(handlers, ...)
         codec.normaliseError(result[3], msgType .. " failed"));
     end
   end
-  -- Runs a handler until it ends (then answers) or waits for an event (then keeps its filter).
-  local function resume(requestId, job, ...)
+  -- A handler's os.shutdown or os.reboot, held until its answer is in the daemon's hands: CC
+  -- stops the computer at the next yield of its code, and the answer goes to the daemon as an
+  -- event, which it would read only after that. powerTimer comes once the answer queued
+  -- before it has been read.
+  local powerOff, powerTimer;
+  -- Resumes a handler with one event, its os.shutdown and os.reboot held meanwhile.
+  local function step(job, ...)
+    local shutdown, reboot = os.shutdown, os.reboot;
+    os.shutdown = function() job.powerOff = job.powerOff or { call = "os.shutdown()", run = shutdown }; end
+    os.reboot = function() job.powerOff = job.powerOff or { call = "os.reboot()", run = reboot }; end
     local result = table.pack(coroutine.resume(job.co, ...));
+    os.shutdown, os.reboot = shutdown, reboot;
+    return result;
+  end
+  -- Runs a handler until it ends (then answers) or waits for an event (then keeps its filter).
+  -- One that turned the computer off is answered as this step ends, ended or not (it is not
+  -- resumed again: the computer stops), and the computer turns off once the answer is read.
+  local function resume(requestId, job, ...)
+    local result = step(job, ...);
     if coroutine.status(job.co) == "dead" then
       running[requestId] = nil;
       answer(requestId, job.type, result);
       offer();
+    elseif job.powerOff ~= nil then
+      running[requestId] = nil;
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL,
+        message = "the handler of " .. job.type .. " called " .. job.powerOff.call
+          .. " before it returned: the computer stopped it there" });
     elseif result[1] then
       job.filter = result[2];
+    end
+    if job.powerOff ~= nil and powerOff == nil then
+      powerOff, powerTimer = job.powerOff.run, os.startTimer(0);
     end
   end
   offer();
   while true do
     local event = table.pack(os.pullEventRaw());
+    if event[1] == "timer" and event[2] == powerTimer then
+      local run = powerOff;
+      powerOff, powerTimer = nil, nil;
+      run();
+    end
     if event[1] == "terminate" then
       os.cancelTimer(heartbeat);
       os.queueEvent(EVENT_SERVE_WITHDRAW, providerId);

@@ -367,6 +367,42 @@ describe("libsandboxrequests", function()
       expect(ticks <= 2 * lease / 0.05):eq(true);
     end);
 
+    it("answers a handler that turns the computer off before the computer goes", function()
+      -- os.shutdown and os.reboot only record here (the real ones would stop this computer),
+      -- and whether the request was answered when they were called.
+      local calls = {};
+      local answers = {};
+      local shutdown, reboot = os.shutdown, os.reboot;
+      os.shutdown = function() calls[#calls + 1] = { "shutdown", #answers }; end;
+      os.reboot = function() calls[#calls + 1] = { "reboot", #answers }; end;
+      local ok, err = pcall(function()
+        local requests = newRequests();
+        withProgram(requests, {
+          ["door.reboot"] = function() os.reboot(); return { rebooting = true }; end,
+          ["door.halt"] = function() os.shutdown(); sleep(10); return { never = true }; end,
+        }, function()
+          -- Each held call comes at the next tick, after the answer.
+          local function feedUntilCalled(n)
+            while #calls < n do
+              local event = table.pack(os.pullEventRaw());
+              requests.onEvent(table.unpack(event, 1, event.n));
+            end
+          end
+          answers[#answers + 1] = ask(requests, "door.reboot");
+          feedUntilCalled(1);
+          answers[#answers + 1] = ask(requests, "door.halt");
+          feedUntilCalled(2);
+        end);
+      end);
+      os.shutdown, os.reboot = shutdown, reboot;
+      assert(ok, err);
+      expect(answers[1]):same({ ok = true, payload = { rebooting = true } });
+      expect(answers[2]):same({ ok = false, err = { code = "internal",
+        message = "the handler of door.halt called os.shutdown() before it returned: the computer stopped it there" } });
+      -- Each turned the computer off only once its answer was read.
+      expect(calls):same({ { "reboot", 1 }, { "shutdown", 2 } });
+    end);
+
     it("answers a request in flight when its program ends", function()
       local requests = newRequests();
       local answer;
