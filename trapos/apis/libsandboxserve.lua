@@ -25,6 +25,13 @@ local ERR_TIMEOUT = codec.ERR_TIMEOUT;
 local EVENT_SERVE_OFFER, EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_OFFER, events.EVENT_SERVE_WITHDRAW;
 local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, events.EVENT_SERVE_REPLY;
 
+-- Puts shutdown and reboot in the global os table (rawset: luacheck holds os's fields
+-- read-only, as they are for a program that only calls them).
+local function setPowerCalls(shutdown, reboot)
+  rawset(os, "shutdown", shutdown);
+  rawset(os, "reboot", reboot);
+end
+
 -- Serves request types the gateway's host may send this computer, until terminated:
 -- handlers (read once, when serve is called) maps one or more type names (not built-in ones,
 -- see codec.RESERVED_TYPES) each to a function
@@ -109,13 +116,16 @@ local function serve(handlers, ...)
   -- event, which it would read only after that. powerTimer comes once the answer queued
   -- before it has been read.
   local powerOff, powerTimer;
-  -- Resumes a handler with one event, its os.shutdown and os.reboot held meanwhile.
+  -- Resumes a handler with one event, its os.shutdown and os.reboot held meanwhile (swapped
+  -- in the global os table, which the handler's code reads them from, and put back before
+  -- anything else runs).
   local function step(job, ...)
     local shutdown, reboot = os.shutdown, os.reboot;
-    os.shutdown = function() job.powerOff = job.powerOff or { call = "os.shutdown()", run = shutdown }; end
-    os.reboot = function() job.powerOff = job.powerOff or { call = "os.reboot()", run = reboot }; end
+    setPowerCalls(
+      function() job.powerOff = job.powerOff or { call = "os.shutdown()", run = shutdown }; end,
+      function() job.powerOff = job.powerOff or { call = "os.reboot()", run = reboot }; end);
     local result = table.pack(coroutine.resume(job.co, ...));
-    os.shutdown, os.reboot = shutdown, reboot;
+    setPowerCalls(shutdown, reboot);
     return result;
   end
   -- Runs a handler until it ends (then answers) or waits for an event (then keeps its filter).

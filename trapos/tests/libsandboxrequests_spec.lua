@@ -373,8 +373,8 @@ describe("libsandboxrequests", function()
       local calls = {};
       local answers = {};
       local shutdown, reboot = os.shutdown, os.reboot;
-      os.shutdown = function() calls[#calls + 1] = { "shutdown", #answers }; end;
-      os.reboot = function() calls[#calls + 1] = { "reboot", #answers }; end;
+      rawset(os, "shutdown", function() calls[#calls + 1] = { "shutdown", #answers }; end);
+      rawset(os, "reboot", function() calls[#calls + 1] = { "reboot", #answers }; end);
       local ok, err = pcall(function()
         local requests = newRequests();
         withProgram(requests, {
@@ -394,7 +394,8 @@ describe("libsandboxrequests", function()
           feedUntilCalled(2);
         end);
       end);
-      os.shutdown, os.reboot = shutdown, reboot;
+      rawset(os, "shutdown", shutdown);
+      rawset(os, "reboot", reboot);
       assert(ok, err);
       expect(answers[1]):same({ ok = true, payload = { rebooting = true } });
       expect(answers[2]):same({ ok = false, err = { code = "internal",
