@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +61,37 @@ func TestExecThatTurnsTheComputerOffIsAnswered(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// TestAServedHandlerThatRebootsIsAnswered: a program's libsandbox.serve handler that called
+// os.reboot() was never answered (its answer crosses CC's event queue to the daemon, and the
+// computer stopped first): the host read not_connected. serve now holds the reboot until the
+// daemon has the answer.
+func TestAServedHandlerThatRebootsIsAnswered(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 7, "north"
+	opts.Files = map[string]string{"/e2e.lua": `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+print("` + markerIdle + `")
+require('/apis/libsandbox').serve({ ["door.reboot"] = function() os.reboot(); return { rebooting = true }; end })
+`}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerIdle)
+
+	// The program offers its type once it serves: ask until it does.
+	var stdout, stderr string
+	var code int
+	for {
+		stdout, stderr, code = cli(ctx, t, g, nil, "request", requestTraposID, "door.reboot")
+		if !strings.Contains(stderr, "unknown_type") {
+			break
+		}
+		require.NoError(t, ctx.Err())
+	}
+	assert.Equal(t, 0, code, stderr)
+	assert.JSONEq(t, `{"rebooting": true}`, stdout)
+	_, err := c.Wait(ctx)
+	require.NoError(t, err)
 }
