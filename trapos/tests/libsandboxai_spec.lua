@@ -756,11 +756,11 @@ describe("libsandboxai", function()
       end
       for i, shape in ipairs(shapes) do
         yield();
-        local once = steps(shape(8 * 1024));
+        local once = steps(shape(4 * 1024));
         yield();
-        local twice = steps(shape(16 * 1024));
+        local twice = steps(shape(8 * 1024));
         if twice > 2.5 * once then
-          fail("shape " .. i .. ": " .. once .. " steps for 8 KiB, " .. twice .. " for 16 KiB");
+          fail("shape " .. i .. ": " .. once .. " steps for 4 KiB, " .. twice .. " for 8 KiB");
         end
       end
     end);
