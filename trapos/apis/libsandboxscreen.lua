@@ -563,6 +563,21 @@ local function newScreen(deps)
     watches, byMessage = {}, {};
   end
 
+  -- Ends the watches of the last session, at a new one's start (EVENT_CONNECTED): those that
+  -- sent an update. A watch that sent none was started on the new socket: its screen.watch
+  -- came behind the hello's answer, which queued EVENT_CONNECTED, but was in CC's queue
+  -- before it, and its first update waits for a timer queued after it. Ending it too left the
+  -- gateway a watch that never got a screen: a viewer that watched a computer coming back
+  -- kept the screen of its last session, shown as live. A watch of the last session has sent
+  -- its first update within a tick of its start, long before the reconnect's wait is over.
+  local function endLastSession()
+    for watchId, watch in pairs(watches) do
+      if watch.seq > 0 then
+        endWatch(watchId);
+      end
+    end
+  end
+
   -- Sends each idle watch what changed since its last update.
   local function flush()
     flushTimer = nil;
@@ -677,7 +692,7 @@ local function newScreen(deps)
     elseif event == events.EVENT_REPLY then
       onReply(...);
     elseif event == events.EVENT_CONNECTED then
-      endAll(); -- a new session: the watches of the last one ended with its socket
+      endLastSession(); -- a new session: the watches of the last one ended with its socket
     elseif event == "setting_changed" then
       schedule(); -- the owner may have withdrawn the screen: flush looks, even on a still screen
     end

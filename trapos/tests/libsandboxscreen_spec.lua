@@ -563,6 +563,20 @@ describe("libsandboxscreen", function()
       screen.stop();
     end);
 
+    it("keeps a watch the new session started before its EVENT_CONNECTED came", function()
+      -- The gateway's screen.watch came right behind the hello's answer, in CC's queue ahead
+      -- of the EVENT_CONNECTED that answer queued: the watch is the new session's, and its
+      -- first update goes (the gateway's viewer got no screen, and showed the last session's).
+      local ref = newReference();
+      local screen, fake, watchId = watched(ref);
+      screen.onEvent(events.EVENT_CONNECTED, "7:spec");
+      fire(screen, fake);
+      expect(#sends(fake)):eq(1);
+      expect(sends(fake)[1][4].watchId):eq(watchId);
+      expect(sends(fake)[1][4].seq):eq(1);
+      screen.stop();
+    end);
+
     it("stops on unknown_watch, on unwatch, on a new session and when the owner withdraws view", function()
       local ref = newReference();
       local screen, fake = watched(ref);
@@ -580,9 +594,12 @@ describe("libsandboxscreen", function()
       expect(select(1, screen.handlers["screen.unwatch"]({}))):eq(false);
 
       screen, fake = watched(ref);
-      screen.onEvent(events.EVENT_CONNECTED, "7:spec");
       fire(screen, fake);
-      expect(#sends(fake)):eq(0);
+      screen.onEvent(events.EVENT_REPLY, sends(fake)[1][2], true, {});
+      screen.onEvent(events.EVENT_CONNECTED, "7:spec");
+      ref.write("after the new session");
+      fire(screen, fake);
+      expect(#sends(fake)):eq(1);
 
       local allowed = true;
       screen, fake, watchId = watched(ref, function() return allowed; end);
