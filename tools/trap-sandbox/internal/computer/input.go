@@ -83,7 +83,10 @@ func (c *Client) TypeInput(ctx context.Context, traposID string, events []InputE
 		// An older gateway: its input turn is not held across the parts (another caller's
 		// keys may land between them, as they could with it before); this client's own are.
 	}
-	_, reps := wireInput(events)
+	// The texts become CC's bytes once, whole (a replacement is named by its place in its
+	// whole text), and are cut as the computer counts them: a byte an event (é written as e
+	// and U+0301 is one).
+	wire, reps := wireInput(events)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	typing, release, err := c.InputTurn(ctx, traposID)
@@ -91,10 +94,10 @@ func (c *Client) TypeInput(ctx context.Context, traposID string, events []InputE
 		return 0, reps, err
 	}
 	defer release()
-	parts, places := splitInput(events)
+	parts, places := splitInput(wire)
 	queued := 0
 	for k, part := range parts {
-		if _, _, err := c.SendInput(typing, traposID, part, remaining(typing)); err != nil {
+		if _, err := c.sendWire(typing, traposID, part, remaining(typing)); err != nil {
 			err = placedIn(err, places[k])
 			if k > 0 {
 				err = &PartlyTyped{Err: err, Queued: queued}

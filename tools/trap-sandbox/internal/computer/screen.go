@@ -319,6 +319,12 @@ func splitInput(events []InputEvent) (parts [][]InputEvent, places [][]int) {
 // HTTP API in its warnings ("payload.events[0].text").
 func (c *Client) SendInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
 	wire, reps := wireInput(events)
+	n, err := c.sendWire(ctx, traposID, wire, timeout)
+	return n, reps, err
+}
+
+// sendWire is SendInput of events whose texts are wire text already (wireInput's).
+func (c *Client) sendWire(ctx context.Context, traposID string, wire []InputEvent, timeout time.Duration) (int, error) {
 	var ans struct {
 		Queued int `json:"queued"`
 	}
@@ -329,20 +335,20 @@ func (c *Client) SendInput(ctx context.Context, traposID string, events []InputE
 		defer cancel()
 		ctx, release, err := c.InputTurn(ctx, traposID)
 		if err != nil {
-			return 0, reps, err
+			return 0, err
 		}
 		defer release()
 		err = c.call(ctx, traposID, protocol.TypeScreenInput, map[string]any{"events": wire}, remaining(ctx), &ans)
-		return ans.Queued, reps, err
+		return ans.Queued, err
 	}
 	if turn.sent > 0 {
 		if err := c.StillAdmitted(ctx); err != nil {
-			return 0, reps, stopped(err, "the rest of the input was not sent")
+			return 0, stopped(err, "the rest of the input was not sent")
 		}
 	}
 	turn.sent++
 	err := c.call(ctx, traposID, protocol.TypeScreenInput, map[string]any{"events": wire}, timeout, &ans)
-	return ans.Queued, reps, err
+	return ans.Queued, err
 }
 
 // wireInput is events with their texts as CC's bytes (the text rule), and the characters CC's

@@ -107,3 +107,19 @@ func TestSettleWaitsForTheScreenToStopChanging(t *testing.T) {
 	assert.False(t, got.Settled, "a screen that keeps changing is not settled")
 	assert.Contains(t, got.Screen.Text(), "frame ")
 }
+
+// TestTypeInputCutsATextAsTheComputerCountsIt: TypeInput makes the texts CC's bytes once, and
+// cuts them by those bytes, the computer's events: 128 é written as e and U+0301 (a Mac's
+// file names, some keyboards) are 128 bytes, one request, where cutting the host text (256
+// characters) sent two. A replacement is named by its place in the whole text.
+func TestTypeInputCutsATextAsTheComputerCountsIt(t *testing.T) {
+	d, term := terminal()
+	text := strings.Repeat("e\u0301", computer.MaxInputEvents-1) + "—"
+	queued, reps, err := computer.New(d).TypeInput(t.Context(), "7:", []computer.InputEvent{{Type: computer.InputChar, Text: text}}, 0)
+	require.NoError(t, err)
+	assert.Equal(t, computer.MaxInputEvents, queued)
+	assert.Equal(t, []int{computer.MaxInputEvents}, term.Requests(), "one request: the computer queues a byte an event")
+	require.Len(t, reps, 1)
+	assert.Equal(t, "events[0].text", reps[0].Field)
+	assert.Equal(t, computer.MaxInputEvents, reps[0].Column, "the dash's place in the whole text, its é composed")
+}
