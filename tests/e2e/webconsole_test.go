@@ -569,8 +569,20 @@ func refuseAWrongToken(t *testing.T, page context.Context, until func(t *testing
 	_, port, err := net.SplitHostPort(g.Addr)
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/")))
-	until(t, "the token form, saying why", `!document.getElementById("login").hidden &&
-		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
+	until(t, "the token form, the gateway's reason for its operator", `!document.getElementById("login").hidden &&
+		!document.getElementById("login-operator").hidden &&
+		document.getElementById("login-operator").textContent.includes("localhost, an IP address")`)
+	// What the player reads is in a player's words: the form before any token said "the
+	// gateway's own (SANDBOX_API_TOKEN)", and, as the player's error, the gateway's reason
+	// (set SANDBOX_API_TOKEN to allow other names), which only its operator can act on.
+	player, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[document.getElementById("login-error").textContent,
+		[...document.querySelectorAll("#login p:not(#login-operator)")].map((p) => p.textContent.replace(/\s+/g, " ")).join(" ")]`))
+	require.NoError(t, err)
+	assert.Empty(t, player[0], "no error before the player gave a token")
+	for _, operators := range []string{"SANDBOX_API_TOKEN", "trap-sandbox accounts", "Host header"} {
+		assert.NotContains(t, player[1], operators, "the player's part of the form")
+	}
+	assert.Contains(t, player[1], "Ask the gateway's operator, or an admin of your account")
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(token)), chromedp.Click("#login button")))
 	until(t, "the wrong token refused, saying why", `document.getElementById("login-error").textContent === `+jsString(t, unknownTokenWords))
 }

@@ -64,15 +64,25 @@ function forget() {
 // stops, a refused token is forgotten (wrong at login or revoked since: it opens nothing, so
 // the tab does not keep it, nor offer to log it out), and the token form comes back saying
 // why (a token's refusal in a person's words: tokenRefusal; without one, why the gateway asks
-// for one); so does the status, which said "Live" or "Connecting…" beside the form.
+// for one); so does the status, which said "Live" or "Connecting…" beside the form. The form
+// before any token is the player's, who was given one: the gateway's reason for asking (set
+// SANDBOX_API_TOKEN, create an account, a foreign Host header) is its operator's, and goes
+// below the form, addressed to them (operatorNote), not as the player's error.
 function refused(sent, why) {
   if (sent !== token) return;
   stop();
   forget();
   show("login");
-  $("login-error").textContent = why;
+  $("login-error").textContent = sent ? why : "";
+  $("login-operator").textContent = !sent && why ? operatorNote + why : "";
+  $("login-operator").hidden = !!sent || !why;
+  $("login-help").hidden = !!sent; // a refused token's words say where one comes from
   status(sent ? tokenRefused : reopenedNote);
 }
+
+// operatorNote begins the gateway's reason for asking a browser without a token for one, under
+// the token form: words for whoever runs the gateway, not for the player at the form.
+const operatorNote = "For the gateway's operator, why it asks this browser for a token: ";
 
 // tokenRefusal is what the token form says when the gateway refused token sent, its answer's
 // error being error ({code, message}). The API's words are for a program that calls it (the
@@ -116,6 +126,8 @@ function loggedOut(why) {
   forget();
   history.replaceState(null, "", location.pathname + location.search);
   $("login-error").textContent = "";
+  $("login-operator").hidden = true;
+  $("login-help").hidden = false;
   $("computer-list").replaceChildren();
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
