@@ -573,6 +573,63 @@ func TestTheWebConsoleLetsKeysGoWhenTheScreenLosesTheFocus(t *testing.T) {
 	assert.Equal(t, []string{"key leftCtrl", "key a", "key_up a", "key_up leftCtrl"}, got)
 }
 
+// TestTheWebConsoleLetsKeysGoWhenThePageIsLeft: Ctrl+T on the screen opens the browser's new
+// tab: the page gets Ctrl's keydown, never the t nor Ctrl's keyup, and is hidden. Keys down
+// then are let go on the computer when the page is hidden or the window loses the focus, not
+// only when the screen's field is blurred, which a browser need not do first (a headless one
+// does not at all): CC held Ctrl down, and the next key typed on the screen went as a
+// Ctrl chord. An on-screen key held down (a long press on ←) stops repeating then, with its
+// key_up: a press another app ends may bring no pointer event, and the key went on repeating
+// on the computer for as long as the page stayed open.
+func TestTheWebConsoleLetsKeysGoWhenThePageIsLeft(t *testing.T) {
+	page := focusedScreen(t)
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		`+fakeFocusedView+`
+		window.sent = sent;
+		document.getElementById("screen-keys").focus();
+		// The page hidden, as a browser hides it for its new tab (headless Chromium hides none).
+		window.hide = () => {
+			Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true });
+			document.dispatchEvent(new Event("visibilitychange"));
+			delete document.visibilityState;
+		};
+		true
+	}`))
+	require.NoError(t, err)
+	key := func(typ input.DispatchKeyEventType, key, code string, vk int64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+				Type: typ, Key: key, Code: code, WindowsVirtualKeyCode: vk, Modifiers: 2}) // Ctrl
+			return err
+		})
+	}
+	require.NoError(t, chromedp.Do(page, key(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`hide(); [...sent.splice(0)]`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"key leftCtrl", "key_up leftCtrl"}, got, "the page hidden with Ctrl down")
+
+	require.NoError(t, chromedp.Do(page, key(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	got, err = chromedp.Run(page, chromedp.Evaluate[[]string](`window.dispatchEvent(new Event("blur")); [...sent.splice(0)]`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"key leftCtrl", "key_up leftCtrl"}, got, "the window losing the focus with Ctrl down")
+
+	// ← held on the on-screen keys until it repeats; then the page is hidden.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`document.querySelector('#touch [data-key="left"]').dispatchEvent(
+		new PointerEvent("pointerdown", { pointerId: 1, isPrimary: true, button: 0, bubbles: true })); true`))
+	require.NoError(t, err)
+	_, err = chromedp.Run(page, chromedp.Poll[bool](`sent.filter((e) => e === "key left").length >= 2`))
+	require.NoError(t, err)
+	got, err = chromedp.Run(page, chromedp.Evaluate[[]string](`(async () => {
+		const after = sent.length;
+		hide();
+		// Three periods of the repeat: a repeat still running fires ahead of each of them.
+		await new Promise((resolve) => { let n = 0; const i = setInterval(() => { if (++n === 3) { clearInterval(i); resolve(); } }, repeatEveryMs); });
+		return sent.slice(after);
+	})()`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"key_up left"}, got, "let go once the page is hidden, and no repeat after")
+}
+
 // TestTheWebConsoleLetsEscLeaveTheScreen: Esc leaves the screen, as it leaves a computer's screen
 // in game, letting go of the keys down; the computer gets no key for it. Without it a keyboard
 // could not leave the screen, which takes Tab as the computer's key.

@@ -1147,8 +1147,11 @@ function tapKey(v, name) {
 
 // A key held down (a long press on an arrow or ⌫) repeats as a keyboard's does: after
 // repeatAfterMs its key event, then one marked held every repeatEveryMs, and its key_up (with
-// Ctrl let go, when it was down) once it is let go; the click that ends the press is no
-// further tap. Ctrl, Tab, Home, End and Enter do not repeat: a long press is one tap.
+// Ctrl let go, when it was down) once it is let go, or once the window loses the focus or the
+// page is hidden (another app over the page may end the press with no pointer event, and the
+// key went on repeating on the computer, once a second in a hidden page, for as long as it
+// stayed open); the click that ends the press is no further tap. Ctrl, Tab, Home, End and
+// Enter do not repeat: a long press is one tap.
 const repeating = new Set(["up", "down", "left", "right", "backspace"]);
 const repeatAfterMs = 400, repeatEveryMs = 80;
 
@@ -1170,10 +1173,13 @@ function holdKey(e, button) {
     }, repeatEveryMs);
   }, repeatAfterMs);
   const ends = ["pointerup", "pointercancel", "lostpointercapture"];
+  const hidden = () => { if (document.visibilityState === "hidden") end({ type: "hidden" }); };
   const end = (ev) => {
     clearTimeout(timer);
     clearInterval(timer);
     for (const type of ends) button.removeEventListener(type, end);
+    window.removeEventListener("blur", end);
+    document.removeEventListener("visibilitychange", hidden);
     if (!button.repeated) return;
     if (ev.type !== "pointerup") button.repeated = false; // no click follows
     if (view !== v) return; // the view was closed: its computer gets nothing more
@@ -1181,6 +1187,8 @@ function holdKey(e, button) {
     holdCtrl(v, false);
   };
   for (const type of ends) button.addEventListener(type, end);
+  window.addEventListener("blur", end);
+  document.addEventListener("visibilitychange", hidden);
 }
 
 // clearTyped empties the Type field of view v; v.typed is what the field held at its last
@@ -1388,6 +1396,11 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   $("screen-keys").addEventListener("blur", () => letKeysGo(view));
+  // The window losing the focus, or the page hidden (Ctrl+T's new tab, whose t the page never
+  // gets, another window, a phone's other app), lets them go too: their key_up goes elsewhere,
+  // and a browser need not blur the field first (a headless one does not at all).
+  window.addEventListener("blur", () => letKeysGo(view));
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") letKeysGo(view); });
   // A browser that types the character of a key whose keydown was prevented (sent already)
   // into the field all the same (a char event apart from its keydown, as DevTools send one)
   // types it once: the field takes no text until that key is let go.
