@@ -416,7 +416,7 @@ local function within(value, lo, hi)
 end
 
 -- What a screen.input event's type and a key event's name may be, for the refusals.
-local INPUT_TYPES = "one of key, key_up, char, paste, click, scroll, terminate";
+local INPUT_TYPES = "one of key, key_up, char, paste, click, drag, scroll, terminate";
 local KEY_NAMES = "CC's key name, as keys.getName gives it: enter, leftCtrl, a";
 
 -- A value that is not what it should be, for a refusal: "the number 28", "true", "an object".
@@ -501,6 +501,14 @@ local function inputEvents(event, i, keysApi, width, height, out)
     end
     out[#out + 1] = { "mouse_click", event.button, event.x, event.y };
     out[#out + 1] = { "mouse_up", event.button, event.x, event.y };
+  elseif kind == "drag" then
+    -- The pointer moved onto this cell with the button held (paint draws along it).
+    if not MOUSE_BUTTONS[event.button] then
+      return nil, where .. ".button must be 1, 2 or 3";
+    elseif not within(event.x, 1, width) or not within(event.y, 1, height) then
+      return nil, where .. ": x, y must be a cell of the " .. width .. "x" .. height .. " screen";
+    end
+    out[#out + 1] = { "mouse_drag", event.button, event.x, event.y };
   elseif kind == "scroll" then
     if not SCROLL_DIRECTIONS[event.direction] then
       return nil, where .. ".direction must be -1 (up) or 1 (down)";

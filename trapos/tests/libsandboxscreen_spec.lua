@@ -363,7 +363,7 @@ describe("libsandboxscreen", function()
       return fake, ok, payload, err;
     end
 
-    it("queues keys by name, text as chars with \\n as Enter, paste, clicks, scroll and terminate", function()
+    it("queues keys by name, text as chars with \\n as Enter, paste, clicks, drags, scroll and terminate", function()
       local fake, ok, payload = input({
         { type = "key", name = "leftCtrl" },
         { type = "key", name = "a", held = true },
@@ -371,6 +371,7 @@ describe("libsandboxscreen", function()
         { type = "char", text = "1+\255\n" },
         { type = "paste", text = "pasted" },
         { type = "click", button = 2, x = 3, y = 4 },
+        { type = "drag", button = 2, x = 4, y = 4 },
         { type = "scroll", direction = -1, x = 1, y = H },
         { type = "terminate" },
       });
@@ -387,6 +388,7 @@ describe("libsandboxscreen", function()
         { "key", keys.enter, false }, { "key_up", keys.enter },
         { "paste", "pasted" },
         { "mouse_click", 2, 3, 4 }, { "mouse_up", 2, 3, 4 },
+        { "mouse_drag", 2, 4, 4 },
         { "mouse_scroll", -1, 1, H },
         { "terminate" },
       });
@@ -408,7 +410,9 @@ describe("libsandboxscreen", function()
         { { type = "char", text = 5 }, "events[1].text must be a string, not the number 5" },
         { { type = "paste" }, "events[1]: a paste event needs its text, one line of bytes from 32" },
         { { type = "paste", text = true }, "events[1].text must be a string, not true" },
-        { { text = "a" }, "events[1] needs its type: one of key, key_up, char, paste, click, scroll, terminate" },
+        { { text = "a" }, "events[1] needs its type: one of key, key_up, char, paste, click, drag, scroll, terminate" },
+        { { type = "drag", x = 1, y = 1 }, "events[1].button must be 1, 2 or 3" },
+        { { type = "drag", button = 1, x = 1, y = H + 1 }, "events[1]: x, y must be a cell of the" },
         { { type = 3 }, "events[1].type must be a string, not the number 3: one of key" },
         { { type = "click", x = 1, y = 1 }, "events[1].button must be 1, 2 or 3" },
         { { type = "click", button = 1 }, "events[1]: x, y must be a cell of the" },

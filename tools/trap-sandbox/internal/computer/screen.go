@@ -190,6 +190,7 @@ const (
 	InputChar      = "char"
 	InputPaste     = "paste"
 	InputClick     = "click"
+	InputDrag      = "drag" // client 0.5.21 on: an older one refuses it (the gateway says so)
 	InputScroll    = "scroll"
 	InputTerminate = "terminate"
 )
@@ -203,9 +204,9 @@ type InputEvent struct {
 	Held bool `json:"held,omitempty"`
 	// Text is host text: char (each character one char event, "\n" Enter) and paste.
 	Text string `json:"text,omitempty"`
-	// Button is 1 (left), 2 (right) or 3 (middle): click.
+	// Button is 1 (left), 2 (right) or 3 (middle): click and drag (the button held).
 	Button int `json:"button,omitempty"`
-	// X and Y are the cell (1-based): click and scroll.
+	// X and Y are the cell (1-based): click, drag and scroll.
 	X int `json:"x,omitempty"`
 	Y int `json:"y,omitempty"`
 	// Direction is -1 (up) or 1 (down): scroll.

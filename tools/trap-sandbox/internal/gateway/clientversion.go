@@ -69,8 +69,42 @@ func (s *Session) olderClientsError(typ string, e *protocol.Error) *protocol.Err
 		return s.explainUnknownType(version, typ, e)
 	case protocol.CodeFSError:
 		return withoutLibraryPosition(version, typ, e)
+	case protocol.CodeBadPayload:
+		if typ == protocol.TypeScreenInput {
+			return explainNewInputType(version, e)
+		}
 	}
 	return e
+}
+
+// inputTypesSince names the client that first took each screen.input event type added to the
+// first list (key, key_up, char, paste, click, scroll, terminate): an older one refuses the
+// whole request, naming the event by its place, as one it does not know.
+var inputTypesSince = map[string]string{"drag": "0.5.21"}
+
+// unknownInputType is how a client refuses an event type it does not know
+// (libsandboxscreen's words): "events[3]: unknown input type "drag" (one of key, …)".
+var unknownInputType = regexp.MustCompile(`^events\[[0-9]+\]: unknown input type "([a-z_]+)"`)
+
+// explainNewInputType is a computer's refusal e of a screen.input with an event type its client
+// (version) is older than (a drag sent to 0.5.20), with when the type came and the fix added:
+// the client's own words name the type as if it were a mistake of the caller's. The event's
+// place stays first, as callers read it (computer.RefusedEvent).
+func explainNewInputType(version string, e *protocol.Error) *protocol.Error {
+	m := unknownInputType.FindStringSubmatch(e.Message)
+	if m == nil {
+		return e
+	}
+	since, ok := inputTypesSince[m[1]]
+	if !ok || !olderVersion(version, since) {
+		return e
+	}
+	shown := "trapos-sandbox " + version
+	if version == "" {
+		shown = "a trapos-sandbox that names no version"
+	}
+	return e.WithMessage(fmt.Sprintf("%s (screen.input's %s came in trapos-sandbox %s, and this computer's client, %s, is older: "+
+		"run the gateway's install line on the computer to upgrade it, then reboot it)", e.Message, m[1], since, clip(shown)))
 }
 
 // explainUnknownType is a computer's unknown_type for typ, with the fix added when typ is a

@@ -76,6 +76,43 @@ func TestOlderClientsUnknownTypeNamesTheUpgrade(t *testing.T) {
 	}
 }
 
+// A screen.input event type newer than the computer's client (a drag, sent to 0.5.20 by the web
+// console of a newer gateway) is refused by the client as a type it does not know, as if the
+// caller had made it up: the host reads when it came and the fix too, the event still named
+// first by its place. Another type's refusal, another request's, and a client that has drag
+// stay as sent.
+func TestOlderClientsRefusedInputTypeNamesTheUpgrade(t *testing.T) {
+	h := newHarness(t, Config{ClientVersion: "0.5.21"}, nil)
+	const refusal = `events[2]: unknown input type "drag" (one of key, key_up, char, paste, click, scroll, terminate); nothing was queued`
+	for i, c := range []struct {
+		name, version, typ, sent, hint string
+	}{
+		{"0.5.20's drag", "0.5.20", protocol.TypeScreenInput, refusal, " (screen.input's drag came in trapos-sandbox 0.5.21, and this computer's client, trapos-sandbox 0.5.20, is older: run the gateway's install line on the computer to upgrade it, then reboot it)"},
+		{"no version at all", "", protocol.TypeScreenInput, refusal, " (screen.input's drag came in trapos-sandbox 0.5.21, and this computer's client, a trapos-sandbox that names no version, is older:"},
+		{"a type no client has", "0.5.20", protocol.TypeScreenInput, `events[0]: unknown input type "timer" (one of key); nothing was queued`, ""},
+		{"a client that has drag", "0.5.21", protocol.TypeScreenInput, `events[0]: unknown input type "drag" (one of key); nothing was queued`, ""},
+		{"another request", "0.5.20", "door.open", refusal, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "7:in" + strconv.Itoa(i)
+			comp := h.dialAs(t, id, c.version)
+			ch := asyncRequest(h.gw, context.Background(), id, c.typ, nil)
+			comp.answerNext(func(protocol.Frame) map[string]any {
+				return map[string]any{"ok": false, "error": map[string]any{"code": "bad_payload", "message": c.sent}}
+			})
+			r := awaitResult(t, ch)
+			require.NoError(t, r.err)
+			require.NotNil(t, r.resp.Error)
+			assert.Equal(t, protocol.CodeBadPayload, r.resp.Error.Code)
+			if c.hint == "" {
+				assert.Equal(t, c.sent, r.resp.Error.Message)
+			} else {
+				assert.True(t, strings.HasPrefix(r.resp.Error.Message, c.sent+c.hint), r.resp.Error.Message)
+			}
+		})
+	}
+}
+
 // On CC a client before 0.5.3 sent an fs_error with its library's line in front (CC places a
 // native function's error raised under pcall at the nearest Lua code), its file named as
 // Cobalt cuts a chunk's name ("...s/libsandboxfiles.lua:59: "; fakecraft wrote the whole
