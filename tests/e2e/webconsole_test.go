@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -1273,4 +1275,95 @@ func TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "a")))
 	c.events(ctx, func(events []string) bool { return typedText(events) == "a" })
 	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
+}
+
+// dragsProgram prints each press, drag and release it gets, with its button and cell.
+const dragsProgram = `while true do
+  local e, b, x, y = os.pullEvent()
+  if e == "mouse_click" or e == "mouse_drag" or e == "mouse_up" then print(e:sub(7) .. " " .. b .. " " .. x .. " " .. y) end
+end`
+
+// TestTheWebConsoleDragsOnTheScreen: the pointer moved over the screen with its button held
+// reaches the computer as CC's mouse_drag, one for each cell it moves onto, at that cell (a
+// move inside a cell sends none), so paint draws along it from a browser. Before, the page
+// sent the press alone: screen.input had no drag, and paint could only be dotted.
+func TestTheWebConsoleDragsOnTheScreen(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-drags-2d7c"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 13, "easel"
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/drags.lua": dragsProgram}
+	opts.Input = computer.Input(make(chan string))
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/13%3Aeasel"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "drags\r")))
+	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> drags")`)
+
+	// The point at (x, y) in cells from 1: x 3.5 is the middle of the third cell.
+	at := func(x, y float64) []float64 {
+		xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](fmt.Sprintf(`{
+			const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[%d].getBoundingClientRect();
+			[row.left + row.width / +screen.dataset.width * (%f - 1), row.top + row.height / 2]
+		}`, int(y)-1, x)))
+		require.NoError(t, err)
+		return xy
+	}
+	mouse := func(typ input.DispatchMouseEventType, xy []float64, buttons int64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+				Type: typ, X: xy[0], Y: xy[1], Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1})
+			return err
+		})
+	}
+	require.NoError(t, chromedp.Do(page,
+		mouse(input.DispatchMouseEventTypeMousePressed, at(3.5, 2), 1),
+		mouse(input.DispatchMouseEventTypeMouseMoved, at(3.8, 2), 1), // the same cell
+		mouse(input.DispatchMouseEventTypeMouseMoved, at(4.2, 2), 1),
+		mouse(input.DispatchMouseEventTypeMouseMoved, at(4.7, 2), 1), // the same cell
+		mouse(input.DispatchMouseEventTypeMouseMoved, at(5.5, 3), 1),
+		mouse(input.DispatchMouseEventTypeMouseReleased, at(5.5, 3), 0),
+		mouse(input.DispatchMouseEventTypeMouseMoved, at(7.5, 3), 0), // no button held: no drag
+	))
+	until(t, "the drags", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\nup 1 3 2\ndrag 1 4 2\ndrag 1 5 3")`)
+	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMousePressed, at(1.5, 1), 1),
+		mouse(input.DispatchMouseEventTypeMouseReleased, at(1.5, 1), 0)))
+	until(t, "the next click", `document.getElementById("screen-text").textContent.endsWith("\ndrag 1 5 3\nclick 1 1 1\nup 1 1 1")`)
+}
+
+// TestTheWebConsoleSendsNoDragToAnOlderClient: a computer whose client is older than 0.5.21
+// (computer.info says which) would refuse a drag, and the keys sent in the same call with it:
+// the view sends it the press alone, as before, and says once why the moves do not reach it.
+func TestTheWebConsoleSendsNoDragToAnOlderClient(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-nodrag-6c3a"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	screenComputer(ctx, t, g, "11:desk", sandboxPassword, nil) // client 0.5.14; a 3x1 screen
+	page, until := openDesk(ctx, t, g.Addr, token)
+	until(t, "the screen", `document.getElementById("status").textContent === "Live" && document.querySelectorAll("#screen .row").length === 1`)
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
+		const sent = [];
+		const fetchNow = window.fetch;
+		window.fetch = (url, options) => {
+			if (url.endsWith("/input")) sent.push(...JSON.parse(options.body).events.map((e) => e.type));
+			return fetchNow(url, options);
+		};
+		const row = document.querySelector("#screen .row"), box = row.getBoundingClientRect();
+		const mouse = (type, x, buttons) => row.firstElementChild.dispatchEvent(new MouseEvent(type,
+			{ clientX: box.left + box.width / 3 * x, clientY: box.top + 1, button: 0, buttons, bubbles: true, cancelable: true }));
+		mouse("mousedown", 0.5, 1);
+		mouse("mousemove", 1.5, 1);
+		mouse("mousemove", 2.5, 1);
+		mouse("mouseup", 2.5, 0);
+		[sent.join(), document.getElementById("status").textContent]
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"click", "This computer's client is older than trapos-sandbox 0.5.21 and takes no drag: " +
+		"a press reaches it, not the moves after it. The gateway's install line run on it upgrades it."}, got)
 }

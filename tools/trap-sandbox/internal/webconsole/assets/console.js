@@ -17,7 +17,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, saidDrags, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -485,6 +485,9 @@ async function learnAccess(v) {
     if (e.name === "AbortError" || e.message === "unauthorized") throw e;
     return;
   }
+  // A client from dragSince takes drags; an older one would refuse the whole call with them
+  // (the keys sent with a drag too), so it gets the press alone, as before.
+  if (info) v.drags = !olderVersion(info.clientVersion, dragSince);
   const allowed = info && info.allowed;
   if (view !== v || !allowed || typeof allowed.screen !== "string") return;
   v.reports = true;
@@ -878,7 +881,7 @@ function typedPart(events, queued) {
 }
 
 // inputCost is how many events of the computer's queue e takes: a char's characters each (a
-// line break two: key enter and key_up enter), a click two, any other one. It is the gateway's
+// line break two: key enter and key_up enter), a click two, any other one (a drag too). It is the gateway's
 // computer.InputCost, which a test of tests/e2e holds it to on one table of events.
 function inputCost(e) {
   const text = e.text || "";
@@ -1325,6 +1328,48 @@ function onMouseDown(e) {
   const cell = cellAt(e);
   const button = buttons[e.button];
   if (cell && button) send([{ type: "click", button, x: cell.x, y: cell.y }]);
+  if (view) view.held = cell && button ? { button, x: cell.x, y: cell.y } : null;
+}
+
+// heldBits are the browser's bits (MouseEvent.buttons) of CC's mouse buttons 1, 2 and 3.
+const heldBits = [0, 1, 2, 4];
+
+// onMouseMove sends a drag (CC's mouse_drag) when the pointer, its button held since it went
+// down on the screen, moves onto another cell: one a cell, as CC sends them, so paint draws
+// along the way. A computer whose client is older than dragSince gets none (its view says so
+// once): it would refuse them, and the keys sent with them.
+function onMouseMove(e) {
+  const v = view;
+  if (!v || !v.held) return;
+  if (!(e.buttons & heldBits[v.held.button])) { // let go where the page did not see it
+    v.held = null;
+    return;
+  }
+  const cell = cellAt(e);
+  if (!cell || (cell.x === v.held.x && cell.y === v.held.y)) return;
+  v.held.x = cell.x;
+  v.held.y = cell.y;
+  if (v.drags) send([{ type: "drag", button: v.held.button, x: cell.x, y: cell.y }]);
+  else if (v.live && !v.saidDrags) {
+    v.saidDrags = true;
+    say(v, noDrags);
+  }
+}
+
+// dragSince is the first client that takes screen.input's drag (docs/screen.md).
+const dragSince = "0.5.21";
+// noDrags is the status when the pointer drags on a computer whose client takes no drag.
+const noDrags = "This computer's client is older than trapos-sandbox " + dragSince +
+  " and takes no drag: a press reaches it, not the moves after it. The gateway's install line run on it upgrades it.";
+
+// olderVersion is whether version ("0.5.20"; anything else, a client too old to say, or none)
+// comes before than ("0.5.21").
+function olderVersion(version, than) {
+  const parse = (s) => typeof s === "string" && /^\d+\.\d+\.\d+$/.test(s) ? s.split(".").map(Number) : null;
+  const have = parse(version), want = parse(than);
+  if (!have) return true;
+  for (let i = 0; i < 3; i++) if (have[i] !== want[i]) return have[i] < want[i];
+  return false;
 }
 
 function onWheel(e) {
@@ -1345,7 +1390,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, saidDrags: false };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
@@ -1413,6 +1458,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("screen-keys").addEventListener("input", (e) => onComposed(view, e.isComposing));
   $("screen-keys").addEventListener("compositionend", () => onComposed(view, false));
   $("screen").addEventListener("mousedown", onMouseDown);
+  $("screen").addEventListener("mousemove", onMouseMove);
+  window.addEventListener("mouseup", () => { if (view) view.held = null; });
   $("screen").addEventListener("contextmenu", (e) => e.preventDefault()); // right click is CC's
   $("screen").addEventListener("wheel", onWheel, { passive: false });
   // The field keeps what the screen would paste: a browser's text field joins a paste's lines
