@@ -1367,3 +1367,25 @@ func TestTheWebConsoleSendsNoDragToAnOlderClient(t *testing.T) {
 	assert.Equal(t, []string{"click", "This computer's client is older than trapos-sandbox 0.5.21 and takes no drag: " +
 		"a press reaches it, not the moves after it. The gateway's install line run on it upgrades it."}, got)
 }
+
+// TestTheWebConsoleGreysTheLastSessionsScreenUntilTheNewOneComes: a computer that comes back
+// has its stream open before its first frame (a loaded computer's may take a while; a client
+// before 0.5.21 could lose its watch and send none): until that frame the view shows the
+// screen of its last session, greyed, not ungreyed as the computer's own.
+func TestTheWebConsoleGreysTheLastSessionsScreenUntilTheNewOneComes(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-lastsession-8d1f"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	first := screenComputer(ctx, t, g, "11:desk", sandboxPassword, nil) // one frame: ":de"
+	page, until := openDesk(ctx, t, g.Addr, token)
+	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent === ":de" && !document.getElementById("viewer").classList.contains("stale")`)
+	require.NoError(t, first.Close())
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+	connectBusyConsoleComputer(ctx, t, g, "11:desk") // back, answering screen.watch with no frame
+	until(t, "the stream open again", `document.getElementById("status").textContent === "Live"`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("viewer").classList.contains("stale"),
+		document.getElementById("screen-text").textContent]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{true, ":de"}, shown, "the last session's screen, greyed")
+}

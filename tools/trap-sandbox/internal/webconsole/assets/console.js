@@ -374,7 +374,9 @@ function drawSoon(v, data) {
   v.drawing = true;
   requestAnimationFrame(() => {
     v.drawing = false;
-    if (view === v) draw(JSON.parse(v.newest));
+    if (view !== v) return;
+    draw(JSON.parse(v.newest));
+    if (v.live) $("viewer").classList.remove("stale");
   });
 }
 
@@ -661,11 +663,13 @@ function note(kind, text) {
 
 // live sets whether view v's stream is open (v.live); while it is not, the screen it last
 // drew is greyed (stale): it showed the dead computer's prompt, its cursor and all, as live.
+// An open stream ungreys it with its first frame, not before: until then the screen shown is
+// the computer's last session's (it came back, and has not sent its screen yet), not its own.
 function live(v, open) {
   v.live = open;
   if (view !== v) return;
-  $("viewer").classList.toggle("stale", !open);
-  if (open) $("viewer").classList.remove("blank");
+  if (!open) $("viewer").classList.add("stale");
+  else $("viewer").classList.remove("blank");
 }
 
 // frames draws view v's live stream's frames until it ends, then says why (as watch reports),
