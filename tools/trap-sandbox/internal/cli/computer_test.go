@@ -380,6 +380,23 @@ func TestALongErrorCodeIsCut(t *testing.T) {
 	assert.EqualError(t, err, `computer 7: cat /x: the computer answered \x1b[2J`+strings.Repeat("E", 60)+`…(cut, 3004 bytes): gone`)
 }
 
+// TestAnUnknownPowerOffIsShownSafely: a run's powerOff is the computer's word; one the client
+// does not know (a hostile computer's escape sequence, 3 000 bytes) is escaped and cut in the
+// line on the operator's terminal, as the computer's other strings are.
+func TestAnUnknownPowerOffIsShownSafely(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{}, "success": true, "output": "", "powerOff": "\u001b[2J" + strings.Repeat("E", 3000)}, nil
+	}
+	base := serveDisk(t, d)
+	for _, args := range [][]string{{"exec", "--url", base, "7:", "os.shutdown()"}, {"run", "--url", base, "7:", "shutdown"}} {
+		_, errOut, err := runWith(t, "", args...)
+		require.NoError(t, err, args[0])
+		assert.Equal(t, "trap-sandbox: computer 7: is turning off (\\x1b[2J"+strings.Repeat("E", 60)+"…(cut, 3004 bytes))\n", errOut, args[0])
+	}
+}
+
 // TestACutOutputIsSaidOnStderr: stdout holds only what the computer printed; that the computer
 // cut it is a warning on stderr (it was a line of stdout, read by a script as output).
 func TestACutOutputIsSaidOnStderr(t *testing.T) {

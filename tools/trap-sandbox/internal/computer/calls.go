@@ -433,6 +433,9 @@ const (
 	PowerOffReboot   = "reboot"
 )
 
+// shownPowerOffBytes bounds a powerOff no client sends, as PowerOffNote shows it.
+const shownPowerOffBytes = 64
+
 // PowerOffNote says what a run's powerOff means for whoever asked: the code ran, and where
 // the computer is now. "" when the run left the computer on.
 func PowerOffNote(traposID, powerOff string) string {
@@ -445,7 +448,8 @@ func PowerOffNote(traposID, powerOff string) string {
 	case PowerOffShutdown:
 		return "computer " + id + " is shutting down: the code called os.shutdown(); it stays off until a player turns it on in game"
 	}
-	return "computer " + id + " is turning off (" + powerOff + ")"
+	// Another word is a newer or a hostile client's: shown as the computer's other strings are.
+	return "computer " + id + " is turning off (" + cctext.Show(cctext.Clip(powerOff, shownPowerOffBytes), false) + ")"
 }
 
 // Exec runs a Lua chunk (host text) on a computer as its lua prompt would.
