@@ -767,9 +767,19 @@ local function splitCells(line)
   return cells;
 end
 
+-- The most columns a table has; a header of more is prose. Each row is read as the header's
+-- columns (the cells it lacks made empty), so a row costs its header's width: past a bound,
+-- a wide header over rows of "|" would cost an answer its length squared (CC stops the
+-- program: too long without yielding). A screen shows far fewer.
+local MAX_TABLE_COLUMNS = 32;
+
 -- The columns' alignments ("left", "right", "center" or false) when line is the delimiter row
--- of a header of `count` cells (each cell dashes, a colon at either end or both), else nil.
+-- of a header of `count` cells (each cell dashes, a colon at either end or both, at most
+-- MAX_TABLE_COLUMNS), else nil.
 local function delimiterRow(line, count)
+  if count > MAX_TABLE_COLUMNS then
+    return nil;
+  end
   local cells = splitCells(line);
   if #cells ~= count then
     return nil;
@@ -1572,4 +1582,5 @@ return {
   lineChanges = lineChanges,
   newAnswerReader = newAnswerReader,
   tableLines = tableLines,
+  MAX_TABLE_COLUMNS = MAX_TABLE_COLUMNS,
 };

@@ -618,6 +618,12 @@ describe("libsandboxai", function()
       expect(read("| x |\n\ny\n")):same({ "text|0|", "text:| x |", "end", "blank", "text|0|", "text:y", "end" });
       -- a delimiter row of another cell count is none: each line is prose, the second may begin a table
       expect(read("| a | b |\n|---|\n|---|\n")):same({ "text|0|", "text:| a | b |", "end", "table:---;-" });
+      -- a header of more than MAX_TABLE_COLUMNS columns is prose, its delimiter row too
+      local wide = ("|x"):rep(lib.MAX_TABLE_COLUMNS + 1) .. "|";
+      local wideRule = ("|-"):rep(lib.MAX_TABLE_COLUMNS + 1) .. "|";
+      expect(read(wide .. "\n" .. wideRule .. "\n")):same({ "text|0|", "text:" .. wide, "end", "text|0|", "text:" .. wideRule, "end" });
+      local widest = ("|x"):rep(lib.MAX_TABLE_COLUMNS) .. "|\n" .. ("|-"):rep(lib.MAX_TABLE_COLUMNS) .. "|\n";
+      expect(read(widest)[1]:sub(1, 6)):eq("table:");
       -- a program without out.table gets the table's lines as typed
       local said = {};
       local reader = lib.newAnswerReader({
@@ -708,6 +714,12 @@ describe("libsandboxai", function()
         function(n) return "| a |\n" .. ("|x"):rep(n / 2) .. "\n"; end,
         function(n) return "|" .. (" "):rep(n) .. "|\n"; end,
         function(n) return ("|\n"):rep(n / 2); end,
+        -- a header of many columns, each row of the body that lacks them all
+        function(n) return ("|x"):rep(n / 8) .. "|\n" .. ("|-"):rep(n / 8) .. "|\n" .. ("|\n"):rep(n / 4); end,
+        function(n)
+          local columns = lib.MAX_TABLE_COLUMNS;
+          return ("|x"):rep(columns) .. "|\n" .. ("|-"):rep(columns) .. "|\n" .. ("|\n"):rep(n / 2);
+        end,
       };
       local function steps(answer)
         local count = 0;
@@ -731,7 +743,7 @@ describe("libsandboxai", function()
         local sub = counted[4].real;
         local reader = lib.newAnswerReader({
           line = function() end, text = function() end, lineEnd = function() end,
-          code = function() end, blank = function() end,
+          code = function() end, blank = function() end, table = function() end,
         });
         debug.sethook(function() count = count + 1; end, "", 100);
         local ok, err = pcall(function()
