@@ -25,7 +25,7 @@ const (
 
 // DisplayName is Cobalt's short_src of a chunk name, as error positions and debug's
 // short_src show it: "=name" loses its marker (cut to 29 bytes); "@path" too, a path of more
-// than 22 bytes becoming "..." and its last 22 (".../libsandboxscreen.lua" for
+// than 22 bytes becoming "..." and its last 22 ("...s/libsandboxscreen.lua" for
 // "@/apis/libsandboxscreen.lua"); source text becomes [string "first line"], with "..."
 // when it was cut at a line break or at 13 bytes.
 func DisplayName(chunkName string) string {

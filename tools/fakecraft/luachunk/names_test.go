@@ -18,6 +18,7 @@ func TestDisplayName(t *testing.T) {
 		{"@abcdefghijklmnopqrstuv", "abcdefghijklmnopqrstuv"},        // 22 bytes: whole
 		{"@abcdefghijklmnopqrstuvw", "...bcdefghijklmnopqrstuvw"},    // 23: "..." and the last 22
 		{"@/apis/libsandboxscreen.lua", "...s/libsandboxscreen.lua"}, // a TrapOS API's errors
+		{"@/apis/libsandboxfiles.lua", "...is/libsandboxfiles.lua"},  // the gateway's libraryPosition
 		{"@/rom/apis/textutils.lua", "...rom/apis/textutils.lua"},    // a ROM API's
 		{"=stdin", "stdin"}, //
 		{"=averyveryverylongchunknamethatgoeson", "averyveryverylongchunknametha"}, // 29 bytes

@@ -130,8 +130,8 @@ func (s *Session) explainUnknownType(version, typ string, e *protocol.Error) *pr
 // the error of a native function raised without a level is placed at the nearest Lua code
 // (Cobalt's LuaError calculateLevel): the library's own line that called pcall. So the
 // fs_error of clients 0.3.0 to 0.5.2 that a CC function raised (not the library's own words,
-// nor fs.open's returned reason) begins with that position ("...s/libsandboxfiles.lua:59:
-// /x: No such file", "...s/libsandboxfiles.lua:55: File exists"), no position of the
+// nor fs.open's returned reason) begins with that position ("...is/libsandboxfiles.lua:59:
+// /x: No such file", "...is/libsandboxfiles.lua:55: File exists"), no position of the
 // host's. Their other answers carry none of the library's: its screen handlers raise
 // nothing, and an error of lua.exec, shell.run or a program's type is the program's own,
 // which stays whole.
@@ -140,9 +140,10 @@ const fsErrorsUnplacedSince = "0.5.3"
 // libraryPosition is the position such a client's fs_error begins with: libsandboxfiles' file
 // (the installer puts it at /apis/, and the client requires it by that absolute path) and a
 // line. CC names the file as Cobalt cuts a chunk's name, to its last 22 bytes after "..."
-// ("...s/libsandboxfiles.lua:59: "); fakecraft before it cut names as CC does wrote the
-// whole path ("/apis/libsandboxfiles.lua:59: "), and such a computer is served alike.
-var libraryPosition = regexp.MustCompile(`^(?:/apis|\.\.\.s)/libsandboxfiles\.lua:[0-9]+: `)
+// ("/apis/libsandboxfiles.lua" is 25: "...is/libsandboxfiles.lua:59: "); fakecraft before it
+// cut names as CC does wrote the whole path ("/apis/libsandboxfiles.lua:59: "), and such a
+// computer is served alike.
+var libraryPosition = regexp.MustCompile(`^(?:/apis|\.\.\.is)/libsandboxfiles\.lua:[0-9]+: `)
 
 // withoutLibraryPosition is e, an fs_error answer to a request of type typ from a client of
 // version, with the library's position taken off when that client is one that put it there

@@ -115,7 +115,7 @@ func TestOlderClientsRefusedInputTypeNamesTheUpgrade(t *testing.T) {
 
 // On CC a client before 0.5.3 sent an fs_error with its library's line in front (CC places a
 // native function's error raised under pcall at the nearest Lua code), its file named as
-// Cobalt cuts a chunk's name ("...s/libsandboxfiles.lua:59: "; fakecraft wrote the whole
+// Cobalt cuts a chunk's name ("...is/libsandboxfiles.lua:59: "; fakecraft wrote the whole
 // path): the host reads CC's message alone, as from a current client. Only that position of that client's fs requests
 // goes: a newer client's text, another file's position and another type's answer stay as sent.
 func TestOlderClientsFSErrorLosesTheLibrarysPosition(t *testing.T) {
@@ -123,8 +123,8 @@ func TestOlderClientsFSErrorLosesTheLibrarysPosition(t *testing.T) {
 	for i, c := range []struct {
 		name, version, typ, code, sent, read string
 	}{
-		{"0.5.2's move onto a file, as CC names the library", "0.5.2", protocol.TypeFSMove, "fs_error", "...s/libsandboxfiles.lua:59: File exists", "File exists"},
-		{"0.4.0's list, as CC names the library", "0.4.0", protocol.TypeFSList, "fs_error", "...s/libsandboxfiles.lua:55: /no/such: No such file", "/no/such: No such file"},
+		{"0.5.2's move onto a file, as CC names the library", "0.5.2", protocol.TypeFSMove, "fs_error", "...is/libsandboxfiles.lua:59: File exists", "File exists"},
+		{"0.4.0's list, as CC names the library", "0.4.0", protocol.TypeFSList, "fs_error", "...is/libsandboxfiles.lua:55: /no/such: No such file", "/no/such: No such file"},
 		{"0.5.2's move onto a file, as fakecraft named the library", "0.5.2", protocol.TypeFSMove, "fs_error", "/apis/libsandboxfiles.lua:59: File exists", "File exists"},
 		{"0.4.0's list", "0.4.0", protocol.TypeFSList, "fs_error", "/apis/libsandboxfiles.lua:55: /no/such: No such file", "/no/such: No such file"},
 		{"no version at all", "", protocol.TypeFSRead, "fs_error", "/apis/libsandboxfiles.lua:101: /a: No such file", "/a: No such file"},
@@ -133,7 +133,7 @@ func TestOlderClientsFSErrorLosesTheLibrarysPosition(t *testing.T) {
 		{"another file's position", "0.5.2", protocol.TypeFSWrite, "fs_error", "/programs/p.lua:3: Out of space", "/programs/p.lua:3: Out of space"},
 		{"a name that only ends like the library's", "0.5.2", protocol.TypeFSWrite, "fs_error", "/apis/my_libsandboxfiles.lua:3: x", "/apis/my_libsandboxfiles.lua:3: x"},
 		{"another file's cut name", "0.5.2", protocol.TypeFSWrite, "fs_error", "...my_libsandboxfiles.lua:3: x", "...my_libsandboxfiles.lua:3: x"},
-		{"0.5.3 sends CC's words, cut", "0.5.3", protocol.TypeFSMove, "fs_error", "...s/libsandboxfiles.lua:59: File exists", "...s/libsandboxfiles.lua:59: File exists"},
+		{"0.5.3 sends CC's words, cut", "0.5.3", protocol.TypeFSMove, "fs_error", "...is/libsandboxfiles.lua:59: File exists", "...is/libsandboxfiles.lua:59: File exists"},
 		{"no line", "0.5.2", protocol.TypeFSDelete, "fs_error", "/apis/libsandboxfiles.lua: Access denied", "/apis/libsandboxfiles.lua: Access denied"},
 		{"another code", "0.5.2", protocol.TypeFSMakeDir, "internal", "/apis/libsandboxfiles.lua:9: attempt to index nil", "/apis/libsandboxfiles.lua:9: attempt to index nil"},
 		{"a program's type", "0.5.2", "door.open", "fs_error", "/apis/libsandboxfiles.lua:59: jammed", "/apis/libsandboxfiles.lua:59: jammed"},

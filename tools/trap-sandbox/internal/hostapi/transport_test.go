@@ -148,18 +148,18 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 }
 
 // TestAnOlderClientsFSErrorsReadAsCCWordsThem: on CC a client before 0.5.3 put its library's
-// line in front of an fs_error ("...s/libsandboxfiles.lua:59: File exists"). Through the real
+// line in front of an fs_error ("...is/libsandboxfiles.lua:59: File exists"). Through the real
 // gateway the host's checks of CC's words hold for it as for a current client: 0.4.0 (older than
 // fs.move's overwrite) has its old file replaced by a write, and 0.5.2's fs.move refusals name
 // their path, on both transports.
 func TestAnOlderClientsFSErrorsReadAsCCWordsThem(t *testing.T) {
 	gw, srv := gatewayWithAPI(t, "tok")
 	beforeOverwrite := &daemonfake.Daemon{ID: 4, AllowFiles: daemonfake.AllowFilesWrite, OldClient: true,
-		ClientVersion: "0.4.0", FSErrorPosition: "...s/libsandboxfiles.lua:55: "}
+		ClientVersion: "0.4.0", FSErrorPosition: "...is/libsandboxfiles.lua:55: "}
 	beforeOverwrite.PutFile("/f.lua", []byte("old contents"))
 	connectComputer(t, srv, beforeOverwrite)
 	placing := &daemonfake.Daemon{ID: 5, AllowFiles: daemonfake.AllowFilesWrite,
-		ClientVersion: "0.5.2", FSErrorPosition: "...s/libsandboxfiles.lua:59: "}
+		ClientVersion: "0.5.2", FSErrorPosition: "...is/libsandboxfiles.lua:59: "}
 	placing.PutFile("/here.lua", []byte("x"))
 	placing.PutFile("/taken.lua", []byte("y"))
 	connectComputer(t, srv, placing)

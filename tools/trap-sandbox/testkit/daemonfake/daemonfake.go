@@ -99,7 +99,7 @@ type Daemon struct {
 	// empty names none in the hello, as a client before 0.3.0.
 	ClientVersion string
 	// FSErrorPosition is put in front of an fs.* request's fs_error, as a client before 0.5.3
-	// sent one on CC ("...s/libsandboxfiles.lua:59: "): CC placed the error its fs function
+	// sent one on CC ("...is/libsandboxfiles.lua:59: "): CC placed the error its fs function
 	// raised under the library's pcall at the library's line. (That client sent its own words,
 	// such as fs.delete's No such file, without it; the stand-in puts it on every one.)
 	FSErrorPosition string
