@@ -160,6 +160,10 @@ local function serve(handlers, ...)
     if event[1] == "terminate" then
       os.cancelTimer(heartbeat);
       os.queueEvent(EVENT_SERVE_WITHDRAW, providerId);
+      if powerOff ~= nil then
+        -- A handler's call, held for its answer, is still made: the computer goes as asked.
+        powerOff();
+      end
       error("Terminated", 0);
     end
     if event[1] == "timer" and event[2] == heartbeat then

@@ -404,6 +404,30 @@ describe("libsandboxrequests", function()
       expect(calls):same({ { "reboot", 1 }, { "shutdown", 2 } });
     end);
 
+    it("still turns the computer off when the program is terminated before the held call", function()
+      local calls = {};
+      local reboot = os.reboot;
+      rawset(os, "reboot", function() calls[#calls + 1] = "reboot"; end);
+      local ok, err = pcall(function()
+        local requests = newRequests();
+        withProgram(requests, {
+          ["door.reboot"] = function() os.reboot(); return { rebooting = true }; end,
+        }, function()
+          expect(ask(requests, "door.reboot")):same({ ok = true, payload = { rebooting = true } });
+          -- Ctrl-T held down: the terminate comes before the tick the call was held for.
+          os.queueEvent("terminate");
+          while true do
+            local event = table.pack(os.pullEventRaw());
+            requests.onEvent(table.unpack(event, 1, event.n));
+          end
+        end);
+      end);
+      rawset(os, "reboot", reboot);
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      expect(calls):same({ "reboot" });
+    end);
+
     it("answers a request in flight when its program ends", function()
       local requests = newRequests();
       local answer;
