@@ -34,10 +34,12 @@ func (e *PartlyTyped) Error() string { return e.Err.Error() }
 func (e *PartlyTyped) Unwrap() error { return e.Err }
 
 // TypedPart is the events of events' first requests (SplitInput's parts) whose os events add
-// up to queued: what a PartlyTyped input typed.
+// up to queued: what a PartlyTyped input typed, its texts as the computer got them (CC's
+// bytes, as TypeInput cuts them: é written as e and U+0301 is one character).
 func TypedPart(events []InputEvent, queued int) []InputEvent {
+	wire, _ := wireInput(events)
 	var typed []InputEvent
-	for _, part := range SplitInput(events) {
+	for _, part := range SplitInput(wire) {
 		cost := EventsCost(part)
 		if cost > queued {
 			break

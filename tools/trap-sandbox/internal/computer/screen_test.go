@@ -123,3 +123,14 @@ func TestTypeInputCutsATextAsTheComputerCountsIt(t *testing.T) {
 	assert.Equal(t, "events[0].text", reps[0].Field)
 	assert.Equal(t, computer.MaxInputEvents, reps[0].Column, "the dash's place in the whole text, its é composed")
 }
+
+// TestTypedPartCountsAsTheComputerQueued: what a partly typed input typed is read from the
+// computer's count, a byte of its text an event, as TypeInput cut it: 200 é written as e and
+// U+0301, of which the computer queued 128, typed 128 of them, where cutting the host text
+// (two characters each) read 64.
+func TestTypedPartCountsAsTheComputerQueued(t *testing.T) {
+	events := []computer.InputEvent{{Type: computer.InputChar, Text: strings.Repeat("e\u0301", 200)}}
+	typed := computer.TypedPart(events, computer.MaxInputEvents)
+	require.Len(t, typed, 1)
+	assert.Equal(t, strings.Repeat("é", computer.MaxInputEvents), typed[0].Text)
+}
