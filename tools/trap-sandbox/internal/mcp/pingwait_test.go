@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -49,13 +48,7 @@ func (l *slowListing) Computers(ctx context.Context) ([]computer.Computer, error
 // select picked the poll over the deadline.
 func TestPingWaitRunsOutAsNotConnected(t *testing.T) {
 	l := &slowListing{Local: daemonfake.NewLocal(nil)}
-	server, client := sdk.NewInMemoryTransports()
-	ss, err := NewServer(computer.New(l), nil).Connect(t.Context(), server, nil)
-	require.NoError(t, err)
-	defer func() { _ = ss.Close() }()
-	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), client, nil)
-	require.NoError(t, err)
-	defer func() { _ = s.Close() }()
+	s := session(t, l)
 	// Each try is a coin toss without the fix: both the deadline and the poll are due.
 	for range 8 {
 		res := callTool(t, s, "ping", map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 2 * connectPoll.Milliseconds()})
@@ -91,13 +84,7 @@ func TestPingWaitListsTheComputersOnceAtMost(t *testing.T) {
 		}
 		return nil
 	}
-	server, client := sdk.NewInMemoryTransports()
-	ss, err := NewServer(computer.New(l), nil).Connect(t.Context(), server, nil)
-	require.NoError(t, err)
-	defer func() { _ = ss.Close() }()
-	s, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), client, nil)
-	require.NoError(t, err)
-	defer func() { _ = s.Close() }()
+	s := session(t, l)
 
 	res := callTool(t, s, "ping", map[string]any{"traposId": "7:", "wait": true, "timeoutMs": 60000})
 	require.False(t, res.IsError, text(res))

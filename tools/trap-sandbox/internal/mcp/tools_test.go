@@ -21,8 +21,9 @@ import (
 	"trap-sandbox/testkit/daemonfake"
 )
 
-// session connects an SDK client to the server on d, in memory.
-func session(t *testing.T, d *daemonfake.Local) *sdk.ClientSession {
+// session connects an SDK client to the server on d (a daemonfake.Local, or a transport
+// standing before one), in memory.
+func session(t *testing.T, d computer.Transport) *sdk.ClientSession {
 	t.Helper()
 	server, client := sdk.NewInMemoryTransports()
 	ss, err := NewServer(computer.New(d), nil).Connect(t.Context(), server, nil)
