@@ -403,8 +403,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	key := Key{AccountID: accountID, TraposID: traposID}
-	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, CredentialKind: credentialKind,
-		LivenessMs: s.gw.cfg.Liveness().Milliseconds(), ServedClient: s.gw.cfg.servedClient()})
+	accountPayload := s.goodHelloAnswer(key.AccountID, credentialKind)
 	if check {
 		// Registering would evict the computer's own daemon (newest wins, 4009) while the
 		// installer only asks whether its password is right.
@@ -507,9 +506,15 @@ func (s *Session) sameHelloAgain(traposID, secret string) (json.RawMessage, bool
 	if !same {
 		return nil, false
 	}
-	answer, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, CredentialKind: kind,
+	return s.goodHelloAnswer(key.AccountID, kind), true
+}
+
+// goodHelloAnswer is the answer to a good hello of a computer of accountID that said it with
+// a secret of credentialKind: the first, a check's, and the same hello again alike.
+func (s *Session) goodHelloAnswer(accountID, credentialKind string) json.RawMessage {
+	answer, _ := json.Marshal(helloAnswer{AccountID: accountID, CredentialKind: credentialKind,
 		LivenessMs: s.gw.cfg.Liveness().Milliseconds(), ServedClient: s.gw.cfg.servedClient()})
-	return answer, true
+	return answer
 }
 
 // holdAnswer encodes the answer to a good hello, into a pooled buffer the caller returns
