@@ -51,15 +51,14 @@ func raisePattern(L *lua.LState, err error) {
 	luakit.RaiseMessage(L, err.Error())
 }
 
-// startIndex is Lua's posrelat for init: negative counts from the end, clipped at 1.
+// startIndex is init as Cobalt's str_find_aux reads it: negative counts from the end,
+// clipped at 1 and at the end (length + 1), as Lua 5.1 clips it; Lua 5.2 answers nil for an
+// init past the end, Cobalt searches at the end (("").find("", 10) is 1, 0).
 func startIndex(init, length int) int {
 	if init < 0 {
 		init = length + init + 1
 	}
-	if init < 1 {
-		init = 1
-	}
-	return init
+	return max(1, min(init, length+1))
 }
 
 func pushCaptures(L *lua.LState, m *luapattern.Matcher, s, e int, wholeIfNone bool) int {
@@ -85,10 +84,6 @@ func strFind(L *lua.LState, find bool) int {
 	src := luakit.CheckString(L, 1)
 	pat := luakit.CheckString(L, 2)
 	init := startIndex(luakit.OptInteger(L, 3, 1), len(src))
-	if init > len(src)+1 {
-		L.Push(lua.LNil)
-		return 1
-	}
 	if find && (lua.LVAsBool(L.Get(4)) || !strings.ContainsAny(pat, patternSpecials)) {
 		if i := strings.Index(src[init-1:], pat); i >= 0 {
 			L.Push(lua.LNumber(init + i))

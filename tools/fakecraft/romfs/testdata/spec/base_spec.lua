@@ -439,6 +439,19 @@ describe("argument errors", function()
     expect({ string.byte("") }):same({});
   end);
 
+  -- Cobalt 0.9.4's StringMatch.str_find_aux clamps init to the string's length, as Lua 5.1
+  -- does, where Lua 5.2 answers nil past the end.
+  it("string.find and string.match start past the end at the end, as Cobalt's", function()
+    expect({ (""):find("", 10) }):same({ 1, 0 });
+    expect({ ("abc"):find("", 10) }):same({ 4, 3 });
+    expect({ ("abc"):find("%a*", 10) }):same({ 4, 3 });
+    expect({ ("abc"):find("", 4, true) }):same({ 4, 3 });
+    expect({ ("abc"):find("c", 10) }):same({ nil });
+    expect({ ("abc"):match("()", 10) }):same({ 4 });
+    expect({ ("abc"):match("", 10) }):same({ "" });
+    expect({ ("abc"):find("", -10) }):same({ 1, 0 });
+  end);
+
   it("places a function's error where CC's Cobalt does: under pcall at pcall's caller, in a coroutine of its own nowhere", function()
     local here = debug.getinfo(1, "S").short_src;
     local line = debug.getinfo(1, "l").currentline + 1;
