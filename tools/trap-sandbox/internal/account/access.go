@@ -29,10 +29,31 @@ func notOurs(path string, err error) error {
 		// enters (a service's 0700 state directory).
 		owner, whose = fileOwner(filepath.Dir(path)), "the data directory"
 	}
-	if owner == "" || owner == me {
+	if owner == "" {
+		// Not even the directory can be looked at: a directory above it is closed to this user.
+		return shut(path, err)
+	}
+	if owner == me {
 		return err
 	}
 	return fmt.Errorf("%w: %s belongs to %s, and this runs as %s: run trap-sandbox as %s, or give the data directory and its files to %s (chown)", err, whose, owner, me, owner, me)
+}
+
+// shut is err, refused at path, with the directory on path's way that this user may not
+// enter, its owner and what to do, or err as it is when there is none. Such a directory (a
+// home or a service's state directory, mode 700, above the data directory) refuses a look at
+// anything below it, so the file system's words ("mkdir /home/mc/.local/share/trap-sandbox:
+// permission denied" for a directory that is there) name neither it nor its owner.
+func shut(path string, err error) error {
+	dir, owner, mode := closedDir(path)
+	if dir == "" {
+		return err
+	}
+	me := currentUser()
+	if owner == me {
+		return fmt.Errorf("%w: %s, on the way to the data directory, is %s's own but closed to it (mode %03o): let its owner enter it (chmod u+x %s), or give another --data-dir", err, dir, me, mode, dir)
+	}
+	return fmt.Errorf("%w: %s, on the way to the data directory, is %s's (mode %03o), and this runs as %s, who may not enter it: run trap-sandbox as %s, or give a --data-dir that %s can reach", err, dir, owner, mode, me, owner, me)
 }
 
 // unwritable is what to do about err, SQLite refusing to write the store in dir, or "" when

@@ -5,6 +5,9 @@ package account
 // fileOwner is unknown here: notOurs then leaves the error as it is.
 func fileOwner(string) string { return "" }
 
+// closedDir is unknown here: shut then leaves the error as it is.
+func closedDir(string) (string, string, uint32) { return "", "", 0 }
+
 func currentUser() string { return "this user" }
 
 func readOnlyFS(error) bool { return false }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -114,4 +115,85 @@ func TestAFullStoreIsSaidToTheCaller(t *testing.T) {
 		assert.False(t, Full(err), "%v", err)
 		assert.Equal(t, "the gateway's account store failed; try again, and if it fails again, ask the gateway's operator (its log says why)", FailedMessage(err))
 	}
+}
+
+// TestADirectoryClosedOnTheWayIsNamed: a data directory below a directory this user may not
+// enter (another user's home or state directory, mode 700) was refused in the file system's
+// words alone, "open …/accounts.db: permission denied", or, for the gateway's start,
+// "make the data directory D: mkdir D: permission denied: give a directory that this user
+// can make", of a directory that is there: neither named the closed directory nor its owner.
+// Root enters every directory, so as root the checks run in a copy of this test binary
+// started as nobody (uid 65534); as another user, on a directory of its own that it closed.
+func TestADirectoryClosedOnTheWayIsNamed(t *testing.T) {
+	if base := os.Getenv(closedWayEnv); base != "" {
+		closedWay(t, base)
+		return
+	}
+	if os.Getuid() != 0 {
+		closed := filepath.Join(t.TempDir(), "closed")
+		require.NoError(t, os.Mkdir(closed, 0o700))
+		require.NoError(t, os.Chmod(closed, 0))
+		t.Cleanup(func() { _ = os.Chmod(closed, 0o700) }) // for TempDir's removal
+		_, err := OpenExistingSQLite(t.Context(), filepath.Join(closed, "ts"))
+		require.Error(t, err)
+		assert.Equal(t, "open "+filepath.Join(closed, "ts", DBFile)+": permission denied: "+closed+", on the way to the data directory, is "+currentUser()+
+			"'s own but closed to it (mode 000): let its owner enter it (chmod u+x "+closed+"), or give another --data-dir", err.Error())
+		return
+	}
+	// The copy and its directory are open to nobody; the test binary's own directory is not.
+	base, err := os.MkdirTemp("", "closed-way-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	bin, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(base, "account.test"), bin, 0o755))
+	home := filepath.Join(base, "home") // root's, closed to everyone else
+	require.NoError(t, os.Mkdir(home, 0o700))
+	require.NoError(t, os.Mkdir(filepath.Join(home, "ts"), 0o700))
+	own := filepath.Join(base, "own") // nobody's, closed to nobody too
+	require.NoError(t, os.Mkdir(own, 0))
+	require.NoError(t, os.Chown(own, 65534, 65534))
+
+	child := exec.Command(filepath.Join(base, "account.test"), "-test.run=^TestADirectoryClosedOnTheWayIsNamed$", "-test.v")
+	child.Dir = base
+	child.Env = append(os.Environ(), closedWayEnv+"="+base)
+	child.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := child.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "--- PASS: TestADirectoryClosedOnTheWayIsNamed", "the checks ran as nobody")
+}
+
+// closedWayEnv makes TestADirectoryClosedOnTheWayIsNamed the child, run as nobody, that
+// opens stores below the directories its parent made in the variable's directory.
+const closedWayEnv = "TRAP_SANDBOX_TEST_CLOSED_WAY"
+
+// closedWay runs as nobody: base/home is root's (mode 700), base/own nobody's (mode 000).
+func closedWay(t *testing.T, base string) {
+	require.NotZero(t, os.Getuid(), "the child runs as another user than root")
+	me, home, own := currentUser(), filepath.Join(base, "home"), filepath.Join(base, "own")
+	root := fileOwner("/")
+	rootsFix := home + ", on the way to the data directory, is " + root + "'s (mode 700), and this runs as " + me +
+		", who may not enter it: run trap-sandbox as " + root + ", or give a --data-dir that " + me + " can reach"
+
+	dir := filepath.Join(home, "ts") // there, but not to be looked at
+	_, err := OpenSQLite(t.Context(), dir)
+	require.Error(t, err)
+	assert.Equal(t, "make the data directory "+dir+": mkdir "+dir+": permission denied: "+rootsFix, err.Error(), "the gateway's start")
+	_, err = OpenExistingSQLite(t.Context(), dir)
+	require.Error(t, err)
+	assert.Equal(t, "open "+filepath.Join(dir, DBFile)+": permission denied: "+rootsFix, err.Error(), "an account command")
+	_, err = BackupSQLite(t.Context(), dir, filepath.Join(base, "backup.db"))
+	require.Error(t, err)
+	assert.Equal(t, "open "+filepath.Join(dir, DBFile)+": permission denied: "+rootsFix, err.Error(), "a backup")
+
+	_, err = OpenExistingSQLite(t.Context(), filepath.Join(own, "ts"))
+	require.Error(t, err)
+	assert.Equal(t, "open "+filepath.Join(own, "ts", DBFile)+": permission denied: "+own+", on the way to the data directory, is "+me+
+		"'s own but closed to it (mode 000): let its owner enter it (chmod u+x "+own+"), or give another --data-dir", err.Error())
+
+	// A directory this user may enter but not write keeps its words: the parent is reachable.
+	_, err = OpenSQLite(t.Context(), filepath.Join(base, "new"))
+	require.Error(t, err)
+	assert.Equal(t, "make the data directory "+filepath.Join(base, "new")+": mkdir "+filepath.Join(base, "new")+": permission denied: give a directory that this user can make (or make it first, mode 700)", err.Error())
 }

@@ -4,8 +4,10 @@ package account
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
 )
@@ -22,6 +24,27 @@ func fileOwner(path string) string {
 		return ""
 	}
 	return userName(strconv.FormatUint(uint64(st.Uid), 10))
+}
+
+// closedDir is the directory on path's way that this user may not enter, with its owner and
+// permission bits: the lowest one that can be looked at, when path cannot be (EACCES: a
+// directory above it denies the search). dir is "" when path can be looked at or is missing.
+func closedDir(path string) (dir, owner string, mode uint32) {
+	for p := path; ; {
+		info, err := os.Stat(p)
+		if err == nil {
+			st, ok := info.Sys().(*syscall.Stat_t)
+			if p == path || !ok {
+				return "", "", 0
+			}
+			return p, userName(strconv.FormatUint(uint64(st.Uid), 10)), uint32(info.Mode().Perm())
+		}
+		parent := filepath.Dir(p)
+		if !errors.Is(err, fs.ErrPermission) || parent == p {
+			return "", "", 0
+		}
+		p = parent
+	}
 }
 
 // currentUser names the user this process runs as.
