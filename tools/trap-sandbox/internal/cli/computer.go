@@ -454,10 +454,12 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 	return nil
 }
 
-// outputCut says on stderr that the output printed is not all there was: stdout holds only
-// what the computer printed, which a script may be reading.
+// outputCut says on stderr that the output printed is not all there was, and where it was
+// cut, as MCP's outputCut says it: stdout holds only what the computer printed, which a
+// script may be reading. It said only that it was cut, and the rows on each side of the cut
+// read as one run of lines.
 func outputCut(stderr io.Writer) {
-	fmt.Fprintln(stderr, "trap-sandbox: warning: the output was cut: the computer keeps at most 16 KiB of what a run prints (write more to a file and get it)")
+	fmt.Fprintln(stderr, "trap-sandbox: warning: "+computer.OutputCutNote("trap-sandbox get"))
 }
 
 // poweredOff says on stderr that the run turned the computer off or restarted it: the code

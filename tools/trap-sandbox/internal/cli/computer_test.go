@@ -398,7 +398,8 @@ func TestAnUnknownPowerOffIsShownSafely(t *testing.T) {
 }
 
 // TestACutOutputIsSaidOnStderr: stdout holds only what the computer printed; that the computer
-// cut it is a warning on stderr (it was a line of stdout, read by a script as output).
+// cut it, and where, is a warning on stderr (it was a line of stdout, read by a script as
+// output), worded as MCP's outputCut (it said only that it was cut).
 func TestACutOutputIsSaidOnStderr(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(nil)
@@ -413,7 +414,9 @@ func TestACutOutputIsSaidOnStderr(t *testing.T) {
 		out, errOut, err := runWith(t, "", args...)
 		require.NoError(t, err, args[0])
 		assert.Equal(t, "1\n2\n", out, args[0])
-		assert.Equal(t, "trap-sandbox: warning: the output was cut: the computer keeps at most 16 KiB of what a run prints (write more to a file and get it)\n", errOut, args[0])
+		assert.Equal(t, "trap-sandbox: warning: output was cut: it holds the first rows that scrolled off the run's screen, then its final screen; "+
+			"the rows printed between them are left out (a run keeps at most 16 KiB of what it prints): "+
+			"print less, or write it to a file on the computer and read that with trap-sandbox get\n", errOut, args[0])
 	}
 }
 

@@ -427,6 +427,17 @@ type Exec struct {
 	Warnings []cctext.Replacement `json:"warnings,omitempty"`
 }
 
+// OutputCutNote says where the computer cut a run's output (OutputTruncated: it keeps 16 KiB,
+// docs/capabilities.md), which the output does not show: the rows before the cut and those
+// after it read as one run of lines (line 1438, then line 2982). readWith is how the caller's
+// surface reads a file back (MCP's read_file, the CLI's trap-sandbox get), so every surface
+// says the same where it is cut.
+func OutputCutNote(readWith string) string {
+	return "output was cut: it holds the first rows that scrolled off the run's screen, then its final screen; " +
+		"the rows printed between them are left out (a run keeps at most 16 KiB of what it prints): " +
+		"print less, or write it to a file on the computer and read that with " + readWith
+}
+
 // A run's PowerOff: the code turned the computer off, or restarted it.
 const (
 	PowerOffShutdown = "shutdown"

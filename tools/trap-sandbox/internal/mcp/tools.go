@@ -162,7 +162,7 @@ type LuaOutput struct {
 	Output  string `json:"output" jsonschema:"what the chunk printed"`
 	// OutputTruncated is set when the chunk printed more than the computer keeps (16 KiB).
 	OutputTruncated bool `json:"outputTruncated,omitempty" jsonschema:"true when the chunk printed more than output holds"`
-	// OutputCut says where the output was cut (outputCut), when OutputTruncated is set.
+	// OutputCut says where the output was cut (computer.OutputCutNote), when OutputTruncated is set.
 	OutputCut string `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
 	Error     string `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
 	// PowerOff says the chunk turned the computer off or restarted it (computer.PowerOffNote).
@@ -176,24 +176,17 @@ type ProgramOutput struct {
 	Output  string `json:"output" jsonschema:"what the program printed"`
 	// OutputTruncated is set when the program printed more than the computer keeps (16 KiB).
 	OutputTruncated bool `json:"outputTruncated,omitempty" jsonschema:"true when the program printed more than output holds"`
-	// OutputCut says where the output was cut (outputCut), when OutputTruncated is set.
+	// OutputCut says where the output was cut (computer.OutputCutNote), when OutputTruncated is set.
 	OutputCut string `json:"outputCut,omitempty" jsonschema:"when output was cut: which rows it left out, and how to get them"`
 	// PowerOff says the program turned the computer off or restarted it (computer.PowerOffNote).
 	PowerOff string               `json:"powerOff,omitempty" jsonschema:"set when the program called os.shutdown or os.reboot (shutdown and reboot do): it ran, and this says where the computer is now"`
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the command CC cannot hold, sent as ?"`
 }
 
-// outputCut is a run's OutputCut: where the computer cut its output (docs/capabilities.md,
-// lua.exec's Output), which the output does not show. An agent read the rows before the cut
-// and those after it as one run of lines (line 1438, then line 2982), its flag aside.
-const outputCut = "output was cut: it holds the first rows that scrolled off the run's screen, then its final screen; " +
-	"the rows printed between them are left out (a run keeps at most 16 KiB of what it prints): " +
-	"print less, or write it to a file on the computer and read that with read_file"
-
-// cutNote is outputCut for a run whose output was cut, else empty.
+// cutNote is where the computer cut a run's output (computer.OutputCutNote), else empty.
 func cutNote(truncated bool) string {
 	if truncated {
-		return outputCut
+		return computer.OutputCutNote("read_file")
 	}
 	return ""
 }
