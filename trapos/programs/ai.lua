@@ -130,6 +130,10 @@ local function newScreen(t)
   -- The rest, when it does not fit the row, takes the whole word to the next row, as had it
   -- come in one piece (the first part is written over with blanks): an answer streams a word
   -- in tokens, often across two polls, and "stand-in m" / "odel." broke it at the edge.
+  -- A URL longer than a row (flushWord lays it out before its separators) is shown so far as
+  -- {url = true, from = the column its first row began at, rows = its rows shown, x, y, length
+  -- = its last row's, pieces, colours}: its rest lays the whole URL out again from there, and
+  -- rewrites only its last row, as the rows before it come out the same.
   local shownPart = nil;
   local rowsMoved = 0; -- rows moved on since the screen began: a word shown on one row moved none
 
@@ -247,31 +251,30 @@ local function newScreen(t)
     return runs;
   end
 
+  -- Whether a word of these pieces is laid out as a URL (flushWord): longer than a row's
+  -- text, with a "://" (the pieces are joined only when long enough to be one).
+  local function isLongURL(pieces, length)
+    return hangMark == nil and length > width - (hang or 0) and table.concat(pieces):find("://", 1, true) ~= nil;
+  end
+
   -- Joins the rest of a word to its first part shown before a wait (shownPart), as one word:
   -- returns true and that part when the rest goes on where it ends (it fits the row, or the
   -- first part began its row, where the whole word would be cut at the width too); otherwise
-  -- the first part is written over with blanks and put back before the rest, to be written
-  -- whole (on the next row).
+  -- the first part (a URL's: its last row) is written over with blanks and put back before
+  -- the rest, to be written whole (on the next row; a URL from where it began, returned third).
   local function joinShownPart()
     local shown = shownPart;
     shownPart = nil;
     local _, y = t.getCursorPos();
     if shown == nil or wordFrom ~= 1 or y ~= shown.y or col ~= shown.x + shown.length then
       return false, nil;
-    elseif not shown.whole then
+    elseif not shown.whole and not shown.url then
       return true, shown; -- longer than a row, cut at the width: the rest is cut on from here
     end
     local rest = 0;
     for _, piece in ipairs(word) do
       rest = rest + #piece;
     end
-    if col - 1 + rest <= width or shown.x <= (hang or 0) + 1 or hangMark ~= nil then
-      return true, shown;
-    end
-    t.setCursorPos(shown.x, y);
-    t.write((" "):rep(shown.length));
-    t.setCursorPos(shown.x, y);
-    col = shown.x;
     local pieces, colours, n = {}, {}, #shown.pieces;
     for i = 1, n do
       pieces[i], colours[i] = shown.pieces[i], shown.colours[i];
@@ -279,8 +282,18 @@ local function newScreen(t)
     for i = 1, #word do
       pieces[n + i], colours[n + i] = word[i], wordColours[i];
     end
+    -- a URL is laid out whole again, also where its first part began the row: cut at the
+    -- width from there, it broke where its whole did not
+    if not shown.url and (col - 1 + rest <= width or shown.x <= (hang or 0) + 1 or hangMark ~= nil)
+        and not isLongURL(pieces, shown.length + rest) then
+      return true, shown;
+    end
+    t.setCursorPos(shown.x, y);
+    t.write((" "):rep(shown.length));
+    t.setCursorPos(shown.x, y);
+    col = shown.x;
     word, wordColours = pieces, colours;
-    return false, nil;
+    return false, nil, shown.url and shown or nil;
   end
 
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
@@ -291,7 +304,7 @@ local function newScreen(t)
     if #word == 0 then
       return;
     end
-    local continuing, shown = joinShownPart();
+    local continuing, shown, urlShown = joinShownPart();
     local whole = table.concat(word);
     local runs, run = colourRuns(), 1;
     word, wordColours = { whole }, {};
@@ -321,37 +334,57 @@ local function newScreen(t)
     end
     local margin = hang or 0; -- columns before a further row's text
     if hangMark == nil and wordFrom == 1 and #whole > width - margin and whole:find("://", 1, true) then
-      if col > width then
-        wrap();
+      local after, shownRows;
+      if urlShown ~= nil then
+        -- its rows but the last are on the screen already, and the whole laid out again
+        -- begins with them: the last is rewritten from its start, where the cursor is
+        after, shownRows = urlShown.from, urlShown.rows - 1;
+      else
+        if col > width then
+          wrap();
+        end
+        -- where the URL would start after the blanks held before it; they are written only
+        -- when its first part stays on this row (else they would end the row, unseen on the
+        -- screen but a blank in a transcript)
+        after, shownRows = col + math.min(spaces, width - col + 1), 0;
       end
-      -- where the URL would start after the blanks held before it; they are written only when
-      -- its first part stays on this row (else they would end the row, unseen on the screen
-      -- but a blank in a transcript)
-      local after = col + math.min(spaces, width - col + 1);
       local rows = libsandbox.fitLongWords(whole, width - margin, math.max(1, after - margin));
-      if rows:sub(1, 1) == "\n" then
+      if urlShown ~= nil or rows:sub(1, 1) == "\n" then
         spaces = 0;
       else
         putSpaces();
       end
-      local first = true;
+      local pieces, colours, n, lastRow = word, wordColours, 0, nil;
       for row in (rows .. "\n"):gmatch("([^\n]*)\n") do
-        if not first then
-          beforeWrite();
-          wrap();
+        n = n + 1;
+        if n <= shownRows then
+          wordFrom = wordFrom + #row;
+        else
+          if n > shownRows + 1 then
+            beforeWrite();
+            wrap();
+          end
+          lastRow = { x = col, length = #row };
+          putTo(wordFrom + #row - 1);
         end
-        first = false;
-        putTo(wordFrom + #row - 1);
       end
       word, wordColours, wordFrom = {}, {}, 1;
+      if beforeWait then
+        shownPart = { url = true, from = after, rows = n, x = lastRow.x, y = select(2, t.getCursorPos()),
+          length = lastRow.length, pieces = pieces, colours = colours };
+      end
       return;
     end
     -- A word that does not fit the rest of the row, with the blanks before it, goes to the
     -- next, unless the next would cut it too (under code: a continuation row starts at the
-    -- indent): then it is cut here.
+    -- indent): then it is cut here. Before a wait it waits for its rest instead: with it, it
+    -- may be a URL longer than a row, whose first part stays on this row.
     local left = #whole - wordFrom + 1;
     if not continuing and col > 1 and not indentOnly and col - 1 + spaces + left > width
         and (hangMark == nil or margin + #hangMark + left <= width) then
+      if beforeWait then
+        return;
+      end
       wrap();
     end
     putSpaces();

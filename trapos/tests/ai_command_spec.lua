@@ -402,6 +402,43 @@ describe("ai command", function()
       expect({ table.unpack(rows, 1, 4) }):same({ "x", string.rep("y", 26), "yyyy", "" });
     end);
 
+    it("lays out a URL that came in two polls as it would have come whole", function()
+      -- opencode streams a URL in tokens too: its first part, shown at the wait, began a row
+      -- of its own, or its rest did, cut at the width ("https://tweaked.cc/module/" /
+      -- "peripheral.html#v:find"), where the whole URL breaks before its "/" and ":".
+      local cases = {
+        { "See https://tweaked.cc/module/", "peripheral.html#v:find for more" },
+        { "Docs: https://tweaked.cc/module/peripheral.html", "#v:find end" },
+        { "Docs: https://tweaked.cc/module/peripheral.html", "#v:find/and/more/of/it/still/to/come end" },
+        { "Intro\nhttps:/", "/tweaked.cc/module/peripheral.html#v:find" },
+        { "- see https://tweaked.cc/mod", "ule/peripheral.html end" },
+        { "Docs: https://tweaked.cc/module/per", "ipheral.html#v:fi", "nd/and/more/of/it end" },
+      };
+      for _, case in ipairs(cases) do
+        local _, _, whole = run({ "link" }, { width = 26, polls = { { text(1, table.concat(case)), done(2) } } });
+        local polls = {};
+        for i, piece in ipairs(case) do
+          polls[i] = { text(i, piece) };
+        end
+        table.insert(polls[#polls], done(#case + 1));
+        local ok, err, rows = run({ "link" }, { width = 26, polls = polls });
+        expectSuccess(ok, err);
+        expect(rows):same(whole);
+      end
+      -- a word's first part that does not fit its row waits for its rest (with it, it may be
+      -- a URL whose first part stays on this row), one that fits shows
+      local seen;
+      local ok, err, rows = run({ "link" }, {
+        width = 26, polls = {
+          { text(1, "See https://tweaked.cc/module/") },
+          function(screen) seen = { screen[1], screen[2] }; return { text(2, "peripheral.html#v:find for more"), done(3) }; end,
+        },
+      });
+      expectSuccess(ok, err);
+      expect(seen):same({ "See", "" });
+      expect({ table.unpack(rows, 1, 4) }):same({ "See https://tweaked.cc", "/module/peripheral.html#v", ":find for more", "" });
+    end);
+
     it("takes the pager's notice away on Ctrl-T and says so at once", function()
       local ok, err, rows, record = run({ "count" }, {
         width = 51,
