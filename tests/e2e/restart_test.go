@@ -74,10 +74,11 @@ func TestGatewayRestartUnderRunningComputer(t *testing.T) {
 	assert.Contains(t, second.Log(), `msg="computer connected"`, "the daemon must reconnect to the new gateway")
 
 	out := lines(c.Output())
-	// The first failed run explains it: the gateway closed the socket with 1001 (going away).
+	// The first failed run explains it: the daemon lost the gateway (closed with 1001, going
+	// away), and the try the run asked for found nothing on its port.
 	failed := slices.Index(out, markerFailed)
 	require.Positive(t, failed, "no failure marker in:\n%s", c.Output())
-	assertRetryRowsBefore(t, out, failed, "Not connected to the gateway: the gateway stopped (going away)")
+	assertRetryRowsBefore(t, out, failed, nothingAnswers(first))
 
 	// The last health run (after the restart) printed the full healthy report.
 	require.GreaterOrEqual(t, len(out), 4)
@@ -114,15 +115,24 @@ func TestSocketDroppedUnderRunningComputer(t *testing.T) {
 	out := lines(c.Output())
 	failed := slices.Index(out, markerFailed)
 	require.Positive(t, failed, "no failure marker in:\n%s", c.Output())
-	assertRetryRowsBefore(t, out, failed, "Not connected to the gateway: the gateway closed the connection (Connection closed): it stopped or restarted")
+	// The socket dropped, and the try the run asked for was refused.
+	assertRetryRowsBefore(t, out, failed, nothingAnswers(g))
 	require.GreaterOrEqual(t, len(out), 4)
 	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", agentOffLine, markerRecovered}, out[len(out)-4:])
+}
+
+// nothingAnswers is what `sandbox health` says when the try it asked for found nothing
+// listening at g's address.
+func nothingAnswers(g *harness.Gateway) string {
+	return "Not connected to the gateway: nothing answers at " + g.Addr +
+		": start the gateway there, or fix the address or port (sandbox setup)"
 }
 
 // assertRetryRowsBefore: the screen rows just before out[at] are advice, word-wrapped as print
 // shows it, and the seconds to the daemon's next try as its status said them: the first try
 // after a loss is 5 s away plus up to 1 s of jitter (libsandboxdaemon), so 1 to 6 s when
-// `sandbox health` asked; which one depends on how soon it asked.
+// `sandbox health` asked; which one depends on how soon it asked (a try `sandbox health`
+// asked for, which failed at once, leaves 5 to 6 s).
 func assertRetryRowsBefore(t *testing.T, out []string, at int, advice string) {
 	t.Helper()
 	const firstRetryMax = 6
@@ -134,4 +144,76 @@ func assertRetryRowsBefore(t *testing.T, out []string, at int, advice string) {
 	}
 	t.Errorf("the rows before %q are not %q with 1 to %d s to the next try:\n%s",
 		out[at], advice, firstRetryMax, strings.Join(out[:at], "\n"))
+}
+
+// restartAskProgram waits for its computer to connect, then, each round, for the daemon to
+// have failed to reach a stopped gateway, says so, and waits for e2e_go (the gateway is back).
+// If the daemon still waits out its reconnect delay then, with a second or more to go, it
+// runs `sandbox health`; if its own try came first (the gateway took that long to start),
+// the round is missed and the test stops the gateway again.
+const restartAskProgram = `
+local lib = require('/apis/libsandbox')
+local function untilStatus(wanted)
+  while true do
+    local s = lib.requestStatus()
+    if s ~= nil and wanted(s) then return s end
+    sleep(0.1)
+  end
+end
+untilStatus(function(s) return s.connected end)
+print("e2e: connected")
+for round = 1, 5 do
+  untilStatus(function(s) return s.state == "waiting" and s.lastError == "Could not connect" end)
+  print("e2e: down " .. round)
+  os.pullEvent("e2e_go")
+  local s = lib.requestStatus()
+  if s.state == "waiting" and (s.retryInMs or 0) >= 1000 then
+    print("e2e: round " .. round .. " asks")
+    local ok = shell.run("sandbox", "health")
+    print(ok and "e2e: health ok" or "e2e: health failed")
+    print("e2e: round " .. round .. " over")
+    return
+  end
+  print("e2e: round " .. round .. " missed (" .. s.state .. ")")
+  print("e2e: round " .. round .. " over")
+end
+error("e2e: the daemon never waited when the gateway came back", 0)
+`
+
+// TestHealthRightAfterRestartTriesNow: `sandbox health` typed right after the gateway came
+// back, while the daemon still waits out its reconnect delay (5 to 6 s after a failed try),
+// makes it try now and shows the gateway healthy, not the last failure ("nothing answers").
+func TestHealthRightAfterRestartTriesNow(t *testing.T) {
+	ctx := testContext(t)
+	oc := opencodefake.Start(t, opencodefake.Options{})
+	g := startGateway(t, oc.URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Files = map[string]string{"/e2e.lua": restartAskProgram}
+	// Real time: the gateway's start takes real time, which must fit in the daemon's wait.
+	opts.TimeScale = 1
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, "e2e: connected")
+
+	for round := 1; ; round++ {
+		require.NoError(t, g.Stop(), "SIGTERM must end the gateway with status 0")
+		c.WaitFor(ctx, fmt.Sprintf("e2e: down %d", round))
+		g = harness.Start(t, gatewayBin, harness.Options{
+			Listen: g.Addr,
+			Args:   []string{"--password", sandboxPassword, "--opencode-url", oc.URL},
+		})
+		c.QueueString("e2e_go")
+		c.WaitFor(ctx, fmt.Sprintf("e2e: round %d over", round))
+		if strings.Contains(c.Output(), fmt.Sprintf("e2e: round %d asks", round)) {
+			break
+		}
+	}
+	res, err := c.Wait(ctx)
+	require.NoError(t, err)
+	require.NoError(t, res.Err)
+	assert.True(t, res.OK, c.Output())
+	out := lines(c.Output())
+	asked := slices.IndexFunc(out, func(l string) bool { return strings.HasSuffix(l, " asks") })
+	require.Positive(t, asked, c.Output())
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", agentOffLine, "e2e: health ok"}, out[asked+1:asked+5],
+		"health typed while the daemon waited must show the gateway that is back:\n%s", c.Output())
 }

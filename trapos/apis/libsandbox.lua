@@ -212,6 +212,13 @@ local function reconnect()
   os.queueEvent(EVENT_RECONNECT);
 end
 
+-- Asks a daemon that waits to reconnect to try now, not at its timer; in any other state it
+-- does nothing. Unlike reconnect(), it keeps an open
+-- connection, the last error and the back-off. Wait for the outcome with awaitConnection().
+local function retryNow()
+  os.queueEvent(events.EVENT_RETRY_NOW);
+end
+
 -- Asks the daemon to disconnect and stay so (state "stopped") until reconnect().
 local function stopDaemon()
   os.queueEvent(events.EVENT_STOP);
@@ -255,6 +262,7 @@ return {
   explainStatus = explainStatus,
   reconnect = reconnect,
   stopDaemon = stopDaemon,
+  retryNow = retryNow,
   serve = serveLib.serve,
   registerCompletion = registerCompletion,
   -- How answers and text fit the screen (libsandboxlayout).
@@ -314,6 +322,7 @@ return {
   EVENT_CONNECTED = events.EVENT_CONNECTED,
   EVENT_RECONNECT = events.EVENT_RECONNECT,
   EVENT_STOP = events.EVENT_STOP,
+  EVENT_RETRY_NOW = events.EVENT_RETRY_NOW,
   EVENT_STATUS_REQUEST = events.EVENT_STATUS_REQUEST,
   EVENT_STATUS = events.EVENT_STATUS,
   EVENT_SERVE_OFFER = events.EVENT_SERVE_OFFER,

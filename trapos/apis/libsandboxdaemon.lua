@@ -87,7 +87,7 @@ local FRAME_COMPUTER_REQUEST, FRAME_COMPUTER_RESPONSE = codec.FRAME_COMPUTER_REQ
 local FRAME_GATEWAY_REQUEST, FRAME_GATEWAY_RESPONSE = codec.FRAME_GATEWAY_REQUEST, codec.FRAME_GATEWAY_RESPONSE;
 local EVENT_SEND, EVENT_REPLY, EVENT_CONNECTED = events.EVENT_SEND, events.EVENT_REPLY, events.EVENT_CONNECTED;
 local EVENT_RECONNECT, EVENT_STATUS_REQUEST, EVENT_STATUS = events.EVENT_RECONNECT, events.EVENT_STATUS_REQUEST, events.EVENT_STATUS;
-local EVENT_STOP = events.EVENT_STOP;
+local EVENT_STOP, EVENT_RETRY_NOW = events.EVENT_STOP, events.EVENT_RETRY_NOW;
 local EVENT_MARK = events.EVENT_MARK;
 
 -- The daemon as a factory of event handlers. deps: settings, os (queueEvent, startTimer,
@@ -808,6 +808,16 @@ local function newDaemon(deps)
     [EVENT_RECONNECT] = function()
       sayBye(BYE_RECONNECTING, {});
       restart();
+    end,
+    -- A program asks a waiting daemon to try now (`sandbox health`, `sandbox status`): a
+    -- player who restarted the gateway must not read the last failure until the timer's try.
+    -- The timer's try, early: the last error is kept (the latest news until this try's
+    -- outcome), and so is the back-off, so a gateway that breaks its sockets waits as long
+    -- after this try as after the timer's. Only the player's asking makes it sooner.
+    [EVENT_RETRY_NOW] = function()
+      if state == STATE_WAITING and reconnectTimer ~= nil then
+        connect();
+      end
     end,
     [EVENT_STOP] = stop,
     [EVENT_SEND] = onSend,

@@ -7,6 +7,8 @@ local EVENT_REPLY = "trapos_sandbox_reply";                   -- (messageId, ok,
 local EVENT_CONNECTED = "trapos_sandbox_connected";           -- (traposId)
 local EVENT_RECONNECT = "trapos_sandbox_reconnect";           -- ()
 local EVENT_STOP = "trapos_sandbox_stop";                     -- (): `sandbox stop`
+-- A waiting daemon tries at once instead of at its timer: `sandbox health`, `sandbox status`.
+local EVENT_RETRY_NOW = "trapos_sandbox_retry_now";           -- ()
 local EVENT_STATUS_REQUEST = "trapos_sandbox_status_request"; -- (replyId)
 local EVENT_STATUS = "trapos_sandbox_status";                 -- (replyId, status)
 -- The daemon's marker, queued behind the gateway's frames to learn how many wait at once.
@@ -23,6 +25,7 @@ return {
   EVENT_CONNECTED = EVENT_CONNECTED,
   EVENT_RECONNECT = EVENT_RECONNECT,
   EVENT_STOP = EVENT_STOP,
+  EVENT_RETRY_NOW = EVENT_RETRY_NOW,
   EVENT_STATUS_REQUEST = EVENT_STATUS_REQUEST,
   EVENT_STATUS = EVENT_STATUS,
   EVENT_MARK = EVENT_MARK,

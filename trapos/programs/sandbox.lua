@@ -204,6 +204,9 @@ local MSG_AGENT_DOWN = "The agent is down on the gateway's host: its operator mu
 
 local function health()
   checkSetup();
+  -- A daemon waiting out its reconnect delay tries now, and awaitConnection waits for that
+  -- try: typed right after the gateway's restart, health said "nothing answers" for seconds.
+  libsandbox.retryNow();
   local status = awaitConnection();
   local ok, payload, err = libsandbox.request("probe_gateway", {}, libsandbox.REQUEST_TIMEOUT);
   if not ok then
@@ -436,9 +439,22 @@ end
 -- The last error of a daemon whose try the gateway has not answered yet, and how to see the
 -- answer: sandbox health waits for it.
 local MSG_NONE_YET = "none yet (the gateway has not answered; sandbox health waits for it)";
+-- Seconds sandbox status waits for the try it asked a waiting daemon for: a gateway that is
+-- back, or still down, answers at once; one that drops the packets would keep the status for
+-- CC's 30 s, and the status shows that try under way instead.
+local STATUS_RETRY_WAIT = 2;
 
 local function showStatus()
   local status = getStatus();
+  if status.state == libsandbox.STATE_WAITING then
+    -- Not the last failure of a daemon waiting to try again (the gateway may be back since):
+    -- it tries now, and the status says how that went.
+    libsandbox.retryNow();
+    status = libsandbox.awaitConnection(STATUS_RETRY_WAIT);
+    if status == nil then
+      fail(MSG_NO_DAEMON);
+    end
+  end
   -- The lines above the problem, printed once the rows left for the strays are known.
   local shown = {};
   shown[#shown + 1] = "url: " .. tostring(status.url or "not set");
@@ -470,6 +486,10 @@ local function showStatus()
     -- no answer, which may be a refusal (a revoked credential): "none" read as nothing wrong.
     problem = { "lastError: " .. MSG_NONE_YET };
   elseif status.lastError ~= nil then
+    if status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING then
+      -- A try is under way: the error is the one before it, which this try may mend.
+      problem[1] = "lastError (before this try): " .. tostring(status.lastError);
+    end
     local fix = explain(status.lastError, status.url, retryIn);
     if fix ~= status.lastError then
       problem[2] = "fix: " .. fix;

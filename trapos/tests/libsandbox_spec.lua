@@ -434,7 +434,7 @@ describe("libsandbox", function()
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
-      "stopDaemon", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
+      "stopDaemon", "retryNow", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
       "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "SETTING_NAMES", "FILES_NONE", "FILES_READ", "FILES_WRITE",
@@ -444,7 +444,7 @@ describe("libsandbox", function()
       "ERR_UNAUTHORIZED", "ERR_NOT_AUTHENTICATED", "ERR_UNKNOWN_TYPE", "ERR_NOT_CONNECTED",
       "ERR_INTERNAL", "ERR_TIMEOUT", "ERR_FORBIDDEN", "ERR_FS_ERROR", "ERR_BAD_PAYLOAD",
       "MAX_MESSAGE_BYTES", "MAX_GATEWAY_REQUESTS", "newUuid", "encodeFrame", "decodeFrame",
-      "EVENT_SEND", "EVENT_REPLY", "EVENT_CONNECTED", "EVENT_RECONNECT", "EVENT_STOP", "EVENT_STATUS_REQUEST",
+      "EVENT_SEND", "EVENT_REPLY", "EVENT_CONNECTED", "EVENT_RECONNECT", "EVENT_STOP", "EVENT_RETRY_NOW", "EVENT_STATUS_REQUEST",
       "EVENT_STATUS", "EVENT_SERVE_OFFER", "EVENT_SERVE_WITHDRAW", "EVENT_SERVE_REQUEST",
       "EVENT_SERVE_REPLY",
       "newDaemon", "STATE_DORMANT", "STATE_DISABLED", "STATE_CONNECTING", "STATE_AUTHENTICATING",

@@ -704,6 +704,54 @@ describe("sandbox daemon", function()
       expect(world.timers[world.lastTimer]):eq(5);
     end);
 
+    it("tries at once when a program asks while it waits, keeping its last error and back-off", function()
+      -- sandbox health typed right after the gateway came back said "nothing answers" until
+      -- the timer's try, up to 6 s (a minute for a gateway that broke its sockets) later
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.handle("websocket_closed", FULL_URL, "going away", 1001);
+      world.handle("timer", world.lastTimer);
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      local waiting = world.lastTimer;
+      expect(world.daemon.status().state):eq("waiting");
+      world.handle(lib.EVENT_RETRY_NOW);
+      expect(#world.connects):eq(3);
+      expect(world.cancelled[waiting]):eq(true);
+      local status = world.daemon.status();
+      expect(status.state):eq("connecting");
+      expect(status.lastError):eq("Could not connect"); -- the latest news until this try's outcome
+      world.answerHello(world.open(), true);
+      expect(world.daemon.status().state):eq("connected");
+      -- a connected daemon keeps its socket
+      world.handle(lib.EVENT_RETRY_NOW);
+      expect(#world.connects):eq(3);
+      expect(world.daemon.status().state):eq("connected");
+      -- the back-off holds: a socket that broke soon after hello again waits 10 s, not 5
+      world.handle("websocket_closed", FULL_URL, "Could not connect", nil);
+      expect(world.timers[world.lastTimer]):eq(10);
+      world.handle(lib.EVENT_RETRY_NOW);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "Could not connect", nil);
+      expect(world.timers[world.lastTimer]):eq(20);
+    end);
+
+    it("does not try when asked while it is not waiting to reconnect", function()
+      local world = newWorld({ url = URL, password = "wrong" });
+      world.daemon.start();
+      world.handle(lib.EVENT_RETRY_NOW); -- connecting: its try is under way
+      expect(#world.connects):eq(1);
+      world.answerHello(world.open(), false, { code = "unauthorized", message = "bad secret" });
+      world.handle(lib.EVENT_RETRY_NOW); -- refused: only a changed setting or a reconnect helps
+      expect(#world.connects):eq(1);
+      expect(world.daemon.status().state):eq("unauthorized");
+      world.handle(lib.EVENT_RECONNECT);
+      world.answerHello(world.open(), true);
+      world.handle(lib.EVENT_STOP);
+      world.handle(lib.EVENT_RETRY_NOW); -- stopped: only sandbox reconnect starts it
+      expect(#world.connects):eq(2);
+      expect(world.daemon.status().state):eq("stopped");
+    end);
+
     it("reconnects when the gateway says nothing for livenessMs", function()
       local world = newWorld({ url = URL });
       world.daemon.start();

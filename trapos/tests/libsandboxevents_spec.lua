@@ -8,6 +8,7 @@ describe("libsandboxevents", function()
     expect(lib.EVENT_REPLY):eq("trapos_sandbox_reply");
     expect(lib.EVENT_CONNECTED):eq("trapos_sandbox_connected");
     expect(lib.EVENT_RECONNECT):eq("trapos_sandbox_reconnect");
+    expect(lib.EVENT_RETRY_NOW):eq("trapos_sandbox_retry_now");
     expect(lib.EVENT_STATUS_REQUEST):eq("trapos_sandbox_status_request");
     expect(lib.EVENT_STATUS):eq("trapos_sandbox_status");
   end);

@@ -28,7 +28,8 @@ local function downStatus(state, lastError)
 end
 
 -- Runs the program with args. opts.status: the daemon's status, a list of statuses given
--- in turn (the last repeats), or nil for no daemon. opts.reply(type, payload) returns the
+-- in turn (the last repeats), or nil for no daemon; opts.afterRetry: the statuses (the same
+-- way) the daemon gives once a program asked it to try now (lib.retryNow). opts.reply(type, payload) returns the
 -- gateway's ok, payload, error, or nothing to never answer. opts.settings: setting values
 -- (sandbox.url defaults to URL). opts.noHttp hides the http API. opts.gateway(frame, record)
 -- plays the gateway on the link session's own socket (see linkGateway). opts.typed: the lines
@@ -37,11 +38,15 @@ end
 local function run(args, opts)
   opts = opts or {};
   local realQueue = os.queueEvent;
-  local record = { sends = {}, reconnects = 0, timers = {}, statusRequests = 0 };
-  local statuses = opts.status;
-  if statuses ~= nil and statuses[1] == nil then
-    statuses = { statuses };
+  local record = { sends = {}, reconnects = 0, retries = 0, timers = {}, statusRequests = 0 };
+  local function listOf(given)
+    if given ~= nil and given[1] == nil then
+      return { given };
+    end
+    return given;
   end
+  local statuses = listOf(opts.status);
+  local answered = 0; -- the status requests answered from statuses
 
   local values = opts.settings or { ["sandbox.url"] = URL };
   stub(settings, "get", function(name, default)
@@ -73,8 +78,9 @@ local function run(args, opts)
     local params = table.pack(...);
     if name == lib.EVENT_STATUS_REQUEST then
       record.statusRequests = record.statusRequests + 1;
+      answered = answered + 1;
       if statuses ~= nil then
-        local status = statuses[math.min(record.statusRequests, #statuses)];
+        local status = statuses[math.min(answered, #statuses)];
         realQueue(lib.EVENT_STATUS, params[1], status);
       end
     elseif name == lib.EVENT_SEND then
@@ -89,6 +95,12 @@ local function run(args, opts)
       record.reconnects = record.reconnects + 1;
     elseif name == lib.EVENT_STOP then
       record.stops = (record.stops or 0) + 1;
+    elseif name == lib.EVENT_RETRY_NOW then
+      record.retries = record.retries + 1;
+      record.retriedAfter = record.statusRequests;
+      if opts.afterRetry ~= nil then
+        statuses, answered = listOf(opts.afterRetry), 0;
+      end
     else
       realQueue(name, ...);
     end
@@ -400,6 +412,29 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines):same({ "sandboxOk: true", "opencodeOk: true" });
       expect(record.statusRequests):eq(3);
+    end);
+
+    it("makes a daemon waiting to reconnect try now, and shows how that try went", function()
+      -- typed right after the gateway's restart, it said "nothing answers ...; the daemon
+      -- retries in 5 s" while the gateway was back
+      local waiting = downStatus("waiting", "Could not connect");
+      waiting.retryInMs = 5000;
+      local ok, err, lines, record = run({ "health" }, {
+        status = waiting,
+        afterRetry = { downStatus("connecting", "Could not connect"), connectedStatus() },
+        reply = function() return true, { sandboxOk = true, opencodeOk = true }; end,
+      });
+      expectSuccess(ok, err);
+      expect(lines):same({ "sandboxOk: true", "opencodeOk: true" });
+      expect(record.retries):eq(1);
+      expect(record.retriedAfter):eq(0); -- asked before its first look at the status
+      -- a try that fails again says so, and when the next one is
+      local again = downStatus("waiting", "Could not connect");
+      again.retryInMs = 5400;
+      ok, err = run({ "health" }, { status = waiting, afterRetry = { downStatus("connecting", "Could not connect"), again } });
+      expect(ok):eq(false);
+      expect(err):eq(fitted("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there,"
+        .. " or fix the address or port (sandbox setup); the daemon retries in 6 s"));
     end);
 
     it("gives up on a daemon that never finishes connecting", function()
@@ -1030,6 +1065,30 @@ describe("sandbox command", function()
       }));
     end);
 
+    it("makes a daemon waiting to reconnect try now, and shows that try's outcome", function()
+      -- it showed the last failure ("nothing answers") for seconds after the gateway was back
+      local waiting = downStatus("waiting", "Could not connect");
+      waiting.retryInMs = 5000;
+      local ok, err, lines, record = run({ "status" }, {
+        status = waiting,
+        afterRetry = { downStatus("connecting", "Could not connect"), connectedStatus() },
+      });
+      expectSuccess(ok, err);
+      expect(record.retries):eq(1);
+      expect(lines[2]):eq("connected: true");
+      expect(lines[3]):eq("state: connected");
+      expect(lines[#lines]):eq("lastError: none");
+      -- a try still under way when the status stops waiting for it: the error is the past
+      ok, err, lines = run({ "status" }, { status = waiting, afterRetry = downStatus("connecting", "Could not connect") });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("state: connecting");
+      expect(lines[#lines - 1]):eq(fitted("lastError (before this try): Could not connect"));
+      -- a daemon that is not waiting is not asked
+      local refusedOk, refusedErr, _, refused = run({ "status" }, { status = downStatus("unauthorized", "unauthorized: bad secret") });
+      expectSuccess(refusedOk, refusedErr);
+      expect(refused.retries):eq(0);
+    end);
+
     it("says how long a waiting daemon waits before its next try", function()
       local status = downStatus("waiting", "Connection closed");
       status.retryAt = os.epoch("utc") + 39500;
@@ -1080,9 +1139,10 @@ describe("sandbox command", function()
         expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: false", "state: " .. state, "traposId: 7:base" },
           { "lastError: none yet (the gateway has not answered; sandbox health waits for it)" }));
       end
-      -- a try after an error keeps that error and its fix; a connected one has none
+      -- a try after an error keeps that error, as the one before this try, and its fix; a
+      -- connected one has none
       local _, _, lines = run({ "status" }, { status = downStatus("connecting", "Could not connect") });
-      expect(lines[#lines - 1]):eq("lastError: Could not connect");
+      expect(lines[#lines - 1]):eq("lastError (before this try): Could not connect");
       _, _, lines = run({ "status" }, { status = connectedStatus() });
       expect(lines[#lines]):eq("lastError: none");
     end);
