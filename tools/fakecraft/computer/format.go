@@ -249,7 +249,7 @@ func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, 
 		case 'e', 'E', 'f', 'g', 'G':
 			n := float64(L.CheckNumber(at))
 			if math.IsNaN(n) || math.IsInf(n, 0) {
-				out.WriteString(fmt.Sprintf("%"+strings.TrimRight(spec, ".0123456789")+"s", ccformat.FormatNumber(n)))
+				out.WriteString(specialFloat(n, readFloatDirective(spec), verb == 'E' || verb == 'G'))
 			} else {
 				if (verb == 'g' || verb == 'G') && !strings.Contains(spec, ".") {
 					// C's (and Cobalt's) %g has six significant digits unless told; Go's
@@ -327,45 +327,131 @@ func padBytes(s, spec string) string {
 	return s
 }
 
-// hexFloat is n as %a (upper: %A) writes it in C and Cobalt: the exponent without leading
-// zeros (0x1p+0, where Go writes 0x1p+00), the spec's precision as the hex digits after the
-// point, its flags (+, space, # for a point always, 0 for zeros after the 0x) and width.
-func hexFloat(n float64, spec string, upper bool) string {
+// floatDirective is a float conversion's spec as Cobalt's FormatDesc reads it: its flags,
+// width (0 when none) and precision (-1 when none; a bare '.' is 0).
+type floatDirective struct {
+	left, plus, space, alternate, zero bool
+	width, precision                   int
+}
+
+func readFloatDirective(spec string) floatDirective {
 	flagText := spec[:len(spec)-len(strings.TrimLeft(spec, "-+ #0"))]
 	widthText, precisionText, hasPrecision := strings.Cut(spec[len(flagText):], ".")
-	precision := -1
+	d := floatDirective{
+		left:      strings.Contains(flagText, "-"),
+		plus:      strings.Contains(flagText, "+"),
+		alternate: strings.Contains(flagText, "#"),
+		zero:      strings.Contains(flagText, "0"),
+		precision: -1,
+	}
+	d.space = !d.plus && strings.Contains(flagText, " ") // '+' wins, as in C
+	d.width, _ = strconv.Atoi(widthText)
 	if hasPrecision {
-		precision, _ = strconv.Atoi(precisionText) // "" (a bare '.') is 0
+		d.precision, _ = strconv.Atoi(precisionText)
 	}
-	text := strconv.FormatFloat(n, 'x', precision, 64)
-	sign := ""
-	if strings.HasPrefix(text, "-") {
-		sign, text = "-", text[1:]
-	} else if strings.Contains(flagText, "+") {
-		sign = "+"
-	} else if strings.Contains(flagText, " ") {
-		sign = " "
-	}
-	mantissa, exponent, _ := strings.Cut(strings.TrimPrefix(text, "0x"), "p")
-	if strings.Contains(flagText, "#") && !strings.Contains(mantissa, ".") {
-		mantissa += "."
-	}
-	digits := strings.TrimLeft(exponent[1:], "0")
-	if digits == "" {
-		digits = "0"
-	}
-	body := mantissa + "p" + exponent[:1] + digits
-	width, _ := strconv.Atoi(widthText)
-	pad := width - len(sign) - 2 - len(body)
+	return d
+}
+
+// sign is what goes before a number: '-' for a negative one, else '+' or ' ' as the flags ask.
+func (d floatDirective) sign(negative bool) string {
 	switch {
-	case pad > 0 && strings.Contains(flagText, "-"):
+	case negative:
+		return "-"
+	case d.plus:
+		return "+"
+	case d.space:
+		return " "
+	}
+	return ""
+}
+
+// specialFloat is inf, -inf or nan under a float conversion (upper: %E, %G, %A), as Cobalt's
+// DoubleToStringConverter.handleSpecialValues writes them: a sign as for any number (a NaN
+// has none), padded with spaces only, the '0' flag and the precision ignored ("%05f" of
+// nan is "  nan", "%+g" of inf "+inf").
+func specialFloat(n float64, d floatDirective, upper bool) string {
+	symbol := "inf"
+	if math.IsNaN(n) {
+		symbol = "nan"
+	}
+	if upper {
+		symbol = strings.ToUpper(symbol)
+	}
+	text := d.sign(n < 0) + symbol
+	if pad := d.width - len(text); pad > 0 {
+		if d.left {
+			return text + strings.Repeat(" ", pad)
+		}
+		return strings.Repeat(" ", pad) + text
+	}
+	return text
+}
+
+// hexFloat is n as %a (upper: %A) writes it in Cobalt 0.9.4 (DoubleToStringConverter.toHex,
+// read from its source and run): the significand's hex digits without trailing zeros, cut to
+// the precision with the bits past it rounded to even, the exponent without leading zeros.
+// Cobalt writes a subnormal as 0x0. and the digits of its 52 fraction bits without their
+// leading zeros, and p-1022: 5e-324 (2^-1074) is 0x0.1p-1022, where C writes
+// 0x0.0000000000001p-1022; a precision that rounds up carries into the first digit (%.0a
+// of 1.9 is 0x2p+0). A zero is never negative (0x0p+0 for -0).
+func hexFloat(n float64, spec string, upper bool) string {
+	d := readFloatDirective(spec)
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		return specialFloat(n, d, upper)
+	}
+	bits := math.Float64bits(n)
+	const fractionBits = 52
+	biased := int(bits >> fractionBits & 0x7ff)
+	significand := bits & (1<<fractionBits - 1)
+	subnormal := biased == 0
+	exponent := 0
+	switch {
+	case n == 0:
+	case subnormal:
+		exponent = -1022
+	default:
+		significand |= 1 << fractionBits
+		exponent = biased - 1023
+	}
+
+	// Cut the 53-bit significand to the first digit and precision digits after it.
+	if d.precision >= 0 && d.precision < 13 {
+		shift := uint(fractionBits - 4*d.precision)
+		rest := significand & (1<<shift - 1)
+		significand >>= shift
+		half := uint64(1) << (shift - 1)
+		if rest&half != 0 && (significand&1 == 1 || rest&^half != 0) {
+			significand++
+		}
+	}
+	digits := strconv.FormatUint(significand, 16)
+	if subnormal {
+		digits = "0" + digits
+	}
+	digits = digits[:1] + strings.TrimRight(digits[1:], "0")
+	for len(digits)-1 < d.precision {
+		digits += "0"
+	}
+	if len(digits) > 1 || d.alternate {
+		digits = digits[:1] + "." + digits[1:]
+	}
+	exponentText := "+" + strconv.Itoa(exponent)
+	if exponent < 0 {
+		exponentText = strconv.Itoa(exponent)
+	}
+
+	sign := d.sign(n < 0)
+	body := digits + "p" + exponentText
+	pad := d.width - len(sign) - len("0x") - len(body)
+	switch {
+	case pad > 0 && d.left:
 		body += strings.Repeat(" ", pad)
-	case pad > 0 && strings.Contains(flagText, "0"):
+	case pad > 0 && d.zero:
 		body = strings.Repeat("0", pad) + body
 	case pad > 0:
 		sign = strings.Repeat(" ", pad) + sign
 	}
-	text = sign + "0x" + body
+	text := sign + "0x" + body
 	if upper {
 		text = strings.ToUpper(text)
 	}

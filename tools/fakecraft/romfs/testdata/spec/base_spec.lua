@@ -765,6 +765,27 @@ describe("string.format", function()
       :eq("[+0x1p+0][ 0x1p+0][0x1p+0    ][   -0x1p+0][0x00001p+0][0x1.p+0][0x1.0p+0][0x1.000p+0]");
   end);
 
+  -- Run on Cobalt 0.9.4 (CC 1.113.1's), built from its source: a subnormal's digits lose
+  -- their leading zeros there, as its DoubleToStringConverter.toHex writes them.
+  it("writes %a of subnormals, rounding and -0 as Cobalt does", function()
+    expect(string.format("%a|%a|%a|%A", 2 ^ -1074, 2 ^ -1023, 2 ^ -1074 * 0x123, 2 ^ -1050))
+      :eq("0x0.1p-1022|0x0.8p-1022|0x0.123p-1022|0X0.1P-1022");
+    expect(string.format("%.2a|%5.1a|%-12a|", 2 ^ -1074 * 0xfff, 2 ^ -1074 * 3, 2 ^ -1074))
+      :eq("0x0.00p-1022|0x0.0p-1022|0x0.1p-1022 |");
+    expect(string.format("%.0a|%#.0a|%.1a|%.1a|%.1a", 1.9, 1.5, 1.03125, 1.09375, 1.96875))
+      :eq("0x2p+0|0x2.p+0|0x1.0p+0|0x1.2p+0|0x2.0p+0");
+    expect(string.format("%a|%.14a", 1 / 3, 1 / 3)):eq("0x1.5555555555555p-2|0x1.55555555555550p-2");
+    local zero = 0;
+    expect(string.format("%a|%+a", zero * -1, zero * -1)):eq("0x0p+0|+0x0p+0");
+  end);
+
+  it("writes inf and nan under every float conversion as Cobalt does", function()
+    expect(string.format("[%5.1f|%-6e|%+g|%05f|%E|%G|% f]", 1 / 0, -1 / 0, 1 / 0, 0 / 0, 1 / 0, 0 / 0, 1 / 0))
+      :eq("[  inf|-inf  |+inf|  nan|INF|NAN| inf]");
+    expect(string.format("[%a|%-+7a|%8A|%#a|%A]", 1 / 0, 1 / 0, -1 / 0, 0 / 0, 0 / 0))
+      :eq("[inf|+inf   |    -INF|nan|NAN]");
+  end);
+
   it("names an unknown conversion as Cobalt does", function()
     expect.error(string.format, "%y", 1):eq("invalid conversion '%y' to 'format'");
     expect.error(string.format, "%-5y", 1):eq("invalid conversion '%-5y' to 'format'");
