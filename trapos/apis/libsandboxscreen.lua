@@ -416,7 +416,7 @@ local function within(value, lo, hi)
 end
 
 -- What a screen.input event's type and a key event's name may be, for the refusals.
-local INPUT_TYPES = "one of key, key_up, char, paste, click, drag, scroll, terminate";
+local INPUT_TYPES = "one of key, key_up, char, paste, click, mouse_click, drag, mouse_up, scroll, terminate";
 local KEY_NAMES = "CC's key name, as keys.getName gives it: enter, leftCtrl, a";
 
 -- A value that is not what it should be, for a refusal: "the number 28", "true", "an object".
@@ -493,22 +493,24 @@ local function inputEvents(event, i, keysApi, width, height, out)
       return nil, where .. ": a paste is one line of bytes from 32 (as CC's paste); type \\n with a char event";
     end
     out[#out + 1] = { "paste", t };
-  elseif kind == "click" then
+  elseif kind == "click" or kind == "mouse_click" or kind == "drag" or kind == "mouse_up" then
     if not MOUSE_BUTTONS[event.button] then
       return nil, where .. ".button must be 1, 2 or 3";
     elseif not within(event.x, 1, width) or not within(event.y, 1, height) then
       return nil, where .. ": x, y must be a cell of the " .. width .. "x" .. height .. " screen";
     end
-    out[#out + 1] = { "mouse_click", event.button, event.x, event.y };
-    out[#out + 1] = { "mouse_up", event.button, event.x, event.y };
-  elseif kind == "drag" then
-    -- The pointer moved onto this cell with the button held (paint draws along it).
-    if not MOUSE_BUTTONS[event.button] then
-      return nil, where .. ".button must be 1, 2 or 3";
-    elseif not within(event.x, 1, width) or not within(event.y, 1, height) then
-      return nil, where .. ": x, y must be a cell of the " .. width .. "x" .. height .. " screen";
+    -- click is a press and its release at once; mouse_click, drag and mouse_up are a held
+    -- button's press, the pointer moved onto a cell with it held (paint draws along it), and
+    -- its release where the pointer let go, each CC's event of that name.
+    if kind == "click" or kind == "mouse_click" then
+      out[#out + 1] = { "mouse_click", event.button, event.x, event.y };
     end
-    out[#out + 1] = { "mouse_drag", event.button, event.x, event.y };
+    if kind == "drag" then
+      out[#out + 1] = { "mouse_drag", event.button, event.x, event.y };
+    end
+    if kind == "click" or kind == "mouse_up" then
+      out[#out + 1] = { "mouse_up", event.button, event.x, event.y };
+    end
   elseif kind == "scroll" then
     if not SCROLL_DIRECTIONS[event.direction] then
       return nil, where .. ".direction must be -1 (up) or 1 (down)";

@@ -395,6 +395,29 @@ describe("libsandboxscreen", function()
       expect(payload.queued):eq(#got);
     end);
 
+    it("queues a held button's press, its drags and its release apart, each CC's event", function()
+      -- A drag as a player makes it: the press, the moves with the button held, and the release
+      -- where the pointer let go (a paint program ends its stroke on mouse_up), not at the press.
+      local fake, ok, payload = input({
+        { type = "mouse_click", button = 1, x = 3, y = 2 },
+        { type = "drag", button = 1, x = 4, y = 2 },
+        { type = "drag", button = 1, x = 5, y = 3 },
+        { type = "mouse_up", button = 1, x = 5, y = 3 },
+      });
+      expect(ok):eq(true);
+      local got = {};
+      for _, args in ipairs(fake.queued) do
+        got[#got + 1] = { table.unpack(args, 1, args.n) };
+      end
+      expect(got):same({
+        { "mouse_click", 1, 3, 2 },
+        { "mouse_drag", 1, 4, 2 },
+        { "mouse_drag", 1, 5, 3 },
+        { "mouse_up", 1, 5, 3 },
+      });
+      expect(payload.queued):eq(4);
+    end);
+
     it("drops the whole request when one event is outside the list, naming it", function()
       local cases = {
         { { type = "websocket_message", url = "ws://x" }, "unknown input type \"websocket_message\"" },
@@ -410,9 +433,13 @@ describe("libsandboxscreen", function()
         { { type = "char", text = 5 }, "events[1].text must be a string, not the number 5" },
         { { type = "paste" }, "events[1]: a paste event needs its text, one line of bytes from 32" },
         { { type = "paste", text = true }, "events[1].text must be a string, not true" },
-        { { text = "a" }, "events[1] needs its type: one of key, key_up, char, paste, click, drag, scroll, terminate" },
+        { { text = "a" }, "events[1] needs its type: one of key, key_up, char, paste, click, mouse_click, drag, mouse_up, scroll, terminate" },
         { { type = "drag", x = 1, y = 1 }, "events[1].button must be 1, 2 or 3" },
         { { type = "drag", button = 1, x = 1, y = H + 1 }, "events[1]: x, y must be a cell of the" },
+        { { type = "mouse_click", x = 1, y = 1 }, "events[1].button must be 1, 2 or 3" },
+        { { type = "mouse_click", button = 1, x = 0, y = 1 }, "events[1]: x, y must be a cell of the" },
+        { { type = "mouse_up", button = 4, x = 1, y = 1 }, "events[1].button must be 1, 2 or 3" },
+        { { type = "mouse_up", button = 1, x = W + 1, y = 1 }, "events[1]: x, y must be a cell of the" },
         { { type = 3 }, "events[1].type must be a string, not the number 3: one of key" },
         { { type = "click", x = 1, y = 1 }, "events[1].button must be 1, 2 or 3" },
         { { type = "click", button = 1 }, "events[1]: x, y must be a cell of the" },

@@ -185,14 +185,19 @@ func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.D
 
 // Input event types (screen.input's fixed list; the computer refuses any other).
 const (
-	InputKey       = "key"
-	InputKeyUp     = "key_up"
-	InputChar      = "char"
-	InputPaste     = "paste"
-	InputClick     = "click"
-	InputDrag      = "drag" // client 0.5.21 on: an older one refuses it (the gateway says so)
-	InputScroll    = "scroll"
-	InputTerminate = "terminate"
+	InputKey   = "key"
+	InputKeyUp = "key_up"
+	InputChar  = "char"
+	InputPaste = "paste"
+	InputClick = "click"
+	InputDrag  = "drag" // client 0.5.21 on: an older one refuses it (the gateway says so)
+	// InputMouseClick and InputMouseUp are a button pressed and held (a drag's press, its
+	// drags after it) and let go, apart, as CC's mouse_click and mouse_up; InputClick is both
+	// at once. Client 0.5.22 on: an older one refuses them (the gateway says so).
+	InputMouseClick = "mouse_click"
+	InputMouseUp    = "mouse_up"
+	InputScroll     = "scroll"
+	InputTerminate  = "terminate"
 )
 
 // InputEvent is one event of screen.input: which fields count depends on Type.
@@ -204,9 +209,10 @@ type InputEvent struct {
 	Held bool `json:"held,omitempty"`
 	// Text is host text: char (each character one char event, "\n" Enter) and paste.
 	Text string `json:"text,omitempty"`
-	// Button is 1 (left), 2 (right) or 3 (middle): click and drag (the button held).
+	// Button is 1 (left), 2 (right) or 3 (middle): click, mouse_click, drag (the button held)
+	// and mouse_up.
 	Button int `json:"button,omitempty"`
-	// X and Y are the cell (1-based): click, drag and scroll.
+	// X and Y are the cell (1-based): click, mouse_click, drag, mouse_up and scroll.
 	X int `json:"x,omitempty"`
 	Y int `json:"y,omitempty"`
 	// Direction is -1 (up) or 1 (down): scroll.

@@ -80,7 +80,7 @@ func (s *Session) olderClientsError(typ string, e *protocol.Error) *protocol.Err
 // inputTypesSince names the client that first took each screen.input event type added to the
 // first list (key, key_up, char, paste, click, scroll, terminate): an older one refuses the
 // whole request, naming the event by its place, as one it does not know.
-var inputTypesSince = map[string]string{"drag": "0.5.21"}
+var inputTypesSince = map[string]string{"drag": "0.5.21", "mouse_click": "0.5.22", "mouse_up": "0.5.22"}
 
 // unknownInputType is how a client refuses an event type it does not know
 // (libsandboxscreen's words): "events[3]: unknown input type "drag" (one of key, …)".

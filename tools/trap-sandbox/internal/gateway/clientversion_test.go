@@ -80,9 +80,9 @@ func TestOlderClientsUnknownTypeNamesTheUpgrade(t *testing.T) {
 // console of a newer gateway) is refused by the client as a type it does not know, as if the
 // caller had made it up: the host reads when it came and the fix too, the event still named
 // first by its place. Another type's refusal, another request's, and a client that has drag
-// stay as sent.
+// (or mouse_click and mouse_up, a press and a release apart) stay as sent.
 func TestOlderClientsRefusedInputTypeNamesTheUpgrade(t *testing.T) {
-	h := newHarness(t, Config{ClientVersion: "0.5.21"}, nil)
+	h := newHarness(t, Config{ClientVersion: "0.5.22"}, nil)
 	const refusal = `events[2]: unknown input type "drag" (one of key, key_up, char, paste, click, scroll, terminate); nothing was queued`
 	for i, c := range []struct {
 		name, version, typ, sent, hint string
@@ -92,6 +92,12 @@ func TestOlderClientsRefusedInputTypeNamesTheUpgrade(t *testing.T) {
 		{"a type no client has", "0.5.20", protocol.TypeScreenInput, `events[0]: unknown input type "timer" (one of key); nothing was queued`, ""},
 		{"a client that has drag", "0.5.21", protocol.TypeScreenInput, `events[0]: unknown input type "drag" (one of key); nothing was queued`, ""},
 		{"another request", "0.5.20", "door.open", refusal, ""},
+		// A drag's press and release apart came a version later: 0.5.21 takes drag, not them.
+		{"0.5.21's mouse_up", "0.5.21", protocol.TypeScreenInput, `events[3]: unknown input type "mouse_up" (one of key, key_up, char, paste, click, drag, scroll, terminate); nothing was queued`,
+			" (screen.input's mouse_up came in trapos-sandbox 0.5.22, and this computer's client, trapos-sandbox 0.5.21, is older: run the gateway's install line on the computer to upgrade it, then reboot it)"},
+		{"0.5.20's mouse_click", "0.5.20", protocol.TypeScreenInput, `events[0]: unknown input type "mouse_click" (one of key); nothing was queued`,
+			" (screen.input's mouse_click came in trapos-sandbox 0.5.22, and this computer's client, trapos-sandbox 0.5.20, is older:"},
+		{"a client that has mouse_click", "0.5.22", protocol.TypeScreenInput, `events[0]: unknown input type "mouse_click" (one of key); nothing was queued`, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := "7:in" + strconv.Itoa(i)

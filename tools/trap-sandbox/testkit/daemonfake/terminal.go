@@ -83,7 +83,7 @@ func (t *Terminal) Exec(typ string, p map[string]any) (any, *Error) {
 				queued += len(b) + strings.Count(string(b), "\n") // a line break is key enter and key_up enter
 			case "click":
 				queued += 2
-			case "key", "key_up", "paste", "drag", "scroll", "terminate":
+			case "key", "key_up", "paste", "mouse_click", "drag", "mouse_up", "scroll", "terminate":
 				queued++
 			default:
 				return nil, &Error{Code: string(protocol.CodeBadPayload), Message: fmt.Sprintf("events: %v is not an input event type", ev["type"])}

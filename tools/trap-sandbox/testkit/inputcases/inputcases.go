@@ -42,7 +42,9 @@ var events = []string{
 	`{"type":"paste","text":"` + strings.Repeat("p", 512) + `"}`,
 	`{"type":"click","button":1,"x":1,"y":1}`,
 	`{"type":"click","button":3,"x":51,"y":19}`,
+	`{"type":"mouse_click","button":1,"x":2,"y":1}`,
 	`{"type":"drag","button":1,"x":2,"y":1}`,
+	`{"type":"mouse_up","button":1,"x":3,"y":1}`,
 	`{"type":"scroll","direction":-1,"x":2,"y":3}`,
 	`{"type":"terminate"}`,
 }

@@ -28,6 +28,7 @@ func TestTheTableHasEveryEventType(t *testing.T) {
 		most = max(most, c.Cost)
 	}
 	assert.Equal(t, map[string]bool{computer.InputKey: true, computer.InputKeyUp: true, computer.InputChar: true, computer.InputPaste: true,
-		computer.InputClick: true, computer.InputDrag: true, computer.InputScroll: true, computer.InputTerminate: true}, types)
+		computer.InputClick: true, computer.InputMouseClick: true, computer.InputDrag: true, computer.InputMouseUp: true,
+		computer.InputScroll: true, computer.InputTerminate: true}, types)
 	assert.Greater(t, most, 2*computer.MaxInputEvents, "a text of more than two requests")
 }
