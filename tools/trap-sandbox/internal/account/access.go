@@ -31,7 +31,7 @@ func notOurs(path string, err error) error {
 	}
 	if owner == "" {
 		// Not even the directory can be looked at: a directory above it is closed to this user.
-		return shut(path, err)
+		return shut(path, err, toDataDir, insteadDataDir)
 	}
 	if owner == me {
 		return err
@@ -44,17 +44,26 @@ func notOurs(path string, err error) error {
 // home or a service's state directory, mode 700, above the data directory) refuses a look at
 // anything below it, so the file system's words ("mkdir /home/mc/.local/share/trap-sandbox:
 // permission denied" for a directory that is there) name neither it nor its owner.
-func shut(path string, err error) error {
+//
+// to names what path leads to ("the data directory"), and instead what the user gives in its
+// place ("a --data-dir").
+func shut(path string, err error, to, instead string) error {
 	dir, owner, mode := closedDir(path)
 	if dir == "" {
 		return err
 	}
 	me := currentUser()
 	if owner == me {
-		return fmt.Errorf("%w: %s, on the way to the data directory, is %s's own but closed to it (mode %03o): let its owner enter it (chmod u+x %s), or give another --data-dir", err, dir, me, mode, dir)
+		return fmt.Errorf("%w: %s, on the way to %s, is %s's own but closed to it (mode %03o): let its owner enter it (chmod u+x %s), or give %s elsewhere", err, dir, to, me, mode, dir, instead)
 	}
-	return fmt.Errorf("%w: %s, on the way to the data directory, is %s's (mode %03o), and this runs as %s, who may not enter it: run trap-sandbox as %s, or give a --data-dir that %s can reach", err, dir, owner, mode, me, owner, me)
+	return fmt.Errorf("%w: %s, on the way to %s, is %s's (mode %03o), and this runs as %s, who may not enter it: run trap-sandbox as %s, or give %s that %s can reach", err, dir, to, owner, mode, me, owner, instead, me)
 }
+
+// The data directory's words for shut.
+const (
+	toDataDir      = "the data directory"
+	insteadDataDir = "a --data-dir"
+)
 
 // unwritable is what to do about err, SQLite refusing to write the store in dir, or "" when
 // err is not that. SQLITE_READONLY_DIRECTORY is a directory where SQLite cannot make the
@@ -91,4 +100,21 @@ func FailedMessage(err error) string {
 		return "the gateway could not write its account store: its disk is full; ask the gateway's operator to make room (its log names the store), then try again"
 	}
 	return "the gateway's account store failed; try again, and if it fails again, ask the gateway's operator (its log says why)"
+}
+
+// notWritable is err, this user refused a new file in dir (the backup's directory), with whose
+// dir is and what to do: "permission denied" alone named no owner, and the backup of a
+// service's store runs as the service's user (docs/accounts.md), in a directory it must own.
+func notWritable(dir string, err error) error {
+	if closed, _, _ := closedDir(dir); closed != "" {
+		return shut(dir, err, "the backup's directory", "a backup file")
+	}
+	owner, me := fileOwner(dir), currentUser()
+	switch owner {
+	case "":
+		return err
+	case me:
+		return fmt.Errorf("%w: %s is %s's own but not writable by it: make it writable (chmod u+wx %s), or give a backup file in another directory", err, dir, me, dir)
+	}
+	return fmt.Errorf("%w: %s belongs to %s, and this runs as %s, who may not write in it: give a backup file in a directory of %s's (sudo install -d -m 700 -o %s DIR), or run trap-sandbox as %s", err, dir, owner, me, me, me, owner)
 }

@@ -122,6 +122,8 @@ func TestAFullStoreIsSaidToTheCaller(t *testing.T) {
 // words alone, "open …/accounts.db: permission denied", or, for the gateway's start,
 // "make the data directory D: mkdir D: permission denied: give a directory that this user
 // can make", of a directory that is there: neither named the closed directory nor its owner.
+// A backup file there, or in a directory the user may not write, was "make the backup file in
+// D: permission denied" alone.
 // Root enters every directory, so as root the checks run in a copy of this test binary
 // started as nobody (uid 65534); as another user, on a directory of its own that it closed.
 func TestADirectoryClosedOnTheWayIsNamed(t *testing.T) {
@@ -137,7 +139,7 @@ func TestADirectoryClosedOnTheWayIsNamed(t *testing.T) {
 		_, err := OpenExistingSQLite(t.Context(), filepath.Join(closed, "ts"))
 		require.Error(t, err)
 		assert.Equal(t, "open "+filepath.Join(closed, "ts", DBFile)+": permission denied: "+closed+", on the way to the data directory, is "+currentUser()+
-			"'s own but closed to it (mode 000): let its owner enter it (chmod u+x "+closed+"), or give another --data-dir", err.Error())
+			"'s own but closed to it (mode 000): let its owner enter it (chmod u+x "+closed+"), or give a --data-dir elsewhere", err.Error())
 		return
 	}
 	// The copy and its directory are open to nobody; the test binary's own directory is not.
@@ -154,6 +156,9 @@ func TestADirectoryClosedOnTheWayIsNamed(t *testing.T) {
 	own := filepath.Join(base, "own") // nobody's, closed to nobody too
 	require.NoError(t, os.Mkdir(own, 0))
 	require.NoError(t, os.Chown(own, 65534, 65534))
+	store := filepath.Join(base, "store") // nobody's: the store the backups copy
+	require.NoError(t, os.Mkdir(store, 0o700))
+	require.NoError(t, os.Chown(store, 65534, 65534))
 
 	child := exec.Command(filepath.Join(base, "account.test"), "-test.run=^TestADirectoryClosedOnTheWayIsNamed$", "-test.v")
 	child.Dir = base
@@ -168,10 +173,11 @@ func TestADirectoryClosedOnTheWayIsNamed(t *testing.T) {
 // opens stores below the directories its parent made in the variable's directory.
 const closedWayEnv = "TRAP_SANDBOX_TEST_CLOSED_WAY"
 
-// closedWay runs as nobody: base/home is root's (mode 700), base/own nobody's (mode 000).
+// closedWay runs as nobody: base/home is root's (mode 700), base/own nobody's (mode 000),
+// base/store nobody's (mode 700, empty).
 func closedWay(t *testing.T, base string) {
 	require.NotZero(t, os.Getuid(), "the child runs as another user than root")
-	me, home, own := currentUser(), filepath.Join(base, "home"), filepath.Join(base, "own")
+	me, home, own, store := currentUser(), filepath.Join(base, "home"), filepath.Join(base, "own"), filepath.Join(base, "store")
 	root := fileOwner("/")
 	rootsFix := home + ", on the way to the data directory, is " + root + "'s (mode 700), and this runs as " + me +
 		", who may not enter it: run trap-sandbox as " + root + ", or give a --data-dir that " + me + " can reach"
@@ -190,7 +196,24 @@ func closedWay(t *testing.T, base string) {
 	_, err = OpenExistingSQLite(t.Context(), filepath.Join(own, "ts"))
 	require.Error(t, err)
 	assert.Equal(t, "open "+filepath.Join(own, "ts", DBFile)+": permission denied: "+own+", on the way to the data directory, is "+me+
-		"'s own but closed to it (mode 000): let its owner enter it (chmod u+x "+own+"), or give another --data-dir", err.Error())
+		"'s own but closed to it (mode 000): let its owner enter it (chmod u+x "+own+"), or give a --data-dir elsewhere", err.Error())
+
+	// A backup file in a directory this user may not write, or below one it may not enter,
+	// said "make the backup file in D: permission denied" alone.
+	s, err := OpenSQLite(t.Context(), store)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	_, err = BackupSQLite(t.Context(), store, filepath.Join(home, "b.db"))
+	require.ErrorAs(t, err, new(BackupFileError))
+	assert.Equal(t, "make the backup file in "+home+": permission denied: "+home+" belongs to "+root+", and this runs as "+me+
+		", who may not write in it: give a backup file in a directory of "+me+"'s (sudo install -d -m 700 -o "+me+" DIR), or run trap-sandbox as "+root, err.Error())
+	_, err = BackupSQLite(t.Context(), store, filepath.Join(home, "backups", "b.db"))
+	require.ErrorAs(t, err, new(BackupFileError))
+	assert.Equal(t, "make the backup file in "+filepath.Join(home, "backups")+": permission denied: "+home+", on the way to the backup's directory, is "+root+
+		"'s (mode 700), and this runs as "+me+", who may not enter it: run trap-sandbox as "+root+", or give a backup file that "+me+" can reach", err.Error())
+	_, err = BackupSQLite(t.Context(), store, filepath.Join(own, "b.db"))
+	require.ErrorAs(t, err, new(BackupFileError))
+	assert.Equal(t, "make the backup file in "+own+": permission denied: "+own+" is "+me+"'s own but not writable by it: make it writable (chmod u+wx "+own+"), or give a backup file in another directory", err.Error())
 
 	// A directory this user may enter but not write keeps its words: the parent is reachable.
 	_, err = OpenSQLite(t.Context(), filepath.Join(base, "new"))

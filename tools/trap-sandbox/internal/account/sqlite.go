@@ -131,7 +131,7 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 				// directory): no user can make it, whatever their rights.
 				return nil, fmt.Errorf("make the data directory %s: %w: %s is a file, not a directory: give a --data-dir that is a directory or can be made one", dir, err, pe.Path)
 			}
-			if named := shut(dir, err); named != err {
+			if named := shut(dir, err, toDataDir, insteadDataDir); named != err {
 				return nil, fmt.Errorf("make the data directory %s: %w", dir, named)
 			}
 			return nil, fmt.Errorf("make the data directory %s: %w: give a directory that this user can make (or make it first, mode 700)", dir, err)

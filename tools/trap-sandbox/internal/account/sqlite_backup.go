@@ -87,7 +87,11 @@ func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error
 	// all, and a link fails, where a rename would replace, if dest appeared meanwhile.
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".*.part") // 0600, empty: what VACUUM INTO takes
 	if err != nil {
-		return 0, BackupFileError{fmt.Errorf("make the backup file in %s: %w", dir, unwrapPath(err))}
+		made := fmt.Errorf("make the backup file in %s: %w", dir, unwrapPath(err))
+		if errors.Is(err, fs.ErrPermission) {
+			made = notWritable(dir, made)
+		}
+		return 0, BackupFileError{made}
 	}
 	part := tmp.Name()
 	defer os.Remove(part) // linked to dest by then, or to be dropped

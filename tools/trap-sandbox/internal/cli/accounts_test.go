@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -490,8 +491,10 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	if os.Geteuid() != 0 { // root writes anywhere
 		locked := t.TempDir()
 		require.NoError(t, os.Chmod(locked, 0o500))
+		me, err := user.Current()
+		require.NoError(t, err)
 		_, err = runClient(t, "accounts", "backup", filepath.Join(locked, "b.db"), "--data-dir", dir)
-		assert.EqualError(t, err, "make the backup file in "+locked+": permission denied")
+		assert.EqualError(t, err, "make the backup file in "+locked+": permission denied: "+locked+" is "+me.Username+"'s own but not writable by it: make it writable (chmod u+wx "+locked+"), or give a backup file in another directory")
 	}
 
 	empty := t.TempDir()
