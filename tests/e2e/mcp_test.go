@@ -138,8 +138,13 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 
 			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "8:south", "path": "/startup.lua"}), "forbidden")
 			assert.Contains(t, msg, "sandbox.allow_files")
-			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "8:south", "code": "1"}), "forbidden")
+			refused := harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "8:south", "code": "1"})
+			msg = harness.ToolError(t, refused, "forbidden")
 			assert.Contains(t, msg, "sandbox.allow_exec")
+			// The line that allows it is the owner's: the gateway says so after the computer's words.
+			texts := harness.Texts(refused)
+			require.Len(t, texts, 3)
+			assert.Contains(t, texts[2], "which is theirs alone: never change it yourself (not by typing set at its shell with send_text")
 
 			// not_connected comes at once: well before the call's own 60 s timeout would end it.
 			const pingTimeout = 60 * time.Second
