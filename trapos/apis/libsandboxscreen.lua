@@ -432,6 +432,9 @@ local function aValue(value)
   return "a " .. kind;
 end
 
+-- The refusal of a request that would queue more than MAX_INPUT_EVENTS os events.
+local TOO_MANY_EVENTS = "screen.input queues " .. MAX_INPUT_EVENTS .. " events at most per request; send the rest in another";
+
 -- The os events for one input event, appended to out; or nil and why not. i is the event's
 -- place in the list counted from 0, as the gateway names a payload's fields (payload.events[0]).
 local function inputEvents(event, i, keysApi, width, height, out)
@@ -470,6 +473,11 @@ local function inputEvents(event, i, keysApi, width, height, out)
     end
     local enter = keysApi.enter;
     for j = 1, #event.text do
+      -- Refused at the first byte past the limit: a frame holds a text of 128 KiB, and its
+      -- whole list of events (a table each) would be built only to be refused.
+      if #out > MAX_INPUT_EVENTS then
+        return nil, TOO_MANY_EVENTS;
+      end
       local b = event.text:byte(j);
       if b == 10 then
         out[#out + 1] = { "key", enter, false };
@@ -527,7 +535,7 @@ local function inputEvents(event, i, keysApi, width, height, out)
     return nil, where .. ": unknown input type " .. string.format("%q", kind) .. " (" .. INPUT_TYPES .. ")";
   end
   if #out > MAX_INPUT_EVENTS then
-    return nil, "screen.input queues " .. MAX_INPUT_EVENTS .. " events at most per request; send the rest in another";
+    return nil, TOO_MANY_EVENTS;
   end
   return true;
 end

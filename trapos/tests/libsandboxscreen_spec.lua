@@ -470,6 +470,14 @@ describe("libsandboxscreen", function()
       expect(err.code):eq("bad_payload");
     end);
 
+    it("refuses a char text past the limit at the limit, not after building its events", function()
+      -- A frame holds a text of 128 KiB: each byte was a table in a list built whole before
+      -- the limit refused it. The control byte at its end is never reached now.
+      local _, ok, _, err = input({ { type = "char", text = string.rep("x", 120 * 1024) .. "\t" } });
+      expect(ok):eq(false);
+      expect(err.code):eq("bad_payload");
+      expect(err.message):str_match("128 events at most");
+    end);
   end);
 
   describe("screen.watch", function()
