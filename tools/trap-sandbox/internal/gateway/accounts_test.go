@@ -773,6 +773,57 @@ func TestTheSameHelloAgainDoesNotAskTheStore(t *testing.T) {
 	c.expectClose(CloseUnauthorized, "unauthorized")
 }
 
+// A computer holding two good credentials of its account (or saying hello under two labels)
+// alternated them on its registered socket: the same hello again is answered from the
+// socket's own, but each other one went to the account store, a credential read and a hello
+// written, as fast as it wrote frames. A socket's other hellos reach the store a few times;
+// then they are refused without it, and the socket goes on serving.
+func TestAlternatingHellosReachTheStoreAFewTimesASocket(t *testing.T) {
+	store := recordCountingStore{Memory: account.NewMemory(), records: new(atomic.Int64), reads: new(atomic.Int64)}
+	accounts := account.New(store, clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	first, _, err := accounts.IssueCredential(t.Context(), "alice", "one")
+	require.NoError(t, err)
+	second, _, err := accounts.IssueCredential(t.Context(), "alice", "two")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	c := h.connect(t, "7:", first)
+	reads := store.reads.Load()
+
+	const rounds = 100
+	for i := range rounds {
+		secret, traposID := second, "7:"
+		if i%3 == 2 {
+			secret, traposID = first, "8:other" // another label: refused, but it asked the store
+		}
+		c.request(fmt.Sprintf("other-%d", i), TypeHello, map[string]any{"traposId": traposID, "secret": secret})
+		c.request(fmt.Sprintf("same-%d", i), TypeHello, map[string]any{"traposId": "7:", "secret": first})
+	}
+	refused := 0
+	for i := range rounds {
+		resp := c.read()
+		require.Equal(t, fmt.Sprintf("other-%d", i), resp.MessageID)
+		if !resp.OK && strings.Contains(resp.Error.Message, "say that hello on a new socket") {
+			assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+			refused++
+		}
+		resp = c.read()
+		require.Equal(t, fmt.Sprintf("same-%d", i), resp.MessageID)
+		require.True(t, resp.OK, "the socket's own hello: %+v", resp.Error)
+	}
+	assert.Equal(t, rounds-maxOtherHellosOnASocket, refused, "hellos refused without the store")
+	assert.LessOrEqual(t, store.reads.Load()-reads, int64(maxOtherHellosOnASocket), "credentials read from the store")
+
+	c.request("after", protocol.TypeProbeGateway, nil)
+	assert.True(t, c.read().OK, "the socket serves on")
+	// A new socket says the other hello, as the client does.
+	c2 := h.connect(t, "7:", second)
+	c.expectClose(CloseReplaced, "replaced")
+	c2.request("after", protocol.TypeProbeGateway, nil)
+	assert.True(t, c2.read().OK)
+}
+
 // A revocation heard on the bus naming a credential no socket here said hello with is
 // dropped at once: whoever can publish on trapos.revoked may send them as fast as NATS takes
 // them, and each walked every socket of the replica (a copy of the registry's list, then each

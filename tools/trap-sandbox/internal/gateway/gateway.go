@@ -146,6 +146,13 @@ const (
 // (docs/protocol.md, Known limitations).
 const maxFailedHelloDelay = 5 * time.Minute
 
+// maxOtherHellosOnASocket caps the hellos on a registered socket that are not the one it
+// registered with (another secret, another traposId): each asks the account store, and a
+// computer alternating two of its own good credentials did it as fast as it wrote frames.
+// Past it they are refused (not_authenticated) without the store; the client never sends one
+// (a new secret or label says hello on a new socket).
+const maxOtherHellosOnASocket = 4
+
 // maxRequestsInFlight caps concurrently running computer→gateway requests per socket (a probe
 // can take seconds); beyond it a request is answered at once with code internal.
 const maxRequestsInFlight = 16

@@ -328,6 +328,17 @@ func (s *Session) handleHello(f protocol.Frame) {
 			s.reply(f, answer, nil)
 			return
 		}
+		if s.isAuthenticated() {
+			// Another secret or traposId on a registered socket goes to the account store
+			// (a read of the credential, a write of its last hello): a few times a socket.
+			if s.otherHellos >= maxOtherHellosOnASocket {
+				s.gw.cfg.Metrics.helloFailed(protocol.CodeNotAuthenticated)
+				s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated,
+					"this socket said hello with another secret or traposId %d times already; say that hello on a new socket", maxOtherHellosOnASocket))
+				return
+			}
+			s.otherHellos++
+		}
 	}
 
 	tokenID := s.gw.exposedToken(s.ctx, secret)

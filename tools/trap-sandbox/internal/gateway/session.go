@@ -65,6 +65,9 @@ type Session struct {
 	// linkBegun is set once a link session got its code (link.go): the hello timeout no
 	// longer applies, the code's lifetime does.
 	linkBegun atomic.Bool
+	// otherHellos counts the hellos on the registered socket that sameHelloAgain did not
+	// answer (another secret or traposId), up to maxOtherHellosOnASocket; the reader's alone.
+	otherHellos uint8
 	// readLimit is the largest frame the reader takes (MaxFrameBytesBeforeHello, then
 	// protocol.MaxFrameBytes), and frame the reader's view of the frame it reads, cut one byte
 	// past it; both are the reader's alone. The gateway keeps the limit itself rather than
