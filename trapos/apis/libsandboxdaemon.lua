@@ -264,6 +264,7 @@ local function newDaemon(deps)
     end
     helloId = nil;
     sessionId = nil;
+    requests.socketClosed();
     account = nil;
     credentialKind = nil;
     connectedAt = nil;

@@ -205,6 +205,8 @@ local function newRequests(deps)
     onEvent = onEvent,
     start = screen.start,
     stop = stop,
+    -- The daemon closed its socket: what the gateway started on it ends (the screen's watches).
+    socketClosed = screen.socketClosed,
     refusal = function(msgType, payload) return refusal(settingsApi, fsApi, msgType, payload); end,
   };
 end

@@ -581,19 +581,13 @@ local function newScreen(deps)
     watches, byMessage = {}, {};
   end
 
-  -- Ends the watches of the last session, at a new one's start (EVENT_CONNECTED): those that
-  -- sent an update. A watch that sent none was started on the new socket: its screen.watch
-  -- came behind the hello's answer, which queued EVENT_CONNECTED, but was in CC's queue
-  -- before it, and its first update waits for a timer queued after it. Ending it too left the
-  -- gateway a watch that never got a screen: a viewer that watched a computer coming back
-  -- kept the screen of its last session, shown as live. A watch of the last session has sent
-  -- its first update within a tick of its start, long before the reconnect's wait is over.
-  local function endLastSession()
-    for watchId, watch in pairs(watches) do
-      if watch.seq > 0 then
-        endWatch(watchId);
-      end
-    end
+  -- Ends every watch as the daemon closes its socket: they were that session's, and its
+  -- gateway's viewers are gone with it. Ended at the new session's start (EVENT_CONNECTED)
+  -- instead, a watch that had sent no update yet could not be told from one the new socket's
+  -- gateway started, whose screen.watch comes in CC's queue ahead of EVENT_CONNECTED: such a
+  -- watch of the last session was kept, pushing updates to a gateway that never started it.
+  local function socketClosed()
+    endAll();
   end
 
   -- Sends each idle watch what changed since its last update.
@@ -709,8 +703,6 @@ local function newScreen(deps)
       flush();
     elseif event == events.EVENT_REPLY then
       onReply(...);
-    elseif event == events.EVENT_CONNECTED then
-      endLastSession(); -- a new session: the watches of the last one ended with its socket
     elseif event == "setting_changed" then
       schedule(); -- the owner may have withdrawn the screen: flush looks, even on a still screen
     end
@@ -730,6 +722,7 @@ local function newScreen(deps)
     start = mirror.install,
     stop = stop,
     onEvent = onEvent,
+    socketClosed = socketClosed,
     watching = function() return next(watches) ~= nil; end,
     mirror = mirror,
   };

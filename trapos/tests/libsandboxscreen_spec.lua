@@ -616,7 +616,20 @@ describe("libsandboxscreen", function()
       screen.stop();
     end);
 
-    it("stops on unknown_watch, on unwatch, on a new session and when the owner withdraws view", function()
+    it("ends with its socket a watch that sent no update yet", function()
+      -- Started just before the socket closed, its first update waited for the flush timer:
+      -- kept across the new session, it pushed updates to a gateway that never started it.
+      local ref = newReference();
+      local screen, fake = watched(ref);
+      screen.socketClosed();
+      screen.onEvent(events.EVENT_CONNECTED, "7:spec");
+      fire(screen, fake);
+      expect(#sends(fake)):eq(0);
+      expect(screen.watching()):eq(false);
+      screen.stop();
+    end);
+
+    it("stops on unknown_watch, on unwatch, when the socket closes and when the owner withdraws view", function()
       local ref = newReference();
       local screen, fake = watched(ref);
       fire(screen, fake);
@@ -635,6 +648,7 @@ describe("libsandboxscreen", function()
       screen, fake = watched(ref);
       fire(screen, fake);
       screen.onEvent(events.EVENT_REPLY, sends(fake)[1][2], true, {});
+      screen.socketClosed();
       screen.onEvent(events.EVENT_CONNECTED, "7:spec");
       ref.write("after the new session");
       fire(screen, fake);
