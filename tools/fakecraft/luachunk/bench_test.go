@@ -70,7 +70,7 @@ func BenchmarkCompileEnv(b *testing.B) {
 func BenchmarkEscapePassOnly(b *testing.B) {
 	src := romSource(b) + "\nlocal _ = \"\\x41\"\n"
 	for b.Loop() {
-		_ = rewriteEscapes(src)
+		_, _ = rewriteEscapes(src)
 	}
 }
 

@@ -6,12 +6,17 @@ import (
 )
 
 // needsEscapePass says whether src may hold an escape gopher-lua's lexer does not know
-// (\x, \z, \u{...}); most chunks have none, and skip the pass.
+// (\x, \z, \u{...}) or takes where Cobalt refuses it (a decimal escape past 255); most
+// chunks have none, and skip the pass.
 func needsEscapePass(src string) bool {
 	for i := strings.IndexByte(src, '\\'); i >= 0 && i+1 < len(src); {
 		switch src[i+1] {
 		case 'x', 'z', 'u':
 			return true
+		case '2', '3', '4', '5', '6', '7', '8', '9':
+			if v, _ := decimalEscape(src[i+1:]); v > 255 {
+				return true
+			}
 		}
 		j := strings.IndexByte(src[i+2:], '\\')
 		if j < 0 {
@@ -25,8 +30,10 @@ func needsEscapePass(src string) bool {
 // rewriteEscapes turns Lua 5.2/5.3 escapes that gopher-lua's lexer (Lua 5.1) lacks into
 // ones it has, leaving everything else byte for byte: \xHH and \u{H...} become \ddd
 // escapes, \z drops the whitespace after it. Newlines that \z swallowed are put back after
-// the string's closing quote so later line numbers do not move.
-func rewriteEscapes(src string) string {
+// the string's closing quote so later line numbers do not move. malformed is whether a
+// string holds an escape Cobalt refuses and gopher-lua would take (\xZZ, \u{110000}, \300):
+// the chunk does not compile, and the syntax checker says why.
+func rewriteEscapes(src string) (out string, malformed bool) {
 	var b strings.Builder
 	b.Grow(len(src) + 16)
 	n := len(src)
@@ -43,13 +50,15 @@ func rewriteEscapes(src string) string {
 			b.WriteString(src[i:end])
 			i = end
 		case c == '"' || c == '\'':
-			i = rewriteString(&b, src, i)
+			var bad bool
+			i, bad = rewriteString(&b, src, i)
+			malformed = malformed || bad
 		default:
 			b.WriteByte(c)
 			i++
 		}
 	}
-	return b.String()
+	return b.String(), malformed
 }
 
 // longBracket returns the level of a long bracket opening at i ([[ is 0, [=[ is 1), or -1.
@@ -90,8 +99,8 @@ func skipComment(src string, i int) int {
 }
 
 // rewriteString copies the quoted string starting at i, rewriting its escapes, and returns
-// the index after it.
-func rewriteString(b *strings.Builder, src string, i int) int {
+// the index after it and whether an escape in it is one Cobalt refuses.
+func rewriteString(b *strings.Builder, src string, i int) (next int, malformed bool) {
 	quote := src[i]
 	b.WriteByte(quote)
 	i++
@@ -125,26 +134,22 @@ func rewriteString(b *strings.Builder, src string, i int) int {
 				}
 				i++
 			}
-		case e == 'u' && i+2 < n && src[i+2] == '{':
-			j := i + 3
-			for j < n && isHex(src[j]) {
-				j++
-			}
-			if j == i+3 || j >= n || src[j] != '}' || j-(i+3) > 8 {
-				b.WriteString(src[i : i+2]) // malformed: leave it
+		case e == 'u':
+			v, end, ok := unicodeEscape(src[i+2:])
+			if !ok {
+				b.WriteString(src[i : i+2]) // malformed: left for the checker
+				malformed = true
 				i += 2
 				continue
 			}
-			v, _ := strconv.ParseUint(src[i+3:j], 16, 32)
-			if v > 0x7FFFFFFF {
-				b.WriteString(src[i : i+2])
-				i += 2
-				continue
-			}
-			for _, by := range utf8Extended(uint32(v)) {
+			for _, by := range utf8Extended(v) {
 				writeByteEscape(b, by)
 			}
-			i = j + 1
+			i += 2 + end
+		case e == 'x', isDigitByte(e) && !validDecimalEscape(src[i+1:]):
+			b.WriteString(src[i : i+2]) // malformed: left for the checker
+			malformed = true
+			i += 2
 		default:
 			// Any other escape (\n, \\, \", \ddd, \<newline>) is the lexer's: copy it whole.
 			b.WriteString(src[i : i+2])
@@ -154,7 +159,46 @@ func rewriteString(b *strings.Builder, src string, i int) int {
 	for ; newlines > 0; newlines-- {
 		b.WriteByte('\n')
 	}
-	return i
+	return i, malformed
+}
+
+// decimalEscape reads the up to three digits of a \ddd escape at the start of s: their
+// value and how many there are.
+func decimalEscape(s string) (value, digits int) {
+	for digits < 3 && digits < len(s) && isDigitByte(s[digits]) {
+		value = value*10 + int(s[digits]-'0')
+		digits++
+	}
+	return value, digits
+}
+
+// validDecimalEscape says whether the \ddd escape at the start of s is one Cobalt takes:
+// at most 255 ("escape sequence too large").
+func validDecimalEscape(s string) bool {
+	v, _ := decimalEscape(s)
+	return v <= 255
+}
+
+// unicodeEscape reads the {XXX} of a \u{XXX} escape at the start of s as Cobalt's lexer
+// does: one hex digit or more (leading zeros too) naming at most U+10FFFF. It returns the
+// code point and the length read, '}' included; ok false when Cobalt refuses it.
+func unicodeEscape(s string) (v uint32, n int, ok bool) {
+	if len(s) == 0 || s[0] != '{' {
+		return 0, 0, false
+	}
+	n = 1
+	for n < len(s) && isHex(s[n]) {
+		d, _ := strconv.ParseUint(s[n:n+1], 16, 8)
+		v = v<<4 | uint32(d)
+		if v > maxUnicode {
+			return 0, 0, false
+		}
+		n++
+	}
+	if n == 1 || n >= len(s) || s[n] != '}' {
+		return 0, 0, false
+	}
+	return v, n + 1, true
 }
 
 func writeByteEscape(b *strings.Builder, v byte) {

@@ -38,7 +38,10 @@ func Compile(src, name string) (Chunk, error) {
 		return Chunk{}, luaSyntaxError(original, name, fmt.Errorf("%s: malformed number", name))
 	}
 	if needsEscapePass(src) {
-		src = rewriteEscapes(src)
+		src, malformed = rewriteEscapes(src)
+		if malformed {
+			return Chunk{}, luaSyntaxError(original, name, fmt.Errorf("%s: malformed escape sequence", name))
+		}
 	}
 	stmts, err := parse.Parse(strings.NewReader(src), name)
 	if err != nil {

@@ -33,8 +33,9 @@ func TestEscapes(t *testing.T) {
 	tests := []struct{ src, want string }{
 		{`return "\x41\x62"`, "Ab"},
 		{`return "\u{48}\u{e9}"`, "H\xc3\xa9"},
-		{`return "\u{7FFFFFFF}"`, "\xfd\xbf\xbf\xbf\xbf\xbf"},
 		{`return "\u{10FFFF}"`, "\xf4\x8f\xbf\xbf"},
+		{`return "\u{000000041}\u{D800}"`, "A\xed\xa0\x80"}, // leading zeros, a surrogate, as Cobalt
+		{`return "\q\255"`, "q\xff"},                        // Cobalt takes any escaped character as itself
 		{"return 'a\\z  \n   b'", "ab"},
 		{`return "\\x41"`, `\x41`},            // an escaped backslash, then text
 		{`return [[\x41]]`, `\x41`},           // long strings have no escapes

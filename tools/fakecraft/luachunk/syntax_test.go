@@ -62,19 +62,33 @@ func TestSyntaxErrorsReadAsLuas(t *testing.T) {
 	}
 }
 
-// gopher-lua's lexer (and the escape pass before it) take a bad escape or an exponent with
-// no digits as valid, so such a chunk compiles and never reaches the checker; the checker
-// alone words it as Lua does.
-func TestSyntaxCheckerBadEscapes(t *testing.T) {
+// gopher-lua's lexer takes a bad escape or an exponent with no digits as valid, so such a
+// chunk would compile: the escape pass refuses the escapes Cobalt refuses and leaves the
+// wording to the checker, which words them as Cobalt 0.9.4's lexer does (run from its
+// source: the string so far near, its quote included, the offending character last).
+func TestBadEscapesAsCobalt(t *testing.T) {
 	for src, want := range map[string]string{
-		"x = \"a\\qb\"": "chunk:1: invalid escape sequence near '\\q'",
-		"x = \"\\xZZ\"": "chunk:1: hexadecimal digit expected near '\\xZ'",
-		"x = \"\\300\"": "chunk:1: decimal escape too large near '\\300'",
-		"x = 1e+":       "chunk:1: malformed number near '1e+'",
+		`return '\300'`:          `t:1: escape sequence too large near ''\300''`,
+		`return '\256x'`:         `t:1: escape sequence too large near ''\256x'`,
+		"return \"ab\\n\\2560\"": "t:1: escape sequence too large near '\"ab\n\\2560'",
+		`return '\999'`:          `t:1: escape sequence too large near ''\999''`,
+		`return '\300`:           `t:1: escape sequence too large near ''\300'`,
+		"return '\\\n\\300'":     "t:2: escape sequence too large near ''\n\\300''",
+		`return '\xZZ'`:          `t:1: hexadecimal digit expected near ''\xZ'`,
+		`return '\x5'`:           `t:1: hexadecimal digit expected near ''\x5''`,
+		`return '\x`:             `t:1: hexadecimal digit expected near ''\x'`,
+		`return "a" .. '\xg'`:    `t:1: hexadecimal digit expected near ''\xg'`,
+		`return '\u{110000}'`:    `t:1: UTF-8 value too large near ''\u{110000'`,
+		`return '\u{7FFFFFFF}'`:  `t:1: UTF-8 value too large near ''\u{7FFFFF'`,
+		`return '\u123'`:         `t:1: missing '{' near ''\u1'`,
+		`return '\u'`:            `t:1: missing '{' near ''\u''`,
+		`return '\u{12'`:         `t:1: missing '}' near ''\u{12''`,
+		`return '\u{}'`:          `t:1: hexadecimal digit expected near ''\u{}'`,
+		"x = 1e+":                "t:1: malformed number near '1e+'",
 	} {
-		se := checkSyntax(src, "chunk")
-		require.NotNil(t, se, src)
-		assert.Equal(t, want, se.Error(), src)
+		_, err := Compile(src, "t")
+		require.Error(t, err, src)
+		assert.Equal(t, want, err.Error(), src)
 	}
 }
 

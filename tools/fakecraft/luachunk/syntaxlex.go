@@ -329,9 +329,11 @@ func validNumber(text string) bool {
 	return ok
 }
 
-// escapeFail is Lua's escerror: the message names only the escape read so far.
+// escapeFail fails on a bad escape as Cobalt's lexer does: near the string so far, its
+// opening quote included, then the backslash and what the escape read, the offending
+// character last (none at the end of the chunk). For the chunk return 'ab\300' the near
+// text is 'ab\300' with its closing quote, the character the escape stopped at.
 func (lx *lexer) escapeFail(msg string, read string) {
-	lx.buf.Reset()
 	lx.buf.WriteString("\\" + read)
 	lx.fail(msg, tokString)
 }
@@ -378,9 +380,7 @@ func (lx *lexer) readEscape() {
 		for i := 0; i < 2; i++ {
 			lx.next()
 			d := lx.current()
-			if d != eoz {
-				read += string(rune(d))
-			}
+			read += printable(d)
 			if !isXDigit(d) {
 				lx.escapeFail("hexadecimal digit expected", read)
 			}
@@ -407,13 +407,20 @@ func (lx *lexer) readEscape() {
 			lx.next()
 		}
 		if v > 255 {
-			lx.escapeFail("decimal escape too large", read)
+			lx.escapeFail("escape sequence too large", read+printable(lx.current()))
 		}
 		lx.buf.WriteByte(byte(v))
 	default:
-		lx.escapeFail("invalid escape sequence", string(rune(c)))
+		// Cobalt takes any other escaped character as itself ("\q" is "q"), where Lua 5.2
+		// says "invalid escape sequence".
+		lx.next()
+		lx.buf.WriteByte(byte(c))
 	}
 }
+
+// maxUnicode is the largest code point a \u{XXX} escape may name in Cobalt
+// (Utf8Lib.MAX_UNICODE), where Lua 5.3 takes up to 2^31 - 1.
+const maxUnicode = 0x10FFFF
 
 // readUTF8Escape reads Lua 5.3's \u{XXX}, which CC's Cobalt also reads.
 func (lx *lexer) readUTF8Escape() {
@@ -429,7 +436,7 @@ func (lx *lexer) readUTF8Escape() {
 		read += string(rune(lx.current()))
 		v = v*16 + hexValue(lx.current())
 		n++
-		if v > 0x7FFFFFFF {
+		if v > maxUnicode {
 			lx.escapeFail("UTF-8 value too large", read)
 		}
 		lx.next()
@@ -444,11 +451,12 @@ func (lx *lexer) readUTF8Escape() {
 	lx.buf.WriteString("?") // the value's bytes do not matter to the checker
 }
 
+// printable is the character c as an error's near text shows it: its byte, none at the end.
 func printable(c int) string {
 	if c == eoz {
 		return ""
 	}
-	return string(rune(c))
+	return string([]byte{byte(c)})
 }
 
 func hexValue(c int) int {

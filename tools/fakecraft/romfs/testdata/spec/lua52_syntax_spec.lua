@@ -20,6 +20,18 @@ describe("string escapes", function()
   it("works in loaded chunks too", function()
     expect(load("return '\\x41\\u{42}'")()):eq("AB");
   end);
+
+  -- Cobalt 0.9.4's lexer, run from its source: it takes any escaped character as itself
+  -- and \u{...} up to U+10FFFF, and refuses the rest near the string so far.
+  it("refuses and takes what Cobalt's lexer does", function()
+    local function loaded(text) return select(2, load("return " .. text, "=t")); end
+    expect(loaded("'\\300'")):eq("t:1: escape sequence too large near ''\\300''");
+    expect(loaded("'ab\\256x'")):eq("t:1: escape sequence too large near ''ab\\256x'");
+    expect(loaded("'\\xZZ'")):eq("t:1: hexadecimal digit expected near ''\\xZ'");
+    expect(loaded("'\\u{110000}'")):eq("t:1: UTF-8 value too large near ''\\u{110000'");
+    expect(loaded("'\\u123'")):eq("t:1: missing '{' near ''\\u1'");
+    expect(load("return '\\q\\255\\u{10FFFF}'")()):eq("q\255\244\143\191\191");
+  end);
 end);
 
 describe("_ENV", function()
