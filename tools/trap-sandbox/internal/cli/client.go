@@ -245,7 +245,8 @@ func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
 		return failure(c.TraposID, "ping", err)
 	}
 	answer, _ := json.Marshal(map[string]string{"traposId": p.TraposID})
-	_, err = fmt.Fprintf(out, "pong from %s in %s: %s\n", typedID(c.TraposID), p.RoundTrip.Round(time.Microsecond), cctext.Show(string(answer), false))
+	// readableJSON: a label's & < > as typed, not as Marshal's HTML escapes (\u0026).
+	_, err = fmt.Fprintf(out, "pong from %s in %s: %s\n", typedID(c.TraposID), p.RoundTrip.Round(time.Microsecond), cctext.Show(readableJSON(answer), false))
 	return err
 }
 

@@ -153,6 +153,17 @@ func TestClientToken(t *testing.T) {
 	assert.Regexp(t, `^pong from 1: in \S+: \{"traposId":"1:"\}\n$`, out, "an unlabelled computer's traposId, with no doubled colon")
 }
 
+// TestPingShowsTheTraposIdAsTyped: a label's & < > come back as the player typed them, as
+// `request` shows them, not as JSON's HTML escapes ("12:Bäume \u0026 Co").
+func TestPingShowsTheTraposIdAsTyped(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "")
+	connectComputer(t, base, &daemonfake.Daemon{ID: 12, Label: "Bäume & <Co>"})
+	out, err := runClient(t, "ping", "--url", base, "12:Bäume & <Co>")
+	require.NoError(t, err)
+	assert.Regexp(t, `^pong from 12:Bäume & <Co> in \S+: \{"traposId":"12:Bäume & <Co>"\}\n$`, out)
+}
+
 // TestAWrongURLIsNamedWithItsFix: a --url that is not a gateway's API is named with what to
 // give instead, for every client command (ai-turns included): no scheme, the computers'
 // ws:// URL, one that does not parse, one with a query or a fragment (the API's paths would
