@@ -33,6 +33,21 @@ func TestWireTextFollowsTheTextRule(t *testing.T) {
 	assert.Equal(t, "emoji ?", wireText("emoji 😀"))
 }
 
+// TestTheAnswerShowsTypographyAsItsPlainTwins: a model writes ’ “ ” — … in prose all the
+// time; by the text rule alone each reached the computer as '?' ("It?s ?quoted? ? yes?").
+func TestTheAnswerShowsTypographyAsItsPlainTwins(t *testing.T) {
+	tr := newTestTurn()
+	tr.m, tr.tr = &Module{cfg: Config{AnswerCap: 64 << 10}, metrics: newMetrics(prometheus.NewRegistry())}, newTracker()
+	tr.relayDelta("prt_1", "It’s “quoted” — yes… ")
+	tr.relayDelta("prt_1", "café ☃")
+	ev, _ := tr.poll(context.Background(), 0, 0)
+	var text strings.Builder
+	for _, e := range ev {
+		text.WriteString(e.Text)
+	}
+	assert.Equal(t, "It's \"quoted\" -- yes... caf\u00e9 ?", text.String())
+}
+
 // TestSessionTitles: the titles docs/ai.md gives, by which a restarted gateway finds a
 // conversation again; an account's computer's names its account, so two accounts' 7:kitchen
 // never share one.

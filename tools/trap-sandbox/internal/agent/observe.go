@@ -160,7 +160,7 @@ func (t *turn) observe(typ string, p *eventProps) {
 			tr.mu.Unlock()
 		}
 		if p.Status != nil && p.Status.Type == "retry" {
-			t.add(Event{Kind: KindRetry, Message: wireText(firstLine(p.Status.Message)), Attempt: p.Status.Attempt})
+			t.add(Event{Kind: KindRetry, Message: proseText(firstLine(p.Status.Message)), Attempt: p.Status.Attempt})
 		}
 	case "session.error":
 		if p.Error != nil {
@@ -217,7 +217,7 @@ func (t *turn) observePart(p *eventProps) {
 		detail, _ := describe(name, input)
 		e := Event{Kind: KindTool, Tool: wireText(name), Detail: wireText(detail), State: status}
 		if status == "error" {
-			e.Error = wireText(firstLine(playerReason(part.State.Error)))
+			e.Error = proseText(firstLine(playerReason(part.State.Error)))
 		}
 		t.add(e)
 	}

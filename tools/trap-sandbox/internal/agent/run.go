@@ -203,7 +203,7 @@ func (m *Module) failed(t *turn, err error) ending {
 		return stopped(t, context.Cause(t.ctx))
 	}
 	msg, f := m.diagnose(t.ctx, err)
-	end := ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}, fault: f}
+	end := ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: proseText(msg)}, fault: f}
 	var he *hostError
 	if errors.As(err, &he) {
 		end.detail = fmt.Sprintf("%s (traposId %s, turnId %s)", he.full, t.caller.traposID, t.id)
@@ -234,7 +234,7 @@ func (m *Module) outcome(t *turn, res promptResult) ending {
 		} else {
 			msg = modelFailed(msg)
 		}
-		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}, fault: f}
+		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: proseText(msg)}, fault: f}
 	}
 	m.settle(t, res.reply)
 	if e := res.reply.Info.Error; e != nil {
@@ -245,7 +245,7 @@ func (m *Module) outcome(t *turn, res promptResult) ending {
 		if msg == "" {
 			msg = e.Name
 		}
-		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(modelFailed(msg))},
+		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: proseText(modelFailed(msg))},
 			fault: faultModel}
 	}
 	return ending{reason: ReasonStop}
@@ -287,9 +287,9 @@ func (m *Module) settle(t *turn, reply *promptReply) {
 	t.settleText(parts)
 }
 
-// relayText relays answer text to the computer, the text rule applied.
+// relayText relays answer text to the computer, as prose (proseText).
 func (m *Module) relayText(t *turn, text string) {
-	if t.addText(wireText(text), m.cfg.AnswerCap) {
+	if t.addText(proseText(text), m.cfg.AnswerCap) {
 		m.metrics.firstTextAfter(time.Since(t.started))
 	}
 }

@@ -20,6 +20,12 @@ func wireText(s string) string {
 	return w
 }
 
+// proseText is wireText of prose the player reads (the answer, a retry's or a failure's
+// message): its typographic quotes, dashes and ellipses as their plain twins first
+// (cctext.Prose), where the rule alone made each a '?'. Never a path, code or content: the
+// player is shown those as the computer gets them.
+func proseText(s string) string { return wireText(cctext.Prose(s)) }
+
 // hostText turns wire text from a computer (one code point per CC byte) into host text for
 // the model: the bytes read as Latin-1, which is what the code points already are; only
 // invalid UTF-8 (impossible after JSON decoding) is made valid.

@@ -781,11 +781,12 @@ func errorForComputer(err *protocol.Error) *protocol.Error {
 // it: the wire text of its CC bytes by the text rule (cctext.Wire; docs/protocol.md "Text and
 // bytes"), as every other text the gateway writes to a computer. The gateway's messages are
 // host text, and one with a character past U+00FF would otherwise reach the computer as raw
-// UTF-8, which CC shows one character a byte (three for "…"). The gateway's own ellipsis (its
-// clip marker, cctext.Clip) becomes "..."; any other such character '?', as in CC. What a
-// message quotes of the computer's own bytes (code points U+0000 to U+00FF) is unchanged.
+// UTF-8, which CC shows one character a byte (three for "…"). It is prose (cctext.Prose): the
+// gateway's own ellipsis (its clip marker, cctext.Clip) becomes "...", a typographic quote or
+// dash its plain twin; any other such character '?', as in CC. What a message quotes of the
+// computer's own bytes (code points U+0000 to U+00FF) is unchanged.
 func textForComputer(s string) string {
-	w, _ := cctext.Wire("message", strings.ReplaceAll(s, "…", "..."))
+	w, _ := cctext.Wire("message", cctext.Prose(s))
 	return w
 }
 
