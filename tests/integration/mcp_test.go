@@ -540,6 +540,40 @@ func TestMCPADirectoryResourceWhoseComputerWentSaysToAskAgain(t *testing.T) {
 	}
 }
 
+// TestMCPATransferWhoseComputerWentSaysHowToWait: read_file of a computer that went away
+// during the transfer says how far it got and to read it again once it is back, then how an
+// agent waits for that, through the gateway and through the stdio bridge alike: told only
+// "once it is back", an agent asked again at once.
+func TestMCPATransferWhoseComputerWentSaysHowToWait(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			arrived := make(chan struct{}, 1)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, AllowFiles: harness.AllowFilesRead}, Silent: []string{"fs.read"},
+				OnRequest: func(f harness.Frame) {
+					if f.Type != "fs.read" {
+						return // the gateway's own liveness probe, say
+					}
+					select {
+					case arrived <- struct{}{}:
+					default:
+					}
+				}}
+			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			s := connectMCP(ctx, t, g, transport)
+
+			done := harness.CallToolAsync(ctx, s, "read_file", map[string]any{"traposId": "7:", "path": "/door.lua", "timeoutMs": 50000})
+			<-arrived
+			stop()
+			msg := harness.ToolError(t, <-done, "not_connected")
+			assert.Equal(t, "not_connected: computer 7: disconnected during the read of /door.lua: read it again once it is back; ping with wait true waits for it to come back", msg)
+		})
+	}
+}
+
 // TestMCPErrors: refusals and failures come back as tool errors with the protocol's code and
 // message, at once where nothing is waited for and within timeoutMs where something is.
 func TestMCPErrors(t *testing.T) {

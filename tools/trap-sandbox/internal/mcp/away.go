@@ -48,3 +48,24 @@ func awayHint(err error) error {
 // backWait follows computer.MayHaveDoneIt in a tool's not_connected of a computer that went
 // away during the call.
 const backWait = "; ping with wait true waits for it to come back"
+
+// transferBack adds backWait to read_file's and write_file's not_connected of a computer that
+// went away during the transfer, which says how far it got and to do it "again once it is
+// back" (computer.Read and Write: the request under way went, Left, or the computer was gone
+// by the next one, Absent with no hint), with no word of how an agent hears that it is back:
+// it asked again at once and was answered not_connected. Any other error (a relabel's, one of
+// a computer no socket held from the start, which awayHint words) is returned as it is. It
+// reads the error's fields, never its words, but that a Left one ends with MayHaveDoneIt
+// (awayHint's, which adds backWait itself) or not.
+func transferBack(err error) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.RelabelledTo != "" || len(pe.Accounts) > 0 || len(pe.Meant) > 0 {
+		return err
+	}
+	switch {
+	case pe.Left && !strings.HasSuffix(strings.TrimSuffix(pe.Message, pe.Hint), computer.MayHaveDoneIt),
+		!pe.Left && pe.Absent && pe.Hint == "":
+		return pe.WithMessage(pe.Message + backWait)
+	}
+	return err
+}

@@ -92,7 +92,7 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	}
 	data, err := t.client.Read(ctx, traposID, path, maxFileBytes, 0)
 	if err != nil {
-		err = rpcError(err, uri)
+		err = rpcError(transferBack(err), uri)
 		if je, ok := errors.AsType[*jsonrpc.Error](err); ok && strings.HasSuffix(je.Message, ": Not a file") {
 			// A directory's URI without its final '/': name the one that lists it.
 			je.Message += ": a directory, listed by " + FileURI(traposID, path+"/")

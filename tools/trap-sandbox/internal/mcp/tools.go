@@ -542,7 +542,7 @@ func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) 
 		return ReadOutput{}, pe.WithMessage(pe.Message + ": a directory, which list_files lists")
 	}
 	if err != nil {
-		return ReadOutput{}, err
+		return ReadOutput{}, transferBack(err)
 	}
 	out := ReadOutput{Path: in.Path, Size: int64(len(data))}
 	if cctext.IsText(data) {
@@ -575,7 +575,7 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 		return WriteOutput{}, protocol.Errorf(CodeBadArgument, "the content is %d bytes; write_file writes at most %d (1 MiB)", len(data), maxFileBytes)
 	}
 	if err := t.client.Write(ctx, in.TraposID, in.Path, data, timeoutOf(in.TimeoutMs)); err != nil {
-		return WriteOutput{}, err
+		return WriteOutput{}, transferBack(err)
 	}
 	return WriteOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data)), Warnings: warnings}, nil
 }

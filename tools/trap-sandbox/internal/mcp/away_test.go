@@ -1,0 +1,74 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// TestAComputerGoneMidTransferIsToldHowToWaitForIt: read_file and write_file of a computer that
+// went away during the transfer (gone by its next chunk, or during one) say how far it got and
+// to do it again once it is back, then how an agent waits for that, as every other call of a
+// computer that went says; the agent asked again at once and was answered not_connected.
+func TestAComputerGoneMidTransferIsToldHowToWaitForIt(t *testing.T) {
+	big := strings.Repeat("x", 3*computer.ChunkBytes)
+	d := daemonfake.NewLocal(map[string]string{"/f.txt": big})
+	s := session(t, d)
+	const back = "; ping with wait true waits for it to come back"
+
+	// goneAt has the computer go at the nth request of typ: during it (left) or before it.
+	goneAt := func(typ string, nth int, left bool) {
+		seen, gone := 0, false
+		d.Before = func(_ context.Context, _ int, got string) error {
+			if gone {
+				return computer.NotConnected("7:")
+			}
+			if got == typ {
+				if seen++; seen == nth {
+					gone = true
+					if left {
+						return computer.LeftBeforeAnswer("7:", false)
+					}
+					return computer.NotConnected("7:")
+				}
+			}
+			return nil
+		}
+	}
+
+	goneAt(protocol.TypeFSRead, 2, false)
+	res := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/f.txt"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "not_connected: computer 7: disconnected during the read of /f.txt (16384 of its 49152 bytes read): read it again once it is back"+back, text(res))
+
+	goneAt(protocol.TypeFSRead, 1, true)
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/f.txt"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "not_connected: computer 7: disconnected during the read of /f.txt: read it again once it is back"+back, text(res))
+
+	goneAt(protocol.TypeFSWrite, 2, false)
+	res = callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/new.txt", "content": big})
+	require.True(t, res.IsError)
+	assert.True(t, strings.HasPrefix(text(res), "not_connected: computer 7: disconnected during the write of /new.txt (16384 of its 49152 bytes written): no file was made there; write it again once it is back"), text(res))
+	assert.True(t, strings.HasSuffix(text(res), back), text(res))
+
+	goneAt(protocol.TypeFSRead, 2, true)
+	_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "trapos://7%3A/f.txt"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read it again once it is back"+back)
+
+	// A computer not there from the start keeps awayHint's words, said once.
+	d.Before = func(context.Context, int, string) error { return computer.NotConnected("7:") }
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/f.txt"})
+	require.True(t, res.IsError)
+	assert.Equal(t, 1, strings.Count(text(res), "ping with wait true"), text(res))
+	assert.NotContains(t, text(res), back)
+}
