@@ -90,6 +90,8 @@ type testCluster struct {
 	opts  *natsserver.Options
 	clock *offsetClock
 	logs  *testkit.SyncBuffer
+	// maxBusAnswers is the MaxBusAnswers of the routers started from here (zero: the default).
+	maxBusAnswers int
 }
 
 func newTestCluster(t testing.TB) *testCluster {
@@ -231,7 +233,7 @@ func (tc *testCluster) openRouterWith(name, natsURL string, reg prometheus.Regis
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
-		Clock: tc.clock, Registerer: reg, Settings: settings}, logger)
+		Clock: tc.clock, Registerer: reg, Settings: settings, MaxBusAnswers: tc.maxBusAnswers}, logger)
 	if err != nil {
 		nc.Close()
 		return openedRouter{name: name, err: err}

@@ -41,6 +41,9 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "trapos_gateway_replica_name_twins_total", Help: "Replicas seen running under this replica's name, started after it or at the same instant, each of which stops for this one, the older (docs/scale-out.md).",
 		}, func() float64 { return float64(r.twinsSeen.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "trapos_gateway_bus_answers_busy_total", Help: "Routed requests and relayed messages from NATS answered busy at once: this replica was answering as many as it answers at once (4096 by default; docs/scale-out.md).",
+		}, func() float64 { return float64(r.busyAnswers.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "trapos_gateway_remote_computers", Help: "Computers held by the other live replicas.",
 		}, func() float64 { return float64(len(r.Remote())) }),

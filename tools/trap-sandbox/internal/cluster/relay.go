@@ -247,11 +247,11 @@ func (r *Router) serveRelay(arg string, m *nats.Msg) {
 	if m.Reply != "" {
 		a = r.startAnswering(m.Reply)
 	}
-	if !r.spawn(func() { r.answerRelay(h, msg, k, m, a, timeout) }) {
+	if pe := r.spawnAnswer(func() { r.answerRelay(h, msg, k, m, a, timeout) }); pe != nil {
 		if a != nil {
 			r.stopAnswering(m.Reply, a)
 		}
-		refuse(protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica))
+		refuse(pe)
 	}
 }
 

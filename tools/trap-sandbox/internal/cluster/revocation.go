@@ -73,14 +73,28 @@ func (r *Router) RemoteOlder(k gateway.Key) (replica string, older bool) {
 }
 
 // revocationHeard handles a message on RevocationSubject (the subscription's goroutine, so the
-// gateway's store check runs in a goroutine of its own).
+// gateway's store check runs in a goroutine of its own, maxRevocationChecks at once).
 func (r *Router) revocationHeard(m *nats.Msg) {
 	var rev revocation
 	if err := json.Unmarshal(m.Data, &rev); err != nil || rev.Credential == "" {
 		r.log.Debug("ignored a revocation that names no credential", "subject", m.Subject)
 		return
 	}
-	if local := r.attached(); local != nil {
-		r.spawn(func() { local.RevocationHeard(r.ctx, rev.Credential) })
+	local := r.attached()
+	if local == nil {
+		return
+	}
+	// Waits here for a slot, so a flood waits in NATS's buffer of this subscription, not in
+	// a goroutine each.
+	select {
+	case r.revocationSlots <- struct{}{}:
+	case <-r.ctx.Done():
+		return
+	}
+	if !r.spawn(func() {
+		defer func() { <-r.revocationSlots }()
+		local.RevocationHeard(r.ctx, rev.Credential)
+	}) {
+		<-r.revocationSlots
 	}
 }

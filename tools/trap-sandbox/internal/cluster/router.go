@@ -69,7 +69,17 @@ const (
 	// DefaultOpTimeout bounds one key-value read or write (a claim in the hello path, a
 	// heartbeat). A hello does not wait longer than this for NATS.
 	DefaultOpTimeout = 2 * time.Second
+	// DefaultMaxBusAnswers bounds the routed requests and relayed messages a replica answers
+	// at once for the others, each in a goroutine of its own: whoever can publish on its
+	// subjects made one for each message, as fast as NATS delivered them. Past it a message is
+	// answered busy at once. The asking replicas' own hosts' requests are far fewer.
+	DefaultMaxBusAnswers = 4096
 )
+
+// maxRevocationChecks bounds the revocations heard on the bus being checked at once (each
+// may read the account store); the next waits on the subscription's goroutine, in NATS's
+// pending buffer behind it, so none is dropped by the router.
+const maxRevocationChecks = 8
 
 // Config configures a Router. Zero durations mean the defaults.
 type Config struct {
@@ -81,6 +91,9 @@ type Config struct {
 	ReplicaTTL        time.Duration
 	// OpTimeout bounds one key-value operation.
 	OpTimeout time.Duration
+	// MaxBusAnswers bounds the routed requests and relayed messages answered at once (zero:
+	// DefaultMaxBusAnswers).
+	MaxBusAnswers int
 	// Clock is the time of the liveness decisions (when a heartbeat arrived, whether it is
 	// older than ReplicaTTL) and of the heartbeat timer; nil means the wall clock. It is the
 	// gateway's clock type (internal/clock): tests move it instead of waiting.
@@ -107,6 +120,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.OpTimeout <= 0 {
 		c.OpTimeout = DefaultOpTimeout
+	}
+	if c.MaxBusAnswers <= 0 {
+		c.MaxBusAnswers = DefaultMaxBusAnswers
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -198,6 +214,9 @@ type Router struct {
 	// twinsSeen counts the twins seen running under this replica's name, each of which gives
 	// it up to this one, the older (twin.go; metrics).
 	twinsSeen atomic.Int64
+	// busyAnswers counts the messages from the bus answered busy: every answer slot was taken
+	// (spawnAnswer; metrics).
+	busyAnswers atomic.Int64
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
@@ -205,6 +224,10 @@ type Router struct {
 	// work counts the router's goroutines: watchers, heartbeats, routed requests being
 	// answered, claim deletes. Close waits for it.
 	work sync.WaitGroup
+	// answerSlots holds a token for each routed request or relayed message being answered
+	// (cfg.MaxBusAnswers), revocationSlots one for each revocation being checked.
+	answerSlots     chan struct{}
+	revocationSlots chan struct{}
 
 	watchMu  sync.Mutex // guards watchers; held while they are (re)started or stopped
 	watchers []*watch
@@ -293,6 +316,9 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 
 		settingsOf:     make(map[string]Settings),
 		settingsLogged: make(map[loggedSetting]string),
+
+		answerSlots:     make(chan struct{}, cfg.MaxBusAnswers),
+		revocationSlots: make(chan struct{}, maxRevocationChecks),
 	}
 	r.applyClaim = r.claimChanged
 	if beforeClaim != nil {
@@ -569,6 +595,26 @@ func (r *Router) isClosing() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.closing
+}
+
+// spawnAnswer is spawn for an answer to a message from the bus (a routed request, a relayed
+// message), holding one of answerSlots while f runs. It reports whether f runs, and if not
+// the error to answer with: busy while every slot is taken, not_connected once closing.
+func (r *Router) spawnAnswer(f func()) *protocol.Error {
+	select {
+	case r.answerSlots <- struct{}{}:
+	default:
+		r.busyAnswers.Add(1)
+		return protocol.Errorf(protocol.CodeBusy, "replica %s answers %d messages from the bus at once already; try again", r.cfg.Replica, r.cfg.MaxBusAnswers)
+	}
+	if !r.spawn(func() {
+		defer func() { <-r.answerSlots }()
+		f()
+	}) {
+		<-r.answerSlots
+		return protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica)
+	}
+	return nil
 }
 
 // spawn runs f in a goroutine that Close waits for; once closing, f does not run.

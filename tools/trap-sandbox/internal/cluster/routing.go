@@ -317,17 +317,17 @@ func (r *Router) serve(m *nats.Msg) {
 			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request's subject names no computer: %v", err)})
 			return
 		}
-		// One goroutine per request: a computer may have several requests in flight.
+		// One goroutine per request (a computer may have several requests in flight), up to
+		// cfg.MaxBusAnswers at once.
 		a := r.startAnswering(m.Reply)
-		if !r.spawn(func() {
+		if pe := r.spawnAnswer(func() {
 			if answerStarting != nil {
 				answerStarting()
 			}
 			r.answer(k, m, a)
-		}) {
+		}); pe != nil {
 			r.stopAnswering(m.Reply, a)
-			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeNotConnected,
-				"replica %s is shutting down", r.cfg.Replica)})
+			r.respond(m, routedResponse{GatewayError: pe})
 		}
 	}
 }

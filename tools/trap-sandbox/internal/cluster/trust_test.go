@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 )
 
@@ -69,6 +71,121 @@ func TestAnswersFromAnotherBusClientAreIgnored(t *testing.T) {
 	}
 	assert.Equal(t, int64(reads), forged.Load(), "the rogue answered every routed request (the bus is not fenced here)")
 	assert.Zero(t, b.router.RoutedInFlight())
+}
+
+// A client of the bus floods a replica with routed requests: each was a goroutine of its own
+// at once, as fast as NATS delivered them, however many came. The replica answers
+// MaxBusAnswers of them at once; each one past them is answered busy at once, and once those
+// it answers are done it answers again.
+func TestABusFloodOfRoutedRequestsIsAnsweredBusyPastTheSlots(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Int64
+	answerStarting = func() { started.Add(1); <-release }
+	t.Cleanup(func() { answerStarting = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	const slots, flood = 8, 200
+	tc.maxBusAnswers = slots
+	tc.startReplica("a")
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before A stops, which waits for the requests' goroutines
+
+	bus := tc.busClient(t)
+	inbox := nats.NewInbox()
+	answers, err := bus.SubscribeSync(inbox + ".>")
+	require.NoError(t, err)
+	body, err := json.Marshal(routedRequest{Type: gateway.TypePing, Payload: protocol.EmptyPayload})
+	require.NoError(t, err)
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:flood"}
+	for i := range flood {
+		require.NoError(t, bus.PublishMsg(&nats.Msg{Subject: computerSubject("a", k), Reply: fmt.Sprintf("%s.%d", inbox, i), Data: body}))
+	}
+	answer := func() routedResponse {
+		t.Helper()
+		m, err := answers.NextMsg(waitLimit)
+		require.NoError(t, err, "an answer")
+		var rr routedResponse
+		require.NoError(t, json.Unmarshal(m.Data, &rr))
+		return rr
+	}
+	for i := range flood - slots {
+		rr := answer()
+		require.NotNil(t, rr.GatewayError, "answer %d", i)
+		require.Equal(t, protocol.CodeBusy, rr.GatewayError.Code, "answer %d: %s", i, rr.GatewayError.Message)
+		assert.Contains(t, rr.GatewayError.Message, "replica a answers 8 messages from the bus at once already")
+	}
+	require.Eventually(t, func() bool { return started.Load() == slots }, waitLimit, testkit.Poll)
+	unblock()
+	for range slots {
+		rr := answer()
+		require.NotNil(t, rr.GatewayError)
+		assert.Equal(t, protocol.CodeNotConnected, rr.GatewayError.Code, "answered: the computer is not here")
+	}
+	assert.Equal(t, int64(slots), started.Load(), "goroutines answering at once")
+
+	// The slots are free again.
+	m, err := bus.Request(computerSubject("a", k), body, waitLimit)
+	require.NoError(t, err)
+	var rr routedResponse
+	require.NoError(t, json.Unmarshal(m.Data, &rr))
+	assert.Equal(t, protocol.CodeNotConnected, rr.GatewayError.Code)
+}
+
+// checkingLocal is a replica's gateway.Local whose revocation checks wait for release,
+// counting those under way (the most at once) and those done.
+type checkingLocal struct {
+	gateway.Local
+	release              chan struct{}
+	running, most, heard atomic.Int64
+}
+
+func (l *checkingLocal) RevocationHeard(ctx context.Context, _ string) {
+	n := l.running.Add(1)
+	for m := l.most.Load(); n > m && !l.most.CompareAndSwap(m, n); m = l.most.Load() {
+	}
+	select {
+	case <-l.release:
+	case <-ctx.Done():
+	}
+	l.running.Add(-1)
+	l.heard.Add(1)
+}
+
+// A client of the bus floods it with revocations of a credential held here (the claims on the
+// bus carry it): each was a goroutine of its own at once, each waiting on the account store.
+// A replica checks maxRevocationChecks at once; the rest wait in NATS's buffer of the
+// subscription, and each is checked in its turn: none is dropped.
+func TestABusFloodOfRevocationsIsCheckedAFewAtATime(t *testing.T) {
+	tc := newTestCluster(t)
+	opened := tc.openRouter("a", tc.url(), nil)
+	require.NoError(t, opened.err)
+	r := opened.router
+	local := &checkingLocal{release: make(chan struct{})}
+	r.Attach(local)
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(local.release) }) }
+	t.Cleanup(r.Close)
+	t.Cleanup(unblock) // before the router closes
+
+	bus := tc.busClient(t)
+	const flood = 100
+	for range flood {
+		require.NoError(t, PublishRevocation(bus, "cred-held-here"))
+	}
+	require.NoError(t, bus.Flush())
+	waiting := func() int {
+		msgs, _, err := r.revSub.Pending()
+		require.NoError(t, err)
+		return msgs
+	}
+	// Checks under way; the rest wait in the subscription's buffer (NATS counts the one its
+	// goroutine holds, waiting for a slot, until it is handled).
+	require.Eventually(t, func() bool {
+		return local.running.Load() == maxRevocationChecks && waiting() == flood-maxRevocationChecks
+	}, waitLimit, testkit.Poll, "checks under way, the rest waiting")
+	unblock()
+	require.Eventually(t, func() bool { return local.heard.Load() == flood }, waitLimit, testkit.Poll, "every revocation checked")
+	assert.Equal(t, int64(maxRevocationChecks), local.most.Load(), "checks at once")
 }
 
 // putClaim writes a claim on k in replica's name straight into the bucket, as any client of
