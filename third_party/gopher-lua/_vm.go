@@ -449,14 +449,16 @@ func init() {
 			B := int(inst & 0x1ff) //GETB
 			unaryv := L.rkValue(B)
 			if nm, ok := unaryv.(LNumber); ok {
-				// +inline-call reg.Set RA -nm
+				v := WithoutNegativeZero(-nm)
+				// +inline-call reg.Set RA v
 			} else {
 				op := L.metaOp1(unaryv, "__unm")
 				if op.Type() == LTFunction {
 					L.callMeta(op, finishStore, 0, 1, unaryv, nil, nil)
 				} else if str, ok1 := unaryv.(LString); ok1 {
 					if num, err := parseNumber(string(str)); err == nil {
-						// +inline-call reg.Set RA -num
+						v := WithoutNegativeZero(-num)
+						// +inline-call reg.Set RA v
 					} else {
 						L.arithError(unaryv, unaryv) // the one operand is blamed
 					}
@@ -999,7 +1001,7 @@ func luaModulo(lhs, rhs LNumber) LNumber {
 	if frhs > 0 && v < 0 || frhs < 0 && v > 0 {
 		v += frhs
 	}
-	return LNumber(v)
+	return WithoutNegativeZero(LNumber(v)) // math.Mod(-1, 1) is -0
 }
 
 func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
@@ -1008,16 +1010,18 @@ func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
 		return lhs + rhs
 	case OP_SUB:
 		return lhs - rhs
+	// Only *, /, % and ^ make a negative zero of operands that are not one (0 * -1,
+	// -1e-300 * 1e-300); + and - need one.
 	case OP_MUL:
-		return lhs * rhs
+		return WithoutNegativeZero(lhs * rhs)
 	case OP_DIV:
-		return lhs / rhs
+		return WithoutNegativeZero(lhs / rhs)
 	case OP_MOD:
 		return luaModulo(lhs, rhs)
 	case OP_POW:
 		flhs := float64(lhs)
 		frhs := float64(rhs)
-		return LNumber(math.Pow(flhs, frhs))
+		return WithoutNegativeZero(LNumber(math.Pow(flhs, frhs)))
 	}
 	panic("should not reach here")
 }

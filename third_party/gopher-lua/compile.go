@@ -1339,13 +1339,13 @@ func constFold(exp ast.Expr) ast.Expr { // {{{
 			case "-":
 				return &constLValueExpr{Value: lvalue - rvalue}
 			case "*":
-				return &constLValueExpr{Value: lvalue * rvalue}
+				return &constLValueExpr{Value: WithoutNegativeZero(lvalue * rvalue)}
 			case "/":
-				return &constLValueExpr{Value: lvalue / rvalue}
+				return &constLValueExpr{Value: WithoutNegativeZero(lvalue / rvalue)}
 			case "%":
 				return &constLValueExpr{Value: luaModulo(lvalue, rvalue)}
 			case "^":
-				return &constLValueExpr{Value: LNumber(math.Pow(float64(lvalue), float64(rvalue)))}
+				return &constLValueExpr{Value: WithoutNegativeZero(LNumber(math.Pow(float64(lvalue), float64(rvalue))))}
 			default:
 				panic(fmt.Sprintf("unknown binop: %v", expr.Operator))
 			}
@@ -1355,7 +1355,7 @@ func constFold(exp ast.Expr) ast.Expr { // {{{
 	case *ast.UnaryMinusOpExpr:
 		expr.Expr = constFold(expr.Expr)
 		if value, ok := lnumberValue(expr.Expr); ok {
-			return &constLValueExpr{Value: LNumber(-value)}
+			return &constLValueExpr{Value: WithoutNegativeZero(-value)}
 		}
 		return expr
 	default:

@@ -6,11 +6,31 @@ import (
 )
 
 func OpenMath(L *LState) int {
-	mod := L.RegisterModule(MathLibName, mathFuncs).(*LTable)
+	funcs := make(map[string]LGFunction, len(mathFuncs))
+	for name, fn := range mathFuncs {
+		funcs[name] = withoutNegativeZeros(fn)
+	}
+	mod := L.RegisterModule(MathLibName, funcs).(*LTable)
 	mod.RawSetString("pi", LNumber(math.Pi))
 	mod.RawSetString("huge", LNumber(math.MaxFloat64))
 	L.Push(mod)
 	return 1
+}
+
+// withoutNegativeZeros is fn with each number it returns passed through
+// WithoutNegativeZero: math.ceil(-0.5), math.fmod(-1, 1), math.ldexp(-1, -2000) are 0 in
+// Cobalt, -0 in Go.
+func withoutNegativeZeros(fn LGFunction) LGFunction {
+	return func(L *LState) int {
+		n := fn(L)
+		top := L.GetTop()
+		for i := top - n + 1; i <= top; i++ {
+			if v, ok := L.Get(i).(LNumber); ok && v == 0 {
+				L.Replace(i, LNumber(0))
+			}
+		}
+		return n
+	}
 }
 
 var mathFuncs = map[string]LGFunction{

@@ -242,3 +242,10 @@ func (ch LChannel) String() string {
 	return objectString("channel", reflect.ValueOf(ch).UnsafePointer())
 }
 func (ch LChannel) Type() LValueType { return LTChannel }
+
+// WithoutNegativeZero is n, a negative zero made positive. CC's Cobalt has no negative
+// zero: each number it computes goes through LuaDouble.valueOf, which makes a whole value
+// that fits an int (-0.0 among them) a LuaInteger, so 1/(0 * -1) is inf there and
+// string.format("%f", -0.0) is 0.000000. Adding +0 turns -0 into +0 and leaves every other
+// number as it was (Go does not fold a float's + 0 away).
+func WithoutNegativeZero(n LNumber) LNumber { return n + 0 }

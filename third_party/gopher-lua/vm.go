@@ -849,12 +849,13 @@ func init() {
 			B := int(inst & 0x1ff) //GETB
 			unaryv := L.rkValue(B)
 			if nm, ok := unaryv.(LNumber); ok {
+				v := WithoutNegativeZero(-nm)
 				// this section is inlined by go-inline
 				// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 				{
 					rg := reg
 					regi := RA
-					vali := -nm
+					vali := v
 					newSize := regi + 1
 					// this section is inlined by go-inline
 					// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
@@ -875,12 +876,13 @@ func init() {
 					L.callMeta(op, finishStore, 0, 1, unaryv, nil, nil)
 				} else if str, ok1 := unaryv.(LString); ok1 {
 					if num, err := parseNumber(string(str)); err == nil {
+						v := WithoutNegativeZero(-num)
 						// this section is inlined by go-inline
 						// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 						{
 							rg := reg
 							regi := RA
-							vali := -num
+							vali := v
 							newSize := regi + 1
 							// this section is inlined by go-inline
 							// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
@@ -2377,7 +2379,7 @@ func luaModulo(lhs, rhs LNumber) LNumber {
 	if frhs > 0 && v < 0 || frhs < 0 && v > 0 {
 		v += frhs
 	}
-	return LNumber(v)
+	return WithoutNegativeZero(LNumber(v)) // math.Mod(-1, 1) is -0
 }
 
 func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
@@ -2386,16 +2388,18 @@ func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
 		return lhs + rhs
 	case OP_SUB:
 		return lhs - rhs
+	// Only *, /, % and ^ make a negative zero of operands that are not one (0 * -1,
+	// -1e-300 * 1e-300); + and - need one.
 	case OP_MUL:
-		return lhs * rhs
+		return WithoutNegativeZero(lhs * rhs)
 	case OP_DIV:
-		return lhs / rhs
+		return WithoutNegativeZero(lhs / rhs)
 	case OP_MOD:
 		return luaModulo(lhs, rhs)
 	case OP_POW:
 		flhs := float64(lhs)
 		frhs := float64(rhs)
-		return LNumber(math.Pow(flhs, frhs))
+		return WithoutNegativeZero(LNumber(math.Pow(flhs, frhs)))
 	}
 	panic("should not reach here")
 }

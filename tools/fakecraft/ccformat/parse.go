@@ -65,7 +65,7 @@ func ParseNumber(text string, base int) (float64, bool) {
 		return 0, false
 	}
 	if neg {
-		v = -v
+		v = 0 - v // "-0" is 0: Cobalt has no negative zero (lua.WithoutNegativeZero)
 	}
 	return v, true
 }

@@ -302,10 +302,10 @@ func strUnpack(L *lua.LState) int {
 			L.Push(lua.LNumber(getInt(L, data, pos, size, p.little, kind == packInt)))
 			n++
 		case packFloat:
-			L.Push(lua.LNumber(math.Float32frombits(uint32(getInt(L, data, pos, size, p.little, false)))))
+			L.Push(lua.WithoutNegativeZero(lua.LNumber(math.Float32frombits(uint32(getInt(L, data, pos, size, p.little, false))))))
 			n++
 		case packDouble:
-			L.Push(lua.LNumber(math.Float64frombits(uint64(getInt(L, data, pos, size, p.little, false)))))
+			L.Push(lua.WithoutNegativeZero(lua.LNumber(math.Float64frombits(uint64(getInt(L, data, pos, size, p.little, false))))))
 			n++
 		case packFixed:
 			L.Push(lua.LString(data[pos : pos+size]))

@@ -500,6 +500,22 @@ describe("tostring", function()
   end);
 end);
 
+-- Cobalt has no negative zero: LuaDouble.valueOf makes -0.0 the integer 0. Every
+-- expression here is inf there (run on Cobalt 0.9.4, built from its source).
+describe("negative zero", function()
+  it("is never made, as in Cobalt", function()
+    local z = 0;
+    local function inverse(x) return 1 / x; end
+    for _, x in ipairs({ -z, z * -1, -1 % 1, math.ceil(-0.5), math.fmod(-1, 1), (math.modf(-0.5)),
+      tonumber("-0"), tonumber("-0x0"), string.unpack("<d", string.pack("<d", -z)), -1e-300 * 1e-300 }) do
+      expect(inverse(x)):eq(math.huge);
+    end
+    expect(math.atan2(-z, -1)):eq(math.pi);
+    expect(string.format("%f %g %.1e %a", -z, z * -1, -z, -z)):eq("0.000000 0 0.0e+00 0x0p+0");
+    expect(inverse(textutils.unserialiseJSON("-0"))):eq(math.huge);
+  end);
+end);
+
 describe("tonumber", function()
   it("reads decimals as Cobalt does", function()
     expect(tonumber("  12\r\n")):eq(12);
