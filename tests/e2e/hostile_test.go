@@ -284,12 +284,16 @@ func TestFrameCCRefusesIsNotANoAnswer(t *testing.T) {
 	h := harness.StartHostileGateway(t)
 	c, side, _ := hostileComputer(ctx, t, h, harness.WaitConnectedLua+`
 print("`+markerUp+`")
+local st
 while true do
-  local st = lib.requestStatus()
+  st = lib.requestStatus()
   if st ~= nil and not st.connected then break end
   sleep(0.2)
 end
-shell.run("sandbox", "status")
+-- What the daemon keeps of the close, and what sandbox health and ai make of it (sandbox
+-- status would first try again, which this gateway lets in: connected, no error).
+print("lastError: " .. tostring(st.lastError))
+print("Not connected to the gateway: " .. lib.explainStatus(st))
 print("`+markerAsked+`")
 while true do sleep(1) end
 `)
