@@ -45,7 +45,7 @@ func TestTheAnswerShowsTypographyAsItsPlainTwins(t *testing.T) {
 	for _, e := range ev {
 		text.WriteString(e.Text)
 	}
-	assert.Equal(t, "It's \"quoted\" -- yes... caf\u00e9 ?", text.String())
+	assert.Equal(t, "It's \"quoted\"\u00a0-- yes... caf\u00e9 ?", text.String(), "the dash keeps to the word before it")
 }
 
 // TestSessionTitles: the titles docs/ai.md gives, by which a restarted gateway finds a
