@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -31,6 +30,13 @@ const WatchPattern = "/trapos/computers/{traposId}/screen"
 // from cutting the stream, and fails once the viewer's connection is gone, which ends the
 // watch instead of holding it for as long as the computer stays connected.
 const KeepAlive = 15 * time.Second
+
+// StreamWriteTimeout bounds each write of the stream (a frame, a keep-alive, the end): the
+// server gives an event stream no deadline of its own, and a viewer that reads nothing, or
+// whose connection vanished without a close (a half-open socket), blocked the write forever
+// once the kernel's buffers were full, holding its watch and its goroutine as long as the
+// gateway ran. Past it the stream ends, and its watch with it.
+const StreamWriteTimeout = 10 * time.Second
 
 // FrameJSON is a frame as the stream sends it: the screen, its text as host text.
 type FrameJSON struct {
@@ -58,14 +64,23 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer v.Close()
+	// send writes and flushes one event of the stream within writeTimeout.
+	send := func(event string) error {
+		_ = rc.SetWriteDeadline(time.Now().Add(m.writeTimeout))
+		if _, err := io.WriteString(w, event); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
+	if send("") != nil {
+		return
+	}
 	end := func(pe *protocol.Error) {
 		data, _ := json.Marshal(server.Answer{Error: pe})
-		_, _ = fmt.Fprintf(w, "event: end\ndata: %s\n\n", data)
-		_ = rc.Flush()
+		_ = send("event: end\ndata: " + string(data) + "\n\n")
 	}
 	for {
 		wait, stop := context.WithTimeout(r.Context(), m.keepAlive)
@@ -80,10 +95,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 				end(pe)
 				return
 			}
-			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
+			if send(": keepalive\n\n") != nil {
 				return
 			}
 			continue
@@ -106,10 +118,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
-		if _, err := fmt.Fprintf(w, "event: frame\ndata: %s\n\n", data); err != nil {
-			return
-		}
-		if err := rc.Flush(); err != nil {
+		if send("event: frame\ndata: "+string(data)+"\n\n") != nil {
 			return
 		}
 	}

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +83,65 @@ func TestTheStreamSendsFramesAndStopsTheWatchWhenTheViewerLeaves(t *testing.T) {
 		"the viewer went away: the watch stops")
 	_, err = m.handleUpdate(t.Context(), from, frame(2, nil, false))
 	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+}
+
+// smallBuffers is a listener whose connections keep a small send buffer, so that a viewer who
+// reads nothing blocks the stream's writes after a few frames, not megabytes.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// A viewer that opens the stream and reads nothing (or whose connection vanished without a
+// close) blocked its writes forever once the kernel's buffers were full: the server gives an
+// event stream no deadline, so the watch and its goroutine lived as long as the gateway. Each
+// write has StreamWriteTimeout now; past it the stream ends, and the computer is unwatched.
+func TestAViewerThatReadsNothingIsDropped(t *testing.T) {
+	m, d := standIn(t)
+	m.writeTimeout = 50 * time.Millisecond
+	srv := httptest.NewUnstartedServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	srv.Listener = smallBuffers{srv.Listener}
+	srv.Start()
+	defer srv.Close()
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(4096))
+	_, err = io.WriteString(conn, "GET /trapos/computers/7:/screen HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return slices.Contains(d.Types(), protocol.TypeScreenWatch) }, testWait, testTick, "the stream watches")
+
+	// A screen that changes all the time, whose frames nobody reads.
+	row := strings.Repeat("x", 255)
+	seq := 0
+	unwatched := func() bool {
+		seq++
+		rows := map[string]string{}
+		for y := 1; y <= 20; y++ {
+			rows[strconv.Itoa(y)] = row[:255-seq%2]
+		}
+		_, _ = m.handleUpdate(t.Context(), from, bigFrame(seq, rows))
+		return slices.Contains(d.Types(), protocol.TypeScreenUnwatch)
+	}
+	require.Eventually(t, unwatched, testWait, testTick, "the stream ends, and the watch with it")
+}
+
+// bigFrame is a whole screen.update of a 255×20 screen with rows.
+func bigFrame(seq int, rows map[string]string) json.RawMessage {
+	rs := map[string]any{}
+	for y, text := range rows {
+		rs[y] = map[string]any{"text": text, "fg": strings.Repeat("0", len(text)), "bg": strings.Repeat("f", len(text))}
+	}
+	b, _ := json.Marshal(map[string]any{"watchId": 1, "seq": seq, "width": 255, "height": 20, "colour": true,
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": true}, "rows": rs,
+		"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768})
+	return b
 }
 
 func TestTheStreamEndsWhenTheComputerGoesAway(t *testing.T) {

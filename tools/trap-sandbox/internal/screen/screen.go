@@ -58,6 +58,8 @@ type Module struct {
 	// keepAlive is how long the host API's stream waits on a still screen before it checks
 	// its token again and sends a comment (KeepAlive).
 	keepAlive time.Duration
+	// writeTimeout bounds each write of the host API's stream (StreamWriteTimeout).
+	writeTimeout time.Duration
 
 	updates, updateBytes prometheus.Counter // nil without a registry
 }
@@ -66,7 +68,7 @@ type Module struct {
 // account in the context), so a viewer sees only the screens its account reaches.
 func New(c *computer.Client) *Module {
 	return &Module{client: c, watches: map[string]*watch{}, relayed: map[string][]*relayed{}, keepAlive: KeepAlive,
-		relayTimeout: RelayTimeout}
+		writeTimeout: StreamWriteTimeout, relayTimeout: RelayTimeout}
 }
 
 // OnReplica names the replica this module runs on and its link to the screen modules of the
