@@ -1136,6 +1136,9 @@ local function checkDaemon()
     error(MSG_URL_NOT_SET, 0);
   end
   -- Right after boot the daemon may still be connecting: give it the time `sandbox health` does.
+  -- One waiting to reconnect tries now, as for `sandbox health`: typed right after the
+  -- gateway's restart, ai said "nothing answers" until the daemon's timer tried.
+  libsandbox.retryNow();
   if libsandbox.awaitConnection() == nil then
     error(MSG_NO_DAEMON, 0);
   end

@@ -25,7 +25,8 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
 -- opts.terminateAtPause: the "Press any key" (1 for the first) the player answers with Ctrl-T;
--- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating).
+-- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating), and
+-- opts.afterRetry (the same, once the program asked the daemon to try now: lib.retryNow).
 -- Returns ok, error, the window's rows, and a record of what was sent.
 local function run(args, opts)
   opts = opts or {};
@@ -72,12 +73,21 @@ local function run(args, opts)
     win.isColor = win.isColour;
   end
 
+  local statuses, answered = opts.statuses, 0;
+  record.retries = 0;
   stub(os, "queueEvent", function(name, ...)
     local params = table.pack(...);
-    if name == lib.EVENT_STATUS_REQUEST then
+    if name == lib.EVENT_RETRY_NOW then
+      record.retries = record.retries + 1;
+      record.retriedAfter = record.statusRequests or 0;
+      if opts.afterRetry ~= nil then
+        statuses, answered = opts.afterRetry, 0;
+      end
+    elseif name == lib.EVENT_STATUS_REQUEST then
       record.statusRequests = (record.statusRequests or 0) + 1;
-      if opts.statuses ~= nil then
-        realQueue(lib.EVENT_STATUS, params[1], opts.statuses[math.min(record.statusRequests, #opts.statuses)]);
+      answered = answered + 1;
+      if statuses ~= nil then
+        realQueue(lib.EVENT_STATUS, params[1], statuses[math.min(answered, #statuses)]);
       elseif not opts.noDaemon then
         realQueue(lib.EVENT_STATUS, params[1], { url = URL, connected = true, state = "connected" });
       end
@@ -1624,6 +1634,21 @@ describe("ai command", function()
       });
       expectSuccess(ok, err);
       expect(record.statusRequests):eq(3);
+      expect(rows[1]):eq("Hello");
+    end);
+
+    it("makes a daemon waiting to reconnect try now before it asks, as sandbox health does", function()
+      -- typed right after the gateway's restart, it said "Not connected to the gateway: nothing
+      -- answers at ...; the daemon retries in 5 s" while the gateway was back
+      stub(os, "startTimer", function() local id = 815000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local ok, err, rows, record = run({ "hi" }, {
+        statuses = { { state = "waiting", lastError = "Could not connect", retryInMs = 5000 } },
+        afterRetry = { { state = "connecting", lastError = "Could not connect" }, { state = "connected", connected = true } },
+        polls = { { text(1, "Hello"), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(record.retries):eq(1);
+      expect(record.retriedAfter):eq(0); -- before its first look at the daemon
       expect(rows[1]):eq("Hello");
     end);
 
