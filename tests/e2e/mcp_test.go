@@ -105,6 +105,10 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 			assert.Empty(t, lua.Error)
 			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": `error("boom")`}), "7:north", &lua)
 			assert.Contains(t, lua.Error, "boom", "a chunk that raised is served, with its error")
+			// Each call is a chunk of its own, as run_lua's description says: its globals end with it.
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": "kept = 5"}), "7:north", &lua)
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": "return kept"}), "7:north", &lua)
+			assert.Equal(t, []any{nil}, lua.Returns, "a global set by an earlier call is gone")
 
 			var prog struct {
 				Success bool   `json:"success"`

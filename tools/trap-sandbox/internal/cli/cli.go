@@ -54,7 +54,7 @@ type CLI struct {
 	Put       PutCmd            `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
 	Get       GetCmd            `cmd:"" help:"Copy a file of a computer to a local file or directory."`
 	Rm        RmCmd             `cmd:"" help:"Delete a file of a computer (-r: a directory with everything in it)."`
-	Exec      ExecCmd           `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
+	Exec      ExecCmd           `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values. Each exec is a chunk of its own: a global it sets is gone when it ends."`
 	Run       RunCmd            `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
 	AITurns   AITurnsCmd        `cmd:"" name:"ai-turns" help:"List the computers whose agent turn (ai) is running."`
 	Screen    ScreenCmd         `cmd:"" help:"Show a computer's screen live in this terminal, in colour, and type on it (Ctrl-T held: terminate; Ctrl-S held: leave)."`

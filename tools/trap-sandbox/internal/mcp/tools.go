@@ -241,7 +241,7 @@ func (t *tools) register(r registrar) {
 		func(in MoveInput) string { return in.TraposID }, t.moveFile)
 	addTool(r, "make_dir", "Make a directory", changes, "Create a directory, and any missing parents, on a computer. Needs the owner's sandbox.allow_files write.",
 		func(in PathInput) string { return in.TraposID }, t.makeDir)
-	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error. Needs the owner's sandbox.allow_exec true.",
+	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error. Each call is a chunk of its own, not one prompt's session: a global it sets is gone when it ends (x = 5, then return x in another call, returns nil), so do a task in one call, or keep what must last in a file. Needs the owner's sandbox.allow_exec true.",
 		func(in LuaInput) string { return in.TraposID }, t.runLua)
 	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is what it printed there, lines that scrolled off included (a clear starts it over). A program that waits for input (read(), edit, paint) gets none here and is stopped at the timeout; to use one, start it with send_text. Needs the owner's sandbox.allow_exec true.",
 		func(in ProgramInput) string { return in.TraposID }, t.runProgram)

@@ -136,6 +136,9 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	// It said "output is that screen at the end", and a program printing 100 lines answered all
 	// 100 (the job keeps what scrolled off).
 	assert.Contains(t, byName["run_program"].Description, "output is what it printed there, lines that scrolled off included (a clear starts it over)")
+	// "as its lua prompt would" read as one session: an agent set x = 5 in one call and read
+	// nil back in the next, as each chunk's globals are its own (docs/capabilities.md).
+	assert.Contains(t, byName["run_lua"].Description, "Each call is a chunk of its own, not one prompt's session: a global it sets is gone when it ends (x = 5, then return x in another call, returns nil)")
 	assert.True(t, byName["read_screen"].Annotations.ReadOnlyHint)
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
 	assert.Contains(t, byName["send_text"].Description, "a program waiting for a key (os.pullEvent(\"key\")", "send_text sends no key events: the agent is told to press keys with send_keys")
