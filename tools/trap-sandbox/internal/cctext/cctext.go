@@ -455,6 +455,10 @@ func composed(text string) string {
 	return norm.NFC.String(text)
 }
 
+// Composed is text as every host surface reads it (composed): a computer's traposId that
+// it changes lists as another one, and is reached by no name the host can type.
+func Composed(text string) string { return composed(text) }
+
 func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -690,6 +691,13 @@ func traposIDProblem(id string) string {
 		if r > 0xff && unicode.Is(unicode.Cf, r) {
 			return fmt.Sprintf("contains %U, an invisible formatting character; remove it from the computer's label", r)
 		}
+	}
+	// Nor is a label's text written decomposed (u and U+0308 for ü): it would list as the
+	// composed id, another computer's, and the host, which reads a typed id composed, would
+	// reach that one by its name, never this.
+	if c := cctext.Composed(id); c != id {
+		return fmt.Sprintf("%s is not written composed (Unicode NFC): it would list as %s; say hello with the composed traposId",
+			strconv.QuoteToASCII(clip(id)), strconv.QuoteToASCII(clip(c)))
 	}
 	return ""
 }

@@ -218,6 +218,23 @@ func TestHelloChecksTheTraposID(t *testing.T) {
 	assert.Equal(t, "the traposId contains U+200B, an invisible formatting character; remove it from the computer's label", resp.Error.Message)
 }
 
+// A traposId written decomposed (u and U+0308 for ü) listed as the composed one beside it, a
+// computer the host could not tell from the real 7:küche, and could not reach either: every
+// host surface reads a typed traposId composed (cctext.TraposID). No CC label is written so
+// (its bytes are characters up to U+00FF, which never decompose).
+func TestHelloRefusesADecomposedTraposID(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	require.True(t, h.connect(t, "7:k\u00fcche", "").hello("").OK)
+	resp := h.dial(t, "7:ku\u0308che").hello("")
+	require.False(t, resp.OK, "the decomposed twin")
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+	assert.Equal(t, `the traposId "7:ku\u0308che" is not written composed (Unicode NFC): it would list as "7:k\u00fcche"; `+
+		"say hello with the composed traposId", resp.Error.Message)
+	assert.Len(t, h.gw.Computers(), 1)
+	// A combining mark that composes with nothing is a visible character of its own.
+	assert.True(t, h.connect(t, "8:x\u0301", "").hello("").OK)
+}
+
 // The traposId's limit counts the computer's bytes, as the computer does: CC sends a label's
 // byte E9 as \u00e9, one byte, though "é" is two in Go. And bytes 0x80-0x9F are CC's drawing
 // characters, which a label may hold, not control characters.
