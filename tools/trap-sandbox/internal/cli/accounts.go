@@ -29,9 +29,20 @@ type DataDirFlags struct {
 	DataDir string `name:"data-dir" env:"SANDBOX_DATA_DIR" help:"The gateway's data directory (accounts, tokens, computer credentials); default: the user's data directory, e.g. ~/.local/share/trap-sandbox."`
 }
 
+// check refuses a --data-dir that only a shell would have made a path (unexpanded).
+func (f DataDirFlags) check() error {
+	if f.DataDir == "" {
+		return nil
+	}
+	return unexpanded("data-dir", f.DataDir)
+}
+
 // dir returns --data-dir, or the per-user default.
 func (f DataDirFlags) dir() (string, error) {
 	if f.DataDir != "" {
+		if err := f.check(); err != nil {
+			return "", err
+		}
 		return f.DataDir, nil
 	}
 	return DefaultDataDir()

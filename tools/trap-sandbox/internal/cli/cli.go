@@ -372,6 +372,14 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if err := c.AdmissionFlags.check(); err != nil {
 		return err
 	}
+	if err := c.DataDirFlags.check(); err != nil {
+		return err
+	}
+	if c.AIDir != "" {
+		if err := unexpanded("ai-dir", c.AIDir); err != nil {
+			return err
+		}
+	}
 	if why, _ := server.TokenFlaw(c.APIToken); why != "" {
 		// Started, it would refuse every client, the CLI with the same variable too.
 		return fmt.Errorf("--api-token (SANDBOX_API_TOKEN) %s: no client can send it in an Authorization header (HTTP carries no control character and drops the spaces at a header's ends); remove it", why)

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// shellVariable finds a variable a shell would have expanded in a path ($HOME, ${STATE_DIRECTORY}).
+var shellVariable = regexp.MustCompile(`\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)`)
+
+// unexpanded refuses a directory flag's value that holds what only a shell expands: a ~ at
+// its start, or a $VARIABLE. A systemd unit's Environment= and EnvironmentFile=, a container's
+// environment and a quoted ~ pass it on as it is, and the gateway then made a directory named
+// "~" (or "$HOME") in its working directory and kept its store there, where nobody looks (and
+// where an operator's rm -rf ~ to remove it deletes their home). The answer names the path a
+// shell of this process would have given, when there is one.
+func unexpanded(flag, path string) error {
+	if strings.HasPrefix(path, "~") {
+		name, rest, _ := strings.Cut(path[1:], "/")
+		home := ""
+		if name == "" {
+			home, _ = os.UserHomeDir()
+		} else if u, err := user.Lookup(name); err == nil {
+			home = u.HomeDir
+		}
+		return fmt.Errorf("%s %q starts with ~, which only a shell turns into a home directory (not a systemd unit's Environment= or EnvironmentFile=, nor a quoted ~): give the whole path%s",
+			flagAndEnv(flag), path, forExample(home, filepath.Join(home, rest)))
+	}
+	if v := shellVariable.FindString(path); v != "" {
+		expanded := os.ExpandEnv(path)
+		return fmt.Errorf("%s %q holds %s, which only a shell expands (not a systemd unit's Environment= or EnvironmentFile=): give the whole path%s",
+			flagAndEnv(flag), path, v, forExample(os.Getenv(strings.Trim(v, "${}")), expanded))
+	}
+	return nil
+}
+
+// forExample is ", e.g. path" when known is not empty (the home or the variable was found).
+func forExample(known, path string) string {
+	if known == "" {
+		return ""
+	}
+	return ", e.g. " + path
+}
