@@ -148,7 +148,7 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 			// The line that allows it is the owner's: the gateway says so after the computer's words.
 			texts := harness.Texts(refused)
 			require.Len(t, texts, 3)
-			assert.Contains(t, texts[2], "which is theirs alone: never change it yourself (not by typing set at its shell with send_text")
+			assert.Contains(t, texts[2], "The computer's owner refused this with the setting named above; these are the owner's settings: only the owner changes them, in game; never change them yourself, not by typing set at its shell")
 
 			// not_connected comes at once: well before the call's own 60 s timeout would end it.
 			const pingTimeout = 60 * time.Second

@@ -1137,7 +1137,7 @@ func TestMCPComputerInfoShowsWhatAHostileClientAnswerHolds(t *testing.T) {
 				"files: read (writes need: set sandbox.allow_files write)",
 				"exec: yes (Lua and programs may run)",
 				"screen: view (typing on it needs: set sandbox.allow_screen control)",
-				"(these are the owner's settings: only the owner changes them, in game; never change them yourself, not with settings.set in run_lua nor by writing /.settings: ask the player)",
+				"(these are the owner's settings: only the owner changes them, in game; never change them yourself, not by typing set at its shell, with settings.set in run_lua nor by writing /.settings: ask the player)",
 			}, info.Allows)
 			assert.Empty(t, info.Peripherals)
 			assert.Equal(t, want, info.NotUnderstood)

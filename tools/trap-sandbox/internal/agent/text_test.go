@@ -53,12 +53,12 @@ func TestSystemTextSaysWhatTheOwnerAllows(t *testing.T) {
 			`{"prompt":"x","allowed":{"files":"write","exec":true,"screen":"none"},"confirm":true}`,
 			[]string{"files may be read and written (sandbox.allow_files write). ",
 				// run_lua could settings.set them: the agent is told whose they are and whom to ask
-				"What the computer's owner allows now (these are the owner's settings: only the owner changes them, in game; never change them yourself, not with settings.set in run_lua nor by writing /.settings: ask the player; "},
+				"What the computer's owner allows now (these are the owner's settings: only the owner changes them, in game; never change them yourself, not by typing set at its shell, with settings.set in run_lua nor by writing /.settings: ask the player; "},
 			[]string{"except", "do not call"}},
 		{"a client before 0.5.17 says nothing: the general sentence",
 			`{"prompt":"x","kind":"computer"}`,
 			[]string{"Writes, deletes and runs may need the player's approval; a refusal comes back as the tool's error",
-				"What the computer allows is in its sandbox settings; these are the owner's settings: only the owner changes them, in game; never change them yourself, not with settings.set in run_lua nor by writing /.settings: ask the player. "},
+				"What the computer allows is in its sandbox settings; these are the owner's settings: only the owner changes them, in game; never change them yourself, not by typing set at its shell, with settings.set in run_lua nor by writing /.settings: ask the player. "},
 			[]string{"owner allows", "sandbox.allow_"}},
 	}
 	for _, c := range cases {

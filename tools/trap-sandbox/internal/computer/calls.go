@@ -171,11 +171,13 @@ func (i Info) Allows() []string {
 }
 
 // OwnersSettings is what an agent is told of the settings that allow its calls, wherever it
-// reads them (computer_info's allows, the ai agent's system text): with sandbox.allow_exec
-// true its own run_lua could settings.set them, and write_file rewrite /.settings, so it is
-// told not to, and whom to ask instead.
+// reads them (computer_info's allows, the ai agent's system text, MCP's note after a forbidden
+// answer): with sandbox.allow_exec true its own run_lua could settings.set them, and
+// write_file rewrite /.settings, and with sandbox.allow_screen control its send_text could
+// type the set line a refusal names at the shell (an agent did, and ran what had been
+// refused), so it is told not to, and whom to ask instead.
 const OwnersSettings = "these are the owner's settings: only the owner changes them, in game; " +
-	"never change them yourself, not with settings.set in run_lua nor by writing /.settings: ask the player"
+	"never change them yourself, not by typing set at its shell, with settings.set in run_lua nor by writing /.settings: ask the player"
 
 // shownLevelBytes bounds a level no client sends as Allows shows it.
 const shownLevelBytes = 64

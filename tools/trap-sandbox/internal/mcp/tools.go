@@ -447,10 +447,8 @@ func markComputerErrors(next sdk.MethodHandler) sdk.MethodHandler {
 // is the owner's to type, but an agent whose screen the owner lets it control can type it
 // too: send_text "set sandbox.allow_exec true\n" at the shell ran, and the run_lua refused
 // a moment before then ran. The line is left for the player it is shown to; the agent is
-// told it is not its own (computer.OwnersSettings, which computer_info's allows ends with).
-const ownersRefusal = "The computer's owner refused this with the setting named above, which is theirs alone: " +
-	"never change it yourself (not by typing set at its shell with send_text, nor with settings.set in run_lua or by writing /.settings). " +
-	"Ask the player to allow it, or do the task without it."
+// told it is not its own, in the words computer_info's allows ends with.
+const ownersRefusal = "The computer's owner refused this with the setting named above; " + computer.OwnersSettings + ", or do the task without it."
 
 // marshal encodes v as JSON without HTML escaping, so '<' in a file stays one byte.
 func marshal(v any) ([]byte, error) {
