@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/logthrottle"
 )
 
 // Shared routes (docs/http-api.md).
@@ -185,6 +187,10 @@ func (s *Server) ServeWithComputersPort(ctx context.Context, l, computers net.Li
 		computersSrv := s.httpServer(context.WithValue(ctx, computersPortKey{}, true), computersOnly(s.handler))
 		servers = append(servers, computersSrv)
 		listeners = append(listeners, computers)
+	}
+	warns := logthrottle.New(s.log, clock.Real{})
+	for i := range listeners {
+		listeners[i] = filesListener{Listener: listeners[i], warns: warns}
 	}
 	serveErr := make(chan error, len(servers))
 	for i, one := range servers {
