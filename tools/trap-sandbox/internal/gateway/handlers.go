@@ -305,6 +305,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	_ = json.Unmarshal(p.Secret, &secret) // a missing or non-string secret is the empty secret
 	var clientVersion string
 	_ = json.Unmarshal(p.ClientVersion, &clientVersion) // missing or not a string: unknown
+	clientVersion = cctext.Clip(clientVersion, MaxClientVersionBytes)
 
 	f.TraposSenderID = traposID // answer the computer by the id it just gave
 	check, checkOK := helloFlag(p.Check)
@@ -659,6 +660,11 @@ func (g *Gateway) exposedToken(ctx context.Context, secret string) string {
 // os.setComputerLabel has at most 32 characters, but a name tag sets any label, so the cap is
 // generous; it keeps listings, logs and every frame that carries the id small.
 const MaxTraposIDBytes = 256
+
+// MaxClientVersionBytes bounds a hello's clientVersion as the gateway keeps it (longer is cut,
+// marked as cut): a version is a few bytes, and every listing of the computers and each
+// replica's claim carries it, as long as the socket lives.
+const MaxClientVersionBytes = 64
 
 // traposIDProblem says what is wrong with a hello's traposId ("" when nothing): it must be
 // "<computer id>:<label>" (digits, a colon, any label), at most MaxTraposIDBytes, and free of

@@ -235,6 +235,29 @@ func TestHelloRefusesADecomposedTraposID(t *testing.T) {
 	assert.True(t, h.connect(t, "8:x\u0301", "").hello("").OK)
 }
 
+// A hello's clientVersion was kept whole, up to the 8 KiB frame before hello: every listing of
+// the computers (the CLI's CLIENT column, the web console, each replica's claim of it on NATS)
+// carried a hostile computer's 8 KiB, and its socket held them for its life. It is cut at
+// MaxClientVersionBytes, marked as cut.
+func TestALongClientVersionIsCut(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.dial(t, "7:")
+	c.request("hello-1", TypeHello, map[string]any{"traposId": "7:", "secret": "", "clientVersion": strings.Repeat("9", 7000)})
+	require.True(t, c.read().OK)
+	list := h.gw.Computers()
+	require.Len(t, list, 1)
+	assert.Equal(t, strings.Repeat("9", MaxClientVersionBytes)+"…(cut, 7000 bytes)", list[0].ClientVersion)
+
+	c2 := h.dial(t, "8:")
+	c2.request("hello-1", TypeHello, map[string]any{"traposId": "8:", "secret": "", "clientVersion": "0.5.22"})
+	require.True(t, c2.read().OK)
+	for _, cp := range h.gw.Computers() {
+		if cp.TraposID == "8:" {
+			assert.Equal(t, "0.5.22", cp.ClientVersion, "a version is kept as it is")
+		}
+	}
+}
+
 // The traposId's limit counts the computer's bytes, as the computer does: CC sends a label's
 // byte E9 as \u00e9, one byte, though "é" is two in Go. And bytes 0x80-0x9F are CC's drawing
 // characters, which a label may hold, not control characters.
