@@ -1129,6 +1129,12 @@ func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
 // and computer.info (always answered) as a client older than 0.5.15 does: without allowed.
 func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, secret string, watched chan struct{}) *harness.Computer {
 	t.Helper()
+	return screenComputerOfClient(ctx, t, g, id, secret, "0.5.14", watched)
+}
+
+// screenComputerOfClient is screenComputer whose computer.info names clientVersion.
+func screenComputerOfClient(ctx context.Context, t *testing.T, g *harness.Gateway, id, secret, clientVersion string, watched chan struct{}) *harness.Computer {
+	t.Helper()
 	c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
@@ -1143,7 +1149,7 @@ func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, s
 			}
 			if f.Event == harness.EventGatewayRequest && f.Type == harness.TypeComputerInfo {
 				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
-					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"traposId": id, "clientVersion": "0.5.14"}})
+					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"traposId": id, "clientVersion": clientVersion}})
 				continue
 			}
 			if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" {
@@ -1285,36 +1291,15 @@ end`
 
 // TestTheWebConsoleDragsOnTheScreen: the pointer moved over the screen with its button held
 // reaches the computer as CC's mouse_drag, one for each cell it moves onto, at that cell (a
-// move inside a cell sends none), so paint draws along it from a browser. Before, the page
-// sent the press alone: screen.input had no drag, and paint could only be dotted.
+// move inside a cell sends none), so paint draws along it from a browser; the press is CC's
+// mouse_click and the release its mouse_up where the button is let go (off the screen, at the
+// nearest cell, as CC does). Before, the page sent the press alone (screen.input had no drag,
+// and paint could only be dotted), then the press's mouse_up with it, before the drags: a
+// program that ends a stroke on mouse_up saw it end at the press.
 func TestTheWebConsoleDragsOnTheScreen(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
-	const token = "console-drags-2d7c"
-	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 13, "easel"
-	opts.Settings["sandbox.allow_screen"] = "control"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/drags.lua": dragsProgram}
-	opts.Input = computer.Input(make(chan string))
-	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
-
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/13%3Aeasel"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
-	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "drags\r")))
-	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> drags")`)
-
-	// The point at (x, y) in cells from 1: x 3.5 is the middle of the third cell.
-	at := func(x, y float64) []float64 {
-		xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](fmt.Sprintf(`{
-			const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[%d].getBoundingClientRect();
-			[row.left + row.width / +screen.dataset.width * (%f - 1), row.top + row.height / 2]
-		}`, int(y)-1, x)))
-		require.NoError(t, err)
-		return xy
-	}
+	at := openDragsProgram(ctx, t, page, until, false)
 	mouse := func(typ input.DispatchMouseEventType, xy []float64, buttons int64) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
@@ -1331,41 +1316,147 @@ func TestTheWebConsoleDragsOnTheScreen(t *testing.T) {
 		mouse(input.DispatchMouseEventTypeMouseReleased, at(5.5, 3), 0),
 		mouse(input.DispatchMouseEventTypeMouseMoved, at(7.5, 3), 0), // no button held: no drag
 	))
-	until(t, "the drags", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\nup 1 3 2\ndrag 1 4 2\ndrag 1 5 3")`)
+	until(t, "the drags", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\ndrag 1 4 2\ndrag 1 5 3\nup 1 5 3")`)
 	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMousePressed, at(1.5, 1), 1),
 		mouse(input.DispatchMouseEventTypeMouseReleased, at(1.5, 1), 0)))
-	until(t, "the next click", `document.getElementById("screen-text").textContent.endsWith("\ndrag 1 5 3\nclick 1 1 1\nup 1 1 1")`)
+	until(t, "the next click", `document.getElementById("screen-text").textContent.endsWith("\nup 1 5 3\nclick 1 1 1\nup 1 1 1")`)
+	// Dragged off the screen's left edge and let go there: the drag and the release at the
+	// nearest cell, the first of the row.
+	require.NoError(t, chromedp.Do(page,
+		mouse(input.DispatchMouseEventTypeMousePressed, at(2.5, 3), 1),
+		mouse(input.DispatchMouseEventTypeMouseMoved, at(-0.5, 3), 1),
+		mouse(input.DispatchMouseEventTypeMouseReleased, at(-0.5, 3), 0)))
+	until(t, "the drag off the screen", `document.getElementById("screen-text").textContent.endsWith("\nup 1 1 1\nclick 1 2 3\ndrag 1 1 3\nup 1 1 3")`)
 }
 
-// TestTheWebConsoleSendsNoDragToAnOlderClient: a computer whose client is older than 0.5.21
-// (computer.info says which) would refuse a drag, and the keys sent in the same call with it:
-// the view sends it the press alone, as before, and says once why the moves do not reach it.
-func TestTheWebConsoleSendsNoDragToAnOlderClient(t *testing.T) {
-	ctx := testContext(t)
-	const token = "console-nodrag-6c3a"
+// openDragsProgram opens a computer running dragsProgram in page's console (on a phone's
+// touch screen, 360×640, when phone) and returns the point at (x, y) in cells from 1: x 3.5 is
+// the middle of the third cell.
+func openDragsProgram(ctx context.Context, t *testing.T, page context.Context, until func(t *testing.T, what, js string), phone bool) (at func(x, y float64) []float64) {
+	t.Helper()
+	const token = "console-drags-2d7c"
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	screenComputer(ctx, t, g, "11:desk", sandboxPassword, nil) // client 0.5.14; a 3x1 screen
-	page, until := openDesk(ctx, t, g.Addr, token)
-	until(t, "the screen", `document.getElementById("status").textContent === "Live" && document.querySelectorAll("#screen .row").length === 1`)
-	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
-		const sent = [];
-		const fetchNow = window.fetch;
-		window.fetch = (url, options) => {
-			if (url.endsWith("/input")) sent.push(...JSON.parse(options.body).events.map((e) => e.type));
-			return fetchNow(url, options);
-		};
-		const row = document.querySelector("#screen .row"), box = row.getBoundingClientRect();
-		const mouse = (type, x, buttons) => row.firstElementChild.dispatchEvent(new MouseEvent(type,
-			{ clientX: box.left + box.width / 3 * x, clientY: box.top + 1, button: 0, buttons, bubbles: true, cancelable: true }));
-		mouse("mousedown", 0.5, 1);
-		mouse("mousemove", 1.5, 1);
-		mouse("mousemove", 2.5, 1);
-		mouse("mouseup", 2.5, 0);
-		[sent.join(), document.getElementById("status").textContent]
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 13, "easel"
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/drags.lua": dragsProgram}
+	opts.Input = computer.Input(make(chan string))
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	if phone {
+		require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateTouch)))
+	}
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/13%3Aeasel"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "drags\r")))
+	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> drags")`)
+	return func(x, y float64) []float64 {
+		t.Helper()
+		xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](fmt.Sprintf(`{
+			const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[%d].getBoundingClientRect();
+			[row.left + row.width / +screen.dataset.width * (%f - 1), row.top + row.height / 2]
+		}`, int(y)-1, x)))
+		require.NoError(t, err)
+		return xy
+	}
+}
+
+// TestTheWebConsoleDrawsWithAFingerOnAPhone: a finger drawn over the screen of a phone's touch
+// screen is a drag on the computer, as the mouse's is (its touch, moves and lift CC's
+// mouse_click, mouse_drag and mouse_up), not a scroll of the page, which a finger drawn below
+// the screen still scrolls. Before, the page scrolled and the computer got nothing.
+func TestTheWebConsoleDrawsWithAFingerOnAPhone(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	at := openDragsProgram(ctx, t, page, until, true)
+	touch := func(typ input.DispatchTouchEventType, xy []float64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			p := input.DispatchTouchEventParams{Type: typ, TouchPoints: []*input.TouchPoint{}}
+			if xy != nil {
+				p.TouchPoints = []*input.TouchPoint{{X: xy[0], Y: xy[1]}}
+			}
+			_, err := cdp.Call(ctx, target, input.DispatchTouchEvent, p)
+			return err
+		})
+	}
+	scrolled := func() float64 {
+		y, err := chromedp.Run(page, chromedp.Evaluate[float64](`window.scrollY`))
+		require.NoError(t, err)
+		return y
+	}
+	require.Zero(t, scrolled())
+	require.NoError(t, chromedp.Do(page,
+		touch(input.DispatchTouchEventTypeTouchStart, at(3.5, 8)),
+		touch(input.DispatchTouchEventTypeTouchMove, at(3.5, 6)),
+		touch(input.DispatchTouchEventTypeTouchMove, at(4.5, 4)),
+		touch(input.DispatchTouchEventTypeTouchMove, at(4.5, 2)),
+		touch(input.DispatchTouchEventTypeTouchEnd, nil)))
+	until(t, "the finger's drag", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 8\ndrag 1 3 6\ndrag 1 4 4\ndrag 1 4 2\nup 1 4 2")`)
+	assert.Zero(t, scrolled(), "the page did not scroll under the finger's drag on the screen")
+
+	// Below the screen (its text), a finger's drag scrolls the page as ever.
+	below, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const box = document.getElementById("screen-text").getBoundingClientRect();
+		[box.left + 20, Math.min(box.top + 40, window.innerHeight - 20)]
 	}`))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"click", "This computer's client is older than trapos-sandbox 0.5.21 and takes no drag: " +
-		"a press reaches it, not the moves after it. The gateway's install line run on it upgrades it."}, got)
+	require.NoError(t, chromedp.Do(page,
+		touch(input.DispatchTouchEventTypeTouchStart, below),
+		touch(input.DispatchTouchEventTypeTouchMove, []float64{below[0], below[1] - 100}),
+		touch(input.DispatchTouchEventTypeTouchMove, []float64{below[0], below[1] - 200}),
+		touch(input.DispatchTouchEventTypeTouchEnd, nil)))
+	until(t, "the page scrolled", `window.scrollY > 0`)
+}
+
+// TestTheWebConsoleSendsAnOlderClientTheMouseItTakes: a computer whose client is older than
+// 0.5.21 (computer.info says which) would refuse a drag, and the keys sent in the same call with
+// it: the view sends it the press alone, as a click, and says once why the moves do not reach
+// it. One of 0.5.21 takes drags but not a press apart from its release (0.5.22's mouse_click
+// and mouse_up): it gets the click, then the drags, and the view says once that its release
+// comes at the press.
+func TestTheWebConsoleSendsAnOlderClientTheMouseItTakes(t *testing.T) {
+	for _, c := range []struct{ client, sent, said string }{
+		{"0.5.14", "click", "This computer's client is older than trapos-sandbox 0.5.21 and takes no drag: " +
+			"a press reaches it, not the moves after it. The gateway's install line run on it upgrades it."},
+		{"0.5.21", "click,drag,drag", "This computer's client is older than trapos-sandbox 0.5.22: a drag reaches it, " +
+			"its release (mouse_up) at the press, not where the pointer lets go. The gateway's install line run on it upgrades it."},
+	} {
+		t.Run(c.client, func(t *testing.T) {
+			ctx := testContext(t)
+			const token = "console-nodrag-6c3a"
+			g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+			screenComputerOfClient(ctx, t, g, "11:desk", sandboxPassword, c.client, nil) // a 3x1 screen
+			page, until := openDesk(ctx, t, g.Addr, token)
+			until(t, "the screen", `document.getElementById("status").textContent === "Live" && document.querySelectorAll("#screen .row").length === 1`)
+			_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+				// The input as sent, answered as the gateway answers input the computer took.
+				const sent = window.sent = [];
+				const fetchNow = window.fetch;
+				window.fetch = (url, options) => {
+					if (!url.endsWith("/input")) return fetchNow(url, options);
+					sent.push(...JSON.parse(options.body).events.map((e) => e.type));
+					return Promise.resolve(new Response('{"ok":true,"payload":{"queued":1}}', { headers: { "Content-Type": "application/json" } }));
+				};
+				const row = document.querySelector("#screen .row"), box = row.getBoundingClientRect();
+				const pointer = (type, x, buttons) => row.firstElementChild.dispatchEvent(new PointerEvent(type,
+					{ pointerId: 1, isPrimary: true, pointerType: "mouse", clientX: box.left + box.width / 3 * x, clientY: box.top + 1,
+						button: type === "pointermove" ? -1 : 0, buttons, bubbles: true, cancelable: true }));
+				pointer("pointerdown", 0.5, 1);
+				pointer("pointermove", 1.5, 1);
+				pointer("pointermove", 2.5, 1);
+				pointer("pointerup", 2.5, 0);
+				true
+			}`))
+			require.NoError(t, err)
+			// What waits behind the call on its way goes once it is answered (send).
+			until(t, "the input sent", `!view.sending && view.pending.length === 0 && window.sent.length > 0`)
+			got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[window.sent.join(), document.getElementById("status").textContent]`))
+			require.NoError(t, err)
+			assert.Equal(t, []string{c.sent, c.said}, got)
+		})
+	}
 }
 
 // TestTheWebConsoleGreysTheLastSessionsScreenUntilTheNewOneComes: a computer that comes back

@@ -17,7 +17,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, saidDrags, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -361,6 +361,15 @@ function draw(frame) {
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
   placeKeys();
+  markWide();
+}
+
+// markWide marks a screen wider than its box (a monitor's in a phone's window, below the
+// smallest text), which scrolls sideways in it: a finger drawn sideways on it scrolls it
+// (console.css), where on any other a finger's drag is the computer's alone.
+function markWide() {
+  const screen = $("screen");
+  screen.classList.toggle("wide", screen.scrollWidth > screen.clientWidth);
 }
 
 // drawSoon draws view v's newest frame (data, its JSON as the stream sent it) at the browser's
@@ -487,9 +496,13 @@ async function learnAccess(v) {
     if (e.name === "AbortError" || e.message === "unauthorized") throw e;
     return;
   }
-  // A client from dragSince takes drags; an older one would refuse the whole call with them
-  // (the keys sent with a drag too), so it gets the press alone, as before.
-  if (info) v.drags = !olderVersion(info.clientVersion, dragSince);
+  // A client from dragSince takes drags, and one from pressApartSince a press and its release
+  // apart; an older one would refuse the whole call with them (the keys sent with them too),
+  // so it gets what it takes: the press as a click, and the drags after it if it takes them.
+  if (info) {
+    v.drags = !olderVersion(info.clientVersion, dragSince);
+    v.pressApart = !olderVersion(info.clientVersion, pressApartSince);
+  }
   const allowed = info && info.allowed;
   if (view !== v || !allowed || typeof allowed.screen !== "string") return;
   v.reports = true;
@@ -739,7 +752,7 @@ async function frames(v, body, sent) {
 function send(events) {
   const v = view;
   if (!v || !v.live || events.length === 0) return;
-  const press = events.some((e) => e.type !== "key_up");
+  const press = events.some((e) => !releases.has(e.type));
   if (press && v.busy && v.presses >= keysWaiting) {
     v.dropped = true;
     status(keysDropped);
@@ -938,6 +951,10 @@ function paste(text) {
 function outsideCC(chars) {
   return "Sent as ?: " + chars + " (a computer types characters up to U+00FF only)";
 }
+
+// releases are the events that let go of a key or a mouse button down on the computer: they
+// always go, however many presses wait (send).
+const releases = new Set(["key_up", "mouse_up"]);
 
 // keysWaiting bounds the key presses (and pastes, clicks…) that wait for a busy computer.
 const keysWaiting = 256;
@@ -1311,60 +1328,104 @@ function onInsert(v, e) {
 // (a text put in at once) goes alone, typed by the gateway in several requests.
 const inputEventsMax = 128;
 
-// cellAt is the screen's cell {x, y} (from 1, as CC counts) under a mouse event, or null off
-// the rows (the frame's border). A row spans the frame's width, each cell an equal part of it.
-function cellAt(e) {
+// cellAt is the screen's cell {x, y} (from 1, as CC counts) under pointer event e, or null off
+// the rows (the frame's border). The rows are equal, each cell an equal part of a row's width;
+// the cell is found from the pointer's place, not its target, which a captured pointer (a
+// finger on a touch screen, a button held) keeps from its press. held puts a place off the
+// rows on the nearest cell, as CC does for a held button's drags and release.
+function cellAt(e, held) {
   const screen = $("screen");
-  const row = e.target instanceof Element && e.target.closest("#screen .row");
-  const width = +screen.dataset.width;
-  if (!row || !width) return null;
-  const box = row.getBoundingClientRect();
-  const x = Math.floor((e.clientX - box.left) / (box.width / width)) + 1;
-  return { x: Math.min(Math.max(x, 1), width), y: [...screen.children].indexOf(row) + 1 };
+  const width = +screen.dataset.width, rows = screen.querySelectorAll(".row");
+  if (!width || !rows.length) return null;
+  const first = rows[0].getBoundingClientRect(), last = rows[rows.length - 1].getBoundingClientRect();
+  const x = Math.floor((e.clientX - first.left) / (first.width / width)) + 1;
+  const y = Math.floor((e.clientY - first.top) / ((last.bottom - first.top) / rows.length)) + 1;
+  if (!held && (x < 1 || x > width || y < 1 || y > rows.length)) return null;
+  return { x: Math.min(Math.max(x, 1), width), y: Math.min(Math.max(y, 1), rows.length) };
 }
 
 // buttons are CC's mouse buttons (1 left, 2 right, 3 middle) by the browser's (0, 1, 2).
 const buttons = [1, 3, 2];
 
-function onMouseDown(e) {
-  e.preventDefault(); // a middle click would paste or scroll; the screen takes the keys
+// onPointerDown is a press on the screen: a mouse's button or a finger (a touch screen's, whose
+// drag on the screen is the computer's, not the page's: the screen's touch-action). The
+// computer gets it as CC's mouse_click, held until its release (letMouseGo); a client older
+// than pressApartSince gets a click, press and release at once, as before.
+function onPointerDown(e) {
+  if (!e.isPrimary) return; // a second finger: the browser's (a pinch), which ends the first
   focusScreen();
-  const cell = cellAt(e);
-  const button = buttons[e.button];
-  if (cell && button) send([{ type: "click", button, x: cell.x, y: cell.y }]);
-  if (view) view.held = cell && button ? { button, x: cell.x, y: cell.y } : null;
+  const v = view, cell = cellAt(e, false), button = buttons[e.button];
+  if (!v) return;
+  letMouseGo(v);
+  if (!cell || !button || !v.live) return;
+  send([{ type: v.pressApart ? "mouse_click" : "click", button, x: cell.x, y: cell.y }]);
+  v.held = { button, x: cell.x, y: cell.y, pointerId: e.pointerId };
+  try {
+    $("screen").setPointerCapture(e.pointerId); // its moves and release off the screen are the drag's
+  } catch { // a pointer the browser does not know (none goes down without one)
+  }
 }
 
-// heldBits are the browser's bits (MouseEvent.buttons) of CC's mouse buttons 1, 2 and 3.
+// heldBits are the browser's bits (PointerEvent.buttons) of CC's mouse buttons 1, 2 and 3.
 const heldBits = [0, 1, 2, 4];
 
-// onMouseMove sends a drag (CC's mouse_drag) when the pointer, its button held since it went
+// onPointerMove sends a drag (CC's mouse_drag) when the pointer, its button held since it went
 // down on the screen, moves onto another cell: one a cell, as CC sends them, so paint draws
-// along the way. A computer whose client is older than dragSince gets none (its view says so
-// once): it would refuse them, and the keys sent with them.
-function onMouseMove(e) {
+// along the way; off the screen, at the nearest cell, as CC does. A computer whose client is
+// older than dragSince gets none (its view says so once): it would refuse them, and the keys
+// sent with them.
+function onPointerMove(e) {
   const v = view;
-  if (!v || !v.held) return;
+  if (!v || !v.held || e.pointerId !== v.held.pointerId) return;
   if (!(e.buttons & heldBits[v.held.button])) { // let go where the page did not see it
-    v.held = null;
+    letMouseGo(v);
     return;
   }
-  const cell = cellAt(e);
+  const cell = cellAt(e, true);
   if (!cell || (cell.x === v.held.x && cell.y === v.held.y)) return;
   v.held.x = cell.x;
   v.held.y = cell.y;
+  v.held.dragged = true;
   if (v.drags) send([{ type: "drag", button: v.held.button, x: cell.x, y: cell.y }]);
-  else if (v.live && !v.saidDrags) {
-    v.saidDrags = true;
-    say(v, noDrags);
-  }
+  else sayOnce(v, noDrags);
 }
 
-// dragSince is the first client that takes screen.input's drag (docs/screen.md).
-const dragSince = "0.5.21";
+// onPointerUp is the held button let go, or the press ended otherwise (pointercancel: the
+// browser took the pointer, as for a pinch): its release at the cell the pointer was last on.
+function onPointerUp(e) {
+  if (view && view.held && e.pointerId === view.held.pointerId) letMouseGo(view);
+}
+
+// letMouseGo lets go of view v's held button on the computer, where the pointer last was on the
+// screen (CC's mouse_up), as the button let go or the page no longer following it (the window's
+// focus lost, the page hidden). A client older than pressApartSince got its release with the
+// press: once it has taken a drag, the view says so (after its drags, whose answers would
+// have put Live over it).
+function letMouseGo(v) {
+  if (!v || !v.held) return;
+  const held = v.held;
+  v.held = null;
+  if (v.pressApart) send([{ type: "mouse_up", button: held.button, x: held.x, y: held.y }]);
+  else if (v.drags && held.dragged) sayOnce(v, releasedAtPress);
+}
+
+// sayOnce shows words in view v's status the first time the pointer drags on its screen.
+function sayOnce(v, words) {
+  if (!v.live || v.saidDrags) return;
+  v.saidDrags = true;
+  say(v, words);
+}
+
+// dragSince is the first client that takes screen.input's drag, pressApartSince the first that
+// takes a press and its release apart (mouse_click and mouse_up; docs/screen.md).
+const dragSince = "0.5.21", pressApartSince = "0.5.22";
 // noDrags is the status when the pointer drags on a computer whose client takes no drag.
 const noDrags = "This computer's client is older than trapos-sandbox " + dragSince +
   " and takes no drag: a press reaches it, not the moves after it. The gateway's install line run on it upgrades it.";
+// releasedAtPress is the status when the pointer drags on a computer whose client takes drags
+// but no press apart from its release.
+const releasedAtPress = "This computer's client is older than trapos-sandbox " + pressApartSince +
+  ": a drag reaches it, its release (mouse_up) at the press, not where the pointer lets go. The gateway's install line run on it upgrades it.";
 
 // olderVersion is whether version ("0.5.20"; anything else, a client too old to say, or none)
 // comes before than ("0.5.21").
@@ -1377,7 +1438,7 @@ function olderVersion(version, than) {
 }
 
 function onWheel(e) {
-  const cell = cellAt(e);
+  const cell = cellAt(e, false);
   if (!cell || !e.deltaY || !view || !view.live) return; // the page scrolls as ever
   e.preventDefault();
   send([{ type: "scroll", direction: e.deltaY > 0 ? 1 : -1, x: cell.x, y: cell.y }]);
@@ -1394,7 +1455,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, saidDrags: false };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
@@ -1445,6 +1506,9 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   $("screen-keys").addEventListener("blur", () => letKeysGo(view));
+  // A held mouse button is let go with them: the page no longer follows the pointer.
+  window.addEventListener("blur", () => letMouseGo(view));
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") letMouseGo(view); });
   // The window losing the focus, or the page hidden (Ctrl+T's new tab, whose t the page never
   // gets, another window, a phone's other app), lets them go too: their key_up goes elsewhere,
   // and a browser need not blur the field first (a headless one does not at all).
@@ -1461,9 +1525,11 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("screen-keys").addEventListener("input", (e) => onComposed(view, e.isComposing));
   $("screen-keys").addEventListener("compositionend", () => onComposed(view, false));
-  $("screen").addEventListener("mousedown", onMouseDown);
-  $("screen").addEventListener("mousemove", onMouseMove);
-  window.addEventListener("mouseup", () => { if (view) view.held = null; });
+  // A mouse's press keeps the focus on the screen's field; a middle click would paste or scroll.
+  $("screen").addEventListener("mousedown", (e) => e.preventDefault());
+  $("screen").addEventListener("pointerdown", onPointerDown);
+  $("screen").addEventListener("pointermove", onPointerMove);
+  for (const type of ["pointerup", "pointercancel"]) window.addEventListener(type, onPointerUp);
   $("screen").addEventListener("contextmenu", (e) => e.preventDefault()); // right click is CC's
   $("screen").addEventListener("wheel", onWheel, { passive: false });
   // The field keeps what the screen would paste: a browser's text field joins a paste's lines
@@ -1515,7 +1581,7 @@ document.addEventListener("DOMContentLoaded", () => {
   window.addEventListener("hashchange", route);
   // The screen's cells change size with the window's width (a phone turned, a window made
   // narrower): the field follows the cursor, in the part of the screen in view.
-  window.addEventListener("resize", placeKeys);
+  window.addEventListener("resize", () => { placeKeys(); markWide(); });
   showLogout();
   route();
 });
