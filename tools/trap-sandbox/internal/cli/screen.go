@@ -115,7 +115,7 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		statusRow = min(statusRow, termH)
 	}
 	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours), Width: termW, Height: termH}, out: out,
-		send: c.typeKeys, allowed: c.allowed, busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
+		send: c.typeKeys, info: c.info, busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
 		reopen: c.open, waitFor: c.Wait, statusRow: statusRow}
 	err = v.run(ctx, tty, frames)
 	_, _ = out.Write(console.Stop())
@@ -131,11 +131,10 @@ func (c *ScreenCmd) typeKeys(ctx context.Context, evs []computer.InputEvent) err
 	return err
 }
 
-// allowed asks the computer what its owner allows now (nil: its client is older than 0.5.15
-// and does not say).
-func (c *ScreenCmd) allowed(ctx context.Context) (*computer.Allowed, error) {
-	info, err := c.client().Info(ctx, c.TraposID, 0)
-	return info.Allowed, err
+// info asks the computer what its owner allows now (Allowed nil: its client is older than
+// 0.5.15 and does not say) and which client it runs (computer.info).
+func (c *ScreenCmd) info(ctx context.Context) (computer.Info, error) {
+	return c.client().Info(ctx, c.TraposID, 0)
 }
 
 // tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h.
@@ -286,10 +285,11 @@ type viewer struct {
 	reopen    func(context.Context) (io.ReadCloser, error)
 	waitFor   time.Duration
 	statusRow int
-	// allowed asks the computer what its owner allows now (computer.info's allowed; nil: a
-	// client older than 0.5.15, which does not say). nil: the view never asks, and learns
-	// that the computer is only viewed from its refusal of a key.
-	allowed func(context.Context) (*computer.Allowed, error)
+	// info asks the computer what its owner allows now (computer.info's allowed; nil: a
+	// client older than 0.5.15, which does not say) and which client it runs (what it takes
+	// of the mouse). nil: the view never asks, learns that the computer is only viewed from
+	// its refusal of a key, and sends a mouse press as a click, which every client takes.
+	info func(context.Context) (computer.Info, error)
 	// statusRows is how many rows the status line shown takes (wrapped in a narrow terminal).
 	statusRows int
 }
@@ -341,7 +341,8 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	sent := make(chan error)                 // each batch's answer (sendKeys)
 	workers.Go(func() { v.sendKeys(ctx, keys, sent) })
 	only := &viewOnly{v: v, ctx: ctx, workers: &workers, answers: make(chan lookAnswer)}
-	only.look() // what the owner allows, before the first key
+	var mouse pointer // what the computer's client takes of the mouse, learnt with what the owner allows
+	only.look()       // what the owner allows, before the first key
 	inputs := make(chan console.Input)
 	inputDone := make(chan struct{})
 	// The mouse's cells are the screen's last drawn (a pocket computer's 26×20).
@@ -426,6 +427,9 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 				return err
 			}
 		case a := <-only.answers:
+			if a.err == nil {
+				mouse.client(a.clientVersion)
+			}
 			if only.answered(a) {
 				waiting, presses = nil, 0
 				if err := statusShown(); err != nil {
@@ -461,14 +465,19 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 				}
 			}
 		case input := <-inputs:
-			evs, err := eventsOf(input)
+			evs, err := eventsOf(input, &mouse)
 			if errors.Is(err, errLeft) {
 				return nil
 			}
-			if !live || len(evs) == 0 {
+			if !live {
+				mouse.held = false // a press not sent: its drags and release are not either
+				continue
+			}
+			if len(evs) == 0 {
 				continue
 			}
 			if only.on {
+				mouse.held = false
 				// Not sent, nor kept: the computer would refuse them. A key asks whether the
 				// owner allows typing now, once a step: by computer.info, or for a client that
 				// does not say, by sending this key alone.
@@ -514,23 +523,25 @@ type viewOnly struct {
 	next <-chan time.Time
 }
 
-// lookAnswer is computer.info's allowed (nil: not reported), or why it was not answered.
+// lookAnswer is computer.info's allowed (nil: not reported) and clientVersion, or why it was
+// not answered.
 type lookAnswer struct {
-	allowed *computer.Allowed
-	err     error
+	allowed       *computer.Allowed
+	clientVersion string
+	err           error
 }
 
 // look asks the computer what its owner allows, unless it is asked already or the view
 // cannot ask; the answer comes on answers.
 func (o *viewOnly) look() {
-	if o.v.allowed == nil || o.asking {
+	if o.v.info == nil || o.asking {
 		return
 	}
 	o.asking = true
 	o.workers.Go(func() {
-		allowed, err := o.v.allowed(o.ctx)
+		info, err := o.v.info(o.ctx)
 		select {
-		case o.answers <- lookAnswer{allowed, err}:
+		case o.answers <- lookAnswer{info.Allowed, info.ClientVersion, err}:
 		case <-o.ctx.Done():
 		}
 	})
@@ -839,10 +850,10 @@ func wrapStatus(text string, width, rows int) []string {
 	return lines
 }
 
-// eventsOf is a terminal input as screen.input events: keys by CC's name, a mouse press as a
-// click (screen.input queues its release), Ctrl-T held as terminate, Ctrl-S held as errLeft.
-// Drags, releases and Ctrl-R (reboot: not a host's to do) send nothing.
-func eventsOf(in console.Input) ([]computer.InputEvent, error) {
+// eventsOf is a terminal input as screen.input events: keys by CC's name, the mouse as mouse
+// takes it (pointer.events), Ctrl-T held as terminate, Ctrl-S held as errLeft. Ctrl-R (reboot:
+// not a host's to do) sends nothing.
+func eventsOf(in console.Input, mouse *pointer) ([]computer.InputEvent, error) {
 	switch in.Action {
 	case console.Terminate:
 		return []computer.InputEvent{{Type: computer.InputTerminate}}, nil
@@ -862,13 +873,54 @@ func eventsOf(in console.Input) ([]computer.InputEvent, error) {
 			evs = append(evs, computer.InputEvent{Type: computer.InputChar, Text: cctext.FromCC([]byte(ev.Text))})
 		case "paste":
 			evs = append(evs, computer.InputEvent{Type: computer.InputPaste, Text: cctext.FromCC([]byte(ev.Text))})
-		case "mouse_click":
-			evs = append(evs, computer.InputEvent{Type: computer.InputClick, Button: ev.Button, X: ev.X, Y: ev.Y})
+		case "mouse_click", "mouse_drag", "mouse_up":
+			evs = append(evs, mouse.events(ev)...)
 		case "mouse_scroll":
 			evs = append(evs, computer.InputEvent{Type: computer.InputScroll, Direction: ev.Button, X: ev.X, Y: ev.Y})
 		}
 	}
 	return evs, nil
+}
+
+// pointer is what the view sends of the terminal's mouse (its presses, drags with a button held,
+// and releases, as the terminal reports them: console's mouse_click, mouse_drag and mouse_up)
+// to a computer whose client takes drags (from client 0.5.21) and a press apart from its
+// release (0.5.22), as the web console sends a browser's: the press, the drags, the release
+// where the button is let go. A client that takes neither gets the press as a click, press and
+// release at once, as before (a drag would have it refuse the whole call, the keys sent with
+// it too); one that takes drags alone, the click, then the drags.
+type pointer struct {
+	drags, pressApart bool
+	// held: a press was sent whose drags and release are to follow; x, y the cell it was last
+	// on (a terminal may report a move within a cell: CC sends a drag a cell).
+	held bool
+	x, y int
+}
+
+// client takes what the computer's client (computer.info's clientVersion) takes of the mouse.
+func (p *pointer) client(version string) {
+	p.drags = computer.TakesInput(version, computer.InputDrag)
+	p.pressApart = computer.TakesInput(version, computer.InputMouseClick) && computer.TakesInput(version, computer.InputMouseUp)
+}
+
+// events is the screen.input events for the terminal's mouse event ev (not a scroll).
+func (p *pointer) events(ev console.Event) []computer.InputEvent {
+	at := computer.InputEvent{Button: ev.Button, X: ev.X, Y: ev.Y}
+	switch {
+	case ev.Name == "mouse_click" && p.pressApart:
+		at.Type, p.held = computer.InputMouseClick, true
+	case ev.Name == "mouse_click":
+		at.Type, p.held = computer.InputClick, p.drags
+	case ev.Name == "mouse_drag" && p.held && (ev.X != p.x || ev.Y != p.y):
+		at.Type = computer.InputDrag
+	case ev.Name == "mouse_up" && p.held && p.pressApart:
+		at.Type, p.held = computer.InputMouseUp, false
+	default: // a move within the cell, a drag or release of no press sent, or the release a click sent with its press
+		p.held = p.held && ev.Name != "mouse_up"
+		return nil
+	}
+	p.x, p.y = ev.X, ev.Y
+	return []computer.InputEvent{at}
 }
 
 // snapshotOf is a frame as the renderer draws it: the computer's screen at the top left, at

@@ -569,7 +569,7 @@ func TestTheScreenViewerMapsTextByTheRule(t *testing.T) {
 	assert.Equal(t, []byte{0xe9, '?', 0x80, 'x', ' '}, []byte{snap.Cells[0][0].Char, snap.Cells[0][1].Char,
 		snap.Cells[0][2].Char, snap.Cells[0][3].Char, snap.Cells[0][4].Char})
 
-	evs, err := eventsOf(console.Input{Events: []console.Event{{Name: "char", Text: "\xe9"}, {Name: "paste", Text: "caf\xe9"}}})
+	evs, err := eventsOf(console.Input{Events: []console.Event{{Name: "char", Text: "\xe9"}, {Name: "paste", Text: "caf\xe9"}}}, &pointer{})
 	require.NoError(t, err)
 	assert.Equal(t, []computer.InputEvent{{Type: computer.InputChar, Text: "é"}, {Type: computer.InputPaste, Text: "café"}}, evs)
 }
@@ -610,6 +610,76 @@ func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 	assert.NoError(t, <-done, "Ctrl-S held leaves")
 	_ = typing.Close()
 	_ = streaming.Close()
+}
+
+// TestTheScreenViewerDragsAsTheComputersClientTakes: the terminal's mouse reports (SGR: a
+// press, moves with the button held, the release) reach a computer whose client takes a
+// press apart from its release (0.5.22) as the web console sends a browser's: mouse_click,
+// a drag a cell, and mouse_up where the button was let go, so paint draws along the drag and a
+// program that ends a stroke on mouse_up ends it there. A client that takes drags but not the
+// press apart (0.5.21) gets the press as a click, then the drags; an older one the click alone,
+// as before (a drag would have it refuse the whole call). Before, every client got the click
+// alone: the view sent no drag.
+func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
+	drag := func(x, y int) computer.InputEvent {
+		return computer.InputEvent{Type: computer.InputDrag, Button: 1, X: x, Y: y}
+	}
+	for _, c := range []struct {
+		client string
+		want   []computer.InputEvent
+	}{
+		{"0.5.22", []computer.InputEvent{{Type: computer.InputMouseClick, Button: 1, X: 3, Y: 2}, drag(4, 2), drag(5, 3),
+			{Type: computer.InputMouseUp, Button: 1, X: 5, Y: 3}}},
+		{"0.5.21", []computer.InputEvent{{Type: computer.InputClick, Button: 1, X: 3, Y: 2}, drag(4, 2), drag(5, 3)}},
+		{"0.5.20", []computer.InputEvent{{Type: computer.InputClick, Button: 1, X: 3, Y: 2}}},
+	} {
+		t.Run(c.client, func(t *testing.T) {
+			out := &testkit.SyncBuffer{}
+			sent := make(chan []computer.InputEvent, 16)
+			// The first computer.info says the screen is only viewed, the next that it is
+			// controlled: each answer shows on the status line, so the test knows the view
+			// has taken the client's version before it moves the mouse.
+			var looks atomic.Int32
+			v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
+				send: func(_ context.Context, evs []computer.InputEvent) error {
+					sent <- evs
+					return nil
+				},
+				info: func(context.Context) (computer.Info, error) {
+					screen := computer.ScreenControl
+					if looks.Add(1) == 1 {
+						screen = computer.ScreenView
+					}
+					return computer.Info{ClientVersion: c.client, Allowed: &computer.Allowed{Screen: screen}}, nil
+				}}
+			typed, typing := io.Pipe()
+			defer typing.Close()
+			stream, streaming := io.Pipe()
+			defer streaming.Close()
+			done := make(chan error, 1)
+			go func() { done <- v.run(t.Context(), typed, stream) }()
+			require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
+				5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
+			typeOn(t, typing, "a") // asks again: controlled now
+			require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
+				5*time.Second, time.Millisecond, "the status line goes")
+
+			// Pressed on 3,2; moved within it, onto 4,2 and 5,3; let go on 5,3.
+			typeOn(t, typing, "\x1b[<0;3;2M\x1b[<32;3;2M\x1b[<32;4;2M\x1b[<32;5;3M\x1b[<0;5;3m")
+			typeOn(t, typing, "\x13\x13") // Ctrl-S held leaves
+			require.NoError(t, <-done)
+			close(sent)
+			var got []computer.InputEvent // the mouse's: Ctrl-S's first press is a key for the computer
+			for evs := range sent {
+				for _, ev := range evs {
+					if ev.Button != 0 {
+						got = append(got, ev)
+					}
+				}
+			}
+			assert.Equal(t, c.want, got)
+		})
+	}
 }
 
 // TestTheScreenViewerKeepsEveryKeyOfABurst: keys that arrive together (tmux send-keys, a
@@ -722,13 +792,13 @@ func TestTheScreenViewerStaysUpOnAViewOnlyComputer(t *testing.T) {
 	asked := make(chan int32)
 	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, after: clk.after,
 		busyRetry: time.Millisecond, send: c.typeKeys,
-		allowed: func(ctx context.Context) (*computer.Allowed, error) {
+		info: func(ctx context.Context) (computer.Info, error) {
 			select {
 			case asked <- looks.Add(1):
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return computer.Info{}, ctx.Err()
 			}
-			return c.allowed(ctx)
+			return c.info(ctx)
 		}}
 	typed, typing := io.Pipe()
 	defer typing.Close()
@@ -782,7 +852,7 @@ func TestTheScreenViewerLearnsViewOnlyFromARefusedKey(t *testing.T) {
 	clk := &stepClock{Fake: clock.NewFake(time.Unix(0, 0))}
 	out := &testkit.SyncBuffer{}
 	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, after: clk.after,
-		busyRetry: time.Millisecond, send: c.typeKeys, allowed: c.allowed}
+		busyRetry: time.Millisecond, send: c.typeKeys, info: c.info}
 	typed, typing := io.Pipe()
 	defer typing.Close()
 	stream, streaming := io.Pipe()

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -41,7 +40,7 @@ func (v *clientVersions) first(key Key) bool {
 // client too old to send one) is older than the one this gateway serves (Config.ClientVersion).
 func (s *Session) noteClientVersion(key Key, version string) {
 	served := s.gw.cfg.ClientVersion
-	if served == "" || !olderVersion(version, served) {
+	if served == "" || !hostcomputer.OlderVersion(version, served) {
 		return
 	}
 	if s.gw.versions.first(key) {
@@ -77,11 +76,6 @@ func (s *Session) olderClientsError(typ string, e *protocol.Error) *protocol.Err
 	return e
 }
 
-// inputTypesSince names the client that first took each screen.input event type added to the
-// first list (key, key_up, char, paste, click, scroll, terminate): an older one refuses the
-// whole request, naming the event by its place, as one it does not know.
-var inputTypesSince = map[string]string{"drag": "0.5.21", "mouse_click": "0.5.22", "mouse_up": "0.5.22"}
-
 // unknownInputType is how a client refuses an event type it does not know
 // (libsandboxscreen's words): "events[3]: unknown input type "drag" (one of key, …)".
 var unknownInputType = regexp.MustCompile(`^events\[[0-9]+\]: unknown input type "([a-z_]+)"`)
@@ -95,8 +89,8 @@ func explainNewInputType(version string, e *protocol.Error) *protocol.Error {
 	if m == nil {
 		return e
 	}
-	since, ok := inputTypesSince[m[1]]
-	if !ok || !olderVersion(version, since) {
+	since, ok := hostcomputer.InputTypesSince[m[1]]
+	if !ok || !hostcomputer.OlderVersion(version, since) {
 		return e
 	}
 	shown := "trapos-sandbox " + version
@@ -114,7 +108,7 @@ func explainNewInputType(version string, e *protocol.Error) *protocol.Error {
 // surface (the HTTP API, the CLI, MCP, screens, the agent) reads the answer from here.
 func (s *Session) explainUnknownType(version, typ string, e *protocol.Error) *protocol.Error {
 	served := s.gw.cfg.ClientVersion
-	if served == "" || !olderVersion(version, served) || !slices.Contains(protocol.ComputerTypes, typ) {
+	if served == "" || !hostcomputer.OlderVersion(version, served) || !slices.Contains(protocol.ComputerTypes, typ) {
 		return e
 	}
 	shown := "trapos-sandbox " + version
@@ -151,7 +145,7 @@ var libraryPosition = regexp.MustCompile(`^(?:/apis|\.\.\.is)/libsandboxfiles\.l
 // host-side checks that compare CC's words (an older client's replacing write, fs.move's
 // refusals named by path) hold for it too.
 func withoutLibraryPosition(version, typ string, e *protocol.Error) *protocol.Error {
-	if !olderVersion(version, fsErrorsUnplacedSince) || !slices.Contains(fsTypes, typ) {
+	if !hostcomputer.OlderVersion(version, fsErrorsUnplacedSince) || !slices.Contains(fsTypes, typ) {
 		return e
 	}
 	at := libraryPosition.FindStringIndex(e.Message)
@@ -164,37 +158,3 @@ func withoutLibraryPosition(version, typ string, e *protocol.Error) *protocol.Er
 // fsTypes are the requests libsandboxfiles answers.
 var fsTypes = []string{protocol.TypeFSList, protocol.TypeFSRead, protocol.TypeFSWrite,
 	protocol.TypeFSDelete, protocol.TypeFSMove, protocol.TypeFSMakeDir}
-
-// olderVersion compares MAJOR.MINOR.PATCH versions; a missing or unparsable have is older.
-func olderVersion(have, want string) bool {
-	h, okH := parseVersion(have)
-	w, okW := parseVersion(want)
-	if !okW {
-		return false
-	}
-	if !okH {
-		return true
-	}
-	for i := range h {
-		if h[i] != w[i] {
-			return h[i] < w[i]
-		}
-	}
-	return false
-}
-
-func parseVersion(v string) ([3]int, bool) {
-	var out [3]int
-	parts := strings.Split(v, ".")
-	if len(parts) != 3 {
-		return out, false
-	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return out, false
-		}
-		out[i] = n
-	}
-	return out, true
-}

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -175,7 +176,7 @@ func (m *Metrics) registerConnected(r *registry, served string) {
 		}
 		n := 0
 		for _, s := range r.Sessions() {
-			if olderVersion(s.Computer().ClientVersion, served) {
+			if hostcomputer.OlderVersion(s.Computer().ClientVersion, served) {
 				n++
 			}
 		}
