@@ -811,6 +811,10 @@ end
 -- MIN_TABLE_GAP where only that fits (the dashes under the header still tell the columns).
 local TABLE_GAP = 2;
 local MIN_TABLE_GAP = 1;
+-- The columns in of the further rows of a "name: value" line whose name is longer than a row:
+-- under the value, that name's own rest (a pocket computer's "computer: the") read as a cell
+-- of its own.
+local LONG_NAME_HANG = 2;
 
 -- A table's rows as the player reads them on a screen `width` columns wide: the one rule for
 -- an answer's table. header, and each of rows, is a list of cells; a cell, a list of pieces
@@ -822,7 +826,9 @@ local MIN_TABLE_GAP = 1;
 --   ----  ---------
 --   left  the door
 -- Else each row shows as one line a cell, "name: value" (name: the header's cell, left out
--- when empty), a blank line between two rows, so a wide table reads on 26 columns too:
+-- when empty), a blank line between two rows, so a wide table reads on 26 columns too, its
+-- further rows under the value, up to half the width in (LONG_NAME_HANG for a name longer
+-- than a row):
 --   side: left
 --   what: the door
 -- Returns the lines: {pieces = {{text, colour}, ...}, hang = the columns a wrapped row of the
@@ -906,7 +912,7 @@ local function tableLines(header, rows, aligns, width)
       if widthOf(name) > 0 then
         append(pieces, name);
         pieces[#pieces + 1] = { widthOf(value) > 0 and ": " or ":" };
-        hang = math.min(widthOf(name) + 2, math.floor(width / 2));
+        hang = widthOf(name) + 2 > width and LONG_NAME_HANG or math.min(widthOf(name) + 2, math.floor(width / 2));
       end
       append(pieces, value);
       lines[#lines + 1] = { pieces = pieces, hang = hang };

@@ -830,7 +830,11 @@ describe("libsandboxai", function()
         "side: back@6", "what it does: reads the lever@11", "n: 12@3",
       });
       -- a cell of no header shows its value alone, an empty value its name alone; no line ends in a blank
-      expect(shown(lib.tableLines(cells("", "long header name"), { cells("x", "") }, {}, 10))):same({ "x", "long header name:@5" });
+      expect(shown(lib.tableLines(cells("", "long header"), { cells("xxxx", "") }, {}, 14))):same({ "xxxx", "long header:@7" });
+      -- a name longer than a row: its rest and the value's rows go on two columns in, where
+      -- under the value the name's rest read as a cell of its own ("computer: the" / "main")
+      expect(shown(lib.tableLines(cells("side", "notes on this side of the computer"), { cells("left", "the main door") }, {},
+        26))):same({ "side: left@6", "notes on this side of the computer: the main door@2" });
       -- a table with no body: its header's cells, a line each
       expect(shown(lib.tableLines(cells("aaaaaa", "bbbbbb"), {}, {}, 10))):same({ "aaaaaa", "bbbbbb" });
     end);
