@@ -33,4 +33,5 @@ func TestLatin1LabelArrivesAsTyped(t *testing.T) {
 	out, errOut, code = cli(ctx, t, g, nil, "info", "0:küche")
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `(?m)^label:\s+küche$`, out)
+	assert.NotContains(t, out, "relabelled:", "the label and its traposId's agree, ü and all")
 }

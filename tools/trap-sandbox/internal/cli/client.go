@@ -285,6 +285,9 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	for _, name := range names {
 		fmt.Fprintf(tw, "%s:\t%s\n", name, cctext.Show(fmt.Sprint(fields[name]), false))
 	}
+	if note := info.Relabelled(); note != "" {
+		fmt.Fprintf(tw, "relabelled:\t%s\n", note)
+	}
 	fmt.Fprintf(tw, "kind:\t%s\n", info.Kind())
 	for i, line := range info.Allows() {
 		name := ""

@@ -407,6 +407,15 @@ func TestInfoSaysWhatTheOwnerAllows(t *testing.T) {
 	require.NoError(t, err)
 	const notReported = "not reported (the computer's client is older than 0.5.15: a refused request names the setting it needs)"
 	assert.Contains(t, out, "\nkind:          "+notReported+"\nallows:        "+notReported+"\nperipherals:   1\n", out)
+	assert.NotContains(t, out, "relabelled:")
+
+	// Its label changed since it connected (label set): which id reaches it, as MCP's
+	// computer_info says it (computer.Info.Relabelled).
+	connectComputer(t, base, &daemonfake.Daemon{ID: 9, Label: "kitchen", InfoFields: map[string]any{"label": "pantry"}})
+	out, err = runClient(t, "info", "--url", base, "9:kitchen")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\nrelabelled:    its label changed since it connected as 9:kitchen: within 15 s it connects again as 9:pantry "+
+		"(its daemon looks for a new label every 15 s, as CC has no event for one), and 9:kitchen is not connected from then on: ask it by the new id then\nkind:", out)
 }
 
 // A computer's client that answers computer.info with what no client sends (a hostile or

@@ -199,6 +199,26 @@ func (i Info) unsaid(field string) string {
 	return notReported
 }
 
+// Relabelled says, when the computer's label is no longer the one its traposId (the
+// session's, which the computer answers with) was made of, what becomes of that id: its
+// daemon looks for a new label every 15 s (CC fires no event for one), then says hello
+// again under the new id (docs/protocol.md, bye's relabelled). "" when they agree. An agent
+// that typed label set read traposId 8:door and label "gate" in one answer, with no word of
+// which to use, and was answered not_connected asking by either one in turn.
+func (i Info) Relabelled() string {
+	id, label, ok := strings.Cut(i.TraposID, ":")
+	if !ok || label == i.Label {
+		return ""
+	}
+	return fmt.Sprintf("its label changed since it connected as %s: within %d s it connects again as %s (its daemon looks for a new label every %d s, "+
+		"as CC has no event for one), and %s is not connected from then on: ask it by the new id then",
+		cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, cctext.ShowTraposID(id+":"+i.Label), relabelCheckSeconds, cctext.ShowTraposID(i.TraposID))
+}
+
+// relabelCheckSeconds is how often a computer's daemon looks at its label
+// (libsandboxdaemon's LABEL_CHECK_INTERVAL).
+const relabelCheckSeconds = 15
+
 // Names of computer.info's fields that Kind and Allows read, and of Info's own.
 const (
 	infoPocket         = "pocket"

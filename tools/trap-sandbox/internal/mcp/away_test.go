@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -71,4 +72,40 @@ func TestAComputerGoneMidTransferIsToldHowToWaitForIt(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, 1, strings.Count(text(res), "ping with wait true"), text(res))
 	assert.NotContains(t, text(res), back)
+}
+
+// TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt: computer_info of a computer whose
+// label changed since it connected (label set; its daemon looks every 15 s) says which id
+// reaches it and from when: its answer held traposId 7:kitchen and label pantry, with no word
+// of which to ask by, and asking by 7:pantry meanwhile was not_connected.
+func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Label = "kitchen"
+	d.List[0].TraposID = d.TraposID()
+	s := session(t, d)
+	var info struct {
+		TraposID   string `json:"traposId"`
+		Label      string `json:"label"`
+		Relabelled string `json:"relabelled"`
+	}
+	res := callTool(t, s, "computer_info", map[string]any{"traposId": "7:kitchen"})
+	require.False(t, res.IsError, text(res))
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &info))
+	assert.Empty(t, info.Relabelled, "a computer whose label is its traposId's says nothing of it")
+
+	d.InfoFields = map[string]any{"label": "pantry"}
+	res = callTool(t, s, "computer_info", map[string]any{"traposId": "7:kitchen"})
+	require.False(t, res.IsError, text(res))
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &info))
+	assert.Equal(t, "7:kitchen", info.TraposID)
+	assert.Equal(t, "pantry", info.Label)
+	assert.Equal(t, "its label changed since it connected as 7:kitchen: within 15 s it connects again as 7:pantry (its daemon looks for a new label every 15 s, "+
+		"as CC has no event for one), and 7:kitchen is not connected from then on: ask it by the new id then", info.Relabelled)
+
+	d.InfoFields = map[string]any{"label": nil}
+	res = callTool(t, s, "computer_info", map[string]any{"traposId": "7:kitchen"})
+	require.False(t, res.IsError, text(res))
+	info.Relabelled = ""
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &info))
+	assert.Contains(t, info.Relabelled, "within 15 s it connects again as 7: (", "a cleared label: the id alone")
 }

@@ -121,6 +121,8 @@ type InfoOutput struct {
 	computer.Info
 	Kind   string   `json:"kind" jsonschema:"what kind of computer it is and its screen's size, in words"`
 	Allows []string `json:"allows" jsonschema:"what the owner allows now, one line each for files, exec and the screen, with the line the owner types on the computer to allow more"`
+	// Relabelled is computer.Info.Relabelled's, when the label changed since it connected.
+	Relabelled string `json:"relabelled,omitempty" jsonschema:"set when its label changed since it connected (label is the new one, traposId the one it connected with): which id reaches it, and from when"`
 }
 
 // ListOutput is list_files' output; names are text (a byte E9 is é).
@@ -503,7 +505,7 @@ func (t *tools) computerInfo(ctx context.Context, in TargetInput) (InfoOutput, e
 	if err != nil {
 		return InfoOutput{}, err
 	}
-	return InfoOutput{Info: info, Kind: info.Kind(), Allows: info.Allows()}, nil
+	return InfoOutput{Info: info, Kind: info.Kind(), Allows: info.Allows(), Relabelled: info.Relabelled()}, nil
 }
 
 func (t *tools) listFiles(ctx context.Context, in PathInput) (ListOutput, error) {
