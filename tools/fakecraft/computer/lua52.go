@@ -94,6 +94,7 @@ func openLibs(L *lua.LState) {
 	installPatterns(L)
 	installPack(L)
 	installManyResults(L)
+	installUTF8(L)
 }
 
 // parseErrorPattern matches gopher-lua's parser message so it can be rewritten in C Lua's

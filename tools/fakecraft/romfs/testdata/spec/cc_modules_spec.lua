@@ -106,6 +106,30 @@ describe("utf8", function()
     expect(n):eq(3);
     expect.error(utf8.char, -1):eq("bad argument #1 (value out of range)");
   end);
+
+  -- Cobalt 0.9.4's Utf8Lib, run from its source: CC has utf8 in its VM, not in the ROM.
+  it("is Cobalt's library, in the VM", function()
+    expect(fs.exists("rom/apis/utf8.lua")):eq(false);
+    expect(debug.getinfo(utf8.char, "S").what):eq("C");
+    expect(utf8.codepoint("\237\160\128")):eq(0xD800);
+    expect(utf8.len("\237\160\128a")):eq(2);
+    expect({ utf8.len("\192\128") }):same({ nil, 1 });
+    expect(utf8.char("65", 66.9)):eq("AB");
+    expect(select("#", utf8.codepoint("abc", 3, 2))):eq(0);
+    expect.error(utf8.codepoint, "abc", 0):eq("bad argument #2 (out of bounds)");
+    expect.error(utf8.codepoint, "abc", 1, 4):eq("bad argument #3 (out of bounds)");
+    expect.error(utf8.offset, "abc", 1, 5):eq("bad argument #3 (position out of bounds)");
+    expect.error(utf8.char, nil):eq("bad argument (number expected, got nil)");
+    expect.error(utf8.len, nil):eq("bad argument (string expected, got nil)");
+    local iter = utf8.codes("x");
+    expect(utf8.codes("y")):eq(iter);
+    expect(select("#", iter("abc", 3))):eq(0);
+    local ok, err = pcall(function()
+      for _ in utf8.codes("a\195\169\169") do end
+    end);
+    expect(ok):eq(false);
+    expect(err):str_match(":%d+: invalid UTF%-8 code$");
+  end);
 end);
 
 describe("cc.internal.event", function()
