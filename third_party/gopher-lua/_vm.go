@@ -456,7 +456,7 @@ func init() {
 				if op.Type() == LTFunction {
 					L.callMeta(op, finishStore, 0, 1, unaryv, nil, nil)
 				} else if str, ok1 := unaryv.(LString); ok1 {
-					if num, err := parseNumber(string(str)); err == nil {
+					if num, ok := L.argNumber(str); ok {
 						v := WithoutNegativeZero(-num)
 						// +inline-call reg.Set RA v
 					} else {
@@ -1063,13 +1063,16 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 		L.Call(2, 1)
 		return L.reg.Pop()
 	}
+	// A string operand is read as the state's ArgNumberReader reads a string argument
+	// (fakecraft's: as Cobalt's tonumber, so "010" + 0 is 10 and "inf" + 0 an error, where
+	// gopher-lua's parseNumber read 8 and inf).
 	if str, ok := lhs.(LString); ok {
-		if lnum, err := parseNumber(string(str)); err == nil {
+		if lnum, ok := L.argNumber(str); ok {
 			lhs = lnum
 		}
 	}
 	if str, ok := rhs.(LString); ok {
-		if rnum, err := parseNumber(string(str)); err == nil {
+		if rnum, ok := L.argNumber(str); ok {
 			rhs = rnum
 		}
 	}

@@ -76,6 +76,11 @@ func TestArgNumberReader(t *testing.T) {
 		return 0, false
 	})
 	check(`string.rep("ab", "two")`, "abab")
+	// Arithmetic on a string reads it with the same reader.
+	check(`"two" * 3 + -"two" % "two"`, "6")
+	if err := L.DoString(`return "2" + 1`); err == nil || !strings.Contains(err.Error(), "attempt to perform arithmetic on a string value") {
+		t.Errorf("arithmetic read \"2\" past the reader: got %v", err)
+	}
 	if err := L.DoString(`string.rep("ab", "2")`); err == nil || !strings.Contains(err.Error(), "number expected, got string") {
 		t.Errorf("the reader refused \"2\": got %v", err)
 	}

@@ -338,6 +338,20 @@ describe("argument errors", function()
     expect.error(string.rep, "ab", "0b1"):eq("bad argument (number expected, got string)");
   end);
 
+  -- Run on Cobalt 0.9.4: arithmetic reads a string operand as tonumber does.
+  it("arithmetic reads a string as Cobalt's tonumber, not in octal", function()
+    expect("010" + 0):eq(10);
+    expect(-"010"):eq(-10);
+    expect(" 0x10 " * 1):eq(16);
+    expect("1e500" + 0):eq(math.huge);
+    local function sum(a, b) return a + b; end
+    for _, text in ipairs({ "inf", "nan", "1_0", "0b1", "0x", "Infinity" }) do
+      local ok, err = pcall(sum, text, 0);
+      expect(ok):eq(false);
+      expect(err):str_match("attempt to perform arithmetic on local 'a' %(a string value%)$");
+    end
+  end);
+
   -- Cobalt 0.9.3's TableLib.concat: #t through __len, then sep, i and j; each element read
   -- through __index must be a string or a number, whatever i and j are.
   it("table.concat as Cobalt's", function()
