@@ -14,9 +14,10 @@ var shellVariable = regexp.MustCompile(`\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][
 
 // unexpanded refuses a directory flag's value that holds what only a shell expands: a ~ at
 // its start, or a $VARIABLE. A systemd unit's Environment= and EnvironmentFile=, a container's
-// environment and a quoted ~ pass it on as it is, and the gateway then made a directory named
-// "~" (or "$HOME") in its working directory and kept its store there, where nobody looks (and
-// where an operator's rm -rf ~ to remove it deletes their home). The answer names the path a
+// environment, a quoted ~ and one after --data-dir= (bash expands a ~ only at a word's start)
+// pass it on as it is, and the gateway then made a directory named "~" (or "$HOME") in its
+// working directory and kept its store there, where nobody looks (and where an operator's
+// rm -rf ~ to remove it deletes their home). The answer names the path a
 // shell of this process would have given, when there is one.
 func unexpanded(flag, path string) error {
 	if strings.HasPrefix(path, "~") {
@@ -27,8 +28,8 @@ func unexpanded(flag, path string) error {
 		} else if u, err := user.Lookup(name); err == nil {
 			home = u.HomeDir
 		}
-		return fmt.Errorf("%s %q starts with ~, which only a shell turns into a home directory (not a systemd unit's Environment= or EnvironmentFile=, nor a quoted ~): give the whole path%s",
-			flagAndEnv(flag), path, forExample(home, filepath.Join(home, rest)))
+		return fmt.Errorf("%s %q starts with ~, which only a shell turns into a home directory, and only at a word's start (not in a systemd unit's Environment= or EnvironmentFile=, nor after --%s= or in quotes): give the whole path%s",
+			flagAndEnv(flag), path, flag, forExample(home, filepath.Join(home, rest)))
 	}
 	if v := shellVariable.FindString(path); v != "" {
 		expanded := os.ExpandEnv(path)

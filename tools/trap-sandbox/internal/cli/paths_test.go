@@ -24,7 +24,9 @@ func TestADirectoryOnlyAShellExpandsIsRefused(t *testing.T) {
 	require.NoError(t, os.Unsetenv("STATE_DIRECTORY"))
 	cwd := t.TempDir()
 	t.Chdir(cwd)
-	const tilde = `starts with ~, which only a shell turns into a home directory (not a systemd unit's Environment= or EnvironmentFile=, nor a quoted ~): give the whole path`
+	tilde := func(flag string) string {
+		return "starts with ~, which only a shell turns into a home directory, and only at a word's start (not in a systemd unit's Environment= or EnvironmentFile=, nor after --" + flag + "= or in quotes): give the whole path"
+	}
 
 	// A start that got past the checks would serve until its context ends: this one has
 	// ended, so that such a start stops at once (and the checks below fail) rather than hang.
@@ -34,12 +36,14 @@ func TestADirectoryOnlyAShellExpandsIsRefused(t *testing.T) {
 	root, _ := parse(t, "--listen", "127.0.0.1:0")
 	logs := &testkit.SyncBuffer{}
 	err := root.Serve.Run(stopped, logs)
-	assert.EqualError(t, err, `--data-dir (SANDBOX_DATA_DIR) "~/ts" `+tilde+", e.g. "+filepath.Join(home, "ts"))
+	assert.EqualError(t, err, `--data-dir (SANDBOX_DATA_DIR) "~/ts" `+tilde("data-dir")+", e.g. "+filepath.Join(home, "ts"))
 	assert.Empty(t, logs.String(), "refused with the other flags, before the start logs anything")
 	require.NoError(t, os.Unsetenv("SANDBOX_DATA_DIR"))
 
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--data-dir=~/ts") // as bash passes it
+	assert.EqualError(t, root.Serve.Run(stopped, logs), `--data-dir (SANDBOX_DATA_DIR) "~/ts" `+tilde("data-dir")+", e.g. "+filepath.Join(home, "ts"))
 	root, _ = parse(t, "--listen", "127.0.0.1:0", "--ai-dir", "~")
-	assert.EqualError(t, root.Serve.Run(stopped, logs), `--ai-dir (SANDBOX_AI_DIR) "~" `+tilde+", e.g. "+home)
+	assert.EqualError(t, root.Serve.Run(stopped, logs), `--ai-dir (SANDBOX_AI_DIR) "~" `+tilde("ai-dir")+", e.g. "+home)
 
 	_, err = runClient(t, "accounts", "add", "alice", "--data-dir", "$HOME/ts")
 	assert.EqualError(t, err, `--data-dir (SANDBOX_DATA_DIR) "$HOME/ts" holds $HOME, which only a shell expands (not a systemd unit's Environment= or EnvironmentFile=): give the whole path, e.g. `+filepath.Join(home, "ts"))
