@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+
+	"modernc.org/sqlite"
 )
 
 // Backups of the SQLite store while the gateway runs. Copying accounts.db with cp is safe only
@@ -65,7 +67,11 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 	defer db.Close()
 	schema, err = backup(ctx, db, dest)
 	if err != nil && damaged(err) {
-		return 0, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, err)
+		// SQLite's own words alone: "copy the store to DIR" before them named the backup's
+		// directory, which is not what is damaged.
+		var e *sqlite.Error
+		errors.As(err, &e)
+		return 0, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, e)
 	}
 	return schema, err
 }

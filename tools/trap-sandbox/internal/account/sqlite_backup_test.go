@@ -1,6 +1,7 @@
 package account_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -209,4 +210,47 @@ func TestSQLiteBackupOfAnotherUsersStore(t *testing.T) {
 	left, err := os.ReadDir(backups)
 	require.NoError(t, err)
 	assert.Empty(t, left)
+}
+
+// TestSQLiteBackupOfADamagedStoreNamesTheStore: a damaged store (truncated, a page
+// overwritten, or no database at all) is refused with SQLite's words and what to do, and no
+// backup file is left. It read "open …/accounts.db: copy the store to /backups: database disk
+// image is malformed (11): the file is damaged", which named the backup's directory before
+// the damage.
+func TestSQLiteBackupOfADamagedStoreNamesTheStore(t *testing.T) {
+	ctx := t.Context()
+	good := t.TempDir()
+	s, err := account.OpenSQLite(ctx, good)
+	require.NoError(t, err)
+	for i := range 200 { // pages of its own for the accounts table
+		require.NoError(t, s.CreateAccount(ctx, account.Account{ID: fmt.Sprint("a", i), Role: account.RoleUser, Created: time.Now(), CreatedBy: strings.Repeat("x", 200)}))
+	}
+	require.NoError(t, s.Close())
+	whole, err := os.ReadFile(filepath.Join(good, account.DBFile))
+	require.NoError(t, err)
+	require.Greater(t, len(whole), 8*4096)
+
+	// Every page but the first, the schema's, overwritten: the tables it names are gone.
+	overwritten := slices.Clone(whole)
+	copy(overwritten[4096:], bytes.Repeat([]byte{0xff}, len(whole)-4096))
+	const fix = ": the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts"
+	for name, tc := range map[string]struct {
+		data []byte
+		why  string
+	}{
+		"overwritten pages": {overwritten, "database disk image is malformed (11)"},
+		"no database":       {[]byte("garbage"), "file is not a database (26)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, account.DBFile)
+			require.NoError(t, os.WriteFile(path, tc.data, 0o600))
+			backups := t.TempDir()
+			_, err := account.BackupSQLite(ctx, dir, filepath.Join(backups, "b.db"))
+			assert.EqualError(t, err, "open "+path+": "+tc.why+fix)
+			left, err := os.ReadDir(backups)
+			require.NoError(t, err)
+			assert.Empty(t, left, "no backup file is left")
+		})
+	}
 }
