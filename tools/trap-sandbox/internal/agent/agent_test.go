@@ -46,6 +46,20 @@ func TestTheAnswerShowsTypographyAsItsPlainTwins(t *testing.T) {
 		text.WriteString(e.Text)
 	}
 	assert.Equal(t, "It's \"quoted\"\u00a0-- yes... caf\u00e9 ?", text.String(), "the dash keeps to the word before it")
+
+	// A model's tokens carry the blank before a word, not after: " —" comes in one delta and
+	// " yes" in the next, and the dash still keeps to the word before it.
+	tr = newTestTurn()
+	tr.m, tr.tr = &Module{cfg: Config{AnswerCap: 64 << 10}, metrics: newMetrics(prometheus.NewRegistry())}, newTracker()
+	for _, delta := range []string{"“quoted”", " —", " yes", " –", " no"} {
+		tr.relayDelta("prt_1", delta)
+	}
+	ev, _ = tr.poll(context.Background(), 0, 0)
+	text.Reset()
+	for _, e := range ev {
+		text.WriteString(e.Text)
+	}
+	assert.Equal(t, "\"quoted\"\u00a0-- yes\u00a0- no", text.String(), "a dash streamed apart from the blank after it")
 }
 
 // TestSessionTitles: the titles docs/ai.md gives, by which a restarted gateway finds a

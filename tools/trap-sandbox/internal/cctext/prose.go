@@ -7,11 +7,13 @@ import "strings"
 // the bullet, common arrows and comparisons, spaces of other widths. By the text rule alone each
 // would be '?', and an answer read "It?s ?quoted? ? an em dash" on the computer. A narrow or
 // figure space, which keeps two words together, becomes CC's no-break space (the byte A0),
-// and a zero-width character nothing. A dash between blanks keeps to the word before it
+// and a zero-width character nothing. A dash after a blank keeps to the word before it
 // (the blank before it is A0): the ai command wraps at blanks, and "text" / "- en dash" read
-// as a list item on a pocket computer. The pairs are compared in order: those first.
+// as a list item on a pocket computer. The blank after the dash is not looked for: a model's
+// tokens carry the blank before a word, so the answer streams " —" and " yes" in two deltas,
+// each through Prose alone. The pairs are compared in order: those first.
 var asciiTwins = strings.NewReplacer(
-	" \u2013 ", "\u00A0- ", " \u2014 ", "\u00A0-- ",
+	" \u2013", "\u00A0-", " \u2014", "\u00A0--",
 	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'", "\u2032", "'", "\u2039", "<", "\u203A", ">",
 	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`, "\u2033", `"`,
 	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2212", "-", "\u2014", "--", "\u2015", "--",

@@ -13,6 +13,7 @@ func TestProseShowsTypographyAsItsTwinsOnCC(t *testing.T) {
 		{"quotes", "It’s “quoted” and ‘single’, „low“", `It's "quoted" and 'single', "low"`},
 		{"dashes", "an en–dash, an em—dash, −5, non‑breaking", "an en-dash, an em--dash, -5, non-breaking"},
 		{"a dash between blanks keeps to the word before it", "text – en, text — em", "text\u00a0- en, text\u00a0-- em"},
+		{"a streamed dash whose blank after it comes later", "text –", "text\u00a0-"},
 		{"ellipsis", "wait…", "wait..."},
 		{"bullet", "• first", "* first"},
 		{"arrows and comparisons", "a → b ← c ⇒ d, x ≤ 1 ≥ 0 ≠ 2", "a -> b <- c => d, x <= 1 >= 0 != 2"},
