@@ -165,82 +165,66 @@ local function less_than(a, b)
     end
   end
   if handler == nil then
-    -- Level 4: the caller of table.sort (less_than, lua_sort, table.sort). Worded as the VM's
-    -- own comparisons (Cobalt's).
-    if ta == tb then error(("attempt to compare two %s values"):format(ta), 4); end
-    error(("attempt to compare %s with %s"):format(ta, tb), 4);
+    -- Level 5: the caller of table.sort (less_than, sift_down, heap_sort, table.sort).
+    -- Worded as the VM's own comparisons (Cobalt's).
+    if ta == tb then error(("attempt to compare two %s values"):format(ta), 5); end
+    error(("attempt to compare %s with %s"):format(ta, tb), 5);
   end
   return not not handler(a, b);
 end
 
-local INVALID_ORDER = "invalid order function for sorting";
+-- Cobalt 0.9.4's table.sort is a heapsort (TableLib.Sort, read from its source and run), so
+-- elements a comparator holds equal end in its order, a comparator is never "invalid"
+-- (function(a, b) return true end sorts to something), and the comparator sees the pairs
+-- Cobalt's shows it. Indices here count from 0, as its do; t[i + 1] is element i.
 
--- Lua 5.1's quicksort (median of three; "invalid order function" when a scan runs out of
--- its range), iterative so error levels stay fixed: the smaller half is done first, the
--- larger waits on a stack.
-local function lua_sort(t, lt)
-  local pending, waiting = {}, 0;
-  local lo, up = 1, #t;
-  while true do
-    while lo < up do
-      local x, y = t[lo], t[up];
-      if lt(y, x) then t[lo] = y; t[up] = x; end
-      if up - lo == 1 then break; end
-      local p = lo + up;
-      p = (p - p % 2) / 2;
-      x = t[p];
-      y = t[lo];
-      if lt(x, y) then
-        t[p] = y; t[lo] = x;
-      else
-        y = t[up];
-        if lt(y, x) then t[p] = y; t[up] = x; end
+-- sift_down moves element root down the heap that ends at element last.
+local function sift_down(t, lt, root, last)
+  local root_value = t[root + 1];
+  while root * 2 + 1 <= last do
+    local child = root * 2 + 1;
+    local child_value = t[child + 1];
+    if child < last then
+      local other = t[child + 2];
+      if lt(child_value, other) then
+        child = child + 1;
+        child_value = other;
       end
-      if up - lo == 2 then break; end
-      local pivot = t[p];
-      t[p] = t[up - 1]; t[up - 1] = pivot;
-      local i, j = lo, up - 1;
-      while true do
-        i = i + 1;
-        while lt(t[i], pivot) do
-          if i > up then error(INVALID_ORDER, 3); end
-          i = i + 1;
-        end
-        j = j - 1;
-        while lt(pivot, t[j]) do
-          if j < lo then error(INVALID_ORDER, 3); end
-          j = j - 1;
-        end
-        if j < i then break; end
-        x = t[i]; t[i] = t[j]; t[j] = x;
-      end
-      t[up - 1] = t[i]; t[i] = pivot;
-      if i - lo < up - i then
-        pending[waiting + 1] = i + 1; pending[waiting + 2] = up;
-        up = i - 1;
-      else
-        pending[waiting + 1] = lo; pending[waiting + 2] = i - 1;
-        lo = i + 1;
-      end
-      waiting = waiting + 2;
     end
-    if waiting == 0 then return; end
-    lo, up = pending[waiting - 1], pending[waiting];
-    waiting = waiting - 2;
+    if not lt(root_value, child_value) then return; end
+    t[root + 1] = child_value;
+    t[child + 1] = root_value;
+    root = child; -- root_value is still the value at root
   end
 end
 
--- table.sort: gopher-lua's (in Go, much faster) where no Lua function is involved; Lua's own
--- algorithm where a comparator or an __lt metamethod may yield.
+local function heap_sort(t, lt)
+  local count = #t;
+  if count < 2 then return; end
+  for start = (count - count % 2) / 2 - 1, 0, -1 do
+    sift_down(t, lt, start, count - 1);
+  end
+  local last = count - 1;
+  while last > 0 do
+    local last_value, first_value = t[last + 1], t[1];
+    t[last + 1] = first_value;
+    t[1] = last_value;
+    last = last - 1;
+    sift_down(t, lt, 0, last);
+  end
+end
+
+-- table.sort: gopher-lua's (in Go, much faster) where no Lua function is involved; Cobalt's
+-- heapsort where a comparator or an __lt metamethod may yield.
 function table.sort(t, comp)
   check(t, "table");
   if comp == nil then
     if type(t[1]) ~= "table" then return native_sort(t); end
-    lua_sort(t, less_than);
+    heap_sort(t, less_than);
     return;
   end
   check(comp, "function");
-  lua_sort(t, comp);
+  heap_sort(t, comp);
 end
 
 -- tostring's call of a __tostring (a function, a table with __call), handed off from Go

@@ -92,7 +92,7 @@ func BenchmarkTableSort(b *testing.B) {
 }
 
 // BenchmarkTableSortComparator is table.sort with a Lua comparator (fakecraft's Lua
-// quicksort, so that the comparator may yield), after one boot.
+// heapsort, Cobalt's, so that the comparator may yield), after one boot.
 func BenchmarkTableSortComparator(b *testing.B) {
 	for b.Loop() {
 		runProgram(b, sortProgram("function(a, b) return a < b end"))
