@@ -213,7 +213,7 @@ func formatStep(L *lua.LState) int {
 	const base = 5 // string.format's arguments start after formatStep's five
 	var out strings.Builder
 	out.WriteString(L.CheckString(1))
-	out.WriteString(padBytes(checkToString(L, L.Get(2)), L.CheckString(3)))
+	out.WriteString(formatString(checkToString(L, L.Get(2)), L.CheckString(3)))
 	return formatFrom(L, nil, base, L.CheckString(base+1), &out, L.CheckInt(4), L.CheckInt(5))
 }
 
@@ -266,7 +266,7 @@ func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, 
 			// A missing argument is nil, as Cobalt reads arguments past the last one.
 			v := L.Get(at)
 			if n, ok := v.(lua.LNumber); ok {
-				out.WriteString(padBytes(ccformat.FormatNumber(float64(n)), spec))
+				out.WriteString(formatString(ccformat.FormatNumber(float64(n)), spec))
 				continue
 			}
 			handler := L.GetMetaField(v, "__tostring")
@@ -288,7 +288,7 @@ func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, 
 				}
 				return L.HandOff(standIn, 6+top)
 			}
-			out.WriteString(padBytes(toStringBy(L, v, handler), spec))
+			out.WriteString(formatString(toStringBy(L, v, handler), spec))
 		}
 	}
 	L.Push(lua.LString(out.String()))
@@ -302,6 +302,19 @@ func pushFormatState(L *lua.LState, text, spec string, next, arg int) {
 	L.Push(lua.LString(spec))
 	L.Push(lua.LNumber(next))
 	L.Push(lua.LNumber(arg))
+}
+
+// formatString is s under a %s directive's spec as Cobalt's FormatDesc writes it: a string
+// of 100 bytes or more with no precision as it is, else cut at its first zero byte, then
+// padded and cut by padBytes ("%s" of "a\0b" is "a").
+func formatString(s, spec string) string {
+	if len(s) >= 100 && !strings.Contains(spec, ".") {
+		return s
+	}
+	if zero := strings.IndexByte(s, 0); zero >= 0 {
+		s = s[:zero]
+	}
+	return padBytes(s, spec)
 }
 
 // padBytes is s under a %s or %c directive's spec (only '-', a width and a precision, as

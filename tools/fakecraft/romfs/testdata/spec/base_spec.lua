@@ -839,6 +839,16 @@ describe("string.format", function()
     expect(string.format("%-+ #0f|%99d", 1, 2)):eq("+1.000000|" .. (" "):rep(98) .. "2");
   end);
 
+  -- Cobalt's FormatDesc cuts a string under %s at its first zero byte, unless it has 100
+  -- bytes or more and no precision (run on Cobalt 0.9.4, built from its source).
+  it("cuts %s at a zero byte as Cobalt does", function()
+    expect(("[%s][%5s][%-4s][%.2s]"):format("a\0b", "a\0b", "\0b", "a\0bc")):eq("[a][    a][    ][a]");
+    local long = ("x"):rep(99) .. "\0y";
+    expect(("%s"):format(long)):eq(long);
+    expect(("%.50s"):format(long)):eq(("x"):rep(50));
+    expect(("%s"):format(setmetatable({}, { __tostring = function() return "t\0u"; end }))):eq("t");
+  end);
+
   it("pads and cuts %s and %c in bytes", function()
     expect(("[%5s][%-5s][%.1s][%5.1s][%.s]"):format("\195\169", "\195\169", "\195\169", "ab", "x"))
       :eq("[   \195\169][\195\169   ][\195][    a][]");
