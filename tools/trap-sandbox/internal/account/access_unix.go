@@ -62,3 +62,23 @@ func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
 
 // noSpace reports whether err is the file system out of room (ENOSPC).
 func noSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }
+
+// heldByAnother says whether another process has the store whose WAL index is shm open: each
+// SQLite connection in WAL mode holds a read lock on the index's DMS byte (offset 128, SQLite's
+// unix VFS) while it is open, and F_GETLK names locks of other processes only.
+func heldByAnother(shm string) bool {
+	f, err := os.Open(shm)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lock := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: shmDMSByte, Len: 1}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lock); err != nil {
+		return false
+	}
+	return lock.Type != syscall.F_UNLCK
+}
+
+// shmDMSByte is the byte of the -shm file that SQLite's unix VFS read-locks for each open
+// connection (UNIX_SHM_DMS: UNIX_SHM_BASE 120 plus its 8 WAL locks).
+const shmDMSByte = 128

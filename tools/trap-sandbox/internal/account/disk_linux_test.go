@@ -1,9 +1,13 @@
 package account
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -157,4 +161,66 @@ func TestAStoreClosedOnAFullDiskSaysItsWALIsKept(t *testing.T) {
 		require.NoError(t, s.Close())
 		assert.NoFileExists(t, path+"-wal", "with room the close writes it into accounts.db")
 	}
+}
+
+// TestAStoreClosedBesideAnotherOnAFullDiskLeavesTheWALToIt: an account command run beside a
+// running gateway on a full disk (accounts list too) said that the store's latest changes were
+// in its -wal alone and "the next start reads them", of a -wal that was the gateway's, which
+// the gateway writes in, or says so as it stops. The last process to close the store says so;
+// one that closes it while another has it open says nothing. The other process is a child of
+// this test (this test binary again) that holds the store open until its stdin closes.
+func TestAStoreClosedBesideAnotherOnAFullDiskLeavesTheWALToIt(t *testing.T) {
+	if dir := os.Getenv(holdStoreEnv); dir != "" {
+		holdStore(t, dir)
+		return
+	}
+	disk := smallDisk(t, 0)
+	dir := filepath.Join(disk, "ts")
+	s, err := OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAStoreClosedBesideAnotherOnAFullDiskLeavesTheWALToIt$", "-test.v")
+	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != holdingLine {
+	}
+
+	for i := range 30 { // rows of 2 KiB: the -wal holds pages accounts.db must grow to take
+		require.NoError(t, s.CreateAccount(t.Context(), Account{ID: fmt.Sprint("a", i), Role: RoleUser, Created: time.Now(), CreatedBy: strings.Repeat("x", 2048)}))
+	}
+	fill(t, disk)
+	require.NoError(t, s.Close(), "the child has the store open: the -wal is its to write in")
+	path := filepath.Join(dir, DBFile)
+	assert.FileExists(t, path+"-wal")
+
+	require.NoError(t, stdin.Close()) // the child closes the store, the last to
+	var said []string
+	for lines.Scan() {
+		said = append(said, lines.Text())
+	}
+	require.NoError(t, child.Wait())
+	assert.Contains(t, said, "closed: "+ErrWALKept.Error()+": its disk is full, so they could not be written into "+path+" as it closed; the next start reads them from "+path+"-wal: keep accounts.db-wal and accounts.db-shm with accounts.db (copy or move the three together, or back up with trap-sandbox accounts backup), and make room on the disk (df "+dir+")")
+}
+
+// holdStoreEnv makes TestAStoreClosedBesideAnotherOnAFullDiskLeavesTheWALToIt the child that
+// holds the store in the variable's directory open until its stdin closes, then closes it and
+// prints what Close said.
+const holdStoreEnv = "TRAP_SANDBOX_TEST_HOLD_STORE"
+
+// holdingLine is the child's line once it has the store open.
+const holdingLine = "holding the store"
+
+func holdStore(t *testing.T, dir string) {
+	s, err := OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	fmt.Println(holdingLine)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	fmt.Println("closed:", s.Close())
 }

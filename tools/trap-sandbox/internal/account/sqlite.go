@@ -599,6 +599,12 @@ func (s *SQLite) Close() error {
 	if info, err := os.Stat(wal); err != nil || info.Size() == 0 {
 		return nil // the close wrote it after all
 	}
+	if heldByAnother(s.path + "-shm") {
+		// Not the last to close it (an account command beside a running gateway): the -wal is
+		// the other's, which writes it in, or says so as the last to close it. Said here, it
+		// was said by every command, accounts list too, while the gateway ran on a full disk.
+		return nil
+	}
 	dir := filepath.Dir(s.path)
 	return fmt.Errorf("%w: its disk is full, so they could not be written into %s as it closed; the next start reads them from %s: keep %s-wal and %s-shm with %s (copy or move the three together, or back up with trap-sandbox accounts backup), and make room on the disk (df %s)",
 		ErrWALKept, s.path, wal, DBFile, DBFile, DBFile, dir)
