@@ -135,6 +135,7 @@ local function newDaemon(deps)
   local retryAt = nil;         -- clock() the reconnect timer is due, while waiting
   local retryTick = nil;       -- ticks() it is due
   local churn = 0;             -- sockets in a row that broke before they stayed HEALTHY_AFTER s
+  local askedTryTick = nil;    -- ticks() of the last try a program asked for (EVENT_RETRY_NOW)
   local connectedAt = nil;     -- clock() of the hello answer on the current socket
   local labelTimer = nil;
   -- Liveness: a live gateway sends some frame (at worst its idle-probe ping) at least every
@@ -814,11 +815,19 @@ local function newDaemon(deps)
     -- player who restarted the gateway must not read the last failure until the timer's try.
     -- The timer's try, early: the last error is kept (the latest news until this try's
     -- outcome), and so is the back-off, so a gateway that breaks its sockets waits as long
-    -- after this try as after the timer's. Only the player's asking makes it sooner.
+    -- after this try as after the timer's. Only the player's asking makes it sooner, and at
+    -- most once a RECONNECT_DELAY: a script running `sandbox status` every half second (a
+    -- status screen) dialled a gateway that was down, or one to be tried a minute later,
+    -- twice a second. Asked sooner, the status shows the last try's outcome, seconds old.
     [EVENT_RETRY_NOW] = function()
-      if state == STATE_WAITING and reconnectTimer ~= nil then
-        connect();
+      if state ~= STATE_WAITING or reconnectTimer == nil then
+        return;
       end
+      if askedTryTick ~= nil and ticks() - askedTryTick < RECONNECT_DELAY then
+        return;
+      end
+      askedTryTick = ticks();
+      connect();
     end,
     [EVENT_STOP] = stop,
     [EVENT_SEND] = onSend,

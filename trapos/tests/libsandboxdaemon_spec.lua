@@ -729,10 +729,37 @@ describe("sandbox daemon", function()
       -- the back-off holds: a socket that broke soon after hello again waits 10 s, not 5
       world.handle("websocket_closed", FULL_URL, "Could not connect", nil);
       expect(world.timers[world.lastTimer]):eq(10);
+      world.ticks = world.ticks + daemonLib.RECONNECT_DELAY; -- the player asks again later
       world.handle(lib.EVENT_RETRY_NOW);
       world.answerHello(world.open(), true);
       world.handle("websocket_closed", FULL_URL, "Could not connect", nil);
       expect(world.timers[world.lastTimer]):eq(20);
+    end);
+
+    it("tries for a program at most once a RECONNECT_DELAY, however often it asks", function()
+      -- a script running sandbox health or status every half second (a status screen) made a
+      -- try each time: a gateway that was down, or that broke every socket and was to be
+      -- tried a minute later, was dialled twice a second
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.handle("websocket_closed", FULL_URL, "going away", 1001);
+      world.handle(lib.EVENT_RETRY_NOW);
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      expect(#world.connects):eq(2);
+      for _ = 1, 9 do
+        world.ticks = world.ticks + 0.5;
+        world.handle(lib.EVENT_RETRY_NOW);
+        expect(#world.connects):eq(2);
+        expect(world.daemon.status().state):eq("waiting");
+        expect(world.daemon.status().lastError):eq("Could not connect");
+      end
+      world.ticks = world.ticks + 0.5; -- RECONNECT_DELAY after the try it asked for
+      world.handle(lib.EVENT_RETRY_NOW);
+      expect(#world.connects):eq(3);
+      -- the timer's own tries are not held back by it
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      world.handle("timer", world.lastTimer);
+      expect(#world.connects):eq(4);
     end);
 
     it("does not try when asked while it is not waiting to reconnect", function()
