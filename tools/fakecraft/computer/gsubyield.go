@@ -88,17 +88,21 @@ func (y *gsubYields) pushResume(L, th *lua.LState) int {
 	return len(results)
 }
 
-// notResumable is why th cannot be resumed from L, in CC's words, or "". gopher-lua's resume
-// checks only for the running coroutine; resuming one that waits on a coroutine it resumed
-// (a "normal" one, such as the coroutine of a gsub whose replacement function runs) would
-// re-enter that resume and overflow Go's stack.
+// notResumable is why th cannot be resumed from L, in CC's words (Cobalt's LuaThread.resume:
+// "cannot resume " and the coroutine's status), or "". gopher-lua's resume checks only for
+// the running coroutine; resuming one that waits on a coroutine it resumed (a "normal" one,
+// such as the coroutine of a gsub whose replacement function runs) would re-enter that
+// resume and overflow Go's stack.
 func notResumable(L, th *lua.LState) string {
 	if th.Dead {
 		return "cannot resume dead coroutine"
 	}
-	for t := L; t != nil; t = t.Parent {
+	if th == L {
+		return "cannot resume running coroutine"
+	}
+	for t := L.Parent; t != nil; t = t.Parent {
 		if t == th {
-			return "cannot resume non-suspended coroutine"
+			return "cannot resume normal coroutine"
 		}
 	}
 	return ""
@@ -255,7 +259,7 @@ func (y *gsubYields) release(w *gsubWait) {
 func (y *gsubYields) resumeThread(L, th *lua.LState, args []lua.LValue) []lua.LValue {
 	if w := y.suspendedIn(th); w != nil {
 		if w.running {
-			return []lua.LValue{lua.LFalse, lua.LString("cannot resume non-suspended coroutine")}
+			return []lua.LValue{lua.LFalse, lua.LString("cannot resume normal coroutine")}
 		}
 		w.running = true
 		values, outcome := y.run(L, w, args)

@@ -352,12 +352,26 @@ describe("a string.gsub replacement function", function()
     expect({ coroutine.resume(co) }):same({ false, "cannot resume dead coroutine" });
   end);
 
+  -- Cobalt's LuaThread.resume names the coroutine's status (run from its source).
+  it("says which coroutine cannot be resumed as Cobalt does", function()
+    local co;
+    co = coroutine.create(function()
+      local running = { coroutine.resume(co) };
+      local child = coroutine.create(function() return coroutine.resume(co); end);
+      return running, { select(2, coroutine.resume(child)) };
+    end);
+    local _, running, normal = coroutine.resume(co);
+    expect(running):same({ false, "cannot resume running coroutine" });
+    expect(normal):same({ false, "cannot resume normal coroutine" });
+    expect({ coroutine.resume(co) }):same({ false, "cannot resume dead coroutine" });
+  end);
+
   it("nests, and the coroutine is not resumable while its function runs", function()
     local co;
     co = coroutine.create(function()
       return ("ab"):gsub("%a", function(c)
         expect(coroutine.status(co)):eq("normal");
-        expect({ coroutine.resume(co) }):same({ false, "cannot resume non-suspended coroutine" });
+        expect({ coroutine.resume(co) }):same({ false, "cannot resume normal coroutine" });
         return (c:rep(2):gsub("%a", function(d) return coroutine.yield(d):upper(); end));
       end);
     end);
