@@ -207,7 +207,7 @@ func loadChunk(L *lua.LState, src, defaultName string) int {
 	mode := luakit.OptString(L, 3, "bt")
 	if !strings.Contains(mode, "t") {
 		L.Push(lua.LNil)
-		L.Push(lua.LString(fmt.Sprintf("attempt to load a text chunk (mode is '%s')", mode)))
+		L.Push(lua.LString(fmt.Sprintf("attempt to load a text chunk (mode is %s)", mode))) // Cobalt's LoadState
 		return 2
 	}
 	var env *lua.LTable

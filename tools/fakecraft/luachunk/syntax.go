@@ -166,7 +166,7 @@ func (p *checker) closeBlock() {
 	}
 	g := open[0]
 	if g.label == "break" {
-		p.semanticFail(fmt.Sprintf("<break> at line %d not inside a loop", g.line))
+		p.semanticFail(fmt.Sprintf("break outside loop at line %d", g.line)) // Cobalt's words
 	}
 	p.semanticFail(fmt.Sprintf("no visible label '%s' for <goto> at line %d", g.label, g.line))
 }

@@ -269,6 +269,7 @@ func (lx *lexer) skipSep() int {
 }
 
 func (lx *lexer) longString(sep int, isString bool) {
+	line := lx.line  // Cobalt names the line it started at
 	lx.saveAndNext() // the second [
 	if isNewline(lx.current()) {
 		lx.newline()
@@ -276,10 +277,11 @@ func (lx *lexer) longString(sep int, isString bool) {
 	for {
 		switch c := lx.current(); {
 		case c == eoz:
+			kind := "comment"
 			if isString {
-				lx.fail("unfinished long string", tokEOS)
+				kind = "string"
 			}
-			lx.fail("unfinished long comment", tokEOS)
+			lx.fail(fmt.Sprintf("unfinished long %s (started at line %d)", kind, line), tokEOS)
 		case c == ']':
 			if lx.skipSep() == sep {
 				lx.saveAndNext()

@@ -99,13 +99,15 @@ describe("chunk names", function()
 end);
 
 describe("syntax errors", function()
-  it("read as Lua 5.2's: the message, the token and the line", function()
+  it("read as Cobalt's: the message, the token and the line", function()
     expect(select(2, load("1", "=chunk"))):eq("chunk:1: unexpected symbol near '1'");
     expect(select(2, load("x = 1\nif x then", "=chunk"))):eq("chunk:2: 'end' expected near <eof>");
     expect(select(2, load("function f()\n  return 1\n", "=chunk")))
       :eq("chunk:3: 'end' expected (to close 'function' at line 1) near <eof>");
     expect(select(2, load("x = \"abc", "=chunk"))):eq("chunk:1: unfinished string near <eof>");
-    expect(select(2, load("break", "=chunk"))):eq("chunk:1: <break> at line 1 not inside a loop");
+    expect(select(2, load("break", "=chunk"))):eq("chunk:1: break outside loop at line 1");
+    expect(select(2, load("x = [==[\n\nabc", "=chunk"))):eq("chunk:3: unfinished long string (started at line 1) near <eof>");
+    expect(select(2, load("return 1", "=chunk", "b"))):eq("attempt to load a text chunk (mode is b)");
   end);
 
   it("name the chunk as its short_src", function()
