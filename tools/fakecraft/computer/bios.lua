@@ -38,6 +38,10 @@ function coroutine.wrap(f)
   end
   local co = co_create(trampoline(f));
   return function(...)
+    -- Cobalt's wrap raises its own refusal (dead, running, normal) at its caller, as a Java
+    -- function's error is placed; an error inside the coroutine passes as it is.
+    local status = co_status(co);
+    if status ~= "suspended" then error(("cannot resume %s coroutine"):format(status), 2); end
     local result = pack(co_resume(co, ...));
     if not result[1] then
       local err = result[2];

@@ -364,6 +364,15 @@ describe("a string.gsub replacement function", function()
     expect(running):same({ false, "cannot resume running coroutine" });
     expect(normal):same({ false, "cannot resume normal coroutine" });
     expect({ coroutine.resume(co) }):same({ false, "cannot resume dead coroutine" });
+    -- coroutine.wrap's function raises its refusal at its caller's line, as Cobalt places a
+    -- Java function's error; an error inside the coroutine passes as it was raised.
+    local w = coroutine.wrap(function() end);
+    w();
+    local line = debug.getinfo(1, "l").currentline + 1;
+    local ok, err = pcall(function() w(); end);
+    expect(ok):eq(false);
+    expect(err):eq(debug.getinfo(1, "S").short_src .. ":" .. line .. ": cannot resume dead coroutine");
+    expect(select(2, pcall(coroutine.wrap(function() error("inner", 0); end)))):eq("inner");
   end);
 
   it("nests, and the coroutine is not resumable while its function runs", function()
