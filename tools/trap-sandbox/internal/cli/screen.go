@@ -339,6 +339,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	var waiting []computer.InputEvent        // keys typed since the sender last took them
 	presses := 0                             // the key presses in waiting
 	sent := make(chan error)                 // each batch's answer (sendKeys)
+	sending := false                         // a batch is with the sender, its answer not read yet
 	workers.Go(func() { v.sendKeys(ctx, keys, sent) })
 	only := &viewOnly{v: v, ctx: ctx, workers: &workers, answers: make(chan lookAnswer)}
 	var mouse pointer // what the computer's client takes of the mouse, learnt with what the owner allows
@@ -393,7 +394,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			return nil
 		case sendTo <- waiting:
 			only.probing = only.on // a key sent while only viewed asks whether it still is
-			waiting, presses = nil, 0
+			waiting, presses, sending = nil, 0, true
 		case err := <-streamErr:
 			if ctx.Err() != nil {
 				return nil // the stream ended because ctx did
@@ -402,6 +403,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		case <-inputDone:
 			return nil
 		case err := <-sent:
+			sending = false
 			probe := only.probing
 			only.probing = false
 			switch code := protocol.CodeOf(err); {
@@ -467,6 +469,9 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		case input := <-inputs:
 			evs, err := eventsOf(input, &mouse)
 			if errors.Is(err, errLeft) {
+				if live && !only.on {
+					v.sendBeforeLeaving(ctx, keys, sent, sending, append(waiting, mouse.letGo()...))
+				}
 				return nil
 			}
 			if !live {
@@ -600,6 +605,43 @@ func (o *viewOnly) step() {
 		return
 	}
 	o.schedule()
+}
+
+// leavingSendsAtMost bounds how long leaving waits for what was typed before it to reach the
+// computer (sendBeforeLeaving): a computer that is busy or gone keeps nobody in the view.
+const leavingSendsAtMost = 2 * time.Second
+
+// sendBeforeLeaving hands the sender the keys still waiting (with the release of a button
+// the person still held: pointer.letGo) once the batch it has is answered (sending), and waits
+// for their answer, at most leavingSendsAtMost in all. Left at once, the keys typed just before
+// Ctrl-S were dropped, and a drag's release with them: the computer's program saw the
+// button held for ever (a paint stroke that never ends).
+func (v *viewer) sendBeforeLeaving(ctx context.Context, keys chan<- []computer.InputEvent, sent <-chan error, sending bool, waiting []computer.InputEvent) {
+	if !sending && len(waiting) == 0 {
+		return
+	}
+	giveUp := v.clock()(leavingSendsAtMost)
+	wait := func() bool { // the answer of the batch the sender has
+		select {
+		case <-sent:
+			return true
+		case <-giveUp:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	if sending && !wait() {
+		return
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	select {
+	case keys <- waiting:
+		wait()
+	case <-giveUp:
+	case <-ctx.Done():
+	}
 }
 
 // clock is the view's clock (v.after; nil: time.After).
@@ -891,10 +933,21 @@ func eventsOf(in console.Input, mouse *pointer) ([]computer.InputEvent, error) {
 // it too); one that takes drags alone, the click, then the drags.
 type pointer struct {
 	drags, pressApart bool
-	// held: a press was sent whose drags and release are to follow; x, y the cell it was last
-	// on (a terminal may report a move within a cell: CC sends a drag a cell).
-	held bool
-	x, y int
+	// held: a press was sent whose drags and release are to follow; button its button, x, y
+	// the cell it was last on (a terminal may report a move within a cell: CC sends a drag a
+	// cell).
+	held         bool
+	button, x, y int
+}
+
+// letGo is the release of the button still held when the view ends, where it was last (none
+// when no press waits for its release, or the release came with the press: a click).
+func (p *pointer) letGo() []computer.InputEvent {
+	if !p.held || !p.pressApart {
+		return nil
+	}
+	p.held = false
+	return []computer.InputEvent{{Type: computer.InputMouseUp, Button: p.button, X: p.x, Y: p.y}}
 }
 
 // client takes what the computer's client (computer.info's clientVersion) takes of the mouse.
@@ -919,7 +972,7 @@ func (p *pointer) events(ev console.Event) []computer.InputEvent {
 		p.held = p.held && ev.Name != "mouse_up"
 		return nil
 	}
-	p.x, p.y = ev.X, ev.Y
+	p.button, p.x, p.y = ev.Button, ev.X, ev.Y
 	return []computer.InputEvent{at}
 }
 

@@ -624,16 +624,22 @@ func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
 	drag := func(x, y int) computer.InputEvent {
 		return computer.InputEvent{Type: computer.InputDrag, Button: 1, X: x, Y: y}
 	}
+	// Pressed on 3,2; moved within it, onto 4,2 and 5,3; let go on 5,3.
+	const dragged = "\x1b[<0;3;2M\x1b[<32;3;2M\x1b[<32;4;2M\x1b[<32;5;3M"
+	const letGo = "\x1b[<0;5;3m"
 	for _, c := range []struct {
-		client string
-		want   []computer.InputEvent
+		name, client, typed string
+		want                []computer.InputEvent
 	}{
-		{"0.5.22", []computer.InputEvent{{Type: computer.InputMouseClick, Button: 1, X: 3, Y: 2}, drag(4, 2), drag(5, 3),
+		{"0.5.22", "0.5.22", dragged + letGo, []computer.InputEvent{{Type: computer.InputMouseClick, Button: 1, X: 3, Y: 2}, drag(4, 2), drag(5, 3),
 			{Type: computer.InputMouseUp, Button: 1, X: 5, Y: 3}}},
-		{"0.5.21", []computer.InputEvent{{Type: computer.InputClick, Button: 1, X: 3, Y: 2}, drag(4, 2), drag(5, 3)}},
-		{"0.5.20", []computer.InputEvent{{Type: computer.InputClick, Button: 1, X: 3, Y: 2}}},
+		// Ctrl-S held with the button still down: the view lets it go where it was, as it leaves.
+		{"0.5.22 left while held", "0.5.22", dragged, []computer.InputEvent{{Type: computer.InputMouseClick, Button: 1, X: 3, Y: 2}, drag(4, 2), drag(5, 3),
+			{Type: computer.InputMouseUp, Button: 1, X: 5, Y: 3}}},
+		{"0.5.21", "0.5.21", dragged + letGo, []computer.InputEvent{{Type: computer.InputClick, Button: 1, X: 3, Y: 2}, drag(4, 2), drag(5, 3)}},
+		{"0.5.20", "0.5.20", dragged + letGo, []computer.InputEvent{{Type: computer.InputClick, Button: 1, X: 3, Y: 2}}},
 	} {
-		t.Run(c.client, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			out := &testkit.SyncBuffer{}
 			sent := make(chan []computer.InputEvent, 16)
 			// The first computer.info says the screen is only viewed, the next that it is
@@ -664,9 +670,8 @@ func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
 			require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
 				5*time.Second, time.Millisecond, "the status line goes")
 
-			// Pressed on 3,2; moved within it, onto 4,2 and 5,3; let go on 5,3.
-			typeOn(t, typing, "\x1b[<0;3;2M\x1b[<32;3;2M\x1b[<32;4;2M\x1b[<32;5;3M\x1b[<0;5;3m")
-			typeOn(t, typing, "\x13\x13") // Ctrl-S held leaves
+			typeOn(t, typing, c.typed)
+			typeOn(t, typing, "\x13\x13") // Ctrl-S held leaves, once what was typed before it is sent
 			require.NoError(t, <-done)
 			close(sent)
 			var got []computer.InputEvent // the mouse's: Ctrl-S's first press is a key for the computer
