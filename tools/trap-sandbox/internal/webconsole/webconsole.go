@@ -9,9 +9,11 @@ package webconsole
 
 import (
 	"embed"
+	"encoding/json"
 	"io/fs"
 	"net/http"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/server"
 )
 
@@ -39,10 +41,35 @@ func (*Module) Mount(routes *server.Routes) {
 	}
 	files := http.StripPrefix(Path, http.FileServerFS(sub))
 	routes.Handle("GET "+Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		w.Header().Set("Cache-Control", "no-cache")
+		assetHeaders(w)
 		files.ServeHTTP(w, r)
 	}))
+	inputs := inputsScript()
+	routes.Handle("GET "+Path+InputsScript, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		assetHeaders(w)
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		_, _ = w.Write(inputs)
+	}))
 	routes.Handle("GET /console", http.RedirectHandler(Path, http.StatusMovedPermanently))
+}
+
+// assetHeaders are the headers of every file of the console.
+func assetHeaders(w http.ResponseWriter) {
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-cache")
+}
+
+// InputsScript is the script, beside the page, that gives console.js the client version from
+// which each screen.input event type is taken (computer.InputTypesSince, as the gateway's own
+// refusals and trap-sandbox screen read it): the console had a copy of the versions.
+const InputsScript = "inputs.js"
+
+// inputsScript is InputsScript's text: inputTypesSince, a type's name to its first client.
+func inputsScript() []byte {
+	since, err := json.Marshal(computer.InputTypesSince)
+	if err != nil {
+		panic(err) // a map of strings
+	}
+	return append(append([]byte("// The first client that takes each screen.input type added since the first list (the gateway's computer.InputTypesSince).\nconst inputTypesSince = "), since...), ";\n"...)
 }

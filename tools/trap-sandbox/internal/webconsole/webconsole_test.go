@@ -1,11 +1,13 @@
 package webconsole
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,7 +23,8 @@ import (
 func TestThePageLoadsWithoutAuth(t *testing.T) {
 	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{APIToken: "s3cret"}, New()).Handler())
 	defer srv.Close()
-	for path, want := range map[string]string{"/console/": `<script src="console.js"`, "/console/console.js": "screen.input", "/console/console.css": ".screen"} {
+	for path, want := range map[string]string{"/console/": `<script src="console.js"`, "/console/console.js": "screen.input", "/console/console.css": ".screen",
+		"/console/" + InputsScript: "const inputTypesSince = "} {
 		resp, err := http.Get(srv.URL + path)
 		require.NoError(t, err)
 		body, err := io.ReadAll(resp.Body)
@@ -44,6 +47,37 @@ func TestThePageLoadsWithoutAuth(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, "/console/", resp.Header.Get("Location"))
+}
+
+// TestThePageTakesTheInputTypesVersionsFromTheGateway: the page learns from which client each
+// screen.input type is taken from the gateway's own list (inputs.js, loaded before console.js),
+// as the gateway's refusals and trap-sandbox screen do: console.js had its copy of the
+// versions, which a new type would have had to change in two places.
+func TestThePageTakesTheInputTypesVersionsFromTheGateway(t *testing.T) {
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, New()).Handler())
+	defer srv.Close()
+	get := func(path string) string {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		return string(body)
+	}
+	script := get("/console/" + InputsScript)
+	_, literal, ok := strings.Cut(script, "const inputTypesSince = ")
+	require.True(t, ok, script)
+	var since map[string]string
+	require.NoError(t, json.Unmarshal([]byte(strings.TrimSuffix(literal, ";\n")), &since), script)
+	assert.Equal(t, computer.InputTypesSince, since)
+
+	page := get("/console/")
+	inputs, console := strings.Index(page, `<script src="`+InputsScript+`"`), strings.Index(page, `<script src="console.js"`)
+	assert.True(t, inputs >= 0 && inputs < console, "inputs.js is loaded, before console.js:\n%s", page)
+	js, err := assets.ReadFile("assets/console.js")
+	require.NoError(t, err)
+	assert.NotRegexp(t, `(?m)^\s*[^/\s].*"\d+\.\d+\.\d+"`, string(js), "no client version of its own")
 }
 
 // TestThePageBatchesKeysByTheGatewaysLimit: the page puts keys typed meanwhile together in a

@@ -1417,8 +1417,11 @@ function sayOnce(v, words) {
 }
 
 // dragSince is the first client that takes screen.input's drag, pressApartSince the first that
-// takes a press and its release apart (mouse_click and mouse_up; docs/screen.md).
-const dragSince = "0.5.21", pressApartSince = "0.5.22";
+// takes a press and its release apart (mouse_click and mouse_up; docs/screen.md), as the
+// gateway says them in inputs.js (inputTypesSince).
+const dragSince = inputTypesSince.drag;
+const pressApartSince = olderVersion(inputTypesSince.mouse_click, inputTypesSince.mouse_up) ?
+  inputTypesSince.mouse_up : inputTypesSince.mouse_click;
 // noDrags is the status when the pointer drags on a computer whose client takes no drag.
 const noDrags = "This computer's client is older than trapos-sandbox " + dragSince +
   " and takes no drag: a press reaches it, not the moves after it. The gateway's install line run on it upgrades it.";
