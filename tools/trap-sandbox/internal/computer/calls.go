@@ -210,6 +210,14 @@ func (i Info) Relabelled() string {
 	if !ok || label == i.Label {
 		return ""
 	}
+	if problem := cctext.TraposIDProblem(id + ":" + i.Label); problem != "" {
+		// A label the gateway refuses in hello (a control character, too long): the computer
+		// leaves its id and connects under none, and "ask it by the new id" would be wrong.
+		return fmt.Sprintf("its label changed since it connected as %s, to one the gateway refuses: within %d s it says hello again under the new label "+
+			"(its daemon looks for a new label every %d s), which is refused (its traposId %s), and from then on it is not connected at all "+
+			"until its owner gives it another label (label set on the computer)",
+			cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, relabelCheckSeconds, problem)
+	}
 	return fmt.Sprintf("its label changed since it connected as %s: within %d s it connects again as %s (its daemon looks for a new label every %d s, "+
 		"as CC has no event for one), and %s is not connected from then on: ask it by the new id then",
 		cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, cctext.ShowTraposID(id+":"+i.Label), relabelCheckSeconds, cctext.ShowTraposID(i.TraposID))

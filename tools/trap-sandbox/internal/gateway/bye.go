@@ -80,7 +80,7 @@ type Bye struct {
 // it: a valid traposId of the same computer id that is not from; else "". A bye's word, and
 // an answer another replica passes on, are held to it.
 func RelabelledTo(from, to string) string {
-	if to == "" || traposIDProblem(to) != "" || account.ComputerID(to) != account.ComputerID(from) || to == from {
+	if to == "" || cctext.TraposIDProblem(to) != "" || account.ComputerID(to) != account.ComputerID(from) || to == from {
 		return ""
 	}
 	return to

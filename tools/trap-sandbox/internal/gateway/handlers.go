@@ -11,10 +11,8 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
@@ -297,7 +295,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 			`hello needs a traposId (a non-empty string like "7:label")`))
 		return
 	}
-	if problem := traposIDProblem(traposID); problem != "" {
+	if problem := cctext.TraposIDProblem(traposID); problem != "" {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeNotAuthenticated)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "the traposId %s", problem))
 		return
@@ -655,58 +653,10 @@ func (g *Gateway) exposedToken(ctx context.Context, secret string) string {
 	return clip(id)
 }
 
-// MaxTraposIDBytes caps a hello's traposId, in the computer's bytes (protocol.WireLen: its
-// label's byte E9 is one, as the computer counts it, though "é" is two in Go). A label set by
-// os.setComputerLabel has at most 32 characters, but a name tag sets any label, so the cap is
-// generous; it keeps listings, logs and every frame that carries the id small.
-const MaxTraposIDBytes = 256
-
 // MaxClientVersionBytes bounds a hello's clientVersion as the gateway keeps it (longer is cut,
 // marked as cut): a version is a few bytes, and every listing of the computers and each
 // replica's claim carries it, as long as the socket lives.
 const MaxClientVersionBytes = 64
-
-// traposIDProblem says what is wrong with a hello's traposId ("" when nothing): it must be
-// "<computer id>:<label>" (digits, a colon, any label), at most MaxTraposIDBytes, and free of
-// control characters, bidirectional controls and line separators, which would forge lines in
-// logs and terminals, and of other invisible formatting characters, which would make it list
-// as another computer's. Checked at hello only; later frames are trusted, as the protocol says.
-func traposIDProblem(id string) string {
-	if n := protocol.WireLen(id); n > MaxTraposIDBytes {
-		return fmt.Sprintf("is %d bytes; the limit is %d (shorten the computer's label)", n, MaxTraposIDBytes)
-	}
-	digits := 0
-	for digits < len(id) && id[digits] >= '0' && id[digits] <= '9' {
-		digits++
-	}
-	if digits == 0 || digits >= len(id) || id[digits] != ':' {
-		return fmt.Sprintf("%s must start with the computer id and a colon, like \"7:label\"", quoteClipped(id))
-	}
-	for _, r := range id {
-		if r < 0x20 || r == 0x7f {
-			return "contains a control character; remove it from the computer's label"
-		}
-		// No CC label holds these (its labels are bytes), and a terminal that shows one
-		// reorders or breaks the line around it: 7:kit\u202echen would read as another id.
-		if cctext.BreaksLine(r) {
-			return fmt.Sprintf("contains %U, a bidirectional control or line separator; remove it from the computer's label", r)
-		}
-		// Nor these: invisible, they make another id list as this one (7:kitchen\u200b beside
-		// 7:kitchen) in the CLI, the web console and logs. A label's own bytes (U+00AD, the
-		// soft hyphen, is byte AD, a glyph on CC's screen) are not judged by it.
-		if r > 0xff && unicode.Is(unicode.Cf, r) {
-			return fmt.Sprintf("contains %U, an invisible formatting character; remove it from the computer's label", r)
-		}
-	}
-	// Nor is a label's text written decomposed (u and U+0308 for ü): it would list as the
-	// composed id, another computer's, and the host, which reads a typed id composed, would
-	// reach that one by its name, never this.
-	if c := cctext.Composed(id); c != id {
-		return fmt.Sprintf("%s is not written composed (Unicode NFC): it would list as %s; say hello with the composed traposId",
-			strconv.QuoteToASCII(clip(id)), strconv.QuoteToASCII(clip(c)))
-	}
-	return ""
-}
 
 func (s *Session) handleResponse(f protocol.Frame) {
 	if !s.isAuthenticated() {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
@@ -200,7 +201,7 @@ func TestAddressKeyGroupsAnIPv6Slash64(t *testing.T) {
 
 func TestHelloChecksTheTraposID(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
-	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:kit\u202echen", "7:a\u2028b", "7:\u2066x", "7:" + strings.Repeat("l", MaxTraposIDBytes),
+	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:kit\u202echen", "7:a\u2028b", "7:\u2066x", "7:" + strings.Repeat("l", cctext.MaxTraposIDBytes),
 		// Invisible: each listed as 7:kitchen beside the real one.
 		"7:kitchen\u200b", "7:\ufeffkitchen", "7:kit\u2060chen", "7:kitchen\U000E0041"} {
 		c := h.dial(t, bad)
@@ -263,11 +264,11 @@ func TestALongClientVersionIsCut(t *testing.T) {
 // characters, which a label may hold, not control characters.
 func TestTheTraposIDLimitCountsTheComputersBytes(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
-	atTheLimit := "7:" + strings.Repeat("\u00e9", MaxTraposIDBytes-2)
+	atTheLimit := "7:" + strings.Repeat("\u00e9", cctext.MaxTraposIDBytes-2)
 	resp := h.dial(t, atTheLimit).hello("")
-	require.True(t, resp.OK, "a traposId of %d bytes on the computer: %+v", MaxTraposIDBytes, resp.Error)
+	require.True(t, resp.OK, "a traposId of %d bytes on the computer: %+v", cctext.MaxTraposIDBytes, resp.Error)
 
-	overTheLimit := "8:" + strings.Repeat("\u00e9", MaxTraposIDBytes-1)
+	overTheLimit := "8:" + strings.Repeat("\u00e9", cctext.MaxTraposIDBytes-1)
 	resp = h.dial(t, overTheLimit).hello("")
 	require.False(t, resp.OK)
 	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)

@@ -108,4 +108,18 @@ func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
 	info.Relabelled = ""
 	require.NoError(t, json.Unmarshal([]byte(text(res)), &info))
 	assert.Contains(t, info.Relabelled, "within 15 s it connects again as 7: (", "a cleared label: the id alone")
+
+	// A label the gateway refuses in hello: no id reaches the computer then, the new one neither.
+	for label, why := range map[string]string{
+		"pan\x1btry":             "its traposId contains a control character; remove it from the computer's label",
+		strings.Repeat("l", 300): "its traposId is 302 bytes; the limit is 256 (shorten the computer's label)",
+	} {
+		d.InfoFields = map[string]any{"label": label}
+		res = callTool(t, s, "computer_info", map[string]any{"traposId": "7:kitchen"})
+		require.False(t, res.IsError, text(res))
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &info))
+		assert.Equal(t, "its label changed since it connected as 7:kitchen, to one the gateway refuses: within 15 s it says hello again under the new label "+
+			"(its daemon looks for a new label every 15 s), which is refused ("+why+"), and from then on it is not connected at all "+
+			"until its owner gives it another label (label set on the computer)", info.Relabelled)
+	}
 }
