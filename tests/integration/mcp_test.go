@@ -502,6 +502,27 @@ func TestMCPAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
 	}
 }
 
+// silentReader connects computer 7, which lets files be read and never answers requests of
+// type typ: arrived has a value once one came, and stop takes the computer away.
+func silentReader(ctx context.Context, t *testing.T, g *harness.Gateway, typ string) (stop func(), arrived <-chan struct{}) {
+	t.Helper()
+	came := make(chan struct{}, 1)
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, AllowFiles: harness.AllowFilesRead}, Silent: []string{typ},
+		OnRequest: func(f harness.Frame) {
+			if f.Type != typ {
+				return // the gateway's own liveness probe, say
+			}
+			select {
+			case came <- struct{}{}:
+			default:
+			}
+		}}
+	stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	return stop, came
+}
+
 // TestMCPADirectoryResourceWhoseComputerWentSaysToAskAgain: resources/read of a directory
 // is a read, as list_files is: its computer gone before it answered, it says to ask again once
 // it is back, as the read-only tools do, not "check before you ask again".
@@ -510,20 +531,7 @@ func TestMCPADirectoryResourceWhoseComputerWentSaysToAskAgain(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			arrived := make(chan struct{}, 1)
-			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, AllowFiles: harness.AllowFilesRead}, Silent: []string{"fs.list"},
-				OnRequest: func(f harness.Frame) {
-					if f.Type != "fs.list" {
-						return // the gateway's own liveness probe, say
-					}
-					select {
-					case arrived <- struct{}{}:
-					default:
-					}
-				}}
-			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
-			require.NoError(t, err)
-			t.Cleanup(stop)
+			stop, arrived := silentReader(ctx, t, g, "fs.list")
 			s := connectMCP(ctx, t, g, transport)
 
 			done := make(chan error, 1)
@@ -533,7 +541,7 @@ func TestMCPADirectoryResourceWhoseComputerWentSaysToAskAgain(t *testing.T) {
 			}()
 			<-arrived
 			stop()
-			err = <-done
+			err := <-done
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "computer 7: disconnected before it answered; a read changes nothing: ask again once it is back (ping with wait true waits for it)")
 		})
@@ -549,20 +557,7 @@ func TestMCPATransferWhoseComputerWentSaysHowToWait(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			arrived := make(chan struct{}, 1)
-			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, AllowFiles: harness.AllowFilesRead}, Silent: []string{"fs.read"},
-				OnRequest: func(f harness.Frame) {
-					if f.Type != "fs.read" {
-						return // the gateway's own liveness probe, say
-					}
-					select {
-					case arrived <- struct{}{}:
-					default:
-					}
-				}}
-			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
-			require.NoError(t, err)
-			t.Cleanup(stop)
+			stop, arrived := silentReader(ctx, t, g, "fs.read")
 			s := connectMCP(ctx, t, g, transport)
 
 			done := harness.CallToolAsync(ctx, s, "read_file", map[string]any{"traposId": "7:", "path": "/door.lua", "timeoutMs": 50000})
