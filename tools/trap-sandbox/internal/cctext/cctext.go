@@ -73,13 +73,16 @@ type report struct {
 	// merged is set by WireJSON for the first two keys of one object that became the same
 	// on the computer ("a€" and "a?" are both "a?"): one would overwrite the other.
 	merged error
+	// luaFile is set by FileToCC for a file whose path says it is Lua code, where a Lua escape
+	// in a string writes bytes; in any other file it would be written as its own characters.
+	luaFile bool
 }
 
 // add records the character r at a place of the text field, building its entry only while
 // the list has room.
 func (rp *report) add(field string, r rune, at position) {
 	if len(rp.reps) < MaxReplacements {
-		rp.reps = append(rp.reps, newReplacement(field, r, at))
+		rp.reps = append(rp.reps, newReplacement(field, r, at, rp.luaFile))
 		return
 	}
 	if rp.more == 0 {
@@ -115,7 +118,7 @@ func (rp *report) list() []Replacement {
 	}
 	sum.Message = fmt.Sprintf("… and %d more characters CC cannot hold were sent as %q (the first at %s)", sum.More, string(Unmappable), where)
 	if sum.Field == contentField {
-		sum.Message += "; if the file is not text, send it as bytes (MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)"
+		sum.Message += "; if the file is not text, send it as bytes " + bytesSurfaces
 	}
 	return append(rp.reps, sum)
 }
@@ -162,7 +165,9 @@ const contentField = "content"
 // commandField is the field name a shell command line is converted under (Wire's field).
 const commandField = "command"
 
-func newReplacement(field string, r rune, at position) Replacement {
+// newReplacement is the report of r at a place of field; luaFile says a file's contents
+// (field "content") are Lua code.
+func newReplacement(field string, r rune, at position, luaFile bool) Replacement {
 	rep := Replacement{Char: string(r), CodePoint: fmt.Sprintf("U+%04X", r), Field: field, Line: at.line, Column: at.column}
 	where := fmt.Sprintf("%d:%d", at.line, at.column)
 	if field != "" {
@@ -184,19 +189,29 @@ func newReplacement(field string, r rune, at position) Replacement {
 			"to put its bytes in a file, write the file instead (MCP write_file, CLI put)"
 		return rep
 	}
+	if field == contentField {
+		// Only a file's contents have a bytes form on every surface; a Lua escape is bytes
+		// only inside a Lua file's strings (in a text file it is its own eleven characters).
+		if luaFile {
+			rep.Message += fmt.Sprintf("in a Lua string a Lua escape such as \"%s\" writes its bytes, or send the file as bytes %s",
+				luaEscape(rep.Char), bytesSurfaces)
+			return rep
+		}
+		rep.Message += fmt.Sprintf("to store its UTF-8 bytes (% X), send the file as bytes %s, or write a character up to U+00FF instead",
+			rep.Char, bytesSurfaces)
+		return rep
+	}
 	rep.Message += fmt.Sprintf("write it as bytes with a Lua escape such as \"%s\"", luaEscape(rep.Char))
 	if strings.HasPrefix(field, "payload.") && field != "payload.code" {
 		// A raw request's field is a JSON string, where a Lua escape is only backslashes:
 		// its bytes are named as the characters U+0000-U+00FF (the byte rule).
 		rep.Message += fmt.Sprintf(" in Lua code, or in this JSON as the characters of its bytes, \"%s\"", jsonByteEscape(rep.Char))
 	}
-	if field == contentField {
-		// Only a file's contents have a bytes form on every surface; code, commands and
-		// payload fields are text, where a Lua escape is the way to name bytes.
-		rep.Message += ", or send the file as bytes (MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)"
-	}
 	return rep
 }
+
+// bytesSurfaces names how each surface sends a file as bytes, not text.
+const bytesSurfaces = "(MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)"
 
 // typedField reports whether field is text typed on the computer's screen: MCP send_text's
 // text, or a screen.input event's (events[0].text, payload.events[0].text in a raw request).
@@ -233,6 +248,15 @@ func luaEscape(s string) string {
 func ToCC(field, text string) (string, []Replacement) {
 	var rp report
 	cc := toCC(field, text, &rp)
+	return cc, rp.list()
+}
+
+// FileToCC is ToCC of a file's contents about to be written at path (field "content"): its
+// reports' fix names the Lua escape only when path ends in ".lua", the one sign the gateway
+// has that the text is Lua code.
+func FileToCC(path, text string) (string, []Replacement) {
+	rp := report{luaFile: strings.HasSuffix(strings.ToLower(path), ".lua")}
+	cc := toCC(contentField, text, &rp)
 	return cc, rp.list()
 }
 

@@ -57,12 +57,26 @@ func TestReplacementNamesTheCharacterThePlaceAndTheFix(t *testing.T) {
 	assert.JSONEq(t, `{"char":"—","codePoint":"U+2014","field":"code","line":1,"column":6,"message":`+mustJSON(r.Message)+`}`, string(data))
 }
 
+// TestReplacementInAFileNamesItsBytesForms: a Lua escape means something only inside Lua
+// code, so a text file's warning names what its writer can do (send its bytes, or a character
+// CC holds), and only a Lua file's names the escape too.
 func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
-	_, reps := ToCC("content", "a — b")
-	require.Len(t, reps, 1)
-	assert.Equal(t, `"—" (U+2014) at content 1:3 is outside CC's character set and was sent as "?"; `+
-		`write it as bytes with a Lua escape such as "\226\128\148", or send the file as bytes `+
-		`(MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)`, reps[0].Message)
+	for _, path := range []string{"/notes.txt", "/programs/door", "/README"} {
+		_, reps := FileToCC(path, "a ☃ b")
+		require.Len(t, reps, 1, path)
+		assert.Equal(t, `"☃" (U+2603) at content 1:3 is outside CC's character set and was sent as "?"; `+
+			`to store its UTF-8 bytes (E2 98 83), send the file as bytes `+
+			`(MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream), `+
+			`or write a character up to U+00FF instead`, reps[0].Message, path)
+		assert.Equal(t, "content", reps[0].Field, path)
+	}
+	for _, path := range []string{"/door.lua", "/programs/Door.LUA"} {
+		_, reps := FileToCC(path, "print(\"☃\")")
+		require.Len(t, reps, 1, path)
+		assert.Equal(t, `"☃" (U+2603) at content 1:8 is outside CC's character set and was sent as "?"; `+
+			`in a Lua string a Lua escape such as "\226\152\131" writes its bytes, or send the file as bytes `+
+			`(MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)`, reps[0].Message, path)
+	}
 }
 
 func TestReplacementInACommandLineNamesLuaAsTheWayToItsBytes(t *testing.T) {

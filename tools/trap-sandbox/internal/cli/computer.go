@@ -279,7 +279,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	// computer refuses changed nothing.
 	var warnings func()
 	if !c.Binary {
-		cc, reps := cctext.ToCC("content", string(data))
+		cc, reps := cctext.FileToCC(c.Remote, string(data))
 		warnings = func() { warn(stderr, reps) }
 		if !utf8.Valid(data) && cc != string(data) {
 			// A binary file's bytes read as text hold thousands of characters CC cannot hold:

@@ -77,7 +77,7 @@ func (m *Module) servePut(w http.ResponseWriter, r *http.Request) {
 	var warnings []cctext.Replacement
 	if mediaType(r.Header.Get("Content-Type")) != bytesType {
 		var cc string
-		cc, warnings = cctext.ToCC("content", string(body))
+		cc, warnings = cctext.FileToCC(path, string(body))
 		body = []byte(cc)
 	}
 	if err := m.client.Write(r.Context(), traposID, path, body, 0); err != nil {

@@ -563,7 +563,7 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 		return WriteOutput{}, protocol.Errorf(CodeBadArgument, "give exactly one of content (text) and contentBase64 (bytes)")
 	case in.Content != nil:
 		var cc string
-		cc, warnings = cctext.ToCC("content", *in.Content)
+		cc, warnings = cctext.FileToCC(in.Path, *in.Content)
 		data = []byte(cc)
 	default:
 		var err error
