@@ -111,7 +111,11 @@ local function newScreen(t)
   -- is a word's, or part of one ("`door`." is one word, which wraps whole).
   local wordColours = {};
   local wordFrom = 1;    -- its first byte not written yet (a pause may stop it half written)
-  local scrolled = 0;    -- lines moved on since the player last read the screen
+  -- Lines moved on since the player last read the screen. The line they typed (the shell's
+  -- command line that started ai, later a question at ai>) is the row above the cursor, and
+  -- counts as one already shown: the first page stops while it is still on the screen (it
+  -- stopped a row later, that line scrolled off, and the player no longer saw their question).
+  local scrolled = 1;
   local status = false;  -- the notice (Thinking...) that stands on the current line, or false
   -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
   -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
@@ -635,11 +639,12 @@ local function newScreen(t)
     return inputting == true;
   end
 
-  -- The player just looked at the screen (typed a line): a new screenful begins.
+  -- The player just typed a line (a question at ai>), the row above the cursor: a new
+  -- screenful begins, that line its first row (as the command line is for a new screen).
   local function seen()
     col = select(1, t.getCursorPos());
     indentOnly, spaces = col == 1, 0;
-    scrolled = 0;
+    scrolled = 1;
   end
 
   return {
@@ -1044,7 +1049,6 @@ end
 -- Ctrl-T aborts the turn (libsandboxai does) and says so.
 local function turn(question)
   running, lastRetry = {}, nil;
-  screen.seen();
   screen.thinking();
   local result, err, turnId;
   local stopped = false;
@@ -1188,6 +1192,7 @@ local function conversation()
       if history[#history] ~= line then
         history[#history + 1] = line;
       end
+      screen.seen();
       local failure = turn(line);
       if failure ~= nil then
         screen.line(failure, "red");

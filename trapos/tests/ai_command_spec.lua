@@ -32,6 +32,12 @@ local function run(args, opts)
   opts = opts or {};
   local width, height = opts.width or 30, opts.height or 8;
   local win = window.create(term.current(), 1, 1, width, height, false);
+  if opts.commandLine ~= nil then
+    -- the shell's command line on a full screen: the row above the bottom, where the cursor is
+    win.setCursorPos(1, height - 1);
+    win.write(opts.commandLine);
+    win.setCursorPos(1, height);
+  end
   local realQueue = os.queueEvent;
   local record = { sends = {}, pauses = {}, reads = {}, turns = 0, printed = {} };
   local polls, pollIndex = opts.polls or {}, 0;
@@ -359,16 +365,46 @@ describe("ai command", function()
 
     it("pages an answer longer than the screen", function()
       local ok, err, rows, record = run({ "count" }, {
-        height = 8,
+        height = 8, commandLine = "> ai count",
         polls = { { text(1, twentyLines()), done(2) } },
       });
       expectSuccess(ok, err);
       expect(#record.pauses):eq(2);
       expect(record.blinking):eq(true);
-      expect(record.pauses[1]):same({ "line1", "line2", "line3", "line4", "line5", "line6", "line7", MORE });
-      expect(record.pauses[2][1]):eq("line8");
+      -- the command line still shown: the player sees what they asked
+      expect(record.pauses[1]):same({ "> ai count", "line1", "line2", "line3", "line4", "line5", "line6", MORE });
+      expect(record.pauses[2][1]):eq("line7");
       expect(record.pauses[2][8]):eq(MORE);
       expect(rows[7]):eq("line20");
+    end);
+
+    it("stops the first page while the question typed is still on the screen, on a computer and a pocket computer", function()
+      -- the first "Press any key" came a row late: the shell's command line, or the question
+      -- typed at ai>, had scrolled off the top, and the player no longer saw what they asked
+      for _, size in ipairs({ { 51, 19 }, { 26, 20 } }) do
+        local width, height = size[1], size[2];
+        local ok, err, _, record = run({ "count" }, {
+          width = width, height = height, commandLine = "> ai count",
+          polls = { { text(1, twentyLines() .. twentyLines()), done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(record.pauses[1][1]):eq("> ai count");
+        expect(record.pauses[1][2]):eq("line1");
+        expect(record.pauses[1][height - 1]):eq("line" .. (height - 2));
+        expect(record.pauses[1][height]):eq(MORE);
+        -- a later page goes on from the row the first stopped at, a screenful less one
+        expect(record.pauses[2][1]):eq("line" .. (height - 1));
+        expect(record.pauses[2][height]):eq(MORE);
+
+        ok, err, _, record = run({}, {
+          width = width, height = height, commandLine = "> ai", typed = { "count", "exit" },
+          polls = { { text(1, twentyLines() .. twentyLines()), done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(record.pauses[1][1]):eq("ai> count");
+        expect(record.pauses[1][2]):eq("line1");
+        expect(record.pauses[1][height]):eq(MORE);
+      end
     end);
 
     it("writes a word of 300 KB, cut at the width, without running too long", function()
@@ -452,7 +488,7 @@ describe("ai command", function()
     it("takes the pager's notice away on Ctrl-T and says so at once", function()
       local ok, err, rows, record = run({ "count" }, {
         width = 51,
-        height = 8,
+        height = 8, commandLine = "> ai count",
         terminateAtPause = 1,
         -- the second: the look at the turn at Ctrl-T, which still runs
         polls = { { text(1, twentyLines()) }, { text(2, "more") } },
@@ -462,7 +498,7 @@ describe("ai command", function()
       expect(record.pauses[1][8]):eq(MORE);
       -- the word the page stopped before is not shown: the player stopped reading there (it
       -- came after the Ctrl-T, above the line saying the rest was not shown)
-      expect(rows[6]):eq("line7");
+      expect(rows[6]):eq("line6");
       expect(rows[7]):eq("Aborted: the turn was stopped (Ctrl-T).");
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
       for _, row in ipairs(rows) do
@@ -474,13 +510,13 @@ describe("ai command", function()
       -- it said "Aborted: the turn was stopped (Ctrl-T).", of a turn that had ended
       local ok, err, rows, record = run({ "count" }, {
         width = 51,
-        height = 8,
+        height = 8, commandLine = "> ai count",
         terminateAtPause = 1,
         polls = { { text(1, twentyLines()), done(2) } },
       });
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1);
-      expect(rows[6]):eq("line7"); -- and line8, where the page stopped, is the rest
+      expect(rows[6]):eq("line6"); -- and line7, where the page stopped, is the rest
       expect(rows[7]):eq("The rest of the answer was not shown (Ctrl-T).");
       expect(#sent(record, "ai.abort")):eq(0); -- the turn had ended: nothing to stop
       expect(#sent(record, "ai.poll")):eq(1); -- its end was in hand: nothing to look at
