@@ -65,14 +65,36 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 	d.FailWrite = 3
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*computer.ChunkBytes), 0)
 	require.Error(t, err)
-	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space"+fullDriveHint, "the error names the file asked for, not the temporary one")
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space (the file is 65536 bytes; the computer's drive has 1000000 bytes free"+fullDriveHint+noLeftovers("/dir"),
+		"the error names the file asked for, not the temporary one")
 	assert.Equal(t, []string{"/dir/f.bin"}, d.Names(), "the temporary file is removed")
 	old, _ := d.File("/dir/f.bin")
 	assert.Equal(t, "old", string(old))
 }
 
-const fullDriveHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
-	"delete files on the computer, or write a smaller file)"
+const fullDriveHint = ", and the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
+	"delete files on the computer, or write a smaller file"
+
+// noLeftovers is a full drive's word on interrupted writes' temporary files when dir has none.
+func noLeftovers(dir string) string {
+	return "; a host write cut off midway (its computer or the gateway gone) leaves what it sent beside its file as " +
+		computer.TempPrefix + "…, none of them in " + dir + ": list_files (CLI ls) shows them in a directory, which CC's own ls hides)"
+}
+
+// TestAFullDriveNamesTheSizeTheFreeSpaceAndLeftovers: "Out of space" said neither how big the
+// file is nor how much room there is, nor that what interrupted host writes left behind
+// (.trap-sandbox-upload-…, a computer shut down mid-write) may be what fills the drive.
+func TestAFullDriveNamesTheSizeTheFreeSpaceAndLeftovers(t *testing.T) {
+	left := "/dir/" + computer.TempPrefix + "0123456789abcdef"
+	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k", left: string(bigData(40000))})
+	d.FailWrite = 1
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/new.bin", bigData(75000), 0)
+	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (the file is 75000 bytes; the computer's drive has 1000000 bytes free: "+
+		"delete files on the computer, or write a smaller file; a host write cut off midway (its computer or the gateway gone) leaves what it sent "+
+		"beside its file as "+computer.TempPrefix+"…, and in /dir they take 40000 bytes: "+left+" (40000 bytes); "+
+		"delete them with trap-sandbox rm, MCP delete_file, or rm /dir/"+computer.TempPrefix+"* on the computer)")
+	assert.ElementsMatch(t, []string{"/dir/keep", left}, d.Names(), "only this write's temporary file is removed")
+}
 
 // TestAProtectedPathIsRefusedAsAWrite: a write to a path whose change needs sandbox.allow_exec
 // (/startup.lua) is refused at its last step, the move into place; the refusal named that
@@ -99,7 +121,8 @@ func TestAFullDriveForANewFileSaysNothingOfAnOldOne(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k"})
 	d.FailWrite = 1
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/new.bin", bigData(2*computer.ChunkBytes), 0)
-	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (delete files on the computer, or write a smaller file)")
+	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (the file is 32768 bytes; the computer's drive has 1000000 bytes free: "+
+		"delete files on the computer, or write a smaller file"+noLeftovers("/dir"))
 	assert.Equal(t, []string{"/dir/keep"}, d.Names(), "the temporary file is removed")
 }
 
@@ -115,7 +138,7 @@ func TestAFullDriveMidWriteNamesTheFile(t *testing.T) {
 		return nil
 	}
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
-	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space"+fullDriveHint)
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space (the file is 49152 bytes; the computer's drive has 1000000 bytes free"+fullDriveHint+noLeftovers("/dir"))
 	old, _ := d.File("/dir/f.bin")
 	assert.Equal(t, "old", string(old))
 }

@@ -187,7 +187,7 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 	if err != nil {
 		return err
 	}
-	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target), replacing: replacing}
+	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target), replacing: replacing, size: len(data)}
 	for offset := 0; ; offset += ChunkBytes {
 		end := min(offset+ChunkBytes, len(data))
 		if err := w.stillAdmitted(ctx); err != nil {
@@ -275,6 +275,8 @@ type upload struct {
 	target, temp string
 	// replacing is whether a file was at path when the write began.
 	replacing bool
+	// size is the bytes of the new file.
+	size int
 	// written is whether the computer took a chunk: the temporary file exists.
 	written bool
 	// moveUnanswered is whether the move into place was asked for, every chunk written, and
@@ -369,24 +371,56 @@ func (w upload) fail(ctx context.Context, err error) error {
 			// CC names no path when a handle's write meets the full drive (only its open does).
 			message = w.wire(w.target) + ": " + message
 		}
-		if w.replacing {
-			message += outOfSpaceReplacingHint
-		} else {
-			message += outOfSpaceHint
-		}
+		message += w.outOfSpaceHint(cleanCtx)
 	}
 	return pe.WithMessage(message + left)
 }
 
-// outOfSpace is CC's word for a full drive; outOfSpaceHint follows it in a write's error,
-// outOfSpaceReplacingHint when the write replaces a file: one that fits the free space may
-// still not fit beside the one it replaces.
-const (
-	outOfSpace              = "Out of space"
-	outOfSpaceHint          = " (delete files on the computer, or write a smaller file)"
-	outOfSpaceReplacingHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
-		"delete files on the computer, or write a smaller file)"
-)
+// outOfSpace is CC's word for a full drive.
+const outOfSpace = "Out of space"
+
+// outOfSpaceHint follows a write's "Out of space" (its temporary file removed): the file's size
+// and the room the computer says it has (computer.info's freeSpace: its root drive), that a
+// file replacing another needs room beside it, and what the temporary files of host writes cut
+// off midway (the computer shut down, the gateway stopped) take in the target's directory,
+// since those are not shown by CC's ls and may be what fills the drive.
+func (w upload) outOfSpaceHint(ctx context.Context) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, " (the file is %d bytes", w.size)
+	if info, err := w.c.Info(ctx, w.traposID, cleanupTimeout); err == nil {
+		if free, ok := info.FreeSpace.(float64); ok {
+			fmt.Fprintf(&b, "; the computer's drive has %d bytes free", int64(free))
+		}
+	}
+	if w.replacing {
+		// One that fits the free space may still not fit beside the one it replaces.
+		b.WriteString(", and the new file is written whole beside the old one before it replaces it, so the drive needs room for both")
+	}
+	b.WriteString(": delete files on the computer, or write a smaller file")
+	dirCC, _ := path.Split(w.target)
+	dir := "/" + strings.Trim(cctext.ShowPath([]byte(dirCC)), "/")
+	b.WriteString("; a host write cut off midway (its computer or the gateway gone) leaves what it sent beside its file as " + TempPrefix + "…")
+	entries, err := w.c.list(ctx, w.traposID, dir, cleanupTimeout)
+	if err != nil {
+		b.WriteString(": list_files (CLI ls) shows them in a directory, which CC's own ls hides)")
+		return b.String()
+	}
+	var found []string
+	var taken int64
+	for _, e := range entries {
+		if !e.IsDir && strings.HasPrefix(e.Name, TempPrefix) {
+			found = append(found, fmt.Sprintf("%s (%d bytes)", path.Join(dir, e.Name), e.Size))
+			taken += e.Size
+		}
+	}
+	if len(found) == 0 {
+		b.WriteString(", none of them in " + dir + ": list_files (CLI ls) shows them in a directory, which CC's own ls hides)")
+		return b.String()
+	}
+	fmt.Fprintf(&b, ", and in %s they take %d bytes: %s; delete them with trap-sandbox rm, MCP delete_file, or rm %s on the computer)",
+		dir, taken, strings.Join(found, ", "), path.Join(dir, TempPrefix+"*"))
+	return b.String()
+}
 
 // refuseDirectory answers CC's fs_error for writing over a directory when path lists as one;
 // otherwise it says whether a file is there (CC's fs.list of a file: "Not a directory"). A
