@@ -953,6 +953,73 @@ func TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway(t *testing.T) {
 	assert.NotContains(t, text, "> ls", "nothing typed while the gateway was away reaches the computer")
 }
 
+// heldProgram prints each press and release of a mouse button it gets, with its button and
+// cell, and each key and key_up but Enter's (the one that started it).
+const heldProgram = `while true do
+  local e, a, x, y = os.pullEvent()
+  if e == "mouse_click" or e == "mouse_up" then print(e:sub(7) .. " " .. a .. " " .. x .. " " .. y)
+  elseif (e == "key" or e == "key_up") and a ~= keys.enter then print(e .. " " .. keys.getName(a)) end
+end`
+
+// TestTheWebConsoleLetsGoWhatWasHeldWhileTheGatewayWasAway: a mouse button and a key held on
+// the screen, then let go while the gateway is away (restarted: the computer's program runs on,
+// and its daemon connects to the new gateway), are let go on the computer once the view is live
+// again, before anything typed since; a key pressed and let go while away is not sent at all.
+// Before, the releases were dropped with the rest, and the computer held the button and Ctrl
+// down for ever.
+func TestTheWebConsoleLetsGoWhatWasHeldWhileTheGatewayWasAway(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-held-5f0a"
+	g, restart := deskAcrossRestarts(ctx, t, token, "control")
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
+	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
+	xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[1].getBoundingClientRect();
+		[row.left + row.width / +screen.dataset.width * 2.5, row.top + row.height / 2]
+	}`))
+	require.NoError(t, err)
+	mouse := func(typ input.DispatchMouseEventType, buttons int64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+				Type: typ, X: xy[0], Y: xy[1], Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1})
+			return err
+		})
+	}
+	key := func(typ input.DispatchKeyEventType, key, code string, vk int64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+				Type: typ, Key: key, Code: code, WindowsVirtualKeyCode: vk})
+			return err
+		})
+	}
+	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMousePressed, 1),
+		key(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	until(t, "the button and Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\nkey leftCtrl")`)
+
+	require.NoError(t, g.Stop())
+	until(t, "the connection lost", `!view.live &&
+		document.getElementById("status").textContent === "The connection to the gateway was lost (waiting for it to come back)"`)
+	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMouseReleased, 0),
+		key(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17),
+		key(input.DispatchKeyEventTypeRawKeyDown, "b", "KeyB", 66), key(input.DispatchKeyEventTypeKeyUp, "b", "KeyB", 66)))
+	letGo, err := chromedp.Run(page, chromedp.Evaluate[bool](`view.held === null && view.down.size === 0`))
+	require.NoError(t, err)
+	require.True(t, letGo, "the page let go of the button and the keys")
+
+	restart()
+	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
+	require.NoError(t, chromedp.Do(page, key(input.DispatchKeyEventTypeRawKeyDown, "x", "KeyX", 88),
+		key(input.DispatchKeyEventTypeKeyUp, "x", "KeyX", 88)))
+	until(t, "the releases, then the key typed since", `document.getElementById("screen-text").textContent.endsWith(
+		"\nclick 1 3 2\nkey leftCtrl\nup 1 3 2\nkey_up leftCtrl\nkey x\nkey_up x")`)
+}
+
 // TestTheWebConsolesListSaysWhatItNoLongerKnows: while the gateway cannot be reached, the
 // computer list stops calling its rows connected (they are what the gateway last said, and a
 // stopped gateway's computers are not) and says the connection was lost, in the viewer's
@@ -993,7 +1060,7 @@ func deskAcrossRestarts(ctx context.Context, t *testing.T, token, allowScreen st
 	if allowScreen != "" {
 		opts.Settings["sandbox.allow_screen"] = allowScreen
 	}
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/held.lua": heldProgram}
 	opts.Input = computer.Input(make(chan string))
 	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
 	return g, func() {

@@ -17,7 +17,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -612,6 +612,7 @@ async function watch(v) {
   status("Live");
   if ($("viewer").classList.contains("private")) note(); // the owner shows it now
   live(v, true);
+  payOwed(v);
   if (v.accountId === undefined && !v.learning) v.learning = learnAccount(v);
   try {
     return await frames(v, res.body, sent);
@@ -744,14 +745,24 @@ async function frames(v, body, sent) {
 // they go again after its Retry-After while the view stays live (v.busy), what is typed
 // meanwhile waiting behind them, up to keysWaiting key presses; past them a key press is not
 // sent (a computer busy for long must not get a burst of stale keys) and the status says so
-// (keysDropped). A key let go (key_up) always goes: its key may be down on the computer. Those
+// (keysDropped). A key let go (key_up) always goes: its key may be down on the computer; let
+// go while the view is not live, it goes once the view is live again (owe). Those
 // still waiting when the view closes (another opened, the token refused) are dropped: typed
 // on a screen no longer shown. A text put in at once goes whole or in part: once one of its
 // requests fails, the gateway sends none after it (the text would go on with a hole in it),
 // and the status says what of it was not typed (partlyTyped).
 function send(events) {
   const v = view;
-  if (!v || !v.live || events.length === 0) return;
+  if (!v || events.length === 0) return;
+  if (!v.live) {
+    owe(v, events);
+    return;
+  }
+  for (const e of events) {
+    const id = pressID(e);
+    if (id && releases.has(e.type)) v.pressed.delete(id);
+    else if (id) v.pressed.add(id);
+  }
   const press = events.some((e) => !releases.has(e.type));
   if (press && v.busy && v.presses >= keysWaiting) {
     v.dropped = true;
@@ -763,6 +774,39 @@ function send(events) {
   v.sends++;
   v.pending.push({ events, press, text, sent: v.sends });
   if (!v.sending) v.queue = sendPending(v);
+}
+
+// pressID names what event e holds down on the computer, or lets go there: a key (key,
+// key_up) or a mouse button (mouse_click, mouse_up); none for the rest (a click lets its
+// button go at once).
+function pressID(e) {
+  if (e.type === "key" || e.type === "key_up") return "key " + e.name;
+  if (e.type === "mouse_click" || e.type === "mouse_up") return "mouse " + e.button;
+  return "";
+}
+
+// owe keeps, of events sent while view v is not live, the releases of the keys and buttons
+// the computer got down while it was (v.pressed), for payOwed to send once it is live again;
+// the rest are dropped (send). Dropped too, a drag, or a key held as the stream ended,
+// stayed down on the computer for ever: its program (paint mid-stroke, a game holding Ctrl)
+// never got the release, the gateway restarting or the computer reconnecting under it. A
+// release of a key pressed only on the stale screen is dropped with its press: the computer
+// never got the key.
+function owe(v, events) {
+  for (const e of events) {
+    const id = pressID(e);
+    if (releases.has(e.type) && v.pressed.delete(id)) v.owed.push(e);
+  }
+}
+
+// payOwed sends view v's owed releases (owe) as its stream opens again, before anything typed
+// since. The computer may have rebooted meanwhile, the key or button no longer down on it: a
+// release of one not down is harmless in CC, only an event (key_up, mouse_up) that a program
+// which never saw the press has nothing to end with; CC keeps no state of what is down that
+// it could upset.
+function payOwed(v) {
+  const events = v.owed.splice(0);
+  if (view === v && events.length) send(events);
 }
 
 // sendPending sends view v's pending events, as many as a request takes at a time, until none
@@ -1458,7 +1502,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false, pressed: new Set(), owed: [] };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
