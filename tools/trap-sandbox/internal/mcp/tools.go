@@ -205,7 +205,7 @@ type PingOutput struct {
 // connected yet.
 type PingInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Wait      bool   `json:"wait,omitempty" jsonschema:"true: wait up to timeoutMs for the computer to connect, where it is not connected now (a computer that reboots, after os.reboot() or the reboot program, is away for the seconds its boot takes), instead of answering not_connected at once"`
+	Wait      bool   `json:"wait,omitempty" jsonschema:"true: wait up to timeoutMs for the computer to connect, where it is not connected now (a computer that reboots, after run_program \"reboot\" or run_lua \"os.reboot()\", is away for the seconds its boot takes), instead of answering not_connected at once; one restarted by typing (send_text \"reboot\\n\") is still connected for the second CC's reboot program sleeps, and answers at once"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
