@@ -140,3 +140,14 @@ func BenchmarkNumeralsPass(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkNestingCheckOnly is the checker's read of a chunk that compiled, for nesting
+// past Cobalt's 200 syntax levels (tooDeepError): every chunk of 200 bytes or more.
+func BenchmarkNestingCheckOnly(b *testing.B) {
+	src := romSource(b)
+	for b.Loop() {
+		if se := tooDeepError(src, "io"); se != nil {
+			b.Fatal(se)
+		}
+	}
+}

@@ -47,6 +47,9 @@ func Compile(src, name string) (Chunk, error) {
 	if err != nil {
 		return Chunk{}, luaSyntaxError(original, name, err)
 	}
+	if se := tooDeepError(original, name); se != nil {
+		return Chunk{}, se
+	}
 	env := mentionsEnv(src)
 	if env {
 		resolveEnv(stmts)

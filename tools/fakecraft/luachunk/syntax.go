@@ -7,14 +7,16 @@ import "fmt"
 // "unexpected symbol near '1'", "'end' expected (to close 'function' at line 3) near
 // <eof>". When gopher-lua rejects a chunk, it is read again by the checker below, which
 // follows the grammar and the checks of Lua 5.2's lparser.c; its message replaces
-// gopher-lua's. The checker builds nothing and runs only on chunks that failed, so it
-// costs nothing on chunks that compile.
+// gopher-lua's. The checker builds nothing. On a chunk that compiled it looks only for
+// nesting past Cobalt's limit, which gopher-lua has not (tooDeepError), at about a tenth of
+// gopher-lua's parse and compile.
 
 // SyntaxError is a chunk that does not compile, worded as Lua 5.2 words it.
 type SyntaxError struct {
 	Chunk   string // the display name
 	Line    int
 	Message string // "unexpected symbol near '1'"
+	tooDeep bool   // nested past maxSyntaxLevels
 }
 
 func (e *SyntaxError) Error() string {
@@ -30,6 +32,20 @@ func luaSyntaxError(src, display string, err error) error {
 	return err
 }
 
+// tooDeepError is Cobalt's refusal of a chunk that nests statements and expressions past
+// maxSyntaxLevels, which gopher-lua compiles: the checker reads each chunk gopher-lua
+// accepts, and only this error of its counts there. A chunk shorter than maxSyntaxLevels
+// bytes cannot nest that deep (each level takes a token), and is not read.
+func tooDeepError(src, display string) *SyntaxError {
+	if len(src) < maxSyntaxLevels {
+		return nil
+	}
+	if se := checkSyntax(src, display); se != nil && se.tooDeep {
+		return se
+	}
+	return nil
+}
+
 // checkSyntax returns Lua 5.2's error for src, or nil when Lua would compile it.
 func checkSyntax(src, display string) (err *SyntaxError) {
 	p := &checker{lx: &lexer{src: src, line: 1}}
@@ -39,7 +55,7 @@ func checkSyntax(src, display string) (err *SyntaxError) {
 			if !ok {
 				panic(r)
 			}
-			err = &SyntaxError{Chunk: display, Line: e.line, Message: e.msg}
+			err = &SyntaxError{Chunk: display, Line: e.line, Message: e.msg, tooDeep: e.tooDeep}
 		}
 	}()
 	p.mainChunk()
@@ -52,10 +68,12 @@ type checker struct {
 	t         token
 	lookahead *token
 	fn        *funcScope
+	levels    int // nested statements and expressions, Cobalt's nCcalls
 }
 
 // funcScope is one function being read: whether it takes "...", and its open blocks.
 type funcScope struct {
+	line   int // where it was defined, 0 for the main chunk
 	vararg bool
 	block  *blockScope
 	prev   *funcScope
@@ -76,6 +94,29 @@ type pendingGoto struct {
 
 func (p *checker) fail(msg string) {
 	panic(lexError{line: p.t.line, msg: msg + " near " + nearText(p.t)})
+}
+
+// maxSyntaxLevels is Cobalt's LUAI_MAXCCALLS: how deep statements and expressions may nest
+// in a chunk (its functions' together).
+const maxSyntaxLevels = 200
+
+// enterLevel counts one more nested statement or expression, as Cobalt's Parser.enterLevel,
+// and refuses the chunk past maxSyntaxLevels with Cobalt's words, naming the function being
+// read.
+func (p *checker) enterLevel() {
+	p.levels++
+	if p.levels <= maxSyntaxLevels {
+		return
+	}
+	where := "main function"
+	if p.fn.line != 0 {
+		where = fmt.Sprintf("function at line %d", p.fn.line)
+	}
+	panic(lexError{line: p.t.line, msg: fmt.Sprintf("%s has more than %d syntax levels", where, maxSyntaxLevels), tooDeep: true})
+}
+
+func (p *checker) leaveLevel() {
+	p.levels--
 }
 
 // semanticFail is Lua's semerror: the message has no "near" part.
@@ -132,8 +173,8 @@ func (p *checker) checkName() {
 	p.checkNext(tokName)
 }
 
-func (p *checker) openFunction(vararg bool) {
-	p.fn = &funcScope{vararg: vararg, prev: p.fn}
+func (p *checker) openFunction(line int, vararg bool) {
+	p.fn = &funcScope{line: line, vararg: vararg, prev: p.fn}
 	p.openBlock(false)
 }
 
@@ -172,7 +213,7 @@ func (p *checker) closeBlock() {
 }
 
 func (p *checker) mainChunk() {
-	p.openFunction(true)
+	p.openFunction(0, true)
 	p.next()
 	p.statList()
 	p.check(tokEOS)
@@ -207,6 +248,8 @@ func (p *checker) block() {
 }
 
 func (p *checker) statement() {
+	p.enterLevel()
+	defer p.leaveLevel()
 	line := p.t.line
 	switch p.t.kind {
 	case ';':
@@ -402,31 +445,55 @@ func isUnary(kind int) bool {
 	return kind == reserved("not") || kind == '-' || kind == '#'
 }
 
-func isBinary(kind int) bool {
+// binaryPriority is an operator's left and right priority in Cobalt's BinOpr (Lua 5.2's
+// table): a right operand binds the operators whose left priority passes the right one, so
+// .. and ^ nest to the right.
+func binaryPriority(kind int) (left, right int, ok bool) {
 	switch kind {
-	case '+', '-', '*', '/', '%', '^', tokConcat, tokNe, tokEq, '<', tokLe, '>', tokGe,
-		reserved("and"), reserved("or"):
-		return true
+	case '+', '-':
+		return 6, 6, true
+	case '*', '/', '%':
+		return 7, 7, true
+	case '^':
+		return 10, 9, true
+	case tokConcat:
+		return 5, 4, true
+	case tokNe, tokEq, '<', tokLe, '>', tokGe:
+		return 3, 3, true
+	case reserved("and"):
+		return 2, 2, true
+	case reserved("or"):
+		return 1, 1, true
 	}
-	return false
+	return 0, 0, false
 }
 
+// unaryPriority is the priority of not, - and #: an operand binds only ^ past it.
+const unaryPriority = 8
+
 func (p *checker) expr() {
+	p.subExpr(0)
+}
+
+// subExpr reads operands and the operators that bind tighter than limit, as Lua's subexpr,
+// and counts a syntax level for each, as Cobalt's subExpression does.
+func (p *checker) subExpr(limit int) {
+	p.enterLevel()
 	if isUnary(p.t.kind) {
 		p.next()
-		p.expr()
-		return
-	}
-	p.simpleExpr()
-	for isBinary(p.t.kind) {
-		p.next()
-		if isUnary(p.t.kind) {
-			p.next()
-			p.expr()
-			return
-		}
+		p.subExpr(unaryPriority)
+	} else {
 		p.simpleExpr()
 	}
+	for {
+		left, right, ok := binaryPriority(p.t.kind)
+		if !ok || left <= limit {
+			break
+		}
+		p.next()
+		p.subExpr(right)
+	}
+	p.leaveLevel()
 }
 
 func (p *checker) simpleExpr() {
@@ -559,7 +626,7 @@ func (p *checker) body(line int) {
 		}
 	}
 	p.checkNext(')')
-	p.openFunction(vararg)
+	p.openFunction(line, vararg)
 	p.statList()
 	p.checkMatch(reserved("end"), reserved("function"), line)
 	p.closeFunction()

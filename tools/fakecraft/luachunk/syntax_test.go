@@ -115,7 +115,50 @@ func TestSyntaxCheckerAcceptsLua(t *testing.T) {
 	}
 }
 
-// A chunk that compiles never reaches the checker.
+// Cobalt 0.9.4 refuses a chunk whose statements and expressions nest past 200 levels
+// (its Parser's enterLevel, in each statement and each operand), which gopher-lua compiles;
+// the cases and their words are Cobalt's, run from its source.
+func TestChunksNestedPastCobaltsLimit(t *testing.T) {
+	nested := func(open, inner, close string, n int) string {
+		return strings.Repeat(open, n) + inner + strings.Repeat(close, n)
+	}
+	const tooDeep = "main function has more than 200 syntax levels"
+	for src, want := range map[string]string{
+		"x = 1 + " + nested("(", "1", ")", 300):                             "t:1: " + tooDeep,
+		"x = 1 + " + nested("(", "1", ")", 198):                             "t:1: " + tooDeep,
+		"x = 1 + " + nested("(", "1", ")", 197):                             "",
+		"x = " + nested("{", "", "}", 300):                                  "t:1: " + tooDeep,
+		"return " + nested("{", "", "}", 200):                               "t:1: " + tooDeep,
+		"return " + nested("{", "", "}", 199):                               "",
+		nested("do ", "", "end ", 300):                                      "t:1: " + tooDeep,
+		nested("if x then ", "", "end ", 200):                               "t:1: " + tooDeep,
+		nested("if x then ", "", "end ", 199):                               "",
+		"x = " + strings.Repeat("- ", 199) + "1":                            "t:1: " + tooDeep,
+		"x = " + strings.Repeat("- ", 198) + "1":                            "",
+		"x = " + nested("f(", "", ")", 300):                                 "t:1: " + tooDeep,
+		"x = 1" + strings.Repeat(" + 1", 300):                               "",
+		"x = 1" + strings.Repeat(" .. 1", 199):                              "t:1: " + tooDeep,
+		"x = 1" + strings.Repeat(" .. 1", 198):                              "",
+		"x = 1" + strings.Repeat(" ^ 1", 300):                               "t:1: " + tooDeep,
+		"x = 1" + strings.Repeat(" or 1 and 1 < 1 .. 1 + 1 * 1 ^ 1", 40):    "",
+		"x = 1" + strings.Repeat(" ^ 1 * 1 + 1 .. 1 < 1 and 1 or 1", 40):    "",
+		nested("local function f() ", "", "end ", 300):                      "t:1: function at line 1 has more than 200 syntax levels",
+		"\n\nlocal function f()\nx = " + strings.Repeat("#", 300) + "t end": "t:4: function at line 3 has more than 200 syntax levels",
+		"return " + nested("function() return ", "1", " end", 100):          "t:1: function at line 1 has more than 200 syntax levels",
+		"return " + nested("function() return ", "1", " end", 99):           "",
+		"x = 1 + " + nested("(\n", "1", ")", 300):                           "t:199: " + tooDeep,
+	} {
+		_, err := Compile(src, "t")
+		if want == "" {
+			assert.NoError(t, err, src)
+			continue
+		}
+		require.Error(t, err, src)
+		assert.Equal(t, want, err.Error(), src)
+	}
+}
+
+// A chunk that compiles reaches the checker only for its nesting.
 func TestCompiledChunksSkipTheChecker(t *testing.T) {
 	_, err := Compile("return 1", "chunk")
 	require.NoError(t, err)

@@ -52,8 +52,9 @@ type token struct {
 
 // lexError is a message Lua's lexer or parser raises: "message near token" at line.
 type lexError struct {
-	line int
-	msg  string
+	line    int
+	msg     string
+	tooDeep bool // past maxSyntaxLevels
 }
 
 // kindName is luaX_token2str: reserved words and symbols quoted, the token classes not.

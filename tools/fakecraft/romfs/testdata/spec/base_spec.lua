@@ -110,6 +110,27 @@ describe("syntax errors", function()
     expect(select(2, load("return 1", "=chunk", "b"))):eq("attempt to load a text chunk (mode is b)");
   end);
 
+  -- Cobalt's parser counts nested statements and expressions (Parser.enterLevel) and stops
+  -- past 200; fakecraft's gopher-lua compiled all of these. Compared with Cobalt run from its
+  -- source.
+  it("refuse nesting past Cobalt's 200 syntax levels", function()
+    local function nested(open, inner, close, n) return open:rep(n) .. inner .. close:rep(n) end
+    expect(select(2, load("x = 1 + " .. nested("(", "1", ")", 300), "=chunk")))
+      :eq("chunk:1: main function has more than 200 syntax levels");
+    expect(select(2, load("x = 1 + " .. nested("(", "1", ")", 198), "=chunk")))
+      :eq("chunk:1: main function has more than 200 syntax levels");
+    expect(type(load("x = 1 + " .. nested("(", "1", ")", 197), "=chunk"))):eq("function");
+    expect(select(2, load(nested("if x then ", "", "end ", 200), "=chunk")))
+      :eq("chunk:1: main function has more than 200 syntax levels");
+    expect(type(load(nested("if x then ", "", "end ", 199), "=chunk"))):eq("function");
+    expect(select(2, load("x = 1" .. (" .. 1"):rep(199), "=chunk")))
+      :eq("chunk:1: main function has more than 200 syntax levels");
+    expect(type(load("x = 1" .. (" .. 1"):rep(198), "=chunk"))):eq("function");
+    expect(type(load("x = 1" .. (" + 1"):rep(300), "=chunk"))):eq("function");
+    expect(select(2, load("\n\nlocal function f()\nx = " .. ("#"):rep(300) .. "t end", "=chunk")))
+      :eq("chunk:4: function at line 3 has more than 200 syntax levels");
+  end);
+
   it("name the chunk as its short_src", function()
     expect(select(2, load("x x", "named"))):eq("[string \"named\"]:1: syntax error near 'x'");
   end);
