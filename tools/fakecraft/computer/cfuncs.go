@@ -33,6 +33,7 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	tbl := L.GetGlobal("table").(*lua.LTable)
 	native := L.NewTable()
 	native.RawSetString("sort", L.NewFunction(placedAtCaller(tbl.RawGetString("sort").(*lua.LFunction))))
+	native.RawSetString("go_sortable", L.NewFunction(goSortable))
 	native.RawSetString("inext", L.NewFunction(luaInext))
 	for name, check := range proxyChecks {
 		native.RawSetString(name, L.NewFunction(check))
@@ -85,6 +86,40 @@ func placedAtPcall(L *lua.LState, err lua.LValue) lua.LValue {
 		return err
 	}
 	return lua.LString(luakit.CallerWhere(L) + cFramePosition.ReplaceAllLiteralString(string(msg), ""))
+}
+
+// goSortable says whether table.sort with no comparator may leave the table t to
+// gopher-lua's sort: t has no metatable, and its elements 1 to #t are all numbers (none NaN)
+// or all strings. Their order is then one and the same however they are sorted; any other
+// table goes to Cobalt's heapsort (cfuncs.lua), whose first comparison that fails names its
+// pair, and whose order of a NaN, a metatable's __len and __index and __lt it follows.
+func goSortable(L *lua.LState) int {
+	t := L.CheckTable(1)
+	L.Push(lua.LBool(t.Metatable == lua.LNil && sameOrderedKind(t)))
+	return 1
+}
+
+func sameOrderedKind(t *lua.LTable) bool {
+	n := t.Len()
+	if n < 2 {
+		return true
+	}
+	_, strings := t.RawGetInt(1).(lua.LString)
+	for i := 1; i <= n; i++ {
+		switch v := t.RawGetInt(i).(type) {
+		case lua.LNumber:
+			if strings || v != v {
+				return false
+			}
+		case lua.LString:
+			if !strings {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // placedAtCaller runs one of gopher-lua's library functions for a stand-in. gopher-lua

@@ -12,7 +12,7 @@
 -- (README, Known differences).
 local native = ...;
 local pack, unpack, select, type, error, next = table.pack, table.unpack, select, type, error, next;
-local getmetatable, rawget, native_sort = debug.getmetatable, rawget, native.sort;
+local getmetatable, rawget, native_sort, go_sortable = debug.getmetatable, rawget, native.sort, native.go_sortable;
 
 local function same(f) return f; end
 
@@ -165,10 +165,9 @@ local function less_than(a, b)
     end
   end
   if handler == nil then
-    -- Level 5: the caller of table.sort (less_than, sift_down, heap_sort, table.sort).
-    -- Worded as the VM's own comparisons (Cobalt's).
-    if ta == tb then error(("attempt to compare two %s values"):format(ta), 5); end
-    error(("attempt to compare %s with %s"):format(ta, tb), 5);
+    -- The VM's own error, placed past the stand-ins at the Lua code nearest (even under a
+    -- pcall that calls table.sort itself), as Cobalt places it.
+    return a < b;
   end
   return not not handler(a, b);
 end
@@ -214,12 +213,13 @@ local function heap_sort(t, lt)
   end
 end
 
--- table.sort: gopher-lua's (in Go, much faster) where no Lua function is involved; Cobalt's
--- heapsort where a comparator or an __lt metamethod may yield.
+-- table.sort: gopher-lua's (in Go, much faster) for numbers or strings alone, whose order
+-- is the same however they are sorted; Cobalt's heapsort for the rest: a comparator or an
+-- __lt metamethod may yield there, and a mix fails at the pair Cobalt's compares first.
 function table.sort(t, comp)
   check(t, "table");
   if comp == nil then
-    if type(t[1]) ~= "table" then return native_sort(t); end
+    if go_sortable(t) then return native_sort(t); end
     heap_sort(t, less_than);
     return;
   end

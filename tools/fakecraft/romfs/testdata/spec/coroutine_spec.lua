@@ -213,9 +213,38 @@ describe("callbacks of library functions", function()
     table.sort(numbers, function() return true; end);
     expect(table.concat(numbers, ",")):eq("39,47,23,35,27,19,43,11,50,13,33,29,17,37,9,41,21,45,5,49,25,26,6,28,14,32,30,16,34,8,36,18,38,4,40,20,42,10,44,22,46,2,48,24,12,1,3,7,15,31");
     expect.error(table.sort, {}, 1):eq("bad argument (function expected, got number)");
-    -- gopher-lua's own sort raises this under the Lua stand-in: placed at the caller.
+    -- The heapsort's comparison fails in the Lua stand-in: placed at the caller.
     ok, err = pcall(function() table.sort({ 1, "x" }); end);
     expect(err):str_match("^%.%.%.[^:]+:%d+: attempt to compare");
+  end);
+
+  -- With no comparator too, Cobalt's heapsort compares what is not numbers alone or strings
+  -- alone: a mix fails at its first pair, the table left as far as it got; NaN and a proxy's
+  -- __len, __index and __newindex go its way. Compared with Cobalt run from its source.
+  it("sorts a mix with no comparator as Cobalt's heapsort, failing at its pair", function()
+    expect.error(table.sort, { "a", 1 }):str_match("attempt to compare string with number$");
+    expect.error(table.sort, { 1, "a" }):str_match("attempt to compare number with string$");
+    expect.error(table.sort, { 3, 2, {}, 1 }):str_match("attempt to compare number with table$");
+    expect.error(table.sort, { 3, 2, true, 1 }):str_match("attempt to compare number with boolean$");
+    local t = {};
+    for i = 1, 20 do t[i] = i % 3 == 0 and tostring(i) or i; end
+    expect.error(table.sort, t):str_match("attempt to compare string with number$");
+    expect(table.concat(t, " ")):eq("1 2 3 4 5 6 7 8 9 20 11 12 13 14 15 16 17 18 19 10");
+    local ok, err = pcall(function() table.sort({ 2, 1, "x" }); end);
+    expect(ok):eq(false);
+    expect(err):str_match("^%.%.%.[^:]+:%d+: attempt to compare number with string$");
+    t = { 5, 0 / 0, 3, 1, 0 / 0, 2, 4 };
+    table.sort(t);
+    for i = 1, #t do t[i] = tostring(t[i]); end
+    expect(table.concat(t, " ")):eq("nan 4 1 nan 2 3 5");
+    local sets = {};
+    local proxy = setmetatable({}, {
+      __len = function() return 3; end,
+      __index = function(_, i) return ({ 3, 1, 2 })[i]; end,
+      __newindex = function(_, i, v) sets[#sets + 1] = i .. "=" .. v; end,
+    });
+    table.sort(proxy);
+    expect(table.concat(sets, " ")):eq("3=3 1=2 2=3 1=1");
   end);
 
   it("keeps string.gsub's errors where a yield cannot be made", function()
