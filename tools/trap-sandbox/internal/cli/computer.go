@@ -279,7 +279,13 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	// computer refuses changed nothing.
 	var warnings func()
 	if !c.Binary {
-		cc, reps := cctext.FileToCC(c.Remote, string(data))
+		// Whether the file is Lua code is read from its name: Remote's, or the local file's,
+		// which is the name a put into a directory writes (and a door.lua put as /door is Lua).
+		named := c.Remote
+		if strings.HasSuffix(strings.ToLower(c.Local), ".lua") {
+			named = c.Local
+		}
+		cc, reps := cctext.FileToCC(named, string(data))
 		warnings = func() { warn(stderr, reps) }
 		if !utf8.Valid(data) && cc != string(data) {
 			// A binary file's bytes read as text hold thousands of characters CC cannot hold:

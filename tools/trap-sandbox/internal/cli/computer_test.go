@@ -87,6 +87,8 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, local+" -> 7: /programs/door.lua (16 bytes)\n", out, "into the directory, and the colon is not doubled")
 	assert.Contains(t, errOut, `"—" (U+2014) at content 1:10`, "the replaced character is named on stderr")
+	assert.Contains(t, errOut, `in a Lua string a Lua escape such as "\226\128\148" writes its bytes`,
+		"door.lua put into a directory is Lua code, whose strings take Lua escapes")
 	got, _ := d.File("/programs/door.lua")
 	assert.Equal(t, "print('\xe9 ? ok')\n", string(got), "text is written as CC's bytes")
 
