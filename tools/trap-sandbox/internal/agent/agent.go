@@ -828,14 +828,16 @@ func (m *Module) noPlace(ctx context.Context, from protocol.Requester, err error
 // unavailable is the ai_unavailable error for a failed opencode call: the probe's one line
 // when opencode is down, else the call's own.
 func (m *Module) unavailable(ctx context.Context, err error) *protocol.Error {
-	msg, _ := m.diagnose(ctx, err)
+	msg, _ := m.diagnose(ctx, err, 0)
 	return protocol.Errorf(CodeAIUnavailable, "%s", msg)
 }
 
 // diagnose words a failed opencode call for the player and tells its fault: opencode down
 // (the probe says so, or the call had no answer), refusing the gateway's credentials, or
-// failing otherwise.
-func (m *Module) diagnose(ctx context.Context, err error) (string, *fault) {
+// failing otherwise. waited is how long the question's call waited (0: not known): where
+// neither it nor the probe got an answer, the line says both waits, as the player waited
+// their sum (it said only the probe's "no answer within 5s" after 10 s or more of Thinking...).
+func (m *Module) diagnose(ctx context.Context, err error, waited time.Duration) (string, *fault) {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
 		// Whose fix it is: "check OPENCODE_SERVER_PASSWORD" read as an instruction to the
@@ -846,6 +848,10 @@ func (m *Module) diagnose(ctx context.Context, err error) (string, *fault) {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
 		if h := m.cfg.Prober.Probe(pctx); !h.OK {
+			if h.NoAnswerWithin > 0 && waited > 0 && ae == nil {
+				return fmt.Sprintf("the agent is unavailable: %s: the question's call got no answer in %s, and the health check none in %s",
+					h.Server, waited.Round(100*time.Millisecond), h.NoAnswerWithin), faultUnreachable
+			}
 			return "the agent is unavailable: " + h.Detail, faultUnreachable
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/logthrottle"
+	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
@@ -193,4 +194,42 @@ func TestATurnsLogLinesNameItsAccount(t *testing.T) {
 			assert.Len(t, logLines(&logs, msg, "accountId="+from.AccountID+" traposId=7:desk "), 1, "%s of %s: %s", msg, from.AccountID, logs.String())
 		}
 	}
+}
+
+// TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited: with opencode stalled (it accepts
+// connections and answers nothing) the player saw Thinking... for about 15 s, then "opencode
+// at …: no answer within 5s", the health check's timeout, not their wait. The line says both:
+// the question's call got no answer in the time it waited (the module's clock, advanced past
+// the wait for the event stream), and the health check none in its timeout.
+func TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited(t *testing.T) {
+	f := startFakeAgent(t)
+	f.oc.Stall()
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Timeout: 50 * time.Millisecond})
+	require.NoError(t, err)
+	t.Cleanup(prober.Close)
+	fc := clock.NewFake(time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC))
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Clock: fc, Prober: prober},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	m.stream.openGrace = time.Hour // the stream's attempt waits on: the question's wait ends by fc
+	m.stream.clock = fc
+
+	type result struct {
+		reason string
+		errs   []string
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() { done <- r }() // also when askTurn's require ends this goroutine
+		r.reason, r.errs = askTurn(t, m, protocol.Requester{TraposID: "5:desk"}, "hello")
+	}()
+	// armed: the idle janitor's timer and the question's wait for the event stream
+	require.True(t, fc.WaitArmed(2, t.Context().Done()))
+	fc.Advance(readyWait)
+	r := <-done
+	assert.Equal(t, ReasonError, r.reason)
+	assert.Equal(t, []string{"the agent is unavailable: opencode at " + f.oc.URL +
+		": the question's call got no answer in 10s, and the health check none in 50ms"}, r.errs)
 }

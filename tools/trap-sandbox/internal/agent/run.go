@@ -71,6 +71,7 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 		}
 	}()
 	ctx := t.ctx
+	t.calledAt = m.cfg.Clock.Now()
 	m.once.Do(func() {
 		// Started on the first question, so the directory's instance (and its MCP connection)
 		// starts only once this gateway's /mcp is serving.
@@ -202,7 +203,7 @@ func (m *Module) failed(t *turn, err error) ending {
 	if t.ctx.Err() != nil {
 		return stopped(t, context.Cause(t.ctx))
 	}
-	msg, f := m.diagnose(t.ctx, err)
+	msg, f := m.diagnose(t.ctx, err, m.cfg.Clock.Now().Sub(t.calledAt))
 	end := ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: proseText(msg)}, fault: f}
 	var he *hostError
 	if errors.As(err, &he) {

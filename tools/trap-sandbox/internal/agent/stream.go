@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"trap-sandbox/internal/clock"
 )
 
 // The event stream: one GET /global/event for the gateway, opened before any prompt and
@@ -38,6 +40,9 @@ type stream struct {
 	openGrace time.Duration
 	// heartbeatGrace is how long the open stream may stay silent (the constant of that name).
 	heartbeatGrace time.Duration
+	// clock times a question's wait for the stream (waitReady): the real one, or a test's
+	// fake (not Config.Clock, which idle tests advance by minutes while turns are under way).
+	clock clock.Clock
 
 	mu    sync.Mutex
 	turns map[string]*turn // by opencode session id
@@ -56,7 +61,7 @@ type stream struct {
 }
 
 func newStream(oc *client, log *slog.Logger) *stream {
-	return &stream{oc: oc, log: log, openGrace: openGrace, heartbeatGrace: heartbeatGrace, turns: map[string]*turn{}, ready: make(chan struct{}),
+	return &stream{oc: oc, log: log, openGrace: openGrace, heartbeatGrace: heartbeatGrace, clock: clock.Real{}, turns: map[string]*turn{}, ready: make(chan struct{}),
 		down: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
@@ -128,7 +133,7 @@ func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
 	case s.kick <- struct{}{}:
 	default:
 	}
-	timer := time.NewTimer(wait)
+	timer := s.clock.NewTimer(wait)
 	defer timer.Stop()
 	for {
 		select {
@@ -137,7 +142,7 @@ func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		case <-down:
-		case <-timer.C:
+		case <-timer.C():
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			if s.connected {

@@ -98,6 +98,9 @@ type turn struct {
 	// cancel ends the turn with its cause (errAborted, errDeadline, errDisconnected).
 	cancel  context.CancelCauseFunc
 	started time.Time
+	// calledAt is when the turn began to call opencode, by the module's clock (Config.Clock):
+	// how long its failed call waited is the player's wait (diagnose).
+	calledAt time.Time
 
 	mu          sync.Mutex
 	events      []Event

@@ -50,6 +50,11 @@ type Health struct {
 	// Status is the HTTP status of the server's answer, 0 when none came (nothing listens,
 	// a timeout): 401 is a password to fix, where 0 may be a server still starting.
 	Status int
+	// NoAnswerWithin is the probe's timeout when the server accepted it and answered nothing
+	// within it (Detail says "no answer within" it), 0 otherwise. Server is Detail's subject,
+	// "opencode at <URL>" (without a password), so a caller can say what else went unanswered.
+	NoAnswerWithin time.Duration
+	Server         string
 }
 
 // ProberConfig configures a Prober.
@@ -254,12 +259,12 @@ func (p *Prober) probeOnce() Health {
 
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return Health{Detail: p.describe(p.transportCause(ctx, err))}
+		return p.transportFailure(ctx, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHealthBody))
 	if err != nil {
-		return Health{Detail: p.describe(p.transportCause(ctx, err))}
+		return p.transportFailure(ctx, err)
 	}
 	h := p.classify(resp, body)
 	h.Status = resp.StatusCode
@@ -304,12 +309,26 @@ func (p *Prober) classify(resp *http.Response, body []byte) Health {
 	return Health{OK: true, Version: health.Version}
 }
 
+// transportFailure is the Health of a probe that got no complete answer.
+func (p *Prober) transportFailure(ctx context.Context, err error) Health {
+	h := Health{Detail: p.describe(p.transportCause(ctx, err)), Server: p.server()}
+	if timedOut(ctx, err) {
+		h.NoAnswerWithin = p.timeout
+	}
+	return h
+}
+
+// timedOut reports whether a probe's request failed because its timeout passed.
+func timedOut(ctx context.Context, err error) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
 // transportCause names why no complete answer arrived, without repeating the URL (which may
 // be the full error text) so that the detail stays one line and free of secrets.
 func (p *Prober) transportCause(ctx context.Context, err error) string {
 	var dnsErr *net.DNSError
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+	case timedOut(ctx, err):
 		return fmt.Sprintf("no answer within %s", p.timeout)
 	case errors.Is(err, context.Canceled):
 		return "the probe was cancelled (shutting down)"
@@ -334,7 +353,12 @@ func (p *Prober) transportCause(ctx context.Context, err error) string {
 const maxCauseBytes = 300
 
 func (p *Prober) describe(cause string) string {
-	return fmt.Sprintf("opencode at %s: %s", p.baseRedacted(), cctext.Clip(cause, maxCauseBytes))
+	return fmt.Sprintf("%s: %s", p.server(), cctext.Clip(cause, maxCauseBytes))
+}
+
+// server is what a Detail is about: "opencode at <URL>".
+func (p *Prober) server() string {
+	return "opencode at " + p.baseRedacted()
 }
 
 // baseRedacted is the configured base URL (not the health path), as the user wrote it, minus
