@@ -1020,6 +1020,118 @@ func TestTheWebConsoleLetsGoWhatWasHeldWhileTheGatewayWasAway(t *testing.T) {
 		"\nclick 1 3 2\nkey leftCtrl\nup 1 3 2\nkey_up leftCtrl\nkey x\nkey_up x")`)
 }
 
+// TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone: a button let go as its
+// computer's socket drops, the release's call answered not_connected before the view knew the
+// computer was gone, is let go on the computer once it is back and the view live again, before
+// a key typed since. Before, that release was lost, the button held on the computer for ever.
+func TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	first := connectReleaseComputer(ctx, t, g, "14:rig", true)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/14%3Arig")))
+	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.startsWith("rig")`)
+	xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[0].getBoundingClientRect();
+		[row.left + row.width / +screen.dataset.width * 2.5, row.top + row.height / 2]
+	}`))
+	require.NoError(t, err)
+	mouse := func(typ input.DispatchMouseEventType, buttons int64) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+				Type: typ, X: xy[0], Y: xy[1], Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1})
+			return err
+		})
+	}
+	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMousePressed, 1)))
+	assert.Contains(t, first.input(ctx, t), `"type":"mouse_click"`)
+	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMouseReleased, 0)))
+	assert.Contains(t, first.input(ctx, t), `"type":"mouse_up"`, "the release, which the computer never answers")
+	until(t, "the computer gone", `!view.live`)
+	// The release's call answered (not_connected) before the computer is back.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`view.queue.then(() => true)`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+
+	second := connectReleaseComputer(ctx, t, g, "14:rig", false)
+	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "x")))
+	var got []string
+	for !strings.Contains(strings.Join(got, ""), `"key_up"`) {
+		got = append(got, second.input(ctx, t))
+	}
+	all := strings.Join(got, "")
+	up, key := strings.Index(all, `"type":"mouse_up","button":1,"x":3,"y":1`), strings.Index(all, `"type":"key"`)
+	assert.True(t, up >= 0 && up < key, "the release, then the key typed since: %s", all)
+}
+
+// releaseComputer is a computer on a raw socket whose client takes a press apart from its
+// release (0.5.23): it draws one row ("rig") on the screen watch it answers, and passes on each
+// screen.input's events (input); one that goes closes its socket on the first release it gets
+// (mouse_up), unanswered, as a computer shut down then would.
+type releaseComputer struct {
+	inputs chan string
+}
+
+func connectReleaseComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id string, goes bool) *releaseComputer {
+	t.Helper()
+	ws, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ws.Close() })
+	hello, err := ws.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
+	require.NoError(t, err)
+	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+	c := &releaseComputer{inputs: make(chan string, 64)}
+	go func() {
+		for {
+			f, err := ws.Next(ctx)
+			if err != nil {
+				return
+			}
+			if f.Event != harness.EventGatewayRequest {
+				continue
+			}
+			payload := map[string]any{}
+			switch f.Type {
+			case harness.TypeComputerInfo:
+				payload = map[string]any{"traposId": id, "clientVersion": "0.5.23"}
+			case "screen.watch":
+				payload = map[string]any{"watchId": 1}
+			case "screen.input":
+				c.inputs <- string(f.Payload)
+				if goes && strings.Contains(string(f.Payload), `"mouse_up"`) {
+					_ = ws.Close()
+					return
+				}
+				payload = map[string]any{"queued": 1}
+			}
+			_ = ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
+				"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
+			if f.Type == "screen.watch" {
+				_ = ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
+					"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
+						"watchId": 1, "seq": 1, "colour": true, "fg": 1, "bg": 32768, "width": 3, "height": 1,
+						"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
+						"rows":    map[string]any{"1": map[string]any{"text": "rig", "fg": "000", "bg": "000"}},
+						"palette": []string{"#f0f0f0"}}})
+			}
+		}
+	}()
+	return c
+}
+
+// input is the payload of the next screen.input the computer gets.
+func (c *releaseComputer) input(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	select {
+	case payload := <-c.inputs:
+		return payload
+	case <-ctx.Done():
+		t.Fatal("the computer got no screen.input")
+		return ""
+	}
+}
+
 // TestTheWebConsolesListSaysWhatItNoLongerKnows: while the gateway cannot be reached, the
 // computer list stops calling its rows connected (they are what the gateway last said, and a
 // stopped gateway's computers are not) and says the connection was lost, in the viewer's

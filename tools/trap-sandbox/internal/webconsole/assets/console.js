@@ -17,7 +17,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -612,6 +612,7 @@ async function watch(v) {
   status("Live");
   if ($("viewer").classList.contains("private")) note(); // the owner shows it now
   live(v, true);
+  v.opened++;
   payOwed(v);
   if (v.accountId === undefined && !v.learning) v.learning = learnAccount(v);
   try {
@@ -799,6 +800,23 @@ function owe(v, events) {
   }
 }
 
+// oweAgain owes (owe) the releases among events, a call of view v's sent while its stream
+// opened had been (v.opened) that found the computer or the gateway gone (not_connected, or no
+// answer at all): let go as the stream was ending, before the view knew, they would be lost as
+// dropped ones were. They go once the stream opens again: at once if it has since, not while
+// the stream is still the one of the computer gone, where they would fail again, and again.
+// One pressed again since is left to that press's own release.
+function oweAgain(v, events, opened) {
+  for (const e of events) {
+    const id = pressID(e);
+    if (releases.has(e.type) && !v.pressed.has(id)) {
+      v.pressed.add(id);
+      owe(v, [e]);
+    }
+  }
+  if (v.live && v.opened !== opened) payOwed(v);
+}
+
 // payOwed sends view v's owed releases (owe) as its stream opens again, before anything typed
 // since. The computer may have rebooted meanwhile, the key or button no longer down on it: a
 // release of one not down is harmless in CC, only an event (key_up, mouse_up) that a program
@@ -823,15 +841,17 @@ async function sendPending(v) {
       }
       const taken = v.pending.splice(0, n);
       let failed;
+      const events = taken.flatMap((p) => p.events), opened = v.opened;
       try {
-        failed = await sendInput(v, taken.flatMap((p) => p.events), Math.max(...taken.map((p) => p.sent)));
+        failed = await sendInput(v, events, Math.max(...taken.map((p) => p.sent)));
       } catch (e) {
         if (e.message === "unauthorized") return;
-        failed = { said: "Input failed: " + e.message, queued: 0 };
+        failed = { said: "Input failed: " + e.message, queued: 0, away: true };
         say(v, failed.said);
       } finally {
         v.presses -= taken.filter((p) => p.press).length;
       }
+      if (failed && failed.away) oweAgain(v, events, opened);
       if (failed) partlyTyped(v, taken, failed);
     }
   } finally {
@@ -877,7 +897,7 @@ async function sendInput(v, events, newest) {
     }
     v.busy = false;
     if (!error) v.dropped = false;
-    return error ? { said, queued: error.queued || 0 } : null;
+    return error ? { said, queued: error.queued || 0, away: error.code === "not_connected" } : null;
   }
 }
 
@@ -1502,7 +1522,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false, pressed: new Set(), owed: [] };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false, pressed: new Set(), owed: [], opened: 0 };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
