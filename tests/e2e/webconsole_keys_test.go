@@ -229,7 +229,7 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 		window.sent = (events) => {
 			posted = [];
 			view = { traposId: "7:test", live: true, abort: new AbortController(), queue: Promise.resolve(), down: new Set(),
-				pending: [], presses: 0, sending: false, busy: false, dropped: false, said: "", ctrl: false, typed: "" };
+				pending: [], presses: 0, pressed: new Set(), owed: [], opened: 0, sending: false, busy: false, dropped: false, said: "", ctrl: false, typed: "" };
 			send(events);
 			return view.queue.then(() => posted);
 		};
