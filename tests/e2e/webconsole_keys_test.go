@@ -74,7 +74,7 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		window.sent = [];
 		window.sends = [];
 		send = (events) => { sent.push(...events); sends.push(events.length); };
-		view = { traposId: "7:test", ctrl: false, typed: "", down: new Set(), unsent: new Set() };
+		view = newView("7:test");
 		window.take = () => { const s = sent; sent = []; return s; };
 		window.keyboard = (key, code, ctrlKey) => {
 			const screen = document.getElementById("screen");
@@ -228,8 +228,7 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 		sendInput = async (v, events) => { posted.push(events); };
 		window.sent = (events) => {
 			posted = [];
-			view = { traposId: "7:test", live: true, abort: new AbortController(), queue: Promise.resolve(), down: new Set(),
-				pending: [], presses: 0, pressed: new Set(), owed: [], opened: 0, sending: false, busy: false, dropped: false, said: "", ctrl: false, typed: "" };
+			view = Object.assign(newView("7:test"), { live: true });
 			send(events);
 			return view.queue.then(() => posted);
 		};
@@ -511,7 +510,7 @@ func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`
 		window.sent = [];
 		send = (events) => { sent.push(...events); };
-		view = { traposId: "7:test", live: true, ctrl: false, typed: "" };
+		view = Object.assign(newView("7:test"), { live: true });
 		window.pasteOn = (id, text) => {
 			const data = new DataTransfer();
 			data.setData("text/plain", text);
@@ -684,7 +683,7 @@ func focusedScreen(t *testing.T) context.Context {
 // evaluates first.
 const fakeFocusedView = `const sent = [];
 		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
-		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set(), unsent: new Set() };
+		view = Object.assign(newView("7:test"), { live: true });
 		const screen = document.getElementById("screen");
 		screen.hidden = false;
 		document.getElementById("viewer").hidden = false;

@@ -1504,6 +1504,15 @@ function olderVersion(version, than) {
   return false;
 }
 
+// newView is a view of computer traposId, not live yet: every field the page keeps of it (the
+// list at `let view`), in one place, which the browser tests start from too.
+function newView(traposId) {
+  return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
+    sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "",
+    unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
+    pressed: new Set(), owed: [], opened: 0 };
+}
+
 function onWheel(e) {
   const cell = cellAt(e, false);
   if (!cell || !e.deltaY || !view || !view.live) return; // the page scrolls as ever
@@ -1521,8 +1530,7 @@ function open(traposId) {
   $("viewer").classList.add("blank"); // until its stream first opens: no screen to type on (live)
   note();
   status("Connecting…");
-  const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "", unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false, pressed: new Set(), owed: [], opened: 0 };
+  view = newView(traposId);
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
