@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -47,6 +48,10 @@ const nginxExample = "docs/examples/nginx-trap-sandbox.conf"
 // nginxConsoleExample is the page's optional part for the web console: locations that go in
 // the example's server block, before its catch-all location (exampleCatchAll).
 const nginxConsoleExample = "docs/examples/nginx-trap-sandbox-console.conf"
+
+// pageFile finds a file the console's page loads beside itself: a script's src, a stylesheet's
+// href (a name without a slash).
+var pageFile = regexp.MustCompile(`<(?:script|link)\b[^>]*\b(?:src|href)="([^"/:]+)"`)
 
 // The example's placeholders: what an operator edits, and what this test points at its own
 // ports and files.
@@ -288,15 +293,25 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 			assert.Equal(t, http.StatusOK, code, "the console's page holds no data: it loads without a token")
 			assert.Contains(t, body, "console.js")
 			// Every file of the page's passes: one the console gains must be added to the part.
+			// Those the page loads (inputs.js, which the gateway makes, is in no directory),
+			// and every file of its directory.
+			files := map[string]bool{}
+			for _, m := range pageFile.FindAllStringSubmatch(body, -1) {
+				files[m[1]] = true
+			}
 			root, err := repo.Root()
 			require.NoError(t, err)
 			assets, err := os.ReadDir(filepath.Join(root, "tools/trap-sandbox/internal/webconsole/assets"))
 			require.NoError(t, err)
 			for _, asset := range assets {
 				if asset.Name() != "index.html" {
-					code, _ = call(http.MethodGet, "/console/"+asset.Name(), "")
-					assert.Equal(t, http.StatusOK, code, "the console's %s, through nginx", asset.Name())
+					files[asset.Name()] = true
 				}
+			}
+			assert.Contains(t, files, "inputs.js", "the page's scripts: %s", body)
+			for name := range files {
+				code, _ = call(http.MethodGet, "/console/"+name, "")
+				assert.Equal(t, http.StatusOK, code, "the console's %s, through nginx", name)
 			}
 
 			aliceIDs := []string{"alice/10:grün", "alice/11:100%", "alice/12:x+y&z=@$", "alice/7:desk", "alice/9:a/b"}
