@@ -111,11 +111,12 @@ local function newScreen(t)
   -- is a word's, or part of one ("`door`." is one word, which wraps whole).
   local wordColours = {};
   local wordFrom = 1;    -- its first byte not written yet (a pause may stop it half written)
-  -- Lines moved on since the player last read the screen. The line they typed (the shell's
-  -- command line that started ai, later a question at ai>) is the row above the cursor, and
-  -- counts as one already shown: the first page stops while it is still on the screen (it
-  -- stopped a row later, that line scrolled off, and the player no longer saw their question).
-  local scrolled = 1;
+  -- Lines moved on since the player last read the screen: newline counts them, and readTo
+  -- alone sets where the count starts. The line they typed (the shell's command line that
+  -- started ai, later a question at ai>) is the row above the cursor, and counts as one
+  -- already shown: the first page stops while it is still on the screen (it stopped a row
+  -- later, that line scrolled off, and the player no longer saw their question).
+  local scrolled;
   local status = false;  -- the notice (Thinking...) that stands on the current line, or false
   -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
   -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
@@ -140,6 +141,15 @@ local function newScreen(t)
   -- rewrites only its last row, as the rows before it come out the same.
   local shownPart = nil;
   local rowsMoved = 0; -- rows moved on since the screen began: a word shown on one row moved none
+
+  -- The player has just read the screen (a key turned the page, or they typed a line): the
+  -- next page stops once a screenful less one has scrolled past, `rows` of it the rows above
+  -- the cursor that stay in view: what they typed, with the question it answers. At most a
+  -- screenful less two, so a page shows at least a row of what comes next before it stops.
+  local function readTo(rows)
+    scrolled = math.max(0, math.min(rows, height - 2));
+  end
+  readTo(1); -- the command line that started ai
 
   local function setColour(name)
     if name ~= nil and t.isColour() and colourOf(name) ~= nil then
@@ -172,7 +182,7 @@ local function newScreen(t)
     inputting = ok and "ending" or false;
     t.setCursorBlink(false);
     erase(MORE);
-    scrolled = 0;
+    readTo(0);
     if not ok then
       if err == "Terminated" then
         stoppedReading = true;
@@ -609,12 +619,17 @@ local function newScreen(t)
   -- the player typed nothing within wait seconds (the line then ends where the typing stopped).
   local function ask(question, wait)
     finish();
+    local firstRow = rowsMoved;
     text(question);
     flushWord();
     putSpaces(); -- the blank after the question: the answer is typed after it
     if not libsandbox.roomToAnswer(t) then
       newline();
     end
+    -- The question's rows and the one its answer is typed on (read() does not wrap it): they
+    -- stay in view until the next page stops, as a question typed at ai> does (it counted
+    -- none, and a long answer scrolled "Allow? [y/N] y" away before its "Press any key").
+    local asked = rowsMoved - firstRow + 1;
     inputting = true;
     local answer;
     parallel.waitForAny(function() answer = read(); end, function() sleep(wait); end);
@@ -625,7 +640,7 @@ local function newScreen(t)
     inputting = "ending";
     col = select(1, t.getCursorPos());
     indentOnly = col == 1;
-    scrolled = 0;
+    readTo(asked);
     return answer or "";
   end
 
@@ -644,7 +659,7 @@ local function newScreen(t)
   local function seen()
     col = select(1, t.getCursorPos());
     indentOnly, spaces = col == 1, 0;
-    scrolled = 1;
+    readTo(1);
   end
 
   return {

@@ -903,6 +903,40 @@ describe("ai command", function()
       end
     end);
 
+    it("stops a long answer after a question while the question and its answer are still on the screen, on a computer and a pocket computer", function()
+      -- the pager counted from the row after the answer: the answer's first page scrolled
+      -- "Allow? [y/N] y" away before its "Press any key", and the player no longer saw it
+      local lines = {};
+      for i = 1, 40 do
+        lines[i] = "line" .. i;
+      end
+      local long = table.concat(lines, "\n") .. "\n";
+      for _, case in ipairs({
+        { 51, 19, { "The agent wants to write /door.lua (312 bytes, not", "shown). Allow? [y/N] y" } },
+        { 26, 20, { "The agent wants to write", "/door.lua (312 bytes, not", "shown). Allow? [y/N] y" } },
+      }) do
+        local width, height, question = case[1], case[2], case[3];
+        local ok, err, _, record = run({ "write it" }, {
+          width = width, height = height, commandLine = "> ai write it", typed = { "y" },
+          polls = { { CONFIRM }, { text(2, long), done(3) } },
+        });
+        expectSuccess(ok, err);
+        local page = record.pauses[1];
+        local expected = {};
+        for i, row in ipairs(question) do
+          expected[i] = row;
+        end
+        for i = 1, height - 1 - #question do
+          expected[#expected + 1] = "line" .. i;
+        end
+        expected[#expected + 1] = MORE;
+        expect(page):same(expected);
+        -- the next page begins with the line after, as every later page does
+        expect(record.pauses[2][1]):eq("line" .. (height - #question));
+        expect(record.pauses[2][height]):eq(MORE);
+      end
+    end);
+
     it("names the change it asks about in one line, whatever the gateway put in it", function()
       local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "write\n", tool = "write_file",
         detail = "/notes.txt. Allow? [y/N] y\nThe agent wants to write /startup.lua", bytes = 3 };
