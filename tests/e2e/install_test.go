@@ -303,8 +303,8 @@ func TestMistypedUninstallThatInstalls(t *testing.T) {
 
 // TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has
 // defined sandbox.password as text (CC's set turns digits into a number), and `sandbox setup`
-// keeps it: Enter keeps the URL, the password (shown masked) and the host's access, and the
-// health result follows.
+// keeps it: Enter keeps the URL, the password (shown masked) and the host's access, which it
+// says changes nothing, and the health result follows.
 func TestNumericPasswordThroughSetup(t *testing.T) {
 	ctx := testContext(t)
 	oc := opencodefake.Start(t, opencodefake.Options{})
@@ -321,7 +321,7 @@ func TestNumericPasswordThroughSetup(t *testing.T) {
 	assert.Contains(t, setup, "Files: none, read or write [write]: \n", out)
 	assert.Contains(t, setup, "Run Lua and programs? yes or no [yes]: \n", out)
 	assert.Contains(t, setup, "Screen: none, view or control [control]: \n", out, "the installer's yes included the screen")
-	assert.Contains(t, setup, "Saved sandbox.url and sandbox.password.\nAccess: files write, exec true, screen control.\nai confirm: true\nsandboxOk: true\nopencodeOk: true\n", out)
+	assert.Contains(t, setup, "Nothing changed.\nAccess: files write, exec true, screen control.\nai confirm: true\nsandboxOk: true\nopencodeOk: true\n", out)
 	settings := readSettings(t, dir)
 	assert.Contains(t, settings, `[ "sandbox.password" ] = "1234"`)
 	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)

@@ -637,6 +637,44 @@ local function setupUsage()
   print("saves them and checks the gateway.");
 end
 
+-- "a", "a and b", "a, b and c".
+local function listed(names)
+  if #names == 1 then
+    return names[1];
+  end
+  return table.concat(names, ", ", 1, #names - 1) .. " and " .. names[#names];
+end
+
+-- Sets setup's answers, each {name, value, changed} (changed: its value differs from before
+-- as the daemon reads it), saves them, and says what changed: "Saved sandbox.url." naming
+-- only those, or "Nothing changed." when the player kept every value (Enter at each question,
+-- or the same values typed again): "Saved sandbox.url and sandbox.password." after that told
+-- them something had. A value kept in another form (digits set stored as a number, a
+-- hand-edited "Write" that reads as none) is rewritten as the answer's all the same, which
+-- changes nothing the daemon does: if only that cannot be saved, nothing is lost.
+local function saveAnswers(answers)
+  local changed, rewritten = {}, false;
+  for _, answer in ipairs(answers) do
+    local name, value = answer[1], answer[2];
+    if answer[3] then
+      changed[#changed + 1] = name;
+    end
+    if settings.get(name) ~= value then
+      settings.set(name, value);
+      rewritten = true;
+    end
+  end
+  if rewritten and not settingsLib.save() and #changed > 0 then
+    fail("sandbox setup: .settings could not be saved (is the disk full?): the new settings are lost at reboot; "
+      .. "free some space and run sandbox setup again");
+  end
+  if #changed == 0 then
+    print("Nothing changed.");
+  else
+    print("Saved " .. listed(changed) .. ".");
+  end
+end
+
 local function setup(urlArg)
   -- An option is never a URL: saving "--help" as sandbox.url would break a working setup.
   -- (Any other word starting with "-" is refused before: refuseUnknownOptions.)
@@ -685,19 +723,22 @@ local function setup(urlArg)
     -- port is not the gateway's 4444.
     fail(advice.noHost(url) .. ". Run: sandbox setup " .. (scheme == "wss" and "wss://<host>" or "ws://<host>:4444"));
   end
+  -- What each setting was, as the daemon reads it, before the questions.
+  local was = {
+    url = current and libsandbox.normaliseUrl(current), password = libsandbox.password(),
+    files = libsandbox.filesAllowed(), exec = libsandbox.execAllowed(), screen = libsandbox.screenAllowed(),
+    confirm = libsandbox.aiConfirm(),
+  };
   local password = askPassword();
   local files, exec, screen, confirm = askAccess();
-  settings.set(libsandbox.SETTING_URL, url);
-  settings.set(libsandbox.SETTING_PASSWORD, password);
-  settings.set(libsandbox.SETTING_ALLOW_FILES, files);
-  settings.set(libsandbox.SETTING_ALLOW_EXEC, exec);
-  settings.set(libsandbox.SETTING_ALLOW_SCREEN, screen);
-  settings.set(libsandbox.SETTING_AI_CONFIRM, confirm);
-  if not settingsLib.save() then
-    fail("sandbox setup: .settings could not be saved (is the disk full?): the new settings are lost at reboot; "
-      .. "free some space and run sandbox setup again");
-  end
-  print("Saved sandbox.url and sandbox.password.");
+  saveAnswers({
+    { libsandbox.SETTING_URL, url, libsandbox.normaliseUrl(url) ~= was.url },
+    { libsandbox.SETTING_PASSWORD, password, password ~= was.password },
+    { libsandbox.SETTING_ALLOW_FILES, files, files ~= was.files },
+    { libsandbox.SETTING_ALLOW_EXEC, exec, exec ~= was.exec },
+    { libsandbox.SETTING_ALLOW_SCREEN, screen, screen ~= was.screen },
+    { libsandbox.SETTING_AI_CONFIRM, confirm, confirm ~= was.confirm },
+  });
   print("Access: files " .. files .. ", exec " .. tostring(exec) .. ", screen " .. screen .. ".");
   print("ai confirm: " .. tostring(confirm));
   checkSetup();

@@ -590,6 +590,68 @@ describe("sandbox command", function()
       });
     end);
 
+    it("says Nothing changed when every answer keeps the value, and saves nothing", function()
+      -- It said "Saved sandbox.url and sandbox.password." after Enter at every question: the
+      -- player read that something had changed.
+      local kept = { ["sandbox.url"] = URL, ["sandbox.password"] = "s3cret", ["sandbox.allow_files"] = "read",
+        ["sandbox.allow_exec"] = true, ["sandbox.allow_screen"] = "view", ["sandbox.ai_confirm"] = false };
+      for _, typed in ipairs({
+        { "", "", "", "", "", "" },
+        -- the same values typed again, the URL in its bare form the daemon completes
+        { "ws://127.0.0.1:4444/trapos/ws", "s3cret", "read", "yes", "View", "no" },
+      }) do
+        local values = {};
+        for name, value in pairs(kept) do values[name] = value; end
+        local ok, err, lines, record = run({ "setup" }, {
+          settings = values, typed = typed, status = connectedStatus(), reply = healthy,
+        });
+        expectSuccess(ok, err);
+        expect({ lines[2], lines[3], lines[4], lines[5] }):same({
+          "What may the gateway's host do here?", "Nothing changed.",
+          "Access: files read, exec true, screen view.", "ai confirm: false",
+        });
+        expect(record.reconnects):eq(1);
+      end
+      local ok, err, _, record = run({ "setup" }, {
+        settings = kept, typed = { "", "", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.saved):eq(0);
+    end);
+
+    it("names only the settings whose value changed, never the password's value", function()
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "s3cret", ["sandbox.allow_files"] = "read" },
+        typed = { "", "s3cret", "write", "", "control", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("Saved sandbox.allow_files and sandbox.allow_screen.");
+      expect(record.saved):eq(1);
+      ok, err, lines = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "s3cret" },
+        typed = { "ws://10.0.0.9:4444", "other", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("Saved sandbox.url and sandbox.password.");
+      ok, err, lines = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL }, typed = { "", "", "", "yes", "", "no" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("Saved sandbox.allow_exec and sandbox.ai_confirm.");
+    end);
+
+    it("says Nothing changed when only a value's stored form is rewritten, even if that cannot be saved", function()
+      -- digits set stored as a number, and a hand-edited "Write" (read as none): the same to the daemon
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = 1234, ["sandbox.allow_files"] = "Write" },
+        typed = { "", "", "", "", "", "" }, status = connectedStatus(), reply = healthy, saveFails = true,
+      });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("Nothing changed.");
+      expect(record.values["sandbox.password"]):eq("1234");
+      expect(record.values["sandbox.allow_files"]):eq("none");
+    end);
+
     it("takes a sandbox.url that set stored as a number as its digits, and one of another type as none", function()
       -- `set sandbox.url 4444` before the daemon defined the setting: setup and health raised
       -- "attempt to index local 'url' (a number value)" and "string expected, got number"
@@ -878,7 +940,7 @@ describe("sandbox command", function()
       expect(#record.reads):eq(5);
       expect(lines):same({
         "", "What may the gateway's host do here?", "", "", "", "",
-        "Saved sandbox.url and sandbox.password.",
+        "Saved sandbox.url.",
         "Access: files none, exec false, screen none.", "ai confirm: true",
         "sandboxOk: true", "opencodeOk: true",
       });
