@@ -154,8 +154,9 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 	}))
 	co.RawSetString("running", L.NewFunction(func(L *lua.LState) int {
 		// Lua 5.2's two results; the computer never runs code on the main thread.
-		L.Push(L)
-		L.Push(lua.LBool(L == L.G.MainThread))
+		running := luakit.Running(L)
+		L.Push(running)
+		L.Push(lua.LBool(running == L.G.MainThread))
 		return 2
 	}))
 	c.gsubs.create = co.RawGetString("create").(*lua.LFunction)
@@ -177,11 +178,12 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 	}))
 	status := co.RawGetString("status").(*lua.LFunction).GFunction
 	co.RawSetString("status", L.NewFunction(func(L *lua.LState) int {
-		if th, ok := L.Get(1).(*lua.LState); ok && c.gsubs.running(th) {
-			L.Push(lua.LString("normal")) // its gsub's replacement function runs
-			return 1
+		th, ok := L.Get(1).(*lua.LState)
+		if !ok {
+			return status(L)
 		}
-		return status(L)
+		L.Push(lua.LString(c.statusOf(L, th, status)))
+		return 1
 	}))
 	yield := co.RawGetString("yield").(*lua.LFunction).GFunction
 	co.RawSetString("yield", L.NewFunction(func(L *lua.LState) int {
@@ -190,6 +192,36 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 		}
 		return yield(L)
 	}))
+}
+
+// statusOf is coroutine.status(th) called in L, as CC answers it: running for the coroutine
+// coroutine.running() names (the caller of the pcall or string.gsub whose function L runs),
+// normal for one that waits on a coroutine it resumed (gopher-lua's said so only of L's
+// resumer, and suspended of its resumer's) or on its gsub's replacement function, else
+// gopher-lua's status (goStatus).
+func (c *Computer) statusOf(L, th *lua.LState, goStatus lua.LGFunction) string {
+	switch {
+	case th.Dead:
+		return "dead"
+	case th == luakit.Running(L):
+		return "running"
+	case c.gsubs.running(th) || resumedBy(L, th):
+		return "normal"
+	}
+	goStatus(L)
+	answer := lua.LVAsString(L.Get(-1))
+	L.Pop(1)
+	return answer
+}
+
+// resumedBy reports whether th resumed L, or a coroutine that resumed L, and so on.
+func resumedBy(L, th *lua.LState) bool {
+	for t := L.Parent; t != nil; t = t.Parent {
+		if t == th {
+			return true
+		}
+	}
+	return false
 }
 
 // standInBody reports whether fn, a program's coroutine body, is one of cfuncs.lua's

@@ -23,8 +23,8 @@ import (
 // that error. That is what raising it in the coroutine would do: gsub only switches when
 // nothing but Lua calls lie between it and the coroutine's resume (canYield), and Lua code
 // catches errors only with pcall/xpcall, which run in coroutines of their own (bios.lua).
-// What differs from CC: inside the function coroutine.running() is the helper, as it is
-// pcall's coroutine under pcall.
+// Inside the function coroutine.running() is the gsub's coroutine, not the helper, as in CC
+// (luakit's Running).
 type gsubYields struct {
 	create   *lua.LFunction // coroutine.create as the computer has it
 	resume   *lua.LFunction // gopher-lua's coroutine.resume
@@ -97,13 +97,11 @@ func notResumable(L, th *lua.LState) string {
 	if th.Dead {
 		return "cannot resume dead coroutine"
 	}
-	if th == L {
+	if th == L || th == luakit.Running(L) {
 		return "cannot resume running coroutine"
 	}
-	for t := L.Parent; t != nil; t = t.Parent {
-		if t == th {
-			return "cannot resume normal coroutine"
-		}
+	if resumedBy(L, th) {
+		return "cannot resume normal coroutine"
 	}
 	return ""
 }

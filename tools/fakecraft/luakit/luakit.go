@@ -239,6 +239,53 @@ func FrameAt(L *lua.LState, level int) (*lua.LState, *lua.Debug, int, bool) {
 	}
 }
 
+// Running is the coroutine CC's coroutine.running() answers in L. fakecraft runs a pcall's
+// function in a coroutine of its own, and a Go function's Lua callback in a helper coroutine
+// (SetCallbackBody: string.gsub's replacement function); CC runs both on the stack of the
+// coroutine that called pcall or the Go function, which is therefore the one running, as
+// FrameAt counts their levels there.
+func Running(L *lua.LState) *lua.LState {
+	for {
+		if caller := pcallOwner(L); caller != nil {
+			L = caller
+			continue
+		}
+		if caller, _, ok := callbackCaller(L, L.Parent, stackDepth(L)); ok {
+			L = caller
+			continue
+		}
+		return L
+	}
+}
+
+// pcallOwner is the coroutine that called the pcall whose function L runs, or nil: L's
+// resumer, whose top frame past Go functions is cfuncs.lua's resumed running L (its first
+// parameter), as pcallCoroutine reads it. pcallCaller's test, that L's bottom frame stands
+// in for C, would also take a coroutine created with a Go function as its body (run under
+// the same stand-in) and resumed under pcall.
+func pcallOwner(L *lua.LState) *lua.LState {
+	parent := L.Parent
+	if parent == nil {
+		return nil
+	}
+	for level := 0; ; level++ {
+		dbg, ok := parent.GetStack(level)
+		if !ok {
+			return nil
+		}
+		switch kindOf(parent, dbg) {
+		case goCode:
+		case standIn:
+			if pcallCoroutine(parent, dbg) == L {
+				return parent
+			}
+			return nil
+		default:
+			return nil
+		}
+	}
+}
+
 // stackDepth is how many frames L holds.
 func stackDepth(L *lua.LState) int {
 	n := 0

@@ -404,12 +404,17 @@ describe("a string.gsub replacement function", function()
     expect(select(2, pcall(coroutine.wrap(function() error("inner", 0); end)))):eq("inner");
   end);
 
+  -- In CC the function runs on the stack of gsub's coroutine, which is the one running
+  -- (Cobalt 0.9.4, run from its source); fakecraft's helper coroutine is not seen.
   it("nests, and the coroutine is not resumable while its function runs", function()
     local co;
     co = coroutine.create(function()
       return ("ab"):gsub("%a", function(c)
-        expect(coroutine.status(co)):eq("normal");
-        expect({ coroutine.resume(co) }):same({ false, "cannot resume normal coroutine" });
+        expect(coroutine.running()):eq(co);
+        expect(coroutine.status(co)):eq("running");
+        expect({ coroutine.resume(co) }):same({ false, "cannot resume running coroutine" });
+        local inner = coroutine.create(function() return coroutine.status(co); end);
+        expect({ coroutine.resume(inner) }):same({ true, "normal" });
         return (c:rep(2):gsub("%a", function(d) return coroutine.yield(d):upper(); end));
       end);
     end);
@@ -421,6 +426,66 @@ describe("a string.gsub replacement function", function()
     for _ = 1, 50 do -- the helper coroutines are reused
       expect(echo(function() return (("xy"):gsub("%a", coroutine.yield)); end)):eq("xy");
     end
+  end);
+end);
+
+-- fakecraft's pcall runs its function in a coroutine of its own (cfuncs.lua); CC's runs it
+-- on the caller's stack, so the caller's coroutine is the one running there, and so on
+-- through pcalls, xpcall's handler and yields (Cobalt 0.9.4, run from its source).
+describe("the coroutine running under pcall", function()
+  it("is the one that called pcall, and running", function()
+    local co, seen;
+    co = coroutine.create(function()
+      local ok, err = pcall(function()
+        local running, main = coroutine.running();
+        seen = { running == co, main, coroutine.status(co), coroutine.resume(co) };
+        expect(select(3, pcall(pcall, coroutine.running))):eq(co);
+        expect(select(2, xpcall(error, function() return coroutine.running(); end))):eq(co);
+        coroutine.yield("waits");
+        expect(coroutine.running()):eq(co);
+        expect(coroutine.status(co)):eq("running");
+      end);
+      if not ok then error(err, 0); end
+      return "done";
+    end);
+    expect({ coroutine.resume(co) }):same({ true, "waits" });
+    expect(seen):same({ true, false, "running", false, "cannot resume running coroutine" });
+    expect({ coroutine.resume(co) }):same({ true, "done" });
+  end);
+
+  it("is normal to a coroutine it resumes, however deep", function()
+    local co;
+    co = coroutine.create(function()
+      return pcall(function()
+        local inner = coroutine.create(function()
+          local innermost = coroutine.create(function()
+            return coroutine.status(co), coroutine.resume(co);
+          end);
+          return coroutine.resume(innermost);
+        end);
+        return coroutine.resume(inner);
+      end);
+    end);
+    expect({ coroutine.resume(co) })
+      :same({ true, true, true, true, "normal", false, "cannot resume normal coroutine" });
+  end);
+
+  it("refuses a coroutine.wrap function called again inside its own pcall", function()
+    local wrapped;
+    wrapped = coroutine.wrap(function()
+      local ok, err = pcall(function() wrapped(); end);
+      return ok, err;
+    end);
+    local ok, err = wrapped();
+    expect(ok):eq(false);
+    expect(err):str_match("cannot resume running coroutine$");
+  end);
+
+  it("is the coroutine a C function body or pcall runs in", function()
+    local co = coroutine.create(coroutine.running);
+    expect(select(3, pcall(coroutine.resume, co))):eq(co);
+    co = coroutine.create(pcall);
+    expect(select(3, coroutine.resume(co, coroutine.running))):eq(co);
   end);
 end);
 
