@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -252,12 +253,30 @@ func ToCC(field, text string) (string, []Replacement) {
 }
 
 // FileToCC is ToCC of a file's contents about to be written at path (field "content"): its
-// reports' fix names the Lua escape only when path ends in ".lua", the one sign the gateway
-// has that the text is Lua code.
+// reports' fix names the Lua escape only when LuaFile(path), the one sign the gateway has that
+// the text is Lua code.
 func FileToCC(path, text string) (string, []Replacement) {
-	rp := report{luaFile: strings.HasSuffix(strings.ToLower(path), ".lua")}
+	rp := report{luaFile: LuaFile(path)}
 	cc := toCC(contentField, text, &rp)
 	return cc, rp.list()
+}
+
+// LuaFile reports whether CC runs the file at path as a program, so that its contents are Lua
+// code, where an escape in a string writes bytes: its name ends in ".lua" (any case), or has
+// no extension at all, since CC's shell finds a program by its name with or without ".lua"
+// (startup, programs/door, a pastebin get's door); or it is in a startup directory at the
+// root or a disk's root (/startup/, /disk/startup/), every file of which CC runs at boot
+// whatever its name. Any other extension (.txt, .json, .settings) names data, where an
+// escape stays its own characters. A file run by name anyway (shell.run("notes.txt")) is
+// beyond what a name tells; its warning still names the bytes form, which works for both.
+func LuaFile(p string) bool {
+	p = path.Clean("/" + p)
+	dir, name := path.Split(p)
+	if dir = strings.TrimSuffix(dir, "/"); path.Base(dir) == "startup" && strings.Count(dir, "/") <= 2 {
+		return true
+	}
+	ext := strings.ToLower(path.Ext(name))
+	return ext == "" || ext == ".lua"
 }
 
 // toCC is ToCC adding its replacements to rp.

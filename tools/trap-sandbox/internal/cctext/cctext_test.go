@@ -59,9 +59,11 @@ func TestReplacementNamesTheCharacterThePlaceAndTheFix(t *testing.T) {
 
 // TestReplacementInAFileNamesItsBytesForms: a Lua escape means something only inside Lua
 // code, so a text file's warning names what its writer can do (send its bytes, or a character
-// CC holds), and only a Lua file's names the escape too.
+// CC holds), and only a program's names the escape too. A program is a file CC runs as Lua
+// (LuaFile): one named .lua, one whose name has no extension (startup, programs/door: the
+// shell finds a program by its name with or without .lua), any file in /startup/.
 func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
-	for _, path := range []string{"/notes.txt", "/programs/door", "/README"} {
+	for _, path := range []string{"/notes.txt", "/data/door.json", "programs/help.md", "/.hidden"} {
 		_, reps := FileToCC(path, "a ☃ b")
 		require.Len(t, reps, 1, path)
 		assert.Equal(t, `"☃" (U+2603) at content 1:3 is outside CC's character set and was sent as "?"; `+
@@ -70,7 +72,7 @@ func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
 			`or write a character up to U+00FF instead`, reps[0].Message, path)
 		assert.Equal(t, "content", reps[0].Field, path)
 	}
-	for _, path := range []string{"/door.lua", "/programs/Door.LUA"} {
+	for _, path := range []string{"/door.lua", "/programs/Door.LUA", "/startup", "startup", "/programs/door", "door", "/startup/01-ui.txt", "/disk/startup"} {
 		_, reps := FileToCC(path, "print(\"☃\")")
 		require.Len(t, reps, 1, path)
 		assert.Equal(t, `"☃" (U+2603) at content 1:8 is outside CC's character set and was sent as "?"; `+

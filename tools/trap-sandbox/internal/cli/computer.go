@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -279,10 +280,12 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	// computer refuses changed nothing.
 	var warnings func()
 	if !c.Binary {
-		// Whether the file is Lua code is read from its name: Remote's, or the local file's,
-		// which is the name a put into a directory writes (and a door.lua put as /door is Lua).
+		// Whether the file is Lua code is read from its name (cctext.LuaFile): Remote's when it
+		// has an extension, else the local file's when that has one, which is the name a put
+		// into a directory writes (notes.txt put into /docs is text; door.lua put as /door is
+		// Lua either way).
 		named := c.Remote
-		if strings.HasSuffix(strings.ToLower(c.Local), ".lua") {
+		if path.Ext(path.Base(c.Remote)) == "" && c.Local != "-" && filepath.Ext(c.Local) != "" {
 			named = c.Local
 		}
 		cc, reps := cctext.FileToCC(named, string(data))

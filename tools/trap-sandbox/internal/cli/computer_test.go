@@ -91,6 +91,15 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 		"door.lua put into a directory is Lua code, whose strings take Lua escapes")
 	got, _ := d.File("/programs/door.lua")
 	assert.Equal(t, "print('\xe9 ? ok')\n", string(got), "text is written as CC's bytes")
+	// The name the file is written under says what it is: notes.txt put into a directory is
+	// text, whose bytes a Lua escape would not write, though the directory's name, with no
+	// extension, is a program's.
+	notes := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(notes, []byte("cold ☃\n"), 0o644))
+	_, errOut, err = runWith(t, "", "put", "--url", base, "7:", notes, "/programs")
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "to store its UTF-8 bytes (E2 98 83), send the file as bytes")
+	assert.NotContains(t, errOut, "Lua escape", "notes.txt is not Lua code")
 
 	back := t.TempDir()
 	out, err = runClient(t, "get", "--url", base, "7:", "/programs/door.lua", back)

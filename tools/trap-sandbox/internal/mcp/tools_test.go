@@ -106,16 +106,20 @@ func TestTextToolsFollowTheTextRule(t *testing.T) {
 
 // TestWriteFileWarningFitsTheFile: a snowman in a text file is not fixed by a Lua escape,
 // which that file would hold as its own characters; the warning names the file's bytes form,
-// and only a Lua file's warning names the escape.
+// and only a Lua file's warning names the escape (cctext.LuaFile: a program CC runs).
 func TestWriteFileWarningFitsTheFile(t *testing.T) {
 	s := session(t, daemonfake.NewLocal(nil))
 	wrote := writeFile(t, s, "/notes.txt", "cold ☃\n")
 	require.Len(t, wrote.Warnings, 1)
 	assert.NotContains(t, wrote.Warnings[0].Message, "Lua escape", "a text file is not Lua code")
 	assert.Contains(t, wrote.Warnings[0].Message, "to store its UTF-8 bytes (E2 98 83), send the file as bytes (MCP contentBase64")
-	wrote = writeFile(t, s, "/snow.lua", "print(\"☃\")")
-	require.Len(t, wrote.Warnings, 1)
-	assert.Contains(t, wrote.Warnings[0].Message, `in a Lua string a Lua escape such as "\226\152\131" writes its bytes`)
+	// A program is Lua whatever its name ends in: CC runs startup and programs/hello as Lua,
+	// where the bytes advice alone hid the escape that fixes it in place.
+	for _, path := range []string{"/snow.lua", "startup", "/programs/hello"} {
+		wrote = writeFile(t, s, path, "print(\"☃\")")
+		require.Len(t, wrote.Warnings, 1, path)
+		assert.Contains(t, wrote.Warnings[0].Message, `in a Lua string a Lua escape such as "\226\152\131" writes its bytes`, path)
+	}
 }
 
 // TestWriteFileAnswersThePathTheFileIsAt: CC drops "*:<>?| from names and trims them, so an
