@@ -161,6 +161,7 @@ func (r *Router) tick() {
 	r.retryClaims()
 	r.watchHolders()
 	r.logSilentReplicas()
+	r.checkDroppedRevocations()
 }
 
 // Log lines of the other replicas' presence: an operator reads in any replica's log when

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/nats-io/nats.go"
 
@@ -15,8 +17,12 @@ import (
 // credential (4003). The message names the credential and nothing else, and is only a hint:
 // the gateway closes a socket after the account store confirms the revocation
 // (gateway.Local.RevocationHeard), so a client on the bus that publishes a made-up revocation closes
-// nothing. Core NATS delivers at most once: a replica that misses the message (cut off from
-// NATS then) still refuses the credential at the computer's next hello.
+// nothing. Core NATS delivers at most once, so a replica may miss the message: NATS drops what
+// overflows the replica's buffer of the subscription (a flood on RevocationSubject: measured
+// here, 1 000 000 messages published in 2.6 s by one client made this replica's NATS client
+// drop 226 685 of them, a real revocation among them), and nothing announced while a replica
+// is cut off from NATS reaches it. A replica that missed any (revocationsMissed) asks the
+// account store about every credential it holds (Local.RevocationsMissed).
 
 // RevocationSubject is where revocations are announced to every replica (under trapos.>, which
 // the NATS account fences: docs/scale-out.md, Security).
@@ -70,6 +76,84 @@ func (r *Router) RemoteOlder(k gateway.Key) (replica string, older bool) {
 		return "", false
 	}
 	return c.replica(), r.older[c.replica()]
+}
+
+// Log lines of a check for missed revocations (revocationsMissed).
+const (
+	revocationsDroppedLine   = "NATS dropped revocations announced on the bus (a flood on trapos.revoked outran this replica): checking every credential held here against the account store"
+	revocationsWhileAwayLine = "revocations announced while this replica was away from NATS did not reach it: checking every credential held here against the account store"
+)
+
+// revocationsMissed has every credential held here checked against the account store
+// (Local.RevocationsMissed), in a goroutine of the router's: now, or, while a check runs,
+// once more after it. A check is followed by another as long as NATS dropped messages on
+// RevocationSubject meanwhile, so a revocation dropped during a check is not missed. line,
+// at level, is logged once for a check and the ones that follow it.
+func (r *Router) revocationsMissed(level slog.Level, line string) {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return
+	}
+	if r.rechecking {
+		r.recheckAgain = true
+		r.mu.Unlock()
+		return
+	}
+	r.rechecking = true
+	r.mu.Unlock()
+	r.log.Log(context.Background(), level, line)
+	if !r.spawn(r.recheckCredentials) {
+		r.mu.Lock()
+		r.rechecking = false
+		r.mu.Unlock()
+	}
+}
+
+// recheckCredentials is revocationsMissed's goroutine.
+func (r *Router) recheckCredentials() {
+	for {
+		dropped := r.droppedRevocations()
+		r.mu.Lock()
+		r.recheckAgain = false
+		r.droppedChecked = dropped
+		r.mu.Unlock()
+		if local := r.attached(); local != nil {
+			local.RevocationsMissed(r.ctx)
+		}
+		dropped = r.droppedRevocations()
+		r.mu.Lock()
+		again := (r.recheckAgain || dropped != r.droppedChecked) && !r.closing && r.ctx.Err() == nil
+		if !again {
+			r.rechecking = false
+		}
+		r.mu.Unlock()
+		if !again {
+			return
+		}
+	}
+}
+
+// checkDroppedRevocations starts a check (revocationsMissed) when NATS dropped messages on
+// RevocationSubject since the last check began: NATS reports a slow consumer once until the
+// subscription takes a message again, so a drop can go unreported (heartbeatLoop calls it).
+func (r *Router) checkDroppedRevocations() {
+	dropped := r.droppedRevocations()
+	r.mu.Lock()
+	missed := dropped != r.droppedChecked && !r.rechecking
+	r.mu.Unlock()
+	if missed {
+		r.revocationsMissed(slog.LevelWarn, revocationsDroppedLine)
+	}
+}
+
+// droppedRevocations is how many messages on RevocationSubject NATS has dropped so far.
+func (r *Router) droppedRevocations() int {
+	n, err := r.revSub.Dropped()
+	if err != nil {
+		return 0 // unsubscribed: the router is closing
+	}
+	return n
 }
 
 // revocationHeard handles a message on RevocationSubject (the subscription's goroutine, so the

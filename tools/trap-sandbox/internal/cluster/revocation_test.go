@@ -257,3 +257,82 @@ func TestARevocationHeardDuringAHelloClosesItsComputer(t *testing.T) {
 	assert.Equal(t, "revoked", reason)
 	a.waitComputers(t)
 }
+
+// floodedLocal is a replica's gateway.Local whose checks of the revocations heard on the bus
+// that name a credential flood-… wait for release, as on a slow account store: the
+// subscription's slots stay taken, and what comes next waits in NATS's buffer of it.
+type floodedLocal struct {
+	gateway.Local
+	release chan struct{}
+}
+
+func (l *floodedLocal) RevocationHeard(ctx context.Context, selector string) {
+	if !strings.HasPrefix(selector, "flood-") {
+		l.Local.RevocationHeard(ctx, selector)
+		return
+	}
+	select {
+	case <-l.release:
+	case <-ctx.Done():
+	}
+}
+
+// A flood on trapos.revoked outruns what NATS's buffer of the subscription holds, and NATS
+// drops the rest (1 000 000 messages published in 2.6 s by one client dropped 226 685 of them
+// here, with the default buffer): a real revocation among them closed nothing, its computer
+// served until its next hello, and each overflow was a log line of its own. Once NATS drops
+// any, the replica asks the account store about every credential it holds, in one line of
+// the log: the revoked one's socket closes (4003) while the flood still waits.
+func TestARevocationDroppedFromAFloodStillClosesItsSocket(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, selector := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	c := a.connectWith(t, "7:", credential)
+	local := &floodedLocal{Local: a.router.attached(), release: make(chan struct{})}
+	a.router.Attach(local)
+	t.Cleanup(func() { close(local.release) }) // before the replica stops
+	const buffer = 16                          // messages; the default is 500 000
+	require.NoError(t, a.router.revSub.SetPendingLimits(buffer, -1))
+
+	bus := tc.busClient(t)
+	// The checks under way, the message waiting for a slot, the buffer, and more.
+	for i := range maxRevocationChecks + 1 + buffer + 100 {
+		require.NoError(t, bus.Publish(RevocationSubject, fmt.Appendf(nil, `{"credential":"flood-%d"}`, i)))
+	}
+	_, err := accounts.RevokeCredential(t.Context(), "", selector)
+	require.NoError(t, err)
+	require.NoError(t, PublishRevocation(bus, selector))
+
+	code, _ := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	dropped, err := a.router.revSub.Dropped()
+	require.NoError(t, err)
+	assert.Greater(t, dropped, 100, "NATS dropped the flood's tail and the revocation behind it")
+	logs := tc.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, revocationsDroppedLine), "one line for the flood:\n%s", logs)
+	assert.NotContains(t, logs, "slow consumer")
+}
+
+// Nothing announced on the bus while a replica is cut off from NATS reaches it: a revocation
+// made meanwhile closed nothing there, its computer served until its next hello. Once back,
+// the replica asks the account store about every credential it holds.
+func TestARevocationAnnouncedWhileAReplicaWasAwayClosesItsSocketOnceBack(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, selector := sharedAccounts(t)
+	a, cut := tc.startCuttableReplica("a", gateway.Config{Accounts: accounts})
+	c := a.connectWith(t, "7:", credential)
+	other := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+
+	cut.setCut(true)
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to lose NATS")
+	status, body := other.revoke(t, "7:")
+	require.Equal(t, http.StatusOK, status, body) // revoked in the store, announced to nobody who holds it
+	cr, err := accounts.Store().Credential(t.Context(), selector)
+	require.NoError(t, err)
+	require.False(t, cr.RevokedAt.IsZero())
+	cut.setCut(false)
+
+	code, _ := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	assert.Contains(t, tc.logs.String(), revocationsWhileAwayLine)
+}

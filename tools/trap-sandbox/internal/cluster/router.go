@@ -270,6 +270,13 @@ type Router struct {
 	// under its name by another instance after that is a twin's (twin.go).
 	seenOwnBeat bool
 	twins       map[string]bool // the instances of the twins that yielded to this replica, each logged once
+	// rechecking: the credentials held here are being checked against the account store for
+	// revocations the replica missed (revocationsMissed); recheckAgain: a miss was reported
+	// meanwhile, so another check follows; droppedChecked: what revSub.Dropped said as the
+	// last check began (a drop since is a miss too).
+	rechecking     bool
+	recheckAgain   bool
+	droppedChecked int
 	// settingsOf holds the Settings of each other replica's last heartbeat, settingsLogged the
 	// value of each of its settings last logged as differing from this replica's (settings.go).
 	settingsOf     map[string]Settings
@@ -330,6 +337,18 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		return nil, err
 	}
 	r.metrics = newMetrics(cfg.Registerer, r)
+	logErr := nc.ErrorHandler()
+	nc.SetErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		if sub != nil && sub == r.revSub && errors.Is(err, nats.ErrSlowConsumer) {
+			// One line for the whole flood (revocationsMissed), not one for each time
+			// NATS's buffer of the subscription overflows again.
+			r.revocationsMissed(slog.LevelWarn, revocationsDroppedLine)
+			return
+		}
+		if logErr != nil {
+			logErr(nc, sub, err)
+		}
+	})
 	nc.SetDisconnectErrHandler(func(_ *nats.Conn, err error) {
 		if r.isClosing() {
 			return // Close closed the connection: nothing was lost
@@ -346,6 +365,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 			}
 			r.rewatch()
 			r.reclaim()
+			r.revocationsMissed(slog.LevelInfo, revocationsWhileAwayLine)
 		})
 	})
 	return r, nil

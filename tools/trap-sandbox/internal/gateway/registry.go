@@ -124,6 +124,11 @@ type Local interface {
 	// RevocationHeard closes the sockets of credential selector here once the account store
 	// confirms it is revoked: a revocation heard on the bus is a hint, the store decides.
 	RevocationHeard(ctx context.Context, selector string)
+	// RevocationsMissed asks the account store about every credential a socket here said
+	// hello with, and closes the sockets of those revoked or gone: revocations announced on
+	// the bus may not have reached this replica (NATS dropped them, or it was cut off from
+	// NATS when they were announced). It returns once every credential was asked about.
+	RevocationsMissed(ctx context.Context)
 }
 
 // registry maps the computers whose sockets this process holds to their sessions (newest wins
@@ -169,6 +174,19 @@ func (r *registry) holdsCredential(selector string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.credentials[selector] > 0
+}
+
+// heldCredentials lists the credential selectors the sockets here said hello with, each once.
+func (r *registry) heldCredentials() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	selectors := make([]string, 0, len(r.credentials))
+	for selector, n := range r.credentials {
+		if n > 0 {
+			selectors = append(selectors, selector)
+		}
+	}
+	return selectors
 }
 
 // Register makes s the session of s.Key() and returns the session it replaced, if any (newest

@@ -43,6 +43,47 @@ func (l local) RevocationHeard(ctx context.Context, selector string) {
 	l.g.revocationHeard(ctx, selector)
 }
 
+// RevocationsMissed implements Local.
+func (l local) RevocationsMissed(ctx context.Context) {
+	l.g.recheckHeldCredentials(ctx)
+}
+
+// recheckHeldCredentials closes the local sockets of every credential held here that the
+// account store says is revoked or gone: revocations this replica did not hear on the bus.
+// One read of the store for each credential, one after another; a read that fails leaves
+// its sockets open (the computer's next hello asks the store again), and is logged.
+func (g *Gateway) recheckHeldCredentials(ctx context.Context) {
+	if g.cfg.Accounts == nil {
+		return
+	}
+	// Counted first, as revokeCredentials does: a hello whose credential the store took
+	// before this read, not registered yet, asks the store again (revokedDuringHello).
+	g.revocations.Add(1)
+	var revoked []string
+	failed := 0
+	var failure error
+	for _, selector := range g.registry.heldCredentials() {
+		if ctx.Err() != nil {
+			return
+		}
+		readCtx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
+		gone, err := g.storeRevoked(readCtx, selector)
+		cancel()
+		switch {
+		case err != nil:
+			failed++
+			failure = err
+		case gone:
+			revoked = append(revoked, selector)
+		}
+	}
+	g.revokeCredentials(revoked)
+	if failed > 0 && ctx.Err() == nil {
+		g.log.Warn("cannot check every credential held here for a revocation this replica may have missed: their sockets stay open until their next hello",
+			"unchecked", failed, "err", failure)
+	}
+}
+
 // Evict closes the session with 4009 replaced because a newer socket of the same computer said
 // hello, on this replica or another; its pending requests fail with not_connected.
 func (s *Session) Evict() {
