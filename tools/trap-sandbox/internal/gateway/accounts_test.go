@@ -773,6 +773,36 @@ func TestTheSameHelloAgainDoesNotAskTheStore(t *testing.T) {
 	c.expectClose(CloseUnauthorized, "unauthorized")
 }
 
+// A socket stays the credential it registered with (docs/protocol.md): a second credential of
+// the same account said on it is answered ok and changes nothing, so revoking that one leaves
+// the socket open and revoking the first closes it. A rotated credential says hello on a new
+// socket, as the client does.
+func TestASecondCredentialOnASocketLeavesItTheFirsts(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	first, one, err := accounts.IssueCredential(t.Context(), "alice", "one")
+	require.NoError(t, err)
+	second, two, err := accounts.IssueCredential(t.Context(), "alice", "two")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	c := h.connect(t, "7:", first)
+
+	c.request("second", TypeHello, map[string]any{"traposId": "7:", "secret": second})
+	resp := c.read()
+	require.True(t, resp.OK, "%+v", resp.Error)
+	_, err = accounts.RevokeCredential(t.Context(), "alice", two.Selector)
+	require.NoError(t, err)
+	assert.False(t, h.gw.RevokeCredential(two.Selector), "the socket is not the second credential's")
+	c.request("probe", protocol.TypeProbeGateway, nil)
+	assert.True(t, c.read().OK, "the socket serves on")
+
+	_, err = accounts.RevokeCredential(t.Context(), "alice", one.Selector)
+	require.NoError(t, err)
+	assert.True(t, h.gw.RevokeCredential(one.Selector))
+	c.expectClose(CloseRevoked, "revoked")
+}
+
 // A computer holding two good credentials of its account (or saying hello under two labels)
 // alternated them on its registered socket: the same hello again is answered from the
 // socket's own, but each other one went to the account store, a credential read and a hello
