@@ -326,7 +326,12 @@ var errLeft = errors.New("left")
 // says so, or a key is refused forbidden) stays on screen without its keys (viewOnly).
 func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error {
 	var workers sync.WaitGroup
-	defer workers.Wait() // after cancel, deferred below, ends them
+	defer workers.Wait() // after cancel and stopSending, deferred below, end them
+	// The keys' sender outlives ctx (a signal) by as long as leaving waits for it
+	// (sendBeforeLeaving): a signal leaves as Ctrl-S held does, what was typed and a button
+	// still held sent first, and ctx's end would have cancelled those sends.
+	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSending()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	frames := make(chan screen.FrameJSON)
@@ -340,7 +345,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	presses := 0                             // the key presses in waiting
 	sent := make(chan error)                 // each batch's answer (sendKeys)
 	sending := false                         // a batch is with the sender, its answer not read yet
-	workers.Go(func() { v.sendKeys(ctx, keys, sent) })
+	workers.Go(func() { v.sendKeys(sendCtx, keys, sent) })
 	only := &viewOnly{v: v, ctx: ctx, workers: &workers, answers: make(chan lookAnswer)}
 	var mouse pointer // what the computer's client takes of the mouse, learnt with what the owner allows
 	only.look()       // what the owner allows, before the first key
@@ -371,6 +376,13 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			}
 		}
 	}()
+	// leave sends, before the view ends, the keys typed and a button still held
+	// (sendBeforeLeaving), to a computer that is live and controlled.
+	leave := func() {
+		if live && !only.on {
+			v.sendBeforeLeaving(sendCtx, keys, sent, sending, append(waiting, mouse.letGo()...))
+		}
+	}
 	// statusShown draws the view-only status line while the computer is live (away, its
 	// own status is shown), or clears it once the keys are back.
 	statusShown := func() error {
@@ -391,12 +403,14 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		}
 		select {
 		case <-ctx.Done():
+			leave()
 			return nil
 		case sendTo <- waiting:
 			only.probing = only.on // a key sent while only viewed asks whether it still is
 			waiting, presses, sending = nil, 0, true
 		case err := <-streamErr:
 			if ctx.Err() != nil {
+				leave()
 				return nil // the stream ended because ctx did
 			}
 			return err
@@ -469,9 +483,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		case input := <-inputs:
 			evs, err := eventsOf(input, &mouse)
 			if errors.Is(err, errLeft) {
-				if live && !only.on {
-					v.sendBeforeLeaving(ctx, keys, sent, sending, append(waiting, mouse.letGo()...))
-				}
+				leave()
 				return nil
 			}
 			if !live {

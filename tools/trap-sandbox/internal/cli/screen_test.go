@@ -687,6 +687,62 @@ func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
 	}
 }
 
+// TestTheScreenViewerLeftBySignalLetsGoAHeldButton: a SIGINT or SIGTERM from outside leaves the
+// view as Ctrl-S held does (docs/screen.md), a button still held let go where it was: it
+// returned at once, its sends cancelled with it, and a drag under way when the view was
+// killed left the button down on the computer for ever (paint's stroke never ended).
+func TestTheScreenViewerLeftBySignalLetsGoAHeldButton(t *testing.T) {
+	sent := make(chan []computer.InputEvent, 16)
+	out := &testkit.SyncBuffer{}
+	var looks atomic.Int32
+	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
+		send: func(ctx context.Context, evs []computer.InputEvent) error {
+			if err := ctx.Err(); err != nil {
+				return err // as the gateway's client: a call on an ended context goes nowhere
+			}
+			sent <- evs
+			return nil
+		},
+		// Only viewed at first, then controlled: the status line says when the view has the
+		// client's version, before the mouse moves.
+		info: func(context.Context) (computer.Info, error) {
+			screen := computer.ScreenControl
+			if looks.Add(1) == 1 {
+				screen = computer.ScreenView
+			}
+			return computer.Info{ClientVersion: "0.5.22", Allowed: &computer.Allowed{Screen: screen}}, nil
+		}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	ctx, signalled := context.WithCancel(t.Context())
+	defer signalled()
+	done := make(chan error, 1)
+	go func() { done <- v.run(ctx, typed, stream) }()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
+		5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
+	typeOn(t, typing, "a") // asks again: controlled now
+	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
+		5*time.Second, time.Millisecond, "the status line goes")
+
+	// Pressed on 3,2 and moved onto 4,3, the button still down.
+	typeOn(t, typing, "\x1b[<0;3;2M\x1b[<32;4;3M")
+	held := computer.InputEvent{Type: computer.InputDrag, Button: 1, X: 4, Y: 3}
+	var got []computer.InputEvent
+	for !slices.Contains(got, held) {
+		got = append(got, <-sent...)
+	}
+	signalled() // SIGINT or SIGTERM
+	require.NoError(t, <-done)
+	close(sent)
+	for evs := range sent {
+		got = append(got, evs...)
+	}
+	assert.Equal(t, []computer.InputEvent{{Type: computer.InputMouseClick, Button: 1, X: 3, Y: 2}, held,
+		{Type: computer.InputMouseUp, Button: 1, X: 4, Y: 3}}, got)
+}
+
 // TestTheScreenViewerKeepsEveryKeyOfABurst: keys that arrive together (tmux send-keys, a
 // terminal's paste without bracketed paste) while the first of them is being sent all reach
 // the computer, in order, those waiting together in one call however many requests they take
