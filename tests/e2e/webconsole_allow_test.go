@@ -27,8 +27,8 @@ const shownInViewer = `Object.fromEntries(["screen", "touch", "paste-form", "ter
 func openDesk(ctx context.Context, t *testing.T, addr, token string) (page context.Context, until func(t *testing.T, what, js string)) {
 	t.Helper()
 	page, until = consolePage(ctx, t)
-	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 740), chromedp.Navigate("http://"+addr+"/console/#/computer/11%3Adesk"),
-		chromedp.WaitVisible("#login"), chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 740)))
+	logIn(t, page, "http://"+addr+"/console/#/computer/11%3Adesk", token)
 	return page, until
 }
 
@@ -64,8 +64,7 @@ func TestTheWebConsoleShowsAViewOnlyScreenWithoutItsInputs(t *testing.T) {
 	const token = "console-viewonly-1f7a"
 	g, _ := deskAcrossRestarts(ctx, t, token, "view")
 	page, until := openDesk(ctx, t, g.Addr, token)
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	until(t, "the prompt", liveAtThePrompt)
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.KeyEvent(kb.Enter)))
 	until(t, "the refusal", `document.getElementById("status").textContent.startsWith("forbidden: ")`)
 	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
@@ -88,8 +87,7 @@ func TestTheWebConsoleSendsABrowsersPersonBackToTheList(t *testing.T) {
 	const token = "console-gone-8b2d"
 	g, _ := deskAcrossRestarts(ctx, t, token, "view")
 	page, until := consolePage(ctx, t)
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/99%3Agone"),
-		chromedp.WaitVisible("#login"), chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/99%3Agone", token)
 	until(t, "the answer", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
 	shown, err := chromedp.Run(page, chromedp.Text("#status"))
 	require.NoError(t, err)
@@ -116,8 +114,7 @@ func TestTheWebConsoleSaysWhoseListIsEmpty(t *testing.T) {
 		page, until := consolePage(ctx, t, "console.test")
 		_, port, err := net.SplitHostPort(g.Addr)
 		require.NoError(t, err)
-		require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/"), chromedp.WaitVisible("#login"),
-			chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+		logIn(t, page, "http://console.test:"+port+"/console/", token)
 		until(t, "the list", `!document.getElementById("computers").hidden`)
 		shown, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("no-computers").hidden ? "" : document.getElementById("no-computers").textContent`))
 		require.NoError(t, err)
@@ -135,8 +132,7 @@ func TestTheWebConsoleShowsAViewOnlyScreenAsSuchFromTheStart(t *testing.T) {
 	const token = "console-viewfirst-4e1b"
 	g, _ := deskAcrossRestarts(ctx, t, token, "view")
 	page, until := openDesk(ctx, t, g.Addr, token)
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	until(t, "the prompt", liveAtThePrompt)
 	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"screen": true, "touch": false, "paste-form": false, "terminate": false, "screen-text": true,

@@ -273,11 +273,9 @@ func controlledAtItsPrompt(ctx context.Context, t *testing.T, g *harness.Gateway
 // at its prompt.
 func onAPhone(t *testing.T, page context.Context, until func(t *testing.T, what, js string), addr, fragment, token string) {
 	t.Helper()
-	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
-		chromedp.Navigate("http://"+addr+"/console/#/computer/"+fragment), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
+	logIn(t, page, "http://"+addr+"/console/#/computer/"+fragment, token)
+	until(t, "the prompt", liveAtThePrompt)
 }
 
 // TestTheWebConsoleEditsAFileFromAPhone: in a phone's window (360x640, touch) the view of a

@@ -77,6 +77,19 @@ func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page conte
 	}
 }
 
+// logIn opens the web console at url (its list, or a computer's view by its fragment:
+// …/console/#/computer/11%3Adesk) and logs in with token, typed into the form as a person does.
+func logIn(t *testing.T, page context.Context, url, token string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(url), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+}
+
+// liveAtThePrompt is true in a page whose view is live and shows its computer's shell at the
+// prompt (markerAtPrompt printed): what a test waits for (until) before it types.
+const liveAtThePrompt = `document.getElementById("status").textContent === "Live" &&
+	document.getElementById("screen-text").textContent.includes("` + markerAtPrompt + `")`
+
 // TestTheWebConsoleShowsAndDrivesAComputer drives the web console in a real headless
 // browser: it logs in with the API token, opens a fakecraft computer, sees its prompt, types
 // ls and sees the listing.
@@ -256,11 +269,9 @@ func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 	opts.Input = computer.Input(make(chan string))
 	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
 
-	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640),
-		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/12%3Apocket"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640)))
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/12%3Apocket", token)
+	until(t, "the prompt", liveAtThePrompt)
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = ""; true`))
 	require.NoError(t, err)
 	until(t, "the list", `!document.getElementById("computers").hidden && document.querySelectorAll("#computer-list a").length > 0`)
@@ -269,8 +280,7 @@ func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 	assert.Equal(t, 0, listOverflow, "the list is no wider than a phone's window")
 	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/12%3Apocket"; true`))
 	require.NoError(t, err)
-	until(t, "the prompt again", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	until(t, "the prompt again", liveAtThePrompt)
 	size, err := chromedp.Run(page, chromedp.Evaluate[[]int](`{
 		const rows = [...document.querySelectorAll("#screen .row")];
 		const screen = document.getElementById("screen");
@@ -690,8 +700,7 @@ func TestTheWebConsoleForgetsATokenTheGatewayRefuses(t *testing.T) {
 
 	// Dave's own token opens the link's view; the tab keeps it, and offers to log it out.
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", dave), chromedp.Click("#login button")))
-	until(t, "dave's screen", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	until(t, "dave's screen", liveAtThePrompt)
 	state, err = chromedp.Run(page, chromedp.Evaluate[[]any](`[sessionStorage.getItem("trap-sandbox-token"), !document.getElementById("logout").hidden]`))
 	require.NoError(t, err)
 	require.Equal(t, []any{dave, true}, state, "the token the gateway took is kept, with Log out")
@@ -759,8 +768,7 @@ func TestTheWebConsoleStopsAtAComputerOfSeveralAccountsAndLogsOut(t *testing.T) 
 	require.NoError(t, err)
 	assert.True(t, shown, "Log out while the tab holds a token")
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
-	until(t, "alice's screen", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	until(t, "alice's screen", liveAtThePrompt)
 }
 
 // TestTheWebConsoleLogsOutEveryTab: each tab keeps its own token (a computer's link opened in
@@ -774,10 +782,8 @@ func TestTheWebConsoleLogsOutEveryTab(t *testing.T) {
 	viewTab, until := consolePage(ctx, t, "console.test")
 	_, erin, g, _ := accountsDesk(ctx, t, "erin")
 	console := "http://console.test:" + g.Port() + "/console/"
-	require.NoError(t, chromedp.Do(viewTab, chromedp.Navigate(console+"#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", erin), chromedp.Click("#login button")))
-	until(t, "erin's screen", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	logIn(t, viewTab, console+"#/computer/11%3Adesk", erin)
+	until(t, "erin's screen", liveAtThePrompt)
 
 	// A text in the Paste field, not pasted yet (typed there on a computer the owner let be
 	// controlled; this one is only viewed, which hides the field).
@@ -819,8 +825,7 @@ func TestTheWebConsoleForgetsTheTokenOfAReopenedTab(t *testing.T) {
 	page, until := consolePage(ctx, t)
 	const token = "console-reopened-4c1a"
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate(g.URL("/console/#/computer/9%3Aaway")), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	logIn(t, page, g.URL("/console/#/computer/9%3Aaway"), token)
 	viewing := `document.getElementById("login").hidden && sessionStorage.getItem("trap-sandbox-token") === "` + token + `" &&
 		document.getElementById("status").textContent.startsWith("not_connected: computer 9:away is not connected")`
 	until(t, "the view, the token kept", viewing)
@@ -847,10 +852,8 @@ func TestTheWebConsoleKeepsSayingWhyAComputerLeft(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t, "console.test")
 	_, alice, g, _ := accountsDesk(ctx, t, "alice")
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+g.Port()+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
-	until(t, "alice's screen", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	logIn(t, page, "http://console.test:"+g.Port()+"/console/#/computer/11%3Adesk", alice)
+	until(t, "alice's screen", liveAtThePrompt)
 	// The page's looks for the screen, counted as it asks.
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.looks = 0; const pageFetch = window.fetch;
 		window.fetch = (url, options) => { if (String(url).endsWith("/screen")) window.looks++; return pageFetch(url, options); }; true`))
@@ -874,10 +877,8 @@ func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
 	const token = "console-restart-9b2e"
 	g, restart := deskAcrossRestarts(ctx, t, token, "view")
 
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/11%3Adesk", token)
+	until(t, "the prompt", liveAtThePrompt)
 	// Every status the view shows from now on, however briefly.
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.statuses = [];
 		new MutationObserver(() => statuses.push(document.getElementById("status").textContent))
@@ -919,10 +920,8 @@ func TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway(t *testing.T) {
 	const token = "console-away-4c1d"
 	g, restart := deskAcrossRestarts(ctx, t, token, "control")
 
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/11%3Adesk", token)
+	until(t, "the prompt", liveAtThePrompt)
 	require.NoError(t, g.Stop())
 	until(t, "the connection lost", `document.getElementById("status").textContent === "The connection to the gateway was lost (waiting for it to come back)"`)
 	// Every status the view shows from now on, however briefly.
@@ -973,49 +972,29 @@ func TestTheWebConsoleLetsGoWhatWasHeldWhileTheGatewayWasAway(t *testing.T) {
 	const token = "console-held-5f0a"
 	g, restart := deskAcrossRestarts(ctx, t, token, "control")
 
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/11%3Adesk", token)
+	until(t, "the prompt", liveAtThePrompt)
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
 	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
-	xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
-		const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[1].getBoundingClientRect();
-		[row.left + row.width / +screen.dataset.width * 2.5, row.top + row.height / 2]
-	}`))
-	require.NoError(t, err)
-	mouse := func(typ input.DispatchMouseEventType, buttons int64) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
-				Type: typ, X: xy[0], Y: xy[1], Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1})
-			return err
-		})
-	}
-	key := func(typ input.DispatchKeyEventType, key, code string, vk int64) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-			_, err := cdp.Call(ctx, target, input.DispatchKeyEvent, input.DispatchKeyEventParams{
-				Type: typ, Key: key, Code: code, WindowsVirtualKeyCode: vk})
-			return err
-		})
-	}
-	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMousePressed, 1),
-		key(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	xy := cellPoint(t, page, 3.5, 2)
+	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, xy, 1),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
 	until(t, "the button and Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\nkey leftCtrl")`)
 
 	require.NoError(t, g.Stop())
 	until(t, "the connection lost", `!view.live &&
 		document.getElementById("status").textContent === "The connection to the gateway was lost (waiting for it to come back)"`)
-	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMouseReleased, 0),
-		key(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17),
-		key(input.DispatchKeyEventTypeRawKeyDown, "b", "KeyB", 66), key(input.DispatchKeyEventTypeKeyUp, "b", "KeyB", 66)))
+	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMouseReleased, xy, 0),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "b", "KeyB", 66), keyboardKey(input.DispatchKeyEventTypeKeyUp, "b", "KeyB", 66)))
 	letGo, err := chromedp.Run(page, chromedp.Evaluate[bool](`view.held === null && view.down.size === 0`))
 	require.NoError(t, err)
 	require.True(t, letGo, "the page let go of the button and the keys")
 
 	restart()
 	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
-	require.NoError(t, chromedp.Do(page, key(input.DispatchKeyEventTypeRawKeyDown, "x", "KeyX", 88),
-		key(input.DispatchKeyEventTypeKeyUp, "x", "KeyX", 88)))
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "x", "KeyX", 88),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "x", "KeyX", 88)))
 	until(t, "the releases, then the key typed since", `document.getElementById("screen-text").textContent.endsWith(
 		"\nclick 1 3 2\nkey leftCtrl\nup 1 3 2\nkey_up leftCtrl\nkey x\nkey_up x")`)
 }
@@ -1032,25 +1011,14 @@ func TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone(t *testing.T
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/14%3Arig")))
 	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.startsWith("rig")`)
-	xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
-		const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[0].getBoundingClientRect();
-		[row.left + row.width / +screen.dataset.width * 2.5, row.top + row.height / 2]
-	}`))
-	require.NoError(t, err)
-	mouse := func(typ input.DispatchMouseEventType, buttons int64) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
-				Type: typ, X: xy[0], Y: xy[1], Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1})
-			return err
-		})
-	}
-	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMousePressed, 1)))
+	xy := cellPoint(t, page, 3.5, 1)
+	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, xy, 1)))
 	assert.Contains(t, first.input(ctx, t), `"type":"mouse_click"`)
-	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMouseReleased, 0)))
+	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMouseReleased, xy, 0)))
 	assert.Contains(t, first.input(ctx, t), `"type":"mouse_up"`, "the release, which the computer never answers")
 	until(t, "the computer gone", `!view.live`)
 	// The release's call answered (not_connected) before the computer is back.
-	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`view.queue.then(() => true)`, chromedp.EvalAwaitPromise))
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`view.queue.then(() => true)`, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 
 	second := connectReleaseComputer(ctx, t, g, "14:rig", false)
@@ -1144,8 +1112,7 @@ func TestTheWebConsolesListSaysWhatItNoLongerKnows(t *testing.T) {
 	g, restart := deskAcrossRestarts(ctx, t, token, "")
 
 	const rows = `[...document.querySelectorAll("#computer-list tr")].map(tr => tr.cells[0].textContent + " " + tr.cells[2].textContent).join()`
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	logIn(t, page, "http://"+g.Addr+"/console/", token)
 	until(t, "the computer listed", rows+` === "11:desk connected"`)
 
 	require.NoError(t, g.Stop())
@@ -1479,32 +1446,25 @@ func TestTheWebConsoleDragsOnTheScreen(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	at := openDragsProgram(ctx, t, page, until, false)
-	mouse := func(typ input.DispatchMouseEventType, xy []float64, buttons int64) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
-				Type: typ, X: xy[0], Y: xy[1], Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1})
-			return err
-		})
-	}
 	require.NoError(t, chromedp.Do(page,
-		mouse(input.DispatchMouseEventTypeMousePressed, at(3.5, 2), 1),
-		mouse(input.DispatchMouseEventTypeMouseMoved, at(3.8, 2), 1), // the same cell
-		mouse(input.DispatchMouseEventTypeMouseMoved, at(4.2, 2), 1),
-		mouse(input.DispatchMouseEventTypeMouseMoved, at(4.7, 2), 1), // the same cell
-		mouse(input.DispatchMouseEventTypeMouseMoved, at(5.5, 3), 1),
-		mouse(input.DispatchMouseEventTypeMouseReleased, at(5.5, 3), 0),
-		mouse(input.DispatchMouseEventTypeMouseMoved, at(7.5, 3), 0), // no button held: no drag
+		leftButton(input.DispatchMouseEventTypeMousePressed, at(3.5, 2), 1),
+		leftButton(input.DispatchMouseEventTypeMouseMoved, at(3.8, 2), 1), // the same cell
+		leftButton(input.DispatchMouseEventTypeMouseMoved, at(4.2, 2), 1),
+		leftButton(input.DispatchMouseEventTypeMouseMoved, at(4.7, 2), 1), // the same cell
+		leftButton(input.DispatchMouseEventTypeMouseMoved, at(5.5, 3), 1),
+		leftButton(input.DispatchMouseEventTypeMouseReleased, at(5.5, 3), 0),
+		leftButton(input.DispatchMouseEventTypeMouseMoved, at(7.5, 3), 0), // no button held: no drag
 	))
 	until(t, "the drags", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\ndrag 1 4 2\ndrag 1 5 3\nup 1 5 3")`)
-	require.NoError(t, chromedp.Do(page, mouse(input.DispatchMouseEventTypeMousePressed, at(1.5, 1), 1),
-		mouse(input.DispatchMouseEventTypeMouseReleased, at(1.5, 1), 0)))
+	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, at(1.5, 1), 1),
+		leftButton(input.DispatchMouseEventTypeMouseReleased, at(1.5, 1), 0)))
 	until(t, "the next click", `document.getElementById("screen-text").textContent.endsWith("\nup 1 5 3\nclick 1 1 1\nup 1 1 1")`)
 	// Dragged off the screen's left edge and let go there: the drag and the release at the
 	// nearest cell, the first of the row.
 	require.NoError(t, chromedp.Do(page,
-		mouse(input.DispatchMouseEventTypeMousePressed, at(2.5, 3), 1),
-		mouse(input.DispatchMouseEventTypeMouseMoved, at(-0.5, 3), 1),
-		mouse(input.DispatchMouseEventTypeMouseReleased, at(-0.5, 3), 0)))
+		leftButton(input.DispatchMouseEventTypeMousePressed, at(2.5, 3), 1),
+		leftButton(input.DispatchMouseEventTypeMouseMoved, at(-0.5, 3), 1),
+		leftButton(input.DispatchMouseEventTypeMouseReleased, at(-0.5, 3), 0)))
 	until(t, "the drag off the screen", `document.getElementById("screen-text").textContent.endsWith("\nup 1 1 1\nclick 1 2 3\ndrag 1 1 3\nup 1 1 3")`)
 }
 
@@ -1525,21 +1485,43 @@ func openDragsProgram(ctx context.Context, t *testing.T, page context.Context, u
 	if phone {
 		require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateTouch)))
 	}
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/13%3Aeasel"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/13%3Aeasel", token)
+	until(t, "the prompt", liveAtThePrompt)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "drags\r")))
 	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> drags")`)
-	return func(x, y float64) []float64 {
-		t.Helper()
-		xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](fmt.Sprintf(`{
-			const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[%d].getBoundingClientRect();
-			[row.left + row.width / +screen.dataset.width * (%f - 1), row.top + row.height / 2]
-		}`, int(y)-1, x)))
-		require.NoError(t, err)
-		return xy
-	}
+	return func(x, y float64) []float64 { return cellPoint(t, page, x, y) }
+}
+
+// cellPoint is the point in page of its screen's column x of row y, as CC counts cells (from
+// 1: x 3.5 is the middle of cell 3, x -0.5 left of the screen), in the middle of the row.
+func cellPoint(t *testing.T, page context.Context, x, y float64) []float64 {
+	t.Helper()
+	xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](fmt.Sprintf(`{
+		const screen = document.getElementById("screen"), row = screen.querySelectorAll(".row")[%d].getBoundingClientRect();
+		[row.left + row.width / +screen.dataset.width * (%f - 1), row.top + row.height / 2]
+	}`, int(y)-1, x)))
+	require.NoError(t, err)
+	return xy
+}
+
+// leftButton is the browser's left mouse button at point xy, as typ (pressed, moved, released)
+// with buttons held after it (1: the left).
+func leftButton(typ input.DispatchMouseEventType, xy []float64, buttons int64) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+			Type: typ, X: xy[0], Y: xy[1], Button: input.MouseButtonLeft, Buttons: buttons, ClickCount: 1})
+		return err
+	})
+}
+
+// keyboardKey is a key of the browser's keyboard going down or up (typ): its key, its code (its
+// place) and its virtual key code.
+func keyboardKey(typ input.DispatchKeyEventType, key, code string, vk int64) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, input.DispatchKeyEvent, input.DispatchKeyEventParams{
+			Type: typ, Key: key, Code: code, WindowsVirtualKeyCode: vk})
+		return err
+	})
 }
 
 // TestTheWebConsoleDrawsWithAFingerOnAPhone: a finger drawn over the screen of a phone's touch
