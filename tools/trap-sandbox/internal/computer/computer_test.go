@@ -96,6 +96,27 @@ func TestAFullDriveNamesTheSizeTheFreeSpaceAndLeftovers(t *testing.T) {
 	assert.ElementsMatch(t, []string{"/dir/keep", left}, d.Names(), "only this write's temporary file is removed")
 }
 
+// TestAFullDriveNamesAFewLeftoversAndCountsTheRest: each write cut off midway leaves a
+// temporary file of its own name; a directory with many named every one of them in the error
+// (tens of KB of names for an agent or a terminal to read). A few are named, the rest counted,
+// their bytes all summed.
+func TestAFullDriveNamesAFewLeftoversAndCountsTheRest(t *testing.T) {
+	files := map[string]string{}
+	var named []string
+	for i := range 12 {
+		name := fmt.Sprintf("/dir/%s%016x", computer.TempPrefix, i)
+		files[name] = string(bigData(1000))
+		if i < 5 {
+			named = append(named, name+" (1000 bytes)")
+		}
+	}
+	d := daemonfake.NewLocal(files)
+	d.FailWrite = 1
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/new.bin", bigData(75000), 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ", and in /dir they take 12000 bytes: "+strings.Join(named, ", ")+" and 7 more; delete them with")
+}
+
 // TestAProtectedPathIsRefusedAsAWrite: a write to a path whose change needs sandbox.allow_exec
 // (/startup.lua) is refused at its last step, the move into place; the refusal named that
 // step ("fs.move to /startup.lua needs …"), which the caller never asked for. It reads as the

@@ -407,11 +407,20 @@ func (w upload) outOfSpaceHint(ctx context.Context) string {
 	}
 	var found []string
 	var taken int64
+	unnamed := 0
 	for _, e := range entries {
-		if !e.IsDir && strings.HasPrefix(e.Name, TempPrefix) {
-			found = append(found, fmt.Sprintf("%s (%d bytes)", path.Join(dir, e.Name), e.Size))
-			taken += e.Size
+		if e.IsDir || !strings.HasPrefix(e.Name, TempPrefix) {
+			continue
 		}
+		taken += e.Size
+		if len(found) == leftoversNamed {
+			unnamed++
+			continue
+		}
+		found = append(found, fmt.Sprintf("%s (%d bytes)", path.Join(dir, e.Name), e.Size))
+	}
+	if unnamed > 0 {
+		found[len(found)-1] += fmt.Sprintf(" and %d more", unnamed)
 	}
 	if len(found) == 0 {
 		b.WriteString(", none of them in " + dir + ": list_files (CLI ls) shows them in a directory, which CC's own ls hides)")
@@ -421,6 +430,11 @@ func (w upload) outOfSpaceHint(ctx context.Context) string {
 		dir, taken, strings.Join(found, ", "), path.Join(dir, TempPrefix+"*"))
 	return b.String()
 }
+
+// leftoversNamed bounds the temporary files outOfSpaceHint names: each write cut off midway
+// leaves one of its own name, and a directory of many named them all, tens of KB of names in
+// one error. The rest are counted, their bytes summed with the named ones'.
+const leftoversNamed = 5
 
 // refuseDirectory answers CC's fs_error for writing over a directory when path lists as one;
 // otherwise it says whether a file is there (CC's fs.list of a file: "Not a directory"). A
