@@ -83,10 +83,13 @@ func unwritable(dir string, err error) string {
 }
 
 // Full reports whether err is the store refusing a write for want of room: SQLite's
-// SQLITE_FULL ("database or disk is full"), or the file system's ENOSPC.
+// SQLITE_FULL ("database or disk is full"), the file system's ENOSPC, or
+// SQLITE_IOERR_SHMSIZE ("disk I/O error (4874)"): SQLite's unix VFS could not grow the
+// store's -shm file (32 KiB at the first open) by writing to it, which on a disk with a few
+// KiB left is the only sign that it is full (the errno stays inside SQLite).
 func Full(err error) bool {
 	var e interface{ Code() int }
-	if errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_FULL {
+	if errors.As(err, &e) && (e.Code()&0xff == sqlite3.SQLITE_FULL || e.Code() == sqlite3.SQLITE_IOERR_SHMSIZE) {
 		return true
 	}
 	return noSpace(err)

@@ -79,6 +79,37 @@ func TestAStoreOnAFullDiskIsRefusedWithNothingLeft(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
 }
 
+// fillLeaving writes a file on disk until no more than room bytes are free on it, and returns
+// its path.
+func fillLeaving(t *testing.T, disk string, room uint64) string {
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(disk, &st))
+	free := st.Bavail * uint64(st.Bsize)
+	require.Greater(t, free, room)
+	filler := filepath.Join(disk, "filler")
+	require.NoError(t, os.WriteFile(filler, make([]byte, free-room), 0o600))
+	return filler
+}
+
+// TestAStoreOnANearlyFullDiskIsRefusedAsFull: a first start on a disk with a few KiB left
+// (room for accounts.db, not for its 32 KiB -shm) was refused with SQLite's "open …: disk I/O
+// error (4874)" alone (SQLITE_IOERR_SHMSIZE: the -shm could not be grown), naming neither the
+// full disk nor a fix, and left an empty accounts.db behind. It is refused as on a full disk.
+func TestAStoreOnANearlyFullDiskIsRefusedAsFull(t *testing.T) {
+	disk := smallDisk(t, 0)
+	fillLeaving(t, disk, 12<<10)
+
+	dir := filepath.Join(disk, "ts")
+	_, err := OpenSQLite(t.Context(), dir)
+	require.Error(t, err)
+	assert.True(t, Full(err), "%v", err)
+	path := filepath.Join(dir, DBFile)
+	assert.Regexp(t, "^open "+path+": .*: the disk of the data directory "+dir+" is full: make room on it \\(df "+dir+"\\), or give a --data-dir on another disk$", err.Error())
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, left, "a refused start leaves no store behind")
+}
+
 // TestABackupOntoAFullDiskBlamesThatDisk: a backup onto a full disk was refused as the
 // store's failure, "the account store (the default data directory; --data-dir gives
 // another): copy the store to …: database or disk is full (13)", which sends the operator to
