@@ -128,7 +128,8 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 		_, errOut, code := cli(ctx, t, g, nil, "run", deskTraposID, "edit /door.lua", "--timeout", hostRunTimeout)
 		assert.NotEqual(t, 0, code)
 		// The CLI indents the screen's rows under the error line.
-		assert.Contains(t, errOut, "timeout: it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n  "+doorProgram+"\n")
+		assert.Contains(t, errOut, "timeout: the run was stopped on the computer at its limit of 8000 ms (this call's timeout of 10000 ms less 2000 ms, so that its answer comes within the call): "+
+			"it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n  "+doorProgram+"\n")
 		assert.Regexp(t, `\n  Press Ctrl (or click here )?to access menu +Ln 1\n\(--timeout gives it longer`, errOut, "the fix on a line of its own, not on the editor's status bar")
 		stillServes(t)
 	})

@@ -544,17 +544,24 @@ func (c *Client) Run(ctx context.Context, traposID, command string, timeout time
 // either, which is what a chunk that never yields does (CC alone ends it, after about 7 s):
 // the error says so, since a bare "did not answer" reads as a lost computer.
 func (c *Client) run(ctx context.Context, traposID, typ string, payload map[string]any, timeout time.Duration, out any) error {
+	defaulted := timeout <= 0
 	timeout = bound(timeout, DefaultTimeout)
 	runMs := RunTime(timeout).Milliseconds()
 	payload["timeoutMs"] = runMs
 	err := c.call(ctx, traposID, typ, payload, timeout, out)
 	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout && !pe.ByComputer {
+	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout && pe.ByComputer {
+		// The computer names the limit it was sent, not the call's timeout the caller gave:
+		// the gateway's words first say where its number came from. The computer's stay whole.
+		return pe.WithMessage(fmt.Sprintf("the run was stopped on the computer at %s: %s", runLimit(timeout, defaulted), pe.Message))
+	}
+	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout {
 		// The code may be an earlier call's: an agent whose loop timed out sent return 1 next,
 		// was told its code never yields, and looked for the fault in return 1.
-		return protocol.Errorf(protocol.CodeTimeout, "%s: nor did it stop the run at its limit of %d ms, as happens to code that never yields "+
+		return protocol.Errorf(protocol.CodeTimeout, "%s: nor did it stop the run at %s, as happens to code that never yields "+
 			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s; "+
-			"that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)", pe.Message, runMs)
+			"that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)",
+			pe.Message, runLimit(timeout, defaulted))
 	}
 	if errors.As(err, &pe) && pe.Code == protocol.CodeBadPayload && !pe.ByComputer && pe.Message == protocol.FrameTooLargeMessage {
 		what := "code"
@@ -572,6 +579,28 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 // less, but at least half of it, and at least the 1 ms the computer takes (it refuses 0).
 func RunTime(timeout time.Duration) time.Duration {
 	return max(timeout-RunSlack, timeout/2, time.Millisecond)
+}
+
+// runLimit names a run's limit on the computer (RunTime) and how it came from the call's
+// timeout (defaulted: the caller gave none), which is the number the caller knows: "its
+// limit of 1500 ms (half of this call's timeout of 3000 ms, so that its answer comes within
+// the call)".
+func runLimit(timeout time.Duration, defaulted bool) string {
+	run := RunTime(timeout)
+	call := fmt.Sprintf("this call's timeout of %d ms", timeout.Milliseconds())
+	if defaulted {
+		call = fmt.Sprintf("this call's default timeout of %d ms", timeout.Milliseconds())
+	}
+	var how string
+	switch run {
+	case timeout - RunSlack:
+		how = fmt.Sprintf("%s less %d ms", call, RunSlack.Milliseconds())
+	case timeout / 2:
+		how = "half of " + call
+	default:
+		how = "the least the computer takes, within " + call
+	}
+	return fmt.Sprintf("its limit of %d ms (%s, so that its answer comes within the call)", run.Milliseconds(), how)
 }
 
 // text checks a computer's wire text and returns it as host text.

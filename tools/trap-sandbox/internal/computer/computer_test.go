@@ -731,22 +731,47 @@ func TestADeadlineThatPassesIsATimeout(t *testing.T) {
 }
 
 // TestARunTheComputerCouldNotStopSaysWhy: a run that outlives its call (a chunk that never
-// yields, which only CC ends) is a timeout that names the run's own limit and the likely
-// cause, not a bare "did not answer".
+// yields, which only CC ends) is a timeout that names the run's own limit, the call's timeout
+// it came from, and the likely cause, not a bare "did not answer".
 func TestARunTheComputerCouldNotStopSaysWhy(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }
 	_, err := computer.New(d).Exec(t.Context(), "7:", "while true do term.clear() end", 4*time.Second)
 	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
-	assert.EqualError(t, err, "timeout: computer 7: did not answer lua.exec in time: nor did it stop the run at its limit of 2000 ms, "+
+	assert.EqualError(t, err, "timeout: computer 7: did not answer lua.exec in time: nor did it stop the run at its limit of 2000 ms "+
+		"(this call's timeout of 4000 ms less 2000 ms, so that its answer comes within the call), "+
 		"as happens to code that never yields (a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s; "+
 		"that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)")
+}
 
-	d.Before = func(context.Context, int, string) error {
-		return &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 2000 ms and was abandoned", ByComputer: true}
+// TestARunTheComputerStoppedNamesTheCallsTimeout: the computer names the limit it was sent
+// (payload.timeoutMs), which is not the call's timeout: an agent that gave run_lua timeoutMs
+// 3000 read "it ran past its timeout of 1500 ms" and could not tell where 1500 came from.
+// The gateway's words before the computer's name both, and which of them stopped the run;
+// the computer's own stay as it wrote them, still its answer.
+func TestARunTheComputerStoppedNamesTheCallsTimeout(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	var sent float64
+	d.Before = func(_ context.Context, _ int, _ string) error {
+		return &protocol.Error{Code: protocol.CodeTimeout, Message: fmt.Sprintf("it ran past its timeout of %.0f ms and was abandoned", sent), ByComputer: true}
 	}
-	_, err = computer.New(d).Run(t.Context(), "7:", "edit /x.lua", 4*time.Second)
-	assert.EqualError(t, err, "timeout: it ran past its timeout of 2000 ms and was abandoned", "the computer's own answer is left as it is")
+	for _, c := range []struct {
+		timeout time.Duration
+		run     float64
+		why     string
+	}{
+		{3 * time.Second, 1500, "half of this call's timeout of 3000 ms"},
+		{8 * time.Second, 6000, "this call's timeout of 8000 ms less 2000 ms"},
+		{0, 8000, "this call's default timeout of 10000 ms less 2000 ms"},
+	} {
+		sent = c.run
+		_, err := computer.New(d).Run(t.Context(), "7:", "edit /x.lua", c.timeout)
+		var pe *protocol.Error
+		require.ErrorAs(t, err, &pe)
+		assert.True(t, pe.ByComputer, "still the computer's answer")
+		assert.Equal(t, fmt.Sprintf("the run was stopped on the computer at its limit of %.0f ms (%s, so that its answer comes within the call): "+
+			"it ran past its timeout of %.0f ms and was abandoned", c.run, c.why, c.run), pe.Message)
+	}
 }
 
 // tooBig refuses every request as the gateway refuses a payload above a frame.
