@@ -17,6 +17,8 @@ import (
 
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
+	"fakecraft/peripheral"
+	"fakecraft/peripheral/drive"
 
 	"trap-sandbox/testkit/opencodefake"
 
@@ -98,6 +100,36 @@ func cli(ctx context.Context, t *testing.T, g *harness.Gateway, stdin []byte, ar
 		require.NoError(t, err)
 	}
 	return out.String(), errOut.String(), code
+}
+
+// TestAFullFloppyDiskNamesItsOwnFreeSpace: a host's write to the floppy disk in a computer's
+// drive (/disk, 125000 bytes) that does not fit said the computer's drive had some 900000
+// bytes free, the root drive's, where the file was never going: the computer now measures the
+// free space on the drive of the path (fs.getFreeSpace(path)).
+func TestAFullFloppyDiskNamesItsOwnFreeSpace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
+	defer cancel()
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	sides := peripheral.NewBus(9)
+	diskDrive := drive.New(nil)
+	_, err := diskDrive.Insert(drive.NewFloppy(1, filepath.Join(t.TempDir(), "disk1")))
+	require.NoError(t, err)
+	require.NoError(t, sides.Attach("left", diskDrive))
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 9, "lab"
+	opts.Peripherals = sides
+	opts.Settings["sandbox.allow_files"] = "write"
+	opts.Files = map[string]string{"/e2e.lua": capProgram}
+	fakecrafttest.StartWithin(t, opts, capLimit).WaitFor(ctx, markerServing)
+
+	local := filepath.Join(t.TempDir(), "big.txt")
+	require.NoError(t, os.WriteFile(local, bytes.Repeat([]byte("x"), 200000), 0o600))
+	_, errOut, code := cli(ctx, t, g, nil, "put", capTraposID, local, "/disk/big.txt")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "fs_error: /disk/big.txt: Out of space (the file is 200000 bytes; the drive it goes on has 125000 bytes free: ")
+	// the root drive's room is its own
+	_, errOut, code = cli(ctx, t, g, nil, "put", capTraposID, local, "/big.txt")
+	require.Equal(t, 0, code, errOut)
 }
 
 func TestHostWorksWithABootedComputer(t *testing.T) {

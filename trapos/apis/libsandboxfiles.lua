@@ -244,5 +244,6 @@ end
 
 return {
   MAX_READ_BYTES = MAX_READ_BYTES,
+  check = check,
   newFiles = newFiles,
 };

@@ -131,9 +131,14 @@ local function newRequests(deps)
 
   local router = serveLib.newRouter({ os = osApi });
 
-  local function info()
+  -- payload.path, when given, is where freeSpace is measured: CC's fs.getFreeSpace(path) is
+  -- the free space of the drive that path is on (a disk in a drive has its own), and the
+  -- answer's freeSpacePath says it was; without it, the root drive's. A host's write to a
+  -- disk that ran out of space quoted the root drive's room (client 0.5.23).
+  local function info(payload)
+    local measured = payload.path;
     local width, height = deps.term.native().getSize();
-    local freeOk, free = pcall(function() return fsApi.getFreeSpace("/"); end);
+    local freeOk, free = pcall(function() return fsApi.getFreeSpace(measured or "/"); end);
     local peripherals = {};
     if deps.peripheral ~= nil then
       for _, name in ipairs(deps.peripheral.getNames()) do
@@ -153,6 +158,7 @@ local function newRequests(deps)
       day = osApi.day(),
       time = osApi.time(),
       freeSpace = freeOk and free or codec.jsonSafe(nil),
+      freeSpacePath = measured,
       colour = deps.term.isColour(),
       peripherals = peripherals,
       pocket = deps.pocket ~= nil,
@@ -174,7 +180,11 @@ local function newRequests(deps)
     if msgType == codec.TYPE_PING then
       return done(true, { traposId = deps.traposId() });
     elseif msgType == codec.TYPE_COMPUTER_INFO then
-      return done(true, info());
+      local complaint = files.check(payload, "path", "string", true);
+      if complaint ~= nil then
+        return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = complaint });
+      end
+      return done(true, info(payload));
     elseif fileHandlers[msgType] ~= nil then
       return done(fileHandlers[msgType](payload));
     elseif screen.handlers[msgType] ~= nil then

@@ -73,6 +73,36 @@ describe("libsandboxrequests", function()
       expect(info.allowed):same({ files = "none", exec = false, screen = "none" });
     end);
 
+    it("measures computer.info's freeSpace on the drive of the path given, and says so", function()
+      -- A disk in a drive (/disk) has its own room: a host's write there that ran out of
+      -- space was told the root drive's.
+      local asked = {};
+      local drives = setmetatable({
+        getFreeSpace = function(path)
+          asked[#asked + 1] = path;
+          if path:find("^/?disk/") or path:find("^/?disk$") then
+            return 1234;
+          end
+          return 999999;
+        end,
+      }, { __index = fs });
+      local requests = lib.newRequests({
+        settings = newSettings({}), os = os, fs = drives, term = term, env = _G,
+        traposId = function() return "7:spec"; end,
+      });
+      local info = ask(requests, "computer.info", { path = "/disk/big.txt" }).payload;
+      expect({ info.freeSpace, info.freeSpacePath }):same({ 1234, "/disk/big.txt" });
+      info = ask(requests, "computer.info", { path = "/notes/x.txt" }).payload;
+      expect({ info.freeSpace, info.freeSpacePath }):same({ 999999, "/notes/x.txt" });
+      -- without a path: the root drive's, and no freeSpacePath (as before 0.5.23)
+      info = ask(requests, "computer.info").payload;
+      expect({ info.freeSpace, info.freeSpacePath }):same({ 999999, nil });
+      expect(asked):same({ "/disk/big.txt", "/notes/x.txt", "/" });
+      local answer = ask(requests, "computer.info", { path = 5 });
+      expect({ answer.ok, answer.err }):same({ false,
+        { code = "bad_payload", message = "payload.path must be a string when given, got number" } });
+    end);
+
     it("says in computer.info what the owner allows now, as the refusals read it", function()
       local values = { ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true, ["sandbox.allow_screen"] = "view" };
       local requests = newRequests(values);

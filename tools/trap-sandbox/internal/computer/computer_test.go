@@ -65,7 +65,7 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 	d.FailWrite = 3
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*computer.ChunkBytes), 0)
 	require.Error(t, err)
-	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space (the file is 65536 bytes; the computer's drive has 1000000 bytes free"+fullDriveHint+noLeftovers("/dir"),
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space (the file is 65536 bytes; the drive it goes on has 1000000 bytes free"+fullDriveHint+noLeftovers("/dir"),
 		"the error names the file asked for, not the temporary one")
 	assert.Equal(t, []string{"/dir/f.bin"}, d.Names(), "the temporary file is removed")
 	old, _ := d.File("/dir/f.bin")
@@ -89,7 +89,7 @@ func TestAFullDriveNamesTheSizeTheFreeSpaceAndLeftovers(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k", left: string(bigData(40000))})
 	d.FailWrite = 1
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/new.bin", bigData(75000), 0)
-	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (the file is 75000 bytes; the computer's drive has 1000000 bytes free: "+
+	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (the file is 75000 bytes; the drive it goes on has 1000000 bytes free: "+
 		"delete files on the computer, or write a smaller file; a host write cut off midway (its computer or the gateway gone) leaves what it sent "+
 		"beside its file as "+computer.TempPrefix+"…, and in /dir they take 40000 bytes: "+left+" (40000 bytes); "+
 		"delete them with trap-sandbox rm, MCP delete_file, or rm /dir/"+computer.TempPrefix+"* on the computer)")
@@ -142,9 +142,30 @@ func TestAFullDriveForANewFileSaysNothingOfAnOldOne(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k"})
 	d.FailWrite = 1
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/new.bin", bigData(2*computer.ChunkBytes), 0)
-	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (the file is 32768 bytes; the computer's drive has 1000000 bytes free: "+
+	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (the file is 32768 bytes; the drive it goes on has 1000000 bytes free: "+
 		"delete files on the computer, or write a smaller file"+noLeftovers("/dir"))
 	assert.Equal(t, []string{"/dir/keep"}, d.Names(), "the temporary file is removed")
+}
+
+// TestAFullDiskNamesItsOwnFreeSpace: a write to a disk in a drive (/disk, a floppy of 125000
+// bytes) that ran out of space quoted the root drive's free space, which the write never
+// needed; the hint asks the computer for the free space of the drive the file goes on. A
+// client before 0.5.23 reports only its root drive's, and the hint says whose it is.
+func TestAFullDiskNamesItsOwnFreeSpace(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/disk/keep": "k"})
+	d.Drives = map[string]int{"disk": 1234}
+	d.FailWrite = 1
+	err := computer.New(d).Write(t.Context(), "7:", "/disk/big.bin", bigData(2*computer.ChunkBytes), 0)
+	assert.EqualError(t, err, "fs_error: /disk/big.bin: Out of space (the file is 32768 bytes; the drive it goes on has 1234 bytes free: "+
+		"delete files on the computer, or write a smaller file"+noLeftovers("/disk"))
+
+	old := daemonfake.NewLocal(map[string]string{"/disk/keep": "k"})
+	old.Drives = map[string]int{"disk": 1234}
+	old.OldInfo = true
+	old.FailWrite = 1
+	err = computer.New(old).Write(t.Context(), "7:", "/disk/big.bin", bigData(2*computer.ChunkBytes), 0)
+	assert.EqualError(t, err, "fs_error: /disk/big.bin: Out of space (the file is 32768 bytes; the computer's root drive has 1000000 bytes free: "+
+		"delete files on the computer, or write a smaller file"+noLeftovers("/disk"))
 }
 
 // TestAFullDriveMidWriteNamesTheFile: CC names no path when a file handle's write meets the
@@ -159,7 +180,7 @@ func TestAFullDriveMidWriteNamesTheFile(t *testing.T) {
 		return nil
 	}
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
-	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space (the file is 49152 bytes; the computer's drive has 1000000 bytes free"+fullDriveHint+noLeftovers("/dir"))
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space (the file is 49152 bytes; the drive it goes on has 1000000 bytes free"+fullDriveHint+noLeftovers("/dir"))
 	old, _ := d.File("/dir/f.bin")
 	assert.Equal(t, "old", string(old))
 }

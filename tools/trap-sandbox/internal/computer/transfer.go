@@ -380,16 +380,19 @@ func (w upload) fail(ctx context.Context, err error) error {
 const outOfSpace = "Out of space"
 
 // outOfSpaceHint follows a write's "Out of space" (its temporary file removed): the file's size
-// and the room the computer says it has (computer.info's freeSpace: its root drive), that a
-// file replacing another needs room beside it, and what the temporary files of host writes cut
+// and the room the computer says the drive the file goes on has (a disk in a drive has its
+// own; a client before 0.5.23 reports only its root drive's, said as such), that a file
+// replacing another needs room beside it, and what the temporary files of host writes cut
 // off midway (the computer shut down, the gateway stopped) take in the target's directory,
 // since those are not shown by CC's ls and may be what fills the drive.
 func (w upload) outOfSpaceHint(ctx context.Context) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, " (the file is %d bytes", w.size)
-	if info, err := w.c.Info(ctx, w.traposID, cleanupTimeout); err == nil {
-		if free, ok := info.FreeSpace.(float64); ok {
-			fmt.Fprintf(&b, "; the computer's drive has %d bytes free", int64(free))
+	if free, err := w.c.freeSpace(ctx, w.traposID, w.wire(w.target)); err == nil && free.known {
+		if free.onDrive {
+			fmt.Fprintf(&b, "; the drive it goes on has %d bytes free", free.bytes)
+		} else {
+			fmt.Fprintf(&b, "; the computer's root drive has %d bytes free", free.bytes)
 		}
 	}
 	if w.replacing {
@@ -435,6 +438,27 @@ func (w upload) outOfSpaceHint(ctx context.Context) string {
 // leaves one of its own name, and a directory of many named them all, tens of KB of names in
 // one error. The rest are counted, their bytes summed with the named ones'.
 const leftoversNamed = 5
+
+// driveRoom is what computer.info says of the free space at a path.
+type driveRoom struct {
+	bytes   int64
+	known   bool // a number: not "unlimited", nor null (fs.getFreeSpace raised)
+	onDrive bool // measured on the path's drive; else the root drive's (a client before 0.5.23)
+}
+
+// freeSpace asks the computer for the free space of the drive wirePath is on (computer.info
+// with a path, which a client before 0.5.23 ignores, answering its root drive's).
+func (c *Client) freeSpace(ctx context.Context, traposID, wirePath string) (driveRoom, error) {
+	var ans struct {
+		FreeSpace     any     `json:"freeSpace"`
+		FreeSpacePath *string `json:"freeSpacePath"`
+	}
+	if err := c.call(ctx, traposID, protocol.TypeComputerInfo, map[string]any{"path": wirePath}, cleanupTimeout, &ans); err != nil {
+		return driveRoom{}, err
+	}
+	free, known := ans.FreeSpace.(float64)
+	return driveRoom{bytes: int64(free), known: known, onDrive: ans.FreeSpacePath != nil && *ans.FreeSpacePath == wirePath}, nil
+}
 
 // refuseDirectory answers CC's fs_error for writing over a directory when path lists as one;
 // otherwise it says whether a file is there (CC's fs.list of a file: "Not a directory"). A

@@ -25,7 +25,8 @@ const (
 
 	// TypePing: {} → {traposId}. Always answered.
 	TypePing = "ping"
-	// TypeComputerInfo: {} → the computer's identity and state. Always answered.
+	// TypeComputerInfo: {path?} → the computer's identity and state (freeSpace on the drive
+	// of path, when given: client 0.5.23). Always answered.
 	TypeComputerInfo = "computer.info"
 	// TypeFSList: {path} → {entries: [{name, isDir, size}]}. Needs sandbox.allow_files read.
 	TypeFSList = "fs.list"

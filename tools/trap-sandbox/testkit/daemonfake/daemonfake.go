@@ -42,6 +42,9 @@ const (
 	maxTimeoutMs = 60000
 )
 
+// RootFreeSpace is the free space computer.info reports of the stand-in's root drive.
+const RootFreeSpace = 1000000
+
 // host and clientVersion are what computer.info reports for the stand-in.
 const (
 	host          = "ComputerCraft 1.115.1 (Minecraft 1.21.1)"
@@ -88,8 +91,13 @@ type Daemon struct {
 	// screen.input by it with ScreenInputRefused, as the daemon does.
 	AllowScreen string
 	// OldInfo answers computer.info as a client before 0.5.15: without pocket, the screen's
-	// size and allowed.
+	// size and allowed, and (as before 0.5.23) ignoring a path, its freeSpace the root drive's.
 	OldInfo bool
+	// Drives are the disks mounted beside the root drive, each by its top-level directory
+	// ("disk", as CC mounts a drive's floppy disk) with its free bytes: computer.info with a
+	// path under one reports that drive's freeSpace, as CC's fs.getFreeSpace(path) does; any
+	// other path is on the root drive (RootFreeSpace bytes free).
+	Drives map[string]int
 	// InfoFields replaces computer.info's fields by these, as a hostile or altered client
 	// answers them (allowed as a string, pocket as "yes"); set before the first Answer.
 	InfoFields map[string]any
@@ -262,7 +270,10 @@ func (d *Daemon) answer(typ string, payload json.RawMessage) Reply {
 	case protocol.TypePing:
 		return ok(map[string]any{"traposId": d.TraposID()})
 	case protocol.TypeComputerInfo:
-		return ok(d.info())
+		if complaint := checkOptionalString(p, "path"); complaint != "" {
+			return fail(protocol.CodeBadPayload, complaint)
+		}
+		return ok(d.info(p))
 	case protocol.TypeFSList:
 		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.list(c[0]) })
 	case protocol.TypeFSRead:
@@ -329,12 +340,19 @@ func (d *Daemon) filesLevel() (have, shown string) {
 	return AllowFilesNone, fmt.Sprintf("none, as %q is not none/read/write", d.AllowFiles)
 }
 
-func (d *Daemon) info() map[string]any {
+func (d *Daemon) info(p map[string]any) map[string]any {
 	info := map[string]any{"traposId": d.TraposID(), "id": d.ID, "host": host, "clientVersion": cmp.Or(d.ClientVersion, clientVersion),
-		"uptime": 1.5, "day": 3, "time": 6.25, "freeSpace": 1000000, "colour": true,
+		"uptime": 1.5, "day": 3, "time": 6.25, "freeSpace": RootFreeSpace, "colour": true,
 		"peripherals": []any{map[string]any{"name": "left", "types": []string{"modem"}}}}
 	if d.Label != "" {
 		info["label"] = d.Label
+	}
+	if path, given := p["path"].(string); given && !d.OldInfo {
+		top, _, _ := strings.Cut(strings.Trim(path, "/"), "/")
+		if free, mounted := d.Drives[top]; mounted {
+			info["freeSpace"] = free
+		}
+		info["freeSpacePath"] = path
 	}
 	if !d.OldInfo {
 		files, _ := d.filesLevel()
@@ -672,6 +690,14 @@ func checkString(p map[string]any, name string) string {
 		return ""
 	}
 	return fmt.Sprintf("payload.%s must be a string, got %s", name, luaType(v))
+}
+
+func checkOptionalString(p map[string]any, name string) string {
+	v, given := p[name]
+	if _, isString := v.(string); isString || !given || v == nil {
+		return ""
+	}
+	return fmt.Sprintf("payload.%s must be a string when given, got %s", name, luaType(v))
 }
 
 func checkBool(p map[string]any, name string) string {
