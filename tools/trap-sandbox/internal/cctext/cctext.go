@@ -179,7 +179,7 @@ func newReplacement(field string, r rune, at position, luaFile bool) Replacement
 	if field == commandField {
 		// CC's shell splits a command line at spaces and quotes and knows no escapes, so
 		// the only way to hand a program these bytes is to call it from Lua.
-		rep.Message += fmt.Sprintf("a command line has no escapes: run it from Lua code (exec) as "+
+		rep.Message += fmt.Sprintf("a command line has no escapes: run it from Lua code (MCP run_lua, CLI exec) as "+
 			"shell.run(\"...\"), where a Lua escape such as \"%s\" writes its bytes", luaEscape(rep.Char))
 		return rep
 	}

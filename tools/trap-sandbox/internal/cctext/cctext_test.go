@@ -85,7 +85,7 @@ func TestReplacementInACommandLineNamesLuaAsTheWayToItsBytes(t *testing.T) {
 	_, reps := Wire("command", "echo ✓")
 	require.Len(t, reps, 1)
 	assert.Equal(t, `"✓" (U+2713) at command 1:6 is outside CC's character set and was sent as "?"; `+
-		`a command line has no escapes: run it from Lua code (exec) as shell.run("..."), `+
+		`a command line has no escapes: run it from Lua code (MCP run_lua, CLI exec) as shell.run("..."), `+
 		`where a Lua escape such as "\226\156\147" writes its bytes`, reps[0].Message,
 		"CC's shell knows no escapes, so a command line cannot take a Lua escape itself")
 }
