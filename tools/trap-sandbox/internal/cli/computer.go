@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -276,35 +275,6 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if len(data) > maxFileBytes {
 		return fmt.Errorf("%s holds more than %d bytes (16 MiB), the most put moves: send a smaller file", localName(c.Local), maxFileBytes)
 	}
-	// What the text rule changed is said once the file is on the computer: a write the
-	// computer refuses changed nothing.
-	var warnings func()
-	if !c.Binary {
-		// Whether the file is Lua code is read from its name (cctext.LuaFile): Remote's when it
-		// has an extension, else the local file's when that has one, which is the name a put
-		// into a directory writes (notes.txt put into /docs is text; door.lua put as /door is
-		// Lua either way).
-		named := c.Remote
-		if path.Ext(path.Base(c.Remote)) == "" && c.Local != "-" && filepath.Ext(c.Local) != "" {
-			named = c.Local
-		}
-		cc, reps := cctext.FileToCC(named, string(data))
-		warnings = func() { warn(stderr, reps) }
-		if !utf8.Valid(data) && cc != string(data) {
-			// A binary file's bytes read as text hold thousands of characters CC cannot hold:
-			// one line says what the fix is, not one per character. (A Latin-1 text file, whose
-			// bytes are not UTF-8 and stand for themselves, arrives unchanged: no warning.)
-			replaced := ""
-			if n := cctext.Count(reps); n > 0 {
-				replaced = fmt.Sprintf(" (%d characters CC cannot hold became %q)", n, string(cctext.Unmappable))
-			}
-			warnings = func() {
-				fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which changed its bytes%s; put --binary sends them unchanged\n",
-					localName(c.Local), replaced)
-			}
-		}
-		data = []byte(cc)
-	}
 	client := c.client()
 	remote := c.Remote
 	// --timeout bounds the whole put, the look at whether Remote is a directory included.
@@ -321,6 +291,30 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 			return fmt.Errorf("computer %s put: %s is a directory; name the file to write from stdin", typedID(c.TraposID), cctext.Show(remote, false))
 		}
 		remote = strings.TrimSuffix(remote, "/") + "/" + filepath.Base(c.Local)
+	}
+	// What the text rule changed is said once the file is on the computer: a write the
+	// computer refuses changed nothing.
+	var warnings func()
+	if !c.Binary {
+		// Whether the file is Lua code is read from the name it is written under
+		// (cctext.LuaFile): notes.txt put into /docs is text, put as /programs/snow or into
+		// /startup a program.
+		cc, reps := cctext.FileToCC(remote, string(data))
+		warnings = func() { warn(stderr, reps) }
+		if !utf8.Valid(data) && cc != string(data) {
+			// A binary file's bytes read as text hold thousands of characters CC cannot hold:
+			// one line says what the fix is, not one per character. (A Latin-1 text file, whose
+			// bytes are not UTF-8 and stand for themselves, arrives unchanged: no warning.)
+			replaced := ""
+			if n := cctext.Count(reps); n > 0 {
+				replaced = fmt.Sprintf(" (%d characters CC cannot hold became %q)", n, string(cctext.Unmappable))
+			}
+			warnings = func() {
+				fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which changed its bytes%s; put --binary sends them unchanged\n",
+					localName(c.Local), replaced)
+			}
+		}
+		data = []byte(cc)
 	}
 	if err := client.Write(ctx, c.TraposID, remote, data, c.Timeout.Duration()); err != nil {
 		return failure(c.TraposID, "put "+remote, err)

@@ -100,6 +100,15 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, errOut, "to store its UTF-8 bytes (E2 98 83), send the file as bytes")
 	assert.NotContains(t, errOut, "Lua escape", "notes.txt is not Lua code")
+	// The name it is written under, not the local one: notes.txt put as /programs/snow is a
+	// program (no extension), and put into the /startup directory a file CC runs at boot.
+	d.MakeDir("/startup")
+	for _, c := range []struct{ remote, written string }{{"/programs/snow", "/programs/snow"}, {"/startup", "/startup/notes.txt"}} {
+		out, errOut, err = runWith(t, "", "put", "--url", base, "7:", notes, c.remote)
+		require.NoError(t, err)
+		assert.Equal(t, notes+" -> 7: "+c.written+" (7 bytes)\n", out)
+		assert.Contains(t, errOut, `in a Lua string a Lua escape such as "\226\152\131" writes its bytes`, "%s is Lua code", c.written)
+	}
 
 	back := t.TempDir()
 	out, err = runClient(t, "get", "--url", base, "7:", "/programs/door.lua", back)
