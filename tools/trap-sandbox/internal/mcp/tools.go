@@ -695,6 +695,14 @@ type inputSentError struct{ pe *protocol.Error }
 func (e inputSentError) Error() string { return e.pe.Error() }
 func (e inputSentError) Unwrap() error { return e.pe }
 
+// A run the computer abandoned may never end (a loop that prints a tick every second, a
+// server), which no time lets it do: it was told only that it might wait for input. The fix
+// names where such code runs on, and how it is stopped there.
+const (
+	neverEnds = "that never ends (a loop, a server) is stopped whatever time it is given"
+	runsOn    = `where it runs on and takes what you type (send_keys ["terminate"] stops it)`
+)
+
 // toolError is the error a tool answers with (asError's), the fix of a timeout added as the
 // CLI adds --timeout's: every per-computer tool takes timeoutMs, and the agent is told it can
 // give the call longer, and how much at most. A gateway that does not answer (the stdio
@@ -707,8 +715,8 @@ func toolError(err error) *protocol.Error {
 	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
 		fix := fmt.Sprintf("(timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
 		if run, ok := errors.AsType[abandonedRun](err); ok && run.lua {
-			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; code that waits for input (read(), os.pullEvent) never gets it here: "+
-				"write it to a file with write_file, start that on the computer's screen with send_text and type its input there)", computer.MaxTimeout.Milliseconds())
+			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; code that waits for input (read(), os.pullEvent) never gets it here, and %s: "+
+				"write it to a file with write_file and start that on the computer's screen with send_text, %s)", computer.MaxTimeout.Milliseconds(), "code "+neverEnds, runsOn)
 		} else if ok {
 			// The command itself, as send_text's text would type it, when short enough to read.
 			typed := `"door\n"`
@@ -717,8 +725,8 @@ func toolError(err error) *protocol.Error {
 					typed = string(b)
 				}
 			}
-			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; a program that waits for input never gets it here: "+
-				"start it on the computer's screen with send_text %s and type its input there)", computer.MaxTimeout.Milliseconds(), typed)
+			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; a program that waits for input never gets it here, and %s: "+
+				"start it on the computer's screen with send_text %s, %s)", computer.MaxTimeout.Milliseconds(), "one "+neverEnds, typed, runsOn)
 		}
 		msg = computer.WithTimeoutFix(msg, fix)
 	}
