@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -369,6 +371,33 @@ func TestTheWebConsoleNamesAnOlderClientsFix(t *testing.T) {
 	assert.Contains(t, shown, "(its client, trapos-sandbox 0.3.0, is older than the ")
 	assert.Contains(t, shown, "run the gateway's install line on the computer to upgrade it, then reboot it)")
 	assert.NotContains(t, shown, "waiting for it to come back")
+}
+
+// TestTheWebConsoleSaysWhenItsInputsScriptDidNotLoad: a reverse proxy that passes the page,
+// console.js and console.css but not inputs.js (docs/reverse-proxy.md's location before the
+// console had it) left console.js to stop at its first use of the list, and the page showed
+// its title alone, with no word of why. It says which file did not load and what passes it.
+func TestTheWebConsoleSaysWhenItsInputsScriptDidNotLoad(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	gateway, err := url.Parse("http://" + g.Addr)
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(gateway)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/console/inputs.js" {
+			http.NotFound(w, r)
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate(proxy.URL+"/console/")))
+	until(t, "the page's word on inputs.js", `document.getElementById("status").textContent.includes("inputs.js")`)
+	shown, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.Equal(t, "This page's inputs.js did not load: a reverse proxy in front of the gateway must pass GET /console/inputs.js too (docs/reverse-proxy.md).", shown)
 }
 
 // TestTheWebConsoleWatchesABusyComputerAgain: a host keeps a computer as busy as the gateway

@@ -3,6 +3,14 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+// inputs.js, loaded before this script, is the gateway's list of the client version from
+// which each screen.input type is taken (inputTypesSince). A reverse proxy that passes this
+// script but not it (docs/reverse-proxy.md's location, written before the console had it) left
+// the script to stop at its first use of the list, and the page showed its title alone.
+if (typeof inputTypesSince === "undefined") {
+  $("status").textContent = "This page's inputs.js did not load: a reverse proxy in front of the gateway must pass GET /console/inputs.js too (docs/reverse-proxy.md).";
+  throw new Error("inputs.js did not load");
+}
 // tokenKey is where the tab keeps the token (sessionStorage: not in other tabs, gone when the
 // tab closes), once the gateway has taken it (kept); one it refuses is not kept (refused).
 const tokenKey = "trap-sandbox-token";
