@@ -1058,6 +1058,17 @@ local function confirm(event)
   return YES[answer:match("^%s*(.-)%s*$"):lower()] == true;
 end
 
+-- Whether an abort failed because there is no turn left to stop: the daemon lost the gateway
+-- (Q during "Reconnecting..."), which ends a turn when its socket goes (docs/protocol.md), or
+-- the gateway no longer knows it (restarted). Q then stopped it as Ctrl-T does; a daemon that is
+-- not running at all is said as it is.
+local function turnGone(err)
+  if err.code == libsandbox.ERR_NOT_CONNECTED then
+    return err.message ~= MSG_NO_DAEMON;
+  end
+  return err.code == libsandbox.ERR_UNKNOWN_TURN;
+end
+
 -- Asks one question and shows its answer. Returns the line saying why it failed, not shown
 -- yet (nil when there is none), and whether the turn answered: false after a failure shown
 -- already (an error event, a done reason other than stop) and after a stop (Q, Ctrl-T).
@@ -1103,7 +1114,7 @@ local function turn(question)
   end
   if ok and stopped then
     local aborted, abortErr = client.abort(turnId);
-    if not aborted then
+    if not aborted and not turnGone(abortErr) then
       return explain(abortErr), false;
     end
     screen.line(MSG_STOPPED, "red");

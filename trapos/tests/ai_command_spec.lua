@@ -25,8 +25,9 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
 -- opts.terminateAtPause: the "Press any key" (1 for the first) the player answers with Ctrl-T;
--- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating), and
--- opts.afterRetry (the same, once the program asked the daemon to try now: lib.retryNow).
+-- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating; a
+-- function of the record returns one when asked), and opts.afterRetry (the same, once the
+-- program asked the daemon to try now: lib.retryNow).
 -- Returns ok, error, the window's rows, and a record of what was sent.
 local function run(args, opts)
   opts = opts or {};
@@ -93,7 +94,11 @@ local function run(args, opts)
       record.statusRequests = (record.statusRequests or 0) + 1;
       answered = answered + 1;
       if statuses ~= nil then
-        realQueue(lib.EVENT_STATUS, params[1], statuses[math.min(answered, #statuses)]);
+        local status = statuses[math.min(answered, #statuses)];
+        if type(status) == "function" then
+          status = status(record);
+        end
+        realQueue(lib.EVENT_STATUS, params[1], status);
       elseif not opts.noDaemon then
         realQueue(lib.EVENT_STATUS, params[1], { url = URL, connected = true, state = "connected" });
       end
@@ -1509,6 +1514,30 @@ describe("ai command", function()
           function() os.queueEvent("key", keys.q, false); return {}; end,
           { text(2, " never shown") },
         },
+      });
+      expectFailedTurn(ok, err);
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+      expect(rows[1]):eq("Hello there");
+      expect(rows[2]):eq("Stopped: the turn was aborted (Q).");
+    end);
+
+    it("says Q stopped the turn while it waited for the daemon to reconnect, as Ctrl-T would", function()
+      -- it printed "Not connected to the gateway: ...": the abort cannot reach a gateway the
+      -- daemon lost, whose turn ended with the socket (a restarted one forgot it)
+      stub(os, "startTimer", function() local id = 825000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local waiting = { url = URL, state = "waiting", lastError = "lost the connection: going away", retryInMs = 20000 };
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 51,
+        statuses = {
+          { url = URL, state = "connected", connected = true },
+          function() os.queueEvent("key", keys.q, false); return waiting; end,
+          waiting,
+        },
+        polls = {
+          { text(1, "Hello there") },
+          { err = { code = "not_connected", message = "lost the connection: going away" } },
+        },
+        replies = { ["ai.abort"] = { false, nil, { code = "not_connected", message = "lost the connection: going away" } } },
       });
       expectFailedTurn(ok, err);
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
