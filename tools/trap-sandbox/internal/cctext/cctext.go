@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -272,12 +273,17 @@ func FileToCC(path, text string) (string, []Replacement) {
 func LuaFile(p string) bool {
 	p = path.Clean("/" + p)
 	dir, name := path.Split(p)
-	if dir = strings.TrimSuffix(dir, "/"); path.Base(dir) == "startup" && strings.Count(dir, "/") <= 2 {
+	if startupDir.MatchString(strings.TrimSuffix(dir, "/")) {
 		return true
 	}
 	ext := strings.ToLower(path.Ext(name))
 	return ext == "" || ext == ".lua"
 }
+
+// startupDir matches the directories whose every file CC runs at boot: /startup, and a disk's
+// (CC mounts a drive's disk at /disk, /disk2, …), not one of that name further down
+// (/docs/startup holds data).
+var startupDir = regexp.MustCompile(`^(/disk[0-9]*)?/startup$`)
 
 // toCC is ToCC adding its replacements to rp.
 func toCC(field, text string, rp *report) string {

@@ -63,7 +63,7 @@ func TestReplacementNamesTheCharacterThePlaceAndTheFix(t *testing.T) {
 // (LuaFile): one named .lua, one whose name has no extension (startup, programs/door: the
 // shell finds a program by its name with or without .lua), any file in /startup/.
 func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
-	for _, path := range []string{"/notes.txt", "/data/door.json", "programs/help.md", "/.hidden"} {
+	for _, path := range []string{"/notes.txt", "/data/door.json", "programs/help.md", "/.hidden", "/docs/startup/notes.txt"} {
 		_, reps := FileToCC(path, "a ☃ b")
 		require.Len(t, reps, 1, path)
 		assert.Equal(t, `"☃" (U+2603) at content 1:3 is outside CC's character set and was sent as "?"; `+
@@ -72,7 +72,7 @@ func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
 			`or write a character up to U+00FF instead`, reps[0].Message, path)
 		assert.Equal(t, "content", reps[0].Field, path)
 	}
-	for _, path := range []string{"/door.lua", "/programs/Door.LUA", "/startup", "startup", "/programs/door", "door", "/startup/01-ui.txt", "/disk/startup"} {
+	for _, path := range []string{"/door.lua", "/programs/Door.LUA", "/startup", "startup", "/programs/door", "door", "/startup/01-ui.txt", "/disk/startup", "/disk2/startup/ui.txt"} {
 		_, reps := FileToCC(path, "print(\"☃\")")
 		require.Len(t, reps, 1, path)
 		assert.Equal(t, `"☃" (U+2603) at content 1:8 is outside CC's character set and was sent as "?"; `+
