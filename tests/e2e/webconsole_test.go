@@ -588,14 +588,21 @@ const blocksProgram = `print(string.char(149, 129)) print("|\173|") term.write("
 // which lets the host view its screen; what is sent on player is typed there.
 func accountsDesk(ctx context.Context, t *testing.T, name string) (dataDir, token string, g *harness.Gateway, player chan string) {
 	t.Helper()
+	return accountsDeskWith(ctx, t, name, "view", map[string]string{"/e2e.lua": deskProgram})
+}
+
+// accountsDeskWith is accountsDesk whose owner sets sandbox.allow_screen to allowScreen, its
+// disk holding files (the shell's program, /e2e.lua, among them).
+func accountsDeskWith(ctx context.Context, t *testing.T, name, allowScreen string, files map[string]string) (dataDir, token string, g *harness.Gateway, player chan string) {
+	t.Helper()
 	dataDir = "--data-dir=" + t.TempDir()
 	token = lastLineOf(gatewayCLI(ctx, t, "accounts", "add", name, dataDir))
 	cred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", name, dataDir))
 	g = startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
 	opts := computerOptions(t, g, cred, "/e2e.lua")
 	opts.ID, opts.Label = 11, "desk"
-	opts.Settings["sandbox.allow_screen"] = "view"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Settings["sandbox.allow_screen"] = allowScreen
+	opts.Files = files
 	player = make(chan string, 1)
 	opts.Input = computer.Input(player)
 	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
@@ -1060,6 +1067,84 @@ func TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone(t *testing.T
 	all := strings.Join(got, "")
 	up, key := strings.Index(all, `"type":"mouse_up","button":1,"x":3,"y":1`), strings.Index(all, `"type":"key"`)
 	assert.True(t, up >= 0 && up < key, "the release, then the key typed since: %s", all)
+}
+
+// TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses: a mouse button and Ctrl held on the desk's
+// screen as another computer's view is opened (the desk's view closes: the page sees them let
+// go no more) are let go on the desk. Before, they were dropped with the view, and the desk
+// held them down for ever: reopened, its program had had no release.
+func TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-closed-2d8e"
+	g, _ := deskAcrossRestarts(ctx, t, token, "control")
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/11%3Adesk", token)
+	until(t, "the prompt", liveAtThePrompt)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
+	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
+	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, cellPoint(t, page, 3.5, 2), 1),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	until(t, "the button and Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\nkey leftCtrl")`)
+
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/99%3Aother"; true`))
+	require.NoError(t, err)
+	until(t, "the other computer's view", `document.getElementById("status").textContent.startsWith("not_connected: computer 99:other")`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/11%3Adesk"; true`))
+	require.NoError(t, err)
+	until(t, "the desk's releases", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\nkey leftCtrl\nup 1 3 2\nkey_up leftCtrl")`)
+}
+
+// TestTheWebConsoleLetsGoWhatWasHeldWhenItsTokenWasRefused: Ctrl held on the desk's screen as
+// the gateway refuses the view's token (revoked; the next frame, drawn for another caller's
+// key, ends the view) is let go on the desk once the tab is given another token: the closed
+// view's release, refused with the revoked one, goes with it. Before, it was dropped with the
+// view, and the desk held Ctrl down for ever.
+func TestTheWebConsoleLetsGoWhatWasHeldWhenItsTokenWasRefused(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t, "console.test")
+	dataDir, first, g, _ := accountsDeskWith(ctx, t, "dave", "control", map[string]string{"/e2e.lua": deskProgram, "/held.lua": heldProgram})
+	second := lastLineOf(gatewayCLI(ctx, t, "tokens", "add", "dave", "laptop", dataDir))
+	logIn(t, page, "http://console.test:"+g.Port()+"/console/#/computer/11%3Adesk", first)
+	until(t, "the prompt", liveAtThePrompt)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
+	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	until(t, "Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl")`)
+
+	gatewayCLI(ctx, t, "tokens", "revoke", first, dataDir)
+	gatewayCLI(ctx, t, "request", deskTraposID, "screen.input", `{"events":[{"type":"key","name":"x"},{"type":"key_up","name":"x"}]}`,
+		"--url="+g.URL(""), "--api-token="+second)
+	until(t, "the token form, saying the token was revoked", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("revoked")`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", second), chromedp.Click("#login button")))
+	until(t, "the desk's release, after the other caller's key", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl\nkey x\nkey_up x\nkey_up leftCtrl")`)
+}
+
+// TestTheWebConsoleLetsGoAKeyWhoseReleaseWaitedOnABusyComputerAsItsViewCloses: Ctrl let go on
+// the screen of a computer the host's requests fill, its key_up refused busy and waiting to be
+// sent again, as another computer's view is opened, is let go on the busy computer once it
+// takes input again. Before, the call waiting on the busy answer dropped it with the view.
+func TestTheWebConsoleLetsGoAKeyWhoseReleaseWaitedOnABusyComputerAsItsViewCloses(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:busy")
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	assert.Contains(t, string((<-c.inputs).Payload), `"type":"key","name":"leftCtrl"`)
+	c.fill(ctx)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17)))
+	until(t, "the busy answer to the release", `document.getElementById("status").textContent.endsWith("; retry shortly (sending the keys again)")`)
+
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/99%3Aother"; true`))
+	require.NoError(t, err)
+	until(t, "the other computer's view", `document.getElementById("status").textContent.startsWith("not_connected: computer 99:other")`)
+	c.release()
+	select {
+	case f := <-c.inputs:
+		assert.Contains(t, string(f.Payload), `"type":"key_up","name":"leftCtrl"`)
+	case <-ctx.Done():
+		t.Fatal("the release never reached the busy computer")
+	}
 }
 
 // releaseComputer is a computer on a raw socket whose client takes a press apart from its

@@ -756,8 +756,8 @@ async function frames(v, body, sent) {
 // sent (a computer busy for long must not get a burst of stale keys) and the status says so
 // (keysDropped). A key let go (key_up) always goes: its key may be down on the computer; let
 // go while the view is not live, it goes once the view is live again (owe). Those
-// still waiting when the view closes (another opened, the token refused) are dropped: typed
-// on a screen no longer shown. A text put in at once goes whole or in part: once one of its
+// still waiting when the view closes (another opened, the token refused) are dropped, typed
+// on a screen no longer shown, but for the releases, which go still (closeView). A text put in at once goes whole or in part: once one of its
 // requests fails, the gateway sends none after it (the text would go on with a hole in it),
 // and the status says what of it was not typed (partlyTyped).
 function send(events) {
@@ -835,6 +835,69 @@ function payOwed(v) {
   if (view === v && events.length) send(events);
 }
 
+// closeView ends view v (stop: another computer opened, the list shown, the token refused, a
+// log out). What its computer got down from it and has not had let go (v.pressed: a key or the
+// mouse button still held, the on-screen Ctrl, a key held on its button), and the releases it
+// had not sent yet (waiting their turn, owed, or on their way as the computer went), are let go
+// on that computer (letGoClosed): dropped with the view, they stayed down there for ever (paint
+// mid-stroke, a game holding Ctrl). The page follows those keys and that button no further, as
+// when the window loses the focus; their release on the page, later, is no longer this view's.
+function closeView(v) {
+  const held = [...v.pressed].map((id) => releaseOf(v, id)).filter(Boolean);
+  v.pressed.clear();
+  v.down.clear();
+  v.held = null;
+  v.ctrl = false;
+  v.abort.abort();
+  if (v.opened) letGoClosed(v, held, token);
+}
+
+// releaseOf is the event that lets go, on view v's computer, what pressID id names: a key's
+// key_up, or the held button's mouse_up where the pointer last was on the screen.
+function releaseOf(v, id) {
+  const [kind, name] = [id.slice(0, id.indexOf(" ")), id.slice(id.indexOf(" ") + 1)];
+  if (kind === "key") return { type: "key_up", name };
+  if (v.held && String(v.held.button) === name) return { type: "mouse_up", button: v.held.button, x: v.held.x, y: v.held.y };
+  return null;
+}
+
+// letGoWithinMs bounds how long the releases of a closed view (closeView) are tried on its
+// computer: one away (rebooting, reconnecting), a gateway restarting, a token refused until the
+// tab is given another.
+const letGoWithinMs = 60000;
+
+// letGoClosed sends the releases of closed view v (its computer's, held: what was still down)
+// in one call to its computer, the first with the token the view was closed with (sent), then
+// with the one the tab holds (a new login after a refused one), again every retryMs (a busy
+// answer: its Retry-After) while the computer or the gateway is away, the token refused or the
+// computer busy, for at most letGoWithinMs. The view's call on its way answers first: its
+// releases that found the computer gone are owed then (oweAgain), and one it delivered is not
+// sent again. Nothing of it is shown: the page shows another view, or the token form.
+async function letGoClosed(v, held, sent) {
+  const until = Date.now() + letGoWithinMs;
+  await Promise.race([v.queue, new Promise((resolve) => setTimeout(resolve, letGoWithinMs))]);
+  const events = [...v.owed.splice(0), ...v.pending.splice(0).flatMap((p) => p.events).filter((e) => releases.has(e.type)), ...held];
+  for (let auth = sent; events.length && Date.now() < until; auth = token) {
+    let wait = retryMs;
+    try {
+      const res = await fetch("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
+        method: "POST", headers: headers(auth, { "Content-Type": "application/json" }), body: JSON.stringify({ events }),
+        signal: AbortSignal.timeout(Math.max(until - Date.now(), 1)),
+      });
+      const body = await res.json().catch(() => null);
+      const code = body && body.error && body.error.code;
+      if (res.status < 500 && !letGoAgain.has(code)) return; // taken, or refused for good (the owner's setting)
+      if (res.status === 429) wait = retryAfterMs(res);
+    } catch { // no answer: the gateway away, or the time is up
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(until - Date.now(), 0))));
+  }
+}
+
+// letGoAgain are the error codes after which a closed view's releases are tried again: the
+// computer or the gateway away, its answer late, the computer busy, the token refused.
+const letGoAgain = new Set(["not_connected", "timeout", "busy", "unauthorized"]);
+
 // sendPending sends view v's pending events, as many as a request takes at a time, until none
 // waits (send starts it again for the next; v.queue is its latest run, settled once it ends).
 async function sendPending(v) {
@@ -860,7 +923,7 @@ async function sendPending(v) {
         v.presses -= taken.filter((p) => p.press).length;
       }
       if (failed && failed.away) oweAgain(v, events, opened);
-      if (failed) partlyTyped(v, taken, failed);
+      if (failed && failed.said) partlyTyped(v, taken, failed);
     }
   } finally {
     v.sending = false;
@@ -871,11 +934,12 @@ async function sendPending(v) {
 // computer's requests they take), again after each busy answer that typed none of them while
 // the view stays live, and says in the status what the gateway answered; it reports the
 // error's words and how many of the events' queue the computer took before it (queued), if
-// the gateway refused them. newest is the latest send whose events went.
+// the gateway refused them (gone: the view went away before they were sent). newest is the
+// latest send whose events went.
 async function sendInput(v, events, newest) {
   const cost = events.reduce((sum, e) => sum + inputCost(e), 0);
   for (let busy = false; ; busy = true) {
-    if (v.abort.signal.aborted) return;
+    if (v.abort.signal.aborted) return gone;
     const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
       method: "POST", headers: { "Content-Type": "application/json" },
       // A text of some 100 requests is given the longest a call may take: the computer of a
@@ -888,7 +952,7 @@ async function sendInput(v, events, newest) {
       v.busy = true;
       status(v.dropped ? keysDropped : (error ? error.code + ": " + error.message : "The gateway answered 429") + sendingAgain);
       await new Promise((resolve) => setTimeout(resolve, retryAfterMs(res)));
-      if (!v.live || v.abort.signal.aborted) return; // the view went away meanwhile: dropped
+      if (!v.live || v.abort.signal.aborted) return gone; // the view went away meanwhile: not sent
       continue;
     }
     const outside = [...new Set(((body && body.warnings) || []).map((w) => w.char).filter(Boolean))];
@@ -908,6 +972,11 @@ async function sendInput(v, events, newest) {
     return error ? { said, queued: error.queued || 0, away: error.code === "not_connected" } : null;
   }
 }
+
+// gone is sendInput's answer when the view went away (not live, or closed) before its events
+// were sent, a busy answer's wait under way: none was typed, and the releases among them are
+// owed (oweAgain), not lost with the presses.
+const gone = { said: "", queued: 0, away: true };
 
 // inputTimeoutMs is the timeoutMs of a call that types a text of several of the computer's
 // requests: the most the gateway grants (docs/http-api.md).
@@ -1547,7 +1616,7 @@ function open(traposId) {
 
 function stop() {
   shown++;
-  if (view) view.abort.abort();
+  if (view) closeView(view);
   view = null;
   clearInterval(listTimer);
   listTimer = null;
