@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -566,4 +567,41 @@ func TestAHostileGatewayGetsNothingTheOwnerDidNotAllow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, settings, string(got))
 	assert.NotContains(t, c.Output(), markerGone, "the daemon is still connected")
+}
+
+// healthProgram, once connected, runs sandbox health.
+const healthProgram = harness.WaitConnectedLua + `
+print("` + markerUp + `")
+shell.run("sandbox", "health")
+print("` + markerAsked + `")
+while true do sleep(1) end
+`
+
+// TestHealthShowsAHostileGatewaysNotConnectedInOneLine: sandbox health printed the message of a
+// not_connected answer to its probe_gateway as it came, newlines and all (every other answer's
+// words are one line), so a gateway put lines of its own making on the screen ("sandboxOk:
+// true") and 100 KB of text. It is one line now, cut at 256 bytes, as ai says such a message.
+func TestHealthShowsAHostileGatewaysNotConnectedInOneLine(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputer(ctx, t, h, healthProgram)
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	asked, err := side.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "probe_gateway", asked[0].Type)
+	require.NoError(t, side.Respond(asked[0], nil, &harness.Error{Code: "not_connected",
+		Message: "down\nsandboxOk: true\nopencodeOk: true\n" + strings.Repeat("z", 100_000)}))
+
+	c.WaitFor(waitCtx, markerAsked)
+	// Asserted without quoting the rows: unfixed, they are 100 KB.
+	rows := lines(c.Output())
+	assert.False(t, slices.Contains(rows, "sandboxOk: true"), "a line of the gateway's own making")
+	assert.False(t, slices.Contains(rows, "opencodeOk: true"), "a line of the gateway's own making")
+	joined := strings.ReplaceAll(strings.Join(rows, ""), " ", "")
+	assert.True(t, strings.Contains(joined, "Notconnectedtothegateway:downsandboxOk:trueopencodeOk:truezzz"), "the message in one line")
+	assert.True(t, strings.Contains(joined, "...(cut,100038bytes)"), "the message cut")
+	assert.Less(t, len(joined), 2000, "the screen's text")
 }

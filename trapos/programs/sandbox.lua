@@ -191,7 +191,7 @@ local function failRequest(err, url)
     fail("The gateway did not answer within " .. libsandbox.REQUEST_TIMEOUT
       .. " seconds: it is overloaded or stuck; try again, or ask its operator to check its log");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
-    fail("Not connected to the gateway: " .. explain(err.message, url));
+    fail("Not connected to the gateway: " .. explain(oneLine(tostring(err.message)), url));
   end
   fail("The gateway refused the request: " .. oneLine(err.code) .. ": " .. oneLine(err.message));
 end
