@@ -353,13 +353,15 @@ local function newRunner(deps)
   -- ends the job, not the daemon. collect(packedPcallResult, output) builds the payload.
   -- The job's terminal is the size of the computer's own screen, so a full-screen program
   -- (edit, a loop over every row) draws and waits as it would there.
-  local function start(kind, body, seconds, collect, done)
+  -- defaulted: the payload gave no timeoutMs, so seconds is DEFAULT_TIMEOUT_MS's.
+  local function start(kind, body, seconds, defaulted, collect, done)
     local native = termApi.native();
     local width, height = native.getSize();
     local capture = newCapture(width, height, native);
     local job = {
       kind = kind,
       seconds = seconds,
+      defaulted = defaulted,
       capture = capture,
       term = capture,
       collect = collect,
@@ -400,7 +402,7 @@ local function newRunner(deps)
     if fn == nil then
       return done(true, { returns = textutils.empty_json_array, output = "", error = tostring(compileErr) });
     end
-    start(codec.TYPE_LUA_EXEC, fn, seconds, execCollect, done);
+    start(codec.TYPE_LUA_EXEC, fn, seconds, payload.timeoutMs == nil, execCollect, done);
   end
 
   local function runCollect(packed, output)
@@ -422,14 +424,19 @@ local function newRunner(deps)
     if seconds == nil then
       return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = why });
     end
-    start(codec.TYPE_SHELL_RUN, function() return deps.shell.run(payload.command); end, seconds, runCollect, done);
+    start(codec.TYPE_SHELL_RUN, function() return deps.shell.run(payload.command); end, seconds, payload.timeoutMs == nil, runCollect, done);
   end
 
   -- The timeout answer: what ended the job, and what its screen showed then (an editor, a
-  -- prompt waiting for input, the last lines printed).
+  -- prompt waiting for input, the last lines printed). A default the request never named is
+  -- said to be one: "its timeout of 5000 ms" read as a number the host had sent.
   local function timeoutError(job)
-    local message = "it ran past its timeout of " .. math.floor(job.seconds * 1000 + 0.5)
-      .. " ms and was abandoned (a job gets no keyboard or mouse input)";
+    local limit = "its timeout of " .. math.floor(job.seconds * 1000 + 0.5) .. " ms";
+    if job.defaulted then
+      limit = "its default timeout of " .. DEFAULT_TIMEOUT_MS .. " ms (the request's payload gave no timeoutMs; it takes 1 to "
+        .. MAX_TIMEOUT_MS .. ")";
+    end
+    local message = "it ran past " .. limit .. " and was abandoned (a job gets no keyboard or mouse input)";
     local screen = job.capture.screen();
     if screen == "" then
       message = message .. "; its screen was blank";

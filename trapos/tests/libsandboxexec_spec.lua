@@ -161,6 +161,29 @@ describe("libsandboxexec", function()
       expect(runner.count()):eq(0);
     end);
 
+    -- A raw request that gave no timeoutMs was told "its timeout of 5000 ms", a number it never
+    -- sent: the answer says that was the default, and how to give it another.
+    it("names the default timeout when the payload gave none", function()
+      local timers = {};
+      local osApi = setmetatable({
+        startTimer = function(seconds)
+          local id = os.startTimer(seconds);
+          timers[#timers + 1] = id;
+          return id;
+        end,
+      }, { __index = os });
+      local runner = lib.newRunner({ term = term, os = osApi, env = _G, withdrawn = function() return nil; end });
+      local answer;
+      runner.exec({ code = "while true do os.pullEvent() end" }, function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+      expect(#timers):eq(1);
+      os.cancelTimer(timers[1]);
+      runner.onEvent("timer", timers[1]);
+      expect(answer.err.code):eq("timeout");
+      expect(answer.err.message):eq("it ran past its default timeout of 5000 ms (the request's payload gave no timeoutMs; it takes 1 to 60000)"
+        .. " and was abandoned (a job gets no keyboard or mouse input); its screen was blank");
+      expect(runner.count()):eq(0);
+    end);
+
     it("ends a full-screen loop at its timeout, with its screen in the answer", function()
       local runner = newRunner();
       local answer = finish(runner, "exec", { code = CLEAR_LOOP, timeoutMs = 300 });
