@@ -181,6 +181,52 @@ func TestCredentialHelloStandsWhenItsRecordFails(t *testing.T) {
 	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
 }
 
+// switchedStore is a store whose credentials cannot be read while down is set.
+type switchedStore struct {
+	*account.Memory
+	down *atomic.Bool
+}
+
+func (s switchedStore) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	if s.down.Load() {
+		return account.Credential{}, errors.New("read credential: context deadline exceeded")
+	}
+	return s.Memory.Credential(ctx, selector)
+}
+
+// A replica that missed revocations on the bus (Local.RevocationsMissed) asks the store about
+// every credential it holds and closes the sockets of those revoked (4003), not the others; a
+// store it cannot read leaves the sockets open (their next hello asks it again) and says so,
+// with how many it could not check.
+func TestMissedRevocationsAreCheckedAgainstTheStore(t *testing.T) {
+	down := new(atomic.Bool)
+	accounts := account.New(switchedStore{Memory: account.NewMemory(), down: down}, clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	first, one, err := accounts.IssueCredential(t.Context(), "alice", "one")
+	require.NoError(t, err)
+	second, _, err := accounts.IssueCredential(t.Context(), "alice", "two")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	revoked := h.connect(t, "7:", first)
+	kept := h.connect(t, "8:", second)
+	_, err = accounts.RevokeCredential(t.Context(), "alice", one.Selector)
+	require.NoError(t, err)
+
+	down.Store(true)
+	local{h.gw}.RevocationsMissed(t.Context())
+	assert.Contains(t, h.logs.String(), "cannot check every credential held here for a revocation this replica may have missed")
+	assert.Contains(t, h.logs.String(), "unchecked=2")
+	revoked.request("still", protocol.TypeProbeGateway, nil)
+	assert.True(t, revoked.read().OK, "left open while the store cannot say")
+
+	down.Store(false)
+	local{h.gw}.RevocationsMissed(t.Context())
+	revoked.expectClose(CloseRevoked, "revoked")
+	kept.request("probe", protocol.TypeProbeGateway, nil)
+	assert.True(t, kept.read().OK, "a credential not revoked keeps its socket")
+}
+
 // downStore is a store that cannot be read, as NATS's bucket while NATS is down.
 type downStore struct{ *account.Memory }
 
