@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 
@@ -97,6 +98,17 @@ func (c *livenessClocks) next(now time.Time) time.Duration {
 	return due.Sub(now)
 }
 
+// didNotRunMsg is the WARN line of a gateway whose pings went out late (didNotRun).
+const didNotRunMsg = "the gateway did not run for a while (its process stopped: SIGSTOP, a paused VM or container, a host out of CPU or memory): " +
+	"its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped; " +
+	"a replica's heartbeats stopped too, and the other replicas may have taken it for dead meanwhile"
+
+// didNotRun says, once a minute for all sessions together, that a session's ping went out
+// late by late: how long the process did not run, at least.
+func (g *Gateway) didNotRun(late time.Duration) {
+	g.limits.warns.t.Log(slog.LevelWarn, didNotRunMsg, didNotRunMsg, "pingLate", late.Round(time.Second))
+}
+
 // pongWaitReason is the disconnect line's reason of a socket dropped for its silence.
 const pongWaitReason = "no frame or pong within the pong wait"
 
@@ -114,6 +126,13 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 		lastAlive := time.Unix(0, s.lastAlive.Load())
 		if now.Sub(lastAlive) < cfg.PongWait {
 			c.pong = lastAlive.Add(cfg.PongWait)
+		} else if late := now.Sub(c.ping); late > cfg.PongWait-cfg.PingPeriod {
+			// The ping due at c.ping goes out only now, too late for its pong to arrive within
+			// the pong wait: the gateway's process did not run (stopped, a paused VM, a host
+			// out of CPU), and the silence is its own, not the peer's. The ping below goes out
+			// now, and the peer has a whole pong wait to answer it.
+			c.pong = now.Add(cfg.PongWait)
+			s.gw.didNotRun(late)
 		} else {
 			// Nothing at all, not even a pong, within PongWait: the peer is gone. No close
 			// frame: nobody would read it.

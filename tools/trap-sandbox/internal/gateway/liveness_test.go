@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,6 +122,52 @@ func TestPeerThatNeverPongsIsDroppedAfterThePongWait(t *testing.T) {
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("pong_timeout")))
 	assert.Contains(t, awaitLogLine(t, h, "traposId=7:"), `code=1006 byGateway=false reason="no frame or pong within the pong wait" `+
 		`likely="the computer's Minecraft server or the network to it stopped answering (a frozen or killed server, a lost connection)"`)
+}
+
+// TestAGatewayThatDidNotRunKeepsItsComputers: a gateway whose process did not run for longer
+// than the pong wait (played: a replica stopped with SIGSTOP for 59 s, then SIGCONT) sent no
+// ping meanwhile, so its computers, which answer pings, had nothing to answer; as it ran again
+// it dropped each one as silent, "no frame or pong within the pong wait", likely "the
+// computer's Minecraft server or the network to it stopped answering", sending the operator
+// to a network that was fine, and every computer reconnected at once. The silence was the
+// gateway's own: its ping went out late. The computer gets a ping then and a whole pong wait
+// to answer it, and the gateway says once that it did not run.
+func TestAGatewayThatDidNotRunKeepsItsComputers(t *testing.T) {
+	m := newMetrics()
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour, Metrics: m}, nil)
+	p := livePeer(t, h, "7:", true, false)
+
+	stall := testPongWait + time.Second // no timer of the gateway runs meanwhile
+	advance(t, fc, p.s, stall)
+	require.Eventually(t, func() bool { return p.pings.Load() == 1 }, waitLimit, testkit.Poll, "a ping as the gateway runs again")
+	p.aliveAt(t, fc.Now())
+	for range 4 { // two pong waits more, the pings on time again
+		advance(t, fc, p.s, testPingPeriod)
+		p.aliveAt(t, fc.Now())
+	}
+	assert.False(t, p.s.isClosed(), "dropped for the gateway's own silence")
+	assert.Len(t, h.gw.Computers(), 1)
+	assert.Equal(t, 0.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("pong_timeout")))
+	said := h.logs.String()
+	assert.Equal(t, 1, strings.Count(said, `msg="the gateway did not run`), said)
+	assert.Contains(t, said, `level=WARN msg="the gateway did not run for a while (its process stopped: SIGSTOP, a paused VM or container, a host out of CPU or memory): its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped; a replica's heartbeats stopped too, and the other replicas may have taken it for dead meanwhile" module=trapos-cloud-gateway pingLate=31s`)
+}
+
+// TestAPeerSilentThroughAGatewaysStallIsDroppedAfterTheNextPongWait: the gateway that did not
+// run gives a silent peer one more pong wait, not more: one that answers nothing is dropped then.
+func TestAPeerSilentThroughAGatewaysStallIsDroppedAfterTheNextPongWait(t *testing.T) {
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour}, nil)
+	p := livePeer(t, h, "7:", false, false)
+
+	advance(t, fc, p.s, testPongWait+time.Second)
+	require.Eventually(t, func() bool { return p.pings.Load() == 1 }, waitLimit, testkit.Poll, "a ping as the gateway runs again")
+	advance(t, fc, p.s, testPingPeriod)
+	assert.False(t, p.s.isClosed(), "dropped before the new pong wait passed")
+	advance(t, fc, p.s, testPongWait-testPingPeriod)
+	<-p.readErr
+	assert.Contains(t, awaitLogLine(t, h, "traposId=7:"), `reason="no frame or pong within the pong wait"`)
 }
 
 func TestPeerThatPongsStays(t *testing.T) {
