@@ -646,12 +646,14 @@ local function listed(names)
 end
 
 -- Sets setup's answers, each {name, value, changed} (changed: its value differs from before
--- as the daemon reads it), saves them, and says what changed: "Saved sandbox.url." naming
--- only those, or "Nothing changed." when the player kept every value (Enter at each question,
--- or the same values typed again): "Saved sandbox.url and sandbox.password." after that told
--- them something had. A value kept in another form (digits set stored as a number, a
--- hand-edited "Write" that reads as none) is rewritten as the answer's all the same, which
--- changes nothing the daemon does: if only that cannot be saved, nothing is lost.
+-- as the daemon reads it and sandbox status shows it), saves them, and says what changed:
+-- "Saved sandbox.url." naming only those, or "Nothing changed." when the player kept every
+-- value (Enter at each question, or the same values typed again): "Saved sandbox.url and
+-- sandbox.password." after that told them something had. A hand-edited "Write", which status
+-- names, replaced by the none it reads as is a change. A value kept in another form that
+-- nothing shows (digits set stored as a number, a URL the daemon completes) is rewritten as
+-- the answer's all the same, changing nothing the daemon does: if only that cannot be saved,
+-- nothing is lost.
 local function saveAnswers(answers)
   local changed, rewritten = {}, false;
   for _, answer in ipairs(answers) do
@@ -723,11 +725,12 @@ local function setup(urlArg)
     -- port is not the gateway's 4444.
     fail(advice.noHost(url) .. ". Run: sandbox setup " .. (scheme == "wss" and "wss://<host>" or "ws://<host>:4444"));
   end
-  -- What each setting was, as the daemon reads it, before the questions.
+  -- What each setting was before the questions, as the daemon reads it and sandbox status
+  -- shows it (a stray value named: 'none, as "Write" is not none/read/write').
   local was = {
     url = current and libsandbox.normaliseUrl(current), password = libsandbox.password(),
-    files = libsandbox.filesAllowed(), exec = libsandbox.execAllowed(), screen = libsandbox.screenAllowed(),
-    confirm = libsandbox.aiConfirm(),
+    files = libsandbox.filesShown(), exec = libsandbox.execShown(), screen = libsandbox.screenShown(),
+    confirm = libsandbox.aiConfirmShown(),
   };
   local password = askPassword();
   local files, exec, screen, confirm = askAccess();
@@ -735,9 +738,9 @@ local function setup(urlArg)
     { libsandbox.SETTING_URL, url, libsandbox.normaliseUrl(url) ~= was.url },
     { libsandbox.SETTING_PASSWORD, password, password ~= was.password },
     { libsandbox.SETTING_ALLOW_FILES, files, files ~= was.files },
-    { libsandbox.SETTING_ALLOW_EXEC, exec, exec ~= was.exec },
+    { libsandbox.SETTING_ALLOW_EXEC, exec, tostring(exec) ~= was.exec },
     { libsandbox.SETTING_ALLOW_SCREEN, screen, screen ~= was.screen },
-    { libsandbox.SETTING_AI_CONFIRM, confirm, confirm ~= was.confirm },
+    { libsandbox.SETTING_AI_CONFIRM, confirm, tostring(confirm) ~= was.confirm },
   });
   print("Access: files " .. files .. ", exec " .. tostring(exec) .. ", screen " .. screen .. ".");
   print("ai confirm: " .. tostring(confirm));

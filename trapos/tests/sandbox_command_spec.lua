@@ -641,15 +641,28 @@ describe("sandbox command", function()
     end);
 
     it("says Nothing changed when only a value's stored form is rewritten, even if that cannot be saved", function()
-      -- digits set stored as a number, and a hand-edited "Write" (read as none): the same to the daemon
+      -- digits set stored as a number, a URL the daemon completes: the same to the daemon and the status
       local ok, err, lines, record = run({ "setup" }, {
-        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = 1234, ["sandbox.allow_files"] = "Write" },
-        typed = { "", "", "", "", "", "" }, status = connectedStatus(), reply = healthy, saveFails = true,
+        settings = { ["sandbox.url"] = "127.0.0.1:4444", ["sandbox.password"] = 1234 },
+        typed = { "ws://127.0.0.1:4444", "", "", "", "", "" }, status = connectedStatus(), reply = healthy, saveFails = true,
       });
       expectSuccess(ok, err);
       expect(lines[3]):eq("Nothing changed.");
       expect(record.values["sandbox.password"]):eq("1234");
-      expect(record.values["sandbox.allow_files"]):eq("none");
+      expect(record.values["sandbox.url"]):eq("ws://127.0.0.1:4444");
+    end);
+
+    it("names a hand-edited value that sandbox status names as changed, once the answer replaces it", function()
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "Write", ["sandbox.allow_exec"] = "true",
+          ["sandbox.ai_confirm"] = "no" },
+        typed = { "", "", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("Saved sandbox.allow_files, sandbox.allow_exec and sandbox.ai_confirm.");
+      expect({ record.values["sandbox.allow_files"], record.values["sandbox.allow_exec"], record.values["sandbox.ai_confirm"] })
+        :same({ "none", false, true });
+      expect(record.saved):eq(1);
     end);
 
     it("takes a sandbox.url that set stored as a number as its digits, and one of another type as none", function()
