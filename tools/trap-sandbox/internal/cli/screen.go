@@ -308,10 +308,10 @@ const (
 const viewOnlyStatus = "view only: the owner allows typing with: " + computer.AllowScreenControl
 
 // keysWaiting bounds the key presses that wait while keys are being sent (a busy computer's
-// wait included); what is typed past them is dropped, so that a computer busy for long does
-// not get a burst of stale keys, nor hold up the view. A burst that arrives at once (a line
-// sent by tmux, a paste without bracketed paste) fits: the keys waiting go together, in one
-// call (sendKeys).
+// wait included); what is typed past them is dropped (a button's release goes still:
+// releasesOnly), so that a computer busy for long does not get a burst of stale keys, nor
+// hold up the view. A burst that arrives at once (a line sent by tmux, a paste without
+// bracketed paste) fits: the keys waiting go together, in one call (sendKeys).
 const keysWaiting = 256
 
 // errLeft is run's answer when the person held Ctrl-S to leave.
@@ -514,9 +514,24 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			}
 			if presses < keysWaiting {
 				waiting, presses = append(waiting, evs...), presses+1
+			} else if releasesOnly(evs) {
+				// A release goes however many presses wait, as the web console's does: its
+				// press went before them, and dropped it left the button down for ever.
+				waiting = append(waiting, evs...)
 			}
 		}
 	}
+}
+
+// releasesOnly reports whether evs only let go of what the computer holds down (a key's
+// key_up, a button's mouse_up), with no press among them.
+func releasesOnly(evs []computer.InputEvent) bool {
+	for _, ev := range evs {
+		if ev.Type != computer.InputKeyUp && ev.Type != computer.InputMouseUp {
+			return false
+		}
+	}
+	return true
 }
 
 // viewOnly is a view's knowledge of whether its computer is only viewed, and its asking

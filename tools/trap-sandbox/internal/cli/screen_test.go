@@ -743,6 +743,58 @@ func TestTheScreenViewerLeftBySignalLetsGoAHeldButton(t *testing.T) {
 		{Type: computer.InputMouseUp, Button: 1, X: 4, Y: 3}}, got)
 }
 
+// TestTheScreenViewerSendsAReleasePastTheKeysWaiting: a button let go while the computer is
+// busy and keysWaiting key presses wait already is let go on the computer all the same, as the
+// web console sends a release however many presses wait: it was dropped with the presses past
+// them, the press sent before them, and the computer held the button down for ever.
+func TestTheScreenViewerSendsAReleasePastTheKeysWaiting(t *testing.T) {
+	sends := make(chan []computer.InputEvent)
+	answers := make(chan error)
+	out := &testkit.SyncBuffer{}
+	var looks atomic.Int32
+	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, send: answeredSend(sends, answers),
+		// Only viewed at first, then controlled: the status line says when the view has the
+		// client's version, before the mouse moves.
+		info: func(context.Context) (computer.Info, error) {
+			screen := computer.ScreenControl
+			if looks.Add(1) == 1 {
+				screen = computer.ScreenView
+			}
+			return computer.Info{ClientVersion: "0.5.22", Allowed: &computer.Allowed{Screen: screen}}, nil
+		}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- v.run(ctx, typed, stream) }()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
+		5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
+	typeOn(t, typing, "a") // asks again: controlled now
+	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
+		5*time.Second, time.Millisecond, "the status line goes")
+
+	typeOn(t, typing, "\x1b[<0;3;2M") // pressed on 3,2: its call waits for the busy computer
+	assert.Equal(t, []computer.InputEvent{{Type: computer.InputMouseClick, Button: 1, X: 3, Y: 2}}, <-sends)
+	typeOn(t, typing, strings.Repeat("x", keysWaiting+10)) // the presses that wait, and more
+	typeOn(t, typing, "\x1b[<0;3;2m")                      // let go
+	answers <- nil
+	batch := <-sends
+	chars := 0
+	for _, ev := range batch {
+		if ev.Type == computer.InputChar {
+			chars++
+		}
+	}
+	assert.Equal(t, keysWaiting, chars, "the presses that wait")
+	assert.Equal(t, computer.InputEvent{Type: computer.InputMouseUp, Button: 1, X: 3, Y: 2}, batch[len(batch)-1], "the release, past them")
+	answers <- nil
+	cancel()
+	require.NoError(t, <-done)
+}
+
 // TestTheScreenViewerKeepsEveryKeyOfABurst: keys that arrive together (tmux send-keys, a
 // terminal's paste without bracketed paste) while the first of them is being sent all reach
 // the computer, in order, those waiting together in one call however many requests they take
