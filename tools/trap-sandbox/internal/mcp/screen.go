@@ -292,9 +292,18 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	if err != nil {
 		// The input is queued: say so, or a retry would type it twice.
 		pe := asError(err)
+		if pe.Code == protocol.CodeNotConnected && (pe.Absent || pe.Left) && pe.RelabelledTo == "" {
+			// Gone during the call, its screen unread until it is back. The gateway's words for
+			// a computer no socket holds ("is not connected; no computer is connected at all:
+			// run sandbox status on it in game") read as one that was never there, and named
+			// no way to wait for it.
+			return ScreenOutput{}, withWarnings(inputSentError{pe.WithMessage(fmt.Sprintf("computer %s went away while its screen settled, after the input was sent: "+
+				"the input was typed, so do not send it again; ping with wait true waits for it to come back, and read_screen then shows the screen",
+				cctext.ShowTraposID(traposID)))}, warnings)
+		}
 		sent := "; the input was sent before it (read_screen shows the screen)"
 		if pe.Code == protocol.CodeNotConnected {
-			// Gone: its screen cannot be read until it is back.
+			// Gone (a relabel's): its screen cannot be read until it is back.
 			sent = "; the input was sent before it went (read_screen shows the screen once it is connected again)"
 		}
 		return ScreenOutput{}, withWarnings(inputSentError{pe.WithMessage(pe.Message + sent)}, warnings)
