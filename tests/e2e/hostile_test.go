@@ -605,3 +605,67 @@ func TestHealthShowsAHostileGatewaysNotConnectedInOneLine(t *testing.T) {
 	assert.True(t, strings.Contains(joined, "...(cut,100038bytes)"), "the message cut")
 	assert.Less(t, len(joined), 2000, "the screen's text")
 }
+
+// helloStatusProgram waits until the daemon's try has an outcome (connected, refused, or waiting
+// to try again), then runs sandbox status and prints the daemon's faults.
+const helloStatusProgram = `
+local lib = require('/apis/libsandbox')
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and st.state ~= "connecting" and st.state ~= "authenticating" and st.state ~= "dormant" then break end
+  sleep(0.2)
+end
+shell.run("sandbox", "status")
+print("e2e: faults " .. tostring(lib.requestStatus().faults))
+print("` + markerAsked + `")
+while true do sleep(1) end
+`
+
+// TestAHostileHelloAnswerIsShownInOneLine: the hello's answer is the gateway's first word, and
+// sandbox status shows what it said (the account, a refusal, a hello error). Each is one line
+// of at most 256 bytes, a field of the wrong type is left out, and the daemon counts no fault:
+// a gateway cannot print lines of its own making under the computer's status.
+func TestAHostileHelloAnswerIsShownInOneLine(t *testing.T) {
+	long := strings.Repeat("x", 2000)
+	answer := func(ok bool, field string, value any) func(messageID, traposID string) any {
+		return func(messageID, traposID string) any {
+			return map[string]any{"event": harness.EventGatewayResponse, "traposReceiverId": traposID,
+				"messageId": messageID, "type": harness.TypeHello, "ok": ok, field: value}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		answer func(messageID, traposID string) any
+		shows  string // in the status, its rows joined
+		state  string // "": not checked
+	}{
+		{"an account of many lines", answer(true, "payload", map[string]any{"accountId": "alice\nLinked to mallory.\n" + long,
+			"credentialKind": "issued\nfake", "livenessMs": "soon"}),
+			"account: alice Linked to mallory. xxx", "state: connected"},
+		{"fields of the wrong type", answer(true, "payload", map[string]any{"accountId": map[string]any{"a": 1},
+			"credentialKind": 5, "servedClient": "0.9.9", "livenessMs": -5}), "lastError: none", "state: connected"},
+		{"a refusal of many lines", answer(false, "error", map[string]any{"code": "unauthorized", "message": "no\nLinked to mallory.\n" + long}),
+			"lastError: unauthorized: no Linked to mallory. xxx", "state: unauthorized"},
+		{"an error that is a string", answer(false, "error", "boom\nLinked to mallory."),
+			// waiting, or trying again already on a slow machine: said either way
+			"hello failed: internal: boom Linked to mallory.", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			h := harness.StartHostileGateway(t)
+			h.HelloAnswer = tc.answer
+			c, _, _ := hostileComputer(ctx, t, h, helloStatusProgram)
+			c.WaitFor(ctx, markerAsked)
+			rows := lines(c.Output())
+			joined := strings.Join(rows, " ")
+			assert.Contains(t, joined, tc.shows)
+			if tc.state != "" {
+				assert.Contains(t, joined, tc.state)
+			}
+			assert.Contains(t, rows, "e2e: faults 0")
+			assert.False(t, slices.Contains(rows, "Linked to mallory."), "a line of the gateway's own making")
+			assert.NotContains(t, joined, "fake")
+			assert.Less(t, len(joined), 1500, "the gateway's words are cut:\n%s", joined)
+		})
+	}
+}

@@ -29,6 +29,10 @@ const floodPrefix = "flood-"
 type HostileGateway struct {
 	srv      *httptest.Server
 	accepted chan *GatewaySide
+	// HelloAnswer, when set before a computer connects, is the whole frame that answers its
+	// hello (not a link session's), in place of the gateway's ok:true answer: the test's
+	// hostile or broken answers. It is given the hello's messageId and traposId.
+	HelloAnswer func(messageID, traposID string) any
 
 	mu      sync.Mutex // guards sides, count and closing
 	sides   []*GatewaySide
@@ -96,7 +100,7 @@ func (h *HostileGateway) serve(w http.ResponseWriter, r *http.Request) {
 	defer h.wg.Done()
 	h.sides = append(h.sides, s)
 	h.mu.Unlock()
-	if err := s.answerHello(); err != nil {
+	if err := s.answerHello(h.HelloAnswer); err != nil {
 		return
 	}
 	h.mu.Lock()
@@ -124,7 +128,7 @@ type GatewaySide struct {
 	closed   chan struct{} // closed once reading fails: the computer dropped the socket
 }
 
-func (s *GatewaySide) answerHello() error {
+func (s *GatewaySide) answerHello(custom func(messageID, traposID string) any) error {
 	if err := s.conn.SetReadDeadline(time.Now().Add(helloWait)); err != nil {
 		return err
 	}
@@ -141,6 +145,9 @@ func (s *GatewaySide) answerHello() error {
 	}
 	_ = json.Unmarshal(hello.Payload, &p)
 	s.TraposID = p.TraposID
+	if custom != nil && !p.Link {
+		return s.WriteJSON(custom(hello.MessageID, p.TraposID))
+	}
 	answer := map[string]any{"accountId": "local"}
 	if p.Link {
 		// A link session (sandbox link): its requests are the test's to answer.
