@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -171,12 +172,33 @@ func ReportUsageError(err error, stderr io.Writer) int {
 			if len(cmd.Children) > 0 {
 				lists = "its commands" // computers --urll: the group's, whose default takes --url
 			}
-			fmt.Fprintf(stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox %s --help` lists %s)\n", err, ExitUsage, cmd.Path(), lists)
+			fmt.Fprintf(stderr, "trap-sandbox: %s\n(a usage error: exit status %d; `trap-sandbox %s --help` lists %s)\n", usageText(err), ExitUsage, cmd.Path(), lists)
 			return ExitUsage
 		}
 	}
-	fmt.Fprintf(stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", err, ExitUsage)
+	fmt.Fprintf(stderr, "trap-sandbox: %s\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", usageText(err), ExitUsage)
 	return ExitUsage
+}
+
+// kongNoValue matches kong's words for a flag that ends the command line without its value
+// ("--listen: expected string value but got \"EOL\" (<EOL>)"), which name an EOL nobody typed.
+var kongNoValue = regexp.MustCompile(`^(--[^:]+): expected (\w+) value but got "EOL" \(<EOL>\)$`)
+
+// noValueKinds says what a flag of each of kong's kinds wants, for usageText.
+var noValueKinds = map[string]string{"duration": "a duration (10s, 2m)", "number": "a number"}
+
+// usageText is a parse error as ReportUsageError prints it: kong's words, but for a flag given
+// no value (an ExecStart= or a shell variable that was empty: --listen $ADDR), said plainly.
+func usageText(err error) string {
+	m := kongNoValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	flag, kind := m[1], noValueKinds[m[2]]
+	if kind == "" {
+		kind = "one"
+	}
+	return fmt.Sprintf("%s: no value after it (the command line ends there): give it %s, as %s VALUE or %s=VALUE", flag, kind, flag, flag)
 }
 
 // commandMeant is what a mistyped command word likely meant, as kong says for a subcommand

@@ -638,6 +638,30 @@ func TestAClientCommandsUsageErrorPointsAtItsHelp(t *testing.T) {
 	}
 }
 
+// TestAFlagWithoutItsValueSaysSo: a flag at the end of the command line without its value
+// (an ExecStart= or a shell variable that was empty: trap-sandbox --listen $ADDR) read in
+// kong's words, "--listen: expected string value but got \"EOL\" (<EOL>)", naming an "EOL"
+// nobody typed. It says that the value is missing and how to give it.
+func TestAFlagWithoutItsValueSaysSo(t *testing.T) {
+	clearEnv(t)
+	for args, want := range map[string]string{
+		"--listen":                    "trap-sandbox: --listen: no value after it (the command line ends there): give it one, as --listen VALUE or --listen=VALUE\n",
+		"serve --hello-timeout":       "trap-sandbox: --hello-timeout: no value after it (the command line ends there): give it a duration (10s, 2m), as --hello-timeout VALUE or --hello-timeout=VALUE\n",
+		"--max-connections":           "trap-sandbox: --max-connections: no value after it (the command line ends there): give it a number, as --max-connections VALUE or --max-connections=VALUE\n",
+		"tokens add bob laptop --url": "trap-sandbox: --url: no value after it (the command line ends there): give it one, as --url VALUE or --url=VALUE\n",
+	} {
+		var root CLI
+		var stdout, stderr strings.Builder
+		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+		require.NoError(t, err)
+		_, err = parser.Parse(strings.Fields(args))
+		require.Error(t, err, args)
+		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
+		assert.Contains(t, stderr.String(), want, args)
+		assert.NotContains(t, stderr.String(), "EOL", args)
+	}
+}
+
 // TestABadFlagOfTheGatewayShowsTheGatewaysUsage: serve is the default command, so a flag of
 // the gateway's with a bad value (the unit file's ExecStart=trap-sandbox --request-timeout 10)
 // showed the list of commands, which names none of its flags; it shows serve's usage, as the
