@@ -355,7 +355,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		if s.lineAllowed() {
 			s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
 		}
-		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (set a new one with: sandbox setup)"))
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"))
 		s.closeByGateway(CloseRevoked, "revoked")
 		return
 	}
