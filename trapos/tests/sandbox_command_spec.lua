@@ -633,6 +633,7 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines[3]):eq("Saved sandbox.url and sandbox.password.");
+      expect(table.concat(lines, "\n"):find("other", 1, true)):eq(nil);
       ok, err, lines = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL }, typed = { "", "", "", "yes", "", "no" }, status = connectedStatus(), reply = healthy,
       });
