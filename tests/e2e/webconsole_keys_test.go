@@ -200,8 +200,10 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 // rules to the gateway's own, on one table of events (trap-sandbox/testkit/inputcases): what
 // an event costs the computer's queue (inputCost, computer.InputCost), and what of an input
 // the computer typed when the gateway says how much of its queue it took before a failed
-// request (typedPart, cutting where computer.SplitInput cuts the input into requests), which
-// the page says in its status. The page sends what one send holds in one call, whole: the
+// request (typedPart, cutting where the gateway cuts the input into requests, computer.InputRequests), which
+// the page says in its status, and how many characters the input is (charactersIn: the page
+// says how many of them were not typed), each character as the text rule reads it (é written as
+// e and U+0301 is one). The page sends what one send holds in one call, whole: the
 // gateway cuts it into the requests the computer takes, under its input turn.
 func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 	ctx := testContext(t)
@@ -235,7 +237,8 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 		window.typedAfter = (events, parts) => parts.concat([[]]).map((_, k) => {
 			const requests = parts.slice(0, k).flat();
 			const typed = typedPart(events, requests.reduce((n, e) => n + inputCost(e), 0));
-			return [charactersIn(typed), typed.reduce((n, e) => n + inputCost(e), 0), charactersIn(requests), requests.reduce((n, e) => n + inputCost(e), 0)];
+			return [charactersIn(typed), typed.reduce((n, e) => n + inputCost(e), 0), charactersIn(requests), requests.reduce((n, e) => n + inputCost(e), 0),
+				charactersIn(events), charactersIn(parts.flat())];
 		});
 		true`))
 	require.NoError(t, err)
@@ -243,11 +246,12 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 		got, err := chromedp.Run(page, chromedp.Evaluate[json.RawMessage](`sent(`+c.Events+`)`, chromedp.EvalAwaitPromise))
 		require.NoError(t, err)
 		assert.JSONEq(t, "["+c.Events+"]", string(got), "send: %s in one call", c.What)
-		typed, err := chromedp.Run(page, chromedp.Evaluate[[][4]int](`typedAfter(`+c.Events+`, `+c.Parts+`)`))
+		typed, err := chromedp.Run(page, chromedp.Evaluate[[][6]int](`typedAfter(`+c.Events+`, `+c.Parts+`)`))
 		require.NoError(t, err)
 		for k, n := range typed {
 			assert.Equal(t, [2]int{n[2], n[3]}, [2]int{n[0], n[1]}, "typedPart: %s, after %d requests", c.What, k)
 		}
+		assert.Equal(t, typed[0][5], typed[0][4], "charactersIn: %s, all of it", c.What)
 	}
 }
 

@@ -37,9 +37,8 @@ func (e *PartlyTyped) Unwrap() error { return e.Err }
 // up to queued: what a PartlyTyped input typed, its texts as the computer got them (CC's
 // bytes, as TypeInput cuts them: é written as e and U+0301 is one character).
 func TypedPart(events []InputEvent, queued int) []InputEvent {
-	wire, _ := wireInput(events)
 	var typed []InputEvent
-	for _, part := range SplitInput(wire) {
+	for _, part := range InputRequests(events) {
 		cost := EventsCost(part)
 		if cost > queued {
 			break
@@ -47,6 +46,13 @@ func TypedPart(events []InputEvent, queued int) []InputEvent {
 		typed, queued = append(typed, part...), queued-cost
 	}
 	return typed
+}
+
+// InputRequests is the screen.input requests TypeInput sends for events, in order: their texts
+// as CC's bytes (the text rule), cut by SplitInput.
+func InputRequests(events []InputEvent) [][]InputEvent {
+	wire, _ := wireInput(events)
+	return SplitInput(wire)
 }
 
 // InputTyper is a Transport that types a whole input in one call of its own: the HTTP API's

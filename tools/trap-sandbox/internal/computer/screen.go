@@ -245,11 +245,13 @@ func KeyPress(chord string) []InputEvent {
 const MaxInputEvents = 128
 
 // InputCost is how many os events e queues on the computer: one per character of a char
-// text (a line break two: key enter and key_up enter), two for a click, one for any other.
+// text as the text rule reads it, composed (cctext.Composed: é written as e and U+0301 is one,
+// the byte E9, as TypeInput sends it), a line break two (key enter and key_up enter); two for a
+// click, one for any other. The web console's inputCost counts alike.
 func InputCost(e InputEvent) int {
 	switch e.Type {
 	case InputChar:
-		return utf8.RuneCountInString(e.Text) + strings.Count(e.Text, "\n")
+		return utf8.RuneCountInString(cctext.Composed(e.Text)) + strings.Count(e.Text, "\n")
 	case InputClick:
 		return 2
 	}

@@ -88,6 +88,19 @@ func TestSplitInput(t *testing.T) {
 	assert.Equal(t, 2, computer.InputCost(parts[1][1]), "a click is mouse_click and mouse_up")
 }
 
+// TestInputCostCountsTheComposedText: a char text costs what the computer queues for it, a
+// character each as the text rule reads it: é written as e and U+0301 is one (TypeInput sends
+// the byte E9), where the count of code points said two, and the queued count a partly typed
+// input answers (the computer's) did not add up to its events' costs.
+func TestInputCostCountsTheComposedText(t *testing.T) {
+	decomposed := computer.InputEvent{Type: computer.InputChar, Text: "cafe\u0301\n"}
+	assert.Equal(t, 4+2, computer.InputCost(decomposed))
+	parts := computer.InputRequests([]computer.InputEvent{decomposed})
+	require.Len(t, parts, 1)
+	assert.Equal(t, computer.InputCost(decomposed), computer.EventsCost(parts[0]), "its cost is the request's")
+	assert.Equal(t, 2, computer.InputCost(computer.InputEvent{Type: computer.InputChar, Text: "e\u0304x"}), "ē (U+0113: one character past U+00FF, sent as ?) and x")
+}
+
 // TestSettleWaitsForTheScreenToStopChanging: the screen changes on the next three reads, so
 // Settle reads until two reads agree; a screen that never stops is given back unsettled at
 // the call's end.

@@ -1,8 +1,8 @@
 // Package inputcases is the one table of screen.input events on which the web console's copies
 // of the gateway's input rules are held to the gateway's own: the page's inputCost to
-// computer.InputCost (how the page fills a call), its typedPart to where computer.SplitInput
-// cuts an input into requests (what the page says was typed when a request after the first
-// failed). The answers here are the gateway's functions' own; tests/e2e asks the page's
+// computer.InputCost (how the page fills a call), its typedPart and charactersIn to the requests
+// the gateway sends for an input (computer.InputRequests: the text rule, then SplitInput's cuts;
+// what the page says was typed, and not, when a request after the first failed). The answers here are the gateway's functions' own; tests/e2e asks the page's
 // functions in a browser and compares.
 package inputcases
 
@@ -68,18 +68,20 @@ func Costs() []Cost {
 type Split struct {
 	What   string
 	Events string // JSON, as the gateway writes them (no field at its zero value)
-	Parts  string // JSON: computer.SplitInput's lists
+	Parts  string // JSON: computer.InputRequests' lists, their texts CC's bytes
 }
 
-// Splits is lists of the table's events and computer.SplitInput's answers: each event alone,
+// Splits is lists of the table's events and the requests the gateway sends for them
+// (computer.InputRequests): each event alone,
 // the table in order, and a text that fills requests with line breaks at their edges (what the
 // Type field sends for a text with a line break every 50 characters: each character its key,
-// its char and its key_up; each line break Enter pressed, or the char a line break is).
+// its char and its key_up; each line break Enter pressed, or the char a line break is), and a
+// text whose character written decomposed (e and U+0301) ends the first request, composed.
 func Splits() []Split {
 	var all []computer.InputEvent
 	var out []Split
 	add := func(what string, evs []computer.InputEvent) {
-		parts := computer.SplitInput(evs)
+		parts := computer.InputRequests(evs)
 		if parts == nil {
 			parts = [][]computer.InputEvent{} // none: a char without text
 		}
@@ -106,6 +108,8 @@ func Splits() []Split {
 	}
 	add("1000 characters typed, Enter every 50th", typed)
 	add("1000 characters as chars, a line break every 50th", breaks)
+	add("é written decomposed where the first request ends", []computer.InputEvent{
+		{Type: computer.InputChar, Text: strings.Repeat("x", computer.MaxInputEvents-1) + "e\u0301y"}})
 	return out
 }
 

@@ -1008,26 +1008,27 @@ function partlyTyped(v, taken, failed) {
 // charactersIn is how many characters events type: a char's each, and Enter and Tab pressed
 // (a text's line break and tab, as the Type field sends them).
 function charactersIn(events) {
-  return events.reduce((n, e) => n + (e.type === "char" ? [...(e.text || "")].length :
+  return events.reduce((n, e) => n + (e.type === "char" ? ccCharacters(e.text).length :
     e.type === "key" && !e.held && (e.name === "enter" || e.name === "tab") ? 1 : 0), 0);
 }
 
 // typedPart is the events of events that queued fills (the computer's queue the gateway says
-// it took before a failed request: its requests are cut as computer.SplitInput cuts them, a
-// char's text between characters), which a test of tests/e2e holds to the gateway's cuts.
+// it took before a failed request: its requests are cut as computer.InputRequests cuts them, a
+// char's text between its characters, ccCharacters), which a test of tests/e2e holds to the
+// gateway's cuts. A char's text typed is given composed, as the computer got it.
 function typedPart(events, queued) {
   const typed = [];
   for (const e of events) {
     if (e.type === "char") {
-      const chars = [];
-      for (const ch of e.text || "") {
+      const chars = [], all = ccCharacters(e.text);
+      for (const ch of all) {
         const c = ch === "\n" ? 2 : 1;
         if (c > queued) break;
         chars.push(ch);
         queued -= c;
       }
       if (chars.length) typed.push(Object.assign({}, e, { text: chars.join("") }));
-      if (chars.length < [...(e.text || "")].length) break;
+      if (chars.length < all.length) break;
       continue;
     }
     const c = inputCost(e);
@@ -1038,13 +1039,22 @@ function typedPart(events, queued) {
   return typed;
 }
 
-// inputCost is how many events of the computer's queue e takes: a char's characters each (a
-// line break two: key enter and key_up enter), a click two, any other one (a drag too). It is the gateway's
-// computer.InputCost, which a test of tests/e2e holds it to on one table of events.
+// inputCost is how many events of the computer's queue e takes: a char's characters each
+// (ccCharacters; a line break two: key enter and key_up enter), a click two, any other one (a
+// drag too). It is the gateway's computer.InputCost, which a test of tests/e2e holds it to on
+// one table of events.
 function inputCost(e) {
   const text = e.text || "";
-  if (e.type === "char") return [...text].length + (text.match(/\n/g) || []).length;
+  if (e.type === "char") return ccCharacters(text).length + (text.match(/\n/g) || []).length;
   return e.type === "click" ? 2 : 1;
+}
+
+// ccCharacters is text's characters as the text rule reads them (docs/protocol.md), the one
+// way the page counts a char's text: composed (Unicode's NFC), as the gateway reads host text
+// before it counts, cuts and sends it (cctext.Composed): é written as e and U+0301 (a Mac's
+// text, some keyboards and pastes) is one character, the byte E9, which the page counted two.
+function ccCharacters(text) {
+  return [...(text || "").normalize("NFC")];
 }
 
 // untypable matches a character up to U+00FF that CC's keyboard does not type: a control
