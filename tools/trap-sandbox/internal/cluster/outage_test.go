@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/testkit"
 )
@@ -152,4 +153,42 @@ func TestAHelloWhoseLinkDroppedAsItWasClaimedIsOrderedByHelloTime(t *testing.T) 
 	pending := b.request("9:blip", gateway.TypePing, nil, waitLimit)
 	newer.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "9:blip"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status, "the newer socket on A keeps the computer")
+}
+
+// TestTwoOutageHellosAtTheSameInstantLeaveOneSocket: two hellos of one computer, each served
+// while its replica was cut off from NATS, that the replicas' clocks put at the same instant
+// (a clock of coarse resolution, or one stepped by NTP) are not ordered by their times: the
+// claim written first stays, and the other replica, finding a claim whose hello is not
+// earlier than its own, closes its socket with 4009. Exactly one socket keeps the computer,
+// whichever replica comes back first; neither closes the other's.
+func TestTwoOutageHellosAtTheSameInstantLeaveOneSocket(t *testing.T) {
+	for _, firstBack := range []string{"a", "b"} {
+		t.Run(firstBack+" back first", func(t *testing.T) {
+			tc := newTestCluster(t)
+			hellos := clock.NewFake(time.Now()) // the gateways' clock: it stands still, so both hellos are at one instant
+			a, cutA := tc.startCuttableReplica("a", gateway.Config{Clock: hellos})
+			b, cutB := tc.startCuttableReplica("b", gateway.Config{Clock: hellos})
+			cut := map[string]*cuttableProxy{"a": cutA, "b": cutB}
+			watcher := tc.startReplica("w")
+
+			cutA.setCut(true)
+			cutB.setCut(true)
+			require.Eventually(t, func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() },
+				waitLimit, testkit.Poll, "A and B to notice NATS is gone")
+			sockets := map[string]*computer{"a": a.connect(t, "9:blip"), "b": b.connect(t, "9:blip")}
+
+			second := map[string]string{"a": "b", "b": "a"}[firstBack]
+			cut[firstBack].setCut(false)
+			waitClaim(t, watcher.router.claims, "9:blip", firstBack)
+			cut[second].setCut(false)
+
+			code, _ := sockets[second].closeCode()
+			assert.Equal(t, gateway.CloseReplaced, code, "the socket of the replica back second closes as replaced")
+			watcher.waitComputers(t, "9:blip@"+firstBack)
+			pending := watcher.request("9:blip", gateway.TypePing, nil, waitLimit)
+			sockets[firstBack].answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "9:blip"})
+			assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket of the replica back first keeps the computer")
+			waitClaim(t, watcher.router.claims, "9:blip", firstBack)
+		})
+	}
 }
