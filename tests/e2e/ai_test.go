@@ -507,6 +507,53 @@ func TestAITurnsEnd(t *testing.T) {
 	assert.Zero(t, w.agent.Queued())
 }
 
+// askAfterChurnProgram waits for the test's go, then asks `ai stall` (a turn that runs until
+// stopped), says when ai is over and stays, its daemon running.
+const askAfterChurnProgram = `
+os.pullEvent("e2e_ask")
+shell.run("ai", "stall")
+print("e2e: after ai")
+while true do os.pullEvent("e2e_never") end
+`
+
+// TestAIFindsTheGatewayBackWhileTheDaemonBacksOff: the gateway restarts during an answer, on a
+// daemon whose last two connections each lasted under a minute, so it waits 20 s before its
+// next try. ai, Reconnecting..., makes it try now and reads that the restarted gateway lost the
+// answer: it gave up after 16 s and said "Not connected to the gateway: the gateway stopped
+// (going away); the daemon retries in 5 s", the gateway back for seconds.
+func TestAIFindsTheGatewayBackWhileTheDaemonBacksOff(t *testing.T) {
+	ctx := testContext(t)
+	w := newAIWorld(t)
+	addr, release := opencodefake.ReservePort(t)
+	release() // the gateways below listen there, one after the other
+	g := w.gateway(t, harness.Options{Listen: addr})
+	opts := desk(t, g, t.TempDir(), nil, "/ask.lua")
+	opts.Files["/ask.lua"] = askAfterChurnProgram
+	// Half real time: the gateway's restart takes real time, which must fit in ai's wait (16 s
+	// of the computer's clock without the fix, 31 s with it) under -race on a loaded machine.
+	opts.TimeScale = 2
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+
+	// Two short connections: the daemon backs off 5 s, then 10 s, then 20 s.
+	for range 2 {
+		require.NoError(t, g.WaitLog(ctx, `msg="computer connected"`))
+		require.NoError(t, g.Stop())
+		g = w.gateway(t, harness.Options{Listen: addr})
+	}
+	require.NoError(t, g.WaitLog(ctx, `msg="computer connected"`))
+	c.QueueString("e2e_ask")
+	require.Eventually(t, func() bool { return aiTurnsRunning(t, g) == 1 && w.agent.Running() == 1 }, testTimeout, pollInterval,
+		"the turn to reach the model")
+	require.NoError(t, g.Stop())
+	g = w.gateway(t, harness.Options{Listen: addr})
+
+	c.WaitFor(ctx, "e2e: after ai")
+	out := strings.Join(lines(c.Output()), " ")
+	assert.Contains(t, out, "The gateway lost the answer (restarted?): ask again", c.Output())
+	assert.NotContains(t, out, "Not connected", c.Output())
+	require.NoError(t, g.WaitLog(ctx, `msg="computer connected"`), "the daemon must reconnect to the new gateway")
+}
+
 // allowsAskedTwice asks `ai owner`, the owner changes the settings, and it asks again.
 const allowsAskedTwice = `
 shell.run("ai", "owner")

@@ -118,12 +118,12 @@ end
 local CONNECT_POLL = 0.5;
 
 -- Asks the daemon for its status every CONNECT_POLL (sooner when it announces a connection)
--- while it is still waiting(status), for at most limit seconds. Returns the last status, nil
--- when no daemon answers.
-local function pollStatus(limit, waiting)
+-- while waiting(status, waited) says to (waited: the seconds waited so far). Returns the last
+-- status, nil when no daemon answers.
+local function pollStatus(waiting)
   local status = requestStatus();
   local waited = 0;
-  while status ~= nil and waiting(status) and waited < limit do
+  while status ~= nil and waiting(status, waited) do
     waitFor(CONNECT_POLL, function(event)
       return event[1] == EVENT_CONNECTED;
     end);
@@ -138,27 +138,10 @@ end
 -- it is, or nil when no daemon answers.
 local function awaitConnection(timeoutSeconds)
   expect(1, timeoutSeconds, "number", "nil");
-  return pollStatus(timeoutSeconds or REQUEST_TIMEOUT, function(status)
-    return status.state == daemon.STATE_CONNECTING or status.state == daemon.STATE_AUTHENTICATING;
+  local limit = timeoutSeconds or REQUEST_TIMEOUT;
+  return pollStatus(function(status, waited)
+    return waited < limit and (status.state == daemon.STATE_CONNECTING or status.state == daemon.STATE_AUTHENTICATING);
   end);
-end
-
--- The states of a daemon that lost the gateway and is getting it back by itself.
-local RECONNECTING = {
-  [daemon.STATE_WAITING] = true, [daemon.STATE_CONNECTING] = true, [daemon.STATE_AUTHENTICATING] = true,
-};
-
--- Waits up to timeoutSeconds (default the reconnect delay plus its jitter, plus
--- REQUEST_TIMEOUT for the hello) for a daemon that lost the gateway to be connected again.
--- Returns whether it is. A daemon that stopped for good (replaced, revoked, stopped) is not
--- waited for.
-local function awaitReconnect(timeoutSeconds)
-  expect(1, timeoutSeconds, "number", "nil");
-  local status = pollStatus(timeoutSeconds or (daemon.RECONNECT_DELAY + daemon.RECONNECT_JITTER + REQUEST_TIMEOUT),
-    function(s)
-      return not s.connected and RECONNECTING[s.state] == true;
-    end);
-  return status ~= nil and status.connected == true;
 end
 
 -- The seconds until a waiting daemon's next try, from its status (nil when it is not waiting):
@@ -176,6 +159,48 @@ local function retrySeconds(status)
     return nil;
   end
   return math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000)); -- a daemon before 0.5.20
+end
+
+-- Asks a daemon that waits to reconnect to try now, not at its timer; in any other state it
+-- does nothing. Unlike reconnect(), it keeps an open
+-- connection, the last error and the back-off. Wait for the outcome with awaitConnection().
+local function retryNow()
+  os.queueEvent(events.EVENT_RETRY_NOW);
+end
+
+-- The states of a daemon that lost the gateway and is getting it back by itself.
+local RECONNECTING = {
+  [daemon.STATE_WAITING] = true, [daemon.STATE_CONNECTING] = true, [daemon.STATE_AUTHENTICATING] = true,
+};
+-- Seconds awaitReconnect waits at least: a daemon's first reconnect after a loss (its delay
+-- and jitter) and that try's hello.
+local RECONNECT_WAIT = daemon.RECONNECT_DELAY + daemon.RECONNECT_JITTER + REQUEST_TIMEOUT;
+
+-- Waits for a daemon that lost the gateway to be connected again. Returns whether it is. A
+-- daemon that stopped for good (replaced, revoked, stopped) is not waited for. While it waits
+-- to try again it is asked to try now at each look (retryNow; it dials at most once a
+-- RECONNECT_DELAY): after a gateway that broke its last sockets soon it backs off up to a
+-- minute, and a gateway back after a restart was found only at that try, past the wait. The
+-- wait is timeoutSeconds, by default the daemon's own next try as its first look says (its
+-- jitter and that try's hello too), at least RECONNECT_WAIT.
+local function awaitReconnect(timeoutSeconds)
+  expect(1, timeoutSeconds, "number", "nil");
+  local limit = timeoutSeconds;
+  local status = pollStatus(function(s, waited)
+    if s.connected or RECONNECTING[s.state] ~= true then
+      return false;
+    end
+    if limit == nil then
+      limit = math.max(RECONNECT_WAIT, (retrySeconds(s) or 0) + daemon.RECONNECT_JITTER + REQUEST_TIMEOUT);
+    end
+    if waited >= limit then
+      return false;
+    elseif s.state == daemon.STATE_WAITING then
+      retryNow();
+    end
+    return true;
+  end);
+  return status ~= nil and status.connected == true;
 end
 
 -- What keeps a stopped daemon disconnected, and its fix: the stop, not its error of before it.
@@ -210,13 +235,6 @@ end
 -- after stop()).
 local function reconnect()
   os.queueEvent(EVENT_RECONNECT);
-end
-
--- Asks a daemon that waits to reconnect to try now, not at its timer; in any other state it
--- does nothing. Unlike reconnect(), it keeps an open
--- connection, the last error and the back-off. Wait for the outcome with awaitConnection().
-local function retryNow()
-  os.queueEvent(events.EVENT_RETRY_NOW);
 end
 
 -- Asks the daemon to disconnect and stay so (state "stopped") until reconnect().

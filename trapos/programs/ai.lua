@@ -28,8 +28,8 @@ end
 -- on every terminal and in a transcript).
 local TOOL_MARK = "*";
 local THINKING = "Thinking... (Q stops)";
--- While the daemon gets back a gateway it lost mid-answer (up to some 16 s): the screen stood
--- still meanwhile, as if the computer hung. Both notices fit a pocket computer's 26 columns.
+-- While the daemon gets back a gateway it lost mid-answer (libsandbox.awaitReconnect: 16 s, or
+-- up to the daemon's own next try): the screen stood still meanwhile, as if the computer hung. Both notices fit a pocket computer's 26 columns.
 local RECONNECTING = "Reconnecting... (Q stops)";
 local MORE = "Press any key to continue";
 -- Starts each further row of a code line too long for one (a run's code, a write's content or

@@ -1780,6 +1780,31 @@ describe("ai command", function()
       expect(rows[2]):eq("");
     end);
 
+    it("makes a daemon that backs off try now while it waits, then says the answer was lost", function()
+      -- a daemon whose last connections each lasted under a minute waits 20 s: ai gave up
+      -- after 16 s and said "Not connected to the gateway: the gateway stopped (going away);
+      -- the daemon retries in 5 s", the gateway back meanwhile
+      stub(os, "startTimer", function() local id = 822000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local connected = { url = URL, state = "connected", connected = true };
+      local backingOff = { url = URL, state = "waiting", lastError = "lost the connection: going away", retryInMs = 20000 };
+      local ok, err, _, record = run({ "hi" }, {
+        statuses = {
+          connected,
+          -- the first ask to try now was the question's own (checkDaemon's)
+          function(r) return r.retries >= 2 and connected or backingOff; end,
+        },
+        polls = {
+          { text(1, "Hel") },
+          { err = { code = "not_connected", message = "lost the connection: going away" } },
+          { err = { code = "unknown_turn", message = "no turn t1" } },
+        },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway lost the answer (restarted?): ask again");
+      expect(record.retries):eq(2);
+      expect(record.statusRequests):eq(3);
+    end);
+
     -- A daemon waiting to try again, its clock held still (os.epoch("utc") at NOW): it says
     -- its next try is 38 s away, as sandbox status's state does ("waiting (38 s)").
     local NOW = 1700000000000;

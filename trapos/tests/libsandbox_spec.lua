@@ -190,6 +190,85 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("awaitReconnect", function()
+    local realQueue = os.queueEvent;
+    local CONNECTED = { url = "ws://127.0.0.1:4444", connected = true, state = "connected" };
+    -- A daemon that lost the gateway 0.1 s ago and backs off 20 s (its last two connections
+    -- each lasted under a minute).
+    local BACKING_OFF = { url = "ws://127.0.0.1:4444", connected = false, state = "waiting",
+      lastError = "lost the connection: going away", retryInMs = 19900 };
+
+    -- Plays the daemon: status(n, retries) is its status at the n-th look, after retries asks
+    -- to try now. Each CONNECT_POLL's timer fires at once, so the looks count the seconds
+    -- waited (two a second). Returns awaitReconnect's outcome, the looks and the asks.
+    local function play(status, timeoutSeconds)
+      local looks, retries = 0, 0;
+      stub(os, "startTimer", function()
+        local id = FAKE_TIMER + looks;
+        realQueue("timer", id);
+        return id;
+      end);
+      stub(os, "cancelTimer", function() end);
+      stub(os, "queueEvent", function(name, replyId, ...)
+        if name == lib.EVENT_STATUS_REQUEST then
+          looks = looks + 1;
+          realQueue(lib.EVENT_STATUS, replyId, status(looks, retries));
+        elseif name == lib.EVENT_RETRY_NOW then
+          retries = retries + 1;
+        else
+          realQueue(name, replyId, ...);
+        end
+      end);
+      local back = lib.awaitReconnect(timeoutSeconds);
+      return back, looks, retries;
+    end
+
+    it("asks a daemon that backs off to try now, and finds the gateway back at that try", function()
+      -- ai gave up after 16 s of a daemon's 20 s wait, and said Not connected to a gateway
+      -- that was back
+      local back, looks, retries = play(function(_, retries)
+        return retries > 0 and CONNECTED or BACKING_OFF;
+      end);
+      expect(back):eq(true);
+      expect(retries):eq(1);
+      expect(looks):eq(2);
+    end);
+
+    it("waits out the daemon's own next try, and its hello, when the gateway is not back at once", function()
+      -- the tries asked for find nothing; the daemon's own, at 20 s, connects after 10 s more
+      local back, looks, retries = play(function(look)
+        return look > 2 * 29 and CONNECTED or BACKING_OFF;
+      end);
+      expect(back):eq(true);
+      expect(looks):eq(2 * 29 + 1);
+      expect(retries):eq(2 * 29);
+      -- and no longer: a gateway that stays away is said once that try and its hello are over
+      back, looks = play(function() return BACKING_OFF; end);
+      expect(back):eq(false);
+      expect(looks):eq(2 * (20 + 1 + 10) + 1); -- the next try, its jitter, its hello
+    end);
+
+    it("waits as long as its first reconnect for a daemon that does not back off", function()
+      local back, looks = play(function()
+        return { url = "ws://127.0.0.1:4444", connected = false, state = "connecting" };
+      end);
+      expect(back):eq(false);
+      expect(looks):eq(2 * (5 + 1 + 10) + 1);
+      back, looks = play(function() return BACKING_OFF; end, 3);
+      expect(back):eq(false);
+      expect(looks):eq(2 * 3 + 1);
+    end);
+
+    it("neither waits for nor asks a daemon that stopped for good", function()
+      local back, looks, retries = play(function()
+        return { url = "ws://127.0.0.1:4444", connected = false, state = "stopped" };
+      end);
+      expect(back):eq(false);
+      expect(looks):eq(1);
+      expect(retries):eq(0);
+    end);
+  end);
+
   describe("entry point", function()
     it("gives each listed name its owning module's value", function()
       local modules = {
