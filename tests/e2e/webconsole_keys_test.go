@@ -840,6 +840,33 @@ func TestTheWebConsoleTypesWhatAnInputMethodComposes(t *testing.T) {
 		document.getElementById("status").textContent.startsWith("Sent as ?: ")`)
 }
 
+// TestTheWebConsoleTypesADecomposedCharacterComposed: a text written decomposed (é as e and
+// U+0301: a Mac's, dictation's, some keyboards'), put at once into the Type field or the
+// screen's field, is typed as the text rule reads it (docs/protocol.md), é whole, as the
+// gateway types the same text for any other caller. Before, the page typed it a code point at a
+// time: e, then U+0301 alone, which the gateway sent as ?: "cafe?", the status "Sent as ?: ́".
+func TestTheWebConsoleTypesADecomposedCharacterComposed(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:cafe")
+	insert := func(text string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			_, err := cdp.Call(ctx, target, input.InsertText, input.InsertTextParams{Text: text})
+			return err
+		})
+	}
+	// The word's end, é, typed whole or not ("?").
+	endsTheWord := func(events []string) bool {
+		return len(events) > 0 && (events[len(events)-1] == "char é" || events[len(events)-1] == "char ?")
+	}
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640), chromedp.Focus("#type-text"), insert("cafe\u0301")))
+	got, _ := c.events(ctx, endsTheWord)
+	assert.Equal(t, []string{"key c", "char c", "key_up c", "key a", "char a", "key_up a", "key f", "char f", "key_up f", "char é"}, got, "the Type field")
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), insert("ne\u0301")))
+	got, _ = c.events(ctx, endsTheWord)
+	assert.Equal(t, []string{"key n", "char n", "key_up n", "char é"}, got, "the screen's field")
+	until(t, "the keys answered", `document.getElementById("status").textContent === "Live" && !view.sending`)
+}
+
 // TestTheWebConsolePastesWithCtrlV: Ctrl+V on the screen pastes the clipboard as CC pastes it
 // (a paste event), Ctrl going down and up around it and no key v. Its keydown was prevented as
 // every key's, so the browser never pasted: the computer got Ctrl and v, and the clipboard

@@ -1049,12 +1049,16 @@ function inputCost(e) {
   return e.type === "click" ? 2 : 1;
 }
 
-// ccCharacters is text's characters as the text rule reads them (docs/protocol.md), the one
-// way the page counts a char's text: composed (Unicode's NFC), as the gateway reads host text
-// before it counts, cuts and sends it (cctext.Composed): é written as e and U+0301 (a Mac's
-// text, some keyboards and pastes) is one character, the byte E9, which the page counted two.
+// ccText is text as the text rule reads it (docs/protocol.md), the one way the page reads
+// what it types or counts: composed (Unicode's NFC), as the gateway reads host text before it
+// counts, cuts and sends it (cctext.Composed): é written as e and U+0301 (a Mac's text,
+// dictation, some keyboards and pastes) is one character, the byte E9, which the page counted
+// two, and typed as e and "?". ccCharacters is its characters.
+function ccText(text) {
+  return (text || "").normalize("NFC");
+}
 function ccCharacters(text) {
-  return [...(text || "").normalize("NFC")];
+  return [...ccText(text)];
 }
 
 // untypable matches a character up to U+00FF that CC's keyboard does not type: a control
@@ -1384,10 +1388,12 @@ function onTyped(v) {
 // (v.typed) to lines, its text cut at line breaks: Backspace for each character of what
 // followed the part both share, then each new character as its key and char; each line after
 // the first after Enter, as the field's own Enter, which starts it afresh (v.typed is the last
-// line); typeEvents says what a character sends. A character typed with Ctrl held goes as
-// Ctrl with its key, typing none; the field starts afresh then. More than typeMax characters
+// line); typeEvents says what a character sends, of the text as the text rule reads it
+// (ccText). A character typed with Ctrl held goes as Ctrl with its key, typing none; the field
+// starts afresh then. More than typeMax characters
 // to type are not typed, none of them (false): the status says so.
 function typeLines(v, lines) {
+  lines = lines.map(ccText); // é written decomposed is é, not e and "?"
   const typed = typedCount(v.typed, lines);
   if (typed > typeMax) { // said until the next keys go through, as an answer's words are
     say(v, tooLongToType(typed));
@@ -1470,7 +1476,8 @@ function onInsert(v, e) {
   if (!typeLines(v, (field.value.slice(0, field.selectionStart) + text + rest).split(/\r\n|\r|\n/))) return;
   if (ctrl) return; // the field started afresh
   field.value = v.typed;
-  field.setSelectionRange(v.typed.length - rest.length, v.typed.length - rest.length);
+  const caret = v.typed.length - ccText(rest).length; // v.typed is composed
+  field.setSelectionRange(caret, caret);
 }
 
 // inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md;
