@@ -742,6 +742,12 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 		logger.Warn(strings.Join(set, ", ") + " set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)")
 	}
 	warnIfFilesRunOut(logger, c.MaxConnections)
+	if outgoing, ok := systemOutgoingPorts(); ok {
+		warnIfPortIsOutgoing(logger, "listen", c.Listen, outgoing)
+		if c.ComputersListen != "" {
+			warnIfPortIsOutgoing(logger, "computers-listen", c.ComputersListen, outgoing)
+		}
+	}
 }
 
 // warnIfFilesRunOut warns when the open-files limit would stop accepting before

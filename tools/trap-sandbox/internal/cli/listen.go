@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -93,18 +94,80 @@ func somethingListens(host, port string) bool {
 	return true
 }
 
-// outgoingPortsHint names the range of ports the system gives outgoing connections, where a
-// listener's port may be taken by one (Linux's ip_local_port_range; nothing elsewhere).
-func outgoingPortsHint() string {
+// outgoingPorts is the range of ports the system gives outgoing connections (Linux's
+// ip_local_port_range) and the ports it keeps out of it (ip_local_reserved_ports: a comma list
+// of ports and low-high ranges). A listener's port in the range, not reserved, may be the
+// local end of an outgoing connection when the gateway starts, and bind then fails.
+type outgoingPorts struct {
+	low, high int
+	reserved  string
+}
+
+// systemOutgoingPorts reads this host's outgoing ports; ok is false where there is no such
+// file (not Linux).
+func systemOutgoingPorts() (outgoing outgoingPorts, ok bool) {
 	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return ""
+		return outgoingPorts{}, false
 	}
 	lowHigh := strings.Fields(string(data))
 	if len(lowHigh) != 2 {
+		return outgoingPorts{}, false
+	}
+	low, errLow := strconv.Atoi(lowHigh[0])
+	high, errHigh := strconv.Atoi(lowHigh[1])
+	if errLow != nil || errHigh != nil {
+		return outgoingPorts{}, false
+	}
+	reserved, _ := os.ReadFile("/proc/sys/net/ipv4/ip_local_reserved_ports")
+	return outgoingPorts{low: low, high: high, reserved: strings.TrimSpace(string(reserved))}, true
+}
+
+// holds says whether an outgoing connection may take port.
+func (o outgoingPorts) holds(port int) bool {
+	if port < o.low || port > o.high {
+		return false
+	}
+	for part := range strings.SplitSeq(o.reserved, ",") {
+		from, to, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		if !isRange {
+			to = from
+		}
+		low, errLow := strconv.Atoi(from)
+		high, errHigh := strconv.Atoi(to)
+		if errLow == nil && errHigh == nil && low <= port && port <= high {
+			return false
+		}
+	}
+	return true
+}
+
+// outgoingPortsHint names the range of ports the system gives outgoing connections, where a
+// listener's port may be taken by one (nothing where the system does not say).
+func outgoingPortsHint() string {
+	outgoing, ok := systemOutgoingPorts()
+	if !ok {
 		return ""
 	}
-	return fmt.Sprintf(" (this host gives ports %s to %s to outgoing connections: choose one outside them)", lowHigh[0], lowHigh[1])
+	return fmt.Sprintf(" (this host gives ports %d to %d to outgoing connections: choose one outside them)", outgoing.low, outgoing.high)
+}
+
+// warnIfPortIsOutgoing warns at start when the port of addr, the listen flag named flag, is
+// one outgoing's connections may take: it listens now, but a restart fails (listenError)
+// whenever an outgoing connection holds it, at random on a busy host.
+func warnIfPortIsOutgoing(logger *slog.Logger, flag, addr string, outgoing outgoingPorts) {
+	_, p, err := net.SplitHostPort(addr)
+	port, perr := strconv.Atoi(p)
+	if err != nil || perr != nil || port == 0 || !outgoing.holds(port) {
+		return
+	}
+	reserve := p // added to the ports reserved already, which the sysctl replaces
+	if outgoing.reserved != "" {
+		reserve = outgoing.reserved + "," + p
+	}
+	logger.Warn(fmt.Sprintf("%s port %d is among the ports this host gives outgoing connections (%d to %d): a restart fails whenever one of them holds it as its own end; "+
+		"give a port below %d, or reserve this one (sysctl -w net.ipv4.ip_local_reserved_ports=%s, and in /etc/sysctl.d to keep it)",
+		flagAndEnv(flag), port, outgoing.low, outgoing.high, outgoing.low, reserve))
 }
 
 // listenError says what to do about a listener of the flag named flag that could not be opened on addr, for the
