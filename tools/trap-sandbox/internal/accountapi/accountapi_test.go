@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/server"
 )
 
@@ -337,6 +339,37 @@ func TestNoAccounts(t *testing.T) {
 func TestNoGatewayNamesTheFixOnce(t *testing.T) {
 	_, err := accountapi.Client{URL: "http://127.0.0.1:1"}.Accounts(t.Context())
 	assert.EqualError(t, err, "no gateway is listening at http://127.0.0.1:1 (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL")
+}
+
+// TestGatewayErrorsNamedOnce: a URL that is no gateway URL, or a gateway that takes the call
+// and never answers, is said as the other client commands say it, with no hint of the account
+// commands' own (they added "(is it running there? --url names it)" to a malformed URL, where
+// nothing can run, and to a hung gateway, which runs).
+func TestGatewayErrorsNamedOnce(t *testing.T) {
+	_, err := accountapi.Client{URL: "127.0.0.1:4444"}.Accounts(t.Context())
+	assert.EqualError(t, err, hostapi.CheckURL("127.0.0.1:4444").Error())
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	held := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			held <- c // taken, never answered
+		}
+	}()
+	t.Cleanup(func() {
+		select {
+		case c := <-held:
+			_ = c.Close()
+		default:
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	url := "http://" + ln.Addr().String()
+	_, err = accountapi.Client{URL: url}.Accounts(ctx)
+	assert.EqualError(t, err, hostapi.SilentGatewayError{URL: url}.Error())
 }
 
 // TestMetrics: the gauges are the store's counts at the scrape.

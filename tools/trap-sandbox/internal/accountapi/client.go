@@ -116,12 +116,11 @@ func (c Client) call(ctx context.Context, method, path string, body, out any) er
 			return err
 		}
 	}
+	// The HTTP client's errors name the gateway's URL and what to do (nothing listening, a
+	// URL that is none, a gateway that does not answer), as every client command says them.
 	status, data, err := hostapi.HTTP{URL: c.URL, Token: c.Token, Client: c.Client}.Do(ctx, method, path, b)
-	var noGateway hostapi.NoGatewayError
-	if errors.As(err, &noGateway) {
-		return err // it names the fix already
-	} else if err != nil {
-		return fmt.Errorf("%w (is it running there? --url names it)", err)
+	if err != nil {
+		return err
 	}
 	if status != http.StatusOK {
 		return c.refusal(status, data)
