@@ -472,6 +472,49 @@ func TestAgentLinesOfAHostileGateway(t *testing.T) {
 	assert.Contains(t, strings.Join(rows, " "), "down Allowed: run rm / "+strings.Repeat("z", 51))
 }
 
+// TestAgentEventsOfTheWrongTypeShowNoLuaValue: ai showed a turn's event field that was
+// missing or not a string as Lua's word for it: "* nil", "Retrying (attempt nil)", "(The answer
+// was cut: nil)", "table: 3b44facf58c0" (played: a gateway sending random events). A field of
+// another type is left out now, or said in words.
+func TestAgentEventsOfTheWrongTypeShowNoLuaValue(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputer(ctx, t, h, aiProgram)
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	asked, err := side.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.ask", asked[0].Type)
+	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
+	polled, err := side.Requests(waitCtx, 2)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.poll", polled[1].Type)
+	table := map[string]any{"a": 1}
+	require.NoError(t, side.Respond(polled[1], map[string]any{"done": true, "events": []map[string]any{
+		{"seq": 1, "kind": "text", "text": table},
+		{"seq": 2, "kind": "tool", "detail": table, "state": "completed"},
+		{"seq": 3, "kind": "tool", "tool": table, "detail": "/a", "state": "error", "error": table},
+		{"seq": 4, "kind": "retry", "attempt": table, "message": table},
+		{"seq": 5, "kind": "retry"},
+		{"seq": 6, "kind": "cut", "message": table},
+		{"seq": 7, "kind": "error", "message": table, "code": table},
+		{"seq": 8, "kind": "done", "reason": "error"},
+	}}, nil))
+
+	c.WaitFor(waitCtx, markerAsked)
+	out := c.Output()
+	rows := lines(out)
+	assert.NotContains(t, out, "table: ")
+	assert.NotContains(t, out, "nil")
+	assert.Contains(t, rows, "* a tool")
+	assert.Contains(t, rows, "* a tool /a failed: error")
+	assert.Contains(t, rows, "The agent's model failed, retrying: no reason given")
+	assert.Contains(t, rows, "(The answer was cut)")
+	assert.Contains(t, rows, "the turn failed")
+}
+
 // TestAConfirmOfAHostileGatewayShowsNoFileItMayNotRead: a confirm event of write_file whose
 // request is no fs.write (a ping naming /diary.txt) was refused by no setting, and ai showed
 // what the "write" would change: the file's own lines, on the screen the owner lets the host

@@ -19,9 +19,22 @@ local oneLine = require('/apis/libsandboxcodec').oneLine;
 -- may well pass the 256 bytes a refusal keeps (MAX_SHOWN_BYTES), and is read whole up to here.
 local MAX_EVENT_LINE_BYTES = 1024;
 
--- The gateway's text as one line of a turn.
-local function eventLine(value)
+-- The gateway's text as one line of a turn: a string or a number; anything else (a field
+-- missing, or of another type from a broken or hostile gateway) is fallback, "" by default,
+-- never Lua's "nil" or "table: 3b44…", which a player read as the gateway's words.
+local function eventLine(value, fallback)
+  if type(value) ~= "string" and type(value) ~= "number" then
+    return fallback or "";
+  end
   return oneLine(tostring(value), MAX_EVENT_LINE_BYTES);
+end
+
+-- A text event's part of the answer: a string (or a number) as it came, anything else none.
+local function eventText(value)
+  if type(value) == "number" then
+    return tostring(value);
+  end
+  return type(value) == "string" and value or "";
 end
 
 -- The mark before a tool line (the issue's gear is not in CC's font; a plain * reads the same
@@ -792,7 +805,7 @@ local CHANGE_VERBS = {
 -- The verb for event's change: its request's, else the gateway's word (or default).
 local function verbOf(event, default)
   local request = type(event.request) == "table" and event.request or {};
-  return CHANGE_VERBS[request.type] or eventLine(event.action or default);
+  return CHANGE_VERBS[request.type] or eventLine(event.action, default);
 end
 
 -- What a change acts on, whole: the paths of the request it will be (the one this computer
@@ -808,7 +821,7 @@ local function targetOf(event)
       return eventLine(shownPath(payload.path));
     end
   end
-  return eventLine(event.detail or event.tool or "something");
+  return eventLine(event.detail, eventLine(event.tool, "something"));
 end
 
 -- "312 bytes", "1 byte".
@@ -865,37 +878,40 @@ local lastRetry;
 
 local function showEvent(event)
   if event.kind == libsandbox.KIND_TEXT then
-    screen.answer(tostring(event.text or ""));
+    screen.answer(eventText(event.text));
   elseif event.kind == libsandbox.KIND_TOOL then
-    local detail = eventLine(event.detail or "");
+    local detail = eventLine(event.detail);
     -- no detail (a tool of opencode's own): no blank for it, which read "* bash  failed"
-    local label = TOOL_MARK .. " " .. eventLine(event.tool) .. (detail ~= "" and " " .. detail or "");
+    local label = TOOL_MARK .. " " .. eventLine(event.tool, "a tool") .. (detail ~= "" and " " .. detail or "");
     if event.state == "running" then
       running[label] = true;
       screen.line(label, "lightGrey");
     elseif event.state == "error" then
       running[label] = nil;
-      screen.line(label .. " failed: " .. firstSentence(eventLine(event.error or "error")), "orange");
+      screen.line(label .. " failed: " .. firstSentence(eventLine(event.error, "error")), "orange");
     elseif not running[label] then
       screen.line(label, "lightGrey");
     else
       running[label] = nil;
     end
   elseif event.kind == libsandbox.KIND_RETRY then
-    local attempt = "Retrying (attempt " .. eventLine(event.attempt) .. ")";
+    local number = eventLine(event.attempt);
+    number = number ~= "" and " (attempt " .. number .. ")" or "";
+    local attempt = "Retrying" .. number;
     if event.message ~= lastRetry then
       -- Whose failure it is, as the turn's last line says it: the provider's words speak of
       -- "the computer" (opencode's host), which a player read as this one, to be fixed here.
-      attempt = "The agent's model failed, retrying (attempt " .. eventLine(event.attempt) .. "): "
-        .. eventLine(event.message);
+      attempt = "The agent's model failed, retrying" .. number .. ": "
+        .. eventLine(event.message, "no reason given");
       lastRetry = event.message;
     end
     screen.line(attempt, "yellow");
     screen.thinking(); -- the turn still runs, and Q still stops it
   elseif event.kind == libsandbox.KIND_CUT then
-    screen.line("(The answer was cut: " .. eventLine(event.message) .. ")", "yellow");
+    local why = eventLine(event.message);
+    screen.line("(The answer was cut" .. (why ~= "" and ": " .. why or "") .. ")", "yellow");
   elseif event.kind == libsandbox.KIND_ERROR then
-    local message = eventLine(event.message or event.code);
+    local message = eventLine(event.message, eventLine(event.code, "the turn failed"));
     if event.code == libsandbox.ERR_AI_UNAVAILABLE and message:sub(1, #UNAVAILABLE_PREFIX):lower() == UNAVAILABLE_PREFIX then
       message = unavailableLine(message); -- opencode is down: the turn's line names the fix too
     end
