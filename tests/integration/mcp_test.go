@@ -778,6 +778,31 @@ func TestMCPAPingBehindAHeldRunSaysWhatHoldsIt(t *testing.T) {
 	}
 }
 
+// TestMCPACallBehindARunItGaveUpOnSaysWhatHoldsIt: once the call of a run that does not yield
+// had timed out (the gateway stopped waiting for it), the next call answered only "did not
+// answer fs.list in time", though the same run still held the computer: CC ends it only after
+// 7 s. It names the run it gave up on, as it names one still waited for.
+func TestMCPACallBehindARunItGaveUpOnSaysWhatHoldsIt(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "mine", AllowExec: true}, Silent: []string{harness.TypeLuaExec, harness.TypePing}}
+			stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
+			require.NoError(t, err)
+			t.Cleanup(stop)
+			s := connectMCP(ctx, t, g, transport)
+
+			harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": d.TraposID(), "code": "while true do end", "timeoutMs": 500}), "timeout")
+			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": d.TraposID(), "timeoutMs": 300}), "timeout")
+			assert.Regexp(t, `^timeout: computer 7:mine did not answer ping in time; it has not answered a lua\.exec sent (just|\d+s) before it yet `+
+				`\(the call that sent it stopped waiting\), which may hold it `+
+				`\(a run that does not yield, e\.g\. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s\): ask again once that has ended `+
+				`\(timeoutMs gives it longer, at most 60000\)$`, msg)
+		})
+	}
+}
+
 // TestMCPShutdownWithCallInFlight: a tool call waiting on a computer ends with not_connected
 // when the gateway shuts down, and the gateway still exits cleanly and in time.
 func TestMCPShutdownWithCallInFlight(t *testing.T) {

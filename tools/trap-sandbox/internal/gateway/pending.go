@@ -30,6 +30,10 @@ type pendingTable struct {
 	// ownID is the messageId of the gateway's own request in flight, "" when none.
 	ownID  string
 	failed error // set by failAll
+	// gaveUp holds the host requests whose caller stopped waiting before the computer
+	// answered (abandon), until their late answer comes (take): a run that does not yield
+	// holds the computer all the same, and heldBy names it. At most maxGaveUp.
+	gaveUp map[string]pendingRequest
 }
 
 // pendingRequest is one entry: where its result goes, and what was asked when (heldBy).
@@ -37,7 +41,18 @@ type pendingRequest struct {
 	ch   chan result
 	typ  string
 	sent time.Time
+	// abandoned is set on a gaveUp entry.
+	abandoned bool
 }
+
+// maxGaveUp bounds a socket's gaveUp entries: a computer that never answers them would grow
+// it without end. Past it, the oldest goes.
+const maxGaveUp = 16
+
+// gaveUpHolds is how long after it was sent a request given up on may still hold the
+// computer, for heldBy: CC ends code that does not yield after 7 s, with slack. An older one
+// the computer never answered is not what holds it.
+const gaveUpHolds = 10 * time.Second
 
 // requester says whose request an entry is: a host's (HTTP API, CLI, MCP, a module, another
 // replica) or the gateway's own (the idle probe).
@@ -90,8 +105,26 @@ func (p *pendingTable) hostsLocked() int {
 }
 
 // take removes and returns the entry for messageID, or nil if there is none (a late or
-// unknown answer).
+// unknown answer; a late one's request is no longer given up on).
 func (p *pendingTable) take(messageID string) chan result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	entry, ok := p.byID[messageID]
+	if !ok {
+		delete(p.gaveUp, messageID)
+		return nil
+	}
+	delete(p.byID, messageID)
+	if messageID == p.ownID {
+		p.ownID = ""
+	}
+	return entry.ch
+}
+
+// abandon is take for a request whose caller stopped waiting (its timeout): a host's run
+// (lua.exec, shell.run) the computer has not answered is kept in gaveUp until its late answer
+// comes, for heldBy.
+func (p *pendingTable) abandon(messageID string) chan result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	entry, ok := p.byID[messageID]
@@ -101,7 +134,25 @@ func (p *pendingTable) take(messageID string) chan result {
 	delete(p.byID, messageID)
 	if messageID == p.ownID {
 		p.ownID = ""
+		return entry.ch
 	}
+	if entry.typ != protocol.TypeLuaExec && entry.typ != protocol.TypeShellRun {
+		// Only a run is code that may hold the computer; a ping given up on was held itself.
+		return entry.ch
+	}
+	if p.gaveUp == nil {
+		p.gaveUp = make(map[string]pendingRequest)
+	}
+	if len(p.gaveUp) >= maxGaveUp {
+		oldest := ""
+		for id, e := range p.gaveUp {
+			if oldest == "" || e.sent.Before(p.gaveUp[oldest].sent) {
+				oldest = id
+			}
+		}
+		delete(p.gaveUp, oldest)
+	}
+	p.gaveUp[messageID] = pendingRequest{typ: entry.typ, sent: entry.sent, abandoned: true}
 	return entry.ch
 }
 
@@ -129,14 +180,24 @@ func (p *pendingTable) len() int {
 	return len(p.byID)
 }
 
-// heldBy is the oldest host request still waiting that was sent before sent: what a request
-// that timed out waited behind (a run that does not yield holds the whole computer), for its
+// heldBy is the oldest host request the computer has not answered that was sent before sent,
+// still waited for or given up on (abandon) at most gaveUpHolds before it: what a request that
+// timed out waited behind (a run that does not yield holds the whole computer), for its
 // timeout to name (busyWith). ok is false when there is none.
 func (p *pendingTable) heldBy(sent time.Time) (held pendingRequest, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for id, entry := range p.byID {
 		if id != p.ownID && entry.sent.Before(sent) && (!ok || entry.sent.Before(held.sent)) {
+			held, ok = entry, true
+		}
+	}
+	for id, entry := range p.gaveUp {
+		if sent.Sub(entry.sent) >= gaveUpHolds {
+			delete(p.gaveUp, id) // CC has ended it by now, if it held the computer
+			continue
+		}
+		if entry.sent.Before(sent) && (!ok || entry.sent.Before(held.sent)) {
 			held, ok = entry, true
 		}
 	}

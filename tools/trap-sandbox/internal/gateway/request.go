@@ -203,12 +203,12 @@ func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wa
 		return r.resp, nil
 	}
 	timedOut := func() (Response, error) {
-		if s.pending.take(messageID) == nil {
+		if s.pending.abandon(messageID) == nil {
 			// The reader took the answer (or the close failed the request) as time ran out:
 			// it is on its way to wait, and it is the outcome.
 			return outcome(<-wait)
 		}
-		// A late answer is now unknown and ignored.
+		// A late answer is now ignored; until it comes, a later timeout names this request.
 		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time%s", cctext.ShowTraposID(traposID), typ, s.busyWith(start))
 	}
 	select {
@@ -258,7 +258,13 @@ func (s *Session) busyWith(sent time.Time) string {
 	if ago := sent.Sub(held.sent).Round(time.Second); ago > 0 {
 		when = ago.String() + " before it"
 	}
-	return fmt.Sprintf("; it has not answered a %s sent %s yet, which may hold it "+
+	if held.abandoned {
+		// Its call timed out first: what is waited for is gone, what the computer runs is not.
+		when += " yet (the call that sent it stopped waiting)"
+	} else {
+		when += " yet"
+	}
+	return fmt.Sprintf("; it has not answered a %s sent %s, which may hold it "+
 		"(a run that does not yield, e.g. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s): "+
 		"ask again once that has ended", held.typ, when)
 }
