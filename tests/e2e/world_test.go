@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +16,8 @@ import (
 	"fakecraft/fakecrafttest"
 	"fakecraft/peripheral/monitor"
 	"fakecraft/world"
+
+	"trap-sandbox/testkit/opencodefake"
 )
 
 // worldTimeScale runs the world's clocks fast: rednet.host and lookup wait two seconds of
@@ -106,4 +110,75 @@ func TestWorldOfComputers(t *testing.T) {
 	visitor.WaitFor(ctx, "reply\t1\twelcome, 2")
 	repeater.WaitFor(ctx, "messages repeated.")
 	assert.Contains(t, w.Computer(11).Output(), "GPS requests served")
+}
+
+// worldSandboxProgram connects, says so, then applies e2e_set events as `set` would (the
+// computer's owner changing a setting at its keyboard).
+const worldSandboxProgram = `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+print("e2e: world computer up")
+while true do
+  local _, name, value = os.pullEvent("e2e_set")
+  settings.set(name, value)
+  print("e2e: set " .. name)
+end
+`
+
+// TestTwoSandboxComputersOfOneWorld: two TrapOS computers standing in one world, next to
+// each other with wireless modems, each with its own owner's settings, connected to one
+// gateway at once. The host lists both; it reads the screen of the one whose owner allows
+// it and is refused the other's; it draws on the first's monitor with lua.exec; and one
+// owner turning the files off (computer 5) leaves the other computer's files as its own
+// owner set them (6 still lists its files, and says files: read).
+func TestTwoSandboxComputersOfOneWorld(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	spec := world.Spec{Computers: []world.ComputerSpec{
+		{ID: 5, Label: "k\xfcche", Position: [3]float64{0, 64, 0},
+			Peripherals: map[string]string{"back": "modem", "top": "monitor:2:1"}},
+		{ID: 6, Label: "keller", Position: [3]float64{10, 64, 0},
+			Peripherals: map[string]string{"back": "modem"}},
+	}}
+	w := fakecrafttest.NewWorld(t, spec)
+	start := func(c world.ComputerSpec, allow map[string]string) *fakecrafttest.Computer {
+		opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+		opts.Label = c.Label
+		maps.Copy(opts.Settings, allow)
+		opts.Files = map[string]string{"/e2e.lua": worldSandboxProgram}
+		return fakecrafttest.StartWithin(t, w.At(c.ID).Options(opts), testTimeout)
+	}
+	kitchen := start(spec.Computers[0], map[string]string{
+		"sandbox.allow_files": "read", "sandbox.allow_exec": "true", "sandbox.allow_screen": "view"})
+	cellar := start(spec.Computers[1], map[string]string{"sandbox.allow_files": "read"})
+	kitchen.WaitFor(ctx, "e2e: world computer up")
+	cellar.WaitFor(ctx, "e2e: world computer up")
+	assert.ElementsMatch(t, []string{"5:küche", "6:keller"}, connectedComputers(t, g))
+
+	status, got := postRequest(ctx, t, g, "5:küche", `{"type":"screen.read","payload":{},"timeoutMs":10000}`)
+	require.Equal(t, http.StatusOK, status)
+	require.True(t, got.OK, "%+v", got)
+	assert.EqualValues(t, 51, got.Payload["width"])
+	_, got = postRequest(ctx, t, g, "6:keller", `{"type":"screen.read","payload":{},"timeoutMs":10000}`)
+	require.NotNil(t, got.Error, "%+v", got)
+	assert.Equal(t, "forbidden", got.Error.Code)
+
+	_, got = postRequest(ctx, t, g, "5:küche",
+		`{"type":"lua.exec","payload":{"code":"peripheral.call('top', 'write', 'from the host') return peripheral.call('top', 'getSize')"},"timeoutMs":10000}`)
+	require.True(t, got.OK, "%+v", got)
+	assert.Equal(t, []any{float64(18), float64(5)}, got.Payload["returns"])
+	mon := w.At(5).Peripherals().Get("top").(*monitor.Monitor)
+	assert.Equal(t, "from the host", strings.TrimRight(mon.Screen(), "\n"))
+
+	lists := func(traposID string) bool {
+		_, got := postRequest(ctx, t, g, traposID, `{"type":"fs.list","payload":{"path":"/"},"timeoutMs":10000}`)
+		return got.OK
+	}
+	require.True(t, lists("5:küche"))
+	require.True(t, lists("6:keller"))
+	set(ctx, t, kitchen, "sandbox.allow_files", "none")
+	assert.False(t, lists("5:küche"), "computer 5's owner turned its files off")
+	assert.True(t, lists("6:keller"), "computer 6's owner did not")
+	_, got = postRequest(ctx, t, g, "6:keller", `{"type":"computer.info","payload":{},"timeoutMs":10000}`)
+	require.True(t, got.OK, "%+v", got)
+	assert.Equal(t, map[string]any{"files": "read", "exec": false, "screen": "none"}, got.Payload["allowed"])
 }
