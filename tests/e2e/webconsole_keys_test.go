@@ -547,6 +547,26 @@ func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 	assert.Equal(t, "one", field, "the field keeps the first line, not both joined")
 }
 
+// TestTheWebConsoleSaysWhatAPasteLeftOutWithWhatItSentAsQuestionMarks: a paste of two lines
+// whose first holds characters past U+00FF says both what CC's paste left out (the second line)
+// and what the gateway sent as "?". Before, the gateway's answer put "Sent as ?: 日本 …" over
+// "Pasted the first line only …", and the player never learnt that the second line was not sent.
+func TestTheWebConsoleSaysWhatAPasteLeftOutWithWhatItSentAsQuestionMarks(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:paste")
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const data = new DataTransfer();
+		data.setData("text/plain", "日本 door\nsecond line");
+		document.getElementById("screen").dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+		true
+	}`))
+	require.NoError(t, err)
+	got, _ := c.events(ctx, func(events []string) bool { return len(events) > 0 })
+	assert.Equal(t, []string{"paste ?? door"}, got)
+	until(t, "both said", `!view.sending && document.getElementById("status").textContent === `+jsString(t,
+		"Sent as ?: 日本 (a computer types characters up to U+00FF only) Pasted the first line only, as CC does (1 more line not sent)."))
+}
+
 // jsString is s as a JavaScript string literal.
 func jsString(t *testing.T, s string) string {
 	t.Helper()

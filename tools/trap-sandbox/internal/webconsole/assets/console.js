@@ -25,7 +25,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -959,7 +959,12 @@ async function sendInput(v, events, newest) {
     // What the answer said stays until a later answer to keys typed since says nothing (it
     // said "Sent as ?: €" for the rest of the view, past every key typed after the €; and the
     // answer to keys typed before a text's part failed put Live over it).
-    const said = error ? error.code + ": " + error.message : outside.length ? outsideCC(outside.join("")) : "";
+    let said = error ? error.code + ": " + error.message : outside.length ? outsideCC(outside.join("")) : "";
+    // A paste this call sent said what it left out, which its answer's words do not replace.
+    if (v.pasted && v.pasted.sent <= newest) {
+      if (said) said += " " + v.pasted.words;
+      v.pasted = null;
+    }
     if (error && error.code === "forbidden") viewOnly(v);
     else if (!error && view === v && $("viewer").classList.contains("view-only")) note(); // the owner allowed control since
     if (said) say(v, said);
@@ -1093,12 +1098,16 @@ function pasteLine(text) {
 }
 
 // paste sends text to the computer as CC pastes it (pasteLine), and says what was left out.
+// The words go on until keys sent after it go through (say), and after the gateway's words on
+// the paste itself (its characters sent as ?: sendInput keeps them, v.pasted).
 function paste(text) {
-  const p = pasteLine(text);
+  const p = pasteLine(text), v = view;
   if (p.line) send([{ type: "paste", text: p.line }]);
-  if (!view || !view.live || (!p.more && !p.cut)) return;
-  status("Pasted " + (p.cut ? "the first " + pasteMax + " characters of " : "") + "the first line only, as CC does" +
-    (p.more ? " (" + p.more + (p.more === 1 ? " more line" : " more lines") + " not sent)." : "."));
+  if (!v || !v.live || (!p.more && !p.cut)) return;
+  const words = "Pasted " + (p.cut ? "the first " + pasteMax + " characters of " : "") + "the first line only, as CC does" +
+    (p.more ? " (" + p.more + (p.more === 1 ? " more line" : " more lines") + " not sent)." : ".");
+  say(v, words);
+  if (p.line) v.pasted = { words, sent: v.sends };
 }
 
 // outsideCC is the status for characters the gateway sent as "?" (its warnings): beyond
@@ -1604,7 +1613,7 @@ function newView(traposId) {
   return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
-    pressed: new Set(), owed: [], opened: 0 };
+    pressed: new Set(), owed: [], opened: 0, pasted: null };
 }
 
 function onWheel(e) {
