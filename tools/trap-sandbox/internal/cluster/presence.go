@@ -150,11 +150,17 @@ func (r *Router) heartbeatLoop() {
 func (r *Router) tick() {
 	r.tickMu.Lock()
 	defer r.tickMu.Unlock()
+	now := r.cfg.Clock.Now()
+	since := now.Sub(r.lastTick)
+	stopped := !r.lastTick.IsZero() && since > r.cfg.ReplicaTTL
+	r.lastTick = now
 	if !r.nc.IsConnected() {
-		return
+		return // the ticks go on while NATS is away: a stop is one of the process's own
 	}
 	if err := r.heartbeat(r.ctx); err != nil {
 		r.log.Debug("heartbeat failed", "err", err)
+	} else if stopped {
+		r.log.Warn(heartbeatsStoppedLine, "stoppedFor", since.Round(time.Second), "replicaTTL", r.cfg.ReplicaTTL)
 	}
 	r.startSweep()
 	r.settleDoubts()
@@ -170,6 +176,11 @@ const (
 	replicaAliveLine   = "another replica is alive: its computers are listed and reached through it"
 	replicaStoppedLine = "another replica stopped (it said goodbye): its computers reconnect to the others"
 	replicaSilentLine  = "another replica sent no heartbeat within --nats-replica-ttl: taken for dead (crashed, its machine gone, or cut off from NATS); its computers leave the lists and reconnect to the others"
+	// heartbeatsStoppedLine is this replica's own side of replicaSilentLine, logged by the
+	// first heartbeat after the ticks stopped for longer than ReplicaTTL: nothing else in its
+	// log shows the gap the others saw.
+	heartbeatsStoppedLine = "this replica's heartbeats stopped for longer than --nats-replica-ttl (its process did not run: SIGSTOP, a paused VM or container, a host out of CPU or memory; or its heartbeat loop was held up): " +
+		"the other replicas took it for dead meanwhile, and its computers left their lists until this heartbeat"
 )
 
 // logSilentReplicas logs each other replica logged as alive that has since sent no heartbeat

@@ -236,6 +236,8 @@ type Router struct {
 	// tickMu is held while a heartbeat tick runs (heartbeatLoop): its heartbeat and the work
 	// after it. A test that holds it (then beatMu) knows no tick is at work until it lets go.
 	tickMu sync.Mutex
+	// lastTick is when the last heartbeat tick began (zero before the first); guarded by tickMu.
+	lastTick time.Time
 
 	mu       sync.Mutex // guards the fields below
 	closing  bool
