@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 
 	"github.com/nats-io/nats.go"
 
@@ -81,19 +79,33 @@ func (r *Router) RemoteOlder(k gateway.Key) (replica string, older bool) {
 // Log lines of a check for missed revocations (revocationsMissed).
 const (
 	revocationsDroppedLine   = "NATS dropped revocations announced on the bus (a flood on trapos.revoked outran this replica): checking every credential held here against the account store"
-	revocationsWhileAwayLine = "revocations announced while this replica was away from NATS did not reach it: checking every credential held here against the account store"
+	revocationsWhileAwayLine = "revocations announced while this replica was away from NATS did not reach it: checked every credential held here against the account store"
+)
+
+// missReason is how a replica may have missed revocations announced on the bus.
+type missReason int
+
+const (
+	missDropped missReason = iota // NATS dropped messages on RevocationSubject
+	missAway                      // the replica was away from NATS
 )
 
 // revocationsMissed has every credential held here checked against the account store
 // (Local.RevocationsMissed), in a goroutine of the router's: now, or, while a check runs,
 // once more after it. A check is followed by another as long as NATS dropped messages on
-// RevocationSubject meanwhile, so a revocation dropped during a check is not missed. line,
-// at level, is logged once for a check and the ones that follow it.
-func (r *Router) revocationsMissed(level slog.Level, line string) {
+// RevocationSubject meanwhile, so a revocation dropped during a check is not missed. A drop
+// is logged (WARN) as the check starts, once for it and the checks that follow it: a flood on
+// the bus is worth an operator's eye whether or not this replica holds a credential. A time
+// away is logged (INFO) as the checks end, with what they found, and only when they asked
+// about a credential: a replica without linked computers says nothing at each reconnection.
+func (r *Router) revocationsMissed(reason missReason) {
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
 		return
+	}
+	if reason == missAway {
+		r.recheckAway = true
 	}
 	if r.rechecking {
 		r.recheckAgain = true
@@ -102,7 +114,9 @@ func (r *Router) revocationsMissed(level slog.Level, line string) {
 	}
 	r.rechecking = true
 	r.mu.Unlock()
-	r.log.Log(context.Background(), level, line)
+	if reason == missDropped {
+		r.log.Warn(revocationsDroppedLine)
+	}
 	if !r.spawn(r.recheckCredentials) {
 		r.mu.Lock()
 		r.rechecking = false
@@ -112,6 +126,7 @@ func (r *Router) revocationsMissed(level slog.Level, line string) {
 
 // recheckCredentials is revocationsMissed's goroutine.
 func (r *Router) recheckCredentials() {
+	checked, revoked := 0, 0
 	for {
 		dropped := r.droppedRevocations()
 		r.mu.Lock()
@@ -119,16 +134,22 @@ func (r *Router) recheckCredentials() {
 		r.droppedChecked = dropped
 		r.mu.Unlock()
 		if local := r.attached(); local != nil {
-			local.RevocationsMissed(r.ctx)
+			c, k := local.RevocationsMissed(r.ctx)
+			checked, revoked = checked+c, revoked+k
 		}
 		dropped = r.droppedRevocations()
 		r.mu.Lock()
 		again := (r.recheckAgain || dropped != r.droppedChecked) && !r.closing && r.ctx.Err() == nil
+		away := false
 		if !again {
 			r.rechecking = false
+			away, r.recheckAway = r.recheckAway, false
 		}
 		r.mu.Unlock()
 		if !again {
+			if away && checked > 0 {
+				r.log.Info(revocationsWhileAwayLine, "credentials", checked, "revoked", revoked)
+			}
 			return
 		}
 	}
@@ -143,7 +164,7 @@ func (r *Router) checkDroppedRevocations() {
 	missed := dropped != r.droppedChecked && !r.rechecking
 	r.mu.Unlock()
 	if missed {
-		r.revocationsMissed(slog.LevelWarn, revocationsDroppedLine)
+		r.revocationsMissed(missDropped)
 	}
 }
 

@@ -353,5 +353,7 @@ func TestARevocationAnnouncedWhileAReplicaWasAwayClosesItsSocketOnceBack(t *test
 
 	code, _ := c.closeCode()
 	assert.Equal(t, gateway.CloseRevoked, code)
-	assert.Contains(t, tc.logs.String(), revocationsWhileAwayLine)
+	require.Eventually(t, func() bool {
+		return strings.Contains(tc.logs.String(), revocationsWhileAwayLine+"\" replica=a component=cluster credentials=1 revoked=1")
+	}, waitLimit, testkit.Poll, "A to say what it checked")
 }

@@ -276,8 +276,11 @@ type Router struct {
 	// revocations the replica missed (revocationsMissed); recheckAgain: a miss was reported
 	// meanwhile, so another check follows; droppedChecked: what revSub.Dropped said as the
 	// last check began (a drop since is a miss too).
+	// recheckAway: one of those misses was the replica's time away from NATS, which the
+	// check's end logs when it asked about any credential.
 	rechecking     bool
 	recheckAgain   bool
+	recheckAway    bool
 	droppedChecked int
 	// settingsOf holds the Settings of each other replica's last heartbeat, settingsLogged the
 	// value of each of its settings last logged as differing from this replica's (settings.go).
@@ -344,7 +347,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		if sub != nil && sub == r.revSub && errors.Is(err, nats.ErrSlowConsumer) {
 			// One line for the whole flood (revocationsMissed), not one for each time
 			// NATS's buffer of the subscription overflows again.
-			r.revocationsMissed(slog.LevelWarn, revocationsDroppedLine)
+			r.revocationsMissed(missDropped)
 			return
 		}
 		if logErr != nil {
@@ -367,7 +370,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 			}
 			r.rewatch()
 			r.reclaim()
-			r.revocationsMissed(slog.LevelInfo, revocationsWhileAwayLine)
+			r.revocationsMissed(missAway)
 		})
 	})
 	return r, nil

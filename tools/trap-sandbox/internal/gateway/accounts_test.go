@@ -218,14 +218,16 @@ func TestMissedRevocationsAreCheckedAgainstTheStore(t *testing.T) {
 	require.NoError(t, err)
 
 	down.Store(true)
-	local{h.gw}.RevocationsMissed(t.Context())
+	checked, revokedN := local{h.gw}.RevocationsMissed(t.Context())
+	assert.Equal(t, [2]int{0, 0}, [2]int{checked, revokedN}, "credentials checked, revoked")
 	assert.Contains(t, h.logs.String(), "cannot check every credential held here for a revocation this replica may have missed")
 	assert.Contains(t, h.logs.String(), "unchecked=2")
 	revoked.request("still", protocol.TypeProbeGateway, nil)
 	assert.True(t, revoked.read().OK, "left open while the store cannot say")
 
 	down.Store(false)
-	local{h.gw}.RevocationsMissed(t.Context())
+	checked, revokedN = local{h.gw}.RevocationsMissed(t.Context())
+	assert.Equal(t, [2]int{2, 1}, [2]int{checked, revokedN}, "credentials checked, revoked")
 	revoked.expectClose(CloseRevoked, "revoked")
 	kept.request("probe", protocol.TypeProbeGateway, nil)
 	assert.True(t, kept.read().OK, "a credential not revoked keeps its socket")

@@ -127,8 +127,9 @@ type Local interface {
 	// RevocationsMissed asks the account store about every credential a socket here said
 	// hello with, and closes the sockets of those revoked or gone: revocations announced on
 	// the bus may not have reached this replica (NATS dropped them, or it was cut off from
-	// NATS when they were announced). It returns once every credential was asked about.
-	RevocationsMissed(ctx context.Context)
+	// NATS when they were announced). It returns once every credential was asked about,
+	// with how many were (checked) and how many of them the store said revoked or gone.
+	RevocationsMissed(ctx context.Context) (checked, revoked int)
 }
 
 // registry maps the computers whose sockets this process holds to their sessions (newest wins

@@ -44,17 +44,18 @@ func (l local) RevocationHeard(ctx context.Context, selector string) {
 }
 
 // RevocationsMissed implements Local.
-func (l local) RevocationsMissed(ctx context.Context) {
-	l.g.recheckHeldCredentials(ctx)
+func (l local) RevocationsMissed(ctx context.Context) (checked, revoked int) {
+	return l.g.recheckHeldCredentials(ctx)
 }
 
 // recheckHeldCredentials closes the local sockets of every credential held here that the
 // account store says is revoked or gone: revocations this replica did not hear on the bus.
 // One read of the store for each credential, one after another; a read that fails leaves
-// its sockets open (the computer's next hello asks the store again), and is logged.
-func (g *Gateway) recheckHeldCredentials(ctx context.Context) {
+// its sockets open (the computer's next hello asks the store again), and is logged. It
+// returns how many credentials it asked about, and how many of them were revoked or gone.
+func (g *Gateway) recheckHeldCredentials(ctx context.Context) (checked, revokedCount int) {
 	if g.cfg.Accounts == nil {
-		return
+		return 0, 0
 	}
 	// Counted first, as revokeCredentials does: a hello whose credential the store took
 	// before this read, not registered yet, asks the store again (revokedDuringHello).
@@ -64,8 +65,9 @@ func (g *Gateway) recheckHeldCredentials(ctx context.Context) {
 	var failure error
 	for _, selector := range g.registry.heldCredentials() {
 		if ctx.Err() != nil {
-			return
+			return checked, len(revoked)
 		}
+		checked++
 		readCtx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
 		gone, err := g.storeRevoked(readCtx, selector)
 		cancel()
@@ -82,6 +84,7 @@ func (g *Gateway) recheckHeldCredentials(ctx context.Context) {
 		g.log.Warn("cannot check every credential held here for a revocation this replica may have missed: their sockets stay open until their next hello",
 			"unchecked", failed, "err", failure)
 	}
+	return checked - failed, len(revoked)
 }
 
 // Evict closes the session with 4009 replaced because a newer socket of the same computer said
