@@ -400,7 +400,9 @@ func (c *RmCmd) Run(ctx context.Context) error {
 	defer cancel()
 	client := c.client()
 	deadline, _ := ctx.Deadline()
-	if !c.Recursive {
+	// A directory in /rom is not one rm -r deletes either: its delete is refused at once, with
+	// why (computer.Delete), where "rm -r deletes it" sent the user on to that refusal.
+	if !c.Recursive && !computer.InROM(c.Path) {
 		_, err := client.List(ctx, c.TraposID, c.Path, time.Until(deadline))
 		if err == nil {
 			return fmt.Errorf("computer %s rm %s: it is a directory: rm -r deletes it with everything in it", typedID(c.TraposID), cctext.Show(c.Path, false))

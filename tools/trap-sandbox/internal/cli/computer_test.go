@@ -500,6 +500,21 @@ func TestRmDeletesAFileAndADirectoryOnlyWithR(t *testing.T) {
 	assert.Empty(t, d.Names(), "no file is left")
 }
 
+// TestRmOfADirectoryInROMSaysItIsReadOnly: rm /rom answered "it is a directory: rm -r deletes
+// it with everything in it", and rm -r /rom then "Access denied": a directory in the read-only
+// ROM is refused as any change of it is, at once, with why.
+func TestRmOfADirectoryInROMSaysItIsReadOnly(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/rom/programs/ls.lua": "l"})
+	base := serveDisk(t, d)
+	for _, path := range []string{"/rom", "/rom/programs"} {
+		_, err := runClient(t, "rm", "--url", base, "7:", path)
+		require.EqualError(t, err, "computer 7: rm "+path+": the computer answered fs_error: "+path+": Access denied (/rom is the computer's read-only ROM, which nothing on the computer can change)")
+	}
+	_, ok := d.File("/rom/programs/ls.lua")
+	assert.True(t, ok)
+}
+
 // TestAPutCutMidWayNamesTheRmOfWhatItLeft: a computer gone during a put keeps its old file,
 // and what was sent of the new one may stay beside it, hidden by its dot and taking space;
 // the error named that file and said to delete it, leaving the operator to work out the

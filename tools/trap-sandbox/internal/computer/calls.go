@@ -364,7 +364,7 @@ func romExplained(err error, fix string, paths ...string) error {
 		return err
 	}
 	for _, p := range paths {
-		if inROM(p) {
+		if InROM(p) {
 			why := " (/rom is the computer's read-only ROM, which nothing on the computer can change"
 			if fix != "" {
 				why += ": " + fix
@@ -375,8 +375,9 @@ func romExplained(err error, fix string, paths ...string) error {
 	return err
 }
 
-// inROM reports whether path, as the computer resolves it (cctext.StoredPath), is /rom or in it.
-func inROM(path string) bool {
+// InROM reports whether path, as the computer resolves it (cctext.StoredPath), is /rom or in
+// it: the computer's read-only ROM, which nothing on the computer can change.
+func InROM(path string) bool {
 	stored := cctext.StoredPath(path)
 	return stored == "/rom" || strings.HasPrefix(stored, "/rom/")
 }
@@ -401,7 +402,7 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 	}
 	err = c.call(ctx, traposID, protocol.TypeFSMove, map[string]any{"from": wireFrom, "to": wireTo}, bound(timeout, DefaultTimeout), nil)
 	fix := "move it outside /rom"
-	if inROM(from) {
+	if InROM(from) {
 		fix = romMoveFix
 	}
 	return romExplained(movePathNamed(err, from, to), fix, from, to)
