@@ -567,6 +567,35 @@ func TestTheWebConsoleSaysWhatAPasteLeftOutWithWhatItSentAsQuestionMarks(t *test
 		"Sent as ?: 日本 (a computer types characters up to U+00FF only) Pasted the first line only, as CC does (1 more line not sent)."))
 }
 
+// TestTheWebConsoleSaysNothingOfAClosedViewsKeysInTheNextView: keys typed on one computer
+// whose answer comes once another computer's view is open ("Sent as ?: 日 …") say nothing
+// there: they are no keys of that view. Before, the closed view's words replaced the open
+// view's status, which then spoke of keys never typed on its computer.
+func TestTheWebConsoleSaysNothingOfAClosedViewsKeysInTheNextView(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:first")
+	// The page's calls to …/input are held until the test lets them answer (answerInput()).
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const pageFetch = window.fetch;
+		let answer;
+		const held = new Promise((resolve) => { answer = resolve; });
+		window.answerInput = answer;
+		window.fetch = (url, options) => String(url).endsWith("/input") ? held.then(() => pageFetch(url, options)) : pageFetch(url, options);
+		true
+	}`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen-keys", "日")))
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`window.firstView = view; location.hash = "#/computer/99%3Aother"; true`))
+	require.NoError(t, err)
+	const other = "not_connected: computer 99:other is not connected; Back to the list (below) shows the connected ones (waiting for it to come back)"
+	until(t, "the other computer's view", `document.getElementById("status").textContent === `+jsString(t, other))
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`answerInput(); firstView.queue.then(() => true)`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	got, _ := c.events(ctx, func(events []string) bool { return len(events) > 0 })
+	assert.Equal(t, []string{"char ?"}, got, "the closed view's key reached its computer")
+	assert.Equal(t, other, statusOf(t, page), "the open view's status")
+}
+
 // jsString is s as a JavaScript string literal.
 func jsString(t *testing.T, s string) string {
 	t.Helper()

@@ -968,7 +968,7 @@ async function sendInput(v, events, newest) {
     if (error && error.code === "forbidden") viewOnly(v);
     else if (!error && view === v && $("viewer").classList.contains("view-only")) note(); // the owner allowed control since
     if (said) say(v, said);
-    else if (v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said && newest > v.saidAt))) {
+    else if (view === v && v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said && newest > v.saidAt))) {
       status("Live");
       v.said = "";
     }
@@ -988,11 +988,11 @@ const gone = { said: "", queued: 0, away: true };
 const inputTimeoutMs = 60000;
 
 // say shows words about view v's keys in the status (v.said) until the answer to keys sent
-// after them says nothing (then Live).
+// after them says nothing (then Live), while v is the view shown.
 function say(v, words) {
   v.said = words;
   v.saidAt = v.sends;
-  status(words);
+  if (view === v) status(words); // a closed view's call answering late is no keys of the view shown
 }
 
 // partlyTyped follows a call of view v's that failed (failed: its words, said, and how many of
