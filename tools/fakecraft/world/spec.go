@@ -233,6 +233,40 @@ func (s Spec) Entry(id int) (ComputerSpec, bool) {
 	return ComputerSpec{}, false
 }
 
+// CheckOwnDirs refuses two computers keeping their files in one directory, naming both
+// and the directory: they would share every file, /.settings too (one owner's settings
+// would be the other computer's), where each CC computer has a disk of its own. dir is
+// the directory of computer id, the one being run, which may differ from its entry's
+// (--dir); "" is a fresh one, as is an entry without a dir.
+func (s Spec) CheckOwnDirs(id int, dir string) error {
+	type owner struct {
+		id  int
+		dir string
+	}
+	owners := []owner{{id, dir}}
+	for _, c := range s.Computers {
+		if c.ID != id {
+			owners = append(owners, owner{c.ID, c.Dir})
+		}
+	}
+	sort.Slice(owners, func(i, j int) bool { return owners[i].id < owners[j].id })
+	first := map[string]int{}
+	for _, o := range owners {
+		if o.dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(o.dir)
+		if err != nil {
+			return fmt.Errorf("computer %d's dir %s: %w", o.id, o.dir, err)
+		}
+		if other, ok := first[abs]; ok {
+			return fmt.Errorf("computers %d and %d both keep their files in %s: each needs a dir of its own, as each CC computer has a disk of its own", other, o.id, abs)
+		}
+		first[abs] = o.id
+	}
+	return nil
+}
+
 // Machine returns the options of a spec's computer (placed by Build) as a plain CC:
 // Tweaked computer (bare): its shell runs its startup files, then waits at its prompt.
 func (w *World) Machine(s Spec, c ComputerSpec) (machine.Options, error) {

@@ -99,6 +99,9 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 	if c, ok := spec.Entry(opts.ID); ok {
 		opts = fromEntry(opts, c)
 	}
+	if err := spec.CheckOwnDirs(opts.ID, opts.Overlay); err != nil {
+		return fail(err)
+	}
 	if f.presets != nil {
 		f.presets.in(opts.Overlay)
 	}

@@ -281,3 +281,30 @@ func TestShowScreens(t *testing.T) {
 	assert.Equal(t, ExitOK, code, errOut)
 	assert.Empty(t, errOut)
 }
+
+// TestWorldComputersKeepDisksOfTheirOwn: two computers of a world given one directory are
+// refused, naming both and the directory, before any boots: they would share every file,
+// /.settings too, so one owner's `set sandbox.allow_files write` would be the other
+// computer's as well, where in CC each computer has a disk of its own. So is the computer
+// being run whose --dir is another computer's dir; before, both ran on one disk.
+func TestWorldComputersKeepDisksOfTheirOwn(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "computers": [
+    { "id": 8, "dir": "shared", "files": { "startup.lua": "settings.set('sandbox.allow_files', 'write') settings.save()" } },
+    { "id": 9, "dir": "shared" }
+  ]
+}`), 0o644))
+	code, out, errOut := bare(t, filepath.Join(dir, "pc7"), "", "--id", "7", "--world", file)
+	assert.Equal(t, ExitUsage, code, out)
+	assert.Equal(t, "fakecraft: computers 8 and 9 both keep their files in "+filepath.Join(dir, "shared")+
+		": each needs a dir of its own, as each CC computer has a disk of its own\n", errOut)
+	assert.NoFileExists(t, filepath.Join(dir, "shared", ".settings"), "no computer booted")
+
+	require.NoError(t, os.WriteFile(file, []byte(`{ "computers": [ { "id": 8, "dir": "pc8" } ] }`), 0o644))
+	code, out, errOut = bare(t, filepath.Join(dir, ".", "pc8"), "", "--id", "7", "--world", file)
+	assert.Equal(t, ExitUsage, code, out)
+	assert.Equal(t, "fakecraft: computers 7 and 8 both keep their files in "+filepath.Join(dir, "pc8")+
+		": each needs a dir of its own, as each CC computer has a disk of its own\n", errOut)
+}
