@@ -3,6 +3,7 @@ package cluster
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 
 	"github.com/nats-io/nats.go"
 
@@ -94,8 +95,9 @@ const (
 // (Local.RevocationsMissed), in a goroutine of the router's: now, or, while a check runs,
 // once more after it. A check is followed by another as long as NATS dropped messages on
 // RevocationSubject meanwhile, so a revocation dropped during a check is not missed. A drop
-// is logged (WARN) as the check starts, once for it and the checks that follow it: a flood on
-// the bus is worth an operator's eye whether or not this replica holds a credential. A time
+// is logged (WARN) as the check starts, once a minute (suppressedSinceLast counting the
+// others): a flood on the bus is worth an operator's eye whether or not this replica holds a
+// credential, but each check of a flood is short, and the next overflow starts another. A time
 // away is logged (INFO) as the checks end, with what they found, and only when they asked
 // about a credential: a replica without linked computers says nothing at each reconnection.
 func (r *Router) revocationsMissed(reason missReason) {
@@ -115,7 +117,7 @@ func (r *Router) revocationsMissed(reason missReason) {
 	r.rechecking = true
 	r.mu.Unlock()
 	if reason == missDropped {
-		r.log.Warn(revocationsDroppedLine)
+		r.dropsLogged.Log(slog.LevelWarn, "revocations dropped", revocationsDroppedLine)
 	}
 	if !r.spawn(r.recheckCredentials) {
 		r.mu.Lock()

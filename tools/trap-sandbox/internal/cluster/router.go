@@ -46,6 +46,7 @@ import (
 
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/logthrottle"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -282,6 +283,9 @@ type Router struct {
 	recheckAgain   bool
 	recheckAway    bool
 	droppedChecked int
+	// dropsLogged writes revocationsDroppedLine once a minute: a flood makes NATS drop, and
+	// a check start, again and again (played: 243 lines in 7 s).
+	dropsLogged *logthrottle.Throttle
 	// settingsOf holds the Settings of each other replica's last heartbeat, settingsLogged the
 	// value of each of its settings last logged as differing from this replica's (settings.go).
 	settingsOf     map[string]Settings
@@ -333,6 +337,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		revocationSlots: make(chan struct{}, maxRevocationChecks),
 	}
 	r.applyClaim = r.claimChanged
+	r.dropsLogged = logthrottle.New(r.log, cfg.Clock) // before open starts the heartbeat ticks
 	if beforeClaim != nil {
 		r.applyClaim = func(e jetstream.KeyValueEntry) { beforeClaim(); r.claimChanged(e) }
 	}
