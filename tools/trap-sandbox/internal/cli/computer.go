@@ -110,10 +110,20 @@ type GetCmd struct {
 }
 
 // Run fetches the file and writes it locally (as UTF-8 text, or its bytes with --binary),
-// into Local when it is a directory, as cp does; it prints what it copied.
+// into Local when it is a directory, as cp does, or through the open descriptor Local names
+// (/dev/stdout as '-', /dev/fd/N: descriptorOf); it prints what it copied.
 func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if err := c.checkLocal(); err != nil {
 		return err // before the file is read: a transfer of up to 60 s that no file can take
+	}
+	fd, isDescriptor := descriptorOf(c.Local)
+	var passed *os.File // a descriptor the command was started with, other than stdout and stderr
+	if isDescriptor && fd != 1 && fd != 2 {
+		var err error
+		if passed, err = takeDescriptor(fd); err != nil {
+			return fmt.Errorf("get: %s names descriptor %d, which this command cannot write to (%w): open it for writing in the shell (get … %s %d>>FILE) or name a file", localName(c.Local), fd, pathless(err), localName(c.Local), fd)
+		}
+		defer passed.Close()
 	}
 	data, err := c.client().Read(ctx, c.TraposID, c.Remote, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
@@ -132,36 +142,54 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		}
 		data = []byte(cctext.FromCC(data))
 	}
-	if c.Local == "-" {
+	if c.Local == "-" || (isDescriptor && fd == 1) {
 		if _, err = out.Write(data); err != nil {
 			return err
 		}
 		warning()
-		return nil
+		return nil // stdout holds the file alone
 	}
 	local := c.Local
-	// (A name ending in a slash means a directory, as cp reads it: checkLocal refused one that
-	// is not there, which writing as a file fails with "is a directory", naming no fix.)
-	st, statErr := os.Stat(local)
-	if statErr == nil && st.IsDir() {
-		cc, err := cctext.PathToCC(c.Remote)
-		if err != nil {
-			return err
+	switch {
+	case isDescriptor && fd == 2:
+		_, err = stderr.Write(data)
+	case passed != nil:
+		if _, err = passed.Write(data); err != nil {
+			err = fmt.Errorf("write %s: %w", localName(local), pathless(err))
 		}
-		// Named after the file the computer read, as CC resolved the path: "/door.lua/." is
-		// door.lua, where the path's last part, ".", named the directory itself.
-		name := cctext.PathName(cc)
-		if name == "" {
-			return fmt.Errorf("get: %s names no file to call the local one after: name the local file to write", cctext.Show(c.Remote, false))
+	default:
+		if local, err = c.localFile(); err == nil {
+			err = writeLocal(local, data)
 		}
-		local = filepath.Join(local, cctext.FromCC([]byte(name)))
 	}
-	if err := writeLocal(local, data); err != nil {
+	if err != nil {
 		return err
 	}
 	warning()
 	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", typedID(c.TraposID), cctext.Show(c.Remote, false), localName(local), size)
 	return err
+}
+
+// localFile is the local file to write: Local, or in it when it is a directory, named after
+// the file the computer read, as cp does.
+func (c *GetCmd) localFile() (string, error) {
+	// (A name ending in a slash means a directory, as cp reads it: checkLocal refused one that
+	// is not there, which writing as a file fails with "is a directory", naming no fix.)
+	st, err := os.Stat(c.Local)
+	if err != nil || !st.IsDir() {
+		return c.Local, nil
+	}
+	cc, err := cctext.PathToCC(c.Remote)
+	if err != nil {
+		return "", err
+	}
+	// Named after the file the computer read, as CC resolved the path: "/door.lua/." is
+	// door.lua, where the path's last part, ".", named the directory itself.
+	name := cctext.PathName(cc)
+	if name == "" {
+		return "", fmt.Errorf("get: %s names no file to call the local one after: name the local file to write", cctext.Show(c.Remote, false))
+	}
+	return filepath.Join(c.Local, cctext.FromCC([]byte(name))), nil
 }
 
 // checkLocal refuses a local name whose directory does not exist, naming it and the fix

@@ -113,3 +113,47 @@ func limitedGet(t *testing.T) {
 	// The server is the parent's: its keep-alive connection would outlive this test (goleak).
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// TestAGetToADescriptorWritesWhereTheShellLeftIt: a local name that is one of the process's
+// open descriptors (/dev/fd/N, /proc/self/fd/N; /dev/stdout as '-') is written through it, so
+// a get into a redirected stdout (get … /dev/stdout >> log) adds the file after what the shell
+// wrote. Written as a file, the descriptor's file was replaced by a rename: what was written
+// before was gone, and what the shell wrote after went to a deleted file.
+func TestAGetToADescriptorWritesWhereTheShellLeftIt(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "open()\n"})
+	base := serveDisk(t, d)
+	for _, link := range []string{"/dev/fd/%d", "/proc/self/fd/%d"} {
+		t.Run(strings.ReplaceAll(link, "%d", "N"), func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "log")
+			f, err := os.OpenFile(log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			require.NoError(t, err)
+			defer f.Close()
+			_, err = f.WriteString("before\n")
+			require.NoError(t, err)
+
+			name := fmt.Sprintf(link, f.Fd())
+			out, _, err := runWith(t, "", "get", "--url", base, "7:", "/door.lua", name)
+			require.NoError(t, err)
+			assert.Equal(t, "7: /door.lua -> "+name+" (7 bytes)\n", out)
+			_, err = f.WriteString("after\n")
+			require.NoError(t, err)
+			got, err := os.ReadFile(log)
+			require.NoError(t, err)
+			assert.Equal(t, "before\nopen()\nafter\n", string(got))
+		})
+	}
+
+	out, _, err := runWith(t, "", "get", "--url", base, "7:", "/door.lua", "/dev/stdout")
+	require.NoError(t, err)
+	assert.Equal(t, "open()\n", out, "stdout holds the file alone, as with '-'")
+
+	// A descriptor that is not open for writing (here one read from; Go's runtime holds some
+	// in every process) is refused with the fix before the file is read.
+	readOnly, err := os.Open(os.Args[0])
+	require.NoError(t, err)
+	defer readOnly.Close()
+	name := fmt.Sprintf("/dev/fd/%d", readOnly.Fd())
+	_, _, err = runWith(t, "", "get", "--url", base, "7:", "/door.lua", name)
+	assert.EqualError(t, err, fmt.Sprintf("get: %[1]s names descriptor %[2]d, which this command cannot write to (it is not open for writing): open it for writing in the shell (get … %[1]s %[2]d>>FILE) or name a file", name, readOnly.Fd()))
+}
