@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/accountapi"
@@ -47,11 +48,21 @@ func (f APIFlags) client() *computer.Client {
 // reads back) on the computer traposID, through the same gateway (--url when it is not the
 // default; never the token), each word quoted for the shell where it needs it.
 func (f APIFlags) removeLine(traposID, path string) string {
-	line := "trap-sandbox rm"
+	return f.commandLine("rm", typedID(traposID), path)
+}
+
+// commandLine is the line that runs the CLI's command sub with args through the same gateway
+// (--url when it is not the default; never the token), each word quoted for the shell where it
+// needs it.
+func (f APIFlags) commandLine(sub string, args ...string) string {
+	line := "trap-sandbox " + sub
 	if f.URL != defaultURL {
 		line += " --url " + shellWord(f.URL)
 	}
-	return line + " " + shellWord(typedID(traposID)) + " " + shellWord(path)
+	for _, a := range args {
+		line += " " + shellWord(a)
+	}
+	return line
 }
 
 // shellWord is s as one word of a POSIX shell's command line: as it is when it holds only
@@ -68,6 +79,42 @@ func shellWord(s string) string {
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
 // with whatever the computer or the gateway wrote escaped (cctext.Show).
 func failure(traposID, command string, err error) error {
+	return failureWith(traposID, command, err, "")
+}
+
+// runFailure is failure for exec and run: a timeout the computer answered (it abandoned the
+// run at its limit) says, after the --timeout fix, that no time ends code that waits for
+// input or never ends (a loop printing a tick every second was told only to take longer),
+// and where such code runs on and gets keys: the computer's own screen, trap-sandbox screen.
+// typedLine is run's command line (empty for exec).
+func (f APIFlags) runFailure(traposID, command, typedLine string, err error) error {
+	var more string
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeTimeout {
+		// What is typed there: the command line itself, when short enough to read.
+		typed := "door"
+		if c := strings.TrimSpace(typedLine); command == "run" && c != "" && utf8.RuneCountInString(c) <= 60 {
+			typed = c
+		}
+		type event struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		events, _ := json.Marshal(map[string][]event{"events": {{Type: "char", Text: typed + "\n"}}})
+		where := "where it runs on and takes what you type: " + f.commandLine("screen", typedID(traposID)) +
+			" in a terminal, or type on it with " + f.commandLine("request", typedID(traposID), "screen.input", string(events))
+		if command == "exec" {
+			more = "; code that waits for input or never ends (a loop, a server) is stopped whatever time it is given: " +
+				"put it in a file (put) and run that on the computer's screen, " + where
+		} else {
+			more = "; a program that waits for input or never ends (a loop, a server) is stopped whatever time it is given: " +
+				"start it on the computer's screen, " + where
+		}
+	}
+	return failureWith(traposID, command, err, more)
+}
+
+// failureWith is failure with more said inside a timeout's --timeout fix.
+func failureWith(traposID, command string, err error, more string) error {
 	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
 	if strings.TrimSpace(traposID) == "" && errors.As(err, &pe) && !pe.ByComputer {
@@ -92,7 +139,7 @@ func failure(traposID, command string, err error) error {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
 	if pe.Code == protocol.CodeTimeout && !pe.Attributed { // a silent gateway: more time is no fix
-		msg = computer.WithTimeoutFix(msg, fmt.Sprintf("(--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds())))
+		msg = computer.WithTimeoutFix(msg, fmt.Sprintf("(--timeout gives it longer, at most %ds%s)", int(computer.MaxTimeout.Seconds()), more))
 	}
 	return errors.New(msg)
 }

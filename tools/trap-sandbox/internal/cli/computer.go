@@ -467,7 +467,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 	ans, err := c.client().Exec(ctx, c.TraposID, code, c.Timeout.Duration())
 	warn(stderr, ans.Warnings)
 	if err != nil {
-		return failure(c.TraposID, "exec", err)
+		return c.runFailure(c.TraposID, "exec", "", err)
 	}
 	if _, err := io.WriteString(out, cctext.Show(ans.Output, true)); err != nil {
 		return err
@@ -516,7 +516,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	ans, err := c.client().Run(ctx, c.TraposID, c.Command, c.Timeout.Duration())
 	warn(stderr, ans.Warnings)
 	if err != nil {
-		return failure(c.TraposID, "run", err)
+		return c.runFailure(c.TraposID, "run", c.Command, err)
 	}
 	if _, err := io.WriteString(out, cctext.Show(ans.Output, true)); err != nil {
 		return err

@@ -316,7 +316,10 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	base := serveDisk(t, d)
 	_, errOut, err := runWith(t, "", "exec", "--url", base, "7:", "print('é—')")
 	assert.EqualError(t, err, "computer 7: exec: the computer answered timeout: the run was stopped on the computer at its limit of 8000 ms (this call's timeout of 10000 ms less 2000 ms, so that its answer comes within the call): "+
-		"it ran past its timeout of 8000 ms and was abandoned (--timeout gives it longer, at most 60s)")
+		"it ran past its timeout of 8000 ms and was abandoned (--timeout gives it longer, at most 60s; "+
+		"code that waits for input or never ends (a loop, a server) is stopped whatever time it is given: "+
+		"put it in a file (put) and run that on the computer's screen, where it runs on and takes what you type: trap-sandbox screen --url "+base+" 7: in a terminal, "+
+		`or type on it with trap-sandbox request --url `+base+` 7: screen.input '{"events":[{"type":"char","text":"door\n"}]}')`)
 	assert.Equal(t, "print('é?')", sent["code"], "é is sent as the byte E9, — as ?")
 	assert.Equal(t, float64(8000), sent["timeoutMs"], "the computer stops the run 2 s before the call's 10 s")
 	assert.Contains(t, errOut, "U+2014")
@@ -329,7 +332,10 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	_, _, err = runWith(t, "", "run", "--url", base, "7:", "edit /door.lua")
 	assert.EqualError(t, err, "computer 7: run: the computer answered timeout: the run was stopped on the computer at its limit of 8000 ms (this call's timeout of 10000 ms less 2000 ms, so that its answer comes within the call): "+
 		"it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n"+
-		"  print(1)\n  Press Ctrl to access menu                      Ln 1\n(--timeout gives it longer, at most 60s)")
+		"  print(1)\n  Press Ctrl to access menu                      Ln 1\n(--timeout gives it longer, at most 60s; "+
+		"a program that waits for input or never ends (a loop, a server) is stopped whatever time it is given: "+
+		"start it on the computer's screen, where it runs on and takes what you type: trap-sandbox screen --url "+base+" 7: in a terminal, "+
+		`or type on it with trap-sandbox request --url `+base+` 7: screen.input '{"events":[{"type":"char","text":"edit /door.lua\n"}]}')`)
 }
 
 // TestAFailedRunSaysSoAsEveryCommandsError: a program that failed ended with "\"err\" failed on
