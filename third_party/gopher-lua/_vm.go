@@ -412,6 +412,7 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			v := newLTable(B, C)
+			v.SizeAsCobalt(fb2Int(B), fb2Int(C))
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -911,6 +912,7 @@ func init() {
 			if B == 0 {
 				nelem = reg.Top() - RA - 1
 			}
+			table.presizeArray(offset + nelem)
 			for i := 1; i <= nelem; i++ {
 				table.RawSetInt(offset+i, reg.Get(RA+i))
 			}

@@ -1473,7 +1473,15 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 		}
 	}
 	code.SetB(tablepc, int2Fb(arraycount))
-	code.SetC(tablepc, int2Fb(len(ex.Fields)-arraycount))
+	// Only the keyed fields, as Cobalt's parser counts a constructor's hash size (a last
+	// call or ... is neither), which sizes the table's layout (cobaltorder.go).
+	keyed := 0
+	for _, field := range ex.Fields {
+		if field.Key != nil {
+			keyed++
+		}
+	}
+	code.SetC(tablepc, int2Fb(keyed))
 	if shouldmove(ec, tablereg) {
 		code.AddABC(OP_MOVE, ec.reg, tablereg, 0, sline(ex))
 	}

@@ -1704,8 +1704,12 @@ func (ls *LState) NewTable() *LTable {
 	return newLTable(defaultArrayCap, defaultHashCap)
 }
 
+// CreateTable makes a table with room for acap array elements and hcap other keys, whose
+// traversal order is that of Cobalt's new LuaTable(acap, hcap) (cobaltorder.go).
 func (ls *LState) CreateTable(acap, hcap int) *LTable {
-	return newLTable(acap, hcap)
+	tb := newLTable(acap, hcap)
+	tb.SizeAsCobalt(acap, hcap)
+	return tb
 }
 
 // NewThread returns a new LState that shares with the original state all global objects.

@@ -1,5 +1,7 @@
 package lua
 
+import "math"
+
 const defaultArrayCap = 32
 const defaultHashCap = 32
 
@@ -46,20 +48,55 @@ func newLTable(acap int, hcap int) *LTable {
 	return tb
 }
 
-// Len returns length of this LTable without using __len.
+// Len returns length of this LTable without using __len: the border Cobalt's LuaTable.length
+// finds (cobaltorder.go), which a table with holes makes one of several. In its array part:
+// the array's size when its last element holds a value and no key is outside it, else a
+// binary search there; past it, doubling from its end until a key has no value, then a
+// binary search.
 func (tb *LTable) Len() int {
-	if tb.array == nil {
-		return 0
-	}
-	var prev LValue = LNil
-	for i := len(tb.array) - 1; i >= 0; i-- {
-		v := tb.array[i]
-		if prev == LNil && v != LNil {
-			return i + 1
+	a := tb.arrayPart
+	if a > 0 && tb.intValue(a) == LNil {
+		m, n := 0, a+1
+		for n-m > 1 {
+			if k := (m + n) / 2; tb.intValue(k) == LNil {
+				n = k
+			} else {
+				m = k
+			}
 		}
-		prev = v
+		return m
 	}
-	return 0
+	if len(tb.nodes) == 0 {
+		return a
+	}
+	i, j := a, a+1
+	for tb.intValue(j) != LNil {
+		i, j = j, j*2
+		if j > math.MaxInt32*2-2 {
+			// Cobalt's fallback when the doubling runs past an int: count from 1
+			i = 1
+			for tb.intValue(i) != LNil {
+				i++
+			}
+			return i - 1
+		}
+	}
+	for j-i > 1 {
+		if k := (i + j) / 2; tb.intValue(k) != LNil {
+			i = k
+		} else {
+			j = k
+		}
+	}
+	return i
+}
+
+// intValue is the value at the whole-number key k.
+func (tb *LTable) intValue(k int) LValue {
+	if k >= 1 && k < MaxArrayIndex {
+		return tb.RawGetInt(k)
+	}
+	return tb.RawGetH(LNumber(k))
 }
 
 // Append appends a given LValue to this LTable.
@@ -67,20 +104,13 @@ func (tb *LTable) Append(value LValue) {
 	if value == LNil {
 		return
 	}
-	if tb.array == nil {
-		tb.array = make([]LValue, 0, defaultArrayCap)
-	}
-	if len(tb.array) == 0 || tb.array[len(tb.array)-1] != LNil {
-		tb.array = append(tb.array, value)
-	} else {
-		i := len(tb.array) - 2
-		for ; i >= 0; i-- {
-			if tb.array[i] != LNil {
-				break
-			}
+	i := len(tb.array) - 1
+	for ; i >= 0; i-- {
+		if tb.array[i] != LNil {
+			break
 		}
-		tb.array[i+1] = value
 	}
+	tb.RawSetInt(i+2, value)
 }
 
 // Insert inserts a given LValue at position `i` in this table.
@@ -95,6 +125,16 @@ func (tb *LTable) Insert(i int, value LValue) {
 	if i <= 0 {
 		tb.RawSet(LNumber(i), value)
 		return
+	}
+	// Each key that gets a value is placed as Cobalt's table.insert, moving the elements up
+	// from the last, would place it.
+	for j := len(tb.array) + 1; j > i; j-- {
+		if (j > len(tb.array) || tb.array[j-1] == LNil) && tb.array[j-2] != LNil {
+			tb.layoutSet(LNumber(j))
+		}
+	}
+	if tb.array[i-1] == LNil && value != LNil {
+		tb.layoutSet(LNumber(i))
 	}
 	i -= 1
 	tb.array = append(tb.array, LNil)
@@ -126,6 +166,15 @@ func (tb *LTable) Remove(pos int) LValue {
 	}
 	i := pos - 1
 	oldval := LNil
+	if i >= 0 && i < larray-1 {
+		// Each key that gets a value is placed as Cobalt's table.remove, moving the
+		// elements down from pos, would place it.
+		for j := i; j < larray-1; j++ {
+			if tb.array[j] == LNil && tb.array[j+1] != LNil {
+				tb.layoutSet(LNumber(j + 1))
+			}
+		}
+	}
 	switch {
 	case i >= larray:
 		// nothing to do
@@ -153,6 +202,9 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 			}
 			index := int(v) - 1
 			alen := len(tb.array)
+			if index >= alen || tb.array[index] == LNil {
+				tb.layoutSet(v)
+			}
 			switch {
 			case index == alen:
 				tb.array = append(tb.array, value)
@@ -185,6 +237,9 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 	}
 	index := key - 1
 	alen := len(tb.array)
+	if index >= alen || tb.array[index] == LNil {
+		tb.layoutSet(LNumber(key))
+	}
 	switch {
 	case index == alen:
 		tb.array = append(tb.array, value)
@@ -203,21 +258,13 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 	if tb.strdict == nil {
 		tb.strdict = make(map[string]LValue, defaultHashCap)
 	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
+	if _, held := tb.strdict[key]; !held {
+		tb.layoutSet(LString(key))
 	}
-
 	if value == LNil {
-		// TODO tb.keys and tb.k2i should also be removed
 		delete(tb.strdict, key)
 	} else {
 		tb.strdict[key] = value
-		lkey := LString(key)
-		if _, ok := tb.k2i[lkey]; !ok {
-			tb.k2i[lkey] = len(tb.keys)
-			tb.keys = append(tb.keys, lkey)
-		}
 	}
 }
 
@@ -230,20 +277,13 @@ func (tb *LTable) RawSetH(key LValue, value LValue) {
 	if tb.dict == nil {
 		tb.dict = make(map[LValue]LValue, len(tb.strdict))
 	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
+	if _, held := tb.dict[key]; !held {
+		tb.layoutSet(key)
 	}
-
 	if value == LNil {
-		// TODO tb.keys and tb.k2i should also be removed
 		delete(tb.dict, key)
 	} else {
 		tb.dict[key] = value
-		if _, ok := tb.k2i[key]; !ok {
-			tb.k2i[key] = len(tb.keys)
-			tb.keys = append(tb.keys, key)
-		}
 	}
 }
 
@@ -322,80 +362,28 @@ func (tb *LTable) RawGetString(key string) LValue {
 	return LNil
 }
 
-// ForEach iterates over this table of elements, yielding each in turn to a given function.
+// ForEach iterates over this table of elements, yielding each in turn to a given function,
+// in the order next gives (cobaltorder.go).
 func (tb *LTable) ForEach(cb func(LValue, LValue)) {
-	if tb.array != nil {
-		for i, v := range tb.array {
-			if v != LNil {
-				cb(LNumber(i+1), v)
-			}
-		}
-	}
-	if tb.strdict != nil {
-		for k, v := range tb.strdict {
-			if v != LNil {
-				cb(LString(k), v)
-			}
-		}
-	}
-	if tb.dict != nil {
-		for k, v := range tb.dict {
-			if v != LNil {
-				cb(k, v)
-			}
-		}
+	for k, v := tb.layoutNext(0); k != LNil; k, v = tb.layoutNext(tb.layoutIndex(k)) {
+		cb(k, v)
 	}
 }
 
 // This function is equivalent to lua_next ( http://www.lua.org/manual/5.1/manual.html#lua_next ).
-// continuesTraversal says whether next may go on from key: nil (the start), an index of the
+// continuesTraversal says whether next may go on from key: nil (the start), a key of the
 // array part, or a key the table holds or has held (one set to nil while a traversal runs
-// stays valid, as in Lua).
+// stays valid, as in Lua), as Cobalt's findIndex.
 func (tb *LTable) continuesTraversal(key LValue) bool {
-	if key == LNil {
-		return true
-	}
-	if kv, ok := key.(LNumber); ok && isInteger(kv) && kv >= 1 && int(kv) <= len(tb.array) {
-		return true
-	}
-	_, held := tb.k2i[key]
-	return held
+	return tb.layoutIndex(key) >= 0
 }
 
+// Next is the key after key in the order Cobalt's next gives (cobaltorder.go), and its
+// value; nil after the last, and for a key the table does not hold.
 func (tb *LTable) Next(key LValue) (LValue, LValue) {
-	init := false
-	if key == LNil {
-		key = LNumber(0)
-		init = true
+	i := tb.layoutIndex(key)
+	if i < 0 {
+		return LNil, LNil
 	}
-
-	if init || key != LNumber(0) {
-		if kv, ok := key.(LNumber); ok && isInteger(kv) && int(kv) >= 0 && kv < LNumber(MaxArrayIndex) {
-			index := int(kv)
-			if tb.array != nil {
-				for ; index < len(tb.array); index++ {
-					if v := tb.array[index]; v != LNil {
-						return LNumber(index + 1), v
-					}
-				}
-			}
-			if tb.array == nil || index == len(tb.array) {
-				if (tb.dict == nil || len(tb.dict) == 0) && (tb.strdict == nil || len(tb.strdict) == 0) {
-					return LNil, LNil
-				}
-				key = tb.keys[0]
-				if v := tb.RawGetH(key); v != LNil {
-					return key, v
-				}
-			}
-		}
-	}
-
-	for i := tb.k2i[key] + 1; i < len(tb.keys); i++ {
-		key := tb.keys[i]
-		if v := tb.RawGetH(key); v != LNil {
-			return key, v
-		}
-	}
-	return LNil, LNil
+	return tb.layoutNext(i)
 }

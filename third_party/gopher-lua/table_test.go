@@ -18,7 +18,9 @@ func TestTableLen(t *testing.T) {
 	tbl.RawSetInt(9, LNumber(10))
 	tbl.RawSetInt(8, LNil)
 	tbl.RawSetInt(7, LNumber(10))
-	errorIfNotEqual(t, 9, tbl.Len())
+	// Any border is a length; Len finds Cobalt's (cobaltorder.go), run from its source: 0
+	// here, where gopher-lua's gave 9.
+	errorIfNotEqual(t, 0, tbl.Len())
 
 	tbl = newLTable(0, 0)
 	tbl.Append(LTrue)
@@ -60,7 +62,7 @@ func TestTableAppend(t *testing.T) {
 
 	tbl.RawSetInt(1, LNil)
 	tbl.RawSetInt(2, LNil)
-	errorIfNotEqual(t, 3, tbl.Len())
+	errorIfNotEqual(t, 0, tbl.Len()) // Cobalt's border; gopher-lua's was 3
 
 	tbl.Append(LNumber(4))
 	errorIfNotEqual(t, 4, tbl.Len())
@@ -81,11 +83,11 @@ func TestTableInsert(t *testing.T) {
 
 	tbl.Insert(5, LFalse)
 	errorIfNotEqual(t, LFalse, tbl.RawGetInt(5))
-	errorIfNotEqual(t, 5, tbl.Len())
+	errorIfNotEqual(t, 3, tbl.Len()) // Cobalt's border; gopher-lua's was 5
 
 	tbl.Insert(-10, LFalse)
 	errorIfNotEqual(t, LFalse, tbl.RawGet(LNumber(-10)))
-	errorIfNotEqual(t, 5, tbl.Len())
+	errorIfNotEqual(t, 3, tbl.Len())
 
 	tbl = newLTable(0, 0)
 	tbl.Append(LNumber(1))

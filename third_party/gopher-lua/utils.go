@@ -263,3 +263,13 @@ func unsafeFastStringToReadOnlyBytes(s string) (bs []byte) {
 	bh.Len = sh.Len
 	return
 }
+
+// fb2Int decodes int2Fb's "floating point byte" (eeeeexxx: (1xxx) * 2^(eeeee - 1), or xxx
+// when eeeee is 0), as Lua's luaO_fb2int.
+func fb2Int(x int) int {
+	e := (x >> 3) & 31
+	if e == 0 {
+		return x
+	}
+	return ((x & 7) + 8) << (e - 1)
+}

@@ -157,8 +157,14 @@ type LTable struct {
 	array   []LValue
 	dict    map[LValue]LValue
 	strdict map[string]LValue
-	keys    []LValue
-	k2i     map[LValue]int
+
+	// The layout Cobalt would give the table's keys, for the traversal order (cobaltorder.go):
+	// its array part's size, its nodes' keys (nil: a free node) and their chains, and the
+	// node below which free nodes are looked for.
+	arrayPart int
+	nodes     []LValue
+	chain     []int32
+	lastFree  int
 }
 
 func (tb *LTable) String() string   { return objectString("table", unsafe.Pointer(tb)) }

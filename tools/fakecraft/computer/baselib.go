@@ -39,12 +39,12 @@ func installCobaltChecks(L *lua.LState) {
 	unpack := L.NewFunction(luaUnpack)
 	tab.RawSetString("unpack", unpack)
 	G.RawSetString("unpack", unpack)
-	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
-		if t := checkInsertArgs(L); t.Metatable != lua.LNil {
+		t := checkInsertArgs(L)
+		if t.Metatable != lua.LNil {
 			return insertThroughMetamethods(L, t)
 		}
-		return origInsert(L)
+		return insertRaw(L, t)
 	}))
 	tab.RawSetString("remove", L.NewFunction(luaTableRemove))
 
@@ -217,6 +217,23 @@ func insertThroughMetamethods(L *lua.LState, t *lua.LTable) int {
 		L.SetTable(t, lua.LNumber(i), L.GetTable(t, lua.LNumber(i-1)))
 	}
 	L.SetTable(t, lua.LNumber(position), value)
+	return 0
+}
+
+// insertRaw is Cobalt's table.insert(t, [pos,] value) on its fast path, a table without a
+// metatable: the value at #t + 1, or the elements from pos to #t moved up one, from the last,
+// and the value at pos, all raw. gopher-lua's moved its whole array part, holes and elements
+// past #t included, and so made other keys than Cobalt's (and set them in another order).
+func insertRaw(L *lua.LState, t *lua.LTable) int {
+	if L.GetTop() == 2 {
+		t.RawSetInt(t.Len()+1, L.Get(2))
+		return 0
+	}
+	position, value := int(L.Get(2).(lua.LNumber)), L.Get(3)
+	for i := max(t.Len()+1, position); i > position; i-- {
+		t.RawSet(lua.LNumber(i), t.RawGet(lua.LNumber(i-1)))
+	}
+	t.RawSet(lua.LNumber(position), value)
 	return 0
 }
 

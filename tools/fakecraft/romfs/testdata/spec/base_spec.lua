@@ -611,6 +611,55 @@ end);
 -- Cobalt 0.9.3's BaseLib: pairs and ipairs take any value and return their iterator; the
 -- loop fails at its first step when the iterator cannot walk the value, at the line of the
 -- expression after `in`.
+-- Cobalt's tables are Lua 5.1's: an array part, then nodes placed by each key's hash and the
+-- table's history; pairs walks them in that order, and # finds the border Cobalt's search
+-- finds. Each answer here is Cobalt 0.9.4's (CC 1.113.1's), run from its source
+-- (third_party/gopher-lua/cobaltorder.go).
+describe("a table's order and length, as CC's", function()
+  local function keys(t)
+    local out = {};
+    for k, v in pairs(t) do out[#out + 1] = tostring(k) .. "=" .. tostring(v); end
+    return table.concat(out, " ");
+  end
+
+  it("walks a table's keys in Cobalt's order", function()
+    expect(keys({ b = 1, a = 2, c = 3, [10] = 4, "x", "y", long_name = 5, [2.5] = 6 }))
+      :eq("1=x 2=y a=2 c=3 b=1 long_name=5 2.5=6 10=4");
+    local t = {};
+    for i, k in ipairs({ "id", "label", "x", "y", "z", "fuel" }) do t[k] = i; end
+    expect(keys(t)):eq("y=4 x=3 label=2 id=1 fuel=6 z=5");
+    t.label, t.name = nil, 7; -- name takes the node label's removal left
+    expect(keys(t)):eq("y=4 x=3 name=7 id=1 fuel=6 z=5");
+    t = {};
+    for i = 10, 1, -1 do t[i] = i; end
+    t[0], t[-1], t[2147483648] = 0, -1, 2147483648;
+    expect(keys(t)):eq("1=1 2=2 3=3 4=4 5=5 6=6 7=7 8=8 9=9 10=10 0=0 -1=-1 2147483648=2147483648");
+  end);
+
+  it("serialises a table's keys in that order", function()
+    expect(textutils.serialize({ b = 1, a = 2, c = 3 })):eq("{\n  a = 2,\n  c = 3,\n  b = 1,\n}");
+    expect(textutils.serializeJSON({ b = 1, a = 2, c = 3 })):eq('{"a":2,"c":3,"b":1}');
+  end);
+
+  it("finds Cobalt's border of a table with holes, where table.insert and remove work", function()
+    local t = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    t[2], t[4], t[8] = nil, nil, nil;
+    expect(#t):eq(1);
+    table.insert(t, "x");
+    table.insert(t, 1, "y");
+    expect(#t):eq(7);
+    expect(keys(t)):eq("1=y 2=1 3=x 4=3 5=5 6=6 7=7");
+    expect(table.remove(t)):eq(7);
+    expect(keys(t)):eq("1=y 2=1 3=x 4=3 5=5 6=6");
+    -- insert moves the elements up to #t only: t[5] stays where it is
+    t = { "a", "b" };
+    t[5] = "e";
+    table.insert(t, 1, "z");
+    expect(#t):eq(3);
+    expect(keys(t)):eq("1=z 2=a 3=b 5=e");
+  end);
+end);
+
 describe("pairs and ipairs", function()
   local here = debug.getinfo(1, "S").short_src;
   local function loopError(f)
