@@ -115,6 +115,11 @@ func (f APIFlags) runFailure(traposID, command, typedLine string, err error) err
 
 // failureWith is failure with more said inside a timeout's --timeout fix.
 func failureWith(traposID, command string, err error, more string) error {
+	return failureFix(traposID, command, err, fmt.Sprintf("(--timeout gives it longer, at most %ds%s)", int(computer.MaxTimeout.Seconds()), more))
+}
+
+// failureFix is failure with fix after a timeout's message (a computer's, or the gateway's).
+func failureFix(traposID, command string, err error, fix string) error {
 	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
 	if strings.TrimSpace(traposID) == "" && errors.As(err, &pe) && !pe.ByComputer {
@@ -139,7 +144,7 @@ func failureWith(traposID, command string, err error, more string) error {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
 	if pe.Code == protocol.CodeTimeout && !pe.Attributed { // a silent gateway: more time is no fix
-		msg = computer.WithTimeoutFix(msg, fmt.Sprintf("(--timeout gives it longer, at most %ds%s)", int(computer.MaxTimeout.Seconds()), more))
+		msg = computer.WithTimeoutFix(msg, fix)
 	}
 	return errors.New(msg)
 }
@@ -266,6 +271,12 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 	answer, reps, err := c.client().Request(ctx, c.TraposID, c.Type, payload, c.Timeout.Duration())
 	warn(stderr, reps)
 	if err != nil {
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && (c.Type == protocol.TypeLuaExec || c.Type == protocol.TypeShellRun) {
+			// The computer stopped the run at the payload's timeoutMs, which request sends as
+			// given (5000 ms when absent), not at a share of --timeout as exec and run do.
+			return failureFix(c.TraposID, "request "+c.Type, err, fmt.Sprintf("(the payload's timeoutMs gives the run longer, at most %d, and --timeout the whole call, at most %ds: give it more than timeoutMs)",
+				computer.MaxTimeout.Milliseconds(), int(computer.MaxTimeout.Seconds())))
+		}
 		return failure(c.TraposID, "request "+c.Type, err)
 	}
 	var buf bytes.Buffer

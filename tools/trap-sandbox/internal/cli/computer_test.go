@@ -338,6 +338,22 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 		`or type on it with trap-sandbox request --url `+base+` 7: screen.input '{"events":[{"type":"char","text":"edit /door.lua\n"}]}')`)
 }
 
+// TestARawRequestsRunNamesItsPayloadsTimeout: request sends a lua.exec or shell.run payload as
+// given, so the computer stops the run at the payload's timeoutMs (5000 ms when it has none),
+// whatever --timeout is; its timeout answer names that field as the fix. It said "--timeout
+// gives it longer", and --timeout 60s stopped the run at 5000 ms all the same.
+func TestARawRequestsRunNamesItsPayloadsTimeout(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return nil, &daemonfake.Error{Code: string(protocol.CodeTimeout), Message: "it ran past its default timeout of 5000 ms (the request's payload gave no timeoutMs; it takes 1 to 60000) and was abandoned"}
+	}
+	base := serveDisk(t, d)
+	_, _, err := runWith(t, "", "request", "--url", base, "7:", "lua.exec", `{"code":"sleep(7)"}`, "--timeout", "60s")
+	assert.EqualError(t, err, "computer 7: request lua.exec: the computer answered timeout: it ran past its default timeout of 5000 ms (the request's payload gave no timeoutMs; it takes 1 to 60000) and was abandoned"+
+		" (the payload's timeoutMs gives the run longer, at most 60000, and --timeout the whole call, at most 60s: give it more than timeoutMs)")
+}
+
 // TestAFailedRunSaysSoAsEveryCommandsError: a program that failed ended with "\"err\" failed on
 // 5:", which read as cut off (an unlabelled traposId ends in a colon); it is worded as every
 // command's error, the computer first.
