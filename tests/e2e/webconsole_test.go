@@ -996,6 +996,25 @@ const heldProgram = `while true do
   elseif (e == "key" or e == "key_up") and a ~= keys.enter then print(e .. " " .. keys.getName(a)) end
 end`
 
+// heldOnTheDesk is a console page logged in with token to the desk of deskAcrossRestarts (its
+// owner lets the host control its screen), which runs heldProgram (runHeld).
+func heldOnTheDesk(ctx context.Context, t *testing.T, token string) (page context.Context, until func(t *testing.T, what, js string), g *harness.Gateway, restart func()) {
+	t.Helper()
+	page, until = consolePage(ctx, t)
+	g, restart = deskAcrossRestarts(ctx, t, token, "control")
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/11%3Adesk", token)
+	until(t, "the prompt", liveAtThePrompt)
+	runHeld(t, page, until)
+	return page, until, g, restart
+}
+
+// runHeld runs heldProgram (held.lua) from the shell of page's live view, typed on its screen.
+func runHeld(t *testing.T, page context.Context, until func(t *testing.T, what, js string)) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
+	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
+}
+
 // TestTheWebConsoleLetsGoWhatWasHeldWhileTheGatewayWasAway: a mouse button and a key held on
 // the screen, then let go while the gateway is away (restarted: the computer's program runs on,
 // and its daemon connects to the new gateway), are let go on the computer once the view is live
@@ -1004,14 +1023,7 @@ end`
 // down for ever.
 func TestTheWebConsoleLetsGoWhatWasHeldWhileTheGatewayWasAway(t *testing.T) {
 	ctx := testContext(t)
-	page, until := consolePage(ctx, t)
-	const token = "console-held-5f0a"
-	g, restart := deskAcrossRestarts(ctx, t, token, "control")
-
-	logIn(t, page, "http://"+g.Addr+"/console/#/computer/11%3Adesk", token)
-	until(t, "the prompt", liveAtThePrompt)
-	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
-	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
+	page, until, g, restart := heldOnTheDesk(ctx, t, "console-held-5f0a")
 	xy := cellPoint(t, page, 3.5, 2)
 	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, xy, 1),
 		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
@@ -1075,13 +1087,7 @@ func TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone(t *testing.T
 // held them down for ever: reopened, its program had had no release.
 func TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses(t *testing.T) {
 	ctx := testContext(t)
-	page, until := consolePage(ctx, t)
-	const token = "console-closed-2d8e"
-	g, _ := deskAcrossRestarts(ctx, t, token, "control")
-	logIn(t, page, "http://"+g.Addr+"/console/#/computer/11%3Adesk", token)
-	until(t, "the prompt", liveAtThePrompt)
-	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
-	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
+	page, until, _, _ := heldOnTheDesk(ctx, t, "console-closed-2d8e")
 	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, cellPoint(t, page, 3.5, 2), 1),
 		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
 	until(t, "the button and Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nclick 1 3 2\nkey leftCtrl")`)
@@ -1107,8 +1113,7 @@ func TestTheWebConsoleLetsGoWhatWasHeldWhenItsTokenWasRefused(t *testing.T) {
 	second := lastLineOf(gatewayCLI(ctx, t, "tokens", "add", "dave", "laptop", dataDir))
 	logIn(t, page, "http://console.test:"+g.Port()+"/console/#/computer/11%3Adesk", first)
 	until(t, "the prompt", liveAtThePrompt)
-	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "held\r")))
-	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> held")`)
+	runHeld(t, page, until)
 	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
 	until(t, "Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl")`)
 
