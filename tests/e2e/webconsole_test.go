@@ -1117,11 +1117,31 @@ func TestTheWebConsoleLetsGoWhatWasHeldWhenItsTokenWasRefused(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
 	until(t, "Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl")`)
 
+	// The page's calls to …/input from now on, by the token they carry ("" none).
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		window.inputCalls = {};
+		const pageFetch = window.fetch;
+		window.fetch = (url, options) => {
+			if (String(url).endsWith("/input")) {
+				const auth = ((options && options.headers && options.headers.Authorization) || "").replace("Bearer ", "");
+				inputCalls[auth] = (inputCalls[auth] || 0) + 1;
+			}
+			return pageFetch(url, options);
+		};
+		true
+	}`))
+	require.NoError(t, err)
 	gatewayCLI(ctx, t, "tokens", "revoke", first, dataDir)
 	gatewayCLI(ctx, t, "request", deskTraposID, "screen.input", `{"events":[{"type":"key","name":"x"},{"type":"key_up","name":"x"}]}`,
 		"--url="+g.URL(""), "--api-token="+second)
 	until(t, "the token form, saying the token was revoked", `!document.getElementById("login").hidden &&
 		document.getElementById("login-error").textContent.includes("revoked")`)
+	// The release is tried with the revoked token and with none (the tab's now), each refused
+	// once; then it waits for a login, asking no more (each refusal is counted by the gateway).
+	until(t, "the release waiting for a login", `logins.length === 1`)
+	calls, err := chromedp.Run(page, chromedp.Evaluate[map[string]int](`inputCalls`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{first: 1, "": 1}, calls)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", second), chromedp.Click("#login button")))
 	until(t, "the desk's release, after the other caller's key", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl\nkey x\nkey_up x\nkey_up leftCtrl")`)

@@ -868,16 +868,19 @@ const letGoWithinMs = 60000;
 
 // letGoClosed sends the releases of closed view v (its computer's, held: what was still down)
 // in one call to its computer, the first with the token the view was closed with (sent), then
-// with the one the tab holds (a new login after a refused one), again every retryMs (a busy
-// answer: its Retry-After) while the computer or the gateway is away, the token refused or the
-// computer busy, for at most letGoWithinMs. The view's call on its way answers first: its
+// with the one the tab holds, again every retryMs (a busy answer: its Retry-After) while the
+// computer or the gateway is away or the computer busy, for at most letGoWithinMs. A token the
+// gateway refused is not sent again: the call waits for the tab's next login (loggedIn), where
+// asking every retryMs counted a refusal each time in the gateway's log and metrics. The view's call on its way answers first: its
 // releases that found the computer gone are owed then (oweAgain), and one it delivered is not
 // sent again. Nothing of it is shown: the page shows another view, or the token form.
 async function letGoClosed(v, held, sent) {
   const until = Date.now() + letGoWithinMs;
   await Promise.race([v.queue, new Promise((resolve) => setTimeout(resolve, letGoWithinMs))]);
   const events = [...v.owed.splice(0), ...v.pending.splice(0).flatMap((p) => p.events).filter((e) => releases.has(e.type)), ...held];
-  for (let auth = sent; events.length && Date.now() < until; auth = token) {
+  const refusedTokens = new Set();
+  const left = () => Math.max(until - Date.now(), 0);
+  for (let auth = sent; events.length && Date.now() < until;) {
     let wait = retryMs;
     try {
       const res = await fetch("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
@@ -886,17 +889,36 @@ async function letGoClosed(v, held, sent) {
       });
       const body = await res.json().catch(() => null);
       const code = body && body.error && body.error.code;
-      if (res.status < 500 && !letGoAgain.has(code)) return; // taken, or refused for good (the owner's setting)
+      if (res.status === 401 || code === "unauthorized") refusedTokens.add(auth);
+      else if (res.status < 500 && !letGoAgain.has(code)) return; // taken, or refused for good (the owner's setting)
       if (res.status === 429) wait = retryAfterMs(res);
     } catch { // no answer: the gateway away, or the time is up
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(wait, Math.max(until - Date.now(), 0))));
+    if (refusedTokens.has(token)) await loggedIn(left());
+    else await new Promise((resolve) => setTimeout(resolve, Math.min(wait, left())));
+    auth = token;
   }
 }
 
+// logins are the waits for the tab's next login (loggedIn), which the token form ends.
+const logins = [];
+
+// loggedIn resolves once the token form is sent (the tab's token is the one given there), or
+// after ms.
+function loggedIn(ms) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    logins.push(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 // letGoAgain are the error codes after which a closed view's releases are tried again: the
-// computer or the gateway away, its answer late, the computer busy, the token refused.
-const letGoAgain = new Set(["not_connected", "timeout", "busy", "unauthorized"]);
+// computer or the gateway away, its answer late, the computer busy (a token refused waits for
+// the next login).
+const letGoAgain = new Set(["not_connected", "timeout", "busy"]);
 
 // sendPending sends view v's pending events, as many as a request takes at a time, until none
 // waits (send starts it again for the next; v.queue is its latest run, settled once it ends).
@@ -1665,6 +1687,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("login").addEventListener("submit", (e) => {
     e.preventDefault();
     token = $("token").value; // kept once the gateway takes it; refused, forgotten
+    for (const told of logins.splice(0)) told();
     route();
   });
   $("logout").addEventListener("click", logOut);
