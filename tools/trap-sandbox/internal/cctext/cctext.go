@@ -191,6 +191,13 @@ func newReplacement(field string, r rune, at position, luaFile bool) Replacement
 			"to put its bytes in a file, write the file instead (MCP write_file, CLI put)"
 		return rep
 	}
+	if field == contentField && r == byteOrderMark && at == (position{1, 1}) {
+		// Not text the writer meant: an escape or the file's bytes put the mark before the
+		// code all the same, and CC reads no mark.
+		rep.Message += "it is a byte order mark, which an editor wrote before the file's text and CC reads as part of it " +
+			"(a program that begins with it fails to load: Unexpected character): save the file as UTF-8 without a BOM"
+		return rep
+	}
 	if field == contentField {
 		// Only a file's contents have a bytes form on every surface; a Lua escape is bytes
 		// only inside a Lua file's strings (in a text file it is its own eleven characters).
@@ -211,6 +218,9 @@ func newReplacement(field string, r rune, at position, luaFile bool) Replacement
 	}
 	return rep
 }
+
+// byteOrderMark is U+FEFF, which some editors (Notepad) write at the start of a UTF-8 file.
+const byteOrderMark = '\uFEFF'
 
 // bytesSurfaces names how each surface sends a file as bytes, not text.
 const bytesSurfaces = "(MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)"

@@ -81,6 +81,24 @@ func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
 	}
 }
 
+// TestAByteOrderMarkIsNamedWithItsFix: a file that begins with a byte order mark (an editor
+// such as Notepad writes one) has it sent as "?", which a Lua file then fails to load on
+// ("Unexpected character"): the warning says what it is and to save the file without it. It
+// offered a Lua escape or --binary, and either puts the mark's bytes before the code just the
+// same.
+func TestAByteOrderMarkIsNamedWithItsFix(t *testing.T) {
+	for _, path := range []string{"/door.lua", "/notes.txt"} {
+		_, reps := FileToCC(path, "\ufeffprint(1)\n")
+		require.Len(t, reps, 1, path)
+		assert.Equal(t, `"\ufeff" (U+FEFF) at content 1:1 is outside CC's character set and was sent as "?"; `+
+			`it is a byte order mark, which an editor wrote before the file's text and CC reads as part of it `+
+			`(a program that begins with it fails to load: Unexpected character): save the file as UTF-8 without a BOM`, reps[0].Message, path)
+	}
+	_, reps := FileToCC("/door.lua", "print(1) -- \ufeff")
+	require.Len(t, reps, 1)
+	assert.Contains(t, reps[0].Message, "a Lua escape", "a U+FEFF further on is only a character CC cannot hold")
+}
+
 func TestReplacementInACommandLineNamesLuaAsTheWayToItsBytes(t *testing.T) {
 	_, reps := Wire("command", "echo ✓")
 	require.Len(t, reps, 1)
