@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -371,9 +372,7 @@ func (ls *LState) RegisterModule(name string, funcs map[string]LGFunction) LValu
 		if newmodtb, ok := newmod.(*LTable); !ok {
 			ls.RaiseError("name conflict for module(%v)", name)
 		} else {
-			for fname, fn := range funcs {
-				newmodtb.RawSetString(fname, ls.NewFunction(fn))
-			}
+			ls.SetFuncs(newmodtb, funcs)
 			ls.SetField(tb, name, newmodtb)
 			return newmodtb
 		}
@@ -381,9 +380,17 @@ func (ls *LState) RegisterModule(name string, funcs map[string]LGFunction) LValu
 	return mod
 }
 
+// SetFuncs sets each of funcs in tb under its name, in the names' byte order, so that the
+// table walks its keys in the same order on every run (cobaltorder.go): upstream set them as
+// Go ranges over the map, in an order that changes from run to run.
 func (ls *LState) SetFuncs(tb *LTable, funcs map[string]LGFunction, upvalues ...LValue) *LTable {
-	for fname, fn := range funcs {
-		tb.RawSetString(fname, ls.NewClosure(fn, upvalues...))
+	names := make([]string, 0, len(funcs))
+	for fname := range funcs {
+		names = append(names, fname)
+	}
+	sort.Strings(names)
+	for _, fname := range names {
+		tb.RawSetString(fname, ls.NewClosure(funcs[fname], upvalues...))
 	}
 	return tb
 }

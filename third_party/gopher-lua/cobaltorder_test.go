@@ -92,3 +92,27 @@ func TestTraversalVisitsEveryKeyOnce(t *testing.T) {
 		}
 	}
 }
+
+// A library's functions are set in their names' order, so two states walk them alike, as
+// every run of CC does; and strings' metatable is a table of its own, not the library.
+func TestLibrariesWalkAlikeInEveryState(t *testing.T) {
+	walk := func() string {
+		L := NewState()
+		defer L.Close()
+		if err := L.DoString(`local out = {}
+			for _, lib in ipairs({ math, string, table, os, coroutine }) do
+				for k in pairs(lib) do out[#out + 1] = k end
+			end
+			result = table.concat(out, " ")
+			assert(rawget(string, "__index") == nil and getmetatable("").__index == string)`); err != nil {
+			t.Fatal(err)
+		}
+		return L.GetGlobal("result").String()
+	}
+	first := walk()
+	for range 5 {
+		if again := walk(); again != first {
+			t.Fatalf("another state walked its libraries in another order:\n%s\n%s", first, again)
+		}
+	}
+}

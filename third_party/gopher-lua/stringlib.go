@@ -17,8 +17,12 @@ func OpenString(L *LState) int {
 	gmatch := L.NewClosure(strGmatch, L.NewFunction(strGmatchIter))
 	mod.RawSetString("gmatch", gmatch)
 	mod.RawSetString("gfind", gmatch)
-	mod.RawSetString("__index", mod)
-	L.G.builtinMts[int(LTString)] = mod
+	// Strings' metatable is a table of its own whose __index is the library, as Cobalt's
+	// (LuaState.stringMetatable): upstream made the library its own metatable, so pairs(string)
+	// walked an __index key too and getmetatable("") was the library.
+	meta := L.CreateTable(0, 1)
+	meta.RawSetString("__index", mod)
+	L.G.builtinMts[int(LTString)] = meta
 	//}
 	L.Push(mod)
 	return 1

@@ -111,9 +111,7 @@ func installBit32(L *lua.LState) {
 		},
 	}
 	t := L.NewTable()
-	for name, fn := range fns {
-		t.RawSetString(name, L.NewFunction(fn))
-	}
+	L.SetFuncs(t, fns) // in the names' order: the same on every run
 	L.SetGlobal("bit32", t)
 }
 

@@ -193,9 +193,7 @@ func (c *Computer) installOS(L *lua.LState) {
 		"shutdown": func(L *lua.LState) int { c.stop = true; return 0 },
 		"reboot":   func(L *lua.LState) int { c.stop = true; c.result.Reboot = true; return 0 },
 	}
-	for name, fn := range fns {
-		os.RawSetString(name, L.NewFunction(fn))
-	}
+	L.SetFuncs(os, fns) // in the names' order: the same on every run
 	os.RawSetString("computerID", os.RawGetString("getComputerID"))
 	os.RawSetString("computerLabel", os.RawGetString("getComputerLabel"))
 	os.RawSetString("date", L.NewFunction(c.osDate))

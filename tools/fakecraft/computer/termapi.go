@@ -5,7 +5,9 @@ package computer
 // through its methods, so a monitor's methods (Functions) draw the same way.
 
 import (
+	"maps"
 	"math/bits"
+	"slices"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -58,11 +60,9 @@ func channel(f float64) uint32 {
 func (t *Terminal) install(L *lua.LState) *lua.LTable {
 	fns := t.Functions()
 	tbl := L.NewTable()
-	for name, fn := range fns {
-		tbl.RawSetString(name, L.NewFunction(fn))
-	}
-	for british, american := range TermAliases {
-		tbl.RawSetString(american, tbl.RawGetString(british))
+	L.SetFuncs(tbl, fns) // in the names' order: the same on every run
+	for _, british := range slices.Sorted(maps.Keys(TermAliases)) {
+		tbl.RawSetString(TermAliases[british], tbl.RawGetString(british))
 	}
 	// Only the computer's own term has nativePaletteColour (a monitor has none); the ROM's
 	// term.lua moves it to the term API, as CC's does.

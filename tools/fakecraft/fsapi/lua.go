@@ -35,9 +35,7 @@ func (f *FS) Install(L *lua.LState) {
 		"isDriveRoot":  f.luaIsDriveRoot,
 		"complete":     f.luaComplete,
 	}
-	for name, fn := range fns {
-		t.RawSetString(name, L.NewFunction(fn))
-	}
+	L.SetFuncs(t, fns) // in the names' order: the same on every run
 	L.SetGlobal("fs", t)
 }
 

@@ -187,9 +187,7 @@ func (b *Bus) redstoneAPI(L *lua.LState) *lua.LTable {
 		},
 	}
 	t := L.CreateTable(0, len(fns))
-	for name, fn := range fns {
-		t.RawSetString(name, L.NewFunction(fn))
-	}
+	L.SetFuncs(t, fns) // in the names' order: the same on every run
 	return t
 }
 

@@ -45,9 +45,7 @@ func Install(L *lua.LState) {
 		"urlEncode":       urlEncode,
 		"formatTime":      formatTime,
 	}
-	for name, fn := range fns {
-		t.RawSetString(name, L.NewFunction(fn))
-	}
+	L.SetFuncs(t, fns) // in the names' order: the same on every run
 	t.RawSetString("empty_json_array", a.emptyArray)
 	t.RawSetString("json_null", a.jsonNull)
 	L.SetGlobal("textutils", t)

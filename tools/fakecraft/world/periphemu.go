@@ -72,9 +72,7 @@ func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 		},
 	}
 	t := L.CreateTable(0, len(fns))
-	for name, fn := range fns {
-		t.RawSetString(name, L.NewFunction(fn))
-	}
+	L.SetFuncs(t, fns) // in the names' order: the same on every run
 	L.SetGlobal("periphemu", t)
 	return nil
 }

@@ -641,6 +641,13 @@ describe("a table's order and length, as CC's", function()
     expect(textutils.serializeJSON({ b = 1, a = 2, c = 3 })):eq('{"a":2,"c":3,"b":1}');
   end);
 
+  it("keeps strings' metatable apart from the string library, as Cobalt's", function()
+    expect(rawget(string, "__index")):eq(nil);
+    expect(getmetatable("").__index):eq(string);
+    expect(getmetatable("") == string):eq(false);
+    for k in pairs(string) do expect(k):ne("__index"); end
+  end);
+
   it("finds Cobalt's border of a table with holes, where table.insert and remove work", function()
     local t = { 1, 2, 3, 4, 5, 6, 7, 8 };
     t[2], t[4], t[8] = nil, nil, nil;
