@@ -256,6 +256,15 @@ type RequestCmd struct {
 	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
+// Validate refuses a payload that is no JSON as the command line is read: a usage error (exit
+// status 2, with the usage), as a --timeout out of range is, not a failed call.
+func (c *RequestCmd) Validate() error {
+	if c.Payload != "" && !json.Valid([]byte(c.Payload)) {
+		return fmt.Errorf(`<json>: %q is not JSON: give an object, e.g. '{"door":"north"}', or leave it out for {}`, c.Payload)
+	}
+	return nil
+}
+
 // Run sends the request and prints the answer's payload as JSON.
 func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if c.Type == "" && strings.TrimSpace(c.TraposID) != "" {
@@ -263,10 +272,7 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 	}
 	var payload json.RawMessage
 	if c.Payload != "" {
-		if !json.Valid([]byte(c.Payload)) {
-			return fmt.Errorf("the payload %q is not valid JSON", c.Payload)
-		}
-		payload = json.RawMessage(c.Payload)
+		payload = json.RawMessage(c.Payload) // valid JSON: Validate
 	}
 	answer, reps, err := c.client().Request(ctx, c.TraposID, c.Type, payload, c.Timeout.Duration())
 	warn(stderr, reps)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -126,9 +128,25 @@ func TestClientCommands(t *testing.T) {
 	assert.Contains(t, err.Error(), "…(cut, 1008 bytes): refused bad_payload: the type is 1000 bytes long on the computer")
 	assert.Less(t, len(err.Error()), 500)
 
-	_, err = runClient(t, "request", "--url", base, "7:a/b", "ping", `{bad`)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not valid JSON")
+}
+
+// TestAPayloadThatIsNoJSONIsAUsageError: request's <json> that does not parse is refused as
+// the command line is read, as a --timeout out of range is (exit status 2, with the usage),
+// before anything is sent; it was a failure of the call (exit status 1), which a script reads
+// as the computer's or the gateway's.
+func TestAPayloadThatIsNoJSONIsAUsageError(t *testing.T) {
+	clearEnv(t)
+	for _, payload := range []string{`{bad`, `notjson`, `{"door":"north"} {}`} {
+		var root CLI
+		parser, err := NewParser(&root, kong.Exit(func(int) {}))
+		require.NoError(t, err)
+		_, err = parser.Parse([]string{"request", "7:", "door.open", payload})
+		assert.EqualError(t, err, fmt.Sprintf(`request: <json>: %q is not JSON: give an object, e.g. '{"door":"north"}', or leave it out for {}`, payload))
+		var usage *kong.ParseError
+		assert.ErrorAs(t, err, &usage, "a usage error: exit status 2")
+	}
+	root, _ := parse(t, "request", "7:", "door.open", ` {"door":"north"} `)
+	assert.JSONEq(t, `{"door":"north"}`, root.Request.Payload)
 }
 
 func TestClientToken(t *testing.T) {
