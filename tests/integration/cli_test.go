@@ -87,8 +87,8 @@ func TestCLICommands(t *testing.T) {
 		"the computer meant is named once")
 
 	_, errOut, code = runCLI(ctx, t, nil, "request", url, id, "ping", `{bad`)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "is not valid JSON")
+	assert.Equal(t, 2, code, "a usage error, as a --timeout out of range")
+	assert.Contains(t, errOut, `request: <json>: "{bad" is not JSON`)
 }
 
 func TestCLIWithAPIToken(t *testing.T) {
