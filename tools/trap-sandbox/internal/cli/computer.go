@@ -42,7 +42,7 @@ func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
 	entries, err := c.client().List(ctx, c.TraposID, c.Path, c.Timeout.Duration())
 	if err != nil {
 		if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory") {
-			return fmt.Errorf("computer %s ls %s: not a directory (use cat or get for a file)", typedID(c.TraposID), cctext.Show(c.Path, false))
+			return fmt.Errorf("computer %s ls %s: not a directory (use cat or get for a file)", typedID(c.TraposID), cctext.StoredPath(c.Path))
 		}
 		return failure(c.TraposID, "ls "+c.Path, err)
 	}
@@ -166,7 +166,8 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		return err
 	}
 	warning()
-	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", typedID(c.TraposID), cctext.Show(c.Remote, false), localName(local), size)
+	// The path the computer read (cctext.StoredPath), as put prints the one it wrote.
+	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", typedID(c.TraposID), cctext.StoredPath(c.Remote), localName(local), size)
 	return err
 }
 

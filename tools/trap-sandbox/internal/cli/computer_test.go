@@ -184,7 +184,8 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 // TestGetIntoADirectoryNamesTheFileThePathReaches: a path ending in "." reached the file
 // before it on the computer (CC drops "."), but the local file was named after the ".", the
 // directory itself, and get failed with "write DIR: is a directory". So did "/door.lua/?" name
-// the local file "?" (CC drops '?' from paths), and "/door.lua " kept its space.
+// the local file "?" (CC drops '?' from paths), and "/door.lua " kept its space. get prints
+// the path the computer read, as put prints the one it wrote.
 func TestGetIntoADirectoryNamesTheFileThePathReaches(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')\n"})
@@ -193,7 +194,7 @@ func TestGetIntoADirectoryNamesTheFileThePathReaches(t *testing.T) {
 		dir := t.TempDir()
 		out, err := runClient(t, "get", "--url", base, "7:", remote, dir)
 		require.NoError(t, err, remote)
-		assert.Equal(t, "7: "+remote+" -> "+filepath.Join(dir, "door.lua")+" (14 bytes)\n", out, remote)
+		assert.Equal(t, "7: /door.lua -> "+filepath.Join(dir, "door.lua")+" (14 bytes)\n", out, "%s: the path the computer read", remote)
 		assert.FileExists(t, filepath.Join(dir, "door.lua"), remote)
 	}
 }

@@ -127,12 +127,13 @@ type InfoOutput struct {
 
 // ListOutput is list_files' output; names are text (a byte E9 is é).
 type ListOutput struct {
-	Path    string           `json:"path"`
+	Path    string           `json:"path" jsonschema:"the path as the computer resolved it: CC drops \"*:<>?| and control bytes from names and resolves . and .."`
 	Entries []computer.Entry `json:"entries"`
 }
 
 // ReadOutput is read_file's result: exactly one of Content and ContentBase64 is set. It is
-// sent once, as the result's text, with no output schema: a file's bytes cross once.
+// sent once, as the result's text, with no output schema: a file's bytes cross once. Path,
+// as every file tool's, is the path the computer used (cctext.StoredPath), not as given.
 type ReadOutput struct {
 	Path          string  `json:"path"`
 	Size          int64   `json:"size"`
@@ -149,13 +150,13 @@ type WriteOutput struct {
 
 // PathOutput is the output of delete_file and make_dir.
 type PathOutput struct {
-	Path string `json:"path"`
+	Path string `json:"path" jsonschema:"the path as the computer resolved it: CC drops \"*:<>?| and control bytes from names and resolves . and .."`
 }
 
 // MoveOutput is move_file's output.
 type MoveOutput struct {
-	From string `json:"from"`
-	To   string `json:"to"`
+	From string `json:"from" jsonschema:"the path as the computer resolved it: CC drops \"*:<>?| and control bytes from names and resolves . and .."`
+	To   string `json:"to" jsonschema:"the path as the computer resolved it: CC drops \"*:<>?| and control bytes from names and resolves . and .."`
 }
 
 // LuaOutput is run_lua's output: the lua.exec answer.
@@ -515,7 +516,7 @@ func (t *tools) listFiles(ctx context.Context, in PathInput) (ListOutput, error)
 			return ListOutput{}, pe.WithMessage(said + listInParts(in.Path))
 		}
 	}
-	return ListOutput{Path: in.Path, Entries: entries}, err
+	return ListOutput{Path: cctext.StoredPath(in.Path), Entries: entries}, err
 }
 
 // computerTooLargeFix ends the computer's refusal to send an answer above the protocol's 128 KiB
@@ -544,7 +545,7 @@ func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) 
 	if err != nil {
 		return ReadOutput{}, transferBack(err)
 	}
-	out := ReadOutput{Path: in.Path, Size: int64(len(data))}
+	out := ReadOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data))}
 	if cctext.IsText(data) {
 		s := cctext.FromCC(data)
 		out.Content = &s
@@ -609,15 +610,15 @@ func base64Problem(s string, err error) string {
 }
 
 func (t *tools) deleteFile(ctx context.Context, in PathInput) (PathOutput, error) {
-	return PathOutput{Path: in.Path}, t.client.Delete(ctx, in.TraposID, in.Path, timeoutOf(in.TimeoutMs))
+	return PathOutput{Path: cctext.StoredPath(in.Path)}, t.client.Delete(ctx, in.TraposID, in.Path, timeoutOf(in.TimeoutMs))
 }
 
 func (t *tools) moveFile(ctx context.Context, in MoveInput) (MoveOutput, error) {
-	return MoveOutput{From: in.From, To: in.To}, t.client.Move(ctx, in.TraposID, in.From, in.To, timeoutOf(in.TimeoutMs))
+	return MoveOutput{From: cctext.StoredPath(in.From), To: cctext.StoredPath(in.To)}, t.client.Move(ctx, in.TraposID, in.From, in.To, timeoutOf(in.TimeoutMs))
 }
 
 func (t *tools) makeDir(ctx context.Context, in PathInput) (PathOutput, error) {
-	return PathOutput{Path: in.Path}, t.client.MakeDir(ctx, in.TraposID, in.Path, timeoutOf(in.TimeoutMs))
+	return PathOutput{Path: cctext.StoredPath(in.Path)}, t.client.MakeDir(ctx, in.TraposID, in.Path, timeoutOf(in.TimeoutMs))
 }
 
 func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {

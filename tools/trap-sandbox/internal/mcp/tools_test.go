@@ -641,3 +641,27 @@ func TestARunThatTurnsTheComputerOffSaysSo(t *testing.T) {
 	assert.Equal(t, "computer 7: is shutting down: the code called os.shutdown(); it stays off until a player turns it on in game",
 		structured(t, res.StructuredContent)["powerOff"])
 }
+
+// TestEveryFileToolAnswersThePathTheComputerUsed: CC drops control bytes and "*:<>?| from a
+// path and resolves . and .., so read_file "/bin\x80\x0ax.dat" read /bin\x80x.dat; it, and
+// every file tool but write_file, answered the path as given, which names no file the agent
+// can find in list_files. Each answers the path as the computer resolved it, as write_file does.
+func TestEveryFileToolAnswersThePathTheComputerUsed(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/bin\x80x.dat": "x", "/d/f": "f"})
+	s := session(t, d)
+	pathOf := func(name string, args map[string]any, field string) string {
+		t.Helper()
+		args["traposId"] = "7:"
+		res := callTool(t, s, name, args)
+		require.False(t, res.IsError, "%s: %s", name, text(res))
+		var out map[string]any
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &out), name)
+		return fmt.Sprint(out[field])
+	}
+	assert.Equal(t, `/bin\x80x.dat`, pathOf("read_file", map[string]any{"path": `/bin\x80\x0ax.dat`}, "path"))
+	assert.Equal(t, "/d", pathOf("list_files", map[string]any{"path": "d/./x/.."}, "path"))
+	assert.Equal(t, "/new", pathOf("make_dir", map[string]any{"path": "/new?/"}, "path"))
+	assert.Equal(t, "/d/g", pathOf("move_file", map[string]any{"from": "d//f", "to": "/d/g*"}, "to"))
+	assert.Equal(t, "/d/g", pathOf("move_file", map[string]any{"from": "d//g", "to": "/d/f"}, "from"))
+	assert.Equal(t, "/new", pathOf("delete_file", map[string]any{"path": " new /"}, "path"))
+}
