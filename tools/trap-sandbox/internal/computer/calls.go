@@ -375,6 +375,22 @@ func romExplained(err error, fix string, paths ...string) error {
 	return err
 }
 
+// invalidPath is CC's refusal of a path that climbs above the computer's root with ".."
+// ("/../x: Invalid Path"): the only path its fs refuses so, and it says nothing of why.
+const invalidPath = "Invalid Path"
+
+// aboveRootExplained is err with why after CC's "Invalid Path" (invalidPath): an agent or a
+// player who typed "../x" or "/../.." read only that the path was wrong. The computer's
+// words stay in front, as romExplained keeps them; made on the host (Client.send, the one
+// path of every request), so that every tool and every client version says it.
+func aboveRootExplained(err error) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError || !strings.HasSuffix(pe.Message, invalidPath) {
+		return err
+	}
+	return pe.WithMessage(pe.Message + " (a path cannot go above the computer's root: each .. takes away the name before it, and / has none above it)")
+}
+
 // InROM reports whether path, as the computer resolves it (cctext.StoredPath), is /rom or in
 // it: the computer's read-only ROM, which nothing on the computer can change.
 func InROM(path string) bool {

@@ -214,6 +214,7 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	if err == nil {
 		return answer, nil
 	}
+	err = aboveRootExplained(err)
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", cctext.ShowTraposID(traposID), typ)
 	}

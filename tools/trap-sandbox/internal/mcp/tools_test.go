@@ -665,3 +665,25 @@ func TestEveryFileToolAnswersThePathTheComputerUsed(t *testing.T) {
 	assert.Equal(t, "/d/g", pathOf("move_file", map[string]any{"from": "d//g", "to": "/d/f"}, "from"))
 	assert.Equal(t, "/new", pathOf("delete_file", map[string]any{"path": " new /"}, "path"))
 }
+
+// TestAPathAboveTheRootSaysWhy: CC refuses a path that climbs above the root with a bare
+// "Invalid Path"; every file tool's answer says why after the computer's words.
+func TestAPathAboveTheRootSaysWhy(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(map[string]string{"/x": "x"}))
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"read_file", map[string]any{"path": "../x"}},
+		{"list_files", map[string]any{"path": "/../.."}},
+		{"write_file", map[string]any{"path": "/rom/../../x", "content": "x"}},
+		{"delete_file", map[string]any{"path": "../x"}},
+		{"make_dir", map[string]any{"path": ".."}},
+		{"move_file", map[string]any{"from": "/x", "to": "../y"}},
+	} {
+		call.args["traposId"] = "7:"
+		res := callTool(t, s, call.name, call.args)
+		require.True(t, res.IsError, call.name)
+		assert.Regexp(t, `^fs_error: /\.\.[^ ]*: Invalid Path \(a path cannot go above the computer's root: `, text(res), call.name)
+	}
+}
