@@ -25,6 +25,7 @@ package cctext
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -118,7 +119,7 @@ func (rp *report) list() []Replacement {
 	if sum.Field != "" {
 		where = sum.Field + " " + where
 	}
-	sum.Message = fmt.Sprintf("… and %d more characters CC cannot hold were sent as %q (the first at %s)", sum.More, string(Unmappable), where)
+	sum.Message = fmt.Sprintf("… and %d more characters CC cannot hold"+wereSent+"%q (the first at %s)", sum.More, string(Unmappable), where)
 	if sum.Field == contentField {
 		sum.Message += "; if the file is not text, send it as bytes " + bytesSurfaces
 	}
@@ -145,6 +146,30 @@ func Join(a, b []Replacement) []Replacement {
 	rp.merge(a)
 	rp.merge(b)
 	return rp.list()
+}
+
+// What a replacement's message says of its character, and what Unsent puts in its place.
+const (
+	wasSent       = " was sent as "
+	wereSent      = " were sent as "
+	wouldHaveBeen = " would have been sent as "
+)
+
+// Unsent is the warnings an answer carries of text that err says reached no computer (a
+// not_connected of a computer no socket holds, protocol.Error's Absent): their messages say
+// what the characters would have been sent as, not that they were. Every answer with warnings
+// goes through it (the host API's answer writer, MCP's failed calls); reps is not changed.
+func Unsent(reps []Replacement, err error) []Replacement {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if len(reps) == 0 || !ok || !pe.Absent {
+		return reps
+	}
+	out := make([]Replacement, len(reps))
+	for i, r := range reps {
+		r.Message = strings.Replace(strings.Replace(r.Message, wasSent, wouldHaveBeen, 1), wereSent, wouldHaveBeen, 1)
+		out[i] = r
+	}
+	return out
 }
 
 // String is the replacement's message.
@@ -175,7 +200,7 @@ func newReplacement(field string, r rune, at position, luaFile bool) Replacement
 	if field != "" {
 		where = field + " " + where
 	}
-	rep.Message = fmt.Sprintf("%q (%s) at %s is outside CC's character set and was sent as %q; ",
+	rep.Message = fmt.Sprintf("%q (%s) at %s is outside CC's character set and"+wasSent+"%q; ",
 		rep.Char, rep.CodePoint, where, string(Unmappable))
 	if field == commandField {
 		// CC's shell splits a command line at spaces and quotes and knows no escapes, so

@@ -201,3 +201,25 @@ func TestAnOlderGatewaysComputerIsTypedPartByPart(t *testing.T) {
 		})
 	}
 }
+
+// TestTextNeverSentIsNotSaidToBeSent: an input or a request to a computer that is not connected
+// reaches no computer, so its warnings of characters CC cannot hold say what they would have
+// been sent as, never that they were: they said "was sent as ?" of text that was never sent.
+func TestTextNeverSentIsNotSaidToBeSent(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = daemonfake.NewTerminal().Exec
+	srv := serve(t, d)
+	for _, a := range []answer{
+		postInput(t, srv.URL, "9:gone", `{"events":[{"type":"char","text":"a—b"}]}`),
+		call(t, http.MethodPost, srv.URL+"/trapos/computers/9:gone/requests", "application/json",
+			[]byte(`{"type":"lua.exec","payload":{"code":"print('—')"}}`)),
+	} {
+		require.NotNil(t, a.decoded.Error, "%s", a.body)
+		assert.Equal(t, protocol.CodeNotConnected, a.decoded.Error.Code, "%s", a.body)
+		require.Len(t, a.decoded.Warnings, 1, "%s", a.body)
+		msg := a.decoded.Warnings[0].Message
+		assert.NotContains(t, msg, "was sent", "nothing was sent")
+		assert.Contains(t, msg, `is outside CC's character set and would have been sent as "?"`)
+	}
+	assert.Empty(t, d.Types(), "nothing reached a computer")
+}

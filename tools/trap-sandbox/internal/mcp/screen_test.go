@@ -326,3 +326,22 @@ func TestAnEmptyKeyNameIsRefusedByItsPlace(t *testing.T) {
 		assert.Equal(t, `bad_argument: keys[1] is empty: give CC's name of a key, e.g. "enter"; nothing was pressed`, text(res))
 	}
 }
+
+// TestSendTextToNoComputerSaysNothingWasSent: send_text (and run_lua) to a computer that is not
+// connected sent nothing, and their error says nothing of characters "sent as ?" (the host
+// API's answers said so, cctext.Unsent).
+func TestSendTextToNoComputerSaysNothingWasSent(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"send_text", map[string]any{"traposId": "9:gone", "text": "a—b"}},
+		{"run_lua", map[string]any{"traposId": "9:gone", "code": "print('—')"}},
+	} {
+		res := callTool(t, s, c.tool, c.args)
+		require.True(t, res.IsError, text(res))
+		assert.Contains(t, text(res), "is not connected", c.tool)
+		assert.NotContains(t, text(res), "sent as", c.tool)
+	}
+}

@@ -32,10 +32,14 @@ const BusyRetry = time.Second
 var BusyRetryAfter = strconv.Itoa(int(BusyRetry / time.Second))
 
 // WriteAnswer is the host API's one answer writer: a busy error gets Retry-After, so every
-// route answers busy the same way.
+// route answers busy the same way, and the warnings of text an error says was never sent do
+// not say it was (cctext.Unsent).
 func WriteAnswer(w http.ResponseWriter, status int, a Answer) {
 	if a.Error != nil && a.Error.Code == protocol.CodeBusy {
 		w.Header().Set("Retry-After", BusyRetryAfter)
+	}
+	if a.Error != nil {
+		a.Warnings = cctext.Unsent(a.Warnings, a.Error)
 	}
 	if a.OK && a.Error == nil && len(a.Warnings) == 0 && len(a.Payload) > 0 && writeOKAnswer(w, status, a.Payload) {
 		return
