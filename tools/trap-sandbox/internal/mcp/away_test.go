@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -122,4 +123,44 @@ func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
 			"(its daemon looks for a new label every 15 s), which is refused ("+why+"), and from then on it is not connected at all "+
 			"until its owner gives it another label (label set on the computer)", info.Relabelled)
 	}
+}
+
+// TestARunThatRelabelsTheComputerSaysItsNewID: run_lua "os.setComputerLabel('Küche Nord')"
+// answered its returns alone; the agent learnt the new label only from computer_info, or when
+// its next call to the old id was not_connected. A run (and run_program) during which the
+// label changed says the new traposId, as computer_info does; one that did not says nothing.
+func TestARunThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Label = "küche"
+	d.List[0].TraposID = d.TraposID()
+	d.Exec = func(typ string, payload map[string]any) (any, *daemonfake.Error) {
+		if strings.Contains(fmt.Sprint(payload["code"], payload["command"]), "Nord") {
+			d.InfoFields = map[string]any{"label": "K\u00fcche Nord"} // a wire string: the byte FC
+		}
+		if typ == protocol.TypeShellRun {
+			return map[string]any{"success": true, "output": ""}, nil
+		}
+		return map[string]any{"returns": []any{}, "output": ""}, nil
+	}
+	s := session(t, d)
+	var out struct {
+		Relabelled string `json:"relabelled"`
+	}
+	res := callTool(t, s, "run_lua", map[string]any{"traposId": "7:küche", "code": "return 1"})
+	require.False(t, res.IsError, text(res))
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+	assert.Empty(t, out.Relabelled, "a run that left the label says nothing of it")
+
+	want := "its label changed since it connected as 7:küche: within 15 s it connects again as 7:Küche Nord"
+	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:küche", "code": "os.setComputerLabel('Küche Nord')"})
+	require.False(t, res.IsError, text(res))
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+	assert.True(t, strings.HasPrefix(out.Relabelled, want), out.Relabelled)
+
+	d.InfoFields = nil
+	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:küche", "command": "label set 'Küche Nord'"})
+	require.False(t, res.IsError, text(res))
+	out.Relabelled = ""
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+	assert.True(t, strings.HasPrefix(out.Relabelled, want), out.Relabelled)
 }
