@@ -149,6 +149,25 @@ func TestAPayloadThatIsNoJSONIsAUsageError(t *testing.T) {
 	assert.JSONEq(t, `{"door":"north"}`, root.Request.Payload)
 }
 
+// TestAnEmptyCommandLineIsAUsageError: run's <command> that is empty or only spaces is refused
+// as the command line is read (exit status 2, with the usage), before anything is sent; it went
+// to the computer, whose "payload.command must be a non-empty string" exited 1 in the wire's
+// words.
+func TestAnEmptyCommandLineIsAUsageError(t *testing.T) {
+	clearEnv(t)
+	for _, command := range []string{"", "  ", "\t"} {
+		var root CLI
+		parser, err := NewParser(&root, kong.Exit(func(int) {}))
+		require.NoError(t, err)
+		_, err = parser.Parse([]string{"run", "5:küche", command})
+		assert.EqualError(t, err, "run: <command>: give the command line to run, e.g. 'ls /rom'")
+		var usage *kong.ParseError
+		assert.ErrorAs(t, err, &usage, "a usage error: exit status 2")
+	}
+	root, _ := parse(t, "run", "5:küche", "ls /rom")
+	assert.Equal(t, "ls /rom", root.Run.Command)
+}
+
 func TestClientToken(t *testing.T) {
 	clearEnv(t)
 	base := startGatewayHTTP(t, "s3cret")

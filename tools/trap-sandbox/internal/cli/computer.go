@@ -508,8 +508,19 @@ func poweredOff(stderr io.Writer, traposID, powerOff string) {
 type RunCmd struct {
 	APIFlags
 	TraposID string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Command  string      `arg:"" help:"The command line, e.g. 'ls /rom'; text (é is the byte E9)."`
+	Command  string      `arg:"" help:"The command line, e.g. 'ls /rom' (not empty); text (é is the byte E9)."`
 	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s); the computer stops the program 2s before it, or halfway through a timeout under 4s."`
+}
+
+// Validate refuses a command line that is empty or only spaces as the command line is read: a
+// usage error (exit status 2, with the usage), as request's <json> that is no JSON is; the
+// computer refuses it all the same (payload.command must be a non-empty string), and that was a
+// failed call (exit status 1). The spaces are Lua's %s, which the computer's check matches.
+func (c *RunCmd) Validate() error {
+	if strings.Trim(c.Command, " \t\n\v\f\r") == "" {
+		return errors.New("<command>: give the command line to run, e.g. 'ls /rom'")
+	}
+	return nil
 }
 
 // Run prints the program's output and fails when it did.
