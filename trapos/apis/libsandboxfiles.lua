@@ -227,10 +227,11 @@ local function newFiles(deps)
     ["fs.read"] = read,
     ["fs.write"] = write,
     ["fs.delete"] = simple({ "path" }, function(path)
-      -- CC's fs.delete is silent about a missing file; the host asked to delete one.
+      -- CC's fs.delete is silent about a missing file; the host asked to delete one. It is
+      -- named as fs.exists looked at it: fs.combine keeps the * and ? that fs.exists drops.
       local ok, exists = try(fsApi.exists, path);
       if ok and not exists then
-        error("/" .. fsApi.combine(path, "") .. ": No such file", 0);
+        error("/" .. fsApi.combine((path:gsub("[%*%?]", "")), "") .. ": No such file", 0);
       end
       local deleted, err = try(fsApi.delete, path);
       if not deleted then
