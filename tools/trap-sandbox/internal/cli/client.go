@@ -31,8 +31,17 @@ type Stdin struct{ io.Reader }
 
 // APIFlags locate and authenticate against a running gateway's HTTP API.
 type APIFlags struct {
-	URL      string `name:"url" default:"http://127.0.0.1:4444" env:"SANDBOX_URL" help:"Base URL of the running gateway."`
+	URL      string `name:"url" default:"http://127.0.0.1:4444" env:"SANDBOX_URL" help:"Base URL of the running gateway, http://HOST:PORT or https://… (a URL of another shape is a usage error)."`
 	APIToken string `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token of the gateway's HTTP API (unset: the gateway must be on loopback)."`
+}
+
+// Validate refuses a --url (or SANDBOX_URL) that cannot be a gateway's API by its shape (no
+// http://, the computers' ws://, a query, a page of the gateway: hostapi.CheckURL) as the
+// command line is read: a usage error (exit status 2, with the usage), as any other bad flag
+// value is, and not a failed call of the computer named (exit status 1, "computer 7: ping: …").
+// Kong finds it on every command that embeds APIFlags, beside the command's own Validate.
+func (f APIFlags) Validate() error {
+	return hostapi.CheckURL(f.URL)
 }
 
 // transport is the HTTP API as a computer.Transport.

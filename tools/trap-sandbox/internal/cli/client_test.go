@@ -204,7 +204,10 @@ func TestPingShowsTheTraposIdAsTyped(t *testing.T) {
 // TestAWrongURLIsNamedWithItsFix: a --url that is not a gateway's API is named with what to
 // give instead, for every client command (ai-turns included): no scheme, the computers'
 // ws:// URL, one that does not parse, one with a query or a fragment (the API's paths would
-// follow it: it read as an older gateway), nothing listening, another web server.
+// follow it: it read as an older gateway), nothing listening, another web server. A URL that
+// cannot be the API's by its shape is a usage error as the command line is read (exit status
+// 2, with the usage), as any other bad flag value is, and names no computer: it was a failed
+// call (exit status 1) of "computer 7: ping: …", as if the computer were at fault.
 func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 	clearEnv(t)
 	closed := opencodefake.ClosedPortURL(t) // held: the page below (or anyone) cannot take it
@@ -225,12 +228,20 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 			"http://127.0.0.1:4444/trapos/install/":            `the gateway URL "http://127.0.0.1:4444/trapos/install/" ends in /trapos/install, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444`,
 			"https://mc.example.org/sandbox/console/":          `the gateway URL "https://mc.example.org/sandbox/console/" ends in /console, a page of the gateway, which the API's paths cannot follow: give the address before it, https://mc.example.org/sandbox`,
 			"http://127.0.0.1:4444/trapos/computers/7:kitchen": `ends in /trapos/computers, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444`,
-			closed: "no gateway is listening at " + closed + " (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL",
 		} {
-			_, err := runClient(t, append(args, "--url", url)...)
+			var root CLI
+			parser, err := NewParser(&root, kong.Exit(func(int) {}))
+			require.NoError(t, err)
+			_, err = parser.Parse(append(args, "--url", url))
 			require.Error(t, err, "%v --url %s", args, url)
 			assert.Contains(t, err.Error(), want, "%v --url %s", args, url)
+			assert.NotContains(t, err.Error(), "computer 7:", "%v --url %s: not the computer's fault", args, url)
+			var usage *kong.ParseError
+			assert.ErrorAs(t, err, &usage, "%v --url %s: a usage error: exit status 2", args, url)
 		}
+		_, err := runClient(t, append(args, "--url", closed)...)
+		require.Error(t, err, "%v --url %s", args, closed)
+		assert.Contains(t, err.Error(), "no gateway is listening at "+closed+" (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", args)
 	}
 	for _, args := range [][]string{{"computers"}, {"ping", "7:"}, {"ai-turns"}} {
 		_, err := runClient(t, append(args, "--url", page.URL)...)
