@@ -477,6 +477,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		outputCut(stderr)
 	}
 	poweredOff(stderr, c.TraposID, ans.PowerOff)
+	relabelled(ctx, stderr, c.client(), c.TraposID, ans.PowerOff)
 	if ans.Error != "" {
 		// The traposId first, as failure words it: "on 7:: lua:1: …" doubled an unlabelled
 		// computer's colon.
@@ -501,6 +502,18 @@ func outputCut(stderr io.Writer) {
 func poweredOff(stderr io.Writer, traposID, powerOff string) {
 	if note := computer.PowerOffNote(traposID, powerOff); note != "" {
 		fmt.Fprintln(stderr, "trap-sandbox: "+note)
+	}
+}
+
+// relabelled says on stderr that the run changed the computer's label, with its new traposId
+// (computer.Client.RelabelledByRun), unless it turned the computer off: the next call to the
+// old id is not_connected once the computer says hello under the new one.
+func relabelled(ctx context.Context, stderr io.Writer, client *computer.Client, traposID, powerOff string) {
+	if powerOff != "" {
+		return
+	}
+	if note := client.RelabelledByRun(ctx, traposID); note != "" {
+		fmt.Fprintln(stderr, "trap-sandbox: "+cctext.Show(note, false)) // the note names the computer
 	}
 }
 
@@ -537,6 +550,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		outputCut(stderr)
 	}
 	poweredOff(stderr, c.TraposID, ans.PowerOff)
+	relabelled(ctx, stderr, c.client(), c.TraposID, ans.PowerOff)
 	if !ans.Success && ans.PowerOff == "" {
 		return fmt.Errorf("computer %s run: %q failed", typedID(c.TraposID), c.Command)
 	}

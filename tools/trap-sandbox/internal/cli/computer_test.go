@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -589,4 +590,37 @@ func TestShellWordQuotesWhatAShellReads(t *testing.T) {
 	} {
 		assert.Equal(t, want, shellWord(in), in)
 	}
+}
+
+// TestARunThatRelabelsTheComputerSaysItsNewID: exec "os.setComputerLabel('door')" and run
+// "label set door" printed the run's output alone; the next command to the old id was
+// not_connected once the computer said hello under the new one. Each says the new traposId on
+// stderr (computer.Client.RelabelledByRun, as MCP's run tools say it); a run that left the
+// label says nothing.
+func TestARunThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if strings.Contains(fmt.Sprint(p["code"], p["command"]), "door") {
+			d.InfoFields = map[string]any{"label": "door"}
+		}
+		if typ == protocol.TypeShellRun {
+			return map[string]any{"success": true, "output": ""}, nil
+		}
+		return map[string]any{"returns": []any{}, "output": ""}, nil
+	}
+	base := serveDisk(t, d)
+	_, errOut, err := runWith(t, "", "exec", "--url", base, "7:", "return 1")
+	require.NoError(t, err)
+	assert.Empty(t, errOut)
+
+	const said = "trap-sandbox: its label changed since it connected as 7:: within 15 s it connects again as 7:door "
+	_, errOut, err = runWith(t, "", "exec", "--url", base, "7:", "os.setComputerLabel('door')")
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(errOut, said), errOut)
+
+	d.InfoFields = nil
+	_, errOut, err = runWith(t, "", "run", "--url", base, "7:", "label set door")
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(errOut, said), errOut)
 }

@@ -223,6 +223,26 @@ func (i Info) Relabelled() string {
 		cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, cctext.ShowTraposID(id+":"+i.Label), relabelCheckSeconds, cctext.ShowTraposID(i.TraposID))
 }
 
+// RelabelledByRun says, after a run on computer traposID that did not turn it off (lua.exec,
+// shell.run), whether the computer's label is no longer its traposId's (Info.Relabelled), or
+// the new id of a computer that already said bye relabelled (its not_connected's words); ""
+// when neither, or when it cannot be asked. A run's answer said nothing of a label it set
+// (os.setComputerLabel, label set): an agent learnt it only from computer_info, or from its
+// next call to the old id. CC fires no event for a label and the daemon looks for one every
+// 15 s, so its bye comes after the run's answer: this asks computer.info, which every client
+// answers whatever its owner allows. The one home of that note (MCP's run tools, the CLI's
+// exec and run).
+func (c *Client) RelabelledByRun(ctx context.Context, traposID string) string {
+	info, err := c.Info(ctx, traposID, DefaultTimeout)
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.RelabelledTo != "" {
+		return pe.Message
+	}
+	if err != nil {
+		return ""
+	}
+	return info.Relabelled()
+}
+
 // relabelCheckSeconds is how often a computer's daemon looks at its label
 // (libsandboxdaemon's LABEL_CHECK_INTERVAL).
 const relabelCheckSeconds = 15

@@ -636,7 +636,7 @@ func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
 	out := LuaOutput{Returns: []any{}, Output: ans.Output, OutputTruncated: ans.OutputTruncated, OutputCut: cutNote(ans.OutputTruncated),
 		Error: ans.Error, PowerOff: computer.PowerOffNote(in.TraposID, ans.PowerOff), Warnings: ans.Warnings}
 	if ans.PowerOff == "" {
-		out.Relabelled = t.relabelled(ctx, in.TraposID)
+		out.Relabelled = t.client.RelabelledByRun(ctx, in.TraposID)
 	}
 	for _, r := range ans.Returns {
 		var v any
@@ -664,27 +664,9 @@ func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput,
 	out := ProgramOutput{Success: ans.Success, Output: ans.Output, OutputTruncated: ans.OutputTruncated, OutputCut: cutNote(ans.OutputTruncated),
 		PowerOff: computer.PowerOffNote(in.TraposID, ans.PowerOff), Warnings: ans.Warnings}
 	if ans.PowerOff == "" {
-		out.Relabelled = t.relabelled(ctx, in.TraposID)
+		out.Relabelled = t.client.RelabelledByRun(ctx, in.TraposID)
 	}
 	return out, nil
-}
-
-// relabelled says, after a run on computer traposID that did not turn it off, whether the
-// computer's label is no longer its traposId's, as computer_info says it (Info.Relabelled), or
-// the new id a computer that already said bye relabelled has (its not_connected's). A run's
-// answer said nothing of a label it set (os.setComputerLabel, label set): the agent learnt it
-// only from computer_info, or from its next call to the old id. CC fires no event for a label
-// and the daemon looks for one every 15 s, so the host asks (computer.info, which every client
-// answers whatever its owner allows); when it cannot, the run's answer stands without it.
-func (t *tools) relabelled(ctx context.Context, traposID string) string {
-	info, err := t.client.Info(ctx, traposID, computer.DefaultTimeout)
-	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.RelabelledTo != "" {
-		return pe.Message
-	}
-	if err != nil {
-		return ""
-	}
-	return info.Relabelled()
 }
 
 // withWarnings adds the text rule's warnings to a failed run's error, so the agent sees that
