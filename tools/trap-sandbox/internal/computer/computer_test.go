@@ -237,7 +237,7 @@ func TestAComputerGoneMidTransferIsSaidSo(t *testing.T) {
 	}
 	err = computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
 	require.Error(t, err)
-	assert.True(t, strings.HasPrefix(err.Error(), "not_connected: computer 7: disconnected during the write of /new.bin (16384 of its 49152 bytes written): "+
+	assert.True(t, strings.HasPrefix(err.Error(), "not_connected: computer 7: disconnected during the write of /new.bin (at least 16384 of its 49152 bytes written, as the computer confirmed): "+
 		"no file was made there; write it again once it is back; the computer could not be told to remove what was sent"), err.Error())
 
 	d.Before = func(context.Context, int, string) error { return computer.NotConnected("7:") }
@@ -280,6 +280,39 @@ func TestATimeoutMidTransferSaysHowFarItGot(t *testing.T) {
 	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time")
 }
 
+// TestAWriteGoneMidChunkCountsOnlyWhatWasConfirmed: a computer that wrote a chunk and went
+// before its answer reached the gateway holds more of the temporary file than the write was
+// told of, so the error says "at least" the bytes confirmed and names the leftover: it said
+// "16384 of its 49152 bytes written" beside a leftover of 32768.
+func TestAWriteGoneMidChunkCountsOnlyWhatWasConfirmed(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	gone := false
+	writes := 0
+	d.Before = func(context.Context, int, string) error {
+		if gone {
+			return computer.NotConnected("7:")
+		}
+		return nil
+	}
+	d.After = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite {
+			if writes++; writes == 2 { // written on the computer, its answer lost
+				gone = true
+				return computer.LeftBeforeAnswer("7:", false)
+			}
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
+	names := d.Names()
+	require.Len(t, names, 1, "the temporary file nobody could remove")
+	left, _ := d.File(names[0])
+	assert.Len(t, left, 2*computer.ChunkBytes, "the chunk whose answer was lost was written")
+	assert.EqualError(t, err, "not_connected: computer 7: disconnected during the write of /new.bin (at least 16384 of its 49152 bytes written, as the computer confirmed): "+
+		"no file was made there; write it again once it is back; the computer could not be told to remove what was sent: "+
+		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)")
+}
+
 // TestAComputerGoneMidWriteGetsItsLeftoverNamed: a computer that shuts down mid-write keeps
 // the old file, but cannot be told to remove the temporary file; the error names it, so the
 // part sent (which counts against the drive) can be deleted once the computer is back.
@@ -296,7 +329,7 @@ func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	require.Len(t, names, 2, "the old file, and the temporary one nobody could remove")
 	assert.Equal(t, "/dir/f.bin", names[1])
 	assert.True(t, strings.HasPrefix(names[0], "/dir/"+computer.TempPrefix), names[0])
-	assert.EqualError(t, err, "not_connected: computer 7: disconnected during the write of /dir/f.bin (16384 of its 49152 bytes written): "+
+	assert.EqualError(t, err, "not_connected: computer 7: disconnected during the write of /dir/f.bin (at least 16384 of its 49152 bytes written, as the computer confirmed): "+
 		"the old file is kept; write it again once it is back; the computer could not be told to remove what was sent: "+
 		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)",
 		"not the gateway's 'it may have done what it was asked all the same': the file itself was not touched")

@@ -203,8 +203,10 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 			if offset > 0 {
 				err = timedOutDuring(err, "the write of %s stopped at %d of its %d bytes: %s", path, offset, len(data), kept)
 			}
+			// offset counts the chunks the computer confirmed; the one in flight may have
+			// been written before it went, so the temporary file may hold more ("at least").
 			return w.fail(ctx, goneDuring(err, traposID, offset > 0,
-				"the write of %s (%d of its %d bytes written): %s; write it again once it is back", path, offset, len(data), kept))
+				"the write of %s (at least %d of its %d bytes written, as the computer confirmed): %s; write it again once it is back", path, offset, len(data), kept))
 		}
 		w.written = true
 		if end == len(data) {
