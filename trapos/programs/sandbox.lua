@@ -824,13 +824,17 @@ local function lifetime(ms)
   return math.floor(ms / 60000 + 0.5) .. " min";
 end
 
--- message, then the fix: unless the gateway's message names it already (one ending in
--- "; run sandbox link again for a new code"), when it would be said twice.
-local function withFix(message, fix, named)
-  if message:find(named, 1, true) ~= nil then
-    return message;
+-- The gateway's refusal as one sentence: head, then its message, then the fix unless the
+-- message names it already (one ending in "; run sandbox link again for a new code"), when it
+-- would be said twice. A refusal with no words (an empty or blank message) is head and the fix
+-- alone, not "head: . fix".
+local function refusal(head, message, fix, named)
+  if message:find("^%s*$") ~= nil then
+    return fix and (head .. ". " .. fix) or head;
+  elseif fix == nil or message:find(named, 1, true) ~= nil then
+    return head .. ": " .. message;
   end
-  return message .. ". " .. fix;
+  return head .. ": " .. message .. ". " .. fix;
 end
 
 -- The close code of a gateway that failed reading the session's frames (docs/protocol.md).
@@ -845,11 +849,11 @@ local CLOSE_NO_HELLO = 4008;
 -- a silent gateway. context says what was refused: "code" or "key". The gateway's words (its
 -- message, a close reason) are one short line, as the daemon keeps them.
 local function failLink(err, context)
-  local code, message = err.code, oneLine(tostring(err.message));
+  local code, message = err.code, oneLine(tostring(err.message or ""));
   if code == linkLib.ERR_LINK_DISABLED then
-    fail("The gateway cannot link computers (link_disabled): " .. message);
+    fail(refusal("The gateway cannot link computers (link_disabled)", message));
   elseif code == linkLib.ERR_BUSY then
-    fail("The gateway is busy (busy): " .. message);
+    fail(refusal("The gateway is busy (busy)", message));
   elseif code == linkLib.ERR_LINK_INVALID and context == "key"
       and message:find("unknown or wrong enrollment key", 1, true) then
     -- Cut short or mistyped: an older gateway said to check it with trap-sandbox link keys,
@@ -857,11 +861,11 @@ local function failLink(err, context)
     fail("The gateway does not know that key (link_invalid): copy it whole, or ask whoever "
       .. "gave it to you for it again");
   elseif code == linkLib.ERR_LINK_INVALID and context == "key" then
-    fail("The gateway refused the key (link_invalid): "
-      .. withFix(message, "Ask its admin for a new one (trap-sandbox link key)", "for a new key"));
+    fail(refusal("The gateway refused the key (link_invalid)", message,
+      "Ask its admin for a new one (trap-sandbox link key)", "for a new key"));
   elseif code == linkLib.ERR_LINK_INVALID then
-    fail("The gateway refused the code (link_invalid): "
-      .. withFix(message, "Run sandbox link again", "sandbox link again"));
+    fail(refusal("The gateway refused the code (link_invalid)", message,
+      "Run sandbox link again", "sandbox link again"));
   elseif code == libsandbox.ERR_TIMEOUT then
     fail("The gateway did not answer: " .. message .. ". Run sandbox link again");
   elseif code == libsandbox.ERR_NOT_CONNECTED and err.closeCode == linkLib.CLOSE_TOO_MANY_REQUESTS then
@@ -883,7 +887,7 @@ local function failLink(err, context)
   elseif code == libsandbox.ERR_NOT_CONNECTED then
     fail("The gateway closed the link session (" .. message .. "). Run sandbox link again");
   end
-  fail("The gateway refused the link: " .. oneLine(tostring(code)) .. ": " .. message);
+  fail(refusal("The gateway refused the link: " .. oneLine(tostring(code)), message));
 end
 
 -- Saves the credential as sandbox.password and makes the daemon say hello with it (the

@@ -1915,6 +1915,27 @@ describe("sandbox command", function()
       expect(record.values["sandbox.password"]):eq(nil);
     end);
 
+    it("says a refusal without words as one sentence, with no empty part", function()
+      for _, case in ipairs({
+        { { "link" }, "link_invalid", "The gateway refused the code (link_invalid). Run sandbox link again" },
+        { { "link", KEY }, "link_invalid", "The gateway refused the key (link_invalid). Ask its admin for a new one (trap-sandbox link key)" },
+        { { "link" }, "link_disabled", "The gateway cannot link computers (link_disabled)" },
+        { { "link" }, "busy", "The gateway is busy (busy)" },
+        { { "link" }, "odd_code", "The gateway refused the link: odd_code" },
+      }) do
+        -- (an error with no message at all has the codec's words: libsandboxcodec's normaliseError)
+        for _, message in ipairs({ "", " " }) do
+          local ok, err, lines, record = run(case[1], {
+            gateway = linkGateway({ refuse = { ["link.begin"] = { code = case[2], message = message } } }),
+          });
+          expect(ok):eq(false);
+          expect(err):eq(case[3]);
+          expect(record.values["sandbox.password"]):eq(nil);
+          expectNoSecret(lines, record, err);
+        end
+      end
+    end);
+
     it("tells an older gateway apart and gives the daemon its connection back", function()
       local ok, err, _, record = run({ "link" }, {
         gateway = linkGateway({ hello = { accountId = "local", livenessMs = 70000 } }),
