@@ -3,6 +3,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -37,6 +38,18 @@ func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)}
 
 // AfterFunc wraps time.AfterFunc.
 func (Real) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
+
+// WithTimeout is context.WithTimeout on c: the context ends d from now on c's time, with
+// context.Cause context.DeadlineExceeded (its Err is context.Canceled), so a Fake's Advance
+// ends it. Call the returned cancel when done, as with context.WithTimeout.
+func WithTimeout(ctx context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	timer := c.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
+	return ctx, func() {
+		timer.Stop()
+		cancel(context.Canceled)
+	}
+}
 
 type realTimer struct{ t *time.Timer }
 

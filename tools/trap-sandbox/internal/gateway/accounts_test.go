@@ -233,6 +233,83 @@ func TestMissedRevocationsAreCheckedAgainstTheStore(t *testing.T) {
 	assert.True(t, kept.read().OK, "a credential not revoked keeps its socket")
 }
 
+// hangingStore is a store whose credential reads, once hang is set, wait for their context
+// to end, as NATS's bucket behind a partition: each read says on entered that it began, and
+// inFlight and most count the reads waiting at once.
+type hangingStore struct {
+	*account.Memory
+	hang           *atomic.Bool
+	entered        chan string
+	inFlight, most *atomic.Int32
+}
+
+func (s hangingStore) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	if !s.hang.Load() {
+		return s.Memory.Credential(ctx, selector)
+	}
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for m := s.most.Load(); n > m && !s.most.CompareAndSwap(m, n); m = s.most.Load() {
+	}
+	s.entered <- selector
+	<-ctx.Done()
+	return account.Credential{}, fmt.Errorf("read credential: %w", context.Cause(ctx))
+}
+
+// A check for missed revocations against a store that hangs is bounded as a whole: it reads
+// missedRevocationReads credentials at once, each until revocationCheckTimeout, and ends at
+// missedRevocationCheckLimit with what it could not read counted unchecked. It read one
+// credential after another, 5 s each: 20 held took 100 s (a replica with thousands, hours).
+func TestAMissedRevocationCheckAgainstAHangingStoreIsBounded(t *testing.T) {
+	const held = 20
+	clk := newFakeClock()
+	store := hangingStore{Memory: account.NewMemory(), hang: new(atomic.Bool),
+		entered: make(chan string, held), inFlight: new(atomic.Int32), most: new(atomic.Int32)}
+	accounts := account.New(store, clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, Clock: clk}, nil)
+	for i := range held {
+		secret, _, err := accounts.IssueCredential(t.Context(), "alice", fmt.Sprintf("c%d", i))
+		require.NoError(t, err)
+		h.connect(t, fmt.Sprintf("%d:", i+1), secret)
+	}
+
+	store.hang.Store(true)
+	type result struct{ checked, revoked int }
+	done := make(chan result, 1)
+	go func() {
+		c, r := local{h.gw}.RevocationsMissed(t.Context())
+		done <- result{c, r}
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a guard: the check waits on the fake clock only
+	defer cancel()
+	began := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-store.entered:
+			case <-ctx.Done():
+				require.FailNow(t, "the store was not read", "%d reads expected", n)
+			}
+		}
+	}
+	began(missedRevocationReads)
+	clk.Advance(revocationCheckTimeout) // the first reads end, the next ones begin
+	began(missedRevocationReads)
+	clk.Advance(missedRevocationCheckLimit - revocationCheckTimeout)
+	select {
+	case r := <-done:
+		assert.Equal(t, result{0, 0}, r, "credentials checked, revoked")
+	case <-ctx.Done():
+		require.FailNow(t, "the check did not end at its limit")
+	}
+	assert.LessOrEqual(t, store.most.Load(), int32(missedRevocationReads), "reads at once")
+	assert.Contains(t, h.logs.String(), "cannot check every credential held here for a revocation this replica may have missed")
+	assert.Contains(t, h.logs.String(), "unchecked=20")
+	assert.Contains(t, h.logs.String(), "the check took its limit of 30s")
+}
+
 // downStore is a store that cannot be read, as NATS's bucket while NATS is down.
 type downStore struct{ *account.Memory }
 

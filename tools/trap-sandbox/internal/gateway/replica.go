@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -48,11 +50,23 @@ func (l local) RevocationsMissed(ctx context.Context) (checked, revoked int) {
 	return l.g.recheckHeldCredentials(ctx)
 }
 
+// missedRevocationReads is how many credentials a check for missed revocations
+// (recheckHeldCredentials) reads from the account store at once, as the bus's revocations are
+// checked 8 at a time (cluster's revocation slots).
+const missedRevocationReads = 8
+
+// missedRevocationCheckLimit bounds a whole check for missed revocations. Each read ends at
+// revocationCheckTimeout, but against a store that hangs a replica holding thousands of
+// credentials would take minutes (5 s for each 8 of them) before it could check again; what is
+// not read by then stays unchecked: its sockets stay open until their next hello.
+const missedRevocationCheckLimit = 30 * time.Second
+
 // recheckHeldCredentials closes the local sockets of every credential held here that the
 // account store says is revoked or gone: revocations this replica did not hear on the bus.
-// One read of the store for each credential, one after another; a read that fails leaves
-// its sockets open (the computer's next hello asks the store again), and is logged. It
-// returns how many credentials it asked about, and how many of them were revoked or gone.
+// One read of the store for each credential, missedRevocationReads at once, all within
+// missedRevocationCheckLimit; a read that fails, or is not made in time, leaves its sockets
+// open (the computer's next hello asks the store again), and is logged. It returns how many
+// credentials it could check, and how many of them were revoked or gone.
 func (g *Gateway) recheckHeldCredentials(ctx context.Context) (checked, revokedCount int) {
 	if g.cfg.Accounts == nil {
 		return 0, 0
@@ -60,31 +74,62 @@ func (g *Gateway) recheckHeldCredentials(ctx context.Context) (checked, revokedC
 	// Counted first, as revokeCredentials does: a hello whose credential the store took
 	// before this read, not registered yet, asks the store again (revokedDuringHello).
 	g.revocations.Add(1)
-	var revoked []string
-	failed := 0
-	var failure error
-	for _, selector := range g.registry.heldCredentials() {
-		if ctx.Err() != nil {
-			return checked, len(revoked)
+	held := g.registry.heldCredentials()
+	checkCtx, cancel := clock.WithTimeout(ctx, g.cfg.Clock, missedRevocationCheckLimit)
+	defer cancel()
+	var (
+		mu      sync.Mutex // guards revoked, failed, failure
+		revoked []string
+		failed  int
+		failure error
+	)
+	selectors := make(chan string)
+	var readers sync.WaitGroup
+	for range min(missedRevocationReads, len(held)) {
+		readers.Go(func() {
+			for selector := range selectors {
+				readCtx, cancelRead := clock.WithTimeout(checkCtx, g.cfg.Clock, revocationCheckTimeout)
+				gone, err := g.storeRevoked(readCtx, selector)
+				cancelRead()
+				mu.Lock()
+				switch {
+				case err != nil:
+					failed++
+					failure = err
+				case gone:
+					revoked = append(revoked, selector)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	asked := 0
+feed:
+	for _, selector := range held {
+		if checkCtx.Err() != nil {
+			break // not one more read, even with a reader free at the limit
 		}
-		checked++
-		readCtx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
-		gone, err := g.storeRevoked(readCtx, selector)
-		cancel()
-		switch {
-		case err != nil:
-			failed++
-			failure = err
-		case gone:
-			revoked = append(revoked, selector)
+		select {
+		case selectors <- selector:
+			asked++
+		case <-checkCtx.Done():
+			break feed
 		}
 	}
+	close(selectors)
+	readers.Wait()
 	g.revokeCredentials(revoked)
-	if failed > 0 && ctx.Err() == nil {
-		g.log.Warn("cannot check every credential held here for a revocation this replica may have missed: their sockets stay open until their next hello",
-			"unchecked", failed, "err", failure)
+	if ctx.Err() != nil {
+		return asked - failed, len(revoked)
 	}
-	return checked - failed, len(revoked)
+	if asked < len(held) || errors.Is(context.Cause(checkCtx), context.DeadlineExceeded) {
+		failure = fmt.Errorf("the check took its limit of %s", missedRevocationCheckLimit)
+	}
+	if unchecked := failed + len(held) - asked; unchecked > 0 {
+		g.log.Warn("cannot check every credential held here for a revocation this replica may have missed: their sockets stay open until their next hello",
+			"unchecked", unchecked, "err", failure)
+	}
+	return asked - failed, len(revoked)
 }
 
 // Evict closes the session with 4009 replaced because a newer socket of the same computer said
