@@ -1412,7 +1412,9 @@ local function newClient(deps)
             opts.onReconnect();
           end
           if not deps.awaitReconnect() then
-            return nil, errOrDone;
+            -- The gateway ends a turn with the socket that asked it: a later connection does
+            -- not bring the rest of the answer back.
+            return nil, { code = errOrDone.code, message = errOrDone.message, answerLost = true };
           end
         elseif errOrDone.code ~= codec.ERR_TIMEOUT then
           return nil, errOrDone;
@@ -1506,7 +1508,8 @@ local function newClient(deps)
   -- a look at a terminate found it. Terminate (Ctrl-T) aborts the turn, unless it has ended
   -- (an answer all in, still paged in onEvent: there is nothing to stop), then raises
   -- "Terminated" as os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and
-  -- {code, message}.
+  -- {code, message, answerLost?}: answerLost when the daemon did not get the gateway back
+  -- in its wait, so the turn has ended on the gateway unfinished.
   local function run(prompt, opts)
     expect(1, prompt, "string");
     expect(2, opts, "table", "nil");

@@ -44,6 +44,8 @@ local THINKING = "Thinking... (Q stops)";
 -- While the daemon gets back a gateway it lost mid-answer (libsandbox.awaitReconnect: 16 s, or
 -- up to the daemon's own next try): the screen stood still meanwhile, as if the computer hung. Both notices fit a pocket computer's 26 columns.
 local RECONNECTING = "Reconnecting... (Q stops)";
+-- After the line saying why the daemon did not get the gateway back in that wait.
+local MSG_ANSWER_LOST = "The answer is lost: ask again once reconnected";
 local MORE = "Press any key to continue";
 -- Starts each further row of a code line too long for one (a run's code, a write's content or
 -- changed lines), after the line's own indent, so nested code keeps its shape where it wraps
@@ -739,7 +741,11 @@ local function explain(err)
   else
     message = oneLine(tostring(message));
   end
-  if code == libsandbox.ERR_NOT_CONNECTED then
+  if code == libsandbox.ERR_NOT_CONNECTED and err.answerLost then
+    -- The daemon did not get the gateway back in its wait: the gateway ended the turn with
+    -- the socket, so a reconnect brings no more of this answer.
+    return notConnectedLine(message) .. ". " .. MSG_ANSWER_LOST;
+  elseif code == libsandbox.ERR_NOT_CONNECTED then
     return notConnectedLine(message);
   elseif code == libsandbox.ERR_TIMEOUT then
     return "The gateway did not answer in time. Run: sandbox health";
