@@ -2,6 +2,7 @@ package computer
 
 import (
 	"bufio"
+	"context"
 	"io"
 
 	lua "github.com/yuin/gopher-lua"
@@ -26,17 +27,23 @@ func LinesOf(lines ...string) Input {
 	return ch
 }
 
-// LinesFrom types r's lines (without their "\n" or "\r\n") and ends at r's end. Its
-// goroutine lives until r ends or fails, so give it a reader that ends (a file, a pipe
-// whose writer closes, os.Stdin of a command).
-func LinesFrom(r io.Reader) Input {
+// LinesFrom types r's lines (without their "\n" or "\r\n") and ends at r's end, or at
+// ctx's: a line no computer takes (its run ended, or never began) is not waited on once ctx
+// ends. Its goroutine lives until then, or until r ends or fails; a read of r it is in
+// cannot be cut short, so give it a reader that ends (a file, a pipe whose writer closes,
+// os.Stdin of a command).
+func LinesFrom(ctx context.Context, r io.Reader) Input {
 	ch := make(chan string)
 	go func() {
 		defer close(ch)
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, 4096), 1<<20)
 		for sc.Scan() {
-			ch <- sc.Text()
+			select {
+			case ch <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 	return ch

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // bare runs `fakecraft run --bare --dir dir [args...]` with typed as standard input.
@@ -226,4 +227,17 @@ func TestWget(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "tool.lua"))
 	require.NoError(t, err)
 	assert.Equal(t, "print(\"tool ran\", ...)\n\xff", string(got), "saved byte for byte")
+}
+
+// TestABadWorldLeavesNoInputReader: a --world that cannot be set up ends the run before the
+// computer boots; the reader typing the named program's line ("id") stops with it. It stayed
+// blocked on a line no computer would take, for as long as fakecraft ran.
+func TestABadWorldLeavesNoInputReader(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"computers": [{"id": 7}, {"id": 7}]}`), 0o644))
+	code, out, errOut := bare(t, dir, "", "--world", file, "--id", "7", "id")
+	assert.Equal(t, ExitUsage, code, errOut)
+	assert.Empty(t, out)
 }

@@ -278,6 +278,10 @@ func (f *computerFlags) pocket() *pocket.Pocket {
 
 // Run runs the program.
 func (r *RunCmd) Run(e *env) error {
+	// The input's lines are typed for this run only: its reader stops when Run returns, the
+	// computer's end or a failure before it began (a bad --world).
+	typing, stopTyping := context.WithCancel(context.Background())
+	defer stopTyping()
 	opts, rootDir, err := r.options(e, r.Bare)
 	if err != nil {
 		return err
@@ -295,7 +299,7 @@ func (r *RunCmd) Run(e *env) error {
 		if e.stdin != nil {
 			typed = io.MultiReader(typed, e.stdin)
 		}
-		opts.Input = computer.LinesFrom(typed)
+		opts.Input = computer.LinesFrom(typing, typed)
 		return r.worldFlags.boot(e, opts, r.TimeLimit, r.ShowScreens)
 	}
 	if len(r.Command) == 0 {
@@ -305,7 +309,7 @@ func (r *RunCmd) Run(e *env) error {
 		return err
 	}
 	if e.stdin != nil {
-		opts.Input = computer.LinesFrom(e.stdin)
+		opts.Input = computer.LinesFrom(typing, e.stdin)
 	}
 	// The words are UTF-8 text, as the flags are: they enter as CC's bytes, as the same
 	// command typed at a bare computer's prompt does.
