@@ -259,12 +259,29 @@ func (s Spec) CheckOwnDirs(id int, dir string) error {
 		if err != nil {
 			return fmt.Errorf("computer %d's dir %s: %w", o.id, o.dir, err)
 		}
+		abs = withoutSymlinks(abs)
 		if other, ok := first[abs]; ok {
 			return fmt.Errorf("computers %d and %d both keep their files in %s: each needs a dir of its own, as each CC computer has a disk of its own", other, o.id, abs)
 		}
 		first[abs] = o.id
 	}
 	return nil
+}
+
+// withoutSymlinks is abs with the symlinks of its longest existing part resolved: two dirs
+// naming one directory through a symlink (an existing one, or the parent a fresh one is made
+// in) are one disk. What does not exist yet is kept as written.
+func withoutSymlinks(abs string) string {
+	rest := ""
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // Machine returns the options of a spec's computer (placed by Build) as a plain CC:

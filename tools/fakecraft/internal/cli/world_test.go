@@ -308,3 +308,31 @@ func TestWorldComputersKeepDisksOfTheirOwn(t *testing.T) {
 	assert.Equal(t, "fakecraft: computers 7 and 8 both keep their files in "+filepath.Join(dir, "pc8")+
 		": each needs a dir of its own, as each CC computer has a disk of its own\n", errOut)
 }
+
+// TestWorldComputersKeepDisksOfTheirOwnThroughSymlinks: a dir named through a symlink is the
+// directory it leads to, an existing one or one made under a symlinked parent: two such
+// entries, or --dir and an entry, share a disk and are refused. The paths were compared as
+// written, and both computers ran on one disk.
+func TestWorldComputersKeepDisksOfTheirOwnThroughSymlinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir()) // the error names the resolved path
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "real"), 0o755))
+	require.NoError(t, os.Symlink("real", filepath.Join(dir, "link")))
+	file := filepath.Join(dir, "world.json")
+	for body, shared := range map[string]string{
+		`{ "computers": [ { "id": 8, "dir": "real" }, { "id": 9, "dir": "link" } ] }`:       "real",
+		`{ "computers": [ { "id": 8, "dir": "real/pc" }, { "id": 9, "dir": "link/pc" } ] }`: filepath.Join("real", "pc"),
+	} {
+		require.NoError(t, os.WriteFile(file, []byte(body), 0o644))
+		code, out, errOut := bare(t, filepath.Join(dir, "pc7"), "", "--id", "7", "--world", file)
+		assert.Equal(t, ExitUsage, code, out)
+		assert.Equal(t, "fakecraft: computers 8 and 9 both keep their files in "+filepath.Join(dir, shared)+
+			": each needs a dir of its own, as each CC computer has a disk of its own\n", errOut, body)
+	}
+
+	require.NoError(t, os.WriteFile(file, []byte(`{ "computers": [ { "id": 8, "dir": "real" } ] }`), 0o644))
+	code, out, errOut := bare(t, filepath.Join(dir, "link"), "", "--id", "7", "--world", file)
+	assert.Equal(t, ExitUsage, code, out)
+	assert.Equal(t, "fakecraft: computers 7 and 8 both keep their files in "+filepath.Join(dir, "real")+
+		": each needs a dir of its own, as each CC computer has a disk of its own\n", errOut)
+}
