@@ -269,10 +269,10 @@ func TestATimeoutMidTransferSaysHowFarItGot(t *testing.T) {
 
 	timeOutThe(protocol.TypeFSWrite, 3)
 	err = computer.New(d).Write(t.Context(), "7:", "/f.bin", bigData(3*computer.ChunkBytes+1), 0)
-	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time; the write of /f.bin stopped at 32768 of its 49153 bytes: the old file is kept")
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time; the write of /f.bin stopped with at least 32768 of its 49153 bytes written, as the computer confirmed: the old file is kept")
 	timeOutThe(protocol.TypeFSWrite, 2)
 	err = computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(2*computer.ChunkBytes), 0)
-	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time; the write of /new.bin stopped at 16384 of its 32768 bytes: no file was made there")
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time; the write of /new.bin stopped with at least 16384 of its 32768 bytes written, as the computer confirmed: no file was made there")
 	assert.Equal(t, []string{"/f.bin"}, d.Names(), "the temporary files were removed")
 
 	timeOutThe(protocol.TypeFSWrite, 1) // nothing sent yet: the timeout alone says it
@@ -311,6 +311,26 @@ func TestAWriteGoneMidChunkCountsOnlyWhatWasConfirmed(t *testing.T) {
 	assert.EqualError(t, err, "not_connected: computer 7: disconnected during the write of /new.bin (at least 16384 of its 49152 bytes written, as the computer confirmed): "+
 		"no file was made there; write it again once it is back; the computer could not be told to remove what was sent: "+
 		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)")
+}
+
+// TestAWriteTimedOutMidChunkCountsOnlyWhatWasConfirmed: a chunk the computer wrote whose answer
+// came too late is not counted, so a timed-out write says "at least" the bytes confirmed: it
+// said it "stopped at 16384" of a write the computer had taken 32768 of.
+func TestAWriteTimedOutMidChunkCountsOnlyWhatWasConfirmed(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	writes := 0
+	d.After = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite {
+			if writes++; writes == 2 { // written on the computer, its answer too late
+				return protocol.Errorf(protocol.CodeTimeout, "computer 7: did not answer fs.write in time")
+			}
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time; the write of /new.bin stopped "+
+		"with at least 16384 of its 49152 bytes written, as the computer confirmed: no file was made there")
+	assert.Empty(t, d.Names(), "the temporary file was removed")
 }
 
 // TestAComputerGoneMidWriteGetsItsLeftoverNamed: a computer that shuts down mid-write keeps

@@ -201,7 +201,7 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 				kept = "no file was made there"
 			}
 			if offset > 0 {
-				err = timedOutDuring(err, "the write of %s stopped at %d of its %d bytes: %s", path, offset, len(data), kept)
+				err = timedOutDuring(err, "the write of %s stopped with at least %d of its %d bytes written, as the computer confirmed: %s", path, offset, len(data), kept)
 			}
 			// offset counts the chunks the computer confirmed; the one in flight may have
 			// been written before it went, so the temporary file may hold more ("at least").
