@@ -188,9 +188,10 @@ func showMessage(s string) string {
 	return strings.ReplaceAll(cctext.Show(s, true), "\n", "\n  ")
 }
 
-// warn prints one line per character the computer could not be sent (the text rule).
-func warn(stderr io.Writer, reps []cctext.Replacement) {
-	for _, r := range reps {
+// warn prints one line per character the computer could not be sent (the text rule); of text
+// that err says reached no computer, what it would have been sent as (cctext.Unsent).
+func warn(stderr io.Writer, reps []cctext.Replacement, err error) {
+	for _, r := range cctext.Unsent(reps, err) {
 		fmt.Fprintf(stderr, "trap-sandbox: warning: %s\n", r.Message)
 	}
 }
@@ -284,7 +285,7 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		payload = json.RawMessage(c.Payload) // valid JSON: Validate
 	}
 	answer, reps, err := c.client().Request(ctx, c.TraposID, c.Type, payload, c.Timeout.Duration())
-	warn(stderr, reps)
+	warn(stderr, reps, err)
 	if err != nil {
 		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && (c.Type == protocol.TypeLuaExec || c.Type == protocol.TypeShellRun) {
 			// The computer stopped the run at the payload's timeoutMs, which request sends as

@@ -168,6 +168,25 @@ func TestAnEmptyCommandLineIsAUsageError(t *testing.T) {
 	assert.Equal(t, "ls /rom", root.Run.Command)
 }
 
+// TestTextNeverSentIsNotSaidToBeSentOnStderr: exec, run and request to a computer that is not
+// connected sent nothing, so their warnings say what a character would have been sent as:
+// they said "was sent as ?" beside the not_connected.
+func TestTextNeverSentIsNotSaidToBeSentOnStderr(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "")
+	for _, args := range [][]string{
+		{"run", "--url", base, "5:gone", "echo —"},
+		{"exec", "--url", base, "5:gone", "print('—')"},
+		{"request", "--url", base, "5:gone", "lua.exec", `{"code":"print('—')"}`},
+	} {
+		_, stderr, err := runWith(t, "", args...)
+		require.Error(t, err, "%v", args)
+		assert.Contains(t, err.Error(), "is not connected", "%v", args)
+		assert.Contains(t, stderr, `would have been sent as "?"`, "%v", args)
+		assert.NotContains(t, stderr, "was sent", "%v", args)
+	}
+}
+
 func TestClientToken(t *testing.T) {
 	clearEnv(t)
 	base := startGatewayHTTP(t, "s3cret")

@@ -329,7 +329,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		// (cctext.LuaFile): notes.txt put into /docs is text, put as /programs/snow or into
 		// /startup a program.
 		cc, reps := cctext.FileToCC(remote, string(data))
-		warnings = func() { warn(stderr, reps) }
+		warnings = func() { warn(stderr, reps, nil) } // said once the write is done
 		if !utf8.Valid(data) && cc != string(data) {
 			// A binary file's bytes read as text hold thousands of characters CC cannot hold:
 			// one line says what the fix is, not one per character. (A Latin-1 text file, whose
@@ -466,7 +466,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		code = string(data)
 	}
 	ans, err := c.client().Exec(ctx, c.TraposID, code, c.Timeout.Duration())
-	warn(stderr, ans.Warnings)
+	warn(stderr, ans.Warnings, err)
 	if err != nil {
 		return c.runFailure(c.TraposID, "exec", "", err)
 	}
@@ -539,7 +539,7 @@ func (c *RunCmd) Validate() error {
 // Run prints the program's output and fails when it did.
 func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	ans, err := c.client().Run(ctx, c.TraposID, c.Command, c.Timeout.Duration())
-	warn(stderr, ans.Warnings)
+	warn(stderr, ans.Warnings, err)
 	if err != nil {
 		return c.runFailure(c.TraposID, "run", c.Command, err)
 	}
