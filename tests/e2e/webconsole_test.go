@@ -1,15 +1,19 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -398,6 +402,50 @@ func TestTheWebConsoleSaysWhenItsInputsScriptDidNotLoad(t *testing.T) {
 	shown, err := chromedp.Run(page, chromedp.Text("#status"))
 	require.NoError(t, err)
 	assert.Equal(t, "This page's inputs.js did not load: a reverse proxy in front of the gateway must pass GET /console/inputs.js too (docs/reverse-proxy.md).", shown)
+}
+
+// TestTheWebConsoleTakesAnInputsScriptWithoutANewerType: during a rollout a replica of an
+// older build serves inputs.js without a newer input type (here mouse_up). console.js threw
+// at its first look at the missing type (olderVersion's want[i] of null) and the page showed
+// its title alone. A type the served list does not name is one no client is known to take:
+// the view goes live and sends a press as a click (the press apart from its release unknown).
+func TestTheWebConsoleTakesAnInputsScriptWithoutANewerType(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-rollout-5e1b" // the API answers no client through a proxy without one
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	screenComputerOfClient(ctx, t, g, "11:desk", sandboxPassword, "0.5.22", nil)
+	gateway, err := url.Parse("http://" + g.Addr)
+	require.NoError(t, err)
+	older := httputil.NewSingleHostReverseProxy(gateway)
+	mouseUp := regexp.MustCompile(`"mouse_up":"[^"]*",?`)
+	older.ModifyResponse = func(res *http.Response) error {
+		if res.Request.URL.Path != "/console/inputs.js" {
+			return nil
+		}
+		script, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err != nil {
+			return err
+		}
+		if !mouseUp.Match(script) {
+			return fmt.Errorf("the gateway's inputs.js names no mouse_up to leave out: %s", script)
+		}
+		script = mouseUp.ReplaceAll(script, nil)
+		res.Body = io.NopCloser(bytes.NewReader(script))
+		res.ContentLength = int64(len(script))
+		res.Header.Set("Content-Length", strconv.Itoa(len(script)))
+		return nil
+	}
+	proxy := httptest.NewServer(older)
+	t.Cleanup(proxy.Close)
+
+	logIn(t, page, proxy.URL+"/console/#/computer/11%3Adesk", token)
+	until(t, "the list without mouse_up", `!("mouse_up" in inputTypesSince) && "mouse_click" in inputTypesSince`)
+	until(t, "the screen, its client's version learnt", `document.getElementById("status").textContent === "Live" && view.drags`)
+	pressApart, err := chromedp.Run(page, chromedp.Evaluate[bool](`view.pressApart`))
+	require.NoError(t, err)
+	assert.False(t, pressApart, "a press apart from its release, which the served list does not name")
 }
 
 // TestTheWebConsoleWatchesABusyComputerAgain: a host keeps a computer as busy as the gateway

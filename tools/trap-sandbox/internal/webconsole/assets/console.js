@@ -1607,24 +1607,32 @@ function sayOnce(v, words) {
 
 // dragSince is the first client that takes screen.input's drag, pressApartSince the first that
 // takes a press and its release apart (mouse_click and mouse_up; docs/screen.md), as the
-// gateway says them in inputs.js (inputTypesSince).
+// gateway says them in inputs.js (inputTypesSince). A replica of an older build, during a
+// rollout, serves a list without the newer types: such a type is undefined here, which no
+// client is known to take (olderVersion), so the view sends what every client takes.
 const dragSince = inputTypesSince.drag;
-const pressApartSince = olderVersion(inputTypesSince.mouse_click, inputTypesSince.mouse_up) ?
-  inputTypesSince.mouse_up : inputTypesSince.mouse_click;
+const pressApartSince = !inputTypesSince.mouse_click || !inputTypesSince.mouse_up ? undefined :
+  olderVersion(inputTypesSince.mouse_click, inputTypesSince.mouse_up) ? inputTypesSince.mouse_up : inputTypesSince.mouse_click;
+// unnamedBy is the start of a status about input types (names) that this page's inputs.js
+// does not name: the status says why, not that the client is older than "undefined".
+const unnamedBy = (names) => "This page's gateway (an older build, or a replica of one) does not name " + names +
+  " among the inputs a computer takes";
 // noDrags is the status when the pointer drags on a computer whose client takes no drag.
-const noDrags = "This computer's client is older than trapos-sandbox " + dragSince +
+const noDrags = (dragSince ? "This computer's client is older than trapos-sandbox " + dragSince : unnamedBy("drag")) +
   " and takes no drag: a press reaches it, not the moves after it. The gateway's install line run on it upgrades it.";
 // releasedAtPress is the status when the pointer drags on a computer whose client takes drags
 // but no press apart from its release.
-const releasedAtPress = "This computer's client is older than trapos-sandbox " + pressApartSince +
+const releasedAtPress = (pressApartSince ? "This computer's client is older than trapos-sandbox " + pressApartSince :
+  unnamedBy("mouse_click and mouse_up")) +
   ": a drag reaches it, its release (mouse_up) at the press, not where the pointer lets go. The gateway's install line run on it upgrades it.";
 
 // olderVersion is whether version ("0.5.20"; anything else, a client too old to say, or none)
-// comes before than ("0.5.21").
+// comes before than ("0.5.21"); every version does before a than that is none (an input type
+// the served inputs.js does not name): no client is known to take it.
 function olderVersion(version, than) {
   const parse = (s) => typeof s === "string" && /^\d+\.\d+\.\d+$/.test(s) ? s.split(".").map(Number) : null;
   const have = parse(version), want = parse(than);
-  if (!have) return true;
+  if (!have || !want) return true;
   for (let i = 0; i < 3; i++) if (have[i] !== want[i]) return have[i] < want[i];
   return false;
 }
