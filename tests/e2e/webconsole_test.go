@@ -1129,6 +1129,55 @@ func TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone(t *testing.T
 	assert.True(t, up >= 0 && up < key, "the release, then the key typed since: %s", all)
 }
 
+// TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer: Ctrl let go on the desk's screen, the
+// call carrying its key_up cut by the network (a proxy drops it) while the screen's stream
+// stays open, is let go on the desk by a call of its own. Before, the release was owed until
+// the stream opened again, which it never did: the desk held Ctrl down.
+func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-unanswered-7c41"
+	page, until := consolePage(ctx, t)
+	g, _ := deskAcrossRestarts(ctx, t, token, "control")
+	gateway, err := url.Parse("http://" + g.Addr)
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(gateway)
+	// The calls carrying a key_up are cut, from Ctrl's on (the browser tries a request cut on a
+	// reused connection once more, itself), until the page says its call failed.
+	var cutting, cut atomic.Bool
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/input") {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				panic(http.ErrAbortHandler)
+			}
+			if bytes.Contains(body, []byte(`"key_up"`)) && cutting.Load() {
+				cut.Store(true)
+				panic(http.ErrAbortHandler) // the connection cut: the page's fetch gets no answer
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	logIn(t, page, proxy.URL+"/console/#/computer/11%3Adesk", token)
+	until(t, "the prompt", liveAtThePrompt)
+	runHeld(t, page, until)
+	opened, err := chromedp.Run(page, chromedp.Evaluate[int](`view.opened`))
+	require.NoError(t, err)
+
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	until(t, "Ctrl down", `document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl")`)
+	cutting.Store(true)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17)))
+	until(t, "the release's call failed", `document.getElementById("status").textContent.startsWith("Input failed: ")`)
+	cutting.Store(false)
+	until(t, "Ctrl let go", `document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl\nkey_up leftCtrl")`)
+	assert.True(t, cut.Load(), "the release's first call was cut")
+	again, err := chromedp.Run(page, chromedp.Evaluate[int](`view.live ? view.opened : -1`))
+	require.NoError(t, err)
+	assert.Equal(t, opened, again, "the stream stayed open: the release went on its own")
+}
+
 // TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses: a mouse button and Ctrl held on the desk's
 // screen as another computer's view is opened (the desk's view closes: the page sees them let
 // go no more) are let go on the desk. Before, they were dropped with the view, and the desk

@@ -861,23 +861,30 @@ function releaseOf(v, id) {
   return null;
 }
 
-// letGoWithinMs bounds how long the releases of a closed view (closeView) are tried on its
-// computer: one away (rebooting, reconnecting), a gateway restarting, a token refused until the
+// letGoWithinMs bounds how long releases sent on their own (letGo: a closed view's, closeView,
+// or a live view's whose call got no answer) are tried on their computer: one away (rebooting, reconnecting), a gateway restarting, a token refused until the
 // tab is given another.
 const letGoWithinMs = 60000;
 
 // letGoClosed sends the releases of closed view v (its computer's, held: what was still down)
-// in one call to its computer, the first with the token the view was closed with (sent), then
-// with the one the tab holds, again every retryMs (a busy answer: its Retry-After) while the
-// computer or the gateway is away or the computer busy, for at most letGoWithinMs. A token the
-// gateway refused is not sent again: the call waits for the tab's next login (loggedIn), where
-// asking every retryMs counted a refusal each time in the gateway's log and metrics. The view's call on its way answers first: its
-// releases that found the computer gone are owed then (oweAgain), and one it delivered is not
-// sent again. Nothing of it is shown: the page shows another view, or the token form.
+// by letGo, the first call with the token the view was closed with (sent), for at most
+// letGoWithinMs. The view's call on its way answers first: its releases that found the
+// computer gone are owed then (oweAgain), and one it delivered is not sent again.
 async function letGoClosed(v, held, sent) {
   const until = Date.now() + letGoWithinMs;
   await Promise.race([v.queue, new Promise((resolve) => setTimeout(resolve, letGoWithinMs))]);
   const events = [...v.owed.splice(0), ...v.pending.splice(0).flatMap((p) => p.events).filter((e) => releases.has(e.type)), ...held];
+  await letGo(v, events, sent, until);
+}
+
+// letGo is the one home of sending releases (events) to view v's computer on their own, apart
+// from the view's queue: in one call, the first with token sent, then with the one the tab
+// holds, again every retryMs (a busy answer: its Retry-After) while the computer or the gateway
+// is away or the computer busy, until the time until (a Date.now()). A token the gateway
+// refused is not sent again: the call waits for the tab's next login (loggedIn). Nothing of it
+// is shown. A closed view's releases (letGoClosed) and a live view's whose call got no answer
+// (sendPending) go by it.
+async function letGo(v, events, sent, until) {
   const refusedTokens = new Set();
   const left = () => Math.max(until - Date.now(), 0);
   for (let auth = sent; events.length && Date.now() < until;) {
@@ -939,12 +946,17 @@ async function sendPending(v) {
         failed = await sendInput(v, events, Math.max(...taken.map((p) => p.sent)));
       } catch (e) {
         if (e.message === "unauthorized") return;
-        failed = { said: "Input failed: " + e.message, queued: 0, away: true };
+        failed = { said: "Input failed: " + e.message, queued: 0, away: true, unanswered: true };
         say(v, failed.said);
       } finally {
         v.presses -= taken.filter((p) => p.press).length;
       }
-      if (failed && failed.away) oweAgain(v, events, opened);
+      // A call that got no answer (the network) while the stream stays open: its releases owed
+      // would wait for a reopen that may never come, then go late as a stray key_up; they are
+      // tried again on their own now (letGo), but for one pressed again since.
+      if (failed && failed.unanswered && v.live && v.opened === opened) {
+        letGo(v, events.filter((e) => releases.has(e.type) && !v.pressed.has(pressID(e))), token, Date.now() + letGoWithinMs);
+      } else if (failed && failed.away) oweAgain(v, events, opened);
       if (failed && failed.said) partlyTyped(v, taken, failed);
     }
   } finally {
