@@ -389,7 +389,7 @@ func romExplained(err error, fix string, paths ...string) error {
 			if fix != "" {
 				why += ": " + fix
 			}
-			return pe.WithMessage(pe.Message + why + ")")
+			return pe.WithHostWords("", why+")")
 		}
 	}
 	return err
@@ -408,7 +408,7 @@ func aboveRootExplained(err error) error {
 	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError || !strings.HasSuffix(pe.Message, invalidPath) {
 		return err
 	}
-	return pe.WithMessage(pe.Message + " (a path cannot go above the computer's root: each .. takes away the name before it, and / has none above it)")
+	return pe.WithHostWords("", " (a path cannot go above the computer's root: each .. takes away the name before it, and / has none above it)")
 }
 
 // InROM reports whether path, as the computer resolves it (cctext.StoredPath), is /rom or in
@@ -458,11 +458,11 @@ func movePathNamed(err error, from, to string) error {
 	}
 	switch pe.Message {
 	case "No such file":
-		return pe.WithMessage(cctext.StoredPath(from) + ": " + pe.Message)
+		return pe.WithHostWords(cctext.StoredPath(from)+": ", "")
 	case "File exists":
-		return pe.WithMessage(cctext.StoredPath(to) + ": " + pe.Message)
+		return pe.WithHostWords(cctext.StoredPath(to)+": ", "")
 	case accessDenied, "Can't move a directory inside itself":
-		return pe.WithMessage("moving " + cctext.StoredPath(from) + " to " + cctext.StoredPath(to) + ": " + pe.Message)
+		return pe.WithHostWords("moving "+cctext.StoredPath(from)+" to "+cctext.StoredPath(to)+": ", "")
 	}
 	return err
 }
@@ -590,7 +590,7 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout && pe.ByComputer {
 		// The computer names the limit it was sent, not the call's timeout the caller gave:
 		// the gateway's words first say where its number came from. The computer's stay whole.
-		return pe.WithMessage(fmt.Sprintf("the run was stopped on the computer at %s: %s", runLimit(timeout, defaulted), pe.Message))
+		return pe.WithHostWords(fmt.Sprintf("the run was stopped on the computer at %s: ", runLimit(timeout, defaulted)), "")
 	}
 	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout {
 		// The code may be an earlier call's: an agent whose loop timed out sent return 1 next,

@@ -264,7 +264,7 @@ func (w upload) refusedAsAWrite(err error) error {
 	}
 	moved := protocol.TypeFSMove + " to " + w.wire(w.target) + " "
 	if rest, ok := strings.CutPrefix(pe.Message, moved); ok {
-		return pe.WithMessage(protocol.TypeFSWrite + " of " + w.wire(w.target) + " " + rest)
+		return pe.WithMessage(rest).WithHostWords(protocol.TypeFSWrite+" of "+w.wire(w.target)+" ", "")
 	}
 	return err
 }
@@ -367,15 +367,17 @@ func (w upload) fail(ctx context.Context, err error) error {
 		return err
 	}
 	tempName := w.wire(path.Base(w.temp))
-	message := strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target)))
-	if pe.Code == protocol.CodeFSError && strings.HasSuffix(message, outOfSpace) {
-		if message == outOfSpace {
+	// The computer's words name the file it was sent as the caller's; the rest is the host's.
+	said := pe.WithMessage(strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target))))
+	var named, hint string
+	if pe.Code == protocol.CodeFSError && strings.HasSuffix(said.Message, outOfSpace) {
+		if said.Message == outOfSpace {
 			// CC names no path when a handle's write meets the full drive (only its open does).
-			message = w.wire(w.target) + ": " + message
+			named = w.wire(w.target) + ": "
 		}
-		message += w.outOfSpaceHint(cleanCtx)
+		hint = w.outOfSpaceHint(cleanCtx)
 	}
-	return pe.WithMessage(message + left)
+	return said.WithHostWords(named, hint+left)
 }
 
 // outOfSpace is CC's word for a full drive.

@@ -97,8 +97,8 @@ func explainNewInputType(version string, e *protocol.Error) *protocol.Error {
 	if version == "" {
 		shown = "a trapos-sandbox that names no version"
 	}
-	return e.WithMessage(fmt.Sprintf("%s (screen.input's %s came in trapos-sandbox %s, and this computer's client, %s, is older: "+
-		"run the gateway's install line on the computer to upgrade it, then reboot it)", e.Message, m[1], since, clip(shown)))
+	return e.WithHostWords("", fmt.Sprintf(" (screen.input's %s came in trapos-sandbox %s, and this computer's client, %s, is older: "+
+		"run the gateway's install line on the computer to upgrade it, then reboot it)", m[1], since, clip(shown)))
 }
 
 // explainUnknownType is a computer's unknown_type for typ, with the fix added when typ is a
@@ -115,8 +115,8 @@ func (s *Session) explainUnknownType(version, typ string, e *protocol.Error) *pr
 	if version == "" {
 		shown = "a trapos-sandbox that names no version"
 	}
-	return e.WithMessage(fmt.Sprintf("%s (its client, %s, is older than the %s this gateway serves: "+
-		"run the gateway's install line on the computer to upgrade it, then reboot it)", e.Message, clip(shown), served))
+	return e.WithHostWords("", fmt.Sprintf(" (its client, %s, is older than the %s this gateway serves: "+
+		"run the gateway's install line on the computer to upgrade it, then reboot it)", clip(shown), served))
 }
 
 // fsErrorsUnplacedSince is the first client whose fs_error is CC's message alone. Before it,

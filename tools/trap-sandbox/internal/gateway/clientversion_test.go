@@ -57,6 +57,12 @@ func TestOlderClientsUnknownTypeNamesTheUpgrade(t *testing.T) {
 			} else {
 				assert.True(t, strings.HasPrefix(r.resp.Error.Message, own+" "+c.hint), r.resp.Error.Message)
 			}
+			// The fix is the gateway's words, not the computer's (MCP's data note quotes
+			// only these), as a host transport reads the answer: ByComputer.
+			answered := *r.resp.Error
+			answered.ByComputer = true
+			_, words, _ := answered.Said()
+			assert.Equal(t, own, words)
 		})
 	}
 }

@@ -158,7 +158,11 @@ func (t Gateway) request(ctx context.Context, traposID, typ string, payload json
 		if resp.Error == nil {
 			return nil, protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with ok:false and no error", cctext.ShowTraposID(traposID), typ)
 		}
-		return nil, &protocol.Error{Code: resp.Error.Code, Message: resp.Error.Message, ByComputer: true}
+		// A copy of the answer's error, so that the words the gateway added to an older
+		// client's (olderClientsError's WithHostWords) stay apart from the computer's.
+		answered := *resp.Error
+		answered.ByComputer = true
+		return nil, &answered
 	}
 	if len(resp.Payload) == 0 {
 		return protocol.EmptyPayload, nil

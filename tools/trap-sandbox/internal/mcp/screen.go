@@ -276,15 +276,15 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 		unanswered := pe.Code == protocol.CodeTimeout
 		switch {
 		case len(sent) > 0 && unanswered:
-			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)")}
+			err = inputSentError{pe.WithHostWords("", "; "+done(sent)+" before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)")}
 		case len(sent) > 0 && pe.Code == protocol.CodeUnauthorized:
 			// The caller's token was revoked or expired between two requests: read_screen
 			// with it is refused too, so no call is offered.
-			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it")}
+			err = inputSentError{pe.WithHostWords("", "; "+done(sent)+" before it")}
 		case len(sent) > 0:
-			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + ", none from there on (read_screen shows the screen)")}
+			err = inputSentError{pe.WithHostWords("", "; "+done(sent)+", none from there on (read_screen shows the screen)")}
 		case unanswered:
-			err = inputSentError{pe.WithMessage(pe.Message + "; the input may have been typed all the same (read_screen shows the screen: check it before you send it again)")}
+			err = inputSentError{pe.WithHostWords("", "; the input may have been typed all the same (read_screen shows the screen: check it before you send it again)")}
 		}
 		return ScreenOutput{}, withWarnings(err, warnings)
 	}
@@ -306,7 +306,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 			// Gone (a relabel's): its screen cannot be read until it is back.
 			sent = "; the input was sent before it went (read_screen shows the screen once it is connected again)"
 		}
-		return ScreenOutput{}, withWarnings(inputSentError{pe.WithMessage(pe.Message + sent)}, warnings)
+		return ScreenOutput{}, withWarnings(inputSentError{pe.WithHostWords("", sent)}, warnings)
 	}
 	out := screenOutput(got.Screen, how.colours, how.cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings

@@ -132,8 +132,16 @@ type Error struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
 	// ByComputer is set when the computer itself answered ok:false, so Message is the
-	// computer's text (the host surfaces mark it as the computer's data). Not on the wire.
+	// computer's text, but for words the host added with WithHostWords (the host surfaces
+	// mark the computer's, Said, as its data). Not on the wire.
 	ByComputer bool `json:"-"`
+	// computerWords, on an error to which the host added words of its own (WithHostWords),
+	// are the words of Message that were there before it: on a ByComputer error, the
+	// computer's (Said), at byte computerAt of Message. hostWorded says they are set (the
+	// computer's words may be ""). Not on the wire.
+	computerWords string
+	computerAt    int
+	hostWorded    bool
 	// Attributed is set on a host-side client's own error about the gateway it called (one
 	// that does not answer, cannot be reached, refused the call's token, or is not the API), or
 	// about a computer's answer it relayed that the client cannot read:
@@ -181,14 +189,45 @@ func (e *Error) Error() string {
 	return string(e.Code) + ": " + e.Message
 }
 
-// WithMessage is e with its message replaced (a caller adding what it knows): the same code,
-// and the same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo) and of
-// why a computer did not answer (Absent, Left, Meant, Hint: a caller that reworded a hinted
-// message no longer ends it with Hint).
+// WithMessage is e with its message replaced (a caller rewording it): the same code, and the
+// same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo) and of why a
+// computer did not answer (Absent, Left, Meant, Hint: a caller that reworded a hinted message
+// no longer ends it with Hint). A caller that adds words of the host's to a computer's message
+// uses WithHostWords, so that the host's words are not marked as the computer's (Said).
 func (e *Error) WithMessage(message string) *Error {
 	c := *e
 	c.Message = message
 	return &c
+}
+
+// WithHostWords is e (as WithMessage keeps it) with the host's words before and after its
+// message: the one way the host adds its own words to a computer's message, so that Said
+// tells them from the computer's, however many times words are added.
+func (e *Error) WithHostWords(before, after string) *Error {
+	c := *e
+	if !c.hostWorded {
+		c.computerWords, c.computerAt, c.hostWorded = e.Message, 0, true
+	}
+	c.computerAt += len(before)
+	c.Message = before + e.Message + after
+	return &c
+}
+
+// Said splits Message into the host's words before the computer's, the computer's, and the
+// host's after them (each as WithHostWords added them). All of a ByComputer message is the
+// computer's unless the host added words to it, and so is all of one reworded (WithMessage)
+// so that the computer's words are no longer where they were: a host surface that marks
+// them as the computer's data marks too much rather than too little. An error not ByComputer
+// is the host's alone: before is Message.
+func (e *Error) Said() (before, computers, after string) {
+	if !e.ByComputer {
+		return e.Message, "", ""
+	}
+	end := e.computerAt + len(e.computerWords)
+	if !e.hostWorded || end > len(e.Message) || e.Message[e.computerAt:end] != e.computerWords {
+		return "", e.Message, ""
+	}
+	return e.Message[:e.computerAt], e.computerWords, e.Message[end:]
 }
 
 // Errorf builds an *Error with a formatted message.

@@ -494,7 +494,8 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update, h
 	}
 	// "computer 7: says …", not "computer 7:: …": a traposId ends in a colon when its
 	// computer has no label.
-	m.endLocked(w, &protocol.Error{Code: protocol.CodeForbidden, Message: fmt.Sprintf("computer %s says %s", cctext.ShowTraposID(from.TraposID), message), ByComputer: true})
+	said := &protocol.Error{Code: protocol.CodeForbidden, Message: message, ByComputer: true}
+	m.endLocked(w, said.WithHostWords(fmt.Sprintf("computer %s says ", cctext.ShowTraposID(from.TraposID)), ""))
 	return nil
 }
 
