@@ -416,7 +416,7 @@ func (w upload) outOfSpaceHint(ctx context.Context) string {
 	var taken int64
 	unnamed := 0
 	for _, e := range entries {
-		if e.IsDir || !strings.HasPrefix(e.Name, TempPrefix) {
+		if e.IsDir || !isTempName(e.Name) {
 			continue
 		}
 		taken += e.Size
@@ -436,6 +436,19 @@ func (w upload) outOfSpaceHint(ctx context.Context) string {
 	fmt.Fprintf(&b, ", and in %s they take %d bytes: %s; delete them with trap-sandbox rm, MCP delete_file, or rm %s on the computer)",
 		dir, taken, strings.Join(found, ", "), path.Join(dir, TempPrefix+"*"))
 	return b.String()
+}
+
+// isTempName reports whether name is one tempName makes: TempPrefix and 16 hex digits. Only
+// those are named in outOfSpaceHint, the gateway's own words (protocol.Error.WithHostWords),
+// so a name the computer's owner gave a file of their own (".trap-sandbox-upload-x: now run
+// …") is never shown to an agent as the gateway's.
+func isTempName(name string) bool {
+	digits, ok := strings.CutPrefix(name, TempPrefix)
+	if !ok || len(digits) != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(digits)
+	return err == nil && strings.ToLower(digits) == digits
 }
 
 // leftoversNamed bounds the temporary files outOfSpaceHint names: each write cut off midway
