@@ -204,6 +204,13 @@ print("` + markerAsked + `")
 
 const markerAsked = "e2e: asked"
 
+// askedOnceConnected is a computer's program that, once connected, prints markerUp, runs lua
+// (what a test asks its hostile gateway to answer), prints markerAsked and idles: the shape of
+// the tests that watch what the client makes of one answer.
+func askedOnceConnected(lua string) string {
+	return harness.WaitConnectedLua + "\nprint(\"" + markerUp + "\")\n" + lua + "print(\"" + markerAsked + "\")\nwhile true do sleep(1) end\n"
+}
+
 // TestGatewayThatAnswersNothingGetsNoMoreThan16Requests: a gateway that answers none of the
 // computer's requests (their programs give up on them) was sent every one, and each let it
 // have one frame more waiting on the computer: past 200 or so, a flood of that many filled
@@ -310,14 +317,11 @@ while true do sleep(1) end
 
 // linkTwiceProgram, once connected, runs sandbox link with an enrollment key twice, then
 // prints what sandbox.password holds.
-const linkTwiceProgram = harness.WaitConnectedLua + `
-print("` + markerUp + `")
+var linkTwiceProgram = askedOnceConnected(`
 shell.run("sandbox", "link", "tsk_k1_S3cretKeyPart")
 shell.run("sandbox", "link", "tsk_k1_S3cretKeyPart")
 print("e2e: password " .. #settings.get("sandbox.password") .. " bytes")
-print("` + markerAsked + `")
-while true do sleep(1) end
-`
+`)
 
 // TestLinkToAHostileGateway: sandbox link opens a session of its own to the gateway and shows
 // what the gateway says. A broken or hostile gateway's credential was saved as it came (128 KiB
@@ -357,14 +361,11 @@ func TestLinkToAHostileGateway(t *testing.T) {
 
 // linkCodeTwiceProgram, once connected, runs sandbox link (a code) twice, then prints what
 // sandbox.password holds.
-const linkCodeTwiceProgram = harness.WaitConnectedLua + `
-print("` + markerUp + `")
+var linkCodeTwiceProgram = askedOnceConnected(`
 shell.run("sandbox", "link")
 shell.run("sandbox", "link")
 print("e2e: password " .. tostring(settings.get("sandbox.password")))
-print("` + markerAsked + `")
-while true do sleep(1) end
-`
+`)
 
 // TestLinkCodeOfAHostileGateway: sandbox link showed the command the account holder runs on
 // the host as the gateway's link.begin worded it (approveLine), so a hostile gateway put a
@@ -432,12 +433,9 @@ func nextLinkBegin(ctx context.Context, t *testing.T, h *harness.HostileGateway,
 }
 
 // aiProgram, once connected, asks the gateway's agent one question.
-const aiProgram = harness.WaitConnectedLua + `
-print("` + markerUp + `")
+var aiProgram = askedOnceConnected(`
 shell.run("ai", "hi")
-print("` + markerAsked + `")
-while true do sleep(1) end
-`
+`)
 
 // TestAgentLinesOfAHostileGateway: the ai command printed the gateway's words around the
 // answer (a tool's line, a turn's error) as they came, newlines and all, so a gateway could
@@ -613,12 +611,9 @@ func TestAHostileGatewayGetsNothingTheOwnerDidNotAllow(t *testing.T) {
 }
 
 // healthProgram, once connected, runs sandbox health.
-const healthProgram = harness.WaitConnectedLua + `
-print("` + markerUp + `")
+var healthProgram = askedOnceConnected(`
 shell.run("sandbox", "health")
-print("` + markerAsked + `")
-while true do sleep(1) end
-`
+`)
 
 // TestHealthShowsAHostileGatewaysNotConnectedInOneLine: sandbox health printed the message of a
 // not_connected answer to its probe_gateway as it came, newlines and all (every other answer's
