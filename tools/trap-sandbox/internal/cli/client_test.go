@@ -481,7 +481,7 @@ func TestInfoSaysWhatTheOwnerAllows(t *testing.T) {
 	connectComputer(t, base, &daemonfake.Daemon{ID: 9, Label: "kitchen", InfoFields: map[string]any{"label": "pantry"}})
 	out, err = runClient(t, "info", "--url", base, "9:kitchen")
 	require.NoError(t, err)
-	assert.Contains(t, out, "\nrelabelled:    its label changed since it connected as 9:kitchen: within 15 s it connects again as 9:pantry "+
+	assert.Contains(t, out, "\nrelabelled:    its label changed since it connected as 9:kitchen, so within 15 s it connects again as 9:pantry "+
 		"(its daemon looks for a new label every 15 s, as CC has no event for one), and 9:kitchen is not connected from then on: ask it by the new id then\nkind:", out)
 }
 

@@ -218,7 +218,9 @@ func (i Info) Relabelled() string {
 			"until its owner gives it another label (label set on the computer)",
 			cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, relabelCheckSeconds, problem)
 	}
-	return fmt.Sprintf("its label changed since it connected as %s: within %d s it connects again as %s (its daemon looks for a new label every %d s, "+
+	// ", so" and never ":" after the old id: an unlabelled computer's ends in ':' (5:), and
+	// "connected as 5:: within" read as a typo.
+	return fmt.Sprintf("its label changed since it connected as %s, so within %d s it connects again as %s (its daemon looks for a new label every %d s, "+
 		"as CC has no event for one), and %s is not connected from then on: ask it by the new id then",
 		cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, cctext.ShowTraposID(id+":"+i.Label), relabelCheckSeconds, cctext.ShowTraposID(i.TraposID))
 }

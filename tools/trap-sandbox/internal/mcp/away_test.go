@@ -100,7 +100,7 @@ func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(text(res)), &info))
 	assert.Equal(t, "7:kitchen", info.TraposID)
 	assert.Equal(t, "pantry", info.Label)
-	assert.Equal(t, "its label changed since it connected as 7:kitchen: within 15 s it connects again as 7:pantry (its daemon looks for a new label every 15 s, "+
+	assert.Equal(t, "its label changed since it connected as 7:kitchen, so within 15 s it connects again as 7:pantry (its daemon looks for a new label every 15 s, "+
 		"as CC has no event for one), and 7:kitchen is not connected from then on: ask it by the new id then", info.Relabelled)
 
 	d.InfoFields = map[string]any{"label": nil}
@@ -151,7 +151,7 @@ func TestARunThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
 	assert.Empty(t, out.Relabelled, "a run that left the label says nothing of it")
 
-	want := "its label changed since it connected as 7:küche: within 15 s it connects again as 7:Küche Nord"
+	want := "its label changed since it connected as 7:küche, so within 15 s it connects again as 7:Küche Nord"
 	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:küche", "code": "os.setComputerLabel('Küche Nord')"})
 	require.False(t, res.IsError, text(res))
 	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
