@@ -127,7 +127,7 @@ func (h HTTP) TypeInput(ctx context.Context, traposID string, events []computer.
 		return ans.Payload.Queued, ans.Warnings, nil
 	}
 	if status == http.StatusOK {
-		err = &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message, ByComputer: true}
+		err = ans.Error.FromTheAPI()
 	} else {
 		err = withRetryAfter(h.Refusal(status, data), header)
 	}

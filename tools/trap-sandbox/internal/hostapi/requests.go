@@ -80,7 +80,7 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.ByComputer {
 		// The computer answered: its ok:false is the request's answer, not an HTTP failure.
-		server.WriteAnswer(w, http.StatusOK, server.Answer{Error: pe, Warnings: warnings})
+		server.WriteAnswer(w, http.StatusOK, server.Answer{Error: onTheWire(pe), Warnings: warnings})
 		return
 	}
 	if err != nil {
@@ -203,9 +203,10 @@ var bodyWants = map[string]string{
 // warnings of the text sent.
 // onTheWire is pe as the API answers it: its fields with a JSON name (the code, the message and
 // what a client reads instead of the message's words: accounts, relabelledTo, absent, left,
-// meant, hint, queued), not who answered (ByComputer, Attributed: json "-").
+// meant, hint, queued, and a computer's answer's hostWords), not who answered (ByComputer,
+// Attributed: json "-").
 func onTheWire(pe *protocol.Error) *protocol.Error {
-	out := *pe
+	out := *pe.ToTheAPI()
 	out.ByComputer, out.Attributed, out.RetryAfter = false, false, 0
 	return &out
 }

@@ -228,8 +228,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return nil, withRetryAfter(h.Refusal(status, data), header)
 	}
 	if !ans.OK {
-		ans.Error.ByComputer = true
-		return nil, ans.Error
+		return nil, ans.Error.FromTheAPI()
 	}
 	if len(ans.Payload) == 0 {
 		return protocol.EmptyPayload, nil

@@ -1,9 +1,11 @@
 package protocol
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestWithMessageKeepsWhoAnswered: an error reworded by a caller stays the same code with the
@@ -45,4 +47,31 @@ func TestSaidTellsTheHostsWordsFromTheComputers(t *testing.T) {
 
 	before, computers, after = Errorf(CodeTimeout, "late").WithHostWords("", "; give it longer").Said()
 	assert.Equal(t, []string{"late; give it longer", "", ""}, []string{before, computers, after})
+}
+
+// TestHostWordsCrossTheAPI: the host API's hostWords carry Said's split to a client over the
+// API; hostWords that are not the message's ends leave all of it the computer's.
+func TestHostWordsCrossTheAPI(t *testing.T) {
+	worded := (&Error{Code: CodeFSError, Message: "/../x: Invalid Path", ByComputer: true}).WithHostWords("", " (why)")
+	wire, err := json.Marshal(worded.ToTheAPI())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"code":"fs_error","message":"/../x: Invalid Path (why)","hostWords":{"before":"","after":" (why)"}}`, string(wire))
+	var read Error
+	require.NoError(t, json.Unmarshal(wire, &read))
+	before, computers, after := read.FromTheAPI().Said()
+	assert.Equal(t, []string{"", "/../x: Invalid Path", " (why)"}, []string{before, computers, after})
+
+	wire, err = json.Marshal((&Error{Code: CodeFSError, Message: "Invalid Path", ByComputer: true}).ToTheAPI())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"code":"fs_error","message":"Invalid Path"}`, string(wire), "nothing added: no hostWords")
+	wire, err = json.Marshal(Errorf(CodeTimeout, "late").WithHostWords("", "; more").ToTheAPI())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"code":"timeout","message":"late; more"}`, string(wire), "the gateway's own error has none")
+
+	for _, h := range []HostWords{{Before: "x", After: ""}, {Before: "", After: "Path!"}, {Before: "Invalid P", After: "Path"}} {
+		before, computers, after = (&Error{Code: CodeFSError, Message: "Invalid Path", HostWords: &h}).FromTheAPI().Said()
+		assert.Equal(t, []string{"", "Invalid Path", ""}, []string{before, computers, after}, "hostWords %+v", h)
+	}
+	before, computers, after = (&Error{Code: CodeFSError, Message: "Invalid Path", HostWords: &HostWords{Before: "Invalid", After: " Path"}}).FromTheAPI().Said()
+	assert.Equal(t, []string{"Invalid", "", " Path"}, []string{before, computers, after}, "all the host's: the computer's words empty")
 }

@@ -6,6 +6,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -178,6 +179,11 @@ type Error struct {
 	// first failed, is the input's events the computer queued before it (computer.PartlyTyped):
 	// those are typed, the rest not. Never in a frame.
 	Queued int `json:"queued,omitempty"`
+	// HostWords, on the host API's answer of a computer's ok:false (docs/http-api.md), are the
+	// words the gateway added before and after the computer's in Message (Said): absent when it
+	// added none. Only on that wire: ToTheAPI sets it, FromTheAPI reads it back into Said's
+	// split. Never in a frame.
+	HostWords *HostWords `json:"hostWords,omitempty"`
 	// RetryAfter, on a busy answer a host-side client read from the host API, is the wait its
 	// Retry-After header asks for before the next try (0: it named none in whole seconds).
 	// Not on the wire: the host API says it in the header (docs/http-api.md).
@@ -228,6 +234,40 @@ func (e *Error) Said() (before, computers, after string) {
 		return "", e.Message, ""
 	}
 	return e.Message[:e.computerAt], e.computerWords, e.Message[end:]
+}
+
+// HostWords are the host's words around a computer's in a message: Message is Before, the
+// computer's words, then After.
+type HostWords struct {
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// ToTheAPI is e as the host API answers a computer's ok:false: with HostWords when the host
+// added words to the computer's (Said), so that a client over the API (the CLI, the stdio
+// MCP bridge) tells them apart as the gateway does.
+func (e *Error) ToTheAPI() *Error {
+	c := *e
+	c.HostWords = nil
+	if before, _, after := e.Said(); e.ByComputer && (before != "" || after != "") {
+		c.HostWords = &HostWords{Before: before, After: after}
+	}
+	return &c
+}
+
+// FromTheAPI is e, the error of a computer's ok:false as the host API answered it, marked
+// ByComputer, with the host's words its HostWords name kept apart from the computer's (Said).
+// HostWords that are not the ends of Message are ignored: all of it is then the computer's
+// (marking too much rather than too little).
+func (e *Error) FromTheAPI() *Error {
+	c := *e
+	c.ByComputer, c.HostWords = true, nil
+	c.computerWords, c.computerAt, c.hostWorded = "", 0, false
+	if h := e.HostWords; h != nil && len(h.Before)+len(h.After) <= len(e.Message) &&
+		strings.HasPrefix(e.Message, h.Before) && strings.HasSuffix(e.Message, h.After) {
+		c.computerWords, c.computerAt, c.hostWorded = e.Message[len(h.Before):len(e.Message)-len(h.After)], len(h.Before), true
+	}
+	return &c
 }
 
 // Errorf builds an *Error with a formatted message.
