@@ -1132,7 +1132,8 @@ func TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone(t *testing.T
 // TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer: Ctrl let go on the desk's screen, the
 // call carrying its key_up cut by the network (a proxy drops it) while the screen's stream
 // stays open, is let go on the desk by a call of its own. Before, the release was owed until
-// the stream opened again, which it never did: the desk held Ctrl down.
+// the stream opened again, which it never did: the desk held Ctrl down. Once it went, the
+// status says Live again, not the call's "Input failed".
 func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 	ctx := testContext(t)
 	const token = "console-unanswered-7c41"
@@ -1172,10 +1173,18 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 	until(t, "the release's call failed", `document.getElementById("status").textContent.startsWith("Input failed: ")`)
 	cutting.Store(false)
 	until(t, "Ctrl let go", `document.getElementById("screen-text").textContent.endsWith("\nkey leftCtrl\nkey_up leftCtrl")`)
+	// The failure's words go once the release they were about went: they stayed up, saying
+	// input failed of a key the desk had let go, until the stream opened again (a reopen says
+	// Live itself, so the wait ends at whichever comes first and the stream must be the same).
+	until(t, "the status live again, or the stream reopened", fmt.Sprintf(
+		`document.getElementById("status").textContent === "Live" || !view.live || view.opened !== %d`, opened))
 	assert.True(t, cut.Load(), "the release's first call was cut")
 	again, err := chromedp.Run(page, chromedp.Evaluate[int](`view.live ? view.opened : -1`))
 	require.NoError(t, err)
 	assert.Equal(t, opened, again, "the stream stayed open: the release went on its own")
+	shown, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("status").textContent`))
+	require.NoError(t, err)
+	assert.Equal(t, "Live", shown, "the call's failure no longer shown once its release went")
 }
 
 // TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses: a mouse button and Ctrl held on the desk's

@@ -882,8 +882,8 @@ async function letGoClosed(v, held, sent) {
 // holds, again every retryMs (a busy answer: its Retry-After) while the computer or the gateway
 // is away or the computer busy, until the time until (a Date.now()). A token the gateway
 // refused is not sent again: the call waits for the tab's next login (loggedIn). Nothing of it
-// is shown. A closed view's releases (letGoClosed) and a live view's whose call got no answer
-// (sendPending) go by it.
+// is shown; it resolves true once the computer took them. A closed view's releases
+// (letGoClosed) and a live view's whose call got no answer (sendPending) go by it.
 async function letGo(v, events, sent, until) {
   const refusedTokens = new Set();
   const left = () => Math.max(until - Date.now(), 0);
@@ -897,7 +897,7 @@ async function letGo(v, events, sent, until) {
       const body = await res.json().catch(() => null);
       const code = body && body.error && body.error.code;
       if (res.status === 401 || code === "unauthorized") refusedTokens.add(auth);
-      else if (res.status < 500 && !letGoAgain.has(code)) return; // taken, or refused for good (the owner's setting)
+      else if (res.status < 500 && !letGoAgain.has(code)) return res.ok; // taken, or refused for good (the owner's setting)
       if (res.status === 429) wait = retryAfterMs(res);
     } catch { // no answer: the gateway away, or the time is up
     }
@@ -955,7 +955,10 @@ async function sendPending(v) {
       // would wait for a reopen that may never come, then go late as a stray key_up; they are
       // tried again on their own now (letGo), but for one pressed again since.
       if (failed && failed.unanswered && v.live && v.opened === opened) {
-        letGo(v, events.filter((e) => releases.has(e.type) && !v.pressed.has(pressID(e))), token, Date.now() + letGoWithinMs);
+        const retried = letGo(v, events.filter((e) => releases.has(e.type) && !v.pressed.has(pressID(e))), token, Date.now() + letGoWithinMs);
+        // A call of releases alone lost nothing once they went: its "Input failed" stayed up
+        // over a computer that had let them go. One that carried keys too still says it.
+        if (events.every((e) => releases.has(e.type))) retried.then((taken) => taken && unsay(v, failed.said));
       } else if (failed && failed.away) oweAgain(v, events, opened);
       if (failed && failed.said) partlyTyped(v, taken, failed);
     }
@@ -1027,6 +1030,14 @@ function say(v, words) {
   v.said = words;
   v.saidAt = v.sends;
   if (view === v) status(words); // a closed view's call answering late is no keys of the view shown
+}
+
+// unsay puts Live back over words (say) about view v's keys that no longer hold, unless other
+// words, or another view, have been shown since.
+function unsay(v, words) {
+  if (view !== v || !v.live || v.said !== words || $("status").textContent !== words) return;
+  status("Live");
+  v.said = "";
 }
 
 // partlyTyped follows a call of view v's that failed (failed: its words, said, and how many of
