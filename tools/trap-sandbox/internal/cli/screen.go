@@ -246,7 +246,7 @@ func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
 			// reads as a token the gateway refused.
 			var ans server.Answer
 			_ = json.Unmarshal(data, &ans)
-			err = &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message, ByComputer: true}
+			err = ans.Error.FromTheAPI()
 		}
 		return nil, refusal{err}
 	}

@@ -134,9 +134,8 @@ func placedIn(err error, places []int) error {
 	if !ok || !pe.ByComputer || i >= len(places) {
 		return err
 	}
-	placed := *pe
-	placed.Message = "events[" + strconv.Itoa(places[i]) + "]" + rest
-	return &placed
+	// The place is the host's words; the computer's are the rest (what it said of the event).
+	return pe.WithHostWordsAround("events["+strconv.Itoa(places[i])+"]", rest, "")
 }
 
 // RefusedEvent reads the event a computer's bad_payload refusal of a screen.input names by

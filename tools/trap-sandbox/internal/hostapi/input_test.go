@@ -117,7 +117,8 @@ func TestAnInputRefusedPartWaySaysWhatWasTyped(t *testing.T) {
 
 	a := postInput(t, srv.URL, "7:", string(body))
 	assert.Equal(t, http.StatusOK, a.status, "the computer's refusal is the answer, as on …/requests: %s", a.body)
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"bad_payload","message":"events[2]: unknown key name \"ctrl\"; nothing was queued","queued":128}}`, string(a.body))
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"bad_payload","message":"events[2]: unknown key name \"ctrl\"; nothing was queued","hostWords":{"before":"events[2]","after":""},"queued":128}}`, string(a.body),
+		"the event's place in the whole input is the gateway's words")
 	assert.Equal(t, []int{128}, term.Requests(), "no request after the refused one")
 
 	_, _, err = computer.New(hostapi.HTTP{URL: srv.URL}).TypeInput(t.Context(), "7:", events, 0)
@@ -129,6 +130,8 @@ func TestAnInputRefusedPartWaySaysWhatWasTyped(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	assert.True(t, pe.ByComputer)
 	assert.Equal(t, `bad_payload: events[2]: unknown key name "ctrl"; nothing was queued`, pe.Error())
+	before, words, after := pe.Said()
+	assert.Equal(t, []string{"events[2]", `: unknown key name "ctrl"; nothing was queued`, ""}, []string{before, words, after}, "read from hostWords")
 }
 
 // TestAnInputBodyIsCheckedBeforeAnythingIsTyped: an input with no events, more than one call

@@ -137,17 +137,17 @@ func namedByKey(err error, keyOf []int) error {
 	if !ok || i >= len(keyOf) {
 		return err
 	}
-	named := *pe
-	named.Message = fmt.Sprintf("keys[%d]%s", keyOf[i], rest)
 	// ': unknown key name "ctrl" (…)…': name the key meant after the computer's words.
+	hint := ""
 	if q, ok := strings.CutPrefix(rest, ": unknown key name "); ok {
 		if quoted, err := strconv.QuotedPrefix(q); err == nil {
 			if name, err := strconv.Unquote(quoted); err == nil {
-				named.Message += keyHint(name)
+				hint = keyHint(name)
 			}
 		}
 	}
-	return &named
+	// The key's place and the hint are the host's words, not the computer's (Said).
+	return pe.WithHostWordsAround(fmt.Sprintf("keys[%d]", keyOf[i]), rest, hint)
 }
 
 func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error) {

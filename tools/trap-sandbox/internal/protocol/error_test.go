@@ -75,3 +75,17 @@ func TestHostWordsCrossTheAPI(t *testing.T) {
 	before, computers, after = (&Error{Code: CodeFSError, Message: "Invalid Path", HostWords: &HostWords{Before: "Invalid", After: " Path"}}).FromTheAPI().Said()
 	assert.Equal(t, []string{"Invalid", "", " Path"}, []string{before, computers, after}, "all the host's: the computer's words empty")
 }
+
+// TestWithHostWordsAroundKeepsPartOfTheComputers: the host's words around part of what the
+// computer said are the host's; a part the computer did not say leaves all of it the computer's.
+func TestWithHostWordsAroundKeepsPartOfTheComputers(t *testing.T) {
+	answer := &Error{Code: CodeBadPayload, Message: `events[4]: unknown key name "x"`, ByComputer: true}
+	placed := answer.WithHostWordsAround("events[9]", `: unknown key name "x"`, "")
+	named := placed.WithHostWordsAround("keys[2]", `: unknown key name "x"`, "; did you mean")
+	assert.Equal(t, `keys[2]: unknown key name "x"; did you mean`, named.Message)
+	before, computers, after := named.Said()
+	assert.Equal(t, []string{"keys[2]", `: unknown key name "x"`, "; did you mean"}, []string{before, computers, after})
+
+	before, computers, after = answer.WithHostWordsAround("keys[2]", ": not said", "").Said()
+	assert.Equal(t, []string{"", "keys[2]: not said", ""}, []string{before, computers, after})
+}

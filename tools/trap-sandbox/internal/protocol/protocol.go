@@ -219,6 +219,22 @@ func (e *Error) WithHostWords(before, after string) *Error {
 	return &c
 }
 
+// WithHostWordsAround is e with its message the host's words before and after part of the
+// computer's (computers, some of what Said gives as the computer's): a caller that rewrites
+// the computer's own words around that part in its terms (the place of an event the computer
+// named, "events[3]", as the caller's "keys[1]"). When computers is not within the computer's
+// words, all of the new message is marked the computer's (Said), marking too much rather
+// than too little.
+func (e *Error) WithHostWordsAround(before, computers, after string) *Error {
+	c := *e
+	c.Message = before + computers + after
+	c.computerWords, c.computerAt, c.hostWorded = computers, len(before), true
+	if _, said, _ := e.Said(); !strings.Contains(said, computers) {
+		c.hostWorded = false
+	}
+	return &c
+}
+
 // Said splits Message into the host's words before the computer's, the computer's, and the
 // host's after them (each as WithHostWords added them). All of a ByComputer message is the
 // computer's unless the host added words to it, and so is all of one reworded (WithMessage)

@@ -60,7 +60,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &pe) {
 			pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
 		}
-		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: pe})
+		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: pe.ToTheAPI()})
 		return
 	}
 	defer v.Close()
