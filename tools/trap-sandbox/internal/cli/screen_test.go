@@ -612,6 +612,40 @@ func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 	_ = streaming.Close()
 }
 
+// viewedThenControlled is a viewer's computer.info of a computer whose client is version: the
+// first answer says the screen is only viewed, every later one that it is controlled. Each
+// answer shows on the status line (runControlledView waits on it), so a test knows the view
+// has taken the client's version before it moves the mouse.
+func viewedThenControlled(version string) func(context.Context) (computer.Info, error) {
+	var looks atomic.Int32
+	return func(context.Context) (computer.Info, error) {
+		screen := computer.ScreenControl
+		if looks.Add(1) == 1 {
+			screen = computer.ScreenView
+		}
+		return computer.Info{ClientVersion: version, Allowed: &computer.Allowed{Screen: screen}}, nil
+	}
+}
+
+// runControlledView runs v (its info viewedThenControlled) until ctx ends or it leaves, and
+// returns once its status line said view-only and then went with a key typed: the view is
+// controlled. typing types at the view; done gets run's result.
+func runControlledView(t *testing.T, ctx context.Context, v *viewer, out *testkit.SyncBuffer) (typing *io.PipeWriter, done chan error) {
+	t.Helper()
+	typed, typing := io.Pipe()
+	t.Cleanup(func() { _ = typing.Close() })
+	stream, streaming := io.Pipe()
+	t.Cleanup(func() { _ = streaming.Close() })
+	done = make(chan error, 1)
+	go func() { done <- v.run(ctx, typed, stream) }()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
+		5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
+	typeOn(t, typing, "a") // asks again: controlled now
+	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
+		5*time.Second, time.Millisecond, "the status line goes")
+	return typing, done
+}
+
 // TestTheScreenViewerDragsAsTheComputersClientTakes: the terminal's mouse reports (SGR: a
 // press, moves with the button held, the release) reach a computer whose client takes a
 // press apart from its release (0.5.22) as the web console sends a browser's: mouse_click,
@@ -642,33 +676,13 @@ func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := &testkit.SyncBuffer{}
 			sent := make(chan []computer.InputEvent, 16)
-			// The first computer.info says the screen is only viewed, the next that it is
-			// controlled: each answer shows on the status line, so the test knows the view
-			// has taken the client's version before it moves the mouse.
-			var looks atomic.Int32
 			v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
 				send: func(_ context.Context, evs []computer.InputEvent) error {
 					sent <- evs
 					return nil
 				},
-				info: func(context.Context) (computer.Info, error) {
-					screen := computer.ScreenControl
-					if looks.Add(1) == 1 {
-						screen = computer.ScreenView
-					}
-					return computer.Info{ClientVersion: c.client, Allowed: &computer.Allowed{Screen: screen}}, nil
-				}}
-			typed, typing := io.Pipe()
-			defer typing.Close()
-			stream, streaming := io.Pipe()
-			defer streaming.Close()
-			done := make(chan error, 1)
-			go func() { done <- v.run(t.Context(), typed, stream) }()
-			require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
-				5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
-			typeOn(t, typing, "a") // asks again: controlled now
-			require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
-				5*time.Second, time.Millisecond, "the status line goes")
+				info: viewedThenControlled(c.client)}
+			typing, done := runControlledView(t, t.Context(), v, out)
 
 			typeOn(t, typing, c.typed)
 			typeOn(t, typing, "\x13\x13") // Ctrl-S held leaves, once what was typed before it is sent
@@ -694,7 +708,6 @@ func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
 func TestTheScreenViewerLeftBySignalLetsGoAHeldButton(t *testing.T) {
 	sent := make(chan []computer.InputEvent, 16)
 	out := &testkit.SyncBuffer{}
-	var looks atomic.Int32
 	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
 			if err := ctx.Err(); err != nil {
@@ -703,28 +716,10 @@ func TestTheScreenViewerLeftBySignalLetsGoAHeldButton(t *testing.T) {
 			sent <- evs
 			return nil
 		},
-		// Only viewed at first, then controlled: the status line says when the view has the
-		// client's version, before the mouse moves.
-		info: func(context.Context) (computer.Info, error) {
-			screen := computer.ScreenControl
-			if looks.Add(1) == 1 {
-				screen = computer.ScreenView
-			}
-			return computer.Info{ClientVersion: "0.5.22", Allowed: &computer.Allowed{Screen: screen}}, nil
-		}}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
+		info: viewedThenControlled("0.5.22")}
 	ctx, signalled := context.WithCancel(t.Context())
 	defer signalled()
-	done := make(chan error, 1)
-	go func() { done <- v.run(ctx, typed, stream) }()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
-		5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
-	typeOn(t, typing, "a") // asks again: controlled now
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
-		5*time.Second, time.Millisecond, "the status line goes")
+	typing, done := runControlledView(t, ctx, v, out)
 
 	// Pressed on 3,2 and moved onto 4,3, the button still down.
 	typeOn(t, typing, "\x1b[<0;3;2M\x1b[<32;4;3M")
@@ -751,30 +746,11 @@ func TestTheScreenViewerSendsAReleasePastTheKeysWaiting(t *testing.T) {
 	sends := make(chan []computer.InputEvent)
 	answers := make(chan error)
 	out := &testkit.SyncBuffer{}
-	var looks atomic.Int32
 	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, send: answeredSend(sends, answers),
-		// Only viewed at first, then controlled: the status line says when the view has the
-		// client's version, before the mouse moves.
-		info: func(context.Context) (computer.Info, error) {
-			screen := computer.ScreenControl
-			if looks.Add(1) == 1 {
-				screen = computer.ScreenView
-			}
-			return computer.Info{ClientVersion: "0.5.22", Allowed: &computer.Allowed{Screen: screen}}, nil
-		}}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
+		info: viewedThenControlled("0.5.22")}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- v.run(ctx, typed, stream) }()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
-		5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
-	typeOn(t, typing, "a") // asks again: controlled now
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
-		5*time.Second, time.Millisecond, "the status line goes")
+	typing, done := runControlledView(t, ctx, v, out)
 
 	typeOn(t, typing, "\x1b[<0;3;2M") // pressed on 3,2: its call waits for the busy computer
 	assert.Equal(t, []computer.InputEvent{{Type: computer.InputMouseClick, Button: 1, X: 3, Y: 2}}, <-sends)
