@@ -598,21 +598,29 @@ func TestOpencodeCredentialsInTheURLAreNamed(t *testing.T) {
 	assert.NotContains(t, logs.String(), "hunter2")
 }
 
+// usageError parses args as the binary does and requires a usage error of them (ExitUsage),
+// reported as main reports it: what went to stdout and to stderr.
+func usageError(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	var root CLI
+	var out, errOut strings.Builder
+	parser, err := NewParser(&root, kong.Writers(&out, &errOut), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+	require.NoError(t, err)
+	_, err = parser.Parse(args)
+	require.Error(t, err, args)
+	assert.Equal(t, ExitUsage, ReportUsageError(err, &errOut), args)
+	return out.String(), errOut.String()
+}
+
 // TestAUsageErrorIsAllOnStderr: a missing argument prints the command's usage and the error on
 // stderr and nothing on stdout, which a script may be redirecting into a file
 // (`trap-sandbox cat 7: > door.lua` wrote the usage into door.lua).
 func TestAUsageErrorIsAllOnStderr(t *testing.T) {
 	clearEnv(t)
-	var root CLI
-	var stdout, stderr strings.Builder
-	parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-	require.NoError(t, err)
-	_, err = parser.Parse([]string{"cat", "7:"})
-	require.Error(t, err)
-	assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
-	assert.Empty(t, stdout.String())
-	assert.Contains(t, stderr.String(), "Usage: trap-sandbox cat <traposId> <path> [flags]")
-	assert.Contains(t, stderr.String(), "trap-sandbox: expected \"<path>\"\n(a usage error: exit status 2; `trap-sandbox cat --help` lists its arguments and flags)\n")
+	stdout, stderr := usageError(t, "cat", "7:")
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "Usage: trap-sandbox cat <traposId> <path> [flags]")
+	assert.Contains(t, stderr, "trap-sandbox: expected \"<path>\"\n(a usage error: exit status 2; `trap-sandbox cat --help` lists its arguments and flags)\n")
 }
 
 // TestAClientCommandsUsageErrorPointsAtItsHelp: a client command's wrong flag (tokens add
@@ -627,14 +635,8 @@ func TestAClientCommandsUsageErrorPointsAtItsHelp(t *testing.T) {
 		"--listen":                         "(a usage error: exit status 2; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n",
 		"serve --max-connections x":        "(a usage error: exit status 2; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n",
 	} {
-		var root CLI
-		var stdout, stderr strings.Builder
-		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-		require.NoError(t, err)
-		_, err = parser.Parse(strings.Fields(args))
-		require.Error(t, err, args)
-		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
-		assert.True(t, strings.HasSuffix(stderr.String(), want), "%s:\n%s", args, stderr.String())
+		_, stderr := usageError(t, strings.Fields(args)...)
+		assert.True(t, strings.HasSuffix(stderr, want), "%s:\n%s", args, stderr)
 	}
 }
 
@@ -650,15 +652,9 @@ func TestAFlagWithoutItsValueSaysSo(t *testing.T) {
 		"--max-connections":           "trap-sandbox: --max-connections: no value after it (the command line ends there): give it a number, as --max-connections VALUE or --max-connections=VALUE\n",
 		"tokens add bob laptop --url": "trap-sandbox: --url: no value after it (the command line ends there): give it one, as --url VALUE or --url=VALUE\n",
 	} {
-		var root CLI
-		var stdout, stderr strings.Builder
-		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-		require.NoError(t, err)
-		_, err = parser.Parse(strings.Fields(args))
-		require.Error(t, err, args)
-		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
-		assert.Contains(t, stderr.String(), want, args)
-		assert.NotContains(t, stderr.String(), "EOL", args)
+		_, stderr := usageError(t, strings.Fields(args)...)
+		assert.Contains(t, stderr, want, args)
+		assert.NotContains(t, stderr, "EOL", args)
 	}
 }
 
@@ -669,16 +665,10 @@ func TestAFlagWithoutItsValueSaysSo(t *testing.T) {
 func TestABadFlagOfTheGatewayShowsTheGatewaysUsage(t *testing.T) {
 	clearEnv(t)
 	for _, args := range [][]string{{"--request-timeout", "10"}, {"--listen", "127.0.0.1:0", "--log-level", "verbose"}, {"serve", "--request-timeout", "10"}} {
-		var root CLI
-		var stdout, stderr strings.Builder
-		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-		require.NoError(t, err)
-		_, err = parser.Parse(args)
-		require.Error(t, err, args)
-		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
-		assert.True(t, strings.HasPrefix(stderr.String(), "Usage: trap-sandbox serve [flags]\n"), "%v:\n%s", args, stderr.String())
-		assert.Contains(t, stderr.String(), "Run \"trap-sandbox serve --help\" for more information.", args)
-		assert.Empty(t, stdout.String())
+		stdout, stderr := usageError(t, args...)
+		assert.True(t, strings.HasPrefix(stderr, "Usage: trap-sandbox serve [flags]\n"), "%v:\n%s", args, stderr)
+		assert.Contains(t, stderr, "Run \"trap-sandbox serve --help\" for more information.", args)
+		assert.Empty(t, stdout)
 	}
 }
 
@@ -700,15 +690,9 @@ func TestAnUnknownCommandIsNamed(t *testing.T) {
 		{[]string{"c"}, "trap-sandbox: unknown command \"c\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
 		{[]string{"serve", "extra"}, "trap-sandbox: unexpected argument extra\n"},
 	} {
-		var root CLI
-		var stdout, stderr strings.Builder
-		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-		require.NoError(t, err)
-		_, err = parser.Parse(tc.args)
-		require.Error(t, err)
-		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
-		assert.Contains(t, stderr.String(), tc.want, tc.args)
-		assert.Empty(t, stdout.String())
+		stdout, stderr := usageError(t, tc.args...)
+		assert.Contains(t, stderr, tc.want, tc.args)
+		assert.Empty(t, stdout)
 	}
 }
 
