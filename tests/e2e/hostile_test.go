@@ -66,6 +66,18 @@ while not fs.exists("/e2e-go") do end
 ` + reportLeft
 )
 
+// hostileComputerUp boots a computer running program against a hostile gateway of its own,
+// waits for program's markerUp, and returns it with the gateway's side of its socket and a
+// context that bounds the test's waits from then on (hostileWait).
+func hostileComputerUp(ctx context.Context, t *testing.T, program string) (*fakecrafttest.Computer, *harness.GatewaySide, context.Context) {
+	t.Helper()
+	c, side, _ := hostileComputer(ctx, t, harness.StartHostileGateway(t), program)
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	t.Cleanup(cancel)
+	return c, side, waitCtx
+}
+
 // hostileComputer boots a computer whose sandbox.url is the hostile gateway h, running
 // program, and returns it with the gateway's side of its socket and the directory of its disk.
 func hostileComputer(ctx context.Context, t *testing.T, h *harness.HostileGateway, program string) (*fakecrafttest.Computer, *harness.GatewaySide, string) {
@@ -219,11 +231,7 @@ func askedOnceConnected(lua string) string {
 // answered internal at once, and never sent.
 func TestGatewayThatAnswersNothingGetsNoMoreThan16Requests(t *testing.T) {
 	ctx := testContext(t)
-	h := harness.StartHostileGateway(t)
-	c, side, _ := hostileComputer(ctx, t, h, unansweredProgram)
-	c.WaitFor(ctx, markerUp)
-	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
-	defer cancel()
+	c, side, waitCtx := hostileComputerUp(ctx, t, unansweredProgram)
 	c.WaitFor(waitCtx, markerAsked)
 
 	out := c.Output()
@@ -443,11 +451,7 @@ shell.run("ai", "hi")
 // now (cut at 1024 bytes, which its spec shows).
 func TestAgentLinesOfAHostileGateway(t *testing.T) {
 	ctx := testContext(t)
-	h := harness.StartHostileGateway(t)
-	c, side, _ := hostileComputer(ctx, t, h, aiProgram)
-	c.WaitFor(ctx, markerUp)
-	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
-	defer cancel()
+	c, side, waitCtx := hostileComputerUp(ctx, t, aiProgram)
 
 	asked, err := side.Requests(waitCtx, 1)
 	require.NoError(t, err, c.Output())
@@ -476,11 +480,7 @@ func TestAgentLinesOfAHostileGateway(t *testing.T) {
 // another type is left out now, or said in words.
 func TestAgentEventsOfTheWrongTypeShowNoLuaValue(t *testing.T) {
 	ctx := testContext(t)
-	h := harness.StartHostileGateway(t)
-	c, side, _ := hostileComputer(ctx, t, h, aiProgram)
-	c.WaitFor(ctx, markerUp)
-	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
-	defer cancel()
+	c, side, waitCtx := hostileComputerUp(ctx, t, aiProgram)
 
 	asked, err := side.Requests(waitCtx, 1)
 	require.NoError(t, err, c.Output())
@@ -621,11 +621,7 @@ shell.run("sandbox", "health")
 // true") and 100 KB of text. It is one line now, cut at 256 bytes, as ai says such a message.
 func TestHealthShowsAHostileGatewaysNotConnectedInOneLine(t *testing.T) {
 	ctx := testContext(t)
-	h := harness.StartHostileGateway(t)
-	c, side, _ := hostileComputer(ctx, t, h, healthProgram)
-	c.WaitFor(ctx, markerUp)
-	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
-	defer cancel()
+	c, side, waitCtx := hostileComputerUp(ctx, t, healthProgram)
 
 	asked, err := side.Requests(waitCtx, 1)
 	require.NoError(t, err, c.Output())
