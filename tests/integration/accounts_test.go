@@ -161,7 +161,8 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 		"bob reaches no computer: alice's is not named, nor are other accounts' said to be gone; a computer to revoke is not sent to sandbox status in game")
 	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "shared password")
+	assert.Equal(t, "trap-sandbox: computer 9: revoke: the gateway answered forbidden: computer 9: says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)\n", errOut,
+		"worded as every command words the gateway's refusal, not as a refused token (\"the gateway at … answered 403\")")
 
 	out, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+alice, "7:")
 	require.Equal(t, 0, code, errOut)

@@ -242,8 +242,8 @@ func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
 		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeForbidden {
 			// The route's only forbidden is the computer's refusal of the watch (its owner's
 			// sandbox.allow_screen, docs/screen.md), answered 403: the computer's words, as
-			// request screen.read shows them, not "the gateway at … answered 403", which
-			// reads as a token the gateway refused.
+			// request screen.read shows them, not the gateway's (Refusal's reading of a 403
+			// forbidden, which could be either).
 			var ans server.Answer
 			_ = json.Unmarshal(data, &ans)
 			err = ans.Error.FromTheAPI()

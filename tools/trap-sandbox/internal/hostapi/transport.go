@@ -570,15 +570,19 @@ func htmlTitle(body []byte) (string, bool) {
 }
 
 // Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); the
-// API auth's refusal of a call that sent no token names the way to give one (NeedsToken), and
-// its refusal of a token names where that token came from.
+// API auth's refusal (unauthorized) names the gateway that refused the call and its status,
+// and, of a call that sent no token, the way to give one (NeedsToken), of a token, where that
+// token came from. Any other refusal, a 403 forbidden too (the gateway's refusal of what was
+// asked: a computer on the shared password has no credential to revoke), is its code and
+// words, as every command words the gateway's answers ("the gateway answered forbidden: …"),
+// not as a refused token.
 func (h HTTP) Refusal(status int, body []byte) error {
 	var ans server.Answer
 	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
 		return h.notTheAPI(status, body)
 	}
 	e := ans.Error // with what the API says besides the words (Absent, Hint, …), which a hint reads
-	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+	if e.Code == protocol.CodeUnauthorized && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
 		e.Message = fmt.Sprintf(GatewayAt+"%s answered %d: %s", ShownURL(h.URL), status, e.Message)
 		e.Attributed = true
 	}

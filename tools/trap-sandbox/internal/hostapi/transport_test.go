@@ -242,6 +242,18 @@ func TestARefusalNamesTheTokenOnlyWhenItIsTheFix(t *testing.T) {
 			} else {
 				assert.NotContains(t, err.Error(), "(give the API token", "a token is not the fix")
 			}
+			var pe *protocol.Error
+			require.ErrorAs(t, err, &pe)
+			if tc.code == protocol.CodeUnauthorized {
+				assert.True(t, pe.Attributed, "the API auth's refusal names the gateway that refused the call")
+				assert.True(t, strings.HasPrefix(pe.Message, "the gateway at "+srv.URL+" answered "), pe.Message)
+			} else {
+				// The gateway's refusal of what was asked (forbidden) is its code and words, as
+				// every other answer of it is ("the gateway answered forbidden: …"); "the
+				// gateway at … answered 403" read as a token it refused.
+				assert.False(t, pe.Attributed, pe.Message)
+				assert.Equal(t, "the gateway's words", pe.Message)
+			}
 		})
 	}
 }
