@@ -742,8 +742,9 @@ local function explain(err)
     message = oneLine(tostring(message));
   end
   if code == libsandbox.ERR_NOT_CONNECTED and err.answerLost then
-    -- The daemon did not get the gateway back in its wait: the gateway ended the turn with
-    -- the socket, so a reconnect brings no more of this answer.
+    -- The daemon did not get the gateway back in its wait, or lost it again before a poll
+    -- got through: the gateway ended the turn with the socket, so a reconnect brings no more
+    -- of this answer.
     return notConnectedLine(message) .. ". " .. MSG_ANSWER_LOST;
   elseif code == libsandbox.ERR_NOT_CONNECTED then
     return notConnectedLine(message);

@@ -1864,6 +1864,25 @@ describe("ai command", function()
       expect(rows[1]):eq("Hel");
     end);
 
+    it("says the answer is lost when the gateway it got back breaks again at once", function()
+      -- A gateway that took the hello and died (or restarted twice): the poll after the
+      -- reconnect lost the socket too, and ai said only why, as if the answer would still come
+      -- once connected; the gateway ended the turn with the first socket.
+      local waiting = waitingDaemon("lost the connection: Connection closed");
+      local ok, err, rows = run({ "hi" }, {
+        width = 200,
+        statuses = { { url = URL, state = "connected", connected = true }, { url = URL, state = "connected", connected = true }, waiting },
+        polls = {
+          { text(1, "Hel") },
+          { err = { code = "not_connected", message = "lost the connection: Connection closed" } },
+          { err = { code = "not_connected", message = "lost the connection: Connection closed" } },
+        },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries in 38 s. The answer is lost: ask again once reconnected");
+      expect(rows[1]):eq("Hel");
+    end);
+
     it("says a daemon that died during the turn is not running, with its one fix", function()
       -- it said "Not connected to the gateway: The sandbox daemon is not running; reboot the
       -- computer to start it. Run: sandbox status", a second fix that can only say it again
