@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1139,27 +1140,16 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 	const token = "console-unanswered-7c41"
 	page, until := consolePage(ctx, t)
 	g, _ := deskAcrossRestarts(ctx, t, token, "control")
-	gateway, err := url.Parse("http://" + g.Addr)
-	require.NoError(t, err)
-	forward := httputil.NewSingleHostReverseProxy(gateway)
 	// The calls carrying a key_up are cut, from Ctrl's on (the browser tries a request cut on a
 	// reused connection once more, itself), until the page says its call failed.
 	var cutting, cut atomic.Bool
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/input") {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				panic(http.ErrAbortHandler)
-			}
-			if bytes.Contains(body, []byte(`"key_up"`)) && cutting.Load() {
-				cut.Store(true)
-				panic(http.ErrAbortHandler) // the connection cut: the page's fetch gets no answer
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+	proxy := inputCuttingProxy(t, g, func(body []byte) bool {
+		if bytes.Contains(body, []byte(`"key_up"`)) && cutting.Load() {
+			cut.Store(true)
+			return true
 		}
-		forward.ServeHTTP(w, r)
-	}))
-	t.Cleanup(proxy.Close)
+		return false
+	})
 	logIn(t, page, proxy.URL+"/console/#/computer/11%3Adesk", token)
 	until(t, "the prompt", liveAtThePrompt)
 	runHeld(t, page, until)
@@ -1185,6 +1175,81 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 	shown, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("status").textContent`))
 	require.NoError(t, err)
 	assert.Equal(t, "Live", shown, "the call's failure no longer shown once its release went")
+}
+
+// inputCuttingProxy is a reverse proxy in front of g, as a network between the browser and the
+// gateway: it cuts the connection of each call of the API's …/input whose body cut says to (the
+// page's fetch gets no answer; the gateway never sees the call), and passes on everything else.
+func inputCuttingProxy(t *testing.T, g *harness.Gateway, cut func(body []byte) bool) *httptest.Server {
+	t.Helper()
+	gateway, err := url.Parse(g.URL(""))
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(gateway)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/input") {
+			body, err := io.ReadAll(r.Body)
+			if err != nil || cut(body) {
+				panic(http.ErrAbortHandler) // the connection cut: the page's fetch gets no answer
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy
+}
+
+// TestTheWebConsoleSendsARetriedReleaseBeforeKeysTypedSince: a let go on a computer's screen,
+// the call carrying its release cut by the network while the screen's stream stays open (the
+// proxy cuts every call of that release alone until the computer got b), then b typed, reach
+// the computer in the order the player made them: key a, key_up a, key b, key_up b. Before,
+// the release was tried again beside the view's calls (letGo), b went at once, and the
+// computer got a's release after b: key a, key b, key_up b, key_up a.
+func TestTheWebConsoleSendsARetriedReleaseBeforeKeysTypedSince(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-in-order-3b9d" // the API answers no client through a proxy without one
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
+	var bWent atomic.Bool
+	proxy := inputCuttingProxy(t, g, func(body []byte) bool {
+		var call struct{ Events []map[string]any }
+		if err := json.Unmarshal(body, &call); err != nil {
+			return false // the gateway's to refuse
+		}
+		if len(call.Events) == 1 && call.Events[0]["type"] == "key_up" && call.Events[0]["name"] == "a" {
+			return !bWent.Load()
+		}
+		if bytes.Contains(body, []byte(`"name":"b"`)) {
+			bWent.Store(true)
+		}
+		return false
+	})
+	logIn(t, page, proxy.URL+"/console/#/computer/14%3Arig", token)
+	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.startsWith("rig")`)
+	opened, err := chromedp.Run(page, chromedp.Evaluate[int](`view.opened`))
+	require.NoError(t, err)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "a", "KeyA", 65),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "a", "KeyA", 65)))
+	until(t, "the release's call failed", `document.getElementById("status").textContent.startsWith("Input failed: ")`)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "b", "KeyB", 66),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "b", "KeyB", 66)))
+	var keys []string
+	for !slices.Contains(keys, "key_up a") || !slices.Contains(keys, "key_up b") {
+		var call struct{ Events []map[string]any }
+		require.NoError(t, json.Unmarshal([]byte(c.input(ctx, t)), &call))
+		for _, e := range call.Events {
+			if e["type"] == "key" || e["type"] == "key_up" {
+				keys = append(keys, fmt.Sprint(e["type"], " ", e["name"]))
+			}
+		}
+	}
+	assert.Equal(t, []string{"key a", "key_up a", "key b", "key_up b"}, keys, "the keys in the order the player made them")
+	again, err := chromedp.Run(page, chromedp.Evaluate[int](`view.live ? view.opened : -1`))
+	require.NoError(t, err)
+	assert.Equal(t, opened, again, "the stream stayed open: the release went on the view's calls")
 }
 
 // TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses: a mouse button and Ctrl held on the desk's

@@ -861,9 +861,10 @@ function releaseOf(v, id) {
   return null;
 }
 
-// letGoWithinMs bounds how long releases sent on their own (letGo: a closed view's, closeView,
-// or a live view's whose call got no answer) are tried on their computer: one away (rebooting, reconnecting), a gateway restarting, a token refused until the
-// tab is given another.
+// letGoWithinMs bounds how long releases are tried again on their computer: a closed view's,
+// sent on their own (letGo, closeView), while it is away (rebooting, reconnecting), a gateway
+// restarts, or a token is refused until the tab is given another; and a live view's whose call
+// got no answer, at the head of its queue (retryReleases).
 const letGoWithinMs = 60000;
 
 // letGoClosed sends the releases of closed view v (its computer's, held: what was still down)
@@ -883,7 +884,7 @@ async function letGoClosed(v, held, sent) {
 // is away or the computer busy, until the time until (a Date.now()). A token the gateway
 // refused is not sent again: the call waits for the tab's next login (loggedIn). Nothing of it
 // is shown; it resolves true once the computer took them. A closed view's releases
-// (letGoClosed) and a live view's whose call got no answer (sendPending) go by it.
+// (letGoClosed) go by it: a live view's go on its queue, in order (retryReleases).
 async function letGo(v, events, sent, until) {
   const refusedTokens = new Set();
   const left = () => Math.max(until - Date.now(), 0);
@@ -951,20 +952,51 @@ async function sendPending(v) {
       } finally {
         v.presses -= taken.filter((p) => p.press).length;
       }
+      const retried = taken.find((p) => p.retry);
+      if (!failed && retried && retried.retry.words) unsay(v, retried.retry.words);
       // A call that got no answer (the network) while the stream stays open: its releases owed
-      // would wait for a reopen that may never come, then go late as a stray key_up; they are
-      // tried again on their own now (letGo), but for one pressed again since.
-      if (failed && failed.unanswered && v.live && v.opened === opened) {
-        const retried = letGo(v, events.filter((e) => releases.has(e.type) && !v.pressed.has(pressID(e))), token, Date.now() + letGoWithinMs);
-        // A call of releases alone lost nothing once they went: its "Input failed" stayed up
-        // over a computer that had let them go. One that carried keys too still says it.
-        if (events.every((e) => releases.has(e.type))) retried.then((taken) => taken && unsay(v, failed.said));
-      } else if (failed && failed.away) oweAgain(v, events, opened);
+      // would wait for a reopen that may never come, then go late as a stray key_up.
+      if (failed && failed.unanswered && v.live && v.opened === opened) await retryReleases(v, taken, failed);
+      else if (failed && failed.away) oweAgain(v, events, opened);
       if (failed && failed.said) partlyTyped(v, taken, failed);
     }
   } finally {
     v.sending = false;
   }
+}
+
+// retryReleases puts the releases of view v's pending sends taken, whose call got no answer
+// (failed) while the stream stays open, back at the head of v.pending: they go first in the
+// next call, at once, with what was typed since behind them, so the computer gets every key in
+// the order the player made it. Tried on their own beside the queue (letGo), they went after
+// keys typed later: press a, press b, release a; or a release after the same key pressed
+// again. A retry that got no answer either waits retryMs before the next (the view closing
+// ends the wait: letGoClosed takes them), for up to letGoWithinMs since the first call. A
+// call of releases alone lost nothing once they went: its "Input failed" gives way to Live
+// then (words). The keys among them are not tried again: the call may have typed them.
+async function retryReleases(v, taken, failed) {
+  const events = taken.flatMap((p) => p.events), again = events.filter((e) => releases.has(e.type));
+  const before = taken.find((p) => p.retry);
+  const until = before ? before.retry.until : Date.now() + letGoWithinMs;
+  if (!again.length || Date.now() >= until) return;
+  const words = again.length === events.length ? failed.said : "";
+  v.pending.unshift({ events: again, press: false, text: false, sent: Math.max(...taken.map((p) => p.sent)), retry: { until, words } });
+  if (before) await closedOr(v, Math.min(retryMs, until - Date.now()));
+}
+
+// closedOr resolves after ms, or at once when view v closes.
+function closedOr(v, ms) {
+  return new Promise((resolve) => {
+    const signal = v.abort.signal;
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
 }
 
 // sendInput posts events for view v to the gateway's …/input (one call, however many of the
