@@ -187,7 +187,8 @@ func DefaultDataDir() (string, error) {
 // gateway's account API, as the account of the token. Neither given: the store, as before
 // the API could (the gateway's own SANDBOX_API_TOKEN in the environment does not switch).
 type ManageFlags struct {
-	viaAPI bool // set by open: the command works through a gateway
+	viaAPI  bool // set by open: the command works through a gateway
+	byToken bool // set by open: with a token (--api-token or SANDBOX_API_TOKEN)
 	StoreFlags
 	URL      string `name:"url" env:"SANDBOX_URL" group:"through a running gateway" help:"Work through the gateway at this base URL (e.g. http://127.0.0.1:4444) instead of on the store; the token is --api-token, else SANDBOX_API_TOKEN."`
 	APIToken string `name:"api-token" group:"through a running gateway" help:"Work through the running gateway (--url, default http://127.0.0.1:4444) as this token's account: an admin's manages every account, a user's its own tokens and credentials."`
@@ -258,7 +259,7 @@ func (f *ManageFlags) gateway() (url, token string, err error) {
 	if token == "" {
 		token = os.Getenv("SANDBOX_API_TOKEN")
 	}
-	f.viaAPI = true
+	f.viaAPI, f.byToken = true, token != ""
 	return url, token, nil
 }
 
@@ -267,10 +268,7 @@ func (f *ManageFlags) gateway() (url, token string, err error) {
 // is, another account named with a user's token with the token that would do, a refusal with
 // its fix (the message says which token would do).
 func (f *ManageFlags) manageError(err error, what, id string) error {
-	reach := ""
-	if f.viaAPI {
-		reach = " that this token reaches"
-	}
+	reach := f.reach()
 	switch {
 	case errors.Is(err, account.ErrForbidden):
 		return errors.New(cctext.Show(strings.TrimPrefix(err.Error(), account.ErrForbidden.Error()+": "), false))
@@ -283,6 +281,16 @@ func (f *ManageFlags) manageError(err error, what, id string) error {
 		return fmt.Errorf("no %s %q%s (trap-sandbox %ss list shows the ids)", what, id, reach, what)
 	}
 	return errors.New(cctext.Show(err.Error(), false))
+}
+
+// reach is what a "no such …" adds through a gateway called with a token: a user's token is
+// told of another account's records as of none (docs/http-api.md). A call without a token
+// (a loopback caller of a gateway without SANDBOX_API_TOKEN, its admin) is told of no token.
+func (f *ManageFlags) reach() string {
+	if f.viaAPI && f.byToken {
+		return " that this token reaches"
+	}
+	return ""
 }
 
 // whereHelp is the account commands' rule of where they work, shown in each one's --help.
@@ -430,11 +438,7 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 	defer done()
 	r, err := mg.RemoveAccount(ctx, c.Name)
 	if errors.Is(err, account.ErrNotFound) {
-		reach := ""
-		if c.viaAPI {
-			reach = " that this token reaches"
-		}
-		return fmt.Errorf("no account %q%s to remove (trap-sandbox accounts list shows them)", c.Name, reach)
+		return fmt.Errorf("no account %q%s to remove (trap-sandbox accounts list shows them)", c.Name, c.reach())
 	}
 	if err != nil {
 		return c.manageError(err, "account", c.Name)

@@ -37,12 +37,19 @@ func lastLineOf(out string) string {
 // --data-dir does, and returns its URL.
 func serveAccounts(t *testing.T, dir string) string {
 	t.Helper()
+	return serveAccountsWith(t, dir, "gw-tok3n")
+}
+
+// serveAccountsWith is serveAccounts with apiToken as its SANDBOX_API_TOKEN ("": none, so a
+// loopback caller without a token is its admin).
+func serveAccountsWith(t *testing.T, dir, apiToken string) string {
+	t.Helper()
 	s, err := account.OpenSQLite(t.Context(), dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	accounts := account.New(s, clock.Real{})
 	logger := slog.New(slog.DiscardHandler)
-	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: "gw-tok3n", Accounts: accounts}, accountapi.New(accounts, logger)).Handler())
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: apiToken, Accounts: accounts}, accountapi.New(accounts, logger)).Handler())
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -193,6 +200,28 @@ func TestTokensAddStatesTheLifetimesCap(t *testing.T) {
 	}
 	assert.NotContains(t, mustRun(t, "tokens", "list", data), "big", "none was made")
 	mustRun(t, "tokens", "add", "alice", "century", "--expires=876000h", data)
+}
+
+// TestACallWithoutATokenIsNotToldOfOne: through a gateway without SANDBOX_API_TOKEN a loopback
+// caller sends no token and is its admin: what does not exist is said so, not "… that this
+// token reaches", which named a token nobody gave.
+func TestACallWithoutATokenIsNotToldOfOne(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	mustRun(t, "accounts", "add", "alice", "--data-dir="+dir)
+	url := "--url=" + serveAccountsWith(t, dir, "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tokens", "revoke", "nope"}, `no token "nope" (trap-sandbox tokens list shows the ids)`},
+		{[]string{"credentials", "revoke", "nope"}, `no credential "nope" (trap-sandbox credentials list shows the ids)`},
+		{[]string{"tokens", "list", "zed"}, `no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`},
+		{[]string{"accounts", "remove", "zed"}, `no account "zed" to remove (trap-sandbox accounts list shows them)`},
+	} {
+		_, err := runClient(t, append(tc.args, url)...)
+		assert.EqualError(t, err, tc.want, "%v", tc.args)
+	}
 }
 
 // TestAnotherAccountNamesTheTokenThatReachesIt: a user's token naming another account is told
