@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
@@ -625,4 +626,54 @@ func TestARunThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
 	_, errOut, err = runWith(t, "", "run", "--url", base, "7:", "label set door")
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(errOut, said), errOut)
+}
+
+// TestARunsOutputWaitsForItsRelabelCheckTwoSecondsAtMost: exec and run ask computer.info after
+// the run whether it relabelled the computer, and that asked with the default 10 s: a computer
+// that did not answer it (busy, or gone with its socket still open) held the run's finished
+// output 10 s more, for a note it then did not print. The check waits 2 s at most; past them
+// the output comes as ever, without the note, and the command succeeds.
+func TestARunsOutputWaitsForItsRelabelCheckTwoSecondsAtMost(t *testing.T) {
+	clearEnv(t)
+	clk := clock.NewFake(time.Unix(0, 0))
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeShellRun {
+			return map[string]any{"success": true, "output": "opened\n"}, nil
+		}
+		return map[string]any{"returns": []any{1}, "output": "opened\n"}, nil
+	}
+	d.Before = d.NeverAnswer(protocol.TypeComputerInfo, clk)
+	base := serveDisk(t, d)
+	ctx, cancel := context.WithTimeout(t.Context(), clientWait) // bounds a failing test's waits
+	defer cancel()
+
+	for _, args := range [][]string{{"exec", "--url", base, "7:", "return 1"}, {"run", "--url", base, "7:", "door"}} {
+		type result struct {
+			out, errOut string
+			err         error
+		}
+		done := make(chan result, 1)
+		go func() {
+			out, errOut, err := runWith(t, "", args...)
+			done <- result{out, errOut, err}
+		}()
+		require.True(t, clk.WaitArmed(1, ctx.Done()), "%s: computer.info was never asked", args[0])
+		clk.Advance(2 * time.Second)
+		assert.Zero(t, clk.Armed(), "%s: the run's output still waits for computer.info 2 s after the run ended", args[0])
+		clk.Advance(computer.MaxTimeout) // ends a check that waits longer all the same
+		var got result
+		select {
+		case got = <-done:
+		case <-ctx.Done():
+			t.Fatalf("%s: the command did not end", args[0])
+		}
+		require.NoError(t, got.err, args[0])
+		want := "opened\n"
+		if args[0] == "exec" {
+			want += "1\n"
+		}
+		assert.Equal(t, want, got.out, args[0])
+		assert.Empty(t, got.errOut, "%s: no note, no warning", args[0])
+	}
 }

@@ -233,9 +233,11 @@ func (i Info) Relabelled() string {
 // next call to the old id. CC fires no event for a label and the daemon looks for one every
 // 15 s, so its bye comes after the run's answer: this asks computer.info, which every client
 // answers whatever its owner allows. The one home of that note (MCP's run tools, the CLI's
-// exec and run).
+// exec and run). It waits at most RelabelCheckTimeout, and a computer that went is not looked
+// for among the connected ones (the bare not_connected, as PingBare's): the run's answer waits
+// for it.
 func (c *Client) RelabelledByRun(ctx context.Context, traposID string) string {
-	info, err := c.Info(ctx, traposID, DefaultTimeout)
+	info, err := c.Info(context.WithValue(ctx, bareKey{}, true), traposID, RelabelCheckTimeout)
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.RelabelledTo != "" {
 		return pe.Message
 	}
@@ -244,6 +246,14 @@ func (c *Client) RelabelledByRun(ctx context.Context, traposID string) string {
 	}
 	return info.Relabelled()
 }
+
+// RelabelCheckTimeout bounds RelabelledByRun's computer.info. Its note is optional and the
+// run's answer waits for it: with the default 10 s, a computer slow to answer (busy with what
+// the run left behind, or gone with its socket still open) held a finished run's answer up to
+// 10 s more, for a note it then did not give. A computer that is there answers computer.info
+// at once (it reads a few values); one that has not within this leaves the answer without the
+// note, and nothing else of it.
+const RelabelCheckTimeout = 2 * time.Second
 
 // relabelCheckSeconds is how often a computer's daemon looks at its label
 // (libsandboxdaemon's LABEL_CHECK_INTERVAL).

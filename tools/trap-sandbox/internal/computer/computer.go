@@ -224,7 +224,8 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	return nil, c.HintNotConnected(ctx, err, traposID)
 }
 
-// bareKey marks the context of a call whose not_connected comes without Hint's hint (PingBare).
+// bareKey marks the context of a call whose not_connected comes without Hint's hint (PingBare,
+// RelabelledByRun).
 type bareKey struct{}
 
 // PingBare is Ping whose not_connected comes bare, without Hint's hint and the listing of the

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -83,6 +84,22 @@ func (l *Local) Request(ctx context.Context, traposID, typ string, payload json.
 		return nil, &protocol.Error{Code: protocol.Code(r.Error.Code), Message: r.Error.Message, ByComputer: true}
 	}
 	return json.Marshal(r.Payload)
+}
+
+// NeverAnswer returns a Before hook under which the computer never answers a request of type
+// typ (busy, or gone with its socket still open): the request ends at its own timeout on clk,
+// as the gateway's does, failing as a deadline that passed, so that a test moves clk instead
+// of waiting the timeout out. Requests of other types are served.
+func (l *Local) NeverAnswer(typ string, clk *clock.Fake) func(ctx context.Context, step int, typ string) error {
+	return func(ctx context.Context, step int, got string) error {
+		if got != typ {
+			return nil
+		}
+		ctx, cancel := clock.WithTimeout(ctx, clk, l.Log()[step-1].Timeout)
+		defer cancel()
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}
 }
 
 // Log returns the requests received, in order.
