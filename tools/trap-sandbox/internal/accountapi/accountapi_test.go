@@ -133,7 +133,10 @@ func TestRoutesPermissions(t *testing.T) {
 		var e *accountapi.Error
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, http.StatusUnauthorized, e.Status)
-		assert.Contains(t, e.Message, "refused the token: unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)")
+		// Worded as every client command words the API auth's refusal (hostapi's Refusal): it
+		// said "the gateway at … refused the token: …" here and "… answered 401: …" there.
+		assert.Equal(t, "the gateway at "+f.url+" answered 401: unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)"+
+			" (the token refused is the one given with --api-token or SANDBOX_API_TOKEN)", e.Message)
 		assert.NotContains(t, e.Message, "give an account's token", "a token was given: one fix, the gateway's")
 	})
 	callers := map[string]string{"admin": f.token["root"].Secret, "api token": apiToken, "user": f.token["alice"].Secret, "none": ""}
@@ -160,7 +163,8 @@ func TestRoutesPermissions(t *testing.T) {
 				var e *accountapi.Error
 				require.ErrorAs(t, err, &e)
 				assert.Equal(t, http.StatusUnauthorized, e.Status)
-				assert.Contains(t, e.Message, "(give the API token with --api-token or SANDBOX_API_TOKEN)", "the gateway's own token is one too")
+				assert.True(t, strings.HasPrefix(e.Message, "the gateway at "+f.url+" answered 401: "), e.Message)
+				assert.True(t, strings.HasSuffix(e.Message, "(give the API token with --api-token or SANDBOX_API_TOKEN)"), "the gateway's own token is one too: %s", e.Message)
 			}
 			if name == "none" {
 				for _, call := range []func() error{

@@ -168,11 +168,12 @@ func (c Client) refusal(status int, data []byte) error {
 	case protocol.CodeBadPayload:
 		e.is = account.ErrInvalid
 	case protocol.CodeUnauthorized:
-		if hostapi.NeedsToken(c.Token != "", status, e.Code) {
-			// Not "an account's token": an operator with no account yet has the gateway's own.
-			e.Message = fmt.Sprintf("the gateway at %s refused the call: %s", hostapi.ShownURL(strings.TrimRight(c.URL, "/")), e.Message) + hostapi.GiveToken
-		} else {
-			e.Message = fmt.Sprintf("the gateway at %s refused the token: %s", hostapi.ShownURL(strings.TrimRight(c.URL, "/")), e.Message)
+		// The API auth's refusal, worded as every client command words it (hostapi's Refusal,
+		// its one home): the gateway and its status, then the fix, to give a token (the
+		// gateway's own is one too, for an operator with no account yet) or that the one given
+		// was refused.
+		if pe, ok := errors.AsType[*protocol.Error](hostapi.HTTP{URL: c.URL, Token: c.Token}.Refusal(status, data)); ok {
+			e.Message = cctext.Show(pe.Message, false)
 		}
 	default:
 		e.is = errors.New(string(ans.Error.Code))

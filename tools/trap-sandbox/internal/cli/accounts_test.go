@@ -166,7 +166,11 @@ func TestAccountCommandsThroughTheAPIAsAUser(t *testing.T) {
 
 	_, err = runClient(t, append([]string{"accounts", "list"}, "--url="+url, "--api-token=tsa_nope_nope")...)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "refused the token")
+	_, errComputers := runClient(t, append([]string{"computers"}, "--url="+url, "--api-token=tsa_nope_nope")...)
+	require.Error(t, errComputers)
+	assert.Equal(t, "list computers: "+err.Error(), errComputers.Error(), "worded as every command words the API auth's refusal")
+	assert.Equal(t, "the gateway at "+url+" answered 401: unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)"+
+		" (the token refused is the one given with --api-token or SANDBOX_API_TOKEN)", err.Error())
 }
 
 // TestTokensAddSaysWhenTheTokenExpires: a token without --expires never expires, and the
