@@ -25,6 +25,8 @@ import (
 	"fakecraft/computer/machine"
 	"fakecraft/fakecrafttest"
 	"fakecraft/httpapi"
+	"fakecraft/peripheral"
+	"fakecraft/peripheral/drive"
 	"fakecraft/pocket"
 
 	"trap-sandbox/testkit/opencodefake"
@@ -283,6 +285,50 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	require.GreaterOrEqual(t, at, 2, strings.Join(rows, "\n"))
 	assert.Equal(t, []string{"Also remove this line from", "your startup file:", "  shell.run(", `  "/sandbox-startup.lua")`,
 		"Reboot to stop the daemon."}, rows[at-2:at+3])
+}
+
+// TestInstallWarnsOfADiskStartup: a floppy with a startup file of its own in a drive runs at
+// boot instead of the computer's startup files (CC's shell.allow_disk_startup, on by default),
+// so the hook never runs: after the installer's "Run: reboot" the daemon did not start and
+// `sandbox` was "No such program", and nothing had said why. The installer says it before the
+// reboot, naming the drive; with shell.allow_disk_startup off, or a disk without a startup
+// file, it says nothing.
+func TestInstallWarnsOfADiskStartup(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	const warning = "The disk in the left drive has a startup file: CC runs it at boot instead of this computer's, " +
+		"so the daemon would not start. Take the disk out before you reboot."
+	withFloppy := func(startup bool, settings map[string]string) machine.Options {
+		floppy := t.TempDir()
+		if startup {
+			require.NoError(t, os.WriteFile(filepath.Join(floppy, "startup.lua"), []byte("print(\"floppy\")\n"), 0o644))
+		} else {
+			require.NoError(t, os.WriteFile(filepath.Join(floppy, "notes.txt"), []byte("notes\n"), 0o644))
+		}
+		sides := peripheral.NewBus(0)
+		diskDrive := drive.New(nil)
+		_, err := diskDrive.Insert(drive.NewFloppy(1, floppy))
+		require.NoError(t, err)
+		require.NoError(t, sides.Attach("left", diskDrive))
+		return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides, Settings: settings}
+	}
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+
+	out := playerSessionOn(ctx, t, withFloppy(true, nil), install, "reboot", "sandbox status")
+	before, after, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, unwrapped(before), warning+" Run: reboot", out)
+	assert.Contains(t, after, "floppy", "the disk's startup ran at the reboot, as the warning said")
+
+	out = playerSessionOn(ctx, t, withFloppy(false, nil), install)
+	require.Contains(t, out, "Run: reboot", out)
+	assert.NotContains(t, unwrapped(out), "startup file", "a disk without a startup file of its own runs nothing at boot")
+
+	out = playerSessionOn(ctx, t, withFloppy(true, map[string]string{"shell.allow_disk_startup": "false"}), install, "reboot", "sandbox health")
+	require.Contains(t, out, "Run: reboot", out)
+	assert.NotContains(t, unwrapped(out), "startup file", "with shell.allow_disk_startup off the computer's own startup runs")
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true", out)
 }
 
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
