@@ -186,6 +186,22 @@ local function newScreen(t)
   -- code line, a mark's text).
   local stoppedReading = false;
 
+  -- Waits for the key that turns the page. A Ctrl press is none, nor a key pressed while Ctrl
+  -- is down: CC sends the Ctrl press of a Ctrl-T held to stop reading as a key before the
+  -- hold's terminate (CraftOS-PC and fakecraft the T too), and it turned the page: the next
+  -- screenful showed, and in a conversation the terminate then left ai at its prompt.
+  local function pageKey()
+    local ctrlDown = false;
+    while true do
+      local event, key = os.pullEvent();
+      if (event == "key" or event == "key_up") and (key == keys.leftCtrl or key == keys.rightCtrl) then
+        ctrlDown = event == "key";
+      elseif event == "key" and not ctrlDown then
+        return;
+      end
+    end
+  end
+
   -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
   -- which types its next line when a blink starts, can drive the pager).
   -- A Ctrl-T while it waits takes the notice away too, before the turn's abort line.
@@ -193,7 +209,7 @@ local function newScreen(t)
     t.write(MORE);
     t.setCursorBlink(true);
     inputting = true;
-    local ok, err = pcall(os.pullEvent, "key");
+    local ok, err = pcall(pageKey);
     inputting = ok and "ending" or false;
     t.setCursorBlink(false);
     erase(MORE);

@@ -25,6 +25,8 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
 -- opts.terminateAtPause: the "Press any key" (1 for the first) the player answers with Ctrl-T;
+-- opts.pressedAtPause[n]: what the computer gets at the nth instead of a space's key, in
+-- order: {event, key} or "terminate";
 -- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating; a
 -- function of the record returns one when asked), and opts.afterRetry (the same, once the
 -- program asked the daemon to try now: lib.retryNow).
@@ -167,6 +169,7 @@ local function run(args, opts)
     end
   end
   local typed = opts.typed or {};
+  local pressed = {}; -- what the player presses at the "Press any key" on the screen, not taken yet
   local env = {
     term = win,
     write = function(s) win.write(s); end,
@@ -194,17 +197,30 @@ local function run(args, opts)
       return line;
     end,
     os = setmetatable({
+      -- The pager's wait (the program waits for nothing else with os.pullEvent): a new
+      -- "Press any key" once the events pressed at the one before are all taken.
       pullEvent = function(filter)
-        if filter == "key" then
+        if filter ~= "key" and filter ~= nil then
+          return os.pullEvent(filter);
+        end
+        if #pressed == 0 then
           record.pauses[#record.pauses + 1] = rows();
           record.blinking = win.getCursorBlink();
           if #record.pauses == opts.terminateAtPause then
             error("Terminated", 0); -- the player holds Ctrl-T at this "Press any key"
           end
           yieldOnce();
-          return "key", keys.space;
+          pressed = { table.unpack((opts.pressedAtPause or {})[#record.pauses] or { { "key", keys.space } }) };
         end
-        return os.pullEvent(filter);
+        while #pressed > 0 do
+          local event = table.remove(pressed, 1);
+          if event == "terminate" then
+            error("Terminated", 0);
+          elseif filter == nil or event[1] == filter then
+            return table.unpack(event);
+          end
+        end
+        error("the pager waited for a key past those pressed", 0);
       end,
     }, { __index = os }),
     require = require,
@@ -528,6 +544,39 @@ describe("ai command", function()
       for _, row in ipairs(rows) do
         expect(row:find(MORE, 1, true)):eq(nil);
       end
+    end);
+
+    it("takes a Ctrl-T held at a Press any key as a Ctrl-T, not as the key that turns the page", function()
+      -- CC sends the Ctrl press as a key before the hold's terminate (CraftOS-PC and
+      -- fakecraft the letter's too, Ctrl held): it turned the page, the next screenful
+      -- showed, and in a conversation the terminate then left ai at its prompt.
+      local ctrlT = {
+        { { "key", keys.leftCtrl }, "terminate" },
+        { { "key", keys.leftCtrl }, { "key", keys.t }, { "key_up", keys.t }, { "key_up", keys.leftCtrl }, "terminate" },
+      };
+      for _, held in ipairs(ctrlT) do
+        local ok, err, rows, record = run({ "count" }, {
+          width = 51,
+          height = 8, commandLine = "> ai count",
+          pressedAtPause = { held },
+          polls = { { text(1, twentyLines()), done(2) } },
+        });
+        expectFailedTurn(ok, err);
+        expect(#record.pauses):eq(1);
+        expect(rows[6]):eq("line6");
+        expect(rows[7]):eq("The rest of the answer was not shown (Ctrl-T).");
+      end
+      -- a key once Ctrl is up turns the page
+      local ok, err, rows, record = run({ "count" }, {
+        width = 51,
+        height = 8, commandLine = "> ai count",
+        pressedAtPause = { { { "key", keys.leftCtrl }, { "key_up", keys.leftCtrl }, { "key", keys.space } } },
+        terminateAtPause = 2,
+        polls = { { text(1, twentyLines()), done(2) } },
+      });
+      expectFailedTurn(ok, err);
+      expect(#record.pauses):eq(2);
+      expect(rows[6]):eq("line13");
     end);
 
     it("says so too when the turn ended while its answer was paged, its end not polled yet", function()
