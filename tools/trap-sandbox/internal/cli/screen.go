@@ -69,7 +69,7 @@ func busyWait(busy error, fallback time.Duration) time.Duration {
 // held (as fakecraft shell's shutdown, here: leave; the computer stays on).
 func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	// A pipe or a file on stdin gets one line, not the ioctl's errno.
-	notATerminal := fmt.Errorf("trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request %s screen.read` reads the screen once", c.TraposID)
+	notATerminal := fmt.Errorf("trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `%s` reads the screen once", c.readOnce())
 	tty, ok := in.Reader.(*os.File)
 	if !ok || !console.IsTerminal(int(tty.Fd())) {
 		return notATerminal
@@ -139,8 +139,14 @@ func (c *ScreenCmd) info(ctx context.Context) (computer.Info, error) {
 
 // tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h.
 func (c *ScreenCmd) tooSmall(termW, termH, w, h int) error {
-	return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`trap-sandbox request %s screen.read` reads the screen once)",
-		termW, termH, w, h, c.TraposID)
+	return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`%s` reads the screen once)",
+		termW, termH, w, h, c.readOnce())
+}
+
+// readOnce is the command line that reads the screen once without a terminal, as it runs
+// (commandLine: this gateway's --url, the traposId one shell word).
+func (c *ScreenCmd) readOnce() string {
+	return c.commandLine("request", typedID(c.TraposID), "screen.read")
 }
 
 // firstFrame reads stream up to its first frame's data and returns that frame's size (an

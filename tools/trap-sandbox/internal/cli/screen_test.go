@@ -357,7 +357,7 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 
 	err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "this terminal is 40×10; trap-sandbox screen needs 26×19 at least: make it larger (`trap-sandbox request 7: screen.read` reads the screen once)", err.Error())
+	assert.Equal(t, "this terminal is 40×10; trap-sandbox screen needs 26×19 at least: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
 	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
 
 	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 26, Rows: 19}))
@@ -391,7 +391,7 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	out.Reset()
 	err = c.Run(t.Context(), Stdout{&out}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "this terminal is 30×19; trap-sandbox screen needs 51×19 at least: make it larger (`trap-sandbox request 7: screen.read` reads the screen once)", err.Error())
+	assert.Equal(t, "this terminal is 30×19; trap-sandbox screen needs 51×19 at least: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
 	assert.Empty(t, out.String(), "nothing drawn")
 }
 
@@ -544,14 +544,17 @@ func TestTheScreenViewerWaitsAsTheBusyAnswerSays(t *testing.T) {
 }
 
 // TestTheScreenViewerNeedsATerminal: a pipe or a reader on stdin gets one line naming the
-// way to read the screen without a terminal, not the ioctl's errno.
+// way to read the screen without a terminal, not the ioctl's errno; that way runs as written,
+// as every command line a message names (commandLine): the gateway's --url and a traposId
+// one shell word (it said `trap-sandbox request 7:my door screen.read`, which went to the
+// default URL and named the computer 7:my).
 func TestTheScreenViewerNeedsATerminal(t *testing.T) {
-	c := &ScreenCmd{APIFlags: APIFlags{URL: "http://127.0.0.1:1"}, TraposID: "7:kitchen", Colours: "256"}
+	c := &ScreenCmd{APIFlags: APIFlags{URL: "http://127.0.0.1:1"}, TraposID: "7:my door", Colours: "256"}
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	const want = "trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request 7:kitchen screen.read` reads the screen once"
+	const want = "trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request --url http://127.0.0.1:1 '7:my door' screen.read` reads the screen once"
 	for _, in := range []io.Reader{r, strings.NewReader("ls\n")} {
 		err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{in})
 		require.Error(t, err)
