@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -196,16 +197,32 @@ const (
 	// likelyBroken: the connection failed with an error (a reset, a write that failed): not
 	// how a computer leaves, so the line carries the error.
 	likelyBroken = "the connection failed (err says how): not the way a CC computer leaves"
+	// likelyGatewayStalled: the gateway heard nothing from the computer, not even a pong, for
+	// longer than the pong wait, which a running gateway never lets a socket be silent (it
+	// drops it then, likelySilent): so the gateway did not run meanwhile, sent the computer
+	// nothing, and the daemon gave up on it (docs/protocol.md, Liveness); its end, clean or
+	// a broken write to a socket the computer closed, is read as the gateway runs again.
+	likelyGatewayStalled = `this gateway did not run for a while (its line "the gateway did not run" says so): ` +
+		"the computer's daemon reconnects when the gateway sends it nothing within the livenessMs of its hello (or the computer left meanwhile)"
 )
 
 // withoutCloseFrame is what the disconnect line of a socket that ended without a close frame
 // adds: the likely cause, and the error when the connection failed (reason is the gateway's,
-// readErr the reader's end).
-func withoutCloseFrame(reason string, readErr error) []any {
+// readErr the reader's end, unheard how long the gateway had heard nothing from the computer,
+// pongWait the most it lets a computer be silent while it runs).
+func withoutCloseFrame(reason string, readErr error, unheard, pongWait time.Duration) []any {
 	var ce *websocket.CloseError
 	switch {
 	case reason == pongWaitReason:
 		return []any{"likely", likelySilent}
+	case unheard > pongWait:
+		attrs := []any{"likely", likelyGatewayStalled, "unheardFor", unheard.Round(time.Second)}
+		// A write that failed says how in its reason; the read it then woke (a deadline's i/o
+		// timeout) says nothing more.
+		if reason == "" && readErr != nil && !errors.As(readErr, &ce) {
+			attrs = append(attrs, "err", readErr.Error())
+		}
+		return attrs
 	case strings.HasPrefix(reason, writeFailedReason):
 		return []any{"likely", likelyBroken}
 	case errors.As(readErr, &ce):
@@ -229,7 +246,8 @@ func (s *Session) logDisconnect(readErr error) {
 		attrs = append(attrs, "relabelledTo", clip(to))
 	}
 	if !byGateway && code == websocket.CloseAbnormalClosure {
-		attrs = append(attrs, withoutCloseFrame(reason, readErr)...)
+		unheard := s.gw.cfg.Clock.Now().Sub(time.Unix(0, s.lastAlive.Load()))
+		attrs = append(attrs, withoutCloseFrame(reason, readErr, unheard, s.gw.cfg.PongWait)...)
 	}
 	var netErr net.Error
 	if readErr != nil && !errors.As(readErr, new(*websocket.CloseError)) && !(errors.As(readErr, &netErr) && netErr.Timeout()) {

@@ -154,6 +154,35 @@ func TestAGatewayThatDidNotRunKeepsItsComputers(t *testing.T) {
 	assert.Contains(t, said, `level=WARN msg="the gateway did not run for a while (its process stopped: SIGSTOP, a paused VM or container, a host out of CPU or memory): its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped; a replica's heartbeats stopped too, and the other replicas may have taken it for dead meanwhile" module=trapos-cloud-gateway pingLate=31s`)
 }
 
+// TestADaemonThatGaveUpOnAGatewayThatDidNotRunIsNotSaidToHaveRebooted: a gateway that did not
+// run for longer than the livenessMs its hello promised (played: SIGSTOP for 85 s, then SIGCONT)
+// finds its computers' sockets closed as it runs again: each daemon gave up on the silence and
+// reconnected. Its "the gateway did not run" line came with a "computer disconnected" line for
+// each computer, likely "the computer rebooted or shut down, ..." (or, when its late ping met
+// the closed socket, "the connection failed ...: not the way a CC computer leaves"), which sent
+// the operator to the Minecraft server or the network for a silence that was the gateway's own.
+// The gateway, which heard nothing from the computer for longer than it lets a live one be
+// silent, says so instead.
+func TestADaemonThatGaveUpOnAGatewayThatDidNotRunIsNotSaidToHaveRebooted(t *testing.T) {
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: testPongWait}, nil)
+	gaveUp := livePeer(t, h, "7:kitchen", false, false) // its daemon closed the socket during the stall
+	stall := h.gw.cfg.Liveness() + 15*time.Second
+	advance(t, fc, gaveUp.s, stall)
+	require.NoError(t, gaveUp.conn.NetConn().Close()) // CC's close(): TCP ends, no close frame
+	line := awaitLogLine(t, h, "traposId=7:kitchen")
+	assert.Contains(t, line, `code=1006 byGateway=false likely="this gateway did not run for a while (its line \"the gateway did not run\" says so): `+
+		`the computer's daemon reconnects when the gateway sends it nothing within the livenessMs of its hello (or the computer left meanwhile)" unheardFor=1m25s`)
+	assert.NotContains(t, line, "rebooted")
+
+	// A computer heard from within the pong wait that leaves is still said to have left.
+	left := livePeer(t, h, "8:door", true, false)
+	advance(t, fc, left.s, testPingPeriod)
+	left.aliveAt(t, fc.Now())
+	require.NoError(t, left.conn.NetConn().Close())
+	assert.Contains(t, awaitLogLine(t, h, "traposId=8:door"), `likely="the computer rebooted or shut down`)
+}
+
 // TestAPeerSilentThroughAGatewaysStallIsDroppedAfterTheNextPongWait: the gateway that did not
 // run gives a silent peer one more pong wait, not more: one that answers nothing is dropped then.
 func TestAPeerSilentThroughAGatewaysStallIsDroppedAfterTheNextPongWait(t *testing.T) {
