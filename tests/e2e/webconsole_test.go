@@ -23,6 +23,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -1143,7 +1144,7 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 	// The calls carrying a key_up are cut, from Ctrl's on (the browser tries a request cut on a
 	// reused connection once more, itself), until the page says its call failed.
 	var cutting, cut atomic.Bool
-	proxy := inputCuttingProxy(t, g, func(body []byte) bool {
+	proxy := inputCuttingProxy(t, g, func(_ *http.Request, body []byte) bool {
 		if bytes.Contains(body, []byte(`"key_up"`)) && cutting.Load() {
 			cut.Store(true)
 			return true
@@ -1178,9 +1179,10 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 }
 
 // inputCuttingProxy is a reverse proxy in front of g, as a network between the browser and the
-// gateway: it cuts the connection of each call of the API's …/input whose body cut says to (the
-// page's fetch gets no answer; the gateway never sees the call), and passes on everything else.
-func inputCuttingProxy(t *testing.T, g *harness.Gateway, cut func(body []byte) bool) *httptest.Server {
+// gateway: it cuts the connection of each call r of the API's …/input whose body cut says to
+// (the page's fetch gets no answer; the gateway never sees the call), and passes on everything
+// else. cut may hold the call first, as a slow network does.
+func inputCuttingProxy(t *testing.T, g *harness.Gateway, cut func(r *http.Request, body []byte) bool) *httptest.Server {
 	t.Helper()
 	gateway, err := url.Parse(g.URL(""))
 	require.NoError(t, err)
@@ -1188,7 +1190,7 @@ func inputCuttingProxy(t *testing.T, g *harness.Gateway, cut func(body []byte) b
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/input") {
 			body, err := io.ReadAll(r.Body)
-			if err != nil || cut(body) {
+			if err != nil || cut(r, body) {
 				panic(http.ErrAbortHandler) // the connection cut: the page's fetch gets no answer
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -1212,7 +1214,7 @@ func TestTheWebConsoleSendsARetriedReleaseBeforeKeysTypedSince(t *testing.T) {
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
 	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
 	var bWent atomic.Bool
-	proxy := inputCuttingProxy(t, g, func(body []byte) bool {
+	proxy := inputCuttingProxy(t, g, func(_ *http.Request, body []byte) bool {
 		var call struct{ Events []map[string]any }
 		if err := json.Unmarshal(body, &call); err != nil {
 			return false // the gateway's to refuse
@@ -1250,6 +1252,60 @@ func TestTheWebConsoleSendsARetriedReleaseBeforeKeysTypedSince(t *testing.T) {
 	again, err := chromedp.Run(page, chromedp.Evaluate[int](`view.live ? view.opened : -1`))
 	require.NoError(t, err)
 	assert.Equal(t, opened, again, "the stream stayed open: the release went on the view's calls")
+}
+
+// TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft: Ctrl held on a computer's screen as the tab
+// closes, or as it navigates away, is let go on the computer, over a network slow enough that
+// the release's call is still on its way once the page is gone (a proxy holds it until then,
+// and passes it on if the browser still waits for its answer). Before, a page navigated away
+// sent no release at all, and one closed sent it by a call the browser cancelled with the page
+// (the proxy saw its connection close): the computer held Ctrl down for ever.
+func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-left-4e2a" // sent as ever: the call that outlives its page passes the API's guard
+	browser, _ := consolePage(ctx, t)
+	require.NoError(t, chromedp.Do(browser)) // the browser, whose tabs each case opens
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
+	for _, leave := range []struct {
+		name string
+		how  func(tab context.Context) error
+	}{
+		{"the tab closed", func(tab context.Context) error {
+			return chromedp.Do(tab, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+				_, err := cdp.Call(ctx, target, page.Close, cdp.Empty{})
+				return err
+			}))
+		}},
+		{"another page opened in the tab", func(tab context.Context) error { return chromedp.Do(tab, chromedp.Navigate("about:blank")) }},
+	} {
+		t.Run(leave.name, func(t *testing.T) {
+			left := make(chan struct{})
+			proxy := inputCuttingProxy(t, g, func(r *http.Request, body []byte) bool {
+				if !bytes.Contains(body, []byte(`"key_up"`)) {
+					return false
+				}
+				select {
+				case <-left:
+					return r.Context().Err() != nil
+				case <-r.Context().Done(): // the browser gave the call up
+					return true
+				}
+			})
+			tab, closeTab := chromedp.NewContext(browser)
+			t.Cleanup(closeTab)
+			logIn(t, tab, proxy.URL+"/console/#/computer/14%3Arig", token)
+			_, err := chromedp.Run(tab, chromedp.Poll[bool](`document.getElementById("status").textContent === "Live" &&
+				document.getElementById("screen-text").textContent.startsWith("rig")`))
+			require.NoError(t, err)
+			require.NoError(t, chromedp.Do(tab, chromedp.Focus("#screen"),
+				keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+			assert.Equal(t, `{"events":[{"type":"key","name":"leftCtrl"}]}`, c.input(ctx, t), "Ctrl down")
+			require.NoError(t, leave.how(tab))
+			close(left)
+			assert.Equal(t, `{"events":[{"type":"key_up","name":"leftCtrl"}]}`, c.input(ctx, t), "Ctrl let go as the page was left")
+		})
+	}
 }
 
 // TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses: a mouse button and Ctrl held on the desk's

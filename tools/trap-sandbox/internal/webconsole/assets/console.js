@@ -892,7 +892,7 @@ async function letGo(v, events, sent, until) {
     let wait = retryMs;
     try {
       const res = await fetch("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
-        method: "POST", headers: headers(auth, { "Content-Type": "application/json" }), body: JSON.stringify({ events }),
+        method: "POST", headers: headers(auth, { "Content-Type": "application/json" }), body: JSON.stringify({ events }), keepalive: true,
         signal: AbortSignal.timeout(Math.max(until - Date.now(), 1)),
       });
       const body = await res.json().catch(() => null);
@@ -1009,11 +1009,11 @@ async function sendInput(v, events, newest) {
   const cost = events.reduce((sum, e) => sum + inputCost(e), 0);
   for (let busy = false; ; busy = true) {
     if (v.abort.signal.aborted) return gone;
+    // A text of some 100 requests is given the longest a call may take: the computer of a
+    // loaded server answers each in a tick or more.
+    const call = JSON.stringify(cost > inputEventsMax ? { events, timeoutMs: inputTimeoutMs } : { events });
     const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      // A text of some 100 requests is given the longest a call may take: the computer of a
-      // loaded server answers each in a tick or more.
-      body: JSON.stringify(cost > inputEventsMax ? { events, timeoutMs: inputTimeoutMs } : { events }),
+      method: "POST", headers: { "Content-Type": "application/json" }, body: call, keepalive: outlivesPage(call),
     });
     const body = await res.json().catch(() => null);
     const error = body && body.error;
@@ -1045,6 +1045,38 @@ async function sendInput(v, events, newest) {
     if (!error) v.dropped = false;
     return error ? { said, queued: error.queued || 0, away: error.code === "not_connected" } : null;
   }
+}
+
+// keepaliveMaxBytes bounds the body of an input call that outlives its page (fetch's
+// keepalive: the browser completes it after the tab closed or navigated away, with its headers,
+// the token and Content-Type, so it passes the API's guard as any call does): a browser lets a
+// page have 64 KiB of them in flight at once, and refuses the call past that. A larger call (a
+// text put in at once) is the page's alone; a call of releases (letGo) is a few hundred bytes.
+const keepaliveMaxBytes = 16384;
+
+// outlivesPage is whether an input call of body (its JSON) outlives its page (keepaliveMaxBytes).
+function outlivesPage(body) {
+  return new TextEncoder().encode(body).length <= keepaliveMaxBytes;
+}
+
+// letGoLeaving lets go, as the page is left (pagehide: its tab closed, another page opened in
+// it, the browser quit), what view v's computer got down from it: the keyboard's keys, the
+// mouse button, the on-screen Ctrl or a key held on its button (v.pressed), and the releases
+// waiting their turn behind a call on its way or owed. Each goes at once by a call that
+// outlives the page (keepalive): one that goes later, or whose page is gone, the browser
+// cancels with it, and the computer held Ctrl down for ever. The call on its way, if any,
+// outlives the page as well; the releases go beside it, no longer behind it (no later turn
+// comes): a release of a key whose press is in that very call may reach the computer first.
+function letGoLeaving(v) {
+  letKeysGo(v);
+  letMouseGo(v);
+  const held = [...v.pressed].map((id) => releaseOf(v, id)).filter(Boolean);
+  v.pressed.clear();
+  holdCtrl(v, false);
+  const waiting = v.pending.splice(0).flatMap((p) => p.events).filter((e) => releases.has(e.type));
+  v.presses = 0;
+  const events = [...v.owed.splice(0), ...waiting, ...held];
+  if (events.length) letGo(v, events, token, Date.now() + letGoWithinMs);
 }
 
 // gone is sendInput's answer when the view went away (not live, or closed) before its events
@@ -1843,6 +1875,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); focusScreen(); });
   window.addEventListener("hashchange", route);
+  window.addEventListener("pagehide", () => { if (view) letGoLeaving(view); });
   // The screen's cells change size with the window's width (a phone turned, a window made
   // narrower): the field follows the cursor, in the part of the screen in view.
   window.addEventListener("resize", () => { placeKeys(); markWide(); });
