@@ -111,7 +111,8 @@ type GetCmd struct {
 
 // Run fetches the file and writes it locally (as UTF-8 text, or its bytes with --binary),
 // into Local when it is a directory, as cp does, or through the open descriptor Local names
-// (/dev/stdout as '-', /dev/fd/N: descriptorOf); it prints what it copied.
+// (/dev/stdout as '-', /dev/fd/N: descriptorOf); it prints what it copied. Text that goes to
+// a terminal is shown as cat shows it (shownOn).
 func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if err := c.checkLocal(); err != nil {
 		return err // before the file is read: a transfer of up to 60 s that no file can take
@@ -143,7 +144,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		data = []byte(cctext.FromCC(data))
 	}
 	if c.Local == "-" || (isDescriptor && fd == 1) {
-		if _, err = out.Write(data); err != nil {
+		if _, err = out.Write(c.shownOn(isTerminal(out.Writer), data)); err != nil {
 			return err
 		}
 		warning()
@@ -152,14 +153,15 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	local := c.Local
 	switch {
 	case isDescriptor && fd == 2:
-		_, err = stderr.Write(data)
+		_, err = stderr.Write(c.shownOn(isTerminal(stderr), data))
 	case passed != nil:
-		if _, err = passed.Write(data); err != nil {
+		if _, err = passed.Write(c.shownOn(isTerminal(passed), data)); err != nil {
 			err = fmt.Errorf("write %s: %w", localName(local), pathless(err))
 		}
 	default:
 		if local, err = c.localFile(); err == nil {
-			err = writeLocal(local, data)
+			st, statErr := os.Stat(local)
+			err = writeLocal(local, c.shownOn(statErr == nil && isCharDevice(st), data))
 		}
 	}
 	if err != nil {
@@ -169,6 +171,36 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	// The path the computer read (cctext.StoredPath), as put prints the one it wrote.
 	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", typedID(c.TraposID), cctext.StoredPath(c.Remote), localName(local), size)
 	return err
+}
+
+// shownOn is data as get writes it where onTerminal says it goes: to a terminal, a file going
+// as text is shown as cat shows it (control bytes but tab and line breaks as \xNN), since the
+// terminal takes the bytes a computer's file holds as its own commands ("\x1b]52;c;…\a" set
+// the operator's clipboard, "\x1b]0;…\a" the window's title, "\x1b[2J" cleared the screen,
+// "\r" wrote the rest of a line over its start); anywhere else, and with --binary, which asks
+// for the bytes, unchanged.
+func (c *GetCmd) shownOn(onTerminal bool, data []byte) []byte {
+	if c.Binary || !onTerminal {
+		return data
+	}
+	return []byte(cctext.Show(string(data), true))
+}
+
+// isTerminal reports whether w is an open file that is a terminal, judged as isCharDevice.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && isCharDevice(st)
+}
+
+// isCharDevice reports whether st is a character device: a terminal (/dev/tty, /dev/pts/N),
+// or another device no file is kept on (/dev/null), where text shown as cat shows it loses
+// nothing. A pipe or a file is not one.
+func isCharDevice(st os.FileInfo) bool {
+	return st.Mode()&os.ModeCharDevice != 0
 }
 
 // localFile is the local file to write: Local, or in it when it is a directory, named after

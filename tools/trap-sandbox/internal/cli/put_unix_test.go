@@ -3,7 +3,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -156,4 +158,63 @@ func TestAGetToADescriptorWritesWhereTheShellLeftIt(t *testing.T) {
 	name := fmt.Sprintf("/dev/fd/%d", readOnly.Fd())
 	_, _, err = runWith(t, "", "get", "--url", base, "7:", "/door.lua", name)
 	assert.EqualError(t, err, fmt.Sprintf("get: %[1]s names descriptor %[2]d, which this command cannot write to (it is not open for writing): open it for writing in the shell (get … %[1]s %[2]d>>FILE) or name a file", name, readOnly.Fd()))
+}
+
+// TestAGetToATerminalShowsTheFileAsCatDoes: a computer's file that get writes to a terminal
+// (stdout, stderr, a descriptor or a device named) is shown as cat shows it, its control bytes
+// but tab and line breaks as \xNN, so that the bytes a hostile computer's file holds never
+// reach the operator's terminal as its commands: "\x1b]52;c;…\a" set the terminal's clipboard
+// (for the next paste into the shell), "\x1b]0;…\a" its title, "\x1b[2J" cleared the screen
+// and a lone "\r" wrote the rest of the line over its start. Redirected (a pipe, a file) and
+// with --binary, the bytes are written as they were.
+func TestAGetToATerminalShowsTheFileAsCatDoes(t *testing.T) {
+	clearEnv(t)
+	const hostile = "notes\x1b]52;c;cm0gLXJmIH4K\a\x1b]0;title\a\x1b[2J\rover\n"
+	d := daemonfake.NewLocal(map[string]string{"/notes.txt": hostile})
+	base := serveDisk(t, d)
+	const shown = `notes\x1b]52;c;cm0gLXJmIH4K\x07\x1b]0;title\x07\x1b[2J\x0dover` + "\n"
+
+	// onTerminal runs get with stdout and stderr on a terminal and returns what the terminal
+	// was given (its line discipline writes each line break as \r\n).
+	onTerminal := func(t *testing.T, args ...string) string {
+		ptmx, tty := openTerminal(t, 80, 24)
+		_, kctx := parse(t, append([]string{"get", "--url", base}, args...)...)
+		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
+		defer cancel()
+		kctx.BindTo(ctx, (*context.Context)(nil))
+		kctx.BindTo(tty, (*io.Writer)(nil))
+		kctx.Bind(Stdout{Writer: tty})
+		kctx.Bind(Stdin{Reader: strings.NewReader("")})
+		require.NoError(t, kctx.Run())
+		require.NoError(t, tty.Close())
+		got, _ := io.ReadAll(ptmx) // EIO once the terminal's side is closed and all is read
+		return strings.ReplaceAll(string(got), "\r\n", "\n")
+	}
+	for _, local := range []string{"-", "/dev/stdout", "/dev/stderr"} {
+		got := onTerminal(t, "7:", "/notes.txt", local)
+		assert.True(t, strings.HasPrefix(got, shown), "%s: %q", local, got)
+		assert.NotContains(t, got, "\x1b", local)
+		assert.NotContains(t, got, "\a", local)
+		assert.NotContains(t, got, "\r", local)
+	}
+	t.Run("a terminal named", func(t *testing.T) {
+		ptmx, tty := openTerminal(t, 80, 24)
+		_, _, err := runWith(t, "", "get", "--url", base, "7:", "/notes.txt", tty.Name())
+		require.NoError(t, err)
+		require.NoError(t, tty.Close())
+		got, _ := io.ReadAll(ptmx)
+		assert.Equal(t, shown, strings.ReplaceAll(string(got), "\r\n", "\n"))
+	})
+
+	out, _, err := runWith(t, "", "get", "--url", base, "7:", "/notes.txt", "-")
+	require.NoError(t, err)
+	assert.Equal(t, hostile, out, "to a pipe or a file, the text as it is")
+	local := filepath.Join(t.TempDir(), "notes.txt")
+	_, _, err = runWith(t, "", "get", "--url", base, "7:", "/notes.txt", local)
+	require.NoError(t, err)
+	got, err := os.ReadFile(local)
+	require.NoError(t, err)
+	assert.Equal(t, hostile, string(got))
+	got2 := onTerminal(t, "--binary", "7:", "/notes.txt", "-")
+	assert.Contains(t, got2, "\x1b]0;title\a", "--binary asks for the bytes")
 }
