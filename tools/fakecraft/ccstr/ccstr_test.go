@@ -73,7 +73,8 @@ func TestGlyph(t *testing.T) {
 func TestShown(t *testing.T) {
 	assert.Equal(t, "plain text", Shown("plain text"))
 	assert.Equal(t, "küche", Shown("k\xfcche"))
-	assert.Equal(t, "a\tb\x10 \U0001FB00", Shown("a\tb\x10 \x81"), "ASCII as written")
+	assert.Equal(t, "a\tb\nc \U0001FB00", Shown("a\tb\nc \x81"), "printable ASCII, tabs and line breaks as written")
+	assert.Equal(t, "►☺▒", Shown("\x10\x01\x7f"), "control bytes as the font draws them")
 	assert.True(t, utf8.ValidString(Shown(string(allBytes()))))
 }
 

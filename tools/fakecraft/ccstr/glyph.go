@@ -29,23 +29,42 @@ func Glyph(c byte) string {
 	return string(rune(c))
 }
 
-// Shown is s as text for a reader outside the computer (a transcript, a log): ASCII as it
-// was written (print's tab separators stay tabs), each byte from 128 up as CC's font draws
-// it (Glyph), in UTF-8.
+// Shown is s as text for a reader outside the computer (a transcript, a log): printable ASCII,
+// tabs and line breaks as they were written (print's tab separators stay tabs, a message's
+// lines stay lines), every other byte as CC's font draws it (Glyph): 128-255 in UTF-8, and
+// the control bytes (ESC, BEL, CR, backspace, DEL, ...) as their pictures, as the screen shows
+// them. Written as they were, a program's "\27]52;c;...\7" or "\27[2J" drove the terminal
+// the transcript was printed on (set its clipboard or title, cleared it), and "\r" wrote a
+// line over the one before it, where CC's screen shows a row of glyphs.
 func Shown(s string) string {
-	if isASCII(s) {
+	if isPlain(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(2 * len(s))
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < utf8.RuneSelf {
+		if c := s[i]; passesAsWritten(c) {
 			b.WriteByte(c)
 		} else {
 			b.WriteString(Glyph(c))
 		}
 	}
 	return b.String()
+}
+
+// passesAsWritten reports whether Shown keeps byte c as it is: printable ASCII, tab, line feed.
+func passesAsWritten(c byte) bool {
+	return c >= 32 && c < 127 || c == '\t' || c == '\n'
+}
+
+// isPlain reports whether Shown returns s unchanged.
+func isPlain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !passesAsWritten(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // sextant is the block character with the cells of bits set: 1 top left, 2 top right,

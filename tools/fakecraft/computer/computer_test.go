@@ -567,8 +567,22 @@ func TestTranscriptKeepsScrolledLines(t *testing.T) {
 // control character is its font picture (CC keeps it in the cell), not a space.
 func TestTextLeavesAsTheFontShowsIt(t *testing.T) {
 	out, _, c := runLua(t, `print("k\252che \135") term.write("a\16b\1")`)
-	assert.Equal(t, "k\u00fcche \U0001FB06\na\x10b\x01\n", out)
+	assert.Equal(t, "k\u00fcche \U0001FB06\na►b☺\n", out)
 	assert.Equal(t, "küche \U0001FB06\na►b☺", strings.TrimRight(c.Screen(), "\n"))
+}
+
+// TestTranscriptNeverDrivesTheTerminal: the control bytes a program writes (a hostile
+// gateway's text that the computer shows, a file it prints) leave the transcript as the
+// pictures CC's screen shows for them, never as the bytes: run's stdout is a person's
+// terminal, where "\27]0;...\7" set its title, "\27]52;c;...\7" its clipboard, "\27[2J"
+// cleared it, and "\r" put the rest of a line over its start.
+func TestTranscriptNeverDrivesTheTerminal(t *testing.T) {
+	out, _, c := runLua(t, `write("A\27]0;pwned\7B\27[2JC\rD\8E\127") print()`)
+	for _, b := range []string{"\x1b", "\x07", "\r", "\b", "\x7f"} {
+		assert.NotContains(t, out, b)
+	}
+	assert.Equal(t, "A←]0;pwned•B←[2JC D◘E▒\n", out)
+	assert.Equal(t, strings.TrimSuffix(out, "\n"), strings.TrimRight(c.Screen(), "\n"), "the transcript is the screen's row")
 }
 
 func TestPrintErrorColour(t *testing.T) {

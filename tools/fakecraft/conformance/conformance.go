@@ -395,11 +395,22 @@ func allDone(r *runner) bool {
 	return true
 }
 
+// shownName is a test's key as its name: its parts (describe blocks, then the test's own
+// name), which the key joins with NUL, each shown as the computer's text (ccstr.Shown draws a
+// NUL as CC's font does, a blank), joined with " › ".
+func shownName(key string) string {
+	parts := strings.Split(key, "\x00")
+	for i, p := range parts {
+		parts[i] = ccstr.Shown(p)
+	}
+	return strings.Join(parts, " › ")
+}
+
 func (r *runner) record(t test, status, msg string) {
 	r.done[t.key] = true
 	// Names and messages are the computer's (CC bytes): they leave as its text does.
 	res := Result{
-		Name:    strings.ReplaceAll(ccstr.Shown(t.key), "\x00", " › "),
+		Name:    shownName(t.key),
 		File:    ccstr.Shown(t.file),
 		Status:  status,
 		Message: ccstr.Shown(msg),
