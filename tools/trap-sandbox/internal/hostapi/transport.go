@@ -386,6 +386,8 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 		return nil, SilentGatewayError{URL: ShownURL(h.URL)}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return nil, NoGatewayError{URL: ShownURL(h.URL)}
+	case connected.Load() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)):
+		return nil, DroppedGatewayError{URL: ShownURL(h.URL)}
 	default:
 		return nil, fmt.Errorf("call the gateway at %s: %w", ShownURL(h.URL), err)
 	}
@@ -431,6 +433,18 @@ func (e UnreachableGatewayError) Error() string {
 
 // Unwrap makes the error a context.DeadlineExceeded.
 func (UnreachableGatewayError) Unwrap() error { return context.DeadlineExceeded }
+
+// DroppedGatewayError is a call whose connection the gateway closed before it answered: a
+// gateway killed or crashed mid-request (a clean stop answers not_connected, "the gateway is
+// shutting down"). What was asked may have reached the computer; its message says so.
+type DroppedGatewayError struct {
+	URL string // as ShownURL shows it
+}
+
+func (e DroppedGatewayError) Error() string {
+	return fmt.Sprintf(GatewayAt+"%s closed the connection before it answered (it stopped or crashed: see its log); "+
+		"what was asked may have been done all the same: check before you ask again", e.URL)
+}
 
 // NoGatewayError is a call that found nothing listening at the gateway's URL (connection
 // refused); its message names the fix, so a caller adds no hint of its own.

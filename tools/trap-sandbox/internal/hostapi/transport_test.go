@@ -3,6 +3,7 @@ package hostapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -503,4 +504,27 @@ func TestARequestAwaitsTheGatewaysAnswerPastItsCallersDeadline(t *testing.T) {
 	defer srv2.Close()
 	_, err = hostapi.HTTP{URL: srv2.URL}.Request(left, "7:", "fs.write", json.RawMessage(`{}`), time.Minute)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestAGatewayThatDropsTheCallIsNamedSo: a gateway that closes the connection before it
+// answers (killed, crashed mid-request) is said to have done so, with what that means for
+// what was asked; it was Go's `Post "http://…/requests": EOF`.
+func TestAGatewayThatDropsTheCallIsNamedSo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if assert.NoError(t, err) {
+			_ = conn.Close() // no answer at all, as a gateway killed mid-request
+		}
+	}))
+	defer srv.Close()
+	const want = "the gateway at %s closed the connection before it answered (it stopped or crashed: see its log); " +
+		"what was asked may have been done all the same: check before you ask again"
+	h := hostapi.HTTP{URL: srv.URL}
+	_, err := h.Request(t.Context(), "5:küche", "shell.run", json.RawMessage(`{"command":"slow"}`), time.Second)
+	assert.EqualError(t, err, fmt.Sprintf(want, srv.URL))
+	var dropped hostapi.DroppedGatewayError
+	assert.ErrorAs(t, err, &dropped)
+	_, err = h.Computers(t.Context())
+	assert.EqualError(t, err, fmt.Sprintf(want, srv.URL))
 }
