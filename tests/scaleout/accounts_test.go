@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -90,4 +91,29 @@ func TestAccountsAcrossReplicas(t *testing.T) {
 	ce, err := again.ExpectClose(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 4003, ce.Code)
+}
+
+// TestAReplicaSaysItLeavesTheDataDirectorysStoreUnread: an operator who turned a gateway with
+// accounts into replicas (played: the same data directory, --nats added) found every linked
+// computer refused at its hello ("a computer credential the account store does not hold
+// (made on another gateway or data directory, ...)") and its daemon stopped, every player's
+// token refused, and nothing at the start said that the accounts were still in the data
+// directory, which a replica does not read. The replica says so at start, naming the file; one
+// on a data directory without a store says nothing of it.
+func TestAReplicaSaysItLeavesTheDataDirectorysStoreUnread(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	dir := t.TempDir()
+	cli(ctx, t, "accounts", "add", "alice", "--data-dir", dir)
+	nats := harness.StartNATS(t, natsBin)
+	a := harness.Start(t, gatewayBin, harness.Options{
+		Args: append([]string{"--nats", nats.URL, "--replica", "a"}, replicaFlags...),
+		Env:  []string{"SANDBOX_DATA_DIR=" + dir},
+	})
+	assert.Contains(t, a.Log(), `level=WARN msg="accounts: this replica keeps its accounts in NATS (the bucket trapos_accounts) and does not read the account store of its data directory: `+
+		`the accounts, API tokens and linked computers made on a gateway without --nats are not in NATS, so those tokens and computers are refused; `+
+		`make them again with --nats (docs/scale-out.md, From one gateway to replicas), then move the file out of the data directory" replica=a store=`+filepath.Join(dir, "accounts.db"))
+
+	b := startReplica(t, nats, "b")
+	assert.NotContains(t, b.Log(), "does not read the account store of its data directory")
 }

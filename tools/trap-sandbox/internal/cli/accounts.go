@@ -94,6 +94,20 @@ func upgraded(stderr io.Writer, s *account.SQLite) {
 	}
 }
 
+// storeLeftUnread is the data directory's account store, which a replica does not read (its
+// accounts are in NATS), or "" when there is none (or no data directory to look in).
+func (f DataDirFlags) storeLeftUnread() string {
+	dir, err := f.dir()
+	if err != nil {
+		return ""
+	}
+	path := filepath.Join(dir, account.DBFile)
+	if _, err := os.Lstat(path); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	return path
+}
+
 // defaultStoreExists says whether the default data directory holds an account store.
 func defaultStoreExists() bool {
 	dir, err := DefaultDataDir()

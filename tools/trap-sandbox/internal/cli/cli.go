@@ -517,6 +517,14 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if sharedAccounts != nil {
 		accounts = account.New(sharedAccounts, clock.Real{})
 		logger.Info("accounts", "store", "NATS key-value bucket "+account.KVBucket)
+		if path := c.DataDirFlags.storeLeftUnread(); path != "" {
+			// A gateway turned into a replica on its data directory: its accounts, tokens and
+			// credentials stay in the file, and every one of them is refused here as unknown.
+			logger.Warn("accounts: this replica keeps its accounts in NATS (the bucket "+account.KVBucket+") and does not read the account store of its data directory: "+
+				"the accounts, API tokens and linked computers made on a gateway without --nats are not in NATS, so those tokens and computers are refused; "+
+				"make them again with --nats (docs/scale-out.md, From one gateway to replicas), then move the file out of the data directory",
+				"store", path)
+		}
 	} else {
 		accounts, store, err = c.DataDirFlags.open(ctx, true)
 	}
