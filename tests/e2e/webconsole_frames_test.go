@@ -67,95 +67,12 @@ func TestTheWebConsoleDrawsOnlyTheNewestFrame(t *testing.T) {
 		"no frame drawn until the animation frame; then one, the newest (the view's last screen stays, greyed)")
 }
 
-// drawingComputer is a computer on a raw socket that draws the frames a test gives it (draw) on
-// the one screen watch it answers.
-type drawingComputer struct {
-	ws      *harness.Computer
-	id      string
-	watch   chan struct{}
-	answers chan harness.Frame
-}
-
-// connectDrawingComputer says hello on g as id and answers computer.info (as a client older than
-// 0.5.15: without allowed), screen.watch and screen.unwatch; draw sends a frame.
-func connectDrawingComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id string) *drawingComputer {
+// connectDrawingComputer is a consoleComputer of a client older than 0.5.15 (its computer.info
+// without allowed) that draws the frames a test gives it (draw) on the one screen watch it
+// answers.
+func connectDrawingComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id string) *consoleComputer {
 	t.Helper()
-	ws, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ws.Close() })
-	hello, err := ws.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
-	require.NoError(t, err)
-	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-	c := &drawingComputer{ws: ws, id: id, watch: make(chan struct{}, 1), answers: make(chan harness.Frame, 1)}
-	go func() {
-		for {
-			f, err := ws.Next(ctx)
-			if err != nil {
-				return
-			}
-			if f.Event == harness.EventGatewayResponse {
-				c.answers <- f
-				continue
-			}
-			if f.Event != harness.EventGatewayRequest {
-				continue
-			}
-			payload := map[string]any{}
-			switch f.Type {
-			case harness.TypeComputerInfo:
-				payload = map[string]any{"traposId": id, "clientVersion": "0.5.14"}
-			case "screen.watch":
-				payload = map[string]any{"watchId": 1}
-				select {
-				case c.watch <- struct{}{}:
-				default:
-				}
-			}
-			_ = ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
-				"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
-		}
-	}()
-	return c
-}
-
-// watched waits for the gateway's screen.watch.
-func (c *drawingComputer) watched(ctx context.Context, t *testing.T) {
-	t.Helper()
-	select {
-	case <-c.watch:
-	case <-ctx.Done():
-		t.Fatal("the view never watched the screen")
-	}
-}
-
-// draw sends the whole screen, one row of text, and waits for the gateway's answer.
-func (c *drawingComputer) draw(ctx context.Context, t *testing.T, text string) {
-	t.Helper()
-	blit := fmt.Sprintf("%0*d", len(text), 0)
-	c.drawScreen(ctx, t, map[string]any{"width": len(text), "height": 1,
-		"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
-		"rows":    map[string]any{"1": map[string]any{"text": text, "fg": blit, "bg": blit}},
-		"palette": []string{"#f0f0f0"}})
-}
-
-// drawScreen sends screen (width, height, cursor, rows, palette) as the whole frame of an
-// advanced computer, and waits for the gateway's answer.
-func (c *drawingComputer) drawScreen(ctx context.Context, t *testing.T, screen map[string]any) {
-	t.Helper()
-	payload := map[string]any{"watchId": 1, "seq": 1, "colour": true, "fg": 1, "bg": 32768}
-	for k, v := range screen {
-		payload[k] = v
-	}
-	require.NoError(t, c.ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": c.id,
-		"messageId": harness.NewMessageID(), "type": "screen.update", "payload": payload}))
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a generous bound: only a failure waits it
-	defer cancel()
-	select {
-	case f := <-c.answers:
-		require.True(t, f.OK != nil && *f.OK, "screen.update: %+v", f.Error)
-	case <-ctx.Done():
-		t.Fatal("the gateway did not answer screen.update")
-	}
+	return connectConsoleComputer(ctx, t, g, id, consoleComputerHooks{clientVersion: "0.5.14"})
 }
 
 // TestTheWebConsoleDrawsAMonitorSizedScreen: a screen as large as CC's largest terminal an

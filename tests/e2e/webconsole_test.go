@@ -1403,15 +1403,48 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseWaitedOnABusyComputerAsItsViewCloses
 	}
 }
 
-// releaseComputer is a computer on a raw socket whose client takes a press apart from its
-// release (0.5.23): it draws one row ("rig") on the screen watch it answers, and passes on each
-// screen.input's events (input); one that goes closes its socket on the first release it gets
-// (mouse_up), unanswered, as a computer shut down then would.
-type releaseComputer struct {
-	inputs chan string
+// consoleComputer is a computer on a raw socket for the web console's tests, in one loop: it
+// says hello on g as id and answers the gateway's requests, computer.info as a client of
+// hooks.clientVersion (without allowed: older than 0.5.15 or not, it says no more), each
+// screen.watch with watch 1 and then hooks.screen's frame, screen.input with queued 1, passing
+// each on (input), and any other with an empty payload. A test draws more (draw, drawScreen).
+type consoleComputer struct {
+	ws      *harness.Computer
+	id      string
+	watch   chan struct{}
+	inputs  chan string
+	waiting sync.Map // the messageId of a frame drawScreen sent -> the chan its answer goes on
 }
 
-func connectReleaseComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id string, goes bool) *releaseComputer {
+// consoleComputerHooks are what a test of the web console makes of its consoleComputer.
+type consoleComputerHooks struct {
+	// clientVersion is the client computer.info names.
+	clientVersion string
+	// screen is the frame (screen.update's payload but its watch and seq) sent after each
+	// screen.watch's answer; with none, the test draws.
+	screen map[string]any
+	// goesAt reports whether the screen.input of payload is the one the computer goes at: it
+	// closes its socket then, the request unanswered, as a computer shut down then would.
+	goesAt func(payload string) bool
+}
+
+// rigScreen is a consoleComputer's screen of one row, "rig".
+var rigScreen = map[string]any{"width": 3, "height": 1, "cursor": map[string]any{"x": 1, "y": 1, "blink": false},
+	"rows": map[string]any{"1": map[string]any{"text": "rig", "fg": "000", "bg": "000"}}, "palette": []string{"#f0f0f0"}}
+
+// connectReleaseComputer is a consoleComputer whose client takes a press apart from its release
+// (0.5.23), showing rigScreen; one that goes closes its socket on the first release it gets
+// (mouse_up), unanswered.
+func connectReleaseComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id string, goes bool) *consoleComputer {
+	t.Helper()
+	hooks := consoleComputerHooks{clientVersion: "0.5.23", screen: rigScreen}
+	if goes {
+		hooks.goesAt = func(payload string) bool { return strings.Contains(payload, `"mouse_up"`) }
+	}
+	return connectConsoleComputer(ctx, t, g, id, hooks)
+}
+
+func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id string, hooks consoleComputerHooks) *consoleComputer {
 	t.Helper()
 	ws, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
 	require.NoError(t, err)
@@ -1419,12 +1452,18 @@ func connectReleaseComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 	hello, err := ws.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
 	require.NoError(t, err)
 	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-	c := &releaseComputer{inputs: make(chan string, 64)}
+	c := &consoleComputer{ws: ws, id: id, watch: make(chan struct{}, 1), inputs: make(chan string, 64)}
 	go func() {
 		for {
 			f, err := ws.Next(ctx)
 			if err != nil {
 				return
+			}
+			if f.Event == harness.EventGatewayResponse {
+				if answer, ok := c.waiting.LoadAndDelete(f.MessageID); ok {
+					answer.(chan harness.Frame) <- f
+				}
+				continue
 			}
 			if f.Event != harness.EventGatewayRequest {
 				continue
@@ -1432,12 +1471,12 @@ func connectReleaseComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 			payload := map[string]any{}
 			switch f.Type {
 			case harness.TypeComputerInfo:
-				payload = map[string]any{"traposId": id, "clientVersion": "0.5.23"}
+				payload = map[string]any{"traposId": id, "clientVersion": hooks.clientVersion}
 			case "screen.watch":
 				payload = map[string]any{"watchId": 1}
 			case "screen.input":
 				c.inputs <- string(f.Payload)
-				if goes && strings.Contains(string(f.Payload), `"mouse_up"`) {
+				if hooks.goesAt != nil && hooks.goesAt(string(f.Payload)) {
 					_ = ws.Close()
 					return
 				}
@@ -1445,21 +1484,34 @@ func connectReleaseComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 			}
 			_ = ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
 				"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
-			if f.Type == "screen.watch" {
-				_ = ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
-					"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
-						"watchId": 1, "seq": 1, "colour": true, "fg": 1, "bg": 32768, "width": 3, "height": 1,
-						"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
-						"rows":    map[string]any{"1": map[string]any{"text": "rig", "fg": "000", "bg": "000"}},
-						"palette": []string{"#f0f0f0"}}})
+			if f.Type != "screen.watch" {
+				continue
+			}
+			if hooks.screen != nil {
+				_ = ws.WriteJSON(c.frame(harness.NewMessageID(), hooks.screen))
+			}
+			select {
+			case c.watch <- struct{}{}:
+			default:
 			}
 		}
 	}()
 	return c
 }
 
+// frame is the screen.update of messageID that sends screen (width, height, cursor, rows,
+// palette) as the whole frame of an advanced computer.
+func (c *consoleComputer) frame(messageID string, screen map[string]any) map[string]any {
+	payload := map[string]any{"watchId": 1, "seq": 1, "colour": true, "fg": 1, "bg": 32768}
+	for k, v := range screen {
+		payload[k] = v
+	}
+	return map[string]any{"event": harness.EventComputerRequest, "traposSenderId": c.id,
+		"messageId": messageID, "type": "screen.update", "payload": payload}
+}
+
 // input is the payload of the next screen.input the computer gets.
-func (c *releaseComputer) input(ctx context.Context, t *testing.T) string {
+func (c *consoleComputer) input(ctx context.Context, t *testing.T) string {
 	t.Helper()
 	select {
 	case payload := <-c.inputs:
@@ -1467,6 +1519,43 @@ func (c *releaseComputer) input(ctx context.Context, t *testing.T) string {
 	case <-ctx.Done():
 		t.Fatal("the computer got no screen.input")
 		return ""
+	}
+}
+
+// watched waits for the gateway's screen.watch.
+func (c *consoleComputer) watched(ctx context.Context, t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.watch:
+	case <-ctx.Done():
+		t.Fatal("the view never watched the screen")
+	}
+}
+
+// draw sends the whole screen, one row of text, and waits for the gateway's answer.
+func (c *consoleComputer) draw(ctx context.Context, t *testing.T, text string) {
+	t.Helper()
+	blit := fmt.Sprintf("%0*d", len(text), 0)
+	c.drawScreen(ctx, t, map[string]any{"width": len(text), "height": 1,
+		"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
+		"rows":    map[string]any{"1": map[string]any{"text": text, "fg": blit, "bg": blit}},
+		"palette": []string{"#f0f0f0"}})
+}
+
+// drawScreen sends screen (width, height, cursor, rows, palette) as the whole frame of an
+// advanced computer, and waits for the gateway's answer.
+func (c *consoleComputer) drawScreen(ctx context.Context, t *testing.T, screen map[string]any) {
+	t.Helper()
+	messageID, answer := harness.NewMessageID(), make(chan harness.Frame, 1)
+	c.waiting.Store(messageID, answer)
+	require.NoError(t, c.ws.WriteJSON(c.frame(messageID, screen)))
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a generous bound: only a failure waits it
+	defer cancel()
+	select {
+	case f := <-answer:
+		require.True(t, f.OK != nil && *f.OK, "screen.update: %+v", f.Error)
+	case <-ctx.Done():
+		t.Fatal("the gateway did not answer screen.update")
 	}
 }
 
