@@ -883,8 +883,9 @@ async function letGoClosed(v, held, sent) {
 // holds, again every retryMs (a busy answer: its Retry-After) while the computer or the gateway
 // is away or the computer busy, until the time until (a Date.now()). A token the gateway
 // refused is not sent again: the call waits for the tab's next login (loggedIn). Nothing of it
-// is shown; it resolves true once the computer took them. A closed view's releases
-// (letGoClosed) go by it: a live view's go on its queue, in order (retryReleases).
+// is shown. Its calls outlive the page (keepalive), whose last word they may be. A closed
+// view's releases (letGoClosed) and a left page's (letGoLeaving) go by it: a live view's go on
+// its queue, in order (retryReleases).
 async function letGo(v, events, sent, until) {
   const refusedTokens = new Set();
   const left = () => Math.max(until - Date.now(), 0);
@@ -898,7 +899,7 @@ async function letGo(v, events, sent, until) {
       const body = await res.json().catch(() => null);
       const code = body && body.error && body.error.code;
       if (res.status === 401 || code === "unauthorized") refusedTokens.add(auth);
-      else if (res.status < 500 && !letGoAgain.has(code)) return res.ok; // taken, or refused for good (the owner's setting)
+      else if (res.status < 500 && !letGoAgain.has(code)) return; // taken, or refused for good (the owner's setting)
       if (res.status === 429) wait = retryAfterMs(res);
     } catch { // no answer: the gateway away, or the time is up
     }
