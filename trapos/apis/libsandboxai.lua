@@ -1406,10 +1406,12 @@ local function newClient(deps)
       end
       local list, errOrDone = poll(turnId, after, waitMs);
       if list == nil then
-        if errOrDone.code == codec.ERR_NOT_CONNECTED and deps.awaitReconnect ~= nil and reconnected then
-          -- The gateway it got back broke too before a poll got through (it took the hello
-          -- and died, or restarted twice): the turn ended with the first socket, so this is
-          -- the same lost answer, not a new wait.
+        if reconnected and (errOrDone.code == codec.ERR_NOT_CONNECTED or errOrDone.code == codec.ERR_TIMEOUT) then
+          -- A poll after the reconnect only reads how the turn ended, which the gateway
+          -- answers at once (it ended the turn with the first socket, or restarted and forgot
+          -- it). One that does not get through (the gateway got back broke too: it took the
+          -- hello and died, or restarted twice; or it does not answer) is the same lost answer,
+          -- not a new wait: polling on waited some 70 s for an end that changes nothing.
           return nil, { code = errOrDone.code, message = errOrDone.message, answerLost = true };
         elseif errOrDone.code == codec.ERR_NOT_CONNECTED and deps.awaitReconnect ~= nil then
           reconnected = true;
@@ -1514,8 +1516,8 @@ local function newClient(deps)
   -- (an answer all in, still paged in onEvent: there is nothing to stop), then raises
   -- "Terminated" as os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and
   -- {code, message, answerLost?}: answerLost when the daemon did not get the gateway back
-  -- in its wait, or lost it again before a poll got through, so the turn has ended on the
-  -- gateway unfinished.
+  -- in its wait, or a poll after it did not get through (not_connected, timeout), so the
+  -- turn has ended on the gateway unfinished.
   local function run(prompt, opts)
     expect(1, prompt, "string");
     expect(2, opts, "table", "nil");

@@ -757,11 +757,11 @@ local function explain(err)
   else
     message = oneLine(tostring(message));
   end
-  if code == libsandbox.ERR_NOT_CONNECTED and err.answerLost then
-    -- The daemon did not get the gateway back in its wait, or lost it again before a poll
-    -- got through: the gateway ended the turn with the socket, so a reconnect brings no more
-    -- of this answer.
-    return notConnectedLine(message) .. ". " .. MSG_ANSWER_LOST;
+  if err.answerLost then
+    -- The daemon did not get the gateway back in its wait, or a poll after it did not get
+    -- through: the gateway ended the turn with the socket, so a reconnect brings no more of
+    -- this answer.
+    return explain({ code = err.code, message = err.message }) .. ". " .. MSG_ANSWER_LOST;
   elseif code == libsandbox.ERR_NOT_CONNECTED then
     return notConnectedLine(message);
   elseif code == libsandbox.ERR_TIMEOUT then

@@ -1932,6 +1932,28 @@ describe("ai command", function()
       expect(rows[1]):eq("Hel");
     end);
 
+    it("says the answer is lost when the gateway it got back does not answer", function()
+      -- it polled on under Reconnecting... for some 70 s, then said only that the gateway did
+      -- not answer, of a turn that had ended with the first socket
+      local ok, err, rows = run({ "hi" }, {
+        width = 200,
+        polls = {
+          { text(1, "Hel") },
+          { err = { code = "not_connected", message = "lost the connection: Connection closed" } },
+          { err = { code = "timeout", message = "The gateway did not answer within 10 seconds" } },
+          { err = { code = "timeout", message = "The gateway did not answer within 10 seconds" } },
+          { err = { code = "timeout", message = "The gateway did not answer within 10 seconds" } },
+          { err = { code = "timeout", message = "The gateway did not answer within 10 seconds" } },
+          { err = { code = "timeout", message = "The gateway did not answer within 10 seconds" } },
+          { err = { code = "timeout", message = "The gateway did not answer within 10 seconds" } },
+          { err = { code = "timeout", message = "The gateway did not answer within 10 seconds" } },
+        },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway did not answer in time. Run: sandbox health. The answer is lost: ask again once reconnected");
+      expect(rows[1]):eq("Hel");
+    end);
+
     it("says a daemon that died during the turn is not running, with its one fix", function()
       -- it said "Not connected to the gateway: The sandbox daemon is not running; reboot the
       -- computer to start it. Run: sandbox status", a second fix that can only say it again

@@ -338,6 +338,20 @@ describe("libsandboxai", function()
       end
     end);
 
+    it("returns the answer lost when the gateway it got back does not answer the poll", function()
+      -- a gateway that took the hello and hung: ai polled on for every timeout the halving
+      -- allows (some 70 s under Reconnecting...), for the end of a turn that had ended with the
+      -- first socket
+      local lost = { err = { code = "not_connected", message = "lost the connection" } };
+      local timeout = { err = { code = "timeout", message = "no reply" } };
+      local gw = gateway({ lost, timeout, timeout, timeout, timeout, timeout, timeout, timeout });
+      local result, err = lib.newClient({ request = gw.request, term = fakeTerm,
+        awaitReconnect = function() return true; end }).run("hi");
+      expect(result):eq(nil);
+      expect(err):same({ code = "timeout", message = "no reply", answerLost = true });
+      expect(#gw.of(lib.TYPE_POLL)):eq(2);
+    end);
+
     it("returns other poll errors at once", function()
       local gw = gateway({ { err = { code = "unknown_turn", message = "no turn t1" } } });
       local result, err = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");
