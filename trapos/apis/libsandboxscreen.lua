@@ -21,6 +21,13 @@ local MAX_INPUT_EVENTS = 128;
 -- computer, but each watch costs an event and a frame on every screen change, so a gateway
 -- that opened watch after watch would flood CC's event queue (256) and the socket.
 local MAX_WATCHES = 8;
+-- How many terminal calls after the computer last yielded (the daemon saw an event) go
+-- through the mirror unguarded. Past them a program is drawing without yielding, which CC
+-- ends with "Too long without yielding" 7 s on, raised in whatever Lua code runs then: most
+-- likely the mirror's own, so each further call runs under pcall, which raises it again at
+-- the program's line (see install). Below them pcall is not paid for: cheap in CC, it costs
+-- a coroutine per call in fakecraft, and a screen redrawn cell by cell is some 3000 calls.
+local UNGUARDED_CALLS = 10000;
 
 local BLIT = "0123456789abcdef";
 local MOUSE_BUTTONS = { [1] = true, [2] = true, [3] = true };
@@ -50,6 +57,20 @@ end
 -- This file's short_src, as CC names it in front of an error raised here
 -- ("/apis/libsandboxscreen.lua:12: ").
 local HERE = debug.getinfo(1, "S").short_src;
+
+-- CC's words when it stops code that ran too long without yielding, after the position of
+-- the Lua code it stopped.
+local TOO_LONG = "Too long without yielding";
+
+-- err as the program that called a wrapper reads it, raised again at its line: without this
+-- file's position; CC's abort without any position, wherever in the code the wrapper runs
+-- (the screen service's too) it was raised.
+local function callersError(err)
+  if type(err) == "string" and err:sub(-#TOO_LONG) == TOO_LONG then
+    return TOO_LONG;
+  end
+  return codec.withoutPositionIn(err, HERE);
+end
 
 -- Whether the arguments of a call are plainly ones the terminal takes, by the rules of CC's
 -- TermMethods (an int is a finite number, a colour one from 1 to 0xFFFF, blit's three
@@ -106,6 +127,10 @@ local function newMirror(target)
   -- Whether the mirror was installed and taken off the terminal since (install: resync).
   local uninstalled = false;
   local onChange = nil;
+  -- Wrapped calls since the computer last yielded (yielded() starts it again).
+  local callsSinceYield = 0;
+  -- Whether a guarded call is in its effect on the mirror: an error there cut it short.
+  local inEffect = false;
 
   local function changed()
     version = version + 1;
@@ -294,15 +319,44 @@ local function newMirror(target)
   effects.setBackgroundColor = effects.setBackgroundColour;
   effects.setPaletteColor = effects.setPaletteColour;
 
+  -- The mirror made whole again after an effect was cut short (CC's abort raised inside
+  -- it): a row it left half made (scroll's, part moved) is blanked, the cursor and colours
+  -- are read back from the terminal, and every row counts as changed, so a watch sends the
+  -- screen whole.
+  local function repair()
+    local v = changed();
+    cursorX, cursorY = target.getCursorPos();
+    textColour = blitOf(target.getTextColour()) or textColour;
+    backColour = blitOf(target.getBackgroundColour()) or backColour;
+    for y = 1, height do
+      local t, f, b = text[y], fg[y], bg[y];
+      if type(t) ~= "string" or type(f) ~= "string" or type(b) ~= "string"
+          or #t ~= width or #f ~= width or #b ~= width then
+        blankRow(y);
+      end
+      rowVersion[y] = v;
+    end
+    colourVersion = v;
+  end
+
+  local function originalThenEffect(original, effect, ...)
+    original(...);
+    inEffect = true;
+    effect(...);
+    inEffect = false;
+  end
+
   -- A wrapper must not be where a program's mistake is reported (term.blit with strings of
   -- different lengths): CC places a Java function's error at the nearest Lua code, which
   -- would be the wrapper, naming a file the program never called. So a call whose
   -- arguments are not plainly good (plain, above) goes through pcall, and its error is
   -- raised again at the wrapper's caller with the terminal's own message: the program's
   -- line, also through the term API, whose forwarding tail call left no frame of its own.
-  -- A call that failed changed nothing, so it has no effect on the mirror either. Plainly
-  -- good calls, nearly all, skip pcall: cheap in CC, it costs a coroutine per call in
-  -- fakecraft.
+  -- A call that failed changed nothing, so it has no effect on the mirror either. So does
+  -- every call past UNGUARDED_CALLS since the computer last yielded: CC's "Too long without
+  -- yielding" raised in the mirror's code is the program's, raised again at its line, and
+  -- the mirror, whose effect it cut short, is repaired. Plainly good calls before them,
+  -- nearly all, skip pcall.
   local function install()
     if originals ~= nil then
       return;
@@ -310,21 +364,26 @@ local function newMirror(target)
     if uninstalled then
       resync();
     end
-    originals = {};
+    originals, callsSinceYield = {}, 0;
     for name, effect in pairs(effects) do
       local original, isPlain = target[name], plain[name];
       if type(original) == "function" then
         originals[name] = original;
         target[name] = function(...)
-          if isPlain ~= nil and isPlain(...) then
+          callsSinceYield = callsSinceYield + 1;
+          if callsSinceYield <= UNGUARDED_CALLS and isPlain ~= nil and isPlain(...) then
             original(...);
-          else
-            local ok, err = pcall(original, ...);
-            if not ok then
-              error(codec.withoutPositionIn(err, HERE), 2);
-            end
+            effect(...);
+            return;
           end
-          effect(...);
+          local ok, err = pcall(originalThenEffect, original, effect, ...);
+          if not ok then
+            if inEffect then
+              inEffect = false;
+              repair();
+            end
+            error(callersError(err), 2);
+          end
         end;
       end
     end
@@ -403,6 +462,8 @@ local function newMirror(target)
     changesSince = changesSince,
     size = function() resize(); return width, height; end,
     setOnChange = function(fn) onChange = fn; end,
+    -- The computer yielded (the daemon got an event): its next calls go unguarded again.
+    yielded = function() callsSinceYield = 0; end,
   };
 end
 
@@ -699,6 +760,7 @@ local function newScreen(deps)
   };
 
   local function onEvent(event, ...)
+    mirror.yielded();
     if event == "timer" and flushTimer ~= nil and (...) == flushTimer then
       flush();
     elseif event == events.EVENT_REPLY then
@@ -733,6 +795,7 @@ return {
   MAX_PASTE = MAX_PASTE,
   MAX_INPUT_EVENTS = MAX_INPUT_EVENTS,
   MAX_WATCHES = MAX_WATCHES,
+  UNGUARDED_CALLS = UNGUARDED_CALLS,
   ERR_UNKNOWN_WATCH = ERR_UNKNOWN_WATCH,
   newMirror = newMirror,
   newScreen = newScreen,

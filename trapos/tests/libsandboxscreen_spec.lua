@@ -353,6 +353,91 @@ describe("libsandboxscreen", function()
       expect(mirror.changesSince(before)):eq(nil);
       mirror.uninstall();
     end);
+
+    -- CC raises "Too long without yielding" in whatever Lua code runs when a program has not
+    -- yielded for 7 s: a player's drawing loop spends most of its time in the mirror's own code,
+    -- which the player saw blamed ("...s/libsandboxscreen.lua:119: Too long without yielding",
+    -- then the library's line) for their loop. A window stands in for the terminal, whose
+    -- getCursorPos, which the mirror reads back after a setCursorPos, raises it as CC would
+    -- there, positioned in the mirror.
+    it("leaves a program's loop that ran too long without yielding the error at its own line, the mirror kept whole", function()
+      local here = debug.getinfo(1, "S").short_src;
+      local library = debug.getinfo(lib.newMirror, "S").short_src;
+      local ref = newReference();
+      local getCursorPos, abort = ref.getCursorPos, false;
+      ref.getCursorPos = function()
+        if abort then
+          abort = false;
+          error(library .. ":119: Too long without yielding", 0);
+        end
+        return getCursorPos();
+      end;
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        term.clear();
+        term.setCursorPos(1, 1);
+        term.write("frame");
+        -- a loop that has not yielded since: past UNGUARDED_CALLS calls, each is guarded
+        for i = 1, lib.UNGUARDED_CALLS do
+          term.setCursorPos(i % W + 1, 2);
+        end
+      end);
+      local _, before = mirror.changesSince(nil);
+      local function loopLine() ref.setCursorPos(3, 4); end
+      abort = true;
+      local ok, err = pcall(loopLine);
+      expect(ok):eq(false);
+      expect(err):eq(here .. ":" .. debug.getinfo(loopLine, "S").linedefined .. ": Too long without yielding");
+      -- the setCursorPos was done on the screen, its effect on the mirror cut short: the mirror
+      -- is made whole again, and a watch gets every row anew
+      expectMirrored(mirror, ref);
+      local changes = mirror.changesSince(before);
+      for y = 1, H do
+        expect({ y = y, sent = changes.rows[tostring(y)] ~= nil }):same({ y = y, sent = true });
+      end
+      mirror.uninstall();
+    end);
+
+    -- An abort cut scroll's effect short after it had started the rows anew: the rows not yet
+    -- moved were nil in the mirror, every later write to them failed in the mirror's code, and
+    -- the computer turned off when the shell printed that error there. string.rep, which
+    -- scroll's blank rows are made with, raises it here, once the moved rows are in.
+    it("keeps the mirror whole when CC's abort cuts a scroll short", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        term.clear();
+        for y = 1, H do
+          term.setCursorPos(1, y);
+          term.write("row " .. y);
+        end
+        for i = 1, lib.UNGUARDED_CALLS do
+          term.setCursorPos(i % W + 1, 1);
+        end
+      end);
+      local library = debug.getinfo(lib.newMirror, "S").short_src;
+      local rep, abort = string.rep, true;
+      string.rep = function(...) -- luacheck: ignore 122
+        if abort and debug.getinfo(2, "S").short_src == library then -- the mirror's, not the window's
+          abort = false;
+          error(library .. ":119: Too long without yielding", 0);
+        end
+        return rep(...);
+      end;
+      local ok, err = pcall(ref.scroll, 1);
+      string.rep = rep; -- luacheck: ignore 122
+      expect(ok):eq(false);
+      expect(err:sub(-25)):eq("Too long without yielding");
+      expectMirrored(mirror, ref);
+      drawingOn(ref, function()
+        term.setCursorPos(1, H);
+        term.write("written after");
+      end);
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
   end);
 
   describe("screen.input", function()
