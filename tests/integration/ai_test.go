@@ -473,7 +473,7 @@ func TestAgentOff(t *testing.T) {
 	out, errOut, code := runCLI(ctx, t, nil, "ai-turns", "--url", g.URL(""))
 	assert.Equal(t, 1, code, errOut)
 	assert.Empty(t, out)
-	assert.Equal(t, "trap-sandbox: list agent turns: ai_disabled: this gateway's agent is off (it runs without --ai-model), so no turn runs here: "+
+	assert.Equal(t, "trap-sandbox: list agent turns: the gateway answered ai_disabled: this gateway's agent is off (it runs without --ai-model), so no turn runs here: "+
 		"start it with --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL) to turn the agent on (docs/ai.md)\n", errOut)
 }
 

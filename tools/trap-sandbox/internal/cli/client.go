@@ -159,13 +159,18 @@ func failureFix(traposID, command string, err error, fix string) error {
 }
 
 // listFailure words the error of a command that lists something of the gateway's (computers,
-// ai-turns) for the operator's terminal: "list computers: the gateway at … answered 401: …".
+// ai-turns) for the operator's terminal: "list computers: the gateway at … answered 401: …",
+// "list agent turns: the gateway answered ai_disabled: …", as failure words the gateway's
+// answers.
 func listFailure(what string, err error) error {
-	msg := err.Error()
-	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Attributed {
-		msg = pe.Message // it already says who answered what, as failure's messages do
+	pe, ok := errors.AsType[*protocol.Error](err)
+	switch {
+	case !ok:
+		return fmt.Errorf("%s: %s", what, cctext.Show(err.Error(), false))
+	case pe.Attributed: // it already says who answered what, as failure's messages do
+		return fmt.Errorf("%s: %s", what, cctext.Show(pe.Message, false))
 	}
-	return fmt.Errorf("%s: %s", what, cctext.Show(msg, false))
+	return fmt.Errorf("%s: the gateway answered %s: %s", what, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
 }
 
 // maxCodeBytes bounds an error code as the CLI shows it: codes are short words
