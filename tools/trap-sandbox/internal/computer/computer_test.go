@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
@@ -640,6 +641,13 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 	assert.EqualError(t, err, `not_connected: computer 7:Kitchen is not connected; did you mean "7:kitchen"?`)
 	_, err = c.Ping(t.Context(), "kitchen", 0)
 	assert.EqualError(t, err, `not_connected: computer kitchen is not connected; did you mean "7:kitchen"?`, "the label alone")
+	// A label's quote is \x22 between the hint's quotes, which ends none of them and names
+	// the same computer.
+	d.List = []computer.Computer{{TraposID: `7:say "hi"`}}
+	_, err = c.Ping(t.Context(), "7", 0)
+	assert.EqualError(t, err, `not_connected: computer 7 is not connected; did you mean "7:say \x22hi\x22"?`)
+	assert.Equal(t, `7:say "hi"`, cctext.TraposID(`7:say \x22hi\x22`), "the form reads back as the traposId")
+	d.List = []computer.Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
 
 	// A Client over another Client's answer (the CLI over the HTTP API) adds no second hint.
 	hinted := &protocol.Error{Code: protocol.CodeNotConnected, Message: `computer 0 is not connected; did you mean "0:"?`, Absent: true,

@@ -96,7 +96,11 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	hint := ""
 	switch {
 	case len(meant) > 0:
-		hint = hintMark + `"` + strings.Join(meant, `" or "`) + `"?`
+		quoted := make([]string, len(meant))
+		for i, m := range meant {
+			quoted[i] = inQuotes(m)
+		}
+		hint = hintMark + strings.Join(quoted, " or ") + "?"
 	case !pe.Absent:
 		return pe
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
@@ -112,4 +116,12 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	out.Message += hint
 	out.Hint, out.Meant = hint, meant
 	return &out
+}
+
+// inQuotes is a traposId as shown (cctext.ShowTraposID) between double quotes, a '"' of its
+// label as \x22, which names the same byte: a label's own quote ended the quotes, and what
+// followed it (`7:x"? The gateway: ...`) read as the gateway's words, not the label's. The
+// form still reads back as the traposId (cctext.TraposID).
+func inQuotes(shown string) string {
+	return `"` + strings.ReplaceAll(shown, `"`, `\x22`) + `"`
 }
