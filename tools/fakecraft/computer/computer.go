@@ -135,6 +135,10 @@ type Config struct {
 	// Input answers read(): each time a program starts waiting for a line, the next line is
 	// typed. When it ends the computer shuts down (Result.InputEnded). Nil types nothing.
 	Input Input
+	// Acts are the player's doings beside the keyboard (a touch on a monitor), each done
+	// when the computer next waits for an event with none queued and no line wanted from
+	// Input, one at a time, in order. Nil does nothing.
+	Acts Acts
 	// Multishell lets the bios start CC's multishell (tabs) on an advanced computer with
 	// bios.use_multishell set, as CC's bios does; the shell then runs in its first tab.
 	// Off, the shell runs directly on the screen: a transcript (Stdout) wants that, since
@@ -230,6 +234,7 @@ type Computer struct {
 	// the same read) is no new wait, only blinkWaits, which holds until that Enter is taken.
 	typedQueued int
 	blinkWaits  bool
+	actsEnded   bool // Config.Acts is closed and drained
 	// onRealTime says the virtual clock's ticks come from the real ticker at the moment
 	// (realTicks).
 	onRealTime bool
@@ -435,6 +440,9 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		ev, ok := c.pop()
 		if !ok {
 			c.settle()
+			if c.act() {
+				continue
+			}
 			if c.jumpClock(ctx) {
 				continue
 			}

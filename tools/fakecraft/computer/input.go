@@ -17,6 +17,21 @@ const keyEnter = 257
 // asks for one (see Config.Input). A closed channel means nothing more will be typed.
 type Input <-chan string
 
+// Acts are a player's doings other than typing (see Config.Acts): each function is called on
+// the computer's goroutine and queues what the player's act makes CC queue. A closed
+// channel means the player does nothing more.
+type Acts <-chan func()
+
+// ActsOf is Acts that does fns in order and then ends.
+func ActsOf(fns ...func()) Acts {
+	ch := make(chan func(), len(fns))
+	for _, fn := range fns {
+		ch <- fn
+	}
+	close(ch)
+	return ch
+}
+
 // LinesOf is Input that types lines and then ends.
 func LinesOf(lines ...string) Input {
 	ch := make(chan string, len(lines))
@@ -102,4 +117,25 @@ func (c *Computer) typeLine(line string, ok bool) {
 		c.typedQueued++
 	}
 	c.QueueEvent("key_up", lua.LNumber(keyEnter))
+}
+
+// act does the player's next act, if one is ready, and reports whether it did. It is called
+// when the computer waits for an event with none queued; a computer that wants a line from
+// Input first gets its line (what it waits for), so an act never lands in a read() that
+// would discard it. Lua goroutine only.
+func (c *Computer) act() bool {
+	if c.cfg.Acts == nil || c.actsEnded || c.wantedInput() != nil {
+		return false
+	}
+	select {
+	case fn, ok := <-c.cfg.Acts:
+		if !ok {
+			c.actsEnded = true
+			return false
+		}
+		fn()
+		return true
+	default:
+		return false
+	}
 }

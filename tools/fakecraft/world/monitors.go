@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"fakecraft/ccstr"
+	"fakecraft/peripheral/modem"
 	"fakecraft/peripheral/monitor"
 )
 
@@ -42,4 +44,28 @@ func (w *World) Monitors() []Shown {
 		}
 	}
 	return out
+}
+
+// Monitor is the monitor the computer standing here knows by name (CC's bytes), as
+// peripheral.wrap(name) finds it: on a side (or attached under that name), or on a cable one
+// of its wired modems is on, by its network name. The error says what is there instead,
+// the name as text.
+func (p *Place) Monitor(name string) (*monitor.Monitor, error) {
+	found := p.bus.Get(name)
+	for _, side := range p.bus.Names() {
+		if found != nil {
+			break
+		}
+		if m, ok := p.bus.Get(side).(*modem.Modem); ok {
+			found = m.Remote(name)
+		}
+	}
+	if found == nil {
+		return nil, fmt.Errorf("this computer has no peripheral named %s", ccstr.ToText(name))
+	}
+	m, ok := found.(*monitor.Monitor)
+	if !ok {
+		return nil, fmt.Errorf("%s is a %s, not a monitor", ccstr.ToText(name), found.Types()[0])
+	}
+	return m, nil
 }

@@ -69,6 +69,9 @@ type Options struct {
 	Bare bool
 	// Input answers read() (computer.Config.Input); it carries over a reboot.
 	Input computer.Input
+	// Acts are the player's doings beside the keyboard (computer.Config.Acts); they carry
+	// over a reboot.
+	Acts computer.Acts
 	// Drop are files dropped on the computer once it has booted: one file_transfer event,
 	// as when a player drags files onto its screen (the shell's prompt and `import` save
 	// them). Only the first boot gets them.
@@ -225,6 +228,7 @@ func (m *Machine) build(label *string) error {
 		Pocket:            opts.Pocket,
 		Bare:              opts.Bare,
 		Input:             opts.Input,
+		Acts:              opts.Acts,
 		Multishell:        opts.Multishell,
 		Boot:              computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
 		FS:                fsys,

@@ -98,6 +98,7 @@ type RunCmd struct {
 	computerFlags
 	virtualTimeOff
 	dropFlags
+	touchFlags
 	Bare bool `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
 	autostartFlags
 	TimeLimit   time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
@@ -278,6 +279,7 @@ func (f *computerFlags) pocket() *pocket.Pocket {
 
 // Run runs the program.
 func (r *RunCmd) Run(e *env) error {
+	r.touches = r.Touch
 	// The input's lines are typed for this run only: its reader stops when Run returns, the
 	// computer's end or a failure before it began (a bad --world).
 	typing, stopTyping := context.WithCancel(context.Background())

@@ -24,6 +24,7 @@ type ShellCmd struct {
 	computerFlags
 	virtualTimeOff
 	dropFlags
+	touchFlags
 	autostartFlags
 	Bare      bool          `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher; it runs its startup files, then shows its prompt."`
 	TimeLimit time.Duration `help:"Turn the computer off after this much real time (0: never)." default:"0"`
@@ -33,6 +34,7 @@ type ShellCmd struct {
 // Run boots the computer with its screen in the terminal until it shuts down. A reboot
 // (Ctrl-R, os.reboot) boots it again over the same files.
 func (s *ShellCmd) Run(e *env) error {
+	s.touches = s.Touch
 	// The computer's notes for stderr (a --set value its /.settings overrides) wait until
 	// the terminal is given back: the screen drawn on it would hide them.
 	var notes bytes.Buffer

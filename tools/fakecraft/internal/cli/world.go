@@ -24,6 +24,10 @@ type worldFlags struct {
 	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position, peripherals, label, basic, pocket, dir and files from its own entry (its id), if it has one (--label, --basic, --pocket and --dir win)." type:"existingfile" placeholder:"FILE"`
 	Attach []string `sep:"none" help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
 
+	// touches are run's and shell's --touch values (touchFlags), made the computer's acts
+	// once its place in the world has its peripherals (enter).
+	touches []string
+
 	// presets are the --set values (computerFlags.options), told where the computer's
 	// .settings is once its directory is known: --dir, or its entry's dir.
 	presets *presets
@@ -98,6 +102,9 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 	}
 	if c, ok := spec.Entry(opts.ID); ok {
 		opts = fromEntry(opts, c)
+	}
+	if opts.Acts, err = touchActs(place, f.touches); err != nil {
+		return fail(err)
 	}
 	if err := spec.CheckOwnDirs(opts.ID, opts.Overlay); err != nil {
 		return fail(err)

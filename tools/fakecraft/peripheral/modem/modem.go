@@ -90,6 +90,15 @@ func (m *Modem) Types() []string {
 	return []string{"modem"}
 }
 
+// Remote returns the peripheral of that network name on a wired modem's cable, as the
+// computer using the modem reaches it; nil when there is none, or the modem is wireless.
+func (m *Modem) Remote(name string) peripheral.Peripheral {
+	if m.kind != Wired {
+		return nil
+	}
+	return m.net.Remote(name)
+}
+
 // Methods implements peripheral.Peripheral.
 func (m *Modem) Methods() map[string]peripheral.Method { return m.methodTable }
 
