@@ -60,7 +60,7 @@ var apis = []API{
 	{"peripheral, redstone, rs", openPeripherals},
 	{"pocket (a pocket computer's, over its back: after the sides)", openPocket},
 	{"the caller's (Config.APIs)", openCallers},
-	{"C functions written in Lua: pairs, ipairs' iterator over a proxy, table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); the stand-ins tostring, string.format, load and the table functions hand off to; _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
+	{"C functions written in Lua: pairs, ipairs' iterator over a proxy, table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); the stand-ins tostring, string.format, load and the table functions hand off to; coroutine.wrap; pcall's body", openCFuncs},
 }
 
 func openLibraries(L *lua.LState, e *Env) error {
@@ -158,7 +158,6 @@ func openCFuncs(L *lua.LState, e *Env) error {
 	}
 	e.Computer.pcallBody = L.Get(-1).(*lua.LFunction).Proto
 	L.Pop(1)
-	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	return nil
 }
 

@@ -4,13 +4,10 @@
 
 local BIOS = _FAKECRAFT_BIOS;
 _FAKECRAFT_BIOS = nil;
-local trampoline = _FAKECRAFT_TRAMPOLINE;
-_FAKECRAFT_TRAMPOLINE = nil;
 local native_term = _FAKECRAFT_TERM;
 _FAKECRAFT_TERM = nil;
 
-local co_create, co_resume, co_yield, co_status =
-  coroutine.create, coroutine.resume, coroutine.yield, coroutine.status;
+local co_yield = coroutine.yield;
 local pack, unpack, select, type, tostring, error, setmetatable =
   table.pack, table.unpack, select, type, tostring, error, setmetatable;
 
@@ -24,33 +21,6 @@ local function expect_arg(index, value, ...)
   end
   local names = table.concat({ ... }, " or ");
   error(("bad argument #%d (%s expected, got %s)"):format(index, names, t), 3);
-end
-
--- pcall and xpcall are cfuncs.lua's (they stand in for C). STAND_IN_POSITION is where
--- gopher-lua places an error raised in a coroutine that holds no Lua code but a body standing
--- in for C.
-local STAND_IN_POSITION = "^%[C%]:%d+: ";
-
-function coroutine.wrap(f)
-  -- Cobalt's Java check: its type errors name no argument.
-  if type(f) ~= "function" then
-    error(("bad argument (function expected, got %s)"):format(type(f)), 2);
-  end
-  local co = co_create(trampoline(f));
-  return function(...)
-    -- Cobalt's wrap raises its own refusal (dead, running, normal) at its caller, as a Java
-    -- function's error is placed; an error inside the coroutine passes as it is.
-    local status = co_status(co);
-    if status ~= "suspended" then error(("cannot resume %s coroutine"):format(status), 2); end
-    local result = pack(co_resume(co, ...));
-    if not result[1] then
-      local err = result[2];
-      -- A Go function as the coroutine's body: no Lua code to place its error at, as in CC.
-      if type(err) == "string" then err = err:gsub(STAND_IN_POSITION, "", 1); end
-      error(err, 0);
-    end
-    return unpack(result, 2, result.n);
-  end;
 end
 
 function coroutine.isyieldable()

@@ -50,6 +50,11 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 		L.Push(placedAtPcall(L, L.Get(1)))
 		return 1
 	}))
+	// coroutine.wrap's own errors, placed as Cobalt places a Java function's.
+	native.RawSetString("raise", L.NewFunction(func(L *lua.LState) int {
+		luakit.RaiseMessage(L, L.CheckString(1))
+		return 0
+	}))
 	native.RawSetString("set_error_handler", L.NewFunction(func(L *lua.LState) int {
 		L.CheckThread(1).SetErrorHandler(L.Get(2), placedAtPcall)
 		return 0

@@ -99,6 +99,33 @@ function xpcall(...)
   return handled(...);
 end
 
+-- coroutine.wrap stands in for Cobalt's, a Java function: its own errors (a missing function,
+-- and a coroutine that is not suspended: dead, running or normal) are placed as Cobalt places
+-- a Java function's error raised without a level, at the Lua code nearest on the stack
+-- (native.raise: luakit.RaiseMessage), so under pcall(w) at the line that called pcall. An
+-- error inside the coroutine passes as it was raised.
+local raise = native.raise;
+-- STAND_IN_POSITION is where gopher-lua places an error raised in a coroutine that holds no
+-- Lua code but a body standing in for C.
+local STAND_IN_POSITION = "^%[C%]:%d+: ";
+function coroutine.wrap(f)
+  -- Cobalt's Java check: its type errors name no argument.
+  if type(f) ~= "function" then raise(("bad argument (function expected, got %s)"):format(type(f))); end
+  local co = co_create(trampoline(f));
+  return function(...)
+    local status = co_status(co);
+    if status ~= "suspended" then raise(("cannot resume %s coroutine"):format(status)); end
+    local result = pack(co_resume(co, ...));
+    if not result[1] then
+      local err = result[2];
+      -- A Go function as the coroutine's body: no Lua code to place its error at, as in CC.
+      if type(err) == "string" then err = err:gsub(STAND_IN_POSITION, "", 1); end
+      error(err, 0);
+    end
+    return unpack(result, 2, result.n);
+  end;
+end
+
 -- Cobalt's pairs(v): all that v's __pairs(v) returns, called so that it may yield (Cobalt
 -- resumes it), else next, v, nil for any value, a table or not: a value next cannot walk
 -- fails in the loop, at its first call of next.

@@ -404,6 +404,36 @@ describe("a string.gsub replacement function", function()
     expect(select(2, pcall(coroutine.wrap(function() error("inner", 0); end)))):eq("inner");
   end);
 
+  -- Cobalt's wrap is a Java function, whose error (LuaError without a level) is placed at
+  -- the Lua code nearest on the stack: under pcall(w), the line that called pcall, and in
+  -- a coroutine the line running there (Cobalt 0.9.3, run from its source).
+  it("places coroutine.wrap's refusals at the Lua code nearest, under a direct pcall too", function()
+    local src = debug.getinfo(1, "S").short_src;
+    local function at(line, msg) return src .. ":" .. line .. ": " .. msg; end
+    local w = coroutine.wrap(function() end);
+    w();
+    local line = debug.getinfo(1, "l").currentline + 1;
+    local _, dead = pcall(w); local _, dead_args = pcall(w, 1, 2);
+    expect(dead):eq(at(line, "cannot resume dead coroutine"));
+    expect(dead_args):eq(at(line, "cannot resume dead coroutine"));
+    local _, no_function = pcall(coroutine.wrap); line = debug.getinfo(1, "l").currentline;
+    expect(no_function):eq(at(line, "bad argument (function expected, got nil)"));
+    local co = coroutine.create(function()
+      return debug.getinfo(1, "l").currentline, pcall(w);
+    end);
+    local _, co_line, ok, err = coroutine.resume(co);
+    expect({ ok, err }):same({ false, at(co_line, "cannot resume dead coroutine") });
+    local again;
+    again = coroutine.wrap(function()
+      return debug.getinfo(1, "l").currentline, pcall(again);
+    end);
+    local again_line, again_ok, again_err = again();
+    expect({ again_ok, again_err }):same({ false, at(again_line, "cannot resume running coroutine") });
+    -- A traceback shows it as Cobalt's Java function, with no code of fakecraft's.
+    expect(select(2, xpcall(w, debug.traceback))):str_match("^" .. src:gsub("%p", "%%%0")
+      .. ":%d+: cannot resume dead coroutine\nstack traceback:\n\t%[C%]: in %?\n\t%[C%]: in function 'xpcall'\n");
+  end);
+
   -- In CC the function runs on the stack of gsub's coroutine, which is the one running
   -- (Cobalt 0.9.4, run from its source); fakecraft's helper coroutine is not seen.
   it("nests, and the coroutine is not resumable while its function runs", function()
