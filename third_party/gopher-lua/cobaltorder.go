@@ -319,3 +319,31 @@ func (tb *LTable) layoutNext(i int) (LValue, LValue) {
 	}
 	return LNil, LNil
 }
+
+// LayOutAsCobalt lays tb's keys out afresh as Cobalt's would lie in a table made with new
+// LuaTable(0, hashSize) and then given the keys of order, in that order, and then the other
+// keys tb holds, in the order it walks them now: the layout of a library Cobalt makes in
+// Java (RegisteredFunction.bind, then a few more rawsets), which a program sees as the order
+// pairs walks it. A name tb does not hold is skipped. No value moves.
+func (tb *LTable) LayOutAsCobalt(hashSize int, order ...string) {
+	named := make(map[string]bool, len(order))
+	for _, k := range order {
+		named[k] = true
+	}
+	var rest []LValue
+	for k, _ := tb.layoutNext(0); k != LNil; k, _ = tb.layoutNext(tb.layoutIndex(k)) {
+		if s, ok := k.(LString); !ok || !named[string(s)] {
+			rest = append(rest, k)
+		}
+	}
+	tb.arrayPart, tb.nodes, tb.chain, tb.lastFree = 0, nil, nil, 0
+	tb.SizeAsCobalt(0, hashSize)
+	for _, k := range order {
+		if key := LString(k); tb.alive(key) {
+			tb.layoutSet(key)
+		}
+	}
+	for _, key := range rest {
+		tb.layoutSet(key)
+	}
+}

@@ -116,3 +116,46 @@ func TestLibrariesWalkAlikeInEveryState(t *testing.T) {
 		}
 	}
 }
+
+// LayOutAsCobalt makes a table walk as one made with new LuaTable(0, n) and its keys set
+// in the order given does, whatever order it had them set in and what it cleared; keys the
+// order leaves out come after, and no value changes. Cobalt's string library is such a
+// table: its functions set in its source's order, then gfind (the order read off Cobalt
+// 0.9.4 built from its source).
+func TestLayOutAsCobalt(t *testing.T) {
+	cobalt := []string{"len", "lower", "reverse", "upper", "packsize", "dump", "byte", "char", "find",
+		"gmatch", "match", "rep", "sub", "pack", "unpack", "gsub", "format"}
+	L := NewState()
+	defer L.Close()
+	walk := func(tb *LTable) string {
+		var out []string
+		tb.ForEach(func(k, v LValue) {
+			if v.String() != k.String() {
+				t.Fatalf("%v holds %v", k, v)
+			}
+			out = append(out, k.String())
+		})
+		return fmt.Sprint(out)
+	}
+	tb := L.NewTable()
+	for _, k := range []string{"zz", "format", "byte", "gfind"} {
+		tb.RawSetString(k, LString(k))
+	}
+	tb.RawSetString("zz", LNil)
+	for i := len(cobalt) - 1; i >= 0; i-- {
+		tb.RawSetString(cobalt[i], LString(cobalt[i]))
+	}
+	tb.LayOutAsCobalt(len(cobalt), cobalt...)
+	want := "[match gmatch upper gsub format lower sub pack gfind find char dump packsize reverse len unpack rep byte]"
+	if got := walk(tb); got != want {
+		t.Errorf("laid out as Cobalt's string library:\ngot  %s\nwant %s", got, want)
+	}
+	// A key the order leaves out follows the named ones, where setting it next would put it.
+	fresh := L.CreateTable(0, len(cobalt))
+	for _, k := range append(cobalt, "gfind") {
+		fresh.RawSetString(k, LString(k))
+	}
+	if got, want := walk(fresh), walk(tb); got != want {
+		t.Errorf("a fresh table set in that order walks otherwise:\n%s\n%s", got, want)
+	}
+}

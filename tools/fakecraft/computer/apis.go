@@ -61,6 +61,7 @@ var apis = []API{
 	{"pocket (a pocket computer's, over its back: after the sides)", openPocket},
 	{"the caller's (Config.APIs)", openCallers},
 	{"C functions written in Lua: pairs, ipairs' iterator over a proxy, table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); the stand-ins tostring, string.format, load and the table functions hand off to; coroutine.wrap; pcall's body", openCFuncs},
+	{"Cobalt's libraries (string, table, math, coroutine, bit32, utf8) laid out as Cobalt lays them out, now that each is whole", layOutCobaltLibraries},
 }
 
 func openLibraries(L *lua.LState, e *Env) error {

@@ -23,22 +23,6 @@ local function expect_arg(index, value, ...)
   error(("bad argument #%d (%s expected, got %s)"):format(index, names, t), 3);
 end
 
-function coroutine.isyieldable()
-  return true;
-end
-
-function table.move(a1, f, e, t, a2)
-  a2 = a2 or a1;
-  if e >= f then
-    if t > e or t <= f or a1 ~= a2 then
-      for i = 0, e - f do a2[t + i] = a1[f + i]; end
-    else
-      for i = e - f, 0, -1 do a2[t + i] = a1[f + i]; end
-    end
-  end
-  return a2;
-end
-
 -- CC's legacy bit API, a shim over bit32.
 bit = {
   bnot = bit32.bnot, band = bit32.band, bor = bit32.bor, bxor = bit32.bxor,

@@ -126,6 +126,24 @@ function coroutine.wrap(f)
   end;
 end
 
+-- Cobalt's coroutine.isyieldable and table.move are Java functions too; being set here, before
+-- the libraries are laid out in Cobalt's order (cobaltlibs.go), they are in that order.
+function coroutine.isyieldable()
+  return true;
+end
+
+function table.move(a1, f, e, t, a2)
+  a2 = a2 or a1;
+  if e >= f then
+    if t > e or t <= f or a1 ~= a2 then
+      for i = 0, e - f do a2[t + i] = a1[f + i]; end
+    else
+      for i = e - f, 0, -1 do a2[t + i] = a1[f + i]; end
+    end
+  end
+  return a2;
+end
+
 -- Cobalt's pairs(v): all that v's __pairs(v) returns, called so that it may yield (Cobalt
 -- resumes it), else next, v, nil for any value, a table or not: a value next cannot walk
 -- fails in the loop, at its first call of next.

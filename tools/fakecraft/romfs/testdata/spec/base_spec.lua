@@ -648,6 +648,33 @@ describe("a table's order and length, as CC's", function()
     for k in pairs(string) do expect(k):ne("__index"); end
   end);
 
+  -- Cobalt 0.9.3 (CC 1.113.1's) makes each of its libraries with new LuaTable(0, n) and sets
+  -- its functions in the order its source lists them, then the rest (string.gfind,
+  -- math.pi, huge, mod, utf8.charpattern); those orders were read off Cobalt run from its
+  -- source. CC's bios adds nothing to them.
+  it("walks Cobalt's libraries in Cobalt's order", function()
+    local function keys(lib)
+      local out = {};
+      for k in pairs(lib) do out[#out + 1] = k; end
+      return table.concat(out, " ");
+    end
+    expect(keys(string)):eq("match gmatch upper gsub format lower sub pack gfind find char dump packsize reverse len unpack rep byte");
+    expect(keys(table)):eq("pack move insert getn foreachi maxn remove concat unpack foreach sort");
+    expect(keys(math)):eq("log tanh exp huge ldexp pi max randomseed modf deg tan cos log10 random atan2 frexp ceil floor atan abs sqrt sinh asin min mod fmod cosh pow acos sin rad");
+    expect(keys(coroutine)):eq("running yield resume status wrap create isyieldable");
+    expect(keys(bit32)):eq("band extract bor bnot bxor rshift rrotate lshift replace lrotate btest arshift");
+    expect(keys(utf8)):eq("char codes codepoint charpattern offset len");
+  end);
+
+  -- CC's textutils is the ROM's textutils.lua, which os.loadAPI runs in an empty environment
+  -- and copies into an empty table in the order the environment walks its globals
+  -- (CC 1.113.1's bios and textutils.lua run on Cobalt).
+  it("walks textutils in the order CC's os.loadAPI leaves it", function()
+    local out = {};
+    for k in pairs(textutils) do out[#out + 1] = k; end
+    expect(table.concat(out, " ")):eq("json_null complete slowWrite unserialiseJSON slowPrint pagedTabulate tabulate unserialize empty_json_array urlEncode serialiseJSON unserializeJSON formatTime pagedPrint serialise unserialise serializeJSON serialize");
+  end);
+
   it("finds Cobalt's border of a table with holes, where table.insert and remove work", function()
     local t = { 1, 2, 3, 4, 5, 6, 7, 8 };
     t[2], t[4], t[8] = nil, nil, nil;
