@@ -1,11 +1,13 @@
 // Package console puts a fakecraft computer in a real terminal: its screen drawn with
 // ANSI colours, the keyboard turned into CC's key, char, key_up and paste events, and
-// CraftOS-PC's shortcuts (Ctrl-T terminate, Ctrl-R reboot, Ctrl-S shutdown).
+// CraftOS-PC's shortcuts (Ctrl-T terminate, Ctrl-R reboot, Ctrl-S shutdown), and
+// fakecraft's Ctrl-L, which shows the world's monitors for a click to touch.
 package console
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -38,6 +40,21 @@ type Computer interface {
 	Popped() <-chan struct{}
 }
 
+// Monitor is a monitor of the world a player may look at and touch (*monitor.Monitor is
+// one): its screen, and a player's right-click on its cell x, y, which queues
+// monitor_touch on the computers using it (none for a basic monitor, as in CC).
+type Monitor interface {
+	Terminal() *computer.Terminal
+	Touch(x, y int)
+}
+
+// Sight is one of the world's monitors, as a player walking round sees it: where it
+// stands ("computer 1's top") and the monitor.
+type Sight struct {
+	Where   string
+	Monitor Monitor
+}
+
 // Console is one real terminal showing fakecraft computers one after the other (a reboot
 // starts the next on the same terminal). It owns the goroutine that reads the terminal;
 // Close ends it.
@@ -53,7 +70,15 @@ type Console struct {
 	done     chan struct{}
 	readDone chan struct{}
 	closeMu  sync.Once
+	// sights lists the world's monitors for Look (LookAround); nil: none.
+	sights func() []Sight
 }
+
+// LookAround gives the console the world's monitors: holding Ctrl-L shows each in turn
+// instead of the computer's screen, then the screen again; a click on a monitor's view
+// touches it. sights is asked at each Look, so a monitor attached meanwhile is there. Call
+// it before Attach or Follow.
+func (c *Console) LookAround(sights func() []Sight) { c.sights = sights }
 
 // New starts reading in. Output goes to out, which must already be prepared (Start).
 func New(in io.Reader, out io.Writer, mode ColourMode) *Console {
@@ -153,6 +178,7 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 	var changed, popped <-chan struct{}
 	var inputs chan Input // nil while no computer is shown or input is held back
 	var held *Input       // input waiting for room in the computer's queue
+	var sight *Sight      // the monitor on show instead of the computer's screen, if any
 	// offer delivers in, or holds it (and stops taking input) until the queue has room.
 	offer := func(in Input) {
 		if comp.QueueLength()+len(in.Events) > inputRoom {
@@ -161,6 +187,22 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 		}
 		deliver(comp, in)
 	}
+	// shown is the terminal on show: the monitor's, or the computer's.
+	shown := func() *computer.Terminal {
+		if sight != nil {
+			return sight.Monitor.Terminal()
+		}
+		return comp.Terminal()
+	}
+	// show draws what is on show afresh, on a cleared screen.
+	show := func() error {
+		changed = shown().Changed()
+		if _, err := c.out.Write([]byte(clearScreen)); err != nil {
+			return err
+		}
+		c.renderer.Invalidate()
+		return c.draw(shown(), sight)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -168,37 +210,47 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 		case <-c.readDone:
 			return ErrInputClosed
 		case next := <-boots:
-			comp, changed, inputs, popped = next, next.Terminal().Changed(), c.inputs, nil
-			w, h := next.Terminal().Size()
-			c.sizeMu.Lock()
-			c.screen = [2]int{w, h}
-			c.sizeMu.Unlock()
+			comp, inputs, popped, sight = next, c.inputs, nil, nil
 			if held != nil {
 				in := *held
 				held = nil
 				offer(in)
 			}
-			c.renderer.Invalidate()
-			if err := c.draw(comp); err != nil {
+			if err := show(); err != nil {
 				return err
 			}
 		case <-changed:
-			if err := c.draw(comp); err != nil {
+			if err := c.draw(shown(), sight); err != nil {
 				return err
 			}
 		case <-c.redraw:
 			if comp == nil {
 				continue
 			}
-			if _, err := c.out.Write([]byte(clearScreen)); err != nil {
-				return err
-			}
-			c.renderer.Invalidate()
-			if err := c.draw(comp); err != nil {
+			if err := show(); err != nil {
 				return err
 			}
 		case in := <-inputs:
-			offer(in)
+			switch {
+			case in.Action == Look:
+				sight = c.nextSight(sight)
+				if err := show(); err != nil {
+					return err
+				}
+			case sight != nil:
+				// A player looking at a monitor is not at the computer: a click touches
+				// the monitor, a shortcut still acts on the computer, the rest goes nowhere.
+				for _, ev := range in.Events {
+					if ev.Name == "mouse_click" {
+						sight.Monitor.Touch(ev.X, ev.Y)
+					}
+				}
+				if in.Action != NoAction {
+					offer(Input{Action: in.Action})
+				}
+			default:
+				offer(in)
+			}
 		case <-popped:
 			in := *held
 			held, inputs, popped = nil, c.inputs, nil
@@ -207,13 +259,44 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 	}
 }
 
-// draw sends the frame that brings the real screen up to comp's.
-func (c *Console) draw(comp Computer) error {
-	snap := comp.Terminal().Snapshot()
+// nextSight is the monitor to show after the one on show (nil: the computer's screen): the
+// next the world lists, or the computer's screen again after the last.
+func (c *Console) nextSight(on *Sight) *Sight {
+	if c.sights == nil {
+		return nil
+	}
+	list := c.sights()
+	next := 0
+	if on != nil {
+		next = len(list)
+		for i, s := range list {
+			if s.Monitor == on.Monitor {
+				next = i + 1
+			}
+		}
+	}
+	if next >= len(list) {
+		return nil
+	}
+	return &list[next]
+}
+
+// draw sends the frame that brings the real screen up to t's, the computer's or a
+// monitor's; under a monitor's (sight) a line says which it is. The mouse's cells are
+// t's from now on.
+func (c *Console) draw(t *computer.Terminal, sight *Sight) error {
+	snap := t.Snapshot()
+	w, h := snap.Size()
 	c.sizeMu.Lock()
+	c.screen = [2]int{w, h}
 	c.renderer.Width, c.renderer.Height = c.size[0], c.size[1]
 	c.sizeMu.Unlock()
-	_, err := c.out.Write(c.renderer.Frame(&snap))
+	frame := c.renderer.Frame(&snap)
+	if sight != nil && (c.renderer.Height <= 0 || h < c.renderer.Height) {
+		caption := fmt.Sprintf("fakecraft: %s, a monitor (%dx%d): a click touches it; hold Ctrl-L for the next screen", sight.Where, w, h)
+		frame = append(frame, fmt.Sprintf("\x1b[%d;1H\x1b[0m%s\x1b[K\x1b[?25l", h+1, caption)...)
+	}
+	_, err := c.out.Write(frame)
 	return err
 }
 

@@ -41,6 +41,9 @@ const (
 	Terminate        // Ctrl-T: queue a terminate event
 	Reboot           // Ctrl-R: restart the computer, its files kept
 	Shutdown         // Ctrl-S: turn the computer off (and leave fakecraft)
+	// Look (Ctrl-L held, fakecraft's own) shows the next of the world's monitors instead of
+	// the computer's screen, as a player walks up to one (Console.LookAround).
+	Look
 )
 
 // Event is one CC event to queue: key (code, is_held), key_up (code), char (text), paste
@@ -115,10 +118,10 @@ func (d *Decoder) now() time.Time {
 // pasteEnd ends a bracketed paste.
 var pasteEnd = []byte("\x1b[201~")
 
-// shortcuts are the bytes of Ctrl-T, Ctrl-R and Ctrl-S and what holding them does.
-var shortcuts = map[byte]Action{0x14: Terminate, 0x12: Reboot, 0x13: Shutdown}
+// shortcuts are the bytes of Ctrl-T, Ctrl-R, Ctrl-S and Ctrl-L and what holding them does.
+var shortcuts = map[byte]Action{0x14: Terminate, 0x12: Reboot, 0x13: Shutdown, 0x0c: Look}
 
-// shortcut decodes Ctrl-T/R/S read at now. CC acts only when the keys are held, and a
+// shortcut decodes Ctrl-T/R/S/L read at now. CC acts only when the keys are held, and a
 // terminal repeats a held key, so the action runs on the second of two presses in a row
 // (nothing typed between) and once per hold: the repeats that follow it, each within
 // RepeatGap of the one before, do nothing; after a longer pause the next press starts a new

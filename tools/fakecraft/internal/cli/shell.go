@@ -101,6 +101,7 @@ func (s *ShellCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	con.LookAround(w.sights)
 	defer func() {
 		if err := w.stop(); err != nil {
 			fmt.Fprintf(e.stderr, "fakecraft: world: %v\r\n", err)

@@ -464,3 +464,27 @@ func TestShellLongLineScrollsSideways(t *testing.T) {
 	s.typeText("\x13\x13")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
+
+// TestShellLooksAtAMonitorAndTouchesIt: at `fakecraft shell`, holding Ctrl-L shows the
+// computer's monitor (named under it), a click there is a player's touch, so the program
+// gets monitor_touch at the monitor's cell, and holding Ctrl-L again brings the computer's
+// screen back, where the program printed it.
+func TestShellLooksAtAMonitorAndTouchesIt(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{"touch.lua": `
+local m = peripheral.wrap("top")
+m.write("press here")
+print(os.pullEvent("monitor_touch"))
+`})
+	s := startShell(t, "--bare", "--dir", dir, "--attach", "top=monitor:2:1")
+	s.waitPrompt(">")
+	s.typeText("touch\r")
+	s.typeText("\x0c\x0c")
+	s.waitText("computer 0's top, a monitor (18x5): a click touches it")
+	s.waitLine("press here")
+	s.typeText("\x1b[<2;4;3M\x1b[<2;4;3m")
+	s.typeText("\x0c\x0c")
+	s.waitLine("monitor_touch top 4 3") // print's tabs are blanks on the screen
+	s.typeText("\x13\x13")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}

@@ -15,6 +15,7 @@ import (
 	"fakecraft/ccstr"
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
+	"fakecraft/console"
 	"fakecraft/world"
 )
 
@@ -263,6 +264,16 @@ func (r *worldRun) showScreens(out io.Writer) {
 	for _, s := range r.w.Monitors() {
 		show(s.Where+", a monitor", s.Monitor.Terminal())
 	}
+}
+
+// sights are the world's monitors for a player at `fakecraft shell` to look at and touch
+// (console.LookAround), as showScreens lists them.
+func (r *worldRun) sights() []console.Sight {
+	var out []console.Sight
+	for _, s := range r.w.Monitors() {
+		out = append(out, console.Sight{Where: s.Where, Monitor: s.Monitor})
+	}
+	return out
 }
 
 // stop turns the other computers off, waits for them and removes a temporary world
