@@ -98,15 +98,23 @@ func (c *livenessClocks) next(now time.Time) time.Duration {
 	return due.Sub(now)
 }
 
-// didNotRunMsg is the WARN line of a gateway whose pings went out late (didNotRun).
-const didNotRunMsg = "the gateway did not run for a while (its process stopped: SIGSTOP, a paused VM or container, a host out of CPU or memory): " +
-	"its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped; " +
-	"a replica's heartbeats stopped too, and the other replicas may have taken it for dead meanwhile"
+// didNotRunMsg is the WARN line of a gateway whose pings went out late (didNotRun), and
+// didNotRunReplicaMsg a replica's, whose heartbeats stopped too (a gateway that runs alone has
+// none, nor other replicas to take it for dead).
+const (
+	didNotRunMsg = "the gateway did not run for a while (its process stopped: SIGSTOP, a paused VM or container, a host out of CPU or memory): " +
+		"its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped"
+	didNotRunReplicaMsg = didNotRunMsg + "; this replica's heartbeats stopped too, and the other replicas may have taken it for dead meanwhile"
+)
 
 // didNotRun says, once a minute for all sessions together, that a session's ping went out
 // late by late: how long the process did not run, at least.
 func (g *Gateway) didNotRun(late time.Duration) {
-	g.limits.warns.t.Log(slog.LevelWarn, didNotRunMsg, didNotRunMsg, "pingLate", late.Round(time.Second))
+	msg := didNotRunMsg
+	if g.cfg.Replica != "" {
+		msg = didNotRunReplicaMsg
+	}
+	g.limits.warns.t.Log(slog.LevelWarn, didNotRunMsg, msg, "pingLate", late.Round(time.Second))
 }
 
 // pongWaitReason is the disconnect line's reason of a socket dropped for its silence.

@@ -151,7 +151,21 @@ func TestAGatewayThatDidNotRunKeepsItsComputers(t *testing.T) {
 	assert.Equal(t, 0.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("pong_timeout")))
 	said := h.logs.String()
 	assert.Equal(t, 1, strings.Count(said, `msg="the gateway did not run`), said)
-	assert.Contains(t, said, `level=WARN msg="the gateway did not run for a while (its process stopped: SIGSTOP, a paused VM or container, a host out of CPU or memory): its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped; a replica's heartbeats stopped too, and the other replicas may have taken it for dead meanwhile" module=trapos-cloud-gateway pingLate=31s`)
+	assert.Contains(t, said, `level=WARN msg="the gateway did not run for a while (its process stopped: SIGSTOP, a paused VM or container, a host out of CPU or memory): its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped" module=trapos-cloud-gateway pingLate=31s`)
+}
+
+// TestOnlyAReplicaThatDidNotRunSpeaksOfItsHeartbeats: the line of a gateway that did not run
+// spoke of "a replica's heartbeats" and "the other replicas" on a gateway that runs alone,
+// which has neither (played: a single gateway stopped with SIGSTOP for 85 s); a replica's says
+// that its heartbeats stopped too.
+func TestOnlyAReplicaThatDidNotRunSpeaksOfItsHeartbeats(t *testing.T) {
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour, Replica: "a"}, nil)
+	p := livePeer(t, h, "7:", true, false)
+	advance(t, fc, p.s, testPongWait+time.Second)
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), `msg="the gateway did not run`) }, waitLimit, testkit.Poll, "the line")
+	assert.Contains(t, h.logs.String(), `its pings went out late, so a computer silent meanwhile is given a ping and the pong wait again, not dropped; `+
+		`this replica's heartbeats stopped too, and the other replicas may have taken it for dead meanwhile"`)
 }
 
 // TestADaemonThatGaveUpOnAGatewayThatDidNotRunIsNotSaidToHaveRebooted: a gateway that did not
