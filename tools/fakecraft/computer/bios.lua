@@ -332,6 +332,10 @@ function os.run(env, path, ...)
 end
 
 local loading = {};
+-- CC 1.113.1's os.loadAPI raises an API that does not load, or fails as it runs, with
+-- error(message, 1) at lines 510 and 506 of its bios.lua, where Cobalt places it.
+local LOAD_FAILED_AT, RUN_FAILED_AT = "bios.lua:510: ", "bios.lua:506: ";
+
 function os.loadAPI(path)
   expect_arg(1, path, "string");
   local name = fs.getName(path);
@@ -344,15 +348,13 @@ function os.loadAPI(path)
   local env = setmetatable({}, { __index = _G });
   local fn, err = loadfile(path, nil, env);
   if not fn then
-    printError(err);
     loading[name] = nil;
-    return false;
+    error(LOAD_FAILED_AT .. "Failed to load API " .. name .. " due to " .. err, 0);
   end
   local ok, run_err = pcall(fn);
   if not ok then
-    printError(run_err);
     loading[name] = nil;
-    return false;
+    error(RUN_FAILED_AT .. "Failed to load API " .. name .. " due to " .. run_err, 0);
   end
   local api = {};
   for k, v in pairs(env) do

@@ -1028,3 +1028,42 @@ describe("stack overflow through C functions", function()
     expect(depth > 50 and depth <= 200):eq(true);
   end);
 end);
+
+-- CC 1.113.1's bios raises when an API file does not load or fails as it runs, with
+-- error("Failed to load API " .. name .. " due to " .. err, 1), which Cobalt places at that
+-- call in its bios.lua (lines 510 and 506), and forgets the API was loading.
+describe("os.loadAPI", function()
+  local function with_file(name, text, body)
+    local path = "/.lapi/" .. name;
+    local file = fs.open(path, "w");
+    file.write(text);
+    file.close();
+    local ok, err = pcall(body, path);
+    fs.delete("/.lapi");
+    if not ok then error(err, 0); end
+  end
+
+  it("raises CC's error for an API that fails as it runs, and may load it again", function()
+    with_file("broken.lua", "x = 1\nerror('boom')\n", function(path)
+      expect({ pcall(os.loadAPI, path) }):same({ false,
+        "bios.lua:506: Failed to load API broken due to /.lapi/broken.lua:2: boom" });
+      expect(broken):eq(nil);
+      local again = fs.open(path, "w");
+      again.write("x = 2\n");
+      again.close();
+      expect(os.loadAPI(path)):eq(true);
+      expect(broken.x):eq(2);
+      os.unloadAPI("broken");
+    end);
+  end);
+
+  it("raises CC's error for an API that does not load", function()
+    with_file("bad", "x = = 1\n", function(path)
+      local ok, err = pcall(os.loadAPI, path);
+      expect(ok):eq(false);
+      expect(err):str_match("^bios%.lua:510: Failed to load API bad due to /%.lapi/bad:1: ");
+    end);
+    expect({ pcall(os.loadAPI, "/.lapi/missing") }):same({ false,
+      "bios.lua:510: Failed to load API missing due to File not found" });
+  end);
+end);
