@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -138,9 +137,11 @@ func (c Client) call(ctx context.Context, method, path string, body, out any) er
 	return nil
 }
 
+// notTheAPI is an answer that is not the API's as every client command words it
+// (hostapi.HTTP.NotTheAPI): another server's page, or a gateway older than the route.
 func (c Client) notTheAPI(status int, data []byte) error {
-	return fmt.Errorf("the gateway at %s answered %d with a body that is not the account API's (an older trap-sandbox? it needs the account routes): %s",
-		strings.TrimRight(c.URL, "/"), status, hostapi.ShownBody(data))
+	pe := hostapi.HTTP{URL: c.URL}.NotTheAPI(status, data)
+	return &Error{Code: pe.Code, Message: pe.Message, Status: status}
 }
 
 // refusal is a non-200 answer as an *Error standing for the store's error of its code; a
@@ -148,11 +149,7 @@ func (c Client) notTheAPI(status int, data []byte) error {
 func (c Client) refusal(status int, data []byte) error {
 	var ans server.Answer
 	if json.Unmarshal(data, &ans) != nil || ans.Error == nil {
-		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
-			return c.notTheAPI(status, data)
-		}
-		return &Error{Code: protocol.CodeInternal, Status: status, Message: fmt.Sprintf("the gateway at %s answered HTTP %d: %s",
-			strings.TrimRight(c.URL, "/"), status, hostapi.ShownBody(data))}
+		return c.notTheAPI(status, data)
 	}
 	e := &Error{Code: ans.Error.Code, Message: cctext.Show(ans.Error.Message, false), Status: status}
 	switch ans.Error.Code {

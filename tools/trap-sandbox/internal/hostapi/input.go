@@ -121,7 +121,7 @@ func (h HTTP) TypeInput(ctx context.Context, traposID string, events []computer.
 		return 0, nil, computer.ErrNoWholeInput
 	}
 	if decodeErr != nil || (status == http.StatusOK && !ans.OK && ans.Error == nil) {
-		return 0, nil, h.notTheAPI(status, data)
+		return 0, nil, h.NotTheAPI(status, data)
 	}
 	if ans.OK && status == http.StatusOK {
 		return ans.Payload.Queued, ans.Warnings, nil

@@ -222,7 +222,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	}
 	var ans server.Answer
 	if json.Unmarshal(data, &ans) != nil || (status == http.StatusOK && !ans.OK && ans.Error == nil) {
-		return nil, h.notTheAPI(status, data)
+		return nil, h.NotTheAPI(status, data)
 	}
 	if status != http.StatusOK {
 		return nil, withRetryAfter(h.Refusal(status, data), header)
@@ -296,7 +296,7 @@ func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMess
 	}
 	var ans server.Answer
 	if err := json.Unmarshal(data, &ans); err != nil || !ans.OK {
-		return nil, h.notTheAPI(status, data)
+		return nil, h.NotTheAPI(status, data)
 	}
 	return ans.Payload, nil
 }
@@ -534,9 +534,11 @@ func gatewayPageIn(p string) (base, page string, ok bool) {
 // it (today's gateway answers JSON for any path under its API, docs/http-api.md).
 const goNotFound = "404 page not found\n"
 
-// notTheAPI is the error for an answer that is not the gateway API's: --url names another
-// server (or a proxy's error page answered), or a gateway older than the route asked for.
-func (h HTTP) notTheAPI(status int, body []byte) error {
+// NotTheAPI is the error for an answer that is not the gateway API's: --url names another
+// server (or a proxy's error page answered), or a gateway older than the route asked for. It
+// is the one wording of it for every client of the API (the account API's client too); the
+// *protocol.Error is attributed.
+func (h HTTP) NotTheAPI(status int, body []byte) *protocol.Error {
 	if status == http.StatusNotFound && string(body) == goNotFound {
 		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s has no such route (HTTP 404 page not found): "+
 			"it is older than this trap-sandbox (upgrade the gateway), or --url names another server", ShownURL(h.URL)))
@@ -593,7 +595,7 @@ func htmlTitle(body []byte) (string, bool) {
 func (h HTTP) Refusal(status int, body []byte) error {
 	var ans server.Answer
 	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
-		return h.notTheAPI(status, body)
+		return h.NotTheAPI(status, body)
 	}
 	e := ans.Error // with what the API says besides the words (Absent, Hint, …), which a hint reads
 	if e.Code == protocol.CodeUnauthorized && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
