@@ -131,6 +131,30 @@ func TestABackupOntoAFullDiskBlamesThatDisk(t *testing.T) {
 	assert.Equal(t, []string{filler}, left, "a refused backup leaves nothing")
 }
 
+// TestABackupOfAStoreOnAFullDiskBlamesTheStoresDisk: a backup of a store whose own disk was
+// full (played: a gateway's data directory on a full tmpfs, backed up into a directory on a
+// disk with 54 GB free) was refused as "copy the store to /backups: disk I/O error (4874): the
+// disk of /backups is full: make room on it (df /backups), or give a backup file on another
+// disk", which sent the operator to a disk with room: SQLite could not make the store's -shm
+// beside it, to read it. It names the store's disk, and leaves nothing in the backup's.
+func TestABackupOfAStoreOnAFullDiskBlamesTheStoresDisk(t *testing.T) {
+	dir := filepath.Join(smallDisk(t, 0), "ts")
+	s, err := OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	fill(t, filepath.Dir(dir))
+	backups := t.TempDir()
+
+	_, err = BackupSQLite(t.Context(), dir, filepath.Join(backups, "b.db"))
+	require.Error(t, err)
+	assert.False(t, errors.As(err, new(BackupFileError)), "not the backup file's failure: %v", err)
+	assert.Regexp(t, "^read the store "+filepath.Join(dir, DBFile)+": .*: the disk of the data directory "+dir+
+		" is full, and SQLite reads the store only with room beside it \\(its -shm\\): make room on it \\(df "+dir+"\\), then back it up again$", err.Error())
+	left, err := os.ReadDir(backups)
+	require.NoError(t, err)
+	assert.Empty(t, left, "a refused backup leaves nothing")
+}
+
 // TestAWriteOnAFullDiskNamesTheStoreAndTheFix: a write the store refused after the start
 // for want of room read "add account \"bob\": database or disk is full (13)" in the
 // gateway's log and an account command's terminal, naming neither the file nor what to do,

@@ -65,6 +65,15 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 		return 0, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer db.Close()
+	// Read once before the copy, on the connection the copy takes: a store in WAL mode is read
+	// only with its -shm beside it, which SQLite makes then, on the store's disk. Full there,
+	// the copy failed as "disk I/O error (4874)" and was blamed on the backup's disk.
+	db.SetMaxOpenConns(1)
+	var tables int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil && Full(err) {
+		return 0, fmt.Errorf("read the store %s: %w: the disk of the data directory %s is full, and SQLite reads the store only with room beside it (its -shm): make room on it (df %s), then back it up again",
+			path, err, dir, dir)
+	}
 	schema, err = backup(ctx, db, dest)
 	if err != nil && damaged(err) {
 		// SQLite's own words alone: "copy the store to DIR" before them named the backup's
