@@ -351,9 +351,13 @@ local function explain(why, url, password, again, retryIn)
       return "sandbox.password is an enrollment key (tsk_...), which links a computer instead: sandbox link <the key>";
     elseif isCredential(password) then
       -- Its account was removed (with its credentials), or the gateway lost its account store
-      -- (started without its data directory); an operator's revoke is answered as one.
+      -- (started without its data directory); an operator's revoke is answered as one. Once
+      -- the store is back the credential holds again, and a link would be refused (the account
+      -- holds a credential for this computer's id): the daemon, which stopped trying on
+      -- unauthorized, needs a reconnect.
       return "the gateway does not know this computer's linked credential (unauthorized): was its account removed? "
-        .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory?)";
+        .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory? "
+        .. "Once it has it again: sandbox reconnect)";
     elseif type(password) == "number" then
       -- The daemon sends the digits, so only what `set` lost (a leading 0, digits past what a
       -- number holds) makes them wrong; which, it cannot tell.

@@ -281,10 +281,14 @@ describe("libsandboxadvice explain", function()
       :eq("the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
   end);
 
+  -- After the operator started the gateway with its data directory again, the credential
+  -- holds, and a new link is refused (the account has a credential for this computer's id):
+  -- the daemon, which gave up on unauthorized, needs only sandbox reconnect.
   it("sends a linked credential the gateway does not accept to its operator or sandbox link", function()
     expect(advice.explain("unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)", URL, "tsc_x_y"))
       :eq("the gateway does not know this computer's linked credential (unauthorized): was its account removed? "
-        .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory?)");
+        .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory? "
+        .. "Once it has it again: sandbox reconnect)");
   end);
 
   it("keeps an IPv6 host's brackets off and finds its port", function()

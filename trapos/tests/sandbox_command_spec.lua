@@ -478,7 +478,8 @@ describe("sandbox command", function()
         { 12345, "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number 12345: "
           .. "if it began with 0 or is long, set it as text with: sandbox setup" },
         { CREDENTIAL, "the gateway does not know this computer's linked credential (unauthorized): was its account removed? "
-          .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory?)" },
+          .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory? "
+          .. "Once it has it again: sandbox reconnect)" },
       };
       for _, case in ipairs(cases) do
         local ok, err = run({ "health" }, {
@@ -486,7 +487,7 @@ describe("sandbox command", function()
           status = downStatus("unauthorized", "unauthorized: wrong secret"),
         });
         expect(ok):eq(false);
-        expect(err):eq("Not connected to the gateway: " .. case[2]);
+        expect(err):eq(fitted("Not connected to the gateway: " .. case[2]));
       end
     end);
 
