@@ -10,28 +10,8 @@ if type(source) ~= "table" then
   fn();
 end
 
--- The same values under the same names, except the two greys.
-white = source.white;
-orange = source.orange;
-magenta = source.magenta;
-lightBlue = source.lightBlue;
-yellow = source.yellow;
-lime = source.lime;
-pink = source.pink;
-cyan = source.cyan;
-purple = source.purple;
-blue = source.blue;
-brown = source.brown;
-green = source.green;
-red = source.red;
-black = source.black;
-combine = source.combine;
-subtract = source.subtract;
-test = source.test;
-packRGB = source.packRGB;
-unpackRGB = source.unpackRGB;
-rgb8 = source.rgb8;
-toBlit = source.toBlit;
-fromBlit = source.fromBlit;
-grey = source.gray;
-lightGrey = source.lightGray;
+-- The same values under the same names, copied in the order colors walks them, as CC's
+-- colours.lua copies them (so pairs(colours) walks as in CC), then the two greys renamed.
+for name, value in pairs(source) do _ENV[name] = value; end
+grey, gray = source.gray, nil;
+lightGrey, lightGray = source.lightGray, nil;

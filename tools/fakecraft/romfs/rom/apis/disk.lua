@@ -23,27 +23,27 @@ local function drive_method(method, otherwise)
 end
 
 --- Whether the drive holds a disk (or anything else).
-isPresent = drive_method("isDiskPresent", false);
+local isPresent = drive_method("isDiskPresent", false);
 --- The label of the disk in the drive.
-getLabel = drive_method("getDiskLabel", nil);
+local getLabel = drive_method("getDiskLabel", nil);
 --- Whether the drive holds a disk with files (mounted at getMountPath).
-hasData = drive_method("hasData", false);
+local hasData = drive_method("hasData", false);
 --- Where the disk's files are mounted ("disk", "disk2", …).
-getMountPath = drive_method("getMountPath", nil);
+local getMountPath = drive_method("getMountPath", nil);
 --- Whether the drive holds a music disc.
-hasAudio = drive_method("hasAudio", false);
+local hasAudio = drive_method("hasAudio", false);
 --- The title of the music disc in the drive.
-getAudioTitle = drive_method("getAudioTitle", nil);
+local getAudioTitle = drive_method("getAudioTitle", nil);
 --- The id of the floppy disk in the drive.
-getID = drive_method("getDiskID", nil);
+local getID = drive_method("getDiskID", nil);
 
 --- Plays the music disc in the drive.
-function playAudio(name)
+local function playAudio(name)
   if is_drive(name) then peripheral.call(name, "playAudio"); end
 end
 
 --- Stops the music disc in the drive, or in every drive when none is named (nil or false).
-function stopAudio(name)
+local function stopAudio(name)
   if not name then
     for _, each in ipairs(peripheral.getNames()) do stopAudio(each); end
     return;
@@ -52,13 +52,27 @@ function stopAudio(name)
 end
 
 --- Ejects what the drive holds.
-function eject(name)
+local function eject(name)
   if is_drive(name) then peripheral.call(name, "ejectDisk"); end
 end
 
 --- Sets (or, with nil, clears) the label of the disk in the drive.
-function setLabel(name, label)
+local function setLabel(name, label)
   if is_drive(name) then
     peripheral.call(name, "setDiskLabel", label);
   end
 end
+
+-- The API's names, set in the order CC's disk.lua defines its functions, so that
+-- pairs(disk) walks them as in CC (the functions above are placed for their lines).
+_ENV.isPresent = isPresent;
+_ENV.getLabel = getLabel;
+_ENV.setLabel = setLabel;
+_ENV.hasData = hasData;
+_ENV.getMountPath = getMountPath;
+_ENV.hasAudio = hasAudio;
+_ENV.getAudioTitle = getAudioTitle;
+_ENV.playAudio = playAudio;
+_ENV.stopAudio = stopAudio;
+_ENV.eject = eject;
+_ENV.getID = getID;

@@ -4,7 +4,7 @@
 
 local expect = dofile("rom/modules/main/cc/expect.lua").expect;
 
-local NAMES = {
+local LISTED = {
   [32] = "space", [39] = "apostrophe", [44] = "comma", [45] = "minus", [46] = "period",
   [47] = "slash", [59] = "semicolon", [61] = "equals", [91] = "leftBracket",
   [92] = "backslash", [93] = "rightBracket", [96] = "grave",
@@ -22,24 +22,36 @@ local NAMES = {
 -- Digits 0-9 are codes 48-57, letters a-z 65-90, f1-f25 290-314, numPad0-9 320-329.
 local DIGITS = { "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine" };
 for i, name in ipairs(DIGITS) do
-  NAMES[47 + i] = name;
-  NAMES[319 + i] = "numPad" .. (i - 1);
+  LISTED[47 + i] = name;
+  LISTED[319 + i] = "numPad" .. (i - 1);
 end
 for i = 0, 25 do
-  NAMES[65 + i] = string.char(97 + i);
+  LISTED[65 + i] = string.char(97 + i);
 end
 for i = 1, 25 do
-  NAMES[289 + i] = "f" .. i;
+  LISTED[289 + i] = "f" .. i;
 end
+
+-- The names by code, set one by one in increasing order into an empty table, as CC's
+-- keys.lua sets its table: the order the names are copied in below, and so the order
+-- pairs(keys) walks them, follows from that table's layout, as in CC.
+local codes = {};
+for code in pairs(LISTED) do codes[#codes + 1] = code; end
+table.sort(codes);
+local NAMES = {};
+for _, code in ipairs(codes) do NAMES[code] = LISTED[code]; end
 
 -- The API's own environment (os.loadAPI's table).
 local api = _ENV;
 for code, name in pairs(NAMES) do
   api[name] = code;
 end
--- An old name CC keeps working, and CC's own misspelling of scrollLock.
+-- An old name CC keeps working, and CC's own misspelling of scrollLock; CC's keys.lua also
+-- sets cimcumflex to its circumflex, which 1.113.1 has not, so to nil, leaving that name's
+-- dead node in the table's layout, as here.
 api["return"] = 257;
 api.scollLock = 281;
+api.cimcumflex = nil;
 
 --- The name of a key code, or nil when the code has none.
 function getName(code)

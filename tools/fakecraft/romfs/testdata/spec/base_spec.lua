@@ -675,6 +675,20 @@ describe("a table's order and length, as CC's", function()
     expect(table.concat(out, " ")):eq("json_null complete slowWrite unserialiseJSON slowPrint pagedTabulate tabulate unserialize empty_json_array urlEncode serialiseJSON unserializeJSON formatTime pagedPrint serialise unserialise serializeJSON serialize");
   end);
 
+  -- fakecraft's ROM APIs are its own files: each sets its names as CC 1.113.1's file does
+  -- (colours copies colors, disk defines in CC's order, keys fills its table of names in
+  -- code order), so os.loadAPI leaves them walking as CC's (CC's files run on Cobalt).
+  it("walks the ROM's Lua APIs in CC's order", function()
+    local function keys_of(api)
+      local out = {};
+      for k in pairs(api) do out[#out + 1] = k; end
+      return table.concat(out, " ");
+    end
+    expect(keys_of(colours)):eq("toBlit cyan packRGB purple fromBlit brown lightGrey orange red magenta lime white rgb8 grey green pink combine subtract black unpackRGB test yellow blue lightBlue");
+    expect(keys_of(disk)):eq("getID isPresent hasData getMountPath stopAudio getLabel hasAudio setLabel getAudioTitle eject playAudio");
+    expect(keys_of(_G.keys)):eq("a c b e d g f numPad3 f10 period j m l o n minus f1 s return slash seven eight v f22 x numPad6 z f18 rightBracket f9 left numPadSubtract f3 f20 numPadEqual pageDown leftCtrl rightCtrl numPad2 zero delete comma six leftAlt numPad8 getName numLock semicolon menu insert f23 space f16 down pause f11 f5 printScreen rightShift f19 h f15 nine f2 scrollLock two leftBracket home scollLock capsLock f14 up rightAlt one equals numPadAdd pageUp f7 apostrophe numPadEnter f8 y w u four t p tab q r f21 numPad1 right numPadDecimal f25 leftShift backspace grave end three numPadMultiply f24 k numPad7 numPad4 f13 numPad0 f17 i leftSuper f6 enter numPadDivide numPad5 f12 backslash numPad9 five f4");
+  end);
+
   it("finds Cobalt's border of a table with holes, where table.insert and remove work", function()
     local t = { 1, 2, 3, 4, 5, 6, 7, 8 };
     t[2], t[4], t[8] = nil, nil, nil;
