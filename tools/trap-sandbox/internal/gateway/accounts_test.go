@@ -168,7 +168,9 @@ func (fullStore) SeeCredential(context.Context, string, time.Time, string, strin
 
 // TestCredentialHelloStandsWhenItsRecordFails: a store that cannot record the last hello (a
 // full data directory) still admits a linked computer, as it still admits an account's API
-// call, and the log says why the record is missing.
+// call, and the log says why the record is missing: in the store's words alone, which name the
+// full disk and the fix (played: "(is the data directory's disk full?)" asked before an err=
+// that said so, and asked it of replicas too, whose store is NATS).
 func TestCredentialHelloStandsWhenItsRecordFails(t *testing.T) {
 	accounts := account.New(fullStore{account.NewMemory()}, clock.Real{})
 	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
@@ -180,8 +182,9 @@ func TestCredentialHelloStandsWhenItsRecordFails(t *testing.T) {
 	resp := c.hello(alice)
 	require.True(t, resp.OK, "%+v", resp.Error)
 	assert.Equal(t, "alice", helloAccount(t, resp))
-	assert.Contains(t, h.logs.String(), "hello admitted, but the account store could not record it")
+	assert.Contains(t, h.logs.String(), `msg="hello admitted, but the account store could not record it (its time and address; err says why)"`)
 	assert.Contains(t, h.logs.String(), "disk is full")
+	assert.NotContains(t, h.logs.String(), "data directory")
 	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
 }
 

@@ -39,7 +39,7 @@ func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAd
 		if errors.Is(err, account.ErrNotRecorded) {
 			// Only the last-hello bookkeeping failed: a full data directory must not lock
 			// out every linked computer.
-			g.limits.warns.warn("hello admitted, but the account store could not record it (is the data directory's disk full?)",
+			g.limits.warns.warn("hello admitted, but the account store could not record it (its time and address; err says why)",
 				remoteAddr, "traposId", clip(traposID), "err", err)
 		} else if err != nil {
 			return "", "", time.Time{}, "", err
