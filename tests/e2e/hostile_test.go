@@ -474,6 +474,35 @@ func TestAgentLinesOfAHostileGateway(t *testing.T) {
 	assert.Contains(t, strings.Join(rows, " "), "down Allowed: run rm / "+strings.Repeat("z", 51))
 }
 
+// TestAHostileGatewaysAnswerDrivesNoTerminal: the agent's answer is the gateway's text, which
+// ai writes on the computer's screen as it comes; there CC's font draws its control bytes as
+// glyphs, and fakecraft's transcript (the terminal run prints on) shows them as those glyphs
+// too. Its bytes went to the terminal as they came: a hostile gateway's "\x1b]0;…\a" set the
+// window's title, "\x1b]52;c;…\a" the clipboard, "\x1b[2J" cleared the screen.
+func TestAHostileGatewaysAnswerDrivesNoTerminal(t *testing.T) {
+	ctx := testContext(t)
+	c, side, waitCtx := hostileComputerUp(ctx, t, aiProgram)
+
+	asked, err := side.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.ask", asked[0].Type)
+	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
+	polled, err := side.Requests(waitCtx, 2)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.poll", polled[1].Type)
+	require.NoError(t, side.Respond(polled[1], map[string]any{"done": true, "events": []map[string]any{
+		{"seq": 1, "kind": "text", "text": "hi\x1b]0;pwned\a\x1b]52;c;cm0gLXJmIH4K\a\x1b[2Jthere\n"},
+		{"seq": 2, "kind": "done", "reason": "stop"},
+	}}, nil))
+
+	c.WaitFor(waitCtx, markerAsked)
+	out := c.Output()
+	for _, b := range []string{"\x1b", "\a"} {
+		assert.NotContains(t, out, b)
+	}
+	assert.Contains(t, out, "hi←]0;pwned•←]52;c;cm0gLXJmIH4K•←[2Jthere", "as CC's font draws them")
+}
+
 // TestAgentEventsOfTheWrongTypeShowNoLuaValue: ai showed a turn's event field that was
 // missing or not a string as Lua's word for it: "* nil", "Retrying (attempt nil)", "(The answer
 // was cut: nil)", "table: 3b44facf58c0" (played: a gateway sending random events). A field of
