@@ -182,12 +182,20 @@ local RECONNECT_WAIT = daemon.RECONNECT_DELAY + daemon.RECONNECT_JITTER + REQUES
 -- RECONNECT_DELAY): after a gateway that broke its last sockets soon it backs off up to a
 -- minute, and a gateway back after a restart was found only at that try, past the wait. The
 -- wait is timeoutSeconds, by default the daemon's own next try as its first look says (its
--- jitter and that try's hello too), at least RECONNECT_WAIT.
+-- jitter and that try's hello too), at least RECONNECT_WAIT. A daemon that got the gateway
+-- back and lost it again between two looks (a gateway that took the hello and died, or
+-- restarted twice: its status counts one more connection) is not back, and not waited for
+-- again: what the wait was for, a turn the lost socket had, ended with it.
 local function awaitReconnect(timeoutSeconds)
   expect(1, timeoutSeconds, "number", "nil");
   local limit = timeoutSeconds;
+  local connections; -- the first look's count (nil from a daemon before 0.5.24)
   local status = pollStatus(function(s, waited)
     if s.connected or RECONNECTING[s.state] ~= true then
+      return false;
+    elseif waited == 0 then
+      connections = type(s.connections) == "number" and s.connections or nil;
+    elseif connections ~= nil and type(s.connections) == "number" and s.connections > connections then
       return false;
     end
     if limit == nil then

@@ -137,6 +137,9 @@ local function newDaemon(deps)
   local churn = 0;             -- sockets in a row that broke before they stayed HEALTHY_AFTER s
   local askedTryTick = nil;    -- ticks() of the last try a program asked for (EVENT_RETRY_NOW)
   local connectedAt = nil;     -- clock() of the hello answer on the current socket
+  -- Hellos answered ok since the daemon started: a program waiting for the gateway to come
+  -- back (libsandbox.awaitReconnect) sees one that came and went again between two looks.
+  local connections = 0;
   local labelTimer = nil;
   -- Liveness: a live gateway sends some frame (at worst its idle-probe ping) at least every
   -- livenessMs; a socket silent longer is dead even if TCP says nothing (a frozen gateway, a
@@ -408,6 +411,7 @@ local function newDaemon(deps)
       lastError = nil;
       setState(STATE_CONNECTED);
       connectedAt = clock();
+      connections = connections + 1;
       -- Whose computer this is now (a linked credential's account, or local): sandbox status.
       local accountId = frame.payload.accountId;
       account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
@@ -689,6 +693,7 @@ local function newDaemon(deps)
       -- While waiting: the ms to the next try on the timers' clock (ticks), what to show.
       retryInMs = state == STATE_WAITING and retryTick ~= nil and math.max(0, math.floor((retryTick - ticks()) * 1000)) or nil,
       since = stateSince,
+      connections = connections,
       faults = faults,
       lastFault = lastFault,
       -- The package this daemon was loaded from: after an upgrade without a reboot, an older

@@ -248,6 +248,29 @@ describe("libsandbox", function()
       expect(looks):eq(2 * (20 + 1 + 10) + 1); -- the next try, its jitter, its hello
     end);
 
+    it("stops waiting when the daemon got the gateway back and lost it again at once", function()
+      -- a gateway that took the hello and died (or restarted twice) between two looks: ai
+      -- waited on for the daemon's next try, some 30 s, for the end of a turn that had ended
+      -- with the first socket
+      local function backingOff(connections)
+        local status = { connections = connections };
+        for k, v in pairs(BACKING_OFF) do
+          status[k] = v;
+        end
+        return status;
+      end
+      local back, looks = play(function(_, retries)
+        -- at the try asked for, its hello was answered, then the socket broke
+        return backingOff(retries > 0 and 4 or 3);
+      end);
+      expect(back):eq(false);
+      expect(looks):eq(2);
+      -- a daemon before 0.5.24 counts no connections: waited for as before
+      back, looks = play(function() return BACKING_OFF; end, 3);
+      expect(back):eq(false);
+      expect(looks):eq(2 * 3 + 1);
+    end);
+
     it("waits as long as its first reconnect for a daemon that does not back off", function()
       local back, looks = play(function()
         return { url = "ws://127.0.0.1:4444", connected = false, state = "connecting" };

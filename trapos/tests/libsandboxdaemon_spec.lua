@@ -459,6 +459,19 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().account):eq(nil);
     end);
 
+    it("counts the times it got the gateway, so a program waiting for it sees one it lost again at once", function()
+      local world = newWorld({ url = URL, label = "base" });
+      world.daemon.start();
+      expect(world.daemon.status().connections):eq(0);
+      world.answerHello(world.open(), true);
+      expect(world.daemon.status().connections):eq(1);
+      world.handle("websocket_closed", FULL_URL, "Connection closed", 1006);
+      expect(world.daemon.status().connections):eq(1);
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), false, nil, { code = "internal", message = "no" });
+      expect(world.daemon.status().connections):eq(1); -- a refused hello is no connection
+    end);
+
     it("knows how its credential was made from the hello answer, and forgets it with the socket", function()
       local world = newWorld({ url = URL, password = "tsc_ab12_secret" });
       world.daemon.start();
