@@ -62,11 +62,16 @@ local HERE = debug.getinfo(1, "S").short_src;
 -- the Lua code it stopped.
 local TOO_LONG = "Too long without yielding";
 
+-- Whether err is CC's abort, wherever in the code a wrapper runs (the screen service's too)
+-- it was raised.
+local function isAbort(err)
+  return type(err) == "string" and err:sub(-#TOO_LONG) == TOO_LONG;
+end
+
 -- err as the program that called a wrapper reads it, raised again at its line: without this
--- file's position; CC's abort without any position, wherever in the code the wrapper runs
--- (the screen service's too) it was raised.
+-- file's position; CC's abort without any position.
 local function callersError(err)
-  if type(err) == "string" and err:sub(-#TOO_LONG) == TOO_LONG then
+  if isAbort(err) then
     return TOO_LONG;
   end
   return codec.withoutPositionIn(err, HERE);
@@ -129,8 +134,6 @@ local function newMirror(target)
   local onChange = nil;
   -- Wrapped calls since the computer last yielded (yielded() starts it again).
   local callsSinceYield = 0;
-  -- Whether a guarded call is in its effect on the mirror: an error there cut it short.
-  local inEffect = false;
 
   local function changed()
     version = version + 1;
@@ -319,9 +322,10 @@ local function newMirror(target)
   effects.setBackgroundColor = effects.setBackgroundColour;
   effects.setPaletteColor = effects.setPaletteColour;
 
-  -- The mirror made whole again after an effect was cut short (CC's abort raised inside
-  -- it): a row it left half made (scroll's, part moved) is blanked, the cursor and colours
-  -- are read back from the terminal, and every row counts as changed, so a watch sends the
+  -- The mirror made whole again after CC's abort was raised in a guarded call, which may
+  -- have cut its effect short, or kept it from starting after the terminal had done the
+  -- call: a row left half made (scroll's, part moved) is blanked, the cursor and colours are
+  -- read back from the terminal, and every row counts as changed, so a watch sends the
   -- screen whole.
   local function repair()
     local v = changed();
@@ -341,9 +345,7 @@ local function newMirror(target)
 
   local function originalThenEffect(original, effect, ...)
     original(...);
-    inEffect = true;
     effect(...);
-    inEffect = false;
   end
 
   -- A wrapper must not be where a program's mistake is reported (term.blit with strings of
@@ -378,8 +380,7 @@ local function newMirror(target)
           end
           local ok, err = pcall(originalThenEffect, original, effect, ...);
           if not ok then
-            if inEffect then
-              inEffect = false;
+            if isAbort(err) then
               repair();
             end
             error(callersError(err), 2);

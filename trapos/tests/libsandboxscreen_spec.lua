@@ -399,6 +399,34 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    -- CC checks for its abort at each Lua instruction, so one can come right after the
+    -- terminal did the call, before the mirror's effect began: the window's setCursorPos
+    -- raises it once it has moved the cursor.
+    it("reads the cursor back when CC's abort came between the terminal's call and the mirror's", function()
+      local ref = newReference();
+      local setCursorPos, abort = ref.setCursorPos, false;
+      ref.setCursorPos = function(...)
+        setCursorPos(...);
+        if abort then
+          abort = false;
+          error("Too long without yielding", 0);
+        end
+      end;
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        for i = 1, lib.UNGUARDED_CALLS do
+          term.setCursorPos(i % W + 1, 1);
+        end
+      end);
+      abort = true;
+      local ok, err = pcall(ref.setCursorPos, 5, 6);
+      expect(ok):eq(false);
+      expect(err):eq("Too long without yielding");
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
+
     -- An abort cut scroll's effect short after it had started the rows anew: the rows not yet
     -- moved were nil in the mirror, every later write to them failed in the mirror's code, and
     -- the computer turned off when the shell printed that error there. string.rep, which
