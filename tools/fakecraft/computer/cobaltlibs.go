@@ -21,9 +21,8 @@ type cobaltLibrary struct {
 
 // cobaltLibraries are the libraries Cobalt makes and CC leaves as they are (its bios adds
 // nothing to them), their names in the order of Cobalt 0.9.3's source (lib/StringLib.java
-// and the others), and textutils, Go here and Lua in CC. Not here: debug, of whose 16 functions fakecraft has 12 (no debug.debug,
-// getregistry, upvalueid or upvaluejoin), so its nodes cannot be Cobalt's; and the tables CC
-// makes in Java (fs, os, http, …), whose order is Java's getMethods (README, Known
+// and the others), and textutils, Go here and Lua in CC. Not here: the tables CC makes in
+// Java (fs, os, http, …), whose order is that of Java's getMethods (README, Known
 // differences).
 var cobaltLibraries = []cobaltLibrary{
 	{"string", 17, []string{"len", "lower", "reverse", "upper", "packsize", "dump", "byte", "char",
@@ -37,6 +36,9 @@ var cobaltLibraries = []cobaltLibrary{
 	{"bit32", 12, []string{"band", "bnot", "bor", "btest", "bxor", "extract", "replace", "arshift",
 		"lrotate", "lshift", "rrotate", "rshift"}, false},
 	{"utf8", 6, []string{"char", "codes", "codepoint", "len", "offset", "charpattern"}, false},
+	{"debug", 16, []string{"debug", "getfenv", "gethook", "getinfo", "getlocal", "getmetatable",
+		"getregistry", "getupvalue", "setfenv", "sethook", "setlocal", "setmetatable", "setupvalue",
+		"traceback", "upvalueid", "upvaluejoin"}, false},
 	// rom/apis/textutils.lua's globals, in the order CC 1.113.1's file defines them.
 	{"textutils", 0, []string{"slowWrite", "slowPrint", "formatTime", "pagedPrint", "tabulate",
 		"pagedTabulate", "empty_json_array", "json_null", "serialize", "serialise", "unserialize",

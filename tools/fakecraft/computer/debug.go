@@ -29,6 +29,58 @@ func installDebug(L *lua.LState) {
 		dbg.RawSetString("getlocal", L.NewFunction(debugGetLocal(getlocal.GFunction)))
 	}
 	dbg.RawSetString("traceback", L.NewFunction(debugTraceback))
+	installCobaltDebug(L, dbg)
+}
+
+// installCobaltDebug adds the four functions of Cobalt 0.9.3's debug library that
+// gopher-lua's lacks (CC installs Cobalt's whole library): debug.debug, which does nothing
+// in Cobalt; getregistry, the state's registry; upvalueid(f, n), a userdata for f's upvalue
+// n, equal (and the same table key) for every closure sharing that upvalue, as Cobalt's
+// compare the upvalue they wrap; and upvaluejoin(f1, n1, f2, n2), which makes f1's upvalue
+// n1 f2's upvalue n2. Their argument errors are Cobalt's (DebugLib.getClosureForUpvalue).
+func installCobaltDebug(L *lua.LState, dbg *lua.LTable) {
+	dbg.RawSetString("debug", L.NewFunction(func(*lua.LState) int { return 0 }))
+	dbg.RawSetString("getregistry", L.NewFunction(func(L *lua.LState) int {
+		L.Push(L.G.Registry)
+		return 1
+	}))
+	// One userdata per upvalue asked about, so that == and table keys find it again (gopher-
+	// lua compares userdata by identity). It lives as long as the computer.
+	ids := map[*lua.Upvalue]*lua.LUserData{}
+	dbg.RawSetString("upvalueid", L.NewFunction(func(L *lua.LState) int {
+		fn, n := closureUpvalue(L, 1)
+		uv := fn.Upvalues[n]
+		id, ok := ids[uv]
+		if !ok {
+			id = L.NewUserData()
+			id.Value = uv
+			ids[uv] = id
+		}
+		L.Push(id)
+		return 1
+	}))
+	dbg.RawSetString("upvaluejoin", L.NewFunction(func(L *lua.LState) int {
+		f1, n1 := closureUpvalue(L, 1)
+		f2, n2 := closureUpvalue(L, 3)
+		f1.Upvalues[n1] = f2.Upvalues[n2]
+		return 0
+	}))
+}
+
+// closureUpvalue reads arguments at and at+1, a Lua function and its upvalue's number
+// from 1, as Cobalt's getClosureForUpvalue does: the number first, then the function; a Go
+// function or a Lua stand-in for one (it is Java in Cobalt) has no upvalues to name. It
+// returns the function and the upvalue's index from 0.
+func closureUpvalue(L *lua.LState, at int) (*lua.LFunction, int) {
+	n := luakit.CheckInteger(L, at+1) - 1
+	fn, ok := L.Get(at).(*lua.LFunction)
+	if !ok {
+		luakit.TypeError(L, at, "function")
+	}
+	if fn.IsG || fn.Proto.SourceName == cFrameSource || n < 0 || n >= len(fn.Upvalues) {
+		luakit.BadArgumentReason(L, at, "invalid upvalue index")
+	}
+	return fn, n
 }
 
 // debugTraceback is debug.traceback([thread,] [message [, level]]) as Cobalt's: a message

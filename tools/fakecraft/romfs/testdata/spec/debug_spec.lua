@@ -432,3 +432,47 @@ describe("debug.getlocal names", function()
     expect(err):str_match("attempt to index local 'z' %(a nil value%)$");
   end);
 end);
+
+-- Cobalt 0.9.3's debug library has four functions gopher-lua's lacks, and CC leaves them in
+-- (CC 1.113.1 installs Cobalt's debugGlobals): checked on Cobalt run from its source.
+describe("debug's functions beside gopher-lua's", function()
+  local a, b = 1, 2;
+  local function f() return a, b; end
+  local function g() return a; end
+
+  it("are there, and debug walks in Cobalt's order", function()
+    expect(select("#", debug.debug())):eq(0);
+    expect(type(debug.getregistry())):eq("table");
+    local out = {};
+    for k in pairs(debug) do out[#out + 1] = k; end
+    expect(table.concat(out, " ")):eq("getupvalue setfenv debug setlocal sethook getregistry gethook setmetatable upvalueid traceback upvaluejoin getinfo setupvalue getlocal getmetatable getfenv");
+  end);
+
+  it("upvalueid names an upvalue: equal for one shared, a table key", function()
+    expect(type(debug.upvalueid(f, 1))):eq("userdata");
+    expect(debug.upvalueid(f, 1) == debug.upvalueid(g, 1)):eq(true);
+    expect(rawequal(debug.upvalueid(f, 1), debug.upvalueid(g, "1"))):eq(true);
+    expect(debug.upvalueid(f, 1) == debug.upvalueid(f, 2)):eq(false);
+    local seen = { [debug.upvalueid(f, 1)] = true };
+    expect(seen[debug.upvalueid(g, 1)]):eq(true);
+    expect.error(debug.upvalueid, f, 3):eq("bad argument #1 (invalid upvalue index)");
+    expect.error(debug.upvalueid, f, 0):eq("bad argument #1 (invalid upvalue index)");
+    expect.error(debug.upvalueid, math.max, 1):eq("bad argument #1 (invalid upvalue index)");
+    expect.error(debug.upvalueid, pcall, 1):eq("bad argument #1 (invalid upvalue index)");
+    expect.error(debug.upvalueid, f):eq("bad argument (number expected, got nil)");
+    expect.error(debug.upvalueid, 1, 1):eq("bad argument (function expected, got number)");
+  end);
+
+  it("upvaluejoin makes a closure's upvalue another's", function()
+    local x, y = "x", "y";
+    local function fx() return x; end
+    local function fy() return y; end
+    expect(select("#", debug.upvaluejoin(fx, 1, fy, 1))):eq(0);
+    expect(fx()):eq("y");
+    expect(debug.upvalueid(fx, 1) == debug.upvalueid(fy, 1)):eq(true);
+    expect.error(debug.upvaluejoin, f, 1, g, 5):eq("bad argument #3 (invalid upvalue index)");
+    expect.error(debug.upvaluejoin, f, 1, g):eq("bad argument (number expected, got nil)");
+    expect.error(debug.upvaluejoin, f, 9, g):eq("bad argument #1 (invalid upvalue index)");
+    expect.error(debug.upvaluejoin, f, 1, math.max, 1):eq("bad argument #3 (invalid upvalue index)");
+  end);
+end);
