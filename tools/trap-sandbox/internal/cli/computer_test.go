@@ -372,6 +372,28 @@ func TestAFailedRunSaysSoAsEveryCommandsError(t *testing.T) {
 	assert.Equal(t, "No such program\n", out)
 }
 
+// TestCCsErrorDisplayPrintsAsTheREADMESays: CC's error display draws its bar with the byte
+// 0x95 and its mark with 0x83, C1 controls as the text rule reads them (byte N is U+00NN):
+// run prints them as \xNN, as README.md shows, and exec's return values as JSON escapes.
+func TestCCsErrorDisplayPrintsAsTheREADMESays(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeLuaExec {
+			return map[string]any{"output": "", "returns": []any{"\u0095"}}, nil
+		}
+		return map[string]any{"success": false, "output": "/bad.lua:2: attempt to index local 'x' (a nil\nvalue)\n" +
+			"\u0095Line 2\n\u0095print(x.y)\n\u0095       \u0083\n"}, nil
+	}
+	base := serveDisk(t, d)
+	out, _, err := runWith(t, "", "run", "--url", base, "7:", "bad")
+	assert.EqualError(t, err, `computer 7: run: "bad" failed`)
+	assert.Equal(t, "/bad.lua:2: attempt to index local 'x' (a nil\nvalue)\n\\x95Line 2\n\\x95print(x.y)\n\\x95       \\x83\n", out)
+	out, _, err = runWith(t, "", "exec", "--url", base, "7:", `return "\149"`)
+	require.NoError(t, err)
+	assert.Equal(t, `"\u0095"`+"\n", out)
+}
+
 func TestAMessageShowingAScreenIsIndented(t *testing.T) {
 	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
 		showMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
