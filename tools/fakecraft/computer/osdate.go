@@ -34,15 +34,14 @@ func (c *Computer) osDate(L *lua.LState) int {
 		t = t.Local()
 	}
 	if strings.HasPrefix(format, "*t") {
-		tbl := L.CreateTable(0, 9)
-		for k, v := range map[string]int{
-			"year": t.Year(), "month": int(t.Month()), "day": t.Day(), "hour": t.Hour(),
-			"min": t.Minute(), "sec": t.Second(), "wday": int(t.Weekday()) + 1, "yday": t.YearDay(),
-		} {
-			tbl.RawSetString(k, lua.LNumber(v))
-		}
-		tbl.RawSetString("isdst", lua.LBool(t.IsDST()))
-		L.Push(tbl)
+		// CC's LuaDateTime.toTable: a HashMap of 9, in this order, copied as CC copies a map.
+		n := func(v int) lua.LValue { return lua.LNumber(v) }
+		L.Push(luakit.JavaMap(L, 9,
+			luakit.MapEntry{Key: "year", Value: n(t.Year())}, luakit.MapEntry{Key: "month", Value: n(int(t.Month()))},
+			luakit.MapEntry{Key: "day", Value: n(t.Day())}, luakit.MapEntry{Key: "hour", Value: n(t.Hour())},
+			luakit.MapEntry{Key: "min", Value: n(t.Minute())}, luakit.MapEntry{Key: "sec", Value: n(t.Second())},
+			luakit.MapEntry{Key: "wday", Value: n(int(t.Weekday()) + 1)}, luakit.MapEntry{Key: "yday", Value: n(t.YearDay())},
+			luakit.MapEntry{Key: "isdst", Value: lua.LBool(t.IsDST())}))
 		return 1
 	}
 	var b strings.Builder

@@ -261,15 +261,15 @@ func (f *FS) luaAttributes(L *lua.LState) int {
 		readOnly = f.isReadOnly(path)
 	})
 	f.check(L, err)
-	t := L.CreateTable(0, 6)
-	t.RawSetString("size", lua.LNumber(e.size))
-	t.RawSetString("isDir", lua.LBool(e.dir))
-	t.RawSetString("isReadOnly", lua.LBool(readOnly))
-	// The host gives no portable creation time; the modification time stands in for it.
-	t.RawSetString("created", lua.LNumber(e.modified))
-	t.RawSetString("modified", lua.LNumber(e.modified))
-	t.RawSetString("modification", lua.LNumber(e.modified))
-	L.Push(t)
+	// CC's FSAPI.attributes: a HashMap, in this order, copied as CC copies a map. The host
+	// gives no portable creation time; the modification time stands in for it.
+	L.Push(luakit.JavaMap(L, luakit.JavaDefaultCapacity,
+		luakit.MapEntry{Key: "modification", Value: lua.LNumber(e.modified)},
+		luakit.MapEntry{Key: "modified", Value: lua.LNumber(e.modified)},
+		luakit.MapEntry{Key: "created", Value: lua.LNumber(e.modified)},
+		luakit.MapEntry{Key: "size", Value: lua.LNumber(e.size)},
+		luakit.MapEntry{Key: "isDir", Value: lua.LBool(e.dir)},
+		luakit.MapEntry{Key: "isReadOnly", Value: lua.LBool(readOnly)}))
 	return 1
 }
 

@@ -44,3 +44,24 @@ describe("os.date", function()
     expect(("%d"):format(2.7)):eq("2");
   end);
 end);
+
+-- CC's Java APIs hand a table over as a Java HashMap, which CC copies into a new Lua table
+-- in the map's iteration order (CobaltLuaMachine.toValue); that order, and so the order
+-- pairs walks the table in, follows from the keys' Java hashes and the map's capacity
+-- (os.date's HashMap(9), fs.attributes' HashMap()): read off Java's HashMap and Cobalt.
+describe("a table a Java API returns", function()
+  local function keys_of(t)
+    local out = {};
+    for k in pairs(t) do out[#out + 1] = k; end
+    return table.concat(out, " ");
+  end
+
+  it("walks as CC's: os.date('*t'), on every run", function()
+    expect(keys_of(os.date("*t"))):eq("hour min wday year yday day sec month isdst");
+    expect(keys_of(os.date("!*t", 0))):eq("hour min wday year yday day sec month isdst");
+  end);
+
+  it("walks as CC's: fs.attributes", function()
+    expect(keys_of(fs.attributes("/rom"))):eq("created isReadOnly modified modification isDir size");
+  end);
+end);

@@ -1,0 +1,63 @@
+package luakit
+
+import (
+	"sort"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// JavaDefaultCapacity is the capacity of a Java HashMap made without one (new HashMap<>()).
+const JavaDefaultCapacity = 16
+
+// MapEntry is one entry a CC Java API puts in the map it returns.
+type MapEntry struct {
+	Key   string
+	Value lua.LValue
+}
+
+// JavaMap is the Lua table CC makes of a Java HashMap<String, …> of the given initial
+// capacity whose entries were put in this order (keys distinct, none removed): CC copies a
+// map into a new table in the map's iteration order, leaving out nil values
+// (CobaltLuaMachine.toValue), so the order pairs walks the table in follows from the keys'
+// Java hashes and the map's size, the same on every run. HashMap iterates its buckets in
+// turn, each in the order its keys were put (a resize keeps that order), a key's bucket
+// being its spread String.hashCode masked by the table's size: the power of two from the
+// capacity, doubled while the entries pass three quarters of it.
+func JavaMap(L *lua.LState, capacity int, entries ...MapEntry) *lua.LTable {
+	t := L.NewTable()
+	for _, e := range javaMapOrder(capacity, entries) {
+		if e.Value != lua.LNil {
+			t.RawSetString(e.Key, e.Value)
+		}
+	}
+	return t
+}
+
+// javaMapOrder is the order a Java HashMap of that initial capacity iterates entries put in
+// the order given.
+func javaMapOrder(capacity int, entries []MapEntry) []MapEntry {
+	size := 1
+	for size < capacity {
+		size <<= 1
+	}
+	for len(entries) > size*3/4 {
+		size <<= 1
+	}
+	bucket := func(key string) uint32 {
+		h := javaStringHash(key)
+		return (h ^ h>>16) & uint32(size-1)
+	}
+	ordered := append([]MapEntry(nil), entries...)
+	sort.SliceStable(ordered, func(i, j int) bool { return bucket(ordered[i].Key) < bucket(ordered[j].Key) })
+	return ordered
+}
+
+// javaStringHash is Java's String.hashCode of key, CC's bytes taken as the characters 0-255
+// a Java string holds for them.
+func javaStringHash(key string) uint32 {
+	var h uint32
+	for i := 0; i < len(key); i++ {
+		h = 31*h + uint32(key[i])
+	}
+	return h
+}

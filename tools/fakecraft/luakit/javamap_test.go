@@ -1,0 +1,39 @@
+package luakit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"fakecraft/ccstr"
+)
+
+// The orders Java 21's HashMap iterated the same keys in, put in the same order: past a
+// resize (20 keys in a map of 16), keys of one hash (Aa and BB) in a small map, and keys
+// past ASCII (CC's bytes, Java's characters 0-255).
+func TestJavaMapOrderIsJavas(t *testing.T) {
+	order := func(capacity int, keys ...string) string {
+		entries := make([]MapEntry, len(keys))
+		for i, k := range keys {
+			entries[i] = MapEntry{Key: k}
+		}
+		var out []string
+		for _, e := range javaMapOrder(capacity, entries) {
+			out = append(out, e.Key)
+		}
+		return strings.Join(out, " ")
+	}
+	var twenty []string
+	for i := 1; i <= 20; i++ {
+		twenty = append(twenty, fmt.Sprintf("key%d", i))
+	}
+	assert.Equal(t, "key1 key2 key5 key6 key3 key4 key9 key7 key8 key11 key10 key20 key15 key14 key13 key12 key19 key18 key17 key16",
+		order(JavaDefaultCapacity, twenty...))
+	assert.Equal(t, "Aa BB x AaAa BBBB AaBB", order(2, "Aa", "BB", "x", "AaAa", "BBBB", "AaBB"))
+	assert.Equal(t, ccstr.FromText("größe küche z"),
+		order(JavaDefaultCapacity, ccstr.FromText("größe"), ccstr.FromText("küche"), "z"))
+	assert.Equal(t, "sec wday min month hour year isdst yday day",
+		order(9, "year", "month", "day", "hour", "min", "sec", "wday", "yday", "isdst"))
+}
