@@ -149,7 +149,8 @@ func TestARequestWaitingOnAStoppingReplicaNamesIt(t *testing.T) {
 	require.NoError(t, json.Unmarshal(m.Data, &rr))
 	require.NotNil(t, rr.GatewayError, "%s", m.Data)
 	assert.Equal(t, protocol.CodeNotConnected, rr.GatewayError.Code)
-	assert.Equal(t, "computer 3:mill is not connected: replica a, which held its socket, is shutting down", rr.GatewayError.Message)
+	assert.Equal(t, "computer 3:mill is not connected: replica a, which held its socket, is shutting down; "+
+		"it may have done what it was asked all the same: check before you ask again", rr.GatewayError.Message)
 }
 
 // A request on its way to a replica whose goodbye came meanwhile (after the goodbye failed the
@@ -169,7 +170,7 @@ func TestARequestToAReplicaThatSaidGoodbyeNamesItStopped(t *testing.T) {
 		return a.router.stopped["b"]
 	}, waitLimit, testkit.Poll, "a to take in b's goodbye")
 	holdBeats(t, a.router) // the tick below is the test's
-	p := &pendingRoute{k: gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:late"}, holder: "b", done: make(chan struct{})}
+	p := &pendingRoute{k: gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:late"}, holder: "b", request: true, done: make(chan struct{})}
 	a.router.mu.Lock()
 	a.router.pending[1<<62] = p
 	a.router.mu.Unlock()
@@ -179,7 +180,8 @@ func TestARequestToAReplicaThatSaidGoodbyeNamesItStopped(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the request waiting on b was not failed")
 	}
-	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected, "computer 5:late is not connected: replica b, which held its socket, has stopped"), p.err)
+	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected, "computer 5:late is not connected: replica b, which held its socket, has stopped; "+
+		"it may have done what it was asked all the same: check before you ask again"), p.err)
 }
 
 // A replica that stops takes no computer on while it says goodbye: a new socket is refused

@@ -140,7 +140,7 @@ func (r *Router) relay(ctx context.Context, replica, module string, k gateway.Ke
 	if err != nil {
 		return nil, protocol.Errorf(protocol.CodeInternal, "cannot relay to replica %s: %v", replica, err)
 	}
-	id, p, err := r.expect(k, replica)
+	id, p, err := r.expect(k, replica, false)
 	if err != nil {
 		return nil, err
 	}

@@ -319,7 +319,7 @@ func TestARoutedAnswerSettledAsTimeRunsOutIsNotDropped(t *testing.T) {
 	r := &Router{pending: map[uint64]*pendingRoute{}}
 	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:"}
 	for range 64 { // the waiting select picks one of two ready cases at random
-		id, p, err := r.expect(k, "b")
+		id, p, err := r.expect(k, "b", true)
 		require.NoError(t, err)
 		r.mu.Lock()
 		r.settleLocked(id, routedResponse{Replica: "b", OK: true}, nil) // the answer arrives

@@ -54,17 +54,28 @@ type pendingRoute struct {
 	// peer: the replica asked is not the computer's holder but a module's counterpart there
 	// (a relayed message to the replica watching its screen, relay.go).
 	peer bool
-	done chan struct{} // closed by settleLocked, once
-	resp routedResponse
-	err  error // set instead of resp when the request failed before an answer came
+	// request: a request for the computer (Route), which its holder passes on to it; not a
+	// relayed message between the replicas' modules.
+	request bool
+	done    chan struct{} // closed by settleLocked, once
+	resp    routedResponse
+	err     error // set instead of resp when the request failed before an answer came
 }
 
-// gone is p's error when the replica asked is given up: why says what became of it.
-func (p *pendingRoute) gone(why string) error {
+// gone is p's error when the replica asked is given up: why says what became of it. A
+// request for the computer that may have reached its holder (reached: not NATS's word that
+// nobody took it) may have been passed on to the computer and run there
+// (hostcomputer.MayHaveDoneIt), as one waiting on a single gateway that stops may have.
+func (p *pendingRoute) gone(why string, reached bool) error {
 	if p.peer {
 		return protocol.Errorf(protocol.CodeNotConnected, "replica %s %s", p.holder, why)
 	}
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s", cctext.ShowTraposID(p.k.TraposID), p.holder, why)
+	mayHaveRun := ""
+	if p.request && reached {
+		mayHaveRun = hostcomputer.MayHaveDoneIt
+	}
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s%s",
+		cctext.ShowTraposID(p.k.TraposID), p.holder, why, mayHaveRun)
 }
 
 // Route implements gateway.Cluster: a NATS request to the replica holding the computer's
@@ -93,7 +104,7 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	if err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeInternal, "cannot route %s: %v", typ, err)
 	}
-	id, p, err := r.expect(k, holder)
+	id, p, err := r.expect(k, holder, true)
 	if err != nil {
 		return gateway.Response{}, err
 	}
@@ -251,10 +262,10 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 	return holder, nil
 }
 
-// expect records a routed request to holder about to be sent; forget removes it. Once the
-// router is closing, no request is sent.
-func (r *Router) expect(k gateway.Key, holder string) (uint64, *pendingRoute, error) {
-	p := &pendingRoute{k: k, holder: holder, done: make(chan struct{})}
+// expect records a routed request to holder about to be sent (request: one for the computer,
+// not a relayed message); forget removes it. Once the router is closing, no request is sent.
+func (r *Router) expect(k gateway.Key, holder string, request bool) (uint64, *pendingRoute, error) {
+	p := &pendingRoute{k: k, holder: holder, request: request, done: make(chan struct{})}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
@@ -347,7 +358,7 @@ func (r *Router) replyArrived(idToken string, m *nats.Msg) {
 		return // answered already, or given up on
 	}
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // NATS: nobody subscribes the subject
-		r.fail(id, p.gone("is not on NATS any more (it stopped, crashed or lost its connection)"))
+		r.fail(id, p.gone("is not on NATS any more (it stopped, crashed or lost its connection)", false))
 		return
 	}
 	var rr routedResponse
@@ -396,7 +407,7 @@ func (r *Router) failRoutesTo(replica, why string) {
 	r.mu.Lock()
 	for id, p := range r.pending {
 		if p.holder == replica {
-			r.settleLocked(id, routedResponse{}, p.gone(why))
+			r.settleLocked(id, routedResponse{}, p.gone(why, true))
 			failed++
 		}
 	}
@@ -512,6 +523,9 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg, a *answering) {
 		switch {
 		case errors.As(err, &pe):
 			if pe.Code == protocol.CodeNotConnected && r.isLeaving() {
+				if strings.HasSuffix(pe.Message, hostcomputer.MayHaveDoneIt) { // the computer had it
+					stopping.Message += hostcomputer.MayHaveDoneIt
+				}
 				pe = stopping
 			}
 		case errors.Is(err, context.Canceled):

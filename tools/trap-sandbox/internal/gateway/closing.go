@@ -28,6 +28,16 @@ func (s *Session) closeByGateway(code int, reason string) bool {
 // that the gateway stopped, not that the computer left.
 var ErrShuttingDown = protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
 
+// shutdownBeforeAnswer is the failure of a request whose computer had not answered when the
+// gateway shut down: the request was sent, and may have run all the same (a Lua run, a
+// write), as one whose computer left may have (hostcomputer.MayHaveDoneIt). ErrShuttingDown
+// alone read as if nothing had reached the computer, and a caller that asked again once the
+// gateway was back ran it twice. The session's cause stays ErrShuttingDown, which a screen
+// watch's viewers read.
+func shutdownBeforeAnswer() *protocol.Error {
+	return protocol.Errorf(protocol.CodeNotConnected, "%s%s", ErrShuttingDown.Message, hostcomputer.MayHaveDoneIt)
+}
+
 // closeForShutdown ends the socket because the gateway is stopping: 1001 (going away, which
 // the computer reconnects after), with ErrShuttingDown as the reason.
 func (s *Session) closeForShutdown() bool {
@@ -86,8 +96,8 @@ func (s *Session) beginCloseFor(code int, reason string, sendClose bool, cause e
 	go s.finishWrites() // the session's last writer; run waits for it
 	s.gw.cfg.Metrics.closed(code)
 	failure := disconnectFailure(key.TraposID, code, sendClose)
-	if pe, ok := errors.AsType[*protocol.Error](cause); ok {
-		failure = pe // why the gateway closed it (a relabel, the shutdown) says more
+	if pe, ok := errors.AsType[*protocol.Error](cause); ok && pe != ErrShuttingDown {
+		failure = pe // why the gateway closed it (a relabel) says more
 	}
 	s.pending.failAll(failure)
 	if authenticated {
@@ -108,8 +118,7 @@ func disconnectFailure(traposID string, code int, byGateway bool) *protocol.Erro
 	case byGateway && code == CloseReplaced:
 		return hostcomputer.LeftBeforeAnswer(traposID, true)
 	case byGateway && code == CloseGoingAway:
-		shutdown := *ErrShuttingDown // each request's own
-		return &shutdown
+		return shutdownBeforeAnswer()
 	default:
 		return hostcomputer.LeftBeforeAnswer(traposID, false)
 	}
