@@ -33,6 +33,20 @@ func JavaMap(L *lua.LState, capacity int, entries ...MapEntry) *lua.LTable {
 	return t
 }
 
+// JavaMapKeys is the order a Java HashMap of that initial capacity iterates the keys, put in
+// the order given: the order of a Java map's keySet CC hands to Lua as a list.
+func JavaMapKeys(capacity int, keys ...string) []string {
+	entries := make([]MapEntry, len(keys))
+	for i, k := range keys {
+		entries[i] = MapEntry{Key: k}
+	}
+	out := make([]string, len(keys))
+	for i, e := range javaMapOrder(capacity, entries) {
+		out[i] = e.Key
+	}
+	return out
+}
+
 // javaMapOrder is the order a Java HashMap of that initial capacity iterates entries put in
 // the order given.
 func javaMapOrder(capacity int, entries []MapEntry) []MapEntry {

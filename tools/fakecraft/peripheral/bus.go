@@ -326,8 +326,11 @@ func (b *Bus) nativeAPI(L *lua.LState) *lua.LTable {
 	return t
 }
 
-// MethodList is a peripheral's method names as a Lua list, sorted (peripheral.getMethods,
-// a wired modem's getMethodsRemote).
+// MethodList is peripheral.getMethods' list of p's methods, in the order CC's lists them:
+// CC keeps a peripheral's methods in a HashMap (MethodSupplier.getSelfMethods) and hands
+// over its keys in the map's iteration order, which the names' Java hashes decide. Names
+// that share a bucket follow the order Java's getMethods gave CC, which no source says (it
+// is the JVM's): fakecraft puts them in their names' order.
 func MethodList(L *lua.LState, p Peripheral) *lua.LTable {
 	ms := p.Methods()
 	names := make([]string, 0, len(ms))
@@ -336,7 +339,7 @@ func MethodList(L *lua.LState, p Peripheral) *lua.LTable {
 	}
 	sort.Strings(names)
 	t := L.CreateTable(len(names), 0)
-	for _, n := range names {
+	for _, n := range luakit.JavaMapKeys(luakit.JavaDefaultCapacity, names...) {
 		t.Append(lua.LString(n))
 	}
 	return t

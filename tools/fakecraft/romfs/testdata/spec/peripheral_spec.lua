@@ -63,7 +63,7 @@ describe("the peripheral API", function()
         expect(peripheral.getName(modem)):eq("left");
         expect(peripheral.getType(modem)):eq("modem");
         expect(type(modem.transmit)):eq("function");
-        expect(peripheral.getMethods("left")):same({ "close", "closeAll", "isOpen", "isWireless", "open", "transmit" });
+        expect(peripheral.getMethods("left")):same({ "isOpen", "isWireless", "transmit", "closeAll", "close", "open" });
         local found = { peripheral.find("modem", function(name) return name ~= "left"; end) };
         expect(#found):eq(1);
         expect(peripheral.getName(found[1])):eq("monitor_3");
@@ -99,6 +99,18 @@ describe("the peripheral API", function()
       expect({ pcall(peripheral.call, "back", "isOpen", false) })
         :same({ false, "bad argument #1 (number expected, got boolean)" });
       expect({ pcall(function() return peripheral.call("back", "fly") end) }):same({ false, "No such method fly" });
+    end);
+  end);
+
+  -- CC keeps a peripheral's methods in a HashMap (MethodSupplier.getSelfMethods), and
+  -- getMethods lists its keys in the map's iteration order, which the names' Java hashes
+  -- decide (read off Java's HashMap); peripheral.wrap's table follows that list.
+  it("lists a peripheral's methods in the order CC's map of them iterates", function()
+    with("back", "speaker", function()
+      expect(table.concat(peripheral.getMethods("back"), " ")):eq("playAudio stop playSound playNote");
+    end);
+    with("back", "modem", function()
+      expect(table.concat(peripheral.getMethods("back"), " ")):eq("isOpen isWireless transmit closeAll close open");
     end);
   end);
 end);
