@@ -19,6 +19,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/fsapi"
+	"fakecraft/luakit"
 )
 
 // Error texts of http.request and response handles.
@@ -410,18 +411,20 @@ func (r *response) luaCode(L *lua.LState) int {
 	return 2
 }
 
-// luaHeaders returns a new table each call, as CC does. Names go in sorted, so pairs runs
-// in the same order each run.
+// luaHeaders returns a new table each call, as CC does, made as CC makes it of the HashMap
+// its HttpRequestHandler fills (luakit.JavaMap), so pairs walks the names in CC's order,
+// which their Java hashes decide. Names that share a bucket of that map come in the order
+// the server sent them in CC; fakecraft keeps no such order and puts them in their names'.
 func (r *response) luaHeaders(L *lua.LState) int {
-	t := L.CreateTable(0, len(r.headers))
 	names := make([]string, 0, len(r.headers))
 	for name := range r.headers {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	for _, name := range names {
-		t.RawSetString(name, lua.LString(r.headers[name]))
+	entries := make([]luakit.MapEntry, len(names))
+	for i, name := range names {
+		entries[i] = luakit.MapEntry{Key: name, Value: lua.LString(r.headers[name])}
 	}
-	L.Push(t)
+	L.Push(luakit.JavaMap(L, luakit.JavaDefaultCapacity, entries...))
 	return 1
 }

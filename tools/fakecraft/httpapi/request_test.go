@@ -392,6 +392,29 @@ func TestResponseHeaderNamesAsSent(t *testing.T) {
 	}
 }
 
+// TestResponseHeadersWalkAsCCs: CC hands the headers over as a HashMap, copied into a new
+// table in the map's iteration order, so pairs walks them in an order the names' Java
+// hashes decide: the one Java's HashMap and Cobalt give these names (none sharing a bucket,
+// where the order the server sent them would count in CC).
+func TestResponseHeadersWalkAsCCs(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["x-alpha"] = []string{"1"}
+		w.Header()["X-Side"] = []string{"2"}
+		w.Header()["x-gamma"] = []string{"3"}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "body")
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local h = assert(http.get(...))
+		local names = {}
+		for name in pairs(h.getResponseHeaders()) do names[#names + 1] = name end
+		return table.concat(names, " ")
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("Connection X-Side Content-Type content-length x-gamma Date x-alpha")}, out)
+}
+
 // compressed is body in the given Content-Encoding: gzip, zlib ("deflate") or a bare
 // deflate stream ("raw").
 func compressed(t *testing.T, encoding, body string) []byte {
