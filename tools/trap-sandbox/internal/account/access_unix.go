@@ -79,6 +79,35 @@ func heldByAnother(shm string) bool {
 	return lock.Type != syscall.F_UNLCK
 }
 
+// whileNoOneElse runs drop while this process holds SQLite's EXCLUSIVE lock on the database
+// file at path, and says whether it ran. That is SQLite's own rule for the -wal and -shm: a
+// connection in WAL mode holds a SHARED lock on the file (a read lock on the unix VFS's shared
+// range) from its first read until it closes, and the last one to close deletes the two only
+// once it has the EXCLUSIVE lock (a write lock on that range). While it is held no other
+// process can start reading the store (it waits, SQLITE_BUSY), so none can open a -wal or -shm
+// that drop removes. It does not run when another process has the store open, or when the file
+// cannot be opened for writing.
+func whileNoOneElse(path string, drop func()) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close() // releases the lock
+	lock := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: sharedFirst, Len: sharedSize}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lock); err != nil {
+		return false
+	}
+	drop()
+	return true
+}
+
+// sharedFirst and sharedSize are the bytes of the database file that SQLite's unix VFS
+// read-locks for SHARED and write-locks for EXCLUSIVE (PENDING_BYTE 0x40000000 plus 2, 510).
+const (
+	sharedFirst = 0x40000000 + 2
+	sharedSize  = 510
+)
+
 // shmDMSByte is the byte of the -shm file that SQLite's unix VFS read-locks for each open
 // connection (UNIX_SHM_DMS: UNIX_SHM_BASE 120 plus its 8 WAL locks).
 const shmDMSByte = 128

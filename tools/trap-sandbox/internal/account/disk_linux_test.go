@@ -153,6 +153,19 @@ func TestABackupOfAStoreOnAFullDiskBlamesTheStoresDisk(t *testing.T) {
 	left, err := os.ReadDir(backups)
 	require.NoError(t, err)
 	assert.Empty(t, left, "a refused backup leaves nothing")
+	assert.Equal(t, []string{DBFile}, names(t, dir), "nor a -wal or -shm beside the store, which the next backup took for a running gateway's")
+}
+
+// names lists the names in dir.
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
 
 // TestAWriteOnAFullDiskNamesTheStoreAndTheFix: a write the store refused after the start
@@ -278,4 +291,46 @@ func holdStore(t *testing.T, dir string) {
 	fmt.Println(holdingLine)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	fmt.Println("closed:", s.Close())
+}
+
+// TestABackupOnAFullDiskLeavesAnotherProcesssFiles: a backup drops only the -wal and -shm it
+// made, and only while no other process has the store open: a gateway's (here a child of this
+// test, this test binary again, holding the store open) stay as they are, on a full disk too,
+// and SQLite's EXCLUSIVE lock, which dropMade takes first, is refused while the child has the
+// store open and granted once it closed it.
+func TestABackupOnAFullDiskLeavesAnotherProcesssFiles(t *testing.T) {
+	if dir := os.Getenv(holdStoreEnv); dir != "" {
+		holdStore(t, dir)
+		return
+	}
+	disk := smallDisk(t, 0)
+	dir := filepath.Join(disk, "ts")
+	s, err := OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestABackupOnAFullDiskLeavesAnotherProcesssFiles$", "-test.v")
+	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != holdingLine {
+	}
+	fill(t, disk)
+
+	path := filepath.Join(dir, DBFile)
+	_, _ = BackupSQLite(t.Context(), dir, filepath.Join(t.TempDir(), "b.db")) // it may fail: the disk is full
+	assert.Equal(t, []string{DBFile, DBFile + "-shm", DBFile + "-wal"}, names(t, dir), "the child's -wal and -shm stay")
+	assert.False(t, whileNoOneElse(path, func() { t.Error("ran while the child has the store open") }))
+
+	require.NoError(t, stdin.Close()) // the child closes the store
+	for lines.Scan() {
+	}
+	require.NoError(t, child.Wait())
+	assert.True(t, whileNoOneElse(path, func() {}), "no one else has the store open")
 }

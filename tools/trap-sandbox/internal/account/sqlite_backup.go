@@ -37,7 +37,8 @@ func (e BackupFileError) Unwrap() error { return e.Err }
 // write, checked (SQLite's integrity_check on the copy) before it takes its name, and synced to
 // disk. It returns the copy's schema version. It changes nothing in the store: one of an older
 // schema is copied as it is, not upgraded (the copy to go back to before an upgrade). A
-// failure leaves no dest behind; an existing dest is refused (ErrBackupExists) and kept as it
+// failure leaves no dest behind, nor a -wal or -shm beside the store that it did not find
+// there (dropMade); an existing dest is refused (ErrBackupExists) and kept as it
 // is; a dir without accounts.db is ErrNoStore.
 func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error) {
 	if abs, err := filepath.Abs(dir); err == nil {
@@ -55,6 +56,7 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 		return 0, notOurs(path, err)
 	}
 	f.Close()
+	found := sideFiles(path)
 	// Opened as it is: no schema upgrade, no journal mode set; the gateway's writers make a
 	// reader wait at most busyTimeout.
 	q := url.Values{}
@@ -64,7 +66,10 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 	if err != nil {
 		return 0, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer db.Close()
+	defer func() {
+		db.Close()
+		dropMade(path, found)
+	}()
 	// Read once before the copy, on the connection the copy takes: a store in WAL mode is read
 	// only with its -shm beside it, which SQLite makes then, on the store's disk. Full there,
 	// the copy failed as "disk I/O error (4874)" and was blamed on the backup's disk.
@@ -83,6 +88,38 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 		return 0, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, e)
 	}
 	return schema, err
+}
+
+// InUse says whether another process (a running gateway) has the store in the data directory
+// dir open: by the lock SQLite holds on its -shm while it does (heldByAnother), not by the -shm
+// being there, which a killed gateway leaves too.
+func InUse(dir string) bool { return heldByAnother(filepath.Join(dir, DBFile+"-shm")) }
+
+// sideFiles says which of the store's -wal and -shm (SQLite's, beside the file at path) exist.
+func sideFiles(path string) map[string]bool {
+	found := map[string]bool{}
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		_, err := os.Lstat(side)
+		found[side] = err == nil
+	}
+	return found
+}
+
+// dropMade removes the -wal and -shm beside the store at path that a backup's own connection
+// made (not found before it) and SQLite left as it closed: a read that failed for want of room
+// on the store's disk left a -shm of 3 bytes and an empty -wal, which the next backup took for
+// a running gateway's. Only while no other process has the store open (whileNoOneElse), and a
+// -wal only empty: one with frames holds changes that another process committed meanwhile.
+func dropMade(path string, found map[string]bool) {
+	whileNoOneElse(path, func() {
+		for _, side := range []string{path + "-wal", path + "-shm"} {
+			info, err := os.Lstat(side)
+			if found[side] || err != nil || (side == path+"-wal" && info.Size() > 0) {
+				continue
+			}
+			_ = os.Remove(side) // what is left is only what was there before, at worst
+		}
+	})
 }
 
 // backup is BackupSQLite on the open database db.

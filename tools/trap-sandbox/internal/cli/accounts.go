@@ -354,10 +354,11 @@ func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 	if err != nil {
 		return err
 	}
-	// A gateway keeps accounts.db-shm beside the store while it has it open (SQLite's WAL
-	// index); a backup of a store without one was taken of a store no gateway uses, which a
-	// crontab line without the gateway's SANDBOX_DATA_DIR makes of a default one, nightly.
-	_, shmErr := os.Stat(filepath.Join(dir, account.DBFile+"-shm"))
+	// A backup of a store that no gateway has open was taken of a store no gateway uses, which
+	// a crontab line without the gateway's SANDBOX_DATA_DIR makes of a default one, nightly.
+	// Judged before the backup opens it, by SQLite's lock: an accounts.db-shm alone is also
+	// what a killed gateway leaves.
+	inUse := account.InUse(dir)
 	schema, err := account.BackupSQLite(ctx, dir, c.File)
 	switch {
 	case errors.Is(err, account.ErrBackupExists):
@@ -372,8 +373,8 @@ func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 		return c.storeError(err, "or run this as the gateway's user, on its host") // a backup cannot go through a gateway
 	}
 	fmt.Fprintf(out, "backed up the account store %s (schema %d) to %s; %s\n", filepath.Join(dir, account.DBFile), schema, c.File, restoreHow)
-	if errors.Is(shmErr, fs.ErrNotExist) {
-		fmt.Fprintf(stderr, "trap-sandbox: no gateway had this store open (a running one keeps %s-shm beside it): if yours runs, its store is in another data directory, the one it logs at start (msg=accounts store=...); back that one up with --data-dir\n", account.DBFile)
+	if !inUse {
+		fmt.Fprintf(stderr, "trap-sandbox: no gateway had this store open (a running one holds SQLite's lock on its %s-shm): if yours runs, its store is in another data directory, the one it logs at start (msg=accounts store=...); back that one up with --data-dir\n", account.DBFile)
 	}
 	return nil
 }

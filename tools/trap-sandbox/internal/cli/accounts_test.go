@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -479,27 +482,40 @@ func TestAccountsRemoveNamesTheComputersAnOlderReplicaKeeps(t *testing.T) {
 // never replaces a file, and names what to do where there is no file to copy: no store in the
 // data directory, or replicas (their accounts are in NATS).
 func TestAccountsBackupCopiesTheStore(t *testing.T) {
+	if dir := os.Getenv(holdStoreEnv); dir != "" {
+		holdStore(t, dir)
+		return
+	}
 	clearEnv(t)
 	dir := t.TempDir()
 	token := lastLineOf(mustRun(t, "accounts", "add", "alice", "--data-dir", dir))
 	dest := filepath.Join(t.TempDir(), "monday.db")
-	// Taken while a gateway has the store open, as meant: nothing but the copy is said.
-	gateway, err := account.OpenSQLite(t.Context(), dir)
-	require.NoError(t, err)
+	// Taken while a gateway (another process) has the store open, as meant: nothing but the
+	// copy is said.
+	gateway := holdingStore(t, dir, "TestAccountsBackupCopiesTheStore")
 	out, errOut, err := runWith(t, "", "accounts", "backup", dest, "--data-dir", dir)
 	require.NoError(t, err)
 	assert.Empty(t, errOut)
 	assert.Equal(t, "backed up the account store "+filepath.Join(dir, account.DBFile)+" (schema "+strconv.Itoa(account.SchemaVersion())+") to "+dest+
 		"; to restore it, stop the gateway, move accounts.db and its -wal and -shm out of the data directory, and copy this file in as accounts.db (docs/accounts.md, Backing up the store)\n", out)
-	require.NoError(t, gateway.Close())
 
 	// A store no gateway has open (a crontab line without the gateway's SANDBOX_DATA_DIR backs
-	// up a default store nobody uses, every night) is copied all the same, and said to be one.
+	// up a default store nobody uses, every night) is copied all the same, and said to be one;
+	// so is one whose gateway was killed, which left its -wal and -shm behind (before, the -shm
+	// alone was taken for a running gateway's).
+	noGateway := "trap-sandbox: no gateway had this store open (a running one holds SQLite's lock on its accounts.db-shm): if yours runs, its store is in another data directory, the one it logs at start (msg=accounts store=...); back that one up with --data-dir\n"
+	require.NoError(t, gateway.Process.Kill())
+	_ = gateway.Wait()
+	require.FileExists(t, filepath.Join(dir, account.DBFile+"-shm"))
 	other := filepath.Join(t.TempDir(), "tuesday.db")
 	out, errOut, err = runWith(t, "", "accounts", "backup", other, "--data-dir", dir)
 	require.NoError(t, err)
 	assert.Contains(t, out, "backed up the account store ")
-	assert.Equal(t, "trap-sandbox: no gateway had this store open (a running one keeps accounts.db-shm beside it): if yours runs, its store is in another data directory, the one it logs at start (msg=accounts store=...); back that one up with --data-dir\n", errOut)
+	assert.Equal(t, noGateway, errOut, "a killed gateway's -shm")
+	out, errOut, err = runWith(t, "", "accounts", "backup", other+"2", "--data-dir", dir)
+	require.NoError(t, err)
+	assert.Contains(t, out, "backed up the account store ")
+	assert.Equal(t, noGateway, errOut, "no -shm")
 
 	_, err = runClient(t, "accounts", "backup", dest, "--data-dir", dir)
 	assert.EqualError(t, err, "the backup file exists already: "+dest+" (give a new file name)")
@@ -622,4 +638,42 @@ func TestComputersSaysWhoseListIsEmpty(t *testing.T) {
 		assert.Empty(t, out)
 		assert.Equal(t, want, errOut)
 	}
+}
+
+// holdStoreEnv makes a test that checks for it the child holdingStore starts: it holds the
+// store in the variable's directory open (holdStore).
+const holdStoreEnv = "TRAP_SANDBOX_TEST_HOLD_STORE"
+
+// holdingLine is holdStore's line once it has the store open.
+const holdingLine = "holding the store"
+
+// holdingStore starts this test binary again as test, a process of its own that holds the
+// store in dir open, as a running gateway does, until the test ends, and returns once it has.
+func holdingStore(t *testing.T, dir, test string) *exec.Cmd {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = child.Wait()
+	})
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != holdingLine {
+	}
+	require.Equal(t, holdingLine, lines.Text(), "the child holds the store open")
+	return child
+}
+
+// holdStore opens the store in dir, says so and keeps it open until stdin closes.
+func holdStore(t *testing.T, dir string) {
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	fmt.Println(holdingLine)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	require.NoError(t, s.Close())
 }
