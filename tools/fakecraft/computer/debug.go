@@ -113,64 +113,180 @@ func debugTraceback(L *lua.LState) int {
 	return 1
 }
 
-// debugGetInfo wraps gopher-lua's debug.getinfo, and takes a coroutine first, as Lua 5.2's
-// and Cobalt's do (gopher-lua refused one): debug.getinfo(co, level [, what]) describes the
-// frame debug.traceback(co, msg, level) starts at.
+// cobaltInfoOptions is what Cobalt's debug.getinfo tells when not told what.
+const cobaltInfoOptions = "flnStu"
+
+// debugGetInfo wraps gopher-lua's debug.getinfo as Cobalt 0.9.3's: it takes a coroutine
+// first, as Lua 5.2's and Cobalt's do (gopher-lua refused one): debug.getinfo(co, level [,
+// what]) describes the frame debug.traceback(co, msg, level) starts at; and its table is
+// Cobalt's (cobaltInfo): the fields its options ask for, in their order, an unknown option
+// refused once the function or frame is found.
 func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
+		optArg := 2
 		if th, ok := L.Get(1).(*lua.LState); ok {
 			L.Remove(1)
+			optArg = 3
 			if _, isLevel := L.Get(1).(lua.LNumber); isLevel && th != L {
-				return getInfoOfThread(L, th)
+				return getInfoOfThread(L, th, optArg)
 			}
 		}
-		// The function is needed for its chunk name and parameters: ask for it ("f") and
-		// drop it again when the caller did not.
-		what, hasWhat := L.Get(2).(lua.LString)
-		dropFunc := hasWhat && !strings.Contains(string(what), "f")
-		if dropFunc {
-			L.Replace(2, what+"f")
-		}
+		options := infoOptions(L, 2)
+		// Gather everything gopher-lua tells (the function too, for its chunk name and
+		// parameters); cobaltInfo keeps what the options ask for.
+		L.SetTop(1)
+		L.Push(lua.LString("Slunf"))
 		// Called directly, not through L.Call, so stack levels count as the original's.
 		n := orig(L)
 		info, ok := L.Get(-1).(*lua.LTable)
 		if n != 1 || !ok {
 			return n
 		}
-		finishInfo(info, string(what), hasWhat, dropFunc)
-		return n
+		facts := infoFacts{info: info, tail: info.RawGetString("what") == lua.LString("tail")}
+		facts.fn, _ = info.RawGetString("func").(*lua.LFunction)
+		if level, isLevel := L.Get(1).(lua.LNumber); isLevel {
+			facts.frame = true
+			if dbg, ok := L.GetStack(int(level)); ok {
+				if caller, ok := L.GetStack(int(level) + 1); ok {
+					facts.nameWhat, facts.name, facts.named = L.FuncName(dbg, caller)
+				}
+			}
+		}
+		finishInfo(info)
+		L.Push(cobaltInfo(L, facts, options, optArg))
+		return 1
 	}
+}
+
+// infoOptions is debug.getinfo's option string, argument n: Cobalt's optString, so a number
+// is its text and nil the default.
+func infoOptions(L *lua.LState, n int) string {
+	switch v := L.Get(n).(type) {
+	case *lua.LNilType:
+		return cobaltInfoOptions
+	case lua.LNumber:
+		return ccformat.FormatNumber(float64(v))
+	}
+	return luakit.CheckString(L, n)
+}
+
+// infoFacts is what debug.getinfo can tell of a function or a frame: finishInfo's table of
+// every field gopher-lua gave, the function (nil for the Go function a suspended coroutine
+// yielded from, whose frame is gone), whether it is a frame of the stack (then its line,
+// its name as its caller calls it and whether a tail call entered it are known).
+type infoFacts struct {
+	info           *lua.LTable
+	fn             *lua.LFunction
+	frame, tail    bool
+	nameWhat, name string
+	named          bool
+}
+
+// cobaltInfo is debug.getinfo's table as Cobalt's DebugLib.getinfo makes it: a new table
+// given, option by option in the order the string names them, that option's fields (S:
+// what, source, short_src, linedefined, lastlinedefined; l: currentline, currentcolumn; u:
+// nups, nparams, isvararg; n: name, namewhat; f: func; L: activelines; t: istailcall), so
+// that pairs walks it as Cobalt's. A function Cobalt has in Java (a Go one, a stand-in)
+// reads as C: -1 for its lines. An option it does not know is "bad argument #optArg
+// (invalid option)".
+func cobaltInfo(L *lua.LState, f infoFacts, options string, optArg int) *lua.LTable {
+	out := L.NewTable()
+	isC := f.info.RawGetString("what") == lua.LString("C")
+	copyField := func(name string) { out.RawSetString(name, f.info.RawGetString(name)) }
+	for i := 0; i < len(options); i++ {
+		switch options[i] {
+		case 'S':
+			if isC {
+				out.RawSetString("what", lua.LString("C"))
+				out.RawSetString("source", lua.LString("=[C]"))
+				out.RawSetString("short_src", lua.LString("[C]"))
+				out.RawSetString("linedefined", lua.LNumber(-1))
+				out.RawSetString("lastlinedefined", lua.LNumber(-1))
+				continue
+			}
+			for _, name := range []string{"what", "source", "short_src", "linedefined", "lastlinedefined"} {
+				copyField(name)
+			}
+		case 'l':
+			if !f.frame || isC {
+				out.RawSetString("currentline", lua.LNumber(-1))
+				continue
+			}
+			copyField("currentline")
+			if column := f.info.RawGetString("currentcolumn"); column != lua.LNil {
+				out.RawSetString("currentcolumn", column)
+			}
+		case 'u':
+			if isC {
+				out.RawSetString("nups", lua.LNumber(0))
+				out.RawSetString("nparams", lua.LNumber(0))
+				out.RawSetString("isvararg", lua.LTrue)
+				continue
+			}
+			for _, name := range []string{"nups", "nparams", "isvararg"} {
+				copyField(name)
+			}
+		case 'n':
+			name, nameWhat := lua.LValue(lua.LNil), ""
+			if f.named {
+				name, nameWhat = lua.LString(f.name), f.nameWhat
+			}
+			out.RawSetString("name", name)
+			out.RawSetString("namewhat", lua.LString(nameWhat))
+		case 'f':
+			if f.fn != nil {
+				out.RawSetString("func", f.fn)
+			} else {
+				out.RawSetString("func", lua.LNil)
+			}
+		case 'L':
+			if !isC && f.fn != nil && f.fn.Proto != nil {
+				lines := L.NewTable()
+				out.RawSetString("activelines", lines)
+				for _, line := range f.fn.Proto.DbgSourcePositions {
+					lines.RawSetInt(line, lua.LTrue)
+				}
+			}
+		case 't':
+			out.RawSetString("istailcall", lua.LBool(f.frame && f.tail))
+		default:
+			luakit.BadArgumentReason(L, optArg, "invalid option")
+		}
+	}
+	return out
 }
 
 // getInfoOfThread answers debug.getinfo(th, level [, what]) for a coroutine th other than
 // the running one, its arguments from 1 on (level, what): nil past its last frame (one that
 // returned has none; one that died of an error keeps the frames of its error), as Cobalt's
-// DebugState.getFrame.
-func getInfoOfThread(L *lua.LState, th *lua.LState) int {
+// DebugState.getFrame; else Cobalt's table (cobaltInfo).
+func getInfoOfThread(L *lua.LState, th *lua.LState, optArg int) int {
 	level := luakit.CheckInteger(L, 1)
-	what := luakit.OptString(L, 2, "flnStu")
+	options := infoOptions(L, 2)
 	holder, frame, ok := luakit.ThreadFrame(th, level)
 	if !ok {
 		L.Push(lua.LNil)
 		return 1
 	}
 	info := L.NewTable()
+	facts := infoFacts{info: info, frame: true}
 	if frame == nil {
 		// The Go function the coroutine yielded from: its frame is gone, what it was is not.
 		info.RawSetString("what", lua.LString("G"))
 		info.RawSetString("currentline", lua.LNumber(-1))
-		finishInfo(info, what, true, false)
-		L.Push(info)
+		finishInfo(info)
+		L.Push(cobaltInfo(L, facts, options, optArg))
 		return 1
 	}
 	dbg := *frame
-	fn, err := holder.GetInfo(strings.ReplaceAll(what, "u", "")+"f", &dbg, lua.LNil)
+	fn, err := holder.GetInfo("Slnf", &dbg, lua.LNil)
 	if err != nil {
-		luakit.ArgError(L, 2, "invalid option")
+		luakit.BadArgumentReason(L, optArg, "invalid option")
 	}
-	info.RawSetString("name", lua.LNil)
-	if dbg.Name != "" {
-		info.RawSetString("name", lua.LString(dbg.Name))
+	facts.fn, _ = fn.(*lua.LFunction)
+	facts.tail = dbg.What == "tail"
+	if _, caller, ok := luakit.ThreadFrame(th, level+1); ok && caller != nil {
+		facts.nameWhat, facts.name, facts.named = holder.FuncName(frame, caller)
 	}
 	info.RawSetString("what", lua.LString(dbg.What))
 	info.RawSetString("source", lua.LString(dbg.Source))
@@ -182,67 +298,37 @@ func getInfoOfThread(L *lua.LState, th *lua.LState) int {
 	info.RawSetString("linedefined", lua.LNumber(dbg.LineDefined))
 	info.RawSetString("lastlinedefined", lua.LNumber(dbg.LastLineDefined))
 	info.RawSetString("func", fn)
-	finishInfo(info, what, true, !strings.Contains(what, "f"))
-	L.Push(info)
+	finishInfo(info)
+	L.Push(cobaltInfo(L, facts, options, optArg))
 	return 1
 }
 
-// finishInfo turns info, gopher-lua's answer to debug.getinfo with the "f" option added, into
-// Cobalt's: what was asked for (hasWhat) the caller's what; dropFunc when "f" was not.
-func finishInfo(info *lua.LTable, what string, hasWhat, dropFunc bool) {
+// finishInfo turns info, gopher-lua's answer to debug.getinfo with every option, into the
+// facts cobaltInfo shapes: what is "C" for a Go function or cfuncs.lua's code standing in
+// for one (cobaltInfo gives them C's fields), else Cobalt's "main" or "Lua"; the chunk names
+// and the parameters are Cobalt's.
+func finishInfo(info *lua.LTable) {
 	fn, _ := info.RawGetString("func").(*lua.LFunction)
-	if dropFunc {
-		info.RawSetString("func", lua.LNil)
-	}
 	standIn := fn != nil && fn.Proto != nil && fn.Proto.SourceName == cFrameSource
-	if fn != nil && (!hasWhat || strings.ContainsRune(what, 'u')) {
-		addParams(info, fn)
-	}
 	if info.RawGetString("what") == lua.LString("G") || standIn {
-		// A Go function, or cfuncs.lua's code standing in for one, reads as C does.
 		info.RawSetString("what", lua.LString("C"))
-		info.RawSetString("source", lua.LString("=[C]"))
-		info.RawSetString("short_src", lua.LString("[C]"))
-		info.RawSetString("currentline", lua.LNumber(-1))
-		if standIn {
-			setAsGoFunction(info)
-		}
 		return
 	}
 	if fn == nil || fn.Proto == nil {
 		return
 	}
-	if !hasWhat || strings.ContainsRune(what, 'S') {
-		// Cobalt says "main" for a chunk and "Lua" for any other Lua function, by the
-		// function; gopher-lua says "main" for the bottom frame and Lua 5.1's "tail" for a
-		// frame a tail call entered.
-		info.RawSetString("what", lua.LString(cobaltWhat(fn.Proto)))
-	}
+	addParams(info, fn)
+	// Cobalt says "main" for a chunk and "Lua" for any other Lua function, by the function;
+	// gopher-lua says "main" for the bottom frame and Lua 5.1's "tail" for a frame a tail
+	// call entered.
+	info.RawSetString("what", lua.LString(cobaltWhat(fn.Proto)))
 	info.RawSetString("short_src", lua.LString(fn.Proto.SourceName))
 	info.RawSetString("source", lua.LString(luachunk.Source(fn.Proto)))
 }
 
-// setAsGoFunction makes what debug.getinfo says of a stand-in for C (cfuncs.lua) beyond its
-// source what it says of a Go function, for the fields info holds.
-func setAsGoFunction(info *lua.LTable) {
-	for field, value := range map[string]lua.LValue{
-		"linedefined": lua.LNumber(0), "lastlinedefined": lua.LNumber(0), "nups": lua.LNumber(0),
-		"nparams": lua.LNumber(0), "isvararg": lua.LTrue,
-	} {
-		if info.RawGetString(field) != lua.LNil {
-			info.RawSetString(field, value)
-		}
-	}
-}
-
-// addParams sets Lua 5.2's nparams and isvararg in info for fn. Go functions count as C
-// ones: no fixed parameters, variadic.
+// addParams sets Lua 5.2's nparams and isvararg in info for fn, a Lua function (cobaltInfo
+// gives C's to the others).
 func addParams(info *lua.LTable, fn *lua.LFunction) {
-	if fn.IsG || fn.Proto == nil {
-		info.RawSetString("nparams", lua.LNumber(0))
-		info.RawSetString("isvararg", lua.LTrue)
-		return
-	}
 	info.RawSetString("nparams", lua.LNumber(fn.Proto.NumParameters))
 	info.RawSetString("isvararg", lua.LBool(fn.Proto.IsVarArg&lua.VarArgIsVarArg != 0))
 }

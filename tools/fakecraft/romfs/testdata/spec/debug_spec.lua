@@ -41,7 +41,7 @@ describe("debug", function()
       for field in fields:gmatch("%S+") do got[#got + 1] = tostring(i[field]); end
       return table.concat(got, " ");
     end
-    local asGo = "C =[C] [C] -1 0 0 true";
+    local asGo = "C =[C] [C] -1 -1 0 true"; -- Cobalt's linedefined of a Java function is -1
     expect(select(2, pcall(info, 1))):eq(asGo);
     expect(tostring(setmetatable({}, { __tostring = function() local s = info(2); return s; end }))):eq(asGo);
     expect(debug.getinfo(pcall, "S").what):eq("C");
@@ -474,5 +474,54 @@ describe("debug's functions beside gopher-lua's", function()
     expect.error(debug.upvaluejoin, f, 1, g):eq("bad argument (number expected, got nil)");
     expect.error(debug.upvaluejoin, f, 9, g):eq("bad argument #1 (invalid upvalue index)");
     expect.error(debug.upvaluejoin, f, 1, math.max, 1):eq("bad argument #3 (invalid upvalue index)");
+  end);
+end);
+
+-- Cobalt 0.9.3's debug.getinfo sets the fields each option asks for, option by option in
+-- the order the string gives them ("flnStu" by default), in a new table, and refuses an
+-- option it does not know (DebugLib.getinfo; checked on Cobalt run from its source).
+describe("debug.getinfo's options", function()
+  local function keys(t)
+    local out = {};
+    for k in pairs(t) do out[#out + 1] = k; end
+    return table.concat(out, " ");
+  end
+  local function f(a, b) return a; end
+
+  it("give the fields asked for, walked as Cobalt's table", function()
+    expect(keys(debug.getinfo(f))):eq("source what func isvararg istailcall nparams short_src nups currentline namewhat linedefined lastlinedefined");
+    expect(keys(debug.getinfo(f, "S"))):eq("source what lastlinedefined linedefined short_src");
+    expect(keys(debug.getinfo(f, "nSl"))):eq("lastlinedefined source what currentline namewhat linedefined short_src");
+    expect(keys(debug.getinfo(math.max))):eq("source what func isvararg istailcall nparams short_src nups currentline namewhat linedefined lastlinedefined");
+    expect(debug.getinfo(f, "l").currentline):eq(-1);
+    expect(debug.getinfo(f, "n").namewhat):eq("");
+  end);
+
+  it("give activelines and istailcall", function()
+    local line = debug.getinfo(f, "S").linedefined;
+    expect(debug.getinfo(f, "L").activelines):same({ [line] = true });
+    expect(debug.getinfo(f, "t").istailcall):eq(false);
+    local function g() return debug.getinfo(1, "t").istailcall; end
+    local function h() return g(); end
+    expect({ h(), (g()) }):same({ true, false });
+  end);
+
+  it("name a frame's function as its caller does", function()
+    local function named() local i = debug.getinfo(1, "n"); return i.name, i.namewhat; end
+    expect({ named() }):same({ "named", "local" });
+    local t = {};
+    function t:m() local i = debug.getinfo(1, "n"); return i.name, i.namewhat; end
+    function t.fld() local i = debug.getinfo(1, "n"); return i.name, i.namewhat; end
+    expect({ t:m() }):same({ "m", "method" });
+    expect({ t.fld() }):same({ "fld", "field" });
+  end);
+
+  it("refuse an option Cobalt does not know, after the level is found", function()
+    expect.error(debug.getinfo, f, "x"):eq("bad argument #2 (invalid option)");
+    expect.error(debug.getinfo, f, "Sx"):eq("bad argument #2 (invalid option)");
+    expect(debug.getinfo(100, "x")):eq(nil);
+    local co = coroutine.create(function() coroutine.yield(); end);
+    coroutine.resume(co);
+    expect.error(debug.getinfo, co, 1, "x"):eq("bad argument #3 (invalid option)");
   end);
 end);
