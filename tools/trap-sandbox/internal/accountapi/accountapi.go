@@ -176,17 +176,17 @@ func (m *Module) with(route func(account.Manager, *http.Request) (any, error)) h
 			server.WriteError(w, http.StatusServiceUnavailable, CodeNoAccounts, noAccountsHint)
 			return
 		}
-		caller := account.CallerFrom(r.Context())
-		mg := audited{Manager: m.accounts.Manage(caller), log: m.log, by: caller, remote: server.ClientAddr(r)}
+		who := server.Who(r)
+		mg := audited{Manager: m.accounts.Manage(account.CallerFrom(r.Context())), log: m.log, who: who}
 		out, err := route(mg, r)
 		if err != nil {
-			m.writeError(w, err)
+			m.writeError(w, err, who)
 			return
 		}
 		if a, ok := out.(answer); ok {
 			payload, err := json.Marshal(a.payload)
 			if err != nil {
-				m.writeError(w, err)
+				m.writeError(w, err, who)
 				return
 			}
 			server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
@@ -196,8 +196,9 @@ func (m *Module) with(route func(account.Manager, *http.Request) (any, error)) h
 	}
 }
 
-// writeError is the one error → status table of the account API.
-func (m *Module) writeError(w http.ResponseWriter, err error) {
+// writeError is the one error → status table of the account API; a failure of the store is
+// logged with who met it, from where (server.Who's who), as the changes are.
+func (m *Module) writeError(w http.ResponseWriter, err error, who []any) {
 	if tooLarge, ok := errors.AsType[*server.BodyTooLarge](err); ok {
 		server.WriteBodyTooLarge(w, tooLarge)
 		return
@@ -212,7 +213,7 @@ func (m *Module) writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, account.ErrInvalid):
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, err.Error())
 	default:
-		m.log.Error("account API: the account store failed", "err", err)
+		m.log.Error("account API: the account store failed", append([]any{"err", err}, who...)...)
 		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, account.FailedMessage(err))
 	}
 }

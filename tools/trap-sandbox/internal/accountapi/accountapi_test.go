@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -623,5 +624,8 @@ func TestAStoreFailureIsLoggedWithTheStoresFile(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, http.StatusInternalServerError, e.Status)
 	assert.NotContains(t, err.Error(), dir)
-	assert.Contains(t, f.log.String(), `msg="account API: the account store failed" err="the account store `+path+`: add token: constraint failed: disk I/O error (1811)"`)
+	// Who met it, from where, with which token, as the lines of the changes say (the failure's
+	// line had no caller at all): never the token's secret.
+	assert.Regexp(t, `msg="account API: the account store failed" err="the account store `+regexp.QuoteMeta(path)+`: add token: constraint failed: disk I/O error \(1811\)" by=alice remote=127\.0\.0\.1:\d+ byToken=`+f.token["alice"].Token.Selector+`\n`, f.log.String())
+	assert.NotContains(t, f.log.String(), f.token["alice"].Secret)
 }

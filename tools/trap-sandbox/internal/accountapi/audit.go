@@ -8,21 +8,19 @@ import (
 	"trap-sandbox/internal/account"
 )
 
-// audited is the caller's account.Manager that logs each change it made at info level: who
-// (the caller's account, "local" for SANDBOX_API_TOKEN or a loopback client without one) from
-// where, and what (the account, the token's or credential's id and name). An operator can then
-// tell, from the log alone, who issued or revoked what. The secrets a change returns are never
-// logged; nor are reads, refusals (the API's auth and the answer say those) or store failures
-// (writeError logs those).
+// audited is the caller's account.Manager that logs each change it made at info level: what
+// (the account, the token's or credential's id and name), then who from where (server.Who).
+// An operator can then tell, from the log alone, who issued or revoked what. The secrets a
+// change returns are never logged; nor are reads, refusals (the API's auth and the answer say
+// those) or store failures (writeError logs those, with the same who).
 type audited struct {
 	account.Manager
-	log    *slog.Logger
-	by     account.Caller
-	remote string
+	log *slog.Logger
+	who []any
 }
 
 func (a audited) done(msg string, args ...any) {
-	a.log.Info("account API: "+msg, append(append(args, "by", a.by.Account, "remote", a.remote), a.by.ByToken()...)...)
+	a.log.Info("account API: "+msg, append(args, a.who...)...)
 }
 
 func (a audited) AddAccount(ctx context.Context, id string, role account.Role) (account.NewAccount, error) {

@@ -72,8 +72,8 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	// An audit line as the account API's "credential revoked" (same attributes): who, from
 	// where, and which credential, never a secret. The socket's own close line names none of
 	// that.
-	g.log.Info("computer revoked", append([]any{"traposId", clip(k.TraposID), "account", k.AccountID, "credentialId", selector,
-		"by", caller.Account, "remote", server.ClientAddr(r)}, caller.ByToken()...)...)
+	g.log.Info("computer revoked", append([]any{"traposId", clip(k.TraposID), "account", k.AccountID, "credentialId", selector},
+		server.Who(r)...)...)
 	g.CredentialRevoked(selector)
 	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector}, nil
 }
@@ -90,7 +90,7 @@ func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	case errors.As(err, &pe):
 		server.WriteError(w, http.StatusForbidden, pe.Code, pe.Message)
 	default:
-		g.log.Error("revoke: the account store failed", "err", err)
+		g.log.Error("revoke: the account store failed", append([]any{"err", err}, server.Who(r)...)...)
 		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, account.FailedMessage(err))
 	}
 }

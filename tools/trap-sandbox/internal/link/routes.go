@@ -46,14 +46,15 @@ type Approved struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
-// writeErr answers err: a *protocol.Error with status, anything else as the store's failure.
-func (m *Module) writeErr(w http.ResponseWriter, status int, err error) {
+// writeErr answers err: a *protocol.Error with status, anything else as the store's failure,
+// which it logs with who met it from where (server.Who).
+func (m *Module) writeErr(w http.ResponseWriter, r *http.Request, status int, err error) {
 	var pe *protocol.Error
 	if errors.As(err, &pe) {
 		server.WriteError(w, status, pe.Code, pe.Message)
 		return
 	}
-	m.log.Error("the account store failed", "err", err)
+	m.log.Error("the account store failed", append([]any{"err", err}, server.Who(r)...)...)
 	server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, account.FailedMessage(err))
 }
 
@@ -70,7 +71,7 @@ func (m *Module) decode(w http.ResponseWriter, r *http.Request, v any, shape str
 		return false
 	}
 	if err != nil {
-		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "%s", err.Error()))
+		m.writeErr(w, r, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "%s", err.Error()))
 		return false
 	}
 	return true
@@ -123,7 +124,7 @@ func approver(c account.Caller, into string) string {
 
 func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.Accounts == nil {
-		m.writeErr(w, http.StatusNotFound, disabled)
+		m.writeErr(w, r, http.StatusNotFound, disabled)
 		return
 	}
 	var req ApproveRequest
@@ -132,20 +133,20 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Code == "" {
-		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
+		m.writeErr(w, r, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
 		return
 	}
 	caller := account.CallerFrom(r.Context())
 	now := m.cfg.Clock.Now()
 	if wait, over := m.approves.take(now, caller.Account); over != "" {
 		m.count("refused")
-		m.writeErr(w, http.StatusTooManyRequests, protocol.Errorf(protocol.CodeBusy,
+		m.writeErr(w, r, http.StatusTooManyRequests, protocol.Errorf(protocol.CodeBusy,
 			"too many link approvals by account %s; try again in %d s", caller.Account, seconds(wait)))
 		return
 	}
 	into, status, err := m.target(r, req.Account)
 	if err != nil {
-		m.writeErr(w, status, err)
+		m.writeErr(w, r, status, err)
 		return
 	}
 	if gone, restarted := m.goneComputer(r.Context(), req.Code); gone != "" {
@@ -154,22 +155,22 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 			how = "lost its connection when the gateway restarted"
 		}
 		m.count("refused")
-		m.writeErr(w, http.StatusNotFound, protocol.Errorf(protocol.CodeNotConnected,
+		m.writeErr(w, r, http.StatusNotFound, protocol.Errorf(protocol.CodeNotConnected,
 			"computer %s, which showed this code, %s; run sandbox link on it again for a new code", cctext.ShowTraposID(gone), how))
 		return
 	}
 	if refused, err := m.takesPlace(r.Context(), req.Code, into); err != nil {
-		m.writeErr(w, http.StatusInternalServerError, err)
+		m.writeErr(w, r, http.StatusInternalServerError, err)
 		return
 	} else if refused != nil {
 		m.count("refused")
 		m.log.Warn("link approval refused: its code could take the place of a computer of the account", "accountId", into, "approvedBy", approver(caller, into))
-		m.writeErr(w, http.StatusForbidden, refused)
+		m.writeErr(w, r, http.StatusForbidden, refused)
 		return
 	}
 	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
 	if err != nil {
-		m.writeErr(w, http.StatusNotFound, m.refusal(err))
+		m.writeErr(w, r, http.StatusNotFound, m.refusal(err))
 		return
 	}
 	m.changed(c.ID)
@@ -227,7 +228,7 @@ func keyOf(k account.EnrollmentKey) Key {
 
 func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.Accounts == nil {
-		m.writeErr(w, http.StatusNotFound, disabled)
+		m.writeErr(w, r, http.StatusNotFound, disabled)
 		return
 	}
 	var req NewKeyRequest
@@ -236,19 +237,19 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.MaxUses < 0 || req.ExpiresInMs < 0 {
-		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
+		m.writeErr(w, r, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
 		return
 	}
 	into, status, err := m.target(r, req.Account)
 	if err != nil {
-		m.writeErr(w, status, err)
+		m.writeErr(w, r, status, err)
 		return
 	}
 	caller := account.CallerFrom(r.Context())
 	plain, k, err := m.cfg.Accounts.IssueEnrollmentKeyBy(r.Context(), into, approver(caller, into), req.MaxUses,
 		time.Duration(req.ExpiresInMs)*time.Millisecond, caller.Until)
 	if err != nil {
-		m.writeErr(w, http.StatusInternalServerError, err)
+		m.writeErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
 	maxUses, expiresIn := "any", "never" // 0 would read as none, or as at once
@@ -260,8 +261,8 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 	}
 	// An audit line as the account API's (a key makes credentials): by whom, from where, never
 	// the key itself.
-	m.log.Info("enrollment key added", append([]any{"account", into, "keyId", k.Selector, "maxUses", maxUses, "expiresIn", expiresIn,
-		"by", caller.Account, "remote", server.ClientAddr(r)}, caller.ByToken()...)...)
+	m.log.Info("enrollment key added", append([]any{"account", into, "keyId", k.Selector, "maxUses", maxUses, "expiresIn", expiresIn},
+		server.Who(r)...)...)
 	out := keyOf(k)
 	out.Secret, out.ExpiresWithCaller = plain, account.CutTo(k.ExpiresAt, caller.Until)
 	writeOK(w, out)
@@ -269,7 +270,7 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 
 func (m *Module) serveKeys(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.Accounts == nil {
-		m.writeErr(w, http.StatusNotFound, disabled)
+		m.writeErr(w, r, http.StatusNotFound, disabled)
 		return
 	}
 	caller := account.CallerFrom(r.Context())
@@ -278,13 +279,13 @@ func (m *Module) serveKeys(w http.ResponseWriter, r *http.Request) {
 		of = caller.Account
 	}
 	if of != "" && !caller.Reaches(of) {
-		m.writeErr(w, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
+		m.writeErr(w, r, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
 			"your token is account %s's: only an admin's token lists account %s's keys", caller.Account, of))
 		return
 	}
 	keys, err := m.cfg.Accounts.Store().EnrollmentKeys(r.Context(), of)
 	if err != nil {
-		m.writeErr(w, http.StatusInternalServerError, err)
+		m.writeErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
 	out := make([]Key, 0, len(keys))
@@ -296,7 +297,7 @@ func (m *Module) serveKeys(w http.ResponseWriter, r *http.Request) {
 
 func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.Accounts == nil {
-		m.writeErr(w, http.StatusNotFound, disabled)
+		m.writeErr(w, r, http.StatusNotFound, disabled)
 		return
 	}
 	caller := account.CallerFrom(r.Context())
@@ -306,15 +307,14 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 	}
 	k, err := m.cfg.Accounts.RevokeEnrollmentKey(r.Context(), of, r.PathValue("id"))
 	if errors.Is(err, account.ErrNotFound) {
-		m.writeErr(w, http.StatusNotFound, protocol.Errorf(protocol.CodeLinkInvalid,
+		m.writeErr(w, r, http.StatusNotFound, protocol.Errorf(protocol.CodeLinkInvalid,
 			"no enrollment key %q (trap-sandbox link keys shows the ids)", r.PathValue("id")))
 		return
 	}
 	if err != nil {
-		m.writeErr(w, http.StatusInternalServerError, err)
+		m.writeErr(w, r, http.StatusInternalServerError, err)
 		return
 	}
-	m.log.Info("enrollment key revoked", append([]any{"account", k.AccountID, "keyId", k.Selector, "by", caller.Account, "remote", server.ClientAddr(r)},
-		caller.ByToken()...)...)
+	m.log.Info("enrollment key revoked", append([]any{"account", k.AccountID, "keyId", k.Selector}, server.Who(r)...)...)
 	writeOK(w, keyOf(k))
 }

@@ -334,6 +334,15 @@ func TokenFlaw(token string) (why string, atEnds bool) {
 	return "", false
 }
 
+// Who is what each log line of a change made, or a failure met, through the API's auth ends
+// with: who asked (by, the caller's account; "local" for SANDBOX_API_TOKEN or a loopback client
+// without one), from where (remote, ClientAddr) and, when an account's API token did, which one
+// (byToken, its id, never its secret), so that what a leaked token did can be found.
+func Who(r *http.Request) []any {
+	caller := account.CallerFrom(r.Context())
+	return append([]any{"by", caller.Account, "remote", ClientAddr(r)}, caller.ByToken()...)
+}
+
 // ForwardedBy names the header that marks r as forwarded by a proxy (Forwarded,
 // X-Forwarded-For, X-Real-IP: what reverse proxies add), or "".
 func ForwardedBy(r *http.Request) string {
