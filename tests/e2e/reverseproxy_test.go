@@ -236,8 +236,8 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 				exampleCert:       filepath.Join(dir, "cert.pem"),
 				exampleKey:        filepath.Join(dir, "key.pem"),
 			})
-			screenComputer(ctx, t, g, "7:desk", aliceCred, nil)
-			screenComputer(ctx, t, g, "8:bobpc", bobCred, nil)
+			connectScreenComputer(ctx, t, g, "7:desk", aliceCred)
+			connectScreenComputer(ctx, t, g, "8:bobpc", bobCred)
 			// Labels as the console sends them (encodeURIComponent): a /, a ü, a %; and one as
 			// url.PathEscape (the CLI, http-api.md) writes it, with what it leaves unescaped.
 			opened := []struct{ id, path string }{
@@ -247,7 +247,7 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 				{"12:x+y&z=@$", "/trapos/computers/" + url.PathEscape("12:x+y&z=@$")},
 			}
 			for _, c := range opened {
-				screenComputer(ctx, t, g, c.id, aliceCred, nil)
+				connectScreenComputer(ctx, t, g, c.id, aliceCred)
 			}
 
 			client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
@@ -346,7 +346,7 @@ func TestPlayersReachTheWebConsoleThroughNginx(t *testing.T) {
 			}
 			assert.Contains(t, firstFrame("/trapos/computers/7:desk/screen"), `"des"`, "alice's computer's screen, through nginx")
 			// Whatever its label, a computer opens as the console opens it: the gateway reads
-			// the id nginx passed on still encoded (screenComputer's frame shows id[2:5]).
+			// the id nginx passed on still encoded (connectScreenComputer's frame shows id[2:5]).
 			for _, c := range opened {
 				assert.Contains(t, firstFrame(c.path+"/screen"), `"`+c.id[2:5]+`"`, "%s's screen, through nginx", c.id)
 				code, body := call(http.MethodPost, c.path+"/requests", alice)

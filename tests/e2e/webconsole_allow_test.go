@@ -218,7 +218,7 @@ func TestTheWebConsoleKeepsAnOlderClientsControls(t *testing.T) {
 	ctx := testContext(t)
 	const token = "console-older-2a6f"
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	screenComputer(ctx, t, g, "11:desk", sandboxPassword, nil)
+	connectScreenComputer(ctx, t, g, "11:desk", sandboxPassword)
 	page, until := openDesk(ctx, t, g.Addr, token)
 	until(t, "the screen", `document.getElementById("status").textContent === "Live"`)
 	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))

@@ -553,7 +553,7 @@ func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 // "Pasted the first line only …", and the player never learnt that the second line was not sent.
 func TestTheWebConsoleSaysWhatAPasteLeftOutWithWhatItSentAsQuestionMarks(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:paste")
+	page, until, c := watchConsoleComputer(ctx, t, "7:paste")
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
 		const data = new DataTransfer();
 		data.setData("text/plain", "日本 door\nsecond line");
@@ -573,7 +573,7 @@ func TestTheWebConsoleSaysWhatAPasteLeftOutWithWhatItSentAsQuestionMarks(t *test
 // view's status, which then spoke of keys never typed on its computer.
 func TestTheWebConsoleSaysNothingOfAClosedViewsKeysInTheNextView(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:first")
+	page, until, c := watchConsoleComputer(ctx, t, "7:first")
 	// The page's calls to …/input are held until the test lets them answer (answerInput()).
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
 		const pageFetch = window.fetch;
@@ -747,7 +747,7 @@ const fakeFocusedView = `const sent = [];
 // key, some 100 requests each 4096 characters, for as long as it took.
 func TestTheWebConsoleTypesNoTextPastItsCap(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:cap")
+	page, until, c := watchConsoleComputer(ctx, t, "7:cap")
 	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
 	field := "#type-text"
 	insert := func(text string) { t.Helper(); insertAtTheEnd(t, page, field, text) }
@@ -811,7 +811,7 @@ func insertAtTheEnd(t *testing.T, page context.Context, selector, text string) {
 // answer put Live over the refusal: the player never learnt that part of the text was missing.
 func TestTheWebConsoleSaysWhatOfATextWasNotTyped(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:part")
+	page, until, c := watchConsoleComputer(ctx, t, "7:part")
 	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
 	c.refuseInput.Store(2)
 
@@ -845,7 +845,7 @@ func TestTheWebConsoleSaysWhatOfATextWasNotTyped(t *testing.T) {
 // keys (the Enter that committed 日本 ran the shell's line), and ж typed nothing, unsaid.
 func TestTheWebConsoleTypesWhatAnInputMethodComposes(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:ime")
+	page, until, c := watchConsoleComputer(ctx, t, "7:ime")
 	key := func(typ input.DispatchKeyEventType, key, code string, vk int64, text string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 			_, err := cdp.Call(ctx, target, input.DispatchKeyEvent, input.DispatchKeyEventParams{
@@ -896,7 +896,7 @@ func TestTheWebConsoleTypesWhatAnInputMethodComposes(t *testing.T) {
 // time: e, then U+0301 alone, which the gateway sent as ?: "cafe?", the status "Sent as ?: ́".
 func TestTheWebConsoleTypesADecomposedCharacterComposed(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:cafe")
+	page, until, c := watchConsoleComputer(ctx, t, "7:cafe")
 	insert := func(text string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 			_, err := cdp.Call(ctx, target, input.InsertText, input.InsertTextParams{Text: text})
@@ -923,7 +923,7 @@ func TestTheWebConsoleTypesADecomposedCharacterComposed(t *testing.T) {
 // copied with Ctrl+C first).
 func TestTheWebConsolePastesWithCtrlV(t *testing.T) {
 	ctx := testContext(t)
-	page, _, c := watchBusyConsoleComputer(ctx, t, "7:paste")
+	page, _, c := watchConsoleComputer(ctx, t, "7:paste")
 	chord := func(key, code string, vk int64) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 			for _, e := range []input.DispatchKeyEventParams{

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -350,25 +351,9 @@ func TestTheWebConsoleNamesAnOlderClientsFix(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	old, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", "7:old")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = old.Close() })
-	hello, err := old.Request(ctx, harness.TypeHello, map[string]any{"traposId": "7:old", "secret": sandboxPassword, "clientVersion": "0.3.0"})
-	require.NoError(t, err)
-	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-	go func() { // the 0.3.0 daemon: no screen.* types
-		for {
-			f, err := old.Next(ctx)
-			if err != nil {
-				return
-			}
-			if f.Event == harness.EventGatewayRequest {
-				_ = old.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": "7:old",
-					"messageId": f.MessageID, "type": f.Type, "ok": false,
-					"error": map[string]any{"code": "unknown_type", "message": "this computer does not handle requests of type " + f.Type}})
-			}
-		}
-	}()
+	// The 0.3.0 daemon: its hello names its client, and it handles no screen.* type.
+	connectConsoleComputer(ctx, t, g, "7:old", consoleComputerHooks{helloVersion: "0.3.0",
+		unknownType: func(string) bool { return true }})
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aold")))
 	until(t, "the refusal", `document.getElementById("status").textContent.startsWith("unknown_type: ")`)
@@ -416,7 +401,7 @@ func TestTheWebConsoleTakesAnInputsScriptWithoutANewerType(t *testing.T) {
 	const token = "console-rollout-5e1b" // the API answers no client through a proxy without one
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	screenComputerOfClient(ctx, t, g, "11:desk", sandboxPassword, "0.5.22", nil)
+	connectConsoleComputer(ctx, t, g, "11:desk", consoleComputerHooks{clientVersion: "0.5.22", screen: idScreen("11:desk")})
 	gateway, err := url.Parse("http://" + g.Addr)
 	require.NoError(t, err)
 	older := httputil.NewSingleHostReverseProxy(gateway)
@@ -459,7 +444,7 @@ func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c := connectBusyConsoleComputer(ctx, t, g, "7:busy")
+	c := connectConsoleComputer(ctx, t, g, "7:busy", consoleComputerHooks{})
 	c.fill(ctx)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
@@ -478,14 +463,14 @@ func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
 // requests end (the view live again). Before, a busy answer dropped them.
 func TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:busy")
+	page, until, c := watchConsoleComputer(ctx, t, "7:busy")
 	c.fill(ctx)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ab")))
 	until(t, "the busy answer to the keys", `document.getElementById("status").textContent.endsWith("; retry shortly (sending the keys again)")`)
 	select {
-	case f := <-c.inputs:
-		t.Fatalf("keys reached a computer the gateway says is busy: %s", f.Payload)
+	case payload := <-c.inputs:
+		t.Fatalf("keys reached a computer the gateway says is busy: %s", payload)
 	default:
 	}
 
@@ -493,14 +478,14 @@ func TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy(t *testing.T) {
 	var typed []string
 	for len(typed) < 2 {
 		select {
-		case f := <-c.inputs:
+		case payload := <-c.inputs:
 			var p struct {
 				Events []struct {
 					Type string `json:"type"`
 					Text string `json:"text"`
 				} `json:"events"`
 			}
-			require.NoError(t, json.Unmarshal(f.Payload, &p))
+			require.NoError(t, json.Unmarshal([]byte(payload), &p))
 			for _, e := range p.Events {
 				if e.Type == "char" {
 					typed = append(typed, e.Text)
@@ -514,89 +499,21 @@ func TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy(t *testing.T) {
 	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
 }
 
-// watchBusyConsoleComputer starts a gateway and a busyConsoleComputer traposID on it, and
-// opens its live view in a new console page.
-func watchBusyConsoleComputer(ctx context.Context, t *testing.T, traposID string) (page context.Context, until func(t *testing.T, what, js string), c *busyConsoleComputer) {
+// watchConsoleComputer starts a gateway and a consoleComputer traposID on it that draws no
+// screen, and opens its live view in a new console page.
+func watchConsoleComputer(ctx context.Context, t *testing.T, traposID string) (page context.Context, until func(t *testing.T, what, js string), c *consoleComputer) {
 	t.Helper()
 	page, until = consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c = connectBusyConsoleComputer(ctx, t, g, traposID)
+	c = connectConsoleComputer(ctx, t, g, traposID, consoleComputerHooks{})
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/"+url.QueryEscape(traposID))))
 	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
 	return page, until, c
 }
 
-// busyConsoleComputer is a computer on a raw socket for the web console's busy tests: it
-// answers screen.watch and screen.unwatch at once, and screen.input too (passing it on
-// inputs), and holds the host's lua.exec jobs until release. fill starts such jobs until the
-// gateway refuses one busy (429): the computer then has no request slot for the console.
-type busyConsoleComputer struct {
-	t      *testing.T
-	g      *harness.Gateway
-	id     string
-	inputs chan harness.Frame
-	held   chan harness.Frame
-	writes sync.Mutex
-	ws     *harness.Computer
-	jobs   []chan busyOutcome // the host's jobs the computer holds, and their answers
-	frames []harness.Frame
-	// refuseInput is the screen.input the computer refuses forbidden, counted from 1 (0: none).
-	refuseInput atomic.Int64
-}
-
-func connectBusyConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gateway, traposID string) *busyConsoleComputer {
-	t.Helper()
-	ws, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", traposID)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ws.Close() })
-	hello, err := ws.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "secret": sandboxPassword})
-	require.NoError(t, err)
-	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-	c := &busyConsoleComputer{t: t, g: g, id: traposID, ws: ws,
-		inputs: make(chan harness.Frame, 64), held: make(chan harness.Frame, 64)}
-	go func() {
-		inputs := 0
-		for {
-			f, err := ws.Next(ctx)
-			if err != nil {
-				return
-			}
-			switch {
-			case f.Event != harness.EventGatewayRequest:
-			case f.Type == "lua.exec":
-				c.held <- f
-			case f.Type == "screen.input":
-				c.inputs <- f
-				if inputs++; int64(inputs) == c.refuseInput.Load() {
-					c.refuse(f, "forbidden", "sandbox.allow_screen is view: the screen can be viewed, not typed on")
-					continue
-				}
-				c.answer(f, map[string]any{"queued": 1})
-			default: // screen.watch, screen.unwatch
-				c.answer(f, map[string]any{"watchId": 1})
-			}
-		}
-	}()
-	return c
-}
-
-// refuse answers request f with an error.
-func (c *busyConsoleComputer) refuse(f harness.Frame, code, message string) {
-	c.writes.Lock()
-	defer c.writes.Unlock()
-	_ = c.ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.id,
-		"messageId": f.MessageID, "type": f.Type, "ok": false, "error": map[string]any{"code": code, "message": message}})
-}
-
-func (c *busyConsoleComputer) answer(f harness.Frame, payload any) {
-	c.writes.Lock()
-	defer c.writes.Unlock()
-	_ = c.ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.id,
-		"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
-}
-
-// fill has the host start jobs one by one until the gateway refuses one.
-func (c *busyConsoleComputer) fill(ctx context.Context) {
+// fill has the host start jobs one by one until the gateway refuses one busy (429): the
+// computer, holding them, then has no request slot for the console.
+func (c *consoleComputer) fill(ctx context.Context) {
 	c.t.Helper()
 	job := `{"type":"lua.exec","payload":{"code":"return 1"},"timeoutMs":60000}`
 	for {
@@ -616,7 +533,7 @@ func (c *busyConsoleComputer) fill(ctx context.Context) {
 }
 
 // release answers the jobs the computer holds and checks the host got each answer.
-func (c *busyConsoleComputer) release() {
+func (c *consoleComputer) release() {
 	c.t.Helper()
 	for _, f := range c.frames {
 		c.answer(f, map[string]any{})
@@ -1384,9 +1301,9 @@ func TestTheWebConsoleLetsGoWhatWasHeldWhenItsTokenWasRefused(t *testing.T) {
 // takes input again. Before, the call waiting on the busy answer dropped it with the view.
 func TestTheWebConsoleLetsGoAKeyWhoseReleaseWaitedOnABusyComputerAsItsViewCloses(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:busy")
+	page, until, c := watchConsoleComputer(ctx, t, "7:busy")
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
-	assert.Contains(t, string((<-c.inputs).Payload), `"type":"key","name":"leftCtrl"`)
+	assert.Contains(t, <-c.inputs, `"type":"key","name":"leftCtrl"`)
 	c.fill(ctx)
 	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17)))
 	until(t, "the busy answer to the release", `document.getElementById("status").textContent.endsWith("; retry shortly (sending the keys again)")`)
@@ -1396,29 +1313,41 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseWaitedOnABusyComputerAsItsViewCloses
 	until(t, "the other computer's view", `document.getElementById("status").textContent.startsWith("not_connected: computer 99:other")`)
 	c.release()
 	select {
-	case f := <-c.inputs:
-		assert.Contains(t, string(f.Payload), `"type":"key_up","name":"leftCtrl"`)
+	case payload := <-c.inputs:
+		assert.Contains(t, payload, `"type":"key_up","name":"leftCtrl"`)
 	case <-ctx.Done():
 		t.Fatal("the release never reached the busy computer")
 	}
 }
 
 // consoleComputer is a computer on a raw socket for the web console's tests, in one loop: it
-// says hello on g as id and answers the gateway's requests, computer.info as a client of
+// says hello on g as id and answers the gateway's requests: computer.info as a client of
 // hooks.clientVersion (without allowed: older than 0.5.15 or not, it says no more), each
 // screen.watch with watch 1 and then hooks.screen's frame, screen.input with queued 1, passing
-// each on (input), and any other with an empty payload. A test draws more (draw, drawScreen).
+// each on (inputs), lua.exec (the host's job) once the test releases it (fill, release), and
+// any other with an empty payload. A test draws more (draw, drawScreen).
 type consoleComputer struct {
+	t       *testing.T
+	g       *harness.Gateway
 	ws      *harness.Computer
 	id      string
 	watch   chan struct{}
 	inputs  chan string
+	held    chan harness.Frame
+	jobs    []chan busyOutcome // the host's jobs the computer holds (fill), and their answers
+	frames  []harness.Frame
 	waiting sync.Map // the messageId of a frame drawScreen sent -> the chan its answer goes on
+	// refuseInput is the screen.input the computer refuses forbidden, counted from 1 (0: none).
+	refuseInput atomic.Int64
 }
 
 // consoleComputerHooks are what a test of the web console makes of its consoleComputer.
 type consoleComputerHooks struct {
-	// clientVersion is the client computer.info names.
+	// secret is the one its hello gives; with none, the gateway's password.
+	secret string
+	// helloVersion is the clientVersion its hello names; with none, its hello names none.
+	helloVersion string
+	// clientVersion is the client computer.info names; with none, computer.info names none.
 	clientVersion string
 	// screen is the frame (screen.update's payload but its watch and seq) sent after each
 	// screen.watch's answer; with none, the test draws.
@@ -1426,11 +1355,28 @@ type consoleComputerHooks struct {
 	// goesAt reports whether the screen.input of payload is the one the computer goes at: it
 	// closes its socket then, the request unanswered, as a computer shut down then would.
 	goesAt func(payload string) bool
+	// unknownType reports whether its client predates requests of typ: it refuses them
+	// unknown_type, as such a daemon does.
+	unknownType func(typ string) bool
 }
 
 // rigScreen is a consoleComputer's screen of one row, "rig".
 var rigScreen = map[string]any{"width": 3, "height": 1, "cursor": map[string]any{"x": 1, "y": 1, "blink": false},
 	"rows": map[string]any{"1": map[string]any{"text": "rig", "fg": "000", "bg": "000"}}, "palette": []string{"#f0f0f0"}}
+
+// idScreen is the screen of one row of three cells a consoleComputer named id shows: id's
+// characters 2 to 4 (a test tells computers apart by it).
+func idScreen(id string) map[string]any {
+	return map[string]any{"width": 3, "height": 1, "cursor": map[string]any{"x": 1, "y": 1, "blink": false},
+		"rows": map[string]any{"1": map[string]any{"text": id[2:5], "fg": "000", "bg": "fff"}}, "palette": []string{"#f0f0f0"}}
+}
+
+// connectScreenComputer is a consoleComputer saying hello with secret, of a client older than
+// 0.5.15 (its computer.info without allowed), that shows idScreen on each watch.
+func connectScreenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, secret string) *consoleComputer {
+	t.Helper()
+	return connectConsoleComputer(ctx, t, g, id, consoleComputerHooks{secret: secret, clientVersion: "0.5.14", screen: idScreen(id)})
+}
 
 // connectReleaseComputer is a consoleComputer whose client takes a press apart from its release
 // (0.5.23), showing rigScreen; one that goes closes its socket on the first release it gets
@@ -1449,11 +1395,17 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 	ws, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ws.Close() })
-	hello, err := ws.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
+	hello := map[string]any{"traposId": id, "secret": cmp.Or(hooks.secret, sandboxPassword)}
+	if hooks.helloVersion != "" {
+		hello["clientVersion"] = hooks.helloVersion
+	}
+	said, err := ws.Request(ctx, harness.TypeHello, hello)
 	require.NoError(t, err)
-	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-	c := &consoleComputer{ws: ws, id: id, watch: make(chan struct{}, 1), inputs: make(chan string, 64)}
+	require.True(t, said.OK != nil && *said.OK, "hello: %+v", said.Error)
+	c := &consoleComputer{t: t, g: g, ws: ws, id: id, watch: make(chan struct{}, 1), inputs: make(chan string, 64),
+		held: make(chan harness.Frame, 64)}
 	go func() {
+		inputs := 0
 		for {
 			f, err := ws.Next(ctx)
 			if err != nil {
@@ -1468,10 +1420,17 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 			if f.Event != harness.EventGatewayRequest {
 				continue
 			}
+			if hooks.unknownType != nil && hooks.unknownType(f.Type) {
+				c.refuse(f, "unknown_type", "this computer does not handle requests of type "+f.Type)
+				continue
+			}
 			payload := map[string]any{}
 			switch f.Type {
 			case harness.TypeComputerInfo:
-				payload = map[string]any{"traposId": id, "clientVersion": hooks.clientVersion}
+				payload = map[string]any{"traposId": id}
+				if hooks.clientVersion != "" {
+					payload["clientVersion"] = hooks.clientVersion
+				}
 			case "screen.watch":
 				payload = map[string]any{"watchId": 1}
 			case "screen.input":
@@ -1480,10 +1439,16 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 					_ = ws.Close()
 					return
 				}
+				if inputs++; int64(inputs) == c.refuseInput.Load() {
+					c.refuse(f, "forbidden", "sandbox.allow_screen is view: the screen can be viewed, not typed on")
+					continue
+				}
 				payload = map[string]any{"queued": 1}
+			case "lua.exec":
+				c.held <- f
+				continue
 			}
-			_ = ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
-				"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
+			c.answer(f, payload)
 			if f.Type != "screen.watch" {
 				continue
 			}
@@ -1497,6 +1462,18 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 		}
 	}()
 	return c
+}
+
+// answer answers the gateway's request f with payload.
+func (c *consoleComputer) answer(f harness.Frame, payload any) {
+	_ = c.ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.id,
+		"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
+}
+
+// refuse answers the gateway's request f with an error.
+func (c *consoleComputer) refuse(f harness.Frame, code, message string) {
+	_ = c.ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.id,
+		"messageId": f.MessageID, "type": f.Type, "ok": false, "error": map[string]any{"code": code, "message": message}})
 }
 
 // frame is the screen.update of messageID that sends screen (width, height, cursor, rows,
@@ -1616,11 +1593,10 @@ func TestTheWebConsoleTellsLookAlikeComputersApart(t *testing.T) {
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
 	watched := make(chan string, 2)
 	for _, id := range []string{"7:kitchen", "7:kitchen\u00a0"} {
-		first := make(chan struct{})
-		screenComputer(ctx, t, g, id, sandboxPassword, first)
+		c := connectScreenComputer(ctx, t, g, id, sandboxPassword)
 		go func() {
 			select {
-			case <-first:
+			case <-c.watch:
 				watched <- id
 			case <-ctx.Done():
 			}
@@ -1647,25 +1623,21 @@ func TestTheWebConsoleFollowsARelabelledComputer(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	dial := func(id string, watched chan struct{}) *harness.Computer {
-		return screenComputer(ctx, t, g, id, sandboxPassword, watched)
-	}
-	oldWatched := make(chan struct{})
-	old := dial("7:old", oldWatched)
+	dial := func(id string) *consoleComputer { return connectScreenComputer(ctx, t, g, id, sandboxPassword) }
+	old := dial("7:old")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aold")))
-	<-oldWatched
+	<-old.watch
 	until(t, "the old name's screen", `document.getElementById("status").textContent === "Live"`)
 
 	// The daemon's relabel: bye on the old socket, dropped at once, and hello under the new name.
-	require.NoError(t, old.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "7:old",
+	require.NoError(t, old.ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "7:old",
 		"messageId": harness.NewMessageID(), "type": "bye", "payload": map[string]any{"reason": "relabelled", "traposId": "7:new"}}))
-	require.NoError(t, old.Close())
+	require.NoError(t, old.ws.Close())
 	until(t, "the relabel said", `document.getElementById("status").textContent.includes("was relabelled: it is 7:new now")`)
-	newWatched := make(chan struct{})
-	dial("7:new", newWatched)
+	renamed := dial("7:new")
 	select {
-	case <-newWatched:
+	case <-renamed.watch:
 	case <-ctx.Done():
 		t.Fatal("the view did not follow the computer to its new name")
 	}
@@ -1687,23 +1659,20 @@ func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
 		creds[owner] = lastLineOf(gatewayCLI(ctx, t, "credentials", "add", owner, dataDir))
 	}
 	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
-	dial := func(owner, id string, watched chan struct{}) *harness.Computer {
-		return screenComputer(ctx, t, g, id, creds[owner], watched)
-	}
-	oldWatched, bobsWatched := make(chan struct{}), make(chan struct{})
-	old := dial("alice", "7:old", oldWatched)
-	dial("bob", "7:new", bobsWatched)
+	dial := func(owner, id string) *consoleComputer { return connectScreenComputer(ctx, t, g, id, creds[owner]) }
+	old := dial("alice", "7:old")
+	bobs := dial("bob", "7:new")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`sessionStorage.setItem("trap-sandbox-token", "`+root+`"); true`))
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aold"), chromedp.Reload()))
-	<-oldWatched
+	<-old.watch
 	until(t, "alice's 7:old, its account known", `document.getElementById("status").textContent === "Live" && view && view.accountId === "alice"`)
 
-	require.NoError(t, old.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "7:old",
+	require.NoError(t, old.ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "7:old",
 		"messageId": harness.NewMessageID(), "type": "bye", "payload": map[string]any{"reason": "relabelled", "traposId": "7:new"}}))
-	require.NoError(t, old.Close())
+	require.NoError(t, old.ws.Close())
 	until(t, "the relabel said", `document.getElementById("status").textContent.includes("was relabelled: it is 7:new now")`)
 	// The view looks for alice's 7:new in the list (at least twice, retryMs apart) and finds
 	// only bob's: it opens nothing.
@@ -1712,7 +1681,7 @@ func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
 	require.NoError(t, err)
 	until(t, "two looks at the list", `lists >= 2`)
 	select {
-	case <-bobsWatched:
+	case <-bobs.watch:
 		t.Fatal("the view opened bob's 7:new")
 	default:
 	}
@@ -1720,61 +1689,13 @@ func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "#/computer/7%3Aold", hash, "still on the name it watched")
 
-	dial("alice", "7:new", nil)
+	dial("alice", "7:new")
 	until(t, "both accounts' 7:new said", `document.getElementById("status").textContent.startsWith("not_connected: computer 7:new is connected in several accounts (alice, bob)")`)
 	select {
-	case <-bobsWatched:
+	case <-bobs.watch:
 		t.Fatal("the view opened bob's 7:new")
 	default:
 	}
-}
-
-// screenComputer says hello on g as id with secret and answers each screen.watch with one
-// frame (three cells: id's characters 2 to 4), closing watched (when not nil) at the first,
-// and computer.info (always answered) as a client older than 0.5.15 does: without allowed.
-func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, secret string, watched chan struct{}) *harness.Computer {
-	t.Helper()
-	return screenComputerOfClient(ctx, t, g, id, secret, "0.5.14", watched)
-}
-
-// screenComputerOfClient is screenComputer whose computer.info names clientVersion.
-func screenComputerOfClient(ctx context.Context, t *testing.T, g *harness.Gateway, id, secret, clientVersion string, watched chan struct{}) *harness.Computer {
-	t.Helper()
-	c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": secret})
-	require.NoError(t, err)
-	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-	go func() {
-		for {
-			f, err := c.Next(ctx)
-			if err != nil {
-				return
-			}
-			if f.Event == harness.EventGatewayRequest && f.Type == harness.TypeComputerInfo {
-				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
-					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"traposId": id, "clientVersion": clientVersion}})
-				continue
-			}
-			if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" {
-				continue
-			}
-			_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
-				"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"watchId": 1}})
-			_ = c.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
-				"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
-					"watchId": 1, "seq": 1, "width": 3, "height": 1, "colour": true,
-					"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
-					"rows":    map[string]any{"1": map[string]any{"text": id[2:5], "fg": "000", "bg": "fff"}},
-					"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768}})
-			if watched != nil {
-				close(watched)
-				watched = nil
-			}
-		}
-	}()
-	return c
 }
 
 // TestTheWebConsoleLosesNoKeyOfAFastTypist: keys typed faster than a request's round trip (300
@@ -1784,7 +1705,7 @@ func screenComputerOfClient(ctx context.Context, t *testing.T, g *harness.Gatewa
 // were dropped, unsaid.
 func TestTheWebConsoleLosesNoKeyOfAFastTypist(t *testing.T) {
 	ctx := testContext(t)
-	page, _, c := watchBusyConsoleComputer(ctx, t, "7:fast")
+	page, _, c := watchConsoleComputer(ctx, t, "7:fast")
 
 	var want strings.Builder
 	for i := range 300 {
@@ -1812,7 +1733,7 @@ func TestTheWebConsoleLosesNoKeyOfAFastTypist(t *testing.T) {
 // order, then the key let go, and the status says Live.
 func TestTheWebConsoleSaysItDropsKeysHeldOnABusyComputer(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:busy")
+	page, until, c := watchConsoleComputer(ctx, t, "7:busy")
 	c.fill(ctx)
 
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`
@@ -1833,17 +1754,17 @@ func TestTheWebConsoleSaysItDropsKeysHeldOnABusyComputer(t *testing.T) {
 
 // events reads the screen.input requests the computer gets until done says the events so far
 // ("key a", "char a", "key_up a") are all, and reports them and how many requests carried them.
-func (c *busyConsoleComputer) events(ctx context.Context, done func([]string) bool) (events []string, requests int) {
+func (c *consoleComputer) events(ctx context.Context, done func([]string) bool) (events []string, requests int) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a generous bound: only a failure waits it
 	defer cancel()
 	for !done(events) {
 		select {
-		case f := <-c.inputs:
+		case payload := <-c.inputs:
 			var p struct {
 				Events []struct{ Type, Name, Text string } `json:"events"`
 			}
-			require.NoError(c.t, json.Unmarshal(f.Payload, &p))
+			require.NoError(c.t, json.Unmarshal([]byte(payload), &p))
 			requests++
 			for _, e := range p.Events {
 				events = append(events, e.Type+" "+e.Name+e.Text)
@@ -1855,7 +1776,7 @@ func (c *busyConsoleComputer) events(ctx context.Context, done func([]string) bo
 	return events, requests
 }
 
-// typedText is the characters of events (as busyConsoleComputer.events reports them).
+// typedText is the characters of events (as consoleComputer.events reports them).
 func typedText(events []string) string {
 	var b strings.Builder
 	for _, e := range events {
@@ -1878,7 +1799,7 @@ func statusOf(t *testing.T, page context.Context) string {
 // it said "Sent as ?: €" for as long as the view stayed open, whatever was typed after.
 func TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks(t *testing.T) {
 	ctx := testContext(t)
-	page, until, c := watchBusyConsoleComputer(ctx, t, "7:euro")
+	page, until, c := watchConsoleComputer(ctx, t, "7:euro")
 
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#paste-text", "5 €"), chromedp.Click("#paste-form button")))
 	until(t, "the € named", `document.getElementById("status").textContent === "Sent as ?: € (a computer types characters up to U+00FF only)"`)
@@ -2047,7 +1968,7 @@ func TestTheWebConsoleSendsAnOlderClientTheMouseItTakes(t *testing.T) {
 			ctx := testContext(t)
 			const token = "console-nodrag-6c3a"
 			g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-			screenComputerOfClient(ctx, t, g, "11:desk", sandboxPassword, c.client, nil) // a 3x1 screen
+			connectConsoleComputer(ctx, t, g, "11:desk", consoleComputerHooks{clientVersion: c.client, screen: idScreen("11:desk")}) // a 3x1 screen
 			page, until := openDesk(ctx, t, g.Addr, token)
 			until(t, "the screen", `document.getElementById("status").textContent === "Live" && document.querySelectorAll("#screen .row").length === 1`)
 			_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
@@ -2087,13 +2008,13 @@ func TestTheWebConsoleGreysTheLastSessionsScreenUntilTheNewOneComes(t *testing.T
 	ctx := testContext(t)
 	const token = "console-lastsession-8d1f"
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	first := screenComputer(ctx, t, g, "11:desk", sandboxPassword, nil) // one frame: ":de"
+	first := connectScreenComputer(ctx, t, g, "11:desk", sandboxPassword) // one frame: ":de"
 	page, until := openDesk(ctx, t, g.Addr, token)
 	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent === ":de" && !document.getElementById("viewer").classList.contains("stale")`)
-	require.NoError(t, first.Close())
+	require.NoError(t, first.ws.Close())
 	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
-	connectBusyConsoleComputer(ctx, t, g, "11:desk") // back, answering screen.watch with no frame
+	connectConsoleComputer(ctx, t, g, "11:desk", consoleComputerHooks{}) // back, answering screen.watch with no frame
 	until(t, "the stream open again", `document.getElementById("status").textContent === "Live"`)
 	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("viewer").classList.contains("stale"),
 		document.getElementById("screen-text").textContent]`))

@@ -114,8 +114,7 @@ func TestTheWebConsoleShowsAHostileLabelAndScreenAsText(t *testing.T) {
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
 	const id = `7:<b>x<img src=x onerror="document.title='pwned'">` // its screen shows id[2:5], "<b>"
-	watched := make(chan struct{})
-	screenComputer(ctx, t, g, id, sandboxPassword, watched)
+	c := connectScreenComputer(ctx, t, g, id, sandboxPassword)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
 	const noMarkup = `document.querySelectorAll("b, img").length === 0 && document.title !== "pwned"`
@@ -124,7 +123,7 @@ func TestTheWebConsoleShowsAHostileLabelAndScreenAsText(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
 	until(t, "the view's title, as text", `document.getElementById("viewer-id").textContent === `+jsString(t, id))
 	select {
-	case <-watched:
+	case <-c.watch:
 	case <-ctx.Done():
 		t.Fatal("no computer was asked for its screen")
 	}
