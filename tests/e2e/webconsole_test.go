@@ -1024,8 +1024,7 @@ func TestTheWebConsoleLetsGoAButtonWhoseReleaseFoundTheComputerGone(t *testing.T
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
 	first := connectReleaseComputer(ctx, t, g, "14:rig", true)
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/14%3Arig")))
-	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.startsWith("rig")`)
+	until(t, "the screen", rigLive)
 	xy := cellPoint(t, page, 3.5, 1)
 	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, xy, 1)))
 	assert.Contains(t, first.input(ctx, t), `"type":"mouse_click"`)
@@ -1075,11 +1074,7 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 		}
 		return false
 	})
-	logIn(t, page, proxy.URL+"/console/#/computer/14%3Arig", token)
-	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.startsWith("rig")`)
-	opened, err := chromedp.Run(page, chromedp.Evaluate[int](`view.opened`))
-	require.NoError(t, err)
+	opened := openRig(t, page, until, proxy.URL, token)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"),
 		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
@@ -1148,11 +1143,7 @@ func TestTheWebConsoleSendsARetriedReleaseBeforeKeysTypedSince(t *testing.T) {
 		}
 		return false
 	})
-	logIn(t, page, proxy.URL+"/console/#/computer/14%3Arig", token)
-	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.startsWith("rig")`)
-	opened, err := chromedp.Run(page, chromedp.Evaluate[int](`view.opened`))
-	require.NoError(t, err)
+	opened := openRig(t, page, until, proxy.URL, token)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "a", "KeyA", 65),
 		keyboardKey(input.DispatchKeyEventTypeKeyUp, "a", "KeyA", 65)))
@@ -1216,8 +1207,7 @@ func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 			tab, closeTab := chromedp.NewContext(browser)
 			t.Cleanup(closeTab)
 			logIn(t, tab, proxy.URL+"/console/#/computer/14%3Arig", token)
-			_, err := chromedp.Run(tab, chromedp.Poll[bool](`document.getElementById("status").textContent === "Live" &&
-				document.getElementById("screen-text").textContent.startsWith("rig")`))
+			_, err := chromedp.Run(tab, chromedp.Poll[bool](rigLive))
 			require.NoError(t, err)
 			require.NoError(t, chromedp.Do(tab, chromedp.Focus("#screen"),
 				keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
@@ -1358,6 +1348,22 @@ type consoleComputerHooks struct {
 	// unknownType reports whether its client predates requests of typ: it refuses them
 	// unknown_type, as such a daemon does.
 	unknownType func(typ string) bool
+}
+
+// rigLive is true in a console page whose view of a computer showing rigScreen is live.
+const rigLive = `document.getElementById("status").textContent === "Live" &&
+	document.getElementById("screen-text").textContent.startsWith("rig")`
+
+// openRig logs page in to the console at base (a gateway's or a proxy's address) with token,
+// opens 14:rig, a computer showing rigScreen, and waits for its view to be live; it reports
+// how many times the view has opened the computer's stream (view.opened).
+func openRig(t *testing.T, page context.Context, until func(t *testing.T, what, js string), base, token string) (opened int) {
+	t.Helper()
+	logIn(t, page, base+"/console/#/computer/14%3Arig", token)
+	until(t, "the screen", rigLive)
+	opened, err := chromedp.Run(page, chromedp.Evaluate[int](`view.opened`))
+	require.NoError(t, err)
+	return opened
 }
 
 // rigScreen is a consoleComputer's screen of one row, "rig".
