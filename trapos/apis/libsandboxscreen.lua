@@ -324,14 +324,19 @@ local function newMirror(target)
 
   -- The mirror made whole again after CC's abort was raised in a guarded call, which may
   -- have cut its effect short, or kept it from starting after the terminal had done the
-  -- call: a row left half made (scroll's, part moved) is blanked, the cursor and colours are
-  -- read back from the terminal, and every row counts as changed, so a watch sends the
-  -- screen whole.
+  -- call: a row left half made (scroll's, part moved) is blanked, the cursor, blink, colours
+  -- and palette are read back from the terminal, and every row counts as changed, so a watch
+  -- sends the screen whole.
   local function repair()
     local v = changed();
     cursorX, cursorY = target.getCursorPos();
+    blink = target.getCursorBlink and target.getCursorBlink() or false;
     textColour = blitOf(target.getTextColour()) or textColour;
     backColour = blitOf(target.getBackgroundColour()) or backColour;
+    for i = 0, 15 do
+      palette[i + 1] = hexColour(target.getPaletteColour(2 ^ i));
+    end
+    paletteVersion = v;
     for y = 1, height do
       local t, f, b = text[y], fg[y], bg[y];
       if type(t) ~= "string" or type(f) ~= "string" or type(b) ~= "string"

@@ -427,6 +427,36 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    -- The same abort after the terminal's setCursorBlink or setPaletteColour: what the mirror
+    -- took from the call (the blink) or reads back only in that method's effect (the palette)
+    -- stayed as before the call, on the host's view until the program set it again.
+    it("reads the blink and the palette back when CC's abort came between the terminal's call and the mirror's", function()
+      for _, call in ipairs({ { "setCursorBlink", true }, { "setPaletteColour", colours.red, 0x123456 },
+          { "setPaletteColor", colours.blue, 0.5, 0.25, 1 } }) do
+        local ref = newReference();
+        local original, abort = ref[call[1]], false;
+        ref[call[1]] = function(...)
+          original(...);
+          if abort then
+            abort = false;
+            error("Too long without yielding", 0);
+          end
+        end;
+        local mirror = lib.newMirror(ref);
+        mirror.install();
+        drawingOn(ref, function()
+          for i = 1, lib.UNGUARDED_CALLS do
+            term.setCursorPos(i % W + 1, 1);
+          end
+        end);
+        abort = true;
+        local ok, err = pcall(ref[call[1]], table.unpack(call, 2));
+        expect({ call[1], ok, err }):same({ call[1], false, "Too long without yielding" });
+        expectMirrored(mirror, ref);
+        mirror.uninstall();
+      end
+    end);
+
     -- An abort cut scroll's effect short after it had started the rows anew: the rows not yet
     -- moved were nil in the mirror, every later write to them failed in the mirror's code, and
     -- the computer turned off when the shell printed that error there. string.rep, which
