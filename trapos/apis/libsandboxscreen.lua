@@ -324,9 +324,9 @@ local function newMirror(target)
 
   -- The mirror made whole again after CC's abort was raised in a guarded call, which may
   -- have cut its effect short, or kept it from starting after the terminal had done the
-  -- call: a row left half made (scroll's, part moved) is blanked, the cursor, blink, colours
-  -- and palette are read back from the terminal, and every row counts as changed, so a watch
-  -- sends the screen whole.
+  -- call: a row still left half made once the effect was done again (install) is blanked,
+  -- the cursor, blink, colours and palette are read back from the terminal, and every row
+  -- counts as changed, so a watch sends the screen whole.
   local function repair()
     local v = changed();
     cursorX, cursorY = target.getCursorPos();
@@ -348,8 +348,13 @@ local function newMirror(target)
     colourVersion = v;
   end
 
+  -- Whether the terminal has done the guarded call under way, set between the two: CC's
+  -- abort may come before the terminal's call (nothing to do again: the screen did not
+  -- change either) or after it, in the effect (repair does it again).
+  local terminalDid = false;
   local function originalThenEffect(original, effect, ...)
     original(...);
+    terminalDid = true;
     effect(...);
   end
 
@@ -362,8 +367,10 @@ local function newMirror(target)
   -- A call that failed changed nothing, so it has no effect on the mirror either. So does
   -- every call past UNGUARDED_CALLS since the computer last yielded: CC's "Too long without
   -- yielding" raised in the mirror's code is the program's, raised again at its line, and
-  -- the mirror, whose effect it cut short, is repaired. Plainly good calls before them,
-  -- nearly all, skip pcall.
+  -- the effect it cut short is done again, from the rows and the cursor as the call found
+  -- them (write, blit, clear and clearLine put the same strings in the same rows again;
+  -- scroll makes new tables of rows from those it found), then repaired. Plainly good calls
+  -- before them, nearly all, skip pcall.
   local function install()
     if originals ~= nil then
       return;
@@ -383,9 +390,15 @@ local function newMirror(target)
             effect(...);
             return;
           end
+          local rows, rowsFg, rowsBg, x, y = text, fg, bg, cursorX, cursorY;
+          terminalDid = false;
           local ok, err = pcall(originalThenEffect, original, effect, ...);
           if not ok then
             if isAbort(err) then
+              if terminalDid then
+                text, fg, bg, cursorX, cursorY = rows, rowsFg, rowsBg, x, y;
+                pcall(effect, ...);
+              end
               repair();
             end
             error(callersError(err), 2);

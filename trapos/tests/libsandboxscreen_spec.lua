@@ -496,6 +496,66 @@ describe("libsandboxscreen", function()
       expectMirrored(mirror, ref);
       mirror.uninstall();
     end);
+
+    -- scroll(-1) blanks its first row before it moves the others: cut short there, it left
+    -- every other row out, which the mirror blanked, where the screen showed them moved down
+    -- (a program's print loop stopped, the host saw a band of blank rows until they were
+    -- drawn again). The mirror does the cut-short scroll again, from its rows as they were.
+    it("does a scroll that CC's abort cut short again, from the rows before it", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        term.clear();
+        for y = 1, H do
+          term.setCursorPos(1, y);
+          term.write("row " .. y);
+        end
+        for i = 1, lib.UNGUARDED_CALLS do
+          term.setCursorPos(i % W + 1, 1);
+        end
+      end);
+      local library = debug.getinfo(lib.newMirror, "S").short_src;
+      local rep, abort = string.rep, true;
+      string.rep = function(...) -- luacheck: ignore 122
+        if abort and debug.getinfo(2, "S").short_src == library then -- the mirror's, not the window's
+          abort = false;
+          error(library .. ":147: Too long without yielding", 0);
+        end
+        return rep(...);
+      end;
+      local ok, err = pcall(ref.scroll, -1);
+      string.rep = rep; -- luacheck: ignore 122
+      expect({ ok, err }):same({ false, "Too long without yielding" });
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
+
+    -- An abort before the terminal did the call left the screen as it was: nothing is done
+    -- again in the mirror, which showed a text the screen never got.
+    it("does not do again a call that CC's abort stopped before the terminal did it", function()
+      local ref = newReference();
+      local write, abort = ref.write, false;
+      ref.write = function(...)
+        if abort then
+          abort = false;
+          error("Too long without yielding", 0);
+        end
+        return write(...);
+      end;
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        for i = 1, lib.UNGUARDED_CALLS do
+          term.setCursorPos(i % W + 1, 1);
+        end
+      end);
+      abort = true;
+      local ok, err = pcall(ref.write, "never on the screen");
+      expect({ ok, err }):same({ false, "Too long without yielding" });
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
   end);
 
   describe("screen.input", function()
