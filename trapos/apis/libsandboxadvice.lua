@@ -319,6 +319,31 @@ local RULES = {
   },
 };
 
+-- The rule of RULES that why matches, or nil.
+local function ruleFor(why, url)
+  for _, rule in ipairs(RULES) do
+    if rule.match(why, url) then
+      return rule;
+    end
+  end
+  return nil;
+end
+
+-- said(why [, url [, password]]): what explain says of why before what to do about it (a
+-- rule's words; why itself when no rule has any), for a command that knows more than explain
+-- of what to do: sandbox link, whose session a stopping gateway closed while a gateway serves
+-- its daemon (another replica, or the same one back), links again at once.
+local function said(why, url, password)
+  expect(1, why, "string");
+  expect(2, url, "string", "nil");
+  url = url or "the gateway";
+  local rule = ruleFor(why, url);
+  if rule == nil then
+    return why;
+  end
+  return rule.say(why, url, password);
+end
+
 -- explain(why, url [, password [, again [, retryIn]]]): the advice for a failed connection. why
 -- is the daemon's reason (CC's message, or "unauthorized: ..." from the gateway); url is
 -- sandbox.url; password is sandbox.password's value (a number means `set` converted the
@@ -372,21 +397,19 @@ local function explain(why, url, password, again, retryIn)
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
   end
-  for _, rule in ipairs(RULES) do
-    if rule.match(why, url) then
-      if rule.retry == nil then
-        return rule.say(why, url, password);
-      elseif again ~= nil and rule.onceBack then
-        return rule.say(why, url, password) .. "; run " .. again .. " again once it is back";
-      elseif again ~= nil then
-        return rule.say(why, url, password) .. "; then run " .. again .. " again";
-      elseif retryIn ~= nil then
-        return rule.say(why, url, password) .. (rule.retryLead or "; the daemon") .. " retries in " .. retryIn .. " s";
-      end
-      return rule.say(why, url, password) .. rule.retry;
-    end
+  local rule = ruleFor(why, url);
+  if rule == nil then
+    return why;
+  elseif rule.retry == nil then
+    return rule.say(why, url, password);
+  elseif again ~= nil and rule.onceBack then
+    return rule.say(why, url, password) .. "; run " .. again .. " again once it is back";
+  elseif again ~= nil then
+    return rule.say(why, url, password) .. "; then run " .. again .. " again";
+  elseif retryIn ~= nil then
+    return rule.say(why, url, password) .. (rule.retryLead or "; the daemon") .. " retries in " .. retryIn .. " s";
   end
-  return why;
+  return rule.say(why, url, password) .. rule.retry;
 end
 
 return {
@@ -394,6 +417,7 @@ return {
   FIX_URL = FIX_URL,
   CREDENTIAL_PREFIX = CREDENTIAL_PREFIX,
   explain = explain,
+  said = said,
   passwordDoubt = passwordDoubt,
   namesNoHost = namesNoHost,
   noHost = noHost,

@@ -758,15 +758,26 @@ local daemonRuns = false;
 -- the gateway is back, which its status shows.
 local daemonConnected = false;
 
+-- Whether a gateway serves this computer now: the daemon's answers it (probe_gateway). After
+-- a gateway stopped, closing the link session, a daemon on another replica answers, and so
+-- does one already back in; one on the gateway that stopped does not: its socket was closed
+-- with the session's, before the gateway's end took any request.
+local function gatewayServes()
+  return (libsandbox.request("probe_gateway", {}, libsandbox.REQUEST_TIMEOUT));
+end
+
 -- The advice for a link session that did not open or was closed by the gateway's end (why:
--- CC's or the gateway's reason, one line), ending with running sandbox link again: once the
--- gateway is back when it stopped, which sandbox status shows when the daemon reconnects.
+-- CC's or the gateway's reason, one line), ending with running sandbox link again: at once
+-- when a gateway serves the daemon (the one that stopped was one replica of several, or is
+-- back), else once the gateway is back, which sandbox status shows when the daemon reconnects.
 local function linkAdvice(why, url)
-  local said = advice.explain(why, url, nil, "sandbox link");
-  if daemonConnected and advice.gatewayStopped(why) then
-    return said .. " (sandbox status shows when it is connected)";
+  if not (daemonConnected and advice.gatewayStopped(why)) then
+    return advice.explain(why, url, nil, "sandbox link");
+  elseif gatewayServes() then
+    return advice.said(why, url) .. "; a gateway serves this computer's daemon (another replica, or the same one back): "
+      .. "run sandbox link again";
   end
-  return said;
+  return advice.explain(why, url, nil, "sandbox link") .. " (sandbox status shows when it is connected)";
 end
 
 -- After a link with no daemon to use the credential yet: the reboot starts it.

@@ -1725,6 +1725,32 @@ describe("sandbox command", function()
         .. "(sandbox status shows when it is connected)");
     end);
 
+    it("says to link again at once when a gateway serves the daemon after the session's stopped", function()
+      local function closedWith(reason, code)
+        return linkGateway({ polls = { function(_, record, queue)
+          queue("websocket_closed", record.url, reason, code);
+        end } });
+      end
+      -- One replica of several stopped: the daemon's gateway (another replica, or the same one
+      -- back) answers its probe, so a link made now reaches one.
+      local served = function(msgType)
+        if msgType == "probe_gateway" then
+          return true, { opencode = { state = "ok" } };
+        end
+      end
+      local ok, err, _, record = run({ "link" }, { status = connectedStatus(), reply = served,
+        gateway = closedWith("going away", 1001) });
+      expect(failed(ok, err)):eq("Link session closed: the gateway stopped (going away); a gateway serves this computer's "
+        .. "daemon (another replica, or the same one back): run sandbox link again");
+      expect(record.sends[#record.sends].type):eq("probe_gateway");
+      -- A single gateway restarting: the daemon lost it with the session, so the probe fails.
+      ok, err = run({ "link" }, { status = connectedStatus(),
+        reply = function() return false, nil, { code = "not_connected", message = "Not connected to the gateway" }; end,
+        gateway = closedWith("going away", 1001) });
+      expect(failed(ok, err)):eq("Link session closed: the gateway stopped (going away); run sandbox link again once it is back "
+        .. "(sandbox status shows when it is connected)");
+    end);
+
     it("says a gateway that failed may fail again, and whom to tell", function()
       local ok, err = run({ "link" }, {
         gateway = linkGateway({ polls = { function(_, record, queue)
