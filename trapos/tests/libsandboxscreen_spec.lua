@@ -45,6 +45,41 @@ local function drawingOn(target, fn)
   end
 end
 
+-- A mirror installed on ref after draw (nil: nothing) and then a loop that has not yielded
+-- since: past lib.UNGUARDED_CALLS calls, each further call is guarded.
+local function guardedMirror(ref, draw)
+  local mirror = lib.newMirror(ref);
+  mirror.install();
+  drawingOn(ref, function()
+    if draw ~= nil then
+      draw();
+    end
+    for i = 1, lib.UNGUARDED_CALLS do
+      term.setCursorPos(i % W + 1, 1);
+    end
+  end);
+  return mirror;
+end
+
+-- Makes ref's method name raise CC's abort once armed (the returned function arms it), after
+-- the terminal did the call ("after") or before ("before").
+local function abortIn(ref, name, when)
+  local original, armed = ref[name], false;
+  ref[name] = function(...)
+    if when == "after" then
+      original(...);
+    end
+    if armed then
+      armed = false;
+      error("Too long without yielding", 0);
+    end
+    if when == "before" then
+      return original(...);
+    end
+  end;
+  return function() armed = true; end;
+end
+
 -- allowed(), when given, says whether the owner allows viewing.
 local function newScreen(target, osApi, allowed)
   return lib.newScreen({
@@ -372,16 +407,10 @@ describe("libsandboxscreen", function()
         end
         return getCursorPos();
       end;
-      local mirror = lib.newMirror(ref);
-      mirror.install();
-      drawingOn(ref, function()
+      local mirror = guardedMirror(ref, function()
         term.clear();
         term.setCursorPos(1, 1);
         term.write("frame");
-        -- a loop that has not yielded since: past UNGUARDED_CALLS calls, each is guarded
-        for i = 1, lib.UNGUARDED_CALLS do
-          term.setCursorPos(i % W + 1, 2);
-        end
       end);
       local _, before = mirror.changesSince(nil);
       local function loopLine() ref.setCursorPos(3, 4); end
@@ -400,56 +429,17 @@ describe("libsandboxscreen", function()
     end);
 
     -- CC checks for its abort at each Lua instruction, so one can come right after the
-    -- terminal did the call, before the mirror's effect began: the window's setCursorPos
-    -- raises it once it has moved the cursor.
-    it("reads the cursor back when CC's abort came between the terminal's call and the mirror's", function()
-      local ref = newReference();
-      local setCursorPos, abort = ref.setCursorPos, false;
-      ref.setCursorPos = function(...)
-        setCursorPos(...);
-        if abort then
-          abort = false;
-          error("Too long without yielding", 0);
-        end
-      end;
-      local mirror = lib.newMirror(ref);
-      mirror.install();
-      drawingOn(ref, function()
-        for i = 1, lib.UNGUARDED_CALLS do
-          term.setCursorPos(i % W + 1, 1);
-        end
-      end);
-      abort = true;
-      local ok, err = pcall(ref.setCursorPos, 5, 6);
-      expect(ok):eq(false);
-      expect(err):eq("Too long without yielding");
-      expectMirrored(mirror, ref);
-      mirror.uninstall();
-    end);
-
-    -- The same abort after the terminal's setCursorBlink or setPaletteColour: what the mirror
-    -- took from the call (the blink) or reads back only in that method's effect (the palette)
-    -- stayed as before the call, on the host's view until the program set it again.
-    it("reads the blink and the palette back when CC's abort came between the terminal's call and the mirror's", function()
-      for _, call in ipairs({ { "setCursorBlink", true }, { "setPaletteColour", colours.red, 0x123456 },
-          { "setPaletteColor", colours.blue, 0.5, 0.25, 1 } }) do
+    -- terminal did the call, before the mirror's effect began: the window's method raises it
+    -- once it has done the call. What the mirror takes from the call (the blink) or reads back
+    -- in the effect (the cursor, the palette) stayed as before the call, on the host's view
+    -- until the program set it again.
+    it("reads the cursor, the blink and the palette back when CC's abort came between the terminal's call and the mirror's", function()
+      for _, call in ipairs({ { "setCursorPos", 5, 6 }, { "setCursorBlink", true },
+          { "setPaletteColour", colours.red, 0x123456 }, { "setPaletteColor", colours.blue, 0.5, 0.25, 1 } }) do
         local ref = newReference();
-        local original, abort = ref[call[1]], false;
-        ref[call[1]] = function(...)
-          original(...);
-          if abort then
-            abort = false;
-            error("Too long without yielding", 0);
-          end
-        end;
-        local mirror = lib.newMirror(ref);
-        mirror.install();
-        drawingOn(ref, function()
-          for i = 1, lib.UNGUARDED_CALLS do
-            term.setCursorPos(i % W + 1, 1);
-          end
-        end);
-        abort = true;
+        local arm = abortIn(ref, call[1], "after");
+        local mirror = guardedMirror(ref);
+        arm();
         local ok, err = pcall(ref[call[1]], table.unpack(call, 2));
         expect({ call[1], ok, err }):same({ call[1], false, "Too long without yielding" });
         expectMirrored(mirror, ref);
@@ -457,104 +447,55 @@ describe("libsandboxscreen", function()
       end
     end);
 
-    -- An abort cut scroll's effect short after it had started the rows anew: the rows not yet
-    -- moved were nil in the mirror, every later write to them failed in the mirror's code, and
-    -- the computer turned off when the shell printed that error there. string.rep, which
-    -- scroll's blank rows are made with, raises it here, once the moved rows are in.
-    it("keeps the mirror whole when CC's abort cuts a scroll short", function()
-      local ref = newReference();
-      local mirror = lib.newMirror(ref);
-      mirror.install();
-      drawingOn(ref, function()
-        term.clear();
-        for y = 1, H do
-          term.setCursorPos(1, y);
-          term.write("row " .. y);
-        end
-        for i = 1, lib.UNGUARDED_CALLS do
-          term.setCursorPos(i % W + 1, 1);
-        end
-      end);
-      local library = debug.getinfo(lib.newMirror, "S").short_src;
-      local rep, abort = string.rep, true;
-      string.rep = function(...) -- luacheck: ignore 122
-        if abort and debug.getinfo(2, "S").short_src == library then -- the mirror's, not the window's
-          abort = false;
-          error(library .. ":119: Too long without yielding", 0);
-        end
-        return rep(...);
-      end;
-      local ok, err = pcall(ref.scroll, 1);
-      string.rep = rep; -- luacheck: ignore 122
-      expect(ok):eq(false);
-      expect(err:sub(-25)):eq("Too long without yielding");
-      expectMirrored(mirror, ref);
-      drawingOn(ref, function()
-        term.setCursorPos(1, H);
-        term.write("written after");
-      end);
-      expectMirrored(mirror, ref);
-      mirror.uninstall();
-    end);
-
-    -- scroll(-1) blanks its first row before it moves the others: cut short there, it left
-    -- every other row out, which the mirror blanked, where the screen showed them moved down
-    -- (a program's print loop stopped, the host saw a band of blank rows until they were
-    -- drawn again). The mirror does the cut-short scroll again, from its rows as they were.
-    it("does a scroll that CC's abort cut short again, from the rows before it", function()
-      local ref = newReference();
-      local mirror = lib.newMirror(ref);
-      mirror.install();
-      drawingOn(ref, function()
-        term.clear();
-        for y = 1, H do
-          term.setCursorPos(1, y);
-          term.write("row " .. y);
-        end
-        for i = 1, lib.UNGUARDED_CALLS do
-          term.setCursorPos(i % W + 1, 1);
-        end
-      end);
-      local library = debug.getinfo(lib.newMirror, "S").short_src;
-      local rep, abort = string.rep, true;
-      string.rep = function(...) -- luacheck: ignore 122
-        if abort and debug.getinfo(2, "S").short_src == library then -- the mirror's, not the window's
-          abort = false;
-          error(library .. ":147: Too long without yielding", 0);
-        end
-        return rep(...);
-      end;
-      local ok, err = pcall(ref.scroll, -1);
-      string.rep = rep; -- luacheck: ignore 122
-      expect({ ok, err }):same({ false, "Too long without yielding" });
-      expectMirrored(mirror, ref);
-      mirror.uninstall();
-    end);
-
     -- An abort before the terminal did the call left the screen as it was: nothing is done
     -- again in the mirror, which showed a text the screen never got.
     it("does not do again a call that CC's abort stopped before the terminal did it", function()
       local ref = newReference();
-      local write, abort = ref.write, false;
-      ref.write = function(...)
-        if abort then
-          abort = false;
-          error("Too long without yielding", 0);
-        end
-        return write(...);
-      end;
-      local mirror = lib.newMirror(ref);
-      mirror.install();
-      drawingOn(ref, function()
-        for i = 1, lib.UNGUARDED_CALLS do
-          term.setCursorPos(i % W + 1, 1);
-        end
-      end);
-      abort = true;
+      local arm = abortIn(ref, "write", "before");
+      local mirror = guardedMirror(ref);
+      arm();
       local ok, err = pcall(ref.write, "never on the screen");
       expect({ ok, err }):same({ false, "Too long without yielding" });
       expectMirrored(mirror, ref);
       mirror.uninstall();
+    end);
+
+    -- An abort cut scroll's effect short after it had started the rows anew: the rows not yet
+    -- moved were nil in the mirror, every later write to them failed in the mirror's code, and
+    -- the computer turned off when the shell printed that error there; blanked, they showed a
+    -- band of blank rows on the host's view (a program's print loop stopped) where the screen
+    -- had them moved. string.rep, which scroll's blank rows are made with, raises it here:
+    -- scroll(1) once the moved rows are in, scroll(-1) at its first row, before the others.
+    it("keeps the mirror whole when CC's abort cuts a scroll short", function()
+      local library = debug.getinfo(lib.newMirror, "S").short_src;
+      for _, n in ipairs({ 1, -1 }) do
+        local ref = newReference();
+        local mirror = guardedMirror(ref, function()
+          term.clear();
+          for y = 1, H do
+            term.setCursorPos(1, y);
+            term.write("row " .. y);
+          end
+        end);
+        local rep, abort = string.rep, true;
+        string.rep = function(...) -- luacheck: ignore 122
+          if abort and debug.getinfo(2, "S").short_src == library then -- the mirror's, not the window's
+            abort = false;
+            error(library .. ":147: Too long without yielding", 0);
+          end
+          return rep(...);
+        end;
+        local ok, err = pcall(ref.scroll, n);
+        string.rep = rep; -- luacheck: ignore 122
+        expect({ n, ok, err }):same({ n, false, "Too long without yielding" });
+        expectMirrored(mirror, ref);
+        drawingOn(ref, function()
+          term.setCursorPos(1, H);
+          term.write("written after");
+        end);
+        expectMirrored(mirror, ref);
+        mirror.uninstall();
+      end
     end);
   end);
 
