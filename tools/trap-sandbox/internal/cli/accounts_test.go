@@ -652,7 +652,9 @@ const holdingLine = "holding the store"
 func holdingStore(t *testing.T, dir, test string) *exec.Cmd {
 	t.Helper()
 	child := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
-	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
+	// Its TestMain's home is made in TMPDIR: one of this test's, removed with it, as a child
+	// that is killed leaves its own behind.
+	child.Env = append(os.Environ(), holdStoreEnv+"="+dir, "TMPDIR="+t.TempDir())
 	stdin, err := child.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := child.StdoutPipe()
