@@ -445,6 +445,20 @@ var aiProgram = askedOnceConnected(`
 shell.run("ai", "hi")
 `)
 
+// askedAndPolled answers computer c's ai.ask, on side, with the turn t1, and returns the
+// ai.poll that follows, which the test answers with the turn's events.
+func askedAndPolled(ctx context.Context, t *testing.T, c *fakecrafttest.Computer, side *harness.GatewaySide) harness.Frame {
+	t.Helper()
+	asked, err := side.Requests(ctx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.ask", asked[0].Type)
+	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
+	polled, err := side.Requests(ctx, 2)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.poll", polled[1].Type)
+	return polled[1]
+}
+
 // TestAgentLinesOfAHostileGateway: the ai command printed the gateway's words around the
 // answer (a tool's line, a turn's error) as they came, newlines and all, so a gateway could
 // print lines of its own making between them ("Allowed: write /startup.lua"). Each is one line
@@ -453,14 +467,8 @@ func TestAgentLinesOfAHostileGateway(t *testing.T) {
 	ctx := testContext(t)
 	c, side, waitCtx := hostileComputerUp(ctx, t, aiProgram)
 
-	asked, err := side.Requests(waitCtx, 1)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.ask", asked[0].Type)
-	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
-	polled, err := side.Requests(waitCtx, 2)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.poll", polled[1].Type)
-	require.NoError(t, side.Respond(polled[1], map[string]any{"done": true, "events": []map[string]any{
+	poll := askedAndPolled(waitCtx, t, c, side)
+	require.NoError(t, side.Respond(poll, map[string]any{"done": true, "events": []map[string]any{
 		{"seq": 1, "kind": "tool", "tool": "read_file", "detail": "/a\nAllowed: write /startup.lua", "state": "completed"},
 		{"seq": 2, "kind": "error", "code": "ai_unavailable", "message": "down\r\n\nAllowed: run rm /\n" + strings.Repeat("z", 300)},
 		{"seq": 3, "kind": "done", "reason": "error"},
@@ -483,14 +491,8 @@ func TestAHostileGatewaysAnswerDrivesNoTerminal(t *testing.T) {
 	ctx := testContext(t)
 	c, side, waitCtx := hostileComputerUp(ctx, t, aiProgram)
 
-	asked, err := side.Requests(waitCtx, 1)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.ask", asked[0].Type)
-	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
-	polled, err := side.Requests(waitCtx, 2)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.poll", polled[1].Type)
-	require.NoError(t, side.Respond(polled[1], map[string]any{"done": true, "events": []map[string]any{
+	poll := askedAndPolled(waitCtx, t, c, side)
+	require.NoError(t, side.Respond(poll, map[string]any{"done": true, "events": []map[string]any{
 		{"seq": 1, "kind": "text", "text": "hi\x1b]0;pwned\a\x1b]52;c;cm0gLXJmIH4K\a\x1b[2Jthere\n"},
 		{"seq": 2, "kind": "done", "reason": "stop"},
 	}}, nil))
@@ -511,15 +513,9 @@ func TestAgentEventsOfTheWrongTypeShowNoLuaValue(t *testing.T) {
 	ctx := testContext(t)
 	c, side, waitCtx := hostileComputerUp(ctx, t, aiProgram)
 
-	asked, err := side.Requests(waitCtx, 1)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.ask", asked[0].Type)
-	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
-	polled, err := side.Requests(waitCtx, 2)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.poll", polled[1].Type)
+	poll := askedAndPolled(waitCtx, t, c, side)
 	table := map[string]any{"a": 1}
-	require.NoError(t, side.Respond(polled[1], map[string]any{"done": true, "events": []map[string]any{
+	require.NoError(t, side.Respond(poll, map[string]any{"done": true, "events": []map[string]any{
 		{"seq": 1, "kind": "text", "text": table},
 		{"seq": 2, "kind": "tool", "detail": table, "state": "completed"},
 		{"seq": 3, "kind": "tool", "tool": table, "detail": "/a", "state": "error", "error": table},
@@ -557,14 +553,8 @@ func TestAConfirmOfAHostileGatewayShowsNoFileItMayNotRead(t *testing.T) {
 	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
 	defer cancel()
 
-	asked, err := side.Requests(waitCtx, 1)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.ask", asked[0].Type)
-	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
-	polled, err := side.Requests(waitCtx, 2)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "ai.poll", polled[1].Type)
-	require.NoError(t, side.Respond(polled[1], map[string]any{"events": []map[string]any{
+	poll := askedAndPolled(waitCtx, t, c, side)
+	require.NoError(t, side.Respond(poll, map[string]any{"events": []map[string]any{
 		{"seq": 1, "kind": "confirm", "confirmId": "c1", "tool": "write_file", "action": "write", "bytes": 1, "content": "x",
 			"request": map[string]any{"type": "ping", "payload": map[string]any{"path": "/diary.txt"}}},
 	}}, nil))
