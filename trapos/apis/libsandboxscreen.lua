@@ -77,6 +77,25 @@ local function callersError(err)
   return codec.withoutPositionIn(err, HERE);
 end
 
+-- value as the terminal's write takes it (CC's getStringCoerced): tostring's words without
+-- the value's __tostring, which the terminal never calls. Called by the mirror, a program's
+-- __tostring that raised made a write fail that the terminal did, and one that answered put
+-- its words in the mirror where the screen shows "table: ...". The metatable is taken off
+-- for tostring (debug's, as __metatable may hide it) and put back.
+local function coerced(value)
+  if type(value) == "string" then
+    return value;
+  end
+  local meta = debug.getmetatable(value);
+  if meta == nil or rawget(meta, "__tostring") == nil then
+    return tostring(value);
+  end
+  debug.setmetatable(value, nil);
+  local text = tostring(value);
+  debug.setmetatable(value, meta);
+  return text;
+end
+
 -- Whether the arguments of a call are plainly ones the terminal takes, by the rules of CC's
 -- TermMethods (an int is a finite number, a colour one from 1 to 0xFFFF, blit's three
 -- strings have one length, write and clear take anything): such a call cannot fail. nil
@@ -249,7 +268,7 @@ local function newMirror(target)
   -- spellings, and callers use either.
   local effects = {
     write = function(value)
-      put(type(value) == "string" and value or tostring(value));
+      put(coerced(value));
     end,
     blit = function(t, f, b)
       put(t, f:lower(), b:lower());

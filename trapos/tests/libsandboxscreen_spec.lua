@@ -389,6 +389,28 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    -- CC's write takes a value as tostring words it without calling the value's __tostring
+    -- (IArguments.getStringCoerced); the mirror called it: a program's __tostring that raised
+    -- made the write fail with the mirror alone, and one that answered put its words in the
+    -- mirror where the screen shows "table: ...".
+    it("writes a value as the terminal's write takes it, never calling its __tostring", function()
+      local native = nativeCopy();
+      local mirror = lib.newMirror(native);
+      mirror.install();
+      for _, tostringOf in ipairs({ function() error("boom"); end, function() return "shown"; end }) do
+        local value = {};
+        local raw = tostring(value);
+        local meta = { __tostring = tostringOf };
+        setmetatable(value, meta);
+        native.setCursorPos(1, 1);
+        local ok, err = pcall(native.write, value);
+        expect({ ok, err }):same({ true, nil });
+        expect(mirror.read().rows[1].text:sub(1, #raw + 1)):eq(raw .. " ");
+        expect(getmetatable(value) == meta):eq(true);
+      end
+      mirror.uninstall();
+    end);
+
     -- CC raises "Too long without yielding" in whatever Lua code runs when a program has not
     -- yielded for 7 s: a player's drawing loop spends most of its time in the mirror's own code,
     -- which the player saw blamed ("...s/libsandboxscreen.lua:119: Too long without yielding",
