@@ -126,7 +126,9 @@ var shortcuts = map[byte]Action{0x14: Terminate, 0x12: Reboot, 0x13: Shutdown, 0
 // (nothing typed between) and once per hold: the repeats that follow it, each within
 // RepeatGap of the one before, do nothing; after a longer pause the next press starts a new
 // pair. A single press is an ordinary Ctrl+letter, so a quick Ctrl-S in edit does not turn
-// the computer off.
+// the computer off; CC: Tweaked sends the letter's key too for a hold's first 0.2 s
+// (TerminalWidget's KEY_SUPPRESS_DELAY, since 1.103.0), so a tap's Ctrl+T reaches the
+// program there as well.
 func (d *Decoder) shortcut(b byte, now time.Time) Input {
 	if d.held == b && d.fired && now.Sub(d.last) > RepeatGap {
 		d.held, d.fired = 0, false // that hold was let go: this is a new press
