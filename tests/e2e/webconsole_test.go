@@ -2027,3 +2027,30 @@ func TestTheWebConsoleGreysTheLastSessionsScreenUntilTheNewOneComes(t *testing.T
 	require.NoError(t, err)
 	assert.Equal(t, []any{true, ":de"}, shown, "the last session's screen, greyed")
 }
+
+// TestTheWebConsoleKeepsAPasteItCouldNotSend: a paste given while the view is not live (its
+// computer gone) is not sent, and its text stays in its field, to paste once the view says
+// Live again. Before, the field was emptied as if the text had gone to the computer: the
+// player's text was lost, unsaid.
+func TestTheWebConsoleKeepsAPasteItCouldNotSend(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	// A computer that drew: the gateway ends a watch with its computer's socket from its first
+	// frame on.
+	first := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the screen", rigLive)
+	require.NoError(t, first.ws.Close())
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: computer 5:küche disconnected")`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#paste-text", "grüße"), chromedp.Click("#paste-form button")))
+	kept, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("paste-text").value`))
+	require.NoError(t, err)
+	assert.Equal(t, "grüße", kept, "the text not sent stays in its field")
+
+	back := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#paste-form button")))
+	assert.Equal(t, `{"events":[{"type":"paste","text":"grüße"}]}`, back.input(ctx, t), "the kept text pasted")
+	until(t, "the field emptied once the paste went", `document.getElementById("paste-text").value === ""`)
+}

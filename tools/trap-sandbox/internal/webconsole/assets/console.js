@@ -1838,6 +1838,9 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("paste-form").addEventListener("submit", (e) => {
     e.preventDefault();
+    // A view not live sends no paste (send): its text stays in the field, to paste once the
+    // view says Live again, where emptying the field lost it as if it had gone.
+    if (!view || !view.live) return;
     paste($("paste-text").value);
     $("paste-text").value = "";
     focusScreen();
