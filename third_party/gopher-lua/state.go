@@ -706,9 +706,16 @@ func panicWithoutTraceback(L *LState) {
 }
 
 func newLState(options Options) *LState {
+	return newLStateIn(newGlobal(), options)
+}
+
+// newLStateIn is a new state sharing g (fakecraft: a coroutine, its thread's Global, so
+// NewThread does not build a Global with its registry and tables only to drop it; a pcall
+// makes a coroutine, so it paid that on every call).
+func newLStateIn(g *Global, options Options) *LState {
 	al := newAllocator(32)
 	ls := &LState{
-		G:       newGlobal(),
+		G:       g,
 		Parent:  nil,
 		Panic:   panicWithTraceback,
 		Dead:    false,
@@ -1715,8 +1722,7 @@ func (ls *LState) CreateTable(acap, hcap int) *LTable {
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	thread := newLState(ls.Options)
-	thread.G = ls.G
+	thread := newLStateIn(ls.G, ls.Options)
 	thread.Env = ls.Env
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {

@@ -39,9 +39,11 @@ const TickDuration = 50 * time.Millisecond
 const MaxLabelLength = ccstr.MaxLabel
 
 // Lua state sizing: small initial stacks because every yield-safe pcall makes a coroutine,
-// growing on demand up to generous limits.
+// growing on demand up to generous limits. 128 registry slots (2 KiB) hold a pcall's
+// function and its arguments with room to spare; 1024 (16 KiB, zeroed) was most of a
+// pcall's cost (BenchmarkPcall).
 const (
-	registryInitial  = 1024
+	registryInitial  = 128
 	registryMax      = 1 << 20
 	registryGrowStep = 1024
 	callStackMax     = 32768
