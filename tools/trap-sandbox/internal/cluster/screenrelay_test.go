@@ -242,6 +242,32 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenTheComputerDisconnects(t *testi
 	noRelays(t, a, b)
 }
 
+// A computer that answers screen.watch and disconnects before its first update ends the live
+// screen too, watched on its own replica or through another: "computer … disconnected", and
+// the holder keeps no record of the watch. The watch was tied to the socket only at its first
+// update: the stream sent no end event, and the web console said "Live", for ever.
+func TestALiveScreenEndsWhenTheComputerDisconnectsBeforeItsFirstUpdate(t *testing.T) {
+	for _, through := range []string{"the holder", "another replica"} {
+		t.Run(through, func(t *testing.T) {
+			_, a, b, c := computerOnB(t)
+			viewer := a
+			if through == "the holder" {
+				viewer = b
+			}
+			s := viewer.openScreen(t, c.id, "")
+			c.answerNext(protocol.TypeScreenWatch, map[string]any{"watchId": "w1"})
+			require.Equal(t, http.StatusOK, s.opened(t))
+			require.Eventually(t, func() bool { return viewer.screens.Watches() == 1 }, waitLimit, testkit.Poll)
+
+			_ = c.conn.Close()
+			end := s.end(t)
+			assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected, Message: "computer 7: disconnected"}, end)
+			s.closed(t)
+			noRelays(t, a, b)
+		})
+	}
+}
+
 // The holder stopping, or crashing, ends the live screen, naming the holder, within a heartbeat
 // (a crash is found by the probe of the replicas that lifelines hang on).
 func TestALiveScreenThroughAnotherReplicaEndsWhenTheHolderGoes(t *testing.T) {

@@ -466,6 +466,18 @@ func (g *Gateway) Connected(accountID, traposID string) bool {
 	return g.registry.connected(Key{AccountID: accountID, TraposID: traposID})
 }
 
+// Socket returns a context that ends when the socket of computer traposID of accountID,
+// held on this replica, closes (its cause, as a handler's context's: why the gateway closed
+// it, ErrShuttingDown at shutdown), or nil when this replica holds none: how a module ties
+// what it keeps for a computer (the screen module's watch) to its socket before the
+// computer sends it anything.
+func (g *Gateway) Socket(accountID, traposID string) context.Context {
+	if s := g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID}); s != nil {
+		return s.ctx
+	}
+	return nil
+}
+
 // AccountsOf returns the accounts in which computer traposID is connected, on this replica or
 // (with a Cluster) another, sorted; it walks this replica's own sockets only.
 func (g *Gateway) AccountsOf(traposID string) []string {

@@ -105,8 +105,8 @@ type relayed struct {
 	id      string
 	err     error
 	dropped bool
-	// watching: the computer's socket is watched (its first update came), stops releases what
-	// the record watches.
+	// watching: the computer's socket is watched (from the watch's answer, or, when no socket
+	// was known then, from its first update); stops releases what the record watches.
 	watching bool
 	stops    []func()
 }
@@ -176,7 +176,8 @@ func (m *Module) unwatchThrough(w *watch) {
 
 // watchFor starts a watch of the computer, whose socket this replica holds, for replica
 // owner's viewers, and records it: the computer's updates of it go to owner from now on. The
-// record ends with owner (Alive), and with the computer's socket once its first update came.
+// record ends with owner (Alive), and with the computer's socket (owner's viewers learn that
+// from the cluster's lifeline of the computer, Relay.Holder).
 func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID string) (json.RawMessage, error) {
 	rw := &relayed{accountID: accountID, traposID: traposID, key: watchKey(accountID, traposID), owner: owner, ready: make(chan struct{})}
 	m.mu.Lock()
@@ -186,6 +187,7 @@ func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID string
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = time.Until(deadline)
 	}
+	socket := m.socket(accountID, traposID) // taken before it answers, as Watch takes it
 	// As the computer's account, which the viewer's replica checked its viewer reaches: the
 	// replicas trust each other (docs/scale-out.md, Security).
 	id, err := m.start(account.WithCaller(ctx, account.Caller{Account: accountID}), traposID, timeout)
@@ -201,6 +203,10 @@ func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID string
 			}
 		})
 		rw.stops = append(rw.stops, func() { after(); stop() })
+		if stopSocket := untilSocketCloses(socket, func(error) { m.drop(rw) }); stopSocket != nil {
+			rw.watching = true
+			rw.stops = append(rw.stops, stopSocket)
+		}
 	} else {
 		m.removeLocked(rw)
 	}
@@ -280,8 +286,7 @@ func (m *Module) passOn(ctx context.Context, rw *relayed, payload json.RawMessag
 	m.mu.Lock()
 	if !rw.watching && !rw.dropped {
 		rw.watching = true
-		stop := context.AfterFunc(ctx, func() { m.drop(rw) }) // ctx ends with the socket
-		rw.stops = append(rw.stops, func() { stop() })
+		rw.stops = append(rw.stops, untilSocketCloses(ctx, func(error) { m.drop(rw) })) // ctx ends with the socket
 	}
 	timeout := m.relayTimeout
 	m.mu.Unlock()

@@ -9,7 +9,7 @@
 // like every other call) with its first viewer and stops (screen.unwatch) with its last;
 // a screen.update of a watch the module no longer keeps is answered unknown_watch, which
 // stops it on the computer. A watch also ends when the computer's socket closes: its viewers
-// are told the computer went away.
+// are told the computer went away, whether or not it sent an update.
 //
 // Under --nats a viewer may ask any replica: a computer whose socket another replica holds is
 // watched through that replica's screen module, which passes the computer's screen.update
@@ -37,6 +37,9 @@ import (
 // Handlers is the table the module registers into; *gateway.Gateway implements it.
 type Handlers interface {
 	Handle(typ string, h protocol.RequestHandler)
+	// Socket returns a context that ends when the socket of the computer held here closes
+	// (its cause is the gateway's reason, as a handler's context's), or nil when none is.
+	Socket(accountID, traposID string) context.Context
 }
 
 // Module keeps the watches. It is safe for concurrent use.
@@ -44,6 +47,10 @@ type Module struct {
 	client  *computer.Client
 	replica string // this gateway's replica name under --nats (OnReplica); "" for one gateway
 	relay   Relay  // the other replicas' screen modules (OnReplica); nil for one gateway
+	// socketOf is the gateway's Handlers.Socket (Register): a watch ends with the computer's
+	// socket from its answer on, not from its first update only (a computer that leaves
+	// before it draws would leave its viewers waiting). nil before Register.
+	socketOf func(accountID, traposID string) context.Context
 
 	mu      sync.Mutex
 	watches map[string]*watch // by watchKey: the computer's account and traposId
@@ -123,8 +130,30 @@ func (m *Module) Metrics(reg prometheus.Registerer) *Module {
 	return m
 }
 
-// Register adds screen.update to the gateway's handler table.
-func (m *Module) Register(h Handlers) { h.Handle(protocol.TypeScreenUpdate, m.handleUpdate) }
+// Register adds screen.update to the gateway's handler table, and ties the watches to the
+// gateway's sockets.
+func (m *Module) Register(h Handlers) {
+	m.socketOf = h.Socket
+	h.Handle(protocol.TypeScreenUpdate, m.handleUpdate)
+}
+
+// socket is the context of the computer's socket held here (Handlers.Socket), or nil.
+func (m *Module) socket(accountID, traposID string) context.Context {
+	if m.socketOf == nil || accountID == "" {
+		return nil
+	}
+	return m.socketOf(accountID, traposID)
+}
+
+// untilSocketCloses calls gone with the socket's cause when socket (nil: none known) ends,
+// and returns what stops that.
+func untilSocketCloses(socket context.Context, gone func(cause error)) (stop func()) {
+	if socket == nil {
+		return nil
+	}
+	stopAfter := context.AfterFunc(socket, func() { gone(context.Cause(socket)) })
+	return func() { stopAfter() }
+}
 
 // Frame is one state of a watched screen.
 type Frame struct {
@@ -176,11 +205,16 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 		w.viewers++
 		m.mu.Unlock()
 		var id string
+		var socket context.Context
 		held, stopHeld, err := m.holderOf(listed, w)
 		if err == nil {
 			if w.holder != "" {
 				id, err = m.startThrough(ctx, w, timeout)
 			} else {
+				// The socket that will answer, taken before it does: a socket that closes
+				// (and one that replaces it) in between ends the watch at once, rather than
+				// leaving it tied to a socket that never heard of it.
+				socket = m.socket(listed.AccountID, traposID)
 				id, err = m.start(ctx, traposID, timeout)
 			}
 		}
@@ -199,6 +233,9 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 			// local watch ends with the computer's socket.
 			stop := context.AfterFunc(held, func() { m.computerGone(w, context.Cause(held)) })
 			w.onClose = func() { stop(); stopHeld() }
+		} else {
+			// The computer's socket: the watch ends when it closes, though no update came.
+			w.onClose = untilSocketCloses(socket, func(cause error) { m.computerGone(w, cause) })
 		}
 		close(w.ready)
 		m.mu.Unlock()
@@ -427,8 +464,9 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 		return unknown
 	}
 	if w.onClose == nil && holder == "" {
-		stop := context.AfterFunc(ctx, func() { m.computerGone(w, context.Cause(ctx)) })
-		w.onClose = func() { stop() }
+		// No socket was known when the watch started (a module not registered on a
+		// gateway): ctx, the update's, ends with the socket that sent it.
+		w.onClose = untilSocketCloses(ctx, func(cause error) { m.computerGone(w, cause) })
 	}
 	s := &w.frame.Screen
 	if s.Width != u.Width || s.Height != u.Height {

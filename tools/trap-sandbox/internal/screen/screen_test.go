@@ -180,6 +180,93 @@ func TestTheComputerGoingAwayEndsTheWatch(t *testing.T) {
 	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenWatch, protocol.TypeScreenUnwatch}, d.Types())
 }
 
+// sockets stands in for the gateway's Handlers.Socket: each computer's socket is held until
+// the test closes it, and a closed one's place is taken by a new one, as a reconnect does.
+type sockets struct {
+	mu    sync.Mutex
+	held  map[string]context.Context
+	close map[string]context.CancelCauseFunc
+}
+
+func socketsOf(m *Module) *sockets {
+	s := &sockets{held: map[string]context.Context{}, close: map[string]context.CancelCauseFunc{}}
+	m.socketOf = s.socket
+	return s
+}
+
+func (s *sockets) socket(accountID, traposID string) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := watchKey(accountID, traposID)
+	if s.held[key] == nil || s.held[key].Err() != nil {
+		s.held[key], s.close[key] = context.WithCancelCause(context.Background())
+	}
+	return s.held[key]
+}
+
+// closeSocket closes the computer's socket, with the gateway's reason (nil: it left).
+func (s *sockets) closeSocket(from protocol.Requester, cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.close[watchKey(from.AccountID, from.TraposID)](cause)
+}
+
+// TestAComputerLeavingBeforeItsFirstUpdateEndsTheWatch: a computer that answers screen.watch
+// and leaves before it sends an update (a client before 0.5.21 that lost its watch, or one that
+// disconnects between the two) ends its watch as one that sent updates does: its viewers hear
+// it, and the next viewer starts a new watch rather than joining the stale one. The watch was
+// tied to the socket only at its first update, so its viewers waited for ever (the web
+// console said "Live", and the stream sent no end event).
+func TestAComputerLeavingBeforeItsFirstUpdateEndsTheWatch(t *testing.T) {
+	m, d := standIn(t)
+	socks := socketsOf(m)
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	socks.closeSocket(from, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), testWait) // a bound on the failure, not a timing
+	defer cancel()
+	_, err = v.Next(ctx)
+	require.ErrorIs(t, err, ErrGone)
+	assert.Equal(t, 0, m.Watches())
+
+	v2, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenWatch}, d.Types(), "a second viewer starts a new watch")
+	v.Close()
+	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "hi "}, true))
+	require.NoError(t, err)
+	f, err := v2.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"hi ", ""}, texts(f))
+
+	// The gateway's reason for closing the socket reaches the viewers, as after an update.
+	why := protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
+	socks.closeSocket(from, why)
+	_, err = v2.Next(t.Context())
+	assert.Equal(t, why, err)
+	v2.Close()
+	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenWatch}, d.Types(), "no unwatch to a computer that went away")
+}
+
+// TestAWatchForAnotherReplicaEndsWithTheSocketBeforeItsFirstUpdate: the holder's record of a
+// watch for another replica's viewers is forgotten when the computer's socket closes, though
+// no update came; it was kept until the viewers' replica went.
+func TestAWatchForAnotherReplicaEndsWithTheSocketBeforeItsFirstUpdate(t *testing.T) {
+	m, _ := standIn(t)
+	socks := socketsOf(m)
+	relay := newRelayStandIn("")
+	relay.answer = func(relayMsg) (json.RawMessage, error) { return nil, nil }
+	m.OnReplica("b", relay)
+	_, err := m.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch}.encode())
+	require.NoError(t, err)
+	assert.Equal(t, 1, m.Relays())
+	socks.closeSocket(from, nil)
+	require.Eventually(t, func() bool { return m.Relays() == 0 }, testWait, testTick, "the record outlived the socket")
+	_, err = m.handleUpdate(t.Context(), from, frame(1, nil, true))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+	assert.Empty(t, relay.ops(), "nothing passed on, nothing told: the viewers' replica hears it from the cluster")
+}
+
 func TestAWatchTheComputerRefusesFailsItsViewer(t *testing.T) {
 	m, d := standIn(t)
 	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
