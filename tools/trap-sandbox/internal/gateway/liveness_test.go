@@ -185,7 +185,11 @@ func TestADaemonThatGaveUpOnAGatewayThatDidNotRunIsNotSaidToHaveRebooted(t *test
 	advance(t, fc, gaveUp.s, stall)
 	require.NoError(t, gaveUp.conn.NetConn().Close()) // CC's close(): TCP ends, no close frame
 	line := awaitLogLine(t, h, "traposId=7:kitchen")
-	assert.Contains(t, line, `code=1006 byGateway=false likely="this gateway did not run for a while (its line \"the gateway did not run\" says so): `+
+	// Whether the gateway's late ping met the closed socket first (a reason="write failed: …
+	// broken pipe" between the two) is a race the test does not decide: the likely cause is
+	// the same either way.
+	assert.Contains(t, line, `code=1006 byGateway=false `)
+	assert.Contains(t, line, ` likely="this gateway did not run for a while (its line \"the gateway did not run\" says so): `+
 		`the computer's daemon reconnects when the gateway sends it nothing within the livenessMs of its hello (or the computer left meanwhile)" unheardFor=1m25s`)
 	assert.NotContains(t, line, "rebooted")
 
