@@ -2028,6 +2028,23 @@ func TestTheWebConsoleGreysTheLastSessionsScreenUntilTheNewOneComes(t *testing.T
 	assert.Equal(t, []any{true, ":de"}, shown, "the last session's screen, greyed")
 }
 
+// TestTheWebConsoleSaysAComputerLeftBeforeItDrew: a computer that answers screen.watch and
+// leaves before its first frame (a client before 0.5.21 could lose its watch and send none; any
+// computer can go in between) ends the view as one that drew does. The gateway tied a watch to
+// the computer's socket only at its first frame: the stream got no end, and the page said
+// "Live" for ever.
+func TestTheWebConsoleSaysAComputerLeftBeforeItDrew(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectConsoleComputer(ctx, t, g, "5:x", consoleComputerHooks{}) // answers screen.watch, never draws
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ax")))
+	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	c.watched(ctx, t)
+	require.NoError(t, c.ws.Close())
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: computer 5:x disconnected")`)
+}
+
 // TestTheWebConsoleKeepsAPasteItCouldNotSend: a paste given while the view is not live (its
 // computer gone) is not sent, and its text stays in its field, to paste once the view says
 // Live again. Before, the field was emptied as if the text had gone to the computer: the
@@ -2036,8 +2053,6 @@ func TestTheWebConsoleKeepsAPasteItCouldNotSend(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	// A computer that drew: the gateway ends a watch with its computer's socket from its first
-	// frame on.
 	first := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
 	until(t, "the screen", rigLive)
