@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -247,18 +248,7 @@ func TestAStoreClosedBesideAnotherOnAFullDiskLeavesTheWALToIt(t *testing.T) {
 	s, err := OpenSQLite(t.Context(), dir)
 	require.NoError(t, err)
 
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAStoreClosedBesideAnotherOnAFullDiskLeavesTheWALToIt$", "-test.v")
-	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
-	stdin, err := child.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := child.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, child.Start())
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() && lines.Text() != holdingLine {
-	}
+	child, stdin, lines := startStoreHolder(t, dir)
 
 	for i := range 30 { // rows of 2 KiB: the -wal holds pages accounts.db must grow to take
 		require.NoError(t, s.CreateAccount(t.Context(), Account{ID: fmt.Sprint("a", i), Role: RoleUser, Created: time.Now(), CreatedBy: strings.Repeat("x", 2048)}))
@@ -285,6 +275,27 @@ const holdStoreEnv = "TRAP_SANDBOX_TEST_HOLD_STORE"
 // holdingLine is the child's line once it has the store open.
 const holdingLine = "holding the store"
 
+// startStoreHolder starts this test's binary again as the child that holds the store in dir
+// open (holdStore, the test's own part when it finds holdStoreEnv set) and returns once the
+// child says it has it: the child closes it when stdin closes, then prints what Close said on
+// lines. The child is killed if the test is still waiting on it a minute later.
+func startStoreHolder(t *testing.T, dir string) (child *exec.Cmd, stdin io.WriteCloser, lines *bufio.Scanner) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	child = exec.CommandContext(ctx, os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.v")
+	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
+	stdin, err := child.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := child.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, child.Start())
+	lines = bufio.NewScanner(stdout)
+	for lines.Scan() && lines.Text() != holdingLine {
+	}
+	return child, stdin, lines
+}
+
 func holdStore(t *testing.T, dir string) {
 	s, err := OpenSQLite(t.Context(), dir)
 	require.NoError(t, err)
@@ -309,18 +320,7 @@ func TestABackupOnAFullDiskLeavesAnotherProcesssFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestABackupOnAFullDiskLeavesAnotherProcesssFiles$", "-test.v")
-	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
-	stdin, err := child.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := child.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, child.Start())
-	lines := bufio.NewScanner(stdout)
-	for lines.Scan() && lines.Text() != holdingLine {
-	}
+	child, stdin, lines := startStoreHolder(t, dir)
 	fill(t, disk)
 
 	path := filepath.Join(dir, DBFile)
