@@ -658,14 +658,7 @@ func TestARunThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
 func TestARunsOutputWaitsForItsRelabelCheckTwoSecondsAtMost(t *testing.T) {
 	clearEnv(t)
 	clk := clock.NewFake(time.Unix(0, 0))
-	d := daemonfake.NewLocal(nil)
-	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
-		if typ == protocol.TypeShellRun {
-			return map[string]any{"success": true, "output": "opened\n"}, nil
-		}
-		return map[string]any{"returns": []any{1}, "output": "opened\n"}, nil
-	}
-	d.Before = d.NeverAnswer(protocol.TypeComputerInfo, clk)
+	d := daemonfake.RunsButNeverTellsInfo(clk)
 	base := serveDisk(t, d)
 	ctx, cancel := context.WithTimeout(t.Context(), clientWait) // bounds a failing test's waits
 	defer cancel()

@@ -175,14 +175,7 @@ func TestARunThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
 // waits 2 s at most; past them the run's answer comes whole, without the note, and no error.
 func TestARunsAnswerWaitsForItsRelabelCheckTwoSecondsAtMost(t *testing.T) {
 	clk := clock.NewFake(time.Unix(0, 0))
-	d := daemonfake.NewLocal(nil)
-	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
-		if typ == protocol.TypeShellRun {
-			return map[string]any{"success": true, "output": "opened\n"}, nil
-		}
-		return map[string]any{"returns": []any{1}, "output": "opened\n"}, nil
-	}
-	d.Before = d.NeverAnswer(protocol.TypeComputerInfo, clk)
+	d := daemonfake.RunsButNeverTellsInfo(clk)
 	s := session(t, d)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // bounds a failing test's waits
 	defer cancel()

@@ -102,6 +102,22 @@ func (l *Local) NeverAnswer(typ string, clk *clock.Fake) func(ctx context.Contex
 	}
 }
 
+// RunsButNeverTellsInfo is a computer whose runs succeed (lua.exec returns 1 and shell.run
+// succeeds, each printing "opened") and which never answers computer.info (NeverAnswer on
+// clk): what a run's relabel check (computer.RelabelCheckTimeout) meets on a computer busy or
+// gone right after the run.
+func RunsButNeverTellsInfo(clk *clock.Fake) *Local {
+	d := NewLocal(nil)
+	d.Exec = func(typ string, _ map[string]any) (any, *Error) {
+		if typ == protocol.TypeShellRun {
+			return map[string]any{"success": true, "output": "opened\n"}, nil
+		}
+		return map[string]any{"returns": []any{1}, "output": "opened\n"}, nil
+	}
+	d.Before = d.NeverAnswer(protocol.TypeComputerInfo, clk)
+	return d
+}
+
 // Log returns the requests received, in order.
 func (l *Local) Log() []Request {
 	l.mu.Lock()
