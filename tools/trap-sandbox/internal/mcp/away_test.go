@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -214,23 +213,12 @@ func TestARunsAnswerWaitsForItsRelabelCheckTwoSecondsAtMost(t *testing.T) {
 	assert.Equal(t, []string{protocol.TypeLuaExec, protocol.TypeComputerInfo, protocol.TypeShellRun, protocol.TypeComputerInfo}, d.Types())
 }
 
-// listingsCounted is a Transport that counts its listings of the connected computers.
-type listingsCounted struct {
-	*daemonfake.Local
-	listings atomic.Int32
-}
-
-func (l *listingsCounted) Computers(ctx context.Context) ([]computer.Computer, error) {
-	l.listings.Add(1)
-	return l.Local.Computers(ctx)
-}
-
 // TestARunOfAComputerGoneAfterItListsNoComputers: a computer gone right after the run answers
 // the relabel check's computer.info not_connected, and that was hinted, listing the connected
 // computers (up to 2 s more on a gateway slow to list them) for words nobody reads: the run's
 // answer comes without the note at once.
 func TestARunOfAComputerGoneAfterItListsNoComputers(t *testing.T) {
-	d := &listingsCounted{Local: daemonfake.NewLocal(nil)}
+	d := &countedListing{Local: daemonfake.NewLocal(nil)} // pingwait_test.go
 	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
 		return map[string]any{"returns": []any{}, "output": ""}, nil
 	}
