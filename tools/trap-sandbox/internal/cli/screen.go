@@ -68,8 +68,9 @@ func busyWait(busy error, fallback time.Duration) time.Duration {
 // Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
 // held (as fakecraft shell's shutdown, here: leave; the computer stays on).
 func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
-	// A pipe or a file on stdin gets one line, not the ioctl's errno.
-	notATerminal := fmt.Errorf("trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `%s` reads the screen once", c.readOnce())
+	// A pipe or a file on stdin gets one line, not the ioctl's errno. Like every command's
+	// error it starts with the command, not "trap-sandbox": main puts that before it.
+	notATerminal := fmt.Errorf("screen needs a terminal on stdin, not a pipe or a file; `%s` reads the screen once", c.readOnce())
 	tty, ok := in.Reader.(*os.File)
 	if !ok || !console.IsTerminal(int(tty.Fd())) {
 		return notATerminal
@@ -137,10 +138,11 @@ func (c *ScreenCmd) info(ctx context.Context) (computer.Info, error) {
 	return c.client().Info(ctx, c.TraposID, 0)
 }
 
-// tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h.
+// tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h
+// (main puts "trap-sandbox: " before it).
 func (c *ScreenCmd) tooSmall(termW, termH, w, h int) error {
-	return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`%s` reads the screen once)",
-		termW, termH, w, h, c.readOnce())
+	return fmt.Errorf("screen needs a terminal of %d×%d at least, and this one is %d×%d: make it larger (`%s` reads the screen once)",
+		w, h, termW, termH, c.readOnce())
 }
 
 // readOnce is the command line that reads the screen once without a terminal, as it runs
