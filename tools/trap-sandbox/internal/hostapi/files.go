@@ -55,6 +55,10 @@ func (m *Module) serveGet(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", textType)
 		data = []byte(cctext.FromCC(data))
 	}
+	// The bytes are the computer's, anyone's to write: a browser that opened the URL must not
+	// sniff a file of <script> into a page of the gateway's origin. Only here: the JSON
+	// answers carry no such header, which each client of the requests route would parse.
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(data)

@@ -278,6 +278,30 @@ func TestFileRoutesFollowTheTextRule(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotConnected, a.decoded.Error.Code)
 }
 
+// TestAComputersFileIsNeverSniffed: a computer's file served as text or as its bytes says
+// X-Content-Type-Options: nosniff, so a browser does not sniff one holding HTML into a page
+// of the gateway's origin; the JSON answers (a listing, the requests route, whose every
+// header each client parses) carry no such header.
+func TestAComputersFileIsNeverSniffed(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/page": "<html><script>alert(1)</script>"})
+	srv := serve(t, d)
+	files := srv.URL + "/trapos/computers/7:/files"
+
+	for _, accept := range []string{"", "text/html", "application/octet-stream"} {
+		a := call(t, http.MethodGet, files+"/dir/page", "", nil, "Accept", accept)
+		require.Equal(t, http.StatusOK, a.status, string(a.body))
+		assert.Equal(t, "<html><script>alert(1)</script>", string(a.body))
+		assert.Equal(t, "nosniff", a.header.Get("X-Content-Type-Options"), "Accept: %q", accept)
+	}
+
+	a := call(t, http.MethodGet, files+"/dir", "", nil)
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	assert.Empty(t, a.header.Values("X-Content-Type-Options"), "a listing is JSON")
+	a = post(t, srv, "7:", `{"type":"ping","payload":{}}`)
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	assert.Empty(t, a.header.Values("X-Content-Type-Options"), "the requests route's answer is JSON")
+}
+
 func TestRoutesAreBehindTheAPIAuth(t *testing.T) {
 	h := server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(daemonfake.NewLocal(nil)))).Handler()
 	for _, target := range []string{"/trapos/computers", "/trapos/computers/7:/files/x"} {
