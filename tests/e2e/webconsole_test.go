@@ -1168,10 +1168,9 @@ func TestTheWebConsoleSendsARetriedReleaseBeforeKeysTypedSince(t *testing.T) {
 
 // TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft: Ctrl held on a computer's screen as the tab
 // closes, or as it navigates away, is let go on the computer, over a network slow enough that
-// the release's call is still on its way once the page is gone (a proxy holds it until then,
-// and passes it on if the browser still waits for its answer). Before, a page navigated away
-// sent no release at all, and one closed sent it by a call the browser cancelled with the page
-// (the proxy saw its connection close): the computer held Ctrl down for ever.
+// the release's call is still on its way once the page is gone (a proxy holds it until then).
+// Before, a page navigated away sent no release at all, and one closed sent it by a call the
+// browser cancelled with the page: the computer held Ctrl down for ever.
 func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 	ctx := testContext(t)
 	const token = "console-left-4e2a" // sent as ever: the call that outlives its page passes the API's guard
@@ -1193,17 +1192,7 @@ func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			left := make(chan struct{})
-			proxy := inputCuttingProxy(t, g, func(r *http.Request, body []byte) bool {
-				if !bytes.Contains(body, []byte(`"key_up"`)) {
-					return false
-				}
-				select {
-				case <-left:
-					return r.Context().Err() != nil
-				case <-r.Context().Done(): // the browser gave the call up
-					return true
-				}
-			})
+			proxy, fate := releaseOutlivingProxy(t, g, left)
 			tab, closeTab := chromedp.NewContext(browser)
 			t.Cleanup(closeTab)
 			logIn(t, tab, proxy.URL+"/console/#/computer/14%3Arig", token)
@@ -1214,9 +1203,56 @@ func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 			assert.Equal(t, `{"events":[{"type":"key","name":"leftCtrl"}]}`, c.input(ctx, t), "Ctrl down")
 			require.NoError(t, leave.how(tab))
 			close(left)
+			select {
+			case f := <-fate:
+				require.Equal(t, "followed", f, "the release's call, held until the page was left")
+			case <-ctx.Done():
+				require.FailNow(t, "the release's call was neither cancelled nor followed once the page was left")
+			}
 			assert.Equal(t, `{"events":[{"type":"key_up","name":"leftCtrl"}]}`, c.input(ctx, t), "Ctrl let go as the page was left")
 		})
 	}
+}
+
+// releaseOutlivingProxy is a proxy to g that holds each call of a release (key_up) to …/input
+// until left is closed (the page gone), then answers it with a redirect to itself, which only
+// a call that outlived its page follows (the browser's, not the gone page's), and passes the
+// call so followed on. fate learns each held call's end: "cancelled" (the browser gave it up)
+// or "followed". It waits on those events, not on a moment after the page was left: a cancel
+// that came a little after it would be missed, and the call passed on, a page's own call too.
+func releaseOutlivingProxy(t *testing.T, g *harness.Gateway, left <-chan struct{}) (*httptest.Server, <-chan string) {
+	t.Helper()
+	gateway, err := url.Parse(g.URL(""))
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(gateway)
+	fate := make(chan string, 16)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/input") {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		switch {
+		case r.URL.Query().Has("outlived"):
+			fate <- "followed"
+		case bytes.Contains(body, []byte(`"key_up"`)):
+			select {
+			case <-left:
+				http.Redirect(w, r, r.URL.Path+"?outlived", http.StatusTemporaryRedirect)
+			case <-r.Context().Done(): // the browser gave the call up
+				fate <- "cancelled"
+				panic(http.ErrAbortHandler)
+			}
+			return
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy, fate
 }
 
 // TestTheWebConsoleLetsGoWhatIsHeldAsItsViewCloses: a mouse button and Ctrl held on the desk's
