@@ -1192,7 +1192,7 @@ func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			left := make(chan struct{})
-			proxy, fate := releaseOutlivingProxy(t, g, left)
+			proxy, fate := releaseOutlivingProxy(t, g, left, nil)
 			tab, closeTab := chromedp.NewContext(browser)
 			t.Cleanup(closeTab)
 			logIn(t, tab, proxy.URL+"/console/#/computer/14%3Arig", token)
@@ -1214,13 +1214,72 @@ func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 	}
 }
 
+// TestTheWebConsoleKeepsItsKeepaliveCallsWithinTheBrowsersBudget: four views of a computer,
+// each closed with a text's call on its way (a proxy holds it; a text's call takes up to a
+// minute, and is not aborted with its view), its body as large as a call that outlives its page
+// may be, leave the fifth view's keys and the releases sent as the page is left room: Ctrl goes
+// down, and is let go as another page opens in the tab by a call that outlives the page (the
+// proxy holds it until the page is gone, as TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft).
+// Before, each of those four calls outlived the page (keepalive), the browser's 64 KiB of them
+// in flight were full, and it refused the next: Ctrl's call failed ("Input failed"). Kept
+// within the budget but with no reserve for the releases, the release went as the page's own
+// call, cancelled with it.
+func TestTheWebConsoleKeepsItsKeepaliveCallsWithinTheBrowsersBudget(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-budget-7c1f" // the API answers no client through a proxy without one
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
+	left, held := make(chan struct{}), make(chan struct{}, 8)
+	proxy, fate := releaseOutlivingProxy(t, g, left, held)
+	openRig(t, page, until, proxy.URL, token)
+	for range 4 {
+		// A text whose call's body is keepaliveMaxBytes, the most a call that outlives its page may have.
+		_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+			const empty = JSON.stringify({ events: [{ type: "char", text: "" }], timeoutMs: inputTimeoutMs }).length;
+			send([{ type: "char", text: "x".repeat(keepaliveMaxBytes - empty) }]);
+			true
+		}`))
+		require.NoError(t, err)
+		select {
+		case <-held:
+		case <-ctx.Done():
+			require.FailNow(t, "the text's call never reached the proxy")
+		}
+		_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/99%3Aother"; true`))
+		require.NoError(t, err)
+		until(t, "the other computer's view", `document.getElementById("status").textContent.startsWith("not_connected: computer 99:other")`)
+		_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/14%3Arig"; true`))
+		require.NoError(t, err)
+		until(t, "the rig's view again", rigLive)
+	}
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	until(t, "Ctrl's call answered", `view.pending.length === 0 && !view.sending`)
+	status, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("status").textContent`))
+	require.NoError(t, err)
+	require.Equal(t, "Live", status, "Ctrl's call")
+	assert.Equal(t, `{"events":[{"type":"key","name":"leftCtrl"}]}`, c.input(ctx, t), "Ctrl down")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("about:blank")))
+	close(left)
+	select {
+	case f := <-fate:
+		require.Equal(t, "followed", f, "the release's call, held until the page was left")
+	case <-ctx.Done():
+		require.FailNow(t, "the release's call was neither cancelled nor followed once the page was left")
+	}
+	assert.Equal(t, `{"events":[{"type":"key_up","name":"leftCtrl"}]}`, c.input(ctx, t), "Ctrl let go as the page was left")
+}
+
 // releaseOutlivingProxy is a proxy to g that holds each call of a release (key_up) to …/input
 // until left is closed (the page gone), then answers it with a redirect to itself, which only
 // a call that outlived its page follows (the browser's, not the gone page's), and passes the
 // call so followed on. fate learns each held call's end: "cancelled" (the browser gave it up)
 // or "followed". It waits on those events, not on a moment after the page was left: a cancel
 // that came a little after it would be missed, and the call passed on, a page's own call too.
-func releaseOutlivingProxy(t *testing.T, g *harness.Gateway, left <-chan struct{}) (*httptest.Server, <-chan string) {
+// If texts is not nil, a call of a text (char) is held as well, and never passed on: texts
+// learns each, which ends when the browser gives it up or the page is left.
+func releaseOutlivingProxy(t *testing.T, g *harness.Gateway, left <-chan struct{}, texts chan<- struct{}) (*httptest.Server, <-chan string) {
 	t.Helper()
 	gateway, err := url.Parse(g.URL(""))
 	require.NoError(t, err)
@@ -1239,6 +1298,13 @@ func releaseOutlivingProxy(t *testing.T, g *harness.Gateway, left <-chan struct{
 		switch {
 		case r.URL.Query().Has("outlived"):
 			fate <- "followed"
+		case texts != nil && bytes.Contains(body, []byte(`"type":"char"`)):
+			texts <- struct{}{}
+			select {
+			case <-left:
+			case <-r.Context().Done():
+			}
+			panic(http.ErrAbortHandler)
 		case bytes.Contains(body, []byte(`"key_up"`)):
 			select {
 			case <-left:

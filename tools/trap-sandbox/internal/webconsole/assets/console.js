@@ -162,7 +162,7 @@ function show(section) {
 // answer below 500 got past the auth: the token is kept.
 async function api(path, options) {
   const sent = token;
-  const res = await fetch(path, Object.assign({}, options, { headers: headers(sent, options && options.headers) }));
+  const res = await fetchOutliving(path, Object.assign({}, options, { headers: headers(sent, options && options.headers) }), false);
   if (res.status === 401 || res.status === 403) {
     const body = await res.clone().json().catch(() => null);
     const error = body && body.error;
@@ -883,7 +883,8 @@ async function letGoClosed(v, held, sent) {
 // holds, again every retryMs (a busy answer: its Retry-After) while the computer or the gateway
 // is away or the computer busy, until the time until (a Date.now()). A token the gateway
 // refused is not sent again: the call waits for the tab's next login (loggedIn). Nothing of it
-// is shown. Its calls outlive the page (keepalive), whose last word they may be. A closed
+// is shown. Its calls outlive the page (keepalive), whose last word they may be, within the
+// page's budget of them and its reserve for releases (fetchOutliving). A closed
 // view's releases (letGoClosed) and a left page's (letGoLeaving) go by it: a live view's go on
 // its queue, in order (retryReleases).
 async function letGo(v, events, sent, until) {
@@ -892,10 +893,10 @@ async function letGo(v, events, sent, until) {
   for (let auth = sent; events.length && Date.now() < until;) {
     let wait = retryMs;
     try {
-      const res = await fetch("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
+      const res = await fetchOutliving("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
         method: "POST", headers: headers(auth, { "Content-Type": "application/json" }), body: JSON.stringify({ events }), keepalive: true,
         signal: AbortSignal.timeout(Math.max(until - Date.now(), 1)),
-      });
+      }, true);
       const body = await res.json().catch(() => null);
       const code = body && body.error && body.error.code;
       if (res.status === 401 || code === "unauthorized") refusedTokens.add(auth);
@@ -1014,7 +1015,7 @@ async function sendInput(v, events, newest) {
     // loaded server answers each in a tick or more.
     const call = JSON.stringify(cost > inputEventsMax ? { events, timeoutMs: inputTimeoutMs } : { events });
     const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: call, keepalive: outlivesPage(call),
+      method: "POST", headers: { "Content-Type": "application/json" }, body: call, keepalive: true,
     });
     const body = await res.json().catch(() => null);
     const error = body && body.error;
@@ -1050,14 +1051,40 @@ async function sendInput(v, events, newest) {
 
 // keepaliveMaxBytes bounds the body of an input call that outlives its page (fetch's
 // keepalive: the browser completes it after the tab closed or navigated away, with its headers,
-// the token and Content-Type, so it passes the API's guard as any call does): a browser lets a
-// page have 64 KiB of them in flight at once, and refuses the call past that. A larger call (a
+// the token and Content-Type, so it passes the API's guard as any call does). A larger call (a
 // text put in at once) is the page's alone; a call of releases (letGo) is a few hundred bytes.
 const keepaliveMaxBytes = 16384;
 
-// outlivesPage is whether an input call of body (its JSON) outlives its page (keepaliveMaxBytes).
-function outlivesPage(body) {
-  return new TextEncoder().encode(body).length <= keepaliveMaxBytes;
+// keepaliveBudgetBytes is what a browser lets a page have of keepalive calls' bodies in flight
+// at once (64 KiB): it refuses the call past it, and the keys in it were lost ("Input failed"),
+// as were the releases sent as the page is left, once a few views closed with their texts'
+// calls still on their way (a call is not aborted with its view, and takes up to a minute).
+// releasesReserveBytes of it are the releases' (letGo) alone, so the view's calls never leave
+// them no room.
+const keepaliveBudgetBytes = 65536;
+const releasesReserveBytes = 8192;
+
+// keepaliveBytes is the bodies of the page's keepalive calls in flight (fetchOutliving).
+let keepaliveBytes = 0;
+
+// fetchOutliving is fetch, whose call outlives its page (keepalive) when options ask it and
+// its body fits: at most keepaliveMaxBytes, and within what the page's keepalive calls in
+// flight leave of keepaliveBudgetBytes, less releasesReserveBytes unless the call carries
+// releases (reserve). One that does not fit goes as a call of the page's own, which the
+// browser may cancel with it, rather than be refused. The one home of keepalive and of
+// keepaliveBytes: a call counts until its answer is read whole, as the browser counts it.
+async function fetchOutliving(url, options, reserve) {
+  const size = options.keepalive ? new TextEncoder().encode(options.body || "").length : 0;
+  const room = keepaliveBudgetBytes - (reserve ? 0 : releasesReserveBytes) - keepaliveBytes;
+  if (!options.keepalive || size > keepaliveMaxBytes || size > room) return fetch(url, Object.assign({}, options, { keepalive: false }));
+  keepaliveBytes += size;
+  try {
+    const res = await fetch(url, options);
+    await res.clone().arrayBuffer().catch(() => null);
+    return res;
+  } finally {
+    keepaliveBytes -= size;
+  }
 }
 
 // letGoLeaving lets go, as the page is left (pagehide: its tab closed, another page opened in
