@@ -49,6 +49,40 @@ func TestClosingTheGatewayAbortsItsTurnsOnOpencode(t *testing.T) {
 	assert.Positive(t, f.agent.Aborts())
 }
 
+// TestClosingTheGatewayAbortsATurnWhoseReplyCameFirst: Close cancels the turn and the
+// prompt's call alike, and a turn that reached its wait only once both were done took the
+// prompt's reply (the call's error) half the time, as a select does, and returned without an
+// abort: the turn ran on in opencode (a flake of TestClosingTheGatewayAbortsItsTurnsOnOpencode
+// on a loaded CI machine). The hook holds the turn until both are ready; each round is a coin
+// toss without the fix. (The hook is the package's: no test here runs in parallel.)
+func TestClosingTheGatewayAbortsATurnWhoseReplyCameFirst(t *testing.T) {
+	testHookAwaitingReply = func(ctx context.Context, replies chan promptResult) {
+		<-ctx.Done()
+		replies <- <-replies // the call's error, as the transport saw the cancel; put back
+	}
+	t.Cleanup(func() { testHookAwaitingReply = nil })
+	for round := range 8 {
+		started, ended := make(chan struct{}), make(chan struct{})
+		f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+			close(started)
+			<-tu.Done() // a model that thinks until it is stopped
+			close(ended)
+		})
+		m := f.module(t)
+		from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+		_, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "think"}))
+		require.NoError(t, err)
+		<-started
+
+		m.Close()
+		select {
+		case <-ended:
+		case <-time.After(stopLimit):
+			require.Fail(t, "the turn still runs on opencode after the gateway closed", "round %d", round)
+		}
+	}
+}
+
 // TestATurnLeftRunningOnOpencodeIsStoppedFirst: a gateway killed while a turn ran (kill -9,
 // a crash: it cannot abort) left the turn running in opencode, which does not stop a turn
 // whose client went away; the restarted gateway's next question on that conversation waited

@@ -111,6 +111,9 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 		m.stream.detach(sid, t)
 		m.release(t)
 	}()
+	if testHookAwaitingReply != nil {
+		testHookAwaitingReply(ctx, replies)
+	}
 	select {
 	case res := <-replies:
 		<-finished // so the done event comes once the session takes a new question
@@ -118,10 +121,18 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 			return m.outcome(t, res)
 		}
 	case <-ctx.Done():
-		m.stopOnOpencode(t, sid, finished)
 	}
+	// Stopped: aborted on opencode, which does not stop a turn whose client went away, also
+	// when the prompt's reply was in hand as the stop came. Close cancels the prompt's call
+	// too, so on a loaded machine its reply (the call's error) can be ready before this
+	// goroutine reaches the select, which then takes either.
+	m.stopOnOpencode(t, sid, finished)
 	return stopped(t, context.Cause(ctx))
 }
+
+// testHookAwaitingReply, when set (by a test), runs just before a turn waits for its
+// prompt's reply or its stop, with the turn's context and the reply's channel.
+var testHookAwaitingReply func(ctx context.Context, replies chan promptResult)
 
 // stopOnOpencode aborts a turn on opencode and waits (at most abortWait) until opencode has
 // stopped it. opencode answers an abort of an idle session with true and forgets it, so an
