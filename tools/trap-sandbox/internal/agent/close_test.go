@@ -28,6 +28,14 @@ const stopLimit = 30 * time.Second
 // and a write it still asked for was put to the player under the new question. Close now
 // aborts every running turn on opencode before it returns.
 func TestClosingTheGatewayAbortsItsTurnsOnOpencode(t *testing.T) {
+	f := closeDuringATurn(t)
+	assert.Positive(t, f.agent.Aborts())
+}
+
+// closeDuringATurn closes a module while a turn thinks on opencode until it is stopped, and
+// fails the test unless opencode stops that turn within stopLimit.
+func closeDuringATurn(t *testing.T) *fakeAgent {
+	t.Helper()
 	started, ended := make(chan struct{}), make(chan struct{})
 	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
 		close(started)
@@ -46,7 +54,7 @@ func TestClosingTheGatewayAbortsItsTurnsOnOpencode(t *testing.T) {
 	case <-time.After(stopLimit):
 		require.Fail(t, "the turn still runs on opencode after the gateway closed")
 	}
-	assert.Positive(t, f.agent.Aborts())
+	return f
 }
 
 // TestClosingTheGatewayAbortsATurnWhoseReplyCameFirst: Close cancels the turn and the
@@ -61,25 +69,8 @@ func TestClosingTheGatewayAbortsATurnWhoseReplyCameFirst(t *testing.T) {
 		replies <- <-replies // the call's error, as the transport saw the cancel; put back
 	}
 	t.Cleanup(func() { testHookAwaitingReply = nil })
-	for round := range 8 {
-		started, ended := make(chan struct{}), make(chan struct{})
-		f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
-			close(started)
-			<-tu.Done() // a model that thinks until it is stopped
-			close(ended)
-		})
-		m := f.module(t)
-		from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
-		_, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "think"}))
-		require.NoError(t, err)
-		<-started
-
-		m.Close()
-		select {
-		case <-ended:
-		case <-time.After(stopLimit):
-			require.Fail(t, "the turn still runs on opencode after the gateway closed", "round %d", round)
-		}
+	for range 8 {
+		closeDuringATurn(t)
 	}
 }
 
