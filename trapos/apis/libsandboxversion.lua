@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.24",
+  VERSION = "0.5.25",
   parse = parse,
   newer = newer,
 };
