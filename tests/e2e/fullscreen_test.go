@@ -131,6 +131,8 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 		assert.Contains(t, errOut, "timeout: the run was stopped on the computer at its limit of 8000 ms (this call's timeout of 10000 ms less 2000 ms, so that its answer comes within the call): "+
 			"it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n  "+doorProgram+"\n")
 		assert.Regexp(t, `\n  Press Ctrl (or click here )?to access menu +Ln 1\n\(--timeout gives it longer`, errOut, "the fix on a line of its own, not on the editor's status bar")
+		assert.Contains(t, errOut, doorProgram+"\n\n", "the editor's blank rows are empty lines")
+		assert.NotRegexp(t, `(?m)^ +$`, errOut, "no line of spaces alone")
 		stillServes(t)
 	})
 

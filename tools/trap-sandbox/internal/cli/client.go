@@ -187,10 +187,19 @@ func typedID(typed string) string { return cctext.ShowTraposID(cctext.TraposID(t
 
 // showMessage is an error message for the terminal (cctext.Show). A message may show a
 // screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its
-// line breaks are kept and every line after the first is indented, so none passes for a line
-// of the CLI's own.
+// line breaks are kept and every line after the first that shows something is indented, so
+// none passes for a line of the CLI's own. A blank row (the editor's, between its text and
+// its status bar) stays an empty line, as the computer sends it with its trailing spaces
+// trimmed: indented, it was a line of two spaces, trailing whitespace that a pasted error
+// carried along and that read as a row holding something.
 func showMessage(s string) string {
-	return strings.ReplaceAll(cctext.Show(s, true), "\n", "\n  ")
+	lines := strings.Split(cctext.Show(s, true), "\n")
+	for i := 1; i < len(lines); i++ {
+		if lines[i] != "" {
+			lines[i] = "  " + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // warn prints one line per character the computer could not be sent (the text rule); of text

@@ -328,14 +328,15 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	assert.Contains(t, errOut, "U+2014")
 
 	// A run that showed a screen: the fix on a line of its own, not on the screen's last row,
-	// where it read as part of the editor's status bar.
+	// where it read as part of the editor's status bar; the editor's blank rows between its
+	// text and its status bar empty lines, not lines of two spaces.
 	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
-		return nil, &daemonfake.Error{Code: string(protocol.CodeTimeout), Message: "it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\nprint(1)\nPress Ctrl to access menu                      Ln 1"}
+		return nil, &daemonfake.Error{Code: string(protocol.CodeTimeout), Message: "it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\nprint(1)\n\n\nPress Ctrl to access menu                      Ln 1"}
 	}
 	_, _, err = runWith(t, "", "run", "--url", base, "7:", "edit /door.lua")
 	assert.EqualError(t, err, "computer 7: run: the computer answered timeout: the run was stopped on the computer at its limit of 8000 ms (this call's timeout of 10000 ms less 2000 ms, so that its answer comes within the call): "+
 		"it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n"+
-		"  print(1)\n  Press Ctrl to access menu                      Ln 1\n(--timeout gives it longer, at most 60s; "+
+		"  print(1)\n\n\n  Press Ctrl to access menu                      Ln 1\n(--timeout gives it longer, at most 60s; "+
 		"a program that waits for input or never ends (a loop, a server) is stopped whatever time it is given: "+
 		"start it on the computer's screen, where it runs on and takes what you type: trap-sandbox screen --url "+base+" 7: in a terminal, "+
 		`or type on it with trap-sandbox request --url `+base+` 7: screen.input '{"events":[{"type":"char","text":"edit /door.lua\n"}]}')`)
@@ -394,8 +395,10 @@ func TestCCsErrorDisplayPrintsAsTheREADMESays(t *testing.T) {
 	assert.Equal(t, `"\u0095"`+"\n", out)
 }
 
+// TestAMessageShowingAScreenIsIndented: the screen's rows under an error line are indented,
+// but for a blank row, which stays an empty line: it was a line of two spaces.
 func TestAMessageShowingAScreenIsIndented(t *testing.T) {
-	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
+	assert.Equal(t, "timeout; its screen showed:\n  name?\n\n  \\x1b[2Jrow 3",
 		showMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
 	assert.Equal(t, "one line", showMessage("one line"))
 }
