@@ -395,6 +395,14 @@ func (a *Accounts) IssueEnrollmentKeyBy(ctx context.Context, accountID, createdB
 // one whose account is gone or was made again under its name (owner), before a use is spent;
 // a revoked, expired or used-up one says so.
 func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (string, EnrollmentKey, error) {
+	return a.LinkWithKeyUnless(ctx, plain, traposID, nil)
+}
+
+// LinkWithKeyUnless is LinkWithKey that first asks refuse (when not nil) about the key's
+// account, once the key is known to be right and before a use is spent: its error is the
+// answer (the gateway's: the account has a computer of traposID's id already, whose place the
+// new credential would take).
+func (a *Accounts) LinkWithKeyUnless(ctx context.Context, plain, traposID string, refuse func(ctx context.Context, accountID string) error) (string, EnrollmentKey, error) {
 	selector, secret, err := parseSecret(KindEnrollment, plain)
 	if err != nil {
 		return "", EnrollmentKey{}, fmt.Errorf("%w: %w", ErrBadSecret, err)
@@ -411,18 +419,19 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 		return "", EnrollmentKey{}, err
 	}
 	now := a.clock.Now()
+	if refuse != nil {
+		// Only a key that links is asked about: a revoked, expired or used-up one (its holder
+		// no longer trusted with it) learns nothing of the account's computers.
+		if err := k.usable(now); err != nil {
+			return "", EnrollmentKey{}, err
+		}
+		if err := refuse(ctx, k.AccountID); err != nil {
+			return "", EnrollmentKey{}, err
+		}
+	}
 	k, err = a.store.UpdateEnrollmentKey(ctx, selector, func(k *EnrollmentKey) error {
-		switch {
-		case !k.RevokedAt.IsZero():
-			return fmt.Errorf("the enrollment key is %w", ErrRevoked)
-		case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
-			return fmt.Errorf("the enrollment key is %w", ErrExpired)
-		case k.MaxUses > 0 && k.Uses >= k.MaxUses:
-			linked := fmt.Sprintf("%d computers", k.Uses)
-			if k.Uses == 1 {
-				linked = "1 computer"
-			}
-			return fmt.Errorf("the enrollment key is %w (it linked %s, its limit)", ErrUsedUp, linked)
+		if err := k.usable(now); err != nil {
+			return err
 		}
 		k.Uses++
 		k.LastUsed = now
@@ -433,6 +442,23 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 	}
 	cred, _, err := a.issueBound(ctx, k.AccountID, acc.Created, k.CreatedBy+" (key "+k.Selector+")", traposID)
 	return cred, k, err
+}
+
+// usable says why k links no computer at now (revoked, expired, used up), or nil.
+func (k *EnrollmentKey) usable(now time.Time) error {
+	switch {
+	case !k.RevokedAt.IsZero():
+		return fmt.Errorf("the enrollment key is %w", ErrRevoked)
+	case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+		return fmt.Errorf("the enrollment key is %w", ErrExpired)
+	case k.MaxUses > 0 && k.Uses >= k.MaxUses:
+		linked := fmt.Sprintf("%d computers", k.Uses)
+		if k.Uses == 1 {
+			linked = "1 computer"
+		}
+		return fmt.Errorf("the enrollment key is %w (it linked %s, its limit)", ErrUsedUp, linked)
+	}
+	return nil
 }
 
 // RevokeEnrollmentKey revokes the key selector of accountID ("" for an admin: any); another

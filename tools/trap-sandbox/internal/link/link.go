@@ -314,7 +314,7 @@ func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key 
 		delete(m.keyChecks, from.Socket)
 		m.mu.Unlock()
 	}()
-	cred, k, err := m.cfg.Accounts.LinkWithKey(ctx, key, from.TraposID)
+	cred, k, err := m.cfg.Accounts.LinkWithKeyUnless(ctx, key, from.TraposID, m.keyTakesPlace(from))
 	if errors.Is(err, account.ErrBadSecret) {
 		m.count("refused")
 		if err := m.gw.WrongSecret(ctx, from.RemoteAddr); err != nil {
@@ -693,13 +693,12 @@ func (m *Module) Relayed(_ context.Context, from, _, _ string, payload json.RawM
 }
 
 // takesPlace returns why approving the pending code into account into is refused (nil when
-// it is not): into has a computer of the code's computer id connected (on any replica), or
-// holds a credential bound to that id. The traposId a link session claims is its own word (it
-// needs no secret), and a linked credential is bound to the computer id only, so whoever holds
-// the code could say hello as that computer of into and take its place (newest wins in an
-// account, and a replaced computer stops reconnecting), whether it is connected now or comes
-// back later. A code asked for on a socket that said hello in into is exempt: that socket is
-// into's computer of that id already.
+// it is not): into holds the code's computer id already (heldID). The traposId a link session
+// claims is its own word (it needs no secret), and a linked credential is bound to the computer
+// id only, so whoever holds the code could say hello as that computer of into and take its
+// place (newest wins in an account, and a replaced computer stops reconnecting), whether it is
+// connected now or comes back later. A code asked for on a socket that said hello in into is
+// exempt: that socket is into's computer of that id already.
 func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.Error, error) {
 	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
 	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
@@ -712,33 +711,89 @@ func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.E
 		return nil, nil
 	}
 	id := account.ComputerID(c.TraposID)
+	held, err := m.heldID(ctx, into, id)
+	if err != nil || held.nothing() {
+		return nil, err
+	}
 	// other is the fix for another computer with the same id, last in every refusal.
 	other := fmt.Sprintf("for another computer with id %s (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add %s)", id, into)
+	if pc := held.connected; pc != nil {
+		return protocol.Errorf(protocol.CodeForbidden,
+			"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, whose credential could take its place. "+
+				"Approve only a code shown by a computer that is not linked yet: to link %s anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
+			into, pc.TraposID, host(pc.RemoteAddr), id, pc.TraposID, pc.TraposID, other), nil
+	}
+	cred := held.credential
+	last := ""
+	if cred.LastTraposID != "" {
+		last = ", last hello as " + cred.LastTraposID
+	}
+	return protocol.Errorf(protocol.CodeForbidden,
+		"account %s holds a credential for computer %s already (%s%s); this code comes from another connection claiming computer %s, whose credential could take that computer's place. "+
+			"Approve only a code shown by a computer that is not linked yet: if computer %s lost its credential, revoke it first (trap-sandbox credentials revoke %s); %s",
+		into, id, cred.Selector, last, id, id, cred.Selector, other), nil
+}
+
+// keyTakesPlace is LinkWithKeyUnless's check for an enrollment key of account into used by
+// the computer from: refused (forbidden) when into holds its computer id already (heldID), as
+// a code's approval is (takesPlace). A key links computers into its account; it must not take
+// the place of one the account has: the traposId a link session claims is its own word, so
+// whoever has the key (typed on a turtle in front of other players, or a reusable one handed to
+// a helper) could claim computer 7 and say hello as the account's 7:kitchen with the credential,
+// knocking it off (newest wins in an account, and a replaced computer stops reconnecting) and
+// answering the host's requests in its place. The player reads this on the computer, one line
+// of at most 256 bytes (sandbox link's), so it is shorter than the approval's.
+func (m *Module) keyTakesPlace(from protocol.Requester) func(context.Context, string) error {
+	return func(ctx context.Context, into string) error {
+		if from.AccountID == into {
+			return nil // the socket said hello in into: it is into's computer of that id already
+		}
+		id := account.ComputerID(from.TraposID)
+		held, err := m.heldID(ctx, into, id)
+		if err != nil || held.nothing() {
+			return err
+		}
+		m.count("refused")
+		m.log.Warn("enrollment key refused: its credential could take the place of a computer of the account",
+			"traposId", from.TraposID, "accountId", into, "remote", from.RemoteAddr)
+		other := fmt.Sprintf("for another computer %s: trap-sandbox credentials add %s", id, into)
+		if pc := held.connected; pc != nil {
+			return protocol.Errorf(protocol.CodeForbidden,
+				"account %s has computer %s connected already, which this one would replace: to link it anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
+				into, pc.TraposID, pc.TraposID, other)
+		}
+		return protocol.Errorf(protocol.CodeForbidden,
+			"account %s holds a credential for computer %s already, whose computer this one would replace: if it lost it, revoke it first (trap-sandbox credentials revoke %s); %s",
+			into, id, held.credential.Selector, other)
+	}
+}
+
+// idHeld is what an account holds of one computer id: a computer of that id connected (on any
+// replica), else a credential bound to that id that is not revoked; neither is nothing.
+type idHeld struct {
+	connected  *computer.Computer
+	credential *account.Credential
+}
+
+func (h idHeld) nothing() bool { return h.connected == nil && h.credential == nil }
+
+// heldID is what account into holds of computer id id (idHeld).
+func (m *Module) heldID(ctx context.Context, into, id string) (idHeld, error) {
 	for _, pc := range m.gw.Computers() {
 		if pc.AccountID == into && account.ComputerID(pc.TraposID) == id {
-			return protocol.Errorf(protocol.CodeForbidden,
-				"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, whose credential could take its place. "+
-					"Approve only a code shown by a computer that is not linked yet: to link %s anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
-				into, pc.TraposID, host(pc.RemoteAddr), id, pc.TraposID, pc.TraposID, other), nil
+			return idHeld{connected: &pc}, nil
 		}
 	}
 	creds, err := m.cfg.Accounts.Store().Credentials(ctx, into)
 	if err != nil {
-		return nil, err
+		return idHeld{}, err
 	}
 	for _, cred := range creds {
 		if cred.ComputerID == id && cred.RevokedAt.IsZero() {
-			last := ""
-			if cred.LastTraposID != "" {
-				last = ", last hello as " + cred.LastTraposID
-			}
-			return protocol.Errorf(protocol.CodeForbidden,
-				"account %s holds a credential for computer %s already (%s%s); this code comes from another connection claiming computer %s, whose credential could take that computer's place. "+
-					"Approve only a code shown by a computer that is not linked yet: if computer %s lost its credential, revoke it first (trap-sandbox credentials revoke %s); %s",
-				into, id, cred.Selector, last, id, id, cred.Selector, other), nil
+			return idHeld{credential: &cred}, nil
 		}
 	}
-	return nil, nil
+	return idHeld{}, nil
 }
 
 // owns returns the stored id of code when the asking socket is the one it was given to, else

@@ -871,6 +871,82 @@ func TestApprovingACodeForAComputerIdTheAccountHoldsACredentialFor(t *testing.T)
 	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
 }
 
+// TestAnEnrollmentKeyCannotTakeTheAccountsComputersPlace: a link session needs no secret, so
+// whoever has alice's enrollment key (read off a turtle's screen as she typed it, or a reusable
+// one she gave a helper) could claim computer 7 and get a credential for it; saying hello with
+// it as 7:kitchen then knocked her connected 7:kitchen off (newest wins in an account; 4009,
+// and it stops reconnecting) and answered the host in its place. As a code's approval is
+// (TestApprovingACodeThatWouldReplaceAConnectedComputer), such a key link is refused, naming
+// the computer or credential and the fix, and spends no use; a computer id the account holds
+// nothing of links, and so does one whose credential was revoked.
+func TestAnEnrollmentKeyCannotTakeTheAccountsComputersPlace(t *testing.T) {
+	f := newFixture(t, Config{})
+	f.gw.connect(computer.Computer{AccountID: "alice", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:51000"})
+	status, ans := f.api(alice, "POST", KeysPath, map[string]any{"maxUses": 0, "expiresInMs": 3600000})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+	uses := func() int {
+		t.Helper()
+		status, ans := f.api(alice, "GET", KeysPath, nil)
+		require.Equal(t, http.StatusOK, status)
+		var keys []Key
+		require.NoError(t, json.Unmarshal(ans.Payload, &keys))
+		require.Len(t, keys, 1)
+		return keys[0].Uses
+	}
+
+	impostor := protocol.Requester{TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:52000", Socket: 5}
+	_, pe := f.call(impostor, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	require.NotNil(t, pe, "a credential for alice's computer 7 was issued to another connection")
+	assert.Equal(t, protocol.CodeForbidden, pe.Code)
+	assert.Equal(t, "account alice has computer 7:kitchen connected already, which this one would replace: to link it anew, revoke its credential first (trap-sandbox computers revoke 7:kitchen); "+
+		"for another computer 7: trap-sandbox credentials add alice", pe.Message)
+	assert.LessOrEqual(t, len(pe.Message), 256, "sandbox link shows 256 bytes of it")
+	assert.Equal(t, 0, uses(), "no use spent")
+	creds, err := f.accounts.Store().Credentials(t.Context(), "alice")
+	require.NoError(t, err)
+	assert.Empty(t, creds, "no credential issued")
+	assert.Equal(t, 1.0, f.outcome("refused"))
+	assert.Contains(t, f.logs.String(), `msg="enrollment key refused: its credential could take the place of a computer of the account" module=link traposId=7:kitchen accountId=alice remote=10.0.0.5:52000`)
+	assert.Empty(t, f.gw.wrong, "a right key is no guess")
+
+	turtle := protocol.Requester{TraposID: "8:turtle", RemoteAddr: "10.0.0.5:53000", Socket: 6}
+	_, pe = f.call(turtle, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	require.Nil(t, pe, "computer 8 is none of alice's yet")
+	assert.Equal(t, 1, uses())
+	creds, err = f.accounts.Store().Credentials(t.Context(), "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+	sel := creds[0].Selector
+
+	again := protocol.Requester{TraposID: "8:x", RemoteAddr: "10.0.0.5:54000", Socket: 7}
+	_, pe = f.call(again, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	require.NotNil(t, pe, "alice's computer 8 is off, but its credential would be taken over when it comes back")
+	assert.Equal(t, protocol.CodeForbidden, pe.Code)
+	assert.Equal(t, "account alice holds a credential for computer 8 already, whose computer this one would replace: if it lost it, revoke it first (trap-sandbox credentials revoke "+sel+"); "+
+		"for another computer 8: trap-sandbox credentials add alice", pe.Message)
+	assert.LessOrEqual(t, len(pe.Message), 256)
+	assert.Equal(t, 1, uses())
+
+	_, err = f.accounts.RevokeCredential(t.Context(), "alice", sel)
+	require.NoError(t, err)
+	_, pe = f.call(again, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	assert.Nil(t, pe, "once its credential is revoked, computer 8 links anew")
+	own := protocol.Requester{AccountID: "alice", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:51000", Socket: 8}
+	_, pe = f.call(own, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	assert.Nil(t, pe, "alice's 7:kitchen on its own socket in alice")
+	status, ans = f.api(bob, "POST", KeysPath, map[string]any{"maxUses": 1})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var bobs Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &bobs))
+	_, pe = f.call(impostor, protocol.TypeLinkBegin, map[string]any{"key": bobs.Secret})
+	assert.Nil(t, pe, "bob has no computer 7")
+	_, pe = f.call(impostor, protocol.TypeLinkBegin, map[string]any{"key": bobs.Secret})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code, "a used-up key learns nothing of the account's computers: %s", pe.Message)
+}
+
 func TestApproveRefusals(t *testing.T) {
 	f := newFixture(t, Config{ApprovalsPerCaller: 3})
 	code := f.begin(kitchen)
