@@ -91,27 +91,74 @@ func New(in io.Reader, out io.Writer, mode ColourMode) *Console {
 	return c
 }
 
-// read decodes the terminal's input and hands it to the attached computer.
+// read decodes the terminal's input and hands it to the attached computer. The keys of a
+// held Ctrl-T stay down until its repeats stop (Decoder.HeldUntil): with no more input by
+// then, read lets them go itself, so it reads the terminal through readRaw.
 func (c *Console) read() {
 	defer close(c.readDone)
-	dec := Decoder{Screen: c.screenSize}
-	buf := make([]byte, readSize)
-	for {
-		n, err := c.in.Read(buf)
-		for _, in := range dec.Feed(buf[:n]) {
+	chunks := make(chan chunk)
+	rawDone := make(chan struct{})
+	go c.readRaw(chunks, rawDone)
+	defer func() { <-rawDone }()
+	dec := Decoder{Screen: c.screenSize, KeepCtrlTDown: true}
+	send := func(ins []Input) bool {
+		for _, in := range ins {
 			select {
 			case c.inputs <- in:
 			case <-c.done:
-				return
+				return false
 			}
+		}
+		return true
+	}
+	for {
+		var ins []Input
+		ended := false
+		var letGo <-chan time.Time // nil, never ready, while no key is down
+		var timer *time.Timer
+		if at, ok := dec.HeldUntil(); ok {
+			timer = time.NewTimer(time.Until(at))
+			letGo = timer.C
+		}
+		select {
+		case ch := <-chunks:
+			ins = dec.Feed(ch.bytes)
+			if ch.err != nil {
+				ins, ended = append(ins, dec.Close()...), true
+			}
+		case <-letGo:
+			ins = dec.LetGo()
+		case <-c.done:
+			ended = true
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if !send(ins) || ended {
+			return
+		}
+	}
+}
+
+// chunk is one read of the terminal: its bytes, and the error that ended the input.
+type chunk struct {
+	bytes []byte
+	err   error
+}
+
+// readRaw reads the terminal for read until the input ends or the console closes.
+func (c *Console) readRaw(chunks chan<- chunk, done chan<- struct{}) {
+	defer close(done)
+	buf := make([]byte, readSize)
+	for {
+		n, err := c.in.Read(buf)
+		select {
+		case chunks <- chunk{bytes: append([]byte(nil), buf[:n]...), err: err}:
+		case <-c.done:
+			return
 		}
 		if err != nil {
 			return
-		}
-		select {
-		case <-c.done:
-			return
-		default:
 		}
 	}
 }

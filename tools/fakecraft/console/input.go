@@ -76,7 +76,8 @@ type Input struct {
 
 // Decoder turns bytes read from a terminal in raw mode into CC input. Terminals report
 // key presses only, so every key is followed by its key_up at once, as CraftOS-PC's
-// terminal mode does; a printable key also sends its char between the two. A terminal
+// terminal mode does (a held Ctrl-T's may wait: KeepCtrlTDown); a printable key also
+// sends its char between the two. A terminal
 // cannot send a bare Ctrl press: Esc (alone in its read) and Ctrl-Space stand for one,
 // e.g. for edit's menu. Bracketed paste (ESC[200~ … ESC[201~) becomes one paste event.
 // The zero value is ready to use.
@@ -87,16 +88,37 @@ type Decoder struct {
 	// Screen is the size of the computer's screen the mouse reports are cells of (a pocket
 	// computer's is 26x20); nil is an ordinary computer's 51x19.
 	Screen func() (w, h int)
+	// KeepCtrlTDown says the reader calls LetGo when HeldUntil comes: a held Ctrl-T's keys
+	// then stay down until its hold ends, their key_up after its terminate, as in CC.
+	// Unset, they go up at once, as every other key's.
+	KeepCtrlTDown bool
 
 	pending []byte // an escape sequence cut by the end of a read
 	// held is the shortcut byte seen last with nothing between (see shortcut), fired says
 	// its action already ran for this hold, last is when that byte was last read.
-	held    byte
-	fired   bool
-	last    time.Time
+	held  byte
+	fired bool
+	last  time.Time
+	// down is the key_up events a held Ctrl-T owes (Ctrl-T's key, then Ctrl's): they are
+	// sent when the hold ends (LetGo, or the next other input), after its terminate.
+	down    []Event
 	pasting bool
 	paste   []byte
 }
+
+// FirstRepeatWait is how long a Ctrl-T's keys stay down with no repeat: a terminal's pause
+// before it repeats a held key is 250 ms to 1 s (X11 660 ms, GNOME and Windows 500 ms,
+// Windows' slowest 1 s), so a Ctrl-T not repeated within FirstRepeatWait was let go (a tap),
+// and its key_up events go then. A repeat later still is a second press held: its keys go
+// down again, then its terminate.
+const FirstRepeatWait = time.Second
+
+// holdsKeys says whether shortcut b keeps its keys down until its hold ends. In CC the
+// keys go up when the player lets go, after the hold acted; a program goes on after
+// Ctrl-T's terminate and sees them. Ctrl-R and Ctrl-S stop the program that saw the keys
+// go down, and under Ctrl-L a player looks away from the computer, so their keys go up at
+// once.
+func (d *Decoder) holdsKeys(b byte) bool { return d.KeepCtrlTDown && shortcuts[b] == Terminate }
 
 // RepeatGap is the longest pause between a held key's repeats: a shortcut read again after
 // its hold acted and a longer pause is a new press, the first of a new hold. Terminals
@@ -129,21 +151,79 @@ var shortcuts = map[byte]Action{0x14: Terminate, 0x12: Reboot, 0x13: Shutdown, 0
 // the computer off; CC: Tweaked sends the letter's key too for a hold's first 0.2 s
 // (TerminalWidget's KEY_SUPPRESS_DELAY, since 1.103.0), so a tap's Ctrl+T reaches the
 // program there as well.
-func (d *Decoder) shortcut(b byte, now time.Time) Input {
+//
+// With KeepCtrlTDown, Ctrl-T's keys stay down while it may be held: its first press sends
+// Ctrl's and T's key only, and their key_up come when the hold ends, after its terminate,
+// as a player lets go in CC: at the next other input, or at LetGo once the repeats stopped.
+func (d *Decoder) shortcut(b byte, now time.Time) []Input {
+	var out []Input
 	if d.held == b && d.fired && now.Sub(d.last) > RepeatGap {
 		d.held, d.fired = 0, false // that hold was let go: this is a new press
 	}
+	if d.held != b || (!d.fired && len(d.down) == 0 && d.holdsKeys(b)) {
+		// A new press; or the second of a pair whose first was let go (LetGo) before
+		// the terminal's first repeat came, which goes down again to be held.
+		out = append(out, d.release()...)
+		out = append(out, d.pressShortcut(b))
+	}
 	d.last = now
 	if d.held == b {
-		if d.fired {
-			return Input{}
+		if !d.fired {
+			d.fired = true
+			out = append(out, Input{Action: shortcuts[b]})
 		}
-		d.fired = true
-		return Input{Action: shortcuts[b]}
+		return out
 	}
 	d.held, d.fired = b, false
-	return withModifier(KeyLeftCtrl, press(int('A'+b-1), ""))
+	return out
 }
+
+// pressShortcut is the keys of a shortcut's press: Ctrl+letter, whose key_up events wait in
+// down while the shortcut holds its keys.
+func (d *Decoder) pressShortcut(b byte) Input {
+	in := withModifier(KeyLeftCtrl, press(int('A'+b-1), ""))
+	if !d.holdsKeys(b) {
+		return in
+	}
+	d.down = in.Events[2:]
+	return Input{Events: in.Events[:2]}
+}
+
+// release is the key_up events the keys still down owe, now sent.
+func (d *Decoder) release() []Input {
+	if len(d.down) == 0 {
+		return nil
+	}
+	in := Input{Events: d.down}
+	d.down = nil
+	return []Input{in}
+}
+
+// HeldUntil says when the keys of a Ctrl-T still down are let go if nothing more is read
+// (LetGo): RepeatGap after the last repeat of a hold that acted, FirstRepeatWait after a
+// first press. ok is false when no key is down.
+func (d *Decoder) HeldUntil() (at time.Time, ok bool) {
+	if len(d.down) == 0 {
+		return time.Time{}, false
+	}
+	if d.fired {
+		return d.last.Add(RepeatGap), true
+	}
+	return d.last.Add(FirstRepeatWait), true
+}
+
+// LetGo is the key_up events of the keys still down once their hold is over by the
+// decoder's clock (HeldUntil), and none before. The reader calls it when nothing more came.
+func (d *Decoder) LetGo() []Input {
+	at, ok := d.HeldUntil()
+	if !ok || d.now().Before(at) {
+		return nil
+	}
+	return d.release()
+}
+
+// Close is the key_up events of the keys still down when the input ends.
+func (d *Decoder) Close() []Input { return d.release() }
 
 // Feed decodes one read's worth of bytes.
 func (d *Decoder) Feed(p []byte) []Input {
@@ -170,10 +250,14 @@ func (d *Decoder) Feed(p []byte) []Input {
 			d.paste = nil
 			continue
 		}
-		if shortcuts[buf[0]] == NoAction {
-			d.held, d.fired = 0, false // any other input ends a hold
+		if shortcuts[buf[0]] != NoAction {
+			out = append(out, d.shortcut(buf[0], now)...)
+			buf = buf[1:]
+			continue
 		}
-		in, n, incomplete := d.decodeOne(buf, now)
+		d.held, d.fired = 0, false // any other input ends a hold
+		out = append(out, d.release()...)
+		in, n, incomplete := d.decodeOne(buf)
 		if incomplete {
 			d.pending = append([]byte(nil), buf...)
 			return out
@@ -208,11 +292,11 @@ func ctrlPress() Input {
 
 // decodeOne decodes the input at the start of buf: the Input, the bytes used, or
 // incomplete when buf ends inside an escape sequence.
-func (d *Decoder) decodeOne(buf []byte, now time.Time) (Input, int, bool) {
+func (d *Decoder) decodeOne(buf []byte) (Input, int, bool) {
 	b := buf[0]
 	switch {
 	case b == 0x1b:
-		return d.decodeEscape(buf, now)
+		return d.decodeEscape(buf)
 	case b == '\r' || b == '\n':
 		return press(KeyEnter, ""), 1, false
 	case b == '\t':
@@ -221,8 +305,6 @@ func (d *Decoder) decodeOne(buf []byte, now time.Time) (Input, int, bool) {
 		return press(KeyBackspace, ""), 1, false
 	case b == 0x00:
 		return ctrlPress(), 1, false
-	case shortcuts[b] != NoAction:
-		return d.shortcut(b, now), 1, false
 	case b < 0x20:
 		// Ctrl+letter: CC sends the Ctrl key and the letter's key, no char.
 		if b >= 0x01 && b <= 0x1a {
@@ -244,7 +326,7 @@ func (d *Decoder) decodeOne(buf []byte, now time.Time) (Input, int, bool) {
 }
 
 // decodeEscape decodes input starting with ESC.
-func (d *Decoder) decodeEscape(buf []byte, now time.Time) (Input, int, bool) {
+func (d *Decoder) decodeEscape(buf []byte) (Input, int, bool) {
 	if len(buf) == 1 {
 		// Esc alone in its read: the key a person presses for Ctrl.
 		return ctrlPress(), 1, false
@@ -261,7 +343,7 @@ func (d *Decoder) decodeEscape(buf []byte, now time.Time) (Input, int, bool) {
 		return ctrlPress(), 1, false
 	}
 	// ESC then a key: Alt held with it.
-	in, n, incomplete := d.decodeOne(buf[1:], now)
+	in, n, incomplete := d.decodeOne(buf[1:])
 	if incomplete {
 		return Input{}, 0, true
 	}

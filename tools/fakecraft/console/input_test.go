@@ -65,16 +65,74 @@ func TestDecoderShortcutsNeedAHold(t *testing.T) {
 	assert.Equal(t, []Input{{Action: Shutdown}}, d.Feed([]byte("\x13")), "a second in a row: held")
 	assert.Empty(t, d.Feed([]byte("\x13\x13")), "the hold acts once")
 
-	e := Decoder{Now: at}
+	e := Decoder{Now: at, KeepCtrlTDown: true}
 	got := e.Feed([]byte("\x14a\x14\x14\x12\x12"))
 	assert.Equal(t, []Input{
-		withModifier(KeyLeftCtrl, press(84, "")),
+		ctrlTDown, ctrlTUp,
 		press(65, "a"),
-		withModifier(KeyLeftCtrl, press(84, "")),
+		ctrlTDown,
 		{Action: Terminate},
+		ctrlTUp,
 		withModifier(KeyLeftCtrl, press(82, "")),
 		{Action: Reboot},
 	}, got, "typing between presses starts a new hold")
+}
+
+// Ctrl-T's keys going down, and up.
+var (
+	ctrlTDown = Input{Events: []Event{key(KeyLeftCtrl), key(84)}}
+	ctrlTUp   = Input{Events: []Event{keyUp(84), keyUp(KeyLeftCtrl)}}
+)
+
+// TestDecoderHeldCtrlTKeysGoUpAfterTerminate: as in CC, a program sees a held Ctrl-T's
+// keys go down, its terminate, then the keys go up when the player lets go, which a
+// terminal tells only by its repeats stopping (LetGo) or by other input.
+func TestDecoderHeldCtrlTKeysGoUpAfterTerminate(t *testing.T) {
+	clock := &fakeClock{t: time.Unix(1000, 0)}
+	d := Decoder{Now: clock.now, KeepCtrlTDown: true}
+	assert.Equal(t, []Input{ctrlTDown}, d.Feed([]byte("\x14")), "a first press: the keys go down")
+	at, ok := d.HeldUntil()
+	assert.True(t, ok)
+	assert.Equal(t, clock.t.Add(FirstRepeatWait), at, "held until a terminal's first repeat is past due")
+	clock.advance(600 * time.Millisecond) // a terminal's delay before it repeats
+	assert.Empty(t, d.LetGo(), "still held")
+	assert.Equal(t, []Input{{Action: Terminate}}, d.Feed([]byte("\x14")), "its first repeat: held, the keys still down")
+	for range 20 { // the hold goes on, repeated every 30 ms
+		clock.advance(30 * time.Millisecond)
+		assert.Empty(t, d.Feed([]byte("\x14")))
+		assert.Empty(t, d.LetGo(), "while the repeats come the keys stay down")
+	}
+	at, _ = d.HeldUntil()
+	assert.Equal(t, clock.t.Add(RepeatGap), at, "held until a repeat is past due")
+	clock.advance(RepeatGap)
+	assert.Equal(t, []Input{ctrlTUp}, d.LetGo(), "the repeats stopped: let go, after the terminate")
+	assert.Empty(t, d.LetGo(), "once")
+	_, ok = d.HeldUntil()
+	assert.False(t, ok, "no key down")
+
+	clock.advance(time.Second)
+	got := d.Feed([]byte("\x14\x14x"))
+	assert.Equal(t, []Input{ctrlTDown, {Action: Terminate}, ctrlTUp, press(88, "x")}, got,
+		"a new hold, ended by a key: the keys go up before it")
+
+	clock.advance(time.Second)
+	assert.Equal(t, []Input{ctrlTDown}, d.Feed([]byte("\x14")), "a tap")
+	clock.advance(FirstRepeatWait)
+	assert.Equal(t, []Input{ctrlTUp}, d.LetGo(), "not repeated in time: it was let go")
+	clock.advance(2 * time.Second)
+	assert.Equal(t, []Input{ctrlTDown, {Action: Terminate}}, d.Feed([]byte("\x14")),
+		"the late second of the pair is a press held: the keys go down again, then the terminate")
+	assert.Equal(t, []Input{ctrlTUp}, d.Close(), "the input ended: let go")
+	assert.Empty(t, d.Close())
+
+	e := Decoder{Now: clock.now, KeepCtrlTDown: true}
+	assert.Equal(t, []Input{ctrlTDown, ctrlTUp, withModifier(KeyLeftCtrl, press(83, ""))}, e.Feed([]byte("\x14\x13")),
+		"another shortcut ends the hold")
+
+	var plain Decoder // a reader that never lets go: the keys go up at once
+	assert.Equal(t, []Input{withModifier(KeyLeftCtrl, press(84, "")), {Action: Terminate}}, plain.Feed([]byte("\x14\x14")))
+	_, ok = plain.HeldUntil()
+	assert.False(t, ok)
 }
 
 // fakeClock is a Decoder's clock that moves only when told.
@@ -90,8 +148,17 @@ func TestDecoderShortcutsActOncePerHold(t *testing.T) {
 	for b, action := range shortcuts {
 		t.Run(string(rune('A'+b-1)), func(t *testing.T) {
 			ctrl := []Input{withModifier(KeyLeftCtrl, press(int('A'+b-1), ""))}
+			if b == 0x14 {
+				ctrl = []Input{ctrlTDown} // and the keys go up at LetGo
+			}
+			// letGo: the keys a hold keeps down go up as its repeats stop.
+			letGo := func(d *Decoder) {
+				if b == 0x14 {
+					assert.Equal(t, []Input{ctrlTUp}, d.LetGo())
+				}
+			}
 			clock := &fakeClock{t: time.Unix(1000, 0)}
-			d := Decoder{Now: clock.now}
+			d := &Decoder{Now: clock.now, KeepCtrlTDown: true}
 			assert.Equal(t, ctrl, d.Feed([]byte{b}), "a first press is the Ctrl+letter")
 			clock.advance(600 * time.Millisecond) // a terminal's delay before it repeats
 			assert.Equal(t, []Input{{Action: action}}, d.Feed([]byte{b}), "its first repeat: held")
@@ -102,11 +169,13 @@ func TestDecoderShortcutsActOncePerHold(t *testing.T) {
 			assert.Empty(t, d.Feed([]byte{b, b, b}), "nor does a burst of repeats")
 
 			clock.advance(RepeatGap + time.Millisecond) // let go, then a new pair
+			letGo(d)
 			assert.Equal(t, ctrl, d.Feed([]byte{b}), "after a pause a press is new")
 			clock.advance(time.Second)
 			assert.Equal(t, []Input{{Action: action}}, d.Feed([]byte{b}), "and its second acts again")
 
 			clock.advance(3 * time.Second) // as tmux send-keys C-t C-t, seconds later
+			letGo(d)
 			assert.Equal(t, append(ctrl, Input{Action: action}), d.Feed([]byte{b, b}))
 		})
 	}

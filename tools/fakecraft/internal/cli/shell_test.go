@@ -255,6 +255,36 @@ func TestShellKeys(t *testing.T) {
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
 
+// TestShellHeldCtrlTKeysGoUpAfterTerminate: a program sees a held Ctrl-T as in CC, Ctrl's
+// and T's key, the terminate, then their key_up once the hold ends (the terminal's repeats
+// stop), though a terminal reports no release.
+func TestShellHeldCtrlTKeysGoUpAfterTerminate(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "showkeys.lua"), []byte(`
+print("ready")
+local seen = {}
+while true do
+  local ev, code = os.pullEventRaw()
+  if ev == "key" and code == keys.leftCtrl then seen = {} end
+  if ev == "key" or ev == "key_up" or ev == "terminate" then
+    seen[#seen + 1] = ev .. (code and " " .. code or "")
+    if ev == "key_up" and code == keys.leftCtrl then break end
+  end
+end
+print(table.concat(seen, ","))
+`), 0o644))
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart", "--dir", dir)
+	s.waitPrompt(">")
+	s.typeText("showkeys\r")
+	s.waitLine("ready")
+	s.typeText("\x14\x14\x14") // held: the first press, then the terminal's repeats
+	s.waitLine("key 341,key 84,terminate,key_up 84,key_up 341")
+	s.waitPrompt(">")
+	s.typeText("shutdown\r")
+	s.waitText("Goodbye")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
+
 // TestShellRebootKeepsFiles: Ctrl-R boots the computer again over the same files; Ctrl-T
 // at the prompt then turns it off.
 func TestShellRebootKeepsFiles(t *testing.T) {
