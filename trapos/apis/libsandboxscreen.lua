@@ -77,11 +77,23 @@ local function callersError(err)
   return codec.withoutPositionIn(err, HERE);
 end
 
+-- tostring's words for value with its metatable meta taken off, and meta put back: run
+-- under pcall only (coerced).
+local function wordsWithout(value, meta)
+  debug.setmetatable(value, nil);
+  local text = tostring(value);
+  debug.setmetatable(value, meta);
+  return text;
+end
+
 -- value as the terminal's write takes it (CC's getStringCoerced): tostring's words without
 -- the value's __tostring, which the terminal never calls. Called by the mirror, a program's
 -- __tostring that raised made a write fail that the terminal did, and one that answered put
 -- its words in the mirror where the screen shows "table: ...". The metatable is taken off
--- for tostring (debug's, as __metatable may hide it) and put back.
+-- for tostring (debug's, as __metatable may hide it) and put back, both under one pcall:
+-- CC's abort may come at any instruction, and one between the two left the value (or, for a
+-- number or a function, every value of its type) without its metatable for good. Caught
+-- there, it is raised once per resume, so the metatable put back after it cannot be cut short.
 local function coerced(value)
   if type(value) == "string" then
     return value;
@@ -90,9 +102,11 @@ local function coerced(value)
   if meta == nil or rawget(meta, "__tostring") == nil then
     return tostring(value);
   end
-  debug.setmetatable(value, nil);
-  local text = tostring(value);
-  debug.setmetatable(value, meta);
+  local ok, text = pcall(wordsWithout, value, meta);
+  if not ok then
+    debug.setmetatable(value, meta);
+    error(text, 0);
+  end
   return text;
 end
 

@@ -411,6 +411,62 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    -- The mirror takes a __tostring value's metatable off to word it as the terminal does and
+    -- puts it back; CC's abort between the two left the value without its metatable for good.
+    -- tostring, which runs between them, raises it there; then a count hook raises it (as CC
+    -- does, at the running instruction) at each instruction of a write in turn, until a write
+    -- runs whole.
+    it("puts a written value's metatable back whatever instruction CC's abort stops", function()
+      local library = debug.getinfo(lib.newMirror, "S").short_src;
+      local value, meta = {}, { __tostring = function() return "shown"; end };
+      setmetatable(value, meta);
+      local realTostring, armed = _G.tostring, false;
+      _G.tostring = function(v) -- luacheck: ignore 122
+        if armed and rawequal(v, value) and debug.getmetatable(v) == nil then
+          armed = false;
+          error(library .. ":95: Too long without yielding", 0);
+        end
+        return realTostring(v);
+      end;
+      for _, guarded in ipairs({ false, true }) do
+        local native = nativeCopy();
+        local mirror = guarded and guardedMirror(native) or lib.newMirror(native);
+        mirror.install();
+        armed = true;
+        local ok, err = pcall(native.write, value);
+        expect({ guarded, armed, ok, (tostring(err):gsub("^.*: ", "")) })
+          :same({ guarded, false, false, "Too long without yielding" });
+        expect({ guarded, getmetatable(value) == meta }):same({ guarded, true });
+        mirror.uninstall();
+      end
+      _G.tostring = realTostring; -- luacheck: ignore 122
+
+      local ran = false;
+      for n = 1, 1000 do
+        local native = nativeCopy();
+        local mirror = lib.newMirror(native);
+        mirror.install();
+        local fired = false;
+        pcall(function()
+          debug.sethook(function()
+            debug.sethook();
+            fired = true;
+            error("Too long without yielding", 2);
+          end, "", n);
+          native.write(value);
+          debug.sethook();
+        end);
+        debug.sethook();
+        mirror.uninstall();
+        expect({ n = n, restored = getmetatable(value) == meta }):same({ n = n, restored = true });
+        if not fired then
+          ran = true;
+          break;
+        end
+      end
+      expect(ran):eq(true);
+    end);
+
     -- CC raises "Too long without yielding" in whatever Lua code runs when a program has not
     -- yielded for 7 s: a player's drawing loop spends most of its time in the mirror's own code,
     -- which the player saw blamed ("...s/libsandboxscreen.lua:119: Too long without yielding",
