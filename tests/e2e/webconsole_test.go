@@ -1207,6 +1207,103 @@ func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 	}
 }
 
+// TestTheWebConsoleLetsGoAKeyAfterItsPressAsItsTabIsLeft: a key held on a computer's screen as
+// another page opens in the tab, the call carrying its press still on its way (a proxy holds
+// it), reaches the computer pressed, then let go, however late that call arrives: the release
+// sent as the page is left goes beside it and overtakes it on the network (the proxy passes
+// the press on only once the gateway has answered the release, or, the release named after
+// it, once the release has gone to the gateway). Before, the gateway typed the release as it
+// came, and the computer got the key let go, then pressed: held down for ever.
+func TestTheWebConsoleLetsGoAKeyAfterItsPressAsItsTabIsLeft(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-left-order-5d1c" // the API answers no client through a proxy without one
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
+	proxy, pressHeld := pressHoldingProxy(t, g)
+	openRig(t, page, until, proxy.URL, token)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "a", "KeyA", 65)))
+	waitFor(ctx, t, pressHeld, "the press's call")
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("about:blank")))
+	assert.Equal(t, []string{"key a", "key_up a"}, keysUntil(ctx, t, c, "key_up a"), "pressed, then let go")
+}
+
+// waitFor waits for ch to be closed or to send, failing the test as what never came.
+func waitFor[T any](ctx context.Context, t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		require.FailNow(t, what+" never came")
+	}
+}
+
+// keysUntil is the keys (key, key_up) c gets, as "key a", up to and with last.
+func keysUntil(ctx context.Context, t *testing.T, c *consoleComputer, last string) []string {
+	t.Helper()
+	var keys []string
+	for !slices.Contains(keys, last) {
+		var call struct{ Events []map[string]any }
+		require.NoError(t, json.Unmarshal([]byte(c.input(ctx, t)), &call))
+		for _, e := range call.Events {
+			if e["type"] == "key" || e["type"] == "key_up" {
+				keys = append(keys, fmt.Sprint(e["type"], " ", e["name"]))
+			}
+		}
+	}
+	return keys
+}
+
+// pressHoldingProxy is a proxy to g, a network on which one call overtakes another: it holds
+// the first call to …/input that presses a key (pressHeld is closed then) until a call that
+// lets one go (key_up) comes, which it passes on first, and the press after it: once the
+// gateway has answered the release, or, when the release is to be typed after another call
+// (…/input's after, which the gateway holds it for), once the release has gone on to the
+// gateway.
+func pressHoldingProxy(t *testing.T, g *harness.Gateway) (proxy *httptest.Server, pressHeld <-chan struct{}) {
+	t.Helper()
+	gateway, err := url.Parse(g.URL(""))
+	require.NoError(t, err)
+	forward := httputil.NewSingleHostReverseProxy(gateway)
+	held, letPress := make(chan struct{}), make(chan struct{})
+	var holding atomic.Bool
+	var pressGoes sync.Once
+	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/input") {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var call struct {
+			Events []map[string]any
+			After  string
+		}
+		_ = json.Unmarshal(body, &call) // the gateway's to refuse
+		release := slices.ContainsFunc(call.Events, func(e map[string]any) bool { return e["type"] == "key_up" })
+		switch {
+		case release && call.After != "":
+			pressGoes.Do(func() { close(letPress) })
+		case release:
+			defer pressGoes.Do(func() { close(letPress) })
+		case slices.ContainsFunc(call.Events, func(e map[string]any) bool { return e["type"] == "key" }) && holding.CompareAndSwap(false, true):
+			close(held)
+			select {
+			case <-letPress:
+			case <-r.Context().Done():
+				panic(http.ErrAbortHandler)
+			}
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy, held
+}
+
 // TestTheWebConsoleKeepsItsKeepaliveCallsWithinTheBrowsersBudget: four views of a computer,
 // each closed with a text's call on its way (a proxy holds it; a text's call takes up to a
 // minute, and is not aborted with its view), its body as large as a call that outlives its page
@@ -1229,7 +1326,7 @@ func TestTheWebConsoleKeepsItsKeepaliveCallsWithinTheBrowsersBudget(t *testing.T
 	for range 4 {
 		// A text whose call's body is keepaliveMaxBytes, the most a call that outlives its page may have.
 		_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
-			const empty = JSON.stringify({ events: [{ type: "char", text: "" }], timeoutMs: inputTimeoutMs }).length;
+			const empty = JSON.stringify({ events: [{ type: "char", text: "" }], timeoutMs: inputTimeoutMs, call: pageName + "." + (calls + 1) }).length;
 			send([{ type: "char", text: "x".repeat(keepaliveMaxBytes - empty) }]);
 			true
 		}`))

@@ -52,6 +52,7 @@ const (
 // Module serves the host API on a computer.Client. It implements server.Module.
 type Module struct {
 	client *computer.Client
+	order  inputOrder // the named inputs of …/input, for those typed after them
 }
 
 // New returns the module working on the computers through c.

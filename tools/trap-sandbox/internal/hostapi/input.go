@@ -1,12 +1,14 @@
 package hostapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,10 +26,20 @@ type InputBody struct {
 	// TimeoutMs bounds the whole input, the wait for the computer's input turn included
 	// (1 … computer.MaxTimeout); absent: computer.DefaultTimeout.
 	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+	// Call names this input (1 … callNameMaxBytes bytes, unique to its caller: the web console
+	// makes it of a random name of its page and a count), for a later input of the caller's to
+	// be typed after it (After); absent: it is named nothing.
+	Call string `json:"call,omitempty"`
+	// After is the Call of an earlier input of the caller's to the same computer, which this
+	// one is typed after: the gateway waits, before it takes the computer's input turn, until
+	// that call has ended on it (typed or refused), the wait within TimeoutMs, for at most
+	// afterArrivalWithin while that call has not arrived. The web console's releases sent as its
+	// page is left name the call still on its way, whose keys they let go.
+	After string `json:"after,omitempty"`
 }
 
 // inputShape is the …/input body, as the API's error messages show it.
-const inputShape = `{"events":[...], "timeoutMs":...}`
+const inputShape = `{"events":[...], "timeoutMs":..., "call":..., "after":...}`
 
 // InputAnswer is the payload of …/input's answer.
 type InputAnswer struct {
@@ -45,6 +57,8 @@ func (m *Module) serveInput(w http.ResponseWriter, r *http.Request) {
 	err := server.DecodeBody(r, &body, maxInputBodyBytes, inputShape, map[string]string{
 		"events":    "a list of screen.input events (docs/screen.md)",
 		"timeoutMs": bodyWants["timeoutMs"],
+		"call":      "a string, this input's name (" + strconv.Itoa(callNameMaxBytes) + " bytes at most)",
+		"after":     "a string, the call (its name) this input is typed after",
 	})
 	if tooLarge, ok := errors.AsType[*server.BodyTooLarge](err); ok {
 		server.WriteBodyTooLarge(w, tooLarge)
@@ -59,9 +73,25 @@ func (m *Module) serveInput(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	timeout, msg := bodyTimeout(body.TimeoutMs)
+	msg = cmp.Or(msg, validCallName("call", body.Call), validCallName("after", body.After))
+	if msg == "" && body.After != "" && body.After == body.Call {
+		msg = fmt.Sprintf(`"after" names this input's own call %q: an input goes after an earlier one`, body.Call)
+	}
 	if msg != "" {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, msg)
 		return
+	}
+	defer m.order.begin(traposID, body.Call)()
+	if body.After != "" { // the wait is the input's time, as the wait for the input turn is
+		waited := time.Now()
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		err := m.order.await(ctx, traposID, body.After)
+		cancel()
+		if err != nil {
+			writeInputError(w, err, nil)
+			return
+		}
+		timeout = max(timeout-time.Since(waited), time.Millisecond)
 	}
 	queued, warnings, err := m.client.TypeInput(r.Context(), traposID, body.Events, timeout)
 	if err != nil {

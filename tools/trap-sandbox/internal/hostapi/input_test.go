@@ -149,6 +149,8 @@ func TestAnInputBodyIsCheckedBeforeAnythingIsTyped(t *testing.T) {
 		{string(tooMany), "the input is 32769 events of the computer's queue (a character is one, a line break or a key press and release two); one input types 32768 at most: send it in several"},
 		{`{"events":[{"type":"key","name":"a"}],"timeoutMs":0}`, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 0)`},
 		{`{"events":[{"type":"key","name":"a"}],"type":"screen.input"}`, ""},
+		{`{"events":[{"type":"key","name":"a"}],"call":"` + strings.Repeat("c", 65) + `"}`, `"call" is 65 bytes; a call's name is 64 bytes at most`},
+		{`{"events":[{"type":"key","name":"a"}],"call":"p.1","after":"p.1"}`, `"after" names this input's own call "p.1": an input goes after an earlier one`},
 	} {
 		a := postInput(t, srv.URL, "7:", c.body)
 		assert.Equal(t, http.StatusBadRequest, a.status, "%s: %s", c.body, a.body)
@@ -159,6 +161,41 @@ func TestAnInputBodyIsCheckedBeforeAnythingIsTyped(t *testing.T) {
 		}
 	}
 	assert.Empty(t, d.Types(), "nothing reached the computer")
+}
+
+// TestAnInputNamedAfterAnEarlierCallIsTypedAfterIt: an input named after a call (after) that
+// reaches the gateway before that call (sent after it, on a faster connection: the web
+// console's release sent as its page is left, beside the call still on its way that pressed
+// the key) waits for it, and is typed once it has been: the press, then its release. An input
+// naming a call that has ended goes at once.
+func TestAnInputNamedAfterAnEarlierCallIsTypedAfterIt(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	srv := serve(t, d)
+	awaiting := make(chan string, 1)
+	t.Cleanup(hostapi.SetTestHookAwaitingCall(func(_, name string) { awaiting <- name }))
+
+	released := make(chan answer, 1)
+	go func() {
+		released <- call(t, http.MethodPost, srv.URL+"/trapos/computers/7:/input", "application/json",
+			[]byte(`{"events":[{"type":"key_up","name":"a"}],"call":"page.2","after":"page.1"}`))
+	}()
+	assert.Equal(t, "page.1", <-awaiting, "the release waits for the press's call")
+	pressed := postInput(t, srv.URL, "7:", `{"events":[{"type":"key","name":"a"}],"call":"page.1"}`)
+	assert.Equal(t, http.StatusOK, pressed.status, "%s", pressed.body)
+	r := <-released
+	assert.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var keys []string
+	for _, e := range term.Events() {
+		keys = append(keys, e["type"].(string)+" "+e["name"].(string))
+	}
+	assert.Equal(t, []string{"key a", "key_up a"}, keys, "the press, then its release")
+
+	again := postInput(t, srv.URL, "7:", `{"events":[{"type":"key_up","name":"a"}],"after":"page.1"}`)
+	assert.Equal(t, http.StatusOK, again.status, "%s", again.body)
+	assert.Equal(t, "page.1", <-awaiting)
+	assert.Len(t, term.Events(), 3, "an input after a call that ended goes at once")
 }
 
 // TestAnOlderGatewaysComputerIsTypedPartByPart: a gateway older than …/input answers it 404,

@@ -25,7 +25,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -874,8 +874,13 @@ const letGoWithinMs = 60000;
 async function letGoClosed(v, held, sent) {
   const until = Date.now() + letGoWithinMs;
   await Promise.race([v.queue, new Promise((resolve) => setTimeout(resolve, letGoWithinMs))]);
-  const events = [...v.owed.splice(0), ...v.pending.splice(0).flatMap((p) => p.events).filter((e) => releases.has(e.type)), ...held];
-  await letGo(v, events, sent, until);
+  await letGo(v, closedReleases(v, held), sent, until);
+}
+
+// closedReleases are the releases closed view v has yet to send: those owed, those waiting
+// their turn in its queue, and held (what was still down as it closed).
+function closedReleases(v, held) {
+  return [...v.owed.splice(0), ...v.pending.splice(0).flatMap((p) => p.events).filter((e) => releases.has(e.type)), ...held];
 }
 
 // letGo is the one home of sending releases (events) to view v's computer on their own, apart
@@ -886,15 +891,18 @@ async function letGoClosed(v, held, sent) {
 // is shown. Its calls outlive the page (keepalive), whose last word they may be, within the
 // page's budget of them and its reserve for releases (fetchOutliving). A closed
 // view's releases (letGoClosed) and a left page's (letGoLeaving) go by it: a live view's go on
-// its queue, in order (retryReleases).
-async function letGo(v, events, sent, until) {
+// its queue, in order (retryReleases). after names the view's call still on its way, if any
+// (v.inFlight), which the gateway types first (…/input's after): a page left goes no further
+// with its queue, and its releases go beside that call.
+async function letGo(v, events, sent, until, after) {
   const refusedTokens = new Set();
   const left = () => Math.max(until - Date.now(), 0);
   for (let auth = sent; events.length && Date.now() < until;) {
     let wait = retryMs;
     try {
       const res = await fetchOutliving("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
-        method: "POST", headers: headers(auth, { "Content-Type": "application/json" }), body: JSON.stringify({ events }), keepalive: true,
+        method: "POST", headers: headers(auth, { "Content-Type": "application/json" }), keepalive: true,
+        body: JSON.stringify(after ? { events, after, timeoutMs: inputTimeoutMs } : { events }),
         signal: AbortSignal.timeout(Math.max(until - Date.now(), 1)),
       }, true);
       const body = await res.json().catch(() => null);
@@ -1013,10 +1021,12 @@ async function sendInput(v, events, newest) {
     if (v.abort.signal.aborted) return gone;
     // A text of some 100 requests is given the longest a call may take: the computer of a
     // loaded server answers each in a tick or more.
-    const call = JSON.stringify(cost > inputEventsMax ? { events, timeoutMs: inputTimeoutMs } : { events });
+    const name = callName();
+    const call = JSON.stringify(cost > inputEventsMax ? { events, timeoutMs: inputTimeoutMs, call: name } : { events, call: name });
+    v.inFlight = name;
     const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
       method: "POST", headers: { "Content-Type": "application/json" }, body: call, keepalive: true,
-    });
+    }).finally(() => { v.inFlight = ""; });
     const body = await res.json().catch(() => null);
     const error = body && body.error;
     if (res.status === 429 && !(error && error.queued) && v.live && !v.abort.signal.aborted) {
@@ -1094,17 +1104,28 @@ async function fetchOutliving(url, options, reserve) {
 // outlives the page (keepalive): one that goes later, or whose page is gone, the browser
 // cancels with it, and the computer held Ctrl down for ever. The call on its way, if any,
 // outlives the page as well; the releases go beside it, no longer behind it (no later turn
-// comes): a release of a key whose press is in that very call may reach the computer first.
+// comes), named after it (v.inFlight), so the gateway types them once it has typed that call:
+// sent as they were, a release of a key whose press was in that very call reached the
+// computer first when it reached the gateway first, and the key stayed down.
 function letGoLeaving(v) {
   letKeysGo(v);
   letMouseGo(v);
   const held = [...v.pressed].map((id) => releaseOf(v, id)).filter(Boolean);
   v.pressed.clear();
   holdCtrl(v, false);
-  const waiting = v.pending.splice(0).flatMap((p) => p.events).filter((e) => releases.has(e.type));
+  const events = closedReleases(v, held);
   v.presses = 0;
-  const events = [...v.owed.splice(0), ...waiting, ...held];
-  if (events.length) letGo(v, events, token, Date.now() + letGoWithinMs);
+  if (events.length) letGo(v, events, token, Date.now() + letGoWithinMs, v.inFlight);
+}
+
+// pageName names this page's input calls (…/input's call: callName), so that a call can be
+// typed after one of them; random, so that no other page's names are the same.
+const pageName = Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) => b.toString(16).padStart(2, "0")).join("");
+let calls = 0;
+
+// callName is the name of this page's next input call.
+function callName() {
+  return pageName + "." + ++calls;
 }
 
 // gone is sendInput's answer when the view went away (not live, or closed) before its events
@@ -1758,7 +1779,7 @@ function newView(traposId) {
   return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
-    pressed: new Set(), owed: [], opened: 0, pasted: null };
+    pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "" };
 }
 
 function onWheel(e) {
