@@ -59,13 +59,7 @@ func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
 	defer cancel()
 	bus := harness.StartNATSWith(t, natsBin, harness.NATSOptions{Config: documentedNATSConfig(t),
 		Env: []string{"SANDBOX_NATS_PASSWORD=" + replicaPassword, "APPS_NATS_PASSWORD=" + appsPassword}})
-	start := func(name string) *harness.Gateway {
-		return harness.Start(t, gatewayBin, harness.Options{
-			Args: append([]string{"--nats", bus.URL, "--nats-user", "sandbox", "--replica", name}, replicaFlags...),
-			Env:  []string{"SANDBOX_NATS_PASSWORD=" + replicaPassword},
-		})
-	}
-	a, b := start("a"), start("b")
+	a, b := behindDocumentedConfig(t, bus, "a"), behindDocumentedConfig(t, bus, "b")
 
 	_, err := nats.Connect(bus.URL)
 	require.Error(t, err, "a client without credentials gets in")
@@ -140,6 +134,72 @@ func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
 		assert.NotContains(t, g.Log(), "ignored an answer")
 		assert.NotContains(t, g.Log(), replicaPassword)
 	}
+}
+
+// configSize is a size in a nats-server configuration written in G or M (decimal units).
+var configSize = regexp.MustCompile(`\b(\d+)([GM])\b`)
+
+// TestTheDocumentedNATSConfigKeepsTheReplicasRoom: accounts share the server's JetStream
+// storage, and a client of the other account filled it (a stream of its own, published to
+// until refused): the replicas' next writes failed with insufficient resources, so no account
+// or credential could be made and no claim written. Behind the documented configuration, run
+// at a thousandth of its sizes (G as M, M as K: 20 MB for the server, 16 MB for the other
+// account), the other account stops at its own limit and the replicas write on: an account and
+// its credentials are made on their bucket, and the computers that say hello with them on
+// replica a are listed by b (their claims). docs/scale-out.md, Security.
+func TestTheDocumentedNATSConfigKeepsTheReplicasRoom(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	defer cancel()
+	path := documentedNATSConfig(t)
+	conf, err := os.ReadFile(path)
+	require.NoError(t, err)
+	sizes := 0
+	conf = configSize.ReplaceAllFunc(conf, func(size []byte) []byte {
+		sizes++
+		m := configSize.FindSubmatch(size)
+		return append(m[1], map[string]byte{"G": 'M', "M": 'K'}[string(m[2])])
+	})
+	require.Equal(t, 4, sizes, "the server's two stores and the other account's two limits:\n%s", conf)
+	require.NoError(t, os.WriteFile(path, conf, 0o600))
+	bus := harness.StartNATSWith(t, natsBin, harness.NATSOptions{Config: path,
+		Env: []string{"SANDBOX_NATS_PASSWORD=" + replicaPassword, "APPS_NATS_PASSWORD=" + appsPassword}})
+	a, b := behindDocumentedConfig(t, bus, "a"), behindDocumentedConfig(t, bus, "b")
+
+	rogue, err := nats.Connect(bus.URL, nats.UserInfo("apps", appsPassword))
+	require.NoError(t, err)
+	defer rogue.Close()
+	js, err := jetstream.New(rogue)
+	require.NoError(t, err)
+	_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "FILL", Subjects: []string{"fill"}, Storage: jetstream.FileStorage})
+	require.NoError(t, err)
+	chunk := bytes.Repeat([]byte("x"), 256<<10)
+	published := 0
+	for ; published < 200; published++ { // 50 MB, past the server's 20
+		if _, err = js.Publish(ctx, "fill", chunk); err != nil {
+			break
+		}
+	}
+	require.Error(t, err, "the other account published 50 MB")
+	t.Logf("the other account stored %d KiB: %v", published*256, err)
+	assert.Contains(t, err.Error(), "resource limits exceeded for account", "it stops at its own limit, not the server's")
+
+	ids := revocationsTarget(ctx, t, bus, a) // account alice and two credentials on the bucket, two hellos on a
+	require.Len(t, ids, 2)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		listed := listComputers(c, b)
+		assert.Equal(c, "a", listed["8:"])
+		assert.Equal(c, "a", listed["9:"])
+	}, waitLimit, testkit.Poll, "B to list the computers that said hello on A")
+}
+
+// behindDocumentedConfig starts replica name on bus, which runs the documented configuration,
+// as the replicas' NATS user.
+func behindDocumentedConfig(t *testing.T, bus *harness.NATS, name string) *harness.Gateway {
+	t.Helper()
+	return harness.Start(t, gatewayBin, harness.Options{
+		Args: append([]string{"--nats", bus.URL, "--nats-user", "sandbox", "--replica", name}, replicaFlags...),
+		Env:  []string{"SANDBOX_NATS_PASSWORD=" + replicaPassword},
+	})
 }
 
 // revocationsTarget makes account alice with two credentials on the replicas' bucket behind the
