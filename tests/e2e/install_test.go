@@ -331,6 +331,37 @@ func TestInstallWarnsOfADiskStartup(t *testing.T) {
 	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true", out)
 }
 
+// TestInstallWarnsWhenStartupFilesAreOff: with CC's shell.allow_startup false the boot runs no
+// startup file, the hook among them: after the installer's "Run: reboot" the daemon did not
+// start, `sandbox` was "No such program", and /programs/sandbox status said to reboot, which
+// was what had just failed. The installer says it before the reboot, with the fix, and the
+// command (by its path, the only way the shell finds it then) says why the daemon is not
+// running; turned on, the reboot starts it.
+func TestInstallWarnsWhenStartupFilesAreOff(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	dir := t.TempDir()
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+
+	out := playerSessionOn(ctx, t, opts, "set shell.allow_startup false", install, "reboot", "sandbox status", "/programs/sandbox status")
+	before, after, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, unwrapped(before), "shell.allow_startup is false: CC runs no startup file at boot, so the daemon would "+
+		"not start. Run: set shell.allow_startup true Run: reboot", out)
+	assert.Contains(t, unwrapped(afterLast(after, "> /programs/sandbox status")), "The sandbox daemon is not running: "+
+		"shell.allow_startup is false, so the computer runs no startup file at boot. Run: set shell.allow_startup true, "+
+		"then reboot", out)
+
+	out = playerSessionOn(ctx, t, opts, "set shell.allow_startup true", "reboot", "sandbox health")
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true", out)
+
+	out = playerSessionOn(ctx, t, machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}}, install)
+	require.Contains(t, out, "Run: reboot", out)
+	assert.NotContains(t, out, "allow_startup", "startup files on, as by default: nothing to say")
+}
+
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
 // mistyped as a password, so the line installs; it names the word all the same (the player
 // meant to remove the client and was told nothing).

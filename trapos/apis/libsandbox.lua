@@ -62,13 +62,27 @@ end
 
 -- What a program reads when no sandbox daemon answers on this computer.
 local NO_DAEMON = "The sandbox daemon is not running; reboot the computer to start it";
+-- And when CC's shell.allow_startup is false: the boot then runs no startup file, the hook that
+-- starts the daemon among them, so a reboot alone never starts it (and the shell does not know
+-- the sandbox command either: it is on the path the hook sets).
+local STARTUP_OFF = "The sandbox daemon is not running: shell.allow_startup is false, so the computer runs no "
+  .. "startup file at boot. Run: set shell.allow_startup true, then reboot";
+
+-- What a program says when no sandbox daemon answers: why, when this computer's settings say,
+-- and the fix (NO_DAEMON's reboot, or STARTUP_OFF's).
+local function noDaemon()
+  if settings.get("shell.allow_startup") == false then
+    return STARTUP_OFF;
+  end
+  return NO_DAEMON;
+end
 
 local requestStatus; -- below: request asks it after a timeout
 
 -- Sends a request to the gateway through the daemon and waits for its reply.
 -- Returns ok, payload, error: payload is a writable table when ok; error is
 -- {code, message} when not (code `timeout` after timeoutSeconds, default 10, or
--- `not_connected` with NO_DAEMON when then no daemon answers either).
+-- `not_connected` with noDaemon()'s message when then no daemon answers either).
 local function request(msgType, payload, timeoutSeconds)
   expect(1, msgType, "string");
   expect(2, payload, "table", "nil");
@@ -85,7 +99,7 @@ local function request(msgType, payload, timeoutSeconds)
   if reply == nil then
     -- Nobody answered: the gateway, or a daemon that is not there to send the request at all.
     if requestStatus() == nil then
-      return false, nil, { code = codec.ERR_NOT_CONNECTED, message = NO_DAEMON };
+      return false, nil, { code = codec.ERR_NOT_CONNECTED, message = noDaemon() };
     end
     return false, nil, {
       code = ERR_TIMEOUT,
@@ -273,6 +287,7 @@ return {
   VERSION = VERSION,
   REQUEST_TIMEOUT = REQUEST_TIMEOUT,
   NO_DAEMON = NO_DAEMON,
+  noDaemon = noDaemon,
   STATUS_TIMEOUT = STATUS_TIMEOUT,
   COMMAND_PATH = COMMAND_PATH,
   SUBCOMMANDS = SUBCOMMANDS,

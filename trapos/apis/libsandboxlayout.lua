@@ -1,7 +1,7 @@
 -- libsandboxlayout: text laid out for a CC screen, where CC's own write would cut a word a
--- player must read whole: a URL longer than a row, and a sandbox command in a sentence
--- (fitLongWords); the rows it takes (printedRows); and the room a typed answer needs after
--- its question (roomToAnswer).
+-- player must read whole: a URL longer than a row, and a command in a sentence (`sandbox
+-- setup`, `set shell.allow_startup`) (fitLongWords); the rows it takes (printedRows); and the
+-- room a typed answer needs after its question (roomToAnswer).
 --
 -- The module requires nothing of the package, so the gateway's installer, which runs before
 -- the package's files are on the computer, loads this same file as the gateway serves it
@@ -27,10 +27,15 @@ local COMMAND_WORDS = {
   help = true, ["--help"] = true, ["--version"] = true,
 };
 
--- The length of the command "sandbox <word>" that starts text at at (a bracket or quote
--- before it and what follows the word up to a space, punctuation too, as CC's write keeps
--- them), or nil when no command starts there.
+-- The length of the command "sandbox <word>", or CC's "set <setting>" (a setting's name has a
+-- dot: "Run: set shell.allow_startup true", where "set" ending a row, typed alone, lists every
+-- setting), that starts text at at (a bracket or quote before it and what follows the word up
+-- to a space, punctuation too, as CC's write keeps them), or nil when no command starts there.
 local function commandAt(text, at)
+  local setting = text:match("^[%(\"'`]?set [%w_]+%.[^ \t\n]*", at);
+  if setting ~= nil then
+    return #setting;
+  end
   local pair = text:match("^[%(\"'`]?sandbox [^ \t\n]+", at);
   if pair == nil then
     return nil;

@@ -81,7 +81,6 @@ local MAX_COMPARED_BYTES = 64 * 1024;
 local MAX_SENT_CONTENT_BYTES = 16 * 1024;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
-local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
 local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
 -- Ctrl-T while an answer all received is still paged: the turn had ended, nothing was stopped.
 local MSG_NOT_SHOWN = "The rest of the answer was not shown (Ctrl-T).";
@@ -735,7 +734,7 @@ local function notConnectedLine(message)
   local fix;
   local status = libsandbox.requestStatus();
   if status == nil then
-    return MSG_NO_DAEMON;
+    return libsandbox.noDaemon();
   elseif not status.connected then
     why = status.lastError ~= nil and oneLine(tostring(status.lastError)) or why;
     fix = oneLine(libsandbox.explainStatus(status));
@@ -1103,7 +1102,7 @@ end
 -- not running at all is said as it is.
 local function turnGone(err)
   if err.code == libsandbox.ERR_NOT_CONNECTED then
-    return err.message ~= MSG_NO_DAEMON;
+    return err.message ~= libsandbox.noDaemon();
   end
   return err.code == libsandbox.ERR_UNKNOWN_TURN;
 end
@@ -1202,14 +1201,14 @@ end
 -- Fails at once with the fix when the daemon cannot carry the question.
 local function checkDaemon()
   if libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)) == nil then
-    error(MSG_URL_NOT_SET, 0);
+    fail(MSG_URL_NOT_SET);
   end
   -- Right after boot the daemon may still be connecting: give it the time `sandbox health` does.
   -- One waiting to reconnect tries now, as for `sandbox health`: typed right after the
   -- gateway's restart, ai said "nothing answers" until the daemon's timer tried.
   libsandbox.retryNow();
   if libsandbox.awaitConnection() == nil then
-    error(MSG_NO_DAEMON, 0);
+    fail(libsandbox.noDaemon());
   end
   warnOldSettings();
 end

@@ -29,7 +29,6 @@ local print, write = laidOut.print, laidOut.write;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
-local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
 
 -- What `sandbox setup` shows for a password that is set: never the password, nor its length.
 local PASSWORD_MASK = "********";
@@ -168,7 +167,7 @@ end
 local function getStatus()
   local status = libsandbox.requestStatus();
   if status == nil then
-    fail(MSG_NO_DAEMON);
+    fail(libsandbox.noDaemon());
   end
   return status;
 end
@@ -178,7 +177,7 @@ end
 local function awaitConnection()
   local status = libsandbox.awaitConnection();
   if status == nil then
-    fail(MSG_NO_DAEMON);
+    fail(libsandbox.noDaemon());
   elseif not status.connected then
     fail("Not connected to the gateway: " .. libsandbox.explainStatus(status));
   end
@@ -452,7 +451,7 @@ local function showStatus()
     libsandbox.retryNow();
     status = libsandbox.awaitConnection(STATUS_RETRY_WAIT);
     if status == nil then
-      fail(MSG_NO_DAEMON);
+      fail(libsandbox.noDaemon());
     end
   end
   -- The lines above the problem, printed once the rows left for the strays are known.

@@ -1774,6 +1774,19 @@ describe("ai command", function()
       expect(#record.sends):eq(0);
     end);
 
+    it("says why the daemon is not running when shell.allow_startup is false, and its fix", function()
+      -- a reboot alone, the usual fix, runs no startup file then
+      local ok, err, _, record = run({ "hi" }, {
+        noDaemon = true, width = 26, settings = { ["sandbox.url"] = URL, ["shell.allow_startup"] = false },
+      });
+      expect(ok):eq(false);
+      -- laid out as every line ai prints, here on a pocket computer's 26 columns: a row ending
+      -- in "set" would print every setting
+      expect(err):eq(lib.fitLongWords("The sandbox daemon is not running: shell.allow_startup is false, so the computer "
+        .. "runs no startup file at boot. Run: set shell.allow_startup true, then reboot", 26));
+      expect(#record.sends):eq(0);
+    end);
+
     it("waits for a daemon that is still connecting, as sandbox health does", function()
       stub(os, "startTimer", function() local id = 810000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
       local ok, err, rows, record = run({ "hi" }, {

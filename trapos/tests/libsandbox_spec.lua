@@ -149,6 +149,31 @@ describe("libsandbox", function()
       expect(err):same({ code = "not_connected", message = lib.NO_DAEMON });
     end);
 
+    it("says why no daemon runs when shell.allow_startup is false, and its fix", function()
+      -- CC then runs no startup file at boot, the hook among them: a reboot alone never
+      -- starts the daemon, which the usual message told the player to do.
+      stub(os, "startTimer", function() return FAKE_TIMER; end);
+      stub(os, "cancelTimer", function() end);
+      stub(os, "queueEvent", function(name, ...)
+        if name == lib.EVENT_SEND or name == lib.EVENT_STATUS_REQUEST then
+          realQueue("timer", FAKE_TIMER);
+        else
+          realQueue(name, ...);
+        end
+      end);
+      stub(settings, "get", function(name, default)
+        if name == "shell.allow_startup" then
+          return false;
+        end
+        return default;
+      end);
+      local ok, _, err = lib.request("probe_gateway", {});
+      expect(ok):eq(false);
+      expect(err):same({ code = "not_connected", message = "The sandbox daemon is not running: shell.allow_startup "
+        .. "is false, so the computer runs no startup file at boot. Run: set shell.allow_startup true, then reboot" });
+      expect(lib.noDaemon()):eq(err.message);
+    end);
+
     it("checks its arguments", function()
       expect.error(lib.request, nil):str_match("bad argument #1 .*string expected, got nil%)$");
       expect.error(lib.request, "t", "x"):str_match("bad argument #2 .*%(table expected, got string%)$");
@@ -479,6 +504,11 @@ describe("libsandbox", function()
         { "start the gateway there, or fix the port (sandbox setup); then", 26,
           { "start the gateway there,", "or fix the port", "(sandbox setup); then" } },
         { "The sandbox daemon is not running", 13, { "The sandbox", "daemon is not", "running" } },
+        -- CC's set and a setting's name: "set" alone ending a row prints every setting
+        { "boot. Run: set shell.allow_startup true, then reboot", 26,
+          { "boot. Run:", "set shell.allow_startup", "true, then reboot" } },
+        { "Run: set shell.allow_startup true", 51, { "Run: set shell.allow_startup true" } },
+        { "set the value", 6, { "set", "the", "value" } },
         -- where the pair fits, or sandbox alone does not, nothing changes
         { "Fix it with: sandbox setup", 26, { "Fix it with: sandbox setup" } },
         { "Fix it with: xxxxxxxxxxxxx sandbox setup", 26, { "Fix it with: xxxxxxxxxxxxx", "sandbox setup" } },
@@ -534,7 +564,7 @@ describe("libsandbox", function()
     -- Every name a program may use, each from the one module that owns it; a name added to a
     -- module is not public until it is listed in libsandbox.lua.
     local NAMES = {
-      "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
+      "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "noDaemon", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
       "stopDaemon", "retryNow", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
       "fitLongWords",

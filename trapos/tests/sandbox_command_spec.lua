@@ -17,6 +17,10 @@ local FULL_URL = "ws://127.0.0.1:4444/trapos/ws";
 local nextTimer = 800000;
 
 local MSG_NO_DAEMON = "The sandbox daemon is not running; reboot the computer to start it";
+-- And when shell.allow_startup is false: CC runs no startup file at boot, so a reboot does not
+-- start it.
+local MSG_STARTUP_OFF = "The sandbox daemon is not running: shell.allow_startup is false, so the computer "
+  .. "runs no startup file at boot. Run: set shell.allow_startup true, then reboot";
 
 local function connectedStatus()
   return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base", version = lib.VERSION };
@@ -469,6 +473,12 @@ describe("sandbox command", function()
       expect(ok):eq(false);
       expect(err):eq(MSG_NO_DAEMON);
       expect(record.timers[1]):eq(1);
+    end);
+
+    it("says why the daemon is not running when shell.allow_startup is false", function()
+      local ok, err = run({ "health" }, { settings = { ["sandbox.url"] = URL, ["shell.allow_startup"] = false } });
+      expect(ok):eq(false);
+      expect(err):eq(fitted(MSG_STARTUP_OFF));
     end);
 
     it("explains unauthorized, by what sandbox.password holds", function()
@@ -1449,6 +1459,12 @@ describe("sandbox command", function()
       local ok, err = run({ "status" }, {});
       expect(ok):eq(false);
       expect(err):eq(MSG_NO_DAEMON);
+    end);
+
+    it("says why the daemon is not running when shell.allow_startup is false, and its fix", function()
+      local ok, err = run({ "status" }, { settings = { ["sandbox.url"] = URL, ["shell.allow_startup"] = false } });
+      expect(ok):eq(false);
+      expect(err):eq(fitted(MSG_STARTUP_OFF));
     end);
   end);
 

@@ -810,6 +810,12 @@ local function install(opts)
     printError("The disk in " .. driveName(bootDrive) .. " has a startup file: CC runs it at boot instead of this "
       .. "computer's, so the daemon would not start. Take the disk out before you reboot.");
   end
+  if settings.get("shell.allow_startup") == false then
+    -- CC's rom/startup.lua then runs none of the computer's startup files, the hook (or
+    -- TrapOS's autostart) among them; the reboot below would start nothing.
+    printError("shell.allow_startup is false: CC runs no startup file at boot, so the daemon would not start. "
+      .. "Run: set shell.allow_startup true");
+  end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
   elseif runFrom ~= nil and not namesHook(runFrom) then
