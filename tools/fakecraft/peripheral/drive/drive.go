@@ -5,6 +5,7 @@
 //
 // Inserting queues disk(name) on every computer using the drive, ejecting disk_eject(name),
 // as CC's drive does; a computer that starts using a drive with a disk in it gets disk too.
+// A program's ejectDisk takes the disk out on the next tick, as CC's does.
 package drive
 
 import (
@@ -368,8 +369,11 @@ func (d *Drive) methodTable() map[string]peripheral.Method {
 			d.mu.Unlock()
 			return 0
 		},
-		"ejectDisk": func(L *lua.LState, _ *peripheral.Access) int {
-			d.Eject()
+		// CC's ejectDisk only asks for the eject, which the drive does on the server's next
+		// tick (DiskDriveBlockEntity's ejectQueued): until then the disk is in and mounted,
+		// and disk_eject comes with the tick.
+		"ejectDisk": func(L *lua.LState, a *peripheral.Access) int {
+			a.After(0, func() { d.Eject() })
 			return 0
 		},
 		"getDiskID": func(L *lua.LState, _ *peripheral.Access) int {

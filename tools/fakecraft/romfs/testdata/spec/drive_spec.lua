@@ -70,7 +70,8 @@ describe("a disk drive", function()
     expect(run("drive disk")):str_match("^left %(");
 
     expect(run("eject left")):eq("");
-    expect(drain()):same({ { "disk_eject", "left" } });
+    expect({ os.pullEvent("disk_eject") }):same({ "disk_eject", "left" });
+    expect(drain()):same({});
     expect(fs.exists("/disk")):eq(false);
     expect(disk.isPresent("left")):eq(false);
 
@@ -87,7 +88,7 @@ describe("a disk drive", function()
     expect(run("label clear left")):eq("Disk label cleared");
     expect(disk.getLabel("left")):eq(nil);
     disk.eject("left");
-    drain();
+    os.pullEvent("disk_eject");
   end);
 
   it_beside("mounts a second disk at /disk2, and swaps disks on insert", function()
@@ -116,6 +117,7 @@ describe("a disk drive", function()
     expect({ ok, err }):same({ false, "Could not create peripheral: drive:11: floppy disk 11 is already in another drive" });
     -- Ejected, or its drive removed, it goes in another drive.
     disk.eject("right");
+    os.pullEvent("disk_eject");
     peripheral.call("left", "insertDisk", 11);
     expect(disk.getID("left")):eq(11);
     periphemu.remove("left");
@@ -124,6 +126,22 @@ describe("a disk drive", function()
     expect(disk.getID("right")):eq(11);
     periphemu.remove("right");
     drain();
+  end);
+
+  -- CC's ejectDisk asks the drive to eject, which it does on the server's next tick
+  -- (DiskDriveBlockEntity's ejectQueued): until then the disk is in, and mounted.
+  it_beside("ejects a disk on the next tick", function()
+    peripheral.call("left", "insertDisk", 43);
+    drain();
+    local started = os.clock();
+    disk.eject("left");
+    expect(disk.isPresent("left")):eq(true);
+    expect(disk.getID("left")):eq(43);
+    expect(fs.exists("/disk")):eq(true);
+    expect({ os.pullEvent("disk_eject") }):same({ "disk_eject", "left" });
+    expect(math.floor((os.clock() - started) / 0.05 + 0.5)):eq(1); -- one tick
+    expect(disk.isPresent("left")):eq(false);
+    expect(fs.exists("/disk")):eq(false);
   end);
 
   -- CC runs setDiskLabel on the server's main thread (@LuaFunction(mainThread = true)),
@@ -140,7 +158,7 @@ describe("a disk drive", function()
     expect(os.pullEvent()):eq("drive_spec_after");
     expect(disk.getLabel("left")):eq("tick");
     disk.eject("left");
-    drain();
+    os.pullEvent("disk_eject");
     started = os.clock();
     expect(select("#", peripheral.call("left", "setDiskLabel", "none"))):eq(0);
     expect(math.floor((os.clock() - started) / 0.05 + 0.5)):eq(1); -- one tick
