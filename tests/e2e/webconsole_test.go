@@ -1229,6 +1229,31 @@ func TestTheWebConsoleLetsGoAKeyAfterItsPressAsItsTabIsLeft(t *testing.T) {
 	assert.Equal(t, []string{"key a", "key_up a"}, keysUntil(ctx, t, c, "key_up a"), "pressed, then let go")
 }
 
+// TestTheWebConsoleLetsGoAKeyOfAViewClosedAsItsTabIsLeft: a key held on a computer's screen as
+// another computer's view opens, the call carrying its press still on its way (a proxy holds
+// it, as TestTheWebConsoleLetsGoAKeyAfterItsPressAsItsTabIsLeft), then the tab left, is let go
+// on the computer after its press, whether or not the browser settles that call for the page
+// as it goes. Before, the closed view's release waited for that call's answer, which a page gone
+// need not get (the release never sent); Chromium settled it as the page went and the release
+// went then, beside the call, not after it: the computer got the release first.
+func TestTheWebConsoleLetsGoAKeyOfAViewClosedAsItsTabIsLeft(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-closed-left-8a2e"
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
+	proxy, pressHeld := pressHoldingProxy(t, g)
+	openRig(t, page, until, proxy.URL, token)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "a", "KeyA", 65)))
+	waitFor(ctx, t, pressHeld, "the press's call")
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/99%3Aother"; true`))
+	require.NoError(t, err)
+	until(t, "the other computer's view", `document.getElementById("status").textContent.startsWith("not_connected: computer 99:other")`)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("about:blank")))
+	assert.Equal(t, []string{"key a", "key_up a"}, keysUntil(ctx, t, c, "key_up a"), "pressed, then let go")
+}
+
 // waitFor waits for ch to be closed or to send, failing the test as what never came.
 func waitFor[T any](ctx context.Context, t *testing.T, ch <-chan T, what string) {
 	t.Helper()

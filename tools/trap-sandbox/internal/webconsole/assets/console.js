@@ -870,12 +870,19 @@ const letGoWithinMs = 60000;
 // letGoClosed sends the releases of closed view v (its computer's, held: what was still down)
 // by letGo, the first call with the token the view was closed with (sent), for at most
 // letGoWithinMs. The view's call on its way answers first: its releases that found the
-// computer gone are owed then (oweAgain), and one it delivered is not sent again.
+// computer gone are owed then (oweAgain), and one it delivered is not sent again. Meanwhile
+// they are closing's: a page left before that call answered sends them then (leavePage),
+// where they waited for an answer the gone page never got, and the computer held the key down.
 async function letGoClosed(v, held, sent) {
-  const until = Date.now() + letGoWithinMs;
+  const until = Date.now() + letGoWithinMs, waiting = { v, held, sent };
+  closing.add(waiting);
   await Promise.race([v.queue, new Promise((resolve) => setTimeout(resolve, letGoWithinMs))]);
+  if (!closing.delete(waiting)) return; // the page was left meanwhile: they went then
   await letGo(v, closedReleases(v, held), sent, until);
 }
+
+// closing are the closed views whose releases wait for their call on its way (letGoClosed).
+const closing = new Set();
 
 // closedReleases are the releases closed view v has yet to send: those owed, those waiting
 // their turn in its queue, and held (what was still down as it closed).
@@ -1116,6 +1123,18 @@ function letGoLeaving(v) {
   const events = closedReleases(v, held);
   v.presses = 0;
   if (events.length) letGo(v, events, token, Date.now() + letGoWithinMs, v.inFlight);
+}
+
+// leavePage lets go, as the page is left, what the computers got down from it: the view
+// shown's (letGoLeaving), and the closed views' whose releases wait for their call on its way
+// (closing), each after that call.
+function leavePage() {
+  if (view) letGoLeaving(view);
+  for (const waiting of closing) {
+    closing.delete(waiting);
+    const events = closedReleases(waiting.v, waiting.held);
+    if (events.length) letGo(waiting.v, events, waiting.sent, Date.now() + letGoWithinMs, waiting.v.inFlight);
+  }
 }
 
 // pageName names this page's input calls (…/input's call: callName), so that a call can be
@@ -1927,7 +1946,7 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); focusScreen(); });
   window.addEventListener("hashchange", route);
-  window.addEventListener("pagehide", () => { if (view) letGoLeaving(view); });
+  window.addEventListener("pagehide", leavePage);
   // The screen's cells change size with the window's width (a phone turned, a window made
   // narrower): the field follows the cursor, in the part of the screen in view.
   window.addEventListener("resize", () => { placeKeys(); markWide(); });
