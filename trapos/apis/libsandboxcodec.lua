@@ -515,6 +515,10 @@ local function decodeFrame(text)
     frame.ok = decoded.ok == true;
     if not frame.ok then
       frame.error = normaliseError(decoded.error, "the gateway reported a failure without a message");
+      -- The gateway writes its messages by the byte rule, as a payload's strings: a label in
+      -- one ("computer 5:k\252che") is back to its bytes here, where it showed as the two
+      -- bytes of UTF-8 ("5:kÃ¼che"). A higher code point (no gateway sends one) stays as it came.
+      frame.error.message = fromWire(frame.error.message) or frame.error.message;
     end
   end
   if deep ~= nil then

@@ -142,6 +142,20 @@ describe("libsandboxcodec", function()
       expect(frame.error.message):type("string");
     end);
 
+    it("reads a failed response's message by the byte rule, as a payload's strings", function()
+      -- A label's ü as Go writes it (raw UTF-8) and as an escape: the byte FC either way, which
+      -- the screen shows as ü; before, its two UTF-8 bytes (Ã¼).
+      for _, written in ipairs({ "k\195\188che", "k\\u00fcche" }) do
+        local frame = lib.decodeFrame('{"event":"gateway_response","messageId":"m","type":"link.begin","ok":false,'
+          .. '"error":{"code":"forbidden","message":"account alice has computer 5:' .. written .. ' connected already"}}');
+        expect(frame.error):same({ code = "forbidden", message = "account alice has computer 5:k\252che connected already" });
+      end
+      -- A character no byte stands for (a hostile gateway's …) stays as it came.
+      local frame = lib.decodeFrame('{"event":"gateway_response","messageId":"m","type":"t","ok":false,'
+        .. '"error":{"code":"internal","message":"cut\226\128\166 and k\195\188che"}}');
+      expect(frame.error.message):eq("cut\226\128\166 and k\195\188che");
+    end);
+
     it("rejects malformed frames without raising", function()
       local bad = {
         "not json",
