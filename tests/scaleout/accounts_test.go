@@ -3,6 +3,7 @@ package scaleout
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -111,9 +112,67 @@ func TestAReplicaSaysItLeavesTheDataDirectorysStoreUnread(t *testing.T) {
 		Env:  []string{"SANDBOX_DATA_DIR=" + dir},
 	})
 	assert.Contains(t, a.Log(), `level=WARN msg="accounts: this replica keeps its accounts in NATS (the bucket trapos_accounts) and does not read the account store of its data directory: `+
-		`the accounts, API tokens and linked computers made on a gateway without --nats are not in NATS, so those tokens and computers are refused; `+
-		`make them again with --nats (docs/scale-out.md, From one gateway to replicas), then move the file out of the data directory" replica=a store=`+filepath.Join(dir, "accounts.db"))
+		`the accounts, API tokens and linked computers made on a gateway without --nats are refused unless they were copied into NATS; `+
+		`copy them with trap-sandbox accounts copy --data-dir DIR --nats URL (docs/scale-out.md, From one gateway to replicas), then move the file out of the data directory" replica=a store=`+filepath.Join(dir, "accounts.db"))
 
 	b := startReplica(t, nats, "b")
 	assert.NotContains(t, b.Log(), "does not read the account store of its data directory")
+}
+
+// TestAGatewaysAccountsCopiedIntoNATSWorkOnTheReplicas: docs/scale-out.md, From one gateway to
+// replicas, played on the real binaries: on a single gateway alice has a token and has linked
+// a computer (sandbox link, approved with her token, accepted on the computer); the gateway
+// stops, `accounts copy` carries its data directory's store into NATS, and on the replicas the
+// computer says hello with the credential it was given on the gateway (alice's, bound to it)
+// and alice's token lists it, on the other replica.
+func TestAGatewaysAccountsCopiedIntoNATSWorkOnTheReplicas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	dir := t.TempDir()
+	alice := strings.TrimSpace(lastLine(cli(ctx, t, "accounts", "add", "alice", "--data-dir", dir)))
+	single := harness.Start(t, gatewayBin, harness.Options{Env: []string{"SANDBOX_DATA_DIR=" + dir}})
+	c, code := beginLink(ctx, t, single, "7:kitchen")
+	status, answer := approveLink(ctx, t, single, alice, code)
+	require.Equal(t, http.StatusOK, status, answer)
+	f, err := c.Request(ctx, "link.accept", map[string]any{"code": code, "accept": true})
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	var accepted struct{ Credential string }
+	require.NoError(t, json.Unmarshal(f.Payload, &accepted))
+	require.NoError(t, c.Close())
+	require.NoError(t, single.Stop())
+
+	nats := harness.StartNATS(t, natsBin)
+	out := cli(ctx, t, "accounts", "copy", "--data-dir", dir, "--nats", nats.URL)
+	assert.Contains(t, out, "1 account copied; 1 API token copied; 1 computer credential copied; 0 enrollment keys copied\n")
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+
+	kitchen, err := harness.Dial(ctx, b.WebSocketURL(), "7:kitchen")
+	require.NoError(t, err)
+	defer kitchen.Close()
+	f, err = kitchen.Hello(ctx, accepted.Credential)
+	require.NoError(t, err)
+	require.Nil(t, f.Error, "the linked computer's hello on a replica")
+	assert.Contains(t, string(f.Payload), `"accountId":"alice"`)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		status, body := getWithToken(ctx, ct, a, alice)
+		assert.Equal(ct, http.StatusOK, status, body)
+		assert.Contains(ct, body, `"traposId":"7:kitchen"`)
+	}, waitLimit, testkit.Poll, "alice's token on replica a lists her computer on b")
+
+	// Still bound to its computer: another computer id is refused with it.
+	attic, err := harness.Dial(ctx, a.WebSocketURL(), "8:attic")
+	require.NoError(t, err)
+	defer attic.Close()
+	f, err = attic.Hello(ctx, accepted.Credential)
+	require.NoError(t, err)
+	require.NotNil(t, f.Error)
+	assert.Equal(t, "unauthorized", f.Error.Code)
+}
+
+// lastLine is out's last line.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
 }

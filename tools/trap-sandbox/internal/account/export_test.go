@@ -48,3 +48,8 @@ func UnreadableStoreForTest() (restore func()) {
 	}
 	return func() { openStore = os.Open }
 }
+
+// CopyToKVForTest is CopyToKV calling beforeWrite before each write to the bucket.
+func CopyToKVForTest(ctx context.Context, snap Snapshot, to *KV, beforeWrite func()) (CopyReport, error) {
+	return copyToKV(ctx, snap, to, beforeWrite)
+}

@@ -303,9 +303,13 @@ func (s *KV) CreateToken(ctx context.Context, t Token) error {
 
 // createTokenRecord stores t, its account not checked.
 func (s *KV) createTokenRecord(ctx context.Context, t Token) error {
-	return s.create(ctx, "token", kvKey(kvToken, t.Selector), t.Selector, kvTokenRecord{Selector: t.Selector, Hash: t.Hash,
-		AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created), ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt),
-		CreatedBy: t.CreatedBy, LastUsed: nanos(t.LastUsed), RemoteAddr: t.RemoteAddr, AccountCreated: nanos(t.AccountCreated)})
+	return s.create(ctx, "token", kvKey(kvToken, t.Selector), t.Selector, tokenRecord(t))
+}
+
+func tokenRecord(t Token) kvTokenRecord {
+	return kvTokenRecord{Selector: t.Selector, Hash: t.Hash, AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created),
+		ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt), CreatedBy: t.CreatedBy, LastUsed: nanos(t.LastUsed),
+		RemoteAddr: t.RemoteAddr, AccountCreated: nanos(t.AccountCreated)}
 }
 
 // Token implements Store.
@@ -345,10 +349,18 @@ func (s *KV) CreateCredential(ctx context.Context, c Credential) error {
 	if _, err := s.Account(ctx, c.AccountID); err != nil {
 		return err
 	}
-	return s.create(ctx, "credential", kvKey(kvCredential, c.Selector), c.Selector, kvCredentialRecord{Selector: c.Selector, Hash: c.Hash,
-		AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, Created: nanos(c.Created), LastSeen: nanos(c.LastSeen),
-		LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt), ComputerID: c.ComputerID,
-		AccountCreated: nanos(c.AccountCreated)})
+	return s.createCredentialRecord(ctx, c)
+}
+
+// createCredentialRecord stores c, its account not checked.
+func (s *KV) createCredentialRecord(ctx context.Context, c Credential) error {
+	return s.create(ctx, "credential", kvKey(kvCredential, c.Selector), c.Selector, credentialRecord(c))
+}
+
+func credentialRecord(c Credential) kvCredentialRecord {
+	return kvCredentialRecord{Selector: c.Selector, Hash: c.Hash, AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, Created: nanos(c.Created),
+		LastSeen: nanos(c.LastSeen), LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt),
+		ComputerID: c.ComputerID, AccountCreated: nanos(c.AccountCreated)}
 }
 
 // Credential implements Store.

@@ -152,6 +152,11 @@ func (s *KV) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error {
 	if _, err := s.Account(ctx, k.AccountID); err != nil {
 		return err
 	}
+	return s.createEnrollmentKeyRecord(ctx, k)
+}
+
+// createEnrollmentKeyRecord stores k, its account not checked.
+func (s *KV) createEnrollmentKeyRecord(ctx context.Context, k EnrollmentKey) error {
 	return s.create(ctx, "enrollment key", kvKey(kvEnrollmentKey, k.Selector), k.Selector, enrollmentKeyRecord(k))
 }
 

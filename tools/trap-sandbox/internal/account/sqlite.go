@@ -360,13 +360,10 @@ func (s *SQLite) Accounts(ctx context.Context) (_ []Account, err error) {
 	defer rows.Close()
 	out := []Account{}
 	for rows.Next() {
-		var a Account
-		var role string
-		var created int64
-		if err := rows.Scan(&a.ID, &role, &created, &a.CreatedBy); err != nil {
+		a, err := scanAccount(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list accounts: %w", err)
 		}
-		a.Role, a.Created = Role(role), fromNanos(created)
 		out = append(out, a)
 	}
 	return out, rows.Err()

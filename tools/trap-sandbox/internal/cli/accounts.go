@@ -319,6 +319,112 @@ type AccountsCmd struct {
 	List   AccountsListCmd   `cmd:"" help:"List the accounts (a user's token: its own), who created them and their tokens' latest use."`
 	Remove AccountsRemoveCmd `cmd:"" help:"Remove an account with its API tokens, computer credentials, enrollment keys and link codes; its connected computers are closed (4003 revoked). Through the API: needs an admin token, not the account's own."`
 	Backup AccountsBackupCmd `cmd:"" help:"Copy the account store (accounts, API tokens, computer credentials, enrollment keys) to a new file, on the gateway's host, while the gateway runs: one consistent state, checked, the owner's alone (docs/accounts.md, Backing up the store)."`
+	Copy   AccountsCopyCmd   `cmd:"" help:"Copy the data directory's account store (accounts, API tokens, computer credentials with their links, enrollment keys, revocations) into the replicas' NATS bucket, so the same tokens and linked computers work on the replicas; safe to run again (docs/scale-out.md, From one gateway to replicas)."`
+}
+
+// AccountsCopyCmd copies a single gateway's store (the data directory's accounts.db) into the
+// replicas' bucket (account.CopyToKV has the rules).
+type AccountsCopyCmd struct {
+	DataDirFlags
+	NATSFlags
+	// URL and APIToken are read only to refuse: no gateway's API serves its store.
+	URL      string `name:"url" hidden:""`
+	APIToken string `name:"api-token" hidden:""`
+}
+
+// Help is accounts copy's detailed help: what it does when the bucket holds accounts already,
+// and when it is cut off.
+func (*AccountsCopyCmd) Help() string {
+	return "Reads the data directory's store (--data-dir, as the gateway's) and writes it into the bucket " + account.KVBucket + " on --nats (created when missing), " +
+		"with the replicas' NATS credentials. Secrets go over as stored (their SHA-256 hashes): nothing is made, nothing printed. A record the bucket holds " +
+		"already as the same one is not written again, only brought forward (a revocation, an enrollment key's uses); one of the file's names held by " +
+		"another account there (made again on NATS) stops the copy before it writes anything. Each account is written with its secrets first and itself " +
+		"last, so a copy cut off (NATS gone) leaves no account half usable; run it again to finish. Link codes in progress are not copied."
+}
+
+// Run copies and says what went over, and what to do next.
+func (c *AccountsCopyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	if c.URL != "" || c.APIToken != "" {
+		return errors.New("accounts copy works on the store file on the gateway's host and on NATS, not through a gateway's API: run it there, as the gateway's user, with its --data-dir and the replicas' --nats (docs/scale-out.md, From one gateway to replicas)")
+	}
+	if !c.enabled() {
+		what := "--nats (SANDBOX_NATS_URL) is missing"
+		if set := c.setWithoutURL(); len(set) > 0 {
+			what = strings.Join(set, ", ") + " set without --nats (SANDBOX_NATS_URL)"
+		}
+		return fmt.Errorf("%s: accounts copy writes the data directory's store into the replicas' NATS bucket %s; give the replicas' --nats URL and NATS credentials (docs/scale-out.md, From one gateway to replicas)", what, account.KVBucket)
+	}
+	dir, err := c.dir()
+	if err != nil {
+		return err
+	}
+	inUse := account.InUse(dir)
+	file, err := account.OpenExistingSQLite(ctx, dir)
+	if err != nil {
+		return c.storeError(err, "or run this as the gateway's user, on its host") // the copy cannot go through a gateway
+	}
+	defer func() {
+		if err := file.Close(); errors.Is(err, account.ErrWALKept) {
+			fmt.Fprintf(stderr, "trap-sandbox: %v\n", err)
+		}
+	}()
+	upgraded(stderr, file)
+	snap, err := file.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	nc, err := c.connect(ctx, "trap-sandbox accounts copy", false, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	kv, err := c.accountStore(ctx, nc, true)
+	if err != nil {
+		return err
+	}
+	r, err := account.CopyToKV(ctx, snap, kv)
+	if cut, ok := errors.AsType[*account.CopyCutError](err); ok {
+		return fmt.Errorf("copy %s to NATS at %s: %w; run the same command again to finish (what is there already is checked, not written twice)",
+			file.Path(), cluster.RedactURL(c.NATS), cut)
+	}
+	if err != nil {
+		return fmt.Errorf("copy %s to NATS at %s: %w", file.Path(), cluster.RedactURL(c.NATS), err)
+	}
+	for _, selector := range r.Revoked {
+		if err := cluster.PublishRevocation(nc, selector); err != nil {
+			return fmt.Errorf("copied, but the running replicas were not told of %s revoked since the last copy (its socket closes at its next hello): %w", count(len(r.Revoked), "computer credential"), err)
+		}
+	}
+	fmt.Fprintf(out, "copied the account store %s into the NATS key-value bucket %s: %s\n", file.Path(), account.KVBucket, copied(r))
+	if r.OnlyInBucket > 0 {
+		fmt.Fprintf(out, "left as they were: %s of the bucket that the file does not hold\n", count(r.OnlyInBucket, "account"))
+	}
+	fmt.Fprintf(out, "the replicas take these tokens and linked computers now; once no gateway runs on this data directory, move %s with its -wal and -shm out of it (docs/scale-out.md, From one gateway to replicas)\n", account.DBFile)
+	if inUse {
+		fmt.Fprintf(stderr, "trap-sandbox: a gateway has this store open: what it changes from now on is not in the copy; stop it, then run this again, which carries a new account, token or link and a revocation (an account removed there meanwhile stays in the bucket: remove it with --nats too)\n")
+	}
+	return nil
+}
+
+// copied says what a copy did, kind by kind: "2 accounts, 3 API tokens, …", each with what
+// was there already and brought forward.
+func copied(r account.CopyReport) string {
+	kinds := []struct {
+		n    account.CopyCount
+		name string
+	}{{r.Accounts, "account"}, {r.Tokens, "API token"}, {r.Credentials, "computer credential"}, {r.EnrollmentKeys, "enrollment key"}}
+	var parts []string
+	for _, k := range kinds {
+		part := count(k.n.Copied, k.name) + " copied"
+		if k.n.Present > 0 {
+			part += fmt.Sprintf(", %d there already", k.n.Present)
+			if k.n.Updated > 0 {
+				part += fmt.Sprintf(" (%d brought up to date)", k.n.Updated)
+			}
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // AccountsBackupCmd copies the data directory's store to a new file.

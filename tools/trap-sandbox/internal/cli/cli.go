@@ -521,8 +521,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 			// A gateway turned into a replica on its data directory: its accounts, tokens and
 			// credentials stay in the file, and every one of them is refused here as unknown.
 			logger.Warn("accounts: this replica keeps its accounts in NATS (the bucket "+account.KVBucket+") and does not read the account store of its data directory: "+
-				"the accounts, API tokens and linked computers made on a gateway without --nats are not in NATS, so those tokens and computers are refused; "+
-				"make them again with --nats (docs/scale-out.md, From one gateway to replicas), then move the file out of the data directory",
+				"the accounts, API tokens and linked computers made on a gateway without --nats are refused unless they were copied into NATS; "+
+				"copy them with trap-sandbox accounts copy --data-dir DIR --nats URL (docs/scale-out.md, From one gateway to replicas), then move the file out of the data directory",
 				"store", path)
 		}
 	} else {

@@ -1,0 +1,76 @@
+package account
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Snapshot is every account of a store with its API tokens, computer credentials and
+// enrollment keys, as committed at one moment: what CopyToKV carries into the replicas' bucket.
+// Link codes are not in it: a code is bound to the socket that asked for it, which the
+// gateway's stop closes (docs/scale-out.md, From one gateway to replicas).
+type Snapshot struct {
+	Accounts       []Account
+	Tokens         []Token
+	Credentials    []Credential
+	EnrollmentKeys []EnrollmentKey
+}
+
+// Snapshot reads the store in one read transaction, so a gateway writing meanwhile (a token
+// issued, a computer linked) is in it whole or not at all: never a token whose account is
+// missing. It takes no write lock and changes nothing.
+func (s *SQLite) Snapshot(ctx context.Context) (_ Snapshot, err error) {
+	defer s.named(&err)
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("read the store: %w", err)
+	}
+	defer tx.Rollback()
+	var snap Snapshot
+	if snap.Accounts, err = queryAll(ctx, tx, "accounts", "SELECT id, role, created, created_by FROM accounts ORDER BY id", scanAccount); err != nil {
+		return Snapshot{}, err
+	}
+	if snap.Tokens, err = queryAll(ctx, tx, "tokens", "SELECT "+tokenColumns+" FROM tokens ORDER BY created, selector", scanToken); err != nil {
+		return Snapshot{}, err
+	}
+	if snap.Credentials, err = queryAll(ctx, tx, "credentials", "SELECT "+credentialColumns+" FROM credentials ORDER BY created, selector", scanCredential); err != nil {
+		return Snapshot{}, err
+	}
+	if snap.EnrollmentKeys, err = queryAll(ctx, tx, "enrollment keys", "SELECT "+enrollmentKeyColumns+" FROM enrollment_keys ORDER BY created, selector", scanEnrollmentKey); err != nil {
+		return Snapshot{}, err
+	}
+	return snap, nil
+}
+
+func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
+	var a Account
+	var role string
+	var created int64
+	if err := row.Scan(&a.ID, &role, &created, &a.CreatedBy); err != nil {
+		return Account{}, err
+	}
+	a.Role, a.Created = Role(role), fromNanos(created)
+	return a, nil
+}
+
+// queryAll runs query on tx and scans each row with scan; what names the rows in its errors.
+func queryAll[T any](ctx context.Context, tx *sql.Tx, what, query string, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, error) {
+	rows, err := tx.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list %s: %w", what, err)
+	}
+	return out, nil
+}
