@@ -233,3 +233,37 @@ func TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited(t *testing.T) {
 	assert.Equal(t, []string{"the agent is unavailable: opencode at " + f.oc.URL +
 		": the question's call got no answer in 10s, and the health check none in 50ms"}, r.errs)
 }
+
+// TestOpencodeStoppedMidAnswerIsUnavailable: opencode 1.18.33 stopped (SIGTERM) during a turn
+// answers the sync prompt nothing (its connection closes: curl's "empty reply from server")
+// and cuts the event stream; the port then refuses. The player reads that opencode is down,
+// with the probe's line, and the operator is warned: the turn was not aborted by anyone.
+func TestOpencodeStoppedMidAnswerIsUnavailable(t *testing.T) {
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		tu.Text("the first words")
+		tu.Stall()
+	})
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw"})
+	require.NoError(t, err)
+	t.Cleanup(prober.Close)
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	kitchen := protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}
+
+	type result struct {
+		reason string
+		errs   []string
+	}
+	done := make(chan result, 1)
+	go func() {
+		reason, errs := askTurn(t, m, kitchen, "hello")
+		done <- result{reason, errs}
+	}()
+	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+	f.oc.Stop()
+	r := <-done
+	assert.Equal(t, ReasonError, r.reason, "nobody aborted the turn: opencode went away")
+	assert.Equal(t, []string{"the agent is unavailable: opencode at " + f.oc.URL + ": connection refused"}, r.errs)
+}

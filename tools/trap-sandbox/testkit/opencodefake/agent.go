@@ -635,6 +635,7 @@ func (a *Agent) promptSync(w http.ResponseWriter, r *http.Request) {
 		a.BeforePrompt()
 	}
 	res := a.run(in, s, body) // the turn does not stop when the client goes away
+	a.srv.dropIfStopped()     // opencode stopped: the turn's reply never comes
 	if res.status != http.StatusOK {
 		writeJSON(w, res.status, res.body)
 		return
@@ -1203,6 +1204,7 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
 		case <-sub.drop:
 			return
 		case <-a.srv.released:
+			a.srv.dropIfStopped() // the stream cut, not ended
 			return
 		}
 	}

@@ -77,12 +77,16 @@ type Options struct {
 type Server struct {
 	// URL is the base URL of a server from Start ("" for one from New).
 	URL string
+	// httpServer is the server Start runs it on (nil for one from New): Stop stops it.
+	httpServer *httptest.Server
 
 	username, password string
 	mux                *http.ServeMux
 
 	stalled  atomic.Bool
 	failWith atomic.Int32
+	// stopped is set by Stop: every request still in flight ends without an answer.
+	stopped atomic.Bool
 	// released is closed by Close: stalled requests end then, so the server can shut down.
 	released  chan struct{}
 	closeOnce sync.Once
@@ -113,7 +117,7 @@ func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s := New(opts)
 	srv := httptest.NewServer(s)
-	s.URL = srv.URL
+	s.URL, s.httpServer = srv.URL, srv
 	// Cleanups run last-in first-out: release stalled requests, then close the server
 	// (which waits for its handlers).
 	t.Cleanup(srv.Close)
@@ -166,6 +170,26 @@ func (s *Server) Close() {
 	})
 }
 
+// Stop stops a fake from Start as opencode 1.18.33 stops (SIGTERM), also in the middle of a
+// turn: nothing listens on its port any more (connection refused), a request in flight gets
+// no answer at all, its connection closed (a sync prompt too: curl read "empty reply from
+// server", not the aborted turn's reply), and an event stream is cut, its chunked body
+// unfinished (curl: "transfer closed with outstanding read data").
+func (s *Server) Stop() {
+	s.stopped.Store(true)
+	s.httpServer.Listener.Close()
+	s.Close()
+	s.httpServer.Close()
+}
+
+// dropIfStopped ends the request without an answer when the fake was stopped (Stop): the
+// connection closes, as when opencode's process goes.
+func (s *Server) dropIfStopped() {
+	if s.stopped.Load() {
+		panic(http.ErrAbortHandler) // net/http closes the connection, and logs nothing
+	}
+}
+
 // Requests counts every request that arrived, answered or not.
 func (s *Server) Requests() int64 { return s.requests.Load() }
 
@@ -180,11 +204,13 @@ func (s *Server) LastHadAuth() bool { return s.lastHadAuth.Load() }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.requests.Add(1)
 	s.lastHadAuth.Store(r.Header.Get("Authorization") != "")
+	s.dropIfStopped() // a kept-alive connection outlives the listener
 	if s.stalled.Load() {
 		select {
 		case <-r.Context().Done():
 		case <-s.released:
 		}
+		s.dropIfStopped()
 		return
 	}
 	if code := int(s.failWith.Load()); code != 0 {
