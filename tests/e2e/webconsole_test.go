@@ -1982,6 +1982,68 @@ func TestTheWebConsoleSaysItDropsKeysHeldOnABusyComputer(t *testing.T) {
 	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
 }
 
+// TestTheWebConsoleSaysItDropsKeysHeldBehindARetriedRelease: a key held on a live view while a
+// release waits to be tried again (its call cut by the network; the proxy then holds the next
+// call that carries it) queues 256 presses at most, as behind a busy computer: the next are
+// not sent, and the view says so; once the release goes, the 256, then the key let go, reach
+// the computer, and the view says Live. Before, nothing bounded them: a key held while the
+// gateway did not answer queued presses without end.
+func TestTheWebConsoleSaysItDropsKeysHeldBehindARetriedRelease(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-held-behind-2f6b" // the API answers no client through a proxy without one
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
+	const passing, cutting, holding, passingAgain = 0, 1, 2, 3
+	var phase atomic.Int32
+	held, goOn := make(chan struct{}, 1), make(chan struct{})
+	proxy := inputCuttingProxy(t, g, func(r *http.Request, body []byte) bool {
+		if !bytes.Contains(body, []byte(`"key_up"`)) {
+			return false
+		}
+		switch phase.Load() {
+		case cutting:
+			return true
+		case holding:
+			if phase.CompareAndSwap(holding, passingAgain) {
+				held <- struct{}{}
+				select {
+				case <-goOn:
+				case <-r.Context().Done():
+					return true
+				}
+			}
+		}
+		return false
+	})
+	openRig(t, page, until, proxy.URL, token)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	assert.Equal(t, `{"events":[{"type":"key","name":"leftCtrl"}]}`, c.input(ctx, t), "Ctrl down")
+	phase.Store(cutting)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17)))
+	until(t, "the release's call failed", `document.getElementById("status").textContent.startsWith("Input failed: ")`)
+	phase.Store(holding)
+	waitFor(ctx, t, held, "the release tried again")
+
+	waiting, err := chromedp.Run(page, chromedp.Evaluate[int](`
+		window.key = (type, repeat) => document.getElementById("screen").dispatchEvent(
+			new KeyboardEvent(type, { key: "a", code: "KeyA", repeat, bubbles: true, cancelable: true }));
+		key("keydown", false);
+		for (let i = 0; i < 299; i++) key("keydown", true);
+		key("keyup", false);
+		view.presses`))
+	require.NoError(t, err)
+	assert.Equal(t, 256, waiting, "the presses waiting behind the release")
+	until(t, "the keys not sent said", `document.getElementById("status").textContent ===
+		"Keys not sent: 256 wait for the gateway to take the keys before them. Type them again once it says Live."`)
+	close(goOn)
+	assert.Contains(t, c.input(ctx, t), `{"type":"key_up","name":"leftCtrl"}`, "Ctrl let go first")
+	got, _ := c.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up a" })
+	assert.Equal(t, strings.Repeat("a", 256), typedText(got), "the key's 256 presses, then the key let go")
+	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
+}
+
 // events reads the screen.input requests the computer gets until done says the events so far
 // ("key a", "char a", "key_up a") are all, and reports them and how many requests carried them.
 func (c *consoleComputer) events(ctx context.Context, done func([]string) bool) (events []string, requests int) {

@@ -25,7 +25,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight, retrying}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -752,9 +752,11 @@ async function frames(v, body, sent) {
 // land between their parts, as they did when the page sent each part itself. A busy answer
 // (429: the host's other requests fill the computer for the moment) is not the end of them:
 // they go again after its Retry-After while the view stays live (v.busy), what is typed
-// meanwhile waiting behind them, up to keysWaiting key presses; past them a key press is not
-// sent (a computer busy for long must not get a burst of stale keys) and the status says so
-// (keysDropped). A key let go (key_up) always goes: its key may be down on the computer; let
+// meanwhile waiting behind them, as behind a release tried again after a call that got no
+// answer (v.retrying, retryReleases), up to keysWaiting key presses; past them a key press is
+// not sent (a computer busy for long must not get a burst of stale keys, nor a gateway that
+// does not answer a key held for as long) and the status says so (keysDropped). Keys typed
+// faster than a call's round trip, with nothing refused, all go. A key let go (key_up) always goes: its key may be down on the computer; let
 // go while the view is not live, it goes once the view is live again (owe). Those
 // still waiting when the view closes (another opened, the token refused) are dropped, typed
 // on a screen no longer shown, but for the releases, which go still (closeView). A text put in at once goes whole or in part: once one of its
@@ -773,9 +775,9 @@ function send(events) {
     else if (id) v.pressed.add(id);
   }
   const press = events.some((e) => !releases.has(e.type));
-  if (press && v.busy && v.presses >= keysWaiting) {
+  if (press && (v.busy || v.retrying) && v.presses >= keysWaiting) {
     v.dropped = true;
-    status(keysDropped);
+    status(keysDropped(v));
     return;
   }
   if (press) v.presses++;
@@ -976,6 +978,7 @@ async function sendPending(v) {
       if (failed && failed.unanswered && v.live && v.opened === opened) await retryReleases(v, taken, failed);
       else if (failed && failed.away) oweAgain(v, events, opened);
       if (failed && failed.said) partlyTyped(v, taken, failed);
+      v.retrying = v.pending.length > 0 && !!v.pending[0].retry;
     }
   } finally {
     v.sending = false;
@@ -998,6 +1001,7 @@ async function retryReleases(v, taken, failed) {
   if (!again.length || Date.now() >= until) return;
   const words = again.length === events.length ? failed.said : "";
   v.pending.unshift({ events: again, press: false, text: false, sent: Math.max(...taken.map((p) => p.sent)), retry: { until, words } });
+  v.retrying = true;
   if (before) await closedOr(v, Math.min(retryMs, until - Date.now()));
 }
 
@@ -1038,7 +1042,7 @@ async function sendInput(v, events, newest) {
     const error = body && body.error;
     if (res.status === 429 && !(error && error.queued) && v.live && !v.abort.signal.aborted) {
       v.busy = true;
-      status(v.dropped ? keysDropped : (error ? error.code + ": " + error.message : "The gateway answered 429") + sendingAgain);
+      status(v.dropped ? keysDropped(v) : (error ? error.code + ": " + error.message : "The gateway answered 429") + sendingAgain);
       await new Promise((resolve) => setTimeout(resolve, retryAfterMs(res)));
       if (!v.live || v.abort.signal.aborted) return gone; // the view went away meanwhile: not sent
       continue;
@@ -1297,10 +1301,15 @@ function outsideCC(chars) {
 // always go, however many presses wait (send).
 const releases = new Set(["key_up", "mouse_up"]);
 
-// keysWaiting bounds the key presses (and pastes, clicks…) that wait for a busy computer.
+// keysWaiting bounds the key presses (and pastes, clicks…) of a view that wait to be sent (send)
+// for a busy computer, or behind a release tried again: the one home of that cap.
 const keysWaiting = 256;
-// keysDropped is the status when a key press is not sent: keysWaiting wait already.
-const keysDropped = "Keys not sent: " + keysWaiting + " wait for the busy computer. Type them again once it says Live.";
+// keysDropped is the status of view v when a key press is not sent: keysWaiting wait already,
+// for the busy computer (v.busy) or behind a release tried again (v.retrying).
+function keysDropped(v) {
+  return "Keys not sent: " + keysWaiting + (v.busy ? " wait for the busy computer." : " wait for the gateway to take the keys before them.") +
+    " Type them again once it says Live.";
+}
 // sendingAgain follows a busy answer to typed keys.
 const sendingAgain = " (sending the keys again)";
 
@@ -1798,7 +1807,7 @@ function newView(traposId) {
   return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
-    pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "" };
+    pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false };
 }
 
 function onWheel(e) {
