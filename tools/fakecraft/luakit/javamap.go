@@ -47,6 +47,29 @@ func JavaMapKeys(capacity int, keys ...string) []string {
 	return out
 }
 
+// ConcurrentMapKeys is the order a Java ConcurrentHashMap made without a capacity (new
+// ConcurrentHashMap<>()) iterates its keys, put in the order given, having held at most
+// peak entries at once: the order of such a map's keySet CC hands to Lua as a list (a wired
+// modem's getNamesRemote). It iterates its buckets as a HashMap does, but its table of 16
+// grows once its entries reach three quarters of it, where a HashMap's grows past that, and
+// never shrinks. Keys of one bucket come in the order put; a ConcurrentHashMap's resize may
+// reverse part of a bucket, which this does not follow.
+func ConcurrentMapKeys(peak int, keys ...string) []string {
+	size := JavaDefaultCapacity
+	for peak >= size*3/4 {
+		size <<= 1
+	}
+	entries := make([]MapEntry, len(keys))
+	for i, k := range keys {
+		entries[i] = MapEntry{Key: k}
+	}
+	out := make([]string, len(keys))
+	for i, e := range bucketOrder(size, entries) {
+		out[i] = e.Key
+	}
+	return out
+}
+
 // javaMapOrder is the order a Java HashMap of that initial capacity iterates entries put in
 // the order given.
 func javaMapOrder(capacity int, entries []MapEntry) []MapEntry {
@@ -57,6 +80,12 @@ func javaMapOrder(capacity int, entries []MapEntry) []MapEntry {
 	for len(entries) > size*3/4 {
 		size <<= 1
 	}
+	return bucketOrder(size, entries)
+}
+
+// bucketOrder is the order a Java hash table of size buckets iterates entries put in the
+// order given: bucket by bucket, each in the order put.
+func bucketOrder(size int, entries []MapEntry) []MapEntry {
 	bucket := func(key string) uint32 {
 		h := javaStringHash(key)
 		return (h ^ h>>16) & uint32(size-1)

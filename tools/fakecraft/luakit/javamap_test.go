@@ -37,3 +37,27 @@ func TestJavaMapOrderIsJavas(t *testing.T) {
 	assert.Equal(t, "sec wday min month hour year isdst yday day",
 		order(9, "year", "month", "day", "hour", "min", "sec", "wday", "yday", "isdst"))
 }
+
+// The orders Java 21's ConcurrentHashMap iterated the same keys in, put in the same order:
+// a cable's names, keys of one hash, a resize (20 keys, and 12, where a HashMap of 16 has
+// not grown), and a map that grew and lost keys again.
+func TestConcurrentMapOrderIsJavas(t *testing.T) {
+	order := func(peak int, keys ...string) string { return strings.Join(ConcurrentMapKeys(peak, keys...), " ") }
+	assert.Equal(t, "modem_9 printer_0 monitor_1 monitor_0 drive_0",
+		order(5, "monitor_0", "monitor_1", "printer_0", "drive_0", "modem_9"))
+	assert.Equal(t, "Aa BB x AaAa BBBB AaBB", order(6, "Aa", "BB", "x", "AaAa", "BBBB", "AaBB"))
+	var twenty, twelve []string
+	for i := 1; i <= 20; i++ {
+		twenty = append(twenty, fmt.Sprintf("key%d", i))
+	}
+	for i := range 12 {
+		twelve = append(twelve, fmt.Sprintf("monitor_%d", i))
+	}
+	assert.Equal(t, "key1 key2 key5 key6 key3 key4 key9 key7 key8 key11 key10 key20 key15 key14 key13 key12 key19 key18 key17 key16",
+		order(20, twenty...))
+	assert.Equal(t, "monitor_10 monitor_11 monitor_9 monitor_7 monitor_8 monitor_5 monitor_6 monitor_3 monitor_4 monitor_1 monitor_2 monitor_0",
+		order(12, twelve...))
+	assert.Equal(t, "monitor_10 monitor_9 monitor_7 monitor_8 monitor_5 monitor_6 monitor_3 monitor_4 monitor_1 monitor_2 monitor_0",
+		order(11, twelve[:11]...))
+	assert.Equal(t, "monitor_1 monitor_2 monitor_0", order(12, twelve[:3]...), "grown to 12, then 3 left")
+}

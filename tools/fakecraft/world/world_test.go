@@ -289,7 +289,7 @@ end
 	for _, id := range []int{1, 2} {
 		c := w.Computer(id)
 		c.WaitFor(ctx, "ready")
-		assert.Contains(t, c.Output(), "names\tback,drive_0,modem_9\n")
+		assert.Contains(t, c.Output(), "names\tback,modem_9,drive_0\n", "in CC's order (TestCablePeripheralsInCCsOrder)")
 		assert.Contains(t, c.Output(), "types\tmodem\tperipheral_hub\n")
 		assert.Contains(t, c.Output(), "mount\tdisk\tdrive_0\t3\n")
 	}
@@ -297,6 +297,41 @@ end
 	w.Computer(2).WaitFor(ctx, "heard\tback\t2\t1\tover the wire")
 	require.True(t, w.Cable("lan").DetachRemote("drive_0"))
 	assert.Nil(t, w.Cable("lan").Remote("drive_0"))
+}
+
+// TestCablePeripheralsInCCsOrder: a computer lists a cable's peripherals, and so
+// peripheral.find finds them, in the order CC's wired modem hands them over: the keySet of
+// the ConcurrentHashMap it keeps them in, by their names' Java hashes (printer_0's bucket 7,
+// monitor_1's 10, monitor_2's 11, monitor_0's 13), not by name.
+func TestCablePeripheralsInCCsOrder(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Cables: map[string]map[string]string{"lan": {"monitor_0": "monitor", "monitor_1": "monitor", "printer_0": "printer"}},
+		Computers: []world.ComputerSpec{
+			{ID: 1, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": `
+local function found()
+  local names = {}
+  for _, m in ipairs({ peripheral.find("monitor") }) do names[#names + 1] = peripheral.getName(m) end
+  return table.concat(names, ",")
+end
+print("names", table.concat(peripheral.getNames(), ","))
+print("monitors", found())
+os.pullEvent("go")
+print("names", table.concat(peripheral.getNames(), ","))
+print("monitors", found())
+`}},
+		},
+	})
+	c := w.Computer(1)
+	c.WaitFor(ctx, "monitors	monitor_1,monitor_0")
+	mon, err := monitor.New(1, 1, true)
+	require.NoError(t, err)
+	require.NoError(t, w.Cable("lan").AttachRemote("monitor_2", mon))
+	c.QueueString("go")
+	c.WaitFor(ctx, "monitors	monitor_1,monitor_2,monitor_0")
+	assert.Contains(t, c.Output(), "names\tback,printer_0,monitor_1,monitor_0\n")
+	assert.Contains(t, c.Output(), "names\tback,printer_0,monitor_1,monitor_2,monitor_0\n")
 }
 
 // TestAWiredModemOnConnectsItsComputer: a wired modem that is on (wired_modem:CABLE:on)

@@ -10,7 +10,6 @@ package modem
 
 import (
 	"math"
-	"sort"
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
@@ -70,6 +69,8 @@ type Modem struct {
 	channels  map[int]bool
 	computers []*peripheral.Access
 	remotes   map[*peripheral.Access]map[string]*remoteUse // wired: each computer's use of the cable's peripherals
+	peak      map[*peripheral.Access]int                   // wired: the most of them each computer has had at once
+	puts      int                                          // wired: how many uses were made, numbering them
 	local     string                                       // wired: the network name of the block it stands on, "" while not connected (ConnectLocal)
 }
 
@@ -77,7 +78,7 @@ type Modem struct {
 // cable for Wired).
 func New(kind Kind, net *Network, pos Vec) *Modem {
 	m := &Modem{net: net, kind: kind, pos: pos, channels: map[int]bool{},
-		remotes: map[*peripheral.Access]map[string]*remoteUse{}}
+		remotes: map[*peripheral.Access]map[string]*remoteUse{}, peak: map[*peripheral.Access]int{}}
 	m.methodTable = m.methods()
 	return m
 }
@@ -122,18 +123,12 @@ func (m *Modem) Attach(a *peripheral.Access) {
 // Detach implements peripheral.Peripheral.
 func (m *Modem) Detach(a *peripheral.Access) {
 	if m.kind == Wired {
-		m.mu.Lock()
-		names := make([]string, 0, len(m.remotes[a]))
-		for n := range m.remotes[a] {
-			names = append(names, n)
-		}
-		m.mu.Unlock()
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range m.remoteNames(a) { // CC walks the computer's map of them
 			m.detachRemote(a, n)
 		}
 	}
 	m.mu.Lock()
+	delete(m.peak, a)
 	for i, c := range m.computers {
 		if c == a {
 			m.computers = append(m.computers[:i], m.computers[i+1:]...)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"fakecraft/luakit"
 	"fakecraft/peripheral"
 )
 
@@ -20,14 +21,16 @@ type packet struct {
 type Network struct {
 	wireless bool
 
-	mu     sync.Mutex
-	modems map[*Modem]bool        // modems used by at least one computer: the receivers
-	remote map[string]*remoteSlot // a cable's peripherals, by network name
+	mu      sync.Mutex
+	modems  map[*Modem]bool        // modems used by at least one computer: the receivers
+	remote  map[string]*remoteSlot // a cable's peripherals, by network name
+	joining int                    // how many peripherals have joined the cable, numbering them
 }
 
 type remoteSlot struct {
-	name string
-	p    peripheral.Peripheral
+	name   string
+	p      peripheral.Peripheral
+	joined int // the order it joined the cable in
 }
 
 // NewAir returns a wireless network: wireless modems reach each other within range, ender
@@ -90,7 +93,8 @@ func (n *Network) AttachRemote(name string, p peripheral.Peripheral) error {
 		n.mu.Unlock()
 		return fmt.Errorf("attach %s: the cable already has a peripheral named so", name)
 	}
-	n.remote[name] = &remoteSlot{name: name, p: p}
+	n.joining++
+	n.remote[name] = &remoteSlot{name: name, p: p, joined: n.joining}
 	modems := n.receivers()
 	n.mu.Unlock()
 	for _, m := range modems {
@@ -137,18 +141,29 @@ func (n *Network) RemoteNames() []string {
 	for i, s := range slots {
 		names[i] = s.name
 	}
+	sort.Strings(names)
 	return names
 }
 
-// remotePeripherals lists the cable's peripherals, sorted by name.
+// remotePeripherals lists the cable's peripherals in the order a wired modem that starts
+// being used meets them: CC's modem keeps them in a HashMap (WiredModemElement's
+// remotePeripherals), filled as they join the cable, and walks it.
 func (n *Network) remotePeripherals() []*remoteSlot {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := make([]*remoteSlot, 0, len(n.remote))
+	joined := make([]*remoteSlot, 0, len(n.remote))
 	for _, s := range n.remote {
-		out = append(out, s)
+		joined = append(joined, s)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.Slice(joined, func(i, j int) bool { return joined[i].joined < joined[j].joined })
+	names := make([]string, len(joined))
+	for i, s := range joined {
+		names[i] = s.name
+	}
+	out := make([]*remoteSlot, 0, len(joined))
+	for _, name := range luakit.JavaMapKeys(luakit.JavaDefaultCapacity, names...) {
+		out = append(out, n.remote[name])
+	}
 	return out
 }
 

@@ -2,6 +2,7 @@ package modem
 
 import (
 	"fmt"
+	"sort"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -13,6 +14,7 @@ import (
 type remoteUse struct {
 	p      peripheral.Peripheral
 	access *peripheral.Access
+	put    int // the order the computer got it in (see remoteNames)
 }
 
 // users lists the computers using the modem.
@@ -38,8 +40,10 @@ func (m *Modem) attachRemote(a *peripheral.Access, name string, p peripheral.Per
 	if m.remotes[a] == nil {
 		m.remotes[a] = map[string]*remoteUse{}
 	}
-	sub := &remoteUse{p: p, access: a.Sub(name)}
+	m.puts++
+	sub := &remoteUse{p: p, access: a.Sub(name), put: m.puts}
 	m.remotes[a][name] = sub
+	m.peak[a] = max(m.peak[a], len(m.remotes[a]))
 	m.mu.Unlock()
 	p.Attach(sub.access)
 	a.QueueEvent("peripheral", name)
@@ -63,6 +67,23 @@ func (m *Modem) detachRemote(a *peripheral.Access, name string) {
 	a.QueueEvent("peripheral_detach", name)
 }
 
+// remoteNames lists the network names of the cable's peripherals computer a has, in the
+// order CC's modem lists them: it keeps each computer's in a ConcurrentHashMap (its
+// peripheralWrappers), made when the computer starts using the modem, and getNamesRemote
+// hands Lua its keySet, whose order follows from the names' Java hashes, the most the map
+// has held, and, in a bucket, the order they were put.
+func (m *Modem) remoteNames(a *peripheral.Access) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	uses := m.remotes[a]
+	names := make([]string, 0, len(uses))
+	for name := range uses {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return uses[names[i]].put < uses[names[j]].put })
+	return luakit.ConcurrentMapKeys(m.peak[a], names...)
+}
+
 // remote finds the cable's peripheral that computer a reaches under name.
 func (m *Modem) remote(a *peripheral.Access, name string) (peripheral.Peripheral, *peripheral.Access) {
 	m.mu.Lock()
@@ -79,10 +100,8 @@ func (m *Modem) remote(a *peripheral.Access, name string) (peripheral.Peripheral
 func (m *Modem) addRemoteMethods(ms map[string]peripheral.Method) {
 	ms["getNamesRemote"] = func(L *lua.LState, a *peripheral.Access) int {
 		t := L.NewTable()
-		for _, s := range m.net.remotePeripherals() {
-			if p, _ := m.remote(a, s.name); p != nil {
-				t.Append(lua.LString(s.name))
-			}
+		for _, name := range m.remoteNames(a) {
+			t.Append(lua.LString(name))
 		}
 		L.Push(t)
 		return 1
