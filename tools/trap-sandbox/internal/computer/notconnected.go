@@ -125,3 +125,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 func inQuotes(shown string) string {
 	return `"` + strings.ReplaceAll(shown, `"`, `\x22`) + `"`
 }
+
+// QuotedID is traposID as a sentence of the gateway's names it where the label, its owner's
+// words, must not read as the gateway's (MCP's data notes): shown, in quotes (inQuotes).
+func QuotedID(traposID string) string { return inQuotes(cctext.ShowTraposID(traposID)) }
