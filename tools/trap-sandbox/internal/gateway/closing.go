@@ -243,7 +243,9 @@ func withoutCloseFrame(reason string, readErr error, unheard, pongWait time.Dura
 	return nil
 }
 
-func (s *Session) logDisconnect(readErr error) {
+// logDisconnect writes the socket's disconnect line; ended is when its reader ended (the
+// gateway's clock), from which the line tells how long the computer had been unheard.
+func (s *Session) logDisconnect(readErr error, ended time.Time) {
 	s.mu.Lock()
 	code, reason, byGateway, authenticated, key := s.closeCode, s.closeReason, s.sendClose || s.closeFrameSent, s.authenticated, s.key
 	s.mu.Unlock()
@@ -255,7 +257,7 @@ func (s *Session) logDisconnect(readErr error) {
 		attrs = append(attrs, "relabelledTo", clip(to))
 	}
 	if !byGateway && code == websocket.CloseAbnormalClosure {
-		unheard := s.gw.cfg.Clock.Now().Sub(time.Unix(0, s.lastAlive.Load()))
+		unheard := ended.Sub(time.Unix(0, s.lastAlive.Load()))
 		attrs = append(attrs, withoutCloseFrame(reason, readErr, unheard, s.gw.cfg.PongWait)...)
 	}
 	var netErr net.Error

@@ -360,6 +360,10 @@ type Gateway struct {
 
 	sockets atomic.Uint64 // the last Session.socket given
 
+	// testHookBeforeDisconnectLine, set by a test before any socket connects, runs as a session
+	// has ended, just before its disconnect line is written (the time its last steps took).
+	testHookBeforeDisconnectLine func()
+
 	versions clientVersions
 	// cohostWarned is set once a computer's hello from this machine was logged (LoopbackAPI).
 	cohostWarned atomic.Bool

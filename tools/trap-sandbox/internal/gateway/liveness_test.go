@@ -201,6 +201,26 @@ func TestADaemonThatGaveUpOnAGatewayThatDidNotRunIsNotSaidToHaveRebooted(t *test
 	assert.Contains(t, awaitLogLine(t, h, "traposId=8:door"), `likely="the computer rebooted or shut down`)
 }
 
+// TestACleanCloseJustBeforeThePongWaitIsSaidToHaveLeft: a computer heard from last at T0 that
+// leaves (CC's close: no close frame) a moment before T0 plus the pong wait, on a gateway that
+// runs, is said to have left, also when its disconnect line is written a moment after that: how
+// long the gateway had heard nothing is how long it was as the socket ended, not as the
+// session's last steps (its handlers, its writer) ended. Taken at the line, those few
+// milliseconds made the line say "this gateway did not run for a while" with unheardFor=1m0s.
+func TestACleanCloseJustBeforeThePongWaitIsSaidToHaveLeft(t *testing.T) {
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour}, nil)
+	h.gw.testHookBeforeDisconnectLine = func() { fc.Advance(2 * time.Millisecond) } // the session's last steps
+	p := livePeer(t, h, "8:door", false, false)                                     // heard last at its hello
+	advance(t, fc, p.s, testPingPeriod)                                             // a ping it does not answer
+	advance(t, fc, p.s, testPongWait-testPingPeriod-time.Millisecond)
+	require.False(t, p.s.isClosed(), "dropped before the pong wait passed")
+	require.NoError(t, p.conn.NetConn().Close())
+	line := awaitLogLine(t, h, "traposId=8:door")
+	assert.Contains(t, line, `code=1006 byGateway=false likely="the computer rebooted or shut down`)
+	assert.NotContains(t, line, "unheardFor")
+}
+
 // TestAPeerSilentThroughAGatewaysStallIsDroppedAfterTheNextPongWait: the gateway that did not
 // run gives a silent peer one more pong wait, not more: one that answers nothing is dropped then.
 func TestAPeerSilentThroughAGatewaysStallIsDroppedAfterTheNextPongWait(t *testing.T) {

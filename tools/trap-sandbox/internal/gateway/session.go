@@ -193,6 +193,10 @@ func (s *Session) run() {
 	s.startLiveness()
 
 	readErr := s.readLoopRecovered()
+	// How long the computer had been unheard is read as its socket ended: the session's last
+	// steps below (its handlers, its writer) take a moment, and a computer that left just before
+	// the pong wait passed was, read at its disconnect line, said to have been silent past it.
+	ended := s.gw.cfg.Clock.Now()
 	// If the gateway started the close, this keeps its code; otherwise the reader's end is recorded.
 	s.closedOnReadError(readErr)
 
@@ -203,7 +207,10 @@ func (s *Session) run() {
 		s.drain()
 	}
 	_ = s.conn.Close()
-	s.logDisconnect(readErr)
+	if hook := s.gw.testHookBeforeDisconnectLine; hook != nil {
+		hook()
+	}
+	s.logDisconnect(readErr, ended)
 }
 
 // answerPing answers a WebSocket ping with a pong, as gorilla's default handler does, but
