@@ -49,11 +49,20 @@ func (c *Computer) boot() error {
 	})
 	c.L = L
 	env := &Env{Computer: c, FS: c.cfg.FS, HTTP: c.cfg.HTTP, Peripherals: c.cfg.Peripherals}
+	c.mu.Lock()
+	queued := len(c.queue)
+	c.mu.Unlock()
 	for _, api := range apis {
 		if err := api.Install(L, env); err != nil {
 			return fmt.Errorf("install %s: %w", api.Name, err)
 		}
 	}
+	// CC starts its APIs before the computer is on, and drops every event queued until it
+	// is (ComputerExecutor.turnOn, queueEvent): the peripherals attached meanwhile (a disk
+	// drive's disk, a cable's peripherals on a wired modem) announce nothing at boot.
+	c.mu.Lock()
+	c.queue = c.queue[:queued]
+	c.mu.Unlock()
 	fn, err := compileChunk(L, biosSource, biosChunk, nil)
 	if err != nil {
 		return fmt.Errorf("compile bios: %w", err)

@@ -334,6 +334,39 @@ print("monitors", found())
 	assert.Contains(t, c.Output(), "names\tback,printer_0,monitor_1,monitor_2,monitor_0\n")
 }
 
+// TestNoPeripheralEventsAtBoot: a computer that boots with a disk in its drive and a cable's
+// peripherals on its wired modem gets no disk or peripheral event for them, as in CC, whose
+// peripherals attach (PeripheralAPI.startup) before the computer is on and so queue nothing
+// (ComputerExecutor.queueEvent drops events until then); one attached later does.
+func TestNoPeripheralEventsAtBoot(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Cables: map[string]map[string]string{"lan": {"monitor_0": "monitor"}},
+		Computers: []world.ComputerSpec{
+			{ID: 1, Peripherals: map[string]string{"back": "wired_modem:lan", "left": "drive:4"},
+				Files: map[string]string{"/startup.lua": `
+local function events()
+  os.queueEvent("marker")
+  local seen = {}
+  while true do
+    local event = table.pack(os.pullEvent())
+    if event[1] == "marker" then return table.concat(seen, ",") end
+    seen[#seen + 1] = table.concat(event, " ", 1, event.n)
+  end
+end
+print("at boot", events(), disk.isPresent("left"), peripheral.isPresent("monitor_0"))
+peripheral.call("left", "ejectDisk")
+os.pullEvent("disk_eject")
+peripheral.call("left", "insertDisk", 4)
+print("later", events())
+`}},
+		},
+	})
+	c := w.Computer(1)
+	c.WaitFor(ctx, "later\tdisk left")
+	assert.Contains(t, c.Output(), "at boot\t\ttrue\ttrue\n")
+}
+
 // TestAWiredModemOnConnectsItsComputer: a wired modem that is on (wired_modem:CABLE:on)
 // puts its computer on the cable as CC's computer peripheral, computer_0: the other
 // computers there see its id, label and power, and shut it down; its own getNameLocal

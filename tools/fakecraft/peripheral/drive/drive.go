@@ -4,7 +4,8 @@
 // drive mounts a folder), and music discs (which play silently).
 //
 // Inserting queues disk(name) on every computer using the drive, ejecting disk_eject(name),
-// as CC's drive does; a computer that starts using a drive with a disk in it gets disk too.
+// as CC's drive does; a computer that starts using a drive with a disk in it gets disk too
+// (at its boot the computer drops it, as CC's does).
 // A program's ejectDisk takes the disk out on the next tick, as CC's does.
 package drive
 
