@@ -54,3 +54,25 @@ func TestLabelChangeReconnects(t *testing.T) {
 	require.NoError(t, g.WaitLog(ctx, "traposId=0: code=1000 byGateway=true reason=relabelled relabelledTo=0:renamed"), g.Log())
 	assert.NotContains(t, g.Log(), "traposId=0: code=1006", "the old socket's end")
 }
+
+// TestStatusRightAfterARelabelNamesTheNewTraposId: `label set renamed`, then `sandbox status`,
+// read the old traposId, connected, until the daemon's label timer looked (up to 15 s). The
+// status request makes the daemon look at once: it reconnects under the new name, and the
+// status shows it connected as that.
+func TestStatusRightAfterARelabelNamesTheNewTraposId(t *testing.T) {
+	ctx := testContext(t)
+	oc := opencodefake.Start(t, opencodefake.Options{})
+	g := startGateway(t, oc.URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Files = map[string]string{"/e2e.lua": `
+assert(shell.run("sandbox", "health"))
+assert(shell.run("label", "set", "renamed"))
+assert(shell.run("sandbox", "status"))
+`}
+	ok, out := runCommand(ctx, t, opts)
+	require.True(t, ok, out)
+	status := afterLast(out, "Computer label set to")
+	assert.Contains(t, status, "traposId: 0:renamed", out)
+	assert.Contains(t, status, "connected: true", out)
+	assert.Contains(t, g.Log(), "traposId=0:renamed", "the gateway saw the new name's hello")
+}

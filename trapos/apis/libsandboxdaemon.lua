@@ -36,7 +36,7 @@ local SERVED_NAME = "trapos-sandbox";
 local CONNECT_WAIT = 35;
 -- Seconds between two looks at the computer's label. CC has no event for a label change, and
 -- the traposId (id:label) is fixed per hello, so a renamed computer reconnects under its new
--- name within this time.
+-- name within this time, or at once when a program asks the daemon's status (sandbox status).
 local LABEL_CHECK_INTERVAL = 15;
 -- bye's reasons (docs/protocol.md): the gateway closes the socket with 1000 and the reason, and
 -- its log says it. A label change (its log names the new traposId), `sandbox stop`, and a
@@ -743,14 +743,21 @@ local function newDaemon(deps)
   end
 
   -- A connected computer whose label changed since its hello says hello again as itself,
-  -- after a bye that names its new traposId.
+  -- after a bye that names its new traposId. Returns whether it did.
+  local function relabel()
+    local now = currentTraposId();
+    if state ~= STATE_CONNECTED or sessionId == nil or now == sessionId then
+      return false;
+    end
+    sayBye(BYE_RELABELLED, { traposId = now });
+    restart(); -- its closeSocket cancels the label timer
+    return true;
+  end
+
+  -- The label timer fired: relabel, or look again later.
   local function checkLabel()
     labelTimer = nil;
-    local now = currentTraposId();
-    if state == STATE_CONNECTED and sessionId ~= nil and now ~= sessionId then
-      sayBye(BYE_RELABELLED, { traposId = now });
-      restart();
-    elseif state == STATE_CONNECTED then
+    if not relabel() and state == STATE_CONNECTED then
       labelTimer = osApi.startTimer(LABEL_CHECK_INTERVAL);
     end
   end
@@ -836,7 +843,12 @@ local function newDaemon(deps)
     end,
     [EVENT_STOP] = stop,
     [EVENT_SEND] = onSend,
+    -- The label is looked at first: the player who typed `label set neu` and then `sandbox
+    -- status` (or health, or ai, which ask the status before their request) read the old
+    -- traposId, connected, until the label timer's look; now they read the new one,
+    -- connecting, and the request goes out under it.
     [EVENT_STATUS_REQUEST] = function(replyId)
+      relabel();
       osApi.queueEvent(EVENT_STATUS, replyId, status());
     end,
   };

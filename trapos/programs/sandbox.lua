@@ -438,17 +438,22 @@ end
 -- The last error of a daemon whose try the gateway has not answered yet, and how to see the
 -- answer: sandbox health waits for it.
 local MSG_NONE_YET = "none yet (the gateway has not answered; sandbox health waits for it)";
--- Seconds sandbox status waits for the try it asked a waiting daemon for: a gateway that is
--- back, or still down, answers at once; one that drops the packets would keep the status for
--- CC's 30 s, and the status shows that try under way instead.
+-- Seconds sandbox status waits for a try under way, or the one it asked a waiting daemon for:
+-- a gateway that is there, or still down, answers at once; one that drops the packets would
+-- keep the status for CC's 30 s, and the status shows that try under way instead.
 local STATUS_RETRY_WAIT = 2;
 
 local function showStatus()
   local status = getStatus();
-  if status.state == libsandbox.STATE_WAITING then
+  local waiting = status.state == libsandbox.STATE_WAITING;
+  if waiting then
     -- Not the last failure of a daemon waiting to try again (the gateway may be back since):
     -- it tries now, and the status says how that went.
     libsandbox.retryNow();
+  end
+  if waiting or status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING then
+    -- That try, or one under way (the daemon relabelled at this very request after a `label
+    -- set`, or just booted), is answered at once by a gateway that is there: show its outcome.
     status = libsandbox.awaitConnection(STATUS_RETRY_WAIT);
     if status == nil then
       fail(libsandbox.noDaemon());

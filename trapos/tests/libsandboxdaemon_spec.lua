@@ -287,6 +287,31 @@ describe("sandbox daemon", function()
       expect(hello.payload.traposId):eq("7:new");
     end);
 
+    it("answers a status request after a relabel under the new traposId, reconnecting at once", function()
+      -- `label set neu`, then `sandbox status`: it showed the old traposId, connected, for up
+      -- to LABEL_CHECK_INTERVAL. The status request looks at the label first.
+      local world = newWorld({ url = URL, label = "old" });
+      local old = world.connect();
+      local timer = world.timerOf(daemonLib.LABEL_CHECK_INTERVAL);
+      world.label = "new";
+      world.handle("trapos_sandbox_status_request", "r-1");
+      local answered = world.events("trapos_sandbox_status")[1][3];
+      expect({ answered.traposId, answered.state, answered.connected }):same({ "7:new", "connecting", false });
+      expect(old.frame().payload):same({ reason = "relabelled", traposId = "7:new" });
+      expect(old.closed):eq(1);
+      expect(world.cancelled[timer]):eq(true);
+      expect(#world.connects):eq(2);
+      local newer = world.open();
+      expect(newer.frame(1).payload.traposId):eq("7:new");
+
+      -- Unchanged, a status request reconnects nothing.
+      world.answerHello(newer, true);
+      world.handle("trapos_sandbox_status_request", "r-2");
+      expect(world.events("trapos_sandbox_status")[2][3].state):eq("connected");
+      expect(#world.connects):eq(2);
+      expect(newer.closed or 0):eq(0);
+    end);
+
     it("says bye, relabelled, naming its new traposId, before it closes the old socket", function()
       -- CC's close() sends no close frame: without the bye the gateway logs an abnormal 1006.
       local world = newWorld({ url = URL, label = "old" });

@@ -1217,6 +1217,20 @@ describe("sandbox command", function()
       expect(lines[#lines]):eq(fitted("fix: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s"));
     end);
 
+    it("waits a moment for a try under way, as after a relabel, and shows how it went", function()
+      -- `label set neu`, then `sandbox status`: the daemon reconnects under the new traposId
+      -- at the status request, and a status at once read "connecting", "none yet".
+      local renamed = connectedStatus();
+      renamed.traposId = "7:neu";
+      local connecting = downStatus("connecting");
+      connecting.traposId = "7:neu";
+      local ok, err, lines, record = run({ "status" }, { status = { connecting, renamed } });
+      expectSuccess(ok, err);
+      expect(lines[2]):eq("connected: true");
+      expect(lines[4]):eq("traposId: 7:neu");
+      expect(record.statusRequests):eq(2);
+    end);
+
     it("says of a try not answered yet that there is no error yet, and what waits for the answer", function()
       -- Right after boot (or a reconnect) a revoked credential's refusal is still on its way:
       -- "none" read as nothing wrong.
