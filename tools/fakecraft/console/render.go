@@ -63,7 +63,7 @@ func (r *Renderer) Frame(s *computer.Snapshot) []byte {
 	r.buf.WriteString("\x1b[?25l")
 	palette := s.Palette
 	if !s.Colour {
-		palette = greyscale(palette)
+		palette = Greyscale(palette)
 	}
 	paletteChanged := r.prev == nil || r.prev.Palette != s.Palette || r.prev.Colour != s.Colour
 	var fg, bg int = -1, -1
@@ -111,9 +111,10 @@ func (r *Renderer) colours(fg, bg uint32) {
 	fmt.Fprintf(&r.buf, "\x1b[38;5;%d;48;5;%dm", nearest256(fg), nearest256(bg))
 }
 
-// greyscale is how a basic computer shows the palette: each colour as the grey of the
-// average of its channels, as CC: Tweaked draws monochrome terminals.
-func greyscale(p [16]uint32) [16]uint32 {
+// Greyscale is how a basic computer shows the palette: each colour as the grey of the
+// average of its channels, as CC: Tweaked draws monochrome terminals. The gateway's agent
+// reads a basic computer's palette through it too.
+func Greyscale(p [16]uint32) [16]uint32 {
 	for i, c := range p {
 		g := (c>>16&0xFF + c>>8&0xFF + c&0xFF) / 3
 		p[i] = g<<16 | g<<8 | g

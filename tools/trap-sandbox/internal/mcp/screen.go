@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"fakecraft/console"
+
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
@@ -60,9 +62,10 @@ type ScreenOutput struct {
 	Text   string `json:"text" jsonschema:"the screen's rows without trailing spaces, down to the last that shows something, joined by line breaks (a byte E9 is é)"`
 	// Cursor is set when asked for.
 	Cursor *computer.Cursor `json:"cursor,omitempty"`
-	// Rows and Palette are set when colours are asked for.
+	// Rows, Palette and Colour are set when colours are asked for.
 	Rows    []computer.Row `json:"rows,omitempty" jsonschema:"each row's text and colours: fg and bg hold one colour digit (0-9a-f, a palette index) per cell"`
-	Palette []string       `json:"palette,omitempty" jsonschema:"the 16 colours as #rrggbb, by index 0-f"`
+	Palette []string       `json:"palette,omitempty" jsonschema:"the 16 colours as #rrggbb, by index 0-f, as the screen shows them (greys on a basic computer)"`
+	Colour  *bool          `json:"colour,omitempty" jsonschema:"false on a basic computer, which draws every colour as a grey (the palette then holds the greys it shows)"`
 	// Settled is set by send_keys and send_text: whether the screen stopped changing.
 	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
 	// Warnings are the characters of send_text's text CC cannot hold.
@@ -85,9 +88,30 @@ func screenOutput(s computer.Screen, colours, cursor bool) ScreenOutput {
 		out.Cursor = &s.Cursor
 	}
 	if colours {
-		out.Rows, out.Palette = s.Rows, s.Palette
+		colour := s.Colour
+		out.Rows, out.Palette, out.Colour = s.Rows, s.Palette, &colour
+		if !colour {
+			out.Palette = greys(s.Palette)
+		}
 	}
 	return out
+}
+
+// greys is palette as a basic computer shows it (an agent read a menu's red on a screen of
+// greys). The computer's answer was refused unless each colour is #rrggbb, 16 at most
+// (computer.PaletteProblem).
+func greys(palette []string) []string {
+	var rgb [16]uint32
+	for i, hex := range palette[:min(len(palette), len(rgb))] {
+		v, _ := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+		rgb[i] = uint32(v)
+	}
+	grey := console.Greyscale(rgb)
+	shown := make([]string, min(len(palette), len(grey)))
+	for i := range shown {
+		shown[i] = fmt.Sprintf("#%06x", grey[i])
+	}
+	return shown
 }
 
 func (t *tools) readScreen(ctx context.Context, in ScreenInput) (ScreenOutput, error) {

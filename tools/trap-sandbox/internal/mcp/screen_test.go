@@ -350,3 +350,51 @@ func TestSendTextToNoComputerSaysNothingWasSent(t *testing.T) {
 		assert.NotContains(t, text(res), "sent as", c.tool)
 	}
 }
+
+// TestABasicComputersColoursAreItsGreys: a basic computer draws every colour as a grey (CC:
+// Tweaked's monochrome palette: the average of its channels), and the screen tools' colours
+// said so nowhere: an agent read fg "e" with the palette's red on a screen of greys. With
+// colours, colour says which kind of screen it is and the palette is what it shows.
+func TestABasicComputersColoursAreItsGreys(t *testing.T) {
+	for _, basic := range []bool{true, false} {
+		d := daemonfake.NewLocal(nil)
+		term := daemonfake.NewTerminal()
+		d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+			v, err := term.Exec(typ, p)
+			if screen, ok := v.(map[string]any); ok && typ == protocol.TypeScreenRead {
+				screen["colour"] = !basic
+				palette := screen["palette"].([]string)
+				palette[0], palette[14], palette[15] = "#f0f0f0", "#cc4c4c", "#123457"
+			}
+			return v, err
+		}
+		s := session(t, d)
+		for _, tool := range []map[string]any{
+			{"name": "read_screen"},
+			{"name": "send_text", "text": "x", "settleMs": 1},
+		} {
+			args := map[string]any{"traposId": "7:", "colours": true}
+			for k, v := range tool {
+				if k != "name" {
+					args[k] = v
+				}
+			}
+			res := callTool(t, s, tool["name"].(string), args)
+			require.False(t, res.IsError, text(res))
+			out := screenOf(t, structured(t, res.StructuredContent))
+			require.NotNil(t, out.Colour, "%s: colour is said with the colours", tool["name"])
+			assert.Equal(t, !basic, *out.Colour, tool["name"])
+			want := []string{"#f0f0f0", "#cc4c4c", "#123457"}
+			if basic {
+				want = []string{"#f0f0f0", "#767676", "#343434"} // (0xcc+0x4c+0x4c)/3 = 0x76
+			}
+			require.Len(t, out.Palette, 16)
+			assert.Equal(t, want, []string{out.Palette[0], out.Palette[14], out.Palette[15]}, "basic %v: %s", basic, tool["name"])
+
+			delete(args, "colours")
+			res = callTool(t, s, tool["name"].(string), args)
+			require.False(t, res.IsError, text(res))
+			assert.Nil(t, screenOf(t, structured(t, res.StructuredContent)).Colour, "colour only with the colours")
+		}
+	}
+}
