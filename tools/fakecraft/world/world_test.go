@@ -367,6 +367,41 @@ print("later", events())
 	assert.Contains(t, c.Output(), "at boot\t\ttrue\ttrue\n")
 }
 
+// TestModemMessageDistances: modem_message's distance is the straight line between two
+// wireless modems (CC's WirelessNetwork), and for wired modems the length of the cable
+// between them (CC's WiredNetworkImpl sums it block by block): fakecraft has no cables
+// laid, so the shortest one, along the axes. It is never nil: CC gives none only between
+// dimensions.
+func TestModemMessageDistances(t *testing.T) {
+	ctx := within(t)
+	listener := `
+local modem = peripheral.wrap("back")
+modem.open(7)
+print("ready")
+local _, _, channel, reply, message, distance = os.pullEvent("modem_message")
+print("heard", channel, reply, message, distance)
+`
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Computers: []world.ComputerSpec{
+			{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: map[string]string{"back": "wired_modem:lan", "top": "modem"},
+				Files: map[string]string{"/startup.lua": `
+os.pullEvent("go")
+peripheral.call("back", "transmit", 7, 9, "by wire")
+peripheral.call("top", "transmit", 7, 9, "by air")
+`}},
+			{ID: 2, Position: [3]float64{3, 64, 4}, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": listener}},
+			{ID: 3, Position: [3]float64{3, 64, 4}, Peripherals: map[string]string{"back": "modem"},
+				Files: map[string]string{"/startup.lua": listener}},
+		},
+	})
+	w.Computer(2).WaitFor(ctx, "ready")
+	w.Computer(3).WaitFor(ctx, "ready")
+	w.Computer(1).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "heard\t7\t9\tby wire\t7")
+	w.Computer(3).WaitFor(ctx, "heard\t7\t9\tby air\t5")
+}
+
 // TestAWiredModemOnConnectsItsComputer: a wired modem that is on (wired_modem:CABLE:on)
 // puts its computer on the cable as CC's computer peripheral, computer_0: the other
 // computers there see its id, label and power, and shut it down; its own getNameLocal

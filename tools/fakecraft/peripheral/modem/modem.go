@@ -43,6 +43,12 @@ func (v Vec) Distance(o Vec) float64 {
 	return math.Sqrt(dx*dx + dy*dy + dz*dz)
 }
 
+// AlongAxes is the distance between two positions along the axes: the shortest cable
+// between two blocks, one block at a time.
+func (v Vec) AlongAxes(o Vec) float64 {
+	return math.Abs(v.X-o.X) + math.Abs(v.Y-o.Y) + math.Abs(v.Z-o.Z)
+}
+
 // Kind is what sort of modem a Modem is.
 type Kind int
 

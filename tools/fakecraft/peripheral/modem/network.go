@@ -59,7 +59,10 @@ func (n *Network) leave(m *Modem) {
 
 // transmit hands p to every other modem in reach of the sender, as CC's WirelessNetwork
 // (and a cable, where every modem is in reach) does: the range is the larger of the two
-// modems', and an ender or wired modem at either end has none.
+// modems', and an ender or wired modem at either end has none. The distance each receiver
+// is told is the straight line through the air; over a cable, the cable's length, which CC
+// sums block by block (WiredNetworkImpl.transmitPacket): fakecraft lays no cable, so it is
+// the shortest one, along the axes.
 func (n *Network) transmit(from *Modem, p packet) {
 	n.mu.Lock()
 	receivers := make([]*Modem, 0, len(n.modems))
@@ -73,6 +76,9 @@ func (n *Network) transmit(from *Modem, p packet) {
 	for _, m := range receivers {
 		recvRange, recvAnywhere := m.rangeBlocks()
 		distance := from.pos.Distance(m.pos)
+		if !n.wireless {
+			distance = from.pos.AlongAxes(m.pos)
+		}
 		if sendAnywhere || recvAnywhere || distance <= max(sendRange, recvRange) {
 			m.receive(p, distance)
 		}
