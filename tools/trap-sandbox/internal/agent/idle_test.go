@@ -327,3 +327,24 @@ func startHeldAgent(t *testing.T, held func(prompt string) bool) (*fakeAgent, ch
 	})
 	return f, release
 }
+
+// TestADisposeWhileTheModelWaitsToRetryAbortsTheTurn: opencode 1.18.33 stopping a turn that
+// waits to retry its provider (its instance disposed, or the turn aborted by another client)
+// answers its message with neither an error nor a finish. The player reads that the turn was
+// aborted, not an answer that ended without a word.
+func TestADisposeWhileTheModelWaitsToRetryAbortsTheTurn(t *testing.T) {
+	retrying := make(chan struct{})
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		tu.Retry(1, "Cannot connect to API: Unable to connect. Is the computer able to access the url?")
+		close(retrying)
+		tu.Stall()
+	})
+	m := f.module(t)
+	kitchen := protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}
+	done := make(chan string, 1)
+	go func() { done <- askQuietly(m, kitchen, "hello") }()
+	<-retrying
+	other := m.oc.in(ComputerDir(f.root, "local", "7:kitchen")) // another replica's client
+	require.NoError(t, other.call(t.Context(), "POST", DisposePath, nil, nil, nil))
+	assert.Equal(t, ReasonAborted, <-done)
+}

@@ -243,8 +243,10 @@ type modelRef struct {
 // read, and its text parts settle what the event stream did not carry (text.go).
 type promptReply struct {
 	Info struct {
-		ID     string      `json:"id"`
-		Role   string      `json:"role"`
+		ID   string `json:"id"`
+		Role string `json:"role"`
+		// Finish is how its model finished the message ("stop", …); "" when it did not:
+		// the turn was stopped on opencode (outcome).
 		Finish string      `json:"finish"`
 		Error  *namedError `json:"error"`
 		// ParentID is the turn's user message: every assistant message of the turn has it.

@@ -260,6 +260,12 @@ func (m *Module) outcome(t *turn, res promptResult) ending {
 		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: proseText(modelFailed(msg))},
 			fault: faultModel}
 	}
+	if res.reply.Info.Finish == "" {
+		// Stopped on opencode before its model finished, not by this gateway: opencode 1.18.33
+		// answers a turn that waited to retry its provider, aborted or its instance disposed,
+		// with neither an error nor a finish (only a message its model finished has one).
+		return ending{reason: ReasonAborted}
+	}
 	return ending{reason: ReasonStop}
 }
 

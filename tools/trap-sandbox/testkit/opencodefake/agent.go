@@ -125,8 +125,11 @@ type Session struct {
 	Time       sessionTime `json:"time"`
 	Permission []Rule      `json:"permission,omitempty"` // absent when the session has none
 
-	busy     chan struct{} // closed when the running turn ends; nil when idle
-	abort    context.CancelFunc
+	busy  chan struct{} // closed when the running turn ends; nil when idle
+	abort context.CancelFunc
+	// retry is the running turn's session.status while it waits to retry its provider
+	// (Turn.Retry), nil otherwise: GET /session/status lists it instead of busy.
+	retry    map[string]any
 	history  []string
 	messages []*message
 }
@@ -563,13 +566,18 @@ func (a *Agent) deleteSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // sessionStatus is GET /session/status in the request's directory, as opencode 1.18.33
-// answers it: only the sessions that are not idle, {"ses_…":{"type":"busy"}} ({} when all are).
+// answers it: only the sessions that are not idle, {"ses_…":{"type":"busy"}} ({} when all are),
+// a turn waiting to retry its provider as its retry status ({"type":"retry","attempt":2,…}).
 func (a *Agent) sessionStatus(w http.ResponseWriter, r *http.Request) {
 	in := a.instanceFor(r)
 	a.mu.Lock()
 	out := map[string]any{}
 	for id, s := range a.sessions {
-		if s.Directory == in.dir && s.busy != nil {
+		switch {
+		case s.Directory != in.dir || s.busy == nil:
+		case s.retry != nil:
+			out[id] = maps.Clone(s.retry)
+		default:
 			out[id] = map[string]string{"type": "busy"}
 		}
 	}
@@ -691,7 +699,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		cancel()
 		a.mu.Lock()
 		close(s.busy)
-		s.busy, s.abort = nil, nil
+		s.busy, s.abort, s.retry = nil, nil, nil
 		a.mu.Unlock()
 		a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "idle"}})
 		a.emit(in.dir, "session.idle", map[string]any{"sessionID": s.ID})
@@ -733,15 +741,24 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	a.running.Add(-1)
 	provider, modelID, _ := strings.Cut(model, "/")
 	info := map[string]any{"id": t.msgID(), "sessionID": s.ID, "role": "assistant", "parentID": userID, "modelID": modelID,
-		"providerID": provider, "finish": "stop"}
+		"providerID": provider}
 	failed = ctx.Err() != nil || t.failure != nil
+	a.mu.Lock()
+	retrying := s.retry != nil
+	a.mu.Unlock()
 	switch {
+	case ctx.Err() != nil && retrying:
+		// Stopped while it waited to retry its provider: opencode 1.18.33 answers the
+		// message as it stands, with neither an error nor a finish, and sends no
+		// session.error (seen for an abort and for a dispose of its instance).
 	case ctx.Err() != nil:
 		info["error"] = namedError("MessageAbortedError", "Aborted")
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": info["error"]})
 	case t.failure != nil:
 		info["error"] = t.failure
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": t.failure})
+	default:
+		info["finish"] = "stop" // a message has a finish only once its model finished it
 	}
 	info, parts := a.lastMessage(s, info)
 	a.emit(in.dir, "message.updated", map[string]any{"info": info})
@@ -835,6 +852,9 @@ func (t *Turn) msgID() string {
 }
 func (t *Turn) emit(typ string, p any) { t.a.emit(t.in.dir, typ, p) }
 func (t *Turn) part(p map[string]any) {
+	t.a.mu.Lock()
+	t.s.retry = nil // the provider answered: the turn is busy again
+	t.a.mu.Unlock()
 	id := t.msgID()
 	p["sessionID"], p["messageID"] = t.s.ID, id
 	t.a.storePart(t.s, id, p)
@@ -910,10 +930,15 @@ func (p *TextPart) End() {
 	p.t.part(map[string]any{"id": p.id, "type": "text", "text": p.text})
 }
 
-// Retry announces a provider retry, as session.status does.
+// Retry announces a provider retry, as session.status does: the turn waits to retry until
+// its next part (GET /session/status says retry meanwhile; stopped then, its reply carries
+// neither an error nor a finish).
 func (t *Turn) Retry(attempt int, message string) {
-	t.emit("session.status", map[string]any{"sessionID": t.s.ID, "status": map[string]any{"type": "retry", "attempt": attempt,
-		"message": message, "next": time.Now().Add(2 * time.Second).UnixMilli()}})
+	status := map[string]any{"type": "retry", "attempt": attempt, "message": message, "next": time.Now().Add(2 * time.Second).UnixMilli()}
+	t.a.mu.Lock()
+	t.s.retry = status
+	t.a.mu.Unlock()
+	t.emit("session.status", map[string]any{"sessionID": t.s.ID, "status": status})
 }
 
 // FailProvider ends the turn as a provider failure does: 200 with info.error, an APIError
