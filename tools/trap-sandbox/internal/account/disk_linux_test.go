@@ -111,6 +111,38 @@ func TestAStoreOnANearlyFullDiskIsRefusedAsFull(t *testing.T) {
 	assert.Empty(t, left, "a refused start leaves no store behind")
 }
 
+// TestAStoreOnADiskThatFilledIsNotMovedAway: a store no process had open (a gateway stopped
+// with room, so no -shm beside it) on a disk that filled since could not be opened, by the
+// gateway's start or an account command, and the refusal ended "or give a --data-dir on
+// another disk", which answers a new store but here sends the operator to an empty one, where
+// every token and linked computer is refused; and the failed open left a -shm of 3 bytes and an
+// empty -wal beside the store, which read as a gateway's latest changes kept there. It says
+// that SQLite opens the store only with room for its -shm and to make room, and leaves nothing.
+func TestAStoreOnADiskThatFilledIsNotMovedAway(t *testing.T) {
+	dir := filepath.Join(smallDisk(t, 0), "ts")
+	s, err := OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateAccount(t.Context(), Account{ID: "alice", Role: RoleUser}))
+	require.NoError(t, s.Close())
+	filler := fill(t, filepath.Dir(dir))
+
+	for name, open := range map[string]func(context.Context, string) (*SQLite, error){"the gateway": OpenSQLite, "a command": OpenExistingSQLite} {
+		_, err = open(t.Context(), dir)
+		require.Error(t, err, name)
+		assert.True(t, Full(err), "%s: %v", name, err)
+		assert.Regexp(t, "^open "+filepath.Join(dir, DBFile)+": .*: the disk of the data directory "+dir+
+			" is full, and SQLite opens the store only with room beside it \\(its -shm\\): make room on it \\(df "+dir+"\\), then try again$", err.Error(), name)
+		assert.Equal(t, []string{DBFile}, names(t, dir), "%s: no -wal or -shm left beside the store", name)
+	}
+
+	require.NoError(t, os.Remove(filler))
+	s, err = OpenExistingSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Account(t.Context(), "alice")
+	assert.NoError(t, err, "the store as it was, once there is room")
+}
+
 // TestABackupOntoAFullDiskBlamesThatDisk: a backup onto a full disk was refused as the
 // store's failure, "the account store (the default data directory; --data-dir gives
 // another): copy the store to …: database or disk is full (13)", which sends the operator to

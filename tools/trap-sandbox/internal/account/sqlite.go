@@ -157,16 +157,24 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	s := &SQLite{db: db, path: path, created: created}
+	found := sideFiles(path)
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		if Full(err) && !created {
+			// The gateway's store, on a disk that filled while no process had it open (so no
+			// -shm beside it, which SQLite needs to read it): another data directory holds none
+			// of its accounts. The -shm and -wal this open began are dropped: left, they read
+			// as a gateway's latest changes kept there.
+			dropMade(path, found)
+			return nil, fmt.Errorf("open %s: %w: the disk of the data directory %s is full, and SQLite opens the store only with room beside it (its -shm): make room on it (df %s), then try again",
+				path, err, dir, dir)
+		}
 		if Full(err) {
-			if created {
-				// The file this start made holds nothing: left behind, the next start would take
-				// it for the gateway's store and not say that it made a new, empty one. Only on a
-				// full disk: a migration that failed otherwise (busy, cancelled) may have met
-				// another process's (a CLI's, a replica's) that made the store in it meanwhile.
-				removeStore(path)
-			}
+			// The file this start made holds nothing: left behind, the next start would take it
+			// for the gateway's store and not say that it made a new, empty one. Only on a full
+			// disk: a migration that failed otherwise (busy, cancelled) may have met another
+			// process's (a CLI's, a replica's) that made the store in it meanwhile.
+			removeStore(path)
 			return nil, fmt.Errorf("open %s: %w: the disk of the data directory %s is full: make room on it (df %s), or give a --data-dir on another disk", path, err, dir, dir)
 		}
 		if damaged(err) {
