@@ -105,7 +105,7 @@ func (m *Module) Name() string { return ModuleName }
 // Mount registers the routes behind the server's API auth.
 func (m *Module) Mount(routes *server.Routes) {
 	routes.HandleAPIFunc("GET "+AccountsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
-		return mg.Accounts(r.Context())
+		return listing(mg.Accounts(r.Context()))
 	}))
 	routes.HandleAPIFunc("POST "+AccountsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
 		var b AddAccountBody
@@ -126,7 +126,7 @@ func (m *Module) Mount(routes *server.Routes) {
 		return one(removed, err)
 	}))
 	routes.HandleAPIFunc("GET "+TokensPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
-		return mg.Tokens(r.Context(), r.URL.Query().Get("account"))
+		return listing(mg.Tokens(r.Context(), r.URL.Query().Get("account")))
 	}))
 	routes.HandleAPIFunc("POST "+TokensPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
 		var b AddTokenBody
@@ -144,7 +144,7 @@ func (m *Module) Mount(routes *server.Routes) {
 		return one(mg.RevokeToken(r.Context(), r.PathValue("id")))
 	}))
 	routes.HandleAPIFunc("GET "+CredentialsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
-		return mg.Credentials(r.Context(), r.URL.Query().Get("account"))
+		return listing(mg.Credentials(r.Context(), r.URL.Query().Get("account")))
 	}))
 	routes.HandleAPIFunc("POST "+CredentialsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
 		var b AddCredentialBody
@@ -167,6 +167,16 @@ func (m *Module) Mount(routes *server.Routes) {
 type answer struct{ payload any }
 
 func one[T any](v T, err error) (any, error) { return answer{v}, err }
+
+// listing is a route's list, an empty one as [] (the store gives none as nil, which went out
+// as null: an account without credentials listed them as null, where docs/http-api.md and
+// every other listing answer an array).
+func listing[T any](v []T, err error) (any, error) {
+	if v == nil {
+		v = []T{}
+	}
+	return v, err
+}
 
 // with runs a route as the caller's account.Manager and writes its result or its error. A
 // created secret is in the answer only: nothing here logs a body.

@@ -629,3 +629,23 @@ func TestAStoreFailureIsLoggedWithTheStoresFile(t *testing.T) {
 	assert.Regexp(t, `msg="account API: the account store failed" err="the account store `+regexp.QuoteMeta(path)+`: add token: constraint failed: disk I/O error \(1811\)" by=alice remote=127\.0\.0\.1:\d+ byToken=`+f.token["alice"].Token.Selector+`\n`, f.log.String())
 	assert.NotContains(t, f.log.String(), f.token["alice"].Secret)
 }
+
+// TestAnEmptyListingIsAnArray: an account without credentials listed them as null (the store
+// gives none as nil), where docs/http-api.md and every other listing answer an array.
+func TestAnEmptyListingIsAnArray(t *testing.T) {
+	f := newFixture(t)
+	dave, err := f.accounts.Manage(account.OperatorCaller).AddAccount(t.Context(), "dave", account.RoleUser)
+	require.NoError(t, err)
+	for _, path := range []string{accountapi.CredentialsPath, accountapi.CredentialsPath + "?account=dave"} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.url+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+dave.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, resp.Body.Close())
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+		assert.JSONEq(t, `[]`, string(b), path)
+	}
+}
