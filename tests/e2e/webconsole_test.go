@@ -2101,6 +2101,24 @@ func TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks(t *testing.T) {
 	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
 }
 
+// TestTheWebConsoleNamesEveryCharacterSentAsQuestionMarks: € typed on the screen, then 😀 in a
+// call of its own, are both named as sent as ?, until keys typed since go through. Before, the
+// second answer's words replaced the first's: the status named 😀 alone, though the computer
+// got a ? for the € too.
+func TestTheWebConsoleNamesEveryCharacterSentAsQuestionMarks(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchConsoleComputer(ctx, t, "7:euro")
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "€")))
+	until(t, "the € named", `document.getElementById("status").textContent === "Sent as ?: € (a computer types characters up to U+00FF only)"`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "😀")))
+	until(t, "both named", `document.getElementById("status").textContent === "Sent as ?: €😀 (a computer types characters up to U+00FF only)"`)
+	c.events(ctx, func(events []string) bool { return typedText(events) == "??" })
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "a")))
+	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "€")))
+	until(t, "the € named afresh", `document.getElementById("status").textContent === "Sent as ?: € (a computer types characters up to U+00FF only)"`)
+}
+
 // dragsProgram prints each press, drag and release it gets, with its button and cell.
 const dragsProgram = `while true do
   local e, b, x, y = os.pullEvent()

@@ -25,7 +25,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight, retrying}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight, retrying, sentAsQ}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -1051,7 +1051,12 @@ async function sendInput(v, events, newest) {
     // What the answer said stays until a later answer to keys typed since says nothing (it
     // said "Sent as ?: €" for the rest of the view, past every key typed after the €; and the
     // answer to keys typed before a text's part failed put Live over it).
-    let said = error ? error.code + ": " + error.message : outside.length ? outsideCC(outside.join("")) : "";
+    // Characters sent as "?" go on being named with those of keys sent since, until an answer
+    // says nothing (v.sentAsQ): typed in two calls, € then 😀, the status named 😀 alone.
+    const named = view === v && v.said && $("status").textContent === v.said ? v.sentAsQ : [];
+    const sentAsQ = error ? [] : [...new Set([...named, ...outside])];
+    v.sentAsQ = outside.length ? sentAsQ : [];
+    let said = error ? error.code + ": " + error.message : outside.length ? outsideCC(sentAsQ.join("")) : "";
     // A paste this call sent said what it left out, which its answer's words do not replace.
     if (v.pasted && v.pasted.sent <= newest) {
       if (said) said += " " + v.pasted.words;
@@ -1807,7 +1812,7 @@ function newView(traposId) {
   return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
-    pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false };
+    pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [] };
 }
 
 function onWheel(e) {
