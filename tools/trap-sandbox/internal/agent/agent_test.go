@@ -819,12 +819,27 @@ func ask(t *testing.T, m *Module, from protocol.Requester, prompt string) string
 // its error events.
 func askTurn(t *testing.T, m *Module, from protocol.Requester, prompt string) (reason string, errs []string) {
 	t.Helper()
+	for _, e := range askEvents(t, m, from, prompt) {
+		if e.Kind == KindError {
+			errs = append(errs, e.Message)
+		}
+		if e.Kind == KindDone {
+			reason = e.Reason
+		}
+	}
+	return reason, errs
+}
+
+// askEvents runs one turn to its end and returns its events, the done event last.
+func askEvents(t *testing.T, m *Module, from protocol.Requester, prompt string) []Event {
+	t.Helper()
 	raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": prompt}))
 	require.NoError(t, err)
 	var started struct {
 		TurnID string `json:"turnId"`
 	}
 	require.NoError(t, json.Unmarshal(raw, &started))
+	var events []Event
 	after := 0
 	for {
 		raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": started.TurnID, "after": after}))
@@ -833,11 +848,9 @@ func askTurn(t *testing.T, m *Module, from protocol.Requester, prompt string) (r
 		require.NoError(t, json.Unmarshal(raw, &r))
 		for _, e := range r.Events {
 			after = e.Seq
-			if e.Kind == KindError {
-				errs = append(errs, e.Message)
-			}
+			events = append(events, e)
 			if e.Kind == KindDone {
-				return e.Reason, errs
+				return events
 			}
 		}
 	}

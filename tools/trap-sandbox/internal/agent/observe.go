@@ -21,6 +21,7 @@ type tracker struct {
 	lastError string            // the last session.error's data.message
 	errored   chan struct{}     // closed at the first session.error other than an abort
 	busySeen  bool              // session.status busy came: an idle after it is this turn's
+	lastRetry string            // the reason the turn's last retry event carried
 	idle      chan struct{}     // closed at this turn's session.idle
 
 	// relayMu orders the answer's text: held while text is relayed, from the stream or when
@@ -87,6 +88,25 @@ func (tr *tracker) waitError(wait time.Duration) string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	return tr.lastError
+}
+
+// retryReason is the reason a retry event carries: the one the last retry carried when this
+// is the same failure (the same words before the first colon), so a computer, which shows a
+// reason only when it changes, shows only the attempt. opencode 1.18.33 gives the retries of
+// a provider it cannot reach two details in turn ("Cannot connect to API: Unable to connect.
+// Is the computer able to access the url?", "Cannot connect to API: Was there a typo in the
+// url or port?"): five reasons of three rows each filled the screen.
+func (tr *tracker) retryReason(reason string) string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	kind := func(s string) string {
+		k, _, _ := strings.Cut(s, ": ")
+		return k
+	}
+	if tr.lastRetry == "" || kind(reason) != kind(tr.lastRetry) {
+		tr.lastRetry = reason
+	}
+	return tr.lastRetry
 }
 
 // markGap notes that the event stream dropped while the turn ran.
@@ -160,7 +180,7 @@ func (t *turn) observe(typ string, p *eventProps) {
 			tr.mu.Unlock()
 		}
 		if p.Status != nil && p.Status.Type == "retry" {
-			t.add(Event{Kind: KindRetry, Message: proseText(firstLine(p.Status.Message)), Attempt: p.Status.Attempt})
+			t.add(Event{Kind: KindRetry, Message: tr.retryReason(proseText(firstLine(p.Status.Message))), Attempt: p.Status.Attempt})
 		}
 	case "session.error":
 		if p.Error != nil {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -266,4 +267,32 @@ func TestOpencodeStoppedMidAnswerIsUnavailable(t *testing.T) {
 	r := <-done
 	assert.Equal(t, ReasonError, r.reason, "nobody aborted the turn: opencode went away")
 	assert.Equal(t, []string{"the agent is unavailable: opencode at " + f.oc.URL + ": connection refused"}, r.errs)
+}
+
+// TestARetryOfTheSameFailureRepeatsItsFirstWords: opencode 1.18.33 retrying a provider it
+// cannot reach (offline: opencode/big-pickle) gives its five retries two details of the one
+// failure in turn ("Cannot connect to API: Unable to connect. Is the computer able to access
+// the url?", then "…: Was there a typo in the url or port?"), so the computer, which says a
+// retry's reason only when it changes, said it five times: three rows each, most of a
+// screen. A retry of the same failure (the same words before the first colon) carries the
+// words the player read first; another failure its own.
+func TestARetryOfTheSameFailureRepeatsItsFirstWords(t *testing.T) {
+	const unable = "Cannot connect to API: Unable to connect. Is the computer able to access the url?"
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		tu.Retry(1, unable)
+		tu.Retry(2, "Cannot connect to API: Was there a typo in the url or port?")
+		tu.Retry(3, unable)
+		tu.Retry(4, "Rate limit exceeded: try again later")
+		tu.Retry(5, "Rate limit exceeded: quota used up")
+		tu.Text("hello")
+	})
+	m := f.module(t)
+	var retries []string
+	for _, e := range askEvents(t, m, protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}, "hi") {
+		if e.Kind == KindRetry {
+			retries = append(retries, fmt.Sprintf("%d %s", e.Attempt, e.Message))
+		}
+	}
+	assert.Equal(t, []string{"1 " + unable, "2 " + unable, "3 " + unable,
+		"4 Rate limit exceeded: try again later", "5 Rate limit exceeded: try again later"}, retries)
 }
