@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"fakecraft/ccstr"
+
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
@@ -43,17 +45,27 @@ type Screen struct {
 }
 
 // Text is the screen as text: each row without its trailing spaces, down to the last row that
-// shows something, joined by "\n".
+// shows something, joined by "\n". A row's control characters that CC's font draws blank
+// (NUL, tab, line break, carriage return: a program's term.write("a\nb")) are spaces here, as
+// on the screen: kept, a line break split the row, and every row under it read one too low.
 func (s Screen) Text() string {
 	lines := make([]string, len(s.Rows))
 	last := 0
 	for i, r := range s.Rows {
-		lines[i] = strings.TrimRight(r.Text, " ")
+		lines[i] = strings.TrimRight(strings.Map(blankDrawn, r.Text), " ")
 		if lines[i] != "" {
 			last = i + 1
 		}
 	}
 	return strings.Join(lines[:last], "\n")
+}
+
+// blankDrawn is r, or a space for a control character CC's font draws blank (ccstr.Glyph).
+func blankDrawn(r rune) rune {
+	if r < ' ' && ccstr.Glyph(byte(r)) == " " {
+		return ' '
+	}
+	return r
 }
 
 // Equal reports whether two screens show the same thing (the cursor and palette included).

@@ -34,6 +34,20 @@ func TestReadScreenGivesHostText(t *testing.T) {
 	assert.Len(t, s.Palette, 16)
 }
 
+// TestAScreenAsTextKeepsOneLinePerRow: a program's term.write("ab\ncd") draws the line break
+// as a cell of its row, blank in CC's font (as are 0, tab and carriage return), and the
+// screen's text (MCP's read_screen) broke the row there: the agent read "cd" a row lower,
+// every row under it one too low, and a tab as a jump to the next tab stop. The other
+// control bytes are CC's symbols and stay the text rule's characters; the rows keep every byte.
+func TestAScreenAsTextKeepsOneLinePerRow(t *testing.T) {
+	row := func(text string) computer.Row { return computer.Row{Text: text} }
+	s := computer.Screen{Width: 12, Height: 3, Rows: []computer.Row{
+		row("ab\ncd\tef\rg"), row("\x00h\x10\x7f\u0095"), row("last"),
+	}}
+	assert.Equal(t, "ab cd ef g\n h\x10\x7f\u0095\nlast", s.Text())
+	assert.Equal(t, "ab\ncd\tef\rg", s.Rows[0].Text, "the row itself is the computer's bytes")
+}
+
 // TestAScreenWithAPaletteThatIsNoColourIsRefused: screen.read's palette reaches the CLI, MCP's
 // read_screen (the agent) and the web console as the computer sent it; one that is not 16
 // #rrggbb is the computer's fault, said as such, and nothing of it is passed on.

@@ -59,7 +59,7 @@ type TextInput struct {
 type ScreenOutput struct {
 	Width  int    `json:"width"`
 	Height int    `json:"height"`
-	Text   string `json:"text" jsonschema:"the screen's rows without trailing spaces, down to the last that shows something, joined by line breaks (a byte E9 is é)"`
+	Text   string `json:"text" jsonschema:"the screen's rows without trailing spaces, down to the last that shows something, joined by line breaks; a character is the byte CC holds (a byte E9 is é), and CC's font draws the bytes below 32 as code page 437's symbols (16 ►, 30 ▲; 0, 9, 10 and 13 blank, given as spaces), 127 as a checker (paint's empty canvas) and 128-159 as 2x3 blocks"`
 	// Cursor is set when asked for.
 	Cursor *computer.Cursor `json:"cursor,omitempty"`
 	// Rows, Palette and Colour are set when colours are asked for.
