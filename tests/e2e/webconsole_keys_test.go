@@ -545,6 +545,20 @@ func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 	field, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("paste-text").value`))
 	require.NoError(t, err)
 	assert.Equal(t, "one", field, "the field keeps the first line, not both joined")
+	submitted := func() []string {
+		t.Helper()
+		got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`status("");
+			document.getElementById("paste-form").requestSubmit();
+			[sent.splice(0).map((e) => e.type + " " + e.text).join(" | "), document.getElementById("status").textContent]`))
+		require.NoError(t, err)
+		return got
+	}
+	assert.Equal(t, []string{"paste one", "Pasted the first line only, as CC does (1 more line not sent)."}, submitted(),
+		"pasted from the field, it says what the field left out")
+	pasted("paste-text", "uno\ndos\ntres")
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("paste-text").value = "una"; true`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"paste una", ""}, submitted(), "a text written over the pasted one left nothing out")
 }
 
 // TestTheWebConsoleSaysWhatAPasteLeftOutWithWhatItSentAsQuestionMarks: a paste of two lines

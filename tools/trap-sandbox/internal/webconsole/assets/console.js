@@ -1283,11 +1283,16 @@ function pasteLine(text) {
   };
 }
 
-// paste sends text to the computer as CC pastes it (pasteLine), and says what was left out.
+// paste sends text to the computer as CC pastes it (pasteLine), and says what was left out,
+// with what the Paste field left out of it when it was pasted there (leftOut: {more, cut}).
 // The words go on until keys sent after it go through (say), and after the gateway's words on
 // the paste itself (its characters sent as ?: sendInput keeps them, v.pasted).
-function paste(text) {
+function paste(text, leftOut) {
   const p = pasteLine(text), v = view;
+  if (leftOut) {
+    p.more += leftOut.more;
+    p.cut = p.cut || leftOut.cut;
+  }
   if (p.line) send([{ type: "paste", text: p.line }]);
   if (!v || !v.live || (!p.more && !p.cut)) return;
   const words = "Pasted " + (p.cut ? "the first " + pasteMax + " characters of " : "") + "the first line only, as CC does" +
@@ -1911,19 +1916,23 @@ document.addEventListener("DOMContentLoaded", () => {
   $("screen").addEventListener("contextmenu", (e) => e.preventDefault()); // right click is CC's
   $("screen").addEventListener("wheel", onWheel, { passive: false });
   // The field keeps what the screen would paste: a browser's text field joins a paste's lines
-  // ("a" and "b" became "ab"), which CC never types.
+  // ("a" and "b" became "ab"), which CC never types. What it left out is said once its text is
+  // pasted, as long as it is the text the paste left (leftOut): the lines were dropped unsaid.
   $("paste-text").addEventListener("paste", (e) => {
     e.preventDefault();
-    const field = e.target;
-    field.setRangeText(pasteLine(e.clipboardData.getData("text") || "").line, field.selectionStart, field.selectionEnd, "end");
+    const field = e.target, p = pasteLine(e.clipboardData.getData("text") || "");
+    field.setRangeText(p.line, field.selectionStart, field.selectionEnd, "end");
+    field.leftOut = { value: field.value, more: p.more, cut: p.cut };
   });
   $("paste-form").addEventListener("submit", (e) => {
     e.preventDefault();
     // A view not live sends no paste (send): its text stays in the field, to paste once the
     // view says Live again, where emptying the field lost it as if it had gone.
     if (!view || !view.live) return;
-    paste($("paste-text").value);
-    $("paste-text").value = "";
+    const field = $("paste-text"), leftOut = field.leftOut && field.leftOut.value === field.value ? field.leftOut : null;
+    paste(field.value, leftOut);
+    field.value = "";
+    field.leftOut = null;
     focusScreen();
   });
   // A phone shows no keyboard for the screen: its keys are buttons, and the Type field types.
