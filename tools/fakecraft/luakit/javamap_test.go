@@ -61,3 +61,45 @@ func TestConcurrentMapOrderIsJavas(t *testing.T) {
 		order(11, twelve[:11]...))
 	assert.Equal(t, "monitor_1 monitor_2 monitor_0", order(12, twelve[:3]...), "grown to 12, then 3 left")
 }
+
+// The orders Java 21's HashMap iterated keys of other types in, put in the order given, as
+// CC's toObject fills one from a Lua table: whole numbers 1 to n (a bucket's ninth key grows
+// a small table), and a mix of numbers, strings and booleans.
+func TestJavaHashMapOrderIsJavas(t *testing.T) {
+	numbers := func(n int) string {
+		hashes := make([]int32, n)
+		for i := range hashes {
+			hashes[i] = JavaDoubleHash(float64(i + 1))
+		}
+		var out []string
+		for _, at := range JavaHashMapOrder(JavaDefaultCapacity, hashes) {
+			out = append(out, fmt.Sprint(at+1))
+		}
+		return strings.Join(out, " ")
+	}
+	assert.Equal(t, "1 2 4 8 9 5 10 3 6 7", numbers(10))
+	assert.Equal(t, "2 8 9 10 11 3 12 13 14 15 1 4 16 17 18 19 5 20 6 7", numbers(20))
+	sixty := make([]string, 0, 60)
+	for i := 2; i <= 60; i++ {
+		sixty = append(sixty, fmt.Sprint(i))
+	}
+	assert.Equal(t, strings.Join(append(sixty, "1"), " "), numbers(60))
+
+	keys := []any{1.0, 2.0, 3.0, "nMessageID", "nRecipient", "nSender", "message", "sProtocol", "sType", "sHostname", true, false, 1.5, -2.0}
+	hashes := make([]int32, len(keys))
+	for i, k := range keys {
+		switch k := k.(type) {
+		case float64:
+			hashes[i] = JavaDoubleHash(k)
+		case string:
+			hashes[i] = JavaStringHash(k)
+		case bool:
+			hashes[i] = JavaBooleanHash(k)
+		}
+	}
+	var out []string
+	for _, at := range JavaHashMapOrder(JavaDefaultCapacity, hashes) {
+		out = append(out, fmt.Sprint(keys[at]))
+	}
+	assert.Equal(t, "2 -2 3 nRecipient sProtocol message true 1 nSender sType false 1.5 nMessageID sHostname", strings.Join(out, " "))
+}

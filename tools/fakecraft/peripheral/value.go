@@ -2,6 +2,8 @@ package peripheral
 
 import (
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // Value is a Lua value on its way from one computer to another (a modem message's payload,
@@ -78,12 +80,55 @@ func importValue(L *lua.LState, v Value, seen map[*Table]*lua.LTable) lua.LValue
 		} else if done, ok := seen[t]; ok {
 			return done
 		}
-		out := L.CreateTable(0, len(t.Keys))
+		out := L.NewTable()
 		seen[t] = out
-		for i, k := range t.Keys {
-			out.RawSet(importValue(L, k, seen), importValue(L, t.Values[i], seen))
+		for _, i := range t.javaOrder() {
+			out.RawSet(importValue(L, t.Keys[i], seen), importValue(L, t.Values[i], seen))
 		}
 		return out
 	}
 	return lua.LNil
+}
+
+// javaOrder is the order CC hands a table's entries to Lua in: its toObject put them, in
+// the order Lua's next gave them, in a Java HashMap, and toValue copies that map into a new
+// table in the map's iteration order, which follows from the keys' Java hashCodes (a
+// table's pairs walk, which depends on the order its keys were set, so goes as in CC).
+func (t *Table) javaOrder() []int {
+	hashes := make([]int32, len(t.Keys))
+	for i, k := range t.Keys {
+		hashes[i] = javaHash(k, nil)
+	}
+	return luakit.JavaHashMapOrder(luakit.JavaDefaultCapacity, hashes)
+}
+
+// javaHash is the hashCode of the Java object CC makes of v: a String's, a Double's, a
+// Boolean's, or for a table a HashMap's, the sum of its entries' (key's hash ^ value's). A
+// table met again inside itself counts 0 (Java's hashCode would overflow its stack there).
+func javaHash(v Value, inside map[*Table]bool) int32 {
+	switch v := v.(type) {
+	case string:
+		return luakit.JavaStringHash(v)
+	case float64:
+		return luakit.JavaDoubleHash(v)
+	case int:
+		return luakit.JavaDoubleHash(float64(v))
+	case bool:
+		return luakit.JavaBooleanHash(v)
+	case *Table:
+		if inside[v] {
+			return 0
+		}
+		if inside == nil {
+			inside = map[*Table]bool{}
+		}
+		inside[v] = true
+		defer delete(inside, v)
+		var sum int32
+		for i, k := range v.Keys {
+			sum += javaHash(k, inside) ^ javaHash(v.Values[i], inside)
+		}
+		return sum
+	}
+	return 0
 }

@@ -163,6 +163,32 @@ describe("a modem", function()
     end);
   end);
 
+  -- CC copies a payload through Java: its toObject puts a table's entries in a HashMap in
+  -- the order pairs walks them, and the receiver's table is set in that map's order, by the
+  -- keys' Java hashCodes, so pairs walks it as a table set in that order: Java 21's HashMap
+  -- walks these keys as 1, 2, nSender, 3, nRecipient, sProtocol, reply, message, nMessageID
+  -- (reply and message share a bucket, in the order pairs gave them).
+  it_beside("hands over a table set in the order of CC's Java map", function()
+    with("left", "modem", function()
+      with("right", "modem", function()
+        peripheral.call("right", "open", 5);
+        peripheral.call("left", "transmit", 5, 5, {
+          10, 20, 30, nMessageID = 1, nRecipient = 2, nSender = 3, message = "m", sProtocol = "p", reply = 4,
+        });
+        local got = drain()[1][5];
+        local javas = {};
+        javas[1] = 10; javas[2] = 20; javas.nSender = 3; javas[3] = 30; javas.nRecipient = 2;
+        javas.sProtocol = "p"; javas.reply = 4; javas.message = "m"; javas.nMessageID = 1;
+        local function walk(t)
+          local keys = {};
+          for k, v in pairs(t) do keys[#keys + 1] = tostring(k) .. "=" .. tostring(v); end
+          return table.concat(keys, " ");
+        end
+        expect(walk(got)):eq(walk(javas));
+      end);
+    end);
+  end);
+
   it("never hears itself", function()
     with("back", "modem", function()
       local modem = peripheral.wrap("back");
