@@ -85,7 +85,8 @@ func (o *inputOrder) begin(traposID, name string) (end func()) {
 	}
 }
 
-// forget drops the ended calls older than namedCallsKept, and the oldest past namedCallsMax.
+// forget drops the ended calls older than namedCallsKept, and the oldest past namedCallsMax
+// (an input still waiting on one holds it itself: it has ended).
 func (o *inputOrder) forget(now time.Time) {
 	n := 0
 	for ; n < len(o.ended); n++ {
@@ -93,9 +94,7 @@ func (o *inputOrder) forget(now time.Time) {
 		if len(o.ended)-n <= namedCallsMax && now.Sub(c.endedAt) < namedCallsKept {
 			break
 		}
-		if c.waiters == 0 {
-			delete(o.calls, o.ended[n])
-		}
+		delete(o.calls, o.ended[n])
 	}
 	o.ended = o.ended[n:]
 }
