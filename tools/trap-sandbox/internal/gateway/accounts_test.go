@@ -684,6 +684,27 @@ func TestAnUnknownCredentialIsNamedToTheOperator(t *testing.T) {
 	assert.NotContains(t, logs, linked)
 }
 
+// TestAnUnknownCredentialOnAReplicaNamesTheCopy: a replica refusing a linked computer whose
+// credential the bucket lacks said "made on another gateway or data directory, after the
+// backup it was restored from"; on replicas that is most likely a single gateway's account
+// store not copied into NATS yet (played: replicas started before accounts copy), whose fix
+// is the copy, then sandbox reconnect on the computer, not a new link. The line says so.
+func TestAnUnknownCredentialOnAReplicaNamesTheCopy(t *testing.T) {
+	elsewhere := account.New(account.NewMemory(), clock.Real{})
+	_, err := elsewhere.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	linked, _, err := elsewhere.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+
+	h := newHarness(t, Config{Password: "pw", Replica: "a", Accounts: account.New(account.NewMemory(), clock.Real{})}, nil)
+	c := h.dial(t, "7:")
+	require.False(t, c.hello(linked).OK)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+	assert.Contains(t, h.logs.String(), `msg="hello rejected: a computer credential the account store (NATS) does not hold (made on a gateway without --nats `+
+		`whose accounts.db was not copied into NATS: trap-sandbox accounts copy, then sandbox reconnect on the computer; or its account removed); `+
+		`else the computer links again: sandbox link" module=trapos-cloud-gateway remote=`)
+}
+
 // The computers of one Minecraft server share its address, and after a restored backup each
 // of them is refused its credential, once (a refused daemon stops retrying): the operator read
 // one line naming one computer (its address's minute), and of the others a count that only a

@@ -386,8 +386,11 @@ func (s *Session) handleHello(f protocol.Frame) {
 			// reads why and the fix (the computer's player reads theirs from refuseSecret).
 			// Each such computer stops retrying once refused: one line for each, or the
 			// operator reads one computer of a server whose every computer links again.
-			s.gw.limits.warns.warnEach("hello rejected: a computer credential the account store does not hold (made on another gateway or data directory, after the backup it was restored from, or its account removed); the computer links again: sandbox link",
-				s.remoteAddr, id, "traposId", clip(traposID), "credentialId", clip(id))
+			msg := unknownCredentialMsg
+			if s.gw.cfg.Replica != "" {
+				msg = unknownCredentialOnReplicaMsg
+			}
+			s.gw.limits.warns.warnEach(msg, s.remoteAddr, id, "traposId", clip(traposID), "credentialId", clip(id))
 		} else {
 			s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
 		}
@@ -816,3 +819,15 @@ func (g *Gateway) knownTypes() []string {
 		}
 	})
 }
+
+// The operator's line for a linked computer whose credential the account store lacks, and
+// its fix. On a replica the likeliest cause is a single gateway's accounts.db not copied into
+// NATS yet (replicas started before trap-sandbox accounts copy), which the copy fixes without
+// a new link: the computer's sandbox reconnect (or a reboot) then gets in.
+const (
+	unknownCredentialMsg = "hello rejected: a computer credential the account store does not hold (made on another gateway or data directory, " +
+		"after the backup it was restored from, or its account removed); the computer links again: sandbox link"
+	unknownCredentialOnReplicaMsg = "hello rejected: a computer credential the account store (NATS) does not hold (made on a gateway without --nats " +
+		"whose accounts.db was not copied into NATS: trap-sandbox accounts copy, then sandbox reconnect on the computer; or its account removed); " +
+		"else the computer links again: sandbox link"
+)
