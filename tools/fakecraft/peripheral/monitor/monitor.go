@@ -1,7 +1,8 @@
 // Package monitor is CC: Tweaked's monitor peripheral: a screen of W x H blocks whose
 // size in characters follows from its text scale, with the term API's methods plus
 // setTextScale/getTextScale. An advanced monitor is in colour and can be touched
-// (monitor_touch); changing the scale resizes it (monitor_resize), clearing it.
+// (monitor_touch); changing the scale resizes it, clearing it (monitor_resize on the next
+// tick).
 package monitor
 
 import (
@@ -47,6 +48,7 @@ type Monitor struct {
 	mu        sync.Mutex
 	halfScale int
 	computers []*peripheral.Access
+	resized   bool // the size changed since the last tick's monitor_resize
 }
 
 // New returns a monitor w x h blocks big (1x1 up to 8x6); advanced ones are in colour and
@@ -127,9 +129,11 @@ func (m *Monitor) Touch(x, y int) {
 	m.each(func(a *peripheral.Access) { a.QueueEvent("monitor_touch", a.Name(), x, y) })
 }
 
-// setScale changes the text scale; a new size clears the screen and queues
-// monitor_resize on every computer using the monitor.
-func (m *Monitor) setScale(halfScale int) {
+// setScale changes the text scale at once; a new size clears the screen and, on the next
+// tick of by's computer, queues monitor_resize on every computer using the monitor, once
+// however often the size changed meanwhile, as CC's monitor does on its block's next tick
+// (MonitorBlockEntity.blockTick, ServerMonitor.pollResized).
+func (m *Monitor) setScale(halfScale int, by *peripheral.Access) {
 	m.mu.Lock()
 	if m.halfScale == halfScale {
 		m.mu.Unlock()
@@ -138,7 +142,23 @@ func (m *Monitor) setScale(halfScale int) {
 	m.halfScale = halfScale
 	m.mu.Unlock()
 	w, h := m.charSize(halfScale)
-	if m.term.Resize(w, h) {
+	if !m.term.Resize(w, h) {
+		return
+	}
+	m.mu.Lock()
+	m.resized = true
+	m.mu.Unlock()
+	by.After(0, m.announceResize) // each change asks: a computer turned off first never ticks
+}
+
+// announceResize queues monitor_resize on every computer using the monitor, when its size
+// changed since the last time.
+func (m *Monitor) announceResize() {
+	m.mu.Lock()
+	resized := m.resized
+	m.resized = false
+	m.mu.Unlock()
+	if resized {
 		m.each(func(a *peripheral.Access) { a.QueueEvent("monitor_resize", a.Name()) })
 	}
 }
@@ -153,12 +173,12 @@ func (m *Monitor) methodTable() map[string]peripheral.Method {
 	for british, american := range computer.TermAliases {
 		ms[american] = ms[british]
 	}
-	ms["setTextScale"] = func(L *lua.LState, _ *peripheral.Access) int {
+	ms["setTextScale"] = func(L *lua.LState, a *peripheral.Access) int {
 		half := int(luakit.CheckFinite(L, 1) * 2)
 		if half < minHalfScale || half > maxHalfScale {
 			luakit.RaiseMessage(L, "Expected number in range 0.5-5")
 		}
-		m.setScale(half)
+		m.setScale(half, a)
 		return 0
 	}
 	ms["getTextScale"] = func(L *lua.LState, _ *peripheral.Access) int {

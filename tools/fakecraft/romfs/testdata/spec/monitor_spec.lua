@@ -31,13 +31,29 @@ describe("a monitor", function()
     expect(monitor.isColor()):eq(true);
     monitor.setTextScale(0.5);
     expect({ monitor.getSize() }):same({ 15, 10 });
-    expect(drain()):same({ { "monitor_resize", "top" } });
+    expect({ os.pullEvent("monitor_resize") }):same({ "monitor_resize", "top" });
     monitor.setTextScale(0.7);
     expect(monitor.getTextScale()):eq(0.5);
     expect(drain()):same({});
     expect.error(monitor.setTextScale, 0.4):eq("Expected number in range 0.5-5");
     expect.error(monitor.setTextScale, 5.5):eq("Expected number in range 0.5-5");
     expect.error(monitor.setTextScale, 0 / 0):eq("bad argument #1 (number expected, got nan)");
+  end);
+
+  -- CC resizes a monitor's screen as setTextScale returns, and queues monitor_resize on
+  -- the monitor's next tick (MonitorBlockEntity.blockTick polls ServerMonitor's resized
+  -- flag): once, however often the size changed within the tick.
+  it_beside("announces a new size on the next tick, once", function()
+    periphemu.create("top", "monitor");
+    drain();
+    local monitor = peripheral.wrap("top");
+    monitor.setTextScale(0.5);
+    expect({ monitor.getSize() }):same({ 15, 10 });
+    monitor.setTextScale(2);
+    expect({ monitor.getSize() }):same({ 4, 2 });
+    expect(drain()):same({});
+    expect({ os.pullEvent("monitor_resize") }):same({ "monitor_resize", "top" });
+    expect(drain()):same({});
   end);
 
   it_beside("is sized in blocks, up to 8x6", function()
