@@ -362,6 +362,58 @@ func TestInstallWarnsWhenStartupFilesAreOff(t *testing.T) {
 	assert.NotContains(t, out, "allow_startup", "startup files on, as by default: nothing to say")
 }
 
+// serverStartup is a player's server program, as a startup file: it waits (a few seconds, not
+// for ever as a real one would) for a sandbox daemon to answer beside it, and says whether one
+// did (before the client is installed, nothing).
+const serverStartup = `local found, lib = pcall(require, "/apis/libsandbox")
+if not found then
+  return -- the client is not installed yet
+end
+for _ = 1, 5 do
+  local status = lib.requestStatus()
+  if status ~= nil and status.connected then
+    print("server: the daemon runs beside me")
+    return
+  end
+  sleep(0.5)
+end
+print("server: no daemon while I run")
+`
+
+// TestInstallNotesAStartupThatRunsBeforeTheDaemon: CC runs /startup.lua before the files in
+// /startup/, the hook among them, each to completion, so a server in /startup.lua (the usual
+// place for one, in a world of several computers) kept the daemon from ever starting: the
+// computer never connected, and nothing had said why. The installer says so, with the fix
+// (the program in /startup/, which the hook runs beside the daemon); followed, the daemon
+// runs beside the server. Without a /startup.lua there is nothing to say.
+func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.lua"), []byte(serverStartup), 0o644))
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+
+	out := playerSessionOn(ctx, t, opts, install, "reboot")
+	before, after, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, unwrapped(before), "Your /startup.lua runs before the daemon at boot: a program in it that never "+
+		"ends (a server's loop) keeps the daemon from starting. Move such a program into /startup/, whose files run "+
+		"beside the daemon: mv startup.lua startup Run: reboot", out)
+	assert.Contains(t, lines(before), "mv startup.lua startup", "the command on a row of its own")
+	assert.Contains(t, after, "server: no daemon while I run", out)
+
+	out = playerSessionOn(ctx, t, opts, "mv startup.lua startup", "reboot")
+	_, after, found = strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, after, "server: the daemon runs beside me", out)
+
+	out = playerSessionOn(ctx, t, machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}}, install)
+	require.Contains(t, out, "Run: reboot", out)
+	assert.NotContains(t, out, "runs before the daemon", "no startup file of the player's: nothing to say")
+}
+
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
 // mistyped as a password, so the line installs; it names the word all the same (the player
 // meant to remove the client and was told nothing).

@@ -816,6 +816,17 @@ local function install(opts)
     printError("shell.allow_startup is false: CC runs no startup file at boot, so the daemon would not start. "
       .. "Run: set shell.allow_startup true");
   end
+  if not trapos and runFrom == nil and fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
+    -- CC runs /startup.lua first, then the files in /startup/ (the hook among them), each to
+    -- completion: a server's loop there (the usual place for one) held the boot before the
+    -- hook, and the computer never connected. The hook runs the files after it in /startup/
+    -- beside the daemon.
+    -- The command on a row of its own, short enough for a pocket computer's 26 columns (mv
+    -- into a directory keeps the name).
+    print("Your /startup.lua runs before the daemon at boot: a program in it that never ends (a server's loop) "
+      .. "keeps the daemon from starting. Move such a program into /startup/, whose files run beside the daemon:");
+    print("mv startup.lua startup");
+  end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
   elseif runFrom ~= nil and not namesHook(runFrom) then
