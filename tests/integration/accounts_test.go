@@ -203,13 +203,13 @@ func TestAccountsRemoveClosesItsComputers(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+alice, "bob")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, `trap-sandbox: removing an account needs an admin token, and this one is of "alice", a user (use an admin account's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)`+"\n", errOut)
+	assert.Equal(t, `trap-sandbox: accounts remove: removing an account needs an admin token, and this one is of "alice", a user (use an admin account's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)`+"\n", errOut)
 	_, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+root, "root")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "an admin does not remove itself")
 	_, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+root, "zed")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, `trap-sandbox: no account "zed" that this token reaches to remove (trap-sandbox accounts list shows them)`+"\n", errOut)
+	assert.Equal(t, `trap-sandbox: accounts remove: no account "zed" that this token reaches (trap-sandbox accounts list shows them)`+"\n", errOut)
 
 	out, errOut, code := runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+root, "alice")
 	require.Equal(t, 0, code, errOut)
@@ -240,7 +240,7 @@ func TestAccountsRemoveClosesItsComputers(t *testing.T) {
 	assert.NotContains(t, out, "bob")
 	_, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", dir, "root")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, `trap-sandbox: account "root" is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it`+"\n", errOut)
+	assert.Equal(t, `trap-sandbox: accounts remove: account "root" is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it`+"\n", errOut)
 }
 
 // TestAccountCommandsWithoutTheStore: the binary run where the gateway's store is not (another
@@ -259,7 +259,7 @@ func TestAccountCommandsWithoutTheStore(t *testing.T) {
 		out, errOut, code := runCLI(ctx, t, env, args...)
 		assert.Equal(t, 1, code, "%v", args)
 		assert.Empty(t, out, "%v", args)
-		assert.Equal(t, "trap-sandbox: no account store at "+db+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token\n",
+		assert.Equal(t, "trap-sandbox: "+strings.Join(args[:2], " ")+": no account store at "+db+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token\n",
 			errOut, "%v", args)
 	}
 	assert.NoDirExists(t, filepath.Join(home, ".local"), "nothing made")

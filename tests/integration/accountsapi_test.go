@@ -45,7 +45,7 @@ func TestAccountsThroughTheGateway(t *testing.T) {
 	assert.Regexp(t, `(?m)^\S+\s+bob\s+first\s+20\S+\s+root\s+-\s+-\s+20\S+\s+127\.0\.0\.1$`, out, "created by root, last used from loopback")
 	_, errOut, code = runCLI(ctx, t, nil, "tokens", "list", "root", url, "--api-token="+bob)
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: no account \"root\" that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token\n", errOut)
+	assert.Equal(t, "trap-sandbox: tokens list: no account \"root\" that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token\n", errOut)
 
 	cred := lastLine(ctx, t, "credentials", "add", "bob", url, "--api-token="+bob)
 	require.True(t, strings.HasPrefix(cred, "tsc_"), cred)

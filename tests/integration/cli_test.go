@@ -92,13 +92,14 @@ func TestCLICommands(t *testing.T) {
 }
 
 // TestCLIScreenWithoutATerminalSaysSoOnce: the screen viewer with no terminal on stdin
-// (here /dev/null) says so in one line that names trap-sandbox once, as main words every
-// command's error (it said "trap-sandbox: trap-sandbox screen needs a terminal …").
+// (here /dev/null) says so in one line that names trap-sandbox once, then the command, as
+// main words every command's error (it said "trap-sandbox: trap-sandbox screen needs a
+// terminal …").
 func TestCLIScreenWithoutATerminalSaysSoOnce(t *testing.T) {
 	ctx := testContext(t)
 	_, errOut, code := runCLI(ctx, t, nil, "screen", "--url=http://127.0.0.1:1", "7:x")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request --url http://127.0.0.1:1 7:x screen.read` reads the screen once\n", errOut)
+	assert.Equal(t, "trap-sandbox: screen: stdin is not a terminal, which it needs for your keys; `trap-sandbox request --url http://127.0.0.1:1 7:x screen.read` reads the screen once\n", errOut)
 }
 
 func TestCLIWithAPIToken(t *testing.T) {

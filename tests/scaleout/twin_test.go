@@ -43,7 +43,7 @@ func TestAReplicaExitsForAnOlderReplicaOfItsName(t *testing.T) {
 	err = a.Kill() // it has exited already: this collects its status
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exit status 1")
-	assert.Contains(t, a.Log(), `trap-sandbox: the replica name "a" is taken: another replica runs under it, started before this one, and the older of the two keeps it (started 2026-01-01T00:00:00Z; this one `)
+	assert.Contains(t, a.Log(), `trap-sandbox: serve: the replica name "a" is taken: another replica runs under it, started before this one, and the older of the two keeps it (started 2026-01-01T00:00:00Z; this one `)
 	assert.Contains(t, a.Log(), `). Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`)
 	assert.Contains(t, a.Log(), `msg="closed every socket: going away"`)
 	e, err := kv.Get(ctx, "a")

@@ -33,7 +33,7 @@ func main() {
 	kctx.BindTo(os.Stderr, (*io.Writer)(nil))
 	kctx.Bind(cli.Stdout{Writer: os.Stdout})
 	kctx.Bind(cli.Stdin{Reader: os.Stdin})
-	err = kctx.Run()
+	err = cli.RunCommand(kctx) // its error names the command
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trap-sandbox:", err)

@@ -345,14 +345,14 @@ func (*AccountsCopyCmd) Help() string {
 // Run copies and says what went over, and what to do next.
 func (c *AccountsCopyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if c.URL != "" || c.APIToken != "" {
-		return errors.New("accounts copy works on the store file on the gateway's host and on NATS, not through a gateway's API: run it there, as the gateway's user, with its --data-dir and the replicas' --nats (docs/scale-out.md, From one gateway to replicas)")
+		return errors.New("it works on the store file on the gateway's host and on NATS, not through a gateway's API: run it there, as the gateway's user, with its --data-dir and the replicas' --nats (docs/scale-out.md, From one gateway to replicas)")
 	}
 	if !c.enabled() {
 		what := "--nats (SANDBOX_NATS_URL) is missing"
 		if set := c.setWithoutURL(); len(set) > 0 {
 			what = strings.Join(set, ", ") + " set without --nats (SANDBOX_NATS_URL)"
 		}
-		return fmt.Errorf("%s: accounts copy writes the data directory's store into the replicas' NATS bucket %s; give the replicas' --nats URL and NATS credentials (docs/scale-out.md, From one gateway to replicas)", what, account.KVBucket)
+		return fmt.Errorf("%s: it writes the data directory's store into the replicas' NATS bucket %s; give the replicas' --nats URL and NATS credentials (docs/scale-out.md, From one gateway to replicas)", what, account.KVBucket)
 	}
 	dir, err := c.dir()
 	if err != nil {
@@ -447,14 +447,14 @@ const restoreHow = "to restore it, stop the gateway, move accounts.db and its -w
 // nothing in the store: one of an older schema is copied as it is, not upgraded.
 func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if set := c.setWithoutURL(); len(set) > 0 {
-		return fmt.Errorf("%s set without --nats (SANDBOX_NATS_URL): the replicas' accounts are in NATS, which accounts backup does not copy (docs/accounts.md, Backing up the store); leave them out to back up the data directory's store", strings.Join(set, ", "))
+		return fmt.Errorf("%s set without --nats (SANDBOX_NATS_URL): the replicas' accounts are in NATS, which it does not copy (docs/accounts.md, Backing up the store); leave them out to back up the data directory's store", strings.Join(set, ", "))
 	}
 	if c.enabled() {
 		return fmt.Errorf("the replicas keep their accounts in NATS (the JetStream key-value bucket %s, stream KV_%s), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_%s DIR (docs/accounts.md, Backing up the store)",
 			account.KVBucket, account.KVBucket, account.KVBucket)
 	}
 	if c.URL != "" || c.APIToken != "" {
-		return errors.New("accounts backup copies the store file on the gateway's host, not through a gateway's API (no route serves it): run it there, as the gateway's user, with its --data-dir (docs/accounts.md, Backing up the store)")
+		return errors.New("it copies the store file on the gateway's host, not through a gateway's API (no route serves it): run it there, as the gateway's user, with its --data-dir (docs/accounts.md, Backing up the store)")
 	}
 	dir, err := c.dir()
 	if err != nil {
@@ -559,7 +559,7 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 	defer done()
 	r, err := mg.RemoveAccount(ctx, c.Name)
 	if errors.Is(err, account.ErrNotFound) {
-		return fmt.Errorf("no account %q%s to remove (trap-sandbox accounts list shows them)", c.Name, c.reach())
+		return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them)", c.Name, c.reach())
 	}
 	if err != nil {
 		return c.manageError(err, "account", c.Name)
@@ -681,7 +681,7 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	// Said in the flag's terms before either way to the store, which words it in its own
 	// (the API in seconds).
 	if c.Expires < 0 || c.Expires > account.MaxTokenTTL {
-		return fmt.Errorf("tokens add: --expires %s: give a lifetime from 1s to %s, or 0 (the default) for a token that never expires",
+		return fmt.Errorf("--expires %s: give a lifetime from 1s to %s, or 0 (the default) for a token that never expires",
 			hours(c.Expires), maxTokenTTL())
 	}
 	mg, _, done, err := c.open(ctx, stderr)

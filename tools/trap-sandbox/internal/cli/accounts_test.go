@@ -118,9 +118,9 @@ func TestAccountCommandsOnStoreAndAPI(t *testing.T) {
 			_, err := runClient(t, append([]string{"tokens", "revoke", "nope"}, flags...)...)
 			require.Error(t, err)
 			if mode == "api" {
-				assert.Equal(t, `no token "nope" that this token reaches (trap-sandbox tokens list shows the ids)`, err.Error())
+				assert.Equal(t, `tokens revoke: no token "nope" that this token reaches (trap-sandbox tokens list shows the ids)`, err.Error())
 			} else {
-				assert.Equal(t, `no token "nope" (trap-sandbox tokens list shows the ids)`, err.Error())
+				assert.Equal(t, `tokens revoke: no token "nope" (trap-sandbox tokens list shows the ids)`, err.Error())
 			}
 		})
 	}
@@ -171,8 +171,8 @@ func TestAccountCommandsThroughTheAPIAsAUser(t *testing.T) {
 	require.Error(t, err)
 	_, errComputers := runClient(t, append([]string{"computers"}, "--url="+url, "--api-token=tsa_nope_nope")...)
 	require.Error(t, errComputers)
-	assert.Equal(t, "list computers: "+err.Error(), errComputers.Error(), "worded as every command words the API auth's refusal")
-	assert.Equal(t, "the gateway at "+url+" answered 401: unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)"+
+	assert.Equal(t, "list computers: "+strings.TrimPrefix(err.Error(), "accounts list: "), errComputers.Error(), "worded as every command words the API auth's refusal")
+	assert.Equal(t, "accounts list: the gateway at "+url+" answered 401: unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)"+
 		" (the token refused is the one given with --api-token or SANDBOX_API_TOKEN)", err.Error())
 }
 
@@ -221,10 +221,10 @@ func TestACallWithoutATokenIsNotToldOfOne(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tokens", "revoke", "nope"}, `no token "nope" (trap-sandbox tokens list shows the ids)`},
-		{[]string{"credentials", "revoke", "nope"}, `no credential "nope" (trap-sandbox credentials list shows the ids)`},
-		{[]string{"tokens", "list", "zed"}, `no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`},
-		{[]string{"accounts", "remove", "zed"}, `no account "zed" to remove (trap-sandbox accounts list shows them)`},
+		{[]string{"tokens", "revoke", "nope"}, `tokens revoke: no token "nope" (trap-sandbox tokens list shows the ids)`},
+		{[]string{"credentials", "revoke", "nope"}, `credentials revoke: no credential "nope" (trap-sandbox credentials list shows the ids)`},
+		{[]string{"tokens", "list", "zed"}, `tokens list: no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`},
+		{[]string{"accounts", "remove", "zed"}, `accounts remove: no account "zed" (trap-sandbox accounts list shows them)`},
 	} {
 		_, err := runClient(t, append(tc.args, url)...)
 		assert.EqualError(t, err, tc.want, "%v", tc.args)
@@ -240,13 +240,13 @@ func TestAnotherAccountNamesTheTokenThatReachesIt(t *testing.T) {
 		for _, cmd := range [][]string{{"tokens", "list", other}, {"tokens", "add", other, "x"}, {"credentials", "list", other}, {"credentials", "add", other}} {
 			_, err := runClient(t, append(cmd, "--url="+url, "--api-token="+alice)...)
 			require.Error(t, err, "%v", cmd)
-			assert.Equal(t, `no account "`+other+`" that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token`,
+			assert.Equal(t, strings.Join(cmd[:2], " ")+`: no account "`+other+`" that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token`,
 				err.Error(), "%v", cmd)
 		}
 	}
 	_, err := runClient(t, "tokens", "list", "zed", "--url="+url, "--api-token=gw-tok3n")
 	require.Error(t, err)
-	assert.Equal(t, `no account "zed" that this token reaches (trap-sandbox accounts list shows them; accounts add creates one)`, err.Error())
+	assert.Equal(t, `tokens list: no account "zed" that this token reaches (trap-sandbox accounts list shows them; accounts add creates one)`, err.Error())
 }
 
 // TestAccountCommandsChooseWhereTheyWork: no gateway flag works on the store even with the
@@ -325,7 +325,7 @@ func TestStoreCommandsNeedTheStore(t *testing.T) {
 				{"tokens", "add", "alice", "laptop"}, {"credentials", "add", "alice"}, {"link", "key", "--account", "alice"}} {
 				out, errOut, err := runWith(t, "", append(args, flags...)...)
 				require.Error(t, err, "%v", args)
-				assert.Equal(t, "no account store at "+db+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token",
+				assert.Equal(t, strings.Join(args[:2], " ")+": no account store at "+db+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token",
 					err.Error(), "%v", args)
 				assert.Empty(t, out, "%v", args)
 				assert.Empty(t, errOut, "%v", args)
@@ -518,7 +518,7 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	assert.Equal(t, noGateway, errOut, "no -shm")
 
 	_, err = runClient(t, "accounts", "backup", dest, "--data-dir", dir)
-	assert.EqualError(t, err, "the backup file exists already: "+dest+" (give a new file name)")
+	assert.EqualError(t, err, "accounts backup: the backup file exists already: "+dest+" (give a new file name)")
 
 	restored := t.TempDir()
 	data, err := os.ReadFile(dest)
@@ -536,26 +536,26 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	// no data directory, and a missing directory is named with the command that makes it.
 	missing := filepath.Join(t.TempDir(), "backups")
 	_, err = runClient(t, "accounts", "backup", filepath.Join(missing, "b.db"), "--data-dir", dir)
-	assert.EqualError(t, err, "make the backup file in "+missing+": no such file or directory: make the directory first, e.g. mkdir -p -m 700 "+missing)
+	assert.EqualError(t, err, "accounts backup: make the backup file in "+missing+": no such file or directory: make the directory first, e.g. mkdir -p -m 700 "+missing)
 	if os.Geteuid() != 0 { // root writes anywhere
 		locked := t.TempDir()
 		require.NoError(t, os.Chmod(locked, 0o500))
 		me, err := user.Current()
 		require.NoError(t, err)
 		_, err = runClient(t, "accounts", "backup", filepath.Join(locked, "b.db"), "--data-dir", dir)
-		assert.EqualError(t, err, "make the backup file in "+locked+": permission denied: "+locked+" is "+me.Username+"'s own but not writable by it: make it writable (chmod u+wx "+locked+"), or give a backup file in another directory")
+		assert.EqualError(t, err, "accounts backup: make the backup file in "+locked+": permission denied: "+locked+" is "+me.Username+"'s own but not writable by it: make it writable (chmod u+wx "+locked+"), or give a backup file in another directory")
 	}
 
 	empty := t.TempDir()
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", empty)
-	assert.EqualError(t, err, "no account store at "+filepath.Join(empty, account.DBFile)+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, or run this as the gateway's user, on its host")
+	assert.EqualError(t, err, "accounts backup: no account store at "+filepath.Join(empty, account.DBFile)+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, or run this as the gateway's user, on its host")
 	// The other commands' --url and --api-token reach a gateway's API, which serves no copy
 	// of the store: said as such (it read 'unknown flag --url', a usage error).
 	for _, flag := range [][]string{{"--url", "http://10.0.0.2:4444"}, {"--api-token", "tsa_x_y"}} {
 		_, err = runClient(t, append([]string{"accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", dir}, flag...)...)
-		assert.EqualError(t, err, "accounts backup copies the store file on the gateway's host, not through a gateway's API (no route serves it): run it there, as the gateway's user, with its --data-dir (docs/accounts.md, Backing up the store)", "%v", flag)
+		assert.EqualError(t, err, "accounts backup: it copies the store file on the gateway's host, not through a gateway's API (no route serves it): run it there, as the gateway's user, with its --data-dir (docs/accounts.md, Backing up the store)", "%v", flag)
 	}
-	inNATS := "the replicas keep their accounts in NATS (the JetStream key-value bucket trapos_accounts, stream KV_trapos_accounts), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_trapos_accounts DIR (docs/accounts.md, Backing up the store)"
+	inNATS := "accounts backup: the replicas keep their accounts in NATS (the JetStream key-value bucket trapos_accounts, stream KV_trapos_accounts), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_trapos_accounts DIR (docs/accounts.md, Backing up the store)"
 	// The NATS line of the other account commands (accounts add alice --nats URL --nats-user
 	// sandbox) gets that answer too: it read 'unknown flag --nats-user', a usage error.
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--nats", "nats://127.0.0.1:4222", "--nats-user", "sandbox", "--nats-password", "np")
@@ -563,7 +563,7 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	// And the replicas' credentials without --nats, as for the other account commands: meant
 	// for the replicas, not the data directory's store.
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", dir, "--nats-user", "sandbox")
-	assert.EqualError(t, err, "--nats-user (SANDBOX_NATS_USER) set without --nats (SANDBOX_NATS_URL): the replicas' accounts are in NATS, which accounts backup does not copy (docs/accounts.md, Backing up the store); leave them out to back up the data directory's store")
+	assert.EqualError(t, err, "accounts backup: --nats-user (SANDBOX_NATS_USER) set without --nats (SANDBOX_NATS_URL): the replicas' accounts are in NATS, which it does not copy (docs/accounts.md, Backing up the store); leave them out to back up the data directory's store")
 	var root CLI
 	var help strings.Builder
 	parser, err := NewParser(&root, kong.Writers(&help, io.Discard), kong.Exit(func(int) {}))
@@ -592,7 +592,7 @@ func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
 		out, errOut, err := runWith(t, "", args...)
 		require.Error(t, err, "%v", args)
 		flag := args[len(args)-2]
-		assert.Equal(t, flagAndEnv(strings.TrimPrefix(flag, "--"))+" set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store",
+		assert.Equal(t, strings.Join(args[:2], " ")+": "+flagAndEnv(strings.TrimPrefix(flag, "--"))+" set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store",
 			err.Error(), "%v", args)
 		assert.Empty(t, out)
 		assert.Empty(t, errOut)
@@ -600,7 +600,7 @@ func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(home, "trap-sandbox"), "no store made")
 	t.Setenv("SANDBOX_NATS_PASSWORD", "np")
 	_, _, err := runWith(t, "", "accounts", "list")
-	require.EqualError(t, err, "--nats-password (SANDBOX_NATS_PASSWORD) set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store")
+	require.EqualError(t, err, "accounts list: --nats-password (SANDBOX_NATS_PASSWORD) set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store")
 }
 
 // TestComputersSaysWhoseListIsEmpty: with no computer connected, a user account's token is

@@ -153,7 +153,7 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 	}
 	var list []agent.TurnInfo
 	if err := json.Unmarshal(data, &list); err != nil {
-		return fmt.Errorf("list agent turns: the gateway's answer is not the list expected: %w", err)
+		return namedf("list agent turns", "the gateway's answer is not the list expected: %w", err)
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintln(stderr, "no agent turn running")

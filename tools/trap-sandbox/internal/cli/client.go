@@ -134,10 +134,10 @@ func failureFix(traposID, command string, err error, fix string) error {
 	if strings.TrimSpace(traposID) == "" && errors.As(err, &pe) && !pe.ByComputer {
 		// No computer named: the vocabulary's client refused before asking anyone, and its
 		// message says so; "computer  ping" would name a blank.
-		return fmt.Errorf("%s: %s", cctext.Show(cctext.Clip(command, maxCommandBytes), false), showMessage(pe.Message))
+		return named(cctext.Show(cctext.Clip(command, maxCommandBytes), false), errors.New(showMessage(pe.Message)))
 	}
 	if !errors.As(err, &pe) {
-		return fmt.Errorf("%s: %s", what, cctext.Show(err.Error(), false))
+		return named(what, errors.New(cctext.Show(err.Error(), false)))
 	}
 	who := "the gateway answered"
 	switch {
@@ -148,14 +148,14 @@ func failureFix(traposID, command string, err error, fix string) error {
 		// gateway (a type or path CC cannot hold, a file over a limit): nobody was asked.
 		who = "refused"
 	}
-	msg := fmt.Sprintf("%s: %s %s: %s", what, who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
+	msg := fmt.Sprintf("%s %s: %s", who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
 	if pe.Attributed {
-		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
+		msg = showMessage(pe.Message) // it already says who answered what
 	}
 	if pe.Code == protocol.CodeTimeout && !pe.Attributed { // a silent gateway: more time is no fix
 		msg = computer.WithTimeoutFix(msg, fix)
 	}
-	return errors.New(msg)
+	return named(what, errors.New(msg))
 }
 
 // listFailure words the error of a command that lists something of the gateway's (computers,
@@ -166,11 +166,11 @@ func listFailure(what string, err error) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	switch {
 	case !ok:
-		return fmt.Errorf("%s: %s", what, cctext.Show(err.Error(), false))
+		return named(what, errors.New(cctext.Show(err.Error(), false)))
 	case pe.Attributed: // it already says who answered what, as failure's messages do
-		return fmt.Errorf("%s: %s", what, cctext.Show(pe.Message, false))
+		return named(what, errors.New(cctext.Show(pe.Message, false)))
 	}
-	return fmt.Errorf("%s: the gateway answered %s: %s", what, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
+	return namedf(what, "the gateway answered %s: %s", cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
 }
 
 // maxCodeBytes bounds an error code as the CLI shows it: codes are short words
@@ -292,7 +292,7 @@ func (c *RequestCmd) Validate() error {
 // Run sends the request and prints the answer's payload as JSON.
 func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if c.Type == "" && strings.TrimSpace(c.TraposID) != "" {
-		return fmt.Errorf("computer %s request: give the request's type, e.g. trap-sandbox request %s ping", typedID(c.TraposID), typedID(c.TraposID))
+		return namedf("computer "+typedID(c.TraposID)+" request", "give the request's type, e.g. trap-sandbox request %s ping", typedID(c.TraposID))
 	}
 	var payload json.RawMessage
 	if c.Payload != "" {

@@ -80,7 +80,7 @@ func runWith(t *testing.T, stdin string, args ...string) (string, string, error)
 	kctx.BindTo(&errOut, (*io.Writer)(nil))
 	kctx.Bind(Stdout{Writer: &out})
 	kctx.Bind(Stdin{Reader: strings.NewReader(stdin)})
-	err := kctx.Run()
+	err := RunCommand(kctx) // as main runs it: its error names the command
 	return out.String(), errOut.String(), err
 }
 
@@ -360,7 +360,7 @@ func TestAnOlderGatewayIsNamedAsSuch(t *testing.T) {
 	// answer that is not the API's): they said "answered 404 with a body that is not the
 	// account API's (an older trap-sandbox? it needs the account routes): 404 page not found".
 	_, err = runClient(t, "accounts", "list", "--url", gw.URL)
-	assert.EqualError(t, err, "the gateway at "+gw.URL+" has no such route (HTTP 404 page not found): it is older than this trap-sandbox (upgrade the gateway), or --url names another server")
+	assert.EqualError(t, err, "accounts list: the gateway at "+gw.URL+" has no such route (HTTP 404 page not found): it is older than this trap-sandbox (upgrade the gateway), or --url names another server")
 }
 
 // nginxNotFound is nginx's own 404 page (1.22, Debian), what the reverse proxy of

@@ -42,7 +42,7 @@ func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
 	entries, err := c.client().List(ctx, c.TraposID, c.Path, c.Timeout.Duration())
 	if err != nil {
 		if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory") {
-			return fmt.Errorf("computer %s ls %s: not a directory (use cat or get for a file)", typedID(c.TraposID), cctext.StoredPath(c.Path))
+			return named("computer "+typedID(c.TraposID)+" ls "+cctext.StoredPath(c.Path), errors.New("not a directory (use cat or get for a file)"))
 		}
 		return failure(c.TraposID, "ls "+c.Path, err)
 	}
@@ -122,7 +122,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if isDescriptor && fd != 1 && fd != 2 {
 		var err error
 		if passed, err = takeDescriptor(fd); err != nil {
-			return fmt.Errorf("get: %s names descriptor %d, which this command cannot write to (%w): open it for writing in the shell (get … %s %d>>FILE) or name a file", localName(c.Local), fd, pathless(err), localName(c.Local), fd)
+			return fmt.Errorf("%s names descriptor %d, which this command cannot write to (%w): open it for writing in the shell (get … %s %d>>FILE) or name a file", localName(c.Local), fd, pathless(err), localName(c.Local), fd)
 		}
 		defer passed.Close()
 	}
@@ -220,7 +220,7 @@ func (c *GetCmd) localFile() (string, error) {
 	// door.lua, where the path's last part, ".", named the directory itself.
 	name := cctext.PathName(cc)
 	if name == "" {
-		return "", fmt.Errorf("get: %s names no file to call the local one after: name the local file to write", cctext.Show(c.Remote, false))
+		return "", fmt.Errorf("%s names no file to call the local one after: name the local file to write", cctext.Show(c.Remote, false))
 	}
 	return filepath.Join(c.Local, cctext.FromCC([]byte(name))), nil
 }
@@ -242,7 +242,7 @@ func (c *GetCmd) checkLocal() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", localName(dir), localName(dir))
+	return fmt.Errorf("the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", localName(dir), localName(dir))
 }
 
 // writeLocal replaces the local file name with data as a whole, as put does on the computer:
@@ -349,7 +349,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	}
 	if isDir {
 		if c.Local == "-" {
-			return fmt.Errorf("computer %s put: %s is a directory; name the file to write from stdin", typedID(c.TraposID), cctext.Show(remote, false))
+			return namedf("computer "+typedID(c.TraposID)+" put", "%s is a directory; name the file to write from stdin", cctext.Show(remote, false))
 		}
 		remote = strings.TrimSuffix(remote, "/") + "/" + filepath.Base(c.Local)
 	}
@@ -409,7 +409,7 @@ func readLocal(name string, in io.Reader) ([]byte, error) {
 		}
 		defer f.Close()
 		if info, err := f.Stat(); err == nil && info.IsDir() {
-			return nil, fmt.Errorf("%s is a directory: put copies one file", localName(name))
+			return nil, fmt.Errorf("%s is a directory: give a file (put copies one file, not a directory's)", localName(name))
 		}
 		in = f
 	}
@@ -466,7 +466,7 @@ func (c *RmCmd) Run(ctx context.Context) error {
 	if !c.Recursive && !computer.InROM(c.Path) {
 		_, err := client.List(ctx, c.TraposID, c.Path, time.Until(deadline))
 		if err == nil {
-			return fmt.Errorf("computer %s rm %s: it is a directory: rm -r deletes it with everything in it", typedID(c.TraposID), cctext.Show(c.Path, false))
+			return named("computer "+typedID(c.TraposID)+" rm "+cctext.Show(c.Path, false), errors.New("it is a directory: rm -r deletes it with everything in it"))
 		}
 		if pe, ok := errors.AsType[*protocol.Error](err); !ok || !(pe.ByComputer || pe.Code == protocol.CodeBadPayload) {
 			return failure(c.TraposID, "rm "+c.Path, err)
@@ -513,7 +513,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 	if ans.Error != "" {
 		// The traposId first, as failure words it: "on 7:: lua:1: …" doubled an unlabelled
 		// computer's colon.
-		return fmt.Errorf("computer %s exec: the chunk failed: %s", typedID(c.TraposID), cctext.Show(ans.Error, false))
+		return namedf("computer "+typedID(c.TraposID)+" exec", "the chunk failed: %s", cctext.Show(ans.Error, false))
 	}
 	for _, r := range ans.Returns {
 		fmt.Fprintln(out, cctext.Show(readableJSON(r), false))
@@ -584,7 +584,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	poweredOff(stderr, c.TraposID, ans.PowerOff)
 	relabelled(ctx, stderr, c.client(), c.TraposID, ans.PowerOff)
 	if !ans.Success && ans.PowerOff == "" {
-		return fmt.Errorf("computer %s run: %q failed", typedID(c.TraposID), c.Command)
+		return namedf("computer "+typedID(c.TraposID)+" run", "%q failed", c.Command)
 	}
 	return nil
 }

@@ -290,9 +290,9 @@ func TestLocalNamesShowControlBytesEscaped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, `e\x9b31mred`)+" -> 7: /copy (1 bytes)\n", out)
 	_, err = runClient(t, "put", "--url", base, "7:", local+"\x9b", "/copy")
-	assert.EqualError(t, err, "open "+filepath.Join(dir, `e\x9b31mred\x9b`)+": no such file or directory")
+	assert.EqualError(t, err, "put: open "+filepath.Join(dir, `e\x9b31mred\x9b`)+": no such file or directory")
 	_, _, err = runWith(t, strings.Repeat("x", maxFileBytes+1), "put", "--url", base, "7:", "-", "/big")
-	assert.EqualError(t, err, "stdin holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file", "not \"- holds\"")
+	assert.EqualError(t, err, "put: stdin holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file", "not \"- holds\"")
 }
 
 // TestAFailedChunkNamesTheComputerFirst: a chunk that raised is named as every CLI failure is,

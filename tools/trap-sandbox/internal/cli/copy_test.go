@@ -54,10 +54,10 @@ func TestAccountsCopyCarriesTheStoreIntoNATS(t *testing.T) {
 	assert.Regexp(t, credID+` .* \d{4}-\d\d-\d\dT\S+Z\n$`, mustRun(t, "credentials", "list", "--nats", url), "REVOKED, its last column, has a time")
 
 	_, _, err = runWith(t, "", "accounts", "copy", "--data-dir", dir)
-	require.EqualError(t, err, "--nats (SANDBOX_NATS_URL) is missing: accounts copy writes the data directory's store into the replicas' NATS bucket trapos_accounts; "+
+	require.EqualError(t, err, "accounts copy: --nats (SANDBOX_NATS_URL) is missing: it writes the data directory's store into the replicas' NATS bucket trapos_accounts; "+
 		"give the replicas' --nats URL and NATS credentials (docs/scale-out.md, From one gateway to replicas)")
 	_, _, err = runWith(t, "", "accounts", "copy", "--data-dir", dir, "--nats-user", "sandbox")
-	require.ErrorContains(t, err, "--nats-user (SANDBOX_NATS_USER) set without --nats (SANDBOX_NATS_URL): accounts copy writes")
+	require.ErrorContains(t, err, "--nats-user (SANDBOX_NATS_USER) set without --nats (SANDBOX_NATS_URL): it writes")
 	_, _, err = runWith(t, "", "accounts", "copy", "--url", "http://127.0.0.1:4444", "--nats", url)
 	require.ErrorContains(t, err, "not through a gateway's API")
 	_, _, err = runWith(t, "", "accounts", "copy", "--data-dir", t.TempDir(), "--nats", url)

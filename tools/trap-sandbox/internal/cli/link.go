@@ -25,16 +25,17 @@ type LinkCmd struct {
 	RevokeKey LinkRevokeKeyCmd `cmd:"" name:"revoke-key" help:"Revoke an enrollment key by its id (see link keys); computers it linked stay linked; through the gateway with --url/--api-token, else on the account store."`
 }
 
-// linkFailure words a link command's error: the gateway's code and message as it answered.
-func linkFailure(command string, err error) error {
+// linkFailure words a link command's error: the gateway's code and message as it answered
+// (RunCommand names the command).
+func linkFailure(err error) error {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
-		return fmt.Errorf("link %s: %s", command, cctext.Show(err.Error(), false))
+		return errors.New(cctext.Show(err.Error(), false))
 	}
 	if pe.Attributed {
-		return fmt.Errorf("link %s: %s", command, showMessage(pe.Message))
+		return errors.New(showMessage(pe.Message))
 	}
-	return fmt.Errorf("link %s: the gateway answered %s: %s", command, pe.Code, showMessage(pe.Message))
+	return fmt.Errorf("the gateway answered %s: %s", pe.Code, showMessage(pe.Message))
 }
 
 // LinkApproveCmd approves a link code through the running gateway.
@@ -48,15 +49,15 @@ type LinkApproveCmd struct {
 func (c *LinkApproveCmd) Run(ctx context.Context, out Stdout) error {
 	code, err := account.NormalizeCode(c.Code)
 	if err != nil {
-		return fmt.Errorf("link approve: %w: copy it from the computer's screen", err)
+		return fmt.Errorf("%w: copy it from the computer's screen", err)
 	}
 	payload, err := c.transport().ApproveLink(ctx, code, c.Account)
 	if err != nil {
-		return linkFailure("approve", err)
+		return linkFailure(err)
 	}
 	var a link.Approved
 	if err := json.Unmarshal(payload, &a); err != nil {
-		return fmt.Errorf("link approve: the gateway's answer: %w", err)
+		return fmt.Errorf("the gateway's answer: %w", err)
 	}
 	fmt.Fprintf(out, "approved computer %s (from %s) into %s; it asks its player to accept\n",
 		cctext.ShowTraposID(a.TraposID), cctext.Show(a.Address, false), a.Account)
@@ -90,7 +91,7 @@ type LinkKeyCmd struct {
 // Run prints the key alone on the last line.
 func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if c.Uses < 0 || c.Expires < 0 {
-		return fmt.Errorf("link key: --uses and --expires must not be negative")
+		return errors.New("--uses and --expires must not be negative")
 	}
 	maxUses := 1
 	switch {
@@ -107,14 +108,14 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		}
 		payload, err := api.NewEnrollmentKey(ctx, link.NewKeyRequest{Account: c.Account, MaxUses: maxUses, ExpiresInMs: c.Expires.Milliseconds()})
 		if err != nil {
-			return linkFailure("key", err)
+			return linkFailure(err)
 		}
 		if err := json.Unmarshal(payload, &k); err != nil {
-			return fmt.Errorf("link key: the gateway's answer: %w", err)
+			return fmt.Errorf("the gateway's answer: %w", err)
 		}
 	} else {
 		if c.Account == "" {
-			return errors.New("link key: name the account with --account NAME (or give an API token with --api-token to use the token's)")
+			return errors.New("name the account with --account NAME (or give an API token with --api-token to use the token's)")
 		}
 		accounts, _, done, err := c.openStore(ctx, stderr, false)
 		if err != nil {
@@ -123,7 +124,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		defer done()
 		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, account.Operator, maxUses, c.Expires)
 		if errors.Is(err, account.ErrNotFound) {
-			return fmt.Errorf("link key: no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
+			return fmt.Errorf("no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
 		}
 		if err != nil {
 			return err
@@ -165,10 +166,10 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 		}
 		payload, err := api.EnrollmentKeys(ctx, c.Account)
 		if err != nil {
-			return linkFailure("keys", err)
+			return linkFailure(err)
 		}
 		if err := json.Unmarshal(payload, &keys); err != nil {
-			return fmt.Errorf("link keys: the gateway's answer: %w", err)
+			return fmt.Errorf("the gateway's answer: %w", err)
 		}
 	} else {
 		accounts, _, done, err := c.openStore(ctx, stderr, false)
@@ -227,7 +228,7 @@ func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer
 			return err
 		}
 		if _, err := api.RevokeEnrollmentKey(ctx, id); err != nil {
-			return linkFailure("revoke-key", err)
+			return linkFailure(err)
 		}
 	} else {
 		accounts, _, done, err := c.openStore(ctx, stderr, false)
@@ -236,7 +237,7 @@ func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer
 		}
 		defer done()
 		if _, err := accounts.RevokeEnrollmentKey(ctx, "", id); errors.Is(err, account.ErrNotFound) {
-			return fmt.Errorf("link revoke-key: no enrollment key %q (trap-sandbox link keys shows the ids)", id)
+			return fmt.Errorf("no enrollment key %q (trap-sandbox link keys shows the ids)", id)
 		} else if err != nil {
 			return err
 		}

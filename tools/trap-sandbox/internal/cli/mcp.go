@@ -52,7 +52,7 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 				why = "it " + rest
 			}
 		}
-		refusal := fmt.Errorf("mcp: the gateway at %s cannot be used: %s", shown, cctext.Show(why, false))
+		refusal := namedf("mcp", "the gateway at %s cannot be used: %s", shown, cctext.Show(why, false))
 		refuseFirstCall(ctx, in, out, "trap-sandbox: "+refusal.Error())
 		return refusal
 	}
@@ -61,7 +61,7 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, context.Canceled) {
 		return nil
 	}
-	return fmt.Errorf("mcp over stdio: %w", err)
+	return fmt.Errorf("serving on stdin/stdout: %w", err)
 }
 
 // refuseFirstCall answers the MCP client's calls up to its initialize with why the bridge

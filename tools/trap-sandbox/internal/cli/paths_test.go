@@ -46,9 +46,9 @@ func TestADirectoryOnlyAShellExpandsIsRefused(t *testing.T) {
 	assert.EqualError(t, root.Serve.Run(stopped, logs), `--ai-dir (SANDBOX_AI_DIR) "~" `+tilde("ai-dir")+", e.g. "+home)
 
 	_, err = runClient(t, "accounts", "add", "alice", "--data-dir", "$HOME/ts")
-	assert.EqualError(t, err, `--data-dir (SANDBOX_DATA_DIR) "$HOME/ts" holds $HOME, which only a shell expands (not a systemd unit's Environment= or EnvironmentFile=): give the whole path, e.g. `+filepath.Join(home, "ts"))
+	assert.EqualError(t, err, `accounts add: --data-dir (SANDBOX_DATA_DIR) "$HOME/ts" holds $HOME, which only a shell expands (not a systemd unit's Environment= or EnvironmentFile=): give the whole path, e.g. `+filepath.Join(home, "ts"))
 	_, err = runClient(t, "accounts", "backup", filepath.Join(cwd, "b.db"), "--data-dir", "${STATE_DIRECTORY}/ts")
-	assert.EqualError(t, err, `--data-dir (SANDBOX_DATA_DIR) "${STATE_DIRECTORY}/ts" holds ${STATE_DIRECTORY}, which only a shell expands (not a systemd unit's Environment= or EnvironmentFile=): give the whole path`,
+	assert.EqualError(t, err, `accounts backup: --data-dir (SANDBOX_DATA_DIR) "${STATE_DIRECTORY}/ts" holds ${STATE_DIRECTORY}, which only a shell expands (not a systemd unit's Environment= or EnvironmentFile=): give the whole path`,
 		"no example when the variable is not set here")
 
 	entries, err := os.ReadDir(cwd)

@@ -37,13 +37,13 @@ func TestPutRefusesAFileWithoutAnEndUnreadPastTheLimit(t *testing.T) {
 	go func() { _, _ = w.Write(make([]byte, maxFileBytes+1)) }()
 
 	_, _, err = runWith(t, "", "put", "--url", base, "7:", fifo, "/big.bin")
-	assert.EqualError(t, err, fifo+" holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file")
+	assert.EqualError(t, err, "put: "+fifo+" holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file")
 	_, ok := d.File("/big.bin")
 	assert.False(t, ok, "nothing is written")
 
 	dir := t.TempDir()
 	_, _, err = runWith(t, "", "put", "--url", base, "7:", dir, "/x")
-	assert.EqualError(t, err, dir+" is a directory: put copies one file")
+	assert.EqualError(t, err, "put: "+dir+" is a directory: give a file (put copies one file, not a directory's)")
 }
 
 // TestAGetThatCannotWriteKeepsTheLocalFile: a get whose local write fails part way (here the
@@ -68,7 +68,7 @@ func TestAGetThatCannotWriteKeepsTheLocalFile(t *testing.T) {
 	child.Env = append(os.Environ(), limitedGetEnv+"=1", "LIMITED_GET_URL="+base, "LIMITED_GET_TO="+local)
 	out, err := child.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "get failed: write "+local+": file too large (the local file is unchanged)\n")
+	assert.Contains(t, string(out), "get failed: get: write "+local+": file too large (the local file is unchanged)\n")
 	got, readErr := os.ReadFile(local)
 	require.NoError(t, readErr)
 	assert.Equal(t, "precious", string(got), "the old file is kept")

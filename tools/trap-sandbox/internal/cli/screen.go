@@ -68,9 +68,9 @@ func busyWait(busy error, fallback time.Duration) time.Duration {
 // Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
 // held (as fakecraft shell's shutdown, here: leave; the computer stays on).
 func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
-	// A pipe or a file on stdin gets one line, not the ioctl's errno. Like every command's
-	// error it starts with the command, not "trap-sandbox": main puts that before it.
-	notATerminal := fmt.Errorf("screen needs a terminal on stdin, not a pipe or a file; `%s` reads the screen once", c.readOnce())
+	// A pipe or a file on stdin gets one line, not the ioctl's errno (RunCommand names the
+	// command before it).
+	notATerminal := fmt.Errorf("stdin is not a terminal, which it needs for your keys; `%s` reads the screen once", c.readOnce())
 	tty, ok := in.Reader.(*os.File)
 	if !ok || !console.IsTerminal(int(tty.Fd())) {
 		return notATerminal
@@ -139,9 +139,9 @@ func (c *ScreenCmd) info(ctx context.Context) (computer.Info, error) {
 }
 
 // tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h
-// (main puts "trap-sandbox: " before it).
+// (RunCommand names the command before it).
 func (c *ScreenCmd) tooSmall(termW, termH, w, h int) error {
-	return fmt.Errorf("screen needs a terminal of %d×%d at least, and this one is %d×%d: make it larger (`%s` reads the screen once)",
+	return fmt.Errorf("the computer's screen needs a terminal of %d×%d at least, and this one is %d×%d: make it larger (`%s` reads the screen once)",
 		w, h, termW, termH, c.readOnce())
 }
 

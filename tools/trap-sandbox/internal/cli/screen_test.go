@@ -357,7 +357,7 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 
 	err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "screen needs a terminal of 26×19 at least, and this one is 40×10: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
+	assert.Equal(t, "the computer's screen needs a terminal of 26×19 at least, and this one is 40×10: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
 	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
 
 	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 26, Rows: 19}))
@@ -391,7 +391,7 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	out.Reset()
 	err = c.Run(t.Context(), Stdout{&out}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "screen needs a terminal of 51×19 at least, and this one is 30×19: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
+	assert.Equal(t, "the computer's screen needs a terminal of 51×19 at least, and this one is 30×19: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
 	assert.Empty(t, out.String(), "nothing drawn")
 }
 
@@ -554,7 +554,7 @@ func TestTheScreenViewerNeedsATerminal(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	const want = "screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request --url http://127.0.0.1:1 '7:my door' screen.read` reads the screen once"
+	const want = "stdin is not a terminal, which it needs for your keys; `trap-sandbox request --url http://127.0.0.1:1 '7:my door' screen.read` reads the screen once"
 	for _, in := range []io.Reader{r, strings.NewReader("ls\n")} {
 		err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{in})
 		require.Error(t, err)
