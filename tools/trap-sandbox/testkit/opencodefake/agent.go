@@ -694,7 +694,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	s.history = append(s.history, text)
 	rules := append(slices.Clone(in.cfgPerm), s.Permission...)
 	a.mu.Unlock()
-	failed := false // an error or an abort: opencode 1.18.33 then sends session.idle twice in a row
+	failed := false // the model's error or an abort: opencode 1.18.33 then sends session.idle twice in a row
 	defer func() {
 		cancel()
 		a.mu.Lock()
@@ -730,7 +730,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	a.emit(in.dir, "message.part.updated", map[string]any{"part": userPart})
 	a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "busy"}})
 	if !slices.Contains(a.models, model) {
-		failed = true
+		// One session.idle, not two as after a provider's failure (opencode 1.18.33).
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError", a.modelNotFound(model))})
 		return turnResult{status: http.StatusInternalServerError, body: unknownError()}
 	}

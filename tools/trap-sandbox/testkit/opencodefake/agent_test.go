@@ -309,34 +309,63 @@ func TestIdleComesTwiceAfterAFailure(t *testing.T) {
 	prompt("fail")
 	done := make(chan struct{})
 	go func() { defer close(done); prompt("stall") }()
-	var seen []string
-	record := func(until int) { // the busy and idle marks, until the until-th idle
-		for idles := 0; idles < until; {
-			var e map[string]any
-			select {
-			case e = <-ev:
-			case <-time.After(10 * time.Second): // only a failing fake gets here
-				t.Fatalf("no idle %d; seen %v", idles+1, seen)
-			}
-			props, _ := e["properties"].(map[string]any)
-			switch e["type"] {
-			case "session.idle":
-				seen = append(seen, "idle")
-				idles++
-			case "session.status":
-				if st, _ := props["status"].(map[string]any); st["type"] == "busy" {
-					seen = append(seen, "busy")
-				}
-			}
-		}
-	}
+	seen, record := idleMarks(t, ev)
 	record(2)
 	next(t, ev, "message.updated") // the stalled turn has begun: the abort reaches it
 	c.call(http.MethodPost, "/session/"+id+"/abort", nil)
 	<-done
 	prompt("hi")
 	record(3)
-	assert.Equal(t, []string{"busy", "idle", "idle", "busy", "idle", "idle", "busy", "idle"}, seen)
+	assert.Equal(t, []string{"busy", "idle", "idle", "busy", "idle", "idle", "busy", "idle"}, *seen)
+}
+
+// TestAnUnknownModelsTurnIsIdleOnce: a prompt naming a model opencode 1.18.33 does not have
+// (its bare 500) ends with one session.idle, not two as after a provider's failure.
+func TestAnUnknownModelsTurnIsIdleOnce(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	oc.Agent(func(tu *Turn) { tu.Text("hi") }, "p/m")
+	c := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := c.events(ctx)
+	next(t, ev, "server.connected")
+	_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+	id := sess["id"].(string)
+	for _, model := range []string{"nope", "m"} {
+		status, _ := c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "hi"}},
+			"model": map[string]string{"providerID": "p", "modelID": model}})
+		assert.Equal(t, map[string]int{"nope": 500, "m": 200}[model], status, model)
+	}
+	seen, record := idleMarks(t, ev)
+	record(2)
+	assert.Equal(t, []string{"busy", "idle", "busy", "idle"}, *seen)
+}
+
+// idleMarks reads the busy and idle marks of an event stream: record(n) reads until the n-th
+// idle from here, into seen.
+func idleMarks(t *testing.T, ev <-chan map[string]any) (seen *[]string, record func(until int)) {
+	t.Helper()
+	seen = &[]string{}
+	return seen, func(until int) {
+		for idles := 0; idles < until; {
+			var e map[string]any
+			select {
+			case e = <-ev:
+			case <-time.After(10 * time.Second): // only a failing fake gets here
+				t.Fatalf("no idle %d; seen %v", idles+1, *seen)
+			}
+			props, _ := e["properties"].(map[string]any)
+			switch e["type"] {
+			case "session.idle":
+				*seen = append(*seen, "idle")
+				idles++
+			case "session.status":
+				if st, _ := props["status"].(map[string]any); st["type"] == "busy" {
+					*seen = append(*seen, "busy")
+				}
+			}
+		}
+	}
 }
 
 // TestMessagesListEveryStepOfATurn: GET /session/{id}/message lists a turn's messages oldest
