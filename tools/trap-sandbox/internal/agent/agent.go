@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -349,9 +350,11 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	return m, nil
 }
 
-// checkOpencode says at start whether opencode answers the gateway: an operator who gave it
-// the wrong password, or none, learnt it only from the first player's failed question (the
-// agent touches opencode only when a computer asks). opencode may well start after the
+// checkOpencode says at start whether opencode answers the gateway, and has its model: an
+// operator who gave it the wrong password, or none, or a model opencode has no provider for,
+// learnt it only from the first player's failed question (the agent touches opencode only
+// when a computer asks). An opencode that cannot list its models (an older one) is not
+// judged on it. opencode may well start after the
 // gateway (docs/ai.md, Start order), so the line says that questions fail until it answers,
 // not that the agent is broken.
 func (m *Module) checkOpencode(prober Prober) {
@@ -364,7 +367,15 @@ func (m *Module) checkOpencode(prober Prober) {
 	f, also := faultOpencode, ""
 	switch {
 	case h.OK:
+		models, err := m.oc.models(ctx)
 		m.log.Info("agent: opencode answers", "version", h.Version)
+		if err == nil && !slices.Contains(models, m.cfg.Model) {
+			// opencode answers such a model's every prompt with a bare 500 ("Model not found:
+			// anthropic/x. Did you mean: x?", also when only the provider's key is missing).
+			m.log.Warn("agent: computers' questions will fail: opencode has no model "+m.cfg.Model+" (fix: give opencode the model's provider and its key: "+
+				"opencode auth login, or a provider in its opencode.json; or set --ai-model (SANDBOX_AI_MODEL) to a model opencode models lists)",
+				"providers", providersOf(models))
+		}
 		return
 	case h.Status == http.StatusUnauthorized:
 		f = faultCredentials
@@ -372,6 +383,18 @@ func (m *Module) checkOpencode(prober Prober) {
 		f, also = faultUnreachable, "; if it is starting, nothing to do"
 	}
 	m.log.Warn("agent: computers' questions will fail: "+f.cause+" (fix: "+f.fix+also+")", "detail", h.Detail)
+}
+
+// providersOf is the providers of PROVIDER/MODEL names, sorted, comma-separated: a
+// configured provider has tens of models, which opencode models lists.
+func providersOf(models []string) string {
+	var providers []string
+	for _, m := range models {
+		p, _, _ := strings.Cut(m, "/")
+		providers = append(providers, p)
+	}
+	slices.Sort(providers)
+	return strings.Join(slices.Compact(providers), ",")
 }
 
 // Enabled reports whether a model is configured.

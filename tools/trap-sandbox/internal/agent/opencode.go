@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -219,6 +220,29 @@ func (c *client) createSession(ctx context.Context, title string, rules []Rule) 
 
 func (c *client) deleteSession(ctx context.Context, id string) error {
 	return c.call(ctx, http.MethodDelete, "/session/"+url.PathEscape(id), nil, nil, nil)
+}
+
+// models lists, as PROVIDER/MODEL, the models of the providers opencode has configured for
+// the directory (GET /config/providers: {"providers":[{"id","models":{"<id>":{…}}}],…}). A
+// provider opencode knows of but has no key for is not there: its models are not found.
+func (c *client) models(ctx context.Context) ([]string, error) {
+	var out struct {
+		Providers []struct {
+			ID     string                     `json:"id"`
+			Models map[string]json.RawMessage `json:"models"`
+		} `json:"providers"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/config/providers", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, p := range out.Providers {
+		for id := range p.Models {
+			names = append(names, p.ID+"/"+id)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }
 
 // promptBody is a prompt: the text, the model (always: opencode's default would send the

@@ -296,3 +296,37 @@ func TestARetryOfTheSameFailureRepeatsItsFirstWords(t *testing.T) {
 	assert.Equal(t, []string{"1 " + unable, "2 " + unable, "3 " + unable,
 		"4 Rate limit exceeded: try again later", "5 Rate limit exceeded: try again later"}, retries)
 }
+
+// TestTheGatewaySaysAtStartThatOpencodeHasNoSuchModel: a gateway whose --ai-model opencode
+// has no provider for (played: anthropic/claude-sonnet-4-5 on an opencode without its key,
+// which answers the first question "Model not found: … Did you mean: claude-sonnet-4-5?")
+// logged at start only that opencode answers, and the operator learnt otherwise from the
+// first player's failed question. opencode's configured providers say it at start.
+func TestTheGatewaySaysAtStartThatOpencodeHasNoSuchModel(t *testing.T) {
+	f := startFakeAgent(t)
+	for _, tc := range []struct{ model, want string }{
+		{"p/m", ""},
+		{"anthropic/claude-sonnet-4-5", `level=WARN msg="agent: computers' questions will fail: opencode has no model anthropic/claude-sonnet-4-5 ` +
+			`(fix: give opencode the model's provider and its key: opencode auth login, or a provider in its opencode.json; ` +
+			`or set --ai-model (SANDBOX_AI_MODEL) to a model opencode models lists)" providers=p`},
+		{"p/nope", `msg="agent: computers' questions will fail: opencode has no model p/nope `},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw"})
+			require.NoError(t, err)
+			defer prober.Close()
+			var logs testkit.SyncBuffer
+			m, err := New(Config{Model: tc.model, OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+				slog.New(slog.NewTextHandler(&logs, nil)), nil)
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return len(logLines(&logs, `msg="agent: opencode answers" version=1.18.33`)) == 1 },
+				10*time.Second, testkit.Poll, logs.String())
+			m.Close() // waits for the start's check, whose WARN follows that line
+			if tc.want == "" {
+				assert.Empty(t, logLines(&logs, "level=WARN"), logs.String())
+				return
+			}
+			assert.Len(t, logLines(&logs, tc.want), 1, logs.String())
+		})
+	}
+}

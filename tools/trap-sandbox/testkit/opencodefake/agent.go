@@ -14,7 +14,7 @@ package opencodefake
 // provider that stalls; a second prompt on a busy session queued, not refused; session.idle
 // twice in a row after an error or an abort; an event stream that closes mid-turn (DropStreams);
 // GET /session/{id}/message (every step of a turn, where the sync reply has only the last);
-// GET /session/status (the sessions not idle);
+// GET /session/status (the sessions not idle); GET /config/providers (the providers configured);
 // POST /instance/dispose (the instance goes, its sessions stay; a turn running there is aborted).
 
 import (
@@ -220,7 +220,32 @@ func (s *Server) Agent(model Model, models ...string) *Agent {
 	s.Handle("GET /mcp", http.HandlerFunc(a.mcpStatus))
 	s.Handle("POST /mcp/{name}/connect", http.HandlerFunc(a.mcpConnect))
 	s.Handle("POST /instance/dispose", http.HandlerFunc(a.dispose))
+	s.Handle("GET /config/providers", http.HandlerFunc(a.providers))
 	return a
+}
+
+// providers is GET /config/providers as opencode 1.18.33 answers it: the providers it has
+// configured (a provider it knows of but has no credentials for is not listed), each with its
+// models by id, and each provider's default model: {"providers":[{"id":"opencode","name":…,
+// "models":{"big-pickle":{"id":…,"providerID":…,"name":…},…}}],"default":{"opencode":"big-pickle"}}.
+// The fake's providers are those of the models it knows.
+func (a *Agent) providers(w http.ResponseWriter, r *http.Request) {
+	a.instanceFor(r)
+	list := []map[string]any{}
+	byID := map[string]map[string]any{}
+	defaults := map[string]string{}
+	for _, known := range a.models {
+		provider, id, _ := strings.Cut(known, "/")
+		models := byID[provider]
+		if models == nil {
+			models = map[string]any{}
+			byID[provider] = models
+			defaults[provider] = id
+			list = append(list, map[string]any{"id": provider, "name": provider, "source": "config", "models": models})
+		}
+		models[id] = map[string]any{"id": id, "providerID": provider, "name": id}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"providers": list, "default": defaults})
 }
 
 // Prompts counts prompts received; Queued those that arrived while their session was busy;
