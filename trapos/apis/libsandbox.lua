@@ -68,10 +68,16 @@ local NO_DAEMON = "The sandbox daemon is not running; reboot the computer to sta
 local STARTUP_OFF = "The sandbox daemon is not running: shell.allow_startup is false, so the computer runs no "
   .. "startup file at boot. Run: set shell.allow_startup true, then reboot";
 
+-- Whether CC's boot runs no startup file here (shell.allow_startup false): the daemon does not
+-- start at the next boot.
+local function startupOff()
+  return settings.get("shell.allow_startup") == false;
+end
+
 -- What a program says when no sandbox daemon answers: why, when this computer's settings say,
 -- and the fix (NO_DAEMON's reboot, or STARTUP_OFF's).
 local function noDaemon()
-  if settings.get("shell.allow_startup") == false then
+  if startupOff() then
     return STARTUP_OFF;
   end
   return NO_DAEMON;
@@ -288,6 +294,7 @@ return {
   REQUEST_TIMEOUT = REQUEST_TIMEOUT,
   NO_DAEMON = NO_DAEMON,
   noDaemon = noDaemon,
+  startupOff = startupOff,
   STATUS_TIMEOUT = STATUS_TIMEOUT,
   COMMAND_PATH = COMMAND_PATH,
   SUBCOMMANDS = SUBCOMMANDS,

@@ -1026,6 +1026,20 @@ describe("sandbox command", function()
       end
     end);
 
+    it("says a daemon that runs now will not start at the next boot while shell.allow_startup is false", function()
+      -- Set before a reboot, it went unsaid until the daemon was gone.
+      local ok, err, lines = run({ "status" }, {
+        status = connectedStatus(), settings = { ["sandbox.url"] = URL, ["shell.allow_startup"] = false },
+      });
+      expectSuccess(ok, err);
+      expect(lines[4]):eq("traposId: 7:base");
+      expect(lines[5]):eq(fitted("boot: shell.allow_startup is false, so the next boot will not start the daemon: "
+        .. "set shell.allow_startup true"));
+      ok, err, lines = run({ "status" }, { status = connectedStatus() });
+      expectSuccess(ok, err);
+      expect(lines[5]):eq("files: none");
+    end);
+
     it("names the install line when the gateway serves a newer client, and nothing otherwise", function()
       local major, minor, patch = lib.VERSION:match("^(%d+)%.(%d+)%.(%d+)$");
       local newer = major .. "." .. minor .. "." .. (tonumber(patch) + 1);
