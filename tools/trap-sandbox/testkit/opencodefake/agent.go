@@ -611,7 +611,8 @@ func (a *Agent) sessionStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 // abortSession answers true for any ses_ id, a session it does not know (or deleted) too, as
-// opencode 1.18.33 does; an id without the prefix is its bare 500.
+// opencode 1.18.33 does, and says on the stream that one with no turn running is idle
+// (session.status idle, session.idle); an id without the prefix is its bare 500.
 func (a *Agent) abortSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !strings.HasPrefix(id, "ses") {
@@ -620,10 +621,17 @@ func (a *Agent) abortSession(w http.ResponseWriter, r *http.Request) {
 	}
 	a.aborts.Add(1)
 	a.mu.Lock()
-	if s := a.sessions[id]; s != nil && s.abort != nil {
+	s := a.sessions[id]
+	running := s != nil && s.abort != nil
+	if running {
 		s.abort()
 	}
 	a.mu.Unlock()
+	if !running { // the turn's end says it of a running one
+		dir := a.instanceFor(r).dir
+		a.emit(dir, "session.status", map[string]any{"sessionID": id, "status": map[string]any{"type": "idle"}})
+		a.emit(dir, "session.idle", map[string]any{"sessionID": id})
+	}
 	a.abortOnce.Do(func() { close(a.abortSeen) }) // after the abort took effect (or not)
 	writeJSON(w, http.StatusOK, true)
 }

@@ -464,3 +464,29 @@ func TestSessionStatusListsTheBusySessions(t *testing.T) {
 		return len(now) == 0
 	}, 5*time.Second, 10*time.Millisecond, "idle once aborted")
 }
+
+// TestAnAbortOfAnIdleSessionSaysItIsIdle: opencode 1.18.33 answers an abort of a session
+// with no turn running (one that finished, or an id it does not know) true, and sends
+// session.status idle and session.idle for it on the stream.
+func TestAnAbortOfAnIdleSessionSaysItIsIdle(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	oc.Agent(func(tu *Turn) { tu.Text("hi") }, "p/m")
+	c := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := c.events(ctx)
+	next(t, ev, "server.connected")
+	_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+	for _, id := range []string{sess["id"].(string), "ses_nope"} {
+		req, err := http.NewRequest(http.MethodPost, oc.URL+"/session/"+id+"/abort?directory="+c.dir, nil)
+		require.NoError(t, err)
+		req.SetBasicAuth(DefaultUsername, password)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, "true", strings.TrimSpace(string(body)), id)
+		assert.Equal(t, map[string]any{"sessionID": id, "status": map[string]any{"type": "idle"}}, next(t, ev, "session.status"))
+		assert.Equal(t, map[string]any{"sessionID": id}, next(t, ev, "session.idle"))
+	}
+}
