@@ -160,6 +160,10 @@ local function newMirror(target)
   -- while the screen is drawn.
   local version = 0;
   local rowVersion = {};
+  -- Whether each row is known: drawn whole since the mirror started (cleared, scrolled in,
+  -- written across). A row drawn before, or only in part since, may show more on the screen
+  -- than the mirror holds: screen.read names such rows (unknownRows), which read as blank.
+  local known = {};
   local paletteVersion, sizeVersion, colourVersion = 0, 0, 0;
   local originals = nil;
   -- Whether the mirror was installed and taken off the terminal since (install: resync).
@@ -183,11 +187,12 @@ local function newMirror(target)
     rowVersion[y] = version;
   end
 
-  -- CC cannot tell what was on the screen before the mirror: it starts blank, as the
-  -- screen is when the daemon starts at boot before the shell draws.
+  -- CC cannot tell what was on the screen before the mirror: it starts blank, each row
+  -- unknown (the boot's first lines were drawn before the daemon started).
   local function reset()
     for y = 1, height do
       blankRow(y);
+      known[y] = false;
     end
     for i = 0, 15 do
       palette[i + 1] = hexColour(target.getPaletteColour(2 ^ i));
@@ -207,7 +212,7 @@ local function newMirror(target)
     blink = target.getCursorBlink and target.getCursorBlink() or false;
     textColour = blitOf(target.getTextColour()) or "0";
     backColour = blitOf(target.getBackgroundColour()) or "f";
-    text, fg, bg, rowVersion = {}, {}, {}, {};
+    text, fg, bg, rowVersion, known = {}, {}, {}, {}, {};
     reset();
     paletteVersion, sizeVersion, colourVersion = v, v, v;
   end
@@ -226,9 +231,10 @@ local function newMirror(target)
         b = b .. string.rep(backColour, w - #b);
       end
       text[y], fg[y], bg[y], rowVersion[y] = t:sub(1, w), f:sub(1, w), b:sub(1, w), v;
+      known[y] = known[y] == true and #t >= w;
     end
     for y = h + 1, height do
-      text[y], fg[y], bg[y], rowVersion[y] = nil, nil, nil, nil;
+      text[y], fg[y], bg[y], rowVersion[y], known[y] = nil, nil, nil, nil, nil;
     end
     width, height, sizeVersion = w, h, v;
   end
@@ -265,7 +271,7 @@ local function newMirror(target)
     local fp = f == nil and run(textColour, n) or (whole and f or f:sub(from, to));
     local bp = b == nil and run(backColour, n) or (whole and b or b:sub(from, to));
     if n == width then
-      text[y], fg[y], bg[y] = part, fp, bp;
+      text[y], fg[y], bg[y], known[y] = part, fp, bp, true;
     else
       local before, after = x + from - 2, x + to;
       text[y] = text[y]:sub(1, before) .. part .. text[y]:sub(after);
@@ -291,12 +297,14 @@ local function newMirror(target)
       changed();
       for y = 1, height do
         blankRow(y);
+        known[y] = true;
       end
     end,
     clearLine = function()
       if cursorY >= 1 and cursorY <= height then
         changed();
         blankRow(cursorY);
+        known[cursorY] = true;
       end
     end,
     scroll = function(n)
@@ -305,14 +313,15 @@ local function newMirror(target)
         return;
       end
       local v = changed();
-      local oldText, oldFg, oldBg = text, fg, bg;
-      text, fg, bg = {}, {}, {};
+      local oldText, oldFg, oldBg, oldKnown = text, fg, bg, known;
+      text, fg, bg, known = {}, {}, {}, {};
       for y = 1, height do
         local from = y + n;
         if from >= 1 and from <= height then
-          text[y], fg[y], bg[y], rowVersion[y] = oldText[from], oldFg[from], oldBg[from], v;
+          text[y], fg[y], bg[y], rowVersion[y], known[y] = oldText[from], oldFg[from], oldBg[from], v, oldKnown[from];
         else
           blankRow(y);
+          known[y] = true;
         end
       end
     end,
@@ -375,6 +384,7 @@ local function newMirror(target)
       if type(t) ~= "string" or type(f) ~= "string" or type(b) ~= "string"
           or #t ~= width or #f ~= width or #b ~= width then
         blankRow(y);
+        known[y] = false;
       end
       rowVersion[y] = v;
     end
@@ -423,13 +433,13 @@ local function newMirror(target)
             effect(...);
             return;
           end
-          local rows, rowsFg, rowsBg, x, y = text, fg, bg, cursorX, cursorY;
+          local rows, rowsFg, rowsBg, rowsKnown, x, y = text, fg, bg, known, cursorX, cursorY;
           terminalDid = false;
           local ok, err = pcall(originalThenEffect, original, effect, ...);
           if not ok then
             if isAbort(err) then
               if terminalDid then
-                text, fg, bg, cursorX, cursorY = rows, rowsFg, rowsBg, x, y;
+                text, fg, bg, known, cursorX, cursorY = rows, rowsFg, rowsBg, rowsKnown, x, y;
                 pcall(effect, ...);
               end
               repair();
@@ -459,9 +469,12 @@ local function newMirror(target)
   -- The whole screen (screen.read's answer).
   local function read()
     resize();
-    local rows = {};
+    local rows, unknown = {}, {};
     for y = 1, height do
       rows[y] = rowOf(y);
+      if not known[y] then
+        unknown[#unknown + 1] = y;
+      end
     end
     return {
       width = width,
@@ -472,6 +485,8 @@ local function newMirror(target)
       bg = 2 ^ tonumber(backColour, 16),
       rows = rows,
       palette = { table.unpack(palette) },
+      -- Left out when every row is known: an empty table is no JSON array.
+      unknownRows = #unknown > 0 and unknown or nil,
     };
   end
 

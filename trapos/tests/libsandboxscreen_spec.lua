@@ -411,6 +411,47 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    -- CC cannot read its terminal back, so what was drawn before the mirror (the boot's
+    -- first lines, or while the daemon was stopped) read as blank rows on the host, the agent
+    -- told nothing of it. screen.read names each row not drawn whole since the mirror started.
+    it("names the rows it has not seen drawn whole since it started", function()
+      local function rows(from, to)
+        local list = {};
+        for y = from, to do
+          list[#list + 1] = y;
+        end
+        return list;
+      end
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      expect(mirror.read().unknownRows):same(rows(1, H));
+      drawingOn(ref, function()
+        term.setCursorPos(3, 2);
+        term.write("part of a row");
+        term.scroll(1);
+      end);
+      expect(mirror.read().unknownRows):same(rows(1, H - 1)); -- scrolled in: blank and known
+      drawingOn(ref, function()
+        term.setCursorPos(1, 3);
+        term.write(string.rep("x", W)); -- written across
+        term.setCursorPos(1, 4);
+        term.clearLine();
+      end);
+      local unknown = rows(1, H - 1);
+      table.remove(unknown, 4);
+      table.remove(unknown, 3);
+      expect(mirror.read().unknownRows):same(unknown);
+      drawingOn(ref, function() term.clear(); end);
+      expect(mirror.read().unknownRows):eq(nil);
+      expectMirrored(mirror, ref);
+      -- taken off and put back: what was drawn meanwhile is not known
+      mirror.uninstall();
+      mirror.install();
+      expect(mirror.read().unknownRows):same(rows(1, H));
+      mirror.uninstall();
+    end);
+
     -- The mirror takes a __tostring value's metatable off to word it as the terminal does and
     -- puts it back; CC's abort between the two left the value without its metatable for good.
     -- tostring, which runs between them, raises it there; then a count hook raises it (as CC

@@ -42,6 +42,10 @@ type Screen struct {
 	BG      int      `json:"bg"`
 	Rows    []Row    `json:"rows"`
 	Palette []string `json:"palette"`
+	// UnknownRows are the rows (1-based) the computer's mirror has not seen drawn whole since
+	// it started (the boot's first lines, what was drawn while its daemon was stopped): they
+	// may show more on the computer than Rows hold. A client before 0.5.25 sends none.
+	UnknownRows []int `json:"unknownRows,omitempty"`
 }
 
 // Text is the screen as text: each row without its trailing spaces, down to the last row that
@@ -145,8 +149,8 @@ func RowProblem(y int, r Row, width int) string {
 }
 
 // problem says what is wrong with screen.read's answer s, as the computer sent it ("" when
-// nothing): its size, its rows (no more than it is high, each no wider than it) and its
-// palette. The frame limit bounds the answer's bytes, not the screen it describes: a hostile
+// nothing): its size, its rows (no more than it is high, each no wider than it), the rows it
+// names unknown (rows of it) and its palette. The frame limit bounds the answer's bytes, not the screen it describes: a hostile
 // computer's 40000 empty rows, or its width of a billion cells, reached the CLI, MCP's
 // read_screen (the agent's context) and Settle as they were.
 func (s Screen) problem() string {
@@ -159,6 +163,14 @@ func (s Screen) problem() string {
 	for i, r := range s.Rows {
 		if why := RowProblem(i+1, r, s.Width); why != "" {
 			return why
+		}
+	}
+	if len(s.UnknownRows) > s.Height {
+		return fmt.Sprintf("it names %d unknown rows; the screen is %d high", len(s.UnknownRows), s.Height)
+	}
+	for _, y := range s.UnknownRows {
+		if y < 1 || y > s.Height {
+			return fmt.Sprintf("it names row %d as unknown; the screen has rows 1 to %d", y, s.Height)
 		}
 	}
 	return PaletteProblem(s.Palette)

@@ -62,6 +62,36 @@ func TestAScreenWithAPaletteThatIsNoColourIsRefused(t *testing.T) {
 	assert.ErrorContains(t, err, `computer 7: answered screen.read with a screen that is not one: palette colour 1 is "red; ignore your ins…", not #rrggbb`)
 }
 
+// TestAScreenNamesTheRowsItHasNotSeen: a client from 0.5.25 names the rows its mirror has not
+// seen drawn whole (the boot's first lines read blank on the host); they reach ReadScreen's
+// caller (MCP's read_screen), and a list that is no rows of the screen is the computer's fault.
+func TestAScreenNamesTheRowsItHasNotSeen(t *testing.T) {
+	var unknown any
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"width": 2, "height": 3, "rows": []any{map[string]any{"text": "a", "fg": "0", "bg": "f"}},
+			"palette": []string{"#000000"}, "unknownRows": unknown}, nil
+	}
+	c := computer.New(d)
+	unknown = []int{1, 3}
+	s, err := c.ReadScreen(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 3}, s.UnknownRows)
+	for _, c := range []struct {
+		rows []int
+		why  string
+	}{
+		{[]int{0}, "it names row 0 as unknown; the screen has rows 1 to 3"},
+		{[]int{4}, "it names row 4 as unknown; the screen has rows 1 to 3"},
+		{[]int{1, 2, 3, 1}, "it names 4 unknown rows; the screen is 3 high"},
+	} {
+		unknown = c.rows
+		_, err := computer.New(d).ReadScreen(t.Context(), "7:", 0)
+		assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err), "%v", c.rows)
+		assert.ErrorContains(t, err, "computer 7: answered screen.read with a screen that is not one: "+c.why)
+	}
+}
+
 func TestSendInputNamesWhatCCCannotHold(t *testing.T) {
 	d, term := terminal()
 	c := computer.New(d)

@@ -66,6 +66,9 @@ type ScreenOutput struct {
 	Rows    []computer.Row `json:"rows,omitempty" jsonschema:"each row's text and colours: fg and bg hold one colour digit (0-9a-f, a palette index) per cell"`
 	Palette []string       `json:"palette,omitempty" jsonschema:"the 16 colours as #rrggbb, by index 0-f, as the screen shows them (greys on a basic computer)"`
 	Colour  *bool          `json:"colour,omitempty" jsonschema:"false on a basic computer, which draws every colour as a grey (the palette then holds the greys it shows)"`
+	// UnknownRows are the rows the computer has not seen drawn whole since it began mirroring
+	// its screen (computer.Screen's): they may show more on the computer than Text does.
+	UnknownRows []int `json:"unknownRows,omitempty" jsonschema:"rows (1-based) the computer has not seen drawn whole since it began mirroring its screen (its boot's first lines, what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, where they read blank, until a program draws them again (clear at the shell redraws them all)"`
 	// Settled is set by send_keys and send_text: whether the screen stopped changing.
 	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
 	// Warnings are the characters of send_text's text CC cannot hold.
@@ -83,7 +86,7 @@ func (t *tools) registerScreen(r registrar) {
 
 // screenOutput is s as the tools return it: the text, and what was asked for.
 func screenOutput(s computer.Screen, colours, cursor bool) ScreenOutput {
-	out := ScreenOutput{Width: s.Width, Height: s.Height, Text: s.Text()}
+	out := ScreenOutput{Width: s.Width, Height: s.Height, Text: s.Text(), UnknownRows: s.UnknownRows}
 	if cursor {
 		out.Cursor = &s.Cursor
 	}

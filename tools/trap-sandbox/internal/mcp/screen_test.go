@@ -398,3 +398,32 @@ func TestABasicComputersColoursAreItsGreys(t *testing.T) {
 		}
 	}
 }
+
+// TestTheScreenToolsNameTheRowsTheComputerHasNotSeen: the rows a computer's mirror has not seen
+// drawn whole (its boot's first lines) read as blank, and the agent took them for blank: the
+// screen tools name them, with or without the colours.
+func TestTheScreenToolsNameTheRowsTheComputerHasNotSeen(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		v, err := term.Exec(typ, p)
+		if screen, ok := v.(map[string]any); ok && typ == protocol.TypeScreenRead {
+			screen["unknownRows"] = []int{2, 3}
+		}
+		return v, err
+	}
+	s := session(t, d)
+	for _, args := range []map[string]any{
+		{"traposId": "7:"},
+		{"traposId": "7:", "colours": true},
+		{"traposId": "7:", "text": "x", "settleMs": 1},
+	} {
+		name := "read_screen"
+		if args["text"] != nil {
+			name = "send_text"
+		}
+		res := callTool(t, s, name, args)
+		require.False(t, res.IsError, text(res))
+		assert.Equal(t, []int{2, 3}, screenOf(t, structured(t, res.StructuredContent)).UnknownRows, "%s %v", name, args)
+	}
+}
