@@ -880,6 +880,9 @@ func (m *Module) diagnose(ctx context.Context, err error, waited time.Duration) 
 	}
 	var he *hostError
 	if errors.As(err, &he) {
+		if he.fault != nil {
+			return "the agent is unavailable: " + he.player, he.fault
+		}
 		return "the agent is unavailable: " + he.player, faultOpencode
 	}
 	f := faultUnreachable // no HTTP answer at all

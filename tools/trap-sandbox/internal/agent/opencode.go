@@ -384,8 +384,13 @@ func (c *client) ensureMCP(ctx context.Context) error {
 			detail += ": " + firstLine(st.Error)
 			where += ": " + firstLine(st.Error)
 		}
-		return &hostError{player: "opencode cannot reach the gateway's MCP endpoint (" + detail + ")",
+		he := &hostError{player: "opencode cannot reach the gateway's MCP endpoint (" + detail + ")",
 			full: "opencode cannot reach the gateway's MCP endpoint (" + where + ")"}
+		if st.Status == "failed" {
+			// It tried the URL the gateway wrote (--ai-mcp-url), and found no MCP server there.
+			he.fault = faultMCP
+		}
+		return he
 	}
 	return nil
 }
@@ -395,6 +400,8 @@ func (c *client) ensureMCP(ctx context.Context) error {
 // business with the host's paths, nor can use them); the operator's log gets the whole.
 type hostError struct {
 	player, full string
+	// fault is whose fix it is, when not opencode's own (faultOpencode).
+	fault *fault
 }
 
 func (e *hostError) Error() string { return e.full }

@@ -21,6 +21,8 @@ var (
 		"give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD)"}
 	faultOpencode = &fault{"opencode failed",
 		"the error and opencode's own log say why"}
+	faultMCP = &fault{"opencode cannot reach the gateway's MCP endpoint",
+		"point --ai-mcp-url (SANDBOX_AI_MCP_URL) at this gateway's /mcp as opencode's host reaches it"}
 	faultModel = &fault{"the model failed",
 		"check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), that opencode's host reaches its provider, and the provider's key and quota"}
 )

@@ -330,3 +330,30 @@ func TestTheGatewaySaysAtStartThatOpencodeHasNoSuchModel(t *testing.T) {
 		})
 	}
 }
+
+// TestAnMCPEndpointOpencodeCannotReachNamesTheFlag: with --ai-mcp-url where opencode finds
+// no MCP server (a path that answers 404, a port where nothing listens), opencode 1.18.33
+// marks the computer's server failed, "SSE error: Non-200 status code (404)" or "SSE error:
+// Unable to connect. Is the computer able to access the url?", and so again after the
+// gateway's connect. The player reads opencode's words; the operator's WARN names the flag
+// to fix (it said only that the error and opencode's log say why).
+func TestAnMCPEndpointOpencodeCannotReachNamesTheFlag(t *testing.T) {
+	f := startFakeAgent(t)
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(notFound.Close)
+	for _, tc := range []struct{ mcpURL, why string }{
+		{notFound.URL + "/mcp", "SSE error: Non-200 status code (404)"},
+		{opencodefake.ClosedPortURL(t) + "/mcp", "SSE error: Unable to connect. Is the computer able to access the url?"},
+	} {
+		var logs testkit.SyncBuffer
+		m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: t.TempDir(), MCPURL: tc.mcpURL},
+			slog.New(slog.NewTextHandler(&logs, nil)), nil)
+		require.NoError(t, err)
+		reason, errs := askTurn(t, m, protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}, "hello")
+		m.Close()
+		assert.Equal(t, ReasonError, reason)
+		assert.Equal(t, []string{"the agent is unavailable: opencode cannot reach the gateway's MCP endpoint (failed: " + tc.why + ")"}, errs)
+		assert.Len(t, logLines(&logs, `level=WARN msg="agent: turns fail: opencode cannot reach the gateway's MCP endpoint `+
+			`(fix: point --ai-mcp-url (SANDBOX_AI_MCP_URL) at this gateway's /mcp as opencode's host reaches it)"`, tc.why), 1, logs.String())
+	}
+}

@@ -432,8 +432,11 @@ func (in *instance) readConfig() {
 	}
 }
 
+// headerTransport sends an MCP server's configured headers, and keeps the status of an answer
+// that was not 2xx: opencode's error names it.
 type headerTransport struct {
 	headers map[string]string
+	refused *atomic.Int32
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -441,7 +444,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
 	}
-	return (&http.Transport{DisableKeepAlives: true}).RoundTrip(r)
+	resp, err := (&http.Transport{DisableKeepAlives: true}).RoundTrip(r)
+	if err == nil && (resp.StatusCode < 200 || resp.StatusCode > 299) {
+		h.refused.CompareAndSwap(0, int32(resp.StatusCode))
+	}
+	return resp, err
 }
 
 // connect connects the instance's MCP server, as opencode does when an instance starts.
@@ -455,8 +462,9 @@ func (a *Agent) connect(ctx context.Context, in *instance) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "opencode", Version: Version}, nil)
+	var refused atomic.Int32
 	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: in.mcpURL,
-		HTTPClient: &http.Client{Transport: headerTransport{in.headers}}, MaxRetries: -1}, nil)
+		HTTPClient: &http.Client{Transport: headerTransport{in.headers, &refused}}, MaxRetries: -1}, nil)
 	var tools []string
 	if err == nil {
 		var list *sdk.ListToolsResult
@@ -475,7 +483,13 @@ func (a *Agent) connect(ctx context.Context, in *instance) {
 		in.mcp = nil
 	}
 	if err != nil {
-		in.status = map[string]any{"status": "failed", "error": "Unable to connect. Is the computer able to access the url?"}
+		// opencode 1.18.33's words: an answer that was not 2xx by its status, any other
+		// failure (nothing listens there) as Bun's fetch words it.
+		why := "SSE error: Unable to connect. Is the computer able to access the url?"
+		if code := refused.Load(); code != 0 {
+			why = fmt.Sprintf("SSE error: Non-200 status code (%d)", code)
+		}
+		in.status = map[string]any{"status": "failed", "error": why}
 		in.tools = nil
 		return
 	}
