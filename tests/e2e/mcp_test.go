@@ -198,7 +198,8 @@ func TestMCPListFilesOfADirectoryTooBigForOneAnswer(t *testing.T) {
 
 // TestMCPARunHeldUpByAnEarlierLoopSaysSo: a run that times out behind an earlier run's loop
 // that never yields (which holds the whole computer until CC ends it) says that the code may
-// be the earlier run's: it said only "as happens to code that never yields", of return 1.
+// be the earlier run's: it said only "as happens to code that never yields", of return 1. The
+// gateway knows that run (its answer still owed): it is named, once, after why.
 func TestMCPARunHeldUpByAnEarlierLoopSaysSo(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
@@ -214,6 +215,10 @@ func TestMCPARunHeldUpByAnEarlierLoopSaysSo(t *testing.T) {
 	const earlier = "that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)"
 	msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": "while true do end", "timeoutMs": 2000}), "timeout")
 	assert.Contains(t, msg, "as happens to code that never yields")
+	assert.Contains(t, msg, earlier, "nothing was owed before it")
 	msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": "return 1", "timeoutMs": 2000}), "timeout")
-	assert.Contains(t, msg, earlier, "return 1 yields: the loop before it holds the computer")
+	assert.Regexp(t, `which only CC ends, after about 7 s; it has not answered a lua\.exec sent (just|\d+s) before it yet \(the call that sent it stopped waiting\), which may hold it `+
+		`\(a run that does not yield, e\.g\. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s\): ask again once that has ended `+
+		`\(timeoutMs gives it longer, at most 60000\)$`, msg, "return 1 yields: the loop before it holds the computer")
+	assert.NotContains(t, msg, earlier, "the run named, not guessed at")
 }

@@ -806,6 +806,16 @@ func TestMCPACallBehindARunItGaveUpOnSaysWhatHoldsIt(t *testing.T) {
 				`\(the call that sent it stopped waiting\), which may hold it `+
 				`\(a run that does not yield, e\.g\. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s\): ask again once that has ended `+
 				`\(timeoutMs gives it longer, at most 60000\)$`, msg)
+			// A run behind it says why the computer did not stop it, then the run it owes, once:
+			// the note stood before ": nor did it stop the run", and the guess at an earlier
+			// run came after it again.
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": d.TraposID(), "code": "return 1", "timeoutMs": 300}), "timeout")
+			assert.Regexp(t, `^timeout: computer 7:mine did not answer lua\.exec in time: nor did it stop the run at its limit of 150 ms `+
+				`\(half of this call's timeout of 300 ms, so that its answer comes within the call\), as happens to code that never yields `+
+				`\(a loop with no sleep, os\.pullEvent or coroutine\.yield\), which only CC ends, after about 7 s; `+
+				`it has not answered a lua\.exec sent (just|\d+s) before it yet \(the call that sent it stopped waiting\), which may hold it `+
+				`\(a run that does not yield, e\.g\. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s\): ask again once that has ended `+
+				`\(timeoutMs gives it longer, at most 60000\)$`, msg)
 		})
 	}
 }

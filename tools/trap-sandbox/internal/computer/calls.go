@@ -606,11 +606,18 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 	}
 	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout {
 		// The code may be an earlier call's: an agent whose loop timed out sent return 1 next,
-		// was told its code never yields, and looked for the fault in return 1.
+		// was told its code never yields, and looked for the fault in return 1. When the
+		// gateway named the earlier request the computer still owes (HeldLead), that is said
+		// after why, in its words; it was said before, between "in time" and ": nor did it
+		// stop the run", with the guess at an earlier run after it again.
+		didNotAnswer, held, isHeld := strings.Cut(pe.Message, HeldLead)
+		which := "; that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)"
+		if isHeld {
+			which = HeldLead + held
+		}
 		return protocol.Errorf(protocol.CodeTimeout, "%s: nor did it stop the run at %s, as happens to code that never yields "+
-			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s; "+
-			"that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)",
-			pe.Message, runLimit(timeout, defaulted))
+			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s%s",
+			didNotAnswer, runLimit(timeout, defaulted), which)
 	}
 	if errors.As(err, &pe) && pe.Code == protocol.CodeBadPayload && !pe.ByComputer && pe.Message == protocol.FrameTooLargeMessage {
 		what := "code"
@@ -623,6 +630,12 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 	}
 	return err
 }
+
+// HeldLead starts what the gateway adds to a request's timeout ("computer 7: did not answer
+// ping in time; it has not answered a lua.exec sent 3s before it yet, which may hold it …")
+// when the computer still owes the answer to a host request sent before it: run finds it
+// there, in-process or through the HTTP API, which carry the message alone.
+const HeldLead = "; it has not answered a "
 
 // RunTime is how long a run may last on the computer within a call of timeout: RunSlack
 // less, but at least half of it, and at least the 1 ms the computer takes (it refuses 0).

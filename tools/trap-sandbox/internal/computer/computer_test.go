@@ -829,6 +829,24 @@ func TestARunTheComputerCouldNotStopSaysWhy(t *testing.T) {
 		"that code may be this run's, or an earlier run's that still holds the computer (nothing else runs there meanwhile: call again once CC has ended it)")
 }
 
+// TestARunBehindAnEarlierOneSaysSoOnce: a run that timed out while the computer still owed
+// an earlier run's answer (the gateway names it after HeldLead) says why the computer did not
+// stop it, then that earlier run, once: the gateway's note stood between "in time" and ": nor
+// did it stop the run", so that ": nor" followed its "ask again once that has ended", and the
+// guess that the code may be an earlier run's came after it again.
+func TestARunBehindAnEarlierOneSaysSoOnce(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	const held = computer.HeldLead + "lua.exec sent 3s before it yet (the call that sent it stopped waiting), which may hold it " +
+		"(a run that does not yield, e.g. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s): ask again once that has ended"
+	d.Before = func(context.Context, int, string) error {
+		return protocol.Errorf(protocol.CodeTimeout, "computer 7: did not answer lua.exec in time"+held)
+	}
+	_, err := computer.New(d).Exec(t.Context(), "7:", "return 1", 2*time.Second)
+	assert.EqualError(t, err, "timeout: computer 7: did not answer lua.exec in time: nor did it stop the run at its limit of 1000 ms "+
+		"(half of this call's timeout of 2000 ms, so that its answer comes within the call), "+
+		"as happens to code that never yields (a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s"+held)
+}
+
 // TestARunTheComputerStoppedNamesTheCallsTimeout: the computer names the limit it was sent
 // (payload.timeoutMs), which is not the call's timeout: an agent that gave run_lua timeoutMs
 // 3000 read "it ran past its timeout of 1500 ms" and could not tell where 1500 came from.

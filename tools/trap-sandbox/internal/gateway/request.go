@@ -264,7 +264,7 @@ func (s *Session) busyWith(sent time.Time) string {
 	} else {
 		when += " yet"
 	}
-	return fmt.Sprintf("; it has not answered a %s sent %s, which may hold it "+
+	return fmt.Sprintf(hostcomputer.HeldLead+"%s sent %s, which may hold it "+
 		"(a run that does not yield, e.g. a loop without sleep, holds the whole computer until it ends, or CC stops it after 7 s): "+
 		"ask again once that has ended", held.typ, when)
 }
