@@ -127,11 +127,20 @@ type Session struct {
 
 	busy  chan struct{} // closed when the running turn ends; nil when idle
 	abort context.CancelFunc
+	// dropped is the last turn's end when it was aborted or failed: the prompts queued behind
+	// it (waiting on its busy) answer its result.
+	dropped *droppedBy
 	// retry is the running turn's session.status while it waits to retry its provider
 	// (Turn.Retry), nil otherwise: GET /session/status lists it instead of busy.
 	retry    map[string]any
 	history  []string
 	messages []*message
+}
+
+// droppedBy is a turn that ended aborted or failed, and what its prompt answered.
+type droppedBy struct {
+	busy chan struct{}
+	res  turnResult
 }
 
 // message is one stored message, as GET /session/{id}/message lists it: its info and its
@@ -714,8 +723,10 @@ type turnResult struct {
 	body   any
 }
 
-// run runs one turn on s: queued behind a running one, as the real server does.
-func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
+// run runs one turn on s: queued behind a running one, as the real server does, and dropped
+// if that one is aborted or fails: opencode 1.18.33 then answers a queued sync prompt with the
+// ended turn's message, and never runs it.
+func (a *Agent) run(in *instance, s *Session, body *promptBody) (res turnResult) {
 	a.prompts.Add(1)
 	for {
 		a.mu.Lock()
@@ -731,6 +742,12 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		case <-a.srv.released:
 			return turnResult{status: http.StatusServiceUnavailable, body: namedError("UnknownError", "server closing")}
 		}
+		a.mu.Lock()
+		dropped := s.dropped
+		a.mu.Unlock()
+		if dropped != nil && dropped.busy == busy {
+			return dropped.res
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.abort = cancel
@@ -745,6 +762,10 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	defer func() {
 		cancel()
 		a.mu.Lock()
+		s.dropped = nil
+		if failed {
+			s.dropped = &droppedBy{busy: s.busy, res: res}
+		}
 		close(s.busy)
 		s.busy, s.abort, s.retry = nil, nil, nil
 		a.mu.Unlock()

@@ -490,3 +490,36 @@ func TestAnAbortOfAnIdleSessionSaysItIsIdle(t *testing.T) {
 		assert.Equal(t, map[string]any{"sessionID": id}, next(t, ev, "session.idle"))
 	}
 }
+
+// TestAnAbortDropsThePromptsQueuedBehindTheTurn: a prompt sent while a turn runs is queued;
+// aborting the turn drops it unanswered, its sync call answering the aborted turn's message,
+// as opencode 1.18.33 does (opencode-prompting.md, "Busy session").
+func TestAnAbortDropsThePromptsQueuedBehindTheTurn(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	a := oc.Agent(func(tu *Turn) {
+		if tu.Prompt() == "stall" {
+			tu.Stall()
+			return
+		}
+		tu.Text("hi")
+	}, "p/m")
+	c := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+	id := sess["id"].(string)
+	prompt := func(text string) map[string]any {
+		_, reply := c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": text}},
+			"model": map[string]string{"providerID": "p", "modelID": "m"}})
+		return reply
+	}
+	first, second := make(chan map[string]any, 1), make(chan map[string]any, 1)
+	go func() { first <- prompt("stall") }()
+	require.Eventually(t, func() bool { return a.Running() == 1 }, 10*time.Second, time.Millisecond)
+	go func() { second <- prompt("queued") }()
+	require.Eventually(t, func() bool { return a.Queued() == 1 }, 10*time.Second, time.Millisecond)
+	c.call(http.MethodPost, "/session/"+id+"/abort", nil)
+	aborted, dropped := <-first, <-second
+	assert.Equal(t, "MessageAbortedError", aborted["info"].(map[string]any)["error"].(map[string]any)["name"])
+	assert.Equal(t, aborted, dropped, "the queued prompt answers the aborted turn's message")
+	assert.Equal(t, "hi", prompt("after")["parts"].([]any)[1].(map[string]any)["text"], "a prompt after the abort runs")
+	assert.Equal(t, []string{"stall", "after"}, a.Sessions()[0].History(), "the queued one never ran")
+}
