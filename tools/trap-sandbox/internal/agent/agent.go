@@ -354,9 +354,8 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 // operator who gave it the wrong password, or none, or a model opencode has no provider for,
 // learnt it only from the first player's failed question (the agent touches opencode only
 // when a computer asks). An opencode that cannot list its models (an older one) is not
-// judged on it. opencode may well start after the
-// gateway (docs/ai.md, Start order), so the line says that questions fail until it answers,
-// not that the agent is broken.
+// judged on them. opencode may well start after the gateway (docs/ai.md, Start order), so
+// the line says that questions fail until it answers, not that the agent is broken.
 func (m *Module) checkOpencode(prober Prober) {
 	ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
 	defer cancel()
