@@ -2373,3 +2373,31 @@ func TestTheWebConsoleKeepsAPasteItCouldNotSend(t *testing.T) {
 	assert.Equal(t, `{"events":[{"type":"paste","text":"grüße"}]}`, back.input(ctx, t), "the kept text pasted")
 	until(t, "the field emptied once the paste went", `document.getElementById("paste-text").value === ""`)
 }
+
+// TestTheWebConsoleDrawsABasicComputersGreysAsCCDoes: a basic computer's colours are drawn as
+// the greys CC: Tweaked shows, the average of the channels cut to a whole step (Palette's
+// (int) cast), never rounded: the page drew CC's lime (#7fcc19) as 119 where CC shows 118, as
+// the host's terminal and the agent's palette (console.Greyscale) do. Each colour here is at the
+// rule's edge: its channels' sum is 2 past a multiple of 3, where rounding goes up.
+func TestTheWebConsoleDrawsABasicComputersGreysAsCCDoes(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: map[string]any{
+		"colour": false, "width": 5, "height": 1, "cursor": map[string]any{"x": 1, "y": 1, "blink": false},
+		"rows":    map[string]any{"1": map[string]any{"text": "abcde", "fg": "01234", "bg": "43210"}},
+		"palette": []string{"#7fcc19", "#020000", "#e57fd8", "#ffffff", "#fffffe"}}})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent === "abcde"`)
+	drawn, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#screen .row span")]
+		.map((span) => span.textContent + " " + getComputedStyle(span).color + " on " + getComputedStyle(span).backgroundColor)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"a rgb(118, 118, 118) on rgb(254, 254, 254)",
+		"b rgb(0, 0, 0) on rgb(255, 255, 255)",
+		"c rgb(190, 190, 190) on rgb(190, 190, 190)",
+		"d rgb(255, 255, 255) on rgb(0, 0, 0)",
+		"e rgb(254, 254, 254) on rgb(118, 118, 118)",
+	}, drawn, "CC's greys: the channels' average, cut")
+}

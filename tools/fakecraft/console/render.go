@@ -112,8 +112,11 @@ func (r *Renderer) colours(fg, bg uint32) {
 }
 
 // Greyscale is how a basic computer shows the palette: each colour as the grey of the
-// average of its channels, as CC: Tweaked draws monochrome terminals. The gateway's agent
-// reads a basic computer's palette through it too.
+// average of its channels cut to a whole step, never rounded, as CC: Tweaked draws monochrome
+// terminals (its Palette: (int) of the channels' average times 255, each channel a float of
+// byte/255; for every byte colour that is the integer division here, TestGreyscaleIsCCs).
+// The gateway's agent and its terminal view (trap-sandbox screen) read a basic computer's
+// palette through it; the web console's page has the same rule in its JavaScript (colourOf).
 func Greyscale(p [16]uint32) [16]uint32 {
 	for i, c := range p {
 		g := (c>>16&0xFF + c>>8&0xFF + c&0xFF) / 3

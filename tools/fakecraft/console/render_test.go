@@ -63,6 +63,34 @@ func TestBasicComputerIsGreyscale(t *testing.T) {
 	assert.Contains(t, string(r.Frame(&s)), "38;2;118;118;118;")
 }
 
+// TestGreyscaleIsCCs: each colour's grey is the one CC: Tweaked computes, for every byte
+// colour: its Palette takes the channels as floats of byte/255 (Colour, decodeRGB8) and
+// shows (int)((r + g + b) / 3 * 255), a cut, not a rounding. Where the two differ (a sum 2
+// past a multiple of 3: CC's lime #7fcc19 is 118, rounded 119) the surfaces disagreed.
+func TestGreyscaleIsCCs(t *testing.T) {
+	ccGrey := func(rgb uint32) uint32 {
+		channel := func(b uint32) float64 { return float64(float32(b) / 255) }
+		sum := channel(rgb>>16&0xFF) + channel(rgb>>8&0xFF) + channel(rgb&0xFF)
+		g := uint32(sum / 3 * 255)
+		return g<<16 | g<<8 | g
+	}
+	edges := [16]uint32{0x7FCC19, 0x020000, 0xE57FD8, 0xFFFFFE, 0x4C99B2, 0xB266E5, 0x7F664C, 0xCC4C4C}
+	assert.Equal(t, [16]uint32{0x767676, 0, 0xBEBEBE, 0xFEFEFE, 0x878787, 0xA9A9A9, 0x656565, 0x767676}, Greyscale(edges),
+		"the channels' average cut, where rounding goes a step up")
+	for rgb := uint32(0); rgb <= 0xFFFFFF; rgb += 16 {
+		var p [16]uint32
+		for i := range p {
+			p[i] = rgb + uint32(i)
+		}
+		got := Greyscale(p)
+		for i, c := range p {
+			if want := ccGrey(c); got[i] != want {
+				t.Fatalf("Greyscale(#%06x) = #%06x, CC shows #%06x", c, got[i], want)
+			}
+		}
+	}
+}
+
 func TestNearest256(t *testing.T) {
 	assert.Equal(t, 231, nearest256(0xFFFFFF))
 	assert.Equal(t, 16, nearest256(0x000000))

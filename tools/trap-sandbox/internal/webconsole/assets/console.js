@@ -323,8 +323,10 @@ function colourOf(palette, digit, colour) {
   const i = parseInt(digit, 16);
   let rgb = (palette && palette[isNaN(i) ? 0 : i]) || "#000000";
   if (!colour) { // a basic computer shows the palette in grey
+    // CC's grey is the channels' average cut to a whole step, never rounded (for #rrggbb
+    // colours CC's float arithmetic gives the same): console.Greyscale's rule in Go.
     const n = parseInt(rgb.slice(1), 16);
-    const g = Math.round(((n >> 16 & 255) + (n >> 8 & 255) + (n & 255)) / 3).toString(16).padStart(2, "0");
+    const g = Math.floor(((n >> 16 & 255) + (n >> 8 & 255) + (n & 255)) / 3).toString(16).padStart(2, "0");
     rgb = "#" + g + g + g;
   }
   return rgb;
