@@ -129,3 +129,8 @@ func inQuotes(shown string) string {
 // QuotedID is traposID as a sentence of the gateway's names it where the label, its owner's
 // words, must not read as the gateway's (MCP's data notes): shown, in quotes (inQuotes).
 func QuotedID(traposID string) string { return inQuotes(cctext.ShowTraposID(traposID)) }
+
+// QuotedPath is a path (host text, as a caller gave it) as QuotedID quotes a traposId: a
+// file's name is its computer's owner's words too. Control characters are \xNN (cctext.Show)
+// and a '"' is \x22, which the path rule reads back as those bytes (cctext.PathToCC).
+func QuotedPath(path string) string { return inQuotes(cctext.Show(path, false)) }
