@@ -315,11 +315,15 @@ func TestInstallWarnsOfADiskStartup(t *testing.T) {
 	}
 	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 
-	out := playerSessionOn(ctx, t, withFloppy(true, nil), install, "reboot", "sandbox status")
+	out := playerSessionOn(ctx, t, withFloppy(true, nil), install, "reboot", "sandbox status", "/programs/sandbox status")
 	before, after, found := strings.Cut(out, "Goodbye")
 	require.True(t, found, out)
 	assert.Contains(t, unwrapped(before), warning+" Run: reboot", out)
 	assert.Contains(t, after, "floppy", "the disk's startup ran at the reboot, as the warning said")
+	// The command, by its path, says why and what to do first: a reboot alone runs the disk again.
+	assert.Contains(t, unwrapped(afterLast(after, "> /programs/sandbox status")), "The sandbox daemon is not running: "+
+		"the disk in the left drive has a startup file, which CC runs at boot instead of this computer's. Take the disk "+
+		"out, then reboot", out)
 
 	out = playerSessionOn(ctx, t, withFloppy(false, nil), install)
 	require.Contains(t, out, "Run: reboot", out)

@@ -62,23 +62,16 @@ end
 
 -- What a program reads when no sandbox daemon answers on this computer.
 local NO_DAEMON = "The sandbox daemon is not running; reboot the computer to start it";
--- And when CC's shell.allow_startup is false: the boot then runs no startup file, the hook that
--- starts the daemon among them, so a reboot alone never starts it (and the shell does not know
--- the sandbox command either: it is on the path the hook sets).
-local STARTUP_OFF = "The sandbox daemon is not running: shell.allow_startup is false, so the computer runs no "
-  .. "startup file at boot. Run: set shell.allow_startup true, then reboot";
 
--- Whether CC's boot runs no startup file here (shell.allow_startup false): the daemon does not
--- start at the next boot.
-local function startupOff()
-  return settings.get("shell.allow_startup") == false;
-end
-
--- What a program says when no sandbox daemon answers: why, when this computer's settings say,
--- and the fix (NO_DAEMON's reboot, or STARTUP_OFF's).
+-- What a program says when no sandbox daemon answers: NO_DAEMON, or, when something keeps
+-- the boot from starting it (shell.allow_startup false, a disk's startup file:
+-- advice.bootBlocker), that, whose fix comes before the reboot, which alone would start
+-- nothing (and after which the shell does not know the sandbox command either: it is on the
+-- path the hook sets).
 local function noDaemon()
-  if startupOff() then
-    return STARTUP_OFF;
+  local why, fix = advice.bootBlocker();
+  if why ~= nil then
+    return "The sandbox daemon is not running: " .. why .. ". " .. fix .. ", then reboot";
   end
   return NO_DAEMON;
 end
@@ -294,7 +287,6 @@ return {
   REQUEST_TIMEOUT = REQUEST_TIMEOUT,
   NO_DAEMON = NO_DAEMON,
   noDaemon = noDaemon,
-  startupOff = startupOff,
   STATUS_TIMEOUT = STATUS_TIMEOUT,
   COMMAND_PATH = COMMAND_PATH,
   SUBCOMMANDS = SUBCOMMANDS,

@@ -1,6 +1,7 @@
 -- libsandboxadvice: turns what CC: Tweaked or the gateway said about a failed connection into
 -- one line that says what to change. `sandbox health` and `sandbox status` print these; the
--- user guide's error table lists each one.
+-- user guide's error table lists each one. And what keeps the next boot from starting the
+-- daemon (bootBlocker), which the installer checks too.
 
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
@@ -412,6 +413,49 @@ local function explain(why, url, password, again, retryIn)
   return rule.say(why, url, password) .. rule.retry;
 end
 
+-- The drive whose disk CC's boot would run the startup files of instead of this computer's
+-- own (and so instead of the hook, which then starts no daemon and puts no sandbox command
+-- on the path), or nil. CC's rom/startup.lua does so with shell.allow_disk_startup (on by
+-- default) for the first drive, in peripheral.getNames order, whose disk has a startup
+-- program (startup, startup.lua) or a startup directory.
+local function diskStartupDrive()
+  if not settings.get("shell.allow_disk_startup") or type(peripheral) ~= "table" or type(disk) ~= "table" then
+    return nil;
+  end
+  for _, name in ipairs(peripheral.getNames()) do
+    if disk.isPresent(name) and disk.hasData(name) then
+      local startup = "/" .. fs.combine(disk.getMountPath(name), "startup");
+      if fs.exists(startup) or fs.exists(startup .. ".lua") then
+        return name;
+      end
+    end
+  end
+  return nil;
+end
+
+-- A drive as a player calls it: "the left drive" on a side, its name on a wired network.
+local SIDES = { top = true, bottom = true, left = true, right = true, front = true, back = true };
+local function driveName(name)
+  expect(1, name, "string");
+  return SIDES[name] and "the " .. name .. " drive" or name;
+end
+
+-- What keeps CC's next boot from starting the daemon here, or nil: why (a clause) and the
+-- fix (a sentence, before the reboot). CC's rom/startup.lua runs the computer's startup files,
+-- the hook among them, only with shell.allow_startup, and a disk's instead when it has some.
+local function bootBlocker()
+  if settings.get("shell.allow_startup") == false then
+    return "shell.allow_startup is false, so the computer runs no startup file at boot",
+      "Run: set shell.allow_startup true";
+  end
+  local drive = diskStartupDrive();
+  if drive ~= nil then
+    return "the disk in " .. driveName(drive) .. " has a startup file, which CC runs at boot instead of this "
+      .. "computer's", "Take the disk out";
+  end
+  return nil;
+end
+
 return {
   OPENCODE_PORT = OPENCODE_PORT,
   FIX_URL = FIX_URL,
@@ -422,4 +466,7 @@ return {
   namesNoHost = namesNoHost,
   noHost = noHost,
   gatewayStopped = gatewayStopped,
+  diskStartupDrive = diskStartupDrive,
+  driveName = driveName,
+  bootBlocker = bootBlocker,
 };

@@ -515,10 +515,10 @@ local function showStatus()
   if running ~= nil then
     shown[#shown + 1] = "daemon: " .. running .. " runs, " .. libsandbox.VERSION .. " is installed: reboot to start it";
   end
-  if libsandbox.startupOff() then
+  local blocked, unblock = advice.bootBlocker();
+  if blocked ~= nil then
     -- Said while it runs: once rebooted, the player reads it only by the command's path.
-    shown[#shown + 1] = "boot: shell.allow_startup is false, so the next boot will not start the daemon: "
-      .. "set shell.allow_startup true";
+    shown[#shown + 1] = "boot: the daemon will not start at the next boot: " .. blocked .. ". " .. unblock;
   end
   -- The update line: on a pocket computer, not above an error to fix first (its rows would
   -- scroll the status away); it shows again once the error is fixed.

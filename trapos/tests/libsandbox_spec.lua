@@ -564,7 +564,7 @@ describe("libsandbox", function()
     -- Every name a program may use, each from the one module that owns it; a name added to a
     -- module is not public until it is listed in libsandbox.lua.
     local NAMES = {
-      "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "noDaemon", "startupOff", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
+      "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "noDaemon", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
       "stopDaemon", "retryNow", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
       "fitLongWords",

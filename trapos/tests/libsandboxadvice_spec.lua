@@ -301,3 +301,36 @@ describe("libsandboxadvice explain", function()
     expect(advice.explain(nil, nil)):eq("unknown error");
   end);
 end);
+
+describe("libsandboxadvice bootBlocker", function()
+  -- CC's settings answer a defined setting's default when it is unset: these are CC's.
+  local function withSettings(values)
+    stub(settings, "get", function(name)
+      return values[name];
+    end);
+  end
+
+  it("says nothing when the boot runs the computer's startup files", function()
+    withSettings({ ["shell.allow_startup"] = true, ["shell.allow_disk_startup"] = false });
+    expect(advice.bootBlocker()):eq(nil);
+  end);
+
+  it("names shell.allow_startup off, and its fix", function()
+    withSettings({ ["shell.allow_startup"] = false, ["shell.allow_disk_startup"] = true });
+    expect({ advice.bootBlocker() }):same({ "shell.allow_startup is false, so the computer runs no startup file at boot",
+      "Run: set shell.allow_startup true" });
+  end);
+
+  it("names the drive whose disk has a startup file, as a player calls it", function()
+    withSettings({ ["shell.allow_startup"] = true, ["shell.allow_disk_startup"] = true });
+    stub(peripheral, "getNames", function() return { "top", "drive_0" }; end);
+    stub(disk, "isPresent", function(name) return name == "drive_0"; end);
+    stub(disk, "hasData", function(name) return name == "drive_0"; end);
+    stub(disk, "getMountPath", function() return "disk2"; end);
+    local exists = fs.exists;
+    stub(fs, "exists", function(path) return path == "/disk2/startup.lua" or exists(path); end);
+    expect({ advice.bootBlocker() }):same({ "the disk in drive_0 has a startup file, which CC runs at boot instead of "
+      .. "this computer's", "Take the disk out" });
+    expect(advice.driveName("left")):eq("the left drive");
+  end);
+end);

@@ -22,6 +22,21 @@ local MSG_NO_DAEMON = "The sandbox daemon is not running; reboot the computer to
 local MSG_STARTUP_OFF = "The sandbox daemon is not running: shell.allow_startup is false, so the computer "
   .. "runs no startup file at boot. Run: set shell.allow_startup true, then reboot";
 
+-- Puts a disk with a startup file (named file: "startup", "startup.lua") in a drive named
+-- side, as CC's APIs show it (stubbed for this spec: a pocket computer has no side for one).
+local function diskWithStartup(side, file)
+  local names, exists = peripheral.getNames, fs.exists;
+  stub(peripheral, "getNames", function()
+    local all = names();
+    table.insert(all, 1, side);
+    return all;
+  end);
+  stub(disk, "isPresent", function(name) return name == side; end);
+  stub(disk, "hasData", function(name) return name == side; end);
+  stub(disk, "getMountPath", function(name) return name == side and "disk" or nil; end);
+  stub(fs, "exists", function(path) return path == "/disk/" .. file or exists(path); end);
+end
+
 local function connectedStatus()
   return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base", version = lib.VERSION };
 end
@@ -1033,11 +1048,30 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines[4]):eq("traposId: 7:base");
-      expect(lines[5]):eq(fitted("boot: shell.allow_startup is false, so the next boot will not start the daemon: "
-        .. "set shell.allow_startup true"));
+      expect(lines[5]):eq(fitted("boot: the daemon will not start at the next boot: shell.allow_startup is false, so "
+        .. "the computer runs no startup file at boot. Run: set shell.allow_startup true"));
       ok, err, lines = run({ "status" }, { status = connectedStatus() });
       expectSuccess(ok, err);
       expect(lines[5]):eq("files: none");
+    end);
+
+    it("says a daemon that runs now will not start at the next boot while a disk with a startup file is in", function()
+      -- A floppy carried over from another computer (an installer disk, a program's) runs at
+      -- boot instead of this computer's startup files, the hook among them.
+      local on = { ["sandbox.url"] = URL, ["shell.allow_disk_startup"] = true };
+      local _, emptyErr, emptyLines = run({ "status" }, { status = connectedStatus(), settings = on });
+      diskWithStartup("left", "startup.lua");
+      local ok, err, lines = run({ "status" }, { status = connectedStatus(), settings = on });
+      local _, offErr, offLines = run({ "status" }, { status = connectedStatus(),
+        settings = { ["sandbox.url"] = URL, ["shell.allow_disk_startup"] = false } });
+      expectSuccess(ok, err);
+      expect(lines[5]):eq(fitted("boot: the daemon will not start at the next boot: the disk in the left drive has a "
+        .. "startup file, which CC runs at boot instead of this computer's. Take the disk out"));
+      -- CC runs no disk's startup with shell.allow_disk_startup off, nor one when none has any
+      expectSuccess(true, offErr);
+      expect(offLines[5]):eq("files: none");
+      expectSuccess(true, emptyErr);
+      expect(emptyLines[5]):eq("files: none");
     end);
 
     it("names the install line when the gateway serves a newer client, and nothing otherwise", function()
@@ -1493,6 +1527,15 @@ describe("sandbox command", function()
       local ok, err = run({ "status" }, { settings = { ["sandbox.url"] = URL, ["shell.allow_startup"] = false } });
       expect(ok):eq(false);
       expect(err):eq(fitted(MSG_STARTUP_OFF));
+    end);
+
+    it("says why the daemon is not running when a disk with a startup file is in a drive, and its fix", function()
+      -- "reboot the computer to start it" ran the disk's startup again
+      diskWithStartup("right", "startup");
+      local ok, err = run({ "status" }, { settings = { ["sandbox.url"] = URL, ["shell.allow_disk_startup"] = true } });
+      expect(ok):eq(false);
+      expect(err):eq(fitted("The sandbox daemon is not running: the disk in the right drive has a startup file, "
+        .. "which CC runs at boot instead of this computer's. Take the disk out, then reboot"));
     end);
   end);
 

@@ -581,31 +581,9 @@ local function commandsNow()
   end
 end
 
--- The drive whose disk CC's boot would run the startup files of instead of this computer's
--- own (and so instead of the hook, which then starts no daemon and puts no sandbox command
--- on the path), or nil. CC's rom/startup.lua does so with shell.allow_disk_startup (on by
--- default) for the first drive, in peripheral.getNames order, whose disk has a startup
--- program (startup, startup.lua) or a startup directory.
-local function diskStartupDrive()
-  if not settings.get("shell.allow_disk_startup") or type(peripheral) ~= "table" or type(disk) ~= "table" then
-    return nil;
-  end
-  for _, name in ipairs(peripheral.getNames()) do
-    if disk.isPresent(name) and disk.hasData(name) then
-      local startup = "/" .. fs.combine(disk.getMountPath(name), "startup");
-      if fs.exists(startup) or fs.exists(startup .. ".lua") then
-        return name;
-      end
-    end
-  end
-  return nil;
-end
-
--- A drive as a player calls it: "the left drive" on a side, its name on a wired network.
-local SIDES = { top = true, bottom = true, left = true, right = true, front = true, back = true };
-local function driveName(name)
-  return SIDES[name] and "the " .. name .. " drive" or name;
-end
+-- What CC's boot runs instead of the computer's startup files, which the client's advice knows
+-- (the package's rule, as sandbox status says it).
+local diskStartupDrive, driveName = adviceRules.diskStartupDrive, adviceRules.driveName;
 
 -- The line of a startup file of the player's that runs the hook beside it (HOOK_BESIDE),
 -- indented, on rows of its own. A pocket computer's 26 columns broke it mid-name
