@@ -292,7 +292,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	}
 	provider, model, ok := strings.Cut(cfg.Model, "/")
 	if !ok || provider == "" || model == "" {
-		return nil, fmt.Errorf("--ai-model %q: give PROVIDER/MODEL as opencode names it (e.g. anthropic/claude-sonnet-4-5; opencode models lists them)", cfg.Model)
+		return nil, fmt.Errorf("--ai-model (SANDBOX_AI_MODEL) %q: give PROVIDER/MODEL as opencode names it (e.g. anthropic/claude-sonnet-4-5; opencode models lists them)", cfg.Model)
 	}
 	m.model = modelRef{ProviderID: provider, ModelID: model}
 	// A setting left at zero (or below) takes its default.
@@ -316,7 +316,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	// proxy's Basic Auth): the error is printed at start, the URL logged below.
 	mcpURL, err := url.Parse(cfg.MCPURL)
 	if err != nil || (mcpURL.Scheme != "http" && mcpURL.Scheme != "https") || mcpURL.Host == "" {
-		return nil, fmt.Errorf("--ai-mcp-url %q: give the gateway's /mcp as opencode reaches it, http(s)://host:port/mcp", hostapi.ShownURL(cfg.MCPURL))
+		return nil, fmt.Errorf("--ai-mcp-url (SANDBOX_AI_MCP_URL) %q: give the gateway's /mcp as opencode reaches it, http(s)://host:port/mcp", hostapi.ShownURL(cfg.MCPURL))
 	}
 	// The directory itself connects to no MCP server and holds no pass (a file of an earlier
 	// version, which carried the API token, is rewritten without it); each computer's

@@ -371,7 +371,7 @@ func TestOffWithoutAModel(t *testing.T) {
 	for _, bad := range []string{"notaurl", "127.0.0.1:4444/mcp", "ws://127.0.0.1:4444/mcp"} {
 		_, err = New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: bad},
 			slog.New(slog.DiscardHandler), nil)
-		assert.ErrorContains(t, err, `--ai-mcp-url "`+bad+`": give the gateway's /mcp as opencode reaches it`, bad)
+		assert.ErrorContains(t, err, `--ai-mcp-url (SANDBOX_AI_MCP_URL) "`+bad+`": give the gateway's /mcp as opencode reaches it`, bad)
 	}
 	// Nor does a --ai-mcp-url's password show, refused or taken: it was in the "agent: on" line.
 	for _, bad := range []string{"ws://u:secretpw@127.0.0.1:4444/mcp", "http://u:secret pw@host:1/mcp"} {

@@ -79,7 +79,7 @@ func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l n
 	}
 	if c.AIModel != "" {
 		if !c.MCP {
-			return nil, fmt.Errorf("--ai-model needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false")
+			return nil, fmt.Errorf("%s needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false (SANDBOX_MCP=false)", flagAndEnv("ai-model"))
 		}
 		if c.AITurnDeadline <= 0 {
 			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv("ai-turn-deadline"), c.AITurnDeadline)
@@ -99,7 +99,7 @@ func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l n
 		if cfg.Dir == "" {
 			base, err := os.UserConfigDir()
 			if err != nil {
-				return nil, fmt.Errorf("--ai-dir: no default (%w); set it", err)
+				return nil, fmt.Errorf("%s: no default (%w); set it", flagAndEnv("ai-dir"), err)
 			}
 			cfg.Dir = filepath.Join(base, "trap-sandbox", "agent")
 		}

@@ -24,7 +24,7 @@ func TestAgentNeedsTheMCPModule(t *testing.T) {
 	require.NoError(t, err)
 	defer l.Close()
 	_, err = c.agentModule(nil, nil, l, nil, nil, nil)
-	assert.ErrorContains(t, err, "--ai-model needs the MCP module")
+	assert.ErrorContains(t, err, "--ai-model (SANDBOX_AI_MODEL) needs the MCP module")
 }
 
 // TestAnAgentDirectoryThatCannotBeMadeNamesItsFlag: --ai-dir naming a file (or a place the

@@ -416,7 +416,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if c.PublicURL != "" {
 		b, err := installer.ParsePublicURL(c.PublicURL)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", flagAndEnv("public-url"), err)
 		}
 		public = &b
 	}

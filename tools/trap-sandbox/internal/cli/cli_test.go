@@ -514,6 +514,12 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		"zero rate":        {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
 		"bad listen":       {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
 		"bad proxies":      {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
+		// These named the flag alone, though either may have set it (TestBadValuesNameTheirVariable).
+		"bad public url": {[]string{"--public-url", "ftp://mc.example.org"}, `--public-url (SANDBOX_PUBLIC_URL): "ftp://mc.example.org": want an http:// or https:// URL`},
+		"no public url":  {[]string{"--public-url", "http://%zz"}, `--public-url (SANDBOX_PUBLIC_URL): not a URL (invalid URL escape "%zz")`},
+		"bad ai model":   {[]string{"--ai-model", "claude"}, `--ai-model (SANDBOX_AI_MODEL) "claude": give PROVIDER/MODEL`},
+		"bad ai mcp url": {[]string{"--ai-model", "a/b", "--ai-mcp-url", "ftp://x/mcp"}, `--ai-mcp-url (SANDBOX_AI_MCP_URL) "ftp://x/mcp": give the gateway's /mcp`},
+		"ai without mcp": {[]string{"--ai-model", "a/b", "--mcp=false"}, `--ai-model (SANDBOX_AI_MODEL) needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false (SANDBOX_MCP=false)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clearEnv(t)
@@ -525,6 +531,21 @@ func TestServeRejectsBadConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestAIDirWithoutADefaultNamesItsVariable: with no config directory to put the agent's
+// directory under (neither XDG_CONFIG_HOME nor HOME), the refusal names --ai-dir's variable
+// too, as every refused value does; it named the flag alone.
+func TestAIDirWithoutADefaultNamesItsVariable(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--ai-model", "a/b")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a gateway that serves anyway stops
+	defer cancel()
+	err := root.Serve.Run(ctx, io.Discard)
+	require.Error(t, err, "served with no --ai-dir and no config directory")
+	assert.Contains(t, err.Error(), "--ai-dir (SANDBOX_AI_DIR): no default (")
 }
 
 // TestArgumentBytesStandForThemselves: a byte of an argument that is not UTF-8 reaches the

@@ -26,22 +26,23 @@ type Base struct {
 }
 
 // ParsePublicURL checks --public-url: an absolute http or https URL with a host and no
-// query, fragment or credentials. Its path is kept as a prefix.
+// query, fragment or credentials. Its path is kept as a prefix. An error names the value, not
+// the flag: the caller names both ways of setting it.
 func ParsePublicURL(raw string) (Base, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Parse's error quotes the whole URL, password included: say only what is wrong.
-		return Base{}, fmt.Errorf("--public-url: not a URL (%w)", errors.Unwrap(err))
+		return Base{}, fmt.Errorf("not a URL (%w)", errors.Unwrap(err))
 	}
 	shown := u.Redacted() // the refusals below never repeat a password given in it
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return Base{}, fmt.Errorf("--public-url %q: want an http:// or https:// URL (the gateway turns it into ws:// or wss://)", shown)
+		return Base{}, fmt.Errorf("%q: want an http:// or https:// URL (the gateway turns it into ws:// or wss://)", shown)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return Base{}, fmt.Errorf("--public-url %q: want scheme://host[:port][/path] without credentials, query or fragment", shown)
+		return Base{}, fmt.Errorf("%q: want scheme://host[:port][/path] without credentials, query or fragment", shown)
 	}
 	if !validHost(u.Host) {
-		return Base{}, fmt.Errorf("--public-url %q: %q is not a plain host[:port]", shown, u.Host)
+		return Base{}, fmt.Errorf("%q: %q is not a plain host[:port]", shown, u.Host)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
