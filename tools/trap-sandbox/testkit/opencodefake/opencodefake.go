@@ -3,8 +3,8 @@
 // /work/shared/reference/opencode-server.md), failures included: Basic auth on every route
 // but a few public ones, 401s with an empty body and the lower-case `www-authenticate`
 // challenge, the health route, the web UI for any other path, and on demand a server that
-// accepts and never answers (Stall; Unstall for one that is starting) or one that fails
-// every request (FailWith).
+// accepts and never answers (Stall; Unstall for one that is starting), one that fails
+// every request (FailWith), or one that stops in the middle of a turn (Stop).
 //
 // Routes beyond health (sessions, prompts, the event stream, permission asks) are added with
 // Handle, behind the same auth; the fake's own rules live in one place (ServeHTTP), so a
