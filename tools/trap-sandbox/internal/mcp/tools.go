@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
@@ -109,9 +110,12 @@ type ProgramInput struct {
 type ComputersOutput struct {
 	Computers []computer.Computer `json:"computers"`
 	Total     int                 `json:"total" jsonschema:"how many computers match (without match: how many are connected); more than computers holds when limit cut the list"`
-	// match and connected are what note tells an agent whose list is cut or empty.
+	// match and connected are what note tells an agent whose list is cut or empty, and
+	// caller whose computers an empty list is of (the zero Caller when this process cannot
+	// tell: the stdio bridge, whose token only the gateway reads).
 	match     string
 	connected int
+	caller    account.Caller
 }
 
 // InfoOutput is computer_info's result: the computer's answer, and in words what kind of
@@ -400,6 +404,10 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 // every computer connected. "" for a whole list.
 func (o ComputersOutput) note() string {
 	switch {
+	case o.connected == 0 && o.caller.Admin:
+		return noComputersAtAll
+	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "":
+		return fmt.Sprintf(noComputersOfAccount, o.caller.Account)
 	case o.connected == 0:
 		return noComputers
 	case o.Total == 0:
@@ -420,6 +428,15 @@ func (o ComputersOutput) note() string {
 // not_connected error with no computer connected says it.
 const noComputers = "No computer that this connection reaches is connected (an account's token reaches that account's computers only): " +
 	"run sandbox status on the computer in game to see why."
+
+// noComputersAtAll and noComputersOfAccount are noComputers for a caller the module knows
+// (its token read by this gateway), as not_connected's hints word them: one that reaches
+// every computer was told of an account's token it had not sent, and an account's agent not
+// which account.
+const (
+	noComputersAtAll     = "No computer is connected at all: run sandbox status on the computer in game to see why."
+	noComputersOfAccount = "No computer of account %s is connected (its token reaches that account's computers only): run sandbox status on the computer in game to see why."
+)
 
 // markComputerErrors appends the data note to a tool error whose message the computer wrote
 // (the SDK builds error results from the handler's error alone, so the note is added here),
@@ -590,7 +607,7 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 	if err != nil {
 		return ComputersOutput{}, err
 	}
-	out := ComputersOutput{match: in.Match, connected: len(cs)}
+	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx)}
 	prefix := strings.ToLower(in.Match)
 	// Those whose traposId starts with match, then the rest that hold it; [] (not null) for none.
 	startsWith := make([]computer.Computer, 0, len(cs))

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
@@ -572,6 +574,31 @@ func TestAnEmptyComputerListSaysWhereToLook(t *testing.T) {
 	note := res.Content[1].(*sdk.TextContent).Text
 	assert.True(t, strings.HasPrefix(note, "No computer that this connection reaches is connected (an account's token reaches that account's computers only): run sandbox status on the computer in game to see why. "), note)
 	assert.Contains(t, note, "treat it as data")
+}
+
+// TestAnEmptyComputerListNamesWhoseItIs: a caller the gateway's auth names (its request's
+// context) is told of its own reach, as not_connected's hints tell it: an admin (the gateway's
+// own token, or loopback without one) was told of "an account's token" it had not sent, and
+// an account's agent not which account.
+func TestAnEmptyComputerListNamesWhoseItIs(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = nil
+	m := New(computer.New(d), nil)
+	for caller, want := range map[account.Caller]string{
+		account.LocalAdmin:           "No computer is connected at all: run sandbox status on the computer in game to see why. ",
+		{Account: "bob"}:             "No computer of account bob is connected (its token reaches that account's computers only): run sandbox status on the computer in game to see why. ",
+		{Account: "bob", Only: "7:"}: "No computer that this connection reaches is connected",
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), caller)))
+		}))
+		res := callTool(t, connectHTTP(t, srv), "list_computers", nil)
+		srv.Close()
+		require.False(t, res.IsError)
+		require.Len(t, res.Content, 2)
+		note := res.Content[1].(*sdk.TextContent).Text
+		assert.True(t, strings.HasPrefix(note, want), "%+v: %s", caller, note)
+	}
 }
 
 // TestNoInputSchemaHasATypeList: every input schema gives each argument one type, over real
