@@ -701,7 +701,7 @@ func (l *LogLevel) Decode(ctx *kong.DecodeContext) error {
 func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(strings.ToUpper(string(c.LogLevel)))); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", c.LogLevel, err)
+		return nil, fmt.Errorf("%s %q: %w", flagAndEnv("log-level"), c.LogLevel, err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
 }
