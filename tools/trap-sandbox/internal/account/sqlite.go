@@ -246,6 +246,11 @@ func (s *SQLite) Created() bool { return s.created }
 // SchemaVersion; 0 when opening it upgraded nothing (it was current, or new).
 func (s *SQLite) UpgradedFrom() int { return s.upgradedFrom }
 
+// newerSchema is the refusal of a file of a later trap-sandbox's schema version.
+func newerSchema(version int) error {
+	return fmt.Errorf("the database is of a newer trap-sandbox (schema %d, this one knows %d): run that trap-sandbox, or to go back to this one restore the copy of accounts.db made before the upgrade (docs/accounts.md, Upgrading trap-sandbox), or use another --data-dir", version, len(schema))
+}
+
 func (s *SQLite) migrate(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -257,7 +262,7 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		return err
 	}
 	if version > len(schema) {
-		return fmt.Errorf("the database is of a newer trap-sandbox (schema %d, this one knows %d): run that trap-sandbox, or to go back to this one restore the copy of accounts.db made before the upgrade (docs/accounts.md, Upgrading trap-sandbox), or use another --data-dir", version, len(schema))
+		return newerSchema(version)
 	}
 	if version == len(schema) {
 		return tx.Commit()

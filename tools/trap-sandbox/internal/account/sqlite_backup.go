@@ -58,8 +58,14 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 	f.Close()
 	found := sideFiles(path)
 	// Opened as it is: no schema upgrade, no journal mode set; the gateway's writers make a
-	// reader wait at most busyTimeout.
-	q := url.Values{}
+	// reader wait at most busyTimeout. Read-only, so that as the last connection to close it
+	// does not write a -wal that a killed gateway left into the file (a writer's close does);
+	// and its -shm, when there is one, read-only too: a reader writes its place in the -wal
+	// there. Without one, SQLite needs to make it (and dropMade removes it).
+	q := url.Values{"mode": {"ro"}}
+	if found[path+"-shm"] {
+		q.Set("readonly_shm", "1")
+	}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	dsn := (&url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q.Encode()}).String()
 	db, err := sql.Open("sqlite", dsn)

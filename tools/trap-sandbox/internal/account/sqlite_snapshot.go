@@ -3,7 +3,10 @@ package account
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 )
 
 // Snapshot is every account of a store with its API tokens, computer credentials and
@@ -41,6 +44,46 @@ func (s *SQLite) Snapshot(ctx context.Context) (_ Snapshot, err error) {
 		return Snapshot{}, err
 	}
 	return snap, nil
+}
+
+// SnapshotSQLite reads the store in the data directory dir as committed at one moment
+// (SQLite.Snapshot) without changing it, whatever its schema, and returns it with the store's
+// path. It is what accounts copy reads: the file is the operator's way back to one gateway,
+// and opening it as a store would upgrade one of an older trap-sandbox in place, which that
+// trap-sandbox then no longer opens. So the store is backed up (BackupSQLite: one reader,
+// nothing upgraded, no -wal or -shm left that it made) into a private temporary directory
+// (TMPDIR's), that copy is opened and upgraded, and the directory is removed before it
+// returns, on every path. A dir without accounts.db is ErrNoStore.
+func SnapshotSQLite(ctx context.Context, dir string) (_ Snapshot, path string, err error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	path = filepath.Join(dir, DBFile)
+	tmp, err := os.MkdirTemp("", "trap-sandbox-read-*") // mode 0700: the copy holds the hashes
+	if err != nil {
+		return Snapshot{}, path, fmt.Errorf("make a private directory for a copy of the store, read in place of it: %w (TMPDIR names another)", err)
+	}
+	defer os.RemoveAll(tmp)
+	version, err := BackupSQLite(ctx, dir, filepath.Join(tmp, DBFile))
+	if errors.As(err, new(BackupFileError)) {
+		return Snapshot{}, path, fmt.Errorf("copy the store %s to %s, to read it without changing it: %w (TMPDIR names another directory)", path, os.TempDir(), err)
+	}
+	if err != nil {
+		return Snapshot{}, path, err
+	}
+	if version > len(schema) {
+		return Snapshot{}, path, fmt.Errorf("open %s: %w", path, newerSchema(version))
+	}
+	copied, err := OpenExistingSQLite(ctx, tmp)
+	if err != nil {
+		return Snapshot{}, path, fmt.Errorf("read the copy of the store %s in %s: %w", path, os.TempDir(), err)
+	}
+	defer copied.Close() // before the directory's removal: deferred later, run first
+	snap, err := copied.Snapshot(ctx)
+	if err != nil {
+		return Snapshot{}, path, fmt.Errorf("read the copy of the store %s in %s: %w", path, os.TempDir(), err)
+	}
+	return snap, path, nil
 }
 
 func scanAccount(row interface{ Scan(...any) error }) (Account, error) {

@@ -335,7 +335,8 @@ type AccountsCopyCmd struct {
 // Help is accounts copy's detailed help: what it does when the bucket holds accounts already,
 // and when it is cut off.
 func (*AccountsCopyCmd) Help() string {
-	return "Reads the data directory's store (--data-dir, as the gateway's) and writes it into the bucket " + account.KVBucket + " on --nats (created when missing), " +
+	return "Reads the data directory's store (--data-dir, as the gateway's), changing nothing in it (one of an older trap-sandbox is not upgraded: the way back to one gateway), " +
+		"and writes it into the bucket " + account.KVBucket + " on --nats (created when missing), " +
 		"with the replicas' NATS credentials. Secrets go over as stored (their SHA-256 hashes): nothing is made, nothing printed. A record the bucket holds " +
 		"already as the same one is not written again, only brought forward (a revocation, an enrollment key's uses); one of the file's names held by " +
 		"another account there (made again on NATS) stops the copy before it writes anything. Each account is written with its secrets first and itself " +
@@ -359,19 +360,11 @@ func (c *AccountsCopyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 		return err
 	}
 	inUse := account.InUse(dir)
-	file, err := account.OpenExistingSQLite(ctx, dir)
+	// Read without changing the file, not opened as a store: one of an older trap-sandbox
+	// stays of its schema, the way back to one gateway (account.SnapshotSQLite).
+	snap, store, err := account.SnapshotSQLite(ctx, dir)
 	if err != nil {
 		return c.storeError(err, "or run this as the gateway's user, on its host") // the copy cannot go through a gateway
-	}
-	defer func() {
-		if err := file.Close(); errors.Is(err, account.ErrWALKept) {
-			fmt.Fprintf(stderr, "trap-sandbox: %v\n", err)
-		}
-	}()
-	upgraded(stderr, file)
-	snap, err := file.Snapshot(ctx)
-	if err != nil {
-		return err
 	}
 	nc, err := c.connect(ctx, "trap-sandbox accounts copy", false, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -385,17 +378,17 @@ func (c *AccountsCopyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 	r, err := account.CopyToKV(ctx, snap, kv)
 	if cut, ok := errors.AsType[*account.CopyCutError](err); ok {
 		return fmt.Errorf("copy %s to NATS at %s: %w; run the same command again to finish (what is there already is checked, not written twice)",
-			file.Path(), cluster.RedactURL(c.NATS), cut)
+			store, cluster.RedactURL(c.NATS), cut)
 	}
 	if err != nil {
-		return fmt.Errorf("copy %s to NATS at %s: %w", file.Path(), cluster.RedactURL(c.NATS), err)
+		return fmt.Errorf("copy %s to NATS at %s: %w", store, cluster.RedactURL(c.NATS), err)
 	}
 	for _, selector := range r.Revoked {
 		if err := cluster.PublishRevocation(nc, selector); err != nil {
 			return fmt.Errorf("copied, but the running replicas were not told of %s revoked since the last copy (its socket closes at its next hello): %w", count(len(r.Revoked), "computer credential"), err)
 		}
 	}
-	fmt.Fprintf(out, "copied the account store %s into the NATS key-value bucket %s: %s\n", file.Path(), account.KVBucket, copied(r))
+	fmt.Fprintf(out, "copied the account store %s into the NATS key-value bucket %s: %s\n", store, account.KVBucket, copied(r))
 	if r.OnlyInBucket > 0 {
 		fmt.Fprintf(out, "left as they were: %s of the bucket that the file does not hold\n", count(r.OnlyInBucket, "account"))
 	}

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/cluster"
 )
 
@@ -82,4 +86,93 @@ func TestAccountsCopyBesideARunningGatewaySaysWhatItMisses(t *testing.T) {
 	assert.Contains(t, out, ": 1 account copied; 1 API token copied;")
 	assert.Equal(t, "trap-sandbox: a gateway has this store open: what it changes from now on is not in the copy; stop it, then run this again, "+
 		"which carries a new account, token or link and a revocation (an account removed there meanwhile stays in the bucket: remove it with --nats too)\n", errOut)
+}
+
+// TestAccountsCopyLeavesAnOlderStoreAsItWas: the copy of a store of an older trap-sandbox
+// (schema 3) carries its accounts into NATS and leaves the data directory byte for byte as it
+// was: not upgraded (still schema 3, which that trap-sandbox opens), no -wal or -shm left
+// beside it, nothing said about an upgrade. The file is the operator's way back to one gateway.
+func TestAccountsCopyLeavesAnOlderStoreAsItWas(t *testing.T) {
+	clearEnv(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := schema3Store(t)
+	url := startNATS(t)
+	before := filesIn(t, dir)
+
+	out, errOut, err := runWith(t, "", "accounts", "copy", "--data-dir", dir, "--nats", url)
+	require.NoError(t, err)
+	assert.Empty(t, errOut)
+	assert.Contains(t, out, ": 1 account copied; 1 API token copied; 1 computer credential copied;")
+	assert.Equal(t, before, filesIn(t, dir), "the data directory after the copy")
+	assert.Equal(t, 3, schemaOf(t, dir), "an older trap-sandbox opens it")
+	assert.Contains(t, mustRun(t, "credentials", "list", "--nats", url), "bob")
+	assert.Empty(t, filesIn(t, tmp), "the copy read in its place is removed")
+
+	// A store of a later trap-sandbox is refused, as before, naming it, and its copy removed.
+	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
+	require.NoError(t, err)
+	_, err = db.ExecContext(t.Context(), "PRAGMA user_version = 99")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	_, _, err = runWith(t, "", "accounts", "copy", "--data-dir", dir, "--nats", url)
+	require.ErrorContains(t, err, "open "+filepath.Join(dir, account.DBFile)+": the database is of a newer trap-sandbox (schema 99, this one knows ")
+	assert.Empty(t, filesIn(t, tmp), "the copy read in its place is removed")
+}
+
+// TestAccountsCopyAndBackupLeaveAKilledGatewaysWAL: a gateway killed (not stopped) leaves its
+// latest changes in accounts.db-wal, with its -shm. A copy and a backup read them, and leave
+// the three files byte for byte as they were: read-only, neither writes the -wal into the
+// file as the last to close it, nor its place in the -wal into the -shm.
+func TestAccountsCopyAndBackupLeaveAKilledGatewaysWAL(t *testing.T) {
+	clearEnv(t)
+	live := t.TempDir()
+	mustRun(t, "accounts", "add", "alice", "--data-dir", live)
+	s, err := account.OpenExistingSQLite(t.Context(), live)
+	require.NoError(t, err)
+	_, err = account.New(s, clock.Real{}).AddAccount(t.Context(), "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	// The files as the kill leaves them: bob only in the -wal, which the open s keeps.
+	dir := t.TempDir()
+	for _, name := range []string{account.DBFile, account.DBFile + "-wal", account.DBFile + "-shm"} {
+		b, err := os.ReadFile(filepath.Join(live, name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
+	}
+	require.NoError(t, s.Close())
+	before := filesIn(t, dir)
+	require.Len(t, before, 3)
+
+	url := startNATS(t)
+	out := mustRun(t, "accounts", "copy", "--data-dir", dir, "--nats", url)
+	assert.Contains(t, out, ": 2 accounts copied;", "bob, from the -wal, too")
+	assert.Equal(t, before, filesIn(t, dir), "the data directory after the copy")
+	mustRun(t, "accounts", "backup", "--data-dir", dir, filepath.Join(t.TempDir(), "b.db"))
+	assert.Equal(t, before, filesIn(t, dir), "the data directory after the backup")
+}
+
+// filesIn is every file in dir with its bytes' SHA-256.
+func filesIn(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	files := map[string]string{}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		files[e.Name()] = fmt.Sprintf("%x", sha256.Sum256(b))
+	}
+	return files
+}
+
+// schemaOf is the schema version of the store in dir (its user_version), read without
+// upgrading it.
+func schemaOf(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, account.DBFile)+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	var version int
+	require.NoError(t, db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version))
+	return version
 }
