@@ -444,7 +444,7 @@ func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c := connectConsoleComputer(ctx, t, g, "7:busy", consoleComputerHooks{})
+	c := connectConsoleComputer(ctx, t, g, "7:busy", consoleComputerHooks{screen: rigScreen})
 	c.fill(ctx)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
@@ -454,7 +454,7 @@ func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
 	assert.True(t, strings.HasSuffix(shown, "; retry shortly (trying again)"), "the view says it asks again: %q", shown)
 
 	c.release()
-	until(t, "the view live once the host's jobs end", `document.getElementById("status").textContent === "Live"`)
+	until(t, "the view live once the host's jobs end", rigLive)
 }
 
 // TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy: keys typed on a live view while the
@@ -499,15 +499,15 @@ func TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy(t *testing.T) {
 	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
 }
 
-// watchConsoleComputer starts a gateway and a consoleComputer traposID on it that draws no
-// screen, and opens its live view in a new console page.
+// watchConsoleComputer starts a gateway and a consoleComputer traposID on it that draws
+// rigScreen, and opens its live view in a new console page.
 func watchConsoleComputer(ctx context.Context, t *testing.T, traposID string) (page context.Context, until func(t *testing.T, what, js string), c *consoleComputer) {
 	t.Helper()
 	page, until = consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c = connectConsoleComputer(ctx, t, g, traposID, consoleComputerHooks{})
+	c = connectConsoleComputer(ctx, t, g, traposID, consoleComputerHooks{screen: rigScreen})
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/"+url.QueryEscape(traposID))))
-	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	until(t, "the view live", rigLive)
 	return page, until, c
 }
 
@@ -2325,7 +2325,7 @@ func TestTheWebConsoleGreysTheLastSessionsScreenUntilTheNewOneComes(t *testing.T
 	require.NoError(t, first.ws.Close())
 	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
 	connectConsoleComputer(ctx, t, g, "11:desk", consoleComputerHooks{}) // back, answering screen.watch with no frame
-	until(t, "the stream open again", `document.getElementById("status").textContent === "Live"`)
+	until(t, "the stream open again", `document.getElementById("status").textContent === `+jsString(t, awaitingScreen))
 	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("viewer").classList.contains("stale"),
 		document.getElementById("screen-text").textContent]`))
 	require.NoError(t, err)
@@ -2343,7 +2343,7 @@ func TestTheWebConsoleSaysAComputerLeftBeforeItDrew(t *testing.T) {
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
 	c := connectConsoleComputer(ctx, t, g, "5:x", consoleComputerHooks{}) // answers screen.watch, never draws
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ax")))
-	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	until(t, "the stream open", `document.getElementById("status").textContent === `+jsString(t, awaitingScreen))
 	c.watched(ctx, t)
 	require.NoError(t, c.ws.Close())
 	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: computer 5:x disconnected")`)

@@ -25,7 +25,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight, retrying, sentAsQ}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, shownLive, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight, retrying, sentAsQ}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -153,6 +153,26 @@ const loggedOutMessage = "logged out";
 
 function show(section) {
   for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
+}
+
+// consoleTitle is the page's title (index.html's) with no view open (stop): on the list and
+// the token form.
+const consoleTitle = document.title;
+
+// titleMost bounds how many of a traposId's characters a tab's title shows (a label runs to
+// 256 bytes): the computer's id and the start of its label tell tabs apart.
+const titleMost = 40;
+
+// titled names view v's computer in the tab's title, and its state where a person looking at
+// the tab wants it ("waiting" while it is away, "connecting", "private"; none while its screen
+// is shown live): every tab said "trap-sandbox console", and several computers open in tabs
+// could not be told apart. The label is the computer's own words, set as the title's text
+// (no markup), cut to titleMost characters, whole characters (a label's 😀 is not split).
+function titled(v, state) {
+  if (view !== v) return;
+  const chars = Array.from(v.traposId);
+  const name = chars.length > titleMost ? chars.slice(0, titleMost - 1).join("") + "…" : v.traposId;
+  document.title = name + (state ? " — " + state : "");
 }
 
 // api fetches a host API route with the tab's token. The API's auth refusing (401, or 403
@@ -387,16 +407,44 @@ function markWide() {
 // tab draws (a slow phone; a tab in the background, which draws nothing until shown) has the
 // frames in between skipped, as the gateway skips them for a slow viewer, where the page drew
 // each frame it read, falling ever further behind the computer. The newest is always drawn.
+// A stream's first frame is drawn at once (showLive): it ends the greyed screen, and a tab in
+// the background would say its computer was away, in its title, until it was shown.
 function drawSoon(v, data) {
   v.newest = data;
+  if (v.live && !v.shownLive) {
+    showLive(v);
+    return;
+  }
   if (v.drawing) return;
   v.drawing = true;
   requestAnimationFrame(() => {
     v.drawing = false;
     if (view !== v) return;
     draw(JSON.parse(v.newest));
-    if (v.live) $("viewer").classList.remove("stale");
   });
+}
+
+// showLive draws the first frame of view v's stream (v.newest): the screen shown is the
+// computer's own now, no longer greyed, and the status says Live (liveWords) where it said
+// the view waited for it, the tab's title the computer's traposId alone.
+function showLive(v) {
+  if (view !== v) return;
+  draw(JSON.parse(v.newest));
+  v.shownLive = true;
+  $("viewer").classList.remove("stale");
+  if ($("status").textContent === awaitingScreen) status(liveWords(v));
+  titled(v, "");
+}
+
+// awaitingScreen is the status while view v's stream is open and its first frame has not come:
+// it said Live over the last session's screen, greyed, until then (a loaded computer's first
+// frame may take a while).
+const awaitingScreen = "Connected: waiting for the computer's screen";
+
+// liveWords is the status of view v's stream with nothing else to say: Live once the screen
+// shown is the computer's own (v.shownLive), awaitingScreen before.
+function liveWords(v) {
+  return v.shownLive ? "Live" : awaitingScreen;
 }
 
 // retryMs is how often the list asks for the computers again, and a view whose computer (or
@@ -428,6 +476,7 @@ async function follow(v) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
       v.left = "";
       status(connectionLost);
+      titled(v, "waiting");
       again = retryMs;
     }
     if (again === false || signal.aborted) return;
@@ -606,6 +655,7 @@ async function watch(v) {
     if (!(res.status === 404 && error && error.code === "not_connected" && !error.accounts)) v.left = "";
     if (error && error.accounts) {
       status(error.code + ": " + error.message + " (Log out to give one of those tokens.)");
+      titled(v, "not shown");
       return false;
     }
     if (error && error.code === "forbidden") { // the owner keeps the screen private
@@ -616,10 +666,11 @@ async function watch(v) {
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
     status((v.left || (error ? error.code + ": " + inBrowser(error.message) : "The gateway answered " + res.status)) +
       (busy ? tryingAgain : again ? waiting : ""));
+    titled(v, busy ? "busy" : again ? "waiting" : "not shown");
     return busy ? retryAfterMs(res) : again && retryMs;
   }
   v.left = "";
-  status("Live");
+  status(awaitingScreen); // Live once its first frame is drawn (showLive)
   if ($("viewer").classList.contains("private")) note(); // the owner shows it now
   live(v, true);
   v.opened++;
@@ -655,6 +706,7 @@ function inBrowser(message) {
 function keptPrivate(v, message) {
   if (view !== v) return;
   status("forbidden: " + message);
+  titled(v, "private");
   note("private", "The owner of this computer keeps its screen private (sandbox.allow_screen none): " +
     "nothing of it can be seen or typed on here. On the computer, the owner shows it with " +
     "set sandbox.allow_screen view (or control, to let it be typed on too); this page looks again " +
@@ -688,10 +740,12 @@ function note(kind, text) {
 
 // live sets whether view v's stream is open (v.live); while it is not, the screen it last
 // drew is greyed (stale): it showed the dead computer's prompt, its cursor and all, as live.
-// An open stream ungreys it with its first frame, not before: until then the screen shown is
-// the computer's last session's (it came back, and has not sent its screen yet), not its own.
+// An open stream ungreys it with its first frame (showLive), not before: until then the screen
+// shown is the computer's last session's (it came back, and has not sent its screen yet), not
+// its own (v.shownLive stays false).
 function live(v, open) {
   v.live = open;
+  v.shownLive = false;
   if (view !== v) return;
   if (!open) $("viewer").classList.add("stale");
   else $("viewer").classList.remove("blank");
@@ -725,18 +779,21 @@ async function frames(v, body, sent) {
         }
         if (error.relabelledTo) { // the computer is back under its new name: the view follows it
           status(error.code + ": " + error.message);
+          titled(v, "waiting");
           return error.relabelledTo;
         }
         const why = error.code + ": " + inBrowser(error.message);
         // The gateway stopping is not the computer leaving: the computer comes back with it.
         v.left = error.code === "not_connected" && error.message !== gatewayStopping ? why : "";
         status(why + waiting);
+        titled(v, "waiting");
         return retryMs;
       }
     }
   }
   v.left = "";
   status(connectionLost); // no end event: the connection dropped, not the gateway's answer
+  titled(v, "waiting");
   return retryMs;
 }
 
@@ -1068,7 +1125,7 @@ async function sendInput(v, events, newest) {
     else if (!error && view === v && $("viewer").classList.contains("view-only")) note(); // the owner allowed control since
     if (said) say(v, said);
     else if (view === v && v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said && newest > v.saidAt))) {
-      status("Live");
+      status(liveWords(v));
       v.said = "";
     }
     v.busy = false;
@@ -1179,7 +1236,7 @@ function say(v, words) {
 // words, or another view, have been shown since.
 function unsay(v, words) {
   if (view !== v || !v.live || v.said !== words || $("status").textContent !== words) return;
-  status("Live");
+  status(liveWords(v));
   v.said = "";
 }
 
@@ -1817,7 +1874,7 @@ function olderVersion(version, than) {
 // list at `let view`), in one place, which the browser tests start from too.
 function newView(traposId) {
   return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
-    sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "", left: "",
+    sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, shownLive: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
     pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [] };
 }
@@ -1840,6 +1897,7 @@ function open(traposId) {
   note();
   status("Connecting…");
   view = newView(traposId);
+  titled(view, "connecting");
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
@@ -1850,6 +1908,7 @@ function stop() {
   shown++;
   if (view) closeView(view);
   view = null;
+  document.title = consoleTitle;
   clearInterval(listTimer);
   listTimer = null;
 }

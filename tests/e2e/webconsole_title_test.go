@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit/opencodefake"
+)
+
+// awaitingScreen is the console's status while a view's stream is open and its computer's
+// first frame has not come (console.js's awaitingScreen).
+const awaitingScreen = "Connected: waiting for the computer's screen"
+
+// TestTheWebConsoleNamesTheComputerInTheTabsTitle: a tab viewing a computer is titled with its
+// traposId, non-ASCII as it is, and the computer's state while it is away ("— waiting");
+// the list is titled as the console again. A label of markup is the title's text, cut to 40
+// characters. Before, every tab said "trap-sandbox console", and several computers open in
+// tabs could not be told apart.
+func TestTheWebConsoleNamesTheComputerInTheTabsTitle(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	title := func(want string) string { return `document.title === ` + jsString(t, want) }
+
+	kitchen := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the computer's traposId alone, its screen live", rigLive+` && `+title("5:küche"))
+	require.NoError(t, kitchen.ws.Close())
+	until(t, "the computer away", `document.getElementById("status").textContent.startsWith("not_connected: ") && `+
+		title("5:küche — waiting"))
+	connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	until(t, "the computer back", rigLive+` && `+title("5:küche"))
+
+	_, err := chromedp.Run(page, chromedp.Evaluate[string](`location.hash = "#"`))
+	require.NoError(t, err)
+	until(t, "the list, titled as the console", `!document.getElementById("computers").hidden && `+title("trap-sandbox console"))
+
+	hostile := `7:<img src=x onerror="document.title='pwned'">` + strings.Repeat("ö", 60)
+	connectScreenComputer(ctx, t, g, hostile, sandboxPassword)
+	_, err = chromedp.Run(page, chromedp.Evaluate[string](`location.hash = "#/computer/" + `+jsString(t, url.PathEscape(hostile))))
+	require.NoError(t, err)
+	cut := string([]rune(hostile)[:39]) + "…"
+	until(t, "the label's first 39 characters, as text", `document.getElementById("status").textContent === "Live" && `+title(cut))
+	made, err := chromedp.Run(page, chromedp.Evaluate[int](`document.querySelectorAll("img").length`))
+	require.NoError(t, err)
+	assert.Zero(t, made, "no element made of the label")
+}
+
+// TestTheWebConsoleSaysLiveOnlyOnceTheComputersScreenIsShown: a computer that comes back has
+// its stream open before its first frame; until it comes, the view shows the last session's
+// screen, greyed, and the status says it waits for the computer's screen, then Live with the
+// frame, never Live over the greyed screen (every status the page shows is recorded with the
+// screen's state then). Before, it said Live as the stream opened, over the old screen.
+func TestTheWebConsoleSaysLiveOnlyOnceTheComputersScreenIsShown(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	first := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the screen", rigLive)
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.statuses = [];
+		new MutationObserver(() => statuses.push([document.getElementById("status").textContent,
+			document.getElementById("viewer").classList.contains("stale")]))
+			.observe(document.getElementById("status"), { childList: true, characterData: true, subtree: true });
+		true`))
+	require.NoError(t, err)
+	require.NoError(t, first.ws.Close())
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+
+	back := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{}) // answers screen.watch, draws when told
+	back.watched(ctx, t)
+	until(t, "the stream open, the last screen greyed", `document.getElementById("status").textContent === `+
+		jsString(t, awaitingScreen)+` && document.getElementById("viewer").classList.contains("stale")`)
+	back.draw(ctx, t, "new")
+	until(t, "Live with the new screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent === "new" && !document.getElementById("viewer").classList.contains("stale")`)
+	statuses, err := chromedp.Run(page, chromedp.Evaluate[[][]any](`statuses`))
+	require.NoError(t, err)
+	for _, s := range statuses {
+		assert.False(t, s[0] == "Live" && s[1] == true, "Live said over the greyed screen: %v", statuses)
+	}
+}
