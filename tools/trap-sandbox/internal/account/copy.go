@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Copying a single gateway's store into the replicas' bucket (trap-sandbox accounts copy,
@@ -27,6 +30,12 @@ import (
 //     enrollment key's uses are the larger count, a last use or hello the later one. So a second
 //     run (after a first cut off, or after the gateway ran on meanwhile) finishes or catches up,
 //     and undoes nothing done on the replicas.
+//   - An account of the file that the bucket held and that was removed there since (accounts
+//     remove --nats deletes its records, which leaves a deletion mark on each key) is not
+//     written again: a second run would otherwise bring it back whole, its tokens and computers
+//     working, undoing the replicas' removal. It is told by the marks on its secrets' keys, as
+//     the account's own mark is also left by the removal of another account of its name (the
+//     conflict's fix below), whose secrets are others.
 //   - A bucket has no transactions, so each account is written with its secrets first and its
 //     own record last: a secret whose account record is missing is nobody's (Accounts.owner),
 //     so a copy cut off halfway (NATS gone) leaves each account either whole or not usable at
@@ -44,6 +53,9 @@ type CopyReport struct {
 	Accounts, Tokens, Credentials, EnrollmentKeys CopyCount
 	// OnlyInBucket counts the bucket's accounts the file does not hold: left as they are.
 	OnlyInBucket int
+	// RemovedInBucket are the file's accounts that an earlier copy put in the bucket and that
+	// were removed there since (accounts remove --nats): not copied again.
+	RemovedInBucket []string
 	// Revoked are the credentials the bucket held unrevoked and the copy revoked (the file
 	// had them revoked): a replica holding one's socket closes it when told (trapos.revoked).
 	Revoked []string
@@ -99,11 +111,14 @@ func copyToKV(ctx context.Context, snap Snapshot, to *KV, beforeWrite func()) (C
 			beforeWrite()
 		}
 		if err := f(); err != nil {
-			return &CopyCutError{Whole: whole, Of: len(snap.Accounts), Err: err}
+			return &CopyCutError{Whole: whole, Of: len(snap.Accounts) - len(report.RemovedInBucket), Err: err}
 		}
 		return nil
 	}
 	for _, a := range snap.Accounts {
+		if slices.Contains(report.RemovedInBucket, a.ID) {
+			continue
+		}
 		for _, t := range snap.Tokens {
 			if t.AccountID == a.ID {
 				if err := copyOne(ctx, &report.Tokens, plan.tokens[t.Selector], t, write, to.createTokenRecord, to.bringTokenForward); err != nil {
@@ -208,7 +223,53 @@ func planCopy(ctx context.Context, snap Snapshot, to *KV) (copyPlan, error) {
 	if err := readEach(ctx, snap.EnrollmentKeys, to.EnrollmentKey, p.keys, &p.conflicts, "enrollment key"); err != nil {
 		return p, err
 	}
+	deleted, err := to.deletedKeys(ctx)
+	if err != nil {
+		return p, err
+	}
+	removed := map[string]bool{}
+	for _, t := range snap.Tokens {
+		removed[t.AccountID] = removed[t.AccountID] || deleted[kvKey(kvToken, t.Selector)]
+	}
+	for _, c := range snap.Credentials {
+		removed[c.AccountID] = removed[c.AccountID] || deleted[kvKey(kvCredential, c.Selector)]
+	}
+	for _, k := range snap.EnrollmentKeys {
+		removed[k.AccountID] = removed[k.AccountID] || deleted[kvKey(kvEnrollmentKey, k.Selector)]
+	}
+	for _, a := range snap.Accounts {
+		if removed[a.ID] {
+			p.report.RemovedInBucket = append(p.report.RemovedInBucket, a.ID)
+		}
+	}
 	return p, nil
+}
+
+// deletedKeys are the bucket's keys whose last record is a deletion mark (RemoveAccount's),
+// which reads and listings take for absent.
+func (s *KV) deletedKeys(ctx context.Context) (map[string]bool, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.MetaOnly())
+	if err != nil {
+		return nil, fmt.Errorf("list the bucket's removed records: %w", natsError(err))
+	}
+	defer w.Stop()
+	deleted := map[string]bool{}
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("list the bucket's removed records: %w", natsError(nats.ErrConnectionClosed))
+			}
+			if e == nil { // every record there now has come
+				return deleted, nil
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				deleted[e.Key()] = true
+			}
+		case <-ctx.Done():
+			return nil, fmt.Errorf("list the bucket's removed records: %w", ctx.Err())
+		}
+	}
 }
 
 // readEach reads from the bucket each of the file's secrets (by its selector) into found, and

@@ -232,6 +232,36 @@ func TestCopyToKVRefusesAnAccountMadeAgainOnNATS(t *testing.T) {
 	assert.NoError(t, err)
 }
 
+// TestCopyToKVLeavesAnAccountRemovedOnTheReplicasRemoved: alice copied, then removed on the
+// replicas (accounts remove alice --nats: a player banned there), and the copy run again (the
+// gateway ran on meanwhile): alice stays removed, her token and computer refused, and the
+// report names her; bob, brought forward as before, is no part of it.
+func TestCopyToKVLeavesAnAccountRemovedOnTheReplicasRemoved(t *testing.T) {
+	ctx := t.Context()
+	file, secrets := gatewayStore(t)
+	kv := startNATSServer(t).bucket()
+	snap, err := file.Snapshot(ctx)
+	require.NoError(t, err)
+	_, err = account.CopyToKV(ctx, snap, kv)
+	require.NoError(t, err)
+	onNATS := account.New(kv, clock.Real{})
+	_, err = onNATS.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+
+	report, err := account.CopyToKV(ctx, snap, kv)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alice"}, report.RemovedInBucket)
+	assert.Equal(t, account.CopyCount{Present: 2}, report.Accounts, "bob and root; alice neither copied nor there")
+	_, err = kv.Account(ctx, "alice")
+	assert.ErrorIs(t, err, account.ErrNotFound, "alice stays removed")
+	_, err = onNATS.Authenticate(ctx, secrets["alice"])
+	assert.Error(t, err, "her token refused")
+	_, err = onNATS.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
+	assert.Error(t, err, "her computer refused")
+	_, err = onNATS.Authenticate(ctx, secrets["bob"])
+	assert.NoError(t, err)
+}
+
 // TestCopyToKVCutOffLeavesEachAccountWholeOrUnusable: NATS gone at every write of a copy in
 // turn: the copy says how far it came; each account is then either whole on the bucket (every
 // token of it works) or not usable at all (none does), and the same copy, run again once NATS

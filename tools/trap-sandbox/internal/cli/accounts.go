@@ -392,6 +392,10 @@ func (c *AccountsCopyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 	if r.OnlyInBucket > 0 {
 		fmt.Fprintf(out, "left as they were: %s of the bucket that the file does not hold\n", count(r.OnlyInBucket, "account"))
 	}
+	if len(r.RemovedInBucket) > 0 {
+		fmt.Fprintf(out, "not copied again: %s, removed on the replicas since an earlier copy (accounts remove --nats); to bring one back, add it there anew\n",
+			show(strings.Join(r.RemovedInBucket, ", ")))
+	}
 	fmt.Fprintf(out, "the replicas take these tokens and linked computers now; once no gateway runs on this data directory, move %s with its -wal and -shm out of it (docs/scale-out.md, From one gateway to replicas)\n", account.DBFile)
 	if inUse {
 		fmt.Fprintf(stderr, "trap-sandbox: a gateway has this store open: what it changes from now on is not in the copy; stop it, then run this again, which carries a new account, token or link and a revocation (an account removed there meanwhile stays in the bucket: remove it with --nats too)\n")

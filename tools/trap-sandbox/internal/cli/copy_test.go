@@ -176,3 +176,20 @@ func schemaOf(t *testing.T, dir string) int {
 	require.NoError(t, db.QueryRowContext(t.Context(), "PRAGMA user_version").Scan(&version))
 	return version
 }
+
+// TestAccountsCopyAgainSaysWhatTheReplicasRemoved: alice copied, removed on the replicas, and
+// the copy run again: the copy says it left her out, and she stays removed.
+func TestAccountsCopyAgainSaysWhatTheReplicasRemoved(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	url := startNATS(t)
+	mustRun(t, "accounts", "add", "alice", "--data-dir", dir)
+	mustRun(t, "accounts", "add", "bob", "--data-dir", dir)
+	mustRun(t, "accounts", "copy", "--data-dir", dir, "--nats", url)
+	mustRun(t, "accounts", "remove", "alice", "--nats", url)
+
+	out := mustRun(t, "accounts", "copy", "--data-dir", dir, "--nats", url)
+	assert.Contains(t, out, ": 0 accounts copied, 1 there already; 0 API tokens copied, 1 there already;")
+	assert.Contains(t, out, "\nnot copied again: alice, removed on the replicas since an earlier copy (accounts remove --nats); to bring one back, add it there anew\n")
+	assert.NotContains(t, mustRun(t, "accounts", "list", "--nats", url), "alice")
+}
