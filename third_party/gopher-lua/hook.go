@@ -38,6 +38,54 @@ const (
 	doneGoCall
 )
 
+// ShareHooks makes ls, a coroutine in which an embedder's Lua stand-in for a C function runs
+// a function for its resumer (a pcall that can yield runs its function so), share its
+// resumer's hook, as Lua's pcall runs the function in the caller's coroutine: ls takes the
+// hook, and where its events stand, each time it is resumed, and hands them back when it
+// yields or ends; debug.sethook and debug.gethook naming the resumer there mean ls. It
+// starts with hooks off when its resumer is in a hook. Call it before the first resume.
+func (ls *LState) ShareHooks() {
+	ls.sharesHooks = true
+}
+
+// takeHooks gives ls, a coroutine that shares its resumer's hooks, the resumer's. Hooks are
+// off in ls while its resumer is in a hook, unless ls is in one of its own (it yielded there).
+func (ls *LState) takeHooks(resumer *LState) {
+	ls.hooks = resumer.hooks
+	if resumer.inHook && !ls.inHook {
+		ls.inHook, ls.inResumerHook = true, true
+	}
+}
+
+// handHooksBack gives ls's hook back to its resumer when ls yields or ends. An instruction
+// that an error ended leaves no events behind it.
+func (ls *LState) handHooksBack(resumer *LState) {
+	resumer.hooks = ls.hooks
+	if ls.inResumerHook {
+		ls.inHook, ls.inResumerHook = false, false
+	}
+	if h := ls.hooks; h != nil && ls.Dead {
+		h.done = 0
+		h.goReturn = false
+	}
+}
+
+// hookHolder is the coroutine whose hook is th's when ls runs: ls itself when th resumed it,
+// directly or through others, and each of them shares its resumer's hooks; else th.
+func (ls *LState) hookHolder(th *LState) *LState {
+	for t := ls; t.sharesHooks && t.Parent != nil; t = t.Parent {
+		if t.Parent == th {
+			return ls
+		}
+	}
+	return th
+}
+
+// standsIn reports whether fn is Lua code standing in for a Go function (SetStandInSource).
+func (ls *LState) standsIn(fn *LFunction) bool {
+	return !fn.IsG && ls.G.standInSource != "" && fn.Proto.SourceName == ls.G.standInSource
+}
+
 // SetHook sets the running coroutine's hook: fn is called with the event's name ("call",
 // "tail call", "return", "line" with the line, "count") for the events of mask (any of
 // 'c', 'r', 'l') and, when count > 0, every count instructions. A nil fn, or no event,
@@ -90,6 +138,9 @@ func (ls *LState) hookDispatch(cf *callFrame) bool {
 	if ls.inHook {
 		return false
 	}
+	if ls.standsIn(cf.Fn) {
+		return ls.hookStandIn(cf)
+	}
 	for {
 		event, line := h.next(ls, cf)
 		if event == "" {
@@ -103,6 +154,38 @@ func (ls *LState) hookDispatch(cf *callFrame) bool {
 			return false
 		}
 	}
+}
+
+// hookStandIn fires the hooks due before the instruction at cf.Pc of a stand-in for a Go
+// function: a Go function's events only, its call as it starts and its return as it
+// returns, when Lua code called it; its own instructions fire none (no line, no count), as a
+// C function's in Lua. It leaves the events of other frames (h.done) alone: a coroutine that
+// shares this one's hooks may have yielded inside a hook, and resumes with them.
+func (ls *LState) hookStandIn(cf *callFrame) bool {
+	h := ls.hooks
+	if cf.Parent == nil || cf.Parent.Fn.IsG || ls.standsIn(cf.Parent.Fn) {
+		return false
+	}
+	if !cf.hooked {
+		cf.hooked = true
+		if cf.Pc == 0 && cf.TailCall == 0 && h.mask&hookMaskCall != 0 {
+			return ls.callHook(cf, "call", -1)
+		}
+	}
+	op := int(cf.Fn.Proto.Code[cf.Pc] >> 26)
+	if op != OP_RETURN || h.mask&hookMaskReturn == 0 {
+		return false
+	}
+	if h.done&doneReturn != 0 {
+		h.done &^= doneReturn
+		return false
+	}
+	h.done |= doneReturn
+	if ls.callHook(cf, "return", -1) {
+		return true
+	}
+	h.done &^= doneReturn
+	return false
 }
 
 // next is the next event due before the instruction at cf.Pc that has not fired yet, and
@@ -203,7 +286,9 @@ func (ls *LState) callHook(cf *callFrame, event string, line int) bool {
 // hookGoReturned notes that a Go function called by OP_CALL returned: its return event fires
 // before the next instruction.
 func (ls *LState) hookGoReturned() {
-	if h := ls.hooks; h != nil && !ls.inHook && h.mask&hookMaskReturn != 0 {
+	if h := ls.hooks; h != nil && !ls.inHook && h.mask&hookMaskReturn != 0 &&
+		(ls.currentFrame == nil || !ls.standsIn(ls.currentFrame.Fn)) {
+		// A stand-in's own calls fire none (hookStandIn).
 		h.goReturn = true
 	}
 }
@@ -212,7 +297,7 @@ func debugSetHook(L *LState) int {
 	th := L
 	arg := 1
 	if t, ok := L.Get(1).(*LState); ok {
-		th = t
+		th = L.hookHolder(t)
 		arg = 2
 	}
 	fn := L.Get(arg)
@@ -228,7 +313,7 @@ func debugSetHook(L *LState) int {
 func debugGetHook(L *LState) int {
 	th := L
 	if t, ok := L.Get(1).(*LState); ok {
-		th = t
+		th = L.hookHolder(t)
 	}
 	fn, mask, count := th.GetHook()
 	L.Push(fn)

@@ -222,6 +222,8 @@ type LState struct {
 	ctxCancelFn   context.CancelFunc
 	hooks         *hookState                   // debug.sethook's hook, nil when none (hook.go)
 	inHook        bool                         // a hook runs: hooks are off
+	sharesHooks   bool                         // ShareHooks: its resumer's hook is its own (hook.go)
+	inResumerHook bool                         // hooks are off because its resumer is in a hook (takeHooks)
 	handOffArgs   int                          // HandOff's argument count, for callGFunction
 	handedOff     bool                         // callGFunction made the Go function's frame its hand-off's (vm.go)
 	errorHandler  LValue                       // SetErrorHandler's handler, nil when none (errhandler.go)

@@ -285,8 +285,15 @@ func threadRun(L *LState) {
 	if L.stack.IsEmpty() {
 		return
 	}
+	resumer := L.Parent
+	if L.sharesHooks && resumer != nil {
+		L.takeHooks(resumer)
+	}
 	for !runThread(L) {
 		// An error handler was pushed over the frames of the error (errhandler.go): run it.
+	}
+	if L.sharesHooks && resumer != nil {
+		L.handHooksBack(resumer)
 	}
 }
 
@@ -1393,6 +1400,12 @@ func init() {
 			if !callable.IsG && L.G.standInSource != "" && callable.Proto.SourceName == L.G.standInSource && cf.Fn.Proto.SourceName != L.G.standInSource {
 				// A stand-in for a Go function is called as a Go function is (below): the
 				// calling frame stays, as Cobalt's tail call of a Java function leaves it.
+				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
+			}
+			if L.hooks != nil && callable.IsG && L.standsIn(cf.Fn) && cf.Parent != nil && !L.standsIn(cf.Parent.Fn) {
+				// Nor does a stand-in called by Lua code leave by a tail call of a Go function
+				// while a hook is set: its return event fires as it returns (hookStandIn), seen
+				// from it, as a C function's.
 				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
 			}
 			// this section is inlined by go-inline

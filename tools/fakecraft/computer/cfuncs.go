@@ -55,6 +55,11 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 		luakit.RaiseMessage(L, L.CheckString(1))
 		return 0
 	}))
+	// pcall's coroutine shares its caller's debug hook (the fork's ShareHooks).
+	native.RawSetString("shares_hooks", L.NewFunction(func(L *lua.LState) int {
+		L.CheckThread(1).ShareHooks()
+		return 1
+	}))
 	native.RawSetString("set_error_handler", L.NewFunction(func(L *lua.LState) int {
 		L.CheckThread(1).SetErrorHandler(L.Get(2), placedAtPcall)
 		return 0

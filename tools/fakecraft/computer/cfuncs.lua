@@ -33,8 +33,8 @@ end
 -- and error(msg, level) look past them (luakit's FrameAt).
 local co_create, co_resume, co_status, pcall_yield =
   coroutine.create, coroutine.resume, coroutine.status, coroutine.yield;
-local placed, set_error_handler, error_handler =
-  native.placed, native.set_error_handler, native.error_handler;
+local placed, set_error_handler, error_handler, shared =
+  native.placed, native.set_error_handler, native.error_handler, native.shares_hooks;
 -- NO_HANDLER is pcall's handler: none (xpcall's may be any value, nil or false included).
 local NO_HANDLER = {};
 
@@ -77,8 +77,9 @@ local function protected_by(handler, f, ...)
     return false, handled;
   end
   -- The Lua wrapper matters: gopher-lua loses the arguments and errors of a coroutine whose
-  -- body is a Go function.
-  local co = co_create(trampoline(fn));
+  -- body is a Go function. The coroutine's hook is the caller's, as Cobalt's pcall calls f
+  -- in the caller's coroutine.
+  local co = shared(co_create(trampoline(fn)));
   if handler ~= NO_HANDLER then set_error_handler(co, handler); end
   return resumed(co, handler, ...);
 end

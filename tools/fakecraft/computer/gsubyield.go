@@ -241,6 +241,8 @@ func (y *gsubYields) take(L *lua.LState) *lua.LState {
 	L.Call(1, 1)
 	h := L.Get(-1).(*lua.LState)
 	L.Pop(1)
+	// The function runs in the gsub's coroutine in CC: its debug hook fires there.
+	h.ShareHooks()
 	return h
 }
 

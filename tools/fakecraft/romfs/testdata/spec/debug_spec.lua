@@ -331,15 +331,169 @@ describe("debug.sethook", function()
     expect(debug.gethook()):eq(nil);
   end);
 
-  it("lets an error in the hook end the code it interrupted, with its position", function()
+  it("lets an error in the hook end the code it interrupted, with its position, and stays set", function()
+    local failed = false;
+    local function hook()
+      if not failed then failed = true; error("in the hook"); end
+    end
     local ok, err = pcall(function()
-      debug.sethook(function() error("in the hook"); end, "l");
+      debug.sethook(hook, "l");
       local x = 1;
       return x;
     end);
+    local after = debug.gethook();
+    debug.sethook();
     expect(ok):eq(false);
     expect(err):str_match("in the hook$");
-    expect(debug.gethook()):eq(nil); -- pcall's own coroutine had the hook
+    -- pcall runs its function in the caller's coroutine, as Cobalt's does: the hook set there
+    -- is the caller's.
+    expect(after):eq(hook);
+  end);
+
+  -- Cobalt's pcall and xpcall call the function in the same coroutine, whose hook fires
+  -- throughout; the fork's run it in a coroutine of their own (cfuncs.lua), which shares the
+  -- hook (ShareHooks). pcall itself counts as C: its call and return, no lines, no count.
+  describe("under pcall and xpcall", function()
+    local function work(n)
+      local sum = 0;
+      for i = 1, n do sum = sum + i; end
+      return sum;
+    end
+    local function handler(e) return e; end
+    -- No tail call of work: its call event would read "tail call".
+    local function ten() local sum = work(10); return sum; end
+    local runs = {
+      direct = ten,
+      pcall = function() return select(2, pcall(work, 10)); end,
+      xpcall = function() return select(2, xpcall(ten, handler)); end,
+    };
+
+    -- The events of mask (and every count instructions) seen inside work during run.
+    local function inWork(run, mask, count)
+      local seen = {};
+      debug.sethook(function(event, line)
+        if debug.getinfo(2, "f").func == work then seen[#seen + 1] = event .. (line or ""); end
+      end, mask, count);
+      local sum = run();
+      debug.sethook();
+      expect(sum):eq(55);
+      return table.concat(seen, ",");
+    end
+
+    it("fires count, line, call and return hooks inside the function as called directly", function()
+      for _, hook in ipairs({ { "", 1 }, { "l" }, { "cr" } }) do
+        local direct = inWork(runs.direct, hook[1], hook[2]);
+        expect(#direct > 0):eq(true);
+        expect(inWork(runs.pcall, hook[1], hook[2])):eq(direct);
+        expect(inWork(runs.xpcall, hook[1], hook[2])):eq(direct);
+      end
+    end);
+
+    it("counts none of pcall's own workings, and sees its call and return as a C function's", function()
+      local count = 0;
+      debug.sethook(function() count = count + 1; end, "", 1);
+      pcall(work, 10);
+      debug.sethook();
+      local viaPcall = count;
+      count = 0;
+      debug.sethook(function() count = count + 1; end, "", 1);
+      work(10);
+      debug.sethook();
+      expect(viaPcall - count):eq(1); -- the pcall global's lookup
+
+      local log = {};
+      debug.sethook(function(event)
+        local info = debug.getinfo(2, "fS");
+        if info.func == work then log[#log + 1] = event .. " work";
+        elseif info.what == "C" then log[#log + 1] = event .. " C"; end
+      end, "cr");
+      pcall(work, 1);
+      debug.sethook();
+      expect(table.concat(log, ",")):eq("call C,call work,return work,return C");
+    end);
+
+    it("fires in xpcall's handler, where the error was raised", function()
+      local lines = 0;
+      local function count(e)
+        return e;
+      end
+      debug.sethook(function()
+        if debug.getinfo(2, "f").func == count then lines = lines + 1; end
+      end, "l");
+      xpcall(function() error("x"); end, count);
+      debug.sethook();
+      expect(lines):eq(1);
+    end);
+
+    it("keeps a hook set or removed inside pcall's function, and gethook there reads the caller's", function()
+      local hook = function() end;
+      debug.sethook(hook, "l");
+      local inside = { pcall(debug.gethook) };
+      pcall(debug.sethook);
+      local removed = { debug.gethook() };
+      pcall(debug.sethook, hook, "c", 2);
+      local set = { debug.gethook() };
+      pcall(debug.sethook, coroutine.running(), nil);
+      local byThread = { debug.gethook() };
+      expect(inside):same({ true, hook, "l", 0 });
+      expect(removed):same({ nil, "", 0 });
+      expect(set):same({ hook, "c", 2 });
+      expect(byThread):same({ nil, "", 0 });
+    end);
+
+    it("sets the running coroutine's hook when named inside pcall's function", function()
+      local me = coroutine.running();
+      local count = 0;
+      pcall(function()
+        debug.sethook(me, function() count = count + 1; end, "", 1);
+        work(10);
+        debug.sethook(me);
+      end);
+      expect(count > 10):eq(true);
+      expect(debug.gethook()):eq(nil);
+    end);
+
+    it("may yield in a hook under pcall, and the code goes on where it was", function()
+      for _, mask in ipairs({ "c", "r", "l", "" }) do
+        local events = 0;
+        local n, ok, sum = echo(function()
+          debug.sethook(function()
+            if debug.getinfo(2, "f").func == work then
+              coroutine.yield();
+              events = events + 1;
+            end
+          end, mask, mask == "" and 1 or 0);
+          local ok, sum = pcall(work, 5);
+          debug.sethook();
+          return ok, sum;
+        end);
+        expect({ ok, sum }):same({ true, 15 });
+        expect(n > 0 and n == events):eq(true);
+      end
+    end);
+
+    it("fires in string.gsub's replacement function, as in the gsub's coroutine", function()
+      local function upper(c) return c:upper(); end
+      local lines = 0;
+      debug.sethook(function()
+        if debug.getinfo(2, "f").func == upper then lines = lines + 1; end
+      end, "l");
+      local text = string.gsub("abc", "%w", upper);
+      debug.sethook();
+      expect(text):eq("ABC");
+      expect(lines):eq(3);
+    end);
+
+    it("is not a new coroutine's, resumed under pcall or not", function()
+      local hook = function() end;
+      debug.sethook(hook, "l");
+      local co = coroutine.create(function() return debug.gethook(); end);
+      local inCo = { coroutine.resume(co) };
+      local underPcall = { pcall(coroutine.wrap(function() return debug.gethook(); end)) };
+      debug.sethook();
+      expect(inCo):same({ true, nil, "", 0 });
+      expect(underPcall):same({ true, nil, "", 0 });
+    end);
   end);
 end);
 
