@@ -241,8 +241,8 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	const playerStartup = "print(\"mine\")\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(playerStartup), 0o644))
 
-	// An empty password, then the default (no) to the host's permissions.
-	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "", "")
+	// An empty password, then the default (no) to the host's permissions and to moving /startup.
+	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "", "", "")
 	assert.Contains(t, out, "Gateway password (empty if it has none):")
 	assert.Contains(t, out, "Allow it? [y/N]")
 	assert.Contains(t, out, "Not allowed. Change it with:\nset sandbox.allow_files write\nset sandbox.allow_exec true\nset sandbox.allow_screen control\n",
@@ -250,15 +250,18 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.allow_files" ] = "none"`, "asked once, answered no")
 	assert.Contains(t, out, "To start the daemon at boot, add this line\nat the end of /startup:\n")
 	// the reboot after the line: rebooted before, the computer knows no sandbox command
+	assert.Contains(t, out, "Move it there? [y/N] \n", out)
+	assert.Contains(t, strings.Join(strings.Fields(out), " "), "If your /startup never ends, a line at its end never runs: "+
+		"run the install line again and let it move /startup. To start the daemon at boot", out)
 	assert.Contains(t, out, "  shell.run(\"/sandbox-startup.lua\")\nAdd it, then run: reboot\n", out)
 	got, err := os.ReadFile(filepath.Join(dir, "startup"))
 	require.NoError(t, err)
 	assert.Equal(t, playerStartup, string(got))
 	assert.NotContains(t, readSettings(t, dir), "sandbox.password", "an empty answer sets no password")
 
-	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "")
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
-	assert.NotContains(t, out, "Gateway password", "an upgrade asks nothing")
+	assert.NotContains(t, out, "Gateway password", "an upgrade asks nothing but the move")
 	assert.Contains(t, out, "add this line\nat the end of /startup:\n", "the line is not there yet")
 
 	// Once the player added the line, an upgrade does not ask for it again.
@@ -273,7 +276,7 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	// "tup.lua"): it is two rows there, each Lua as it stands.
 	dir = t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(playerStartup), 0o644))
-	rows := pocketSession(ctx, t, dir, "wget run "+g.URL("/trapos/install"), "", "")
+	rows := pocketSession(ctx, t, dir, "wget run "+g.URL("/trapos/install"), "", "", "")
 	at := slices.Index(rows, "  shell.run(")
 	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
 	assert.Equal(t, []string{"  shell.run(", `  "/sandbox-startup.lua")`, "Add it, then run: reboot"}, rows[at:at+3])
@@ -416,6 +419,73 @@ func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
 	out = playerSessionOn(ctx, t, machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}}, install)
 	require.Contains(t, out, "Run: reboot", out)
 	assert.NotContains(t, out, "runs before the daemon", "no startup file of the player's: nothing to say")
+}
+
+// TestInstallMovesAStartupThatNeverEnds: a /startup file leaves no room for /startup/, and the
+// installer's only advice was a line to add at its end, which the usual startup program (a
+// door's or a server's loop) never reaches: the daemon never started and nothing said why. The
+// installer asks to move the program into /startup/, after the hook, which runs it beside the
+// daemon; with the player's yes the computer connects at the reboot while the program runs on,
+// and the installer says how to undo it, a command on a row of its own that fits a pocket
+// computer's 26 columns.
+func TestInstallMovesAStartupThatNeverEnds(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\nwhile true do sleep(1) end\n"
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
+
+	// No to the host's access, yes to the move.
+	c := fakecrafttest.StartWithin(t, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true,
+		TimeScale: timeScale, Input: computer.LinesOf(install, "", "y", "reboot")}, testTimeout)
+	c.WaitFor(ctx, "door: locked by startup\n")
+	c.QueueString("terminate") // the player's Ctrl-T: the loop never ends, and the prompt comes after it
+	require.NoError(t, g.WaitLog(ctx, `msg="computer connected"`), "the daemon starts at the reboot beside the loop")
+	c.WaitFor(ctx, "door: locked by startup/startup.lua\n")
+	before, _, found := strings.Cut(c.Output(), "Goodbye")
+	require.True(t, found, c.Output())
+	assert.Contains(t, unwrapped(before), "Your /startup runs before the daemon at boot: a program in it that never ends "+
+		"(a loop) keeps the daemon from starting. Moved to /startup/startup.lua, it runs beside the daemon. Move it there? [y/N] y", c.Output())
+	assert.Contains(t, unwrapped(before), "Moved /startup to /startup/startup.lua: it runs beside the daemon. To undo: "+
+		"mv startup/startup.lua / Run: reboot", c.Output())
+	assert.Contains(t, lines(before), "mv startup/startup.lua /", "the command on a row of its own")
+	assert.NotContains(t, before, "add this line", c.Output())
+	got, err := os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got), "the player's program, byte for byte")
+	assert.Contains(t, diskFiles(t, dir), "startup/00-sandbox.lua")
+	c.Stop()
+
+	// An upgrade finds the hook in /startup/ and asks nothing; the program still runs beside the daemon.
+	const doorThatEnds = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "startup.lua"), []byte(doorThatEnds), 0o644))
+	out := playerSessionOn(ctx, t, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}, install, "reboot", "sandbox health")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ", out)
+	assert.NotContains(t, out, "Move it there?", out)
+	assert.Contains(t, afterLast(out, "Goodbye"), "door: locked by startup/startup.lua\n", out)
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+
+	// The undo, as the installer printed it, puts the program back at the root; the uninstall
+	// then leaves the player's files as they were, /startup/ aside.
+	out = playerSessionOn(ctx, t, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}},
+		"mv startup/startup.lua /", "wget run "+g.URL("/trapos/install")+" uninstall")
+	assert.Contains(t, out, "Removed trapos-sandbox ", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, doorThatEnds, string(got))
+
+	// On a pocket computer every row fits its 26 columns, the undo on one of its own.
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(doorThatEnds), 0o644))
+	rows := pocketSession(ctx, t, dir, install, "", "y")
+	at := slices.Index(rows, "mv startup/startup.lua /")
+	require.Positive(t, at, strings.Join(rows, "\n"))
+	assert.Equal(t, "Run: reboot", rows[at+1], strings.Join(rows, "\n"))
+	for _, row := range rows {
+		assert.LessOrEqual(t, len(row), 26, "row %q", row)
+	}
 }
 
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall

@@ -16,6 +16,11 @@ local HOOK = "/startup/00-sandbox.lua";    -- sorts first in /startup/ (see the 
 local HOOK_BESIDE = "/sandbox-startup.lua"; -- the hook when /startup is a file of the player's
 local NEW = ".new";                        -- suffix of a downloaded file not yet swapped in
 local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped in
+-- Where a /startup file of the player's goes when they agree: in /startup/, sorted after HOOK,
+-- which runs it beside the daemon. Its undo, `mv startup/startup.lua /`, fits a pocket
+-- computer's 26 columns.
+local MOVED_STARTUP = "/startup/startup.lua";
+local STARTUP_MOVING = "/.trapos-sandbox-startup.moving"; -- /startup while /startup/ is made
 local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
 
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
@@ -216,6 +221,30 @@ local function hookPlace(old)
     return HOOK_BESIDE, "/startup.lua";
   end
   return HOOK, nil;
+end
+
+-- Moves the player's /startup file to MOVED_STARTUP (a directory cannot take the name of the
+-- file it replaces, so through STARTUP_MOVING). Returns true, or false and why, with the file
+-- back at /startup.
+local function moveStartupFile()
+  local ok, err = pcall(fs.move, "/startup", STARTUP_MOVING);
+  if not ok then
+    return false, message(err);
+  end
+  ok, err = pcall(function()
+    fs.makeDir("/startup");
+    fs.move(STARTUP_MOVING, MOVED_STARTUP);
+  end);
+  if not ok then
+    if fs.isDir("/startup") and #fs.list("/startup") == 0 then
+      fs.delete("/startup");
+    end
+    if fs.exists(STARTUP_MOVING) and not fs.exists("/startup") then
+      fs.move(STARTUP_MOVING, "/startup");
+    end
+    return false, message(err);
+  end
+  return true;
 end
 
 -- Whether MAJOR.MINOR.PATCH version a is above b; false when either is not one.
@@ -599,6 +628,27 @@ local function printHookCall()
   end
 end
 
+-- Whether the player's /startup file can move to MOVED_STARTUP: not beside a /startup.lua,
+-- which CC would then run in its place. CC runs /startup to completion before the files in
+-- /startup/, so the line the player was told to add at its end never ran under the usual
+-- startup program, one that never ends (a door's loop, a server's): the daemon never started
+-- and nothing said why. In /startup/, after the hook, it runs beside the daemon whatever it does.
+local function startupCanMove()
+  return not fs.exists("/startup.lua");
+end
+
+-- Asks whether the player's /startup file may move (never done silently: --no-questions is no).
+local function askToMoveStartup(opts)
+  if opts.noQuestions then
+    return false;
+  end
+  -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
+  print("Your /startup runs before the daemon at boot: a program in it that never ends (a loop) keeps the daemon from starting. "
+    .. "Moved to " .. MOVED_STARTUP .. ", it runs beside the daemon.");
+  write("Move it there? [y/N] ");
+  return (read() or ""):match("^%s*[yY]") ~= nil;
+end
+
 local function install(opts)
   local old = readManifest();
 
@@ -647,6 +697,13 @@ local function install(opts)
   local hookPath, runFrom = nil, nil;
   if not trapos then
     hookPath, runFrom = hookPlace(old);
+  end
+  local canMove, moveStartup = false, false;
+  if runFrom == "/startup" and not namesHook(runFrom) and startupCanMove() then
+    canMove, moveStartup = true, askToMoveStartup(opts);
+    if moveStartup then
+      hookPath, runFrom = HOOK, nil;
+    end
   end
 
   local downloads = {};
@@ -697,7 +754,24 @@ local function install(opts)
     written[#written + 1] = f;
   end
 
-  -- 2. All arrived: swap them in, then drop what the new version no longer ships.
+  -- 2. All arrived: swap them in, then drop what the new version no longer ships. The hook's
+  -- place in /startup/ needs the player's /startup file moved out of the way first; when it
+  -- cannot move, the hook goes beside it, as without the player's yes.
+  local movedStartup = false;
+  if moveStartup then
+    local ok, err = moveStartupFile();
+    if ok then
+      movedStartup = true;
+    else
+      printError("Could not move /startup: " .. tostring(err));
+      hookPath, runFrom = HOOK_BESIDE, "/startup";
+      for _, f in ipairs(written) do
+        if f.temp == HOOK_NEW then
+          f.path = hookPath;
+        end
+      end
+    end
+  end
   local keep = {};
   for _, f in ipairs(written) do
     swapIn(f.path, f.temp);
@@ -805,9 +879,19 @@ local function install(opts)
       .. "keeps the daemon from starting. Move such a program into /startup/, whose files run beside the daemon:");
     print("mv startup.lua startup");
   end
+  if movedStartup then
+    -- The undo on a row of its own: back at the root (as /startup.lua, which CC runs as it
+    -- ran /startup) it runs before the daemon again.
+    print("Moved /startup to " .. MOVED_STARTUP .. ": it runs beside the daemon. To undo:");
+    print("mv startup/startup.lua /");
+  end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
   elseif runFrom ~= nil and not namesHook(runFrom) then
+    if canMove then
+      -- A program that never ends never reaches the line below; the move is the way then.
+      print("If your /startup never ends, a line at its end never runs: run the install line again and let it move /startup.");
+    end
     print("To start the daemon at boot, add this line");
     print("at the end of " .. runFrom .. ":");
     printHookCall();
