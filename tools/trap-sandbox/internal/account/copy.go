@@ -30,6 +30,9 @@ import (
 //     enrollment key's uses are the larger count, a last use or hello the later one. So a second
 //     run (after a first cut off, or after the gateway ran on meanwhile) finishes or catches up,
 //     and undoes nothing done on the replicas.
+//   - What the bucket holds already is brought forward before anything it lacks is written:
+//     cut off between the two, a copy leaves no secret the file added working on the replicas
+//     while one the file revoked still works there.
 //   - An account of the file that the bucket held and that was removed there since (accounts
 //     remove --nats deletes its records, which leaves a deletion mark on each key) is not
 //     written again: a second run would otherwise bring it back whole, its tokens and computers
@@ -115,45 +118,53 @@ func copyToKV(ctx context.Context, snap Snapshot, to *KV, beforeWrite func()) (C
 		}
 		return nil
 	}
-	for _, a := range snap.Accounts {
-		if slices.Contains(report.RemovedInBucket, a.ID) {
-			continue
-		}
-		for _, t := range snap.Tokens {
-			if t.AccountID == a.ID {
-				if err := copyOne(ctx, &report.Tokens, plan.tokens[t.Selector], t, write, to.createTokenRecord, to.bringTokenForward); err != nil {
-					return report, err
-				}
-			}
-		}
-		for _, c := range snap.Credentials {
-			if c.AccountID != a.ID {
+	// Two passes: what the bucket holds already is brought forward first (a revocation), what
+	// it lacks written after, so a copy cut off never leaves a secret the file added working on
+	// the replicas beside one the file revoked that still works there.
+	for _, present := range []bool{true, false} {
+		for _, a := range snap.Accounts {
+			if slices.Contains(report.RemovedInBucket, a.ID) {
 				continue
 			}
-			bucket := plan.credentials[c.Selector]
-			if err := copyOne(ctx, &report.Credentials, bucket, c, write, to.createCredentialRecord, to.bringCredentialForward); err != nil {
-				return report, err
-			}
-			if bucket != nil && bucket.RevokedAt.IsZero() && !c.RevokedAt.IsZero() {
-				report.Revoked = append(report.Revoked, c.Selector)
-			}
-		}
-		for _, k := range snap.EnrollmentKeys {
-			if k.AccountID == a.ID {
-				if err := copyOne(ctx, &report.EnrollmentKeys, plan.keys[k.Selector], k, write, to.createEnrollmentKeyRecord, to.bringEnrollmentKeyForward); err != nil {
-					return report, err
+			for _, t := range snap.Tokens {
+				if bucket := plan.tokens[t.Selector]; t.AccountID == a.ID && (bucket != nil) == present {
+					if err := copyOne(ctx, &report.Tokens, bucket, t, write, to.createTokenRecord, to.bringTokenForward); err != nil {
+						return report, err
+					}
 				}
 			}
-		}
-		if plan.accounts[a.ID] {
-			report.Accounts.Present++
-		} else {
-			if err := write(func() error { return to.CreateAccount(ctx, a) }); err != nil {
-				return report, err
+			for _, c := range snap.Credentials {
+				bucket := plan.credentials[c.Selector]
+				if c.AccountID != a.ID || (bucket != nil) != present {
+					continue
+				}
+				if err := copyOne(ctx, &report.Credentials, bucket, c, write, to.createCredentialRecord, to.bringCredentialForward); err != nil {
+					return report, err
+				}
+				if bucket != nil && bucket.RevokedAt.IsZero() && !c.RevokedAt.IsZero() {
+					report.Revoked = append(report.Revoked, c.Selector)
+				}
 			}
-			report.Accounts.Copied++
+			for _, k := range snap.EnrollmentKeys {
+				if bucket := plan.keys[k.Selector]; k.AccountID == a.ID && (bucket != nil) == present {
+					if err := copyOne(ctx, &report.EnrollmentKeys, bucket, k, write, to.createEnrollmentKeyRecord, to.bringEnrollmentKeyForward); err != nil {
+						return report, err
+					}
+				}
+			}
+			if present {
+				continue
+			}
+			if plan.accounts[a.ID] {
+				report.Accounts.Present++
+			} else {
+				if err := write(func() error { return to.CreateAccount(ctx, a) }); err != nil {
+					return report, err
+				}
+				report.Accounts.Copied++
+			}
+			whole++
 		}
-		whole++
 	}
 	return report, nil
 }

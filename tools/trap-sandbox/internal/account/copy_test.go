@@ -314,6 +314,48 @@ func TestCopyToKVCutOffLeavesEachAccountWholeOrUnusable(t *testing.T) {
 	}
 }
 
+// TestCopyToKVCarriesARevocationBeforeWhatIsNew: the gateway ran on after a first copy (alice's
+// kitchen revoked, a token issued to her), and the second copy is cut off at each of its writes
+// in turn: the new token never works on the replicas while the kitchen's credential, revoked
+// on the file, still does there.
+func TestCopyToKVCarriesARevocationBeforeWhatIsNew(t *testing.T) {
+	ctx := t.Context()
+	file, secrets := gatewayStore(t)
+	first, err := file.Snapshot(ctx)
+	require.NoError(t, err)
+	acc := account.New(file, clock.Real{})
+	kitchen, err := acc.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
+	require.NoError(t, err)
+	_, err = acc.RevokeCredential(ctx, "", kitchen.Selector)
+	require.NoError(t, err)
+	ci, _, err := acc.IssueToken(ctx, "alice", "ci", 0)
+	require.NoError(t, err)
+	second, err := file.Snapshot(ctx)
+	require.NoError(t, err)
+
+	const writes = 2 // the kitchen's revocation, the new token
+	for cut := range writes {
+		n := startNATSServer(t)
+		_, err := account.CopyToKV(ctx, first, n.bucket())
+		require.NoError(t, err)
+		w := 0
+		_, err = account.CopyToKVForTest(ctx, second, n.bucket(), func() {
+			if w == cut {
+				n.stop()
+			}
+			w++
+		})
+		require.ErrorAs(t, err, new(*account.CopyCutError), "cut at write %d", cut)
+
+		n.start()
+		onNATS := account.New(n.bucket(), clock.Real{})
+		_, tokErr := onNATS.Authenticate(ctx, ci)
+		_, credErr := onNATS.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
+		assert.False(t, tokErr == nil && credErr == nil, "cut at write %d: the new token works and so does the revoked credential", cut)
+		n.stop()
+	}
+}
+
 // TestCopyToKVStampsTheSecretsOfAnOlderStore: a secret of an older trap-sandbox carries no
 // stamp of its account; copied, it gets its account's, so that an account made again under
 // the name on NATS does not inherit it.
