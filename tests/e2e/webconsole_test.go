@@ -2401,3 +2401,37 @@ func TestTheWebConsoleDrawsABasicComputersGreysAsCCDoes(t *testing.T) {
 		"e rgb(254, 254, 254) on rgb(118, 118, 118)",
 	}, drawn, "CC's greys: the channels' average, cut")
 }
+
+// TestTheWebConsoleNamesTheRowsTheComputerHasNotSeen: rows the computer's mirror has not seen
+// drawn whole (a frame's unknownRows: the boot's first lines) are marked on the screen and
+// named under it, so that their blank is not taken for the computer's; once every row is seen
+// the marks and the line go. The page showed them as blank rows without a word.
+func TestTheWebConsoleNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	blank := map[string]any{"text": "   ", "fg": "000", "bg": "fff"}
+	c := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: map[string]any{
+		"width": 3, "height": 5, "cursor": map[string]any{"x": 1, "y": 5, "blink": false},
+		"rows":        map[string]any{"1": blank, "2": blank, "3": blank, "4": blank, "5": map[string]any{"text": "rig", "fg": "000", "bg": "fff"}},
+		"palette":     []string{"#f0f0f0"},
+		"unknownRows": []int{1, 2, 4}}})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.endsWith("rig")`)
+	shown := func() []any {
+		t.Helper()
+		got, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[
+			[...document.querySelectorAll("#screen .row")].map((row, y) => row.classList.contains("unseen") ? y + 1 : 0).filter((y) => y).join(),
+			document.getElementById("unseen-rows").hidden, document.getElementById("unseen-rows").textContent]`))
+		require.NoError(t, err)
+		return got
+	}
+	assert.Equal(t, []any{"1,2,4", false, "Rows not yet seen: 1-2, 4 (blank here until the computer draws them again)."}, shown(),
+		"the rows marked, and named under the screen")
+
+	c.drawScreen(ctx, t, map[string]any{"width": 3, "height": 5, "cursor": map[string]any{"x": 1, "y": 5, "blink": false},
+		"rows": map[string]any{"5": map[string]any{"text": "ok ", "fg": "000", "bg": "fff"}}})
+	until(t, "the next frame", `document.getElementById("screen-text").textContent.endsWith("ok")`)
+	assert.Equal(t, []any{"", true, ""}, shown(), "every row seen: nothing marked, nothing said")
+}

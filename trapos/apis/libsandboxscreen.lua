@@ -467,14 +467,23 @@ local function newMirror(target)
   end
 
   -- The whole screen (screen.read's answer).
-  local function read()
-    resize();
-    local rows, unknown = {}, {};
+  -- The rows not known (drawn whole since the mirror started), as screen.read and every
+  -- screen.update name them; nil when every row is known: an empty table is no JSON array.
+  local function unknownRows()
+    local unknown = {};
     for y = 1, height do
-      rows[y] = rowOf(y);
       if not known[y] then
         unknown[#unknown + 1] = y;
       end
+    end
+    return #unknown > 0 and unknown or nil;
+  end
+
+  local function read()
+    resize();
+    local rows = {};
+    for y = 1, height do
+      rows[y] = rowOf(y);
     end
     return {
       width = width,
@@ -485,8 +494,7 @@ local function newMirror(target)
       bg = 2 ^ tonumber(backColour, 16),
       rows = rows,
       palette = { table.unpack(palette) },
-      -- Left out when every row is known: an empty table is no JSON array.
-      unknownRows = #unknown > 0 and unknown or nil,
+      unknownRows = unknownRows(),
     };
   end
 
@@ -510,6 +518,9 @@ local function newMirror(target)
       colour = target.isColour(),
       cursor = { x = cursorX, y = cursorY, blink = blink },
       rows = rows,
+      -- In every update, as the cursor: a row turns known (or unknown) only as the screen
+      -- changes, and left out it says none are (an older client's updates name none).
+      unknownRows = unknownRows(),
     };
     if whole or paletteVersion > since then
       frame.palette = { table.unpack(palette) };

@@ -452,6 +452,34 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    -- A watch's updates carry the rows not seen drawn whole, as screen.read does: in each
+    -- update, whole or not, since a row becomes known (or unknown again) as it changes; left out
+    -- when there are none. Without them the web console and trap-sandbox screen showed the
+    -- boot's first lines as blank rows, unsaid.
+    it("names in a watch's updates the rows it has not seen drawn whole", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      local whole, since = mirror.changesSince(nil);
+      expect(whole.unknownRows):same(mirror.read().unknownRows);
+      expect(#whole.unknownRows):eq(H);
+      drawingOn(ref, function()
+        term.setCursorPos(1, 2);
+        term.write(string.rep("x", W)); -- row 2 written across: known
+      end);
+      local changes;
+      changes, since = mirror.changesSince(since);
+      expect(changes.rows["2"] ~= nil):eq(true);
+      expect(changes.unknownRows):same(mirror.read().unknownRows);
+      expect(#changes.unknownRows):eq(H - 1);
+      expect(changes.unknownRows[2]):eq(3);
+      drawingOn(ref, function() term.clear(); end);
+      changes, since = mirror.changesSince(since);
+      expect(changes.unknownRows):eq(nil);
+      expect(mirror.changesSince(since)):eq(nil);
+      mirror.uninstall();
+    end);
+
     -- The mirror takes a __tostring value's metatable off to word it as the terminal does and
     -- puts it back; CC's abort between the two left the value without its metatable for good.
     -- tostring, which runs between them, raises it there; then a count hook raises it (as CC

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -315,6 +316,34 @@ const (
 // wrapped over the rows under a pocket computer's screen in a narrow terminal.
 const viewOnlyStatus = "view only: the owner allows typing with: " + computer.AllowScreenControl
 
+// liveStatus is the status line of a live view ("" when there is nothing to say): whether
+// the computer is only viewed, and the rows its mirror has not seen drawn whole (a frame's
+// unknownRows: the boot's first lines), which show blank here though the computer may show
+// more, as runs ("2-4, 6"). The web console words them the same (console.js, unseenNote).
+func liveStatus(viewOnly bool, unseen []int) string {
+	var parts []string
+	if viewOnly {
+		parts = append(parts, viewOnlyStatus)
+	}
+	if len(unseen) > 0 {
+		var runs []string
+		for i := 0; i < len(unseen); {
+			j := i
+			for j+1 < len(unseen) && unseen[j+1] == unseen[j]+1 {
+				j++
+			}
+			if j == i {
+				runs = append(runs, strconv.Itoa(unseen[i]))
+			} else {
+				runs = append(runs, fmt.Sprintf("%d-%d", unseen[i], unseen[j]))
+			}
+			i = j + 1
+		}
+		parts = append(parts, "rows not yet seen: "+strings.Join(runs, ", ")+" (blank here until the computer draws them again)")
+	}
+	return strings.Join(parts, "; ")
+}
+
 // keysWaiting bounds the key presses that wait while keys are being sent (a busy computer's
 // wait included); what is typed past them is dropped (a button's release goes still:
 // releasesOnly), so that a computer busy for long does not get a burst of stale keys, nor
@@ -347,6 +376,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	away := make(chan string) // the status while the computer is away; "" once it is back
 	go func() { streamErr <- v.follow(ctx, stream, frames, away) }()
 	var last *fcomputer.Snapshot // the screen last drawn, greyed while the computer is away
+	var unseen []int             // the last frame's unknownRows, named on the status line
 	live := true
 	keys := make(chan []computer.InputEvent) // the sender takes every key waiting at once
 	var waiting []computer.InputEvent        // keys typed since the sender last took them
@@ -391,17 +421,13 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			v.sendBeforeLeaving(sendCtx, keys, sent, sending, append(waiting, mouse.letGo()...))
 		}
 	}
-	// statusShown draws the view-only status line while the computer is live (away, its
-	// own status is shown), or clears it once the keys are back.
+	// statusShown draws the live status line (liveStatus) while the computer is live (away,
+	// its own status is shown), or clears it once there is nothing to say.
 	statusShown := func() error {
 		if !live {
 			return nil
 		}
-		status := ""
-		if only.on {
-			status = viewOnlyStatus
-		}
-		_, err := v.out.Write(v.showStatus(nil, status))
+		_, err := v.out.Write(v.showStatus(nil, liveStatus(only.on, unseen)))
 		return err
 	}
 	for {
@@ -470,8 +496,10 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
 				return err
 			}
-			if only.on && live && v.statusOver(h) {
-				if err := statusShown(); err != nil { // drawn over the screen's last rows
+			newlyUnseen := !slices.Equal(unseen, f.UnknownRows)
+			unseen = f.UnknownRows
+			if live && (newlyUnseen || liveStatus(only.on, unseen) != "" && v.statusOver(h)) {
+				if err := statusShown(); err != nil { // new words, or drawn over the screen's last rows
 					return err
 				}
 			}

@@ -989,3 +989,43 @@ func TestTheScreenViewerWrapsTheViewOnlyStatusInANarrowTerminal(t *testing.T) {
 	cleared := string(v.showStatus(nil, ""))
 	assert.Equal(t, "\x1b[21;1H\x1b[0m\x1b[2K\x1b[22;1H\x1b[0m\x1b[2K\x1b[23;1H\x1b[0m\x1b[2K\x1b[24;1H\x1b[0m\x1b[2K", cleared, "each of its rows cleared")
 }
+
+// TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen: rows the computer's mirror has not
+// seen drawn whole (a frame's unknownRows: the boot's first lines) are named on the status
+// line, as runs, so that their blank is not taken for the computer's; the line goes once
+// every row is seen, and a view-only status keeps its words first.
+func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
+		send: func(context.Context, []computer.InputEvent) error { return nil }}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+	frame := func(seq int, text, unknown string) {
+		t.Helper()
+		_, err := fmt.Fprintf(streaming, "event: frame\ndata: {\"seq\":%d,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":3,\"y\":1,\"blink\":true},\"rows\":[{\"text\":%q}]%s}\n\n",
+			seq, text, unknown)
+		require.NoError(t, err)
+	}
+	frame(1, "> ", `,"unknownRows":[2,3,4,6,19]`)
+	const status = "rows not yet seen: 2-4, 6, 19 (blank here until the computer draws them again)"
+	assert.LessOrEqual(t, len(status), 80, "one row of an 80-column terminal")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7m"+status) },
+		5*time.Second, time.Millisecond, "the status line names them: %q", out.String())
+	before := len(out.String())
+	frame(2, "> l", `,"unknownRows":[2,3,4,6,19]`)
+	require.Eventually(t, func() bool { return strings.Contains(out.String()[before:], "l") }, 5*time.Second, time.Millisecond)
+	frame(3, "> ls", "")
+	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") }, 5*time.Second, time.Millisecond,
+		"the status line goes once every row is seen: %q", out.String())
+	assert.Equal(t, 1, strings.Count(out.String(), status), "the same rows again: the line was not drawn again")
+	typeOn(t, typing, "\x13\x13")
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+
+	assert.Equal(t, viewOnlyStatus+"; rows not yet seen: 1 (blank here until the computer draws them again)",
+		liveStatus(true, []int{1}), "view only first")
+	assert.Equal(t, "", liveStatus(false, nil), "nothing to say")
+}

@@ -165,15 +165,25 @@ func (s Screen) problem() string {
 			return why
 		}
 	}
-	if len(s.UnknownRows) > s.Height {
-		return fmt.Sprintf("it names %d unknown rows; the screen is %d high", len(s.UnknownRows), s.Height)
-	}
-	for _, y := range s.UnknownRows {
-		if y < 1 || y > s.Height {
-			return fmt.Sprintf("it names row %d as unknown; the screen has rows 1 to %d", y, s.Height)
-		}
+	if why := UnknownRowsProblem(s.UnknownRows, s.Height); why != "" {
+		return why
 	}
 	return PaletteProblem(s.Palette)
+}
+
+// UnknownRowsProblem says what is wrong with the rows a computer names unknown (screen.read's
+// and screen.update's unknownRows) on a screen height rows high ("" when nothing): each a row
+// of it, no more of them than it has.
+func UnknownRowsProblem(rows []int, height int) string {
+	if len(rows) > height {
+		return fmt.Sprintf("it names %d unknown rows; the screen is %d high", len(rows), height)
+	}
+	for _, y := range rows {
+		if y < 1 || y > height {
+			return fmt.Sprintf("it names row %d as unknown; the screen has rows 1 to %d", y, height)
+		}
+	}
+	return ""
 }
 
 // FromWire turns the rows' wire text into host text (the fields a computer sends as bytes).

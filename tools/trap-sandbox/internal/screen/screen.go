@@ -290,6 +290,7 @@ func (v *Viewer) Next(ctx context.Context) (Frame, error) {
 			f := w.frame
 			f.Screen.Rows = append([]computer.Row(nil), f.Screen.Rows...)
 			f.Screen.Palette = append([]string(nil), f.Screen.Palette...)
+			f.Screen.UnknownRows = append([]int(nil), f.Screen.UnknownRows...)
 			v.seen = f.Seq
 			m.mu.Unlock()
 			return f, nil
@@ -361,7 +362,7 @@ func rawID(id string) json.RawMessage {
 }
 
 // updateShape is screen.update's payload, as a refusal shows it.
-const updateShape = `{watchId, seq, width, height, colour, cursor: {x, y, blink}, rows: {"<y>": {text, fg, bg}}, palette?, fg?, bg?}`
+const updateShape = `{watchId, seq, width, height, colour, cursor: {x, y, blink}, rows: {"<y>": {text, fg, bg}}, palette?, fg?, bg?, unknownRows?: [y…]}`
 
 // update is screen.update's payload.
 type update struct {
@@ -376,6 +377,9 @@ type update struct {
 	BG      *int                    `json:"bg"`
 	Rows    map[string]computer.Row `json:"rows"`
 	Palette []string                `json:"palette"`
+	// UnknownRows are the rows the computer has not seen drawn whole, in every update as the
+	// cursor is (screen.read's): none named is none (all seen, or a client before 0.5.25).
+	UnknownRows []int `json:"unknownRows"`
 	// Ended, when set, is the computer's last update of the watch, with no screen: the owner
 	// withdrew sandbox.allow_screen, and Message says so.
 	Ended *struct {
@@ -429,6 +433,9 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 	if why := computer.PaletteProblem(u.Palette); why != "" {
 		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
 	}
+	if why := computer.UnknownRowsProblem(u.UnknownRows, u.Height); why != "" {
+		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
+	}
 	unknown := unknownWatch(u.WatchID, from.TraposID)
 	m.mu.Lock()
 	w := m.watches[watchKey(from.AccountID, from.TraposID)]
@@ -474,7 +481,7 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 		copy(resized, s.Rows)
 		s.Rows = resized
 	}
-	s.Width, s.Height, s.Colour, s.Cursor = u.Width, u.Height, u.Colour, u.Cursor
+	s.Width, s.Height, s.Colour, s.Cursor, s.UnknownRows = u.Width, u.Height, u.Colour, u.Cursor, u.UnknownRows
 	if u.FG != nil {
 		s.FG = *u.FG
 	}

@@ -582,3 +582,41 @@ func TestAScreenLargerThanCCsIsRefused(t *testing.T) {
 	assert.Equal(t, 2, f.Seq, "no refused update was merged")
 	assert.Equal(t, 255, f.Screen.Width)
 }
+
+// TestAWatchNamesTheRowsTheComputerHasNotSeen: each screen.update names the rows the
+// computer's mirror has not seen drawn whole (unknownRows, as screen.read's), and the viewers'
+// frames carry them: the web console and trap-sandbox screen showed them as blank rows,
+// unsaid. An update without them (all rows seen, or a client before 0.5.25) names none; a
+// list that is no rows of the screen is refused, bad_payload, and the viewer keeps its screen.
+func TestAWatchNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
+	m, v := watchingAFirstScreen(t)
+	_, err := m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":2,"width":3,"height":2,"rows":{},"unknownRows":[1,2]}`))
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2}, f.Screen.UnknownRows)
+
+	for bad, want := range map[string]string{
+		`[0]`:     "screen.update: it names row 0 as unknown; the screen has rows 1 to 2",
+		`[3]`:     "screen.update: it names row 3 as unknown; the screen has rows 1 to 2",
+		`[1,2,1]`: "screen.update: it names 3 unknown rows; the screen is 2 high",
+		`"1"`:     "unknownRows",
+	} {
+		_, err := m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":3,"width":3,"height":2,"rows":{},"unknownRows":`+bad+`}`))
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), want, bad)
+	}
+
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":3,"width":3,"height":2,"rows":{"2":{"text":"xyz","fg":"000","bg":"fff"}},"unknownRows":[1]}`))
+	require.NoError(t, err)
+	f, err = v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 3, f.Seq, "no refused update was merged")
+	assert.Equal(t, []int{1}, f.Screen.UnknownRows, "row 2 drawn whole: seen")
+	_, err = m.handleUpdate(t.Context(), from, frame(4, map[string]string{"1": "abc"}, false))
+	require.NoError(t, err)
+	f, err = v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, f.Screen.UnknownRows, "an update that names none: every row seen")
+}

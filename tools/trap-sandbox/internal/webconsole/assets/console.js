@@ -139,6 +139,7 @@ function loggedOut(why) {
   $("computer-list").replaceChildren();
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
+  shownUnseen("");
   $("type-text").value = "";
   $("paste-text").value = ""; // a text not pasted yet (a door's password?) is no next person's
   show("login");
@@ -352,13 +353,29 @@ function colourOf(palette, digit, colour) {
   return rgb;
 }
 
+// unseenNote is the line under the screen naming rows the computer's mirror has not seen
+// drawn whole (a frame's unknownRows: the boot's first lines), as runs ("2-4, 6"), which show
+// blank here though the computer may show more; "" when there are none. trap-sandbox screen's
+// status line words them the same (liveStatus, in Go).
+function unseenNote(rows) {
+  const runs = [];
+  for (let i = 0; i < rows.length;) {
+    let j = i;
+    while (j + 1 < rows.length && rows[j + 1] === rows[j] + 1) j++;
+    runs.push(j === i ? String(rows[i]) : rows[i] + "-" + rows[j]);
+    i = j + 1;
+  }
+  return runs.length ? "Rows not yet seen: " + runs.join(", ") + " (blank here until the computer draws them again)." : "";
+}
+
 function draw(frame) {
   const screen = $("screen");
   const rows = [];
   const texts = [];
+  const unseen = frame.unknownRows || []; // a client before 0.5.25 names none
   frame.rows.forEach((row, y) => {
     const div = document.createElement("div");
-    div.className = "row";
+    div.className = unseen.includes(y + 1) ? "row unseen" : "row";
     const bytes = Array.from(row.text);
     const chars = bytes.map(glyph);
     const cursorX = frame.cursor.blink && frame.cursor.y === y + 1 ? frame.cursor.x - 1 : -1;
@@ -390,8 +407,15 @@ function draw(frame) {
   screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
+  shownUnseen(unseenNote(unseen));
   placeKeys();
   markWide();
+}
+
+// shownUnseen shows note (unseenNote) under the screen, or hides its line when it is "".
+function shownUnseen(note) {
+  $("unseen-rows").textContent = note;
+  $("unseen-rows").hidden = note === "";
 }
 
 // markWide marks a screen wider than its box (a monitor's in a phone's window, below the
@@ -1892,6 +1916,7 @@ function open(traposId) {
   $("viewer-id").textContent = traposId;
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
+  shownUnseen("");
   $("viewer").classList.remove("stale");
   $("viewer").classList.add("blank"); // until its stream first opens: no screen to type on (live)
   note();
