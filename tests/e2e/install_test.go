@@ -486,6 +486,19 @@ func TestInstallMovesAStartupThatNeverEnds(t *testing.T) {
 	for _, row := range rows {
 		assert.LessOrEqual(t, len(row), 26, "row %q", row)
 	}
+
+	// A computer installed the old way, the hook beside a /startup that never named it, is
+	// asked again on an upgrade; with a yes the hook moves into /startup/ and the old one goes.
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(doorThatEnds), 0o644))
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+	playerSessionOn(ctx, t, opts, install, "", "")
+	require.Contains(t, diskFiles(t, dir), "sandbox-startup.lua")
+	out = playerSessionOn(ctx, t, opts, install, "y")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ", out)
+	files := diskFiles(t, dir)
+	assert.NotContains(t, files, "sandbox-startup.lua", out)
+	assert.Subset(t, files, []string{"startup/00-sandbox.lua", "startup/startup.lua"}, out)
 }
 
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
