@@ -376,17 +376,29 @@ func (c *AccountsCopyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 		return err
 	}
 	r, err := account.CopyToKV(ctx, snap, kv)
+	// The revocations it wrote are told even when the copy was cut off after them: the run
+	// that finishes it finds them in the bucket already, and has none to tell.
+	var told error
+	for _, selector := range r.Revoked {
+		if told = cluster.PublishRevocation(nc, selector); told != nil {
+			told = fmt.Errorf("the running replicas were not told of %s revoked since the last copy (its socket closes at its next hello): %w",
+				count(len(r.Revoked), "computer credential"), told)
+			break
+		}
+	}
 	if cut, ok := errors.AsType[*account.CopyCutError](err); ok {
+		if told != nil {
+			return fmt.Errorf("copy %s to NATS at %s: %w; run the same command again to finish (what is there already is checked, not written twice); and %w",
+				store, cluster.RedactURL(c.NATS), cut, told)
+		}
 		return fmt.Errorf("copy %s to NATS at %s: %w; run the same command again to finish (what is there already is checked, not written twice)",
 			store, cluster.RedactURL(c.NATS), cut)
 	}
 	if err != nil {
 		return fmt.Errorf("copy %s to NATS at %s: %w", store, cluster.RedactURL(c.NATS), err)
 	}
-	for _, selector := range r.Revoked {
-		if err := cluster.PublishRevocation(nc, selector); err != nil {
-			return fmt.Errorf("copied, but the running replicas were not told of %s revoked since the last copy (its socket closes at its next hello): %w", count(len(r.Revoked), "computer credential"), err)
-		}
+	if told != nil {
+		return fmt.Errorf("copied, but %w", told)
 	}
 	fmt.Fprintf(out, "copied the account store %s into the NATS key-value bucket %s: %s\n", store, account.KVBucket, copied(r))
 	if r.OnlyInBucket > 0 {

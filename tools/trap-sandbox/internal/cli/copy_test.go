@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -192,4 +193,38 @@ func TestAccountsCopyAgainSaysWhatTheReplicasRemoved(t *testing.T) {
 	assert.Contains(t, out, ": 0 accounts copied, 1 there already; 0 API tokens copied, 1 there already;")
 	assert.Contains(t, out, "\nnot copied again: alice, removed on the replicas since an earlier copy (accounts remove --nats); to bring one back, add it there anew\n")
 	assert.NotContains(t, mustRun(t, "accounts", "list", "--nats", url), "alice")
+}
+
+// TestAccountsCopyCutOffStillTellsTheReplicasOfItsRevocations: a second copy carries a
+// revocation made on the file, then is cut off (NATS refuses its write of a new account: this
+// NATS user may not write account records), and still tells the running replicas of the
+// revocation it wrote (trapos.revoked): the run that finishes it finds the credential revoked
+// in the bucket already and has nothing to tell, so the computer's socket stayed open on its
+// replica until its next hello.
+func TestAccountsCopyCutOffStillTellsTheReplicasOfItsRevocations(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	url := startNATSWith(t, &natsserver.Options{Users: []*natsserver.User{
+		{Username: "ops", Password: "pw"},
+		{Username: "cut", Password: "pw", Permissions: &natsserver.Permissions{Publish: &natsserver.SubjectPermission{
+			Allow: []string{">"}, Deny: []string{"$KV." + account.KVBucket + ".account.>"}}}},
+	}})
+	mustRun(t, "accounts", "add", "alice", "--data-dir", dir)
+	cred := lastLineOf(mustRun(t, "credentials", "add", "alice", "--data-dir", dir))
+	mustRun(t, "accounts", "copy", "--data-dir", dir, "--nats", url, "--nats-user", "ops", "--nats-password", "pw")
+	credID := strings.SplitN(cred, "_", 3)[1]
+	mustRun(t, "credentials", "revoke", credID, "--data-dir", dir)
+	mustRun(t, "accounts", "add", "bob", "--data-dir", dir)
+
+	nc, err := natsgo.Connect(url, natsgo.UserInfo("ops", "pw"))
+	require.NoError(t, err)
+	defer nc.Close()
+	revoked, err := nc.SubscribeSync(cluster.RevocationSubject)
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+	_, _, err = runWith(t, "", "accounts", "copy", "--data-dir", dir, "--nats", url, "--nats-user", "cut", "--nats-password", "pw")
+	require.ErrorContains(t, err, "the copy was cut off after 1 of 2 accounts")
+	msg, err := revoked.NextMsg(10 * time.Second)
+	require.NoError(t, err, "the replicas told of the revocation")
+	assert.Contains(t, string(msg.Data), credID)
 }
