@@ -2427,7 +2427,7 @@ func TestTheWebConsoleNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 		require.NoError(t, err)
 		return got
 	}
-	assert.Equal(t, []any{"1,2,4", false, "Rows not yet seen: 1-2, 4 (blank here until the computer draws them again)."}, shown(),
+	assert.Equal(t, []any{"1,2,4", false, "Rows not yet seen whole: 1-2, 4 (the computer may show more there)."}, shown(),
 		"the rows marked, and named under the screen")
 
 	c.drawScreen(ctx, t, map[string]any{"width": 3, "height": 5, "cursor": map[string]any{"x": 1, "y": 5, "blink": false},

@@ -318,8 +318,9 @@ const viewOnlyStatus = "view only: the owner allows typing with: " + computer.Al
 
 // liveStatus is the status line of a live view ("" when there is nothing to say): whether
 // the computer is only viewed, and the rows its mirror has not seen drawn whole (a frame's
-// unknownRows: the boot's first lines), which show blank here though the computer may show
-// more, as runs ("2-4, 6"). The web console words them the same (console.js, unseenNote).
+// unknownRows: the boot's first lines, a prompt drawn on them since), where the computer may
+// show more than here, as runs ("2-4, 6"). The web console words them the same (console.js,
+// unseenNote).
 func liveStatus(viewOnly bool, unseen []int) string {
 	var parts []string
 	if viewOnly {
@@ -339,7 +340,7 @@ func liveStatus(viewOnly bool, unseen []int) string {
 			}
 			i = j + 1
 		}
-		parts = append(parts, "rows not yet seen: "+strings.Join(runs, ", ")+" (blank here until the computer draws them again)")
+		parts = append(parts, "rows not yet seen whole: "+strings.Join(runs, ", ")+" (the computer may show more there)")
 	}
 	return strings.Join(parts, "; ")
 }

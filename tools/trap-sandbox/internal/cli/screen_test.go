@@ -1011,7 +1011,7 @@ func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 		require.NoError(t, err)
 	}
 	frame(1, "> ", `,"unknownRows":[2,3,4,6,19]`)
-	const status = "rows not yet seen: 2-4, 6, 19 (blank here until the computer draws them again)"
+	const status = "rows not yet seen whole: 2-4, 6, 19 (the computer may show more there)"
 	assert.LessOrEqual(t, len(status), 80, "one row of an 80-column terminal")
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7m"+status) },
 		5*time.Second, time.Millisecond, "the status line names them: %q", out.String())
@@ -1025,7 +1025,7 @@ func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	typeOn(t, typing, "\x13\x13")
 	assert.NoError(t, <-done, "Ctrl-S held leaves")
 
-	assert.Equal(t, viewOnlyStatus+"; rows not yet seen: 1 (blank here until the computer draws them again)",
+	assert.Equal(t, viewOnlyStatus+"; rows not yet seen whole: 1 (the computer may show more there)",
 		liveStatus(true, []int{1}), "view only first")
 	assert.Equal(t, "", liveStatus(false, nil), "nothing to say")
 }

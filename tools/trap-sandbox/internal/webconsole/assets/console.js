@@ -354,9 +354,9 @@ function colourOf(palette, digit, colour) {
 }
 
 // unseenNote is the line under the screen naming rows the computer's mirror has not seen
-// drawn whole (a frame's unknownRows: the boot's first lines), as runs ("2-4, 6"), which show
-// blank here though the computer may show more; "" when there are none. trap-sandbox screen's
-// status line words them the same (liveStatus, in Go).
+// drawn whole (a frame's unknownRows: the boot's first lines, a prompt drawn on them since), as
+// runs ("2-4, 6"), where the computer may show more than here; "" when there are none.
+// trap-sandbox screen's status line words them the same (liveStatus, in Go).
 function unseenNote(rows) {
   const runs = [];
   for (let i = 0; i < rows.length;) {
@@ -365,7 +365,7 @@ function unseenNote(rows) {
     runs.push(j === i ? String(rows[i]) : rows[i] + "-" + rows[j]);
     i = j + 1;
   }
-  return runs.length ? "Rows not yet seen: " + runs.join(", ") + " (blank here until the computer draws them again)." : "";
+  return runs.length ? "Rows not yet seen whole: " + runs.join(", ") + " (the computer may show more there)." : "";
 }
 
 function draw(frame) {
