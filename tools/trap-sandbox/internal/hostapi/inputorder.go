@@ -1,6 +1,7 @@
 package hostapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -35,6 +36,8 @@ type inputOrder struct {
 	mu    sync.Mutex
 	calls map[callKey]*namedCall
 	ended []callKey // in the order they ended, for forgetting them
+	// arrivalWithin is afterArrivalWithin, unless a test sets a shorter wait.
+	arrivalWithin time.Duration
 }
 
 // callKey is a named call of computer traposID's input.
@@ -129,7 +132,7 @@ func (o *inputOrder) await(ctx context.Context, traposID, name string) error {
 	if hook := testHookAwaitingCall; hook != nil {
 		hook(traposID, name)
 	}
-	arrival := time.NewTimer(afterArrivalWithin)
+	arrival := time.NewTimer(cmp.Or(o.arrivalWithin, afterArrivalWithin))
 	defer arrival.Stop()
 	for {
 		select {

@@ -1,10 +1,15 @@
 package hostapi
 
 import (
+	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // TestTheGatewayRemembersBoundedNamedCalls: of the named inputs that ended, the gateway keeps
@@ -40,4 +45,25 @@ func TestTheGatewayForgetsACallAnInputWaitedOn(t *testing.T) {
 	assert.Equal(t, namedCallsMax, len(o.calls), "the newest ended calls only")
 	_, kept := o.calls[callKey{"7:", "waited"}]
 	assert.False(t, kept, "the call waited on, forgotten")
+}
+
+// TestAnInputAfterACallThatNeverComesGoesOnItsOwn: a call named in after that never reaches
+// the gateway (its page's browser gave it up) holds the input back no longer than the arrival
+// wait, and leaves nothing in the gateway's memory; an input whose own time runs out first is
+// a timeout, nothing of it typed.
+func TestAnInputAfterACallThatNeverComesGoesOnItsOwn(t *testing.T) {
+	o := inputOrder{arrivalWithin: time.Millisecond}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a wait without end fails, not hangs
+	defer cancel()
+	assert.NoError(t, o.await(ctx, "7:", "never"), "went on its own once the arrival wait passed")
+	assert.Empty(t, o.calls, "nothing remembered of a call that never came")
+
+	o.arrivalWithin = time.Hour
+	ended, end := context.WithCancel(t.Context())
+	end()
+	err := o.await(ended, "7:", "never")
+	var perr *protocol.Error
+	require.ErrorAs(t, err, &perr)
+	assert.Equal(t, protocol.CodeTimeout, perr.Code)
+	assert.Empty(t, o.calls)
 }
