@@ -46,8 +46,8 @@ func TestHealthOpencodeRefused(t *testing.T) {
 	), lines(out))
 }
 
-// TestHealthAgentOn: with the agent on, a healthy opencode adds nothing, and one that is down
-// adds whose fix it is.
+// TestHealthAgentOn: with the agent on, a healthy opencode adds nothing, one without the
+// agent's model adds that, and one that is down adds whose fix it is; each says whose fix.
 func TestHealthAgentOn(t *testing.T) {
 	ctx := testContext(t)
 	w := newAIWorld(t)
@@ -55,6 +55,20 @@ func TestHealthAgentOn(t *testing.T) {
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)
 	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true"}, lines(out))
+
+	// opencode answers, but has no such model (its provider has no key there): it said
+	// opencodeOk: true alone, and every ai question failed
+	missing := harness.Start(t, gatewayBin, harness.Options{
+		Args: []string{"--password", sandboxPassword, "--opencode-url", w.oc.URL, "--ai-model", "anthropic/claude-sonnet-4-5", "--ai-dir", t.TempDir()},
+		Env:  []string{"OPENCODE_SERVER_PASSWORD=" + aiOCPassword},
+	})
+	ok, out = runCommand(ctx, t, computerOptions(t, missing, sandboxPassword, "sandbox", "health"))
+	assert.True(t, ok, out)
+	assert.Equal(t, screen(
+		"sandboxOk: true",
+		"opencodeOk: true",
+		"The agent cannot answer (tell the gateway's operator): opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong",
+	), lines(out))
 
 	url := opencodefake.ClosedPortURL(t)
 	down := startGateway(t, url, "--ai-model", aiModel, "--ai-dir", t.TempDir())

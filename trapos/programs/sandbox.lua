@@ -201,6 +201,11 @@ end
 local MSG_AGENT_DOWN = "The agent is down on the gateway's host: its operator must start or fix it"
   .. " (the detail above says why). Only ai needs it; files, Lua and the screen still work.";
 
+-- What health says when opencode answers but the gateway knows the agent cannot work there
+-- (probe_gateway's aiDetail: opencode has no model the agent is set to): opencodeOk: true
+-- alone read as all well, and the player learnt otherwise from ai, after a wait.
+local MSG_AGENT_CANNOT = "The agent cannot answer (tell the gateway's operator): ";
+
 local function health()
   checkSetup();
   -- A daemon waiting out its reconnect delay tries now, and awaitConnection waits for that
@@ -224,6 +229,8 @@ local function health()
     print(noAgent);
   elseif payload.opencodeOk ~= true then
     print(MSG_AGENT_DOWN);
+  elseif type(payload.aiDetail) == "string" then
+    print(MSG_AGENT_CANNOT .. oneLine(payload.aiDetail));
   end
 end
 

@@ -406,6 +406,25 @@ describe("sandbox command", function()
       });
     end);
 
+    it("says the agent cannot answer though opencode answers, and whose fix it is", function()
+      -- it said sandboxOk: true, opencodeOk: true, and every ai question then failed
+      local NO_MODEL = "opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong";
+      local ok, err, lines = run({ "health" }, { status = connectedStatus(),
+        reply = gatewayWith({ sandboxOk = true, opencodeOk = true, aiDetail = (NO_MODEL:gsub(": ", ":\n")) }) });
+      expectSuccess(ok, err);
+      expect(lines):same({
+        "sandboxOk: true",
+        "opencodeOk: true",
+        fitted("The agent cannot answer (tell the gateway's operator): " .. NO_MODEL),
+      });
+      -- the agent off says so instead; opencode down says its own line (the detail is not sent then)
+      ok, err, lines = run({ "health" }, { status = connectedStatus(),
+        reply = gatewayWith({ sandboxOk = true, opencodeOk = true, aiDetail = NO_MODEL }, AGENT_OFF) });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("The agent is off: its operator must set --ai-model");
+      expect(#lines):eq(3);
+    end);
+
     it("says the gateway's agent is off, whose fix it is, whatever opencode's state", function()
       -- it said opencodeOk: true, and ai then failed; or named opencode, whose start changes nothing
       local ok, err, lines = run({ "health" }, { status = connectedStatus(),

@@ -199,6 +199,9 @@ type Module struct {
 	janitorOnce sync.Once
 	// noDispose is set once opencode showed it has no POST /instance/dispose (idle.go).
 	noDispose atomic.Bool
+	// modelMissing is the model check's last finding: opencode has no model cfg.Model
+	// (checkModel, run in the prober's flights one at a time).
+	modelMissing atomic.Bool
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*session
@@ -340,6 +343,9 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	}
 	logger.Info("agent: on", "model", cfg.Model, "dir", cfg.Dir, "mcp", mcpURL.Redacted(), "turnDeadline", m.cfg.TurnDeadline,
 		"hostTools", cfg.AllowHostTools)
+	if c, ok := cfg.Prober.(agentChecker); ok {
+		c.SetAgentCheck(m.checkModel)
+	}
 	if cfg.Prober != nil {
 		m.wg.Add(1)
 		go func() {
@@ -350,12 +356,22 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	return m, nil
 }
 
+// noModel is probe_gateway's aiDetail while opencode has no model cfg.Model: for the player,
+// every word of it within a pocket computer's 26 columns.
+const noModel = "opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong"
+
+// agentChecker is a Prober that carries the agent's check in its results (*opencode.Prober):
+// probe_gateway's answer then says what keeps the agent from working though opencode answers.
+type agentChecker interface {
+	SetAgentCheck(check opencode.AgentCheck)
+}
+
 // checkOpencode says at start whether opencode answers the gateway, and has its model: an
 // operator who gave it the wrong password, or none, or a model opencode has no provider for,
 // learnt it only from the first player's failed question (the agent touches opencode only
-// when a computer asks). An opencode that cannot list its models (an older one) is not
-// judged on them. opencode may well start after the gateway (docs/ai.md, Start order), so
-// the line says that questions fail until it answers, not that the agent is broken.
+// when a computer asks). The model is checked in the probe's flight (checkModel), which logs
+// its WARN. opencode may well start after the gateway (docs/ai.md, Start order), so the line
+// says that questions fail until it answers, not that the agent is broken.
 func (m *Module) checkOpencode(prober Prober) {
 	ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
 	defer cancel()
@@ -366,15 +382,7 @@ func (m *Module) checkOpencode(prober Prober) {
 	f, also := faultOpencode, ""
 	switch {
 	case h.OK:
-		models, err := m.oc.models(ctx)
 		m.log.Info("agent: opencode answers", "version", h.Version)
-		if err == nil && !slices.Contains(models, m.cfg.Model) {
-			// opencode answers such a model's every prompt with a bare 500 ("Model not found:
-			// anthropic/x. Did you mean: x?", also when only the provider's key is missing).
-			m.log.Warn("agent: computers' questions will fail: opencode has no model "+m.cfg.Model+" (fix: give opencode the model's provider and its key: "+
-				"opencode auth login, or a provider in its opencode.json; or set --ai-model (SANDBOX_AI_MODEL) to a model opencode models lists)",
-				"providers", providersOf(models))
-		}
 		return
 	case h.Status == http.StatusUnauthorized:
 		f = faultCredentials
@@ -382,6 +390,41 @@ func (m *Module) checkOpencode(prober Prober) {
 		f, also = faultUnreachable, "; if it is starting, nothing to do"
 	}
 	m.log.Warn("agent: computers' questions will fail: "+f.cause+" (fix: "+f.fix+also+")", "detail", h.Detail)
+}
+
+// checkModel is the agent's check (opencode.AgentCheck): whether opencode, which answers, has
+// the model among the providers it has configured, and if not the line probe_gateway's
+// aiDetail shows the player. The operator's log says when that changes: a WARN with the fix,
+// and a line when opencode has the model again. An opencode that cannot list its models (an
+// older one) is not judged on them; one that gave no answer (a timeout) is asked again at the
+// next probe (known false), the last finding standing meanwhile.
+func (m *Module) checkModel(ctx context.Context) (detail string, known bool) {
+	models, err := m.oc.models(ctx)
+	var apiErr *apiError
+	var notJSON *notJSONError
+	known = err == nil || errors.As(err, &apiErr) || errors.As(err, &notJSON)
+	switch {
+	case err != nil:
+	case slices.Contains(models, m.cfg.Model):
+		if m.modelMissing.Swap(false) {
+			m.log.Info("agent: opencode has the model now", "model", m.cfg.Model)
+		}
+	case !m.modelMissing.Swap(true):
+		// opencode answers such a model's every prompt with a bare 500 ("Model not found:
+		// anthropic/x. Did you mean: x?", also when only the provider's key is missing). A
+		// running opencode 1.18.33 does not see a key given later in a directory it has loaded
+		// (played: auth.json written, PUT /auth/anthropic; GET /config/providers still listed
+		// opencode alone, until the directory's instance was disposed), so the fix restarts it.
+		m.log.Warn("agent: computers' questions will fail: opencode has no model "+m.cfg.Model+" (fix: give opencode the model's provider and its key: "+
+			"opencode auth login, or a provider in its opencode.json, then restart it; or set --ai-model (SANDBOX_AI_MODEL) to a model opencode models lists)",
+			"providers", providersOf(models))
+	}
+	if m.modelMissing.Load() {
+		// No model name: one longer than a pocket computer's 26 columns would break inside it
+		// (anthropic/claude-sonnet-4-5), and the operator's log names it.
+		return noModel, known
+	}
+	return "", known
 }
 
 // providersOf is the providers of PROVIDER/MODEL names, sorted, comma-separated: a

@@ -1,11 +1,14 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/logthrottle"
 	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
@@ -307,7 +311,7 @@ func TestTheGatewaySaysAtStartThatOpencodeHasNoSuchModel(t *testing.T) {
 	for _, tc := range []struct{ model, want string }{
 		{"p/m", ""},
 		{"anthropic/claude-sonnet-4-5", `level=WARN msg="agent: computers' questions will fail: opencode has no model anthropic/claude-sonnet-4-5 ` +
-			`(fix: give opencode the model's provider and its key: opencode auth login, or a provider in its opencode.json; ` +
+			`(fix: give opencode the model's provider and its key: opencode auth login, or a provider in its opencode.json, then restart it; ` +
 			`or set --ai-model (SANDBOX_AI_MODEL) to a model opencode models lists)" providers=p`},
 		{"p/nope", `msg="agent: computers' questions will fail: opencode has no model p/nope `},
 	} {
@@ -356,4 +360,54 @@ func TestAnMCPEndpointOpencodeCannotReachNamesTheFlag(t *testing.T) {
 		assert.Len(t, logLines(&logs, `level=WARN msg="agent: turns fail: opencode cannot reach the gateway's MCP endpoint `+
 			`(fix: point --ai-mcp-url (SANDBOX_AI_MCP_URL) at this gateway's /mcp as opencode's host reaches it)"`, tc.why), 1, logs.String())
 	}
+}
+
+// TestProbeGatewaySaysTheAgentHasNoModelUntilOpencodeHasIt: probe_gateway answered
+// opencodeOk true, and nothing else, to a computer whose every question would fail (opencode
+// answers but has no --ai-model: its provider has no key there), so sandbox health said all
+// was well. The answer carries aiDetail then, beside opencodeOk (whose meaning stays
+// opencode's reachability), and drops it at the first upstream probe after opencode has the
+// model (its operator gave it the key). The probe_gateway handler runs as the gateway has it:
+// the opencodehealth module, on the same prober the agent checks through.
+func TestProbeGatewaySaysTheAgentHasNoModelUntilOpencodeHasIt(t *testing.T) {
+	const model = "anthropic/claude-sonnet-4-5"
+	f := startFakeAgent(t)
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}})
+	require.NoError(t, err)
+	defer prober.Close()
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: model, OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+		slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	health := opencodehealth.New(prober, nil)
+	probe := func() string {
+		t.Helper()
+		payload, err := health.Quick(protocol.Requester{}, nil)
+		if errors.Is(err, protocol.ErrWouldBlock) {
+			payload, err = health.Handle(context.Background(), protocol.Requester{}, nil)
+		}
+		require.NoError(t, err)
+		return string(payload)
+	}
+	const missing = `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong"}`
+	for _, word := range strings.Fields(noModel) {
+		assert.LessOrEqual(t, len(word), 26, "a pocket computer's row: %q", word)
+	}
+	assert.Equal(t, missing, probe())
+	assert.Equal(t, missing, probe(), "from the last upstream result, which is fresh")
+
+	f.agent.AddModel(model)
+	mu.Lock()
+	now = now.Add(opencodehealth.Fresh + time.Millisecond)
+	mu.Unlock()
+	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true}`, probe(), "the next upstream probe checks again")
+	assert.Len(t, logLines(&logs, `level=INFO msg="agent: opencode has the model now" model=`+model), 1, logs.String())
+	assert.Len(t, logLines(&logs, `level=WARN msg="agent: computers' questions will fail: opencode has no model `+model), 1, logs.String())
 }

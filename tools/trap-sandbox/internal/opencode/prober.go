@@ -55,7 +55,17 @@ type Health struct {
 	// "opencode at <URL>" (without a password), so a caller can say what else went unanswered.
 	NoAnswerWithin time.Duration
 	Server         string
+	// AIDetail, only when OK, is what keeps the agent from working though opencode answers
+	// (its model missing there), as the agent's check (SetAgentCheck) last said it; "" when
+	// nothing does, or no check is set.
+	AIDetail string
 }
+
+// AgentCheck says, asking opencode, what keeps the agent from working though opencode
+// answers ("" nothing); known is false when opencode gave no answer to judge by (a timeout: a
+// fresh opencode lists its providers for seconds the first time), and the check is asked
+// again at the next probe. The agent sets one (SetAgentCheck).
+type AgentCheck func(ctx context.Context) (detail string, known bool)
 
 // ProberConfig configures a Prober.
 type ProberConfig struct {
@@ -97,6 +107,12 @@ type Prober struct {
 	now    func() time.Time
 	// inflight counts running upstream probes (they outlive a caller that gave up).
 	inflight sync.WaitGroup
+	// agentCheck is the agent's check (guarded by mu). Only flights touch agentDetail and
+	// agentChecked, one at a time: the check's last word, and whether it holds (it is asked
+	// again after an opencode that did not answer, and on every flight while it found fault).
+	agentCheck   AgentCheck
+	agentDetail  string
+	agentChecked bool
 }
 
 // flight is one upstream probe and everyone waiting for it.
@@ -208,6 +224,17 @@ func (p *Prober) Probe(ctx context.Context) Health {
 	}
 }
 
+// SetAgentCheck makes every upstream probe that finds opencode healthy carry check's word
+// (Health.AIDetail) in its result, and so in Recent's. The check runs in the probe's flight
+// only when its word may have changed: at the first healthy probe, after one that was not, and
+// on each while it found fault (a key given to opencode later clears it at the next probe), and
+// until it knows; otherwise the last word is carried, at no cost. It must return within the probe's timeout.
+func (p *Prober) SetAgentCheck(check AgentCheck) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.agentCheck = check
+}
+
 // Recent returns the result of the last upstream probe if it finished at most maxAge ago,
 // without waiting and without probing; false when there is none that fresh (or the prober
 // is closed). Probe never reuses a result: Recent is for a caller that may answer from one
@@ -227,6 +254,23 @@ func (p *Prober) Recent(maxAge time.Duration) (Health, bool) {
 func (p *Prober) fly(f *flight) {
 	defer p.inflight.Done()
 	health := p.probeOnce()
+	p.mu.Lock()
+	check := p.agentCheck
+	p.mu.Unlock()
+	switch {
+	case check == nil:
+	case !health.OK:
+		p.agentChecked = false // a restarted opencode may have other providers
+	default:
+		if !p.agentChecked || p.agentDetail != "" {
+			ctx, cancel := context.WithTimeout(p.base, p.timeout)
+			if detail, known := check(ctx); known {
+				p.agentDetail, p.agentChecked = detail, true
+			}
+			cancel()
+		}
+		health.AIDetail = p.agentDetail
+	}
 	p.mu.Lock()
 	p.current = nil
 	p.last, p.lastAt = health, p.now()

@@ -469,3 +469,54 @@ func TestAQueryInTheURLIsNotShown(t *testing.T) {
 	assert.NotContains(t, h.Detail, "hunter2")
 	assert.True(t, strings.HasPrefix(h.Detail, "opencode at "+srv.URL+"/base?…: "), h.Detail)
 }
+
+// TestTheAgentsCheckRunsOnlyWhenItsWordMayHaveChanged: a probe that finds opencode healthy
+// carries the agent's check (AIDetail): run at the first such probe, again on each while it
+// found fault (opencode may have the model now), and after opencode did not answer; else its
+// last word is carried without asking opencode anything more than its health.
+func TestTheAgentsCheckRunsOnlyWhenItsWordMayHaveChanged(t *testing.T) {
+	fake := opencodefake.Start(t, opencodefake.Options{})
+	p := newProber(t, ProberConfig{URL: fake.URL})
+	var checks atomic.Int32
+	var word atomic.Pointer[string]
+	say := func(s string) { word.Store(&s) }
+	say("")
+	var unknown atomic.Bool
+	p.SetAgentCheck(func(context.Context) (string, bool) { checks.Add(1); return *word.Load(), !unknown.Load() })
+
+	assert.Equal(t, Health{OK: true, Version: opencodefake.Version, Status: http.StatusOK}, probe(t, p))
+	assert.Equal(t, "", probe(t, p).AIDetail)
+	assert.EqualValues(t, 1, checks.Load(), "nothing found: not checked again")
+
+	fake.FailWith(http.StatusBadGateway)
+	h := probe(t, p)
+	assert.False(t, h.OK)
+	assert.Empty(t, h.AIDetail, "no word of the agent when opencode does not answer")
+	assert.EqualValues(t, 1, checks.Load())
+
+	say("no model")
+	fake.FailWith(0)
+	assert.Equal(t, "no model", probe(t, p).AIDetail, "checked again once opencode answers again")
+	assert.Equal(t, "no model", probe(t, p).AIDetail)
+	assert.EqualValues(t, 3, checks.Load(), "checked at each probe while it found fault")
+	say("")
+	unknown.Store(true) // opencode gave no answer to the check (a timeout)
+	assert.Equal(t, "no model", probe(t, p).AIDetail, "the last word stands")
+	unknown.Store(false)
+	say("")
+	assert.Equal(t, "", probe(t, p).AIDetail, "cleared at the next probe")
+	assert.Equal(t, "", probe(t, p).AIDetail)
+	assert.EqualValues(t, 5, checks.Load())
+
+	fake.FailWith(http.StatusBadGateway)
+	probe(t, p)
+	fake.FailWith(0)
+	unknown.Store(true)
+	assert.Equal(t, "", probe(t, p).AIDetail)
+	assert.Equal(t, "", probe(t, p).AIDetail)
+	assert.EqualValues(t, 7, checks.Load(), "asked again at each probe until it knows")
+	unknown.Store(false)
+	probe(t, p)
+	probe(t, p)
+	assert.EqualValues(t, 8, checks.Load())
+}

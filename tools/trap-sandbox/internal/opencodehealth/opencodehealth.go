@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,6 +49,9 @@ type Payload struct {
 	SandboxOK      bool   `json:"sandboxOk"`
 	OpencodeOK     bool   `json:"opencodeOk"`
 	OpencodeDetail string `json:"opencodeDetail,omitempty"`
+	// AIDetail is what keeps the agent from working though opencode answers (its model
+	// missing there): only with OpencodeOK, and only then (opencode.Health.AIDetail).
+	AIDetail string `json:"aiDetail,omitempty"`
 }
 
 // healthyPayload is the common answer, encoded once.
@@ -59,6 +63,15 @@ type Module struct {
 	probes *prometheus.CounterVec // nil without a registry
 	// healthy and unhealthy are probes' two counters, resolved once rather than per probe.
 	healthy, unhealthy prometheus.Counter
+	// agentFault is the answer for the last healthy result with an AIDetail, encoded once
+	// for as long as that detail holds.
+	agentFault atomic.Pointer[detailed]
+}
+
+// detailed is an answer encoded for the detail it was built for.
+type detailed struct {
+	detail  string
+	payload json.RawMessage
 }
 
 // New returns the module probing with prober; its metric goes on reg (nil: none).
@@ -107,8 +120,19 @@ func (m *Module) Handle(ctx context.Context, _ protocol.Requester, _ json.RawMes
 // answer is probe_gateway's answer for health h, counted.
 func (m *Module) answer(h opencode.Health) (json.RawMessage, error) {
 	m.count(h.OK)
-	if h.OK {
+	switch {
+	case h.OK && h.AIDetail == "":
 		return healthyPayload, nil
+	case h.OK:
+		if last := m.agentFault.Load(); last != nil && last.detail == h.AIDetail {
+			return last.payload, nil
+		}
+		b, err := json.Marshal(Payload{SandboxOK: true, OpencodeOK: true, AIDetail: h.AIDetail})
+		if err != nil {
+			return nil, fmt.Errorf("encode probe_gateway payload: %w", err)
+		}
+		m.agentFault.Store(&detailed{detail: h.AIDetail, payload: b})
+		return b, nil
 	}
 	b, err := json.Marshal(Payload{SandboxOK: true, OpencodeDetail: h.Detail})
 	if err != nil {

@@ -68,6 +68,24 @@ func TestUnhealthyAnswerCarriesTheDetailAndIsCounted(t *testing.T) {
 	assert.Equal(t, 0.0, testutil.ToFloat64(m.probes.WithLabelValues("healthy")))
 }
 
+// An opencode that answers though the agent cannot work there is healthy as ever (opencodeOk
+// is opencode's reachability) and says why in aiDetail, encoded once for as long as it holds.
+func TestAnAgentFaultIsSaidBesideAHealthyOpencode(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := New(staticProber{OK: true, AIDetail: "opencode has no model p/x"}, reg)
+	first, err := m.Handle(context.Background(), protocol.Requester{}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"opencode has no model p/x"}`, string(first))
+	again, err := m.Handle(context.Background(), protocol.Requester{}, nil)
+	require.NoError(t, err)
+	assert.Same(t, &first[0], &again[0], "built once")
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.probes.WithLabelValues("healthy")))
+	m.prober = staticProber{OK: true, AIDetail: "opencode has no model p/y"}
+	other, err := m.Handle(context.Background(), protocol.Requester{}, nil)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"opencode has no model p/y"}`, string(other))
+}
+
 // A prober that keeps its last result lets probe_gateway be answered at once from a result
 // at most Fresh old, without probing; an older one (or none) leaves it to Handle, which probes.
 func TestAFreshResultAnswersProbeGatewayWithoutProbing(t *testing.T) {

@@ -65,11 +65,11 @@ type Agent struct {
 
 	srv   *Server
 	model Model
-	// Models are the PROVIDER/MODEL names the fake knows; a prompt naming another is the
-	// real server's bare 500.
-	models []string
 
-	mu        sync.Mutex
+	mu sync.Mutex
+	// models are the PROVIDER/MODEL names the fake knows (AddModel adds one); a prompt naming
+	// another is the real server's bare 500.
+	models    []string
 	instances map[string]*instance
 	starts    map[string]int // instance starts per directory, disposed instances' too
 	disposes  map[string]int
@@ -241,6 +241,8 @@ func (s *Server) Agent(model Model, models ...string) *Agent {
 func (a *Agent) providers(w http.ResponseWriter, r *http.Request) {
 	a.instanceFor(r)
 	list := []map[string]any{}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	byID := map[string]map[string]any{}
 	defaults := map[string]string{}
 	for _, known := range a.models {
@@ -255,6 +257,15 @@ func (a *Agent) providers(w http.ResponseWriter, r *http.Request) {
 		models[id] = map[string]any{"id": id, "providerID": provider, "name": id}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"providers": list, "default": defaults})
+}
+
+// AddModel makes the fake know model (PROVIDER/MODEL) from now on, as opencode does once its
+// operator gives it the provider's key (opencode auth login): its providers list it, and a
+// prompt may name it.
+func (a *Agent) AddModel(model string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.models = append(a.models, model)
 }
 
 // Prompts counts prompts received; Queued those that arrived while their session was busy;
@@ -797,7 +808,10 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) (res turnResult)
 	a.emit(in.dir, "message.updated", map[string]any{"info": userInfo})
 	a.emit(in.dir, "message.part.updated", map[string]any{"part": userPart})
 	a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "busy"}})
-	if !slices.Contains(a.models, model) {
+	a.mu.Lock()
+	known := slices.Contains(a.models, model)
+	a.mu.Unlock()
+	if !known {
 		// One session.idle, not two as after a provider's failure (opencode 1.18.33).
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError", a.modelNotFound(model))})
 		return turnResult{status: http.StatusInternalServerError, body: unknownError()}
@@ -843,6 +857,8 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) (res turnResult)
 func (a *Agent) modelNotFound(model string) string {
 	provider, id, _ := strings.Cut(model, "/")
 	var providers, ids []string
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	for _, known := range a.models {
 		p, m, _ := strings.Cut(known, "/")
 		if !slices.Contains(providers, p) {
