@@ -230,7 +230,7 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 		sendInput = async (v, events) => { posted.push(events); };
 		window.sent = (events) => {
 			posted = [];
-			view = Object.assign(newView("7:test"), { live: true });
+			view = Object.assign(newView("7:test"), { live: true, shownLive: true });
 			send(events);
 			return view.queue.then(() => posted);
 		};
@@ -512,7 +512,7 @@ func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`
 		window.sent = [];
 		send = (events) => { sent.push(...events); };
-		view = Object.assign(newView("7:test"), { live: true });
+		view = Object.assign(newView("7:test"), { live: true, shownLive: true });
 		window.pasteOn = (id, text) => {
 			const data = new DataTransfer();
 			data.setData("text/plain", text);
@@ -748,7 +748,7 @@ func focusedScreen(t *testing.T) context.Context {
 // evaluates first.
 const fakeFocusedView = `const sent = [];
 		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
-		view = Object.assign(newView("7:test"), { live: true });
+		view = Object.assign(newView("7:test"), { live: true, shownLive: true });
 		const screen = document.getElementById("screen");
 		screen.hidden = false;
 		document.getElementById("viewer").hidden = false;

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +85,45 @@ func TestTheWebConsoleSaysLiveOnlyOnceTheComputersScreenIsShown(t *testing.T) {
 	for _, s := range statuses {
 		assert.False(t, s[0] == "Live" && s[1] == true, "Live said over the greyed screen: %v", statuses)
 	}
+}
+
+// TestTheWebConsoleSendsNoKeysTypedOnTheGreyedScreen: between a computer's stream opening
+// again and its first frame the view shows the last session's screen, greyed; a key typed on
+// it is not sent (a person cannot see what it types there), and the status says so, while
+// Ctrl, down on the computer since before it went, let go there, still reaches it (a computer
+// that never draws must not keep it held). Once the computer's screen is shown, keys go. Before,
+// the open stream counted as live: "x", typed on the greyed screen, reached the computer.
+func TestTheWebConsoleSendsNoKeysTypedOnTheGreyedScreen(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	first := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the screen", rigLive)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "Control", "ControlLeft", 17)))
+	assert.Equal(t, `{"events":[{"type":"key","name":"leftCtrl"}]}`, first.input(ctx, t), "Ctrl down")
+	require.NoError(t, first.ws.Close())
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+
+	back := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{}) // answers screen.watch, draws when told
+	back.watched(ctx, t)
+	until(t, "the stream open, the last screen greyed", `document.getElementById("status").textContent === `+
+		jsString(t, awaitingScreen)+` && document.getElementById("viewer").classList.contains("stale")`)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeKeyUp, "Control", "ControlLeft", 17)))
+	assert.Equal(t, `{"events":[{"type":"key_up","name":"leftCtrl"}]}`, back.input(ctx, t), "Ctrl let go on the computer")
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "x", "KeyX", 88),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "x", "KeyX", 88)))
+	until(t, "the status saying the key was not sent", `document.getElementById("status").textContent === `+
+		jsString(t, awaitingScreen+": keys typed on the greyed screen are not sent")+
+		` && document.getElementById("viewer").classList.contains("stale")`)
+
+	back.draw(ctx, t, "new")
+	until(t, "Live with the new screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent === "new"`)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "y", "KeyY", 89),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "y", "KeyY", 89)))
+	got := back.input(ctx, t)
+	assert.NotContains(t, got, `"x"`, "the key typed on the greyed screen")
+	assert.Contains(t, got, `{"type":"key","name":"y"}`, "the key typed on the computer's screen")
 }

@@ -456,7 +456,7 @@ function showLive(v) {
   draw(JSON.parse(v.newest));
   v.shownLive = true;
   $("viewer").classList.remove("stale");
-  if ($("status").textContent === awaitingScreen) status(liveWords(v));
+  if ([awaitingScreen, awaitingKeys].includes($("status").textContent)) status(liveWords(v));
   titled(v, "");
 }
 
@@ -464,6 +464,22 @@ function showLive(v) {
 // it said Live over the last session's screen, greyed, until then (a loaded computer's first
 // frame may take a while).
 const awaitingScreen = "Connected: waiting for the computer's screen";
+
+// awaitingKeys is the status once a key press (a click, a paste) was not sent while view v
+// awaits its computer's first frame (typable).
+const awaitingKeys = awaitingScreen + ": keys typed on the greyed screen are not sent";
+
+// typable says whether view v sends what is typed on its screen (send): its stream open and
+// the screen shown the computer's own (v.shownLive). Between the stream opening and its first
+// frame the screen is the last session's, greyed, and a person cannot see what it types: a
+// press is not sent then, and the status says so. The release of what the computer got down
+// still goes (send), as the stream opens (payOwed) or since: a computer that never draws must
+// not hold a key down for ever.
+function typable(v) {
+  if (!v.live || v.shownLive) return v.live;
+  if (view === v) status(awaitingKeys);
+  return false;
+}
 
 // liveWords is the status of view v's stream with nothing else to say: Live once the screen
 // shown is the computer's own (v.shownLive), awaitingScreen before.
@@ -824,7 +840,9 @@ async function frames(v, body, sent) {
 // send queues screen.input events for view v's computer. While the view is not live (the
 // computer or the gateway away, the screen shown its last one) they are dropped, not kept: the
 // status already says why, and keys typed on a stale screen must not land on the computer when
-// it is back. Otherwise they wait in v.pending, in order, and go one call at a time (the
+// it is back; while its stream is open and its first frame has not come, the screen greyed
+// still, the presses are dropped too, the releases of what is down sent (typable). Otherwise
+// they wait in v.pending, in order, and go one call at a time (the
 // computer takes a call's events before the next's): what is typed while one is on its way
 // goes together in the next, up to inputEventsMax of the computer's events a call, so a fast
 // typist or a held key, whose repeats come faster than a call's round trip, loses nothing (one
@@ -852,6 +870,17 @@ function send(events) {
     owe(v, events);
     return;
   }
+  if (!v.shownLive) { // the greyed screen (typable): only the releases of what is down go
+    const down = events.filter((e) => releases.has(e.type) && v.pressed.has(pressID(e)));
+    if (down.length < events.length) typable(v);
+    if (down.length) queue(v, down);
+    return;
+  }
+  queue(v, events);
+}
+
+// queue puts events on view v's way to its computer (send), its stream open.
+function queue(v, events) {
   for (const e of events) {
     const id = pressID(e);
     if (id && releases.has(e.type)) v.pressed.delete(id);
@@ -916,8 +945,8 @@ function oweAgain(v, events, opened) {
 // which never saw the press has nothing to end with; CC keeps no state of what is down that
 // it could upset.
 function payOwed(v) {
-  const events = v.owed.splice(0);
-  if (view === v && events.length) send(events);
+  if (view !== v || !v.live || !v.owed.length) return;
+  queue(v, v.owed.splice(0)); // over a greyed screen too (typable)
 }
 
 // closeView ends view v (stop: another computer opened, the list shown, the token refused, a
@@ -1377,7 +1406,7 @@ function paste(text, leftOut) {
     p.cut = p.cut || leftOut.cut;
   }
   if (p.line) send([{ type: "paste", text: p.line }]);
-  if (!v || !v.live || (!p.more && !p.cut)) return;
+  if (!v || !v.live || !v.shownLive || (!p.more && !p.cut)) return;
   const words = "Pasted " + (p.cut ? "the first " + pasteMax + " characters of " : "") + "the first line only, as CC does" +
     (p.more ? " (" + p.more + (p.more === 1 ? " more line" : " more lines") + " not sent)." : ".");
   say(v, words);
@@ -1803,7 +1832,7 @@ function onPointerDown(e) {
   const v = view, cell = cellAt(e, false), button = buttons[e.button];
   if (!v) return;
   letMouseGo(v);
-  if (!cell || !button || !v.live) return;
+  if (!cell || !button || !typable(v)) return;
   send([{ type: v.pressApart ? "mouse_click" : "click", button, x: cell.x, y: cell.y }]);
   v.held = { button, x: cell.x, y: cell.y, pointerId: e.pointerId };
   try {
@@ -1906,6 +1935,7 @@ function newView(traposId) {
 function onWheel(e) {
   const cell = cellAt(e, false);
   if (!cell || !e.deltaY || !view || !view.live) return; // the page scrolls as ever
+  if (!typable(view)) return;
   e.preventDefault();
   send([{ type: "scroll", direction: e.deltaY > 0 ? 1 : -1, x: cell.x, y: cell.y }]);
 }
@@ -2014,7 +2044,7 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     // A view not live sends no paste (send): its text stays in the field, to paste once the
     // view says Live again, where emptying the field lost it as if it had gone.
-    if (!view || !view.live) return;
+    if (!view || !typable(view)) return;
     const field = $("paste-text"), leftOut = field.leftOut && field.leftOut.value === field.value ? field.leftOut : null;
     paste(field.value, leftOut);
     field.value = "";
