@@ -16,13 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	fcomputer "fakecraft/computer"
 	"fakecraft/console"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -301,6 +301,10 @@ type viewer struct {
 	info func(context.Context) (computer.Info, error)
 	// statusRows is how many rows the status line shown takes (wrapped in a narrow terminal).
 	statusRows int
+	// held is the clock of a held Ctrl-T's keys (console.Decoder's KeepCtrlTDown): it tells
+	// the terminal's repeats from a new press, and when the repeats stopped, the keys let go
+	// then (nil: clock.Real).
+	held clock.Clock
 }
 
 // While the computer is only viewed (sandbox.allow_screen view), the view asks it again what
@@ -388,31 +392,23 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	only := &viewOnly{v: v, ctx: ctx, workers: &workers, answers: make(chan lookAnswer)}
 	var mouse pointer // what the computer's client takes of the mouse, learnt with what the owner allows
 	only.look()       // what the owner allows, before the first key
-	inputs := make(chan console.Input)
-	inputDone := make(chan struct{})
-	// The mouse's cells are the screen's last drawn (a pocket computer's 26×20).
-	var shown atomic.Int64 // width<<32 | height; 0 before the first frame
-	go func() {
-		defer close(inputDone)
-		d := console.Decoder{Screen: func() (int, int) {
-			if wh := shown.Load(); wh != 0 {
-				return int(wh >> 32), int(wh & 0xFFFFFFFF)
-			}
-			return fcomputer.TermWidth, fcomputer.TermHeight
-		}}
-		buf := make([]byte, 4096)
-		for {
-			n, err := in.Read(buf)
-			for _, input := range d.Feed(buf[:n]) {
-				select {
-				case inputs <- input:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
+	chunks := make(chan typedChunk)
+	go readTyped(ctx, in, chunks)
+	// The mouse's cells are the screen's last drawn (a pocket computer's 26×20). A held
+	// Ctrl-T's keys stay down until its hold ends, their key_up after its terminate, as in
+	// CC (and fakecraft shell): the decoder says when the terminal's repeats have stopped
+	// (HeldUntil), and the view lets them go then (LetGo), or at the next key.
+	var held clock.Clock = clock.Real{}
+	if v.held != nil {
+		held = v.held
+	}
+	shownW, shownH := fcomputer.TermWidth, fcomputer.TermHeight
+	d := console.Decoder{KeepCtrlTDown: true, Now: held.Now, Screen: func() (int, int) { return shownW, shownH }}
+	var letGo clock.Timer // set while keys are down, for when they go up
+	var letGoAt time.Time
+	defer func() {
+		if letGo != nil {
+			letGo.Stop()
 		}
 	}()
 	// leave sends, before the view ends, the keys typed and a button still held
@@ -421,6 +417,62 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		if live && !only.on {
 			v.sendBeforeLeaving(sendCtx, keys, sent, sending, append(waiting, mouse.letGo()...))
 		}
+	}
+	// typed takes one input of the terminal: the keys waiting to be sent, or the view's end
+	// (leaving: Ctrl-S held).
+	typed := func(input console.Input) (leaving bool) {
+		evs, err := eventsOf(input, &mouse)
+		if errors.Is(err, errLeft) {
+			return true
+		}
+		if !live {
+			mouse.held = false // a press not sent: its drags and release are not either
+			return false
+		}
+		if len(evs) == 0 {
+			return false
+		}
+		if only.on {
+			mouse.held = false
+			// Not sent, nor kept: the computer would refuse them. A key asks whether the
+			// owner allows typing now, once a step: by computer.info, or for a client that
+			// does not say, by sending this key alone.
+			if only.keyLooked {
+				return false
+			}
+			if only.reported {
+				if !only.asking {
+					only.keyLooked = true
+					only.look()
+				}
+				return false
+			}
+			only.keyLooked = true
+			waiting, presses = evs, 1
+			return false
+		}
+		if presses < keysWaiting {
+			waiting, presses = append(waiting, evs...), presses+1
+		} else if releasesOnly(evs) {
+			// A release goes however many presses wait, as the web console's does: its
+			// press went before them, and dropped it left the button down for ever.
+			waiting = append(waiting, evs...)
+		}
+		return false
+	}
+	// typedAll takes inputs in order, until one leaves the view: then what was typed before
+	// it, and the keys still down, go (leave).
+	typedAll := func(inputs []console.Input) bool {
+		for _, input := range inputs {
+			if typed(input) {
+				for _, up := range d.Close() {
+					typed(up)
+				}
+				leave()
+				return true
+			}
+		}
+		return false
 	}
 	// statusShown draws the live status line (liveStatus) while the computer is live (away,
 	// its own status is shown), or clears it once there is nothing to say.
@@ -436,8 +488,24 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		if len(waiting) > 0 {
 			sendTo = keys
 		}
+		var letGoC <-chan time.Time // nil, never ready, while no key is down
+		if at, ok := d.HeldUntil(); !ok {
+			if letGo != nil {
+				letGo.Stop()
+				letGo = nil
+			}
+		} else {
+			if letGo == nil {
+				letGo, letGoAt = held.NewTimer(at.Sub(held.Now())), at
+			} else if !at.Equal(letGoAt) {
+				letGo.Reset(at.Sub(held.Now()))
+				letGoAt = at
+			}
+			letGoC = letGo.C()
+		}
 		select {
 		case <-ctx.Done():
+			typedAll(d.Close())
 			leave()
 			return nil
 		case sendTo <- waiting:
@@ -449,8 +517,23 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 				return nil // the stream ended because ctx did
 			}
 			return err
-		case <-inputDone:
-			return nil
+		case ch := <-chunks:
+			inputs := d.Feed(ch.bytes)
+			if ch.err != nil { // the input ended: the keys still down go up, and what was typed goes
+				inputs = append(inputs, d.Close()...)
+			}
+			if typedAll(inputs) {
+				return nil
+			}
+			if ch.err != nil {
+				leave()
+				return nil
+			}
+		case <-letGoC:
+			letGo = nil
+			if typedAll(d.LetGo()) {
+				return nil
+			}
 		case err := <-sent:
 			sending = false
 			probe := only.probing
@@ -492,14 +575,13 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		case f := <-frames:
 			snap := snapshotOf(f)
 			last = &snap
-			w, h := snap.Size()
-			shown.Store(int64(w)<<32 | int64(h))
+			shownW, shownH = snap.Size()
 			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
 				return err
 			}
 			newlyUnseen := !slices.Equal(unseen, f.UnknownRows)
 			unseen = f.UnknownRows
-			if live && (newlyUnseen || liveStatus(only.on, unseen) != "" && v.statusOver(h)) {
+			if live && (newlyUnseen || liveStatus(only.on, unseen) != "" && v.statusOver(shownH)) {
 				if err := statusShown(); err != nil { // new words, or drawn over the screen's last rows
 					return err
 				}
@@ -516,45 +598,6 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 				if err := statusShown(); err != nil {
 					return err
 				}
-			}
-		case input := <-inputs:
-			evs, err := eventsOf(input, &mouse)
-			if errors.Is(err, errLeft) {
-				leave()
-				return nil
-			}
-			if !live {
-				mouse.held = false // a press not sent: its drags and release are not either
-				continue
-			}
-			if len(evs) == 0 {
-				continue
-			}
-			if only.on {
-				mouse.held = false
-				// Not sent, nor kept: the computer would refuse them. A key asks whether the
-				// owner allows typing now, once a step: by computer.info, or for a client that
-				// does not say, by sending this key alone.
-				if only.keyLooked {
-					continue
-				}
-				if only.reported {
-					if !only.asking {
-						only.keyLooked = true
-						only.look()
-					}
-					continue
-				}
-				only.keyLooked = true
-				waiting, presses = evs, 1
-				continue
-			}
-			if presses < keysWaiting {
-				waiting, presses = append(waiting, evs...), presses+1
-			} else if releasesOnly(evs) {
-				// A release goes however many presses wait, as the web console's does: its
-				// press went before them, and dropped it left the button down for ever.
-				waiting = append(waiting, evs...)
 			}
 		}
 	}
@@ -1088,4 +1131,27 @@ func blitDigit(c byte, def uint8) uint8 {
 		return c - 'a' + 10
 	}
 	return def
+}
+
+// typedChunk is one read of the view's terminal: its bytes, and the error that ended the
+// input.
+type typedChunk struct {
+	bytes []byte
+	err   error
+}
+
+// readTyped reads the view's terminal into chunks until the input ends or ctx does.
+func readTyped(ctx context.Context, in io.Reader, chunks chan<- typedChunk) {
+	buf := make([]byte, 4096)
+	for {
+		n, err := in.Read(buf)
+		select {
+		case chunks <- typedChunk{bytes: append([]byte(nil), buf[:n]...), err: err}:
+		case <-ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -84,6 +84,72 @@ func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
 	_ = streaming.Close()
 }
 
+// TestTheScreenViewerLetsAHeldCtrlTsKeysGoAfterItsTerminate: a held Ctrl-T reaches the
+// computer in CC's order (TerminalWidget), as fakecraft shell sends it: Ctrl's and T's key at
+// the first press, terminate at the terminal's first repeat, and T's and Ctrl's key_up when
+// the hold ends, once the repeats stopped (console.RepeatGap after the last, on the view's
+// clock) or at the next key typed. A tap's keys go up a second after it
+// (console.FirstRepeatWait). The key_up went at once, before the terminate.
+func TestTheScreenViewerLetsAHeldCtrlTsKeysGoAfterItsTerminate(t *testing.T) {
+	sent := make(chan []computer.InputEvent)
+	clk := clock.NewFake(time.Unix(0, 0))
+	v := &viewer{out: io.Discard, held: clk, send: func(ctx context.Context, evs []computer.InputEvent) error {
+		select {
+		case sent <- evs:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+
+	// letGoAt waits until the view waits for the keys to go up at at (the last key typed is
+	// taken: typeOn returns once the view's reader has it).
+	letGoAt := func(at time.Time, msg string) {
+		t.Helper()
+		require.Eventually(t, func() bool { return clk.NextDue().Equal(at) }, 5*time.Second, time.Millisecond, msg)
+	}
+	down := []computer.InputEvent{{Type: "key", Name: "leftCtrl"}, {Type: "key", Name: "t"}}
+	up := []computer.InputEvent{{Type: "key_up", Name: "t"}, {Type: "key_up", Name: "leftCtrl"}}
+	typeOn(t, typing, "\x14")
+	assert.Equal(t, down, <-sent, "the first press: the keys go down, and stay")
+	typeOn(t, typing, "\x14")
+	assert.Equal(t, []computer.InputEvent{{Type: "terminate"}}, <-sent, "the first repeat: terminate")
+	typeOn(t, typing, "\x14")
+	letGoAt(clk.Now().Add(console.RepeatGap), "the view waits for the repeats to stop")
+	clk.Advance(console.RepeatGap - time.Millisecond)
+	typeOn(t, typing, "\x14") // still held: nothing more
+	letGoAt(clk.Now().Add(console.RepeatGap), "a repeat holds the keys down longer")
+	clk.Advance(console.RepeatGap)
+	assert.Equal(t, up, <-sent, "let go once the repeats stopped")
+
+	clk.Advance(console.RepeatGap) // a new press
+	typeOn(t, typing, "\x14")
+	assert.Equal(t, down, <-sent)
+	typeOn(t, typing, "\x14")
+	assert.Equal(t, []computer.InputEvent{{Type: "terminate"}}, <-sent)
+	typeOn(t, typing, "l")
+	assert.Equal(t, append(append([]computer.InputEvent{}, up...), computer.InputEvent{Type: "key", Name: "l"},
+		computer.InputEvent{Type: "char", Text: "l"}, computer.InputEvent{Type: "key_up", Name: "l"}), <-sent,
+		"another key ends the hold: the keys go up before it")
+
+	typeOn(t, typing, "\x14")
+	assert.Equal(t, down, <-sent, "a tap")
+	letGoAt(clk.Now().Add(console.FirstRepeatWait), "a tap's keys wait for a first repeat")
+	clk.Advance(console.FirstRepeatWait)
+	assert.Equal(t, up, <-sent, "a tap's keys go up when no repeat came")
+	clk.Advance(console.RepeatGap)
+	typeOn(t, typing, "\x14") // a late repeat: a hold after all, down again and terminate
+	assert.Equal(t, append(append([]computer.InputEvent{}, down...), computer.InputEvent{Type: "terminate"}), <-sent)
+	_ = typing.Close()
+	assert.Equal(t, up, <-sent, "the input's end lets them go")
+	assert.NoError(t, <-done)
+}
+
 // answeredSend is a viewer's send that hands each request's events to the test on sends and
 // returns what the test answers on answers (until ctx ends).
 func answeredSend(sends chan<- []computer.InputEvent, answers <-chan error) func(context.Context, []computer.InputEvent) error {
