@@ -30,6 +30,20 @@ import (
 	"trap-sandbox/testkit/daemonfake"
 )
 
+// startViewer runs v until ctx ends or its input ends: typing is the person's terminal,
+// streaming the gateway's event stream of the watch, both closed as the test ends; done gets
+// what run returned.
+func startViewer(ctx context.Context, t *testing.T, v *viewer) (typing, streaming *io.PipeWriter, done <-chan error) {
+	t.Helper()
+	typed, typing := io.Pipe()
+	t.Cleanup(func() { _ = typing.Close() })
+	stream, streaming := io.Pipe()
+	t.Cleanup(func() { _ = streaming.Close() })
+	ran := make(chan error, 1)
+	go func() { ran <- v.run(ctx, typed, stream) }()
+	return typing, streaming, ran
+}
+
 // TestTheScreenViewerDrawsFramesAndTypesKeysByName: a frame of the stream is drawn in
 // colour (CC's glyphs, the palette's RGB); typed keys reach the computer as screen.input
 // events by CC's key names, as fakecraft shell's decoder reads them; Ctrl-T held terminates,
@@ -45,10 +59,7 @@ func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
 		return nil
 	}}
 	v.renderer.Mode = 1 // console.TrueColour
-	typed, typing := io.Pipe()
-	stream, streaming := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
+	typing, streaming, done := startViewer(t.Context(), t, v)
 
 	fg := "4" + strings.Repeat("0", 50)
 	_, err := fmt.Fprintf(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":4,\"y\":1,\"blink\":true},\"rows\":[{\"text\":\"> \\u0081é\",\"fg\":%q,\"bg\":%q}],\"palette\":[\"#f0f0f0\",\"#000000\",\"#000000\",\"#000000\",\"#dede6c\"]}\n\n", fg, strings.Repeat("f", 51))
@@ -100,12 +111,7 @@ func TestTheScreenViewerLetsAHeldCtrlTsKeysGoAfterItsTerminate(t *testing.T) {
 		}
 		return nil
 	}}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
+	typing, _, done := startViewer(t.Context(), t, v)
 
 	// letGoAt waits until the view waits for the keys to go up at at (the last key typed is
 	// taken: typeOn returns once the view's reader has it).
@@ -179,12 +185,7 @@ func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
 	sends := make(chan []computer.InputEvent)
 	answers := make(chan error)
 	v := &viewer{out: out, busyRetry: time.Millisecond, send: answeredSend(sends, answers)}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
+	typing, streaming, done := startViewer(t.Context(), t, v)
 	keyA := []computer.InputEvent{{Type: "key", Name: "a"}, {Type: "char", Text: "a"}, {Type: "key_up", Name: "a"}}
 	keyB := []computer.InputEvent{{Type: "key", Name: "b"}, {Type: "char", Text: "b"}, {Type: "key_up", Name: "b"}}
 	busy := protocol.Errorf(protocol.CodeBusy, "the computer already has 31 requests in flight; retry shortly")
@@ -656,10 +657,7 @@ func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 		}
 		return nil
 	}}
-	typed, typing := io.Pipe()
-	stream, streaming := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
+	typing, streaming, done := startViewer(t.Context(), t, v)
 
 	rows := strings.Repeat(`{"text":""},`, 19) + `{"text":"bottom row"}`
 	_, err := fmt.Fprintf(streaming, "event: frame\ndata: {\"seq\":1,\"width\":26,\"height\":20,\"colour\":true,\"cursor\":{\"x\":1,\"y\":20,\"blink\":false},\"rows\":[%s]}\n\n", rows)
@@ -849,13 +847,8 @@ func TestTheScreenViewerKeepsEveryKeyOfABurst(t *testing.T) {
 	sends := make(chan []computer.InputEvent)
 	answers := make(chan error)
 	v := &viewer{out: io.Discard, busyRetry: time.Millisecond, send: answeredSend(sends, answers)}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- v.run(ctx, typed, stream) }()
+	typing, _, done := startViewer(ctx, t, v)
 
 	burst := strings.Repeat("x", 100)
 	_, err := typing.Write([]byte("a" + burst))
@@ -958,12 +951,7 @@ func TestTheScreenViewerStaysUpOnAViewOnlyComputer(t *testing.T) {
 			}
 			return c.info(ctx)
 		}}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
+	typing, streaming, done := startViewer(t.Context(), t, v)
 	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":3,\"y\":1,\"blink\":true},\"rows\":[{\"text\":\"> \"}]}\n\n")
 	require.NoError(t, err)
 
@@ -1011,12 +999,7 @@ func TestTheScreenViewerLearnsViewOnlyFromARefusedKey(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, after: clk.after,
 		busyRetry: time.Millisecond, send: c.typeKeys, info: c.info}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
+	typing, _, done := startViewer(t.Context(), t, v)
 
 	typeOn(t, typing, "a")
 	require.Eventually(t, func() bool {
@@ -1064,12 +1047,7 @@ func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
 		send: func(context.Context, []computer.InputEvent) error { return nil }}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
+	typing, streaming, done := startViewer(t.Context(), t, v)
 	frame := func(seq int, text, unknown string) {
 		t.Helper()
 		_, err := fmt.Fprintf(streaming, "event: frame\ndata: {\"seq\":%d,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":3,\"y\":1,\"blink\":true},\"rows\":[{\"text\":%q}]%s}\n\n",
