@@ -59,6 +59,22 @@ func gatewayStore(t *testing.T) (*account.SQLite, map[string]string) {
 	return s, secrets
 }
 
+// gatewayRunsOn is the single gateway going on after a first copy, on file (gatewayStore's,
+// with its secrets): the kitchen's credential revoked (its selector returned) and a new token
+// issued to alice.
+func gatewayRunsOn(t *testing.T, file *account.SQLite, secrets map[string]string) (kitchenSelector, token string) {
+	t.Helper()
+	ctx := t.Context()
+	acc := account.New(file, clock.Real{})
+	kitchen, err := acc.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
+	require.NoError(t, err)
+	_, err = acc.RevokeCredential(ctx, "", kitchen.Selector)
+	require.NoError(t, err)
+	token, _, err = acc.IssueToken(ctx, "alice", "ci", 0)
+	require.NoError(t, err)
+	return kitchen.Selector, token
+}
+
 // natsServer is a NATS server with JetStream whose store survives a restart (stop, then start
 // again on the same directory), as nats-server -sd does.
 type natsServer struct {
@@ -174,20 +190,14 @@ func TestCopyToKVTwiceCatchesUp(t *testing.T) {
 	assert.Equal(t, account.CopyReport{Accounts: account.CopyCount{Present: 3}, Tokens: account.CopyCount{Present: 4},
 		Credentials: account.CopyCount{Present: 3}, EnrollmentKeys: account.CopyCount{Present: 1}}, copyNow(), "nothing new")
 
-	acc := account.New(file, clock.Real{})
-	kitchen, err := acc.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
-	require.NoError(t, err)
-	_, err = acc.RevokeCredential(ctx, "", kitchen.Selector)
-	require.NoError(t, err)
-	ci, _, err := acc.IssueToken(ctx, "alice", "ci", 0)
-	require.NoError(t, err)
+	kitchenSelector, ci := gatewayRunsOn(t, file, secrets)
 
 	again := copyNow()
 	assert.Equal(t, account.CopyCount{Copied: 1, Present: 4}, again.Tokens)
 	assert.Equal(t, account.CopyCount{Present: 3, Updated: 1}, again.Credentials)
-	assert.Equal(t, []string{kitchen.Selector}, again.Revoked)
+	assert.Equal(t, []string{kitchenSelector}, again.Revoked)
 	onNATS := account.New(kv, clock.Real{})
-	_, err = onNATS.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
+	_, err := onNATS.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
 	assert.ErrorIs(t, err, account.ErrRevoked)
 	_, err = onNATS.Authenticate(ctx, ci)
 	assert.NoError(t, err)
@@ -323,13 +333,7 @@ func TestCopyToKVCarriesARevocationBeforeWhatIsNew(t *testing.T) {
 	file, secrets := gatewayStore(t)
 	first, err := file.Snapshot(ctx)
 	require.NoError(t, err)
-	acc := account.New(file, clock.Real{})
-	kitchen, err := acc.AuthenticateComputer(ctx, secrets["kitchen"], "7:kitchen", "10.0.0.7")
-	require.NoError(t, err)
-	_, err = acc.RevokeCredential(ctx, "", kitchen.Selector)
-	require.NoError(t, err)
-	ci, _, err := acc.IssueToken(ctx, "alice", "ci", 0)
-	require.NoError(t, err)
+	_, ci := gatewayRunsOn(t, file, secrets)
 	second, err := file.Snapshot(ctx)
 	require.NoError(t, err)
 
