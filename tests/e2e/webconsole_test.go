@@ -1100,16 +1100,33 @@ func TestTheWebConsoleLetsGoAKeyWhoseReleaseGotNoAnswer(t *testing.T) {
 // else. cut may hold the call first, as a slow network does.
 func inputCuttingProxy(t *testing.T, g *harness.Gateway, cut func(r *http.Request, body []byte) bool) *httptest.Server {
 	t.Helper()
+	return inputProxy(t, g, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
+		if cut(r, body) {
+			panic(http.ErrAbortHandler) // the connection cut: the page's fetch gets no answer
+		}
+		return false
+	})
+}
+
+// inputProxy is a reverse proxy in front of g, as a network between the browser and the
+// gateway: each call of the API's …/input goes to onInput with its body (read whole, and put
+// back for the gateway), which answers it itself (true) or lets it through; everything else
+// passes on. A body that cannot be read cuts the connection, as a network that failed.
+func inputProxy(t *testing.T, g *harness.Gateway, onInput func(w http.ResponseWriter, r *http.Request, body []byte) (answered bool)) *httptest.Server {
+	t.Helper()
 	gateway, err := url.Parse(g.URL(""))
 	require.NoError(t, err)
 	forward := httputil.NewSingleHostReverseProxy(gateway)
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasSuffix(r.URL.Path, "/input") {
 			body, err := io.ReadAll(r.Body)
-			if err != nil || cut(r, body) {
-				panic(http.ErrAbortHandler) // the connection cut: the page's fetch gets no answer
+			if err != nil {
+				panic(http.ErrAbortHandler)
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			if onInput(w, r, body) {
+				return
+			}
 		}
 		forward.ServeHTTP(w, r)
 	}))
@@ -1288,22 +1305,10 @@ func keysUntil(ctx context.Context, t *testing.T, c *consoleComputer, last strin
 // gateway.
 func pressHoldingProxy(t *testing.T, g *harness.Gateway) (proxy *httptest.Server, pressHeld <-chan struct{}) {
 	t.Helper()
-	gateway, err := url.Parse(g.URL(""))
-	require.NoError(t, err)
-	forward := httputil.NewSingleHostReverseProxy(gateway)
 	held, letPress := make(chan struct{}), make(chan struct{})
 	var holding atomic.Bool
 	var pressGoes sync.Once
-	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/input") {
-			forward.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			panic(http.ErrAbortHandler)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	proxy = inputProxy(t, g, func(_ http.ResponseWriter, r *http.Request, body []byte) bool {
 		var call struct {
 			Events []map[string]any
 			After  string
@@ -1323,9 +1328,8 @@ func pressHoldingProxy(t *testing.T, g *harness.Gateway) (proxy *httptest.Server
 				panic(http.ErrAbortHandler)
 			}
 		}
-		forward.ServeHTTP(w, r)
-	}))
-	t.Cleanup(proxy.Close)
+		return false
+	})
 	return proxy, held
 }
 
@@ -1403,20 +1407,8 @@ func letGoAsThePageIsLeft(ctx context.Context, t *testing.T, c *consoleComputer,
 // learns each, which ends when the browser gives it up or the page is left.
 func releaseOutlivingProxy(t *testing.T, g *harness.Gateway, left <-chan struct{}, texts chan<- struct{}) (*httptest.Server, <-chan string) {
 	t.Helper()
-	gateway, err := url.Parse(g.URL(""))
-	require.NoError(t, err)
-	forward := httputil.NewSingleHostReverseProxy(gateway)
 	fate := make(chan string, 16)
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasSuffix(r.URL.Path, "/input") {
-			forward.ServeHTTP(w, r)
-			return
-		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			panic(http.ErrAbortHandler)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	proxy := inputProxy(t, g, func(w http.ResponseWriter, r *http.Request, body []byte) bool {
 		switch {
 		case r.URL.Query().Has("outlived"):
 			fate <- "followed"
@@ -1435,11 +1427,10 @@ func releaseOutlivingProxy(t *testing.T, g *harness.Gateway, left <-chan struct{
 				fate <- "cancelled"
 				panic(http.ErrAbortHandler)
 			}
-			return
+			return true
 		}
-		forward.ServeHTTP(w, r)
-	}))
-	t.Cleanup(proxy.Close)
+		return false
+	})
 	return proxy, fate
 }
 
