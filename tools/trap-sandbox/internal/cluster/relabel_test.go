@@ -3,6 +3,8 @@ package cluster
 import (
 	"io"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -142,19 +144,36 @@ func TestAForgedAnswerCannotNameAnotherComputerToFollow(t *testing.T) {
 // does), but the view is given no new id to follow: each replica words a bye itself, holding
 // the new id to the computer's (gateway.RelabelledTo).
 func TestAForgedWithdrawalCannotNameAnotherComputerToFollow(t *testing.T) {
+	// b, which holds the socket, claims the computer again as it reads the withdrawal
+	// (claimDeleted), and the bucket keeps one revision a key: a's watcher, behind under load,
+	// then never read the withdrawal and the view went on (a CI run at 13:08 waited 10 s for its
+	// end). b's claim after the withdrawal waits until a has ended the view.
+	var forged atomic.Bool
+	viewEnded := make(chan struct{})
+	claimWriting = func(replica, _ string) {
+		if replica == "b" && forged.Load() {
+			<-viewEnded
+		}
+	}
+	t.Cleanup(func() { claimWriting = nil }) // after the cluster's own cleanup: its replicas stopped
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
 	c := b.connect(t, "7:old")
 	a.waitComputers(t, "7:old@b")
 	s := watchedThrough(t, a, b, c, "")
+	var letBClaim sync.Once
+	t.Cleanup(func() { letBClaim.Do(func() { close(viewEnded) }) }) // before the replicas stop
 
 	rogue := tc.busClient(t)
 	m := nats.NewMsg("$KV." + ClaimsBucket + "." + claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:old"}))
 	m.Header.Set("KV-Operation", "DEL")
 	m.Data = []byte(`{"bye":"relabelled","relabelledTo":"8:bank"}`)
+	forged.Store(true)
 	require.NoError(t, rogue.PublishMsg(m))
+	ended := s.end(t)
+	letBClaim.Do(func() { close(viewEnded) })
 	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
-		Message: "computer 7:old was relabelled: it says hello under its new label (trap-sandbox computers lists it)"}, s.end(t))
+		Message: "computer 7:old was relabelled: it says hello under its new label (trap-sandbox computers lists it)"}, ended)
 }
 
 // A computer cut off on one replica for its revoked credential ends a live screen watched
