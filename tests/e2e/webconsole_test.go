@@ -1233,14 +1233,7 @@ func TestTheWebConsoleLetsGoAKeyHeldAsItsTabIsLeft(t *testing.T) {
 // came, and the computer got the key let go, then pressed: held down for ever.
 func TestTheWebConsoleLetsGoAKeyAfterItsPressAsItsTabIsLeft(t *testing.T) {
 	ctx := testContext(t)
-	const token = "console-left-order-5d1c" // the API answers no client through a proxy without one
-	page, until := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
-	proxy, pressHeld := pressHoldingProxy(t, g)
-	openRig(t, page, until, proxy.URL, token)
-	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "a", "KeyA", 65)))
-	waitFor(ctx, t, pressHeld, "the press's call")
+	page, _, c := aPressOnItsWay(ctx, t, "console-left-order-5d1c")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("about:blank")))
 	assert.Equal(t, []string{"key a", "key_up a"}, keysUntil(ctx, t, c, "key_up a"), "pressed, then let go")
@@ -1255,20 +1248,28 @@ func TestTheWebConsoleLetsGoAKeyAfterItsPressAsItsTabIsLeft(t *testing.T) {
 // went then, beside the call, not after it: the computer got the release first.
 func TestTheWebConsoleLetsGoAKeyOfAViewClosedAsItsTabIsLeft(t *testing.T) {
 	ctx := testContext(t)
-	const token = "console-closed-left-8a2e"
-	page, until := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	c := connectReleaseComputer(ctx, t, g, "14:rig", false)
-	proxy, pressHeld := pressHoldingProxy(t, g)
-	openRig(t, page, until, proxy.URL, token)
-	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "a", "KeyA", 65)))
-	waitFor(ctx, t, pressHeld, "the press's call")
+	page, until, c := aPressOnItsWay(ctx, t, "console-closed-left-8a2e")
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/99%3Aother"; true`))
 	require.NoError(t, err)
 	until(t, "the other computer's view", `document.getElementById("status").textContent.startsWith("not_connected: computer 99:other")`)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("about:blank")))
 	assert.Equal(t, []string{"key a", "key_up a"}, keysUntil(ctx, t, c, "key_up a"), "pressed, then let go")
+}
+
+// aPressOnItsWay opens the rig computer's screen (14:rig) through a proxy that holds the first
+// call carrying a key's press (pressHoldingProxy; token is the API's, which a proxied client
+// needs), presses a there and returns once that call is held.
+func aPressOnItsWay(ctx context.Context, t *testing.T, token string) (page context.Context, until func(t *testing.T, what, js string), c *consoleComputer) {
+	t.Helper()
+	page, until = consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	c = connectReleaseComputer(ctx, t, g, "14:rig", false)
+	proxy, pressHeld := pressHoldingProxy(t, g)
+	openRig(t, page, until, proxy.URL, token)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "a", "KeyA", 65)))
+	waitFor(ctx, t, pressHeld, "the press's call")
+	return page, until, c
 }
 
 // waitFor waits for ch to be closed or to send, failing the test as what never came.
