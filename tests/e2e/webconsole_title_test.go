@@ -127,3 +127,37 @@ func TestTheWebConsoleSendsNoKeysTypedOnTheGreyedScreen(t *testing.T) {
 	assert.NotContains(t, got, `"x"`, "the key typed on the greyed screen")
 	assert.Contains(t, got, `{"type":"key","name":"y"}`, "the key typed on the computer's screen")
 }
+
+// TestTheWebConsoleSendsNoReleaseOfAKeyPressedOnTheGreyedScreen: a key pressed on the greyed
+// screen (its press not sent) and let go once the computer's screen is shown sends nothing:
+// the computer never got the key down, and CC never delivers a key_up without its key. Keys
+// typed after it go as ever. Before, its release went alone, a key_up of a key the computer's
+// program never saw pressed, ahead of the next key.
+func TestTheWebConsoleSendsNoReleaseOfAKeyPressedOnTheGreyedScreen(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	first := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the screen", rigLive)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen")))
+	require.NoError(t, first.ws.Close())
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+
+	back := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{}) // answers screen.watch, draws when told
+	back.watched(ctx, t)
+	until(t, "the stream open, the last screen greyed", `document.getElementById("status").textContent === `+
+		jsString(t, awaitingScreen)+` && document.getElementById("viewer").classList.contains("stale")`)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "x", "KeyX", 88)))
+	until(t, "the status saying the key was not sent", `document.getElementById("status").textContent === `+
+		jsString(t, awaitingScreen+": keys typed on the greyed screen are not sent"))
+
+	back.draw(ctx, t, "new")
+	until(t, "Live with the new screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent === "new"`)
+	require.NoError(t, chromedp.Do(page, keyboardKey(input.DispatchKeyEventTypeKeyUp, "x", "KeyX", 88),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "y", "KeyY", 89),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "y", "KeyY", 89)))
+	got, _ := back.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up y" })
+	assert.Equal(t, []string{"key y", "char y", "key_up y"}, got, "the key typed live alone, no release of x")
+}

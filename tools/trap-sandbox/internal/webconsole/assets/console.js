@@ -857,8 +857,9 @@ async function frames(v, body, sent) {
 // answer (v.retrying, retryReleases), up to keysWaiting key presses; past them a key press is
 // not sent (a computer busy for long must not get a burst of stale keys, nor a gateway that
 // does not answer a key held for as long) and the status says so (keysDropped). Keys typed
-// faster than a call's round trip, with nothing refused, all go. A key let go (key_up) always goes: its key may be down on the computer; let
-// go while the view is not live, it goes once the view is live again (owe). Those
+// faster than a call's round trip, with nothing refused, all go. A key let go (key_up) goes whenever the computer got its key
+// down: it may be down there still; let go while the view is not live, it goes once the view is
+// live again (owe). One the computer never got down is not sent (notStray). Those
 // still waiting when the view closes (another opened, the token refused) are dropped, typed
 // on a screen no longer shown, but for the releases, which go still (closeView). A text put in at once goes whole or in part: once one of its
 // requests fails, the gateway sends none after it (the text would go on with a hole in it),
@@ -876,7 +877,23 @@ function send(events) {
     if (down.length) queue(v, down);
     return;
   }
-  queue(v, events);
+  const sent = events.filter(notStray(v));
+  if (sent.length) queue(v, sent);
+}
+
+// notStray is the filter of events sent to view v's computer that drops the release of a key
+// or mouse button it never got down: one pressed on the greyed screen (its press not sent) or
+// before the view opened, let go once it is live. CC never sends a key_up without its key, nor
+// a mouse_up without its mouse_click, and a program may take one as a press it missed. What it
+// got down (v.pressed), or is pressed earlier among these events, is let go as ever.
+function notStray(v) {
+  const down = new Set(v.pressed);
+  return (e) => {
+    const id = pressID(e);
+    if (!id) return true;
+    if (!releases.has(e.type)) return !!down.add(id);
+    return down.delete(id);
+  };
 }
 
 // queue puts events on view v's way to its computer (send), its stream open.
