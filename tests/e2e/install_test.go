@@ -501,6 +501,111 @@ func TestInstallMovesAStartupThatNeverEnds(t *testing.T) {
 	assert.Subset(t, files, []string{"startup/00-sandbox.lua", "startup/startup.lua"}, out)
 }
 
+// cutAt is a program for the player's disk: `cut makeDir` or `cut move` makes the next
+// fs.makeDir("/startup"), or the next fs.move into /startup/, stop the computer there, as a
+// chunk unloading or the server stopping would between two steps of the installer. (CC's
+// os.shutdown never returns: its bios yields for ever after it, as here.)
+const cutAt = `local step = ...
+local function cut() os.shutdown() while true do coroutine.yield() end end
+if step == "makeDir" then
+  local makeDir = fs.makeDir
+  fs.makeDir = function(path)
+    if path == "/startup" or path == "startup" then cut() end
+    return makeDir(path)
+  end
+else
+  local move = fs.move
+  fs.move = function(from, to)
+    if fs.getDir(to) == "startup" then cut() end
+    return move(from, to)
+  end
+end
+`
+
+// TestInstallFinishesAStoppedMove: the move of a /startup file into /startup/ goes through
+// /.trapos-sandbox-startup.moving (a directory cannot take the name of the file it replaces),
+// so a computer stopped between those steps had the player's program there, under a hidden
+// name that CC never runs at boot. The next run of the install line (a script's, asking
+// nothing) finishes the move and says so in one line; when /startup or /startup/startup.lua
+// is another program by then, the old one goes to a name of its own and neither is overwritten.
+func TestInstallFinishesAStoppedMove(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
+	const moving = ".trapos-sandbox-startup.moving"
+	stoppedMove := func(step string) (string, machine.Options) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
+		opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true, TimeScale: timeScale}
+		cutOpts := opts
+		cutOpts.Input = computer.LinesOf("cut "+step, install, "", "y", "echo never typed")
+		res, out := fakecrafttest.Run(ctx, t, cutOpts)
+		require.NoError(t, res.Err, out)
+		require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
+		got, err := os.ReadFile(filepath.Join(dir, moving))
+		require.NoError(t, err, "the cut left the program mid-move: %v\n%s", diskFiles(t, dir), out)
+		require.Equal(t, door, string(got))
+		return dir, opts
+	}
+
+	for _, step := range []string{"makeDir", "move"} {
+		dir, opts := stoppedMove(step)
+		out := playerSessionOn(ctx, t, opts, install+" --no-questions", "reboot", "sandbox health")
+		before, after, found := strings.Cut(out, "Goodbye")
+		require.True(t, found, out)
+		assert.Contains(t, unwrapped(before), "An install stopped while it moved /startup: finished moving it to /startup/startup.lua.", step, out)
+		assert.Contains(t, unwrapped(before), "To undo: mv startup/startup.lua / Run: reboot", out)
+		got, err := os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
+		require.NoError(t, err, step)
+		assert.Equal(t, door, string(got), "the player's program, byte for byte")
+		assert.NotContains(t, diskFiles(t, dir), moving, step)
+		assert.Contains(t, after, "door: locked by startup/startup.lua\n", out)
+		assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+	}
+
+	// /startup is a program again (the player wrote another when the door stayed open): it
+	// stays, and the old one goes where the player sees it, not hidden.
+	dir, opts := stoppedMove("makeDir")
+	const newDoor = "print(\"new door\")\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(newDoor), 0o644))
+	out := playerSessionOn(ctx, t, opts, install+" --no-questions")
+	assert.Contains(t, unwrapped(out), "An install stopped while it moved /startup, which is another program now: "+
+		"the one it moved is at /startup.old.", out)
+	got, err := os.ReadFile(filepath.Join(dir, "startup"))
+	require.NoError(t, err)
+	assert.Equal(t, newDoor, string(got))
+	got, err = os.ReadFile(filepath.Join(dir, "startup.old"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got))
+	assert.NotContains(t, diskFiles(t, dir), moving)
+
+	// /startup/startup.lua is another program, and /startup.old taken too: the next free name.
+	dir, opts = stoppedMove("move")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "startup.lua"), []byte(newDoor), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.old"), []byte("notes\n"), 0o644))
+	out = playerSessionOn(ctx, t, opts, "wget run "+g.URL("/trapos/install")+" uninstall")
+	assert.Contains(t, unwrapped(out), "An install stopped while it moved /startup, and /startup/startup.lua is another program now: "+
+		"the one it moved is at /startup.old.2.", out)
+	for path, want := range map[string]string{"startup/startup.lua": newDoor, "startup.old": "notes\n", "startup.old.2": door} {
+		got, err := os.ReadFile(filepath.Join(dir, path))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), path)
+	}
+
+	// A drive too full for /startup/: the program goes back to /startup, where CC runs it.
+	dir, opts = stoppedMove("makeDir")
+	opts.SpaceLimit = ccDiskCost(t, dir) + 250
+	out = playerSessionOn(ctx, t, opts, "wget run "+g.URL("/trapos/install")+" uninstall")
+	assert.Contains(t, unwrapped(out), "An install stopped while it moved /startup: it is back, the drive has no room for /startup/.", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got))
+	assert.NotContains(t, diskFiles(t, dir), moving)
+}
+
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
 // mistyped as a password, so the line installs; it names the word all the same (the player
 // meant to remove the client and was told nothing).

@@ -247,6 +247,49 @@ local function moveStartupFile()
   return true;
 end
 
+-- A name at the root, not yet taken, for a program of the player's that cannot go back to
+-- its place: ls shows it (a name beginning with "." it hides) and CC never runs it at boot.
+local function freeOldName()
+  local path, n = "/startup.old", 1;
+  while fs.exists(path) do
+    n = n + 1;
+    path = "/startup.old." .. n;
+  end
+  return path;
+end
+
+-- A computer stopped during moveStartupFile (its chunk unloaded, the server stopped) left the
+-- player's /startup at STARTUP_MOVING, a hidden name CC never runs at boot. The hook cannot
+-- see it there: it is not in /startup/ yet, and no startup file names the one beside. So each
+-- run of the install line (uninstall too) looks first, and finishes the move the player agreed
+-- to; when /startup or MOVED_STARTUP is another program by then, the moved one goes to a free
+-- name of its own (freeOldName), and on a drive too full for /startup/ back to /startup.
+-- Nothing is overwritten. Says what it did in one line; true when the move is finished.
+local function finishStoppedMove()
+  if not fs.exists(STARTUP_MOVING) then
+    return false;
+  end
+  local stopped = "An install stopped while it moved /startup";
+  if not fs.exists("/startup") then
+    pcall(fs.makeDir, "/startup"); -- a directory costs space: on a full drive it fails
+  end
+  if not fs.exists("/startup") then
+    fs.move(STARTUP_MOVING, "/startup");
+    print(stopped .. ": it is back, the drive has no room for /startup/.");
+    return false;
+  end
+  if fs.isDir("/startup") and not fs.exists(MOVED_STARTUP) then
+    fs.move(STARTUP_MOVING, MOVED_STARTUP);
+    print(stopped .. ": finished moving it to " .. MOVED_STARTUP .. ".");
+    return true;
+  end
+  local taken = fs.isDir("/startup") and (", and " .. MOVED_STARTUP .. " is") or ", which is";
+  local old = freeOldName();
+  fs.move(STARTUP_MOVING, old);
+  print(stopped .. taken .. " another program now: the one it moved is at " .. old .. ".");
+  return false;
+end
+
 -- Whether MAJOR.MINOR.PATCH version a is above b; false when either is not one.
 local function newerVersion(a, b)
   local x = { tostring(a):match("^(%d+)%.(%d+)%.(%d+)$") };
@@ -651,6 +694,7 @@ end
 
 local function install(opts)
   local old = readManifest();
+  local movedStartup = finishStoppedMove();
 
   -- 0. The answers, and the password checked with the gateway, before anything is written.
   local url = settings.get(SETTING_URL);
@@ -757,7 +801,6 @@ local function install(opts)
   -- 2. All arrived: swap them in, then drop what the new version no longer ships. The hook's
   -- place in /startup/ needs the player's /startup file moved out of the way first; when it
   -- cannot move, the hook goes beside it, as without the player's yes.
-  local movedStartup = false;
   if moveStartup then
     local ok, err = moveStartupFile();
     if ok then
@@ -905,6 +948,7 @@ local function install(opts)
 end
 
 local function uninstall()
+  finishStoppedMove();
   local manifest = readManifest();
   if manifest == nil then
     print("trapos-sandbox was not installed by this installer: nothing to remove.");
