@@ -367,7 +367,7 @@ func wire(field, text string, rp *report) string {
 // names 0:café), before the escapes are read: 0:cafe\u0301, as a list shows an altered
 // client's id, names that one, not 0:café.
 func TraposID(id string) string {
-	id = unescapeID(composed(id))
+	id = unescapeID(ListedTraposID(id))
 	if utf8.ValidString(id) {
 		return id // Wire changes only what is past U+00FF, which stays
 	}
@@ -377,6 +377,16 @@ func TraposID(id string) string {
 	}
 	return w
 }
+
+// ListedTraposID is a traposId the host gave as the lists give it, with no escapes to read
+// (MCP's traposId argument and its file URIs: a label's own "\x41" is those four characters),
+// as the gateway keys computers: composed (Unicode NFC), the one rule by which every host
+// surface compares a name it was given (TraposID reads the typed form by it too). 7:ku\u0308che,
+// ü written as u and U+0308 (a macOS file name, some input methods), names 7:küche.
+// It confuses no two computers: a hello's traposId must be composed already
+// (TraposIDProblem), and two different composed traposIds never compose alike, so a name
+// names at most one connected computer, the one whose traposId it composes to.
+func ListedTraposID(id string) string { return composed(id) }
 
 // TypeWire is a request type the host gave as the wire string of its CC bytes (Wire): a type
 // is CC's bytes as a payload's strings are, so küche.open reaches the program serving

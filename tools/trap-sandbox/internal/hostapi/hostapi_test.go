@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -395,4 +396,24 @@ func TestAFieldTheBodyDoesNotHaveIsRefused(t *testing.T) {
 	assert.Empty(t, d.Types(), "nothing reached the computer")
 	a := post(t, srv, "7:", `{"type":"ping","payload":{},"timeoutMs":30000}`)
 	assert.Equal(t, http.StatusOK, a.status, a.body)
+}
+
+// TestATraposIDWrittenDecomposedNamesTheComputer: a path's traposId with ü written as u and
+// U+0308 (as the CLI gets it from a macOS file name or some input methods, and the web console
+// from its address) names 7:küche on every route, as MCP's traposId does (cctext's
+// ListedTraposID, the one rule). Seen failing with TraposID's composing taken out.
+func TestATraposIDWrittenDecomposedNamesTheComputer(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/f": "x"})
+	d.Label = "k\u00fcche"
+	d.List[0].TraposID = d.TraposID()
+	srv := serve(t, d)
+	computer := srv.URL + "/trapos/computers/" + url.PathEscape("7:ku\u0308che")
+	for name, a := range map[string]answer{
+		"POST requests": post(t, srv, url.PathEscape("7:ku\u0308che"), `{"type":"ping"}`),
+		"GET file":      call(t, http.MethodGet, computer+"/files/f", "", nil),
+		"PUT file":      call(t, http.MethodPut, computer+"/files/g", "text/plain", []byte("y")),
+		"DELETE file":   call(t, http.MethodDelete, computer+"/files/g", "", nil),
+	} {
+		assert.Equal(t, http.StatusOK, a.status, "%s: %s", name, a.body)
+	}
 }

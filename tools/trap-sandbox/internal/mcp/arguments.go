@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -46,7 +47,7 @@ func checkArguments(schemas inputs) sdk.Middleware {
 				res.SetError(protocol.Errorf(CodeBadArgument, "%s", problem))
 				return &res, nil
 			}
-			ctr.Params.Arguments = withoutNulls(schema, ctr.Params.Arguments)
+			ctr.Params.Arguments = asTheToolsReadThem(schema, ctr.Params.Arguments)
 			return next(ctx, method, req)
 		}
 	}
@@ -125,7 +126,7 @@ func argumentProblem(tool string, s *jsonschema.Schema, raw json.RawMessage) str
 			continue
 		}
 		if optionalNull(s, name, value) {
-			continue // not given (withoutNulls)
+			continue // not given (asTheToolsReadThem)
 		}
 		if problem := valueProblem(name, p, value); problem != "" {
 			problems = append(problems, problem)
@@ -241,21 +242,31 @@ func optionalNull(s *jsonschema.Schema, name string, value json.RawMessage) bool
 	return p.Type != "null" && !slices.Contains(p.Types, "null")
 }
 
-// withoutNulls is raw without the arguments optionalNull takes as not given, which the SDK's
-// validator would refuse in its own words; raw as it is when it has none.
-func withoutNulls(s *jsonschema.Schema, raw json.RawMessage) json.RawMessage {
+// asTheToolsReadThem is raw without the arguments optionalNull takes as not given, which the
+// SDK's validator would refuse in its own words, and with its traposId as the gateway keys
+// computers (cctext.ListedTraposID: composed), as the CLI and the HTTP API's path read one:
+// "7:ku\u0308che" (ü written as u and U+0308) was not connected, only offered back as "did you
+// mean". raw as it is when neither changes it.
+func asTheToolsReadThem(s *jsonschema.Schema, raw json.RawMessage) json.RawMessage {
 	args := map[string]json.RawMessage{}
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return raw
 	}
-	dropped := false
+	changed := false
 	for name, value := range args {
 		if _, ok := s.Properties[name]; ok && optionalNull(s, name, value) {
 			delete(args, name)
-			dropped = true
+			changed = true
 		}
 	}
-	if !dropped {
+	var id string
+	if value, ok := args[targetArgument]; ok && json.Unmarshal(value, &id) == nil {
+		if listed := cctext.ListedTraposID(id); listed != id {
+			args[targetArgument], _ = json.Marshal(listed)
+			changed = true
+		}
+	}
+	if !changed {
 		return raw
 	}
 	out, err := json.Marshal(args)
@@ -264,3 +275,6 @@ func withoutNulls(s *jsonschema.Schema, raw json.RawMessage) json.RawMessage {
 	}
 	return out
 }
+
+// targetArgument names the computer in every tool that acts on one.
+const targetArgument = "traposId"

@@ -42,7 +42,8 @@ func ParseFileURI(uri string) (traposID, path string, err error) {
 	if path, err = url.PathUnescape(p); err != nil {
 		return "", "", fmt.Errorf("the path of %q is not percent-encoded properly: %v", uri, err)
 	}
-	return traposID, "/" + path, nil
+	// Composed, as a tool's traposId argument is (asTheToolsReadThem).
+	return cctext.ListedTraposID(traposID), "/" + path, nil
 }
 
 // escape percent-encodes every byte of s but RFC 3986's unreserved ones (and '/' when keepSlash).

@@ -607,6 +607,7 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 	if err != nil {
 		return ComputersOutput{}, err
 	}
+	in.Match = cctext.Composed(in.Match) // part of a traposId, read as one is (ListedTraposID)
 	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx)}
 	prefix := strings.ToLower(in.Match)
 	// Those whose traposId starts with match, then the rest that hold it; [] (not null) for none.

@@ -865,3 +865,39 @@ func TestTheNoteNamesTheGatewaysWordsByTheirEdges(t *testing.T) {
 		assert.Equal(t, c.want, gatewaysEdges(c.before, c.after), "%q %q", c.before, c.after)
 	}
 }
+
+// TestATraposIDWrittenDecomposedNamesTheComputer: an agent that writes a label's ü as u and
+// U+0308 (as a macOS file name or some input methods give it) names the computer 7:küche, as
+// the CLI and the HTTP API's path read a traposId (cctext.TraposID). MCP took its traposId as
+// written: the computer was not connected, only offered back as "did you mean "7:küche"?".
+// A traposId no computer can say hello with (written decomposed) is no other computer's.
+func TestATraposIDWrittenDecomposedNamesTheComputer(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "open"})
+	d.Label = "k\u00fcche"
+	d.List[0].TraposID = d.TraposID()
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{1}, "output": ""}, nil
+	}
+	s := session(t, d)
+	const decomposed = "7:ku\u0308che"
+	for name, args := range map[string]map[string]any{
+		"ping":          {},
+		"computer_info": {},
+		"list_files":    {"path": "/"},
+		"read_file":     {"path": "/door.lua"},
+		"run_lua":       {"code": "return 1"},
+	} {
+		args["traposId"] = decomposed
+		res := callTool(t, s, name, args)
+		assert.False(t, res.IsError, "%s: %s", name, text(res))
+	}
+	res, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: FileURI(decomposed, "/door.lua")})
+	require.NoError(t, err, "a file URI names the computer as the tools do")
+	assert.Equal(t, "open", res.Contents[0].Text)
+
+	res2 := callTool(t, s, "list_computers", map[string]any{"match": "ku\u0308che"})
+	require.False(t, res2.IsError, text(res2))
+	var listed ComputersOutput
+	require.NoError(t, json.Unmarshal([]byte(text(res2)), &listed))
+	assert.Equal(t, 1, listed.Total, "match is read composed too")
+}
