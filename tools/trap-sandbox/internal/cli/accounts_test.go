@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -608,36 +610,103 @@ func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
 // why none was, when others' may be); a token that reaches every computer (an admin's, the
 // gateway's own) is told that none is connected.
 func TestComputersSaysWhoseListIsEmpty(t *testing.T) {
+	g := emptyGateway(t)
+	for token, want := range map[string]string{
+		g.alice:    "no computers connected in account alice (this token reaches that account's computers only)\n",
+		g.root:     "no computers connected\n",
+		g.apiToken: "no computers connected\n",
+	} {
+		out, errOut, err := runWith(t, "", "computers", "--url", g.url, "--api-token", token)
+		require.NoError(t, err)
+		assert.Empty(t, out)
+		assert.Equal(t, want, errOut)
+	}
+}
+
+// TestTheStdioBridgeSaysWhoseListIsEmpty: the stdio bridge's empty list_computers says whose
+// computers none is, as /mcp's does (and as ping's not_connected): none at all for a token
+// that reaches every computer (the gateway's own, an admin's, or none on loopback when the
+// gateway has none), none of account alice for alice's. It kept the general words, "No
+// computer that this connection reaches is connected (an account's token reaches that
+// account's computers only)", of a token it may not have sent, and not naming the account.
+func TestTheStdioBridgeSaysWhoseListIsEmpty(t *testing.T) {
+	g := emptyGateway(t)
+	const atAll = "No computer is connected at all: "
+	for _, c := range []struct{ url, token, want string }{
+		{g.url, g.alice, "No computer of account alice is connected (its token reaches that account's computers only): "},
+		{g.url, g.root, atAll},
+		{g.url, g.apiToken, atAll},
+		{g.withoutToken, "", atAll},
+	} {
+		note := bridgeListNote(t, c.url, c.token)
+		assert.True(t, strings.HasPrefix(note, c.want), "token %q: %s", c.token, note)
+	}
+}
+
+// bridgeListNote runs the stdio bridge on the gateway at url with token, calls list_computers
+// and returns its note (the result's second text).
+func bridgeListNote(t *testing.T, url, token string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), clientWait)
+	defer cancel()
+	var out bytes.Buffer
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_computers","arguments":{}}}` + "\n")
+	require.NoError(t, (&MCPCmd{APIFlags: APIFlags{URL: url, APIToken: token}}).Run(ctx, Stdin{in}, Stdout{&out}))
+	for line := range strings.Lines(out.String()) {
+		var msg struct {
+			ID     int `json:"id"`
+			Result struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &msg), line)
+		if msg.ID == 2 {
+			require.Len(t, msg.Result.Content, 2, line)
+			return msg.Result.Content[1].Text
+		}
+	}
+	t.Fatalf("no answer to list_computers: %s", out.String())
+	return ""
+}
+
+// anEmptyGateway is a gateway with accounts and no computer connected: its API at url with
+// the token apiToken, at withoutToken with none; alice's and root's (an admin's) tokens.
+type anEmptyGateway struct {
+	url, withoutToken, apiToken string
+	alice, root                 string
+}
+
+func emptyGateway(t *testing.T) anEmptyGateway {
+	t.Helper()
 	clearEnv(t)
 	dir := t.TempDir()
 	data := "--data-dir=" + dir
-	alice := lastLineOf(mustRun(t, "accounts", "add", "alice", data))
-	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
+	g := anEmptyGateway{apiToken: "gw-tok3n"}
+	g.alice = lastLineOf(mustRun(t, "accounts", "add", "alice", data))
+	g.root = lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
 	s, err := account.OpenSQLite(t.Context(), dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	accounts := account.New(s, clock.Real{})
 	logger := slog.New(slog.DiscardHandler)
 	gw := gateway.New(gateway.Config{Accounts: accounts}, logger, nil)
-	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: "gw-tok3n", Accounts: accounts}, gw,
-		hostapi.New(computer.New(hostapi.NewGateway(gw))), accountapi.New(accounts, logger)).Handler())
+	serve := func(apiToken string) string {
+		srv := httptest.NewServer(server.New(logger, server.Config{APIToken: apiToken, Accounts: accounts}, gw,
+			hostapi.New(computer.New(hostapi.NewGateway(gw))), accountapi.New(accounts, logger)).Handler())
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	g.url, g.withoutToken = serve(g.apiToken), serve("")
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
 		defer cancel()
 		assert.NoError(t, gw.Shutdown(ctx))
-		srv.Close()
 	})
-
-	for token, want := range map[string]string{
-		alice:      "no computers connected in account alice (this token reaches that account's computers only)\n",
-		root:       "no computers connected\n",
-		"gw-tok3n": "no computers connected\n",
-	} {
-		out, errOut, err := runWith(t, "", "computers", "--url", srv.URL, "--api-token", token)
-		require.NoError(t, err)
-		assert.Empty(t, out)
-		assert.Equal(t, want, errOut)
-	}
+	return g
 }
 
 // holdStoreEnv makes a test that checks for it the child holdingStore starts: it holds the

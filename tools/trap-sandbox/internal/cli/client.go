@@ -218,18 +218,36 @@ type ComputersCmd struct {
 // whose is whose computers an empty list is of, " in account alice (…)" for a user account's
 // token, which reaches that account's computers only ("no computers connected" sent its holder
 // looking for why none was, when others' were); "" for a token that reaches every computer
-// (an admin's, the gateway's own), or when the gateway cannot say. The gateway's account list
-// tells, asked only then: a user's token sees its own account alone, and an admin's sees its
-// own admin account among any others.
+// (an admin's, the gateway's own), or when the gateway cannot say (reachOf).
 func (c *ComputersCmd) whose(ctx context.Context) string {
-	if account.TokenID(c.APIToken) == "" {
+	caller, known := reachOf(ctx, c.APIFlags)
+	if !known || caller.Admin {
 		return ""
 	}
-	accounts, err := accountapi.Client{URL: c.URL, Token: c.APIToken}.Accounts(ctx)
-	if err != nil || len(accounts) != 1 || accounts[0].Role != account.RoleUser {
-		return ""
+	return fmt.Sprintf(" in account %s (this token reaches that account's computers only)", caller.Account)
+}
+
+// reachOf is whose computers the gateway at flags' URL lets its token reach, as the gateway
+// admitted a call with it already (a list, the stdio bridge's check): no token, or one that is
+// no account's (SANDBOX_API_TOKEN), reaches every computer (account.LocalAdmin); an account's,
+// its account's, or every computer for an admin's. The gateway's account list tells, asked
+// only then: a user's token sees its own account alone, and an admin's sees its own admin
+// account among any others (which of them is its own it does not say: the Caller's Account is
+// then empty). known is false when the list cannot be had (an older gateway, a store down).
+func reachOf(ctx context.Context, flags APIFlags) (caller account.Caller, known bool) {
+	if account.TokenID(flags.APIToken) == "" {
+		return account.LocalAdmin, true
 	}
-	return fmt.Sprintf(" in account %s (this token reaches that account's computers only)", accounts[0].ID)
+	accounts, err := accountapi.Client{URL: flags.URL, Token: flags.APIToken}.Accounts(ctx)
+	switch {
+	case err != nil || len(accounts) == 0:
+		return account.Caller{}, false
+	case len(accounts) == 1 && accounts[0].Role == account.RoleUser:
+		return account.Caller{Account: accounts[0].ID}, true
+	case len(accounts) == 1:
+		return account.Caller{Account: accounts[0].ID, Admin: true}, true
+	}
+	return account.Caller{Admin: true}, true
 }
 
 // Run prints the table of connected computers; with none, it says so on stderr and prints

@@ -57,6 +57,14 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 		return refusal
 	}
 	srv := mcp.NewServer(c.client(), nil)
+	// Whose computers the token reaches, which an empty list_computers words its note by
+	// ("none at all", "none of account alice"): the gateway reads the token, this process
+	// asks it once.
+	reachCtx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
+	if caller, known := reachOf(reachCtx, c.APIFlags); known {
+		srv.AddReceivingMiddleware(mcp.Reaching(caller))
+	}
+	cancel()
 	err = srv.Run(ctx, &answerPending{Transport: &sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}, wait: stdinEndDrain})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, context.Canceled) {
 		return nil

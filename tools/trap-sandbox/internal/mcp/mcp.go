@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
@@ -242,6 +243,20 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	// recoverPanics first: the outermost, it also catches a panic of the others.
 	srv.AddReceivingMiddleware(recoverPanics(logger), endWithPost, answerInTime, checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
 	return srv
+}
+
+// Reaching is the middleware of a server whose tools reach the computers through a gateway
+// that reads the caller's token itself (the stdio bridge's, over the HTTP API): it puts in each
+// request's context the caller that gateway takes the token for (caller), as the gateway's own
+// API auth does for /mcp, so that what the tools word by the caller (an empty list_computers'
+// note: none at all, or none of account alice) says as much as /mcp's. It grants nothing: the
+// gateway decides what the token reaches.
+func Reaching(caller account.Caller) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			return next(account.WithCaller(ctx, caller), method, req)
+		}
+	}
 }
 
 // privateFiles marks a file's contents (resources/read) as the caller's alone: the SDK's

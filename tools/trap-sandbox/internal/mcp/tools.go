@@ -112,7 +112,7 @@ type ComputersOutput struct {
 	Total     int                 `json:"total" jsonschema:"how many computers match (without match: how many are connected); more than computers holds when limit cut the list"`
 	// match and connected are what note tells an agent whose list is cut or empty, and
 	// caller whose computers an empty list is of (the zero Caller when this process cannot
-	// tell: the stdio bridge, whose token only the gateway reads).
+	// tell: the stdio bridge on a gateway that would not say whose its token is, Reaching).
 	match     string
 	connected int
 	caller    account.Caller
