@@ -694,7 +694,7 @@ func init() {
 					return 0
 				}
 				if L.hooks != nil {
-					L.hookGoReturned()
+					L.hookGoReturned(callable)
 				}
 			}
 			return 0
@@ -733,10 +733,10 @@ func init() {
 				// calling frame stays, as Cobalt's tail call of a Java function leaves it.
 				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
 			}
-			if L.hooks != nil && callable.IsG && L.standsIn(cf.Fn) && cf.Parent != nil && !L.standsIn(cf.Parent.Fn) {
-				// Nor does a stand-in called by Lua code leave by a tail call of a Go function
-				// while a hook is set: its return event fires as it returns (hookStandIn), seen
-				// from it, as a C function's.
+			if L.hooks != nil && callable.IsG && (!L.standsIn(cf.Fn) || cf.Parent != nil && !L.standsIn(cf.Parent.Fn)) {
+				// Nor does a tail call of a Go function leave its caller while a hook is set, as
+				// Cobalt's tail call of a Java function leaves it: the Go function's return event
+				// comes, then its caller's (a stand-in's, if Lua code called it: hookStandIn).
 				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
 			}
 			// +inline-call L.closeUpvalues lbase
@@ -761,7 +761,7 @@ func init() {
 					return 0
 				}
 				if L.hooks != nil {
-					L.hookGoReturned()
+					L.hookGoReturned(callable)
 				}
 				if L.currentFrame == nil || L.currentFrame.Fn.IsG || luaframe == baseframe {
 					return 1
@@ -817,6 +817,10 @@ func init() {
 			}
 			islast := baseframe == L.stack.Pop() || L.stack.IsEmpty()
 			// +inline-call copyReturnValues L cf.ReturnBase RA n B
+			if finish == finishHook && cf.finishArg&hookOverGoFrame != 0 {
+				// The Go function's frame the hook saw goes with it (callGoHook).
+				L.stack.Pop()
+			}
 			L.currentFrame = L.stack.Last()
 			if islast || L.currentFrame == nil || L.currentFrame.Fn.IsG {
 				return 1
@@ -1242,7 +1246,9 @@ func finishOp(L *LState, finish uint8, arg int, base int) {
 		// The hook's results were dropped; the instruction it interrupted runs next, without
 		// the events it fired (hook.go).
 		L.reg.SetTop(base)
-		cf.Pc--
+		if arg&hookPcKept == 0 {
+			cf.Pc--
+		}
 		L.inHook = false
 		return
 	}

@@ -22,7 +22,7 @@ type hookState struct {
 	count    int // a count event every count instructions, 0 for none
 	left     int // instructions until the next count event
 	done     uint8
-	goReturn bool       // a Go function called by OP_CALL returned: its return event is due
+	goReturn *LFunction // a Go function called by OP_CALL that returned: its return event is due
 	oldFrame *callFrame // the frame and pc of the last instruction traced, for line events
 	oldPc    int
 }
@@ -66,7 +66,7 @@ func (ls *LState) handHooksBack(resumer *LState) {
 	}
 	if h := ls.hooks; h != nil && ls.Dead {
 		h.done = 0
-		h.goReturn = false
+		h.goReturn = nil
 	}
 }
 
@@ -142,12 +142,18 @@ func (ls *LState) hookDispatch(cf *callFrame) bool {
 		return ls.hookStandIn(cf)
 	}
 	for {
-		event, line := h.next(ls, cf)
+		event, line, goFn := h.next(ls, cf)
 		if event == "" {
 			h.done = 0
 			return false
 		}
-		if ls.callHook(cf, event, line) {
+		var pushed bool
+		if goFn != nil {
+			pushed = ls.callGoHook(cf, goFn, event)
+		} else {
+			pushed = ls.callHook(cf, event, line)
+		}
+		if pushed {
 			return true
 		}
 		if ls.hooks != h { // the hook changed the hook
@@ -189,13 +195,14 @@ func (ls *LState) hookStandIn(cf *callFrame) bool {
 }
 
 // next is the next event due before the instruction at cf.Pc that has not fired yet, and
-// marks it fired; "" when none is left.
-func (h *hookState) next(ls *LState, cf *callFrame) (string, int) {
-	if h.goReturn && h.done&doneGoReturn == 0 {
+// marks it fired; "" when none is left. goFn is the Go function an event is of (its call by
+// the instruction at cf.Pc, or its return from the one before), nil for cf's own events.
+func (h *hookState) next(ls *LState, cf *callFrame) (event string, line int, goFn *LFunction) {
+	if h.goReturn != nil && h.done&doneGoReturn == 0 {
 		h.done |= doneGoReturn
-		h.goReturn = false
+		goFn, h.goReturn = h.goReturn, nil
 		if h.mask&hookMaskReturn != 0 {
-			return "return", -1
+			return "return", -1, goFn
 		}
 	}
 	if !cf.hooked {
@@ -203,9 +210,9 @@ func (h *hookState) next(ls *LState, cf *callFrame) (string, int) {
 		if cf.Pc == 0 && h.mask&hookMaskCall != 0 && h.done&doneCall == 0 {
 			h.done |= doneCall
 			if cf.TailCall > 0 {
-				return "tail call", -1
+				return "tail call", -1, nil
 			}
-			return "call", -1
+			return "call", -1, nil
 		}
 	}
 	if h.count > 0 && h.done&doneCount == 0 {
@@ -213,7 +220,7 @@ func (h *hookState) next(ls *LState, cf *callFrame) (string, int) {
 		h.left--
 		if h.left <= 0 {
 			h.left = h.count
-			return "count", -1
+			return "count", -1, nil
 		}
 	}
 	proto := cf.Fn.Proto
@@ -226,24 +233,24 @@ func (h *hookState) next(ls *LState, cf *callFrame) (string, int) {
 		}
 		h.oldFrame, h.oldPc = cf, pc
 		if pc == 0 || pc <= oldPc || proto.DbgSourcePositions[pc] != proto.DbgSourcePositions[oldPc] {
-			return "line", proto.DbgSourcePositions[pc]
+			return "line", proto.DbgSourcePositions[pc], nil
 		}
 	}
 	inst := proto.Code[cf.Pc]
 	op := int(inst >> 26)
 	if op == OP_RETURN && h.mask&hookMaskReturn != 0 && h.done&doneReturn == 0 {
 		h.done |= doneReturn
-		return "return", -1
+		return "return", -1, nil
 	}
 	if (op == OP_CALL || op == OP_TAILCALL) && h.mask&hookMaskCall != 0 && h.done&doneGoCall == 0 {
 		h.done |= doneGoCall
-		// A Go function's call event fires before the instruction that calls it (its frame
-		// does not exist yet); a Lua function's fires as it starts.
+		// A Go function's call event fires before the instruction that calls it, over a frame
+		// of its own (callGoHook); a Lua function's fires as it starts.
 		if fn, _ := ls.metaCall(ls.reg.Get(cf.LocalBase + int(inst>>18)&0xff)); fn != nil && fn.IsG {
-			return "call", -1
+			return "call", -1, fn
 		}
 	}
-	return "", 0
+	return "", 0, nil
 }
 
 // callHook calls the hook for event before the instruction at cf.Pc, as if that instruction
@@ -283,13 +290,70 @@ func (ls *LState) callHook(cf *callFrame, event string, line int) bool {
 	return false
 }
 
-// hookGoReturned notes that a Go function called by OP_CALL returned: its return event fires
-// before the next instruction.
-func (ls *LState) hookGoReturned() {
+// Flags of a hook frame's finishArg (finishHook).
+const (
+	hookOverGoFrame = 1 << iota // a Go function's frame lies under the hook's: popped with it
+	hookPcKept                  // the interrupted frame's pc was not advanced for the hook
+)
+
+// callGoHook calls the hook for event, a Go function's call by the instruction at cf.Pc or
+// its return from the one before it, over a frame of that function's own, as Cobalt calls
+// a Java function in a frame of its own: debug.getinfo(2) in the hook is the Go function,
+// named as cf's call instruction names it, and cf's current line is the call's. The frame
+// holds nothing (the function has not started, or has returned); it goes with the hook's.
+// A Lua hook is pushed as a frame of the loop (true), so it may yield, as callHook's.
+func (ls *LState) callGoHook(cf *callFrame, goFn *LFunction, event string) bool {
+	flags := int32(hookOverGoFrame)
+	if event == "call" {
+		cf.Pc++ // as callHook: the call instruction counts as started
+	} else {
+		flags |= hookPcKept // past the call instruction already
+	}
+	ls.inHook = true
+	base := ls.reg.Top()
+	ls.pushCallFrame(callFrame{
+		Fn:         goFn,
+		Base:       base,
+		LocalBase:  base,
+		ReturnBase: base,
+		Parent:     cf,
+		hooked:     true,
+	}, goFn, false)
+	goFrame := ls.currentFrame
+	fn := ls.hooks.fn
+	ls.reg.Push(fn)
+	ls.reg.Push(LString(event))
+	if lf, ok := fn.(*LFunction); ok && !lf.IsG {
+		ls.pushCallFrame(callFrame{
+			Fn:         lf,
+			Base:       base,
+			LocalBase:  base + 1,
+			ReturnBase: base,
+			NArgs:      1,
+			Parent:     goFrame,
+			finish:     finishHook,
+			finishArg:  flags,
+		}, fn, false)
+		return true
+	}
+	ls.Call(1, 0)
+	ls.reg.SetTop(base)
+	ls.stack.Pop()
+	ls.currentFrame = cf
+	ls.inHook = false
+	if flags&hookPcKept == 0 {
+		cf.Pc--
+	}
+	return false
+}
+
+// hookGoReturned notes that fn, a Go function called by OP_CALL, returned: its return event
+// fires before the next instruction (callGoHook).
+func (ls *LState) hookGoReturned(fn *LFunction) {
 	if h := ls.hooks; h != nil && !ls.inHook && h.mask&hookMaskReturn != 0 &&
 		(ls.currentFrame == nil || !ls.standsIn(ls.currentFrame.Fn)) {
 		// A stand-in's own calls fire none (hookStandIn).
-		h.goReturn = true
+		h.goReturn = fn
 	}
 }
 

@@ -274,8 +274,9 @@ var metamethodOf = map[int]string{
 // "method", "field", "upvalue", "metamethod", "hook") and the name. caller is the frame that
 // called: callee's parent, or, for an embedder that runs a call in a coroutine of its own,
 // the frame that made the call in another one. ok is false when the call gives no name: the
-// caller is a Go function (a Go function's Call) or absent, callee was reached by a tail
-// call, or the instruction names nothing (a generic for's iterator, a call's result called).
+// caller is a Go function (a Go function's Call), a stand-in for one, or absent, callee was
+// reached by a tail call, or the instruction names nothing (a generic for's iterator, a
+// call's result called).
 func (ls *LState) FuncName(callee, caller *Debug) (kind, name string, ok bool) {
 	if callee == nil || callee.frame == nil || caller == nil || caller.frame == nil {
 		return "", "", false
@@ -284,7 +285,11 @@ func (ls *LState) FuncName(callee, caller *Debug) (kind, name string, ok bool) {
 	switch {
 	case cf.finish == finishHook:
 		return "hook", "?", true
-	case cf.TailCall > 0 || cf.finish == finishForStep:
+	case cf.TailCall > 0 && !ls.standsIn(cf.Fn), cf.finish == finishForStep, ls.standsIn(parent.Fn):
+		// Nor is a function named that a stand-in for a Go function calls: in Cobalt a Java
+		// function calls it (table.sort's comparator, pcall's function). A stand-in's tail
+		// calls are its own workings (Lua code's tail call of it is an ordinary call): it is
+		// named as the Lua code that called it names it.
 		return "", "", false
 	}
 	return ls.calledName(parent)

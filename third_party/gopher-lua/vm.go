@@ -1363,7 +1363,7 @@ func init() {
 					return 0
 				}
 				if L.hooks != nil {
-					L.hookGoReturned()
+					L.hookGoReturned(callable)
 				}
 			}
 			return 0
@@ -1402,10 +1402,10 @@ func init() {
 				// calling frame stays, as Cobalt's tail call of a Java function leaves it.
 				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
 			}
-			if L.hooks != nil && callable.IsG && L.standsIn(cf.Fn) && cf.Parent != nil && !L.standsIn(cf.Parent.Fn) {
-				// Nor does a stand-in called by Lua code leave by a tail call of a Go function
-				// while a hook is set: its return event fires as it returns (hookStandIn), seen
-				// from it, as a C function's.
+			if L.hooks != nil && callable.IsG && (!L.standsIn(cf.Fn) || cf.Parent != nil && !L.standsIn(cf.Parent.Fn)) {
+				// Nor does a tail call of a Go function leave its caller while a hook is set, as
+				// Cobalt's tail call of a Java function leaves it: the Go function's return event
+				// comes, then its caller's (a stand-in's, if Lua code called it: hookStandIn).
 				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
 			}
 			// this section is inlined by go-inline
@@ -1449,7 +1449,7 @@ func init() {
 					return 0
 				}
 				if L.hooks != nil {
-					L.hookGoReturned()
+					L.hookGoReturned(callable)
 				}
 				if L.currentFrame == nil || L.currentFrame.Fn.IsG || luaframe == baseframe {
 					return 1
@@ -1869,6 +1869,10 @@ func init() {
 						}
 					}
 				}
+			}
+			if finish == finishHook && cf.finishArg&hookOverGoFrame != 0 {
+				// The Go function's frame the hook saw goes with it (callGoHook).
+				L.stack.Pop()
 			}
 			L.currentFrame = L.stack.Last()
 			if islast || L.currentFrame == nil || L.currentFrame.Fn.IsG {
@@ -2620,7 +2624,9 @@ func finishOp(L *LState, finish uint8, arg int, base int) {
 		// The hook's results were dropped; the instruction it interrupted runs next, without
 		// the events it fired (hook.go).
 		L.reg.SetTop(base)
-		cf.Pc--
+		if arg&hookPcKept == 0 {
+			cf.Pc--
+		}
 		L.inHook = false
 		return
 	}

@@ -241,16 +241,21 @@ func TestHookEvents(t *testing.T) {
 	local function f(x) return x + 1 end
 	local function g(x) return f(x) end -- a tail call
 	debug.sethook(function(event, line)
-		local info = debug.getinfo(2, "l")
-		log[#log + 1] = event .. (line and (":" .. line - base) or "") .. "@" .. info.currentline - base
+		local info = debug.getinfo(2, "lS")
+		local at = info.currentline - base
+		if info.what == "G" then
+			-- a Go function's own frame, over its caller's at the line calling it
+			at = "G" .. debug.getinfo(3, "l").currentline - base
+		end
+		log[#log + 1] = event .. (line and (":" .. line - base) or "") .. "@" .. at
 	end, "crl")
 	local y = g(1)
 	debug.sethook()
 	check(nil, debug.gethook(), "cleared")
 	-- sethook's return, the line calling g, g's call and line, f's tail call, line and
 	-- return, then the line calling sethook and its call, each seen from the function
-	-- running (level 2)
-	check("return@7 line:7@7 call@2 line:2@2 tail call@1 line:1@1 return@1 line:8@8 call@8",
+	-- running (level 2): sethook's in its own frame
+	check("return@G3 line:12@12 call@2 line:2@2 tail call@1 line:1@1 return@1 line:13@13 call@G13",
 		table.concat(log, " "), "events")
 	check(2, y, "result")
 	`)

@@ -297,9 +297,45 @@ describe("debug.sethook", function()
       return y;
     end);
     -- sethook's return, f's call, line and return; the line calling sethook, and its call (a
-    -- Go function's events fire around the instruction that calls it, seen from its caller)
+    -- Go function's events fire over a frame of its own: the hook's level 2 is not f)
     expect(table.concat(log, ",")):eq("return,line9,call f,line1,return f,line10,call");
     expect(debug.gethook()):eq(nil);
+  end);
+
+  -- Cobalt 0.9.3 (checked by running this on it) calls a Java function as a frame of its
+  -- own and fires its call and return there, as a Lua function's: debug.getinfo(2) in the
+  -- hook is the library function, named as its caller calls it. A function a library
+  -- function calls (table.sort's comparator, pcall's function) has no name, and a tail call
+  -- of a library function leaves its caller's frame, whose return fires after it.
+  it("sees library functions' calls and returns in their own frames, among Lua ones, as Cobalt", function()
+    local log = {};
+    local function lf(x) return x + 1; end
+    local function tail() return string.len("ab"); end
+    local m = setmetatable({}, { __index = function(_, k) return k; end });
+    local function less(a, b) return a < b; end
+    debug.sethook(function(event)
+      local info = debug.getinfo(2, "nS");
+      log[#log + 1] = ("%s %s %s"):format(event, tostring(info.name), info.what);
+    end, "cr");
+    lf(1);
+    string.rep("a", 2);
+    math.max(lf(2), 3);
+    pcall(lf, 4);
+    table.sort({ 3, 1, 2 }, less);
+    tail();
+    ("x"):upper();
+    local _ = m.foo;
+    debug.sethook();
+    expect(table.concat(log, ",")):eq(table.concat({
+      "return sethook C", "call lf Lua", "return lf Lua", "call rep C", "return rep C",
+      "call lf Lua", "return lf Lua", "call max C", "return max C",
+      "call pcall C", "call nil Lua", "return nil Lua", "return pcall C",
+      "call sort C", "call nil Lua", "return nil Lua", "call nil Lua", "return nil Lua",
+      "call nil Lua", "return nil Lua", "return sort C",
+      "call tail Lua", "call len C", "return len C", "return tail Lua",
+      "call upper C", "return upper C", "call __index Lua", "return __index Lua",
+      "call sethook C",
+    }, ","));
   end);
 
   it("may yield in a hook of every kind, and the code goes on where it was", function()
@@ -409,7 +445,8 @@ describe("debug.sethook", function()
       end, "cr");
       pcall(work, 1);
       debug.sethook();
-      expect(table.concat(log, ",")):eq("call C,call work,return work,return C");
+      -- sethook's return and its call are C functions' too, as in Cobalt.
+      expect(table.concat(log, ",")):eq("return C,call C,call work,return work,return C,call C");
     end);
 
     it("fires in xpcall's handler, where the error was raised", function()
