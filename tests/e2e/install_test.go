@@ -606,6 +606,65 @@ func TestInstallFinishesAStoppedMove(t *testing.T) {
 	assert.NotContains(t, diskFiles(t, dir), moving)
 }
 
+// TestInstallMovesAStartupFromAScript: a server operator installing on many computers by a
+// script could only say no to the move of a /startup file (--no-questions), so every door
+// and server among them kept the daemon from starting. --move-startup says yes without the
+// question, with --no-questions too; where the move cannot be made (a /startup.lua would run
+// in its place) the line says why, and where there is nothing to move it changes nothing.
+func TestInstallMovesAStartupFromAScript(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
+	withStartup := func(files map[string]string) (string, machine.Options) {
+		dir := t.TempDir()
+		for name, body := range files {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+		}
+		return dir, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+	}
+
+	dir, opts := withStartup(map[string]string{"startup": door})
+	out := playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup", "reboot", "sandbox health")
+	before, after, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.NotContains(t, before, "Move it there?", out)
+	assert.Contains(t, unwrapped(before), "Moved /startup to /startup/startup.lua: it runs beside the daemon. To undo: "+
+		"mv startup/startup.lua / Run: reboot", out)
+	got, err := os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got), "the player's program, byte for byte")
+	assert.Contains(t, after, "door: locked by startup/startup.lua\n", out)
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+
+	// Without --no-questions it still asks about the host's access, and not about the move.
+	dir, opts = withStartup(map[string]string{"startup": door})
+	out = playerSessionOn(ctx, t, opts, install+" --move-startup", "")
+	assert.Contains(t, out, "Allow it? [y/N]", out)
+	assert.NotContains(t, out, "Move it there?", out)
+	assert.Contains(t, diskFiles(t, dir), "startup/startup.lua", out)
+
+	// Beside a /startup.lua, which CC would run in its place, it is not moved, and the line says why.
+	dir, opts = withStartup(map[string]string{"startup": door, "startup.lua": "print(\"other\")\n"})
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
+	assert.Contains(t, unwrapped(out), "/startup was not moved: CC would run your /startup.lua in its place.", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got))
+
+	// Nothing to move: the same line installs as without it, and says nothing of a move.
+	_, opts = withStartup(nil)
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
+	assert.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.NotContains(t, out, "moved", out)
+	assert.NotContains(t, out, "Moved", out)
+
+	// --help names it.
+	out = playerSession(ctx, t, t.TempDir(), true, "wget run "+g.URL("/trapos/install")+" --help")
+	assert.Contains(t, lines(out), "  --move-startup", out)
+}
+
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
 // mistyped as a password, so the line installs; it names the word all the same (the player
 // meant to remove the client and was told nothing).
@@ -1340,6 +1399,7 @@ func TestInstallerHelpFitsSmallScreens(t *testing.T) {
 	}
 	assert.Contains(t, help, " --allow-files=X")
 	assert.Contains(t, help, "   X: none, read or write")
+	assert.Contains(t, help, " --move-startup")
 	assert.Equal(t, "install asks.", help[len(help)-1])
 
 	playerSession(ctx, t, dir, false, "narrow 39 13 "+install+" --help")

@@ -340,7 +340,7 @@ local function printPaged(lines)
 end
 
 -- Every line fits the 51-column computer screen (the URL wraps on its own), or at most 25
--- columns on a narrower one, where the whole (16 lines) fits a pocket computer's 20 rows
+-- columns on a narrower one, where the whole (18 lines) fits a pocket computer's 20 rows
 -- under the wget line.
 local function usage()
   if term.getSize() < SCREEN_WIDTH then
@@ -359,6 +359,8 @@ local function usage()
       "   X: none, view, control",
       " --no-questions",
       "   ask nothing",
+      " --move-startup",
+      "   move a /startup file",
       "Without them a first",
       "install asks.",
     });
@@ -379,13 +381,16 @@ local function usage()
     "  --no-questions",
     "      ask nothing: no password unless given,",
     "      no access for the host unless allowed",
+    "  --move-startup",
+    "      move a /startup file into /startup/ unasked",
     "Without them a first install asks whether the host",
     "may use this computer's files, programs and screen.",
   });
 end
 
 -- The words after the URL as options: password (the one word that is not an option),
--- uninstall, help, noQuestions, files, exec, screen. Returns nil and the problem for a bad word.
+-- uninstall, help, noQuestions, moveStartup, files, exec, screen. Returns nil and the problem
+-- for a bad word.
 local function parseArgs(words)
   local opts = {};
   for _, word in ipairs(words) do
@@ -402,6 +407,8 @@ local function parseArgs(words)
       opts.help = true;
     elseif name == "no-questions" and value == nil then
       opts.noQuestions = true;
+    elseif name == "move-startup" and value == nil then
+      opts.moveStartup = true;
     elseif name == "allow-files" then
       if not FILES_LEVELS[value] then
         return nil, "--allow-files takes none, read or write";
@@ -680,9 +687,13 @@ local function startupCanMove()
   return not fs.exists("/startup.lua");
 end
 
--- Asks whether the player's /startup file may move (never done silently: --no-questions is no).
+-- Asks whether the player's /startup file may move: never done without the player's yes, the
+-- answer typed or --move-startup on the line (a script installing on many computers; with
+-- --no-questions alone it is no).
 local function askToMoveStartup(opts)
-  if opts.noQuestions then
+  if opts.moveStartup then
+    return true;
+  elseif opts.noQuestions then
     return false;
   end
   -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
@@ -748,6 +759,9 @@ local function install(opts)
     if moveStartup then
       hookPath, runFrom = HOOK, nil;
     end
+  elseif opts.moveStartup and runFrom == "/startup" and not namesHook(runFrom) then
+    -- Asked for by name: a script's operator reads why this computer's was not moved.
+    printError("/startup was not moved: CC would run your /startup.lua in its place.");
   end
 
   local downloads = {};
