@@ -92,15 +92,16 @@ func New(in io.Reader, out io.Writer, mode ColourMode) *Console {
 }
 
 // read decodes the terminal's input and hands it to the attached computer. The keys of a
-// held Ctrl-T stay down until its repeats stop (Decoder.HeldUntil): with no more input by
-// then, read lets them go itself, so it reads the terminal through readRaw.
+// held Ctrl-T, Ctrl-R or Ctrl-S stay down until its repeats stop (Decoder.HeldUntil), past
+// its terminate, reboot or shutdown, as a player's in CC: with no more input by then, read
+// lets them go itself, so it reads the terminal through readRaw.
 func (c *Console) read() {
 	defer close(c.readDone)
 	chunks := make(chan chunk)
 	rawDone := make(chan struct{})
 	go c.readRaw(chunks, rawDone)
 	defer func() { <-rawDone }()
-	dec := Decoder{Screen: c.screenSize, KeepCtrlTDown: true}
+	dec := Decoder{Screen: c.screenSize, KeepCtrlTDown: true, KeepPowerKeysDown: true}
 	send := func(ins []Input) bool {
 		for _, in := range ins {
 			select {

@@ -76,8 +76,8 @@ type Input struct {
 
 // Decoder turns bytes read from a terminal in raw mode into CC input. Terminals report
 // key presses only, so every key is followed by its key_up at once, as CraftOS-PC's
-// terminal mode does (a held Ctrl-T's may wait: KeepCtrlTDown); a printable key also
-// sends its char between the two. A terminal
+// terminal mode does (a held Ctrl-T's, Ctrl-R's or Ctrl-S's may wait: KeepCtrlTDown,
+// KeepPowerKeysDown); a printable key also sends its char between the two. A terminal
 // cannot send a bare Ctrl press: Esc (alone in its read) and Ctrl-Space stand for one,
 // e.g. for edit's menu. Bracketed paste (ESC[200~ … ESC[201~) becomes one paste event.
 // The zero value is ready to use.
@@ -92,6 +92,11 @@ type Decoder struct {
 	// then stay down until its hold ends, their key_up after its terminate, as in CC.
 	// Unset, they go up at once, as every other key's.
 	KeepCtrlTDown bool
+	// KeepPowerKeysDown says the same of a held Ctrl-R's and Ctrl-S's keys: they stay down
+	// past its reboot or shutdown and go up when the hold ends, to the computer rebooted,
+	// as in CC, where the player still holds them when the computer restarts or turns off.
+	// Unset (a view of a computer that a host does not reboot), they go up at once.
+	KeepPowerKeysDown bool
 
 	pending []byte // an escape sequence cut by the end of a read
 	// held is the shortcut byte seen last with nothing between (see shortcut), fired says
@@ -114,11 +119,20 @@ type Decoder struct {
 const FirstRepeatWait = time.Second
 
 // holdsKeys says whether shortcut b keeps its keys down until its hold ends. In CC the
-// keys go up when the player lets go, after the hold acted; a program goes on after
-// Ctrl-T's terminate and sees them. Ctrl-R and Ctrl-S stop the program that saw the keys
-// go down, and under Ctrl-L a player looks away from the computer, so their keys go up at
-// once.
-func (d *Decoder) holdsKeys(b byte) bool { return d.KeepCtrlTDown && shortcuts[b] == Terminate }
+// keys go up when the player lets go, after the hold acted: a program goes on after
+// Ctrl-T's terminate and sees them; Ctrl-R and Ctrl-S stop the program that saw the keys
+// go down before they go up (TerminalWidget queues key_up in keyReleased only), so their
+// key_up reaches the computer rebooted, or none once it is off. Under Ctrl-L a player
+// looks away from the computer, so its keys go up at once.
+func (d *Decoder) holdsKeys(b byte) bool {
+	switch shortcuts[b] {
+	case Terminate:
+		return d.KeepCtrlTDown
+	case Reboot, Shutdown:
+		return d.KeepPowerKeysDown
+	}
+	return false
+}
 
 // RepeatGap is the longest pause between a held key's repeats: a shortcut read again after
 // its hold acted and a longer pause is a new press, the first of a new hold. Terminals
@@ -152,7 +166,8 @@ var shortcuts = map[byte]Action{0x14: Terminate, 0x12: Reboot, 0x13: Shutdown, 0
 // (TerminalWidget's KEY_SUPPRESS_DELAY, since 1.103.0), so a tap's Ctrl+T reaches the
 // program there as well.
 //
-// With KeepCtrlTDown, Ctrl-T's keys stay down while it may be held: its first press sends
+// With KeepCtrlTDown, Ctrl-T's keys stay down while it may be held (with
+// KeepPowerKeysDown, Ctrl-R's and Ctrl-S's, as Ctrl-T's): its first press sends
 // Ctrl's and T's key only, and their key_up come when the hold ends, after its terminate,
 // as a player lets go in CC: at the next other input, or at LetGo once the repeats stopped.
 func (d *Decoder) shortcut(b byte, now time.Time) []Input {

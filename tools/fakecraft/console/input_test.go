@@ -135,6 +135,40 @@ func TestDecoderHeldCtrlTKeysGoUpAfterTerminate(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestDecoderHeldRebootAndShutdownKeysGoUpAfterTheirAction: in CC a held Ctrl-R or Ctrl-S
+// reboots or turns off the computer while the player still holds the keys
+// (TerminalWidget.update, after 0.5 s), and their key_up comes only as the player lets go
+// (keyReleased), to the computer rebooted, or to none once it is off: the program the hold
+// stops sees the keys go down, never up. With KeepPowerKeysDown the keys go up when the hold
+// ends, after the action.
+func TestDecoderHeldRebootAndShutdownKeysGoUpAfterTheirAction(t *testing.T) {
+	for _, tc := range []struct {
+		b      byte
+		action Action
+	}{{0x12, Reboot}, {0x13, Shutdown}} {
+		t.Run(string(rune('A'+tc.b-1)), func(t *testing.T) {
+			letter := int('A' + tc.b - 1)
+			down := Input{Events: []Event{key(KeyLeftCtrl), key(letter)}}
+			up := Input{Events: []Event{keyUp(letter), keyUp(KeyLeftCtrl)}}
+			clock := &fakeClock{t: time.Unix(1000, 0)}
+			d := Decoder{Now: clock.now, KeepPowerKeysDown: true}
+			assert.Equal(t, []Input{down}, d.Feed([]byte{tc.b}), "a first press: the keys go down")
+			clock.advance(600 * time.Millisecond) // a terminal's delay before it repeats
+			assert.Empty(t, d.LetGo(), "still held")
+			assert.Equal(t, []Input{{Action: tc.action}}, d.Feed([]byte{tc.b}), "its first repeat: held, no key_up before it acts")
+			clock.advance(30 * time.Millisecond)
+			assert.Empty(t, d.Feed([]byte{tc.b}), "a repeat")
+			clock.advance(RepeatGap)
+			assert.Equal(t, []Input{up}, d.LetGo(), "the repeats stopped: let go, after the action")
+
+			clock.advance(2 * time.Second)
+			assert.Equal(t, []Input{down}, d.Feed([]byte{tc.b}), "a tap")
+			clock.advance(FirstRepeatWait)
+			assert.Equal(t, []Input{up}, d.LetGo(), "not repeated in time: it was let go, nothing done")
+		})
+	}
+}
+
 // fakeClock is a Decoder's clock that moves only when told.
 type fakeClock struct{ t time.Time }
 
