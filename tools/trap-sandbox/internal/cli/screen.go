@@ -78,10 +78,17 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	}
 	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it. No
 	// computer's screen is narrower than a pocket computer's; the first frame says this one's.
+	// A terminal that says 0×0 has no size set (a pty whose opener never set it: script(1)
+	// run from a pipe, docker exec -t before its first resize): drawn in as one whose size
+	// cannot be read, where "make it larger" was asked of a size no one can change.
 	termW, termH, err := console.Size(int(tty.Fd()))
-	sized := err == nil
+	sized := err == nil && termW > 0 && termH > 0
 	if sized && (termW < fcomputer.PocketWidth || termH < fcomputer.TermHeight) {
-		return c.tooSmall(termW, termH, fcomputer.PocketWidth, fcomputer.TermHeight)
+		// Before the stream, which would start a watch on the computer, whose size is not
+		// known yet: both sizes are named, as told the pocket computer's alone a person who
+		// made the terminal so was then told an ordinary computer's.
+		return fmt.Errorf("no computer's screen fits a terminal smaller than %d×%d (a pocket computer's; any other computer's needs %d×%d), and this one is %d×%d: make it larger (`%s` reads the screen once)",
+			fcomputer.PocketWidth, fcomputer.TermHeight, fcomputer.TermWidth, fcomputer.TermHeight, termW, termH, c.readOnce())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -139,8 +146,8 @@ func (c *ScreenCmd) info(ctx context.Context) (computer.Info, error) {
 	return c.client().Info(ctx, c.TraposID, 0)
 }
 
-// tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h
-// (RunCommand names the command before it).
+// tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h, once
+// the stream has said the screen's size (RunCommand names the command before it).
 func (c *ScreenCmd) tooSmall(termW, termH, w, h int) error {
 	return fmt.Errorf("the computer's screen needs a terminal of %d×%d at least, and this one is %d×%d: make it larger (`%s` reads the screen once)",
 		w, h, termW, termH, c.readOnce())

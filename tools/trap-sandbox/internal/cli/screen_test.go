@@ -424,13 +424,34 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 
 	err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "the computer's screen needs a terminal of 26×19 at least, and this one is 40×10: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
+	assert.Equal(t, "no computer's screen fits a terminal smaller than 26×19 (a pocket computer's; any other computer's needs 51×19), and this one is 40×10: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error(),
+		"both sizes: told 26×19 alone, a person who made it so was then told 51×19 for an ordinary computer")
 	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
 
 	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 26, Rows: 19}))
 	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	assert.ErrorContains(t, err, "not_connected", "a terminal of the screen's size opens the stream")
 	assert.Equal(t, int32(1), streams.Load())
+}
+
+// TestTheScreenViewerDrawsInATerminalThatSaysNoSize: a terminal whose size reads 0×0 has none
+// set (a pty whose opener never set it: script(1) run from a pipe, docker exec -t before its
+// first resize); it is drawn in as one whose size cannot be read, not refused as "this one is
+// 0×0: make it larger", which no one can do to it.
+func TestTheScreenViewerDrawsInATerminalThatSaysNoSize(t *testing.T) {
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"kitchen\",\"fg\":\"0000000\",\"bg\":\"fffffff\"}]}\n\n")
+		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
+	}))
+	defer gw.Close()
+	_, tty := openTerminal(t, 0, 0)
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
+
+	var out bytes.Buffer
+	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
+	assert.EqualError(t, err, "computer 7: screen: not_connected: the gateway is shutting down", "drawn until the gateway stopped")
+	assert.Contains(t, out.String(), "kitchen")
 }
 
 // TestTheScreenViewerFitsAPocketComputerInANarrowTerminal: a pocket computer's 26×20 screen
