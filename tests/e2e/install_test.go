@@ -665,6 +665,30 @@ func TestInstallMovesAStartupFromAScript(t *testing.T) {
 	assert.Contains(t, lines(out), "  --move-startup", out)
 }
 
+// TestUninstallAfterAPassword: the install line brought back with the Up key and the word
+// uninstall added after its password answered "Nothing done: 'uninstall' is a second
+// password." and pointed at --help, as if the word were a password. It says that uninstall
+// takes no password and gives the line to run, on a row of its own; nothing is removed.
+func TestUninstallAfterAPassword(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
+	installed := diskFiles(t, dir)
+
+	for _, words := range []string{installPassword + " uninstall", "uninstall " + installPassword} {
+		out := playerSession(ctx, t, dir, true, install+" "+words)
+		assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: uninstall takes no password. To uninstall, run: "+install+" uninstall", out)
+		assert.Contains(t, lines(out), install, "the line begins a row of its own (the word wraps after it):\n%s", out)
+		assert.NotContains(t, out, "second password", out)
+		assert.NotContains(t, out, "--help", out)
+		assert.Equal(t, installed, diskFiles(t, dir), words)
+	}
+	out := playerSession(ctx, t, dir, true, install+" uninstall")
+	assert.Contains(t, out, "Removed trapos-sandbox ", out)
+}
+
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
 // mistyped as a password, so the line installs; it names the word all the same (the player
 // meant to remove the client and was told nothing).

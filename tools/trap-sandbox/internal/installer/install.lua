@@ -388,9 +388,19 @@ local function usage()
   });
 end
 
+-- What a mistyped option's error says to do, short enough for a computer's 51 columns.
+local FIX_OPTIONS = "For the options, run the line again with --help.";
+-- And an unknown option's other fix: it may be a password that begins with --, which the
+-- line cannot take (the user guide says so), nor this computer tell from a mistyped option.
+local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the prompt: run the line without it.";
+-- What is wrong with the words on the line, for what the refusal says after the problem:
+-- FIX_OPTIONS; for an unknown option FIX_DASHED_PASSWORD too; for a password beside the
+-- word uninstall the uninstall line.
+local MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD = "mistyped", "unknown", "uninstall with a password";
+
 -- The words after the URL as options: password (the one word that is not an option),
--- uninstall, help, noQuestions, moveStartup, files, exec, screen. Returns nil and the problem
--- for a bad word.
+-- uninstall, help, noQuestions, moveStartup, files, exec, screen. Returns nil, the problem
+-- for a bad word and what is wrong: MISTYPED, UNKNOWN or UNINSTALL_WITH_PASSWORD.
 local function parseArgs(words)
   local opts = {};
   for _, word in ipairs(words) do
@@ -400,7 +410,11 @@ local function parseArgs(words)
     end
     if name == nil then
       if opts.password ~= nil then
-        return nil, "'" .. word .. "' is a second password";
+        -- The install line recalled with the Up key and the word added after its password.
+        if word == "uninstall" or opts.password == "uninstall" then
+          return nil, "uninstall takes no password", UNINSTALL_WITH_PASSWORD;
+        end
+        return nil, "'" .. word .. "' is a second password", MISTYPED;
       end
       opts.password = word;
     elseif name == "help" and value == nil then
@@ -411,21 +425,21 @@ local function parseArgs(words)
       opts.moveStartup = true;
     elseif name == "allow-files" then
       if not FILES_LEVELS[value] then
-        return nil, "--allow-files takes none, read or write";
+        return nil, "--allow-files takes none, read or write", MISTYPED;
       end
       opts.files = value;
     elseif name == "allow-exec" then
       if EXEC_WORDS[value] == nil then
-        return nil, "--allow-exec takes yes or no";
+        return nil, "--allow-exec takes yes or no", MISTYPED;
       end
       opts.exec = EXEC_WORDS[value];
     elseif name == "allow-screen" then
       if not SCREEN_LEVELS[value] then
-        return nil, "--allow-screen takes none, view or control";
+        return nil, "--allow-screen takes none, view or control", MISTYPED;
       end
       opts.screen = value;
     else
-      return nil, "unknown option " .. word, true;
+      return nil, "unknown option " .. word, UNKNOWN;
     end
   end
   if opts.password == "uninstall" then
@@ -1006,19 +1020,18 @@ local function uninstall()
   return true;
 end
 
--- What a mistyped option's error says to do, short enough for a computer's 51 columns.
-local FIX_OPTIONS = "For the options, run the line again with --help.";
--- And an unknown option's other fix: it may be a password that begins with --, which the
--- line cannot take (the user guide says so), nor this computer tell from a mistyped option.
-local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the prompt: run the line without it.";
-
-local opts, problem, unknownOption = parseArgs({ ... });
+local opts, problem, wrong = parseArgs({ ... });
 if opts == nil then
   -- The fix on a line of its own, in words: the line with the gateway's URL is longer than
   -- the screen, and broke wherever it wrapped (the player recalls it with the Up key).
+  if wrong == UNINSTALL_WITH_PASSWORD then
+    printError("Nothing done: " .. problem .. ". To uninstall, run:");
+    print("wget run " .. SOURCE.install .. " uninstall");
+    return false;
+  end
   printError("Nothing done: " .. problem .. ".");
   printError(FIX_OPTIONS);
-  if unknownOption then
+  if wrong == UNKNOWN then
     printError(FIX_DASHED_PASSWORD);
   end
   return false;
