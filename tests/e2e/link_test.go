@@ -174,6 +174,27 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 		require.NoError(t, err)
 	})
 
+	t.Run("Ctrl-T at the question declines the code, as n does", func(t *testing.T) {
+		c, input := startLinking(t, g, 11, "barn", t.TempDir())
+		code := codeShown(ctx, t, c)
+		gatewayCLI(ctx, t, "link", "approve", code, "--url="+g.URL(""), "--api-token="+alice)
+		// Printed right before the question, with no yield between: the Ctrl-T reaches read().
+		c.WaitFor(ctx, "Approved by account alice.")
+		c.QueueString("terminate")
+		c.WaitFor(ctx, "holding")
+		out := c.Output()
+		assert.Contains(t, out, "Link this computer to alice? [y/N] Cancelled.", out)
+		assert.Contains(t, lines(out), "account: local", "still on the shared password: %s", out)
+		// The gateway heard the decline: the approver is told the player said no, not that the
+		// computer still asks.
+		_, errOut, status := runGatewayCLI(ctx, t, "link", "approve", code, "--url="+g.URL(""), "--api-token="+alice)
+		assert.NotEqual(t, 0, status, "a declined code cannot be approved again")
+		assert.Contains(t, errOut, "declined on the computer")
+		typeLine(ctx, t, input, "")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
+	})
+
 	t.Run("a code whose account is removed before the player answers says so", func(t *testing.T) {
 		bob := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "bob", dataDir))
 		c, input := startLinking(t, g, 10, "mill", t.TempDir())

@@ -267,14 +267,6 @@ local function newSession(deps)
     return true;
   end
 
-  -- Sends a request without waiting for its answer (a decline on the way out).
-  local function notify(msgType, payload)
-    expect(1, msgType, "string");
-    expect(2, payload, "table");
-    return send({ event = FRAME_COMPUTER_REQUEST, traposSenderId = traposId, messageId = codec.newUuid(),
-      type = msgType, payload = payload });
-  end
-
   -- Serves the session (the gateway's pings) until it closes; returns why it closed. For
   -- parallel, beside a question to the player.
   local function keepAlive()
@@ -296,7 +288,6 @@ local function newSession(deps)
   return {
     open = open,
     request = request,
-    notify = notify,
     keepAlive = keepAlive,
     close = close,
     isOpen = function() return socket ~= nil; end,

@@ -1128,7 +1128,10 @@ local function link(key)
     end
   end);
   if not ok and err == "Terminated" and approvedCode ~= nil then
-    session.notify(linkLib.TYPE_ACCEPT, { code = approvedCode, accept = false });
+    -- The decline waits for its answer, as n's does: the gateway drops a request whose session
+    -- closes before it is answered, and the code would stay approved, its approver told that
+    -- the player still decides. A second Ctrl-T ends the wait.
+    pcall(session.request, linkLib.TYPE_ACCEPT, { code = approvedCode, accept = false }, linkLib.ANSWER_WAIT);
   end
   session.close();
   if not ok and err == "Terminated" then

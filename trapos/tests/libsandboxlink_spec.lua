@@ -329,14 +329,6 @@ describe("libsandboxlink", function()
       expect(world.closed):eq(1);
       expect(world.session.isOpen()):eq(false);
     end);
-
-    it("sends a request without waiting with notify", function()
-      local world = newWorld(function() end);
-      world.session.open(URL);
-      expect(world.session.notify(link.TYPE_ACCEPT, { code = "X", accept = false })):eq(true);
-      expect(world.of("link.accept")[1].payload):same({ code = "X", accept = false });
-      expect(#world.queue):eq(0);
-    end);
   end);
 
   describe("isKey", function()
