@@ -91,6 +91,11 @@ type Options struct {
 	Program   string
 	Args      []string
 	Autostart []string
+	// RebootProgram, when set, makes a TrapOS computer (not Bare) boot again when it reboots,
+	// on the same disk, running RebootProgram (no arguments) in Program's place, Autostart
+	// beside it: fakecraft run's computer whose standard input goes on after the reboot.
+	// Unset, such a computer's Run ends at a reboot (Result.Reboot).
+	RebootProgram string
 
 	// OnBoot, when set, hears each computer just before it starts (on Run's goroutine),
 	// for whoever shows it (fakecraft shell). Such a machine is one a person sits at: like a
@@ -109,9 +114,10 @@ type Machine struct {
 	// inputs.
 	Peripherals *peripheral.Bus
 
-	opts    Options
-	overlay string
-	tempDir string
+	opts     Options
+	overlay  string
+	tempDir  string
+	rebooted bool // Run booted the computer again after a reboot
 }
 
 // New builds a machine; Run boots it.
@@ -244,18 +250,23 @@ func (m *Machine) build(label *string) error {
 }
 
 // Run boots the computer, runs it until it shuts down or ctx ends, then releases the
-// machine (Close). A bare computer (or one with OnBoot) that reboots is started again on
-// the same disk (then m.Computer, m.FS and m.HTTP are the new computer's); settings given
-// in Options apply at every boot, as the server's default settings would.
+// machine (Close). A bare computer (or one with OnBoot or RebootProgram) that reboots is
+// started again on the same disk (then m.Computer, m.FS and m.HTTP are the new computer's,
+// and Rebooted is true); settings given in Options apply at every boot, as the server's
+// default settings would.
 func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
 	m.announce()
 	if len(m.opts.Drop) > 0 {
 		transfer.Queue(m.Computer, m.opts.Drop)
 	}
 	res, err := m.Computer.Run(ctx)
-	for err == nil && res.Reboot && (m.opts.Bare || m.opts.OnBoot != nil) {
+	for err == nil && res.Reboot && (m.opts.Bare || m.opts.OnBoot != nil || m.opts.RebootProgram != "") {
 		if err = m.FS.Close(); err != nil {
 			break
+		}
+		m.rebooted = true
+		if m.opts.RebootProgram != "" && !m.opts.Bare {
+			m.opts.Program, m.opts.Args = m.opts.RebootProgram, nil
 		}
 		m.FS = nil
 		if err = m.build(res.Label); err != nil {
@@ -269,6 +280,9 @@ func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
 	}
 	return res, err
 }
+
+// Rebooted reports whether Run booted the computer again after a reboot.
+func (m *Machine) Rebooted() bool { return m.rebooted }
 
 // announce tells OnBoot about the computer about to run.
 func (m *Machine) announce() {

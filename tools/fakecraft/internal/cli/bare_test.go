@@ -194,6 +194,26 @@ func TestReadAfterInputEndsInTrapOSMode(t *testing.T) {
 	assert.Contains(t, errOut.String(), "standard input ended")
 }
 
+// TestRunRebootsAndReadsOn: a TrapOS computer whose standard input is piped boots again
+// when it reboots (os.reboot), over the same disk and label, its autostart servers beside
+// it, and the input's next lines are typed at its shell's prompt, as at a bare computer;
+// the run ends, status 0, when it shuts down (here the input ended).
+func TestRunRebootsAndReadsOn(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/servers/d.lua":     `print("daemon up") while true do os.pullEvent() end`,
+		"packages/p/ccpm.json":     `{"name":"p","autostart":["servers/d.lua"]}`,
+		"trapos/programs/mark.lua": `local f = fs.open("/note", "w") f.write("kept") f.close() print("rebooting") os.reboot()`,
+	})
+	var out, errOut bytes.Buffer
+	code := MainWithInput([]string{"run", "--root", root, "--dir", t.TempDir(), "--label", "box", "mark"},
+		strings.NewReader("cat /note\nid\n"), &out, &errOut)
+	assert.Equal(t, ExitOK, code, errOut.String())
+	assert.Contains(t, out.String(), "rebooting\n")
+	assert.Equal(t, 2, strings.Count(out.String(), "daemon up\n"), out.String())
+	assert.Contains(t, out.String(), "> cat /note\nkept")
+	assert.Contains(t, out.String(), "> id\nThis is computer #0\nThis computer is labelled \"box\"\n")
+}
+
 // TestWget: CC's two forms. `wget URL [file]` saves (never over an existing file) and
 // `wget run URL args` runs the body with args; a failed request prints "Failed.".
 func TestWget(t *testing.T) {

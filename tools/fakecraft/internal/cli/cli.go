@@ -312,6 +312,9 @@ func (r *RunCmd) Run(e *env) error {
 	}
 	if e.stdin != nil {
 		opts.Input = computer.LinesFrom(typing, e.stdin)
+		// A reboot boots the computer again, and the input's next lines are typed at its
+		// shell's prompt, as at a bare computer or a person's (shell).
+		opts.RebootProgram = ShellProgram
 	}
 	// The words are UTF-8 text, as the flags are: they enter as CC's bytes, as the same
 	// command typed at a bare computer's prompt does.
@@ -507,9 +510,10 @@ func boot(ctx context.Context, opts machine.Options, limit time.Duration) error 
 		return stopped(ctx, limit)
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
-	case opts.Bare && res.Err != nil:
+	case (opts.Bare || m.Rebooted()) && res.Err != nil:
 		return &exitError{code: ExitFailed, msg: res.Err.Error()}
-	case opts.Bare:
+	case opts.Bare || m.Rebooted():
+		// A prompt read the input's lines: the run ends when the computer shuts down.
 		return nil
 	case res.InputEnded && !res.Reported:
 		return &exitError{code: ExitFailed, msg: "the program waited for a line after standard input ended"}

@@ -15,8 +15,9 @@ import (
 	"fakecraft/console"
 )
 
-// ShellProgram is what `fakecraft shell` runs on a TrapOS computer: CC's shell with no
-// arguments (a prompt), then shutdown. A bare computer's own shell shows its prompt anyway.
+// ShellProgram is what `fakecraft shell` runs on a TrapOS computer, and `fakecraft run`'s
+// TrapOS computer after a reboot: CC's shell with no arguments (a prompt), then shutdown. A
+// bare computer's own shell shows its prompt anyway.
 const ShellProgram = computer.LauncherDir + "/console.lua"
 
 // ShellCmd is `fakecraft shell`.
