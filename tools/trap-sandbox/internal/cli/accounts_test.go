@@ -647,12 +647,22 @@ func TestTheStdioBridgeSaysWhoseListIsEmpty(t *testing.T) {
 // and returns its note (the result's second text).
 func bridgeListNote(t *testing.T, url, token string) string {
 	t.Helper()
+	texts := bridgeCall(t, url, token, "list_computers", map[string]any{})
+	require.Len(t, texts, 2)
+	return texts[1]
+}
+
+// bridgeCall runs the stdio bridge on the gateway at url with token, calls tool with args and
+// returns its result's texts.
+func bridgeCall(t *testing.T, url, token, tool string, args map[string]any) []string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), clientWait)
 	defer cancel()
+	call, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": tool, "arguments": args}})
+	require.NoError(t, err)
 	var out bytes.Buffer
 	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_computers","arguments":{}}}` + "\n")
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + string(call) + "\n")
 	require.NoError(t, (&MCPCmd{APIFlags: APIFlags{URL: url, APIToken: token}}).Run(ctx, Stdin{in}, Stdout{&out}))
 	for line := range strings.Lines(out.String()) {
 		var msg struct {
@@ -665,12 +675,15 @@ func bridgeListNote(t *testing.T, url, token string) string {
 		}
 		require.NoError(t, json.Unmarshal([]byte(line), &msg), line)
 		if msg.ID == 2 {
-			require.Len(t, msg.Result.Content, 2, line)
-			return msg.Result.Content[1].Text
+			var texts []string
+			for _, c := range msg.Result.Content {
+				texts = append(texts, c.Text)
+			}
+			return texts
 		}
 	}
-	t.Fatalf("no answer to list_computers: %s", out.String())
-	return ""
+	t.Fatalf("no answer to %s: %s", tool, out.String())
+	return nil
 }
 
 // anEmptyGateway is a gateway with accounts and no computer connected: its API at url with

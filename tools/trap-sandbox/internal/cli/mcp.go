@@ -56,7 +56,10 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 		refuseFirstCall(ctx, in, out, "trap-sandbox: "+refusal.Error())
 		return refusal
 	}
-	srv := mcp.NewServer(c.client(), nil)
+	// MCP's traposIds are a computer's own, as list_computers gives them, not typed.
+	transport := c.transport()
+	transport.ListedIDs = true
+	srv := mcp.NewServer(computer.New(transport).WithRemoveLine(c.removeLine), nil)
 	// Whose computers the token reaches, which an empty list_computers words its note by
 	// ("none at all", "none of account alice"): the gateway reads the token, this process
 	// asks it once.

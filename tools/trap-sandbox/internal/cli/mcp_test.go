@@ -99,3 +99,26 @@ func TestTheStdioBridgeNamesTheGatewayOnceWhenItCannotStart(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(err.Error(), base), err.Error())
 	assert.Contains(t, err.Error(), "(the token refused is the one given with --api-token or SANDBOX_API_TOKEN)")
 }
+
+// TestTheStdioBridgeNamesAComputerAsTheListGaveIt: a label holding a backslash before x, u or
+// U (7:a\x41, its own four characters) is reached over the stdio bridge by the traposId
+// list_computers gives, as over /mcp. The bridge sent it in the API's path as it was, where
+// the gateway reads a typed id's escapes: it asked for 7:aA, another computer's id (here not
+// connected; an altered client may say hello as it).
+func TestTheStdioBridgeNamesAComputerAsTheListGaveIt(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "open"})
+	d.Label = `a\x41`
+	d.List[0].TraposID = d.TraposID()
+	base := serveDisk(t, d)
+	for tool, args := range map[string]map[string]any{
+		"ping":      {},
+		"read_file": {"path": "/door.lua"},
+		"send_text": {"text": "ls"},
+	} {
+		args["traposId"] = `7:a\x41`
+		texts := bridgeCall(t, base, "", tool, args)
+		require.NotEmpty(t, texts, tool)
+		assert.NotContains(t, texts[0], "not_connected", "%s: %s", tool, texts[0])
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -135,7 +134,7 @@ func (h HTTP) TypeInput(ctx context.Context, traposID string, events []computer.
 	caller := ctx
 	ctx, cancel := h.answerContext(caller, timeout)
 	defer cancel()
-	status, header, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/input", body)
+	status, header, data, err := h.do(ctx, http.MethodPost, h.computerPath(traposID)+"/input", body)
 	if err = h.answerError(caller, err, timeout); err != nil {
 		return 0, nil, err
 	}

@@ -178,6 +178,20 @@ type HTTP struct {
 	// Token is SANDBOX_API_TOKEN, sent as a Bearer token when set.
 	Token  string
 	Client *http.Client
+	// ListedIDs says the traposIds it is given are as the lists give them (a computer's
+	// traposId itself: MCP's, the stdio bridge's), not as a person types them (the CLI's,
+	// whose escapes the API's path reads, cctext.TraposID): each is sent in its shown form
+	// (cctext.ShowTraposID), which the API reads back as that very id. Sent as it was, a
+	// label's own "\x41" was read as the byte 41: the bridge asked for 7:a\x41 reached 7:aA.
+	ListedIDs bool
+}
+
+// computerPath is the API's path of the computer traposID (ListedIDs).
+func (h HTTP) computerPath(traposID string) string {
+	if h.ListedIDs {
+		traposID = cctext.ShowTraposID(traposID)
+	}
+	return ComputersPath + "/" + url.PathEscape(traposID)
 }
 
 var _ computer.Transport = HTTP{}
@@ -216,7 +230,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	if err != nil {
 		return nil, fmt.Errorf("encode the %s request: %w", typ, err)
 	}
-	status, header, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
+	status, header, data, err := h.do(ctx, http.MethodPost, h.computerPath(traposID)+"/requests", body)
 	if err = h.answerError(caller, err, timeout); err != nil {
 		return nil, err
 	}
@@ -287,7 +301,7 @@ func (HTTP) answerContext(caller context.Context, timeout time.Duration) (contex
 // RevokeComputer asks the gateway to revoke the credential of the connected computer
 // traposID and close its socket (POST …/revoke); it returns the gateway's answer payload.
 func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMessage, error) {
-	status, data, err := h.Do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/revoke", []byte("{}"))
+	status, data, err := h.Do(ctx, http.MethodPost, h.computerPath(traposID)+"/revoke", []byte("{}"))
 	if err != nil {
 		return nil, err
 	}
