@@ -191,3 +191,38 @@ func TestTheWebConsoleDrawsCCsCheckerOverItsWholeCell(t *testing.T) {
 	assert.Positive(t, whiteIn(int(box[1]+box[3])-1), "the first row's last pixel line is of the checker")
 	assert.Positive(t, whiteIn(int(box[4])), "the second row's first pixel line is of the checker")
 }
+
+// TestTheWebConsoleShowsTheBarOfARowNotYetSeen: a row the computer has not seen drawn whole
+// (a frame's unknownRows) has a grey bar at its left, in the screen's margin beside its first
+// cell, that a person sees: the pixels there are the bar's grey, beside a seen row the screen's
+// dark margin. Before, the bar was the row's inset shadow, drawn under its runs, whose
+// background covered it: the rows were marked in the page and nothing showed.
+func TestTheWebConsoleShowsTheBarOfARowNotYetSeen(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:boot")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aboot")))
+	c.watched(ctx, t)
+	row := map[string]any{"text": " ab ", "fg": "0000", "bg": "ffff"} // its first cell blank, black
+	c.drawScreen(ctx, t, map[string]any{"width": 4, "height": 2, "rows": map[string]any{"1": row, "2": row},
+		"cursor": map[string]any{"x": 4, "y": 2, "blink": false}, "unknownRows": []int{1}, "palette": []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+			"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}})
+	until(t, "the two rows, the first not yet seen", `document.getElementById("screen-text").textContent === " ab\n ab" &&
+		!document.getElementById("unseen-rows").hidden`)
+	box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const rows = [...document.querySelectorAll("#screen .row")].map((row) => row.getBoundingClientRect());
+		[rows[0].left, rows[0].top + rows[0].height / 2, rows[1].top + rows[1].height / 2]
+	}`))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	grey := func(y float64) uint32 { // the screen's margin, 4 px left of the row
+		r, g, b, _ := img.At(int(box[0])-4, int(y)).RGBA()
+		return (r + g + b) / 3 >> 8
+	}
+	assert.InDelta(t, 0x77, grey(box[1]), 8, "beside the unseen row: the bar's grey")
+	assert.InDelta(t, 0x11, grey(box[2]), 8, "beside the seen row: the screen's margin")
+}
