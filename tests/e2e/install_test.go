@@ -421,6 +421,45 @@ func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
 	assert.NotContains(t, out, "runs before the daemon", "no startup file of the player's: nothing to say")
 }
 
+// TestInstallNotesAStartupFileBeforeTheHook: CC runs the files in /startup/ in name order,
+// each to completion, and a player's whose name sorts before the hook's (00-sandbox.lua:
+// 0-server.lua, 00-alarm.lua, a name beginning with a dash) runs before it, so a server there
+// kept the daemon from ever starting, as one in /startup.lua did, and nothing said why. The
+// installer names it, with a rename that sorts after the hook; followed, the daemon runs
+// beside the server. A file that sorts after the hook is not named.
+func TestInstallNotesAStartupFileBeforeTheHook(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "0-server.lua"), []byte(serverStartup), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "lamps.lua"), []byte("print(\"lamps on\")\n"), 0o644))
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+
+	out := playerSessionOn(ctx, t, opts, install, "reboot")
+	before, after, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, unwrapped(before), "Your /startup/0-server.lua runs before the daemon at boot (CC runs the files "+
+		"in /startup/ in name order, the daemon's is 00-sandbox.lua): a program in it that never ends keeps the "+
+		"daemon from starting. Rename such a program to sort after it: mv startup/0-server.lua startup/server.lua Run: reboot", out)
+	assert.Contains(t, lines(before), "mv startup/0-server.lua startup/server.lua", "the command on a row of its own")
+	assert.NotContains(t, before, "lamps.lua", out)
+	assert.Contains(t, after, "server: no daemon while I run", out)
+
+	out = playerSessionOn(ctx, t, opts, "mv startup/0-server.lua startup/server.lua", "reboot")
+	_, after, found = strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, after, "server: the daemon runs beside me", out)
+	assert.Contains(t, after, "lamps on", out)
+
+	// Renamed, the upgrade has nothing to say.
+	out = playerSessionOn(ctx, t, opts, install)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ", out)
+	assert.NotContains(t, out, "runs before the daemon", out)
+}
+
 // TestInstallMovesAStartupThatNeverEnds: a /startup file leaves no room for /startup/, and the
 // installer's only advice was a line to add at its end, which the usual startup program (a
 // door's or a server's loop) never reaches: the daemon never started and nothing said why. The

@@ -717,6 +717,33 @@ local function askToMoveStartup(opts)
   return (read() or ""):match("^%s*[yY]") ~= nil;
 end
 
+-- The player's files in /startup/ whose names sort before the hook's (0-server.lua,
+-- 00-alarm.lua, a name beginning with a dash or a dot), each with a name of its own that sorts
+-- after it and is free (the same without what comes before its first letter, else with z in
+-- front). CC runs the files in /startup/ in name order, each to completion, so these run before
+-- the hook: a program there that never ends keeps the daemon from starting, as a /startup.lua
+-- does. (fs.list's order, by character code, is Lua's < on these names.)
+local function startupFilesBeforeHook()
+  local before = {};
+  local hookName = fs.getName(HOOK);
+  if not fs.isDir("/startup") then
+    return before;
+  end
+  for _, name in ipairs(fs.list("/startup")) do
+    if name < hookName and not fs.isDir("/startup/" .. name) then
+      local renamed = name:gsub("^[^%a]+", "");
+      if renamed == "" then
+        renamed = name;
+      end
+      while renamed <= hookName or fs.exists("/startup/" .. renamed) do
+        renamed = "z" .. renamed;
+      end
+      before[#before + 1] = { name = name, renamed = renamed };
+    end
+  end
+  return before;
+end
+
 local function install(opts)
   local old = readManifest();
   local movedStartup = finishStoppedMove();
@@ -949,6 +976,16 @@ local function install(opts)
     print("Your /startup.lua runs before the daemon at boot: a program in it that never ends (a server's loop) "
       .. "keeps the daemon from starting. Move such a program into /startup/, whose files run beside the daemon:");
     print("mv startup.lua startup");
+  end
+  if not trapos and hookPath == HOOK then
+    -- As for /startup.lua above; the command on a row of its own, which on a pocket computer
+    -- wraps where the names are long.
+    for _, file in ipairs(startupFilesBeforeHook()) do
+      print("Your /startup/" .. file.name .. " runs before the daemon at boot (CC runs the files in /startup/ in name order, "
+        .. "the daemon's is " .. fs.getName(HOOK) .. "): a program in it that never ends keeps the daemon from starting. "
+        .. "Rename such a program to sort after it:");
+      print("mv startup/" .. file.name .. " startup/" .. file.renamed);
+    end
   end
   if movedStartup then
     -- The undo on a row of its own: back at the root (as /startup.lua, which CC runs as it
