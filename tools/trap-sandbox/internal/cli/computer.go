@@ -169,7 +169,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	}
 	warning()
 	// The path the computer read (cctext.StoredPath), as put prints the one it wrote.
-	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", typedID(c.TraposID), cctext.StoredPath(c.Remote), localName(local), size)
+	_, err = fmt.Fprintf(out, "%s %s -> %s (%s)\n", typedID(c.TraposID), cctext.StoredPath(c.Remote), localName(local), count(size, "byte"))
 	return err
 }
 
@@ -383,7 +383,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if warnings != nil {
 		warnings()
 	}
-	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", localName(c.Local), typedID(c.TraposID), cctext.StoredPath(remote), len(data))
+	_, err = fmt.Fprintf(out, "%s -> %s %s (%s)\n", localName(c.Local), typedID(c.TraposID), cctext.StoredPath(remote), count(len(data), "byte"))
 	return err
 }
 
