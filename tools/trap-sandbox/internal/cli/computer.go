@@ -91,13 +91,23 @@ type CatCmd struct {
 func (c *CatCmd) Run(ctx context.Context, out Stdout) error {
 	data, err := c.client().Read(ctx, c.TraposID, c.Path, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
-		return failure(c.TraposID, "cat "+c.Path, err)
+		return readFailure(c.TraposID, "cat", c.Path, err)
 	}
 	if !c.Binary {
 		data = []byte(cctext.Show(cctext.FromCC(data), true))
 	}
 	_, err = out.Write(data)
 	return err
+}
+
+// readFailure is failure of cat's or get's read of remote: a directory, which the computer
+// answers "Not a file", is named so with what lists it, as ls names cat and get for a file
+// (CC's words alone left the person to guess).
+func readFailure(traposID, command, remote string, err error) error {
+	if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a file") {
+		return named("computer "+typedID(traposID)+" "+command+" "+cctext.StoredPath(remote), errors.New("a directory, not a file (use ls to list it)"))
+	}
+	return failure(traposID, command+" "+remote, err)
 }
 
 // GetCmd copies a computer's file to a local file.
@@ -128,7 +138,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	}
 	data, err := c.client().Read(ctx, c.TraposID, c.Remote, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
-		return failure(c.TraposID, "get "+c.Remote, err)
+		return readFailure(c.TraposID, "get", c.Remote, err)
 	}
 	size := len(data)
 	// A file that is not text (control bytes, as MCP's read_file judges it) changes when

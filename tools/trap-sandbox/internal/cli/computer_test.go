@@ -695,3 +695,17 @@ func TestARunsOutputWaitsForItsRelabelCheckTwoSecondsAtMost(t *testing.T) {
 		assert.Empty(t, got.errOut, "%s: no note, no warning", args[0])
 	}
 }
+
+// TestCatOrGetOfADirectoryNamesLs: cat or get of a directory says it is one and what lists
+// it, as ls of a file names cat and get (and MCP's read_file names list_files); it printed
+// CC's "the computer answered fs_error: /programs: Not a file" alone.
+func TestCatOrGetOfADirectoryNamesLs(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.MakeDir("/programs")
+	base := serveDisk(t, d)
+	for _, args := range [][]string{{"cat", "--url", base, "7:", "/programs"}, {"get", "--url", base, "7:", "/programs", t.TempDir()}} {
+		_, err := runClient(t, args...)
+		assert.EqualError(t, err, "computer 7: "+args[0]+" /programs: a directory, not a file (use ls to list it)")
+	}
+}
