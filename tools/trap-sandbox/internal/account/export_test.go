@@ -53,3 +53,10 @@ func UnreadableStoreForTest() (restore func()) {
 func CopyToKVForTest(ctx context.Context, snap Snapshot, to *KV, beforeWrite func()) (CopyReport, error) {
 	return copyToKV(ctx, snap, to, beforeWrite)
 }
+
+// CreateBoundCredentialForTest is KV.CreateBoundCredential calling step after its look
+// ("looked") and between adding the credential and writing the computer id's record
+// ("added").
+func CreateBoundCredentialForTest(ctx context.Context, s *KV, c Credential, step func(string)) error {
+	return s.createBound(ctx, c, step)
+}

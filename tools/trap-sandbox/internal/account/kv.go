@@ -98,6 +98,10 @@ const (
 	kvAccount    = "account."
 	kvToken      = "token."
 	kvCredential = "cred."
+	// kvBound keys one record per account and computer id (kvBoundKey) whose revision orders
+	// the credentials bound to that id (CreateBoundCredential): the bucket has no transaction
+	// that could look at every credential and add one in one step.
+	kvBound = "bound."
 )
 
 func kvKey(prefix, id string) string { return prefix + hex.EncodeToString([]byte(id)) }
@@ -355,6 +359,73 @@ func (s *KV) CreateCredential(ctx context.Context, c Credential) error {
 // createCredentialRecord stores c, its account not checked.
 func (s *KV) createCredentialRecord(ctx context.Context, c Credential) error {
 	return s.create(ctx, "credential", kvKey(kvCredential, c.Selector), c.Selector, credentialRecord(c))
+}
+
+// kvBoundKey is the kvBound record of computer id computerID in account accountID (an account
+// name holds no NUL).
+func kvBoundKey(accountID, computerID string) string {
+	return kvKey(kvBound, accountID+"\x00"+computerID)
+}
+
+// CreateBoundCredential implements Store, optimistically: it reads the revision of the
+// account's record of the computer id (kvBoundKey), looks at the account's credentials,
+// adds c, and then writes that record if its revision has not moved, which every other
+// CreateBoundCredential of the id does after adding its own credential. One that finds the
+// revision moved deletes its credential and looks again, and then sees the one added by the
+// call that moved it. A credential is thus kept only by the call whose write of the record
+// came first after its look; one cut off between its add and its write (NATS gone) leaves
+// its credential, which nobody holds the secret of, listed until it is revoked.
+func (s *KV) CreateBoundCredential(ctx context.Context, c Credential) error {
+	return s.createBound(ctx, c, nil)
+}
+
+// createBound is CreateBoundCredential calling step (when not nil) after its look
+// ("looked") and between adding the credential and writing the id's record ("added").
+func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) error {
+	if _, err := s.Account(ctx, c.AccountID); err != nil {
+		return err
+	}
+	claim := kvBoundKey(c.AccountID, c.ComputerID)
+	for range kvRetries {
+		var rev uint64 // 0: the record does not exist yet
+		if e, err := s.kv.Get(ctx, claim); err == nil {
+			rev = e.Revision()
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("add credential %q: %w", c.Selector, natsError(err))
+		}
+		creds, err := s.Credentials(ctx, c.AccountID)
+		if err != nil {
+			return err
+		}
+		if held := heldBound(creds, c.ComputerID); held != nil {
+			return &HeldIDError{Held: *held}
+		}
+		if step != nil {
+			step("looked")
+		}
+		if err := s.createCredentialRecord(ctx, c); err != nil {
+			return err
+		}
+		if step != nil {
+			step("added")
+		}
+		if rev == 0 {
+			_, err = s.kv.Create(ctx, claim, []byte(c.Selector))
+		} else {
+			_, err = s.kv.Update(ctx, claim, []byte(c.Selector), rev)
+		}
+		if err == nil {
+			return nil
+		}
+		moved := errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence")
+		if derr := s.kv.Delete(ctx, kvKey(kvCredential, c.Selector)); derr != nil {
+			return fmt.Errorf("add credential %q: %w (and it is left without its secret: %v)", c.Selector, natsError(err), natsError(derr))
+		}
+		if !moved {
+			return fmt.Errorf("add credential %q: %w", c.Selector, natsError(err))
+		}
+	}
+	return fmt.Errorf("add credential %q: %d concurrent writers in a row; try again", c.Selector, kvRetries)
 }
 
 func credentialRecord(c Credential) kvCredentialRecord {

@@ -1,39 +1,30 @@
 package account_test
 
 import (
+	"context"
 	"encoding/hex"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/account/accounttest"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/testkit/embeddednats"
 )
 
 // startJetStream runs an embedded NATS server with JetStream for one test and returns a
 // JetStream client on it.
 func startJetStream(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: t.TempDir()})
-	require.NoError(t, err)
-	go ns.Start()
-	require.True(t, ns.ReadyForConnections(10*time.Second), "the embedded NATS server did not start")
-	nc, err := nats.Connect(ns.ClientURL())
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		nc.Close()
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	return js
+	return embeddednats.JetStream(t, embeddednats.Start(t))
 }
 
 func TestKVStore(t *testing.T) {
@@ -209,4 +200,60 @@ func TestKVSaysWhenNATSIsNotReachable(t *testing.T) {
 	_, err = s.Accounts(ctx)
 	require.ErrorContains(t, err, "NATS is not reachable (reconnecting)")
 	require.ErrorContains(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}), "NATS is not reachable (reconnecting)")
+}
+
+// TestKVBoundCredentialOnTwoReplicasAtOnce: two replicas (two connections to one bucket) add
+// a credential for alice's computer 7 at once: both look and find none, and both add theirs,
+// before either claims the id. The bucket has no transaction, so one claim comes first; the
+// other replica finds the id's record moved, deletes its credential and looks again, and is
+// refused naming the first one's.
+func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	url := embeddednats.Start(t)
+	var replicas [2]*account.KV
+	for i := range replicas {
+		s, err := account.OpenKV(ctx, embeddednats.JetStream(t, url))
+		require.NoError(t, err)
+		replicas[i] = s
+	}
+	require.NoError(t, replicas[0].CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	// Each step waits for the other replica's (a retry's steps pass: the first time is the race).
+	var mu sync.Mutex
+	waiting := map[string]int{"looked": 2, "added": 2}
+	all := map[string]chan struct{}{"looked": make(chan struct{}), "added": make(chan struct{})}
+	step := func(name string) {
+		mu.Lock()
+		if waiting[name] > 0 {
+			if waiting[name]--; waiting[name] == 0 {
+				close(all[name])
+			}
+		}
+		mu.Unlock()
+		select {
+		case <-all[name]:
+		case <-ctx.Done():
+		}
+	}
+	errs := make(chan error, 2)
+	for i, s := range replicas {
+		sel := fmt.Sprintf("c%d", i)
+		go func() {
+			errs <- account.CreateBoundCredentialForTest(ctx, s, account.Credential{Selector: sel, Hash: []byte(sel), AccountID: "alice", ComputerID: "7"}, step)
+		}()
+	}
+	var refused []error
+	for range replicas {
+		if err := <-errs; err != nil {
+			refused = append(refused, err)
+		}
+	}
+	require.NoError(t, ctx.Err(), "both replicas passed both steps together")
+	require.Len(t, refused, 1, "one replica adds its credential: %v", refused)
+	var held *account.HeldIDError
+	require.ErrorAs(t, refused[0], &held)
+	creds, err := replicas[1].Credentials(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1, "the refused replica's credential is deleted")
+	assert.Equal(t, creds[0].Selector, held.Held.Selector)
 }

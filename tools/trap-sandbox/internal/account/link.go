@@ -112,6 +112,36 @@ type LinkStore interface {
 	EnrollmentKeys(ctx context.Context, accountID string) ([]EnrollmentKey, error)
 	// UpdateEnrollmentKey changes the key of selector atomically; ErrNotFound if there is none.
 	UpdateEnrollmentKey(ctx context.Context, selector string, change func(*EnrollmentKey) error) (EnrollmentKey, error)
+
+	// CreateBoundCredential adds c, a credential bound to computer id c.ComputerID, unless its
+	// account holds a credential bound to that id that is not revoked: then a *HeldIDError
+	// naming that one, and nothing is added. The look and the add are one step, so of two
+	// calls at once for one account and computer id (two link sessions claiming computer 7
+	// with one key, on one gateway or two replicas) one adds its credential and the other is
+	// refused, where two CreateCredential calls after two looks would add both. Otherwise as
+	// CreateCredential.
+	CreateBoundCredential(ctx context.Context, c Credential) error
+}
+
+// HeldIDError refuses a credential bound to a computer id whose account holds a credential
+// bound to that id already, not revoked (CreateBoundCredential): the new one would take that
+// computer's place.
+type HeldIDError struct {
+	Held Credential
+}
+
+func (e *HeldIDError) Error() string {
+	return fmt.Sprintf("account %s holds a credential for computer %s already (%s)", e.Held.AccountID, e.Held.ComputerID, e.Held.Selector)
+}
+
+// heldBound returns the first of creds bound to computerID and not revoked, or nil.
+func heldBound(creds []Credential, computerID string) *Credential {
+	for _, c := range creds {
+		if c.ComputerID == computerID && c.RevokedAt.IsZero() {
+			return &c
+		}
+	}
+	return nil
 }
 
 // Errors of linking. Each says why a code or a key was refused, never whether a code exists
@@ -335,7 +365,7 @@ func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept
 	if err != nil || !accept {
 		return "", c, err
 	}
-	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID)
+	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID, false)
 	return plain, c, err
 }
 
@@ -346,12 +376,17 @@ func (a *Accounts) PruneLinkCodes(ctx context.Context) (int, error) {
 }
 
 // issueBound issues a credential of accountID, stamped stamp (owner), bound to the computer
-// id of traposID.
-func (a *Accounts) issueBound(ctx context.Context, accountID string, stamp time.Time, approvedBy, traposID string) (string, Credential, error) {
+// id of traposID; exclusive issues it only if the account holds no credential bound to that
+// id (CreateBoundCredential: a *HeldIDError).
+func (a *Accounts) issueBound(ctx context.Context, accountID string, stamp time.Time, approvedBy, traposID string, exclusive bool) (string, Credential, error) {
 	plain, selector, hash := newSecret(KindCredential)
 	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now(),
 		ComputerID: ComputerID(traposID), AccountCreated: stamp}
-	if err := a.store.CreateCredential(ctx, c); err != nil {
+	create := a.store.CreateCredential
+	if exclusive {
+		create = a.store.CreateBoundCredential
+	}
+	if err := create(ctx, c); err != nil {
 		return "", Credential{}, err
 	}
 	return plain, c, nil
@@ -398,11 +433,21 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 	return a.LinkWithKeyUnless(ctx, plain, traposID, nil)
 }
 
-// LinkWithKeyUnless is LinkWithKey that first asks refuse (when not nil) about the key's
-// account, once the key is known to be right and before a use is spent: its error is the
-// answer (the gateway's: the account has a computer of traposID's id already, whose place the
-// new credential would take).
-func (a *Accounts) LinkWithKeyUnless(ctx context.Context, plain, traposID string, refuse func(ctx context.Context, accountID string) error) (string, EnrollmentKey, error) {
+// LinkGuard is asked about a link into the key's account accountID by LinkWithKeyUnless. Its
+// error refuses the link (the gateway's: the account has a computer of the link's id
+// connected). exclusive issues the credential only if the account holds no credential bound
+// to the computer id, looked at in the same step as the credential is added
+// (Store.CreateBoundCredential), so that two link sessions claiming one id at once, each
+// having found it free, do not both get one: the second is refused with a *HeldIDError. A
+// guard answers false for a link session that is the account's computer of that id already
+// (its socket said hello in the account), which may take a credential beside its own.
+type LinkGuard func(ctx context.Context, accountID string) (exclusive bool, err error)
+
+// LinkWithKeyUnless is LinkWithKey that first asks guard (when not nil) about the key's
+// account, once the key is known to be right and usable and before a use is spent. A link
+// that guard makes exclusive and that is refused as the account holds the id (*HeldIDError)
+// gives its use back.
+func (a *Accounts) LinkWithKeyUnless(ctx context.Context, plain, traposID string, guard LinkGuard) (string, EnrollmentKey, error) {
 	selector, secret, err := parseSecret(KindEnrollment, plain)
 	if err != nil {
 		return "", EnrollmentKey{}, fmt.Errorf("%w: %w", ErrBadSecret, err)
@@ -419,13 +464,14 @@ func (a *Accounts) LinkWithKeyUnless(ctx context.Context, plain, traposID string
 		return "", EnrollmentKey{}, err
 	}
 	now := a.clock.Now()
-	if refuse != nil {
+	exclusive := false
+	if guard != nil {
 		// Only a key that links is asked about: a revoked, expired or used-up one (its holder
 		// no longer trusted with it) learns nothing of the account's computers.
 		if err := k.usable(now); err != nil {
 			return "", EnrollmentKey{}, err
 		}
-		if err := refuse(ctx, k.AccountID); err != nil {
+		if exclusive, err = guard(ctx, k.AccountID); err != nil {
 			return "", EnrollmentKey{}, err
 		}
 	}
@@ -440,7 +486,18 @@ func (a *Accounts) LinkWithKeyUnless(ctx context.Context, plain, traposID string
 	if err != nil {
 		return "", EnrollmentKey{}, err
 	}
-	cred, _, err := a.issueBound(ctx, k.AccountID, acc.Created, k.CreatedBy+" (key "+k.Selector+")", traposID)
+	cred, _, err := a.issueBound(ctx, k.AccountID, acc.Created, k.CreatedBy+" (key "+k.Selector+")", traposID, exclusive)
+	if held := (*HeldIDError)(nil); errors.As(err, &held) {
+		// No computer was linked: the use goes back, as for a refusal by guard. Meanwhile
+		// (between the two writes) the key counted it, which another link of a key at its
+		// last use may have been refused for.
+		if _, gerr := a.store.UpdateEnrollmentKey(ctx, selector, func(k *EnrollmentKey) error {
+			k.Uses = max(k.Uses-1, 0)
+			return nil
+		}); gerr != nil {
+			return "", k, fmt.Errorf("%w (its key's use was spent all the same: %w)", err, gerr)
+		}
+	}
 	return cred, k, err
 }
 

@@ -114,6 +114,16 @@ func (m *Memory) CreateCredential(_ context.Context, c Credential) error {
 	return m.credentials.create(m.accounts, c)
 }
 
+// CreateBoundCredential implements Store: its look and its add are under one hold of mu.
+func (m *Memory) CreateBoundCredential(_ context.Context, c Credential) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if held := heldBound(m.credentials.list(c.AccountID), c.ComputerID); held != nil {
+		return &HeldIDError{Held: *held}
+	}
+	return m.credentials.create(m.accounts, c)
+}
+
 // Credential implements Store.
 func (m *Memory) Credential(_ context.Context, selector string) (Credential, error) {
 	m.mu.Lock()

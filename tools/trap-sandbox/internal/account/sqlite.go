@@ -468,14 +468,55 @@ func (s *SQLite) RevokeToken(ctx context.Context, selector string, at time.Time)
 	return s.Token(ctx, selector)
 }
 
+// insertCredential adds a credential (credentialArgs) if its account exists and its selector
+// is free.
+const insertCredential = `INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr,
+	revoked_at, computer_id, account_created)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`
+
+func credentialArgs(c Credential) []any {
+	return []any{c.Selector, c.Hash, c.AccountID, c.ApprovedBy, nanos(c.Created), nanos(c.LastSeen), c.LastTraposID, c.RemoteAddr,
+		nanos(c.RevokedAt), c.ComputerID, nanos(c.AccountCreated), c.AccountID}
+}
+
 // CreateCredential implements Store.
 func (s *SQLite) CreateCredential(ctx context.Context, c Credential) (err error) {
 	defer s.named(&err)
-	return s.insertOwned(ctx, "credential", c.Selector, c.AccountID,
-		`INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id, account_created)
-		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
-		c.Selector, c.Hash, c.AccountID, c.ApprovedBy, nanos(c.Created), nanos(c.LastSeen), c.LastTraposID, c.RemoteAddr,
-		nanos(c.RevokedAt), c.ComputerID, nanos(c.AccountCreated), c.AccountID)
+	return s.insertOwned(ctx, "credential", c.Selector, c.AccountID, insertCredential, credentialArgs(c)...)
+}
+
+// CreateBoundCredential implements Store: one write transaction (the write lock is taken at
+// its start, _txlock=immediate), so the look and the add of two calls run one after the other.
+func (s *SQLite) CreateBoundCredential(ctx context.Context, c Credential) (err error) {
+	defer s.named(&err)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("add credential: %w", err)
+	}
+	defer tx.Rollback()
+	held, err := scanCredential(tx.QueryRowContext(ctx, "SELECT "+credentialColumns+
+		" FROM credentials WHERE account_id = ? AND computer_id = ? AND revoked_at = 0 ORDER BY created, selector LIMIT 1", c.AccountID, c.ComputerID))
+	if err == nil {
+		return &HeldIDError{Held: held}
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("add credential: %w", err)
+	}
+	r, err := tx.ExecContext(ctx, insertCredential, credentialArgs(c)...)
+	if err != nil {
+		return fmt.Errorf("add credential: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		tx.Rollback()
+		if _, err := s.Account(ctx, c.AccountID); err != nil {
+			return err
+		}
+		return exists("credential", c.Selector)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("add credential: %w", err)
+	}
+	return nil
 }
 
 const credentialColumns = "selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id, account_created"

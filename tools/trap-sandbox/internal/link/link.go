@@ -323,6 +323,10 @@ func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key 
 		// The player's fix: trap-sandbox link keys, which shows the key, is the admin's.
 		return nil, protocol.Errorf(protocol.CodeLinkInvalid, "unknown or wrong enrollment key: copy it whole, or ask whoever gave it to you for it again")
 	}
+	if held := (*account.HeldIDError)(nil); errors.As(err, &held) {
+		// Another link session claiming this computer id got its credential first.
+		return nil, m.keyWouldReplace(from, held.Held.AccountID, idHeld{credential: &held.Held})
+	}
 	if err != nil {
 		return nil, m.keyRefusal(err)
 	}
@@ -734,38 +738,49 @@ func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.E
 		into, id, cred.Selector, last, id, id, cred.Selector, other), nil
 }
 
-// keyTakesPlace is LinkWithKeyUnless's check for an enrollment key of account into used by
+// keyTakesPlace is LinkWithKeyUnless's guard for an enrollment key of account into used by
 // the computer from: refused (forbidden) when into holds its computer id already (heldID), as
 // a code's approval is (takesPlace). A key links computers into its account; it must not take
 // the place of one the account has: the traposId a link session claims is its own word, so
 // whoever has the key (typed on a turtle in front of other players, or a reusable one handed to
 // a helper) could claim computer 7 and say hello as the account's 7:kitchen with the credential,
 // knocking it off (newest wins in an account, and a replaced computer stops reconnecting) and
-// answering the host's requests in its place. The player reads this on the computer, one line
-// of at most 256 bytes (sandbox link's), so it is shorter than the approval's.
-func (m *Module) keyTakesPlace(from protocol.Requester) func(context.Context, string) error {
-	return func(ctx context.Context, into string) error {
+// answering the host's requests in its place. The link it lets through is exclusive: two link
+// sessions claiming computer 7 at once both find it free here, and the store then issues one
+// of them its credential and refuses the other (keyRefusal words it as this refusal).
+func (m *Module) keyTakesPlace(from protocol.Requester) account.LinkGuard {
+	return func(ctx context.Context, into string) (bool, error) {
 		if from.AccountID == into {
-			return nil // the socket said hello in into: it is into's computer of that id already
+			return false, nil // the socket said hello in into: it is into's computer of that id already
 		}
-		id := account.ComputerID(from.TraposID)
-		held, err := m.heldID(ctx, into, id)
-		if err != nil || held.nothing() {
-			return err
+		held, err := m.heldID(ctx, into, account.ComputerID(from.TraposID))
+		if err != nil {
+			return false, err
 		}
-		m.count("refused")
-		m.log.Warn("enrollment key refused: its credential could take the place of a computer of the account",
-			"traposId", from.TraposID, "accountId", into, "remote", from.RemoteAddr)
-		other := fmt.Sprintf("for another computer %s: trap-sandbox credentials add %s", id, into)
-		if pc := held.connected; pc != nil {
-			return protocol.Errorf(protocol.CodeForbidden,
-				"account %s has computer %s connected already, which this one would replace: to link it anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
-				into, pc.TraposID, pc.TraposID, other)
+		if !held.nothing() {
+			return false, m.keyWouldReplace(from, into, held)
 		}
-		return protocol.Errorf(protocol.CodeForbidden,
-			"account %s holds a credential for computer %s already, whose computer this one would replace: if it lost it, revoke it first (trap-sandbox credentials revoke %s); %s",
-			into, id, held.credential.Selector, other)
+		return true, nil
 	}
+}
+
+// keyWouldReplace is the refusal of an enrollment key of account into used by the computer
+// from, whose computer id into holds already (held). The player reads it on the computer, one
+// line of at most 256 bytes (sandbox link's), so it is shorter than the approval's.
+func (m *Module) keyWouldReplace(from protocol.Requester, into string, held idHeld) error {
+	m.count("refused")
+	m.log.Warn("enrollment key refused: its credential could take the place of a computer of the account",
+		"traposId", from.TraposID, "accountId", into, "remote", from.RemoteAddr)
+	id := account.ComputerID(from.TraposID)
+	other := fmt.Sprintf("for another computer %s: trap-sandbox credentials add %s", id, into)
+	if pc := held.connected; pc != nil {
+		return protocol.Errorf(protocol.CodeForbidden,
+			"account %s has computer %s connected already, which this one would replace: to link it anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
+			into, pc.TraposID, pc.TraposID, other)
+	}
+	return protocol.Errorf(protocol.CodeForbidden,
+		"account %s holds a credential for computer %s already, whose computer this one would replace: if it lost it, revoke it first (trap-sandbox credentials revoke %s); %s",
+		into, id, held.credential.Selector, other)
 }
 
 // idHeld is what an account holds of one computer id: a computer of that id connected (on any

@@ -2,6 +2,7 @@ package accounttest
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -341,4 +342,53 @@ func testLinkWithKey(t *testing.T, s account.Store) {
 
 	_, _, err = a.IssueEnrollmentKey(ctx, "carol", "carol", 1, time.Hour)
 	require.ErrorIs(t, err, account.ErrNotFound)
+}
+
+// testBoundCredential: CreateBoundCredential adds a credential bound to a computer id unless
+// its account holds a live one bound to it, in one step: of many at once for one id, one is
+// added and the others are told which one the account holds.
+func testBoundCredential(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	for _, id := range []string{"alice", "bob"} {
+		require.NoError(t, s.CreateAccount(ctx, account.Account{ID: id, Role: account.RoleUser, Created: t0}))
+	}
+	bound := func(sel, accountID, computerID string) account.Credential {
+		return account.Credential{Selector: sel, Hash: []byte(sel), AccountID: accountID, ComputerID: computerID, Created: t0}
+	}
+	const racers = 6
+	var wg sync.WaitGroup
+	errs := make(chan error, racers)
+	for i := range racers {
+		wg.Go(func() { errs <- s.CreateBoundCredential(ctx, bound(fmt.Sprintf("c%d", i), "alice", "7")) })
+	}
+	wg.Wait()
+	close(errs)
+	added := 0
+	for err := range errs {
+		if err == nil {
+			added++
+			continue
+		}
+		var held *account.HeldIDError
+		require.ErrorAs(t, err, &held)
+		assert.Equal(t, "7", held.Held.ComputerID)
+		assert.Equal(t, "alice", held.Held.AccountID)
+	}
+	assert.Equal(t, 1, added, "one credential for alice's computer 7")
+	creds, err := s.Credentials(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1, "the refused ones are not kept")
+	winner := creds[0].Selector
+
+	require.NoError(t, s.CreateBoundCredential(ctx, bound("b7", "bob", "7")), "bob's computer 7 is another")
+	require.NoError(t, s.CreateBoundCredential(ctx, bound("a8", "alice", "8")), "alice's computer 8 is another")
+	require.NoError(t, s.CreateCredential(ctx, bound("byhand", "alice", "")), "a credential by hand is bound to no id")
+	var held *account.HeldIDError
+	require.ErrorAs(t, s.CreateBoundCredential(ctx, bound("again", "alice", "7")), &held)
+	assert.Equal(t, winner, held.Held.Selector)
+	_, err = s.RevokeCredential(ctx, winner, t0)
+	require.NoError(t, err)
+	require.NoError(t, s.CreateBoundCredential(ctx, bound("again", "alice", "7")), "once revoked, computer 7 links anew")
+	require.ErrorIs(t, s.CreateBoundCredential(ctx, bound("again", "bob", "9")), account.ErrExists, "a taken selector")
+	require.ErrorIs(t, s.CreateBoundCredential(ctx, bound("c9", "carol", "9")), account.ErrNotFound, "no such account")
 }

@@ -41,6 +41,7 @@ func Run(t *testing.T, open Open) {
 		{"LinkOnce", testLinkOnce},
 		{"LinkFlow", testLinkFlow},
 		{"LinkWithKey", testLinkWithKey},
+		{"BoundCredential", testBoundCredential},
 		{"RemoveAccount", testRemoveAccount},
 		{"SkewedClocks", testSkewedClocks},
 	}
