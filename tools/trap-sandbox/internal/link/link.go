@@ -606,14 +606,19 @@ func (m *Module) socketClosed(id string, socket uint64) {
 	m.changeOwner(id, socket, func(o *owner) { o.gone = true })
 }
 
-// goneComputer returns the traposId of a pending code's computer when its socket closed on
-// this gateway, or on its earlier run (restarted; only a gateway without replicas knows that),
-// or, with replicas, when no other replica holds it open (socketElsewhere). It returns ""
-// otherwise: connected, used, unknown, or open on another replica, whose computer hears the
-// approval there.
+// goneComputer returns the traposId of a code's computer, the code pending or approved and not
+// yet answered, when its socket closed on this gateway, or on its earlier run (restarted; only
+// a gateway without replicas knows that), or, with replicas, when no other replica holds it
+// open (socketElsewhere). It returns "" otherwise: connected, used, unknown, or open on
+// another replica, whose computer hears the approval there. An approved code's computer that
+// left while its player was asked (it rebooted) answers nothing any more, as one that left
+// before the approval.
 func (m *Module) goneComputer(ctx context.Context, code string) (traposID string, restarted bool) {
 	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
-	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
+	if err != nil {
+		return "", false
+	}
+	if st := c.StateAt(m.cfg.Clock.Now()); st != account.LinkPending && st != account.LinkApproved {
 		return "", false
 	}
 	m.mu.Lock()

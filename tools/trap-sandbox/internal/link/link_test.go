@@ -767,6 +767,33 @@ func TestApprovingTheCodeOfAComputerThatLeft(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
 }
 
+// TestApprovingAgainTheCodeOfAComputerThatLeftAtItsQuestion: a computer that left while its
+// player was asked (it rebooted, or a client before 0.5.26 took Ctrl-T there) can accept the
+// code no more than one that left before the approval. Approved again, its code said the
+// computer "asks its player whether to join", which nobody did; it answers as for a code
+// whose computer left before the approval.
+func TestApprovingAgainTheCodeOfAComputerThatLeftAtItsQuestion(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	_, pe := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code, "waitMs": 0})
+	require.Nil(t, pe) // the computer asks its player now
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusNotFound, status)
+	require.NotNil(t, ans.Error)
+	assert.Contains(t, ans.Error.Message, "its computer asks its player", "while it asks, the approval waits for its answer")
+
+	f.disconnect(kitchen)
+	require.Eventually(t, func() bool { gone, _ := f.mod.goneComputer(t.Context(), code.Code); return gone != "" }, waitLimit, testkit.Poll,
+		"the socket's close is noted in a goroutine of its own")
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusNotFound, status)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, protocol.CodeNotConnected, ans.Error.Code)
+	assert.Equal(t, "computer 7:kitchen, which showed this code, is not connected any more; run sandbox link on it again for a new code", ans.Error.Message)
+}
+
 // TestApprovingACodeOfTheGatewaysEarlierRun: a code is bound to the socket that asked for it,
 // which a restart of the gateway closed; the code stays in the store until it expires. Approved
 // after the restart, it said the computer "asks its player to accept", and nobody could. A
