@@ -51,6 +51,19 @@ function sleep(time)
 end
 os.sleep = sleep;
 
+-- os.shutdown and os.reboot never return, as in CC, whose bios wraps its Java ones so: the
+-- computer stops at the caller's yield, before its next line runs (a prompt after
+-- `os.reboot()` at the lua program is never drawn).
+local native_shutdown, native_reboot = os.shutdown, os.reboot;
+function os.shutdown()
+  native_shutdown();
+  while true do co_yield(); end
+end
+function os.reboot()
+  native_reboot();
+  while true do co_yield(); end
+end
+
 -- term is the native terminal until the ROM's apis/term.lua, loaded with the other APIs
 -- below, replaces it with the API that forwards to a redirect target, as CC's bios leaves
 -- its native term to CC's term.lua.

@@ -54,6 +54,19 @@ func TestPrintBasics(t *testing.T) {
 	assert.NoError(t, res.Err)
 }
 
+// TestShutdownAndRebootNeverReturn: os.shutdown and os.reboot do not return, as CC's bios
+// makes them (it yields until the computer stops): the caller's next line never runs, under
+// pcall neither.
+func TestShutdownAndRebootNeverReturn(t *testing.T) {
+	for _, call := range []string{"os.shutdown()", "os.reboot()", "pcall(os.reboot)"} {
+		t.Run(call, func(t *testing.T) {
+			out, res, _ := runLua(t, `print("before") `+call+` print("after")`)
+			assert.Equal(t, "before\n", out)
+			assert.Equal(t, strings.Contains(call, "reboot"), res.Reboot)
+		})
+	}
+}
+
 // check runs src, which must print "ok" as its last line, and fails with the transcript.
 func check(t *testing.T, src string, tweak ...func(*Config)) *Computer {
 	t.Helper()
