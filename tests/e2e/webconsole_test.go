@@ -1974,6 +1974,40 @@ func TestTheWebConsoleSaysItDropsKeysHeldOnABusyComputer(t *testing.T) {
 	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
 }
 
+// TestTheWebConsoleLetsGoCtrlWithAKeyItDropsOnABusyComputer: past the 256 presses waiting for
+// a busy computer, a key tapped with the on-screen Ctrl held is not sent, but Ctrl's release,
+// which went with it, still is: the computer got Ctrl down. A key pressed then (b), its press
+// not sent, sends no release either, which CC never delivers without its press. Before, the
+// whole call was dropped, Ctrl's release too, and the computer held Ctrl down for ever; and
+// b's release went alone.
+func TestTheWebConsoleLetsGoCtrlWithAKeyItDropsOnABusyComputer(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchConsoleComputer(ctx, t, "7:busy")
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("ctrl").click(), true`))
+	require.NoError(t, err)
+	assert.Equal(t, `{"events":[{"type":"key","name":"leftCtrl"}]}`, c.input(ctx, t), "the on-screen Ctrl down")
+	c.fill(ctx)
+
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`
+		window.key = (type, name, repeat) => document.getElementById("screen").dispatchEvent(
+			new KeyboardEvent(type, { key: name, code: "Key" + name.toUpperCase(), repeat, bubbles: true, cancelable: true }));
+		key("keydown", "a", false), true`))
+	require.NoError(t, err)
+	until(t, "the busy answer to the key", `document.getElementById("status").textContent.endsWith("; retry shortly (sending the keys again)")`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`for (let i = 0; i < 299; i++) key("keydown", "a", true); true`))
+	require.NoError(t, err)
+	until(t, "the keys not sent said", `document.getElementById("status").textContent ===
+		"Keys not sent: 256 wait for the busy computer. Type them again once it says Live."`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`document.querySelector("#touch [data-key=enter]").click();
+		key("keydown", "b", false), key("keyup", "b", false), key("keyup", "a", false), true`))
+	require.NoError(t, err)
+	c.release()
+	got, _ := c.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up a" })
+	assert.Contains(t, got, "key_up leftCtrl", "Ctrl let go")
+	assert.NotContains(t, got, "key enter", "the key tapped with Ctrl, not sent")
+	assert.NotContains(t, got, "key_up b", "no release of b, whose press was not sent")
+}
+
 // TestTheWebConsoleSaysItDropsKeysHeldBehindARetriedRelease: a key held on a live view while a
 // release waits to be tried again (its call cut by the network; the proxy then holds the next
 // call that carries it) queues 256 presses at most, as behind a busy computer: the next are

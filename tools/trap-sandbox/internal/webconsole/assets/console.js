@@ -896,18 +896,23 @@ function notStray(v) {
   };
 }
 
-// queue puts events on view v's way to its computer (send), its stream open.
+// queue puts events on view v's way to its computer (send), its stream open. Events with a
+// press past keysWaiting are dropped but for the releases among them of what the computer has
+// down (a key tapped with the on-screen Ctrl lets Ctrl go: dropped with the key, Ctrl stayed
+// down there for ever); a press dropped is not down (v.pressed), so its release is not sent.
 function queue(v, events) {
+  let press = events.some((e) => !releases.has(e.type));
+  if (press && (v.busy || v.retrying) && v.presses >= keysWaiting) {
+    v.dropped = true;
+    status(keysDropped(v));
+    events = events.filter((e) => releases.has(e.type) && v.pressed.has(pressID(e)));
+    if (!events.length) return;
+    press = false;
+  }
   for (const e of events) {
     const id = pressID(e);
     if (id && releases.has(e.type)) v.pressed.delete(id);
     else if (id) v.pressed.add(id);
-  }
-  const press = events.some((e) => !releases.has(e.type));
-  if (press && (v.busy || v.retrying) && v.presses >= keysWaiting) {
-    v.dropped = true;
-    status(keysDropped(v));
-    return;
   }
   if (press) v.presses++;
   const text = events.reduce((sum, e) => sum + inputCost(e), 0) > inputEventsMax; // typed in parts
