@@ -69,6 +69,15 @@ func TestHealthAgentOn(t *testing.T) {
 		"opencodeOk: true",
 		"The agent cannot answer (tell the gateway's operator): opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong",
 	), lines(out))
+	// and ai says so at once, without taking the question (it failed a turn later), and ai
+	// alone before its prompt
+	for _, args := range [][]string{{"ai", "hello"}, {"ai"}} {
+		ok, out = runCommand(ctx, t, computerOptions(t, missing, sandboxPassword, args[0], args[1:]...))
+		assert.False(t, ok, out)
+		assert.Equal(t, screen(
+			"The agent is unavailable (tell the gateway's operator): opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong",
+		), lines(out), "%v", args)
+	}
 
 	url := opencodefake.ClosedPortURL(t)
 	down := startGateway(t, url, "--ai-model", aiModel, "--ai-dir", t.TempDir())

@@ -701,19 +701,24 @@ func TestAgentInstanceWithoutTheMCPServer(t *testing.T) {
 func deskDir(root string) string { return root + "/computers/local/5_3adesk" }
 
 // TestAgentUnknownModel: a model opencode does not know is a bare 500 whose reason is only on
-// the event stream; the player reads that reason.
+// the event stream. The gateway's check of opencode's models finds it missing at start (its
+// WARN names the model), and then refuses each question at once with probe_gateway's
+// aiDetail, making no session on opencode. (The turn's "Model not found" line, for a model
+// that goes missing between two checks: the agent package's TestWhichFailuresAreTheOperators.)
 func TestAgentUnknownModel(t *testing.T) {
 	ctx := testContext(t)
 	s := startFakeAgent(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", sandboxPassword,
 		"--opencode-url", s.oc.URL, "--ai-model", "nope/x", "--ai-dir", s.dir},
 		Env: []string{"OPENCODE_SERVER_PASSWORD=" + opencodePassword}})
-	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
-	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
-	require.Len(t, errs, 1)
-	assert.Equal(t, "The agent's model failed (tell the gateway's operator): Model not found: nope/x. Did you mean: fake?", errs[0].Message)
-	require.NoError(t, g.WaitLog(ctx, `error="The agent's model failed (tell the gateway's operator): Model not found: nope/x.`),
+	require.NoError(t, g.WaitLog(ctx, `msg="agent: computers' questions will fail: opencode has no model nope/x `),
 		"the operator's log names the unknown model")
+	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
+	f := a.request(t, ctx, "ai.ask", map[string]any{"prompt": "hello"})
+	requireErrorCode(t, f, "ai_unavailable")
+	assert.Equal(t, "the agent is unavailable: opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong",
+		f.Error.Message)
+	assert.Empty(t, s.agent.Sessions(), "no session made on opencode")
 }
 
 // TestAgentEventStreamDropsMidTurn: opencode's event stream closes in the middle of a turn;

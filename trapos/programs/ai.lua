@@ -15,6 +15,8 @@ local tableLines = require('/apis/libsandboxai').tableLines;
 -- change a confirm asks for) are one line, as the sandbox command shows them: a broken or
 -- hostile gateway may send many lines, fake ones among them, or 128 KiB.
 local oneLine = require('/apis/libsandboxcodec').oneLine;
+-- Asked once before a conversation's prompt: whether the agent can answer (ai alone).
+local TYPE_PROBE_GATEWAY = require('/apis/libsandboxcodec').TYPE_PROBE_GATEWAY;
 -- The most bytes of such a line within a turn, where the pager shows it: a provider's failure
 -- may well pass the 256 bytes a refusal keeps (MAX_SHOWN_BYTES), and is read whole up to here.
 local MAX_EVENT_LINE_BYTES = 1024;
@@ -1229,6 +1231,16 @@ local function conversation()
   local available, err = client.available();
   if not available then
     fail(explain(err));
+  end
+  -- An agent that is on, but cannot answer (opencode down, or without the agent's model: the
+  -- probe's aiDetail), says so before the prompt too, as its first question would: the player
+  -- typed one first, and read why only then. One probe a conversation, none a question (the
+  -- gateway itself refuses at once a question the model cannot answer).
+  local probed, health = libsandbox.request(TYPE_PROBE_GATEWAY, {});
+  local why = probed and type(health) == "table" and (health.opencodeOk == true and health.aiDetail
+    or health.opencodeOk == false and health.opencodeDetail);
+  if type(why) == "string" and why ~= "" then
+    fail(unavailableLine(oneLine(why)));
   end
   print("Ask the agent. " .. EXIT_WORD .. " or Ctrl-T leaves.");
   local history = {};

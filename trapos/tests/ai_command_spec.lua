@@ -2120,6 +2120,37 @@ describe("ai command", function()
       expect(record.probes):eq(1);
     end);
 
+    it("says at once, before its prompt, that the agent cannot answer when the gateway's probe says why", function()
+      -- opencode answers but lacks the agent's model (probe_gateway's aiDetail), or opencode
+      -- is down: the prompt opened, the player typed a question, and only then read why.
+      for _, case in ipairs({
+        { { sandboxOk = true, opencodeOk = true,
+            aiDetail = "opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong" },
+          "The agent is unavailable (tell the gateway's operator): opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong" },
+        { { sandboxOk = true, opencodeOk = false, opencodeDetail = "opencode at http://127.0.0.1:4242: connection refused" },
+          "The agent is unavailable (tell the gateway's operator): opencode at http://127.0.0.1:4242: connection refused" },
+      }) do
+        local ok, err, rows, record = run({}, { width = 200, typed = { "hi", "exit" },
+          replies = { probe_gateway = { true, case[1] } } });
+        expect(ok):eq(false);
+        expect(err):eq(case[2]);
+        expect(#record.reads):eq(0);
+        expect(rows[1]):eq("");
+        expect(#sent(record, "probe_gateway")):eq(1);
+        expect(#sent(record, "ai.ask")):eq(0);
+      end
+      -- A healthy answer, or none (an older gateway, a timeout), opens the prompt.
+      for _, reply in ipairs({ { true, { sandboxOk = true, opencodeOk = true } }, { false, nil, { code = "timeout", message = "no reply" } } }) do
+        local ok, err, rows = run({}, { width = 60, typed = { "exit" }, replies = { probe_gateway = reply } });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("Ask the agent. exit or Ctrl-T leaves.");
+      end
+      -- A gateway without an agent is not probed: ai.poll said so.
+      local _, _, _, record = run({}, { width = 60, typed = { "exit" },
+        probe = { code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" } });
+      expect(#sent(record, "probe_gateway")):eq(0);
+    end);
+
     it("shows a refused question in red and goes on", function()
       local ok, err, rows = run({}, {
         width = 60,

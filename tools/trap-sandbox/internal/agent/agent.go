@@ -427,6 +427,23 @@ func (m *Module) checkModel(ctx context.Context) (detail string, known bool) {
 	return "", known
 }
 
+// lacksModel refuses a question at once while opencode has no model cfg.Model (checkModel,
+// probe_gateway's aiDetail): taken, it made a session and sent a prompt for opencode's
+// "Model not found" a turn later. Only while the last check found it missing: the refusal
+// asks a fresh probe, whose flight checks again, so a key given since lets this question
+// through, and a gateway whose opencode has the model pays nothing per question.
+func (m *Module) lacksModel(ctx context.Context) *protocol.Error {
+	if !m.modelMissing.Load() || m.cfg.Prober == nil {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if h := m.cfg.Prober.Probe(pctx); h.OK && h.AIDetail != "" {
+		return protocol.Errorf(CodeAIUnavailable, "the agent is unavailable: %s", h.AIDetail)
+	}
+	return nil
+}
+
 // providersOf is the providers of PROVIDER/MODEL names, sorted, comma-separated: a
 // configured provider has tens of models, which opencode models lists.
 func providersOf(models []string) string {
@@ -577,6 +594,9 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 			return nil, protocol.Errorf(protocol.CodeBadPayload, "session must be 1-32 characters of a-z, 0-9, _ and -")
 		}
 		name = *p.Session
+	}
+	if err := m.lacksModel(ctx); err != nil {
+		return nil, err
 	}
 	caller := callerOf(from)
 	key := sessionKey{caller, name}

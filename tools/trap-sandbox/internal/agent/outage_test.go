@@ -411,3 +411,36 @@ func TestProbeGatewaySaysTheAgentHasNoModelUntilOpencodeHasIt(t *testing.T) {
 	assert.Len(t, logLines(&logs, `level=INFO msg="agent: opencode has the model now" model=`+model), 1, logs.String())
 	assert.Len(t, logLines(&logs, `level=WARN msg="agent: computers' questions will fail: opencode has no model `+model), 1, logs.String())
 }
+
+// TestAQuestionIsRefusedAtOnceWhileOpencodeLacksTheModel: while the agent's check finds the
+// model missing on opencode (probe_gateway's aiDetail), a question is refused at once with that
+// line: it was taken, a session made and a prompt sent, for opencode's "Model not found" a
+// turn later. The refusal asks opencode again (a fresh probe, which checks the model), so a key
+// given since lets the next question through; a gateway whose check found the model asks
+// nothing more than before.
+func TestAQuestionIsRefusedAtOnceWhileOpencodeLacksTheModel(t *testing.T) {
+	const model = "anthropic/claude-sonnet-4-5"
+	f := startFakeAgent(t)
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw"})
+	require.NoError(t, err)
+	defer prober.Close()
+	m, err := New(Config{Model: model, OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	// the check has run once a probe has (it runs in the probe's flight)
+	require.Equal(t, noModel, prober.Probe(t.Context()).AIDetail)
+
+	desk := protocol.Requester{TraposID: "5:desk"}
+	_, err = m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, CodeAIUnavailable, pe.Code)
+	assert.Equal(t, "the agent is unavailable: "+noModel, pe.Message)
+	assert.Zero(t, f.agent.Prompts(), "no prompt sent")
+	assert.Empty(t, f.agent.Sessions(), "no session made")
+
+	f.agent.AddModel(model)
+	assert.Equal(t, ReasonStop, ask(t, m, desk, "hello"), "opencode has the model now")
+	assert.EqualValues(t, 1, f.agent.Prompts())
+}
