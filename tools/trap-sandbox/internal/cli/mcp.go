@@ -56,10 +56,15 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 		refuseFirstCall(ctx, in, out, "trap-sandbox: "+refusal.Error())
 		return refusal
 	}
-	// MCP's traposIds are a computer's own, as list_computers gives them, not typed.
+	// MCP's traposIds are a computer's own, as list_computers gives them, not typed: sent in
+	// their shown form, which the API reads back as that id, and named so in a remove line
+	// (the CLI's removeLine reads a typed one, so 7:a\x41 named 7:aA there).
 	transport := c.transport()
 	transport.ListedIDs = true
-	srv := mcp.NewServer(computer.New(transport).WithRemoveLine(c.removeLine), nil)
+	listedRemoveLine := func(traposID, path string) string {
+		return c.commandLine("rm", cctext.ShowTraposID(traposID), path)
+	}
+	srv := mcp.NewServer(computer.New(transport).WithRemoveLine(listedRemoveLine), nil)
 	// Whose computers the token reaches, which an empty list_computers words its note by
 	// ("none at all", "none of account alice"): the gateway reads the token, this process
 	// asks it once.

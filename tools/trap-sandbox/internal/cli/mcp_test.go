@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -121,4 +123,36 @@ func TestTheStdioBridgeNamesAComputerAsTheListGaveIt(t *testing.T) {
 		require.NotEmpty(t, texts, tool)
 		assert.NotContains(t, texts[0], "not_connected", "%s: %s", tool, texts[0])
 	}
+}
+
+// TestTheStdioBridgesRemoveLineNamesTheComputerListed: a write cut off over the stdio bridge
+// names the line that removes what it left (trap-sandbox rm …) with the traposId the CLI
+// reads as that computer: the listed id 7:a\x41 (its label's own backslash) in its shown form,
+// 7:a\x5cx41. It was read as a typed id, so the line named 7:aA, another computer's id.
+func TestTheStdioBridgesRemoveLineNamesTheComputerListed(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Label = `a\x41`
+	d.List[0].TraposID = d.TraposID()
+	gone := false
+	d.Before = func(context.Context, int, string) error {
+		if gone {
+			return computer.NotConnected(d.TraposID())
+		}
+		return nil
+	}
+	writes := 0
+	d.After = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite {
+			if writes++; writes == 2 { // written on the computer, its answer lost
+				gone = true
+				return computer.LeftBeforeAnswer(d.TraposID(), false)
+			}
+		}
+		return nil
+	}
+	base := serveDisk(t, d)
+	texts := bridgeCall(t, base, "", "write_file", map[string]any{"traposId": `7:a\x41`, "path": "/new.txt", "content": strings.Repeat("x", 3*computer.ChunkBytes)})
+	require.NotEmpty(t, texts)
+	assert.Contains(t, texts[0], `trap-sandbox rm --url `+base+` '7:a\x5cx41' /.trap-sandbox-upload-`, texts[0])
 }
