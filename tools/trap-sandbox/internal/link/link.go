@@ -752,7 +752,7 @@ func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.E
 // knocking it off (newest wins in an account, and a replaced computer stops reconnecting) and
 // answering the host's requests in its place. The link it lets through is exclusive: two link
 // sessions claiming computer 7 at once both find it free here, and the store then issues one
-// of them its credential and refuses the other (keyRefusal words it as this refusal).
+// of them its credential and refuses the other (keyWouldReplace words both refusals).
 func (m *Module) keyTakesPlace(from protocol.Requester) account.LinkGuard {
 	return func(ctx context.Context, into string) (bool, error) {
 		if from.AccountID == into {
@@ -770,22 +770,28 @@ func (m *Module) keyTakesPlace(from protocol.Requester) account.LinkGuard {
 }
 
 // keyWouldReplace is the refusal of an enrollment key of account into used by the computer
-// from, whose computer id into holds already (held). The player reads it on the computer, one
-// line of at most 256 bytes (sandbox link's), so it is shorter than the approval's.
+// from, whose computer id into holds already (held). Its reader is the key holder, who is
+// often the account's holder but may be whoever read the key off a screen as it was typed or
+// was handed it: it says what to do and tells of the account's computers only what the
+// refusal itself does, that into has a computer of the id from claimed, the same words
+// whether it is connected or off. Not its label, its address, that it is connected or its
+// credential's id (the account holder finds it with credentials list); the operator's WARN
+// names it (held). The player reads it on the computer, one line of at most 256 bytes
+// (sandbox link's).
 func (m *Module) keyWouldReplace(from protocol.Requester, into string, held idHeld) error {
 	m.count("refused")
-	m.log.Warn("enrollment key refused: its credential could take the place of a computer of the account",
-		"traposId", from.TraposID, "accountId", into, "remote", from.RemoteAddr)
-	id := account.ComputerID(from.TraposID)
-	other := fmt.Sprintf("for another computer %s: trap-sandbox credentials add %s", id, into)
+	which := ""
 	if pc := held.connected; pc != nil {
-		return protocol.Errorf(protocol.CodeForbidden,
-			"account %s has computer %s connected already, which this one would replace: to link it anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
-			into, pc.TraposID, pc.TraposID, other)
+		which = pc.TraposID
+	} else {
+		which = held.credential.Selector
 	}
+	m.log.Warn("enrollment key refused: its credential could take the place of a computer of the account",
+		"traposId", from.TraposID, "accountId", into, "remote", from.RemoteAddr, "held", which)
+	id := account.ComputerID(from.TraposID)
 	return protocol.Errorf(protocol.CodeForbidden,
-		"account %s holds a credential for computer %s already, whose computer this one would replace: if it lost it, revoke it first (trap-sandbox credentials revoke %s); %s",
-		into, id, held.credential.Selector, other)
+		"account %s has a computer %s already, which this one would replace: ask its holder to revoke that one's credential first (trap-sandbox credentials list), "+
+			"or, for another computer %s, to add one by hand (trap-sandbox credentials add %s)", into, id, id, into)
 }
 
 // idHeld is what an account holds of one computer id: a computer of that id connected (on any
