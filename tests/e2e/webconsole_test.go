@@ -2184,6 +2184,38 @@ func TestTheWebConsoleDragsOnTheScreen(t *testing.T) {
 	until(t, "the drag off the screen", `document.getElementById("screen-text").textContent.endsWith("\nup 1 1 1\nclick 1 2 3\ndrag 1 1 3\nup 1 1 3")`)
 }
 
+// TestTheWebConsoleSendsNoMouseToABasicComputer: a basic computer (its frames' colour false)
+// gets no mouse event from the console, as CC fires none on one (only advanced computers
+// take the mouse): a click, a drag and the wheel on its screen send nothing, and the keys typed
+// after them go as ever. Before, the page sent them as to an advanced computer, and a program
+// on a basic one got a mouse_click no player there can make.
+func TestTheWebConsoleSendsNoMouseToABasicComputer(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	basic := map[string]any{"colour": false}
+	for k, v := range rigScreen {
+		basic[k] = v
+	}
+	c := connectConsoleComputer(ctx, t, g, "6:keller", consoleComputerHooks{clientVersion: "0.5.23", screen: basic})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/6%3Akeller")))
+	until(t, "the screen", rigLive)
+	at := func(x float64) []float64 { return cellPoint(t, page, x, 1) }
+	require.NoError(t, chromedp.Do(page, leftButton(input.DispatchMouseEventTypeMousePressed, at(1.5), 1),
+		leftButton(input.DispatchMouseEventTypeMouseMoved, at(2.5), 1),
+		leftButton(input.DispatchMouseEventTypeMouseReleased, at(2.5), 0),
+		chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+			xy := at(2.5)
+			_, err := cdp.Call(ctx, target, input.DispatchMouseEvent, input.DispatchMouseEventParams{
+				Type: input.DispatchMouseEventTypeMouseWheel, X: xy[0], Y: xy[1], DeltaX: 0.01, DeltaY: 100}) // deltaX is required, and 0 is left out
+			return err
+		}),
+		keyboardKey(input.DispatchKeyEventTypeRawKeyDown, "y", "KeyY", 89),
+		keyboardKey(input.DispatchKeyEventTypeKeyUp, "y", "KeyY", 89)))
+	got, _ := c.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up y" })
+	assert.Equal(t, []string{"key y", "char y", "key_up y"}, got, "the key alone, no mouse event")
+}
+
 // openDragsProgram opens a computer running dragsProgram in page's console (on a phone's
 // touch screen, 360×640, when phone) and returns the point at (x, y) in cells from 1: x 3.5 is
 // the middle of the third cell.

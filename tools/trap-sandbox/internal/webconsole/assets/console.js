@@ -404,6 +404,7 @@ function draw(frame) {
   });
   screen.replaceChildren(...rows);
   screen.dataset.width = frame.width;
+  screen.dataset.mouse = String(frame.colour !== false); // takesMouse
   screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
@@ -1854,7 +1855,7 @@ function onPointerDown(e) {
   const v = view, cell = cellAt(e, false), button = buttons[e.button];
   if (!v) return;
   letMouseGo(v);
-  if (!cell || !button || !typable(v)) return;
+  if (!cell || !button || !takesMouse() || !typable(v)) return;
   send([{ type: v.pressApart ? "mouse_click" : "click", button, x: cell.x, y: cell.y }]);
   v.held = { button, x: cell.x, y: cell.y, pointerId: e.pointerId };
   try {
@@ -1954,9 +1955,16 @@ function newView(traposId) {
     pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [] };
 }
 
+// takesMouse reports whether the computer on the screen takes the mouse: CC fires mouse events
+// on advanced computers only, so a basic one's (its frame's colour false) gets no click, drag or
+// scroll from the page either; a click there only gives it the keyboard (focusScreen).
+function takesMouse() {
+  return $("screen").dataset.mouse !== "false";
+}
+
 function onWheel(e) {
   const cell = cellAt(e, false);
-  if (!cell || !e.deltaY || !view || !view.live) return; // the page scrolls as ever
+  if (!cell || !e.deltaY || !view || !view.live || !takesMouse()) return; // the page scrolls as ever
   if (!typable(view)) return;
   e.preventDefault();
   send([{ type: "scroll", direction: e.deltaY > 0 ? 1 : -1, x: cell.x, y: cell.y }]);
