@@ -878,6 +878,6 @@ func (c *ComputersRevokeCmd) Run(ctx context.Context, out Stdout) error {
 		Credential string `json:"credential"`
 	}
 	_ = json.Unmarshal(payload, &rev)
-	fmt.Fprintf(out, "computer %s of %s: credential %s revoked, its socket closed\n", c.TraposID, rev.AccountID, rev.Credential)
+	fmt.Fprintf(out, "computer %s of %s: credential %s revoked, its socket closed\n", typedID(c.TraposID), show(rev.AccountID), show(rev.Credential))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -760,4 +761,19 @@ func holdStore(t *testing.T, dir string) {
 	fmt.Println(holdingLine)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	require.NoError(t, s.Close())
+}
+
+// TestComputersRevokeNamesTheComputerAsTheListsDo: the line after a revocation names the
+// computer as every other command does (typedID: the list's form, whichever form was typed);
+// it printed the argument as typed, so '8:caf\xe9' was "computer 8:caf\xe9 of alice".
+func TestComputersRevokeNamesTheComputerAsTheListsDo(t *testing.T) {
+	clearEnv(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		assert.Equal(t, "/trapos/computers/8:caf\\xe9/revoke", r.URL.Path)
+		server.WriteJSON(w, http.StatusOK, server.Answer{OK: true, Payload: json.RawMessage(`{"traposId":"8:caf\u00e9","accountId":"alice","credential":"c1"}`)})
+	}))
+	defer gw.Close()
+	out, err := runClient(t, "computers", "revoke", "--url", gw.URL, `8:caf\xe9`)
+	require.NoError(t, err)
+	assert.Equal(t, "computer 8:café of alice: credential c1 revoked, its socket closed\n", out)
 }
