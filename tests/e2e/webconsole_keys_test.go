@@ -74,7 +74,7 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		window.sent = [];
 		window.sends = [];
 		send = (events) => { sent.push(...events); sends.push(events.length); };
-		view = newView("7:test");
+		view = Object.assign(newView("7:test"), { live: true, shownLive: true });
 		window.take = () => { const s = sent; sent = []; return s; };
 		window.keyboard = (key, code, ctrlKey) => {
 			const screen = document.getElementById("screen");

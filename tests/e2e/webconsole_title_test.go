@@ -161,3 +161,38 @@ func TestTheWebConsoleSendsNoReleaseOfAKeyPressedOnTheGreyedScreen(t *testing.T)
 	got, _ := back.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up y" })
 	assert.Equal(t, []string{"key y", "char y", "key_up y"}, got, "the key typed live alone, no release of x")
 }
+
+// TestTheWebConsoleHoldsNoCtrlTappedOnTheGreyedScreen: the on-screen Ctrl tapped on the greyed
+// screen is not sent, and so is not shown held either: a character typed once the screen is
+// the computer's goes as typed, with its character. Before, the button showed Ctrl held, and
+// the next character went as a key with Ctrl, typing nothing, to a computer that never got Ctrl.
+func TestTheWebConsoleHoldsNoCtrlTappedOnTheGreyedScreen(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	first := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{screen: rigScreen})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	until(t, "the screen", rigLive)
+	require.NoError(t, first.ws.Close())
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+
+	back := connectConsoleComputer(ctx, t, g, "5:küche", consoleComputerHooks{}) // answers screen.watch, draws when told
+	back.watched(ctx, t)
+	until(t, "the stream open, the last screen greyed", `document.getElementById("status").textContent === `+
+		jsString(t, awaitingScreen)+` && document.getElementById("viewer").classList.contains("stale")`)
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("ctrl").click(), true`))
+	require.NoError(t, err)
+	until(t, "the status saying the key was not sent", `document.getElementById("status").textContent === `+
+		jsString(t, awaitingScreen+": keys typed on the greyed screen are not sent"))
+	pressed, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("ctrl").getAttribute("aria-pressed")`))
+	require.NoError(t, err)
+	assert.Equal(t, "false", pressed, "Ctrl not shown held")
+
+	back.draw(ctx, t, "new")
+	until(t, "Live with the new screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent === "new"`)
+	insertAtTheEnd(t, page, "#type-text", "s")
+	got, _ := back.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up s" })
+	assert.Equal(t, []string{"key s", "char s", "key_up s"}, got, "s typed, with its character")
+}

@@ -1655,7 +1655,9 @@ function tapKey(v, name) {
   let events;
   if (name === "leftCtrl") {
     events = keyEvents(name, "", !!v.ctrl);
-    holdCtrl(v, !v.ctrl);
+    // Ctrl tapped where a press is not sent (the greyed screen, the computer away) is not
+    // held: the computer never got it, and the next key went with it, typing no character.
+    if (v.ctrl || typable(v)) holdCtrl(v, !v.ctrl);
   } else {
     events = pressEvents(name, "", !!v.ctrl);
     holdCtrl(v, false);
