@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -1209,11 +1210,12 @@ func ccDiskCost(t *testing.T, dir string, skip ...string) int64 {
 }
 
 // TestInstallOnAFullDrive: the install line on a drive with no room. With room for the
-// package but not for the settings, the player's own .settings is kept byte for byte (CC's
-// settings.save empties the file, then fails writing it: every setting was lost) and the
-// player is told to free space and run the line again, which then finishes. With no room for
-// the package, nothing is left behind and the message says the drive is full, not that the
-// gateway is down.
+// package but not for its records (the manifest, .settings), the player's own .settings is
+// kept byte for byte (CC's settings.save empties the file, then fails writing it: every
+// setting was lost; since the installer counts the room first, it writes nothing then) and the
+// player is told how much to free and to run the line again, which then finishes. With no room
+// for the package, nothing is left behind and the message says the drive is too full, not
+// that the gateway is down.
 func TestInstallOnAFullDrive(t *testing.T) {
 	ctx := testContext(t)
 	oc := opencodefake.Start(t, opencodefake.Options{})
@@ -1244,8 +1246,7 @@ func TestInstallOnAFullDrive(t *testing.T) {
 	dir := seed(capacity - 250 - installed - 500)
 	out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
 	joined := strings.Join(lines(out), " ")
-	assert.Contains(t, joined, ".settings could not be saved", out)
-	assert.Contains(t, joined, "The computer's drive is full: free some space", out)
+	assert.Contains(t, joined, "The computer's drive has too little room: trapos-sandbox needs", out)
 	assert.NotContains(t, out, "Out of space", "no Lua error reaches the player")
 	assert.Equal(t, own, readSettings(t, dir), "the player's own settings are kept byte for byte")
 	assert.NotContains(t, diskFiles(t, dir), ".settings.saving")
@@ -1254,20 +1255,20 @@ func TestInstallOnAFullDrive(t *testing.T) {
 	// Space freed, the same line finishes the install and keeps the player's own setting.
 	require.NoError(t, os.Remove(filepath.Join(dir, "filler.bin")))
 	out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
-	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
 	assert.Contains(t, readSettings(t, dir), `[ "motd.enable" ] = false`)
 
-	// No room for the package: none for a file as it is written, none for the next file once
-	// the first (apis/libsandbox.lua) is in, none for its first directory. Nothing of it is
-	// left, and the player reads why.
+	// No room for the package: 10 KB, room for its first directory and file
+	// (apis/libsandbox.lua) but not the next, less than a directory. The installer counts the
+	// room before it writes: nothing of it is left, and the player reads why.
 	first, err := os.Stat(filepath.Join(reference, "apis", "libsandbox.lua"))
 	require.NoError(t, err)
 	for _, free := range []int64{10_000, 500 + max(first.Size(), 500) + 300, 300} {
 		dir = seed(capacity - free - 500)
 		out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
 		joined = strings.Join(lines(out), " ")
-		assert.Contains(t, joined, "The computer's drive is full: free some space", out)
+		assert.Contains(t, joined, "The computer's drive has too little room: trapos-sandbox needs", out)
 		assert.Contains(t, lines(out), install, "the line to run again on a row of its own")
 		assert.Contains(t, out, "Nothing was installed.")
 		assert.NotContains(t, out, "Not allowed", "no advice on changing a setting that was never made")
@@ -1278,6 +1279,75 @@ func TestInstallOnAFullDrive(t *testing.T) {
 		assert.Equal(t, []string{".settings", "filler.bin"}, diskFiles(t, dir), "nothing of the package is left")
 		assert.Equal(t, own, readSettings(t, dir))
 	}
+}
+
+// TestUpgradeOnAFullDrive: an upgrade wrote every file of the package beside the old one
+// before swapping them in, so it needed room for the package twice: on CC's 1 MB drive, a
+// player with 300 KB of files of their own could not even reinstall the same version, and read
+// only that the drive was full, not how much to free. An upgrade
+// writes only the files that changed, and when the room is short the installer says how much
+// it needs and how much is free, before it writes anything.
+func TestUpgradeOnAFullDrive(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	const capacity = 1_000_000 // CC's default computer_space_limit
+	on := func(dir string) machine.Options {
+		return machine.Options{Overlay: dir, SpaceLimit: capacity, HTTP: httpapi.Options{AllowPrivate: true}}
+	}
+	// The drive's root costs CC's minimum too.
+	free := func(dir string) int64 { return capacity - 500 - ccDiskCost(t, dir) }
+
+	dir := t.TempDir()
+	out := playerSessionOn(ctx, t, on(dir), install)
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	installed := ccDiskCost(t, dir)
+	const older = "apis/libsandboxlog.lua"
+	served, err := os.ReadFile(filepath.Join(dir, older))
+	require.NoError(t, err)
+
+	// 150 KB free: less than the package, more than a changed file.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "filler.bin"), make([]byte, free(dir)-150_000), 0o644))
+	out = playerSessionOn(ctx, t, on(dir), install)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ", out)
+
+	// An older client: one file differs, and the manifest names an older version.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, older), []byte("-- the older version\n"+string(served)), 0o644))
+	manifest, err := os.ReadFile(filepath.Join(dir, ".trapos-sandbox"))
+	require.NoError(t, err)
+	version := regexp.MustCompile(`version = "([^"]+)"`).FindSubmatch(manifest)
+	require.NotNil(t, version, string(manifest))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".trapos-sandbox"),
+		[]byte(strings.Replace(string(manifest), string(version[0]), `version = "0.0.1"`, 1)), 0o644))
+	out = playerSessionOn(ctx, t, on(dir), install)
+	assert.Contains(t, out, "Upgraded trapos-sandbox 0.0.1 to "+string(version[1])+".", out)
+	got, err := os.ReadFile(filepath.Join(dir, older))
+	require.NoError(t, err)
+	assert.Equal(t, string(served), string(got))
+
+	// A fresh install with 200 KB free: how much it needs, how much is free, how much to free;
+	// nothing is written.
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "filler.bin"), make([]byte, capacity-500-200_000), 0o644))
+	out = playerSessionOn(ctx, t, on(dir), install)
+	joined := strings.Join(lines(out), " ")
+	m := regexp.MustCompile(`The computer's drive has too little room: trapos-sandbox needs (\d+) KB, (\d+) KB are free\. ` +
+		`Free at least (\d+) KB \(delete files you do not need\), then run the install line again: ` +
+		regexp.QuoteMeta("wget run "+g.URL("/trapos/install"))).FindStringSubmatch(joined)
+	require.NotNil(t, m, out)
+	need, _ := strconv.Atoi(m[1])
+	have, _ := strconv.Atoi(m[2])
+	short, _ := strconv.Atoi(m[3])
+	assert.Equal(t, 200, have)
+	assert.InDelta(t, installed/1000, need, 10, "about what the package took on a drive")
+	assert.InDelta(t, need-have, short, 1)
+	assert.Contains(t, out, "Nothing was installed.", out)
+	assert.Equal(t, []string{"filler.bin"}, diskFiles(t, dir), "nothing written")
+
+	// With that much freed, the same line installs.
+	require.NoError(t, os.Truncate(filepath.Join(dir, "filler.bin"), int64(capacity-500-200_000-short*1000)))
+	out = playerSessionOn(ctx, t, on(dir), install)
+	assert.Contains(t, out, "Installed trapos-sandbox ", out)
 }
 
 // pocketSession is playerSession on a pocket computer (26x20, fakecraft's --pocket): the rows

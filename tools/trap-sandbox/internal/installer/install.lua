@@ -154,6 +154,40 @@ end
 -- mid-row, and the screen broke it anywhere ("... again: wget" / "run http://...").
 local DISK_FULL = "The computer's drive is full: free some space (delete files you do not need), then run the install line again:";
 
+-- What CC charges a file or a directory on a drive: its size, but at least this many bytes.
+local MINIMUM_FILE_COST = 500;
+
+-- Room for the records written once the files are in, each beside the old one until it is
+-- complete: the manifest (its text, about 1 KB) and .settings (the player's, and the
+-- sandbox's few lines, SETTINGS_GROWTH), so that the room counted is the room the install
+-- takes, and one who frees what it says is short sees it finish.
+local SETTINGS_GROWTH = 300;
+
+-- KB as a player reads them on the screen (1 KB is 1000 bytes, as CC's computer_space_limit
+-- of 1000000 is its 1 MB): what is needed rounded up, what is free rounded down.
+local function kilobytesUp(bytes)
+  return math.ceil(bytes / 1000);
+end
+local function kilobytesDown(bytes)
+  return math.floor(bytes / 1000);
+end
+
+-- Whether the file at path holds exactly bytes: an upgrade leaves such a file as it is, so
+-- that it needs room only for the files that changed (each is written beside the old one
+-- until every one has arrived).
+local function holds(path, bytes)
+  if not fs.exists(path) or fs.isDir(path) or fs.getSize(path) ~= #bytes then
+    return false;
+  end
+  local handle = fs.open(path, "rb");
+  if handle == nil then
+    return false;
+  end
+  local have = handle.readAll() or "";
+  handle.close();
+  return have == bytes;
+end
+
 local function printAgain(advice)
   printError(advice);
   print("wget run " .. SOURCE.install);
@@ -819,28 +853,15 @@ local function install(opts)
     noteNewDirs(f.path, dirs);
   end
 
-  -- 1. Every file beside its place; the first failure undoes this step and stops.
-  local written = {};
+  -- 1. Every file downloaded, before anything is written: the room it needs is known then. A
+  -- file that holds those bytes already (an upgrade's unchanged files) is left as it is.
+  local changed, unchanged, need = {}, {}, 0;
   for _, f in ipairs(downloads) do
-    local body, err = f.body, nil;
-    if body == nil then
-      body, err = download(f.source);
+    local err = nil;
+    if f.body == nil then
+      f.body, err = download(f.source);
     end
-    local ok, full = body ~= nil, false;
-    if ok then
-      ok, err, full = writeFile(f.temp, body);
-    end
-    if not ok then
-      for _, done in ipairs(written) do
-        fs.delete(done.temp);
-      end
-      removeEmptyDirs(old and {} or dirs);
-      if full then
-        printError("Could not write " .. f.path .. ": " .. tostring(err));
-        printAgain(DISK_FULL);
-        nothingChanged(old, "still works");
-        return false;
-      end
+    if f.body == nil then
       printError("Could not get " .. f.path .. ": " .. tostring(err));
       if uncheckedWhy ~= nil then
         -- Often the same cause (the gateway went away); when not, the player needs both.
@@ -849,11 +870,52 @@ local function install(opts)
       printAgain("Check that the gateway runs, then run the install line again:");
       nothingChanged(old, "still works");
       return false;
+    elseif holds(f.path, f.body) then
+      unchanged[#unchanged + 1] = f;
+    else
+      changed[#changed + 1] = f;
+      need = need + math.max(#f.body, MINIMUM_FILE_COST);
+    end
+  end
+  local newDirs = {};
+  for _, f in ipairs(changed) do
+    noteNewDirs(f.path, newDirs);
+  end
+  need = need + #newDirs * MINIMUM_FILE_COST;
+  local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs });
+  local settingsNow = fs.exists("/.settings") and fs.getSize("/.settings") or 0;
+  need = need + math.max(records, MINIMUM_FILE_COST) + math.max(settingsNow + SETTINGS_GROWTH, MINIMUM_FILE_COST);
+  local free = fs.getFreeSpace("/");
+  if type(free) == "number" and need > free then
+    -- How much to free: the player read only that the drive was full (CC's drive program
+    -- says what is free, not what the install needs), and an upgrade needed every file's room
+    -- twice.
+    printError("The computer's drive has too little room: trapos-sandbox needs " .. kilobytesUp(need) .. " KB, "
+      .. kilobytesDown(free) .. " KB are free.");
+    printAgain("Free at least " .. (kilobytesUp(need) - kilobytesDown(free)) .. " KB (delete files you do not need), then run the install line again:");
+    nothingChanged(old, "still works");
+    return false;
+  end
+
+  -- 2. The changed files beside their place; the first failure undoes this step and stops.
+  local written = {};
+  for _, f in ipairs(changed) do
+    local ok, err, full = writeFile(f.temp, f.body);
+    if not ok then
+      for _, done in ipairs(written) do
+        fs.delete(done.temp);
+      end
+      removeEmptyDirs(old and {} or dirs);
+      -- The room was there when counted (step 1): a drive full now is the rare case.
+      printError("Could not write " .. f.path .. ": " .. tostring(err));
+      printAgain(full and DISK_FULL or "Fix that, then run the install line again:");
+      nothingChanged(old, "still works");
+      return false;
     end
     written[#written + 1] = f;
   end
 
-  -- 2. All arrived: swap them in, then drop what the new version no longer ships. The hook's
+  -- 3. All arrived: swap them in, then drop what the new version no longer ships. The hook's
   -- place in /startup/ needs the player's /startup file moved out of the way first; when it
   -- cannot move, the hook goes beside it, as without the player's yes.
   if moveStartup then
@@ -875,6 +937,9 @@ local function install(opts)
     swapIn(f.path, f.temp);
     keep[f.path] = true;
   end
+  for _, f in ipairs(unchanged) do
+    keep[f.path] = true;
+  end
   if old ~= nil then
     for _, path in ipairs(old.files) do
       if not keep["/" .. path] and fs.exists("/" .. path) then
@@ -886,7 +951,7 @@ local function install(opts)
     end
   end
 
-  -- 3. Settings, as strings; an upgrade keeps what the player set.
+  -- 4. Settings, as strings; an upgrade keeps what the player set.
   if url == nil then
     url = SOURCE.websocket;
     settings.set(SETTING_URL, url);
