@@ -834,6 +834,33 @@ func TestInstallOnTrapOSAddsNoHook(t *testing.T) {
 	assert.Contains(t, files, "servers/sandbox.lua")
 }
 
+// TestAnInstallThatTakesAComputerForTrapOSSaysWhichFileDecidedIt: a program named ccpm is all
+// that tells TrapOS apart, and a host with sandbox.allow_files write (or the player) can put
+// one in /. The next install line, an upgrade included, then takes a plain CC computer for
+// TrapOS and removes the startup hook its last install put there: the daemon starts at no
+// boot. The install line said only "TrapOS starts the daemon at boot (autostart)."; it names
+// the hook it removed and the file that decided it, and the way back.
+func TestAnInstallThatTakesAComputerForTrapOSSaysWhichFileDecidedIt(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " pw"
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, false, install, "")
+	require.Contains(t, diskFiles(t, dir), "startup/00-sandbox.lua")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ccpm.lua"), []byte("print(\"not ccpm\")\n"), 0o644))
+	out := strings.Join(lines(playerSession(ctx, t, dir, false, install)), " ")
+	assert.NotContains(t, diskFiles(t, dir), "startup/00-sandbox.lua", "TrapOS's autostart, not the hook, starts the daemon there")
+	assert.Contains(t, out, "TrapOS starts the daemon at boot (autostart). Removed the startup hook /startup/00-sandbox.lua "+
+		"of the last install: /ccpm.lua is TrapOS's ccpm. If this computer is not TrapOS, delete /ccpm.lua and run the "+
+		"install line again, or the daemon starts at no boot.")
+
+	// The way back it names: the file deleted, the install line puts the hook back.
+	require.NoError(t, os.Remove(filepath.Join(dir, "ccpm.lua")))
+	out = playerSession(ctx, t, dir, false, install)
+	assert.Contains(t, diskFiles(t, dir), "startup/00-sandbox.lua", out)
+}
+
 // diskSnapshot maps every file under dir to its content.
 func diskSnapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()

@@ -212,9 +212,11 @@ local function swapIn(path, temp)
   fs.move(temp, path);
 end
 
--- TrapOS starts a package's autostart servers itself; its package manager marks it.
+-- TrapOS starts a package's autostart servers itself; its package manager marks it. Returns
+-- where the shell finds ccpm ("/ccpm.lua"), or nil on a computer without it.
 local function isTrapOS()
-  return shell ~= nil and shell.resolveProgram("ccpm") ~= nil;
+  local ccpm = shell ~= nil and shell.resolveProgram("ccpm") or nil;
+  return ccpm and "/" .. fs.combine(ccpm, "") or nil;
 end
 
 -- Records each directory a path needs that does not exist yet (to remove it on uninstall).
@@ -824,6 +826,7 @@ local function install(opts)
   local files, exec, screen, accessAdvice = chooseAccess(opts, old);
 
   local trapos = isTrapOS();
+  local droppedHook = nil; -- the last install's hook, removed since TrapOS starts the daemon
   local hookPath, runFrom = nil, nil;
   if not trapos then
     hookPath, runFrom = hookPlace(old);
@@ -948,6 +951,9 @@ local function install(opts)
     end
     if old.hook ~= nil and old.hook ~= hookPath and fs.exists(old.hook) then
       fs.delete(old.hook);
+      if trapos then
+        droppedHook = old.hook;
+      end
     end
   end
 
@@ -1060,6 +1066,15 @@ local function install(opts)
   end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
+    if droppedHook ~= nil then
+      -- A program named ccpm is all that tells TrapOS apart, and any file can have its name
+      -- (one the host wrote with sandbox.allow_files write, one the player downloaded): without
+      -- the hook a plain CC computer starts the daemon at no boot, so the player reads which
+      -- file decided it, and the way back.
+      print("Removed the startup hook " .. droppedHook .. " of the last install: " .. trapos
+        .. " is TrapOS's ccpm. If this computer is not TrapOS, delete " .. trapos
+        .. " and run the install line again, or the daemon starts at no boot.");
+    end
   elseif runFrom ~= nil and not namesHook(runFrom) then
     if canMove then
       -- A program that never ends never reaches the line below; the move is the way then.
