@@ -110,12 +110,28 @@ local function gatewayStopped(why)
   return goingAway(why) or connectionClosed(why);
 end
 
+-- CC's reason, whole, for an answer to the WebSocket upgrade over the 8 KiB it reads of one: a
+-- web page (the installer's, at /trapos/install), which fails the socket before its status is
+-- looked at. An open socket's frame over 128 KiB closes with the same words, which the daemon
+-- says in a sentence of its own (libsandboxdaemon's whyOpenClosed), so only the bare reason is
+-- an answer that was not a WebSocket's.
+local OVERSIZED_ANSWER = "Message is too large";
+
 -- Whether why is an answer to the WebSocket upgrade that is not a WebSocket's: a 404, a
--- redirect, or any other (200 OK from the installer's URL, 401 from a server that wants a login).
+-- redirect, or any other (200 OK, 401 from a server that wants a login, a page too large).
 local function notAWebSocket(why)
   return why:find("%f[%d]404%f[%D]") ~= nil or contains(why, "Not Found")
     or why:find("%f[%d]30[1278]%f[%D]") ~= nil or contains(why, "Redirect") or contains(why, "Moved")
-    or contains(why, "Invalid handshake response");
+    or contains(why, "Invalid handshake response") or why == OVERSIZED_ANSWER;
+end
+
+-- The answer that was not a WebSocket's, as the advice names it: its status line, or what a
+-- page too large to read was.
+local function answerShown(why)
+  if why == OVERSIZED_ANSWER then
+    return "its answer is a page, not a WebSocket: " .. OVERSIZED_ANSWER;
+  end
+  return why:match("%d%d%d[%w ]*") or why;
 end
 
 -- Whether url's path is where the gateway's WebSocket is: /trapos/ws, at the root or under a
@@ -210,13 +226,13 @@ local RULES = {
     say = function(why, url)
       local host, port = hostPort(url);
       return "the server at " .. host .. ":" .. portOf(url, port) .. " is not a trap-sandbox gateway ("
-        .. (why:match("%d%d%d[%w ]*") or why) .. "): check the port (the install line's; 4444 unless the "
+        .. answerShown(why) .. "): check the port (the install line's; 4444 unless the "
         .. "operator chose another) and, behind a reverse proxy, the path. " .. FIX_URL;
     end,
   },
   {
-    -- A 404, a redirect or any other answer to the upgrade that is not a WebSocket's (200 OK from
-    -- the installer's URL): the server is there but the path is not the gateway's.
+    -- A 404, a redirect or any other answer to the upgrade that is not a WebSocket's (a page too
+    -- large to read from the installer's URL): the server is there but the path is not the gateway's.
     match = notAWebSocket,
     say = function(why, url)
       local host, port = hostPort(url);
@@ -224,7 +240,7 @@ local RULES = {
         host = "[" .. host .. "]"; -- an IPv6 address
       end
       local base = wsScheme(url) .. "://" .. host .. (port and (":" .. port) or "");
-      return "the URL's path is wrong (" .. (why:match("%d%d%d[%w ]*") or why) .. "): use " .. base .. " or "
+      return "the URL's path is wrong (" .. answerShown(why) .. "): use " .. base .. " or "
         .. base .. "/trapos/ws. " .. FIX_URL;
     end,
   },

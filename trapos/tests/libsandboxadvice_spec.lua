@@ -30,6 +30,20 @@ describe("libsandboxadvice explain", function()
       :eq("the URL's path is wrong (401 Unauthorized): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
   end);
 
+  it("says the path is wrong when the answer was a page too large for CC to read (the installer's)", function()
+    -- CC reads at most 8 KiB of an answer to the upgrade: the installer's page, ~100 KB, fails
+    -- the socket with "Message is too large" before its 200 OK is looked at.
+    expect(advice.explain("Message is too large", "ws://192.168.1.20:4444/trapos/install"))
+      :eq("the URL's path is wrong (its answer is a page, not a WebSocket: Message is too large): use ws://192.168.1.20:4444 "
+        .. "or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
+    expect(advice.explain("Message is too large", "ws://192.168.1.20:80"))
+      :str_match("^the server at 192.168.1.20:80 is not a trap%-sandbox gateway %(its answer is a page, not a WebSocket: Message is too large%): check the port");
+    -- an open socket's frame over 128 KiB: the daemon's own sentence, which names no path
+    local frame = "the gateway sent a frame over the 128 KiB CC takes (Message is too large), and CC dropped the connection: "
+      .. "is sandbox.url a trap-sandbox gateway, and up to date?";
+    expect(advice.explain(frame, URL)):eq(frame);
+  end);
+
   it("says a server answering at the gateway's own path is not the gateway, not that the path is wrong", function()
     -- opencode on another port than 4242, with its password: the URL the path advice offered
     -- was the one the player had
