@@ -1358,8 +1358,8 @@ func TestUpgradeOnAFullDrive(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "filler.bin"), make([]byte, capacity-500-200_000), 0o644))
 	out = playerSessionOn(ctx, t, on(dir), install)
 	joined := strings.Join(lines(out), " ")
-	m := regexp.MustCompile(`The computer's drive has too little room: trapos-sandbox needs (\d+) KB, (\d+) KB are free\. ` +
-		`Free at least (\d+) KB \(delete files you do not need\), then run the install line again: ` +
+	m := regexp.MustCompile(`The computer's drive has too little room: trapos-sandbox needs (\d+)KB, (\d+)KB are free\. ` +
+		`Free at least (\d+)KB \(delete files you do not need\), then run the install line again: ` +
 		regexp.QuoteMeta("wget run "+g.URL("/trapos/install"))).FindStringSubmatch(joined)
 	require.NotNil(t, m, out)
 	need, _ := strconv.Atoi(m[1])
@@ -1370,6 +1370,11 @@ func TestUpgradeOnAFullDrive(t *testing.T) {
 	assert.InDelta(t, need-have, short, 1)
 	assert.Contains(t, out, "Nothing was installed.", out)
 	assert.Equal(t, []string{"filler.bin"}, diskFiles(t, dir), "nothing written")
+	// On a pocket computer's 26 columns a number and its unit stay on one row ("needs 433" /
+	// "KB, 40 KB are free" with a space between them).
+	rows := pocketSession(ctx, t, dir, install)
+	assert.Contains(t, strings.Join(rows, " "), "needs "+m[1]+"KB,", strings.Join(rows, "\n"))
+	assert.NotRegexp(t, `(?m)^KB`, strings.Join(rows, "\n"))
 
 	// With that much freed, the same line installs.
 	require.NoError(t, os.Truncate(filepath.Join(dir, "filler.bin"), int64(capacity-500-200_000-short*1000)))

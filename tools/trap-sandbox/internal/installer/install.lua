@@ -164,7 +164,9 @@ local MINIMUM_FILE_COST = 500;
 local SETTINGS_GROWTH = 300;
 
 -- KB as a player reads them on the screen (1 KB is 1000 bytes, as CC's computer_space_limit
--- of 1000000 is its 1 MB): what is needed rounded up, what is free rounded down.
+-- of 1000000 is its 1 MB): what is needed rounded up, what is free rounded down. Printed as
+-- CC's drive program prints them, the unit joined to the number ("40KB"), so that a narrow
+-- screen never breaks the two apart.
 local function kilobytesUp(bytes)
   return math.ceil(bytes / 1000);
 end
@@ -893,9 +895,9 @@ local function install(opts)
     -- How much to free: the player read only that the drive was full (CC's drive program
     -- says what is free, not what the install needs), and an upgrade needed every file's room
     -- twice.
-    printError("The computer's drive has too little room: trapos-sandbox needs " .. kilobytesUp(need) .. " KB, "
-      .. kilobytesDown(free) .. " KB are free.");
-    printAgain("Free at least " .. (kilobytesUp(need) - kilobytesDown(free)) .. " KB (delete files you do not need), then run the install line again:");
+    printError("The computer's drive has too little room: trapos-sandbox needs " .. kilobytesUp(need) .. "KB, "
+      .. kilobytesDown(free) .. "KB are free.");
+    printAgain("Free at least " .. (kilobytesUp(need) - kilobytesDown(free)) .. "KB (delete files you do not need), then run the install line again:");
     nothingChanged(old, "still works");
     return false;
   end
