@@ -444,3 +444,52 @@ func TestAQuestionIsRefusedAtOnceWhileOpencodeLacksTheModel(t *testing.T) {
 	assert.Equal(t, ReasonStop, ask(t, m, desk, "hello"), "opencode has the model now")
 	assert.EqualValues(t, 1, f.agent.Prompts())
 }
+
+// TestAModelGoneWhileOpencodeAnswersIsSaidWithinTheRecheck: a model opencode had when the
+// agent's check ran, and lost later while it went on answering the probe (restarted between
+// two probes without the provider's key), was never checked for again: sandbox health said
+// opencodeOk: true alone until a probe found opencode down. The check runs again in the first
+// upstream probe at least opencode.AgentRecheck after its last, on the prober's clock.
+func TestAModelGoneWhileOpencodeAnswersIsSaidWithinTheRecheck(t *testing.T) {
+	f := startFakeAgent(t)
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	advance := func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}})
+	require.NoError(t, err)
+	defer prober.Close()
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	health := opencodehealth.New(prober, nil)
+	probe := func() string {
+		t.Helper()
+		payload, err := health.Quick(protocol.Requester{}, nil)
+		if errors.Is(err, protocol.ErrWouldBlock) {
+			payload, err = health.Handle(context.Background(), protocol.Requester{}, nil)
+		}
+		require.NoError(t, err)
+		return string(payload)
+	}
+	const healthy = `{"sandboxOk":true,"opencodeOk":true}`
+	require.Equal(t, healthy, probe())
+
+	f.agent.RemoveModel("p/m")
+	advance(opencodehealth.Fresh + time.Millisecond)
+	assert.Equal(t, healthy, probe(), "within the recheck, the last word stands")
+	advance(opencode.AgentRecheck)
+	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"`+noModel+`"}`, probe(), "checked again after opencode.AgentRecheck")
+
+	f.agent.AddModel("p/m")
+	advance(opencodehealth.Fresh + time.Millisecond)
+	assert.Equal(t, healthy, probe(), "checked at each probe while it found fault")
+}

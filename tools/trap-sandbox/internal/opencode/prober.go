@@ -61,6 +61,13 @@ type Health struct {
 	AIDetail string
 }
 
+// AgentRecheck is how long the agent's check's word that nothing keeps the agent from working
+// stands: the first upstream probe at least this long after the check last ran runs it again,
+// so a model opencode loses while it goes on answering (restarted between two probes without
+// the provider's key) is said within it. It costs one GET /config/providers a minute at most,
+// and only while probes come (probe_gateway's quick answers, within Fresh, run none).
+const AgentRecheck = time.Minute
+
 // AgentCheck says, asking opencode, what keeps the agent from working though opencode
 // answers ("" nothing); known is false when opencode gave no answer to judge by (a timeout: a
 // fresh opencode lists its providers for seconds the first time), and the check is asked
@@ -107,12 +114,14 @@ type Prober struct {
 	now    func() time.Time
 	// inflight counts running upstream probes (they outlive a caller that gave up).
 	inflight sync.WaitGroup
-	// agentCheck is the agent's check (guarded by mu). Only flights touch agentDetail and
-	// agentChecked, one at a time: the check's last word, and whether it holds (it is asked
-	// again after an opencode that did not answer, and on every flight while it found fault).
-	agentCheck   AgentCheck
-	agentDetail  string
-	agentChecked bool
+	// agentCheck is the agent's check (guarded by mu). Only flights touch agentDetail,
+	// agentChecked and agentCheckedAt, one at a time: the check's last word, whether it holds
+	// (it is asked again after an opencode that did not answer, on every flight while it found
+	// fault, and once it is AgentRecheck old), and when it was said (the prober's clock).
+	agentCheck     AgentCheck
+	agentDetail    string
+	agentChecked   bool
+	agentCheckedAt time.Time
 }
 
 // flight is one upstream probe and everyone waiting for it.
@@ -227,8 +236,9 @@ func (p *Prober) Probe(ctx context.Context) Health {
 // SetAgentCheck makes every upstream probe that finds opencode healthy carry check's word
 // (Health.AIDetail) in its result, and so in Recent's. The check runs in the probe's flight
 // only when its word may have changed: at the first healthy probe, after one that was not, and
-// on each while it found fault (a key given to opencode later clears it at the next probe), and
-// until it knows; otherwise the last word is carried, at no cost. It must return within the probe's timeout.
+// on each while it found fault (a key given to opencode later clears it at the next probe),
+// until it knows, and once its word is AgentRecheck old (a model lost while opencode answers);
+// otherwise the last word is carried, at no cost. It must return within the probe's timeout.
 func (p *Prober) SetAgentCheck(check AgentCheck) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -262,10 +272,10 @@ func (p *Prober) fly(f *flight) {
 	case !health.OK:
 		p.agentChecked = false // a restarted opencode may have other providers
 	default:
-		if !p.agentChecked || p.agentDetail != "" {
+		if !p.agentChecked || p.agentDetail != "" || p.now().Sub(p.agentCheckedAt) >= AgentRecheck {
 			ctx, cancel := context.WithTimeout(p.base, p.timeout)
 			if detail, known := check(ctx); known {
-				p.agentDetail, p.agentChecked = detail, true
+				p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.now()
 			}
 			cancel()
 		}

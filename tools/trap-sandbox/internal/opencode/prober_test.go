@@ -520,3 +520,33 @@ func TestTheAgentsCheckRunsOnlyWhenItsWordMayHaveChanged(t *testing.T) {
 	probe(t, p)
 	assert.EqualValues(t, 8, checks.Load())
 }
+
+// TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld: a word that nothing keeps the agent
+// from working held for as long as opencode answered every probe, so a model it lost meanwhile
+// went unsaid; it holds AgentRecheck on the prober's clock, then the next probe checks again.
+func TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld(t *testing.T) {
+	fake := opencodefake.Start(t, opencodefake.Options{})
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	advance := func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+	p := newProber(t, ProberConfig{URL: fake.URL, Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}})
+	var checks atomic.Int32
+	p.SetAgentCheck(func(context.Context) (string, bool) { checks.Add(1); return "", true })
+
+	probe(t, p)
+	advance(AgentRecheck - time.Nanosecond)
+	probe(t, p)
+	assert.EqualValues(t, 1, checks.Load(), "within AgentRecheck: the last word stands")
+	advance(time.Nanosecond)
+	probe(t, p)
+	probe(t, p)
+	assert.EqualValues(t, 2, checks.Load(), "checked again once, at AgentRecheck")
+}

@@ -268,6 +268,15 @@ func (a *Agent) AddModel(model string) {
 	a.models = append(a.models, model)
 }
 
+// RemoveModel makes the fake forget model from now on, as an opencode restarted without the
+// provider's key (or with its name changed in opencode.json) does: its providers no longer
+// list it, and a prompt naming it gets "Model not found".
+func (a *Agent) RemoveModel(model string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.models = slices.DeleteFunc(a.models, func(m string) bool { return m == model })
+}
+
 // Prompts counts prompts received; Queued those that arrived while their session was busy;
 // Aborts the abort calls; DefaultModelUsed the prompts that named no model; Always the
 // permission replies "always".
