@@ -27,7 +27,9 @@ import (
 //   - A record the bucket holds already as the same one (the same account, created at the same
 //     instant; the same secret, by its hash) is not written again, only brought forward: a
 //     revocation the file has and the bucket lacks is carried (never the other way), an
-//     enrollment key's uses are the larger count, a last use or hello the later one. So a second
+//     enrollment key's uses are the bucket's plus the file's since the last copy (a gateway
+//     and the replicas that both spent it linked that many), a last use or hello the later
+//     one. So a second
 //     run (after a first cut off, or after the gateway ran on meanwhile) finishes or catches up,
 //     and undoes nothing done on the replicas.
 //   - What the bucket holds already is brought forward before anything it lacks is written:
@@ -147,7 +149,7 @@ func copyToKV(ctx context.Context, snap Snapshot, to *KV, beforeWrite func()) (C
 			}
 			for _, k := range snap.EnrollmentKeys {
 				if bucket := plan.keys[k.Selector]; k.AccountID == a.ID && (bucket != nil) == present {
-					if err := copyOne(ctx, &report.EnrollmentKeys, bucket, k, write, to.createEnrollmentKeyRecord, to.bringEnrollmentKeyForward); err != nil {
+					if err := copyOne(ctx, &report.EnrollmentKeys, bucket, k, write, to.createCopiedEnrollmentKeyRecord, to.bringEnrollmentKeyForward); err != nil {
 						return report, err
 					}
 				}
@@ -231,7 +233,7 @@ func planCopy(ctx context.Context, snap Snapshot, to *KV) (copyPlan, error) {
 	if err := readEach(ctx, snap.Credentials, to.Credential, p.credentials, &p.conflicts, "computer credential"); err != nil {
 		return p, err
 	}
-	if err := readEach(ctx, snap.EnrollmentKeys, to.EnrollmentKey, p.keys, &p.conflicts, "enrollment key"); err != nil {
+	if err := readEach(ctx, snap.EnrollmentKeys, to.enrollmentKeyAsCopied, p.keys, &p.conflicts, "enrollment key"); err != nil {
 		return p, err
 	}
 	deleted, err := to.deletedKeys(ctx)
@@ -396,8 +398,8 @@ func (s *KV) bringCredentialForward(ctx context.Context, f Credential) (bool, er
 	return changed, err
 }
 
-// bringEnrollmentKeyForward is bringTokenForward for an enrollment key: its revocation, the
-// larger count of its uses (a key's limit holds over both), its later last use.
+// bringEnrollmentKeyForward is bringTokenForward for an enrollment key: its revocation, its
+// uses (copyUses), its later last use.
 func (s *KV) bringEnrollmentKeyForward(ctx context.Context, f EnrollmentKey) (bool, error) {
 	changed := false
 	_, err := kvUpdate(ctx, s, "enrollment key", kvKey(kvEnrollmentKey, f.Selector), f.Selector, func(r *kvEnrollmentKeyRecord) {
@@ -405,8 +407,8 @@ func (s *KV) bringEnrollmentKeyForward(ctx context.Context, f EnrollmentKey) (bo
 		if r.RevokedAt == 0 && !f.RevokedAt.IsZero() {
 			r.RevokedAt, changed = nanos(f.RevokedAt), true
 		}
-		if f.Uses > r.Uses {
-			r.Uses, changed = f.Uses, true
+		if copyUses(r, f.Uses) {
+			changed = true
 		}
 		if nanos(f.LastUsed) > r.LastUsed {
 			r.LastUsed, changed = nanos(f.LastUsed), true
@@ -424,4 +426,26 @@ func orOperator(by string) string {
 		return Operator
 	}
 	return by
+}
+
+// copyUses adds to the bucket's key r the computers the file's key linked since the last copy
+// (it has fileUses now) and says whether that changed r. Each store counts its own links
+// only: a key spent on the gateway after a copy, and on the replicas too, linked the bucket's
+// count plus the file's since, which may be more than its limit (each store kept it alone);
+// with that sum the replicas' count is every computer it linked, and it links no more. A key
+// copied by a trap-sandbox that did not record CopiedUses takes the larger count, as that one
+// did: whether the bucket's count holds the file's is not known.
+func copyUses(r *kvEnrollmentKeyRecord, fileUses int) bool {
+	copied := r.Uses
+	if r.CopiedUses != nil {
+		copied = *r.CopiedUses
+	}
+	changed := fileUses > copied
+	if changed {
+		r.Uses += fileUses - copied
+	}
+	if r.CopiedUses == nil || *r.CopiedUses != fileUses {
+		r.CopiedUses = &fileUses
+	}
+	return changed
 }

@@ -171,6 +171,48 @@ func TestCopyToKVKeepsEverySecretWorking(t *testing.T) {
 
 }
 
+// TestCopyToKVAddsAKeysUsesOnTheGatewayToTheReplicas: a key of 2 uses, used once on the
+// gateway, copied; then the gateway, not stopped, links a computer with it, and so do the
+// replicas: each store counted 2, its limit, and 3 computers were linked. A second copy makes
+// the bucket's count 3 (the larger count, 2, let the key look as if it had linked 2), and a
+// third, with nothing new on the gateway, adds nothing.
+func TestCopyToKVAddsAKeysUsesOnTheGatewayToTheReplicas(t *testing.T) {
+	ctx := t.Context()
+	file, secrets := gatewayStore(t)
+	kv := startNATSServer(t).bucket()
+	copyNow := func() account.CopyReport {
+		t.Helper()
+		snap, err := file.Snapshot(ctx)
+		require.NoError(t, err)
+		r, err := account.CopyToKV(ctx, snap, kv)
+		require.NoError(t, err)
+		return r
+	}
+	uses := func() int {
+		t.Helper()
+		keys, err := kv.EnrollmentKeys(ctx, "alice")
+		require.NoError(t, err)
+		require.Len(t, keys, 1)
+		return keys[0].Uses
+	}
+	copyNow()
+	require.Equal(t, 1, uses())
+	_, _, err := account.New(file, clock.Real{}).LinkWithKey(ctx, secrets["key"], "13:")
+	require.NoError(t, err, "the gateway, not stopped, links a computer")
+	onNATS := account.New(kv, clock.Real{})
+	_, _, err = onNATS.LinkWithKey(ctx, secrets["key"], "14:")
+	require.NoError(t, err, "and so do the replicas: each store has counted 1 of 2")
+
+	assert.Equal(t, account.CopyCount{Present: 1, Updated: 1}, copyNow().EnrollmentKeys)
+	assert.Equal(t, 3, uses(), "the gateway's link since the copy added to the replicas' count")
+	_, _, err = onNATS.LinkWithKey(ctx, secrets["key"], "15:")
+	require.ErrorIs(t, err, account.ErrUsedUp)
+	assert.EqualError(t, err, "the enrollment key is used up (it linked 3 computers, more than its limit of 2)")
+
+	assert.Equal(t, account.CopyCount{Present: 1}, copyNow().EnrollmentKeys, "nothing new on the gateway")
+	assert.Equal(t, 3, uses())
+}
+
 // TestCopyToKVTwiceCatchesUp: a second copy writes nothing again; after the gateway ran on (a
 // revocation, a token, a hello), it carries what is new and the revocation, which it reports
 // for the replicas to close the socket.

@@ -46,6 +46,11 @@ type kvEnrollmentKeyRecord struct {
 	LastUsed  int64  `json:"lastUsed"`
 	// AccountCreated is EnrollmentKey.AccountCreated (absent in records written before it: zero).
 	AccountCreated int64 `json:"accountCreated,omitempty"`
+	// CopiedUses, on a key that accounts copy brought from a gateway's file, is the file's
+	// Uses at the last copy that wrote or brought it forward: a later copy adds the file's
+	// uses since then to Uses, which holds those of the replicas too (copyUses). Absent on a
+	// key made on NATS, and on one copied by a trap-sandbox before it.
+	CopiedUses *int `json:"copiedUses,omitempty"`
 }
 
 func linkCodeRecord(c LinkCode) kvLinkCodeRecord {
@@ -160,6 +165,30 @@ func (s *KV) createEnrollmentKeyRecord(ctx context.Context, k EnrollmentKey) err
 	return s.create(ctx, "enrollment key", kvKey(kvEnrollmentKey, k.Selector), k.Selector, enrollmentKeyRecord(k))
 }
 
+// createCopiedEnrollmentKeyRecord stores k, the file's key, as accounts copy brought it
+// (CopiedUses), its account not checked.
+func (s *KV) createCopiedEnrollmentKeyRecord(ctx context.Context, k EnrollmentKey) error {
+	r := enrollmentKeyRecord(k)
+	r.CopiedUses = &k.Uses
+	return s.create(ctx, "enrollment key", kvKey(kvEnrollmentKey, k.Selector), k.Selector, r)
+}
+
+// enrollmentKeyAsCopied is the key of selector as accounts copy compares it with the file's:
+// its Uses are the file's that the copies brought (CopiedUses), so that the file's key is
+// behind only when it linked computers since; a key copied before CopiedUses was recorded has
+// its own Uses, as that copy compared them.
+func (s *KV) enrollmentKeyAsCopied(ctx context.Context, selector string) (EnrollmentKey, error) {
+	var r kvEnrollmentKeyRecord
+	if _, err := s.get(ctx, "enrollment key", kvKey(kvEnrollmentKey, selector), selector, &r); err != nil {
+		return EnrollmentKey{}, err
+	}
+	k := r.enrollmentKey()
+	if r.CopiedUses != nil {
+		k.Uses = *r.CopiedUses
+	}
+	return k, nil
+}
+
 // EnrollmentKey implements Store.
 func (s *KV) EnrollmentKey(ctx context.Context, selector string) (EnrollmentKey, error) {
 	var r kvEnrollmentKeyRecord
@@ -189,7 +218,9 @@ func (s *KV) UpdateEnrollmentKey(ctx context.Context, selector string, change fu
 		if err := change(&k); err != nil {
 			return err
 		}
+		copied := r.CopiedUses
 		*r = enrollmentKeyRecord(k)
+		r.CopiedUses = copied
 		return nil
 	})
 	if err != nil {

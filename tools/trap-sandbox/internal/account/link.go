@@ -513,6 +513,10 @@ func (k *EnrollmentKey) usable(now time.Time) error {
 		if k.Uses == 1 {
 			linked = "1 computer"
 		}
+		if k.Uses > k.MaxUses {
+			// Spent on a gateway and its replicas both, after accounts copy (copyUses).
+			return fmt.Errorf("the enrollment key is %w (it linked %s, more than its limit of %d)", ErrUsedUp, linked, k.MaxUses)
+		}
 		return fmt.Errorf("the enrollment key is %w (it linked %s, its limit)", ErrUsedUp, linked)
 	}
 	return nil
