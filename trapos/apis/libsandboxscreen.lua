@@ -161,8 +161,11 @@ local function newMirror(target)
   local version = 0;
   local rowVersion = {};
   -- Whether each row is known: drawn whole since the mirror started (cleared, scrolled in,
-  -- written across). A row drawn before, or only in part since, may show more on the screen
-  -- than the mirror holds: screen.read names such rows (unknownRows), which read as blank.
+  -- written across, or every cell of it written, in as many writes as paint's canvas takes).
+  -- A row drawn before, or only in part since, may show more on the screen than the mirror
+  -- holds: screen.read names such rows (unknownRows), which read as blank. A row with some
+  -- of its cells written holds which, a string of "1" (written) and "0" per cell, which a
+  -- scroll moves with the row; true once they all are.
   local known = {};
   local paletteVersion, sizeVersion, colourVersion = 0, 0, 0;
   local originals = nil;
@@ -277,6 +280,11 @@ local function newMirror(target)
       text[y] = text[y]:sub(1, before) .. part .. text[y]:sub(after);
       fg[y] = fg[y]:sub(1, before) .. fp .. fg[y]:sub(after);
       bg[y] = bg[y]:sub(1, before) .. bp .. bg[y]:sub(after);
+      if known[y] ~= true then
+        local cells = known[y] or run("0", width);
+        cells = cells:sub(1, before) .. run("1", n) .. cells:sub(after);
+        known[y] = cells:find("0", 1, true) == nil or cells;
+      end
     end
     rowVersion[y] = v;
   end
@@ -472,7 +480,7 @@ local function newMirror(target)
   local function unknownRows()
     local unknown = {};
     for y = 1, height do
-      if not known[y] then
+      if known[y] ~= true then
         unknown[#unknown + 1] = y;
       end
     end

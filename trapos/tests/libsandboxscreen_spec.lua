@@ -452,6 +452,51 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    -- paint draws its canvas a cell at a time, each row's cells in writes of their own: the
+    -- rows stayed unknown though every cell of them was drawn, and the web console said the
+    -- computer might show more there than it did.
+    it("knows a row once every cell of it is written, one write at a time too", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        for x = W, 1, -1 do -- row 5, every cell, in its own colour
+          term.setCursorPos(x, 5);
+          term.setBackgroundColour(2 ^ (x % 16));
+          term.write(" ");
+        end
+        for x = 1, W - 1 do -- row 8, all but its last cell
+          term.setCursorPos(x, 8);
+          term.write("a");
+        end
+        term.setCursorPos(W - 3, 9); -- row 9: its first cells, then the rest past the edge
+        term.write("abcdefg");
+        term.setCursorPos(-2, 9);
+        term.write(string.rep("b", W));
+      end);
+      local function allBut(...)
+        local list, but = {}, {};
+        for _, y in ipairs({ ... }) do
+          but[y] = true;
+        end
+        for y = 1, H do
+          if not but[y] then
+            list[#list + 1] = y;
+          end
+        end
+        return list;
+      end
+      expect(mirror.read().unknownRows):same(allBut(5, 9));
+      drawingOn(ref, function()
+        term.scroll(1); -- row 8's cells written so far go up with it, to row 7
+        term.setCursorPos(W, 7);
+        term.write("z");
+      end);
+      expect(mirror.read().unknownRows):same(allBut(4, 7, 8, H));
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
+
     -- A watch's updates carry the rows not seen drawn whole, as screen.read does: in each
     -- update, whole or not, since a row becomes known (or unknown again) as it changes; left out
     -- when there are none. Without them the web console and trap-sandbox screen showed the
