@@ -1053,6 +1053,12 @@ func TestInstallKeepsALinkedCredential(t *testing.T) {
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+credential+`"`)
 	assert.Contains(t, strings.Join(lines(afterLast(out, "> sandbox status")), " "), "account: alice (credential set by hand)", out)
 
+	// The line without a password (the upgrade a player runs) names no password on it.
+	out = playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install"))
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.NotContains(t, out, "Kept this computer's own credential", "no password was on the line")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+credential+`"`)
+
 	// Revoked: the line's password replaces it, and the player is told the computer left the
 	// account; the revoked credential on the line is named as such.
 	selector := strings.Split(credential, "_")[1]

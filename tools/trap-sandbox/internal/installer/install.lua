@@ -796,8 +796,10 @@ local function install(opts)
   local replacedCredential = nil; -- why the gateway refused the credential the line's password replaces
   if url == nil or wsUrl(url) == SOURCE.websocket then
     local verdict, why = checkPassword(password);
-    if verdict == true and why == "issued" then
-      keptCredential = "set by hand"; -- trap-sandbox credentials add: not a link
+    if verdict == true and why == "issued" and keptCredential then
+      -- trap-sandbox credentials add: not a link. Only a line with a password of its own
+      -- kept anything; without one the computer's setting is simply used.
+      keptCredential = "set by hand";
     end
     if verdict == false and onLine ~= nil then
       password, keptCredential, replacedCredential = onLine, false, why;
