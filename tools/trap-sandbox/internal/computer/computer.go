@@ -253,7 +253,11 @@ func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID stri
 	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hintListTimeout)
 	defer cancel()
 	cs, err := c.transport.Computers(listCtx)
-	return Hint(pe, traposID, cs, err == nil, account.CallerFrom(ctx))
+	var up time.Duration
+	if u, ok := c.transport.(Uptimer); ok {
+		up = u.GatewayUptime()
+	}
+	return Hint(pe, traposID, cs, err == nil, account.CallerFrom(ctx), up)
 }
 
 // hintListTimeout bounds the listing a not_connected hint needs.

@@ -663,7 +663,7 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 func TestAHintKeepsTheAccountsOfAnAmbiguousComputer(t *testing.T) {
 	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer 7: is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it")
 	ambiguous.Accounts = []string{"alice", "bob"}
-	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true, account.LocalAdmin)
+	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true, account.LocalAdmin, 0)
 	assert.Equal(t, ambiguous.Message+`; did you mean "7:kitchen"?`, hinted.Message)
 	assert.Equal(t, []string{"alice", "bob"}, hinted.Accounts)
 }
@@ -1048,4 +1048,29 @@ func TestAComputersBrokenAnswerNamesItAsTheListsShowIt(t *testing.T) {
 	_, err = c.ReadScreen(t.Context(), lookAlike, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `computer 7:kitchen\xa0 answered screen.read`)
+}
+
+// justStarted is a Transport whose gateway has run for up (computer.Uptimer).
+type justStarted struct {
+	*daemonfake.Local
+	up time.Duration
+}
+
+func (j justStarted) GatewayUptime() time.Duration { return j.up }
+
+// TestNotConnectedRightAfterARestartSaysToAskAgain: with no computer connected in the first
+// minute of a gateway's run, a not_connected says that its computers reconnect within seconds
+// of a restart, to ask again then, and only then the player's fix: played right after a
+// restart, ping told the host's person to go in game and run sandbox status, and the computer
+// was back 5 s later. Past that minute, the player's fix alone, as before.
+func TestNotConnectedRightAfterARestartSaysToAskAgain(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = nil
+	const again = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so ask again then; if none does, run sandbox status on it in game to see why"
+	_, err := computer.New(justStarted{d, 2300 * time.Millisecond}).Ping(t.Context(), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer has connected since the gateway started 2s ago`+again)
+	_, err = computer.New(justStarted{d, 2 * time.Second}).Ping(account.WithCaller(t.Context(), account.Caller{Account: "bob"}), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer of account bob has connected since the gateway started 2s ago (its token reaches that account's computers only)`+again)
+	_, err = computer.New(justStarted{d, 2 * time.Minute}).Ping(t.Context(), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected at all: run sandbox status on it in game to see why`)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
@@ -61,14 +62,39 @@ const (
 	noneOfAccountHint = "; no computer of account %s is connected (its token reaches that account's computers only)" + inGameFix
 	// inGameFix ends both.
 	inGameFix = ": run sandbox status on it in game to see why"
+	// sinceStartHint and sinceStartOfAccountHint are noneHint and noneOfAccountHint in a
+	// gateway's first ReconnectWindow (%s: how long it has run): its computers may still be
+	// reconnecting, and the player's fix alone sent the host's person in game for a computer
+	// back seconds later.
+	sinceStartHint          = "; no computer has connected since the gateway started %s ago" + askAgainFix
+	sinceStartOfAccountHint = "; no computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)" + askAgainFix
+	askAgainFix             = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so ask again then; if none does, run sandbox status on it in game to see why"
 	// ofAccountHint goes before ListedHint for a caller whose token reaches one account's
 	// computers (%s): an agent given a computer of another account was told only that it is
 	// not connected, and told its person so. It says nothing of other accounts' computers.
 	ofAccountHint = "; this token reaches account %s's computers only"
 )
 
+// ReconnectWindow is how long after a gateway starts its computers may still be reconnecting:
+// each daemon tries again 5 to 6 s after its socket closed, and one whose socket lasted under
+// a minute waits twice as long each time, up to a minute (tools/trap-sandbox/README.md).
+const ReconnectWindow = time.Minute
+
+// Uptimer is a Transport that knows how long its gateway has run (the gateway in this
+// process): a not_connected with no computer connected in its first ReconnectWindow says they
+// may still be reconnecting (Hint).
+type Uptimer interface {
+	GatewayUptime() time.Duration
+}
+
+// sinceStart is how long ago a gateway that has run for up started, as the hint says it.
+func sinceStart(up time.Duration) string {
+	return max(up.Truncate(time.Second), time.Second).String()
+}
+
 // Hint adds to pe, a not_connected error of the gateway's for traposID, what caller can do,
-// given the connected computers it reaches (listed: whether that list could be had).
+// given the connected computers it reaches (listed: whether that list could be had) and how
+// long the gateway has run (up; 0 when not known).
 // When some of them have the same computer id ("0" for "0:", "0:door" for "0:Door"), or for
 // a name without a ':' the same label ("7:kitchen" for "kitchen"), it asks whether one of
 // those was meant. Otherwise the bare NotConnected, and only it (a computer that disconnected
@@ -76,7 +102,7 @@ const (
 // the connected computers are listed (and, for a caller that reaches one account's, that its
 // token reaches that account's only), or that none is connected at all (of its account, for a
 // caller that reaches one account's).
-func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller) *protocol.Error {
+func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller, up time.Duration) *protocol.Error {
 	if pe.Hint != "" || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
 	}
@@ -105,8 +131,14 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		return pe
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
+		if up > 0 && up < ReconnectWindow {
+			hint = fmt.Sprintf(sinceStartOfAccountHint, caller.Account, sinceStart(up))
+		}
 	case listed && len(connected) == 0:
 		hint = noneHint
+		if up > 0 && up < ReconnectWindow {
+			hint = fmt.Sprintf(sinceStartHint, sinceStart(up))
+		}
 	case !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(ofAccountHint, caller.Account) + ListedHint
 	default:

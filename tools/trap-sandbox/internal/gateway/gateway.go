@@ -353,6 +353,8 @@ type Gateway struct {
 	registry *registry          // the sockets held here, and the cluster of replicas (nil: none)
 	handlers map[string]handler // written by Handle before Mount, read-only after
 	mounted  bool
+	// started is when New made it (Uptime).
+	started  time.Time
 	upgrader websocket.Upgrader
 
 	limits *limiter   // admission (connection and pre-hello slots) and wrong-secret budgets
@@ -408,6 +410,7 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 			Error:          upgradeRefused,
 		},
 	}
+	g.started = g.cfg.Clock.Now()
 	g.limits = newLimiter(g.cfg, g.log)
 	g.lines = newConnLines(g.cfg)
 	g.handlers = map[string]handler{}
@@ -418,6 +421,11 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 	g.cfg.Metrics.registerAdmission(g.limits)
 	return g
 }
+
+// Uptime is how long this gateway has run (since New, on its clock): its computers reconnect
+// in the seconds after a restart, and a not_connected with none connected yet says so
+// (hostcomputer.Uptimer).
+func (g *Gateway) Uptime() time.Duration { return g.cfg.Clock.Now().Sub(g.started) }
 
 // Name implements the server's Module interface.
 func (g *Gateway) Name() string { return ModuleName }

@@ -106,6 +106,11 @@ func severalFix(owners []string) string {
 	return "use " + strings.Join(others[:last], "'s, ") + "'s or " + others[last] + "'s token to reach theirs, or " + local
 }
 
+var _ computer.Uptimer = Gateway{}
+
+// GatewayUptime implements computer.Uptimer: how long the gateway has run.
+func (t Gateway) GatewayUptime() time.Duration { return t.gw.Uptime() }
+
 var _ computer.Admission = Gateway{}
 
 // StillAdmitted implements computer.Admission: the server's check of the credentials the
