@@ -649,8 +649,10 @@ func TestInstallFinishesAStoppedMove(t *testing.T) {
 // TestInstallMovesAStartupFromAScript: a server operator installing on many computers by a
 // script could only say no to the move of a /startup file (--no-questions), so every door
 // and server among them kept the daemon from starting. --move-startup says yes without the
-// question, with --no-questions too; where the move cannot be made (a /startup.lua would run
-// in its place) the line says why, and where there is nothing to move it changes nothing.
+// question, with --no-questions too, and moves a /startup.lua the same way (the installer only
+// advises that move, asking nothing); where the move cannot be made (a /startup.lua would run
+// in its place, a /startup/startup.lua is there) the line says why, and where there is nothing
+// to move it changes nothing.
 func TestInstallMovesAStartupFromAScript(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
@@ -690,6 +692,31 @@ func TestInstallMovesAStartupFromAScript(t *testing.T) {
 	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
 	assert.Contains(t, unwrapped(out), "/startup was not moved: CC would run your /startup.lua in its place.", out)
 	got, err = os.ReadFile(filepath.Join(dir, "startup"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got))
+
+	// A /startup.lua, which CC also runs before the daemon, moves the same way; where
+	// /startup/startup.lua is another program it stays, and the line says why.
+	dir, opts = withStartup(map[string]string{"startup.lua": door})
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup", "reboot", "sandbox health")
+	before, after, found = strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, unwrapped(before), "Moved /startup.lua to /startup/startup.lua: it runs beside the daemon. To undo: "+
+		"mv startup/startup.lua / Run: reboot", out)
+	assert.NotContains(t, before, "runs before the daemon", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got))
+	assert.NotContains(t, diskFiles(t, dir), "startup.lua", out)
+	assert.Contains(t, after, "door: locked by startup/startup.lua\n", out)
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+
+	dir, opts = withStartup(map[string]string{"startup.lua": door})
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "startup.lua"), []byte("print(\"other\")\n"), 0o644))
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
+	assert.Contains(t, unwrapped(out), "/startup.lua was not moved: /startup/startup.lua is another program.", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup.lua"))
 	require.NoError(t, err)
 	assert.Equal(t, door, string(got))
 

@@ -398,7 +398,7 @@ local function usage()
       " --no-questions",
       "   ask nothing",
       " --move-startup",
-      "   move a /startup file",
+      "   move /startup(.lua)",
       "Without them a first",
       "install asks.",
     });
@@ -420,7 +420,7 @@ local function usage()
     "      ask nothing: no password unless given,",
     "      no access for the host unless allowed",
     "  --move-startup",
-    "      move a /startup file into /startup/ unasked",
+    "      move /startup or /startup.lua into /startup/",
     "Without them a first install asks whether the host",
     "may use this computer's files, programs and screen.",
   });
@@ -784,7 +784,8 @@ end
 
 local function install(opts)
   local old = readManifest();
-  local movedStartup = finishStoppedMove();
+  -- The startup file of the player's moved to MOVED_STARTUP, for the undo printed at the end.
+  local movedStartup = finishStoppedMove() and "/startup" or nil;
 
   -- 0. The answers, and the password checked with the gateway, before anything is written.
   local url = settings.get(SETTING_URL);
@@ -844,6 +845,18 @@ local function install(opts)
   elseif opts.moveStartup and runFrom == "/startup" and not namesHook(runFrom) then
     -- Asked for by name: a script's operator reads why this computer's was not moved.
     printError("/startup was not moved: CC would run your /startup.lua in its place.");
+  end
+  -- A /startup.lua runs before the hook as a /startup file does; the installer advises its
+  -- move (below) and asks nothing, but --move-startup makes it: one rename, which a computer
+  -- stopped at any point leaves in one place or the other, never overwriting a program there.
+  local moveStartupLua = false;
+  if opts.moveStartup and hookPath == HOOK and runFrom == nil
+      and fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
+    if fs.exists(MOVED_STARTUP) then
+      printError("/startup.lua was not moved: " .. MOVED_STARTUP .. " is another program.");
+    else
+      moveStartupLua = true;
+    end
   end
 
   local downloads = {};
@@ -928,7 +941,7 @@ local function install(opts)
   if moveStartup then
     local ok, err = moveStartupFile();
     if ok then
-      movedStartup = true;
+      movedStartup = "/startup";
     else
       printError("Could not move /startup: " .. tostring(err));
       hookPath, runFrom = HOOK_BESIDE, "/startup";
@@ -943,6 +956,14 @@ local function install(opts)
   for _, f in ipairs(written) do
     swapIn(f.path, f.temp);
     keep[f.path] = true;
+  end
+  if moveStartupLua then
+    local ok, err = pcall(fs.move, "/startup.lua", MOVED_STARTUP);
+    if ok then
+      movedStartup = "/startup.lua";
+    else
+      printError("Could not move /startup.lua: " .. message(err));
+    end
   end
   for _, f in ipairs(unchanged) do
     keep[f.path] = true;
@@ -1062,10 +1083,10 @@ local function install(opts)
       print("mv startup/" .. file.name .. " startup/" .. file.renamed);
     end
   end
-  if movedStartup then
+  if movedStartup ~= nil then
     -- The undo on a row of its own: back at the root (as /startup.lua, which CC runs as it
     -- ran /startup) it runs before the daemon again.
-    print("Moved /startup to " .. MOVED_STARTUP .. ": it runs beside the daemon. To undo:");
+    print("Moved " .. movedStartup .. " to " .. MOVED_STARTUP .. ": it runs beside the daemon. To undo:");
     print("mv startup/startup.lua /");
   end
   if trapos then
