@@ -253,11 +253,16 @@ func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID stri
 	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hintListTimeout)
 	defer cancel()
 	cs, err := c.transport.Computers(listCtx)
-	var up time.Duration
+	return Hint(pe, traposID, cs, err == nil, account.CallerFrom(ctx), c.GatewayUptime())
+}
+
+// GatewayUptime is how long the gateway has run, when the Transport knows it (Uptimer: the
+// gateway in this process); 0 when not.
+func (c *Client) GatewayUptime() time.Duration {
 	if u, ok := c.transport.(Uptimer); ok {
-		up = u.GatewayUptime()
+		return u.GatewayUptime()
 	}
-	return Hint(pe, traposID, cs, err == nil, account.CallerFrom(ctx), up)
+	return 0
 }
 
 // hintListTimeout bounds the listing a not_connected hint needs.

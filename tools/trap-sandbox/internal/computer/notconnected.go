@@ -87,6 +87,14 @@ type Uptimer interface {
 	GatewayUptime() time.Duration
 }
 
+// JustStarted reports whether a gateway that has run for up (0: not known) may still have
+// computers reconnecting: it started less than ReconnectWindow ago.
+func JustStarted(up time.Duration) bool { return up > 0 && up < ReconnectWindow }
+
+// SinceStart is how long ago a gateway that has run for up started, as the hints say it
+// ("3s").
+func SinceStart(up time.Duration) string { return sinceStart(up) }
+
 // sinceStart is how long ago a gateway that has run for up started, as the hint says it.
 func sinceStart(up time.Duration) string {
 	return max(up.Truncate(time.Second), time.Second).String()
@@ -131,12 +139,12 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		return pe
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
-		if up > 0 && up < ReconnectWindow {
+		if JustStarted(up) {
 			hint = fmt.Sprintf(sinceStartOfAccountHint, caller.Account, sinceStart(up))
 		}
 	case listed && len(connected) == 0:
 		hint = noneHint
-		if up > 0 && up < ReconnectWindow {
+		if JustStarted(up) {
 			hint = fmt.Sprintf(sinceStartHint, sinceStart(up))
 		}
 	case !caller.Admin && caller.Only == "" && caller.Account != "":

@@ -116,6 +116,9 @@ type ComputersOutput struct {
 	match     string
 	connected int
 	caller    account.Caller
+	// up is how long the gateway has run (0: not known, the stdio bridge's): an empty list in
+	// its first minute may be its computers still reconnecting.
+	up time.Duration
 }
 
 // InfoOutput is computer_info's result: the computer's answer, and in words what kind of
@@ -404,8 +407,12 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 // every computer connected. "" for a whole list.
 func (o ComputersOutput) note() string {
 	switch {
+	case o.connected == 0 && o.caller.Admin && computer.JustStarted(o.up):
+		return fmt.Sprintf(noComputersSinceStart, computer.SinceStart(o.up))
 	case o.connected == 0 && o.caller.Admin:
 		return noComputersAtAll
+	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "" && computer.JustStarted(o.up):
+		return fmt.Sprintf(noComputersOfAccountSinceStart, o.caller.Account, computer.SinceStart(o.up))
 	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "":
 		return fmt.Sprintf(noComputersOfAccount, o.caller.Account)
 	case o.connected == 0:
@@ -436,6 +443,13 @@ const noComputers = "No computer that this connection reaches is connected (an a
 const (
 	noComputersAtAll     = "No computer is connected at all: run sandbox status on the computer in game to see why."
 	noComputersOfAccount = "No computer of account %s is connected (its token reaches that account's computers only): run sandbox status on the computer in game to see why."
+	// noComputersSinceStart and noComputersOfAccountSinceStart are those two in the gateway's
+	// first minute (computer.JustStarted, %s: how long ago it started), as not_connected's
+	// hints word it: its computers may still be reconnecting, and an agent sent its person in
+	// game for computers back seconds later.
+	noComputersSinceStart          = "No computer has connected since the gateway started %s ago" + listAgain
+	noComputersOfAccountSinceStart = "No computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)" + listAgain
+	listAgain                      = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why."
 )
 
 // markComputerErrors appends the data note to a tool error whose message the computer wrote
@@ -608,7 +622,7 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 		return ComputersOutput{}, err
 	}
 	in.Match = cctext.Composed(in.Match) // part of a traposId, read as one is (ListedTraposID)
-	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx)}
+	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx), up: t.client.GatewayUptime()}
 	prefix := strings.ToLower(in.Match)
 	// Those whose traposId starts with match, then the rest that hold it; [] (not null) for none.
 	startsWith := make([]computer.Computer, 0, len(cs))

@@ -901,3 +901,34 @@ func TestATraposIDWrittenDecomposedNamesTheComputer(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(text(res2)), &listed))
 	assert.Equal(t, 1, listed.Total, "match is read composed too")
 }
+
+// justStarted is a Transport whose gateway has run for up (computer.Uptimer).
+type justStarted struct {
+	*daemonfake.Local
+	up time.Duration
+}
+
+func (j justStarted) GatewayUptime() time.Duration { return j.up }
+
+// TestAnEmptyComputerListRightAfterARestartSaysToAskAgain: in a gateway's first minute, an
+// empty list_computers says its computers may still be reconnecting and to list them again
+// then, before the in-game fix, as not_connected does: an agent told only to have the player
+// run sandbox status told its person so, of computers back seconds later.
+func TestAnEmptyComputerListRightAfterARestartSaysToAskAgain(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = nil
+	for up, want := range map[time.Duration]string{
+		3 * time.Second: "No computer has connected since the gateway started 3s ago: after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why. ",
+		2 * time.Minute: "No computer is connected at all: run sandbox status on the computer in game to see why. ",
+	} {
+		m := New(computer.New(justStarted{d, up}), nil)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), account.LocalAdmin)))
+		}))
+		res := callTool(t, connectHTTP(t, srv), "list_computers", nil)
+		srv.Close()
+		require.Len(t, res.Content, 2)
+		note := res.Content[1].(*sdk.TextContent).Text
+		assert.True(t, strings.HasPrefix(note, want), "%s: %s", up, note)
+	}
+}
