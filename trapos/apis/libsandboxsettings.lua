@@ -290,6 +290,27 @@ local function save(settingsApi, fsApi, path)
   return (pcall(fsApi.move, temp, path));
 end
 
+-- The value of the setting name as the settings file at path (by default the one CC loads at
+-- boot) holds it: what the computer has after a reboot, where settings.get gives what it has
+-- now. nil when the file, or the setting in it, is missing, or the file is not settings.
+local function savedValue(name, fsApi, path)
+  expect(1, name, "string");
+  expect(2, fsApi, "table", "nil");
+  expect(3, path, "string", "nil");
+  fsApi, path = fsApi or fs, path or SETTINGS_FILE;
+  local handle = fsApi.open(path, "r");
+  if handle == nil then
+    return nil;
+  end
+  local text = handle.readAll();
+  handle.close();
+  local saved = textutils.unserialise(text or "");
+  if type(saved) ~= "table" then
+    return nil;
+  end
+  return saved[name];
+end
+
 return {
   DEFAULT_PATH = DEFAULT_PATH,
   SETTINGS_FILE = SETTINGS_FILE,
@@ -323,4 +344,5 @@ return {
   helloUnanswered = helloUnanswered,
   defineSettings = defineSettings,
   save = save,
+  savedValue = savedValue,
 };

@@ -917,6 +917,13 @@ local function failLink(err, context)
   fail(refusal("The gateway refused the link: " .. oneLine(tostring(code)), message));
 end
 
+-- Fails saying a link's credential could not be saved: `sandbox link` run again saves it
+-- (refuseIfLinked) while the daemon holds it, until the reboot.
+local function failUnsaved(account)
+  fail("Linked to " .. account .. ", but .settings could not be saved (is the disk full?): "
+    .. "the link is lost at reboot; free some space and run sandbox link again");
+end
+
 -- Saves the credential as sandbox.password and makes the daemon say hello with it (the
 -- changed setting does too; reconnect covers a credential equal to the one set).
 local function saveCredential(credential, account)
@@ -924,8 +931,7 @@ local function saveCredential(credential, account)
   local saved = settingsLib.save();
   libsandbox.reconnect();
   if not saved then
-    fail("Linked to " .. account .. ", but .settings could not be saved (is the disk full?): "
-      .. "the link is lost at reboot; free some space and run sandbox link again");
+    failUnsaved(account);
   end
 end
 
@@ -1082,7 +1088,8 @@ end
 -- of this id again. Only the computer knows: a link session claims its computer id without a
 -- secret. Its credential refused (revoked: unauthorized), or no connection, it links.
 -- Returns whether a daemon answered (none runs before the reboot that follows an install),
--- and whether it was connected.
+-- and whether it was connected; or saves the credential of a link whose save failed (a full
+-- drive), and returns true, true, true: the link is done.
 local function refuseIfLinked()
   -- A daemon still saying hello (the computer just booted) is waited for: its answer decides.
   local status = libsandbox.awaitConnection();
@@ -1090,6 +1097,16 @@ local function refuseIfLinked()
     return false;
   elseif not status.connected or type(status.account) ~= "string" or status.account == SHARED_ACCOUNT then
     return true, status.connected == true;
+  end
+  local account = oneLine(status.account);
+  if settingsLib.savedValue(libsandbox.SETTING_PASSWORD) ~= settings.get(libsandbox.SETTING_PASSWORD) then
+    -- Linked while .settings could not be saved: the daemon holds the credential until the
+    -- reboot, and the account holds it too, so a new link would be refused. Saving keeps it.
+    if not settingsLib.save() then
+      failUnsaved(account);
+    end
+    print("This computer is linked to " .. account .. " already; its credential is saved now.");
+    return true, true, true;
   end
   local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
   -- The command on rows of its own, as link's approve line: in the sentence, the screen broke
@@ -1116,7 +1133,11 @@ local function link(key)
     fail("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). "
       .. "Run sandbox link alone for a code");
   end
-  daemonRuns, daemonConnected = refuseIfLinked();
+  local saved;
+  daemonRuns, daemonConnected, saved = refuseIfLinked();
+  if saved then
+    return;
+  end
   local url = libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL));
   local session = linkLib.newSession({ http = http, os = os, pullEvent = os.pullEventRaw });
   local ok, err = pcall(function()

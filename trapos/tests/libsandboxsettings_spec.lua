@@ -216,4 +216,34 @@ describe("libsandboxsettings", function()
       expect(kept):eq(OLD);
     end);
   end);
+
+  describe("savedValue", function()
+    local PATH = "/spec-saved-settings";
+
+    local function read(text, name)
+      if text ~= nil then
+        local handle = fs.open(PATH, "w");
+        handle.write(text);
+        handle.close();
+      end
+      local value = lib.savedValue(name, nil, PATH);
+      if fs.exists(PATH) then
+        fs.delete(PATH);
+      end
+      return value;
+    end
+
+    it("reads a setting as the file holds it, what the computer has after a reboot", function()
+      local text = "{\n  [ \"sandbox.password\" ] = \"tsc_a_b\",\n  [ \"sandbox.allow_exec\" ] = false,\n}";
+      expect(read(text, "sandbox.password")):eq("tsc_a_b");
+      expect(read(text, "sandbox.allow_exec")):eq(false);
+      expect(read(text, "sandbox.url")):eq(nil);
+    end);
+
+    it("is nil without the file, or with one that is not settings", function()
+      expect(read(nil, "sandbox.password")):eq(nil);
+      expect(read("not { settings", "sandbox.password")):eq(nil);
+      expect(read("", "sandbox.password")):eq(nil);
+    end);
+  end);
 end);

@@ -171,6 +171,14 @@ local function run(args, opts)
   stub(settings, "set", function(name, value) values[name] = value; end);
   -- The program saves through libsandboxsettings.save (its spec runs it on a real drive).
   stub(settingsLib, "save", function() record.saved = record.saved + 1; return not opts.saveFails; end);
+  -- The settings file holds what was set unless opts.savedValues says otherwise (a save that
+  -- failed before this run).
+  stub(settingsLib, "savedValue", function(name)
+    if opts.savedValues ~= nil then
+      return opts.savedValues[name];
+    end
+    return values[name];
+  end);
   stub(settings, "save", function() fail("settings.save called directly: use libsandboxsettings.save"); end);
 
   local lines = {};
@@ -2086,6 +2094,28 @@ describe("sandbox command", function()
       expect(err):eq("Linked to alice, but .settings could not be saved (is the disk full?): the link is lost at reboot; free some space and run sandbox link again");
       expect(record.reconnects):eq(1);
       expectNoSecret({}, record, err);
+    end);
+
+    it("saves a link whose .settings could not be saved once there is room, where it refused it", function()
+      -- Linked on a full drive: the daemon holds the credential until the reboot, and the
+      -- account holds it too, so a new link would be refused; saving is all it takes.
+      local linked = connectedStatus();
+      linked.traposId, linked.account = "7:kitchen", "alice";
+      local values = { ["sandbox.url"] = URL, ["sandbox.password"] = CREDENTIAL };
+      local ok, err, lines, record = run({ "link" }, { status = linked, gateway = linkGateway(), settings = values,
+        savedValues = { ["sandbox.url"] = URL, ["sandbox.password"] = "choose-a-long-secret" } });
+      expectSuccess(ok, err);
+      expect(lines):same({ "This computer is linked to alice already; its credential is saved now." });
+      expect(record.saved):eq(1);
+      expect(#record.sockets):eq(0);
+      expectNoSecret(lines, record, err);
+      -- still no room: the same words as the link's own
+      local full, fullErr, _, fullRecord = run({ "link" }, { status = linked, gateway = linkGateway(), settings = values,
+        savedValues = {}, saveFails = true });
+      expect(full):eq(false);
+      expect(fullErr):eq("Linked to alice, but .settings could not be saved (is the disk full?): the link is lost at reboot; "
+        .. "free some space and run sandbox link again");
+      expect(#fullRecord.sockets):eq(0);
     end);
 
     it("refuses on a computer connected with its account's credential, naming the host's revoke", function()
