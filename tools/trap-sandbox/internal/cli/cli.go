@@ -283,7 +283,7 @@ type ServeCmd struct {
 	ShutdownTimeout  time.Duration `default:"5s" env:"SANDBOX_SHUTDOWN_TIMEOUT" help:"Bound on a graceful shutdown."`
 	PingPeriod       time.Duration `default:"30s" env:"SANDBOX_PING_PERIOD" help:"Interval of WebSocket pings; a socket silent for twice this (no frame, no pong) is dropped."`
 	IdleProbeAfter   time.Duration `name:"idle-probe-after" default:"60s" env:"SANDBOX_IDLE_PROBE_AFTER" help:"Send a ping request to a computer when it, or the gateway to it, has been silent this long; no answer within the request timeout closes it (4010)."`
-	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; past it a new socket evicts one that has not said hello (HTTP 503 only when authenticated computers fill the gateway)."`
+	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; past it a new socket evicts one that has not said hello (HTTP 503 only when authenticated computers fill the gateway). An account other than local holds half of it at most."`
 	UpgradeRate      float64       `default:"200" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote address (IPv6: per /64; token bucket) past which the address's new sockets get --pressure-hello-timeout; nothing is refused. Negative turns it off."`
 	UpgradeBurst     int           `default:"2000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`

@@ -1034,3 +1034,49 @@ func TestAMadeUpRevocationWalksNoSocket(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll)
 	assert.False(t, h.gw.holdsCredential(selector))
 }
+
+// TestAnAccountHoldsHalfTheConnectionCapAtMost: a credential says hello under any label of its
+// computer id (one set by hand under any id), each a socket that is never evicted, and an
+// account's token makes credentials as it likes: one account filled the connection cap (20 000
+// sockets from one script), and every other account's computers got 503. An account other than
+// local now holds half of it at most: past that a hello of a new computer of the account is
+// refused busy, naming why; its own computers say hello again as ever, other accounts' and
+// local's are served, and a place freed is taken again.
+func TestAnAccountHoldsHalfTheConnectionCapAtMost(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	for _, id := range []string{"alice", "bob"} {
+		_, err := accounts.AddAccount(t.Context(), id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	bob, _, err := accounts.IssueCredential(t.Context(), "bob", "bob")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, MaxConnections: 8}, nil)
+
+	held := map[string]*computer{}
+	for _, id := range []string{"7:a", "7:b", "7:c", "7:d"} {
+		held[id] = h.connect(t, id, alice)
+	}
+	over := h.dial(t, "7:e")
+	resp := over.hello(alice)
+	require.False(t, resp.OK, "a fifth computer of alice's was taken")
+	assert.Equal(t, protocol.CodeBusy, resp.Error.Code)
+	assert.Equal(t, "account alice has 4 computers connected to this gateway, the most one account may (half of its "+
+		"--max-connections): close some, or ask the gateway's operator", resp.Error.Message)
+	_ = over.conn.Close()
+
+	// Its own computer again (newest wins), another account's and local's are served.
+	h.connect(t, "7:a", alice)
+	held["7:a"].expectClose(CloseReplaced, "replaced")
+	h.connect(t, "8:a", bob)
+	h.connect(t, "9:a", "pw")
+
+	// A place alice frees is hers again.
+	_ = held["7:b"].conn.Close()
+	require.Eventually(t, func() bool {
+		n, _ := h.gw.registry.accountSessions(Key{AccountID: "alice", TraposID: "7:e"})
+		return n == 3
+	}, waitLimit, testkit.Poll, "7:b unregistered")
+	h.connect(t, "7:e", alice)
+}

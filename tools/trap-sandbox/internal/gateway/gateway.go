@@ -78,6 +78,12 @@ const (
 	// new socket evicts a socket that has not said hello (admission.go); only when every open
 	// socket is an authenticated computer is an upgrade refused, with HTTP 503.
 	DefaultMaxConnections = 20000
+	// accountShareDivisor: an account other than local holds at most MaxConnections divided by
+	// it in registered sockets (Config.maxAccountConnections). A credential says hello under
+	// any label of its computer id (one set by hand, under any id), each a socket that is
+	// never evicted, and an account's token makes credentials: without a share, one account
+	// filled the cap from one script, and every other account's computers got 503.
+	accountShareDivisor = 2
 	// DefaultMaxUnauthenticated caps the gateway's sockets that have not said a good hello yet,
 	// whatever their address: beyond it a new socket evicts the oldest. So sockets without
 	// credentials hold at most this share of the gateway's memory, and never keep a computer
@@ -271,6 +277,13 @@ type Config struct {
 // slack on top. A hello's answer announces it (livenessMs), so that the daemon notices a
 // gateway that vanished without closing TCP. Call it on a Config with defaults applied.
 func (c Config) Liveness() time.Duration { return c.IdleProbeAfter + c.RequestTimeout }
+
+// maxAccountConnections is the most registered sockets an account other than local holds
+// here (accountShareDivisor); local's computers, every player's on the shared password, are
+// bounded by the cap alone.
+func (c Config) maxAccountConnections() int {
+	return max(1, c.MaxConnections/accountShareDivisor)
+}
 
 func (c Config) withDefaults() Config {
 	if c.HelloTimeout <= 0 {

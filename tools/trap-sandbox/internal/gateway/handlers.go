@@ -438,6 +438,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.closeForShutdown()
 		return
 	}
+	if s.accountFull(f, key) {
+		return
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -502,6 +505,30 @@ func (s *Session) handleHello(f protocol.Frame) {
 			s.log().Warn(CohostedWithoutAPIToken, "traposId", clip(key.TraposID))
 		}
 	}
+}
+
+// accountFull refuses f, busy, when key's account holds its share of the connection cap here
+// already (Config.maxAccountConnections) and key is none of its sockets, and reports whether
+// it did. The socket stays as it was, as after another refused hello; the computer's daemon
+// tries again after its usual wait.
+//
+//go:noinline
+func (s *Session) accountFull(f protocol.Frame, key Key) bool {
+	if key.AccountID == LocalAccount {
+		return false
+	}
+	most := s.gw.cfg.maxAccountConnections()
+	held, holdsKey := s.gw.registry.accountSessions(key)
+	if holdsKey || held < most {
+		return false
+	}
+	s.gw.cfg.Metrics.limited(limitAccountConnections)
+	s.gw.limits.warns.warn("hello refused: its account holds its share of the connection cap (half of --max-connections) already", s.remoteAddr,
+		"accountId", key.AccountID, "traposId", clip(key.TraposID), "held", held)
+	s.reply(f, nil, protocol.Errorf(protocol.CodeBusy,
+		"account %s has %d computers connected to this gateway, the most one account may (half of its --max-connections): "+
+			"close some, or ask the gateway's operator", key.AccountID, held))
+	return true
 }
 
 // sameHelloAgain answers a hello on a registered socket with its traposId and the secret it

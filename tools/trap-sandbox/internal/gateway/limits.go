@@ -30,6 +30,9 @@ const (
 	limitSendQueueBytes          = "send_queue_bytes"
 	// limitLogLines counts connect and disconnect lines left out of the log (connLines).
 	limitLogLines = "log_lines"
+	// limitAccountConnections counts hellos refused busy because their account holds its share
+	// of the connection cap (Config.maxAccountConnections).
+	limitAccountConnections = "account_connections"
 )
 
 // limiterSweepEvery is how often idle per-address state is forgotten; a bucket idle this

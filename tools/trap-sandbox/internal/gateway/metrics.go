@@ -125,7 +125,7 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 	}
 	m.closes.WithLabelValues(otherCloseCode)
 	for _, limit := range []string{limitMaxConnections, limitUpgradeRate, limitFailedHellos, limitFailedHellosGlobal,
-		limitRequestsInFlight, limitGatewayRequestsInFlight, limitSendQueueBytes, limitLogLines} {
+		limitRequestsInFlight, limitGatewayRequestsInFlight, limitSendQueueBytes, limitLogLines, limitAccountConnections} {
 		m.limits.WithLabelValues(limit)
 	}
 	for _, full := range []string{evictedForAddress, evictedForGateway, evictedForConnections} {

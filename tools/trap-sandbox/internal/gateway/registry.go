@@ -144,6 +144,9 @@ type registry struct {
 	// password's ""): a revocation heard on the bus, made up or not, asks whether one is held
 	// here (holdsCredential), and must not walk every socket to learn it.
 	credentials map[string]int
+	// accounts counts the registered sessions of each account but local's (accountSessions):
+	// the share of the connection cap an account may hold (Config.maxAccountConnections).
+	accounts map[string]int
 }
 
 // held is a registered session and its hold number (Cluster.Claim).
@@ -154,7 +157,30 @@ type held struct {
 }
 
 func newRegistry(cluster Cluster) *registry {
-	return &registry{cluster: cluster, sessions: make(map[Key]held), credentials: make(map[string]int)}
+	return &registry{cluster: cluster, sessions: make(map[Key]held), credentials: make(map[string]int),
+		accounts: make(map[string]int)}
+}
+
+// countAccountLocked adds n (1 or -1) to the sessions of k's account, unless it is local's;
+// r.mu is held.
+func (r *registry) countAccountLocked(k Key, n int) {
+	if k.AccountID == LocalAccount {
+		return
+	}
+	if left := r.accounts[k.AccountID] + n; left > 0 {
+		r.accounts[k.AccountID] = left
+	} else {
+		delete(r.accounts, k.AccountID)
+	}
+}
+
+// accountSessions is how many sessions of accountID are registered here, and whether k is one
+// of them (a hello for k replaces it: the account holds no more).
+func (r *registry) accountSessions(k Key) (n int, holdsKey bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, holdsKey = r.sessions[k]
+	return r.accounts[k.AccountID], holdsKey
 }
 
 // countCredentialLocked adds n (1 or -1) to the sessions of h's credential; r.mu is held.
@@ -205,6 +231,9 @@ func (r *registry) Register(s *Session) (replaced *Session) {
 	r.sessions[k] = h
 	r.countCredentialLocked(old, -1)
 	r.countCredentialLocked(h, 1)
+	if old.s == nil {
+		r.countAccountLocked(k, 1)
+	}
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Claim(s.Computer(), s.Credential(), h.hold)
@@ -230,6 +259,7 @@ func (r *registry) Unregister(s *Session) {
 	}
 	delete(r.sessions, k)
 	r.countCredentialLocked(h, -1)
+	r.countAccountLocked(k, -1)
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Release(k, h.hold, s.saidBye())
