@@ -62,5 +62,16 @@ func TestSIGHUPStopsTheGatewayAsSIGTERMDoes(t *testing.T) {
 	ce, err := c.ExpectClose(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, harness.CloseGoingAway, ce.Code, "close %d %q", ce.Code, ce.Text)
-	assert.Contains(t, gw.Log(), `msg="shutting down"`)
+	// The log says who stopped it, and how to keep it up: a gateway started from an SSH
+	// session stops when the session closes, which "shutting down" alone did not tell.
+	assert.Contains(t, gw.Log(), `msg="shutting down" signal=SIGHUP likely="the terminal or SSH session that started it closed: `+
+		`run it as a service to keep it up (tools/trap-sandbox/README.md)"`)
+}
+
+// TestSIGTERMIsNamedInTheShutdownLine: a stop by a service manager (systemctl stop is a
+// SIGTERM) says so in the gateway's log, as the other signals it stops on do.
+func TestSIGTERMIsNamedInTheShutdownLine(t *testing.T) {
+	gw := startGateway(t)
+	require.NoError(t, gw.Stop(), "SIGTERM must end the gateway with status 0")
+	assert.Contains(t, gw.Log(), `msg="shutting down" signal=SIGTERM likely="a service manager's stop (systemctl stop), or kill"`)
 }

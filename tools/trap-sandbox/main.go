@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"trap-sandbox/internal/cli"
+	"trap-sandbox/internal/server"
 )
 
 func main() {
@@ -28,7 +28,8 @@ func main() {
 	// SIGHUP (the terminal or SSH session that started it closed; there is no configuration to
 	// reload) stops it as cleanly as SIGTERM: at Go's default it would end the process at once,
 	// without close frames to the computers or a replica's goodbye to the others.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// Its cause names the signal, which the gateway's "shutting down" line says.
+	ctx, stop := server.NotifyStop(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.BindTo(os.Stderr, (*io.Writer)(nil))
 	kctx.Bind(cli.Stdout{Writer: os.Stdout})

@@ -219,7 +219,7 @@ func (s *Server) ServeWithComputersPort(ctx context.Context, l, computers net.Li
 	if failed != nil && len(servers) == 1 {
 		return failed
 	}
-	s.log.Info("shutting down", "timeout", s.shutdownTimeout)
+	s.log.Info("shutting down", append(stopAttrs(ctx), "timeout", s.shutdownTimeout)...)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
 	defer cancel()
 
