@@ -336,6 +336,19 @@ func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy 
 // that is gone, or was made again under its name (owner), is ErrCodeUnknown, as the code its
 // removal deleted.
 func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept bool) (string, LinkCode, error) {
+	return a.acceptLink(ctx, code, traposID, accept, false)
+}
+
+// AcceptLinkExclusive is AcceptLink that issues the credential only if the approving account
+// holds no credential bound to the computer's id (CreateBoundCredential; a *HeldIDError
+// otherwise, the code used up all the same): the approval looked (the gateway's takesPlace),
+// but the player answers minutes later, and a key, or another code approved meanwhile, may
+// have linked a computer of that id into the account since.
+func (a *Accounts) AcceptLinkExclusive(ctx context.Context, code, traposID string, accept bool) (string, LinkCode, error) {
+	return a.acceptLink(ctx, code, traposID, accept, true)
+}
+
+func (a *Accounts) acceptLink(ctx context.Context, code, traposID string, accept, exclusive bool) (string, LinkCode, error) {
 	c, err := a.LinkStatus(ctx, code, traposID)
 	if err != nil {
 		return "", LinkCode{}, err
@@ -365,7 +378,7 @@ func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept
 	if err != nil || !accept {
 		return "", c, err
 	}
-	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID, false)
+	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID, exclusive)
 	return plain, c, err
 }
 

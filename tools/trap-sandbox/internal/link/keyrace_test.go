@@ -3,6 +3,7 @@ package link
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -150,6 +151,54 @@ func TestTwoLinkSessionsClaimingOneComputerIdWithOneKeyAtOnce(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, keys, 1)
 			assert.Equal(t, 1, keys[0].Uses, "the refused session's use given back")
+		})
+	}
+}
+
+// TestAnAcceptedCodeCannotTakeTheAccountsComputersPlace: a code's approval looks whether the
+// account holds the code's computer id (takesPlace), but its player answers minutes later; a
+// computer 7 linked into the account meanwhile (by a key, or by another code claiming 7
+// approved and accepted first) was then joined by a second credential for computer 7, and the
+// two knocked each other off. The later accept is refused as a key would be, and the account
+// keeps one credential for computer 7.
+func TestAnAcceptedCodeCannotTakeTheAccountsComputersPlace(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		meantime func(f *fixture)
+	}{
+		{"a key linked computer 7 meanwhile", func(f *fixture) {
+			key, _, err := f.accounts.IssueEnrollmentKey(f.t.Context(), "alice", "alice", 0, time.Hour)
+			require.NoError(f.t, err)
+			turtle := protocol.Requester{TraposID: "7:turtle", RemoteAddr: "10.0.0.9:53000", Socket: 9}
+			_, pe := f.call(turtle, protocol.TypeLinkBegin, map[string]any{"key": key})
+			require.Nil(f.t, pe, "alice holds no computer 7 yet")
+		}},
+		{"another code for computer 7 was accepted first", func(f *fixture) {
+			other := protocol.Requester{TraposID: "7:", RemoteAddr: "10.0.0.9:53000", Socket: 9}
+			code := f.begin(other)
+			status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+			require.Equal(f.t, http.StatusOK, status, "%+v", ans.Error)
+			f.clk.Advance(recheckEvery) // the socket's last look is past
+			_, pe := f.call(other, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+			require.Nil(f.t, pe)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, Config{})
+			code := f.begin(kitchen)
+			status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+			require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+			tc.meantime(f)
+			f.clk.Advance(recheckEvery)
+
+			_, pe := f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+			require.NotNil(t, pe, "a second credential for alice's computer 7 was issued")
+			assert.Equal(t, protocol.CodeForbidden, pe.Code)
+			assert.Equal(t, heldSeven, pe.Message)
+			creds, err := f.accounts.Store().Credentials(t.Context(), "alice")
+			require.NoError(t, err)
+			assert.Len(t, creds, 1, "one credential for alice's computer 7")
+			assert.Contains(t, f.logs.String(), `msg="link code refused: its credential could take the place of a computer of the account" module=link traposId=7:kitchen accountId=alice`)
 		})
 	}
 }

@@ -325,7 +325,7 @@ func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key 
 	}
 	if held := (*account.HeldIDError)(nil); errors.As(err, &held) {
 		// Another link session claiming this computer id got its credential first.
-		return nil, m.keyWouldReplace(from, held.Held.AccountID, idHeld{credential: &held.Held})
+		return nil, m.wouldReplace(from, held.Held.AccountID, idHeld{credential: &held.Held}, "enrollment key")
 	}
 	if err != nil {
 		return nil, m.keyRefusal(err)
@@ -500,7 +500,18 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 	if err != nil {
 		return nil, m.acceptRefusal(from, p.Code, err)
 	}
-	cred, c, err := m.cfg.Accounts.AcceptLink(ctx, p.Code, from.TraposID, *p.Accept)
+	acceptLink := m.cfg.Accounts.AcceptLinkExclusive
+	if looked.AccountID == from.AccountID {
+		// The socket said hello in the approving account: it is that account's computer of
+		// its id already (takesPlace let its code through for that).
+		acceptLink = m.cfg.Accounts.AcceptLink
+	}
+	cred, c, err := acceptLink(ctx, p.Code, from.TraposID, *p.Accept)
+	if held := (*account.HeldIDError)(nil); errors.As(err, &held) {
+		// A computer of this id was linked into the account between the approval and now.
+		m.changed(c.ID)
+		return nil, m.wouldReplace(from, held.Held.AccountID, idHeld{credential: &held.Held}, "link code")
+	}
 	if err != nil {
 		return nil, m.acceptRefusal(from, p.Code, err)
 	}
@@ -752,7 +763,7 @@ func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.E
 // knocking it off (newest wins in an account, and a replaced computer stops reconnecting) and
 // answering the host's requests in its place. The link it lets through is exclusive: two link
 // sessions claiming computer 7 at once both find it free here, and the store then issues one
-// of them its credential and refuses the other (keyWouldReplace words both refusals).
+// of them its credential and refuses the other (wouldReplace words both refusals).
 func (m *Module) keyTakesPlace(from protocol.Requester) account.LinkGuard {
 	return func(ctx context.Context, into string) (bool, error) {
 		if from.AccountID == into {
@@ -763,14 +774,15 @@ func (m *Module) keyTakesPlace(from protocol.Requester) account.LinkGuard {
 			return false, err
 		}
 		if !held.nothing() {
-			return false, m.keyWouldReplace(from, into, held)
+			return false, m.wouldReplace(from, into, held, "enrollment key")
 		}
 		return true, nil
 	}
 }
 
-// keyWouldReplace is the refusal of an enrollment key of account into used by the computer
-// from, whose computer id into holds already (held). Its reader is the key holder, who is
+// wouldReplace is the refusal of a link into account into, by an enrollment key (what) used
+// by the computer from, or by the accept of a code approved into it ("link code"), whose
+// computer id into holds already (held). Its reader is the key holder, who is
 // often the account's holder but may be whoever read the key off a screen as it was typed or
 // was handed it: it says what to do and tells of the account's computers only what the
 // refusal itself does, that into has a computer of the id from claimed, the same words
@@ -778,7 +790,7 @@ func (m *Module) keyTakesPlace(from protocol.Requester) account.LinkGuard {
 // credential's id (the account holder finds it with credentials list); the operator's WARN
 // names it (held). The player reads it on the computer, one line of at most 256 bytes
 // (sandbox link's).
-func (m *Module) keyWouldReplace(from protocol.Requester, into string, held idHeld) error {
+func (m *Module) wouldReplace(from protocol.Requester, into string, held idHeld, what string) error {
 	m.count("refused")
 	which := ""
 	if pc := held.connected; pc != nil {
@@ -786,7 +798,7 @@ func (m *Module) keyWouldReplace(from protocol.Requester, into string, held idHe
 	} else {
 		which = held.credential.Selector
 	}
-	m.log.Warn("enrollment key refused: its credential could take the place of a computer of the account",
+	m.log.Warn(what+" refused: its credential could take the place of a computer of the account",
 		"traposId", from.TraposID, "accountId", into, "remote", from.RemoteAddr, "held", which)
 	id := account.ComputerID(from.TraposID)
 	return protocol.Errorf(protocol.CodeForbidden,
