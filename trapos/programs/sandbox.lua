@@ -670,14 +670,19 @@ end
 -- nothing shows (digits set stored as a number, a URL the daemon completes) is rewritten as
 -- the answer's all the same, changing nothing the daemon does: if only that cannot be saved,
 -- nothing is lost.
+-- A value the computer has and .settings does not (setup or a link could not save it, on a
+-- full drive, and said to free some space and run it again) is kept by Enter all the same: it
+-- is saved, and named, as the change it still is for the next boot.
 local function saveAnswers(answers)
   local changed, rewritten = {}, false;
   for _, answer in ipairs(answers) do
     local name, value = answer[1], answer[2];
-    if answer[3] then
+    local unsaved = settings.get(name) == value and settings.getDetails(name).changed
+      and settingsLib.savedValue(name) ~= value;
+    if answer[3] or unsaved then
       changed[#changed + 1] = name;
     end
-    if settings.get(name) ~= value then
+    if settings.get(name) ~= value or unsaved then
       settings.set(name, value);
       rewritten = true;
     end

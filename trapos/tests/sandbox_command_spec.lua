@@ -171,6 +171,8 @@ local function run(args, opts)
   stub(settings, "set", function(name, value) values[name] = value; end);
   -- The program saves through libsandboxsettings.save (its spec runs it on a real drive).
   stub(settingsLib, "save", function() record.saved = record.saved + 1; return not opts.saveFails; end);
+  -- Which settings are set, as CC's settings.getDetails says (changed), not a default.
+  stub(settings, "getDetails", function(name) return { value = values[name], changed = values[name] ~= nil }; end);
   -- The settings file holds what was set unless opts.savedValues says otherwise (a save that
   -- failed before this run).
   stub(settingsLib, "savedValue", function(name)
@@ -749,6 +751,19 @@ describe("sandbox command", function()
       expect(err):eq("sandbox setup: .settings could not be saved (is the disk full?): the new settings are lost at reboot; free some space and run sandbox setup again");
       expect(record.saved):eq(1);
       expect(lines):same({ "What may the gateway's host do here?" });
+    end);
+
+    it("saves, once there is room, the answers a full drive kept it from saving, as its message says", function()
+      -- "free some space and run sandbox setup again": the answers are the computer's since, so
+      -- Enter keeps them, and it said Nothing changed, saving nothing: lost at the reboot
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = false },
+        savedValues = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = false },
+        typed = { "", "", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("Saved sandbox.allow_files.");
+      expect(record.saved):eq(1);
     end);
 
     it("asks for the URL, keeping the current one on an empty answer", function()
