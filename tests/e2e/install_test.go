@@ -1240,6 +1240,9 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 	assert.Contains(t, said, "Could not get /"+failing+": ")
 	assert.Contains(t, said, "Could not check the password: Could not connect (ws://"+closed+"/trapos/ws). Check that the gateway runs")
 	assert.Contains(t, said, "Nothing was installed.")
+	// Every file is fetched before any question: the player answered whether the host may use
+	// the computer, then read that nothing was installed.
+	assert.NotContains(t, out, "Allow it?", out)
 
 	// An upgrade from this gateway while sandbox.url names another: that one's password is not
 	// this gateway's to judge.
@@ -1331,6 +1334,7 @@ func TestInstallOnAFullDrive(t *testing.T) {
 		assert.Contains(t, joined, "The computer's drive has too little room: trapos-sandbox needs", out)
 		assert.Contains(t, lines(out), install, "the line to run again on a row of its own")
 		assert.Contains(t, out, "Nothing was installed.")
+		assert.NotContains(t, out, "Allow it?", "the room is counted before any question")
 		assert.NotContains(t, out, "Not allowed", "no advice on changing a setting that was never made")
 		assert.NotContains(t, joined, "Check that the gateway runs", out)
 		// CC places the failing write's error at the installer's line that called pcall:

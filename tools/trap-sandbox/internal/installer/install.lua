@@ -755,6 +755,56 @@ local function askToMoveStartup(opts)
   return (read() or ""):match("^%s*[yY]") ~= nil;
 end
 
+-- The files to put on the computer: the package's (bodies, by path) and, unless TrapOS
+-- starts the daemon, the hook at hookPath, each with the temporary name it is written to.
+local function packageFiles(bodies, hookPath)
+  local list = {};
+  for _, path in ipairs(SOURCE.paths) do
+    list[#list + 1] = { path = "/" .. path, temp = "/" .. path .. NEW, body = bodies[path] };
+  end
+  if hookPath ~= nil then
+    -- Not beside the hook: CC would run a stray file in /startup/ at boot.
+    list[#list + 1] = { path = hookPath, temp = HOOK_NEW, body = SOURCE.hook };
+  end
+  return list;
+end
+
+-- The files of list that must be written (changed) and those that hold their bytes already
+-- (unchanged: an upgrade leaves them as they are); or nil, having said so, when the drive has
+-- too little room for the changed ones, the directories they need and the records (the
+-- manifest naming hookPath and dirs, and .settings), each written beside the old one.
+local function roomFor(old, list, hookPath, dirs)
+  local changed, unchanged, need = {}, {}, 0;
+  for _, f in ipairs(list) do
+    if holds(f.path, f.body) then
+      unchanged[#unchanged + 1] = f;
+    else
+      changed[#changed + 1] = f;
+      need = need + math.max(#f.body, MINIMUM_FILE_COST);
+    end
+  end
+  local newDirs = {};
+  for _, f in ipairs(changed) do
+    noteNewDirs(f.path, newDirs);
+  end
+  need = need + #newDirs * MINIMUM_FILE_COST;
+  local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs });
+  local settingsNow = fs.exists("/.settings") and fs.getSize("/.settings") or 0;
+  need = need + math.max(records, MINIMUM_FILE_COST) + math.max(settingsNow + SETTINGS_GROWTH, MINIMUM_FILE_COST);
+  local free = fs.getFreeSpace("/");
+  if type(free) == "number" and need > free then
+    -- How much to free: the player read only that the drive was full (CC's drive program
+    -- says what is free, not what the install needs), and an upgrade needed every file's room
+    -- twice.
+    printError("The computer's drive has too little room: trapos-sandbox needs " .. kilobytesUp(need) .. "KB, "
+      .. kilobytesDown(free) .. "KB are free.");
+    printAgain("Free at least " .. (kilobytesUp(need) - kilobytesDown(free)) .. "KB (delete files you do not need), then run the install line again:");
+    nothingChanged(old, "still works");
+    return nil;
+  end
+  return changed, unchanged;
+end
+
 -- The player's files in /startup/ whose names sort before the hook's (0-server.lua,
 -- 00-alarm.lua, a name beginning with a dash or a dot), each with a name of its own that sorts
 -- after it and is free (the same without what comes before its first letter, else with z in
@@ -828,14 +878,36 @@ local function install(opts)
   else
     unchecked = "The password was not checked: sandbox.url names another gateway.";
   end
-  local files, exec, screen, accessAdvice = chooseAccess(opts, old);
-
+  -- 1. Every file of the package downloaded, and the room it needs counted, before any
+  -- question: a gateway gone since the check, or a drive without room, is told before the
+  -- player answers anything (they answered, then read that nothing was installed).
+  local bodies = {};
+  for _, path in ipairs(SOURCE.paths) do
+    local body, err = download(path);
+    if body == nil then
+      printError("Could not get /" .. path .. ": " .. tostring(err));
+      if uncheckedWhy ~= nil then
+        -- Often the same cause (the gateway went away); when not, the player needs both.
+        printError(uncheckedAdvice(uncheckedWhy, false));
+      end
+      printAgain("Check that the gateway runs, then run the install line again:");
+      nothingChanged(old, "still works");
+      return false;
+    end
+    bodies[path] = body;
+  end
   local trapos = isTrapOS();
   local droppedHook = nil; -- the last install's hook, removed since TrapOS starts the daemon
   local hookPath, runFrom = nil, nil;
   if not trapos then
     hookPath, runFrom = hookPlace(old);
   end
+  local dirs = old and old.dirs or {};
+  if roomFor(old, packageFiles(bodies, hookPath), hookPath, dirs) == nil then
+    return false;
+  end
+
+  local files, exec, screen, accessAdvice = chooseAccess(opts, old);
   local canMove, moveStartup = false, false;
   if runFrom == "/startup" and not namesHook(runFrom) and startupCanMove() then
     canMove, moveStartup = true, askToMoveStartup(opts);
@@ -859,61 +931,14 @@ local function install(opts)
     end
   end
 
-  local downloads = {};
-  for _, path in ipairs(SOURCE.paths) do
-    downloads[#downloads + 1] = { path = "/" .. path, temp = "/" .. path .. NEW, source = path };
-  end
-  if hookPath ~= nil then
-    -- Not beside the hook: CC would run a stray file in /startup/ at boot.
-    downloads[#downloads + 1] = { path = hookPath, temp = HOOK_NEW, body = SOURCE.hook };
-  end
-
-  local dirs = old and old.dirs or {};
+  -- The files as the answers place them (the hook in /startup/ once the player's /startup
+  -- moves), counted again: the place, not the room, is what an answer changes.
+  local downloads = packageFiles(bodies, hookPath);
   for _, f in ipairs(downloads) do
     noteNewDirs(f.path, dirs);
   end
-
-  -- 1. Every file downloaded, before anything is written: the room it needs is known then. A
-  -- file that holds those bytes already (an upgrade's unchanged files) is left as it is.
-  local changed, unchanged, need = {}, {}, 0;
-  for _, f in ipairs(downloads) do
-    local err = nil;
-    if f.body == nil then
-      f.body, err = download(f.source);
-    end
-    if f.body == nil then
-      printError("Could not get " .. f.path .. ": " .. tostring(err));
-      if uncheckedWhy ~= nil then
-        -- Often the same cause (the gateway went away); when not, the player needs both.
-        printError(uncheckedAdvice(uncheckedWhy, false));
-      end
-      printAgain("Check that the gateway runs, then run the install line again:");
-      nothingChanged(old, "still works");
-      return false;
-    elseif holds(f.path, f.body) then
-      unchanged[#unchanged + 1] = f;
-    else
-      changed[#changed + 1] = f;
-      need = need + math.max(#f.body, MINIMUM_FILE_COST);
-    end
-  end
-  local newDirs = {};
-  for _, f in ipairs(changed) do
-    noteNewDirs(f.path, newDirs);
-  end
-  need = need + #newDirs * MINIMUM_FILE_COST;
-  local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs });
-  local settingsNow = fs.exists("/.settings") and fs.getSize("/.settings") or 0;
-  need = need + math.max(records, MINIMUM_FILE_COST) + math.max(settingsNow + SETTINGS_GROWTH, MINIMUM_FILE_COST);
-  local free = fs.getFreeSpace("/");
-  if type(free) == "number" and need > free then
-    -- How much to free: the player read only that the drive was full (CC's drive program
-    -- says what is free, not what the install needs), and an upgrade needed every file's room
-    -- twice.
-    printError("The computer's drive has too little room: trapos-sandbox needs " .. kilobytesUp(need) .. "KB, "
-      .. kilobytesDown(free) .. "KB are free.");
-    printAgain("Free at least " .. (kilobytesUp(need) - kilobytesDown(free)) .. "KB (delete files you do not need), then run the install line again:");
-    nothingChanged(old, "still works");
+  local changed, unchanged = roomFor(old, downloads, hookPath, dirs);
+  if changed == nil then
     return false;
   end
 
