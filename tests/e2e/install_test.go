@@ -720,6 +720,13 @@ func TestInstallMovesAStartupFromAScript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, door, string(got))
 
+	// --no-questions alone keeps the /startup file where it is; the advice names the option
+	// that moves it, since the same line run again would not ask.
+	_, opts = withStartup(map[string]string{"startup": door})
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions")
+	assert.Contains(t, unwrapped(out), "If your /startup never ends, a line at its end never runs: "+
+		"run the install line again with --move-startup.", out)
+
 	// Nothing to move: the same line installs as without it, and says nothing of a move.
 	_, opts = withStartup(nil)
 	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")

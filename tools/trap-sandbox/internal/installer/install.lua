@@ -1128,7 +1128,9 @@ local function install(opts)
   elseif runFrom ~= nil and not namesHook(runFrom) then
     if canMove then
       -- A program that never ends never reaches the line below; the move is the way then.
-      print("If your /startup never ends, a line at its end never runs: run the install line again and let it move /startup.");
+      -- Run again with --no-questions, the same line would not ask: the option is the yes.
+      print("If your /startup never ends, a line at its end never runs: run the install line again "
+        .. (opts.noQuestions and "with --move-startup." or "and let it move /startup."));
     end
     print("To start the daemon at boot, add this line");
     print("at the end of " .. runFrom .. ":");
