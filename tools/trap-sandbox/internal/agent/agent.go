@@ -207,8 +207,10 @@ type Module struct {
 	sessions map[sessionKey]*session
 	turns    map[string]*turn
 	limiters map[callerKey]*rate.Limiter
-	// running counts the sessions a turn holds busy (the gateway-wide cap, Config.MaxTurns).
-	running int
+	// running counts the sessions a turn holds busy (the gateway-wide cap, Config.MaxTurns);
+	// accountRunning, those of each account but local's (its share, maxAccountTurns).
+	running        int
+	accountRunning map[string]int
 	// warns throttles the WARN line of questions refused by the gateway-wide cap.
 	warns *logthrottle.Throttle
 
@@ -278,7 +280,8 @@ func (k sessionKey) title() string {
 func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, error) {
 	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
 		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, accountMu: map[string]*sync.Mutex{},
-		releasing: map[callerKey]chan struct{}{}, passes: cfg.Passes}
+		accountRunning: map[string]int{},
+		releasing:      map[callerKey]chan struct{}{}, passes: cfg.Passes}
 	if m.passes == nil {
 		m.passes = account.NewPasses()
 	}
@@ -603,10 +606,13 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	// A full gateway refuses before the computer's place is made: a new traposId's question
 	// would leave a directory under --ai-dir, and an instance in opencode, for nothing.
 	m.mu.Lock()
-	running := m.running
+	running, held := m.running, m.accountRunning[caller.account]
 	m.mu.Unlock()
 	if running >= m.cfg.MaxTurns {
 		return nil, m.full(from, running)
+	}
+	if caller.account != account.Local && held >= m.maxAccountTurns() {
+		return nil, m.accountFull(from, held)
 	}
 	pl, err := m.placeOf(ctx, caller)
 	if err != nil {
@@ -634,6 +640,10 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		m.mu.Unlock()
 		return nil, m.full(from, running)
 	}
+	if held := m.accountRunning[caller.account]; caller.account != account.Local && held >= m.maxAccountTurns() {
+		m.mu.Unlock()
+		return nil, m.accountFull(from, held)
+	}
 	lim := m.limiters[caller]
 	if lim == nil {
 		lim = rate.NewLimiter(rate.Every(m.cfg.RateEvery), m.cfg.RateBurst)
@@ -650,6 +660,9 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	t.m, t.tr = m, newTracker()
 	s.busy = t
 	m.running++
+	if caller.account != account.Local {
+		m.accountRunning[caller.account]++
+	}
 	m.turns[t.id] = t
 	m.mu.Unlock()
 
@@ -678,6 +691,27 @@ func (m *Module) full(from protocol.Requester, running int) error {
 	m.warns.Log(slog.LevelWarn, "max turns", "agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)",
 		"running", running, "maxTurns", m.cfg.MaxTurns, "accountId", from.AccountID, "traposId", from.TraposID)
 	return protocol.Errorf(protocol.CodeBusy, "the agent is busy with others: ask in a minute")
+}
+
+// maxAccountTurns is the most turns an account other than local runs at once: half the
+// gateway's (accountShareDivisor). The gateway's cap is first come first served, and one
+// computer holds 20 turns at once, one per session, then one more every 3 s while they run:
+// a player's account took the cap from every other player. local, every player's computers on
+// the shared password, is bounded by the gateway's cap alone.
+func (m *Module) maxAccountTurns() int {
+	return max(1, m.cfg.MaxTurns/accountShareDivisor)
+}
+
+// accountShareDivisor: an account other than local runs at most MaxTurns divided by it.
+const accountShareDivisor = 2
+
+// accountFull refuses a question of from while its account runs its share of the gateway's
+// turns (held).
+func (m *Module) accountFull(from protocol.Requester, held int) error {
+	m.metrics.refused(refusedAccount)
+	m.warns.Log(slog.LevelWarn, "account turns "+from.AccountID, "agent: a question was refused: its account runs half the gateway's most turns at once (--ai-max-turns)",
+		"running", held, "maxTurns", m.cfg.MaxTurns, "accountId", from.AccountID, "traposId", from.TraposID)
+	return protocol.Errorf(protocol.CodeBusy, "your account has its share of the agent: ask later")
 }
 
 // inSession names a conversation in a player's line, a program's own (the ai program's, main,

@@ -71,3 +71,63 @@ func TestTheGatewayBoundsTheTurnsRunningAtOnce(t *testing.T) {
 	// Its one question of the burst was not spent on the refusal.
 	assert.Equal(t, ReasonStop, ask(t, m, late, "q again"))
 }
+
+// TestAnAccountRunsHalfTheGatewaysTurnsAtMost: the gateway's cap is first come first served,
+// and one computer starts 20 turns at once, one per session, then one more every 3 s while
+// they run: one player's account held the cap, and every other player's question was busy.
+// An account other than local now runs half of it at most: its next question is busy, saying
+// so in one line, spends nothing of its computer's rate, and leaves no directory; other
+// accounts and local are served, and once a turn of the account ends it asks again.
+func TestAnAccountRunsHalfTheGatewaysTurnsAtMost(t *testing.T) {
+	f, release := startHeldAgent(t, func(string) bool { return true })
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL,
+		MaxTurns: 4, RateBurst: 1}, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+
+	started := map[protocol.Requester]string{}
+	start := func(from protocol.Requester) {
+		t.Helper()
+		raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "q"}))
+		require.NoError(t, err, "%+v", from)
+		var r struct {
+			TurnID string `json:"turnId"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &r))
+		started[from] = r.TurnID
+	}
+	start(protocol.Requester{AccountID: "alice", TraposID: "1:"})
+	start(protocol.Requester{AccountID: "alice", TraposID: "2:"})
+	third := protocol.Requester{AccountID: "alice", TraposID: "3:"}
+	_, err = m.handleAsk(t.Context(), third, payload(t, map[string]any{"prompt": "q"}))
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Equal(t, "your account has its share of the agent: ask later", pe.Message)
+	fitsALine(t, pe.Message)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.metrics.refusals.WithLabelValues(refusedAccount)), 0)
+	assert.Contains(t, logs.String(), `agent: a question was refused: its account runs half the gateway's most turns at once (--ai-max-turns)" running=2 maxTurns=4 accountId=alice traposId=3:`)
+	assert.NoDirExists(t, ComputerDir(f.root, "alice", "3:"), "a refused question leaves no directory for its computer")
+	start(protocol.Requester{AccountID: "bob", TraposID: "4:"})
+	start(protocol.Requester{AccountID: "local", TraposID: "5:"})
+
+	close(release)
+	for from, id := range started {
+		after := 0
+		for done := false; !done; {
+			raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": id, "after": after}))
+			require.NoError(t, err)
+			var r pollReply
+			require.NoError(t, json.Unmarshal(raw, &r))
+			for _, e := range r.Events {
+				after = e.Seq
+				if e.Kind == KindDone {
+					done = true
+				}
+			}
+		}
+	}
+	// Its one question of the burst was not spent on the refusal.
+	assert.Equal(t, ReasonStop, ask(t, m, third, "q again"))
+}

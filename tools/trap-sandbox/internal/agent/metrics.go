@@ -54,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, code := range []protocol.Code{CodeAIUnavailable, protocol.CodeTimeout} {
 		m.errors.WithLabelValues(string(code))
 	}
-	for _, why := range []string{refusedBusy, refusedRate, refusedGateway, refusedComputers, refusedDirs} {
+	for _, why := range []string{refusedBusy, refusedRate, refusedGateway, refusedAccount, refusedComputers, refusedDirs} {
 		m.refusals.WithLabelValues(why)
 	}
 	for _, why := range []string{whyIdle, whyCap} {
@@ -74,6 +74,9 @@ const (
 	refusedRate = "rate" // the computer's rate limit
 	// refusedGateway: the most turns the gateway runs at once (--ai-max-turns).
 	refusedGateway = "gateway"
+	// refusedAccount: the question's account runs its share of the gateway's turns
+	// (maxAccountTurns).
+	refusedAccount = "account"
 	// refusedComputers: --ai-max-computers computers have state, none of them idle.
 	refusedComputers = "computers"
 	// refusedDirs: a new computer's account has --ai-max-dirs directories, each used recently.

@@ -18,7 +18,7 @@ func TestEveryCounterLabelIsExportedFromTheStart(t *testing.T) {
 	}{
 		{m.turns, []string{"stop", "aborted", "error", "deadline", "disconnected"}},
 		{m.errors, []string{"ai_unavailable", "timeout"}},
-		{m.refusals, []string{"busy", "rate", "gateway", "computers", "dirs"}},
+		{m.refusals, []string{"busy", "rate", "gateway", "account", "computers", "dirs"}},
 		{m.released, []string{"idle", "room"}},
 		{m.asks, []string{"once", "reject"}},
 	} {
