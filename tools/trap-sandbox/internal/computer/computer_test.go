@@ -249,6 +249,47 @@ func TestAComputerGoneMidTransferIsSaidSo(t *testing.T) {
 	assert.EqualError(t, err, "not_connected: computer 7: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)")
 }
 
+// TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile: a put cut by the gateway's shutdown (or
+// the stop of the replica holding the computer) said "it may have done what it was asked all
+// the same: check before you ask again" of the file, as of a Lua run; but only the temporary
+// file was written to, so it says what became of the file, as a computer gone during it does.
+func TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile(t *testing.T) {
+	stopping := func() error { // the gateway's words for a request its shutdown cut (gateway.shutdownBeforeAnswer)
+		return protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down%s", computer.MayHaveDoneIt)
+	}
+	for _, c := range []struct {
+		name   string
+		file   map[string]string
+		nth    int
+		prefix string
+	}{
+		{"new file, second chunk", nil, 2, "not_connected: the gateway is shutting down; the write of /new.bin stopped with at least 16384 of its 49152 bytes written, " +
+			"as the computer confirmed: no file was made there; write it again once it is back; the computer could not be told to remove what was sent"},
+		{"old file, first chunk", map[string]string{"/new.bin": "old"}, 1,
+			"not_connected: the gateway is shutting down; the write of /new.bin stopped: the old file is kept; write it again once it is back; the computer could not be told to remove what was sent"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := daemonfake.NewLocal(c.file)
+			writes, stopped := 0, false
+			d.Before = func(_ context.Context, _ int, typ string) error {
+				if typ == protocol.TypeFSWrite && !stopped {
+					if writes++; writes == c.nth {
+						stopped = true
+					}
+				}
+				if stopped {
+					return stopping()
+				}
+				return nil
+			}
+			err := computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
+			require.Error(t, err)
+			assert.True(t, strings.HasPrefix(err.Error(), c.prefix), err.Error())
+			assert.NotContains(t, err.Error(), "it may have done what it was asked")
+		})
+	}
+}
+
 // TestATimeoutMidTransferSaysHowFarItGot: a transfer's deadline (the CLI's --timeout, MCP's
 // timeoutMs) bounds the whole transfer, so it runs out during one of its requests: the timeout
 // says how far the transfer got and what became of the file, as a computer gone during it

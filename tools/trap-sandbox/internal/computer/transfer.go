@@ -116,6 +116,23 @@ func goneDuring(err error, traposID string, begun bool, what string, args ...any
 	return &gone
 }
 
+// stoppedDuring words the gateway's not_connected of one request of a write under way that
+// ended for the gateway's reason, not the computer's (the gateway shutting down, the replica
+// holding the computer stopped): its "it may have done what it was asked all the same"
+// (MayHaveDoneIt) is true of the one chunk, but of the file what the write says instead. A
+// computer that went away is goneDuring's; any other error is returned as it is.
+func stoppedDuring(err error, what string, args ...any) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.Left {
+		return err
+	}
+	said, ok := strings.CutSuffix(pe.Message, MayHaveDoneIt)
+	if !ok {
+		return err
+	}
+	return pe.WithMessage(said + "; " + fmt.Sprintf(what, args...))
+}
+
 // timedOutDuring words a timeout of one request of a transfer under way (its deadline, the
 // caller's --timeout or timeoutMs, bounds the whole transfer): how far it got, after the
 // request that did not answer in time. Any other error is returned as it is.
@@ -202,6 +219,10 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 			}
 			if offset > 0 {
 				err = timedOutDuring(err, "the write of %s stopped with at least %d of its %d bytes written, as the computer confirmed: %s", path, offset, len(data), kept)
+				err = stoppedDuring(err, "the write of %s stopped with at least %d of its %d bytes written, as the computer confirmed: %s; write it again once it is back",
+					path, offset, len(data), kept)
+			} else {
+				err = stoppedDuring(err, "the write of %s stopped: %s; write it again once it is back", path, kept)
 			}
 			// offset counts the chunks the computer confirmed; the one in flight may have
 			// been written before it went, so the temporary file may hold more ("at least").
