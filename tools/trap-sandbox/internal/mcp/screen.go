@@ -339,3 +339,42 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	out.Settled, out.Warnings = &got.Settled, warnings
 	return out, nil
 }
+
+// note is what the screen tools say beside a screen with rows the computer has not seen drawn
+// whole: unknownRows' meaning is in the output schema only, which opencode does not hand the
+// model, and an agent read unknownRows [1 … 19] after a reboot with no word of what they are.
+// "" for a screen seen whole.
+func (o ScreenOutput) note() string {
+	if len(o.UnknownRows) == 0 {
+		return ""
+	}
+	have := " have"
+	if len(o.UnknownRows) == 1 {
+		have = " has"
+	}
+	return rowsNamed(o.UnknownRows) + " (unknownRows)" + have + " not been seen drawn whole since the computer began mirroring its screen " +
+		"(its boot's first lines, or what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, " +
+		"until a program draws them again (at the shell prompt, clear redraws the whole screen)."
+}
+
+// rowsNamed names rows (1-based, ascending) for a sentence, runs as ranges: "Row 4",
+// "Rows 1-19", "Rows 1, 3-5, 9".
+func rowsNamed(rows []int) string {
+	var runs []string
+	for i := 0; i < len(rows); {
+		j := i
+		for j+1 < len(rows) && rows[j+1] == rows[j]+1 {
+			j++
+		}
+		if j == i {
+			runs = append(runs, strconv.Itoa(rows[i]))
+		} else {
+			runs = append(runs, fmt.Sprintf("%d-%d", rows[i], rows[j]))
+		}
+		i = j + 1
+	}
+	if len(rows) == 1 {
+		return "Row " + runs[0]
+	}
+	return "Rows " + strings.Join(runs, ", ")
+}

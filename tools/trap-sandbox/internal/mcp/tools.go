@@ -390,11 +390,16 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 		return nil, fmt.Errorf("encode the result: %w", err)
 	}
 	note := dataNote(traposID)
-	if list, ok := out.(ComputersOutput); ok {
-		// The result stays two texts, the JSON and the note.
-		if about := list.note(); about != "" {
-			note = about + " " + note
-		}
+	// The result stays two texts, the JSON and the note.
+	about := ""
+	switch o := out.(type) {
+	case ComputersOutput:
+		about = o.note()
+	case ScreenOutput:
+		about = o.note()
+	}
+	if about != "" {
+		note = about + " " + note
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{
 		&sdk.TextContent{Text: string(data)},
