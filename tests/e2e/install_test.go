@@ -543,11 +543,19 @@ func TestInstallMovesAStartupThatNeverEnds(t *testing.T) {
 
 // cutAt is a program for the player's disk: `cut makeDir` or `cut move` makes the next
 // fs.makeDir("/startup"), or the next fs.move into /startup/, stop the computer there, as a
-// chunk unloading or the server stopping would between two steps of the installer. (CC's
-// os.shutdown never returns: its bios yields for ever after it, as here.)
+// chunk unloading or the server stopping would between two steps of the installer; `cut open`
+// the first fs.open of /programs/sandbox.lua.new, while the installer writes the package
+// beside its place. (CC's os.shutdown never returns: its bios yields for ever after it, as
+// here.)
 const cutAt = `local step = ...
 local function cut() os.shutdown() while true do coroutine.yield() end end
-if step == "makeDir" then
+if step == "open" then
+  local open = fs.open
+  fs.open = function(path, mode)
+    if fs.combine(path, "") == "programs/sandbox.lua.new" then cut() end
+    return open(path, mode)
+  end
+elseif step == "makeDir" then
   local makeDir = fs.makeDir
   fs.makeDir = function(path)
     if path == "/startup" or path == "startup" then cut() end
@@ -561,6 +569,30 @@ else
   end
 end
 `
+
+// TestUninstallAfterAStoppedInstall: a first install stopped while it wrote the package beside
+// its place left those files (<file>.new, the hook's) and no record of them, and the uninstall
+// answered "not installed by this installer: nothing to remove", leaving them on the drive
+// for good. It removes them, names how many, and leaves the player's files as they were.
+func TestUninstallAfterAStoppedInstall(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "apis"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "apis", "mine.lua"), []byte("return 1\n"), 0o644))
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true, TimeScale: timeScale,
+		Input: computer.LinesOf("cut open", "wget run "+g.URL("/trapos/install")+" "+installPassword+" --no-questions", "echo never typed")}
+	res, out := fakecrafttest.Run(ctx, t, opts)
+	require.NoError(t, res.Err, out)
+	require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
+	require.Contains(t, diskFiles(t, dir), "apis/libsandbox.lua.new", "the cut left the package half-written:\n%s", out)
+
+	out = playerSessionOn(ctx, t, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}},
+		"wget run "+g.URL("/trapos/install")+" uninstall")
+	assert.Regexp(t, `Removed \d+ files that a stopped install had left\.`, strings.Join(lines(out), " "), out)
+	assert.Equal(t, []string{"apis", "apis/mine.lua", "cut.lua"}, diskFiles(t, dir), out)
+}
 
 // TestInstallFinishesAStoppedMove: the move of a /startup file into /startup/ goes through
 // /.trapos-sandbox-startup.moving (a directory cannot take the name of the file it replaces),

@@ -1144,11 +1144,44 @@ local function install(opts)
   return true;
 end
 
+-- Removes what a first install stopped before its record (the manifest) left: the package's
+-- files written beside their place (<file>.new, the hook's), which are this installer's by
+-- their names, and the directories they were in once empty (a player's own file keeps its
+-- directory). Returns how many files it removed.
+local function removeStoppedInstall()
+  local removed, dirs = 0, {};
+  for _, path in ipairs(SOURCE.paths) do
+    local temp = "/" .. path .. NEW;
+    if fs.exists(temp) and not fs.isDir(temp) then
+      fs.delete(temp);
+      removed = removed + 1;
+    end
+    local dir = fs.getDir(path);
+    while dir ~= "" do
+      table.insert(dirs, 1, "/" .. dir);
+      dir = fs.getDir(dir);
+    end
+  end
+  if fs.exists(HOOK_NEW) then
+    fs.delete(HOOK_NEW);
+    removed = removed + 1;
+  end
+  if removed > 0 then
+    removeEmptyDirs(dirs);
+  end
+  return removed;
+end
+
 local function uninstall()
   finishStoppedMove();
   local manifest = readManifest();
   if manifest == nil then
-    print("trapos-sandbox was not installed by this installer: nothing to remove.");
+    local removed = removeStoppedInstall();
+    if removed > 0 then
+      print("Removed " .. removed .. " files that a stopped install had left.");
+    else
+      print("trapos-sandbox was not installed by this installer: nothing to remove.");
+    end
     return true;
   end
   local removed = 0;
