@@ -109,6 +109,17 @@ func TestJudgeAllowsOnlyTheAskingComputer(t *testing.T) {
 	assert.False(t, judge("trap-sandbox_read_file", nil, desk).allow, "arguments never seen")
 }
 
+// TestJudgeReadsATraposIDAsTheToolsDo: the model's traposId with ü written as u and U+0308
+// names the asking computer 7:küche, as the tool the call reaches reads it (MCP composes every
+// traposId argument, cctext.ListedTraposID); refused, the model read "act only on computer
+// 7:küche, not on 7:küche" and could not tell what to change.
+func TestJudgeReadsATraposIDAsTheToolsDo(t *testing.T) {
+	kitchen := callerKey{account.Local, "7:küche", 0}
+	v := judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"7:ku\u0308che","path":"/a"}`), kitchen)
+	assert.Equal(t, verdict{allow: true}, v)
+	assert.False(t, judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"7:kuche","path":"/a"}`), kitchen).allow)
+}
+
 func TestDescribe(t *testing.T) {
 	d, n := describe("write_file", json.RawMessage(`{"path":"/door.lua","content":"héllo"}`))
 	assert.Equal(t, "/door.lua", d)

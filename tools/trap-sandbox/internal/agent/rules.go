@@ -260,8 +260,12 @@ func judge(permission string, input json.RawMessage, from callerKey) verdict {
 	if err := json.Unmarshal(input, &c); err != nil || c.TraposID == nil {
 		return verdict{message: fmt.Sprintf("Refused: pass traposId %q, the computer that asked.", asker)}
 	}
-	if *c.TraposID != asker {
-		return verdict{message: fmt.Sprintf("Refused: you may act only on computer %s, the one whose player asked, not on %s.", asker, *c.TraposID)}
+	// Read as the tool the call reaches reads it (MCP composes every traposId argument): ü
+	// written as u and U+0308 is the asking 7:küche, which a refusal could only name as itself.
+	// Another computer is named in its shown form, so that it never looks like the asker.
+	if given := cctext.ListedTraposID(*c.TraposID); given != asker {
+		return verdict{message: fmt.Sprintf("Refused: you may act only on computer %s, the one whose player asked, not on %s.",
+			cctext.ShowTraposID(asker), cctext.ShowTraposID(given))}
 	}
 	return verdict{allow: true, confirm: action}
 }
