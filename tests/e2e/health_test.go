@@ -157,6 +157,21 @@ func TestHealthAtAServerThatIsNotTheGateway(t *testing.T) {
 	}
 }
 
+// TestHealthAtTheInstallersURL: sandbox.url names the installer's URL, the install line made
+// ws://. CC reads at most 8 KiB of an answer to the upgrade, and the installer's page is far
+// longer: the socket fails with "Message is too large" before its 200 OK is looked at, which
+// the player read with no fix. It is a wrong path, and says so.
+func TestHealthAtTheInstallersURL(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	ok, out := runCommand(ctx, t, computerOptionsAt(t, "ws://"+g.Addr+"/trapos/install", sandboxPassword, "sandbox", "health"))
+	assert.False(t, ok, out)
+	// its rows joined: where they break depends on the port's digits
+	assert.Equal(t, "Not connected to the gateway: the URL's path is wrong (its answer is a page, not a WebSocket: "+
+		"Message is too large): use ws://"+g.Addr+" or ws://"+g.Addr+"/trapos/ws. Fix it with: sandbox setup",
+		strings.Join(lines(out), " "))
+}
+
 // TestADaemonWhoseURLIsNotTextRuns: `set sandbox.url true` (or digits) before the daemon
 // defined the setting, or a server's default as here, stores a boolean (a number). Read as a
 // string, it stopped the daemon at every boot with a traceback on the screen ("The sandbox
