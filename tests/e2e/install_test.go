@@ -461,6 +461,36 @@ func TestInstallNotesAStartupFileBeforeTheHook(t *testing.T) {
 	assert.NotContains(t, out, "runs before the daemon", out)
 }
 
+// TestInstallNamesTwoStartupFilesBeforeTheHookApart: two files of the player's that sort
+// before the hook and read alike past their leading marks (-server.lua, 0-server.lua) were each
+// given the rename startup/server.lua, the free name when the installer looked: the second mv,
+// typed as printed, failed on the first one's file, and its program still ran before the
+// daemon. Each is named with a rename of its own; typed as printed, both run after the hook.
+func TestInstallNamesTwoStartupFilesBeforeTheHookApart(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
+	programs := map[string]string{"-server.lua": "print(\"one\")\n", "0-server.lua": "print(\"two\")\n"}
+	for name, body := range programs {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", name), []byte(body), 0o644))
+	}
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+
+	out := lines(playerSessionOn(ctx, t, opts, install))
+	renames := []string{"mv startup/-server.lua startup/server.lua", "mv startup/0-server.lua startup/zserver.lua"}
+	for _, mv := range renames {
+		assert.Contains(t, out, mv, out)
+	}
+	playerSessionOn(ctx, t, opts, renames...)
+	for name, renamed := range map[string]string{"-server.lua": "server.lua", "0-server.lua": "zserver.lua"} {
+		got, err := os.ReadFile(filepath.Join(dir, "startup", renamed))
+		require.NoError(t, err, "%s renamed as printed: %v", name, diskFiles(t, dir))
+		assert.Equal(t, programs[name], string(got), name)
+	}
+}
+
 // TestInstallMovesAStartupThatNeverEnds: a /startup file leaves no room for /startup/, and the
 // installer's only advice was a line to add at its end, which the usual startup program (a
 // door's or a server's loop) never reaches: the daemon never started and nothing said why. The

@@ -817,15 +817,19 @@ local function startupFilesBeforeHook()
   if not fs.isDir("/startup") then
     return before;
   end
+  -- The renames given so far: -server.lua and 0-server.lua both read server.lua, and the
+  -- second mv, typed as printed, would fail on the first one's file.
+  local given = {};
   for _, name in ipairs(fs.list("/startup")) do
     if name < hookName and not fs.isDir("/startup/" .. name) then
       local renamed = name:gsub("^[^%a]+", "");
       if renamed == "" then
         renamed = name;
       end
-      while renamed <= hookName or fs.exists("/startup/" .. renamed) do
+      while renamed <= hookName or fs.exists("/startup/" .. renamed) or given[renamed] do
         renamed = "z" .. renamed;
       end
+      given[renamed] = true;
       before[#before + 1] = { name = name, renamed = renamed };
     end
   end
