@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
 )
 
 // Resource URIs name a computer's files: trapos://<traposId>/<path>, the traposId
@@ -71,6 +72,28 @@ func (t *tools) registerResources(srv *sdk.Server) {
 	}, t.readResource)
 }
 
+// resourceError is rpcError for a read of traposID's, its message followed by the notes a
+// tool's error has (errorNotes), each a paragraph of its own: a forbidden read's error held
+// the computer's words, "the owner can allow it with: set sandbox.allow_files read", with no
+// word of whose they were.
+func resourceError(err error, uri, traposID string) error {
+	je, ok := rpcError(err, uri).(*jsonrpc.Error)
+	pe, isProtocol := errors.AsType[*protocol.Error](err)
+	if !ok || !isProtocol {
+		return je
+	}
+	return withNotes(je, pe, traposID)
+}
+
+// withNotes is je, the JSON-RPC error of pe (whose message may say more), with pe's notes.
+func withNotes(je *jsonrpc.Error, pe *protocol.Error, traposID string) *jsonrpc.Error {
+	je.Message = pe.Error()
+	for _, note := range errorNotes(pe, traposID) {
+		je.Message += "\n\n" + note
+	}
+	return je
+}
+
 // readResource reads a file as read_file does (text by the rule, or bytes), or a directory as
 // its JSON listing.
 func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -83,7 +106,7 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 		listing, err := t.listFiles(ctx, PathInput{TraposID: traposID, Path: path})
 		if err != nil {
 			// A read, as list_files is (addTool's readAgain for the read-only tools).
-			return nil, rpcError(readAgain(err), uri)
+			return nil, resourceError(readAgain(err), uri, traposID)
 		}
 		data, err := json.Marshal(listing)
 		if err != nil {
@@ -93,12 +116,14 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	}
 	data, err := t.client.Read(ctx, traposID, path, maxFileBytes, 0)
 	if err != nil {
-		err = rpcError(transferBack(err), uri)
-		if je, ok := errors.AsType[*jsonrpc.Error](err); ok && strings.HasSuffix(je.Message, ": Not a file") {
-			// A directory's URI without its final '/': name the one that lists it.
-			je.Message += ": a directory, listed by " + FileURI(traposID, path+"/")
+		err = transferBack(err)
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
+			// A directory's URI without its final '/': name the one that lists it (rpcError
+			// reads the computer's "Not a file" as a resource not found).
+			je := rpcError(pe, uri).(*jsonrpc.Error)
+			return nil, withNotes(je, pe.WithHostWords("", ": a directory, listed by "+FileURI(traposID, path+"/")), traposID)
 		}
-		return nil, err
+		return nil, resourceError(err, uri, traposID)
 	}
 	if len(data) == 0 {
 		// The SDK leaves out an empty "text", and contents with neither text nor blob match

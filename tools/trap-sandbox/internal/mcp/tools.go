@@ -459,13 +459,12 @@ const (
 
 // markComputerErrors appends the data note to a tool error whose message the computer wrote
 // (the SDK builds error results from the handler's error alone, so the note is added here),
-// and the owner's refusal note to a forbidden one.
+// and the owner's refusal note to a forbidden one (errorNotes).
 func markComputerErrors(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
 		if r, ok := res.(*sdk.CallToolResult); ok && r != nil && r.IsError { // nil: the SDK refused the call (an unknown tool)
-			pe, ok := r.GetError().(*protocol.Error)
-			if ok && pe.ByComputer {
+			if pe, ok := r.GetError().(*protocol.Error); ok {
 				var traposID string
 				if ctr, ok := req.(*sdk.CallToolRequest); ok {
 					var target struct {
@@ -474,21 +473,35 @@ func markComputerErrors(next sdk.MethodHandler) sdk.MethodHandler {
 					_ = json.Unmarshal(ctr.Params.Arguments, &target)
 					traposID = target.TraposID
 				}
-				r.Content = append(r.Content, &sdk.TextContent{Text: computersWords(pe, traposID)})
-			}
-			if ok && !pe.ByComputer && len(pe.Meant) > 0 {
-				r.Content = append(r.Content, &sdk.TextContent{Text: meantNote})
-			}
-			if ok && !pe.ByComputer && pe.RelabelledTo != "" {
-				r.Content = append(r.Content, &sdk.TextContent{Text: relabelledNote})
-			}
-			if ok && pe.Code == protocol.CodeForbidden {
-				// After the data note, as the gateway's own words, not the computer's.
-				r.Content = append(r.Content, &sdk.TextContent{Text: ownersRefusal})
+				for _, note := range errorNotes(pe, traposID) {
+					r.Content = append(r.Content, &sdk.TextContent{Text: note})
+				}
 			}
 		}
 		return res, err
 	}
+}
+
+// errorNotes are the gateway's notes after an error of a request to traposID, each a text of
+// its own after a tool error's message (markComputerErrors) and a paragraph of its own after a
+// resources/read's (resourceError): whose words the message holds, and for a forbidden one
+// whose the settings are.
+func errorNotes(pe *protocol.Error, traposID string) []string {
+	var notes []string
+	if pe.ByComputer {
+		notes = append(notes, computersWords(pe, traposID))
+	}
+	if !pe.ByComputer && len(pe.Meant) > 0 {
+		notes = append(notes, meantNote)
+	}
+	if !pe.ByComputer && pe.RelabelledTo != "" {
+		notes = append(notes, relabelledNote)
+	}
+	if pe.Code == protocol.CodeForbidden {
+		// After the data note, as the gateway's own words, not the computer's.
+		notes = append(notes, ownersRefusal)
+	}
+	return notes
 }
 
 // meantNote follows a not_connected whose hint asks whether other computers were meant
