@@ -17,6 +17,10 @@ local tableLines = require('/apis/libsandboxai').tableLines;
 local oneLine = require('/apis/libsandboxcodec').oneLine;
 -- Asked once before a conversation's prompt: whether the agent can answer (ai alone).
 local TYPE_PROBE_GATEWAY = require('/apis/libsandboxcodec').TYPE_PROBE_GATEWAY;
+-- Seconds that probe is waited for before the prompt opens anyway: a gateway answers it at
+-- once, but one whose opencode has just started waits on it (played: 5 s, the screen blank
+-- under `ai`), and the first question then says what is wrong, as before.
+local PROBE_WAIT = 2;
 -- The most bytes of such a line within a turn, where the pager shows it: a provider's failure
 -- may well pass the 256 bytes a refusal keeps (MAX_SHOWN_BYTES), and is read whole up to here.
 local MAX_EVENT_LINE_BYTES = 1024;
@@ -1236,7 +1240,7 @@ local function conversation()
   -- probe's aiDetail), says so before the prompt too, as its first question would: the player
   -- typed one first, and read why only then. One probe a conversation, none a question (the
   -- gateway itself refuses at once a question the model cannot answer).
-  local probed, health = libsandbox.request(TYPE_PROBE_GATEWAY, {});
+  local probed, health = libsandbox.request(TYPE_PROBE_GATEWAY, {}, PROBE_WAIT);
   local why = probed and type(health) == "table" and (health.opencodeOk == true and health.aiDetail
     or health.opencodeOk == false and health.opencodeDetail);
   if type(why) == "string" and why ~= "" then
