@@ -207,3 +207,58 @@ shell.run("shell")
 	// the mirror, which starts blank again as at boot (what was drawn meanwhile is unknown).
 	assert.NotContains(t, strings.Join(rows, "\n"), "sandboxOk", "the screen of the stop, frozen")
 }
+
+// TestABasicComputerRefusesMouseInputThroughTheAPI: a basic computer's client refuses a mouse
+// event in screen.input, naming why, as CC gives the mouse to advanced computers only; the
+// caller of POST …/requests and of POST …/input reads that refusal, and nothing of the request
+// is typed. Before, the client queued the click, and a program there got a mouse_click no
+// player can make on a basic computer.
+func TestABasicComputerRefusesMouseInputThroughTheAPI(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label, opts.Basic = 8, "desk", true
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": screenProgram}
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerPrompt)
+	waitForScreen(ctx, t, g, "the prompt", func(rows []string) bool { return hasRow(rows, ">") })
+
+	const refusal = "mouse events reach advanced computers only: this one is a basic computer; nothing was queued"
+	for _, ev := range []string{
+		`{"type":"click","button":1,"x":1,"y":1}`,
+		`{"type":"mouse_click","button":1,"x":1,"y":1}`,
+		`{"type":"drag","button":1,"x":1,"y":1}`,
+		`{"type":"mouse_up","button":1,"x":1,"y":1}`,
+		`{"type":"scroll","direction":1,"x":1,"y":1}`,
+	} {
+		status, got := postRequest(ctx, t, g, screenTraposID,
+			`{"type":"screen.input","payload":{"events":[{"type":"char","text":"x"},`+ev+`]},"timeoutMs":10000}`)
+		require.Equal(t, http.StatusOK, status, ev)
+		require.False(t, got.OK, ev)
+		require.NotNil(t, got.Error, ev)
+		assert.Equal(t, "bad_payload", got.Error.Code, ev)
+		assert.Equal(t, "events[1]: "+refusal, got.Error.Message, ev)
+	}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL("/trapos/computers/8:desk/input"),
+		strings.NewReader(`{"events":[{"type":"char","text":"yz"},{"type":"key","name":"a"},{"type":"click","button":2,"x":3,"y":4}]}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var input apiAnswer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&input))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.False(t, input.OK)
+	require.NotNil(t, input.Error)
+	assert.Equal(t, "bad_payload", input.Error.Code)
+	assert.Equal(t, "events[2]: "+refusal, input.Error.Message, "the click's place in the whole input")
+
+	// None of the refused requests' keys were typed: the line holds only what is typed now.
+	typeText(ctx, t, g, "ls\n")
+	rows := waitForScreen(ctx, t, g, "the listing of /", func(rows []string) bool {
+		return strings.Contains(strings.Join(rows, "\n"), "e2e.lua")
+	})
+	assert.True(t, hasRow(rows, "> ls"), "the refused requests typed nothing:\n%s", strings.Join(rows, "\n"))
+}

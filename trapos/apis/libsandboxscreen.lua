@@ -579,12 +579,18 @@ local function aValue(value)
   return "a " .. kind;
 end
 
+-- The refusal of a mouse event on a basic computer: CC fires mouse_click, mouse_drag, mouse_up
+-- and mouse_scroll on advanced computers only (its terminal takes the mouse when it is colour),
+-- so a program on a basic one never has to deal with one, and the host cannot make it.
+local NO_MOUSE = "mouse events reach advanced computers only: this one is a basic computer";
+
 -- The refusal of a request that would queue more than MAX_INPUT_EVENTS os events.
 local TOO_MANY_EVENTS = "screen.input queues " .. MAX_INPUT_EVENTS .. " events at most per request; send the rest in another";
 
 -- The os events for one input event, appended to out; or nil and why not. i is the event's
 -- place in the list counted from 0, as the gateway names a payload's fields (payload.events[0]).
-local function inputEvents(event, i, keysApi, width, height, out)
+-- takesMouse: the computer is an advanced one (its terminal is colour), which CC gives the mouse.
+local function inputEvents(event, i, keysApi, width, height, takesMouse, out)
   local where = "events[" .. i .. "]";
   if type(event) ~= "table" then
     return nil, where .. " is not an object";
@@ -649,7 +655,9 @@ local function inputEvents(event, i, keysApi, width, height, out)
     end
     out[#out + 1] = { "paste", t };
   elseif kind == "click" or kind == "mouse_click" or kind == "drag" or kind == "mouse_up" then
-    if not MOUSE_BUTTONS[event.button] then
+    if not takesMouse then
+      return nil, where .. ": " .. NO_MOUSE;
+    elseif not MOUSE_BUTTONS[event.button] then
       return nil, where .. ".button must be 1, 2 or 3";
     elseif not within(event.x, 1, width) or not within(event.y, 1, height) then
       return nil, where .. ": x, y must be a cell of the " .. width .. "x" .. height .. " screen";
@@ -667,7 +675,9 @@ local function inputEvents(event, i, keysApi, width, height, out)
       out[#out + 1] = { "mouse_up", event.button, event.x, event.y };
     end
   elseif kind == "scroll" then
-    if not SCROLL_DIRECTIONS[event.direction] then
+    if not takesMouse then
+      return nil, where .. ": " .. NO_MOUSE;
+    elseif not SCROLL_DIRECTIONS[event.direction] then
       return nil, where .. ".direction must be -1 (up) or 1 (down)";
     elseif not within(event.x, 1, width) or not within(event.y, 1, height) then
       return nil, where .. ": x, y must be a cell of the " .. width .. "x" .. height .. " screen";
@@ -799,9 +809,10 @@ local function newScreen(deps)
       return badPayload("screen.input needs events, a list of input events");
     end
     local width, height = mirror.size();
+    local takesMouse = deps.term.isColour();
     local queued = {};
     for i, event in ipairs(payload.events) do
-      local ok, why = inputEvents(event, i - 1, keysApi, width, height, queued);
+      local ok, why = inputEvents(event, i - 1, keysApi, width, height, takesMouse, queued);
       if not ok then
         return badPayload(why .. "; nothing was queued");
       end

@@ -754,6 +754,32 @@ describe("libsandboxscreen", function()
       expect(payload.queued):eq(4);
     end);
 
+    it("refuses a mouse event on a basic computer, naming why, and queues nothing", function()
+      -- CC gives the mouse to advanced computers only: a program on a basic one never gets a
+      -- mouse_click, mouse_drag, mouse_up or mouse_scroll, so the host cannot make one either.
+      local basic = newReference();
+      basic.isColour = function() return false; end;
+      basic.isColor = basic.isColour;
+      for _, ev in ipairs({
+        { type = "click", button = 1, x = 1, y = 1 },
+        { type = "mouse_click", button = 1, x = 1, y = 1 },
+        { type = "drag", button = 1, x = 1, y = 1 },
+        { type = "mouse_up", button = 1, x = 1, y = 1 },
+        { type = "scroll", direction = 1, x = 1, y = 1 },
+      }) do
+        local fake = newFakeOs();
+        local screen = newScreen(basic, fake);
+        local ok, _, err = screen.handlers["screen.input"]({ events = { { type = "char", text = "a" }, ev } });
+        expect({ ev.type, ok, err.code, err.message }):same({ ev.type, false, "bad_payload",
+          "events[1]: mouse events reach advanced computers only: this one is a basic computer; nothing was queued" });
+        expect(#fake.queued):eq(0);
+      end
+      -- Its keys go as ever.
+      local fake = newFakeOs();
+      local ok, payload = newScreen(basic, fake).handlers["screen.input"]({ events = { { type = "char", text = "a" } } });
+      expect({ ok, payload.queued }):same({ true, 1 });
+    end);
+
     it("drops the whole request when one event is outside the list, naming it", function()
       local cases = {
         { { type = "websocket_message", url = "ws://x" }, "unknown input type \"websocket_message\"" },
