@@ -434,18 +434,23 @@ describe("libsandboxexec", function()
   end);
 
   describe("a job that turns the computer off", function()
-    -- A runner on an os whose shutdown and reboot only count their calls (the real ones would
-    -- stop this computer), seen by the jobs as their os too; the jobs' shell runs a program
-    -- that reboots, as CC's reboot program does, and one that sleeps after it.
+    -- A runner on an os whose shutdown and reboot count their calls and, as CC's bios makes
+    -- them, never return (they yield until the computer stops; the real ones would stop this
+    -- computer), seen by the jobs as their os too. The jobs' shell runs CC's reboot program
+    -- (it sleeps, then reboots: it never ends), and one that reboots in a coroutine of its own,
+    -- whose yield is that coroutine's, and so ends at once.
     local function powerRunner()
       local calls = { shutdown = 0, reboot = 0 };
-      local fakeOs = setmetatable({
-        shutdown = function() calls.shutdown = calls.shutdown + 1; end,
-        reboot = function() calls.reboot = calls.reboot + 1; end,
-      }, { __index = os });
+      local function neverReturns(name)
+        return function()
+          calls[name] = calls[name] + 1;
+          while true do coroutine.yield(); end
+        end;
+      end
+      local fakeOs = setmetatable({ shutdown = neverReturns("shutdown"), reboot = neverReturns("reboot") }, { __index = os });
       local programs = {
-        reboot = function() print("Goodbye"); os.sleep(0); fakeOs.reboot(); return true; end,
-        ["reboot-then-wait"] = function() print("Goodbye"); fakeOs.reboot(); os.sleep(10); return true; end,
+        reboot = function() print("Goodbye"); os.sleep(0); fakeOs.reboot(); end,
+        ["reboot-wrapped"] = function() print("Goodbye"); coroutine.wrap(fakeOs.reboot)(); return true; end,
       };
       local runner = lib.newRunner({
         term = term, os = fakeOs, env = setmetatable({ os = fakeOs }, { __index = _G }),
@@ -455,9 +460,9 @@ describe("libsandboxexec", function()
       return runner, calls, fakeOs;
     end
 
-    it("answers a chunk that shuts down as it returns, saying so", function()
+    it("answers a chunk that returns after a shutdown in a coroutine of its own, saying so", function()
       local runner, calls = powerRunner();
-      local answer = finish(runner, "exec", { code = "print('bye') os.shutdown() return 42" });
+      local answer = finish(runner, "exec", { code = "print('bye') coroutine.wrap(os.shutdown)() return 42" });
       expect(answer.ok):eq(true);
       expect(answer.payload.returns):same({ 42 });
       expect(answer.payload.output):eq("bye\n");
@@ -465,10 +470,10 @@ describe("libsandboxexec", function()
       expect(calls):same({ shutdown = 1, reboot = 0 });
     end);
 
-    it("answers a chunk that waits after os.reboot before it yields, since the computer stops there", function()
+    it("answers a chunk at its os.reboot, which never returns, since the computer stops there", function()
       local runner, calls = powerRunner();
       local answer;
-      runner.exec({ code = "print('bye') os.reboot() sleep(10) return 42", timeoutMs = 60000 },
+      runner.exec({ code = "print('bye') os.reboot() return 42", timeoutMs = 60000 },
         function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
       -- Answered within the step that rebooted: no event is fed after it.
       expect(answer):same({ ok = true, payload = { returns = textutils.empty_json_array, output = "bye\n", powerOff = "reboot" } });
@@ -476,12 +481,12 @@ describe("libsandboxexec", function()
       expect(calls):same({ shutdown = 0, reboot = 1 });
     end);
 
-    it("answers a program that reboots, and one that waits after its reboot as not done", function()
+    it("answers CC's reboot program as not done, and one that returns after its reboot as done", function()
       local runner = powerRunner();
-      local answer = finish(runner, "run", { command = "reboot" });
-      expect(answer.payload):same({ success = true, output = "Goodbye\n", powerOff = "reboot" });
-      answer = finish(runner, "run", { command = "reboot-then-wait", timeoutMs = 60000 });
+      local answer = finish(runner, "run", { command = "reboot", timeoutMs = 60000 });
       expect(answer.payload):same({ success = false, output = "Goodbye\n", powerOff = "reboot" });
+      answer = finish(runner, "run", { command = "reboot-wrapped" });
+      expect(answer.payload):same({ success = true, output = "Goodbye\n", powerOff = "reboot" });
       expect(runner.count()):eq(0);
     end);
 
