@@ -1104,16 +1104,16 @@ local function refuseIfLinked()
     return true, status.connected == true;
   end
   local account = oneLine(status.account);
+  local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
   if settingsLib.savedValue(libsandbox.SETTING_PASSWORD) ~= settings.get(libsandbox.SETTING_PASSWORD) then
     -- Linked while .settings could not be saved: the daemon holds the credential until the
     -- reboot, and the account holds it too, so a new link would be refused. Saving keeps it.
     if not settingsLib.save() then
       failUnsaved(account);
     end
-    print("This computer is linked to " .. account .. " already; its credential is saved now.");
+    print("This computer " .. what .. account .. " already; its credential is saved now.");
     return true, true, true;
   end
-  local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
   -- The command on rows of its own, as link's approve line: in the sentence, the screen broke
   -- it wherever a row ended (on a pocket computer, always: it is 31 columns and more).
   fail("This computer " .. what .. status.account .. " already. To link it anew, first revoke its "

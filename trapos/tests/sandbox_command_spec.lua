@@ -2125,6 +2125,13 @@ describe("sandbox command", function()
       expect(#record.sockets):eq(0);
       expectNoSecret(lines, record, err);
       -- still no room: the same words as the link's own
+      -- a credential its operator issued (credentials add), entered on a full drive: said as such
+      linked.credentialKind = "issued";
+      local issued, issuedErr, issuedLines = run({ "link" }, { status = linked, gateway = linkGateway(), settings = values,
+        savedValues = {} });
+      expectSuccess(issued, issuedErr);
+      expect(issuedLines):same({ "This computer has a credential of alice already; its credential is saved now." });
+      linked.credentialKind = nil;
       local full, fullErr, _, fullRecord = run({ "link" }, { status = linked, gateway = linkGateway(), settings = values,
         savedValues = {}, saveFails = true });
       expect(full):eq(false);
