@@ -340,21 +340,28 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	return out, nil
 }
 
-// note is what the screen tools say beside a screen with rows the computer has not seen drawn
-// whole: unknownRows' meaning is in the output schema only, which opencode does not hand the
-// model, and an agent read unknownRows [1 … 19] after a reboot with no word of what they are.
-// "" for a screen seen whole.
+// note is what the screen tools say beside a screen still changing at the call's end, or with
+// rows the computer has not seen drawn whole: settled and unknownRows mean so in the output
+// schema only, which opencode does not hand the model. An agent read unknownRows [1 … 19]
+// after a reboot with no word of what they are, and settled false after typing a program's
+// name whose loop redraws the screen, no word that the input was typed. "" for a screen
+// seen whole and settled (or read without waiting).
 func (o ScreenOutput) note() string {
-	if len(o.UnknownRows) == 0 {
-		return ""
+	var notes []string
+	if o.Settled != nil && !*o.Settled {
+		notes = append(notes, "The screen was still changing when the call ended (settled false): a program keeps drawing on it, so this is one moment of it. "+
+			"The input was typed: do not send it again. read_screen reads the screen again at once, without waiting for it to settle.")
 	}
-	have := " have"
-	if len(o.UnknownRows) == 1 {
-		have = " has"
+	if len(o.UnknownRows) > 0 {
+		have := " have"
+		if len(o.UnknownRows) == 1 {
+			have = " has"
+		}
+		notes = append(notes, rowsNamed(o.UnknownRows)+" (unknownRows)"+have+" not been seen drawn whole since the computer began mirroring its screen "+
+			"(its boot's first lines, or what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, "+
+			"until a program draws them again (at the shell prompt, clear redraws the whole screen).")
 	}
-	return rowsNamed(o.UnknownRows) + " (unknownRows)" + have + " not been seen drawn whole since the computer began mirroring its screen " +
-		"(its boot's first lines, or what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, " +
-		"until a program draws them again (at the shell prompt, clear redraws the whole screen)."
+	return strings.Join(notes, " ")
 }
 
 // rowsNamed names rows (1-based, ascending) for a sentence, runs as ranges: "Row 4",
