@@ -277,7 +277,7 @@ func (s *Session) logDisconnect(readErr error, ended time.Time) {
 			return
 		}
 	}
-	if level == slog.LevelInfo && !s.lineAllowed() {
+	if level == slog.LevelInfo && !s.endLineAllowed() {
 		return
 	}
 	s.log().Log(context.Background(), level, "computer disconnected", append([]any{"accountId", key.AccountID, "traposId", key.TraposID}, attrs...)...)

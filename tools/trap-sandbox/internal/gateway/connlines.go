@@ -9,13 +9,18 @@ import (
 	"trap-sandbox/internal/server"
 )
 
-// connLines bounds the connect and disconnect lines one address writes (and the INFO lines of
-// a hello refused for its revoked or misplaced credential, and of a computer replaced) (IPv6: its /64,
-// server.AddressKey), with a token bucket per address (Config.ConnectionLinesRate and
+// connLines bounds the lines about computers connecting that one address writes (IPv6: its
+// /64, server.AddressKey), with a token bucket per address (Config.ConnectionLinesRate and
 // ConnectionLinesBurst): the computers of a Minecraft server share its address, and a loop
 // there saying hello under ever new ids wrote every line it could (4 000 a second, 700 KB).
-// A line past the bucket is left out and counted; the count is logged in a WARN, at most
-// once a minute per address (the gateway's warnThrottle).
+// A connect line spends connectLineTokens, its own and its disconnect line's; a computer
+// whose connect line was written has its ending written whatever the bucket holds (its
+// disconnect line, and the line of its replacement by a newer connection), so that a flood
+// from the address cannot hide what becomes of a computer the log showed connecting (a
+// player there taking 5:küche over). The ending of a computer whose connect line was left
+// out, and the INFO line of a hello refused for its misplaced credential, spend a token
+// each. A line past the bucket is left out and counted; the count is logged in a WARN, at
+// most once a minute per address (the gateway's warnThrottle).
 type connLines struct {
 	limit rate.Limit
 	burst int
@@ -24,6 +29,10 @@ type connLines struct {
 	addrs map[string]*lineState // guarded by mu
 	swept time.Time             // guarded by mu
 }
+
+// connectLineTokens is what a connect line spends of its address's budget: one for itself,
+// one for its computer's disconnect line, which is then always written (endLineAllowed).
+const connectLineTokens = 2
 
 type lineState struct {
 	bucket  *rate.Limiter
@@ -38,9 +47,9 @@ func newConnLines(cfg Config) *connLines {
 	return &connLines{limit: limit, burst: cfg.ConnectionLinesBurst, addrs: make(map[string]*lineState), swept: cfg.Clock.Now()}
 }
 
-// take spends a line of remoteAddr's budget at now. Past it, it counts the line left out and
-// returns false with the count since the last reset.
-func (c *connLines) take(remoteAddr string, now time.Time) (ok bool, leftOut int) {
+// take spends tokens of remoteAddr's budget at now for a line. Past it, it counts the line
+// left out and returns false with the count since the last reset.
+func (c *connLines) take(remoteAddr string, tokens int, now time.Time) (ok bool, leftOut int) {
 	if c.limit == rate.Inf {
 		return true, 0
 	}
@@ -53,7 +62,7 @@ func (c *connLines) take(remoteAddr string, now time.Time) (ok bool, leftOut int
 		st = &lineState{bucket: rate.NewLimiter(c.limit, c.burst)}
 		c.addrs[key] = st
 	}
-	if st.bucket.AllowN(now, 1) {
+	if st.bucket.AllowN(now, tokens) {
 		return true, 0
 	}
 	st.leftOut++
@@ -83,12 +92,28 @@ func (c *connLines) sweepLocked(now time.Time) {
 	}
 }
 
-// lineAllowed says whether a connect or disconnect line of s may be written. Past its
-// address's budget the line is left out, and a WARN (at most once a minute per address)
+// connectLineAllowed says whether s's connect line may be written, and spends its
+// ending's share of the budget with it.
+func (s *Session) connectLineAllowed() bool {
+	if !s.lineAllowed(connectLineTokens) {
+		return false
+	}
+	s.connectLogged.Store(true)
+	return true
+}
+
+// endLineAllowed says whether a line of s's ending (replaced, disconnected) may be written:
+// always when its connect line was, which paid for it; else as another line.
+func (s *Session) endLineAllowed() bool {
+	return s.connectLogged.Load() || s.lineAllowed(1)
+}
+
+// lineAllowed says whether a line about s connecting that spends tokens may be written. Past
+// its address's budget the line is left out, and a WARN (at most once a minute per address)
 // says so with the number left out since the previous one.
-func (s *Session) lineAllowed() bool {
+func (s *Session) lineAllowed(tokens int) bool {
 	lines := s.gw.lines
-	ok, leftOut := lines.take(s.remoteAddr, s.gw.cfg.Clock.Now())
+	ok, leftOut := lines.take(s.remoteAddr, tokens, s.gw.cfg.Clock.Now())
 	if ok {
 		return true
 	}

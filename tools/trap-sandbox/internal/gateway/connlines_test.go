@@ -11,20 +11,23 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // TestConnectLinesOfAnAddressAreBounded: a loop saying hello under ever new ids (the shared
 // password is on every computer) wrote two INFO lines a hello, 4 000 lines a second. Past
 // its address's bucket a line is left out, and a WARN a minute counts them; the bucket
-// refills at its rate. A negative rate logs every line.
+// refills at its rate. A connect line spends two tokens (its own and its disconnect line's).
+// A negative rate logs every line.
 func TestConnectLinesOfAnAddressAreBounded(t *testing.T) {
 	clk := newFakeClock()
 	// Pings and idle probes far off: the minute the test lets pass drops no computer.
 	metrics := NewMetrics(prometheus.NewRegistry())
-	h := newHarness(t, Config{ConnectionLinesRate: 1, ConnectionLinesBurst: 3, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour,
+	h := newHarness(t, Config{ConnectionLinesRate: 2, ConnectionLinesBurst: 6, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour,
 		Metrics: metrics}, nil)
 	connected := func() int { return strings.Count(h.logs.String(), `msg="computer connected"`) }
-	warning := regexp.MustCompile(`level=WARN msg="computers from this address connect and disconnect faster than the log takes: their lines are left out \(trapos_gateway_limited_total counts them as log_lines\)" module=trapos-cloud-gateway remote=127\.0\.0\.1:\d+ linesLeftOut=(\d+) rate=1 burst=3( suppressedSinceLast=\d+)? repeatsLoggedEvery=1m0s\n`)
+	warning := regexp.MustCompile(`level=WARN msg="computers from this address connect and disconnect faster than the log takes: their lines are left out \(trapos_gateway_limited_total counts them as log_lines\)" module=trapos-cloud-gateway remote=127\.0\.0\.1:\d+ linesLeftOut=(\d+) rate=2 burst=6( suppressedSinceLast=\d+)? repeatsLoggedEvery=1m0s\n`)
 
 	for i := 1; i <= 5; i++ {
 		h.connect(t, fmt.Sprintf("%d:", i), "")
@@ -50,4 +53,29 @@ func TestConnectLinesOfAnAddressAreBounded(t *testing.T) {
 		off.connect(t, fmt.Sprintf("%d:", i), "")
 	}
 	assert.Equal(t, 5, strings.Count(off.logs.String(), `msg="computer connected"`))
+}
+
+// TestAFloodDoesNotHideATakeover: the computers of a Minecraft server share its address, so
+// a player there could spend the address's line budget with hellos under ever new ids (the
+// shared password is in every computer's .settings) and then take 5:küche over: its
+// "replaced" line was left out, and the operator read only a WARN's count. A computer whose
+// connect line was written has its ending written too, budget or not.
+func TestAFloodDoesNotHideATakeover(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 1, ConnectionLinesBurst: 4, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	victim := h.connect(t, "5:küche", "pw")
+	for i := 1; i <= 20; i++ {
+		h.connect(t, fmt.Sprintf("%d:flood", 100+i), "pw")
+	}
+	require.Contains(t, h.logs.String(), "linesLeftOut=", "the flood spent the address's budget")
+
+	h.connect(t, "5:küche", "pw") // the takeover, past the budget
+	victim.expectClose(CloseReplaced, "replaced")
+	assert.Contains(t, h.logs.String(), `msg="computer replaced by a newer connection" module=trapos-cloud-gateway remote=127.0.0.1:`)
+	assert.Regexp(t, `msg="computer replaced by a newer connection" [^\n]* traposId=5:küche\n`, h.logs.String())
+	require.Eventually(t, func() bool {
+		return regexp.MustCompile(`msg="computer disconnected" [^\n]*traposId=5:küche code=4009`).MatchString(h.logs.String())
+	}, waitLimit, testkit.Poll, "the victim's disconnect line, whose connect line was written")
+	assert.Equal(t, 2, strings.Count(h.logs.String(), `msg="computer connected"`),
+		"5:küche's and the flood's first (of 4 lines: a connect line holds its ending's too), and the takeover's is left out")
 }

@@ -122,12 +122,13 @@ const (
 	DefaultFailedHelloGlobalRate  = 5.0
 	DefaultFailedHelloGlobalBurst = 50
 	// DefaultConnectionLinesRate and DefaultConnectionLinesBurst shape the per-address bucket
-	// of "computer connected" and "computer disconnected" lines (and the older-client line):
-	// past it they are left out and counted in a WARN a minute. A hello needs only the shared
-	// password, which any player reads in a computer's .settings, and one loop saying hello
-	// under ever new ids wrote 4 000 lines (700 KB) a second. The burst takes a restart storm
-	// of 2 000 computers whole, both lines each; the rate is far above a server's churn of
-	// computers whose chunks load and unload.
+	// of "computer connected" and "computer disconnected" lines (and the older-client line;
+	// connLines says which line spends what): past it they are left out and counted in a WARN
+	// a minute. A hello needs only the shared password, which any player reads in a computer's
+	// .settings, and one loop saying hello under ever new ids wrote 4 000 lines (700 KB) a
+	// second. The burst takes a restart storm of 2 000 computers whole, both lines each (a
+	// connect line spends 2); the rate is far above a server's churn of computers whose chunks
+	// load and unload.
 	DefaultConnectionLinesRate  = 5.0
 	DefaultConnectionLinesBurst = 4096
 )

@@ -352,7 +352,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	accountID, credential, accountCreated, credentialKind, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		if s.lineAllowed() {
+		if s.lineAllowed(1) {
 			s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
 		}
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"))
@@ -361,7 +361,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	}
 	if wrong := (*account.WrongComputerError)(nil); errors.As(err, &wrong) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		if s.lineAllowed() {
+		if s.lineAllowed(1) {
 			s.log().Info("hello refused: a linked credential from another computer id", "traposId", clip(traposID), "boundTo", wrong.ComputerID)
 		}
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
@@ -494,7 +494,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if s.revokedDuringHello(credential, revocationsBefore) {
 		return
 	}
-	if s.lineAllowed() {
+	if s.connectLineAllowed() {
 		s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
 		s.noteClientVersion(key, clientVersion)
 	}

@@ -135,7 +135,7 @@ feed:
 // Evict closes the session with 4009 replaced because a newer socket of the same computer said
 // hello, on this replica or another; its pending requests fail with not_connected.
 func (s *Session) Evict() {
-	if s.closeByGateway(CloseReplaced, "replaced") && s.lineAllowed() {
+	if s.closeByGateway(CloseReplaced, "replaced") && s.endLineAllowed() {
 		s.log().Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
 	}
 }

@@ -65,6 +65,10 @@ type Session struct {
 	// linkBegun is set once a link session got its code (link.go): the hello timeout no
 	// longer applies, the code's lifetime does.
 	linkBegun atomic.Bool
+	// connectLogged is set once the computer's connect line was written: its ending's lines
+	// (replaced, disconnected) are written too, whatever its address's budget holds
+	// (connlines.go).
+	connectLogged atomic.Bool
 	// otherHellos counts the hellos on the registered socket that sameHelloAgain did not
 	// answer (another secret or traposId), up to maxOtherHellosOnASocket; the reader's alone.
 	otherHellos uint8
