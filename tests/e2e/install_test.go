@@ -757,6 +757,19 @@ func TestInstallMovesAStartupFromAScript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, door, string(got))
 
+	// One that runs the hook itself (the line an earlier install advised) is not moved either:
+	// its line would name a hook that is gone. It was kept without a word, and a script's
+	// operator never learned why its daemon did not start when the program never ends.
+	withLine := door + "shell.run(\"/sandbox-startup.lua\")\n"
+	dir, opts = withStartup(map[string]string{"startup": withLine})
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
+	assert.Contains(t, unwrapped(out), "/startup was not moved: it runs the daemon itself, at its end "+
+		"(shell.run(\"/sandbox-startup.lua\")). If it never ends, that line never runs: delete the line, "+
+		"then run the install line again.", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup"))
+	require.NoError(t, err)
+	assert.Equal(t, withLine, string(got))
+
 	// A /startup.lua, which CC also runs before the daemon, moves the same way; where
 	// /startup/startup.lua is another program it stays, and the line says why.
 	dir, opts = withStartup(map[string]string{"startup.lua": door})

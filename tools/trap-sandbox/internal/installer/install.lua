@@ -918,9 +918,16 @@ local function install(opts)
     if moveStartup then
       hookPath, runFrom = HOOK, nil;
     end
-  elseif opts.moveStartup and runFrom == "/startup" and not namesHook(runFrom) then
+  elseif opts.moveStartup and runFrom == "/startup" then
     -- Asked for by name: a script's operator reads why this computer's was not moved.
-    printError("/startup was not moved: CC would run your /startup.lua in its place.");
+    if namesHook(runFrom) then
+      -- Moved, its line would name HOOK_BESIDE, gone once the hook is in /startup/ (the
+      -- player's file is never edited); and a program that never ends never reaches it.
+      printError("/startup was not moved: it runs the daemon itself, at its end (shell.run(\"" .. HOOK_BESIDE
+        .. "\")). If it never ends, that line never runs: delete the line, then run the install line again.");
+    else
+      printError("/startup was not moved: CC would run your /startup.lua in its place.");
+    end
   end
   -- A /startup.lua runs before the hook as a /startup file does; the installer advises its
   -- move (below) and asks nothing, but --move-startup makes it: one rename, which a computer
