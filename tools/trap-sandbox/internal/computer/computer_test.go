@@ -16,6 +16,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
 )
@@ -251,22 +252,28 @@ func TestAComputerGoneMidTransferIsSaidSo(t *testing.T) {
 
 // TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile: a put cut by the gateway's shutdown (or
 // the stop of the replica holding the computer) said "it may have done what it was asked all
-// the same: check before you ask again" of the file, as of a Lua run; but only the temporary
+// the same: check before you ask again" of the file, as of a Lua run, and so did one cut by the
+// gateway's death ("what was asked may have been done all the same"); but only the temporary
 // file was written to, so it says what became of the file, as a computer gone during it does.
 func TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile(t *testing.T) {
 	stopping := func() error { // the gateway's words for a request its shutdown cut (gateway.shutdownBeforeAnswer)
 		return protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down%s", computer.MayHaveDoneIt)
 	}
+	killed := func() error { return hostapi.DroppedGatewayError{URL: "http://127.0.0.1:4444"} } // the CLI's, of a gateway killed mid-request
 	for _, c := range []struct {
 		name   string
 		file   map[string]string
 		nth    int
+		stop   func() error
 		prefix string
 	}{
-		{"new file, second chunk", nil, 2, "not_connected: the gateway is shutting down; the write of /new.bin stopped with at least 16384 of its 49152 bytes written, " +
+		{"new file, second chunk", nil, 2, stopping, "not_connected: the gateway is shutting down; the write of /new.bin stopped with at least 16384 of its 49152 bytes written, " +
 			"as the computer confirmed: no file was made there; write it again once it is back; the computer could not be told to remove what was sent"},
-		{"old file, first chunk", map[string]string{"/new.bin": "old"}, 1,
+		{"old file, first chunk", map[string]string{"/new.bin": "old"}, 1, stopping,
 			"not_connected: the gateway is shutting down; the write of /new.bin stopped: the old file is kept; write it again once it is back; the computer could not be told to remove what was sent"},
+		{"gateway killed, second chunk", nil, 2, killed, "the gateway at http://127.0.0.1:4444 closed the connection before it answered (it stopped or crashed: see its log); " +
+			"the write of /new.bin stopped with at least 16384 of its 49152 bytes written, as the computer confirmed: no file was made there; write it again once it is back; " +
+			"the computer could not be told to remove what was sent"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := daemonfake.NewLocal(c.file)
@@ -278,14 +285,18 @@ func TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile(t *testing.T) {
 					}
 				}
 				if stopped {
-					return stopping()
+					return c.stop()
 				}
 				return nil
 			}
 			err := computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
 			require.Error(t, err)
 			assert.True(t, strings.HasPrefix(err.Error(), c.prefix), err.Error())
-			assert.NotContains(t, err.Error(), "it may have done what it was asked")
+			assert.NotContains(t, err.Error(), "may have done")
+			assert.NotContains(t, err.Error(), "may have been done")
+			if _, ok := errors.AsType[hostapi.DroppedGatewayError](err); c.name == "gateway killed, second chunk" {
+				assert.True(t, ok, "the transport's error is kept")
+			}
 		})
 	}
 }

@@ -122,6 +122,9 @@ func goneDuring(err error, traposID string, begun bool, what string, args ...any
 // (MayHaveDoneIt) is true of the one chunk, but of the file what the write says instead. A
 // computer that went away is goneDuring's; any other error is returned as it is.
 func stoppedDuring(err error, what string, args ...any) error {
+	if dropped, ok := errors.AsType[mayHaveRunError](err); ok { // a gateway killed mid-request
+		return stoppedWrite{error: err, message: dropped.WithoutMayHaveRun() + "; " + fmt.Sprintf(what, args...)}
+	}
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.Left {
 		return err
@@ -132,6 +135,23 @@ func stoppedDuring(err error, what string, args ...any) error {
 	}
 	return pe.WithMessage(said + "; " + fmt.Sprintf(what, args...))
 }
+
+// mayHaveRunError is a transport's error about a request that may have reached the computer
+// before the gateway went, said in its message (hostapi.DroppedGatewayError: a gateway killed
+// or crashed mid-request); WithoutMayHaveRun is that message without saying so.
+type mayHaveRunError interface {
+	error
+	WithoutMayHaveRun() string
+}
+
+// stoppedWrite is a transport's error (kept for errors.As) in stoppedDuring's words.
+type stoppedWrite struct {
+	error
+	message string
+}
+
+func (s stoppedWrite) Error() string { return s.message }
+func (s stoppedWrite) Unwrap() error { return s.error }
 
 // timedOutDuring words a timeout of one request of a transfer under way (its deadline, the
 // caller's --timeout or timeoutMs, bounds the whole transfer): how far it got, after the

@@ -461,8 +461,13 @@ type DroppedGatewayError struct {
 }
 
 func (e DroppedGatewayError) Error() string {
-	return fmt.Sprintf(GatewayAt+"%s closed the connection before it answered (it stopped or crashed: see its log); "+
-		"what was asked may have been done all the same: check before you ask again", e.URL)
+	return e.WithoutMayHaveRun() + "; what was asked may have been done all the same: check before you ask again"
+}
+
+// WithoutMayHaveRun is the message without its "what was asked may have been done", for a
+// caller that says what became of it instead (a write, of its file: computer.Client.Write).
+func (e DroppedGatewayError) WithoutMayHaveRun() string {
+	return fmt.Sprintf(GatewayAt+"%s closed the connection before it answered (it stopped or crashed: see its log)", e.URL)
 }
 
 // NoGatewayError is a call that found nothing listening at the gateway's URL (connection
