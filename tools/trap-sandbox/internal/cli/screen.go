@@ -580,6 +580,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		case <-only.next:
 			only.step()
 		case f := <-frames:
+			mouse.basic = !f.Colour
 			snap := snapshotOf(f)
 			last = &snap
 			shownW, shownH = snap.Size()
@@ -1030,9 +1031,13 @@ func eventsOf(in console.Input, mouse *pointer) ([]computer.InputEvent, error) {
 		case "paste":
 			evs = append(evs, computer.InputEvent{Type: computer.InputPaste, Text: cctext.FromCC([]byte(ev.Text))})
 		case "mouse_click", "mouse_drag", "mouse_up":
-			evs = append(evs, mouse.events(ev)...)
+			if !mouse.basic {
+				evs = append(evs, mouse.events(ev)...)
+			}
 		case "mouse_scroll":
-			evs = append(evs, computer.InputEvent{Type: computer.InputScroll, Direction: ev.Button, X: ev.X, Y: ev.Y})
+			if !mouse.basic {
+				evs = append(evs, computer.InputEvent{Type: computer.InputScroll, Direction: ev.Button, X: ev.X, Y: ev.Y})
+			}
 		}
 	}
 	return evs, nil
@@ -1047,6 +1052,10 @@ func eventsOf(in console.Input, mouse *pointer) ([]computer.InputEvent, error) {
 // it too); one that takes drags alone, the click, then the drags.
 type pointer struct {
 	drags, pressApart bool
+	// basic: the computer is a basic one (its frames' colour false), which takes no mouse, as
+	// CC fires mouse events on advanced computers only: nothing of the mouse is sent (its client
+	// refuses a request with one whole, the keys typed with it too).
+	basic bool
 	// held: a press was sent whose drags and release are to follow; button its button, x, y
 	// the cell it was last on (a terminal may report a move within a cell: CC sends a drag a
 	// cell).

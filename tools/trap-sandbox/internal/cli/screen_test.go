@@ -700,6 +700,45 @@ func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 	_ = streaming.Close()
 }
 
+// TestTheScreenViewerSendsNoMouseToABasicComputer: on a basic computer (its frames' colour
+// false) the terminal's clicks, drags and wheel send nothing, as CC fires no mouse event there,
+// and the keys typed with them go as ever. Before, the view sent them, and the computer's client
+// (0.5.26 on) refused the whole request, the keys typed with the click too.
+func TestTheScreenViewerSendsNoMouseToABasicComputer(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	sent := make(chan []computer.InputEvent)
+	v := &viewer{out: out, send: func(ctx context.Context, evs []computer.InputEvent) error {
+		select {
+		case sent <- evs:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+	typing, streaming, done := startViewer(t.Context(), t, v)
+
+	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":false,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"greys\"}]}\n\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "greys") }, 5*time.Second, time.Millisecond)
+
+	// A press, a drag, the release and the wheel, then a key, in one read.
+	_, err = typing.Write([]byte("\x1b[<0;3;1M\x1b[<32;4;1M\x1b[<0;4;1m\x1b[<65;4;1Ma"))
+	require.NoError(t, err)
+	evs := <-sent
+	for _, ev := range evs {
+		assert.NotContains(t, []string{computer.InputClick, computer.InputMouseClick, computer.InputDrag,
+			computer.InputMouseUp, computer.InputScroll}, ev.Type, "no mouse event: %+v", evs)
+	}
+	assert.Contains(t, evs, computer.InputEvent{Type: computer.InputChar, Text: "a"}, "the key goes: %+v", evs)
+	_, err = typing.Write([]byte("\x13"))
+	require.NoError(t, err)
+	<-sent
+	_, err = typing.Write([]byte("\x13"))
+	require.NoError(t, err)
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+	_ = typing.Close()
+	_ = streaming.Close()
+}
+
 // viewedThenControlled is a viewer's computer.info of a computer whose client is version: the
 // first answer says the screen is only viewed, every later one that it is controlled. Each
 // answer shows on the status line (runControlledView waits on it), so a test knows the view
