@@ -624,6 +624,45 @@ func TestUninstallAfterAStoppedInstall(t *testing.T) {
 	assert.Equal(t, []string{"apis", "apis/mine.lua", "cut.lua"}, diskFiles(t, dir), out)
 }
 
+// TestInstallAfterAStoppedInstallCountsItsFiles: the files a stopped install left beside their
+// places are written over by the next run, so the room they hold is the install's own. The
+// count took them for the player's: on a drive that the package fits once they are
+// overwritten, it asked the player to free their size in files of their own.
+func TestInstallAfterAStoppedInstallCountsItsFiles(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+
+	reference := t.TempDir()
+	out := playerSessionOn(ctx, t, machine.Options{Overlay: reference, HTTP: httpapi.Options{AllowPrivate: true}}, install)
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	installed := ccDiskCost(t, reference)
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
+	res, out := fakecrafttest.Run(ctx, t, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true,
+		TimeScale: timeScale, Input: computer.LinesOf("cut open", install, "echo never typed")})
+	require.NoError(t, res.Err, out)
+	require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
+	var left int64
+	for _, name := range diskFiles(t, dir) {
+		if strings.HasSuffix(name, ".new") {
+			info, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+			require.NoError(t, err)
+			left += max(info.Size(), 500) // CC's accounting, as ccDiskCost's
+		}
+	}
+	require.Greater(t, left, int64(100_000), "the cut left much of the package: %v", diskFiles(t, dir))
+
+	// Room for the package once what the cut left is written over, and 5 KB (the records'
+	// estimate); not for the package beside it.
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true},
+		SpaceLimit: 500 + ccDiskCost(t, dir) - left + installed + 5_000}
+	out = playerSessionOn(ctx, t, opts, install)
+	assert.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.NotContains(t, out, "too little room", out)
+}
+
 // TestInstallFinishesAStoppedMove: the move of a /startup file into /startup/ goes through
 // /.trapos-sandbox-startup.moving (a directory cannot take the name of the file it replaces),
 // so a computer stopped between those steps had the player's program there, under a hidden

@@ -771,8 +771,9 @@ end
 
 -- The files of list that must be written (changed) and those that hold their bytes already
 -- (unchanged: an upgrade leaves them as they are); or nil, having said so, when the drive has
--- too little room for the changed ones, the directories they need and the records (the
--- manifest naming hookPath and dirs, and .settings), each written beside the old one.
+-- too little room for the changed ones (less what a stopped install left in their temporary
+-- places), the directories they need and the records (the manifest naming hookPath and dirs,
+-- and .settings), each written beside the old one.
 local function roomFor(old, list, hookPath, dirs)
   local changed, unchanged, need = {}, {}, 0;
   for _, f in ipairs(list) do
@@ -781,6 +782,11 @@ local function roomFor(old, list, hookPath, dirs)
     else
       changed[#changed + 1] = f;
       need = need + math.max(#f.body, MINIMUM_FILE_COST);
+      if fs.exists(f.temp) and not fs.isDir(f.temp) then
+        -- Left by a stopped install: written over, its room is the install's own (counted as
+        -- the player's, it asked them to free its size in files of their own).
+        need = need - math.max(fs.getSize(f.temp), MINIMUM_FILE_COST);
+      end
     end
   end
   local newDirs = {};
