@@ -232,8 +232,8 @@ func (i Info) Relabelled() string {
 // (os.setComputerLabel, label set): an agent learnt it only from computer_info, or from its
 // next call to the old id. CC fires no event for a label and the daemon looks for one every
 // 15 s, so its bye comes after the run's answer: this asks computer.info, which every client
-// answers whatever its owner allows. The one home of that note (MCP's run tools, the CLI's
-// exec and run). It waits at most RelabelCheckTimeout, and a computer that went is not looked
+// answers whatever its owner allows. The one home of that note (MCP's run tools and typing
+// tools, the CLI's exec and run). It waits at most RelabelCheckTimeout, and a computer that went is not looked
 // for among the connected ones (the bare not_connected, as PingBare's): the run's answer waits
 // for it.
 func (c *Client) RelabelledByRun(ctx context.Context, traposID string) string {

@@ -167,6 +167,46 @@ func TestARunThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out.Relabelled, want), out.Relabelled)
 }
 
+// TestTypingThatRelabelsTheComputerSaysItsNewID: send_text "label set pantry\n" at the shell
+// answered the screen alone ("Computer label set to "pantry""), with no word that the
+// traposId the agent used stops reaching the computer within 15 s: the typing tools say the
+// new one, as a run does.
+func TestTypingThatRelabelsTheComputerSaysItsNewID(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Label = "kitchen"
+	d.List[0].TraposID = d.TraposID()
+	term := daemonfake.NewTerminal()
+	d.Exec = func(typ string, payload map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenInput && strings.Contains(fmt.Sprint(payload), "pantry") {
+			d.InfoFields = map[string]any{"label": "pantry"}
+		}
+		return term.Exec(typ, payload)
+	}
+	s := session(t, d)
+	var out struct {
+		Relabelled string `json:"relabelled"`
+	}
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:kitchen", "text": "ls\n", "settleMs": 1})
+	require.False(t, res.IsError, text(res))
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+	assert.Empty(t, out.Relabelled, "typing that left the label says nothing of it")
+
+	for _, call := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"send_text", map[string]any{"traposId": "7:kitchen", "text": "label set pantry\n", "settleMs": 1}},
+		{"send_keys", map[string]any{"traposId": "7:kitchen", "keys": []string{"enter"}, "settleMs": 1}}, // the label stays changed
+	} {
+		name := call.name
+		res = callTool(t, s, name, call.args)
+		require.False(t, res.IsError, text(res))
+		out.Relabelled = ""
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+		assert.True(t, strings.HasPrefix(out.Relabelled, "its label changed since it connected as 7:kitchen, so within 15 s it connects again as 7:pantry"), "%s: %s", name, out.Relabelled)
+	}
+}
+
 // TestARunsAnswerWaitsForItsRelabelCheckTwoSecondsAtMost: after a run, run_lua and
 // run_program ask computer.info whether the run relabelled the computer, and that asked with
 // the default 10 s: a computer that did not answer it (busy, or gone with its socket still

@@ -71,6 +71,9 @@ type ScreenOutput struct {
 	UnknownRows []int `json:"unknownRows,omitempty" jsonschema:"rows (1-based) the computer has not seen drawn whole since it began mirroring its screen (its boot's first lines, what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, where they read blank, until a program draws them again (clear at the shell redraws them all)"`
 	// Settled is set by send_keys and send_text: whether the screen stopped changing.
 	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
+	// Relabelled is computer.Client.RelabelledByRun's after send_keys and send_text: the
+	// typing changed the computer's label (label set at the shell).
+	Relabelled string `json:"relabelled,omitempty" jsonschema:"send_keys and send_text: set when the computer's label changed (e.g. label set typed at the shell): its new traposId, and from when to ask it by that id"`
 	// Warnings are the characters of send_text's text CC cannot hold.
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, sent as ?"`
 }
@@ -337,6 +340,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	}
 	out := screenOutput(got.Screen, how.colours, how.cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings
+	out.Relabelled = t.client.RelabelledByRun(ctx, traposID)
 	return out, nil
 }
 
