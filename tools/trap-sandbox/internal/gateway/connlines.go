@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/server"
 )
 
@@ -18,8 +19,7 @@ import (
 // disconnect line, and the line of its replacement by a newer connection), so that a flood
 // from the address cannot hide what becomes of a computer the log showed connecting (a
 // player there taking 5:küche over). The ending of a computer whose connect line was left
-// out, and the INFO line of a hello refused for its misplaced credential, spend a token
-// each. A line past the bucket is left out and counted; the count is logged in a WARN, at
+// out spends a token. A hello refused for its credential spends none (refusedCredentialLine). A line past the bucket is left out and counted; the count is logged in a WARN, at
 // most once a minute per address (the gateway's warnThrottle).
 type connLines struct {
 	limit rate.Limit
@@ -123,4 +123,17 @@ func (s *Session) lineAllowed(tokens int) bool {
 		lines.reset(s.remoteAddr)
 	}
 	return false
+}
+
+// refusedCredentialLine writes the WARN msg of a hello of traposID refused for its credential
+// secret (revoked, or linked to another computer id), once a minute per credential with the
+// count of the others (warnEach): not from its address's line budget, which a flood of hellos
+// with the shared password spends, so that the flood cannot hide a revoked credential used.
+// Only a credential the account store holds is refused so (a made-up one is a wrong secret),
+// so ever new ones cannot be made up to fill the log; an address names
+// logthrottle.MaxItemsPerGroup credentials a minute at most.
+func (s *Session) refusedCredentialLine(msg, secret, traposID string, attrs ...any) {
+	_, selector, _ := account.Identify(secret)
+	s.gw.limits.warns.warnEach(msg, s.remoteAddr, selector,
+		append([]any{"traposId", clip(traposID), "credentialId", clip(selector)}, attrs...)...)
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 )
 
@@ -78,4 +81,56 @@ func TestAFloodDoesNotHideATakeover(t *testing.T) {
 	}, waitLimit, testkit.Poll, "the victim's disconnect line, whose connect line was written")
 	assert.Equal(t, 2, strings.Count(h.logs.String(), `msg="computer connected"`),
 		"5:küche's and the flood's first (of 4 lines: a connect line holds its ending's too), and the takeover's is left out")
+}
+
+// TestAFloodDoesNotHideARefusedCredential: a hello refused for a revoked credential, or for a
+// linked one said by another computer id, spent the address's line budget, so a flood of
+// hellos under ever new ids with the shared password hid it. Each such line is its
+// credential's, at most once a minute with the count of the others (the credential must be
+// one the store holds: a made-up one is a wrong secret).
+func TestAFloodDoesNotHideARefusedCredential(t *testing.T) {
+	ctx := t.Context()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	revoked, cred, err := accounts.IssueCredential(ctx, "alice", "alice")
+	require.NoError(t, err)
+	_, err = accounts.RevokeCredential(ctx, "alice", cred.Selector)
+	require.NoError(t, err)
+	code, _, err := accounts.BeginLink(ctx, "5:küche", "127.0.0.1:1", 0)
+	require.NoError(t, err)
+	_, err = accounts.ApproveLink(ctx, code, "alice", "alice")
+	require.NoError(t, err)
+	linked, _, err := accounts.AcceptLink(ctx, code, "5:küche", true)
+	require.NoError(t, err)
+	_, linkedSelector, ok := account.Identify(linked)
+	require.True(t, ok)
+
+	clk := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, ConnectionLinesRate: 1, ConnectionLinesBurst: 4, Clock: clk,
+		PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	for i := 1; i <= 20; i++ {
+		h.connect(t, fmt.Sprintf("%d:flood", 100+i), "pw")
+	}
+	require.Contains(t, h.logs.String(), "linesLeftOut=", "the flood spent the address's budget")
+
+	refuse := func(traposID, secret string) {
+		c := h.dial(t, traposID)
+		resp := c.hello(secret)
+		require.False(t, resp.OK)
+		assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	}
+	for range 3 {
+		refuse("7:", revoked)
+		refuse("6:keller", linked)
+	}
+	logs := h.logs.String()
+	assert.Regexp(t, `level=WARN msg="hello refused: the computer's credential is revoked" [^\n]*remote=127\.0\.0\.1:\d+ traposId=7: credentialId=`+cred.Selector+` repeatsLoggedEvery=1m0s\n`, logs)
+	assert.Regexp(t, `level=WARN msg="hello refused: a linked credential from another computer id" [^\n]*remote=127\.0\.0\.1:\d+ traposId=6:keller credentialId=`+linkedSelector+` boundTo=5 repeatsLoggedEvery=1m0s\n`, logs)
+	assert.Equal(t, 1, strings.Count(logs, "credential is revoked"), "a line a minute for the credential")
+	assert.Equal(t, 1, strings.Count(logs, "from another computer id"), "a line a minute for the credential")
+
+	clk.Advance(time.Minute + time.Second)
+	refuse("7:", revoked)
+	assert.Regexp(t, `msg="hello refused: the computer's credential is revoked" [^\n]* suppressedSinceLast=2 `, h.logs.String())
 }

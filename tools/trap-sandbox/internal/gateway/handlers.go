@@ -352,18 +352,15 @@ func (s *Session) handleHello(f protocol.Frame) {
 	accountID, credential, accountCreated, credentialKind, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		if s.lineAllowed(1) {
-			s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
-		}
+		s.refusedCredentialLine("hello refused: the computer's credential is revoked", secret, traposID)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"))
 		s.closeByGateway(CloseRevoked, "revoked")
 		return
 	}
 	if wrong := (*account.WrongComputerError)(nil); errors.As(err, &wrong) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		if s.lineAllowed(1) {
-			s.log().Info("hello refused: a linked credential from another computer id", "traposId", clip(traposID), "boundTo", wrong.ComputerID)
-		}
+		s.refusedCredentialLine("hello refused: a linked credential from another computer id", secret, traposID,
+			"boundTo", wrong.ComputerID)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
 			"%s, not to %s (link this computer with: sandbox link)", wrong.Error(), account.ComputerID(traposID)))
 		s.closeByGateway(CloseUnauthorized, "unauthorized")
