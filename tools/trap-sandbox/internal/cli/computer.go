@@ -442,16 +442,16 @@ func (c *PutCmd) namesDirectory() bool {
 	return ok
 }
 
-// isDir reports whether Remote lists as a directory, in the time ctx has left. The computer's
-// refusal to list it says nothing (a file, no such path, no permission to read: Write answers
+// isDir reports whether Remote is a directory (computer.Client.IsDir), in the time ctx has
+// left. The computer's refusal to look says nothing (no permission to read: Write answers
 // it); anything else (no answer in time, a computer not connected, a busy one) ends the put.
 func (c *PutCmd) isDir(ctx context.Context, client *computer.Client) (bool, error) {
 	deadline, _ := ctx.Deadline()
-	_, err := client.List(ctx, c.TraposID, c.Remote, time.Until(deadline))
+	isDir, err := client.IsDir(ctx, c.TraposID, c.Remote, time.Until(deadline))
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && (pe.ByComputer || pe.Code == protocol.CodeBadPayload) {
 		return false, nil
 	}
-	return err == nil, err
+	return isDir, err
 }
 
 // RmCmd deletes a file on a computer.
@@ -474,11 +474,11 @@ func (c *RmCmd) Run(ctx context.Context) error {
 	// A directory in /rom is not one rm -r deletes either: its delete is refused at once, with
 	// why (computer.Delete), where "rm -r deletes it" sent the user on to that refusal.
 	if !c.Recursive && !computer.InROM(c.Path) {
-		_, err := client.List(ctx, c.TraposID, c.Path, time.Until(deadline))
-		if err == nil {
+		isDir, err := client.IsDir(ctx, c.TraposID, c.Path, time.Until(deadline))
+		if isDir {
 			return named("computer "+typedID(c.TraposID)+" rm "+cctext.Show(c.Path, false), errors.New("it is a directory: rm -r deletes it with everything in it"))
 		}
-		if pe, ok := errors.AsType[*protocol.Error](err); !ok || !(pe.ByComputer || pe.Code == protocol.CodeBadPayload) {
+		if pe, ok := errors.AsType[*protocol.Error](err); err != nil && (!ok || !(pe.ByComputer || pe.Code == protocol.CodeBadPayload)) {
 			return failure(c.TraposID, "rm "+c.Path, err)
 		}
 	}

@@ -21,9 +21,11 @@ import (
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -708,4 +710,54 @@ func TestCatOrGetOfADirectoryNamesLs(t *testing.T) {
 		_, err := runClient(t, args...)
 		assert.EqualError(t, err, "computer 7: "+args[0]+" /programs: a directory, not a file (use ls to list it)")
 	}
+}
+
+// TestPutsThatSucceedLogNoFailedRequest: at --log-level debug the gateway logs each request of
+// the host's tools with its outcome; put's look at whether its path is a directory (an fs.list
+// of the path, which CC answers for a file or for nothing there with fs_error) logged
+// "outcome=fs_error" for every put that worked, an error per command for the operator to read.
+// (A put that makes the directories it writes in still logs the fs.list of the one not there.)
+func TestPutsThatSucceedLogNoFailedRequest(t *testing.T) {
+	clearEnv(t)
+	var logs testkit.SyncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	gw := gateway.New(gateway.Config{}, slog.New(slog.DiscardHandler), nil)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, gw,
+		hostapi.New(computer.New(hostapi.NewGateway(gw).Logging(logger)))).Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
+		defer cancel()
+		assert.NoError(t, gw.Shutdown(ctx))
+		srv.Close()
+	})
+	d := &daemonfake.Daemon{ID: 5, Label: "küche", AllowFiles: "write"}
+	d.PutFile("/old.txt", []byte("old"))
+	d.MakeDir("/programs")
+	connectComputer(t, srv.URL, d)
+	local := filepath.Join(t.TempDir(), "x.txt")
+	require.NoError(t, os.WriteFile(local, []byte("x"), 0o644))
+
+	for _, c := range []struct{ remote, written string }{
+		{"/x.txt", "/x.txt"},             // nothing there
+		{"/old.txt", "/old.txt"},         // a file replaced
+		{"/programs", "/programs/x.txt"}, // into a directory
+	} {
+		before := len(logs.String())
+		out, err := runClient(t, "put", "--url", srv.URL, "5:küche", local, c.remote)
+		require.NoError(t, err)
+		assert.Equal(t, local+" -> 5:küche "+c.written+" (1 byte)\n", out)
+		got, _ := d.File(c.written)
+		assert.Equal(t, "x", string(got))
+		lines := strings.Split(strings.TrimSpace(logs.String()[before:]), "\n")
+		require.NotEmpty(t, lines)
+		for _, line := range lines {
+			assert.Regexp(t, `msg="host request" .* outcome=ok ms=\d+$`, line, "put %s", c.remote)
+		}
+	}
+	// rm, without -r, looks the same way whether the path is a directory it must refuse.
+	before := len(logs.String())
+	_, err := runClient(t, "rm", "--url", srv.URL, "5:küche", "/x.txt")
+	require.NoError(t, err)
+	assert.NotContains(t, d.Names(), "/x.txt")
+	assert.NotContains(t, logs.String()[before:], "fs_error")
 }

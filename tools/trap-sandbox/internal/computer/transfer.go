@@ -518,24 +518,104 @@ func (c *Client) freeSpace(ctx context.Context, traposID, wirePath string) (driv
 	return driveRoom{bytes: int64(free), known: known, onDrive: ans.FreeSpacePath != nil && *ans.FreeSpacePath == wirePath}, nil
 }
 
-// refuseDirectory answers CC's fs_error for writing over a directory when path lists as one;
-// otherwise it says whether a file is there (CC's fs.list of a file: "Not a directory"). A
-// refused fs.list (allow_files none) says nothing about path: fs.write's own refusal follows.
+// refuseDirectory answers CC's fs_error for writing over a directory when path is one;
+// otherwise it says whether a file is there. A refused fs.list (allow_files none) says nothing
+// about path: fs.write's own refusal follows.
 func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) (isFile bool, err error) {
-	_, err = c.list(ctx, traposID, path, remaining(ctx))
-	switch protocol.CodeOf(err) {
-	case "":
+	kind, err := c.kindOf(ctx, traposID, path, remaining(ctx))
+	switch {
+	case protocol.CodeOf(err) == protocol.CodeForbidden:
+		return false, nil
+	case err != nil:
+		return false, err
+	case kind == kindDirectory:
 		wire, _ := cctext.PathWire(path)
 		if wire == "" {
 			wire = "/" // the root, as CC names it
 		}
 		return false, &protocol.Error{Code: protocol.CodeFSError, Message: wire + ": Cannot write to directory"}
-	case protocol.CodeFSError:
-		return strings.HasSuffix(err.Error(), "Not a directory"), nil
-	case protocol.CodeForbidden:
-		return false, nil
 	}
-	return false, err
+	return kind == kindFile, nil
+}
+
+// IsDir reports whether path names a directory on the computer (kindOf): a file, or nothing
+// there, is false. timeout bounds it (0: DefaultTimeout).
+func (c *Client) IsDir(ctx context.Context, traposID, path string, timeout time.Duration) (bool, error) {
+	kind, err := c.kindOf(ctx, traposID, path, bound(timeout, DefaultTimeout))
+	return kind == kindDirectory, err
+}
+
+// pathKind is what a path names on a computer.
+type pathKind int
+
+const (
+	kindNothing pathKind = iota
+	kindFile
+	kindDirectory
+)
+
+// kindOf says what path names by the listing of the directory it is in, which answers a
+// file, a directory and nothing there alike. An fs.list of path itself answers a file, or
+// nothing, with CC's fs_error ("Not a directory", "No such file"): the gateway's debug log
+// showed that as a failed request for every put that worked. A parent that is not there is
+// nothing there (its fs_error is the one left: a put that makes the directories); a parent
+// the computer cannot list in one answer (more names than a frame holds), or a name listed
+// only in another case (a drive that ignores case, which the host cannot tell), is judged by
+// the fs.list of path itself, as before.
+func (c *Client) kindOf(ctx context.Context, traposID, path string, timeout time.Duration) (pathKind, error) {
+	cc, err := cctext.PathToCC(path)
+	if err != nil {
+		return kindNothing, err
+	}
+	names := cctext.ResolvePath(cc)
+	if len(names) == 0 {
+		return kindDirectory, nil // the root
+	}
+	name := names[len(names)-1]
+	if names[0] != ".." { // above the root: the fs.list of path names CC's refusal
+		parent := "/" + strings.Join(names[:len(names)-1], "/")
+		var ans struct {
+			Entries []struct {
+				Name  string `json:"name"`
+				IsDir bool   `json:"isDir"`
+			} `json:"entries"`
+		}
+		err := c.call(ctx, traposID, protocol.TypeFSList, map[string]any{"path": protocol.WireOfBytes([]byte(parent))}, timeout, &ans)
+		if err == nil {
+			otherCase := false
+			for _, e := range ans.Entries {
+				listed, err := protocol.BytesOfWire(e.Name)
+				if err != nil {
+					return kindNothing, protocol.Errorf(protocol.CodeInternal, "fs.list of %s on %s: %v", cctext.ShowPath([]byte(parent)), traposID, err)
+				}
+				if string(listed) == name {
+					if e.IsDir {
+						return kindDirectory, nil
+					}
+					return kindFile, nil
+				}
+				otherCase = otherCase || strings.EqualFold(string(listed), name)
+			}
+			if !otherCase {
+				return kindNothing, nil
+			}
+		} else if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeFSError {
+			return kindNothing, nil
+		} else if !ok || !pe.ByComputer || pe.Code != protocol.CodeInternal {
+			return kindNothing, err
+		}
+	}
+	_, err = c.list(ctx, traposID, path, timeout)
+	switch protocol.CodeOf(err) {
+	case "":
+		return kindDirectory, nil
+	case protocol.CodeFSError:
+		if strings.HasSuffix(err.Error(), "Not a directory") {
+			return kindFile, nil
+		}
+		return kindNothing, nil
+	}
+	return kindNothing, err
 }
 
 // tempName is a fresh temporary name beside target (CC bytes).
