@@ -114,14 +114,64 @@ end
 -- line continuation, so the rows read as one command and type as one.
 local CONTINUED = " \\";
 
--- The rows of a command to type on another machine (the host's shell), given as its shell
--- words, indented by two spaces. On a screen too narrow for it (a pocket computer's 26
--- columns: trap-sandbox link approve BCDF-GHJK is 35) it goes on at the next rows as a shell
--- continues a line: broken between its words (never inside a quoted one: '7:my kitchen'),
--- each row but the last ending in CONTINUED, the rows after the first indented further.
--- Broken bare, "approve BCDF-GHJK" read as a command of its own.
-local function commandRows(words)
+-- Whether text is one word of the host's shell as it is, with no quotes.
+local function plainWord(text)
+  return text:match("^[%w:._,+=@/-]+$") ~= nil;
+end
+
+-- text in single quotes, as one word of the host's shell ("'" itself as '\'').
+local function singleQuoted(text)
+  return "'" .. text:gsub("'", "'\\''") .. "'";
+end
+
+-- text as one word of the host's shell: as it is when it is plain, else in single quotes
+-- (a label with a space: '7:my kitchen').
+local function shellWord(text)
+  return plainWord(text) and text or singleQuoted(text);
+end
+
+-- The rows of one argument too wide for its row, room columns on the first (after the
+-- command's indent) and width on each after; lastMark: the columns the last row's mark takes
+-- (0 or #CONTINUED). CC would wrap it wherever the row ended, inside its quotes too
+-- ("'8:my big kitchen pc by" / "the windows'"), the second row read as a command of its own.
+-- Each row holds a part of it as a shell word of its own, quoted as the whole is, and all but
+-- the last end in "\" against it ("'8:my big kitchen pc'\" / "' by the windows'"): a shell
+-- drops a "\" that ends a line outside quotes, and so joins the parts into the one argument.
+-- The rows after the first start at the row's start: a blank there would split the argument.
+-- A part ends before a space when one is in its second half, so the next row begins with it,
+-- inside its quotes, and words are not cut.
+local function argumentRows(text, room, width, lastMark)
+  local quote = plainWord(text) and function(part) return part; end or singleQuoted;
+  local rows, rest = {}, text;
+  while #quote(rest) + lastMark > room do
+    local cut = 1; -- the length of the longest part that fits with its "\", at least 1
+    while cut < #rest and #quote(rest:sub(1, cut + 1)) + 1 <= room do
+      cut = cut + 1;
+    end
+    local space = rest:sub(1, cut + 1):match(".*() ");
+    if space ~= nil and space - 1 > cut / 2 then
+      cut = space - 1;
+    end
+    rows[#rows + 1] = quote(rest:sub(1, cut)) .. "\\";
+    rest, room = rest:sub(cut + 1), width;
+  end
+  rows[#rows + 1] = quote(rest);
+  return rows;
+end
+
+-- The rows of a command to type on another machine (the host's shell), given as its
+-- arguments (shellWord quotes each), indented by two spaces. On a screen too narrow for it (a
+-- pocket computer's 26 columns: trap-sandbox link approve BCDF-GHJK is 35) it goes on at the
+-- next rows as a shell continues a line: broken between its words (never inside a quoted one:
+-- '7:my kitchen'), each row but the last ending in CONTINUED, the rows after the first
+-- indented further. Broken bare, "approve BCDF-GHJK" read as a command of its own. An
+-- argument wider than a row by itself goes on rows of its own (argumentRows).
+local function commandRows(args)
   local width = term.getSize();
+  local words = {};
+  for i, arg in ipairs(args) do
+    words[i] = shellWord(arg);
+  end
   local command = table.concat(words, " ");
   if 2 + #command <= width then
     return { "  " .. command };
@@ -133,6 +183,14 @@ local function commandRows(words)
     if line ~= nil and #indent + #line + 1 + #word + mark > width then
       rows[#rows + 1] = indent .. line .. CONTINUED;
       indent, line = "    ", nil;
+    end
+    if line == nil and #indent + #word + mark > width then
+      local parts = argumentRows(args[i], width - #indent, width, mark);
+      for j = 1, #parts - 1 do
+        rows[#rows + 1] = indent .. parts[j];
+        indent = "";
+      end
+      word = parts[#parts];
     end
     line = line == nil and word or line .. " " .. word;
   end
@@ -1078,15 +1136,6 @@ end
 -- gateway answers its hello (docs/protocol.md): no credential of its own.
 local SHARED_ACCOUNT = "local";
 
--- text as one word of the host's shell: as it is when it is plain, else in single quotes
--- (a label with a space: '7:my kitchen').
-local function shellWord(text)
-  if text:match("^[%w:._,+=@/-]+$") ~= nil then
-    return text;
-  end
-  return "'" .. text:gsub("'", "'\\''") .. "'";
-end
-
 -- Fails when this computer holds a credential of an account that the gateway accepts right
 -- now (the daemon is connected as that account): a new link would save another credential
 -- and leave that one in the store, where it keeps its account from ever approving a computer
@@ -1118,7 +1167,7 @@ local function refuseIfLinked()
   -- it wherever a row ended (on a pocket computer, always: it is 31 columns and more).
   fail("This computer " .. what .. status.account .. " already. To link it anew, first revoke its "
     .. "credential on the host:\n" .. table.concat(commandRows({ "trap-sandbox", "computers", "revoke",
-      shellWord(oneLine(tostring(status.traposId))) }), "\n"));
+      oneLine(tostring(status.traposId)) }), "\n"));
 end
 
 -- sandbox link [KEY]: its own short link session to sandbox.url (the daemon's stays up).

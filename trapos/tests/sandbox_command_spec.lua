@@ -2182,6 +2182,34 @@ describe("sandbox command", function()
         :eq("  trap-sandbox computers revoke \\\n    '7:Kitchen on the ground floor'");
     end);
 
+    it("breaks a label too long for a row between shell words of its own that a shell joins back", function()
+      -- a 32-character label on a pocket computer's 26 columns: '8:my big kitchen pc by the windows'
+      -- is 36 wide, and the screen wrapped it inside its quotes ("'8:my big kitchen pc by" /
+      -- "the windows'"), the second row read as a command of its own. Each row is quoted on
+      -- its own now, ending in \ against its closing quote, the next at the row's start (a
+      -- blank there would split the word): a shell joins them into one word.
+      local linked = connectedStatus();
+      linked.account = "alice";
+      for _, case in ipairs({
+        { "8:my big kitchen pc by the windows", "  trap-sandbox computers \\\n    revoke \\\n"
+          .. "    '8:my big kitchen pc'\\\n' by the windows'" },
+        { "8:bob's kitchen by the window", "  trap-sandbox computers \\\n    revoke \\\n"
+          .. "    '8:bob'\\''s kitchen'\\\n' by the window'" },
+        -- a plain word: a shell's \ at a row's end joins it too
+        { "8:abcdefghijklmnopqrstuvwxyz012345", "  trap-sandbox computers \\\n    revoke \\\n"
+          .. "    8:abcdefghijklmnopqrs\\\ntuvwxyz012345" },
+      }) do
+        linked.traposId = case[1];
+        local ok, err = run({ "link" }, { status = linked, gateway = linkGateway(), width = 26 });
+        expect(ok):eq(false);
+        local command = err:match("\n(  trap%-sandbox.*)$");
+        expect(command):eq(case[2]);
+        for row in (command .. "\n"):gmatch("([^\n]*)\n") do
+          expect(#row <= 26):eq(true);
+        end
+      end
+    end);
+
     it("names a label with a space as one word of the host's shell", function()
       for _, case in ipairs({ { "7:my kitchen", "'7:my kitchen'" }, { "7:bob's", "'7:bob'\\''s'" }, { "7:", "7:" } }) do
         local linked = connectedStatus();
