@@ -82,6 +82,12 @@ func TestCLICommands(t *testing.T) {
 	assert.Equal(t, "trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut,
 		"the hint is the gateway's, once")
 
+	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "küche")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer küche ping: the gateway answered not_connected: computer küche is not connected; a traposId is <id>:<label> (7:kitchen; 7: for a computer without a label), "+
+		"and this one names no id: sandbox status on a computer in game says its own; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut,
+		"a name with no id is told what a traposId is, once")
+
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "48")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "trap-sandbox: computer 48 ping: the gateway answered not_connected: computer 48 is not connected; did you mean \"48:den/x\"?\n", errOut,

@@ -729,8 +729,19 @@ func TestNotConnectedNamesTheFix(t *testing.T) {
 	const listed = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
 	_, err := c.Ping(t.Context(), "9:", 0)
 	assert.EqualError(t, err, `not_connected: computer 9: is not connected`+listed)
+	// A name without an id (a label alone, or one after an empty id) that no connected
+	// computer has says what a traposId is and where its id is found: the list's hint alone
+	// left an agent whose computer was away with no word that "küche" could never reach it.
+	const noID = "; a traposId is <id>:<label> (7:kitchen; 7: for a computer without a label), and this one names no id: " +
+		"sandbox status on a computer in game says its own" + listed
 	_, err = c.Ping(t.Context(), ":kitchen", 0)
-	assert.EqualError(t, err, `not_connected: computer :kitchen is not connected`+listed, "an empty id names no label")
+	assert.EqualError(t, err, `not_connected: computer :kitchen is not connected`+noID, "an empty id names no label")
+	_, err = c.Ping(t.Context(), "küche", 0)
+	assert.EqualError(t, err, `not_connected: computer küche is not connected`+noID)
+	d.List = nil
+	_, err = c.Ping(t.Context(), "küche", 0)
+	assert.EqualError(t, err, `not_connected: computer küche is not connected`+noID, "with none connected too: no id reaches it when it is back")
+	d.List = []computer.Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
 
 	d.List = nil
 	_, err = c.Ping(t.Context(), "9:", 0)

@@ -53,6 +53,12 @@ const (
 	// ListedHint names where every surface lists the connected computers (the web console
 	// puts its own way back to the list in its place, webconsole's listedElsewhere).
 	ListedHint = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
+	// NoIDHint is for a name with no computer id (no ':', or none before it: "küche",
+	// ":küche") that no connected computer's label is: no id reaches it, connected or not, and
+	// the list's hint alone left an agent whose computer was away with no word of that. It
+	// ends with ListedHint, which the web console puts its own way back to the list in place of.
+	NoIDHint = "; a traposId is <id>:<label> (7:kitchen; 7: for a computer without a label), and this one names no id: " +
+		"sandbox status on a computer in game says its own" + ListedHint
 	// noneHint is for a caller that reaches every computer when none is connected: the fix is
 	// in game.
 	noneHint = "; no computer is connected at all" + inGameFix
@@ -105,7 +111,8 @@ func sinceStart(up time.Duration) string {
 // long the gateway has run (up; 0 when not known).
 // When some of them have the same computer id ("0" for "0:", "0:door" for "0:Door"), or for
 // a name without a ':' the same label ("7:kitchen" for "kitchen"), it asks whether one of
-// those was meant. Otherwise the bare NotConnected, and only it (a computer that disconnected
+// those was meant. A bare NotConnected of a name with no id says what a traposId is
+// (NoIDHint). Otherwise the bare NotConnected, and only it (a computer that disconnected
 // mid-request, or a replica that could not be asked, says what happened itself), gets where
 // the connected computers are listed (and, for a caller that reaches one account's, that its
 // token reaches that account's only), or that none is connected at all (of its account, for a
@@ -137,6 +144,8 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		hint = hintMark + strings.Join(quoted, " or ") + "?"
 	case !pe.Absent:
 		return pe
+	case !hasID || id == "":
+		hint = NoIDHint
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
 		if JustStarted(up) {

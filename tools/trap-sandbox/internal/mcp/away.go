@@ -22,8 +22,9 @@ const waitedAlready = "; it did not connect within "
 
 // awayHint adds awayWait, before its hint, to a not_connected of the gateway's for a computer
 // no socket holds (Absent) that computer.Hint hinted with where the connected ones are listed
-// or that none is. One whose hint names the computers probably meant (Meant), a computer that
-// went during the call (Left), a relabel's, and one reworded since it was hinted (ping's
+// or that none is. One whose hint names the computers probably meant (Meant) or says that
+// the name has no id (computer.NoIDHint: no wait brings a computer back by it), a computer
+// that went during the call (Left), a relabel's, and one reworded since it was hinted (ping's
 // wait, which has waited: its message no longer ends with its Hint) are left as they are.
 // It reads the error's fields, never its words: a label may hold any of them.
 //
@@ -39,8 +40,8 @@ func awayHint(err error) error {
 	switch {
 	case pe.Left && strings.HasSuffix(said, computer.MayHaveDoneIt):
 		return pe.WithMessage(said + backWait + pe.Hint)
-	case !pe.Absent || len(pe.Meant) > 0 || pe.Hint == "" || !hinted:
-		return err
+	case !pe.Absent || len(pe.Meant) > 0 || pe.Hint == "" || !hinted || pe.Hint == computer.NoIDHint:
+		return err // a name with no id (NoIDHint) does not reach the computer when it is back
 	}
 	return pe.WithMessage(said + awayWait + pe.Hint)
 }

@@ -273,3 +273,20 @@ func TestARunOfAComputerGoneAfterItListsNoComputers(t *testing.T) {
 	assert.JSONEq(t, `{"returns":[],"output":""}`, text(res))
 	assert.Zero(t, d.listings.Load(), "the relabel check listed the connected computers")
 }
+
+// TestANameWithoutAnIDIsToldWhatATraposIDIs: read_file of "küche" while 5:küche was away
+// answered that computer küche is not connected, and may be rebooting, with no word that a
+// traposId is <id>:<label> and that no id is in the name: no wait brings it back by that name.
+func TestANameWithoutAnIDIsToldWhatATraposIDIs(t *testing.T) {
+	d := daemonfake.NewLocal(nil) // 7: is connected; 5:küche is away
+	s := session(t, d)
+	for _, name := range []string{"küche", ":küche"} {
+		res := callTool(t, s, "read_file", map[string]any{"traposId": name, "path": "/startup.lua"})
+		require.True(t, res.IsError)
+		assert.Equal(t, "not_connected: computer "+name+" is not connected"+computer.NoIDHint, text(res))
+	}
+	// A name with its id keeps the rebooting computer's wait.
+	res := callTool(t, s, "read_file", map[string]any{"traposId": "5:küche", "path": "/startup.lua"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "not_connected: computer 5:küche is not connected"+awayWait+computer.ListedHint, text(res))
+}
