@@ -2216,6 +2216,36 @@ func TestTheWebConsoleSendsNoMouseToABasicComputer(t *testing.T) {
 	assert.Equal(t, []string{"key y", "char y", "key_up y"}, got, "the key alone, no mouse event")
 }
 
+// TestTheWebConsoleSaysABasicComputerIsOne: the view's heading says a basic computer (its
+// frames' colour false) is one, in CC's words and what it lacks, so a player who sees greys and
+// clicks that do nothing knows why; an advanced computer's says nothing, also when opened after
+// a basic one. Before, the page never said it.
+func TestTheWebConsoleSaysABasicComputerIsOne(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	basic, advanced := idScreen("6:keller"), idScreen("7:dachs")
+	basic["colour"], advanced["colour"] = false, true
+	connectConsoleComputer(ctx, t, g, "6:keller", consoleComputerHooks{clientVersion: "0.5.26", screen: basic})
+	connectConsoleComputer(ctx, t, g, "7:dachs", consoleComputerHooks{clientVersion: "0.5.26", screen: advanced})
+	// shows is the condition that computer shown's screen (its text) is live and the heading
+	// says kind after its traposId ("" for nothing).
+	shows := func(shown, kind string) string {
+		return fmt.Sprintf(`document.getElementById("status").textContent === "Live" &&
+			document.getElementById("screen-text").textContent === %q &&
+			document.getElementById("viewer-id").parentElement.innerText.trim() === %q`,
+			shown, strings.TrimSpace("Computer "+map[string]string{"kel": "6:keller", "dac": "7:dachs"}[shown]+" "+kind))
+	}
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Adachs")))
+	until(t, "the advanced computer, its heading saying nothing more", shows("dac", ""))
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/6%3Akeller"; true`))
+	require.NoError(t, err)
+	until(t, "the basic computer, its heading saying so", shows("kel", "(a basic computer: no colour, no mouse)"))
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/7%3Adachs"; true`))
+	require.NoError(t, err)
+	until(t, "the advanced computer again, its heading saying nothing more", shows("dac", ""))
+}
+
 // openDragsProgram opens a computer running dragsProgram in page's console (on a phone's
 // touch screen, 360×640, when phone) and returns the point at (x, y) in cells from 1: x 3.5 is
 // the middle of the third cell.

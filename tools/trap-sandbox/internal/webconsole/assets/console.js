@@ -405,6 +405,8 @@ function draw(frame) {
   screen.replaceChildren(...rows);
   screen.dataset.width = frame.width;
   screen.dataset.mouse = String(frame.colour !== false); // takesMouse
+  // A player sees only greys, and clicks that do nothing: the heading says why, in CC's words.
+  $("viewer-kind").hidden = frame.colour !== false;
   screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
@@ -1976,6 +1978,7 @@ function open(traposId) {
   stop();
   show("viewer");
   $("viewer-id").textContent = traposId;
+  $("viewer-kind").hidden = true; // the last computer's kind: its first frame says this one's
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
   shownUnseen("");
