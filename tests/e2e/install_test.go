@@ -877,6 +877,35 @@ func TestUninstallAfterAPassword(t *testing.T) {
 	assert.Contains(t, out, "Removed trapos-sandbox ", out)
 }
 
+// TestAPasswordWithASpaceGoesInQuotes: a password with a space typed on the line as it is
+// (CC's shell splits it into two words) read "'pass' is a second password" with no hint that
+// quotes keep it one word. The refusal gives the line with the words quoted, on a row of its
+// own; that line, typed, installs (CC's shell groups "double quotes").
+func TestAPasswordWithASpaceGoesInQuotes(t *testing.T) {
+	ctx := testContext(t)
+	const password = "my pass"
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", password, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, true, install+" my pass --no-questions")
+	joined := strings.Join(lines(out), " ")
+	quoted := install + ` "my pass" --no-questions`
+	assert.Contains(t, joined, "Nothing done: 'pass' is a second password.", out)
+	assert.Contains(t, joined, "A password with a space goes in quotes: "+quoted, out)
+	assert.True(t, slices.ContainsFunc(lines(out), func(row string) bool { return strings.HasPrefix(row, install+` "my`) }),
+		"the line begins a row of its own:\n%s", out)
+	assert.Empty(t, diskFiles(t, dir), out)
+
+	out = playerSession(ctx, t, dir, true, quoted, "reboot", "sandbox health")
+	assert.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+
+	// Two options in a row is not a password with a space: no quotes offered.
+	out = playerSession(ctx, t, t.TempDir(), true, install+" --allow-files=read allow-exec=no")
+	assert.NotContains(t, out, "quotes", out)
+}
+
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
 // mistyped as a password, so the line installs; it names the word all the same (the player
 // meant to remove the client and was told nothing).

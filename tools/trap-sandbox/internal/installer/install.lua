@@ -432,9 +432,11 @@ local FIX_OPTIONS = "For the options, run the line again with --help.";
 -- line cannot take (the user guide says so), nor this computer tell from a mistyped option.
 local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the prompt: run the line without it.";
 -- What is wrong with the words on the line, for what the refusal says after the problem:
--- FIX_OPTIONS; for an unknown option FIX_DASHED_PASSWORD too; for a password beside the
--- word uninstall the uninstall line.
+-- FIX_OPTIONS; for an unknown option FIX_DASHED_PASSWORD too; for a second password the line
+-- with the password's words in quotes as well (withQuotedPassword); for a password beside
+-- the word uninstall the uninstall line.
 local MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD = "mistyped", "unknown", "uninstall with a password";
+local SECOND_PASSWORD = "second password";
 
 -- The words after the URL as options: password (the one word that is not an option),
 -- uninstall, help, noQuestions, moveStartup, files, exec, screen. Returns nil, the problem
@@ -452,7 +454,7 @@ local function parseArgs(words)
         if word == "uninstall" or opts.password == "uninstall" then
           return nil, "uninstall takes no password", UNINSTALL_WITH_PASSWORD;
         end
-        return nil, "'" .. word .. "' is a second password", MISTYPED;
+        return nil, "'" .. word .. "' is a second password", SECOND_PASSWORD;
       end
       opts.password = word;
     elseif name == "help" and value == nil then
@@ -1239,6 +1241,20 @@ local function uninstall()
   return true;
 end
 
+-- The words of the line with those that are not options (a password with a space, which CC's
+-- shell split into words) as one, in double quotes, which CC's shell takes as one word; the
+-- options after it as typed. Nil when a word holds a " (the shell has no escape for it).
+local function withQuotedPassword(words)
+  local password, options = {}, {};
+  for _, word in ipairs(words) do
+    if word:find('"', 1, true) then
+      return nil;
+    end
+    table.insert(word:match("^%-%-") and options or password, word);
+  end
+  return table.concat({ '"' .. table.concat(password, " ") .. '"', table.unpack(options) }, " ");
+end
+
 local opts, problem, wrong = parseArgs({ ... });
 if opts == nil then
   -- The fix on a line of its own, in words: the line with the gateway's URL is longer than
@@ -1252,6 +1268,12 @@ if opts == nil then
   printError(FIX_OPTIONS);
   if wrong == UNKNOWN then
     printError(FIX_DASHED_PASSWORD);
+  end
+  local quoted = wrong == SECOND_PASSWORD and withQuotedPassword({ ... });
+  if quoted then
+    -- The line on a row of its own, as the uninstall line above.
+    printError("A password with a space goes in quotes:");
+    print("wget run " .. SOURCE.install .. " " .. quoted);
   end
   return false;
 elseif opts.help then
