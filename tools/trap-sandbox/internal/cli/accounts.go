@@ -290,21 +290,37 @@ func (f *ManageFlags) manageError(err error, what, id string) error {
 		// A user's token, told the same for any account but its own, existing or not.
 		return fmt.Errorf("no account %q that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token", id)
 	case errors.Is(err, account.ErrNotFound) && what == "account":
-		return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them; accounts add creates one)", id, reach)
+		return noAccount(id, reach, false)
 	case errors.Is(err, account.ErrNotFound):
 		return fmt.Errorf("no %s %q%s (trap-sandbox %ss list shows the ids)", what, id, reach, what)
 	}
 	return errors.New(cctext.Show(err.Error(), false))
 }
 
-// reach is what a "no such …" adds through a gateway called with a token: a user's token is
+// reach is what a "no such …" adds through a gateway called with a token (tokenReach).
+func (f *ManageFlags) reach() string { return tokenReach(f.viaAPI && f.byToken) }
+
+// tokenReach is what a "no such …" adds through a gateway called with a token: a user's token is
 // told of another account's records as of none (docs/http-api.md). A call without a token
-// (a loopback caller of a gateway without SANDBOX_API_TOKEN, its admin) is told of no token.
-func (f *ManageFlags) reach() string {
-	if f.viaAPI && f.byToken {
+// (a loopback caller of a gateway without SANDBOX_API_TOKEN, its admin), or on the store, is
+// told of no token.
+func tokenReach(throughGatewayByToken bool) string {
+	if throughGatewayByToken {
 		return " that this token reaches"
 	}
 	return ""
+}
+
+// noAccount is every account command's refusal of an account that is not there (with reach:
+// not there for this token), on the store or through the gateway, whichever of its routes
+// answered (the link routes' too: linkFailure), in one wording: where the accounts are
+// listed and, unless the account was to be removed, what creates one.
+func noAccount(id, reach string, removing bool) error {
+	create := "; accounts add creates one"
+	if removing {
+		create = ""
+	}
+	return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them%s)", id, reach, create)
 }
 
 // whereHelp is the account commands' rule of where they work, shown in each one's --help.
@@ -568,7 +584,7 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 	defer done()
 	r, err := mg.RemoveAccount(ctx, c.Name)
 	if errors.Is(err, account.ErrNotFound) {
-		return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them)", c.Name, c.reach())
+		return noAccount(c.Name, c.reach(), true)
 	}
 	if err != nil {
 		return c.manageError(err, "account", c.Name)

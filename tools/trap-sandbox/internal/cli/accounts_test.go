@@ -30,6 +30,7 @@ import (
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/link"
 	"trap-sandbox/internal/server"
 )
 
@@ -55,7 +56,8 @@ func serveAccountsWith(t *testing.T, dir, apiToken string) string {
 	t.Cleanup(func() { assert.NoError(t, s.Close()) })
 	accounts := account.New(s, clock.Real{})
 	logger := slog.New(slog.DiscardHandler)
-	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: apiToken, Accounts: accounts}, accountapi.New(accounts, logger)).Handler())
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: apiToken, Accounts: accounts}, accountapi.New(accounts, logger),
+		link.New(link.Config{Accounts: accounts}, logger)).Handler())
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
@@ -228,10 +230,18 @@ func TestACallWithoutATokenIsNotToldOfOne(t *testing.T) {
 		{[]string{"credentials", "revoke", "nope"}, `credentials revoke: no credential "nope" (trap-sandbox credentials list shows the ids)`},
 		{[]string{"tokens", "list", "zed"}, `tokens list: no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`},
 		{[]string{"accounts", "remove", "zed"}, `accounts remove: no account "zed" (trap-sandbox accounts list shows them)`},
+		// The link commands' refusal of an account read "the gateway answered bad_payload: no
+		// account "zed" (trap-sandbox accounts list shows them)", unlike the rest.
+		{[]string{"link", "key", "--account", "zed"}, `link key: no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`},
+		{[]string{"link", "approve", "BCDF-GHJK", "--account", "zed"}, `link approve: no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`},
 	} {
 		_, err := runClient(t, append(tc.args, url)...)
 		assert.EqualError(t, err, tc.want, "%v", tc.args)
 	}
+	// On the store itself too (link key without --url said "(trap-sandbox accounts add zed
+	// creates it)").
+	_, err := runClient(t, "link", "key", "--account", "zed", "--data-dir="+dir)
+	assert.EqualError(t, err, `link key: no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`)
 }
 
 // TestAnotherAccountNamesTheTokenThatReachesIt: a user's token naming another account is told

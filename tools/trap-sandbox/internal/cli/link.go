@@ -26,11 +26,15 @@ type LinkCmd struct {
 }
 
 // linkFailure words a link command's error: the gateway's code and message as it answered
-// (RunCommand names the command).
-func linkFailure(err error) error {
+// (RunCommand names the command), but its refusal of the account the command named (""
+// for none), reach as ManageFlags.reach, as every account command words it (noAccount).
+func linkFailure(err error, named, reach string) error {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
 		return errors.New(cctext.Show(err.Error(), false))
+	}
+	if named != "" && link.IsNoAccount(pe, named) {
+		return noAccount(named, reach, false)
 	}
 	if pe.Attributed {
 		return errors.New(showMessage(pe.Message))
@@ -53,7 +57,7 @@ func (c *LinkApproveCmd) Run(ctx context.Context, out Stdout) error {
 	}
 	payload, err := c.transport().ApproveLink(ctx, code, c.Account)
 	if err != nil {
-		return linkFailure(err)
+		return linkFailure(err, c.Account, tokenReach(c.APIToken != ""))
 	}
 	var a link.Approved
 	if err := json.Unmarshal(payload, &a); err != nil {
@@ -108,7 +112,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		}
 		payload, err := api.NewEnrollmentKey(ctx, link.NewKeyRequest{Account: c.Account, MaxUses: maxUses, ExpiresInMs: c.Expires.Milliseconds()})
 		if err != nil {
-			return linkFailure(err)
+			return linkFailure(err, c.Account, c.reach())
 		}
 		if err := json.Unmarshal(payload, &k); err != nil {
 			return fmt.Errorf("the gateway's answer: %w", err)
@@ -124,7 +128,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		defer done()
 		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, account.Operator, maxUses, c.Expires)
 		if errors.Is(err, account.ErrNotFound) {
-			return fmt.Errorf("no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
+			return noAccount(c.Account, "", false)
 		}
 		if err != nil {
 			return err
@@ -166,7 +170,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 		}
 		payload, err := api.EnrollmentKeys(ctx, c.Account)
 		if err != nil {
-			return linkFailure(err)
+			return linkFailure(err, c.Account, c.reach())
 		}
 		if err := json.Unmarshal(payload, &keys); err != nil {
 			return fmt.Errorf("the gateway's answer: %w", err)
@@ -228,7 +232,7 @@ func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer
 			return err
 		}
 		if _, err := api.RevokeEnrollmentKey(ctx, id); err != nil {
-			return linkFailure(err)
+			return linkFailure(err, "", "")
 		}
 	} else {
 		accounts, _, done, err := c.openStore(ctx, stderr, false)

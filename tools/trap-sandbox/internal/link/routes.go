@@ -82,6 +82,19 @@ func writeOK(w http.ResponseWriter, v any) {
 	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
 }
 
+// noAccount is a link route's refusal of a named account that is not in the store (404
+// bad_payload, as it has always answered); IsNoAccount tells it from the others.
+func noAccount(id string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeBadPayload, "no account %q (trap-sandbox accounts list shows them)", id)
+}
+
+// IsNoAccount reports whether err is a link route's refusal of the account id as not in the
+// store, so that the CLI words it as every account command words an unknown account.
+func IsNoAccount(err error, id string) bool {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	return ok && pe.Code == protocol.CodeBadPayload && pe.Message == noAccount(id).Message
+}
+
 // target is the account a caller acts on: named (its own, or any for an admin) or its own.
 // The gateway's own token (account.LocalAdmin) belongs to no stored account unless "local"
 // was created, so it must name one.
@@ -104,7 +117,7 @@ func (m *Module) target(r *http.Request, named string) (string, int, error) {
 			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
 				"name the account to link into with --account NAME (\"account\" in the body): this token's account %s is not in the store", caller.Account)
 		}
-		return "", http.StatusNotFound, protocol.Errorf(protocol.CodeBadPayload, "no account %q (trap-sandbox accounts list shows them)", id)
+		return "", http.StatusNotFound, noAccount(id)
 	} else if err != nil {
 		return "", http.StatusInternalServerError, err
 	}
