@@ -1175,6 +1175,29 @@ func TestUpgradeChecksThePasswordOfASlashShortURL(t *testing.T) {
 	}
 }
 
+// TestInstallSaysSandboxURLAsTheDaemonReadsIt: sandbox.url set without its scheme (set
+// sandbox.url host:port) was printed raw after an upgrade, "sandbox.url is 127.0.0.1:4444",
+// and the player could not tell whether it would do. The daemon reads it as
+// ws://host:port/trapos/ws (libsandboxsettings.normaliseUrl): the installer says that URL,
+// and what was set beside it.
+func TestInstallSaysSandboxURLAsTheDaemonReadsIt(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, true, install, "")
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.Contains(t, strings.Join(lines(out), " "), "sandbox.url is ws://"+g.Addr+"/trapos/ws ", out)
+	assert.NotContains(t, out, "(set as", "a URL set in full is said once")
+
+	out = playerSession(ctx, t, dir, true, "set sandbox.url "+g.Addr, install, "reboot", "sandbox health")
+	joined := strings.Join(lines(out), " ")
+	assert.Contains(t, joined, "sandbox.url is ws://"+g.Addr+"/trapos/ws (set as "+g.Addr+")", out)
+	assert.NotContains(t, joined, "sandbox.url is "+g.Addr, out)
+	assert.NotContains(t, out, "this gateway is", "the daemon reads it as this gateway's URL")
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+}
+
 // TestInstallNamesACharacterCCCannotHoldInARefusedPassword: a gateway password with
 // characters past U+00FF (the gateway warns its operator at start) is typed on the computer
 // as CC holds it, each such character a ?: the refusal says what a ? in the password means.

@@ -1070,7 +1070,10 @@ local function install(opts)
   else
     print("Installed trapos-sandbox " .. SOURCE.version .. ".");
   end
-  print("sandbox.url is " .. tostring(url));
+  -- The URL as the daemon reads it (host:port is ws://host:port/trapos/ws): printed as set, the
+  -- player could not tell whether a URL without its scheme would do. What was set beside it.
+  local reads = wsUrl(url) or url;
+  print("sandbox.url is " .. reads .. (reads ~= url and (" (set as " .. url .. ")") or ""));
   if keptCredential then
     print("Kept this computer's own credential (" .. (keptCredential == "set by hand" and keptCredential or "sandbox link")
       .. "): the password on the line was not needed.");
