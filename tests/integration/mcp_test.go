@@ -722,7 +722,7 @@ func TestMCPListComputersIsBoundedAndSaysWhenCut(t *testing.T) {
 
 			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "attic"})
 			var none listed
-			harness.ToolOK(t, res, "", &none)
+			harness.ToolOKNoData(t, res, &none)
 			assert.Empty(t, none.Computers)
 			assert.Contains(t, harness.Texts(res)[1], fmt.Sprintf(`No connected computer's traposId or account holds "attic" (%d computers are connected)`, connected))
 
@@ -910,7 +910,7 @@ func TestMCPAuth(t *testing.T) {
 		// that an MCP client shows it failed instead of connected.
 		bridged := harness.ConnectMCPStdio(ctx, t, gatewayBin, g, "SANDBOX_API_TOKEN="+apiToken)
 		var list map[string]any
-		harness.ToolOK(t, harness.CallTool(ctx, t, bridged, "list_computers", nil), "", &list)
+		harness.ToolOKNoData(t, harness.CallTool(ctx, t, bridged, "list_computers", nil), &list) // none connected
 		code, stderr := runBridge(ctx, t, "http://"+g.Addr, "SANDBOX_API_TOKEN="+sandboxPassword)
 		assert.Equal(t, 1, code, stderr)
 		assert.Contains(t, stderr, "401")

@@ -99,9 +99,28 @@ func CallToolAsync(ctx context.Context, s *sdk.ClientSession, name string, args 
 // read_file, which has no output schema so that a file crosses once, its text).
 func ToolOK(t testing.TB, res *sdk.CallToolResult, traposID string, out any) {
 	t.Helper()
+	all := toolResult(t, res, out)
+	assert.Contains(t, all[1], DataNote)
+	if traposID != "" {
+		assert.Contains(t, all[1], traposID)
+	}
+}
+
+// ToolOKNoData is ToolOK for a result that holds no computer's words (list_computers' empty
+// list), whose note is the gateway's own, without the data note.
+func ToolOKNoData(t testing.TB, res *sdk.CallToolResult, out any) {
+	t.Helper()
+	all := toolResult(t, res, out)
+	assert.NotContains(t, all[1], DataNote)
+}
+
+// toolResult checks res succeeded with its JSON as the first text and a note as the second,
+// decodes its structured content (or its text) into out, and returns its texts.
+func toolResult(t testing.TB, res *sdk.CallToolResult, out any) []string {
+	t.Helper()
 	require.False(t, res.IsError, "tool error: %s", Texts(res))
 	all := Texts(res)
-	require.Len(t, all, 2, "content: the result's JSON, then the data note")
+	require.Len(t, all, 2, "content: the result's JSON, then the note")
 	raw := []byte(all[0])
 	if res.StructuredContent != nil {
 		var err error
@@ -110,10 +129,7 @@ func ToolOK(t testing.TB, res *sdk.CallToolResult, traposID string, out any) {
 	}
 	require.NoError(t, json.Unmarshal(raw, out))
 	assert.JSONEq(t, string(raw), all[0])
-	assert.Contains(t, all[1], DataNote)
-	if traposID != "" {
-		assert.Contains(t, all[1], traposID)
-	}
+	return all
 }
 
 // ToolError checks res is an MCP tool error "<code>: ..." without structured content and
