@@ -367,6 +367,26 @@ const noModel = "opencode lacks the agent's model (--ai-model): its provider has
 // probe_gateway's answer then says what keeps the agent from working though opencode answers.
 type agentChecker interface {
 	SetAgentCheck(check opencode.AgentCheck)
+	RecheckAgent()
+}
+
+// modelMayBeGone runs the agent's check again now, in a probe of its own, after a turn opencode
+// failed with a bare 500 and a reason ("Model not found: …": the model lost since the check
+// found it), so probe_gateway's aiDetail says it and the next question is refused at once
+// (lacksModel), where each waited for its own failure until opencode.AgentRecheck passed.
+func (m *Module) modelMayBeGone() {
+	c, ok := m.cfg.Prober.(agentChecker)
+	if !ok || m.modelMissing.Load() {
+		return
+	}
+	c.RecheckAgent()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
+		defer cancel()
+		m.cfg.Prober.Probe(ctx)
+	}()
 }
 
 // checkOpencode says at start whether opencode answers the gateway, and has its model: an

@@ -493,3 +493,39 @@ func TestAModelGoneWhileOpencodeAnswersIsSaidWithinTheRecheck(t *testing.T) {
 	advance(opencodehealth.Fresh + time.Millisecond)
 	assert.Equal(t, healthy, probe(), "checked at each probe while it found fault")
 }
+
+// TestATurnOpencodeFoundNoModelForMakesTheCheckRunAgain: a question that fails with opencode's
+// "Model not found" (a model lost since the agent's check found it) makes the gateway check
+// again at once, without waiting for opencode.AgentRecheck: sandbox health says it, and the
+// next question is refused at once, where each waited for its own "Model not found".
+func TestATurnOpencodeFoundNoModelForMakesTheCheckRunAgain(t *testing.T) {
+	f := startFakeAgent(t)
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}})
+	require.NoError(t, err)
+	defer prober.Close()
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	require.Empty(t, prober.Probe(t.Context()).AIDetail)
+
+	f.agent.RemoveModel("p/m")
+	desk := protocol.Requester{TraposID: "5:desk"}
+	reason, errs := askTurn(t, m, desk, "hello")
+	require.Equal(t, ReasonError, reason)
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0], "Model not found: p/m.")
+	require.Eventually(t, func() bool { return m.modelMissing.Load() }, 10*time.Second, testkit.Poll,
+		"the check ran again after the turn, the prober's clock not past AgentRecheck")
+	assert.Equal(t, noModel, prober.Probe(t.Context()).AIDetail)
+	_, err = m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "the agent is unavailable: "+noModel, pe.Message)
+}

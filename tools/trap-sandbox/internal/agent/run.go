@@ -250,6 +250,7 @@ func (m *Module) outcome(t *turn, res promptResult) ending {
 			msg, f = ae.Error(), faultOpencode
 		} else {
 			msg = modelFailed(msg)
+			m.modelMayBeGone()
 		}
 		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: proseText(msg)}, fault: f}
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -122,6 +123,8 @@ type Prober struct {
 	agentDetail    string
 	agentChecked   bool
 	agentCheckedAt time.Time
+	// agentStale asks the next healthy flight to run the check whatever its word (RecheckAgent).
+	agentStale atomic.Bool
 }
 
 // flight is one upstream probe and everyone waiting for it.
@@ -245,6 +248,13 @@ func (p *Prober) SetAgentCheck(check AgentCheck) {
 	p.agentCheck = check
 }
 
+// RecheckAgent makes the next upstream probe that finds opencode healthy run the agent's check
+// whatever its last word: the agent learnt that it may be wrong (a turn failed with opencode's
+// "Model not found" since the check found the model).
+func (p *Prober) RecheckAgent() {
+	p.agentStale.Store(true)
+}
+
 // Recent returns the result of the last upstream probe if it finished at most maxAge ago,
 // without waiting and without probing; false when there is none that fresh (or the prober
 // is closed). Probe never reuses a result: Recent is for a caller that may answer from one
@@ -272,7 +282,8 @@ func (p *Prober) fly(f *flight) {
 	case !health.OK:
 		p.agentChecked = false // a restarted opencode may have other providers
 	default:
-		if !p.agentChecked || p.agentDetail != "" || p.now().Sub(p.agentCheckedAt) >= AgentRecheck {
+		stale := p.agentStale.Swap(false)
+		if stale || !p.agentChecked || p.agentDetail != "" || p.now().Sub(p.agentCheckedAt) >= AgentRecheck {
 			ctx, cancel := context.WithTimeout(p.base, p.timeout)
 			if detail, known := check(ctx); known {
 				p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.now()

@@ -549,4 +549,9 @@ func TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld(t *testing.T) {
 	probe(t, p)
 	probe(t, p)
 	assert.EqualValues(t, 2, checks.Load(), "checked again once, at AgentRecheck")
+
+	p.RecheckAgent() // the agent learnt the word may be wrong
+	probe(t, p)
+	probe(t, p)
+	assert.EqualValues(t, 3, checks.Load(), "checked again once, at the next probe")
 }
