@@ -1074,9 +1074,122 @@ func TestAnAccountHoldsHalfTheConnectionCapAtMost(t *testing.T) {
 
 	// A place alice frees is hers again.
 	_ = held["7:b"].conn.Close()
-	require.Eventually(t, func() bool {
-		n, _ := h.gw.registry.accountSessions(Key{AccountID: "alice", TraposID: "7:e"})
-		return n == 3
-	}, waitLimit, testkit.Poll, "7:b unregistered")
+	require.Eventually(t, func() bool { return accountComputers(h, "alice") == 3 }, waitLimit, testkit.Poll, "7:b unregistered")
 	h.connect(t, "7:e", alice)
+}
+
+// Two hellos of new computers of one account that holds its share but one, said at the same
+// moment, take one place between them: the share is checked and the socket counted in one
+// step under the registry's lock. Before, the check and the count were two steps, both hellos
+// passed the check before either was counted, and the account held one computer past its share.
+// The hook holds each hello that passed the check, just before its socket is registered.
+func TestTwoHellosAtOnceTakeTheAccountsLastPlaceOnce(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	racing := map[string]bool{"7:x": true, "7:y": true}
+	passed := make(chan string, len(racing))
+	release := make(chan struct{})
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, MaxConnections: 8}, nil, func(gw *Gateway) {
+		gw.testHookBeforeRegister = func(k Key) {
+			if racing[k.TraposID] {
+				passed <- k.TraposID
+				<-release
+			}
+		}
+	})
+	most := h.gw.cfg.maxAccountConnections()
+	for i := range most - 1 {
+		h.connect(t, fmt.Sprintf("7:%d", i), alice)
+	}
+
+	type answer struct {
+		id   string
+		text string
+		err  error
+	}
+	answers := make(chan answer, len(racing))
+	for id := range racing {
+		c := h.dial(t, id)
+		c.request("hello-1", TypeHello, map[string]any{"traposId": id, "secret": alice})
+		go func() {
+			text, err := c.readText()
+			answers <- answer{id, text, err}
+		}()
+	}
+	// Both hellos have passed the check (held by the hook), or one has and the other was
+	// answered: each is held where the race was, or past it.
+	var got []answer
+	held := 0
+	for held+len(got) < len(racing) {
+		select {
+		case <-passed:
+			held++
+		case a := <-answers:
+			got = append(got, a)
+		case <-time.After(waitLimit):
+			require.FailNow(t, "the hellos neither passed the check nor were answered")
+		}
+	}
+	close(release)
+	for len(got) < len(racing) {
+		got = append(got, <-answers)
+	}
+
+	taken := 0
+	for _, a := range got {
+		require.NoError(t, a.err, "the answer to %s's hello", a.id)
+		f, err := protocol.DecodeFrame([]byte(a.text))
+		require.NoError(t, err)
+		if f.OK {
+			taken++
+			continue
+		}
+		assert.Equal(t, protocol.CodeBusy, f.Error.Code, "%s: %+v", a.id, f.Error)
+	}
+	assert.Equal(t, 1, taken, "hellos of new computers taken at once")
+	assert.Equal(t, most, accountComputers(h, "alice"), "alice's computers connected")
+}
+
+// accountComputers is how many computers of accountID are registered on h's gateway.
+func accountComputers(h *harness, accountID string) int {
+	n := 0
+	for _, s := range h.gw.registry.Sessions() {
+		if s.Key().AccountID == accountID {
+			n++
+		}
+	}
+	return n
+}
+
+// A hello that took a place in its account's share and ended before its socket was registered
+// gives the place back: here a registered socket saying hello as another computer of its
+// account, refused not_authenticated, again and again, leaves the account's last place free.
+func TestAHelloRefusedAfterItsPlaceGivesItBack(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, MaxConnections: 8}, nil)
+	most := h.gw.cfg.maxAccountConnections()
+	var first *computer
+	for i := range most - 1 {
+		c := h.connect(t, fmt.Sprintf("7:%d", i), alice)
+		if first == nil {
+			first = c
+		}
+	}
+	for i := range 3 {
+		first.request(fmt.Sprintf("other-%d", i), TypeHello, map[string]any{"traposId": "7:other", "secret": alice})
+		resp := first.read()
+		require.False(t, resp.OK)
+		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+	}
+	h.connect(t, "7:last", alice)
+	assert.Equal(t, most, accountComputers(h, "alice"))
+	over := h.dial(t, "7:over")
+	assert.Equal(t, protocol.CodeBusy, over.hello(alice).Error.Code, "the share is full now")
 }

@@ -379,6 +379,10 @@ type Gateway struct {
 	// testHookBeforeDisconnectLine, set by a test before any socket connects, runs as a session
 	// has ended, just before its disconnect line is written (the time its last steps took).
 	testHookBeforeDisconnectLine func()
+	// testHookBeforeRegister, set by a test before any socket connects, runs on a good hello
+	// after its account's share of the connection cap was checked, just before its socket is
+	// registered (on the socket's reader).
+	testHookBeforeRegister func(Key)
 
 	versions clientVersions
 	// cohostWarned is set once a computer's hello from this machine was logged (LoopbackAPI).

@@ -435,9 +435,11 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.closeForShutdown()
 		return
 	}
-	if s.accountFull(f, key) {
+	place, ok := s.takeAccountPlace(f, key)
+	if !ok {
 		return
 	}
+	defer place.release() // a hello that ends before Register gives its place back
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -470,13 +472,17 @@ func (s *Session) handleHello(f protocol.Frame) {
 	s.readLimit = protocol.MaxFrameBytes
 	s.send.setLimit(s.gw.cfg.SendQueueBytes)
 
+	if hook := s.gw.testHookBeforeRegister; hook != nil {
+		hook(key)
+	}
+
 	// The answer is first on the wire: it takes the writer's role (or, behind the computer's
 	// own answers, its place in the queue) before the computer can be reached, so a host's
 	// request sent the moment it is registered queues behind it; and, written as the hello
 	// ends (its log lines first), it never tells the computer it is connected before it is.
 	answer, claimed := s.holdAnswer(&f, accountPayload)
 	defer putEncodeBuffer(answer) // deferred first: runs after the write
-	if old := s.gw.registry.Register(s); old != nil {
+	if old := s.gw.registry.Register(s, place); old != nil {
 		old.Evict()
 	}
 	if claimed {
@@ -504,20 +510,17 @@ func (s *Session) handleHello(f protocol.Frame) {
 	}
 }
 
-// accountFull refuses f, busy, when key's account holds its share of the connection cap here
-// already (Config.maxAccountConnections) and key is none of its sockets, and reports whether
-// it did. The socket stays as it was, as after another refused hello; the computer's daemon
-// tries again after its usual wait.
+// takeAccountPlace takes a place for key in its account's share of the connection cap here
+// (Config.maxAccountConnections; registry.takeAccountPlace), which the hello hands to
+// Register or releases. With none left, and key holding none, it refuses f, busy, and
+// reports false: the socket stays as it was, as after another refused hello; the computer's
+// daemon tries again after its usual wait.
 //
 //go:noinline
-func (s *Session) accountFull(f protocol.Frame, key Key) bool {
-	if key.AccountID == LocalAccount {
-		return false
-	}
-	most := s.gw.cfg.maxAccountConnections()
-	held, holdsKey := s.gw.registry.accountSessions(key)
-	if holdsKey || held < most {
-		return false
+func (s *Session) takeAccountPlace(f protocol.Frame, key Key) (*accountPlace, bool) {
+	place, held, ok := s.gw.registry.takeAccountPlace(key, s.gw.cfg.maxAccountConnections())
+	if ok {
+		return place, true
 	}
 	s.gw.cfg.Metrics.limited(limitAccountConnections)
 	s.gw.limits.warns.warn("hello refused: its account holds its share of the connection cap (half of --max-connections) already", s.remoteAddr,
@@ -525,7 +528,7 @@ func (s *Session) accountFull(f protocol.Frame, key Key) bool {
 	s.reply(f, nil, protocol.Errorf(protocol.CodeBusy,
 		"account %s has %d computers connected to this gateway, the most one account may (half of its --max-connections): "+
 			"close some, or ask the gateway's operator", key.AccountID, held))
-	return true
+	return nil, false
 }
 
 // sameHelloAgain answers a hello on a registered socket with its traposId and the secret it

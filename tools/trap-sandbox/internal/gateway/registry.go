@@ -144,9 +144,23 @@ type registry struct {
 	// password's ""): a revocation heard on the bus, made up or not, asks whether one is held
 	// here (holdsCredential), and must not walk every socket to learn it.
 	credentials map[string]int
-	// accounts counts the registered sessions of each account but local's (accountSessions):
-	// the share of the connection cap an account may hold (Config.maxAccountConnections).
+	// accounts counts the places each account but local's holds here, the share of the
+	// connection cap it may hold (Config.maxAccountConnections): its computers registered or
+	// whose hello is between its place and Register (pending), each computer once.
 	accounts map[string]int
+	// pending counts the hellos of each computer that hold a place (takeAccountPlace) and
+	// have not registered or ended yet.
+	pending map[Key]int
+}
+
+// accountPlace is a place in its account's share that a hello of computer k holds from the
+// check of the share until Register counts its socket (registry.takeAccountPlace): the
+// check and the count are one step, so two hellos at once cannot both take the last place.
+// A hello that ends before Register gives it back (release).
+type accountPlace struct {
+	r    *registry
+	k    Key
+	held bool // guarded by r.mu; false once Register took it or it was released
 }
 
 // held is a registered session and its hold number (Cluster.Claim).
@@ -158,10 +172,10 @@ type held struct {
 
 func newRegistry(cluster Cluster) *registry {
 	return &registry{cluster: cluster, sessions: make(map[Key]held), credentials: make(map[string]int),
-		accounts: make(map[string]int)}
+		accounts: make(map[string]int), pending: make(map[Key]int)}
 }
 
-// countAccountLocked adds n (1 or -1) to the sessions of k's account, unless it is local's;
+// countAccountLocked adds n (1 or -1) to the places of k's account, unless it is local's;
 // r.mu is held.
 func (r *registry) countAccountLocked(k Key, n int) {
 	if k.AccountID == LocalAccount {
@@ -174,13 +188,59 @@ func (r *registry) countAccountLocked(k Key, n int) {
 	}
 }
 
-// accountSessions is how many sessions of accountID are registered here, and whether k is one
-// of them (a hello for k replaces it: the account holds no more).
-func (r *registry) accountSessions(k Key) (n int, holdsKey bool) {
+// holdsPlaceLocked reports whether computer k holds a place in its account: registered, or a
+// hello of it holds one; r.mu is held.
+func (r *registry) holdsPlaceLocked(k Key) bool {
+	_, registered := r.sessions[k]
+	return registered || r.pending[k] > 0
+}
+
+// takeAccountPlace takes a place for a hello of computer k in its account's share, most
+// places, unless the account holds them all and k none (a computer that holds one, connected
+// or saying hello on another socket, is replaced: it takes no other). held is the account's
+// places then. local's computers, every player's on the shared password, take none (nil):
+// the connection cap alone bounds them. The caller hands the place to Register, or releases it.
+func (r *registry) takeAccountPlace(k Key, most int) (place *accountPlace, held int, ok bool) {
+	if k.AccountID == LocalAccount {
+		return nil, 0, true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, holdsKey = r.sessions[k]
-	return r.accounts[k.AccountID], holdsKey
+	held = r.accounts[k.AccountID]
+	if !r.holdsPlaceLocked(k) {
+		if held >= most {
+			return nil, held, false
+		}
+		r.countAccountLocked(k, 1)
+	}
+	r.pending[k]++
+	return &accountPlace{r: r, k: k, held: true}, held, true
+}
+
+// release gives the place back if Register did not take it: a no-op then, or on nil.
+func (p *accountPlace) release() {
+	if p == nil {
+		return
+	}
+	p.r.mu.Lock()
+	defer p.r.mu.Unlock()
+	p.dropLocked()
+}
+
+// dropLocked ends p's hold on its computer's place; the account keeps the place while the
+// computer is registered or another hello of it holds one. r.mu is held.
+func (p *accountPlace) dropLocked() {
+	if !p.held {
+		return
+	}
+	p.held = false
+	r := p.r
+	if r.pending[p.k]--; r.pending[p.k] == 0 {
+		delete(r.pending, p.k)
+	}
+	if !r.holdsPlaceLocked(p.k) {
+		r.countAccountLocked(p.k, -1)
+	}
 }
 
 // countCredentialLocked adds n (1 or -1) to the sessions of h's credential; r.mu is held.
@@ -217,8 +277,10 @@ func (r *registry) heldCredentials() []string {
 }
 
 // Register makes s the session of s.Key() and returns the session it replaced, if any (newest
-// wins); the caller closes the replaced session. With a cluster, it claims the computer.
-func (r *registry) Register(s *Session) (replaced *Session) {
+// wins); the caller closes the replaced session. place, the one its hello took
+// (takeAccountPlace), becomes the registered computer's; nil: the computer takes one, if it
+// has none, unchecked. With a cluster, it claims the computer.
+func (r *registry) Register(s *Session, place *accountPlace) (replaced *Session) {
 	k, credential := s.Key(), s.Credential()
 	r.mu.Lock()
 	old := r.sessions[k]
@@ -228,12 +290,15 @@ func (r *registry) Register(s *Session) (replaced *Session) {
 	}
 	r.lastHold++
 	h := held{s: s, hold: r.lastHold, credential: credential}
-	r.sessions[k] = h
-	r.countCredentialLocked(old, -1)
-	r.countCredentialLocked(h, 1)
-	if old.s == nil {
+	if !r.holdsPlaceLocked(k) {
 		r.countAccountLocked(k, 1)
 	}
+	r.sessions[k] = h
+	if place != nil {
+		place.dropLocked() // the registered computer holds the place now
+	}
+	r.countCredentialLocked(old, -1)
+	r.countCredentialLocked(h, 1)
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Claim(s.Computer(), s.Credential(), h.hold)
@@ -259,7 +324,9 @@ func (r *registry) Unregister(s *Session) {
 	}
 	delete(r.sessions, k)
 	r.countCredentialLocked(h, -1)
-	r.countAccountLocked(k, -1)
+	if !r.holdsPlaceLocked(k) {
+		r.countAccountLocked(k, -1)
+	}
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Release(k, h.hold, s.saidBye())

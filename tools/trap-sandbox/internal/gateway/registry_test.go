@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func sessionFor(account, traposID string) *Session {
@@ -18,16 +19,16 @@ func TestRegistryNewestWins(t *testing.T) {
 	first := sessionFor(LocalAccount, "7:")
 	second := sessionFor(LocalAccount, "7:")
 
-	assert.Nil(t, r.Register(first))
+	assert.Nil(t, r.Register(first, nil))
 	assert.Same(t, first, r.Lookup(Key{LocalAccount, "7:"}))
 
-	assert.Same(t, first, r.Register(second), "the older session is handed back to be closed")
+	assert.Same(t, first, r.Register(second, nil), "the older session is handed back to be closed")
 	assert.Same(t, second, r.Lookup(Key{LocalAccount, "7:"}))
 
 	r.Unregister(first) // the replaced session ending must not evict its successor
 	assert.Same(t, second, r.Lookup(Key{LocalAccount, "7:"}))
 
-	assert.Nil(t, r.Register(second), "registering the same session again replaces nothing")
+	assert.Nil(t, r.Register(second, nil), "registering the same session again replaces nothing")
 
 	r.Unregister(second)
 	assert.Nil(t, r.Lookup(Key{LocalAccount, "7:"}))
@@ -40,7 +41,7 @@ func TestRegistryKeysByAccountAndID(t *testing.T) {
 	b := sessionFor("b", "7:")
 	c := sessionFor("a", "7:x")
 	for _, s := range []*Session{a, b, c} {
-		assert.Nil(t, r.Register(s))
+		assert.Nil(t, r.Register(s, nil))
 	}
 	assert.Len(t, r.Sessions(), 3)
 	assert.Same(t, b, r.Lookup(Key{"b", "7:"}))
@@ -77,8 +78,8 @@ func TestRegistryClaimsAndReleasesByHold(t *testing.T) {
 	first.credential = "sel1"
 	first.gw, second.gw = &Gateway{}, &Gateway{} // Computer() names the gateway's replica
 
-	assert.Nil(t, r.Register(first))
-	assert.Same(t, first, r.Register(second))
+	assert.Nil(t, r.Register(first, nil))
+	assert.Same(t, first, r.Register(second, nil))
 	r.Unregister(first) // replaced already: its claim is not the computer's any more
 	assert.Nil(t, r.lookupHold(k, 1), "an Evict judged on the first socket finds nothing")
 	assert.Same(t, second, r.lookupHold(k, 2))
@@ -136,7 +137,7 @@ func TestASocketClosedBeforeItsClaimArrivesLeavesNoClaim(t *testing.T) {
 	registered := make(chan struct{})
 	go func() {
 		defer close(registered)
-		r.Register(s)
+		r.Register(s, nil)
 	}()
 	<-claiming
 	r.Unregister(s) // the socket closed meanwhile
@@ -144,4 +145,53 @@ func TestASocketClosedBeforeItsClaimArrivesLeavesNoClaim(t *testing.T) {
 	<-registered
 	assert.Empty(t, c.claims(), "the closed socket's claim is withdrawn")
 	assert.Nil(t, r.Lookup(Key{LocalAccount, "7:"}))
+}
+
+// A computer of an account that holds its whole share says hello again (newest wins) without
+// taking another place, and its place stays its own while the hello is on its way, even if
+// its old socket leaves meanwhile: another computer of the account is refused until the
+// hello ends, which gives the place back if it registered nothing.
+func TestARegisteredComputerKeepsItsPlaceWhileItSaysHelloAgain(t *testing.T) {
+	const most = 2
+	r := newRegistry(nil)
+	a, b := sessionFor("alice", "7:a"), sessionFor("alice", "7:b")
+	for _, s := range []*Session{a, b} {
+		place, _, ok := r.takeAccountPlace(s.key, most)
+		require.True(t, ok)
+		assert.Nil(t, r.Register(s, place))
+	}
+	_, held, ok := r.takeAccountPlace(Key{"alice", "7:c"}, most)
+	assert.False(t, ok, "a third computer")
+	assert.Equal(t, most, held)
+
+	again, _, ok := r.takeAccountPlace(a.key, most)
+	require.True(t, ok, "7:a saying hello again")
+	r.Unregister(a) // its old socket leaves before the new one registers
+	_, _, ok = r.takeAccountPlace(Key{"alice", "7:c"}, most)
+	assert.False(t, ok, "7:a's place is taken while its hello is on its way")
+	newer := sessionFor("alice", "7:a")
+	assert.Nil(t, r.Register(newer, again))
+	again.release() // taken by Register: nothing to give back
+	assert.Equal(t, most, r.accounts["alice"])
+
+	// A hello of 7:a that ends unregistered gives back nothing 7:a still holds; one of a
+	// computer no longer connected gives its place back.
+	place, _, ok := r.takeAccountPlace(a.key, most)
+	require.True(t, ok)
+	place.release()
+	assert.Equal(t, most, r.accounts["alice"])
+	place, _, ok = r.takeAccountPlace(b.key, most)
+	require.True(t, ok)
+	r.Unregister(b)
+	place.release()
+	assert.Equal(t, 1, r.accounts["alice"])
+	place, _, ok = r.takeAccountPlace(Key{"alice", "7:c"}, most)
+	require.True(t, ok, "the place 7:b left")
+	place.release()
+	assert.Empty(t, r.pending)
+
+	local, _, ok := r.takeAccountPlace(Key{LocalAccount, "9:"}, 0)
+	assert.True(t, ok, "local takes no place")
+	assert.Nil(t, local)
+	local.release()
 }
