@@ -354,7 +354,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	isDir := c.namesDirectory()
 	if !isDir {
 		if isDir, err = c.isDir(ctx, client); err != nil {
-			return failure(c.TraposID, "put "+remote, err)
+			return failure(c.TraposID, "put "+remote, computer.NothingWritten(err, remote))
 		}
 	}
 	if isDir {

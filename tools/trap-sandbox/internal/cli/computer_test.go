@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -760,4 +762,31 @@ func TestPutsThatSucceedLogNoFailedRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, d.Names(), "/x.txt")
 	assert.NotContains(t, logs.String()[before:], "fs_error")
+}
+
+// TestAPutCutBeforeItsFirstChunkSaysNothingWasWritten: a gateway killed while put looked at
+// whether its path is a directory, before any chunk was sent, said "what was asked may have
+// been done all the same: check before you ask again", as of a run; nothing was written then.
+func TestAPutCutBeforeItsFirstChunkSaysNothingWasWritten(t *testing.T) {
+	clearEnv(t)
+	var asked []string
+	var mu sync.Mutex
+	killed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		asked = append(asked, string(body))
+		mu.Unlock()
+		panic(http.ErrAbortHandler) // the connection closed with no answer, as a killed gateway's
+	}))
+	t.Cleanup(killed.Close)
+	local := filepath.Join(t.TempDir(), "x.txt")
+	require.NoError(t, os.WriteFile(local, []byte("x"), 0o644))
+	_, err := runClient(t, "put", "--url", killed.URL, "5:küche", local, "/x.txt")
+	require.Error(t, err)
+	assert.Equal(t, "computer 5:küche put /x.txt: the gateway at "+killed.URL+" closed the connection before it answered (it stopped or crashed: see its log); "+
+		"the write of /x.txt stopped before any of it was sent: nothing was written; write it again once it is back", err.Error())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, asked, 1)
+	assert.Contains(t, asked[0], `"fs.list"`, "the look at the path was all that was asked")
 }

@@ -274,11 +274,19 @@ func TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile(t *testing.T) {
 		{"gateway killed, second chunk", nil, 2, killed, "the gateway at http://127.0.0.1:4444 closed the connection before it answered (it stopped or crashed: see its log); " +
 			"the write of /new.bin stopped with at least 16384 of its 49152 bytes written, as the computer confirmed: no file was made there; write it again once it is back; " +
 			"the computer could not be told to remove what was sent"},
+		// nth 0: during the look at whether the path is a directory, before any chunk.
+		{"gateway killed, before the first chunk", map[string]string{"/new.bin": "old"}, 0, killed, "the gateway at http://127.0.0.1:4444 closed the connection before it answered " +
+			"(it stopped or crashed: see its log); the write of /new.bin stopped before any of it was sent: nothing was written; write it again once it is back"},
+		{"shutting down, before the first chunk", nil, 0, stopping, "not_connected: the gateway is shutting down; " +
+			"the write of /new.bin stopped before any of it was sent: nothing was written; write it again once it is back"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := daemonfake.NewLocal(c.file)
 			writes, stopped := 0, false
 			d.Before = func(_ context.Context, _ int, typ string) error {
+				if c.nth == 0 && typ == protocol.TypeFSList {
+					stopped = true
+				}
 				if typ == protocol.TypeFSWrite && !stopped {
 					if writes++; writes == c.nth {
 						stopped = true
@@ -292,9 +300,14 @@ func TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile(t *testing.T) {
 			err := computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
 			require.Error(t, err)
 			assert.True(t, strings.HasPrefix(err.Error(), c.prefix), err.Error())
+			if c.nth == 0 {
+				assert.Equal(t, c.prefix, err.Error())
+				got, _ := d.File("/new.bin")
+				assert.Equal(t, c.file["/new.bin"], string(got))
+			}
 			assert.NotContains(t, err.Error(), "may have done")
 			assert.NotContains(t, err.Error(), "may have been done")
-			if _, ok := errors.AsType[hostapi.DroppedGatewayError](err); c.name == "gateway killed, second chunk" {
+			if _, ok := errors.AsType[hostapi.DroppedGatewayError](err); strings.HasPrefix(c.name, "gateway killed") {
 				assert.True(t, ok, "the transport's error is kept")
 			}
 		})

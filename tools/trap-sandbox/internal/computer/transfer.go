@@ -136,6 +136,14 @@ func stoppedDuring(err error, what string, args ...any) error {
 	return pe.WithMessage(said + "; " + fmt.Sprintf(what, args...))
 }
 
+// NothingWritten words the failure of a write of path before any of its data was sent (the
+// look at whether path is a directory: Write's, the CLI put's): a gateway killed or stopping
+// then says the request it cut may have been done, which of a look is true and says nothing,
+// where nothing was written. Any other error is returned as it is.
+func NothingWritten(err error, path string) error {
+	return stoppedDuring(err, "the write of %s stopped before any of it was sent: nothing was written; write it again once it is back", path)
+}
+
 // mayHaveRunError is a transport's error about a request that may have reached the computer
 // before the gateway went, said in its message (hostapi.DroppedGatewayError: a gateway killed
 // or crashed mid-request); WithoutMayHaveRun is that message without saying so.
@@ -222,7 +230,7 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 	defer cancel()
 	replacing, err := c.refuseDirectory(ctx, traposID, path)
 	if err != nil {
-		return err
+		return NothingWritten(err, path)
 	}
 	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target), replacing: replacing, size: len(data)}
 	for offset := 0; ; offset += ChunkBytes {
