@@ -1,10 +1,16 @@
 package e2e
 
 import (
+	"bufio"
+	"errors"
+	"net"
+	"net/textproto"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/testkit/opencodefake"
 
@@ -155,6 +161,56 @@ func TestHealthAtAServerThatIsNotTheGateway(t *testing.T) {
 			"(401 Unauthorized): check the port (the install line's; 4444 unless the operator chose another) and, "+
 			"behind a reverse proxy, the path. Fix it with: sandbox setup", strings.Join(lines(out), " "), url)
 	}
+}
+
+// TestHealthAtAServerThatClosesUnanswered: sandbox.url names a port where a server accepts
+// the connection, reads the WebSocket upgrade and closes without a word. CC says "Connection
+// closed", as for a gateway that stops, and the advice was that the gateway "stopped or
+// restarted": the player waited for a gateway that was never there. A daemon that never
+// reached a gateway at this URL says it is probably not the gateway's port.
+func TestHealthAtAServerThatClosesUnanswered(t *testing.T) {
+	ctx := testContext(t)
+	hostPort := startClosingServer(t)
+	ok, out := runCommand(ctx, t, computerOptionsAt(t, "ws://"+hostPort, sandboxPassword, "sandbox", "health"))
+	assert.False(t, ok, out)
+	// its rows joined: where they break depends on the port's digits; the next try is 5 s
+	// plus up to 1 s of jitter after the failure, and health asks at once (assertRetryRowsBefore)
+	assert.Regexp(t, "^"+regexp.QuoteMeta("Not connected to the gateway: the server at "+hostPort+" accepted the "+
+		"connection and closed it without answering the WebSocket upgrade (Connection closed): unless the gateway "+
+		"there is just starting, it is not the gateway's port: check the port (the install line's; 4444 unless the "+
+		"operator chose another). Fix it with: sandbox setup; the daemon retries in ")+"[1-6] s$",
+		strings.Join(lines(out), " "))
+}
+
+// startClosingServer listens on a loopback port where each connection's request is read to
+// its blank line and the connection closed unanswered; it returns the port's host:port. The
+// request read whole, the close is a FIN the client reads as the end of the stream.
+func startClosingServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				if !errors.Is(err, net.ErrClosed) {
+					t.Errorf("accept: %v", err)
+				}
+				return
+			}
+			request := textproto.NewReader(bufio.NewReader(conn))
+			for line, err := request.ReadLine(); err == nil && line != ""; line, err = request.ReadLine() {
+			}
+			_ = conn.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		<-done
+	})
+	return l.Addr().String()
 }
 
 // TestHealthAtTheInstallersURL: sandbox.url names the installer's URL, the install line made

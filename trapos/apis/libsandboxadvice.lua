@@ -326,6 +326,25 @@ local RULES = {
     end,
   },
   {
+    -- Closed before any answer at a URL where no gateway answered since boot (the daemon's
+    -- whyClosedUnanswered): a server that accepts and closes, the port another server's. Not
+    -- "it stopped or restarted", which sent the player to wait for a gateway that was never there.
+    match = function(why) return contains(why, "Connection closed before any answer to "); end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      local check = "check the port (the install line's; 4444 unless the operator chose another)";
+      if contains(why, "answer to hello") then
+        return "the server at " .. host .. ":" .. portOf(url, port) .. " took the WebSocket and closed it without "
+          .. "answering hello (Connection closed): unless the gateway there is just starting, it is not a "
+          .. "trap-sandbox gateway: " .. check .. " and, behind a reverse proxy, the path. " .. FIX_URL;
+      end
+      return "the server at " .. host .. ":" .. portOf(url, port) .. " accepted the connection and closed it without "
+        .. "answering the WebSocket upgrade (Connection closed): unless the gateway there is just starting, it is "
+        .. "not the gateway's port: " .. check .. ". " .. FIX_URL;
+    end,
+    retry = "; the daemon retries by itself",
+  },
+  {
     match = connectionClosed,
     say = function()
       return "the gateway closed the connection (Connection closed): it stopped or restarted";

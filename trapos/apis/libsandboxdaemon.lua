@@ -140,6 +140,10 @@ local function newDaemon(deps)
   -- Hellos answered ok since the daemon started: a program waiting for the gateway to come
   -- back (libsandbox.awaitReconnect) sees one that came and went again between two looks.
   local connections = 0;
+  -- The URLs whose gateway answered a hello ok since the daemon started (the computer's boot):
+  -- a connection closed there without an answer is that gateway stopping or restarting; one
+  -- closed at a URL that never answered may be another server's port (whyClosedUnanswered).
+  local answeredAt = {};
   local labelTimer = nil;
   -- Liveness: a live gateway sends some frame (at worst its idle-probe ping) at least every
   -- livenessMs; a socket silent longer is dead even if TCP says nothing (a frozen gateway, a
@@ -412,6 +416,7 @@ local function newDaemon(deps)
       setState(STATE_CONNECTED);
       connectedAt = clock();
       connections = connections + 1;
+      answeredAt[url] = true;
       -- Whose computer this is now (a linked credential's account, or local): sandbox status.
       local accountId = frame.payload.accountId;
       account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
@@ -610,6 +615,18 @@ local function newDaemon(deps)
     return oneLine(tostring(reason or "Connection closed"));
   end
 
+  -- CC's "Connection closed" for a connection that closed before the gateway answered, said
+  -- with the step it closed at (step: "the WebSocket upgrade", "hello") when no gateway ever
+  -- answered a hello at this URL: a server that accepts a connection and closes it unanswered
+  -- (another server's port) is told from a gateway that stopped (libsandboxadvice). Once one
+  -- has answered here, it is CC's reason as it is.
+  local function whyClosedUnanswered(reason, step)
+    if reason == "Connection closed" and not answeredAt[url] then
+      return reason .. " before any answer to " .. step;
+    end
+    return reason;
+  end
+
   -- A socket of eventUrl ended: an attempt failed (attemptFailed), or an open socket closed
   -- (CC says websocket_closed only after websocket_success, so it settles no attempt).
   local function onEnded(eventUrl, reason, code, attemptFailed)
@@ -633,7 +650,9 @@ local function newDaemon(deps)
     end
     -- The reason may be the gateway's (a close frame's, an HTTP status line).
     if state == STATE_CONNECTING and wasPending then
-      lose(oneLine(tostring(reason or "could not connect")));
+      lose(whyClosedUnanswered(oneLine(tostring(reason or "could not connect")), "the WebSocket upgrade"));
+    elseif state == STATE_AUTHENTICATING and socket ~= nil and code == nil then
+      lose(whyClosedUnanswered(whyOpenClosed(reason, code), "hello"));
     elseif (state == STATE_AUTHENTICATING or state == STATE_CONNECTED) and socket ~= nil then
       lose(whyOpenClosed(reason, code));
     elseif closedUnderUs and not wasPending then

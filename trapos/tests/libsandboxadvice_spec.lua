@@ -183,6 +183,21 @@ describe("libsandboxadvice explain", function()
       :eq("the gateway closed the connection (Connection closed): it stopped or restarted; run sandbox link again once it is back");
   end);
 
+  it("tells a server that closed before answering from a gateway that stopped", function()
+    -- sandbox.url at a port where another server accepts and closes: "it stopped or restarted"
+    -- sent the player to wait for a gateway that was never there
+    expect(advice.explain("Connection closed before any answer to the WebSocket upgrade", URL))
+      :eq("the server at 192.168.1.20:4444 accepted the connection and closed it without answering the WebSocket "
+        .. "upgrade (Connection closed): unless the gateway there is just starting, it is not the gateway's port: "
+        .. "check the port (the install line's; 4444 unless the operator chose another). Fix it with: sandbox setup; "
+        .. "the daemon retries by itself");
+    expect(advice.explain("Connection closed before any answer to hello", URL, nil, nil, 38))
+      :eq("the server at 192.168.1.20:4444 took the WebSocket and closed it without answering hello (Connection "
+        .. "closed): unless the gateway there is just starting, it is not a trap-sandbox gateway: check the port "
+        .. "(the install line's; 4444 unless the operator chose another) and, behind a reverse proxy, the path. "
+        .. "Fix it with: sandbox setup; the daemon retries in 38 s");
+  end);
+
   it("explains a socket replaced by another computer with the same traposId", function()
     expect(advice.explain("lost the connection: replaced", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "

@@ -892,6 +892,32 @@ describe("sandbox daemon", function()
       expect(socket.closed):eq(0);
     end);
 
+    it("says at which step a server that never answered here closed the connection", function()
+      -- CC says "Connection closed" for a close before the upgrade's answer (websocket_failure)
+      -- and after it (websocket_closed): both read as a gateway that stopped, also for a
+      -- sandbox.url at another server's port that accepts and closes.
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("websocket_failure", FULL_URL, "Connection closed");
+      expect(world.daemon.status().lastError):eq("Connection closed before any answer to the WebSocket upgrade");
+      world.handle("timer", world.lastTimer);
+      world.open();
+      world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      expect(world.daemon.status().lastError):eq("Connection closed before any answer to hello");
+      -- once a hello was answered at this URL, the gateway there stopped or restarts
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      expect(world.daemon.status().lastError):eq("Connection closed");
+      world.handle("timer", world.lastTimer);
+      world.handle("websocket_failure", FULL_URL, "Connection closed");
+      expect(world.daemon.status().lastError):eq("Connection closed");
+      world.handle("timer", world.lastTimer);
+      world.open();
+      world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      expect(world.daemon.status().lastError):eq("Connection closed");
+    end);
+
     it("closes the old socket and reconnects after exactly 5 s", function()
       local world = newWorld({ url = URL });
       local socket = world.connect();
