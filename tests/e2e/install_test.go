@@ -1790,3 +1790,74 @@ func TestInstallerHelpFitsSmallScreens(t *testing.T) {
 	out := playerSession(ctx, t, t.TempDir(), true, install+" --help")
 	assert.Contains(t, lines(out), "may use this computer's files, programs and screen.", out)
 }
+
+// TestCtrlTAtAnInstallPromptSaysNothingWasInstalled: the player's Ctrl-T at any of the
+// installer's questions (the password, the host's access, the move of /startup) comes before
+// anything is written; CC's own "Terminated" alone left them unsure what state the computer
+// was in. The line says it, read whole on a pocket computer's 26 columns too; an upgrade
+// stopped at a question keeps the version it had.
+func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	// stopAt types the lines, waits for the row of the prompt's question (a transcript row
+	// is written when it ends), presses Ctrl-T, and returns the rows after the prompt's
+	// marker: nothing yields between the question and its read(), which takes the Ctrl-T.
+	// The input stays open: the shell's next prompt waits on until the computer stops.
+	stopAt := func(t *testing.T, opts machine.Options, question, marker string, typed ...string) []string {
+		t.Helper()
+		in := make(chan string, len(typed))
+		for _, line := range typed {
+			in <- line
+		}
+		opts.Bare, opts.TimeScale, opts.Input = true, timeScale, in
+		opts.HTTP = httpapi.Options{AllowPrivate: true}
+		c := fakecrafttest.StartWithin(t, opts, testTimeout)
+		c.WaitFor(ctx, question)
+		c.QueueString("terminate")
+		c.WaitFor(ctx, "Terminated")
+		c.Stop()
+		// Without the shell's next prompt, which the stop may come before or after.
+		return slices.DeleteFunc(lines(afterLast(c.Output(), marker)), func(row string) bool { return row == ">" })
+	}
+
+	for _, tc := range []struct {
+		name, question, marker string
+		typed                  []string
+		startup                string
+	}{
+		{name: "password", question: "Gateway password", marker: "has none): ", typed: []string{install}},
+		{name: "access", question: "The gateway's host", marker: "[y/N] ", typed: []string{install + " " + installPassword}},
+		{name: "startup", question: "Your /startup runs before", marker: "[y/N] ", typed: []string{install + " " + installPassword + " --allow-files=none"}, startup: "print('door')\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, pocketComputer := range []bool{false, true} {
+				dir := t.TempDir()
+				if tc.startup != "" {
+					require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(tc.startup), 0o644))
+				}
+				before := diskSnapshot(t, dir)
+				opts := machine.Options{Overlay: dir}
+				if pocketComputer {
+					opts.Pocket = pocket.New(nil)
+				}
+				rows := stopAt(t, opts, tc.question, tc.marker, tc.typed...)
+				require.NotEmpty(t, rows)
+				assert.Equal(t, "Terminated: nothing was installed.", strings.Join(rows, " "), "pocket %v: %q", pocketComputer, rows)
+				assert.Equal(t, before, diskSnapshot(t, dir), "pocket %v: nothing written", pocketComputer)
+			}
+		})
+	}
+
+	// An upgrade asks only whether the player's /startup, beside which the last install put the
+	// hook, may move; stopped there, it keeps the version it had.
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte("print('door')\n"), 0o644))
+	out := playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	before := diskSnapshot(t, dir)
+	rows := stopAt(t, machine.Options{Overlay: dir, Pocket: pocket.New(nil)}, "Your /startup runs before", "[y/N] ", install)
+	require.NotEmpty(t, rows)
+	assert.Regexp(t, `^Terminated: nothing changed, trapos-sandbox \d+\.\d+\.\d+ is kept\.$`, strings.Join(rows, " "), "%q", rows)
+	assert.Equal(t, before, diskSnapshot(t, dir), "nothing written")
+}

@@ -1285,4 +1285,24 @@ elseif opts.help then
 elseif opts.uninstall then
   return uninstall();
 end
-return install(opts);
+-- Ctrl-T (CC's terminate, raised as the error "Terminated") at a question, or while the
+-- password is checked or the files download: CC's "Terminated" alone left the player unsure
+-- what state the computer was in. It can only land before anything is written: from the
+-- first file written to the last line printed the install never yields, and a terminate
+-- waits for a yield. One line, which a pocket computer's 26 columns wrap between words.
+local ok, result = pcall(install, opts);
+if ok then
+  return result;
+elseif result ~= "Terminated" then
+  error(result, 0);
+end
+if term.getCursorPos() > 1 then
+  print(); -- after the question's prompt, on a row of its own
+end
+local old = readManifest();
+if old ~= nil then
+  printError("Terminated: nothing changed, trapos-sandbox " .. tostring(old.version) .. " is kept.");
+else
+  printError("Terminated: nothing was installed.");
+end
+return false;
