@@ -395,7 +395,7 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 		fmt.Fprintf(tw, "relabelled:\t%s\n", note)
 	}
 	fmt.Fprintf(tw, "kind:\t%s\n", info.Kind())
-	for i, line := range info.Allows() {
+	for i, line := range info.AllowsForAPerson() {
 		name := ""
 		if i == 0 {
 			name = "allows:"

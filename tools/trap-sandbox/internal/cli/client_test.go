@@ -466,8 +466,11 @@ func TestInfoSaysWhatTheOwnerAllows(t *testing.T) {
 		"allows:        files: read (writes need: set sandbox.allow_files write)\n"+
 		"               exec: no (running Lua or programs needs: set sandbox.allow_exec true)\n"+
 		"               screen: none (seeing it needs: set sandbox.allow_screen view; typing: set sandbox.allow_screen control)\n"+
-		"               (these are the owner's settings: only the owner changes them, in game; never change them yourself, not by typing set at its shell, with settings.set in run_lua nor by writing /.settings: ask the player)\n"+
+		"               (these are the owner's settings: only the owner changes them, in game, with set at the computer's shell)\n"+
 		"peripherals:   1\n", out)
+	// The agent's words ("never change them yourself … ask the player") are MCP's and the ai
+	// agent's: a person at the CLI read an order written for a model.
+	assert.NotContains(t, out, "yourself")
 	assert.NotContains(t, out, "map[", "the answer's object is not printed as Go's")
 	assert.Contains(t, out, "\nfreeSpace:     1000000\n", "a round number as the computer wrote it, not 1e+06")
 

@@ -132,8 +132,16 @@ const basicLacks = "no colour: it draws colours as greys; no mouse, paint or mul
 
 // Allows says what the owner allows, one line each for files, exec and the screen, each with
 // what more needs and the line the owner types in game to allow it: "files: read (writes
-// need: set sandbox.allow_files write)". An older client's answer is one not-reported line.
-func (i Info) Allows() []string {
+// need: set sandbox.allow_files write)", then whose settings these are in an agent's words
+// (OwnersSettings; MCP's computer_info). An older client's answer is one not-reported line.
+func (i Info) Allows() []string { return i.allows(OwnersSettings) }
+
+// AllowsForAPerson is Allows in a person's words (OwnersSettingsForAPerson; trap-sandbox
+// info): the agent's order not to change the settings itself read oddly at the CLI.
+func (i Info) AllowsForAPerson() []string { return i.allows(OwnersSettingsForAPerson) }
+
+// allows is Allows with whose settings these are said as whose (one of the OwnersSettings).
+func (i Info) allows(whose string) []string {
 	a := i.Allowed
 	if a == nil {
 		return []string{i.unsaid(infoAllowed)}
@@ -167,8 +175,12 @@ func (i Info) Allows() []string {
 	default:
 		screen = "screen: " + unknownLevel(a.Screen, ScreenNone+", "+ScreenView+" or "+ScreenControl)
 	}
-	return []string{files, exec, screen, "(" + OwnersSettings + ")"}
+	return []string{files, exec, screen, "(" + whose + ")"}
 }
+
+// ownersSettingsFact is whose the settings that allow the host's calls are, the fact every
+// reader is told in its own words (OwnersSettings, OwnersSettingsForAPerson).
+const ownersSettingsFact = "these are the owner's settings: only the owner changes them, in game"
 
 // OwnersSettings is what an agent is told of the settings that allow its calls, wherever it
 // reads them (computer_info's allows, the ai agent's system text, MCP's note after a forbidden
@@ -176,8 +188,12 @@ func (i Info) Allows() []string {
 // write_file rewrite /.settings, and with sandbox.allow_screen control its send_text could
 // type the set line a refusal names at the shell (an agent did, and ran what had been
 // refused), so it is told not to, and whom to ask instead.
-const OwnersSettings = "these are the owner's settings: only the owner changes them, in game; " +
+const OwnersSettings = ownersSettingsFact + "; " +
 	"never change them yourself, not by typing set at its shell, with settings.set in run_lua nor by writing /.settings: ask the player"
+
+// OwnersSettingsForAPerson is the same fact for a person at the host (trap-sandbox info), who
+// is told how the owner changes them rather than ordered, as a model is, to keep its hands off.
+const OwnersSettingsForAPerson = ownersSettingsFact + ", with set at the computer's shell"
 
 // shownLevelBytes bounds a level no client sends as Allows shows it.
 const shownLevelBytes = 64
