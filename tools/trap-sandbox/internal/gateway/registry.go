@@ -181,11 +181,7 @@ func (r *registry) countAccountLocked(k Key, n int) {
 	if k.AccountID == LocalAccount {
 		return
 	}
-	if left := r.accounts[k.AccountID] + n; left > 0 {
-		r.accounts[k.AccountID] = left
-	} else {
-		delete(r.accounts, k.AccountID)
-	}
+	addCount(r.accounts, k.AccountID, n)
 }
 
 // holdsPlaceLocked reports whether computer k holds a place in its account: registered, or a
@@ -248,10 +244,16 @@ func (r *registry) countCredentialLocked(h held, n int) {
 	if h.s == nil || h.credential == "" {
 		return
 	}
-	if left := r.credentials[h.credential] + n; left > 0 {
-		r.credentials[h.credential] = left
+	addCount(r.credentials, h.credential, n)
+}
+
+// addCount adds n to counts[key], deleting the key when it comes to 0, so that a count map
+// holds only what is counted now and never grows with what has been.
+func addCount(counts map[string]int, key string, n int) {
+	if left := counts[key] + n; left > 0 {
+		counts[key] = left
 	} else {
-		delete(r.credentials, h.credential)
+		delete(counts, key)
 	}
 }
 

@@ -17,29 +17,21 @@ func (s StopSignal) Error() string { return s.Name() + " received" }
 
 // Name is the signal's name as kill and systemd print it (SIGTERM).
 func (s StopSignal) Name() string {
-	switch s.Signal {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGHUP:
-		return "SIGHUP"
+	if known, ok := stopSignals[s.Signal]; ok {
+		return known.name
 	}
 	return s.Signal.String()
 }
 
 // likely says where such a signal usually comes from, and for a hangup how to keep the
 // gateway up.
-func (s StopSignal) likely() string {
-	switch s.Signal {
-	case syscall.SIGTERM:
-		return "a service manager's stop (systemctl stop), or kill"
-	case syscall.SIGINT:
-		return "Ctrl-C in the terminal that started it"
-	case syscall.SIGHUP:
-		return "the terminal or SSH session that started it closed: run it as a service to keep it up (tools/trap-sandbox/README.md)"
-	}
-	return ""
+func (s StopSignal) likely() string { return stopSignals[s.Signal].likely }
+
+// stopSignals names each signal that stops the gateway, with where it usually comes from.
+var stopSignals = map[os.Signal]struct{ name, likely string }{
+	syscall.SIGTERM: {"SIGTERM", "a service manager's stop (systemctl stop), or kill"},
+	syscall.SIGINT:  {"SIGINT", "Ctrl-C in the terminal that started it"},
+	syscall.SIGHUP:  {"SIGHUP", "the terminal or SSH session that started it closed: run it as a service to keep it up (tools/trap-sandbox/README.md)"},
 }
 
 // NotifyStop is signal.NotifyContext whose context's cause is a StopSignal.
