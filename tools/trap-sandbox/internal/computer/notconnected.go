@@ -144,7 +144,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		hint = hintMark + strings.Join(quoted, " or ") + "?"
 	case !pe.Absent:
 		return pe
-	case !hasID || id == "":
+	case NamesNoID(traposID):
 		hint = NoIDHint
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
@@ -165,6 +165,13 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	out.Message += hint
 	out.Hint, out.Meant = hint, meant
 	return &out
+}
+
+// NamesNoID is whether traposID names no computer id: no ':' ("küche", "7") or none before it
+// (":küche"). No computer ever connects by such a name, so no wait brings one back by it.
+func NamesNoID(traposID string) bool {
+	id, _, hasID := strings.Cut(traposID, ":")
+	return !hasID || strings.TrimSpace(id) == ""
 }
 
 // inQuotes is a traposId as shown (cctext.ShowTraposID) between double quotes, a '"' of its

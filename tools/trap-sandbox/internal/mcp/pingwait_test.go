@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -95,4 +96,41 @@ func TestPingWaitListsTheComputersOnceAtMost(t *testing.T) {
 	assert.Contains(t, text(res), "not_connected: computer 6:away is not connected; trap-sandbox computers lists the connected ones")
 	assert.Contains(t, text(res), waitedAlready)
 	assert.Equal(t, int32(1), l.listings.Load(), "the answer given is hinted once")
+}
+
+// pollsRefused is a gateway on which a ping's second look for the computer (a poll of ping's
+// wait) answers an error of its own, so that a wait that polls ends at once and says so.
+type pollsRefused struct {
+	*daemonfake.Local
+	pings atomic.Int32
+}
+
+// polledAgain is what pollsRefused answers a second ping.
+const polledAgain = "the wait asked again"
+
+func (l *pollsRefused) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if l.pings.Add(1) > 1 {
+		return nil, &protocol.Error{Code: protocol.CodeInternal, Message: polledAgain}
+	}
+	return l.Local.Request(ctx, traposID, typ, payload, timeout)
+}
+
+// TestPingWaitForANameWithNoIDAnswersAtOnce: ping with wait of "küche" (no computer id) waited
+// its whole timeoutMs, though no computer ever connects by a name with no id, and then said
+// only that it did not connect within the wait. It answers at once, with what a traposId is
+// (computer.NoIDHint), or the connected computer a label names ("did you mean").
+func TestPingWaitForANameWithNoIDAnswersAtOnce(t *testing.T) {
+	l := &pollsRefused{Local: daemonfake.NewLocal(nil)}
+	l.List = []computer.Computer{{TraposID: "7:"}, {TraposID: "5:kitchen"}}
+	s := session(t, l)
+	for _, tc := range []struct{ name, hint string }{
+		{"küche", computer.NoIDHint},
+		{":küche", computer.NoIDHint},
+		{"kitchen", `; did you mean "5:kitchen"?`},
+	} {
+		l.pings.Store(0)
+		res := callTool(t, s, "ping", map[string]any{"traposId": tc.name, "wait": true, "timeoutMs": 60000})
+		require.True(t, res.IsError)
+		assert.Equal(t, "not_connected: computer "+tc.name+" is not connected"+tc.hint, text(res), "no poll, no wait")
+	}
 }

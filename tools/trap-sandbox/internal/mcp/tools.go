@@ -217,7 +217,7 @@ type PingOutput struct {
 // connected yet.
 type PingInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Wait      bool   `json:"wait,omitempty" jsonschema:"true: wait up to timeoutMs for the computer to connect, where it is not connected now (a computer that reboots, after run_program \"reboot\" or run_lua \"os.reboot()\", is away for the seconds its boot takes), instead of answering not_connected at once; one restarted by typing (send_text \"reboot\\n\") is still connected for the second CC's reboot program sleeps, and answers at once"`
+	Wait      bool   `json:"wait,omitempty" jsonschema:"true: wait up to timeoutMs for the computer to connect, where it is not connected now (a computer that reboots, after run_program \"reboot\" or run_lua \"os.reboot()\", is away for the seconds its boot takes), instead of answering not_connected at once (a traposId with no id, \"küche\", is answered at once: no computer connects by it); one restarted by typing (send_text \"reboot\\n\") is still connected for the second CC's reboot program sleeps, and answers at once"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
@@ -916,7 +916,9 @@ func toolError(err error) *protocol.Error {
 }
 
 func (t *tools) ping(ctx context.Context, in PingInput) (PingOutput, error) {
-	if !in.Wait {
+	// A name with no id never connects: its not_connected, hinted with what a traposId is or
+	// the computer a label names, is the answer at once, not after the whole wait.
+	if !in.Wait || computer.NamesNoID(in.TraposID) {
 		p, err := t.client.Ping(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
 		return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds()}, err
 	}
