@@ -265,10 +265,11 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	assert.NotContains(t, out, "Gateway password", "an upgrade asks nothing but the move")
 	assert.Contains(t, out, "add this line\nat the end of /startup:\n", "the line is not there yet")
 
-	// Once the player added the line, an upgrade does not ask for it again.
+	// Once the player added the line, an upgrade does not ask for it again (it still offers
+	// the move, answered no here: TestInstallMovesAStartupThatRunsTheHook).
 	withHook := playerStartup + "shell.run(\"/sandbox-startup.lua\")\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(withHook), 0o644))
-	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "")
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "add this line", out)
 	assert.Contains(t, out, "Run: reboot\n", out)
@@ -571,6 +572,57 @@ func TestInstallMovesAStartupThatNeverEnds(t *testing.T) {
 	assert.Subset(t, files, []string{"startup/00-sandbox.lua", "startup/startup.lua"}, out)
 }
 
+// TestInstallMovesAStartupThatRunsTheHook: a computer installed the old way, its /startup
+// ending with the line the installer advised (shell.run("/sandbox-startup.lua")) after a loop
+// that never ends, was not asked about the move and was told only "Run: reboot": the daemon
+// never started and nothing said why. It is asked as any /startup file is; with a yes the
+// hook moves into /startup/, the one beside goes (so the line never runs a second daemon),
+// and the installer says the line is not needed any more.
+func TestInstallMovesAStartupThatRunsTheHook(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const hookLine = "shell.run(\"/sandbox-startup.lua\")\n"
+	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\nwhile true do sleep(1) end\n"
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte("print(\"first\")\n"), 0o644))
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+	out := playerSessionOn(ctx, t, opts, install, "", "") // no to the host's access, no to the move
+	require.Contains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
+
+	// The player added the line. Without the question's yes the file stays, and the advice
+	// says why the daemon may not start.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte("print(\"first\")\n"+hookLine), 0o644))
+	out = playerSessionOn(ctx, t, opts, install, "")
+	assert.Contains(t, out, "Move it there? [y/N] \n", out)
+	assert.Contains(t, unwrapped(out), "If your /startup never ends, a line at its end never runs: "+
+		"run the install line again and let it move /startup. Run: reboot", out)
+	require.Contains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door+hookLine), 0o644))
+
+	c := fakecrafttest.StartWithin(t, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true,
+		TimeScale: timeScale, Input: computer.LinesOf(install, "y", "reboot")}, testTimeout)
+	c.WaitFor(ctx, "door: locked by startup\n")
+	c.QueueString("terminate") // the player's Ctrl-T: the loop never ends, and the prompt comes after it
+	require.NoError(t, g.WaitLog(ctx, `msg="computer connected"`), "the daemon starts at the reboot beside the loop")
+	c.WaitFor(ctx, "door: locked by startup/startup.lua\n")
+	before, _, found := strings.Cut(c.Output(), "Goodbye")
+	require.True(t, found, c.Output())
+	assert.Contains(t, unwrapped(before), "Move it there? [y/N] y", c.Output())
+	assert.Contains(t, unwrapped(before), "Moved /startup to /startup/startup.lua: it runs beside the daemon. To undo: "+
+		"mv startup/startup.lua / Its line that ran the daemon is not needed now, delete it from /startup/startup.lua: "+
+		"shell.run(\"/sandbox-startup.lua\") Run: reboot", c.Output())
+	c.Stop()
+	files := diskFiles(t, dir)
+	assert.NotContains(t, files, "sandbox-startup.lua", "the hook beside would run a second daemon at the line")
+	assert.Subset(t, files, []string{"startup/00-sandbox.lua", "startup/startup.lua"})
+	got, err := os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, door+hookLine, string(got), "the player's program, byte for byte")
+}
+
 // cutAt is a program for the player's disk: `cut makeDir` or `cut move` makes the next
 // fs.makeDir("/startup"), or the next fs.move into /startup/, stop the computer there, as a
 // chunk unloading or the server stopping would between two steps of the installer; `cut open`
@@ -796,16 +848,14 @@ func TestInstallMovesAStartupFromAScript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, door, string(got))
 
-	// One that runs the hook itself (the line an earlier install advised) is not moved either:
-	// its line would name a hook that is gone. It was kept without a word, and a script's
-	// operator never learned why its daemon did not start when the program never ends.
+	// One that runs the hook itself (the line an earlier install advised) moves too, and the
+	// line says that its line is not needed now.
 	withLine := door + "shell.run(\"/sandbox-startup.lua\")\n"
 	dir, opts = withStartup(map[string]string{"startup": withLine})
 	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
-	assert.Contains(t, unwrapped(out), "/startup was not moved: it runs the daemon itself, at its end "+
-		"(shell.run(\"/sandbox-startup.lua\")). If it never ends, that line never runs: delete the line, "+
-		"then run the install line again.", out)
-	got, err = os.ReadFile(filepath.Join(dir, "startup"))
+	assert.Contains(t, unwrapped(out), "Moved /startup to /startup/startup.lua", out)
+	assert.Contains(t, unwrapped(out), "Its line that ran the daemon is not needed now", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
 	require.NoError(t, err)
 	assert.Equal(t, withLine, string(got))
 

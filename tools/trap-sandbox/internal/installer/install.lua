@@ -920,22 +920,19 @@ local function install(opts)
   end
 
   local files, exec, screen, accessAdvice = chooseAccess(opts, old);
-  local canMove, moveStartup = false, false;
-  if runFrom == "/startup" and not namesHook(runFrom) and startupCanMove() then
-    canMove, moveStartup = true, askToMoveStartup(opts);
+  -- A /startup that names the hook (the line an earlier install advised) is asked about too:
+  -- a program that never ends never reaches that line. Moved, the hook goes into /startup/
+  -- and the one beside is removed, so the line (the player's file is never edited) can never
+  -- start a second daemon; the player is told to delete it.
+  local canMove, moveStartup, hookLine = false, false, false;
+  if runFrom == "/startup" and startupCanMove() then
+    canMove, moveStartup, hookLine = true, askToMoveStartup(opts), namesHook(runFrom);
     if moveStartup then
       hookPath, runFrom = HOOK, nil;
     end
   elseif opts.moveStartup and runFrom == "/startup" then
     -- Asked for by name: a script's operator reads why this computer's was not moved.
-    if namesHook(runFrom) then
-      -- Moved, its line would name HOOK_BESIDE, gone once the hook is in /startup/ (the
-      -- player's file is never edited); and a program that never ends never reaches it.
-      printError("/startup was not moved: it runs the daemon itself, at its end (shell.run(\"" .. HOOK_BESIDE
-        .. "\")). If it never ends, that line never runs: delete the line, then run the install line again.");
-    else
-      printError("/startup was not moved: CC would run your /startup.lua in its place.");
-    end
+    printError("/startup was not moved: CC would run your /startup.lua in its place.");
   end
   -- A /startup.lua runs before the hook as a /startup file does; the installer advises its
   -- move (below) and asks nothing, but --move-startup makes it: one rename, which a computer
@@ -1135,6 +1132,10 @@ local function install(opts)
     -- ran /startup) it runs before the daemon again.
     print("Moved " .. movedStartup .. " to " .. MOVED_STARTUP .. ": it runs beside the daemon. To undo:");
     print("mv startup/startup.lua /");
+    if movedStartup == "/startup" and hookLine then
+      print("Its line that ran the daemon is not needed now, delete it from " .. MOVED_STARTUP .. ":");
+      printHookCall();
+    end
   end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
@@ -1147,20 +1148,23 @@ local function install(opts)
         .. " is TrapOS's ccpm. If this computer is not TrapOS, delete " .. trapos
         .. " and run the install line again, or the daemon starts at no boot.");
     end
-  elseif runFrom ~= nil and not namesHook(runFrom) then
-    if canMove then
-      -- A program that never ends never reaches the line below; the move is the way then.
-      -- Run again with --no-questions, the same line would not ask: the option is the yes.
+  else
+    if canMove and runFrom ~= nil then
+      -- A program that never ends never reaches a line at its end (the one below, or the one
+      -- the player added before); the move is the way then. Run again with --no-questions,
+      -- the same line would not ask: the option is the yes.
       print("If your /startup never ends, a line at its end never runs: run the install line again "
         .. (opts.noQuestions and "with --move-startup." or "and let it move /startup."));
     end
-    print("To start the daemon at boot, add this line");
-    print("at the end of " .. runFrom .. ":");
-    printHookCall();
-    -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
-    print("Add it, then run: reboot");
-  else
-    print("Run: reboot");
+    if runFrom ~= nil and not namesHook(runFrom) then
+      print("To start the daemon at boot, add this line");
+      print("at the end of " .. runFrom .. ":");
+      printHookCall();
+      -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
+      print("Add it, then run: reboot");
+    else
+      print("Run: reboot");
+    end
   end
   print("Then: sandbox health");
   return true;
