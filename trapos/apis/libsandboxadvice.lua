@@ -105,6 +105,19 @@ end
 local function shuttingDown(why) return contains(why:lower(), "shutting down"); end
 local function goingAway(why) return contains(why:lower(), "going away") or shuttingDown(why); end
 local function connectionClosed(why) return contains(why, "Connection closed"); end
+-- CC's "Connection closed" said with the step it closed at (closedUnanswered), for a close before
+-- any answer at a URL where no gateway answered a hello since boot: the daemon's, and sandbox
+-- link's own session's.
+local CLOSED_UNANSWERED = "Connection closed before any answer to ";
+
+-- The reason for a connection closed before any answer to step ("the WebSocket upgrade",
+-- "hello") at a URL where no gateway has answered: another server's port, not a gateway that
+-- stopped (the rule below says which).
+local function closedUnanswered(step)
+  expect(1, step, "string");
+  return CLOSED_UNANSWERED .. step;
+end
+
 local function gatewayStopped(why)
   expect(1, why, "string");
   return goingAway(why) or connectionClosed(why);
@@ -329,7 +342,7 @@ local RULES = {
     -- Closed before any answer at a URL where no gateway answered since boot (the daemon's
     -- whyClosedUnanswered): a server that accepts and closes, the port another server's. Not
     -- "it stopped or restarted", which sent the player to wait for a gateway that was never there.
-    match = function(why) return contains(why, "Connection closed before any answer to "); end,
+    match = function(why) return contains(why, CLOSED_UNANSWERED); end,
     say = function(why, url)
       local host, port = hostPort(url);
       local check = "check the port (the install line's; 4444 unless the operator chose another)";
@@ -501,6 +514,7 @@ return {
   namesNoHost = namesNoHost,
   noHost = noHost,
   gatewayStopped = gatewayStopped,
+  closedUnanswered = closedUnanswered,
   diskStartupDrive = diskStartupDrive,
   driveName = driveName,
   bootBlocker = bootBlocker,

@@ -699,8 +699,12 @@ local function newDaemon(deps)
   end
 
   local function status()
+    local statusUrl = url or normaliseUrl(settingsApi.get(SETTING_URL));
     return {
-      url = url or normaliseUrl(settingsApi.get(SETTING_URL)),
+      url = statusUrl,
+      -- Whether a gateway answered a hello at url since boot: sandbox link's own session, closed
+      -- there unanswered, is then that gateway stopping, not another server's port.
+      answered = answeredAt[statusUrl] == true,
       connected = state == STATE_CONNECTED,
       state = state,
       traposId = sessionId or currentTraposId(),

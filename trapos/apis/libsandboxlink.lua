@@ -104,6 +104,7 @@ local function newSession(deps)
   local socket = nil;    -- the open websocket handle (methods take no self)
   local closedWhy = nil; -- why the socket closed, once it has
   local closeCode = nil;
+  local closedAt = nil;  -- the step open was at when the socket closed unanswered (closedUnanswered)
   local unasked = 0;     -- frames of the gateway's that no request of ours waited for
   local traposId = codec.traposId(osApi.getComputerID(), osApi.getComputerLabel());
 
@@ -199,7 +200,8 @@ local function newSession(deps)
     if outcome == "timeout" then
       return { code = ERR_TIMEOUT, message = "the gateway did not answer within " .. seconds .. " seconds" };
     end
-    return { code = ERR_NOT_CONNECTED, message = closedWhy or "the link session is not open", closeCode = closeCode };
+    return { code = ERR_NOT_CONNECTED, message = closedWhy or "the link session is not open", closeCode = closeCode,
+      step = closedAt };
   end
 
   -- Sends a request and waits up to seconds for its answer. Returns ok, payload, error
@@ -253,6 +255,8 @@ local function newSession(deps)
     if opened == nil then
       if outcome == "timeout" then
         markClosed("Timed out");
+      else
+        closedAt = "the WebSocket upgrade";
       end
       return false, failure("closed");
     end
@@ -260,6 +264,10 @@ local function newSession(deps)
     local helloOk, payload, helloErr = request(codec.TYPE_HELLO,
       { traposId = traposId, clientVersion = version.VERSION, link = true }, ANSWER_WAIT);
     if not helloOk then
+      if helloErr.code == ERR_NOT_CONNECTED and helloErr.closeCode == nil then
+        closedAt = "hello"; -- closed with no close frame before hello's answer
+        helloErr.step = closedAt;
+      end
       return false, helloErr;
     elseif payload.link ~= true then
       return false, { code = ERR_UNSUPPORTED, message = "the gateway answered the link hello as a plain hello" };

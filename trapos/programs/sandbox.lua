@@ -836,6 +836,10 @@ local daemonRuns = false;
 -- Whether that daemon was connected: after the gateway stops, it reconnects by itself once
 -- the gateway is back, which its status shows.
 local daemonConnected = false;
+-- Whether a gateway answered that daemon's hello at sandbox.url since boot (its status's
+-- answered): link's own session closed there unanswered is that gateway stopping, not
+-- another server's port.
+local daemonAnswered = false;
 
 -- Whether a gateway serves this computer now: the daemon's answers it (probe_gateway). After
 -- a gateway stopped, closing the link session, a daemon on another replica answers, and so
@@ -1028,7 +1032,11 @@ local function openLink(session, url)
       .. "or set a credential with: sandbox setup");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED and err.closeCode ~= CLOSE_NO_HELLO then
     -- Its own session: the daemon's retries do not run it again.
-    fail("Cannot reach the gateway: " .. linkAdvice(oneLine(tostring(err.message)), url));
+    local why = oneLine(tostring(err.message));
+    if why == "Connection closed" and err.step ~= nil and not (daemonConnected or daemonAnswered) then
+      why = advice.closedUnanswered(err.step); -- as the daemon says it (whyClosedUnanswered)
+    end
+    fail("Cannot reach the gateway: " .. linkAdvice(why, url));
   end
   failLink(err, "code");
 end
@@ -1142,7 +1150,8 @@ local SHARED_ACCOUNT = "local";
 -- of this id again. Only the computer knows: a link session claims its computer id without a
 -- secret. Its credential refused (revoked: unauthorized), or no connection, it links.
 -- Returns whether a daemon answered (none runs before the reboot that follows an install),
--- and whether it was connected; or saves the credential of a link whose save failed (a full
+-- whether it was connected, false, and whether a gateway answered its hello at sandbox.url
+-- since boot (its status's answered; nil from an older daemon); or saves the credential of a link whose save failed (a full
 -- drive), and returns true, true, true: the link is done.
 local function refuseIfLinked()
   -- A daemon still saying hello (the computer just booted) is waited for: its answer decides.
@@ -1150,7 +1159,7 @@ local function refuseIfLinked()
   if status == nil then
     return false;
   elseif not status.connected or type(status.account) ~= "string" or status.account == SHARED_ACCOUNT then
-    return true, status.connected == true;
+    return true, status.connected == true, false, status.answered == true;
   end
   local account = oneLine(status.account);
   local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
@@ -1188,7 +1197,7 @@ local function link(key)
       .. "Run sandbox link alone for a code");
   end
   local saved;
-  daemonRuns, daemonConnected, saved = refuseIfLinked();
+  daemonRuns, daemonConnected, saved, daemonAnswered = refuseIfLinked();
   if saved then
     return;
   end

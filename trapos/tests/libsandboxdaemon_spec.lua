@@ -904,9 +904,11 @@ describe("sandbox daemon", function()
       world.open();
       world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
       expect(world.daemon.status().lastError):eq("Connection closed before any answer to hello");
+      expect(world.daemon.status().answered):eq(false); -- sandbox link words its own close so too
       -- once a hello was answered at this URL, the gateway there stopped or restarts
       world.handle("timer", world.lastTimer);
       world.answerHello(world.open(), true);
+      expect(world.daemon.status().answered):eq(true);
       world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
       expect(world.daemon.status().lastError):eq("Connection closed");
       world.handle("timer", world.lastTimer);

@@ -2061,6 +2061,36 @@ describe("sandbox command", function()
       expect(err):eq(fitted("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); then run sandbox link again"));
     end);
 
+    it("tells a server that closed before answering from a gateway that stopped", function()
+      -- sandbox.url at a port where another server accepts and closes: "it stopped or
+      -- restarted" sent the player to wait for a gateway that was never there. Worded as the
+      -- daemon words it (libsandboxadvice), at the step the session closed at.
+      local function closesAtHello(frame, record, queue)
+        if frame.type == "hello" then
+          queue("websocket_closed", record.url, "Connection closed", nil);
+        end
+      end
+      local ok, err = run({ "link" }, { status = downStatus("waiting", "Connection closed before any answer to the WebSocket upgrade"),
+        linkFailure = "Connection closed" });
+      expect(failed(ok, err)):eq("Cannot reach the gateway: the server at 127.0.0.1:4444 accepted the connection and closed it "
+        .. "without answering the WebSocket upgrade (Connection closed): unless the gateway there is just starting, it is "
+        .. "not the gateway's port: check the port (the install line's; 4444 unless the operator chose another). Fix it "
+        .. "with: sandbox setup; then run sandbox link again");
+      ok, err = run({ "link" }, { gateway = closesAtHello });
+      expect(failed(ok, err)):eq("Cannot reach the gateway: the server at 127.0.0.1:4444 took the WebSocket and closed it "
+        .. "without answering hello (Connection closed): unless the gateway there is just starting, it is not a "
+        .. "trap-sandbox gateway: check the port (the install line's; 4444 unless the operator chose another) and, behind "
+        .. "a reverse proxy, the path. Fix it with: sandbox setup; then run sandbox link again");
+      -- A gateway answered the daemon there since boot: it stopped or restarts.
+      local answered = downStatus("waiting", "Connection closed");
+      answered.answered = true;
+      for _, opts in ipairs({ { status = answered, linkFailure = "Connection closed" }, { status = answered, gateway = closesAtHello } }) do
+        ok, err = run({ "link" }, opts);
+        expect(failed(ok, err)):eq("Cannot reach the gateway: the gateway closed the connection (Connection closed): it "
+          .. "stopped or restarted; run sandbox link again once it is back");
+      end
+    end);
+
     it("says a used code's refusal at accept, and saves nothing", function()
       local ok, err, _, record = run({ "link" }, {
         gateway = linkGateway({ refuse = { ["link.accept"] = { code = "link_invalid", message = "the code was already used" } } }),
