@@ -479,7 +479,7 @@ func (c *RmCmd) Run(ctx context.Context) error {
 			return named("computer "+typedID(c.TraposID)+" rm "+cctext.Show(c.Path, false), errors.New("it is a directory: rm -r deletes it with everything in it"))
 		}
 		if pe, ok := errors.AsType[*protocol.Error](err); err != nil && (!ok || !(pe.ByComputer || pe.Code == protocol.CodeBadPayload)) {
-			return failure(c.TraposID, "rm "+c.Path, err)
+			return failure(c.TraposID, "rm "+c.Path, computer.NothingDeleted(err, c.Path))
 		}
 	}
 	if err := client.Delete(ctx, c.TraposID, c.Path, time.Until(deadline)); err != nil {

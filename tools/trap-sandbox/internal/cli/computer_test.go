@@ -792,3 +792,28 @@ func TestAPutCutBeforeItsFirstChunkSaysNothingWasWritten(t *testing.T) {
 	require.Len(t, asked, 1)
 	assert.Contains(t, asked[0], `"fs.list"`, "the look at the path was all that was asked")
 }
+
+// TestAnRmCutDuringItsLookSaysNothingWasDeleted: a gateway killed while rm looked at whether
+// its path is a directory said "what was asked may have been done all the same", as of a run;
+// the delete was never sent, so nothing was removed then.
+func TestAnRmCutDuringItsLookSaysNothingWasDeleted(t *testing.T) {
+	clearEnv(t)
+	var asked []string
+	var mu sync.Mutex
+	killed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		asked = append(asked, string(body))
+		mu.Unlock()
+		panic(http.ErrAbortHandler) // the connection closed with no answer, as a killed gateway's
+	}))
+	t.Cleanup(killed.Close)
+	_, err := runClient(t, "rm", "--url", killed.URL, "5:küche", "/x.txt")
+	require.Error(t, err)
+	assert.Equal(t, "computer 5:küche rm /x.txt: the gateway at "+killed.URL+" closed the connection before it answered (it stopped or crashed: see its log); "+
+		"the delete of /x.txt stopped before it was sent: nothing was deleted; delete it again once it is back", err.Error())
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, asked, 1)
+	assert.Contains(t, asked[0], `"fs.list"`, "the look at the path was all that was asked")
+}

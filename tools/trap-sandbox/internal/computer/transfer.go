@@ -144,6 +144,12 @@ func NothingWritten(err error, path string) error {
 	return stoppedDuring(err, "the write of %s stopped before any of it was sent: nothing was written; write it again once it is back", path)
 }
 
+// NothingDeleted words, as NothingWritten does, the failure of a delete of path before the
+// delete was sent (rm's look at whether path is a directory): nothing was removed then.
+func NothingDeleted(err error, path string) error {
+	return stoppedDuring(err, "the delete of %s stopped before it was sent: nothing was deleted; delete it again once it is back", path)
+}
+
 // mayHaveRunError is a transport's error about a request that may have reached the computer
 // before the gateway went, said in its message (hostapi.DroppedGatewayError: a gateway killed
 // or crashed mid-request); WithoutMayHaveRun is that message without saying so.
