@@ -10,6 +10,7 @@ local config = require('/apis/libsandboxsettings');
 local events = require('/apis/libsandboxevents');
 local version = require('/apis/libsandboxversion');
 local requestsLib = require('/apis/libsandboxrequests');
+local advice = require('/apis/libsandboxadvice');
 
 -- Seconds between a lost connection and the next attempt, plus up to RECONNECT_JITTER more at
 -- random: a Minecraft server's computers all lose the gateway at once when it restarts, and
@@ -622,7 +623,7 @@ local function newDaemon(deps)
   -- has answered here, it is CC's reason as it is.
   local function whyClosedUnanswered(reason, step)
     if reason == "Connection closed" and not answeredAt[url] then
-      return reason .. " before any answer to " .. step;
+      return advice.closedUnanswered(step);
     end
     return reason;
   end
