@@ -368,6 +368,8 @@ const noModel = "opencode lacks the agent's model (--ai-model): its provider has
 type agentChecker interface {
 	SetAgentCheck(check opencode.AgentCheck)
 	RecheckAgent()
+	// ProbeAgent probes and waits for the check: a probe's answer does not wait for it.
+	ProbeAgent(ctx context.Context) opencode.Health
 }
 
 // modelMayBeGone runs the agent's check again now, in a probe of its own, after a turn opencode
@@ -385,7 +387,7 @@ func (m *Module) modelMayBeGone() {
 		defer m.wg.Done()
 		ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
 		defer cancel()
-		m.cfg.Prober.Probe(ctx)
+		c.ProbeAgent(ctx)
 	}()
 }
 
@@ -459,9 +461,13 @@ func (m *Module) lacksModel(ctx context.Context) *protocol.Error {
 	if !m.modelMissing.Load() || m.cfg.Prober == nil {
 		return nil
 	}
+	c, ok := m.cfg.Prober.(agentChecker)
+	if !ok {
+		return nil
+	}
 	pctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if h := m.cfg.Prober.Probe(pctx); h.OK && h.AIDetail != "" {
+	if h := c.ProbeAgent(pctx); h.OK && h.AIDetail != "" {
 		return protocol.Errorf(CodeAIUnavailable, "the agent is unavailable: %s", h.AIDetail)
 	}
 	return nil

@@ -400,6 +400,7 @@ func TestProbeGatewaySaysTheAgentHasNoModelUntilOpencodeHasIt(t *testing.T) {
 	for _, word := range strings.Fields(noModel) {
 		assert.LessOrEqual(t, len(word), 26, "a pocket computer's row: %q", word)
 	}
+	prober.ProbeAgent(t.Context()) // the check runs beside the probe, which does not wait for it
 	assert.Equal(t, missing, probe())
 	assert.Equal(t, missing, probe(), "from the last upstream result, which is fresh")
 
@@ -407,7 +408,9 @@ func TestProbeGatewaySaysTheAgentHasNoModelUntilOpencodeHasIt(t *testing.T) {
 	mu.Lock()
 	now = now.Add(opencodehealth.Fresh + time.Millisecond)
 	mu.Unlock()
-	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true}`, probe(), "the next upstream probe checks again")
+	assert.Equal(t, missing, probe(), "the next upstream probe checks again, and answers the last word")
+	prober.ProbeAgent(t.Context())
+	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true}`, probe(), "the check's word in the last result")
 	assert.Len(t, logLines(&logs, `level=INFO msg="agent: opencode has the model now" model=`+model), 1, logs.String())
 	assert.Len(t, logLines(&logs, `level=WARN msg="agent: computers' questions will fail: opencode has no model `+model), 1, logs.String())
 }
@@ -428,8 +431,8 @@ func TestAQuestionIsRefusedAtOnceWhileOpencodeLacksTheModel(t *testing.T) {
 		slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
 	defer m.Close()
-	// the check has run once a probe has (it runs in the probe's flight)
-	require.Equal(t, noModel, prober.Probe(t.Context()).AIDetail)
+	// the check has run once a probe's check has ended (it runs beside the probe's flight)
+	require.Equal(t, noModel, prober.ProbeAgent(t.Context()).AIDetail)
 
 	desk := protocol.Requester{TraposID: "5:desk"}
 	_, err = m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
@@ -481,16 +484,19 @@ func TestAModelGoneWhileOpencodeAnswersIsSaidWithinTheRecheck(t *testing.T) {
 		return string(payload)
 	}
 	const healthy = `{"sandboxOk":true,"opencodeOk":true}`
+	prober.ProbeAgent(t.Context()) // the check runs beside the probe, which does not wait for it
 	require.Equal(t, healthy, probe())
 
 	f.agent.RemoveModel("p/m")
 	advance(opencodehealth.Fresh + time.Millisecond)
 	assert.Equal(t, healthy, probe(), "within the recheck, the last word stands")
 	advance(opencode.AgentRecheck)
+	prober.ProbeAgent(t.Context())
 	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"`+noModel+`"}`, probe(), "checked again after opencode.AgentRecheck")
 
 	f.agent.AddModel("p/m")
 	advance(opencodehealth.Fresh + time.Millisecond)
+	prober.ProbeAgent(t.Context())
 	assert.Equal(t, healthy, probe(), "checked at each probe while it found fault")
 }
 
@@ -528,4 +534,54 @@ func TestATurnOpencodeFoundNoModelForMakesTheCheckRunAgain(t *testing.T) {
 	var pe *protocol.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "the agent is unavailable: "+noModel, pe.Message)
+}
+
+// TestAProbeDoesNotWaitForTheAgentsCheck: a fresh opencode answers its health at once and lists
+// its providers only seconds later; the agent's check rode in the probe's flight, so the first
+// sandbox health after opencode's restart waited for it up to the probe's 5 s. The probe now
+// answers with opencode's health and the check's last word, and the check ends beside it: the
+// next probe has its word.
+func TestAProbeDoesNotWaitForTheAgentsCheck(t *testing.T) {
+	f := startFakeAgent(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	var released atomic.Bool
+	f.agent.BeforeProviders = func(r *http.Request) {
+		if calls.Add(1) > 1 {
+			return // the first list is the slow one
+		}
+		close(arrived)
+		select {
+		case <-release:
+			released.Store(true)
+		case <-r.Context().Done():
+		}
+	}
+	// A long timeout: a check the probe waited for ends only with it. A still clock: every
+	// result is fresh (opencodehealth.Fresh).
+	now := time.Unix(1_000_000, 0)
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Timeout: time.Minute,
+		Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	defer prober.Close()
+	m, err := New(Config{Model: "q/absent", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	health := opencodehealth.New(prober, nil)
+
+	answered := make(chan string, 1)
+	go func() {
+		payload, err := health.Handle(t.Context(), protocol.Requester{}, nil)
+		assert.NoError(t, err)
+		answered <- string(payload)
+	}()
+	<-arrived // the check asks opencode's providers, which hold the answer
+	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true}`, <-answered, "opencode's health, the check's word unknown yet")
+	close(release)
+	assert.Equal(t, noModel, prober.ProbeAgent(t.Context()).AIDetail, "the check's word once it ended")
+	assert.True(t, released.Load(), "the first check ended with its answer, not the probe's timeout")
+	payload, err := health.Quick(protocol.Requester{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"`+noModel+`"}`, string(payload), "the next probe has it")
 }

@@ -115,14 +115,19 @@ type Prober struct {
 	now    func() time.Time
 	// inflight counts running upstream probes (they outlive a caller that gave up).
 	inflight sync.WaitGroup
-	// agentCheck is the agent's check (guarded by mu). Only flights touch agentDetail,
-	// agentChecked and agentCheckedAt, one at a time: the check's last word, whether it holds
-	// (it is asked again after an opencode that did not answer, on every flight while it found
-	// fault, and once it is AgentRecheck old), and when it was said (the prober's clock).
+	// agentCheck is the agent's check; it and the rest of the agent's fields are guarded by
+	// mu. agentDetail, agentChecked and agentCheckedAt are the check's last word, whether it
+	// holds (it is asked again after an opencode that did not answer, on every flight while it
+	// found fault, and once it is AgentRecheck old), and when it was said (the prober's clock).
+	// agentRunning is closed when the check running beside the flights (one at a time) ends,
+	// nil when none runs; agentEpoch counts flights that found opencode down, so a check that
+	// began before one does not set its word after it.
 	agentCheck     AgentCheck
 	agentDetail    string
 	agentChecked   bool
 	agentCheckedAt time.Time
+	agentRunning   chan struct{}
+	agentEpoch     uint64
 	// agentStale asks the next healthy flight to run the check whatever its word (RecheckAgent).
 	agentStale atomic.Bool
 }
@@ -241,7 +246,9 @@ func (p *Prober) Probe(ctx context.Context) Health {
 // only when its word may have changed: at the first healthy probe, after one that was not, and
 // on each while it found fault (a key given to opencode later clears it at the next probe),
 // until it knows, and once its word is AgentRecheck old (a model lost while opencode answers);
-// otherwise the last word is carried, at no cost. It must return within the probe's timeout.
+// otherwise the last word is carried, at no cost. The check runs beside the flight, which does
+// not wait for it: its word is in the results after it ends (ProbeAgent waits for it). It must
+// return within the probe's timeout.
 func (p *Prober) SetAgentCheck(check AgentCheck) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -270,34 +277,79 @@ func (p *Prober) Recent(maxAge time.Duration) (Health, bool) {
 
 // fly runs f's upstream request and hands its result to every caller that joined. Callers
 // that arrive after it finished start a new flight: Probe never reuses a result (Recent
-// does, for callers that ask for it).
+// does, for callers that ask for it). The agent's check is not waited for: a flight that finds
+// opencode healthy carries the check's last word, and starts the check beside it when that word
+// may have changed (runAgentCheck), whose word the next result has (a fresh opencode took the
+// probe's 5 s to list its providers: every sandbox health waited on it).
 func (p *Prober) fly(f *flight) {
 	defer p.inflight.Done()
 	health := p.probeOnce()
 	p.mu.Lock()
-	check := p.agentCheck
-	p.mu.Unlock()
 	switch {
-	case check == nil:
+	case p.agentCheck == nil:
 	case !health.OK:
 		p.agentChecked = false // a restarted opencode may have other providers
+		p.agentEpoch++
 	default:
-		stale := p.agentStale.Swap(false)
-		if stale || !p.agentChecked || p.agentDetail != "" || p.now().Sub(p.agentCheckedAt) >= AgentRecheck {
-			ctx, cancel := context.WithTimeout(p.base, p.timeout)
-			if detail, known := check(ctx); known {
-				p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.now()
-			}
-			cancel()
+		if p.agentRunning == nil && (p.agentStale.Load() || !p.agentChecked || p.agentDetail != "" ||
+			p.now().Sub(p.agentCheckedAt) >= AgentRecheck) {
+			p.agentStale.Store(false)
+			p.agentRunning = make(chan struct{})
+			p.inflight.Add(1) // within this flight's count: Close's Wait waits for it too
+			go p.runAgentCheck(p.agentCheck, p.agentEpoch, p.agentRunning)
 		}
 		health.AIDetail = p.agentDetail
 	}
-	p.mu.Lock()
 	p.current = nil
 	p.last, p.lastAt = health, p.now()
 	p.mu.Unlock()
 	f.health = health
 	close(f.done)
+}
+
+// runAgentCheck runs check once, beside the flights, and keeps its word: for the next flights,
+// and in the last result (Recent) while that found opencode healthy and none found it down
+// since the check began.
+func (p *Prober) runAgentCheck(check AgentCheck, epoch uint64, done chan struct{}) {
+	defer p.inflight.Done()
+	ctx, cancel := context.WithTimeout(p.base, p.timeout)
+	detail, known := check(ctx)
+	cancel()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if known && epoch == p.agentEpoch {
+		p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.now()
+		if p.last.OK {
+			p.last.AIDetail = detail
+		}
+	}
+	p.agentRunning = nil
+	close(done)
+}
+
+// ProbeAgent is Probe, and then waits (within ctx) for the agent's check that probe started or
+// found running, and returns the result with the check's word after it: for a caller that must
+// know the agent's word now (a question refused at once while opencode lacks the model), where
+// a probe_gateway answers without waiting for it.
+func (p *Prober) ProbeAgent(ctx context.Context) Health {
+	health := p.Probe(ctx)
+	if !health.OK {
+		return health
+	}
+	p.mu.Lock()
+	running := p.agentRunning
+	p.mu.Unlock()
+	if running != nil {
+		select {
+		case <-running:
+		case <-ctx.Done():
+			return health
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	health.AIDetail = p.agentDetail // the check may also have ended before Probe returned
+	return health
 }
 
 // Close cancels any running probe, waits for it to finish and closes the idle connection.

@@ -49,6 +49,14 @@ func probe(t *testing.T, p *Prober) Health {
 	return p.Probe(ctx)
 }
 
+// probeAgent is probe by ProbeAgent: the result has the word of the agent's check it started.
+func probeAgent(t *testing.T, p *Prober) Health {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return p.ProbeAgent(ctx)
+}
+
 func TestProbeHealthy(t *testing.T) {
 	t.Run("with password", func(t *testing.T) {
 		fake := opencodefake.Start(t, opencodefake.Options{Password: "p:a ss"})
@@ -484,40 +492,40 @@ func TestTheAgentsCheckRunsOnlyWhenItsWordMayHaveChanged(t *testing.T) {
 	var unknown atomic.Bool
 	p.SetAgentCheck(func(context.Context) (string, bool) { checks.Add(1); return *word.Load(), !unknown.Load() })
 
-	assert.Equal(t, Health{OK: true, Version: opencodefake.Version, Status: http.StatusOK}, probe(t, p))
-	assert.Equal(t, "", probe(t, p).AIDetail)
+	assert.Equal(t, Health{OK: true, Version: opencodefake.Version, Status: http.StatusOK}, probeAgent(t, p))
+	assert.Equal(t, "", probeAgent(t, p).AIDetail)
 	assert.EqualValues(t, 1, checks.Load(), "nothing found: not checked again")
 
 	fake.FailWith(http.StatusBadGateway)
-	h := probe(t, p)
+	h := probeAgent(t, p)
 	assert.False(t, h.OK)
 	assert.Empty(t, h.AIDetail, "no word of the agent when opencode does not answer")
 	assert.EqualValues(t, 1, checks.Load())
 
 	say("no model")
 	fake.FailWith(0)
-	assert.Equal(t, "no model", probe(t, p).AIDetail, "checked again once opencode answers again")
-	assert.Equal(t, "no model", probe(t, p).AIDetail)
+	assert.Equal(t, "no model", probeAgent(t, p).AIDetail, "checked again once opencode answers again")
+	assert.Equal(t, "no model", probeAgent(t, p).AIDetail)
 	assert.EqualValues(t, 3, checks.Load(), "checked at each probe while it found fault")
 	say("")
 	unknown.Store(true) // opencode gave no answer to the check (a timeout)
-	assert.Equal(t, "no model", probe(t, p).AIDetail, "the last word stands")
+	assert.Equal(t, "no model", probeAgent(t, p).AIDetail, "the last word stands")
 	unknown.Store(false)
 	say("")
-	assert.Equal(t, "", probe(t, p).AIDetail, "cleared at the next probe")
-	assert.Equal(t, "", probe(t, p).AIDetail)
+	assert.Equal(t, "", probeAgent(t, p).AIDetail, "cleared at the next probe")
+	assert.Equal(t, "", probeAgent(t, p).AIDetail)
 	assert.EqualValues(t, 5, checks.Load())
 
 	fake.FailWith(http.StatusBadGateway)
-	probe(t, p)
+	probeAgent(t, p)
 	fake.FailWith(0)
 	unknown.Store(true)
-	assert.Equal(t, "", probe(t, p).AIDetail)
-	assert.Equal(t, "", probe(t, p).AIDetail)
+	assert.Equal(t, "", probeAgent(t, p).AIDetail)
+	assert.Equal(t, "", probeAgent(t, p).AIDetail)
 	assert.EqualValues(t, 7, checks.Load(), "asked again at each probe until it knows")
 	unknown.Store(false)
-	probe(t, p)
-	probe(t, p)
+	probeAgent(t, p)
+	probeAgent(t, p)
 	assert.EqualValues(t, 8, checks.Load())
 }
 
@@ -541,17 +549,17 @@ func TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld(t *testing.T) {
 	var checks atomic.Int32
 	p.SetAgentCheck(func(context.Context) (string, bool) { checks.Add(1); return "", true })
 
-	probe(t, p)
+	probeAgent(t, p)
 	advance(AgentRecheck - time.Nanosecond)
-	probe(t, p)
+	probeAgent(t, p)
 	assert.EqualValues(t, 1, checks.Load(), "within AgentRecheck: the last word stands")
 	advance(time.Nanosecond)
-	probe(t, p)
-	probe(t, p)
+	probeAgent(t, p)
+	probeAgent(t, p)
 	assert.EqualValues(t, 2, checks.Load(), "checked again once, at AgentRecheck")
 
 	p.RecheckAgent() // the agent learnt the word may be wrong
-	probe(t, p)
-	probe(t, p)
+	probeAgent(t, p)
+	probeAgent(t, p)
 	assert.EqualValues(t, 3, checks.Load(), "checked again once, at the next probe")
 }

@@ -62,6 +62,9 @@ type Agent struct {
 	// BeforePrompt, when set (before the first request), runs in each prompt's request before
 	// its turn starts: a test holds a prompt there to make an abort overtake it.
 	BeforePrompt func()
+	// BeforeProviders, when set (before the first request), runs in each GET /config/providers
+	// before it answers: a test holds it there, as a fresh opencode lists its providers slowly.
+	BeforeProviders func(r *http.Request)
 
 	srv   *Server
 	model Model
@@ -240,6 +243,9 @@ func (s *Server) Agent(model Model, models ...string) *Agent {
 // The fake's providers are those of the models it knows.
 func (a *Agent) providers(w http.ResponseWriter, r *http.Request) {
 	a.instanceFor(r)
+	if a.BeforeProviders != nil {
+		a.BeforeProviders(r)
+	}
 	list := []map[string]any{}
 	a.mu.Lock()
 	defer a.mu.Unlock()
