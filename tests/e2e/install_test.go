@@ -214,7 +214,8 @@ func TestInstallKeepsThePlayersStartup(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "lamps.lua"), []byte(playerLater), 0o644))
 
-	out := playerSession(ctx, t, dir, false, install+" "+installPassword, "", "reboot", "sandbox health")
+	// No to the host's access and to the move of /startup.lua (TestInstallAsksToMoveAStartupLua).
+	out := playerSession(ctx, t, dir, false, install+" "+installPassword, "", "", "reboot", "sandbox health")
 	boots := strings.Split(out, "Goodbye")
 	require.Len(t, boots, 2, out)
 	for i, boot := range boots {
@@ -224,7 +225,7 @@ func TestInstallKeepsThePlayersStartup(t *testing.T) {
 	}
 	assertHealthy(t, out)
 
-	out = playerSession(ctx, t, dir, false, install, install+" uninstall", "reboot", "echo")
+	out = playerSession(ctx, t, dir, false, install, "", install+" uninstall", "reboot", "echo")
 	assert.Contains(t, out, "Removed trapos-sandbox ")
 	assert.Equal(t, 1, strings.Count(afterLast(out, "Goodbye"), "lamps on"), out)
 	got, err := os.ReadFile(filepath.Join(dir, "startup.lua"))
@@ -421,6 +422,56 @@ func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
 	out = playerSessionOn(ctx, t, machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}}, install)
 	require.Contains(t, out, "Run: reboot", out)
 	assert.NotContains(t, out, "runs before the daemon", "no startup file of the player's: nothing to say")
+}
+
+// TestInstallAsksToMoveAStartupLua: a /startup.lua runs before the daemon as a /startup file
+// does, but where a /startup file was offered the move with a question, a /startup.lua was
+// only advised (mv startup.lua startup), a command the player had to type. It is asked the same
+// question; with a yes it moves into /startup/ and runs beside the daemon, answered no it stays
+// and the advice is as before.
+func TestInstallAsksToMoveAStartupLua(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	withStartupLua := func() (string, machine.Options) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.lua"), []byte(serverStartup), 0o644))
+		return dir, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+	}
+
+	dir, opts := withStartupLua()
+	out := playerSessionOn(ctx, t, opts, install, "", "y", "reboot")
+	before, after, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, unwrapped(before), "Your /startup.lua runs before the daemon at boot: a program in it that never ends "+
+		"(a loop) keeps the daemon from starting. Moved to /startup/startup.lua, it runs beside the daemon. Move it there? [y/N] y", out)
+	assert.Contains(t, unwrapped(before), "Moved /startup.lua to /startup/startup.lua: it runs beside the daemon. To undo: "+
+		"mv startup/startup.lua / Run: reboot", out)
+	assert.NotContains(t, before, "mv startup.lua startup", out)
+	got, err := os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, serverStartup, string(got), "the player's program, byte for byte")
+	assert.NotContains(t, diskFiles(t, dir), "startup.lua", out)
+	assert.Contains(t, after, "server: the daemon runs beside me", out)
+
+	// Answered no, it stays, and the advice names the command.
+	dir, opts = withStartupLua()
+	out = playerSessionOn(ctx, t, opts, install, "", "")
+	assert.Contains(t, out, "Move it there? [y/N] \n", out)
+	assert.Contains(t, unwrapped(out), "Move such a program into /startup/, whose files run beside the daemon: "+
+		"mv startup.lua startup Run: reboot", out)
+	got, err = os.ReadFile(filepath.Join(dir, "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, serverStartup, string(got))
+
+	// On a pocket computer every row of the question fits its 26 columns.
+	dir, _ = withStartupLua()
+	rows := pocketSession(ctx, t, dir, install, "", "y")
+	require.Contains(t, rows, "mv startup/startup.lua /", strings.Join(rows, "\n"))
+	for _, row := range rows {
+		assert.LessOrEqual(t, len(row), 26, "row %q", row)
+	}
 }
 
 // TestInstallNotesAStartupFileBeforeTheHook: CC runs the files in /startup/ in name order,

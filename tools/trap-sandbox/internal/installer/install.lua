@@ -741,17 +741,17 @@ local function startupCanMove()
   return not fs.exists("/startup.lua");
 end
 
--- Asks whether the player's /startup file may move: never done without the player's yes, the
--- answer typed or --move-startup on the line (a script installing on many computers; with
--- --no-questions alone it is no).
-local function askToMoveStartup(opts)
+-- Asks whether the player's startup file (/startup or /startup.lua) may move: never done
+-- without the player's yes, the answer typed or --move-startup on the line (a script
+-- installing on many computers; with --no-questions alone it is no).
+local function askToMoveStartup(opts, startup)
   if opts.moveStartup then
     return true;
   elseif opts.noQuestions then
     return false;
   end
   -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
-  print("Your /startup runs before the daemon at boot: a program in it that never ends (a loop) keeps the daemon from starting. "
+  print("Your " .. startup .. " runs before the daemon at boot: a program in it that never ends (a loop) keeps the daemon from starting. "
     .. "Moved to " .. MOVED_STARTUP .. ", it runs beside the daemon.");
   write("Move it there? [y/N] ");
   return (read() or ""):match("^%s*[yY]") ~= nil;
@@ -926,7 +926,7 @@ local function install(opts)
   -- start a second daemon; the player is told to delete it.
   local canMove, moveStartup, hookLine = false, false, false;
   if runFrom == "/startup" and startupCanMove() then
-    canMove, moveStartup, hookLine = true, askToMoveStartup(opts), namesHook(runFrom);
+    canMove, moveStartup, hookLine = true, askToMoveStartup(opts, runFrom), namesHook(runFrom);
     if moveStartup then
       hookPath, runFrom = HOOK, nil;
     end
@@ -934,16 +934,15 @@ local function install(opts)
     -- Asked for by name: a script's operator reads why this computer's was not moved.
     printError("/startup was not moved: CC would run your /startup.lua in its place.");
   end
-  -- A /startup.lua runs before the hook as a /startup file does; the installer advises its
-  -- move (below) and asks nothing, but --move-startup makes it: one rename, which a computer
+  -- A /startup.lua runs before the hook as a /startup file does, and is asked about the same
+  -- way (answered no, the advice below names the command): one rename, which a computer
   -- stopped at any point leaves in one place or the other, never overwriting a program there.
   local moveStartupLua = false;
-  if opts.moveStartup and hookPath == HOOK and runFrom == nil
-      and fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
-    if fs.exists(MOVED_STARTUP) then
+  if hookPath == HOOK and runFrom == nil and fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
+    if not fs.exists(MOVED_STARTUP) then
+      moveStartupLua = askToMoveStartup(opts, "/startup.lua");
+    elseif opts.moveStartup then
       printError("/startup.lua was not moved: " .. MOVED_STARTUP .. " is another program.");
-    else
-      moveStartupLua = true;
     end
   end
 
