@@ -408,7 +408,7 @@ func TestAWriteTimedOutMidChunkCountsOnlyWhatWasConfirmed(t *testing.T) {
 func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
 	d.Before = func(_ context.Context, n int, typ string) error {
-		if n >= 4 { // the fs.lists of / and /dir, the first chunk, then the computer is gone
+		if n >= 3 { // fs.list, the first chunk, then the computer is gone
 			return computer.LeftBeforeAnswer("7:", false)
 		}
 		return nil
@@ -474,9 +474,9 @@ func TestAGatewayGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
 	d.Before = func(_ context.Context, n int, typ string) error {
 		switch {
-		case n == 4: // the fs.lists of / and /dir, the first chunk, then the gateway stops
+		case n == 3: // fs.list, the first chunk, then the gateway stops
 			return protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
-		case n > 4:
+		case n > 3:
 			return errors.New("no gateway is listening at http://127.0.0.1:4444 (connection refused)")
 		}
 		return nil

@@ -571,13 +571,11 @@ const (
 // kindOf says what path names by the listing of the directory it is in, which answers a
 // file, a directory and nothing there alike. An fs.list of path itself answers a file, or
 // nothing, with CC's fs_error ("Not a directory", "No such file"): the gateway's debug log
-// showed that as a failed request for every put that worked. So does the listing of a
-// directory not there, so the look walks down from the root, listing each directory on the
-// way only once the one above has listed it: a put that makes the directories it writes in
-// asks nothing that fails, and a name missing on the way is nothing there. A directory the
-// computer cannot list in one answer (more names than a frame holds), or a name listed only
-// in another case (a drive that ignores case, which the host cannot tell), is judged by the
-// fs.list of path itself, as before.
+// showed that as a failed request for every put that worked. A parent that is not there is
+// nothing there (its fs_error is the one left: a put that makes the directories); a parent
+// the computer cannot list in one answer (more names than a frame holds), or a name listed
+// only in another case (a drive that ignores case, which the host cannot tell), is judged by
+// the fs.list of path itself, as before.
 func (c *Client) kindOf(ctx context.Context, traposID, path string, timeout time.Duration) (pathKind, error) {
 	cc, err := cctext.PathToCC(path)
 	if err != nil {
@@ -587,27 +585,41 @@ func (c *Client) kindOf(ctx context.Context, traposID, path string, timeout time
 	if len(names) == 0 {
 		return kindDirectory, nil // the root
 	}
-	// timeout bounds the whole look, as it bounded the one listing the look was.
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	name := names[len(names)-1]
 	if names[0] != ".." { // above the root: the fs.list of path names CC's refusal
-		for depth, name := range names {
-			kind, listed, err := c.kindIn(ctx, traposID, "/"+strings.Join(names[:depth], "/"), name)
-			if err != nil {
-				return kindNothing, err
+		parent := "/" + strings.Join(names[:len(names)-1], "/")
+		var ans struct {
+			Entries []struct {
+				Name  string `json:"name"`
+				IsDir bool   `json:"isDir"`
+			} `json:"entries"`
+		}
+		err := c.call(ctx, traposID, protocol.TypeFSList, map[string]any{"path": protocol.WireOfBytes([]byte(parent))}, timeout, &ans)
+		if err == nil {
+			otherCase := false
+			for _, e := range ans.Entries {
+				listed, err := protocol.BytesOfWire(e.Name)
+				if err != nil {
+					return kindNothing, protocol.Errorf(protocol.CodeInternal, "fs.list of %s on %s: %v", cctext.ShowPath([]byte(parent)), traposID, err)
+				}
+				if string(listed) == name {
+					if e.IsDir {
+						return kindDirectory, nil
+					}
+					return kindFile, nil
+				}
+				otherCase = otherCase || strings.EqualFold(string(listed), name)
 			}
-			if !listed {
-				break // the fs.list of path judges it
+			if !otherCase {
+				return kindNothing, nil
 			}
-			if depth == len(names)-1 {
-				return kind, nil
-			}
-			if kind != kindDirectory {
-				return kindNothing, nil // a file on the way holds nothing, as a name not there
-			}
+		} else if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeFSError {
+			return kindNothing, nil
+		} else if !ok || !pe.ByComputer || pe.Code != protocol.CodeInternal {
+			return kindNothing, err
 		}
 	}
-	_, err = c.list(ctx, traposID, path, remaining(ctx))
+	_, err = c.list(ctx, traposID, path, timeout)
 	switch protocol.CodeOf(err) {
 	case "":
 		return kindDirectory, nil
@@ -618,42 +630,6 @@ func (c *Client) kindOf(ctx context.Context, traposID, path string, timeout time
 		return kindNothing, nil
 	}
 	return kindNothing, err
-}
-
-// kindIn says what name names in the directory dir (CC bytes) by dir's listing. listed is
-// false when the listing cannot say: dir too big for one answer, or name listed only in
-// another case. The computer's fs_error for dir (not there after all: a change since the
-// directory above listed it) is nothing there.
-func (c *Client) kindIn(ctx context.Context, traposID, dir, name string) (kind pathKind, listed bool, err error) {
-	var ans struct {
-		Entries []struct {
-			Name  string `json:"name"`
-			IsDir bool   `json:"isDir"`
-		} `json:"entries"`
-	}
-	err = c.call(ctx, traposID, protocol.TypeFSList, map[string]any{"path": protocol.WireOfBytes([]byte(dir))}, remaining(ctx), &ans)
-	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeFSError {
-		return kindNothing, true, nil
-	} else if ok && pe.ByComputer && pe.Code == protocol.CodeInternal {
-		return kindNothing, false, nil
-	} else if err != nil {
-		return kindNothing, false, err
-	}
-	otherCase := false
-	for _, e := range ans.Entries {
-		entry, err := protocol.BytesOfWire(e.Name)
-		if err != nil {
-			return kindNothing, false, protocol.Errorf(protocol.CodeInternal, "fs.list of %s on %s: %v", cctext.ShowPath([]byte(dir)), traposID, err)
-		}
-		if string(entry) == name {
-			if e.IsDir {
-				return kindDirectory, true, nil
-			}
-			return kindFile, true, nil
-		}
-		otherCase = otherCase || strings.EqualFold(string(entry), name)
-	}
-	return kindNothing, !otherCase, nil
 }
 
 // tempName is a fresh temporary name beside target (CC bytes).
