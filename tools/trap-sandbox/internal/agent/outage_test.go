@@ -372,30 +372,9 @@ func TestAnMCPEndpointOpencodeCannotReachNamesTheFlag(t *testing.T) {
 func TestProbeGatewaySaysTheAgentHasNoModelUntilOpencodeHasIt(t *testing.T) {
 	const model = "anthropic/claude-sonnet-4-5"
 	f := startFakeAgent(t)
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}})
-	require.NoError(t, err)
-	defer prober.Close()
 	var logs testkit.SyncBuffer
-	m, err := New(Config{Model: model, OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
-		slog.New(slog.NewTextHandler(&logs, nil)), nil)
-	require.NoError(t, err)
-	defer m.Close()
-	health := opencodehealth.New(prober, nil)
-	probe := func() string {
-		t.Helper()
-		payload, err := health.Quick(protocol.Requester{}, nil)
-		if errors.Is(err, protocol.ErrWouldBlock) {
-			payload, err = health.Handle(context.Background(), protocol.Requester{}, nil)
-		}
-		require.NoError(t, err)
-		return string(payload)
-	}
+	_, prober, advance := startProbedAgent(t, f, model, slog.NewTextHandler(&logs, nil))
+	probe := probeGateway(t, prober)
 	const missing = `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong"}`
 	for _, word := range strings.Fields(noModel) {
 		assert.LessOrEqual(t, len(word), 26, "a pocket computer's row: %q", word)
@@ -405,9 +384,7 @@ func TestProbeGatewaySaysTheAgentHasNoModelUntilOpencodeHasIt(t *testing.T) {
 	assert.Equal(t, missing, probe(), "from the last upstream result, which is fresh")
 
 	f.agent.AddModel(model)
-	mu.Lock()
-	now = now.Add(opencodehealth.Fresh + time.Millisecond)
-	mu.Unlock()
+	advance(opencodehealth.Fresh + time.Millisecond)
 	assert.Equal(t, missing, probe(), "the next upstream probe checks again, and answers the last word")
 	prober.ProbeAgent(t.Context())
 	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true}`, probe(), "the check's word in the last result")
@@ -455,34 +432,8 @@ func TestAQuestionIsRefusedAtOnceWhileOpencodeLacksTheModel(t *testing.T) {
 // upstream probe at least opencode.AgentRecheck after its last, on the prober's clock.
 func TestAModelGoneWhileOpencodeAnswersIsSaidWithinTheRecheck(t *testing.T) {
 	f := startFakeAgent(t)
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	advance := func(d time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(d)
-	}
-	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}})
-	require.NoError(t, err)
-	defer prober.Close()
-	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
-		slog.New(slog.DiscardHandler), nil)
-	require.NoError(t, err)
-	defer m.Close()
-	health := opencodehealth.New(prober, nil)
-	probe := func() string {
-		t.Helper()
-		payload, err := health.Quick(protocol.Requester{}, nil)
-		if errors.Is(err, protocol.ErrWouldBlock) {
-			payload, err = health.Handle(context.Background(), protocol.Requester{}, nil)
-		}
-		require.NoError(t, err)
-		return string(payload)
-	}
+	_, prober, advance := startProbedAgent(t, f, "p/m", slog.DiscardHandler)
+	probe := probeGateway(t, prober)
 	const healthy = `{"sandboxOk":true,"opencodeOk":true}`
 	prober.ProbeAgent(t.Context()) // the check runs beside the probe, which does not wait for it
 	require.Equal(t, healthy, probe())
@@ -506,19 +457,7 @@ func TestAModelGoneWhileOpencodeAnswersIsSaidWithinTheRecheck(t *testing.T) {
 // next question is refused at once, where each waited for its own "Model not found".
 func TestATurnOpencodeFoundNoModelForMakesTheCheckRunAgain(t *testing.T) {
 	f := startFakeAgent(t)
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}})
-	require.NoError(t, err)
-	defer prober.Close()
-	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
-		slog.New(slog.DiscardHandler), nil)
-	require.NoError(t, err)
-	defer m.Close()
+	m, prober, _ := startProbedAgent(t, f, "p/m", slog.DiscardHandler)
 	require.Empty(t, prober.Probe(t.Context()).AIDetail)
 
 	f.agent.RemoveModel("p/m")
@@ -530,7 +469,7 @@ func TestATurnOpencodeFoundNoModelForMakesTheCheckRunAgain(t *testing.T) {
 	require.Eventually(t, func() bool { return m.modelMissing.Load() }, 10*time.Second, testkit.Poll,
 		"the check ran again after the turn, the prober's clock not past AgentRecheck")
 	assert.Equal(t, noModel, prober.Probe(t.Context()).AIDetail)
-	_, err = m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
+	_, err := m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
 	var pe *protocol.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "the agent is unavailable: "+noModel, pe.Message)
@@ -584,4 +523,44 @@ func TestAProbeDoesNotWaitForTheAgentsCheck(t *testing.T) {
 	payload, err := health.Quick(protocol.Requester{}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, `{"sandboxOk":true,"opencodeOk":true,"aiDetail":"`+noModel+`"}`, string(payload), "the next probe has it")
+}
+
+// startProbedAgent starts the agent for model on the fake's opencode, checking opencode through
+// a prober of its own, as the gateway has them, on a clock that stands until advance moves it;
+// its log lines go to logs. Both are closed at the test's end.
+func startProbedAgent(t *testing.T, f *fakeAgent, model string, logs slog.Handler) (m *Module, prober *opencode.Prober, advance func(time.Duration)) {
+	t.Helper()
+	var mu sync.Mutex
+	now := time.Unix(1_000_000, 0)
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}})
+	require.NoError(t, err)
+	t.Cleanup(prober.Close)
+	m, err = New(Config{Model: model, OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+		slog.New(logs), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	return m, prober, func(d time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(d)
+	}
+}
+
+// probeGateway answers probe_gateway as the gateway's opencodehealth module does on prober:
+// from its last upstream result while that is fresh, else by asking opencode.
+func probeGateway(t *testing.T, prober *opencode.Prober) func() string {
+	health := opencodehealth.New(prober, nil)
+	return func() string {
+		t.Helper()
+		payload, err := health.Quick(protocol.Requester{}, nil)
+		if errors.Is(err, protocol.ErrWouldBlock) {
+			payload, err = health.Handle(context.Background(), protocol.Requester{}, nil)
+		}
+		require.NoError(t, err)
+		return string(payload)
+	}
 }
