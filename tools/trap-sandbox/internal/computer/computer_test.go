@@ -754,6 +754,10 @@ func TestNotConnectedNamesTheFix(t *testing.T) {
 	d.List = nil
 	_, err = c.Ping(t.Context(), "küche", 0)
 	assert.EqualError(t, err, `not_connected: computer küche is not connected`+noID, "with none connected too: no id reaches it when it is back")
+	// A bare id names an id, its ':' left out: the hint of a traposId of that id, not NoIDHint
+	// (the CLI's `ping 8` said "this one names no id").
+	_, err = c.Ping(t.Context(), "8", 0)
+	assert.EqualError(t, err, `not_connected: computer 8 is not connected; no computer is connected at all: run sandbox status on it in game to see why`)
 	d.List = []computer.Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
 
 	d.List = nil

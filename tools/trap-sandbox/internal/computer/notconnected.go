@@ -144,7 +144,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		hint = hintMark + strings.Join(quoted, " or ") + "?"
 	case !pe.Absent:
 		return pe
-	case NamesNoID(traposID):
+	case NamesNoID(traposID) && !namesBareID(traposID):
 		hint = NoIDHint
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
@@ -172,6 +172,15 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 func NamesNoID(traposID string) bool {
 	id, _, hasID := strings.Cut(traposID, ":")
 	return !hasID || strings.TrimSpace(id) == ""
+}
+
+// namesBareID is whether traposID is a computer id alone ("8"): it names no computer, as
+// every traposId has its ':', but it does name an id, so NoIDHint ("this one names no id")
+// would tell the caller what is not so; it gets the hint a traposId of that id gets (whose
+// computers the token reaches, where they are listed).
+func namesBareID(traposID string) bool {
+	id := strings.TrimSpace(traposID)
+	return id != "" && strings.Trim(id, "0123456789") == ""
 }
 
 // inQuotes is a traposId as shown (cctext.ShowTraposID) between double quotes, a '"' of its
