@@ -1902,10 +1902,11 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
 	// stopAt types the lines, waits for the row of the prompt's question (a transcript row
-	// is written when it ends), presses Ctrl-T, and returns the rows after the prompt's
-	// marker: nothing yields between the question and its read(), which takes the Ctrl-T.
-	// The input stays open: the shell's next prompt waits on until the computer stops.
-	stopAt := func(t *testing.T, opts machine.Options, question, marker string, typed ...string) []string {
+	// is written when it ends), presses Ctrl-T, waits for the row that ends the installer's
+	// line (its last word, ending), and returns the rows after the prompt's marker: nothing
+	// yields between the question and its read(), which takes the Ctrl-T. The input stays
+	// open: the shell's next prompt waits on until the computer stops.
+	stopAt := func(t *testing.T, opts machine.Options, question, marker, ending string, typed ...string) []string {
 		t.Helper()
 		in := make(chan string, len(typed))
 		for _, line := range typed {
@@ -1916,7 +1917,10 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 		c := fakecrafttest.StartWithin(t, opts, testTimeout)
 		c.WaitFor(ctx, question)
 		c.QueueString("terminate")
-		c.WaitFor(ctx, "Terminated")
+		// The line's last row, not its first: a pocket computer's 26 columns wrap it, and
+		// the computer stopped after its first row read "Terminated: nothing" / "changed,
+		// trapos-sandbox" without its version (a CI run).
+		c.WaitFor(ctx, ending)
 		c.Stop()
 		// Without the shell's next prompt, which the stop may come before or after.
 		return slices.DeleteFunc(lines(afterLast(c.Output(), marker)), func(row string) bool { return row == ">" })
@@ -1942,7 +1946,7 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 				if pocketComputer {
 					opts.Pocket = pocket.New(nil)
 				}
-				rows := stopAt(t, opts, tc.question, tc.marker, tc.typed...)
+				rows := stopAt(t, opts, tc.question, tc.marker, "installed.", tc.typed...)
 				require.NotEmpty(t, rows)
 				assert.Equal(t, "Terminated: nothing was installed.", strings.Join(rows, " "), "pocket %v: %q", pocketComputer, rows)
 				assert.Equal(t, before, diskSnapshot(t, dir), "pocket %v: nothing written", pocketComputer)
@@ -1957,7 +1961,7 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 	out := playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
 	require.Contains(t, out, "Installed trapos-sandbox ", out)
 	before := diskSnapshot(t, dir)
-	rows := stopAt(t, machine.Options{Overlay: dir, Pocket: pocket.New(nil)}, "Your /startup runs before", "[y/N] ", install)
+	rows := stopAt(t, machine.Options{Overlay: dir, Pocket: pocket.New(nil)}, "Your /startup runs before", "[y/N] ", "kept.", install)
 	require.NotEmpty(t, rows)
 	assert.Regexp(t, `^Terminated: nothing changed, trapos-sandbox \d+\.\d+\.\d+ is kept\.$`, strings.Join(rows, " "), "%q", rows)
 	assert.Equal(t, before, diskSnapshot(t, dir), "nothing written")
