@@ -32,13 +32,7 @@ func TestTheGatewayBoundsTheTurnsRunningAtOnce(t *testing.T) {
 	started := map[protocol.Requester]string{}
 	for i := range 3 {
 		from := protocol.Requester{AccountID: "local", TraposID: strconv.Itoa(i) + ":"}
-		raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "q"}))
-		require.NoError(t, err)
-		var r struct {
-			TurnID string `json:"turnId"`
-		}
-		require.NoError(t, json.Unmarshal(raw, &r))
-		started[from] = r.TurnID
+		started[from] = startTurn(t, m, from)
 	}
 	late := protocol.Requester{AccountID: "local", TraposID: "99:"}
 	_, err = m.handleAsk(t.Context(), late, payload(t, map[string]any{"prompt": "q"}))
@@ -53,20 +47,7 @@ func TestTheGatewayBoundsTheTurnsRunningAtOnce(t *testing.T) {
 
 	close(release)
 	for from, id := range started {
-		after := 0
-		for done := false; !done; {
-			raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": id, "after": after}))
-			require.NoError(t, err)
-			var r pollReply
-			require.NoError(t, json.Unmarshal(raw, &r))
-			for _, e := range r.Events {
-				after = e.Seq
-				if e.Kind == KindDone {
-					require.Equal(t, ReasonStop, e.Reason)
-					done = true
-				}
-			}
-		}
+		require.Equal(t, ReasonStop, turnEnd(t, m, from, id))
 	}
 	// Its one question of the burst was not spent on the refusal.
 	assert.Equal(t, ReasonStop, ask(t, m, late, "q again"))
@@ -89,13 +70,7 @@ func TestAnAccountRunsHalfTheGatewaysTurnsAtMost(t *testing.T) {
 	started := map[protocol.Requester]string{}
 	start := func(from protocol.Requester) {
 		t.Helper()
-		raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "q"}))
-		require.NoError(t, err, "%+v", from)
-		var r struct {
-			TurnID string `json:"turnId"`
-		}
-		require.NoError(t, json.Unmarshal(raw, &r))
-		started[from] = r.TurnID
+		started[from] = startTurn(t, m, from)
 	}
 	start(protocol.Requester{AccountID: "alice", TraposID: "1:"})
 	start(protocol.Requester{AccountID: "alice", TraposID: "2:"})
@@ -114,20 +89,38 @@ func TestAnAccountRunsHalfTheGatewaysTurnsAtMost(t *testing.T) {
 
 	close(release)
 	for from, id := range started {
-		after := 0
-		for done := false; !done; {
-			raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": id, "after": after}))
-			require.NoError(t, err)
-			var r pollReply
-			require.NoError(t, json.Unmarshal(raw, &r))
-			for _, e := range r.Events {
-				after = e.Seq
-				if e.Kind == KindDone {
-					done = true
-				}
-			}
-		}
+		turnEnd(t, m, from, id)
 	}
 	// Its one question of the burst was not spent on the refusal.
 	assert.Equal(t, ReasonStop, ask(t, m, third, "q again"))
+}
+
+// startTurn asks the question "q" from computer from and returns its turn's id.
+func startTurn(t *testing.T, m *Module, from protocol.Requester) string {
+	t.Helper()
+	raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "q"}))
+	require.NoError(t, err, "%+v", from)
+	var r struct {
+		TurnID string `json:"turnId"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &r))
+	return r.TurnID
+}
+
+// turnEnd polls computer from's turn id until it is done and returns why it ended.
+func turnEnd(t *testing.T, m *Module, from protocol.Requester, id string) string {
+	t.Helper()
+	after := 0
+	for {
+		raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": id, "after": after}))
+		require.NoError(t, err)
+		var r pollReply
+		require.NoError(t, json.Unmarshal(raw, &r))
+		for _, e := range r.Events {
+			after = e.Seq
+			if e.Kind == KindDone {
+				return e.Reason
+			}
+		}
+	}
 }

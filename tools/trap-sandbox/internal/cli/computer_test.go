@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -769,26 +770,15 @@ func TestPutsThatSucceedLogNoFailedRequest(t *testing.T) {
 // been done all the same: check before you ask again", as of a run; nothing was written then.
 func TestAPutCutBeforeItsFirstChunkSaysNothingWasWritten(t *testing.T) {
 	clearEnv(t)
-	var asked []string
-	var mu sync.Mutex
-	killed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		asked = append(asked, string(body))
-		mu.Unlock()
-		panic(http.ErrAbortHandler) // the connection closed with no answer, as a killed gateway's
-	}))
-	t.Cleanup(killed.Close)
+	killed, asked := killedGateway(t)
 	local := filepath.Join(t.TempDir(), "x.txt")
 	require.NoError(t, os.WriteFile(local, []byte("x"), 0o644))
 	_, err := runClient(t, "put", "--url", killed.URL, "5:küche", local, "/x.txt")
 	require.Error(t, err)
 	assert.Equal(t, "computer 5:küche put /x.txt: the gateway at "+killed.URL+" closed the connection before it answered (it stopped or crashed: see its log); "+
 		"the write of /x.txt stopped before any of it was sent: nothing was written; write it again once it is back", err.Error())
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, asked, 1)
-	assert.Contains(t, asked[0], `"fs.list"`, "the look at the path was all that was asked")
+	require.Len(t, asked(), 1)
+	assert.Contains(t, asked()[0], `"fs.list"`, "the look at the path was all that was asked")
 }
 
 // TestAnRmCutDuringItsLookSaysNothingWasDeleted: a gateway killed while rm looked at whether
@@ -796,22 +786,31 @@ func TestAPutCutBeforeItsFirstChunkSaysNothingWasWritten(t *testing.T) {
 // the delete was never sent, so nothing was removed then.
 func TestAnRmCutDuringItsLookSaysNothingWasDeleted(t *testing.T) {
 	clearEnv(t)
-	var asked []string
-	var mu sync.Mutex
-	killed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		asked = append(asked, string(body))
-		mu.Unlock()
-		panic(http.ErrAbortHandler) // the connection closed with no answer, as a killed gateway's
-	}))
-	t.Cleanup(killed.Close)
+	killed, asked := killedGateway(t)
 	_, err := runClient(t, "rm", "--url", killed.URL, "5:küche", "/x.txt")
 	require.Error(t, err)
 	assert.Equal(t, "computer 5:küche rm /x.txt: the gateway at "+killed.URL+" closed the connection before it answered (it stopped or crashed: see its log); "+
 		"the delete of /x.txt stopped before it was sent: nothing was deleted; delete it again once it is back", err.Error())
-	mu.Lock()
-	defer mu.Unlock()
-	require.Len(t, asked, 1)
-	assert.Contains(t, asked[0], `"fs.list"`, "the look at the path was all that was asked")
+	require.Len(t, asked(), 1)
+	assert.Contains(t, asked()[0], `"fs.list"`, "the look at the path was all that was asked")
+}
+
+// killedGateway is a gateway that closes every connection without an answer, as a killed
+// one's does; asked is the bodies of the requests it was sent.
+func killedGateway(t *testing.T) (killed *httptest.Server, asked func() []string) {
+	var mu sync.Mutex
+	var bodies []string
+	killed = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(body))
+		mu.Unlock()
+		panic(http.ErrAbortHandler) // the connection closed with no answer, as a killed gateway's
+	}))
+	t.Cleanup(killed.Close)
+	return killed, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(bodies)
+	}
 }
