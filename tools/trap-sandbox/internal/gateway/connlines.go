@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"container/list"
 	"sync"
 	"time"
 
@@ -19,15 +20,45 @@ import (
 // disconnect line, and the line of its replacement by a newer connection), so that a flood
 // from the address cannot hide what becomes of a computer the log showed connecting (a
 // player there taking 5:küche over). The ending of a computer whose connect line was left
-// out spends a token. A hello refused for its credential spends none (refusedCredentialLine). A line past the bucket is left out and counted; the count is logged in a WARN, at
-// most once a minute per address (the gateway's warnThrottle).
+// out spends a token. A hello refused for its credential spends none (refusedCredentialLine).
+//
+// Past its address's budget a computer's line spends its own budget, if it has one (a small
+// bucket, ownLineBurst and ownLineEvery): a computer that said hello with a credential of its
+// own has its credential's, which a flood cannot make up; one that said hello with the shared
+// password has its traposId's once the log named it (a connect line of it was written from
+// its address's budget), so that a computer the log showed before, reconnecting while a
+// flood from its address runs, and its takeover, are written. Made-up ids are never named
+// during a flood: they get no line. The own budgets are kept for the ownLineBudgets most
+// recently used, the oldest forgotten.
+//
+// A line past the budgets is left out and counted; the count is logged in a WARN, at most
+// once a minute per address (the gateway's warnThrottle).
 type connLines struct {
 	limit rate.Limit
 	burst int
+	// ownMax is how many own budgets are kept (ownLineBudgets; a test's smaller).
+	ownMax int
 
 	mu    sync.Mutex
-	addrs map[string]*lineState // guarded by mu
-	swept time.Time             // guarded by mu
+	addrs map[string]*lineState    // guarded by mu
+	own   map[string]*list.Element // guarded by mu; values are *ownBudget, in ownOrder
+	order *list.List               // guarded by mu; own budgets, most recently used first
+	swept time.Time                // guarded by mu
+}
+
+// The own line budget of a computer (connLines): two connect lines with their endings, then
+// one token each ownLineEvery. A loop saying hello again and again under one named id (or
+// one credential) writes a connect line each 10 minutes; ownLineBudgets of them at most
+// write ownLineBudgets/ownLineEvery lines a second (14), an address's budget aside.
+const (
+	ownLineBurst   = 2 * connectLineTokens
+	ownLineEvery   = 5 * time.Minute
+	ownLineBudgets = 4096
+)
+
+type ownBudget struct {
+	key    string
+	bucket *rate.Limiter
 }
 
 // connectLineTokens is what a connect line spends of its address's budget: one for itself,
@@ -44,12 +75,24 @@ func newConnLines(cfg Config) *connLines {
 	if cfg.ConnectionLinesRate < 0 {
 		limit = rate.Inf
 	}
-	return &connLines{limit: limit, burst: cfg.ConnectionLinesBurst, addrs: make(map[string]*lineState), swept: cfg.Clock.Now()}
+	return &connLines{limit: limit, burst: cfg.ConnectionLinesBurst, ownMax: ownLineBudgets,
+		addrs: make(map[string]*lineState), own: make(map[string]*list.Element), order: list.New(), swept: cfg.Clock.Now()}
 }
 
-// take spends tokens of remoteAddr's budget at now for a line. Past it, it counts the line
+// ownBudgetKey names the own line budget of a computer that said hello as key with
+// credential (its selector; "" for the shared password).
+func ownBudgetKey(key Key, credential string) string {
+	if credential != "" {
+		return "credential\x00" + credential
+	}
+	return "computer\x00" + key.AccountID + "\x00" + key.TraposID
+}
+
+// take spends tokens of remoteAddr's budget at now for a line, or past it, of the own budget
+// ownKey names, if it has one: from the start when fromStart is set, else once the address's
+// budget paid for a line of it (the log named its computer). Past both it counts the line
 // left out and returns false with the count since the last reset.
-func (c *connLines) take(remoteAddr string, tokens int, now time.Time) (ok bool, leftOut int) {
+func (c *connLines) take(remoteAddr, ownKey string, fromStart bool, tokens int, now time.Time) (ok bool, leftOut int) {
 	if c.limit == rate.Inf {
 		return true, 0
 	}
@@ -62,11 +105,39 @@ func (c *connLines) take(remoteAddr string, tokens int, now time.Time) (ok bool,
 		st = &lineState{bucket: rate.NewLimiter(c.limit, c.burst)}
 		c.addrs[key] = st
 	}
+	own := c.ownLocked(ownKey, fromStart)
 	if st.bucket.AllowN(now, tokens) {
+		if own == nil {
+			c.ownLocked(ownKey, true)
+		}
+		return true, 0
+	}
+	if own != nil && own.bucket.AllowN(now, tokens) {
 		return true, 0
 	}
 	st.leftOut++
 	return false, st.leftOut
+}
+
+// ownLocked is the own budget ownKey names, marked most recently used; a new one (full) when
+// create is set, the least recently used forgotten past ownMax; nil for none. c.mu must be
+// held.
+func (c *connLines) ownLocked(ownKey string, create bool) *ownBudget {
+	if e := c.own[ownKey]; e != nil {
+		c.order.MoveToFront(e)
+		return e.Value.(*ownBudget)
+	}
+	if !create {
+		return nil
+	}
+	b := &ownBudget{key: ownKey, bucket: rate.NewLimiter(rate.Every(ownLineEvery), ownLineBurst)}
+	c.own[ownKey] = c.order.PushFront(b)
+	for c.order.Len() > c.ownMax {
+		oldest := c.order.Back()
+		c.order.Remove(oldest)
+		delete(c.own, oldest.Value.(*ownBudget).key)
+	}
+	return b
 }
 
 // reset starts remoteAddr's count of lines left out again (its WARN was written).
@@ -109,11 +180,15 @@ func (s *Session) endLineAllowed() bool {
 }
 
 // lineAllowed says whether a line about s connecting that spends tokens may be written. Past
-// its address's budget the line is left out, and a WARN (at most once a minute per address)
+// its address's budget and its own (connLines) the line is left out, and a WARN (at most once a minute per address)
 // says so with the number left out since the previous one.
 func (s *Session) lineAllowed(tokens int) bool {
 	lines := s.gw.lines
-	ok, leftOut := lines.take(s.remoteAddr, tokens, s.gw.cfg.Clock.Now())
+	s.mu.Lock()
+	key, credential := s.key, s.credential
+	s.mu.Unlock()
+	// A credential of the computer's own has its budget from the start: it cannot be made up.
+	ok, leftOut := lines.take(s.remoteAddr, ownBudgetKey(key, credential), credential != "", tokens, s.gw.cfg.Clock.Now())
 	if ok {
 		return true
 	}

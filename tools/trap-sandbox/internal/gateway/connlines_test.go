@@ -79,8 +79,8 @@ func TestAFloodDoesNotHideATakeover(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return regexp.MustCompile(`msg="computer disconnected" [^\n]*traposId=5:küche code=4009`).MatchString(h.logs.String())
 	}, waitLimit, testkit.Poll, "the victim's disconnect line, whose connect line was written")
-	assert.Equal(t, 2, strings.Count(h.logs.String(), `msg="computer connected"`),
-		"5:küche's and the flood's first (of 4 lines: a connect line holds its ending's too), and the takeover's is left out")
+	assert.Equal(t, 3, strings.Count(h.logs.String(), `msg="computer connected"`),
+		"5:küche's and the flood's first (of 4 lines: a connect line holds its ending's too), and the takeover's, from 5:küche's own budget (the log named it)")
 }
 
 // TestAFloodDoesNotHideARefusedCredential: a hello refused for a revoked credential, or for a
@@ -133,4 +133,114 @@ func TestAFloodDoesNotHideARefusedCredential(t *testing.T) {
 	clk.Advance(time.Minute + time.Second)
 	refuse("7:", revoked)
 	assert.Regexp(t, `msg="hello refused: the computer's credential is revoked" [^\n]* suppressedSinceLast=2 `, h.logs.String())
+}
+
+// closeAndAwaitGone closes c and waits until the gateway no longer holds traposID's socket.
+func (h *harness) closeAndAwaitGone(t *testing.T, c *computer, traposID string) {
+	t.Helper()
+	require.NoError(t, c.conn.Close())
+	require.Eventually(t, func() bool {
+		return h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: traposID}) == nil
+	}, waitLimit, testkit.Poll, "%s's socket closed", traposID)
+}
+
+// TestAFloodDoesNotHideAComputerTheLogNamed: a computer that connected while a flood from its
+// address had spent the address's budget was left out of the log, and so was its takeover
+// (its replacement line followed its connect line's fate): a player on the same Minecraft
+// server floods hellos under made-up ids with the shared password, waits for 5:küche to
+// reconnect (a server restart, a chunk reloaded), then takes it over unseen. A computer the
+// log named before has lines of its own: its reconnect and its takeover are written.
+func TestAFloodDoesNotHideAComputerTheLogNamed(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 1, ConnectionLinesBurst: 2, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	first := h.connect(t, "5:küche", "pw")
+	h.closeAndAwaitGone(t, first, "5:küche") // its connect and disconnect lines: the burst's 2 tokens
+	for i := 1; i <= 20; i++ {
+		h.connect(t, fmt.Sprintf("%d:flood", 100+i), "pw")
+	}
+	require.Contains(t, h.logs.String(), "linesLeftOut=", "the flood spent the address's budget")
+	require.Equal(t, 1, strings.Count(h.logs.String(), `msg="computer connected"`), "the flood's hellos were left out")
+
+	victim := h.connect(t, "5:küche", "pw") // back while the flood runs
+	assert.Equal(t, 2, strings.Count(h.logs.String(), `msg="computer connected" module=trapos-cloud-gateway remote=127.0.0.1`),
+		"5:küche's reconnect is written:\n%s", h.logs.String())
+	h.connect(t, "5:küche", "pw") // the takeover
+	victim.expectClose(CloseReplaced, "replaced")
+	logs := h.logs.String()
+	assert.Regexp(t, `msg="computer replaced by a newer connection" [^\n]* traposId=5:küche\n`, logs)
+	assert.Equal(t, 3, strings.Count(logs, `msg="computer connected"`), "the takeover's connect line is written:\n%s", logs)
+}
+
+// TestAComputerTheLogNamedHasABoundedBudget: the lines a computer the log named writes past
+// its address's budget are its own budget's, which a loop saying hello under that id again
+// and again spends like any other: it does not write a line a hello.
+func TestAComputerTheLogNamedHasABoundedBudget(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 1, ConnectionLinesBurst: 2, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	h.connect(t, "5:küche", "pw") // the address's budget, spent; 5:küche named
+	for range 30 {
+		h.connect(t, "5:küche", "pw")
+	}
+	logs := h.logs.String()
+	connected := strings.Count(logs, `msg="computer connected"`)
+	assert.Equal(t, 1+ownLineBurst/connectLineTokens, connected, logs)
+	assert.Equal(t, connected, strings.Count(logs, `msg="computer replaced by a newer connection"`), "each connect line's ending")
+	assert.Contains(t, logs, "linesLeftOut=")
+}
+
+// TestAFloodDoesNotHideALinkedComputer: a computer with a credential of its own, connecting
+// for the first time while a flood of hellos with the shared password from its address has
+// spent the address's budget, was left out, and a takeover with its stolen credential too.
+// Its lines are its credential's budget, which a flood cannot make up.
+func TestAFloodDoesNotHideALinkedComputer(t *testing.T) {
+	ctx := t.Context()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	key, _, err := accounts.IssueEnrollmentKey(ctx, "alice", "alice", 0, 0)
+	require.NoError(t, err)
+	linked, _, err := accounts.LinkWithKey(ctx, key, "5:")
+	require.NoError(t, err)
+
+	clk := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, ConnectionLinesRate: 1, ConnectionLinesBurst: 4, Clock: clk,
+		PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	for i := 1; i <= 20; i++ {
+		h.connect(t, fmt.Sprintf("%d:flood", 100+i), "pw")
+	}
+	require.Contains(t, h.logs.String(), "linesLeftOut=", "the flood spent the address's budget")
+
+	victim := h.connect(t, "5:küche", linked)
+	assert.Regexp(t, `msg="computer connected" [^\n]* accountId=alice traposId=5:küche `, h.logs.String())
+	h.connect(t, "5:küche", linked) // the stolen credential
+	victim.expectClose(CloseReplaced, "replaced")
+	logs := h.logs.String()
+	assert.Regexp(t, `msg="computer replaced by a newer connection" [^\n]* traposId=5:küche\n`, logs)
+	assert.Equal(t, 2, strings.Count(logs, `accountId=alice traposId=5:küche`), "both connect lines:\n%s", logs)
+}
+
+// TestOwnLineBudgetsAreBounded: the own line budgets are kept for the most recently used
+// computers and credentials alone, so that a flood naming ever new ids at its address's rate
+// holds a bounded memory; a computer forgotten is as one the log never named.
+func TestOwnLineBudgetsAreBounded(t *testing.T) {
+	now := newFakeClock().Now()
+	c := newConnLines(Config{ConnectionLinesRate: 1, ConnectionLinesBurst: 3 * connectLineTokens, Clock: newFakeClock()})
+	c.ownMax = 2
+	const addr = "192.0.2.1:1"
+	for _, id := range []string{"a", "b", "c"} { // named from the address's budget, which they spend
+		ok, _ := c.take(addr, id, false, connectLineTokens, now)
+		require.True(t, ok, id)
+	}
+	ok, _ := c.take(addr, "d", false, connectLineTokens, now)
+	assert.False(t, ok, "never named: no budget of its own")
+	ok, _ = c.take(addr, "a", false, connectLineTokens, now)
+	assert.False(t, ok, "the least recently used, forgotten")
+	for _, id := range []string{"b", "c"} {
+		ok, _ = c.take(addr, id, false, connectLineTokens, now)
+		assert.True(t, ok, id)
+	}
+	ok, _ = c.take(addr, "credential", true, connectLineTokens, now)
+	assert.True(t, ok, "a credential's budget is there from the start")
+	assert.Len(t, c.own, 2)
+	assert.Equal(t, 2, c.order.Len())
 }
