@@ -108,6 +108,29 @@ func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 		assert.Equal(t, "caf\xe9 "+strings.Repeat("x", 130)+"\n    \xfc\n", string(got), "é and ü as CC's bytes; Tab is edit's indent of four spaces")
 	})
 
+	t.Run("a completion drawn in grey is said to be no typed text", func(t *testing.T) {
+		// The shell draws "it" after "ed" in grey, and the text reads "> edit".
+		res := harness.CallTool(ctx, t, s, "send_text", map[string]any{"traposId": deskTraposID, "text": "ed"})
+		var out screenOut
+		harness.ToolOK(t, res, deskTraposID, &out)
+		assert.Equal(t, "> edit", lastRow(out.Text))
+		assert.Regexp(t, `^Row \d+, columns 5-6, from the cursor on, are drawn in grey: a completion the program suggests for the word being typed .*Tab takes it`, harness.Texts(res)[1])
+		send(t, "send_keys", map[string]any{"keys": []string{"backspace", "backspace"}})
+
+		// edit draws its completion on grey at the end of the line typed.
+		send(t, "send_text", map[string]any{"text": "edit /hint.lua\n"})
+		res = harness.CallTool(ctx, t, s, "send_text", map[string]any{"traposId": deskTraposID, "text": "pri"})
+		harness.ToolOK(t, res, deskTraposID, &out)
+		assert.True(t, strings.HasPrefix(out.Text, "print(\n"), out.Text)
+		assert.Regexp(t, `^Row 1, columns 4-6, from the cursor on, are drawn in grey: `, harness.Texts(res)[1])
+		res = harness.CallTool(ctx, t, s, "send_keys", map[string]any{"traposId": deskTraposID, "keys": []string{"tab"}})
+		harness.ToolOK(t, res, deskTraposID, &out)
+		assert.True(t, strings.HasPrefix(out.Text, "print(\n"), "Tab took it: %s", out.Text)
+		assert.NotContains(t, harness.Texts(res)[1], "drawn in grey", "what Tab took is typed")
+		out = send(t, "send_keys", map[string]any{"keys": []string{"leftCtrl", "left", "enter"}})
+		assert.Equal(t, ">", lastRow(out.Text), "edit left, back at the prompt")
+	})
+
 	t.Run("the live view stops the watch when its viewer goes away", func(t *testing.T) {
 		viewer, leave := context.WithCancel(ctx)
 		req, err := http.NewRequestWithContext(viewer, http.MethodGet, "http://"+g.Addr+"/trapos/computers/"+deskTraposID+"/screen", nil)

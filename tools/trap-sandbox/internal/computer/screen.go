@@ -64,6 +64,60 @@ func (s Screen) Text() string {
 	return strings.Join(lines[:last], "\n")
 }
 
+// Suggestion is where a program reading input draws a suggestion after the cursor (Screen.Suggested).
+type Suggestion struct {
+	// Row is the cursor's row; From and To are the suggestion's first and last columns (1-based).
+	Row, From, To int
+}
+
+// suggestionGreys are the blit digits of CC's grey and light grey, the colours its read() and
+// edit draw a completion in.
+const suggestionGreys = "78"
+
+// Suggested finds a completion drawn after the cursor, as CC's read() (the shell's and the lua
+// prompt's line) and edit draw one for the word being typed: from the cursor to the row's last
+// character, in one colour pair that is grey where the typed character before the cursor's is
+// not (read() writes it in grey, edit on a grey background). Text shows it as though it were
+// typed: an agent read "> edit" where the player had typed "ed" and saw "it" in grey. ok is
+// false when the cursor does not blink (nothing reads input), stands at a row's start or after
+// a space (no word is being typed), or the cells after it are blank or of several colours
+// (the rest of a line of syntax-highlighted code in edit).
+func (s Screen) Suggested() (Suggestion, bool) {
+	c := s.Cursor
+	if !c.Blink || c.Y < 1 || c.Y > len(s.Rows) || c.X < 2 {
+		return Suggestion{}, false
+	}
+	row := s.Rows[c.Y-1]
+	cells := []rune(strings.Map(blankDrawn, row.Text))
+	n := min(len(cells), len(row.FG), len(row.BG))
+	at, before := c.X-1, c.X-2
+	if at >= n || cells[before] == ' ' {
+		return Suggestion{}, false
+	}
+	last := -1
+	for i := n - 1; i >= at; i-- {
+		if cells[i] != ' ' {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return Suggestion{}, false
+	}
+	fg, bg := row.FG[at], row.BG[at]
+	for i := at; i <= last; i++ {
+		if row.FG[i] != fg || row.BG[i] != bg {
+			return Suggestion{}, false
+		}
+	}
+	greyFG := strings.IndexByte(suggestionGreys, fg) >= 0 && fg != row.FG[before]
+	greyBG := strings.IndexByte(suggestionGreys, bg) >= 0 && bg != row.BG[before]
+	if !greyFG && !greyBG {
+		return Suggestion{}, false
+	}
+	return Suggestion{Row: c.Y, From: c.X, To: last + 1}, true
+}
+
 // blankDrawn is r, or a space for a control character CC's font draws blank (ccstr.Glyph).
 func blankDrawn(r rune) rune {
 	if r < ' ' && ccstr.Glyph(byte(r)) == " " {

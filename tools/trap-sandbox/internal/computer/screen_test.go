@@ -191,3 +191,35 @@ func TestTypedPartCountsAsTheComputerQueued(t *testing.T) {
 	require.Len(t, typed, 1)
 	assert.Equal(t, strings.Repeat("é", computer.MaxInputEvents), typed[0].Text)
 }
+
+// TestASuggestionDrawnAfterTheCursorIsFound: CC's read() draws its completion of the word
+// typed in grey after the cursor, and edit on a grey background; the screen's text shows it as
+// typed (an agent read "> edit" where "ed" was typed). Suggested finds it from the colours,
+// and nothing where the cells after the cursor are typed text: blank, the rest of a
+// highlighted line, after a space, or with no input read (the cursor not blinking).
+func TestASuggestionDrawnAfterTheCursorIsFound(t *testing.T) {
+	screen := func(x int, blink bool, r computer.Row) computer.Screen {
+		return computer.Screen{Width: len(r.FG), Height: 1, Cursor: computer.Cursor{X: x, Y: 1, Blink: blink}, Rows: []computer.Row{r}}
+	}
+	for name, c := range map[string]struct {
+		s    computer.Screen
+		want computer.Suggestion
+		ok   bool
+	}{
+		"read()'s in grey text":             {screen(5, true, computer.Row{Text: "> edit  ", FG: "44007700", BG: "ffffffff"}), computer.Suggestion{Row: 1, From: 5, To: 6}, true},
+		"edit's on grey":                    {screen(4, true, computer.Row{Text: "print(  ", FG: "00000000", BG: "fff777ff"}), computer.Suggestion{Row: 1, From: 4, To: 6}, true},
+		"one character":                     {screen(6, true, computer.Row{Text: "> edit  ", FG: "44000700", BG: "ffffffff"}), computer.Suggestion{Row: 1, From: 6, To: 6}, true},
+		"typed in grey too":                 {screen(5, true, computer.Row{Text: "> edit", FG: "447777", BG: "ffffff"}), computer.Suggestion{}, false},
+		"nothing after the cursor":          {screen(5, true, computer.Row{Text: "> ed  ", FG: "440000", BG: "ffffff"}), computer.Suggestion{}, false},
+		"the rest of a highlighted line":    {screen(7, true, computer.Row{Text: "print(\"x\")", FG: "0000000ee0", BG: "ffffffffff"}), computer.Suggestion{}, false},
+		"a grey comment after a space":      {screen(5, true, computer.Row{Text: "x = --c", FG: "0000777", BG: "fffffff"}), computer.Suggestion{}, false},
+		"no input read":                     {screen(5, false, computer.Row{Text: "> edit", FG: "440077", BG: "ffffff"}), computer.Suggestion{}, false},
+		"the cursor at the row's start":     {screen(1, true, computer.Row{Text: "edit", FG: "7777", BG: "ffff"}), computer.Suggestion{}, false},
+		"the cursor below the rows sent":    {computer.Screen{Width: 4, Height: 2, Cursor: computer.Cursor{X: 2, Y: 2, Blink: true}, Rows: []computer.Row{{Text: "edit", FG: "0077", BG: "ffff"}}}, computer.Suggestion{}, false},
+		"colours shorter than the text row": {screen(3, true, computer.Row{Text: "> edit", FG: "44", BG: "ff"}), computer.Suggestion{}, false},
+	} {
+		got, ok := c.s.Suggested()
+		assert.Equal(t, c.ok, ok, name)
+		assert.Equal(t, c.want, got, name)
+	}
+}

@@ -76,6 +76,9 @@ type ScreenOutput struct {
 	Relabelled string `json:"relabelled,omitempty" jsonschema:"send_keys and send_text: set when the computer's label changed (e.g. label set typed at the shell): its new traposId, and from when to ask it by that id"`
 	// Warnings are the characters of send_text's text CC cannot hold.
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, sent as ?"`
+	// suggested is the completion drawn after the cursor (computer.Screen.Suggested), which
+	// the note names: its grey is in the colours only, and Text shows it as typed.
+	suggested *computer.Suggestion
 }
 
 func (t *tools) registerScreen(r registrar) {
@@ -90,6 +93,9 @@ func (t *tools) registerScreen(r registrar) {
 // screenOutput is s as the tools return it: the text, and what was asked for.
 func screenOutput(s computer.Screen, colours, cursor bool) ScreenOutput {
 	out := ScreenOutput{Width: s.Width, Height: s.Height, Text: s.Text(), UnknownRows: s.UnknownRows}
+	if hint, ok := s.Suggested(); ok {
+		out.suggested = &hint
+	}
 	if cursor {
 		out.Cursor = &s.Cursor
 	}
@@ -348,8 +354,10 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 // rows the computer has not seen drawn whole: settled and unknownRows mean so in the output
 // schema only, which opencode does not hand the model. An agent read unknownRows [1 … 19]
 // after a reboot with no word of what they are, and settled false after typing a program's
-// name whose loop redraws the screen, no word that the input was typed. "" for a screen
-// seen whole and settled (or read without waiting).
+// name whose loop redraws the screen, no word that the input was typed; and a completion
+// drawn in grey after the cursor, which text shows as typed (an agent read "> edit" where
+// "ed" was typed). Its cells are named, never quoted: they are the computer's words. "" for
+// a screen seen whole and settled (or read without waiting) with no completion on it.
 func (o ScreenOutput) note() string {
 	var notes []string
 	if o.Settled != nil && !*o.Settled {
@@ -364,6 +372,14 @@ func (o ScreenOutput) note() string {
 		notes = append(notes, rowsNamed(o.UnknownRows)+" (unknownRows)"+have+" not been seen drawn whole since the computer began mirroring its screen "+
 			"(its boot's first lines, or what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, "+
 			"until a program draws them again (at the shell prompt, clear redraws the whole screen).")
+	}
+	if h := o.suggested; h != nil {
+		cells := fmt.Sprintf("Row %d, columns %d-%d, from the cursor on, are", h.Row, h.From, h.To)
+		if h.From == h.To {
+			cells = fmt.Sprintf("Row %d, column %d, at the cursor, is", h.Row, h.From)
+		}
+		notes = append(notes, cells+" drawn in grey: a completion the program suggests for the word being typed (CC's shell, lua prompt and edit draw theirs so), "+
+			"which text shows as though it were typed, but it is not: Tab takes it; typing on, or Enter, leaves it out.")
 	}
 	return strings.Join(notes, " ")
 }
