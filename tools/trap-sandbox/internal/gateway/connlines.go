@@ -22,43 +22,82 @@ import (
 // player there taking 5:küche over). The ending of a computer whose connect line was left
 // out spends a token. A hello refused for its credential spends none (refusedCredentialLine).
 //
-// Past its address's budget a computer's line spends its own budget, if it has one (a small
-// bucket, ownLineBurst and ownLineEvery): a computer that said hello with a credential of its
-// own has its credential's, which a flood cannot make up; one that said hello with the shared
-// password has its traposId's once the log named it (a connect line of it was written from
-// its address's budget), so that a computer the log showed before, reconnecting while a
-// flood from its address runs, and its takeover, are written. Made-up ids are never named
-// during a flood: they get no line. The own budgets are kept for the ownLineBudgets most
-// recently used, the oldest forgotten.
+// Past its address's budget a computer's line spends a small budget of its own (ownLineBurst,
+// ownLineEvery), if it has one: a computer that said hello with a credential of its own has
+// its credential's from the start, as a flood cannot make one up; one that said hello with
+// the shared password has its traposId's once a socket of it stayed open ownBudgetAfter,
+// which a loop saying hello under ever new ids never does. So a computer that was connected
+// a minute, and came back while a flood from its address runs, has its connect line written,
+// and a takeover of it is written (its replacement line and the newcomer's connect line)
+// even when its own connect line was left out. Each kind of own budget is kept for the
+// ownLineBudgets most recently used, the least recently used forgotten: naming ever new ids
+// takes holding a socket a minute for each, and credentials are the account store's.
 //
 // A line past the budgets is left out and counted; the count is logged in a WARN, at most
 // once a minute per address (the gateway's warnThrottle).
 type connLines struct {
 	limit rate.Limit
 	burst int
-	// ownMax is how many own budgets are kept (ownLineBudgets; a test's smaller).
-	ownMax int
 
-	mu    sync.Mutex
-	addrs map[string]*lineState    // guarded by mu
-	own   map[string]*list.Element // guarded by mu; values are *ownBudget, in ownOrder
-	order *list.List               // guarded by mu; own budgets, most recently used first
-	swept time.Time                // guarded by mu
+	mu          sync.Mutex
+	addrs       map[string]*lineState // guarded by mu
+	computers   *ownBudgets           // guarded by mu; by account and traposId
+	credentials *ownBudgets           // guarded by mu; by credential selector
+	swept       time.Time             // guarded by mu
 }
 
 // The own line budget of a computer (connLines): two connect lines with their endings, then
-// one token each ownLineEvery. A loop saying hello again and again under one named id (or
-// one credential) writes a connect line each 10 minutes; ownLineBudgets of them at most
-// write ownLineBudgets/ownLineEvery lines a second (14), an address's budget aside.
+// a token each ownLineEvery (a connect line each 20 minutes); ownLineBudgets of each kind
+// at most, which together write about 55 lines a second at most, an address's budget aside.
+// A socket of a computer open ownBudgetAfter gives its traposId a budget.
 const (
 	ownLineBurst   = 2 * connectLineTokens
-	ownLineEvery   = 5 * time.Minute
-	ownLineBudgets = 4096
+	ownLineEvery   = 10 * time.Minute
+	ownLineBudgets = 16384
+	ownBudgetAfter = time.Minute
 )
+
+// ownBudgets is a bounded set of own line budgets, the most recently used first.
+type ownBudgets struct {
+	max   int // a test's smaller than ownLineBudgets
+	byKey map[string]*list.Element
+	order *list.List // values are *ownBudget
+}
 
 type ownBudget struct {
 	key    string
 	bucket *rate.Limiter
+}
+
+func newOwnBudgets(capacity int) *ownBudgets {
+	return &ownBudgets{max: capacity, byKey: make(map[string]*list.Element), order: list.New()}
+}
+
+// get is key's budget, marked most recently used; a new one (full) when create is set, the
+// least recently used forgotten past max; nil for none.
+func (o *ownBudgets) get(key string, create bool) *ownBudget {
+	if e := o.byKey[key]; e != nil {
+		o.order.MoveToFront(e)
+		return e.Value.(*ownBudget)
+	}
+	if !create {
+		return nil
+	}
+	b := &ownBudget{key: key, bucket: rate.NewLimiter(rate.Every(ownLineEvery), ownLineBurst)}
+	o.byKey[key] = o.order.PushFront(b)
+	for o.order.Len() > o.max {
+		oldest := o.order.Back()
+		o.order.Remove(oldest)
+		delete(o.byKey, oldest.Value.(*ownBudget).key)
+	}
+	return b
+}
+
+// ownLine names the own budget a line of a computer may spend (connLines.take).
+type ownLine struct {
+	credential bool   // key is a credential's selector, else an account and traposId
+	key        string // "" for none
+	create     bool   // the computer has earned one: a credential, or a socket open long enough
 }
 
 // connectLineTokens is what a connect line spends of its address's budget: one for itself,
@@ -75,24 +114,14 @@ func newConnLines(cfg Config) *connLines {
 	if cfg.ConnectionLinesRate < 0 {
 		limit = rate.Inf
 	}
-	return &connLines{limit: limit, burst: cfg.ConnectionLinesBurst, ownMax: ownLineBudgets,
-		addrs: make(map[string]*lineState), own: make(map[string]*list.Element), order: list.New(), swept: cfg.Clock.Now()}
+	return &connLines{limit: limit, burst: cfg.ConnectionLinesBurst, addrs: make(map[string]*lineState),
+		computers: newOwnBudgets(ownLineBudgets), credentials: newOwnBudgets(ownLineBudgets), swept: cfg.Clock.Now()}
 }
 
-// ownBudgetKey names the own line budget of a computer that said hello as key with
-// credential (its selector; "" for the shared password).
-func ownBudgetKey(key Key, credential string) string {
-	if credential != "" {
-		return "credential\x00" + credential
-	}
-	return "computer\x00" + key.AccountID + "\x00" + key.TraposID
-}
-
-// take spends tokens of remoteAddr's budget at now for a line, or past it, of the own budget
-// ownKey names, if it has one: from the start when fromStart is set, else once the address's
-// budget paid for a line of it (the log named its computer). Past both it counts the line
-// left out and returns false with the count since the last reset.
-func (c *connLines) take(remoteAddr, ownKey string, fromStart bool, tokens int, now time.Time) (ok bool, leftOut int) {
+// take spends tokens of remoteAddr's budget at now for a line, or past it, of own's budget.
+// Past both it counts the line left out and returns false with the count since the last
+// reset.
+func (c *connLines) take(remoteAddr string, own ownLine, tokens int, now time.Time) (ok bool, leftOut int) {
 	if c.limit == rate.Inf {
 		return true, 0
 	}
@@ -105,39 +134,37 @@ func (c *connLines) take(remoteAddr, ownKey string, fromStart bool, tokens int, 
 		st = &lineState{bucket: rate.NewLimiter(c.limit, c.burst)}
 		c.addrs[key] = st
 	}
-	own := c.ownLocked(ownKey, fromStart)
+	var budget *ownBudget
+	if own.key != "" {
+		budget = c.budgetsOf(own).get(own.key, own.create) // marked used whoever pays
+	}
 	if st.bucket.AllowN(now, tokens) {
-		if own == nil {
-			c.ownLocked(ownKey, true)
-		}
 		return true, 0
 	}
-	if own != nil && own.bucket.AllowN(now, tokens) {
+	if budget != nil && budget.bucket.AllowN(now, tokens) {
 		return true, 0
 	}
 	st.leftOut++
 	return false, st.leftOut
 }
 
-// ownLocked is the own budget ownKey names, marked most recently used; a new one (full) when
-// create is set, the least recently used forgotten past ownMax; nil for none. c.mu must be
-// held.
-func (c *connLines) ownLocked(ownKey string, create bool) *ownBudget {
-	if e := c.own[ownKey]; e != nil {
-		c.order.MoveToFront(e)
-		return e.Value.(*ownBudget)
+// earn gives own its budget if it has earned one (a computer whose socket stayed open long
+// enough ends, its line paid for by its connect line), marked most recently used.
+func (c *connLines) earn(own ownLine) {
+	if c.limit == rate.Inf || own.key == "" || !own.create {
+		return
 	}
-	if !create {
-		return nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.budgetsOf(own).get(own.key, true)
+}
+
+// budgetsOf is the kind of own budget own is.
+func (c *connLines) budgetsOf(own ownLine) *ownBudgets {
+	if own.credential {
+		return c.credentials
 	}
-	b := &ownBudget{key: ownKey, bucket: rate.NewLimiter(rate.Every(ownLineEvery), ownLineBurst)}
-	c.own[ownKey] = c.order.PushFront(b)
-	for c.order.Len() > c.ownMax {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.own, oldest.Value.(*ownBudget).key)
-	}
-	return b
+	return c.computers
 }
 
 // reset starts remoteAddr's count of lines left out again (its WARN was written).
@@ -176,7 +203,11 @@ func (s *Session) connectLineAllowed() bool {
 // endLineAllowed says whether a line of s's ending (replaced, disconnected) may be written:
 // always when its connect line was, which paid for it; else as another line.
 func (s *Session) endLineAllowed() bool {
-	return s.connectLogged.Load() || s.lineAllowed(1)
+	if s.connectLogged.Load() {
+		s.gw.lines.earn(s.ownLine(s.gw.cfg.Clock.Now())) // its line is paid; its budget is still earned
+		return true
+	}
+	return s.lineAllowed(1)
 }
 
 // lineAllowed says whether a line about s connecting that spends tokens may be written. Past
@@ -184,11 +215,8 @@ func (s *Session) endLineAllowed() bool {
 // says so with the number left out since the previous one.
 func (s *Session) lineAllowed(tokens int) bool {
 	lines := s.gw.lines
-	s.mu.Lock()
-	key, credential := s.key, s.credential
-	s.mu.Unlock()
-	// A credential of the computer's own has its budget from the start: it cannot be made up.
-	ok, leftOut := lines.take(s.remoteAddr, ownBudgetKey(key, credential), credential != "", tokens, s.gw.cfg.Clock.Now())
+	now := s.gw.cfg.Clock.Now()
+	ok, leftOut := lines.take(s.remoteAddr, s.ownLine(now), tokens, now)
 	if ok {
 		return true
 	}
@@ -198,6 +226,22 @@ func (s *Session) lineAllowed(tokens int) bool {
 		lines.reset(s.remoteAddr)
 	}
 	return false
+}
+
+// ownLine is the own line budget s's lines may spend at now (connLines): its credential's,
+// or its traposId's, which it earns by a socket open ownBudgetAfter.
+func (s *Session) ownLine(now time.Time) ownLine {
+	s.mu.Lock()
+	key, credential, authenticated := s.key, s.credential, s.authenticated
+	s.mu.Unlock()
+	switch {
+	case !authenticated:
+		return ownLine{}
+	case credential != "":
+		return ownLine{credential: true, key: credential, create: true}
+	default:
+		return ownLine{key: key.AccountID + "\x00" + key.TraposID, create: now.Sub(s.connectedSince) >= ownBudgetAfter}
+	}
 }
 
 // refusedCredentialLine writes the WARN msg of a hello of traposID refused for its credential

@@ -79,8 +79,8 @@ func TestAFloodDoesNotHideATakeover(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return regexp.MustCompile(`msg="computer disconnected" [^\n]*traposId=5:küche code=4009`).MatchString(h.logs.String())
 	}, waitLimit, testkit.Poll, "the victim's disconnect line, whose connect line was written")
-	assert.Equal(t, 3, strings.Count(h.logs.String(), `msg="computer connected"`),
-		"5:küche's and the flood's first (of 4 lines: a connect line holds its ending's too), and the takeover's, from 5:küche's own budget (the log named it)")
+	assert.Equal(t, 2, strings.Count(h.logs.String(), `msg="computer connected"`),
+		"5:küche's and the flood's first (of 4 lines: a connect line holds its ending's too), and the takeover's is left out")
 }
 
 // TestAFloodDoesNotHideARefusedCredential: a hello refused for a revoked credential, or for a
@@ -144,47 +144,69 @@ func (h *harness) closeAndAwaitGone(t *testing.T, c *computer, traposID string) 
 	}, waitLimit, testkit.Poll, "%s's socket closed", traposID)
 }
 
-// TestAFloodDoesNotHideAComputerTheLogNamed: a computer that connected while a flood from its
-// address had spent the address's budget was left out of the log, and so was its takeover
-// (its replacement line followed its connect line's fate): a player on the same Minecraft
-// server floods hellos under made-up ids with the shared password, waits for 5:küche to
-// reconnect (a server restart, a chunk reloaded), then takes it over unseen. A computer the
-// log named before has lines of its own: its reconnect and its takeover are written.
-func TestAFloodDoesNotHideAComputerTheLogNamed(t *testing.T) {
+// TestAFloodDoesNotHideAComputerThatStayedAMinute: a computer that connected while a flood
+// from its address had spent the address's budget was left out of the log, and so was its
+// takeover (its replacement line followed its connect line's fate): a player on the same
+// Minecraft server floods hellos under made-up ids with the shared password, waits for
+// 5:küche to come back (a server restart, a chunk reloaded), or for 6:keller to connect, then
+// takes it over unseen. A computer whose socket stayed open a minute, which the flood's never
+// do, has lines of its own: its reconnect is written, and a takeover of it.
+func TestAFloodDoesNotHideAComputerThatStayedAMinute(t *testing.T) {
 	clk := newFakeClock()
-	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 1, ConnectionLinesBurst: 2, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	// A rate that refills next to nothing in the minutes the test lets pass.
+	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 0.001, ConnectionLinesBurst: 2, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	connected := func() int { return strings.Count(h.logs.String(), `msg="computer connected"`) }
 	first := h.connect(t, "5:küche", "pw")
+	clk.Advance(ownBudgetAfter)
 	h.closeAndAwaitGone(t, first, "5:küche") // its connect and disconnect lines: the burst's 2 tokens
+	// A loop: each socket says hello and closes.
 	for i := 1; i <= 20; i++ {
-		h.connect(t, fmt.Sprintf("%d:flood", 100+i), "pw")
+		id := fmt.Sprintf("%d:flood", 100+i)
+		h.closeAndAwaitGone(t, h.connect(t, id, "pw"), id)
 	}
 	require.Contains(t, h.logs.String(), "linesLeftOut=", "the flood spent the address's budget")
-	require.Equal(t, 1, strings.Count(h.logs.String(), `msg="computer connected"`), "the flood's hellos were left out")
+	require.Equal(t, 1, connected(), "the flood's hellos were left out")
 
 	victim := h.connect(t, "5:küche", "pw") // back while the flood runs
-	assert.Equal(t, 2, strings.Count(h.logs.String(), `msg="computer connected" module=trapos-cloud-gateway remote=127.0.0.1`),
-		"5:küche's reconnect is written:\n%s", h.logs.String())
+	assert.Equal(t, 2, connected(), "5:küche's reconnect is written:\n%s", h.logs.String())
 	h.connect(t, "5:küche", "pw") // the takeover
 	victim.expectClose(CloseReplaced, "replaced")
+	assert.Regexp(t, `msg="computer replaced by a newer connection" [^\n]* traposId=5:küche\n`, h.logs.String())
+	assert.Equal(t, 3, connected(), "the takeover's connect line is written:\n%s", h.logs.String())
+
+	// A computer first seen while the flood runs: its connect line is left out (its id is one
+	// the flood could have made up), but once it stayed a minute, a takeover of it is written.
+	keller := h.connect(t, "6:keller", "pw")
+	assert.Equal(t, 3, connected(), "6:keller's connect line, left out")
+	clk.Advance(ownBudgetAfter)
+	h.connect(t, "6:keller", "pw")
+	keller.expectClose(CloseReplaced, "replaced")
 	logs := h.logs.String()
-	assert.Regexp(t, `msg="computer replaced by a newer connection" [^\n]* traposId=5:küche\n`, logs)
-	assert.Equal(t, 3, strings.Count(logs, `msg="computer connected"`), "the takeover's connect line is written:\n%s", logs)
+	assert.Regexp(t, `msg="computer replaced by a newer connection" [^\n]* traposId=6:keller\n`, logs)
+	assert.Regexp(t, `msg="computer connected" [^\n]* traposId=6:keller `, logs, "the takeover's connect line")
+
+	// The flood's ids, whose sockets closed at once, earned nothing.
+	h.connect(t, "101:flood", "pw")
+	assert.NotContains(t, h.logs.String(), "traposId=101:flood")
 }
 
-// TestAComputerTheLogNamedHasABoundedBudget: the lines a computer the log named writes past
-// its address's budget are its own budget's, which a loop saying hello under that id again
-// and again spends like any other: it does not write a line a hello.
-func TestAComputerTheLogNamedHasABoundedBudget(t *testing.T) {
+// TestAComputerWithItsOwnBudgetIsBounded: the lines a computer writes past its address's
+// budget are its own budget's, which a loop saying hello under that id again and again
+// spends like any other: it does not write a line a hello.
+func TestAComputerWithItsOwnBudgetIsBounded(t *testing.T) {
 	clk := newFakeClock()
-	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 1, ConnectionLinesBurst: 2, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
-	h.connect(t, "5:küche", "pw") // the address's budget, spent; 5:küche named
+	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 0.001, ConnectionLinesBurst: 2, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	h.connect(t, "5:küche", "pw") // the address's budget, spent
+	clk.Advance(ownBudgetAfter)   // 5:küche earns its own
 	for range 30 {
 		h.connect(t, "5:küche", "pw")
 	}
 	logs := h.logs.String()
 	connected := strings.Count(logs, `msg="computer connected"`)
 	assert.Equal(t, 1+ownLineBurst/connectLineTokens, connected, logs)
-	assert.Equal(t, connected, strings.Count(logs, `msg="computer replaced by a newer connection"`), "each connect line's ending")
+	require.Eventually(t, func() bool {
+		return strings.Count(h.logs.String(), `msg="computer replaced by a newer connection"`) == connected
+	}, waitLimit, testkit.Poll, "each written connect line's ending, and no other")
 	assert.Contains(t, logs, "linesLeftOut=")
 }
 
@@ -216,31 +238,36 @@ func TestAFloodDoesNotHideALinkedComputer(t *testing.T) {
 	victim.expectClose(CloseReplaced, "replaced")
 	logs := h.logs.String()
 	assert.Regexp(t, `msg="computer replaced by a newer connection" [^\n]* traposId=5:küche\n`, logs)
-	assert.Equal(t, 2, strings.Count(logs, `accountId=alice traposId=5:küche`), "both connect lines:\n%s", logs)
+	assert.Len(t, regexp.MustCompile(`msg="computer connected" [^\n]* accountId=alice traposId=5:küche `).FindAllString(logs, -1), 2,
+		"both connect lines:\n%s", logs)
 }
 
 // TestOwnLineBudgetsAreBounded: the own line budgets are kept for the most recently used
-// computers and credentials alone, so that a flood naming ever new ids at its address's rate
-// holds a bounded memory; a computer forgotten is as one the log never named.
+// computers and credentials alone (each kind apart), so that memory stays bounded; a computer
+// forgotten is as one that never earned a budget, until it earns one again.
 func TestOwnLineBudgetsAreBounded(t *testing.T) {
 	now := newFakeClock().Now()
-	c := newConnLines(Config{ConnectionLinesRate: 1, ConnectionLinesBurst: 3 * connectLineTokens, Clock: newFakeClock()})
-	c.ownMax = 2
+	c := newConnLines(Config{ConnectionLinesRate: 1, ConnectionLinesBurst: connectLineTokens, Clock: newFakeClock()})
+	c.computers.max, c.credentials.max = 2, 1
 	const addr = "192.0.2.1:1"
-	for _, id := range []string{"a", "b", "c"} { // named from the address's budget, which they spend
-		ok, _ := c.take(addr, id, false, connectLineTokens, now)
+	ok, _ := c.take(addr, ownLine{}, connectLineTokens, now)
+	require.True(t, ok, "the address's budget")
+	for _, id := range []string{"a", "b", "c"} { // each earned its own, past the address's budget
+		ok, _ = c.take(addr, ownLine{key: id, create: true}, connectLineTokens, now)
 		require.True(t, ok, id)
 	}
-	ok, _ := c.take(addr, "d", false, connectLineTokens, now)
-	assert.False(t, ok, "never named: no budget of its own")
-	ok, _ = c.take(addr, "a", false, connectLineTokens, now)
+	ok, _ = c.take(addr, ownLine{key: "d"}, connectLineTokens, now)
+	assert.False(t, ok, "not earned: no budget of its own")
+	ok, _ = c.take(addr, ownLine{key: "a"}, connectLineTokens, now)
 	assert.False(t, ok, "the least recently used, forgotten")
 	for _, id := range []string{"b", "c"} {
-		ok, _ = c.take(addr, id, false, connectLineTokens, now)
+		ok, _ = c.take(addr, ownLine{key: id}, connectLineTokens, now)
 		assert.True(t, ok, id)
 	}
-	ok, _ = c.take(addr, "credential", true, connectLineTokens, now)
-	assert.True(t, ok, "a credential's budget is there from the start")
-	assert.Len(t, c.own, 2)
-	assert.Equal(t, 2, c.order.Len())
+	ok, _ = c.take(addr, ownLine{credential: true, key: "b", create: true}, connectLineTokens, now)
+	assert.True(t, ok, "a credential's budget: apart from the computers'")
+	assert.Len(t, c.computers.byKey, 2)
+	assert.Equal(t, 2, c.computers.order.Len())
+	ok, _ = c.take(addr, ownLine{key: "b"}, connectLineTokens, now)
+	assert.False(t, ok, "b's own budget: its burst spent")
 }
