@@ -766,20 +766,20 @@ func TestInstallAfterAStoppedInstallCountsItsFiles(t *testing.T) {
 	assert.NotContains(t, out, "too little room", out)
 }
 
-// TestInstallFinishesAStoppedMove: the move of a /startup file into /startup/ goes through
-// /.trapos-sandbox-startup.moving (a directory cannot take the name of the file it replaces),
-// so a computer stopped between those steps had the player's program there, under a hidden
-// name that CC never runs at boot. The next run of the install line (a script's, asking
-// nothing) finishes the move and says so in one line; when /startup or /startup/startup.lua
-// is another program by then, the old one goes to a name of its own and neither is overwritten.
-func TestInstallFinishesAStoppedMove(t *testing.T) {
+// TestAStoppedMoveLeavesTheProgramWhereCCRunsIt: the move of a /startup file into /startup/
+// cannot be one rename (a directory cannot take the name of the file it replaces). It went
+// through /.trapos-sandbox-startup.moving, so a computer stopped between its steps (its chunk
+// unloaded, the server stopped) booted without the player's program, under a hidden name CC
+// never runs, until the install line ran again. It goes through /startup.lua, which CC runs at
+// boot in /startup's place: stopped at each step, the next boot runs the program, and the
+// install line run again offers the move of that /startup.lua (--move-startup makes it).
+func TestAStoppedMoveLeavesTheProgramWhereCCRunsIt(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
 	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
-	const moving = ".trapos-sandbox-startup.moving"
-	stoppedMove := func(step string) (string, machine.Options) {
+	for _, step := range []string{"makeDir", "move"} {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
@@ -789,10 +789,74 @@ func TestInstallFinishesAStoppedMove(t *testing.T) {
 		res, out := fakecrafttest.Run(ctx, t, cutOpts)
 		require.NoError(t, res.Err, out)
 		require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
-		got, err := os.ReadFile(filepath.Join(dir, moving))
-		require.NoError(t, err, "the cut left the program mid-move: %v\n%s", diskFiles(t, dir), out)
-		require.Equal(t, door, string(got))
-		return dir, opts
+		cutDisk := diskFiles(t, dir)
+
+		// The next boot, before anything is typed, runs the player's program.
+		out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup", "reboot", "sandbox health")
+		boot, _, found := strings.Cut(out, "> ") // what ran before the first prompt
+		require.True(t, found, out)
+		assert.Contains(t, boot, "door: locked by startup.lua\n", "%s: the boot after the cut runs the program: %v\n%s", step, cutDisk, out)
+		assert.NotContains(t, cutDisk, ".trapos-sandbox-startup.moving", step)
+
+		// The line run again, as a script would, makes the move the player agreed to.
+		before, after, found := strings.Cut(out, "Goodbye")
+		require.True(t, found, out)
+		assert.Contains(t, unwrapped(before), "Moved /startup.lua to /startup/startup.lua: it runs beside the daemon. To undo: "+
+			"mv startup/startup.lua / Run: reboot", "%s\n%s", step, out)
+		got, err := os.ReadFile(filepath.Join(dir, "startup", "startup.lua"))
+		require.NoError(t, err, step)
+		assert.Equal(t, door, string(got), "the player's program, byte for byte")
+		assert.Contains(t, after, "door: locked by startup/startup.lua\n", out)
+		assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+	}
+
+	// An upgrade of a computer whose /startup ends with the line an earlier install advised:
+	// stopped mid-move, the next boot runs the program and its line the old daemon; the move
+	// made by the line run again says, as an unstopped one does, that the line is not needed.
+	dir := t.TempDir()
+	withLine := door + "shell.run(\"/sandbox-startup.lua\")\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(withLine), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true, TimeScale: timeScale}
+	out := playerSessionOn(ctx, t, opts, install, "", "") // no to the host's access, no to the move
+	require.Contains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
+	cutOpts := opts
+	cutOpts.Input = computer.LinesOf("cut makeDir", install, "y", "echo never typed")
+	res, out := fakecrafttest.Run(ctx, t, cutOpts)
+	require.NoError(t, res.Err, out)
+	require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
+	boot, _, _ := strings.Cut(out, "> ")
+	assert.Contains(t, boot, "door: locked by startup.lua\n", out)
+	assert.Contains(t, unwrapped(out), "Moved /startup.lua to /startup/startup.lua: it runs beside the daemon. To undo: "+
+		"mv startup/startup.lua / Its line that ran the daemon is not needed now, delete it from /startup/startup.lua: "+
+		"shell.run(\"/sandbox-startup.lua\") Run: reboot", out)
+	assert.NotContains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
+}
+
+// TestInstallFinishesAStoppedMove: earlier installers moved a /startup file into /startup/
+// through /.trapos-sandbox-startup.moving, so a computer stopped between those steps has the
+// player's program there, under a hidden name that CC never runs at boot. The next run of the
+// install line (a script's, asking nothing) finishes the move and says so in one line; when
+// /startup or /startup/startup.lua is another program by then, the old one goes to a name of
+// its own and neither is overwritten.
+func TestInstallFinishesAStoppedMove(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
+	const moving = ".trapos-sandbox-startup.moving"
+	// The disk as such an installer left it, stopped before fs.makeDir("/startup") (step
+	// makeDir) or before the move into the directory it made (step move). (This one goes by
+	// /startup.lua: TestAStoppedMoveLeavesTheProgramWhereCCRunsIt.)
+	stoppedMove := func(step string) (string, machine.Options) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, moving), []byte(door), 0o644))
+		if step == "move" {
+			require.NoError(t, os.Mkdir(filepath.Join(dir, "startup"), 0o755))
+		}
+		return dir, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true, TimeScale: timeScale}
 	}
 
 	for _, step := range []string{"makeDir", "move"} {

@@ -20,7 +20,10 @@ local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped i
 -- which runs it beside the daemon. Its undo, `mv startup/startup.lua /`, fits a pocket
 -- computer's 26 columns.
 local MOVED_STARTUP = "/startup/startup.lua";
-local STARTUP_MOVING = "/.trapos-sandbox-startup.moving"; -- /startup while /startup/ is made
+-- Where earlier installers kept /startup while /startup/ was made, a hidden name CC never
+-- runs at boot: a computer stopped then still has it there (finishStoppedMove). This one goes
+-- by /startup.lua (moveStartupFile).
+local STARTUP_MOVING = "/.trapos-sandbox-startup.moving";
 local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
 
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
@@ -261,24 +264,27 @@ local function hookPlace(old)
   return HOOK, nil;
 end
 
--- Moves the player's /startup file to MOVED_STARTUP (a directory cannot take the name of the
--- file it replaces, so through STARTUP_MOVING). Returns true, or false and why, with the file
+-- Moves the player's /startup file to MOVED_STARTUP. A directory cannot take the name of the
+-- file it replaces, so the file goes by /startup.lua (free: startupCanMove), which CC runs at
+-- boot in /startup's place, then in /startup/ too: a computer stopped between the steps (its
+-- chunk unloaded, the server stopped) boots with the program where CC runs it, and the install
+-- line run again asks to move that /startup.lua. Returns true, or false and why, with the file
 -- back at /startup.
 local function moveStartupFile()
-  local ok, err = pcall(fs.move, "/startup", STARTUP_MOVING);
+  local ok, err = pcall(fs.move, "/startup", "/startup.lua");
   if not ok then
     return false, message(err);
   end
   ok, err = pcall(function()
     fs.makeDir("/startup");
-    fs.move(STARTUP_MOVING, MOVED_STARTUP);
+    fs.move("/startup.lua", MOVED_STARTUP);
   end);
   if not ok then
     if fs.isDir("/startup") and #fs.list("/startup") == 0 then
       fs.delete("/startup");
     end
-    if fs.exists(STARTUP_MOVING) and not fs.exists("/startup") then
-      fs.move(STARTUP_MOVING, "/startup");
+    if fs.exists("/startup.lua") and not fs.exists("/startup") then
+      fs.move("/startup.lua", "/startup");
     end
     return false, message(err);
   end
@@ -296,8 +302,8 @@ local function freeOldName()
   return path;
 end
 
--- A computer stopped during moveStartupFile (its chunk unloaded, the server stopped) left the
--- player's /startup at STARTUP_MOVING, a hidden name CC never runs at boot. The hook cannot
+-- A computer stopped during an older installer's move of /startup (its chunk unloaded, the
+-- server stopped) left the player's program at STARTUP_MOVING, a hidden name CC never runs at boot. The hook cannot
 -- see it there: it is not in /startup/ yet, and no startup file names the one beside. So each
 -- run of the install line (uninstall too) looks first, and finishes the move the player agreed
 -- to; when /startup or MOVED_STARTUP is another program by then, the moved one goes to a free
@@ -937,10 +943,11 @@ local function install(opts)
   -- A /startup.lua runs before the hook as a /startup file does, and is asked about the same
   -- way (answered no, the advice below names the command): one rename, which a computer
   -- stopped at any point leaves in one place or the other, never overwriting a program there.
+  -- It may name the hook too: a /startup stopped on its way into /startup/ (moveStartupFile).
   local moveStartupLua = false;
   if hookPath == HOOK and runFrom == nil and fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
     if not fs.exists(MOVED_STARTUP) then
-      moveStartupLua = askToMoveStartup(opts, "/startup.lua");
+      moveStartupLua, hookLine = askToMoveStartup(opts, "/startup.lua"), namesHook("/startup.lua");
     elseif opts.moveStartup then
       printError("/startup.lua was not moved: " .. MOVED_STARTUP .. " is another program.");
     end
@@ -1131,7 +1138,7 @@ local function install(opts)
     -- ran /startup) it runs before the daemon again.
     print("Moved " .. movedStartup .. " to " .. MOVED_STARTUP .. ": it runs beside the daemon. To undo:");
     print("mv startup/startup.lua /");
-    if movedStartup == "/startup" and hookLine then
+    if hookLine then
       print("Its line that ran the daemon is not needed now, delete it from " .. MOVED_STARTUP .. ":");
       printHookCall();
     end
