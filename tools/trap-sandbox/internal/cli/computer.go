@@ -352,10 +352,12 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	ctx, cancel := context.WithTimeout(ctx, c.Timeout.Duration())
 	defer cancel()
 	isDir := c.namesDirectory()
+	var looked *computer.Look // what Remote names, when the computer said
 	if !isDir {
-		if isDir, err = c.isDir(ctx, client); err != nil {
+		if looked, err = c.look(ctx, client); err != nil {
 			return failure(c.TraposID, "put "+remote, computer.NothingWritten(err, remote))
 		}
+		isDir = looked != nil && looked.IsDir()
 	}
 	if isDir {
 		if c.Local == "-" {
@@ -387,7 +389,12 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		}
 		data = []byte(cc)
 	}
-	if err := client.Write(ctx, c.TraposID, remote, data, c.Timeout.Duration()); err != nil {
+	if isDir || looked == nil {
+		err = client.Write(ctx, c.TraposID, remote, data, c.Timeout.Duration())
+	} else {
+		err = client.WriteLooked(ctx, c.TraposID, *looked, data, c.Timeout.Duration())
+	}
+	if err != nil {
 		return failure(c.TraposID, "put "+remote, err)
 	}
 	if warnings != nil {
@@ -442,16 +449,20 @@ func (c *PutCmd) namesDirectory() bool {
 	return ok
 }
 
-// isDir reports whether Remote is a directory (computer.Client.IsDir), in the time ctx has
-// left. The computer's refusal to look says nothing (no permission to read: Write answers
-// it); anything else (no answer in time, a computer not connected, a busy one) ends the put.
-func (c *PutCmd) isDir(ctx context.Context, client *computer.Client) (bool, error) {
+// look asks what Remote names (computer.Client.Look), in the time ctx has left; the write
+// of a file there does not ask again. The computer's refusal to look says nothing (nil: no
+// permission to read, which Write answers); anything else (no answer in time, a computer not
+// connected, a busy one) ends the put.
+func (c *PutCmd) look(ctx context.Context, client *computer.Client) (*computer.Look, error) {
 	deadline, _ := ctx.Deadline()
-	isDir, err := client.IsDir(ctx, c.TraposID, c.Remote, time.Until(deadline))
+	l, err := client.Look(ctx, c.TraposID, c.Remote, time.Until(deadline))
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && (pe.ByComputer || pe.Code == protocol.CodeBadPayload) {
-		return false, nil
+		return nil, nil
 	}
-	return isDir, err
+	if err != nil {
+		return nil, err
+	}
+	return &l, nil
 }
 
 // RmCmd deletes a file on a computer.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -721,22 +722,7 @@ func TestCatOrGetOfADirectoryNamesLs(t *testing.T) {
 // "outcome=fs_error" for every put that worked, an error per command for the operator to read.
 // (A put that makes the directories it writes in still logs the fs.list of the one not there.)
 func TestPutsThatSucceedLogNoFailedRequest(t *testing.T) {
-	clearEnv(t)
-	var logs testkit.SyncBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	gw := gateway.New(gateway.Config{}, slog.New(slog.DiscardHandler), nil)
-	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, gw,
-		hostapi.New(computer.New(hostapi.NewGateway(gw).Logging(logger)))).Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
-		defer cancel()
-		assert.NoError(t, gw.Shutdown(ctx))
-		srv.Close()
-	})
-	d := &daemonfake.Daemon{ID: 5, Label: "küche", AllowFiles: "write"}
-	d.PutFile("/old.txt", []byte("old"))
-	d.MakeDir("/programs")
-	connectComputer(t, srv.URL, d)
+	srv, d, logs := debugLoggedComputer(t)
 	local := filepath.Join(t.TempDir(), "x.txt")
 	require.NoError(t, os.WriteFile(local, []byte("x"), 0o644))
 
@@ -763,6 +749,63 @@ func TestPutsThatSucceedLogNoFailedRequest(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, d.Names(), "/x.txt")
 	assert.NotContains(t, logs.String()[before:], "fs_error")
+}
+
+// debugLoggedComputer is a gateway whose host requests are logged at debug level into logs,
+// with the computer 5:küche connected (files write), holding /old.txt and /programs.
+func debugLoggedComputer(t *testing.T) (*httptest.Server, *daemonfake.Daemon, *testkit.SyncBuffer) {
+	t.Helper()
+	clearEnv(t)
+	logs := &testkit.SyncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	gw := gateway.New(gateway.Config{}, slog.New(slog.DiscardHandler), nil)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, gw,
+		hostapi.New(computer.New(hostapi.NewGateway(gw).Logging(logger)))).Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
+		defer cancel()
+		assert.NoError(t, gw.Shutdown(ctx))
+		srv.Close()
+	})
+	d := &daemonfake.Daemon{ID: 5, Label: "küche", AllowFiles: "write"}
+	d.PutFile("/old.txt", []byte("old"))
+	d.MakeDir("/programs")
+	connectComputer(t, srv.URL, d)
+	return srv, d, logs
+}
+
+// TestAPutLooksAtItsPathOnce: put looked at whether its path is a directory to put the file
+// into, and the write then looked at the same path again, one fs.list more of the same
+// directory: two round trips to a computer that answers between its program's events, and,
+// for a put that makes the directories it writes in, two fs_errors in the debug log where
+// its one look answers one. Into a directory, the file's own path is looked at too.
+func TestAPutLooksAtItsPathOnce(t *testing.T) {
+	srv, d, logs := debugLoggedComputer(t)
+	local := filepath.Join(t.TempDir(), "x.txt")
+	require.NoError(t, os.WriteFile(local, []byte("x"), 0o644))
+	typeOutcome := regexp.MustCompile(`type=(\S+) outcome=(\S+)`)
+
+	for _, c := range []struct {
+		remote, written string
+		asked           []string
+	}{
+		{"/x.txt", "/x.txt", []string{"fs.list ok", "fs.write ok", "fs.move ok"}},
+		{"/old.txt", "/old.txt", []string{"fs.list ok", "fs.write ok", "fs.move ok"}},
+		{"/programs", "/programs/x.txt", []string{"fs.list ok", "fs.list ok", "fs.write ok", "fs.move ok"}},
+		{"/d/e/f.txt", "/d/e/f.txt", []string{"fs.list fs_error", "fs.write ok", "fs.move ok"}}, // /d/e is not there: the write makes it
+	} {
+		before := len(logs.String())
+		out, err := runClient(t, "put", "--url", srv.URL, "5:küche", local, c.remote)
+		require.NoError(t, err)
+		assert.Equal(t, local+" -> 5:küche "+c.written+" (1 byte)\n", out)
+		got, _ := d.File(c.written)
+		assert.Equal(t, "x", string(got))
+		var asked []string
+		for _, m := range typeOutcome.FindAllStringSubmatch(logs.String()[before:], -1) {
+			asked = append(asked, m[1]+" "+m[2])
+		}
+		assert.Equal(t, c.asked, asked, "put %s", c.remote)
+	}
 }
 
 // TestAPutCutBeforeItsFirstChunkSaysNothingWasWritten: a gateway killed while put looked at

@@ -215,10 +215,20 @@ func remaining(ctx context.Context) time.Duration {
 // directory at path is refused, as CC refuses to open one for writing. timeout bounds the
 // whole write (0: TransferTimeout).
 func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, timeout time.Duration) error {
-	return romExplained(c.write(ctx, traposID, path, data, timeout), romWriteFix, path)
+	return romExplained(c.write(ctx, traposID, path, data, timeout, nil), romWriteFix, path)
 }
 
-func (c *Client) write(ctx context.Context, traposID, path string, data []byte, timeout time.Duration) error {
+// WriteLooked is Write of the path l looked at (Look, just before), which it does not look at
+// again: the CLI's put looks whether its path is a directory to put the file into, and Write
+// then listed the same directory a second time, one round trip more to a computer that
+// answers between its program's events (and, for a put that makes its directories, a second
+// fs_error in the gateway's debug log).
+func (c *Client) WriteLooked(ctx context.Context, traposID string, l Look, data []byte, timeout time.Duration) error {
+	return romExplained(c.write(ctx, traposID, l.path, data, timeout, &l.kind), romWriteFix, l.path)
+}
+
+// write is Write; looked, when not nil, is what path names, already looked at.
+func (c *Client) write(ctx context.Context, traposID, path string, data []byte, timeout time.Duration, looked *pathKind) error {
 	target, err := cctext.PathToCC(path)
 	if err != nil {
 		return err
@@ -234,7 +244,7 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
 	defer cancel()
-	replacing, err := c.refuseDirectory(ctx, traposID, path)
+	replacing, err := c.refuseDirectory(ctx, traposID, path, looked)
 	if err != nil {
 		return NothingWritten(err, path)
 	}
@@ -534,9 +544,15 @@ func (c *Client) freeSpace(ctx context.Context, traposID, wirePath string) (driv
 
 // refuseDirectory answers CC's fs_error for writing over a directory when path is one;
 // otherwise it says whether a file is there. A refused fs.list (allow_files none) says nothing
-// about path: fs.write's own refusal follows.
-func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) (isFile bool, err error) {
-	kind, err := c.kindOf(ctx, traposID, path, remaining(ctx))
+// about path: fs.write's own refusal follows. looked, when not nil, is what path names,
+// already looked at: nothing is asked.
+func (c *Client) refuseDirectory(ctx context.Context, traposID, path string, looked *pathKind) (isFile bool, err error) {
+	var kind pathKind
+	if looked != nil {
+		kind = *looked
+	} else {
+		kind, err = c.kindOf(ctx, traposID, path, remaining(ctx))
+	}
 	switch {
 	case protocol.CodeOf(err) == protocol.CodeForbidden:
 		return false, nil
@@ -555,8 +571,25 @@ func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) (is
 // IsDir reports whether path names a directory on the computer (kindOf): a file, or nothing
 // there, is false. timeout bounds it (0: DefaultTimeout).
 func (c *Client) IsDir(ctx context.Context, traposID, path string, timeout time.Duration) (bool, error) {
+	l, err := c.Look(ctx, traposID, path, timeout)
+	return l.IsDir(), err
+}
+
+// Look is what a path named on a computer when Client.Look asked: a file, a directory or
+// nothing. WriteLooked writes it without asking again.
+type Look struct {
+	path string
+	kind pathKind
+}
+
+// IsDir reports whether the path looked at is a directory.
+func (l Look) IsDir() bool { return l.kind == kindDirectory }
+
+// Look asks what path names on the computer (kindOf: one fs.list of the directory it is in,
+// as a rule). timeout bounds it (0: DefaultTimeout).
+func (c *Client) Look(ctx context.Context, traposID, path string, timeout time.Duration) (Look, error) {
 	kind, err := c.kindOf(ctx, traposID, path, bound(timeout, DefaultTimeout))
-	return kind == kindDirectory, err
+	return Look{path: path, kind: kind}, err
 }
 
 // pathKind is what a path names on a computer.
