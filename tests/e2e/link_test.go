@@ -214,6 +214,23 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 		require.NoError(t, err)
 	})
 
+	t.Run("a code whose approving token is revoked before the player answers says so", func(t *testing.T) {
+		laptop := lastLineOf(gatewayCLI(ctx, t, "tokens", "add", "alice", "laptop", dataDir))
+		c, input := startLinking(t, g, 12, "loft", t.TempDir())
+		gatewayCLI(ctx, t, "link", "approve", codeShown(ctx, t, c), "--url="+g.URL(""), "--api-token="+laptop)
+		c.WaitFor(ctx, "Approved by account alice.")
+		gatewayCLI(ctx, t, "tokens", "revoke", strings.Split(laptop, "_")[1], dataDir) // it leaked
+		typeLine(ctx, t, input, "y")
+		c.WaitFor(ctx, "holding")
+		out := strings.Join(lines(c.Output()), " ")
+		assert.Contains(t, out, "The gateway refused the code (link_invalid): the API token that approved the link code was revoked since it approved it; "+
+			"run sandbox link again for a new code, and have it approved again with a token that is not revoked", out)
+		assert.Contains(t, out, "account: local", "still on the shared password: %s", out)
+		typeLine(ctx, t, input, "")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
+	})
+
 	t.Run("an enrollment key links at once", func(t *testing.T) {
 		key := lastLineOf(gatewayCLI(ctx, t, "link", "key", "--account", "alice", dataDir))
 		require.True(t, strings.HasPrefix(key, "tsk_"), "the key: %q", key)

@@ -111,6 +111,36 @@ func TestALinkCodeOfAReplicaThatStoppedIsRefused(t *testing.T) {
 	assert.JSONEq(t, refused, answer, "A restarted")
 }
 
+// TestACodeApprovedWithATokenRevokedSinceIsRefusedOnTheOtherReplica: a code asked for on
+// replica A is approved through replica B with alice's token "laptop", which is then revoked on
+// the bucket (a leaked token); the player's yes on A is refused, naming the fix, A's log names
+// the token for the operator, and no credential was issued. Before, the approval was kept with
+// the account, and A linked the computer.
+func TestACodeApprovedWithATokenRevokedSinceIsRefusedOnTheOtherReplica(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	accountsCLI(ctx, t, nats, "accounts", "add", "alice")
+	laptop := accountsCLI(ctx, t, nats, "tokens", "add", "alice", "laptop")
+	laptopID := strings.Split(laptop, "_")[1]
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+
+	c, code := beginLink(ctx, t, a, "7:kitchen")
+	status, answer := approveLink(ctx, t, b, laptop, code)
+	require.Equal(t, http.StatusOK, status, answer)
+	accountsCLI(ctx, t, nats, "tokens", "revoke", laptopID)
+
+	f, err := c.Request(ctx, "link.accept", map[string]any{"code": code, "accept": true})
+	require.NoError(t, err)
+	require.NotNil(t, f.Error, "the computer was linked: %s", f.Payload)
+	assert.Equal(t, "link_invalid", f.Error.Code)
+	assert.Equal(t, "the API token that approved the link code was revoked since it approved it; "+
+		"run sandbox link again for a new code, and have it approved again with a token that is not revoked", f.Error.Message)
+	assert.NoError(t, a.WaitLog(ctx, `level=WARN msg="link refused: the API token that approved its code was revoked since" replica=a module=link traposId=7:kitchen accountId=alice approvedBy=alice byToken=`+laptopID))
+	assert.Regexp(t, `^ID +ACCOUNT`, accountsCLI(ctx, t, nats, "credentials", "list", "alice"), "no credential was issued: the listing's last line is its header")
+}
+
 // beginLink opens a socket on g for traposID that asks for a link code (hello with link, then
 // link.begin), and returns it, open until the test ends, with the code.
 func beginLink(ctx context.Context, t *testing.T, g *harness.Gateway, traposID string) (*harness.Computer, string) {

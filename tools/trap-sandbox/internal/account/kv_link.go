@@ -31,6 +31,9 @@ type kvLinkCodeRecord struct {
 	UsedAt     int64  `json:"usedAt"`
 	// AccountCreated is LinkCode.AccountCreated (absent in records written before it: zero).
 	AccountCreated int64 `json:"accountCreated,omitempty"`
+	// ApprovedToken is LinkCode.ApprovedToken (absent in records written before it, and by a
+	// replica of an older trap-sandbox, which drops it from a code it updates: "").
+	ApprovedToken string `json:"approvedToken,omitempty"`
 }
 
 type kvEnrollmentKeyRecord struct {
@@ -56,13 +59,13 @@ type kvEnrollmentKeyRecord struct {
 func linkCodeRecord(c LinkCode) kvLinkCodeRecord {
 	return kvLinkCodeRecord{ID: c.ID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr, Created: nanos(c.Created), ExpiresAt: nanos(c.ExpiresAt),
 		State: string(c.State), AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, ApprovedAt: nanos(c.ApprovedAt), UsedAt: nanos(c.UsedAt),
-		AccountCreated: nanos(c.AccountCreated)}
+		AccountCreated: nanos(c.AccountCreated), ApprovedToken: c.ApprovedToken}
 }
 
 func (r kvLinkCodeRecord) linkCode() LinkCode {
 	return LinkCode{ID: r.ID, TraposID: r.TraposID, RemoteAddr: r.RemoteAddr, Created: fromNanos(r.Created), ExpiresAt: fromNanos(r.ExpiresAt),
 		State: LinkState(r.State), AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, ApprovedAt: fromNanos(r.ApprovedAt), UsedAt: fromNanos(r.UsedAt),
-		AccountCreated: fromNanos(r.AccountCreated)}
+		AccountCreated: fromNanos(r.AccountCreated), ApprovedToken: r.ApprovedToken}
 }
 
 func enrollmentKeyRecord(k EnrollmentKey) kvEnrollmentKeyRecord {

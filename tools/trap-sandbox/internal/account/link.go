@@ -65,6 +65,12 @@ type LinkCode struct {
 	UsedAt     time.Time
 	// AccountCreated is set by the approval: AccountID's Created then, as a Token's.
 	AccountCreated time.Time
+	// ApprovedToken is set by the approval: the id (selector) of the API token it was made
+	// with, whose revocation before the player's answer takes the approval back (AcceptLink);
+	// empty for one made without an account's token (the gateway's own, SANDBOX_API_TOKEN or
+	// a loopback call without one), which nobody can revoke, and for one of an older
+	// trap-sandbox.
+	ApprovedToken string
 }
 
 // EnrollmentKey is an enrollment key as stored: never its secret, only the SHA-256.
@@ -154,6 +160,10 @@ var (
 	// not answered yet: the second approver (alice, whose code bob approved first) is told so.
 	ErrCodeApproved    = fmt.Errorf("%w: approved already, waiting for its player", ErrCodeUsed)
 	ErrCodeNotApproved = errors.New("the link code is not approved yet")
+	// ErrApprovalRevoked refuses the player's yes to a code whose approving API token was
+	// revoked (or its account removed) since the approval: a leaked token's approvals die
+	// with it.
+	ErrApprovalRevoked = errors.New("the API token that approved the link code was revoked since it approved it")
 	ErrUsedUp          = errors.New("used up")
 )
 
@@ -302,9 +312,15 @@ func usable(c *LinkCode, now time.Time) error {
 }
 
 // ApproveLink approves the code into accountID, as approvedBy (who, for the computer's
-// question and the audit). A code already approved is ErrCodeApproved (an ErrCodeUsed): one
-// approval per code.
+// question and the audit), with no account's API token (ApproveLinkWithToken). A code already
+// approved is ErrCodeApproved (an ErrCodeUsed): one approval per code.
 func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy string) (LinkCode, error) {
+	return a.ApproveLinkWithToken(ctx, code, accountID, approvedBy, "")
+}
+
+// ApproveLinkWithToken is ApproveLink made with the account API token of id token (Caller.Token;
+// "" for none): revoked before the player answers, it takes the approval back (AcceptLink).
+func (a *Accounts) ApproveLinkWithToken(ctx context.Context, code, accountID, approvedBy, token string) (LinkCode, error) {
 	acc, err := a.store.Account(ctx, accountID)
 	if err != nil {
 		return LinkCode{}, err
@@ -322,6 +338,7 @@ func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy 
 			return ErrCodeApproved
 		}
 		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt, c.AccountCreated = LinkApproved, accountID, approvedBy, now, acc.Created
+		c.ApprovedToken = token
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
@@ -334,7 +351,9 @@ func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy 
 // credential (returned, shown once) in the approving account; false declines (a pending code
 // too: the player gave up). Either way the code is used up. A code approved into an account
 // that is gone, or was made again under its name (owner), is ErrCodeUnknown, as the code its
-// removal deleted.
+// removal deleted; one whose approving API token was revoked since, or is gone with its
+// account (an admin's, approving into another account), is ErrApprovalRevoked, the code left
+// as it was (its computer's socket, the only one that may answer it, asks for a new one).
 func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept bool) (string, LinkCode, error) {
 	return a.acceptLink(ctx, code, traposID, accept, false)
 }
@@ -363,6 +382,9 @@ func (a *Accounts) acceptLink(ctx context.Context, code, traposID string, accept
 			return "", LinkCode{}, err
 		}
 		stamp = acc.Created
+		if err := a.approvalStands(ctx, c); err != nil {
+			return "", LinkCode{}, err
+		}
 	}
 	now := a.clock.Now()
 	c, err = a.store.UpdateLinkCode(ctx, c.ID, func(c *LinkCode) error {
@@ -380,6 +402,21 @@ func (a *Accounts) acceptLink(ctx context.Context, code, traposID string, accept
 	}
 	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID, exclusive)
 	return plain, c, err
+}
+
+// approvalStands says why the approval of c no longer stands (ErrApprovalRevoked), or nil:
+// its API token is revoked, or gone (its account removed). A leaked token is revoked for what
+// it can still do, and what it approved and the player has not accepted yet is among that.
+// An expired token's approvals stand: it expires on schedule, not because it leaked.
+func (a *Accounts) approvalStands(ctx context.Context, c LinkCode) error {
+	if c.ApprovedToken == "" {
+		return nil
+	}
+	tok, err := a.store.Token(ctx, c.ApprovedToken)
+	if errors.Is(err, ErrNotFound) || (err == nil && !tok.RevokedAt.IsZero()) {
+		return ErrApprovalRevoked
+	}
+	return err
 }
 
 // PruneLinkCodes deletes the codes that expired more than a lifetime ago (a used or expired

@@ -41,7 +41,8 @@ var _ Store = (*SQLite)(nil)
 // has, and opening a file runs the steps it lacks. Times are Unix nanoseconds, 0 for none.
 // Version 2 adds the audit fields: who created an account or a token, a token's last use;
 // version 3 linking (linkSchema), version 4 the removed accounts' credentials (removedSchema),
-// version 5 the account's incarnation stamped on its secrets (stampSchema).
+// version 5 the account's incarnation stamped on its secrets (stampSchema), version 6 the API
+// token a link code was approved with (approvalTokenSchema).
 var schema = []string{`
 CREATE TABLE accounts (
 	id      TEXT PRIMARY KEY,
@@ -75,7 +76,7 @@ ALTER TABLE accounts ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
-`, linkSchema, removedSchema, stampSchema}
+`, linkSchema, removedSchema, stampSchema, approvalTokenSchema}
 
 // stampSchema is schema version 5: a token's, credential's and enrollment key's
 // account_created, its account's created when it was issued (Accounts.owner), and a link
@@ -85,6 +86,12 @@ ALTER TABLE tokens ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE credentials ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE enrollment_keys ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE link_codes ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
+`
+
+// approvalTokenSchema is schema version 6: a link code's approved_token, the id of the API
+// token that approved it (LinkCode.ApprovedToken), empty in the rows of an older trap-sandbox.
+const approvalTokenSchema = `
+ALTER TABLE link_codes ADD COLUMN approved_token TEXT NOT NULL DEFAULT '';
 `
 
 // SchemaVersion is the store's schema version as this trap-sandbox writes it (PRAGMA

@@ -40,13 +40,13 @@ CREATE TABLE enrollment_keys (
 CREATE INDEX enrollment_keys_account ON enrollment_keys(account_id);
 `
 
-const linkCodeColumns = "id, trapos_id, remote_addr, created, expires_at, state, account_id, approved_by, approved_at, used_at, account_created"
+const linkCodeColumns = "id, trapos_id, remote_addr, created, expires_at, state, account_id, approved_by, approved_at, used_at, account_created, approved_token"
 
 func scanLinkCode(row interface{ Scan(...any) error }) (LinkCode, error) {
 	var c LinkCode
 	var state string
 	var created, expires, approved, used, stamp int64
-	if err := row.Scan(&c.ID, &c.TraposID, &c.RemoteAddr, &created, &expires, &state, &c.AccountID, &c.ApprovedBy, &approved, &used, &stamp); err != nil {
+	if err := row.Scan(&c.ID, &c.TraposID, &c.RemoteAddr, &created, &expires, &state, &c.AccountID, &c.ApprovedBy, &approved, &used, &stamp, &c.ApprovedToken); err != nil {
 		return LinkCode{}, err
 	}
 	c.State, c.AccountCreated = LinkState(state), fromNanos(stamp)
@@ -57,9 +57,9 @@ func scanLinkCode(row interface{ Scan(...any) error }) (LinkCode, error) {
 // CreateLinkCode implements Store.
 func (s *SQLite) CreateLinkCode(ctx context.Context, c LinkCode) (err error) {
 	defer s.named(&err)
-	r, err := s.db.ExecContext(ctx, "INSERT INTO link_codes ("+linkCodeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+	r, err := s.db.ExecContext(ctx, "INSERT INTO link_codes ("+linkCodeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
 		c.ID, c.TraposID, c.RemoteAddr, nanos(c.Created), nanos(c.ExpiresAt), string(c.State), c.AccountID, c.ApprovedBy,
-		nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated))
+		nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated), c.ApprovedToken)
 	if err != nil {
 		return fmt.Errorf("add link code: %w", err)
 	}
@@ -101,8 +101,8 @@ func (s *SQLite) UpdateLinkCode(ctx context.Context, id string, change func(*Lin
 	if err := change(&c); err != nil {
 		return LinkCode{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE link_codes SET state = ?, account_id = ?, approved_by = ?, approved_at = ?, used_at = ?, account_created = ? WHERE id = ?`,
-		string(c.State), c.AccountID, c.ApprovedBy, nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated), id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE link_codes SET state = ?, account_id = ?, approved_by = ?, approved_at = ?, used_at = ?, account_created = ?, approved_token = ? WHERE id = ?`,
+		string(c.State), c.AccountID, c.ApprovedBy, nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated), c.ApprovedToken, id); err != nil {
 		return LinkCode{}, fmt.Errorf("update link code: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

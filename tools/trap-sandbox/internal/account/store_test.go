@@ -317,7 +317,7 @@ func TestSQLiteSaysWhenItUpgradedTheFile(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, 1, s.UpgradedFrom())
-	assert.Equal(t, 5, account.SchemaVersion())
+	assert.Equal(t, 6, account.SchemaVersion())
 }
 
 // TestSQLiteMigratesSchema1: a file of the first schema (before the audit fields) opens with

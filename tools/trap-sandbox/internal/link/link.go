@@ -512,6 +512,11 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 		m.changed(c.ID)
 		return nil, m.wouldReplace(from, held.Held.AccountID, idHeld{credential: &held.Held}, "link code")
 	}
+	if errors.Is(err, account.ErrApprovalRevoked) {
+		// For the operator, who revoked the token (it leaked?): which of its approvals died.
+		m.log.Warn("link refused: the API token that approved its code was revoked since", "traposId", from.TraposID,
+			"accountId", looked.AccountID, "approvedBy", looked.ApprovedBy, "byToken", looked.ApprovedToken)
+	}
 	if err != nil {
 		return nil, m.acceptRefusal(from, p.Code, err)
 	}
@@ -601,6 +606,8 @@ func (m *Module) refuse(err error, again string) error {
 		msg = "the link code was already used; run sandbox link again for a new one"
 	case errors.Is(err, account.ErrCodeDeclined):
 		msg = "the link code was declined on the computer; run sandbox link again for a new one"
+	case errors.Is(err, account.ErrApprovalRevoked):
+		msg = err.Error() + "; run sandbox link again for a new code, and have it approved again with a token that is not revoked"
 	case errors.Is(err, account.ErrCodeNotApproved):
 		msg = "the link code is not approved yet: wait until link.poll answers approved"
 	case errors.Is(err, account.ErrExpired), errors.Is(err, account.ErrRevoked), errors.Is(err, account.ErrUsedUp):

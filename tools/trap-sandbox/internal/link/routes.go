@@ -181,7 +181,7 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, r, http.StatusForbidden, refused)
 		return
 	}
-	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
+	c, err := m.cfg.Accounts.ApproveLinkWithToken(r.Context(), req.Code, into, approver(caller, into), caller.Token)
 	if err != nil {
 		m.writeErr(w, r, http.StatusNotFound, m.refusal(err))
 		return

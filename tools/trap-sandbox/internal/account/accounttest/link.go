@@ -43,13 +43,13 @@ func testLinkCodes(t *testing.T, s account.Store) {
 
 	approved, err := s.UpdateLinkCode(ctx, "aa11", func(c *account.LinkCode) error {
 		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt = account.LinkApproved, "alice", "alice", t0.Add(time.Minute)
-		c.AccountCreated = t0
+		c.AccountCreated, c.ApprovedToken = t0, "tok1"
 		return nil
 	})
 	require.NoError(t, err)
 	want := c
 	want.State, want.AccountID, want.ApprovedBy, want.ApprovedAt = account.LinkApproved, "alice", "alice", t0.Add(time.Minute)
-	want.AccountCreated = t0
+	want.AccountCreated, want.ApprovedToken = t0, "tok1"
 	assert.Equal(t, want, approved)
 	got, err = s.LinkCode(ctx, "aa11")
 	require.NoError(t, err)

@@ -1,0 +1,140 @@
+package link
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/embeddednats"
+)
+
+// approverRevoked is what the computer's player reads when they say yes to a code whose
+// approving token was revoked since (or whose approving admin account was removed).
+const approverRevoked = "the API token that approved the link code was revoked since it approved it; " +
+	"run sandbox link again for a new code, and have it approved again with a token that is not revoked"
+
+// TestACodeApprovedWithATokenRevokedSinceDoesNotLink: a code approved with an API token that
+// is revoked before the computer's player answers y no longer links the computer: a leaked
+// token's approvals die with it. The player is told to have a new code approved, the operator
+// reads a WARN naming the token, and no credential is issued. So for an admin's token that
+// approved into another account, and for one whose admin account was removed since (its
+// tokens with it). A code approved with the gateway's own token (no token to revoke), or with
+// a token still good, links as before. On one gateway (SQLite) and on two replicas over NATS,
+// the code asked for on replica A and approved and revoked through replica B.
+func TestACodeApprovedWithATokenRevokedSinceDoesNotLink(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stores func(t *testing.T) [2]account.Store // the store of A (asks, accepts) and of B (approves)
+	}{
+		{"one gateway", func(t *testing.T) [2]account.Store {
+			s, err := account.OpenSQLite(t.Context(), t.TempDir())
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			return [2]account.Store{s, s}
+		}},
+		{"two replicas over NATS", func(t *testing.T) [2]account.Store {
+			url := embeddednats.Start(t)
+			var out [2]account.Store
+			for i := range out {
+				s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
+				require.NoError(t, err)
+				out[i] = s
+			}
+			return out
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			stores := tc.stores(t)
+			clk := clock.NewFake(t0)
+			onA, onB := account.New(stores[0], clk), account.New(stores[1], clk)
+			a := newFixture(t, Config{Accounts: onA})
+			b := newFixture(t, Config{Accounts: onB})
+			for _, acc := range []struct {
+				id   string
+				role account.Role
+			}{{"alice", account.RoleUser}, {"root", account.RoleAdmin}, {"root2", account.RoleAdmin}} {
+				_, err := onB.AddAccount(ctx, acc.id, acc.role, "first")
+				require.NoError(t, err)
+			}
+			token := func(of string) (account.Caller, string) {
+				_, tok, err := onB.IssueToken(ctx, of, "laptop", time.Hour)
+				require.NoError(t, err)
+				acc, err := stores[1].Account(ctx, of)
+				require.NoError(t, err)
+				return account.Caller{Account: of, Admin: acc.Role == account.RoleAdmin, Token: tok.Selector}, tok.Selector
+			}
+
+			for i, step := range []struct {
+				name    string
+				approve func() (by account.Caller, revoke func())
+				links   bool
+			}{
+				{"alice's token revoked", func() (account.Caller, func()) {
+					c, sel := token("alice")
+					return c, func() { _, err := onB.RevokeToken(ctx, "alice", sel); require.NoError(t, err) }
+				}, false},
+				{"an admin's token revoked", func() (account.Caller, func()) {
+					c, sel := token("root")
+					return c, func() { _, err := onB.RevokeToken(ctx, "root", sel); require.NoError(t, err) }
+				}, false},
+				{"the admin's account removed", func() (account.Caller, func()) {
+					c, _ := token("root2")
+					return c, func() { _, err := onB.RemoveAccount(ctx, "root2"); require.NoError(t, err) }
+				}, false},
+				{"a token still good", func() (account.Caller, func()) {
+					c, _ := token("alice")
+					return c, func() {}
+				}, true},
+				{"the gateway's own token", func() (account.Caller, func()) {
+					return account.LocalAdmin, func() {}
+				}, true},
+			} {
+				from := protocol.Requester{TraposID: string(rune('1'+i)) + ":kitchen", RemoteAddr: "10.0.0.5:40000", Socket: uint64(i + 1)}
+				code := a.begin(from)
+				by, revoke := step.approve()
+				status, ans := b.api(by, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
+				require.Equal(t, http.StatusOK, status, "%s: %+v", step.name, ans.Error)
+				revoke()
+
+				out, pe := a.call(from, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+				creds, err := stores[0].Credentials(ctx, "alice")
+				require.NoError(t, err)
+				linked := false
+				for _, c := range creds {
+					linked = linked || c.ComputerID == account.ComputerID(from.TraposID)
+				}
+				if step.links {
+					assert.Nil(t, pe, step.name)
+					assert.Contains(t, string(out), `"account":"alice"`, step.name)
+					assert.True(t, linked, step.name)
+					continue
+				}
+				require.NotNil(t, pe, "%s: the computer was linked", step.name)
+				assert.Equal(t, protocol.CodeLinkInvalid, pe.Code, step.name)
+				assert.Equal(t, approverRevoked, pe.Message, step.name)
+				assert.False(t, linked, "%s: a credential was issued", step.name)
+				assert.Contains(t, a.logs.String(), `level=WARN msg="link refused: the API token that approved its code was revoked since" module=link traposId=`+
+					from.TraposID+" accountId=alice approvedBy="+logValue(approver(by, "alice"))+" byToken="+by.Token, step.name)
+			}
+			assert.Equal(t, 3.0, a.outcome("refused"))
+			assert.Equal(t, 2.0, a.outcome("accepted"))
+		})
+	}
+}
+
+// logValue is v as the module's text log shows it: quoted when it holds a space.
+func logValue(v string) string {
+	if strings.Contains(v, " ") {
+		return strconv.Quote(v)
+	}
+	return v
+}
