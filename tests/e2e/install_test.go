@@ -395,7 +395,9 @@ print("server: no daemon while I run")
 // place for one, in a world of several computers) kept the daemon from ever starting: the
 // computer never connected, and nothing had said why. The installer says so, with the fix
 // (the program in /startup/, which the hook runs beside the daemon); followed, the daemon
-// runs beside the server. Without a /startup.lua there is nothing to say.
+// runs beside the server. Beside a /startup/startup.lua of the player's, where `mv startup.lua
+// startup` answered "Destination exists", the command names a free name there. Without a
+// /startup.lua there is nothing to say.
 func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
@@ -418,6 +420,28 @@ func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
 	_, after, found = strings.Cut(out, "Goodbye")
 	require.True(t, found, out)
 	assert.Contains(t, after, "server: the daemon runs beside me", out)
+
+	// /startup/startup.lua is a program of the player's, and startup2.lua too: the command
+	// names the next free name, which sorts after the hook, and works as typed.
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.lua"), []byte(serverStartup), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
+	for _, name := range []string{"startup.lua", "startup2.lua"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", name), []byte("print(\"lamps on\")\n"), 0o644))
+	}
+	opts = machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
+	out = playerSessionOn(ctx, t, opts, install)
+	assert.Contains(t, unwrapped(out), "Move such a program into /startup/, whose files run beside the daemon: "+
+		"mv startup.lua startup/startup3.lua Run: reboot", out)
+	assert.Contains(t, lines(out), "mv startup.lua startup/startup3.lua", "the command on a row of its own")
+	out = playerSessionOn(ctx, t, opts, "mv startup.lua startup/startup3.lua", "reboot")
+	assert.NotContains(t, out, "Destination exists", out)
+	_, after, found = strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, after, "server: the daemon runs beside me", out)
+	got, err := os.ReadFile(filepath.Join(dir, "startup", "startup3.lua"))
+	require.NoError(t, err, "%v", diskFiles(t, dir))
+	assert.Equal(t, serverStartup, string(got))
 
 	out = playerSessionOn(ctx, t, machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}}, install)
 	require.Contains(t, out, "Run: reboot", out)

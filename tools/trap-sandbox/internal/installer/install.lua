@@ -825,7 +825,9 @@ end
 -- front). CC runs the files in /startup/ in name order, each to completion, so these run before
 -- the hook: a program there that never ends keeps the daemon from starting, as a /startup.lua
 -- does. (fs.list's order, by character code, is Lua's < on these names.)
-local function startupFilesBeforeHook()
+-- given: the names in /startup/ that advice printed before names already (a set), which none
+-- of these takes.
+local function startupFilesBeforeHook(given)
   local before = {};
   local hookName = fs.getName(HOOK);
   if not fs.isDir("/startup") then
@@ -833,7 +835,7 @@ local function startupFilesBeforeHook()
   end
   -- The renames given so far: -server.lua and 0-server.lua both read server.lua, and the
   -- second mv, typed as printed, would fail on the first one's file.
-  local given = {};
+  given = given or {};
   for _, name in ipairs(fs.list("/startup")) do
     if name < hookName and not fs.isDir("/startup/" .. name) then
       local renamed = name:gsub("^[^%a]+", "");
@@ -848,6 +850,19 @@ local function startupFilesBeforeHook()
     end
   end
   return before;
+end
+
+-- The name in /startup/ for the player's /startup.lua that the advice's mv gives it: its own
+-- (MOVED_STARTUP's, as `mv startup.lua startup` keeps it) when free, else startup2.lua,
+-- startup3.lua, …, the first free one. CC's mv refuses a name that is taken ("Destination
+-- exists"); each of these sorts after the hook.
+local function freeStartupName()
+  local name, n = fs.getName(MOVED_STARTUP), 1;
+  while fs.exists("/startup/" .. name) do
+    n = n + 1;
+    name = "startup" .. n .. ".lua";
+  end
+  return name;
 end
 
 local function install(opts)
@@ -1112,21 +1127,25 @@ local function install(opts)
     printError("shell.allow_startup is false: CC runs no startup file at boot, so the daemon would not start. "
       .. "Run: set shell.allow_startup true");
   end
+  local named = {}; -- the names in /startup/ the advice gives, so that no two give the same
   if not trapos and runFrom == nil and fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
     -- CC runs /startup.lua first, then the files in /startup/ (the hook among them), each to
     -- completion: a server's loop there (the usual place for one) held the boot before the
     -- hook, and the computer never connected. The hook runs the files after it in /startup/
     -- beside the daemon.
     -- The command on a row of its own, short enough for a pocket computer's 26 columns (mv
-    -- into a directory keeps the name).
+    -- into a directory keeps the name) while /startup/startup.lua is free; else it names a
+    -- free name there, and wraps there as the renames below do.
+    local name = freeStartupName();
+    named[name] = true;
     print("Your /startup.lua runs before the daemon at boot: a program in it that never ends (a server's loop) "
       .. "keeps the daemon from starting. Move such a program into /startup/, whose files run beside the daemon:");
-    print("mv startup.lua startup");
+    print("mv startup.lua startup" .. (name == fs.getName(MOVED_STARTUP) and "" or ("/" .. name)));
   end
   if not trapos and hookPath == HOOK then
     -- As for /startup.lua above; the command on a row of its own, which on a pocket computer
     -- wraps where the names are long.
-    for _, file in ipairs(startupFilesBeforeHook()) do
+    for _, file in ipairs(startupFilesBeforeHook(named)) do
       print("Your /startup/" .. file.name .. " runs before the daemon at boot (CC runs the files in /startup/ in name order, "
         .. "the daemon's is " .. fs.getName(HOOK) .. "): a program in it that never ends keeps the daemon from starting. "
         .. "Rename such a program to sort after it:");
