@@ -164,12 +164,27 @@ func (ls *LState) hookDispatch(cf *callFrame) bool {
 
 // hookStandIn fires the hooks due before the instruction at cf.Pc of a stand-in for a Go
 // function: a Go function's events only, its call as it starts and its return as it
-// returns, when Lua code called it; its own instructions fire none (no line, no count), as a
-// C function's in Lua. It leaves the events of other frames (h.done) alone: a coroutine that
+// returns, when Lua code called it or a stand-in called it back (callsBack); its own
+// instructions fire none (no line, no count), as a C function's in Lua. A Go function it
+// calls back fires its call and return, as one a Java function calls through Cobalt's
+// Dispatch does. It leaves the events of other frames (h.done) alone: a coroutine that
 // shares this one's hooks may have yielded inside a hook, and resumes with them.
 func (ls *LState) hookStandIn(cf *callFrame) bool {
 	h := ls.hooks
-	if cf.Parent == nil || cf.Parent.Fn.IsG || ls.standsIn(cf.Parent.Fn) {
+	if goFn := h.goReturn; goFn != nil {
+		h.goReturn = nil
+		if ls.callGoHook(cf, goFn, "return") {
+			return true
+		}
+		if ls.hooks != h { // the hook changed the hook
+			return false
+		}
+	}
+	op := int(cf.Fn.Proto.Code[cf.Pc] >> 26)
+	if (op == OP_CALL || op == OP_TAILCALL) && h.mask&hookMaskCall != 0 {
+		return ls.hookCallBack(cf)
+	}
+	if p := cf.Parent; p == nil || p.Fn.IsG || ls.standsIn(p.Fn) && !callsBack(p.Fn, p.Pc-1) {
 		return false
 	}
 	if !cf.hooked {
@@ -178,7 +193,6 @@ func (ls *LState) hookStandIn(cf *callFrame) bool {
 			return ls.callHook(cf, "call", -1)
 		}
 	}
-	op := int(cf.Fn.Proto.Code[cf.Pc] >> 26)
 	if op != OP_RETURN || h.mask&hookMaskReturn == 0 {
 		return false
 	}
@@ -191,6 +205,50 @@ func (ls *LState) hookStandIn(cf *callFrame) bool {
 		return true
 	}
 	h.done &^= doneReturn
+	return false
+}
+
+// hookCallBack fires the call event of a Go function that the instruction at cf.Pc, a
+// stand-in's call, calls back (callsBack), over a frame of its own (callGoHook).
+func (ls *LState) hookCallBack(cf *callFrame) bool {
+	h := ls.hooks
+	inst := cf.Fn.Proto.Code[cf.Pc]
+	fn, _ := ls.metaCall(ls.reg.Get(cf.LocalBase + int(inst>>18)&0xff))
+	if fn == nil || !fn.IsG || !callsBack(cf.Fn, cf.Pc) {
+		return false
+	}
+	if h.done&doneGoCall != 0 {
+		// Fired already: the hook returned and the call runs.
+		h.done &^= doneGoCall
+		return false
+	}
+	h.done |= doneGoCall
+	if ls.callGoHook(cf, fn, "call") {
+		return true
+	}
+	h.done &^= doneGoCall
+	return false
+}
+
+// callsBack reports whether the call instruction at pc of fn, a stand-in for a Go function,
+// calls a function the stand-in was given (pcall's function, table.sort's comparator, a
+// __pairs), where a Go function Cobalt has in Java would call it through Dispatch, firing
+// its events: one the stand-in holds in a local of its own, or one a call returned
+// (cfuncs.lua's same(f)(...)). The library functions it keeps in upvalues for its own
+// workings, and a loop's iterator (a hidden local, luachunk's generic for), fire none.
+func callsBack(fn *LFunction, pc int) bool {
+	proto := fn.Proto
+	setPc := findSetRegister(proto, pc, opGetArgA(proto.Code[pc]))
+	if setPc < 0 {
+		return false
+	}
+	switch inst := proto.Code[setPc]; opGetOpCode(inst) {
+	case OP_MOVE, OP_MOVEN:
+		local, found := activeLocal(proto, opGetArgB(inst), pc)
+		return found && !strings.HasPrefix(local, "(")
+	case OP_CALL:
+		return true
+	}
 	return false
 }
 
@@ -347,12 +405,31 @@ func (ls *LState) callGoHook(cf *callFrame, goFn *LFunction, event string) bool 
 	return false
 }
 
+// keepsGoTailCaller reports whether cf's tail call of a Go function, made while a hook is
+// set, is made as an ordinary call, so that cf stays, as Cobalt's tail call of a Java
+// function leaves its caller: the Go function's return event comes, then cf's (a
+// stand-in's, when Lua code called it: hookStandIn). A stand-in that a stand-in's own
+// workings called may leave by it, the Go function returning into a call that fires
+// nothing; one a stand-in calls back may not: the Go function would return into the call
+// back as the function called back (pcall(w) of a coroutine.wrap function, whose tail call
+// of unpack returned into pcall's call of w).
+func (ls *LState) keepsGoTailCaller(cf *callFrame) bool {
+	if !ls.standsIn(cf.Fn) {
+		return true
+	}
+	p := cf.Parent
+	return p != nil && (!ls.standsIn(p.Fn) || callsBack(p.Fn, p.Pc-1))
+}
+
 // hookGoReturned notes that fn, a Go function called by OP_CALL, returned: its return event
-// fires before the next instruction (callGoHook).
+// fires before the next instruction (callGoHook). A stand-in's own calls fire none, its
+// calls back do (hookStandIn).
 func (ls *LState) hookGoReturned(fn *LFunction) {
-	if h := ls.hooks; h != nil && !ls.inHook && h.mask&hookMaskReturn != 0 &&
-		(ls.currentFrame == nil || !ls.standsIn(ls.currentFrame.Fn)) {
-		// A stand-in's own calls fire none (hookStandIn).
+	h, cf := ls.hooks, ls.currentFrame
+	if h == nil || ls.inHook || h.mask&hookMaskReturn == 0 {
+		return
+	}
+	if cf == nil || !ls.standsIn(cf.Fn) || callsBack(cf.Fn, cf.Pc-1) {
 		h.goReturn = fn
 	}
 }

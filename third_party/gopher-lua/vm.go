@@ -1402,10 +1402,9 @@ func init() {
 				// calling frame stays, as Cobalt's tail call of a Java function leaves it.
 				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
 			}
-			if L.hooks != nil && callable.IsG && (!L.standsIn(cf.Fn) || cf.Parent != nil && !L.standsIn(cf.Parent.Fn)) {
+			if L.hooks != nil && callable.IsG && L.keepsGoTailCaller(cf) {
 				// Nor does a tail call of a Go function leave its caller while a hook is set, as
-				// Cobalt's tail call of a Java function leaves it: the Go function's return event
-				// comes, then its caller's (a stand-in's, if Lua code called it: hookStandIn).
+				// Cobalt's tail call of a Java function leaves it (hook.go).
 				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
 			}
 			// this section is inlined by go-inline

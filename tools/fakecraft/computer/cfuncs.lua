@@ -10,6 +10,12 @@
 -- here (LState.HandOff), which run in their place. native.sort is gopher-lua's sort (its
 -- errors placed again, cfuncs.go). string.gsub stays Go: written here it cost every call
 -- (README, Known differences).
+--
+-- The debug hooks tell a stand-in's calls back from its own workings by how it holds what
+-- it calls (the fork's callsBack): a function it was given is called from a local or as a
+-- call's result (same(f)(...)), and fires its call and return, as one a Java function
+-- calls in CC; a library function it uses itself is called through an upvalue, and fires
+-- none.
 local native = ...;
 local pack, unpack, select, type, error, next = table.pack, table.unpack, select, type, error, next;
 local getmetatable, rawget, native_sort, go_sortable = debug.getmetatable, rawget, native.sort, native.go_sortable;
@@ -41,9 +47,7 @@ local NO_HANDLER = {};
 local function callable(f)
   if type(f) == "function" then return f; end
   local mt = getmetatable(f);
-  if type(mt) == "table" and mt.__call ~= nil then
-    return function(...) return f(...); end;
-  end
+  if type(mt) == "table" and mt.__call ~= nil then return f; end
   return nil;
 end
 
@@ -223,7 +227,10 @@ end
 -- (function(a, b) return true end sorts to something), and the comparator sees the pairs
 -- Cobalt's shows it. Indices here count from 0, as its do; t[i + 1] is element i.
 
--- sift_down moves element root down the heap that ends at element last.
+-- sift_down moves element root down the heap that ends at element last, ordered by the
+-- comparator lt, or by less_than when lt is nil: less_than is called through its upvalue,
+-- as the stand-in's own workings are, so that the debug hooks see no call of it, as Cobalt
+-- compares without one (the fork's callsBack).
 local function sift_down(t, lt, root, last)
   local root_value = t[root + 1];
   while root * 2 + 1 <= last do
@@ -231,12 +238,16 @@ local function sift_down(t, lt, root, last)
     local child_value = t[child + 1];
     if child < last then
       local other = t[child + 2];
-      if lt(child_value, other) then
+      local before;
+      if lt then before = lt(child_value, other); else before = less_than(child_value, other); end
+      if before then
         child = child + 1;
         child_value = other;
       end
     end
-    if not lt(root_value, child_value) then return; end
+    local before;
+    if lt then before = lt(root_value, child_value); else before = less_than(root_value, child_value); end
+    if not before then return; end
     t[root + 1] = child_value;
     t[child + 1] = root_value;
     root = child; -- root_value is still the value at root
@@ -266,7 +277,7 @@ function table.sort(t, comp)
   check(t, "table");
   if comp == nil then
     if go_sortable(t) then return native_sort(t); end
-    heap_sort(t, less_than);
+    heap_sort(t, nil);
     return;
   end
   check(comp, "function");

@@ -338,6 +338,57 @@ describe("debug.sethook", function()
     }, ","));
   end);
 
+  -- A library function's calls of library functions (pcall's, table.sort's comparator, a
+  -- __pairs or __tostring, a coroutine.wrap function, a __call) are calls as Cobalt 0.9.3's
+  -- Java function makes them, through Dispatch, in a frame of their own, unnamed (checked
+  -- by running this on it); table.sort's own comparisons (__lt) are none.
+  it("sees the calls library functions make of library functions, as Cobalt", function()
+    local log = {};
+    local t = { 3, 1, 2 };
+    local proxy = setmetatable({}, { __pairs = type, __tostring = type });
+    local w = coroutine.wrap(function(...) return coroutine.yield(...); end);
+    w();
+    local call_lua = setmetatable({}, { __call = function(_, x) return x; end });
+    local call_go = setmetatable({}, { __call = type });
+    local mt = { __lt = function(a, b) return a.v < b.v; end };
+    local ordered = { setmetatable({ v = 3 }, mt), setmetatable({ v = 2 }, mt), setmetatable({ v = 1 }, mt) };
+    local mixed = { 3, "a", 1 };
+    debug.sethook(function(event)
+      local info = debug.getinfo(2, "nS");
+      log[#log + 1] = ("%s %s %s"):format(event, tostring(info.name), info.what);
+    end, "cr");
+    pcall(string.len, "x");
+    table.sort(t, math.min);
+    xpcall(string.len, type, "ab");
+    pairs(proxy);
+    tostring(proxy);
+    table.foreach({ 1 }, type);
+    pcall(w, 1);
+    pcall(pcall, string.len, "x");
+    pcall(call_lua, 1);
+    pcall(call_go, 1);
+    table.sort(ordered);
+    pcall(table.sort, mixed);
+    debug.sethook();
+    expect(table.concat(log, ",")):eq(table.concat({
+      "return sethook C", "call pcall C", "call nil C", "return nil C", "return pcall C",
+      "call sort C", "call nil C", "return nil C", "call nil C", "return nil C",
+      "call nil C", "return nil C", "return sort C",
+      "call xpcall C", "call nil C", "return nil C", "return xpcall C",
+      "call pairs C", "call nil C", "return nil C", "return pairs C",
+      "call tostring C", "call nil C", "return nil C", "return tostring C",
+      "call foreach C", "call nil C", "return nil C", "return foreach C",
+      "call pcall C", "call nil C", "return nil C", "return pcall C",
+      "call pcall C", "call nil C", "call nil C", "return nil C", "return nil C", "return pcall C",
+      "call pcall C", "call nil Lua", "return nil Lua", "return pcall C",
+      "call pcall C", "call nil C", "return nil C", "return pcall C",
+      "call sort C", "call nil Lua", "return nil Lua", "call nil Lua", "return nil Lua",
+      "call nil Lua", "return nil Lua", "return sort C",
+      "call pcall C", "call nil C", "return pcall C",
+      "call sethook C",
+    }, ","));
+  end);
+
   it("may yield in a hook of every kind, and the code goes on where it was", function()
     for _, mask in ipairs({ "c", "r", "l", "" }) do
       local events = 0;
