@@ -257,3 +257,44 @@ func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
 	require.Len(t, creds, 1, "the refused replica's credential is deleted")
 	assert.Equal(t, creds[0].Selector, held.Held.Selector)
 }
+
+// TestKVBoundRecordsLeftByARemovedAccountStandInNoOnesWay: a key's link of computer 7 into
+// alice leaves the bucket's record of alice's computer 7 (its revision orders such links), and
+// alice's removal leaves it. It refuses nothing: bob links a computer 7 (another account,
+// another record), and an alice made again under the name links computer 7 with a key of hers,
+// once (the record's revision is compared and moved on as for a new one), and not twice.
+func TestKVBoundRecordsLeftByARemovedAccountStandInNoOnesWay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	js := startJetStream(t)
+	s, err := account.OpenKV(ctx, js)
+	require.NoError(t, err)
+	a := account.New(s, clock.NewFake(time.Date(2026, 12, 6, 17, 0, 0, 0, time.UTC)))
+	linkSeven := func(into string) error {
+		key, _, err := a.IssueEnrollmentKey(ctx, into, into, 0, time.Hour)
+		require.NoError(t, err)
+		_, _, err = a.LinkWithKeyUnless(ctx, key, "7:kitchen", func(context.Context, string) (bool, error) { return true, nil })
+		return err
+	}
+	for _, id := range []string{"alice", "bob"} {
+		_, err := a.AddAccount(ctx, id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	require.NoError(t, linkSeven("alice"))
+	_, err = a.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	bucket, err := js.KeyValue(ctx, account.KVBucket)
+	require.NoError(t, err)
+	_, err = bucket.Get(ctx, "bound."+hex.EncodeToString([]byte("alice\x007")))
+	require.NoError(t, err, "the removal left the record of alice's computer 7")
+
+	require.NoError(t, linkSeven("bob"), "another account's computer 7")
+	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	require.NoError(t, linkSeven("alice"), "the new alice's computer 7")
+	var held *account.HeldIDError
+	require.ErrorAs(t, linkSeven("alice"), &held, "a second computer 7 of the new alice")
+	creds, err := s.Credentials(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, creds, 1)
+}
