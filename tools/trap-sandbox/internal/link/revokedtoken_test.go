@@ -1,6 +1,7 @@
 package link
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -137,4 +138,32 @@ func logValue(v string) string {
 		return strconv.Quote(v)
 	}
 	return v
+}
+
+// TestAComputersPassManagesNoEnrollmentKeys: the agent's pass for alice's 7:kitchen (a caller
+// limited to that computer) makes, lists and revokes none of alice's enrollment keys: a pass
+// opens that computer's tools and manages nothing (account.Manage). Its revocation of alice's
+// key went through, as if it were alice's token.
+func TestAComputersPassManagesNoEnrollmentKeys(t *testing.T) {
+	f := newFixture(t, Config{})
+	pass := account.Caller{Account: "alice", Only: "7:kitchen"}
+	status, ans := f.api(alice, "POST", KeysPath, map[string]any{"maxUses": 1})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+
+	status, ans = f.api(pass, "POST", KeysPath, map[string]any{"maxUses": 1})
+	assert.Equal(t, http.StatusForbidden, status, "%+v", ans.Error)
+	status, ans = f.api(pass, "GET", KeysPath, nil)
+	assert.Equal(t, http.StatusForbidden, status, "%+v", ans.Error)
+	status, ans = f.api(pass, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
+	assert.Equal(t, http.StatusForbidden, status, "%+v", ans.Error)
+	if assert.NotNil(t, ans.Error) {
+		assert.Equal(t, &protocol.Error{Code: protocol.CodeForbidden,
+			Message: "this caller reaches computer 7:kitchen of account alice only (the agent's pass): it revokes no enrollment key"}, ans.Error)
+	}
+	keys, err := f.accounts.Store().EnrollmentKeys(t.Context(), "alice")
+	require.NoError(t, err)
+	require.Len(t, keys, 1)
+	assert.True(t, keys[0].RevokedAt.IsZero(), "the pass revoked alice's key")
 }

@@ -317,6 +317,11 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 	of := caller.Account
 	if caller.Admin {
 		of = ""
+	} else if !caller.Reaches(of) {
+		// The agent's pass for one computer manages nothing of its account (account.Manage).
+		m.writeErr(w, r, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
+			"this caller reaches computer %s of account %s only (the agent's pass): it revokes no enrollment key", cctext.ShowTraposID(caller.Only), caller.Account))
+		return
 	}
 	k, err := m.cfg.Accounts.RevokeEnrollmentKey(r.Context(), of, r.PathValue("id"))
 	if errors.Is(err, account.ErrNotFound) {
