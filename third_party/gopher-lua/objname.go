@@ -187,6 +187,12 @@ func findSetRegister(proto *FunctionProto, lastPc, reg int) int {
 		inst := proto.Code[pc]
 		op, a := opGetOpCode(inst), opGetArgA(inst)
 		switch op {
+		case OP_CLOSURE:
+			if reg == a {
+				setPc = filter(pc)
+			}
+			// The MOVE or GETUPVAL after it for each of the closure's upvalues set no register.
+			pc += int(proto.FunctionPrototypes[opGetArgBx(inst)].NumUpvalues)
 		case OP_LOADNIL:
 			if a <= reg && reg <= opGetArgB(inst) {
 				setPc = filter(pc)

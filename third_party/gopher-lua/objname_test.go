@@ -52,6 +52,12 @@ func TestOperandErrorsNameTheOperand(t *testing.T) {
 		!strings.Contains(err.Error(), "attempt to index upvalue 'up' (a nil value)") {
 		t.Errorf("upvalue: got %v", err)
 	}
+	// A closure's upvalues are listed by pseudo-instructions after it, which set no register:
+	// the call's function, in register 0 of a function with no locals, is still the field.
+	if err := L.DoString("local up; (function() holder = {}; holder.x(function() return up end) end)()"); err == nil ||
+		!strings.Contains(err.Error(), "attempt to call field 'x' (a nil value)") {
+		t.Errorf("closure: got %v", err)
+	}
 	// Only the value the instruction read has its name; one met on the __index chain has none.
 	if err := L.DoString("local t = setmetatable({}, { __index = setmetatable({}, { __index = true }) }); return t.x"); err == nil ||
 		!strings.Contains(err.Error(), "attempt to index a boolean value") {

@@ -389,6 +389,25 @@ describe("debug.sethook", function()
     }, ","));
   end);
 
+  -- In a function with no locals, sethook's function lies in register 0, which the
+  -- upvalue list after a closure's instruction does not set (a closure of log was read as
+  -- setting it: "return log C"). Checked on Cobalt 0.9.3.
+  it("sees a gsub's Go replacement in a coroutine, and names sethook there, as Cobalt", function()
+    local log = {};
+    coroutine.wrap(function()
+      debug.sethook(function(event)
+        local info = debug.getinfo(2, "nS");
+        log[#log + 1] = ("%s %s %s"):format(event, tostring(info.name), info.what);
+      end, "cr");
+      string.gsub("ab", ".", string.upper);
+      debug.sethook();
+    end)();
+    expect(table.concat(log, ",")):eq(table.concat({
+      "return sethook C", "call gsub C", "call nil C", "return nil C", "call nil C",
+      "return nil C", "return gsub C", "call sethook C",
+    }, ","));
+  end);
+
   it("may yield in a hook of every kind, and the code goes on where it was", function()
     for _, mask in ipairs({ "c", "r", "l", "" }) do
       local events = 0;
