@@ -247,8 +247,9 @@ func (p *Prober) Probe(ctx context.Context) Health {
 // on each while it found fault (a key given to opencode later clears it at the next probe),
 // until it knows, and once its word is AgentRecheck old (a model lost while opencode answers);
 // otherwise the last word is carried, at no cost. The check runs beside the flight, which does
-// not wait for it: its word is in the results after it ends (ProbeAgent waits for it). It must
-// return within the probe's timeout.
+// not wait for it while its last word is that nothing is wrong: its word is in the results
+// after it ends (ProbeAgent waits for it). A fault is carried only once checked again (the
+// flight waits). It must return within the probe's timeout.
 func (p *Prober) SetAgentCheck(check AgentCheck) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -277,10 +278,11 @@ func (p *Prober) Recent(maxAge time.Duration) (Health, bool) {
 
 // fly runs f's upstream request and hands its result to every caller that joined. Callers
 // that arrive after it finished start a new flight: Probe never reuses a result (Recent
-// does, for callers that ask for it). The agent's check is not waited for: a flight that finds
-// opencode healthy carries the check's last word, and starts the check beside it when that word
-// may have changed (runAgentCheck), whose word the next result has (a fresh opencode took the
-// probe's 5 s to list its providers: every sandbox health waited on it).
+// does, for callers that ask for it). A flight that finds opencode healthy carries the agent's
+// check's last word, and starts the check beside it when that word may have changed
+// (runAgentCheck), whose word the next result has: it does not wait for the check while that
+// word is that nothing is wrong (a fresh opencode took the probe's 5 s to list its providers:
+// every sandbox health waited on it), and waits for it while the word is a fault.
 func (p *Prober) fly(f *flight) {
 	defer p.inflight.Done()
 	health := p.probeOnce()
@@ -297,6 +299,15 @@ func (p *Prober) fly(f *flight) {
 			p.agentRunning = make(chan struct{})
 			p.inflight.Add(1) // within this flight's count: Close's Wait waits for it too
 			go p.runAgentCheck(p.agentCheck, p.agentEpoch, p.agentRunning)
+		}
+		if running := p.agentRunning; running != nil && p.agentDetail != "" {
+			// A fault is said only as the check says it again: its operator may have fixed it
+			// since (opencode restarted with the model's key, between two probes), and the
+			// player reads the old word as "tell the operator" (ai alone refused to open). The
+			// check is bounded by the probe's timeout; one that gets no answer leaves the word.
+			p.mu.Unlock()
+			<-running
+			p.mu.Lock()
 		}
 		health.AIDetail = p.agentDetail
 	}

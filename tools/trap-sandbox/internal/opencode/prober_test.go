@@ -563,3 +563,56 @@ func TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld(t *testing.T) {
 	probeAgent(t, p)
 	assert.EqualValues(t, 3, checks.Load(), "checked again once, at the next probe")
 }
+
+// TestAFaultTheCheckFoundIsSaidOnlyOnceCheckedAgain: the agent's check had found fault (the
+// model missing on opencode), and the operator restarted opencode with the model's key
+// between two probes. The first probe after it carried the fault word while the check ran
+// beside it, so sandbox health said it and ai alone refused to open ("tell the gateway's
+// operator") for a fault already fixed, until a later probe. A probe now waits for the check
+// while the word it would carry is a fault: that word is said only as the check says it
+// again. A probe whose word is that nothing is wrong still does not wait.
+func TestAFaultTheCheckFoundIsSaidOnlyOnceCheckedAgain(t *testing.T) {
+	fake := opencodefake.Start(t, opencodefake.Options{})
+	p := newProber(t, ProberConfig{URL: fake.URL})
+	var word atomic.Pointer[string]
+	say := func(s string) { word.Store(&s) }
+	say("no model")
+	var checks atomic.Int32
+	// hold, when set, is a check's answer held back: the check says it started, and waits.
+	var hold atomic.Pointer[chan struct{}]
+	started := make(chan struct{}, 1)
+	p.SetAgentCheck(func(ctx context.Context) (string, bool) {
+		checks.Add(1)
+		if release := hold.Load(); release != nil {
+			started <- struct{}{}
+			select {
+			case <-*release:
+			case <-ctx.Done():
+			}
+		}
+		return *word.Load(), true
+	})
+	require.Equal(t, "no model", probeAgent(t, p).AIDetail)
+
+	say("") // opencode restarted, with the model
+	release := make(chan struct{})
+	hold.Store(&release)
+	answered := make(chan Health, 1)
+	go func() { answered <- probe(t, p) }()
+	<-started
+	select {
+	case h := <-answered:
+		t.Errorf("the probe answered %q before the check that may clear it ended", h.AIDetail)
+		close(release)
+		return
+	default:
+	}
+	close(release)
+	assert.Empty(t, (<-answered).AIDetail, "the fault is fixed: not said")
+	hold.Store(nil)
+
+	say("no model") // and lost again: within AgentRecheck the word that all is well stands
+	before := checks.Load()
+	assert.Empty(t, probe(t, p).AIDetail)
+	assert.Equal(t, before, checks.Load(), "no check while its word is that all is well")
+}
