@@ -357,3 +357,29 @@ func TestARevocationAnnouncedWhileAReplicaWasAwayClosesItsSocketOnceBack(t *test
 		return strings.Contains(tc.logs.String(), revocationsWhileAwayLine+"\" replica=a component=cluster credentials=1 revoked=1")
 	}, waitLimit, testkit.Poll, "A to say what it checked")
 }
+
+// An account removed, and made again under its name, while a replica holding one of its
+// computers was cut off from NATS: the removal deleted the credential (no revocation mark to
+// read), and the new alice is another account. Once back, the replica finds the credential
+// gone and closes the socket as a revoked one's; the old alice's computer does not go on as
+// the new alice's.
+func TestAnAccountRemovedWhileAReplicaWasAwayLosesItsComputerThereOnceBack(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, _ := sharedAccounts(t)
+	a, cut := tc.startCuttableReplica("a", gateway.Config{Accounts: accounts})
+	c := a.connectWith(t, "7:", credential)
+
+	cut.setCut(true)
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to lose NATS")
+	_, err := accounts.RemoveAccount(t.Context(), "alice")
+	require.NoError(t, err)
+	_, err = accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	cut.setCut(false)
+
+	code, _ := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	require.Eventually(t, func() bool {
+		return strings.Contains(tc.logs.String(), revocationsWhileAwayLine+"\" replica=a component=cluster credentials=1 revoked=1")
+	}, waitLimit, testkit.Poll, "A to say what it checked")
+}
