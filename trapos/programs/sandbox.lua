@@ -632,10 +632,18 @@ local function ask(question, replace, room)
 end
 
 -- The password to save: Enter keeps the current one (shown masked), or none if none is set.
+-- A computer's own credential (sandbox link, or one its operator issued) is said to be one
+-- first: the question asks for the gateway's password, and a player who typed it there took
+-- the computer out of its account unawares, leaving the credential in the account, which
+-- then refuses this computer's next link code until its holder revokes it.
 local function askPassword()
   local current = libsandbox.password(); -- as the daemon sends it: digits `set` stored as a number are text
   if current == "" then
     return ask("Gateway password (empty for none): ", "*", libsandbox.PASSWORD_ROOM);
+  end
+  if current:sub(1, #advice.CREDENTIAL_PREFIX) == advice.CREDENTIAL_PREFIX then
+    print("sandbox.password is this computer's own credential, from its account: Enter keeps it; "
+      .. "a password typed replaces it, and the computer leaves the account.");
   end
   local typed = ask("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ", "*", libsandbox.PASSWORD_ROOM);
   if typed == "" then

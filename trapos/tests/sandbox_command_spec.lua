@@ -840,6 +840,32 @@ describe("sandbox command", function()
       expect(record.values["sandbox.password"]):eq("1234");
     end);
 
+    it("says before the password question that it holds this computer's own credential", function()
+      -- A linked computer's question read "Gateway password (Enter keeps it) [********]": a
+      -- player who typed the gateway's password there left the account without a word, and
+      -- the credential left in the account then refused this computer's next link code.
+      local credential = "tsc_abc234_s3cretS3cret";
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = credential },
+        typed = { "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[2]):eq(fitted("sandbox.password is this computer's own credential, from its account: Enter "
+        .. "keeps it; a password typed replaces it, and the computer leaves the account."));
+      expect(record.prompts[2]):eq("Gateway password (Enter keeps it) [********]: ");
+      expect(record.values["sandbox.password"]):eq(credential);
+      for _, line in ipairs(lines) do
+        expect(line:find(credential, 1, true)):eq(nil);
+      end
+      -- a shared password gets no such line
+      ok, err, lines = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "s3cret" },
+        typed = { "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[2]):eq("What may the gateway's host do here?");
+    end);
+
     it("replaces the password with the one typed", function()
       local ok, err, _, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "old" },
