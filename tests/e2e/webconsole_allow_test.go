@@ -279,3 +279,30 @@ func TestTheWebConsoleLooksAgainOnceAViewOnlyComputerSaysSo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []bool{false, true, true}, got, "not looking before it said; looking, and saying so, after")
 }
+
+// TestTheWebConsoleSaysLiveOnceTheOwnerAllowsControlAgain: a key refused forbidden while the
+// owner had made the screen view-only put the refusal in the status (`forbidden: screen.input
+// needs sandbox.allow_screen control (it is view); the owner can allow it with: …`). Once the
+// owner allowed control again the view got its keys, Paste and Terminate back, and the status
+// went on telling the player to ask the owner for what they now had, until a key went
+// through. The status says Live with the controls.
+func TestTheWebConsoleSaysLiveOnceTheOwnerAllowsControlAgain(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-allowagain-3b8e"
+	addr, ownerSets := deskOwned(ctx, t, token, "control")
+	page, until := openDesk(ctx, t, addr, token)
+	until(t, "the prompt", liveAtThePrompt)
+
+	ownerSets(t, "view")
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.KeyEvent(kb.Enter)))
+	until(t, "the refusal", `document.getElementById("status").textContent.startsWith("forbidden: ") &&
+		document.getElementById("viewer").classList.contains("view-only")`)
+
+	ownerSets(t, "control")
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.dispatchEvent(new Event("focus"))`))
+	require.NoError(t, err)
+	until(t, "the controls", `!document.getElementById("viewer").classList.contains("view-only")`)
+	status, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.Equal(t, "Live", status, "nothing is refused now, and nothing was typed since")
+}

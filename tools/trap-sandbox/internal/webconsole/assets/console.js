@@ -610,7 +610,12 @@ async function learnAccess(v) {
   v.reports = true;
   // view over a private note: the watch that follows goes live, or is refused again.
   if (allowed.screen === "view") viewOnly(v);
-  else if (allowed.screen === "control" && $("viewer").classList.contains("view-only")) note();
+  else if (allowed.screen === "control" && $("viewer").classList.contains("view-only")) {
+    note();
+    // A key refused meanwhile said so (sendInput): those words, which sent the player to the
+    // owner for what they now have, no longer hold. Other words (keys sent as ?) stay.
+    if (v.said.startsWith("forbidden: ")) unsay(v, v.said);
+  }
 }
 
 // lookForControl looks again, while view v is view-only and its computer says what its owner
