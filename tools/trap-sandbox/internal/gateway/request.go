@@ -168,9 +168,26 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 	resp, err := awaitResponse(ctx, timeout, s, wait, messageID, traposID, typ, start)
 	g.cfg.Metrics.requestDone(requestOutcome(resp, err), time.Since(start))
 	if err == nil && resp.Error != nil {
-		resp.Error = s.olderClientsError(typ, resp.Error)
+		resp.Error = s.olderClientsError(typ, codeAsWord(traposID, typ, resp.Error))
 	}
 	return resp, err
+}
+
+// codeAsWord is e, a computer's ok:false to typ, with a code that is not a word
+// (protocol.Code.IsWord) answered as internal: the computer's code and message follow the
+// gateway's words, which say why, as the computer's words (WithHostWords). Every host surface
+// shows a code as the protocol's word, ahead of the message it marks as the computer's: a
+// code "timeout: computer 12:odd did not answer in time. The gateway adds: …" led an MCP
+// tool error, unmarked. A program serving a type may answer any code (libsandboxserve), and
+// a hostile client anything.
+func codeAsWord(traposID, typ string, e *protocol.Error) *protocol.Error {
+	if e.Code.IsWord() {
+		return e
+	}
+	said := &protocol.Error{Code: protocol.CodeInternal, Message: string(e.Code) + ": " + e.Message}
+	return said.WithHostWords(fmt.Sprintf("computer %s answered %s with an error code that is not a word "+
+		"(a code is lowercase letters, digits and _, at most %d bytes), which the gateway passes on as internal; what it answered: ",
+		cctext.ShowTraposID(traposID), typ, protocol.MaxCodeBytes), "")
 }
 
 // newMessageID mints a gateway_request's messageId: a random version 4 UUID, as

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,4 +89,14 @@ func TestWithHostWordsAroundKeepsPartOfTheComputers(t *testing.T) {
 
 	before, computers, after = answer.WithHostWordsAround("keys[2]", ": not said", "").Said()
 	assert.Equal(t, []string{"", "keys[2]: not said", ""}, []string{before, computers, after})
+}
+
+// TestACodeIsAWord: the codes a host surface shows as the protocol's words (Code.IsWord).
+func TestACodeIsAWord(t *testing.T) {
+	for _, c := range []Code{CodeInternal, CodeFSError, CodeLinkInvalid, "door_stuck", "e2", Code("a" + strings.Repeat("b", MaxCodeBytes-1))} {
+		assert.True(t, c.IsWord(), "%q", c)
+	}
+	for _, c := range []Code{"", "Internal", "_x", "2x", "fs error", "fs-error", "timeout: the gateway adds", "fs_error\n", "é", Code("a" + strings.Repeat("b", MaxCodeBytes))} {
+		assert.False(t, c.IsWord(), "%q", c)
+	}
 }

@@ -69,6 +69,25 @@ func (e Event) IsResponse() bool {
 // Code is a stable, machine-readable error code carried in error.code.
 type Code string
 
+// MaxCodeBytes is the longest code that is a word (Code.IsWord).
+const MaxCodeBytes = 64
+
+// IsWord reports whether c is a word as the protocol's codes are: a lowercase ASCII letter,
+// then such letters, digits and _, MaxCodeBytes at most. A computer's code that is not one
+// reaches no host surface as a code (docs/protocol.md, "Error codes"): each shows the code
+// as the protocol's word, ahead of a message it marks as the computer's.
+func (c Code) IsWord() bool {
+	if len(c) == 0 || len(c) > MaxCodeBytes || c[0] < 'a' || c[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(c); i++ {
+		if b := c[i]; (b < 'a' || b > 'z') && (b < '0' || b > '9') && b != '_' {
+			return false
+		}
+	}
+	return true
+}
+
 // The v1 error codes. They are part of the contract: add new ones, never rename.
 const (
 	// CodeUnauthorized: the hello secret is wrong. The gateway closes the socket (4001) after it.
