@@ -215,6 +215,38 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 			"which nothing on the computer can change)")
 	})
 
+	t.Run("a file in the way of a path is said to be a file", func(t *testing.T) {
+		// CC names the directory it could not make, not the file: "/door.txt: File exists" for
+		// a write of /door.txt/x.lua read as a file already at the path asked for, and
+		// "/door.txt/a: Access denied" as a permission the owner withheld.
+		src := filepath.Join(t.TempDir(), "door.txt")
+		require.NoError(t, os.WriteFile(src, []byte("door\n"), 0o600))
+		for _, remote := range []string{"/door.txt", "/Tür.txt"} {
+			_, errOut, code := cli(ctx, t, g, nil, "put", capTraposID, src, remote)
+			require.Equal(t, 0, code, errOut)
+		}
+		_, errOut, code := cli(ctx, t, g, nil, "put", capTraposID, src, "/door.txt/x.lua")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "fs_error: /door.txt: File exists (it is a file, not a directory, so /door.txt/x.lua cannot be made inside it)")
+		_, errOut, code = cli(ctx, t, g, nil, "put", capTraposID, src, "/Tür.txt/x.lua")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "fs_error: /Tür.txt: File exists (it is a file, not a directory, so /Tür.txt/x.lua cannot be made inside it)")
+		_, errOut, code = cli(ctx, t, g, nil, "put", capTraposID, src, "/door.txt/a/b.lua")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "fs_error: /door.txt/a: Access denied (outside /rom CC answers so when a name on the way to /door.txt/a/b.lua is a file, "+
+			"not a directory, as nothing can be made inside a file, or when its drive is read-only)")
+
+		s := harness.ConnectMCP(ctx, t, g, "")
+		msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "make_dir", map[string]any{"traposId": capTraposID, "path": "/door.txt/sub"}), "fs_error")
+		assert.Equal(t, "fs_error: /door.txt/sub: Access denied (outside /rom CC answers so when a name on the way to /door.txt/sub is a file, "+
+			"not a directory, as nothing can be made inside a file, or when its drive is read-only)", msg)
+		msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "move_file", map[string]any{"traposId": capTraposID, "from": "/Tür.txt", "to": "/door.txt/Tür.txt"}), "fs_error")
+		assert.Equal(t, "fs_error: /door.txt: File exists (it is a file, not a directory, so /door.txt/Tür.txt cannot be made inside it)", msg)
+		// The file there, or a directory that is there, is as CC says it.
+		msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "make_dir", map[string]any{"traposId": capTraposID, "path": "/door.txt"}), "fs_error")
+		assert.Equal(t, "fs_error: /door.txt: File exists", msg)
+	})
+
 	t.Run("exec returns values and output", func(t *testing.T) {
 		out, errOut, code := cli(ctx, t, g, nil, "exec", capTraposID, "print('hello'); return 1+1, 'two', nil")
 		require.Equal(t, 0, code, errOut)

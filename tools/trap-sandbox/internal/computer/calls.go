@@ -423,6 +423,30 @@ func romExplained(err error, fix string, paths ...string) error {
 	return err
 }
 
+// fileInTheWayExplained is err with why after CC's refusal to make path (a file written, a
+// directory made, a move's target) where a name on the way to it is a file. CC names the
+// directory it could not make, not the file: "/door.lua: File exists" for /door.lua/x.lua,
+// whose directory /door.lua is a file, read as a file already at the path asked for (which
+// an agent may delete to make room), and "/door.lua/a: Access denied" for /door.lua/a/b.lua,
+// a file further up, as a permission the owner withheld. A "File exists" of a directory on
+// the way can only be so; an "Access denied" outside /rom is so unless the drive is read-only,
+// and the words say both. Made on the host, as romExplained's, for every client version.
+func fileInTheWayExplained(err error, path string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError || InROM(path) {
+		return err
+	}
+	target := cctext.StoredPath(path)
+	if named, ok := strings.CutSuffix(pe.Message, ": File exists"); ok && named != "/" && strings.HasPrefix(target, named+"/") {
+		return pe.WithHostWords("", " (it is a file, not a directory, so "+target+" cannot be made inside it)")
+	}
+	if named, ok := strings.CutSuffix(pe.Message, ": "+accessDenied); ok && (named == target || strings.HasPrefix(target, named+"/")) {
+		return pe.WithHostWords("", " (outside /rom CC answers so when a name on the way to "+target+
+			" is a file, not a directory, as nothing can be made inside a file, or when its drive is read-only)")
+	}
+	return err
+}
+
 // invalidPath is CC's refusal of a path that climbs above the computer's root with ".."
 // ("/../x: Invalid Path"): the only path its fs refuses so, and it says nothing of why.
 const invalidPath = "Invalid Path"
@@ -469,7 +493,7 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 	if InROM(from) {
 		fix = romMoveFix
 	}
-	return romExplained(movePathNamed(err, from, to), fix, from, to)
+	return romExplained(fileInTheWayExplained(movePathNamed(err, from, to), to), fix, from, to)
 }
 
 // movePathNamed names the path of fs.move's refusals that CC words without one (its
@@ -501,8 +525,8 @@ func (c *Client) MakeDir(ctx context.Context, traposID, path string, timeout tim
 	if err != nil {
 		return err
 	}
-	return romExplained(c.call(ctx, traposID, protocol.TypeFSMakeDir, map[string]any{"path": wire}, bound(timeout, DefaultTimeout), nil),
-		romMkdirFix, path)
+	err = c.call(ctx, traposID, protocol.TypeFSMakeDir, map[string]any{"path": wire}, bound(timeout, DefaultTimeout), nil)
+	return romExplained(fileInTheWayExplained(err, path), romMkdirFix, path)
 }
 
 // Exec is lua.exec's answer, its text as host text.

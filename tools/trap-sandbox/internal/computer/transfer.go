@@ -215,7 +215,7 @@ func remaining(ctx context.Context) time.Duration {
 // directory at path is refused, as CC refuses to open one for writing. timeout bounds the
 // whole write (0: TransferTimeout).
 func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, timeout time.Duration) error {
-	return romExplained(c.write(ctx, traposID, path, data, timeout, nil), romWriteFix, path)
+	return romExplained(fileInTheWayExplained(c.write(ctx, traposID, path, data, timeout, nil), path), romWriteFix, path)
 }
 
 // WriteLooked is Write of the path l looked at (Look, just before), which it does not look at
@@ -224,7 +224,7 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 // answers between its program's events (and, for a put that makes its directories, a second
 // fs_error in the gateway's debug log).
 func (c *Client) WriteLooked(ctx context.Context, traposID string, l Look, data []byte, timeout time.Duration) error {
-	return romExplained(c.write(ctx, traposID, l.path, data, timeout, &l.kind), romWriteFix, l.path)
+	return romExplained(fileInTheWayExplained(c.write(ctx, traposID, l.path, data, timeout, &l.kind), l.path), romWriteFix, l.path)
 }
 
 // write is Write; looked, when not nil, is what path names, already looked at.
