@@ -2,6 +2,7 @@ package world
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
@@ -77,6 +78,29 @@ func (p *Place) turnOn() {
 		return
 	}
 	p.power.startOn = true
+}
+
+// Touch puts two placed computers side by side, as a player places one against the other:
+// each is the other's computer peripheral on the side that touches it (CC's
+// ComputerPeripheral, as for a cable's computer_N), and what one outputs on its side is the
+// other's redstone input, as a Wire's. Nothing else may be on either side.
+func (w *World) Touch(pair Wire) error {
+	a, b, err := w.ends(pair, "touching")
+	if err != nil {
+		return err
+	}
+	if a == b {
+		return fmt.Errorf("touching: computer %d cannot touch itself", a.id)
+	}
+	if err := a.bus.Attach(pair.A.Side, newComputerPeripheral(b)); err != nil {
+		return fmt.Errorf("touching: computer %d's %s: %w", a.id, pair.A.Side, err)
+	}
+	if err := b.bus.Attach(pair.B.Side, newComputerPeripheral(a)); err != nil {
+		a.bus.Detach(pair.A.Side)
+		return fmt.Errorf("touching: computer %d's %s: %w", b.id, pair.B.Side, err)
+	}
+	w.join(a, pair.A.Side, b, pair.B.Side)
+	return nil
 }
 
 // computerPeripheral is CC's computer peripheral: the computer at a place as another

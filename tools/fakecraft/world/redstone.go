@@ -22,34 +22,49 @@ type Wire struct {
 
 // Connect lays a wire between two placed computers' sides.
 func (w *World) Connect(wire Wire) error {
+	a, b, err := w.ends(wire, "wire")
+	if err != nil {
+		return err
+	}
+	if a == b && peripheral.SameSide(wire.A.Side, wire.B.Side) {
+		return fmt.Errorf("wire: computer %d's %s cannot feed itself", a.id, wire.A.Side)
+	}
+	w.join(a, wire.A.Side, b, wire.B.Side)
+	return nil
+}
+
+// ends are the two placed computers whose sides wire joins (what names the join in
+// errors: "wire", "touching"); a pocket computer has no sides to join.
+func (w *World) ends(wire Wire, what string) (*Place, *Place, error) {
 	a, b := w.At(wire.A.Computer), w.At(wire.B.Computer)
 	for _, end := range []struct {
 		p    *Place
 		port Port
 	}{{a, wire.A}, {b, wire.B}} {
 		if end.p == nil {
-			return fmt.Errorf("wire: computer %d is not in the world", end.port.Computer)
+			return nil, nil, fmt.Errorf("%s: computer %d is not in the world", what, end.port.Computer)
 		}
 		if !peripheral.IsSide(end.port.Side) {
-			return fmt.Errorf("wire: %q is not a side", end.port.Side)
+			return nil, nil, fmt.Errorf("%s: %q is not a side", what, end.port.Side)
 		}
 	}
 	for _, end := range []*Place{a, b} {
 		if end.Pocket() != nil {
-			return fmt.Errorf("wire: computer %d is a pocket computer, which has no redstone sides", end.id)
+			return nil, nil, fmt.Errorf("%s: computer %d is a pocket computer, which has no redstone sides", what, end.id)
 		}
 	}
-	if a == b && peripheral.SameSide(wire.A.Side, wire.B.Side) {
-		return fmt.Errorf("wire: computer %d's %s cannot feed itself", a.id, wire.A.Side)
-	}
+	return a, b, nil
+}
+
+// join passes each computer's redstone output on its side to the other's input on its side.
+func (w *World) join(a *Place, aSide string, b *Place, bSide string) {
 	for _, end := range []*Place{a, b} {
 		end.mu.Lock()
 		end.wired = true
 		end.mu.Unlock()
 	}
-	feed(a, wire.A.Side, b, wire.B.Side)
-	feed(b, wire.B.Side, a, wire.A.Side)
-	return nil
+	feed(a, aSide, b, bSide)
+	feed(b, bSide, a, aSide)
 }
 
 // feed passes from's output on fromSide to to's input on toSide, now and on every change.

@@ -23,13 +23,17 @@ import (
 //	      "files": { "startup.lua": "shell.run('gps host 5 70 5')" } }
 //	  ],
 //	  "cables": { "lan": { "monitor_0": "monitor:2:1" } },
-//	  "wires": [ { "a": { "computer": 1, "side": "left" }, "b": { "computer": 2, "side": "right" } } ]
+//	  "wires": [ { "a": { "computer": 1, "side": "left" }, "b": { "computer": 2, "side": "right" } } ],
+//	  "touching": [ { "a": { "computer": 1, "side": "back" }, "b": { "computer": 2, "side": "front" } } ]
 //	}
 type Spec struct {
 	// Computers are placed in the order given; ids must differ.
 	Computers []ComputerSpec `json:"computers"`
 	// Wires join computers' sides with redstone.
 	Wires []Wire `json:"wires,omitempty"`
+	// Touching are computers placed side by side: each is the other's computer peripheral
+	// on its side, and their redstone joins as a wire's does (World.Touch).
+	Touching []Wire `json:"touching,omitempty"`
 	// Cables are wired networks by name, each with its peripherals by network name; a
 	// computer reaches them through a "wired_modem:NAME" on one of its sides.
 	Cables map[string]map[string]string `json:"cables,omitempty"`
@@ -158,12 +162,13 @@ func decodeStrict(data []byte, v any) error {
 }
 
 // entryOf names the entry of a world file that does not decode ("computers[1] (id 11): ",
-// "wires[0]: "), so a typo in a file of many computers is found at once; "" when the file
+// "wires[0]: ", "touching[0]: "), so a typo in a file of many computers is found at once; "" when the file
 // is wrong outside them (or is no JSON at all).
 func entryOf(data []byte) string {
 	var raw struct {
 		Computers []json.RawMessage `json:"computers"`
 		Wires     []json.RawMessage `json:"wires"`
+		Touching  []json.RawMessage `json:"touching"`
 	}
 	if json.Unmarshal(data, &raw) != nil {
 		return ""
@@ -180,10 +185,15 @@ func entryOf(data []byte) string {
 			return fmt.Sprintf("computers[%d]: ", i)
 		}
 	}
-	for i, w := range raw.Wires {
-		var wire Wire
-		if decodeStrict(w, &wire) != nil {
-			return fmt.Sprintf("wires[%d]: ", i)
+	for _, list := range []struct {
+		name    string
+		entries []json.RawMessage
+	}{{"wires", raw.Wires}, {"touching", raw.Touching}} {
+		for i, w := range list.entries {
+			var wire Wire
+			if decodeStrict(w, &wire) != nil {
+				return fmt.Sprintf("%s[%d]: ", list.name, i)
+			}
 		}
 	}
 	return ""
@@ -210,6 +220,11 @@ func (w *World) Build(s Spec) error {
 	}
 	for _, wire := range s.Wires {
 		if err := w.Connect(wire); err != nil {
+			return err
+		}
+	}
+	for _, pair := range s.Touching {
+		if err := w.Touch(pair); err != nil {
 			return err
 		}
 	}

@@ -595,6 +595,62 @@ shell.run("redstone set right true")
 	assert.Error(t, w.Connect(world.Wire{A: world.Port{Computer: 1, Side: "up"}, B: world.Port{Computer: 2, Side: "top"}}))
 }
 
+// TestTouchingComputersAreEachOthersPeripherals: two computers placed side by side are each
+// other's computer peripheral on the sides that touch, as CC's ComputerPeripheral is for the
+// block beside a computer (its id, label and power; one shuts the other down and turns it on
+// again), and their redstone joins as a wire's does. A side that holds something else, a
+// computer beside itself, and a pocket computer are refused.
+func TestTouchingComputersAreEachOthersPeripherals(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Touching: []world.Wire{{A: world.Port{Computer: 1, Side: "right"}, B: world.Port{Computer: 2, Side: "left"}}},
+		Computers: []world.ComputerSpec{
+			{ID: 1, Label: "door", Peripherals: map[string]string{"top": "modem"}, Files: map[string]string{"/startup.lua": `
+print("names", table.concat(peripheral.getNames(), ","))
+print("ready")
+os.pullEvent("go")
+rs.setOutput("right", true)
+local c = peripheral.find("computer")
+print("beside", peripheral.getName(c), c.getID(), c.getLabel(), c.isOn())
+os.pullEvent("shut")
+c.shutdown()
+while c.isOn() do os.sleep(0) end
+print("off", c.isOn())
+`}},
+			{ID: 2, Files: map[string]string{"/startup.lua": `
+print("type", peripheral.getType("left"), peripheral.call("left", "getID"), peripheral.call("left", "getLabel"))
+print("ready")
+os.pullEvent("redstone")
+print("input", rs.getInput("left"))
+os.pullEvent("never")
+`}},
+		},
+	})
+	w.Computer(1).WaitFor(ctx, "ready")
+	w.Computer(2).WaitFor(ctx, "ready")
+	assert.Contains(t, w.Computer(1).Output(), "names\ttop,right\n")
+	assert.Contains(t, w.Computer(2).Output(), "type\tcomputer\t1\tdoor\n")
+	w.Computer(1).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "input\ttrue")
+	w.Computer(1).QueueString("shut")
+	w.Computer(1).WaitFor(ctx, "off\tfalse")
+	assert.Contains(t, w.Computer(1).Output(), "beside\tright\t2\tnil\ttrue\n")
+
+	assert.ErrorContains(t, w.Touch(world.Wire{A: world.Port{Computer: 1, Side: "top"}, B: world.Port{Computer: 2, Side: "right"}}),
+		"touching: computer 1's top: Peripheral already attached on side top")
+	assert.Nil(t, w.At(2).Peripherals().Get("right"), "nothing is left on the other computer's side")
+	assert.ErrorContains(t, w.Touch(world.Wire{A: world.Port{Computer: 1, Side: "back"}, B: world.Port{Computer: 1, Side: "front"}}),
+		"touching: computer 1 cannot touch itself")
+	assert.ErrorContains(t, w.Touch(world.Wire{A: world.Port{Computer: 1, Side: "back"}, B: world.Port{Computer: 9, Side: "front"}}),
+		"touching: computer 9 is not in the world")
+	p, err := w.Place(3, world.Vec{})
+	require.NoError(t, err)
+	_, err = p.MakePocket()
+	require.NoError(t, err)
+	assert.ErrorContains(t, w.Touch(world.Wire{A: world.Port{Computer: 1, Side: "back"}, B: world.Port{Computer: 3, Side: "front"}}),
+		"touching: computer 3 is a pocket computer")
+}
+
 // TestSpeakerKeepsWhatItPlayed: a silent speaker still tells Go what it was asked to play.
 func TestSpeakerKeepsWhatItPlayed(t *testing.T) {
 	ctx := within(t)

@@ -195,9 +195,11 @@ func TestAttachFlagErrors(t *testing.T) {
 
 	// In a file of many computers, the message names the entry (it named only the field).
 	for body, want := range map[string]string{
-		`{"computers": [{"id": 1}, {"id": 11, "positon": [0, 0, 0]}]}`:                           `world ` + bad + `: computers[1] (id 11): json: unknown field "positon"`,
-		`{"computers": [{"id": 1}], "wires": [{"a": {"computer": 1, "side": "left"}, "c": {}}]}`: `world ` + bad + `: wires[0]: json: unknown field "c"`,
-		`{"computers": [{"id": 1}], "tme_scale": 2}`:                                             `world ` + bad + `: json: unknown field "tme_scale"`,
+		`{"computers": [{"id": 1}, {"id": 11, "positon": [0, 0, 0]}]}`:                                                                                                         `world ` + bad + `: computers[1] (id 11): json: unknown field "positon"`,
+		`{"computers": [{"id": 1}], "wires": [{"a": {"computer": 1, "side": "left"}, "c": {}}]}`:                                                                               `world ` + bad + `: wires[0]: json: unknown field "c"`,
+		`{"computers": [{"id": 1}], "tme_scale": 2}`:                                                                                                                           `world ` + bad + `: json: unknown field "tme_scale"`,
+		`{"computers": [{"id": 1}], "touching": [{"a": {"computer": 1, "side": "left"}, "c": {}}]}`:                                                                            `world ` + bad + `: touching[0]: json: unknown field "c"`,
+		`{"computers": [{"id": 1, "peripherals": {"left": "modem"}}, {"id": 2}], "touching": [{"a": {"computer": 1, "side": "left"}, "b": {"computer": 2, "side": "right"}}]}`: `touching: computer 1's left: Peripheral already attached on side left`,
 		// A position of two numbers put the computer at z 0 without a word.
 		`{"computers": [{"id": 1}, {"id": 11, "position": [5, 64]}]}`: `world ` + bad + `: computers[1] (id 11): position is x, y and z: 3 numbers, not 2`,
 		// Two names that are one in CC (a character past U+00FF is ?): one of them vanished
