@@ -29,7 +29,8 @@ import (
 // which a loop saying hello under ever new ids never does. So a computer that was connected
 // a minute, and came back while a flood from its address runs, has its connect line written,
 // and a takeover of it is written (its replacement line and the newcomer's connect line)
-// even when its own connect line was left out. Each kind of own budget is kept for the
+// even when its own connect line was left out, which is then written late, at its first ping
+// past that minute (lateConnectLine). Each kind of own budget is kept for the
 // ownLineBudgets most recently used, the least recently used forgotten: naming ever new ids
 // takes holding a socket a minute for each, and credentials are the account store's.
 //
@@ -198,6 +199,24 @@ func (s *Session) connectLineAllowed() bool {
 	}
 	s.connectLogged.Store(true)
 	return true
+}
+
+// lateConnectLine writes, at a ping's tick (now), the connect line of a computer whose line
+// was left out at its hello, once its socket has stayed open ownBudgetAfter: it has a budget
+// of its own then (connLines), which a loop saying hello under made-up ids never earns. The
+// line says when it connected (connectedSince) and that it is late. Tried once.
+func (s *Session) lateConnectLine(now time.Time) {
+	if !s.connectLeftOut.Load() || now.Sub(s.connectedSince) < ownBudgetAfter || !s.connectLeftOut.CompareAndSwap(true, false) {
+		return
+	}
+	if !s.connectLineAllowed() {
+		return
+	}
+	s.mu.Lock()
+	key, clientVersion := s.key, s.clientVersion
+	s.mu.Unlock()
+	s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion),
+		"connectedSince", s.connectedSince, "late", true)
 }
 
 // endLineAllowed says whether a line of s's ending (replaced, disconnected) may be written:

@@ -190,6 +190,41 @@ func TestAFloodDoesNotHideAComputerThatStayedAMinute(t *testing.T) {
 	assert.NotContains(t, h.logs.String(), "traposId=101:flood")
 }
 
+// TestAComputerFirstSeenDuringAFloodIsWrittenOnceItStayed: a computer that said hello with
+// the shared password while a flood from its address had spent the address's budget was
+// never in the log: its id is one more the flood could have made up. Once its socket stayed
+// open a minute (at its next ping), which the flood's never do, its connect line is written,
+// late, saying when it connected; once, and not for a computer whose line was written.
+func TestAComputerFirstSeenDuringAFloodIsWrittenOnceItStayed(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", ConnectionLinesRate: 0.001, ConnectionLinesBurst: 2, Clock: clk,
+		PingPeriod: 30 * time.Second, PongWait: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	h.connect(t, "5:küche", "pw") // the address's budget, spent
+	keller := h.connect(t, "6:keller", "pw")
+	since := h.session(t, "6:keller").connectedSince
+	late := regexp.MustCompile(`level=INFO msg="computer connected" module=trapos-cloud-gateway remote=127\.0\.0\.1:\d+ accountId=local traposId=6:keller ` +
+		`clientVersion="" connectedSince=` + regexp.QuoteMeta(since.Format("2006-01-02T15:04:05.000Z07:00")) + ` late=true\n`)
+	require.NotContains(t, h.logs.String(), "traposId=6:keller", "left out as it said hello")
+
+	armed := clk.Armed() // the two sessions' liveness timers
+	tick := func() {     // a ping period: each session's timer fires and is set again
+		clk.Advance(30 * time.Second)
+		require.Eventually(t, func() bool { return clk.Armed() >= armed }, waitLimit, testkit.Poll, "the timers set again")
+	}
+	tick() // not a minute yet
+	assert.NotContains(t, h.logs.String(), "traposId=6:keller")
+	tick()
+	require.Regexp(t, late, h.logs.String(), "written once it stayed a minute")
+	tick()
+	assert.Len(t, late.FindAllString(h.logs.String(), -1), 1, "once")
+	assert.Equal(t, 1, strings.Count(h.logs.String(), `traposId=5:küche`), "5:küche's line was written: nothing late")
+
+	require.NoError(t, keller.conn.Close())
+	require.Eventually(t, func() bool {
+		return regexp.MustCompile(`msg="computer disconnected" [^\n]* traposId=6:keller `).MatchString(h.logs.String())
+	}, waitLimit, testkit.Poll, "its disconnect line, paid by its connect line")
+}
+
 // TestAComputerWithItsOwnBudgetIsBounded: the lines a computer writes past its address's
 // budget are its own budget's, which a loop saying hello under that id again and again
 // spends like any other: it does not write a line a hello.

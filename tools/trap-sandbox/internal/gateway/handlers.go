@@ -500,6 +500,8 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if s.connectLineAllowed() {
 		s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
 		s.noteClientVersion(key, clientVersion)
+	} else {
+		s.connectLeftOut.Store(true)
 	}
 	if s.loopbackOnAPIPort && s.gw.cfg.LoopbackAPI && s.gw.cohostWarned.CompareAndSwap(false, true) {
 		if s.gw.cfg.ComputersPort {

@@ -166,6 +166,7 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 	}
 	if !now.Before(c.ping) {
 		c.ping = now.Add(cfg.PingPeriod)
+		s.lateConnectLine(now)
 		return s.conn.WriteControl(websocket.PingMessage, nil, s.realNow().Add(cfg.WriteTimeout))
 	}
 	return nil

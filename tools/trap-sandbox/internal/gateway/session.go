@@ -69,6 +69,9 @@ type Session struct {
 	// (replaced, disconnected) are written too, whatever its address's budget holds
 	// (connlines.go).
 	connectLogged atomic.Bool
+	// connectLeftOut is set when the computer's connect line was left out at its hello, until
+	// its ping's tick has tried it again, late (lateConnectLine).
+	connectLeftOut atomic.Bool
 	// otherHellos counts the hellos on the registered socket that sameHelloAgain did not
 	// answer (another secret or traposId), up to maxOtherHellosOnASocket; the reader's alone.
 	otherHellos uint8
