@@ -1876,6 +1876,25 @@ func TestInstallerLinesFitAPocketComputer(t *testing.T) {
 	assert.Contains(t, rows, strings.Repeat("*", len(typed)), strings.Join(rows, "\n"))
 }
 
+// TestCouldNotWriteBreaksAtAPathsSlashesOnAPocketComputer: a file the installer cannot write
+// (here its place beside the file is a directory of the player's) is named in a line that a
+// pocket computer's 26 columns broke mid-name ("Could not write /apis/libs" / "andboxsettings
+// .lua: /apis/"). Each path breaks before a "/", as a URL does, and nothing is installed.
+func TestCouldNotWriteBreaksAtAPathsSlashesOnAPocketComputer(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "apis", "libsandboxsettings.lua.new"), 0o755))
+	rows := pocketSession(ctx, t, dir, "wget run "+g.URL("/trapos/install")+" "+installPassword+" --no-questions")
+	at := slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "Could not write") })
+	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
+	require.Greater(t, len(rows), at+6, strings.Join(rows, "\n"))
+	assert.Equal(t, []string{"Could not write /apis", "/libsandboxsettings.lua:", "/apis", "/libsandboxsettings.lua",
+		".new: Cannot write to", "directory", "Fix that, then run the"}, rows[at:at+7], strings.Join(rows, "\n"))
+	assert.Contains(t, rows, "Nothing was installed.", strings.Join(rows, "\n"))
+	assert.Equal(t, []string{"apis", "apis/libsandboxsettings.lua.new"}, diskFiles(t, dir))
+}
+
 // urlOnRows is url as rows shows it last: the part on each row, from the last row where it
 // begins (nil when no row holds its beginning). (Above the installer's lines, CC's wget shows
 // the install URL as CC breaks it: "Connecting to http://127.0" / ".0.1:…".)

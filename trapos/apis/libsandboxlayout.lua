@@ -1,5 +1,5 @@
 -- libsandboxlayout: text laid out for a CC screen, where CC's own write would cut a word a
--- player must read whole: a URL longer than a row, and a command in a sentence (`sandbox
+-- player must read whole: a URL or a path longer than a row, and a command in a sentence (`sandbox
 -- setup`, `set shell.allow_startup`) (fitLongWords); the rows it takes (printedRows); and the
 -- room a typed answer needs after its question (roomToAnswer).
 --
@@ -17,6 +17,12 @@ local expect = require('cc.expect').expect;
 -- end only when neither does.
 local URL_BREAK = "[/?#&=:]";
 local HOST_BREAK = "%.";
+-- Where a path too long for a row breaks (a word with a "/" that is no URL: "Could not write
+-- /apis/libsandboxsettings.lua: ..." on a pocket computer's 26 columns, which CC cut as
+-- "/apis/libs" / "andboxsettings.lua:"): before a "/", so that each row after the first begins
+-- with one and reads as the rest of the path; before a "." of a name longer than the row.
+local PATH_BREAK = "/";
+local NAME_BREAK = "%.";
 
 -- The words after "sandbox" that make it a command to type ("Fix it with: sandbox setup"):
 -- CC would break the sentence between the two ("... with: sandbox" / "link"), and a player
@@ -62,18 +68,23 @@ end
 -- The rows of url, longer than a row of width columns, when room columns are left on the row
 -- it would start on (0 when that row is empty): its first part stays there when it fits whole
 -- up to a URL_BREAK (the scheme and host not cut: "url: ws://127.0.0.1:4444" / "/trapos/ws"),
--- else the URL starts a row of its own; then each row holds as much as fits (urlBreak).
--- Returns the rows and whether the first goes on the row begun.
-local function urlRows(url, width, room)
+-- else the URL starts a row of its own; then each row holds as much as fits (urlBreak). A path
+-- (isPath) is laid out the same way, by PATH_BREAK and NAME_BREAK. Returns the rows and
+-- whether the first goes on the row begun.
+local function urlRows(url, width, room, path)
   -- a bracket or quote may come before the scheme: "(ws:" / "//…" would read as two words
   local scheme = #(url:match("^[%(%[<\"']*%a[%w+.-]*://") or "");
+  local breaks, fallback = URL_BREAK, HOST_BREAK;
+  if path then
+    breaks, fallback = PATH_BREAK, NAME_BREAK;
+  end
   local rows, start, continued = {}, 1, false;
-  local cut = room > 0 and urlBreak(url, 1, room, scheme, URL_BREAK) or nil;
+  local cut = room > 0 and urlBreak(url, 1, room, scheme, breaks) or nil;
   if cut ~= nil then
     rows[1], start, continued = url:sub(1, cut - 1), cut, true;
   end
   while #url - start + 1 > width do
-    cut = urlBreak(url, start, width, scheme, URL_BREAK) or urlBreak(url, start, width, scheme, HOST_BREAK)
+    cut = urlBreak(url, start, width, scheme, breaks) or urlBreak(url, start, width, scheme, fallback)
       or start + width;
     rows[#rows + 1] = url:sub(start, cut - 1);
     start = cut;
@@ -82,15 +93,21 @@ local function urlRows(url, width, room)
   return rows, continued;
 end
 
+-- Whether word is a path (a "/" in it, no "://"), which urlRows breaks by PATH_BREAK.
+local function isPath(word)
+  return word:find("/", 1, true) ~= nil and not word:find("://", 1, true);
+end
+
 -- text as CC's write lays it out on a screen width columns wide, starting at column x (1 by
--- default), except for a URL longer than a row (ws://192.168.100.200:4444/trapos/ws on a
+-- default), except for a URL or a path longer than a row (ws://192.168.100.200:4444/trapos/ws on a
 -- pocket computer's 26 columns). CC writes such a word from the cursor on and breaks it at
 -- the row's end wherever that falls ("url: ws://192.168.100.200:44" / "44/trapos/ws"): a
 -- player cannot tell which part is what, nor type it back. Here it breaks only before its
 -- separators (urlRows): its first part, scheme and host whole, on the row begun when it fits
 -- there, else on a row of its own ("ws://192.168.100.200:4444" / "/trapos/ws"); each row is
--- read, and typed, as it is, the rows run together without a space. Other long words (what a
--- broken gateway sent) are CC's to break. A command "sandbox <word>" (commandAt) that would
+-- read, and typed, as it is, the rows run together without a space. A path longer than a row
+-- breaks the same way, before its "/" (isPath). Other long words (what a broken gateway sent)
+-- are CC's to break. A command "sandbox <word>" (commandAt) that would
 -- end one row and begin the next starts the next whole. Returns text with the line breaks put
 -- in (text itself when it needs none).
 local function fitLongWords(text, width, x)
@@ -110,7 +127,7 @@ local function fitLongWords(text, width, x)
       x = 1;
     elseif space ~= nil then
       x = x + #space;
-    elseif #word <= width or not word:find("://", 1, true) then
+    elseif #word <= width or not (word:find("://", 1, true) or isPath(word)) then
       local command = commandAt(text, at - #piece);
       if command ~= nil and x > 1 and x + #word - 1 <= width and x + command - 1 > width and command <= width then
         if out[#out] ~= nil and out[#out]:find("^[ \t]+$") then
@@ -127,7 +144,7 @@ local function fitLongWords(text, width, x)
         x = x + #word;
       end
     else
-      local rows, continued = urlRows(word, width, x > 1 and math.max(width - x + 1, 0) or 0);
+      local rows, continued = urlRows(word, width, x > 1 and math.max(width - x + 1, 0) or 0, isPath(word));
       piece = table.concat(rows, "\n");
       if x > 1 and not continued then
         if out[#out] ~= nil and out[#out]:find("^[ \t]+$") then

@@ -490,6 +490,28 @@ describe("libsandbox", function()
         :same({ "said: " .. string.rep("x", 20), string.rep("x", 10) .. " at", "ws://192.168.100.200:4444", "/trapos/ws" });
     end);
 
+    it("breaks a path longer than a row before a /, else before a .", function()
+      -- CC alone: "Could not write /apis/libs" / "andboxsettings.lua: ...", the name cut in two.
+      expect(rowsOf("Could not write /apis/libsandboxsettings.lua: Out of space", 26))
+        :same({ "Could not write /apis/libs", "andboxsettings.lua: Out of", "space" });
+      local cases = {
+        -- its first part fits the row begun: it stays there
+        { "Could not write /apis/libsandboxsettings.lua: Out of space", 26,
+          { "Could not write /apis", "/libsandboxsettings.lua:", "Out of space" } },
+        -- it does not: the path starts a row of its own; a part longer than a row breaks before a "."
+        { "Could not write /apis/libsandboxsettings.lua: /apis/libsandboxsettings.lua.new: Cannot write to directory", 26,
+          { "Could not write /apis", "/libsandboxsettings.lua:", "/apis", "/libsandboxsettings.lua", ".new: Cannot write to", "directory" } },
+        -- a relative one, in brackets; one without a break is cut at the row's end, as a URL is
+        { "moved (startup/a-server-with-a-long-name.lua)", 26, { "moved (startup", "/a-server-with-a-long-name", ".lua)" } },
+        { "at /" .. string.rep("x", 30), 26, { "at", "/" .. string.rep("x", 25), string.rep("x", 5) } },
+      };
+      for _, case in ipairs(cases) do
+        local fitted = lib.fitLongWords(case[1], case[2]);
+        expect(rowsOf(fitted, case[2])):same(case[3]);
+        expect((fitted:gsub("%s", ""))):eq((case[1]:gsub("%s", "")));
+      end
+    end);
+
     it("keeps a sandbox command in a sentence on one row", function()
       -- CC alone: "... then link this computer with: sandbox" / "link", and a player who types
       -- the row's end runs sandbox alone.
