@@ -701,10 +701,6 @@ func (f *FS) move(src, dst string) error {
 	}
 	ms, local, _ := f.resolve(src)
 	md, dlocal, _ := f.resolve(dst)
-	if local == "" {
-		// A mount point cannot be moved away from inside the computer.
-		return pathErr(src, msgAccessDenied)
-	}
 	// Fast path: the whole source lives in the upper layer of the same mount.
 	if ms == md && ms.upperStat(local).exists && !ms.lowerStat(local).exists {
 		if err := md.prepareParents(dst, dlocal); err != nil {
@@ -715,6 +711,8 @@ func (f *FS) move(src, dst string) error {
 		}
 		return nil
 	}
+	// As CC's FileSystem.move across mounts: copy, then delete, which refuses a mount point
+	// (a disk moved away leaves its copy, and stays).
 	if err := f.copyTree(src, dst); err != nil {
 		return err
 	}

@@ -727,6 +727,10 @@ func TestGoHelpersAndMapFSMount(t *testing.T) {
 	assert.Equal(t, "s", string(data))
 	assert.Equal(t, []string{"disk", "false", "125000"}, strs(c.eval(t, `return fs.getDrive("disk"), fs.isReadOnly("disk/saved"), fs.getCapacity("disk")`)))
 	assert.Equal(t, "/disk: Access denied", c.evalErr(t, `fs.delete("disk")`))
+	// A mount point moved is copied, then refused its delete, as CC's FileSystem.move copies
+	// across mounts before it deletes: the copy stays, and so does the disk.
+	assert.Equal(t, "/disk: Access denied", c.evalErr(t, `fs.move("disk", "backup")`))
+	assert.Equal(t, []string{"true", "true"}, strs(c.eval(t, `return fs.exists("backup/saved"), fs.exists("disk/saved")`)))
 	// Moving across mounts copies and deletes.
 	c.eval(t, `fs.move("disk/saved", "fromdisk")`)
 	_, err = os.Stat(filepath.Join(disk, "saved"))
