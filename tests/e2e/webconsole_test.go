@@ -910,6 +910,30 @@ func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
 	until(t, "the screen no longer greyed", `!document.getElementById("viewer").classList.contains("stale")`)
 }
 
+// TestTheWebConsoleWaitsForAComputerAfterARestartWithoutAskingThePlayerTo: in a gateway's first
+// minute, a computer not connected yet was answered with the words the gateway gives a caller
+// that asks once (the CLI, a script): "…after a restart they reconnect within about 6 s (…), so
+// ask again then; …". The page asks again by itself, every 2 s, and says it waits: the player
+// was told to do what the page does, and reloaded it. The page leaves that instruction out, and
+// keeps the rest (how long, and the fix in game if none comes back).
+func TestTheWebConsoleWaitsForAComputerAfterARestartWithoutAskingThePlayerTo(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-firstminute-6d1f"
+	before := time.Now() // the gateway starts after it: a minute since is at least its first
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	page, until := consolePage(ctx, t)
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche", token)
+	until(t, "the answer", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+	status, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	if time.Since(before) < time.Minute { // the gateway's first minute: its hint for a restart
+		assert.Regexp(t, `^not_connected: computer 5:küche is not connected; no computer has connected since the gateway started \d+s ago: `+
+			`after a restart they reconnect within about 6 s \(a minute at most after restarts close together\); `+
+			`if none does, run sandbox status on it in game to see why \(waiting for it to come back\)$`, status)
+	}
+	assert.NotContains(t, status, "ask again", "the page asks again itself")
+}
+
 // TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway: the view of a computer whose gateway
 // stopped still shows its last screen, and the person may go on typing on it. Those keys, a
 // paste and Terminate go nowhere and leave the status saying why (the gateway's words, then

@@ -74,7 +74,11 @@ const (
 	// back seconds later.
 	sinceStartHint          = "; no computer has connected since the gateway started %s ago" + askAgainFix
 	sinceStartOfAccountHint = "; no computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)" + askAgainFix
-	askAgainFix             = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so ask again then; if none does, run sandbox status on it in game to see why"
+	askAgainFix             = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together)" + AskAgainThen + "; if none does, run sandbox status on it in game to see why"
+	// AskAgainThen tells a caller that asks once to ask again after the reconnect (the web
+	// console, which asks again by itself and says it waits, leaves it out: webconsole's
+	// askAgainElsewhere).
+	AskAgainThen = ", so ask again then"
 	// ofAccountHint goes before ListedHint for a caller whose token reaches one account's
 	// computers (%s): an agent given a computer of another account was told only that it is
 	// not connected, and told its person so. It says nothing of other accounts' computers.

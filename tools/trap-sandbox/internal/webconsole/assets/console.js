@@ -742,8 +742,14 @@ const gatewayStopping = "the gateway is shutting down";
 const listedElsewhere = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)";
 const listedHere = "; Back to the list (below) shows the connected ones";
 
+// askAgainElsewhere is the gateway's word, in its first minute, to a caller that asks once
+// (computer.AskAgainThen, which a test of the package holds it to): the page asks again by
+// itself and says it waits, so inBrowser leaves it out (the player reloaded the page for it).
+const askAgainElsewhere = ", so ask again then";
+
 // inBrowser is the gateway's message as a person in this page acts on it.
 function inBrowser(message) {
+  message = message.replace(askAgainElsewhere + ";", ";");
   return message.endsWith(listedElsewhere) ? message.slice(0, -listedElsewhere.length) + listedHere : message;
 }
 
