@@ -1204,16 +1204,21 @@ local function fail(message)
   error(libsandbox.fitLongWords(message, (term.getSize())), 0);
 end
 
+-- Makes a daemon waiting to reconnect try now, and waits for that try's outcome (or, right
+-- after boot, for the connection under way), as `sandbox health` does: typed right after the
+-- gateway's restart, a question said "nothing answers" until the daemon's timer tried. Returns
+-- the daemon's status, nil when it does not run.
+local function reachGateway()
+  libsandbox.retryNow();
+  return libsandbox.awaitConnection();
+end
+
 -- Fails at once with the fix when the daemon cannot carry the question.
 local function checkDaemon()
   if libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)) == nil then
     fail(MSG_URL_NOT_SET);
   end
-  -- Right after boot the daemon may still be connecting: give it the time `sandbox health` does.
-  -- One waiting to reconnect tries now, as for `sandbox health`: typed right after the
-  -- gateway's restart, ai said "nothing answers" until the daemon's timer tried.
-  libsandbox.retryNow();
-  if libsandbox.awaitConnection() == nil then
+  if reachGateway() == nil then
     fail(libsandbox.noDaemon());
   end
   warnOldSettings();
@@ -1273,6 +1278,9 @@ local function conversation()
         history[#history + 1] = line;
       end
       screen.seen();
+      -- Each question as the first: a gateway that restarted while the prompt waited is back
+      -- (a daemon that backs off waits up to a minute), and a daemon that stopped says so.
+      reachGateway();
       local failure = turn(line);
       if failure ~= nil then
         screen.line(failure, "red");

@@ -25,7 +25,8 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- Runs the program with args on a width x height window. opts.polls: the ai.poll replies in
 -- turn (a list of events, or {err = {code, message}}, or TERMINATE, or a function of the
 -- screen's rows returning one of those); opts.replies[type]: the
--- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
+-- answer to other types ({ok, payload, err}, or a function of the record returning one);
+-- opts.typed: read()'s lines; opts.settings;
 -- opts.terminateAtPause: the "Press any key" (1 for the first) the player answers with Ctrl-T;
 -- opts.pressedAtPause[n]: what the computer gets at the nth instead of a space's key, in
 -- order: {event, key} or "terminate";
@@ -135,6 +136,9 @@ local function run(args, opts)
           record.turns = record.turns + 1;
         end
         local answer = (opts.replies or {})[msgType] or { true, msgType == "ai.ask" and { turnId = "t" .. record.turns } or {} };
+        if type(answer) == "function" then
+          answer = answer(record);
+        end
         if answer ~= NO_REPLY then
           realQueue(lib.EVENT_REPLY, params[1], answer[1], answer[2], answer[3]);
         end
@@ -1815,6 +1819,35 @@ describe("ai command", function()
       expect(record.retries):eq(1);
       expect(record.retriedAfter):eq(0); -- before its first look at the daemon
       expect(rows[1]):eq("Hello");
+    end);
+
+    it("makes a daemon waiting to reconnect try now before each question of a conversation", function()
+      -- the gateway restarted while the conversation waited at its prompt: the next question
+      -- said "Not connected to the gateway: nothing answers at ...: start the gateway there,
+      -- or fix the address or port (sandbox setup); the daemon retries in 2 s" while the
+      -- gateway was back, until the daemon's own timer tried (up to a minute, backing off)
+      stub(os, "startTimer", function() local id = 817000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local connected = { url = URL, state = "connected", connected = true };
+      local waiting = { url = URL, state = "waiting", lastError = "Could not connect", retryInMs = 30000 };
+      local ok, err, rows, record = run({}, {
+        width = 51, height = 12,
+        typed = { "first", "second" },
+        -- connected for the conversation's start and its first question (a try now before
+        -- each); lost while the prompt waited; back once asked to try now a third time
+        statuses = { function(r) return (r.turns == 0 or r.retries >= 3) and connected or waiting; end },
+        replies = { ["ai.ask"] = function(r)
+          if r.retries < 3 and r.turns > 1 then
+            return { false, nil, { code = "not_connected", message = "Could not connect" } };
+          end
+          return { true, { turnId = "t" .. r.turns } };
+        end },
+        polls = { { text(1, "One"), done(2) }, { text(1, "Two"), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[3]):eq("One");
+      expect(rows[4]):eq("ai> second");
+      expect(rows[5]):eq("Two");
+      expect(record.retries):eq(3);
     end);
 
     it("says the gateway lost a turn it no longer knows, in one line of a computer", function()
