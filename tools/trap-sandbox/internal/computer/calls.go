@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -488,12 +489,38 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 	if err != nil {
 		return err
 	}
-	err = c.call(ctx, traposID, protocol.TypeFSMove, map[string]any{"from": wireFrom, "to": wireTo}, bound(timeout, DefaultTimeout), nil)
+	// timeout bounds the move and, when it is refused, the look at what is at to.
+	ctx, cancel := context.WithTimeout(ctx, bound(timeout, DefaultTimeout))
+	defer cancel()
+	err = c.call(ctx, traposID, protocol.TypeFSMove, map[string]any{"from": wireFrom, "to": wireTo}, remaining(ctx), nil)
 	fix := "move it outside /rom"
 	if InROM(from) {
 		fix = romMoveFix
 	}
-	return romExplained(fileInTheWayExplained(movePathNamed(err, from, to), to), fix, from, to)
+	err = romExplained(fileInTheWayExplained(movePathNamed(err, from, to), to), fix, from, to)
+	return c.intoDirectoryExplained(ctx, traposID, err, from, to)
+}
+
+// intoDirectoryExplained is a move's err with what to do after CC's "File exists" when to is
+// a directory: a move names the new path itself, but mv moves into a directory, and an agent
+// that moved /door.lua to /programs read only "/programs: File exists", of a directory. It
+// looks at what to names (one fs.list) only once the move was refused so; a look that fails
+// leaves err as it was.
+func (c *Client) intoDirectoryExplained(ctx context.Context, traposID string, err error, from, to string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError || !strings.HasSuffix(pe.Message, ": File exists") {
+		return err
+	}
+	if _, said, _ := pe.Said(); said != "File exists" { // CC's move's own refusal, which names no path
+		return err
+	}
+	kind, lookErr := c.kindOf(ctx, traposID, to, remaining(ctx))
+	if lookErr != nil || kind != kindDirectory {
+		return err
+	}
+	dir := strings.TrimSuffix(cctext.StoredPath(to), "/")
+	return pe.WithHostWords("", " (a directory: a move names the new path itself, not a directory to move into: to move it into "+
+		cctext.StoredPath(to)+", name its path there, "+dir+"/"+path.Base(cctext.StoredPath(from))+")")
 }
 
 // movePathNamed names the path of fs.move's refusals that CC words without one (its

@@ -1064,6 +1064,37 @@ func TestAChangeOfTheROMSaysWhyItIsRefused(t *testing.T) {
 	assert.Equal(t, "/romance.lua: No such file", pe.Message)
 }
 
+// TestAMoveOntoADirectorySaysToNameThePathInIt: a move names the new path itself, but mv moves
+// into a directory, and an agent that moved /door.lua to /programs read only "/programs: File
+// exists", of a directory: the refusal says what to name. A file there is refused as before,
+// and with no look at it: only a refusal costs the look.
+func TestAMoveOntoADirectorySaysToNameThePathInIt(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "x", "/programs/keep.lua": "y", "/taken.lua": "z"})
+	c := computer.New(d)
+	err := c.Move(t.Context(), "7:", "/door.lua", "/programs", 0)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeFSError, pe.Code)
+	assert.True(t, pe.ByComputer, "still the computer's answer")
+	assert.Equal(t, "/programs: File exists (a directory: a move names the new path itself, not a directory to move into: "+
+		"to move it into /programs, name its path there, /programs/door.lua)", pe.Message)
+	_, said, _ := pe.Said()
+	assert.Equal(t, "File exists", said, "the computer's words are CC's alone")
+	err = c.Move(t.Context(), "7:", "door.lua", "", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/: File exists (a directory: a move names the new path itself, not a directory to move into: "+
+		"to move it into /, name its path there, /door.lua)", pe.Message)
+
+	before := len(d.Types())
+	err = c.Move(t.Context(), "7:", "/door.lua", "/taken.lua", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/taken.lua: File exists", pe.Message, "a file there is refused as CC says it")
+	assert.Equal(t, []string{protocol.TypeFSMove, protocol.TypeFSList}, d.Types()[before:], "the look follows the refusal alone")
+	before = len(d.Types())
+	require.NoError(t, c.Move(t.Context(), "7:", "/door.lua", "/programs/door.lua", 0))
+	assert.Equal(t, []string{protocol.TypeFSMove}, d.Types()[before:], "a move that works asks nothing more")
+}
+
 func TestAMoveRefusalNamesItsPath(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/here.lua": "x", "/\xfcber/taken.lua": "y", "/rom/x.lua": "r"}) // CC bytes: ü is FC
 	c := computer.New(d)
@@ -1085,7 +1116,7 @@ func TestAMoveRefusalNamesItsPath(t *testing.T) {
 	assert.Equal(t, "/gone.lua: No such file", pe.Message)
 	err = c.Move(t.Context(), "7:", "/here.lua", "", 0)
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, "/: File exists", pe.Message)
+	assert.True(t, strings.HasPrefix(pe.Message, "/: File exists ("), pe.Message) // a directory: TestAMoveOntoADirectorySaysToNameThePathInIt
 	err = c.Move(t.Context(), "7:", "/here.lua", "über/./taken.lua", 0)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "/über/taken.lua: File exists", pe.Message)
