@@ -835,27 +835,46 @@ func TestAStoppedMoveLeavesTheProgramWhereCCRunsIt(t *testing.T) {
 	}
 
 	// An upgrade of a computer whose /startup ends with the line an earlier install advised:
-	// stopped mid-move, the next boot runs the program and its line the old daemon; the move
-	// made by the line run again says, as an unstopped one does, that the line is not needed.
-	dir := t.TempDir()
+	// stopped mid-move, the next boot runs the program and its line the old daemon.
 	withLine := door + "shell.run(\"/sandbox-startup.lua\")\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(withLine), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
-	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true, TimeScale: timeScale}
-	out := playerSessionOn(ctx, t, opts, install, "", "") // no to the host's access, no to the move
-	require.Contains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
-	cutOpts := opts
-	cutOpts.Input = computer.LinesOf("cut makeDir", install, "y", "echo never typed")
-	res, out := fakecrafttest.Run(ctx, t, cutOpts)
-	require.NoError(t, res.Err, out)
-	require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
-	out = playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
+	cutUpgrade := func() (string, machine.Options) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(withLine), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
+		opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true, TimeScale: timeScale}
+		out := playerSessionOn(ctx, t, opts, install, "", "") // no to the host's access, no to the move
+		require.Contains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
+		cutOpts := opts
+		cutOpts.Input = computer.LinesOf("cut makeDir", install, "y", "echo never typed")
+		res, out := fakecrafttest.Run(ctx, t, cutOpts)
+		require.NoError(t, res.Err, out)
+		require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
+		return dir, opts
+	}
+	// The move made by the line run again says, as an unstopped one does, that the line is
+	// not needed.
+	dir, opts := cutUpgrade()
+	out := playerSessionOn(ctx, t, opts, install+" --no-questions --move-startup")
 	boot, _, _ := strings.Cut(out, "> ")
 	assert.Contains(t, boot, "door: locked by startup.lua\n", out)
 	assert.Contains(t, unwrapped(out), "Moved /startup.lua to /startup/startup.lua: it runs beside the daemon. To undo: "+
 		"mv startup/startup.lua / Its line that ran the daemon is not needed now, delete it from /startup/startup.lua: "+
 		"shell.run(\"/sandbox-startup.lua\") Run: reboot", out)
 	assert.NotContains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
+
+	// Answered no, the hook goes into /startup/ all the same and the one beside is removed:
+	// the line, which CC then answers "No such program" at every boot, is named to delete,
+	// and deleted as told, the boot runs the program and the daemon without an error.
+	dir, opts = cutUpgrade()
+	out = playerSessionOn(ctx, t, opts, install, "n")
+	assert.Contains(t, unwrapped(out), "The startup hook /sandbox-startup.lua is removed, the daemon starts from /startup/ now: "+
+		"delete its line from /startup.lua: shell.run(\"/sandbox-startup.lua\") Your /startup.lua runs before the daemon", out)
+	assert.NotContains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.lua"), []byte(door), 0o644)) // the line deleted
+	out = playerSessionOn(ctx, t, opts, "sandbox health")
+	assert.Contains(t, out, "door: locked by startup.lua\n", out)
+	assert.NotContains(t, out, "No such program", out)
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
 }
 
 // TestInstallFinishesAStoppedMove: earlier installers moved a /startup file into /startup/

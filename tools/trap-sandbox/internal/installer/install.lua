@@ -931,6 +931,7 @@ local function install(opts)
   end
   local trapos = isTrapOS();
   local droppedHook = nil; -- the last install's hook, removed since TrapOS starts the daemon
+  local removedBeside = false; -- whether the last install's hook beside (HOOK_BESIDE) was removed
   local hookPath, runFrom = nil, nil;
   if not trapos then
     hookPath, runFrom = hookPlace(old);
@@ -1038,6 +1039,7 @@ local function install(opts)
     end
     if old.hook ~= nil and old.hook ~= hookPath and fs.exists(old.hook) then
       fs.delete(old.hook);
+      removedBeside = old.hook == HOOK_BESIDE;
       if trapos then
         droppedHook = old.hook;
       end
@@ -1126,6 +1128,19 @@ local function install(opts)
     -- TrapOS's autostart) among them; the reboot below would start nothing.
     printError("shell.allow_startup is false: CC runs no startup file at boot, so the daemon would not start. "
       .. "Run: set shell.allow_startup true");
+  end
+  if removedBeside then
+    -- A startup file of the player's that still runs the hook beside, gone now (a /startup.lua
+    -- kept at the move's question, one stopped on its way into /startup/): CC answers its line
+    -- "No such program" at every boot. The player's file is never edited: they are told.
+    for _, startup in ipairs({ "/startup.lua", MOVED_STARTUP }) do
+      local told = startup == MOVED_STARTUP and movedStartup ~= nil and hookLine;
+      if not told and fs.exists(startup) and not fs.isDir(startup) and namesHook(startup) then
+        print("The startup hook " .. HOOK_BESIDE .. " is removed, "
+          .. (trapos and "TrapOS starts the daemon" or "the daemon starts from /startup/") .. " now: delete its line from " .. startup .. ":");
+        printHookCall();
+      end
+    end
   end
   local named = {}; -- the names in /startup/ the advice gives, so that no two give the same
   if not trapos and runFrom == nil and fs.exists("/startup.lua") and not fs.isDir("/startup.lua") then
