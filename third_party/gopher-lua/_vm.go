@@ -1078,7 +1078,7 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 		L.reg.Push(op)
 		L.reg.Push(lhs)
 		L.reg.Push(rhs)
-		L.callGoMeta(op, 2)
+		L.Call(2, 1)
 		return L.reg.Pop()
 	}
 	// A string operand is read as the state's ArgNumberReader reads a string argument
@@ -1115,7 +1115,7 @@ func stringConcat(L *LState, total, last int) LValue {
 				L.reg.Push(op)
 				L.reg.Push(lhs)
 				L.reg.Push(rhs)
-				L.callGoMeta(op, 2)
+				L.Call(2, 1)
 				rhs = L.reg.Pop()
 				total--
 				i--
@@ -1163,7 +1163,7 @@ func concatFrom(L *LState, first, last int) (LValue, bool) {
 			L.reg.Push(op)
 			L.reg.Push(lhs)
 			L.reg.Push(rhs)
-			L.callGoMeta(op, 2)
+			L.Call(2, 1)
 			rhs = L.reg.Pop()
 			i--
 			continue
@@ -1227,22 +1227,8 @@ func (ls *LState) callMeta(mm LValue, finish uint8, arg int, nargs int, a, b, c 
 		}, mm, false)
 		return
 	}
-	ls.callGoMeta(mm, nargs)
-	finishOp(ls, finish, arg, base)
-}
-
-// callGoMeta calls mm, a metamethod the loop does not run as a frame of its own (a Go
-// function), pushed with its nargs arguments, for one result; its call and return hooks
-// fire around it (hookCalledFromGo).
-func (ls *LState) callGoMeta(mm LValue, nargs int) {
-	fn, _ := mm.(*LFunction)
-	if ls.hooks != nil && fn != nil {
-		ls.hookCalledFromGo(fn, "call")
-	}
 	ls.Call(nargs, 1)
-	if ls.hooks != nil && fn != nil {
-		ls.hookCalledFromGo(fn, "return")
-	}
+	finishOp(ls, finish, arg, base)
 }
 
 // finishOp finishes the current frame's instruction (the one before Pc) once the frame it
@@ -1388,7 +1374,7 @@ func objectRational(L *LState, lhs, rhs LValue, event string) int {
 		L.reg.Push(m1)
 		L.reg.Push(lhs)
 		L.reg.Push(rhs)
-		L.callGoMeta(m1, 2)
+		L.Call(2, 1)
 		if LVAsBool(L.reg.Pop()) {
 			return 1
 		}

@@ -56,15 +56,12 @@ func (ls *LState) handleError(lv LValue) (result LValue, done bool) {
 		return errorInErrorHandling, true
 	}
 	if fn.IsG {
-		ls.hookCalledFromGo(fn, "call")
 		ls.Push(handler)
 		ls.Push(lv)
 		if err := ls.PCall(1, 1, nil); err != nil {
 			return errorInErrorHandling, true
 		}
-		result := ls.Get(-1)
-		ls.hookCalledFromGo(fn, "return")
-		return result, true
+		return ls.Get(-1), true
 	}
 	base := ls.reg.Top()
 	ls.reg.Push(handler)

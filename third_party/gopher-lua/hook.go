@@ -421,40 +421,6 @@ func (ls *LState) keepsGoTailCaller(cf *callFrame) bool {
 	return p != nil && (!ls.standsIn(p.Fn) || callsBack(p.Fn, p.Pc-1))
 }
 
-// hookCalledFromGo fires event ("call" or "return") of fn, a Go function that Go calls in
-// the VM's stead (a Go metamethod of an instruction, xpcall's Go handler), over a frame of
-// its own as callGoHook's, named by the running instruction (its metamethod's event, the
-// failing one's for a handler): Cobalt calls a Java function through Dispatch, which fires
-// them. The hook runs at once: Go cannot leave a frame of the loop here. A Lua function
-// fires its own; nothing fires while no hook is set or one runs.
-func (ls *LState) hookCalledFromGo(fn *LFunction, event string) {
-	h := ls.hooks
-	if h == nil || ls.inHook || !fn.IsG {
-		return
-	}
-	if event == "call" && h.mask&hookMaskCall == 0 || event == "return" && h.mask&hookMaskReturn == 0 {
-		return
-	}
-	caller := ls.currentFrame
-	base := ls.reg.Top()
-	ls.inHook = true
-	ls.pushCallFrame(callFrame{
-		Fn:         fn,
-		Base:       base,
-		LocalBase:  base,
-		ReturnBase: base,
-		Parent:     caller,
-		hooked:     true,
-	}, fn, false)
-	ls.reg.Push(h.fn)
-	ls.reg.Push(LString(event))
-	ls.Call(1, 0)
-	ls.reg.SetTop(base)
-	ls.stack.Pop()
-	ls.currentFrame = caller
-	ls.inHook = false
-}
-
 // hookGoReturned notes that fn, a Go function called by OP_CALL, returned: its return event
 // fires before the next instruction (callGoHook). A stand-in's own calls fire none, its
 // calls back do (hookStandIn).

@@ -408,29 +408,6 @@ describe("debug.sethook", function()
     }, ","));
   end);
 
-  -- A library function the VM calls as a metamethod, or as xpcall's handler, is called
-  -- through Cobalt 0.9.3's Dispatch too: its call and return fire, the metamethod named by
-  -- its event, the handler by the failing instruction (checked by running this on it).
-  it("sees library functions called as metamethods and as xpcall's handler, as Cobalt", function()
-    local log = {};
-    local t = setmetatable({}, { __index = rawget, __add = rawequal });
-    debug.sethook(function(event)
-      local info = debug.getinfo(2, "nS");
-      log[#log + 1] = ("%s %s %s"):format(event, tostring(info.name), info.what);
-    end, "cr");
-    local _ = t.x;
-    _ = t + 1;
-    xpcall(error, type, "boom");
-    xpcall(function() local n; return n.x; end, type);
-    debug.sethook();
-    expect(table.concat(log, ",")):eq(table.concat({
-      "return sethook C", "call __index C", "return __index C", "call __add C", "return __add C",
-      "call xpcall C", "call nil C", "call nil C", "return nil C", "return xpcall C",
-      "call xpcall C", "call nil Lua", "call __index C", "return __index C", "return xpcall C",
-      "call sethook C",
-    }, ","));
-  end);
-
   it("may yield in a hook of every kind, and the code goes on where it was", function()
     for _, mask in ipairs({ "c", "r", "l", "" }) do
       local events = 0;
