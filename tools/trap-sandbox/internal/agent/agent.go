@@ -653,7 +653,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		busy := s.busy
 		m.mu.Unlock()
 		m.metrics.refused(refusedBusy)
-		if busy.isDone() {
+		if busy.stopping() {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the last answer%s is still stopping: ask in a moment", inSession(name))
 		}
 		if name == DefaultSession {
@@ -888,7 +888,11 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	m.mu.Lock()
 	s := m.sessionLocked(key, pl)
 	if s.busy != nil {
+		busy := s.busy
 		m.mu.Unlock()
+		if busy.stopping() {
+			return nil, protocol.Errorf(protocol.CodeBusy, "the last answer%s is still stopping: reset soon", inSession(name))
+		}
 		if name == DefaultSession {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy here: stop it (Q), then reset")
 		}

@@ -451,6 +451,47 @@ func TestBusyTellsThePlayerHowToStopTheTurn(t *testing.T) {
 	fitsALine(t, message(err))
 }
 
+// TestAStoppedTurnOpencodeHasNotStoppedYetIsNoTurnToStop: the player pressed Q (ai.abort) and
+// read "Stopped: the turn was aborted (Q)", but opencode had not answered the abort yet (it
+// hung: played with opencode 1.18.33 stopped by SIGSTOP, some 30 s). The next question read
+// "the agent is busy here: wait or stop it (Q, Ctrl-T)", a turn the player had just stopped
+// and could not stop again, and ai --reset "stop it (Q), then reset". Both say now that the
+// last answer is still stopping, as they did only once the turn's done event had come.
+func TestAStoppedTurnOpencodeHasNotStoppedYetIsNoTurnToStop(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
+		TurnDeadline: time.Hour}, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	caller := callerOf(from)
+	pl, err := m.placeOf(t.Context(), caller)
+	require.NoError(t, err)
+	m.mu.Lock()
+	s := m.sessionLocked(sessionKey{caller, DefaultSession}, pl)
+	running := newTurn("turn_running", caller, s, context.Background())
+	s.busy = running
+	m.mu.Unlock()
+	message := func(err error) string {
+		t.Helper()
+		var pe *protocol.Error
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, protocol.CodeBusy, pe.Code)
+		return pe.Message
+	}
+	for _, cause := range []error{errAborted, errDeadline, errDisconnected} {
+		running.cancel(cause) // stopped; the turn's goroutine still waits for opencode
+		_, err = m.handleAsk(t.Context(), from, json.RawMessage(`{"prompt":"hi"}`))
+		assert.Equal(t, "the last answer is still stopping: ask in a moment", message(err), "%v", cause)
+		_, err = m.handleReset(t.Context(), from, json.RawMessage(`{}`))
+		assert.Equal(t, "the last answer is still stopping: reset soon", message(err), "%v", cause)
+		fitsALine(t, message(err))
+		running = newTurn("turn_running", caller, s, context.Background())
+		m.mu.Lock()
+		s.busy = running
+		m.mu.Unlock()
+	}
+}
+
 func TestAskValidatesAndRateLimits(t *testing.T) {
 	var logs testkit.SyncBuffer
 	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",

@@ -277,6 +277,15 @@ func (t *turn) isDone() bool {
 	return t.done
 }
 
+// stopping reports whether the turn has ended for its computer (its done event came, or it
+// was stopped: Q or Ctrl-T, its deadline, the computer gone) while its session stays busy
+// until opencode has stopped it: there is nothing left for the player to stop, and a player
+// who had just pressed Q read "wait or stop it (Q, Ctrl-T)" while opencode was slow to answer
+// the abort.
+func (t *turn) stopping() bool {
+	return t.isDone() || t.ctx.Err() != nil
+}
+
 func (t *turn) opencodeSessionID() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
