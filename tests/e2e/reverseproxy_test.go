@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
@@ -447,6 +448,54 @@ type loopbackResolver struct{}
 
 func (loopbackResolver) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
 	return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
+}
+
+// TestACommandThroughNginxSaysTheGatewayBehindItStopped: the web console's part passes
+// GET /trapos/computers to --listen's port, so a command given --url with the public https://
+// name reaches the gateway through nginx. Once the gateway stopped, nginx answered its own
+// 502 page, and the command said the proxy passes none of the host API (the answer to its
+// 404 for the other routes): the wrong fault and the wrong fix. It now says the proxy got no
+// answer from the gateway behind it.
+func TestACommandThroughNginxSaysTheGatewayBehindItStopped(t *testing.T) {
+	nginx := nginxPath(t)
+	ctx := testContext(t)
+	dir := t.TempDir()
+	writeSelfSignedCert(t, dir, "localhost")
+	port := freePort(t)
+	public := fmt.Sprintf("https://localhost:%d", port)
+	apiToken := "host-" + rand.Text()
+	g := harness.Start(t, gatewayBin, harness.Options{Env: []string{"SANDBOX_API_TOKEN=" + apiToken}, Args: []string{
+		"--opencode-url", opencodefake.ClosedPortURL(t), "--computers-listen", "127.0.0.1:0", "--public-url", public}})
+	startNginx(t, nginx, dir, true, map[string]string{
+		exampleListen:     fmt.Sprintf("listen 127.0.0.1:%d ssl;", port),
+		exampleGateway:    g.ComputersAddr(),
+		exampleListenPort: g.Addr,
+		exampleCert:       filepath.Join(dir, "cert.pem"),
+		exampleKey:        filepath.Join(dir, "key.pem"),
+	})
+	computers := func() (string, int) {
+		cmd := exec.CommandContext(ctx, gatewayBin, "computers", "--url", public, "--api-token", apiToken)
+		// The certificate is trusted as fakecraft trusts it (docs/reverse-proxy.md); a
+		// race-built binary otherwise sleeps 1 s at exit.
+		cmd.Env = append(harness.CleanEnv(), "SSL_CERT_FILE="+filepath.Join(dir, "cert.pem"), "GORACE=atexit_sleep_ms=0")
+		out, err := cmd.CombinedOutput()
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return string(out), exitErr.ExitCode()
+		}
+		require.NoError(t, err)
+		return string(out), 0
+	}
+	out, code := computers()
+	require.Equal(t, 0, code, "the console's part passes the list to the gateway: %s", out)
+	assert.Contains(t, out, "no computers connected", "the gateway's own answer, through nginx")
+
+	require.NoError(t, g.Stop())
+	out, code = computers()
+	assert.Equal(t, 1, code, out)
+	assert.Equal(t, "trap-sandbox: list computers: the gateway at "+public+` answered HTTP 502, a reverse proxy's page "502 Bad Gateway": `+
+		"the proxy got no answer from the gateway behind it (stopped, or not at the address the proxy passes to); "+
+		"start the gateway, or see why in the proxy's error log\n", out)
 }
 
 // nginxPath finds nginx: on PATH, or where Debian's package puts it (/usr/sbin, not on a

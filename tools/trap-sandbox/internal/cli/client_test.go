@@ -388,6 +388,44 @@ func TestAReverseProxysPageIsNamedWithWhereTheAPIIs(t *testing.T) {
 	}
 }
 
+// nginxBadGateway is nginx's own 502 page (1.22, Debian): what the reverse proxy of
+// docs/reverse-proxy.md answers, on the web console's routes it passes to --listen's port,
+// when no gateway answers there.
+const nginxBadGateway = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n"
+
+// TestAReverseProxysBadGatewayPageSaysTheGatewayBehindItIsDown: with the web console's part of
+// docs/reverse-proxy.md, nginx passes GET /trapos/computers and the computers' requests to the
+// gateway, and answers its 502 page when the gateway is stopped. The commands said the proxy
+// passes none of the host API, the wrong fault and the wrong fix: the proxy passed the call and
+// got no answer. A 502 or 504 page now says so (an nginx 504 page is "504 Gateway Time-out").
+func TestAReverseProxysBadGatewayPageSaysTheGatewayBehindItIsDown(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		status int
+		page   string
+		title  string
+	}{
+		{http.StatusBadGateway, nginxBadGateway, "502 Bad Gateway"},
+		{http.StatusGatewayTimeout, strings.ReplaceAll(nginxBadGateway, "502 Bad Gateway", "504 Gateway Time-out"), "504 Gateway Time-out"},
+	} {
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(tc.status)
+			_, _ = w.Write([]byte(tc.page))
+		}))
+		shown := "the gateway at " + proxy.URL + " answered HTTP " + fmt.Sprint(tc.status) + `, a reverse proxy's page "` + tc.title + `": ` +
+			"the proxy got no answer from the gateway behind it (stopped, or not at the address the proxy passes to); " +
+			"start the gateway, or see why in the proxy's error log"
+		for _, args := range [][]string{{"computers"}, {"ping", "7:kitchen"}, {"accounts", "list"}} {
+			_, err := runClient(t, append(args, "--url", proxy.URL, "--api-token", "tok")...)
+			require.Error(t, err, args)
+			assert.True(t, strings.HasSuffix(err.Error(), ": "+shown), "%v: %s", args, err)
+			assert.NotContains(t, err.Error(), "passes none of", args)
+		}
+		proxy.Close()
+	}
+}
+
 // TestAPageInLatin1IsNamedByItsTitleToo: a web server's page in ISO-8859-1 (é the byte E9,
 // no UTF-8) before its title was named by bytes after it ("vable</TITLE></"), or panicked the
 // command when there were many: the title was looked for in the page lower-cased, where each

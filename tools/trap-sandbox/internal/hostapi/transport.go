@@ -567,6 +567,14 @@ func (h HTTP) NotTheAPI(status int, body []byte) *protocol.Error {
 		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s has no such route (HTTP 404 page not found): "+
 			"it is older than this trap-sandbox (upgrade the gateway), or --url names another server", ShownURL(h.URL)))
 	}
+	if title, ok := htmlTitle(body); ok && (status == http.StatusBadGateway || status == http.StatusGatewayTimeout) {
+		// A reverse proxy that passed the call on (the web console's routes of
+		// docs/reverse-proxy.md) and got no answer: --url is right, the gateway behind it is
+		// not answering.
+		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d, a reverse proxy's page %q: "+
+			"the proxy got no answer from the gateway behind it (stopped, or not at the address the proxy passes to); "+
+			"start the gateway, or see why in the proxy's error log", ShownURL(h.URL), status, cctext.Clip(cctext.Show(title, false), 80)))
+	}
 	return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %s",
 		ShownURL(h.URL), status, ShownBody(body)))
 }
