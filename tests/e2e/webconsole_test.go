@@ -979,6 +979,37 @@ func TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway(t *testing.T) {
 	assert.NotContains(t, text, "> ls", "nothing typed while the gateway was away reaches the computer")
 }
 
+// TestTheWebConsolesTypeFieldKeepsNothingUnsent: what is typed in the Type field while the
+// gateway is away is not sent (as the keys on the screen are not), and the field no longer
+// shows it: it kept "abc", which the computer never got, as if typed, and what was typed after
+// it once the view was back went on from there (the field "abcid", the computer's line "id").
+// The field shows what the computer got: nothing of it.
+func TestTheWebConsolesTypeFieldKeepsNothingUnsent(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-typeaway-8e2c"
+	g, restart := deskAcrossRestarts(ctx, t, token, "control")
+	page, until := openDesk(ctx, t, g.Addr, token) // a phone's window: the Type field shown
+	until(t, "the prompt", liveAtThePrompt)
+	require.NoError(t, g.Stop())
+	until(t, "the connection lost", `document.getElementById("status").textContent === "The connection to the gateway was lost (waiting for it to come back)"`)
+
+	for _, ch := range []string{"a", "b", "c"} {
+		insertAtTheEnd(t, page, "#type-text", ch)
+	}
+	field, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("type-text").value`))
+	require.NoError(t, err)
+	assert.Equal(t, "", field, "nothing typed in the field reached the computer")
+
+	restart()
+	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
+	insertAtTheEnd(t, page, "#type-text", "id")
+	require.NoError(t, chromedp.Do(page, chromedp.Click(`#touch [data-key="enter"]`)))
+	until(t, "what is typed once the view is back", `document.getElementById("screen-text").textContent.includes("> id\n")`)
+	text, err := chromedp.Run(page, chromedp.Text("#screen-text"))
+	require.NoError(t, err)
+	assert.NotContains(t, text, "abc", "nothing typed while the gateway was away reaches the computer")
+}
+
 // heldProgram prints each press and release of a mouse button it gets, with its button and
 // cell, and each key and key_up but Enter's (the one that started it).
 const heldProgram = `while true do

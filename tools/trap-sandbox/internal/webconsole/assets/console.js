@@ -1746,8 +1746,18 @@ function onTyped(v) {
 // line); typeEvents says what a character sends, of the text as the text rule reads it
 // (ccText). A character typed with Ctrl held goes as Ctrl with its key, typing none; the field
 // starts afresh then. More than typeMax characters
-// to type are not typed, none of them (false): the status says so.
+// to type are not typed, none of them (false): the status says so. Nor is anything typed on
+// a greyed screen (typable; send would drop it): false, v.typed left as the computer has it,
+// so the field is put back to it (it kept what was never sent, as if typed). The on-screen
+// Ctrl held is let go then, as by a key tapped there (tapKey): its release goes.
 function typeLines(v, lines) {
+  if (!typable(v)) {
+    if (v.ctrl) {
+      holdCtrl(v, false);
+      send(keyEvents("leftCtrl", "", true));
+    }
+    return false;
+  }
   lines = lines.map(ccText); // é written decomposed is é, not e and "?"
   const typed = typedCount(v.typed, lines);
   if (typed > typeMax) { // said until the next keys go through, as an answer's words are
