@@ -294,7 +294,7 @@ func TestHostileGatewayCannotWriteTheBootInAnySpelling(t *testing.T) {
 // TestFrameCCRefusesIsNotANoAnswer: a gateway sent a text frame that is not UTF-8. CC drops
 // such a connection by itself and says "Could not connect", its word for any error, and the
 // player read "nothing answers at <host>:<port>: start the gateway there, or fix the address
-// or port", for a gateway that was there at that address. The daemon now says what broke.
+// or port" (its words then), for a gateway that was there at that address. The daemon now says what broke.
 func TestFrameCCRefusesIsNotANoAnswer(t *testing.T) {
 	ctx := testContext(t)
 	h := harness.StartHostileGateway(t)

@@ -125,7 +125,7 @@ func TestSocketDroppedUnderRunningComputer(t *testing.T) {
 // listening at g's address.
 func nothingAnswers(g *harness.Gateway) string {
 	return "Not connected to the gateway: nothing answers at " + g.Addr +
-		": start the gateway there, or fix the address or port (sandbox setup)"
+		": the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup)"
 }
 
 // assertRetryRowsBefore: the screen rows just before out[at] are advice, word-wrapped as print

@@ -289,10 +289,13 @@ local RULES = {
       local low = why:lower();
       return contains(why, "Could not connect") or contains(low, "connection refused");
     end,
+    -- Said to a player, who on a server's gateway cannot start it: "start the gateway there"
+    -- was an order only its operator could follow.
     say = function(_, url)
       local host, port = hostPort(url);
       return "nothing answers at " .. host .. ":" .. portOf(url, port)
-        .. ": start the gateway there, or fix the address or port (sandbox setup)";
+        .. ": the gateway there is not running (its operator starts it), or the address or port is wrong "
+        .. "(sandbox setup)";
     end,
     retry = "; the daemon retries every 5 s",
   },

@@ -1738,7 +1738,7 @@ describe("ai command", function()
         "Not connected to the gateway: the gateway is unreachable. Run: sandbox status" },
       -- CC's message and the daemon's are said as sandbox status says them: they name no fix.
       { "not connected, nothing answering", { code = "not_connected", message = "Could not connect" },
-        "Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s" },
+        "Not connected to the gateway: nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s" },
       { "not connected, the gateway stopped", { code = "not_connected", message = "lost the connection: going away" },
         "Not connected to the gateway: the gateway stopped (going away); the daemon reconnects by itself once it runs again" },
       { "timeout", { code = "timeout", message = "no reply" },
@@ -1923,7 +1923,7 @@ describe("ai command", function()
       local ok, err = run({ "hi" }, { width = 200, statuses = { waiting },
         replies = { ["ai.ask"] = { false, nil, { code = "not_connected", message = "Could not connect" } } } });
       expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in 38 s");
+      expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries in 38 s");
       -- ai alone, before its prompt
       local rows, record;
       waiting.lastError = "lost the connection: Connection closed";
@@ -1959,7 +1959,7 @@ describe("ai command", function()
         },
       });
       expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in 38 s. The answer is lost: ask again once reconnected");
+      expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries in 38 s. The answer is lost: ask again once reconnected");
       expect(rows[1]):eq("Hel");
     end);
 
@@ -2136,7 +2136,7 @@ describe("ai command", function()
       for _, case in ipairs({
         -- The daemon lost the gateway: the prompt opened, and its first question said so.
         { { code = "not_connected", message = "Could not connect" },
-          "Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s" },
+          "Not connected to the gateway: nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s" },
         { { code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" },
           "The agent is off: its operator must set --ai-model" },
         { { code = "unknown_type", message = "no handler for ai.poll" },

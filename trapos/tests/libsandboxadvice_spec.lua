@@ -77,7 +77,7 @@ describe("libsandboxadvice explain", function()
 
   it("names a wss URL's default port as 443, not 80", function()
     expect(advice.explain("Could not connect", "wss://mc.example.org/trapos/ws"))
-      :eq("nothing answers at mc.example.org:443: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
+      :eq("nothing answers at mc.example.org:443: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s");
     expect(advice.explain("Timed out", "wss://mc.example.org/trapos/ws"))
       :str_match("^no answer from mc.example.org:443 ");
     expect(advice.explain("Could not connect", "ws://mc.example.org/trapos/ws"))
@@ -155,7 +155,7 @@ describe("libsandboxadvice explain", function()
   end);
 
   it("explains a refused connection", function()
-    local want = "nothing answers at 192.168.1.20:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s";
+    local want = "nothing answers at 192.168.1.20:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s";
     expect(advice.explain("Could not connect", URL)):eq(want);
     expect(advice.explain("Connection refused", URL)):eq(want);
   end);
@@ -219,7 +219,7 @@ describe("libsandboxadvice explain", function()
     local FLOOD = "closed the connection (4429 too many requests): the gateway had 33 frames waiting here at once, "
       .. "more than the 32 it may have in flight (docs/protocol.md); reconnecting in 60 s";
     for _, case in ipairs({
-      { "Could not connect", "nothing answers at 192.168.1.20:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in 38 s" },
+      { "Could not connect", "nothing answers at 192.168.1.20:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries in 38 s" },
       { "Invalid handshake response getStatus: 503 Service Unavailable", "the server at 192.168.1.20:4444 could not take the connection (503 Service Unavailable): the gateway is full, or down behind a reverse proxy; the daemon retries in 38 s" },
       { "lost the connection: going away", "the gateway stopped (going away); the daemon retries in 38 s" },
       { "lost the connection: Connection closed", "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries in 38 s" },
