@@ -204,7 +204,8 @@ func (s *Session) connectLineAllowed() bool {
 // lateConnectLine writes, at a ping's tick (now), the connect line of a computer whose line
 // was left out at its hello, once its socket has stayed open ownBudgetAfter: it has a budget
 // of its own then (connLines), which a loop saying hello under made-up ids never earns. The
-// line says when it connected (connectedSince) and that it is late. Tried once.
+// line says when it connected (connectedSince) and that it is late, and the older client's
+// line follows it as at a hello (noteClientVersion). Tried once.
 func (s *Session) lateConnectLine(now time.Time) {
 	if !s.connectLeftOut.Load() || now.Sub(s.connectedSince) < ownBudgetAfter || !s.connectLeftOut.CompareAndSwap(true, false) {
 		return
@@ -217,6 +218,7 @@ func (s *Session) lateConnectLine(now time.Time) {
 	s.mu.Unlock()
 	s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion),
 		"connectedSince", s.connectedSince, "late", true)
+	s.noteClientVersion(key, clientVersion) // as after a connect line written at the hello
 }
 
 // endLineAllowed says whether a line of s's ending (replaced, disconnected) may be written:

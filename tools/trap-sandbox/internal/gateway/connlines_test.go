@@ -225,6 +225,28 @@ func TestAComputerFirstSeenDuringAFloodIsWrittenOnceItStayed(t *testing.T) {
 	}, waitLimit, testkit.Poll, "its disconnect line, paid by its connect line")
 }
 
+// TestALateConnectLineSaysTheComputerRunsAnOlderClient: the "computer runs an older client"
+// line follows a computer's connect line, which tells the operator to upgrade it; a computer
+// first seen during a flood, whose connect line is written late, gets it then too, not never.
+func TestALateConnectLineSaysTheComputerRunsAnOlderClient(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", ClientVersion: "0.5.27", ConnectionLinesRate: 0.001, ConnectionLinesBurst: 2, Clock: clk,
+		PingPeriod: 30 * time.Second, PongWait: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	h.connect(t, "5:küche", "pw") // the address's budget, spent
+	h.connect(t, "6:keller", "pw")
+	older := regexp.MustCompile(`msg="computer runs an older client: run the install line on it again to upgrade" [^\n]* traposId=6:keller `)
+	require.NotRegexp(t, older, h.logs.String(), "left out with its connect line")
+
+	armed := clk.Armed()
+	for range 2 { // two ping periods: a minute
+		clk.Advance(30 * time.Second)
+		require.Eventually(t, func() bool { return clk.Armed() >= armed }, waitLimit, testkit.Poll, "the timers set again")
+	}
+	logs := h.logs.String()
+	require.Contains(t, logs, "late=true", "the late connect line")
+	assert.Regexp(t, older, logs, "the older client, said with it")
+}
+
 // TestAComputerWithItsOwnBudgetIsBounded: the lines a computer writes past its address's
 // budget are its own budget's, which a loop saying hello under that id again and again
 // spends like any other: it does not write a line a hello.
