@@ -422,7 +422,8 @@ func (m *Module) checkOpencode(prober Prober) {
 // aiDetail shows the player. The operator's log says when that changes: a WARN with the fix,
 // and a line when opencode has the model again. An opencode that cannot list its models (an
 // older one) is not judged on them; one that gave no answer (a timeout) is asked again at the
-// next probe (known false), the last finding standing meanwhile.
+// next probe (known false): the prober keeps a finding that all is well meanwhile, and drops
+// one that the model is missing (opencode.Prober.SetAgentCheck).
 func (m *Module) checkModel(ctx context.Context) (detail string, known bool) {
 	models, err := m.oc.models(ctx)
 	var apiErr *apiError

@@ -249,7 +249,8 @@ func (p *Prober) Probe(ctx context.Context) Health {
 // otherwise the last word is carried, at no cost. The check runs beside the flight, which does
 // not wait for it while its last word is that nothing is wrong: its word is in the results
 // after it ends (ProbeAgent waits for it). A fault is carried only once checked again (the
-// flight waits). It must return within the probe's timeout.
+// flight waits), and dropped when that check gets no answer. It must return within the
+// probe's timeout.
 func (p *Prober) SetAgentCheck(check AgentCheck) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -304,7 +305,7 @@ func (p *Prober) fly(f *flight) {
 			// A fault is said only as the check says it again: its operator may have fixed it
 			// since (opencode restarted with the model's key, between two probes), and the
 			// player reads the old word as "tell the operator" (ai alone refused to open). The
-			// check is bounded by the probe's timeout; one that gets no answer leaves the word.
+			// check is bounded by the probe's timeout; one that gets no answer drops the fault.
 			p.mu.Unlock()
 			<-running
 			p.mu.Lock()
@@ -320,7 +321,8 @@ func (p *Prober) fly(f *flight) {
 
 // runAgentCheck runs check once, beside the flights, and keeps its word: for the next flights,
 // and in the last result (Recent) while that found opencode healthy and none found it down
-// since the check began.
+// since the check began. A check that gets no answer keeps a word that all is well, and
+// drops a fault (unknown again).
 func (p *Prober) runAgentCheck(check AgentCheck, epoch uint64, done chan struct{}) {
 	defer p.inflight.Done()
 	ctx, cancel := context.WithTimeout(p.base, p.timeout)
@@ -328,10 +330,19 @@ func (p *Prober) runAgentCheck(check AgentCheck, epoch uint64, done chan struct{
 	cancel()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if known && epoch == p.agentEpoch {
-		p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.now()
+	if epoch == p.agentEpoch {
+		switch {
+		case known:
+			p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.now()
+		case p.agentDetail != "":
+			// A fault the check could not confirm is not said: a restarted opencode took 6 s
+			// to list its providers the first time, past the check's 5 s, and the fault its
+			// operator had fixed with that restart stood (ai refused questions with it). The
+			// next probe asks again.
+			p.agentDetail, p.agentChecked = "", false
+		}
 		if p.last.OK {
-			p.last.AIDetail = detail
+			p.last.AIDetail = p.agentDetail
 		}
 	}
 	p.agentRunning = nil
