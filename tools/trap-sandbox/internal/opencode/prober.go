@@ -217,7 +217,8 @@ func shown(u url.URL) string {
 }
 
 // Probe checks opencode once, or joins a probe already running. It returns when the probe is
-// done (within the configured timeout) or when ctx ends, whichever is first.
+// done or when ctx ends, whichever is first: within the configured timeout, or twice it while
+// the agent's check last found a fault, which the flight waits to hear again (fly).
 func (p *Prober) Probe(ctx context.Context) Health {
 	p.mu.Lock()
 	if p.closed {
