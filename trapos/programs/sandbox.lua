@@ -764,6 +764,24 @@ local function saveAnswers(answers)
   end
 end
 
+-- Calls fn (one of setup's questions) and returns what it returns; a Ctrl-T there (CC's
+-- terminate, raised as "Terminated") ends setup saying that nothing changed, as it has not:
+-- every answer is saved only after the last question. CC's bare "Terminated" left a player
+-- who had typed a new password unsure whether it was kept.
+local function answering(fn, ...)
+  local result = table.pack(pcall(fn, ...));
+  if not result[1] then
+    if result[2] == "Terminated" then
+      if term.getCursorPos() > 1 then
+        print(); -- after the question's prompt, on a row of its own
+      end
+      fail("Terminated: nothing changed.");
+    end
+    error(result[2], 0);
+  end
+  return table.unpack(result, 2, result.n);
+end
+
 local function setup(urlArg)
   -- An option is never a URL: saving "--help" as sandbox.url would break a working setup.
   -- (Any other word starting with "-" is refused before: refuseUnknownOptions.)
@@ -775,7 +793,7 @@ local function setup(urlArg)
   local url = urlArg;
   if url == nil then
     print("Gateway URL, e.g. ws://192.168.1.20:4444");
-    url = ask("[" .. tostring(current or "none") .. "]: ", nil, libsandbox.URL_ROOM);
+    url = answering(ask, "[" .. tostring(current or "none") .. "]: ", nil, libsandbox.URL_ROOM);
     if url:match("^%s*$") then
       url = current;
     end
@@ -819,8 +837,8 @@ local function setup(urlArg)
     files = libsandbox.filesShown(), exec = libsandbox.execShown(), screen = libsandbox.screenShown(),
     confirm = libsandbox.aiConfirmShown(),
   };
-  local password = askPassword();
-  local files, exec, screen, confirm = askAccess();
+  local password = answering(askPassword);
+  local files, exec, screen, confirm = answering(askAccess);
   saveAnswers({
     { libsandbox.SETTING_URL, url, libsandbox.normaliseUrl(url) ~= was.url },
     { libsandbox.SETTING_PASSWORD, password, password ~= was.password },

@@ -867,6 +867,32 @@ describe("sandbox command", function()
       expect(lines[2]):eq("What may the gateway's host do here?");
     end);
 
+    it("says a Ctrl-T at any question changed nothing, and saves nothing", function()
+      -- CC's bare "Terminated" left a player who had typed a new password unsure whether it
+      -- was saved (the installer says "Terminated: nothing was installed.").
+      local terminate = function() error("Terminated", 0); end;
+      for at = 1, 6 do
+        local typed = { "ws://10.0.0.9:4444", "new", "write", "yes", "view", "no" };
+        typed[at] = terminate;
+        local values = { ["sandbox.url"] = URL, ["sandbox.password"] = "old" };
+        local ok, err, _, record = run({ "setup" }, {
+          settings = values, typed = typed, status = connectedStatus(), reply = healthy,
+        });
+        expect(ok):eq(false);
+        expect(err):eq("Terminated: nothing changed.");
+        expect(record.saved):eq(0);
+        expect(record.reconnects):eq(0);
+        expect(values):same({ ["sandbox.url"] = URL, ["sandbox.password"] = "old" });
+      end
+      -- on a row of its own, not after the question's prompt, where the Ctrl-T left the cursor
+      local ok, err, lines = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL }, cursorX = 20, typed = { "", "", terminate }, status = connectedStatus(),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Terminated: nothing changed.");
+      expect(lines[#lines]):eq("");
+    end);
+
     it("replaces the password with the one typed", function()
       local ok, err, _, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "old" },
