@@ -37,59 +37,77 @@ const cleanupTimeout = DefaultTimeout
 // maxRereads times, so a read never splices an old file and the new one written meanwhile.
 // timeout bounds the whole read (0: TransferTimeout).
 func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, timeout time.Duration) ([]byte, error) {
+	data, _, err := c.read(ctx, traposID, path, 0, -1, limit, timeout)
+	return data, err
+}
+
+// ReadPart reads at most length bytes of the file at path from offset (0 the first byte), as
+// Read reads a whole file, and the whole file's size: a part of a file of any size, so that
+// a file too long for the caller (an agent's client cuts a tool's result past some 50 KB) is
+// read a part at a time. A part past the file's end is empty.
+func (c *Client) ReadPart(ctx context.Context, traposID, path string, offset, length int64, timeout time.Duration) ([]byte, int64, error) {
+	return c.read(ctx, traposID, path, offset, length, length, timeout)
+}
+
+// read is Read (length < 0: to the file's end, which must hold no more than limit bytes) and
+// ReadPart (length bytes at most from offset); size is the whole file's.
+func (c *Client) read(ctx context.Context, traposID, path string, offset, length, limit int64, timeout time.Duration) (data []byte, size int64, err error) {
 	wire, err := cctext.PathWire(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
 	defer cancel()
-	var data []byte
 	var first readAnswer // the first chunk's size and stamp, which every later chunk must have
 	for rereads := 0; ; {
 		var ans readAnswer
-		payload := map[string]any{"path": wire, "offset": len(data), "length": ChunkBytes, "stamp": true}
+		ask := int64(ChunkBytes)
+		if length >= 0 {
+			ask = min(ask, length-int64(len(data)))
+		}
+		payload := map[string]any{"path": wire, "offset": offset + int64(len(data)), "length": ask, "stamp": true}
 		if len(data) > 0 || rereads > 0 {
 			if err := c.StillAdmitted(ctx); err != nil {
-				return nil, stopped(err, "the read of %s on %s stopped before its end", path, traposID)
+				return nil, 0, stopped(err, "the read of %s on %s stopped before its end", path, traposID)
 			}
 		}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
 			if len(data) == 0 && rereads == 0 {
-				return nil, goneDuring(err, traposID, false, "the read of %s: read it again once it is back", path)
+				return nil, 0, goneDuring(err, traposID, false, "the read of %s: read it again once it is back", path)
 			}
 			err = timedOutDuring(err, "the read of %s stopped at %d of its %d bytes", path, len(data), first.Size)
-			return nil, goneDuring(err, traposID, true, "the read of %s (%d of its %d bytes read): read it again once it is back", path, len(data), first.Size)
+			return nil, 0, goneDuring(err, traposID, true, "the read of %s (%d of its %d bytes read): read it again once it is back", path, len(data), first.Size)
 		}
 		if len(data) == 0 {
 			first = ans
 		} else if ans.Size != first.Size || !ans.sameStamp(first) {
 			if rereads == maxRereads {
-				return nil, protocol.Errorf(protocol.CodeFSError, "%s kept changing while it was read (%d times: something on the computer is writing it): "+
+				return nil, 0, protocol.Errorf(protocol.CodeFSError, "%s kept changing while it was read (%d times: something on the computer is writing it): "+
 					"read it again once that is done", path, maxRereads+1)
 			}
 			rereads++
 			data = data[:0]
 			continue
 		}
-		if ans.Size > limit {
-			return nil, tooBig(path, ans.Size, limit)
+		if length < 0 && ans.Size > limit {
+			return nil, 0, tooBig(path, ans.Size, limit)
 		}
 		chunk, err := protocol.BytesOfWire(ans.Data)
 		if err != nil {
-			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s: %v", path, traposID, err)
+			return nil, 0, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s: %v", path, traposID, err)
 		}
-		if len(chunk) > ChunkBytes {
-			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s answered %d bytes where %d were asked for", path, traposID, len(chunk), ChunkBytes)
+		if int64(len(chunk)) > ask {
+			return nil, 0, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s answered %d bytes where %d were asked for", path, traposID, len(chunk), ask)
 		}
 		if int64(len(data)+len(chunk)) > limit {
-			return nil, tooBig(path, int64(len(data)+len(chunk)), limit)
+			return nil, 0, tooBig(path, int64(len(data)+len(chunk)), limit)
 		}
 		data = append(data, chunk...)
-		if ans.EOF {
-			return data, nil
+		if ans.EOF || (length >= 0 && int64(len(data)) >= length) {
+			return data, first.Size, nil
 		}
 		if len(chunk) == 0 {
-			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s returned nothing at offset %d before the end", path, traposID, len(data))
+			return nil, 0, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s returned nothing at offset %d before the end", path, traposID, offset+int64(len(data)))
 		}
 	}
 }

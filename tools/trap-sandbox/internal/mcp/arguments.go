@@ -182,8 +182,11 @@ func valueProblem(name string, p *jsonschema.Schema, raw json.RawMessage) string
 		}
 	case slices.Contains(types, "integer"):
 		want := "a whole number"
-		if p.Minimum != nil && p.Maximum != nil {
-			want = fmt.Sprintf("a whole number from %g to %g", *p.Minimum, *p.Maximum)
+		switch whole := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }; {
+		case p.Minimum != nil && p.Maximum != nil: // %g wrote 1048576 as 1.048576e+06
+			want = "a whole number from " + whole(*p.Minimum) + " to " + whole(*p.Maximum)
+		case p.Minimum != nil:
+			want = "a whole number from " + whole(*p.Minimum) + " on"
 		}
 		n, ok := v.(json.Number)
 		if !ok {

@@ -70,6 +70,8 @@ type PathInput struct {
 type ReadInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Path      string `json:"path" jsonschema:"an absolute path on the computer, e.g. /startup.lua (text: é is one byte; \\xNN names a raw byte)"`
+	Offset    int64  `json:"offset,omitempty" jsonschema:"read from this byte of the file on (default 0, its first byte): with length, the next part of a file read in parts"`
+	Length    int64  `json:"length,omitempty" jsonschema:"read at most this many bytes, from offset (1 to 1048576): a part of the file, of a file of any size; without it, the file to its end, which must be at most 1 MiB"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 60000)"`
 }
 
@@ -142,10 +144,31 @@ type ListOutput struct {
 // sent once, as the result's text, with no output schema: a file's bytes cross once. Path,
 // as every file tool's, is the path the computer used (cctext.StoredPath), not as given.
 type ReadOutput struct {
-	Path          string  `json:"path"`
-	Size          int64   `json:"size"`
+	Path string `json:"path"`
+	// Size is the whole file's, a part's too.
+	Size int64 `json:"size"`
+	// Offset and Length are set for a part (offset or length given): where it starts and how
+	// many bytes it holds.
+	Offset        *int64  `json:"offset,omitempty"`
+	Length        *int64  `json:"length,omitempty"`
 	Content       *string `json:"content,omitempty"`
 	ContentBase64 *string `json:"contentBase64,omitempty"`
+}
+
+// note says where a part of a file ends and where the next begins: offset and length mean so
+// in the tool's description only. "" for a whole file.
+func (o ReadOutput) note() string {
+	if o.Offset == nil || o.Length == nil {
+		return ""
+	}
+	end := *o.Offset + *o.Length
+	if *o.Length == 0 {
+		return fmt.Sprintf("Nothing is at offset %d: the file ends at %d bytes.", *o.Offset, o.Size)
+	}
+	if end >= o.Size {
+		return fmt.Sprintf("This part is bytes %d to %d of the file's %d, its end.", *o.Offset, end-1, o.Size)
+	}
+	return fmt.Sprintf("This part is bytes %d to %d of the file's %d: read on with offset %d.", *o.Offset, end-1, o.Size, end)
 }
 
 // WriteOutput is write_file's output.
@@ -330,7 +353,7 @@ func readAgain(err error) error {
 // text (what opencode hands the model), so a file's base64 is not sent twice (structured and
 // text): a 300 KB binary answers in about its base64 size.
 func addReadFile(r registrar, t *tools) {
-	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}. Needs the owner's sandbox.allow_files read (or write).")
+	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A client may cut a long result (opencode keeps none of one over 50 KB): read a file over 40 KB (list_files gives its size) in parts, e.g. length 32768, then offset 32768. Needs the owner's sandbox.allow_files read (or write).")
 	rt.InputSchema = r.input("read_file", inputSchema[ReadInput]())
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
@@ -350,6 +373,14 @@ func inputSchema[In any]() *jsonschema.Schema {
 	}
 	if p, ok := s.Properties["limit"]; ok {
 		lo, hi := 1.0, float64(maxListLimit)
+		p.Minimum, p.Maximum = &lo, &hi
+	}
+	if p, ok := s.Properties["offset"]; ok {
+		lo := 0.0
+		p.Minimum = &lo
+	}
+	if p, ok := s.Properties["length"]; ok {
+		lo, hi := 1.0, float64(maxFileBytes)
 		p.Minimum, p.Maximum = &lo, &hi
 	}
 	for _, name := range []string{"timeoutMs", "settleMs"} {
@@ -402,6 +433,8 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 			note = ""
 		}
 	case ScreenOutput:
+		about = o.note()
+	case ReadOutput:
 		about = o.note()
 	}
 	note = strings.TrimSpace(about + " " + note)
@@ -703,15 +736,35 @@ func listInParts(path string) string {
 }
 
 func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) {
-	data, err := t.client.Read(ctx, in.TraposID, in.Path, maxFileBytes, timeoutOf(in.TimeoutMs))
+	var data []byte
+	var err error
+	size := int64(-1) // a whole file's is its length
+	part := in.Offset != 0 || in.Length != 0
+	if part {
+		length := in.Length
+		if length == 0 {
+			length = maxFileBytes
+		}
+		data, size, err = t.client.ReadPart(ctx, in.TraposID, in.Path, in.Offset, length, timeoutOf(in.TimeoutMs))
+	} else {
+		data, err = t.client.Read(ctx, in.TraposID, in.Path, maxFileBytes, timeoutOf(in.TimeoutMs))
+	}
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
 		// CC's word for a directory read as a file: name the tool that reads a directory.
 		return ReadOutput{}, pe.WithHostWords("", ": a directory, which list_files lists")
+	}
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeBadPayload && strings.Contains(pe.Message, "bytes a read may take") {
+		// Whole, a file over 1 MiB cannot be read; in parts it can.
+		return ReadOutput{}, pe.WithHostWords("", ": read it in parts, with offset and length")
 	}
 	if err != nil {
 		return ReadOutput{}, transferBack(err)
 	}
 	out := ReadOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data))}
+	if part {
+		offset, length := in.Offset, int64(len(data))
+		out.Size, out.Offset, out.Length = size, &offset, &length
+	}
 	if cctext.IsText(data) {
 		s := cctext.FromCC(data)
 		out.Content = &s

@@ -69,6 +69,62 @@ func TestABinaryFileCrossesOnce(t *testing.T) {
 	assert.Equal(t, data, back)
 }
 
+// TestAFileIsReadInParts: opencode keeps none of a tool result over 50 KB (it hands the model
+// "...264028 bytes truncated..." and a file of its own), so read_file of a 258 KB log read as
+// nothing, and a file over 1 MiB could not be read at all: offset and length read a part, of
+// a file of any size, the note saying where the next part begins.
+func TestAFileIsReadInParts(t *testing.T) {
+	var log strings.Builder
+	for i := 1; log.Len() < 1<<20+40_000; i++ {
+		fmt.Fprintf(&log, "line %d of the log\n", i)
+	}
+	whole := log.String()
+	s := session(t, daemonfake.NewLocal(map[string]string{"/log.txt": whole}))
+	part := func(args map[string]any) (ReadOutput, string) {
+		t.Helper()
+		args["traposId"], args["path"] = "7:", "/log.txt"
+		res := callTool(t, s, "read_file", args)
+		require.False(t, res.IsError, text(res))
+		var out ReadOutput
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+		require.NotNil(t, out.Content)
+		return out, res.Content[1].(*sdk.TextContent).Text
+	}
+	size := int64(len(whole))
+
+	out, note := part(map[string]any{"length": 32768})
+	assert.Equal(t, whole[:32768], *out.Content)
+	assert.Equal(t, size, out.Size, "size is the whole file's")
+	require.NotNil(t, out.Offset)
+	require.NotNil(t, out.Length)
+	assert.Equal(t, int64(0), *out.Offset)
+	assert.Equal(t, int64(32768), *out.Length)
+	assert.True(t, strings.HasPrefix(note, fmt.Sprintf("This part is bytes 0 to 32767 of the file's %d: read on with offset 32768. Computer", size)), note)
+
+	out, note = part(map[string]any{"offset": 32768, "length": 20000})
+	assert.Equal(t, whole[32768:52768], *out.Content, "a part that starts and ends inside chunks")
+	assert.Contains(t, note, "read on with offset 52768")
+
+	out, note = part(map[string]any{"offset": size - 10})
+	assert.Equal(t, whole[size-10:], *out.Content, "offset alone reads to the end")
+	assert.Contains(t, note, fmt.Sprintf("of the file's %d, its end.", size))
+
+	out, note = part(map[string]any{"offset": size + 5, "length": 10})
+	assert.Empty(t, *out.Content)
+	assert.Contains(t, note, fmt.Sprintf("Nothing is at offset %d: the file ends at %d bytes.", size+5, size))
+
+	// Whole, the file over 1 MiB is refused as before.
+	res := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/log.txt"})
+	assert.True(t, res.IsError)
+	assert.True(t, strings.HasSuffix(text(res), fmt.Sprintf("(at least %d): read it in parts, with offset and length", size)), text(res))
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/log.txt", "length": 2 << 20})
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "length must be a whole number from 1 to 1048576")
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/log.txt", "offset": -1})
+	assert.True(t, res.IsError)
+	assert.Contains(t, text(res), "offset must be a whole number from 0 on")
+}
+
 // writeFile calls write_file on computer 7: with content as text, which must succeed, and
 // returns its structured output.
 func writeFile(t *testing.T, s *sdk.ClientSession, path, content string) WriteOutput {
