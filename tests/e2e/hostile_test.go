@@ -722,3 +722,49 @@ func TestAHostileHelloAnswerIsShownInOneLine(t *testing.T) {
 		})
 	}
 }
+
+// TestScreenInputsAtOnceCannotStarveASleepingProgram: a screen.input queues at most 128 os
+// events, half of CC's queue of 256, so that one cannot push the computer's own events out;
+// but a gateway that sent several at once, each queued as the daemon read it, filled the
+// queue, and a sleeping program's timer that fired then was lost: it never woke. The
+// daemon now takes a screen.input only once the events of the one before it have left the
+// queue, and answers one that comes sooner busy.
+func TestScreenInputsAtOnceCannotStarveASleepingProgram(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	const settings = `{ ["sandbox.allow_screen"] = "control" }`
+	c, side, _ := hostileComputerWith(ctx, t, h, sleeperProgram, nil, map[string]string{"/.settings": settings})
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	chars := map[string]any{"events": []map[string]any{{"type": "char", "text": strings.Repeat("x", 128)}}}
+	woke := make(chan struct{})
+	go func() {
+		defer close(woke)
+		c.WaitFor(waitCtx, markerWoke)
+	}()
+	busy := 0
+	for round := 0; ; round++ {
+		select {
+		case <-woke:
+			require.NoError(t, waitCtx.Err(), "the sleeper never woke; transcript:\n%s", c.Output())
+			t.Logf("%d rounds of 4 inputs at once before the sleeper woke; %d answered busy", round, busy)
+			assert.Positive(t, busy, "inputs sent at once are refused busy")
+			return
+		default:
+		}
+		ids := make([]string, 4)
+		for i := range ids {
+			ids[i] = fmt.Sprintf("in-%d-%d", round, i)
+			require.NoError(t, side.Request(ids[i], "screen.input", chars))
+		}
+		for _, id := range ids {
+			answer, err := side.Answer(waitCtx, id)
+			require.NoError(t, err, "transcript:\n%s", c.Output())
+			if answer.Error != nil && answer.Error.Code == "busy" {
+				busy++
+			}
+		}
+	}
+}

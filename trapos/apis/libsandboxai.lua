@@ -37,7 +37,7 @@ local DONE_DISCONNECTED = "disconnected";
 local ERR_AI_DISABLED = "ai_disabled";
 local ERR_AI_UNAVAILABLE = "ai_unavailable";
 local ERR_UNKNOWN_TURN = "unknown_turn";
-local ERR_BUSY = "busy";
+local ERR_BUSY = codec.ERR_BUSY;
 
 -- The conversation a program gets when it names none, and the form of a name.
 local DEFAULT_SESSION = "main";

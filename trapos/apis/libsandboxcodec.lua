@@ -67,6 +67,7 @@ local ERR_TIMEOUT = "timeout";
 local ERR_FORBIDDEN = "forbidden";     -- the owner's settings do not allow the request
 local ERR_FS_ERROR = "fs_error";       -- a file-system call failed; the message is CC's
 local ERR_BAD_PAYLOAD = "bad_payload"; -- a payload field is missing or of the wrong type
+local ERR_BUSY = "busy";               -- the receiver takes no more now: ask again shortly
 
 -- Frame events on the wire.
 local FRAME_COMPUTER_REQUEST = "computer_request";
@@ -568,6 +569,7 @@ return {
   ERR_FORBIDDEN = ERR_FORBIDDEN,
   ERR_FS_ERROR = ERR_FS_ERROR,
   ERR_BAD_PAYLOAD = ERR_BAD_PAYLOAD,
+  ERR_BUSY = ERR_BUSY,
   ERRORS = {
     ERR_UNAUTHORIZED, ERR_NOT_AUTHENTICATED, ERR_UNKNOWN_TYPE,
     ERR_NOT_CONNECTED, ERR_INTERNAL, ERR_TIMEOUT,

@@ -45,7 +45,7 @@ local LABEL_CHECK_INTERVAL = 15;
 local BYE_RELABELLED, BYE_STOPPED, BYE_RECONNECTING = "relabelled", "stopped", "reconnecting";
 -- CC's event queue holds at most this many events and drops the rest. A marker the daemon
 -- queues is therefore seen within this many events, or was dropped.
-local EVENT_QUEUE_LIMIT = 256;
+local EVENT_QUEUE_LIMIT = events.EVENT_QUEUE_LIMIT;
 -- Seconds (plus the jitter) before reconnecting to a gateway dropped for more frames waiting
 -- than it may have in flight: each flood it sends again can then fill CC's queue, and cost a
 -- sleeping program its timer, once a minute at most instead of all the time.

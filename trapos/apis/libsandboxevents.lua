@@ -2,6 +2,8 @@
 -- Only the daemon touches the socket; programs talk to it with these events (libsandbox
 -- wraps them as request/requestStatus/reconnect).
 
+-- CC's event queue holds at most this many events and drops the rest.
+local EVENT_QUEUE_LIMIT = 256;
 local EVENT_SEND = "trapos_sandbox_send";                     -- (messageId, type, payload)
 local EVENT_REPLY = "trapos_sandbox_reply";                   -- (messageId, ok, payload, error)
 local EVENT_CONNECTED = "trapos_sandbox_connected";           -- (traposId)
@@ -13,6 +15,8 @@ local EVENT_STATUS_REQUEST = "trapos_sandbox_status_request"; -- (replyId)
 local EVENT_STATUS = "trapos_sandbox_status";                 -- (replyId, status)
 -- The daemon's marker, queued behind the gateway's frames to learn how many wait at once.
 local EVENT_MARK = "trapos_sandbox_mark";                     -- (token)
+-- The screen's marker, queued behind a screen.input's events: back, they have left the queue.
+local EVENT_INPUT_TYPED = "trapos_sandbox_input_typed";       -- (token)
 -- A program serving request types (libsandbox.serve) and the daemon that routes them to it.
 local EVENT_SERVE_OFFER = "trapos_sandbox_serve_offer";       -- (providerId, {type, ...}), every heartbeat
 local EVENT_SERVE_WITHDRAW = "trapos_sandbox_serve_withdraw"; -- (providerId)
@@ -20,6 +24,7 @@ local EVENT_SERVE_REQUEST = "trapos_sandbox_serve_request";   -- (providerId, re
 local EVENT_SERVE_REPLY = "trapos_sandbox_serve_reply";       -- (requestId, ok, payload, error)
 
 return {
+  EVENT_QUEUE_LIMIT = EVENT_QUEUE_LIMIT,
   EVENT_SEND = EVENT_SEND,
   EVENT_REPLY = EVENT_REPLY,
   EVENT_CONNECTED = EVENT_CONNECTED,
@@ -29,6 +34,7 @@ return {
   EVENT_STATUS_REQUEST = EVENT_STATUS_REQUEST,
   EVENT_STATUS = EVENT_STATUS,
   EVENT_MARK = EVENT_MARK,
+  EVENT_INPUT_TYPED = EVENT_INPUT_TYPED,
   EVENT_SERVE_OFFER = EVENT_SERVE_OFFER,
   EVENT_SERVE_WITHDRAW = EVENT_SERVE_WITHDRAW,
   EVENT_SERVE_REQUEST = EVENT_SERVE_REQUEST,

@@ -34,6 +34,10 @@ local MOUSE_BUTTONS = { [1] = true, [2] = true, [3] = true };
 local SCROLL_DIRECTIONS = { [-1] = true, [1] = true };
 
 local ERR_BAD_PAYLOAD, ERR_UNKNOWN_WATCH = codec.ERR_BAD_PAYLOAD, "unknown_watch";
+-- A screen.input that comes while the one before it is still in CC's queue (typing).
+local ERR_BUSY = codec.ERR_BUSY;
+local STILL_TYPING = "the computer is still taking the events of the screen.input before this one; "
+  .. "send the next once the last is answered";
 
 -- The blit character of each colour (2^n).
 local BLIT_OF = {};
@@ -713,6 +717,13 @@ local function newScreen(deps)
   local watchCount = 0;    -- how many watches were started, to find the oldest
   local byMessage = {};    -- messageId of an update in flight -> watchId
   local flushTimer = nil;  -- one timer for all watches: at most one update per tick
+  -- The screen.input whose events are in CC's queue, {token, seen}: until its marker
+  -- (EVENT_INPUT_TYPED) comes back behind them, or a queue's worth of events (EVENT_QUEUE_LIMIT) went by without it
+  -- (a full queue dropped it). Each input's events are at most MAX_INPUT_EVENTS, half the
+  -- queue; a gateway that sent several at once, each queued as it was read, filled the queue,
+  -- and the events past it were lost: a sleeping program's timer, the gateway's next frames.
+  local typing = nil;
+  local typedInputs = 0;
 
   local function schedule()
     if flushTimer == nil and next(watches) ~= nil then
@@ -817,9 +828,15 @@ local function newScreen(deps)
         return badPayload(why .. "; nothing was queued");
       end
     end
+    if typing ~= nil then
+      return false, nil, { code = ERR_BUSY, message = STILL_TYPING };
+    end
     for _, args in ipairs(queued) do
       osApi.queueEvent(table.unpack(args));
     end
+    typedInputs = typedInputs + 1;
+    typing = { token = typedInputs, seen = 0 };
+    osApi.queueEvent(events.EVENT_INPUT_TYPED, typedInputs);
     return true, { queued = #queued };
   end
 
@@ -858,6 +875,16 @@ local function newScreen(deps)
 
   local function onEvent(event, ...)
     mirror.yielded();
+    if typing ~= nil then
+      if event == events.EVENT_INPUT_TYPED and (...) == typing.token then
+        typing = nil;
+      else
+        typing.seen = typing.seen + 1;
+        if typing.seen >= events.EVENT_QUEUE_LIMIT then
+          typing = nil;
+        end
+      end
+    end
     if event == "timer" and flushTimer ~= nil and (...) == flushTimer then
       flush();
     elseif event == events.EVENT_REPLY then

@@ -714,7 +714,9 @@ describe("libsandboxscreen", function()
       expect(ok):eq(true);
       local got = {};
       for _, args in ipairs(fake.queued) do
-        got[#got + 1] = { table.unpack(args, 1, args.n) };
+        if args[1] ~= events.EVENT_INPUT_TYPED then
+          got[#got + 1] = { table.unpack(args, 1, args.n) };
+        end
       end
       expect(got):same({
         { "key", keys.leftCtrl, false },
@@ -743,7 +745,9 @@ describe("libsandboxscreen", function()
       expect(ok):eq(true);
       local got = {};
       for _, args in ipairs(fake.queued) do
-        got[#got + 1] = { table.unpack(args, 1, args.n) };
+        if args[1] ~= events.EVENT_INPUT_TYPED then
+          got[#got + 1] = { table.unpack(args, 1, args.n) };
+        end
       end
       expect(got):same({
         { "mouse_click", 1, 3, 2 },
@@ -752,6 +756,40 @@ describe("libsandboxscreen", function()
         { "mouse_up", 1, 5, 3 },
       });
       expect(payload.queued):eq(4);
+    end);
+
+    it("takes a screen.input only once the events of the one before it left CC's queue", function()
+      -- Each input is at most 128 events, half of CC's queue; several sent at once, each queued
+      -- as the daemon read it, filled it, and the events past it were lost (a sleeping
+      -- program's timer, the gateway's next frames). A marker behind each input's events says
+      -- when they left; an input sooner is answered busy, queueing nothing.
+      local fake = newFakeOs();
+      local screen = newScreen(newReference(), fake);
+      local one = { events = { { type = "char", text = "ab" } } };
+      expect(select(1, screen.handlers["screen.input"](one))):eq(true);
+      expect(#fake.queued):eq(3);
+      local marker = fake.queued[3];
+      expect(marker[1]):eq(events.EVENT_INPUT_TYPED);
+      local ok, _, err = screen.handlers["screen.input"](one);
+      expect({ ok, err.code }):same({ false, "busy" });
+      expect(err.message):str_match("still taking the events of the screen%.input before this one");
+      expect(#fake.queued):eq(3);
+
+      screen.onEvent("char", "a"); -- its own events go by, then its marker
+      screen.onEvent("char", "b");
+      screen.onEvent(events.EVENT_INPUT_TYPED, marker[2] + 1); -- another's marker is not its
+      expect(select(1, screen.handlers["screen.input"](one))):eq(false);
+      screen.onEvent(table.unpack(marker, 1, marker.n));
+      expect(select(1, screen.handlers["screen.input"](one))):eq(true);
+      expect(#fake.queued):eq(6);
+
+      -- A marker a full queue dropped: a queue's worth of events later, it cannot be in it.
+      for _ = 1, events.EVENT_QUEUE_LIMIT - 1 do
+        screen.onEvent("timer", 99);
+      end
+      expect(select(1, screen.handlers["screen.input"](one))):eq(false);
+      screen.onEvent("timer", 99);
+      expect(select(1, screen.handlers["screen.input"](one))):eq(true);
     end);
 
     it("refuses a mouse event on a basic computer, naming why, and queues nothing", function()
