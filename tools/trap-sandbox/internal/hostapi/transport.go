@@ -587,7 +587,7 @@ func (h HTTP) NotTheAPI(status int, body []byte) *protocol.Error {
 // for each line break and no word of what to do).
 func ShownBody(body []byte) string {
 	if title, ok := htmlTitle(body); ok {
-		return fmt.Sprintf("an HTML page %q, a web server's or reverse proxy's, not a trap-sandbox gateway's: the host API is on the gateway's --listen port, which a reverse proxy set up as docs/reverse-proxy.md says passes none of; reach it on the gateway's machine or through an SSH tunnel (docs/public-ports.md)",
+		return fmt.Sprintf("an HTML page %q, a web server's or reverse proxy's, not a trap-sandbox gateway's: the host API is on the gateway's --listen port, of which a reverse proxy set up as docs/reverse-proxy.md passes only the web console's routes (its optional part: the list, a computer's requests, screen and input); reach the rest on the gateway's machine or through an SSH tunnel (docs/public-ports.md)",
 			cctext.Clip(cctext.Show(title, false), 80))
 	}
 	return cctext.Clip(cctext.Show(strings.TrimRight(string(body), "\r\n"), false), 200)
