@@ -207,7 +207,8 @@ func TestAComputerFirstSeenDuringAFloodIsWrittenOnceItStayed(t *testing.T) {
 	require.NotContains(t, h.logs.String(), "traposId=6:keller", "left out as it said hello")
 
 	armed := clk.Armed() // the two sessions' liveness timers
-	tick := func() {     // a ping period: each session's timer fires and is set again
+	// A ping period: each session's timer fires and is set again.
+	tick := func() {
 		clk.Advance(30 * time.Second)
 		require.Eventually(t, func() bool { return clk.Armed() >= armed }, waitLimit, testkit.Poll, "the timers set again")
 	}
