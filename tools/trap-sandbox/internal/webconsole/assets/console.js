@@ -408,11 +408,43 @@ function draw(frame) {
   // A player sees only greys, and clicks that do nothing: the heading says why, in CC's words.
   $("viewer-kind").hidden = frame.colour !== false;
   screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
+  screen.style.setProperty("--rows", frame.height);
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
   shownUnseen(unseenNote(unseen));
+  fitBelow();
   placeKeys();
   markWide();
+}
+
+// fitBelow tells the screen's style how much of the window's height what is under it takes,
+// up to the Type field's end (--below, console.css): the on-screen keys and the Type field on a
+// phone, the note of rows not yet seen. The screen is drawn small enough that it and they fit
+// the window's height together: on a phone held sideways, or with its keyboard up, the keys were
+// below the fold, or the screen's top above it when the Type field was in view. That height
+// does not change with the screen's size, as everything under it moves with its bottom.
+function fitBelow() {
+  const screen = $("screen"), touch = $("touch");
+  let below = 0;
+  if (getComputedStyle(touch).display !== "none") {
+    below = touch.getBoundingClientRect().bottom + parseFloat(getComputedStyle(touch).marginBottom) -
+      screen.getBoundingClientRect().bottom;
+  }
+  screen.style.setProperty("--below", Math.max(0, Math.ceil(below)) + "px");
+}
+
+// showTyping scrolls the page, while the Type field has the focus, so that the screen and the
+// keys and field under it are in the window, which fits them (fitBelow): the field's end at the
+// window's bottom when it was below it, the screen's top at the window's top when it was above.
+// A phone's keyboard coming up for the field (the window made shorter) left the page where it
+// was, the field under the keyboard or the screen's top above the window.
+function showTyping() {
+  const field = $("type-text"), touch = $("touch");
+  if (document.activeElement !== field) return;
+  const top = $("screen").getBoundingClientRect().top;
+  const end = touch.getBoundingClientRect().bottom + parseFloat(getComputedStyle(touch).marginBottom);
+  if (end > innerHeight) scrollBy(0, Math.ceil(end - innerHeight));
+  else if (top < 0) scrollBy(0, Math.max(Math.floor(top), Math.ceil(end - innerHeight)));
 }
 
 // shownUnseen shows note (unseenNote) under the screen, or hides its line when it is "".
@@ -2142,9 +2174,12 @@ document.addEventListener("DOMContentLoaded", () => {
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); focusScreen(); });
   window.addEventListener("hashchange", route);
   window.addEventListener("pagehide", leavePage);
-  // The screen's cells change size with the window's width (a phone turned, a window made
-  // narrower): the field follows the cursor, in the part of the screen in view.
-  window.addEventListener("resize", () => { placeKeys(); markWide(); });
+  // The screen's cells change size with the window (a phone turned, a window made narrower, a
+  // phone's keyboard up): the field follows the cursor, in the part of the screen in view.
+  window.addEventListener("resize", () => { fitBelow(); placeKeys(); markWide(); showTyping(); });
+  // The keys under the screen come and go with what its owner allows (viewOnly), the note of
+  // rows not yet seen with the frames: the screen makes room for them (fitBelow).
+  new ResizeObserver(fitBelow).observe($("touch"));
   showLogout();
   route();
 });
