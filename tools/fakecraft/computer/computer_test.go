@@ -179,13 +179,21 @@ assert(not ok and err == "Terminated", tostring(err))
 `)
 }
 
+// TestGoTerminateStopsProgram: a terminate queued by a Go goroutine ends the program's wait.
+// The goroutine queues it once the program says it waits (waiting()): queued at a fixed time
+// after the APIs are installed, it could come before the computer's queue starts and be lost
+// on a slow machine, which left the program waiting until the test's time limit.
 func TestGoTerminateStopsProgram(t *testing.T) {
-	var c *Computer
-	out, res, _ := runLua(t, `print("waiting") while true do os.pullEvent("never") end`, func(cfg *Config) {
+	out, res, _ := runLua(t, `print("waiting") waiting() while true do os.pullEvent("never") end`, func(cfg *Config) {
 		cfg.APIs = append(cfg.APIs, func(L *lua.LState, h *Env) error {
+			waiting := make(chan struct{})
+			L.SetGlobal("waiting", L.NewFunction(func(*lua.LState) int {
+				close(waiting)
+				return 0
+			}))
 			h.Go(func() {
 				select {
-				case <-time.After(20 * time.Millisecond):
+				case <-waiting:
 					h.QueueEvent("terminate")
 				case <-h.Done():
 				}
@@ -193,7 +201,6 @@ func TestGoTerminateStopsProgram(t *testing.T) {
 			return nil
 		})
 	})
-	_ = c
 	assert.Equal(t, "waiting\nTerminated\n", out)
 	require.Error(t, res.Err)
 	assert.Equal(t, "Terminated", res.Err.Error())
