@@ -92,3 +92,42 @@ func TestTheWebConsoleFitsTheScreenAndItsKeysInAPhonesWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestTheWebConsoleGrowsTheScreenInALargeWindow: in a desktop's large window (1920x1080) a
+// 51x19 computer's screen is drawn at 32-pixel text, the largest (docs/screen.md says why),
+// whole in the window under the page's header, its cells the shape they have at 16 px. Before,
+// its text stopped at 16 px: a screen about 505 pixels wide in a window 1920 wide.
+func TestTheWebConsoleGrowsTheScreenInALargeWindow(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	computer := connectDrawingComputer(ctx, t, g, "7:desk")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(1920, 1080),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Adesk")))
+	computer.watched(ctx, t)
+	computer.drawScreen(ctx, t, blankScreen(51, 19))
+	until(t, "the screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.endsWith("bottom")`)
+
+	const measure = `(async () => {
+		await new Promise(requestAnimationFrame);
+		const screen = document.getElementById("screen"), box = screen.getBoundingClientRect();
+		const row = screen.querySelector(".row").getBoundingClientRect();
+		return [parseFloat(getComputedStyle(screen).fontSize), box.left, box.top, box.right, box.bottom,
+			innerWidth, innerHeight, row.height / (row.width / 51)];
+	})()`
+	large, err := chromedp.Run(page, chromedp.Evaluate[[]float64](measure, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, 32.0, large[0], "the screen's text at its largest")
+	assert.Greater(t, large[3]-large[1], 900.0, "the screen's width")
+	assert.GreaterOrEqual(t, large[2], 0.0, "the screen's top in the window")
+	assert.LessOrEqual(t, large[3], large[5], "the screen's right in the window")
+	assert.LessOrEqual(t, large[4], large[6], "the screen's bottom in the window, not scrolled to")
+
+	// A window the size of the screen at 16 px: the cells' shape is the same there.
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(560, 560)))
+	small, err := chromedp.Run(page, chromedp.Evaluate[[]float64](measure, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	require.Equal(t, 16.0, small[0], "the screen's text at 16 px in a window its size")
+	assert.InDelta(t, small[7], large[7], 0.05, "a cell's height to its width, at 32 px as at 16 px")
+}

@@ -421,16 +421,19 @@ function draw(frame) {
 // up to the Type field's end (--below, console.css): the on-screen keys and the Type field on a
 // phone, the note of rows not yet seen. The screen is drawn small enough that it and they fit
 // the window's height together: on a phone held sideways, or with its keyboard up, the keys were
-// below the fold, or the screen's top above it when the Type field was in view. That height
-// does not change with the screen's size, as everything under it moves with its bottom.
+// below the fold, or the screen's top above it when the Type field was in view. It tells the
+// style too how far down the page the screen starts (--above: the header and the heading),
+// which a screen grown past 16 px leaves in view. Neither height changes with the screen's size,
+// as everything under it moves with its bottom.
 function fitBelow() {
-  const screen = $("screen"), touch = $("touch");
+  const screen = $("screen"), touch = $("touch"), box = screen.getBoundingClientRect();
+  if (!box.height) return; // not shown (console.css: private, blank): measured once it is
   let below = 0;
   if (getComputedStyle(touch).display !== "none") {
-    below = touch.getBoundingClientRect().bottom + parseFloat(getComputedStyle(touch).marginBottom) -
-      screen.getBoundingClientRect().bottom;
+    below = touch.getBoundingClientRect().bottom + parseFloat(getComputedStyle(touch).marginBottom) - box.bottom;
   }
   screen.style.setProperty("--below", Math.max(0, Math.ceil(below)) + "px");
+  screen.style.setProperty("--above", Math.max(0, Math.ceil(box.top + scrollY)) + "px");
 }
 
 // showTyping scrolls the page, while the Type field has the focus, so that the screen and the
@@ -2179,7 +2182,10 @@ document.addEventListener("DOMContentLoaded", () => {
   window.addEventListener("resize", () => { fitBelow(); placeKeys(); markWide(); showTyping(); });
   // The keys under the screen come and go with what its owner allows (viewOnly), the note of
   // rows not yet seen with the frames: the screen makes room for them (fitBelow).
-  new ResizeObserver(fitBelow).observe($("touch"));
+  const resized = new ResizeObserver(fitBelow);
+  resized.observe($("touch"));
+  resized.observe($("screen")); // shown
+  resized.observe(document.querySelector("header")); // a long status wraps under the title
   showLogout();
   route();
 });
