@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/testkit/opencodefake"
 )
@@ -62,4 +63,39 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),
 		"the daemon must say hello exactly once:\n%s", g.Log())
 	assert.NotContains(t, g.Log(), wrongPassword, "the gateway must not log the offered secret")
+}
+
+// TestNoPasswordIsToldItSentNone: a computer without sandbox.password, on a gateway with one,
+// read `lastError: unauthorized: wrong secret (check the computer's sandbox.password against
+// SANDBOX_PASSWORD)` above its right fix; the gateway now says the computer sent no secret,
+// and its operator's line says so as well.
+func TestNoPasswordIsToldItSentNone(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	opts := computerOptions(t, g, "", "/e2e.lua")
+	delete(opts.Settings, "sandbox.password")
+	opts.Files = map[string]string{"/e2e.lua": `shell.run("sandbox", "health"); shell.run("sandbox", "status")`}
+	ok, out := runCommand(ctx, t, opts)
+	assert.True(t, ok, out)
+	require.Len(t, lines(out), 18, out)
+	assert.Equal(t, screen(
+		"Not connected to the gateway: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup",
+		"url: "+g.WebSocketURL(),
+		"connected: false",
+		"state: unauthorized",
+		"traposId: 0:",
+		"files: none",
+		"exec: false",
+		"ai confirm: true",
+		"screen: none",
+	), lines(out)[:11])
+	// sandbox status keeps a parenthesis's words on one row where they fit.
+	assert.Equal(t, []string{
+		"lastError: unauthorized: no secret sent",
+		"(sandbox.password is not set): this gateway wants",
+		"SANDBOX_PASSWORD or a linked credential",
+		"(sandbox setup, or sandbox link)",
+	}, lines(out)[11:15])
+	assert.Equal(t, screen("fix: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup"), lines(out)[15:])
+	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: no secret"`), g.Log())
 }

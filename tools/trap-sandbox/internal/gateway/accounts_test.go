@@ -1193,3 +1193,17 @@ func TestAHelloRefusedAfterItsPlaceGivesItBack(t *testing.T) {
 	over := h.dial(t, "7:over")
 	assert.Equal(t, protocol.CodeBusy, over.hello(alice).Error.Code, "the share is full now")
 }
+
+// TestAHelloWithoutASecretOnAGatewayWithAccounts: a computer with no sandbox.password, on a
+// gateway with accounts, is told it sent no secret and both ways in: the password, or a
+// credential of its own by linking (it was told "wrong secret", a password it does not have).
+func TestAHelloWithoutASecretOnAGatewayWithAccounts(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	c := h.dial(t, "7:")
+	resp := c.hello("")
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	assert.Equal(t, "no secret sent (sandbox.password is not set): this gateway wants SANDBOX_PASSWORD or a linked credential (sandbox setup, or sandbox link)", resp.Error.Message)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+}

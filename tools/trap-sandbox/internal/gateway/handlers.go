@@ -301,6 +301,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	_ = json.Unmarshal(p.Secret, &secret) // a missing or non-string secret is the empty secret
+	// noSecret: the computer sent none (its sandbox.password is not set), which its answer
+	// says; a secret of another type is a wrong one.
+	noSecret := secret == "" && (len(p.Secret) == 0 || string(p.Secret) == "null" || string(p.Secret) == `""`)
 	var clientVersion string
 	_ = json.Unmarshal(p.ClientVersion, &clientVersion) // missing or not a string: unknown
 	clientVersion = cctext.Clip(clientVersion, MaxClientVersionBytes)
@@ -388,12 +391,14 @@ func (s *Session) handleHello(f protocol.Frame) {
 				msg = unknownCredentialOnReplicaMsg
 			}
 			s.gw.limits.warns.warnEach(msg, s.remoteAddr, id, "traposId", clip(traposID), "credentialId", clip(id))
+		} else if noSecret {
+			s.gw.limits.warns.warn("hello rejected: no secret", s.remoteAddr, "traposId", clip(traposID))
 		} else {
 			s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
 		}
 		hold := s.gw.limits.helloFailed(s.remoteAddr)
 		if hold.delay <= 0 {
-			s.refuseSecret(f, secret, tokenID)
+			s.refuseSecret(f, secret, noSecret, tokenID)
 			return
 		}
 		// Past the address's or the gateway's burst of failures the answer waits: answered
@@ -407,7 +412,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 			defer timer.Stop()
 			select {
 			case <-timer.C():
-				s.refuseSecret(f, secret, tokenID)
+				s.refuseSecret(f, secret, noSecret, tokenID)
 			case <-s.ctx.Done():
 			}
 		}()
@@ -632,10 +637,16 @@ func (c Config) servedClient() *servedClient {
 
 // refuseSecret answers a wrong-secret hello and closes the socket with 4001. A secret shaped
 // like a computer credential (tsc_…) is refused as one: its fix is the credentials list, not
-// SANDBOX_PASSWORD, which may not even be set.
-func (s *Session) refuseSecret(f protocol.Frame, secret, tokenID string) {
+// SANDBOX_PASSWORD, which may not even be set. A hello without a secret is told it sent none:
+// "wrong" would send its player to compare a password the computer does not have.
+func (s *Session) refuseSecret(f protocol.Frame, secret string, noSecret bool, tokenID string) {
 	msg := "wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"
-	if hint := misplacedSecret(secret, tokenID); hint != "" {
+	if noSecret {
+		msg = noSecretMsg
+		if s.gw.cfg.Accounts != nil {
+			msg = noSecretWithAccountsMsg
+		}
+	} else if hint := misplacedSecret(secret, tokenID); hint != "" {
 		msg = "wrong secret: " + hint
 	} else if s.gw.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		nor := ""
@@ -648,6 +659,13 @@ func (s *Session) refuseSecret(f protocol.Frame, secret, tokenID string) {
 	s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", msg))
 	s.closeByGateway(CloseUnauthorized, "unauthorized")
 }
+
+// noSecretMsg answers a hello that sent no secret to a gateway with a password (its code stays
+// unauthorized); noSecretWithAccountsMsg adds the other way in, a credential of its own.
+const (
+	noSecretMsg             = "no secret sent (sandbox.password is not set): this gateway wants SANDBOX_PASSWORD (set it with: sandbox setup)"
+	noSecretWithAccountsMsg = "no secret sent (sandbox.password is not set): this gateway wants SANDBOX_PASSWORD or a linked credential (sandbox setup, or sandbox link)"
+)
 
 // misplacedSecret names the fix for a hello secret that is one of the host's secrets, never a
 // computer's: an API token (tokenID, exposedToken's answer, which anyone who opens the

@@ -44,16 +44,26 @@ func TestHelloWithoutPasswordAcceptsAnySecret(t *testing.T) {
 	assert.Len(t, h.gw.Computers(), 2)
 }
 
+// TestHelloUnauthorized: a hello the password refuses is answered unauthorized, then 4001. One
+// that sent no secret (the daemon of a computer whose sandbox.password is not set sends "")
+// was told "wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)",
+// which sandbox status showed over its right fix: it is told it sent none, and the operator's
+// line says so too.
 func TestHelloUnauthorized(t *testing.T) {
 	const password = "correct horse"
+	const wrong = "wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"
 	cases := []struct {
 		name    string
 		payload map[string]any
+		message string
+		logged  string
 	}{
-		{name: "wrong secret", payload: map[string]any{"traposId": "7:", "secret": "battery staple"}},
-		{name: "missing secret", payload: map[string]any{"traposId": "7:"}},
-		{name: "secret is a number", payload: map[string]any{"traposId": "7:", "secret": 42}},
-		{name: "secret with a prefix of the password", payload: map[string]any{"traposId": "7:", "secret": "correct"}},
+		{name: "wrong secret", payload: map[string]any{"traposId": "7:", "secret": "battery staple"}, message: wrong, logged: "hello rejected: wrong secret"},
+		{name: "missing secret", payload: map[string]any{"traposId": "7:"}, message: noSecretMsg, logged: "hello rejected: no secret"},
+		{name: "null secret", payload: map[string]any{"traposId": "7:", "secret": nil}, message: noSecretMsg, logged: "hello rejected: no secret"},
+		{name: "empty secret", payload: map[string]any{"traposId": "7:", "secret": ""}, message: noSecretMsg, logged: "hello rejected: no secret"},
+		{name: "secret is a number", payload: map[string]any{"traposId": "7:", "secret": 42}, message: wrong, logged: "hello rejected: wrong secret"},
+		{name: "secret with a prefix of the password", payload: map[string]any{"traposId": "7:", "secret": "correct"}, message: wrong, logged: "hello rejected: wrong secret"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,9 +76,10 @@ func TestHelloUnauthorized(t *testing.T) {
 			assert.False(t, resp.OK)
 			require.NotNil(t, resp.Error)
 			assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
-			assert.NotEmpty(t, resp.Error.Message)
+			assert.Equal(t, tc.message, resp.Error.Message)
 			c.expectClose(CloseUnauthorized, "unauthorized")
 			assert.Empty(t, h.gw.Computers())
+			assert.Contains(t, h.logs.String(), `msg="`+tc.logged+`"`)
 			assert.NotContains(t, h.logs.String(), "battery")
 			assert.NotContains(t, h.logs.String(), password)
 		})
