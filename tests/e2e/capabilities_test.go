@@ -132,6 +132,41 @@ func TestAFullFloppyDiskNamesItsOwnFreeSpace(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 }
 
+// TestAMoveOfTheDiskSaysWhereItsCopyIs: CC moves across drives by copying, then deleting what
+// it moved, and never deletes a drive's mount point: move_file of /disk to /backup answered
+// "/disk: Access denied" with /backup a whole copy and the disk as it was, which an agent read
+// as nothing moved (a permission to ask the player for). The refusal now says where the copy is.
+func TestAMoveOfTheDiskSaysWhereItsCopyIs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
+	defer cancel()
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	sides := peripheral.NewBus(9)
+	diskDrive := drive.New(nil)
+	_, err := diskDrive.Insert(drive.NewFloppy(1, filepath.Join(t.TempDir(), "disk1")))
+	require.NoError(t, err)
+	require.NoError(t, sides.Attach("left", diskDrive))
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 9, "lab"
+	opts.Peripherals = sides
+	opts.Settings["sandbox.allow_files"] = "write"
+	opts.Files = map[string]string{"/e2e.lua": capProgram}
+	c := fakecrafttest.StartWithin(t, opts, capLimit)
+	c.WaitFor(ctx, markerServing)
+	set(ctx, t, c, "sandbox.allow_exec", "true") // a disk's startup may be in what moves
+	_, errOut, code := cli(ctx, t, g, []byte("saved"), "put", capTraposID, "-", "/disk/notes.txt")
+	require.Equal(t, 0, code, errOut)
+
+	s := harness.ConnectMCP(ctx, t, g, "")
+	msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "move_file", map[string]any{"traposId": capTraposID, "from": "/disk", "to": "/backup"}), "fs_error")
+	assert.Equal(t, "fs_error: /disk: Access denied (CC moves to another drive by copying, then deleting what it moved, and /disk could not be deleted: "+
+		"a drive's mount point, such as a disk's, never can be; the copy is at /backup, and /disk is as it was)", msg)
+	for _, path := range []string{"/backup/notes.txt", "/disk/notes.txt"} {
+		out, errOut, code := cli(ctx, t, g, nil, "cat", capTraposID, path)
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, "saved", out, path)
+	}
+}
+
 func TestHostWorksWithABootedComputer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
 	defer cancel()

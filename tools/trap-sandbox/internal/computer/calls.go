@@ -498,7 +498,35 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 		fix = romMoveFix
 	}
 	err = romExplained(fileInTheWayExplained(movePathNamed(err, from, to), to), fix, from, to)
-	return c.intoDirectoryExplained(ctx, traposID, err, from, to)
+	if err = c.intoDirectoryExplained(ctx, traposID, err, from, to); err != nil {
+		return c.copiedExplained(ctx, traposID, err, from, to)
+	}
+	return nil
+}
+
+// copiedExplained is a move's err with what became of it after CC's "<from>: Access denied"
+// when to is there now: CC moves across drives by copying, then deleting from, and refuses to
+// delete a drive's mount point (a disk's /disk), so moving /disk to /backup made /backup, a
+// whole copy, and kept /disk; an agent read only a refusal, and that nothing was moved. Any
+// refusal before the copy (to already there, a read-only side) leaves to as it was, so to
+// being there now says the copy was made. It looks at to (one fs.list) only after that
+// refusal; a look that fails leaves err as it was.
+func (c *Client) copiedExplained(ctx context.Context, traposID string, err error, from, to string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError || InROM(from) {
+		return err
+	}
+	refused := cctext.StoredPath(from) + ": " + accessDenied // CC's delete's refusal, of from alone
+	if _, said, _ := pe.Said(); pe.Message != refused || said != refused {
+		return err
+	}
+	kind, lookErr := c.kindOf(ctx, traposID, to, remaining(ctx))
+	if lookErr != nil || kind == kindNothing {
+		return err
+	}
+	return pe.WithHostWords("", " (CC moves to another drive by copying, then deleting what it moved, and "+cctext.StoredPath(from)+
+		" could not be deleted: a drive's mount point, such as a disk's, never can be; the copy is at "+cctext.StoredPath(to)+
+		", and "+cctext.StoredPath(from)+" is as it was)")
 }
 
 // intoDirectoryExplained is a move's err with what to do after CC's "File exists" when to is

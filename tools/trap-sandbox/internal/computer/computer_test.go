@@ -1095,6 +1095,41 @@ func TestAMoveOntoADirectorySaysToNameThePathInIt(t *testing.T) {
 	assert.Equal(t, []string{protocol.TypeFSMove}, d.Types()[before:], "a move that works asks nothing more")
 }
 
+// TestAMoveOfAMountPointSaysItWasCopied: CC moves across drives by copying, then deleting
+// what it moved, and refuses to delete a drive's mount point: moving /disk to /backup answers
+// "/disk: Access denied" with /backup holding a whole copy and /disk as it was (CC 1.113.1's
+// FileSystem.move, as fakecraft's). The refusal alone read as nothing moved, a permission to
+// ask for; it now says where the copy is. A refusal with nothing at to says nothing more.
+func TestAMoveOfAMountPointSaysItWasCopied(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/disk/a.txt": "x", "/other/b.txt": "y"})
+	c := computer.New(d)
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ != protocol.TypeFSMove {
+			return nil
+		}
+		from := "/other"
+		if d.Log()[len(d.Log())-1].Payload["from"] == "disk" {
+			from = "/disk"
+			d.PutFile("/backup/a.txt", []byte("x")) // copied, then its delete refused
+		}
+		return &protocol.Error{Code: protocol.CodeFSError, Message: from + ": Access denied", ByComputer: true}
+	}
+	err := c.Move(t.Context(), "7:", "disk", "/backup", 0)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeFSError, pe.Code)
+	assert.Equal(t, "/disk: Access denied (CC moves to another drive by copying, then deleting what it moved, and /disk could not be deleted: "+
+		"a drive's mount point, such as a disk's, never can be; the copy is at /backup, and /disk is as it was)", pe.Message)
+	_, said, _ := pe.Said()
+	assert.Equal(t, "/disk: Access denied", said, "the computer's words are CC's alone")
+
+	before := len(d.Types())
+	err = c.Move(t.Context(), "7:", "/other", "/elsewhere", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/other: Access denied", pe.Message, "nothing at to: no copy to speak of")
+	assert.Equal(t, []string{protocol.TypeFSMove, protocol.TypeFSList}, d.Types()[before:], "the look follows the refusal alone")
+}
+
 func TestAMoveRefusalNamesItsPath(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/here.lua": "x", "/\xfcber/taken.lua": "y", "/rom/x.lua": "r"}) // CC bytes: ü is FC
 	c := computer.New(d)
