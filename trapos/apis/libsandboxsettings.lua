@@ -70,6 +70,29 @@ local function password(settingsApi)
   return textOf((settingsApi or settings).get(SETTING_PASSWORD)) or "";
 end
 
+-- url (text, trimmed) with the "://" of its scheme whole again where it lost a slash or its
+-- colon (ws:/host, ws:host, ws//host); any other URL as it is. normaliseUrl reads a URL so, and
+-- sandbox setup saves the URL so: saved as typed, the next setup offered the misspelt
+-- ws:/host as the current value after saying "Nothing changed.".
+local function repairScheme(url)
+  expect(1, url, "string");
+  -- ws//host: the colon of ws:// lost. CC would put ws:// in front and look the host "ws" up
+  -- (Unknown host: ws). Only the schemes of a gateway's URL, and http's, which are refused by
+  -- name: host//path is a host (localhost//trapos/ws).
+  local lost, afterSlashes = url:match("^(%a+)//(.*)$");
+  if lost ~= nil and LOST_COLON_SCHEMES[lost:lower()] then
+    url = lost .. "://" .. afterSlashes;
+  end
+  local scheme, afterColon = url:match("^(%a+):/?([^/].*)$");
+  -- ws:4444 is a host named ws and its port (a compose service's name), no scheme: read as
+  -- one, the port became the host (ws://4444). Digits alone after the colon are a port.
+  local isPort = url:match("^%a+:%d+$") or url:match("^%a+:%d+[/?#]");
+  if scheme ~= nil and not isPort then
+    url = scheme .. "://" .. afterColon;
+  end
+  return url;
+end
+
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
 -- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does; one that
 -- lost a slash of its scheme's "//" (ws:/host, ws:host, ftp:/host) gets it back: with ws://
@@ -91,20 +114,7 @@ local function normaliseUrl(url)
   if url == "" then
     return nil;
   end
-  -- ws//host: the colon of ws:// lost. CC would put ws:// in front and look the host "ws" up
-  -- (Unknown host: ws). Only the schemes of a gateway's URL, and http's, which are refused by
-  -- name: host//path is a host (localhost//trapos/ws).
-  local lost, afterSlashes = url:match("^(%a+)//(.*)$");
-  if lost ~= nil and LOST_COLON_SCHEMES[lost:lower()] then
-    url = lost .. "://" .. afterSlashes;
-  end
-  local scheme, afterColon = url:match("^(%a+):/?([^/].*)$");
-  -- ws:4444 is a host named ws and its port (a compose service's name), no scheme: read as
-  -- one, the port became the host (ws://4444). Digits alone after the colon are a port.
-  local isPort = url:match("^%a+:%d+$") or url:match("^%a+:%d+[/?#]");
-  if scheme ~= nil and not isPort then
-    url = scheme .. "://" .. afterColon;
-  end
+  url = repairScheme(url);
   if not url:find("://", 1, true) then
     url = "ws://" .. url;
   end
@@ -338,6 +348,7 @@ return {
   aiConfirm = aiConfirm,
   aiConfirmShown = aiConfirmShown,
   normaliseUrl = normaliseUrl,
+  repairScheme = repairScheme,
   urlSet = urlSet,
   password = password,
   urlHost = urlHost,

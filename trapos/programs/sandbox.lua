@@ -830,6 +830,14 @@ local function setup(urlArg)
     -- port is not the gateway's 4444.
     fail(advice.noHost(url) .. ". Run: sandbox setup " .. (scheme == "wss" and "wss://<host>" or "ws://<host>:4444"));
   end
+  -- ws:/host (a slash or the colon of its :// lost) is saved as the daemon reads it, saying
+  -- so: saved as typed, it was offered as the current value by the next setup, after a
+  -- "Nothing changed." (the daemon reads both alike).
+  local repaired = settingsLib.repairScheme(url);
+  if repaired ~= url then
+    print("Read " .. url .. " as " .. repaired .. ".");
+    url = repaired;
+  end
   -- What each setting was before the questions, as the daemon reads it and sandbox status
   -- shows it (a stray value named: 'none, as "Write" is not none/read/write').
   local was = {

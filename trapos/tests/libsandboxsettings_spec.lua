@@ -3,6 +3,17 @@
 local lib = require('/apis/libsandboxsettings');
 
 describe("libsandboxsettings", function()
+  describe("repairScheme", function()
+    it("gives a scheme's lost slash or colon back and leaves any other URL as it is", function()
+      expect(lib.repairScheme("ws:/127.0.0.1:4444")):eq("ws://127.0.0.1:4444");
+      expect(lib.repairScheme("ws:127.0.0.1:4444")):eq("ws://127.0.0.1:4444");
+      expect(lib.repairScheme("wss//gw.example.org/x")):eq("wss://gw.example.org/x");
+      for _, url in ipairs({ "ws://127.0.0.1:4444", "127.0.0.1:4444", "ws:4444", "localhost//trapos/ws", "ws:///x" }) do
+        expect(lib.repairScheme(url)):eq(url);
+      end
+    end);
+  end);
+
   describe("normaliseUrl", function()
     it("completes a bare host:port with the gateway path", function()
       expect(lib.normaliseUrl("ws://127.0.0.1:4444")):eq("ws://127.0.0.1:4444/trapos/ws");

@@ -995,12 +995,36 @@ describe("sandbox command", function()
         settings = {}, typed = { "pw" }, status = connectedStatus(), reply = healthy,
       });
       expectSuccess(ok, err);
-      expect(record.values["sandbox.url"]):eq("ws//10.0.0.9:4444"); -- as typed; the daemon reads it so too
+      expect(record.values["sandbox.url"]):eq("ws://10.0.0.9:4444"); -- as the daemon reads it, saying so
       ok, err, _, record = run({ "setup", "http//10.0.0.9:4444/trapos/install" }, { settings = {} });
       expect(ok):eq(false);
       expect(err):eq(fitted("sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that "
         .. "terminates TLS), not http://. Run: sandbox setup ws://10.0.0.9:4444"));
       expect(record.saved):eq(0);
+    end);
+
+    it("saves a URL that lost a slash of its :// as the daemon reads it, and says so", function()
+      -- ws:/host was saved as typed after "Nothing changed.", and the next setup offered it as
+      -- the current value, [ws:/127.0.0.1:48100], though the daemon read it as ws://
+      for _, typed in ipairs({ "ws:/127.0.0.1:48100", "ws:127.0.0.1:48100", "ws//127.0.0.1:48100" }) do
+        local ok, err, lines, record = run({ "setup", typed }, {
+          settings = { ["sandbox.url"] = "ws://127.0.0.1:48100", ["sandbox.password"] = "pw" },
+          typed = { "", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+        });
+        expectSuccess(ok, err);
+        expect(lines[1]):eq("Read " .. typed .. " as ws://127.0.0.1:48100.");
+        expect(lines[3]):eq("Nothing changed.");
+        expect(record.values["sandbox.url"]):eq("ws://127.0.0.1:48100");
+      end
+      -- asked, the same
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = "ws://127.0.0.1:48100", ["sandbox.password"] = "pw" },
+        typed = { "wss:/gw.example.org", "", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(lines[2]):eq("Read wss:/gw.example.org as wss://gw.example.org.");
+      expect(lines[4]):eq("Saved sandbox.url.");
+      expect(record.values["sandbox.url"]):eq("wss://gw.example.org");
     end);
 
     it("refuses a URL that names no host before asking or saving anything", function()
