@@ -226,3 +226,73 @@ func TestTheWebConsoleShowsTheBarOfARowNotYetSeen(t *testing.T) {
 	assert.InDelta(t, 0x77, grey(box[1]), 8, "beside the unseen row: the bar's grey")
 	assert.InDelta(t, 0x11, grey(box[2]), 8, "beside the seen row: the screen's margin")
 }
+
+// TestTheWebConsoleDrawsBlockCharactersInTheScreenAsText: CC's block characters (128-159, edit
+// showing a file of those bytes, a program's drawing) are drawn as blocks in the screen as text
+// too, each sixth whose bit is set in the text's colour, as the screen draws them; copied, they
+// are Unicode's sextants (the text rule's U+0080-U+009F drawn as CC's font draws them). Before,
+// the text showed Unicode's sextants in the page's font, which has none: an empty box each.
+func TestTheWebConsoleDrawsBlockCharactersInTheScreenAsText(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:blocks")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(800, 600),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Ablocks")))
+	c.watched(ctx, t)
+	// 129: the top left sixth; 143: the top and middle rows; 159: all but the bottom right
+	// (CC leaves it to the background); 154: top right, middle right, bottom left.
+	blocks := []int{129, 143, 159, 154}
+	text := "a"
+	for _, b := range blocks {
+		text += string(rune(b))
+	}
+	c.drawScreen(ctx, t, map[string]any{"width": 5, "height": 1,
+		"rows":   map[string]any{"1": map[string]any{"text": text, "fg": "00000", "bg": "fffff"}},
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": []string{"#f0f0f0"}})
+	until(t, "the blocks as text, Unicode's sextants when copied", `document.getElementById("screen-text").textContent ===
+		"a\u{1fb00}\u{1fb0e}\u{1fb1d}\u{1fb18}"`)
+
+	// Each character's cell in the text: where its text begins, as wide as the a before it
+	// and as high as its line.
+	cells, err := chromedp.Run(page, chromedp.Evaluate[[][]float64](`{
+		const pre = document.getElementById("screen-text"), walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+		const boxes = [];
+		for (let node; (node = walker.nextNode());) {
+			for (let i = 0; i < node.data.length;) {
+				const n = node.data.codePointAt(i) > 0xffff ? 2 : 1, range = document.createRange();
+				range.setStart(node, i);
+				range.setEnd(node, i + n);
+				const box = range.getBoundingClientRect();
+				boxes.push([box.left, box.top, box.width, box.height]);
+				i += n;
+			}
+		}
+		boxes.slice(1).map((box) => [box[0], boxes[0][1], boxes[0][2], boxes[0][3]])
+	}`))
+	require.NoError(t, err)
+	require.Len(t, cells, len(blocks))
+	shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	for i, b := range blocks {
+		cell := cells[i]
+		var drawn, want []string
+		for bit := range 6 {
+			x, y := cell[0]+cell[2]*float64(bit%2*2+1)/4, cell[1]+cell[3]*float64(bit/2*2+1)/6
+			r, g, b2, _ := img.At(int(x), int(y)).RGBA()
+			shade := "light"
+			if (r+g+b2)/3>>8 < 0x80 {
+				shade = "dark"
+			}
+			drawn = append(drawn, shade)
+			if bit < 5 && (b-128)&(1<<bit) != 0 {
+				want = append(want, "dark")
+			} else {
+				want = append(want, "light")
+			}
+		}
+		assert.Equal(t, want, drawn, "character %d's sixths, left to right, top to bottom", b)
+	}
+}

@@ -400,7 +400,7 @@ function draw(frame) {
       start = x;
     }
     rows.push(div);
-    texts.push(chars.join("").replace(/ +$/, ""));
+    texts.push(rowAsText(bytes, chars));
   });
   screen.replaceChildren(...rows);
   screen.dataset.width = frame.width;
@@ -409,8 +409,8 @@ function draw(frame) {
   $("viewer-kind").hidden = frame.colour !== false;
   screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
   screen.style.setProperty("--rows", frame.height);
-  while (texts.length && texts[texts.length - 1] === "") texts.pop();
-  $("screen-text").textContent = texts.join("\n");
+  while (texts.length && !texts[texts.length - 1].length) texts.pop();
+  $("screen-text").replaceChildren(...texts.flatMap((text, y) => y ? ["\n", ...text] : text));
   shownUnseen(unseenNote(unseen));
   fitBelow();
   placeKeys();
@@ -448,6 +448,33 @@ function showTyping() {
   const end = touch.getBoundingClientRect().bottom + parseFloat(getComputedStyle(touch).marginBottom);
   if (end > innerHeight) scrollBy(0, Math.ceil(end - innerHeight));
   else if (top < 0) scrollBy(0, Math.max(Math.floor(top), Math.ceil(end - innerHeight)));
+}
+
+// rowAsText is a row of the screen as text (the screen as text under it), its cells' bytes
+// drawn as chars (glyph), without its trailing blanks: text, and a block character (128-159)
+// as a span of its own that draws it as the screen does, in the text's colour (console.css),
+// its character, Unicode's sextant, kept for copying and for a screen reader, unseen. The page's
+// font has no sextants: the text showed an empty box for each.
+function rowAsText(bytes, chars) {
+  let end = chars.length;
+  while (end > 0 && chars[end - 1] === " ") end--;
+  const nodes = [];
+  let text = "";
+  for (let x = 0; x < end; x++) {
+    if (!isBlock(bytes[x]) || chars[x] === " ") {
+      text += chars[x];
+      continue;
+    }
+    if (text) nodes.push(text);
+    text = "";
+    const span = document.createElement("span");
+    span.className = "block";
+    span.textContent = chars[x];
+    span.style.background = blockBackground(bytes[x], "currentColor", "transparent");
+    nodes.push(span);
+  }
+  if (text) nodes.push(text);
+  return nodes;
 }
 
 // shownUnseen shows note (unseenNote) under the screen, or hides its line when it is "".
