@@ -411,6 +411,8 @@ func (m *Module) checkOpencode(prober Prober) {
 		return
 	case h.Status == http.StatusUnauthorized:
 		f = faultCredentials
+	case h.NoAnswerWithin > 0:
+		f = faultHung
 	case h.Status == 0:
 		f, also = faultUnreachable, "; if it is starting, nothing to do"
 	}
@@ -998,11 +1000,15 @@ func (m *Module) diagnose(ctx context.Context, err error, waited time.Duration) 
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
 		if h := m.cfg.Prober.Probe(pctx); !h.OK {
-			if h.NoAnswerWithin > 0 && waited > 0 && ae == nil {
-				return fmt.Sprintf("the agent is unavailable: %s: the question's call got no answer in %s, and the health check none in %s",
-					h.Server, waited.Round(100*time.Millisecond), h.NoAnswerWithin), faultUnreachable
+			f := faultUnreachable
+			if h.NoAnswerWithin > 0 {
+				f = faultHung // it took the probe's connection: it runs
+				if waited > 0 && ae == nil {
+					return fmt.Sprintf("the agent is unavailable: %s: the question's call got no answer in %s, and the health check none in %s",
+						h.Server, waited.Round(100*time.Millisecond), h.NoAnswerWithin), f
+				}
 			}
-			return "the agent is unavailable: " + h.Detail, faultUnreachable
+			return "the agent is unavailable: " + h.Detail, f
 		}
 	}
 	var he *hostError

@@ -17,6 +17,11 @@ type fault struct {
 var (
 	faultUnreachable = &fault{"opencode is unreachable",
 		"start opencode serve, or point --opencode-url (OPENCODE_URL) at it"}
+	// faultHung is opencode that takes connections and answers nothing in the probe's timeout:
+	// it runs (held by SIGSTOP, or stuck), so "start opencode serve" was the wrong fix. A
+	// starting opencode 1.18.33 looks so for a few seconds too (opencodefake.Server.Unstall).
+	faultHung = &fault{"opencode accepts connections but answers nothing",
+		"if it started seconds ago, nothing to do; else it is hung: restart opencode serve"}
 	faultCredentials = &fault{"opencode refused the gateway's credentials",
 		"give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD)"}
 	faultOpencode = &fault{"opencode failed",

@@ -205,7 +205,10 @@ func TestATurnsLogLinesNameItsAccount(t *testing.T) {
 // connections and answers nothing) the player saw Thinking... for about 15 s, then "opencode
 // at …: no answer within 5s", the health check's timeout, not their wait. The line says both:
 // the question's call got no answer in the time it waited (the module's clock, advanced past
-// the wait for the event stream), and the health check none in its timeout.
+// the wait for the event stream), and the health check none in its timeout. The operator's
+// WARNs, at start and for the turn, said "opencode is unreachable (fix: start opencode
+// serve…)" of an opencode that ran (held by SIGSTOP): they say it takes connections and
+// answers nothing, and to restart it.
 func TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited(t *testing.T) {
 	f := startFakeAgent(t)
 	f.oc.Stall()
@@ -213,8 +216,9 @@ func TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(prober.Close)
 	fc := clock.NewFake(time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC))
+	var logs testkit.SyncBuffer
 	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Clock: fc, Prober: prober},
-		slog.New(slog.DiscardHandler), nil)
+		slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
 	m.stream.openGrace = time.Hour // the stream's attempt waits on: the question's wait ends by fc
@@ -237,6 +241,12 @@ func TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited(t *testing.T) {
 	assert.Equal(t, ReasonError, r.reason)
 	assert.Equal(t, []string{"the agent is unavailable: opencode at " + f.oc.URL +
 		": the question's call got no answer in 10s, and the health check none in 50ms"}, r.errs)
+
+	hung := "opencode accepts connections but answers nothing (fix: if it started seconds ago, nothing to do; else it is hung: restart opencode serve"
+	require.Eventually(t, func() bool { return len(logLines(&logs, "level=WARN")) == 2 }, 10*time.Second, testkit.Poll, "the start's WARN and the turn's")
+	assert.Len(t, logLines(&logs, "level=WARN", `msg="agent: computers' questions will fail: `+hung+`)"`, "no answer within 50ms"), 1, logs.String())
+	assert.Len(t, logLines(&logs, "level=WARN", `msg="agent: turns fail: `+hung+`)"`, "the question's call got no answer in 10s"), 1, logs.String())
+	assert.Empty(t, logLines(&logs, "unreachable"), "it runs")
 }
 
 // TestOpencodeStoppedMidAnswerIsUnavailable: opencode 1.18.33 stopped (SIGTERM) during a turn
