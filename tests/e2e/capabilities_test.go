@@ -102,14 +102,10 @@ func cli(ctx context.Context, t *testing.T, g *harness.Gateway, stdin []byte, ar
 	return out.String(), errOut.String(), code
 }
 
-// TestAFullFloppyDiskNamesItsOwnFreeSpace: a host's write to the floppy disk in a computer's
-// drive (/disk, 125000 bytes) that does not fit said the computer's drive had some 900000
-// bytes free, the root drive's, where the file was never going: the computer now measures the
-// free space on the drive of the path (fs.getFreeSpace(path)).
-func TestAFullFloppyDiskNamesItsOwnFreeSpace(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
-	defer cancel()
-	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+// floppyComputer is capTraposID on g with files write, serving, a floppy disk (125000 bytes)
+// in the drive on its left, mounted at /disk.
+func floppyComputer(ctx context.Context, t *testing.T, g *harness.Gateway) *fakecrafttest.Computer {
+	t.Helper()
 	sides := peripheral.NewBus(9)
 	diskDrive := drive.New(nil)
 	_, err := diskDrive.Insert(drive.NewFloppy(1, filepath.Join(t.TempDir(), "disk1")))
@@ -120,7 +116,20 @@ func TestAFullFloppyDiskNamesItsOwnFreeSpace(t *testing.T) {
 	opts.Peripherals = sides
 	opts.Settings["sandbox.allow_files"] = "write"
 	opts.Files = map[string]string{"/e2e.lua": capProgram}
-	fakecrafttest.StartWithin(t, opts, capLimit).WaitFor(ctx, markerServing)
+	c := fakecrafttest.StartWithin(t, opts, capLimit)
+	c.WaitFor(ctx, markerServing)
+	return c
+}
+
+// TestAFullFloppyDiskNamesItsOwnFreeSpace: a host's write to the floppy disk in a computer's
+// drive (/disk, 125000 bytes) that does not fit said the computer's drive had some 900000
+// bytes free, the root drive's, where the file was never going: the computer now measures the
+// free space on the drive of the path (fs.getFreeSpace(path)).
+func TestAFullFloppyDiskNamesItsOwnFreeSpace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
+	defer cancel()
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	floppyComputer(ctx, t, g)
 
 	local := filepath.Join(t.TempDir(), "big.txt")
 	require.NoError(t, os.WriteFile(local, bytes.Repeat([]byte("x"), 200000), 0o600))
@@ -140,18 +149,7 @@ func TestAMoveOfTheDiskSaysWhereItsCopyIs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
 	defer cancel()
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
-	sides := peripheral.NewBus(9)
-	diskDrive := drive.New(nil)
-	_, err := diskDrive.Insert(drive.NewFloppy(1, filepath.Join(t.TempDir(), "disk1")))
-	require.NoError(t, err)
-	require.NoError(t, sides.Attach("left", diskDrive))
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 9, "lab"
-	opts.Peripherals = sides
-	opts.Settings["sandbox.allow_files"] = "write"
-	opts.Files = map[string]string{"/e2e.lua": capProgram}
-	c := fakecrafttest.StartWithin(t, opts, capLimit)
-	c.WaitFor(ctx, markerServing)
+	c := floppyComputer(ctx, t, g)
 	set(ctx, t, c, "sandbox.allow_exec", "true") // a disk's startup may be in what moves
 	_, errOut, code := cli(ctx, t, g, []byte("saved"), "put", capTraposID, "-", "/disk/notes.txt")
 	require.Equal(t, 0, code, errOut)
