@@ -768,13 +768,19 @@ end
 -- terminate, raised as "Terminated") ends setup saying that nothing changed, as it has not:
 -- every answer is saved only after the last question. CC's bare "Terminated" left a player
 -- who had typed a new password unsure whether it was kept.
+-- Ends the row a question's prompt left the cursor on (a Ctrl-T there), so what follows is
+-- on a row of its own.
+local function leavePromptRow()
+  if term.getCursorPos() > 1 then
+    print();
+  end
+end
+
 local function answering(fn, ...)
   local result = table.pack(pcall(fn, ...));
   if not result[1] then
     if result[2] == "Terminated" then
-      if term.getCursorPos() > 1 then
-        print(); -- after the question's prompt, on a row of its own
-      end
+      leavePromptRow();
       fail("Terminated: nothing changed.");
     end
     error(result[2], 0);
@@ -1245,14 +1251,21 @@ local function link(key)
       linkWithCode(session);
     end
   end);
+  local declined = false;
   if not ok and err == "Terminated" and approvedCode ~= nil then
     -- The decline waits for its answer, as n's does: the gateway drops a request whose session
     -- closes before it is answered, and the code would stay approved, its approver told that
     -- the player still decides. A second Ctrl-T ends the wait.
-    pcall(session.request, linkLib.TYPE_ACCEPT, { code = approvedCode, accept = false }, linkLib.ANSWER_WAIT);
+    leavePromptRow(); -- the Ctrl-T came at the question
+    local called, answered = pcall(session.request, linkLib.TYPE_ACCEPT, { code = approvedCode, accept = false },
+      linkLib.ANSWER_WAIT);
+    declined = called and answered;
   end
   session.close();
-  if not ok and err == "Terminated" then
+  if declined then
+    -- As n does: "Cancelled." did not say that the approved code was declined on the gateway.
+    fail("Terminated: the code was declined; this computer is not linked.");
+  elseif not ok and err == "Terminated" then
     fail("Cancelled.");
   elseif not ok then
     error(err, 0);

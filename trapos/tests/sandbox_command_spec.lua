@@ -2012,15 +2012,26 @@ describe("sandbox command", function()
       expect(sentOf(record, "link.accept")):same({});
     end);
 
-    it("declines the approved code on Ctrl-T at the question", function()
-      local ok, err, _, record = run({ "link" }, {
-        gateway = linkGateway(), typed = { function() error("Terminated", 0); end },
+    it("declines the approved code on Ctrl-T at the question, and says so on a row of its own", function()
+      -- It said "Cancelled." after the question's prompt, where the Ctrl-T left the cursor,
+      -- though the code was declined on the gateway, as n declines it.
+      local ok, err, lines, record = run({ "link" }, {
+        gateway = linkGateway(), cursorX = 33, typed = { function() error("Terminated", 0); end },
       });
       expect(ok):eq(false);
-      expect(err):eq("Cancelled.");
+      expect(err):eq("Terminated: the code was declined; this computer is not linked.");
+      expect(lines[#lines]):eq("");
       expect(sentOf(record, "link.accept")):same({ { code = "BCDF-GHJK", accept = false } });
       expect(record.values["sandbox.password"]):eq(nil);
       expect(record.closes):eq(1);
+      -- a decline the gateway did not take is not said to be one
+      ok, err, lines = run({ "link" }, {
+        gateway = linkGateway({ refuse = { ["link.accept"] = { code = "internal", message = "boom" } } }),
+        cursorX = 33, typed = { function() error("Terminated", 0); end },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Cancelled.");
+      expect(lines[#lines]):eq("");
     end);
 
     it("before the reboot that starts the daemon, says to reboot, not that the daemon reconnects", function()
