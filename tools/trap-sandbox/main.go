@@ -1,5 +1,7 @@
 // Command trap-sandbox is the sandbox HTTP service: `go run ./tools/trap-sandbox` serves the
-// trapos-cloud-gateway WebSocket on :4444. See docs/protocol.md.
+// trapos-cloud-gateway WebSocket on :4444 (docs/protocol.md), the host's HTTP API, the web
+// console and /mcp. Its other commands are the host's client of that service (`trap-sandbox
+// --help`); all of them live in internal/cli.
 package main
 
 import (

@@ -1,5 +1,10 @@
-// Package cli is the trap-sandbox command line: kong commands whose Run methods wire the
-// configuration into the server and its modules.
+// Package cli is the trap-sandbox command line, one kong command struct per command: serve,
+// whose Run wires the configuration into the server and the list of its modules (the one place
+// a module is added), and the host's commands (computers, ls, put, exec, screen, mcp, accounts,
+// …), which reach a running gateway over its HTTP API (a computer.Client for the computers'
+// commands), or, for the account commands, work on the store itself when given no --url. It is
+// apart from main so that main stays a parse, a signal context and an exit code, and so its
+// tests parse and run the commands in process (NewParser).
 package cli
 
 import (

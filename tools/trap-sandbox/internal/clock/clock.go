@@ -1,5 +1,6 @@
-// Package clock is the time source of the gateway's timers (liveness, request timeouts, rate
-// limits), so tests drive them with a Fake instead of sleeping.
+// Package clock is the one time source of the gateway process's timers and expiries (a
+// socket's liveness, request timeouts, rate limits, tokens' and link codes' expiry, the
+// cluster router's heartbeats), so tests drive them with a Fake instead of sleeping.
 package clock
 
 import (

@@ -1,12 +1,14 @@
 // Package computer is the one host-side client of a computer's vocabulary (docs/capabilities.md):
 // typed calls (Info, List, Read, Write, Delete, Move, MakeDir, Exec, Run, Ping) and the raw
 // Request, with their chunking, their timeouts and the text rule (internal/cctext) applied in
-// one place. The HTTP API, the CLI and MCP are thin layers over a Client; so are the modules
-// built on it next (the agent, screens).
+// one place. The HTTP API, the CLI and MCP are thin layers over a Client, and the agent and the
+// screen module make their calls to a computer through one too.
 //
 // A Client reaches computers through a Transport: the gateway in-process, or the gateway's
 // HTTP API from another process (both in internal/hostapi). The account is the Transport's
-// business, not the calls': a Transport per account is how accounts will scope a Client.
+// business, not the calls': the in-process one reaches the computers of the caller in each
+// call's context (account.CallerFrom, put there by the server's API auth), the HTTP one those
+// its API token reaches.
 package computer
 
 import (

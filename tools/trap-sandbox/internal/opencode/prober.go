@@ -1,5 +1,8 @@
 // Package opencode checks whether the opencode server the sandbox talks to is reachable and
-// healthy, and explains in one line why when it is not.
+// healthy, and explains in one line why when it is not (Prober, shared by probe_gateway's
+// answer and the agent, whose own check that its model is there rides on the probe:
+// AgentCheck). It is also the one reading of opencode's address (ParseURL) for every part of
+// the gateway that talks to opencode.
 package opencode
 
 import (
