@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"strings"
@@ -400,14 +401,21 @@ func (p *Prober) probeOnce() Health {
 	}
 	req.Header.Set("Accept", "application/json")
 
+	// Whether opencode took the connection: a probe that timed out before it did (a host that
+	// drops the packets, a wrong address behind a firewall) reached no opencode to call hung.
+	var connected atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	}))
+
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return p.transportFailure(ctx, err)
+		return p.transportFailure(ctx, err, connected.Load())
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHealthBody))
 	if err != nil {
-		return p.transportFailure(ctx, err)
+		return p.transportFailure(ctx, err, true)
 	}
 	h := p.classify(resp, body)
 	h.Status = resp.StatusCode
@@ -452,10 +460,11 @@ func (p *Prober) classify(resp *http.Response, body []byte) Health {
 	return Health{OK: true, Version: health.Version}
 }
 
-// transportFailure is the Health of a probe that got no complete answer.
-func (p *Prober) transportFailure(ctx context.Context, err error) Health {
+// transportFailure is the Health of a probe that got no complete answer; connected says
+// whether the server took its connection.
+func (p *Prober) transportFailure(ctx context.Context, err error, connected bool) Health {
 	h := Health{Detail: p.describe(p.transportCause(ctx, err)), Server: p.server()}
-	if timedOut(ctx, err) {
+	if connected && timedOut(ctx, err) {
 		h.NoAnswerWithin = p.timeout
 	}
 	return h

@@ -232,6 +232,26 @@ func TestProbeHangingIsBounded(t *testing.T) {
 	assert.GreaterOrEqual(t, elapsed, testTimeout)
 }
 
+// TestAProbeThatGotNoConnectionSaysNoAnswerWithinOfNoServer: NoAnswerWithin is said of a
+// server that took the probe's connection and answered nothing (the agent warns its operator
+// of an opencode that is hung); a probe whose connection was never made in its time (a host
+// that drops the packets: a wrong address behind a firewall, a machine switched off) reached no
+// opencode, and was warned as one that "accepts connections but answers nothing".
+func TestAProbeThatGotNoConnectionSaysNoAnswerWithinOfNoServer(t *testing.T) {
+	dropped := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		<-ctx.Done() // the SYN is never answered
+		return nil, ctx.Err()
+	}}
+	p := newProber(t, ProberConfig{URL: "http://192.0.2.1:4242", Timeout: testTimeout, Transport: dropped})
+	h := probe(t, p)
+	assert.False(t, h.OK)
+	assert.Equal(t, "opencode at http://192.0.2.1:4242: no answer within 200ms", h.Detail)
+	assert.Zero(t, h.NoAnswerWithin, "no server took the connection")
+
+	stalled := newProber(t, ProberConfig{URL: opencodefake.StartStalled(t).URL, Timeout: testTimeout})
+	assert.Equal(t, testTimeout, probe(t, stalled).NoAnswerWithin, "a server that took it and said nothing")
+}
+
 func TestProbeCoalesces(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 16)
