@@ -729,6 +729,20 @@ func TestTheWebConsolesTerminateButtonPromisesNoShortcut(t *testing.T) {
 	assert.Equal(t, []string{"Terminate", "CC's terminate, as Ctrl+T held at the computer: a browser keeps Ctrl+T for a new tab"}, got)
 }
 
+// TestTheWebConsolesPasteBoxSaysWhatGoesInIt: the paste box's label says what the field is
+// for, and its button what it does, in words of their own. Before, both said Paste: the
+// row read "Paste [field] Paste".
+func TestTheWebConsolesPasteBoxSaysWhatGoesInIt(t *testing.T) {
+	page := focusedScreen(t)
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
+		const form = document.getElementById("paste-form"), label = form.querySelector("label");
+		[[...label.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join("").trim(),
+			form.querySelector("button").textContent, document.getElementById("paste-text").labels[0] === label ? "labelled" : "not"]
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A line to paste", "Paste", "labelled"}, got)
+}
+
 // focusedScreen opens a console page whose screen can have and lose the focus (a headless page
 // has no focus of its own: without focus emulation the browser sends no blur).
 func focusedScreen(t *testing.T) context.Context {
