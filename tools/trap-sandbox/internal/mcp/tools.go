@@ -121,6 +121,8 @@ type ComputersOutput struct {
 	// up is how long the gateway has run (0: not known, the stdio bridge's): an empty list in
 	// its first minute may be its computers still reconnecting.
 	up time.Duration
+	// cutToFit is how many computers limit gave, when fewer fit one result (fit).
+	cutToFit int
 }
 
 // InfoOutput is computer_info's result: the computer's answer, and in words what kind of
@@ -138,6 +140,8 @@ type InfoOutput struct {
 type ListOutput struct {
 	Path    string           `json:"path" jsonschema:"the path as the computer resolved it: CC drops \"*:<>?| and control bytes from names and resolves . and .."`
 	Entries []computer.Entry `json:"entries"`
+	// total is how many entries the directory holds, when fewer fit one result (fit).
+	total int
 }
 
 // ReadOutput is read_file's result: exactly one of Content and ContentBase64 is set. It is
@@ -203,6 +207,8 @@ type LuaOutput struct {
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the code CC cannot hold, sent as ?"`
 	// Relabelled says the computer's label is no longer its traposId's after the run (relabelled).
 	Relabelled string `json:"relabelled,omitempty" jsonschema:"set when the computer's label changed (e.g. os.setComputerLabel, label set): its new traposId, and from when to ask it by that id"`
+	// cut says what fit left out of the returns and the output, and how to get it.
+	cut string
 }
 
 // ProgramOutput is run_program's output: the shell.run answer.
@@ -218,6 +224,8 @@ type ProgramOutput struct {
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters of the command CC cannot hold, sent as ?"`
 	// Relabelled says the computer's label is no longer its traposId's after the program (relabelled).
 	Relabelled string `json:"relabelled,omitempty" jsonschema:"set when the computer's label changed (e.g. os.setComputerLabel, label set): its new traposId, and from when to ask it by that id"`
+	// cut says what fit left out of the output, and how to get it.
+	cut string
 }
 
 // cutNote is where the computer cut a run's output (computer.OutputCutNote), else empty.
@@ -325,6 +333,7 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 			}
 			return nil, zero, toolError(awayHint(err))
 		}
+		out = fit(out).(Out)
 		res, err := dataResult(source(in), out)
 		return res, out, err
 	})
@@ -353,7 +362,7 @@ func readAgain(err error) error {
 // text (what opencode hands the model), so a file's base64 is not sent twice (structured and
 // text): a 300 KB binary answers in about its base64 size.
 func addReadFile(r registrar, t *tools) {
-	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A client may cut a long result (opencode keeps none of one over 50 KB): read a file over 40 KB (list_files gives its size) in parts, e.g. length 32768, then offset 32768. Needs the owner's sandbox.allow_files read (or write).")
+	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A client may cut a long result (opencode keeps none of one over 50 KB): read a file over "+fmt.Sprint(resultBytes>>10)+" KB (list_files gives its size) in parts, e.g. length "+fmt.Sprint(partBytes)+", then offset "+fmt.Sprint(partBytes)+". Needs the owner's sandbox.allow_files read (or write).")
 	rt.InputSchema = r.input("read_file", inputSchema[ReadInput]())
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
@@ -436,6 +445,12 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 		about = o.note()
 	case ReadOutput:
 		about = o.note()
+	case ListOutput:
+		about = o.note()
+	case LuaOutput:
+		about = o.cut
+	case ProgramOutput:
+		about = o.cut
 	}
 	note = strings.TrimSpace(about + " " + note)
 	return &sdk.CallToolResult{Content: []sdk.Content{
@@ -465,6 +480,10 @@ func (o ComputersOutput) note() string {
 			connected = "1 computer is connected"
 		}
 		return fmt.Sprintf("No connected computer's traposId or account holds %q (%s): try a shorter part of its id or label, or call list_computers without match.", o.match, connected)
+	case o.cutToFit > len(o.Computers) && o.match == "":
+		return fmt.Sprintf("These are the first %d of the %d computers connected, not all of them: the %d that limit asked for do not fit %s: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need.", len(o.Computers), o.Total, o.cutToFit, oneResult)
+	case o.cutToFit > len(o.Computers):
+		return fmt.Sprintf("These are the first %d of the %d computers whose traposId or account holds %q, not all of them: the %d that limit asked for do not fit %s: pass a longer match to narrow the list.", len(o.Computers), o.Total, o.match, o.cutToFit, oneResult)
 	case o.Total > len(o.Computers) && o.match == "":
 		return fmt.Sprintf("These are the first %d of the %d computers connected, not all of them: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need, or a larger limit (at most %d).", len(o.Computers), o.Total, maxListLimit)
 	case o.Total > len(o.Computers):
@@ -723,16 +742,21 @@ func (t *tools) listFiles(ctx context.Context, in PathInput) (ListOutput, error)
 const computerTooLargeFix = ": return less, or write it to a file on the computer and read the file"
 
 // listInParts is the fix for a directory whose names fill more than one answer carries: list
-// it in parts with run_lua, the path in the code when it can be written in a Lua string as it
-// is (é is one byte there too; a \xNN of the path's would name another file).
+// it in parts with run_lua.
 func listInParts(path string) string {
+	return fmt.Sprintf(`: %s holds more names than one answer carries, so list_files cannot list it; `+
+		`list it in parts with run_lua (needs the owner's sandbox.allow_exec true), e.g. %s`, path, namesFrom(path, 1, 200))
+}
+
+// namesFrom is Lua that returns how many names the directory at path holds and its names from
+// the from-th to the to-th: the path in the code when it can be written in a Lua string as it
+// is (é is one byte there too; a \xNN of the path's would name another file).
+func namesFrom(path string, from, to int) string {
 	dir := path
 	if strings.ContainsAny(path, "\"\\") || strings.IndexFunc(path, unicode.IsControl) >= 0 {
 		dir = "/the/dir"
 	}
-	return fmt.Sprintf(`: %s holds more names than one answer carries, so list_files cannot list it; `+
-		`list it in parts with run_lua (needs the owner's sandbox.allow_exec true), e.g. `+
-		`local names = fs.list("%s") return #names, {table.unpack(names, 1, 200)}`, path, dir)
+	return fmt.Sprintf(`local names = fs.list("%s") return #names, {table.unpack(names, %d, %d)}`, dir, from, to)
 }
 
 func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) {
