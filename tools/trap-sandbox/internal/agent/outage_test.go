@@ -574,3 +574,88 @@ func probeGateway(t *testing.T, prober *opencode.Prober) func() string {
 		return string(payload)
 	}
 }
+
+// TestAnAbortOpencodeRefusesIsWarnedOnce: after Q stopped a turn on a hung opencode, "agent:
+// could not abort a turn on opencode" was logged at each try (every 10 s, the abort's
+// timeout) for as long as it hung. It is warned once; the tries after it are counted, and
+// the line when opencode stops the turn says how many failed.
+func TestAnAbortOpencodeRefusesIsWarnedOnce(t *testing.T) {
+	f, fc, logs, tu := stopATurnOpencodeWillNotAbort(t)
+	f.oc.FailWith(0)
+	fc.Advance(abortEvery)
+	require.Eventually(t, func() bool { return len(logLines(logs, "failedAborts")) == 1 }, 10*time.Second, testkit.Poll)
+	end := logLines(logs, "failedAborts")[0]
+	assert.Contains(t, end, `level=INFO msg="agent: opencode stopped a turn whose aborts had failed" accountId="" traposId=5:desk turnId=`+tu.id+` failedAborts=`)
+	assert.GreaterOrEqual(t, failedAborts(t, end), 7, "the first, and one a try at least after the wait")
+	assert.Len(t, logLines(logs, "could not abort"), 1)
+}
+
+// TestAbortsTheGatewayGivesUpOnAreSaid: a gateway that stops while opencode still refuses a
+// stopped turn's abort says it gave up, and how many failed.
+func TestAbortsTheGatewayGivesUpOnAreSaid(t *testing.T) {
+	f, _, logs, tu := stopATurnOpencodeWillNotAbort(t)
+	f.m.Close()
+	end := logLines(logs, "failedAborts")
+	require.Len(t, end, 1, logs.String())
+	assert.Contains(t, end[0], `level=WARN msg="agent: gave up aborting a turn on opencode: the gateway stops" accountId="" traposId=5:desk turnId=`+tu.id+` failedAborts=`)
+	assert.GreaterOrEqual(t, failedAborts(t, end[0]), 7)
+	assert.Len(t, logLines(logs, "could not abort"), 1)
+}
+
+// failedAborts reads a log line's failedAborts.
+func failedAborts(t *testing.T, line string) int {
+	t.Helper()
+	var n int
+	_, err := fmt.Sscanf(line[strings.Index(line, "failedAborts=")+len("failedAborts="):], "%d", &n)
+	require.NoError(t, err)
+	return n
+}
+
+// stoppingAgent is a module whose turn was stopped while opencode refuses its aborts.
+type stoppingAgent struct {
+	*fakeAgent
+	m *Module
+}
+
+// stopATurnOpencodeWillNotAbort stops (Q) a turn while the fake opencode answers 502 to
+// everything, and lets the module try the abort at least seven times, on the fake clock that
+// paces the aborts (the module's abortClock), then checks the one WARN line.
+func stopATurnOpencodeWillNotAbort(t *testing.T) (stoppingAgent, *clock.Fake, *testkit.SyncBuffer, *turn) {
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) { tu.Stall() })
+	logs := &testkit.SyncBuffer{}
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
+		slog.New(slog.NewTextHandler(logs, nil)), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	fc := clock.NewFake(time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC))
+	m.abortClock = fc
+	desk := protocol.Requester{TraposID: "5:desk"}
+	raw, err := m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+	f.oc.FailWith(http.StatusBadGateway)
+	m.mu.Lock()
+	var tu *turn
+	for _, v := range m.turns {
+		tu = v
+	}
+	m.mu.Unlock()
+	require.NotNil(t, tu, string(raw))
+	tu.cancel(errAborted) // Q
+
+	// The first abort failed; its wait (abortWait) and the next try's timer are armed. Past
+	// the wait the tries go on in the background, one each abortEvery.
+	require.True(t, fc.WaitArmed(2, t.Context().Done()))
+	fc.Advance(abortWait)
+	nextTryArmed := func() bool { return fc.Armed() == 1 && fc.NextDue().Equal(fc.Now().Add(abortEvery)) }
+	for range 6 {
+		require.Eventually(t, nextTryArmed, 10*time.Second, testkit.Poll)
+		fc.Advance(abortEvery)
+	}
+	require.Eventually(t, nextTryArmed, 10*time.Second, testkit.Poll)
+	warns := logLines(logs, "could not abort")
+	require.Len(t, warns, 1, logs.String())
+	assert.Contains(t, warns[0], `level=WARN msg="agent: could not abort a turn on opencode; trying again until it stops the turn" accountId="" traposId=5:desk turnId=`+tu.id+` err="opencode answered HTTP 502"`)
+	assert.Empty(t, logLines(logs, "failedAborts"), "the turn runs on")
+	return stoppingAgent{f, m}, fc, logs, tu
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -138,8 +139,11 @@ var testHookAwaitingReply func(ctx context.Context, replies chan promptResult)
 // stopped it. opencode answers an abort of an idle session with true and forgets it, so an
 // abort that overtook its prompt is lost: until the prompt's reply comes, the abort is sent
 // again every abortEvery, in the background once abortWait has passed (the session stays
-// busy until then, so nothing is queued behind a turn that still runs).
+// busy until then, so nothing is queued behind a turn that still runs). An abort that fails
+// (opencode hung: each waits callTimeout) is warned once, not at each try, and the end says
+// how many failed: opencode stopped the turn, or the gateway stopped and gave up.
 func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
+	failed := 0 // aborts that failed; only this function's goroutines, one at a time, touch it
 	abort := func() {
 		// Not m.ctx: a gateway that is stopping (Close, right after its sockets closed) still
 		// aborts, or the turn runs on in opencode, which does not stop a turn whose client went
@@ -148,30 +152,53 @@ func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
 		if m.ctx.Err() != nil {
 			timeout = m.cfg.ClosingAbortWait
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), timeout)
+		ctx, cancel := clock.WithTimeout(context.WithoutCancel(m.ctx), m.abortClock, timeout)
 		defer cancel()
-		if err := t.sess.oc.abort(ctx, sid); err != nil {
-			m.log.Warn("agent: could not abort a turn on opencode", "accountId", t.caller.account, "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+		err := t.sess.oc.abort(ctx, sid)
+		if err == nil {
+			return
+		}
+		if failed++; failed == 1 {
+			m.log.Warn("agent: could not abort a turn on opencode; trying again until it stops the turn",
+				"accountId", t.caller.account, "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+		}
+	}
+	ended := func(gaveUp bool) {
+		switch {
+		case failed == 0:
+		case gaveUp:
+			m.log.Warn("agent: gave up aborting a turn on opencode: the gateway stops",
+				"accountId", t.caller.account, "traposId", t.caller.traposID, "turnId", t.id, "failedAborts", failed)
+		default:
+			m.log.Info("agent: opencode stopped a turn whose aborts had failed",
+				"accountId", t.caller.account, "traposId", t.caller.traposID, "turnId", t.id, "failedAborts", failed)
 		}
 	}
 	abort()
+	// keepAborting aborts again every abortEvery until the turn finished (true), the gateway
+	// stops (true, having said how it ended) or until fires (false).
 	keepAborting := func(until <-chan time.Time) bool {
-		ticker := time.NewTicker(abortEvery)
-		defer ticker.Stop()
+		next := m.abortClock.NewTimer(abortEvery)
+		defer next.Stop()
 		for {
 			select {
 			case <-finished:
+				ended(m.ctx.Err() != nil) // Close cancels the prompt's call: not opencode's stop
 				return true
 			case <-m.ctx.Done():
+				ended(true)
 				return true
 			case <-until:
 				return false
-			case <-ticker.C:
+			case <-next.C():
 				abort()
+				next.Reset(abortEvery)
 			}
 		}
 	}
-	if keepAborting(time.After(abortWait)) {
+	wait := m.abortClock.NewTimer(abortWait)
+	defer wait.Stop()
+	if keepAborting(wait.C()) {
 		return
 	}
 	m.wg.Add(1)
