@@ -335,7 +335,11 @@ func TestTheGatewaySaysAtStartThatOpencodeHasNoSuchModel(t *testing.T) {
 			require.NoError(t, err)
 			require.Eventually(t, func() bool { return len(logLines(&logs, `msg="agent: opencode answers" version=1.18.33`)) == 1 },
 				10*time.Second, testkit.Poll, logs.String())
-			m.Close() // waits for the start's check, whose WARN follows that line
+			// The start's check of the model runs beside its probe, which does not wait for it,
+			// and Close does not either: ProbeAgent waits for that check, whose WARN is then
+			// logged. (m.Close() alone left the WARN racing the assertion: 1 run in 6 failed.)
+			prober.ProbeAgent(t.Context())
+			m.Close()
 			if tc.want == "" {
 				assert.Empty(t, logLines(&logs, "level=WARN"), logs.String())
 				return
