@@ -1,6 +1,7 @@
-// Package clock is the one time source of the gateway process's timers and expiries (a
-// socket's liveness, request timeouts, rate limits, tokens' and link codes' expiry, the
-// cluster router's heartbeats), so tests drive them with a Fake instead of sleeping.
+// Package clock is the time source of the gateway's timers and expiries that tests move
+// rather than wait out (a socket's liveness, request timeouts, rate limits, tokens' and link
+// codes' expiry, the cluster router's heartbeats): tests drive them with a Fake instead of
+// sleeping.
 package clock
 
 import (
