@@ -115,7 +115,7 @@ const (
 func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 	options = append([]kong.Option{
 		kong.Name("trap-sandbox"),
-		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws), /healthz, the host HTTP API (/trapos/computers and the file routes), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
+		kong.Description("Sandbox service for trapos computers: for them, the trapos-cloud-gateway WebSocket (GET /trapos/ws) and the client's installer (GET /trapos/install); for the host, its HTTP API (/trapos/computers, the file routes, accounts), the web console (/console/), the MCP endpoint (/mcp), /metrics and /healthz; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
 		kong.Vars{"version": Version(), "maxTokenTTL": maxTokenTTL()},
 		kong.KindMapper(reflect.String, rawString),
