@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,7 +42,8 @@ func newWaitingConns(logger *slog.Logger, reg prometheus.Registerer) *waitingCon
 	if reg != nil {
 		w.closed = prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trapos_http_waiting_closed_total",
-			Help: "Connections closed because more than 4096 waited for a request (opened without sending one, or idle between requests): the oldest goes.",
+			Help: "Connections closed because more than " + strconv.Itoa(maxWaitingConns) +
+				" waited for a request (opened without sending one, or idle between requests): the oldest goes.",
 		})
 		reg.MustRegister(w.closed)
 	}
