@@ -183,7 +183,11 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 		c.QueueString("terminate")
 		c.WaitFor(ctx, "holding")
 		out := c.Output()
-		assert.Contains(t, out, "Link this computer to alice? [y/N] Cancelled.", out)
+		// On a row of its own, saying what became of the code (it said "Cancelled." after the
+		// question's prompt).
+		assert.Contains(t, strings.Join(lines(out), " "),
+			"Link this computer to alice? [y/N] Terminated: the code was declined; this computer is not linked.", out)
+		assert.Contains(t, lines(out), "Link this computer to alice? [y/N]", "the question's row ends before it: %s", out)
 		assert.Contains(t, lines(out), "account: local", "still on the shared password: %s", out)
 		// The gateway heard the decline: the approver is told the player said no, not that the
 		// computer still asks.
