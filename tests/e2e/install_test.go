@@ -2092,3 +2092,58 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 	assert.Regexp(t, `^Terminated: nothing changed, trapos-sandbox \d+\.\d+\.\d+ is kept\.$`, strings.Join(rows, " "), "%q", rows)
 	assert.Equal(t, before, diskSnapshot(t, dir), "nothing written")
 }
+
+// TestUninstallNamesTheCredentialToRevoke: the uninstall of a computer with a credential of its
+// own said nothing of it, and the credential stayed valid in the account: after a reinstall,
+// sandbox link waited while link approve was refused (the account holds a credential for the
+// computer id already). It names the host's command that revokes it, on rows of their own on a
+// computer and on a pocket computer; that command, run, revokes it.
+func TestUninstallNamesTheCredentialToRevoke(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := t.TempDir()
+	admin := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--data-dir", dataDir)...)
+		cmd.Env = harness.CleanEnv()
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		require.NoError(t, cmd.Run(), errOut.String())
+		ls := strings.Split(strings.TrimSpace(out.String()), "\n")
+		return ls[len(ls)-1]
+	}
+	admin("accounts", "add", "alice")
+	credential := admin("credentials", "add", "alice")
+	selector := strings.Split(credential, "_")[1]
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--data-dir", dataDir,
+		"--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	const said = "This computer's credential stays valid in its account: to link the computer again, first revoke it on the host:"
+
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword, "", "set sandbox.password "+credential)
+	out := playerSession(ctx, t, dir, true, install+" uninstall")
+	rows := lines(out)
+	at := slices.Index(rows, "  trap-sandbox credentials revoke "+selector)
+	require.Positive(t, at, "the command on a row of its own:\n%s", out)
+	assert.Contains(t, strings.Join(rows[:at], " "), said, out)
+	assert.NotContains(t, out, credential, "the credential's secret is not shown")
+
+	dir = t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword, "", "set sandbox.password "+credential)
+	rows = pocketSession(ctx, t, dir, install+" uninstall")
+	at = slices.Index(rows, "  trap-sandbox \\")
+	require.Positive(t, at, "the command broken as a shell line goes on:\n%s", strings.Join(rows, "\n"))
+	require.Greater(t, len(rows), at+2, strings.Join(rows, "\n"))
+	assert.Equal(t, []string{"    credentials revoke \\", "    " + selector}, rows[at+1:at+3], strings.Join(rows, "\n"))
+	for _, row := range rows {
+		assert.LessOrEqual(t, len(row), 26, row)
+	}
+
+	// A computer on the shared password has no credential to name.
+	dir = t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword, "")
+	out = playerSession(ctx, t, dir, true, install+" uninstall")
+	assert.Contains(t, out, "Removed trapos-sandbox ", out)
+	assert.NotContains(t, out, "credentials revoke", out)
+
+	admin("credentials", "revoke", selector) // the line as printed works
+}

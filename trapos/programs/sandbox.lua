@@ -110,92 +110,10 @@ local function fail(message)
   error(fitLongWords(tostring(message), (term.getSize())), 0);
 end
 
--- The mark a row of a command ends with when the command goes on at the next row: a shell's
--- line continuation, so the rows read as one command and type as one.
-local CONTINUED = " \\";
-
--- Whether text is one word of the host's shell as it is, with no quotes.
-local function plainWord(text)
-  return text:match("^[%w:._,+=@/-]+$") ~= nil;
-end
-
--- text in single quotes, as one word of the host's shell ("'" itself as '\'').
-local function singleQuoted(text)
-  return "'" .. text:gsub("'", "'\\''") .. "'";
-end
-
--- text as one word of the host's shell: as it is when it is plain, else in single quotes
--- (a label with a space: '7:my kitchen').
-local function shellWord(text)
-  return plainWord(text) and text or singleQuoted(text);
-end
-
--- The rows of one argument too wide for its row, room columns on the first (after the
--- command's indent) and width on each after; lastMark: the columns the last row's mark takes
--- (0 or #CONTINUED). CC would wrap it wherever the row ended, inside its quotes too
--- ("'8:my big kitchen pc by" / "the windows'"), the second row read as a command of its own.
--- Each row holds a part of it as a shell word of its own, quoted as the whole is, and all but
--- the last end in "\" against it ("'8:my big kitchen pc'\" / "' by the windows'"): a shell
--- drops a "\" that ends a line outside quotes, and so joins the parts into the one argument.
--- The rows after the first start at the row's start: a blank there would split the argument.
--- A part ends before a space when one is in its second half, so the next row begins with it,
--- inside its quotes, and words are not cut.
-local function argumentRows(text, room, width, lastMark)
-  local quote = plainWord(text) and function(part) return part; end or singleQuoted;
-  local rows, rest = {}, text;
-  while #quote(rest) + lastMark > room do
-    local cut = 1; -- the length of the longest part that fits with its "\", at least 1
-    while cut < #rest and #quote(rest:sub(1, cut + 1)) + 1 <= room do
-      cut = cut + 1;
-    end
-    local space = rest:sub(1, cut + 1):match(".*() ");
-    if space ~= nil and space - 1 > cut / 2 then
-      cut = space - 1;
-    end
-    rows[#rows + 1] = quote(rest:sub(1, cut)) .. "\\";
-    rest, room = rest:sub(cut + 1), width;
-  end
-  rows[#rows + 1] = quote(rest);
-  return rows;
-end
-
--- The rows of a command to type on another machine (the host's shell), given as its
--- arguments (shellWord quotes each), indented by two spaces. On a screen too narrow for it (a
--- pocket computer's 26 columns: trap-sandbox link approve BCDF-GHJK is 35) it goes on at the
--- next rows as a shell continues a line: broken between its words (never inside a quoted one:
--- '7:my kitchen'), each row but the last ending in CONTINUED, the rows after the first
--- indented further. Broken bare, "approve BCDF-GHJK" read as a command of its own. An
--- argument wider than a row by itself goes on rows of its own (argumentRows).
+-- The rows of a command to type on the host's shell, given as its arguments, laid out for
+-- this screen (libsandboxlayout.commandRows).
 local function commandRows(args)
-  local width = term.getSize();
-  local words = {};
-  for i, arg in ipairs(args) do
-    words[i] = shellWord(arg);
-  end
-  local command = table.concat(words, " ");
-  if 2 + #command <= width then
-    return { "  " .. command };
-  end
-  local rows, indent, line = {}, "  ", nil;
-  for i, word in ipairs(words) do
-    -- the mark needs its columns on every row but the last
-    local mark = i < #words and #CONTINUED or 0;
-    if line ~= nil and #indent + #line + 1 + #word + mark > width then
-      rows[#rows + 1] = indent .. line .. CONTINUED;
-      indent, line = "    ", nil;
-    end
-    if line == nil and #indent + #word + mark > width then
-      local parts = argumentRows(args[i], width - #indent, width, mark);
-      for j = 1, #parts - 1 do
-        rows[#rows + 1] = indent .. parts[j];
-        indent = "";
-      end
-      word = parts[#parts];
-    end
-    line = line == nil and word or line .. " " .. word;
-  end
-  rows[#rows + 1] = indent .. (line or "");
-  return rows;
+  return layout.commandRows(args, (term.getSize()));
 end
 
 -- Prints a command to type on the host, as commandRows lays it out.

@@ -1268,6 +1268,11 @@ local function uninstall()
   end
   fs.delete(MANIFEST);
   removeEmptyDirs(manifest.dirs);
+  -- The id of the computer's own credential (tsc_<id>_<secret>), before its setting goes: the
+  -- account holds it on after the uninstall, and refuses a new link of this computer id until
+  -- it is revoked, which nothing told a player who reinstalled and ran sandbox link.
+  local password = settings.get(SETTING_PASSWORD);
+  local credentialId = type(password) == "string" and password:match("^" .. CREDENTIAL_PREFIX .. "(%w+)_[^_]+$");
   -- Every sandbox.* setting, not only those this installer sets: the client defines more
   -- (sandbox.ai_confirm, from sandbox setup), and a later client may add others.
   for _, name in ipairs(settings.getNames()) do
@@ -1283,6 +1288,14 @@ local function uninstall()
   if hook == HOOK_BESIDE then
     print("Also remove this line from your startup file:");
     printHookCall();
+  end
+  if credentialId then
+    -- The command on rows of its own, as sandbox link's: in a sentence a pocket computer's
+    -- 26 columns broke it anywhere.
+    print("This computer's credential stays valid in its account: to link the computer again, first revoke it on the host:");
+    for _, row in ipairs(layout.commandRows({ "trap-sandbox", "credentials", "revoke", credentialId }, (term.getSize()))) do
+      print(row);
+    end
   end
   print("Reboot to stop the daemon.");
   return true;
