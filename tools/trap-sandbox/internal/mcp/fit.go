@@ -12,7 +12,8 @@ import (
 // "...54280 bytes truncated..." and the path of a file of its own instead, so a long answer
 // reached the model as nothing. 40 KiB leaves 10 KiB for the notes after the JSON (the data
 // note, what was left out) and for a client that counts a little differently. Every tool
-// whose result can grow (run_lua, run_program, list_computers, list_files) cuts its result
+// whose result can grow (run_lua, run_program, list_computers, list_files, computer_info's
+// peripherals: a wired network of storage may name hundreds) cuts its result
 // to it, saying what it left out and how to get the rest (fit); read_file's description says
 // to read a file over it in parts (partBytes); a screen is far under it (51x19 cells).
 const resultBytes = 40 << 10
@@ -34,6 +35,8 @@ func fit(out any) any {
 	case ComputersOutput:
 		return o.fit()
 	case ListOutput:
+		return o.fit()
+	case InfoOutput:
 		return o.fit()
 	}
 	return out
@@ -87,18 +90,19 @@ func cutsSaid(cuts []valueCut) string {
 }
 
 // cutText is s cut to its first n characters (by the text rule, a character is one byte on
-// the computer, so string.sub counts the same), and the cut, when there is one.
-func cutText(s string, n int, where string) (string, *valueCut) {
+// the computer, so string.sub counts the same), the cut, if any, appended to cuts.
+func cutText(s string, n int, where string, cuts *[]valueCut) string {
 	count := utf8.RuneCountInString(s)
 	if count <= n {
-		return s, nil
+		return s
 	}
 	end := 0
 	for i := 0; i < n; i++ {
 		_, size := utf8.DecodeRuneInString(s[end:])
 		end += size
 	}
-	return s[:end], &valueCut{where: where, kept: n, of: count, unit: "characters"}
+	*cuts = append(*cuts, valueCut{where: where, kept: n, of: count, unit: "characters"})
+	return s[:end]
 }
 
 // cutValue is v (decoded JSON) with no string over n characters and no array or object over n
@@ -106,11 +110,7 @@ func cutText(s string, n int, where string) (string, *valueCut) {
 func cutValue(v any, n int, where string, cuts *[]valueCut) any {
 	switch x := v.(type) {
 	case string:
-		s, c := cutText(x, n, where)
-		if c != nil {
-			*cuts = append(*cuts, *c)
-		}
-		return s
+		return cutText(x, n, where, cuts)
 	case []any:
 		kept := make([]any, 0, min(n, len(x)))
 		for i, e := range x[:min(n, len(x))] {
@@ -160,56 +160,43 @@ func largest(v any) int {
 	return 0
 }
 
-// cutRun cuts a run's output and return values (nil for run_program) alike, to the most
-// characters and entries each that fit out's JSON in resultBytes; set puts them in out.
-func cutRun(output string, returns []any, set func(output string, returns []any) any) (string, []any, []valueCut) {
-	cut := func(n int) (string, []any, []valueCut) {
-		var cuts []valueCut
-		var r []any
-		if returns != nil {
-			r = cutValue(returns, n, "returns", &cuts).([]any)
-		}
-		o, c := cutText(output, n, "output")
-		if c != nil {
-			cuts = append(cuts, *c)
-		}
-		return o, r, cuts
-	}
-	n := mostThatFit(max(largest(returns), utf8.RuneCountInString(output)), func(n int) bool {
-		o, r, _ := cut(n)
-		return fits(set(o, r))
-	})
-	return cut(n)
-}
-
-// fit cuts a chunk's output and return values to resultBytes.
+// fit cuts a chunk's return values, output and error alike, to the most characters and entries
+// each that fit its JSON in resultBytes.
 func (o LuaOutput) fit() LuaOutput {
 	if fits(o) {
 		return o
 	}
-	set := func(output string, returns []any) any {
-		o.Output, o.Returns = output, returns
-		return o
+	cut := func(n int) (LuaOutput, []valueCut) {
+		var cuts []valueCut
+		c := o
+		c.Returns = cutValue(o.Returns, n, "returns", &cuts).([]any)
+		c.Output = cutText(o.Output, n, "output", &cuts)
+		c.Error = cutText(o.Error, n, "error", &cuts)
+		return c, cuts
 	}
-	var cuts []valueCut
-	o.Output, o.Returns, cuts = cutRun(o.Output, o.Returns, set)
-	o.cut = "The result is cut to fit " + oneResult + ": " + cutsSaid(cuts) + ". Get the rest in parts: " +
+	n := mostThatFit(max(largest(o.Returns), largest(o.Output), largest(o.Error)), func(n int) bool {
+		c, _ := cut(n)
+		return fits(c)
+	})
+	c, cuts := cut(n)
+	c.cut = "The result is cut to fit " + oneResult + ": " + cutsSaid(cuts) + ". Get the rest in parts: " +
 		"return a part of a long string (string.sub(s, from, to): a character is one byte there) or of a table, print less, " +
 		"or write it to a file on the computer and read that with read_file's offset and length."
-	return o
+	return c
 }
 
-// fit cuts a program's output to resultBytes.
+// fit cuts a program's output to the most characters that fit its JSON in resultBytes.
 func (o ProgramOutput) fit() ProgramOutput {
 	if fits(o) {
 		return o
 	}
-	set := func(output string, _ []any) any {
-		o.Output = output
-		return o
-	}
+	whole := o.Output
 	var cuts []valueCut
-	o.Output, _, cuts = cutRun(o.Output, nil, set)
+	n := mostThatFit(largest(whole), func(n int) bool {
+		o.Output = cutText(whole, n, "output", new([]valueCut))
+		return fits(o)
+	})
+	o.Output = cutText(whole, n, "output", &cuts)
 	o.cut = "The result is cut to fit " + oneResult + ": " + cutsSaid(cuts) + ". Print less (a narrower command), " +
 		"or have it write to a file on the computer (run_lua can) and read that with read_file's offset and length."
 	return o
@@ -252,4 +239,22 @@ func (o ListOutput) note() string {
 	return fmt.Sprintf("These are the first %d of the directory's %d entries, not all of them: the rest do not fit %s. "+
 		"List the rest with run_lua (needs the owner's sandbox.allow_exec true), e.g. %s",
 		len(o.Entries), o.total, oneResult, namesFrom(o.Path, len(o.Entries)+1, len(o.Entries)+500))
+}
+
+// fit keeps the first peripherals that fit resultBytes (a computer on a wired network of a
+// storage system names each chest); cut says where the rest are.
+func (o InfoOutput) fit() InfoOutput {
+	if fits(o) {
+		return o
+	}
+	all := o.Peripherals
+	n := mostThatFit(len(all), func(n int) bool {
+		o.Peripherals = all[:n]
+		return fits(o)
+	})
+	o.Peripherals = all[:n]
+	o.cut = fmt.Sprintf("peripherals holds the first %d of the computer's %d, not all of them: the rest do not fit %s. "+
+		"List the rest with run_lua (needs the owner's sandbox.allow_exec true), e.g. "+
+		"local names = peripheral.getNames() return #names, {table.unpack(names, %d, %d)}", n, len(all), oneResult, n+1, n+500)
+	return o
 }

@@ -87,6 +87,18 @@ func TestALongRunAnswerIsCutToFitOneResult(t *testing.T) {
 	assert.Greater(t, kept, 1000)
 	assert.Contains(t, note, fmt.Sprintf("The result is cut to fit one tool result (40 KB: opencode keeps none of a longer one): returns[0] holds the first %d of its 20000 entries.", kept))
 
+	// A chunk that raised a long error: its message is cut as a string.
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{}, "output": "", "error": "lua:1: " + strings.Repeat("é", 60000)}, nil
+	}
+	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": `error(string.rep("\233", 60000))`})
+	data, note = whatTheModelGets(t, res)
+	lua = LuaOutput{}
+	require.NoError(t, json.Unmarshal([]byte(data), &lua))
+	kept = utf8.RuneCountInString(lua.Error)
+	assert.Equal(t, ("lua:1: " + strings.Repeat("é", 60000))[:len(lua.Error)], lua.Error)
+	assert.Contains(t, note, fmt.Sprintf(": error holds the first %d of its 60007 characters.", kept))
+
 	// A short answer is as it was, with no word of a cut.
 	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
 		return map[string]any{"returns": []any{strings.Repeat("x", 30000)}, "output": ""}, nil
@@ -139,4 +151,28 @@ func TestALongListIsCutToFitOneResult(t *testing.T) {
 	assert.Equal(t, "day-0000-of-the-long-running-door-log.txt", dir.Entries[0].Name)
 	assert.True(t, strings.HasPrefix(note, fmt.Sprintf("These are the first %d of the directory's 1500 entries, not all of them: the rest do not fit one tool result (40 KB: opencode keeps none of a longer one). "+
 		`List the rest with run_lua (needs the owner's sandbox.allow_exec true), e.g. local names = fs.list("/logs") return #names, {table.unpack(names, %d, %d)}`, n, n+1, n+500)), note)
+}
+
+// TestALongPeripheralListIsCutToFitOneResult: computer_info of a computer on a wired network of
+// 1000 chests (a storage system) named each, over 50 KB, which opencode hands the model as
+// nothing: it keeps the first that fit, and names the Lua that lists the rest.
+func TestALongPeripheralListIsCutToFitOneResult(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	var peripherals []any
+	for i := range 1000 {
+		peripherals = append(peripherals, map[string]any{"name": fmt.Sprintf("minecraft:chest_%d", i), "types": []any{"minecraft:chest", "inventory"}})
+	}
+	d.InfoFields = map[string]any{"peripherals": peripherals}
+	s := session(t, d)
+	res := callTool(t, s, "computer_info", map[string]any{"traposId": "7:"})
+	data, note := whatTheModelGets(t, res)
+	var info InfoOutput
+	require.NoError(t, json.Unmarshal([]byte(data), &info))
+	n := len(info.Peripherals)
+	assert.Greater(t, n, 100)
+	assert.Less(t, n, 1000)
+	assert.Equal(t, "minecraft:chest_0", info.Peripherals[0].Name)
+	assert.NotEmpty(t, info.Allows, "the rest of the answer is whole")
+	assert.True(t, strings.HasPrefix(note, fmt.Sprintf("peripherals holds the first %d of the computer's 1000, not all of them: the rest do not fit one tool result (40 KB: opencode keeps none of a longer one). "+
+		"List the rest with run_lua (needs the owner's sandbox.allow_exec true), e.g. local names = peripheral.getNames() return #names, {table.unpack(names, %d, %d)} Computer", n, n+1, n+500)), note)
 }

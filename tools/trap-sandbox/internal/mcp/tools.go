@@ -134,6 +134,8 @@ type InfoOutput struct {
 	Allows []string `json:"allows" jsonschema:"what the owner allows now, one line each for files, exec and the screen, with the line the owner types on the computer to allow more"`
 	// Relabelled is computer.Info.Relabelled's, when the label changed since it connected.
 	Relabelled string `json:"relabelled,omitempty" jsonschema:"set when its label changed since it connected (label is the new one, traposId the one it connected with): which id reaches it, and from when"`
+	// cut says which peripherals fit left out, and how to list them.
+	cut string
 }
 
 // ListOutput is list_files' output; names are text (a byte E9 is é).
@@ -447,6 +449,8 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 		about = o.note()
 	case ListOutput:
 		about = o.note()
+	case InfoOutput:
+		about = o.cut
 	case LuaOutput:
 		about = o.cut
 	case ProgramOutput:
