@@ -432,8 +432,15 @@ function fitBelow() {
   if (getComputedStyle(touch).display !== "none") {
     below = touch.getBoundingClientRect().bottom + parseFloat(getComputedStyle(touch).marginBottom) - box.bottom;
   }
-  screen.style.setProperty("--below", Math.max(0, Math.ceil(below)) + "px");
-  screen.style.setProperty("--above", Math.max(0, Math.ceil(box.top + scrollY)) + "px");
+  setStyleVar(screen, "--below", Math.max(0, Math.ceil(below)) + "px");
+  setStyleVar(screen, "--above", Math.max(0, Math.ceil(box.top + scrollY)) + "px");
+}
+
+// setStyleVar sets an element's custom property only when its value changes: draw() measures
+// the page after every frame (fitBelow, then placeKeys), and a write, even of the same value,
+// would make the browser lay the page out a second time for placeKeys's reads.
+function setStyleVar(el, name, value) {
+  if (el.style.getPropertyValue(name) !== value) el.style.setProperty(name, value);
 }
 
 // showTyping scrolls the page, while the Type field has the focus, so that the screen and the
