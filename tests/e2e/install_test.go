@@ -1101,8 +1101,20 @@ func TestAPasswordWithASpaceGoesInQuotes(t *testing.T) {
 	quoted := install + ` "my pass" --no-questions`
 	assert.Contains(t, joined, "Nothing done: 'pass' is a second password.", out)
 	assert.Contains(t, joined, "A password with a space goes in quotes: "+quoted, out)
-	assert.True(t, slices.ContainsFunc(lines(out), func(row string) bool { return strings.HasPrefix(row, install+` "my`) }),
+	assert.True(t, slices.ContainsFunc(lines(out), func(row string) bool { return strings.HasPrefix(row, install) }),
 		"the line begins a row of its own:\n%s", out)
+	assert.False(t, slices.ContainsFunc(lines(out), func(row string) bool { return strings.HasSuffix(row, `"my`) }),
+		"the quoted password is not broken at its space:\n%s", out)
+	assert.Empty(t, diskFiles(t, dir), out)
+	// The fix follows the problem: the options' --help stood between them, though the
+	// options were right (the user guide says none).
+	assert.NotContains(t, out, "--help", out)
+
+	// On a pocket computer's 26 columns the line broke inside its quotes ("my / pass"), which
+	// read as two words again: the quoted password starts a row of its own.
+	rows := pocketSession(ctx, t, dir, install+" my pass --no-questions")
+	assert.Contains(t, rows, `"my pass" --no-questions`, strings.Join(rows, "\n"))
+	assert.NotContains(t, strings.Join(rows, "\n"), "--help")
 	assert.Empty(t, diskFiles(t, dir), out)
 
 	out = playerSession(ctx, t, dir, true, quoted, "reboot", "sandbox health")

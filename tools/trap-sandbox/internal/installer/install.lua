@@ -1303,7 +1303,8 @@ end
 
 -- The words of the line with those that are not options (a password with a space, which CC's
 -- shell split into words) as one, in double quotes, which CC's shell takes as one word; the
--- options after it as typed. Nil when a word holds a " (the shell has no escape for it).
+-- options after it as typed: a list of the line's words after the URL. Nil when a word holds
+-- a " (the shell has no escape for it).
 local function withQuotedPassword(words)
   local password, options = {}, {};
   for _, word in ipairs(words) do
@@ -1312,7 +1313,24 @@ local function withQuotedPassword(words)
     end
     table.insert(word:match("^%-%-") and options or password, word);
   end
-  return table.concat({ '"' .. table.concat(password, " ") .. '"', table.unpack(options) }, " ");
+  return { '"' .. table.concat(password, " ") .. '"', table.unpack(options) };
+end
+
+-- Prints the install line with words after its URL, on rows of its own: a word that does not
+-- fit the rest of a row starts the next, so that a quoted password ("my pass") is not broken
+-- at its space, where a pocket computer's row ended and it read as two words again.
+local function printInstallLine(words)
+  local width = term.getSize();
+  write("wget run " .. SOURCE.install);
+  for _, word in ipairs(words) do
+    if term.getCursorPos() + #word > width and #word <= width then
+      print();
+      write(word);
+    else
+      write(" " .. word);
+    end
+  end
+  print();
 end
 
 local opts, problem, wrong = parseArgs({ ... });
@@ -1325,15 +1343,17 @@ if opts == nil then
     return false;
   end
   printError("Nothing done: " .. problem .. ".");
+  local quoted = wrong == SECOND_PASSWORD and withQuotedPassword({ ... });
+  if quoted then
+    -- The line on a row of its own, as the uninstall line above; the options' --help, which
+    -- stood between the problem and this fix, is not this line's: its options were right.
+    printError("A password with a space goes in quotes:");
+    printInstallLine(quoted);
+    return false;
+  end
   printError(FIX_OPTIONS);
   if wrong == UNKNOWN then
     printError(FIX_DASHED_PASSWORD);
-  end
-  local quoted = wrong == SECOND_PASSWORD and withQuotedPassword({ ... });
-  if quoted then
-    -- The line on a row of its own, as the uninstall line above.
-    printError("A password with a space goes in quotes:");
-    print("wget run " .. SOURCE.install .. " " .. quoted);
   end
   return false;
 elseif opts.help then
