@@ -222,6 +222,10 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	// A door's "Wrong password." then sleep(1): the password typed at once, on a screen that had
 	// settled, was dropped by sleep's pullEvent("timer"), and the agent saw the prompt again.
 	assert.Contains(t, byName["send_text"].Description, "A program that sleeps or waits for another event meanwhile drops what arrives, as in CC: type once it reads")
+	// "ed" left half-typed at the shell prompt (by an earlier call or another caller), then
+	// send_text "edit /x\n", ran "ededit /x": No such program. The agent is told text joins
+	// what the line holds, and how to look and clear it first.
+	assert.Contains(t, byName["send_text"].Description, `Text joins what is already typed where the cursor is: at a prompt, a line left half-typed ("ed") runs with yours ("ededit /x"); where another may have typed, read_screen first, and clear such a line with send_keys ["end", "backspace", …]`)
 	// CC's edit has no Ctrl+S: ["leftCtrl+s"], the example it gave, opens the menu and saves
 	// nothing. The agent is told the keys that save and exit.
 	keys, err := json.Marshal(byName["send_keys"])
