@@ -131,6 +131,23 @@ local function writeFile(path, bytes)
   return true;
 end
 
+-- The line for a file of the install that could not be written: its real name once, and CC's
+-- reason. CC's fs.open names the path it opened ("/apis/x.lua.new: Cannot write to directory"),
+-- the name beside the file, which repeated the real one and cost a pocket computer two rows.
+-- That name is said as where the file is written first, which a player needs when it is
+-- what is in the way (a directory of theirs at /apis/x.lua.new).
+local function couldNotWrite(f, err)
+  err = tostring(err);
+  local temp = f.temp:gsub("^/", "");
+  for _, named in ipairs({ "/" .. temp .. ": ", temp .. ": " }) do
+    if err:sub(1, #named) == named then
+      local first = f.temp == f.path .. NEW and NEW or f.temp;
+      return "Could not write " .. f.path .. " (written first as " .. first .. "): " .. err:sub(#named + 1);
+    end
+  end
+  return "Could not write " .. f.path .. ": " .. err;
+end
+
 -- Saves the settings with the package's own rule (libsandboxsettings.save): the new .settings
 -- is written beside the old one and moved in only once complete, so a full drive never empties
 -- it (settings.save empties the file, then writes). True when saved.
@@ -990,7 +1007,7 @@ local function install(opts)
       end
       removeEmptyDirs(old and {} or dirs);
       -- The room was there when counted (step 1): a drive full now is the rare case.
-      printError("Could not write " .. f.path .. ": " .. tostring(err));
+      printError(couldNotWrite(f, err));
       printAgain(full and DISK_FULL or "Fix that, then run the install line again:");
       nothingChanged(old, "still works");
       return false;
