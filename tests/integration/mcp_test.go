@@ -1242,3 +1242,96 @@ func TestAComputersErrorCodeIsAWordOrTheGatewaysInternal(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPAComputersWordsReachNoTerminalRaw: a computer's words (an error message, its client's
+// version, a file's name) reach an agent's MCP client with no control character raw in any
+// text, as the CLI shows them (cctext.Show): an MCP client that prints a tool's output to a
+// terminal, or a person running trap-sandbox mcp by hand, got ESC and BEL raw in a tool
+// error's text (a window title set, PWNED), and C1 controls (U+009B, a terminal's CSI) and
+// bidi controls (U+202E) raw in results, where Go's JSON leaves them. The result's JSON still
+// decodes to the computer's exact text, so a name or a version reads back as it is.
+func TestMCPAComputersWordsReachNoTerminalRaw(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	const id = "12:odd"
+	// A name is CC's bytes (U+0000-U+00FF), a version any text.
+	const version, name = "0.5.27\u009b2J\u202e", "a\u009b31m\u007fb"
+	c := dial(ctx, t, g, id)
+	hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword, "clientVersion": version})
+	require.NoError(t, err)
+	requireOK(t, hello)
+	go func() {
+		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
+			if f.Type == "fs.list" {
+				return &harness.Reply{Payload: map[string]any{"entries": []map[string]any{{"name": name, "isDir": false, "size": 1}}}}
+			}
+			return &harness.Reply{Error: &daemonfake.Error{Code: "fs_error", Message: "A\x1b]0;PWNED\x07"}}
+		})
+	}()
+	// raw is what a terminal would act on: C0 but line breaks, DEL, C1, bidi controls.
+	raw := regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
+	noneRaw := func(t *testing.T, texts []string) {
+		t.Helper()
+		for _, s := range texts {
+			assert.False(t, raw.MatchString(s), "raw control in %q", s)
+		}
+	}
+
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			s := connectMCP(ctx, t, g, transport)
+			res := harness.CallTool(ctx, t, s, "delete_file", map[string]any{"traposId": id, "path": "/a"})
+			msg := harness.ToolError(t, res, "fs_error")
+			noneRaw(t, harness.Texts(res))
+			assert.Contains(t, msg, `A\x1b]0;PWNED\x07`)
+
+			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{})
+			noneRaw(t, harness.Texts(res))
+			var list struct {
+				Computers []struct {
+					ClientVersion string `json:"clientVersion"`
+				} `json:"computers"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(harness.Texts(res)[0]), &list))
+			require.Len(t, list.Computers, 1)
+			assert.Equal(t, version, list.Computers[0].ClientVersion, "the JSON reads back as the computer's text")
+
+			res = harness.CallTool(ctx, t, s, "list_files", map[string]any{"traposId": id, "path": "/"})
+			require.False(t, res.IsError, harness.Texts(res))
+			noneRaw(t, harness.Texts(res))
+			var files struct {
+				Entries []struct {
+					Name string `json:"name"`
+				} `json:"entries"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(harness.Texts(res)[0]), &files))
+			require.Len(t, files.Entries, 1)
+			assert.Equal(t, name, files.Entries[0].Name)
+
+			// The same through a resource: a directory's listing, and a read's error.
+			dir, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: "trapos://12%3Aodd/"})
+			require.NoError(t, err)
+			require.Len(t, dir.Contents, 1)
+			noneRaw(t, []string{dir.Contents[0].Text})
+			assert.Contains(t, dir.Contents[0].Text, `a\u009b31m\u007fb`)
+			_, err = s.ReadResource(ctx, &sdk.ReadResourceParams{URI: "trapos://12%3Aodd/a"})
+			require.Error(t, err)
+			noneRaw(t, []string{err.Error()})
+			assert.Contains(t, err.Error(), `A\x1b]0;PWNED\x07`)
+		})
+	}
+
+	// By hand: what trap-sandbox mcp prints is the JSON-RPC itself, the structured content too.
+	cmd := exec.CommandContext(ctx, gatewayBin, "mcp", "--url", g.URL(""))
+	cmd.Env = harness.CleanEnv()
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_computers","arguments":{}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"delete_file","arguments":{"traposId":"12:odd","path":"/a"}}}
+`)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `"id":3`)
+	assert.Contains(t, string(out), `0.5.27`)
+	noneRaw(t, []string{string(out)})
+}

@@ -13,7 +13,8 @@
 //     be another file.
 //   - Computer → host (FromCC, FromWire): byte N is the character U+00NN, as UTF-8, so a file a
 //     player typed é into reads back as é. Show and ShowPath make text safe for a terminal:
-//     control characters as \xNN, which is the form every path argument accepts back.
+//     control characters as \xNN, which is the form every path argument accepts back;
+//     ShowJSON makes JSON so, with JSON's escapes (\u009b), its value unchanged.
 //   - TraposIds (ShowTraposID, TraposID): every list of computers shows a traposId with what
 //     would pass for another computer's escaped (a no-break space, a soft hyphen, a space at
 //     the label's end, any character above U+00FF), and the host takes that form back.

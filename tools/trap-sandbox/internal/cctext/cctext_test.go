@@ -324,6 +324,21 @@ func TestShowEscapesBidiControlsAndLineSeparators(t *testing.T) {
 	assert.Equal(t, "שלום ☃", Show("שלום ☃", false), "right-to-left letters are text")
 }
 
+// JSON cannot hold Show's \x9b: ShowJSON writes what Go's encoder leaves raw (DEL, C1, the
+// bidirectional controls) as JSON's own escapes, so the JSON decodes to the same text.
+func TestShowJSONEscapesWhatGosEncoderLeavesRaw(t *testing.T) {
+	text := "a\x1b]0;x\x07 \u009b2J \x7f \u202e \u2066é☃ שלום"
+	data, err := json.Marshal(map[string]string{"label": text})
+	require.NoError(t, err)
+	shown := ShowJSON(data)
+	assert.Equal(t, `{"label":"a\u001b]0;x\u0007 \u009b2J \u007f \u202e \u2066é☃ שלום"}`, string(shown))
+	var back map[string]string
+	require.NoError(t, json.Unmarshal(shown, &back))
+	assert.Equal(t, text, back["label"], "the same JSON value")
+	plain := []byte(`{"a":"é ☃"}`)
+	assert.Equal(t, plain, ShowJSON(plain))
+}
+
 func TestIsText(t *testing.T) {
 	assert.True(t, IsText([]byte("print('é')\r\n\tx\xe9")))
 	assert.False(t, IsText([]byte{0, 1, 2}))

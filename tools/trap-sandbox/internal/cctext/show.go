@@ -88,3 +88,39 @@ func IsText(cc []byte) bool {
 	}
 	return true
 }
+
+// escapedInJSON reports the characters ShowJSON escapes, which Go's JSON encoder writes raw:
+// DEL, C1 and those that reorder a terminal's line (BreaksLine; the encoder escapes U+2028
+// and U+2029 itself).
+func escapedInJSON(r rune) bool {
+	return r == 0x7f || (r >= 0x80 && r <= 0x9f) || BreaksLine(r)
+}
+
+// ShowJSON is Show for JSON: data with the characters a terminal acts on that Go's encoder
+// writes raw (escapedInJSON's) as JSON escapes, \u009b; Show's \x9b is not JSON. data must be
+// JSON (or JSON lines): outside a string JSON holds only ASCII, so each such character is in a
+// string, where its escape is the same character, and the JSON decodes as before. Every JSON
+// the host's surfaces print or send goes through it (the CLI's exec and request, MCP's
+// results and the stdio bridge's messages).
+func ShowJSON(data []byte) []byte {
+	var out []byte
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if !escapedInJSON(r) {
+			if out != nil {
+				out = append(out, data[i:i+n]...)
+			}
+			i += n
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(data)+16), data[:i]...)
+		}
+		out = fmt.Appendf(out, `\u%04x`, r)
+		i += n
+	}
+	if out == nil {
+		return data
+	}
+	return out
+}

@@ -419,9 +419,10 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 // readableJSON is JSON text with each string's \uXXXX escapes of printable characters written
 // as the characters (a computer's serializer escapes every byte above 0x7F, so "café" came
 // out as "caf\u00E9", text no user typed); what a string means, the key order and the layout
-// are kept. Control characters stay escaped, C1 and DEL too (Go's encoder writes them raw,
-// which a terminal may act on and cctext.Show would then write as \x9b, which is not JSON), so
-// each line is still JSON. Text that is not JSON comes back unchanged.
+// are kept. Control characters stay escaped, C1, DEL and the bidirectional controls too
+// (cctext.ShowJSON: Go's encoder writes them raw, which a terminal may act on, and
+// cctext.Show would write \x9b, which is not JSON), so each line is still JSON. Text that is
+// not JSON comes back unchanged.
 func readableJSON(raw []byte) string {
 	var out bytes.Buffer
 	for i := 0; i < len(raw); {
@@ -448,13 +449,7 @@ func readableJSON(raw []byte) string {
 		enc := json.NewEncoder(&str)
 		enc.SetEscapeHTML(false)
 		_ = enc.Encode(s) // a string always encodes
-		for _, r := range strings.TrimSuffix(str.String(), "\n") {
-			if r >= 0x7f && r <= 0x9f {
-				fmt.Fprintf(&out, `\u%04x`, r)
-				continue
-			}
-			out.WriteRune(r)
-		}
+		out.Write(cctext.ShowJSON(bytes.TrimSuffix(str.Bytes(), []byte("\n"))))
 		i = end + 1
 	}
 	return out.String()

@@ -437,6 +437,7 @@ func TestJSONShowsTextAsTyped(t *testing.T) {
 	assert.Equal(t, "{\n  \"label\": \"café\",\n  \"n\": 1\n}\n", out)
 	assert.Equal(t, `["x\"\\é"]`, readableJSON([]byte(`["x\"\\\u00e9"]`)), "escaped quotes and backslashes end no string")
 	assert.Equal(t, `"open`, readableJSON([]byte(`"open`)), "not JSON: unchanged")
+	assert.Equal(t, `["0.9\u202eX"]`, readableJSON([]byte(`["0.9\u202eX"]`)), "a bidirectional control stays escaped, as cctext.Show shows it")
 	out, err = runClient(t, "request", "--url", base, "7:", "door.c1")
 	require.NoError(t, err)
 	assert.Equal(t, "{\n  \"label\": \"\\u009b[2J\"\n}\n", out, "request prints JSON")

@@ -73,7 +73,7 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 		srv.AddReceivingMiddleware(mcp.Reaching(caller))
 	}
 	cancel()
-	err = srv.Run(ctx, &answerPending{Transport: &sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}, wait: stdinEndDrain})
+	err = srv.Run(ctx, &answerPending{Transport: &sdk.IOTransport{Reader: readCloser(in), Writer: jsonOut{out}}, wait: stdinEndDrain})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, context.Canceled) {
 		return nil
 	}
@@ -96,7 +96,7 @@ func refuseFirstCall(ctx context.Context, in Stdin, out Stdout, why string) {
 			return
 		}
 	}
-	conn, err := (&sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}).Connect(ctx)
+	conn, err := (&sdk.IOTransport{Reader: readCloser(in), Writer: jsonOut{out}}).Connect(ctx)
 	if err != nil {
 		return
 	}
@@ -124,9 +124,20 @@ func readCloser(in Stdin) io.ReadCloser {
 	return io.NopCloser(in)
 }
 
-type nopWriteCloser struct{ io.Writer }
+// jsonOut is the bridge's stdout, which a person may run it at by hand: the JSON-RPC it
+// writes, structured content and all, with no character a terminal acts on raw
+// (cctext.ShowJSON). The SDK writes one whole message a Write, so no character is split
+// between two. Closing it leaves stdout open.
+type jsonOut struct{ io.Writer }
 
-func (nopWriteCloser) Close() error { return nil }
+func (w jsonOut) Write(p []byte) (int, error) {
+	if _, err := w.Writer.Write(cctext.ShowJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (jsonOut) Close() error { return nil }
 
 // answerPending is an MCP transport whose connection, when its input ends, waits until every
 // request read from it has been answered (or wait has passed) before it reports the end: the

@@ -241,7 +241,7 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	t.registerResources(srv)
 	registerPrompts(srv)
 	// recoverPanics first: the outermost, it also catches a panic of the others.
-	srv.AddReceivingMiddleware(recoverPanics(logger), endWithPost, answerInTime, checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
+	srv.AddReceivingMiddleware(recoverPanics(logger), shownErrors, endWithPost, answerInTime, checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
 	return srv
 }
 

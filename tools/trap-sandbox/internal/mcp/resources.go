@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -108,7 +107,7 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 			// A read, as list_files is (addTool's readAgain for the read-only tools).
 			return nil, resourceError(readAgain(err), uri, traposID)
 		}
-		data, err := json.Marshal(listing)
+		data, err := marshal(listing)
 		if err != nil {
 			return nil, err
 		}

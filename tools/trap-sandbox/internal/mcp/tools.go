@@ -674,7 +674,8 @@ func startWords(s string) string {
 // told it is not its own, in the words computer_info's allows ends with.
 const ownersRefusal = "The computer's owner refused this with the setting named above; " + computer.OwnersSettings + ", or do the task without it."
 
-// marshal encodes v as JSON without HTML escaping, so '<' in a file stays one byte.
+// marshal encodes v as JSON without HTML escaping, so '<' in a file stays one byte, and with
+// no character a terminal acts on raw (cctext.ShowJSON).
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -682,7 +683,7 @@ func marshal(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return cctext.ShowJSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
 // timeoutOf is timeoutMs as a duration; 0 lets the computer package pick its default.
