@@ -2162,3 +2162,55 @@ func TestUninstallNamesTheCredentialToRevoke(t *testing.T) {
 
 	admin("credentials", "revoke", selector) // the line as printed works
 }
+
+// TestMovingStartupOnANearlyFullDrive: the player's /startup file, moved into a new /startup/
+// (--move-startup), costs a directory the room check did not count. On a drive a little short
+// of what the install takes, the installer wrote every file, moved the player's program, then
+// could not save .settings ("Installed trapos-sandbox ..., but .settings could not be saved":
+// a daemon that does not know the gateway). Counted, the install is refused before anything is
+// written, the player's /startup left as it was; or, where the room is there, it finishes.
+func TestMovingStartupOnANearlyFullDrive(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions --move-startup"
+	const capacity = 1_000_000 // CC's default computer_space_limit
+	const door = "print(\"door: locked\")\n"
+	on := func(dir string) machine.Options {
+		return machine.Options{Overlay: dir, SpaceLimit: capacity, HTTP: httpapi.Options{AllowPrivate: true}}
+	}
+	seed := func(filler int64) string {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
+		if filler > 0 {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "filler.bin"), make([]byte, filler), 0o644))
+		}
+		return dir
+	}
+
+	// What the install with the move takes, from one on a drive with room.
+	reference := seed(0)
+	out := playerSessionOn(ctx, t, on(reference), install)
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	require.Contains(t, diskFiles(t, reference), "startup/startup.lua", out)
+	takes := ccDiskCost(t, reference) - ccDiskCost(t, seed(0))
+
+	// Free space short of that by less than a file or directory costs (CC's 500 bytes; the
+	// count may or may not find the room for those), then by more, which is refused.
+	for _, short := range []int64{1, 300, 700, 1000} {
+		dir := seed(capacity - 500 - ccDiskCost(t, seed(0)) - (takes - short))
+		out = playerSessionOn(ctx, t, on(dir), install)
+		assert.NotContains(t, out, "could not be saved", "short %d: %s", short, out)
+		if short < 1000 && strings.Contains(out, "Installed trapos-sandbox ") {
+			assert.Contains(t, diskFiles(t, dir), "startup/startup.lua", "short %d: %s", short, out)
+			assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`, "short %d", short)
+			continue
+		}
+		joined := strings.Join(lines(out), " ")
+		assert.Contains(t, joined, "The computer's drive has too little room: trapos-sandbox needs", "short %d: %s", short, out)
+		assert.Contains(t, out, "Nothing was installed.", "short %d: %s", short, out)
+		assert.Equal(t, []string{"filler.bin", "startup"}, diskFiles(t, dir), "short %d: nothing written, nothing moved", short)
+		got, err := os.ReadFile(filepath.Join(dir, "startup"))
+		require.NoError(t, err)
+		assert.Equal(t, door, string(got), "short %d", short)
+	}
+}

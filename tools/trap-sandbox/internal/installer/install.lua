@@ -798,8 +798,10 @@ end
 -- (unchanged: an upgrade leaves them as they are); or nil, having said so, when the drive has
 -- too little room for the changed ones (less what a stopped install left in their temporary
 -- places), the directories they need and the records (the manifest naming hookPath and dirs,
--- and .settings), each written beside the old one.
-local function roomFor(old, list, hookPath, dirs)
+-- and .settings), each written beside the old one. movingStartup: the player's /startup file
+-- moves into a new /startup/ (moveStartupFile), a directory that costs room as any other; on a
+-- drive without it the install wrote everything, then could not save .settings.
+local function roomFor(old, list, hookPath, dirs, movingStartup)
   local changed, unchanged, need = {}, {}, 0;
   for _, f in ipairs(list) do
     if holds(f.path, f.body) then
@@ -818,7 +820,7 @@ local function roomFor(old, list, hookPath, dirs)
   for _, f in ipairs(changed) do
     noteNewDirs(f.path, newDirs);
   end
-  need = need + #newDirs * MINIMUM_FILE_COST;
+  need = need + (#newDirs + (movingStartup and 1 or 0)) * MINIMUM_FILE_COST;
   local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs });
   local settingsNow = fs.exists("/.settings") and fs.getSize("/.settings") or 0;
   need = need + math.max(records, MINIMUM_FILE_COST) + math.max(settingsNow + SETTINGS_GROWTH, MINIMUM_FILE_COST);
@@ -987,12 +989,12 @@ local function install(opts)
   end
 
   -- The files as the answers place them (the hook in /startup/ once the player's /startup
-  -- moves), counted again: the place, not the room, is what an answer changes.
+  -- moves), counted again with the directory /startup/ that move makes.
   local downloads = packageFiles(bodies, hookPath);
   for _, f in ipairs(downloads) do
     noteNewDirs(f.path, dirs);
   end
-  local changed, unchanged = roomFor(old, downloads, hookPath, dirs);
+  local changed, unchanged = roomFor(old, downloads, hookPath, dirs, moveStartup);
   if changed == nil then
     return false;
   end
