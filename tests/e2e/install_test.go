@@ -2214,3 +2214,53 @@ func TestMovingStartupOnANearlyFullDrive(t *testing.T) {
 		assert.Equal(t, door, string(got), "short %d", short)
 	}
 }
+
+// fullAtMakeDir is a program for the player's disk: `fullAtMakeDir` makes the drive full for
+// the moment of the next fs.makeDir("/startup") (another program's file takes every byte left,
+// CC's getFreeSpace and the root's own 500 bytes, and is deleted once CC has answered), so CC's
+// own "Out of space" reaches the installer there, as from CC's fs.makeDir itself.
+const fullAtMakeDir = `local makeDir = fs.makeDir
+fs.makeDir = function(path)
+  if path ~= "/startup" and path ~= "startup" then return makeDir(path) end
+  local h = fs.open("/other.bin", "wb")
+  h.write(string.rep("x", fs.getFreeSpace("/") + 500))
+  h.close()
+  local ok, err = pcall(makeDir, path)
+  fs.delete("/other.bin")
+  if not ok then error((tostring(err):gsub("^[^:]*:%d+: ", "")), 2) end
+end
+`
+
+// TestStartupThatCannotMoveStaysWithTheHookBeside: the player's /startup file agreed to move
+// into /startup/ when that directory cannot be made (the drive full at that moment, another
+// program writing): the file goes back to /startup as it was, the hook goes beside it
+// (/sandbox-startup.lua), the manifest records it there, and the player is told why, once
+// ("Could not move /startup: Out of space", not CC's "/startup: " again), and the line to add.
+func TestStartupThatCannotMoveStaysWithTheHookBeside(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions --move-startup"
+	const door = "print(\"door: locked\")\n"
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fullAtMakeDir.lua"), []byte(fullAtMakeDir), 0o644))
+	out := playerSessionOn(ctx, t, machine.Options{Overlay: dir, SpaceLimit: 1_000_000, HTTP: httpapi.Options{AllowPrivate: true}}, "fullAtMakeDir", install)
+	joined := strings.Join(lines(out), " ")
+	assert.Contains(t, lines(out), "Could not move /startup: Out of space", out)
+	assert.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.Contains(t, joined, "To start the daemon at boot, add this line at the end of /startup:", out)
+	assert.Contains(t, lines(out), `  shell.run("/sandbox-startup.lua")`, out)
+	assert.NotContains(t, out, "Moved /startup", out)
+	got, err := os.ReadFile(filepath.Join(dir, "startup"))
+	require.NoError(t, err, "the player's /startup is back in its place")
+	assert.Equal(t, door, string(got))
+	files := diskFiles(t, dir)
+	assert.Contains(t, files, "sandbox-startup.lua")
+	for _, name := range []string{"startup.lua", "startup/startup.lua", ".trapos-sandbox-hook.new", "other.bin"} {
+		assert.NotContains(t, files, name)
+	}
+	manifest, err := os.ReadFile(filepath.Join(dir, ".trapos-sandbox"))
+	require.NoError(t, err)
+	assert.Contains(t, string(manifest), `hook = "/sandbox-startup.lua"`)
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
+}

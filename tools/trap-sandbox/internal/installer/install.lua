@@ -131,21 +131,32 @@ local function writeFile(path, bytes)
   return true;
 end
 
+-- CC's reason in err without the path CC's fs error begins with ("/startup: Out of space"),
+-- when that path is path; else nil. The line that names the path already says it once: twice
+-- cost a pocket computer rows.
+local function reasonAt(err, path)
+  err = tostring(err);
+  local bare = path:gsub("^/", "");
+  for _, named in ipairs({ "/" .. bare .. ": ", bare .. ": " }) do
+    if err:sub(1, #named) == named then
+      return err:sub(#named + 1);
+    end
+  end
+  return nil;
+end
+
 -- The line for a file of the install that could not be written: its real name once, and CC's
 -- reason. CC's fs.open names the path it opened ("/apis/x.lua.new: Cannot write to directory"),
 -- the name beside the file, which repeated the real one and cost a pocket computer two rows.
 -- That name is said as where the file is written first, which a player needs when it is
 -- what is in the way (a directory of theirs at /apis/x.lua.new).
 local function couldNotWrite(f, err)
-  err = tostring(err);
-  local temp = f.temp:gsub("^/", "");
-  for _, named in ipairs({ "/" .. temp .. ": ", temp .. ": " }) do
-    if err:sub(1, #named) == named then
-      local first = f.temp == f.path .. NEW and NEW or f.temp;
-      return "Could not write " .. f.path .. " (written first as " .. first .. "): " .. err:sub(#named + 1);
-    end
+  local reason = reasonAt(err, f.temp);
+  if reason ~= nil then
+    local first = f.temp == f.path .. NEW and NEW or f.temp;
+    return "Could not write " .. f.path .. " (written first as " .. first .. "): " .. reason;
   end
-  return "Could not write " .. f.path .. ": " .. err;
+  return "Could not write " .. f.path .. ": " .. tostring(err);
 end
 
 -- Saves the settings with the package's own rule (libsandboxsettings.save): the new .settings
@@ -1025,7 +1036,7 @@ local function install(opts)
     if ok then
       movedStartup = "/startup";
     else
-      printError("Could not move /startup: " .. tostring(err));
+      printError("Could not move /startup: " .. (reasonAt(err, "/startup") or tostring(err)));
       hookPath, runFrom = HOOK_BESIDE, "/startup";
       for _, f in ipairs(written) do
         if f.temp == HOOK_NEW then
