@@ -663,3 +663,42 @@ func stopATurnOpencodeWillNotAbort(t *testing.T) (stoppingAgent, *clock.Fake, *t
 	assert.Empty(t, logLines(logs, "failedAborts"), "the turn runs on")
 	return stoppingAgent{f, m}, fc, logs, tu
 }
+
+// TestAStopOnAHungOpencodeEndsTheTurnWithinAbortWait: Q on a turn while opencode hung
+// (played: held by SIGSTOP) ended the turn, its done event, 21 s later: the first abort's
+// call waited its callTimeout (10 s) before the wait of abortWait began, and a try in flight
+// as that wait passed held it 10 s more. The turn ends once abortWait has passed on the
+// aborts' clock, the abort still in flight (the fake opencode stalled: a real socket that
+// takes it and never answers).
+func TestAStopOnAHungOpencodeEndsTheTurnWithinAbortWait(t *testing.T) {
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) { tu.Stall() })
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
+		slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	fc := clock.NewFake(time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC))
+	m.abortClock = fc
+	t.Cleanup(func() { fc.Advance(callTimeout) }) // before Close: the hung abort fails, Close gives up
+	raw, err := m.handleAsk(t.Context(), protocol.Requester{TraposID: "5:desk"}, payload(t, map[string]any{"prompt": "hello"}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+	f.oc.Stall()
+	m.mu.Lock()
+	var tu *turn
+	for _, v := range m.turns {
+		tu = v
+	}
+	m.mu.Unlock()
+	require.NotNil(t, tu, string(raw))
+	tu.cancel(errAborted) // Q
+
+	// Armed: the turn's wait (abortWait) and the hung abort's timeout (callTimeout). Without
+	// the fix only the abort's, until it timed out: a bound, so that failure is no hang.
+	bound, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	require.True(t, fc.WaitArmed(2, bound.Done()), "the turn's wait does not run beside the abort's call (armed: %d)", fc.Armed())
+	fc.Advance(abortWait)
+	require.Eventually(t, func() bool { return len(logLines(&logs, `msg="agent: turn ended"`, "reason=aborted")) == 1 }, 10*time.Second, testkit.Poll, logs.String())
+	assert.Empty(t, logLines(&logs, "could not abort"), "the abort is still in flight")
+}

@@ -136,14 +136,33 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 var testHookAwaitingReply func(ctx context.Context, replies chan promptResult)
 
 // stopOnOpencode aborts a turn on opencode and waits (at most abortWait) until opencode has
-// stopped it. opencode answers an abort of an idle session with true and forgets it, so an
-// abort that overtook its prompt is lost: until the prompt's reply comes, the abort is sent
-// again every abortEvery, in the background once abortWait has passed (the session stays
-// busy until then, so nothing is queued behind a turn that still runs). An abort that fails
-// (opencode hung: each waits callTimeout) is warned once, not at each try, and the end says
-// how many failed: opencode stopped the turn, or the gateway stopped and gave up.
+// stopped it; the aborts go on in the background after that (abortUntilStopped), and the
+// session stays busy until opencode has stopped the turn, so nothing is queued behind a turn
+// that still runs. The wait does not include the aborts' calls: the first abort's own wait,
+// up to callTimeout on a hung opencode, held the turn's done event 20 s and more after Q.
 func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
-	failed := 0 // aborts that failed; only this function's goroutines, one at a time, touch it
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.abortUntilStopped(t, sid, finished)
+	}()
+	wait := m.abortClock.NewTimer(abortWait)
+	defer wait.Stop()
+	select {
+	case <-finished:
+	case <-m.ctx.Done():
+	case <-wait.C():
+	}
+}
+
+// abortUntilStopped aborts a turn on opencode, and again every abortEvery until the prompt's
+// reply comes (opencode has stopped it) or the gateway stops. opencode answers an abort of an
+// idle session with true and forgets it, so an abort that overtook its prompt is lost; hence
+// the tries. An abort that fails (opencode hung: each waits callTimeout) is warned once, not
+// at each try, and the end says how many failed: opencode stopped the turn, or the gateway
+// stopped and gave up.
+func (m *Module) abortUntilStopped(t *turn, sid string, finished <-chan struct{}) {
+	failed := 0 // aborts that failed
 	abort := func() {
 		// Not m.ctx: a gateway that is stopping (Close, right after its sockets closed) still
 		// aborts, or the turn runs on in opencode, which does not stop a turn whose client went
@@ -175,37 +194,21 @@ func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
 		}
 	}
 	abort()
-	// keepAborting aborts again every abortEvery until the turn finished (true), the gateway
-	// stops (true, having said how it ended) or until fires (false).
-	keepAborting := func(until <-chan time.Time) bool {
-		next := m.abortClock.NewTimer(abortEvery)
-		defer next.Stop()
-		for {
-			select {
-			case <-finished:
-				ended(m.ctx.Err() != nil) // Close cancels the prompt's call: not opencode's stop
-				return true
-			case <-m.ctx.Done():
-				ended(true)
-				return true
-			case <-until:
-				return false
-			case <-next.C():
-				abort()
-				next.Reset(abortEvery)
-			}
+	next := m.abortClock.NewTimer(abortEvery)
+	defer next.Stop()
+	for {
+		select {
+		case <-finished:
+			ended(m.ctx.Err() != nil) // Close cancels the prompt's call: not opencode's stop
+			return
+		case <-m.ctx.Done():
+			ended(true)
+			return
+		case <-next.C():
+			abort()
+			next.Reset(abortEvery)
 		}
 	}
-	wait := m.abortClock.NewTimer(abortWait)
-	defer wait.Stop()
-	if keepAborting(wait.C()) {
-		return
-	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		keepAborting(nil)
-	}()
 }
 
 // release frees the turn's session for the next question.
