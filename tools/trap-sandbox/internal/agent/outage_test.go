@@ -473,6 +473,10 @@ func TestATurnOpencodeFoundNoModelForMakesTheCheckRunAgain(t *testing.T) {
 	f := startFakeAgent(t)
 	m, prober, _ := startProbedAgent(t, f, "p/m", slog.DiscardHandler)
 	require.Empty(t, prober.Probe(t.Context()).AIDetail)
+	// The start's check of the model runs beside the probe, which does not wait for it: it
+	// must end before the model goes, or it finds the model gone and the question is refused
+	// before any turn (ai_unavailable: failed so once under load).
+	prober.ProbeAgent(t.Context())
 
 	f.agent.RemoveModel("p/m")
 	desk := protocol.Requester{TraposID: "5:desk"}
