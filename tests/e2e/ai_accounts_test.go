@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,14 +25,8 @@ import (
 func TestAIActsAsTheAskingComputersAccount(t *testing.T) {
 	ctx := testContext(t)
 	dataDir := t.TempDir()
-	addAccount := func(args ...string) string {
-		cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--data-dir", dataDir)...)
-		cmd.Env = append(harness.CleanEnv(), "GORACE=atexit_sleep_ms=0")
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		require.NoError(t, cmd.Run(), errOut.String())
-		ls := strings.Split(strings.TrimSpace(out.String()), "\n")
-		return ls[len(ls)-1]
+	addAccount := func(args ...string) string { // its last line: where the CLI prints a secret
+		return lastLineOf(gatewayCLI(ctx, t, append(args, "--data-dir", dataDir)...))
 	}
 	addAccount("accounts", "add", "alice")
 	deskCred, vaultCred := addAccount("credentials", "add", "alice"), addAccount("credentials", "add", "alice")

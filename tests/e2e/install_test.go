@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -1448,14 +1446,8 @@ func TestInstallNamesACharacterCCCannotHoldInARefusedPassword(t *testing.T) {
 func TestInstallKeepsALinkedCredential(t *testing.T) {
 	ctx := testContext(t)
 	dataDir := t.TempDir()
-	admin := func(args ...string) string {
-		cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--data-dir", dataDir)...)
-		cmd.Env = harness.CleanEnv()
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		require.NoError(t, cmd.Run(), errOut.String())
-		ls := strings.Split(strings.TrimSpace(out.String()), "\n")
-		return ls[len(ls)-1]
+	admin := func(args ...string) string { // its last line: where the CLI prints a secret
+		return lastLineOf(gatewayCLI(ctx, t, append(args, "--data-dir", dataDir)...))
 	}
 	admin("accounts", "add", "alice")
 	credential := admin("credentials", "add", "alice")
@@ -2116,14 +2108,8 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 func TestUninstallNamesTheCredentialToRevoke(t *testing.T) {
 	ctx := testContext(t)
 	dataDir := t.TempDir()
-	admin := func(args ...string) string {
-		cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--data-dir", dataDir)...)
-		cmd.Env = harness.CleanEnv()
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		require.NoError(t, cmd.Run(), errOut.String())
-		ls := strings.Split(strings.TrimSpace(out.String()), "\n")
-		return ls[len(ls)-1]
+	admin := func(args ...string) string { // its last line: where the CLI prints a secret
+		return lastLineOf(gatewayCLI(ctx, t, append(args, "--data-dir", dataDir)...))
 	}
 	admin("accounts", "add", "alice")
 	credential := admin("credentials", "add", "alice")
