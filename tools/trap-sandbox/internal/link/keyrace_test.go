@@ -66,27 +66,7 @@ func (s lookTogether) Credentials(ctx context.Context, accountID string) ([]acco
 // the store adds one of them in the same step as its look, and the other is refused as a key
 // used on a computer whose id the account holds, its use given back.
 func TestTwoLinkSessionsClaimingOneComputerIdWithOneKeyAtOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		stores func(t *testing.T) [2]account.Store // the store of each session's gateway
-	}{
-		{"one gateway", func(t *testing.T) [2]account.Store {
-			s, err := account.OpenSQLite(t.Context(), t.TempDir())
-			require.NoError(t, err)
-			t.Cleanup(func() { s.Close() })
-			return [2]account.Store{s, s}
-		}},
-		{"two replicas over NATS", func(t *testing.T) [2]account.Store {
-			url := embeddednats.Start(t)
-			var out [2]account.Store
-			for i := range out {
-				s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
-				require.NoError(t, err)
-				out[i] = s
-			}
-			return out
-		}},
-	} {
+	for _, tc := range twoGatewaysStores() { // tc.stores: the store of each session's gateway
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 			defer cancel()
@@ -200,5 +180,35 @@ func TestAnAcceptedCodeCannotTakeTheAccountsComputersPlace(t *testing.T) {
 			assert.Len(t, creds, 1, "one credential for alice's computer 7")
 			assert.Contains(t, f.logs.String(), `msg="link code refused: its credential could take the place of a computer of the account" module=link traposId=7:kitchen accountId=alice`)
 		})
+	}
+}
+
+// twoGateways names a way two gateways share their accounts, and makes the two stores.
+type twoGateways struct {
+	name   string
+	stores func(t *testing.T) [2]account.Store
+}
+
+// twoGatewaysStores are the account stores of two gateways that share their accounts, each
+// way the gateway keeps them: one gateway's SQLite file (the same store twice), and two
+// replicas' stores over one NATS server.
+func twoGatewaysStores() []twoGateways {
+	return []twoGateways{
+		{"one gateway", func(t *testing.T) [2]account.Store {
+			s, err := account.OpenSQLite(t.Context(), t.TempDir())
+			require.NoError(t, err)
+			t.Cleanup(func() { s.Close() })
+			return [2]account.Store{s, s}
+		}},
+		{"two replicas over NATS", func(t *testing.T) [2]account.Store {
+			url := embeddednats.Start(t)
+			var out [2]account.Store
+			for i := range out {
+				s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
+				require.NoError(t, err)
+				out[i] = s
+			}
+			return out
+		}},
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
-	"trap-sandbox/testkit/embeddednats"
 )
 
 // approverRevoked is what the computer's player reads when they say yes to a code whose
@@ -31,27 +30,7 @@ const approverRevoked = "the API token that approved the link code was revoked s
 // a token still good, links as before. On one gateway (SQLite) and on two replicas over NATS,
 // the code asked for on replica A and approved and revoked through replica B.
 func TestACodeApprovedWithATokenRevokedSinceDoesNotLink(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		stores func(t *testing.T) [2]account.Store // the store of A (asks, accepts) and of B (approves)
-	}{
-		{"one gateway", func(t *testing.T) [2]account.Store {
-			s, err := account.OpenSQLite(t.Context(), t.TempDir())
-			require.NoError(t, err)
-			t.Cleanup(func() { s.Close() })
-			return [2]account.Store{s, s}
-		}},
-		{"two replicas over NATS", func(t *testing.T) [2]account.Store {
-			url := embeddednats.Start(t)
-			var out [2]account.Store
-			for i := range out {
-				s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
-				require.NoError(t, err)
-				out[i] = s
-			}
-			return out
-		}},
-	} {
+	for _, tc := range twoGatewaysStores() { // tc.stores: the store of A (asks, accepts) and of B (approves)
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			stores := tc.stores(t)
