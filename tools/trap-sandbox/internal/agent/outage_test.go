@@ -153,25 +153,10 @@ func TestATurnStoppedIsNotWarned(t *testing.T) {
 	for name, stop := range map[string]error{"aborted": errAborted, "deadline": errDeadline, "disconnected": errDisconnected} {
 		t.Run(name, func(t *testing.T) {
 			f := startFakeAgentWith(t, func(tu *opencodefake.Turn) { tu.Stall() })
-			var logs testkit.SyncBuffer
-			m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
-				slog.New(slog.NewTextHandler(&logs, nil)), nil)
-			require.NoError(t, err)
-			t.Cleanup(m.Close)
-			desk := protocol.Requester{TraposID: "5:desk"}
-			raw, err := m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
-			require.NoError(t, err)
-			require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
-			m.mu.Lock()
-			var tu *turn
-			for _, v := range m.turns {
-				tu = v
-			}
-			m.mu.Unlock()
-			require.NotNil(t, tu, string(raw))
+			_, logs, tu := runningTurn(t, f, func(*Module) {})
 			tu.cancel(stop)
-			require.Eventually(t, func() bool { return len(logLines(&logs, `msg="agent: turn ended"`)) == 1 }, 10*time.Second, testkit.Poll)
-			assert.Empty(t, logLines(&logs, "level=WARN"), logs.String())
+			require.Eventually(t, func() bool { return len(logLines(logs, `msg="agent: turn ended"`)) == 1 }, 10*time.Second, testkit.Poll)
+			assert.Empty(t, logLines(logs, "level=WARN"), logs.String())
 		})
 	}
 }
@@ -630,25 +615,9 @@ type stoppingAgent struct {
 // paces the aborts (the module's abortClock), then checks the one WARN line.
 func stopATurnOpencodeWillNotAbort(t *testing.T) (stoppingAgent, *clock.Fake, *testkit.SyncBuffer, *turn) {
 	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) { tu.Stall() })
-	logs := &testkit.SyncBuffer{}
-	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
-		slog.New(slog.NewTextHandler(logs, nil)), nil)
-	require.NoError(t, err)
-	t.Cleanup(m.Close)
 	fc := clock.NewFake(time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC))
-	m.abortClock = fc
-	desk := protocol.Requester{TraposID: "5:desk"}
-	raw, err := m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+	m, logs, tu := runningTurn(t, f, func(m *Module) { m.abortClock = fc })
 	f.oc.FailWith(http.StatusBadGateway)
-	m.mu.Lock()
-	var tu *turn
-	for _, v := range m.turns {
-		tu = v
-	}
-	m.mu.Unlock()
-	require.NotNil(t, tu, string(raw))
 	tu.cancel(errAborted) // Q
 
 	// The first abort failed; its wait (abortWait) and the next try's timer are armed. Past
@@ -676,25 +645,12 @@ func stopATurnOpencodeWillNotAbort(t *testing.T) (stoppingAgent, *clock.Fake, *t
 // takes it and never answers).
 func TestAStopOnAHungOpencodeEndsTheTurnWithinAbortWait(t *testing.T) {
 	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) { tu.Stall() })
-	var logs testkit.SyncBuffer
-	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
-		slog.New(slog.NewTextHandler(&logs, nil)), nil)
-	require.NoError(t, err)
-	t.Cleanup(m.Close)
 	fc := clock.NewFake(time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC))
-	m.abortClock = fc
-	t.Cleanup(func() { fc.Advance(callTimeout) }) // before Close: the hung abort fails, Close gives up
-	raw, err := m.handleAsk(t.Context(), protocol.Requester{TraposID: "5:desk"}, payload(t, map[string]any{"prompt": "hello"}))
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+	_, logs, tu := runningTurn(t, f, func(m *Module) {
+		m.abortClock = fc
+		t.Cleanup(func() { fc.Advance(callTimeout) }) // before Close: the hung abort fails, Close gives up
+	})
 	f.oc.Stall()
-	m.mu.Lock()
-	var tu *turn
-	for _, v := range m.turns {
-		tu = v
-	}
-	m.mu.Unlock()
-	require.NotNil(t, tu, string(raw))
 	tu.cancel(errAborted) // Q
 
 	// Armed: the turn's wait (abortWait) and the hung abort's timeout (callTimeout). Without
@@ -703,6 +659,28 @@ func TestAStopOnAHungOpencodeEndsTheTurnWithinAbortWait(t *testing.T) {
 	defer cancel()
 	require.True(t, fc.WaitArmed(2, bound.Done()), "the turn's wait does not run beside the abort's call (armed: %d)", fc.Armed())
 	fc.Advance(abortWait)
-	require.Eventually(t, func() bool { return len(logLines(&logs, `msg="agent: turn ended"`, "reason=aborted")) == 1 }, 10*time.Second, testkit.Poll, logs.String())
-	assert.Empty(t, logLines(&logs, "could not abort"), "the abort is still in flight")
+	require.Eventually(t, func() bool { return len(logLines(logs, `msg="agent: turn ended"`, "reason=aborted")) == 1 }, 10*time.Second, testkit.Poll, logs.String())
+	assert.Empty(t, logLines(logs, "could not abort"), "the abort is still in flight")
+}
+
+// runningTurn starts a module on f that logs as text to logs, set up by before, asks it a
+// question from 5:desk, and returns it and the turn once opencode runs it.
+func runningTurn(t *testing.T, f *fakeAgent, before func(m *Module)) (m *Module, logs *testkit.SyncBuffer, tu *turn) {
+	t.Helper()
+	logs = &testkit.SyncBuffer{}
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
+		slog.New(slog.NewTextHandler(logs, nil)), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	before(m)
+	raw, err := m.handleAsk(t.Context(), protocol.Requester{TraposID: "5:desk"}, payload(t, map[string]any{"prompt": "hello"}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+	m.mu.Lock()
+	for _, v := range m.turns {
+		tu = v
+	}
+	m.mu.Unlock()
+	require.NotNil(t, tu, string(raw))
+	return m, logs, tu
 }
