@@ -30,6 +30,18 @@ import (
 	"trap-sandbox/testkit/daemonfake"
 )
 
+// sendsTo is a viewer's send that hands each input to the test on sent, until the view's
+// context ends.
+func sendsTo(sent chan<- []computer.InputEvent) func(ctx context.Context, evs []computer.InputEvent) error {
+	return func(ctx context.Context, evs []computer.InputEvent) error {
+		select {
+		case sent <- evs:
+		case <-ctx.Done():
+		}
+		return nil
+	}
+}
+
 // startViewer runs v until ctx ends or its input ends: typing is the person's terminal,
 // streaming the gateway's event stream of the watch, both closed as the test ends; done gets
 // what run returned.
@@ -51,13 +63,7 @@ func startViewer(ctx context.Context, t *testing.T, v *viewer) (typing, streamin
 func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	sent := make(chan []computer.InputEvent)
-	v := &viewer{out: out, send: func(ctx context.Context, evs []computer.InputEvent) error {
-		select {
-		case sent <- evs:
-		case <-ctx.Done():
-		}
-		return nil
-	}}
+	v := &viewer{out: out, send: sendsTo(sent)}
 	v.renderer.Mode = 1 // console.TrueColour
 	typing, streaming, done := startViewer(t.Context(), t, v)
 
@@ -104,13 +110,7 @@ func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
 func TestTheScreenViewerLetsAHeldCtrlTsKeysGoAfterItsTerminate(t *testing.T) {
 	sent := make(chan []computer.InputEvent)
 	clk := clock.NewFake(time.Unix(0, 0))
-	v := &viewer{out: io.Discard, held: clk, send: func(ctx context.Context, evs []computer.InputEvent) error {
-		select {
-		case sent <- evs:
-		case <-ctx.Done():
-		}
-		return nil
-	}}
+	v := &viewer{out: io.Discard, held: clk, send: sendsTo(sent)}
 	typing, _, done := startViewer(t.Context(), t, v)
 
 	// letGoAt waits until the view waits for the keys to go up at at (the last key typed is
@@ -671,13 +671,7 @@ func TestTheScreenViewerMapsTextByTheRule(t *testing.T) {
 func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	sent := make(chan []computer.InputEvent)
-	v := &viewer{out: out, send: func(ctx context.Context, evs []computer.InputEvent) error {
-		select {
-		case sent <- evs:
-		case <-ctx.Done():
-		}
-		return nil
-	}}
+	v := &viewer{out: out, send: sendsTo(sent)}
 	typing, streaming, done := startViewer(t.Context(), t, v)
 
 	rows := strings.Repeat(`{"text":""},`, 19) + `{"text":"bottom row"}`
@@ -707,13 +701,7 @@ func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 func TestTheScreenViewerSendsNoMouseToABasicComputer(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	sent := make(chan []computer.InputEvent)
-	v := &viewer{out: out, send: func(ctx context.Context, evs []computer.InputEvent) error {
-		select {
-		case sent <- evs:
-		case <-ctx.Done():
-		}
-		return nil
-	}}
+	v := &viewer{out: out, send: sendsTo(sent)}
 	typing, streaming, done := startViewer(t.Context(), t, v)
 
 	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":false,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"greys\"}]}\n\n")
