@@ -273,14 +273,7 @@ func TestAComputerWithItsOwnBudgetIsBounded(t *testing.T) {
 // spent the address's budget, was left out, and a takeover with its stolen credential too.
 // Its lines are its credential's budget, which a flood cannot make up.
 func TestAFloodDoesNotHideALinkedComputer(t *testing.T) {
-	ctx := t.Context()
-	accounts := account.New(account.NewMemory(), clock.Real{})
-	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
-	require.NoError(t, err)
-	key, _, err := accounts.IssueEnrollmentKey(ctx, "alice", "alice", 0, 0)
-	require.NoError(t, err)
-	linked, _, err := accounts.LinkWithKey(ctx, key, "5:")
-	require.NoError(t, err)
+	accounts, linked := linkedToAlice(t, "5:")
 
 	clk := newFakeClock()
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts, ConnectionLinesRate: 1, ConnectionLinesBurst: 4, Clock: clk,

@@ -181,14 +181,7 @@ func TestSecondHelloOnALinkSessionIsRefused(t *testing.T) {
 }
 
 func TestLinkedCredentialFromAnotherComputerIsRefused(t *testing.T) {
-	ctx := t.Context()
-	accounts := account.New(account.NewMemory(), clock.Real{})
-	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
-	require.NoError(t, err)
-	key, _, err := accounts.IssueEnrollmentKey(ctx, "alice", "alice", 0, 0)
-	require.NoError(t, err)
-	cred, _, err := accounts.LinkWithKey(ctx, key, "7:kitchen")
-	require.NoError(t, err)
+	accounts, cred := linkedToAlice(t, "7:kitchen")
 	h := newHarness(t, Config{Password: "shared", Accounts: accounts}, nil)
 
 	other := h.dial(t, "8:kitchen")
@@ -222,4 +215,19 @@ func TestWrongSecretSpendsTheAddresssBudget(t *testing.T) {
 	}
 	fc.Advance(time.Second)
 	require.NoError(t, <-done)
+}
+
+// linkedToAlice is an account store in memory holding the user account alice, and the
+// credential of her computer traposID, linked with an enrollment key of hers.
+func linkedToAlice(t *testing.T, traposID string) (*account.Accounts, string) {
+	t.Helper()
+	ctx := t.Context()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	key, _, err := accounts.IssueEnrollmentKey(ctx, "alice", "alice", 0, 0)
+	require.NoError(t, err)
+	cred, _, err := accounts.LinkWithKey(ctx, key, traposID)
+	require.NoError(t, err)
+	return accounts, cred
 }
