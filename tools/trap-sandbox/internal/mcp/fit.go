@@ -3,6 +3,7 @@ package mcp
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -51,16 +52,7 @@ func fits(v any) bool {
 // mostThatFit is the largest n in [0, hi] for which fits(n) holds, fits being true up to some
 // n and false above it; 0 when none does.
 func mostThatFit(hi int, fits func(n int) bool) int {
-	lo := 0
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	return max(0, sort.Search(hi+1, func(n int) bool { return !fits(n) })-1)
 }
 
 // valueCut is one part of a result that fit cut: where it is (a JSON path: returns[0].name),
