@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.27",
+  VERSION = "0.5.28",
   parse = parse,
   newer = newer,
 };
