@@ -914,8 +914,9 @@ func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
 // minute, a computer not connected yet was answered with the words the gateway gives a caller
 // that asks once (the CLI, a script): "…after a restart they reconnect within about 6 s (…), so
 // ask again then; …". The page asks again by itself, every 2 s, and says it waits: the player
-// was told to do what the page does, and reloaded it. The page leaves that instruction out, and
-// keeps the rest (how long, and the fix in game if none comes back).
+// was told to do what the page does, and reloaded it. The page shows the answer's
+// waitingMessage instead, the gateway's words for a caller that waits: the rest (how long, and
+// the fix in game if none comes back) without that instruction.
 func TestTheWebConsoleWaitsForAComputerAfterARestartWithoutAskingThePlayerTo(t *testing.T) {
 	ctx := testContext(t)
 	const token = "console-firstminute-6d1f"

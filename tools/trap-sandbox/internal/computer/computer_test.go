@@ -1220,3 +1220,24 @@ func TestNotConnectedRightAfterARestartSaysToAskAgain(t *testing.T) {
 	_, err = computer.New(justStarted{d, 2 * time.Minute}).Ping(t.Context(), "9:", 0)
 	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected at all: run sandbox status on it in game to see why`)
 }
+
+// TestNotConnectedRightAfterARestartSaysHowAWaiterWaits: the first minute's not_connected
+// carries its message as a caller that asks again by itself words it (WaitingMessage, which
+// the web console's view shows as it waits): without "so ask again then", which the page cut
+// out of the message's words, and a player reloaded the page for. Past that minute there is
+// none: the message tells no one to ask again.
+func TestNotConnectedRightAfterARestartSaysHowAWaiterWaits(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = nil
+	_, err := computer.New(justStarted{d, 2 * time.Second}).Ping(account.WithCaller(t.Context(), account.Caller{Account: "bob"}), "9:", 0)
+	pe, ok := errors.AsType[*protocol.Error](err)
+	require.True(t, ok, "%v", err)
+	assert.Contains(t, pe.Message, ", so ask again then;")
+	assert.Equal(t, `computer 9: is not connected; no computer of account bob has connected since the gateway started 2s ago (its token reaches that account's computers only): `+
+		`after a restart they reconnect within about 6 s (a minute at most after restarts close together); if none does, run sandbox status on it in game to see why`, pe.WaitingMessage)
+	_, err = computer.New(justStarted{d, 2 * time.Minute}).Ping(t.Context(), "9:", 0)
+	pe, ok = errors.AsType[*protocol.Error](err)
+	require.True(t, ok, "%v", err)
+	assert.Empty(t, pe.WaitingMessage, "a message that tells no one to ask again")
+	assert.Empty(t, pe.WithMessage("reworded").WaitingMessage, "the waiting words are the old message's")
+}

@@ -72,13 +72,17 @@ const (
 	// gateway's first ReconnectWindow (%s: how long it has run): its computers may still be
 	// reconnecting, and the player's fix alone sent the host's person in game for a computer
 	// back seconds later.
-	sinceStartHint          = "; no computer has connected since the gateway started %s ago" + askAgainFix
-	sinceStartOfAccountHint = "; no computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)" + askAgainFix
-	askAgainFix             = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together)" + AskAgainThen + "; if none does, run sandbox status on it in game to see why"
-	// AskAgainThen tells a caller that asks once to ask again after the reconnect (the web
-	// console, which asks again by itself and says it waits, leaves it out: webconsole's
-	// askAgainElsewhere).
-	AskAgainThen = ", so ask again then"
+	// Each is followed by askAgainFix, or for the error's WaitingMessage by waitFix.
+	sinceStartHint          = "; no computer has connected since the gateway started %s ago"
+	sinceStartOfAccountHint = "; no computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)"
+	// askAgainFix tells a caller that asks once to ask again after the reconnect; waitFix is
+	// it for a caller that asks again by itself and says it waits (the web console's view),
+	// which a player told to ask again reloaded.
+	askAgainFix = reconnectWithin + ", so ask again then" + unlessNone
+	waitFix     = reconnectWithin + unlessNone
+	// reconnectWithin and unlessNone make up both.
+	reconnectWithin = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together)"
+	unlessNone      = "; if none does, run sandbox status on it in game to see why"
 	// ofAccountHint goes before ListedHint for a caller whose token reaches one account's
 	// computers (%s): an agent given a computer of another account was told only that it is
 	// not connected, and told its person so. It says nothing of other accounts' computers.
@@ -120,7 +124,8 @@ func sinceStart(up time.Duration) string {
 // mid-request, or a replica that could not be asked, says what happened itself), gets where
 // the connected computers are listed (and, for a caller that reaches one account's, that its
 // token reaches that account's only), or that none is connected at all (of its account, for a
-// caller that reaches one account's).
+// caller that reaches one account's). A hint that tells the caller to ask again later (the
+// gateway's first ReconnectWindow) comes with the error's WaitingMessage too.
 func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller, up time.Duration) *protocol.Error {
 	if pe.Hint != "" || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
@@ -138,7 +143,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 			meant = append(meant, shown)
 		}
 	}
-	hint := ""
+	hint, waitingHint := "", ""
 	switch {
 	case len(meant) > 0:
 		quoted := make([]string, len(meant))
@@ -153,12 +158,14 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
 		if JustStarted(up) {
-			hint = fmt.Sprintf(sinceStartOfAccountHint, caller.Account, sinceStart(up))
+			since := fmt.Sprintf(sinceStartOfAccountHint, caller.Account, sinceStart(up))
+			hint, waitingHint = since+askAgainFix, since+waitFix
 		}
 	case listed && len(connected) == 0:
 		hint = noneHint
 		if JustStarted(up) {
-			hint = fmt.Sprintf(sinceStartHint, sinceStart(up))
+			since := fmt.Sprintf(sinceStartHint, sinceStart(up))
+			hint, waitingHint = since+askAgainFix, since+waitFix
 		}
 	case !caller.Admin && caller.Only == "" && caller.Account != "":
 		hint = fmt.Sprintf(ofAccountHint, caller.Account) + ListedHint
@@ -166,6 +173,9 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		hint = ListedHint
 	}
 	out := *pe // its Accounts too
+	if waitingHint != "" {
+		out.WaitingMessage = out.Message + waitingHint
+	}
 	out.Message += hint
 	out.Hint, out.Meant = hint, meant
 	return &out

@@ -194,6 +194,12 @@ type Error struct {
 	// it marks the error hinted, so that a client over another's answer (the CLI and the stdio
 	// MCP bridge over the HTTP API) adds no second one. Never in a frame.
 	Hint string `json:"hint,omitempty"`
+	// WaitingMessage, on a not_connected whose Hint tells the caller to ask again later (the
+	// gateway's first minute, its computers still reconnecting), is Message as a caller that
+	// asks again by itself and says it waits words it (the web console's view): without the
+	// word to ask again. A rewording (WithMessage) drops it: it is the old message's. Never in
+	// a frame.
+	WaitingMessage string `json:"waitingMessage,omitempty"`
 	// Queued, on the host API's answer to an input (POST …/input) whose request after the
 	// first failed, is the input's events the computer queued before it (computer.PartlyTyped):
 	// those are typed, the rest not. Never in a frame.
@@ -217,11 +223,11 @@ func (e *Error) Error() string {
 // WithMessage is e with its message replaced (a caller rewording it): the same code, and the
 // same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo) and of why a
 // computer did not answer (Absent, Left, Meant, Hint: a caller that reworded a hinted message
-// no longer ends it with Hint). A caller that adds words of the host's to a computer's message
+// no longer ends it with Hint), but no WaitingMessage, which was the old message's. A caller that adds words of the host's to a computer's message
 // uses WithHostWords, so that the host's words are not marked as the computer's (Said).
 func (e *Error) WithMessage(message string) *Error {
 	c := *e
-	c.Message = message
+	c.Message, c.WaitingMessage = message, ""
 	return &c
 }
 

@@ -98,16 +98,6 @@ func TestThePageKnowsTheGatewaysListedHint(t *testing.T) {
 	assert.Contains(t, string(js), fmt.Sprintf("\nconst listedElsewhere = %q;", computer.ListedHint))
 }
 
-// TestThePageKnowsTheGatewaysAskAgainWords: the page leaves out the gateway's word to ask
-// again once its computers may have reconnected (askAgainElsewhere, a copy of
-// computer.AskAgainThen), as it asks again by itself: a changed word would reach the browser's
-// person, who reloads for it.
-func TestThePageKnowsTheGatewaysAskAgainWords(t *testing.T) {
-	js, err := assets.ReadFile("assets/console.js")
-	require.NoError(t, err)
-	assert.Contains(t, string(js), fmt.Sprintf("\nconst askAgainElsewhere = %q;", computer.AskAgainThen))
-}
-
 // TestThePageKnowsTheGatewaysStoppingWords: the page tells the gateway stopping from a computer
 // leaving by the message the stream ends with (gatewayStopping, a copy of
 // gateway.ErrShuttingDown's): a changed message would keep "the gateway is shutting down" in a

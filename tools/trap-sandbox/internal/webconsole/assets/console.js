@@ -781,7 +781,10 @@ async function watch(v) {
     }
     const busy = res.status === 429;
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
-    status((v.left || (error ? error.code + ": " + inBrowser(error.message) : "The gateway answered " + res.status)) +
+    // The page asks again by itself and says it waits: the gateway's words for such a caller
+    // (waitingMessage, in its first minute) where it has some, not its word to ask again, for
+    // which the player reloaded the page.
+    status((v.left || (error ? error.code + ": " + inBrowser(error.waitingMessage || error.message) : "The gateway answered " + res.status)) +
       (busy ? tryingAgain : again ? waiting : ""));
     titled(v, busy ? "busy" : again ? "waiting" : "not shown");
     return busy ? retryAfterMs(res) : again && retryMs;
@@ -811,14 +814,8 @@ const gatewayStopping = "the gateway is shutting down";
 const listedElsewhere = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)";
 const listedHere = "; Back to the list (below) shows the connected ones";
 
-// askAgainElsewhere is the gateway's word, in its first minute, to a caller that asks once
-// (computer.AskAgainThen, which a test of the package holds it to): the page asks again by
-// itself and says it waits, so inBrowser leaves it out (the player reloaded the page for it).
-const askAgainElsewhere = ", so ask again then";
-
 // inBrowser is the gateway's message as a person in this page acts on it.
 function inBrowser(message) {
-  message = message.replace(askAgainElsewhere + ";", ";");
   return message.endsWith(listedElsewhere) ? message.slice(0, -listedElsewhere.length) + listedHere : message;
 }
 
