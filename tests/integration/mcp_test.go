@@ -175,18 +175,13 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 			stored, found := d.File("/data/blob.bin")
 			require.True(t, found)
 			require.True(t, bytes.Equal(all, stored), "the computer holds other bytes than were written")
-			var read struct {
-				Size          int     `json:"size"`
-				Content       *string `json:"content"`
-				ContentBase64 *string `json:"contentBase64"`
-			}
-			harness.ToolOK(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": id, "path": "/data/blob.bin"}), id, &read)
-			require.Nil(t, read.Content, "bytes that are not UTF-8 come back as contentBase64")
-			require.NotNil(t, read.ContentBase64)
-			back, err := base64.StdEncoding.DecodeString(*read.ContentBase64)
-			require.NoError(t, err)
+			// Over one result (40 KiB of JSON): read in parts, as its notes say.
+			back := harness.ReadBytes(ctx, t, s, id, "/data/blob.bin")
 			assert.True(t, bytes.Equal(all, back), "read_file returned other bytes than write_file wrote")
-			assert.Equal(t, len(all), read.Size)
+			var read struct {
+				Size    int     `json:"size"`
+				Content *string `json:"content"`
+			}
 
 			text := "print(\"héllo <&> wörld\")\n"
 			harness.ToolOK(t, harness.CallTool(ctx, t, s, "write_file", map[string]any{"traposId": id, "path": "/hello.lua", "content": text}), id, &wrote)

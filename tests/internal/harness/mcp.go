@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os/exec"
@@ -92,6 +93,32 @@ func CallToolAsync(ctx context.Context, s *sdk.ClientSession, name string, args 
 		done <- res
 	}()
 	return done
+}
+
+// ReadBytes reads the file at path on traposID with read_file, part after part from offset 0
+// on, as each result says where the next begins (a file over one result comes back cut to a
+// part: docs/mcp.md), until it has the file's size; it returns the file's bytes, as
+// contentBase64 gives them. The file must hold bytes that are not text.
+func ReadBytes(ctx context.Context, t testing.TB, s *sdk.ClientSession, traposID, path string) []byte {
+	t.Helper()
+	var all []byte
+	for {
+		var part struct {
+			Size          int     `json:"size"`
+			Content       *string `json:"content"`
+			ContentBase64 *string `json:"contentBase64"`
+		}
+		ToolOK(t, CallTool(ctx, t, s, "read_file", map[string]any{"traposId": traposID, "path": path, "offset": len(all)}), traposID, &part)
+		require.Nil(t, part.Content, "bytes that are not text come back as contentBase64")
+		require.NotNil(t, part.ContentBase64)
+		data, err := base64.StdEncoding.DecodeString(*part.ContentBase64)
+		require.NoError(t, err)
+		require.True(t, len(data) > 0 || len(all) == part.Size, "an empty part at %d of %d bytes", len(all), part.Size)
+		all = append(all, data...)
+		if len(all) >= part.Size {
+			return all
+		}
+	}
 }
 
 // ToolOK checks res succeeded with its JSON as the first text and the data note (naming

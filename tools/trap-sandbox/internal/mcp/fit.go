@@ -14,9 +14,10 @@ import (
 // reached the model as nothing. 40 KiB leaves 10 KiB for the notes after the JSON (the data
 // note, what was left out) and for a client that counts a little differently. Every tool
 // whose result can grow (run_lua, run_program, list_computers, list_files, computer_info's
-// peripherals: a wired network of storage may name hundreds) cuts its result
-// to it, saying what it left out and how to get the rest (fit); read_file's description says
-// to read a file over it in parts (partBytes); a screen is far under it (51x19 cells).
+// peripherals: a wired network of storage may name hundreds, read_file: a file's bytes) cuts
+// its result to it, saying what it left out and how to get the rest (fit); read_file's
+// description says to read a file over it in parts (partBytes); a screen is far under it
+// (51x19 cells).
 const resultBytes = 40 << 10
 
 // partBytes is the part read_file's description suggests: a part's JSON is its bytes and
@@ -38,6 +39,8 @@ func fit(out any) any {
 	case ListOutput:
 		return o.fit()
 	case InfoOutput:
+		return o.fit()
+	case ReadOutput:
 		return o.fit()
 	}
 	return out
@@ -249,4 +252,56 @@ func (o InfoOutput) fit() InfoOutput {
 		"List the rest with run_lua (needs the owner's sandbox.allow_exec true), e.g. "+
 		"local names = peripheral.getNames() return #names, {table.unpack(names, %d, %d)}", n, len(all), oneResult, n+1, n+500)
 	return o
+}
+
+// fit cuts a file, or a part of one, whose JSON is over resultBytes to its first bytes that fit,
+// as a part from the same offset: a whole 258 KB log reached an opencode model as nothing.
+// note says that it was cut and where the next part begins. Text is cut at a character (one
+// byte on the computer), base64 at a group of four characters (three bytes), so the part is
+// the file's bytes as a part read with that length gives them.
+func (o ReadOutput) fit() ReadOutput {
+	if fits(o) {
+		return o
+	}
+	bytesRead := o.Size
+	if o.Length != nil {
+		bytesRead = *o.Length
+	}
+	offset := int64(0)
+	if o.Offset != nil {
+		offset = *o.Offset
+	}
+	// first is o holding the file's first n units (characters of text, groups of base64) as a
+	// part, its offset and length set, as they count in its JSON.
+	var first func(n int) ReadOutput
+	var units int
+	part := func(c ReadOutput, kept int64) ReadOutput {
+		c.Offset, c.Length, c.cutFrom, c.wholeAsked = &offset, &kept, bytesRead, o.Offset == nil
+		return c
+	}
+	switch {
+	case o.Content != nil:
+		whole := *o.Content
+		units = utf8.RuneCountInString(whole)
+		first = func(n int) ReadOutput {
+			s := cutText(whole, n, "content", new([]valueCut))
+			c := o
+			c.Content = &s
+			return part(c, int64(n))
+		}
+	case o.ContentBase64 != nil:
+		whole := *o.ContentBase64
+		units = len(whole) / 4
+		first = func(n int) ReadOutput {
+			s := whole[:4*n]
+			c := o
+			c.ContentBase64 = &s
+			return part(c, min(int64(3*n), bytesRead))
+		}
+	default:
+		return o
+	}
+	// Each unit is a byte of JSON at least: no more than resultBytes of them can fit.
+	n := mostThatFit(min(units, resultBytes), func(n int) bool { return fits(first(n)) })
+	return first(n)
 }

@@ -159,6 +159,10 @@ type ReadOutput struct {
 	Length        *int64  `json:"length,omitempty"`
 	Content       *string `json:"content,omitempty"`
 	ContentBase64 *string `json:"contentBase64,omitempty"`
+	// cutFrom is how many bytes the read brought, when fewer fit one result (fit); wholeAsked
+	// says the call asked for the whole file (no offset, no length).
+	cutFrom    int64
+	wholeAsked bool
 }
 
 // note says where a part of a file ends and where the next begins: offset and length mean so
@@ -168,6 +172,14 @@ func (o ReadOutput) note() string {
 		return ""
 	}
 	end := *o.Offset + *o.Length
+	if o.cutFrom > *o.Length && o.wholeAsked {
+		return fmt.Sprintf("The file is %d bytes, more than fit %s: this is its first part, bytes 0 to %d. Read on with offset %d and length %d.",
+			o.Size, oneResult, end-1, end, *o.Length)
+	}
+	if o.cutFrom > *o.Length {
+		return fmt.Sprintf("This part is bytes %d to %d of the file's %d, fewer than were asked for: the %d bytes read do not fit %s. Read on with offset %d and length %d.",
+			*o.Offset, end-1, o.Size, o.cutFrom, oneResult, end, *o.Length)
+	}
 	if *o.Length == 0 {
 		return fmt.Sprintf("Nothing is at offset %d: the file ends at %d bytes.", *o.Offset, o.Size)
 	}
@@ -362,16 +374,17 @@ func readAgain(err error) error {
 
 // addReadFile registers read_file without an output schema: its result is its JSON once, as
 // text (what opencode hands the model), so a file's base64 is not sent twice (structured and
-// text): a 300 KB binary answers in about its base64 size.
+// text): a binary part answers in about its base64 size. A file or part over resultBytes is
+// cut to fit, as a part (ReadOutput.fit).
 func addReadFile(r registrar, t *tools) {
-	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A client may cut a long result (opencode keeps none of one over 50 KB): read a file over "+fmt.Sprint(resultBytes>>10)+" KB (list_files gives its size) in parts, e.g. length "+fmt.Sprint(partBytes)+", then offset "+fmt.Sprint(partBytes)+". Needs the owner's sandbox.allow_files read (or write).")
+	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A result holds at most "+fmt.Sprint(resultBytes>>10)+" KB (opencode keeps none of one over 50 KB): a longer file or part comes back cut to its first bytes that fit, as a part, and the note after it says where to read on. Read a file over "+fmt.Sprint(resultBytes>>10)+" KB (list_files gives its size) in parts, e.g. length "+fmt.Sprint(partBytes)+", then offset "+fmt.Sprint(partBytes)+". Needs the owner's sandbox.allow_files read (or write).")
 	rt.InputSchema = r.input("read_file", inputSchema[ReadInput]())
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
 		if err != nil {
 			return nil, nil, toolError(awayHint(err))
 		}
-		res, err := dataResult(in.TraposID, out)
+		res, err := dataResult(in.TraposID, fit(out))
 		return res, nil, err
 	})
 }

@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -46,10 +48,10 @@ func callTool(t *testing.T, s *sdk.ClientSession, name string, args map[string]a
 
 func text(res *sdk.CallToolResult) string { return res.Content[0].(*sdk.TextContent).Text }
 
-// TestABinaryFileCrossesOnce: a 300 KB binary file answers in about its base64 size (the
-// bytes are in the result once), not three times it.
+// TestABinaryFileCrossesOnce: a binary file answers in about its base64 size (the bytes are
+// in the result once), not three times it. 30 000 bytes: their base64 fits one result.
 func TestABinaryFileCrossesOnce(t *testing.T) {
-	data := make([]byte, 300_000)
+	data := make([]byte, 30_000)
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
@@ -123,6 +125,83 @@ func TestAFileIsReadInParts(t *testing.T) {
 	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/log.txt", "offset": -1})
 	assert.True(t, res.IsError)
 	assert.Contains(t, text(res), "offset must be a whole number from 0 on")
+}
+
+// TestAFileOverOneResultIsCutToAPart: read_file of a whole 258 KB log answered its JSON whole,
+// over the 50 KB opencode keeps, so the model got none of it: a file, or a part, over one
+// result is cut to its first bytes that fit, as a part, and the note says where to read on.
+// Reading on as each note says gives the whole file back.
+func TestAFileOverOneResultIsCutToAPart(t *testing.T) {
+	var log strings.Builder
+	for i := 1; log.Len() < 258_000; i++ {
+		fmt.Fprintf(&log, "line %d of the door's log: \"opened\"\n", i)
+	}
+	text := log.String()
+	binary := make([]byte, 100_000)
+	for i := range binary {
+		binary[i] = byte(i * 7)
+	}
+	wide := strings.Repeat("\xe9", 40_000) // é, two bytes of JSON each
+	s := session(t, daemonfake.NewLocal(map[string]string{"/log.txt": text, "/blob.bin": string(binary), "/wide.txt": wide}))
+	read := func(args map[string]any) (ReadOutput, string) {
+		t.Helper()
+		args["traposId"] = "7:"
+		data, note := whatTheModelGets(t, callTool(t, s, "read_file", args))
+		var out ReadOutput
+		require.NoError(t, json.Unmarshal([]byte(data), &out))
+		return out, note
+	}
+	readOn := regexp.MustCompile(`[Rr]ead on with offset (\d+)( and length (\d+))?\.`)
+
+	out, note := read(map[string]any{"path": "/log.txt"})
+	require.NotNil(t, out.Content)
+	require.NotNil(t, out.Offset, "a cut file is a part")
+	require.NotNil(t, out.Length)
+	kept := len(*out.Content)
+	assert.Greater(t, kept, 30_000, "as much as fits is kept")
+	assert.Equal(t, text[:kept], *out.Content)
+	assert.Equal(t, int64(0), *out.Offset)
+	assert.Equal(t, int64(kept), *out.Length)
+	assert.Equal(t, int64(len(text)), out.Size, "size is the whole file's")
+	assert.True(t, strings.HasPrefix(note, fmt.Sprintf("The file is %d bytes, more than fit one tool result (40 KB: opencode keeps none of a longer one): this is its first part, bytes 0 to %d. Read on with offset %d and length %d. Computer", len(text), kept-1, kept, kept)), note)
+
+	// The notes lead through the whole file.
+	got, length := *out.Content, 0
+	for !strings.Contains(note, "its end.") {
+		m := readOn.FindStringSubmatch(note)
+		require.NotNil(t, m, note)
+		offset, _ := strconv.Atoi(m[1])
+		if m[3] != "" { // else the length of the part before, which fit
+			length, _ = strconv.Atoi(m[3])
+		}
+		out, note = read(map[string]any{"path": "/log.txt", "offset": offset, "length": length})
+		got += *out.Content
+	}
+	assert.Equal(t, text, got)
+
+	// Bytes are cut at a group of base64, whole bytes of the file.
+	out, note = read(map[string]any{"path": "/blob.bin"})
+	require.NotNil(t, out.ContentBase64)
+	part, err := base64.StdEncoding.DecodeString(*out.ContentBase64)
+	require.NoError(t, err)
+	assert.Greater(t, len(part), 20_000)
+	assert.Equal(t, binary[:len(part)], part)
+	assert.Equal(t, int64(len(part)), *out.Length)
+	assert.Contains(t, note, fmt.Sprintf("this is its first part, bytes 0 to %d. Read on with offset %d", len(part)-1, len(part)))
+
+	// A part asked for that does not fit (the description's length, of a file of é) is cut too.
+	out, note = read(map[string]any{"path": "/wide.txt", "offset": 100, "length": partBytes})
+	require.NotNil(t, out.Content)
+	kept = utf8.RuneCountInString(*out.Content)
+	assert.Equal(t, strings.Repeat("é", kept), *out.Content)
+	assert.Greater(t, kept, 15_000)
+	assert.Less(t, kept, partBytes)
+	assert.True(t, strings.HasPrefix(note, fmt.Sprintf("This part is bytes 100 to %d of the file's 40000, fewer than were asked for: the %d bytes read do not fit one tool result (40 KB: opencode keeps none of a longer one). Read on with offset %d and length %d.", 100+kept-1, partBytes, 100+kept, kept)), note)
+
+	// A file that fits is whole, as before: no offset, no length, no note of a part.
+	out, note = read(map[string]any{"path": "/wide.txt", "offset": 30_000})
+	assert.Equal(t, strings.Repeat("é", 10_000), *out.Content)
+	assert.True(t, strings.HasPrefix(note, "This part is bytes 30000 to 39999 of the file's 40000, its end. Computer"), note)
 }
 
 // writeFile calls write_file on computer 7: with content as text, which must succeed, and
