@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
@@ -850,6 +851,8 @@ func TestARoutedRequestFailsAtOnceWhenTheAskerLosesNATS(t *testing.T) {
 	require.NotNil(t, res.body.Error)
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	assert.Contains(t, res.body.Error.Message, "NATS became unreachable while replica b, which holds its socket, was being asked")
+	assert.True(t, strings.HasSuffix(res.body.Error.Message, hostcomputer.MayHaveDoneIt),
+		"the computer had the request, and may have run it: %q", res.body.Error.Message)
 	assert.Zero(t, a.router.RoutedInFlight())
 }
 

@@ -382,14 +382,20 @@ func (r *Router) fail(id uint64, err error) {
 // failRoutesOnLostNATS ends every routed request this replica waits on with not_connected: its
 // NATS connection is lost, and with it the subscription its answers arrive on (an answer sent
 // meanwhile is dropped by NATS), so waiting would end only at the request's timeout, misnamed
-// as the computer's.
+// as the computer's. A request for the computer was sent before NATS went, so its holder may
+// have passed it on and the computer run it (hostcomputer.MayHaveDoneIt): without those words
+// an exec was asked again and ran twice, and a cut put named no temporary file left.
 func (r *Router) failRoutesOnLostNATS() {
 	failed := 0
 	r.mu.Lock()
 	for id, p := range r.pending {
+		mayHaveRun := ""
+		if p.request {
+			mayHaveRun = hostcomputer.MayHaveDoneIt
+		}
 		r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected to replica %s, and NATS became unreachable while replica %s, which holds its socket, was being asked",
-			cctext.ShowTraposID(p.k.TraposID), r.cfg.Replica, p.holder))
+			"computer %s is not connected to replica %s, and NATS became unreachable while replica %s, which holds its socket, was being asked%s",
+			cctext.ShowTraposID(p.k.TraposID), r.cfg.Replica, p.holder, mayHaveRun))
 		failed++
 	}
 	// The relayed messages of watches here reach this replica no more.
