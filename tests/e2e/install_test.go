@@ -339,6 +339,31 @@ func TestInstallWarnsOfADiskStartup(t *testing.T) {
 	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true", out)
 }
 
+// TestTheInstallerFitsAFloppyForAFriend: a player saves the installer on a floppy disk
+// (`wget URL disk/install`, no `run`) and a friend runs it from there on their own computer.
+// The installer was 126 698 bytes, a floppy holds 125 000, and wget stopped with its "Out of
+// space" error, leaving an empty disk/install behind.
+func TestTheInstallerFitsAFloppyForAFriend(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	floppy := t.TempDir()
+	withTheFloppy := func() machine.Options {
+		sides := peripheral.NewBus(0)
+		diskDrive := drive.New(nil)
+		_, err := diskDrive.Insert(drive.NewFloppy(1, floppy))
+		require.NoError(t, err)
+		require.NoError(t, sides.Attach("left", diskDrive))
+		return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides}
+	}
+
+	out := playerSessionOn(ctx, t, withTheFloppy(), "wget "+g.URL("/trapos/install")+" disk/install")
+	require.Contains(t, out, "Downloaded as disk/install", out)
+
+	out = playerSessionOn(ctx, t, withTheFloppy(), "disk/install "+installPassword+" --no-questions", "reboot", "sandbox health")
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true", out)
+}
+
 // TestInstallWarnsWhenStartupFilesAreOff: with CC's shell.allow_startup false the boot runs no
 // startup file, the hook among them: after the installer's "Run: reboot" the daemon did not
 // start, `sandbox` was "No such program", and /programs/sandbox status said to reboot, which

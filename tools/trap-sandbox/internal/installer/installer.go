@@ -144,16 +144,37 @@ func Script(pkg traposclient.Package, base Base) string {
 		b.WriteString("    " + luaString(p) + ";\n")
 	}
 	b.WriteString("  };\n")
-	field("hook", hookSource)
+	source := func(name, value string) { b.WriteString("  " + name + " = " + luaLongString(value) + ";\n") }
+	source("hook", hookSource)
 	layout, _ := pkg.File(LayoutFile)
-	field("layout", string(layout))
+	source("layout", string(layout))
 	settingsRules, _ := pkg.File(SettingsFile)
-	field("settings", string(settingsRules))
+	source("settings", string(settingsRules))
 	adviceRules, _ := pkg.File(AdviceFile)
-	field("advice", string(adviceRules))
+	source("advice", string(adviceRules))
 	b.WriteString("};\n\n")
 	b.WriteString(installBody)
 	return b.String()
+}
+
+// luaLongString is s as a Lua long string literal ([=[ ... ]=]) that holds exactly s's bytes,
+// for the Lua sources the installer carries: they go as they are, where luaString's escapes
+// (\n, \034 for each quote) made the installer 126 698 bytes, over the 125 000 a floppy disk
+// holds, so a player could not save it on one for a friend. The level is the lowest (from 1:
+// Lua 5.1 refuses a [[ inside a level-0 one) whose closing bracket first appears at the end;
+// the newline after the opening bracket is one Lua skips, so s may begin with its own. A
+// carriage return, which Lua reads as a newline in a long string, keeps the escaped form.
+func luaLongString(s string) string {
+	if strings.ContainsRune(s, '\r') {
+		return luaString(s)
+	}
+	for level := 1; ; level++ {
+		eq := strings.Repeat("=", level)
+		closing := "]" + eq + "]"
+		if strings.Index(s+closing, closing) == len(s) {
+			return "[" + eq + "[\n" + s + closing
+		}
+	}
 }
 
 // luaString quotes s as a Lua string literal that holds exactly s's bytes: printable ASCII

@@ -227,6 +227,20 @@ func TestLuaStringKeepsEveryByte(t *testing.T) {
 	}
 }
 
+func TestLuaLongStringClosesOnlyAtItsEnd(t *testing.T) {
+	for _, c := range []struct{ s, want string }{
+		{"x = 1\n", "[=[\nx = 1\n]=]"},
+		{"\nfirst line empty", "[=[\n\nfirst line empty]=]"},
+		{"t[a[1]] = ']=]'", "[==[\nt[a[1]] = ']=]']==]"},
+		{"ends in ]=", "[==[\nends in ]=]==]"},
+		{"a\r\nb", `"a\013\nb"`},
+	} {
+		if got := luaLongString(c.s); got != c.want {
+			t.Errorf("luaLongString(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
+
 func TestComputerBases(t *testing.T) {
 	ifaces := []net.Addr{
 		&net.IPNet{IP: net.IPv4(127, 0, 0, 1)}, &net.IPNet{IP: net.IPv4(192, 168, 1, 20)},
@@ -259,7 +273,7 @@ func TestTheInstallerCarriesThePackagesLayout(t *testing.T) {
 		t.Fatalf("the package has no %s", LayoutFile)
 	}
 	code, script := get(t, h, "127.0.0.1:4444", InstallPath)
-	if code != http.StatusOK || !strings.Contains(script, "  layout = "+luaString(string(layout))+";\n") {
+	if code != http.StatusOK || !strings.Contains(script, "  layout = "+luaLongString(string(layout))+";\n") {
 		t.Fatalf("the installer (%d) does not carry %s:\n%s", code, LayoutFile, script)
 	}
 	if strings.Contains(installBody, "local function urlRows") {
@@ -277,7 +291,7 @@ func TestTheInstallerCarriesThePackagesAdvice(t *testing.T) {
 		t.Fatalf("the package has no %s", AdviceFile)
 	}
 	code, script := get(t, h, "127.0.0.1:4444", InstallPath)
-	if code != http.StatusOK || !strings.Contains(script, "  advice = "+luaString(string(advice))+";\n") {
+	if code != http.StatusOK || !strings.Contains(script, "  advice = "+luaLongString(string(advice))+";\n") {
 		t.Fatalf("the installer (%d) does not carry %s", code, AdviceFile)
 	}
 	for _, copied := range []string{`find("?", 1, true)`, `"tsc_"`} {
