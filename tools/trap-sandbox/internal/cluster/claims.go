@@ -406,6 +406,7 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		r.log.Debug("ignored a claim with a foreign key", "key", e.Key(), "err", err)
 		return
 	}
+	r.markerRead(e)
 	if e.Operation() != jetstream.KeyValuePut {
 		r.claimDeleted(k, e)
 		return

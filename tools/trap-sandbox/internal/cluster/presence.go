@@ -330,7 +330,7 @@ func (r *Router) startSweep() {
 
 // sweep withdraws the claims of replicas silent for twice ReplicaTTL (or that said goodbye
 // that long ago: lastSeen is the goodbye then), so that a replica that died or stopped for good
-// leaves nothing behind. The deletes name the revision they saw, so a computer that has
+// leaves nothing behind, then purges the delete markers of computers that left (markers.go). The deletes name the revision they saw, so a computer that has
 // meanwhile said hello elsewhere keeps its newer claim. It stops when the router closes; the
 // next replica's sweep, or this one's after a restart, does the rest.
 func (r *Router) sweep() {
@@ -353,6 +353,7 @@ func (r *Router) sweep() {
 		}
 		r.deleteClaimNow(r.ctx, claimKey(s.k), s.rev, gateway.Bye{})
 	}
+	r.purgeMarkers()
 }
 
 // OlderReplicas lists, sorted, the replicas whose heartbeat in nc's ReplicasBucket does not

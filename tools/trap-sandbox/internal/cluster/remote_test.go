@@ -38,7 +38,7 @@ func bareRouter(replica string) *Router {
 	cfg, _ := Config{Replica: replica, Clock: clock.Real{}}.withDefaults()
 	return &Router{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		held: make(map[gateway.Key]*held), remote: newRemoteSet(), lastSeen: make(map[string]time.Time), stopped: make(map[string]bool),
-		doubted: make(map[gateway.Key]doubt)}
+		doubted: make(map[gateway.Key]doubt), markers: make(map[string]marker)}
 }
 
 // claimEntry is the entry of computer traposID of account held by replica, as a replica writes

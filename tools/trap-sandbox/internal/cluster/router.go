@@ -268,6 +268,7 @@ type Router struct {
 	sweeping  bool                  // a sweep is running (presence.go)
 	retrying  bool                  // claims not announced are being tried again (retryClaims)
 	doubted   map[gateway.Key]doubt // later claims by replicas not alive (claims.go)
+	markers   map[string]marker     // ClaimsBucket's delete markers by key, until purged (markers.go)
 	local     gateway.Local         // the replica's gateway; nil until Attach
 	// seenOwnBeat: this instance's own heartbeat has come back through the watcher; a heartbeat
 	// under its name by another instance after that is a twin's (twin.go).
@@ -328,6 +329,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		answering:     make(map[string]*answering),
 		probing:       make(map[string]bool),
 		doubted:       make(map[gateway.Key]doubt),
+		markers:       make(map[string]marker),
 		twins:         make(map[string]bool),
 
 		settingsOf:     make(map[string]Settings),
