@@ -428,6 +428,56 @@ func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) e
 	return fmt.Errorf("add credential %q: %d concurrent writers in a row; try again", c.Selector, kvRetries)
 }
 
+// CreateApprovedCredential implements Store with a compensating step, as the bucket has no
+// transaction: it adds c first and looks after (the bucket is one stream on one server, so
+// that read sees every write made before it). A revocation or removal written before the
+// look is seen, and the credential, whose secret nobody has been given, is deleted again; one
+// written after the look comes after the credential existed. One cut off between its add and
+// the delete (NATS gone) leaves the credential, which nobody holds the secret of, listed
+// until it is revoked. Meanwhile another link of the same computer id into the account may
+// be refused for it (*HeldIDError), as for a call of CreateBoundCredential that loses.
+func (s *KV) CreateApprovedCredential(ctx context.Context, c Credential, approvedToken string, exclusive bool) error {
+	var err error
+	if exclusive {
+		err = s.CreateBoundCredential(ctx, c)
+	} else {
+		err = s.CreateCredential(ctx, c)
+	}
+	if err != nil {
+		return err
+	}
+	refused := s.approvalStanding(ctx, c, approvedToken)
+	if refused == nil {
+		return nil
+	}
+	if derr := s.kv.Delete(ctx, kvKey(kvCredential, c.Selector)); derr != nil {
+		return fmt.Errorf("%w (and its credential %q, added before that was seen, is left without its secret: %v)", refused, c.Selector, natsError(derr))
+	}
+	return refused
+}
+
+// approvalStanding reads c's account and the token approvedToken and says whether the
+// approval stands (approvalStanding).
+func (s *KV) approvalStanding(ctx context.Context, c Credential, approvedToken string) error {
+	var acc *Account
+	switch a, err := s.Account(ctx, c.AccountID); {
+	case err == nil:
+		acc = &a
+	case !errors.Is(err, ErrNotFound):
+		return err
+	}
+	var tok *Token
+	if approvedToken != "" {
+		switch t, err := s.Token(ctx, approvedToken); {
+		case err == nil:
+			tok = &t
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+	}
+	return approvalStanding(c, acc, approvedToken, tok)
+}
+
 func credentialRecord(c Credential) kvCredentialRecord {
 	return kvCredentialRecord{Selector: c.Selector, Hash: c.Hash, AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, Created: nanos(c.Created),
 		LastSeen: nanos(c.LastSeen), LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt),

@@ -298,3 +298,17 @@ func TestKVBoundRecordsLeftByARemovedAccountStandInNoOnesWay(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, creds, 1)
 }
+
+// TestKVRevokedAsItLinksOnAnotherReplica: the player's yes is taken on one replica while
+// another replica (its own connection to the bucket) revokes the approving token, removes the
+// approving admin or the account, between the code's use and the credential's issue.
+func TestKVRevokedAsItLinksOnAnotherReplica(t *testing.T) {
+	url := embeddednats.Start(t)
+	var replicas [2]*account.KV
+	for i := range replicas {
+		s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
+		require.NoError(t, err)
+		replicas[i] = s
+	}
+	accounttest.RunRevokedAsItLinks(t, replicas[0], replicas[1])
+}

@@ -127,6 +127,33 @@ type LinkStore interface {
 	// refused, where two CreateCredential calls after two looks would add both. Otherwise as
 	// CreateCredential.
 	CreateBoundCredential(ctx context.Context, c Credential) error
+
+	// CreateApprovedCredential adds c, the credential that a link code's approval issues to
+	// its computer (as CreateBoundCredential when exclusive, else as CreateCredential), only
+	// while the approval stands (approvalStanding): c's account is the one c is stamped with
+	// (c.AccountCreated), else ErrNotFound; the API token approvedToken (its id; "" for
+	// none) is there and not revoked, else ErrApprovalRevoked. Nothing is kept when it
+	// refuses. A revocation or removal either comes before the look, and is seen, or after
+	// the credential exists, where a revoked token leaves it as it leaves whatever else the
+	// token made and a removal takes it with the account: the player's yes and the
+	// revocation are ordered, not left to the moment between a look and an add (see each
+	// store for how).
+	CreateApprovedCredential(ctx context.Context, c Credential, approvedToken string, exclusive bool) error
+}
+
+// approvalStanding says why the credential c of a link code's approval may not be issued
+// (CreateApprovedCredential), or nil: acc is its account as the store holds it now (nil:
+// none), tok the API token approvedToken ("": the approval was made with none; nil: gone).
+// An account made again under the name is another one, as for owner: a zero stamp (a code
+// approved by an older trap-sandbox) needs only an account of the name.
+func approvalStanding(c Credential, acc *Account, approvedToken string, tok *Token) error {
+	if acc == nil || (!c.AccountCreated.IsZero() && !c.AccountCreated.Equal(acc.Created)) {
+		return notFound("account", c.AccountID)
+	}
+	if approvedToken != "" && (tok == nil || !tok.RevokedAt.IsZero()) {
+		return ErrApprovalRevoked
+	}
+	return nil
 }
 
 // HeldIDError refuses a credential bound to a computer id whose account holds a credential
@@ -353,7 +380,9 @@ func (a *Accounts) ApproveLinkWithToken(ctx context.Context, code, accountID, ap
 // that is gone, or was made again under its name (owner), is ErrCodeUnknown, as the code its
 // removal deleted; one whose approving API token was revoked since, or is gone with its
 // account (an admin's, approving into another account), is ErrApprovalRevoked, the code left
-// as it was (its computer's socket, the only one that may answer it, asks for a new one).
+// as it was (its computer's socket, the only one that may answer it, asks for a new one). A
+// revocation or removal in the instant after those looks is seen by the store as it adds the
+// credential (CreateApprovedCredential): then the code is used up, and no credential issued.
 func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept bool) (string, LinkCode, error) {
 	return a.acceptLink(ctx, code, traposID, accept, false)
 }
@@ -400,7 +429,15 @@ func (a *Accounts) acceptLink(ctx context.Context, code, traposID string, accept
 	if err != nil || !accept {
 		return "", c, err
 	}
-	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID, exclusive)
+	// Its token may have been revoked, or an account removed, since the look above: the store
+	// looks again in the same step as it adds the credential.
+	approvedToken := c.ApprovedToken
+	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID, func(ctx context.Context, cred Credential) error {
+		return a.store.CreateApprovedCredential(ctx, cred, approvedToken, exclusive)
+	})
+	if errors.Is(err, ErrNotFound) {
+		return "", c, ErrCodeUnknown // the approving account is gone, as the code its removal deleted
+	}
 	return plain, c, err
 }
 
@@ -426,16 +463,13 @@ func (a *Accounts) PruneLinkCodes(ctx context.Context) (int, error) {
 }
 
 // issueBound issues a credential of accountID, stamped stamp (owner), bound to the computer
-// id of traposID; exclusive issues it only if the account holds no credential bound to that
-// id (CreateBoundCredential: a *HeldIDError).
-func (a *Accounts) issueBound(ctx context.Context, accountID string, stamp time.Time, approvedBy, traposID string, exclusive bool) (string, Credential, error) {
+// id of traposID, and adds it to the store with create (a Store's CreateCredential, or one
+// that refuses, such as CreateBoundCredential's *HeldIDError).
+func (a *Accounts) issueBound(ctx context.Context, accountID string, stamp time.Time, approvedBy, traposID string,
+	create func(context.Context, Credential) error) (string, Credential, error) {
 	plain, selector, hash := newSecret(KindCredential)
 	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now(),
 		ComputerID: ComputerID(traposID), AccountCreated: stamp}
-	create := a.store.CreateCredential
-	if exclusive {
-		create = a.store.CreateBoundCredential
-	}
 	if err := create(ctx, c); err != nil {
 		return "", Credential{}, err
 	}
@@ -536,7 +570,11 @@ func (a *Accounts) LinkWithKeyUnless(ctx context.Context, plain, traposID string
 	if err != nil {
 		return "", EnrollmentKey{}, err
 	}
-	cred, _, err := a.issueBound(ctx, k.AccountID, acc.Created, k.CreatedBy+" (key "+k.Selector+")", traposID, exclusive)
+	create := a.store.CreateCredential
+	if exclusive {
+		create = a.store.CreateBoundCredential
+	}
+	cred, _, err := a.issueBound(ctx, k.AccountID, acc.Created, k.CreatedBy+" (key "+k.Selector+")", traposID, create)
 	if held := (*HeldIDError)(nil); errors.As(err, &held) {
 		// No computer was linked: the use goes back, as for a refusal by guard. Meanwhile
 		// (between the two writes) the key counted it, which another link of a key at its

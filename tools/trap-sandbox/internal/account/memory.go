@@ -124,6 +124,27 @@ func (m *Memory) CreateBoundCredential(_ context.Context, c Credential) error {
 	return m.credentials.create(m.accounts, c)
 }
 
+// CreateApprovedCredential implements Store: its looks and its add are under one hold of mu.
+func (m *Memory) CreateApprovedCredential(_ context.Context, c Credential, approvedToken string, exclusive bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var acc *Account
+	if a, ok := m.accounts[c.AccountID]; ok {
+		acc = &a
+	}
+	var tok *Token
+	if t, err := m.tokens.get(approvedToken); err == nil {
+		tok = &t
+	}
+	if err := approvalStanding(c, acc, approvedToken, tok); err != nil {
+		return err
+	}
+	if held := heldBound(m.credentials.list(c.AccountID), c.ComputerID); exclusive && held != nil {
+		return &HeldIDError{Held: *held}
+	}
+	return m.credentials.create(m.accounts, c)
+}
+
 // Credential implements Store.
 func (m *Memory) Credential(_ context.Context, selector string) (Credential, error) {
 	m.mu.Lock()

@@ -496,18 +496,59 @@ func (s *SQLite) CreateCredential(ctx context.Context, c Credential) (err error)
 // its start, _txlock=immediate), so the look and the add of two calls run one after the other.
 func (s *SQLite) CreateBoundCredential(ctx context.Context, c Credential) (err error) {
 	defer s.named(&err)
+	return s.addCredentialIf(ctx, c, true, nil)
+}
+
+// CreateApprovedCredential implements Store: its looks and its add are one write transaction,
+// as CreateBoundCredential's, so a revocation or a removal (a write too) comes before it,
+// and is seen, or after it.
+func (s *SQLite) CreateApprovedCredential(ctx context.Context, c Credential, approvedToken string, exclusive bool) (err error) {
+	defer s.named(&err)
+	return s.addCredentialIf(ctx, c, exclusive, func(tx *sql.Tx) error {
+		var acc *Account
+		var created int64
+		switch err := tx.QueryRowContext(ctx, "SELECT created FROM accounts WHERE id = ?", c.AccountID).Scan(&created); {
+		case err == nil:
+			acc = &Account{ID: c.AccountID, Created: fromNanos(created)}
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("read account %q: %w", c.AccountID, err)
+		}
+		var tok *Token
+		if approvedToken != "" {
+			switch t, err := scanToken(tx.QueryRowContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE selector = ?", approvedToken)); {
+			case err == nil:
+				tok = &t
+			case !errors.Is(err, sql.ErrNoRows):
+				return fmt.Errorf("read token %q: %w", approvedToken, err)
+			}
+		}
+		return approvalStanding(c, acc, approvedToken, tok)
+	})
+}
+
+// addCredentialIf adds c in one write transaction, in which check (when not nil) looks first
+// and may refuse, and then, when exclusive, an unrevoked credential of c's account bound to
+// c.ComputerID refuses it (*HeldIDError).
+func (s *SQLite) addCredentialIf(ctx context.Context, c Credential, exclusive bool, check func(*sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("add credential: %w", err)
 	}
 	defer tx.Rollback()
-	held, err := scanCredential(tx.QueryRowContext(ctx, "SELECT "+credentialColumns+
-		" FROM credentials WHERE account_id = ? AND computer_id = ? AND revoked_at = 0 ORDER BY created, selector LIMIT 1", c.AccountID, c.ComputerID))
-	if err == nil {
-		return &HeldIDError{Held: held}
+	if check != nil {
+		if err := check(tx); err != nil {
+			return err
+		}
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("add credential: %w", err)
+	if exclusive {
+		held, err := scanCredential(tx.QueryRowContext(ctx, "SELECT "+credentialColumns+
+			" FROM credentials WHERE account_id = ? AND computer_id = ? AND revoked_at = 0 ORDER BY created, selector LIMIT 1", c.AccountID, c.ComputerID))
+		if err == nil {
+			return &HeldIDError{Held: held}
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("add credential: %w", err)
+		}
 	}
 	r, err := tx.ExecContext(ctx, insertCredential, credentialArgs(c)...)
 	if err != nil {

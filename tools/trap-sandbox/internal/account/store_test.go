@@ -32,6 +32,21 @@ func TestSQLiteStore(t *testing.T) {
 	})
 }
 
+// TestSQLiteRevokedAsItLinksBesideTheGateway: the player's yes is taken by the gateway while
+// an account command beside it, on the same data directory (its own open of accounts.db),
+// revokes the approving token, removes the approving admin or the account, between the code's
+// use and the credential's issue.
+func TestSQLiteRevokedAsItLinksBesideTheGateway(t *testing.T) {
+	dir := t.TempDir()
+	gateway, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, gateway.Close()) })
+	command, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, command.Close()) })
+	accounttest.RunRevokedAsItLinks(t, gateway, command)
+}
+
 // TestSQLiteSurvivesRestart: what one process wrote, the next one opening the directory reads,
 // and the file is the owner's alone.
 func TestSQLiteSurvivesRestart(t *testing.T) {

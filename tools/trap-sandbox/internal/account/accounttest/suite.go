@@ -44,6 +44,7 @@ func Run(t *testing.T, open Open) {
 		{"BoundCredential", testBoundCredential},
 		{"RemoveAccount", testRemoveAccount},
 		{"SkewedClocks", testSkewedClocks},
+		{"RevokedAsItLinks", func(t *testing.T, s account.Store) { RunRevokedAsItLinks(t, s, s) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
