@@ -695,6 +695,11 @@ func TestMCPListComputersIsBoundedAndSaysWhenCut(t *testing.T) {
 			harness.ToolOK(t, harness.CallTool(ctx, t, s, "list_computers", map[string]any{"limit": 1000}), "", &more)
 			require.Len(t, more.Computers, connected)
 			assert.Equal(t, ids(all), ids(more)[:100], "a larger limit lists the same computers first")
+			var rest listed
+			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"offset": 100})
+			harness.ToolOK(t, res, "", &rest)
+			assert.Equal(t, ids(more)[100:], ids(rest), "offset lists on from there")
+			assert.Contains(t, harness.Texts(res)[1], fmt.Sprintf("These are computers 101 to %d of the %d computers connected, the list's end.", connected, connected))
 
 			res = harness.CallTool(ctx, t, s, "list_computers", map[string]any{"match": "KITCHEN"})
 			var kitchens listed

@@ -33,7 +33,7 @@ func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 		{"ping", map[string]any{"traposId": "7:", "timeoutMs": 1.5}, "bad_argument: timeoutMs must be a whole number from 1 to 60000, not the number 1.5: " + timeoutMs},
 		{"ping", map[string]any{"traposId": "7:", "timeoutMs": "5000"}, `bad_argument: timeoutMs must be a whole number from 1 to 60000, not the string "5000": ` + timeoutMs},
 		{"ping", map[string]any{"traposID": "7:", "timeout": 5000}, `bad_argument: "timeout" is not an argument of ping (did you mean timeoutMs?); "traposID" is not an argument of ping (did you mean traposId?); ping takes traposId, wait, timeoutMs; traposId is missing: the computer, as list_computers shows it (e.g. 7:kitchen)`},
-		{"list_computers", map[string]any{"all": true}, `bad_argument: "all" is not an argument of list_computers; list_computers takes match, limit`},
+		{"list_computers", map[string]any{"all": true}, `bad_argument: "all" is not an argument of list_computers; list_computers takes match, limit, offset`},
 		{"list_computers", map[string]any{"limit": 5000}, "bad_argument: limit must be a whole number from 1 to 1000, not the number 5000: list at most this many computers (default 100)"},
 		{"send_keys", map[string]any{"traposId": "7:", "keys": []any{"a", 5}}, "bad_argument: keys[1] must be a string, not the number 5"},
 		{"read_screen", map[string]any{"traposId": "7:", "colours": "yes"}, `bad_argument: colours must be true or false, not the string "yes": also return each row's colours (blit strings) and the palette`},

@@ -139,7 +139,7 @@ func TestALongListIsCutToFitOneResult(t *testing.T) {
 
 	res = callTool(t, s, "list_computers", map[string]any{"limit": 1000, "match": "door"})
 	_, note = whatTheModelGets(t, res)
-	assert.Contains(t, note, `of the 1000 computers whose traposId or account holds "door", not all of them: the 1000 that limit asked for do not fit one tool result (40 KB: opencode keeps none of a longer one): pass a longer match to narrow the list.`)
+	assert.Contains(t, note, fmt.Sprintf(`of the 1000 computers whose traposId or account holds "door", not all of them: the 1000 that limit asked for do not fit one tool result (40 KB: opencode keeps none of a longer one): pass a longer match to narrow the list, or list on with offset %d and limit %d.`, n, n))
 
 	res = callTool(t, s, "list_files", map[string]any{"traposId": "7:", "path": "/logs"})
 	data, note = whatTheModelGets(t, res)

@@ -37,11 +37,13 @@ const CodeBadArgument protocol.Code = "bad_argument"
 
 // Inputs. Field descriptions are what the agent reads; traposId is in every per-computer tool.
 
-// ListInput is list_computers' input; with neither argument it lists the first
-// defaultListLimit computers connected.
+// ListInput is list_computers' input; with no argument it lists the first defaultListLimit
+// computers connected. Offset goes on through a long list, as read_file's offset goes on
+// through a long file.
 type ListInput struct {
-	Match string `json:"match,omitempty" jsonschema:"list only the computers whose traposId (id or label) or account holds this text, case-insensitive, e.g. kitchen or 7:"`
-	Limit int    `json:"limit,omitempty" jsonschema:"list at most this many computers (default 100)"`
+	Match  string `json:"match,omitempty" jsonschema:"list only the computers whose traposId (id or label) or account holds this text, case-insensitive, e.g. kitchen or 7:"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"list at most this many computers (default 100)"`
+	Offset int    `json:"offset,omitempty" jsonschema:"skip this many of the computers that match, in the list's order (default 0, from the first): the next part of a long list, e.g. 100 after the first 100"`
 }
 
 // defaultListLimit and maxListLimit bound list_computers: an admin's agent on a gateway of
@@ -112,6 +114,8 @@ type ProgramInput struct {
 type ComputersOutput struct {
 	Computers []computer.Computer `json:"computers"`
 	Total     int                 `json:"total" jsonschema:"how many computers match (without match: how many are connected); more than computers holds when limit cut the list"`
+	// Offset is the input's, when given: where in the list of total computers these begin.
+	Offset int `json:"offset,omitempty" jsonschema:"set when offset was given: how many of the total computers come before these"`
 	// match and connected are what note tells an agent whose list is cut or empty, and
 	// caller whose computers an empty list is of (the zero Caller when this process cannot
 	// tell: the stdio bridge on a gateway that would not say whose its token is, Reaching).
@@ -284,7 +288,7 @@ var (
 )
 
 func (t *tools) register(r registrar) {
-	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes, sorted by account, then computer id: at most limit of them (default 100); total says how many match. To find one among many, pass match (part of its id, label or account).",
+	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes, sorted by account, then computer id: at most limit of them (default 100), from offset on (default 0); total says how many match. To find one among many, pass match (part of its id, label or account); to list on after the first 100, offset 100.",
 		func(ListInput) string { return "" }, t.listComputers)
 	addTool(r, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals; whether it is a pocket computer and its screen's size (kind); and what its owner allows now (allows: its files none, read or write, whether Lua and programs may run, its screen none, view or control, each with the line the owner types in game to allow more). Check allows before you plan a write, a run or keys: what it does not allow is refused.",
 		func(in TargetInput) string { return in.TraposID }, t.computerInfo)
@@ -492,21 +496,62 @@ func (o ComputersOutput) note() string {
 	case o.connected == 0:
 		return noComputers
 	case o.Total == 0:
-		connected := fmt.Sprintf("%d computers are connected", o.connected)
-		if o.connected == 1 {
-			connected = "1 computer is connected"
-		}
-		return fmt.Sprintf("No connected computer's traposId or account holds %q (%s): try a shorter part of its id or label, or call list_computers without match.", o.match, connected)
-	case o.cutToFit > len(o.Computers) && o.match == "":
-		return fmt.Sprintf("These are the first %d of the %d computers connected, not all of them: the %d that limit asked for do not fit %s: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need.", len(o.Computers), o.Total, o.cutToFit, oneResult)
-	case o.cutToFit > len(o.Computers):
-		return fmt.Sprintf("These are the first %d of the %d computers whose traposId or account holds %q, not all of them: the %d that limit asked for do not fit %s: pass a longer match to narrow the list.", len(o.Computers), o.Total, o.match, o.cutToFit, oneResult)
-	case o.Total > len(o.Computers) && o.match == "":
-		return fmt.Sprintf("These are the first %d of the %d computers connected, not all of them: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need, or a larger limit (at most %d).", len(o.Computers), o.Total, maxListLimit)
-	case o.Total > len(o.Computers):
-		return fmt.Sprintf("These are the first %d of the %d computers whose traposId or account holds %q, not all of them: pass a longer match to narrow the list, or a larger limit (at most %d).", len(o.Computers), o.Total, o.match, maxListLimit)
+		return fmt.Sprintf("No connected computer's traposId or account holds %q (%s): try a shorter part of its id or label, or call list_computers without match.", o.match, o.connectedSaid())
+	case len(o.Computers) == 0:
+		return fmt.Sprintf("No computer is at offset %d: %s, so offsets 0 to %d list them (offset 0 from the first).", o.Offset, o.matchingSaid(), o.Total-1)
 	}
-	return ""
+	next := o.Offset + len(o.Computers)
+	if next >= o.Total {
+		if o.Offset == 0 {
+			return "" // the whole list
+		}
+		return fmt.Sprintf("These are %s of the %s, the list's end.", o.listedSaid(), o.ofWhich())
+	}
+	find := "pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need"
+	if o.match != "" {
+		find = "pass a longer match to narrow the list"
+	}
+	if o.cutToFit > len(o.Computers) {
+		return fmt.Sprintf("These are %s of the %s, not all of them: the %d that limit asked for do not fit %s: %s, or list on with offset %d and limit %d.",
+			o.listedSaid(), o.ofWhich(), o.cutToFit, oneResult, find, next, len(o.Computers))
+	}
+	return fmt.Sprintf("These are %s of the %s, not all of them: %s, or list on with offset %d (limit lists up to %d a call).", o.listedSaid(), o.ofWhich(), find, next, maxListLimit)
+}
+
+// listedSaid names the computers listed by their places in the list: "the first 100", or
+// "computers 101 to 200" after an offset.
+func (o ComputersOutput) listedSaid() string {
+	if o.Offset == 0 {
+		return fmt.Sprintf("the first %d", len(o.Computers))
+	}
+	return fmt.Sprintf("computers %d to %d", o.Offset+1, o.Offset+len(o.Computers))
+}
+
+// ofWhich says which list total counts: "20000 computers connected", or those match keeps.
+func (o ComputersOutput) ofWhich() string {
+	if o.match == "" {
+		return fmt.Sprintf("%d computers connected", o.Total)
+	}
+	return fmt.Sprintf("%d computers whose traposId or account holds %q", o.Total, o.match)
+}
+
+// matchingSaid says how many computers there are to list: those connected, or those match keeps.
+func (o ComputersOutput) matchingSaid() string {
+	if o.match == "" {
+		return o.connectedSaid()
+	}
+	if o.Total == 1 {
+		return fmt.Sprintf("1 computer's traposId or account holds %q", o.match)
+	}
+	return fmt.Sprintf("%d computers' traposIds or accounts hold %q", o.Total, o.match)
+}
+
+// connectedSaid says how many computers are connected, one in the singular.
+func (o ComputersOutput) connectedSaid() string {
+	if o.connected == 1 {
+		return "1 computer is connected"
+	}
+	return fmt.Sprintf("%d computers are connected", o.connected)
 }
 
 // noComputers follows list_computers' empty list: why that may be and where to look, as a
@@ -733,7 +778,9 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 	if limit == 0 {
 		limit = defaultListLimit
 	}
-	out.Computers = matching[:min(limit, len(matching))]
+	from := min(in.Offset, len(matching))
+	out.Offset = in.Offset
+	out.Computers = matching[from:min(from+limit, len(matching))]
 	return out, nil
 }
 

@@ -732,6 +732,86 @@ func TestAnEmptyComputerListSaysWhereToLook(t *testing.T) {
 		res.Content[1].(*sdk.TextContent).Text)
 }
 
+// TestALongComputerListIsListedOnWithOffset: list_computers on a gateway of more computers than
+// one call lists (limit, or one result's 40 KB) said to pass match or a larger limit, which is
+// no way to the computers after the 1000th: offset lists on from where the last call ended, as
+// read_file's offset reads on through a file, and the note says where the next begin. Going on
+// as the notes say lists every computer once, in order.
+func TestALongComputerListIsListedOnWithOffset(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = nil
+	for i := range 2500 {
+		d.List = append(d.List, computer.Computer{AccountID: "alice", TraposID: fmt.Sprintf("%d:door-%d-of-the-great-hall", i, i), RemoteAddr: "203.0.113.7:51234"})
+	}
+	s := session(t, d)
+	list := func(args map[string]any) (ComputersOutput, string) {
+		t.Helper()
+		res := callTool(t, s, "list_computers", args)
+		require.False(t, res.IsError, text(res))
+		require.Len(t, res.Content, 2)
+		var out ComputersOutput
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+		return out, res.Content[1].(*sdk.TextContent).Text
+	}
+
+	out, note := list(nil)
+	assert.Equal(t, d.List[:100], out.Computers)
+	assert.Equal(t, 2500, out.Total)
+	assert.True(t, strings.HasPrefix(note, "These are the first 100 of the 2500 computers connected, not all of them: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need, or list on with offset 100 (limit lists up to 1000 a call). The result above"), note)
+
+	out, note = list(map[string]any{"offset": 100})
+	assert.Equal(t, d.List[100:200], out.Computers)
+	assert.Equal(t, 100, out.Offset)
+	assert.True(t, strings.HasPrefix(note, "These are computers 101 to 200 of the 2500 computers connected, not all of them: pass match (part of a computer's id, label or account, e.g. kitchen) to find the one you need, or list on with offset 200 (limit lists up to 1000 a call)."), note)
+
+	out, note = list(map[string]any{"offset": 2450})
+	assert.Equal(t, d.List[2450:], out.Computers)
+	assert.True(t, strings.HasPrefix(note, "These are computers 2451 to 2500 of the 2500 computers connected, the list's end. The result above"), note)
+
+	res := callTool(t, s, "list_computers", map[string]any{"offset": 2500})
+	require.False(t, res.IsError, text(res))
+	assert.JSONEq(t, `{"computers":[],"total":2500,"offset":2500}`, text(res))
+	assert.Equal(t, "No computer is at offset 2500: 2500 computers are connected, so offsets 0 to 2499 list them (offset 0 from the first).", res.Content[1].(*sdk.TextContent).Text,
+		"no data note: the list names no computer")
+
+	out, note = list(map[string]any{"match": "door-1", "offset": 1})
+	assert.Equal(t, 1111, out.Total, "1, 10-19, 100-199, 1000-1999")
+	var holds []computer.Computer
+	for _, c := range d.List {
+		if strings.Contains(c.TraposID, "door-1") {
+			holds = append(holds, c)
+		}
+	}
+	assert.Equal(t, holds[1:101], out.Computers, "after 1:, the first that holds door-1")
+	assert.True(t, strings.HasPrefix(note, `These are computers 2 to 101 of the 1111 computers whose traposId or account holds "door-1", not all of them: pass a longer match to narrow the list, or list on with offset 101`), note)
+	_, note = list(map[string]any{"match": "door-24", "offset": 200})
+	assert.True(t, strings.HasPrefix(note, `No computer is at offset 200: 111 computers' traposIds or accounts hold "door-24", so offsets 0 to 110 list them`), note)
+
+	// The most one result holds, and on as the notes say, through the whole list.
+	readOn := regexp.MustCompile(`list on with offset (\d+)(?: and limit (\d+))?`)
+	var all []computer.Computer
+	args := map[string]any{"limit": 1000}
+	for {
+		out, note = list(args)
+		all = append(all, out.Computers...)
+		m := readOn.FindStringSubmatch(note)
+		if m == nil {
+			assert.Contains(t, note, "the list's end.")
+			break
+		}
+		if len(all) == len(out.Computers) {
+			assert.Contains(t, note, fmt.Sprintf("These are the first %d of the 2500 computers connected, not all of them: the 1000 that limit asked for do not fit one tool result (40 KB: opencode keeps none of a longer one): pass match", len(all)))
+		}
+		offset, _ := strconv.Atoi(m[1])
+		assert.Equal(t, len(all), offset)
+		args = map[string]any{"offset": offset, "limit": 1000}
+		if m[2] != "" {
+			args["limit"], _ = strconv.Atoi(m[2])
+		}
+	}
+	assert.Equal(t, d.List, all)
+}
+
 // TestAnEmptyComputerListNamesWhoseItIs: a caller the gateway's auth names (its request's
 // context) is told of its own reach, as not_connected's hints tell it: an admin (the gateway's
 // own token, or loopback without one) was told of "an account's token" it had not sent, and
