@@ -809,10 +809,17 @@ func init() {
 				return 1
 			}
 			finish := cf.finish
-			if finish == finishErrorHandler {
-				// The error handler returned: the coroutine dies of its first result.
-				L.handlerReturned(RA, nret)
-				return 1
+			if finish >= finishErrorHandler {
+				if finish == finishErrorHandler {
+					// The error handler returned: the coroutine dies of its first result.
+					L.handlerReturned(RA, nret)
+					return 1
+				}
+				// A hook over a Go error handler returned (errhandler.go).
+				if L.goHandlerHookReturned(cf) {
+					return 1
+				}
+				return 0
 			}
 			islast := baseframe == L.stack.Pop() || L.stack.IsEmpty()
 			// +inline-call copyReturnValues L cf.ReturnBase RA n B
@@ -1186,15 +1193,16 @@ func concatFrom(L *LState, first, last int) (LValue, bool) {
 
 // What the return of a frame called from an instruction (callMeta) finishes in it.
 const (
-	finishNone         uint8 = iota
-	finishStore              // arithmetic, unary minus, #, indexing, self: R(A) = the result
-	finishDrop               // __newindex: nothing
-	finishCond               // __eq, __lt, __le: the conditional jump on the result
-	finishCondNot            // a <= b through not __lt(b, a): the jump on the negated result
-	finishConcat             // __concat: the result replaces the left operand, the concatenation goes on
-	finishHook               // a debug hook: results dropped, the interrupted instruction runs next
-	finishForStep            // a generic for's Lua iterator: its results in place, the loop goes on (forStep)
-	finishErrorHandler       // a coroutine's error handler: the coroutine dies of its result (errhandler.go)
+	finishNone          uint8 = iota
+	finishStore               // arithmetic, unary minus, #, indexing, self: R(A) = the result
+	finishDrop                // __newindex: nothing
+	finishCond                // __eq, __lt, __le: the conditional jump on the result
+	finishCondNot             // a <= b through not __lt(b, a): the jump on the negated result
+	finishConcat              // __concat: the result replaces the left operand, the concatenation goes on
+	finishHook                // a debug hook: results dropped, the interrupted instruction runs next
+	finishForStep             // a generic for's Lua iterator: its results in place, the loop goes on (forStep)
+	finishErrorHandler        // a coroutine's error handler: the coroutine dies of its result (errhandler.go)
+	finishGoHandlerHook       // a debug hook over a Go error handler: the handler's call or return goes on (errhandler.go)
 )
 
 // callMeta calls the metamethod mm with nargs of a, b, c for the current instruction, C Lua

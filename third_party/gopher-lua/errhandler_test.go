@@ -8,10 +8,14 @@ import (
 
 // runHandlerScript runs script with echoPrelude and handled(handler, f, ...): f in a
 // coroutine whose error handler is handler, resumed with what it yields until it ends (echo).
-func runHandlerScript(t *testing.T, script string) {
+// setup, when given, adds to the state first.
+func runHandlerScript(t *testing.T, script string, setup ...func(L *LState)) {
 	t.Helper()
 	L := NewState(Options{CallStackSize: 64, MinimizeStackMemory: true})
 	defer L.Close()
+	for _, f := range setup {
+		f(L)
+	}
 	L.SetGlobal("handled_co", L.NewFunction(func(L *LState) int {
 		co, _ := L.NewThread()
 		fn := L.CheckFunction(2)
@@ -121,6 +125,60 @@ func TestErrorHandlerYieldsAndFails(t *testing.T) {
 // of what the message function makes of its error, turned over the frames of the error
 // (error's, after a yield, and the VM's), and has no handler for others to read; a pcall
 // inside it is not affected.
+// A Go error handler fires its call and return events, as Cobalt's Dispatch fires a Java
+// handler's, over a frame of its own: a Go hook is called at once, a Lua hook runs as a
+// frame of the loop and may yield, and an error in it is an error in error handling.
+func TestGoErrorHandlerFiresItsHooks(t *testing.T) {
+	var goEvents []string
+	runHandlerScript(t, `
+	watched = type
+	local ok, err = handled(type, function() debug.sethook(gohook, "cr"); error("x") end)
+	check("string", err, "under a Go hook")
+	gohook("|")
+	watched = error
+	ok, err = handled(error, function() debug.sethook(gohook, "cr"); error("x") end)
+	check("error in error handling", err, "a handler that fails, under a Go hook")
+
+	local yields = 0
+	ok, err = handled(type, function()
+		debug.sethook(function(event)
+			if debug.getinfo(2, "f").func == type then
+				yields = yields + 1
+				coroutine.yield(event)
+			end
+		end, "r")
+		error("x")
+	end)
+	check(false, ok, "return hook that yields: ok")
+	check("string", err, "return hook that yields: the handler's result")
+	check(1, yields, "return hook that yields: the handler's return")
+
+	ok, err = handled(type, function()
+		debug.sethook(function(event)
+			if debug.getinfo(2, "f").func == type then error("in hook") end
+		end, "c")
+		error("x")
+	end)
+	check("error in error handling", err, "an error in the handler's call hook")
+	`, func(L *LState) {
+		L.SetGlobal("gohook", L.NewFunction(func(L *LState) int {
+			dbg, _ := L.GetStack(1)
+			fn := LValue(LNil)
+			if dbg != nil {
+				_, _ = L.GetInfo("f", dbg, LNil)
+				fn = dbg.frame.Fn
+			}
+			goEvents = append(goEvents, fmt.Sprintf("%s %v", L.CheckString(1), fn == L.GetGlobal("watched")))
+			return 0
+		}))
+	})
+	// The handler error, which fails, fires no return.
+	want := "return false,call false,call true,return true,| false,return false,call true,call true"
+	if got := strings.Join(goEvents, ","); got != want {
+		t.Errorf("a Go hook's events: %s, want %s", got, want)
+	}
+}
+
 func TestErrorMessageWithoutHandler(t *testing.T) {
 	L := NewState()
 	defer L.Close()

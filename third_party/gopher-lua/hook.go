@@ -421,6 +421,54 @@ func (ls *LState) keepsGoTailCaller(cf *callFrame) bool {
 	return p != nil && (!ls.standsIn(p.Fn) || callsBack(p.Fn, p.Pc-1))
 }
 
+// CallFiringHooks is Call(nargs, nret), where the function called is a Go function that a
+// Go function calls for Lua code, as Cobalt's Java function calls it through Dispatch,
+// firing its call and return events over a frame of its own (unnamed: its caller is Go).
+// The hook runs at once, so it cannot yield there: call it only where nothing may yield (a
+// Lua function called instead would run its hooks in a nested loop all the same).
+func (ls *LState) CallFiringHooks(nargs, nret int) {
+	fn, ok := ls.Get(-nargs - 1).(*LFunction)
+	if !ok || !fn.IsG || ls.hooks == nil {
+		ls.Call(nargs, nret)
+		return
+	}
+	ls.hookGoAtOnce(fn, "call")
+	ls.Call(nargs, nret)
+	ls.hookGoAtOnce(fn, "return")
+}
+
+// hookGoAtOnce calls the hook for event ("call" or "return") of fn, a Go function that Go
+// calls (xpcall's Go handler, CallFiringHooks), at once, over a frame of fn's own as
+// callGoHook's, named as the running frame's current instruction names it. Nothing fires
+// while no hook is set, one runs, or the hook does not want event.
+func (ls *LState) hookGoAtOnce(fn *LFunction, event string) {
+	h := ls.hooks
+	if h == nil || ls.inHook {
+		return
+	}
+	if event == "call" && h.mask&hookMaskCall == 0 || event == "return" && h.mask&hookMaskReturn == 0 {
+		return
+	}
+	caller := ls.currentFrame
+	base := ls.reg.Top()
+	ls.inHook = true
+	ls.pushCallFrame(callFrame{
+		Fn:         fn,
+		Base:       base,
+		LocalBase:  base,
+		ReturnBase: base,
+		Parent:     caller,
+		hooked:     true,
+	}, fn, false)
+	ls.reg.Push(h.fn)
+	ls.reg.Push(LString(event))
+	ls.Call(1, 0)
+	ls.reg.SetTop(base)
+	ls.stack.Pop()
+	ls.currentFrame = caller
+	ls.inHook = false
+}
+
 // hookGoReturned notes that fn, a Go function called by OP_CALL, returned: its return event
 // fires before the next instruction (callGoHook). A stand-in's own calls fire none, its
 // calls back do (hookStandIn).

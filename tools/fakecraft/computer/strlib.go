@@ -310,7 +310,8 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 	case *lua.LFunction:
 		L.Push(r)
 		n := pushCaptures(L, m, s, e, true)
-		L.Call(n, 1)
+		// A library function fires its call and return here too, as under Cobalt's Dispatch.
+		L.CallFiringHooks(n, 1)
 		value = L.Get(-1)
 		L.Pop(1)
 	default:

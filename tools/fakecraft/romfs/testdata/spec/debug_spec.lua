@@ -408,6 +408,73 @@ describe("debug.sethook", function()
     }, ","));
   end);
 
+  -- Where a gsub cannot pass a yield on (in Lua that Go calls: the __pairs fakecraft's Go
+  -- textutils.serialiseJSON follows), its replacement is called from Go. A library function
+  -- there fires its call and return as in a gsub that may yield, as Cobalt's Dispatch fires
+  -- them (CC's serialiseJSON is Lua: only the gsub's events are compared).
+  it("sees a gsub's Go replacement where the gsub cannot yield", function()
+    local log = {};
+    local t = setmetatable({}, { __pairs = function()
+      string.gsub("ab", ".", string.upper);
+      return next, {}, nil;
+    end });
+    debug.sethook(function(event)
+      local info = debug.getinfo(2, "nS");
+      log[#log + 1] = ("%s %s %s"):format(event, tostring(info.name), info.what);
+    end, "cr");
+    textutils.serialiseJSON(t);
+    debug.sethook();
+    expect(table.concat(log, ","):match("call gsub C.-return gsub C")):eq(table.concat({
+      "call gsub C", "call nil C", "return nil C", "call nil C", "return nil C", "return gsub C",
+    }, ","));
+  end);
+
+  -- Cobalt 0.9.3 calls xpcall's handler through Dispatch, which fires a Java function's
+  -- call and return in a frame of its own, named by the failing instruction (getFuncKind).
+  -- Checked by running this on it.
+  it("sees xpcall's Go handler called and returned, named by the failing instruction, as Cobalt", function()
+    local log = {};
+    debug.sethook(function(event)
+      local info = debug.getinfo(2, "nS");
+      log[#log + 1] = ("%s %s %s"):format(event, tostring(info.name), info.what);
+    end, "cr");
+    local results = { xpcall(error, type, "boom") };
+    xpcall(function() local n; return n.x; end, type);
+    debug.sethook();
+    expect(results):same({ false, "string" });
+    expect(table.concat(log, ",")):eq(table.concat({
+      "return sethook C", "call xpcall C", "call nil C", "call nil C", "return nil C",
+      "return xpcall C", "call xpcall C", "call nil Lua", "call __index C", "return __index C",
+      "return xpcall C", "call sethook C",
+    }, ","));
+  end);
+
+  it("may yield in the hooks of xpcall's Go handler, which then runs and answers", function()
+    local co = coroutine.create(function()
+      debug.sethook(function(event)
+        local info = debug.getinfo(2, "nS");
+        coroutine.yield(("%s %s %s"):format(event, tostring(info.name), info.what));
+      end, "cr");
+      local ok, err = xpcall(function() local n; return n.x; end, debug.traceback);
+      debug.sethook();
+      return ok, err;
+    end);
+    local seen = {};
+    local result = table.pack(coroutine.resume(co));
+    while coroutine.status(co) ~= "dead" do
+      seen[#seen + 1] = result[2];
+      result = table.pack(coroutine.resume(co));
+    end
+    expect({ result[1], result[2] }):same({ true, false });
+    local line = debug.getinfo(1, "l").currentline - 11;
+    expect(result[3]:match("^[^\n]*")):str_match(("debug_spec%%.lua:%d: attempt to index local 'n' %%(a nil value%%)$"):format(line));
+    expect(result[3]:find("stack traceback:\n", 1, true) ~= nil):eq(true);
+    expect(table.concat(seen, ",")):eq(table.concat({
+      "return sethook C", "call xpcall C", "call nil Lua", "call __index C", "return __index C",
+      "return xpcall C", "call sethook C",
+    }, ","));
+  end);
+
   it("may yield in a hook of every kind, and the code goes on where it was", function()
     for _, mask in ipairs({ "c", "r", "l", "" }) do
       local events = 0;
@@ -427,9 +494,10 @@ describe("debug.sethook", function()
     end
   end);
 
-  -- A Go metamethod and xpcall's Go handler fire no events, as conformance.md says: fired
-  -- from Go (fccecb5e, reverted by 2346a9af), a hook that yields raised "attempt to yield
-  -- across metamethod/C-call boundary" where Cobalt yields and goes on.
+  -- A Go metamethod fires no events, as conformance.md says: fired from Go (fccecb5e,
+  -- reverted by 2346a9af), a hook that yields raised "attempt to yield across
+  -- metamethod/C-call boundary" where Cobalt yields and goes on. xpcall's Go handler fires
+  -- its events from hooks run as frames of the loop.
   it("may yield in a call hook over a Go metamethod and xpcall's Go handler, and goes on", function()
     local t = setmetatable({ x = 1 }, { __index = rawget, __add = rawequal });
     local n, x, missing, same, ok, err = echo(function()
