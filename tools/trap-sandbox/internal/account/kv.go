@@ -28,6 +28,7 @@ const kvRetries = 16
 // key's revision, so a revocation is never lost to a concurrent hello's bookkeeping.
 type KV struct {
 	kv jetstream.KeyValue
+	js jetstream.JetStream // for a purge of the bucket's stream (DeleteLinkCodes)
 }
 
 var _ Store = (*KV)(nil)
@@ -45,7 +46,7 @@ func OpenKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
-	return &KV{kv: kv}, nil
+	return &KV{kv: kv, js: js}, nil
 }
 
 // ErrNoBucket is OpenExistingKV's answer when NATS has no bucket KVBucket: no replica has
@@ -66,7 +67,7 @@ func OpenExistingKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
-	return &KV{kv: kv}, nil
+	return &KV{kv: kv, js: js}, nil
 }
 
 // ErrBucketGone is the answer of every read and write once NATS has lost the bucket after

@@ -137,20 +137,33 @@ func (s *KV) UpdateLinkCode(ctx context.Context, id string, change func(*LinkCod
 	return r.linkCode(), nil
 }
 
-// DeleteLinkCodes implements Store.
+// DeleteLinkCodes implements Store. It purges each code's key from the bucket's stream rather
+// than deleting it: a KeyValue.Delete leaves a marker under the key, which NATS keeps for good,
+// and every sandbox link makes a code of its own, so the bucket held one marker more for each
+// code ever made, read past by every listing of it (accounts list, the account gauges of each
+// /metrics scrape). Nothing reads a pruned code's marker (accounts copy reads the markers of
+// removed accounts, tokens and credentials, which are deleted); a late poll's change of a pruned
+// code finds it gone, as it found it deleted.
 func (s *KV) DeleteLinkCodes(ctx context.Context, before time.Time) (int, error) {
 	recs, err := kvList[kvLinkCodeRecord](ctx, s, kvLinkCode)
 	if err != nil {
 		return 0, err
 	}
+	var stream jetstream.Stream
 	n := 0
 	for _, r := range recs {
-		if fromNanos(r.ExpiresAt).Before(before) {
-			if err := s.kv.Delete(ctx, kvKey(kvLinkCode, r.ID)); err != nil {
+		if !fromNanos(r.ExpiresAt).Before(before) {
+			continue
+		}
+		if stream == nil {
+			if stream, err = s.js.Stream(ctx, "KV_"+KVBucket); err != nil {
 				return n, fmt.Errorf("delete expired link code: %w", natsError(err))
 			}
-			n++
 		}
+		if err := stream.Purge(ctx, jetstream.WithPurgeSubject("$KV."+KVBucket+"."+kvKey(kvLinkCode, r.ID))); err != nil {
+			return n, fmt.Errorf("delete expired link code: %w", natsError(err))
+		}
+		n++
 	}
 	return n, nil
 }

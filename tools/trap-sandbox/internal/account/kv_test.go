@@ -312,3 +312,34 @@ func TestKVRevokedAsItLinksOnAnotherReplica(t *testing.T) {
 	}
 	accounttest.RunRevokedAsItLinks(t, replicas[0], replicas[1])
 }
+
+// TestKVPrunedLinkCodesLeaveNothingInTheBucket: every sandbox link makes a code, and a code
+// deleted with KeyValue.Delete left its delete marker in the bucket for good (NATS keeps a
+// key's last message), which every listing of the bucket (accounts list, a /metrics scrape's
+// account gauges) then read past: one more for each code ever made. A pruned code's key holds
+// nothing at all.
+func TestKVPrunedLinkCodesLeaveNothingInTheBucket(t *testing.T) {
+	js := startJetStream(t)
+	s, err := account.OpenKV(t.Context(), js)
+	require.NoError(t, err)
+	t0 := time.Unix(1_700_000_000, 0)
+	for i := range 3 {
+		require.NoError(t, s.CreateLinkCode(t.Context(), account.LinkCode{ID: fmt.Sprintf("old%d", i), TraposID: "8:",
+			Created: t0.Add(-time.Hour), ExpiresAt: t0.Add(-50 * time.Minute), State: account.LinkPending}))
+	}
+	require.NoError(t, s.CreateLinkCode(t.Context(), account.LinkCode{ID: "new", TraposID: "7:kitchen",
+		Created: t0, ExpiresAt: t0.Add(10 * time.Minute), State: account.LinkPending}))
+
+	n, err := s.DeleteLinkCodes(t.Context(), t0.Add(-10*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	stream, err := js.Stream(t.Context(), "KV_"+account.KVBucket)
+	require.NoError(t, err)
+	info, err := stream.Info(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), info.State.Msgs, "the code still running, and no marker of the pruned ones")
+	_, err = s.LinkCode(t.Context(), "old0")
+	require.ErrorIs(t, err, account.ErrNotFound)
+	_, err = s.LinkCode(t.Context(), "new")
+	require.NoError(t, err)
+}
