@@ -364,6 +364,32 @@ func TestTheInstallerFitsAFloppyForAFriend(t *testing.T) {
 	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true", out)
 }
 
+// TestASavedInstallerOfAnOlderVersionInstallsNothing: an installer saved as a program (on a
+// floppy for a friend) and run once the gateway serves a newer client listed the old files and
+// recorded the old version, but downloaded the gateway's new files: a client of neither
+// version, a file the new one added missing. The password check's answer names the version
+// served (servedClient), and the installer stops there, naming the line that installs it.
+func TestASavedInstallerOfAnOlderVersionInstallsNothing(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, true, "wget "+g.URL("/trapos/install")+" install")
+	require.Contains(t, out, "Downloaded as install", out)
+	saved, err := os.ReadFile(filepath.Join(dir, "install"))
+	require.NoError(t, err)
+	version := regexp.MustCompile(`(?m)^  version = "[^"]*";$`)
+	served := strings.Trim(strings.TrimPrefix(version.FindString(string(saved)), "  version = "), `";`)
+	require.NotEmpty(t, served, "the installer names its version")
+	// As saved while the gateway served 0.0.1.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "install"), version.ReplaceAll(saved, []byte(`  version = "0.0.1";`)), 0o644))
+
+	out = playerSession(ctx, t, dir, true, "install "+installPassword+" --no-questions")
+	unwrapped := strings.Join(strings.Fields(afterLast(out, "> install ")), " ")
+	assert.Contains(t, unwrapped, "This installer is trapos-sandbox 0.0.1's, saved before the gateway moved on to "+served+
+		". Run the gateway's install line: wget run "+g.URL("/trapos/install")+" Nothing was installed.", out)
+	assert.Equal(t, []string{"install"}, diskFiles(t, dir), "nothing was written")
+}
+
 // TestInstallWarnsWhenStartupFilesAreOff: with CC's shell.allow_startup false the boot runs no
 // startup file, the hook among them: after the installer's "Run: reboot" the daemon did not
 // start, `sandbox` was "No such program", and /programs/sandbox status said to reboot, which

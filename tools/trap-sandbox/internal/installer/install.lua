@@ -561,7 +561,8 @@ end
 -- which it answers as the daemon's hello but registers nothing, so a daemon that is connected
 -- stays so. Returns true or false (the gateway's verdict) and, with false, the gateway's
 -- reason (with true, how a computer's own credential was made: its answer's credentialKind,
--- "issued" for one set by hand); or nil and why it could not ask.
+-- "issued" for one set by hand, then the version of this package the gateway serves, its
+-- answer's servedClient, nil when it names none); or nil and why it could not ask.
 local function checkPassword(password)
   local url = SOURCE.websocket .. CHECK_QUERY;
   local ok, ws, err = pcall(http.websocket, url);
@@ -581,7 +582,7 @@ local function checkPassword(password)
     payload = { traposId = id, secret = password, clientVersion = SOURCE.version, check = true },
   }));
   local timer = os.startTimer(CHECK_WAIT);
-  local verdict, why = nil, nil;
+  local verdict, why, served = nil, nil, nil;
   if not sent then
     verdict, why = nil, "the connection closed";
   end
@@ -602,7 +603,12 @@ local function checkPassword(password)
         local e = type(frame.error) == "table" and frame.error or {};
         if frame.ok == true then
           verdict = true;
-          why = type(frame.payload) == "table" and frame.payload.credentialKind or nil;
+          local payload = type(frame.payload) == "table" and frame.payload or {};
+          why = payload.credentialKind;
+          local client = type(payload.servedClient) == "table" and payload.servedClient or {};
+          if client.name == SOURCE.package and type(client.version) == "string" then
+            served = client.version;
+          end
         elseif e.code == "unauthorized" then
           verdict, why = false, tostring(e.message);
         else
@@ -614,7 +620,7 @@ local function checkPassword(password)
   end
   os.cancelTimer(timer);
   pcall(ws.close);
-  return verdict, why;
+  return verdict, why, served;
 end
 
 -- Whether the gateway's reason for refusing a secret is that it is a revoked credential.
@@ -909,7 +915,7 @@ local function install(opts)
   local unchecked, uncheckedWhy, keptCredential = nil, nil, onLine ~= nil;
   local replacedCredential = nil; -- why the gateway refused the credential the line's password replaces
   if url == nil or wsUrl(url) == SOURCE.websocket then
-    local verdict, why = checkPassword(password);
+    local verdict, why, served = checkPassword(password);
     if verdict == true and why == "issued" and keptCredential then
       -- trap-sandbox credentials add: not a link. Only a line with a password of its own
       -- kept anything; without one the computer's setting is simply used.
@@ -917,7 +923,16 @@ local function install(opts)
     end
     if verdict == false and onLine ~= nil then
       password, keptCredential, replacedCredential = onLine, false, why;
-      verdict, why = checkPassword(password);
+      verdict, why, served = checkPassword(password);
+    end
+    if served ~= nil and served ~= SOURCE.version then
+      -- An installer saved as a program (wget without run, on a floppy for a friend) and run
+      -- after the gateway was upgraded: its list of files and its version are the old ones,
+      -- the files it would download the new ones, and the client it made would be neither.
+      printAgain("This installer is trapos-sandbox " .. SOURCE.version .. "'s, saved before the gateway moved on to " ..
+        served .. ". Run the gateway's install line:");
+      nothingChanged(old, "is kept");
+      return false;
     end
     if verdict == false then
       -- The line to run on a line of its own: after the sentence it began mid-line, and a
