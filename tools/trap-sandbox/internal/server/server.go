@@ -146,7 +146,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout,
 		bodyReadTimeout: DefaultBodyReadTimeout, responseWriteTimeout: DefaultResponseWriteTimeout}
 	s.waiting = newWaitingConns(logger, reg)
-	s.handler = s.waiting.requestBegan(s.bounded(withClientAddr(logger, cfg.TrustedProxies, redirectToCleanPath(mux))))
+	s.handler = s.waiting.requestBegan(recovered(logger, s.bounded(withClientAddr(logger, cfg.TrustedProxies, redirectToCleanPath(mux)))))
 	return s
 }
 
