@@ -530,7 +530,7 @@ func (m *Module) Mount(routes *server.Routes) {
 				turns = append(turns, t)
 			}
 		}
-		_ = json.NewEncoder(w).Encode(turns)
+		server.WriteJSON(w, http.StatusOK, turns) // a session's name is a computer's text
 	})
 }
 

@@ -101,10 +101,19 @@ func escapedInJSON(r rune) bool {
 // JSON (or JSON lines): outside a string JSON holds only ASCII, so each such character is in a
 // string, where its escape is the same character, and the JSON decodes as before. Every JSON
 // the host's surfaces print or send goes through it (the CLI's exec and request, MCP's
-// results and the stdio bridge's messages).
+// results and the stdio bridge's messages, and every JSON the gateway answers over HTTP: the
+// host API's answers, the screen's stream, /mcp).
 func ShowJSON(data []byte) []byte {
 	var out []byte
 	for i := 0; i < len(data); {
+		if c := data[i]; c < 0x7f {
+			// ASCII but DEL, most of every JSON: the host API's answers go through here.
+			if out != nil {
+				out = append(out, c)
+			}
+			i++
+			continue
+		}
 		r, n := utf8.DecodeRune(data[i:])
 		if !escapedInJSON(r) {
 			if out != nil {

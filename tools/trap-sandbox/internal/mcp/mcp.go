@@ -23,6 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
@@ -162,11 +163,19 @@ func (w *tooLargeWriter) WriteHeader(status int) {
 	writeTooLarge(w.ResponseWriter, w.id.id())
 }
 
+// Write passes the SDK's JSON-RPC on with the characters a terminal acts on as JSON escapes
+// (cctext.ShowJSON), as the stdio bridge's stdout and the host API's answers have them: the
+// structured content, which the SDK encodes, had a computer's U+009B raw, for any client that
+// logs or prints what it receives. The SDK writes one whole message (an event of its stream)
+// a Write, so no character is split between two.
 func (w *tooLargeWriter) Write(b []byte) (int, error) {
 	if w.replaced {
 		return len(b), nil // the SDK's words, after writeTooLarge's
 	}
-	return w.ResponseWriter.Write(b)
+	if _, err := w.ResponseWriter.Write(cctext.ShowJSON(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // Flush passes the SDK's flushes of its event stream on.

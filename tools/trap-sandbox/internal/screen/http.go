@@ -79,7 +79,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	end := func(pe *protocol.Error) {
-		data, _ := json.Marshal(server.Answer{Error: pe})
+		data, _ := marshal(server.Answer{Error: pe})
 		_ = send("event: end\ndata: " + string(data) + "\n\n")
 	}
 	for {
@@ -124,7 +124,9 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// marshal encodes v as JSON on one line without HTML escaping.
+// marshal encodes v as JSON on one line without HTML escaping, with the characters a terminal
+// acts on as JSON escapes (cctext.ShowJSON, as every JSON answer of the API): a screen's row
+// with CC's byte 0x9B is U+009B, a terminal's CSI, which a stream read with curl showed raw.
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -132,5 +134,5 @@ func marshal(v any) ([]byte, error) {
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return cctext.ShowJSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }

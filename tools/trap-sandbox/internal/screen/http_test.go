@@ -85,6 +85,26 @@ func TestTheStreamSendsFramesAndStopsTheWatchWhenTheViewerLeaves(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
 }
 
+// TestTheStreamCarriesNoRawCSIOfTheScreen: a row with CC's byte 0x9B (a 2×3 block on the
+// screen) is U+009B, a terminal's CSI, which the stream's JSON carried raw to a viewer reading
+// it with curl; it carries it as \u009b, the same text once decoded.
+func TestTheStreamCarriesNoRawCSIOfTheScreen(t *testing.T) {
+	m, _ := standIn(t)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+	resp := stream(t, t.Context(), srv.URL+"/trapos/computers/7:/screen")
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err := m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "\u009b2J"}, true))
+	require.NoError(t, err)
+	_, data := event(t, bufio.NewReader(resp.Body))
+	assert.NotContains(t, data, "\u009b", "no raw CSI in the stream")
+	assert.Contains(t, data, `\u009b2J`)
+	var f FrameJSON
+	require.NoError(t, json.Unmarshal([]byte(data), &f))
+	assert.Equal(t, "\u009b2J", f.Rows[0].Text)
+}
+
 // smallBuffers is a listener whose connections keep a small send buffer, so that a viewer who
 // reads nothing blocks the stream's writes after a few frames, not megabytes.
 type smallBuffers struct{ net.Listener }

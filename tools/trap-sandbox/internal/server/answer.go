@@ -69,7 +69,7 @@ func writeOKAnswer(w http.ResponseWriter, status int, payload json.RawMessage) b
 	buf.WriteString("}\n")
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(cctext.ShowJSON(buf.Bytes()))
 	return true
 }
 
@@ -79,11 +79,16 @@ func WriteError(w http.ResponseWriter, status int, code protocol.Code, message s
 }
 
 // WriteJSON answers v as JSON with status, without HTML escaping (a file name's '<' stays
-// one byte).
+// one byte), and with the characters a terminal acts on that Go's encoder leaves raw (DEL, C1,
+// bidirectional controls) as JSON escapes (cctext.ShowJSON): the same value, but an operator
+// reading the API with curl in a terminal gets no CSI (U+009B) of a computer's label or file
+// name raw. Every JSON answer of the API is written here or by writeOKAnswer, which does the same.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(cctext.ShowJSON(buf.Bytes()))
 }
