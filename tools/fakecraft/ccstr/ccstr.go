@@ -90,7 +90,9 @@ const MaxPaste = 512
 
 // Clipboard is what CC makes of pasted text: the first line, at most MaxPaste characters,
 // each character its font cannot show (controls, U+007F–U+00A0, the soft hyphen, anything
-// past U+00FF) replaced with '?', as CC's bytes.
+// past U+00FF) replaced with '?', as CC's bytes. Characters are a Java string's: one past
+// U+FFFF (an emoji) is two UTF-16 chars, so it becomes "??" and counts twice towards
+// MaxPaste, which may cut between the two.
 func Clipboard(p []byte) string {
 	out := make([]byte, 0, len(p))
 	count := 0
@@ -101,9 +103,13 @@ func Clipboard(p []byte) string {
 			break
 		}
 		count++
-		if allowed(r) {
+		switch {
+		case allowed(r):
 			out = append(out, byte(r))
-		} else {
+		case r > 0xFFFF && count < MaxPaste:
+			count++
+			out = append(out, '?', '?')
+		default:
 			out = append(out, '?')
 		}
 	}

@@ -38,6 +38,12 @@ func TestClipboard(t *testing.T) {
 		long[i] = 'x'
 	}
 	assert.Len(t, Clipboard(long), MaxPaste)
+
+	// Minecraft's clipboard is a Java string: a character past U+FFFF (an emoji) is two
+	// UTF-16 chars, each one CC cannot show, and both count towards the 512.
+	assert.Equal(t, "a??b", Clipboard([]byte("a😀b")))
+	emojis := []byte(strings.Repeat("x", MaxPaste-3) + "😀😀")
+	assert.Equal(t, strings.Repeat("x", MaxPaste-3)+"???", Clipboard(emojis), "cut inside the second's pair")
 }
 
 func TestLabel(t *testing.T) {
