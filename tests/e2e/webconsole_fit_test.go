@@ -96,7 +96,10 @@ func TestTheWebConsoleFitsTheScreenAndItsKeysInAPhonesWindow(t *testing.T) {
 // TestTheWebConsoleGrowsTheScreenInALargeWindow: in a desktop's large window (1920x1080) a
 // 51x19 computer's screen is drawn at 32-pixel text, the largest (docs/screen.md says why),
 // whole in the window under the page's header, its cells the shape they have at 16 px. Before,
-// its text stopped at 16 px: a screen about 505 pixels wide in a window 1920 wide.
+// its text stopped at 16 px: a screen about 505 pixels wide in a window 1920 wide. The shape is
+// CC's, a cell 6 wide to 9 high: the font's own (about 0.6 em by 1.25) drew paint's pixels and
+// block characters 40% taller than in game, a round circle as an upright oval, and a 51x19
+// screen nearly square where the game's is nearly twice as wide as high.
 func TestTheWebConsoleGrowsTheScreenInALargeWindow(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -123,9 +126,10 @@ func TestTheWebConsoleGrowsTheScreenInALargeWindow(t *testing.T) {
 	assert.GreaterOrEqual(t, large[2], 0.0, "the screen's top in the window")
 	assert.LessOrEqual(t, large[3], large[5], "the screen's right in the window")
 	assert.LessOrEqual(t, large[4], large[6], "the screen's bottom in the window, not scrolled to")
+	assert.InDelta(t, 1.5, large[7], 0.02, "a cell's height to its width, CC's 9 to 6")
 
 	// A window the size of the screen at 16 px: the cells' shape is the same there.
-	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(560, 560)))
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(700, 460)))
 	small, err := chromedp.Run(page, chromedp.Evaluate[[]float64](measure, chromedp.EvalAwaitPromise))
 	require.NoError(t, err)
 	require.Equal(t, 16.0, small[0], "the screen's text at 16 px in a window its size")
