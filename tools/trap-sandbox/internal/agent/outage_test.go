@@ -530,12 +530,13 @@ func TestAProbeDoesNotWaitForTheAgentsCheck(t *testing.T) {
 
 // startProbedAgent starts the agent for model on the fake's opencode, checking opencode through
 // a prober of its own, as the gateway has them, on a clock that stands until advance moves it;
-// its log lines go to logs. Both are closed at the test's end.
+// its log lines go to logs. Both are closed at the test's end. A probe waits for the check of a
+// fault however long it takes on a loaded machine: these tests read the check's word.
 func startProbedAgent(t *testing.T, f *fakeAgent, model string, logs slog.Handler) (m *Module, prober *opencode.Prober, advance func(time.Duration)) {
 	t.Helper()
 	var mu sync.Mutex
 	now := time.Unix(1_000_000, 0)
-	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Now: func() time.Time {
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", AgentWait: time.Minute, Now: func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return now

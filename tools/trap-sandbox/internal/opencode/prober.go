@@ -73,6 +73,14 @@ type Health struct {
 // and only while probes come (probe_gateway's quick answers, within Fresh, run none).
 const AgentRecheck = time.Minute
 
+// DefaultAgentWait bounds how long a probe waits for the agent's check to say again a fault it
+// found (ProberConfig.AgentWait): on an opencode that has loaded the directory the check
+// answers within milliseconds; a freshly started one took 6 s to list its providers, which
+// every sandbox health waited for on top of its own health's answer (up to 10 s, the
+// computer's limit). Past it the answer says nothing of the fault, as of one the check could
+// not confirm, and the check's word is in the answers after it ends.
+const DefaultAgentWait = time.Second
+
 // AgentCheck says, asking opencode, what keeps the agent from working though opencode
 // answers ("" nothing); known is false when opencode gave no answer to judge by (a timeout: a
 // fresh opencode lists its providers for seconds the first time), and the check is asked
@@ -93,6 +101,9 @@ type ProberConfig struct {
 	Transport http.RoundTripper
 	// Now is the clock Recent measures a result's age by; nil means time.Now.
 	Now func() time.Time
+	// AgentWait bounds a probe's wait for the agent's check while its last word is a fault;
+	// zero means DefaultAgentWait.
+	AgentWait time.Duration
 }
 
 // Prober probes opencode's /global/health. Concurrent Probe calls share one upstream request.
@@ -102,6 +113,7 @@ type Prober struct {
 	username  string
 	password  string
 	timeout   time.Duration
+	agentWait time.Duration
 	client    *http.Client
 
 	// base parents every upstream request, so Close can stop one no caller waits for any more.
@@ -187,6 +199,9 @@ func NewProber(cfg ProberConfig) (*Prober, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.AgentWait <= 0 {
+		cfg.AgentWait = DefaultAgentWait
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Prober{
 		now:       cfg.Now,
@@ -194,6 +209,7 @@ func NewProber(cfg ProberConfig) (*Prober, error) {
 		username:  cfg.Username,
 		password:  cfg.Password,
 		timeout:   cfg.Timeout,
+		agentWait: cfg.AgentWait,
 		client: &http.Client{
 			Transport: transport,
 			// A redirect is not what opencode does; report it instead of following it.
@@ -221,8 +237,8 @@ func shown(u url.URL) string {
 }
 
 // Probe checks opencode once, or joins a probe already running. It returns when the probe is
-// done or when ctx ends, whichever is first: within the configured timeout, or twice it while
-// the agent's check last found a fault, which the flight waits to hear again (fly).
+// done or when ctx ends, whichever is first: within the configured timeout, and AgentWait more
+// while the agent's check last found a fault, which the flight waits to hear again (fly).
 func (p *Prober) Probe(ctx context.Context) Health {
 	p.mu.Lock()
 	if p.closed {
@@ -254,8 +270,8 @@ func (p *Prober) Probe(ctx context.Context) Health {
 // otherwise the last word is carried, at no cost. The check runs beside the flight, which does
 // not wait for it while its last word is that nothing is wrong: its word is in the results
 // after it ends (ProbeAgent waits for it). A fault is carried only once checked again (the
-// flight waits), and dropped when that check gets no answer. It must return within the
-// probe's timeout.
+// flight waits for it, AgentWait at most), and dropped when that check gets no answer. It must
+// return within the probe's timeout.
 func (p *Prober) SetAgentCheck(check AgentCheck) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -288,7 +304,8 @@ func (p *Prober) Recent(maxAge time.Duration) (Health, bool) {
 // check's last word, and starts the check beside it when that word may have changed
 // (runAgentCheck), whose word the next result has: it does not wait for the check while that
 // word is that nothing is wrong (a fresh opencode took the probe's 5 s to list its providers:
-// every sandbox health waited on it), and waits for it while the word is a fault.
+// every sandbox health waited on it), and waits for it while the word is a fault, AgentWait at
+// most (past it the result says nothing of the fault, which the check has not confirmed).
 func (p *Prober) fly(f *flight) {
 	defer p.inflight.Done()
 	health := p.probeOnce()
@@ -306,16 +323,31 @@ func (p *Prober) fly(f *flight) {
 			p.inflight.Add(1) // within this flight's count: Close's Wait waits for it too
 			go p.runAgentCheck(p.agentCheck, p.agentEpoch, p.agentRunning)
 		}
+		confirmed := true
 		if running := p.agentRunning; running != nil && p.agentDetail != "" {
 			// A fault is said only as the check says it again: its operator may have fixed it
 			// since (opencode restarted with the model's key, between two probes), and the
 			// player reads the old word as "tell the operator" (ai alone refused to open). The
-			// check is bounded by the probe's timeout; one that gets no answer drops the fault.
+			// wait is AgentWait at most (the check's own bound is the probe's timeout): one
+			// that has not answered by then has not confirmed the fault, which is not said.
 			p.mu.Unlock()
-			<-running
+			wait := time.NewTimer(p.agentWait)
+			select {
+			case <-running:
+			case <-wait.C:
+				confirmed = false
+			}
+			wait.Stop()
 			p.mu.Lock()
+			select {
+			case <-running: // it ended as the wait did: its word is in agentDetail
+				confirmed = true
+			default:
+			}
 		}
-		health.AIDetail = p.agentDetail
+		if confirmed {
+			health.AIDetail = p.agentDetail
+		}
 	}
 	p.current = nil
 	p.last, p.lastAt = health, p.now()

@@ -549,6 +549,44 @@ func TestTheAgentsCheckRunsOnlyWhenItsWordMayHaveChanged(t *testing.T) {
 	assert.EqualValues(t, 8, checks.Load())
 }
 
+// TestAProbeWaitsForTheCheckOfAFaultAgentWaitAtMost: while the agent's check's last word was a
+// fault (opencode lacks the model), each probe waited for the check to say it again, which is
+// bounded by the probe's timeout: a freshly started opencode took 6 s to list its providers,
+// and sandbox health, which waits for opencode's health first, took up to 10 s (the computer's
+// limit). The probe waits AgentWait at most, and past it says nothing of the fault, which the
+// check has not confirmed; the check's word is in the results after it ends.
+func TestAProbeWaitsForTheCheckOfAFaultAgentWaitAtMost(t *testing.T) {
+	fake := opencodefake.Start(t, opencodefake.Options{})
+	p := newProber(t, ProberConfig{URL: fake.URL, AgentWait: time.Millisecond})
+	var hold atomic.Bool
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var ended atomic.Bool
+	p.SetAgentCheck(func(ctx context.Context) (string, bool) {
+		defer ended.Store(hold.Load())
+		if hold.Load() {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return "no model", true
+	})
+	require.Equal(t, "no model", probeAgent(t, p).AIDetail)
+
+	hold.Store(true) // a freshly started opencode, slow to list its providers
+	h := probe(t, p)
+	<-started
+	assert.False(t, ended.Load(), "the probe waited past AgentWait, until the check ended")
+	assert.True(t, h.OK)
+	assert.Empty(t, h.AIDetail, "a fault not confirmed yet is not said")
+	close(release)
+	require.Equal(t, "no model", probeAgent(t, p).AIDetail, "the check's word once it ended")
+	last, ok := p.Recent(time.Hour)
+	require.True(t, ok)
+	assert.Equal(t, "no model", last.AIDetail, "in the last result too")
+}
+
 // TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld: a word that nothing keeps the agent
 // from working held for as long as opencode answered every probe, so a model it lost meanwhile
 // went unsaid; it holds AgentRecheck on the prober's clock, then the next probe checks again.
@@ -593,7 +631,8 @@ func TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld(t *testing.T) {
 // again. A probe whose word is that nothing is wrong still does not wait.
 func TestAFaultTheCheckFoundIsSaidOnlyOnceCheckedAgain(t *testing.T) {
 	fake := opencodefake.Start(t, opencodefake.Options{})
-	p := newProber(t, ProberConfig{URL: fake.URL})
+	// A wait longer than any hold here: the probe's answer is the check's word.
+	p := newProber(t, ProberConfig{URL: fake.URL, AgentWait: time.Hour})
 	var word atomic.Pointer[string]
 	say := func(s string) { word.Store(&s) }
 	say("no model")
