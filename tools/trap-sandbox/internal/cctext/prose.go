@@ -4,8 +4,9 @@ import "strings"
 
 // asciiTwins holds the characters past U+00FF that prose (a model's answer, a message) uses all
 // the time and that have a plain twin CC can show: typographic quotes, dashes and the ellipsis,
-// the bullet, common arrows and comparisons, spaces of other widths. By the text rule alone each
-// would be '?', and an answer read "It?s ?quoted? ? an em dash" on the computer. A narrow or
+// the bullet, common arrows and comparisons, the euro sign (as its currency code: a German
+// player's price read "5 ?"), spaces of other widths. By the text rule alone each would be '?',
+// and an answer read "It?s ?quoted? ? an em dash" on the computer. A narrow or
 // figure space, which keeps two words together, becomes CC's no-break space (the byte A0),
 // and a zero-width character nothing. A dash after a blank keeps to the word before it
 // (the blank before it is A0): the ai command wraps at blanks, and "text" / "- en dash" read
@@ -17,7 +18,7 @@ var asciiTwins = strings.NewReplacer(
 	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'", "\u2032", "'", "\u2039", "<", "\u203A", ">",
 	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`, "\u2033", `"`,
 	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2212", "-", "\u2014", "--", "\u2015", "--",
-	"\u2026", "...", "\u2022", "*",
+	"\u2026", "...", "\u2022", "*", "\u20AC", "EUR",
 	"\u2192", "->", "\u2190", "<-", "\u21D2", "=>", "\u2264", "<=", "\u2265", ">=", "\u2260", "!=",
 	"\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ", "\u2008", " ", "\u2009", " ",
 	"\u200A", " ", "\u205F", " ", "\u2007", "\u00A0", "\u202F", "\u00A0",

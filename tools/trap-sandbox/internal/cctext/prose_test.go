@@ -17,7 +17,8 @@ func TestProseShowsTypographyAsItsTwinsOnCC(t *testing.T) {
 		{"ellipsis", "wait…", "wait..."},
 		{"bullet", "• first", "* first"},
 		{"arrows and comparisons", "a → b ← c ⇒ d, x ≤ 1 ≥ 0 ≠ 2", "a -> b <- c => d, x <= 1 >= 0 != 2"},
-		{"spaces", "thin\u2009space, prix\u202F: 5\u2007€, zero\u200Bwidth", "thin space, prix\u00a0: 5\u00a0?, zerowidth"},
+		{"spaces", "thin\u2009space, prix\u202F: 5\u2007€, zero\u200Bwidth", "thin space, prix\u00a0: 5\u00a0EUR, zerowidth"},
+		{"the euro sign as its currency code", "Ein Diamant kostet 5 €, 64 × 5 € = 320€", "Ein Diamant kostet 5 EUR, 64 × 5 EUR = 320EUR"},
 		{"Latin-1 and the rest as the rule says", "café ☃ 😀 日本", "caf\u00e9 ? ? ??"},
 		{"ASCII unchanged", "plain `code` -- ok...", "plain `code` -- ok..."},
 	} {
