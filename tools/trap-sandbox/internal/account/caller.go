@@ -2,7 +2,10 @@ package account
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"trap-sandbox/internal/cctext"
 )
 
 // Caller is who a host-side call is made for: the account its API token opened, and whether
@@ -62,6 +65,22 @@ func (c Caller) ReachesComputer(accountID, traposID string) bool {
 		return c.Account != "" && c.Account == accountID && c.Only == traposID
 	}
 	return c.Reaches(accountID)
+}
+
+// PassRefusal words the refusal of what a caller limited to one computer (Only: the agent's
+// pass) may not do with its account, which it manages nothing of (Manage): does is what it
+// does not ("makes no enrollment key"), command what does it with a token of the account
+// ("trap-sandbox link key"). It says what the caller is, where a user token's words ("your
+// token is account alice's: only an admin's token …") would leave an agent holding it asking
+// for a token it already seems to have.
+func (c Caller) PassRefusal(does, command string) string {
+	return c.passRefusal(does, fmt.Sprintf("the account's holder does, with one of account %s's API tokens or an admin's (%s)", c.Account, command))
+}
+
+// passRefusal is PassRefusal naming who does it instead in words of its own (an admin alone).
+func (c Caller) passRefusal(does, instead string) string {
+	return fmt.Sprintf("this caller is the agent's pass for computer %s of account %s: it reaches that computer alone and manages nothing of its account, "+
+		"so it %s; %s", cctext.ShowTraposID(c.Only), c.Account, does, instead)
 }
 
 type callerKey struct{}

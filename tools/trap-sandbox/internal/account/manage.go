@@ -90,12 +90,64 @@ var OperatorCaller = Caller{Account: Operator, Admin: true}
 //
 // A caller limited to one computer (Caller.Only: the agent's pass for the computer that
 // asked) manages nothing, not even its own account's tokens: a token it could mint would
-// reach every computer of the account.
+// reach every computer of the account. Each call is refused saying so (ErrForbidden,
+// Caller.PassRefusal), not in a user token's words, which told it that its own account was
+// not one "this token reaches".
 func (a *Accounts) Manage(caller Caller) Manager {
 	if caller.Only != "" {
-		caller = Caller{}
+		return passManager{caller}
 	}
 	return manager{a: a, caller: caller}
+}
+
+// passManager is the Manager of a caller limited to one computer: it refuses everything.
+type passManager struct{ caller Caller }
+
+// refuse refuses what the account's holder does instead (command, with its token).
+func (p passManager) refuse(does, command string) error {
+	return fmt.Errorf("%w: %s", ErrForbidden, p.caller.PassRefusal(does, command))
+}
+
+// refuseAdmins refuses what an admin alone does instead.
+func (p passManager) refuseAdmins(does, what, command string) error {
+	return fmt.Errorf("%w: %s", ErrForbidden, p.caller.passRefusal(does, fmt.Sprintf(
+		"%s needs an admin token (an admin account's, or the gateway's SANDBOX_API_TOKEN; %s)", what, command)))
+}
+
+func (p passManager) AddAccount(context.Context, string, Role) (NewAccount, error) {
+	return NewAccount{}, p.refuseAdmins("adds no account", "adding an account", "trap-sandbox accounts add")
+}
+
+func (p passManager) Accounts(context.Context) ([]AccountInfo, error) {
+	return nil, p.refuse("lists no accounts", "trap-sandbox accounts list")
+}
+
+func (p passManager) Tokens(context.Context, string) ([]Token, error) {
+	return nil, p.refuse("lists no API tokens", "trap-sandbox tokens list")
+}
+
+func (p passManager) AddToken(context.Context, string, string, time.Duration) (NewToken, error) {
+	return NewToken{}, p.refuse("makes no API token", "trap-sandbox tokens add")
+}
+
+func (p passManager) RevokeToken(context.Context, string) (Token, error) {
+	return Token{}, p.refuse("revokes no API token", "trap-sandbox tokens revoke ID")
+}
+
+func (p passManager) Credentials(context.Context, string) ([]Credential, error) {
+	return nil, p.refuse("lists no computer credentials", "trap-sandbox credentials list")
+}
+
+func (p passManager) AddCredential(context.Context, string) (NewCredential, error) {
+	return NewCredential{}, p.refuse("makes no computer credential", "trap-sandbox credentials add")
+}
+
+func (p passManager) RevokeCredential(context.Context, string) (Credential, error) {
+	return Credential{}, p.refuse("revokes no computer credential", "trap-sandbox credentials revoke ID")
+}
+
+func (p passManager) RemoveAccount(context.Context, string) (Removed, error) {
+	return Removed{}, p.refuseAdmins("removes no account", "removing an account", "trap-sandbox accounts remove")
 }
 
 type manager struct {

@@ -44,19 +44,18 @@ func newManaged(t *testing.T) managed {
 // TestManagePermissions is the permission matrix: an admin (an admin account, or the
 // gateway's own SANDBOX_API_TOKEN/loopback caller) manages every account; a user its own
 // tokens and credentials; another account's are answered as ones that do not exist; a caller
-// without an account reaches nothing, nor does one limited to one computer (the agent's pass:
-// a token it could mint would reach the whole account).
+// without an account reaches nothing (one limited to one computer, the agent's pass, neither:
+// TestManageOfAPassSaysWhatItIs).
 func TestManagePermissions(t *testing.T) {
 	callers := map[string]account.Caller{
 		"admin":    {Account: "root", Admin: true},
 		"local":    account.LocalAdmin,
 		"user":     {Account: "alice"},
 		"nobody":   {},
-		"pass":     {Account: "alice", Only: "7:desk"},
 		"operator": account.OperatorCaller,
 	}
 	admin := map[string]bool{"admin": true, "local": true, "operator": true}
-	reachesNothing := map[string]bool{"nobody": true, "pass": true}
+	reachesNothing := map[string]bool{"nobody": true}
 	for name, caller := range callers {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
@@ -168,6 +167,58 @@ func TestManagePermissions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestManageOfAPassSaysWhatItIs: a caller limited to one computer (the agent's pass for
+// alice's 7:desk) manages nothing of its account, not even its own tokens (a token it could
+// mint would reach every computer of the account), and each refusal says what it is and who
+// does it instead. It was refused in a user token's words, as if its own account were
+// another's: `account "alice": not found (this token reaches its own account only)`.
+func TestManageOfAPassSaysWhatItIs(t *testing.T) {
+	ctx := t.Context()
+	m := newManaged(t)
+	mg := m.accounts.Manage(account.Caller{Account: "alice", Only: "7:desk"})
+	const pass = "this caller is the agent's pass for computer 7:desk of account alice: it reaches that computer alone and manages nothing of its account, so it "
+	holder := func(does, command string) string {
+		return pass + does + "; the account's holder does, with one of account alice's API tokens or an admin's (" + command + ")"
+	}
+	_, errAddAccount := mg.AddAccount(ctx, "carol", account.RoleUser)
+	_, errAccounts := mg.Accounts(ctx)
+	_, errTokens := mg.Tokens(ctx, "alice")
+	_, errOwnTokens := mg.Tokens(ctx, "")
+	_, errAddToken := mg.AddToken(ctx, "alice", "laptop", 0)
+	_, errRevokeToken := mg.RevokeToken(ctx, m.token["alice"])
+	_, errCreds := mg.Credentials(ctx, "alice")
+	_, errAddCred := mg.AddCredential(ctx, "alice")
+	_, errRevokeCred := mg.RevokeCredential(ctx, m.cred["alice"])
+	_, errRemove := mg.RemoveAccount(ctx, "bob")
+	for err, want := range map[error]string{
+		errAddAccount:  pass + "adds no account; adding an account needs an admin token (an admin account's, or the gateway's SANDBOX_API_TOKEN; trap-sandbox accounts add)",
+		errAccounts:    holder("lists no accounts", "trap-sandbox accounts list"),
+		errTokens:      holder("lists no API tokens", "trap-sandbox tokens list"),
+		errOwnTokens:   holder("lists no API tokens", "trap-sandbox tokens list"),
+		errAddToken:    holder("makes no API token", "trap-sandbox tokens add"),
+		errRevokeToken: holder("revokes no API token", "trap-sandbox tokens revoke ID"),
+		errCreds:       holder("lists no computer credentials", "trap-sandbox credentials list"),
+		errAddCred:     holder("makes no computer credential", "trap-sandbox credentials add"),
+		errRevokeCred:  holder("revokes no computer credential", "trap-sandbox credentials revoke ID"),
+		errRemove:      pass + "removes no account; removing an account needs an admin token (an admin account's, or the gateway's SANDBOX_API_TOKEN; trap-sandbox accounts remove)",
+	} {
+		require.ErrorIs(t, err, account.ErrForbidden, want)
+		assert.Equal(t, "forbidden: "+want, err.Error())
+	}
+	everyone := m.accounts.Manage(account.OperatorCaller)
+	accounts, err := everyone.Accounts(ctx)
+	require.NoError(t, err)
+	assert.Len(t, accounts, 3, "no account added or removed")
+	toks, err := everyone.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, toks, 1, "no token made")
+	assert.True(t, toks[0].RevokedAt.IsZero(), "none revoked")
+	creds, err := everyone.Credentials(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1, "no credential made")
+	assert.True(t, creds[0].RevokedAt.IsZero(), "none revoked")
 }
 
 // TestManageRemoveAccount: only an admin removes an account, never its own (through the API it

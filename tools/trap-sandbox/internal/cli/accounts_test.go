@@ -787,3 +787,47 @@ func TestComputersRevokeNamesTheComputerAsTheListsDo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "computer 8:café of alice: credential c1 revoked, its socket closed\n", out)
 }
+
+// TestAPassIsToldWhatItIs: the agent's pass for alice's 7:kitchen, given as --api-token to
+// the account and link commands (an agent that read it from its configuration), is refused
+// by each saying what it is and who does it instead. The link commands said "your token is
+// account alice's: only an admin's token acts for account alice", the account commands `no
+// account "alice" that this token reaches: a user's token reaches its own account only`.
+func TestAPassIsToldWhatItIs(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	mustRun(t, "accounts", "add", "alice", "--data-dir="+dir)
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	accounts := account.New(s, clock.Real{})
+	passes := account.NewPasses()
+	pass := account.NewPass()
+	passes.Grant(pass, account.Caller{Account: "alice", Only: "7:kitchen"})
+	logger := slog.New(slog.DiscardHandler)
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: "gw-tok3n", Accounts: accounts, Passes: passes},
+		accountapi.New(accounts, logger), link.New(link.Config{Accounts: accounts}, logger)).Handler())
+	t.Cleanup(srv.Close)
+	const is = "this caller is the agent's pass for computer 7:kitchen of account alice: it reaches that computer alone and manages nothing of its account, so it "
+	holder := func(does, command string) string {
+		return is + does + "; the account's holder does, with one of account alice's API tokens or an admin's (" + command + ")"
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"link", "key"}, "link key: the gateway answered forbidden: " + holder("makes no enrollment key", "trap-sandbox link key")},
+		{[]string{"link", "keys"}, "link keys: the gateway answered forbidden: " + holder("lists no enrollment keys", "trap-sandbox link keys")},
+		{[]string{"link", "approve", "BCDF-GHJK"}, "link approve: the gateway answered forbidden: " + holder("approves no link code", "trap-sandbox link approve CODE")},
+		{[]string{"tokens", "add", "alice", "agent"}, "tokens add: " + holder("makes no API token", "trap-sandbox tokens add")},
+		{[]string{"tokens", "list"}, "tokens list: " + holder("lists no API tokens", "trap-sandbox tokens list")},
+		{[]string{"credentials", "add", "alice"}, "credentials add: " + holder("makes no computer credential", "trap-sandbox credentials add")},
+		{[]string{"accounts", "add", "mallory"}, "accounts add: " + is + "adds no account; adding an account needs an admin token " +
+			"(an admin account's, or the gateway's SANDBOX_API_TOKEN; trap-sandbox accounts add)"},
+	} {
+		_, err := runClient(t, append(tc.args, "--url="+srv.URL, "--api-token="+pass)...)
+		assert.EqualError(t, err, tc.want, "%v", tc.args)
+	}
+	out := mustRun(t, "tokens", "list", "alice", "--data-dir="+dir)
+	assert.NotContains(t, out, "agent", "no token made")
+}

@@ -120,9 +120,12 @@ func logValue(v string) string {
 }
 
 // TestAComputersPassManagesNoEnrollmentKeys: the agent's pass for alice's 7:kitchen (a caller
-// limited to that computer) makes, lists and revokes none of alice's enrollment keys: a pass
-// opens that computer's tools and manages nothing (account.Manage). Its revocation of alice's
-// key went through, as if it were alice's token.
+// limited to that computer) makes, lists and revokes none of alice's enrollment keys, and
+// approves no link code: a pass opens that computer's tools and manages nothing
+// (account.Manage). Its revocation of alice's key went through, as if it were alice's token;
+// its key and its listing were refused in a user token's words ("your token is account
+// alice's: only an admin's token acts for account alice"), which tell an agent holding it
+// neither what it holds nor who can do it: each refusal says both.
 func TestAComputersPassManagesNoEnrollmentKeys(t *testing.T) {
 	f := newFixture(t, Config{})
 	pass := account.Caller{Account: "alice", Only: "7:kitchen"}
@@ -131,15 +134,26 @@ func TestAComputersPassManagesNoEnrollmentKeys(t *testing.T) {
 	var k Key
 	require.NoError(t, json.Unmarshal(ans.Payload, &k))
 
-	status, ans = f.api(pass, "POST", KeysPath, map[string]any{"maxUses": 1})
-	assert.Equal(t, http.StatusForbidden, status, "%+v", ans.Error)
-	status, ans = f.api(pass, "GET", KeysPath, nil)
-	assert.Equal(t, http.StatusForbidden, status, "%+v", ans.Error)
-	status, ans = f.api(pass, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
-	assert.Equal(t, http.StatusForbidden, status, "%+v", ans.Error)
-	if assert.NotNil(t, ans.Error) {
-		assert.Equal(t, &protocol.Error{Code: protocol.CodeForbidden,
-			Message: "this caller reaches computer 7:kitchen of account alice only (the agent's pass): it revokes no enrollment key"}, ans.Error)
+	refused := func(does, instead string) *protocol.Error {
+		return &protocol.Error{Code: protocol.CodeForbidden, Message: "this caller is the agent's pass for computer 7:kitchen of account alice: " +
+			"it reaches that computer alone and manages nothing of its account, so it " + does + "; the account's holder " +
+			"does, with one of account alice's API tokens or an admin's (" + instead + ")"}
+	}
+	for _, tc := range []struct {
+		method, path string
+		body         any
+		want         *protocol.Error
+	}{
+		{"POST", KeysPath, map[string]any{"maxUses": 1}, refused("makes no enrollment key", "trap-sandbox link key")},
+		{"POST", KeysPath, map[string]any{"account": "alice", "maxUses": 1}, refused("makes no enrollment key", "trap-sandbox link key")},
+		{"GET", KeysPath, nil, refused("lists no enrollment keys", "trap-sandbox link keys")},
+		{"GET", KeysPath + "?account=alice", nil, refused("lists no enrollment keys", "trap-sandbox link keys")},
+		{"POST", "/trapos/link/keys/" + k.ID + "/revoke", nil, refused("revokes no enrollment key", "trap-sandbox link revoke-key ID")},
+		{"POST", "/trapos/link/approve", map[string]any{"code": "BCDF-GHJK"}, refused("approves no link code", "trap-sandbox link approve CODE")},
+	} {
+		status, ans = f.api(pass, tc.method, tc.path, tc.body)
+		assert.Equal(t, http.StatusForbidden, status, "%s %s: %+v", tc.method, tc.path, ans.Error)
+		assert.Equal(t, tc.want, ans.Error, "%s %s", tc.method, tc.path)
 	}
 	keys, err := f.accounts.Store().EnrollmentKeys(t.Context(), "alice")
 	require.NoError(t, err)

@@ -95,6 +95,18 @@ func IsNoAccount(err error, id string) bool {
 	return ok && pe.Code == protocol.CodeBadPayload && pe.Message == noAccount(id).Message
 }
 
+// refusePass answers a caller limited to one computer (the agent's pass), which manages
+// nothing of its account (account.Manage), with what it is and who does instead
+// (Caller.PassRefusal); it reports whether it answered.
+func (m *Module) refusePass(w http.ResponseWriter, r *http.Request, does, instead string) bool {
+	caller := account.CallerFrom(r.Context())
+	if caller.Only == "" {
+		return false
+	}
+	m.writeErr(w, r, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden, "%s", caller.PassRefusal(does, instead)))
+	return true
+}
+
 // target is the account a caller acts on: named (its own, or any for an admin) or its own.
 // The gateway's own token (account.LocalAdmin) belongs to no stored account unless "local"
 // was created, so it must name one.
@@ -147,6 +159,10 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Code == "" {
 		m.writeErr(w, r, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
+		return
+	}
+	// Before the account's approval budget: a pass spends none of it.
+	if m.refusePass(w, r, "approves no link code", "trap-sandbox link approve CODE") {
 		return
 	}
 	caller := account.CallerFrom(r.Context())
@@ -253,6 +269,9 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, r, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
 		return
 	}
+	if m.refusePass(w, r, "makes no enrollment key", "trap-sandbox link key") {
+		return
+	}
 	into, status, err := m.target(r, req.Account)
 	if err != nil {
 		m.writeErr(w, r, status, err)
@@ -286,6 +305,9 @@ func (m *Module) serveKeys(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, r, http.StatusNotFound, disabled)
 		return
 	}
+	if m.refusePass(w, r, "lists no enrollment keys", "trap-sandbox link keys") {
+		return
+	}
 	caller := account.CallerFrom(r.Context())
 	of := r.URL.Query().Get("account")
 	if of == "" && !caller.Admin {
@@ -313,14 +335,16 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, r, http.StatusNotFound, disabled)
 		return
 	}
+	if m.refusePass(w, r, "revokes no enrollment key", "trap-sandbox link revoke-key ID") {
+		return
+	}
 	caller := account.CallerFrom(r.Context())
 	of := caller.Account
 	if caller.Admin {
 		of = ""
 	} else if !caller.Reaches(of) {
-		// The agent's pass for one computer manages nothing of its account (account.Manage).
-		m.writeErr(w, r, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
-			"this caller reaches computer %s of account %s only (the agent's pass): it revokes no enrollment key", cctext.ShowTraposID(caller.Only), caller.Account))
+		// No account (the zero caller), whose "" would otherwise read as an admin's any.
+		m.writeErr(w, r, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden, "this caller reaches no account: it revokes no enrollment key"))
 		return
 	}
 	k, err := m.cfg.Accounts.RevokeEnrollmentKey(r.Context(), of, r.PathValue("id"))
