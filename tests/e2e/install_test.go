@@ -390,6 +390,40 @@ func TestASavedInstallerOfAnOlderVersionInstallsNothing(t *testing.T) {
 	assert.Equal(t, []string{"install"}, diskFiles(t, dir), "nothing was written")
 }
 
+// TestTheCommandWithoutItsLibrariesSaysSo: the sandbox program copied alone to another
+// computer (on a floppy, for a friend), or run on one where a file of the client was deleted
+// (to free space), stopped in require with CC's traceback, "module '/apis/libsandbox' not
+// found" and the seven places it looked. It says which file is missing and that the install
+// line puts the client back.
+func TestTheCommandWithoutItsLibrariesSaysSo(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" "+installPassword+" --no-questions")
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const advice = "the trapos-sandbox client is not whole on this computer. Install it with the gateway's install line " +
+		"(wget run .../trapos/install, as its operator gives it out)."
+
+	friend := t.TempDir()
+	program, err := os.ReadFile(filepath.Join(dir, "programs", "sandbox.lua"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(friend, "sandbox.lua"), program, 0o644))
+	out = afterLast(playerSession(ctx, t, friend, false, "sandbox status"), "> sandbox status")
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandbox.lua is missing: "+advice, out)
+	assert.NotContains(t, out, "not found", "no require traceback")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlink.lua")))
+	// (The daemon, which the hook starts at boot, still stops so: left to its own change.)
+	out = afterLast(playerSession(ctx, t, dir, false, "sandbox status"), "> sandbox status")
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlink.lua is missing: "+advice, out)
+	assert.NotContains(t, out, "not found", "no require traceback")
+	// The fix it names: the install line puts the file back.
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "sandbox --version")
+	assert.Contains(t, afterLast(out, "> sandbox --version"), "sandbox 0.", out)
+	assert.FileExists(t, filepath.Join(dir, "apis", "libsandboxlink.lua"))
+}
+
 // TestInstallWarnsWhenStartupFilesAreOff: with CC's shell.allow_startup false the boot runs no
 // startup file, the hook among them: after the installer's "Run: reboot" the daemon did not
 // start, `sandbox` was "No such program", and /programs/sandbox status said to reboot, which

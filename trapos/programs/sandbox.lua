@@ -7,7 +7,17 @@
 -- account holder approves, or an enrollment key) and saves the credential it gets as the
 -- password. User errors are one red line (error(msg, 0)) that names the fix, and a failed run.
 
-local libsandbox = require('/apis/libsandbox');
+-- libsandbox's own requires load every library of the client. One missing (this program
+-- copied alone to another computer, on a floppy for a friend, or a file of the client deleted
+-- to free space) stopped require with CC's traceback and the seven places it looked: the
+-- player reads which file is missing and what brings the client back whole, as a user error.
+local loaded, libsandbox = pcall(require, '/apis/libsandbox');
+if not loaded then
+  local missing = tostring(libsandbox):match("module '(/apis/[^']+)' not found");
+  error(missing == nil and libsandbox or ("sandbox: " .. missing .. ".lua is missing: the trapos-sandbox client is "
+    .. "not whole on this computer. Install it with the gateway's install line (wget run .../trapos/install, as "
+    .. "its operator gives it out)."), 0);
+end
 local advice = require('/apis/libsandboxadvice');
 local linkLib = require('/apis/libsandboxlink');
 local libsandboxVersion = require('/apis/libsandboxversion');
