@@ -316,6 +316,71 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 	return nil
 }
 
+// WritePart appends data to the file at path, which must hold offset bytes (offset > 0): the
+// next part of a file written in parts, as ReadPart reads one, so that a file too long for one
+// call of the caller's (an agent's, whose every argument it writes out) can be copied a part
+// at a time. It looks at the file's size first (one fs.read), and a file of another size is
+// PartOffsetError, nothing written: a part sent twice, or one left out, would splice the file.
+// The part is appended to the file itself, ChunkBytes per request: unlike Write's, it is not
+// all or nothing, and an error after a chunk went says how much of the part the file holds.
+// timeout bounds the whole part (0: TransferTimeout).
+func (c *Client) WritePart(ctx context.Context, traposID, path string, data []byte, offset int64, timeout time.Duration) error {
+	target, err := cctext.PathToCC(path)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
+	defer cancel()
+	_, size, err := c.ReadPart(ctx, traposID, path, offset, 1, remaining(ctx))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeFSError {
+		// No file there (or a directory): the parts before this one were never written.
+		return pe.WithHostWords("", fmt.Sprintf(" (a part at offset %d is appended to the file its earlier parts wrote: write the first part without offset)", offset))
+	}
+	if err != nil {
+		return NothingWritten(err, path)
+	}
+	if size != offset {
+		return &PartOffsetError{Path: path, Size: size, Offset: offset}
+	}
+	wire := protocol.WireOfBytes([]byte(target))
+	for sent := 0; sent < len(data); sent += ChunkBytes {
+		if err := c.StillAdmitted(ctx); err != nil {
+			return stopped(err, "the part written to %s on %s stopped with %d of its %d bytes appended", path, traposID, sent, len(data))
+		}
+		end := min(sent+ChunkBytes, len(data))
+		payload := map[string]any{"path": wire, "data": protocol.WireOfBytes(data[sent:end]), "append": true}
+		err := c.call(ctx, traposID, protocol.TypeFSWrite, payload, remaining(ctx), nil)
+		if err == nil {
+			continue
+		}
+		if answeredByComputer(err) {
+			// Refused (out of space, a path only exec may change, /rom): that chunk was not appended.
+			err = romExplained(err, romWriteFix, path)
+			if pe, ok := errors.AsType[*protocol.Error](err); ok && sent > 0 {
+				err = pe.WithHostWords("", fmt.Sprintf("; the part stopped with %d of its %d bytes appended: the file holds %d bytes", sent, len(data), offset+int64(sent)))
+			}
+			return err
+		}
+		// Unanswered, the chunk in flight may have been appended: "at least".
+		said := fmt.Sprintf("the part written to %s stopped with at least %d of its %d bytes appended, as the computer confirmed (the file holds at least %d bytes, "+
+			"and the chunk it did not confirm may be there too): list_files gives its size, the offset to write on from", path, sent, len(data), offset+int64(sent))
+		return goneDuring(stoppedDuring(timedOutDuring(err, "%s", said), "%s", said), traposID, true, "%s", said)
+	}
+	return nil
+}
+
+// PartOffsetError is WritePart's refusal of a part whose offset is not the file's size: the
+// next part of a file written in parts begins where the file ends.
+type PartOffsetError struct {
+	Path         string
+	Size, Offset int64
+}
+
+func (e *PartOffsetError) Error() string {
+	return fmt.Sprintf("%s holds %d bytes, not %d: a part is appended where the file ends, so write this one with offset %d "+
+		"(or the whole file, or its first part, without offset)", e.Path, e.Size, e.Offset, e.Size)
+}
+
 // answeredByComputer reports whether err is the computer's own answer.
 func answeredByComputer(err error) bool {
 	pe, ok := errors.AsType[*protocol.Error](err)

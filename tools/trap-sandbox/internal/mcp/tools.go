@@ -83,6 +83,7 @@ type WriteInput struct {
 	Path          string  `json:"path" jsonschema:"an absolute path on the computer, e.g. /door.lua (text: é is one byte; \\xNN names a raw byte)"`
 	Content       *string `json:"content,omitempty" jsonschema:"the new contents as text: each character up to U+00FF is one byte (é is E9, as a player types it); any other is written as ? and named in warnings. Give this or contentBase64"`
 	ContentBase64 *string `json:"contentBase64,omitempty" jsonschema:"the new contents as base64, for arbitrary bytes; give this or content"`
+	Offset        int64   `json:"offset,omitempty" jsonschema:"append content as the part of the file from this byte on, where the file written so far ends (its size: the last part's result says it), instead of replacing the file: a file too long for one call written in parts, the first without offset"`
 	TimeoutMs     int64   `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 60000)"`
 }
 
@@ -197,7 +198,17 @@ func (o ReadOutput) note() string {
 type WriteOutput struct {
 	Path     string               `json:"path" jsonschema:"the path the file is at: CC drops \"*:<>?| from names and resolves . and .."`
 	Size     int64                `json:"size" jsonschema:"bytes written"`
+	Offset   int64                `json:"offset,omitempty" jsonschema:"set for a part (offset given): the byte of the file it begins at; the file now holds offset plus size bytes"`
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, written as ?"`
+}
+
+// note says where a part written ends and where the next begins: offset means so in the
+// tool's description only. "" for a whole file.
+func (o WriteOutput) note() string {
+	if o.Offset == 0 {
+		return ""
+	}
+	return fmt.Sprintf("This part is bytes %d to %d of %s, which now holds %d bytes: write the next part with offset %d.", o.Offset, o.Offset+o.Size-1, o.Path, o.Offset+o.Size, o.Offset+o.Size)
 }
 
 // PathOutput is the output of delete_file and make_dir.
@@ -296,7 +307,7 @@ func (t *tools) register(r registrar) {
 		func(in PathInput) string { return in.TraposID }, t.listFiles)
 	addReadFile(r, t)
 	t.registerScreen(r)
-	addTool(r, "write_file", "Write a file", replaces, "Create or replace a file, up to 1 MiB, on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete. To run a program at boot, put it in /startup/ after TrapOS's 00-sandbox.lua (e.g. /startup/50-door.lua): a /startup.lua that never returns keeps TrapOS from starting, and the computer stops connecting. Needs the owner's sandbox.allow_files write.",
+	addTool(r, "write_file", "Write a file", replaces, "Create or replace a file, up to 1 MiB a call, on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete. A file too long for one call (one read_file read in parts) is written in parts: the first without offset, each next one with offset, the size of the file written so far, which it is appended to. To run a program at boot, put it in /startup/ after TrapOS's 00-sandbox.lua (e.g. /startup/50-door.lua): a /startup.lua that never returns keeps TrapOS from starting, and the computer stops connecting. Needs the owner's sandbox.allow_files write.",
 		func(in WriteInput) string { return in.TraposID }, t.writeFile)
 	addTool(r, "delete_file", "Delete a file", replaces, "Delete a file, or a directory with everything in it, on a computer. Needs the owner's sandbox.allow_files write.",
 		func(in PathInput) string { return in.TraposID }, t.deleteFile)
@@ -463,6 +474,8 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 	case ScreenOutput:
 		about = o.note()
 	case ReadOutput:
+		about = o.note()
+	case WriteOutput:
 		about = o.note()
 	case ListOutput:
 		about = o.note()
@@ -881,7 +894,17 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 		}
 	}
 	if len(data) > maxFileBytes {
-		return WriteOutput{}, protocol.Errorf(CodeBadArgument, "the content is %d bytes; write_file writes at most %d (1 MiB)", len(data), maxFileBytes)
+		return WriteOutput{}, protocol.Errorf(CodeBadArgument, "the content is %d bytes; write_file writes at most %d (1 MiB) a call: write a longer file in parts, with offset", len(data), maxFileBytes)
+	}
+	if in.Offset > 0 {
+		err := t.client.WritePart(ctx, in.TraposID, in.Path, data, in.Offset, timeoutOf(in.TimeoutMs))
+		if pe, ok := errors.AsType[*computer.PartOffsetError](err); ok {
+			return WriteOutput{}, protocol.Errorf(CodeBadArgument, "%s", pe.Error())
+		}
+		if err != nil {
+			return WriteOutput{}, transferBack(err)
+		}
+		return WriteOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data)), Offset: in.Offset, Warnings: warnings}, nil
 	}
 	if err := t.client.Write(ctx, in.TraposID, in.Path, data, timeoutOf(in.TimeoutMs)); err != nil {
 		return WriteOutput{}, transferBack(err)

@@ -204,6 +204,99 @@ func TestAFileOverOneResultIsCutToAPart(t *testing.T) {
 	assert.True(t, strings.HasPrefix(note, "This part is bytes 30000 to 39999 of the file's 40000, its end. Computer"), note)
 }
 
+// TestAFileIsCopiedInParts: read_file gives a long file in parts, but write_file wrote a file
+// whole only, so an agent copying a 150 KB log to another computer had to write all of it,
+// every byte an argument it writes out, in one call. With offset, each part read is written
+// on where the last ended; a part that would splice the file (sent twice, one left out, no
+// file yet) is refused with the offset that fits, and nothing is written.
+func TestAFileIsCopiedInParts(t *testing.T) {
+	var log strings.Builder
+	for i := 1; log.Len() < 150_000; i++ {
+		fmt.Fprintf(&log, "Tag %d: T\xfcr ge\xf6ffnet von alice\n", i)
+	}
+	original := log.String()
+	d := daemonfake.NewLocal(map[string]string{"/logs/door.log": original, "/copy.log": "an older copy"})
+	s := session(t, d)
+	readOn := regexp.MustCompile(`[Rr]ead on with offset (\d+)(?: and length (\d+))?\.`)
+	writeOn := regexp.MustCompile(`write the next part with offset (\d+)\.`)
+
+	readArgs := map[string]any{"traposId": "7:", "path": "/logs/door.log"}
+	written, parts := 0, 0
+	for {
+		res := callTool(t, s, "read_file", readArgs)
+		require.False(t, res.IsError, text(res))
+		var part ReadOutput
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &part))
+		require.NotNil(t, part.Content)
+		readNote := res.Content[1].(*sdk.TextContent).Text
+
+		writeArgs := map[string]any{"traposId": "7:", "path": "/copy.log", "content": *part.Content}
+		if written > 0 {
+			writeArgs["offset"] = written
+		}
+		res = callTool(t, s, "write_file", writeArgs)
+		require.False(t, res.IsError, text(res))
+		var wrote WriteOutput
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &wrote))
+		assert.Equal(t, int64(written), wrote.Offset)
+		writeNote := res.Content[1].(*sdk.TextContent).Text
+		if written > 0 {
+			m := writeOn.FindStringSubmatch(writeNote)
+			require.NotNil(t, m, writeNote)
+			assert.True(t, strings.HasPrefix(writeNote, fmt.Sprintf("This part is bytes %d to %d of /copy.log, which now holds %d bytes: write the next part with offset %d. Computer",
+				written, written+int(wrote.Size)-1, written+int(wrote.Size), written+int(wrote.Size))), writeNote)
+		}
+		written += int(wrote.Size)
+		parts++
+
+		m := readOn.FindStringSubmatch(readNote)
+		if m == nil {
+			require.Contains(t, readNote, "its end.")
+			break
+		}
+		offset, _ := strconv.Atoi(m[1])
+		require.Equal(t, written, offset)
+		readArgs = map[string]any{"traposId": "7:", "path": "/logs/door.log", "offset": offset}
+		if m[2] != "" {
+			readArgs["length"], _ = strconv.Atoi(m[2])
+		}
+	}
+	assert.Greater(t, parts, 3)
+	got, _ := d.File("/copy.log")
+	assert.Equal(t, original, string(got), "the copy is the file, byte for byte")
+
+	// A part sent again, or one after a part left out, would splice the file: refused.
+	for _, offset := range []int{written - 10, written + 10} {
+		res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/copy.log", "content": "x", "offset": offset})
+		require.True(t, res.IsError)
+		assert.Equal(t, fmt.Sprintf("bad_argument: /copy.log holds %d bytes, not %d: a part is appended where the file ends, so write this one with offset %d (or the whole file, or its first part, without offset)",
+			written, offset, written), text(res))
+	}
+	got, _ = d.File("/copy.log")
+	assert.Equal(t, original, string(got), "nothing written")
+	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/nope.log", "content": "x", "offset": 100})
+	require.True(t, res.IsError)
+	assert.Equal(t, "fs_error: /nope.log: No such file (a part at offset 100 is appended to the file its earlier parts wrote: write the first part without offset)", text(res))
+	_, found := d.File("/nope.log")
+	assert.False(t, found)
+
+	// A part whose chunk goes unanswered says how much of it the file holds at least.
+	writes := 0
+	d.After = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite {
+			writes++
+		}
+		if typ == protocol.TypeFSWrite && writes == 2 {
+			return protocol.Errorf(protocol.CodeTimeout, "computer 7: did not answer fs.write in time")
+		}
+		return nil
+	}
+	res = callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/copy.log", "content": strings.Repeat("y", 3*computer.ChunkBytes), "offset": written, "timeoutMs": 5000})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), fmt.Sprintf("the part written to /copy.log stopped with at least %d of its %d bytes appended, as the computer confirmed (the file holds at least %d bytes, "+
+		"and the chunk it did not confirm may be there too): list_files gives its size, the offset to write on from", computer.ChunkBytes, 3*computer.ChunkBytes, written+computer.ChunkBytes), text(res))
+}
+
 // writeFile calls write_file on computer 7: with content as text, which must succeed, and
 // returns its structured output.
 func writeFile(t *testing.T, s *sdk.ClientSession, path, content string) WriteOutput {
