@@ -714,6 +714,25 @@ func TestTheWebConsoleLetsEscLeaveTheScreen(t *testing.T) {
 	assert.Equal(t, []string{"key leftCtrl", "key_up leftCtrl", "focused: false"}, got)
 }
 
+// TestTheWebConsoleShowsWhenTheScreenHasTheKeyboard: the screen's border is the focus colour
+// while the keyboard types on the computer (the focus is in its field of keys, screen-keys),
+// and not once Esc has left it. The rule named screen-keys as the screen's next sibling, which
+// it stopped being when the line of unseen rows came between them: a person at the keyboard
+// saw no sign of where the focus was, a Tab into the screen and a Tab typed on it alike.
+func TestTheWebConsoleShowsWhenTheScreenHasTheKeyboard(t *testing.T) {
+	page := focusedScreen(t)
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
+		`+fakeFocusedView+`
+		const border = () => getComputedStyle(screen).borderTopColor;
+		const shown = [document.activeElement.id, border()];
+		screen.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", code: "Escape", bubbles: true, cancelable: true }));
+		[...shown, document.activeElement.id, border()]
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"screen-keys", "rgb(76, 153, 178)", "", "rgb(68, 68, 68)"}, got,
+		"the focus and the screen's border: on the screen, then after Esc")
+}
+
 // TestTheWebConsolesTerminateButtonPromisesNoShortcut: the Terminate button said "Terminate
 // (Ctrl+T)", a shortcut the page never gets: Ctrl+T pressed on the screen opens the browser's
 // new tab, and the computer gets Ctrl alone. The button is named Terminate, its description
