@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -731,6 +733,35 @@ func TestTheWebConsoleShowsWhenTheScreenHasTheKeyboard(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"screen-keys", "rgb(76, 153, 178)", "", "rgb(68, 68, 68)"}, got,
 		"the focus and the screen's border: on the screen, then after Esc")
+}
+
+// TestTheWebConsoleTellsAScreenReaderHowToLeaveTheScreen: the field the screen's keys go to
+// (screen-keys, where the focus is while the keyboard types on the computer) is described to a
+// screen reader with how the keyboard leaves it: Tab is the computer's key there, and only Esc
+// leaves. Its name alone ("type here") said nothing of it, and a person who cannot see the page
+// tabbed on and on into the computer's shell, with no way out of the screen they knew of.
+func TestTheWebConsoleTellsAScreenReaderHowToLeaveTheScreen(t *testing.T) {
+	page := focusedScreen(t)
+	field, err := chromedp.Run(page, chromedp.Evaluate[*runtime.RemoteObject](`{
+		`+fakeFocusedView+`
+		document.activeElement
+	}`))
+	require.NoError(t, err)
+	tree, err := chromedp.Run(page, func(ctx context.Context, target *chromedp.Target) (accessibility.GetPartialAXTreeResult, error) {
+		return cdp.Call(ctx, target, accessibility.GetPartialAXTree, accessibility.GetPartialAXTreeParams{ObjectID: field.ObjectID, FetchRelatives: new(false)})
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, tree.Nodes)
+	told := func(v *accessibility.Value) string {
+		var s string
+		if v != nil {
+			_ = json.Unmarshal(v.Value, &s)
+		}
+		return s
+	}
+	node := tree.Nodes[0]
+	assert.Equal(t, "The computer's screen: type here", told(node.Name))
+	assert.Equal(t, "Keys go to the computer, Tab too. Esc leaves the screen.", told(node.Description))
 }
 
 // TestTheWebConsolesTerminateButtonPromisesNoShortcut: the Terminate button said "Terminate
