@@ -18,6 +18,12 @@ import (
 // empty, which means the same as the marker: no replica holds the computer.
 const markerLifetime = time.Hour
 
+// maxMarkerPurges bounds the purges of one sweep: a bucket that held the markers of every
+// computer that ever left (a cluster upgraded to this) has tens of thousands, one purge each,
+// and the claims of a replica that died wait for the sweep after. The rest go at the next
+// sweeps, a heartbeat apart.
+const maxMarkerPurges = 1000
+
 // marker is a delete (or purge) marker of ClaimsBucket as this replica read it.
 type marker struct {
 	rev  uint64    // its revision: the purge removes it and what came before, never a later claim
@@ -55,7 +61,9 @@ func (r *Router) purgeMarkers() {
 		switch {
 		case now.Sub(m.read) < markerLifetime:
 		case purger:
-			purge = append(purge, old{key, m.rev})
+			if len(purge) < maxMarkerPurges {
+				purge = append(purge, old{key, m.rev})
+			}
 		default:
 			delete(r.markers, key)
 		}
