@@ -373,6 +373,8 @@ type agentChecker interface {
 	RecheckAgent()
 	// ProbeAgent probes and waits for the check: a probe's answer does not wait for it.
 	ProbeAgent(ctx context.Context) opencode.Health
+	// AgentWord is the check's last word once one in flight has ended, and whether it is known.
+	AgentWord(ctx context.Context) (detail string, known bool)
 }
 
 // modelMayBeGone runs the agent's check again now, in a probe of its own, after a turn opencode
@@ -430,7 +432,12 @@ func (m *Module) checkOpencode(prober Prober) {
 // next probe (known false): the prober keeps a finding that all is well meanwhile, and drops
 // one that the model is missing (opencode.Prober.SetAgentCheck).
 func (m *Module) checkModel(ctx context.Context) (detail string, known bool) {
-	models, err := m.oc.models(ctx)
+	return m.checkModelIn(ctx, m.oc)
+}
+
+// checkModelIn is checkModel asking oc's directory: a turn's own check (awaitModelCheck).
+func (m *Module) checkModelIn(ctx context.Context, oc *client) (detail string, known bool) {
+	models, err := oc.models(ctx)
 	var apiErr *apiError
 	var notJSON *notJSONError
 	known = err == nil || errors.As(err, &apiErr) || errors.As(err, &notJSON)
@@ -477,6 +484,31 @@ func (m *Module) lacksModel(ctx context.Context) *protocol.Error {
 		return protocol.Errorf(CodeAIUnavailable, "the agent is unavailable: %s", h.AIDetail)
 	}
 	return nil
+}
+
+// awaitModelCheck is the model check's word for a turn about to prompt in oc (its computer's
+// directory), where opencode may lack the model but the check has not said so yet (lacksModel
+// refuses a question only once it has): a check in flight, or none answered since opencode
+// was found down. Right after opencode restarted without the model, the first question was
+// taken and failed a turn later with opencode's "Model not found": a freshly started opencode
+// took 6 s to list its providers, past the probe's 5 s, so the prober's check never answered
+// it. The turn waits for a check in flight, and while the word is still unknown checks the
+// computer's directory itself, which its session has just made opencode load. "" when the
+// model is there or nobody can tell; a known word costs nothing.
+func (m *Module) awaitModelCheck(ctx context.Context, oc *client) string {
+	c, ok := m.cfg.Prober.(agentChecker)
+	if !ok {
+		return ""
+	}
+	if detail, known := c.AgentWord(ctx); known {
+		return detail
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if detail, known := m.checkModelIn(cctx, oc); known {
+		return detail
+	}
+	return ""
 }
 
 // providersOf is the providers of PROVIDER/MODEL names, sorted, comma-separated: a

@@ -450,6 +450,29 @@ func TestAModelGoneWhileOpencodeAnswersIsSaidWithinTheRecheck(t *testing.T) {
 	assert.Equal(t, healthy, probe(), "checked at each probe while it found fault")
 }
 
+// TestTheFirstQuestionAfterOpencodeRestartedWithoutTheModelSaysSo: opencode restarted without
+// the model; the check had not answered since a probe found it down (a fresh opencode took 6 s
+// to list its providers, past the probe's 5 s), so the first question was taken and failed a
+// turn later with opencode's "Model not found". The turn asks for the check's word before its
+// prompt, and ends with the line a question is refused with once the check has said it.
+func TestTheFirstQuestionAfterOpencodeRestartedWithoutTheModelSaysSo(t *testing.T) {
+	f := startFakeAgent(t)
+	m, prober, _ := startProbedAgent(t, f, "p/m", slog.DiscardHandler)
+	require.Empty(t, prober.ProbeAgent(t.Context()).AIDetail, "opencode has the model")
+
+	f.oc.FailWith(http.StatusBadGateway) // opencode restarts, found down by a probe
+	require.False(t, prober.Probe(t.Context()).OK)
+	f.agent.RemoveModel("p/m")
+	f.oc.FailWith(0)
+
+	desk := protocol.Requester{TraposID: "5:desk"}
+	reason, errs := askTurn(t, m, desk, "hello")
+	assert.Equal(t, ReasonError, reason)
+	assert.Equal(t, []string{"the agent is unavailable: " + noModel}, errs)
+	assert.Zero(t, f.agent.Prompts(), "no prompt sent for a model opencode lacks")
+	assert.True(t, m.modelMissing.Load(), "the next question is refused at once")
+}
+
 // TestATurnOpencodeFoundNoModelForMakesTheCheckRunAgain: a question that fails with opencode's
 // "Model not found" (a model lost since the agent's check found it) makes the gateway check
 // again at once, without waiting for opencode.AgentRecheck: sandbox health says it, and the

@@ -95,6 +95,14 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 	if err != nil {
 		return m.failed(t, err)
 	}
+	if detail := m.awaitModelCheck(ctx, t.sess.oc); detail != "" {
+		if ctx.Err() != nil {
+			return stopped(t, context.Cause(ctx))
+		}
+		// The line lacksModel refuses a question with; the check has warned the operator.
+		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable),
+			Message: proseText("the agent is unavailable: " + detail)}}
+	}
 	t.setOpencodeID(sid)
 	m.stream.attach(sid, t)
 	replies := make(chan promptResult, 1)

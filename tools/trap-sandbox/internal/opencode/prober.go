@@ -411,6 +411,24 @@ func (p *Prober) ProbeAgent(ctx context.Context) Health {
 	return health
 }
 
+// AgentWord is the agent's check's last word once a check in flight has ended (or ctx has):
+// known is false while no check has answered since opencode was last found down (a restarted
+// opencode may have other providers) or since the prober began. It asks opencode nothing.
+func (p *Prober) AgentWord(ctx context.Context) (detail string, known bool) {
+	p.mu.Lock()
+	running := p.agentRunning
+	p.mu.Unlock()
+	if running != nil {
+		select {
+		case <-running:
+		case <-ctx.Done():
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.agentDetail, p.agentChecked
+}
+
 // Close cancels any running probe, waits for it to finish and closes the idle connection.
 func (p *Prober) Close() {
 	p.mu.Lock()
