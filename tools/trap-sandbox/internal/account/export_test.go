@@ -60,3 +60,9 @@ func CopyToKVForTest(ctx context.Context, snap Snapshot, to *KV, beforeWrite fun
 func CreateBoundCredentialForTest(ctx context.Context, s *KV, c Credential, step func(string)) error {
 	return s.createBound(ctx, c, step)
 }
+
+// RemoveAccountForTest is KV.RemoveAccount calling listed once it has read what it deletes,
+// before the first delete.
+func RemoveAccountForTest(ctx context.Context, s *KV, id string, listed func()) (Removed, error) {
+	return s.removeAccount(ctx, id, listed)
+}

@@ -540,7 +540,14 @@ func (s *KV) Close() error { return nil }
 // so a failure to read leaves everything as it was; then the link codes, enrollment keys,
 // credentials and tokens are deleted and the account record last, so a removal cut off
 // halfway (the bus gone) leaves the account listed, and removing it again finishes the job.
+// The credentials added while it ran are looked for once more after that (sweepCredentials).
 func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed, error) {
+	return s.removeAccount(ctx, id, nil)
+}
+
+// removeAccount is RemoveAccount calling listed (when not nil) once it has read what it
+// deletes, before the first delete.
+func (s *KV) removeAccount(ctx context.Context, id string, listed func()) (Removed, error) {
 	acc, err := s.Account(ctx, id)
 	if err != nil {
 		return Removed{}, err
@@ -575,6 +582,9 @@ func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed
 			return Removed{}, lastAdmin(id)
 		}
 	}
+	if listed != nil {
+		listed()
+	}
 	var doomed []string
 	for _, c := range codes {
 		if c.AccountID == id {
@@ -601,5 +611,30 @@ func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed
 			return Removed{}, fmt.Errorf("remove account %q (cut off halfway: the account is still listed; remove it again to finish): %w", id, natsError(err))
 		}
 	}
+	r.Credentials = append(r.Credentials, s.sweepCredentials(ctx, acc, r.Credentials)...)
 	return r, nil
+}
+
+// sweepCredentials deletes, once acc's record is gone, the credentials of acc (stamped with
+// its Created, or with none) that a removal which read the account's records before did not
+// list (listed): added meanwhile, an enrollment key linking a computer on another replica.
+// Such a credential opens nothing from now on (owner), but its computer may have said hello
+// before the account's record went, and stays connected unless the removal reports it: its
+// selector is returned, deleted or not, so that its socket is closed. One added after this
+// look never had a hello let in. Best effort: a failure here leaves what it could not
+// delete, which opens nothing.
+func (s *KV) sweepCredentials(ctx context.Context, acc Account, listed []string) []string {
+	creds, err := s.Credentials(ctx, acc.ID)
+	if err != nil {
+		return nil
+	}
+	var late []string
+	for _, c := range creds {
+		if slices.Contains(listed, c.Selector) || (!c.AccountCreated.IsZero() && !c.AccountCreated.Equal(acc.Created)) {
+			continue // an account made again under the name since has its own
+		}
+		_ = s.kv.Delete(ctx, kvKey(kvCredential, c.Selector))
+		late = append(late, c.Selector)
+	}
+	return late
 }

@@ -343,3 +343,54 @@ func TestKVPrunedLinkCodesLeaveNothingInTheBucket(t *testing.T) {
 	_, err = s.LinkCode(t.Context(), "new")
 	require.NoError(t, err)
 }
+
+// TestKVRemovalTakesACredentialAddedWhileItRan: alice is removed through replica a while, on
+// replica b, her enrollment key links computer 9 and the computer says hello with its new
+// credential, both after the removal read what it deletes and before it deleted the account
+// record. The removal must take that credential too, and report it (the gateway closes the
+// sockets of the credentials it reports): left in the bucket, the computer stayed connected as
+// alice's after her removal, and an alice made again under the name reached it with her token.
+func TestKVRemovalTakesACredentialAddedWhileItRan(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	url := embeddednats.Start(t)
+	var replicas [2]*account.KV
+	for i := range replicas {
+		s, err := account.OpenKV(ctx, embeddednats.JetStream(t, url))
+		require.NoError(t, err)
+		replicas[i] = s
+	}
+	clk := clock.NewFake(time.Date(2026, 12, 6, 19, 0, 0, 0, time.UTC))
+	a, b := account.New(replicas[0], clk), account.New(replicas[1], clk)
+	for _, id := range []string{"alice", "root"} {
+		_, err := a.AddAccount(ctx, id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	key, _, err := a.IssueEnrollmentKey(ctx, "alice", "alice", 0, time.Hour)
+	require.NoError(t, err)
+	var linked string
+	removed, err := account.RemoveAccountForTest(ctx, replicas[0], "alice", func() {
+		cred, _, err := b.LinkWithKey(ctx, key, "9:turtle")
+		require.NoError(t, err)
+		c, err := b.AuthenticateComputer(ctx, cred, "9:turtle", "10.0.0.9:1")
+		require.NoError(t, err, "its hello is let in: alice is still there")
+		linked = c.Selector
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, linked, "the link ran between the removal's reads and its deletes")
+	assert.Contains(t, removed.Credentials, linked, "the removal reports the credential, whose socket the gateway closes")
+	_, err = replicas[1].Credential(ctx, linked)
+	require.ErrorIs(t, err, account.ErrNotFound, "the credential went with its account")
+
+	// An alice made again does not inherit it, nor a credential of root's.
+	clk.Advance(time.Second)
+	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	rootCred, _, err := a.IssueCredential(ctx, "root", "root")
+	require.NoError(t, err)
+	creds, err := replicas[0].Credentials(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+	_, err = a.AuthenticateComputer(ctx, rootCred, "1:", "10.0.0.1:1")
+	require.NoError(t, err)
+}
