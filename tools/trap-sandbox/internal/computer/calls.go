@@ -1,6 +1,7 @@
 package computer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -67,6 +68,8 @@ type Info struct {
 	NotUnderstood []string `json:"notUnderstood,omitempty" jsonschema:"fields of the computer's answer of a type no TrapOS client sends, each with what it must be: they are left out (absent: every field was understood)"`
 	// misread are the top-level fields NotUnderstood names (allowed for "allowed.files").
 	misread []string
+	// asked is the traposId Client.Info asked (the socket's), which Relabelled speaks of.
+	asked string
 }
 
 // Allowed is what a computer's owner allows the host now, as the computer's one refusal
@@ -216,14 +219,18 @@ func (i Info) unsaid(field string) string {
 	return notReported
 }
 
-// Relabelled says, when the computer's label is no longer the one its traposId (the
-// session's, which the computer answers with) was made of, what becomes of that id: its
-// daemon looks for a new label every 15 s (CC fires no event for one), then says hello
-// again under the new id (docs/protocol.md, bye's relabelled). "" when they agree. An agent
-// that typed label set read traposId 8:door and label "gate" in one answer, with no word of
-// which to use, and was answered not_connected asking by either one in turn.
+// Relabelled says, when the computer's label is no longer the one its traposId (the one
+// Client.Info asked, the socket's) was made of, what becomes of that id: its daemon looks for
+// a new label every 15 s (CC fires no event for one), then says hello again under the new id
+// (docs/protocol.md, bye's relabelled). "" when they agree. An agent that typed label set read
+// traposId 8:door and label "gate" in one answer, with no word of which to use, and was
+// answered not_connected asking by either one in turn. The answer's own traposId is the
+// computer's word, never this note's: made of it, a computer answering as 3:vault had the
+// gateway say that 3:vault was going away and to ask 3:pantry instead, another computer's id
+// (the same computer id only, as gateway.RelabelledTo keeps a bye's).
 func (i Info) Relabelled() string {
-	id, label, ok := strings.Cut(i.TraposID, ":")
+	session := cmp.Or(i.asked, i.TraposID)
+	id, label, ok := strings.Cut(session, ":")
 	if !ok || label == i.Label {
 		return ""
 	}
@@ -233,13 +240,13 @@ func (i Info) Relabelled() string {
 		return fmt.Sprintf("its label changed since it connected as %s, to one the gateway refuses: within %d s it says hello again under the new label "+
 			"(its daemon looks for a new label every %d s), which is refused (its traposId %s), and from then on it is not connected at all "+
 			"until its owner gives it another label (label set on the computer)",
-			cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, relabelCheckSeconds, problem)
+			cctext.ShowTraposID(session), relabelCheckSeconds, relabelCheckSeconds, problem)
 	}
 	// ", so" and never ":" after the old id: an unlabelled computer's ends in ':' (5:), and
 	// "connected as 5:: within" read as a typo.
 	return fmt.Sprintf("its label changed since it connected as %s, so within %d s it connects again as %s (its daemon looks for a new label every %d s, "+
 		"as CC has no event for one), and %s is not connected from then on: ask it by the new id then",
-		cctext.ShowTraposID(i.TraposID), relabelCheckSeconds, cctext.ShowTraposID(id+":"+i.Label), relabelCheckSeconds, cctext.ShowTraposID(i.TraposID))
+		cctext.ShowTraposID(session), relabelCheckSeconds, cctext.ShowTraposID(id+":"+i.Label), relabelCheckSeconds, cctext.ShowTraposID(session))
 }
 
 // RelabelledByRun says, after a run on computer traposID that did not turn it off (lua.exec,
@@ -304,6 +311,7 @@ func (c *Client) Info(ctx context.Context, traposID string, timeout time.Duratio
 	if out.Peripherals == nil {
 		out.Peripherals = []Peripheral{}
 	}
+	out.asked = cctext.TraposID(traposID)
 	return out, nil
 }
 

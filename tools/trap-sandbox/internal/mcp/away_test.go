@@ -127,6 +127,40 @@ func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
 	}
 }
 
+// TestARelabelNoteNamesOnlyTheComputerAsked: the gateway's relabel note was made of the
+// traposId in the computer's own answer, so a computer (here 7:kitchen) answering computer.info
+// as 3:vault had the gateway tell the agent, in its own words, that 3:vault was going away and
+// to ask 3:pantry instead, an id the answering computer's player could then say hello under.
+// The note is of the computer asked: the answer says only what its own label is.
+func TestARelabelNoteNamesOnlyTheComputerAsked(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Label = "kitchen"
+	d.List[0].TraposID = d.TraposID()
+	d.InfoFields = map[string]any{"traposId": "3:vault", "id": 3, "label": "pantry"}
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{}, "output": ""}, nil
+	}
+	s := session(t, d)
+	const want = "its label changed since it connected as 7:kitchen, so within 15 s it connects again as 7:pantry (its daemon looks for a new label every 15 s, " +
+		"as CC has no event for one), and 7:kitchen is not connected from then on: ask it by the new id then"
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"computer_info", map[string]any{"traposId": "7:kitchen"}},
+		{"run_lua", map[string]any{"traposId": "7:kitchen", "code": "return 1"}},
+	} {
+		var out struct {
+			Relabelled string `json:"relabelled"`
+		}
+		res := callTool(t, s, call.tool, call.args)
+		require.False(t, res.IsError, text(res))
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+		assert.Equal(t, want, out.Relabelled, call.tool)
+		assert.NotContains(t, out.Relabelled, "3:", "%s: the note names no other computer", call.tool)
+	}
+}
+
 // TestARunThatRelabelsTheComputerSaysItsNewID: run_lua "os.setComputerLabel('Küche Nord')"
 // answered its returns alone; the agent learnt the new label only from computer_info, or when
 // its next call to the old id was not_connected. A run (and run_program) during which the
