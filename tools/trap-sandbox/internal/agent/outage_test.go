@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -524,9 +523,8 @@ func TestAProbeDoesNotWaitForTheAgentsCheck(t *testing.T) {
 	}
 	// A long timeout: a check the probe waited for ends only with it. A still clock: every
 	// result is fresh (opencodehealth.Fresh).
-	now := time.Unix(1_000_000, 0)
 	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Timeout: time.Minute,
-		Now: func() time.Time { return now }})
+		Clock: clock.NewFake(time.Unix(1_000_000, 0))})
 	require.NoError(t, err)
 	defer prober.Close()
 	m, err := New(Config{Model: "q/absent", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
@@ -557,24 +555,15 @@ func TestAProbeDoesNotWaitForTheAgentsCheck(t *testing.T) {
 // fault however long it takes on a loaded machine: these tests read the check's word.
 func startProbedAgent(t *testing.T, f *fakeAgent, model string, logs slog.Handler) (m *Module, prober *opencode.Prober, advance func(time.Duration)) {
 	t.Helper()
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", AgentWait: time.Minute, Now: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}})
+	fc := clock.NewFake(time.Unix(1_000_000, 0))
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", AgentWait: time.Minute, Clock: fc})
 	require.NoError(t, err)
 	t.Cleanup(prober.Close)
 	m, err = New(Config{Model: model, OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
 		slog.New(logs), nil)
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
-	return m, prober, func(d time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(d)
-	}
+	return m, prober, fc.Advance
 }
 
 // probeGateway answers probe_gateway as the gateway's opencodehealth module does on prober:

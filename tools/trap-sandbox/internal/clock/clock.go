@@ -1,7 +1,8 @@
 // Package clock is the time source of the gateway's timers and expiries that tests move
 // rather than wait out (a socket's liveness, request timeouts, rate limits, tokens' and link
-// codes' expiry, the cluster router's heartbeats): tests drive them with a Fake instead of
-// sleeping.
+// codes' expiry, the cluster router's heartbeats, the age of the opencode prober's last
+// result): tests drive them with a Fake instead of sleeping. It is the one way time is
+// injected: a part that needs a settable time takes a Clock, not a func() time.Time.
 package clock
 
 import (

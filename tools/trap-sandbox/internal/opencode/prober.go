@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 )
 
 // DefaultProbeTimeout bounds one probe: the opencode web client uses the same 5 s.
@@ -99,8 +100,10 @@ type ProberConfig struct {
 	Timeout time.Duration
 	// Transport is the HTTP transport; nil means one that keeps a single idle connection.
 	Transport http.RoundTripper
-	// Now is the clock Recent measures a result's age by; nil means time.Now.
-	Now func() time.Time
+	// Clock is what Recent measures a result's age by, and the agent's check's word its age
+	// (AgentRecheck); nil means clock.Real. The probe's Timeout and AgentWait bound waits on
+	// opencode's answers and run on the wall clock.
+	Clock clock.Clock
 	// AgentWait bounds a probe's wait for the agent's check while its last word is a fault;
 	// zero means DefaultAgentWait.
 	AgentWait time.Duration
@@ -128,7 +131,7 @@ type Prober struct {
 	// (Recent; zero before the first).
 	last   Health
 	lastAt time.Time
-	now    func() time.Time
+	clock  clock.Clock
 	// inflight counts running upstream probes (they outlive a caller that gave up).
 	inflight sync.WaitGroup
 	// agentCheck is the agent's check; it and the rest of the agent's fields are guarded by
@@ -196,15 +199,15 @@ func NewProber(cfg ProberConfig) (*Prober, error) {
 			IdleConnTimeout:     probeIdleConnTimeout,
 		}
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
 	}
 	if cfg.AgentWait <= 0 {
 		cfg.AgentWait = DefaultAgentWait
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Prober{
-		now:       cfg.Now,
+		clock:     cfg.Clock,
 		healthURL: base.JoinPath(healthPath),
 		username:  cfg.Username,
 		password:  cfg.Password,
@@ -292,7 +295,7 @@ func (p *Prober) RecheckAgent() {
 func (p *Prober) Recent(maxAge time.Duration) (Health, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || p.lastAt.IsZero() || p.now().Sub(p.lastAt) > maxAge {
+	if p.closed || p.lastAt.IsZero() || p.clock.Now().Sub(p.lastAt) > maxAge {
 		return Health{}, false
 	}
 	return p.last, true
@@ -317,7 +320,7 @@ func (p *Prober) fly(f *flight) {
 		p.agentEpoch++
 	default:
 		if p.agentRunning == nil && (p.agentStale.Load() || !p.agentChecked || p.agentDetail != "" ||
-			p.now().Sub(p.agentCheckedAt) >= AgentRecheck) {
+			p.clock.Now().Sub(p.agentCheckedAt) >= AgentRecheck) {
 			p.agentStale.Store(false)
 			p.agentRunning = make(chan struct{})
 			p.inflight.Add(1) // within this flight's count: Close's Wait waits for it too
@@ -350,7 +353,7 @@ func (p *Prober) fly(f *flight) {
 		}
 	}
 	p.current = nil
-	p.last, p.lastAt = health, p.now()
+	p.last, p.lastAt = health, p.clock.Now()
 	p.mu.Unlock()
 	f.health = health
 	close(f.done)
@@ -370,7 +373,7 @@ func (p *Prober) runAgentCheck(check AgentCheck, epoch uint64, done chan struct{
 	if epoch == p.agentEpoch {
 		switch {
 		case known:
-			p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.now()
+			p.agentDetail, p.agentChecked, p.agentCheckedAt = detail, true, p.clock.Now()
 		case p.agentDetail != "":
 			// A fault the check could not confirm is not said: a restarted opencode took 6 s
 			// to list its providers the first time, past the check's 5 s, and the fault its

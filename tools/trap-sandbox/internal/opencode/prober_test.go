@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/testkit/opencodefake"
 )
 
@@ -448,11 +449,9 @@ func TestRecentTellsTheLastResultWhileFresh(t *testing.T) {
 	fake := opencodefake.New(opencodefake.Options{})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	var mu sync.Mutex
-	now := time.Unix(1000, 0)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
-	p := newProber(t, ProberConfig{URL: srv.URL, Now: clock})
+	fc := clock.NewFake(time.Unix(1000, 0))
+	advance := fc.Advance
+	p := newProber(t, ProberConfig{URL: srv.URL, Clock: fc})
 
 	_, ok := p.Recent(time.Second)
 	assert.False(t, ok, "no result before the first probe")
@@ -592,18 +591,9 @@ func TestAProbeWaitsForTheCheckOfAFaultAgentWaitAtMost(t *testing.T) {
 // went unsaid; it holds AgentRecheck on the prober's clock, then the next probe checks again.
 func TestTheAgentsCheckRunsAgainOnceItsWordIsAgentRecheckOld(t *testing.T) {
 	fake := opencodefake.Start(t, opencodefake.Options{})
-	var mu sync.Mutex
-	now := time.Unix(1_000_000, 0)
-	advance := func(d time.Duration) {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(d)
-	}
-	p := newProber(t, ProberConfig{URL: fake.URL, Now: func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		return now
-	}})
+	fc := clock.NewFake(time.Unix(1_000_000, 0))
+	advance := fc.Advance
+	p := newProber(t, ProberConfig{URL: fake.URL, Clock: fc})
 	var checks atomic.Int32
 	p.SetAgentCheck(func(context.Context) (string, bool) { checks.Add(1); return "", true })
 
