@@ -424,6 +424,49 @@ func TestTheCommandWithoutItsLibrariesSaysSo(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dir, "apis", "libsandboxlink.lua"))
 }
 
+// TestHelpSandboxFindsTheClientsPage: `help sandbox`, a CC player's first habit, printed CC's
+// "No help available". The client's page is found by CC's help program at once after the
+// install, after a reboot, and on a pocket computer without its scrolling viewer (the page
+// fits 26x20); the uninstall takes it away and leaves the player's own help topic as it was.
+func TestHelpSandboxFindsTheClientsPage(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const page = "sandbox connects this computer to a trap-sandbox gateway."
+	dir := t.TempDir()
+	const own = "My own notes on this base.\n"
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "help"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "help", "base.txt"), []byte(own), 0o644))
+
+	out := playerSession(ctx, t, dir, false, install, "help sandbox", "reboot", "help sandbox", "help base")
+	now, afterReboot, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, unwrapped(afterLast(now, "> help sandbox")), page, "before the reboot: "+out)
+	assert.Contains(t, unwrapped(afterLast(afterReboot, "> help sandbox")), page, out)
+	assert.Contains(t, unwrapped(afterReboot), "ai ", "the page says what ai does: "+out)
+	assert.Contains(t, unwrapped(afterReboot), "docs/user-guide.md", "the page says where the guide is: "+out)
+	assert.Contains(t, afterLast(out, "> help base"), "My own notes", "the player's topic in /help/ is found too")
+
+	// A pocket computer's 26x20 shows the whole page at once: no viewer waiting for Q.
+	rows := pocketSession(ctx, t, dir, "help sandbox", "sandbox --version")
+	shown := strings.Join(rows, "\n")
+	assert.Contains(t, unwrapped(afterLast(shown, "> help sandbox")), page, shown)
+	assert.NotContains(t, shown, "Help: sandbox", "the page fits the screen: "+shown)
+	assert.Regexp(t, `> sandbox --version\nsandbox 0\.`, shown, "the next line reached the shell")
+	for _, row := range rows {
+		assert.LessOrEqual(t, len([]rune(row)), 26, row)
+	}
+
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" uninstall", "reboot", "help sandbox")
+	assert.Contains(t, afterLast(out, "> help sandbox"), "No help available", out)
+	assert.NoFileExists(t, filepath.Join(dir, "help", "sandbox.txt"))
+	b, err := os.ReadFile(filepath.Join(dir, "help", "base.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, own, string(b), "the player's own help topic is untouched")
+	assert.NotContains(t, readSettings(t, dir), "help", "no setting of the player's is touched or added")
+}
+
 // TestInstallWarnsWhenStartupFilesAreOff: with CC's shell.allow_startup false the boot runs no
 // startup file, the hook among them: after the installer's "Run: reboot" the daemon did not
 // start, `sandbox` was "No such program", and /programs/sandbox status said to reboot, which

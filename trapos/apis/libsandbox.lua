@@ -32,6 +32,10 @@ local SUBCOMMANDS = { "health", "status", "reconnect", "stop", "setup", "link", 
 -- The `ai` command and its options.
 local AI_COMMAND_PATH = "programs/ai.lua";
 local AI_OPTIONS = { "--reset", "--help", "--version" };
+-- Where the package's help page (help/sandbox.txt) is: CC's `help sandbox` finds it once this
+-- directory is on help.path. CC's boot sets that path anew (/rom/help) at each start, and
+-- keeps it in no setting: so it is added at boot (registerHelp) and leaves with the package.
+local HELP_DIR = "/help";
 
 local newUuid, normalisePayload, normaliseError = codec.newUuid, codec.normalisePayload, codec.normaliseError;
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;
@@ -277,6 +281,20 @@ local function registerCompletion(shellApi)
   end);
 end
 
+-- Puts HELP_DIR on CC's help path (the daemon does it at boot), after the directories already
+-- there, so a topic of the ROM's or of the player's own path keeps its page. Does nothing
+-- without a help API, or when the directory is on the path already.
+local function registerHelp(helpApi)
+  expect(1, helpApi, "table", "nil");
+  if helpApi == nil or helpApi.path == nil or helpApi.setPath == nil then
+    return;
+  end
+  local path = helpApi.path();
+  if not string.find(":" .. path .. ":", ":" .. HELP_DIR .. ":", 1, true) then
+    helpApi.setPath(path .. ":" .. HELP_DIR);
+  end
+end
+
 -- The agent's client for programs: the sandbox daemon carries its requests; the screen's size
 -- and the owner's sandbox.ai_confirm are read when a question is asked.
 local defaultAi = ai.newClient({ request = request, awaitReconnect = awaitReconnect });
@@ -291,6 +309,8 @@ return {
   COMMAND_PATH = COMMAND_PATH,
   SUBCOMMANDS = SUBCOMMANDS,
   AI_COMMAND_PATH = AI_COMMAND_PATH,
+  HELP_DIR = HELP_DIR,
+  registerHelp = registerHelp,
   AI_OPTIONS = AI_OPTIONS,
   waitFor = waitFor,
   request = request,

@@ -12,6 +12,8 @@ local log = fileLog.newFileLog({ fs = fs, clock = function() return os.epoch("ut
 
 -- The daemon runs at boot under shell.run, so the command completes before its first run.
 libsandbox.registerCompletion(shell);
+-- CC's `help sandbox` finds the package's page: the boot set help.path before this ran.
+libsandbox.registerHelp(help);
 
 local daemon = libsandbox.newDaemon({
   http = http,

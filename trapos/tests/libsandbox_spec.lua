@@ -368,6 +368,33 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("registerHelp", function()
+    local function helpWith(path)
+      local api = {};
+      api.path = function() return path; end;
+      api.setPath = function(new) path = new; end;
+      return api;
+    end
+
+    it("puts the package's help directory after the path's own", function()
+      local api = helpWith("/rom/help:/myhelp");
+      lib.registerHelp(api);
+      expect(api.path()):eq("/rom/help:/myhelp:/help");
+      expect(lib.HELP_DIR):eq("/help");
+    end);
+
+    it("adds it once", function()
+      local api = helpWith("/rom/help:/help:/more");
+      lib.registerHelp(api);
+      expect(api.path()):eq("/rom/help:/help:/more");
+    end);
+
+    it("does nothing without a help API", function()
+      lib.registerHelp(nil);
+      lib.registerHelp({});
+    end);
+  end);
+
   describe("roomToAnswer", function()
     -- A screen width columns wide whose cursor is at column x.
     local function screen(width, x)
@@ -588,7 +615,7 @@ describe("libsandbox", function()
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "noDaemon", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
-      "stopDaemon", "retryNow", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
+      "stopDaemon", "retryNow", "serve", "registerCompletion", "HELP_DIR", "registerHelp", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
       "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "SETTING_NAMES", "FILES_NONE", "FILES_READ", "FILES_WRITE",

@@ -25,6 +25,7 @@ local MOVED_STARTUP = "/startup/startup.lua";
 -- by /startup.lua (moveStartupFile).
 local STARTUP_MOVING = "/.trapos-sandbox-startup.moving";
 local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
+local HELP_DIR = "/help";                  -- where help/sandbox.txt is (libsandbox.HELP_DIR)
 
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 
@@ -751,6 +752,11 @@ local function commandsNow()
   local path = shell.path();
   if not string.find(":" .. path .. ":", ":" .. PROGRAMS .. ":", 1, true) then
     shell.setPath(path .. ":" .. PROGRAMS);
+  end
+  -- `help sandbox` too: the daemon adds the page's directory at each boot.
+  path = help.path();
+  if not string.find(":" .. path .. ":", ":" .. HELP_DIR .. ":", 1, true) then
+    help.setPath(path .. ":" .. HELP_DIR);
   end
 end
 
