@@ -65,7 +65,7 @@ type Info struct {
 	// NotUnderstood names each field of the answer of a type no client sends (a hostile or
 	// altered client's "pocket":"yes"), with what it must be; the field is left out and the
 	// rest shown. It is this client's, never the computer's: readInfo drops a field of its name.
-	NotUnderstood []string `json:"notUnderstood,omitempty" jsonschema:"fields of the computer's answer of a type no TrapOS client sends, each with what it must be: they are left out (absent: every field was understood)"`
+	NotUnderstood []string `json:"notUnderstood,omitempty" jsonschema:"fields of the computer's answer of a type no TrapOS client sends, each with what it must be: they are left out, and a traposId other than the one asked is shown as asked (absent: every field was understood)"`
 	// misread are the top-level fields NotUnderstood names (allowed for "allowed.files").
 	misread []string
 	// asked is the traposId Client.Info asked (the socket's), which Relabelled speaks of.
@@ -311,7 +311,16 @@ func (c *Client) Info(ctx context.Context, traposID string, timeout time.Duratio
 	if out.Peripherals == nil {
 		out.Peripherals = []Peripheral{}
 	}
+	// Every client answers with the traposId of its socket, the one asked: another is a hostile
+	// or altered client's word, which a list of the computer's fields showed as its id (an
+	// operator or an agent then asked that computer). It is named with the fields not
+	// understood, and the id shown is the one asked.
 	out.asked = cctext.TraposID(traposID)
+	if got := cctext.ListedTraposID(out.TraposID); got != out.asked {
+		out.NotUnderstood = append(out.NotUnderstood, cctext.Clip(fmt.Sprintf(`"traposId" must be the one it was asked by, %s (got "%s"): shown as asked`,
+			cctext.ShowTraposID(out.asked), cctext.ShowTraposID(got)), shownWhyBytes))
+		out.TraposID = out.asked
+	}
 	return out, nil
 }
 

@@ -131,7 +131,8 @@ func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
 // traposId in the computer's own answer, so a computer (here 7:kitchen) answering computer.info
 // as 3:vault had the gateway tell the agent, in its own words, that 3:vault was going away and
 // to ask 3:pantry instead, an id the answering computer's player could then say hello under.
-// The note is of the computer asked: the answer says only what its own label is.
+// The note is of the computer asked: the answer says only what its own label is. The id
+// computer_info shows is the one asked too, the answer's named as not understood.
 func TestARelabelNoteNamesOnlyTheComputerAsked(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.Label = "kitchen"
@@ -151,13 +152,19 @@ func TestARelabelNoteNamesOnlyTheComputerAsked(t *testing.T) {
 		{"run_lua", map[string]any{"traposId": "7:kitchen", "code": "return 1"}},
 	} {
 		var out struct {
-			Relabelled string `json:"relabelled"`
+			TraposID      string   `json:"traposId"`
+			Relabelled    string   `json:"relabelled"`
+			NotUnderstood []string `json:"notUnderstood"`
 		}
 		res := callTool(t, s, call.tool, call.args)
 		require.False(t, res.IsError, text(res))
 		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
 		assert.Equal(t, want, out.Relabelled, call.tool)
 		assert.NotContains(t, out.Relabelled, "3:", "%s: the note names no other computer", call.tool)
+		if call.tool == "computer_info" {
+			assert.Equal(t, "7:kitchen", out.TraposID, "the id shown is the one asked, not the answer's")
+			assert.Equal(t, []string{`"traposId" must be the one it was asked by, 7:kitchen (got "3:vault"): shown as asked`}, out.NotUnderstood)
+		}
 	}
 }
 
