@@ -554,32 +554,77 @@ local function register_completions()
       shell.setCompletionFunction(path, completion.build(...));
     end
   end
+  -- The programs and completions CC 1.113.1's rom/startup.lua registers, and cat, which is
+  -- fakecraft's own; a program CC registers none for (programs) completes nothing.
   local two_paths = { { completion.dirOrFile, true }, completion.dirOrFile };
+  local a_program_and_its_arguments = { completion.programWithArgs, 2, many = true };
+  -- An argument that depends on the one before: fn for the words of previous[2].
+  local after = function(words)
+    return function(shell_, text, previous)
+      local fn = words[previous[2]];
+      if fn then return fn(shell_, text, previous); end
+      return nil;
+    end;
+  end;
+  local function peripheral_then_space(shell_, text, previous)
+    return completion.peripheral(shell_, text, previous, true);
+  end
+  local function peripheral_name(shell_, text, previous)
+    return completion.peripheral(shell_, text, previous, false);
+  end
+  program("alias", nil, completion.program);
   program("cd", completion.dir);
+  program("clear", { completion.choice, { "screen", "palette", "all" } });
+  program("copy", table.unpack(two_paths));
+  program("delete", { completion.dirOrFile, many = true });
+  program("drive", completion.dir);
+  program("edit", completion.file);
+  program("eject", completion.peripheral);
+  program("gps", { completion.choice, { "host", "host ", "locate" } });
+  program("help", completion.help);
+  program("id", completion.peripheral);
+  program("label", { completion.choice, { "get", "get ", "set ", "clear", "clear " } }, completion.peripheral);
   program("list", completion.dir);
   program("mkdir", { completion.dir, many = true });
-  program("delete", { completion.dirOrFile, many = true });
-  program("copy", table.unpack(two_paths));
-  program("move", table.unpack(two_paths));
-  program("rename", table.unpack(two_paths));
-  program("type", completion.dirOrFile);
-  program("cat", { completion.file, many = true });
-  program("edit", completion.file);
-  program("label", { completion.choice, { "get", "set", "clear" }, true });
-  program("clear", { completion.choice, { "screen", "palette", "all" } });
-  program("programs", { completion.choice, { "all" } });
-  program("set", { completion.setting, true });
-  program("alias", nil, completion.program);
-  program("http/wget", { completion.choice, { "run " } });
-  program("http/pastebin", { completion.choice, { "put ", "get ", "run " } }, completion.file);
-  program("fun/speaker", { completion.choice, { "play ", "sound ", "stop " } });
-  program("rednet/chat", { completion.choice, { "host ", "join " } });
-  if completion_info["rom/programs/help.lua"] == nil then
-    shell.setCompletionFunction("rom/programs/help.lua", function(_, index, text)
-      if index == 1 and help then return help.completeTopic(text); end
-      return nil;
-    end);
+  -- monitor NAME PROGRAM ARGS..., or monitor scale NAME SCALE.
+  local function program_on_monitor(shell_, text, previous)
+    if previous[2] ~= "scale" then
+      return completion.programWithArgs(shell_, text, previous, 3);
+    end
+    return nil;
   end
+  program("monitor",
+    function(shell_, text, previous)
+      local names = peripheral_then_space(shell_, text, previous);
+      for _, word in ipairs(completion.choice(shell_, text, previous, { "scale" }, true)) do
+        names[#names + 1] = word;
+      end
+      return names;
+    end,
+    function(shell_, text, previous)
+      if previous[2] == "scale" then return peripheral_then_space(shell_, text, previous); end
+      return completion.programWithArgs(shell_, text, previous, 3);
+    end,
+    { program_on_monitor, many = true });
+  program("move", table.unpack(two_paths));
+  program("redstone", { completion.choice, { "probe", "set ", "pulse " } }, completion.side);
+  program("rename", table.unpack(two_paths));
+  program("shell", a_program_and_its_arguments);
+  program("type", completion.dirOrFile);
+  program("set", { completion.setting, true });
+  program("advanced/bg", a_program_and_its_arguments);
+  program("advanced/fg", a_program_and_its_arguments);
+  program("fun/dj", { completion.choice, { "play", "play ", "stop " } }, completion.peripheral);
+  program("fun/speaker", { completion.choice, { "play ", "sound ", "stop " } },
+    after({ play = completion.file, stop = peripheral_name }),
+    after({ play = peripheral_name }));
+  program("fun/advanced/paint", completion.file);
+  program("http/pastebin", { completion.choice, { "put ", "get ", "run " } },
+    after({ put = function(_, text) return fs.complete(text, shell.dir(), true, false); end }));
+  program("rednet/chat", { completion.choice, { "host ", "join " } });
+  program("command/exec", completion.command);
+  program("http/wget", { completion.choice, { "run " } });
+  program("cat", { completion.file, many = true });
 end
 
 function ensure_rom_completions()

@@ -141,4 +141,38 @@ describe("cc.shell.completion", function()
     end
     expect(found):eq(true);
   end);
+
+  -- CC 1.113.1's rom/startup.lua registers these (read from its source); a program it
+  -- registers none for (programs) completes nothing.
+  it("completes the arguments of the ROM programs CC's startup registers, as it does", function()
+    local function has(list, want)
+      for _, s in ipairs(list or {}) do
+        if s == want then return true; end
+      end
+      return false;
+    end
+    -- Nothing stands beside a pocket computer: its back takes a modem.
+    local side = pocket and "back" or "top";
+    expect(periphemu.create(side, pocket and "modem" or "monitor")):eq(true);
+    local monitor = shell.complete("monitor ");
+    local scale_of = shell.complete("monitor scale ");
+    local program_on = shell.complete("monitor " .. side .. " hell");
+    periphemu.remove(side);
+    expect({ has(monitor, side .. " "), has(monitor, "scale ") }):same({ true, true });
+    expect(has(scale_of, side .. " ")):eq(true);
+    expect(program_on):same({ "o" });
+    expect(shell.complete("gps ")):same({ "host", "host ", "locate" });
+    expect(shell.complete("label ")):same({ "get", "get ", "set ", "clear", "clear " });
+    expect(shell.complete("redstone ")):same({ "probe", "set ", "pulse " });
+    expect(shell.complete("redstone set ba")):same({ "ck" });
+    expect(shell.complete("dj ")):same({ "play", "play ", "stop " });
+    expect(shell.complete("shell hel")):same({ "lo", "p " });
+    expect(shell.complete("shell gps ")):same({ "host", "host ", "locate" });
+    expect(shell.complete("programs ")):eq(nil);
+    expect(shell.complete("help mkd")):same({ "ir" });
+    expect(shell_completion.help(shell, "mkd", { "help" })):same({ "ir" });
+    for _, path in ipairs({ "drive", "eject", "id", "fun/advanced/paint", "advanced/bg", "advanced/fg" }) do
+      expect(shell.getCompletionInfo()["rom/programs/" .. path .. ".lua"] ~= nil):eq(true);
+    end
+  end);
 end);

@@ -168,6 +168,7 @@ return {
   dirOrFile = dirOrFile,
   program = program,
   programWithArgs = programWithArgs,
+  help = from_text(function(text) return help.completeTopic(text); end),
   choice = from_text(completion.choice),
   peripheral = from_text(completion.peripheral),
   side = from_text(completion.side),
