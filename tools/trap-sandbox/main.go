@@ -39,7 +39,7 @@ func main() {
 	err = cli.RunCommand(kctx) // its error names the command
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "trap-sandbox:", err)
+		fmt.Fprintln(os.Stderr, cli.ErrorPrefix(os.Stderr)+"trap-sandbox:", err)
 		os.Exit(cli.ExitError)
 	}
 }

@@ -708,7 +708,11 @@ func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(strings.ToUpper(string(c.LogLevel)))); err != nil {
 		return nil, fmt.Errorf("%s %q: %w", flagAndEnv("log-level"), c.LogLevel, err)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+	opts := &slog.HandlerOptions{Level: level}
+	if onJournal(w) {
+		return slog.New(newJournalHandler(w, opts)), nil
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), nil
 }
 
 // spareFiles is what the process needs besides its sockets: the listener, logs, opencode
