@@ -44,17 +44,18 @@ const (
 	evictedForConnections = "connections" // MaxConnections
 )
 
-// admission is one socket's claim on the gateway's capacity, from admit to release: a
+// connSlot is what one socket holds of the gateway's capacity, from admit to release: a
 // connection slot, and until its hello succeeds a place in its address's queue of sockets
-// before hello. Its fields are guarded by limiter.mu.
-type admission struct {
+// before hello. The admission above decides who gets one. Its fields are guarded by
+// limiter.mu.
+type connSlot struct {
 	addr    *addrState
 	session *Session // set by bind; nil while the upgrade runs
 	// prev and next link the address's queue, older and newer the gateway's, while preHello
 	// is set; older and newer link the gateway's queue of link sessions with a code instead
 	// while linking is set.
-	prev, next   *admission
-	older, newer *admission
+	prev, next   *connSlot
+	older, newer *connSlot
 	preHello     bool
 	linking      bool
 	open         bool // holds a connection slot
@@ -67,15 +68,15 @@ type admission struct {
 // more than the connection cap.
 func (l *limiter) maxPreHello() int { return min(l.cfg.MaxUnauthenticated, l.cfg.MaxConnections) }
 
-// admit decides on a new socket from remoteAddr. It returns its admission, after evicting
+// admit decides on a new socket from remoteAddr. It returns its connSlot, after evicting
 // the socket that makes room for it if one must go; nil means the gateway is full of
 // authenticated computers (HTTP 503).
-func (l *limiter) admit(remoteAddr string) *admission {
+func (l *limiter) admit(remoteAddr string) *connSlot {
 	now := l.clock.Now()
 	l.mu.Lock()
 	st := l.stateLocked(remoteAddr, now)
 	overRate := l.cfg.UpgradeRate >= 0 && !st.upgrades.AllowN(now, 1)
-	var victim *admission
+	var victim *connSlot
 	evictedFor := ""
 	switch {
 	case st.preHello >= l.cfg.MaxUnauthenticatedPerAddress:
@@ -103,7 +104,7 @@ func (l *limiter) admit(remoteAddr string) *admission {
 		l.open--
 		victim.open, victim.evicted = false, true
 	}
-	a := &admission{addr: st, open: true, helloTimeout: l.cfg.HelloTimeout}
+	a := &connSlot{addr: st, open: true, helloTimeout: l.cfg.HelloTimeout}
 	if overRate || 2*l.preHello >= l.maxPreHello() {
 		a.helloTimeout = min(l.cfg.PressureHelloTimeout, l.cfg.HelloTimeout)
 	}
@@ -134,7 +135,7 @@ func (l *limiter) admit(remoteAddr string) *admission {
 
 // bind ties a to its session once the upgrade succeeded; false means a was evicted meanwhile
 // (the caller closes the socket).
-func (l *limiter) bind(a *admission, s *Session) bool {
+func (l *limiter) bind(a *connSlot, s *Session) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if a.evicted {
@@ -146,7 +147,7 @@ func (l *limiter) bind(a *admission, s *Session) bool {
 
 // helloSucceeded takes a out of the queues of sockets before hello: an authenticated computer
 // is never evicted. False means a was evicted first (its close is under way).
-func (l *limiter) helloSucceeded(a *admission) bool {
+func (l *limiter) helloSucceeded(a *connSlot) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if a.evicted {
@@ -160,7 +161,7 @@ func (l *limiter) helloSucceeded(a *admission) bool {
 // linkCodeGiven moves a, a link session that link.begin gave a code (link.go), from the queues
 // of sockets before hello to the gateway's queue of link sessions: the caps on sockets before
 // hello no longer evict it (the code budgets pay for it), the connection cap still may.
-func (l *limiter) linkCodeGiven(a *admission) {
+func (l *limiter) linkCodeGiven(a *connSlot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if a.evicted || !a.preHello {
@@ -178,7 +179,7 @@ func (l *limiter) linkCodeGiven(a *admission) {
 
 // release gives back what a holds; the socket has ended (or its upgrade failed). Later calls
 // do nothing.
-func (l *limiter) release(a *admission) {
+func (l *limiter) release(a *connSlot) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.leaveQueueLocked(a)
@@ -197,7 +198,7 @@ func (l *limiter) counts() (open, preHello int) {
 }
 
 // joinQueueLocked appends a to its address's queue of sockets before hello, and the gateway's.
-func (l *limiter) joinQueueLocked(a *admission) {
+func (l *limiter) joinQueueLocked(a *connSlot) {
 	st := a.addr
 	a.preHello, a.prev, a.next = true, st.last, nil
 	if st.last != nil {
@@ -218,7 +219,7 @@ func (l *limiter) joinQueueLocked(a *admission) {
 }
 
 // leaveQueueLocked takes a out of both queues, if it is in them.
-func (l *limiter) leaveQueueLocked(a *admission) {
+func (l *limiter) leaveQueueLocked(a *connSlot) {
 	if !a.preHello {
 		return
 	}
@@ -249,7 +250,7 @@ func (l *limiter) leaveQueueLocked(a *admission) {
 }
 
 // leaveLinksLocked takes a out of the gateway's queue of link sessions, if it is in it.
-func (l *limiter) leaveLinksLocked(a *admission) {
+func (l *limiter) leaveLinksLocked(a *connSlot) {
 	if !a.linking {
 		return
 	}

@@ -159,13 +159,13 @@ func TestTheDefaultLimitsAdmitARestartStormBesideALoop(t *testing.T) {
 			const computers, loopPerSecond, roundTrip, step = 2000, 2400, 200 * time.Millisecond, 10 * time.Millisecond
 			start := fc.Now()
 			type pending struct {
-				adm   *admission
+				slot  *connSlot
 				hello time.Duration // when its hello arrives
 			}
 			var waiting []pending
 			type loopSocket struct {
-				adm *admission
-				end time.Duration // its hello deadline
+				slot *connSlot
+				end  time.Duration // its hello deadline
 			}
 			var loop []loopSocket
 			tries := make([]time.Duration, computers)
@@ -183,10 +183,10 @@ func TestTheDefaultLimitsAdmitARestartStormBesideALoop(t *testing.T) {
 				kept := loop[:0]
 				for _, s := range loop {
 					switch {
-					case s.adm.evicted:
+					case s.slot.evicted:
 						evictedLoop++
 					case s.end <= at:
-						l.release(s.adm) // closed with 4008
+						l.release(s.slot) // closed with 4008
 					default:
 						kept = append(kept, s)
 					}
@@ -206,7 +206,7 @@ func TestTheDefaultLimitsAdmitARestartStormBesideALoop(t *testing.T) {
 						still = append(still, p)
 						continue
 					}
-					require.True(t, l.helloSucceeded(p.adm), "a computer was evicted before its hello")
+					require.True(t, l.helloSucceeded(p.slot), "a computer was evicted before its hello")
 					admitted++
 				}
 				waiting = still

@@ -638,7 +638,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		// A page in the host user's browser (or a player's) reaches this socket as well as a
 		// computer does; on a gateway without a password it would take the place of the
-		// player's computer of the same id and answer the host for it. It takes no admission
+		// player's computer of the same id and answer the host for it. It takes no connection
 		// slot: refused before one.
 		g.limits.warns.warn("refused a computer socket opened by a web page: computers send no Origin header, browsers always do",
 			remote, "origin", clip(origin))
@@ -648,8 +648,8 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if upgradeWasLost(r) {
 		g.limits.warns.warn(upgradeLost, remote)
 	}
-	adm := g.limits.admit(remote)
-	if adm == nil {
+	slot := g.limits.admit(remote)
+	if slot == nil {
 		http.Error(w, fmt.Sprintf("the gateway is full (%d connections); retry later", g.cfg.MaxConnections),
 			http.StatusServiceUnavailable)
 		return
@@ -658,17 +658,17 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The upgrader has already answered with an HTTP error.
 		g.log.Debug("websocket upgrade failed", "remote", remote, "err", clip(err.Error()))
-		g.limits.release(adm)
+		g.limits.release(slot)
 		return
 	}
-	s := newSession(g, conn, remote, adm)
+	s := newSession(g, conn, remote, slot)
 	// A reverse proxy on this machine connects from loopback for clients anywhere: its
 	// sockets say nothing of where the Minecraft server runs (and the API refuses what it
 	// forwards). A socket through the computers-only port reached no API.
 	s.loopbackOnAPIPort = server.IsLoopback(r.RemoteAddr) && server.ForwardedBy(r) == "" && !server.ViaComputersPort(r)
 
 	g.mu.Lock()
-	if g.closing || !g.limits.bind(adm, s) {
+	if g.closing || !g.limits.bind(slot, s) {
 		code, reason, timeout := CloseGoingAway, "going away", g.cfg.WriteTimeout
 		if !g.closing {
 			code, reason, timeout = CloseNoHello, evictReason, evictCloseTimeout // evicted while its upgrade ran
@@ -676,7 +676,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		g.mu.Unlock()
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(timeout))
 		_ = conn.Close()
-		g.limits.release(adm)
+		g.limits.release(slot)
 		return
 	}
 	g.sessions[s] = struct{}{}
@@ -690,9 +690,9 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// socketEnded gives back what the socket's admission holds and forgets its session.
+// socketEnded gives back what the socket's slot holds and forgets its session.
 func (g *Gateway) socketEnded(s *Session) {
-	g.limits.release(s.admission)
+	g.limits.release(s.slot)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.sessions, s)

@@ -462,7 +462,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 			"this socket is already registered as %q; open a new socket for %q", registered.TraposID, key.TraposID))
 		return
 	}
-	if !s.gw.limits.helloSucceeded(s.admission) {
+	if !s.gw.limits.helloSucceeded(s.slot) {
 		s.mu.Unlock()
 		return // evicted just before: its close is under way
 	}

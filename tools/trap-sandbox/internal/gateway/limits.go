@@ -61,10 +61,10 @@ type limiter struct {
 	addrs map[string]*addrState
 	// oldest and newest are the ends of the gateway's queue of sockets before hello: the
 	// oldest goes first when the gateway needs room (admission.go).
-	oldest, newest *admission
+	oldest, newest *connSlot
 	// links is the gateway's queue of link sessions given a code, oldest first: the connection
 	// cap's room when no socket before hello is left (admission.go).
-	links struct{ oldest, newest *admission }
+	links struct{ oldest, newest *connSlot }
 	// open counts admitted sockets until they end; preHello those of them without a good
 	// hello yet.
 	open, preHello int
@@ -80,7 +80,7 @@ type addrState struct {
 	failedHellos *rate.Limiter
 	// first and last are the ends of the address's queue of sockets before hello, oldest
 	// first; preHello is its length.
-	first, last *admission
+	first, last *connSlot
 	preHello    int
 	lastSeen    time.Time
 }

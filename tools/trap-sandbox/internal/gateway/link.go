@@ -105,7 +105,7 @@ func (s *Session) linkAnswering(typ string, payload json.RawMessage) (linked fun
 	case typ == protocol.TypeLinkAccept || (typ == protocol.TypeLinkBegin && ans.Credential != ""):
 		return func() { s.closeByGateway(CloseChecked, linkedReason) }
 	case typ == protocol.TypeLinkBegin && ans.ExpiresInMs > 0 && s.linkBegun.CompareAndSwap(false, true):
-		s.gw.limits.linkCodeGiven(s.admission)
+		s.gw.limits.linkCodeGiven(s.slot)
 		timer := s.gw.cfg.Clock.NewTimer(time.Duration(ans.ExpiresInMs)*time.Millisecond + linkSessionGrace)
 		s.handlers.Add(1)
 		go func() {

@@ -43,7 +43,7 @@ func (s *Session) startLiveness() {
 	s.live.mu.Lock()
 	defer s.live.mu.Unlock()
 	now := cfg.Clock.Now()
-	s.live.clocks = newLivenessClocks(now, cfg, s.admission.helloTimeout)
+	s.live.clocks = newLivenessClocks(now, cfg, s.slot.helloTimeout)
 	s.live.timer = cfg.Clock.AfterFunc(s.live.clocks.next(now), s.livenessDue)
 }
 

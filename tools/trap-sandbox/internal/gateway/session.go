@@ -55,8 +55,8 @@ type Session struct {
 	probing atomic.Bool
 	// pingsBeforeHello counts WebSocket pings received before hello (maxPingsBeforeHello).
 	pingsBeforeHello atomic.Int32
-	// admission is the socket's claim on the gateway's capacity (admission.go).
-	admission *admission
+	// slot is what the socket holds of the gateway's capacity (admission.go).
+	slot *connSlot
 	// evicted is set when the socket was closed to make room for a newcomer (admission.go).
 	evicted atomic.Bool
 	// verdictPending is set while a wrong-secret answer is held back: the socket's frames are
@@ -122,14 +122,14 @@ type Session struct {
 	closeFrameSent bool
 }
 
-func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admission) *Session {
+func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, slot *connSlot) *Session {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &Session{
 		gw:             g,
 		socket:         g.sockets.Add(1),
 		conn:           conn,
 		remoteAddr:     remoteAddr,
-		admission:      adm,
+		slot:           slot,
 		connectedSince: g.cfg.Clock.Now(),
 		send:           newSendQueue(preHelloQueueBytes),
 		finished:       make(chan struct{}),
