@@ -28,7 +28,7 @@ type inputTurn struct {
 type turnKey struct{ traposID string }
 
 // turnState counts the screen.input requests sent in a turn: each after the first asks
-// StillAdmitted first.
+// StillAuthorized first.
 type turnState struct{ sent int }
 
 // InputTurn waits for computer traposID's input turn and returns a context holding it (its

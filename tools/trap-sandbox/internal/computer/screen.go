@@ -410,7 +410,7 @@ func splitInput(events []InputEvent) (parts [][]InputEvent, places [][]int) {
 // SendInput queues events on the computer as its keyboard and mouse would (screen.input;
 // needs sandbox.allow_screen control). It takes the computer's input turn for its request
 // (InputTurn), unless ctx holds it already: a caller whose input takes several requests holds
-// the turn over them all, and each request after the first asks StillAdmitted first. It returns how many events were queued and the
+// the turn over them all, and each request after the first asks StillAuthorized first. It returns how many events were queued and the
 // characters of the texts CC's charset could not hold (sent as '?'), each text named by its
 // place in the request ("events[0].text"), as the computer names it in a refusal and the
 // HTTP API in its warnings ("payload.events[0].text").
@@ -439,7 +439,7 @@ func (c *Client) sendWire(ctx context.Context, traposID string, wire []InputEven
 		return ans.Queued, err
 	}
 	if turn.sent > 0 {
-		if err := c.StillAdmitted(ctx); err != nil {
+		if err := c.StillAuthorized(ctx); err != nil {
 			return 0, stopped(err, "the rest of the input was not sent")
 		}
 	}

@@ -67,7 +67,7 @@ func (c *Client) read(ctx context.Context, traposID, path string, offset, length
 		}
 		payload := map[string]any{"path": wire, "offset": offset + int64(len(data)), "length": ask, "stamp": true}
 		if len(data) > 0 || rereads > 0 {
-			if err := c.StillAdmitted(ctx); err != nil {
+			if err := c.StillAuthorized(ctx); err != nil {
 				return nil, 0, stopped(err, "the read of %s on %s stopped before its end", path, traposID)
 			}
 		}
@@ -269,7 +269,7 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target), replacing: replacing, size: len(data)}
 	for offset := 0; ; offset += ChunkBytes {
 		end := min(offset+ChunkBytes, len(data))
-		if err := w.stillAdmitted(ctx); err != nil {
+		if err := w.stillAuthorized(ctx); err != nil {
 			return err
 		}
 		payload := map[string]any{"path": w.wire(w.temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
@@ -296,7 +296,7 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 			break
 		}
 	}
-	if err := w.stillAdmitted(ctx); err != nil {
+	if err := w.stillAuthorized(ctx); err != nil {
 		return err
 	}
 	err = c.call(ctx, traposID, protocol.TypeFSMove,
@@ -344,7 +344,7 @@ func (c *Client) WritePart(ctx context.Context, traposID, path string, data []by
 	}
 	wire := protocol.WireOfBytes([]byte(target))
 	for sent := 0; sent < len(data); sent += ChunkBytes {
-		if err := c.StillAdmitted(ctx); err != nil {
+		if err := c.StillAuthorized(ctx); err != nil {
 			return stopped(err, "the part written to %s on %s stopped with %d of its %d bytes appended", path, traposID, sent, len(data))
 		}
 		end := min(sent+ChunkBytes, len(data))
@@ -387,10 +387,10 @@ func answeredByComputer(err error) bool {
 	return ok && pe.ByComputer
 }
 
-// stillAdmitted stops the write, as fail does, when its caller is no longer admitted (its
+// stillAuthorized stops the write, as fail does, when its caller is no longer authorized (its
 // token revoked or expired since the write began): no chunk more, no move into place.
-func (w upload) stillAdmitted(ctx context.Context) error {
-	err := w.c.StillAdmitted(ctx)
+func (w upload) stillAuthorized(ctx context.Context) error {
+	err := w.c.StillAuthorized(ctx)
 	if err == nil {
 		return nil
 	}

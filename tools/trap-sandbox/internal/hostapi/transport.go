@@ -111,12 +111,12 @@ var _ computer.Uptimer = Gateway{}
 // GatewayUptime implements computer.Uptimer: how long the gateway has run.
 func (t Gateway) GatewayUptime() time.Duration { return t.gw.Uptime() }
 
-var _ computer.Admission = Gateway{}
+var _ computer.Reauthorizer = Gateway{}
 
-// StillAdmitted implements computer.Admission: the server's check of the credentials the
-// caller's request was admitted with (server.StillAdmitted).
-func (t Gateway) StillAdmitted(ctx context.Context) error {
-	if pe := server.StillAdmitted(ctx); pe != nil {
+// StillAuthorized implements computer.Reauthorizer: the server's check of the credentials the
+// caller's request was authorized with (server.StillAuthorized).
+func (t Gateway) StillAuthorized(ctx context.Context) error {
+	if pe := server.StillAuthorized(ctx); pe != nil {
 		return pe
 	}
 	return nil

@@ -91,7 +91,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			// The screen stayed still for keepAlive.
-			if pe := server.StillAdmitted(r.Context()); pe != nil {
+			if pe := server.StillAuthorized(r.Context()); pe != nil {
 				end(pe)
 				return
 			}
@@ -110,7 +110,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 			end(pe)
 			return
 		}
-		if pe := server.StillAdmitted(r.Context()); pe != nil {
+		if pe := server.StillAuthorized(r.Context()); pe != nil {
 			end(pe) // the token was revoked or expired while the stream ran: no more frames
 			return
 		}

@@ -20,7 +20,7 @@ import (
 	"trap-sandbox/internal/protocol"
 )
 
-// apiAuth admits a request and puts its caller (account.Caller) in the request's context.
+// apiAuth authenticates a request and puts its caller (account.Caller) in the request's context.
 // It guards every module's host API routes and /metrics:
 //   - an account's API token (tsa_…, when accounts is set) is that account, admin or not;
 //   - a gateway pass (tsp_…, when passes is set) is the caller it was granted for: one
@@ -36,12 +36,12 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 	tokenHash := sha256.Sum256([]byte(token)) // once, not per request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, bearer := bearerToken(r.Header.Get("Authorization"))
-		// admit serves the caller c, with still its StillAdmitted check when its credentials
-		// can be revoked: one copy of the request for both.
-		admit := func(c account.Caller, still func(context.Context) *protocol.Error) {
+		// serveAs serves the request as the caller c, with still its StillAuthorized check when
+		// its credentials can be revoked: one copy of the request for both.
+		serveAs := func(c account.Caller, still func(context.Context) *protocol.Error) {
 			ctx := account.WithCaller(r.Context(), c)
 			if still != nil {
-				ctx = context.WithValue(ctx, stillAdmittedKey{}, still)
+				ctx = context.WithValue(ctx, stillAuthorizedKey{}, still)
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		}
@@ -58,7 +58,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				refuseToken(w, err)
 				return
 			}
-			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: tok.Selector, Until: tok.ExpiresAt}, func(ctx context.Context) *protocol.Error {
+			serveAs(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: tok.Selector, Until: tok.ExpiresAt}, func(ctx context.Context) *protocol.Error {
 				if _, err := accounts.Authenticate(ctx, got); err != nil && refusalOf(err) != RefusalStoreFailed {
 					return protocol.Errorf(protocol.CodeUnauthorized, "%s", tokenRefusal(err))
 				}
@@ -74,7 +74,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				writeAuthError(w, http.StatusUnauthorized, unknownPass)
 				return
 			}
-			admit(c, func(context.Context) *protocol.Error {
+			serveAs(c, func(context.Context) *protocol.Error {
 				if _, ok := passes.Caller(got); !ok {
 					return protocol.Errorf(protocol.CodeUnauthorized, "%s", unknownPass)
 				}
@@ -93,7 +93,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				writeAuthError(w, http.StatusUnauthorized, msg)
 				return
 			}
-			admit(account.LocalAdmin, nil)
+			serveAs(account.LocalAdmin, nil)
 			return
 		}
 		if other := otherSecret(got); bearer && other != "" {
@@ -127,7 +127,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 			writeAuthError(w, http.StatusUnauthorized, unknownBearer())
 			return
 		}
-		admit(account.LocalAdmin, nil)
+		serveAs(account.LocalAdmin, nil)
 	})
 }
 
@@ -291,16 +291,16 @@ func tokenRefusal(err error) string {
 	return "unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)"
 }
 
-// stillAdmittedKey is the request context's key of its StillAdmitted check.
-type stillAdmittedKey struct{}
+// stillAuthorizedKey is the request context's key of its StillAuthorized check.
+type stillAuthorizedKey struct{}
 
-// StillAdmitted tells an answer that lasts (the screen's stream) whether the credentials its
-// request was admitted with still open the API: nil, or the unauthorized error a new request
+// StillAuthorized tells an answer that lasts (the screen's stream) whether the credentials its
+// request was authorized with still open the API: nil, or the unauthorized error a new request
 // with them would get (an account token revoked or expired since, a gateway pass that ended).
 // Such an answer asks before each thing it sends, so a revoked token sees nothing more, as it
 // is refused from the next request on. SANDBOX_API_TOKEN and loopback cannot be revoked: nil.
-func StillAdmitted(ctx context.Context) *protocol.Error {
-	if check, ok := ctx.Value(stillAdmittedKey{}).(func(context.Context) *protocol.Error); ok {
+func StillAuthorized(ctx context.Context) *protocol.Error {
+	if check, ok := ctx.Value(stillAuthorizedKey{}).(func(context.Context) *protocol.Error); ok {
 		return check(ctx)
 	}
 	return nil

@@ -14,14 +14,14 @@ import (
 	"trap-sandbox/testkit/daemonfake"
 )
 
-// revocable is a Local whose caller stops being admitted once revoked is set (as the
+// revocable is a Local whose caller stops being authorized once revoked is set (as the
 // gateway's Transport asks the server's check of the caller's token).
 type revocable struct {
 	*daemonfake.Local
 	revoked atomic.Bool
 }
 
-func (r *revocable) StillAdmitted(context.Context) error {
+func (r *revocable) StillAuthorized(context.Context) error {
 	if r.revoked.Load() {
 		return protocol.Errorf(protocol.CodeUnauthorized, "account token revoked: ask for a new one")
 	}
@@ -44,7 +44,7 @@ func revokeAt(typ string, step int) *revocable {
 }
 
 // TestARevokedCallerStopsBetweenRequests: a call of several requests asks the Transport
-// whether its caller is still admitted before each request after its first, and stops with
+// whether its caller is still authorized before each request after its first, and stops with
 // the unauthorized answer: a Read before its next chunk, an input of several requests
 // before its next part.
 func TestARevokedCallerStopsBetweenRequests(t *testing.T) {
