@@ -414,7 +414,7 @@ func TestTheCommandWithoutItsLibrariesSaysSo(t *testing.T) {
 	assert.NotContains(t, out, "not found", "no require traceback")
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlink.lua")))
-	// (The daemon, which the hook starts at boot, still stops so: left to its own change.)
+	// (The daemon, which the hook starts at boot, says it too: TestTheBootAndAiWithoutALibrarySaySo.)
 	out = afterLast(playerSession(ctx, t, dir, false, "sandbox status"), "> sandbox status")
 	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlink.lua is missing: "+advice, out)
 	assert.NotContains(t, out, "not found", "no require traceback")
@@ -422,6 +422,46 @@ func TestTheCommandWithoutItsLibrariesSaysSo(t *testing.T) {
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "sandbox --version")
 	assert.Contains(t, afterLast(out, "> sandbox --version"), "sandbox 0.", out)
 	assert.FileExists(t, filepath.Join(dir, "apis", "libsandboxlink.lua"))
+}
+
+// TestTheBootAndAiWithoutALibrarySaySo: with a file of the client deleted (to free space), the
+// daemon the hook starts at boot stopped with CC's traceback, "module '/apis/libsandboxlink'
+// not found" and the places require looked, and so did ai copied alone to a friend's computer.
+// Both say the sandbox command's one line: the missing file and the install line.
+func TestTheBootAndAiWithoutALibrarySaySo(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" "+installPassword+" --no-questions")
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const advice = "the trapos-sandbox client is not whole on this computer. Install it with the gateway's install line " +
+		"(wget run .../trapos/install, as its operator gives it out)."
+
+	link, err := os.ReadFile(filepath.Join(dir, "apis", "libsandboxlink.lua"))
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlink.lua")))
+	out = playerSession(ctx, t, dir, false, "id")
+	boot, _, found := strings.Cut(out, "> id")
+	require.True(t, found, out)
+	assert.Equal(t, "sandbox: /apis/libsandboxlink.lua is missing: "+advice, unwrapped(strings.TrimPrefix(boot, "CraftOS 1.9\n")), out)
+	assert.NotContains(t, out, "not found", "no require traceback")
+	assert.Contains(t, afterLast(out, "> id"), "This is computer #0", "the boot goes on to the shell")
+
+	// The daemon's own library, which the sandbox command does not load.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "apis", "libsandboxlink.lua"), link, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlog.lua")))
+	out = playerSession(ctx, t, dir, false, "id")
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlog.lua is missing: "+advice, out)
+	assert.NotContains(t, out, "not found", "no require traceback")
+
+	friend := t.TempDir()
+	program, err := os.ReadFile(filepath.Join(dir, "programs", "ai.lua"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(friend, "ai.lua"), program, 0o644))
+	out = afterLast(playerSession(ctx, t, friend, false, "ai hello"), "> ai hello")
+	assert.Equal(t, "ai: /apis/libsandbox.lua is missing: "+advice, unwrapped(strings.TrimSuffix(strings.TrimSpace(out), ">")), out)
+	assert.NotContains(t, out, "not found", "no require traceback")
 }
 
 // TestHelpSandboxFindsTheClientsPage: `help sandbox`, a CC player's first habit, printed CC's

@@ -6,7 +6,16 @@
 -- false. The requests go through the sandbox daemon (libsandboxai); nothing here holds a
 -- credential. User errors are one red line naming the fix, never a traceback.
 
-local libsandbox = require('/apis/libsandbox');
+-- libsandbox's own requires load every library of the client. One missing (this program
+-- copied alone to another computer, or a file of the client deleted) stopped require with CC's
+-- traceback: the player reads the sandbox command's one line, the file and the install line.
+local loaded, libsandbox = pcall(require, '/apis/libsandbox');
+if not loaded then
+  local missing = tostring(libsandbox):match("module '(/apis/[^']+)' not found");
+  error(missing == nil and libsandbox or ("ai: " .. missing .. ".lua is missing: the trapos-sandbox client is "
+    .. "not whole on this computer. Install it with the gateway's install line (wget run .../trapos/install, as "
+    .. "its operator gives it out)."), 0);
+end
 local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local newAnswerReader = require('/apis/libsandboxai').newAnswerReader;

@@ -4,8 +4,19 @@
 -- only feeds it events. Never sleep, http.websocket or ws.receive here: in CC they swallow
 -- every other event of this coroutine.
 
-local libsandbox = require('/apis/libsandbox');
-local fileLog = require('/apis/libsandboxlog');
+-- A library of the client missing (a file deleted to free space) stopped the boot with CC's
+-- require traceback and the places it looked: the boot says the sandbox command's one line,
+-- the missing file and the install line, and goes on to the shell without the daemon.
+local loaded, why = pcall(function()
+  return require('/apis/libsandbox'), require('/apis/libsandboxlog');
+end);
+if not loaded then
+  local missing = tostring(why):match("module '(/apis/[^']+)' not found");
+  error(missing == nil and why or ("sandbox: " .. missing .. ".lua is missing: the trapos-sandbox client is "
+    .. "not whole on this computer. Install it with the gateway's install line (wget run .../trapos/install, as "
+    .. "its operator gives it out)."), 0);
+end
+local libsandbox, fileLog = require('/apis/libsandbox'), require('/apis/libsandboxlog');
 
 -- The screen is the player's: the daemon's faults go to its log file and `sandbox status`.
 local log = fileLog.newFileLog({ fs = fs, clock = function() return os.epoch("utc"); end });
