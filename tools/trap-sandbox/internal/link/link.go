@@ -814,7 +814,11 @@ func (m *Module) wouldReplace(from protocol.Requester, into string, held idHeld,
 }
 
 // idHeld is what an account holds of one computer id: a computer of that id connected (on any
-// replica), else a credential bound to that id that is not revoked; neither is nothing.
+// replica), else a credential that is not revoked and is bound to that id or, made by hand (bound
+// to none), said its last hello as that id; neither is nothing. A hand credential holds the id
+// it was last used as: a credential linked for that id, said as its traposId, would knock that
+// computer off when it came back (newest wins in an account), and it the linked one, each
+// stopping the other. One never used holds none.
 type idHeld struct {
 	connected  *computer.Computer
 	credential *account.Credential
@@ -834,7 +838,10 @@ func (m *Module) heldID(ctx context.Context, into, id string) (idHeld, error) {
 		return idHeld{}, err
 	}
 	for _, cred := range creds {
-		if cred.ComputerID == id && cred.RevokedAt.IsZero() {
+		if !cred.RevokedAt.IsZero() {
+			continue
+		}
+		if cred.ComputerID == id || (cred.ComputerID == "" && cred.LastTraposID != "" && account.ComputerID(cred.LastTraposID) == id) {
 			return idHeld{credential: &cred}, nil
 		}
 	}

@@ -1067,3 +1067,44 @@ func TestLinkBodiesAreReadAsTheAPIsAre(t *testing.T) {
 	require.NotNil(t, ans.Error)
 	assert.Equal(t, `"maxUses" must be a whole number (got a string)`, ans.Error.Message)
 }
+
+// TestAHandCredentialsComputerCannotBeTakenOverByALink: a credential made by hand is bound to
+// no computer id, so it was not seen as holding one: alice's 7:kitchen on a hand credential,
+// off, and anyone with her enrollment key (or a code she approved) claiming computer 7 got a
+// credential bound to 7, whose hello as 7:kitchen then knocked hers off when it came back
+// (newest wins in an account; 4009, and the one knocked off stops reconnecting), and back. A
+// live hand credential holds the computer id of its last hello, as a linked one holds its own.
+func TestAHandCredentialsComputerCannotBeTakenOverByALink(t *testing.T) {
+	f := newFixture(t, Config{})
+	ctx := t.Context()
+	plain, hand, err := f.accounts.IssueCredential(ctx, "alice", "alice")
+	require.NoError(t, err)
+	_, err = f.accounts.AuthenticateComputer(ctx, plain, "7:kitchen", "10.0.0.5:51000") // its hello, then it went off
+	require.NoError(t, err)
+	status, ans := f.api(alice, "POST", KeysPath, map[string]any{"maxUses": 0, "expiresInMs": 3600000})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+
+	impostor := protocol.Requester{TraposID: "7:kitchen", RemoteAddr: "10.0.0.9:52000", Socket: 5}
+	_, pe := f.call(impostor, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	require.NotNil(t, pe, "a credential for computer 7 would take the place of alice's 7:kitchen on its hand credential")
+	assert.Equal(t, protocol.CodeForbidden, pe.Code)
+	assert.Equal(t, heldSeven, pe.Message)
+	assert.Contains(t, f.logs.String(), "traposId=7:kitchen accountId=alice remote=10.0.0.9:52000 held="+hand.Selector+"\n")
+
+	code := f.begin(impostor)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusForbidden, status, "a code's approval is refused the same")
+	require.NotNil(t, ans.Error)
+	assert.Contains(t, ans.Error.Message, "account alice holds a credential for computer 7 already ("+hand.Selector+", last hello as 7:kitchen)")
+
+	turtle := protocol.Requester{TraposID: "8:turtle", RemoteAddr: "10.0.0.5:53000", Socket: 6}
+	_, pe = f.call(turtle, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	assert.Nil(t, pe, "the hand credential holds computer 7 only, the id of its last hello")
+
+	_, err = f.accounts.RevokeCredential(ctx, "alice", hand.Selector)
+	require.NoError(t, err)
+	_, pe = f.call(impostor, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	assert.Nil(t, pe, "once the hand credential is revoked, computer 7 links")
+}
