@@ -1,5 +1,5 @@
 // Package docs_test checks what a reader follows in the docs without running anything: the
-// links between the pages and the task menu's summaries.
+// links between the pages, the task menu's summaries and the gateway's package comments.
 package docs_test
 
 import (

@@ -3,6 +3,8 @@
 // is where they live (in memory for tests, SQLite in a data directory); Accounts is the one
 // place that issues secrets and checks them, so every caller gets the same rules: secrets
 // from crypto/rand, stored as SHA-256, compared in constant time, never logged.
+// Accounts.Manage is the one rule of who manages what (accountapi is its HTTP face), and
+// accounttest is the conformance suite every Store passes.
 package account
 
 import (

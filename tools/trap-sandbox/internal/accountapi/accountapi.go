@@ -1,6 +1,6 @@
 // Package accountapi is account management over the host API (docs/http-api.md), a sandbox
 // module: accounts, their API tokens and their computers' credentials, listed, added and
-// revoked by the caller the server's API auth admitted (account.CallerFrom). Who may do what
+// revoked by the caller the server's API auth let in (account.CallerFrom). Who may do what
 // is account.Accounts.Manage's (one home for the rule); this package is its HTTP face and its
 // client: Client implements account.Manager over these routes, so `trap-sandbox accounts …`
 // has one code path whether it works on the store or through a running gateway.

@@ -4,8 +4,8 @@
 // the trap-sandbox tools acting on one computer; the gateway answers each tool call's
 // permission ask itself, once, only for the asking computer (after the player's confirmation
 // for writes, deletes and runs); one turn runs at a time per session, under the gateway's own
-// deadline. It is off unless the operator names a model (--ai-model); docs/ai.md is the
-// operator's guide.
+// deadline. GET /trapos/ai/turns (TurnsPath) lists the computers with a turn running. It is
+// off unless the operator names a model (--ai-model); docs/ai.md is the operator's guide.
 package agent
 
 import (

@@ -1,8 +1,9 @@
 // Package server hosts the sandbox modules on one HTTP listener (and, with --computers-listen,
 // a second that serves the computers' routes only: computers.go). It owns what the modules
-// share: the mux they mount on, the host API's auth check (Routes.HandleAPI), one Prometheus
-// registry served on /metrics, /healthz, and a shutdown bounded in time. A module is a
-// value with Name and Mount; adding one is one more argument to New.
+// share: the mux they mount on, the host API's auth check (Routes.HandleAPI) and its one
+// answer writer (WriteAnswer), one Prometheus registry served on /metrics, /healthz, and a
+// shutdown bounded in time. A module is a value with Name and Mount; adding one is one more
+// argument to New.
 package server
 
 import (
