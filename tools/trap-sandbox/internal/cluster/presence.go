@@ -330,9 +330,10 @@ func (r *Router) startSweep() {
 
 // sweep withdraws the claims of replicas silent for twice ReplicaTTL (or that said goodbye
 // that long ago: lastSeen is the goodbye then), so that a replica that died or stopped for good
-// leaves nothing behind, then purges the delete markers of computers that left (markers.go). The deletes name the revision they saw, so a computer that has
-// meanwhile said hello elsewhere keeps its newer claim. It stops when the router closes; the
-// next replica's sweep, or this one's after a restart, does the rest.
+// leaves nothing behind. Each withdrawal names the revision it saw, so a computer that has
+// meanwhile said hello elsewhere keeps its newer claim. Then it purges the delete markers of
+// computers that left (purgeMarkers, markers.go). It stops when the router closes; the next
+// replica's sweep, or this one's after a restart, does the rest.
 func (r *Router) sweep() {
 	now := r.cfg.Clock.Now()
 	type stale struct {
