@@ -11,6 +11,7 @@ local codec = require('/apis/libsandboxcodec');
 -- 16 KiB of data is at most 96 KiB on the wire: the frame stays under 128 KiB with room for
 -- the path and the envelope.
 local MAX_READ_BYTES = 16 * 1024;
+local NO_SUCH_FILE = ": No such file";
 
 local ERR_FS_ERROR, ERR_BAD_PAYLOAD = codec.ERR_FS_ERROR, codec.ERR_BAD_PAYLOAD;
 
@@ -64,12 +65,18 @@ local function newFiles(deps)
   end
 
   local function list(payload)
-    local complaint = check(payload, "path", "string");
+    local complaint = check(payload, "path", "string") or check(payload, "absentOk", "boolean", true);
     if complaint then
       return badPayload(complaint);
     end
     local ok, names = try(fsApi.list, payload.path);
     if not ok then
+      -- The host looks at what a path names by listing the directory it is in, which may not
+      -- be there yet (a put that makes it): with absentOk that is an answer, not a failed
+      -- request. CC's fs.list says so as "<path>: No such file".
+      if payload.absentOk and names:sub(-#NO_SUCH_FILE) == NO_SUCH_FILE then
+        return true, { entries = textutils.empty_json_array, absent = true };
+      end
       return fsError(names);
     end
     local entries = {};

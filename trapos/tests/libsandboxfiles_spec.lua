@@ -165,6 +165,24 @@ describe("libsandboxfiles", function()
       expectFsError("fs.list", { path = DIR .. "/f" }, "Not a directory$");
     end);
 
+    -- The host's look at what a path names lists the directory it is in, which may not be
+    -- there (a put that makes its directories): with absentOk that is an answer, not an
+    -- fs_error the gateway logs as a failed request. A file is still no directory.
+    it("answers absent for a missing directory when asked with absentOk", function()
+      fresh();
+      local ok, result = call("fs.list", { path = DIR .. "/nope/deeper", absentOk = true });
+      expect(ok):eq(true);
+      expect(textutils.serializeJSON(result)):eq('{"absent":true,"entries":[]}');
+      call("fs.write", { path = DIR .. "/f", data = "" });
+      expectFsError("fs.list", { path = DIR .. "/f", absentOk = true }, "Not a directory$");
+      local _, listed = call("fs.list", { path = DIR, absentOk = true });
+      expect(listed.absent):eq(nil);
+      expect(listed.entries):same({ { name = "f", isDir = false, size = 0 } });
+      expectFsError("fs.list", { path = "..", absentOk = true }, "^/%.%.: Invalid Path$");
+      local _, _, err = call("fs.list", { path = DIR, absentOk = "yes" });
+      expect(err.message):str_match("payload.absentOk");
+    end);
+
     -- CC's Cobalt places an error a native function raises at the nearest Lua code: under
     -- pcall(fs.list, ...) the library's line that called pcall (fakecraft too: the failures
     -- above go through it). A stand-in fs raises one such, and one placed elsewhere.

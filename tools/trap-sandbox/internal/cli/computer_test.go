@@ -721,7 +721,8 @@ func TestCatOrGetOfADirectoryNamesLs(t *testing.T) {
 // the host's tools with its outcome; put's look at whether its path is a directory (an fs.list
 // of the path, which CC answers for a file or for nothing there with fs_error) logged
 // "outcome=fs_error" for every put that worked, an error per command for the operator to read.
-// (A put that makes the directories it writes in still logs the fs.list of the one not there.)
+// A put that makes the directories it writes in logged the fs.list of the one not there so,
+// until the look asked with absentOk (the computer answers absent: no request more).
 func TestPutsThatSucceedLogNoFailedRequest(t *testing.T) {
 	srv, d, logs := debugLoggedComputer(t)
 	local := filepath.Join(t.TempDir(), "x.txt")
@@ -731,6 +732,7 @@ func TestPutsThatSucceedLogNoFailedRequest(t *testing.T) {
 		{"/x.txt", "/x.txt"},             // nothing there
 		{"/old.txt", "/old.txt"},         // a file replaced
 		{"/programs", "/programs/x.txt"}, // into a directory
+		{"/d/e/x.txt", "/d/e/x.txt"},     // into directories the write makes
 	} {
 		before := len(logs.String())
 		out, err := runClient(t, "put", "--url", srv.URL, "5:küche", local, c.remote)
@@ -778,8 +780,8 @@ func debugLoggedComputer(t *testing.T) (*httptest.Server, *daemonfake.Daemon, *t
 // TestAPutLooksAtItsPathOnce: put looked at whether its path is a directory to put the file
 // into, and the write then looked at the same path again, one fs.list more of the same
 // directory: two round trips to a computer that answers between its program's events, and,
-// for a put that makes the directories it writes in, two fs_errors in the debug log where
-// its one look answers one. Into a directory, the file's own path is looked at too.
+// for a put that makes the directories it writes in, two fs_errors in the debug log (now
+// none: the look asks with absentOk). Into a directory, the file's own path is looked at too.
 func TestAPutLooksAtItsPathOnce(t *testing.T) {
 	srv, d, logs := debugLoggedComputer(t)
 	local := filepath.Join(t.TempDir(), "x.txt")
@@ -793,7 +795,7 @@ func TestAPutLooksAtItsPathOnce(t *testing.T) {
 		{"/x.txt", "/x.txt", []string{"fs.list ok", "fs.write ok", "fs.move ok"}},
 		{"/old.txt", "/old.txt", []string{"fs.list ok", "fs.write ok", "fs.move ok"}},
 		{"/programs", "/programs/x.txt", []string{"fs.list ok", "fs.list ok", "fs.write ok", "fs.move ok"}},
-		{"/d/e/f.txt", "/d/e/f.txt", []string{"fs.list fs_error", "fs.write ok", "fs.move ok"}}, // /d/e is not there: the write makes it
+		{"/d/e/f.txt", "/d/e/f.txt", []string{"fs.list ok", "fs.write ok", "fs.move ok"}}, // /d/e is not there (absent): the write makes it
 	} {
 		before := len(logs.String())
 		out, err := runClient(t, "put", "--url", srv.URL, "5:küche", local, c.remote)

@@ -688,7 +688,7 @@ const (
 // file, a directory and nothing there alike. An fs.list of path itself answers a file, or
 // nothing, with CC's fs_error ("Not a directory", "No such file"): the gateway's debug log
 // showed that as a failed request for every put that worked. A parent that is not there is
-// nothing there (its fs_error is the one left: a put that makes the directories); a parent
+// nothing there (answered absent, or by a client older than absentOk with its fs_error); a parent
 // the computer cannot list in one answer (more names than a frame holds), or a name listed
 // only in another case (a drive that ignores case, which the host cannot tell), is judged by
 // the fs.list of path itself, as before.
@@ -709,8 +709,15 @@ func (c *Client) kindOf(ctx context.Context, traposID, path string, timeout time
 				Name  string `json:"name"`
 				IsDir bool   `json:"isDir"`
 			} `json:"entries"`
+			Absent bool `json:"absent"`
 		}
-		err := c.call(ctx, traposID, protocol.TypeFSList, map[string]any{"path": protocol.WireOfBytes([]byte(parent))}, timeout, &ans)
+		// absentOk: a parent that is not there is an answer (absent), not CC's fs_error, which
+		// the gateway's debug log showed as a failed request of a put that made its
+		// directories. A client older than 0.5.28 ignores it and answers the fs_error below.
+		err := c.call(ctx, traposID, protocol.TypeFSList, map[string]any{"path": protocol.WireOfBytes([]byte(parent)), "absentOk": true}, timeout, &ans)
+		if err == nil && ans.Absent {
+			return kindNothing, nil
+		}
 		if err == nil {
 			otherCase := false
 			for _, e := range ans.Entries {

@@ -275,7 +275,7 @@ func (d *Daemon) answer(typ string, payload json.RawMessage) Reply {
 		}
 		return ok(d.info(p))
 	case protocol.TypeFSList:
-		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.list(c[0]) })
+		return serveFS(p, []string{checkString(p, "path"), checkBool(p, "absentOk")}, []string{"path"}, func(c []string) Reply { return d.list(c[0], p["absentOk"] == true) })
 	case protocol.TypeFSRead:
 		return serveFS(p, []string{checkString(p, "path"), checkCount(p, "offset"), checkCount(p, "length"), checkBool(p, "stamp")}, []string{"path"},
 			func(c []string) Reply {
@@ -368,9 +368,12 @@ func (d *Daemon) info(p map[string]any) map[string]any {
 
 // The fs handlers below take paths already resolved by serveFS.
 
-func (d *Daemon) list(clean string) Reply {
+func (d *Daemon) list(clean string, absentOK bool) Reply {
 	if _, isFile := d.files[clean]; isFile {
 		return fsError(display(clean) + ": Not a directory")
+	}
+	if !d.dirs[clean] && absentOK {
+		return ok(map[string]any{"entries": []map[string]any{}, "absent": true})
 	}
 	if !d.dirs[clean] {
 		return fsError(display(clean) + ": No such file")
