@@ -65,8 +65,11 @@ func TestHealthAgentOn(t *testing.T) {
 	// opencode answers, but has no such model (its provider has no key there): it said
 	// opencodeOk: true alone, and every ai question failed
 	missing := harness.Start(t, gatewayBin, harness.Options{
-		Args: []string{"--password", sandboxPassword, "--opencode-url", w.oc.URL, "--ai-model", "anthropic/claude-sonnet-4-5", "--ai-dir", t.TempDir()},
-		Env:  []string{"OPENCODE_SERVER_PASSWORD=" + aiOCPassword},
+		// each probe re-runs the model check and waits for it to say the fault again: a
+		// minute, not the shipped second, which a loaded machine's check may take
+		Args: []string{"--password", sandboxPassword, "--opencode-url", w.oc.URL, "--ai-model", "anthropic/claude-sonnet-4-5", "--ai-dir", t.TempDir(),
+			"--ai-check-wait", "1m"},
+		Env: []string{"OPENCODE_SERVER_PASSWORD=" + aiOCPassword},
 	})
 	ok, out = runCommand(ctx, t, computerOptions(t, missing, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)

@@ -34,6 +34,7 @@ type AIFlags struct {
 	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions, one directory per computer below it, each with the opencode.json the gateway writes (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same paths."`
 	AIMCPURL         string        `name:"ai-mcp-url" env:"SANDBOX_AI_MCP_URL" help:"The gateway's /mcp as opencode reaches it (default: http://127.0.0.1:PORT/mcp on the listen port)."`
 	AITurnDeadline   time.Duration `name:"ai-turn-deadline" default:"180s" env:"SANDBOX_AI_TURN_DEADLINE" help:"Longest agent turn; past it the turn is aborted (keep it above opencode's ~70 s of provider retries)."`
+	AICheckWait      time.Duration `name:"ai-check-wait" default:"1s" env:"SANDBOX_AI_CHECK_WAIT" help:"How long a sandbox health waits for the check of the agent's model to say again a fault it found (opencode lacks the model); past it the answer leaves the fault out, and the answers after the check ends have its word."`
 	AIMaxTurns       int           `name:"ai-max-turns" default:"100" env:"SANDBOX_AI_MAX_TURNS" help:"Most agent turns running at once, all computers together; past it a question is answered busy (a player with the shared password can say hello as ever new computers, each with a rate of its own)."`
 	AIIdleAfter      time.Duration `name:"ai-idle-after" default:"15m" env:"SANDBOX_AI_IDLE_AFTER" help:"How long a computer's agent state stays after its last question (the gateway's, and its opencode instance, which is disposed); a computer that asks again continues its conversation."`
 	AIMaxComputers   int           `name:"ai-max-computers" default:"200" env:"SANDBOX_AI_MAX_COMPUTERS" help:"Most computers with agent state (an opencode instance each) at once; past it the least recently used idle one's goes, and with none idle a new computer's question is answered busy."`
@@ -56,6 +57,7 @@ func (f AIFlags) setWithoutModel() []string {
 		{"ai-dir", f.AIDir != ""},
 		{"ai-mcp-url", f.AIMCPURL != ""},
 		{"ai-turn-deadline", f.AITurnDeadline != aiTurnDeadlineDefault},
+		{"ai-check-wait", f.AICheckWait != opencode.DefaultAgentWait},
 		{"ai-max-turns", f.AIMaxTurns != agent.DefaultMaxTurns},
 		{"ai-idle-after", f.AIIdleAfter != agent.DefaultIdleAfter},
 		{"ai-max-computers", f.AIMaxComputers != agent.DefaultMaxComputers},

@@ -382,7 +382,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		}
 	}
 	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout,
-		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter} {
+		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter, "ai-check-wait": c.AICheckWait} {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
@@ -431,10 +431,11 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	}
 
 	prober, err := opencode.NewProber(opencode.ProberConfig{
-		URL:      c.OpencodeURL,
-		Username: c.OpencodeUsername,
-		Password: c.OpencodePassword,
-		Timeout:  c.ProbeTimeout,
+		URL:       c.OpencodeURL,
+		Username:  c.OpencodeUsername,
+		Password:  c.OpencodePassword,
+		Timeout:   c.ProbeTimeout,
+		AgentWait: c.AICheckWait,
 	})
 	if err != nil {
 		return fmt.Errorf("--opencode-url (OPENCODE_URL): %w", err)

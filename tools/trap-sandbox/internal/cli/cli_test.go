@@ -25,6 +25,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/agent"
 	"trap-sandbox/internal/cluster"
+	"trap-sandbox/internal/opencode"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 )
@@ -87,7 +88,7 @@ func clearEnv(t *testing.T) {
 
 // natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
 // aiDefaults are the agent's defaults: off.
-var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second, AIMaxTurns: agent.DefaultMaxTurns, AIIdleAfter: agent.DefaultIdleAfter,
+var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second, AICheckWait: opencode.DefaultAgentWait, AIMaxTurns: agent.DefaultMaxTurns, AIIdleAfter: agent.DefaultIdleAfter,
 	AIMaxComputers: agent.DefaultMaxComputers, AIMaxDirs: agent.DefaultMaxDirs}
 
 var natsDefaults = NATSFlags{NATSSetupBudget: 10 * time.Second}
@@ -176,8 +177,8 @@ func TestParseEnv(t *testing.T) {
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
 		NATSFlags:    NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, NATSSetupBudget: 10 * time.Second},
 		ReplicaFlags: ReplicaFlags{Replica: "r1", NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second},
-		AIFlags: AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIMaxTurns: 7,
-			AIIdleAfter: 20 * time.Minute, AIMaxComputers: 50, AIMaxDirs: 60, AIAllowHostTools: true},
+		AIFlags: AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AICheckWait: opencode.DefaultAgentWait,
+			AIMaxTurns: 7, AIIdleAfter: 20 * time.Minute, AIMaxComputers: 50, AIMaxDirs: 60, AIAllowHostTools: true},
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }
@@ -343,15 +344,16 @@ func TestServeWarnsOfProxiesThatAreEveryone(t *testing.T) {
 // --ai-model turns on; given alone they did nothing and the start said nothing of them.
 func TestServeWarnsOfAgentFlagsWithoutAModel(t *testing.T) {
 	clearEnv(t)
-	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--ai-allow-host-tools", "--ai-turn-deadline", "90s", "--ai-max-turns", "5",
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--ai-allow-host-tools", "--ai-turn-deadline", "90s", "--ai-check-wait", "3s", "--ai-max-turns", "5",
 		"--ai-idle-after", "1m", "--ai-max-computers", "9")
 	_, logs, stop := startServe(t, root.Serve)
 	require.NoError(t, stop())
-	assert.Contains(t, logs.String(), `level=WARN msg="--ai-turn-deadline (SANDBOX_AI_TURN_DEADLINE), --ai-max-turns (SANDBOX_AI_MAX_TURNS), --ai-idle-after (SANDBOX_AI_IDLE_AFTER), --ai-max-computers (SANDBOX_AI_MAX_COMPUTERS), --ai-allow-host-tools (SANDBOX_AI_ALLOW_HOST_TOOLS) set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)"`)
+	assert.Contains(t, logs.String(), `level=WARN msg="--ai-turn-deadline (SANDBOX_AI_TURN_DEADLINE), --ai-check-wait (SANDBOX_AI_CHECK_WAIT), --ai-max-turns (SANDBOX_AI_MAX_TURNS), --ai-idle-after (SANDBOX_AI_IDLE_AFTER), --ai-max-computers (SANDBOX_AI_MAX_COMPUTERS), --ai-allow-host-tools (SANDBOX_AI_ALLOW_HOST_TOOLS) set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)"`)
 
 	// The defaults alone warn of nothing.
 	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
 	assert.Equal(t, aiTurnDeadlineDefault, root.Serve.AITurnDeadline, "the flag's tag and the constant name one default")
+	assert.Equal(t, opencode.DefaultAgentWait, root.Serve.AICheckWait, "the flag's tag and the prober's constant name one default")
 	assert.Equal(t, agent.DefaultMaxTurns, root.Serve.AIMaxTurns, "the flag's tag and the agent's constant name one default")
 	assert.Equal(t, agent.DefaultIdleAfter, root.Serve.AIIdleAfter, "the flag's tag and the agent's constant name one default")
 	assert.Equal(t, agent.DefaultMaxComputers, root.Serve.AIMaxComputers, "the flag's tag and the agent's constant name one default")
