@@ -22,6 +22,9 @@ local WHAT_DISK_STARTUP = "a disk's startup file (CC runs it at boot instead of 
 local WHAT_BOOT_PROGRAM = "a program the boot runs by its name (the sandbox's startup hook runs shell, CC runs motd)";
 local WHAT_SANDBOX = "one of the sandbox's own files";
 local WHAT_MODULE = "where require('cc.*') in the sandbox's programs looks before the ROM";
+-- Why changing a protected path is running code, said after it in the refusal; an entry's own
+-- changes says it instead where the boot is not what runs it.
+local CHANGES_BOOT = "changing how the computer boots runs code";
 local PROTECTED = {
   { parts = { "^%.settings$" }, shows = "/.settings", what = WHAT_SETTINGS },
   { parts = { "^startup$" }, shows = "/startup", what = WHAT_STARTUP },
@@ -38,6 +41,10 @@ local PROTECTED = {
   -- The ai command asks the player before the agent changes anything: changed, it would not.
   { parts = { "^programs$", "^ai$" }, shows = "/programs/ai", what = WHAT_SANDBOX .. " (the ai command)" },
   { parts = { "^programs$", "^ai%.lua" }, shows = "/programs/ai.lua*", what = WHAT_SANDBOX .. " (the ai command)" },
+  -- CC's help program finds /help/sandbox, .md or .txt (the package's page): the player reads
+  -- it as the sandbox's own words on what to type, which a changed page could make anything.
+  { parts = { "^help$", "^sandbox" }, shows = "/help/sandbox*", what = WHAT_SANDBOX .. " (its page for help sandbox)",
+    changes = "the player types what it says" },
   { parts = { "^%.trapos%-sandbox" }, shows = "/.trapos-sandbox*", what = WHAT_SANDBOX .. " (the installer's record)" },
   { parts = { "^sandbox%-startup" }, shows = "/sandbox-startup.lua", what = WHAT_SANDBOX .. " (its startup hook)" },
   { parts = { "^servers$", "^cc$" }, shows = "/servers/cc", what = WHAT_MODULE },
@@ -130,7 +137,7 @@ local function refusal(fsApi, msgType, payload)
           what = what .. "; " .. WHAT_AMBIGUOUS;
         end
         return msgType .. " " .. change.label .. " " .. path .. " needs " .. config.SETTING_ALLOW_EXEC
-          .. ": it would change " .. what .. ", and changing how the computer boots runs code;"
+          .. ": it would change " .. what .. ", and " .. (entry.changes or CHANGES_BOOT) .. ";"
           .. " the owner can allow it with: set " .. config.SETTING_ALLOW_EXEC .. " true";
       end
     end

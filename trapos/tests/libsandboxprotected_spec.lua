@@ -64,6 +64,10 @@ describe("libsandboxprotected", function()
       { "/programs/ai.lua", "/programs/ai.lua*" },
       { "/programs/ai.lua.new", "/programs/ai.lua*" },
       { "/programs/ai", "/programs/ai" },
+      -- The page CC's help program shows for help sandbox, under each name it looks for.
+      { "/help/sandbox.txt", "/help/sandbox*" },
+      { "/help/sandbox.md", "/help/sandbox*" },
+      { "/help/sandbox", "/help/sandbox*" },
       -- require('cc.expect') in /servers/sandbox.lua looks in /servers/cc/ before the ROM.
       { "/servers/cc/expect.lua", "/servers/cc" },
       { "/programs/cc/expect/init.lua", "/programs/cc" },
@@ -122,6 +126,9 @@ describe("libsandboxprotected", function()
         .. "/startup, /startup.lua and every file in /startup/ at boot), and changing how the computer boots runs code; "
         .. "the owner can allow it with: set sandbox.allow_exec true");
       expect(refused("fs.move", { from = "/x", to = "/.settings" })):str_match("^fs%.move to /%.settings needs");
+      expect(refused("fs.delete", { path = "/help" })):eq(
+        "fs.delete of /help needs sandbox.allow_exec: it would change /help/sandbox*, one of the sandbox's own files "
+        .. "(its page for help sandbox), and the player types what it says; the owner can allow it with: set sandbox.allow_exec true");
     end);
   end);
 
@@ -202,7 +209,7 @@ describe("libsandboxprotected", function()
       for _, path in ipairs({
         "/notes.txt", "/startup.txt", "/startups/x.lua", "/x/startup.lua", "/x/.settings", "/my-startup",
         "/apis/libother.lua", "/apis/sandbox.lua", "/servers/other.lua", "/programs/other.lua", "/programs/ccx/y",
-        "/programs/aim.lua", "/programs/air", "/ai.lua",
+        "/programs/aim.lua", "/programs/air", "/ai.lua", "/help/base.txt", "/help.txt", "/x/help/sandbox.txt",
         "/disk/notes.txt", "/diskette/startup.lua", "/settings", "/.settings2", "/backup~x",
         "/docs/FOO~1.TXT", "/x/. ./y",
       }) do
