@@ -935,6 +935,33 @@ func TestTheWebConsoleWaitsForAComputerAfterARestartWithoutAskingThePlayerTo(t *
 	assert.NotContains(t, status, "ask again", "the page asks again itself")
 }
 
+// TestTheWebConsoleTellsAnAccountWithNoComputerToLinkOne: an account that has never linked a
+// computer, its token's holder opening a computer's view in the gateway's first minute, was
+// told that no computer of the account had connected since the gateway started and that they
+// reconnect within about 6 s: there was nothing to wait for. The view, and the CLI with the
+// same token, say how to link one instead.
+func TestTheWebConsoleTellsAnAccountWithNoComputerToLinkOne(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+	const link = `computer 6:tasche is not connected; account alice has no computer linked yet (its token reaches that account's computers only): ` +
+		`run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE (docs/accounts.md, Linking a computer)`
+
+	page, until := consolePage(ctx, t, "console.test") // a name, not loopback: the token is asked for
+	_, port, err := net.SplitHostPort(g.Addr)
+	require.NoError(t, err)
+	logIn(t, page, "http://console.test:"+port+"/console/#/computer/6%3Atasche", alice)
+	until(t, "the answer", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+	status, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.Equal(t, "not_connected: "+link+" (waiting for it to come back)", status)
+
+	_, errOut, code := runGatewayCLI(ctx, t, "ping", "6:tasche", "--url="+g.URL(""), "--api-token="+alice)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 6:tasche ping: the gateway answered not_connected: "+link+"\n", errOut)
+}
+
 // TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway: the view of a computer whose gateway
 // stopped still shows its last screen, and the person may go on typing on it. Those keys, a
 // paste and Terminate go nowhere and leave the status saying why (the gateway's words, then

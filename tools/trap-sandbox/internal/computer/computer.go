@@ -255,7 +255,27 @@ func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID stri
 	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hintListTimeout)
 	defer cancel()
 	cs, err := c.transport.Computers(listCtx)
-	return Hint(pe, traposID, cs, err == nil, account.CallerFrom(ctx), c.GatewayUptime())
+	caller := account.CallerFrom(ctx)
+	return Hint(pe, traposID, cs, err == nil, caller, c.GatewayUptime(), err == nil && len(cs) == 0 && c.unlinked(listCtx, caller))
+}
+
+// Unlinked reports whether the caller in ctx (account.CallerFrom) reaches one account's
+// computers and that account holds no computer credential (Linker): none of its computers can
+// connect until one is linked. False when the Transport cannot tell.
+func (c *Client) Unlinked(ctx context.Context) bool {
+	return c.unlinked(ctx, account.CallerFrom(ctx))
+}
+
+// unlinked reports whether caller, whose token reaches one account's computers, is of an
+// account that holds no computer credential, when the Transport knows (Linker); false when it
+// does not, or could not tell.
+func (c *Client) unlinked(ctx context.Context, caller account.Caller) bool {
+	l, ok := c.transport.(Linker)
+	if !ok || !reachesOneAccount(caller) {
+		return false
+	}
+	has, err := l.HasComputerCredential(ctx, caller.Account)
+	return err == nil && !has
 }
 
 // GatewayUptime is how long the gateway has run, when the Transport knows it (Uptimer: the

@@ -728,7 +728,7 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 func TestAHintKeepsTheAccountsOfAnAmbiguousComputer(t *testing.T) {
 	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer 7: is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it")
 	ambiguous.Accounts = []string{"alice", "bob"}
-	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true, account.LocalAdmin, 0)
+	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true, account.LocalAdmin, 0, false)
 	assert.Equal(t, ambiguous.Message+`; did you mean "7:kitchen"?`, hinted.Message)
 	assert.Equal(t, []string{"alice", "bob"}, hinted.Accounts)
 }
@@ -1219,6 +1219,42 @@ func TestNotConnectedRightAfterARestartSaysToAskAgain(t *testing.T) {
 	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer of account bob has connected since the gateway started 2s ago (its token reaches that account's computers only)`+again)
 	_, err = computer.New(justStarted{d, 2 * time.Minute}).Ping(t.Context(), "9:", 0)
 	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected at all: run sandbox status on it in game to see why`)
+}
+
+// ofAccount is a Transport of a gateway just started whose accounts hold computer
+// credentials as has says (computer.Linker).
+type ofAccount struct {
+	justStarted
+	has map[string]bool
+}
+
+func (o ofAccount) HasComputerCredential(_ context.Context, accountID string) (bool, error) {
+	return o.has[accountID], nil
+}
+
+// TestNotConnectedOfAnAccountWithNoComputerSaysHowToLinkOne: an account that holds no
+// computer credential and has no computer connected is told how to link one, in the gateway's
+// first minute and after it: it was told that its computers reconnect within about 6 s, and
+// its player, who had never linked one, waited. An account that holds one is still told to
+// wait for it, and there is no waiting message for an account that has nothing to wait for.
+func TestNotConnectedOfAnAccountWithNoComputerSaysHowToLinkOne(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = nil
+	const link = `not_connected: computer 6:tasche is not connected; account alice has no computer linked yet (its token reaches that account's computers only): ` +
+		`run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE (docs/accounts.md, Linking a computer)`
+	alice := account.WithCaller(t.Context(), account.Caller{Account: "alice"})
+	for _, up := range []time.Duration{16 * time.Second, 2 * time.Minute} {
+		_, err := computer.New(ofAccount{justStarted{d, up}, map[string]bool{"bob": true}}).Ping(alice, "6:tasche", 0)
+		assert.EqualError(t, err, link, "after %s", up)
+		pe, ok := errors.AsType[*protocol.Error](err)
+		require.True(t, ok, "%v", err)
+		assert.Empty(t, pe.WaitingMessage, "nothing to wait for")
+	}
+	_, err := computer.New(ofAccount{justStarted{d, 16 * time.Second}, map[string]bool{"alice": true}}).Ping(alice, "6:tasche", 0)
+	assert.ErrorContains(t, err, "no computer of account alice has connected since the gateway started 16s ago", "a linked computer may be reconnecting")
+	// An admin reaches every account's computers: the link is not its to make.
+	_, err = computer.New(ofAccount{justStarted{d, 16 * time.Second}, nil}).Ping(t.Context(), "6:tasche", 0)
+	assert.ErrorContains(t, err, "no computer has connected since the gateway started 16s ago")
 }
 
 // TestNotConnectedRightAfterARestartSaysHowAWaiterWaits: the first minute's not_connected

@@ -1,6 +1,7 @@
 package computer
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,6 +84,12 @@ const (
 	// reconnectWithin and unlessNone make up both.
 	reconnectWithin = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together)"
 	unlessNone      = "; if none does, run sandbox status on it in game to see why"
+	// unlinkedHint is noneOfAccountHint (and sinceStartOfAccountHint) for an account (%s)
+	// that holds no computer credential (Linker): no computer of its can connect, and "they
+	// reconnect within about 6 s" kept a player who had never linked one waiting for it.
+	unlinkedHint = "; account %s has no computer linked yet (its token reaches that account's computers only): " +
+		"run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE " +
+		"(docs/accounts.md, Linking a computer)"
 	// ofAccountHint goes before ListedHint for a caller whose token reaches one account's
 	// computers (%s): an agent given a computer of another account was told only that it is
 	// not connected, and told its person so. It says nothing of other accounts' computers.
@@ -101,6 +108,13 @@ type Uptimer interface {
 	GatewayUptime() time.Duration
 }
 
+// Linker is a Transport that knows whether an account holds a computer credential (linked
+// or issued, not revoked): a not_connected of an account that holds none, with none of its
+// computers connected, says how to link one (Hint), not to wait for a reconnect.
+type Linker interface {
+	HasComputerCredential(ctx context.Context, accountID string) (bool, error)
+}
+
 // JustStarted reports whether a gateway that has run for up (0: not known) may still have
 // computers reconnecting: it started less than ReconnectWindow ago.
 func JustStarted(up time.Duration) bool { return up > 0 && up < ReconnectWindow }
@@ -116,7 +130,8 @@ func sinceStart(up time.Duration) string {
 
 // Hint adds to pe, a not_connected error of the gateway's for traposID, what caller can do,
 // given the connected computers it reaches (listed: whether that list could be had) and how
-// long the gateway has run (up; 0 when not known).
+// long the gateway has run (up; 0 when not known), and whether the caller's account holds no
+// computer credential (unlinked: Linker).
 // When some of them have the same computer id ("0" for "0:", "0:door" for "0:Door"), or for
 // a name without a ':' the same label ("7:kitchen" for "kitchen"), it asks whether one of
 // those was meant. A bare NotConnected of a name with no id says what a traposId is
@@ -124,9 +139,9 @@ func sinceStart(up time.Duration) string {
 // mid-request, or a replica that could not be asked, says what happened itself), gets where
 // the connected computers are listed (and, for a caller that reaches one account's, that its
 // token reaches that account's only), or that none is connected at all (of its account, for a
-// caller that reaches one account's). A hint that tells the caller to ask again later (the
+// caller that reaches one account's; or, for an unlinked account, how to link one). A hint that tells the caller to ask again later (the
 // gateway's first ReconnectWindow) comes with the error's WaitingMessage too.
-func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller, up time.Duration) *protocol.Error {
+func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller, up time.Duration, unlinked bool) *protocol.Error {
 	if pe.Hint != "" || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
 	}
@@ -155,7 +170,9 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		return pe
 	case NamesNoID(traposID) && !namesBareID(traposID):
 		hint = NoIDHint
-	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
+	case listed && len(connected) == 0 && reachesOneAccount(caller) && unlinked:
+		hint = fmt.Sprintf(unlinkedHint, caller.Account)
+	case listed && len(connected) == 0 && reachesOneAccount(caller):
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
 		if JustStarted(up) {
 			since := fmt.Sprintf(sinceStartOfAccountHint, caller.Account, sinceStart(up))
@@ -167,7 +184,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 			since := fmt.Sprintf(sinceStartHint, sinceStart(up))
 			hint, waitingHint = since+askAgainFix, since+waitFix
 		}
-	case !caller.Admin && caller.Only == "" && caller.Account != "":
+	case reachesOneAccount(caller):
 		hint = fmt.Sprintf(ofAccountHint, caller.Account) + ListedHint
 	default:
 		hint = ListedHint
@@ -179,6 +196,12 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	out.Message += hint
 	out.Hint, out.Meant = hint, meant
 	return &out
+}
+
+// reachesOneAccount is whether caller's token reaches one account's computers, every one of
+// them (not an admin, not limited to one computer).
+func reachesOneAccount(caller account.Caller) bool {
+	return !caller.Admin && caller.Only == "" && caller.Account != ""
 }
 
 // NamesNoID is whether traposID names no computer id: no ':' ("küche", "7") or none before it

@@ -508,6 +508,20 @@ func (g *Gateway) Socket(accountID, traposID string) context.Context {
 	return nil
 }
 
+// HasComputerCredential reports whether accountID holds a computer credential, linked or
+// issued, that is not revoked: without one no computer of the account can connect. True
+// without an account store, where no computer needs one.
+func (g *Gateway) HasComputerCredential(ctx context.Context, accountID string) (bool, error) {
+	if g.cfg.Accounts == nil {
+		return true, nil
+	}
+	creds, err := g.cfg.Accounts.Store().Credentials(ctx, accountID)
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(creds, func(c account.Credential) bool { return c.RevokedAt.IsZero() }), nil
+}
+
 // AccountsOf returns the accounts in which computer traposID is connected, on this replica or
 // (with a Cluster) another, sorted; it walks this replica's own sockets only.
 func (g *Gateway) AccountsOf(traposID string) []string {

@@ -111,6 +111,14 @@ var _ computer.Uptimer = Gateway{}
 // GatewayUptime implements computer.Uptimer: how long the gateway has run.
 func (t Gateway) GatewayUptime() time.Duration { return t.gw.Uptime() }
 
+var _ computer.Linker = Gateway{}
+
+// HasComputerCredential implements computer.Linker: whether accountID holds a computer
+// credential that is not revoked.
+func (t Gateway) HasComputerCredential(ctx context.Context, accountID string) (bool, error) {
+	return t.gw.HasComputerCredential(ctx, accountID)
+}
+
 var _ computer.Reauthorizer = Gateway{}
 
 // StillAuthorized implements computer.Reauthorizer: the server's check of the credentials the

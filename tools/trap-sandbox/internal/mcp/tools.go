@@ -126,6 +126,9 @@ type ComputersOutput struct {
 	// up is how long the gateway has run (0: not known, the stdio bridge's): an empty list in
 	// its first minute may be its computers still reconnecting.
 	up time.Duration
+	// unlinked is whether caller's account holds no computer credential (computer.Linker): an
+	// empty list of its is none linked, not computers reconnecting.
+	unlinked bool
 	// cutToFit is how many computers limit gave, when fewer fit one result (fit).
 	cutToFit int
 }
@@ -502,6 +505,8 @@ func (o ComputersOutput) note() string {
 		return fmt.Sprintf(noComputersSinceStart, computer.SinceStart(o.up))
 	case o.connected == 0 && o.caller.Admin:
 		return noComputersAtAll
+	case o.connected == 0 && o.unlinked:
+		return fmt.Sprintf(noComputerLinked, o.caller.Account)
 	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "" && computer.JustStarted(o.up):
 		return fmt.Sprintf(noComputersOfAccountSinceStart, o.caller.Account, computer.SinceStart(o.up))
 	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "":
@@ -585,7 +590,12 @@ const (
 	// game for computers back seconds later.
 	noComputersSinceStart          = "No computer has connected since the gateway started %s ago" + listAgain
 	noComputersOfAccountSinceStart = "No computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)" + listAgain
-	listAgain                      = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why."
+	// noComputerLinked is for an account (%s) that holds no computer credential, as
+	// not_connected's hint words it: an agent told its computers were reconnecting waited for
+	// computers never linked.
+	noComputerLinked = "Account %s has no computer linked yet (its token reaches that account's computers only): " +
+		"run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE (docs/accounts.md, Linking a computer)."
+	listAgain = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why."
 )
 
 // markComputerErrors appends the data note to a tool error whose message the computer wrote
@@ -773,6 +783,7 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 	}
 	in.Match = cctext.Composed(in.Match) // part of a traposId, read as one is (ListedTraposID)
 	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx), up: t.client.GatewayUptime()}
+	out.unlinked = len(cs) == 0 && t.client.Unlinked(ctx)
 	prefix := strings.ToLower(in.Match)
 	// Those whose traposId starts with match, then the rest that hold it; [] (not null) for none.
 	startsWith := make([]computer.Computer, 0, len(cs))

@@ -1261,3 +1261,30 @@ func TestAnEmptyComputerListRightAfterARestartSaysToAskAgain(t *testing.T) {
 		assert.True(t, strings.HasPrefix(note, want), "%s: %s", up, note)
 	}
 }
+
+// unlinked is a Transport of a gateway just started whose accounts hold no computer
+// credential (computer.Linker).
+type unlinked struct{ justStarted }
+
+func (unlinked) HasComputerCredential(context.Context, string) (bool, error) { return false, nil }
+
+// TestAnEmptyComputerListOfAnAccountWithNoComputerSaysHowToLinkOne: list_computers of an
+// account that holds no computer credential says how to link one, as not_connected does: it
+// said that its computers reconnect within about 6 s, and an agent waited for computers never
+// linked.
+func TestAnEmptyComputerListOfAnAccountWithNoComputerSaysHowToLinkOne(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = nil
+	m := New(computer.New(unlinked{justStarted{d, 3 * time.Second}}), nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), account.Caller{Account: "alice"})))
+	}))
+	defer srv.Close()
+	res := callTool(t, connectHTTP(t, srv), "list_computers", nil)
+	require.Len(t, res.Content, 2)
+	assert.True(t, strings.HasPrefix(res.Content[1].(*sdk.TextContent).Text, "Account alice has no computer linked yet (its token reaches that account's computers only): "+
+		"run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE (docs/accounts.md, Linking a computer)."), text(res))
+	res = callTool(t, connectHTTP(t, srv), "ping", map[string]any{"traposId": "6:tasche"})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "account alice has no computer linked yet", "the tool's not_connected says it too")
+}
