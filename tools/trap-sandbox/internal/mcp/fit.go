@@ -263,10 +263,7 @@ func (o ReadOutput) fit() ReadOutput {
 	if fits(o) {
 		return o
 	}
-	bytesRead := o.Size
-	if o.Length != nil {
-		bytesRead = *o.Length
-	}
+	bytesRead := o.read
 	offset := int64(0)
 	if o.Offset != nil {
 		offset = *o.Offset

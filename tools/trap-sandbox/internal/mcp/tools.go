@@ -167,10 +167,10 @@ type ReadOutput struct {
 	Length        *int64  `json:"length,omitempty"`
 	Content       *string `json:"content,omitempty"`
 	ContentBase64 *string `json:"contentBase64,omitempty"`
-	// cutFrom is how many bytes the read brought, when fewer fit one result (fit); wholeAsked
-	// says the call asked for the whole file (no offset, no length).
-	cutFrom    int64
-	wholeAsked bool
+	// read is how many bytes the call read; cutFrom is that, when fewer fit one result (fit);
+	// wholeAsked says the call asked for the whole file (no offset, no length).
+	read, cutFrom int64
+	wholeAsked    bool
 }
 
 // note says where a part of a file ends and where the next begins: offset and length mean so
@@ -395,7 +395,7 @@ func readAgain(err error) error {
 // text): a binary part answers in about its base64 size. A file or part over resultBytes is
 // cut to fit, as a part (ReadOutput.fit).
 func addReadFile(r registrar, t *tools) {
-	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A result holds at most "+fmt.Sprint(resultBytes>>10)+" KB (opencode keeps none of one over 50 KB): a longer file or part comes back cut to its first bytes that fit, as a part, and the note after it says where to read on. Read a file over "+fmt.Sprint(resultBytes>>10)+" KB (list_files gives its size) in parts, e.g. length "+fmt.Sprint(partBytes)+", then offset "+fmt.Sprint(partBytes)+". Needs the owner's sandbox.allow_files read (or write).")
+	rt := tool("read_file", "Read a file", readOnly, "Read a file from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A result holds at most "+fmt.Sprint(resultBytes>>10)+" KB (opencode keeps none of one over 50 KB): a longer file or part comes back cut to its first bytes that fit, as a part, and the note after it says where to read on. Read a file over "+fmt.Sprint(resultBytes>>10)+" KB (list_files gives its size) in parts, e.g. length "+fmt.Sprint(partBytes)+", then offset "+fmt.Sprint(partBytes)+". Needs the owner's sandbox.allow_files read (or write).")
 	rt.InputSchema = r.input("read_file", inputSchema[ReadInput]())
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
@@ -860,20 +860,22 @@ func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) 
 		}
 		data, size, err = t.client.ReadPart(ctx, in.TraposID, in.Path, in.Offset, length, timeoutOf(in.TimeoutMs))
 	} else {
-		data, err = t.client.Read(ctx, in.TraposID, in.Path, maxFileBytes, timeoutOf(in.TimeoutMs))
+		// A file over one result comes back as its first part that fits (ReadOutput.fit), every
+		// byte a byte of JSON at least: no more of it than resultBytes is read (a whole read of
+		// a 1 MiB file was 64 fs.reads for the 40 KiB kept), and a file of any size is read so.
+		data, size, err = t.client.ReadPart(ctx, in.TraposID, in.Path, 0, resultBytes, timeoutOf(in.TimeoutMs))
 	}
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
 		// CC's word for a directory read as a file: name the tool that reads a directory.
 		return ReadOutput{}, pe.WithHostWords("", ": a directory, which list_files lists")
 	}
-	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeBadPayload && strings.Contains(pe.Message, "bytes a read may take") {
-		// Whole, a file over 1 MiB cannot be read; in parts it can.
-		return ReadOutput{}, pe.WithHostWords("", ": read it in parts, with offset and length")
-	}
 	if err != nil {
 		return ReadOutput{}, transferBack(err)
 	}
-	out := ReadOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data))}
+	out := ReadOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data)), read: int64(len(data))}
+	if !part && size > int64(len(data)) {
+		out.Size = size // the first resultBytes of it, which fit cuts to a part
+	}
 	if part {
 		offset, length := in.Offset, int64(len(data))
 		out.Size, out.Offset, out.Length = size, &offset, &length
