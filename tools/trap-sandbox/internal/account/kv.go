@@ -430,8 +430,11 @@ func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) e
 }
 
 // CreateApprovedCredential implements Store with a compensating step, as the bucket has no
-// transaction: it adds c first and looks after (the bucket is one stream on one server, so
-// that read sees every write made before it). A revocation or removal written before the
+// transaction: it adds c first and looks after. On one NATS server that read sees every write
+// made before it; on a NATS cluster whose bucket has stream replicas a Get may be answered by
+// a follower that has not applied the latest writes yet (NATS promises no read-your-writes for
+// a KV's direct gets), so there a revocation made within that lag of the look can be missed,
+// as it was by the look before the code's use. A revocation or removal written before the
 // look is seen, and the credential, whose secret nobody has been given, is deleted again; one
 // written after the look comes after the credential existed. One cut off between its add and
 // the delete (NATS gone) leaves the credential, which nobody holds the secret of, listed
