@@ -115,8 +115,8 @@ type ProgramInput struct {
 type ComputersOutput struct {
 	Computers []computer.Computer `json:"computers"`
 	Total     int                 `json:"total" jsonschema:"how many computers match (without match: how many are connected); more than computers holds when limit cut the list"`
-	// Offset is the input's, when given: where in the list of total computers these begin.
-	Offset int `json:"offset,omitempty" jsonschema:"set when offset was given: how many of the total computers come before these"`
+	// Offset is the input's, when above 0: where in the list of total computers these begin.
+	Offset int `json:"offset,omitempty" jsonschema:"set when offset was above 0: how many of the total computers come before these"`
 	// match and connected are what note tells an agent whose list is cut or empty, and
 	// caller whose computers an empty list is of (the zero Caller when this process cannot
 	// tell: the stdio bridge on a gateway that would not say whose its token is, Reaching).
