@@ -144,6 +144,41 @@ function loggedOut(why) {
   $("paste-text").value = ""; // a text not pasted yet (a door's password?) is no next person's
   show("login");
   status(why);
+  listWithoutToken(why);
+}
+
+// listWithoutToken lands loggedOut where a reload would: a gateway that answers this browser
+// without a token (on loopback without SANDBOX_API_TOKEN) shows its list, saying why (why), and
+// Log in with a token for another token; the form, asking for a token the API did not need,
+// was gone at the next reload. A gateway that asks for one keeps the form, and a token given
+// meanwhile is left to its login.
+async function listWithoutToken(why) {
+  const asked = shown;
+  let res;
+  try {
+    res = await fetchOutliving("/trapos/computers", { headers: headers("") }, false);
+  } catch { // the gateway away: the form stays, as a reload would show it once it is back
+    return;
+  }
+  if (!res.ok || asked !== shown || token) return;
+  openWithoutToken = true;
+  stop();
+  loadList(why);
+  listTimer = setInterval(loadList, retryMs);
+}
+
+// openLogin is Log in with a token: the form, for a tab that holds no token on a gateway that
+// shows its list without one (listWithoutToken), to give an account's token (one that reaches
+// a computer of several accounts, say).
+function openLogin() {
+  stop();
+  history.replaceState(null, "", location.pathname + location.search);
+  $("login-error").textContent = "";
+  $("login-operator").hidden = true;
+  $("login-help").hidden = false;
+  show("login");
+  status("");
+  $("token").focus();
 }
 
 // tabsChannel tells the console's other tabs in this browser (the same origin) that one logged
@@ -154,6 +189,18 @@ const loggedOutMessage = "logged out";
 
 function show(section) {
   for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
+  showLoginOpen();
+}
+
+// openWithoutToken is whether the gateway has answered this tab's API call without a token
+// past its auth (on loopback without SANDBOX_API_TOKEN): it shows its pages to no token, and
+// only Log in with a token leads to the form.
+let openWithoutToken = false;
+
+// showLoginOpen shows Log in with a token on the list and a view the tab shows without a token,
+// where the gateway answered without one.
+function showLoginOpen() {
+  $("login-open").hidden = !openWithoutToken || !!token || !$("login").hidden;
 }
 
 // consoleTitle is the page's title (index.html's) with no view open (stop): on the list and
@@ -193,13 +240,18 @@ async function api(path, options) {
     }
   }
   if (res.status < 500) kept(sent);
+  if (!sent && res.status < 500 && !openWithoutToken) {
+    openWithoutToken = true;
+    showLoginOpen();
+  }
   reopenedNote = ""; // said at the first refusal, or not needed
   return res;
 }
 
 // ---- the computer list
 
-async function loadList() {
+// loadList shows the list, with note (none: "") in the status.
+async function loadList(note) {
   const asked = shown;
   try {
     const res = await api("/trapos/computers");
@@ -237,7 +289,7 @@ async function loadList() {
     body.classList.remove("stale");
     $("no-computers").hidden = computers.length > 0;
     show("computers");
-    status("");
+    status(note || "");
   } catch (e) {
     if (e.message === "unauthorized" || asked !== shown) return;
     // The rows are what the gateway last said: while it cannot be asked, none is known to be
@@ -771,7 +823,8 @@ async function watch(v) {
     // revoked; …" two seconds after the view said it. Any other answer is news of its own.
     if (!(res.status === 404 && error && error.code === "not_connected" && !error.accounts)) v.left = "";
     if (error && error.accounts) {
-      status(error.code + ": " + error.message + " (Log out to give one of those tokens.)");
+      // Without a token (loopback) there is no Log out: Log in with a token leads to the form.
+      status(error.code + ": " + error.message + " (" + (token ? "Log out" : "Log in with a token") + " to give one of those tokens.)");
       titled(v, "not shown");
       return false;
     }
@@ -2111,6 +2164,7 @@ document.addEventListener("DOMContentLoaded", () => {
     route();
   });
   $("logout").addEventListener("click", logOut);
+  $("login-open").addEventListener("click", openLogin);
   // Another tab logged out: so does this one, when it holds a token or one is being tried.
   if (tabsChannel) tabsChannel.addEventListener("message", (e) => {
     if (e.data === loggedOutMessage && token) loggedOut("Logged out in another tab: this tab no longer holds the token either.");
