@@ -310,12 +310,17 @@ end
 -- '7:my kitchen'), each row but the last ending in CONTINUED, the rows after the first
 -- indented further. Broken bare, "approve BCDF-GHJK" read as a command of its own. An
 -- argument wider than a row by itself goes on rows of its own (argumentRows).
-local function commandRows(args, width)
+-- onComputer: the command is typed on this computer (sandbox setup ws://<host>:4444), in CC's
+-- shell, which splits at blanks alone and has no line continuation: its words are as given
+-- (a placeholder's <host> kept) and its rows after the first only indented further, no
+-- CONTINUED; one wider than a row is laid out as fitLongWords lays a URL out.
+local function commandRows(args, width, onComputer)
   expect(1, args, "table");
   expect(2, width, "number");
+  expect(3, onComputer, "boolean", "nil");
   local words = {};
   for i, arg in ipairs(args) do
-    words[i] = shellWord(arg);
+    words[i] = onComputer and arg or shellWord(arg);
   end
   local command = table.concat(words, " ");
   if 2 + #command <= width then
@@ -324,13 +329,22 @@ local function commandRows(args, width)
   local rows, indent, line = {}, "  ", nil;
   for i, word in ipairs(words) do
     -- the mark needs its columns on every row but the last
-    local mark = i < #words and #CONTINUED or 0;
+    local continued = onComputer and "" or CONTINUED;
+    local mark = i < #words and #continued or 0;
     if line ~= nil and #indent + #line + 1 + #word + mark > width then
-      rows[#rows + 1] = indent .. line .. CONTINUED;
+      rows[#rows + 1] = indent .. line .. continued;
       indent, line = "    ", nil;
     end
     if line == nil and #indent + #word + mark > width then
-      local parts = argumentRows(args[i], width - #indent, width, mark);
+      local parts = {};
+      if onComputer then
+        indent = ""; -- its rows start at the row's start, as fitLongWords lays them out
+        for part in (fitLongWords(word, width) .. "\n"):gmatch("([^\n]*)\n") do
+          parts[#parts + 1] = part;
+        end
+      else
+        parts = argumentRows(args[i], width - #indent, width, mark);
+      end
       for j = 1, #parts - 1 do
         rows[#rows + 1] = indent .. parts[j];
         indent = "";

@@ -126,6 +126,13 @@ local function commandRows(args)
   return layout.commandRows(args, (term.getSize()));
 end
 
+-- Fails with message, then the command to type on this computer (its words) on rows of its
+-- own, as commandRows lays it out: in the sentence, the screen broke it wherever the row ended
+-- ("Run: sandbox setup" / "ws://<host>:4444"), and the first row read as the whole command.
+local function failRun(message, words)
+  fail(message .. " Run:\n" .. table.concat(layout.commandRows(words, (term.getSize()), true), "\n"));
+end
+
 -- Prints a command to type on the host, as commandRows lays it out.
 local function printCommand(command)
   local words = {};
@@ -734,7 +741,7 @@ local function setup(urlArg)
   end
   url = url and url:match("^%s*(.-)%s*$");
   if url == nil or url == "" then
-    fail("sandbox setup: no URL given. Run: sandbox setup ws://<host>:4444");
+    failRun("sandbox setup: no URL given.", { "sandbox", "setup", "ws://<host>:4444" });
   end
   -- The scheme as the daemon reads the URL (libsandbox.normaliseUrl): http:/host is http's,
   -- with the slash it lost, and host:4444 is ws's.
@@ -744,7 +751,7 @@ local function setup(urlArg)
   if scheme == "http" or scheme == "https" then
     -- Not "Fix it with: sandbox setup", the command being run: the URL to give it.
     local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
-    fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. wsFormOf(scheme, full));
+    failRun(why:sub(1, #why - #advice.FIX_URL - 1), { "sandbox", "setup", wsFormOf(scheme, full) });
   elseif scheme ~= nil and scheme ~= "ws" and scheme ~= "wss" then
     -- As for http: the ws:// URL of the same host to give, not the command being run.
     local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
@@ -757,12 +764,12 @@ local function setup(urlArg)
         ws = ws .. ":4444";
       end
     end
-    fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. ws);
+    failRun(why:sub(1, #why - #advice.FIX_URL - 1), { "sandbox", "setup", ws });
   elseif advice.namesNoHost(full) then
     -- Saved, it gave "Unknown host:  does not resolve", naming no host. The URL to give keeps
     -- the player's TLS (as advice's does): a wss:// gateway is behind a reverse proxy, whose
     -- port is not the gateway's 4444.
-    fail(advice.noHost(url) .. ". Run: sandbox setup " .. (scheme == "wss" and "wss://<host>" or "ws://<host>:4444"));
+    failRun(advice.noHost(url) .. ".", { "sandbox", "setup", scheme == "wss" and "wss://<host>" or "ws://<host>:4444" });
   end
   -- ws:/host (a slash or the colon of its :// lost) is saved as the daemon reads it, saying
   -- so: saved as typed, it was offered as the current value by the next setup, after a

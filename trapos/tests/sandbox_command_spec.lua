@@ -37,6 +37,13 @@ local function diskWithStartup(side, file)
   stub(fs, "exists", function(path) return path == "/disk/" .. file or exists(path); end);
 end
 
+-- What setup fails with when it refuses a URL: why, then "Run:" and the command to type with
+-- the URL to give on rows of their own (libsandboxlayout.commandRows, on this computer).
+local function refusedRun(why, url)
+  return fitted(why) .. " Run:\n" .. table.concat(
+    require('/apis/libsandboxlayout').commandRows({ "sandbox", "setup", url }, (term.getSize()), true), "\n");
+end
+
 local function connectedStatus()
   return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base", version = lib.VERSION };
 end
@@ -736,7 +743,7 @@ describe("sandbox command", function()
       });
       expect(ok):eq(false);
       expect(record.prompts[1]):eq("[none]: ");
-      expect(err):eq(fitted("sandbox setup: no URL given. Run: sandbox setup ws://<host>:4444"));
+      expect(err):eq(refusedRun("sandbox setup: no URL given.", "ws://<host>:4444"));
       ok, err = run({ "health" }, { settings = { ["sandbox.url"] = 4444 }, status = connectedStatus(), reply = healthy });
       expectSuccess(ok, err);
       ok, err = run({ "health" }, { settings = { ["sandbox.url"] = true }, status = downStatus("dormant") });
@@ -954,7 +961,7 @@ describe("sandbox command", function()
     end);
 
     it("refuses an http:// URL before saving anything, naming the ws:// one to give", function()
-      local prefix = "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://. ";
+      local prefix = "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://.";
       for _, case in ipairs({
         { "http://10.0.0.9:4444", "ws://10.0.0.9:4444" },
         { "http://10.0.0.9:4444/trapos/install", "ws://10.0.0.9:4444" },
@@ -967,8 +974,38 @@ describe("sandbox command", function()
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
-        expect(err):eq(fitted(prefix .. "Run: sandbox setup " .. case[2]));
+        expect(err):eq(refusedRun(prefix, case[2]));
         expect(record.saved):eq(0);
+      end
+    end);
+
+    it("puts the command to type with the URL to give on a row of its own, indented further where it goes on", function()
+      -- in the sentence the screen broke it where the row ended: "Run: sandbox setup" /
+      -- "ws://<host>:4444" on 51 columns, "sandbox setup" / "ws://127.0.0.1:48100" on 26, and
+      -- the first row read as the whole command
+      local width = term.getSize();
+      local ok, err = run({ "setup" }, { settings = {}, typed = { "" } });
+      expect(ok):eq(false);
+      local rows = {};
+      for row in (err .. "\n"):gmatch("([^\n]*)\n") do
+        rows[#rows + 1] = row;
+      end
+      if width >= 51 then
+        expect({ rows[#rows - 1], rows[#rows] }):same({ "sandbox setup: no URL given. Run:", "  sandbox setup ws://<host>:4444" });
+      else
+        expect({ rows[#rows - 1], rows[#rows] }):same({ "  sandbox setup", "    ws://<host>:4444" });
+      end
+      ok, err = run({ "setup", "http://127.0.0.1:48100/trapos/install" }, { settings = {} });
+      expect(ok):eq(false);
+      rows = {};
+      for row in (err .. "\n"):gmatch("([^\n]*)\n") do
+        rows[#rows + 1] = row;
+      end
+      if width >= 51 then
+        expect(rows[#rows]):eq("  sandbox setup ws://127.0.0.1:48100");
+      else
+        expect(rows[#rows - 2]:sub(-13)):eq("http://. Run:");
+        expect({ rows[#rows - 1], rows[#rows] }):same({ "  sandbox setup", "    ws://127.0.0.1:48100" });
       end
     end);
 
@@ -984,7 +1021,7 @@ describe("sandbox command", function()
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
-        expect(err):eq(fitted("sandbox.url " .. case[1] .. " is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444). Run: sandbox setup " .. case[2]));
+        expect(err):eq(refusedRun("sandbox.url " .. case[1] .. " is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444).", case[2]));
         expect(record.prompts):same({});
         expect(record.saved):eq(0);
       end
@@ -998,8 +1035,8 @@ describe("sandbox command", function()
       expect(record.values["sandbox.url"]):eq("ws://10.0.0.9:4444"); -- as the daemon reads it, saying so
       ok, err, _, record = run({ "setup", "http//10.0.0.9:4444/trapos/install" }, { settings = {} });
       expect(ok):eq(false);
-      expect(err):eq(fitted("sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that "
-        .. "terminates TLS), not http://. Run: sandbox setup ws://10.0.0.9:4444"));
+      expect(err):eq(refusedRun("sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that "
+        .. "terminates TLS), not http://.", "ws://10.0.0.9:4444"));
       expect(record.saved):eq(0);
     end);
 
@@ -1038,7 +1075,7 @@ describe("sandbox command", function()
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
-        expect(err):eq(fitted(case[2] .. ". Run: sandbox setup ws://<host>:4444"));
+        expect(err):eq(refusedRun(case[2] .. ".", "ws://<host>:4444"));
         expect(record.prompts):same({});
         expect(record.saved):eq(0);
       end
@@ -1053,7 +1090,7 @@ describe("sandbox command", function()
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
-        expect(err):eq(fitted("sandbox.url " .. case[1] .. " names no host" .. case[2] .. ". Run: sandbox setup wss://<host>"));
+        expect(err):eq(refusedRun("sandbox.url " .. case[1] .. " names no host" .. case[2] .. ".", "wss://<host>"));
         expect(record.saved):eq(0);
       end
     end);
