@@ -496,6 +496,16 @@ func (g *Gateway) Connected(accountID, traposID string) bool {
 	return g.registry.connected(Key{AccountID: accountID, TraposID: traposID})
 }
 
+// HeldHere returns computer traposID of accountID when this replica holds its socket, and
+// false when it does not: a map lookup, cheap enough for a request a link session may send
+// as often as it likes (the link module's own budget of codes for a connected computer).
+func (g *Gateway) HeldHere(accountID, traposID string) (Computer, bool) {
+	if s := g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID}); s != nil {
+		return s.Computer(), true
+	}
+	return Computer{}, false
+}
+
 // Socket returns a context that ends when the socket of computer traposID of accountID,
 // held on this replica, closes (its cause, as a handler's context's: why the gateway closed
 // it, ErrShuttingDown at shutdown), or nil when this replica holds none: how a module ties

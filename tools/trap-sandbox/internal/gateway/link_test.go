@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/link"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 )
@@ -230,4 +232,41 @@ func linkedToAlice(t *testing.T, traposID string) (*account.Accounts, string) {
 	cred, _, err := accounts.LinkWithKey(ctx, key, traposID)
 	require.NoError(t, err)
 	return accounts, cred
+}
+
+// TestAFloodOfMadeUpLinkSessionsLeavesAConnectedComputerItsCode plays the griefer over real
+// sockets against the link module: a link session needs no secret, and one program on a
+// Minecraft server opening link sessions under ever new computer ids spent the 30 codes a
+// minute of the address every computer of the server shares; a player's sandbox link on it
+// was refused for as long as it ran. The player's computer, its daemon connected on the
+// shared password for a minute, now gets its code from its own bucket.
+func TestAFloodOfMadeUpLinkSessionsLeavesAConnectedComputerItsCode(t *testing.T) {
+	fc := newFakeClock()
+	accounts := account.New(account.NewMemory(), fc)
+	h := newHarness(t, Config{Password: "right", Clock: fc, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil, func(g *Gateway) {
+		link.New(link.Config{Accounts: accounts, Clock: fc}, slog.New(slog.DiscardHandler)).Register(g)
+	})
+	h.connect(t, "7:kitchen", "right") // the player's daemon
+	fc.Advance(time.Minute)
+
+	begin := func(traposID string) protocol.Frame {
+		t.Helper()
+		c := h.dial(t, traposID)
+		require.True(t, c.linkHello().OK)
+		c.request("b", protocol.TypeLinkBegin, map[string]any{})
+		return c.read()
+	}
+	for id := 100; id < 100+link.DefaultCodesPerAddress; id++ {
+		f := begin(fmt.Sprintf("%d:", id))
+		require.True(t, f.OK, "%+v", f.Error)
+	}
+	f := begin("200:")
+	require.False(t, f.OK, "the made-up ids spent the address's codes")
+	assert.Contains(t, f.Error.Message, "too many link codes from this address")
+
+	f = begin("7:kitchen")
+	require.True(t, f.OK, "the player's sandbox link during the flood: %+v", f.Error)
+	var code struct{ Code string }
+	require.NoError(t, json.Unmarshal(f.Payload, &code))
+	assert.NotEmpty(t, code.Code)
 }

@@ -52,8 +52,9 @@ const (
 )
 
 // take spends one token of each tier's bucket of its key (keys in the tiers' order) and of
-// the global one at now. When any is empty it spends nothing and returns how long until a
-// token and the first empty bucket's name ("" when the tokens were spent).
+// the global one at now; a tier whose key is "" is not spent. When any is empty it spends
+// nothing and returns how long until a token and the first empty bucket's name ("" when the
+// tokens were spent).
 func (l *limits) take(now time.Time, keys ...string) (time.Duration, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -64,6 +65,9 @@ func (l *limits) take(now time.Time, keys ...string) (time.Duration, string) {
 		}
 	}
 	for i, t := range l.tiers {
+		if keys[i] == "" {
+			continue
+		}
 		r := t.bucket(keys[i], now).ReserveN(now, 1)
 		if d := r.DelayFrom(now); d > 0 {
 			r.CancelAt(now)

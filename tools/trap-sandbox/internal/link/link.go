@@ -61,6 +61,8 @@ type Gateway interface {
 	Handle(typ string, h protocol.RequestHandler)
 	WrongSecret(ctx context.Context, remoteAddr string) error
 	Computers() []computer.Computer
+	// HeldHere returns computer traposID of accountID when this replica holds its socket.
+	HeldHere(accountID, traposID string) (computer.Computer, bool)
 }
 
 // Config is the module's setup.
@@ -256,7 +258,11 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	}
 	now := m.cfg.Clock.Now()
 	address := server.AddressKey(from.RemoteAddr)
-	if wait, over := m.codes.take(now, computerKey(address, from), address); over != "" {
+	wait, over := m.codes.take(now, computerKey(address, from), address)
+	if over == overAddress && m.connectedAMinute(now, address, from) {
+		wait, over = m.codes.take(now, computerKey(address, from), "") // its own bucket, not the address's
+	}
+	if over != "" {
 		m.count("refused")
 		if over == overAddress {
 			// The player who waits is often not the one who asked: say so.
@@ -282,6 +288,30 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	// left, not a few ms more (which sandbox link would round up to a second more).
 	left := min(c.ExpiresAt.Sub(now), c.ExpiresAt.Sub(c.Created))
 	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: left.Milliseconds(), ApproveLine: ApproveLine(code)})
+}
+
+// ownCodesAfter is how long a computer's socket on the shared password must have stayed open
+// for its link sessions to get codes past its address's budget (connectedAMinute), as its
+// log lines do (the gateway's ownBudgetAfter).
+const ownCodesAfter = time.Minute
+
+// connectedAMinute reports whether the computer a link session from claims is connected to
+// this replica on the shared password (the local account: with no password, every computer's)
+// under that traposId, from the session's address, and has been for ownCodesAfter. Such a
+// computer spends its own bucket of codes past the address's: a link session needs no secret,
+// so one program on a Minecraft server claiming ever new computer ids spends the codes of the
+// address every computer of the server shares, and the players' sandbox link was refused for
+// as long as it ran. The player's computer's daemon has been connected a while; a loop making
+// ids up is not connected, and a computer holds 4 sockets at once (CC: Tweaked's default), so
+// each id a program keeps connected to earn this costs it one of them a minute, and it shows in
+// trap-sandbox computers. An address's codes a minute are then at most its budget and each
+// such computer's own, and every address's together the gateway's.
+func (m *Module) connectedAMinute(now time.Time, address string, from protocol.Requester) bool {
+	if from.AccountID != "" && from.AccountID != account.Local {
+		return false // a linked computer's socket: it needs no code
+	}
+	pc, ok := m.gw.HeldHere(account.Local, from.TraposID)
+	return ok && server.AddressKey(pc.RemoteAddr) == address && now.Sub(pc.ConnectedSince) >= ownCodesAfter
 }
 
 // computerKey is the computer's bucket of link codes at its address: its computer id (a label

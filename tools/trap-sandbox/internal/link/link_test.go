@@ -51,6 +51,18 @@ func (g *fakeGateway) Computers() []computer.Computer {
 	return slices.Clone(g.computers)
 }
 
+// HeldHere finds a connected computer as the gateway's registry does, all of them here.
+func (g *fakeGateway) HeldHere(accountID, traposID string) (computer.Computer, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.computers {
+		if c.AccountID == accountID && c.TraposID == traposID {
+			return c, true
+		}
+	}
+	return computer.Computer{}, false
+}
+
 // connect lists c as connected, as the gateway's registry would.
 func (g *fakeGateway) connect(c computer.Computer) {
 	g.mu.Lock()
@@ -1107,4 +1119,44 @@ func TestAHandCredentialsComputerCannotBeTakenOverByALink(t *testing.T) {
 	require.NoError(t, err)
 	_, pe = f.call(impostor, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
 	assert.Nil(t, pe, "once the hand credential is revoked, computer 7 links")
+}
+
+// TestAFloodOfMadeUpComputersLeavesAConnectedComputerItsCodes: a link session needs no secret,
+// so one program on a Minecraft server, claiming a new computer id for each code, spent the
+// codes of its address, which every computer of the server shares: the real players' sandbox
+// link was refused for as long as it ran. A computer connected on the shared password from that
+// address for a minute (the player's daemon; a loop claiming ids is not connected) spends its
+// own bucket of codes past the address's, as its log lines do past the address's budget.
+func TestAFloodOfMadeUpComputersLeavesAConnectedComputerItsCodes(t *testing.T) {
+	f := newFixture(t, Config{CodesPerComputer: 5, CodesPerAddress: 30, CodesGateway: 300})
+	for id := 100; id < 130; id++ { // the griefer: ever new ids, from the server's address
+		f.begin(protocol.Requester{TraposID: fmt.Sprintf("%d:", id), RemoteAddr: "10.0.0.5:40000", Socket: uint64(id)})
+	}
+	_, pe := f.call(protocol.Requester{TraposID: "130:", RemoteAddr: "10.0.0.5:40000", Socket: 130}, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe, "the griefer's made-up ids have spent the address's 30")
+	assert.Contains(t, pe.Message, "too many link codes from this address")
+
+	// The player's computer: its daemon on the shared password for a minute, from the server's address.
+	f.gw.connect(computer.Computer{AccountID: account.Local, TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:39000", ConnectedSince: t0.Add(-time.Minute)})
+	for range 5 {
+		f.begin(kitchen) // sandbox link on it, its own link session
+	}
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe, "the computer's own bucket bounds it")
+	assert.Equal(t, "too many link codes from this computer; try again in 12 s", pe.Message)
+
+	for _, c := range []struct {
+		why string
+		pc  computer.Computer
+	}{
+		{"connected less than a minute: a loop could have made it up", computer.Computer{AccountID: account.Local, TraposID: "8:", RemoteAddr: "10.0.0.5:39001", ConnectedSince: t0.Add(-time.Minute + time.Second)}},
+		{"connected from another address: another server's computer 9", computer.Computer{AccountID: account.Local, TraposID: "9:", RemoteAddr: "10.0.0.6:39002", ConnectedSince: t0.Add(-time.Hour)}},
+		{"connected under another label: another claim", computer.Computer{AccountID: account.Local, TraposID: "10:hall", RemoteAddr: "10.0.0.5:39003", ConnectedSince: t0.Add(-time.Hour)}},
+	} {
+		f.gw.connect(c.pc)
+		id := account.ComputerID(c.pc.TraposID)
+		_, pe = f.call(protocol.Requester{TraposID: id + ":", RemoteAddr: "10.0.0.5:40000", Socket: 200}, protocol.TypeLinkBegin, map[string]any{})
+		require.NotNil(t, pe, c.why)
+		assert.Contains(t, pe.Message, "too many link codes from this address", c.why)
+	}
 }
