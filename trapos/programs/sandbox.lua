@@ -770,6 +770,13 @@ local function setup(urlArg)
     -- the player's TLS (as advice's does): a wss:// gateway is behind a reverse proxy, whose
     -- port is not the gateway's 4444.
     failRun(advice.noHost(url) .. ".", { "sandbox", "setup", scheme == "wss" and "wss://<host>" or "ws://<host>:4444" });
+  elseif advice.impossiblePort(full) ~= nil then
+    -- Saved, the daemon said nothing answered there. The URL to give has the gateway's port,
+    -- 4444, or none for a wss:// one, whose reverse proxy listens on 443.
+    local port = advice.impossiblePort(full);
+    local authority, rest = wsFormOf(scheme == "wss" and "https" or "ws", full):match("^(%a+://[^/?#]*)(.*)$");
+    failRun(advice.noSuchPort(url, port) .. ".",
+      { "sandbox", "setup", authority:sub(1, #authority - #port - 1) .. (scheme == "wss" and "" or ":4444") .. rest });
   end
   -- ws:/host (a slash or the colon of its :// lost) is saved as the daemon reads it, saying
   -- so: saved as typed, it was offered as the current value by the next setup, after a

@@ -1081,6 +1081,35 @@ describe("sandbox command", function()
       end
     end);
 
+    it("refuses a port no gateway can listen on before asking or saving anything", function()
+      -- ws://127.0.0.1:99999 (a digit too many) was saved, and the daemon then said nothing
+      -- answered there, as if the gateway were down
+      for _, case in ipairs({
+        { "ws://127.0.0.1:99999", "99999", "ws://127.0.0.1:4444" },
+        { "127.0.0.1:65536/trapos/ws", "65536", "ws://127.0.0.1:4444" },
+        { "ws://gw.lan:0", "0", "ws://gw.lan:4444" },
+        { "ws://[fd00::2]:444444/sandbox/trapos/ws", "444444", "ws://[fd00::2]:4444/sandbox/trapos/ws" },
+        { "wss://gw.example.org:100000", "100000", "wss://gw.example.org" },
+      }) do
+        local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
+        expect(ok):eq(false);
+        expect(err):eq(refusedRun("sandbox.url " .. case[1] .. " names port " .. case[2]
+          .. ", which no gateway can listen on (a port is 1 to 65535).", case[3]));
+        expect(record.prompts):same({});
+        expect(record.saved):eq(0);
+      end
+    end);
+
+    it("takes the ports at both ends of the range", function()
+      for _, url in ipairs({ "ws://127.0.0.1:65535", "ws://127.0.0.1:1" }) do
+        local ok, err, _, record = run({ "setup", url }, {
+          settings = {}, typed = { "pw", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+        });
+        expectSuccess(ok, err);
+        expect(record.values["sandbox.url"]):eq(url);
+      end
+    end);
+
     it("keeps wss:// in the URL to give for a TLS URL that names no host", function()
       -- a wss:// gateway is behind a reverse proxy: ws://<host>:4444 dropped its TLS and port
       for _, case in ipairs({
