@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ import (
 	"trap-sandbox/testkit/opencodefake"
 
 	"tests/internal/harness"
+	"tests/internal/repo"
 )
 
 // installPassword is SANDBOX_PASSWORD of the gateway the one-line install reaches.
@@ -362,6 +364,45 @@ func TestTheInstallerFitsAFloppyForAFriend(t *testing.T) {
 	out = playerSessionOn(ctx, t, withTheFloppy(), "disk/install "+installPassword+" --no-questions", "reboot", "sandbox health")
 	require.Contains(t, out, "Installed trapos-sandbox ", out)
 	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true", out)
+}
+
+// TestAFailedSaveOnTheFloppyIsRedoneAsTheGuideSays: a wget of the installer to a floppy with
+// too little room (other files on it) fails "Out of space" and leaves an empty disk/install,
+// and CC's wget, run again, says "File already exists" and writes nothing. The guide's floppy
+// paragraph gave no way out; it says to rm disk/install first, which this plays.
+func TestAFailedSaveOnTheFloppyIsRedoneAsTheGuideSays(t *testing.T) {
+	ctx := testContext(t)
+	root, err := repo.Root()
+	require.NoError(t, err)
+	guide, err := os.ReadFile(filepath.Join(root, "docs/user-guide.md"))
+	require.NoError(t, err)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	floppy := t.TempDir()
+	// What the floppy held before: with it, the installer (about 120 KB) no longer fits its 125 KB.
+	require.NoError(t, os.WriteFile(filepath.Join(floppy, "notes"), bytes.Repeat([]byte("x"), 40_000), 0o644))
+	withTheFloppy := func() machine.Options {
+		sides := peripheral.NewBus(0)
+		diskDrive := drive.New(nil)
+		_, err := diskDrive.Insert(drive.NewFloppy(1, floppy))
+		require.NoError(t, err)
+		require.NoError(t, sides.Attach("left", diskDrive))
+		return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides}
+	}
+	save := "wget " + g.URL("/trapos/install") + " disk/install"
+
+	out := playerSessionOn(ctx, t, withTheFloppy(), save, save)
+	unwrapped := strings.Join(strings.Fields(out), " ")
+	require.Contains(t, unwrapped, "Out of space", out)
+	assert.Contains(t, afterLast(out, "Out of space"), "File already exists", out)
+	left, err := os.ReadFile(filepath.Join(floppy, "install"))
+	require.NoError(t, err)
+	require.Empty(t, left, "the failed wget left an empty disk/install")
+
+	flat := strings.Join(strings.Fields(string(guide)), " ")
+	const redo = "running it again says `File already exists`: free some room, then `rm disk/install` before the `wget`"
+	require.True(t, strings.Contains(flat, redo), "the guide's floppy paragraph says how to redo a failed save: %q", redo)
+	out = playerSessionOn(ctx, t, withTheFloppy(), "rm disk/notes", "rm disk/install", save)
+	require.Contains(t, out, "Downloaded as disk/install", out)
 }
 
 // TestASavedInstallerOfAnOlderVersionInstallsNothing: an installer saved as a program (on a
