@@ -2201,8 +2201,9 @@ func statusOf(t *testing.T, page context.Context) string {
 }
 
 // TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks: the status naming a character
-// sent as "?" (€ pasted) gives way to Live once the next keys go through without one. Before,
-// it said "Sent as ?: €" for as long as the view stayed open, whatever was typed after.
+// sent as "?" (€ pasted) gives way to Live once the next keys go through without one, once it
+// has been read (TestTheWebConsoleKeepsCharactersSentAsQuestionMarksUpToBeRead). Before, it
+// said "Sent as ?: €" for as long as the view stayed open, whatever was typed after.
 func TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks(t *testing.T) {
 	ctx := testContext(t)
 	page, until, c := watchConsoleComputer(ctx, t, "7:euro")
@@ -2210,6 +2211,7 @@ func TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#paste-text", "5 €"), chromedp.Click("#paste-form button")))
 	until(t, "the € named", `document.getElementById("status").textContent === "Sent as ?: € (a computer types characters up to U+00FF only)"`)
 	c.events(ctx, func(events []string) bool { return len(events) == 1 })
+	wordsRead(t, page)
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "a")))
 	c.events(ctx, func(events []string) bool { return typedText(events) == "a" })
 	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
@@ -2227,10 +2229,51 @@ func TestTheWebConsoleNamesEveryCharacterSentAsQuestionMarks(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "😀")))
 	until(t, "both named", `document.getElementById("status").textContent === "Sent as ?: €😀 (a computer types characters up to U+00FF only)"`)
 	c.events(ctx, func(events []string) bool { return typedText(events) == "??" })
+	wordsRead(t, page)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "a")))
 	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "€")))
 	until(t, "the € named afresh", `document.getElementById("status").textContent === "Sent as ?: € (a computer types characters up to U+00FF only)"`)
+}
+
+// TestTheWebConsoleKeepsCharactersSentAsQuestionMarksUpToBeRead: 5€ typed mid-line, then
+// Enter, named the € as sent as "?" and put Live back at Enter's answer, a moment later: the
+// player only ever saw Live. The words stay up to be read, past the answers to keys typed
+// on at once, until they have been up sentAsQReadMs (the page's clock, now, stands still here
+// until the test moves it on: no machine is slow enough to pass it).
+func TestTheWebConsoleKeepsCharactersSentAsQuestionMarksUpToBeRead(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchConsoleComputer(ctx, t, "7:euro")
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.frozenAt = Date.now(); now = () => window.frozenAt; true`))
+	require.NoError(t, err)
+	const euro = "Sent as ?: € (a computer types characters up to U+00FF only)"
+
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "5€")))
+	until(t, "the € named", `document.getElementById("status").textContent === `+jsString(t, euro))
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "\r")))
+	c.events(ctx, func(events []string) bool { return slices.Contains(events, "key_up enter") })
+	until(t, "every answer read", everyKeyAnswered)
+	assert.Equal(t, euro, statusOf(t, page), "Enter's answer leaves the € named")
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "a")))
+	c.events(ctx, func(events []string) bool { return slices.Contains(events, "key_up a") })
+	until(t, "every answer read", everyKeyAnswered)
+	assert.Equal(t, euro, statusOf(t, page), "and so does the next key's, while the words are new")
+
+	wordsRead(t, page)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "b")))
+	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
+}
+
+// everyKeyAnswered is true once the page's view has sent every key typed on it and read the
+// answers.
+const everyKeyAnswered = `!view.sending && view.pending.length === 0`
+
+// wordsRead moves the page's clock (now) on past sentAsQReadMs: the status's words naming
+// characters sent as "?" have been read, and the next answer that says nothing puts Live back.
+func wordsRead(t *testing.T, page context.Context) {
+	t.Helper()
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`now = () => Date.now() + sentAsQReadMs; true`))
+	require.NoError(t, err)
 }
 
 // dragsProgram prints each press, drag and release it gets, with its button and cell.

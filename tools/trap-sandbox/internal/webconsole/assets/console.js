@@ -25,7 +25,7 @@ if (reopened) sessionStorage.removeItem(tokenKey);
 let reopenedNote = reopened ? "This tab was reopened: log in again (a tab keeps no token past its closing)." : "";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, shownLive, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight, retrying, sentAsQ}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, shownLive, ctrl, typed, left, unsent, prevented, newest, drawing, held, drags, pressApart, saidDrags, accountId, learning, pressed, owed, opened, pasted, inFlight, retrying, sentAsQ, sentAsQAt}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -607,6 +607,14 @@ function typable(v) {
 
 // liveWords is the status of view v's stream with nothing else to say: Live once the screen
 // shown is the computer's own (v.shownLive), awaitingScreen before.
+// sentAsQReadMs is how long the status names characters sent as ? (outsideCC) before an
+// answer that says nothing puts Live back: long enough to read them.
+const sentAsQReadMs = 5000;
+
+// now is the page's clock for how long words have been up (sentAsQReadMs): Date.now, which the
+// page's tests move on (they wait on events, not the clock).
+let now = () => Date.now();
+
 function liveWords(v) {
   return v.shownLive ? "Live" : awaitingScreen;
 }
@@ -1322,7 +1330,11 @@ async function sendInput(v, events, newest) {
     // says nothing (v.sentAsQ): typed in two calls, € then 😀, the status named 😀 alone.
     const named = view === v && v.said && $("status").textContent === v.said ? v.sentAsQ : [];
     const sentAsQ = error ? [] : [...new Set([...named, ...outside])];
-    v.sentAsQ = outside.length ? sentAsQ : [];
+    // Up less than sentAsQReadMs, the words stay over an answer that says nothing: typed on
+    // at once (5€ then Enter), Enter's answer put Live over them before they could be read.
+    const held = !error && !outside.length && named.length > 0 && now() - v.sentAsQAt < sentAsQReadMs;
+    v.sentAsQ = outside.length || held ? sentAsQ : [];
+    if (outside.length) v.sentAsQAt = now();
     let said = error ? error.code + ": " + error.message : outside.length ? outsideCC(sentAsQ.join("")) : "";
     // A paste this call sent said what it left out, which its answer's words do not replace.
     if (v.pasted && v.pasted.sent <= newest) {
@@ -1332,6 +1344,7 @@ async function sendInput(v, events, newest) {
     if (error && error.code === "forbidden") viewOnly(v);
     else if (!error && view === v && $("viewer").classList.contains("view-only")) note(); // the owner allowed control since
     if (said) say(v, said);
+    else if (held && !busy && !v.dropped) { /* still read: Live at an answer once they are not */ }
     else if (view === v && v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said && newest > v.saidAt))) {
       status(liveWords(v));
       v.said = "";
@@ -2096,7 +2109,7 @@ function newView(traposId) {
   return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, shownLive: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
-    pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [] };
+    pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [], sentAsQAt: 0 };
 }
 
 // takesMouse reports whether the computer on the screen takes the mouse: CC fires mouse events
