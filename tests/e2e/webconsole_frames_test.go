@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"image/png"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,73 @@ func TestTheWebConsoleDrawsCCsCheckerOverItsWholeCell(t *testing.T) {
 	}
 	assert.Positive(t, whiteIn(int(box[1]+box[3])-1), "the first row's last pixel line is of the checker")
 	assert.Positive(t, whiteIn(int(box[4])), "the second row's first pixel line is of the checker")
+}
+
+// TestTheWebConsoleDrawsCCsCheckerEvenly: paint's canvas, rows of 127, is an even checker on
+// the screen and in the screen as text, across cells and rows: along a line of pixels, each
+// run of one colour is as long as the next, but for the line's ends. Three checks each way in a
+// cell put a check of the same colour on both sides of its edges, which joined into stripes
+// twice as wide; and the screen as text drew the font's ▒, with a thin line of the page
+// between its rows.
+func TestTheWebConsoleDrawsCCsCheckerEvenly(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:paint")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
+	c.watched(ctx, t)
+	row := map[string]any{"text": strings.Repeat("\x7f", 8), "fg": "00000000", "bg": "ffffffff"}
+	white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+		"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
+	c.drawScreen(ctx, t, map[string]any{"width": 8, "height": 3, "rows": map[string]any{"1": row, "2": row, "3": row},
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+	until(t, "the checker", `document.getElementById("screen-text").textContent === "▒▒▒▒▒▒▒▒\n▒▒▒▒▒▒▒▒\n▒▒▒▒▒▒▒▒"`)
+	// The screen's rows and the screen as text's first and last checkers (none: drawn by the
+	// font): left, top, right, bottom.
+	box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const rows = [...document.querySelectorAll("#screen .row")].map((row) => row.getBoundingClientRect());
+		const text = [...document.querySelectorAll("#screen-text .block")].map((b) => b.getBoundingClientRect());
+		[rows[0].left, rows[0].top, rows[0].right, rows[2].bottom, rows[0].height,
+			...(text.length ? [text[0].left, text[0].top, text[0].right, text[text.length - 1].bottom] : [])]
+	}`))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	isWhite := func(x, y int) bool {
+		r, g, b, _ := img.At(x, y).RGBA()
+		return r > 0x8000 && g > 0x8000 && b > 0x8000
+	}
+	// runs are the lengths of the runs of one colour along n pixels (at(i) white or not),
+	// without the first and the last, which the line's ends may cut.
+	runs := func(n int, at func(i int) bool) []int {
+		var out []int
+		length := 1
+		for i := 1; i < n; i++ {
+			if at(i) == at(i-1) {
+				length++
+				continue
+			}
+			out = append(out, length)
+			length = 1
+		}
+		if len(out) < 2 {
+			return nil
+		}
+		return out[1:]
+	}
+	even := func(what string, rs []int, atLeast int) {
+		t.Helper()
+		require.GreaterOrEqual(t, len(rs), atLeast, "%s: checks along it: %v", what, rs)
+		assert.LessOrEqual(t, slices.Max(rs)*2, slices.Min(rs)*3, "%s: its runs of one colour are the same length: %v", what, rs)
+	}
+	left, top, right, bottom, rowHeight := int(box[0]), int(box[1]), int(box[2]), int(box[3]), box[4]
+	even("the screen's first row of checks", runs(right-left, func(i int) bool { return isWhite(left+i, top+int(rowHeight/6)) }), 12)
+	even("the screen's first column of checks", runs(bottom-top, func(i int) bool { return isWhite(left+1, top+i) }), 6)
+	require.Len(t, box, 9, "the screen as text draws its checkers as the screen does")
+	tLeft, tTop, tRight, tBottom := int(box[5]), int(box[6]), int(box[7]), int(box[8])
+	even("the screen as text's first column of checks", runs(tBottom-tTop, func(i int) bool { return !isWhite(tLeft+(tRight-tLeft)/4, tTop+i) }), 4)
 }
 
 // TestTheWebConsoleShowsTheBarOfARowNotYetSeen: a row the computer has not seen drawn whole

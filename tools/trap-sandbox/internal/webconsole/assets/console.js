@@ -367,12 +367,16 @@ function drawnAsBackground(ch) {
   return isBlock(ch) || ch === checker;
 }
 
-// cellBackground is the CSS background that draws ch (drawnAsBackground) in colours fg on bg:
-// the checker as checks of a third of the cell each way, edge to edge; a block character by
-// blockBackground.
-function cellBackground(ch, fg, bg) {
+// cellBackground is the CSS background that draws ch (drawnAsBackground) in colours fg on bg,
+// in the screen's row y (from 0): a block character by blockBackground; the checker as square
+// checks, two across the cell and three down, each cell's carrying on its neighbours': two
+// across end where the next cell's begin, and a row odd in the screen starts its three a check
+// on (the tile's bottom at the cell's, a third down), so the rows above and below carry on too.
+// Three each way put a check of the same colour on both sides of every cell's edge, which
+// joined into stripes twice as wide.
+function cellBackground(ch, fg, bg, y) {
   if (ch !== checker) return blockBackground(ch, fg, bg);
-  return "repeating-conic-gradient(" + fg + " 0 25%, " + bg + " 0 50%) 0 0 / 66.7% 66.7%, " + bg;
+  return "repeating-conic-gradient(" + fg + " 0 25%, " + bg + " 0 50%) 0 " + (y % 2 ? "100%" : "0") + " / 100% 66.667%, " + bg;
 }
 
 // blockBackground draws block character ch on its cell as CSS: the background colour with
@@ -442,7 +446,7 @@ function draw(frame) {
       const bg = colourOf(frame.palette, row.bg[start], frame.colour);
       if (drawnAsBackground(bytes[start])) {
         span.className = "block";
-        span.style.background = cellBackground(bytes[start], fg, bg);
+        span.style.background = cellBackground(bytes[start], fg, bg, y);
       } else {
         span.style.color = fg;
         span.style.backgroundColor = bg;
@@ -452,7 +456,7 @@ function draw(frame) {
       start = x;
     }
     rows.push(div);
-    texts.push(rowAsText(bytes, chars));
+    texts.push(rowAsText(bytes, chars, y));
   });
   screen.replaceChildren(...rows);
   screen.dataset.width = frame.width;
@@ -509,18 +513,19 @@ function showTyping() {
   else if (top < 0) scrollBy(0, Math.max(Math.floor(top), Math.ceil(end - innerHeight)));
 }
 
-// rowAsText is a row of the screen as text (the screen as text under it), its cells' bytes
+// rowAsText is row y of the screen as text (the screen as text under it), its cells' bytes
 // drawn as chars (glyph), without its trailing blanks: text, and a block character (128-159)
-// as a span of its own that draws it as the screen does, in the text's colour (console.css),
-// its character, Unicode's sextant, kept for copying and for a screen reader, unseen. The page's
-// font has no sextants: the text showed an empty box for each.
-function rowAsText(bytes, chars) {
+// or the checker (127) as a span of its own that draws it as the screen does, in the text's
+// colour (console.css), its character, Unicode's sextant or ▒, kept for copying and for a
+// screen reader, unseen. The page's font has no sextants: the text showed an empty box for
+// each; and its ▒ left a thin line of the page between two rows of checkers.
+function rowAsText(bytes, chars, y) {
   let end = chars.length;
   while (end > 0 && chars[end - 1] === " ") end--;
   const nodes = [];
   let text = "";
   for (let x = 0; x < end; x++) {
-    if (!isBlock(bytes[x]) || chars[x] === " ") {
+    if (!drawnAsBackground(bytes[x]) || chars[x] === " ") {
       text += chars[x];
       continue;
     }
@@ -529,7 +534,7 @@ function rowAsText(bytes, chars) {
     const span = document.createElement("span");
     span.className = "block";
     span.textContent = chars[x];
-    span.style.background = blockBackground(bytes[x], "currentColor", "transparent");
+    span.style.background = cellBackground(bytes[x], "currentColor", "transparent", y);
     nodes.push(span);
   }
   if (text) nodes.push(text);
