@@ -58,7 +58,7 @@ type CLI struct {
 	Ls        LsCmd             `cmd:"" help:"List a directory on a computer."`
 	Cat       CatCmd            `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
 	Put       PutCmd            `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
-	Get       GetCmd            `cmd:"" help:"Copy a file of a computer to a local file or directory."`
+	Get       GetCmd            `cmd:"" help:"Copy a file of a computer to a local file or directory (-r: a directory with everything in it, bytes unchanged)."`
 	Rm        RmCmd             `cmd:"" help:"Delete a file of a computer (-r: a directory with everything in it)."`
 	Exec      ExecCmd           `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values. Each exec is a chunk of its own: a global it sets is gone when it ends."`
 	Run       RunCmd            `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`

@@ -105,7 +105,11 @@ func (c *CatCmd) Run(ctx context.Context, out Stdout) error {
 // (CC's words alone left the person to guess).
 func readFailure(traposID, command, remote string, err error) error {
 	if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a file") {
-		return named("computer "+typedID(traposID)+" "+command+" "+cctext.StoredPath(remote), errors.New("a directory, not a file (use ls to list it)"))
+		fix := "use ls to list it"
+		if command == "get" {
+			fix = "get -r copies it with everything in it; ls lists it"
+		}
+		return named("computer "+typedID(traposID)+" "+command+" "+cctext.StoredPath(remote), errors.New("a directory, not a file ("+fix+")"))
 	}
 	return failure(traposID, command+" "+remote, err)
 }
@@ -114,9 +118,10 @@ func readFailure(traposID, command, remote string, err error) error {
 type GetCmd struct {
 	APIFlags
 	FileFlags
-	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Remote   string `arg:"" help:"The file on the computer; \\xNN names a byte."`
-	Local    string `arg:"" help:"The local file to write, or a directory to write it into ('-' for stdout)."`
+	Recursive bool   `short:"r" help:"Copy a directory with everything in it, each file's bytes unchanged (a backup), into Local as cp -r does; each file may take --timeout."`
+	TraposID  string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Remote    string `arg:"" help:"The file on the computer; \\xNN names a byte."`
+	Local     string `arg:"" help:"The local file to write, or a directory to write it into ('-' for stdout)."`
 }
 
 // Run fetches the file and writes it locally (as UTF-8 text, or its bytes with --binary),
@@ -124,6 +129,9 @@ type GetCmd struct {
 // (/dev/stdout as '-', /dev/fd/N: descriptorOf); it prints what it copied. Text that goes to
 // a terminal is shown as cat shows it (shownOn).
 func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	if c.Recursive {
+		return c.runTree(ctx, out, stderr)
+	}
 	if err := c.checkLocal(); err != nil {
 		return err // before the file is read: a transfer of up to 60 s that no file can take
 	}

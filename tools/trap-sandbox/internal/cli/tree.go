@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+)
+
+// treeCopy is get -r's copy of a directory of a computer to a local directory: a backup, so
+// each file's bytes go unchanged (text by the text rule would change every byte 80-FF), and
+// each is written whole or not at all (writeLocal).
+type treeCopy struct {
+	get    *GetCmd
+	client *computer.Client
+	out    io.Writer
+	stderr io.Writer
+
+	files, dirs int
+	bytes       int64
+	skipped     int // entries gone or refused while the copy ran
+}
+
+// runTree copies Remote with all it holds into Local, as cp -r does: into Local/<Remote's
+// name> when Local is a directory that exists, else as Local itself (its parent must exist).
+// A file named with -r is copied as one file (as bytes). /rom, the ROM every computer reads
+// and no backup restores, is left out of a copy of / (said on stderr); a disk in a drive is
+// part of the tree and copied. Each file takes up to --timeout.
+func (c *GetCmd) runTree(ctx context.Context, out Stdout, stderr io.Writer) error {
+	if c.Local == "-" || isDescriptorName(c.Local) {
+		return namedf("computer "+typedID(c.TraposID)+" get -r", "a directory goes to a local directory, not to %s: name one", localName(c.Local))
+	}
+	client := c.client()
+	remote := c.Remote
+	entries, err := client.List(ctx, c.TraposID, remote, c.Timeout.Duration())
+	if err != nil {
+		if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory") {
+			c.Binary = true // a file: get's own copy, as bytes
+			c.Recursive = false
+			return c.Run(ctx, out, stderr)
+		}
+		return failure(c.TraposID, "get -r "+remote, err)
+	}
+	local := c.Local
+	if st, err := os.Stat(local); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%s is a file, not a directory: a directory cannot be copied over it (name a directory)", localName(local))
+		}
+		cc, err := cctext.PathToCC(remote)
+		if err != nil {
+			return err
+		}
+		if name := cctext.PathName(cc); name != "" {
+			local = filepath.Join(local, cctext.FromCC([]byte(name)))
+		} // else Remote is / (or names it): its files go into Local itself
+	} else if err := c.checkLocal(); err != nil {
+		return err
+	}
+	t := &treeCopy{get: c, client: client, out: out, stderr: stderr}
+	err = t.dir(ctx, cctext.StoredPath(remote), local, entries)
+	dirs := fmt.Sprintf("%d directories", t.dirs)
+	if t.dirs == 1 {
+		dirs = "1 directory"
+	}
+	total := fmt.Sprintf("%s %s -> %s: %s and %s (%s)", typedID(c.TraposID), cctext.StoredPath(remote), localName(local),
+		count(t.files, "file"), dirs, count(int(t.bytes), "byte"))
+	if t.skipped > 0 {
+		total += fmt.Sprintf(", %d left out (said above)", t.skipped)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; copied before it: %s", err, total)
+	}
+	_, err = fmt.Fprintln(out, total)
+	return err
+}
+
+// isDescriptorName reports whether name is a descriptor get writes to (descriptorOf).
+func isDescriptorName(name string) bool {
+	_, ok := descriptorOf(name)
+	return ok
+}
+
+// dir copies the listed entries of the computer's directory remote (a stored path) into the
+// local directory local, which it makes.
+func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []computer.Entry) error {
+	if err := os.Mkdir(local, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("make %s: %w", localName(local), pathless(err))
+	} else if err != nil {
+		if st, statErr := os.Stat(local); statErr != nil || !st.IsDir() {
+			return fmt.Errorf("%s is a file, not a directory: a directory cannot be copied over it", localName(local))
+		}
+	}
+	t.dirs++
+	for _, e := range entries {
+		child := strings.TrimSuffix(remote, "/") + "/" + cctext.ShowWirePath(e.Name)
+		if child == "/rom" {
+			fmt.Fprintln(t.stderr, "trap-sandbox: /rom left out: it is the ROM every computer reads, not this computer's files (get -r "+typedID(t.get.TraposID)+" /rom copies it)")
+			continue
+		}
+		there := filepath.Join(local, e.Name)
+		if e.IsDir {
+			sub, err := t.client.List(ctx, t.get.TraposID, child, t.get.Timeout.Duration())
+			if err != nil {
+				if t.gone(child, err) {
+					continue
+				}
+				return failure(t.get.TraposID, "get -r "+child, err)
+			}
+			if err := t.dir(ctx, child, there, sub); err != nil {
+				return err
+			}
+			continue
+		}
+		data, err := t.client.Read(ctx, t.get.TraposID, child, maxFileBytes, t.get.Timeout.Duration())
+		if err != nil {
+			if t.gone(child, err) {
+				continue
+			}
+			return failure(t.get.TraposID, "get -r "+child, err)
+		}
+		if err := writeLocal(there, data); err != nil {
+			return err
+		}
+		t.files++
+		t.bytes += int64(len(data))
+		if _, err := fmt.Fprintf(t.out, "%s %s -> %s (%s)\n", typedID(t.get.TraposID), cctext.Show(child, false), localName(there), count(len(data), "byte")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gone reports, and says on stderr, an entry the computer answered it no longer has (deleted,
+// or made a file where it was a directory, while the copy ran) or refuses to be read: the
+// copy goes on without it, as cp -r goes on past a file it cannot read.
+func (t *treeCopy) gone(remote string, err error) bool {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || (pe.Code != protocol.CodeFSError && pe.Code != protocol.CodeForbidden) {
+		return false
+	}
+	t.skipped++
+	fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: %s\n", cctext.Show(remote, false), cctext.Show(pe.Message, false))
+	return true
+}
