@@ -71,28 +71,6 @@ local function namesNoHost(url)
   return authority ~= nil and hostPort((authority:gsub("^.*@", ""))) == "";
 end
 
--- The highest port there is: a port is 16 bits, and 0 is no port to connect to.
-local MAX_PORT = 65535;
-
--- The port a URL with a scheme names, as its digits, when no gateway can listen on it (0, or
--- above MAX_PORT: a digit too many); else nil. CC took such a URL, and the daemon then said
--- that nothing answered there, as for a gateway that is down.
-local function impossiblePort(url)
-  expect(1, url, "string");
-  local authority = url:match("^%a[%w+.-]*://([^/?#]*)");
-  local _, port = hostPort((authority or ""):gsub("^.*@", ""));
-  local number = tonumber(port);
-  if number ~= nil and (number < 1 or number > MAX_PORT) then
-    return port;
-  end
-  return nil;
-end
-
--- What is wrong with a URL whose port is impossiblePort's, without the fix.
-local function noSuchPort(url, port)
-  return "sandbox.url " .. url .. " names port " .. port .. ", which no gateway can listen on (a port is 1 to " .. MAX_PORT .. ")";
-end
-
 -- What is wrong with a URL that names no host, without the fix.
 local function noHost(url)
   return "sandbox.url " .. url .. " names no host"
@@ -538,8 +516,6 @@ return {
   passwordDoubt = passwordDoubt,
   namesNoHost = namesNoHost,
   noHost = noHost,
-  impossiblePort = impossiblePort,
-  noSuchPort = noSuchPort,
   gatewayStopped = gatewayStopped,
   closedUnanswered = closedUnanswered,
   diskStartupDrive = diskStartupDrive,

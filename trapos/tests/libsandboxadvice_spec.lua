@@ -154,14 +154,6 @@ describe("libsandboxadvice explain", function()
     end
   end);
 
-  it("names a port no gateway can listen on", function()
-    expect(advice.impossiblePort("ws://127.0.0.1:99999/trapos/ws")):eq("99999");
-    expect(advice.impossiblePort("ws://user@[fd00::2]:0")):eq("0");
-    for _, url in ipairs({ "ws://gw.lan:4444", "ws://gw.lan:65535/trapos/ws", "wss://gw.example.org" }) do
-      expect(advice.impossiblePort(url)):eq(nil);
-    end
-  end);
-
   it("explains a refused connection", function()
     local want = "nothing answers at 192.168.1.20:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s";
     expect(advice.explain("Could not connect", URL)):eq(want);
