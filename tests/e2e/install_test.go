@@ -1084,6 +1084,46 @@ func TestAStoppedMoveLeavesTheProgramWhereCCRunsIt(t *testing.T) {
 	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
 }
 
+// TestNoQuestionsAloneLeavesAStoppedMovesProgramWhereItRuns: a computer stopped in the middle
+// of moving /startup into /startup/ (the player's yes given) has the program at /startup.lua,
+// which CC runs at boot as it ran /startup. --no-questions alone answers the move no, as it does
+// on any computer: the installer cannot tell that /startup.lua from one the player keeps there,
+// and moves no program without a yes. So the program stays, byte for byte, where it runs; the
+// advice names the mv and, for the script that ran the line, the option that is the yes.
+func TestNoQuestionsAloneLeavesAStoppedMovesProgramWhereItRuns(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
+	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cut.lua"), []byte(cutAt), 0o644))
+	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Bare: true, TimeScale: timeScale}
+	cutOpts := opts
+	cutOpts.Input = computer.LinesOf("cut move", install, "", "y", "echo never typed")
+	res, out := fakecrafttest.Run(ctx, t, cutOpts)
+	require.NoError(t, res.Err, out)
+	require.False(t, res.InputEnded, "the install was cut before its end:\n%s", out)
+
+	out = playerSessionOn(ctx, t, opts, install+" --no-questions", "reboot")
+	assert.Contains(t, unwrapped(out), "Move such a program into /startup/, whose files run beside the daemon: "+
+		"mv startup.lua startup (or run the install line again with --move-startup) Run: reboot", out)
+	assert.NotContains(t, out, "Moved /startup.lua", out)
+	got, err := os.ReadFile(filepath.Join(dir, "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, door, string(got), "the player's program, byte for byte, where CC runs it")
+	assert.NoFileExists(t, filepath.Join(dir, "startup", "startup.lua"))
+	_, afterReboot, found := strings.Cut(out, "Goodbye")
+	require.True(t, found, out)
+	assert.Contains(t, afterReboot, "door: locked by startup.lua\n", out)
+
+	// Answered at the question, the option is not named: the player just said no.
+	out = playerSessionOn(ctx, t, opts, install, "n")
+	assert.Contains(t, unwrapped(out), "mv startup.lua startup Run: reboot", out)
+	assert.NotContains(t, out, "--move-startup", out)
+}
+
 // TestInstallFinishesAStoppedMove: earlier installers moved a /startup file into /startup/
 // through /.trapos-sandbox-startup.moving, so a computer stopped between those steps has the
 // player's program there, under a hidden name that CC never runs at boot. The next run of the

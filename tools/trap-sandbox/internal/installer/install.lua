@@ -1207,6 +1207,10 @@ local function install(opts)
     print("Your /startup.lua runs before the daemon at boot: a program in it that never ends (a server's loop) "
       .. "keeps the daemon from starting. Move such a program into /startup/, whose files run beside the daemon:");
     print("mv startup.lua startup" .. (name == fs.getName(MOVED_STARTUP) and "" or ("/" .. name)));
+    if opts.noQuestions and name == fs.getName(MOVED_STARTUP) then
+      -- No without a yes: a stopped move's /startup.lua looks like any other.
+      print("(or run the install line again with --move-startup)");
+    end
   end
   if not trapos and hookPath == HOOK then
     -- As for /startup.lua above; the command on a row of its own, which on a pocket computer
