@@ -148,7 +148,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if err != nil {
 		return readFailure(c.TraposID, "get", c.Remote, err)
 	}
-	size := len(data)
+	size, raw := len(data), data
 	// A file that is not text (control bytes, as MCP's read_file judges it) changes when
 	// written as text: said once it is written, with the fix, as put says it of a local file.
 	warning := func() {}
@@ -179,7 +179,17 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	default:
 		if local, err = c.localFile(); err == nil {
 			st, statErr := os.Stat(local)
-			err = writeLocal(local, c.shownOn(statErr == nil && isCharDevice(st), data))
+			toDevice := statErr == nil && isCharDevice(st)
+			err = writeLocal(local, c.shownOn(toDevice, data))
+			if !c.Binary && !toDevice && len(data) != size && cctext.IsText(raw) {
+				// A text file with bytes 80-FF (a player's é) is longer in UTF-8: right for
+				// reading, a trap for a backup, which put back as text does not always restore.
+				// Said once, as the control bytes' warning is, with how to keep the bytes.
+				warning = func() {
+					fmt.Fprintf(stderr, "trap-sandbox: note: %s was written as UTF-8 text, so its %s are %d here (each byte 80-FF is two); get --binary, or get -r for a directory, copies the bytes unchanged\n",
+						cctext.Show(c.Remote, false), count(size, "byte"), len(data))
+				}
+			}
 		}
 	}
 	if err != nil {

@@ -35,7 +35,11 @@ type treeCopy struct {
 // part of the tree and copied. Each file takes up to --timeout.
 func (c *GetCmd) runTree(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if c.Local == "-" || isDescriptorName(c.Local) {
-		return namedf("computer "+typedID(c.TraposID)+" get -r", "a directory goes to a local directory, not to %s: name one", localName(c.Local))
+		to := localName(c.Local)
+		if c.Local == "-" {
+			to = "stdout"
+		}
+		return namedf("computer "+typedID(c.TraposID)+" get -r", "a directory goes to a local directory, not to %s: name one", to)
 	}
 	client := c.client()
 	remote := c.Remote

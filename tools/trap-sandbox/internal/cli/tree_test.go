@@ -75,3 +75,31 @@ func TestGetRSaysWhatItCopiedBeforeTheComputerWent(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, names, 1, "a.txt alone, no temporary file")
 }
+
+// TestGetAsTextSaysOnceItChangedTheBytes: get of a text file holding bytes 80-FF to a local
+// file writes UTF-8, longer than the file on the computer; it said nothing, so a backup made
+// with get (150009 bytes that became 157205) was not the computer's file. It says so once on
+// stderr, with --binary and get -r; --binary, and a file of ASCII alone, say nothing.
+func TestGetAsTextSaysOnceItChangedTheBytes(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/caf\xe9.txt": "caf\xe9 cr\xe8me\n", "/plain.txt": "plain\n"})
+	base := serveDisk(t, d)
+	dir := t.TempDir()
+	_, errOut, err := runWith(t, "", "get", "--url", base, "7:", "/café.txt", dir)
+	require.NoError(t, err)
+	assert.Equal(t, "trap-sandbox: note: /café.txt was written as UTF-8 text, so its 11 bytes are 13 here (each byte 80-FF is two); get --binary, or get -r for a directory, copies the bytes unchanged\n", errOut)
+	got, err := os.ReadFile(filepath.Join(dir, "café.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "café crème\n", string(got))
+	for _, args := range [][]string{{"--binary", "7:", "/café.txt", dir}, {"7:", "/plain.txt", dir}} {
+		_, errOut, err := runWith(t, "", append([]string{"get", "--url", base}, args...)...)
+		require.NoError(t, err)
+		assert.Empty(t, errOut, "%v", args)
+	}
+	got, err = os.ReadFile(filepath.Join(dir, "café.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "caf\xe9 cr\xe8me\n", string(got))
+
+	_, _, err = runWith(t, "", "get", "--url", base, "-r", "7:", "/", "-")
+	assert.EqualError(t, err, "computer 7: get -r: a directory goes to a local directory, not to stdout: name one")
+}
