@@ -619,7 +619,7 @@ func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
 	require.True(t, found, out)
 	assert.Contains(t, unwrapped(before), "Your /startup.lua runs before the daemon at boot: a program in it that never "+
 		"ends (a server's loop) keeps the daemon from starting. Move such a program into /startup/, whose files run "+
-		"beside the daemon: mv startup.lua startup Run: reboot", out)
+		"beside the daemon: mv startup.lua startup (or run the install line again with --move-startup) Run: reboot", out)
 	assert.Contains(t, lines(before), "mv startup.lua startup", "the command on a row of its own")
 	assert.Contains(t, after, "server: no daemon while I run", out)
 
