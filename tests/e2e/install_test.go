@@ -103,6 +103,41 @@ func readSettings(t *testing.T, dir string) string {
 	return string(b)
 }
 
+// TestTheLineRunAgainSaysRebootOnlyWhenTheDaemonNeedsIt: the install line run again with
+// nothing changed said "Run: reboot" though the daemon that runs already ran those very files.
+// It says so only when a file changed or the daemon that runs is not this version's (none
+// before the first reboot), and otherwise that no reboot is needed.
+func TestTheLineRunAgainSaysRebootOnlyWhenTheDaemonNeedsIt(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	dir := t.TempDir()
+	const noReboot = "The daemon runs these files: no reboot needed."
+
+	// Not rebooted yet: no daemon runs.
+	out := playerSession(ctx, t, dir, true, install, install)
+	again := afterLast(out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, again, "Run: reboot\n", out)
+	assert.NotContains(t, again, noReboot, out)
+
+	// Booted: the daemon runs the files installed, and the line changes none.
+	out = playerSession(ctx, t, dir, true, install, "sandbox status")
+	again = afterLast(out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, again, noReboot+"\nThen: sandbox health\n", out)
+	assert.NotContains(t, again, "reboot\n", out)
+
+	// A file of the daemon's not as served: the line puts it back, and the daemon that runs
+	// is not what a reboot starts.
+	daemon := filepath.Join(dir, "servers", "sandbox.lua")
+	body, err := os.ReadFile(daemon)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(daemon, append(body, "\n"...), 0o644))
+	out = playerSession(ctx, t, dir, true, install)
+	again = afterLast(out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, again, "Run: reboot\n", out)
+	assert.NotContains(t, again, noReboot, out)
+}
+
 // TestOneLineInstall is the player's whole path on a fresh basic computer (no multishell):
 // the one-line install with the password (and the default no to the host's access), a reboot,
 // `sandbox health`; then the same line again upgrades and keeps the settings; then
@@ -273,7 +308,8 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "")
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "add this line", out)
-	assert.Contains(t, out, "Run: reboot\n", out)
+	// the line ran the daemon at this boot, and the files are the same
+	assert.Contains(t, out, "The daemon runs these files: no reboot needed.\n", out)
 
 	// A pocket computer's 26 columns broke the line to add mid-name ("/sandbox-star" /
 	// "tup.lua"): it is two rows there, each Lua as it stands.
@@ -879,7 +915,7 @@ func TestInstallMovesAStartupThatRunsTheHook(t *testing.T) {
 	out = playerSessionOn(ctx, t, opts, install, "")
 	assert.Contains(t, out, "Move it there? [y/N] \n", out)
 	assert.Contains(t, unwrapped(out), "If your /startup never ends, a line at its end never runs: "+
-		"run the install line again and let it move /startup. Run: reboot", out)
+		"run the install line again and let it move /startup. The daemon runs these files: no reboot needed.", out)
 	require.Contains(t, diskFiles(t, dir), "sandbox-startup.lua", out)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door+hookLine), 0o644))
