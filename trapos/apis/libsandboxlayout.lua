@@ -310,10 +310,7 @@ end
 -- '7:my kitchen'), each row but the last ending in CONTINUED, the rows after the first
 -- indented further. Broken bare, "approve BCDF-GHJK" read as a command of its own. An
 -- argument wider than a row by itself goes on rows of its own (argumentRows).
--- onComputer: the command is typed on this computer (sandbox setup ws://<host>:4444), in CC's
--- shell, which splits at blanks alone and has no line continuation: its words are as given
--- (a placeholder's <host> kept) and its rows after the first only indented further, no
--- CONTINUED; one wider than a row is laid out as fitLongWords lays a URL out.
+-- onComputer: for CC's shell (no ' quoting, no \ continuation): words as given, no CONTINUED.
 local function commandRows(args, width, onComputer)
   expect(1, args, "table");
   expect(2, width, "number");
@@ -338,7 +335,7 @@ local function commandRows(args, width, onComputer)
     if line == nil and #indent + #word + mark > width then
       local parts = {};
       if onComputer then
-        indent = ""; -- its rows start at the row's start, as fitLongWords lays them out
+        indent = "";
         for part in (fitLongWords(word, width) .. "\n"):gmatch("([^\n]*)\n") do
           parts[#parts + 1] = part;
         end

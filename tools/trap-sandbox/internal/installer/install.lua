@@ -907,19 +907,16 @@ local function freeStartupName()
   return name;
 end
 
--- Whether the daemon runs this version (sandbox status's request), within a second.
 local function daemonRunsThis()
-  local id = "i" .. math.random(1, 2 ^ 30);
-  os.queueEvent("trapos_sandbox_status_request", id);
-  local timer = os.startTimer(1);
-  while true do
+  local t = os.startTimer(1);
+  os.queueEvent("trapos_sandbox_status_request", t);
+  repeat
     local e, a, b = os.pullEventRaw();
-    if e == "trapos_sandbox_status" and a == id then
+    if e == "trapos_sandbox_status" and a == t then
       return type(b) == "table" and b.version == SOURCE.version;
-    elseif e == "terminate" or e == "timer" and a == timer then
-      return false;
     end
-  end
+  until e == "terminate" or e == "timer" and a == t
+  return false;
 end
 
 local function install(opts)
@@ -1272,7 +1269,7 @@ local function install(opts)
       printHookCall();
       -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
       print("Add it, then run: reboot");
-    elseif old ~= nil and #changed == 0 and old.hook == hookPath and movedStartup == nil and daemonRunsThis() then
+    elseif old and #changed == 0 and not movedStartup and daemonRunsThis() then
       print("The daemon runs these files: no reboot needed.");
     else
       print("Run: reboot");
