@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"trap-sandbox/internal/cctext"
@@ -104,6 +105,12 @@ func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []comp
 	t.dirs++
 	for _, e := range entries {
 		child := strings.TrimSuffix(remote, "/") + "/" + cctext.ShowWirePath(e.Name)
+		if !oneLevel(e.Name) {
+			t.skipped++
+			fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: the computer listed %s in %s, which is no name of one level: it would be written outside %s\n",
+				cctext.Show(child, false), cctext.Show(strconv.Quote(e.Name), false), cctext.Show(remote, false), localName(local))
+			continue
+		}
 		if child == "/rom" {
 			fmt.Fprintln(t.stderr, "trap-sandbox: /rom left out: it is the ROM every computer reads, not this computer's files (get -r "+typedID(t.get.TraposID)+" /rom copies it)")
 			continue
@@ -139,6 +146,15 @@ func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []comp
 		}
 	}
 	return nil
+}
+
+// oneLevel reports whether name, an entry of a computer's fs.list, names one file or directory
+// in the directory listed, as every name a CC drive holds does (fs.combine reads / and \ as
+// separators, and "." and ".." are no names): joined to a local directory, any other ("..",
+// "../../x", "", one with a separator) is a path out of it, or the directory itself, and a
+// hostile or altered client's answer would have the copy write there, bytes of its choosing.
+func oneLevel(name string) bool {
+	return name != "." && !strings.ContainsAny(name, "/\\\x00") && filepath.IsLocal(name)
 }
 
 // gone reports, and says on stderr, an entry the computer answered it no longer has (deleted,

@@ -3,15 +3,20 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -102,4 +107,55 @@ func TestGetAsTextSaysOnceItChangedTheBytes(t *testing.T) {
 
 	_, _, err = runWith(t, "", "get", "--url", base, "-r", "7:", "/", "-")
 	assert.EqualError(t, err, "computer 7: get -r: a directory goes to a local directory, not to stdout: name one")
+}
+
+// hostileLister is a computer whose fs.list of /d answers names no CC drive holds, each a way
+// out of the local directory a copy goes into (a hostile or altered client's answer), and
+// whose fs.read answers any path with bytes of its choosing (those of /d/evil.txt).
+type hostileLister struct{ *daemonfake.Local }
+
+func (h hostileLister) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	switch typ {
+	case protocol.TypeFSList:
+		var p struct{ Path string }
+		if json.Unmarshal(payload, &p) == nil && p.Path == "/d" {
+			return json.RawMessage(`{"entries":[{"name":"../../escaped","isDir":false,"size":4},{"name":"..","isDir":true,"size":0},` +
+				`{"name":"sub/../../x","isDir":false,"size":4},{"name":"ok.txt","isDir":false,"size":4},{"name":".","isDir":true,"size":0},{"name":"","isDir":false,"size":4}]}`), nil
+		}
+	case protocol.TypeFSRead: // any path: the bytes of /d/evil.txt
+		var p map[string]any
+		if err := json.Unmarshal(payload, &p); err != nil {
+			return nil, err
+		}
+		p["path"] = "/d/evil.txt"
+		payload, _ = json.Marshal(p)
+	}
+	return h.Local.Request(ctx, traposID, typ, payload, timeout)
+}
+
+// TestGetRWritesNothingOutsideTheLocalDirectory: get -r wrote each entry of a listing at
+// filepath.Join(local, name), the name as the computer answered it, so a hostile computer's
+// "../../escaped" (or "..", a name with a '/') was written outside the directory the operator
+// copied into, with bytes it chose: any file the operator may write. Such a name, which no CC
+// drive holds (fs.list answers names of one level), is left out and said; the rest is copied.
+func TestGetRWritesNothingOutsideTheLocalDirectory(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/d/ok.txt": "good", "/d/evil.txt": "evil"})
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(hostileLister{d}))).Handler())
+	t.Cleanup(srv.Close)
+	root := t.TempDir()
+	dest := filepath.Join(root, "a", "b")
+	require.NoError(t, os.MkdirAll(dest, 0o755))
+
+	out, errOut, err := runWith(t, "", "get", "--url", srv.URL, "-r", "7:", "/d", dest)
+	require.NoError(t, err)
+	for _, escaped := range []string{filepath.Join(root, "escaped"), filepath.Join(root, "a", "escaped"), filepath.Join(dest, "x"), filepath.Join(root, "a", "x")} {
+		_, err := os.Stat(escaped)
+		assert.ErrorIs(t, err, os.ErrNotExist, "%s was written", escaped)
+	}
+	got, err := os.ReadFile(filepath.Join(dest, "d", "ok.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "evil", string(got), "the one name of one level is copied")
+	assert.Contains(t, out, "1 file and 1 directory (4 bytes), 5 left out (said above)")
+	assert.Contains(t, errOut, `trap-sandbox: /d/../../escaped left out: the computer listed "../../escaped" in /d, which is no name of one level: it would be written outside `)
 }
