@@ -24,6 +24,7 @@ import (
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
 	"fakecraft/fakecrafttest"
+	"fakecraft/fsapi"
 	"fakecraft/httpapi"
 	"fakecraft/peripheral"
 	"fakecraft/peripheral/drive"
@@ -414,8 +415,14 @@ func TestAFailedSaveOnTheFloppyIsRedoneAsTheGuideSays(t *testing.T) {
 	require.NoError(t, err)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	floppy := t.TempDir()
-	// What the floppy held before: with it, the installer (about 120 KB) no longer fits its 125 KB.
-	require.NoError(t, os.WriteFile(filepath.Join(floppy, "notes"), bytes.Repeat([]byte("x"), 40_000), 0o644))
+	// What the floppy held before: with it, the installer no longer fits its 125 KB.
+	resp, err := http.Get(g.URL("/trapos/install"))
+	require.NoError(t, err)
+	installer, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	notes := fsapi.MountCapacity - len(installer) + 1_000
+	require.NoError(t, os.WriteFile(filepath.Join(floppy, "notes"), bytes.Repeat([]byte("x"), notes), 0o644))
 	withTheFloppy := func() machine.Options {
 		sides := peripheral.NewBus(0)
 		diskDrive := drive.New(nil)

@@ -145,16 +145,49 @@ func Script(pkg traposclient.Package, base Base) string {
 	}
 	b.WriteString("  };\n")
 	source := func(name, value string) { b.WriteString("  " + name + " = " + luaLongString(value) + ";\n") }
-	source("hook", hookSource)
+	source("hook", hookSource) // written to the computer as it is
+	// The package's rules the installer only loads go without their comments, as its own body
+	// does (withoutCommentLines).
 	layout, _ := pkg.File(LayoutFile)
-	source("layout", string(layout))
+	source("layout", withoutCommentLines(string(layout)))
 	settingsRules, _ := pkg.File(SettingsFile)
-	source("settings", string(settingsRules))
+	source("settings", withoutCommentLines(string(settingsRules)))
 	adviceRules, _ := pkg.File(AdviceFile)
-	source("advice", string(adviceRules))
+	source("advice", withoutCommentLines(string(adviceRules)))
 	b.WriteString("};\n\n")
-	b.WriteString(installBody)
+	b.WriteString(withoutCommentLines(installBody))
 	return b.String()
+}
+
+// longBracket opens a Lua long string or long comment ([[, [==[, …).
+var longBracket = regexp.MustCompile(`\[(=*)\[`)
+
+// withoutCommentLines is the Lua source src with every line that holds only a comment left
+// empty: the installer is saved on a floppy disk for a friend (125 000 bytes), and the
+// comments of its body and of the rules it carries were two fifths of it, so a change of a few
+// hundred bytes to those rules filled the floppy. The line itself stays, so a traceback's line
+// number still names the source's line. A source with a long bracket that does not close on
+// its own line, or a line that ends in a backslash (a string or comment over several lines,
+// in which a line that begins with -- is text), is returned as it is.
+func withoutCommentLines(src string) string {
+	lines := strings.SplitAfter(src, "\n")
+	for _, line := range lines {
+		if strings.HasSuffix(strings.TrimRight(line, "\r\n"), "\\") {
+			return src
+		}
+		for _, open := range longBracket.FindAllStringSubmatchIndex(line, -1) {
+			closing := "]" + line[open[2]:open[3]] + "]"
+			if !strings.Contains(line[open[1]:], closing) {
+				return src
+			}
+		}
+	}
+	for i, line := range lines {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "--") {
+			lines[i] = line[len(strings.TrimRight(line, "\r\n")):] // its line end alone
+		}
+	}
+	return strings.Join(lines, "")
 }
 
 // luaLongString is s as a Lua long string literal ([=[ ... ]=]) that holds exactly s's bytes,

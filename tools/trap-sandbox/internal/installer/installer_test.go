@@ -241,6 +241,30 @@ func TestLuaLongStringClosesOnlyAtItsEnd(t *testing.T) {
 	}
 }
 
+func TestWithoutCommentLinesKeepsCodeAndLineNumbers(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"-- why\nlocal x = 1 -- one\n  -- more\nreturn x\n", "\nlocal x = 1 -- one\n\nreturn x\n"},
+		{"local s = \"[[a]]\"\n-- c\n", "local s = \"[[a]]\"\n\n"},
+		{"--[[ one line ]] x()\n-- c", "\n"},
+		{"-- c\r\nx()\r\n", "\r\nx()\r\n"},
+	} {
+		if got := withoutCommentLines(c.src); got != c.want {
+			t.Errorf("withoutCommentLines(%q) = %q, want %q", c.src, got, c.want)
+		}
+	}
+	// A line that begins with -- inside a string or comment over several lines is text.
+	for _, src := range []string{
+		"local s = [[\n-- text\n]]\n",
+		"local s = [==[ a\n-- text\n]==]\n",
+		"--[[\n-- text\n]]\n",
+		"local s = \"a\\\n-- text\"\n",
+	} {
+		if got := withoutCommentLines(src); got != src {
+			t.Errorf("withoutCommentLines(%q) = %q, want it unchanged", src, got)
+		}
+	}
+}
+
 func TestComputerBases(t *testing.T) {
 	ifaces := []net.Addr{
 		&net.IPNet{IP: net.IPv4(127, 0, 0, 1)}, &net.IPNet{IP: net.IPv4(192, 168, 1, 20)},
@@ -264,7 +288,7 @@ func TestComputerBases(t *testing.T) {
 }
 
 // TestTheInstallerCarriesThePackagesLayout: the installer prints by the package's own layout
-// rule (a URL longer than a row), sent in SOURCE.layout, byte for byte the package's file: it
+// rule (a URL longer than a row), sent in SOURCE.layout, the package's file less its comment lines: it
 // had a copy of its own.
 func TestTheInstallerCarriesThePackagesLayout(t *testing.T) {
 	h, pkg := newMux(t, nil)
@@ -273,7 +297,7 @@ func TestTheInstallerCarriesThePackagesLayout(t *testing.T) {
 		t.Fatalf("the package has no %s", LayoutFile)
 	}
 	code, script := get(t, h, "127.0.0.1:4444", InstallPath)
-	if code != http.StatusOK || !strings.Contains(script, "  layout = "+luaLongString(string(layout))+";\n") {
+	if code != http.StatusOK || !strings.Contains(script, "  layout = "+luaLongString(withoutCommentLines(string(layout)))+";\n") {
 		t.Fatalf("the installer (%d) does not carry %s:\n%s", code, LayoutFile, script)
 	}
 	if strings.Contains(installBody, "local function urlRows") {
@@ -283,7 +307,7 @@ func TestTheInstallerCarriesThePackagesLayout(t *testing.T) {
 
 // TestTheInstallerCarriesThePackagesAdvice: what a refused password may hide (a ? for a
 // character CC cannot hold, a space at an end) is said by the package's own advice, sent in
-// SOURCE.advice byte for byte: the installer had its own copy of the rule, in other words.
+// SOURCE.advice (less its comment lines): the installer had its own copy of the rule, in other words.
 func TestTheInstallerCarriesThePackagesAdvice(t *testing.T) {
 	h, pkg := newMux(t, nil)
 	advice, ok := pkg.File(AdviceFile)
@@ -291,7 +315,7 @@ func TestTheInstallerCarriesThePackagesAdvice(t *testing.T) {
 		t.Fatalf("the package has no %s", AdviceFile)
 	}
 	code, script := get(t, h, "127.0.0.1:4444", InstallPath)
-	if code != http.StatusOK || !strings.Contains(script, "  advice = "+luaLongString(string(advice))+";\n") {
+	if code != http.StatusOK || !strings.Contains(script, "  advice = "+luaLongString(withoutCommentLines(string(advice)))+";\n") {
 		t.Fatalf("the installer (%d) does not carry %s", code, AdviceFile)
 	}
 	for _, copied := range []string{`find("?", 1, true)`, `"tsc_"`} {
