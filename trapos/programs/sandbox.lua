@@ -1041,18 +1041,21 @@ local function openLink(session, url)
 end
 
 -- Asks the player whether to link to account, typed y or n and Enter (Enter alone is no),
--- while the session answers the gateway's pings. Returns the answer and why the session
--- closed meanwhile (nil if it did not).
+-- while the session answers the gateway's pings. Returns the answer, or nil when the session
+-- closed first, and why it closed (nil if it did not). A session closed under the question
+-- ends it at once: no answer could link the computer any more (a y has no session to go
+-- to), and the player who waited for the outcome of a y read only then that it was moot.
 local function askAccept(session, account)
   local answer, closed = nil, nil;
   parallel.waitForAny(function()
     answer = ask("Link this computer to " .. account .. "? [y/N] ") or "";
   end, function()
     closed = session.keepAlive();
-    while true do
-      coroutine.yield(); -- the player still answers; the outcome waits for it
-    end
   end);
+  if answer == nil then
+    leavePromptRow();
+    return nil, closed;
+  end
   answer = answer:match("^%s*(.-)%s*$"):lower();
   return answer == "y" or answer == "yes", closed;
 end
@@ -1101,7 +1104,7 @@ local function linkWithCode(session)
   approvedCode = code;
   local accept, closed = askAccept(session, account);
   approvedCode = nil;
-  if not accept then
+  if accept == false then
     session.request(linkLib.TYPE_ACCEPT, { code = code, accept = false }, linkLib.ANSWER_WAIT);
     print("Not linked.");
     return;

@@ -1845,6 +1845,35 @@ describe("sandbox command", function()
       expect(table.concat(lines, " ")):str_match("trap%-sandbox link[%s\\]+approve bcdf%-2345");
     end);
 
+    it("replaces the question with the news when the session closes under it", function()
+      -- The gateway restarted while the question showed: it said so only after the answer,
+      -- and an n said "Not linked." as if the answer had counted.
+      local answered, seen = false, nil;
+      local gateway = linkGateway({ polls = { APPROVED } });
+      local ok, err, lines, record = run({ "link" }, {
+        gateway = function(frame, rec, queue)
+          seen = rec;
+          return gateway(frame, rec, queue);
+        end,
+        status = connectedStatus(),
+        typed = { function()
+          os.queueEvent("websocket_closed", seen.url, "Server stopping", 1001);
+          local timer = os.startTimer(0);
+          repeat
+            local _, id = os.pullEvent("timer");
+          until id == timer
+          answered = true;
+          return "n";
+        end },
+      });
+      expect(ok):eq(false);
+      expect(answered):eq(false);
+      expect(err):str_match("^The gateway closed the link session %(Server stopping%)%.");
+      expect(lines[#lines]):eq("Approved by account alice (alice (token laptop)).");
+      expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
+      expect(record.saved):eq(0);
+    end);
+
     it("saves no credential into an account other than the one the player agreed to", function()
       local ok, err, _, record = run({ "link" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "shared" },
