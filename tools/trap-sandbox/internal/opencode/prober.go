@@ -398,15 +398,8 @@ func (p *Prober) ProbeAgent(ctx context.Context) Health {
 	if !health.OK {
 		return health
 	}
-	p.mu.Lock()
-	running := p.agentRunning
-	p.mu.Unlock()
-	if running != nil {
-		select {
-		case <-running:
-		case <-ctx.Done():
-			return health
-		}
+	if !p.awaitAgentCheck(ctx) {
+		return health
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -414,19 +407,28 @@ func (p *Prober) ProbeAgent(ctx context.Context) Health {
 	return health
 }
 
+// awaitAgentCheck waits for the agent's check in flight, if one is, to end; false when ctx
+// ended first.
+func (p *Prober) awaitAgentCheck(ctx context.Context) bool {
+	p.mu.Lock()
+	running := p.agentRunning
+	p.mu.Unlock()
+	if running == nil {
+		return true
+	}
+	select {
+	case <-running:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // AgentWord is the agent's check's last word once a check in flight has ended (or ctx has):
 // known is false while no check has answered since opencode was last found down (a restarted
 // opencode may have other providers) or since the prober began. It asks opencode nothing.
 func (p *Prober) AgentWord(ctx context.Context) (detail string, known bool) {
-	p.mu.Lock()
-	running := p.agentRunning
-	p.mu.Unlock()
-	if running != nil {
-		select {
-		case <-running:
-		case <-ctx.Done():
-		}
-	}
+	p.awaitAgentCheck(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.agentDetail, p.agentChecked
