@@ -80,6 +80,15 @@ func diskFiles(t *testing.T, dir string) []string {
 	return out
 }
 
+// unwrapped is the transcript out on one line, its words single-spaced: what the screen says
+// however its rows broke it.
+func unwrapped(out string) string { return strings.Join(strings.Fields(out), " ") }
+
+// notWholeAdvice is what the client's programs say after naming a file of the client that is
+// missing.
+const notWholeAdvice = "the trapos-sandbox client is not whole on this computer. Install it with the gateway's install line " +
+	"(wget run .../trapos/install, as its operator gives it out)."
+
 // afterLast is the transcript after the last line containing marker.
 func afterLast(out, marker string) string {
 	i := strings.LastIndex(out, marker)
@@ -356,7 +365,6 @@ func TestInstallWarnsOfADiskStartup(t *testing.T) {
 		require.NoError(t, sides.Attach("left", diskDrive))
 		return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides, Settings: settings}
 	}
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 
 	out := playerSessionOn(ctx, t, withFloppy(true, nil), install, "reboot", "sandbox status", "/programs/sandbox status")
 	before, after, found := strings.Cut(out, "Goodbye")
@@ -485,22 +493,19 @@ func TestTheCommandWithoutItsLibrariesSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" "+installPassword+" --no-questions")
 	require.Contains(t, out, "Installed trapos-sandbox ", out)
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
-	const advice = "the trapos-sandbox client is not whole on this computer. Install it with the gateway's install line " +
-		"(wget run .../trapos/install, as its operator gives it out)."
 
 	friend := t.TempDir()
 	program, err := os.ReadFile(filepath.Join(dir, "programs", "sandbox.lua"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(friend, "sandbox.lua"), program, 0o644))
 	out = afterLast(playerSession(ctx, t, friend, false, "sandbox status"), "> sandbox status")
-	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandbox.lua is missing: "+advice, out)
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandbox.lua is missing: "+notWholeAdvice, out)
 	assert.NotContains(t, out, "not found", "no require traceback")
 
 	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlink.lua")))
 	// (The daemon, which the hook starts at boot, says it too: TestTheBootAndAiWithoutALibrarySaySo.)
 	out = afterLast(playerSession(ctx, t, dir, false, "sandbox status"), "> sandbox status")
-	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlink.lua is missing: "+advice, out)
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlink.lua is missing: "+notWholeAdvice, out)
 	assert.NotContains(t, out, "not found", "no require traceback")
 	// The fix it names: the install line puts the file back.
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "sandbox --version")
@@ -518,9 +523,6 @@ func TestTheBootAndAiWithoutALibrarySaySo(t *testing.T) {
 	dir := t.TempDir()
 	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" "+installPassword+" --no-questions")
 	require.Contains(t, out, "Installed trapos-sandbox ", out)
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
-	const advice = "the trapos-sandbox client is not whole on this computer. Install it with the gateway's install line " +
-		"(wget run .../trapos/install, as its operator gives it out)."
 
 	link, err := os.ReadFile(filepath.Join(dir, "apis", "libsandboxlink.lua"))
 	require.NoError(t, err)
@@ -528,7 +530,7 @@ func TestTheBootAndAiWithoutALibrarySaySo(t *testing.T) {
 	out = playerSession(ctx, t, dir, false, "id")
 	boot, _, found := strings.Cut(out, "> id")
 	require.True(t, found, out)
-	assert.Equal(t, "sandbox: /apis/libsandboxlink.lua is missing: "+advice, unwrapped(strings.TrimPrefix(boot, "CraftOS 1.9\n")), out)
+	assert.Equal(t, "sandbox: /apis/libsandboxlink.lua is missing: "+notWholeAdvice, unwrapped(strings.TrimPrefix(boot, "CraftOS 1.9\n")), out)
 	assert.NotContains(t, out, "not found", "no require traceback")
 	assert.Contains(t, afterLast(out, "> id"), "This is computer #0", "the boot goes on to the shell")
 
@@ -536,7 +538,7 @@ func TestTheBootAndAiWithoutALibrarySaySo(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "apis", "libsandboxlink.lua"), link, 0o644))
 	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlog.lua")))
 	out = playerSession(ctx, t, dir, false, "id")
-	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlog.lua is missing: "+advice, out)
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlog.lua is missing: "+notWholeAdvice, out)
 	assert.NotContains(t, out, "not found", "no require traceback")
 
 	friend := t.TempDir()
@@ -544,7 +546,7 @@ func TestTheBootAndAiWithoutALibrarySaySo(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(friend, "ai.lua"), program, 0o644))
 	out = afterLast(playerSession(ctx, t, friend, false, "ai hello"), "> ai hello")
-	assert.Equal(t, "ai: /apis/libsandbox.lua is missing: "+advice, unwrapped(strings.TrimSuffix(strings.TrimSpace(out), ">")), out)
+	assert.Equal(t, "ai: /apis/libsandbox.lua is missing: "+notWholeAdvice, unwrapped(strings.TrimSuffix(strings.TrimSpace(out), ">")), out)
 	assert.NotContains(t, out, "not found", "no require traceback")
 }
 
@@ -556,7 +558,6 @@ func TestHelpSandboxFindsTheClientsPage(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const page = "sandbox connects this computer to a trap-sandbox gateway."
 	dir := t.TempDir()
 	const own = "My own notes on this base.\n"
@@ -601,7 +602,6 @@ func TestInstallWarnsWhenStartupFilesAreOff(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	dir := t.TempDir()
 	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
 
@@ -652,7 +652,6 @@ func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.lua"), []byte(serverStartup), 0o644))
 	opts := machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}}
@@ -707,7 +706,6 @@ func TestInstallAsksToMoveAStartupLua(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	withStartupLua := func() (string, machine.Options) {
 		dir := t.TempDir()
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.lua"), []byte(serverStartup), 0o644))
@@ -758,7 +756,6 @@ func TestInstallNotesAStartupFileBeforeTheHook(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "0-server.lua"), []byte(serverStartup), 0o644))
@@ -828,7 +825,6 @@ func TestInstallMovesAStartupThatNeverEnds(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\nwhile true do sleep(1) end\n"
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
@@ -907,7 +903,6 @@ func TestInstallMovesAStartupThatRunsTheHook(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const hookLine = "shell.run(\"/sandbox-startup.lua\")\n"
 	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\nwhile true do sleep(1) end\n"
 	dir := t.TempDir()
@@ -1051,7 +1046,6 @@ func TestAStoppedMoveLeavesTheProgramWhereCCRunsIt(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
 	for _, step := range []string{"makeDir", "move"} {
 		dir := t.TempDir()
@@ -1137,7 +1131,6 @@ func TestNoQuestionsAloneLeavesAStoppedMovesProgramWhereItRuns(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(door), 0o644))
@@ -1177,7 +1170,6 @@ func TestInstallFinishesAStoppedMove(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
 	const moving = ".trapos-sandbox-startup.moving"
 	// The disk as such an installer left it, stopped before fs.makeDir("/startup") (step
@@ -1258,7 +1250,6 @@ func TestInstallMovesAStartupFromAScript(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
-	unwrapped := func(out string) string { return strings.Join(strings.Fields(out), " ") }
 	const door = "print(\"door: locked by \" .. shell.getRunningProgram())\n"
 	withStartup := func(files map[string]string) (string, machine.Options) {
 		dir := t.TempDir()
