@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -1206,4 +1207,49 @@ func TestAHelloWithoutASecretOnAGatewayWithAccounts(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
 	assert.Equal(t, "no secret sent (sandbox.password is not set): this gateway wants SANDBOX_PASSWORD or a linked credential (sandbox setup, or sandbox link)", resp.Error.Message)
 	c.expectClose(CloseUnauthorized, "unauthorized")
+}
+
+// TestWhetherAnAccountHoldsAComputerCredentialIsKeptAWhile: a not_connected of an account
+// with none of its computers connected asks whether it holds a computer credential (its hint
+// says how to link one), and the web console asks again every 2 s while it waits; on the
+// replicas' NATS store each ask listed every credential of the bucket. An answer stands
+// linkedAnswerLife on the gateway's clock.
+func TestWhetherAnAccountHoldsAComputerCredentialIsKeptAWhile(t *testing.T) {
+	ctx := t.Context()
+	clk := clock.NewFake(time.Date(2026, 12, 6, 21, 0, 0, 0, time.UTC))
+	store := &countedCredentials{Memory: account.NewMemory()}
+	accounts := account.New(store, clk)
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "laptop")
+	require.NoError(t, err)
+	gw := New(Config{Password: "pw", Accounts: accounts, Clock: clk}, slog.New(slog.DiscardHandler), nil)
+
+	for range 3 {
+		has, err := gw.HasComputerCredential(ctx, "alice")
+		require.NoError(t, err)
+		assert.False(t, has)
+	}
+	assert.EqualValues(t, 1, store.lists.Load(), "one listing for three asks")
+
+	_, _, err = accounts.IssueCredential(ctx, "alice", "alice")
+	require.NoError(t, err)
+	clk.Advance(linkedAnswerLife - time.Millisecond)
+	has, err := gw.HasComputerCredential(ctx, "alice")
+	require.NoError(t, err)
+	assert.False(t, has, "the answer still stands")
+	clk.Advance(time.Millisecond)
+	has, err = gw.HasComputerCredential(ctx, "alice")
+	require.NoError(t, err)
+	assert.True(t, has, "asked again once it is linkedAnswerLife old")
+	assert.EqualValues(t, 2, store.lists.Load())
+}
+
+// countedCredentials counts the listings of an account's credentials.
+type countedCredentials struct {
+	*account.Memory
+	lists atomic.Int64
+}
+
+func (s *countedCredentials) Credentials(ctx context.Context, accountID string) ([]account.Credential, error) {
+	s.lists.Add(1)
+	return s.Memory.Credentials(ctx, accountID)
 }
