@@ -21,7 +21,7 @@ import (
 // (the CC name gr\xfc\xdfe.txt is grüße.txt), each file's bytes unchanged (a backup: text would
 // make the byte E9 two bytes), an empty directory, a file over 1 MiB, and a total at the end.
 // Into a directory that exists it copies into <it>/<the directory's name>; a second copy
-// replaces the files. get of a directory without -r names get -r.
+// replaces the files. get of a directory without -r names get -r; put -r puts the copy back.
 func TestGetRCopiesADirectoryAsABackup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
 	defer cancel()
@@ -86,6 +86,24 @@ func TestGetRCopiesADirectoryAsABackup(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(named, "today.log"))
 	require.NoError(t, err)
 	assert.Equal(t, "ok\n", string(got))
+
+	// put -r is the way back: the backup put as /restored (not there: the copy itself) and
+	// read back is the computer's files byte for byte.
+	out, errOut, code = cli(ctx, t, g, nil, "put", "-r", capTraposID, filepath.Join(dest, "backup"), "/restored")
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Contains(t, out, filepath.Join(dest, "backup")+" -> "+capTraposID+" /restored: 4 files and 4 directories (1060943 bytes)\n")
+	again := t.TempDir()
+	_, errOut, code = cli(ctx, t, g, nil, "get", "-r", capTraposID, "/restored", again)
+	require.Equal(t, 0, code, errOut)
+	got, err = os.ReadFile(filepath.Join(again, "restored", "grüße.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "caf\xe9\n", string(got))
+	got, err = os.ReadFile(filepath.Join(again, "restored", "logs", "big.bin"))
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(big, got), "big.bin came back changed (%d bytes)", len(got))
+	_, err = os.Stat(filepath.Join(again, "restored", "empty"))
+	require.NoError(t, err, "the empty directory is made")
 
 	// Over a file it is refused, and the file is kept.
 	file := filepath.Join(dest, "file")

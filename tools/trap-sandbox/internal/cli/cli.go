@@ -57,7 +57,7 @@ type CLI struct {
 	Info      InfoCmd           `cmd:"" help:"Show a computer's identity and state (computer.info)."`
 	Ls        LsCmd             `cmd:"" help:"List a directory on a computer."`
 	Cat       CatCmd            `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
-	Put       PutCmd            `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
+	Put       PutCmd            `cmd:"" help:"Copy a local file to a computer, or into a directory of it, written to a temporary name, then moved into place (-r: a directory with everything in it, bytes unchanged)."`
 	Get       GetCmd            `cmd:"" help:"Copy a file of a computer to a local file or directory (-r: a directory with everything in it, bytes unchanged)."`
 	Rm        RmCmd             `cmd:"" help:"Delete a file of a computer (-r: a directory with everything in it)."`
 	Exec      ExecCmd           `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values. Each exec is a chunk of its own: a global it sets is gone when it ends."`

@@ -347,9 +347,10 @@ func pathless(err error) error {
 type PutCmd struct {
 	APIFlags
 	FileFlags
-	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Local    string `arg:"" help:"The local file to send ('-' for stdin)."`
-	Remote   string `arg:"" help:"The path on the computer, or a directory to put the file into; \\xNN names a byte."`
+	Recursive bool   `short:"r" help:"Copy a local directory with everything in it, each file's bytes unchanged (get -r's way back), into Remote as cp -r does; each file may take --timeout."`
+	TraposID  string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Local     string `arg:"" help:"The local file to send ('-' for stdin)."`
+	Remote    string `arg:"" help:"The path on the computer, or a directory to put the file into; \\xNN names a byte."`
 }
 
 // Run sends the file (UTF-8 text by the text rule, or its bytes with --binary) into Remote,
@@ -357,6 +358,9 @@ type PutCmd struct {
 // to a temporary name and moved into place, so the old one is never lost. A file that is not
 // UTF-8 text sent as text gets one warning naming --binary, not one per character.
 func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer) error {
+	if c.Recursive {
+		return c.runTree(ctx, out, in, stderr)
+	}
 	data, err := readLocal(c.Local, in)
 	if err != nil {
 		return err
@@ -444,7 +448,7 @@ func readLocal(name string, in io.Reader) ([]byte, error) {
 		}
 		defer f.Close()
 		if info, err := f.Stat(); err == nil && info.IsDir() {
-			return nil, fmt.Errorf("%s is a directory: give a file (put copies one file, not a directory's)", localName(name))
+			return nil, fmt.Errorf("%s is a directory: give a file, or copy it with everything in it with put -r", localName(name))
 		}
 		in = f
 	}

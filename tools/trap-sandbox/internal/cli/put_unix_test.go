@@ -43,7 +43,7 @@ func TestPutRefusesAFileWithoutAnEndUnreadPastTheLimit(t *testing.T) {
 
 	dir := t.TempDir()
 	_, _, err = runWith(t, "", "put", "--url", base, "7:", dir, "/x")
-	assert.EqualError(t, err, "put: "+dir+" is a directory: give a file (put copies one file, not a directory's)")
+	assert.EqualError(t, err, "put: "+dir+" is a directory: give a file, or copy it with everything in it with put -r")
 }
 
 // TestAGetThatCannotWriteKeepsTheLocalFile: a get whose local write fails part way (here the

@@ -70,12 +70,8 @@ func (c *GetCmd) runTree(ctx context.Context, out Stdout, stderr io.Writer) erro
 	}
 	t := &treeCopy{get: c, client: client, out: out, stderr: stderr}
 	err = t.dir(ctx, cctext.StoredPath(remote), local, entries)
-	dirs := fmt.Sprintf("%d directories", t.dirs)
-	if t.dirs == 1 {
-		dirs = "1 directory"
-	}
 	total := fmt.Sprintf("%s %s -> %s: %s and %s (%s)", typedID(c.TraposID), cctext.StoredPath(remote), localName(local),
-		count(t.files, "file"), dirs, count(int(t.bytes), "byte"))
+		count(t.files, "file"), directories(t.dirs), count(int(t.bytes), "byte"))
 	if t.skipped > 0 {
 		total += fmt.Sprintf(", %d left out (said above)", t.skipped)
 	}

@@ -159,3 +159,46 @@ func TestGetRWritesNothingOutsideTheLocalDirectory(t *testing.T) {
 	assert.Contains(t, out, "1 file and 1 directory (4 bytes), 5 left out (said above)")
 	assert.Contains(t, errOut, `trap-sandbox: /d/../../escaped left out: the computer listed "../../escaped" in /d, which is no name of one level: it would be written outside `)
 }
+
+// TestPutRCopiesALocalDirectoryAsCpRDoes: put -r copies a local tree to the computer, into a
+// directory there under the tree's name: each file's bytes unchanged (UTF-8 é stays two bytes),
+// names by the path rule (ü is the byte FC), an empty
+// directory made; a name CC cannot hold (☃; a backslash, which CC reads as /; a character CC
+// drops from paths) and a symbolic link are left out, said on stderr and counted.
+func TestPutRCopiesALocalDirectoryAsCpRDoes(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.MakeDir("/programs")
+	base := serveDisk(t, d)
+	tree := filepath.Join(t.TempDir(), "tree")
+	require.NoError(t, os.MkdirAll(filepath.Join(tree, "empty"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(tree, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(tree, "grüße.txt"), []byte("café\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(tree, "sub", "raw.bin"), []byte{0, 1, 0xff}, 0o644))
+	for _, name := range []string{"snow☃", `back\slash`, "what?"} {
+		require.NoError(t, os.WriteFile(filepath.Join(tree, name), []byte("x"), 0o644))
+	}
+	require.NoError(t, os.Symlink("grüße.txt", filepath.Join(tree, "link")))
+
+	out, errOut, err := runWith(t, "", "put", "--url", base, "-r", "7:", tree, "/programs")
+	require.NoError(t, err)
+	assert.Equal(t, ""+
+		filepath.Join(tree, "grüße.txt")+" -> 7: /programs/tree/grüße.txt (6 bytes)\n"+
+		filepath.Join(tree, "sub", "raw.bin")+" -> 7: /programs/tree/sub/raw.bin (3 bytes)\n"+
+		tree+" -> 7: /programs/tree: 2 files and 3 directories (9 bytes), 4 left out (said above)\n", out)
+	cannot := ` left out: CC cannot name a file so (a character it cannot hold, a backslash, or one of "*:<>?|)` + "\n"
+	assert.Equal(t, ""+
+		"trap-sandbox: "+filepath.Join(tree, `back\slash`)+cannot+
+		"trap-sandbox: "+filepath.Join(tree, "link")+" left out: not a file or a directory (a link, a device or a pipe)\n"+
+		"trap-sandbox: "+filepath.Join(tree, "snow☃")+cannot+
+		"trap-sandbox: "+filepath.Join(tree, "what?")+cannot, errOut)
+	got, ok := d.File("/programs/tree/gr\xfc\xdfe.txt")
+	require.True(t, ok, "%v", d.Names())
+	assert.Equal(t, "café\n", string(got), "the bytes, not text")
+	got, ok = d.File("/programs/tree/sub/raw.bin")
+	require.True(t, ok, "%v", d.Names())
+	assert.Equal(t, []byte{0, 1, 0xff}, got)
+	listed, err := computer.New(d).List(t.Context(), "7:", "/programs/tree", 0)
+	require.NoError(t, err)
+	assert.Contains(t, listed, computer.Entry{Name: "empty", IsDir: true}, "the empty directory is made")
+}
