@@ -199,6 +199,7 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 		if yieldCrossesGo(L) {
 			luakit.RaiseMessage(L, YieldBoundaryMessage)
 		}
+		c.noteYield(L)
 		return yield(L)
 	}))
 }

@@ -134,8 +134,9 @@ type Config struct {
 	// runs /rom/startup.lua (the computer's startup files) and then reads commands at its
 	// prompt, each typed from Input.
 	Bare bool
-	// Input answers read(): each time a program starts waiting for a line, the next line is
-	// typed. When it ends the computer shuts down (Result.InputEnded). Nil types nothing.
+	// Input answers read(): each time a program starts waiting for a line (read() turns a
+	// cursor blink on, on the screen or a monitor; a coroutine waits only for char or key
+	// events), the next line is typed on CC's keyboard (typeLine). When it ends the computer shuts down (Result.InputEnded). Nil types nothing.
 	Input Input
 	// Acts are the player's doings beside the keyboard (a touch on a monitor), each done
 	// when the computer next waits for an event with none queued and no line wanted from
@@ -236,7 +237,11 @@ type Computer struct {
 	// the same read) is no new wait, only blinkWaits, which holds until that Enter is taken.
 	typedQueued int
 	blinkWaits  bool
-	actsEnded   bool // Config.Acts is closed and drained
+	// typing holds the keys of the typed line that did not fit in the queue yet (typeMore).
+	typing []typedKey
+	// keyWaiter is the coroutine last seen waiting only for char or key events (noteYield).
+	keyWaiter *lua.LState
+	actsEnded bool // Config.Acts is closed and drained
 	// onRealTime says the virtual clock's ticks come from the real ticker at the moment
 	// (realTicks).
 	onRealTime bool
@@ -440,8 +445,13 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		default:
 		}
 		ev, ok := c.pop()
+		if !ok && len(c.typing) > 0 {
+			c.typeMore()
+			continue
+		}
 		if !ok {
 			c.settle()
+			c.waitsForKeys()
 			if c.act() {
 				continue
 			}

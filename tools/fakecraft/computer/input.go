@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
 
-	"fakecraft/ccstr"
+	"fakecraft/luakit"
 )
 
 // Key codes CC: Tweaked uses (GLFW's).
@@ -64,7 +65,8 @@ func LinesFrom(ctx context.Context, r io.Reader) Input {
 	return ch
 }
 
-// cursorBlink is called (on the Lua goroutine) whenever Lua sets the cursor blink. CC's read()
+// cursorBlink is called (on the Lua goroutine) whenever Lua sets the cursor blink, on the
+// computer's screen or a monitor's (CursorBlink). CC's read()
 // turns the blink on while it waits for a line, so turning it on is when a player would type:
 // the next input line is wanted. Not while a line typed earlier still waits in the queue
 // (the shell turns the blink off and on around a drop, inside the read that line is for):
@@ -81,6 +83,9 @@ func (c *Computer) cursorBlink(was, on bool) {
 		c.wantLine = true
 	}
 }
+
+// CursorBlink implements host.Blinker: a monitor's blink is heard as the screen's.
+func (c *Computer) CursorBlink(was, on bool) { c.cursorBlink(was, on) }
 
 // typedTaken is called once the computer took ev (handed it over or discarded it). After the
 // Enter of the last typed line, a blink that came on meanwhile and is still on wants a line.
@@ -103,8 +108,10 @@ func (c *Computer) wantedInput() Input {
 	return nil
 }
 
-// typeLine types line as a paste and Enter, as a player's keyboard would deliver it; at the
-// end of the input (ok false) the computer shuts down, since nothing will ever answer it.
+// typeLine types line and Enter, as a player types it on CC's keyboard (a line is typing,
+// not a paste: a program that pulls char events gets its characters); at the end of the
+// input (ok false) the computer shuts down, since nothing will ever answer it. The keys go
+// into the queue as it has room (typeMore), so a line longer than the queue loses nothing.
 func (c *Computer) typeLine(line string, ok bool) {
 	c.wantLine = false
 	if !ok {
@@ -112,11 +119,95 @@ func (c *Computer) typeLine(line string, ok bool) {
 		c.stop = true
 		return
 	}
-	c.QueueEvent("paste", lua.LString(ccstr.FromText(line)))
-	if c.queueEvent(event{name: "key", args: []lua.LValue{lua.LNumber(keyEnter), lua.LFalse}, typed: true}) {
-		c.typedQueued++
+	c.typing = append(c.typing, typedKeys(line)...)
+	c.typing = append(c.typing, typedKey{key: keyEnter, ends: true})
+	c.typedQueued++
+	c.typeMore()
+}
+
+// typedKey is one key of a typed line: a character's char event, or a key's press and
+// release (key), the last Enter marked ends.
+type typedKey struct {
+	char byte
+	key  int
+	ends bool
+}
+
+// keyTab is GLFW's Tab.
+const keyTab = 258
+
+// typedKeys are the keys that type line on CC's keyboard. Minecraft hands CC each char of a
+// character typed, as a Java string holds it (one past U+FFFF, an emoji, is two), and CC
+// queues a char event for each as its terminal holds it: U+0020–U+007E and U+00A0–U+00FF as
+// themselves (a no-break space and a soft hyphen are typed, where a paste gives '?'), any
+// other as '?' (the installer's advice names that ?). A tab is the Tab key; a control
+// (U+0000–U+001F, U+007F–U+009F) is no character a keyboard types, and types nothing. A
+// byte that is not UTF-8 is already a CC byte (ccstr.FromText) and follows the same rule.
+func typedKeys(line string) []typedKey {
+	var keys []typedKey
+	for i := 0; i < len(line); {
+		r, n := utf8.DecodeRuneInString(line[i:])
+		if r == utf8.RuneError && n == 1 {
+			r = rune(line[i])
+		}
+		i += n
+		switch {
+		case r == '\t':
+			keys = append(keys, typedKey{key: keyTab})
+		case r >= ' ' && r <= '~', r >= 0xA0 && r <= 0xFF:
+			keys = append(keys, typedKey{char: byte(r)})
+		case r > 0xFFFF:
+			keys = append(keys, typedKey{char: '?'}, typedKey{char: '?'})
+		case r > 0xFF:
+			keys = append(keys, typedKey{char: '?'})
+		}
 	}
-	c.QueueEvent("key_up", lua.LNumber(keyEnter))
+	return keys
+}
+
+// typeMore queues the typed keys that fit in the queue (a key's press and release take
+// two places); the rest wait for the computer to take some (Run calls it again).
+func (c *Computer) typeMore() {
+	for len(c.typing) > 0 && c.QueueLength()+2 <= EventQueueLimit {
+		k := c.typing[0]
+		c.typing = c.typing[1:]
+		switch {
+		case k.key == 0:
+			c.QueueEvent("char", lua.LString([]byte{k.char}))
+		default:
+			c.queueEvent(event{name: "key", args: []lua.LValue{lua.LNumber(k.key), lua.LFalse}, typed: k.ends})
+			c.QueueEvent("key_up", lua.LNumber(k.key))
+		}
+	}
+}
+
+// noteYield hears every coroutine.yield (os.pullEvent's), in L: a coroutine that waits only
+// for char or key events (os.pullEvent("char"), a "press any key") waits for the player's
+// keys though it turns no blink on, so it is keyWaiter until it yields for something else
+// or dies. Under the bios's parallel (rednet beside the shell) the top coroutine's own
+// filter is always none, so the wait is seen where it is made.
+func (c *Computer) noteYield(L *lua.LState) {
+	th := luakit.Running(L)
+	switch filter, _ := L.Get(1).(lua.LString); {
+	case filter == "char" || filter == "key":
+		c.keyWaiter = th
+	case c.keyWaiter == th:
+		c.keyWaiter = nil
+	}
+}
+
+// waitsForKeys is called when the computer waits for an event with none queued: a
+// coroutine waiting for keys (noteYield) wants a line, as a blink that comes on does
+// (cursorBlink), unless a line typed earlier is still being taken.
+func (c *Computer) waitsForKeys() {
+	if c.cfg.Input == nil || c.typedQueued > 0 || c.keyWaiter == nil {
+		return
+	}
+	if c.keyWaiter.Dead {
+		c.keyWaiter = nil
+		return
+	}
+	c.wantLine = true
 }
 
 // act does the player's next act, if one is ready, and reports whether it did. It is called

@@ -67,6 +67,13 @@ type MainThread interface {
 	MainThread(L *lua.LState, work func() []lua.LValue) int
 }
 
+// Blinker is a computer that hears the cursor blinks of the screens it draws on besides its
+// own (a monitor's): a blink turned on is a read() waiting for the player's keys, wherever
+// the program's terminal is redirected (computer.Config.Input). Lua goroutine only.
+type Blinker interface {
+	CursorBlink(was, on bool)
+}
+
 // builder is the value a Deferred event argument carries.
 type builder func(L *lua.LState) lua.LValue
 

@@ -110,6 +110,14 @@ func (a *Access) MainThread(L *lua.LState, work func() []lua.LValue) int {
 	return len(results)
 }
 
+// CursorBlink tells the computer a screen it drew on turned its cursor blink from was to on
+// (host.Blinker), when it listens. Lua goroutine only (a method).
+func (a *Access) CursorBlink(was, on bool) {
+	if b, ok := a.host.(host.Blinker); ok {
+		b.CursorBlink(was, on)
+	}
+}
+
 // Attached reports whether the computer still uses the peripheral through this access.
 func (a *Access) Attached() bool { return a.attached.Load() }
 

@@ -13,7 +13,7 @@ import (
 // TestTextFromOutsideEntersAsCCBytes: --label, --set and typed lines are UTF-8 text outside
 // and one byte per character inside, as CC: Tweaked's Java side hands them over (a label
 // typed "küche" is the five bytes a player's would be, and so reaches the gateway as
-// "küche", not "kÃ¼che").
+// "küche", not "kÃ¼che"). A typed character past U+00FF is CC's ?.
 func TestTextFromOutsideEntersAsCCBytes(t *testing.T) {
 	dir := t.TempDir()
 	writeDisk(t, dir, map[string]string{

@@ -170,6 +170,15 @@ func (m *Monitor) methodTable() map[string]peripheral.Method {
 	for name, fn := range m.term.Functions() {
 		ms[name] = func(L *lua.LState, _ *peripheral.Access) int { return fn(L) }
 	}
+	// The computer waits for a line when read() turns the blink on, on a monitor as on
+	// its own screen.
+	setBlink := ms["setCursorBlink"]
+	ms["setCursorBlink"] = func(L *lua.LState, a *peripheral.Access) int {
+		was := m.term.CursorBlink()
+		n := setBlink(L, a)
+		a.CursorBlink(was, m.term.CursorBlink())
+		return n
+	}
 	for british, american := range computer.TermAliases {
 		ms[american] = ms[british]
 	}
