@@ -1154,9 +1154,10 @@ func TestNoQuestionsAloneLeavesAStoppedMovesProgramWhereItRuns(t *testing.T) {
 	require.True(t, found, out)
 	assert.Contains(t, afterReboot, "door: locked by startup.lua\n", out)
 
-	// Answered at the question, the option is not named: the player just said no.
+	// Answered at the question, the option is not named: the player just said no. (The daemon
+	// runs since that reboot, and nothing changed: no reboot is asked for.)
 	out = playerSessionOn(ctx, t, opts, install, "n")
-	assert.Contains(t, unwrapped(out), "mv startup.lua startup Run: reboot", out)
+	assert.Contains(t, unwrapped(out), "mv startup.lua startup The daemon runs these files: no reboot needed.", out)
 	assert.NotContains(t, out, "--move-startup", out)
 }
 
