@@ -278,7 +278,11 @@ func (c *GetCmd) checkLocal() error {
 // that fails (a full disk, a file size limit) leaves the old file byte for byte. A symbolic
 // link is written through, as cp does, and a replaced file keeps its permissions; a device or
 // a pipe is written to in place.
-func writeLocal(name string, data []byte) error {
+func writeLocal(name string, data []byte) error { return writeLocalAs(name, data, 0o644) }
+
+// writeLocalAs is writeLocal with perm the permissions of a file it makes (a file there keeps
+// its own).
+func writeLocalAs(name string, data []byte, made os.FileMode) error {
 	target := name
 	if st, err := os.Lstat(name); err == nil && st.Mode()&os.ModeSymlink != 0 {
 		if resolved, err := filepath.EvalSymlinks(name); err == nil {
@@ -291,7 +295,7 @@ func writeLocal(name string, data []byte) error {
 			target = dest
 		}
 	}
-	perm := os.FileMode(0o644)
+	perm := made
 	keepPerm := false
 	if st, err := os.Stat(target); err == nil {
 		if !st.Mode().IsRegular() {

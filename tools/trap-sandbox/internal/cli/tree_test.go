@@ -52,6 +52,12 @@ func TestGetROfRootLeavesOutTheROMAndFilesThatGo(t *testing.T) {
 		"trap-sandbox: /rom left out: it is the ROM every computer reads, not this computer's files (get -r 7: /rom copies it)\n", errOut)
 	_, err = os.Stat(filepath.Join(dest, "rom"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	// A computer's files are its owner's alone (its /.settings holds its credential).
+	for name, want := range map[string]os.FileMode{"a.txt": 0o600, "d": os.ModeDir | 0o700, "d/c.txt": 0o600} {
+		st, err := os.Stat(filepath.Join(dest, name))
+		require.NoError(t, err)
+		assert.Equal(t, want, st.Mode(), name)
+	}
 }
 
 // TestGetRSaysWhatItCopiedBeforeTheComputerWent: a computer that goes away mid-copy ends the
