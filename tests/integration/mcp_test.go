@@ -619,19 +619,30 @@ func TestMCPErrors(t *testing.T) {
 			// A computer that never answers: timeout after timeoutMs.
 			harness.ToolError(t, harness.CallTool(ctx, t, s, "computer_info", map[string]any{"traposId": id, "timeoutMs": 200}), "timeout")
 
-			// Files above 1 MiB are refused both ways, before anything is sent or after the first chunk.
+			// A file above 1 MiB is read in parts, the first one what a result holds (a59c13ae),
+			// and refused whole as a write before anything is sent.
 			d.SetPermissions(harness.AllowFilesWrite, false)
 			big := make([]byte, 1<<20+1)
 			d.PutFile("/big.bin", big)
-			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": id, "path": "/big.bin"}), "bad_payload")
-			assert.Contains(t, msg, "more than the 1048576 bytes")
+			var part struct {
+				Size   int `json:"size"`
+				Offset int `json:"offset"`
+				Length int `json:"length"`
+			}
+			res := harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": id, "path": "/big.bin"})
+			harness.ToolOK(t, res, id, &part)
+			assert.Equal(t, len(big), part.Size)
+			assert.Zero(t, part.Offset)
+			assert.Positive(t, part.Length)
+			assert.Less(t, part.Length, len(big))
+			assert.Contains(t, harness.Texts(res)[1], fmt.Sprintf("Read on with offset %d", part.Length), "the note says where to read on")
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "write_file", map[string]any{"traposId": id, "path": "/big2.bin",
 				"contentBase64": base64.StdEncoding.EncodeToString(big)}), "bad_argument")
 			assert.Contains(t, msg, "at most 1048576")
 			_, stored := d.File("/big2.bin")
 			assert.False(t, stored, "nothing is written when the content is too big")
 
-			res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"traposId": id, "path": "/x"}})
+			res, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"traposId": id, "path": "/x"}})
 			require.NoError(t, err)
 			harness.ToolError(t, res, "bad_argument")
 			res, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "ping", Arguments: map[string]any{"traposId": id, "timeoutMs": 0}})
