@@ -22,9 +22,7 @@ type putTree struct {
 	out    io.Writer
 	stderr io.Writer
 
-	files, dirs int
-	bytes       int64
-	skipped     int
+	tally
 }
 
 // runTree copies Local with all it holds to the computer, as cp -r does: into Remote/<Local's
@@ -62,16 +60,7 @@ func (c *PutCmd) runTree(ctx context.Context, out Stdout, in Stdin, stderr io.Wr
 	}
 	t := &putTree{put: c, client: client, out: out, stderr: stderr}
 	err = t.dir(ctx, c.Local, remote)
-	total := fmt.Sprintf("%s -> %s %s: %s and %s (%s)", localName(c.Local), typedID(c.TraposID), cctext.StoredPath(remote),
-		count(t.files, "file"), directories(t.dirs), count(int(t.bytes), "byte"))
-	if t.skipped > 0 {
-		total += fmt.Sprintf(", %d left out (said above)", t.skipped)
-	}
-	if err != nil {
-		return fmt.Errorf("%w; copied before it: %s", err, total)
-	}
-	_, err = fmt.Fprintln(out, total)
-	return err
+	return t.finish(out, localName(c.Local), typedID(c.TraposID)+" "+cctext.StoredPath(remote), err)
 }
 
 // ccName is a local name as a path argument (cctext.ShowPath) of the bytes the text rule gives

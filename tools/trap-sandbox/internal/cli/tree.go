@@ -24,9 +24,28 @@ type treeCopy struct {
 	out    io.Writer
 	stderr io.Writer
 
+	tally
+}
+
+// tally counts what a copy of a tree (get -r, put -r) did, for its last line.
+type tally struct {
 	files, dirs int
 	bytes       int64
 	skipped     int // entries gone or refused while the copy ran
+}
+
+// finish ends a copy from one place to another (as its last line names them) that ended with
+// err: the total on out, or err with the total copied before it.
+func (t *tally) finish(out io.Writer, from, to string, err error) error {
+	total := fmt.Sprintf("%s -> %s: %s and %s (%s)", from, to, count(t.files, "file"), directories(t.dirs), count(int(t.bytes), "byte"))
+	if t.skipped > 0 {
+		total += fmt.Sprintf(", %d left out (said above)", t.skipped)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; copied before it: %s", err, total)
+	}
+	_, err = fmt.Fprintln(out, total)
+	return err
 }
 
 // runTree copies Remote with all it holds into Local, as cp -r does: into Local/<Remote's
@@ -70,16 +89,7 @@ func (c *GetCmd) runTree(ctx context.Context, out Stdout, stderr io.Writer) erro
 	}
 	t := &treeCopy{get: c, client: client, out: out, stderr: stderr}
 	err = t.dir(ctx, cctext.StoredPath(remote), local, entries)
-	total := fmt.Sprintf("%s %s -> %s: %s and %s (%s)", typedID(c.TraposID), cctext.StoredPath(remote), localName(local),
-		count(t.files, "file"), directories(t.dirs), count(int(t.bytes), "byte"))
-	if t.skipped > 0 {
-		total += fmt.Sprintf(", %d left out (said above)", t.skipped)
-	}
-	if err != nil {
-		return fmt.Errorf("%w; copied before it: %s", err, total)
-	}
-	_, err = fmt.Fprintln(out, total)
-	return err
+	return t.finish(out, typedID(c.TraposID)+" "+cctext.StoredPath(remote), localName(local), err)
 }
 
 // A copy of a computer's files is its owner's alone: its /.settings holds the computer's
