@@ -1265,20 +1265,13 @@ func TestMCPAComputersWordsReachNoTerminalRaw(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
 	const id = "12:odd"
-	// A name is CC's bytes (U+0000-U+00FF), a version any text.
-	const version, name = "0.5.27\u009b2J\u202e", "a\u009b31m\u007fb"
-	c := dial(ctx, t, g, id)
-	hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword, "clientVersion": version})
-	require.NoError(t, err)
-	requireOK(t, hello)
-	go func() {
-		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
-			if f.Type == "fs.list" {
-				return &harness.Reply{Payload: map[string]any{"entries": []map[string]any{{"name": name, "isDir": false, "size": 1}}}}
-			}
-			return &harness.Reply{Error: &daemonfake.Error{Code: "fs_error", Message: "A\x1b]0;PWNED\x07"}}
-		})
-	}()
+	const version, name = oddVersion, oddName
+	connectOdd(ctx, t, g, id, func(f harness.Frame) *harness.Reply {
+		if f.Type == "fs.list" {
+			return listsOddName()
+		}
+		return &harness.Reply{Error: &daemonfake.Error{Code: "fs_error", Message: "A\x1b]0;PWNED\x07"}}
+	})
 	// raw is what a terminal would act on: C0 but line breaks, DEL, C1, bidi controls.
 	raw := regexp.MustCompile("[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
 	noneRaw := func(t *testing.T, texts []string) {

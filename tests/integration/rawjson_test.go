@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -27,16 +28,8 @@ func TestTheAPIsJSONCarriesNoRawControlOfAComputers(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
 	const id = "12:\u009b2Jodd"
-	const version, name = "0.5.27\u009b2J\u202e", "a\u009b31m\u007fb"
-	c := dial(ctx, t, g, id)
-	hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword, "clientVersion": version})
-	require.NoError(t, err)
-	requireOK(t, hello)
-	go func() {
-		_ = c.Answer(ctx, func(harness.Frame) *harness.Reply {
-			return &harness.Reply{Payload: map[string]any{"entries": []map[string]any{{"name": name, "isDir": false, "size": 1}}}}
-		})
-	}()
+	const version, name = oddVersion, oddName
+	connectOdd(ctx, t, g, id, func(harness.Frame) *harness.Reply { return listsOddName() })
 	raw := regexp.MustCompile("[\x7f\u0080-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c]")
 	call := func(method, path, body string) string {
 		t.Helper()
@@ -103,4 +96,25 @@ func mcpMessage(t *testing.T, body string) string {
 		}
 	}
 	return body
+}
+
+// oddVersion and oddName are a computer's words holding C1 and bidi controls (U+009B is a
+// terminal's CSI), as its client version and a file's name: a name is CC's bytes
+// (U+0000-U+00FF), a version any text.
+const oddVersion, oddName = "0.5.27\u009b2J\u202e", "a\u009b31m\u007fb"
+
+// connectOdd connects computer id, its client version oddVersion, answering every request
+// with answer until the test ends.
+func connectOdd(ctx context.Context, t *testing.T, g *harness.Gateway, id string, answer func(harness.Frame) *harness.Reply) {
+	t.Helper()
+	c := dial(ctx, t, g, id)
+	hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword, "clientVersion": oddVersion})
+	require.NoError(t, err)
+	requireOK(t, hello)
+	go func() { _ = c.Answer(ctx, answer) }()
+}
+
+// listsOddName is an fs.list answer of one file, named oddName.
+func listsOddName() *harness.Reply {
+	return &harness.Reply{Payload: map[string]any{"entries": []map[string]any{{"name": oddName, "isDir": false, "size": 1}}}}
 }
