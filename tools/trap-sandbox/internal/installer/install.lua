@@ -907,8 +907,12 @@ local function freeStartupName()
   return name;
 end
 
+-- Whether the daemon that runs is this version's, asked as sandbox status asks it: the daemon
+-- answers from its event loop at once. The wait is 3 s at most, as a computer on a busy server
+-- runs its events late; one that runs out says Run: reboot, which is never wrong. (Comments
+-- cost the floppy nothing: the gateway serves this file without them.)
 local function daemonRunsThis()
-  local t = os.startTimer(1);
+  local t = os.startTimer(3);
   os.queueEvent("trapos_sandbox_status_request", t);
   repeat
     local e, a, b = os.pullEventRaw();
