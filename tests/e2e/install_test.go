@@ -1723,21 +1723,30 @@ func TestInstallNamesACharacterCCCannotHoldInARefusedPassword(t *testing.T) {
 	assert.NotContains(t, out, "holds a ?", "a password without a ? gets no hint")
 }
 
+// gatewayWithAlicesCredential is a gateway on a data directory with account alice and a
+// computer credential issued to her by hand (credentials add), and admin, which runs the
+// gateway's CLI on that directory and returns its last line (where the CLI prints a secret).
+func gatewayWithAlicesCredential(ctx context.Context, t *testing.T) (g *harness.Gateway, credential string, admin func(args ...string) string) {
+	t.Helper()
+	dataDir := t.TempDir()
+	admin = func(args ...string) string {
+		return lastLineOf(gatewayCLI(ctx, t, append(args, "--data-dir", dataDir)...))
+	}
+	admin("accounts", "add", "alice")
+	credential = admin("credentials", "add", "alice")
+	g = harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--data-dir", dataDir,
+		"--opencode-url", opencodefake.ClosedPortURL(t)}})
+	return g, credential, admin
+}
+
 // TestInstallKeepsALinkedCredential: the install line run again with the shared password on
 // a computer linked to an account keeps the computer's own credential (it was replaced, and
 // the computer silently left the account); a credential the gateway refuses (revoked, or not
 // its own) is replaced by the line's password, as before, and the player is told.
 func TestInstallKeepsALinkedCredential(t *testing.T) {
 	ctx := testContext(t)
-	dataDir := t.TempDir()
-	admin := func(args ...string) string { // its last line: where the CLI prints a secret
-		return lastLineOf(gatewayCLI(ctx, t, append(args, "--data-dir", dataDir)...))
-	}
-	admin("accounts", "add", "alice")
-	credential := admin("credentials", "add", "alice")
+	g, credential, admin := gatewayWithAlicesCredential(ctx, t)
 	require.True(t, strings.HasPrefix(credential, "tsc_"), credential)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--data-dir", dataDir,
-		"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
 	dir := t.TempDir()
 	playerSession(ctx, t, dir, true, install, "", "set sandbox.password "+credential)
@@ -2391,15 +2400,8 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 // computer and on a pocket computer; that command, run, revokes it.
 func TestUninstallNamesTheCredentialToRevoke(t *testing.T) {
 	ctx := testContext(t)
-	dataDir := t.TempDir()
-	admin := func(args ...string) string { // its last line: where the CLI prints a secret
-		return lastLineOf(gatewayCLI(ctx, t, append(args, "--data-dir", dataDir)...))
-	}
-	admin("accounts", "add", "alice")
-	credential := admin("credentials", "add", "alice")
+	g, credential, admin := gatewayWithAlicesCredential(ctx, t)
 	selector := strings.Split(credential, "_")[1]
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--data-dir", dataDir,
-		"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
 	const said = "This computer's credential stays valid in its account: to link the computer again, first revoke it on the host:"
 
