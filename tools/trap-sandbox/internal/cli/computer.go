@@ -367,7 +367,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	}
 	data, err := readLocal(c.Local, in)
 	if err != nil {
-		return err
+		return c.swapped(err)
 	}
 	if len(data) > maxFileBytes {
 		return fmt.Errorf("%s holds more than %d bytes (16 MiB), the most put moves: send a smaller file", localName(c.Local), maxFileBytes)
@@ -444,6 +444,18 @@ func localName(name string) string {
 // readLocal reads what put sends: the local file, or stdin for "-". It reads at most one byte
 // more than maxFileBytes, so a file too big to send, or one without an end (/dev/zero, a pipe
 // that never closes after that much), is refused at once instead of filling the memory.
+// swapped is err, opening Local, with the order of put's arguments named when Local is no
+// local file and reads as a computer's id (7:kitchen): put 7:kitchen ./notes.txt /notes.txt
+// takes the computer first, and put ./notes.txt 7:kitchen /notes.txt, the order of scp,
+// said only "open 7:kitchen: no such file or directory".
+func (c *PutCmd) swapped(err error) error {
+	id, _, found := strings.Cut(c.Local, ":")
+	if !errors.Is(err, fs.ErrNotExist) || !found || id == "" || strings.Trim(id, "0123456789") != "" {
+		return err
+	}
+	return fmt.Errorf("%w: put takes the computer first (trap-sandbox put %s %s %s)", err, typedID(c.Local), localName(c.TraposID), cctext.Show(c.Remote, false))
+}
+
 func readLocal(name string, in io.Reader) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)

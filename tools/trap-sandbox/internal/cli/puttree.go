@@ -33,7 +33,7 @@ type putTree struct {
 func (c *PutCmd) runTree(ctx context.Context, out Stdout, in Stdin, stderr io.Writer) error {
 	st, err := os.Stat(c.Local)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", localName(c.Local), pathless(err))
+		return c.swapped(fmt.Errorf("open %s: %w", localName(c.Local), pathless(err)))
 	}
 	if !st.IsDir() {
 		c.Binary, c.Recursive = true, false

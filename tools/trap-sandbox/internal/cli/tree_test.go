@@ -208,3 +208,21 @@ func TestPutRCopiesALocalDirectoryAsCpRDoes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, listed, computer.Entry{Name: "empty", IsDir: true}, "the empty directory is made")
 }
+
+// TestPutNamesItsArgumentsOrder: put takes the computer first; put ./notes.txt 7:kitchen
+// /notes.txt (the order of scp) said only "open 7:kitchen: no such file or directory".
+func TestPutNamesItsArgumentsOrder(t *testing.T) {
+	clearEnv(t)
+	base := serveDisk(t, daemonfake.NewLocal(nil))
+	local := filepath.Join(t.TempDir(), "notes.txt")
+	require.NoError(t, os.WriteFile(local, []byte("hi"), 0o644))
+	for _, r := range []string{"", "-r"} {
+		args := []string{"put", "--url", base}
+		if r != "" {
+			args = append(args, r)
+		}
+		_, _, err := runWith(t, "", append(args, local, "7:kitchen", "/notes.txt")...)
+		require.Error(t, err, r)
+		assert.Contains(t, err.Error(), "open 7:kitchen: no such file or directory: put takes the computer first (trap-sandbox put 7:kitchen "+local+" /notes.txt)", r)
+	}
+}
