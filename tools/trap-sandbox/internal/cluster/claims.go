@@ -493,9 +493,15 @@ type doubt struct {
 // laterClaimRead acts on e, k's claim as read from the bucket, later than the one this replica
 // wrote for its socket: another replica's evicts the socket if it is the older
 // (evictIfOlder); one in this replica's own name is tracked as the socket's claim
-// (trackOwnClaimLocked).
+// (trackOwnClaimLocked); one that cannot be read is claimed over as the watcher would
+// (unreadableClaim), which found the socket's claim still being written when it read it.
 func (r *Router) laterClaimRead(k gateway.Key, e jetstream.KeyValueEntry) {
-	if claimant := claimantOf(e); claimant != r.cfg.Replica {
+	claimant := claimantOf(e)
+	if claimant == "" {
+		r.unreadableClaim(k, e)
+		return
+	}
+	if claimant != r.cfg.Replica {
 		r.evictIfOlder(k, e.Revision(), claimant)
 		return
 	}

@@ -325,6 +325,43 @@ func TestAnUnreadableClaimIsClaimedOverByItsHolder(t *testing.T) {
 	assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket is still open, and G reaches it")
 }
 
+// A claim that cannot be read, written while the holder's own claim is being written, is
+// claimed over all the same: the watcher read it before the holder knew its claim's revision
+// (so it could not tell it was later), and the holder's read-back finds it. Before, the
+// read-back took it for a claim by a replica named "" and doubted it, so the computer was
+// found nowhere for a heartbeat interval and the log said a replica sends no heartbeat.
+func TestAnUnreadableClaimWrittenAsTheHoldersClaimIsWrittenIsClaimedOver(t *testing.T) {
+	var a, b *replica
+	var rogue *nats.Conn
+	var rogueRev atomic.Uint64
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "6:pantry"}
+	marker := gateway.Computer{AccountID: k.AccountID, TraposID: "9:marker", ConnectedSince: time.Now()}
+	claimWritten = func(key string) {
+		if key != claimKey(k) || rogueRev.Load() != 0 {
+			return
+		}
+		rogueRev.Store(putRawClaim(t, rogue, k, `{"replica":""}`))
+		// A's watcher applies the bucket in revision order: once it has the marker, written
+		// after the rogue claim, it has applied that too, before A knew its own claim.
+		b.router.Claim(marker, "", 1)
+		a.waitComputers(t, "9:marker@b")
+	}
+	t.Cleanup(func() { claimWritten = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	a, b = tc.startReplica("a"), tc.startReplica("b")
+	rogue = tc.busClient(t)
+	a.router.Claim(gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}, "", 1001)
+	require.NotZero(t, rogueRev.Load())
+	require.Eventually(t, func() bool {
+		e, err := a.router.claims.Get(t.Context(), claimKey(k))
+		return err == nil && e.Revision() > rogueRev.Load() && claimantOf(e) == "a"
+	}, waitLimit, testkit.Poll, "A to claim 6:pantry again")
+	b.waitComputers(t, "6:pantry@a")
+	logs := tc.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, `msg="ignored a claim that cannot be read (not JSON, or naming no replica) on a computer held here`))
+	assert.NotContains(t, logs, "sends no heartbeat")
+}
+
 // A claim by a replica that sends no heartbeat, withdrawn (by a sweep: its claimant never heard
 // from) before the holder settled its doubt, is logged all the same when the holder claims the
 // computer again.
