@@ -1249,12 +1249,19 @@ func TestNotConnectedOfAnAccountWithNoComputerSaysHowToLinkOne(t *testing.T) {
 		pe, ok := errors.AsType[*protocol.Error](err)
 		require.True(t, ok, "%v", err)
 		assert.Empty(t, pe.WaitingMessage, "nothing to wait for")
+		assert.True(t, pe.Unlinked, "the field that says so, for a caller that waits (the web console)")
 	}
 	_, err := computer.New(ofAccount{justStarted{d, 16 * time.Second}, map[string]bool{"alice": true}}).Ping(alice, "6:tasche", 0)
 	assert.ErrorContains(t, err, "no computer of account alice has connected since the gateway started 16s ago", "a linked computer may be reconnecting")
+	pe, ok := errors.AsType[*protocol.Error](err)
+	require.True(t, ok, "%v", err)
+	assert.False(t, pe.Unlinked)
 	// An admin reaches every account's computers: the link is not its to make.
 	_, err = computer.New(ofAccount{justStarted{d, 16 * time.Second}, nil}).Ping(t.Context(), "6:tasche", 0)
 	assert.ErrorContains(t, err, "no computer has connected since the gateway started 16s ago")
+	pe, ok = errors.AsType[*protocol.Error](err)
+	require.True(t, ok, "%v", err)
+	assert.False(t, pe.Unlinked)
 }
 
 // TestNotConnectedRightAfterARestartSaysHowAWaiterWaits: the first minute's not_connected

@@ -140,7 +140,8 @@ func sinceStart(up time.Duration) string {
 // the connected computers are listed (and, for a caller that reaches one account's, that its
 // token reaches that account's only), or that none is connected at all (of its account, for a
 // caller that reaches one account's; or, for an unlinked account, how to link one). A hint that tells the caller to ask again later (the
-// gateway's first ReconnectWindow) comes with the error's WaitingMessage too.
+// gateway's first ReconnectWindow) comes with the error's WaitingMessage too, and the one
+// that says how to link a computer marks the error Unlinked.
 func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller, up time.Duration, unlinked bool) *protocol.Error {
 	if pe.Hint != "" || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
@@ -158,7 +159,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 			meant = append(meant, shown)
 		}
 	}
-	hint, waitingHint := "", ""
+	hint, waitingHint, linkFirst := "", "", false
 	switch {
 	case len(meant) > 0:
 		quoted := make([]string, len(meant))
@@ -171,7 +172,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	case NamesNoID(traposID) && !namesBareID(traposID):
 		hint = NoIDHint
 	case listed && len(connected) == 0 && reachesOneAccount(caller) && unlinked:
-		hint = fmt.Sprintf(unlinkedHint, caller.Account)
+		hint, linkFirst = fmt.Sprintf(unlinkedHint, caller.Account), true
 	case listed && len(connected) == 0 && reachesOneAccount(caller):
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
 		if JustStarted(up) {
@@ -193,6 +194,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	if waitingHint != "" {
 		out.WaitingMessage = out.Message + waitingHint
 	}
+	out.Unlinked = linkFirst
 	out.Message += hint
 	out.Hint, out.Meant = hint, meant
 	return &out

@@ -203,7 +203,7 @@ var bodyWants = map[string]string{
 // warnings of the text sent.
 // onTheWire is pe as the API answers it: its fields with a JSON name (the code, the message and
 // what a client reads instead of the message's words: accounts, relabelledTo, absent, left,
-// meant, hint, waitingMessage, queued, and a computer's answer's hostWords), not who answered
+// meant, hint, waitingMessage, unlinked, queued, and a computer's answer's hostWords), not who answered
 // (ByComputer, Attributed: json "-").
 func onTheWire(pe *protocol.Error) *protocol.Error {
 	out := *pe.ToTheAPI()

@@ -200,6 +200,12 @@ type Error struct {
 	// word to ask again. A rewording (WithMessage) drops it: it is the old message's. Never in
 	// a frame.
 	WaitingMessage string `json:"waitingMessage,omitempty"`
+	// Unlinked, on a not_connected whose Hint says how to link a computer (the caller's token
+	// reaches one account's computers, and that account holds no computer credential), is set:
+	// no computer of the account can connect until one is linked, so a caller that waits has
+	// nothing to wait for but that link (the web console's view says no "waiting for it to come
+	// back" after it). Never in a frame.
+	Unlinked bool `json:"unlinked,omitempty"`
 	// Queued, on the host API's answer to an input (POST …/input) whose request after the
 	// first failed, is the input's events the computer queued before it (computer.PartlyTyped):
 	// those are typed, the rest not. Never in a frame.

@@ -849,9 +849,11 @@ async function watch(v) {
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
     // The page asks again by itself and says it waits: the gateway's words for such a caller
     // (waitingMessage, in its first minute) where it has some, not its word to ask again, for
-    // which the player reloaded the page.
+    // which the player reloaded the page. An account with no computer linked (unlinked) has
+    // none to wait for: the gateway's words say how to link one, and the page shows them as
+    // they are (it still looks again, and shows the computer once linked and connected).
     status((v.left || (error ? error.code + ": " + inBrowser(error.waitingMessage || error.message) : "The gateway answered " + res.status)) +
-      (busy ? tryingAgain : again ? waiting : ""));
+      (busy ? tryingAgain : again && !(error && error.unlinked) ? waiting : ""));
     titled(v, busy ? "busy" : again ? "waiting" : "not shown");
     return busy ? retryAfterMs(res) : again && retryMs;
   }
