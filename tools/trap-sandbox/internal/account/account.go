@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -84,6 +85,14 @@ type Credential struct {
 	ComputerID string `json:"computerId,omitempty"`
 	// AccountCreated is its account's Created when it was issued, as a Token's.
 	AccountCreated time.Time `json:"-"`
+}
+
+// HoldsComputerCredential reports whether creds, an account's computer credentials, hold one
+// that is not revoked, linked or issued: without one no computer of the account can connect
+// (computer.NoneLinked says how to link one). The gateway's own check and the CLI's through
+// the account API read it.
+func HoldsComputerCredential(creds []Credential) bool {
+	return slices.ContainsFunc(creds, func(c Credential) bool { return c.RevokedAt.IsZero() })
 }
 
 // Removed is what removing an account took with it: the account as it was, the ids

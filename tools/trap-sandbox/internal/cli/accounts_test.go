@@ -618,12 +618,15 @@ func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
 
 // TestComputersSaysWhoseListIsEmpty: with no computer connected, a user account's token is
 // told that the list is its account's ("no computers connected" sent its holder looking for
-// why none was, when others' may be); a token that reaches every computer (an admin's, the
+// why none was, when others' may be), and one of an account that holds no computer credential
+// how to link one, as the API's not_connected says it (it was told the list was its
+// account's, of computers never linked); a token that reaches every computer (an admin's, the
 // gateway's own) is told that none is connected.
 func TestComputersSaysWhoseListIsEmpty(t *testing.T) {
 	g := emptyGateway(t)
 	for token, want := range map[string]string{
-		g.alice:    "no computers connected in account alice (this token reaches that account's computers only)\n",
+		g.bob:      "no computers connected in account bob (this token reaches that account's computers only)\n",
+		g.alice:    "no computers connected: " + computer.NoneLinked("alice") + "\n",
 		g.root:     "no computers connected\n",
 		g.apiToken: "no computers connected\n",
 	} {
@@ -637,14 +640,17 @@ func TestComputersSaysWhoseListIsEmpty(t *testing.T) {
 // TestTheStdioBridgeSaysWhoseListIsEmpty: the stdio bridge's empty list_computers says whose
 // computers none is, as /mcp's does (and as ping's not_connected): none at all for a token
 // that reaches every computer (the gateway's own, an admin's, or none on loopback when the
-// gateway has none), none of account alice for alice's. It kept the general words, "No
-// computer that this connection reaches is connected (an account's token reaches that
-// account's computers only)", of a token it may not have sent, and not naming the account.
+// gateway has none), none of account bob for bob's, and for alice's, an account that holds no
+// computer credential, how to link one. It kept the general words, "No computer that this
+// connection reaches is connected (an account's token reaches that account's computers
+// only)", of a token it may not have sent, and not naming the account; then it told alice to
+// run sandbox status on computers she never linked.
 func TestTheStdioBridgeSaysWhoseListIsEmpty(t *testing.T) {
 	g := emptyGateway(t)
 	const atAll = "No computer is connected at all: "
 	for _, c := range []struct{ url, token, want string }{
-		{g.url, g.alice, "No computer of account alice is connected (its token reaches that account's computers only): "},
+		{g.url, g.bob, "No computer of account bob is connected (its token reaches that account's computers only): "},
+		{g.url, g.alice, "Account alice has no computer linked yet (its token reaches that account's computers only): run sandbox link on the computer in game"},
 		{g.url, g.root, atAll},
 		{g.url, g.apiToken, atAll},
 		{g.withoutToken, "", atAll},
@@ -698,10 +704,11 @@ func bridgeCall(t *testing.T, url, token, tool string, args map[string]any) []st
 }
 
 // anEmptyGateway is a gateway with accounts and no computer connected: its API at url with
-// the token apiToken, at withoutToken with none; alice's and root's (an admin's) tokens.
+// the token apiToken, at withoutToken with none; alice's (an account that holds no computer
+// credential), bob's (one that holds one) and root's (an admin's) tokens.
 type anEmptyGateway struct {
 	url, withoutToken, apiToken string
-	alice, root                 string
+	alice, bob, root            string
 }
 
 func emptyGateway(t *testing.T) anEmptyGateway {
@@ -711,6 +718,8 @@ func emptyGateway(t *testing.T) anEmptyGateway {
 	data := "--data-dir=" + dir
 	g := anEmptyGateway{apiToken: "gw-tok3n"}
 	g.alice = lastLineOf(mustRun(t, "accounts", "add", "alice", data))
+	g.bob = lastLineOf(mustRun(t, "accounts", "add", "bob", data))
+	mustRun(t, "credentials", "add", "bob", data)
 	g.root = lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
 	s, err := account.OpenSQLite(t.Context(), dir)
 	require.NoError(t, err)

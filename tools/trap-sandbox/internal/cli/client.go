@@ -50,7 +50,25 @@ func (f APIFlags) transport() hostapi.HTTP { return hostapi.HTTP{URL: f.URL, Tok
 // client is the vocabulary's client over the HTTP API: every computer command goes through it.
 // A write that leaves part of a file on a computer names the rm line that removes it.
 func (f APIFlags) client() *computer.Client {
-	return computer.New(f.transport()).WithRemoveLine(f.removeLine)
+	return computer.New(linking{f.transport()}).WithRemoveLine(f.removeLine)
+}
+
+// linking is a transport over the HTTP API that tells whether an account holds a computer
+// credential (computer.Linker) through the account API, as the gateway's in-process one does:
+// an empty list of an account that holds none says how to link one (computer.NoneLinked), on
+// the CLI and the stdio bridge as on /mcp and the web console.
+type linking struct{ hostapi.HTTP }
+
+var _ computer.Linker = linking{}
+
+// HasComputerCredential implements computer.Linker: GET /trapos/credentials?account=…, which
+// a user's token may ask of its own account.
+func (t linking) HasComputerCredential(ctx context.Context, accountID string) (bool, error) {
+	creds, err := accountapi.Client{URL: t.URL, Token: t.Token}.Credentials(ctx, accountID)
+	if err != nil {
+		return false, err
+	}
+	return account.HoldsComputerCredential(creds), nil
 }
 
 // removeLine is the command line that deletes path (as cctext.ShowPath shows it, which rm
@@ -215,16 +233,22 @@ type ComputersCmd struct {
 	APIFlags
 }
 
-// whose is whose computers an empty list is of, " in account alice (…)" for a user account's
-// token, which reaches that account's computers only ("no computers connected" sent its holder
-// looking for why none was, when others' were); "" for a token that reaches every computer
-// (an admin's, the gateway's own), or when the gateway cannot say (reachOf).
-func (c *ComputersCmd) whose(ctx context.Context) string {
+// none is what an empty list says: whose computers it is of, " in account alice (…)" for a
+// user account's token, which reaches that account's computers only ("no computers connected"
+// sent its holder looking for why none was, when others' were), and for such an account that
+// holds no computer credential how to link one (computer.NoneLinked), as /mcp and the API's
+// not_connected say it; nothing more for a token that reaches every computer (an admin's, the
+// gateway's own), or when the gateway cannot say (reachOf).
+func (c *ComputersCmd) none(ctx context.Context) string {
+	const none = "no computers connected"
 	caller, known := reachOf(ctx, c.APIFlags)
-	if !known || caller.Admin {
-		return ""
+	switch {
+	case !known || caller.Admin:
+		return none
+	case c.client().Unlinked(account.WithCaller(ctx, caller)):
+		return none + ": " + computer.NoneLinked(caller.Account)
 	}
-	return fmt.Sprintf(" in account %s (this token reaches that account's computers only)", caller.Account)
+	return fmt.Sprintf("%s in account %s (this token reaches that account's computers only)", none, caller.Account)
 }
 
 // reachOf is whose computers the gateway at flags' URL lets its token reach, as the gateway
@@ -263,7 +287,7 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 		// A header alone read as a table of nothing, with a REPLICA column or without one
 		// whether the gateway is one of several replicas or not, which an empty list cannot
 		// tell; a script reading the rows gets none either way.
-		_, err := fmt.Fprintln(stderr, "no computers connected"+c.whose(ctx))
+		_, err := fmt.Fprintln(stderr, c.none(ctx))
 		return err
 	}
 	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.

@@ -87,7 +87,9 @@ const (
 	// unlinkedHint is noneOfAccountHint (and sinceStartOfAccountHint) for an account (%s)
 	// that holds no computer credential (Linker): no computer of its can connect, and "they
 	// reconnect within about 6 s" kept a player who had never linked one waiting for it.
-	unlinkedHint = "; account %s has no computer linked yet (its token reaches that account's computers only): " +
+	unlinkedHint = "; " + noneLinked
+	// noneLinked is NoneLinked's words (%s: the account).
+	noneLinked = "account %s has no computer linked yet (its token reaches that account's computers only): " +
 		"run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE " +
 		"(docs/accounts.md, Linking a computer)"
 	// ofAccountHint goes before ListedHint for a caller whose token reaches one account's
@@ -95,6 +97,13 @@ const (
 	// not connected, and told its person so. It says nothing of other accounts' computers.
 	ofAccountHint = "; this token reaches account %s's computers only"
 )
+
+// NoneLinked is what every surface says of an account (accountID) that holds no computer
+// credential, to a caller whose token reaches that account's computers only, where none is
+// connected: how to link one (not_connected's hint, an empty list of the CLI's, of MCP's
+// list_computers over /mcp and the stdio bridge, and the web console's). The CLI's and the
+// stdio bridge's empty lists said "run sandbox status on it", of computers never linked.
+func NoneLinked(accountID string) string { return fmt.Sprintf(noneLinked, accountID) }
 
 // ReconnectWindow is how long after a gateway starts its computers may still be reconnecting:
 // each daemon tries again 5 to 6 s after its socket closed, and one whose socket lasted under

@@ -542,7 +542,7 @@ func (g *Gateway) HasComputerCredential(ctx context.Context, accountID string) (
 	if err != nil {
 		return false, err
 	}
-	has := slices.ContainsFunc(creds, func(c account.Credential) bool { return c.RevokedAt.IsZero() })
+	has := account.HoldsComputerCredential(creds)
 	g.linkedMu.Lock()
 	defer g.linkedMu.Unlock()
 	if g.linkedAnswers == nil || len(g.linkedAnswers) >= maxLinkedAnswers {

@@ -506,7 +506,9 @@ func (o ComputersOutput) note() string {
 	case o.connected == 0 && o.caller.Admin:
 		return noComputersAtAll
 	case o.connected == 0 && o.unlinked:
-		return fmt.Sprintf(noComputerLinked, o.caller.Account)
+		// computer.NoneLinked's words as a sentence of its own: an agent told its computers
+		// were reconnecting waited for computers never linked.
+		return asSentence(computer.NoneLinked(o.caller.Account))
 	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "" && computer.JustStarted(o.up):
 		return fmt.Sprintf(noComputersOfAccountSinceStart, o.caller.Account, computer.SinceStart(o.up))
 	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "":
@@ -572,6 +574,10 @@ func (o ComputersOutput) connectedSaid() string {
 	return fmt.Sprintf("%d computers are connected", o.connected)
 }
 
+// asSentence is the gateway's words for a hint's end (ASCII, lower case first) as a sentence
+// of their own.
+func asSentence(words string) string { return strings.ToUpper(words[:1]) + words[1:] + "." }
+
 // noComputers follows list_computers' empty list: why that may be and where to look, as a
 // not_connected error with no computer connected says it.
 const noComputers = "No computer that this connection reaches is connected (an account's token reaches that account's computers only): " +
@@ -590,12 +596,7 @@ const (
 	// game for computers back seconds later.
 	noComputersSinceStart          = "No computer has connected since the gateway started %s ago" + listAgain
 	noComputersOfAccountSinceStart = "No computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)" + listAgain
-	// noComputerLinked is for an account (%s) that holds no computer credential, as
-	// not_connected's hint words it: an agent told its computers were reconnecting waited for
-	// computers never linked.
-	noComputerLinked = "Account %s has no computer linked yet (its token reaches that account's computers only): " +
-		"run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE (docs/accounts.md, Linking a computer)."
-	listAgain = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why."
+	listAgain                      = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why."
 )
 
 // markComputerErrors appends the data note to a tool error whose message the computer wrote
