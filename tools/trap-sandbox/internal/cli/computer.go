@@ -277,8 +277,10 @@ func (c *GetCmd) checkLocal() error {
 // the data goes to a temporary file beside it, renamed over it only once complete, so a write
 // that fails (a full disk, a file size limit) leaves the old file byte for byte. A symbolic
 // link is written through, as cp does, and a replaced file keeps its permissions; a device or
-// a pipe is written to in place.
-func writeLocal(name string, data []byte) error { return writeLocalAs(name, data, 0o644) }
+// a pipe is written to in place. A file it makes is the host user's alone (copiedFileMode), as
+// get -r's: get 7:kitchen /.settings . would otherwise hand every user of the host the
+// computer's credential.
+func writeLocal(name string, data []byte) error { return writeLocalAs(name, data, copiedFileMode) }
 
 // writeLocalAs is writeLocal with perm the permissions of a file it makes (a file there keeps
 // its own).

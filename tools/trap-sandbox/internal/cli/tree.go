@@ -94,11 +94,11 @@ func (c *GetCmd) runTree(ctx context.Context, out Stdout, stderr io.Writer) erro
 
 // A copy of a computer's files is its owner's alone: its /.settings holds the computer's
 // credential (sandbox.password), which a copy readable by every user of the host would hand
-// them. The directories and files a get -r makes are the host user's only (a file there
-// already keeps its own permissions, as get's do).
+// them. The files get makes and the directories and files a get -r makes are the host user's
+// only (a file there already keeps its own permissions).
 const (
-	backupDirMode  os.FileMode = 0o700
-	backupFileMode os.FileMode = 0o600
+	copiedDirMode  os.FileMode = 0o700
+	copiedFileMode os.FileMode = 0o600
 )
 
 // isDescriptorName reports whether name is a descriptor get writes to (descriptorOf).
@@ -110,7 +110,7 @@ func isDescriptorName(name string) bool {
 // dir copies the listed entries of the computer's directory remote (a stored path) into the
 // local directory local, which it makes.
 func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []computer.Entry) error {
-	if err := os.Mkdir(local, backupDirMode); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(local, copiedDirMode); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("make %s: %w", localName(local), pathless(err))
 	} else if err != nil {
 		if st, statErr := os.Stat(local); statErr != nil || !st.IsDir() {
@@ -151,7 +151,7 @@ func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []comp
 			}
 			return failure(t.get.TraposID, "get -r "+child, err)
 		}
-		if err := writeLocalAs(there, data, backupFileMode); err != nil {
+		if err := writeLocalAs(there, data, copiedFileMode); err != nil {
 			return err
 		}
 		t.files++

@@ -60,6 +60,30 @@ func TestGetROfRootLeavesOutTheROMAndFilesThatGo(t *testing.T) {
 	}
 }
 
+// TestAGotFileIsTheHostUsersAlone: the file get makes is the host user's only, as a get -r's
+// are: a computer's /.settings holds its credential, which get 7: /.settings . handed every
+// user of the host (0644). A file there already keeps its own permissions.
+func TestAGotFileIsTheHostUsersAlone(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/.settings": `{["sandbox.password"]="tsc_7_secret"}`})
+	base := serveDisk(t, d)
+	dest := t.TempDir()
+	_, err := runClient(t, "get", "--url", base, "7:", "/.settings", dest)
+	require.NoError(t, err)
+	st, err := os.Stat(filepath.Join(dest, ".settings"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "made by get")
+
+	shared := filepath.Join(dest, "shared")
+	require.NoError(t, os.WriteFile(shared, nil, 0o640))
+	require.NoError(t, os.Chmod(shared, 0o640)) // whatever the umask
+	_, err = runClient(t, "get", "--url", base, "7:", "/.settings", shared)
+	require.NoError(t, err)
+	st, err = os.Stat(shared)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), st.Mode().Perm(), "a file there keeps its own")
+}
+
 // TestGetRSaysWhatItCopiedBeforeTheComputerWent: a computer that goes away mid-copy ends the
 // copy with why and what was copied; the files copied are whole.
 func TestGetRSaysWhatItCopiedBeforeTheComputerWent(t *testing.T) {
