@@ -467,7 +467,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		replica = c.ReplicaFlags.replicaName(l) // host name:port by default: known once listening
 		logger = logger.With("replica", replica)
 	}
-	c.warnAtStart(logger)
+	c.warnAtStart(logger, l.Addr())
 	if !c.NATSFlags.enabled() {
 		gwMetrics = gateway.NewMetrics(metrics)
 	} else {
@@ -721,9 +721,12 @@ func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
 const spareFiles = 256
 
 // warnAtStart logs what the configuration leaves open, once logger names the replica (a
-// replica's every line carries replica=).
-func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
+// replica's every line carries replica=); api is --listen's bound address.
+func (c *ServeCmd) warnAtStart(logger *slog.Logger, api net.Addr) {
 	c.warnOfSecretsInArgs(logger)
+	if c.APIToken == "" {
+		sayWhoIsTheHost(logger, api)
+	}
 	if c.Password == "" {
 		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
 	} else {
@@ -765,6 +768,28 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 		if c.ComputersListen != "" {
 			warnIfPortIsOutgoing(logger, "computers-listen", c.ComputersListen, outgoing)
 		}
+	}
+}
+
+// LoopbackIsTheHost is what a gateway without SANDBOX_API_TOKEN says at start of who its host
+// API takes for the host, when --listen's port takes loopback clients.
+const LoopbackIsTheHost = "SANDBOX_API_TOKEN is not set: the host API answers every loopback client as the host, without a token, " +
+	"so every user of this machine and every program they run (another login, a service, a container sharing the host's network) " +
+	"can drive and read every computer and manage the accounts; set SANDBOX_API_TOKEN unless the machine's users are all you (docs/http-api.md)"
+
+// sayWhoIsTheHost logs LoopbackIsTheHost when the API's port takes loopback clients: a warning
+// when it binds beyond loopback too (the machine is a server for computers elsewhere, more
+// likely shared with other users than a workstation), else once at info. Bound to another
+// address alone, a client on this machine connects from that address, not loopback, and is
+// refused: nothing to say.
+func sayWhoIsTheHost(logger *slog.Logger, api net.Addr) {
+	tcp, ok := api.(*net.TCPAddr)
+	switch {
+	case !ok:
+	case tcp.IP.IsUnspecified():
+		logger.Warn(LoopbackIsTheHost, "listen", api.String())
+	case tcp.IP.IsLoopback():
+		logger.Info(LoopbackIsTheHost, "listen", api.String())
 	}
 }
 

@@ -320,6 +320,25 @@ func TestServeWarnsOfAProxyWithoutAnAPIToken(t *testing.T) {
 	assert.NotContains(t, logs.String(), "--public-url is set")
 }
 
+// TestServeSaysEveryUserOfTheMachineIsTheHost: without SANDBOX_API_TOKEN the host API takes
+// every loopback client for the host, a second Unix user of the machine included, and the
+// start said nothing of it. It says so now: a warning when --listen binds beyond loopback
+// (a server for computers elsewhere), at info on loopback alone, nothing with the token.
+func TestServeSaysEveryUserOfTheMachineIsTheHost(t *testing.T) {
+	const said = `msg="` + LoopbackIsTheHost + `" listen=`
+	clearEnv(t)
+	for _, c := range []struct{ listen, level string }{{":0", "WARN"}, {"127.0.0.1:0", "INFO"}} {
+		root, _ := parse(t, "--listen", c.listen, "--password", "a-long-enough-password")
+		_, logs, stop := startServe(t, root.Serve)
+		require.NoError(t, stop())
+		assert.Equal(t, 1, strings.Count(logs.String(), "level="+c.level+" "+said), "--listen %s:\n%s", c.listen, logs.String())
+	}
+	root, _ := parse(t, "--listen", ":0", "--password", "a-long-enough-password", "--api-token", strings.Repeat("t", 16))
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "SANDBOX_API_TOKEN is not set")
+}
+
 // TestServeWarnsOfProxiesThatAreEveryone: --trusted-proxies with a /0 believes any client's
 // X-Forwarded-For, so the start says so; the config line names the set either way.
 func TestServeWarnsOfProxiesThatAreEveryone(t *testing.T) {
