@@ -57,7 +57,7 @@ func (ls *LState) handleError(lv LValue) (result LValue, done bool) {
 		return errorInErrorHandling, true
 	}
 	if fn.IsG {
-		if ls.hooksGoHandler() {
+		if ls.hooksGoCall() {
 			return ls.hookGoHandler(fn, lv)
 		}
 		result, _ = ls.callGoHandler(lv)
@@ -102,16 +102,9 @@ const (
 	handlerHookReturn        // its return event: the coroutine dies of errorResult when the hook returns
 )
 
-// hooksGoHandler reports whether the running hook wants the call or return event of a Go
-// error handler: one is set, with either event, and no hook runs.
-func (ls *LState) hooksGoHandler() bool {
-	h := ls.hooks
-	return h != nil && !ls.inHook && h.mask&(hookMaskCall|hookMaskReturn) != 0
-}
-
 // hookGoHandler runs fn, the coroutine's Go error handler, for the error lv, firing its call
 // and return events as Cobalt's Dispatch fires a Java handler's: over a frame of fn's own on
-// the frames of the error, named as the failing instruction names it (hooksGoHandler said
+// the frames of the error, named as the failing instruction names it (hooksGoCall said
 // they are due). A Lua hook is pushed as a frame of the loop (done false), so that it may
 // yield: the handler is called when the call event's hook returns, and the coroutine dies
 // of its result when the return event's does (goHandlerHookReturned). A Go hook is called

@@ -304,7 +304,7 @@ func (h *hookState) next(ls *LState, cf *callFrame) (event string, line int, goF
 		h.done |= doneGoCall
 		// A Go function's call event fires before the instruction that calls it, over a frame
 		// of its own (callGoHook); a Lua function's fires as it starts.
-		if fn, _ := ls.metaCall(ls.reg.Get(cf.LocalBase + int(inst>>18)&0xff)); fn != nil && fn.IsG {
+		if fn, _ := ls.metaCall(ls.reg.Get(cf.LocalBase + int(inst>>18)&0xff)); fn != nil && fn.IsG && !fn.HiddenFromHooks {
 			return "call", -1, fn
 		}
 	}
@@ -469,12 +469,115 @@ func (ls *LState) hookGoAtOnce(fn *LFunction, event string) {
 	ls.inHook = false
 }
 
+// hooksGoCall reports whether the running hook wants the call or return event of a Go
+// function that Go calls for an instruction or an error (a metamethod, xpcall's handler):
+// one is set, with either event, and no hook runs.
+func (ls *LState) hooksGoCall() bool {
+	h := ls.hooks
+	return h != nil && !ls.inHook && h.mask&(hookMaskCall|hookMaskReturn) != 0
+}
+
+// Which event of a Go metamethod a hook frame over it is for (its finishArg, with
+// finishGoMetaHook).
+const (
+	metaHookCall   = iota // the call event: the metamethod is called when the hook returns
+	metaHookReturn        // the return event: the instruction is finished when the hook returns
+)
+
+// callGoMetaHooked calls fn, a Go metamethod the current instruction runs (callMeta, its
+// function and nargs arguments pushed at base), firing its call and return events as
+// Cobalt's Dispatch fires a Java metamethod's, over a frame of fn's own named by the
+// instruction (hooksGoCall said they are due). A Lua hook is pushed as a frame of the loop,
+// so it may yield as Cobalt's may: the metamethod is called when the call event's hook
+// returns, and the instruction is finished (finishOp's finish, with arg) when the return
+// event's does (goMetaHookReturned). A Go hook is called at once.
+func (ls *LState) callGoMetaHooked(fn *LFunction, finish uint8, arg, nargs, base int) {
+	h := ls.hooks
+	if hook, isLua := h.fn.(*LFunction); !isLua || hook.IsG {
+		ls.hookGoAtOnce(fn, "call")
+		ls.Call(nargs, 1)
+		ls.hookGoAtOnce(fn, "return")
+		finishOp(ls, finish, arg, base)
+		return
+	}
+	if h.mask&hookMaskCall != 0 {
+		ls.pushGoMetaHook(fn, finish, arg, nargs, base, metaHookCall)
+		return
+	}
+	ls.Call(nargs, 1)
+	ls.pushGoMetaHook(fn, finish, arg, 0, base, metaHookReturn)
+}
+
+// pushGoMetaHook pushes a frame of fn, the Go metamethod, over the instruction's frame, and
+// the coroutine's Lua hook over it, for the event of stage. fn's frame holds what the
+// metamethod is called with (its nargs arguments from base+1), or its result at base once
+// it returned, and what finishes the instruction (its finish and finishArg).
+func (ls *LState) pushGoMetaHook(fn *LFunction, finish uint8, arg, nargs, base int, stage int32) {
+	event := LString("call")
+	if stage == metaHookReturn {
+		event = "return"
+	}
+	ls.inHook = true
+	ls.pushCallFrame(callFrame{
+		Fn:         fn,
+		Base:       base,
+		LocalBase:  base + 1,
+		ReturnBase: base,
+		NArgs:      nargs,
+		Parent:     ls.currentFrame,
+		hooked:     true,
+		finish:     finish,
+		finishArg:  int32(arg),
+	}, fn, false)
+	goFrame := ls.currentFrame
+	hookBase := ls.reg.Top()
+	hook := ls.hooks.fn
+	ls.reg.Push(hook)
+	ls.reg.Push(event)
+	ls.pushCallFrame(callFrame{
+		Fn:         hook.(*LFunction),
+		Base:       hookBase,
+		LocalBase:  hookBase + 1,
+		ReturnBase: hookBase,
+		NArgs:      1,
+		Parent:     goFrame,
+		finish:     finishGoMetaHook,
+		finishArg:  stage,
+	}, hook, false)
+}
+
+// goMetaHookReturned goes on once the hook over a Go metamethod (pushGoMetaHook), the frame
+// hookFrame, returned: the hook's and the metamethod's frames go; after the call event the
+// metamethod is called, and its return event follows if the hook still wants it; then the
+// instruction is finished with its result.
+func (ls *LState) goMetaHookReturned(hookFrame *callFrame) {
+	goFrame := hookFrame.Parent
+	ls.stack.Pop()
+	ls.stack.Pop()
+	ls.currentFrame = ls.stack.Last()
+	ls.inHook = false
+	finish, arg, base := goFrame.finish, int(goFrame.finishArg), goFrame.Base
+	if hookFrame.finishArg == metaHookCall {
+		ls.reg.SetTop(goFrame.LocalBase + goFrame.NArgs)
+		ls.Call(goFrame.NArgs, 1)
+		if h := ls.hooks; h != nil && h.mask&hookMaskReturn != 0 {
+			if hook, ok := h.fn.(*LFunction); ok && !hook.IsG {
+				ls.pushGoMetaHook(goFrame.Fn, finish, arg, 0, base, metaHookReturn)
+				return
+			}
+			ls.hookGoAtOnce(goFrame.Fn, "return")
+		}
+	}
+	ls.reg.SetTop(base + 1)
+	finishOp(ls, finish, arg, base)
+}
+
 // hookGoReturned notes that fn, a Go function called by OP_CALL, returned: its return event
 // fires before the next instruction (callGoHook). A stand-in's own calls fire none, its
 // calls back do (hookStandIn).
 func (ls *LState) hookGoReturned(fn *LFunction) {
 	h, cf := ls.hooks, ls.currentFrame
-	if h == nil || ls.inHook || h.mask&hookMaskReturn == 0 {
+	if h == nil || ls.inHook || h.mask&hookMaskReturn == 0 || fn.HiddenFromHooks {
 		return
 	}
 	if cf == nil || !ls.standsIn(cf.Fn) || callsBack(cf.Fn, cf.Pc-1) {

@@ -289,7 +289,7 @@ func (ls *LState) FuncName(callee, caller *Debug) (kind, name string, ok bool) {
 	}
 	cf, parent := callee.frame, caller.frame
 	switch {
-	case cf.finish == finishHook, cf.finish == finishGoHandlerHook:
+	case cf.finish == finishHook, cf.finish == finishGoHandlerHook, cf.finish == finishGoMetaHook:
 		return "hook", "?", true
 	case cf.TailCall > 0 && !ls.standsIn(cf.Fn), cf.finish == finishForStep, ls.standsIn(parent.Fn):
 		// Nor is a function named that a stand-in for a Go function calls: in Cobalt a Java

@@ -176,6 +176,10 @@ type LFunction struct {
 	Proto     *FunctionProto
 	GFunction LGFunction
 	Upvalues  []*Upvalue
+	// HiddenFromHooks marks a Go function that the embedder's compiler calls in code it
+	// rewrote (fakecraft's operand of `..`), which the source does not call: debug hooks see
+	// no call or return of it.
+	HiddenFromHooks bool
 }
 type LGFunction func(*LState) int
 

@@ -1763,6 +1763,11 @@ func init() {
 					L.handlerReturned(RA, nret)
 					return 1
 				}
+				if finish == finishGoMetaHook {
+					// A hook over a Go metamethod returned (hook.go).
+					L.goMetaHookReturned(cf)
+					return 0
+				}
 				// A hook over a Go error handler returned (errhandler.go).
 				if L.goHandlerHookReturned(cf) {
 					return 1
@@ -2432,10 +2437,11 @@ func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
 var arithEvents = [...]string{OP_ADD: "__add", OP_SUB: "__sub", OP_MUL: "__mul", OP_DIV: "__div", OP_MOD: "__mod", OP_POW: "__pow"}
 
 // objectArithVM is objectArith for the VM: a Lua metamethod runs as a frame of the loop and
-// returns done false; finishOp stores its result.
+// returns done false; finishOp stores its result. So does a Go one whose call and return a
+// hook wants (callMeta).
 func objectArithVM(L *LState, opcode int, lhs, rhs LValue) (LValue, bool) {
 	op := L.metaOp2(lhs, rhs, arithEvents[opcode])
-	if fn, ok := op.(*LFunction); ok && !fn.IsG {
+	if fn, ok := op.(*LFunction); ok && (!fn.IsG || L.hooks != nil && L.hooksGoCall()) {
 		L.callMeta(fn, finishStore, 0, 2, lhs, rhs, nil)
 		return nil, false
 	}
@@ -2530,7 +2536,8 @@ func stringConcat(L *LState, total, last int) LValue {
 // stringConcat does, and returns the result with done true. A Lua __concat metamethod runs as
 // a frame of the loop instead (done false); its return stores its result in the register of
 // its left operand, and finishOp goes on from there (the operands are the instruction's
-// temporaries, free to overwrite).
+// temporaries, free to overwrite). So does a Go one whose call and return a hook wants
+// (callMeta).
 func concatFrom(L *LState, first, last int) (LValue, bool) {
 	rhs := L.reg.Get(last)
 	for i := last - 1; i >= first; {
@@ -2541,7 +2548,7 @@ func concatFrom(L *LState, first, last int) (LValue, bool) {
 				L.concatError(lhs, rhs, i)
 				return LNil, true
 			}
-			if fn := op.(*LFunction); !fn.IsG {
+			if fn := op.(*LFunction); !fn.IsG || L.hooks != nil && L.hooksGoCall() {
 				L.callMeta(fn, finishConcat, i, 2, lhs, rhs, nil)
 				return nil, false
 			}
@@ -2581,12 +2588,14 @@ const (
 	finishForStep             // a generic for's Lua iterator: its results in place, the loop goes on (forStep)
 	finishErrorHandler        // a coroutine's error handler: the coroutine dies of its result (errhandler.go)
 	finishGoHandlerHook       // a debug hook over a Go error handler: the handler's call or return goes on (errhandler.go)
+	finishGoMetaHook          // a debug hook over a Go metamethod: its call or the instruction goes on (hook.go)
 )
 
 // callMeta calls the metamethod mm with nargs of a, b, c for the current instruction, C Lua
 // 5.2's way: a Lua function runs as a frame of this loop (so it may yield: no Go lies
 // between it and the coroutine's resume), and its OP_RETURN finishes the instruction through
-// finishOp; a Go function (or a callable object) is called at once and finished here.
+// finishOp; a Go function (or a callable object) is called at once and finished here, but
+// for a Go function whose call and return a hook wants (callGoMetaHooked).
 func (ls *LState) callMeta(mm LValue, finish uint8, arg int, nargs int, a, b, c LValue) {
 	base := ls.reg.Top()
 	ls.reg.Push(mm)
@@ -2611,6 +2620,10 @@ func (ls *LState) callMeta(mm LValue, finish uint8, arg int, nargs int, a, b, c 
 			finish:     finish,
 			finishArg:  int32(arg),
 		}, mm, false)
+		return
+	}
+	if fn, ok := mm.(*LFunction); ok && ls.hooks != nil && ls.hooksGoCall() {
+		ls.callGoMetaHooked(fn, finish, arg, nargs, base)
 		return
 	}
 	ls.Call(nargs, 1)

@@ -461,3 +461,78 @@ func TestResumeAfterTailCallYield(t *testing.T) {
 		t.Fatalf("second resume: %v %v %v", state, err, values)
 	}
 }
+
+// TestGoMetamethodFiresItsHooks: a Go function used as a metamethod fires its call and return
+// over a frame of its own, named by the instruction that runs it, as Cobalt's Dispatch fires a
+// Java metamethod's: a Go hook at once, a Lua hook as a frame of the loop that may yield,
+// after which the instruction finishes with the metamethod's result. One that fails fires no
+// return and its error is placed at the instruction; an error in the hook ends the
+// instruction. A function hidden from hooks fires nothing.
+func TestGoMetamethodFiresItsHooks(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	var goEvents []string
+	L.SetGlobal("gohook", L.NewFunction(func(L *LState) int {
+		dbg, _ := L.GetStack(1)
+		_, _ = L.GetInfo("S", dbg, LNil)
+		name := "?"
+		for _, global := range []string{"rawget", "rawequal", "tostring"} {
+			if dbg.frame.Fn == L.GetGlobal(global) {
+				name = global
+			}
+		}
+		goEvents = append(goEvents, L.CheckString(1)+" "+name+" "+dbg.What)
+		return 0
+	}))
+	hidden := L.NewFunction(func(L *LState) int { return 0 })
+	hidden.HiddenFromHooks = true
+	L.SetGlobal("hidden", hidden)
+	if err := L.DoString(echoPrelude + `
+	local mt = { __index = rawget, __add = rawequal, __concat = tostring, __lt = rawequal }
+	local a, b = setmetatable({ x = 1 }, mt), setmetatable({}, mt)
+	debug.sethook(gohook, "cr")
+	local x, sum, text, less = a.y, a + a, "s" .. a .. "s", a < b
+	hidden()
+	debug.sethook()
+	check(nil, x, "a Go hook: __index's result") check(true, sum, "__add's")
+	check(false, less, "__lt's") check("s", text:sub(1, 1), "__concat's")
+
+	local names = { [rawget] = "rawget", [rawequal] = "rawequal", [tostring] = "tostring", [debug.sethook] = "sethook" }
+	local seen = {}
+	local n, x2, sum2, text2, less2 = echo(function()
+		debug.sethook(function(event)
+			local info = debug.getinfo(2, "fS")
+			if info.what == "G" then seen[#seen + 1] = coroutine.yield(event .. " " .. tostring(names[info.func])) end
+		end, "cr")
+		local x, sum, text, less = a.y, a + a, "s" .. a .. "s", a < b
+		hidden()
+		debug.sethook()
+		return x, sum, text, less
+	end)
+	check(nil, x2, "a Lua hook that yields: __index's result") check(true, sum2, "__add's")
+	check(false, less2, "__lt's") check("s", text2:sub(1, 1), "__concat's")
+	check("return sethook,call rawget,return rawget,call rawequal,return rawequal,call tostring,return tostring,call rawequal,return rawequal,call sethook",
+		table.concat(seen, ","), "the events a Lua hook yielded")
+	check(#seen, n, "every yield")
+
+	local fails = setmetatable({}, { __index = string.rep })
+	local returns = 0
+	debug.sethook(function(event) if event == "return" and debug.getinfo(2, "f").func == string.rep then returns = returns + 1 end end, "cr")
+	local ok, err = pcall(function() return fails.boom end)
+	debug.sethook()
+	check(false, ok, "a metamethod that fails") check(true, err:find("^<string>:47: bad argument #1") ~= nil, "its error, at the index: " .. err) check(0, returns, "no return")
+
+	ok, err = pcall(function()
+		debug.sethook(function(event) if debug.getinfo(2, "f").func == rawget then error("in hook", 0) end end, "c")
+		return a.y
+	end)
+	debug.sethook()
+	check("in hook", err, "an error in the call hook")
+	`); err != nil {
+		t.Fatal(err)
+	}
+	want := "return ? G,call rawget G,return rawget G,call rawequal G,return rawequal G,call tostring G,return tostring G,call rawequal G,return rawequal G,call ? G"
+	if got := strings.Join(goEvents, ","); got != want {
+		t.Errorf("a Go hook's events: %s, want %s", got, want)
+	}
+}

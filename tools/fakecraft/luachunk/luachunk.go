@@ -139,7 +139,9 @@ func Load(L *lua.LState, src, chunkName string, env *lua.LTable) (*lua.LFunction
 	}
 	L.Push(fn)
 	L.Push(env)
-	L.Push(L.NewFunction(concatOperand))
+	operand := L.NewFunction(concatOperand)
+	operand.HiddenFromHooks = true // the source calls no function there: a hook sees none (Cobalt's)
+	L.Push(operand)
 	L.Call(2, 1)
 	inner := L.Get(-1).(*lua.LFunction)
 	L.Pop(1)
