@@ -21,6 +21,8 @@ local TYPE_APPROVE = "ai.approve";
 local KIND_TEXT = "text";
 local KIND_TOOL = "tool";
 local KIND_CONFIRM = "confirm";
+-- opencode loads this computer's instance for the question (its first since opencode started).
+local KIND_STARTING = "starting";
 local KIND_RETRY = "retry";
 local KIND_CUT = "cut";
 local KIND_ERROR = "error";
@@ -1574,6 +1576,7 @@ return {
   KIND_TEXT = KIND_TEXT,
   KIND_TOOL = KIND_TOOL,
   KIND_CONFIRM = KIND_CONFIRM,
+  KIND_STARTING = KIND_STARTING,
   KIND_RETRY = KIND_RETRY,
   KIND_CUT = KIND_CUT,
   KIND_ERROR = KIND_ERROR,

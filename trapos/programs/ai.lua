@@ -56,6 +56,11 @@ end
 -- on every terminal and in a transcript).
 local TOOL_MARK = "*";
 local THINKING = "Thinking... (Q stops)";
+-- Instead of it while opencode loads this computer for its first question since opencode
+-- started (a starting event: 8 to 17 s, which read as a hang); the short one where the long
+-- one does not fit (a pocket computer's 26 columns, a turtle's 39).
+local STARTING = "Starting the agent for this computer... (Q stops)";
+local STARTING_SHORT = "Starting up... (Q stops)";
 -- While the daemon gets back a gateway it lost mid-answer (libsandbox.awaitReconnect: 16 s, or
 -- up to the daemon's own next try): the screen stood still meanwhile, as if the computer hung. Both notices fit a pocket computer's 26 columns.
 local RECONNECTING = "Reconnecting... (Q stops)";
@@ -931,6 +936,9 @@ local function showEvent(event)
     else
       running[label] = nil;
     end
+  elseif event.kind == libsandbox.KIND_STARTING then
+    local width = term.getSize();
+    screen.thinking(#STARTING <= width and STARTING or STARTING_SHORT);
   elseif event.kind == libsandbox.KIND_RETRY then
     local number = eventLine(event.attempt);
     number = number ~= "" and " (attempt " .. number .. ")" or "";

@@ -311,6 +311,28 @@ describe("ai command", function()
       expect(rows[4]):eq("Hello");
     end);
 
+    it("says the agent is starting while opencode loads this computer, until the first output", function()
+      -- opencode 1.18.33 loads a computer's instance on its first question after it started,
+      -- 8 to 17 s, while the screen said only Thinking...; the gateway's starting event says why.
+      for _, case in ipairs({
+        { width = 51, notice = "Starting the agent for this computer... (Q stops)" },
+        { width = 26, notice = "Starting up... (Q stops)" },
+      }) do
+        local shown;
+        local ok, err, rows = run({ "hi" }, {
+          width = case.width,
+          polls = {
+            { { seq = 1, kind = "starting", message = "the agent is starting for this computer: its first question takes longer" } },
+            function(screen) shown = screen[1]; return { text(2, "Hello"), done(3) }; end,
+          },
+        });
+        expectSuccess(ok, err);
+        expect(shown):eq(case.notice);
+        expect(rows[1]):eq("Hello");
+        expect(rows[2]):eq("");
+      end
+    end);
+
     it("says a provider's failure once while opencode retries it, and Q still stops the turn", function()
       local reason = "Cannot connect to API: Unable to connect. Is the computer able to access the url?";
       local afterRetry;

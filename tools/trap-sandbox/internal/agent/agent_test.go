@@ -1059,3 +1059,47 @@ func TestARemovedAccountsComputerNeverTakesTheNameBack(t *testing.T) {
 	require.Equal(t, ReasonStop, ask(t, b, fresh, "again"))
 	assert.Equal(t, []string{"trap-sandbox alice/7:kitchen main: hello, again"}, f.conversations(), "the new alice's conversation continues on either replica")
 }
+
+// kinds is the kinds of events, in order.
+func kinds(events []Event) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// TestTheFirstQuestionInAnOpencodeRunSaysTheAgentIsStarting: opencode 1.18.33 loads a
+// computer's instance on its first prompt, 8 to 17 s after it started, while the player read
+// only Thinking...; each computer's first question in an opencode run now says so first (a
+// starting event), and no other does: not a second question, nor one after the event stream
+// dropped and opened again at once (opencode#38458, the same opencode), but the first after
+// opencode was unreachable (it restarted) again.
+func TestTheFirstQuestionInAnOpencodeRunSaysTheAgentIsStarting(t *testing.T) {
+	f := startFakeAgent(t)
+	m := f.module(t)
+	kitchen := protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}
+	desk := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+
+	first := askEvents(t, m, kitchen, "first")
+	assert.Equal(t, []string{KindStarting, KindText, KindDone}, kinds(first))
+	assert.Equal(t, "the agent is starting for this computer: its first question takes longer", first[0].Message)
+	assert.Equal(t, []string{KindText, KindDone}, kinds(askEvents(t, m, kitchen, "second")))
+	assert.Equal(t, []string{KindStarting, KindText, KindDone}, kinds(askEvents(t, m, desk, "first")), "each computer's instance starts")
+
+	f.agent.DropStreams() // the same opencode: its stream opens again at once
+	assert.Equal(t, []string{KindText, KindDone}, kinds(askEvents(t, m, kitchen, "third")))
+
+	f.oc.FailWith(http.StatusBadGateway) // opencode restarts
+	before := m.stream.opencodeRun()
+	f.agent.DropStreams()
+	require.Eventually(t, func() bool {
+		m.stream.mu.Lock()
+		defer m.stream.mu.Unlock()
+		return m.stream.unreached
+	}, 10*time.Second, testkit.Poll, "the stream found opencode down")
+	f.oc.FailWith(0)
+	assert.Equal(t, []string{KindStarting, KindText, KindDone}, kinds(askEvents(t, m, kitchen, "fourth")))
+	assert.Equal(t, before+1, m.stream.opencodeRun(), "a new opencode run")
+	assert.Equal(t, []string{KindText, KindDone}, kinds(askEvents(t, m, kitchen, "fifth")))
+}

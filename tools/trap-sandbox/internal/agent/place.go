@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -38,6 +39,10 @@ type place struct {
 	// lastUsed and users (the requests using it now) are guarded by Module.mu (idle.go).
 	lastUsed time.Time
 	users    int
+	// prompted is the opencode run (stream.opencodeRun) in which this computer's instance last
+	// took a prompt: in another run its first prompt waits while opencode loads the instance
+	// (8 to 17 s in opencode 1.18.33), and the player is told so (KindStarting).
+	prompted atomic.Uint64
 }
 
 // ComputerDir is the directory of the computer traposID of accountID under the agent's

@@ -28,6 +28,12 @@ type ending struct {
 	detail string
 }
 
+// startingMessage is the starting event's: opencode loads a computer's instance on its first
+// prompt, which the gateway cannot do ahead of it (no other route of opencode 1.18.33 does that
+// work: the first prompt after GET /mcp, /config/providers and /experimental/tool in the
+// directory still took 6 to 12 s), so the player is told why the question waits.
+const startingMessage = "the agent is starting for this computer: its first question takes longer"
+
 // runTurn runs a turn to its done event.
 func (m *Module) runTurn(t *turn, body promptBody) {
 	end := m.converse(t, body)
@@ -85,6 +91,10 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 	if err := m.stream.waitReady(ctx, readyWait); err != nil {
 		return m.failed(t, err)
 	}
+	run := m.stream.opencodeRun()
+	if t.sess.pl.prompted.Load() != run {
+		t.add(Event{Kind: KindStarting, Message: proseText(startingMessage)})
+	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	err := t.sess.oc.ensureMCP(cctx)
 	cancel()
@@ -115,6 +125,9 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 		defer m.wg.Done()
 		defer close(finished)
 		r, err := t.sess.oc.prompt(m.ctx, sid, body)
+		if err == nil {
+			t.sess.pl.prompted.Store(run)
+		}
 		replies <- promptResult{r, err}
 		t.tr.waitIdle(idleWait) // the stream may lag behind the reply
 		m.stream.detach(sid, t)

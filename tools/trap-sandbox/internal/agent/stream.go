@@ -56,6 +56,12 @@ type stream struct {
 	// failed. A question waits for an attempt begun after it: one begun before may have found
 	// opencode down just before it came up.
 	begun, failed uint64
+	// runs counts the opencode runs the stream has seen: its first connection, and each one
+	// after an attempt that failed to open it (opencode stopped, restarted or still starting),
+	// so a stream that drops and opens again at once (opencode#38458) is still the same run.
+	// unreached is set by such a failed attempt, until the next connection.
+	runs      uint64
+	unreached bool
 	// kick asks the stream to retry now instead of at the end of its backoff.
 	kick chan struct{}
 }
@@ -96,9 +102,21 @@ func (s *stream) setUp() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.connected {
+		if s.runs == 0 || s.unreached {
+			s.runs++
+			s.unreached = false
+		}
 		s.connected = true
 		close(s.ready)
 	}
+}
+
+// opencodeRun is the opencode run the stream is connected to now (runs): a computer whose instance
+// took no prompt in it is new to that opencode.
+func (s *stream) opencodeRun() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs
 }
 
 // setDown records the end of the attempt numbered attempt, with its error.
@@ -109,6 +127,9 @@ func (s *stream) setDown(attempt uint64, err error) {
 		t.tr.markGap() // their events until the stream reopens are lost
 	}
 	s.lastErr, s.failed = err, attempt
+	if !s.connected {
+		s.unreached = true // this attempt never opened the stream
+	}
 	if s.connected {
 		s.connected = false
 		s.ready = make(chan struct{})

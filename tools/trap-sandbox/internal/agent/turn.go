@@ -10,13 +10,14 @@ import (
 
 // Event kinds and done reasons of ai.poll (docs/protocol.md, "The agent").
 const (
-	KindText    = "text"
-	KindTool    = "tool"
-	KindConfirm = "confirm"
-	KindRetry   = "retry"
-	KindCut     = "cut"
-	KindError   = "error"
-	KindDone    = "done"
+	KindText     = "text"
+	KindTool     = "tool"
+	KindConfirm  = "confirm"
+	KindStarting = "starting"
+	KindRetry    = "retry"
+	KindCut      = "cut"
+	KindError    = "error"
+	KindDone     = "done"
 
 	ReasonStop         = "stop"
 	ReasonAborted      = "aborted"
