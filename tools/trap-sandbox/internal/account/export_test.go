@@ -66,3 +66,9 @@ func CreateBoundCredentialForTest(ctx context.Context, s *KV, c Credential, step
 func RemoveAccountForTest(ctx context.Context, s *KV, id string, listed func()) (Removed, error) {
 	return s.removeAccount(ctx, id, listed)
 }
+
+// CreateApprovedCredentialForTest is KV.CreateApprovedCredential calling added between adding
+// the credential and looking at its approval.
+func CreateApprovedCredentialForTest(ctx context.Context, s *KV, c Credential, approvedToken string, exclusive bool, added func()) error {
+	return s.createApproved(ctx, c, approvedToken, exclusive, added)
+}

@@ -29,6 +29,10 @@ const kvRetries = 16
 type KV struct {
 	kv jetstream.KeyValue
 	js jetstream.JetStream // for a purge of the bucket's stream (DeleteLinkCodes)
+	// leader reads a key through the bucket's stream leader (getAtLeader): the library's
+	// KeyValue has no such read, and the jetstream package's stream read is a direct get as
+	// the bucket allows it.
+	leader nats.JetStreamContext
 }
 
 var _ Store = (*KV)(nil)
@@ -46,7 +50,16 @@ func OpenKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
-	return &KV{kv: kv, js: js}, nil
+	return newKV(kv, js)
+}
+
+// newKV is the store on the bound bucket kv of js.
+func newKV(kv jetstream.KeyValue, js jetstream.JetStream) (*KV, error) {
+	leader, err := js.Conn().JetStream(nats.APIPrefix(js.Options().APIPrefix))
+	if err != nil {
+		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
+	}
+	return &KV{kv: kv, js: js, leader: leader}, nil
 }
 
 // ErrNoBucket is OpenExistingKV's answer when NATS has no bucket KVBucket: no replica has
@@ -67,7 +80,7 @@ func OpenExistingKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
-	return &KV{kv: kv, js: js}, nil
+	return newKV(kv, js)
 }
 
 // ErrBucketGone is the answer of every read and write once NATS has lost the bucket after
@@ -177,6 +190,36 @@ func (s *KV) get(ctx context.Context, what, key, id string, v any) (uint64, erro
 		return 0, fmt.Errorf("read %s %q: %w", what, id, err)
 	}
 	return e.Revision(), nil
+}
+
+// The bucket's stream and the subject of a key in it, as JetStream names them for a bucket.
+const (
+	kvStream        = "KV_" + KVBucket
+	kvSubjectPrefix = "$KV." + KVBucket + "."
+)
+
+// getAtLeader is get read through the bucket's stream leader ($JS.API.STREAM.MSG.GET, which
+// only the leader answers), where get's KeyValue.Get is a direct get that any of the
+// stream's replicas may answer, a follower before it has applied the latest writes. The
+// leader has applied every write acknowledged before it (a new one answers only once it has
+// applied what its predecessor committed), so this sees each of them; a follower cut off
+// from the leader is not asked, and the read waits for the leader or fails.
+func (s *KV) getAtLeader(ctx context.Context, what, key, id string, v any) error {
+	m, err := s.leader.GetLastMsg(kvStream, kvSubjectPrefix+key, nats.Context(ctx))
+	if errors.Is(err, nats.ErrMsgNotFound) {
+		return notFound(what, id)
+	}
+	if err != nil {
+		return fmt.Errorf("read %s %q at the bucket's leader: %w", what, id, natsError(err))
+	}
+	// A key deleted or purged keeps a marker as its last message.
+	if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" || m.Header.Get(jetstream.MarkerReasonHeader) != "" {
+		return notFound(what, id)
+	}
+	if err := json.Unmarshal(m.Data, v); err != nil {
+		return fmt.Errorf("read %s %q: %w", what, id, err)
+	}
+	return nil
 }
 
 // create stores v at key unless the key exists (ErrExists).
@@ -430,17 +473,23 @@ func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) e
 }
 
 // CreateApprovedCredential implements Store with a compensating step, as the bucket has no
-// transaction: it adds c first and looks after. On one NATS server that read sees every write
-// made before it; on a NATS cluster whose bucket has stream replicas a Get may be answered by
-// a follower that has not applied the latest writes yet (NATS promises no read-your-writes for
-// a KV's direct gets), so there a revocation made within that lag of the look can be missed,
-// as it was by the look before the code's use. A revocation or removal written before the
-// look is seen, and the credential, whose secret nobody has been given, is deleted again; one
-// written after the look comes after the credential existed. One cut off between its add and
-// the delete (NATS gone) leaves the credential, which nobody holds the secret of, listed
-// until it is revoked. Meanwhile another link of the same computer id into the account may
-// be refused for it (*HeldIDError), as for a call of CreateBoundCredential that loses.
+// transaction: it adds c first and looks after, reading the account and the token through
+// the bucket's stream leader (getAtLeader). A revocation or removal acknowledged before the
+// look is seen there, on one NATS server or on a cluster whose bucket has stream replicas
+// (where a KeyValue Get, a direct get, may be answered by a follower that has not applied it
+// yet: NATS promises no read-your-writes for them), and the credential, whose secret nobody
+// has been given, is deleted again; one written after the look comes after the credential
+// existed. One cut off between its add and the delete (NATS gone) leaves the credential,
+// which nobody holds the secret of, listed until it is revoked. Meanwhile another link of
+// the same computer id into the account may be refused for it (*HeldIDError), as for a call
+// of CreateBoundCredential that loses.
 func (s *KV) CreateApprovedCredential(ctx context.Context, c Credential, approvedToken string, exclusive bool) error {
+	return s.createApproved(ctx, c, approvedToken, exclusive, nil)
+}
+
+// createApproved is CreateApprovedCredential calling added (when not nil) between the add and
+// the look.
+func (s *KV) createApproved(ctx context.Context, c Credential, approvedToken string, exclusive bool, added func()) error {
 	var err error
 	if exclusive {
 		err = s.CreateBoundCredential(ctx, c)
@@ -449,6 +498,9 @@ func (s *KV) CreateApprovedCredential(ctx context.Context, c Credential, approve
 	}
 	if err != nil {
 		return err
+	}
+	if added != nil {
+		added()
 	}
 	refused := s.approvalStanding(ctx, c, approvedToken)
 	if refused == nil {
@@ -460,20 +512,24 @@ func (s *KV) CreateApprovedCredential(ctx context.Context, c Credential, approve
 	return refused
 }
 
-// approvalStanding reads c's account and the token approvedToken and says whether the
-// approval stands (approvalStanding).
+// approvalStanding reads c's account and the token approvedToken through the bucket's leader
+// and says whether the approval stands (approvalStanding).
 func (s *KV) approvalStanding(ctx context.Context, c Credential, approvedToken string) error {
 	var acc *Account
-	switch a, err := s.Account(ctx, c.AccountID); {
+	var ar kvAccountRecord
+	switch err := s.getAtLeader(ctx, "account", kvKey(kvAccount, c.AccountID), c.AccountID, &ar); {
 	case err == nil:
+		a := ar.account()
 		acc = &a
 	case !errors.Is(err, ErrNotFound):
 		return err
 	}
 	var tok *Token
 	if approvedToken != "" {
-		switch t, err := s.Token(ctx, approvedToken); {
+		var tr kvTokenRecord
+		switch err := s.getAtLeader(ctx, "token", kvKey(kvToken, approvedToken), approvedToken, &tr); {
 		case err == nil:
+			t := tr.token()
 			tok = &t
 		case !errors.Is(err, ErrNotFound):
 			return err

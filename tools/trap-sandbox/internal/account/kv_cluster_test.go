@@ -1,0 +1,96 @@
+package account_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/testkit/embeddednats"
+)
+
+// TestKVApprovalIsLookedAtOnTheBucketsLeader: on a NATS cluster whose bucket has three stream
+// replicas (as scale-out.md has the operator make it there), a replica connected to a
+// follower takes a player's yes. After the credential's add and before the look, the follower
+// stops applying what the stream leader sends it (its Raft messages held), and the API token
+// that approved the code is revoked through the leader. The look reads through the leader
+// alone, no direct get (which any of the three, the lagging follower too, may answer), and
+// sees the revocation: the credential is refused and deleted.
+func TestKVApprovalIsLookedAtOnTheBucketsLeader(t *testing.T) {
+	ctx := t.Context()
+	const stream = "KV_" + account.KVBucket
+	cl := embeddednats.StartCluster(t, 3)
+	setup := embeddednats.JetStream(t, cl.URL("s1"))
+	// The meta leader places a stream on servers it has heard report in (else "no suitable
+	// peers for placement, peer offline"), which a formed cluster's servers do shortly after.
+	require.Eventually(t, func() bool {
+		_, err := setup.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: account.KVBucket, History: 1, Replicas: 3})
+		return err == nil
+	}, time.Minute, 10*time.Millisecond, "the bucket is made with three stream replicas")
+	st, err := setup.Stream(ctx, stream)
+	require.NoError(t, err)
+	var leader, follower string
+	require.Eventually(t, func() bool {
+		info, err := st.Info(ctx)
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+			return false
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current {
+				return false
+			}
+		}
+		leader, follower = info.Cluster.Leader, info.Cluster.Replicas[0].Name
+		return true
+	}, time.Minute, 10*time.Millisecond, "the bucket's stream has a leader and two current followers")
+
+	operator, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(leader)))
+	require.NoError(t, err)
+	replica, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(follower)))
+	require.NoError(t, err)
+	alice := account.Account{ID: "alice", Role: account.RoleUser, Created: time.Unix(100, 0).UTC()}
+	require.NoError(t, operator.CreateAccount(ctx, alice))
+	// CreateToken looks for its account by a direct get, which a follower may answer before
+	// it has the account; the replica's direct gets find the token once every replica has it
+	// and answers them.
+	require.Eventually(t, func() bool {
+		err := operator.CreateToken(ctx, account.Token{Selector: "t1", Hash: []byte("h"), AccountID: "alice"})
+		return err == nil || errors.Is(err, account.ErrExists)
+	}, time.Minute, 10*time.Millisecond, "the token is made")
+	require.Eventually(t, func() bool {
+		for range 9 { // each of the three replicas answers some
+			if _, err := replica.Token(ctx, "t1"); err != nil {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond, "the replica reads the token")
+
+	cred := account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice", ComputerID: "7", AccountCreated: alice.Created}
+	var directGets uint64
+	release := func() {}
+	err = account.CreateApprovedCredentialForTest(ctx, replica, cred, "t1", true, func() {
+		release = cl.HoldRaft(leader, follower)
+		_, err := operator.RevokeToken(ctx, "t1", time.Unix(200, 0))
+		require.NoError(t, err)
+		require.Less(t, cl.LastSeq(follower, stream), cl.LastSeq(leader, stream),
+			"the follower has not applied the revocation: the lag this test plays")
+		directGets = cl.DirectGets(stream)
+	})
+	assert.Equal(t, directGets, cl.DirectGets(stream), "the look made no direct get, which a lagging follower may answer")
+	require.ErrorIs(t, err, account.ErrApprovalRevoked, "the look saw the revocation made before it")
+	assert.NotContains(t, err.Error(), "left without its secret", "the refused credential is deleted")
+	release()
+	assert.Eventually(t, func() bool {
+		for range 9 { // each of the three replicas answers some
+			if _, err := operator.Credential(ctx, "c1"); !errors.Is(err, account.ErrNotFound) {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond, "the refused credential is deleted")
+}
