@@ -526,3 +526,15 @@ func TestCompareTraposIDsReadsTheIDAsANumber(t *testing.T) {
 	assert.Equal(t, []string{"2:door", "007:bond", "7:attic", "7:kitchen", "10:shed", "99999999999999999999999:big", ":none", "x:odd"}, ids)
 	assert.Zero(t, CompareTraposIDs("7:kitchen", "7:kitchen"))
 }
+
+// TestNamesItself: a name is one a path reaches only when CC's fs reads it as it is: a
+// control byte, one of "*:<>?|, a space around it, a separator, a cut past 255 bytes or dots
+// alone make its path read another name (get -r and put -r leave such a name out).
+func TestNamesItself(t *testing.T) {
+	for _, name := range []string{"ab.txt", "gr\xfc\xdfe.txt", "a b", ".settings", "x.", strings.Repeat("n", 254)} {
+		assert.True(t, NamesItself(name), "%q", name)
+	}
+	for _, name := range []string{"a\x01b.txt", "t\tx", "a?b", `a"b`, " ab", "ab ", "a/b", `a\b`, ".", "..", "...", "", strings.Repeat("n", 256)} {
+		assert.False(t, NamesItself(name), "%q", name)
+	}
+}

@@ -104,6 +104,19 @@ func cleanPath(cc string) string {
 	return b.String()
 }
 
+// NamesItself reports whether cc, one name (CC's bytes) of a directory, is the name CC's fs
+// reads it as (ccName): nothing dropped ("*:<>?| and control bytes), no space around it
+// trimmed, not cut at maxNameBytes, no separator ('/' or '\'), not "." or dots alone. A name
+// that is not may still be on a drive (a file put there from outside CC: fs.list lists it),
+// but no path reaches it: its path reads another file, or none. The one rule of a name that
+// a copy between a computer and the host keeps (get -r, put -r).
+func NamesItself(cc string) bool {
+	return !strings.ContainsAny(cc, `/\`) && ccName(cc) == cc && strings.Trim(cc, ".") != ""
+}
+
+// NameRules says, for a message, what NamesItself's rule takes from a name.
+const NameRules = `CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name`
+
 // maxNameBytes is where CC's fs cuts a longer name (its spaces then trimmed again).
 const maxNameBytes = 255
 

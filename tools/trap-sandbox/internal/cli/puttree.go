@@ -51,7 +51,7 @@ func (c *PutCmd) runTree(ctx context.Context, out Stdout, in Stdin, stderr io.Wr
 		base := filepath.Base(filepath.Clean(c.Local))
 		name, ok := ccName(base)
 		if !ok {
-			return fmt.Errorf("%s: CC cannot name a file so (a character it cannot hold, a backslash, or one of %s): name the directory to write on the computer", localName(c.Local), cctext.DroppedFromPaths)
+			return fmt.Errorf("%s: %s: name the directory to write on the computer", localName(c.Local), cannotName)
 		}
 		remote += "/" + name
 	}
@@ -64,16 +64,21 @@ func (c *PutCmd) runTree(ctx context.Context, out Stdout, in Stdin, stderr io.Wr
 }
 
 // ccName is a local name as a path argument (cctext.ShowPath) of the bytes the text rule gives
-// CC; false when CC cannot name a file so: a character it cannot hold, a backslash (CC's fs
-// reads it as /, a directory), or one it drops from paths (cctext.DropsFromPaths), which would
-// write the file under another name.
+// CC; false when CC cannot name a file so: a character it cannot hold, or a name CC's fs reads
+// as another (cctext.NamesItself: a backslash, which it reads as /, a directory; a character
+// it drops from paths; a space around the name, which it trims), which would write the file
+// under another name (get -r leaves such a name out the same way). Dots alone ("." and "..",
+// the directory named as cp -r reads them) are kept.
 func ccName(name string) (string, bool) {
 	cc, reps := cctext.ToCC("path", name)
-	if len(reps) > 0 || strings.Contains(cc, `\`) || cctext.DropsFromPaths(cc) {
+	if len(reps) > 0 || !cctext.NamesItself(cc) && strings.Trim(cc, ".") != "" {
 		return "", false
 	}
 	return cctext.ShowPath([]byte(cc)), true
 }
+
+// cannotName is why put -r leaves out a local name ccName refuses.
+const cannotName = `CC cannot name a file so (a character it cannot hold, a control character, a backslash, one of "*:<>?|, or a space at either end)`
 
 // dir copies the local directory local to the computer's remote, which it makes.
 func (t *putTree) dir(ctx context.Context, local, remote string) error {
@@ -95,7 +100,7 @@ func (t *putTree) dir(ctx context.Context, local, remote string) error {
 		name, ok := ccName(e.Name())
 		if !ok {
 			t.skipped++
-			fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: CC cannot name a file so (a character it cannot hold, a backslash, or one of %s)\n", localName(here), cctext.DroppedFromPaths)
+			fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: %s\n", localName(here), cannotName)
 			continue
 		}
 		there := strings.TrimSuffix(remote, "/") + "/" + name

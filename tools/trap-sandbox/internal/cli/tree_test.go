@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -190,6 +191,73 @@ func TestGetRWritesNothingOutsideTheLocalDirectory(t *testing.T) {
 	assert.Contains(t, errOut, `trap-sandbox: /d/../../escaped left out: the computer listed "../../escaped" in /d, which is no name of one level: it would be written outside `)
 }
 
+// outsideNames is a computer whose drive holds, in /d, files put there from outside CC under
+// names no path reaches (cctext.NamesItself): fs.list lists them, and a path of one reads what
+// CC's fs takes it for (a\x01b.txt reads ab.txt), as fakecraft and CC do.
+type outsideNames struct{ *daemonfake.Local }
+
+func (o outsideNames) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	answer, err := o.Local.Request(ctx, traposID, typ, payload, timeout)
+	var p struct{ Path string }
+	if err != nil || typ != protocol.TypeFSList || json.Unmarshal(payload, &p) != nil || p.Path != "/d" {
+		return answer, err
+	}
+	var listed struct {
+		Entries []map[string]any `json:"entries"`
+	}
+	if err := json.Unmarshal(answer, &listed); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"a\x01b.txt", " ab.txt", "ab?.txt", "..."} {
+		listed.Entries = append(listed.Entries, map[string]any{"name": name, "isDir": false, "size": 5})
+	}
+	listed.Entries = append(listed.Entries, map[string]any{"name": "sub\x01", "isDir": true, "size": 0})
+	return json.Marshal(listed)
+}
+
+// TestGetRLeavesOutANameNoPathReaches: a file put on a computer's drive from outside CC may
+// have a name CC's fs reads as another (a control byte or one of "*:<>?| dropped, a space
+// trimmed): get -r read a\x01b.txt by its path, which read ab.txt, and wrote ab.txt's bytes
+// under a\x01b.txt in the backup, which put -r then could not restore (it leaves such a
+// local name out). Each is left out and said, the rest copied, and the backup put back
+// holds the same files, byte-equal.
+func TestGetRLeavesOutANameNoPathReaches(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/d/ab.txt": "plain", "/d/sub/x.txt": "in sub"})
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(outsideNames{d}))).Handler())
+	t.Cleanup(srv.Close)
+	dest := t.TempDir()
+
+	out, errOut, err := runWith(t, "", "get", "--url", srv.URL, "-r", "7:", "/d", dest)
+	require.NoError(t, err)
+	assert.Contains(t, out, "2 files and 2 directories (11 bytes), 5 left out (said above)")
+	why := ` left out: CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name, so that path reads `
+	fix := ", another file or none: no program on the computer can open this one (rename it on the drive, outside CC)\n"
+	assert.Equal(t, ""+
+		"trap-sandbox: /d/a\\x01b.txt"+why+"/d/ab.txt"+fix+
+		"trap-sandbox: /d/ ab.txt"+why+"/d/ab.txt"+fix+
+		"trap-sandbox: /d/ab?.txt"+why+"/d/ab.txt"+fix+
+		"trap-sandbox: /d/..."+why+"/d"+fix+
+		"trap-sandbox: /d/sub\\x01"+why+"/d/sub"+fix, errOut)
+	var local []string
+	require.NoError(t, filepath.WalkDir(filepath.Join(dest, "d"), func(p string, e fs.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dest, p)
+		local = append(local, rel)
+		return err
+	}))
+	assert.Equal(t, []string{"d", "d/ab.txt", "d/sub", "d/sub/x.txt"}, local, "ab.txt's bytes under its own name alone")
+
+	_, errOut, err = runWith(t, "", "put", "--url", srv.URL, "-r", "7:", filepath.Join(dest, "d"), "/restored")
+	require.NoError(t, err)
+	assert.Empty(t, errOut)
+	for from, to := range map[string]string{"/d/ab.txt": "/restored/ab.txt", "/d/sub/x.txt": "/restored/sub/x.txt"} {
+		want, _ := d.File(from)
+		got, ok := d.File(to)
+		require.True(t, ok, "%s: %v", to, d.Names())
+		assert.Equal(t, want, got, to)
+	}
+}
+
 // TestPutRCopiesALocalDirectoryAsCpRDoes: put -r copies a local tree to the computer, into a
 // directory there under the tree's name: each file's bytes unchanged (UTF-8 é stays two bytes),
 // names by the path rule (ü is the byte FC), an empty
@@ -205,7 +273,7 @@ func TestPutRCopiesALocalDirectoryAsCpRDoes(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(tree, "sub"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(tree, "grüße.txt"), []byte("café\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(tree, "sub", "raw.bin"), []byte{0, 1, 0xff}, 0o644))
-	for _, name := range []string{"snow☃", `back\slash`, "what?"} {
+	for _, name := range []string{"snow☃", `back\slash`, "what?", "ctl\x01", " pad.txt"} {
 		require.NoError(t, os.WriteFile(filepath.Join(tree, name), []byte("x"), 0o644))
 	}
 	require.NoError(t, os.Symlink("grüße.txt", filepath.Join(tree, "link")))
@@ -215,10 +283,12 @@ func TestPutRCopiesALocalDirectoryAsCpRDoes(t *testing.T) {
 	assert.Equal(t, ""+
 		filepath.Join(tree, "grüße.txt")+" -> 7: /programs/tree/grüße.txt (6 bytes)\n"+
 		filepath.Join(tree, "sub", "raw.bin")+" -> 7: /programs/tree/sub/raw.bin (3 bytes)\n"+
-		tree+" -> 7: /programs/tree: 2 files and 3 directories (9 bytes), 4 left out (said above)\n", out)
-	cannot := ` left out: CC cannot name a file so (a character it cannot hold, a backslash, or one of "*:<>?|)` + "\n"
+		tree+" -> 7: /programs/tree: 2 files and 3 directories (9 bytes), 6 left out (said above)\n", out)
+	cannot := ` left out: CC cannot name a file so (a character it cannot hold, a control character, a backslash, one of "*:<>?|, or a space at either end)` + "\n"
 	assert.Equal(t, ""+
+		"trap-sandbox: "+filepath.Join(tree, " pad.txt")+cannot+
 		"trap-sandbox: "+filepath.Join(tree, `back\slash`)+cannot+
+		"trap-sandbox: "+filepath.Join(tree, `ctl\x01`)+cannot+
 		"trap-sandbox: "+filepath.Join(tree, "link")+" left out: not a file or a directory (a link, a device or a pipe)\n"+
 		"trap-sandbox: "+filepath.Join(tree, "snow☃")+cannot+
 		"trap-sandbox: "+filepath.Join(tree, "what?")+cannot, errOut)
