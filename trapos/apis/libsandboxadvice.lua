@@ -77,6 +77,35 @@ local function noHost(url)
     .. (url:find("?", 1, true) and " (a ? stands for a character CC cannot hold: give the gateway's IP address)" or "");
 end
 
+-- The highest port there is: a port is 16 bits, and 0 is no port to connect to.
+local MAX_PORT = 65535;
+
+-- What is wrong with the port a URL with a scheme names, as the words after the URL ("names
+-- port 481OO, which is not a number (a port is 1 to 65535)"), and that port; nil when it names
+-- a port a gateway can listen on, or none. CC reads a port of letters (an O typed for a 0) as
+-- no port, and the URL as a host named ws ("Unknown host"), and cannot connect to 0 or a port
+-- a digit too long ("Could not connect"): said as such, the player looked at the host, or
+-- waited for a gateway said to be down. An IPv6 address without its brackets is left alone.
+local function wrongPort(url)
+  expect(1, url, "string");
+  local authority = url:match("^%a[%w+.-]*://([^/?#]*)");
+  authority = authority and authority:gsub("^.*@", "");
+  local port = authority and (authority:match("^%b[]:(.+)$") or authority:match("^[^%[:]*:([^:]+)$"));
+  if port == nil then
+    return nil;
+  end
+  local number = port:find("^%d+$") and tonumber(port);
+  local what;
+  if not number then
+    what = "which is not a number";
+  elseif number < 1 or number > MAX_PORT then
+    what = "which no gateway can listen on";
+  else
+    return nil;
+  end
+  return "names port " .. port .. ", " .. what .. " (a port is 1 to " .. MAX_PORT .. ")", port;
+end
+
 -- The WebSocket scheme of a URL, "wss" or "ws" (ws when it names neither): advice that names a
 -- URL keeps the player's TLS.
 local function wsScheme(url)
@@ -169,6 +198,15 @@ end
 -- true whatever the daemon's back-off made the wait. onceBack: the gateway stopped or restarts,
 -- so a command run again at once would find it down: it is run again once the gateway is back.
 local RULES = {
+  {
+    -- Before Unknown host and Could not connect, which name the host or a gateway down.
+    match = function(why, url)
+      return (contains(why, "Unknown host") or contains(why, "Could not connect")) and wrongPort(url) ~= nil;
+    end,
+    say = function(_, url)
+      return "sandbox.url " .. url .. " " .. wrongPort(url) .. ". " .. FIX_URL;
+    end,
+  },
   {
     match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
     say = function()
@@ -515,6 +553,8 @@ return {
   said = said,
   passwordDoubt = passwordDoubt,
   namesNoHost = namesNoHost,
+  wrongPort = wrongPort,
+  MAX_PORT = MAX_PORT,
   noHost = noHost,
   gatewayStopped = gatewayStopped,
   closedUnanswered = closedUnanswered,

@@ -637,20 +637,16 @@ local function wsFormOf(scheme, url)
   return ws .. path .. "/trapos/ws";
 end
 
--- The highest port there is: a port is 16 bits, and 0 is no port to connect to.
-local MAX_PORT = 65535;
-
--- The port of a URL with a scheme, as its digits, when no gateway can listen on it (0, or
--- above MAX_PORT: a digit too many); else nil. Here, not in libsandboxadvice: setup alone
--- needs it, and every byte of advice goes into the installer, which must fit a floppy.
-local function impossiblePort(url)
-  local authority = url:match("^%a[%w+.-]*://([^/?#]*)");
-  local port = authority and authority:match(":(%d+)$");
-  local number = tonumber(port);
-  if number ~= nil and (number < 1 or number > MAX_PORT) then
-    return port;
+-- The port to give for a wrong one (advice.wrongPort): the digits a port of letters meant,
+-- when its O and o read as 0 and its l and I as 1 make a port of it (481OO); else the
+-- gateway's, 4444, or none for a wss:// URL, whose reverse proxy listens on 443.
+local function portMeant(port, scheme)
+  local digits = port:gsub("[Oo]", "0"):gsub("[lI]", "1");
+  local number = digits ~= port and digits:find("^%d+$") and tonumber(digits);
+  if number and number >= 1 and number <= advice.MAX_PORT then
+    return ":" .. digits;
   end
-  return nil;
+  return scheme == "wss" and "" or ":4444";
 end
 
 -- Every line fits the screen: 51 columns, or at most 25 on a narrower one.
@@ -786,14 +782,12 @@ local function setup(urlArg)
     -- the player's TLS (as advice's does): a wss:// gateway is behind a reverse proxy, whose
     -- port is not the gateway's 4444.
     failRun(advice.noHost(url) .. ".", { "sandbox", "setup", scheme == "wss" and "wss://<host>" or "ws://<host>:4444" });
-  elseif impossiblePort(full) ~= nil then
-    -- Saved, the daemon said nothing answered there. The URL to give has the gateway's port,
-    -- 4444, or none for a wss:// one, whose reverse proxy listens on 443.
-    local port = impossiblePort(full);
+  elseif advice.wrongPort(full) ~= nil then
+    -- Saved, the daemon said the host did not resolve, or nothing answered there.
+    local why, port = advice.wrongPort(full);
     local authority, rest = wsFormOf(scheme == "wss" and "https" or "ws", full):match("^(%a+://[^/?#]*)(.*)$");
-    failRun("sandbox.url " .. url .. " names port " .. port .. ", which no gateway can listen on (a port is 1 to "
-      .. MAX_PORT .. ").",
-      { "sandbox", "setup", authority:sub(1, #authority - #port - 1) .. (scheme == "wss" and "" or ":4444") .. rest });
+    failRun("sandbox.url " .. url .. " " .. why .. ".",
+      { "sandbox", "setup", authority:sub(1, #authority - #port - 1) .. portMeant(port, scheme) .. rest });
   end
   -- ws:/host (a slash or the colon of its :// lost) is saved as the daemon reads it, saying
   -- so: saved as typed, it was offered as the current value by the next setup, after a

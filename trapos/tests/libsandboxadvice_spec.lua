@@ -154,6 +154,24 @@ describe("libsandboxadvice explain", function()
     end
   end);
 
+  it("names a port no gateway can listen on rather than the host or the gateway", function()
+    -- CC reads ws://127.0.0.1:481OO (an O typed for a 0) as a host named ws: "Unknown host:
+    -- 127.0.0.1:481OO does not resolve; check its spelling" sent the player to the host,
+    -- which was right; a port past 65535 it cannot connect to, which read as a gateway down
+    expect(advice.explain("Unknown host", "ws://127.0.0.1:481OO"))
+      :eq("sandbox.url ws://127.0.0.1:481OO names port 481OO, which is not a number (a port is 1 to 65535). "
+        .. "Fix it with: sandbox setup");
+    expect(advice.explain("Unknown host", "ws://[fd00::2]:44l4/trapos/ws", nil, nil, 38))
+      :eq("sandbox.url ws://[fd00::2]:44l4/trapos/ws names port 44l4, which is not a number (a port is 1 to 65535). "
+        .. "Fix it with: sandbox setup");
+    expect(advice.explain("Could not connect", "ws://127.0.0.1:99999/trapos/ws"))
+      :eq("sandbox.url ws://127.0.0.1:99999/trapos/ws names port 99999, which no gateway can listen on "
+        .. "(a port is 1 to 65535). Fix it with: sandbox setup");
+    for _, url in ipairs({ "ws://127.0.0.1:65535", "ws://127.0.0.1:1", "ws://gw.lan", "ws://gw.lan:", "ws://[fd00::2]:4444" }) do
+      expect(advice.wrongPort(url)):eq(nil);
+    end
+  end);
+
   it("explains a refused connection", function()
     local want = "nothing answers at 192.168.1.20:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s";
     expect(advice.explain("Could not connect", URL)):eq(want);

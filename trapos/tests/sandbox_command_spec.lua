@@ -1100,6 +1100,25 @@ describe("sandbox command", function()
       end
     end);
 
+    it("refuses a port that is not a number before asking or saving anything, naming the one meant", function()
+      -- ws://127.0.0.1:481OO (an O typed for a 0) was saved, and CC, which reads such a URL
+      -- as a host named ws, made the daemon say "Unknown host: 127.0.0.1:481OO does not
+      -- resolve; check its spelling": the host, which was right
+      for _, case in ipairs({
+        { "ws://127.0.0.1:481OO", "481OO", "ws://127.0.0.1:48100" },
+        { "ws://[fd00::2]:44l4/sandbox/trapos/ws", "44l4", "ws://[fd00::2]:4414/sandbox/trapos/ws" },
+        { "wss://gw.example.org:44x", "44x", "wss://gw.example.org" },
+        { "ws://gw.lan:4444x", "4444x", "ws://gw.lan:4444" },
+      }) do
+        local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
+        expect(ok):eq(false);
+        expect(err):eq(refusedRun("sandbox.url " .. case[1] .. " names port " .. case[2]
+          .. ", which is not a number (a port is 1 to 65535).", case[3]));
+        expect(record.prompts):same({});
+        expect(record.saved):eq(0);
+      end
+    end);
+
     it("takes the ports at both ends of the range", function()
       for _, url in ipairs({ "ws://127.0.0.1:65535", "ws://127.0.0.1:1" }) do
         local ok, err, _, record = run({ "setup", url }, {
