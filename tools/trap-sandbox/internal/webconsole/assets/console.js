@@ -851,9 +851,12 @@ async function watch(v) {
     // (waitingMessage, in its first minute) where it has some, not its word to ask again, for
     // which the player reloaded the page. An account with no computer linked (unlinked) has
     // none to wait for: the gateway's words say how to link one, and the page shows them as
-    // they are (it still looks again, and shows the computer once linked and connected).
+    // they are (it still looks again, and shows the computer once linked and connected). Why
+    // a computer left (v.left: cut off for its revoked credential, the account's last) is the
+    // page's words for one it waits for, and keeps its waiting.
+    const linkWords = !v.left && error && error.unlinked;
     status((v.left || (error ? error.code + ": " + inBrowser(error.waitingMessage || error.message) : "The gateway answered " + res.status)) +
-      (busy ? tryingAgain : again && !(error && error.unlinked) ? waiting : ""));
+      (busy ? tryingAgain : again && !linkWords ? waiting : ""));
     titled(v, busy ? "busy" : again ? "waiting" : "not shown");
     return busy ? retryAfterMs(res) : again && retryMs;
   }
