@@ -229,35 +229,106 @@ func TestTheWebConsoleDrawsCCsCheckerEvenly(t *testing.T) {
 		r, g, b, _ := img.At(x, y).RGBA()
 		return r > 0x8000 && g > 0x8000 && b > 0x8000
 	}
-	// runs are the lengths of the runs of one colour along n pixels (at(i) white or not),
-	// without the first and the last, which the line's ends may cut.
-	runs := func(n int, at func(i int) bool) []int {
-		var out []int
-		length := 1
-		for i := 1; i < n; i++ {
-			if at(i) == at(i-1) {
-				length++
-				continue
-			}
-			out = append(out, length)
-			length = 1
-		}
-		if len(out) < 2 {
-			return nil
-		}
-		return out[1:]
-	}
 	even := func(what string, rs []int, atLeast int) {
 		t.Helper()
 		require.GreaterOrEqual(t, len(rs), atLeast, "%s: checks along it: %v", what, rs)
 		assert.LessOrEqual(t, slices.Max(rs)*2, slices.Min(rs)*3, "%s: its runs of one colour are the same length: %v", what, rs)
 	}
 	left, top, right, bottom, rowHeight := int(box[0]), int(box[1]), int(box[2]), int(box[3]), box[4]
-	even("the screen's first row of checks", runs(right-left, func(i int) bool { return isWhite(left+i, top+int(rowHeight/6)) }), 12)
-	even("the screen's first column of checks", runs(bottom-top, func(i int) bool { return isWhite(left+1, top+i) }), 6)
+	even("the screen's first row of checks", colourRuns(right-left, func(i int) bool { return isWhite(left+i, top+int(rowHeight/6)) }), 12)
+	even("the screen's first column of checks", colourRuns(bottom-top, func(i int) bool { return isWhite(left+1, top+i) }), 6)
 	require.Len(t, box, 9, "the screen as text draws its checkers as the screen does")
 	tLeft, tTop, tRight, tBottom := int(box[5]), int(box[6]), int(box[7]), int(box[8])
-	even("the screen as text's first column of checks", runs(tBottom-tTop, func(i int) bool { return !isWhite(tLeft+(tRight-tLeft)/4, tTop+i) }), 4)
+	even("the screen as text's first column of checks", colourRuns(tBottom-tTop, func(i int) bool { return !isWhite(tLeft+(tRight-tLeft)/4, tTop+i) }), 4)
+}
+
+// colourRuns are the lengths of the runs of one colour along n pixels (at(i) white or not),
+// without the first and the last, which the line's ends may cut.
+func colourRuns(n int, at func(i int) bool) []int {
+	var out []int
+	length := 1
+	for i := 1; i < n; i++ {
+		if at(i) == at(i-1) {
+			length++
+			continue
+		}
+		out = append(out, length)
+		length = 1
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out[1:]
+}
+
+// TestTheWebConsoleDrawsCCsCheckerInWholePixels: paint's canvas, a 51x19 screen of 127, in
+// a window whose fit gives the screen a size between whole pixels (1000x800: 24.9-pixel text),
+// is drawn in checks all the same size, each a whole number of the display's pixels, with no
+// line of blended pixels between them. Its checks were 8 to 11 pixels down a column, with grey
+// lines between them, which striped the canvas: the cell was as wide and high as the window
+// made it, a fraction of a pixel.
+func TestTheWebConsoleDrawsCCsCheckerInWholePixels(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:paint")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(1000, 800),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
+	c.watched(ctx, t)
+	const width, height = 51, 19
+	rows := map[string]any{}
+	for y := 1; y <= height; y++ {
+		rows[fmt.Sprint(y)] = map[string]any{"text": strings.Repeat("\x7f", width), "fg": strings.Repeat("0", width), "bg": strings.Repeat("f", width)}
+	}
+	white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+		"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
+	c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+	until(t, "the checker", `document.querySelectorAll("#screen .row").length === 19`)
+	box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`(async () => {
+		for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame); // drawn
+		const rows = document.querySelectorAll("#screen .row");
+		const first = rows[0].getBoundingClientRect(), last = rows[rows.length - 1].getBoundingClientRect();
+		return [first.left, first.top, first.right, last.bottom, first.height];
+	})()`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	// A pixel is the checker's black, its white, or neither: a blend of the two.
+	shade := func(x, y int) string {
+		r, g, b, _ := img.At(x, y).RGBA()
+		switch {
+		case r > 0xf000 && g > 0xf000 && b > 0xf000:
+			return "white"
+		case r < 0x1000 && g < 0x1000 && b < 0x1000:
+			return "black"
+		}
+		return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+	}
+	left, top, right, bottom, rowHeight := int(box[0]), int(box[1]), int(box[2]), int(box[3]), box[4]
+	for _, line := range []struct {
+		what  string
+		n     int
+		pixel func(i int) (x, y int)
+	}{
+		{"the first row of checks", right - left - 2, func(i int) (int, int) { return left + 1 + i, top + int(rowHeight/6) }},
+		{"the middle row of checks", right - left - 2, func(i int) (int, int) { return left + 1 + i, (top+bottom)/2 + 1 }},
+		{"the first column of checks", bottom - top - 2, func(i int) (int, int) { return left + 2, top + 1 + i }},
+		{"the middle column of checks", bottom - top - 2, func(i int) (int, int) { return (left+right)/2 + 1, top + 1 + i }},
+	} {
+		var blends []string
+		for i := range line.n {
+			if s := shade(line.pixel(i)); s != "white" && s != "black" {
+				blends = append(blends, s)
+			}
+		}
+		assert.Empty(t, blends, "%s: pixels of neither colour", line.what)
+		rs := colourRuns(line.n, func(i int) bool { return shade(line.pixel(i)) == "white" })
+		require.GreaterOrEqual(t, len(rs), 30, "%s: checks along it: %v", line.what, rs)
+		assert.Equal(t, slices.Min(rs), slices.Max(rs), "%s: each check as long as the next: %v", line.what, rs)
+	}
 }
 
 // TestTheWebConsoleShowsTheBarOfARowNotYetSeen: a row the computer has not seen drawn whole

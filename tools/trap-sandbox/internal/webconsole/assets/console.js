@@ -492,6 +492,16 @@ function fitBelow() {
   setStyleVar(screen, "--above", Math.max(0, Math.ceil(box.top + scrollY)) + "px");
 }
 
+// followPixelRatio tells the page's style how many of the display's pixels a CSS pixel is
+// (--dppx: devicePixelRatio, the browser's zoom included), now and whenever it changes (the
+// page zoomed, the window moved to another display), so the screen's cells are a whole
+// number of them (console.css, --cell-step): paint's checker at a size between came out in
+// squares a pixel apart in size, grey lines between them.
+function followPixelRatio() {
+  setStyleVar(document.documentElement, "--dppx", String(devicePixelRatio));
+  matchMedia("(resolution: " + devicePixelRatio + "dppx)").addEventListener("change", followPixelRatio, { once: true });
+}
+
 // setStyleVar sets an element's custom property only when its value changes: draw() measures
 // the page after every frame (fitBelow, then placeKeys), and a write, even of the same value,
 // would make the browser lay the page out a second time for placeKeys's reads.
@@ -2288,6 +2298,7 @@ document.addEventListener("DOMContentLoaded", () => {
   // The screen's cells change size with the window (a phone turned, a window made narrower, a
   // phone's keyboard up): the field follows the cursor, in the part of the screen in view.
   window.addEventListener("resize", () => { fitBelow(); placeKeys(); markWide(); showTyping(); });
+  followPixelRatio();
   // The keys under the screen come and go with what its owner allows (viewOnly), the note of
   // rows not yet seen with the frames: the screen makes room for them (fitBelow).
   const resized = new ResizeObserver(fitBelow);
