@@ -62,6 +62,32 @@ func TestTheAnswerShowsTypographyAsItsPlainTwins(t *testing.T) {
 	assert.Equal(t, "\"quoted\"\u00a0-- yes\u00a0- no", text.String(), "a dash streamed apart from the blank after it")
 }
 
+// TestAQuotedEuroSignInTheAnswerIsTheCharacter: a € is EUR in the answer's prose, but in a
+// double-quoted string (code the model proposes, the gateway's warning for the character quoted
+// back) it is the character, '?' as the computer has it, also when the quote came in an earlier
+// delta of the part, or in the part's text the stream missed and the turn's end settles.
+func TestAQuotedEuroSignInTheAnswerIsTheCharacter(t *testing.T) {
+	tr := newTestTurn()
+	tr.m, tr.tr = &Module{cfg: Config{AnswerCap: 64 << 10}, metrics: newMetrics(prometheus.NewRegistry())}, newTracker()
+	for _, delta := range []string{"5 € each. ", "print(\"Preis: 5 ", "€\")", " -- 5 €\n"} {
+		tr.relayDelta("prt_1", delta)
+	}
+	tr.relayDelta("prt_2", "€ \"€") // another part starts afresh
+	tr.relayDelta("prt_3", "The tool said: \"")
+	tr.tr.markGap()
+	tr.settleText([]ocPart{
+		{ID: "prt_1", Type: "text", Text: "5 € each. print(\"Preis: 5 €\") -- 5 €\n"},
+		{ID: "prt_2", Type: "text", Text: "€ \"€"},
+		{ID: "prt_3", Type: "text", Text: "The tool said: \"€\" (U+20AC) was sent as \"?\""},
+	})
+	ev, _ := tr.poll(context.Background(), 0, 0)
+	var text strings.Builder
+	for _, e := range ev {
+		text.WriteString(e.Text)
+	}
+	assert.Equal(t, "5 EUR each. print(\"Preis: 5 ?\") -- 5 EUR\nEUR \"?The tool said: \"?\" (U+20AC) was sent as \"?\"", text.String())
+}
+
 // TestSessionTitles: the titles docs/ai.md gives, by which a restarted gateway finds a
 // conversation again; an account's computer's names its account, so two accounts' 7:kitchen
 // never share one.

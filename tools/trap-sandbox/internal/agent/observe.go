@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"trap-sandbox/internal/cctext"
 )
 
 // inputWait bounds how long a permission ask waits for its tool call's arguments: they come
@@ -30,6 +32,9 @@ type tracker struct {
 	// relayed is, by part id, the text of each part relayed so far (host text); a builder, as
 	// a part grows by thousands of small deltas.
 	relayed map[string]*strings.Builder
+	// quoting is, by part id, where the text relayed so far leaves off (cctext.ProseFrom): a
+	// piece goes on inside a quoted string an earlier one opened.
+	quoting map[string]cctext.Quoting
 	// gap is set when the event stream dropped during the turn: from then on its text may
 	// miss words, so none is relayed live; the turn's end relays it all, in order.
 	gap bool
@@ -47,7 +52,8 @@ type call struct {
 
 func newTracker() *tracker {
 	return &tracker{roles: map[string]string{}, partTypes: map[string]string{}, calls: map[string]*call{},
-		errored: make(chan struct{}), idle: make(chan struct{}), relayed: map[string]*strings.Builder{}}
+		errored: make(chan struct{}), idle: make(chan struct{}), relayed: map[string]*strings.Builder{},
+		quoting: map[string]cctext.Quoting{}}
 }
 
 func (tr *tracker) callLocked(id string) *call {

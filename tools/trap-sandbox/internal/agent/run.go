@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 )
@@ -362,11 +363,14 @@ func (m *Module) settle(t *turn, reply *promptReply) {
 	t.settleText(parts)
 }
 
-// relayText relays answer text to the computer, as prose (proseText).
-func (m *Module) relayText(t *turn, text string) {
-	if t.addText(proseText(text), m.cfg.AnswerCap) {
+// relayText relays answer text to the computer, as prose (proseText) that goes on from q, its
+// part's text before it, and returns where it leaves off (cctext.ProseFrom).
+func (m *Module) relayText(t *turn, q cctext.Quoting, text string) cctext.Quoting {
+	shown, q := cctext.ProseFrom(q, text)
+	if t.addText(wireText(shown), m.cfg.AnswerCap) {
 		m.metrics.firstTextAfter(time.Since(t.started))
 	}
+	return q
 }
 
 // sessionID returns the opencode session of a conversation: the one already known, the one

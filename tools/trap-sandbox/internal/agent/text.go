@@ -211,7 +211,7 @@ func (t *turn) relayDelta(partID, delta string) {
 		tr.relayed[partID] = b
 	}
 	b.WriteString(delta)
-	t.m.relayText(t, delta)
+	tr.quoting[partID] = t.m.relayText(t, tr.quoting[partID], delta)
 }
 
 // settleText relays, at the turn's end, the text of parts (the turn's assistant messages'
@@ -241,6 +241,6 @@ func (t *turn) settleText(parts []ocPart) {
 		if !strings.HasPrefix(p.Text, done) {
 			continue
 		}
-		t.m.relayText(t, p.Text[len(done):])
+		t.m.relayText(t, tr.quoting[p.ID], p.Text[len(done):])
 	}
 }

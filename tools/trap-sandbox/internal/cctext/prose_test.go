@@ -1,6 +1,7 @@
 package cctext
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,6 +25,43 @@ func TestProseShowsTypographyAsItsTwinsOnCC(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc, _ := ToCC("", Prose(tc.text))
+			assert.Equal(t, tc.cc, FromCC([]byte(cc)))
+		})
+	}
+}
+
+// TestProseLeavesAQuotedEuroSignToTheTextRule: a model's € is EUR where it is a price, but a €
+// inside a double-quoted string on its line is the character itself, which the player sees as
+// the computer has it ('?'): the warning the gateway sent the model for it, quoted back to the
+// player, read `"EUR" (U+20AC) at content 1:17 ... was sent as "?"` (played against opencode
+// 1.18.33 with a stand-in model), and code the model proposes read print("5 EUR") where the
+// computer runs print("5 ?"). Streamed in pieces, each piece goes on from where the one before
+// left off (ProseFrom).
+func TestProseLeavesAQuotedEuroSignToTheTextRule(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+		cc     string
+	}{
+		{"the warning quoted back", []string{`"€" (U+20AC) at content 1:17 is outside CC's character set and was sent as "?"`},
+			`"?" (U+20AC) at content 1:17 is outside CC's character set and was sent as "?"`},
+		{"the warning's JSON", []string{`{"char":"€","message":"\"€\" (U+20AC) at content"}`}, `{"char":"?","message":"\"?\" (U+20AC) at content"}`},
+		{"a string of code", []string{`print("Preis: 5 €")`}, `print("Preis: 5 ?")`},
+		{"streamed apart from its quote", []string{`print("Preis: 5 `, `€") -- 5 €`}, `print("Preis: 5 ?") -- 5 EUR`},
+		{"an escape streamed apart from its quote", []string{`"say \`, `"hi\" €" and 5 €`}, `"say \"hi\" ?" and 5 EUR`},
+		{"a price after a quoted word", []string{`"Diamant": 5 €`}, `"Diamant": 5 EUR`},
+		{"a stray quote ends with its line", []string{"a 5\" screen\nPreis: 5 €"}, "a 5\" screen\nPreis: 5 EUR"},
+		{"typographic quotes are prose", []string{"„5 €“ and “€”"}, `"5 EUR" and "EUR"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var q Quoting
+			var out strings.Builder
+			for _, p := range tc.pieces {
+				var shown string
+				shown, q = ProseFrom(q, p)
+				out.WriteString(shown)
+			}
+			cc, _ := ToCC("", out.String())
 			assert.Equal(t, tc.cc, FromCC([]byte(cc)))
 		})
 	}
