@@ -118,7 +118,7 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 	templates, err := s.ListResourceTemplates(ctx, nil)
 	require.NoError(t, err)
 	require.Len(t, templates.ResourceTemplates, 1)
-	assert.Equal(t, "trapos://{traposId}/{+path}", templates.ResourceTemplates[0].URITemplate)
+	assert.Equal(t, "trapos://{traposId}/{+path}{?offset,length}", templates.ResourceTemplates[0].URITemplate)
 	prompts, err := s.ListPrompts(ctx, nil)
 	require.NoError(t, err)
 	assert.NotEmpty(t, prompts.Prompts)

@@ -176,17 +176,29 @@ type ReadOutput struct {
 // note says where a part of a file ends and where the next begins: offset and length mean so
 // in the tool's description only. "" for a whole file.
 func (o ReadOutput) note() string {
+	return o.partNote(oneResult, func(offset, length int64) string {
+		if length == 0 {
+			return fmt.Sprintf("with offset %d", offset)
+		}
+		return fmt.Sprintf("with offset %d and length %d", offset, length)
+	})
+}
+
+// partNote is note with what a result must fit (oneResult) and how to read on from offset
+// (with length, or 0: to the end) as a caller asks for it ("with offset 32768", or a
+// resource's URI): read_file's note and a resource's say the same. "" for a whole file.
+func (o ReadOutput) partNote(result string, readOn func(offset, length int64) string) string {
 	if o.Offset == nil || o.Length == nil {
 		return ""
 	}
 	end := *o.Offset + *o.Length
 	if o.cutFrom > *o.Length && o.wholeAsked {
-		return fmt.Sprintf("The file is %d bytes, more than fit %s: this is its first part, bytes 0 to %d. Read on with offset %d and length %d.",
-			o.Size, oneResult, end-1, end, *o.Length)
+		return fmt.Sprintf("The file is %d bytes, more than fit %s: this is its first part, bytes 0 to %d. Read on %s.",
+			o.Size, result, end-1, readOn(end, *o.Length))
 	}
 	if o.cutFrom > *o.Length {
-		return fmt.Sprintf("This part is bytes %d to %d of the file's %d, fewer than were asked for: the %d bytes read do not fit %s. Read on with offset %d and length %d.",
-			*o.Offset, end-1, o.Size, o.cutFrom, oneResult, end, *o.Length)
+		return fmt.Sprintf("This part is bytes %d to %d of the file's %d, fewer than were asked for: the %d bytes read do not fit %s. Read on %s.",
+			*o.Offset, end-1, o.Size, o.cutFrom, result, readOn(end, *o.Length))
 	}
 	if *o.Length == 0 {
 		return fmt.Sprintf("Nothing is at offset %d: the file ends at %d bytes.", *o.Offset, o.Size)
@@ -194,7 +206,7 @@ func (o ReadOutput) note() string {
 	if end >= o.Size {
 		return fmt.Sprintf("This part is bytes %d to %d of the file's %d, its end.", *o.Offset, end-1, o.Size)
 	}
-	return fmt.Sprintf("This part is bytes %d to %d of the file's %d: read on with offset %d.", *o.Offset, end-1, o.Size, end)
+	return fmt.Sprintf("This part is bytes %d to %d of the file's %d: read on %s.", *o.Offset, end-1, o.Size, readOn(end, 0))
 }
 
 // WriteOutput is write_file's output.
@@ -850,6 +862,20 @@ func namesFrom(path string, from, to int) string {
 }
 
 func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) {
+	out, err := t.read(ctx, in)
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
+		// CC's word for a directory read as a file: name the tool that reads a directory.
+		return ReadOutput{}, pe.WithHostWords("", ": a directory, which list_files lists")
+	}
+	if err != nil {
+		return ReadOutput{}, transferBack(err)
+	}
+	return out, nil
+}
+
+// read is read_file's read, and a resource's (readResource): the file, or its part from
+// in.Offset of at most in.Length bytes (0: to its end), the computer's errors as they are.
+func (t *tools) read(ctx context.Context, in ReadInput) (ReadOutput, error) {
 	var data []byte
 	var err error
 	size := int64(-1) // a whole file's is its length
@@ -866,12 +892,8 @@ func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) 
 		// a 1 MiB file was 64 fs.reads for the 40 KiB kept), and a file of any size is read so.
 		data, size, err = t.client.ReadPart(ctx, in.TraposID, in.Path, 0, resultBytes, timeoutOf(in.TimeoutMs))
 	}
-	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
-		// CC's word for a directory read as a file: name the tool that reads a directory.
-		return ReadOutput{}, pe.WithHostWords("", ": a directory, which list_files lists")
-	}
 	if err != nil {
-		return ReadOutput{}, transferBack(err)
+		return ReadOutput{}, err
 	}
 	out := ReadOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data)), read: int64(len(data))}
 	if !part && size > int64(len(data)) {
