@@ -92,6 +92,8 @@ type testCluster struct {
 	logs  *testkit.SyncBuffer
 	// maxBusAnswers is the MaxBusAnswers of the routers started from here (zero: the default).
 	maxBusAnswers int
+	// modules registers modules of the test's on each replica's gateway (nil: none).
+	modules func(gw *gateway.Gateway)
 }
 
 func newTestCluster(t testing.TB) *testCluster {
@@ -256,6 +258,9 @@ func (tc *testCluster) serveReplica(opened openedRouter, cfg gateway.Config) *re
 	}
 	gw := gateway.New(cfg, logger, router)
 	opencodehealth.New(okProber{}, nil).Register(gw)
+	if tc.modules != nil {
+		tc.modules(gw)
+	}
 	// The host API and the live screen, wired as the CLI wires them.
 	computers := hostcomputer.New(hostapi.NewGateway(gw))
 	screens := screen.New(computers)

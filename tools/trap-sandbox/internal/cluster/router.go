@@ -789,6 +789,19 @@ func (r *Router) RemoteAccounts(traposID string) []string {
 	return out
 }
 
+// RemoteComputer implements gateway.Cluster: computer k as the claim of the live replica
+// other than this one that holds its socket says it, by one lookup.
+func (r *Router) RemoteComputer(k gateway.Key) (gateway.Computer, bool) {
+	now := r.cfg.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.remote.get(k)
+	if !ok || !r.aliveLocked(c.replica(), now) {
+		return gateway.Computer{}, false
+	}
+	return c.computer(k.TraposID), true
+}
+
 // HealthDetail implements gateway.HealthReporter: the line /healthz shows.
 func (r *Router) HealthDetail() string {
 	if r.nc.IsConnected() {

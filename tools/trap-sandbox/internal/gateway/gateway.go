@@ -499,12 +499,18 @@ func (g *Gateway) Connected(accountID, traposID string) bool {
 	return g.registry.connected(Key{AccountID: accountID, TraposID: traposID})
 }
 
-// HeldHere returns computer traposID of accountID when this replica holds its socket, and
-// false when it does not: a map lookup, cheap enough for a request a link session may send
-// as often as it likes (the link module's own budget of codes for a connected computer).
-func (g *Gateway) HeldHere(accountID, traposID string) (Computer, bool) {
-	if s := g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID}); s != nil {
+// ConnectedComputer returns computer traposID of accountID when its socket is held, here or
+// by another live replica (as its claim says it), and false when it is not: map lookups,
+// cheap enough for a request a link session may send as often as it likes (the link module's
+// own budget of codes for a connected computer, whose daemon and link session a load balancer
+// may send to two replicas).
+func (g *Gateway) ConnectedComputer(accountID, traposID string) (Computer, bool) {
+	k := Key{AccountID: accountID, TraposID: traposID}
+	if s := g.registry.Lookup(k); s != nil {
 		return s.Computer(), true
+	}
+	if g.registry.cluster != nil {
+		return g.registry.cluster.RemoteComputer(k)
 	}
 	return Computer{}, false
 }

@@ -101,6 +101,10 @@ type Cluster interface {
 	// (none: nil), without walking every computer: a host request names its computer by
 	// traposId, and this is asked per request.
 	RemoteAccounts(traposID string) []string
+	// RemoteComputer returns computer k when another live replica holds its socket, as its
+	// claim says it (its RemoteAddr and ConnectedSince, the time of its hello there), by one
+	// lookup: a link session may ask it as often as it likes.
+	RemoteComputer(k Key) (Computer, bool)
 	// RemoteCredential is the credential selector the computer k said hello with on another
 	// replica, as its claim says ("" for the shared password or an unknown computer).
 	RemoteCredential(k Key) string

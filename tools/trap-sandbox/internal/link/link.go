@@ -61,8 +61,9 @@ type Gateway interface {
 	Handle(typ string, h protocol.RequestHandler)
 	WrongSecret(ctx context.Context, remoteAddr string) error
 	Computers() []computer.Computer
-	// HeldHere returns computer traposID of accountID when this replica holds its socket.
-	HeldHere(accountID, traposID string) (computer.Computer, bool)
+	// ConnectedComputer returns computer traposID of accountID when its socket is held, on
+	// this replica or another.
+	ConnectedComputer(accountID, traposID string) (computer.Computer, bool)
 }
 
 // Config is the module's setup.
@@ -295,9 +296,10 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 // log lines do (the gateway's ownBudgetAfter).
 const ownCodesAfter = time.Minute
 
-// connectedAMinute reports whether the computer a link session from claims is connected to
-// this replica on the shared password (the local account: with no password, every computer's)
-// under that traposId, from the session's address, and has been for ownCodesAfter. Such a
+// connectedAMinute reports whether the computer a link session from claims is connected (to
+// this replica, or by its claim to another) on the shared password (the local account: with
+// no password, every computer's) under that traposId, from the session's address, and has
+// been for ownCodesAfter. Such a
 // computer spends its own bucket of codes past the address's: a link session needs no secret,
 // so one program on a Minecraft server claiming ever new computer ids spends the codes of the
 // address every computer of the server shares, and the players' sandbox link was refused for
@@ -310,7 +312,7 @@ func (m *Module) connectedAMinute(now time.Time, address string, from protocol.R
 	if from.AccountID != "" && from.AccountID != account.Local {
 		return false // a linked computer's socket: it needs no code
 	}
-	pc, ok := m.gw.HeldHere(account.Local, from.TraposID)
+	pc, ok := m.gw.ConnectedComputer(account.Local, from.TraposID)
 	return ok && server.AddressKey(pc.RemoteAddr) == address && now.Sub(pc.ConnectedSince) >= ownCodesAfter
 }
 

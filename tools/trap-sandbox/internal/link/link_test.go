@@ -51,8 +51,9 @@ func (g *fakeGateway) Computers() []computer.Computer {
 	return slices.Clone(g.computers)
 }
 
-// HeldHere finds a connected computer as the gateway's registry does, all of them here.
-func (g *fakeGateway) HeldHere(accountID, traposID string) (computer.Computer, bool) {
+// ConnectedComputer finds a connected computer as the gateway's registry does, all of them
+// here.
+func (g *fakeGateway) ConnectedComputer(accountID, traposID string) (computer.Computer, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, c := range g.computers {
