@@ -260,16 +260,25 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	now := m.cfg.Clock.Now()
 	address := server.AddressKey(from.RemoteAddr)
 	wait, over := m.codes.take(now, computerKey(address, from), address)
-	if over == overAddress && m.connectedAMinute(now, address, from) {
+	connected, isConnected := m.connectedFor(now, address, from)
+	if over == overAddress && isConnected && connected >= ownCodesAfter {
 		wait, over = m.codes.take(now, computerKey(address, from), "") // its own bucket, not the address's
 	}
 	if over != "" {
 		m.count("refused")
-		if over == overAddress {
-			// The player who waits is often not the one who asked: say so.
-			over += ", which every computer of a Minecraft server shares"
+		if over != overAddress {
+			return nil, protocol.Errorf(protocol.CodeBusy, "too many link codes from %s; try again in %d s", over, seconds(wait))
 		}
-		return nil, protocol.Errorf(protocol.CodeBusy, "too many link codes from %s; try again in %d s", over, seconds(wait))
+		// The player who waits is often not the one who asked (a program on the server may
+		// take each code as it comes back): say so, and when this computer's own codes start.
+		own := "a computer whose daemon has been connected to the gateway a minute has codes of its own; " +
+			"or link this one with an enrollment key from the account's holder (sandbox link KEY)"
+		if isConnected {
+			own = fmt.Sprintf("this computer has codes of its own once its daemon has been connected a minute, in %d s",
+				seconds(ownCodesAfter-connected))
+		}
+		return nil, protocol.Errorf(protocol.CodeBusy, "too many link codes from %s, which every computer of a Minecraft server shares; try again in %d s; %s",
+			over, seconds(wait), own)
 	}
 	m.prune(ctx, now)
 	code, c, err := m.cfg.Accounts.BeginLink(ctx, from.TraposID, from.RemoteAddr, m.cfg.CodeLifetime)
@@ -292,28 +301,33 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 }
 
 // ownCodesAfter is how long a computer's socket on the shared password must have stayed open
-// for its link sessions to get codes past its address's budget (connectedAMinute), as its
+// for its link sessions to get codes past its address's budget (connectedFor), as its
 // log lines do (the gateway's ownBudgetAfter).
 const ownCodesAfter = time.Minute
 
-// connectedAMinute reports whether the computer a link session from claims is connected (to
-// this replica, or by its claim to another) on the shared password (the local account: with
-// no password, every computer's) under that traposId, from the session's address, and has
-// been for ownCodesAfter. Such a
-// computer spends its own bucket of codes past the address's: a link session needs no secret,
-// so one program on a Minecraft server claiming ever new computer ids spends the codes of the
-// address every computer of the server shares, and the players' sandbox link was refused for
-// as long as it ran. The player's computer's daemon has been connected a while; a loop making
-// ids up is not connected, and a computer holds 4 sockets at once (CC: Tweaked's default), so
-// each id a program keeps connected to earn this costs it one of them a minute, and it shows in
-// trap-sandbox computers. An address's codes a minute are then at most its budget and each
-// such computer's own, and every address's together the gateway's.
-func (m *Module) connectedAMinute(now time.Time, address string, from protocol.Requester) bool {
+// connectedFor reports how long the computer a link session from claims has been connected
+// (to this replica, or by its claim to another) on the shared password (the local account:
+// with no password, every computer's) under that traposId, from the session's address; false
+// when it is not. Connected ownCodesAfter, it spends its own bucket of codes past the
+// address's: a link session needs no secret, so one program on a Minecraft server claiming
+// ever new computer ids spends the codes of the address every computer of the server shares,
+// and the players' sandbox link was refused for as long as it ran. The player's computer's
+// daemon has been connected a while; a loop making ids up is not connected, and a computer
+// holds 4 sockets at once (CC: Tweaked's default), so each id a program keeps connected to
+// earn this costs it one of them a minute, and it shows in trap-sandbox computers. An
+// address's codes a minute are then at most its budget and each such computer's own, and
+// every address's together the gateway's. A computer that has not stayed a minute (just
+// booted, or reconnected) has no such standing: it would be one more id the program could
+// make up (docs/accounts.md).
+func (m *Module) connectedFor(now time.Time, address string, from protocol.Requester) (time.Duration, bool) {
 	if from.AccountID != "" && from.AccountID != account.Local {
-		return false // a linked computer's socket: it needs no code
+		return 0, false // a linked computer's socket: it needs no code
 	}
 	pc, ok := m.gw.ConnectedComputer(account.Local, from.TraposID)
-	return ok && server.AddressKey(pc.RemoteAddr) == address && now.Sub(pc.ConnectedSince) >= ownCodesAfter
+	if !ok || server.AddressKey(pc.RemoteAddr) != address {
+		return 0, false
+	}
+	return now.Sub(pc.ConnectedSince), true
 }
 
 // computerKey is the computer's bucket of link codes at its address: its computer id (a label

@@ -582,7 +582,9 @@ func TestCodesAreRateLimitedPerComputerPerAddressAndInTotal(t *testing.T) {
 	}
 	_, pe = f.call(computerAt(34, "10.0.0.5:1"), protocol.TypeLinkBegin, map[string]any{})
 	require.NotNil(t, pe, "the address's 30 are spent")
-	assert.Equal(t, "too many link codes from this address, which every computer of a Minecraft server shares; try again in 2 s", pe.Message)
+	assert.Equal(t, "too many link codes from this address, which every computer of a Minecraft server shares; try again in 2 s; "+
+		"a computer whose daemon has been connected to the gateway a minute has codes of its own; "+
+		"or link this one with an enrollment key from the account's holder (sandbox link KEY)", pe.Message)
 	f.begin(computerAt(7, "10.0.0.6:1")) // another address has its own budget, and its own computer 7
 	f.clk.Advance(2 * time.Second)
 	f.begin(computerAt(34, "10.0.0.5:1")) // a token came back
@@ -1120,6 +1122,37 @@ func TestAHandCredentialsComputerCannotBeTakenOverByALink(t *testing.T) {
 	require.NoError(t, err)
 	_, pe = f.call(impostor, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
 	assert.Nil(t, pe, "once the hand credential is revoked, computer 7 links")
+}
+
+// TestAPlayerRefusedDuringAFloodIsToldWhenItsOwnCodesStart: while a program's made-up ids
+// spend the address's codes, a player whose computer's daemon has been connected less than a
+// minute (just booted, or reconnected) is refused, as it could be one more made-up id; the
+// refusal says in how long its own codes start, where it said only "try again in 2 s", which
+// the program takes first each time. A computer not connected is told what earns them, and
+// of an enrollment key.
+func TestAPlayerRefusedDuringAFloodIsToldWhenItsOwnCodesStart(t *testing.T) {
+	f := newFixture(t, Config{CodesPerComputer: 5, CodesPerAddress: 30, CodesGateway: 300})
+	for id := 100; id < 130; id++ {
+		f.begin(protocol.Requester{TraposID: fmt.Sprintf("%d:", id), RemoteAddr: "10.0.0.5:40000", Socket: uint64(id)})
+	}
+	f.gw.connect(computer.Computer{AccountID: account.Local, TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:39000", ConnectedSince: t0.Add(-20 * time.Second)})
+	_, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe, "connected 20 s: a loop could have made it up")
+	assert.Equal(t, "too many link codes from this address, which every computer of a Minecraft server shares; try again in 2 s; "+
+		"this computer has codes of its own once its daemon has been connected a minute, in 40 s", pe.Message)
+
+	_, pe = f.call(protocol.Requester{TraposID: "8:", RemoteAddr: "10.0.0.5:40000", Socket: 300}, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe)
+	assert.Contains(t, pe.Message, "; try again in 2 s; a computer whose daemon has been connected to the gateway a minute has codes of its own; "+
+		"or link this one with an enrollment key from the account's holder (sandbox link KEY)")
+
+	f.clk.Advance(40 * time.Second)
+	for id := 130; id < 150; id++ { // the program takes the 20 codes that came back
+		f.begin(protocol.Requester{TraposID: fmt.Sprintf("%d:", id), RemoteAddr: "10.0.0.5:40000", Socket: uint64(id)})
+	}
+	_, pe = f.call(protocol.Requester{TraposID: "150:", RemoteAddr: "10.0.0.5:40000", Socket: 150}, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe, "the address's codes are spent again")
+	f.begin(kitchen) // as it was told: from its own codes
 }
 
 // TestAFloodOfMadeUpComputersLeavesAConnectedComputerItsCodes: a link session needs no secret,
