@@ -27,6 +27,8 @@ stds.cc = {
 stds.spec = {
   read_globals = {
     "describe", "it", "expect", "stub", "fail", "pending", "before_each", "after_each",
+    -- CraftOS-PC's API on every fakecraft computer: specs attach peripherals (a monitor) with it.
+    "periphemu",
   },
 }
 

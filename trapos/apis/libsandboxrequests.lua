@@ -119,7 +119,7 @@ local function newRequests(deps)
     end,
   });
   local screen = screenLib.newScreen({
-    term = deps.term.native(), os = osApi, keys = deps.keys or keys,
+    term = deps.term.native(), os = osApi, keys = deps.keys or keys, peripheral = deps.peripheral,
     withdrawn = function()
       if config.screenAllow(settingsApi, config.SCREEN_VIEW) then
         return nil;

@@ -557,6 +557,176 @@ local function newMirror(target)
   };
 end
 
+-- The term methods a monitor answers that the mirror reads or wraps (CC's TermMethods, which
+-- a monitor shares with the terminal, under both spellings): a monitor's stand-in terminal
+-- (newMonitors) has each, calling the monitor.
+local MONITOR_TERM_METHODS = {
+  "write", "blit", "clear", "clearLine", "scroll", "setCursorPos", "setCursorBlink",
+  "setTextColour", "setTextColor", "setBackgroundColour", "setBackgroundColor",
+  "setPaletteColour", "setPaletteColor", "getSize", "getCursorPos", "getCursorBlink",
+  "getTextColour", "getTextColor", "getBackgroundColour", "getBackgroundColor",
+  "getPaletteColour", "getPaletteColor", "isColour", "isColor",
+};
+
+-- The monitors' mirrors. CC has no read-back of a monitor either, and every way a program
+-- draws on one (peripheral.call, a peripheral.wrap table, `monitor top edit`'s term.redirect
+-- to a wrap, a wired modem's remote monitor) reaches it through the peripheral API's call:
+-- a wrap's methods look peripheral.call up at each call. So install() wraps that one
+-- function, and a monitor's mirror is a newMirror of a stand-in terminal whose methods call
+-- the monitor, installed at the first call to that monitor since the daemon started (or since
+-- it was attached): what is drawn from then on is kept. The cost for a peripheral nobody
+-- mirrors is a table look-up per call (and, once per attach, whether it is a monitor); a
+-- monitor's drawing costs what the terminal's does. peripheralApi is the global peripheral
+-- API table (nil: no monitors).
+local function newMonitors(peripheralApi)
+  local mirrors = {};      -- name -> {mirror, term} of a monitor drawn on since it was attached
+  local notMonitor = {};   -- name -> true: seen, and no monitor (until a peripheral event for it)
+  local originalCall = nil; -- peripheral.call as it was before install, while installed
+  local onChange = nil;
+
+  local function call(name, method, ...)
+    return (originalCall or peripheralApi.call)(name, method, ...);
+  end
+
+  local function isMonitor(name)
+    if peripheralApi == nil or type(name) ~= "string" then
+      return false;
+    end
+    if peripheralApi.hasType ~= nil then
+      return peripheralApi.hasType(name, "monitor") == true;
+    end
+    return peripheralApi.getType(name) == "monitor";
+  end
+
+  -- The mirror of monitor name, started now if it has none.
+  local function mirrorOf(name)
+    local kept = mirrors[name];
+    if kept == nil then
+      local stand = {};
+      for _, method in ipairs(MONITOR_TERM_METHODS) do
+        stand[method] = function(...) return call(name, method, ...); end;
+      end
+      kept = { mirror = newMirror(stand), term = stand };
+      kept.mirror.setOnChange(function()
+        if onChange ~= nil then
+          onChange();
+        end
+      end);
+      kept.mirror.install();
+      mirrors[name] = kept;
+    end
+    return kept;
+  end
+
+  -- peripheral.call while installed: a monitor's drawing goes through its mirror's wrapper,
+  -- as a tail call, so a program's mistake (blit's strings of different lengths) is still
+  -- raised at the program's line.
+  local function mirroredCall(name, method, ...)
+    if type(name) == "string" and not notMonitor[name] then
+      local kept = mirrors[name];
+      if kept == nil then
+        if not isMonitor(name) then
+          notMonitor[name] = true;
+          return originalCall(name, method, ...);
+        end
+        kept = mirrorOf(name);
+      end
+      local drawn = kept.term[method];
+      if drawn ~= nil then
+        return drawn(...);
+      elseif method == "setTextScale" then
+        -- The monitor is another size at once, and what the program draws next is drawn at
+        -- it: the mirror resizes now, as the monitor did (keeping the top left), and its
+        -- next effects work on the new rows. A wrong scale raises here what it raises unwrapped.
+        originalCall(name, method, ...);
+        kept.mirror.size();
+        return;
+      end
+    end
+    return originalCall(name, method, ...);
+  end
+
+  local function install()
+    if originalCall ~= nil or peripheralApi == nil or type(peripheralApi.call) ~= "function" then
+      return;
+    end
+    originalCall = peripheralApi.call;
+    peripheralApi.call = mirroredCall;
+  end
+
+  -- Puts peripheral.call back (unless a program replaced it since) and forgets the mirrors:
+  -- what is drawn until the next install is unseen.
+  local function uninstall()
+    if originalCall == nil then
+      return;
+    end
+    if peripheralApi.call == mirroredCall then
+      peripheralApi.call = originalCall;
+    end
+    originalCall, mirrors, notMonitor = nil, {}, {};
+  end
+
+  -- The names of the monitors attached now, in peripheral.getNames's order.
+  local function names()
+    local found = {};
+    if peripheralApi ~= nil then
+      for _, name in ipairs(peripheralApi.getNames()) do
+        if isMonitor(name) then
+          found[#found + 1] = name;
+        end
+      end
+    end
+    return found;
+  end
+
+  -- The mirror of monitor name, or nil and why not.
+  local function get(name)
+    if isMonitor(name) then
+      return mirrorOf(name).mirror;
+    end
+    local attached = names();
+    if #attached == 0 then
+      return nil, string.format("no monitor named %q: this computer has no monitor", name);
+    end
+    return nil, string.format("no monitor named %q: this computer's monitors are %s", name, table.concat(attached, ", "));
+  end
+
+  -- A peripheral attached or detached under name: what was mirrored there is another's.
+  local function changed(name)
+    if type(name) == "string" then
+      mirrors[name], notMonitor[name] = nil, nil;
+    end
+  end
+
+  -- Monitor name changed size without a setTextScale of this computer's (a player built it
+  -- larger, or another computer set its scale): its mirror follows, keeping the top left.
+  local function resized(name)
+    local kept = type(name) == "string" and mirrors[name] or nil;
+    if kept ~= nil then
+      kept.mirror.size();
+    end
+  end
+
+  local function yielded()
+    for _, kept in pairs(mirrors) do
+      kept.mirror.yielded();
+    end
+  end
+
+  return {
+    install = install,
+    uninstall = uninstall,
+    names = names,
+    get = get,
+    changed = changed,
+    resized = resized,
+    yielded = yielded,
+    textScale = function(name) return call(name, "getTextScale"); end,
+    setOnChange = function(fn) onChange = fn; end,
+  };
+end
+
+
 local function badPayload(message)
   return false, nil, { code = ERR_BAD_PAYLOAD, message = message };
 end
@@ -702,16 +872,19 @@ local function inputEvents(event, i, keysApi, width, height, takesMouse, out)
 end
 
 -- The screen requests. deps: term (the native terminal), os (queueEvent, startTimer,
--- cancelTimer), keys, and withdrawn() (nil while the owner allows viewing, else why not: the
--- watches then end, each with a last update saying so).
+-- cancelTimer), keys, withdrawn() (nil while the owner allows viewing, else why not: the
+-- watches then end, each with a last update saying so), and peripheral (the peripheral API,
+-- whose monitors screen.read reads with payload.monitor; nil: none).
 local function newScreen(deps)
   expect(1, deps, "table");
   field(deps, "term", "table");
   field(deps, "os", "table");
   field(deps, "keys", "table");
   field(deps, "withdrawn", "function");
+  field(deps, "peripheral", "table", "nil");
   local osApi, keysApi = deps.os, deps.keys;
   local mirror = newMirror(deps.term);
+  local monitors = newMonitors(deps.peripheral);
 
   local watches = {};      -- watchId -> {seq, sent (version), inflight (messageId), started}
   local watchCount = 0;    -- how many watches were started, to find the oldest
@@ -811,11 +984,42 @@ local function newScreen(deps)
     schedule();
   end
 
-  local function read()
-    return true, mirror.read();
+  -- payload.monitor names a monitor to read instead of the computer's own screen: its
+  -- answer has the same fields, with monitor and textScale. The computer's own names the
+  -- monitors attached (monitors), which an older client's answer leaves out.
+  local function read(payload)
+    local name = payload.monitor;
+    if name == nil then
+      local screen = mirror.read();
+      local names = monitors.names();
+      screen.monitors = #names > 0 and names or textutils.empty_json_array;
+      return true, screen;
+    elseif type(name) ~= "string" then
+      return badPayload("monitor must be a string, a monitor's name as peripheral.getNames gives it (top, monitor_0), not " .. aValue(name));
+    end
+    local monitorMirror, why = monitors.get(name);
+    if monitorMirror == nil then
+      return badPayload(why);
+    end
+    local screen = monitorMirror.read();
+    screen.monitor, screen.textScale = name, monitors.textScale(name);
+    return true, screen;
+  end
+
+  -- The refusal of a monitor named to a request that only the computer's own screen takes
+  -- (a monitor is typed on by no keyboard, and no host watches one yet).
+  local function ownScreenOnly(payload, what)
+    if payload.monitor ~= nil then
+      return { code = ERR_BAD_PAYLOAD, message = what .. " is for the computer's own screen; read a monitor with screen.read {monitor}" };
+    end
+    return nil;
   end
 
   local function input(payload)
+    local refused = ownScreenOnly(payload, "screen.input");
+    if refused ~= nil then
+      return false, nil, refused;
+    end
     if type(payload.events) ~= "table" then
       return badPayload("screen.input needs events, a list of input events");
     end
@@ -840,7 +1044,11 @@ local function newScreen(deps)
     return true, { queued = #queued };
   end
 
-  local function watch()
+  local function watch(payload)
+    local refused = ownScreenOnly(payload, "screen.watch");
+    if refused ~= nil then
+      return false, nil, refused;
+    end
     local kept, oldestId = 0, nil;
     for id, w in pairs(watches) do
       kept = kept + 1;
@@ -875,6 +1083,12 @@ local function newScreen(deps)
 
   local function onEvent(event, ...)
     mirror.yielded();
+    monitors.yielded();
+    if event == "peripheral" or event == "peripheral_detach" then
+      monitors.changed((...));
+    elseif event == "monitor_resize" then
+      monitors.resized((...));
+    end
     if typing ~= nil then
       if event == events.EVENT_INPUT_TYPED and (...) == typing.token then
         typing = nil;
@@ -901,16 +1115,21 @@ local function newScreen(deps)
       flushTimer = nil;
     end
     mirror.uninstall();
+    monitors.uninstall();
   end
 
   return {
     handlers = handlers,
-    start = mirror.install,
+    start = function()
+      mirror.install();
+      monitors.install();
+    end,
     stop = stop,
     onEvent = onEvent,
     socketClosed = socketClosed,
     watching = function() return next(watches) ~= nil; end,
     mirror = mirror,
+    monitors = monitors,
   };
 end
 
