@@ -11,6 +11,11 @@ import (
 // when the type came and the fix to that refusal).
 var InputTypesSince = map[string]string{InputDrag: "0.5.21", InputMouseClick: "0.5.22", InputMouseUp: "0.5.22"}
 
+// MonitorSince is the first client that reads a monitor (screen.read's monitor field,
+// docs/screen.md): an older one ignores the field and answers with the computer's own screen,
+// which its caller would take for the monitor's, so the gateway refuses it such a request.
+const MonitorSince = "0.5.29"
+
 // TakesInput is whether a computer whose client is clientVersion (its hello's and
 // computer.info's; empty for one too old to name it) takes screen.input events of type typ.
 func TakesInput(clientVersion, typ string) bool {

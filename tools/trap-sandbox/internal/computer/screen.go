@@ -46,6 +46,13 @@ type Screen struct {
 	// it started (the boot's first lines, what was drawn while its daemon was stopped): they
 	// may show more on the computer than Rows hold. A client before 0.5.25 sends none.
 	UnknownRows []int `json:"unknownRows,omitempty"`
+	// Monitor and TextScale are a monitor's screen's (ReadMonitor): its name, host text, and
+	// its text scale (0.5 to 5).
+	Monitor   string  `json:"monitor,omitempty"`
+	TextScale float64 `json:"textScale,omitempty"`
+	// Monitors name the monitors attached to the computer, host text, in its own screen's
+	// answer (client 0.5.29 on; nil from an older client, empty for none).
+	Monitors []string `json:"monitors,omitempty"`
 }
 
 // Text is the screen as text: each row without its trailing spaces, down to the last row that
@@ -240,7 +247,8 @@ func UnknownRowsProblem(rows []int, height int) string {
 	return ""
 }
 
-// FromWire turns the rows' wire text into host text (the fields a computer sends as bytes).
+// FromWire turns the rows' and the monitors' names' wire text into host text (the fields a
+// computer sends as bytes).
 func (s *Screen) FromWire(traposID string) error {
 	for i := range s.Rows {
 		text, err := cctext.FromWire(s.Rows[i].Text)
@@ -248,6 +256,17 @@ func (s *Screen) FromWire(traposID string) error {
 			return protocol.Errorf(protocol.CodeInternal, "computer %s sent a screen row that is not bytes: %v", cctext.ShowTraposID(traposID), err)
 		}
 		s.Rows[i].Text = text
+	}
+	names := []*string{&s.Monitor}
+	for i := range s.Monitors {
+		names = append(names, &s.Monitors[i])
+	}
+	for _, name := range names {
+		text, err := cctext.FromWire(*name)
+		if err != nil {
+			return protocol.Errorf(protocol.CodeInternal, "computer %s sent a monitor's name that is not bytes: %v", cctext.ShowTraposID(traposID), err)
+		}
+		*name = text
 	}
 	return nil
 }
@@ -257,9 +276,24 @@ func (c *Client) ReadScreen(ctx context.Context, traposID string, timeout time.D
 	return c.readScreen(ctx, traposID, bound(timeout, DefaultTimeout))
 }
 
+// ReadMonitor reads the screen of the computer's monitor named monitor (host text: a side, or a
+// wired modem's monitor_0) once: screen.read {monitor}, client 0.5.29 on (the gateway refuses
+// it to an older one, which would answer with the computer's own screen); needs view. A name
+// that is no monitor of the computer's is the computer's bad_payload, naming its monitors.
+func (c *Client) ReadMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (Screen, error) {
+	name, _ := cctext.Wire("monitor", monitor) // a character CC cannot hold is '?', which the computer's refusal shows
+	return c.readScreenOf(ctx, traposID, struct {
+		Monitor string `json:"monitor"`
+	}{name}, bound(timeout, DefaultTimeout))
+}
+
 func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.Duration) (Screen, error) {
+	return c.readScreenOf(ctx, traposID, struct{}{}, timeout)
+}
+
+func (c *Client) readScreenOf(ctx context.Context, traposID string, payload any, timeout time.Duration) (Screen, error) {
 	var s Screen
-	if err := c.call(ctx, traposID, protocol.TypeScreenRead, struct{}{}, timeout, &s); err != nil {
+	if err := c.call(ctx, traposID, protocol.TypeScreenRead, payload, timeout, &s); err != nil {
 		return Screen{}, err
 	}
 	if s.Rows == nil {

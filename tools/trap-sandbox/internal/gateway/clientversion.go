@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -74,6 +75,40 @@ func (s *Session) olderClientsError(typ string, e *protocol.Error) *protocol.Err
 		}
 	}
 	return e
+}
+
+// monitorTypes are the requests whose monitor field (a monitor named instead of the computer's
+// own screen) an older client than hostcomputer.MonitorSince ignores.
+var monitorTypes = []string{protocol.TypeScreenRead, protocol.TypeScreenWatch, protocol.TypeScreenInput}
+
+// olderClientsRefusal refuses, before it is sent, a request this computer's client (hello's
+// clientVersion) would misread: one that names a monitor, sent to a client before
+// hostcomputer.MonitorSince, which would answer with the computer's own screen as if it were
+// the monitor's. Only the screen types' payloads are decoded, and the key is matched as the
+// client's JSON decoder matches it (exactly, escapes undone).
+func (s *Session) olderClientsRefusal(typ string, payload json.RawMessage) error {
+	if !slices.Contains(monitorTypes, typ) {
+		return nil
+	}
+	s.mu.Lock()
+	version := s.clientVersion
+	s.mu.Unlock()
+	if !hostcomputer.OlderVersion(version, hostcomputer.MonitorSince) {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(payload, &fields) != nil {
+		return nil
+	}
+	if _, named := fields["monitor"]; !named {
+		return nil
+	}
+	shown := "trapos-sandbox " + version
+	if version == "" {
+		shown = "a trapos-sandbox that names no version"
+	}
+	return protocol.Errorf(protocol.CodeBadPayload, "%s's monitor came in trapos-sandbox %s, and this computer's client, %s, is older (it would answer with the computer's own screen): "+
+		"run the gateway's install line on the computer to upgrade it, then reboot it", typ, hostcomputer.MonitorSince, clip(shown))
 }
 
 // unknownInputType is how a client refuses an event type it does not know

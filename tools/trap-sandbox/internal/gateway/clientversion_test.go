@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,4 +162,49 @@ func (h *harness) dialAs(t *testing.T, traposID, version string) *computer {
 	comp.request("hello-1", TypeHello, hello)
 	require.True(t, comp.read().OK)
 	return comp
+}
+
+// A request naming a monitor (screen.read {monitor}) sent to a client older than 0.5.29, which
+// ignores the field and would answer with the computer's own screen as if it were the
+// monitor's, is refused before it is sent, naming the upgrade; the computer gets the next
+// request as the first. A current client gets it, and an older one a request without it.
+func TestOlderClientsMonitorRequestIsRefusedBeforeItIsSent(t *testing.T) {
+	h := newHarness(t, Config{ClientVersion: "0.5.29"}, nil)
+	for i, c := range []struct {
+		name, version, typ, payload, refusal string
+	}{
+		{"0.5.28's screen.read", "0.5.28", protocol.TypeScreenRead, `{"monitor":"top"}`,
+			"screen.read's monitor came in trapos-sandbox 0.5.29, and this computer's client, trapos-sandbox 0.5.28, is older (it would answer with the computer's own screen): run the gateway's install line on the computer to upgrade it, then reboot it"},
+		{"no version, screen.watch", "", protocol.TypeScreenWatch, `{"monitor":"top"}`,
+			"screen.watch's monitor came in trapos-sandbox 0.5.29, and this computer's client, a trapos-sandbox that names no version, is older"},
+		{"an escaped key, screen.input", "0.5.28", protocol.TypeScreenInput, `{"events":[],"\u006donitor":null}`,
+			"screen.input's monitor came in trapos-sandbox 0.5.29, and this computer's client, trapos-sandbox 0.5.28, is older"},
+		{"0.5.28, its own screen", "0.5.28", protocol.TypeScreenRead, `{}`, ""},
+		{"another key in another case", "0.5.28", protocol.TypeScreenRead, `{"Monitor":"top"}`, ""},
+		{"a current client", "0.5.29", protocol.TypeScreenRead, `{"monitor":"top"}`, ""},
+		{"another type", "0.5.28", "door.open", `{"monitor":"top"}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "7:mon" + strconv.Itoa(i)
+			comp := h.dialAs(t, id, c.version)
+			ch := asyncRequest(h.gw, context.Background(), id, c.typ, json.RawMessage(c.payload))
+			if c.refusal != "" {
+				r := awaitResult(t, ch)
+				require.Error(t, r.err)
+				assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(r.err))
+				assert.True(t, strings.HasPrefix(r.err.(*protocol.Error).Message, c.refusal), r.err.Error())
+				// Nothing reached the computer: the next request is the first it gets.
+				ch = asyncRequest(h.gw, context.Background(), id, protocol.TypePing, nil)
+			}
+			sent := comp.answerNext(func(protocol.Frame) map[string]any { return map[string]any{"ok": true, "payload": map[string]any{}} })
+			r := awaitResult(t, ch)
+			require.NoError(t, r.err)
+			if c.refusal != "" {
+				assert.Equal(t, protocol.TypePing, sent.Type)
+			} else {
+				assert.Equal(t, c.typ, sent.Type)
+				assert.JSONEq(t, c.payload, string(sent.Payload))
+			}
+		})
+	}
 }

@@ -123,6 +123,9 @@ func (s *Session) request(ctx context.Context, typ string, payload json.RawMessa
 // (enqueueRequest).
 func (s *Session) requestUntil(ctx context.Context, typ string, payload json.RawMessage, by requester, timeout <-chan time.Time, start, deadline time.Time) (Response, error) {
 	g := s.gw
+	if err := s.olderClientsRefusal(typ, payload); err != nil {
+		return Response{}, err
+	}
 	traposID := s.Key().TraposID
 	messageID := newMessageID()
 	// Encoded into a pooled buffer, which is free again once the frame is written, unless

@@ -28,6 +28,7 @@ const defaultSettle = 300 * time.Millisecond
 // ScreenInput is read_screen's input.
 type ScreenInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
+	Monitor   string `json:"monitor,omitempty" jsonschema:"read this monitor attached to the computer instead of its own screen: its name, a side (top) or a wired modem's (monitor_0), as the computer's own screen's monitors names them"`
 	Colours   bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor    bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
@@ -69,6 +70,11 @@ type ScreenOutput struct {
 	// UnknownRows are the rows the computer has not seen drawn whole since it began mirroring
 	// its screen (computer.Screen's): they may show more on the computer than Text does.
 	UnknownRows []int `json:"unknownRows,omitempty" jsonschema:"rows (1-based) the computer has not seen drawn whole since it began mirroring its screen (its boot's first lines, what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, where they read blank, until a program draws them again (clear at the shell redraws them all)"`
+	// Monitor and TextScale are a monitor's screen's (read_screen's monitor).
+	Monitor   string  `json:"monitor,omitempty" jsonschema:"the monitor read (read_screen's monitor)"`
+	TextScale float64 `json:"textScale,omitempty" jsonschema:"the monitor's text scale, 0.5 to 5: its size in characters follows from it"`
+	// Monitors are the computer's, named with its own screen.
+	Monitors []string `json:"monitors,omitempty" jsonschema:"the monitors attached to the computer, each readable with read_screen's monitor (left out when there is none)"`
 	// Settled is set by send_keys and send_text: whether the screen stopped changing.
 	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
 	// Relabelled is computer.Client.RelabelledByRun's after send_keys and send_text: the
@@ -82,7 +88,7 @@ type ScreenOutput struct {
 }
 
 func (t *tools) registerScreen(r registrar) {
-	addTool(r, "read_screen", "Read the screen", hints{readOnly: true}, "Read what a computer's own screen shows now (what the player sees): its text, and when asked its colours and cursor. Needs the owner's sandbox.allow_screen view or control.",
+	addTool(r, "read_screen", "Read the screen", hints{readOnly: true}, "Read what a computer's own screen shows now (what the player sees): its text, and when asked its colours and cursor; its answer names the monitors attached (monitors). With monitor, read that monitor instead (what a program drew on it: monitor top edit, peripheral.wrap); a monitor is read, never typed on. Needs the owner's sandbox.allow_screen view or control.",
 		func(in ScreenInput) string { return in.TraposID }, t.readScreen)
 	addTool(r, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"]), wait until the screen stops changing, and return it. A key here is its key event alone and types no character (read() sees nothing of [\"y\"]): type characters with send_text. In edit, Ctrl alone opens the menu: [\"leftCtrl\", \"enter\"] saves and [\"leftCtrl\", \"left\", \"enter\"] exits (CC has no Ctrl+S). Needs the owner's sandbox.allow_screen control.",
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
@@ -92,8 +98,9 @@ func (t *tools) registerScreen(r registrar) {
 
 // screenOutput is s as the tools return it: the text, and what was asked for.
 func screenOutput(s computer.Screen, colours, cursor bool) ScreenOutput {
-	out := ScreenOutput{Width: s.Width, Height: s.Height, Text: s.Text(), UnknownRows: s.UnknownRows}
-	if hint, ok := s.Suggested(); ok {
+	out := ScreenOutput{Width: s.Width, Height: s.Height, Text: s.Text(), UnknownRows: s.UnknownRows,
+		Monitor: s.Monitor, TextScale: s.TextScale, Monitors: s.Monitors}
+	if hint, ok := s.Suggested(); ok && s.Monitor == "" {
 		out.suggested = &hint
 	}
 	if cursor {
@@ -127,7 +134,13 @@ func greys(palette []string) []string {
 }
 
 func (t *tools) readScreen(ctx context.Context, in ScreenInput) (ScreenOutput, error) {
-	s, err := t.client.ReadScreen(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
+	read := t.client.ReadScreen
+	if in.Monitor != "" {
+		read = func(ctx context.Context, traposID string, timeout time.Duration) (computer.Screen, error) {
+			return t.client.ReadMonitor(ctx, traposID, in.Monitor, timeout)
+		}
+	}
+	s, err := read(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
 	if err != nil {
 		return ScreenOutput{}, err
 	}

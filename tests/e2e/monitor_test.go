@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/fakecrafttest"
+	"fakecraft/peripheral/monitor"
+	"fakecraft/world"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/harness"
+)
+
+// monitorsProgram connects, runs /kitchen.lua on the top monitor as a player would (`monitor
+// top kitchen`), draws on the left one through a peripheral.wrap at text scale 0.5, and waits.
+const monitorsProgram = `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+shell.run("monitor", "top", "/kitchen.lua")
+local left = peripheral.wrap("left")
+left.setTextScale(0.5)
+left.setBackgroundColour(colours.blue)
+left.clear()
+left.setCursorPos(2, 2)
+left.write("drawn through a wrap")
+print("e2e: monitors drawn")
+while true do os.pullEvent("e2e_never") end
+`
+
+// kitchenProgram is what `monitor top kitchen` runs: it knows nothing of monitors.
+const kitchenProgram = `
+term.setBackgroundColour(colours.black)
+term.clear()
+term.setCursorPos(1, 1)
+print("kitchen")
+write("tea: ")
+term.setTextColour(colours.lime)
+print("ready")
+`
+
+// monitorScreen is read_screen's structured output as these tests read it.
+type monitorScreen struct {
+	Width     int      `json:"width"`
+	Height    int      `json:"height"`
+	Text      string   `json:"text"`
+	Monitor   string   `json:"monitor"`
+	TextScale float64  `json:"textScale"`
+	Monitors  []string `json:"monitors"`
+	Rows      []struct {
+		Text string `json:"text"`
+		FG   string `json:"fg"`
+		BG   string `json:"bg"`
+	} `json:"rows"`
+}
+
+// TestTheAgentReadsWhatProgramsDrewOnMonitors: a computer with two monitors, whose owner allows
+// viewing its screen, runs a program on the top one with the ROM's monitor program and draws on
+// the left one through a wrap at text scale 0.5. MCP's read_screen names both with the
+// computer's own screen, and reads each as the monitor shows it (its text, colours, size and
+// text scale); a name that is no monitor is refused naming the monitors.
+func TestTheAgentReadsWhatProgramsDrewOnMonitors(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche",
+		Peripherals: map[string]string{"top": "monitor:2:1", "left": "monitor:3:2", "right": "modem"}}}}
+	w := fakecrafttest.NewWorld(t, spec)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Label = spec.Computers[0].Label
+	maps.Copy(opts.Settings, map[string]string{"sandbox.allow_screen": "view"})
+	opts.Files = map[string]string{"/e2e.lua": monitorsProgram, "/kitchen.lua": kitchenProgram}
+	c := fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout)
+	c.WaitFor(ctx, "e2e: monitors drawn")
+	top := w.At(5).Peripherals().Get("top").(*monitor.Monitor)
+	left := w.At(5).Peripherals().Get("left").(*monitor.Monitor)
+	require.Equal(t, "kitchen\ntea: ready", strings.TrimRight(top.Screen(), "\n"), "the monitor shows what the program drew")
+
+	s := harness.ConnectMCP(ctx, t, g, "")
+	const id = "5:küche"
+	read := func(t *testing.T, args map[string]any) monitorScreen {
+		t.Helper()
+		args["traposId"] = id
+		var out monitorScreen
+		harness.ToolOK(t, harness.CallTool(ctx, t, s, "read_screen", args), id, &out)
+		return out
+	}
+
+	t.Run("the computer's own screen names its monitors", func(t *testing.T) {
+		own := read(t, map[string]any{})
+		assert.ElementsMatch(t, []string{"top", "left"}, own.Monitors)
+		assert.Empty(t, own.Monitor)
+		assert.Contains(t, own.Text, "Running /kitchen.lua on monitor top", "the monitor program's own line is on the computer")
+		assert.NotContains(t, own.Text, "tea: ready")
+	})
+
+	t.Run("monitor top shows what monitor top kitchen drew", func(t *testing.T) {
+		out := read(t, map[string]any{"monitor": "top", "colours": true})
+		assert.Equal(t, "top", out.Monitor)
+		assert.Equal(t, strings.TrimRight(top.Screen(), "\n"), out.Text)
+		w, h := top.Terminal().Size()
+		assert.Equal(t, []int{w, h}, []int{out.Width, out.Height})
+		assert.InDelta(t, 1, out.TextScale, 0)
+		require.Len(t, out.Rows, h)
+		assert.Equal(t, "000005555", out.Rows[1].FG[:9], "tea: in white, ready in lime (5)")
+	})
+
+	t.Run("monitor left shows what the wrap drew at scale 0.5", func(t *testing.T) {
+		out := read(t, map[string]any{"monitor": "left", "colours": true})
+		assert.Equal(t, strings.TrimRight(left.Screen(), "\n"), out.Text)
+		assert.Equal(t, "\n drawn through a wrap", out.Text)
+		w, h := left.Terminal().Size()
+		assert.Equal(t, []int{w, h}, []int{out.Width, out.Height})
+		assert.InDelta(t, 0.5, out.TextScale, 0)
+		assert.Equal(t, strings.Repeat("b", w), out.Rows[0].BG, "the wrap cleared it blue")
+	})
+
+	t.Run("a name that is no monitor is refused, naming the monitors", func(t *testing.T) {
+		msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "read_screen", map[string]any{"traposId": id, "monitor": "right"}), "bad_payload")
+		assert.Contains(t, msg, `no monitor named "right": this computer's monitors are `)
+		assert.Contains(t, msg, "top")
+	})
+}
