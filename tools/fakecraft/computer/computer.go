@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -239,9 +240,17 @@ type Computer struct {
 	blinkWaits  bool
 	// typing holds the keys of the typed line that did not fit in the queue yet (typeMore).
 	typing []typedKey
-	// keyWaiter is the coroutine last seen waiting only for char or key events (noteYield).
-	keyWaiter *lua.LState
-	actsEnded bool // Config.Acts is closed and drained
+	// keyWaiter is the coroutine last seen waiting only for char or key events (noteYield),
+	// held weakly: one the program dropped is garbage, and is typed nothing (waitsForKeys).
+	keyWaiter weak.Pointer[lua.LState]
+	// keyWaiterFed says a line was typed for keyWaiter alone (no read() asked for it) and
+	// keyWaiter has not been resumed since: if it still has not when the line's Enter is
+	// taken, it never will be, as far as run can tell, and is typed no more (typedTaken).
+	keyWaiterFed bool
+	// keyWaiterChars says keyWaiter waits for char events, which a line of no character
+	// (only its Enter) does not give it: such a line is no test of whether it hears.
+	keyWaiterChars bool
+	actsEnded      bool // Config.Acts is closed and drained
 	// onRealTime says the virtual clock's ticks come from the real ticker at the moment
 	// (realTicks).
 	onRealTime bool

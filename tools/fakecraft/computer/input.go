@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"runtime"
+	"slices"
 	"unicode/utf8"
+	"weak"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -94,6 +97,10 @@ func (c *Computer) typedTaken(ev event) {
 		return
 	}
 	c.typedQueued--
+	if c.typedQueued == 0 && c.keyWaiterFed {
+		c.keyWaiterFed = false
+		c.keyWaiter = weak.Pointer[lua.LState]{}
+	}
 	if c.typedQueued == 0 && c.blinkWaits {
 		c.blinkWaits = false
 		c.wantLine = true
@@ -119,7 +126,11 @@ func (c *Computer) typeLine(line string, ok bool) {
 		c.stop = true
 		return
 	}
-	c.typing = append(c.typing, typedKeys(line)...)
+	keys := typedKeys(line)
+	if c.keyWaiterFed && c.keyWaiterChars && !slices.ContainsFunc(keys, func(k typedKey) bool { return k.key == 0 }) {
+		c.keyWaiterFed = false // a waiter for chars cannot hear it
+	}
+	c.typing = append(c.typing, keys...)
 	c.typing = append(c.typing, typedKey{key: keyEnter, ends: true})
 	c.typedQueued++
 	c.typeMore()
@@ -185,29 +196,41 @@ func (c *Computer) typeMore() {
 // for char or key events (os.pullEvent("char"), a "press any key") waits for the player's
 // keys though it turns no blink on, so it is keyWaiter until it yields for something else
 // or dies. Under the bios's parallel (rednet beside the shell) the top coroutine's own
-// filter is always none, so the wait is seen where it is made.
+// filter is always none, so the wait is seen where it is made. A yield of keyWaiter is
+// the proof that it was resumed: a line typed for it was heard.
 func (c *Computer) noteYield(L *lua.LState) {
 	th := luakit.Running(L)
+	waiter := c.keyWaiter.Value()
+	if th == waiter {
+		c.keyWaiterFed = false
+	}
 	switch filter, _ := L.Get(1).(lua.LString); {
 	case filter == "char" || filter == "key":
-		c.keyWaiter = th
-	case c.keyWaiter == th:
-		c.keyWaiter = nil
+		c.keyWaiter = weak.Make(th)
+		c.keyWaiterChars = filter == "char"
+	case th == waiter:
+		c.keyWaiter = weak.Pointer[lua.LState]{}
 	}
 }
 
 // waitsForKeys is called when the computer waits for an event with none queued: a
 // coroutine waiting for keys (noteYield) wants a line, as a blink that comes on does
-// (cursorBlink), unless a line typed earlier is still being taken.
+// (cursorBlink), unless a line is wanted already or one typed earlier is still being
+// taken, and unless nothing will ever resume it: it died, the program dropped it (a
+// collection, forced here once per line, finds it garbage: this runs only while a computer
+// given input waits with nothing to do), or the last line typed for it alone went unheard
+// (typedTaken).
 func (c *Computer) waitsForKeys() {
-	if c.cfg.Input == nil || c.typedQueued > 0 || c.keyWaiter == nil {
+	if c.cfg.Input == nil || c.wantLine || c.typedQueued > 0 || c.keyWaiter == (weak.Pointer[lua.LState]{}) {
 		return
 	}
-	if c.keyWaiter.Dead {
-		c.keyWaiter = nil
+	runtime.GC()
+	if waiter := c.keyWaiter.Value(); waiter == nil || waiter.Dead {
+		c.keyWaiter = weak.Pointer[lua.LState]{}
 		return
 	}
 	c.wantLine = true
+	c.keyWaiterFed = true
 }
 
 // act does the player's next act, if one is ready, and reports whether it did. It is called

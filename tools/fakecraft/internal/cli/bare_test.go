@@ -323,3 +323,32 @@ print("chars " .. got)`,
 	assert.Equal(t, ExitOK, code, errOut)
 	assert.Equal(t, "CraftOS 1.9\n> chars\nchars abc\n> \n> anykey\nkey 257\n> id\nThis is computer #0\n> \n", out)
 }
+
+// TestRunTypesForTheReaderThatIsAlive: a coroutine left waiting for char events that the
+// program dropped (garbage) is fed nothing: while the program waits for its timer no line is
+// typed, and the next read() gets it. One the program keeps but never resumes again takes
+// one line, unanswered, and then no more. One under parallel, beside a coroutine waiting for
+// a timer, is fed; so is one waiting for char events after an empty line, which it cannot
+// hear.
+func TestRunTypesForTheReaderThatIsAlive(t *testing.T) {
+	dir := t.TempDir()
+	const waitAndRead = `
+write("name? ")
+print("got " .. read())
+local timer = os.startTimer(1)
+repeat local _, id = os.pullEvent("timer") until id == timer
+print("timer")
+write("again? ")
+print("got " .. read())`
+	writeDisk(t, dir, map[string]string{
+		"dropped.lua": `coroutine.resume(coroutine.create(function() os.pullEvent("char") end))` + waitAndRead,
+		"kept.lua":    `kept = coroutine.create(function() os.pullEvent("char") end) coroutine.resume(kept)` + waitAndRead,
+		"both.lua": `parallel.waitForAll(function() print("char " .. select(2, os.pullEvent("char"))) end,
+function() sleep(1) print("slept") end)`,
+		"char.lua": `print("char " .. select(2, os.pullEvent("char")))`,
+	})
+	code, out, errOut := bare(t, dir, "dropped\nx\ny\nkept\nx\ny\nz\nboth\nc\nchar\n\nd\n")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "CraftOS 1.9\n> dropped\nname? x\ngot x\ntimer\nagain? y\ngot y\n"+
+		"> kept\nname? x\ngot x\ntimer\nagain? z\ngot z\n> both\nchar c\nslept\n> char\nchar d\n> \n> \n", out)
+}
