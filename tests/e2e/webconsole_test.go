@@ -253,10 +253,11 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	until(t, "the list", `!document.getElementById("computers").hidden && document.getElementById("viewer").hidden`)
 }
 
-// clicksProgram prints each click and scroll it gets, with its cell.
+// clicksProgram prints each click and scroll it gets, with its cell, and each paste.
 const clicksProgram = `while true do
   local e, b, x, y = os.pullEvent()
   if e == "mouse_click" or e == "mouse_scroll" then print(e:sub(7) .. " " .. b .. " " .. x .. " " .. y) end
+  if e == "paste" then print("paste " .. b) end
 end`
 
 // TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells: in a phone's window the computer
@@ -334,13 +335,15 @@ func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 	require.NoError(t, err)
 	until(t, "the scroll", `document.getElementById("screen-text").textContent.endsWith("\nscroll 1 8 5")`)
 
-	// A paste beyond CC's characters reaches the computer as "?" (the gateway's warning): the
-	// status says which were replaced, where the view said nothing.
-	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("paste-text").value = "日本 ok"; true`))
+	// A paste beyond CC's characters reaches the computer as "?" (the gateway's warning), an
+	// emoji as "??", as CC pastes it (it was one): the status says which were replaced, where
+	// the view said nothing.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("paste-text").value = "日本 ok 😀"; true`))
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.Click("#paste-form button")))
 	until(t, "the characters sent as ?", `document.getElementById("status").textContent ===
-		"Sent as ?: 日本 (a computer types characters up to U+00FF only)"`)
+		"Sent as ?: 日本😀 (a computer types characters up to U+00FF only)"`)
+	until(t, "the paste on the computer", `document.getElementById("screen-text").textContent.endsWith("\npaste ?? ok ??")`)
 
 }
 

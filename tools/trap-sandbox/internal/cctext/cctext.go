@@ -7,6 +7,8 @@
 //     '?' and is reported as a Replacement, which every surface shows with the fix. A byte that
 //     is not valid UTF-8 (a CLI argument, a local file, a percent-decoded URL path) stands for
 //     itself.
+//   - A paste event's text (PasteWire): the same mapping, but a character past U+FFFF is two
+//     '?', as CC's paste reads a Java string (a surrogate pair is two chars).
 //   - Request types (TypeWire): the same mapping, but a character above U+00FF is refused.
 //   - Paths (PathToCC, PathWire): the same mapping plus the raw-byte escape \xNN. A character
 //     above U+00FF is refused, not replaced: CC drops '?' from paths, so a replaced name would
@@ -80,6 +82,9 @@ type report struct {
 	// luaFile is set by FileToCC for a file whose path says it is Lua code, where a Lua escape
 	// in a string writes bytes; in any other file it would be written as its own characters.
 	luaFile bool
+	// pasted is set by PasteWire for the text of a paste event, which CC reads as a Java
+	// string: a character past U+FFFF is two chars there, each a '?'.
+	pasted bool
 }
 
 // add records the character r at a place of the text field, building its entry only while
@@ -336,6 +341,9 @@ func toCC(field, text string, rp *report) string {
 			out = append(out, text[i])
 		case r <= 0xFF:
 			out = append(out, byte(r))
+		case r > 0xFFFF && rp.pasted:
+			out = append(out, Unmappable, Unmappable)
+			rp.add(field, r, at)
 		default:
 			out = append(out, Unmappable)
 			rp.add(field, r, at)
@@ -349,6 +357,19 @@ func toCC(field, text string, rp *report) string {
 // Wire is host text as the wire string of its CC bytes (ToCC, then one code point per byte).
 func Wire(field, text string) (string, []Replacement) {
 	var rp report
+	w := wire(field, text, &rp)
+	return w, rp.list()
+}
+
+// PasteWire is Wire for the text of a paste event (screen.input's paste): as CC pastes it, a
+// character past U+FFFF (an emoji) is two '?', reported once. CC's paste maps its clipboard
+// char by char of the Java string Minecraft gives it (StringUtil.normaliseClipboardString),
+// where such a character is a surrogate pair, each half one it cannot show: "a😀b" pastes as
+// "a??b", and counts 4 of the 512 a paste holds, as its bytes on the computer do. A typed
+// character past U+00FF is not a paste: CC's keyboard (TerminalWidget.charTyped) types none,
+// and Wire sends it as one '?' that every surface names (docs/protocol.md, Text and bytes).
+func PasteWire(field, text string) (string, []Replacement) {
+	rp := report{pasted: true}
 	w := wire(field, text, &rp)
 	return w, rp.list()
 }

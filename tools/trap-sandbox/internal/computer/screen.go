@@ -482,7 +482,8 @@ func (c *Client) sendWire(ctx context.Context, traposID string, wire []InputEven
 	return ans.Queued, err
 }
 
-// wireInput is events with their texts as CC's bytes (the text rule), and the characters CC's
+// wireInput is events with their texts as CC's bytes (the text rule; a paste's as CC pastes,
+// cctext.PasteWire), and the characters CC's
 // charset could not hold (sent as '?'), each text named by its place ("events[0].text").
 func wireInput(events []InputEvent) ([]InputEvent, []cctext.Replacement) {
 	var reps []cctext.Replacement
@@ -490,7 +491,11 @@ func wireInput(events []InputEvent) ([]InputEvent, []cctext.Replacement) {
 	for i, e := range events {
 		if e.Text != "" {
 			var r []cctext.Replacement
-			e.Text, r = cctext.Wire("events["+strconv.Itoa(i)+"].text", e.Text)
+			toWire := cctext.Wire
+			if e.Type == InputPaste { // an emoji is two ?, as CC pastes it
+				toWire = cctext.PasteWire
+			}
+			e.Text, r = toWire("events["+strconv.Itoa(i)+"].text", e.Text)
 			reps = cctext.Join(reps, r)
 		}
 		wire[i] = e

@@ -109,6 +109,16 @@ func TestSendInputNamesWhatCCCannotHold(t *testing.T) {
 	assert.Equal(t, []string{"key leftCtrl", "key s", "key_up s", "key_up leftCtrl"}, got, "a chord holds its modifiers")
 	assert.Equal(t, "a?b", evs[4]["text"])
 
+	// An emoji is two ? in a paste, as CC pastes it (a Java string's surrogate pair), one
+	// typed as a char one, each named once.
+	_, reps, err = c.SendInput(t.Context(), "7:", []computer.InputEvent{{Type: computer.InputPaste, Text: "a😀b"}, {Type: computer.InputChar, Text: "😀"}}, 0)
+	require.NoError(t, err)
+	require.Len(t, reps, 2)
+	assert.Equal(t, "U+1F600", reps[0].CodePoint)
+	evs = term.Events()
+	assert.Equal(t, "a??b", evs[len(evs)-2]["text"], "pasted")
+	assert.Equal(t, "?", evs[len(evs)-1]["text"], "typed")
+
 	_, _, err = c.SendInput(t.Context(), "7:", []computer.InputEvent{{Type: "mouse_drag"}}, 0)
 	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), "the computer's refusal comes back as it is")
 }
