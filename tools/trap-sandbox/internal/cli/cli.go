@@ -9,6 +9,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -601,7 +602,17 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	}
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
-	computers := computer.New(hostapi.NewGateway(gw).Logging(logger)) // the vocabulary's one client, in-process
+	transport := hostapi.NewGateway(gw).Logging(logger)
+	var computers *computer.Client // the vocabulary's one client, in-process
+	if router != nil {
+		// An input to a computer held by another replica is typed there, under the input turn
+		// of the computer's socket.
+		relay := router.Peer(hostapi.InputRelayModule, func(ctx context.Context, from, accountID, traposID string, payload json.RawMessage) (json.RawMessage, error) {
+			return transport.RelayedInput(computers)(ctx, from, accountID, traposID, payload)
+		})
+		transport = transport.OnReplica(relay)
+	}
+	computers = computer.New(transport)
 	screens := screen.New(computers).Metrics(perReplica)
 	if router != nil {
 		// A live screen through any replica: the holder of the computer's socket passes its

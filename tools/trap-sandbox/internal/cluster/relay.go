@@ -96,6 +96,25 @@ func (p Peer) Holder(accountID, traposID string) (string, context.Context, conte
 	return p.r.Holding(gateway.Key{AccountID: accountID, TraposID: traposID})
 }
 
+// relaysNothingFor is a replica's words for a module it has no handler of (a replica older than
+// the module's messages); relaysNothingBetween this replica's for a replica older than every
+// relay.
+const (
+	relaysNothingFor     = "relays nothing for"
+	relaysNothingBetween = "relays nothing between replicas"
+)
+
+// NotHandled reports whether err says that the replica asked relays nothing for p's module:
+// one older than the module's messages, or than every relay.
+func (p Peer) NotHandled(err error) bool {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok {
+		return false
+	}
+	return pe.Code == protocol.CodeInternal && strings.HasSuffix(pe.Message, " "+relaysNothingFor+" "+clipped(p.module)) ||
+		pe.Code == protocol.CodeNotConnected && strings.Contains(pe.Message, " "+relaysNothingBetween+" ")
+}
+
 // Others names the other live replicas, sorted.
 func (p Peer) Others() []string {
 	r := p.r
@@ -196,7 +215,7 @@ func (r *Router) relayable(replica string) error {
 	r.mu.Unlock()
 	if noRelays {
 		return protocol.Errorf(protocol.CodeNotConnected,
-			"replica %s runs an older trap-sandbox, which relays nothing between replicas (live screens): upgrade it (docs/scale-out.md)", replica)
+			"replica %s runs an older trap-sandbox, which %s (live screens): upgrade it (docs/scale-out.md)", replica, relaysNothingBetween)
 	}
 	return nil
 }
@@ -233,7 +252,7 @@ func (r *Router) serveRelay(arg string, m *nats.Msg) {
 	h := r.relayHandlers[module]
 	r.mu.Unlock()
 	if h == nil {
-		refuse(protocol.Errorf(protocol.CodeInternal, "replica %s relays nothing for %s", r.cfg.Replica, clipped(module)))
+		refuse(protocol.Errorf(protocol.CodeInternal, "replica %s %s %s", r.cfg.Replica, relaysNothingFor, clipped(module)))
 		return
 	}
 	timeout := time.Duration(msg.TimeoutMs) * time.Millisecond

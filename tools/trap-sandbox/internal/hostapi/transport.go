@@ -36,6 +36,9 @@ import (
 type Gateway struct {
 	gw  *gateway.Gateway
 	log *slog.Logger // nil: no line per request
+	// relay reaches the other replicas: an input to a computer held by one is typed there
+	// (OnReplica); nil for a gateway alone.
+	relay InputRelay
 }
 
 // NewGateway returns the in-process Transport of gw.
@@ -162,6 +165,11 @@ func (t Gateway) request(ctx context.Context, traposID, typ string, payload json
 	accountID, err := t.accountOf(account.CallerFrom(ctx), traposID)
 	if err != nil {
 		return nil, err
+	}
+	if typ == protocol.TypeScreenInput {
+		if answer, handled, err := t.relayedRequest(ctx, accountID, traposID, payload, timeout); handled {
+			return answer, err
+		}
 	}
 	resp, err := t.gw.RequestWithin(ctx, accountID, traposID, typ, payload, timeout)
 	if err != nil {
