@@ -533,6 +533,21 @@ local function showStatus()
     -- Whether the player is asked before the agent changes this computer (the ai command).
     shown[#shown + 1] = "ai confirm: " .. libsandbox.aiConfirmShown();
     shown[#shown + 1] = "screen: " .. libsandbox.screenShown();
+    -- A value none of these reads as it is (a hand-edited "Write", a set before the client
+    -- defined the setting) is named above; setup asks for each, Enter replacing it by what it
+    -- reads as, so the player is not left to guess what to type.
+    local strayValues = 0;
+    for _, pair in ipairs({
+      { libsandbox.filesShown(), libsandbox.filesAllowed() }, { libsandbox.execShown(), libsandbox.execAllowed() },
+      { libsandbox.aiConfirmShown(), libsandbox.aiConfirm() }, { libsandbox.screenShown(), libsandbox.screenAllowed() },
+    }) do
+      if pair[1] ~= tostring(pair[2]) then
+        strayValues = strayValues + 1;
+      end
+    end
+    if strayValues > 0 then
+      runLines(shown, strayValues == 1 and "Fix it with:" or "Fix them with:", "sandbox setup");
+    end
     -- The strays get the rows the rest leaves on the screen, the command typed above the
     -- status and the prompt below it too.
     local _, height = term.getSize();

@@ -1587,11 +1587,28 @@ describe("sandbox command", function()
       local ok, err, lines = run({ "status" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "Write", ["sandbox.allow_screen"] = "View" },
         -- connected: nothing to fix, so what the host may do shows on every screen
-        status = connectedStatus(),
+        status = connectedStatus(), width = 51,
       });
       expectSuccess(ok, err);
       expect(lines[5]):eq('files: none, as "Write" is not none/read/write');
       expect(lines[8]):eq('screen: none, as "View" is not none/view/control');
+      -- and what to type: the status named the value and left the player guessing
+      expect(lines[9]):eq("Fix them with: sandbox setup");
+      -- one, on a pocket computer: the command whole on a row of its own
+      local pocketOk, pocketErr, pocketLines = run({ "status" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "Write" },
+        status = connectedStatus(), width = 26,
+      });
+      expectSuccess(pocketOk, pocketErr);
+      expect(pocketLines[#pocketLines - 2]):eq("Fix it with:");
+      expect(pocketLines[#pocketLines - 1]):eq("sandbox setup");
+      expect(pocketLines[#pocketLines]):eq("lastError: none");
+      -- none stray: no such line
+      local plainOk, plainErr, plainLines = run({ "status" }, { settings = { ["sandbox.url"] = URL }, status = connectedStatus() });
+      expectSuccess(plainOk, plainErr);
+      for _, line in ipairs(plainLines) do
+        expect(line:find("Fix", 1, true)):eq(nil);
+      end
     end);
 
     it("names a sandbox setting mistyped in set, the one meant, and the line that removes it", function()
@@ -1715,11 +1732,12 @@ describe("sandbox command", function()
       local ok, err, lines = run({ "status" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.allow_exec"] = "true", ["sandbox.ai_confirm"] = "no" },
         -- connected: nothing to fix, so what the host may do shows on every screen
-        status = connectedStatus(),
+        status = connectedStatus(), width = 51,
       });
       expectSuccess(ok, err);
       expect(lines[6]):eq('exec: false, as "true" is not the boolean true');
       expect(lines[7]):eq('ai confirm: true, as "no" is not the boolean false');
+      expect(lines[9]):eq("Fix them with: sandbox setup");
     end);
 
     it("fails when the daemon is not running", function()
