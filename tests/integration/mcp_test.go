@@ -44,7 +44,7 @@ const (
 )
 
 // mcpTools are the tools the issue lists, sorted by name.
-var mcpTools = []string{"computer_info", "delete_file", "list_computers", "list_files", "make_dir", "move_file",
+var mcpTools = []string{"computer_info", "copy_file", "delete_file", "list_computers", "list_files", "make_dir", "move_file",
 	"ping", "read_file", "read_screen", "run_lua", "run_program", "send_keys", "send_text", "write_file"}
 
 // serveDaemon connects d to g (password sandboxPassword) until the test ends.
@@ -89,7 +89,7 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 		assert.Equal(t, readOnly, tool.Annotations.ReadOnlyHint, "%s: readOnlyHint", tool.Name)
 		if !readOnly {
 			require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
-			destructive := slices.Contains([]string{"write_file", "delete_file", "run_lua", "run_program", "send_keys", "send_text"}, tool.Name)
+			destructive := slices.Contains([]string{"write_file", "copy_file", "delete_file", "run_lua", "run_program", "send_keys", "send_text"}, tool.Name)
 			assert.Equal(t, destructive, *tool.Annotations.DestructiveHint, "%s: destructiveHint", tool.Name)
 		}
 		props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
@@ -123,6 +123,57 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, prompts.Prompts)
 	assert.NotContains(t, g.Log(), "server session connected", "the SDK's per-POST session lines are debug, not info")
+}
+
+// TestMCPCopiesAFileToAnotherComputer: copy_file copies a file of every byte value, over
+// one result's 40 KiB, from one computer to another (a pocket computer) in one call, byte-equal,
+// and to another path of the same one; a refusal of the computer written is marked as that
+// computer's words, with what was read. An agent asked to copy a file to the pocket computer
+// read it in parts and wrote each part back, retyping every byte (eight calls for a 138 KB
+// log), with no tool that copies.
+func TestMCPCopiesAFileToAnotherComputer(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "küche", AllowFiles: harness.AllowFilesRead}}
+			pocket := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 6, Label: "tasche", AllowFiles: harness.AllowFilesWrite}}
+			all := make([]byte, 0, 70_000)
+			for len(all) < cap(all) {
+				all = append(all, byte(len(all)%256), byte(len(all)%253))
+			}
+			desk.PutFile("/logs/door.log", all)
+			serveDaemon(ctx, t, g, desk)
+			serveDaemon(ctx, t, g, pocket)
+			s := connectMCP(ctx, t, g, transport)
+
+			var copied map[string]any
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": desk.TraposID(), "from": "/logs/door.log",
+				"toTraposId": pocket.TraposID(), "to": "/door?.log"}), pocket.TraposID(), &copied)
+			assert.Equal(t, map[string]any{"from": "/logs/door.log", "toTraposId": "6:tasche", "to": "/door.log", "size": float64(len(all))}, copied)
+			got, found := pocket.File("/door.log")
+			require.True(t, found)
+			assert.True(t, bytes.Equal(all, got), "the pocket computer holds other bytes than were copied")
+
+			// The computer written refuses: its words, marked as its own, and what was read.
+			res := harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": pocket.TraposID(), "from": "/door.log",
+				"toTraposId": desk.TraposID(), "to": "/copy.log"})
+			msg := harness.ToolError(t, res, "forbidden")
+			assert.Contains(t, msg, `(the write to "5:küche"; /door.log was read, 70000 bytes)`)
+			assert.Contains(t, harness.Texts(res)[1], `Computer "5:küche" wrote`)
+			// A directory is no file to copy.
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": desk.TraposID(), "from": "/logs",
+				"toTraposId": pocket.TraposID(), "to": "/logs"}), "fs_error")
+			assert.Contains(t, msg, "/logs: Not a file: a directory; copy_file copies a file (list_files lists what it holds)")
+
+			// The same computer: toTraposId left out.
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": pocket.TraposID(), "from": "/door.log", "to": "/backup/door.log"}),
+				pocket.TraposID(), &copied)
+			got, found = pocket.File("/backup/door.log")
+			require.True(t, found)
+			assert.True(t, bytes.Equal(all, got))
+		})
+	}
 }
 
 // TestMCPWorksOnAComputer: the tools reach a connected computer through the gateway, over
@@ -597,7 +648,7 @@ func TestMCPErrors(t *testing.T) {
 			// bridge) serves the calls below (it once crashed on this one).
 			_, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "nosuch", Arguments: map[string]any{}})
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), `unknown tool "nosuch": trap-sandbox's tools are computer_info, delete_file, list_computers,`,
+			assert.Contains(t, err.Error(), `unknown tool "nosuch": trap-sandbox's tools are computer_info, copy_file, delete_file, list_computers,`,
 				"the answer lists the tools")
 			// The name a model has from opencode (<server>_<tool>) is told the tool it means.
 			_, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "trap-sandbox_read_file", Arguments: map[string]any{}})

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -93,6 +94,15 @@ type MoveInput struct {
 	From      string `json:"from" jsonschema:"the absolute path to move, e.g. /door.lua (text: é is one byte; \\xNN names a raw byte)"`
 	To        string `json:"to" jsonschema:"the new absolute path, e.g. /programs/door.lua; it must not exist yet (text: é is one byte; \\xNN names a raw byte)"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
+}
+
+// CopyInput is copy_file's input.
+type CopyInput struct {
+	TraposID   string `json:"traposId" jsonschema:"the computer the file is on, as list_computers shows it (e.g. 7:kitchen)"`
+	From       string `json:"from" jsonschema:"the file's absolute path there, e.g. /door.lua (text: é is one byte; \\xNN names a raw byte)"`
+	ToTraposID string `json:"toTraposId,omitempty" jsonschema:"the computer to copy it to, e.g. 8:pocket (default: the same computer)"`
+	To         string `json:"to" jsonschema:"the absolute path to write it to there, e.g. /door.lua; a file there is replaced (text: é is one byte; \\xNN names a raw byte)"`
+	TimeoutMs  int64  `json:"timeoutMs,omitempty" jsonschema:"how long the read, and then the write, may each take, in milliseconds (default 60000)"`
 }
 
 // LuaInput is run_lua's input.
@@ -237,6 +247,14 @@ type MoveOutput struct {
 	To   string `json:"to" jsonschema:"the path as the computer resolved it: CC drops \"*:<>?| and control bytes from names and resolves . and .."`
 }
 
+// CopyOutput is copy_file's output.
+type CopyOutput struct {
+	From       string `json:"from" jsonschema:"the path read, as the computer resolved it"`
+	ToTraposID string `json:"toTraposId" jsonschema:"the computer written to"`
+	To         string `json:"to" jsonschema:"the path written, as the computer resolved it: CC drops \"*:<>?| and control bytes from names and resolves . and .."`
+	Size       int64  `json:"size" jsonschema:"bytes copied, each unchanged"`
+}
+
 // LuaOutput is run_lua's output: the lua.exec answer.
 type LuaOutput struct {
 	Returns []any  `json:"returns" jsonschema:"the chunk's return values, made JSON-safe"`
@@ -328,6 +346,10 @@ func (t *tools) register(r registrar) {
 		func(in PathInput) string { return in.TraposID }, t.deleteFile)
 	addTool(r, "move_file", "Move a file", hints{}, "Move or rename a file or directory on a computer; the target path must not exist. Needs the owner's sandbox.allow_files write.",
 		func(in MoveInput) string { return in.TraposID }, t.moveFile)
+	addTool(r, "copy_file", "Copy a file", replaces, "Copy a file, up to 1 MiB, to another path or to another computer (toTraposId, e.g. a pocket computer), each byte unchanged, "+
+		"without its contents passing through you: read_file then write_file retyped every byte of it, in parts for a file over 40 KB. The copy is written whole or not at all, and replaces a file at to. "+
+		"Needs the owner's sandbox.allow_files read on the computer read and sandbox.allow_files write on the one written.",
+		func(in CopyInput) string { return cmp.Or(in.ToTraposID, in.TraposID) }, t.copyFile)
 	addTool(r, "make_dir", "Make a directory", changes, "Create a directory, and any missing parents, on a computer. Needs the owner's sandbox.allow_files write.",
 		func(in PathInput) string { return in.TraposID }, t.makeDir)
 	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error. Each call is a chunk of its own, not one prompt's session: a global it sets is gone when it ends (x = 5, then return x in another call, returns nil), so do a task in one call, or keep what must last in a file. Needs the owner's sandbox.allow_exec true.",
@@ -626,6 +648,9 @@ func markComputerErrors(next sdk.MethodHandler) sdk.MethodHandler {
 					}
 					_ = json.Unmarshal(ctr.Params.Arguments, &target)
 					traposID = target.TraposID
+				}
+				if pe.Computer != "" {
+					traposID = pe.Computer // copy_file's other computer
 				}
 				for _, note := range errorNotes(pe, traposID) {
 					r.Content = append(r.Content, &sdk.TextContent{Text: note})
@@ -982,6 +1007,31 @@ func (t *tools) deleteFile(ctx context.Context, in PathInput) (PathOutput, error
 
 func (t *tools) moveFile(ctx context.Context, in MoveInput) (MoveOutput, error) {
 	return MoveOutput{From: cctext.StoredPath(in.From), To: cctext.StoredPath(in.To)}, t.client.Move(ctx, in.TraposID, in.From, in.To, timeoutOf(in.TimeoutMs))
+}
+
+// copyFile reads in.From whole on in.TraposID and writes it to in.To on in.ToTraposID (the
+// same computer when not given), as read_file and write_file move a file: an agent copying a
+// file to a pocket computer retyped every byte of it, in eight calls for a 138 KB log. An
+// error of the computer written is marked as its words (protocol.Error.Computer).
+func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) {
+	to := cmp.Or(in.ToTraposID, in.TraposID)
+	data, err := t.client.Read(ctx, in.TraposID, in.From, maxFileBytes, timeoutOf(in.TimeoutMs))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
+		return CopyOutput{}, pe.WithHostWords("", ": a directory; copy_file copies a file (list_files lists what it holds)")
+	}
+	if err != nil {
+		return CopyOutput{}, transferBack(err)
+	}
+	if err := t.client.Write(ctx, to, in.To, data, timeoutOf(in.TimeoutMs)); err != nil {
+		err = transferBack(err)
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && to != in.TraposID {
+			out := pe.WithHostWords("", fmt.Sprintf(" (the write to %s; %s was read, %d bytes)", computer.QuotedID(to), cctext.StoredPath(in.From), len(data)))
+			out.Computer = to
+			return CopyOutput{}, out
+		}
+		return CopyOutput{}, err
+	}
+	return CopyOutput{From: cctext.StoredPath(in.From), ToTraposID: to, To: cctext.StoredPath(in.To), Size: int64(len(data))}, nil
 }
 
 func (t *tools) makeDir(ctx context.Context, in PathInput) (PathOutput, error) {

@@ -456,7 +456,8 @@ func TestEachToolNamesTheSettingItNeeds(t *testing.T) {
 		"list_files": "sandbox.allow_files read", "read_file": "sandbox.allow_files read",
 		"write_file": "sandbox.allow_files write", "delete_file": "sandbox.allow_files write",
 		"move_file": "sandbox.allow_files write", "make_dir": "sandbox.allow_files write",
-		"run_lua": "sandbox.allow_exec true", "run_program": "sandbox.allow_exec true",
+		"copy_file": "sandbox.allow_files read on the computer read and sandbox.allow_files write on the one written",
+		"run_lua":   "sandbox.allow_exec true", "run_program": "sandbox.allow_exec true",
 		"read_screen": "sandbox.allow_screen view", "send_keys": "sandbox.allow_screen control",
 		"send_text": "sandbox.allow_screen control",
 	}
@@ -557,7 +558,7 @@ func TestEveryPathArgumentStatesThePathRule(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 7, seen, "list_files, read_file, write_file, delete_file, make_dir: path; move_file: from, to")
+	assert.Equal(t, 9, seen, "list_files, read_file, write_file, delete_file, make_dir: path; move_file, copy_file: from, to")
 }
 
 // TestACancelledCallIsAnsweredPlainly: a call whose request was cancelled (the stdio bridge

@@ -155,6 +155,10 @@ type Error struct {
 	// computer's text, but for words the host added with WithHostWords (the host surfaces
 	// mark the computer's, Said, as its data). Not on the wire.
 	ByComputer bool `json:"-"`
+	// Computer, on a ByComputer error of a call that reached two computers (MCP's copy_file:
+	// a read on one, a write on another), is the traposId of the one that answered it, whose
+	// words the host marks as its data; empty: the call's own computer. Not on the wire.
+	Computer string `json:"-"`
 	// computerWords, on an error to which the host added words of its own (WithHostWords),
 	// are the words of Message that were there before it: on a ByComputer error, the
 	// computer's (Said), at byte computerAt of Message. hostWorded says they are set (the
