@@ -62,7 +62,8 @@ type monitorScreen struct {
 // viewing its screen, runs a program on the top one with the ROM's monitor program and draws on
 // the left one through a wrap at text scale 0.5. MCP's read_screen names both with the
 // computer's own screen, and reads each as the monitor shows it (its text, colours, size and
-// text scale); a name that is no monitor is refused naming the monitors.
+// text scale), as `trap-sandbox screen --monitor top` prints it; a name that is no monitor is
+// refused naming the monitors.
 func TestTheAgentReadsWhatProgramsDrewOnMonitors(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
@@ -116,6 +117,11 @@ func TestTheAgentReadsWhatProgramsDrewOnMonitors(t *testing.T) {
 		assert.Equal(t, []int{w, h}, []int{out.Width, out.Height})
 		assert.InDelta(t, 0.5, out.TextScale, 0)
 		assert.Equal(t, strings.Repeat("b", w), out.Rows[0].BG, "the wrap cleared it blue")
+	})
+
+	t.Run("trap-sandbox screen --monitor top prints it", func(t *testing.T) {
+		out := gatewayCLI(ctx, t, "screen", "--url", "http://"+g.Addr, id, "--monitor", "top")
+		assert.Equal(t, strings.TrimRight(top.Screen(), "\n")+"\n", out, "the rows as the monitor shows them, each seen whole since kitchen cleared it")
 	})
 
 	t.Run("a name that is no monitor is refused, naming the monitors", func(t *testing.T) {

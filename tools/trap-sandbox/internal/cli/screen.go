@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"fakecraft/ccstr"
 	fcomputer "fakecraft/computer"
 	"fakecraft/console"
 
@@ -39,6 +40,7 @@ type ScreenCmd struct {
 	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Colours  string        `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
 	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded) to come back before it ends; 0 waits until you leave." default:"5m"`
+	Monitor  string        `help:"Print what this monitor attached to the computer shows (a side such as top, or a wired modem's monitor_0) once, as CC's font draws it, instead of showing the computer's own screen live (a monitor has no live view yet; no terminal needed)." placeholder:"NAME"`
 
 	busyRetry time.Duration                        // the wait after a busy answer without Retry-After (0: server.BusyRetry)
 	after     func(time.Duration) <-chan time.Time // the clock busy waits and the wait for the computer run on (nil: time.After)
@@ -69,6 +71,9 @@ func busyWait(busy error, fallback time.Duration) time.Duration {
 // Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
 // held (as fakecraft shell's shutdown, here: leave; the computer stays on).
 func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
+	if c.Monitor != "" {
+		return c.printMonitor(ctx, out)
+	}
 	// A pipe or a file on stdin gets one line, not the ioctl's errno (RunCommand names the
 	// command before it).
 	notATerminal := fmt.Errorf("stdin is not a terminal, which it needs for your keys; `%s` reads the screen once", c.readOnce())
@@ -132,6 +137,44 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return failure(c.TraposID, "screen", err)
 	}
 	return nil
+}
+
+// printMonitor prints what monitor c.Monitor shows (computer.Client.ReadMonitor): each row
+// without its trailing spaces, down to the last that shows something, each byte as CC's font
+// draws it (ccstr.Glyph: a program's ESC byte is ←, never a terminal's escape), then a line
+// naming the rows the computer has not yet seen drawn whole, when there are any.
+func (c *ScreenCmd) printMonitor(ctx context.Context, out Stdout) error {
+	s, err := c.client().ReadMonitor(ctx, c.TraposID, c.Monitor, 0)
+	if err != nil {
+		return failure(c.TraposID, "screen --monitor "+c.Monitor, err)
+	}
+	// Trimmed again once drawn: an empty 2x3 block (byte 128) is drawn as a space.
+	var rows []string
+	last := 0
+	for i, line := range strings.Split(s.Text(), "\n") {
+		var drawn strings.Builder
+		for _, r := range line {
+			if r < 0x100 {
+				drawn.WriteString(ccstr.Glyph(byte(r)))
+			} else {
+				drawn.WriteRune(r)
+			}
+		}
+		rows = append(rows, strings.TrimRight(drawn.String(), " "))
+		if rows[i] != "" {
+			last = i + 1
+		}
+	}
+	var b strings.Builder
+	for _, row := range rows[:last] {
+		b.WriteString(row)
+		b.WriteByte('\n')
+	}
+	if len(s.UnknownRows) > 0 {
+		fmt.Fprintf(&b, "(%s)\n", liveStatus(false, s.UnknownRows))
+	}
+	_, err = io.WriteString(out, b.String())
+	return err
 }
 
 // typeKeys types evs on the computer, whole (computer.Client.TypeInput).

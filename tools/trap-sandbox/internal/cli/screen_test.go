@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/assert"
@@ -23,6 +26,7 @@ import (
 
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
@@ -1120,4 +1124,45 @@ func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	assert.Equal(t, viewOnlyStatus+"; rows not yet seen whole: 1 (the computer may show more there)",
 		liveStatus(true, []int{1}), "view only first")
 	assert.Equal(t, "", liveStatus(false, nil), "nothing to say")
+}
+
+// monitorComputer is a stand-in computer with a monitor on top: it answers screen.read
+// {monitor: "top"} with the monitor's screen (a program's ESC byte and a 2x3 block on it, its
+// first row not yet seen whole) and any other monitor as the client refuses it.
+type monitorComputer struct {
+	*daemonfake.Local
+}
+
+func (m monitorComputer) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if typ != protocol.TypeScreenRead {
+		return m.Local.Request(ctx, traposID, typ, payload, timeout)
+	}
+	var p struct{ Monitor string }
+	if err := json.Unmarshal(payload, &p); err != nil || p.Monitor != "top" {
+		return nil, &protocol.Error{Code: protocol.CodeBadPayload, Message: `no monitor named "` + p.Monitor + `": this computer's monitors are top`, ByComputer: true}
+	}
+	row := func(text string) computer.Row {
+		text += strings.Repeat(" ", 7-utf8.RuneCountInString(text)) // one byte a character on the wire
+		return computer.Row{Text: text, FG: strings.Repeat("0", 7), BG: strings.Repeat("f", 7)}
+	}
+	return json.Marshal(computer.Screen{Width: 7, Height: 5, Colour: true, FG: 1, BG: 32768, Monitor: "top", TextScale: 1,
+		Rows:    []computer.Row{row("tea"), row("\u001b[2J\u0080\u0081"), row(""), row("\u0080"), row("")},
+		Palette: []string{"#f0f0f0"}, UnknownRows: []int{1}})
+}
+
+// TestScreenMonitorPrintsWhatTheMonitorShows: `screen --monitor top` prints the monitor's rows
+// once, without a terminal, each byte as CC's font draws it (a program's ESC is ←, never an
+// escape this terminal acts on), and the rows not yet seen whole; a name that is no monitor is
+// the computer's refusal, naming its monitors.
+func TestScreenMonitorPrintsWhatTheMonitorShows(t *testing.T) {
+	clearEnv(t)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(monitorComputer{daemonfake.NewLocal(nil)}))).Handler())
+	defer srv.Close()
+	out, err := runClient(t, "screen", "--url", srv.URL, "7:", "--monitor", "top")
+	require.NoError(t, err)
+	assert.Equal(t, "tea\n←[2J \U0001FB00\n(rows not yet seen whole: 1 (the computer may show more there))\n", out)
+
+	_, err = runClient(t, "screen", "--url", srv.URL, "7:", "--monitor", "left")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no monitor named "left": this computer's monitors are top`)
 }
