@@ -181,3 +181,20 @@ func notFound(what, key string) error { return fmt.Errorf("%s %q: %w", what, key
 
 // exists wraps ErrExists with what was added.
 func exists(what, key string) error { return fmt.Errorf("%s %q: %w", what, key, ErrExists) }
+
+// LatestReader is a Store whose reads may not see its latest writes yet (the NATS bucket on a
+// cluster, whose followers may answer a read before they apply a write), with a read that
+// does, slower or dearer: for a read that confirms a change just announced.
+type LatestReader interface {
+	LatestCredential(ctx context.Context, selector string) (Credential, error)
+}
+
+// LatestCredential reads credential selector from s as it was last written: through
+// s.LatestCredential where s is a LatestReader, else Credential, which does already (SQLite,
+// Memory).
+func LatestCredential(ctx context.Context, s Store, selector string) (Credential, error) {
+	if l, ok := s.(LatestReader); ok {
+		return l.LatestCredential(ctx, selector)
+	}
+	return s.Credential(ctx, selector)
+}

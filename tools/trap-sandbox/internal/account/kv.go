@@ -553,6 +553,17 @@ func (s *KV) Credential(ctx context.Context, selector string) (Credential, error
 	return r.credential(), nil
 }
 
+// LatestCredential implements LatestReader: the credential read through the bucket's stream
+// leader (getAtLeader), where Credential's direct get may be answered by a follower that has
+// not applied a revocation acknowledged a moment ago.
+func (s *KV) LatestCredential(ctx context.Context, selector string) (Credential, error) {
+	var r kvCredentialRecord
+	if err := s.getAtLeader(ctx, "credential", kvKey(kvCredential, selector), selector, &r); err != nil {
+		return Credential{}, err
+	}
+	return r.credential(), nil
+}
+
 // Credentials implements Store.
 func (s *KV) Credentials(ctx context.Context, accountID string) ([]Credential, error) {
 	recs, err := kvList[kvCredentialRecord](ctx, s, kvCredential)

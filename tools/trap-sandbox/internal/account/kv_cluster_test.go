@@ -22,36 +22,9 @@ import (
 // sees the revocation: the credential is refused and deleted.
 func TestKVApprovalIsLookedAtOnTheBucketsLeader(t *testing.T) {
 	ctx := t.Context()
-	const stream = "KV_" + account.KVBucket
-	cl := embeddednats.StartCluster(t, 3)
-	setup := embeddednats.JetStream(t, cl.URL("s1"))
-	// The meta leader places a stream on servers it has heard report in (else "no suitable
-	// peers for placement, peer offline"), which a formed cluster's servers do shortly after.
-	require.Eventually(t, func() bool {
-		_, err := setup.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: account.KVBucket, History: 1, Replicas: 3})
-		return err == nil
-	}, time.Minute, 10*time.Millisecond, "the bucket is made with three stream replicas")
-	st, err := setup.Stream(ctx, stream)
-	require.NoError(t, err)
-	var leader, follower string
-	require.Eventually(t, func() bool {
-		info, err := st.Info(ctx)
-		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
-			return false
-		}
-		for _, r := range info.Cluster.Replicas {
-			if !r.Current {
-				return false
-			}
-		}
-		leader, follower = info.Cluster.Leader, info.Cluster.Replicas[0].Name
-		return true
-	}, time.Minute, 10*time.Millisecond, "the bucket's stream has a leader and two current followers")
-
-	operator, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(leader)))
-	require.NoError(t, err)
-	replica, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(follower)))
-	require.NoError(t, err)
+	b := startReplicatedBucket(t)
+	cl, leader, follower, operator, replica := b.cluster, b.leader, b.follower, b.operator, b.replica
+	stream := kvStream
 	alice := account.Account{ID: "alice", Role: account.RoleUser, Created: time.Unix(100, 0).UTC()}
 	require.NoError(t, operator.CreateAccount(ctx, alice))
 	// CreateToken looks for its account by a direct get, which a follower may answer before
@@ -73,7 +46,7 @@ func TestKVApprovalIsLookedAtOnTheBucketsLeader(t *testing.T) {
 	cred := account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice", ComputerID: "7", AccountCreated: alice.Created}
 	var directGets uint64
 	release := func() {}
-	err = account.CreateApprovedCredentialForTest(ctx, replica, cred, "t1", true, func() {
+	err := account.CreateApprovedCredentialForTest(ctx, replica, cred, "t1", true, func() {
 		release = cl.HoldRaft(leader, follower)
 		_, err := operator.RevokeToken(ctx, "t1", time.Unix(200, 0))
 		require.NoError(t, err)
@@ -93,4 +66,84 @@ func TestKVApprovalIsLookedAtOnTheBucketsLeader(t *testing.T) {
 		}
 		return true
 	}, time.Minute, 10*time.Millisecond, "the refused credential is deleted")
+}
+
+// TestKVLatestCredentialIsReadOnTheBucketsLeader: a replica that hears a credential's
+// revocation on the bus confirms it with the store (gateway.storeRevoked) a moment after it
+// was written; on a cluster whose bucket has stream replicas, its connection on a follower
+// that lags, LatestCredential reads through the leader, no direct get (which the lagging
+// follower may answer: the revocation ignored as unconfirmed, the computer left connected),
+// and sees it.
+func TestKVLatestCredentialIsReadOnTheBucketsLeader(t *testing.T) {
+	ctx := t.Context()
+	b := startReplicatedBucket(t)
+	require.NoError(t, b.operator.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	require.Eventually(t, func() bool {
+		err := b.operator.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice"})
+		return err == nil || errors.Is(err, account.ErrExists)
+	}, time.Minute, 10*time.Millisecond, "the credential is made")
+	require.Eventually(t, func() bool {
+		for range 9 {
+			if _, err := b.replica.Credential(ctx, "c1"); err != nil {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond, "the replica reads the credential")
+
+	b.cluster.HoldRaft(b.leader, b.follower)
+	_, err := b.operator.RevokeCredential(ctx, "c1", time.Unix(200, 0))
+	require.NoError(t, err)
+	require.Less(t, b.cluster.LastSeq(b.follower, kvStream), b.cluster.LastSeq(b.leader, kvStream),
+		"the follower has not applied the revocation: the lag this test plays")
+	directGets := b.cluster.DirectGets(kvStream)
+	c, err := account.LatestCredential(ctx, b.replica, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, directGets, b.cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
+	assert.Equal(t, time.Unix(200, 0).UTC(), c.RevokedAt, "the revocation written a moment ago")
+}
+
+// kvStream is the bucket's stream.
+const kvStream = "KV_" + account.KVBucket
+
+// replicatedBucket is the accounts bucket with three stream replicas on a three-server NATS
+// cluster: operator's connection on its stream leader, replica's on a follower.
+type replicatedBucket struct {
+	cluster           *embeddednats.Cluster
+	leader, follower  string
+	operator, replica *account.KV
+}
+
+func startReplicatedBucket(t *testing.T) replicatedBucket {
+	t.Helper()
+	ctx := t.Context()
+	cl := embeddednats.StartCluster(t, 3)
+	setup := embeddednats.JetStream(t, cl.URL("s1"))
+	// The meta leader places a stream on servers it has heard report in (else "no suitable
+	// peers for placement, peer offline"), which a formed cluster's servers do shortly after.
+	require.Eventually(t, func() bool {
+		_, err := setup.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: account.KVBucket, History: 1, Replicas: 3})
+		return err == nil
+	}, time.Minute, 10*time.Millisecond, "the bucket is made with three stream replicas")
+	st, err := setup.Stream(ctx, kvStream)
+	require.NoError(t, err)
+	var leader, follower string
+	require.Eventually(t, func() bool {
+		info, err := st.Info(ctx)
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+			return false
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current {
+				return false
+			}
+		}
+		leader, follower = info.Cluster.Leader, info.Cluster.Replicas[0].Name
+		return true
+	}, time.Minute, 10*time.Millisecond, "the bucket's stream has a leader and two current followers")
+	operator, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(leader)))
+	require.NoError(t, err)
+	replica, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(follower)))
+	require.NoError(t, err)
+	return replicatedBucket{cluster: cl, leader: leader, follower: follower, operator: operator, replica: replica}
 }

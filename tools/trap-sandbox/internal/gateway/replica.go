@@ -314,7 +314,9 @@ func (s *Session) revokedDuringHello(selector string, revocationsBefore uint64) 
 // storeRevoked asks the account store whether credential selector is revoked, or gone
 // (removed with its account).
 func (g *Gateway) storeRevoked(ctx context.Context, selector string) (bool, error) {
-	c, err := g.cfg.Accounts.Store().Credential(ctx, selector)
+	// The latest write: a revocation heard on the bus was written a moment ago, and a NATS
+	// cluster's follower may not have it yet (it would be ignored, the computer left connected).
+	c, err := account.LatestCredential(ctx, g.cfg.Accounts.Store(), selector)
 	switch {
 	case errors.Is(err, account.ErrNotFound):
 		return true, nil
