@@ -74,7 +74,7 @@ type ReadInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Path      string `json:"path" jsonschema:"an absolute path on the computer, e.g. /startup.lua (text: é is one byte; \\xNN names a raw byte)"`
 	Offset    int64  `json:"offset,omitempty" jsonschema:"read from this byte of the file on (default 0, its first byte): with length, the next part of a file read in parts"`
-	Length    int64  `json:"length,omitempty" jsonschema:"read at most this many bytes, from offset (1 to 1048576): a part of the file, of a file of any size; without it, the file to its end, which must be at most 1 MiB"`
+	Length    int64  `json:"length,omitempty" jsonschema:"read at most this many bytes, from offset (1 to 1048576): a part of the file, of a file of any size; without it, the file from offset to its end, of any size, as much of it as fits one result (the note after it says where to read on)"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 60000)"`
 }
 

@@ -132,6 +132,36 @@ func TestAFileIsReadInParts(t *testing.T) {
 	assert.Contains(t, text(res), "offset must be a whole number from 0 on")
 }
 
+// TestReadFilesLengthSaysAWholeReadOfAnySizeGivesItsFirstPart: read_file's length said that
+// without it the file to its end "must be at most 1 MiB", where a read without length gives a
+// file of any size as the part that fits, with the note where to read on (a59c13ae): a model
+// choosing from the schema was told a 2 MiB log could not be read without a length.
+func TestReadFilesLengthSaysAWholeReadOfAnySizeGivesItsFirstPart(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(map[string]string{"/huge.log": strings.Repeat("x", 2<<20)}))
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	var length string
+	for _, tool := range res.Tools {
+		if tool.Name == "read_file" {
+			raw, err := json.Marshal(tool.InputSchema)
+			require.NoError(t, err)
+			var schema struct {
+				Properties map[string]struct {
+					Description string `json:"description"`
+				} `json:"properties"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &schema))
+			length = schema.Properties["length"].Description
+		}
+	}
+	assert.NotContains(t, length, "must be at most 1 MiB")
+	assert.Contains(t, length, "without it, the file from offset to its end, of any size, as much of it as fits one result (the note after it says where to read on)")
+	read := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/huge.log", "offset": 100})
+	require.False(t, read.IsError)
+	require.Len(t, read.Content, 2)
+	assert.Contains(t, read.Content[1].(*sdk.TextContent).Text, "fewer than were asked for", "a part of a 2 MiB file, as the description says")
+}
+
 // TestAFileOverOneResultIsCutToAPart: read_file of a whole 258 KB log answered its JSON whole,
 // over the 50 KB opencode keeps, so the model got none of it: a file, or a part, over one
 // result is cut to its first bytes that fit, as a part, and the note says where to read on.
