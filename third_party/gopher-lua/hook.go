@@ -304,7 +304,7 @@ func (h *hookState) next(ls *LState, cf *callFrame) (event string, line int, goF
 		h.done |= doneGoCall
 		// A Go function's call event fires before the instruction that calls it, over a frame
 		// of its own (callGoHook); a Lua function's fires as it starts.
-		if fn, _ := ls.metaCall(ls.reg.Get(cf.LocalBase + int(inst>>18)&0xff)); fn != nil && fn.IsG && !fn.HiddenFromHooks {
+		if fn, _ := ls.metaCall(ls.reg.Get(cf.LocalBase + int(inst>>18)&0xff)); fn != nil && fn.IsG && !fn.Hidden {
 			return "call", -1, fn
 		}
 	}
@@ -577,7 +577,7 @@ func (ls *LState) goMetaHookReturned(hookFrame *callFrame) {
 // calls back do (hookStandIn).
 func (ls *LState) hookGoReturned(fn *LFunction) {
 	h, cf := ls.hooks, ls.currentFrame
-	if h == nil || ls.inHook || h.mask&hookMaskReturn == 0 || fn.HiddenFromHooks {
+	if h == nil || ls.inHook || h.mask&hookMaskReturn == 0 || fn.Hidden {
 		return
 	}
 	if cf == nil || !ls.standsIn(cf.Fn) || callsBack(cf.Fn, cf.Pc-1) {

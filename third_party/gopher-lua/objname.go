@@ -112,7 +112,12 @@ func (ls *LState) objectName(cf *callFrame, reg int) (kind, name string, ok bool
 	if reg == noRegister || cf == nil || cf.Fn == nil || cf.Fn.IsG || cf.Pc < 1 {
 		return "", "", false
 	}
-	fn, pc := cf.Fn, cf.Pc-1
+	return ls.objectNameAt(cf, reg, cf.Pc-1)
+}
+
+// objectNameAt is objectName at the instruction pc of cf's function.
+func (ls *LState) objectNameAt(cf *callFrame, reg, pc int) (kind, name string, ok bool) {
+	fn := cf.Fn
 	if reg >= int(fn.Proto.NumUsedRegisters) {
 		return "", "", false
 	}
@@ -132,7 +137,13 @@ func (ls *LState) objectName(cf *callFrame, reg int) (kind, name string, ok bool
 	switch opGetOpCode(inst) {
 	case OP_MOVE:
 		if b := opGetArgB(inst); b < opGetArgA(inst) {
-			return ls.objectName(cf, b)
+			return ls.objectNameAt(cf, b, pc)
+		}
+	case OP_CALL:
+		// A call the embedder's compiler made of a hidden function, with one value (fakecraft's
+		// operand of `..`): the result is named as that value was where it was passed.
+		if a := opGetArgA(inst); reg == a && opGetArgB(inst) == 2 && ls.callsHidden(cf, a, setPc) {
+			return ls.objectNameAt(cf, a+1, setPc)
 		}
 	case OP_GETGLOBAL:
 		return "global", constantName(proto, opGetArgBx(inst)), true
@@ -160,6 +171,26 @@ func (ls *LState) objectName(cf *callFrame, reg int) (kind, name string, ok bool
 		return "method", key, true
 	}
 	return "", "", false
+}
+
+// callsHidden reports whether the function the call at callPc of cf's function calls, from
+// register a, was loaded by the instruction before it that set a from an upvalue holding a
+// Hidden Go function.
+func (ls *LState) callsHidden(cf *callFrame, a, callPc int) bool {
+	setPc := findSetRegister(cf.Fn.Proto, callPc, a)
+	if setPc < 0 {
+		return false
+	}
+	inst := cf.Fn.Proto.Code[setPc]
+	if opGetOpCode(inst) != OP_GETUPVAL {
+		return false
+	}
+	b := opGetArgB(inst)
+	if b >= len(cf.Fn.Upvalues) {
+		return false
+	}
+	fn, ok := cf.Fn.Upvalues[b].Value().(*LFunction)
+	return ok && fn.Hidden
 }
 
 // constantName is constant k's text when it is a string, else "?".

@@ -81,3 +81,25 @@ func TestOperandErrorsNameTheOperand(t *testing.T) {
 		t.Errorf("branch: got %v", err)
 	}
 }
+
+// TestHiddenCallNamedByItsValue: the result of a Hidden Go function called with one value
+// from an upvalue (the call an embedder's compiler makes, fakecraft's operand of `..`) is
+// named in an error as that value is; one that is not Hidden names nothing.
+func TestHiddenCallNamedByItsValue(t *testing.T) {
+	for _, hidden := range []bool{true, false} {
+		L := NewState()
+		filter := L.NewFunction(func(L *LState) int { L.SetTop(1); return 1 })
+		filter.Hidden = hidden
+		L.SetGlobal("filter", filter)
+		err := L.DoString(`local filter = filter
+		return (function() local t = {}; return "x" .. filter(t) end)()`)
+		want := "attempt to concatenate a table value"
+		if hidden {
+			want = "attempt to concatenate local 't' (a table value)"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("hidden %v: want %q, got %v", hidden, want, err)
+		}
+		L.Close()
+	}
+}

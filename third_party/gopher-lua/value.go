@@ -176,10 +176,11 @@ type LFunction struct {
 	Proto     *FunctionProto
 	GFunction LGFunction
 	Upvalues  []*Upvalue
-	// HiddenFromHooks marks a Go function that the embedder's compiler calls in code it
-	// rewrote (fakecraft's operand of `..`), which the source does not call: debug hooks see
-	// no call or return of it.
-	HiddenFromHooks bool
+	// Hidden marks a Go function that the embedder's compiler calls with one value in code
+	// it rewrote (fakecraft's operand of `..`), a call the source does not make: debug hooks
+	// see no call or return of it, and a runtime error names what it returned as it names
+	// that value (objname.go).
+	Hidden bool
 }
 type LGFunction func(*LState) int
 

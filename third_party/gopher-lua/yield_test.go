@@ -485,7 +485,7 @@ func TestGoMetamethodFiresItsHooks(t *testing.T) {
 		return 0
 	}))
 	hidden := L.NewFunction(func(L *LState) int { return 0 })
-	hidden.HiddenFromHooks = true
+	hidden.Hidden = true
 	L.SetGlobal("hidden", hidden)
 	if err := L.DoString(echoPrelude + `
 	local mt = { __index = rawget, __add = rawequal, __concat = tostring, __lt = rawequal }

@@ -140,7 +140,7 @@ func Load(L *lua.LState, src, chunkName string, env *lua.LTable) (*lua.LFunction
 	L.Push(fn)
 	L.Push(env)
 	operand := L.NewFunction(concatOperand)
-	operand.HiddenFromHooks = true // the source calls no function there: a hook sees none (Cobalt's)
+	operand.Hidden = true // the source calls no function there: a hook sees none, an error names the operand
 	L.Push(operand)
 	L.Call(2, 1)
 	inner := L.Get(-1).(*lua.LFunction)

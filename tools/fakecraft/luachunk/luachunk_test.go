@@ -115,15 +115,16 @@ func TestConcatFormatsNumbersAsCC(t *testing.T) {
 
 // TestConcatLeavesOtherValuesAlone: only numbers change; strings, metamethods and errors are
 // what gopher-lua's own `..` makes of them. An operand that passed through the number filter
-// is a call's result, so the error has its type but not its name (CC: `local 't'`).
+// is a call's result, named in an error as the value it was given (the fork's Hidden), as CC
+// names the operand.
 func TestConcatLeavesOtherValuesAlone(t *testing.T) {
 	tests := []struct{ src, want string }{
 		{`local mt = { __concat = function(a, b) return "meta" end } return setmetatable({}, mt) .. "x"`, "meta"},
 		{`local mt = { __concat = function(a, b) return type(a) .. type(b) end } return "x" .. setmetatable({}, mt)`, "stringtable"},
 		{`local ok, err = pcall(function() local t = {} return "x" .. t end) return err`,
-			"test:1: attempt to concatenate a table value"},
+			"test:1: attempt to concatenate local 't' (a table value)"},
 		{`local ok, err = pcall(function() local t return "x" .. t end) return err`,
-			"test:1: attempt to concatenate a nil value"},
+			"test:1: attempt to concatenate local 't' (a nil value)"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, []string{tt.want}, run(t, tt.src), tt.src)

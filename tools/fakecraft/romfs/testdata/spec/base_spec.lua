@@ -868,6 +868,24 @@ describe("runtime errors", function()
     expect(message(function() local n; return #n end)):eq("attempt to get length of local 'n' (a nil value)");
   end);
 
+  -- fakecraft routes an operand of `..` that may be a number through a hidden function (so
+  -- that a number reads as CC writes it); the operand is named all the same, as Cobalt names
+  -- it (each case run on Cobalt 0.9.3): a __concat's result by the operand it replaced.
+  it("name the operand of .. that cannot be concatenated", function()
+    local up, t = nil, {};
+    expect(message(function() local x; return "b" .. x end)):eq("attempt to concatenate local 'x' (a nil value)");
+    expect(message(function() return "b" .. up .. "a" end)):eq("attempt to concatenate upvalue 'up' (a nil value)");
+    expect(message(function() return t .. "a" end)):eq("attempt to concatenate upvalue 't' (a table value)");
+    expect(message(function() return "b" .. t.x .. "a" end)):eq("attempt to concatenate field 'x' (a nil value)");
+    expect(message(function() return 1 .. not_a_global_anywhere end))
+      :eq("attempt to concatenate global 'not_a_global_anywhere' (a nil value)");
+    expect(message(function() local x, y = "a"; return x .. y .. "c" end)):eq("attempt to concatenate local 'y' (a nil value)");
+    local cc = setmetatable({}, { __concat = function() return false end });
+    expect(message(function() return "b" .. cc .. "a" end)):eq("attempt to concatenate upvalue 'cc' (a boolean value)");
+    expect(message(function() local u = {}; return "x" .. #u .. u end)):eq("attempt to concatenate local 'u' (a table value)");
+    expect(message(function() return "x" .. tostring(nil) .. up end)):eq("attempt to concatenate upvalue 'up' (a nil value)");
+  end);
+
   it("give the type alone when the value has no name", function()
     expect(message(function() return ({}).a.b end)):eq("attempt to index field 'a' (a nil value)");
     expect(message(function() return -{} end)):eq("attempt to perform arithmetic on a table value");

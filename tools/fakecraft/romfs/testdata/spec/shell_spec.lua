@@ -177,7 +177,7 @@ describe("shell", function()
       local path = "/shell_spec_lines.lua";
       local result, lines, rows = run_on_window(path, 'local t = {}\nlocal s = "a" ..\n  t ..\n  "b"\n', 3);
       expect(result):eq(false);
-      expect(lines):same({ path .. ":3: attempt to concatenate a table value" });
+      expect(lines):same({ path .. ":3: attempt to concatenate local 't' (a table value)" });
       expect(rows):same({ "\149Line 3", "\149  t ..", "\149    \131" });
     end);
 
