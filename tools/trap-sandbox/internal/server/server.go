@@ -191,7 +191,7 @@ func (s *Server) ServeWithComputersPort(ctx context.Context, l, computers net.Li
 	}
 	warns := logthrottle.New(s.log, clock.Real{})
 	for i := range listeners {
-		listeners[i] = filesListener{Listener: listeners[i], warns: warns}
+		listeners[i] = readingListener{filesListener{Listener: listeners[i], warns: warns}}
 	}
 	serveErr := make(chan error, len(servers))
 	for i, one := range servers {

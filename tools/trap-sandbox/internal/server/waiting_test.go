@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -79,4 +80,56 @@ func TestTheOldestConnectionWaitingForARequestIsClosedPastTheCap(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return s.waiting.count() == 0 }, 5*time.Second, testkit.Poll, "served and closed")
 	assert.Equal(t, 1.0, testutil.ToFloat64(s.waiting.closed), "none closed for the cap meanwhile")
+}
+
+// TestAConnectionNotReadYetIsNotClosedForWaiting: a Minecraft server's restart (6 000
+// computers upgrading at once from one address, on 2 loaded cores) had more than the cap
+// accepted before the gateway read them, and the oldest, their headers all sent, were closed
+// unread: 781 daemons came back 5 s later. Past the cap the oldest connection that has been
+// read goes; one not read yet goes only past twice the cap.
+func TestAConnectionNotReadYetIsNotClosedForWaiting(t *testing.T) {
+	logs := &testkit.SyncBuffer{}
+	w := newWaitingConns(slog.New(slog.NewTextHandler(logs, nil)), nil)
+	w.max = 2
+	accept := func() (*readingConn, net.Conn) {
+		server, client := net.Pipe()
+		t.Cleanup(func() { _ = server.Close(); _ = client.Close() })
+		return &readingConn{Conn: server}, client
+	}
+	closed := func(client net.Conn) bool { // its peer, the gateway's end, closed
+		if err := client.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			return errors.Is(err, io.ErrClosedPipe)
+		}
+		_, err := client.Read(make([]byte, 1))
+		return errors.Is(err, io.EOF)
+	}
+	unread, _ := accept()
+	read, readClient := accept()
+	go func() { _, _ = io.WriteString(readClient, "G") }()
+	_, err := read.Read(make([]byte, 1)) // its goroutine read it: half a header, say
+	require.NoError(t, err)
+	w.wait(unread)
+	w.wait(read)
+	third, _ := accept()
+	w.wait(third)
+	assert.True(t, closed(readClient), "the oldest that was read is closed")
+	assert.Equal(t, 2, w.count())
+	w.mu.Lock()
+	_, kept := w.element[unread]
+	w.mu.Unlock()
+	assert.True(t, kept, "the older one not read yet is kept")
+
+	// Not read, any of them: kept up to twice the cap, then the oldest goes.
+	fourth, _ := accept()
+	w.wait(fourth)
+	fifth, _ := accept()
+	w.wait(fifth)
+	assert.Equal(t, 4, w.count())
+	sixth, _ := accept()
+	w.wait(sixth)
+	assert.Equal(t, 4, w.count())
+	w.mu.Lock()
+	_, kept = w.element[unread]
+	w.mu.Unlock()
+	assert.False(t, kept, "past twice the cap the oldest goes, read or not")
 }
