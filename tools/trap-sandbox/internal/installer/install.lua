@@ -1274,7 +1274,10 @@ local function install(opts)
       -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
       print("Add it, then run: reboot");
     elseif old and #changed == 0 and not movedStartup and daemonRunsThis() then
+      -- No reboot to come first: the check is the step itself, not a "Then" after none.
       print("The daemon runs these files: no reboot needed.");
+      print("Run: sandbox health");
+      return true;
     else
       print("Run: reboot");
     end
