@@ -33,6 +33,17 @@ func TestTheMetricsTableNamesEveryServedMetric(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, documented, "the table was read")
+	// The alerts name metrics of the table (an alert on a metric never served never fires).
+	_, alerts, found := strings.Cut(section, "\n### What to alert on\n")
+	require.True(t, found, "docs/http-api.md says what to alert on")
+	var alertsProcess []string
+	for _, m := range regexp.MustCompile(`\b(trapos_[a-z_]+|process_[a-z_]+)\b`).FindAllStringSubmatch(alerts, -1) {
+		if strings.HasPrefix(m[1], "process_") {
+			alertsProcess = append(alertsProcess, m[1])
+			continue
+		}
+		assert.True(t, documented[m[1]], "the alert's %s is not in the table", m[1])
+	}
 
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
 	addr, _, _ := startServe(t, root.Serve)
@@ -65,6 +76,9 @@ func TestTheMetricsTableNamesEveryServedMetric(t *testing.T) {
 	for _, name := range []string{"go_goroutines", "process_open_fds", "process_resident_memory_bytes"} {
 		assert.True(t, served[name], "%s is not served: an operator cannot see the process grow", name)
 		assert.Contains(t, section, "`"+name+"`", "docs/http-api.md's /metrics section names %s", name)
+	}
+	for _, name := range alertsProcess {
+		assert.True(t, served[name], "the alert's %s is not served", name)
 	}
 	for name := range served {
 		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {

@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
 		}, []string{"outcome"}),
 		relayedLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "trapos_gateway_relayed_message_duration_seconds", Help: "Messages of a module sent to its counterpart on another replica over NATS and answered (module screen: a live screen's watch, unwatch and screen updates), by module and outcome (ok, or the error code).",
+			Name: "trapos_gateway_relayed_message_duration_seconds", Help: "Messages of a module sent to its counterpart on another replica over NATS and answered (module screen: a live screen's watch, unwatch and screen updates; input: an input typed on the replica holding the computer; link: a link code's socket asked for), by module and outcome (ok, or the error code).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
 		}, []string{"module", "outcome"}),
 	}
