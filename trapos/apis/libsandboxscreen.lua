@@ -620,14 +620,14 @@ local function newMonitors(peripheralApi)
 
   -- peripheral.call while installed: a monitor's drawing goes through its mirror's wrapper,
   -- as a tail call, so a program's mistake (blit's strings of different lengths) is still
-  -- raised at the program's line.
-  local function mirroredCall(name, method, ...)
+  -- raised at the program's line. original is the function the install found there.
+  local function mirroredCall(original, name, method, ...)
     if type(name) == "string" and not notMonitor[name] then
       local kept = mirrors[name];
       if kept == nil then
         if not isMonitor(name) then
           notMonitor[name] = true;
-          return originalCall(name, method, ...);
+          return original(name, method, ...);
         end
         kept = mirrorOf(name);
       end
@@ -638,20 +638,35 @@ local function newMonitors(peripheralApi)
         -- The monitor is another size at once, and what the program draws next is drawn at
         -- it: the mirror resizes now, as the monitor did (keeping the top left), and its
         -- next effects work on the new rows. A wrong scale raises here what it raises unwrapped.
-        originalCall(name, method, ...);
+        original(name, method, ...);
         kept.mirror.size();
         return;
       end
     end
-    return originalCall(name, method, ...);
+    return original(name, method, ...);
   end
 
+  -- Each install puts a wrap of its own in peripheral.call, which mirrors only while it is
+  -- the one installed. A program may keep the wrap in a local, or wrap it in its own
+  -- function, while the daemon runs: after `sandbox stop` the wrap it kept calls what it
+  -- wrapped, unmirrored (else it called a nil), and a reconnect that finds the program's
+  -- function in peripheral.call wraps that, whose call of the old wrap goes on to the
+  -- function underneath (else the two called each other for ever).
+  local installed = nil;
   local function install()
     if originalCall ~= nil or peripheralApi == nil or type(peripheralApi.call) ~= "function" then
       return;
     end
-    originalCall = peripheralApi.call;
-    peripheralApi.call = mirroredCall;
+    local original = peripheralApi.call;
+    local wrap;
+    wrap = function(name, method, ...)
+      if installed ~= wrap then
+        return original(name, method, ...);
+      end
+      return mirroredCall(original, name, method, ...);
+    end;
+    originalCall, installed = original, wrap;
+    peripheralApi.call = wrap;
   end
 
   -- Puts peripheral.call back (unless a program replaced it since) and forgets the mirrors:
@@ -660,10 +675,10 @@ local function newMonitors(peripheralApi)
     if originalCall == nil then
       return;
     end
-    if peripheralApi.call == mirroredCall then
+    if peripheralApi.call == installed then
       peripheralApi.call = originalCall;
     end
-    originalCall, mirrors, notMonitor = nil, {}, {};
+    originalCall, installed, mirrors, notMonitor = nil, nil, {}, {};
   end
 
   -- The names of the monitors attached now, in peripheral.getNames's order.

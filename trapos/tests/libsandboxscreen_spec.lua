@@ -1240,6 +1240,31 @@ describe("libsandboxscreen", function()
       end);
     end);
 
+    itBeside("leaves the peripheral.call a program kept or wrapped while mirrored working after sandbox stop and a reconnect", function()
+      withMonitor(function(screen)
+        local kept = peripheral.call; -- a program's local of it, or the function its own wrap calls
+        local function programsWrap(...)
+          local results = table.pack(kept(...)); -- no tail call: a loop overflows the stack
+          return table.unpack(results, 1, results.n);
+        end
+        screen.stop();
+        local bare = peripheral.call;
+        local w, h = bare("top", "getSize");
+        local afterStop = { { pcall(kept, "back", "getSize") }, { pcall(kept, "top", "getSize") } };
+        peripheral.call = programsWrap; -- luacheck: ignore 122 (a program's own wrap of it)
+        screen.start();
+        local results = { pcall(peripheral.call, "back", "getSize") };
+        peripheral.wrap("top").write("ok");
+        local answer = readMonitor(screen, "top");
+        screen.stop();
+        expect(peripheral.call):eq(programsWrap);
+        peripheral.call = bare; -- luacheck: ignore 122
+        screen.start();
+        expect({ afterStop = afterStop, afterReconnect = results, drawn = answer.rows[1].text:sub(1, 2) })
+          :same({ afterStop = { { true }, { true, w, h } }, afterReconnect = { true }, drawn = "ok" });
+      end);
+    end);
+
     itBeside("starts afresh when another monitor is attached under its name", function()
       withMonitor(function(screen)
         local monitor = peripheral.wrap("top");
