@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image"
 	"image/png"
 	"slices"
 	"strings"
@@ -264,9 +265,10 @@ func colourRuns(n int, at func(i int) bool) []int {
 // TestTheWebConsoleDrawsCCsCheckerInWholePixels: paint's canvas, a 51x19 screen of 127, in
 // a window whose fit gives the screen a size between whole pixels (1000x800: 24.9-pixel text),
 // is drawn in checks all the same size, each a whole number of the display's pixels, with no
-// line of blended pixels between them. Its checks were 8 to 11 pixels down a column, with grey
-// lines between them, which striped the canvas: the cell was as wide and high as the window
-// made it, a fraction of a pixel.
+// line of blended pixels between them, on the screen and in the screen as text. Its checks
+// were 8 to 11 pixels down a column, with grey lines between them, which striped the canvas:
+// the cell was as wide and high as the window made it, a fraction of a pixel; and the text's
+// were 4 and 3 wide, its font's 7.83-pixel advance, a dark line every few cells.
 func TestTheWebConsoleDrawsCCsCheckerInWholePixels(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -285,47 +287,64 @@ func TestTheWebConsoleDrawsCCsCheckerInWholePixels(t *testing.T) {
 	c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
 		"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
 	until(t, "the checker", `document.querySelectorAll("#screen .row").length === 19`)
-	box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`(async () => {
-		for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame); // drawn
-		const rows = document.querySelectorAll("#screen .row");
+	// The screen's first and last rows, and the screen as text's checkers (each a block) in
+	// its first row and column, scrolled into view: their boxes and the window's pixels.
+	measure := func(js string) ([]float64, image.Image) {
+		t.Helper()
+		box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`(async () => {
+			for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame); // drawn
+			`+js+`
+		})()`, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+		shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+		require.NoError(t, err)
+		img, err := png.Decode(bytes.NewReader(shot))
+		require.NoError(t, err)
+		return box, img
+	}
+	box, img := measure(`const rows = document.querySelectorAll("#screen .row");
 		const first = rows[0].getBoundingClientRect(), last = rows[rows.length - 1].getBoundingClientRect();
-		return [first.left, first.top, first.right, last.bottom, first.height];
-	})()`, chromedp.EvalAwaitPromise))
-	require.NoError(t, err)
-	shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
-	require.NoError(t, err)
-	img, err := png.Decode(bytes.NewReader(shot))
-	require.NoError(t, err)
-	// A pixel is the checker's black, its white, or neither: a blend of the two.
-	shade := func(x, y int) string {
-		r, g, b, _ := img.At(x, y).RGBA()
+		return [first.left, first.top, first.right, last.bottom, first.height];`)
+	textBox, textImg := measure(`document.getElementById("screen-text").scrollIntoView();
+		await new Promise(requestAnimationFrame);
+		const text = [...document.querySelectorAll("#screen-text .block")].map((b) => b.getBoundingClientRect());
+		const firstRow = text.filter((b) => b.top === text[0].top), firstColumn = text.filter((b) => b.left === text[0].left);
+		return [text[0].left, text[0].top, firstRow[firstRow.length - 1].right, firstColumn[firstColumn.length - 1].bottom, text[0].height];`)
+	// The i-th pixel of a line (pixel) is the checker's black (the page's text colour, #111,
+	// in the screen as text), its white, or neither: a blend of the two.
+	shade := func(img image.Image, i int, pixel func(i int) (x, y int)) string {
+		r, g, b, _ := img.At(pixel(i)).RGBA()
 		switch {
 		case r > 0xf000 && g > 0xf000 && b > 0xf000:
 			return "white"
-		case r < 0x1000 && g < 0x1000 && b < 0x1000:
+		case r < 0x2000 && g < 0x2000 && b < 0x2000:
 			return "black"
 		}
 		return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
 	}
 	left, top, right, bottom, rowHeight := int(box[0]), int(box[1]), int(box[2]), int(box[3]), box[4]
+	tLeft, tTop, tRight, tBottom, tHeight := int(textBox[0]), int(textBox[1]), int(textBox[2]), int(textBox[3]), textBox[4]
 	for _, line := range []struct {
 		what  string
+		img   image.Image
 		n     int
 		pixel func(i int) (x, y int)
 	}{
-		{"the first row of checks", right - left - 2, func(i int) (int, int) { return left + 1 + i, top + int(rowHeight/6) }},
-		{"the middle row of checks", right - left - 2, func(i int) (int, int) { return left + 1 + i, (top+bottom)/2 + 1 }},
-		{"the first column of checks", bottom - top - 2, func(i int) (int, int) { return left + 2, top + 1 + i }},
-		{"the middle column of checks", bottom - top - 2, func(i int) (int, int) { return (left+right)/2 + 1, top + 1 + i }},
+		{"the first row of checks", img, right - left - 2, func(i int) (int, int) { return left + 1 + i, top + int(rowHeight/6) }},
+		{"the middle row of checks", img, right - left - 2, func(i int) (int, int) { return left + 1 + i, (top+bottom)/2 + 1 }},
+		{"the first column of checks", img, bottom - top - 2, func(i int) (int, int) { return left + 2, top + 1 + i }},
+		{"the middle column of checks", img, bottom - top - 2, func(i int) (int, int) { return (left+right)/2 + 1, top + 1 + i }},
+		{"the screen as text's first row of checks", textImg, tRight - tLeft - 2, func(i int) (int, int) { return tLeft + 1 + i, tTop + int(tHeight/6) }},
+		{"the screen as text's first column of checks", textImg, tBottom - tTop - 2, func(i int) (int, int) { return tLeft + 1, tTop + 1 + i }},
 	} {
 		var blends []string
 		for i := range line.n {
-			if s := shade(line.pixel(i)); s != "white" && s != "black" {
+			if s := shade(line.img, i, line.pixel); s != "white" && s != "black" {
 				blends = append(blends, s)
 			}
 		}
 		assert.Empty(t, blends, "%s: pixels of neither colour", line.what)
-		rs := colourRuns(line.n, func(i int) bool { return shade(line.pixel(i)) == "white" })
+		rs := colourRuns(line.n, func(i int) bool { return shade(line.img, i, line.pixel) == "white" })
 		require.GreaterOrEqual(t, len(rs), 30, "%s: checks along it: %v", line.what, rs)
 		assert.Equal(t, slices.Min(rs), slices.Max(rs), "%s: each check as long as the next: %v", line.what, rs)
 	}
