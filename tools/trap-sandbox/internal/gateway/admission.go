@@ -122,8 +122,13 @@ func (l *limiter) admit(remoteAddr string) *connSlot {
 	if victim != nil {
 		l.metrics.evicted(evictedFor)
 		what := "evicting a socket that has not said hello, to make room"
-		if victimLinks {
+		switch {
+		case victimLinks:
 			what = "evicting a link session that holds a code, to make room"
+		case evictedFor == evictedForAddress:
+			// One address: a loop, or a Minecraft server whose computers all reconnect at once.
+			what += ": more sockets from its address wait for their hello than --max-unauthenticated-per-address (SANDBOX_MAX_UNAUTHENTICATED_PER_ADDRESS) allows; " +
+				"a loop that says nothing, or a Minecraft server's restart with more computers than that: raise it to their number (docs/protocol.md, Admission)"
 		}
 		l.warns.warn(what, victim.addr.key, "cap", evictedFor, "for", remoteAddr)
 		if evict != nil {

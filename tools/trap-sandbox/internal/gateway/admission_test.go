@@ -72,6 +72,8 @@ func TestALoopWithoutThePasswordCannotKeepItsNeighboursOut(t *testing.T) {
 	assert.Len(t, h.gw.Computers(), 5)
 	assert.Equal(t, perAddress-1, h.gw.preHelloSockets(), "the loop's newest sockets stay, minus the one the last neighbour took")
 	assert.Contains(t, h.logs.String(), "evicting a socket that has not said hello")
+	// The operator learns what fills the address's cap and the fix when it is a restart.
+	assert.Contains(t, h.logs.String(), "or a Minecraft server's restart with more computers than that: raise it to their number")
 }
 
 // Finding 3 of issue 22: sockets that never say hello, from 10 addresses each under its own
