@@ -147,6 +147,26 @@ local plain = {
 plain.setTextColor = plain.setTextColour;
 plain.setBackgroundColor = plain.setBackgroundColour;
 
+-- A monitor's mirror reads back from a terminal that may answer nothing: CC's
+-- peripheral.call answers nil for a monitor taken off (broken, its modem switched off) while
+-- a program draws on it, until the detach event reaches the daemon, which drops the mirror.
+-- Without an answer the mirror keeps what it had: the program's calls raise nothing, as they
+-- raise nothing without the mirror.
+
+-- x and y as the terminal answered them, or as they were when it answered nothing.
+local function answeredOr(x, y, answeredX, answeredY)
+  if answeredX == nil then
+    return x, y;
+  end
+  return answeredX, answeredY;
+end
+
+-- Palette entry i (0-15) of target as #rrggbb, or nil when it answered nothing.
+local function paletteHex(target, i)
+  local r, g, b = target.getPaletteColour(2 ^ i);
+  return r ~= nil and hexColour(r, g, b) or nil;
+end
+
 -- The mirror of a terminal table: the same state the terminal keeps, kept in step by
 -- wrappers around its methods. install() wraps, uninstall() puts the originals back.
 local function newMirror(target)
@@ -226,7 +246,7 @@ local function newMirror(target)
 
   local function resize()
     local w, h = target.getSize();
-    if w == width and h == height then
+    if w == nil or (w == width and h == height) then
       return;
     end
     local v = changed();
@@ -338,7 +358,7 @@ local function newMirror(target)
       end
     end,
     setCursorPos = function()
-      cursorX, cursorY = target.getCursorPos();
+      cursorX, cursorY = answeredOr(cursorX, cursorY, target.getCursorPos());
       changed();
     end,
     setCursorBlink = function(on)
@@ -362,7 +382,7 @@ local function newMirror(target)
     setPaletteColour = function()
       local any = false;
       for i = 0, 15 do
-        local hex = hexColour(target.getPaletteColour(2 ^ i));
+        local hex = paletteHex(target, i) or palette[i + 1];
         if palette[i + 1] ~= hex then
           palette[i + 1], any = hex, true;
         end
@@ -383,12 +403,12 @@ local function newMirror(target)
   -- counts as changed, so a watch sends the screen whole.
   local function repair()
     local v = changed();
-    cursorX, cursorY = target.getCursorPos();
+    cursorX, cursorY = answeredOr(cursorX, cursorY, target.getCursorPos());
     blink = target.getCursorBlink and target.getCursorBlink() or false;
     textColour = blitOf(target.getTextColour()) or textColour;
     backColour = blitOf(target.getBackgroundColour()) or backColour;
     for i = 0, 15 do
-      palette[i + 1] = hexColour(target.getPaletteColour(2 ^ i));
+      palette[i + 1] = paletteHex(target, i) or palette[i + 1];
     end
     paletteVersion = v;
     for y = 1, height do

@@ -1265,6 +1265,33 @@ describe("libsandboxscreen", function()
       end);
     end);
 
+    itBeside("leaves a program drawing on a monitor taken off under it what it has without the mirror", function()
+      withMonitor(function(screen)
+        local monitor = peripheral.wrap("top");
+        monitor.write("a");
+        -- Broken by a player while the program draws, before either has seen the detach:
+        -- CC's peripheral.call answers nothing for a name no longer attached.
+        periphemu.remove("top");
+        local function draw()
+          return { pcall(function()
+            monitor.setCursorPos(1, 1);
+            monitor.write("x");
+            monitor.setTextColour(colours.red);
+            monitor.setPaletteColour(colours.white, 0x102030);
+            monitor.blit("a", "0", "f");
+            monitor.scroll(1);
+            return monitor.getCursorPos();
+          end) };
+        end
+        local mirrored = draw();
+        screen.stop();
+        local bare = draw();
+        screen.start();
+        periphemu.create("top", "monitor");
+        expect(mirrored):same(bare);
+      end);
+    end);
+
     itBeside("starts afresh when another monitor is attached under its name", function()
       withMonitor(function(screen)
         local monitor = peripheral.wrap("top");
