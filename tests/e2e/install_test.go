@@ -2538,3 +2538,30 @@ func TestStartupThatCannotMoveStaysWithTheHookBeside(t *testing.T) {
 	assert.Contains(t, string(manifest), `hook = "/sandbox-startup.lua"`)
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
 }
+
+// TestUninstallWithoutTheGateway: the uninstall was only the install line with the word
+// uninstall, which downloads the installer from the gateway: with that gateway gone (the
+// server moved, its operator stopped it) CC's wget said only "Failed." and nothing on the
+// computer could remove the client. The installer keeps its own copy on the computer,
+// /programs/sandbox-install.lua, whose uninstall needs no gateway; on both screens.
+func TestUninstallWithoutTheGateway(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	basicDir, pocketDir := t.TempDir(), t.TempDir()
+	playerSession(ctx, t, basicDir, true, install+" "+installPassword+" --no-questions")
+	pocketSession(ctx, t, pocketDir, install+" "+installPassword+" --no-questions")
+	require.Contains(t, diskFiles(t, basicDir), ".trapos-sandbox")
+	require.NoError(t, g.Stop())
+
+	// After a reboot (the hook puts /programs on the path) the line fails, and the copy
+	// removes the client, itself among it.
+	out := playerSession(ctx, t, basicDir, true, "reboot", install+" uninstall", "sandbox-install uninstall")
+	require.Contains(t, out, "Failed.", out)
+	assert.Contains(t, afterLast(out, "sandbox-install uninstall"), "Removed trapos-sandbox ", out)
+	assert.Equal(t, []string{".settings"}, diskFiles(t, basicDir), out)
+
+	rows := pocketSession(ctx, t, pocketDir, "reboot", "sandbox-install uninstall")
+	assert.Contains(t, strings.Join(rows, " "), "Removed trapos-sandbox ", strings.Join(rows, "\n"))
+	assert.Equal(t, []string{".settings"}, diskFiles(t, pocketDir), strings.Join(rows, "\n"))
+}

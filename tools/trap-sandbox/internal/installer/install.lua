@@ -26,6 +26,10 @@ local MOVED_STARTUP = "/startup/startup.lua";
 local STARTUP_MOVING = "/.trapos-sandbox-startup.moving";
 local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
 local HELP_DIR = "/help";                  -- where help/sandbox.txt is (libsandbox.HELP_DIR)
+-- This installer as the gateway served it, kept on the computer: its uninstall (`sandbox-install
+-- uninstall`) needs no gateway, where the install line's fails with CC's "Failed." once the
+-- gateway is gone. Among the sandbox's own files the host may not change (libsandboxprotected).
+local INSTALLER_COPY = PROGRAMS .. "/sandbox-install.lua";
 
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 
@@ -227,8 +231,8 @@ local function printAgain(advice)
   print("wget run " .. SOURCE.install);
 end
 
-local function download(path)
-  local url = SOURCE.files .. path;
+-- The bytes at url (a package file, or this installer's own: INSTALLER_COPY).
+local function download(url)
   local response, err = http.get(url, nil, true);
   if response == nil then
     return nil, (err or "no answer") .. " (" .. url .. ")";
@@ -810,6 +814,7 @@ local function packageFiles(bodies, hookPath)
   for _, path in ipairs(SOURCE.paths) do
     list[#list + 1] = { path = "/" .. path, temp = "/" .. path .. NEW, body = bodies[path] };
   end
+  list[#list + 1] = { path = INSTALLER_COPY, temp = INSTALLER_COPY .. NEW, body = bodies[INSTALLER_COPY] };
   if hookPath ~= nil then
     -- Not beside the hook: CC would run a stray file in /startup/ at boot.
     list[#list + 1] = { path = hookPath, temp = HOOK_NEW, body = SOURCE.hook };
@@ -844,7 +849,7 @@ local function roomFor(old, list, hookPath, dirs, movingStartup)
     noteNewDirs(f.path, newDirs);
   end
   need = need + (#newDirs + (movingStartup and 1 or 0)) * MINIMUM_FILE_COST;
-  local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs });
+  local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs, installer = INSTALLER_COPY });
   local settingsNow = fs.exists("/.settings") and fs.getSize("/.settings") or 0;
   need = need + math.max(records, MINIMUM_FILE_COST) + math.max(settingsNow + SETTINGS_GROWTH, MINIMUM_FILE_COST);
   local free = fs.getFreeSpace("/");
@@ -923,6 +928,17 @@ local function daemonRunsThis()
   return false;
 end
 
+-- Whether a file of changed is one the daemon runs: the installer's copy (INSTALLER_COPY) is
+-- not, and a first copy on a computer installed before it was kept needs no reboot.
+local function daemonFileChanged(changed)
+  for _, f in ipairs(changed) do
+    if f.path ~= INSTALLER_COPY then
+      return true;
+    end
+  end
+  return false;
+end
+
 local function install(opts)
   local old = readManifest();
   -- The startup file of the player's moved to MOVED_STARTUP, for the undo printed at the end.
@@ -978,14 +994,19 @@ local function install(opts)
   else
     unchecked = "The password was not checked: sandbox.url names another gateway.";
   end
-  -- 1. Every file of the package downloaded, and the room it needs counted, before any
-  -- question: a gateway gone since the check, or a drive without room, is told before the
-  -- player answers anything (they answered, then read that nothing was installed).
-  local bodies = {};
+  -- 1. Every file of the package downloaded (and this installer, INSTALLER_COPY), and the room
+  -- it needs counted, before any question: a gateway gone since the check, or a drive without
+  -- room, is told before the player answers anything (they answered, then read that nothing
+  -- was installed).
+  local bodies, urls = {}, {};
   for _, path in ipairs(SOURCE.paths) do
-    local body, err = download(path);
+    urls[#urls + 1] = { key = path, shown = "/" .. path, url = SOURCE.files .. path };
+  end
+  urls[#urls + 1] = { key = INSTALLER_COPY, shown = "the installer", url = SOURCE.install };
+  for _, u in ipairs(urls) do
+    local body, err = download(u.url);
     if body == nil then
-      printError("Could not get /" .. path .. ": " .. tostring(err));
+      printError("Could not get " .. u.shown .. ": " .. tostring(err));
       if uncheckedWhy ~= nil then
         -- Often the same cause (the gateway went away); when not, the player needs both.
         printError(uncheckedAdvice(uncheckedWhy, false));
@@ -994,7 +1015,7 @@ local function install(opts)
       nothingChanged(old, "still works");
       return false;
     end
-    bodies[path] = body;
+    bodies[u.key] = body;
   end
   local trapos = isTrapOS();
   local droppedHook = nil; -- the last install's hook, removed since TrapOS starts the daemon
@@ -1134,7 +1155,7 @@ local function install(opts)
   end
 
   -- The manifest first: a later run (or uninstall) knows these files even if the settings fail.
-  local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
+  local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs, installer = INSTALLER_COPY };
   if not replaceFile(MANIFEST, textutils.serialize(manifest)) then
     printError("Installed the files of trapos-sandbox " .. SOURCE.version .. ", but the drive had no room left to record them (" .. MANIFEST .. ") or to save .settings.");
     printAgain(DISK_FULL);
@@ -1273,7 +1294,7 @@ local function install(opts)
       printHookCall();
       -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
       print("Add it, then run: reboot");
-    elseif old and #changed == 0 and not movedStartup and daemonRunsThis() then
+    elseif old and not daemonFileChanged(changed) and not movedStartup and daemonRunsThis() then
       -- No reboot to come first: the check is the step itself, not a "Then" after none.
       print("The daemon runs these files: no reboot needed.");
       print("Run: sandbox health");
@@ -1304,9 +1325,11 @@ local function removeStoppedInstall()
       dir = fs.getDir(dir);
     end
   end
-  if fs.exists(HOOK_NEW) then
-    fs.delete(HOOK_NEW);
-    removed = removed + 1;
+  for _, temp in ipairs({ HOOK_NEW, INSTALLER_COPY .. NEW }) do
+    if fs.exists(temp) then
+      fs.delete(temp);
+      removed = removed + 1;
+    end
   end
   if removed > 0 then
     removeEmptyDirs(dirs);
@@ -1339,8 +1362,11 @@ local function uninstall()
   if hook ~= nil and fs.exists(hook) then
     fs.delete(hook);
   end
-  if fs.exists(HOOK_NEW) then
-    fs.delete(HOOK_NEW);
+  -- The copy that may be running this uninstall: CC has it loaded already.
+  for _, p in ipairs({ HOOK_NEW, INSTALLER_COPY, INSTALLER_COPY .. NEW }) do
+    if fs.exists(p) then
+      fs.delete(p);
+    end
   end
   fs.delete(MANIFEST);
   removeEmptyDirs(manifest.dirs);
