@@ -101,6 +101,21 @@ func TestTheInputTurnIsHeldWhereTheComputerIs(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusGatewayTimeout, status, body)
 	assert.Contains(t, body, "was still typing another caller's input")
+	// A single screen.input on …/requests through a, which holds no turn of its own while a's
+	// input is typed on b, waits for b's turn as well.
+	resp, err := harness.HTTPClient().Post(a.URL("/trapos/computers/7:kitchen/requests"), "application/json",
+		strings.NewReader(`{"type":"screen.input","payload":{"events":[{"type":"key","name":"tab"}]},"timeoutMs":3000}`))
+	require.NoError(t, err)
+	single, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	select {
+	case f := <-requests:
+		t.Fatalf("a single screen.input reached the computer between the parts of a's input: %s %s", f.Type, f.Payload)
+	default:
+	}
+	assert.Equal(t, http.StatusGatewayTimeout, resp.StatusCode, string(single))
+	assert.Contains(t, string(single), "was still typing another caller's input")
 
 	// The first part answered, the second follows; nothing else comes.
 	require.NoError(t, c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.TraposID,

@@ -141,7 +141,18 @@ func (t Gateway) relayInput(ctx context.Context, holder, accountID, traposID str
 	if err != nil {
 		return inputAnswer{}, protocol.Errorf(protocol.CodeInternal, "encode the input: %v", err)
 	}
-	raw, err := t.relay.Send(ctx, holder, accountID, traposID, body, timeout+relaySlack)
+	// The holder ends the input within its time and says how it ended (a turn it waited for in
+	// vain, the computer's silence): the caller's own deadline, the same time, must not cut
+	// that answer off. Its going away still ends the wait.
+	wait, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cancel()
+		}
+	})
+	defer stop()
+	raw, err := t.relay.Send(wait, holder, accountID, traposID, body, timeout+relaySlack)
 	if err != nil {
 		return inputAnswer{}, err
 	}
