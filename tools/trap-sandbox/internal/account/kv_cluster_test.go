@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -118,29 +117,7 @@ func startReplicatedBucket(t *testing.T) replicatedBucket {
 	t.Helper()
 	ctx := t.Context()
 	cl := embeddednats.StartCluster(t, 3)
-	setup := embeddednats.JetStream(t, cl.URL("s1"))
-	// The meta leader places a stream on servers it has heard report in (else "no suitable
-	// peers for placement, peer offline"), which a formed cluster's servers do shortly after.
-	require.Eventually(t, func() bool {
-		_, err := setup.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: account.KVBucket, History: 1, Replicas: 3})
-		return err == nil
-	}, time.Minute, 10*time.Millisecond, "the bucket is made with three stream replicas")
-	st, err := setup.Stream(ctx, kvStream)
-	require.NoError(t, err)
-	var leader, follower string
-	require.Eventually(t, func() bool {
-		info, err := st.Info(ctx)
-		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
-			return false
-		}
-		for _, r := range info.Cluster.Replicas {
-			if !r.Current {
-				return false
-			}
-		}
-		leader, follower = info.Cluster.Leader, info.Cluster.Replicas[0].Name
-		return true
-	}, time.Minute, 10*time.Millisecond, "the bucket's stream has a leader and two current followers")
+	leader, follower := cl.ReplicatedBucket(account.KVBucket)
 	operator, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(leader)))
 	require.NoError(t, err)
 	replica, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(follower)))

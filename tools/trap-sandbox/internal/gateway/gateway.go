@@ -394,6 +394,10 @@ type Gateway struct {
 	// revocationHeard), each counted before the sockets are walked: a hello that sees it
 	// change while its credential is checked asks the store again (revokedDuringHello).
 	revocations atomic.Uint64
+	// recentRevocations are the credentials revoked or heard revoked here lately: a hello
+	// with one reads it again through the store's latest read (revokedDuringHello), as its
+	// own read may not see the revocation yet (a NATS cluster's follower that lags).
+	recentRevocations recentRevocations
 	// revocationChecks keeps a revocation heard on the bus to one store read at a time for
 	// each credential (revocationHeard).
 	revocationChecks revocationChecks

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -161,8 +163,9 @@ func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
 		return
 	}
 	// Counted before the walk, as revokeCredentials does: a hello with it that is not
-	// registered yet asks the store again (revokedDuringHello).
-	g.revocations.Add(1)
+	// registered yet asks the store again (revokedDuringHello), as does one that begins
+	// later while a NATS follower may still answer it with the credential live.
+	g.countRevocations(selector)
 	if !g.holdsCredential(selector) {
 		return // nothing here to close: the store is not asked, no socket walked (a flood of made-up messages costs next to nothing)
 	}
@@ -264,7 +267,7 @@ func (g *Gateway) revokeCredentials(selectors []string) bool {
 	if len(revoked) == 0 {
 		return false
 	}
-	g.revocations.Add(1) // before the walk, which misses a hello not registered yet
+	g.countRevocations(slices.Collect(maps.Keys(revoked))...) // before the walk, which misses a hello not registered yet
 	closed := false
 	for _, s := range g.registry.Sessions() {
 		if revoked[s.Credential()] && s.closeRevoked() {
@@ -292,9 +295,14 @@ func (s *Session) closeRevoked() bool {
 // refuses (its account's host callers reaching it, its agent answering it) until it
 // reconnected. A store that cannot answer closes it as at hello (1001: it says hello again).
 // It reports whether the socket is closing.
+//
+// A hello that began after the revocation asks the store again too while the credential is
+// among the recent revocations: on a NATS cluster its read is a direct get that a follower,
+// not having applied the revocation yet, may answer with the credential live, and nothing
+// closes the socket afterwards. Only such hellos pay the latest read (at the bucket's leader).
 func (s *Session) revokedDuringHello(selector string, revocationsBefore uint64) bool {
-	if selector == "" || s.gw.revocations.Load() == revocationsBefore {
-		return false // no revocation since the store took it: one made later finds it registered
+	if selector == "" || (s.gw.revocations.Load() == revocationsBefore && !s.gw.recentRevocations.has(selector, s.gw.cfg.Clock.Now())) {
+		return false // no revocation since the store took it, none lately: one made later finds it registered
 	}
 	revoked, err := s.gw.storeRevoked(s.ctx, selector)
 	switch {
@@ -324,6 +332,70 @@ func (g *Gateway) storeRevoked(ctx context.Context, selector string) (bool, erro
 		return false, err
 	}
 	return !c.RevokedAt.IsZero(), nil
+}
+
+// countRevocations counts a revocation made or heard here (Gateway.revocations) and keeps
+// its credentials among the recent ones (Gateway.recentRevocations).
+func (g *Gateway) countRevocations(selectors ...string) {
+	g.recentRevocations.add(selectors, g.cfg.Clock.Now())
+	g.revocations.Add(1)
+}
+
+// recentRevocationLife is how long a revocation counts as recent: longer than a NATS
+// follower in working order lags behind its stream's leader; one that lags longer is left to
+// the check of every held credential after a reconnection (RevocationsMissed).
+const recentRevocationLife = 5 * time.Minute
+
+// maxRecentRevocations bounds the recent revocations kept (about 100 bytes each): past it the
+// oldest is forgotten first, so a flood of made-up revocations on the bus costs at most this.
+const maxRecentRevocations = 10000
+
+// recentRevocations are credentials revoked lately, each with when.
+type recentRevocations struct {
+	mu    sync.Mutex
+	at    map[string]time.Time
+	order []recentRevocation // oldest first; a credential revoked again is in it once more
+}
+
+type recentRevocation struct {
+	selector string
+	at       time.Time
+}
+
+// add keeps selectors as revoked at now.
+func (r *recentRevocations) add(selectors []string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.at == nil {
+		r.at = make(map[string]time.Time)
+	}
+	for _, selector := range selectors {
+		if selector == "" {
+			continue
+		}
+		r.at[selector] = now
+		r.order = append(r.order, recentRevocation{selector, now})
+	}
+	// The revocations past their life go, and the oldest past maxRecentRevocations.
+	drop := 0
+	for ; drop < len(r.order); drop++ {
+		old := r.order[drop]
+		if len(r.order)-drop <= maxRecentRevocations && now.Sub(old.at) < recentRevocationLife {
+			break
+		}
+		if r.at[old.selector].Equal(old.at) { // not revoked again since
+			delete(r.at, old.selector)
+		}
+	}
+	r.order = slices.Delete(r.order, 0, drop)
+}
+
+// has reports whether selector was revoked within recentRevocationLife before now.
+func (r *recentRevocations) has(selector string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	at, ok := r.at[selector]
+	return ok && now.Sub(at) < recentRevocationLife
 }
 
 // revokedCause is why a computer cut off for its revoked credential went, for those who were

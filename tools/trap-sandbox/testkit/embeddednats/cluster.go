@@ -15,6 +15,7 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 )
 
@@ -386,4 +387,35 @@ func routeConnectName(line string) string {
 		return ""
 	}
 	return connect.Name
+}
+
+// ReplicatedBucket makes the key-value bucket named bucket with three stream replicas (as
+// scale-out.md has the operator make it on a cluster) and waits for its stream's leader and
+// two current followers; it returns the leader's name and one follower's.
+func (c *Cluster) ReplicatedBucket(bucket string) (leader, follower string) {
+	c.t.Helper()
+	ctx := c.t.Context()
+	setup := JetStream(c.t, c.URL("s1"))
+	// The meta leader places a stream on servers it has heard report in (else "no suitable
+	// peers for placement, peer offline"), which a formed cluster's servers do shortly after.
+	require.Eventually(c.t, func() bool {
+		_, err := setup.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 1, Replicas: 3})
+		return err == nil
+	}, clusterWait, 10*time.Millisecond, "the bucket is made with three stream replicas")
+	st, err := setup.Stream(ctx, "KV_"+bucket)
+	require.NoError(c.t, err)
+	require.Eventually(c.t, func() bool {
+		info, err := st.Info(ctx)
+		if err != nil || info.Cluster == nil || info.Cluster.Leader == "" || len(info.Cluster.Replicas) != 2 {
+			return false
+		}
+		for _, r := range info.Cluster.Replicas {
+			if !r.Current {
+				return false
+			}
+		}
+		leader, follower = info.Cluster.Leader, info.Cluster.Replicas[0].Name
+		return true
+	}, clusterWait, 10*time.Millisecond, "the bucket's stream has a leader and two current followers")
+	return leader, follower
 }
