@@ -115,7 +115,7 @@ func NamesItself(cc string) bool {
 }
 
 // NameRules says, for a message, what NamesItself's rule takes from a name.
-const NameRules = `CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name`
+const NameRules = "CC's fs drops control characters and " + DroppedFromPaths + " from a path and trims the spaces around a name"
 
 // maxNameBytes is where CC's fs cuts a longer name (its spaces then trimmed again).
 const maxNameBytes = 255

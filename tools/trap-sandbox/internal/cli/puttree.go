@@ -78,7 +78,8 @@ func ccName(name string) (string, bool) {
 }
 
 // cannotName is why put -r leaves out a local name ccName refuses.
-const cannotName = `CC cannot name a file so (a character it cannot hold, a control character, a backslash, one of "*:<>?|, or a space at either end)`
+const cannotName = "CC cannot name a file so (a character it cannot hold, a control character, a backslash, one of " +
+	cctext.DroppedFromPaths + ", or a space at either end)"
 
 // dir copies the local directory local to the computer's remote, which it makes.
 func (t *putTree) dir(ctx context.Context, local, remote string) error {
