@@ -2658,3 +2658,30 @@ func TestTheWebConsoleNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	until(t, "the next frame", `document.getElementById("screen-text").textContent.endsWith("ok")`)
 	assert.Equal(t, []any{"", true, ""}, shown(), "every row seen: nothing marked, nothing said")
 }
+
+// TestTheWebConsoleShowsNoScreenOrKeysBeforeTheFirstFrame: a view opened anew whose stream is
+// open and whose computer has not drawn yet says so over no screen, with no keys, Type, Paste or
+// Terminate, as before its stream opened: they would go nowhere (a press is not sent until the
+// first frame). It showed an empty screen, a dark square of its border, and all of them (seen
+// opening paint x's computer on a phone's window while its first frame was on its way); they
+// come with the first frame.
+func TestTheWebConsoleShowsNoScreenOrKeysBeforeTheFirstFrame(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectConsoleComputer(ctx, t, g, "5:x", consoleComputerHooks{}) // answers screen.watch, draws when told
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ax")))
+	until(t, "the stream open", `document.getElementById("status").textContent === `+jsString(t, awaitingScreen))
+	c.watched(ctx, t)
+	const shown = `["screen", "touch", "paste-form", "terminate", "screen-text"].filter((id) =>
+		getComputedStyle(document.getElementById(id)).display !== "none")`
+	before, err := chromedp.Run(page, chromedp.Evaluate[[]string](shown))
+	require.NoError(t, err)
+	assert.Empty(t, before, "shown before the computer's first frame")
+	c.drawScreen(ctx, t, blankScreen(51, 19))
+	until(t, "the first frame", `document.getElementById("status").textContent === "Live"`)
+	after, err := chromedp.Run(page, chromedp.Evaluate[[]string](shown))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"screen", "touch", "paste-form", "terminate", "screen-text"}, after, "shown with the first frame")
+}

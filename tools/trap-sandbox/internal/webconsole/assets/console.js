@@ -592,6 +592,9 @@ function drawSoon(v, data) {
 // the view waited for it, the tab's title the computer's traposId alone.
 function showLive(v) {
   if (view !== v) return;
+  // A view opened anew shows its screen and keys with the first frame, not as its stream
+  // opened: an empty screen, a dark square, and keys that sent nothing showed until then.
+  $("viewer").classList.remove("blank");
   draw(JSON.parse(v.newest));
   v.shownLive = true;
   $("viewer").classList.remove("stale");
@@ -943,13 +946,13 @@ function note(kind, text) {
 // drew is greyed (stale): it showed the dead computer's prompt, its cursor and all, as live.
 // An open stream ungreys it with its first frame (showLive), not before: until then the screen
 // shown is the computer's last session's (it came back, and has not sent its screen yet), not
-// its own (v.shownLive stays false).
+// its own (v.shownLive stays false). A view opened anew stays blank (no screen, no keys) until
+// that frame too.
 function live(v, open) {
   v.live = open;
   v.shownLive = false;
   if (view !== v) return;
   if (!open) $("viewer").classList.add("stale");
-  else $("viewer").classList.remove("blank");
 }
 
 // frames draws view v's live stream's frames until it ends, then says why (as watch reports),
@@ -2156,7 +2159,7 @@ function open(traposId) {
   $("screen-text").textContent = "";
   shownUnseen("");
   $("viewer").classList.remove("stale");
-  $("viewer").classList.add("blank"); // until its stream first opens: no screen to type on (live)
+  $("viewer").classList.add("blank"); // until its first frame: no screen to type on (showLive)
   note();
   status("Connecting…");
   view = newView(traposId);
