@@ -327,6 +327,18 @@ func (s *KV) Account(ctx context.Context, id string) (Account, error) {
 	return r.account(), nil
 }
 
+// accountToWrite reads account id through the bucket's stream leader (getAtLeader), for a
+// write that needs it to exist: on a cluster a direct get may be answered by a follower that
+// has not applied the account's add yet, and a script's `accounts add` then `tokens add` was
+// answered "not found".
+func (s *KV) accountToWrite(ctx context.Context, id string) (Account, error) {
+	var r kvAccountRecord
+	if err := s.getAtLeader(ctx, "account", kvKey(kvAccount, id), id, &r); err != nil {
+		return Account{}, err
+	}
+	return r.account(), nil
+}
+
 // Accounts implements Store.
 func (s *KV) Accounts(ctx context.Context) ([]Account, error) {
 	recs, err := kvList[kvAccountRecord](ctx, s, kvAccount)
@@ -343,7 +355,7 @@ func (s *KV) Accounts(ctx context.Context) ([]Account, error) {
 
 // CreateToken implements Store.
 func (s *KV) CreateToken(ctx context.Context, t Token) error {
-	if _, err := s.Account(ctx, t.AccountID); err != nil {
+	if _, err := s.accountToWrite(ctx, t.AccountID); err != nil {
 		return err
 	}
 	return s.createTokenRecord(ctx, t)
@@ -394,7 +406,7 @@ func (s *KV) RevokeToken(ctx context.Context, selector string, at time.Time) (To
 
 // CreateCredential implements Store.
 func (s *KV) CreateCredential(ctx context.Context, c Credential) error {
-	if _, err := s.Account(ctx, c.AccountID); err != nil {
+	if _, err := s.accountToWrite(ctx, c.AccountID); err != nil {
 		return err
 	}
 	return s.createCredentialRecord(ctx, c)
@@ -426,7 +438,7 @@ func (s *KV) CreateBoundCredential(ctx context.Context, c Credential) error {
 // createBound is CreateBoundCredential calling step (when not nil) after its look
 // ("looked") and between adding the credential and writing the id's record ("added").
 func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) error {
-	if _, err := s.Account(ctx, c.AccountID); err != nil {
+	if _, err := s.accountToWrite(ctx, c.AccountID); err != nil {
 		return err
 	}
 	claim := kvBoundKey(c.AccountID, c.ComputerID)

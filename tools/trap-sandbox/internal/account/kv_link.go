@@ -170,7 +170,7 @@ func (s *KV) DeleteLinkCodes(ctx context.Context, before time.Time) (int, error)
 
 // CreateEnrollmentKey implements Store.
 func (s *KV) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error {
-	if _, err := s.Account(ctx, k.AccountID); err != nil {
+	if _, err := s.accountToWrite(ctx, k.AccountID); err != nil {
 		return err
 	}
 	return s.createEnrollmentKeyRecord(ctx, k)
