@@ -1508,11 +1508,18 @@ func TestInstallOnTrapOSAddsNoHook(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ccpm.lua"), []byte("print(\"ccpm\")\n"), 0o644))
 
 	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" pw", "")
-	assert.Contains(t, out, "TrapOS starts the daemon at boot (autostart).\n")
+	// No daemon runs yet: TrapOS starts it at the next boot, the step the "Then" comes after.
+	assert.Contains(t, out, "TrapOS starts the daemon at boot (autostart).\nRun: reboot\nThen: sandbox health\n", out)
 	files := diskFiles(t, dir)
 	assert.NotContains(t, files, "startup")
 	assert.NotContains(t, files, "sandbox-startup.lua")
 	assert.Contains(t, files, "servers/sandbox.lua")
+
+	// And on a pocket computer's 26 columns.
+	pocketDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(pocketDir, "ccpm.lua"), []byte("print(\"ccpm\")\n"), 0o644))
+	rows := pocketSession(ctx, t, pocketDir, "wget run "+g.URL("/trapos/install")+" pw --no-questions")
+	assert.Contains(t, strings.Join(rows, "\n"), "(autostart).\nRun: reboot\nThen: sandbox health\n", strings.Join(rows, "\n"))
 }
 
 // TestAnInstallThatTakesAComputerForTrapOSSaysWhichFileDecidedIt: a program named ccpm is all
@@ -1534,7 +1541,9 @@ func TestAnInstallThatTakesAComputerForTrapOSSaysWhichFileDecidedIt(t *testing.T
 	assert.NotContains(t, diskFiles(t, dir), "startup/00-sandbox.lua", "TrapOS's autostart, not the hook, starts the daemon there")
 	assert.Contains(t, out, "TrapOS starts the daemon at boot (autostart). Removed the startup hook /startup/00-sandbox.lua "+
 		"of the last install: /ccpm.lua is TrapOS's ccpm. If this computer is not TrapOS, delete /ccpm.lua and run the "+
-		"install line again, or the daemon starts at no boot.")
+		"install line again, or the daemon starts at no boot. The daemon runs these files: no reboot needed. Run: sandbox health")
+	// The hook started the daemon at this boot: the check is the step, not a "Then" after none.
+	assert.NotContains(t, out, "Then: sandbox health", out)
 
 	// The way back it names: the file deleted, the install line puts the hook back.
 	require.NoError(t, os.Remove(filepath.Join(dir, "ccpm.lua")))

@@ -1280,28 +1280,28 @@ local function install(opts)
         .. " is TrapOS's ccpm. If this computer is not TrapOS, delete " .. trapos
         .. " and run the install line again, or the daemon starts at no boot.");
     end
+  elseif canMove and runFrom ~= nil then
+    -- A program that never ends never reaches a line at its end (the one below, or the one
+    -- the player added before); the move is the way then. Run again with --no-questions,
+    -- the same line would not ask: the option is the yes.
+    print("If your /startup never ends, a line at its end never runs: run the install line again "
+      .. (opts.noQuestions and "with --move-startup." or "and let it move /startup."));
+  end
+  -- TrapOS too: its autostart starts the daemon at a boot, so a first install reboots as
+  -- CraftOS's does, and a reinstall whose daemon runs these files needs none.
+  if not trapos and runFrom ~= nil and not namesHook(runFrom) then
+    print("To start the daemon at boot, add this line");
+    print("at the end of " .. runFrom .. ":");
+    printHookCall();
+    -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
+    print("Add it, then run: reboot");
+  elseif old and not daemonFileChanged(changed) and not movedStartup and daemonRunsThis() then
+    -- No reboot to come first: the check is the step itself, not a "Then" after none.
+    print("The daemon runs these files: no reboot needed.");
+    print("Run: sandbox health");
+    return true;
   else
-    if canMove and runFrom ~= nil then
-      -- A program that never ends never reaches a line at its end (the one below, or the one
-      -- the player added before); the move is the way then. Run again with --no-questions,
-      -- the same line would not ask: the option is the yes.
-      print("If your /startup never ends, a line at its end never runs: run the install line again "
-        .. (opts.noQuestions and "with --move-startup." or "and let it move /startup."));
-    end
-    if runFrom ~= nil and not namesHook(runFrom) then
-      print("To start the daemon at boot, add this line");
-      print("at the end of " .. runFrom .. ":");
-      printHookCall();
-      -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
-      print("Add it, then run: reboot");
-    elseif old and not daemonFileChanged(changed) and not movedStartup and daemonRunsThis() then
-      -- No reboot to come first: the check is the step itself, not a "Then" after none.
-      print("The daemon runs these files: no reboot needed.");
-      print("Run: sandbox health");
-      return true;
-    else
-      print("Run: reboot");
-    end
+    print("Run: reboot");
   end
   print("Then: sandbox health");
   return true;
