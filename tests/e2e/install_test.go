@@ -2562,15 +2562,30 @@ func TestUninstallWithoutTheGateway(t *testing.T) {
 	pocketSession(ctx, t, pocketDir, install+" "+installPassword+" --no-questions")
 	require.Contains(t, diskFiles(t, basicDir), ".trapos-sandbox")
 	require.NoError(t, g.Stop())
+	// The count it says is every file removed, the copy among them, but the hook and the
+	// record, which it names or keeps to itself.
+	removed := regexp.MustCompile(`Removed trapos-sandbox \S+: (\d+) files, the startup hook /startup/00-sandbox\.lua and the sandbox settings\.`)
+	var installed int
+	for _, f := range diskFiles(t, basicDir) {
+		if info, err := os.Stat(filepath.Join(basicDir, f)); err == nil && !info.IsDir() &&
+			f != ".settings" && f != ".trapos-sandbox" && f != "startup/00-sandbox.lua" {
+			installed++
+		}
+	}
+	require.Contains(t, diskFiles(t, basicDir), "programs/sandbox-install.lua")
 
 	// After a reboot (the hook puts /programs on the path) the line fails, and the copy
 	// removes the client, itself among it.
 	out := playerSession(ctx, t, basicDir, true, "reboot", install+" uninstall", "sandbox-install uninstall")
 	require.Contains(t, out, "Failed.", out)
-	assert.Contains(t, afterLast(out, "sandbox-install uninstall"), "Removed trapos-sandbox ", out)
+	said := removed.FindStringSubmatch(unwrapped(afterLast(out, "sandbox-install uninstall")))
+	require.NotNil(t, said, out)
+	assert.Equal(t, strconv.Itoa(installed), said[1], out)
 	assert.Equal(t, []string{".settings"}, diskFiles(t, basicDir), out)
 
 	rows := pocketSession(ctx, t, pocketDir, "reboot", "sandbox-install uninstall")
-	assert.Contains(t, strings.Join(rows, " "), "Removed trapos-sandbox ", strings.Join(rows, "\n"))
+	said = removed.FindStringSubmatch(unwrapped(strings.Join(rows, "\n")))
+	require.NotNil(t, said, strings.Join(rows, "\n"))
+	assert.Equal(t, strconv.Itoa(installed), said[1], strings.Join(rows, "\n"))
 	assert.Equal(t, []string{".settings"}, diskFiles(t, pocketDir), strings.Join(rows, "\n"))
 }

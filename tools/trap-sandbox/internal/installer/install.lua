@@ -1362,10 +1362,12 @@ local function uninstall()
   if hook ~= nil and fs.exists(hook) then
     fs.delete(hook);
   end
-  -- The copy that may be running this uninstall: CC has it loaded already.
+  -- The copy that may be running this uninstall: CC has it loaded already. It is counted
+  -- with the package's files, as the temporary ones beside them are not.
   for _, p in ipairs({ HOOK_NEW, INSTALLER_COPY, INSTALLER_COPY .. NEW }) do
     if fs.exists(p) then
       fs.delete(p);
+      removed = removed + (p == INSTALLER_COPY and 1 or 0);
     end
   end
   fs.delete(MANIFEST);
