@@ -128,7 +128,7 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 // TestMCPCopiesAFileToAnotherComputer: copy_file copies a file of every byte value, over
 // one result's 40 KiB, from one computer to another (a pocket computer) in one call, byte-equal,
 // and to another path of the same one; a refusal of the computer written is marked as that
-// computer's words, with what was read. An agent asked to copy a file to the pocket computer
+// computer's words, after what failed there and what was read. An agent asked to copy a file to the pocket computer
 // read it in parts and wrote each part back, retyping every byte (eight calls for a 138 KB
 // log), with no tool that copies.
 func TestMCPCopiesAFileToAnotherComputer(t *testing.T) {
@@ -159,8 +159,14 @@ func TestMCPCopiesAFileToAnotherComputer(t *testing.T) {
 			res := harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": pocket.TraposID(), "from": "/door.log",
 				"toTraposId": desk.TraposID(), "to": "/copy.log"})
 			msg := harness.ToolError(t, res, "forbidden")
-			assert.Contains(t, msg, `(the write to "5:küche"; /door.log was read, 70000 bytes)`)
+			assert.True(t, strings.HasPrefix(msg, `forbidden: the write to /copy.log on "5:küche" failed (/door.log, 70000 bytes, was read from "6:tasche"): fs.write needs sandbox.allow_files write`), msg)
 			assert.Contains(t, harness.Texts(res)[1], `Computer "5:küche" wrote`)
+			// The computer to write is not connected: what failed, where, what was done, then
+			// what to do, in that order (the hint, which read before what was done, ends it).
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": pocket.TraposID(), "from": "/door.log",
+				"toTraposId": "9:gone", "to": "/x"}), "not_connected")
+			assert.Equal(t, `not_connected: the write to /x on "9:gone" failed (/door.log, 70000 bytes, was read from "6:tasche"): computer 9:gone is not connected`+
+				` (if it is rebooting, it is back within seconds: ping with wait true waits for it); trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)`, msg)
 			// A directory is no file to copy.
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": desk.TraposID(), "from": "/logs",
 				"toTraposId": pocket.TraposID(), "to": "/logs"}), "fs_error")

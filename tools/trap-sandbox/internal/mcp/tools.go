@@ -1012,7 +1012,9 @@ func (t *tools) moveFile(ctx context.Context, in MoveInput) (MoveOutput, error) 
 // copyFile reads in.From whole on in.TraposID and writes it to in.To on in.ToTraposID (the
 // same computer when not given), as read_file and write_file move a file: an agent copying a
 // file to a pocket computer retyped every byte of it, in eight calls for a 138 KB log. An
-// error of the computer written is marked as its words (protocol.Error.Computer).
+// error of another computer written starts with what failed there and what was read, before
+// its own words and what to do (a not_connected's hint): the words after the hint read as
+// the hint's. A computer's error is marked as its words (protocol.Error.Computer).
 func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	to := cmp.Or(in.ToTraposID, in.TraposID)
 	data, err := t.client.Read(ctx, in.TraposID, in.From, maxFileBytes, timeoutOf(in.TimeoutMs))
@@ -1025,7 +1027,8 @@ func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) 
 	if err := t.client.Write(ctx, to, in.To, data, timeoutOf(in.TimeoutMs)); err != nil {
 		err = transferBack(err)
 		if pe, ok := errors.AsType[*protocol.Error](err); ok && to != in.TraposID {
-			out := pe.WithHostWords("", fmt.Sprintf(" (the write to %s; %s was read, %d bytes)", computer.QuotedID(to), cctext.StoredPath(in.From), len(data)))
+			out := pe.WithHostWords(fmt.Sprintf("the write to %s on %s failed (%s, %d bytes, was read from %s): ",
+				cctext.StoredPath(in.To), computer.QuotedID(to), cctext.StoredPath(in.From), len(data), computer.QuotedID(in.TraposID)), "")
 			out.Computer = to
 			return CopyOutput{}, out
 		}
