@@ -1847,6 +1847,17 @@ func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	assert.Contains(t, strings.Join(lines(out), " "), "For the options, run the line again with --help. "+
 		"A password that begins with -- goes in at the prompt: run the line without it.")
 	assert.Equal(t, settings, readSettings(t, quiet))
+	// An option a letter off, or cut short, is named as meant, as sandbox names a command; the
+	// option meant is no password. On a pocket computer's 26 columns too.
+	out = playerSession(ctx, t, quiet, true, install+" --allow-file=write")
+	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: unknown option --allow-file=write. "+
+		"Did you mean --allow-files=write? For the options, run the line again with --help.", out)
+	assert.NotContains(t, out, "begins with --")
+	assert.Equal(t, settings, readSettings(t, quiet))
+	out = strings.Join(pocketSession(ctx, t, quiet, install+" --no-question"), "\n")
+	assert.Contains(t, unwrapped(out), "Nothing done: unknown option --no-question. Did you mean --no-questions?", out)
+	assert.Contains(t, out, "\nDid you mean\n--no-questions?\n", out)
+	assert.Equal(t, settings, readSettings(t, quiet))
 
 	// The screen, for a script too: alone it answers the question (files and exec: no access),
 	// and on an upgrade it changes the screen alone.

@@ -1,7 +1,8 @@
 -- libsandboxadvice: turns what CC: Tweaked or the gateway said about a failed connection into
 -- one line that says what to change. `sandbox health` and `sandbox status` print these; the
 -- user guide's error table lists each one. And what keeps the next boot from starting the
--- daemon (bootBlocker), which the installer checks too.
+-- daemon (bootBlocker), which the installer checks too. And the name a mistyped word meant
+-- (meant): a command of sandbox's, a setting, an option of the installer's.
 
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
@@ -545,6 +546,42 @@ local function bootBlocker()
   return nil;
 end
 
+-- Whether typed is name with one letter changed, added or dropped, or two neighbours swapped
+-- (`stauts`, `helth`, `linkk`).
+local function oneEditFrom(typed, name)
+  local i = 1;
+  while i <= #typed and typed:sub(i, i) == name:sub(i, i) do
+    i = i + 1;
+  end
+  if #typed == #name then
+    return typed:sub(i + 1) == name:sub(i + 1)
+      or (typed:sub(i, i) == name:sub(i + 1, i + 1) and typed:sub(i + 1, i + 1) == name:sub(i, i)
+        and typed:sub(i + 2) == name:sub(i + 2));
+  elseif #typed + 1 == #name then
+    return typed:sub(i) == name:sub(i + 1);
+  elseif #typed == #name + 1 then
+    return typed:sub(i + 1) == name:sub(i);
+  end
+  return false;
+end
+
+-- The name a mistyped word most likely meant, of names: the one it begins (`stat`, `Status`)
+-- or the one a slip of one letter away (`stauts`), when only one is; nil otherwise. except is
+-- a name not to guess: after `sandbox help`, help itself (`sandbox help help` only prints the
+-- list `sandbox help` already does).
+local function meant(word, names, except)
+  local typed, found = word:lower(), nil;
+  for _, name in ipairs(names) do
+    if name ~= except and ((#typed >= 2 and name:sub(1, #typed) == typed) or (#typed >= 3 and oneEditFrom(typed, name))) then
+      if found ~= nil then
+        return nil;
+      end
+      found = name;
+    end
+  end
+  return found;
+end
+
 return {
   OPENCODE_PORT = OPENCODE_PORT,
   FIX_URL = FIX_URL,
@@ -561,4 +598,5 @@ return {
   diskStartupDrive = diskStartupDrive,
   driveName = driveName,
   bootBlocker = bootBlocker,
+  meant = meant,
 };

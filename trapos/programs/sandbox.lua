@@ -283,41 +283,8 @@ local function updateLine(status)
     .. (line or "run the gateway's install line to upgrade");
 end
 
--- Whether typed is name with one letter changed, added or dropped, or two neighbours swapped
--- (`stauts`, `helth`, `linkk`).
-local function oneEditFrom(typed, name)
-  local i = 1;
-  while i <= #typed and typed:sub(i, i) == name:sub(i, i) do
-    i = i + 1;
-  end
-  if #typed == #name then
-    return typed:sub(i + 1) == name:sub(i + 1)
-      or (typed:sub(i, i) == name:sub(i + 1, i + 1) and typed:sub(i + 1, i + 1) == name:sub(i, i)
-        and typed:sub(i + 2) == name:sub(i + 2));
-  elseif #typed + 1 == #name then
-    return typed:sub(i) == name:sub(i + 1);
-  elseif #typed == #name + 1 then
-    return typed:sub(i + 1) == name:sub(i);
-  end
-  return false;
-end
-
--- The name a mistyped word most likely meant, of names: the one it begins (`stat`, `Status`)
--- or the one a slip of one letter away (`stauts`), when only one is; nil otherwise. except is
--- a name not to guess: after `sandbox help`, help itself (`sandbox help help` only prints the
--- list `sandbox help` already does).
-local function meant(word, names, except)
-  local typed, found = word:lower(), nil;
-  for _, name in ipairs(names) do
-    if name ~= except and ((#typed >= 2 and name:sub(1, #typed) == typed) or (#typed >= 3 and oneEditFrom(typed, name))) then
-      if found ~= nil then
-        return nil;
-      end
-      found = name;
-    end
-  end
-  return found;
-end
+-- The name a mistyped word most likely meant (the advice's rule, the installer's options' too).
+local meant = advice.meant;
 
 -- The prefix every setting of the sandbox's name starts with.
 local SETTING_PREFIX = "sandbox.";

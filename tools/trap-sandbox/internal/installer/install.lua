@@ -477,9 +477,22 @@ local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the promp
 local MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD = "mistyped", "unknown", "uninstall with a password";
 local SECOND_PASSWORD = "second password";
 
+-- The options' names, of which an unknown one's guess is made (the package's rule, meant),
+-- and those that take no value.
+local OPTIONS = { "help", "no-questions", "move-startup", "allow-files", "allow-exec", "allow-screen" };
+local FLAGS = { help = true, ["no-questions"] = true, ["move-startup"] = true };
+
+-- The option an unknown one most likely meant, as typed with its value (--allow-files=write
+-- for --allow-file=write; a flag without one: --help for --help=x); nil when none is near.
+local function meantOption(name, value)
+  local guess = adviceRules.meant(name, OPTIONS);
+  return guess and ("--" .. guess .. ((value and not FLAGS[guess]) and ("=" .. value) or ""));
+end
+
 -- The words after the URL as options: password (the one word that is not an option),
 -- uninstall, help, noQuestions, moveStartup, files, exec, screen. Returns nil, the problem
--- for a bad word and what is wrong: MISTYPED, UNKNOWN or UNINSTALL_WITH_PASSWORD.
+-- for a bad word and what is wrong: MISTYPED, UNKNOWN or UNINSTALL_WITH_PASSWORD; for
+-- UNKNOWN the option meant, when one is near.
 local function parseArgs(words)
   local opts = {};
   for _, word in ipairs(words) do
@@ -518,7 +531,7 @@ local function parseArgs(words)
       end
       opts.screen = value;
     else
-      return nil, "unknown option " .. word, UNKNOWN;
+      return nil, "unknown option " .. word, UNKNOWN, meantOption(name, value);
     end
   end
   if opts.password == "uninstall" then
@@ -1437,7 +1450,7 @@ local function printInstallLine(words)
   print();
 end
 
-local opts, problem, wrong = parseArgs({ ... });
+local opts, problem, wrong, guess = parseArgs({ ... });
 if opts == nil then
   -- The fix on a line of its own, in words: the line with the gateway's URL is longer than
   -- the screen, and broke wherever it wrapped (the player recalls it with the Up key).
@@ -1455,8 +1468,12 @@ if opts == nil then
     printInstallLine(quoted);
     return false;
   end
+  if guess then
+    -- An option near one of the installer's is that one mistyped, not a password.
+    printError("Did you mean " .. guess .. "?");
+  end
   printError(FIX_OPTIONS);
-  if wrong == UNKNOWN then
+  if wrong == UNKNOWN and not guess then
     printError(FIX_DASHED_PASSWORD);
   end
   return false;
