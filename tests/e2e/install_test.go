@@ -1818,6 +1818,13 @@ func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	settings = readSettings(t, scripted)
 	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "read"`)
 	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)
+	// What the options leave the host to do, in the answers' words, as the question's answer says it.
+	assert.Contains(t, lines(out), "Allowed: read files, run Lua and programs.", out)
+	assert.Contains(t, unwrapped(out), "Allowed: read files, run Lua and programs. Not allowed: write files, see or type on the screen.", out)
+	// On an upgrade, the option given with the settings it keeps; on a pocket computer's 26 columns.
+	out = strings.Join(pocketSession(ctx, t, scripted, install+" --allow-screen=view"), "\n")
+	assert.Contains(t, unwrapped(out), "Allowed: read files, run Lua and programs, see the screen. "+
+		"Not allowed: write files, type on the screen.", out)
 
 	quiet := t.TempDir()
 	out = playerSession(ctx, t, quiet, true, install+" --no-questions "+installPassword)

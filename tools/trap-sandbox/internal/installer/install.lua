@@ -715,6 +715,36 @@ local function chooseAccess(opts, old)
   return "none", false, nil, advice;
 end
 
+-- Prints what the host may do with this computer now, in the question's answers' words: after
+-- options that set it, which skip the question and its answer (the screen left private on a
+-- first install, or the settings an upgrade keeps, went unsaid). As the daemon reads them.
+local function printAccess()
+  local allowed, notAllowed = {}, {};
+  local function say(yes, what)
+    table.insert(yes and allowed or notAllowed, what);
+  end
+  local files, screen = settingsRules.filesAllowed(), settingsRules.screenAllowed();
+  if files == settingsRules.FILES_READ then
+    say(true, "read files");
+    say(false, "write files");
+  else
+    say(files == settingsRules.FILES_WRITE, files == settingsRules.FILES_WRITE and "read and write files" or "read or write files");
+  end
+  say(settingsRules.execAllowed(), "run Lua and programs");
+  if screen == settingsRules.SCREEN_VIEW then
+    say(true, "see the screen");
+    say(false, "type on the screen");
+  else
+    say(screen == settingsRules.SCREEN_CONTROL, screen == settingsRules.SCREEN_CONTROL and "see and type on the screen" or "see or type on the screen");
+  end
+  if #allowed > 0 then
+    print("Allowed: " .. table.concat(allowed, ", ") .. ".");
+  end
+  if #notAllowed > 0 then
+    print("Not allowed: " .. table.concat(notAllowed, ", ") .. ".");
+  end
+end
+
 -- Prints why nothing was installed or changed (after the line that says what failed), in one
 -- row of a computer's 51 columns ("is as it was" took two from 0.5.10 on).
 local function nothingChanged(old, still)
@@ -1208,6 +1238,9 @@ local function install(opts)
   end
   for _, line in ipairs(accessAdvice or {}) do
     print(line);
+  end
+  if opts.files ~= nil or opts.exec ~= nil or opts.screen ~= nil then
+    printAccess();
   end
   if opts.password ~= nil and meantUninstall(opts.password, 1) then
     -- Installed all the same: a gateway without a password takes any, a linked computer
