@@ -538,3 +538,18 @@ func TestNamesItself(t *testing.T) {
 		assert.False(t, NamesItself(name), "%q", name)
 	}
 }
+
+// TestReadsAnother: a host path one of whose names CC's fs reads as another reads the path
+// it resolves to; "." and ".." are resolved, not another name.
+func TestReadsAnother(t *testing.T) {
+	for p, want := range map[string]string{`/d/a\x01b.txt`: "/d/ab.txt", "/d/a\x01b.txt": "/d/ab.txt", "/door?.log": "/door.log",
+		"/d/ ab.txt": "/d/ab.txt", `/sub\x01/x`: "/sub/x", `a\b`: "/a/b", "/d/...": "/d"} {
+		got, ok := ReadsAnother(p)
+		assert.True(t, ok, "%q", p)
+		assert.Equal(t, want, got, "%q", p)
+	}
+	for _, p := range []string{"/d/ab.txt", "door.lua", "/d/./x/../y", "/", "", "/gr\u00fc\u00dfe.txt", "/d/"} {
+		_, ok := ReadsAnother(p)
+		assert.False(t, ok, "%q", p)
+	}
+}

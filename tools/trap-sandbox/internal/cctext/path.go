@@ -114,6 +114,27 @@ func NamesItself(cc string) bool {
 	return !strings.ContainsAny(cc, `/\`) && ccName(cc) == cc && strings.Trim(cc, ".") != ""
 }
 
+// ReadsAnother is the path that p, a host path, reads instead of the one it names (StoredPath)
+// when one of its names is not one CC's fs reads as it is (NamesItself; "." and "..", which
+// it resolves, aside): a read of /d/a\x01b.txt reads /d/ab.txt, whatever a listing of /d
+// lists. ok is false for a path each of whose names names itself.
+func ReadsAnother(p string) (stored string, ok bool) {
+	cc, err := PathToCC(p)
+	if err != nil {
+		return "", false
+	}
+	for _, name := range strings.Split(cc, "/") {
+		if name != "" && name != "." && name != ".." && !NamesItself(name) {
+			return StoredPath(p), true
+		}
+	}
+	return "", false
+}
+
+// Unreachable says, for a message about a name that is not NamesItself's, what it means and
+// what to do: the one fix, said where the name is listed (ls, list_files, get -r) or read.
+const Unreachable = "no program on the computer can open this one (rename it on the drive, outside CC)"
+
 // NameRules says, for a message, what NamesItself's rule takes from a name.
 const NameRules = "CC's fs drops control characters and " + DroppedFromPaths + " from a path and trims the spaces around a name"
 

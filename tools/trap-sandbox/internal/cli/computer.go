@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,8 +38,9 @@ type LsCmd struct {
 	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
-// Run prints one line per entry: directories with a trailing slash, files with their size.
-func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
+// Run prints one line per entry: directories with a trailing slash, files with their size;
+// a name no path on the computer reaches (computer.Entry.ReadsAs) is said on stderr after it.
+func (c *LsCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	entries, err := c.client().List(ctx, c.TraposID, c.Path, c.Timeout.Duration())
 	if err != nil {
 		if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory") {
@@ -46,7 +48,17 @@ func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
 		}
 		return failure(c.TraposID, "ls "+c.Path, err)
 	}
-	return writeListing(out, entries)
+	if err := writeListing(out, entries); err != nil {
+		return err
+	}
+	dir := strings.TrimSuffix(cctext.StoredPath(c.Path), "/")
+	for _, e := range entries {
+		if e.ReadsAs != "" {
+			fmt.Fprintf(stderr, "trap-sandbox: %s: a name no path on the computer reaches (%s), so its path reads %s, another file or none (what ls shows of it is that path's): %s\n",
+				cctext.Show(dir+"/"+e.Name, false), cctext.NameRules, cctext.Show(e.ReadsAs, false), cctext.Unreachable)
+		}
+	}
+	return nil
 }
 
 // writeListing prints one line per entry: the size right-aligned in a column (blank for a
@@ -88,16 +100,33 @@ type CatCmd struct {
 
 // Run prints the file as text (control characters but \n and \t as \xNN), or its bytes with
 // --binary.
-func (c *CatCmd) Run(ctx context.Context, out Stdout) error {
+func (c *CatCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	data, err := c.client().Read(ctx, c.TraposID, c.Path, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
 		return readFailure(c.TraposID, "cat", c.Path, err)
+	}
+	if note := readsAnother(c.Path); note != "" {
+		fmt.Fprintln(stderr, "trap-sandbox: "+note)
 	}
 	if !c.Binary {
 		data = []byte(cctext.Show(cctext.FromCC(data), true))
 	}
 	_, err = out.Write(data)
 	return err
+}
+
+// readsAnother says, for a read of remote, a path one of whose names CC's fs reads as another
+// (cctext.ReadsAnother), which path it read and that a file listed under the name given is
+// another, which nothing opens: cat of a\x01b.txt, put on the drive from outside CC, printed
+// ab.txt's bytes without a word. "" for a path whose names name themselves.
+func readsAnother(remote string) string {
+	stored, ok := cctext.ReadsAnother(remote)
+	if !ok {
+		return ""
+	}
+	cc, _ := cctext.PathToCC(remote)
+	return fmt.Sprintf("%s reads %s (%s): this is that file's content; a file the computer lists as %s, put on its drive from outside CC, is another: %s",
+		cctext.ShowPath([]byte(cc)), cctext.Show(stored, false), cctext.NameRules, cctext.ShowPath([]byte(path.Base(cc))), cctext.Unreachable)
 }
 
 // readFailure is failure of cat's or get's read of remote: a directory, which the computer

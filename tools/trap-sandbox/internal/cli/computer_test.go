@@ -83,6 +83,38 @@ func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
 	assert.Equal(t, "esc", out)
 }
 
+// TestLsAndCatNameANameNoPathReaches: a file put on a computer's drive from outside CC may
+// have a name CC's fs reads as another (cctext.NamesItself). ls listed a\x01b.txt with
+// ab.txt's size, and cat of it printed ab.txt's bytes, neither saying so: both now say which
+// path such a name reads and that no program on the computer opens it, as get -r does.
+func TestLsAndCatNameANameNoPathReaches(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/d/ab.txt": "plain"})
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(daemonfake.OutsideNames{Local: d}))).Handler())
+	t.Cleanup(srv.Close)
+
+	out, errOut, err := runWith(t, "", "ls", "--url", srv.URL, "7:", "/d")
+	require.NoError(t, err)
+	assert.Contains(t, out, "5  a\\x01b.txt\n", "the listing is as it was")
+	reads := `: a name no path on the computer reaches (CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name), so its path reads `
+	fix := ", another file or none (what ls shows of it is that path's): no program on the computer can open this one (rename it on the drive, outside CC)\n"
+	assert.Equal(t, ""+
+		"trap-sandbox: /d/a\\x01b.txt"+reads+"/d/ab.txt"+fix+
+		"trap-sandbox: /d/ ab.txt"+reads+"/d/ab.txt"+fix+
+		"trap-sandbox: /d/ab?.txt"+reads+"/d/ab.txt"+fix+
+		"trap-sandbox: /d/..."+reads+"/d"+fix+
+		"trap-sandbox: /d/sub\\x01"+reads+"/d/sub"+fix, errOut)
+
+	out, errOut, err = runWith(t, "", "cat", "--url", srv.URL, "7:", `/d/a\x01b.txt`)
+	require.NoError(t, err)
+	assert.Equal(t, "plain", out)
+	assert.Equal(t, `trap-sandbox: /d/a\x01b.txt reads /d/ab.txt (CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name): `+
+		"this is that file's content; a file the computer lists as a\\x01b.txt, put on its drive from outside CC, is another: no program on the computer can open this one (rename it on the drive, outside CC)\n", errOut)
+	_, errOut, err = runWith(t, "", "cat", "--url", srv.URL, "7:", "/d/ab.txt")
+	require.NoError(t, err)
+	assert.Empty(t, errOut, "a path whose names name themselves reads what it names")
+}
+
 func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(map[string]string{"/programs/keep": "k"})

@@ -126,10 +126,10 @@ func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []comp
 				cctext.Show(child, false), cctext.Show(strconv.Quote(e.Name), false), cctext.Show(remote, false), localName(local))
 			continue
 		}
-		if unreachable(e.Name) {
+		if e.ReadsAs != "" {
 			t.skipped++
-			fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: %s, so that path reads %s, another file or none: no program on the computer can open this one (rename it on the drive, outside CC)\n",
-				cctext.Show(child, false), cctext.NameRules, cctext.Show(cctext.StoredPath(child), false))
+			fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: %s, so that path reads %s, another file or none: %s\n",
+				cctext.Show(child, false), cctext.NameRules, cctext.Show(e.ReadsAs, false), cctext.Unreachable)
 			continue
 		}
 		if child == "/rom" {
@@ -176,15 +176,6 @@ func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []comp
 // hostile or altered client's answer would have the copy write there, bytes of its choosing.
 func oneLevel(name string) bool {
 	return name != "." && !strings.ContainsAny(name, "/\\\x00") && filepath.IsLocal(name)
-}
-
-// unreachable reports whether name, an entry of a computer's fs.list (a wire string), is one
-// no path reaches (cctext.NamesItself): a file put on the drive from outside CC, such as
-// a\x01b.txt. Its read read the file CC's fs takes its path for (ab.txt), whose bytes the
-// backup held under the listed name, and put -r could not restore that name.
-func unreachable(name string) bool {
-	cc, err := protocol.BytesOfWire(name)
-	return err == nil && !cctext.NamesItself(string(cc)) // a name no computer sends is asked as it is
 }
 
 // gone reports, and says on stderr, an entry the computer answered it no longer has (deleted,

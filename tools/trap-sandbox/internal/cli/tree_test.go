@@ -191,30 +191,6 @@ func TestGetRWritesNothingOutsideTheLocalDirectory(t *testing.T) {
 	assert.Contains(t, errOut, `trap-sandbox: /d/../../escaped left out: the computer listed "../../escaped" in /d, which is no name of one level: it would be written outside `)
 }
 
-// outsideNames is a computer whose drive holds, in /d, files put there from outside CC under
-// names no path reaches (cctext.NamesItself): fs.list lists them, and a path of one reads what
-// CC's fs takes it for (a\x01b.txt reads ab.txt), as fakecraft and CC do.
-type outsideNames struct{ *daemonfake.Local }
-
-func (o outsideNames) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
-	answer, err := o.Local.Request(ctx, traposID, typ, payload, timeout)
-	var p struct{ Path string }
-	if err != nil || typ != protocol.TypeFSList || json.Unmarshal(payload, &p) != nil || p.Path != "/d" {
-		return answer, err
-	}
-	var listed struct {
-		Entries []map[string]any `json:"entries"`
-	}
-	if err := json.Unmarshal(answer, &listed); err != nil {
-		return nil, err
-	}
-	for _, name := range []string{"a\x01b.txt", " ab.txt", "ab?.txt", "..."} {
-		listed.Entries = append(listed.Entries, map[string]any{"name": name, "isDir": false, "size": 5})
-	}
-	listed.Entries = append(listed.Entries, map[string]any{"name": "sub\x01", "isDir": true, "size": 0})
-	return json.Marshal(listed)
-}
-
 // TestGetRLeavesOutANameNoPathReaches: a file put on a computer's drive from outside CC may
 // have a name CC's fs reads as another (a control byte or one of "*:<>?| dropped, a space
 // trimmed): get -r read a\x01b.txt by its path, which read ab.txt, and wrote ab.txt's bytes
@@ -224,7 +200,7 @@ func (o outsideNames) Request(ctx context.Context, traposID, typ string, payload
 func TestGetRLeavesOutANameNoPathReaches(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(map[string]string{"/d/ab.txt": "plain", "/d/sub/x.txt": "in sub"})
-	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(outsideNames{d}))).Handler())
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(daemonfake.OutsideNames{Local: d}))).Handler())
 	t.Cleanup(srv.Close)
 	dest := t.TempDir()
 

@@ -372,6 +372,10 @@ type Entry struct {
 	Name  string `json:"name"`
 	IsDir bool   `json:"isDir"`
 	Size  int64  `json:"size"`
+	// ReadsAs, for a name no path on the computer reaches (cctext.NamesItself: a file put on
+	// its drive from outside CC, a\x01b.txt beside ab.txt), is the path its path reads
+	// instead, another file or none (/d/ab.txt): the computer's IsDir and Size are that one's.
+	ReadsAs string `json:"readsAs,omitempty" jsonschema:"set for a name no path on the computer reaches (one put on its drive from outside CC): the path its path reads instead, another file or none, whose isDir and size these are"`
 }
 
 // List lists the directory at path (a host path: cctext.PathToCC).
@@ -390,9 +394,13 @@ func (c *Client) list(ctx context.Context, traposID, path string, timeout time.D
 	if err := c.call(ctx, traposID, protocol.TypeFSList, map[string]any{"path": wire}, timeout, &ans); err != nil {
 		return nil, err
 	}
+	dir := cctext.StoredPath(path)
 	for i, e := range ans.Entries {
 		if ans.Entries[i].Name, err = cctext.FromWire(e.Name); err != nil {
 			return nil, protocol.Errorf(protocol.CodeInternal, "fs.list of %s on %s: %v", path, traposID, err)
+		}
+		if cc, err := protocol.BytesOfWire(e.Name); err == nil && !cctext.NamesItself(string(cc)) {
+			ans.Entries[i].ReadsAs = cctext.StoredPath(strings.TrimSuffix(dir, "/") + "/" + ans.Entries[i].Name)
 		}
 	}
 	if ans.Entries == nil {

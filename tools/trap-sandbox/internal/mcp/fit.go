@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
 )
 
 // resultBytes bounds the JSON text of a tool's result. opencode 1.18.33 keeps none of a tool
@@ -228,12 +231,17 @@ func (o ListOutput) fit() ListOutput {
 // note says what list_files left out of a directory too long for one result, and how to list
 // the rest; "" for a whole one.
 func (o ListOutput) note() string {
-	if o.total <= len(o.Entries) {
-		return ""
+	unreached := ""
+	if slices.ContainsFunc(o.Entries, func(e computer.Entry) bool { return e.ReadsAs != "" }) {
+		unreached = fmt.Sprintf("An entry with readsAs has a name no path on the computer reaches (put on its drive from outside CC: %s): "+
+			"its path reads readsAs, another file or none, whose isDir and size it shows; %s.", cctext.NameRules, cctext.Unreachable)
 	}
-	return fmt.Sprintf("These are the first %d of the directory's %d entries, not all of them: the rest do not fit %s. "+
+	if o.total <= len(o.Entries) {
+		return unreached
+	}
+	return strings.TrimSpace(unreached + " " + fmt.Sprintf("These are the first %d of the directory's %d entries, not all of them: the rest do not fit %s. "+
 		"List the rest with run_lua (needs the owner's sandbox.allow_exec true), e.g. %s",
-		len(o.Entries), o.total, oneResult, namesFrom(o.Path, len(o.Entries)+1, len(o.Entries)+500))
+		len(o.Entries), o.total, oneResult, namesFrom(o.Path, len(o.Entries)+1, len(o.Entries)+500)))
 }
 
 // fit keeps the first peripherals that fit resultBytes (a computer on a wired network of a

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -181,17 +182,21 @@ type ReadOutput struct {
 	// wholeAsked says the call asked for the whole file (no offset, no length).
 	read, cutFrom int64
 	wholeAsked    bool
+	// readsAnother, for a path one of whose names CC's fs reads as another
+	// (cctext.ReadsAnother), says which path was read: read_file of a\x01b.txt, put on the
+	// drive from outside CC, answered ab.txt's content, its path the one sign.
+	readsAnother string
 }
 
 // note says where a part of a file ends and where the next begins: offset and length mean so
 // in the tool's description only. "" for a whole file.
 func (o ReadOutput) note() string {
-	return o.partNote(oneResult, func(offset, length int64) string {
+	return strings.TrimSpace(o.readsAnother + " " + o.partNote(oneResult, func(offset, length int64) string {
 		if length == 0 {
 			return fmt.Sprintf("with offset %d", offset)
 		}
 		return fmt.Sprintf("with offset %d and length %d", offset, length)
-	})
+	}))
 }
 
 // partNote is note with what a result must fit (oneResult) and how to read on from offset
@@ -894,6 +899,11 @@ func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) 
 	}
 	if err != nil {
 		return ReadOutput{}, transferBack(err)
+	}
+	if stored, ok := cctext.ReadsAnother(in.Path); ok {
+		cc, _ := cctext.PathToCC(in.Path)
+		out.readsAnother = fmt.Sprintf("The path asked, %s, reads %s (%s): this is that file's content; a file list_files lists as %s, put on the drive from outside CC, is another: %s.",
+			cctext.ShowPath([]byte(cc)), stored, cctext.NameRules, cctext.ShowPath([]byte(path.Base(cc))), cctext.Unreachable)
 	}
 	return out, nil
 }

@@ -1324,3 +1324,36 @@ func TestAnEmptyComputerListOfAnAccountWithNoComputerSaysHowToLinkOne(t *testing
 	require.True(t, res.IsError)
 	assert.Contains(t, text(res), "account alice has no computer linked yet", "the tool's not_connected says it too")
 }
+
+// TestANameNoPathReachesIsNamed: a file put on a computer's drive from outside CC may have a
+// name CC's fs reads as another (cctext.NamesItself). list_files listed a\x01b.txt with
+// ab.txt's size, and read_file of it answered ab.txt's content, its path /d/ab.txt the one
+// sign: the entry now says the path its path reads (readsAs) and the note what that means,
+// and read_file's note which path it read, as get -r says.
+func TestANameNoPathReachesIsNamed(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/d/ab.txt": "plain"})
+	s := session(t, daemonfake.OutsideNames{Local: d})
+
+	res := callTool(t, s, "list_files", map[string]any{"traposId": "7:", "path": "/d"})
+	require.False(t, res.IsError, text(res))
+	var list ListOutput
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &list))
+	readsAs := map[string]string{}
+	for _, e := range list.Entries {
+		readsAs[e.Name] = e.ReadsAs
+	}
+	assert.Equal(t, map[string]string{"ab.txt": "", "a\x01b.txt": "/d/ab.txt", " ab.txt": "/d/ab.txt", "ab?.txt": "/d/ab.txt", "...": "/d", "sub\x01": "/d/sub"}, readsAs)
+	assert.True(t, strings.HasPrefix(res.Content[1].(*sdk.TextContent).Text, `An entry with readsAs has a name no path on the computer reaches (put on its drive from outside CC: `+
+		`CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name): its path reads readsAs, another file or none, whose isDir and size it shows; `+
+		`no program on the computer can open this one (rename it on the drive, outside CC). Computer`), res.Content[1].(*sdk.TextContent).Text)
+
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/d/a\x01b.txt"})
+	require.False(t, res.IsError, text(res))
+	assert.JSONEq(t, `{"path": "/d/ab.txt", "size": 5, "content": "plain"}`, text(res))
+	assert.True(t, strings.HasPrefix(res.Content[1].(*sdk.TextContent).Text, `The path asked, /d/a\x01b.txt, reads /d/ab.txt (CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name): `+
+		`this is that file's content; a file list_files lists as a\x01b.txt, put on the drive from outside CC, is another: no program on the computer can open this one (rename it on the drive, outside CC). Computer`), res.Content[1].(*sdk.TextContent).Text)
+
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/d/ab.txt"})
+	require.False(t, res.IsError, text(res))
+	assert.True(t, strings.HasPrefix(res.Content[1].(*sdk.TextContent).Text, "Computer"), "a path whose names name themselves reads what it names")
+}
