@@ -172,6 +172,14 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 	return nil
 }
 
+// unresponsiveMsg is the WARN line of computers dropped for not answering the idle probe:
+// once a minute per address (a Minecraft server's computers share its address), the number
+// of the others dropped within that minute written at its end (warnBurst), so that a frozen
+// server's 2 000 computers make two lines, not 2 000. Each computer's drop is an INFO line.
+const unresponsiveMsg = "computers did not answer the idle probe, dropping them (4010): their sockets live (CC's Java side answers WebSocket pings) but their daemons do not answer; " +
+	"many from one address within a minute (suppressedSinceLast counts the others): that Minecraft server's main thread likely hangs (a frozen or overloaded server; its computers reconnect once it runs again); " +
+	"one alone: its daemon stopped"
+
 // startIdleProbe sends a gateway_request ping to a computer that has been silent for
 // IdleProbeAfter. CC's Java side answers WebSocket pings even when the Lua daemon has
 // crashed, so only an application-level answer proves the computer is alive; without one
@@ -191,9 +199,10 @@ func (s *Session) startIdleProbe() {
 			return // any answer, even ok:false, means the daemon runs; other errors mean closed
 		}
 		if s.closeByGateway(CloseUnresponsive, "unresponsive") {
-			s.gw.cfg.Metrics.livenessDrop(dropUnresponsive)
-			s.log().Warn("computer did not answer the idle probe, dropping it", "traposId", s.Key().TraposID,
+			s.log().Info("computer did not answer the idle probe, dropping it", "traposId", s.Key().TraposID)
+			s.gw.limits.warns.warnBurst(unresponsiveMsg, s.remoteAddr,
 				"idleProbeAfter", s.gw.cfg.IdleProbeAfter, "requestTimeout", s.gw.cfg.RequestTimeout)
+			s.gw.cfg.Metrics.livenessDrop(dropUnresponsive) // after the lines: whoever sees it counted finds them
 		}
 	}()
 }

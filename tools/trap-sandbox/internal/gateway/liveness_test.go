@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -391,4 +392,49 @@ func TestAComputerFullOfHostRequestsIsStillProbed(t *testing.T) {
 	for _, ch := range running {
 		assert.ErrorIs(t, awaitResult(t, ch).err, context.Canceled)
 	}
+}
+
+// TestAFrozenServersComputersMakeAFewWarnLines: a Minecraft server whose main thread hangs
+// keeps its computers' sockets (its Java side answers WebSocket pings) while no daemon answers
+// the idle probe; each computer was dropped with a WARN line of its own, all in the same
+// second: 2 000 lines for 2 000 computers. Now the address has one WARN line with the likely
+// cause, and one at the end of the minute with the count of the others; each computer's drop
+// is an INFO line.
+func TestAFrozenServersComputersMakeAFewWarnLines(t *testing.T) {
+	m := newMetrics()
+	fc := newFakeClock()
+	const idle, requestTimeout, computers = 20 * time.Second, 5 * time.Second, 20
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait,
+		IdleProbeAfter: idle, RequestTimeout: requestTimeout, Metrics: m}, nil)
+	peers := make([]*peer, computers)
+	for i := range peers {
+		peers[i] = livePeer(t, h, fmt.Sprintf("%d:", i), true, false)
+	}
+	advance(t, fc, peers[0].s, idle)
+	for _, p := range peers {
+		assert.Equal(t, TypePing, (<-p.probes).Type)
+	}
+	require.Eventually(t, func() bool { return fc.Armed() == 2*computers }, waitLimit, testkit.Poll, "the probes' timeouts to be armed")
+	fc.Advance(requestTimeout)
+	require.Eventually(t, func() bool {
+		return testutil.ToFloat64(m.livenessDrops.WithLabelValues("unresponsive")) == computers
+	}, waitLimit, testkit.Poll, "every computer to be dropped (each counted after its lines)")
+
+	warns := func() []string {
+		var found []string
+		for line := range strings.Lines(h.logs.String()) {
+			if strings.Contains(line, "level=WARN") && strings.Contains(line, "did not answer the idle probe") {
+				found = append(found, line)
+			}
+		}
+		return found
+	}
+	require.Len(t, warns(), 1, "one WARN line for the address while the minute runs")
+	assert.Contains(t, warns()[0], "main thread likely hangs")
+	assert.Contains(t, warns()[0], "remote=127.0.0.1")
+	assert.Equal(t, computers, strings.Count(h.logs.String(), `level=INFO msg="computer did not answer the idle probe, dropping it"`))
+
+	fc.Advance(warnEvery)
+	require.Eventually(t, func() bool { return len(warns()) == 2 }, waitLimit, testkit.Poll, "the count at the end of the minute")
+	assert.Contains(t, warns()[1], fmt.Sprintf("suppressedSinceLast=%d ", computers-1))
 }

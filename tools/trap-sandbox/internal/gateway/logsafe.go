@@ -52,6 +52,13 @@ func (w *warnThrottle) error(msg, address string, attrs ...any) bool {
 	return w.logAt(slog.LevelError, msg, address, attrs...)
 }
 
+// warnBurst is warn for a failure that comes from many computers of an address at once and
+// then stops (logthrottle.LogBurst): the number of those it left out is written at the end of
+// the minute, not with a next line that may never come.
+func (w *warnThrottle) warnBurst(msg, address string, attrs ...any) bool {
+	return w.t.LogBurst(slog.LevelWarn, msg+" "+server.AddressKey(address), msg, append([]any{"remote", address}, attrs...)...)
+}
+
 // warnEach is warn per item of the address (a computer's credential, an API token's id): the
 // computers of one Minecraft server share its address, and each is named in a line of its
 // own, as long as logthrottle.MaxItemsPerGroup items from the address fit.

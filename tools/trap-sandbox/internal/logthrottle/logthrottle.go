@@ -48,6 +48,9 @@ type Throttle struct {
 type keyState struct {
 	loggedAt   time.Time
 	suppressed int
+	// flush is LogBurst's timer that writes the suppressed count at the end of the minute;
+	// nil when none is set.
+	flush clock.Timer
 	// group is the group of a LogItem key, "" for Log's.
 	group string
 }
@@ -63,6 +66,41 @@ func New(logger *slog.Logger, c clock.Clock) *Throttle {
 // repeatsLoggedEvery.
 func (w *Throttle) Log(level slog.Level, key, msg string, attrs ...any) bool {
 	return w.log1(level, key, "", msg, attrs)
+}
+
+// LogBurst is Log for a failure that comes in a burst and then stops (a frozen Minecraft
+// server's computers, all dropped within a minute, come back once it runs again): no next
+// line of key would carry the count of those it suppressed, so when the key's minute ends
+// with lines suppressed, the line is written again then (msg, with the attrs of the first
+// line it counts) with suppressedSinceLast. Its timer runs on the Throttle's clock.
+func (w *Throttle) LogBurst(level slog.Level, key, msg string, attrs ...any) bool {
+	now := w.clock.Now()
+	w.mu.Lock()
+	if st := w.state[key]; st != nil && now.Sub(st.loggedAt) < Every && st.flush == nil {
+		attrs := append([]any(nil), attrs...)
+		st.flush = w.clock.AfterFunc(st.loggedAt.Add(Every).Sub(now), func() { w.flushBurst(level, key, msg, attrs) })
+	}
+	w.mu.Unlock()
+	return w.log1(level, key, "", msg, attrs)
+}
+
+// flushBurst writes LogBurst's line of key with the count suppressed since its last, if any.
+func (w *Throttle) flushBurst(level slog.Level, key, msg string, attrs []any) {
+	w.mu.Lock()
+	st := w.state[key]
+	if st == nil {
+		w.mu.Unlock()
+		return
+	}
+	st.flush = nil
+	suppressed := st.suppressed
+	if suppressed == 0 {
+		w.mu.Unlock()
+		return
+	}
+	st.loggedAt, st.suppressed = w.clock.Now(), 0
+	w.mu.Unlock()
+	w.write(level, msg, attrs, suppressed)
 }
 
 // LogItem is Log for one item of a group (a computer's credential, of the address it said
@@ -108,12 +146,18 @@ func (w *Throttle) log1(level slog.Level, group, itemKey, msg string, attrs []an
 	}
 	st.loggedAt, st.suppressed = now, 0
 	w.mu.Unlock()
+	w.write(level, msg, attrs, suppressed)
+	return true
+}
+
+// write writes msg with attrs, then suppressedSinceLast (when lines were suppressed) and
+// repeatsLoggedEvery.
+func (w *Throttle) write(level slog.Level, msg string, attrs []any, suppressed int) {
 	attrs = append([]any(nil), attrs...)
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressedSinceLast", suppressed)
 	}
 	w.log.Log(context.Background(), level, msg, append(attrs, "repeatsLoggedEvery", Every)...)
-	return true
 }
 
 // sweepLocked forgets keys not repeated for a while (ForgetAfter when repeats were
