@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
-	"trap-sandbox/testkit/embeddednats"
+	"trap-sandbox/internal/account/accounttest"
 )
 
 // TestKVApprovalIsLookedAtOnTheBucketsLeader: on a NATS cluster whose bucket has three stream
@@ -21,8 +21,8 @@ import (
 // sees the revocation: the credential is refused and deleted.
 func TestKVApprovalIsLookedAtOnTheBucketsLeader(t *testing.T) {
 	ctx := t.Context()
-	b := startReplicatedBucket(t)
-	cl, leader, follower, operator, replica := b.cluster, b.leader, b.follower, b.operator, b.replica
+	b := accounttest.StartReplicatedKV(t)
+	cl, leader, follower, operator, replica := b.Cluster, b.Leader, b.Follower, b.Operator, b.Replica
 	stream := kvStream
 	alice := account.Account{ID: "alice", Role: account.RoleUser, Created: time.Unix(100, 0).UTC()}
 	require.NoError(t, operator.CreateAccount(ctx, alice))
@@ -71,27 +71,27 @@ func TestKVApprovalIsLookedAtOnTheBucketsLeader(t *testing.T) {
 // and sees it.
 func TestKVLatestCredentialIsReadOnTheBucketsLeader(t *testing.T) {
 	ctx := t.Context()
-	b := startReplicatedBucket(t)
-	require.NoError(t, b.operator.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
-	require.NoError(t, b.operator.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice"}))
+	b := accounttest.StartReplicatedKV(t)
+	require.NoError(t, b.Operator.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	require.NoError(t, b.Operator.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice"}))
 	require.Eventually(t, func() bool {
 		for range 9 {
-			if _, err := b.replica.Credential(ctx, "c1"); err != nil {
+			if _, err := b.Replica.Credential(ctx, "c1"); err != nil {
 				return false
 			}
 		}
 		return true
 	}, time.Minute, 10*time.Millisecond, "the replica reads the credential")
 
-	b.cluster.HoldRaft(b.leader, b.follower)
-	_, err := b.operator.RevokeCredential(ctx, "c1", time.Unix(200, 0))
+	b.Cluster.HoldRaft(b.Leader, b.Follower)
+	_, err := b.Operator.RevokeCredential(ctx, "c1", time.Unix(200, 0))
 	require.NoError(t, err)
-	require.Less(t, b.cluster.LastSeq(b.follower, kvStream), b.cluster.LastSeq(b.leader, kvStream),
+	require.Less(t, b.Cluster.LastSeq(b.Follower, kvStream), b.Cluster.LastSeq(b.Leader, kvStream),
 		"the follower has not applied the revocation: the lag this test plays")
-	directGets := b.cluster.DirectGets(kvStream)
-	c, err := account.LatestCredential(ctx, b.replica, "c1")
+	directGets := b.Cluster.DirectGets(kvStream)
+	c, err := account.LatestCredential(ctx, b.Replica, "c1")
 	require.NoError(t, err)
-	assert.Equal(t, directGets, b.cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
+	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
 	assert.Equal(t, time.Unix(200, 0).UTC(), c.RevokedAt, "the revocation written a moment ago")
 }
 
@@ -102,37 +102,17 @@ func TestKVLatestCredentialIsReadOnTheBucketsLeader(t *testing.T) {
 // follower may answer without the account ("account \"alice\": not found"), and finds it.
 func TestKVAWriteRightAfterItsAccountsAddReadsItOnTheLeader(t *testing.T) {
 	ctx := t.Context()
-	b := startReplicatedBucket(t)
-	b.cluster.HoldRaft(b.leader, b.follower)
-	require.NoError(t, b.replica.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
-	require.Less(t, b.cluster.LastSeq(b.follower, kvStream), b.cluster.LastSeq(b.leader, kvStream),
+	b := accounttest.StartReplicatedKV(t)
+	b.Cluster.HoldRaft(b.Leader, b.Follower)
+	require.NoError(t, b.Replica.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	require.Less(t, b.Cluster.LastSeq(b.Follower, kvStream), b.Cluster.LastSeq(b.Leader, kvStream),
 		"the follower has not applied the account's add: the lag this test plays")
-	directGets := b.cluster.DirectGets(kvStream)
-	require.NoError(t, b.replica.CreateToken(ctx, account.Token{Selector: "t1", Hash: []byte("h"), AccountID: "alice"}))
-	require.NoError(t, b.replica.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice"}))
-	require.NoError(t, b.replica.CreateEnrollmentKey(ctx, account.EnrollmentKey{Selector: "e1", Hash: []byte("h"), AccountID: "alice"}))
-	assert.Equal(t, directGets, b.cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
+	directGets := b.Cluster.DirectGets(kvStream)
+	require.NoError(t, b.Replica.CreateToken(ctx, account.Token{Selector: "t1", Hash: []byte("h"), AccountID: "alice"}))
+	require.NoError(t, b.Replica.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice"}))
+	require.NoError(t, b.Replica.CreateEnrollmentKey(ctx, account.EnrollmentKey{Selector: "e1", Hash: []byte("h"), AccountID: "alice"}))
+	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
 }
 
 // kvStream is the bucket's stream.
 const kvStream = "KV_" + account.KVBucket
-
-// replicatedBucket is the accounts bucket with three stream replicas on a three-server NATS
-// cluster: operator's connection on its stream leader, replica's on a follower.
-type replicatedBucket struct {
-	cluster           *embeddednats.Cluster
-	leader, follower  string
-	operator, replica *account.KV
-}
-
-func startReplicatedBucket(t *testing.T) replicatedBucket {
-	t.Helper()
-	ctx := t.Context()
-	cl := embeddednats.StartCluster(t, 3)
-	leader, follower := cl.ReplicatedBucket(account.KVBucket)
-	operator, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(leader)))
-	require.NoError(t, err)
-	replica, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(follower)))
-	require.NoError(t, err)
-	return replicatedBucket{cluster: cl, leader: leader, follower: follower, operator: operator, replica: replica}
-}

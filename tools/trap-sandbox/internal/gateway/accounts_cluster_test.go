@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/account/accounttest"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/testkit"
-	"trap-sandbox/testkit/embeddednats"
 )
 
 // TestAHelloRightAfterARevocationHeardOnAClusterIsClosed: on a NATS cluster whose accounts
@@ -24,14 +24,10 @@ import (
 // bucket's leader: the computer is closed as revoked, where it stayed connected.
 func TestAHelloRightAfterARevocationHeardOnAClusterIsClosed(t *testing.T) {
 	ctx := t.Context()
-	cl := embeddednats.StartCluster(t, 3)
-	leader, follower := cl.ReplicatedBucket(account.KVBucket)
-	operatorKV, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(leader)))
-	require.NoError(t, err)
-	replicaKV, err := account.OpenKV(ctx, embeddednats.JetStream(t, cl.URL(follower)))
-	require.NoError(t, err)
+	kv := accounttest.StartReplicatedKV(t)
+	cl, leader, follower, operatorKV, replicaKV := kv.Cluster, kv.Leader, kv.Follower, kv.Operator, kv.Replica
 	operator := account.New(operatorKV, clock.Real{})
-	_, err = operator.AddAccount(ctx, "alice", account.RoleUser, "first")
+	_, err := operator.AddAccount(ctx, "alice", account.RoleUser, "first")
 	require.NoError(t, err)
 	secret, c, err := operator.IssueCredential(ctx, "alice", "alice")
 	require.NoError(t, err)

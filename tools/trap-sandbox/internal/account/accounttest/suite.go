@@ -1,5 +1,6 @@
 // Package accounttest is the conformance suite every account.Store passes: one set of
-// tests, run on the memory store, the SQLite store and any store added later.
+// tests, run on the memory store, the SQLite store and any store added later; and the
+// replicated accounts bucket the NATS store's cluster tests start (StartReplicatedKV).
 package accounttest
 
 import (
