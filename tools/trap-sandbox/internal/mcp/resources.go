@@ -126,7 +126,12 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 		if err != nil {
 			return nil, err
 		}
-		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(data)}}}, nil
+		res := &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(data)}}}
+		if note := listing.note(); note != "" {
+			// list_files' note (what an entry's readsAs means), contents of their own.
+			res.Contents = append(res.Contents, &sdk.ResourceContents{URI: uri, MIMEType: "text/plain", Text: note})
+		}
+		return res, nil
 	}
 	out, err := t.read(ctx, in)
 	if err != nil {
@@ -161,13 +166,13 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	res := &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{contents}}
 	// A part's note, as read_file's: where it is in the file and the URI of the next part,
 	// contents of their own after the part's (a resource has no other place a model reads).
-	note := out.partNote(oneResourceResult, func(offset, length int64) string {
+	note := strings.TrimSpace(out.readsAnother + " " + out.partNote(oneResourceResult, func(offset, length int64) string {
 		next := fmt.Sprintf("%s?offset=%d", file, offset)
 		if length > 0 {
 			next += fmt.Sprintf("&length=%d", length)
 		}
 		return "at " + next
-	})
+	}))
 	if note != "" {
 		res.Contents = append(res.Contents, &sdk.ResourceContents{URI: uri, MIMEType: "text/plain", Text: note})
 	}

@@ -900,11 +900,6 @@ func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) 
 	if err != nil {
 		return ReadOutput{}, transferBack(err)
 	}
-	if stored, ok := cctext.ReadsAnother(in.Path); ok {
-		cc, _ := cctext.PathToCC(in.Path)
-		out.readsAnother = fmt.Sprintf("The path asked, %s, reads %s (%s): this is that file's content; a file list_files lists as %s, put on the drive from outside CC, is another: %s.",
-			cctext.ShowPath([]byte(cc)), stored, cctext.NameRules, cctext.ShowPath([]byte(path.Base(cc))), cctext.Unreachable)
-	}
 	return out, nil
 }
 
@@ -931,6 +926,11 @@ func (t *tools) read(ctx context.Context, in ReadInput) (ReadOutput, error) {
 		return ReadOutput{}, err
 	}
 	out := ReadOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data)), read: int64(len(data))}
+	if stored, ok := cctext.ReadsAnother(in.Path); ok {
+		cc, _ := cctext.PathToCC(in.Path)
+		out.readsAnother = fmt.Sprintf("The path asked, %s, reads %s (%s): this is that file's content; a file list_files lists as %s, put on the drive from outside CC, is another: %s.",
+			cctext.ShowPath([]byte(cc)), stored, cctext.NameRules, cctext.ShowPath([]byte(path.Base(cc))), cctext.Unreachable)
+	}
 	if !part && size > int64(len(data)) {
 		out.Size = size // the first resultBytes of it, which fit cuts to a part
 	}

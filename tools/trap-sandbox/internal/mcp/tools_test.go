@@ -1356,4 +1356,20 @@ func TestANameNoPathReachesIsNamed(t *testing.T) {
 	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/d/ab.txt"})
 	require.False(t, res.IsError, text(res))
 	assert.True(t, strings.HasPrefix(res.Content[1].(*sdk.TextContent).Text, "Computer"), "a path whose names name themselves reads what it names")
+
+	// The resources say the same: the directory's listing, and the file's read (whose URI,
+	// as asked, was the one sign of nothing).
+	dir, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: FileURI("7:", "/d/")})
+	require.NoError(t, err)
+	require.Len(t, dir.Contents, 2)
+	assert.Contains(t, dir.Contents[0].Text, `"readsAs":"/d/ab.txt"`)
+	assert.True(t, strings.HasPrefix(dir.Contents[1].Text, "An entry with readsAs has a name no path on the computer reaches"), dir.Contents[1].Text)
+	file, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: FileURI("7:", "/d/a\x01b.txt")})
+	require.NoError(t, err)
+	require.Len(t, file.Contents, 2)
+	assert.Equal(t, "plain", file.Contents[0].Text)
+	assert.True(t, strings.HasPrefix(file.Contents[1].Text, `The path asked, /d/a\x01b.txt, reads /d/ab.txt (`), file.Contents[1].Text)
+	plain, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: FileURI("7:", "/d/ab.txt")})
+	require.NoError(t, err)
+	assert.Len(t, plain.Contents, 1)
 }

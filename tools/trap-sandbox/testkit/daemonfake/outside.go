@@ -3,6 +3,7 @@ package daemonfake
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"trap-sandbox/internal/protocol"
@@ -10,7 +11,7 @@ import (
 
 // OutsideNames is a computer whose drive holds, in /d, files put there from outside CC under
 // names no path reaches (cctext.NamesItself): fs.list of /d lists them beside what Local
-// holds there, each a file of 5 bytes (sub\x01 a directory), and a path of one reads what CC's
+// holds there (asked as /d or /d/), each a file of 5 bytes (sub\x01 a directory), and a path of one reads what CC's
 // fs takes it for (a\x01b.txt reads ab.txt), as fakecraft and CC do.
 type OutsideNames struct{ *Local }
 
@@ -18,7 +19,7 @@ type OutsideNames struct{ *Local }
 func (o OutsideNames) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	answer, err := o.Local.Request(ctx, traposID, typ, payload, timeout)
 	var p struct{ Path string }
-	if err != nil || typ != protocol.TypeFSList || json.Unmarshal(payload, &p) != nil || p.Path != "/d" {
+	if err != nil || typ != protocol.TypeFSList || json.Unmarshal(payload, &p) != nil || strings.TrimSuffix(p.Path, "/") != "/d" {
 		return answer, err
 	}
 	var listed struct {
