@@ -1036,6 +1036,11 @@ func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) 
 	}
 	if err := t.client.Write(ctx, to, in.To, data, timeoutOf(in.TimeoutMs)); err != nil {
 		err = transferBack(err)
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Cannot write to directory") {
+			// to is the file written, not a directory to copy into as cp's: name that path.
+			dir := cctext.StoredPath(in.To)
+			err = pe.WithHostWords("", fmt.Sprintf(" (copy_file's to is the file to write: to copy into %s, give to %s)", dir, path.Join(dir, path.Base(cctext.StoredPath(in.From)))))
+		}
 		if pe, ok := errors.AsType[*protocol.Error](err); ok && to != in.TraposID {
 			out := pe.WithHostWords(fmt.Sprintf("the write to %s on %s failed (%s, %d bytes, was read from %s): ",
 				cctext.StoredPath(in.To), computer.QuotedID(to), cctext.StoredPath(in.From), len(data), computer.QuotedID(in.TraposID)), "")

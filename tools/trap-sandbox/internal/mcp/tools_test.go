@@ -1373,3 +1373,16 @@ func TestANameNoPathReachesIsNamed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, plain.Contents, 1)
 }
+
+// TestCopyFileToADirectoryNamesThePathInIt: copy_file's to is the file written, and a
+// directory there answered CC's "/d: Cannot write to directory" alone; an agent used to cp,
+// which copies into it, had to guess. The answer names the path in it to give instead.
+func TestCopyFileToADirectoryNamesThePathInIt(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')", "/d/keep.txt": "k"})
+	s := session(t, d)
+	res := callTool(t, s, "copy_file", map[string]any{"traposId": "7:", "from": "/door.lua", "to": "/d"})
+	require.True(t, res.IsError, text(res))
+	assert.Equal(t, "fs_error: /d: Cannot write to directory (copy_file's to is the file to write: to copy into /d, give to /d/door.lua)", text(res))
+	_, found := d.File("/d/door.lua")
+	assert.False(t, found)
+}
