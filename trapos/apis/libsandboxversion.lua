@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.29",
+  VERSION = "0.5.30",
   parse = parse,
   newer = newer,
 };
