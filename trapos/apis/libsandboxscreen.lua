@@ -598,6 +598,9 @@ local MONITOR_TERM_METHODS = {
 -- mirrors is a table look-up per call (and, once per attach, whether it is a monitor); a
 -- monitor's drawing costs what the terminal's does. peripheralApi is the global peripheral
 -- API table (nil: no monitors).
+-- The six sides, the names CC reads in any case.
+local SIDE_NAMES = { top = true, bottom = true, left = true, right = true, front = true, back = true };
+
 local function newMonitors(peripheralApi)
   local mirrors = {};      -- name -> {mirror, term} of a monitor drawn on since it was attached
   local notMonitor = {};   -- name -> true: seen, and no monitor (until a peripheral event for it)
@@ -616,6 +619,16 @@ local function newMonitors(peripheralApi)
       return peripheralApi.hasType(name, "monitor") == true;
     end
     return peripheralApi.getType(name) == "monitor";
+  end
+
+  -- The name a monitor's mirror is kept under: a side's in lower case, as CC reads a side
+  -- in any case (peripheral.wrap("Top") is the monitor on top), so that what a program drew
+  -- through "Top" is read by "top"; any other name as it is. A name that is no string stays.
+  local function key(name)
+    if type(name) == "string" and SIDE_NAMES[string.lower(name)] then
+      return string.lower(name);
+    end
+    return name;
   end
 
   -- The mirror of monitor name, started now if it has none.
@@ -642,14 +655,15 @@ local function newMonitors(peripheralApi)
   -- as a tail call, so a program's mistake (blit's strings of different lengths) is still
   -- raised at the program's line. original is the function the install found there.
   local function mirroredCall(original, name, method, ...)
-    if type(name) == "string" and not notMonitor[name] then
-      local kept = mirrors[name];
+    local as = key(name);
+    if type(name) == "string" and not notMonitor[as] then
+      local kept = mirrors[as];
       if kept == nil then
-        if not isMonitor(name) then
-          notMonitor[name] = true;
+        if not isMonitor(as) then
+          notMonitor[as] = true;
           return original(name, method, ...);
         end
-        kept = mirrorOf(name);
+        kept = mirrorOf(as);
       end
       local drawn = kept.term[method];
       if drawn ~= nil then
@@ -717,7 +731,7 @@ local function newMonitors(peripheralApi)
   -- The mirror of monitor name, or nil and why not.
   local function get(name)
     if isMonitor(name) then
-      return mirrorOf(name).mirror;
+      return mirrorOf(key(name)).mirror;
     end
     local attached = names();
     if #attached == 0 then
@@ -729,14 +743,14 @@ local function newMonitors(peripheralApi)
   -- A peripheral attached or detached under name: what was mirrored there is another's.
   local function changed(name)
     if type(name) == "string" then
-      mirrors[name], notMonitor[name] = nil, nil;
+      mirrors[key(name)], notMonitor[key(name)] = nil, nil;
     end
   end
 
   -- Monitor name changed size without a setTextScale of this computer's (a player built it
   -- larger, or another computer set its scale): its mirror follows, keeping the top left.
   local function resized(name)
-    local kept = type(name) == "string" and mirrors[name] or nil;
+    local kept = type(name) == "string" and mirrors[key(name)] or nil;
     if kept ~= nil then
       kept.mirror.size();
     end

@@ -1180,6 +1180,22 @@ describe("libsandboxscreen", function()
       end);
     end);
 
+    itBeside("keeps one mirror of a side's monitor whatever the case of the side's name, as CC reads sides", function()
+      -- CC reads a side in any case: a program drawing through peripheral.wrap("Top") drew on
+      -- the monitor on top, and a read of "top" answered it blank, all its rows unknown (and
+      -- a read of "Top" what "top" drew the same way).
+      withMonitor(function(screen)
+        peripheral.wrap("Top").clear();
+        peripheral.wrap("Top").write("upper");
+        peripheral.call("top", "write", " lower");
+        for _, name in ipairs({ "top", "Top", "TOP" }) do
+          local answer = readMonitor(screen, name);
+          expect({ name = name, text = answer.rows[1].text:sub(1, 11), unknownRows = answer.unknownRows })
+            :same({ name = name, text = "upper lower" });
+        end
+      end);
+    end);
+
     itBeside("names the attached monitors in the computer's own screen.read, and refuses a name that is no monitor", function()
       withMonitor(function(screen)
         local _, own = screen.handlers["screen.read"]({});
