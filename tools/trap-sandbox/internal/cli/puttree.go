@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/internal/protocol"
 )
 
 // putTree is put -r's copy of a local directory to a computer, the way back of get -r: each
@@ -142,13 +140,7 @@ func (t *putTree) dir(ctx context.Context, local, remote string) error {
 // drive's fs_error is one too): the copy goes on without it, as cp -r goes on past a file it
 // cannot write.
 func (t *putTree) leftOut(remote string, err error) bool {
-	pe, ok := errors.AsType[*protocol.Error](err)
-	if !ok || !pe.ByComputer || (pe.Code != protocol.CodeFSError && pe.Code != protocol.CodeForbidden) {
-		return false
-	}
-	t.skipped++
-	fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: %s\n", cctext.Show(remote, false), cctext.Show(pe.Message, false))
-	return true
+	return t.refusedByComputer(t.stderr, remote, err)
 }
 
 // directories is n directories, "1 directory".

@@ -182,11 +182,18 @@ func oneLevel(name string) bool {
 // or made a file where it was a directory, while the copy ran) or refuses to be read: the
 // copy goes on without it, as cp -r goes on past a file it cannot read.
 func (t *treeCopy) gone(remote string, err error) bool {
+	return t.refusedByComputer(t.stderr, remote, err)
+}
+
+// refusedByComputer reports whether err is the computer's refusal of remote (an fs_error or
+// forbidden in its words), and if so counts remote left out and says why on stderr: get -r's
+// and put -r's copy go on without it.
+func (t *tally) refusedByComputer(stderr io.Writer, remote string, err error) bool {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || !pe.ByComputer || (pe.Code != protocol.CodeFSError && pe.Code != protocol.CodeForbidden) {
 		return false
 	}
 	t.skipped++
-	fmt.Fprintf(t.stderr, "trap-sandbox: %s left out: %s\n", cctext.Show(remote, false), cctext.Show(pe.Message, false))
+	fmt.Fprintf(stderr, "trap-sandbox: %s left out: %s\n", cctext.Show(remote, false), cctext.Show(pe.Message, false))
 	return true
 }
