@@ -360,12 +360,7 @@ func TestInstallWarnsOfADiskStartup(t *testing.T) {
 		} else {
 			require.NoError(t, os.WriteFile(filepath.Join(floppy, "notes.txt"), []byte("notes\n"), 0o644))
 		}
-		sides := peripheral.NewBus(0)
-		diskDrive := drive.New(nil)
-		_, err := diskDrive.Insert(drive.NewFloppy(1, floppy))
-		require.NoError(t, err)
-		require.NoError(t, sides.Attach("left", diskDrive))
-		return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides, Settings: settings}
+		return onAComputerWithTheFloppy(t, floppy, settings)
 	}
 
 	out := playerSessionOn(ctx, t, withFloppy(true, nil), install, "reboot", "sandbox status", "/programs/sandbox status")
@@ -396,14 +391,7 @@ func TestTheInstallerFitsAFloppyForAFriend(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	floppy := t.TempDir()
-	withTheFloppy := func() machine.Options {
-		sides := peripheral.NewBus(0)
-		diskDrive := drive.New(nil)
-		_, err := diskDrive.Insert(drive.NewFloppy(1, floppy))
-		require.NoError(t, err)
-		require.NoError(t, sides.Attach("left", diskDrive))
-		return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides}
-	}
+	withTheFloppy := func() machine.Options { return onAComputerWithTheFloppy(t, floppy, nil) }
 
 	out := playerSessionOn(ctx, t, withTheFloppy(), "wget "+g.URL("/trapos/install")+" disk/install")
 	require.Contains(t, out, "Downloaded as disk/install", out)
@@ -433,14 +421,7 @@ func TestAFailedSaveOnTheFloppyIsRedoneAsTheGuideSays(t *testing.T) {
 	require.NoError(t, err)
 	notes := fsapi.MountCapacity - len(installer) + 1_000
 	require.NoError(t, os.WriteFile(filepath.Join(floppy, "notes"), bytes.Repeat([]byte("x"), notes), 0o644))
-	withTheFloppy := func() machine.Options {
-		sides := peripheral.NewBus(0)
-		diskDrive := drive.New(nil)
-		_, err := diskDrive.Insert(drive.NewFloppy(1, floppy))
-		require.NoError(t, err)
-		require.NoError(t, sides.Attach("left", diskDrive))
-		return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides}
-	}
+	withTheFloppy := func() machine.Options { return onAComputerWithTheFloppy(t, floppy, nil) }
 	save := "wget " + g.URL("/trapos/install") + " disk/install"
 
 	out := playerSessionOn(ctx, t, withTheFloppy(), save, save)
@@ -2606,4 +2587,16 @@ func TestUninstallWithoutTheGateway(t *testing.T) {
 	require.NotNil(t, said, strings.Join(rows, "\n"))
 	assert.Equal(t, strconv.Itoa(installed), said[1], strings.Join(rows, "\n"))
 	assert.Equal(t, []string{".settings"}, diskFiles(t, pocketDir), strings.Join(rows, "\n"))
+}
+
+// onAComputerWithTheFloppy is a computer (a drive of its own, private addresses allowed, with
+// settings) whose left disk drive holds a floppy kept in the host directory floppy.
+func onAComputerWithTheFloppy(t *testing.T, floppy string, settings map[string]string) machine.Options {
+	t.Helper()
+	sides := peripheral.NewBus(0)
+	diskDrive := drive.New(nil)
+	_, err := diskDrive.Insert(drive.NewFloppy(1, floppy))
+	require.NoError(t, err)
+	require.NoError(t, sides.Attach("left", diskDrive))
+	return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides, Settings: settings}
 }
