@@ -1,6 +1,9 @@
 package cctext
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+)
 
 // asciiTwins holds the characters past U+00FF that prose (a model's answer, a message) uses all
 // the time and that have a plain twin CC can show: typographic quotes, dashes and the ellipsis,
@@ -41,18 +44,39 @@ const (
 	euroCode = "EUR"
 )
 
-// Quoting is where prose stands as to a double-quoted string (ASCII '"') on its line: open
-// inside one, escaped right after a backslash in one. The zero value is a line's start.
-type Quoting struct{ open, escaped bool }
+// Quoting is where prose stands as to a quoted string on its line (see ProseFrom). The zero
+// value is a line's start.
+type Quoting struct {
+	// quote is the ASCII quote mark ('"' or '\'') of the string open, 0 outside one.
+	quote rune
+	// escaped is set right after a backslash inside a string: the next character is its own.
+	escaped bool
+	// closing is set after a '\'' inside a single-quoted string, which ends it unless a letter
+	// or digit follows (then it was an apostrophe: 'it's 5 €'). The next character, perhaps in
+	// the next piece, settles it.
+	closing bool
+	// afterWord is set when the character before is a letter or digit, so that a '\'' is an
+	// apostrophe (it's, players'), not a string's start.
+	afterWord bool
+}
 
 // ProseFrom is Prose of text that goes on from q (a model's answer streamed in pieces: the
 // Quoting the piece before returned), and where text leaves off. A euro sign is its currency
-// code, except inside a double-quoted string: there it is the character itself, a string of
-// code or the character a warning names, and the text rule shows it as the computer has it
-// ('?'). The gateway's warning for a € it sent the model, quoted back to the player, read
-// `"EUR" (U+20AC) … was sent as "?"`, and code the model proposed read print("5 EUR") where
-// the computer would run print("5 ?"). A quote's string ends with its line, so a stray '"'
-// (an inch mark) turns no price after it into '?' past it; typographic quotes are prose.
+// code, except inside a quoted string: there it is the character itself, a string of code or
+// the character a warning names, and the text rule shows it as the computer has it ('?'). The
+// gateway's warning for a € it sent the model, quoted back to the player, read
+// `"EUR" (U+20AC) … was sent as "?"`, and code the model proposed read print("5 EUR") (or
+// print('5 EUR')) where the computer would run print("5 ?").
+//
+// A string is ASCII-quoted on one line, and a backslash in it escapes the next character.
+// A double quote always opens or ends one. A single quote is also prose's apostrophe (it's 5 €,
+// isn't it; the players' 5 €), so it opens a string only after a character that is no letter or
+// digit (a line's start, a blank, '(', '=', ',', a backtick: print('5 €'), x = '5 €') and ends
+// one only before such a character ('5 €') or the line's end); one between letters (it's) is
+// part of the string or the prose it stands in. An apostrophe after a non-letter ('90s, 5 €'s)
+// opens a string to its line's end as a stray '"' (an inch mark) does; Lua's call without
+// parentheses, print'5 €', is a price. A string ends with its line, so a stray quote turns no
+// price past its line into '?'; typographic quotes are prose.
 func ProseFrom(q Quoting, text string) (string, Quoting) {
 	if isASCII(text) {
 		return text, q.after(text)
@@ -67,13 +91,13 @@ func ProseFrom(q Quoting, text string) (string, Quoting) {
 			continue
 		}
 		b.WriteString(asciiTwins.Replace(text[from:i]))
-		q = q.after(text[from:i])
-		if q.open {
+		var quoted bool
+		quoted, q = q.after(text[from:i]).next(r)
+		if quoted {
 			b.WriteRune(euro) // the text rule's '?', as the computer has it
 		} else {
 			b.WriteString(euroCode)
 		}
-		q.escaped = false
 		from = i + len(string(euro))
 	}
 	b.WriteString(asciiTwins.Replace(text[from:]))
@@ -82,17 +106,38 @@ func ProseFrom(q Quoting, text string) (string, Quoting) {
 
 // after is where q stands after text.
 func (q Quoting) after(text string) Quoting {
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; {
-		case c == '\n':
-			q = Quoting{}
-		case q.escaped:
-			q.escaped = false
-		case c == '\\' && q.open:
-			q.escaped = true
-		case c == '"':
-			q.open = !q.open
-		}
+	for _, r := range text {
+		_, q = q.next(r)
 	}
 	return q
+}
+
+// next is whether r, coming where q stands, is inside a quoted string, and where q stands
+// after it.
+func (q Quoting) next(r rune) (quoted bool, after Quoting) {
+	if r == '\n' {
+		return false, Quoting{}
+	}
+	word := unicode.IsLetter(r) || unicode.IsDigit(r)
+	if q.closing {
+		q.closing = false
+		if !word {
+			q.quote = 0 // the '\'' ended the string
+		}
+	}
+	quoted = q.quote != 0
+	switch {
+	case q.escaped:
+		q.escaped = false
+	case q.quote != 0 && r == '\\':
+		q.escaped = true
+	case q.quote == '"' && r == '"':
+		q.quote = 0
+	case q.quote == '\'' && r == '\'':
+		q.closing = true
+	case q.quote == 0 && r == '"', q.quote == 0 && r == '\'' && !q.afterWord:
+		q.quote = r
+	}
+	q.afterWord = word
+	return quoted, q
 }

@@ -66,3 +66,49 @@ func TestProseLeavesAQuotedEuroSignToTheTextRule(t *testing.T) {
 		})
 	}
 }
+
+// TestProseTellsASingleQuotedStringFromAnApostrophe: a € in a single-quoted string (Lua's
+// print('Preis: 5 €')) is the character as the computer has it, as in a double-quoted one; it
+// read print('Preis: 5 EUR'). An apostrophe in prose is no quote: a ' opens a string only after
+// a character that is no letter or digit and ends it only before one (ProseFrom), so a price
+// after it's or the players' stays EUR.
+func TestProseTellsASingleQuotedStringFromAnApostrophe(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+		cc     string
+	}{
+		// A string: the character.
+		{"a string of code", []string{`print('Preis: 5 €')`}, `print('Preis: 5 ?')`},
+		{"an assignment", []string{`local preis = '5 €'`}, `local preis = '5 ?'`},
+		{"in inline code", []string{"`'€'`"}, "`'?'`"},
+		{"a list of strings", []string{`{'a','€'}`}, `{'a','?'}`},
+		{"streamed apart from its quote", []string{`print('Preis: 5 `, `€') -- 5 €`}, `print('Preis: 5 ?') -- 5 EUR`},
+		{"an escaped quote does not end it", []string{`print('it\'s 5 €')`}, `print('it\'s 5 ?')`},
+		{"an apostrophe inside does not end it", []string{`'it's 5 €'`}, `'it's 5 ?'`},
+		{"an apostrophe inside streamed apart from its letter", []string{`'it'`, `s 5 €'`}, `'it's 5 ?'`},
+		{"a double quote inside", []string{`'say "hi" for 5 €'`}, `'say "hi" for 5 ?'`},
+		{"an apostrophe inside a double-quoted string", []string{`"it's 5 €"`}, `"it's 5 ?"`},
+		// Prose: EUR.
+		{"an apostrophe between letters", []string{"it's 5 €, isn't it"}, "it's 5 EUR, isn't it"},
+		{"a plural's apostrophe", []string{"the players' shop: 5 €"}, "the players' shop: 5 EUR"},
+		{"an apostrophe after a letter past ASCII", []string{"the café's cake: 5 €"}, "the caf\u00e9's cake: 5 EUR"},
+		{"a price after a string", []string{`'Diamant': 5 €`}, `'Diamant': 5 EUR`},
+		{"a price after a string streamed apart from its quote", []string{`x = 'a'`, ` costs 5 €`}, `x = 'a' costs 5 EUR`},
+		{"a price right after a string's end", []string{`'a'€`}, `'a'EUR`},
+		{"a stray quote ends with its line", []string{"' is a quote\nPreis: 5 €"}, "' is a quote\nPreis: 5 EUR"},
+		{"typographic quotes are prose", []string{"‘5 €’ and it’s 5 €"}, "'5 EUR' and it's 5 EUR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var q Quoting
+			var out strings.Builder
+			for _, p := range tc.pieces {
+				var shown string
+				shown, q = ProseFrom(q, p)
+				out.WriteString(shown)
+			}
+			cc, _ := ToCC("", out.String())
+			assert.Equal(t, tc.cc, FromCC([]byte(cc)))
+		})
+	}
+}
