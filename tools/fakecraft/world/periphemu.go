@@ -23,6 +23,14 @@ import (
 // ("monitor_2"), and a name that is not a side is reached by that name through the
 // peripheral API. The arguments after type are those of the kind (Kinds), numbers as CC
 // writes them.
+//
+// CraftOS-PC has no cables; fakecraft's own two functions put a peripheral on a named cable
+// (a world file's cables), where a wired modem on that cable (periphemu.create(side,
+// "wired_modem", cable)) reaches it by its network name, as a player's modem on the
+// block does in CC, so a spec can draw on a cable's monitor_0 without a world file:
+//
+//	periphemu.createRemote(cable, name, type [, args...]) -> true | false, message
+//	periphemu.removeRemote(cable, name) -> boolean
 func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 	fns := map[string]lua.LGFunction{
 		"create": func(L *lua.LState) int {
@@ -34,31 +42,24 @@ func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 			}
 			kind := craftosString(L, 2)
 			name := sideArgument(L, kind)
-			parts := []string{kind}
-			for i := 3; i <= L.GetTop(); i++ {
-				switch v := L.Get(i).(type) {
-				case lua.LString:
-					parts = append(parts, string(v))
-				case lua.LNumber:
-					parts = append(parts, ccformat.FormatNumber(float64(v)))
-				default:
-					luakit.ArgError(L, i, "string or number")
-				}
-			}
-			if err := p.attach(name, strings.Join(parts, ":"), true, ""); err != nil {
-				var taken peripheral.ErrTaken
-				if !errors.As(err, &taken) && !strings.HasPrefix(err.Error(), "No peripheral named") {
-					err = errors.New("Could not create peripheral: " + err.Error())
-				}
-				L.Push(lua.LFalse)
-				L.Push(lua.LString(err.Error()))
-				return 2
-			}
-			L.Push(lua.LTrue)
-			return 1
+			return created(L, p.attach(name, kindSpec(L, kind, 3), true, ""))
 		},
 		"remove": func(L *lua.LState) int {
 			L.Push(lua.LBool(p.Detach(craftosString(L, 1))))
+			return 1
+		},
+		"createRemote": func(L *lua.LState) int {
+			cable, name, kind := craftosString(L, 1), craftosString(L, 2), craftosString(L, 3)
+			per, err := site{w: p.w, fromLua: true}.make(kindSpec(L, kind, 4))
+			if err == nil {
+				if err = p.w.Cable(cable).AttachRemote(name, per); err != nil {
+					discard(per)
+				}
+			}
+			return created(L, err)
+		},
+		"removeRemote": func(L *lua.LState) int {
+			L.Push(lua.LBool(p.w.Cable(craftosString(L, 1)).DetachRemote(craftosString(L, 2))))
 			return 1
 		},
 		"names": func(L *lua.LState) int {
@@ -75,6 +76,38 @@ func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 	L.SetFuncs(t, fns) // in the names' order: the same on every run
 	L.SetGlobal("periphemu", t)
 	return nil
+}
+
+// kindSpec is a peripheral spec (TYPE[:ARG...], as Kinds read it) of kind and the
+// arguments from the from-th on.
+func kindSpec(L *lua.LState, kind string, from int) string {
+	parts := []string{kind}
+	for i := from; i <= L.GetTop(); i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			parts = append(parts, string(v))
+		case lua.LNumber:
+			parts = append(parts, ccformat.FormatNumber(float64(v)))
+		default:
+			luakit.ArgError(L, i, "string or number")
+		}
+	}
+	return strings.Join(parts, ":")
+}
+
+// created answers a create: true, or false and why, in CraftOS-PC's words.
+func created(L *lua.LState, err error) int {
+	if err != nil {
+		var taken peripheral.ErrTaken
+		if !errors.As(err, &taken) && !strings.HasPrefix(err.Error(), "No peripheral named") {
+			err = errors.New("Could not create peripheral: " + err.Error())
+		}
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(err.Error()))
+		return 2
+	}
+	L.Push(lua.LTrue)
+	return 1
 }
 
 // sideArgument is periphemu.create's first argument as a name: a side, a name, or a

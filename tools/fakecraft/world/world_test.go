@@ -367,6 +367,52 @@ print("later", events())
 	assert.Contains(t, c.Output(), "at boot\t\ttrue\ttrue\n")
 }
 
+// TestPeriphemuPutsPeripheralsOnACable: fakecraft's periphemu.createRemote puts a peripheral
+// on a cable by its network name, as a player's modem on a block does in CC: a wired modem
+// on that cable reaches it through callRemote and by the name, its computer gets a
+// peripheral event, and Go finds it on the cable; removeRemote takes it off again (a
+// peripheral_detach). A name already on the cable, a side, and a host path are refused as
+// create refuses them.
+func TestPeriphemuPutsPeripheralsOnACable(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Computers: []world.ComputerSpec{
+			{ID: 1, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": `
+print("create", periphemu.createRemote("lan", "monitor_0", "monitor", 2, 1))
+print("event", os.pullEvent("peripheral"))
+print("again", periphemu.createRemote("lan", "monitor_0", "monitor"))
+print("side", periphemu.createRemote("lan", "top", "monitor"))
+print("host", periphemu.createRemote("lan", "drive_0", "drive", "/etc"))
+print("names", table.concat(peripheral.getNames(), ","))
+print("size", peripheral.call("back", "callRemote", "monitor_0", "getSize"))
+print("size", peripheral.call("monitor_0", "getSize"))
+os.pullEvent("go")
+print("removed", periphemu.removeRemote("lan", "monitor_0"), periphemu.removeRemote("lan", "monitor_0"))
+print("event", os.pullEvent("peripheral_detach"))
+print("names", table.concat(peripheral.getNames(), ","))
+`}},
+		},
+	})
+	c := w.Computer(1)
+	c.WaitFor(ctx, "size\t18\t5\nsize\t18\t5\n")
+	_, isMonitor := w.Cable("lan").Remote("monitor_0").(*monitor.Monitor)
+	assert.True(t, isMonitor, "the cable has it")
+	c.QueueString("go")
+	c.WaitFor(ctx, "names\tback\n")
+	assert.Nil(t, w.Cable("lan").Remote("monitor_0"))
+	out := strings.ReplaceAll(c.Output(), "\n", "")
+	for _, want := range []string{
+		"create\ttrue", "event\tperipheral\tmonitor_0", "names\tback,monitor_0",
+		"again\tfalse\tCould not create peripheral: attach monitor_0: the cable already has a peripheral named so",
+		"side\tfalse\tCould not create peripheral: attach \"top\": a cable's peripheral needs a name that is not a side",
+		"host\tfalse\tCould not create peripheral: drive:/etc: \"/etc\" is not a disk id",
+		"removed\ttrue\tfalse", "event\tperipheral_detach\tmonitor_0",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
+
 // TestModemMessageDistances: modem_message's distance is the straight line between two
 // wireless modems (CC's WirelessNetwork), and for wired modems the length of the cable
 // between them (CC's WiredNetworkImpl sums it block by block): fakecraft has no cables
