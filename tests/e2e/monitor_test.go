@@ -18,7 +18,8 @@ import (
 )
 
 // monitorsProgram connects, runs /kitchen.lua on the top monitor as a player would (`monitor
-// top kitchen`), draws on the left one through a peripheral.wrap at text scale 0.5, and waits.
+// top kitchen`), draws on the left one through a peripheral.wrap at text scale 0.5, and on
+// the office cable's monitor_0 through the wired modem's own callRemote, and waits.
 const monitorsProgram = `
 if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
 shell.run("monitor", "top", "/kitchen.lua")
@@ -28,6 +29,12 @@ left.setBackgroundColour(colours.blue)
 left.clear()
 left.setCursorPos(2, 2)
 left.write("drawn through a wrap")
+local modem = peripheral.wrap("back")
+modem.callRemote("monitor_0", "clear")
+modem.callRemote("monitor_0", "setCursorPos", 1, 1)
+modem.callRemote("monitor_0", "write", "asked the modem")
+peripheral.call("back", "callRemote", "monitor_0", "setCursorPos", 3, 2)
+peripheral.call("back", "callRemote", "monitor_0", "write", "twice")
 print("e2e: monitors drawn")
 while true do os.pullEvent("e2e_never") end
 `
@@ -58,17 +65,19 @@ type monitorScreen struct {
 	} `json:"rows"`
 }
 
-// TestTheAgentReadsWhatProgramsDrewOnMonitors: a computer with two monitors, whose owner allows
-// viewing its screen, runs a program on the top one with the ROM's monitor program and draws on
-// the left one through a wrap at text scale 0.5. MCP's read_screen names both with the
-// computer's own screen, and reads each as the monitor shows it (its text, colours, size and
-// text scale), as `trap-sandbox screen --monitor top` prints it; a name that is no monitor is
-// refused naming the monitors.
+// TestTheAgentReadsWhatProgramsDrewOnMonitors: a computer with two monitors and a wired modem
+// whose cable has a third, whose owner allows viewing its screen, runs a program on the top
+// one with the ROM's monitor program, draws on the left one through a wrap at text scale 0.5,
+// and on the cable's monitor_0 through the modem's callRemote. MCP's read_screen names all
+// three with the computer's own screen, and reads each as the monitor shows it (its text,
+// colours, size and text scale), as `trap-sandbox screen --monitor top` prints it; a name
+// that is no monitor is refused naming the monitors.
 func TestTheAgentReadsWhatProgramsDrewOnMonitors(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche",
-		Peripherals: map[string]string{"top": "monitor:2:1", "left": "monitor:3:2", "right": "modem"}}}}
+		Peripherals: map[string]string{"top": "monitor:2:1", "left": "monitor:3:2", "right": "modem", "back": "wired_modem:office"}}},
+		Cables: map[string]map[string]string{"office": {"monitor_0": "monitor:2:1"}}}
 	w := fakecrafttest.NewWorld(t, spec)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.Label = spec.Computers[0].Label
@@ -92,7 +101,7 @@ func TestTheAgentReadsWhatProgramsDrewOnMonitors(t *testing.T) {
 
 	t.Run("the computer's own screen names its monitors", func(t *testing.T) {
 		own := read(t, map[string]any{})
-		assert.ElementsMatch(t, []string{"top", "left"}, own.Monitors)
+		assert.ElementsMatch(t, []string{"top", "left", "monitor_0"}, own.Monitors)
 		assert.Empty(t, own.Monitor)
 		assert.Contains(t, own.Text, "Running /kitchen.lua on monitor top", "the monitor program's own line is on the computer")
 		assert.NotContains(t, own.Text, "tea: ready")
@@ -117,6 +126,14 @@ func TestTheAgentReadsWhatProgramsDrewOnMonitors(t *testing.T) {
 		assert.Equal(t, []int{w, h}, []int{out.Width, out.Height})
 		assert.InDelta(t, 0.5, out.TextScale, 0)
 		assert.Equal(t, strings.Repeat("b", w), out.Rows[0].BG, "the wrap cleared it blue")
+	})
+
+	t.Run("the cable's monitor_0 shows what the modem's callRemote drew", func(t *testing.T) {
+		cabled := w.Cable("office").Remote("monitor_0").(*monitor.Monitor)
+		out := read(t, map[string]any{"monitor": "monitor_0"})
+		assert.Equal(t, "monitor_0", out.Monitor)
+		assert.Equal(t, "asked the modem\n  twice", out.Text, "each call once: twice is where its setCursorPos put it")
+		assert.Equal(t, strings.TrimRight(cabled.Screen(), "\n"), out.Text)
 	})
 
 	t.Run("trap-sandbox screen --monitor top prints it", func(t *testing.T) {

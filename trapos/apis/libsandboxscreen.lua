@@ -590,20 +590,28 @@ local MONITOR_TERM_METHODS = {
 
 -- The monitors' mirrors. CC has no read-back of a monitor either, and every way a program
 -- draws on one (peripheral.call, a peripheral.wrap table, `monitor top edit`'s term.redirect
--- to a wrap, a wired modem's remote monitor) reaches it through the peripheral API's call:
--- a wrap's methods look peripheral.call up at each call. So install() wraps that one
--- function, and a monitor's mirror is a newMirror of a stand-in terminal whose methods call
--- the monitor, installed at the first call to that monitor since the daemon started (or since
--- it was attached): what is drawn from then on is kept. The cost for a peripheral nobody
--- mirrors is a table look-up per call (and, once per attach, whether it is a monitor); a
--- monitor's drawing costs what the terminal's does. peripheralApi is the global peripheral
--- API table (nil: no monitors).
+-- to a wrap, a wired modem's remote monitor by its name, monitor_0, or through the modem's
+-- own callRemote) reaches it through the peripheral API's call: a wrap's methods look
+-- peripheral.call up at each call. So install() wraps that one function, and a monitor's
+-- mirror is a newMirror of a stand-in terminal whose methods call the monitor, installed at
+-- the first call to that monitor since the daemon started (or since it was attached): what is
+-- drawn from then on is kept. The cost for a peripheral nobody mirrors is a table look-up per
+-- call, two for a wired modem's callRemote (and, once per attach, whether it is a monitor, a
+-- wired modem, or a monitor that modem reaches); a monitor's drawing costs what the
+-- terminal's does. peripheralApi is the global peripheral API table (nil: no monitors).
+--
+-- CC's own peripheral.call reaches a remote monitor_0 through the modem's callRemote too,
+-- but on the native peripheral table the ROM's API keeps, not through the global function
+-- wrapped here: each drawing call passes the wrap once, whichever way the program made it.
 -- The six sides, the names CC reads in any case.
 local SIDE_NAMES = { top = true, bottom = true, left = true, right = true, front = true, back = true };
 
 local function newMonitors(peripheralApi)
   local mirrors = {};      -- name -> {mirror, term} of a monitor drawn on since it was attached
-  local notMonitor = {};   -- name -> true: seen, and no monitor (until a peripheral event for it)
+  -- name -> a peripheral seen that is no monitor (until a peripheral event for it): true, or
+  -- for a wired modem (CC's peripheral_hub), whose callRemote reaches the cable's peripherals
+  -- by their names, a table: remote name -> whether it is a monitor that modem reaches.
+  local notMonitor = {};
   local originalCall = nil; -- peripheral.call as it was before install, while installed
   local onChange = nil;
 
@@ -619,6 +627,12 @@ local function newMonitors(peripheralApi)
       return peripheralApi.hasType(name, "monitor") == true;
     end
     return peripheralApi.getType(name) == "monitor";
+  end
+
+  -- Whether name is a wired modem, whose callRemote may draw on a monitor on its cable. CC
+  -- before hasType (1.99) had no hasTypeRemote either: none is taken for one there.
+  local function isHub(name)
+    return peripheralApi.hasType ~= nil and peripheralApi.hasType(name, "peripheral_hub") == true;
   end
 
   -- The name a monitor's mirror is kept under: a side's in lower case, as CC reads a side
@@ -651,33 +665,67 @@ local function newMonitors(peripheralApi)
     return kept;
   end
 
-  -- peripheral.call while installed: a monitor's drawing goes through its mirror's wrapper,
-  -- as a tail call, so a program's mistake (blit's strings of different lengths) is still
-  -- raised at the program's line. original is the function the install found there.
-  local function mirroredCall(original, name, method, ...)
-    local as = key(name);
-    if type(name) == "string" and not notMonitor[as] then
-      local kept = mirrors[as];
-      if kept == nil then
-        if not isMonitor(as) then
-          notMonitor[as] = true;
-          return original(name, method, ...);
-        end
-        kept = mirrorOf(as);
+  -- The program's call original(...), of method on the monitor whose mirror is kept, with
+  -- method's arguments from the call's at-th on: a drawing method goes through the mirror's
+  -- wrapper, as a tail call, so a program's mistake (blit's strings of different lengths) is
+  -- still raised at the program's line.
+  local function mirroredOn(kept, method, at, original, ...)
+    local drawn = kept.term[method];
+    if drawn ~= nil then
+      return drawn(select(at, ...));
+    elseif method == "setTextScale" then
+      -- The monitor is another size at once, and what the program draws next is drawn at
+      -- it: the mirror resizes now, as the monitor did (keeping the top left), and its
+      -- next effects work on the new rows. A wrong scale raises what it raises unwrapped, at
+      -- the program's line, as the mirror's wrapper raises a wrong drawing call's.
+      local ok, err = pcall(original, ...);
+      if not ok then
+        error(callersError(err), 2);
       end
-      local drawn = kept.term[method];
-      if drawn ~= nil then
-        return drawn(...);
-      elseif method == "setTextScale" then
-        -- The monitor is another size at once, and what the program draws next is drawn at
-        -- it: the mirror resizes now, as the monitor did (keeping the top left), and its
-        -- next effects work on the new rows. A wrong scale raises here what it raises unwrapped.
-        original(name, method, ...);
-        kept.mirror.size();
-        return;
-      end
+      kept.mirror.size();
+      return;
     end
-    return original(name, method, ...);
+    return original(...);
+  end
+
+  -- peripheral.call while installed: a monitor's drawing goes through its mirror, and so does
+  -- a wired modem's callRemote aimed at a monitor that modem reaches: the monitor's one
+  -- mirror, whether the program names it (monitor_0) or asks the modem for it. original is
+  -- the function the install found there.
+  local function mirroredCall(original, name, method, ...)
+    if type(name) ~= "string" then
+      return original(name, method, ...);
+    end
+    local as = key(name);
+    local other = notMonitor[as];
+    if other == true then
+      return original(name, method, ...);
+    elseif other ~= nil then
+      if method ~= "callRemote" then
+        return original(name, method, ...);
+      end
+      local remote, remoteMethod = ...;
+      local reached = other[remote];
+      if reached == nil and type(remote) == "string" then
+        -- CC's modem answers nothing for a name not on its cable: false, kept as a monitor's
+        -- true is, until a peripheral event for the name.
+        reached = original(name, "hasTypeRemote", remote, "monitor") == true;
+        other[remote] = reached;
+      end
+      if not reached then
+        return original(name, method, ...);
+      end
+      return mirroredOn(mirrorOf(remote), remoteMethod, 5, original, name, method, ...);
+    end
+    local kept = mirrors[as];
+    if kept == nil then
+      if not isMonitor(as) then
+        notMonitor[as] = isHub(as) and {} or true;
+        return mirroredCall(original, name, method, ...);
+      end
+      kept = mirrorOf(as);
+    end
+    return mirroredOn(kept, method, 3, original, name, method, ...);
   end
 
   -- Each install puts a wrap of its own in peripheral.call, which mirrors only while it is
@@ -744,6 +792,12 @@ local function newMonitors(peripheralApi)
   local function changed(name)
     if type(name) == "string" then
       mirrors[key(name)], notMonitor[key(name)] = nil, nil;
+      -- A peripheral on a cable is attached and detached under its network name.
+      for _, other in pairs(notMonitor) do
+        if other ~= true then
+          other[name] = nil;
+        end
+      end
     end
   end
 

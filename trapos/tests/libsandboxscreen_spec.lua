@@ -1088,10 +1088,10 @@ describe("libsandboxscreen", function()
     end
 
     -- A screen whose monitors are the global peripheral API's (a wrap's methods look
-    -- peripheral.call up there), started, a 2x1 advanced monitor on top: fn(screen), then the
-    -- screen is stopped and the monitor taken off, whatever fn did.
-    local function withMonitor(fn)
-      periphemu.create("top", "monitor", 2, 1);
+    -- peripheral.call up there), started after attach(): fn(screen), then the screen is
+    -- stopped and detach() takes off what attach put on, whatever fn did.
+    local function withPeripherals(attach, detach, fn)
+      attach();
       drain();
       local screen = lib.newScreen({
         term = newReference(), os = newFakeOs(), keys = keys, peripheral = peripheral,
@@ -1101,12 +1101,32 @@ describe("libsandboxscreen", function()
       screen.start();
       local ok, err = pcall(fn, screen);
       screen.stop();
-      periphemu.remove("top");
+      detach();
       drain();
       expect(peripheral.call):eq(bare);
       if not ok then
         error(err, 0);
       end
+    end
+
+    -- withPeripherals with a 2x1 advanced monitor on top.
+    local function withMonitor(fn)
+      withPeripherals(function() periphemu.create("top", "monitor", 2, 1); end,
+        function() periphemu.remove("top"); end, fn);
+    end
+
+    -- withPeripherals with a wired modem on back whose cable has a 2x1 advanced monitor,
+    -- monitor_0 (fakecraft's periphemu.createRemote: CC's modem on a monitor, switched on).
+    local CABLE = "libsandboxscreen_spec";
+    local function withCableMonitor(fn)
+      withPeripherals(function()
+        periphemu.create("back", "wired_modem", CABLE);
+        periphemu.createRemote(CABLE, "monitor_0", "monitor", 2, 1);
+      end, function()
+        periphemu.removeRemote(CABLE, "monitor_0");
+        periphemu.removeRemote(CABLE, "monitor_1");
+        periphemu.remove("back");
+      end, fn);
     end
 
     -- Expects a monitor's screen.read answer to show exactly what ref holds.
@@ -1233,6 +1253,7 @@ describe("libsandboxscreen", function()
         local wrongCalls = {
           function() peripheral.wrap("top").blit("ab", "0", "ff"); end,
           function() peripheral.call("top", "setCursorPos", "x", 1); end,
+          function() peripheral.wrap("top").setTextScale(6); end,
           function() drawingOn(peripheral.wrap("top"), function() term.setTextColour(0); end); end,
         };
         local function errors()
@@ -1305,6 +1326,91 @@ describe("libsandboxscreen", function()
         screen.start();
         periphemu.create("top", "monitor");
         expect(mirrored):same(bare);
+      end);
+    end);
+
+    itBeside("reads what is drawn on a cable's monitor through the modem's callRemote as through its name, each call once", function()
+      -- A program asking the wired modem for its cable's monitor (peripheral.wrap("back")
+      -- .callRemote("monitor_0", ...)) drew past the mirror: a read answered stale rows. CC's
+      -- own peripheral.call("monitor_0", ...) goes through callRemote too, on the native
+      -- table: a mirror that saw both counted each of its calls twice (a write's cursor).
+      withCableMonitor(function(screen)
+        local modem = peripheral.wrap("back");
+        modem.callRemote("monitor_0", "setTextScale", 0.5); -- the first call: the mirror starts here
+        local w, h = peripheral.call("monitor_0", "getSize");
+        local ref = window.create(term.native(), 1, 1, w, h, false);
+        local routes = {
+          function(method, ...) return modem.callRemote("monitor_0", method, ...); end,
+          function(method, ...) return peripheral.call("back", "callRemote", "monitor_0", method, ...); end,
+          function(method, ...) return peripheral.call("monitor_0", method, ...); end,
+          function(method, ...) return peripheral.wrap("monitor_0")[method](...); end,
+        };
+        local calls = {
+          { "setBackgroundColour", colours.blue }, { "clear" }, { "setCursorPos", 2, 1 },
+          { "setTextColour", colours.yellow }, { "write", "remote" }, { "write", "ly" },
+          { "setCursorPos", 1, 2 }, { "blit", "blit", "0123", "fedc" }, { "write", 42 },
+          { "setCursorPos", w - 2, 3 }, { "setTextColor", colours.red }, { "write", "clipped" },
+          { "clearLine" }, { "setCursorPos", 1, 4 }, { "write", "scrolled" }, { "scroll", 1 },
+          { "setCursorBlink", true },
+        };
+        for i, c in ipairs(calls) do
+          routes[i % #routes + 1](table.unpack(c));
+          ref[c[1]](table.unpack(c, 2));
+        end
+        local answer = readMonitor(screen, "monitor_0");
+        expectShows(answer, ref);
+        expect({ answer.monitor, answer.textScale, answer.unknownRows }):same({ "monitor_0", 0.5 });
+        expect(answer.fg):eq(colours.red);
+
+        -- A text scale set through callRemote resizes it, keeping the top left.
+        modem.callRemote("monitor_0", "setTextScale", 1);
+        local sw, sh = peripheral.call("monitor_0", "getSize");
+        local small = readMonitor(screen, "monitor_0");
+        expect({ small.width, small.height, small.textScale }):same({ sw, sh, 1 });
+        expect(small.rows[1].text):eq(answer.rows[1].text:sub(1, sw));
+      end);
+    end);
+
+    itBeside("leaves callRemote's other calls what they do without the mirror, and mirrors a monitor joining the cable", function()
+      withCableMonitor(function(screen)
+        local modem = peripheral.wrap("back");
+        local function results()
+          local out = {};
+          for i, call in ipairs({
+            function() return modem.callRemote("monitor_0", "blit", "ab", "0", "ff"); end,
+            function() return peripheral.call("back", "callRemote", "monitor_0", "setCursorPos", "x", 1); end,
+            function() return modem.callRemote("monitor_0", "setTextScale", 0); end,
+            function() return modem.callRemote("monitor_0", "nosuch"); end,
+            function() return modem.callRemote("monitor_0"); end,
+            function() return modem.callRemote(5, "write", "x"); end,
+            function() return modem.callRemote("monitor_1", "write", "x"); end,
+            function() return modem.callRemote("monitor_0", "getSize"); end,
+            function() return modem.getNamesRemote(); end,
+            function() return modem.isOpen(1); end,
+          }) do
+            out[i] = { i = i, pcall(call) };
+          end
+          return out;
+        end
+        local mirrored = results();
+        screen.stop();
+        local bare = results();
+        screen.start();
+        expect(mirrored):same(bare);
+        local library = debug.getinfo(lib.newMirror, "S").short_src;
+        for i = 1, 7 do
+          expect({ i = i, ok = bare[i][1], here = bare[i][2]:find(library, 1, true) }):same({ i = i, ok = false });
+        end
+
+        -- monitor_1 was no monitor the modem reached when the program first asked for it;
+        -- once it is on the cable (its peripheral event), what is drawn through it is read.
+        expect(pcall(modem.callRemote, "monitor_1", "write", "x")):eq(false);
+        periphemu.createRemote(CABLE, "monitor_1", "monitor");
+        screen.onEvent("peripheral", "monitor_1");
+        modem.callRemote("monitor_1", "clear");
+        modem.callRemote("monitor_1", "write", "joined");
+        local answer = readMonitor(screen, "monitor_1");
+        expect({ answer.rows[1].text:sub(1, 6), answer.unknownRows }):same({ "joined" });
       end);
     end);
 
