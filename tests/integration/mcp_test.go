@@ -161,11 +161,12 @@ func TestMCPCopiesAFileToAnotherComputer(t *testing.T) {
 			msg := harness.ToolError(t, res, "forbidden")
 			assert.True(t, strings.HasPrefix(msg, `forbidden: the write to /copy.log on "5:küche" failed (/door.log, 70000 bytes, was read from "6:tasche"): fs.write needs sandbox.allow_files write`), msg)
 			assert.Contains(t, harness.Texts(res)[1], `Computer "5:küche" wrote`)
-			// The computer to write is not connected: what failed, where, what was done, then
-			// what to do, in that order (the hint, which read before what was done, ends it).
+			// The computer to write is not connected: what failed, where, what was done (nothing:
+			// TestMCPACopyToAComputerGoneReadsNothing), then what to do, in that order (the hint,
+			// which read before what was done, ends it).
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": pocket.TraposID(), "from": "/door.log",
 				"toTraposId": "9:gone", "to": "/x"}), "not_connected")
-			assert.Equal(t, `not_connected: the write to /x on "9:gone" failed (/door.log, 70000 bytes, was read from "6:tasche"): computer 9:gone is not connected`+
+			assert.Equal(t, `not_connected: the write to /x on "9:gone" failed (/door.log was not read from "6:tasche"): computer 9:gone is not connected`+
 				` (if it is rebooting, it is back within seconds: ping with wait true waits for it); trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)`, msg)
 			// A directory is no file to copy.
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": desk.TraposID(), "from": "/logs",
@@ -178,6 +179,53 @@ func TestMCPCopiesAFileToAnotherComputer(t *testing.T) {
 			got, found = pocket.File("/backup/door.log")
 			require.True(t, found)
 			assert.True(t, bytes.Equal(all, got))
+		})
+	}
+}
+
+// TestMCPACopyToAComputerGoneReadsNothing: copy_file to another computer that is not connected
+// answers not_connected, naming the computer, without a request to the computer copied: it read
+// the whole file first (up to 1 MiB, a request per chunk), then threw it away. A copy to a
+// computer that is there still reads and writes.
+func TestMCPACopyToAComputerGoneReadsNothing(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			var mu sync.Mutex
+			var asked []string // the types the computer copied was asked, in order
+			desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "küche", AllowFiles: harness.AllowFilesRead},
+				OnRequest: func(f harness.Frame) {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, f.Type)
+				}}
+			pocket := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 6, Label: "tasche", AllowFiles: harness.AllowFilesWrite}}
+			desk.PutFile("/door.log", bytes.Repeat([]byte("door opened\n"), 20_000))
+			serveDaemon(ctx, t, g, desk)
+			serveDaemon(ctx, t, g, pocket)
+			s := connectMCP(ctx, t, g, transport)
+			typesAsked := func() []string {
+				mu.Lock()
+				defer mu.Unlock()
+				return slices.Clone(asked)
+			}
+
+			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": desk.TraposID(), "from": "/door.log",
+				"toTraposId": "9:gone", "to": "/door.log"}), "not_connected")
+			assert.True(t, strings.HasPrefix(msg, `not_connected: the write to /door.log on "9:gone" failed (/door.log was not read from "5:küche"): computer 9:gone is not connected`), msg)
+			// The tool answered after every request it sent was answered: one to the desk
+			// would have been seen by now.
+			assert.NotContains(t, typesAsked(), "fs.read", "the computer copied was read before the one to write was found gone")
+
+			var copied map[string]any
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "copy_file", map[string]any{"traposId": desk.TraposID(), "from": "/door.log",
+				"toTraposId": pocket.TraposID(), "to": "/door.log"}), pocket.TraposID(), &copied)
+			assert.Equal(t, float64(240_000), copied["size"])
+			assert.Contains(t, typesAsked(), "fs.read")
+			got, found := pocket.File("/door.log")
+			require.True(t, found)
+			assert.Len(t, got, 240_000)
 		})
 	}
 }

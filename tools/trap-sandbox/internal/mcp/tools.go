@@ -1025,8 +1025,19 @@ func (t *tools) moveFile(ctx context.Context, in MoveInput) (MoveOutput, error) 
 // error of another computer written starts with what failed there and what was read, before
 // its own words and what to do (a not_connected's hint): the words after the hint read as
 // the hint's. A computer's error is marked as its words (protocol.Error.Computer).
+//
+// Another computer to write is pinged first: one that is not connected, or that the caller's
+// account does not reach, answers not_connected at once, as its write would, where the whole
+// file (up to maxFileBytes, over many requests) was read from the computer copied first and
+// then thrown away. Its other answers leave the copy to find out by itself, as before.
 func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) {
 	to := cmp.Or(in.ToTraposID, in.TraposID)
+	if to != in.TraposID {
+		if _, err := t.client.Ping(ctx, to, timeoutOf(in.TimeoutMs)); protocol.CodeOf(err) == protocol.CodeNotConnected {
+			return CopyOutput{}, writeToOtherFailed(transferBack(err), in, to, fmt.Sprintf("%s was not read from %s",
+				cctext.StoredPath(in.From), computer.QuotedID(in.TraposID)))
+		}
+	}
 	data, err := t.client.Read(ctx, in.TraposID, in.From, maxFileBytes, timeoutOf(in.TimeoutMs))
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
 		return CopyOutput{}, pe.WithHostWords("", ": a directory; copy_file copies a file (list_files lists what it holds)")
@@ -1041,15 +1052,26 @@ func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) 
 			dir := cctext.StoredPath(in.To)
 			err = pe.WithHostWords("", fmt.Sprintf(" (copy_file's to is the file to write: to copy into %s, give to %s)", dir, path.Join(dir, path.Base(cctext.StoredPath(in.From)))))
 		}
-		if pe, ok := errors.AsType[*protocol.Error](err); ok && to != in.TraposID {
-			out := pe.WithHostWords(fmt.Sprintf("the write to %s on %s failed (%s, %d bytes, was read from %s): ",
-				cctext.StoredPath(in.To), computer.QuotedID(to), cctext.StoredPath(in.From), len(data), computer.QuotedID(in.TraposID)), "")
-			out.Computer = to
-			return CopyOutput{}, out
+		if to != in.TraposID {
+			return CopyOutput{}, writeToOtherFailed(err, in, to, fmt.Sprintf("%s, %d bytes, was read from %s",
+				cctext.StoredPath(in.From), len(data), computer.QuotedID(in.TraposID)))
 		}
 		return CopyOutput{}, err
 	}
 	return CopyOutput{From: cctext.StoredPath(in.From), ToTraposID: to, To: cctext.StoredPath(in.To), Size: int64(len(data))}, nil
+}
+
+// writeToOtherFailed is err, the error of copy_file's write to another computer, to, after
+// what failed there and what was done on the computer copied (read), marked as to's
+// (protocol.Error.Computer); err as it is when it is no *protocol.Error.
+func writeToOtherFailed(err error, in CopyInput, to, read string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok {
+		return err
+	}
+	out := pe.WithHostWords(fmt.Sprintf("the write to %s on %s failed (%s): ", cctext.StoredPath(in.To), computer.QuotedID(to), read), "")
+	out.Computer = to
+	return out
 }
 
 func (t *tools) makeDir(ctx context.Context, in PathInput) (PathOutput, error) {
