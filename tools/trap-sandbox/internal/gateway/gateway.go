@@ -637,6 +637,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		g.stopWarnTimers()
 		g.log.Info("closed every socket: going away", "sockets", len(sessions))
 		return nil
 	case <-ctx.Done():
@@ -645,8 +646,15 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		_ = s.conn.Close() // unblocks the reader and writer at once
 	}
 	<-done
+	g.stopWarnTimers()
 	return fmt.Errorf("gateway shutdown: cut %d socket(s) without a close handshake: %w", len(sessions), ctx.Err())
 }
+
+// stopWarnTimers stops the warnings' end-of-minute timers (warnBurst's), writing their counts
+// now: one wrote its line up to a minute after the gateway's last ("stopped"), or never, its
+// count lost, when the process ended first. Called once every socket has ended, as no further
+// burst line can come.
+func (g *Gateway) stopWarnTimers() { g.limits.warns.t.Stop() }
 
 // notAWebSocket answers a request to the WebSocket's path that is no WebSocket: the address an
 // operator opens in a browser from the "computers connect here" line, which said only "Bad

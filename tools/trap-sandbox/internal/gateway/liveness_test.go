@@ -401,10 +401,40 @@ func TestAComputerFullOfHostRequestsIsStillProbed(t *testing.T) {
 // cause, and one at the end of the minute with the count of the others; each computer's drop
 // is an INFO line.
 func TestAFrozenServersComputersMakeAFewWarnLines(t *testing.T) {
+	const computers = 20
+	h, fc, warns := frozenServersComputersDropped(t, computers)
+	assert.Equal(t, computers, strings.Count(h.logs.String(), `level=INFO msg="computer did not answer the idle probe, dropping it"`))
+
+	fc.Advance(warnEvery)
+	require.Eventually(t, func() bool { return len(warns()) == 2 }, waitLimit, testkit.Poll, "the count at the end of the minute")
+	assert.Contains(t, warns()[1], fmt.Sprintf("suppressedSinceLast=%d ", computers-1))
+}
+
+// TestAGatewayStoppedMidBurstWritesItsCountAtOnce: the count of a frozen server's computers
+// dropped, due at the end of the minute, is written as the gateway shuts down, before
+// Shutdown returns: its timer wrote it after the gateway's last line, or, the process gone,
+// never. No timer is left to write after.
+func TestAGatewayStoppedMidBurstWritesItsCountAtOnce(t *testing.T) {
+	const computers = 20
+	h, fc, warns := frozenServersComputersDropped(t, computers)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	require.NoError(t, h.gw.Shutdown(ctx))
+	require.Len(t, warns(), 2, "the count, written by Shutdown")
+	assert.Contains(t, warns()[1], fmt.Sprintf("suppressedSinceLast=%d ", computers-1))
+	assert.Less(t, strings.Index(h.logs.String(), "suppressedSinceLast"), strings.Index(h.logs.String(), "closed every socket: going away"))
+	assert.Equal(t, 0, fc.Armed(), "no timer left to write after the gateway stopped")
+}
+
+// frozenServersComputersDropped connects computers that answer WebSocket pings and never the
+// idle probe, as a frozen Minecraft server's do, and waits until the gateway dropped them all
+// (within the address's minute of warnings): warns lists the WARN lines for them so far.
+func frozenServersComputersDropped(t *testing.T, computers int) (h *harness, fc *clock.Fake, warns func() []string) {
+	t.Helper()
 	m := newMetrics()
-	fc := newFakeClock()
-	const idle, requestTimeout, computers = 20 * time.Second, 5 * time.Second, 20
-	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait,
+	fc = newFakeClock()
+	const idle, requestTimeout = 20 * time.Second, 5 * time.Second
+	h = newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait,
 		IdleProbeAfter: idle, RequestTimeout: requestTimeout, Metrics: m}, nil)
 	peers := make([]*peer, computers)
 	for i := range peers {
@@ -417,10 +447,10 @@ func TestAFrozenServersComputersMakeAFewWarnLines(t *testing.T) {
 	require.Eventually(t, func() bool { return fc.Armed() == 2*computers }, waitLimit, testkit.Poll, "the probes' timeouts to be armed")
 	fc.Advance(requestTimeout)
 	require.Eventually(t, func() bool {
-		return testutil.ToFloat64(m.livenessDrops.WithLabelValues("unresponsive")) == computers
+		return testutil.ToFloat64(m.livenessDrops.WithLabelValues("unresponsive")) == float64(computers)
 	}, waitLimit, testkit.Poll, "every computer to be dropped (each counted after its lines)")
 
-	warns := func() []string {
+	warns = func() []string {
 		var found []string
 		for line := range strings.Lines(h.logs.String()) {
 			if strings.Contains(line, "level=WARN") && strings.Contains(line, "did not answer the idle probe") {
@@ -432,9 +462,5 @@ func TestAFrozenServersComputersMakeAFewWarnLines(t *testing.T) {
 	require.Len(t, warns(), 1, "one WARN line for the address while the minute runs")
 	assert.Contains(t, warns()[0], "main thread likely hangs")
 	assert.Contains(t, warns()[0], "remote=127.0.0.1")
-	assert.Equal(t, computers, strings.Count(h.logs.String(), `level=INFO msg="computer did not answer the idle probe, dropping it"`))
-
-	fc.Advance(warnEvery)
-	require.Eventually(t, func() bool { return len(warns()) == 2 }, waitLimit, testkit.Poll, "the count at the end of the minute")
-	assert.Contains(t, warns()[1], fmt.Sprintf("suppressedSinceLast=%d ", computers-1))
+	return h, fc, warns
 }

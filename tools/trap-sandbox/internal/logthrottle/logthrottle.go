@@ -7,6 +7,8 @@ package logthrottle
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,14 +45,21 @@ type Throttle struct {
 	itemsOf map[string]int       // LogItem's keys in state per group; guarded by mu
 	items   int                  // LogItem's keys in state; guarded by mu
 	swept   time.Time            // guarded by mu
+	// stopped is set by Stop: LogBurst sets no timer from then on, and a timer that fired
+	// anyway writes nothing. Guarded by mu.
+	stopped bool
+	// flushing counts LogBurst's end-of-minute lines being written (flushBurst), which Stop
+	// waits for: each is added under mu while stopped is unset.
+	flushing sync.WaitGroup
 }
 
 type keyState struct {
 	loggedAt   time.Time
 	suppressed int
-	// flush is LogBurst's timer that writes the suppressed count at the end of the minute;
-	// nil when none is set.
+	// flush is LogBurst's timer that writes the suppressed count at the end of the minute
+	// (burst's line); nil when none is set.
 	flush clock.Timer
+	burst burstLine
 	// group is the group of a LogItem key, "" for Log's.
 	group string
 }
@@ -72,35 +81,89 @@ func (w *Throttle) Log(level slog.Level, key, msg string, attrs ...any) bool {
 // server's computers, all dropped within a minute, come back once it runs again): no next
 // line of key would carry the count of those it suppressed, so when the key's minute ends
 // with lines suppressed, the line is written again then (msg, with the attrs of the first
-// line it counts) with suppressedSinceLast. Its timer runs on the Throttle's clock.
+// line it counts) with suppressedSinceLast. Its timer runs on the Throttle's clock; Stop ends
+// it, writing the count at once. After Stop it is Log.
 func (w *Throttle) LogBurst(level slog.Level, key, msg string, attrs ...any) bool {
 	now := w.clock.Now()
 	w.mu.Lock()
-	if st := w.state[key]; st != nil && now.Sub(st.loggedAt) < Every && st.flush == nil {
-		attrs := append([]any(nil), attrs...)
-		st.flush = w.clock.AfterFunc(st.loggedAt.Add(Every).Sub(now), func() { w.flushBurst(level, key, msg, attrs) })
+	if st := w.state[key]; st != nil && now.Sub(st.loggedAt) < Every && st.flush == nil && !w.stopped {
+		st.burst = burstLine{level: level, msg: msg, attrs: append([]any(nil), attrs...)}
+		st.flush = w.clock.AfterFunc(st.loggedAt.Add(Every).Sub(now), func() { w.flushBurst(key) })
 	}
 	w.mu.Unlock()
 	return w.log1(level, key, "", msg, attrs)
 }
 
-// flushBurst writes LogBurst's line of key with the count suppressed since its last, if any.
-func (w *Throttle) flushBurst(level slog.Level, key, msg string, attrs []any) {
+// burstLine is the line LogBurst writes again at the end of a key's minute, with the count.
+type burstLine struct {
+	level slog.Level
+	msg   string
+	attrs []any
+}
+
+// flushBurst writes LogBurst's line of key with the count suppressed since its last, if any:
+// its timer's function. After Stop it writes nothing (Stop wrote the count).
+func (w *Throttle) flushBurst(key string) {
 	w.mu.Lock()
 	st := w.state[key]
-	if st == nil {
+	if st == nil || w.stopped {
 		w.mu.Unlock()
 		return
 	}
-	st.flush = nil
-	suppressed := st.suppressed
+	line, suppressed := st.takeBurstLocked(w.clock.Now())
 	if suppressed == 0 {
 		w.mu.Unlock()
 		return
 	}
-	st.loggedAt, st.suppressed = w.clock.Now(), 0
+	w.flushing.Add(1)
 	w.mu.Unlock()
-	w.write(level, msg, attrs, suppressed)
+	defer w.flushing.Done()
+	w.write(line.level, line.msg, line.attrs, suppressed)
+}
+
+// takeBurstLocked ends st's burst: its timer is dropped (not stopped: the caller stops it if
+// it may still fire) and its line returned with the count to write, now its last line's time
+// (no count: nothing to write). The Throttle's mu must be held.
+func (st *keyState) takeBurstLocked(now time.Time) (burstLine, int) {
+	st.flush = nil
+	line, suppressed := st.burst, st.suppressed
+	st.burst = burstLine{}
+	if suppressed > 0 {
+		st.loggedAt, st.suppressed = now, 0
+	}
+	return line, suppressed
+}
+
+// Stop ends LogBurst's timers, so that none writes after the Throttle's owner has stopped (the
+// gateway's last line is "stopped"): the count each would have written at the end of its
+// minute is written now, not lost (the lines in the order of their keys). A line a timer is
+// writing as Stop is called is written before Stop returns. Log, LogItem and LogBurst go on
+// writing after Stop as Log does, with no timer. Stop may be called more than once.
+func (w *Throttle) Stop() {
+	w.mu.Lock()
+	w.stopped = true
+	now := w.clock.Now()
+	type due struct {
+		key        string
+		line       burstLine
+		suppressed int
+	}
+	var dues []due
+	for key, st := range w.state {
+		if st.flush == nil {
+			continue
+		}
+		st.flush.Stop()
+		if line, suppressed := st.takeBurstLocked(now); suppressed > 0 {
+			dues = append(dues, due{key, line, suppressed})
+		}
+	}
+	w.mu.Unlock()
+	w.flushing.Wait()
+	slices.SortFunc(dues, func(a, b due) int { return strings.Compare(a.key, b.key) })
+	for _, d := range dues {
+		w.write(d.line.level, d.line.msg, d.line.attrs, d.suppressed)
+	}
 }
 
 // LogItem is Log for one item of a group (a computer's credential, of the address it said
@@ -169,6 +232,9 @@ func (w *Throttle) sweepLocked(now time.Time) {
 	w.swept = now
 	for k, st := range w.state {
 		if idle := now.Sub(st.loggedAt); (idle >= Every && st.suppressed == 0) || idle >= ForgetAfter {
+			if st.flush != nil {
+				st.flush.Stop() // it would find no count to write; and Stop would not find it
+			}
 			delete(w.state, k)
 			if st.group != "" {
 				w.items--

@@ -108,3 +108,36 @@ func TestABurstsCountIsWrittenAtTheEndOfItsMinute(t *testing.T) {
 	assert.Len(t, strings.Split(strings.TrimSpace(logs.String()), "\n"), 3, "the count is written once")
 	assert.Equal(t, 0, fc.Armed())
 }
+
+// TestStopWritesABurstsCountAtOnceAndNothingAfter: a burst's end-of-minute timer is stopped by
+// Stop, which writes its count at once: the timer wrote its line up to a minute after the
+// gateway's "stopped", and a count lost with the timer would be lost for good. Nothing is
+// written after Stop, and a LogBurst then sets no timer.
+func TestStopWritesABurstsCountAtOnceAndNothingAfter(t *testing.T) {
+	fc := newFakeClock()
+	var logs testkit.SyncBuffer
+	w := New(slog.New(slog.NewTextHandler(&logs, nil)), fc)
+	assert.True(t, w.LogBurst(slog.LevelWarn, "quiet", "it failed once", "n", 0))
+	assert.True(t, w.LogBurst(slog.LevelWarn, "b", "they fail too", "n", 1))
+	assert.False(t, w.LogBurst(slog.LevelWarn, "b", "they fail too", "n", 2))
+	assert.True(t, w.LogBurst(slog.LevelWarn, "a", "they fail", "n", 1))
+	for i := 2; i <= 50; i++ {
+		assert.False(t, w.LogBurst(slog.LevelWarn, "a", "they fail", "n", i))
+	}
+	require.Equal(t, 2, fc.Armed(), "a timer for each burst")
+	fc.Advance(Every / 2)
+
+	w.Stop()
+	assert.Equal(t, 0, fc.Armed(), "Stop leaves no timer")
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 5, "the three first lines, then each burst's count at once")
+	assert.Contains(t, lines[3], `level=WARN msg="they fail" n=2 suppressedSinceLast=49 repeatsLoggedEvery=1m0s`)
+	assert.Contains(t, lines[4], `level=WARN msg="they fail too" n=2 suppressedSinceLast=1 repeatsLoggedEvery=1m0s`)
+
+	assert.False(t, w.LogBurst(slog.LevelWarn, "a", "they fail", "n", 51), "the count starts again from the line Stop wrote")
+	assert.Equal(t, 0, fc.Armed(), "no timer after Stop")
+	fc.Advance(ForgetAfter)
+	assert.Equal(t, 5, strings.Count(logs.String(), "\n"), "nothing after Stop")
+	w.Stop() // a second Stop has nothing to write
+	assert.Equal(t, 5, strings.Count(logs.String(), "\n"))
+}
