@@ -19,12 +19,20 @@ import (
 
 // postInput types events on traposID through g's POST …/input and returns the status and body.
 func postInput(ctx context.Context, g *harness.Gateway, traposID string, events []map[string]any, timeoutMs int) (int, string, error) {
+	return postInputAs(ctx, g, "", traposID, events, timeoutMs)
+}
+
+// postInputAs is postInput with an account's API token (none when token is empty).
+func postInputAs(ctx context.Context, g *harness.Gateway, token, traposID string, events []map[string]any, timeoutMs int) (int, string, error) {
 	body, _ := json.Marshal(map[string]any{"events": events, "timeoutMs": timeoutMs})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL("/trapos/computers/"+traposID+"/input"), bytes.NewReader(body))
 	if err != nil {
 		return 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := harness.HTTPClient().Do(req)
 	if err != nil {
 		return 0, "", err
@@ -135,4 +143,108 @@ func TestTheInputTurnIsHeldWhereTheComputerIs(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the long input never ended")
 	}
+}
+
+// TestAnInputTypedOnTheHolderStopsWhenItsTokenIsRevoked: alice's input of three screen.input
+// requests, through replica a, to her computer whose socket replica b holds, is typed on b
+// (the input turn's relay). Her token is revoked (on the bucket the replicas share) while the
+// computer has not answered the first part: b sends no part more, and alice gets the answer
+// she gets on a gateway alone in the same moment, word for word (unauthorized, the token
+// revoked, the rest of the input not sent, 128 events typed). Without the check on the holder,
+// b typed all three parts and answered queued 384.
+func TestAnInputTypedOnTheHolderStopsWhenItsTokenIsRevoked(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+
+	dir := t.TempDir()
+	aliceAlone := lastLine(cli(ctx, t, "accounts", "add", "alice", "--data-dir", dir))
+	credAlone := lastLine(cli(ctx, t, "credentials", "add", "alice", "--data-dir", dir))
+	alone := harness.Start(t, gatewayBin, harness.Options{Env: []string{"SANDBOX_DATA_DIR=" + dir}})
+	aloneStatus, aloneBody, aloneParts := typeWhileRevoked(ctx, t, alone, alone, credAlone, aliceAlone, func() {
+		cli(ctx, t, "tokens", "revoke", tokenID(aliceAlone), "--data-dir", dir)
+	})
+	require.Equal(t, 1, aloneParts, "alone: no part after the revocation")
+	require.Equal(t, http.StatusUnauthorized, aloneStatus, aloneBody)
+	require.Contains(t, aloneBody, "revoked")
+	require.Contains(t, aloneBody, "the rest of the input was not sent")
+
+	nats := harness.StartNATS(t, natsBin)
+	alice := accountsCLI(ctx, t, nats, "accounts", "add", "alice")
+	cred := accountsCLI(ctx, t, nats, "credentials", "add", "alice")
+	a, b := startReplica(t, nats, "a"), startReplica(t, nats, "b")
+	status, body, parts := typeWhileRevoked(ctx, t, a, b, cred, alice, func() {
+		accountsCLI(ctx, t, nats, "tokens", "revoke", tokenID(alice))
+	})
+	assert.Equal(t, aloneParts, parts, "the holder sends no part after the revocation")
+	assert.Equal(t, aloneStatus, status, body)
+	assert.Equal(t, aloneBody, body, "the answer of a gateway alone")
+}
+
+// tokenID is the id of an account API token (tsa_<id>_<secret>).
+func tokenID(token string) string { return strings.SplitN(token, "_", 3)[1] }
+
+// typeWhileRevoked connects computer 7:kitchen with credential cred to holder, types 384
+// characters (three screen.input requests) on it through through with token, and calls revoke
+// while the computer holds its answer to the first part, which it gives once revoke returned;
+// it answers every later part at once. It returns the input's status and body, and how many
+// parts reached the computer.
+func typeWhileRevoked(ctx context.Context, t *testing.T, through, holder *harness.Gateway, cred, token string, revoke func()) (status int, body string, parts int) {
+	t.Helper()
+	c, err := harness.Dial(ctx, holder.WebSocketURL(), "7:kitchen")
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.MustHello(ctx, cred))
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		status, body := getWithToken(ctx, ct, through, token)
+		assert.Equal(ct, http.StatusOK, status, body)
+		assert.Contains(ct, body, `"traposId":"7:kitchen"`)
+	}, waitLimit, testkit.Poll, "the caller's gateway to list the computer")
+
+	requests := make(chan harness.Frame, 16)
+	answering := make(chan struct{})
+	go func() {
+		defer close(answering)
+		first := true
+		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
+			if f.Type != "screen.input" {
+				return &harness.Reply{Payload: json.RawMessage(`{}`)}
+			}
+			requests <- f
+			if first { // the test answers it
+				first = false
+				return nil
+			}
+			return &harness.Reply{Payload: json.RawMessage(`{}`)}
+		})
+	}()
+	defer func() { _ = c.Close(); <-answering }()
+
+	type outcome struct {
+		status int
+		body   string
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		status, body, err := postInputAs(ctx, through, token, "7:kitchen", []map[string]any{{"type": "char", "text": strings.Repeat("a", 3*128)}}, int(waitLimit.Milliseconds()))
+		if err != nil {
+			body = err.Error()
+		}
+		done <- outcome{status, body}
+	}()
+	var first harness.Frame
+	select {
+	case first = <-requests:
+	case out := <-done:
+		t.Fatalf("the input ended before its first part reached the computer: %d %s", out.status, out.body)
+	}
+	revoke()
+	require.NoError(t, c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.TraposID,
+		"messageId": first.MessageID, "type": first.Type, "ok": true, "payload": map[string]any{"queued": 128}}))
+	var out outcome
+	select {
+	case out = <-done:
+	case <-ctx.Done():
+		t.Fatal("the input never ended")
+	}
+	return out.status, out.body, 1 + len(requests)
 }

@@ -187,6 +187,7 @@ func exists(what, key string) error { return fmt.Errorf("%s %q: %w", what, key, 
 // does, slower or dearer: for a read that confirms a change just announced.
 type LatestReader interface {
 	LatestCredential(ctx context.Context, selector string) (Credential, error)
+	LatestToken(ctx context.Context, selector string) (Token, error)
 }
 
 // LatestCredential reads credential selector from s as it was last written: through
@@ -197,4 +198,12 @@ func LatestCredential(ctx context.Context, s Store, selector string) (Credential
 		return l.LatestCredential(ctx, selector)
 	}
 	return s.Credential(ctx, selector)
+}
+
+// LatestToken reads API token selector from s as it was last written, as LatestCredential.
+func LatestToken(ctx context.Context, s Store, selector string) (Token, error) {
+	if l, ok := s.(LatestReader); ok {
+		return l.LatestToken(ctx, selector)
+	}
+	return s.Token(ctx, selector)
 }

@@ -273,17 +273,48 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 	if err != nil {
 		return Account{}, Token{}, err
 	}
+	acc, err := a.opens(ctx, t)
+	if err != nil {
+		return Account{}, Token{}, err
+	}
+	return acc, t, nil
+}
+
+// opens returns the account that token t (its secret checked, or checked when the call began)
+// opens now, or why it opens nothing: ErrRevoked, ErrExpired, ErrReserved, or ErrBadSecret
+// when its account is gone. The one home of what a token must be, for Authenticate and
+// TokenStillOpens alike.
+func (a *Accounts) opens(ctx context.Context, t Token) (Account, error) {
 	if !t.RevokedAt.IsZero() {
-		return Account{}, Token{}, fmt.Errorf("the token %q was %w", t.Name, ErrRevoked)
+		return Account{}, fmt.Errorf("the token %q was %w", t.Name, ErrRevoked)
 	}
 	if !t.ExpiresAt.IsZero() && !a.clock.Now().Before(t.ExpiresAt) {
-		return Account{}, Token{}, fmt.Errorf("the token %q has %w", t.Name, ErrExpired)
+		return Account{}, fmt.Errorf("the token %q has %w", t.Name, ErrExpired)
 	}
 	if Reserved(t.AccountID) {
-		return Account{}, Token{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
+		return Account{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
 	}
-	acc, err := a.owner(ctx, t.AccountID, t.AccountCreated)
-	return acc, t, err
+	return a.owner(ctx, t.AccountID, t.AccountCreated)
+}
+
+// TokenStillOpens tells whether the API token of id selector still opens the API: nil, or
+// the error Authenticate would give its secret now (ErrRevoked, ErrExpired, ErrReserved;
+// ErrBadSecret when it is gone, removed with its account), or the store's failure. It checks
+// no secret, so it lets nobody in: it is for a call whose caller's secret was checked when it
+// began, on another replica (an input relayed to the one holding the computer's socket),
+// which must stop as that caller's next call is refused. The token is read as last written
+// (LatestToken): on a NATS cluster through the bucket's stream leader, so a revocation just
+// made through any replica is seen; a token found revoked or expired costs no other read.
+func (a *Accounts) TokenStillOpens(ctx context.Context, selector string) error {
+	t, err := LatestToken(ctx, a.store, selector)
+	if errors.Is(err, ErrNotFound) {
+		return ErrBadSecret
+	}
+	if err != nil {
+		return err
+	}
+	_, err = a.opens(ctx, t)
+	return err
 }
 
 // incarnation returns the Created of the account id as the store holds it now: the stamp of

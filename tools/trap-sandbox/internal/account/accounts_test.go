@@ -83,3 +83,46 @@ func TestATokensLifetimeIsCapped(t *testing.T) {
 	require.ErrorIs(t, err, account.ErrInvalid)
 	assert.EqualError(t, err, "a token's lifetime is at most 876000h0m0s (100 years), got 1000000h0m0s")
 }
+
+// TestTokenStillOpensAsItsSecretWould: TokenStillOpens, the check of a token by its id alone
+// (an input relayed to another replica, whose caller's secret was checked as it began),
+// refuses a token exactly when Authenticate would refuse its secret now, with the same error:
+// revoked, expired, its account removed; an id of no token opens nothing either.
+func TestTokenStillOpensAsItsSecretWould(t *testing.T) {
+	ctx := t.Context()
+	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	accounts := account.New(account.NewMemory(), clk)
+	_, err := accounts.AddAccount(ctx, "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	_, err = accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	same := func(plain, why string) error {
+		t.Helper()
+		_, byPlain := accounts.Authenticate(ctx, plain)
+		byID := accounts.TokenStillOpens(ctx, account.TokenID(plain))
+		assert.Equal(t, byPlain, byID, why)
+		return byID
+	}
+
+	laptop, _, err := accounts.IssueToken(ctx, "alice", "laptop", 0)
+	require.NoError(t, err)
+	require.NoError(t, same(laptop, "a token that opens the API"))
+	_, err = accounts.RevokeToken(ctx, "alice", account.TokenID(laptop))
+	require.NoError(t, err)
+	assert.ErrorIs(t, same(laptop, "revoked"), account.ErrRevoked)
+
+	hour, _, err := accounts.IssueToken(ctx, "alice", "for an hour", time.Hour)
+	require.NoError(t, err)
+	clk.Advance(time.Hour - time.Second)
+	require.NoError(t, same(hour, "before its expiry"))
+	clk.Advance(time.Second)
+	assert.ErrorIs(t, same(hour, "at its expiry"), account.ErrExpired)
+
+	ci, _, err := accounts.IssueToken(ctx, "alice", "ci", 0)
+	require.NoError(t, err)
+	_, err = accounts.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	assert.ErrorIs(t, same(ci, "its account removed"), account.ErrBadSecret)
+
+	assert.ErrorIs(t, accounts.TokenStillOpens(ctx, "nosuchid"), account.ErrBadSecret, "an id of no token")
+}

@@ -381,6 +381,17 @@ func (s *KV) Token(ctx context.Context, selector string) (Token, error) {
 	return r.token(), nil
 }
 
+// LatestToken implements LatestReader: the token read through the bucket's stream leader
+// (getAtLeader), where Token's direct get may be answered by a follower that has not applied
+// a revocation acknowledged a moment ago.
+func (s *KV) LatestToken(ctx context.Context, selector string) (Token, error) {
+	var r kvTokenRecord
+	if err := s.getAtLeader(ctx, "token", kvKey(kvToken, selector), selector, &r); err != nil {
+		return Token{}, err
+	}
+	return r.token(), nil
+}
+
 // Tokens implements Store.
 func (s *KV) Tokens(ctx context.Context, accountID string) ([]Token, error) {
 	recs, err := kvList[kvTokenRecord](ctx, s, kvToken)

@@ -10,6 +10,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/account/accounttest"
+	"trap-sandbox/internal/clock"
 )
 
 // TestKVApprovalIsLookedAtOnTheBucketsLeader: on a NATS cluster whose bucket has three stream
@@ -93,6 +94,40 @@ func TestKVLatestCredentialIsReadOnTheBucketsLeader(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
 	assert.Equal(t, time.Unix(200, 0).UTC(), c.RevokedAt, "the revocation written a moment ago")
+}
+
+// TestKVATokenRevokedJustNowIsSeenOnTheBucketsLeader: an input relayed to the replica holding
+// the computer's socket checks its caller's token by id (TokenStillOpens) between its parts,
+// a moment after the token may have been revoked through another replica. On a cluster whose
+// bucket has stream replicas, the holder's connection on a follower that lags, the check reads
+// the token through the leader, no direct get (which the lagging follower may answer with the
+// token live: the input typed on to its end), and sees the revocation.
+func TestKVATokenRevokedJustNowIsSeenOnTheBucketsLeader(t *testing.T) {
+	ctx := t.Context()
+	b := accounttest.StartReplicatedKV(t)
+	require.NoError(t, b.Operator.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	require.NoError(t, b.Operator.CreateToken(ctx, account.Token{Selector: "t1", Hash: []byte("h"), AccountID: "alice", Name: "laptop"}))
+	require.Eventually(t, func() bool {
+		for range 9 { // each of the three replicas answers some
+			if _, err := b.Replica.Token(ctx, "t1"); err != nil {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond, "the replica reads the token")
+	holder := account.New(b.Replica, clock.Real{})
+	require.NoError(t, holder.TokenStillOpens(ctx, "t1"))
+
+	b.Cluster.HoldRaft(b.Leader, b.Follower)
+	_, err := b.Operator.RevokeToken(ctx, "t1", time.Unix(200, 0))
+	require.NoError(t, err)
+	require.Less(t, b.Cluster.LastSeq(b.Follower, kvStream), b.Cluster.LastSeq(b.Leader, kvStream),
+		"the follower has not applied the revocation: the lag this test plays")
+	directGets := b.Cluster.DirectGets(kvStream)
+	err = holder.TokenStillOpens(ctx, "t1")
+	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
+	require.ErrorIs(t, err, account.ErrRevoked, "the revocation written a moment ago")
+	assert.Equal(t, `the token "laptop" was revoked`, err.Error())
 }
 
 // TestKVAWriteRightAfterItsAccountsAddReadsItOnTheLeader: a script runs accounts add and then

@@ -608,7 +608,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		// An input to a computer held by another replica is typed there, under the input turn
 		// of the computer's socket.
 		relay := router.Peer(hostapi.InputRelayModule, func(ctx context.Context, from, accountID, traposID string, payload json.RawMessage) (json.RawMessage, error) {
-			return transport.RelayedInput(computers)(ctx, from, accountID, traposID, payload)
+			return transport.RelayedInput(computers, accounts)(ctx, from, accountID, traposID, payload)
 		})
 		transport = transport.OnReplica(relay)
 	}

@@ -10,6 +10,7 @@ import (
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // With several replicas (docs/scale-out.md) a computer's input turn is taken where its
@@ -47,6 +48,12 @@ type inputMsg struct {
 	Events    []computer.InputEvent `json:"events,omitempty"`
 	Payload   json.RawMessage       `json:"payload,omitempty"`
 	TimeoutMs int64                 `json:"timeoutMs"`
+	// TokenID is the id (selector, never the secret: nothing secret crosses the bus) of the
+	// account API token the caller came with, which the holder checks before each part after
+	// the first, as the caller's replica checks its caller's credentials on a gateway alone.
+	// Empty: a caller whose credentials no command revokes (the gateway's own token, a
+	// loopback call, a gateway pass), or a replica of a trap-sandbox from before it.
+	TokenID string `json:"tokenId,omitempty"`
 }
 
 // inputAnswer is the holder's answer to an inputMsg: the outcome, an error among it, so that
@@ -137,6 +144,7 @@ func (t Gateway) relayedRequest(ctx context.Context, accountID, traposID string,
 }
 
 func (t Gateway) relayInput(ctx context.Context, holder, accountID, traposID string, msg inputMsg, timeout time.Duration) (inputAnswer, error) {
+	msg.TokenID = account.CallerFrom(ctx).Token
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return inputAnswer{}, protocol.Errorf(protocol.CodeInternal, "encode the input: %v", err)
@@ -181,14 +189,22 @@ func (a inputAnswer) err() error {
 // RelayedInput answers an input relayed by replica from to computer (accountID, traposID),
 // whose socket this replica holds: c types it under the computer's input turn here, as the
 // computer's account (the replicas trust each other, docs/scale-out.md, Security; the caller's
-// replica checked that its caller reaches the computer).
-func (t Gateway) RelayedInput(c *computer.Client) func(ctx context.Context, from, accountID, traposID string, payload json.RawMessage) (json.RawMessage, error) {
+// replica checked that its caller reaches the computer). Before each part after the first it
+// asks accounts whether the caller's API token (inputMsg.TokenID) still opens the API, as the
+// caller's replica would ask of its secret: revoked or expired meanwhile, through any replica,
+// the input stops there with the answer it gets on a gateway alone. The id can only stop an
+// input: a message without one (of an older replica, or of a caller with no token) is typed
+// whole, as every input was before, so one forged on the bus types nothing it could not.
+func (t Gateway) RelayedInput(c *computer.Client, accounts *account.Accounts) func(ctx context.Context, from, accountID, traposID string, payload json.RawMessage) (json.RawMessage, error) {
 	return func(ctx context.Context, from, accountID, traposID string, payload json.RawMessage) (json.RawMessage, error) {
 		var msg inputMsg
 		if err := json.Unmarshal(payload, &msg); err != nil {
 			return nil, protocol.Errorf(protocol.CodeBadPayload, "an input from replica %s is not one: %v", from, err)
 		}
 		ctx = context.WithValue(account.WithCaller(ctx, account.Caller{Account: accountID}), relayedKey{}, true)
+		if msg.TokenID != "" && accounts != nil {
+			ctx = server.WithStillAuthorized(ctx, server.TokenStillAuthorized(accounts, msg.TokenID))
+		}
 		timeout := time.Duration(msg.TimeoutMs) * time.Millisecond
 		var ans inputAnswer
 		var err error

@@ -41,7 +41,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 		serveAs := func(c account.Caller, still func(context.Context) *protocol.Error) {
 			ctx := account.WithCaller(r.Context(), c)
 			if still != nil {
-				ctx = context.WithValue(ctx, stillAuthorizedKey{}, still)
+				ctx = WithStillAuthorized(ctx, still)
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		}
@@ -59,10 +59,8 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				return
 			}
 			serveAs(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: tok.Selector, Until: tok.ExpiresAt}, func(ctx context.Context) *protocol.Error {
-				if _, err := accounts.Authenticate(ctx, got); err != nil && refusalOf(err) != RefusalStoreFailed {
-					return protocol.Errorf(protocol.CodeUnauthorized, "%s", tokenRefusal(err))
-				}
-				return nil // a store that cannot answer now ends no stream
+				_, err := accounts.Authenticate(ctx, got)
+				return stillRefusal(err)
 			})
 			return
 		}
@@ -304,6 +302,31 @@ func StillAuthorized(ctx context.Context) *protocol.Error {
 		return check(ctx)
 	}
 	return nil
+}
+
+// WithStillAuthorized is ctx with still as its StillAuthorized check: for a call made here on
+// behalf of a caller whose request was authorized on another replica (an input relayed to the
+// replica holding the computer's socket), which must stop as it would there.
+func WithStillAuthorized(ctx context.Context, still func(context.Context) *protocol.Error) context.Context {
+	return context.WithValue(ctx, stillAuthorizedKey{}, still)
+}
+
+// TokenStillAuthorized is the StillAuthorized check of a caller that came with the account API
+// token of id tokenID, checked when its call began on another replica: it refuses as that
+// replica's own check of the token's secret would (account.Accounts.TokenStillOpens).
+func TokenStillAuthorized(accounts *account.Accounts, tokenID string) func(context.Context) *protocol.Error {
+	return func(ctx context.Context) *protocol.Error {
+		return stillRefusal(accounts.TokenStillOpens(ctx, tokenID))
+	}
+}
+
+// stillRefusal is the StillAuthorized answer to err, an account token's check: nil when it
+// still opens the API, and when the store cannot answer now (a store's hiccup ends no call).
+func stillRefusal(err error) *protocol.Error {
+	if err == nil || refusalOf(err) == RefusalStoreFailed {
+		return nil
+	}
+	return protocol.Errorf(protocol.CodeUnauthorized, "%s", tokenRefusal(err))
 }
 
 // SecretMatches compares a secret (the API token, a computer's hello secret) with the one
