@@ -17,9 +17,10 @@ local MAX_PASTE = 512;
 -- The most os events one screen.input may queue: half of CC's queue of 256, so a request
 -- cannot push the computer's own events (a sleeping program's timer) out of it.
 local MAX_INPUT_EVENTS = 128;
--- The most watches kept at once; a new one past it ends the oldest. The gateway keeps one per
--- computer, but each watch costs an event and a frame on every screen change, so a gateway
--- that opened watch after watch would flood CC's event queue (256) and the socket.
+-- The most watches kept at once, of the computer's own screen and its monitors together; a new
+-- one past it ends the oldest. The gateway keeps one per screen (the computer's, each monitor's),
+-- but each watch costs an event and a frame on every change of its screen, so a gateway that
+-- opened watch after watch would flood CC's event queue (256) and the socket.
 local MAX_WATCHES = 8;
 -- How many terminal calls after the computer last yielded (the daemon saw an event) go
 -- through the mirror unguarded. Past them a program is drawing without yielding, which CC
@@ -34,6 +35,11 @@ local MOUSE_BUTTONS = { [1] = true, [2] = true, [3] = true };
 local SCROLL_DIRECTIONS = { [-1] = true, [1] = true };
 
 local ERR_BAD_PAYLOAD, ERR_UNKNOWN_WATCH = codec.ERR_BAD_PAYLOAD, "unknown_watch";
+-- A watched monitor's watch ends with it (its last update's ended.code), in the words of
+-- MONITOR_GONE, the monitor's name in it.
+local ERR_NOT_FOUND = "not_found";
+local MONITOR_GONE = "the screen watch ended: monitor %s was taken off the computer (broken, "
+  .. "or its modem switched off); watch it again once it is back";
 -- A screen.input that comes while the one before it is still in CC's queue (typing).
 local ERR_BUSY = codec.ERR_BUSY;
 local STILL_TYPING = "the computer is still taking the events of the screen.input before this one; "
@@ -571,6 +577,9 @@ local function newMirror(target)
     read = read,
     changesSince = changesSince,
     size = function() resize(); return width, height; end,
+    -- Counts as a change with no cell changed (a monitor's text scale set to what keeps its
+    -- size): a watch sends an update, which carries the new scale.
+    touch = function() changed(); end,
     setOnChange = function(fn) onChange = fn; end,
     -- The computer yielded (the daemon got an event): its next calls go unguarded again.
     yielded = function() callsSinceYield = 0; end,
@@ -683,6 +692,7 @@ local function newMonitors(peripheralApi)
         error(callersError(err), 2);
       end
       kept.mirror.size();
+      kept.mirror.touch(); -- a watch's next update carries the scale, even at the same size
       return;
     end
     return original(...);
@@ -776,6 +786,13 @@ local function newMonitors(peripheralApi)
     return found;
   end
 
+  -- The mirror kept for monitor name now, or nil: none since it was attached (or detached).
+  -- Unlike get, it starts none, so a watch can tell its monitor's mirror from a new one's.
+  local function current(name)
+    local kept = type(name) == "string" and mirrors[key(name)] or nil;
+    return kept and kept.mirror;
+  end
+
   -- The mirror of monitor name, or nil and why not.
   local function get(name)
     if isMonitor(name) then
@@ -807,6 +824,7 @@ local function newMonitors(peripheralApi)
     local kept = type(name) == "string" and mirrors[key(name)] or nil;
     if kept ~= nil then
       kept.mirror.size();
+      kept.mirror.touch(); -- another computer may have set its scale: a watch sends it
     end
   end
 
@@ -821,9 +839,11 @@ local function newMonitors(peripheralApi)
     uninstall = uninstall,
     names = names,
     get = get,
+    current = current,
     changed = changed,
     resized = resized,
     yielded = yielded,
+    -- nil for a monitor taken off (peripheral.call answers nothing then).
     textScale = function(name) return call(name, "getTextScale"); end,
     setOnChange = function(fn) onChange = fn; end,
   };
@@ -989,7 +1009,10 @@ local function newScreen(deps)
   local mirror = newMirror(deps.term);
   local monitors = newMonitors(deps.peripheral);
 
-  local watches = {};      -- watchId -> {seq, sent (version), inflight (messageId), started}
+  -- watchId -> {seq, sent (version), inflight (messageId), started, mirror, monitor?,
+  -- textScale?}: mirror is the terminal's, or for a watch of a monitor (monitor its name as
+  -- screen.watch gave it) that monitor's mirror, with the text scale last sent.
+  local watches = {};
   local watchCount = 0;    -- how many watches were started, to find the oldest
   local byMessage = {};    -- messageId of an update in flight -> watchId
   local flushTimer = nil;  -- one timer for all watches: at most one update per tick
@@ -1006,12 +1029,14 @@ local function newScreen(deps)
       flushTimer = osApi.startTimer(UPDATE_INTERVAL);
     end
   end
-  -- Cost while nobody watches: one comparison per drawing call.
-  mirror.setOnChange(function()
+  -- Cost while nobody watches: one comparison per drawing call, on a monitor too.
+  local function onChange()
     if flushTimer == nil and next(watches) ~= nil then
       schedule();
     end
-  end);
+  end
+  mirror.setOnChange(onChange);
+  monitors.setOnChange(onChange);
 
   local function endWatch(watchId)
     local watch = watches[watchId];
@@ -1044,7 +1069,7 @@ local function newScreen(deps)
       -- and the gateway's next watch starts afresh.
       for watchId, watch in pairs(watches) do
         osApi.queueEvent(events.EVENT_SEND, codec.newUuid(), codec.TYPE_SCREEN_UPDATE, {
-          watchId = watchId, seq = watch.seq + 1,
+          watchId = watchId, seq = watch.seq + 1, monitor = watch.monitor,
           ended = { code = codec.ERR_FORBIDDEN, message = "the screen watch ended: " .. why },
         });
       end
@@ -1052,11 +1077,28 @@ local function newScreen(deps)
       return;
     end
     for watchId, watch in pairs(watches) do
-      if watch.inflight == nil then
-        local frame, current = mirror.changesSince(watch.sent);
+      if watch.monitor ~= nil and monitors.current(watch.monitor) ~= watch.mirror then
+        -- The monitor was taken off (broken, its modem switched off), or another attached
+        -- under its name since, which is not the screen watched: the watch ends, saying so,
+        -- rather than go still or show another monitor as this one. An update in flight is
+        -- answered meanwhile; its answer finds no watch.
+        endWatch(watchId);
+        osApi.queueEvent(events.EVENT_SEND, codec.newUuid(), codec.TYPE_SCREEN_UPDATE, {
+          watchId = watchId, seq = watch.seq + 1, monitor = watch.monitor,
+          ended = { code = ERR_NOT_FOUND, message = string.format(MONITOR_GONE, watch.monitor) },
+        });
+      elseif watch.inflight == nil then
+        local frame, current = watch.mirror.changesSince(watch.sent);
+        local scale = watch.monitor ~= nil and monitors.textScale(watch.monitor) or nil;
         if frame ~= nil then
           watch.seq = watch.seq + 1;
           frame.watchId, frame.seq = watchId, watch.seq;
+          if watch.monitor ~= nil then
+            frame.monitor = watch.monitor;
+            if scale ~= nil and scale ~= watch.textScale then
+              frame.textScale, watch.textScale = scale, scale;
+            end
+          end
           watch.sent = current;
           watch.inflight = codec.newUuid();
           byMessage[watch.inflight] = watchId;
@@ -1109,19 +1151,11 @@ local function newScreen(deps)
     return true, screen;
   end
 
-  -- The refusal of a monitor named to a request that only the computer's own screen takes
-  -- (a monitor is typed on by no keyboard, and no host watches one yet).
-  local function ownScreenOnly(payload, what)
-    if payload.monitor ~= nil then
-      return { code = ERR_BAD_PAYLOAD, message = what .. " is for the computer's own screen; read a monitor with screen.read {monitor}" };
-    end
-    return nil;
-  end
-
   local function input(payload)
-    local refused = ownScreenOnly(payload, "screen.input");
-    if refused ~= nil then
-      return false, nil, refused;
+    if payload.monitor ~= nil then
+      -- A monitor has no keyboard: a player touches an advanced one, which no host does.
+      return badPayload("screen.input is for the computer's own screen: a monitor takes no keys "
+        .. "(read it with screen.read {monitor}, watch it with screen.watch {monitor})");
     end
     if type(payload.events) ~= "table" then
       return badPayload("screen.input needs events, a list of input events");
@@ -1147,10 +1181,19 @@ local function newScreen(deps)
     return true, { queued = #queued };
   end
 
+  -- payload.monitor names a monitor to watch instead of the computer's own screen: its
+  -- updates carry monitor, and textScale in the first and when it changed.
   local function watch(payload)
-    local refused = ownScreenOnly(payload, "screen.watch");
-    if refused ~= nil then
-      return false, nil, refused;
+    local name, watched = payload.monitor, mirror;
+    if name ~= nil then
+      if type(name) ~= "string" then
+        return badPayload("monitor must be a string, a monitor's name as peripheral.getNames gives it (top, monitor_0), not " .. aValue(name));
+      end
+      local why;
+      watched, why = monitors.get(name);
+      if watched == nil then
+        return badPayload(why);
+      end
     end
     local kept, oldestId = 0, nil;
     for id, w in pairs(watches) do
@@ -1164,7 +1207,7 @@ local function newScreen(deps)
     end
     local watchId = codec.newUuid();
     watchCount = watchCount + 1;
-    watches[watchId] = { seq = 0, sent = nil, inflight = nil, started = watchCount };
+    watches[watchId] = { seq = 0, sent = nil, inflight = nil, started = watchCount, mirror = watched, monitor = name };
     schedule();
     return true, { watchId = watchId };
   end
@@ -1189,6 +1232,7 @@ local function newScreen(deps)
     monitors.yielded();
     if event == "peripheral" or event == "peripheral_detach" then
       monitors.changed((...));
+      schedule(); -- a watched monitor may be gone: flush ends its watch
     elseif event == "monitor_resize" then
       monitors.resized((...));
     end

@@ -1093,13 +1093,14 @@ describe("libsandboxscreen", function()
     local function withPeripherals(attach, detach, fn)
       attach();
       drain();
+      local fake = newFakeOs();
       local screen = lib.newScreen({
-        term = newReference(), os = newFakeOs(), keys = keys, peripheral = peripheral,
+        term = newReference(), os = fake, keys = keys, peripheral = peripheral,
         withdrawn = function() return nil; end,
       });
       local bare = peripheral.call;
       screen.start();
-      local ok, err = pcall(fn, screen);
+      local ok, err = pcall(fn, screen, fake);
       screen.stop();
       detach();
       drain();
@@ -1228,12 +1229,18 @@ describe("libsandboxscreen", function()
         expect({ ok = ok, err = err }):same({ ok = false, err = {
           code = codec.ERR_BAD_PAYLOAD,
           message = "monitor must be a string, a monitor's name as peripheral.getNames gives it (top, monitor_0), not the number 5" } });
-        for _, typ in ipairs({ "screen.watch", "screen.input" }) do
-          ok, _, err = screen.handlers[typ]({ monitor = "top", events = {} });
-          expect({ ok = ok, err = err }):same({ ok = false, err = {
-            code = codec.ERR_BAD_PAYLOAD,
-            message = typ .. " is for the computer's own screen; read a monitor with screen.read {monitor}" } });
-        end
+        ok, _, err = screen.handlers["screen.input"]({ monitor = "top", events = {} });
+        expect({ ok = ok, err = err }):same({ ok = false, err = {
+          code = codec.ERR_BAD_PAYLOAD,
+          message = "screen.input is for the computer's own screen: a monitor takes no keys "
+            .. "(read it with screen.read {monitor}, watch it with screen.watch {monitor})" } });
+        ok, _, err = screen.handlers["screen.watch"]({ monitor = "left" });
+        expect({ ok = ok, err = err }):same({ ok = false, err = {
+          code = codec.ERR_BAD_PAYLOAD, message = 'no monitor named "left": this computer\'s monitors are top' } });
+        ok, _, err = screen.handlers["screen.watch"]({ monitor = false });
+        expect({ ok = ok, err = err }):same({ ok = false, err = {
+          code = codec.ERR_BAD_PAYLOAD,
+          message = "monitor must be a string, a monitor's name as peripheral.getNames gives it (top, monitor_0), not false" } });
       end);
       periphemu.create("left", "modem");
       local screen = lib.newScreen({
@@ -1411,6 +1418,94 @@ describe("libsandboxscreen", function()
         modem.callRemote("monitor_1", "write", "joined");
         local answer = readMonitor(screen, "monitor_1");
         expect({ answer.rows[1].text:sub(1, 6), answer.unknownRows }):same({ "joined" });
+      end);
+    end);
+
+    -- The screen.update requests queued on fake so far, their payloads.
+    local function updatesOf(fake)
+      local found = {};
+      for _, args in ipairs(queuedOf(fake, events.EVENT_SEND)) do
+        if args[3] == "screen.update" then
+          found[#found + 1] = { messageId = args[2], payload = args[4] };
+        end
+      end
+      return found;
+    end
+
+    -- Fires the screen's flush timer (the fake os numbers its timers from 1).
+    local function flush(screen, fake)
+      screen.onEvent("timer", fake.timers);
+    end
+
+    itBeside("watches a monitor: its name in every update, its text scale first and when it changes", function()
+      withMonitor(function(screen, fake)
+        local monitor = peripheral.wrap("top");
+        monitor.setTextScale(1);
+        monitor.clear();
+        monitor.write("hi");
+        local ok, answer = screen.handlers["screen.watch"]({ monitor = "top" });
+        expect(ok):eq(true);
+        flush(screen, fake);
+        local first = updatesOf(fake)[1];
+        local w, h = monitor.getSize();
+        expect({ first.payload.watchId, first.payload.seq, first.payload.monitor, first.payload.textScale,
+          first.payload.width, first.payload.height, first.payload.rows["1"].text:sub(1, 2) })
+          :same({ answer.watchId, 1, "top", 1, w, h, "hi" });
+        expect(#first.payload.palette):eq(16);
+
+        -- Drawn on the monitor: only the row that changed, the scale left out.
+        screen.onEvent(events.EVENT_REPLY, first.messageId, true, {});
+        monitor.setCursorPos(1, 2);
+        monitor.write("yo");
+        flush(screen, fake);
+        local second = updatesOf(fake)[2].payload;
+        expect({ second.seq, second.monitor, second.textScale, second.rows["2"].text:sub(1, 2), second.rows["1"] })
+          :same({ 2, "top", nil, "yo", nil });
+
+        -- A new scale is an update of the monitor's new size, with the scale.
+        screen.onEvent(events.EVENT_REPLY, updatesOf(fake)[2].messageId, true, {});
+        monitor.setTextScale(0.5);
+        flush(screen, fake);
+        local third = updatesOf(fake)[3].payload;
+        local w2, h2 = monitor.getSize();
+        expect({ third.seq, third.textScale, third.width, third.height }):same({ 3, 0.5, w2, h2 });
+
+        -- The computer's own screen is watched apart: its updates name no monitor.
+        local _, own = screen.handlers["screen.watch"]({});
+        flush(screen, fake);
+        for _, update in ipairs(updatesOf(fake)) do
+          if update.payload.watchId == own.watchId then
+            expect(update.payload.monitor):eq(nil);
+            expect(update.payload.textScale):eq(nil);
+          end
+        end
+      end);
+    end);
+
+    itBeside("ends a monitor's watch with a last update when the monitor is taken off", function()
+      withMonitor(function(screen, fake)
+        local _, answer = screen.handlers["screen.watch"]({ monitor = "top" });
+        local _, own = screen.handlers["screen.watch"]({});
+        flush(screen, fake);
+        expect(#updatesOf(fake)):eq(2);
+        periphemu.remove("top");
+        screen.onEvent("peripheral_detach", "top");
+        flush(screen, fake);
+        local updates = updatesOf(fake);
+        expect(#updates):eq(3);
+        expect(updates[3].payload):same({ watchId = answer.watchId, seq = 2, monitor = "top", ended = {
+          code = "not_found",
+          message = "the screen watch ended: monitor top was taken off the computer (broken, or its modem "
+            .. "switched off); watch it again once it is back" } });
+        -- The computer's own screen's watch goes on; a monitor attached again is not the one watched.
+        periphemu.create("top", "monitor");
+        screen.onEvent("peripheral", "top");
+        peripheral.call("top", "write", "new");
+        flush(screen, fake);
+        expect(#updatesOf(fake)):eq(3);
+        expect(screen.watching()):eq(true);
+        expect(select(1, screen.handlers["screen.unwatch"]({ watchId = own.watchId }))):eq(true);
+        expect(screen.watching()):eq(false);
       end);
     end);
 
