@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bufio"
+	"encoding/json"
+	"io"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -146,4 +150,124 @@ func TestTheAgentReadsWhatProgramsDrewOnMonitors(t *testing.T) {
 		assert.Contains(t, msg, `no monitor named "right": this computer's monitors are `)
 		assert.Contains(t, msg, "top")
 	})
+}
+
+// watchedMonitorProgram connects, draws on the top monitor, and draws again at each e2e_draw
+// event (its text on the next row) and sets its text scale at each e2e_scale.
+const watchedMonitorProgram = `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+local top = peripheral.wrap("top")
+top.setTextScale(1)
+top.clear()
+top.setCursorPos(1, 1)
+top.write("first")
+print("e2e: monitor drawn")
+local row = 1
+while true do
+  local event, arg = os.pullEvent()
+  if event == "e2e_draw" then
+    row = row + 1
+    top.setCursorPos(1, row)
+    top.write(arg)
+  elseif event == "e2e_scale" then
+    top.setTextScale(tonumber(arg))
+  end
+end
+`
+
+// TestAMonitorIsWatchedLive: the host API's live view of a computer's monitor (the stream's
+// monitor parameter, screen.watch {monitor} on the computer) sends its screen whole, then each
+// change a program draws on it and its new text scale, beside the computer's own screen's live
+// view, which shows none of it; when the monitor is taken off the stream ends, saying so.
+func TestAMonitorIsWatchedLive(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
+	w := fakecrafttest.NewWorld(t, spec)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Label = spec.Computers[0].Label
+	maps.Copy(opts.Settings, map[string]string{"sandbox.allow_screen": "view"})
+	opts.Files = map[string]string{"/e2e.lua": watchedMonitorProgram}
+	c := fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout)
+	c.WaitFor(ctx, "e2e: monitor drawn")
+	top := w.At(5).Peripherals().Get("top").(*monitor.Monitor)
+
+	open := func(query string) *bufio.Reader {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.Addr+"/trapos/computers/5:k%C3%BCche/screen"+query, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = resp.Body.Close() })
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		return bufio.NewReader(resp.Body)
+	}
+	type frame struct {
+		monitorScreen
+		Seq int `json:"seq"`
+	}
+	next := func(r *bufio.Reader) frame {
+		var f frame
+		require.NoError(t, json.Unmarshal([]byte(readEvent(t, r)), &f))
+		return f
+	}
+	text := func(f frame) string {
+		var rows []string
+		for _, r := range f.Rows {
+			rows = append(rows, strings.TrimRight(r.Text, " "))
+		}
+		return strings.TrimRight(strings.Join(rows, "\n"), "\n")
+	}
+
+	monitorView := open("?monitor=top")
+	own := open("")
+	first := next(monitorView)
+	assert.Equal(t, "top", first.Monitor)
+	assert.InDelta(t, 1, first.TextScale, 0)
+	width, height := top.Terminal().Size()
+	assert.Equal(t, []int{width, height}, []int{first.Width, first.Height})
+	assert.Equal(t, "first", text(first), "the monitor's screen, whole")
+	ownFirst := next(own)
+	assert.Empty(t, ownFirst.Monitor)
+	assert.NotContains(t, text(ownFirst), "first", "the computer's own screen is another")
+
+	c.QueueString("e2e_draw", "second")
+	f := next(monitorView)
+	for !strings.Contains(text(f), "second") {
+		f = next(monitorView)
+	}
+	assert.Equal(t, "first\nsecond", text(f))
+	assert.Equal(t, strings.TrimRight(top.Screen(), "\n"), text(f), "as the monitor shows it")
+
+	c.QueueString("e2e_scale", "0.5")
+	for f.TextScale != 0.5 {
+		f = next(monitorView)
+	}
+	width, height = top.Terminal().Size()
+	assert.Equal(t, []int{width, height}, []int{f.Width, f.Height}, "the monitor's size at its new scale")
+	assert.Equal(t, "first\nsecond", text(f), "the top left kept")
+
+	require.True(t, w.At(5).Detach("top"))
+	var ended string
+	for {
+		line, err := monitorView.ReadString('\n')
+		require.NoError(t, err)
+		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"ok":false`) {
+			ended = data
+			break
+		}
+	}
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back"}}`, strings.TrimSpace(ended))
+
+	// A view of a monitor that is not there is refused, naming the computer's monitors.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.Addr+"/trapos/computers/5:k%C3%BCche/screen?monitor=top", nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), `no monitor named \"top\": this computer has no monitor`)
 }

@@ -110,7 +110,7 @@ func TestCLIScreenWithoutATerminalSaysSoOnce(t *testing.T) {
 	ctx := testContext(t)
 	_, errOut, code := runCLI(ctx, t, nil, "screen", "--url=http://127.0.0.1:1", "7:x")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: screen: stdin is not a terminal, which it needs for your keys; `trap-sandbox request --url http://127.0.0.1:1 7:x screen.read` reads the screen once\n", errOut)
+	assert.Equal(t, "trap-sandbox: screen: stdin is not a terminal, which it needs for your keys; `trap-sandbox screen --url http://127.0.0.1:1 7:x --once` reads the screen once\n", errOut)
 }
 
 func TestCLIWithAPIToken(t *testing.T) {

@@ -40,7 +40,8 @@ type ScreenCmd struct {
 	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Colours  string        `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
 	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded) to come back before it ends; 0 waits until you leave." default:"5m"`
-	Monitor  string        `help:"Print what this monitor attached to the computer shows (a side such as top, or a wired modem's monitor_0) once, as CC's font draws it, instead of showing the computer's own screen live (a monitor has no live view yet; no terminal needed)." placeholder:"NAME"`
+	Monitor  string        `help:"Show this monitor attached to the computer (a side such as top, or a wired modem's monitor_0) instead of the computer's own screen: live, read only, in a terminal; printed once, as CC's font draws it, when stdin or stdout is not a terminal (as --once)." placeholder:"NAME"`
+	Once     bool          `help:"Print what the screen (or --monitor's monitor) shows once, as CC's font draws it, and end, instead of the live view; needs no terminal."`
 
 	busyRetry time.Duration                        // the wait after a busy answer without Retry-After (0: server.BusyRetry)
 	after     func(time.Duration) <-chan time.Time // the clock busy waits and the wait for the computer run on (nil: time.After)
@@ -71,8 +72,10 @@ func busyWait(busy error, fallback time.Duration) time.Duration {
 // Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
 // held (as fakecraft shell's shutdown, here: leave; the computer stays on).
 func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
-	if c.Monitor != "" {
-		return c.printMonitor(ctx, out)
+	// A monitor's screen printed once where there is no terminal to show it live in, as
+	// --monitor did before monitors had a live view: a script that reads it gets it still.
+	if c.Once || c.Monitor != "" && !(aTerminal(in.Reader) && aTerminal(out.Writer)) {
+		return c.printOnce(ctx, out)
 	}
 	// A pipe or a file on stdin gets one line, not the ioctl's errno (RunCommand names the
 	// command before it).
@@ -108,6 +111,12 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	}
 	defer body.Close()
 	frames, width, height := firstFrame(body)
+	if c.Monitor != "" {
+		// A monitor larger than a computer's screen (an advanced monitor at text scale 0.5 is
+		// 164×81 at most) is shown by its top left, as much as the view draws, and the status
+		// line says so: a computer's terminal fits it.
+		width, height = min(width, fcomputer.MaxWidth), min(height, fcomputer.MaxHeight)
+	}
 	// A pocket computer's 20th row is drawn where the terminal has one: 19 rows are enough.
 	if needH := min(height, fcomputer.TermHeight); sized && (termW < width || termH < needH) {
 		return c.tooSmall(termW, termH, width, needH)
@@ -130,23 +139,48 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	}
 	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours), Width: termW, Height: termH}, out: out,
 		send: c.typeKeys, info: c.info, busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
-		reopen: c.open, waitFor: c.Wait, statusRow: statusRow}
+		reopen: c.open, waitFor: c.Wait, statusRow: statusRow, monitor: c.Monitor}
+	if c.Monitor != "" {
+		v.info = nil // a monitor takes no keys: what its owner allows of them is not asked
+	}
 	err = v.run(ctx, tty, frames)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
-		return failure(c.TraposID, "screen", err)
+		return failure(c.TraposID, c.command(), err)
 	}
 	return nil
 }
 
-// printMonitor prints what monitor c.Monitor shows (computer.Client.ReadMonitor): each row
-// without its trailing spaces, down to the last that shows something, each byte as CC's font
-// draws it (ccstr.Glyph: a program's ESC byte is ←, never a terminal's escape), then a line
-// naming the rows the computer has not yet seen drawn whole, when there are any.
-func (c *ScreenCmd) printMonitor(ctx context.Context, out Stdout) error {
-	s, err := c.client().ReadMonitor(ctx, c.TraposID, c.Monitor, 0)
+// command names the command in its failures: "screen", or "screen --monitor top".
+func (c *ScreenCmd) command() string {
+	if c.Monitor != "" {
+		return "screen --monitor " + c.Monitor
+	}
+	return "screen"
+}
+
+// aTerminal reports whether f, the command's stdin's reader or stdout's writer, is a terminal
+// (a tty, not any character device as isTerminal: /dev/null is no place for a live view).
+func aTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && console.IsTerminal(int(file.Fd()))
+}
+
+// printOnce prints what the screen shows, or monitor c.Monitor's (computer.Client.ReadScreen,
+// ReadMonitor): each row without its trailing spaces, down to the last that shows something,
+// each byte as CC's font draws it (ccstr.Glyph: a program's ESC byte is ←, never a terminal's
+// escape), then a line naming the rows the computer has not yet seen drawn whole, when there
+// are any.
+func (c *ScreenCmd) printOnce(ctx context.Context, out Stdout) error {
+	var s computer.Screen
+	var err error
+	if c.Monitor != "" {
+		s, err = c.client().ReadMonitor(ctx, c.TraposID, c.Monitor, 0)
+	} else {
+		s, err = c.client().ReadScreen(ctx, c.TraposID, 0)
+	}
 	if err != nil {
-		return failure(c.TraposID, "screen --monitor "+c.Monitor, err)
+		return failure(c.TraposID, c.command(), err)
 	}
 	// Trimmed again once drawn: an empty 2x3 block (byte 128) is drawn as a space.
 	var rows []string
@@ -199,7 +233,10 @@ func (c *ScreenCmd) tooSmall(termW, termH, w, h int) error {
 // readOnce is the command line that reads the screen once without a terminal, as it runs
 // (commandLine: this gateway's --url, the traposId one shell word).
 func (c *ScreenCmd) readOnce() string {
-	return c.commandLine("request", typedID(c.TraposID), "screen.read")
+	if c.Monitor != "" {
+		return c.commandLine("screen", typedID(c.TraposID), "--monitor", c.Monitor, "--once")
+	}
+	return c.commandLine("screen", typedID(c.TraposID), "--once")
 }
 
 // firstFrame reads stream up to its first frame's data and returns that frame's size (an
@@ -284,9 +321,13 @@ type refusal struct{ error }
 
 func (r refusal) Unwrap() error { return r.error }
 
-// open asks the gateway for the live view once; a refusal comes back as a refusal.
+// open asks the gateway for the live view once (of monitor c.Monitor when it names one); a
+// refusal comes back as a refusal.
 func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
 	path := strings.Replace(screen.WatchPattern, "{traposId}", url.PathEscape(c.TraposID), 1)
+	if c.Monitor != "" {
+		path += "?" + url.Values{screen.MonitorParam: {c.Monitor}}.Encode()
+	}
 	resp, err := c.transport().Open(ctx, http.MethodGet, path, nil, "text/event-stream")
 	if err != nil {
 		return nil, err
@@ -355,6 +396,24 @@ type viewer struct {
 	// the terminal's repeats from a new press, and when the repeats stopped, the keys let go
 	// then (nil: clock.Real).
 	held clock.Clock
+	// monitor names the monitor viewed ("": the computer's own screen). A monitor takes no
+	// keys: nothing typed is sent, and the status line says so (monitorStatus).
+	monitor string
+}
+
+// monitorStatus is the status line's part for a view of monitor name, whose last frame is f:
+// that it is read only and how to leave, its text scale, and, when it is larger than the view
+// draws, which part is shown.
+func monitorStatus(name string, f screen.FrameJSON) string {
+	status := fmt.Sprintf("monitor %s, read only (keys are not sent; Ctrl-S held leaves)", name)
+	if f.TextScale > 0 {
+		status += fmt.Sprintf("; text scale %s", strconv.FormatFloat(f.TextScale, 'f', -1, 64))
+	}
+	if f.Width > fcomputer.MaxWidth || f.Height > fcomputer.MaxHeight {
+		status += fmt.Sprintf("; %d×%d, its top left %d×%d shown", f.Width, f.Height,
+			min(f.Width, fcomputer.MaxWidth), min(f.Height, fcomputer.MaxHeight))
+	}
+	return status
 }
 
 // While the computer is only viewed (sandbox.allow_screen view), the view asks it again what
@@ -475,7 +534,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		if errors.Is(err, errLeft) {
 			return true
 		}
-		if !live {
+		if !live || v.monitor != "" {
 			mouse.held = false // a press not sent: its drags and release are not either
 			return false
 		}
@@ -526,11 +585,21 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	}
 	// statusShown draws the live status line (liveStatus) while the computer is live (away,
 	// its own status is shown), or clears it once there is nothing to say.
+	var lastFrame screen.FrameJSON // for a monitor's status: its size and text scale
+	status := func() string {
+		if v.monitor == "" {
+			return liveStatus(only.on, unseen)
+		}
+		return strings.Join(slices.DeleteFunc([]string{monitorStatus(v.monitor, lastFrame), liveStatus(false, unseen)},
+			func(s string) bool { return s == "" }), "; ")
+	}
+	shownStatus := "" // the live status line last drawn
 	statusShown := func() error {
 		if !live {
 			return nil
 		}
-		_, err := v.out.Write(v.showStatus(nil, liveStatus(only.on, unseen)))
+		shownStatus = status()
+		_, err := v.out.Write(v.showStatus(nil, shownStatus))
 		return err
 	}
 	for {
@@ -630,9 +699,8 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
 				return err
 			}
-			newlyUnseen := !slices.Equal(unseen, f.UnknownRows)
-			unseen = f.UnknownRows
-			if live && (newlyUnseen || liveStatus(only.on, unseen) != "" && v.statusOver(shownH)) {
+			unseen, lastFrame = f.UnknownRows, f
+			if now := status(); live && (now != shownStatus || now != "" && v.statusOver(shownH)) {
 				if err := statusShown(); err != nil { // new words, or drawn over the screen's last rows
 					return err
 				}

@@ -428,7 +428,7 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 
 	err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "no computer's screen fits a terminal smaller than 26×19 (a pocket computer's; any other computer's needs 51×19), and this one is 40×10: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error(),
+	assert.Equal(t, "no computer's screen fits a terminal smaller than 26×19 (a pocket computer's; any other computer's needs 51×19), and this one is 40×10: make it larger (`trap-sandbox screen --url "+gw.URL+" 7: --once` reads the screen once)", err.Error(),
 		"both sizes: told 26×19 alone, a person who made it so was then told 51×19 for an ordinary computer")
 	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
 
@@ -483,7 +483,7 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	out.Reset()
 	err = c.Run(t.Context(), Stdout{&out}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "the computer's screen needs a terminal of 51×19 at least, and this one is 30×19: make it larger (`trap-sandbox request --url "+gw.URL+" 7: screen.read` reads the screen once)", err.Error())
+	assert.Equal(t, "the computer's screen needs a terminal of 51×19 at least, and this one is 30×19: make it larger (`trap-sandbox screen --url "+gw.URL+" 7: --once` reads the screen once)", err.Error())
 	assert.Empty(t, out.String(), "nothing drawn")
 }
 
@@ -646,7 +646,7 @@ func TestTheScreenViewerNeedsATerminal(t *testing.T) {
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	const want = "stdin is not a terminal, which it needs for your keys; `trap-sandbox request --url http://127.0.0.1:1 '7:my door' screen.read` reads the screen once"
+	const want = "stdin is not a terminal, which it needs for your keys; `trap-sandbox screen --url http://127.0.0.1:1 '7:my door' --once` reads the screen once"
 	for _, in := range []io.Reader{r, strings.NewReader("ls\n")} {
 		err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{in})
 		require.Error(t, err)
@@ -1138,7 +1138,12 @@ func (m monitorComputer) Request(ctx context.Context, traposID, typ string, payl
 		return m.Local.Request(ctx, traposID, typ, payload, timeout)
 	}
 	var p struct{ Monitor string }
-	if err := json.Unmarshal(payload, &p); err != nil || p.Monitor != "top" {
+	err := json.Unmarshal(payload, &p)
+	if err == nil && p.Monitor == "" {
+		return json.Marshal(computer.Screen{Width: 3, Height: 2, Colour: true, FG: 1, BG: 32768,
+			Rows: []computer.Row{{Text: "own", FG: "000", BG: "fff"}, {Text: "   ", FG: "000", BG: "fff"}}, Palette: []string{"#f0f0f0"}})
+	}
+	if err != nil || p.Monitor != "top" {
 		return nil, &protocol.Error{Code: protocol.CodeBadPayload, Message: `no monitor named "` + p.Monitor + `": this computer's monitors are top`, ByComputer: true}
 	}
 	row := func(text string) computer.Row {
@@ -1162,7 +1167,47 @@ func TestScreenMonitorPrintsWhatTheMonitorShows(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "tea\n←[2J \U0001FB00\n(rows not yet seen whole: 1 (the computer may show more there))\n", out)
 
+	once, err := runClient(t, "screen", "--url", srv.URL, "7:", "--monitor", "top", "--once")
+	require.NoError(t, err)
+	assert.Equal(t, out, once, "--once prints it once too")
+	own, err := runClient(t, "screen", "--url", srv.URL, "7:", "--once")
+	require.NoError(t, err)
+	assert.Equal(t, "own\n", own, "--once alone prints the computer's own screen once")
+
 	_, err = runClient(t, "screen", "--url", srv.URL, "7:", "--monitor", "left")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `no monitor named "left": this computer's monitors are top`)
+	assert.Contains(t, err.Error(), "screen --monitor left")
+}
+
+// TestTheScreenViewerShowsAMonitorReadOnly: the live view of a monitor draws its frames, says on
+// its status line that it is read only, its text scale, and which part of a monitor larger than
+// the view is shown; nothing typed reaches the computer (a key, a click, Ctrl-T held), and
+// Ctrl-S held still leaves.
+func TestTheScreenViewerShowsAMonitorReadOnly(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	var mu sync.Mutex
+	var sent [][]computer.InputEvent
+	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 21, monitor: "top",
+		send: func(_ context.Context, evs []computer.InputEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			sent = append(sent, evs)
+			return nil
+		}}
+	typing, streaming, done := startViewer(t.Context(), t, v)
+	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"monitor\":\"top\",\"textScale\":0.5,\"width\":82,\"height\":40,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1},\"rows\":[{\"text\":\"on the monitor\"}]}\n\n")
+	require.NoError(t, err)
+	const status = "monitor top, read only (keys are not sent; Ctrl-S held leaves); text scale 0.5; 82×40, its top left 51×20 shown"
+	require.Eventually(t, func() bool {
+		return strings.Contains(out.String(), "on the monitor") && strings.Contains(out.String(), "\x1b[21;1H\x1b[0m\x1b[2K\x1b[7mmonitor top, read only")
+	}, 5*time.Second, time.Millisecond, "%q", out.String())
+	assert.Contains(t, strings.ReplaceAll(out.String(), "\x1b[0m\x1b[22;1H\x1b[0m\x1b[2K\x1b[7m", " "), status, "wrapped over two rows of 80 columns")
+	typeOn(t, typing, "ab\x1b[<0;3;2M\x1b[<0;3;2m\x14\x14")
+	typeOn(t, typing, "\x13\x13")
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, sent, "a monitor takes no keys")
+	assert.Equal(t, "monitor top, read only (keys are not sent; Ctrl-S held leaves)", monitorStatus("top", screen.FrameJSON{}))
 }

@@ -16,6 +16,11 @@ var InputTypesSince = map[string]string{InputDrag: "0.5.21", InputMouseClick: "0
 // which its caller would take for the monitor's, so the gateway refuses it such a request.
 const MonitorSince = "0.5.29"
 
+// MonitorWatchSince is the first client that watches a monitor (screen.watch's monitor field):
+// one from MonitorSince refuses it bad_payload, an older one ignores it and would watch the
+// computer's own screen, so the gateway refuses either such a request, naming the upgrade.
+const MonitorWatchSince = "0.5.31"
+
 // TakesInput is whether a computer whose client is clientVersion (its hello's and
 // computer.info's; empty for one too old to name it) takes screen.input events of type typ.
 func TakesInput(clientVersion, typ string) bool {

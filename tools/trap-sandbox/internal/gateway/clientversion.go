@@ -77,23 +77,31 @@ func (s *Session) olderClientsError(typ string, e *protocol.Error) *protocol.Err
 	return e
 }
 
-// monitorTypes are the requests whose monitor field (a monitor named instead of the computer's
-// own screen) an older client than hostcomputer.MonitorSince ignores.
-var monitorTypes = []string{protocol.TypeScreenRead, protocol.TypeScreenWatch, protocol.TypeScreenInput}
+// monitorSince names, for each request with a monitor field (a monitor named instead of the
+// computer's own screen), the first client that takes it: an older client than
+// hostcomputer.MonitorSince ignores the field, and one from it refuses a watch of a monitor
+// (screen.input's monitor is refused by every client: a monitor takes no keys).
+var monitorSince = map[string]string{
+	protocol.TypeScreenRead:  hostcomputer.MonitorSince,
+	protocol.TypeScreenWatch: hostcomputer.MonitorWatchSince,
+	protocol.TypeScreenInput: hostcomputer.MonitorSince,
+}
 
 // olderClientsRefusal refuses, before it is sent, a request this computer's client (hello's
-// clientVersion) would misread: one that names a monitor, sent to a client before
-// hostcomputer.MonitorSince, which would answer with the computer's own screen as if it were
-// the monitor's. Only the screen types' payloads are decoded, and the key is matched as the
-// client's JSON decoder matches it (exactly, escapes undone).
+// clientVersion) would misread or refuse for its age: one that names a monitor, sent to a
+// client older than the type's monitorSince; a client before hostcomputer.MonitorSince would
+// answer with the computer's own screen as if it were the monitor's. Only the screen types'
+// payloads are decoded, and the key is matched as the client's JSON decoder matches it
+// (exactly, escapes undone).
 func (s *Session) olderClientsRefusal(typ string, payload json.RawMessage) error {
-	if !slices.Contains(monitorTypes, typ) {
+	since, ok := monitorSince[typ]
+	if !ok {
 		return nil
 	}
 	s.mu.Lock()
 	version := s.clientVersion
 	s.mu.Unlock()
-	if !hostcomputer.OlderVersion(version, hostcomputer.MonitorSince) {
+	if !hostcomputer.OlderVersion(version, since) {
 		return nil
 	}
 	var fields map[string]json.RawMessage
@@ -107,8 +115,12 @@ func (s *Session) olderClientsRefusal(typ string, payload json.RawMessage) error
 	if version == "" {
 		shown = "a trapos-sandbox that names no version"
 	}
-	return protocol.Errorf(protocol.CodeBadPayload, "%s's monitor came in trapos-sandbox %s, and this computer's client, %s, is older (it would answer with the computer's own screen): "+
-		"run the gateway's install line on the computer to upgrade it, then reboot it", typ, hostcomputer.MonitorSince, clip(shown))
+	misread := ""
+	if hostcomputer.OlderVersion(version, hostcomputer.MonitorSince) {
+		misread = " (it would answer with the computer's own screen)"
+	}
+	return protocol.Errorf(protocol.CodeBadPayload, "%s's monitor came in trapos-sandbox %s, and this computer's client, %s, is older%s: "+
+		"run the gateway's install line on the computer to upgrade it, then reboot it", typ, since, clip(shown), misread)
 }
 
 // unknownInputType is how a client refuses an event type it does not know

@@ -166,7 +166,8 @@ func (h *harness) dialAs(t *testing.T, traposID, version string) *computer {
 
 // A request naming a monitor (screen.read {monitor}) sent to a client older than 0.5.29, which
 // ignores the field and would answer with the computer's own screen as if it were the
-// monitor's, is refused before it is sent, naming the upgrade; the computer gets the next
+// monitor's, is refused before it is sent, naming the upgrade, and so is a watch of a monitor
+// (screen.watch {monitor}) sent to a client older than 0.5.31, which refuses it; the computer gets the next
 // request as the first. A current client gets it, and an older one a request without it.
 func TestOlderClientsMonitorRequestIsRefusedBeforeItIsSent(t *testing.T) {
 	h := newHarness(t, Config{ClientVersion: "0.5.29"}, nil)
@@ -176,7 +177,12 @@ func TestOlderClientsMonitorRequestIsRefusedBeforeItIsSent(t *testing.T) {
 		{"0.5.28's screen.read", "0.5.28", protocol.TypeScreenRead, `{"monitor":"top"}`,
 			"screen.read's monitor came in trapos-sandbox 0.5.29, and this computer's client, trapos-sandbox 0.5.28, is older (it would answer with the computer's own screen): run the gateway's install line on the computer to upgrade it, then reboot it"},
 		{"no version, screen.watch", "", protocol.TypeScreenWatch, `{"monitor":"top"}`,
-			"screen.watch's monitor came in trapos-sandbox 0.5.29, and this computer's client, a trapos-sandbox that names no version, is older"},
+			"screen.watch's monitor came in trapos-sandbox 0.5.31, and this computer's client, a trapos-sandbox that names no version, is older (it would answer with the computer's own screen)"},
+		// 0.5.29 and 0.5.30 read a monitor, and refuse to watch one: said with the upgrade.
+		{"0.5.30's screen.watch", "0.5.30", protocol.TypeScreenWatch, `{"monitor":"top"}`,
+			"screen.watch's monitor came in trapos-sandbox 0.5.31, and this computer's client, trapos-sandbox 0.5.30, is older: run the gateway's install line on the computer to upgrade it, then reboot it"},
+		{"0.5.30, its own screen's watch", "0.5.30", protocol.TypeScreenWatch, `{}`, ""},
+		{"a client that watches a monitor", "0.5.31", protocol.TypeScreenWatch, `{"monitor":"top"}`, ""},
 		{"an escaped key, screen.input", "0.5.28", protocol.TypeScreenInput, `{"events":[],"\u006donitor":null}`,
 			"screen.input's monitor came in trapos-sandbox 0.5.29, and this computer's client, trapos-sandbox 0.5.28, is older"},
 		{"0.5.28, its own screen", "0.5.28", protocol.TypeScreenRead, `{}`, ""},

@@ -20,9 +20,16 @@ import (
 // (Accept: text/event-stream) of frames, each `event: frame` with the whole screen as JSON
 // (FrameJSON); it ends with `event: end` and the error when the computer goes away, or when
 // the token it was opened with is revoked or expires (checked before each frame, and every
-// KeepAlive while the screen stays still, with a `: keepalive` comment). Reading
-// once and sending input go through …/requests (screen.read, screen.input), like every type.
+// KeepAlive while the screen stays still, with a `: keepalive` comment). The query's monitor
+// (MonitorParam) names a monitor attached to the computer to stream instead of its own screen.
+// Reading once and sending input go through …/requests (screen.read, screen.input), like every
+// type.
 const WatchPattern = "/trapos/computers/{traposId}/screen"
+
+// MonitorParam is the stream's query parameter naming a monitor of the computer's (a side such
+// as top, or a wired modem's monitor_0): its screen is streamed, each frame with its monitor
+// and textScale, instead of the computer's own.
+const MonitorParam = "monitor"
 
 // KeepAlive is how long the stream waits on a still screen before it checks its token again
 // (a revoked or expired one ends the stream then, not at the screen's next change) and sends a
@@ -54,7 +61,7 @@ func (m *Module) Mount(routes *server.Routes) {
 
 func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	v, err := m.Watch(r.Context(), cctext.TraposID(r.PathValue("traposId")), 0)
+	v, err := m.WatchMonitor(r.Context(), cctext.TraposID(r.PathValue("traposId")), r.URL.Query().Get(MonitorParam), 0)
 	if err != nil {
 		var pe *protocol.Error
 		if !errors.As(err, &pe) {

@@ -22,6 +22,7 @@ import (
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // event reads one server-sent event: its name and data.
@@ -312,4 +313,40 @@ func TestAStillStreamKeepsAliveAndEndsWhenItsTokenIsRevoked(t *testing.T) {
 	assert.Equal(t, "end", name, "the revoked token's still stream ends: %s", data)
 	assert.Contains(t, data, `"code":"unauthorized"`)
 	assert.Contains(t, data, "revoked")
+}
+
+// TestTheStreamOfAMonitor: the stream's monitor parameter streams that monitor's screen (the
+// computer asked screen.watch {monitor}), each frame naming it with its text scale, and ends
+// with the computer's not_found when the monitor is taken off.
+func TestTheStreamOfAMonitor(t *testing.T) {
+	m, d := standIn(t)
+	asked := make(chan any, 1)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenWatch {
+			asked <- p["monitor"]
+			return map[string]any{"watchId": 1}, nil
+		}
+		return map[string]any{}, nil
+	}
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+	resp := stream(t, t.Context(), srv.URL+"/trapos/computers/7:/screen?"+MonitorParam+"=monitor_0")
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "monitor_0", <-asked)
+	_, err := m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":1,"monitor":"monitor_0","textScale":2,"width":3,"height":1,"colour":false,"cursor":{"x":1,"y":1},"rows":{"1":{"text":"mon","fg":"000","bg":"fff"}}}`))
+	require.NoError(t, err)
+	body := bufio.NewReader(resp.Body)
+	name, data := event(t, body)
+	require.Equal(t, "frame", name)
+	var f FrameJSON
+	require.NoError(t, json.Unmarshal([]byte(data), &f))
+	assert.Equal(t, "mon", f.Rows[0].Text)
+	assert.Equal(t, "monitor_0", f.Monitor)
+	assert.Equal(t, 2.0, f.TextScale)
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":2,"monitor":"monitor_0","ended":{"code":"not_found","message":"the screen watch ended: monitor monitor_0 was taken off the computer"}}`))
+	require.NoError(t, err)
+	name, data = event(t, body)
+	assert.Equal(t, "end", name)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 7: says the screen watch ended: monitor monitor_0 was taken off the computer"}}`, data)
 }

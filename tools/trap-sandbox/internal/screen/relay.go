@@ -74,7 +74,7 @@ type Relay interface {
 
 // Messages between the screen modules of two replicas (relayMsg.Op).
 const (
-	opWatch   = "watch"   // to the holder: start a watch of the computer for the sender
+	opWatch   = "watch"   // to the holder: start a watch of the computer (Monitor: of that monitor) for the sender
 	opUnwatch = "unwatch" // to the holder: stop the sender's watch WatchID
 	opUpdate  = "update"  // to the watching replica: the computer's screen.update (Update)
 	opLost    = "lost"    // to the watching replica, unanswered: the holder gave up watch WatchID (Message: why)
@@ -84,6 +84,10 @@ const (
 type relayMsg struct {
 	Op      string          `json:"op"`
 	WatchID json.RawMessage `json:"watchId,omitempty"`
+	// Monitor is the monitor watched (host text), "" for the computer's own screen: watch's,
+	// and lost's, whose watch is looked up by it. A replica of a build before monitors' watches
+	// leaves it out, and watches the computer's own screen, as it asked.
+	Monitor string `json:"monitor,omitempty"`
 	// Update is the computer's screen.update payload, as it sent it.
 	Update  json.RawMessage `json:"update,omitempty"`
 	Message string          `json:"message,omitempty"`
@@ -98,6 +102,7 @@ func (msg relayMsg) encode() json.RawMessage {
 // computer whose socket this replica holds.
 type relayed struct {
 	accountID, traposID, key string
+	monitor                  string // host text; "" for the computer's own screen
 	owner                    string
 	ready                    chan struct{} // closed once screen.watch answered (id or err set)
 
@@ -123,9 +128,9 @@ func (m *Module) Relayed(ctx context.Context, from, accountID, traposID string, 
 	}
 	switch msg.Op {
 	case opWatch:
-		return m.watchFor(ctx, from, accountID, traposID)
+		return m.watchFor(ctx, from, accountID, traposID, msg.Monitor)
 	case opUnwatch:
-		return nil, m.unwatchFor(ctx, from, accountID, traposID, msg.WatchID)
+		return nil, m.unwatchFor(ctx, from, accountID, traposID, msg.Monitor, msg.WatchID)
 	case opUpdate:
 		u, err := decodeUpdate(msg.Update)
 		if err != nil {
@@ -159,7 +164,7 @@ func (m *Module) startThrough(ctx context.Context, w *watch, timeout time.Durati
 	if timeout <= 0 {
 		timeout = computer.DefaultTimeout
 	}
-	answer, err := m.relay.Send(ctx, w.holder, w.accountID, w.traposID, relayMsg{Op: opWatch}.encode(), min(timeout, computer.MaxTimeout))
+	answer, err := m.relay.Send(ctx, w.holder, w.accountID, w.traposID, relayMsg{Op: opWatch, Monitor: w.monitor}.encode(), min(timeout, computer.MaxTimeout))
 	if err != nil {
 		return "", err
 	}
@@ -170,16 +175,16 @@ func (m *Module) startThrough(ctx context.Context, w *watch, timeout time.Durati
 // computer.DefaultTimeout; the computer stops it anyway at its next update, answered
 // unknown_watch).
 func (m *Module) unwatchThrough(w *watch) {
-	msg := relayMsg{Op: opUnwatch, WatchID: rawID(w.id)}.encode()
+	msg := relayMsg{Op: opUnwatch, WatchID: rawID(w.id), Monitor: w.monitor}.encode()
 	_, _ = m.relay.Send(context.Background(), w.holder, w.accountID, w.traposID, msg, computer.DefaultTimeout)
 }
 
-// watchFor starts a watch of the computer, whose socket this replica holds, for replica
-// owner's viewers, and records it: the computer's updates of it go to owner from now on. The
+// watchFor starts a watch of the computer, whose socket this replica holds (of its monitor named
+// monitor; "": its own screen), for replica owner's viewers, and records it: the computer's updates of it go to owner from now on. The
 // record ends with owner (Alive), and with the computer's socket (owner's viewers learn that
 // from the cluster's lifeline of the computer, Relay.Holder).
-func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID string) (json.RawMessage, error) {
-	rw := &relayed{accountID: accountID, traposID: traposID, key: watchKey(accountID, traposID), owner: owner, ready: make(chan struct{})}
+func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID, monitor string) (json.RawMessage, error) {
+	rw := &relayed{accountID: accountID, traposID: traposID, monitor: monitor, key: watchKey(accountID, traposID, monitor), owner: owner, ready: make(chan struct{})}
 	m.mu.Lock()
 	m.relayed[rw.key] = append(m.relayed[rw.key], rw)
 	m.mu.Unlock()
@@ -190,7 +195,7 @@ func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID string
 	socket := m.socket(accountID, traposID) // taken before it answers, as Watch takes it
 	// As the computer's account, which the viewer's replica checked its viewer reaches: the
 	// replicas trust each other (docs/scale-out.md, Security).
-	id, err := m.start(account.WithCaller(ctx, account.Caller{Account: accountID}), traposID, timeout)
+	id, err := m.start(account.WithCaller(ctx, account.Caller{Account: accountID}), traposID, monitor, timeout)
 	m.mu.Lock()
 	rw.id, rw.err = id, err
 	if err == nil {
@@ -218,12 +223,13 @@ func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID string
 	return json.Marshal(map[string]json.RawMessage{"watchId": rawID(id)})
 }
 
-// unwatchFor stops owner's watch id of the computer: the record, and the computer's watch.
-func (m *Module) unwatchFor(ctx context.Context, owner, accountID, traposID string, id json.RawMessage) error {
+// unwatchFor stops owner's watch id of the computer (of its monitor; "": its own screen): the
+// record, and the computer's watch.
+func (m *Module) unwatchFor(ctx context.Context, owner, accountID, traposID, monitor string, id json.RawMessage) error {
 	if len(id) == 0 {
 		return protocol.Errorf(protocol.CodeBadPayload, "unwatch: watchId is missing")
 	}
-	rw := m.recorded(watchKey(accountID, traposID), watchID(id))
+	rw := m.recorded(watchKey(accountID, traposID, monitor), watchID(id))
 	if rw == nil || rw.owner != owner {
 		return nil // gone already (the socket closed, or the computer answered unknown_watch)
 	}
@@ -234,10 +240,11 @@ func (m *Module) unwatchFor(ctx context.Context, owner, accountID, traposID stri
 	return err
 }
 
-// relayedWatch is the record of watch id of computer from, if this module keeps one. A watch
-// being started may be it (its update can overtake screen.watch's answer): it waits for those.
-func (m *Module) relayedWatch(ctx context.Context, from protocol.Requester, id string) *relayed {
-	key := watchKey(from.AccountID, from.TraposID)
+// relayedWatch is the record of watch id of computer from (of its monitor, host text; "": its
+// own screen), if this module keeps one. A watch being started may be it (its update can
+// overtake screen.watch's answer): it waits for those.
+func (m *Module) relayedWatch(ctx context.Context, from protocol.Requester, monitor, id string) *relayed {
+	key := watchKey(from.AccountID, from.TraposID, monitor)
 	for {
 		var starting chan struct{}
 		m.mu.Lock()
@@ -312,7 +319,7 @@ func (m *Module) passOn(ctx context.Context, rw *relayed, payload json.RawMessag
 
 // tellLost tells rw's owner that this replica no longer passes rw's updates on, and why.
 func (m *Module) tellLost(rw *relayed, why string) {
-	_ = m.relay.Tell(rw.owner, rw.accountID, rw.traposID, relayMsg{Op: opLost, WatchID: rawID(rw.id), Message: why}.encode())
+	_ = m.relay.Tell(rw.owner, rw.accountID, rw.traposID, relayMsg{Op: opLost, WatchID: rawID(rw.id), Monitor: rw.monitor, Message: why}.encode())
 }
 
 // reason is err's message without its code.
@@ -363,7 +370,7 @@ func (m *Module) removeLocked(rw *relayed) {
 func (m *Module) lost(holder, accountID, traposID string, msg relayMsg) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w := m.watches[watchKey(accountID, traposID)]
+	w := m.watches[watchKey(accountID, traposID, msg.Monitor)]
 	if w == nil || w.holder != holder || w.gone != nil || w.stopped {
 		return
 	}

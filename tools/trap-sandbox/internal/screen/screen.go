@@ -1,7 +1,7 @@
 // Package screen is the gateway's screen module: it keeps live watches of the computers'
 // screens for the host's viewers (the CLI's `trap-sandbox screen`, the web console). It answers
-// the computers' screen.update requests (Register), keeps one watch per computer shared by
-// all its viewers, and hands each viewer the newest screen when it asks for the next one, so
+// the computers' screen.update requests (Register), keeps one watch per screen (a computer's
+// own, or one of its monitors: docs/screen.md, Monitors) shared by all its viewers, and hands each viewer the newest screen when it asks for the next one, so
 // a slow viewer skips frames and never holds up the computer or another viewer. See
 // docs/screen.md.
 //
@@ -53,7 +53,7 @@ type Module struct {
 	socketOf func(accountID, traposID string) context.Context
 
 	mu      sync.Mutex
-	watches map[string]*watch // by watchKey: the computer's account and traposId
+	watches map[string]*watch // by watchKey: the computer's account and traposId, and the monitor
 	// relayed are the watches this module started, on computers whose sockets this replica
 	// holds, for another replica's viewers, by watchKey (relay.go).
 	relayed map[string][]*relayed
@@ -87,9 +87,13 @@ func (m *Module) OnReplica(name string, relay Relay) *Module {
 	return m
 }
 
-// watchKey keys a watch by the computer's account and traposId: two accounts may each have a
-// computer "7:", and one's screen.update must never reach the other's viewers.
-func watchKey(accountID, traposID string) string { return accountID + "\x00" + traposID }
+// watchKey keys a watch by the computer's account and traposId, and the monitor watched (""
+// for the computer's own screen; host text): two accounts may each have a computer "7:", and
+// one's screen.update must never reach the other's viewers, nor a monitor's those of the
+// computer's own screen.
+func watchKey(accountID, traposID, monitor string) string {
+	return accountID + "\x00" + traposID + "\x00" + monitor
+}
 
 // listingOf is the listing of the computer traposID that ctx's caller reaches (its own
 // account's first, when an admin reaches several); its AccountID is "" when it reaches none,
@@ -166,7 +170,8 @@ type Frame struct {
 // watch is one computer's watch and the screen its updates build.
 type watch struct {
 	accountID, traposID string
-	key                 string         // watchKey of the computer's account and traposID
+	monitor             string         // the monitor watched, host text; "" for the computer's own screen
+	key                 string         // watchKey of the computer's account, traposID and monitor
 	caller              account.Caller // the first viewer's, which stops the watch as it started it
 	// holder names the replica that holds the computer's socket when another one does: the
 	// watch is started and stopped through it, and only it passes the updates on (relay.go).
@@ -192,15 +197,24 @@ type Viewer struct {
 	once sync.Once
 }
 
-// Watch adds a viewer of traposID's screen, starting the computer's watch when it is the
+// Watch adds a viewer of traposID's own screen, starting the computer's watch when it is the
 // first. The viewer must be closed.
 func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Duration) (*Viewer, error) {
+	return m.WatchMonitor(ctx, traposID, "", timeout)
+}
+
+// WatchMonitor adds a viewer of the screen of traposID's monitor named monitor (host text: a
+// side, or a wired modem's monitor_0; "" for the computer's own screen, as Watch), starting
+// its watch (screen.watch {monitor}, client 0.5.31 on: the gateway refuses an older client
+// such a request) when it is the first. A name that is no monitor of the computer's is the
+// computer's bad_payload, naming its monitors. The viewer must be closed.
+func (m *Module) WatchMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (*Viewer, error) {
 	listed := m.listingOf(ctx, traposID)
-	key := watchKey(listed.AccountID, traposID)
+	key := watchKey(listed.AccountID, traposID, monitor)
 	m.mu.Lock()
 	w := m.watches[key]
 	if w == nil || w.gone != nil {
-		w = &watch{accountID: listed.AccountID, traposID: traposID, key: key, caller: account.CallerFrom(ctx), ready: make(chan struct{}), changed: make(chan struct{})}
+		w = &watch{accountID: listed.AccountID, traposID: traposID, monitor: monitor, key: key, caller: account.CallerFrom(ctx), ready: make(chan struct{}), changed: make(chan struct{})}
 		m.watches[key] = w
 		w.viewers++
 		m.mu.Unlock()
@@ -215,7 +229,7 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 				// (and one that replaces it) in between ends the watch at once, rather than
 				// leaving it tied to a socket that never heard of it.
 				socket = m.socket(listed.AccountID, traposID)
-				id, err = m.start(ctx, traposID, timeout)
+				id, err = m.start(ctx, traposID, monitor, timeout)
 			}
 		}
 		m.mu.Lock()
@@ -260,13 +274,24 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 	return v, nil
 }
 
-// start asks the computer for a watch.
-func (m *Module) start(ctx context.Context, traposID string, timeout time.Duration) (string, error) {
-	answer, _, err := m.client.Request(ctx, traposID, protocol.TypeScreenWatch, json.RawMessage(`{}`), timeout)
+// start asks the computer for a watch of its own screen, or of its monitor named monitor.
+func (m *Module) start(ctx context.Context, traposID, monitor string, timeout time.Duration) (string, error) {
+	answer, _, err := m.client.Request(ctx, traposID, protocol.TypeScreenWatch, watchPayload(monitor), timeout)
 	if err != nil {
 		return "", err
 	}
 	return watchIDOf(answer, traposID)
+}
+
+// watchPayload is screen.watch's payload: {} for the computer's own screen, else the monitor's
+// name on the wire (a character CC cannot hold is '?', which the computer's refusal shows).
+func watchPayload(monitor string) json.RawMessage {
+	if monitor == "" {
+		return json.RawMessage(`{}`)
+	}
+	name, _ := cctext.Wire("monitor", monitor)
+	payload, _ := json.Marshal(map[string]string{"monitor": name})
+	return payload
 }
 
 // watchID is a watchId as a comparable string: a number or a string, as the computer chose.
@@ -362,16 +387,21 @@ func rawID(id string) json.RawMessage {
 }
 
 // updateShape is screen.update's payload, as a refusal shows it.
-const updateShape = `{watchId, seq, width, height, colour, cursor: {x, y, blink}, rows: {"<y>": {text, fg, bg}}, palette?, fg?, bg?, unknownRows?: [y…]}`
+const updateShape = `{watchId, seq, monitor?, width, height, colour, cursor: {x, y, blink}, rows: {"<y>": {text, fg, bg}}, palette?, fg?, bg?, unknownRows?: [y…], textScale?}`
 
 // update is screen.update's payload.
 type update struct {
 	WatchID json.RawMessage `json:"watchId"`
 	Seq     int             `json:"seq"`
-	Width   int             `json:"width"`
-	Height  int             `json:"height"`
-	Colour  bool            `json:"colour"`
-	Cursor  computer.Cursor `json:"cursor"`
+	// Monitor names the monitor of a watch of one (client 0.5.31 on), in every update: the
+	// watch is looked up by it. "" for the computer's own screen. Host text once decoded.
+	Monitor string `json:"monitor"`
+	// TextScale is a monitor's text scale, in its first update and when it changed.
+	TextScale *float64        `json:"textScale"`
+	Width     int             `json:"width"`
+	Height    int             `json:"height"`
+	Colour    bool            `json:"colour"`
+	Cursor    computer.Cursor `json:"cursor"`
 	// FG and BG come in a whole frame and when they changed; nil keeps the last ones.
 	FG      *int                    `json:"fg"`
 	BG      *int                    `json:"bg"`
@@ -380,10 +410,12 @@ type update struct {
 	// UnknownRows are the rows the computer has not seen drawn whole, in every update as the
 	// cursor is (screen.read's): none named is none (all seen, or a client before 0.5.25).
 	UnknownRows []int `json:"unknownRows"`
-	// Ended, when set, is the computer's last update of the watch, with no screen: the owner
-	// withdrew sandbox.allow_screen, and Message says so.
+	// Ended, when set, is the computer's last update of the watch, with no screen, and
+	// Message says why: forbidden, the owner withdrew sandbox.allow_screen; not_found, the
+	// monitor watched was taken off.
 	Ended *struct {
-		Message string `json:"message"`
+		Code    protocol.Code `json:"code"`
+		Message string        `json:"message"`
 	} `json:"ended"`
 }
 
@@ -400,7 +432,7 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 	if err != nil {
 		return nil, err
 	}
-	if rw := m.relayedWatch(ctx, from, watchID(u.WatchID)); rw != nil {
+	if rw := m.relayedWatch(ctx, from, u.Monitor, watchID(u.WatchID)); rw != nil {
 		return nil, m.passOn(ctx, rw, payload, u.Ended != nil)
 	}
 	return nil, m.merge(ctx, from, u, len(payload), "")
@@ -416,6 +448,10 @@ func decodeUpdate(payload json.RawMessage) (update, error) {
 	}
 	if len(u.WatchID) == 0 {
 		return update{}, protocol.Errorf(protocol.CodeBadPayload, "screen.update: watchId is missing")
+	}
+	var err error
+	if u.Monitor, err = cctext.FromWire(u.Monitor); err != nil {
+		return update{}, protocol.Errorf(protocol.CodeBadPayload, "screen.update: monitor: %v", err)
 	}
 	return u, nil
 }
@@ -438,7 +474,7 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 	}
 	unknown := unknownWatch(u.WatchID, from.TraposID)
 	m.mu.Lock()
-	w := m.watches[watchKey(from.AccountID, from.TraposID)]
+	w := m.watches[watchKey(from.AccountID, from.TraposID, u.Monitor)]
 	m.mu.Unlock()
 	if w == nil || w.holder != holder {
 		return unknown
@@ -482,6 +518,10 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 		s.Rows = resized
 	}
 	s.Width, s.Height, s.Colour, s.Cursor, s.UnknownRows = u.Width, u.Height, u.Colour, u.Cursor, u.UnknownRows
+	s.Monitor = u.Monitor
+	if u.TextScale != nil {
+		s.TextScale = *u.TextScale
+	}
 	if u.FG != nil {
 		s.FG = *u.FG
 	}
@@ -509,9 +549,9 @@ func unknownWatch(id json.RawMessage, traposID string) error {
 	return protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s: stop it", clip(string(id)), traposID)
 }
 
-// ended ends a watch the computer ended (the owner withdrew the screen): its viewers' Next
-// fails with the computer's reason, forbidden, and the next viewer starts a new watch. holder
-// is as merge's.
+// ended ends a watch the computer ended (the owner withdrew the screen, or the monitor watched
+// was taken off): its viewers' Next fails with the computer's reason and code (endedCode), and
+// the next viewer starts a new watch. holder is as merge's.
 func (m *Module) ended(ctx context.Context, from protocol.Requester, u update, holder string) error {
 	unknown := protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s", clip(string(u.WatchID)), from.TraposID)
 	message, err := cctext.FromWire(u.Ended.Message)
@@ -522,7 +562,7 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update, h
 		message = message[:maxEndedBytes] + "…"
 	}
 	m.mu.Lock()
-	w := m.watches[watchKey(from.AccountID, from.TraposID)]
+	w := m.watches[watchKey(from.AccountID, from.TraposID, u.Monitor)]
 	m.mu.Unlock()
 	if w == nil || w.holder != holder {
 		return unknown
@@ -539,9 +579,19 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update, h
 	}
 	// "computer 7: says …", not "computer 7:: …": a traposId ends in a colon when its
 	// computer has no label.
-	said := &protocol.Error{Code: protocol.CodeForbidden, Message: message, ByComputer: true}
+	said := &protocol.Error{Code: endedCode(u.Ended.Code), Message: message, ByComputer: true}
 	m.endLocked(w, said.WithHostWords(fmt.Sprintf("computer %s says ", cctext.ShowTraposID(from.TraposID)), ""))
 	return nil
+}
+
+// endedCode is the code a watch's viewers read when the computer ended it with code: not_found
+// for a monitor taken off (client 0.5.31 on), else forbidden, the owner's withdrawal, which is
+// what a client before 0.5.31 ends a watch for (and says no other code for).
+func endedCode(code protocol.Code) protocol.Code {
+	if code == protocol.CodeNotFound {
+		return code
+	}
+	return protocol.CodeForbidden
 }
 
 // computerGone ends a watch whose computer's socket closed: its viewers' Next fails with

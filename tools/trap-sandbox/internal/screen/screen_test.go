@@ -197,7 +197,7 @@ func socketsOf(m *Module) *sockets {
 func (s *sockets) socket(accountID, traposID string) context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := watchKey(accountID, traposID)
+	key := watchKey(accountID, traposID, "")
 	if s.held[key] == nil || s.held[key].Err() != nil {
 		s.held[key], s.close[key] = context.WithCancelCause(context.Background())
 	}
@@ -208,7 +208,7 @@ func (s *sockets) socket(accountID, traposID string) context.Context {
 func (s *sockets) closeSocket(from protocol.Requester, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.close[watchKey(from.AccountID, from.TraposID)](cause)
+	s.close[watchKey(from.AccountID, from.TraposID, "")](cause)
 }
 
 // TestAComputerLeavingBeforeItsFirstUpdateEndsTheWatch: a computer that answers screen.watch
@@ -619,4 +619,79 @@ func TestAWatchNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	f, err = v.Next(t.Context())
 	require.NoError(t, err)
 	assert.Empty(t, f.Screen.UnknownRows, "an update that names none: every row seen")
+}
+
+// TestAMonitorIsWatchedApartFromTheComputersOwnScreen: a viewer of a monitor has a watch of its
+// own (screen.watch {monitor}), whose updates name the monitor and reach its viewers only, with
+// the monitor's text scale; the monitor taken off ends that watch alone, with the computer's
+// words and not_found, and the computer's own screen's watch goes on.
+func TestAMonitorIsWatchedApartFromTheComputersOwnScreen(t *testing.T) {
+	m, d := standIn(t)
+	var mu sync.Mutex
+	var watched []any
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		switch typ {
+		case protocol.TypeScreenWatch:
+			mu.Lock()
+			defer mu.Unlock()
+			watched = append(watched, p["monitor"])
+			if p["monitor"] != nil {
+				return map[string]any{"watchId": 2}, nil
+			}
+			return map[string]any{"watchId": 1}, nil
+		case protocol.TypeScreenUnwatch:
+			return map[string]any{}, nil
+		}
+		return nil, nil
+	}
+	own, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer own.Close()
+	top, err := m.WatchMonitor(t.Context(), "7:", "top", 0)
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, "top"}, watched, "one watch each, the monitor's naming it")
+	assert.Equal(t, 2, m.Watches())
+	again, err := m.WatchMonitor(t.Context(), "7:", "top", 0)
+	require.NoError(t, err)
+	again.Close()
+	assert.Len(t, watched, 2, "the monitor's viewers share its watch")
+
+	monitorUpdate := `{"watchId":2,"seq":1,"monitor":"top","textScale":0.5,"width":3,"height":2,"colour":true,"cursor":{"x":1,"y":1},"rows":{"1":{"text":"mon","fg":"000","bg":"fff"},"2":{"text":"   ","fg":"000","bg":"fff"}},"palette":["#f0f0f0"],"fg":1,"bg":32768}`
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(monitorUpdate))
+	require.NoError(t, err)
+	f, err := top.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mon", "   "}, texts(f))
+	assert.Equal(t, "top", f.Screen.Monitor)
+	assert.Equal(t, 0.5, f.Screen.TextScale)
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = own.Next(done)
+	assert.ErrorIs(t, err, context.Canceled, "the computer's own screen's viewer got no frame of the monitor's")
+
+	// Without its monitor, the monitor's watch id is no watch of the computer's own screen.
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":2,"seq":2,"width":3,"height":2,"rows":{}}`))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+	// A later update without textScale keeps it.
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":2,"seq":2,"monitor":"top","width":3,"height":2,"rows":{"2":{"text":"abc","fg":"000","bg":"fff"}}}`))
+	require.NoError(t, err)
+	f, err = top.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mon", "abc"}, texts(f))
+	assert.Equal(t, 0.5, f.Screen.TextScale)
+
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":2,"seq":3,"monitor":"top","ended":{"code":"not_found","message":"the screen watch ended: monitor top was taken off the computer"}}`))
+	require.NoError(t, err)
+	_, err = top.Next(t.Context())
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeNotFound, protocol.CodeOf(err))
+	assert.Equal(t, "computer 7: says the screen watch ended: monitor top was taken off the computer", err.(*protocol.Error).Message)
+	top.Close()
+	assert.Equal(t, 1, m.Watches(), "the computer's own screen's watch goes on")
+	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "own"}, true))
+	require.NoError(t, err)
+	f, err = own.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, "own", f.Screen.Rows[0].Text)
+	assert.Empty(t, f.Screen.Monitor)
 }
