@@ -1350,6 +1350,34 @@ func TestUninstallAfterAPassword(t *testing.T) {
 	assert.Contains(t, out, "Removed trapos-sandbox ", out)
 }
 
+// TestMistypedUninstallAfterAPassword: the word uninstall added after the password with a
+// capital or a letter off (Uninstall, unistall) read as a password with a space: "'Uninstall'
+// is a second password" and the line with "choose-a-long-secret Uninstall" in quotes, which
+// would have installed rather than uninstalled. It says that uninstall takes no password and
+// gives the word and its line; nothing is removed.
+func TestMistypedUninstallAfterAPassword(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
+	installed := diskFiles(t, dir)
+
+	for _, words := range []string{installPassword + " Uninstall", installPassword + " unistall", "UNINSTALL " + installPassword} {
+		out := playerSession(ctx, t, dir, true, install+" "+words)
+		joined := strings.Join(lines(out), " ")
+		assert.Contains(t, joined, "Nothing done: uninstall takes no password. To uninstall, the word is uninstall, in lower case: "+install+" uninstall", out)
+		assert.Contains(t, lines(out), install, "the line begins a row of its own (the word wraps after it):\n%s", out)
+		assert.NotContains(t, out, "second password", out)
+		assert.NotContains(t, out, "quotes", out)
+		assert.Equal(t, installed, diskFiles(t, dir), words)
+	}
+
+	// A second word far from uninstall is still a password with a space.
+	out := playerSession(ctx, t, dir, true, install+" "+installPassword+" upgrade")
+	assert.Contains(t, out, "'upgrade' is a second password", out)
+}
+
 // TestAPasswordWithASpaceGoesInQuotes: a password with a space typed on the line as it is
 // (CC's shell splits it into two words) read "'pass' is a second password" with no hint that
 // quotes keep it one word. The refusal gives the line with the words quoted, on a row of its

@@ -473,8 +473,9 @@ local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the promp
 -- What is wrong with the words on the line, for what the refusal says after the problem:
 -- FIX_OPTIONS; for an unknown option FIX_DASHED_PASSWORD too; for a second password the line
 -- with the password's words in quotes as well (withQuotedPassword); for a password beside
--- the word uninstall the uninstall line.
+-- the word uninstall the uninstall line (beside the word mistyped, the word as well).
 local MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD = "mistyped", "unknown", "uninstall with a password";
+local UNINSTALL_MISTYPED_WITH_PASSWORD = "uninstall mistyped, with a password";
 local SECOND_PASSWORD = "second password";
 
 -- The options' names, of which an unknown one's guess is made (the package's rule, meant),
@@ -487,6 +488,30 @@ local FLAGS = { help = true, ["no-questions"] = true, ["move-startup"] = true };
 local function meantOption(name, value)
   local guess = adviceRules.meant(name, OPTIONS);
   return guess and ("--" .. guess .. ((value and not FLAGS[guess]) and ("=" .. value) or ""));
+end
+
+-- Whether word, refused as a password, was most likely meant as the word uninstall: the same
+-- word in another case, or at most (2 unless given) letters typed wrong, missing or extra
+-- (unistall).
+local function meantUninstall(word, most)
+  most = most or 2;
+  local a, b = word:lower(), "uninstall";
+  if word == b or math.abs(#a - #b) > most then
+    return false;
+  end
+  local prev = {};
+  for j = 0, #b do
+    prev[j] = j;
+  end
+  for i = 1, #a do
+    local cur = { [0] = i };
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1;
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
+    end
+    prev = cur;
+  end
+  return prev[#b] <= most;
 end
 
 -- The words after the URL as options: password (the one word that is not an option),
@@ -505,6 +530,11 @@ local function parseArgs(words)
         -- The install line recalled with the Up key and the word added after its password.
         if word == "uninstall" or opts.password == "uninstall" then
           return nil, "uninstall takes no password", UNINSTALL_WITH_PASSWORD;
+        end
+        -- That word mistyped (Uninstall, unistall) is meant so too, not as a password with a
+        -- space, whose quotes would keep the player from the uninstall they asked for.
+        if meantUninstall(word, 1) or meantUninstall(opts.password, 1) then
+          return nil, "uninstall takes no password", UNINSTALL_MISTYPED_WITH_PASSWORD;
         end
         return nil, "'" .. word .. "' is a second password", SECOND_PASSWORD;
       end
@@ -760,30 +790,6 @@ end
 local function printUninstallWord()
   print("To uninstall, the word is uninstall, in lower case:");
   print("wget run " .. SOURCE.install .. " uninstall");
-end
-
--- Whether word, refused as a password, was most likely meant as the word uninstall: the same
--- word in another case, or at most (2 unless given) letters typed wrong, missing or extra
--- (unistall).
-local function meantUninstall(word, most)
-  most = most or 2;
-  local a, b = word:lower(), "uninstall";
-  if word == b or math.abs(#a - #b) > most then
-    return false;
-  end
-  local prev = {};
-  for j = 0, #b do
-    prev[j] = j;
-  end
-  for i = 1, #a do
-    local cur = { [0] = i };
-    for j = 1, #b do
-      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1;
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
-    end
-    prev = cur;
-  end
-  return prev[#b] <= most;
 end
 
 -- Puts the commands on the path of the shell the install line was typed in (wget run hands
@@ -1493,6 +1499,10 @@ if opts == nil then
     return false;
   end
   printError("Nothing done: " .. problem .. ".");
+  if wrong == UNINSTALL_MISTYPED_WITH_PASSWORD then
+    printUninstallWord();
+    return false;
+  end
   local quoted = wrong == SECOND_PASSWORD and withQuotedPassword({ ... });
   if quoted then
     -- The line on a row of its own, as the uninstall line above; the options' --help, which
