@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -322,5 +326,33 @@ func TestTheInstallerCarriesThePackagesAdvice(t *testing.T) {
 		if strings.Contains(installBody, copied) {
 			t.Errorf("install.lua has a copy of the advice's rule: %s", copied)
 		}
+	}
+}
+
+// TestTheGuideSaysTheInstallersSize: the user guide's floppy paragraph names the installer's
+// size ("about 78 KB, fits a floppy's 125 KB"), which a player weighs against a floppy holding
+// other files. The installer grew past it unnoticed (81 KB); the figure must stay within
+// 2 KB of the installer served for the guide's own gateway, and the installer on a floppy.
+func TestTheGuideSaysTheInstallersSize(t *testing.T) {
+	const floppyBytes = 125_000 // CC: Tweaked's floppy disk capacity (computercraft-server.toml)
+	doc, err := os.ReadFile("../../../../docs/user-guide.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`the installer, about (\d+) KB, fits a floppy's 125 KB`).FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/user-guide.md no longer says the installer's size in its floppy paragraph")
+	}
+	said, _ := strconv.Atoi(string(m[1]))
+	mux, _ := newMux(t, nil)
+	code, body := get(t, mux, "192.168.1.20:4444", InstallPath)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	if size := float64(len(body)) / 1000; math.Abs(size-float64(said)) > 2 {
+		t.Errorf("the guide says the installer is about %d KB; it is %.1f KB: say about %.0f KB", said, size, size)
+	}
+	if len(body) >= floppyBytes {
+		t.Errorf("the installer (%d bytes) no longer fits a floppy's %d bytes, as the guide says it does", len(body), floppyBytes)
 	}
 }
