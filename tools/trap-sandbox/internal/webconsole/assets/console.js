@@ -220,7 +220,56 @@ function titled(v, state) {
   if (view !== v) return;
   const chars = Array.from(v.traposId);
   const name = chars.length > titleMost ? chars.slice(0, titleMost - 1).join("") + "…" : v.traposId;
-  document.title = name + (state ? " — " + state : "");
+  document.title = name + (v.monitor ? " — " + monitorWords(v.monitor) : "") + (state ? " — " + state : "");
+}
+
+// monitorWords names a monitor of the computer's for the page: "monitor top", its name cut as
+// a title's label is, so a long one never fills the tab's title or the picker.
+function monitorWords(monitor) {
+  const chars = Array.from(monitor);
+  return "monitor " + (chars.length > titleMost ? chars.slice(0, titleMost - 1).join("") + "…" : monitor);
+}
+
+// screenHash is the page's fragment of computer traposId's own screen, or of its monitor named
+// monitor ("": none), as the list's links and the picker (viewer-screen) make it.
+function screenHash(traposId, monitor) {
+  return "#/computer/" + encodeURIComponent(traposId) + (monitor ? "/monitor/" + encodeURIComponent(monitor) : "");
+}
+
+// learnMonitors asks view v's computer which monitors it has attached (screen.read's monitors,
+// client 0.5.29 on, docs/screen.md) and offers them in the picker beside its own screen, once
+// per view: a computer that does not say (an older client, a private screen, one away) offers
+// none until it does. A monitor being viewed is offered whatever the answer.
+async function learnMonitors(v) {
+  if (v.monitors) return;
+  let monitors = null;
+  try {
+    const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
+      method: "POST", headers: { "Content-Type": "application/json" }, signal: v.abort.signal,
+      body: JSON.stringify({ type: "screen.read", payload: {}, timeoutMs: infoTimeoutMs }),
+    });
+    const body = res.ok ? await res.json() : null;
+    const names = body && body.ok && body.payload && body.payload.monitors;
+    if (Array.isArray(names)) monitors = names.filter((n) => typeof n === "string" && n !== "");
+  } catch (e) {
+    if (e.name === "AbortError" || e.message === "unauthorized") throw e;
+    return;
+  }
+  if (view !== v || !monitors) return;
+  v.monitors = monitors;
+  offerScreens(v);
+}
+
+// offerScreens fills the picker of view v's screens: the computer's own, then each monitor it
+// named (v.monitors) and the one viewed; it shows only when there is one to pick.
+function offerScreens(v) {
+  if (view !== v) return;
+  const names = (v.monitors || []).slice();
+  if (v.monitor && !names.includes(v.monitor)) names.push(v.monitor);
+  const picker = $("viewer-screen");
+  picker.replaceChildren(new Option("its own screen", ""), ...names.map((n) => new Option(monitorWords(n), n)));
+  picker.value = v.monitor;
+  $("viewer-screens").hidden = names.length === 0;
 }
 
 // api fetches a host API route with the tab's token. The API's auth refusing (401, or 403
@@ -660,7 +709,9 @@ async function follow(v) {
   while (!signal.aborted) {
     let again;
     try {
-      await learnAccess(v);
+      // A monitor takes no keys: what the owner allows of them is not asked.
+      if (!v.monitor) await learnAccess(v);
+      await learnMonitors(v);
       again = await watch(v);
     } catch (e) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
@@ -838,7 +889,8 @@ const keptPrivateMark = Symbol("kept private");
 // accounts): only another token picks one. v.live is set while the stream is open.
 async function watch(v) {
   const sent = token;
-  const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/screen",
+  const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/screen" +
+    (v.monitor ? "?monitor=" + encodeURIComponent(v.monitor) : ""),
     { headers: { Accept: "text/event-stream" }, signal: v.abort.signal });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
@@ -987,6 +1039,11 @@ async function frames(v, body, sent) {
           return error.relabelledTo;
         }
         const why = error.code + ": " + inBrowser(error.message);
+        if (v.monitor && error.code === "not_found") { // the monitor was taken off: no looking for it
+          status(why);
+          titled(v, "not shown");
+          return false;
+        }
         // The gateway stopping is not the computer leaving: the computer comes back with it.
         v.left = error.code === "not_connected" && error.message !== gatewayStopping ? why : "";
         status(why + waiting);
@@ -1030,7 +1087,9 @@ async function frames(v, body, sent) {
 // and the status says what of it was not typed (partlyTyped).
 function send(events) {
   const v = view;
-  if (!v || events.length === 0) return;
+  // A monitor takes no keys, clicks or paste (docs/screen.md, Monitors): nothing typed on its
+  // view is sent.
+  if (!v || events.length === 0 || v.monitor) return;
   if (!v.live) {
     owe(v, events);
     return;
@@ -2128,8 +2187,8 @@ function olderVersion(version, than) {
 
 // newView is a view of computer traposId, not live yet: every field the page keeps of it (the
 // list at `let view`), in one place, which the browser tests start from too.
-function newView(traposId) {
-  return { traposId, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
+function newView(traposId, monitor) {
+  return { traposId, monitor: monitor || "", monitors: null, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, shownLive: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
     pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [], sentAsQAt: 0 };
@@ -2150,10 +2209,15 @@ function onWheel(e) {
   send([{ type: "scroll", direction: e.deltaY > 0 ? 1 : -1, x: cell.x, y: cell.y }]);
 }
 
-function open(traposId) {
+function open(traposId, monitor) {
   stop();
   show("viewer");
   $("viewer-id").textContent = traposId;
+  // A monitor's view is read only: no keys, Type, Paste or Terminate, and the heading says so.
+  $("viewer").classList.toggle("monitor-view", !!monitor);
+  $("viewer-monitor").hidden = !monitor;
+  $("viewer-monitor").textContent = monitor ? "— " + monitorWords(monitor) + " (read only: a monitor takes no keys)" : "";
+  $("viewer-screens").hidden = true; // until its computer names its monitors (learnMonitors)
   $("viewer-kind").hidden = true; // the last computer's kind: its first frame says this one's
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
@@ -2162,7 +2226,7 @@ function open(traposId) {
   $("viewer").classList.add("blank"); // until its first frame: no screen to type on (showLive)
   note();
   status("Connecting…");
-  view = newView(traposId);
+  view = newView(traposId, monitor);
   titled(view, "connecting");
   holdCtrl(view, false);
   clearTyped(view);
@@ -2180,13 +2244,16 @@ function stop() {
 }
 
 function route() {
-  const m = location.hash.match(/^#\/computer\/(.+)$/);
-  let traposId = null;
+  // A traposId and a monitor's name are each one %-escaped part (screenHash), "/" included.
+  const m = location.hash.match(/^#\/computer\/([^/]+)(?:\/monitor\/([^/]+))?$/) || location.hash.match(/^#\/computer\/(.+)$/);
+  let traposId = null, monitor = "";
   try {
     traposId = m && decodeURIComponent(m[1]);
+    monitor = m && m[2] ? decodeURIComponent(m[2]) : "";
   } catch { // not a traposId this page made (a bad %-escape): the list
+    traposId = null;
   }
-  if (traposId) { open(traposId); return; }
+  if (traposId) { open(traposId, monitor); return; }
   stop();
   loadList();
   listTimer = setInterval(loadList, retryMs);
@@ -2296,6 +2363,10 @@ document.addEventListener("DOMContentLoaded", () => {
     tapKey(view, "backspace");
   });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); focusScreen(); });
+  // The picker opens the computer's own screen or one of its monitors, as a link would.
+  $("viewer-screen").addEventListener("change", (e) => {
+    if (view) location.hash = screenHash(view.traposId, e.target.value);
+  });
   window.addEventListener("hashchange", route);
   window.addEventListener("pagehide", leavePage);
   // The screen's cells change size with the window (a phone turned, a window made narrower, a
