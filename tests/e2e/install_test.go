@@ -2435,7 +2435,8 @@ func TestCtrlTAtAnInstallPromptSaysNothingWasInstalled(t *testing.T) {
 // own said nothing of it, and the credential stayed valid in the account: after a reinstall,
 // sandbox link waited while link approve was refused (the account holds a credential for the
 // computer id already). It names the host's command that revokes it, on rows of their own on a
-// computer and on a pocket computer; that command, run, revokes it.
+// computer and on a pocket computer; that command, run, revokes it. A credential revoked
+// already is not named.
 func TestUninstallNamesTheCredentialToRevoke(t *testing.T) {
 	ctx := testContext(t)
 	g, credential, admin := gatewayWithAlicesCredential(ctx, t)
@@ -2471,6 +2472,16 @@ func TestUninstallNamesTheCredentialToRevoke(t *testing.T) {
 	assert.NotContains(t, out, "credentials revoke", out)
 
 	admin("credentials", "revoke", selector) // the line as printed works
+
+	// Revoked already (sandbox status says so), the credential is in no account: the uninstall
+	// said it stayed valid there and gave the revoke to run all the same.
+	dir = t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword, "", "set sandbox.password "+credential)
+	out = playerSession(ctx, t, dir, true, "sandbox status", install+" uninstall")
+	require.Contains(t, strings.Join(strings.Fields(out), " "), "credential was revoked", out)
+	assert.Contains(t, out, "Removed trapos-sandbox ", out)
+	assert.NotContains(t, out, "stays valid", out)
+	assert.NotContains(t, out, "credentials revoke", out)
 }
 
 // TestMovingStartupOnANearlyFullDrive: the player's /startup file, moved into a new /startup/

@@ -961,20 +961,26 @@ local function freeStartupName()
   return name;
 end
 
--- Whether the daemon that runs is this version's, asked as sandbox status asks it: the daemon
--- answers from its event loop at once. The wait is 3 s at most, as a computer on a busy server
--- runs its events late; one that runs out says Run: reboot, which is never wrong. (Comments
--- cost the floppy nothing: the gateway serves this file without them.)
-local function daemonRunsThis()
+-- The running daemon's status, asked as sandbox status asks it: the daemon answers from its
+-- event loop at once. The wait is 3 s at most, as a computer on a busy server runs its events
+-- late; nil when it runs out (no daemon runs), which each caller reads as the answer that is
+-- never wrong. (Comments cost the floppy nothing: the gateway serves this file without them.)
+local function daemonStatus()
   local t = os.startTimer(3);
   os.queueEvent("trapos_sandbox_status_request", t);
   repeat
     local e, a, b = os.pullEventRaw();
     if e == "trapos_sandbox_status" and a == t then
-      return type(b) == "table" and b.version == SOURCE.version;
+      return type(b) == "table" and b or nil;
     end
   until e == "terminate" or e == "timer" and a == t
-  return false;
+  return nil;
+end
+
+-- Whether the daemon that runs is this version's; not known, Run: reboot is said.
+local function daemonRunsThis()
+  local status = daemonStatus();
+  return status ~= nil and status.version == SOURCE.version;
 end
 
 -- Whether a file of changed is one the daemon runs: the installer's copy (INSTALLER_COPY) is
@@ -1429,6 +1435,15 @@ local function uninstall()
   -- it is revoked, which nothing told a player who reinstalled and ran sandbox link.
   local password = settings.get(SETTING_PASSWORD);
   local credentialId = type(password) == "string" and password:match("^" .. CREDENTIAL_PREFIX .. "(%w+)_[^_]+$");
+  -- One the gateway revoked already (the daemon heard so: closed 4003, or its hello refused)
+  -- is in no account: revoking it again would be needless, and the line said it stayed valid.
+  -- Asked before the settings go, which restart the daemon and clear what it heard.
+  if credentialId then
+    local status = daemonStatus();
+    if status ~= nil and (status.state == "revoked" or isRevoked(tostring(status.lastError))) then
+      credentialId = nil;
+    end
+  end
   -- Every sandbox.* setting, not only those this installer sets: the client defines more
   -- (sandbox.ai_confirm, from sandbox setup), and a later client may add others.
   for _, name in ipairs(settings.getNames()) do
