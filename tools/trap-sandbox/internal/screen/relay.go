@@ -168,7 +168,23 @@ func (m *Module) startThrough(ctx context.Context, w *watch, timeout time.Durati
 	if err != nil {
 		return "", err
 	}
-	return watchIDOf(answer, w.traposID)
+	id, err := watchIDOf(answer, w.traposID)
+	if err != nil || w.monitor == "" {
+		return id, err
+	}
+	// A holder of a build before monitors' watches reads no monitor in watch, and watches the
+	// computer's own screen, whose updates would never reach this monitor's viewers: its
+	// answer names no monitor. That watch is stopped, and the viewer told why.
+	var said struct {
+		Monitor string `json:"monitor"`
+	}
+	if json.Unmarshal(answer, &said) == nil && said.Monitor == w.monitor {
+		return id, nil
+	}
+	unwatch := relayMsg{Op: opUnwatch, WatchID: rawID(id)}.encode()
+	_, _ = m.relay.Send(context.WithoutCancel(ctx), w.holder, w.accountID, w.traposID, unwatch, computer.DefaultTimeout)
+	return "", protocol.Errorf(protocol.CodeInternal, "replica %s, which holds the socket of computer %s, runs an older build of the gateway, "+
+		"which watches no monitor: upgrade it to watch monitor %s", w.holder, cctext.ShowTraposID(w.traposID), clip(w.monitor))
 }
 
 // unwatchThrough stops w, whose last viewer left, through its holder's module (bounded by
@@ -220,7 +236,11 @@ func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID, monit
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]json.RawMessage{"watchId": rawID(id)})
+	answer := map[string]any{"watchId": rawID(id)}
+	if monitor != "" {
+		answer["monitor"] = monitor // says the watch is of that monitor (startThrough)
+	}
+	return json.Marshal(answer)
 }
 
 // unwatchFor stops owner's watch id of the computer (of its monitor; "": its own screen): the

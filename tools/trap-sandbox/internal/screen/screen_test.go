@@ -695,3 +695,67 @@ func TestAMonitorIsWatchedApartFromTheComputersOwnScreen(t *testing.T) {
 	assert.Equal(t, "own", f.Screen.Rows[0].Text)
 	assert.Empty(t, f.Screen.Monitor)
 }
+
+// A monitor of a computer on another replica is watched through that replica as the computer's
+// own screen is: the holder asks the computer for the monitor's watch, passes on only that
+// watch's updates (they name the monitor), and says in its answer that the watch is the
+// monitor's. A holder of an older build, whose answer names no monitor, watched the computer's
+// own screen: that watch is stopped, and the viewer told to upgrade it.
+func TestAMonitorOnAnotherReplicaIsWatchedThroughIt(t *testing.T) {
+	holder, d := standIn(t)
+	var asked []any
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenWatch {
+			asked = append(asked, p["monitor"])
+			return map[string]any{"watchId": 1}, nil
+		}
+		return map[string]any{}, nil
+	}
+	toA := newRelayStandIn("")
+	var passed []json.RawMessage
+	toA.answer = func(msg relayMsg) (json.RawMessage, error) {
+		if msg.Op == opUpdate {
+			passed = append(passed, msg.Update)
+		}
+		return nil, nil
+	}
+	holder.OnReplica("b", toA)
+	answer, err := holder.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch, Monitor: "top"}.encode())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"watchId":1,"monitor":"top"}`, string(answer))
+	assert.Equal(t, []any{"top"}, asked)
+	_, err = holder.handleUpdate(t.Context(), from, frame(1, nil, true))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "the computer's own screen is not the watch passed on")
+	monitorUpdate := json.RawMessage(`{"watchId":1,"seq":1,"monitor":"top","textScale":2,"width":3,"height":1,"rows":{"1":{"text":"mon","fg":"000","bg":"fff"}}}`)
+	_, err = holder.handleUpdate(t.Context(), from, monitorUpdate)
+	require.NoError(t, err)
+	require.Len(t, passed, 1)
+
+	watcher, dw := standIn(t)
+	toB := newRelayStandIn("b")
+	toB.answer = func(msg relayMsg) (json.RawMessage, error) {
+		if msg.Op == opWatch {
+			return holder.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch, Monitor: msg.Monitor}.encode())
+		}
+		return nil, nil
+	}
+	watcher.OnReplica("a", toB)
+	dw.List = []computer.Computer{{AccountID: testAccount, TraposID: "7:", Replica: "b"}}
+	v, err := watcher.WatchMonitor(t.Context(), "7:", "top", 0)
+	require.NoError(t, err)
+	_, err = watcher.Relayed(t.Context(), "b", testAccount, "7:", relayMsg{Op: opUpdate, Update: passed[0]}.encode())
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mon"}, texts(f))
+	assert.Equal(t, 2.0, f.Screen.TextScale)
+	v.Close()
+
+	toB.answer = func(msg relayMsg) (json.RawMessage, error) { return json.RawMessage(`{"watchId":5}`), nil } // an older holder
+	_, err = watcher.WatchMonitor(t.Context(), "7:", "top", 0)
+	require.Error(t, err)
+	assert.Equal(t, "internal: replica b, which holds the socket of computer 7:, runs an older build of the gateway, which watches no monitor: upgrade it to watch monitor top", err.Error())
+	ops := toB.ops()
+	assert.Equal(t, "b:unwatch", ops[len(ops)-1], "the own screen's watch it started is stopped")
+	assert.Equal(t, 0, watcher.Watches())
+}
