@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -347,6 +348,85 @@ func TestTheWebConsoleDrawsCCsCheckerInWholePixels(t *testing.T) {
 		rs := colourRuns(line.n, func(i int) bool { return shade(line.img, i, line.pixel) == "white" })
 		require.GreaterOrEqual(t, len(rs), 30, "%s: checks along it: %v", line.what, rs)
 		assert.Equal(t, slices.Min(rs), slices.Max(rs), "%s: each check as long as the next: %v", line.what, rs)
+	}
+}
+
+// TestTheWebConsoleScreensMarginIsWholePixelsAtAFractionalRatio: on a display of 1.25 or 1.75
+// of its pixels to a CSS pixel (a desktop's 125 % scaling, a browser zoomed; a real device scale
+// factor, --force-device-scale-factor, as the browser lays a page out in the display's pixels
+// there: DevTools' emulated one lays it out in CSS pixels and scales the picture), the screen's
+// border and padding are whole pixels of the display, so its cells start on a pixel and its
+// margin round them is as wide on each side. Its 6-pixel padding was 7.5 of them at 1.25 (10.5
+// at 1.75), the border snapped to 2 (3): the screen a pixel narrower than its cells and margins,
+// its rows half a pixel off, drawn with a margin a pixel wider on one side than the other.
+func TestTheWebConsoleScreensMarginIsWholePixelsAtAFractionalRatio(t *testing.T) {
+	for _, ratio := range []float64{1.25, 1.75} {
+		t.Run(fmt.Sprint(ratio), func(t *testing.T) {
+			ctx := testContext(t)
+			page, until := consolePageWith(ctx, t, chromedp.Flag("force-device-scale-factor", fmt.Sprint(ratio)), chromedp.WindowSize(1000, 800))
+			g := startGateway(t, opencodefake.ClosedPortURL(t))
+			c := connectDrawingComputer(ctx, t, g, "7:paint")
+			require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
+			c.watched(ctx, t)
+			const width, height = 51, 19
+			rows := map[string]any{}
+			for y := 1; y <= height; y++ {
+				rows[fmt.Sprint(y)] = map[string]any{"text": strings.Repeat("\x7f", width), "fg": strings.Repeat("0", width), "bg": strings.Repeat("f", width)}
+			}
+			white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+				"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
+			c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
+				"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+			until(t, "the checker", `document.querySelectorAll("#screen .row").length === 19`)
+			// The screen's box and its rows', in the display's pixels.
+			box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`(async () => {
+				for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame); // drawn
+				const screen = document.getElementById("screen").getBoundingClientRect(), rows = document.querySelectorAll("#screen .row");
+				const first = rows[0].getBoundingClientRect(), last = rows[rows.length - 1].getBoundingClientRect();
+				return [devicePixelRatio, screen.left, screen.top, screen.right, screen.bottom, first.left, first.top, first.right, last.bottom]
+					.map((v, i) => i ? v * devicePixelRatio : v);
+			})()`, chromedp.EvalAwaitPromise))
+			require.NoError(t, err)
+			require.InDelta(t, ratio, box[0], 0.001, "the display's ratio")
+			margins := map[string]float64{"left": box[5] - box[1], "top": box[6] - box[2], "right": box[3] - box[7], "bottom": box[4] - box[8]}
+			for side, margin := range margins {
+				assert.InDelta(t, math.Round(margin), margin, 0.02, "the margin at the %s, %.3f of the display's pixels, is whole", side, margin)
+			}
+			assert.InDelta(t, margins["left"], margins["right"], 0.02, "the margins at the left and the right")
+			assert.InDelta(t, margins["top"], margins["bottom"], 0.02, "the margins at the top and the bottom")
+			cells := box[7] - box[5]
+			assert.InDelta(t, math.Round(cells/width), cells/width, 0.02, "a cell, %.3f of the display's pixels, is whole", cells/width)
+
+			// As drawn: the pixels of the border and the padding (neither the page's white
+			// outside nor the checker's white or black inside) across the screen's middle, from
+			// each side to its first check, and down its middle.
+			shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+			require.NoError(t, err)
+			img, err := png.Decode(bytes.NewReader(shot))
+			require.NoError(t, err)
+			checker := func(x, y int) bool {
+				r, g, b, _ := img.At(x, y).RGBA()
+				return r < 0x0800 && g < 0x0800 && b < 0x0800 || r > 0xf800 && g > 0xf800 && b > 0xf800
+			}
+			drawnMargin := func(from, step int, at func(i int) (x, y int)) int {
+				i := from
+				for checker(at(i)) { // the page, outside the screen
+					i += step
+				}
+				n := 0
+				for ; !checker(at(i)); i += step {
+					n++
+				}
+				return n
+			}
+			midX, midY := int((box[5]+box[7])/2), int((box[6]+box[8])/2)
+			across := func(i int) (int, int) { return i, midY }
+			down := func(i int) (int, int) { return midX, i }
+			left, right := drawnMargin(int(box[1])-3, 1, across), drawnMargin(int(box[3])+3, -1, across)
+			top, bottom := drawnMargin(int(box[2])-3, 1, down), drawnMargin(int(box[4])+3, -1, down)
+			assert.Equal(t, left, right, "the margins drawn at the left and the right")
+			assert.Equal(t, top, bottom, "the margins drawn at the top and the bottom")
+		})
 	}
 }
 

@@ -56,21 +56,28 @@ func chromiumPath(t *testing.T) string {
 // waits for a JavaScript condition on the page.
 func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page context.Context, until func(t *testing.T, what, js string)) {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
+	var extra []chromedp.ExecAllocatorOption
+	if len(hosts) > 0 {
+		var rules []string
+		for _, h := range hosts {
+			rules = append(rules, "MAP "+h+" 127.0.0.1")
+		}
+		extra = append(extra, chromedp.Flag("host-resolver-rules", strings.Join(rules, ", ")))
+	}
+	return consolePageWith(ctx, t, extra...)
+}
+
+// consolePageWith is consolePage in a browser started with the options extra too.
+func consolePageWith(ctx context.Context, t *testing.T, extra ...chromedp.ExecAllocatorOption) (page context.Context, until func(t *testing.T, what, js string)) {
+	t.Helper()
+	opts := append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		// A page gone back to is loaded anew, as a closed tab reopened is (never from memory).
 		chromedp.Flag("disable-back-forward-cache", true),
 		chromedp.UserDataDir(t.TempDir()),
-	}
-	if len(hosts) > 0 {
-		var rules []string
-		for _, h := range hosts {
-			rules = append(rules, "MAP "+h+" 127.0.0.1")
-		}
-		opts = append(opts, chromedp.Flag("host-resolver-rules", strings.Join(rules, ", ")))
-	}
+	}, extra...)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
 	page, closePage := chromedp.NewContext(alloc)
