@@ -97,6 +97,9 @@ func (c *Computer) typedTaken(ev event) {
 		return
 	}
 	c.typedQueued--
+	if c.typedQueued == 0 {
+		c.term.Typing(nil)
+	}
 	if c.typedQueued == 0 && c.keyWaiterFed {
 		c.keyWaiterFed = false
 		c.keyWaiter = weak.Pointer[lua.LState]{}
@@ -127,6 +130,7 @@ func (c *Computer) typeLine(line string, ok bool) {
 		return
 	}
 	keys := typedKeys(line)
+	c.term.Typing(typedBytes(keys))
 	if c.keyWaiterFed && c.keyWaiterChars && !slices.ContainsFunc(keys, func(k typedKey) bool { return k.key == 0 }) {
 		c.keyWaiterFed = false // a waiter for chars cannot hear it
 	}
@@ -142,6 +146,19 @@ type typedKey struct {
 	char byte
 	key  int
 	ends bool
+}
+
+// typedBytes is what keys put in a read() line, CC's bytes (nil when a Tab among them
+// completes the line instead, which no transcript can tell).
+func typedBytes(keys []typedKey) []byte {
+	line := make([]byte, 0, len(keys))
+	for _, k := range keys {
+		if k.key != 0 {
+			return nil
+		}
+		line = append(line, k.char)
+	}
+	return line
 }
 
 // keyTab is GLFW's Tab.

@@ -3,6 +3,7 @@ package computer
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -84,6 +85,12 @@ type Terminal struct {
 	palette    [16]uint32
 	line       []byte // transcript text of the current row by column, not yet ended
 	inked      []bool // by column of line: held a non-blank character at some point
+	// typed is the line Input is typing (its bytes as the keys put them in CC), from when
+	// its keys are queued until the row the cursor was on then, typedRow, which echoes it,
+	// ends, or the computer took its Enter (Typing): that row may show only its tail
+	// (restoreTyped).
+	typed      []byte
+	typedRow   int
 	transcript bytes.Buffer
 	out        io.Writer
 	outErr     error
@@ -192,13 +199,49 @@ func (t *Terminal) endLine() {
 		}
 	}
 	// The transcript is text outside the computer (bytes past ASCII as CC's font shows them).
-	line := ccstr.Shown(string(t.line[:end])) + "\n"
+	line := ccstr.Shown(string(t.restoreTyped(t.line[:end]))) + "\n"
 	t.transcript.WriteString(line)
 	if t.out != nil && t.outErr == nil {
 		_, t.outErr = io.WriteString(t.out, line)
 	}
 	t.line = t.line[:0]
 	t.inked = t.inked[:0]
+}
+
+// Typing says which line Input is typing now (nil: none), for the row that echoes it: the
+// cursor's, where read() waits.
+func (t *Terminal) Typing(line []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.typed, t.typedRow = line, t.y
+}
+
+// restoreTyped is the transcript text of a row, text, with the line being typed whole where
+// the row shows only its tail. CC's read() scrolls a line left once it would pass the right
+// edge, its first bytes going under the prompt's column, so a row that echoed a typed line
+// as long as the row (a 49-byte wget line after "> ") kept only what it showed at the Enter
+// ("> get run …"), though the whole line was typed and run. Such a row is full to the
+// column before the cursor's, the last, and ends with a part of the line: the row's text
+// before that part, then the whole line. A line read with a
+// replacement character (a password's *) shows no part of it, and stays as it shows.
+// Caller holds mu.
+func (t *Terminal) restoreTyped(text []byte) []byte {
+	if len(t.typed) == 0 || t.y != t.typedRow {
+		return text
+	}
+	typed := t.typed
+	t.typed = nil // its row ended: what the program prints next is no echo of it
+	if len(text) < t.w-1 {
+		return text
+	}
+	// The longest part that ends the row is the one shown: a line that repeats itself
+	// ("yyyy") also ends with shorter parts of it, and one the row shows whole is kept.
+	for cut := 0; cut < len(typed); cut++ {
+		if tail := typed[cut:]; bytes.HasSuffix(text, tail) {
+			return append(slices.Clip(text[:len(text)-len(tail)]), typed...)
+		}
+	}
+	return text
 }
 
 // Flush ends a partly written transcript line, as at shutdown.

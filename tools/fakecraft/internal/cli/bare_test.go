@@ -42,6 +42,36 @@ func TestBareComputerIsAFreshCCComputer(t *testing.T) {
 	assert.Equal(t, "CraftOS 1.9\n> sandbox\nNo such program\n> \n", out)
 }
 
+// TestTranscriptShowsALongTypedLineWhole: a typed line as long as the row or longer, which
+// CC's read() scrolls left as it reaches the right edge (a 49-byte `wget run …` after "> "
+// lost its w: "> get run …"), is in the transcript whole, the first typed (PROGRAM) and the
+// later ones alike, as it was run; a line just short of the edge is as it was, a long
+// password read with "*" shows its stars, never the password, and a row a program prints
+// after a short line's echo is as it was, though it is full and ends as the line did.
+func TestTranscriptShowsALongTypedLineWhole(t *testing.T) {
+	dir := t.TempDir()
+	page := strings.Repeat("x", 50-len("sandbox")) + "sandbox"
+	writeDisk(t, dir, map[string]string{
+		"args.lua": `print(select("#", ...))`,
+		"pw.lua":   `write("secret: ") print(#read("*"))`,
+		"page.lua": `print("` + page + `")`,
+	})
+	exactly := "args run http://127.0.0.1:44444/trapos/install pw" // "> " and it: the 51 columns
+	require.Len(t, exactly, 49)
+	longer := "args" + strings.Repeat(" abcdefghij", 10)
+	secret := strings.Repeat("s", 60)
+	short := "args " + strings.Repeat("y", 43) // one column to spare: no scroll
+	code, out, errOut := bare(t, dir, strings.Join([]string{longer, "pw", secret, short, "page sandbox"}, "\n")+"\n", strings.Fields(exactly)...)
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "CraftOS 1.9\n"+
+		"> "+exactly+"\n3\n"+
+		"> "+longer+"\n10\n"+
+		"> pw\nsecret: "+strings.Repeat("*", 51-len("secret: ")-1)+"\n60\n"+
+		"> "+short+"\n1\n"+
+		"> page sandbox\n"+page+"\n"+
+		"> \n", out)
+}
+
 // TestBareComputerNeedsNoRepository: a bare computer mounts no trapos/ and starts no
 // servers, so `run --bare` works outside the repository, with no --root.
 func TestBareComputerNeedsNoRepository(t *testing.T) {
