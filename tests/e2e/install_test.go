@@ -1602,7 +1602,8 @@ func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 // TestInstallChecksThePassword: the installer asks the gateway before it writes anything. A
 // wrong password (here against a password with a non-ASCII letter, typed as CC stores it) is
 // named with its fix and installs nothing; the right one installs and the daemon gets in
-// with it; a wrong one on an upgrade changes nothing; a script without one is told it needs one.
+// with it; a wrong one on an upgrade changes nothing, and one set on the computer is named as
+// that; a script without one is told it needs one.
 func TestInstallChecksThePassword(t *testing.T) {
 	ctx := testContext(t)
 	oc := opencodefake.Start(t, opencodefake.Options{})
@@ -1643,6 +1644,18 @@ func TestInstallChecksThePassword(t *testing.T) {
 		assert.Equal(t, "wget run "+g.URL("/trapos/install")+" uninstall", strings.Join(rows[at+1:at+3], " "), "the line to run on rows of its own:\n%s", out)
 		assert.Equal(t, before, diskSnapshot(t, dir), "a mistyped uninstall changes nothing")
 	}
+
+	// The line without a password checks the one set: the refusal names it, where "the
+	// gateway refused it" read as a password the player had not typed.
+	playerSession(ctx, t, dir, true, "sandbox setup", "", "wrong-set-password", "", "", "", "")
+	before = diskSnapshot(t, dir)
+	out = playerSession(ctx, t, dir, true, install)
+	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused this computer's sandbox.password. "+
+		"Run again with the gateway's password (its SANDBOX_PASSWORD): wget run "+g.URL("/trapos/install")+" <password>", out)
+	assert.Equal(t, before, diskSnapshot(t, dir), "a refused upgrade changes nothing")
+	out = playerSession(ctx, t, dir, true, install+" "+password)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ", out)
+	before = diskSnapshot(t, dir)
 
 	// sandbox.url in its bare form names the same gateway: the password is still checked.
 	playerSession(ctx, t, dir, true, "set sandbox.url ws://"+g.Addr)

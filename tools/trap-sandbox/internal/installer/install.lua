@@ -579,6 +579,7 @@ end
 -- nothing, and keeps none if none was given at the first install); else the one typed.
 -- A linked credential set comes before the line's password, which is then the second result:
 -- the one to use if the gateway refuses the credential (revoked, or from another gateway).
+-- The third is true when the password is the one set, not one the player gave.
 local function choosePassword(opts, old)
   local current = settings.get(SETTING_PASSWORD);
   if opts.password ~= nil then
@@ -589,9 +590,9 @@ local function choosePassword(opts, old)
     return opts.password;
   end
   if type(current) == "number" then
-    return tostring(current); -- `set sandbox.password 1234` stored a number; the daemon sends its digits
+    return tostring(current), nil, true; -- `set sandbox.password 1234` stored a number; the daemon sends its digits
   elseif type(current) == "string" and (current ~= "" or isSet(SETTING_PASSWORD)) then
-    return current;
+    return current, nil, true;
   elseif old ~= nil or opts.noQuestions then
     return "";
   end
@@ -677,14 +678,15 @@ local function isRevoked(why)
 end
 
 -- The first sentence of a refused check: password's, which the gateway refused for why; set
--- says it was the computer's own sandbox.password, not one on the line.
+-- says it was the computer's own sandbox.password, not one the player gave (a line without
+-- one, on an upgrade: "it" read as a password the player had not typed).
 local function refusal(password, why, set)
   if password == "" then
     return "The gateway needs a password";
   elseif isRevoked(why) then
     return set and "This computer's credential was revoked on the gateway" or "That credential was revoked on the gateway";
   end
-  return "Wrong password: the gateway refused it";
+  return set and "Wrong password: the gateway refused this computer's sandbox.password" or "Wrong password: the gateway refused it";
 end
 
 -- Why the check could not be made, as one line that says what it means for the daemon;
@@ -1004,7 +1006,7 @@ local function install(opts)
   if type(url) ~= "string" or url:match("^%s*$") then
     url = nil;
   end
-  local password, onLine = choosePassword(opts, old);
+  local password, onLine, passwordSet = choosePassword(opts, old);
   local unchecked, uncheckedWhy, keptCredential = nil, nil, onLine ~= nil;
   local replacedCredential = nil; -- why the gateway refused the credential the line's password replaces
   if url == nil or wsUrl(url) == SOURCE.websocket then
@@ -1016,6 +1018,7 @@ local function install(opts)
     end
     if verdict == false and onLine ~= nil then
       password, keptCredential, replacedCredential = onLine, false, why;
+      passwordSet = false;
       verdict, why, served = checkPassword(password);
     end
     if served ~= nil and served ~= SOURCE.version then
@@ -1030,7 +1033,7 @@ local function install(opts)
     if verdict == false then
       -- The line to run on a line of its own: after the sentence it began mid-line, and a
       -- narrow screen broke it anywhere.
-      printError(refusal(password, why, opts.password == nil) .. ". Run again with the gateway's password (its SANDBOX_PASSWORD):");
+      printError(refusal(password, why, passwordSet) .. ". Run again with the gateway's password (its SANDBOX_PASSWORD):");
       print("wget run " .. SOURCE.install .. " <password>");
       -- Typed (or pasted) at the prompt's stars, or set before: what it hides cannot be seen.
       local doubt, doubtWhy = adviceRules.passwordDoubt(password);
