@@ -700,7 +700,7 @@ func TestInstallAsksToMoveAStartupLua(t *testing.T) {
 	before, after, found := strings.Cut(out, "Goodbye")
 	require.True(t, found, out)
 	assert.Contains(t, unwrapped(before), "Your /startup.lua runs before the daemon at boot: a program in it that never ends "+
-		"(a loop) keeps the daemon from starting. Moved to /startup/startup.lua, it runs beside the daemon. Move it there? [y/N] y", out)
+		"(a loop) keeps the daemon from starting. In /startup/startup.lua it would run beside the daemon. Move it there? [y/N] y", out)
 	assert.Contains(t, unwrapped(before), "Moved /startup.lua to /startup/startup.lua: it runs beside the daemon. To undo: "+
 		"mv startup/startup.lua / Run: reboot", out)
 	assert.NotContains(t, before, "mv startup.lua startup", out)
@@ -822,7 +822,7 @@ func TestInstallMovesAStartupThatNeverEnds(t *testing.T) {
 	before, _, found := strings.Cut(c.Output(), "Goodbye")
 	require.True(t, found, c.Output())
 	assert.Contains(t, unwrapped(before), "Your /startup runs before the daemon at boot: a program in it that never ends "+
-		"(a loop) keeps the daemon from starting. Moved to /startup/startup.lua, it runs beside the daemon. Move it there? [y/N] y", c.Output())
+		"(a loop) keeps the daemon from starting. In /startup/startup.lua it would run beside the daemon. Move it there? [y/N] y", c.Output())
 	assert.Contains(t, unwrapped(before), "Moved /startup to /startup/startup.lua: it runs beside the daemon. To undo: "+
 		"mv startup/startup.lua / Run: reboot", c.Output())
 	assert.Contains(t, lines(before), "mv startup/startup.lua /", "the command on a row of its own")

@@ -851,9 +851,11 @@ local function askToMoveStartup(opts, startup)
   elseif opts.noQuestions then
     return false;
   end
-  -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
+  -- One print, so CC wraps it at the screen's width (a pocket computer's is 26). The move is
+  -- put as what it would do: "Moved to ..., it runs" read as done already, before the
+  -- question and the "Moved ... To undo:" of the move made.
   print("Your " .. startup .. " runs before the daemon at boot: a program in it that never ends (a loop) keeps the daemon from starting. "
-    .. "Moved to " .. MOVED_STARTUP .. ", it runs beside the daemon.");
+    .. "In " .. MOVED_STARTUP .. " it would run beside the daemon.");
   write("Move it there? [y/N] ");
   return (read() or ""):match("^%s*[yY]") ~= nil;
 end
