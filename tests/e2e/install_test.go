@@ -1363,10 +1363,14 @@ func TestMistypedUninstallAfterAPassword(t *testing.T) {
 	playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
 	installed := diskFiles(t, dir)
 
-	for _, words := range []string{installPassword + " Uninstall", installPassword + " unistall", "UNINSTALL " + installPassword} {
+	for words, word := range map[string]string{
+		installPassword + " Uninstall": "the word is uninstall, in lower case:",
+		installPassword + " unistall":  "the word is uninstall:",
+		"UNINSTALL " + installPassword: "the word is uninstall, in lower case:",
+	} {
 		out := playerSession(ctx, t, dir, true, install+" "+words)
 		joined := strings.Join(lines(out), " ")
-		assert.Contains(t, joined, "Nothing done: uninstall takes no password. To uninstall, the word is uninstall, in lower case: "+install+" uninstall", out)
+		assert.Contains(t, joined, "Nothing done: uninstall takes no password. To uninstall, "+word+" "+install+" uninstall", out)
 		assert.Contains(t, lines(out), install, "the line begins a row of its own (the word wraps after it):\n%s", out)
 		assert.NotContains(t, out, "second password", out)
 		assert.NotContains(t, out, "quotes", out)
@@ -1636,10 +1640,14 @@ func TestInstallChecksThePassword(t *testing.T) {
 	assert.NotContains(t, out, "To uninstall", "a wrong password that is not a mistyped uninstall gets no hint")
 
 	// The word uninstall mistyped (another case, a letter off) is a wrong password that names the word.
-	for _, typo := range []string{"Uninstall", "unistall"} {
+	// "In lower case" only where the case is what differs: unistall was typed in lower case.
+	for typo, hint := range map[string]string{
+		"Uninstall": "To uninstall, the word is uninstall, in lower case:",
+		"unistall":  "To uninstall, the word is uninstall:",
+	} {
 		out = playerSession(ctx, t, dir, true, install+" "+typo)
 		rows := lines(out)
-		at := slices.Index(rows, "To uninstall, the word is uninstall, in lower case:")
+		at := slices.Index(rows, hint)
 		require.GreaterOrEqual(t, at, 0, out)
 		assert.Equal(t, "wget run "+g.URL("/trapos/install")+" uninstall", strings.Join(rows[at+1:at+3], " "), "the line to run on rows of its own:\n%s", out)
 		assert.Equal(t, before, diskSnapshot(t, dir), "a mistyped uninstall changes nothing")

@@ -516,8 +516,9 @@ end
 
 -- The words after the URL as options: password (the one word that is not an option),
 -- uninstall, help, noQuestions, moveStartup, files, exec, screen. Returns nil, the problem
--- for a bad word and what is wrong: MISTYPED, UNKNOWN or UNINSTALL_WITH_PASSWORD; for
--- UNKNOWN the option meant, when one is near.
+-- for a bad word and what is wrong: MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD or
+-- UNINSTALL_MISTYPED_WITH_PASSWORD; for UNKNOWN the option meant, when one is near, for
+-- UNINSTALL_MISTYPED_WITH_PASSWORD the word uninstall as typed.
 local function parseArgs(words)
   local opts = {};
   for _, word in ipairs(words) do
@@ -534,7 +535,8 @@ local function parseArgs(words)
         -- That word mistyped (Uninstall, unistall) is meant so too, not as a password with a
         -- space, whose quotes would keep the player from the uninstall they asked for.
         if meantUninstall(word, 1) or meantUninstall(opts.password, 1) then
-          return nil, "uninstall takes no password", UNINSTALL_MISTYPED_WITH_PASSWORD;
+          return nil, "uninstall takes no password", UNINSTALL_MISTYPED_WITH_PASSWORD,
+            meantUninstall(word, 1) and word or opts.password;
         end
         return nil, "'" .. word .. "' is a second password", SECOND_PASSWORD;
       end
@@ -787,10 +789,11 @@ local function nothingChanged(old, still)
   end
 end
 
--- After a line whose password is the word uninstall mistyped (meantUninstall): the word, and
--- the line to run on a row of its own.
-local function printUninstallWord()
-  print("To uninstall, the word is uninstall, in lower case:");
+-- After a line with the word uninstall mistyped (meantUninstall), typed as word: the word, and
+-- the line to run on a row of its own. "In lower case" only where the case is what differs
+-- (Uninstall): said of unistall, typed in lower case, it pointed at what was right.
+local function printUninstallWord(word)
+  print("To uninstall, the word is uninstall" .. (word:lower() == "uninstall" and ", in lower case:" or ":"));
   print("wget run " .. SOURCE.install .. " uninstall");
 end
 
@@ -1040,7 +1043,7 @@ local function install(opts)
       -- Typed (or pasted) at the prompt's stars, or set before: what it hides cannot be seen.
       local doubt, doubtWhy = adviceRules.passwordDoubt(password);
       if opts.password ~= nil and meantUninstall(opts.password) then
-        printUninstallWord();
+        printUninstallWord(opts.password);
       elseif doubt == "space" then
         print("The password " .. doubtWhy .. ", type it without.");
       elseif doubt == "unheld" then
@@ -1263,7 +1266,7 @@ local function install(opts)
     -- Installed all the same: a gateway without a password takes any, a linked computer
     -- keeps its own credential. The player meant to remove it (a letter off at most: two
     -- would take install, which a player typing it meant).
-    printUninstallWord();
+    printUninstallWord(opts.password);
   end
   if unchecked ~= nil then
     printError(unchecked);
@@ -1520,7 +1523,7 @@ if opts == nil then
   end
   printError("Nothing done: " .. problem .. ".");
   if wrong == UNINSTALL_MISTYPED_WITH_PASSWORD then
-    printUninstallWord();
+    printUninstallWord(guess);
     return false;
   end
   local quoted = wrong == SECOND_PASSWORD and withQuotedPassword({ ... });
