@@ -1663,7 +1663,6 @@ func TestInstallChecksThePassword(t *testing.T) {
 	assert.Equal(t, before, diskSnapshot(t, dir), "a refused upgrade changes nothing")
 	out = playerSession(ctx, t, dir, true, install+" "+password)
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ", out)
-	before = diskSnapshot(t, dir)
 
 	// sandbox.url in its bare form names the same gateway: the password is still checked.
 	playerSession(ctx, t, dir, true, "set sandbox.url ws://"+g.Addr)
