@@ -31,9 +31,11 @@ type Cluster struct {
 	t       *testing.T
 	servers []*natsserver.Server
 
-	mu      sync.Mutex
-	holding map[[2]string]bool // from, to (server IDs) whose Raft messages are held
-	ways    []*routeWay        // every way of every route, for a release to flush
+	mu sync.Mutex
+	// holding are the Raft groups whose messages from, to (server IDs) are held; "" is every
+	// group.
+	holding map[[2]string]map[string]bool
+	ways    []*routeWay // every way of every route, for a release to flush
 }
 
 // StartCluster runs n servers (named s1…sn) with JetStream in one cluster on loopback ports
@@ -42,7 +44,7 @@ type Cluster struct {
 // to the others, so every route passes one proxy whichever side dialled it.
 func StartCluster(t *testing.T, n int) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, holding: map[[2]string]bool{}}
+	c := &Cluster{t: t, holding: map[[2]string]map[string]bool{}}
 	proxies := make([]*routeProxy, n)
 	for i := range proxies {
 		proxies[i] = startRouteProxy(t, c)
@@ -123,13 +125,46 @@ func (c *Cluster) server(name string) *natsserver.Server {
 // Get that to answers itself is answered from what it had applied.
 func (c *Cluster) HoldRaft(from, to string) (release func()) {
 	c.t.Helper()
+	return c.hold(from, to, "")
+}
+
+// HoldStreamRaft is HoldRaft for the Raft group of stream alone: to's replica of the stream
+// applies nothing its leader on from sends it, while every other group (the JetStream meta
+// group, which places consumers and streams, and the consumers') goes on as before, as when a
+// stream's follower is slow. A KeyValue listing whose consumer the servers place on to lists
+// what to had applied.
+func (c *Cluster) HoldStreamRaft(from, to, stream string) (release func()) {
+	c.t.Helper()
+	jsz, err := c.server(from).Jsz(&natsserver.JSzOptions{Accounts: true, Streams: true, RaftGroups: true})
+	if err != nil {
+		c.t.Fatalf("JetStream state of %s: %v", from, err)
+	}
+	for _, acc := range jsz.AccountDetails {
+		for _, st := range acc.Streams {
+			if st.Name == stream && st.RaftGroup != "" {
+				return c.hold(from, to, st.RaftGroup)
+			}
+		}
+	}
+	c.t.Fatalf("%s holds no replicated stream %s", from, stream)
+	return nil
+}
+
+// hold holds the Raft messages of group ("": every group) from → to until release.
+func (c *Cluster) hold(from, to, group string) (release func()) {
 	key := [2]string{c.server(from).ID(), c.server(to).ID()}
 	c.mu.Lock()
-	c.holding[key] = true
+	if c.holding[key] == nil {
+		c.holding[key] = map[string]bool{}
+	}
+	c.holding[key][group] = true
 	c.mu.Unlock()
 	release = sync.OnceFunc(func() {
 		c.mu.Lock()
-		delete(c.holding, key)
+		delete(c.holding[key], group)
+		if len(c.holding[key]) == 0 {
+			delete(c.holding, key)
+		}
 		ways := slices.Clone(c.ways)
 		c.mu.Unlock()
 		for _, w := range ways {
@@ -140,11 +175,22 @@ func (c *Cluster) HoldRaft(from, to string) (release func()) {
 	return release
 }
 
-// holds reports whether Raft messages from → to are held.
-func (c *Cluster) holds(from, to string) bool {
+// holds reports whether the Raft message on subject ($NRG.<kind>.<group>) from → to is held.
+func (c *Cluster) holds(from, to, subject string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.holding[[2]string{from, to}]
+	groups := c.holding[[2]string{from, to}]
+	return groups[""] || groups[raftGroup(subject)]
+}
+
+// raftGroup is the Raft group a Raft message's subject names ($NRG.AE.<group>, …); a reply's
+// inbox names none that a hold names.
+func raftGroup(subject string) string {
+	tokens := strings.SplitN(subject, ".", 4)
+	if len(tokens) < 3 {
+		return ""
+	}
+	return tokens[2]
 }
 
 // LastSeq is the last sequence of stream as the server named name holds it: a follower that
@@ -293,10 +339,11 @@ type routeWay struct {
 	src     *bufio.Reader
 	from    string
 
-	mu   sync.Mutex // guards to, held and the writes to dst
-	dst  io.Writer
-	to   string
-	held [][]byte // Raft messages held, in order
+	mu         sync.Mutex // guards to, held, heldGroups and the writes to dst
+	dst        io.Writer
+	to         string
+	held       [][]byte        // Raft messages held, in order
+	heldGroups map[string]bool // the Raft groups of the messages held
 }
 
 func (c *Cluster) way(src io.Reader, dst io.Writer, from string) *routeWay {
@@ -314,7 +361,8 @@ func (w *routeWay) setTo(id string) {
 }
 
 // copy passes each protocol message of the route, holding the Raft ones while the cluster
-// holds them on this way (and every one after a held one, so they keep their order).
+// holds them on this way (and every one of a group after a held one, so they keep their
+// order).
 func (w *routeWay) copy() {
 	for {
 		msg, subject, err := readRouteMessage(w.src)
@@ -323,8 +371,12 @@ func (w *routeWay) copy() {
 		}
 		w.mu.Lock()
 		raft := strings.HasPrefix(subject, "$NRG.")
-		if raft && (len(w.held) > 0 || w.cluster.holds(w.from, w.to)) {
+		if raft && (w.heldGroups[raftGroup(subject)] || w.cluster.holds(w.from, w.to, subject)) {
 			w.held = append(w.held, msg)
+			if w.heldGroups == nil {
+				w.heldGroups = map[string]bool{}
+			}
+			w.heldGroups[raftGroup(subject)] = true
 			w.mu.Unlock()
 			continue
 		}
@@ -340,7 +392,10 @@ func (w *routeWay) copy() {
 func (w *routeWay) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cluster.holds(w.from, w.to) {
+	w.cluster.mu.Lock()
+	holding := len(w.cluster.holding[[2]string{w.from, w.to}]) > 0
+	w.cluster.mu.Unlock()
+	if holding {
 		return
 	}
 	for _, msg := range w.held {
@@ -348,19 +403,22 @@ func (w *routeWay) flush() {
 			break
 		}
 	}
-	w.held = nil
+	w.held, w.heldGroups = nil, nil
 }
 
 // readRouteMessage reads one protocol message of a route, whole: a line, and for RMSG and
 // HMSG (RMSG account subject [reply] size, HMSG … header-size size) the payload after it. It
-// returns the subject of a message, "" for the other operations.
+// returns the subject of a Raft message ($NRG.…; another message's is its second field), ""
+// for the other operations. A route dedicated to one account, as the servers make one for the
+// Raft traffic of a stream's group, leaves the account out (RMSG subject [reply] size); no
+// account's name starts with $NRG.
 func readRouteMessage(r *bufio.Reader) (msg []byte, subject string, err error) {
 	line, err := r.ReadBytes('\n')
 	if err != nil {
 		return nil, "", err
 	}
 	fields := strings.Fields(string(line))
-	if len(fields) < 4 || (fields[0] != "RMSG" && fields[0] != "HMSG") {
+	if len(fields) < 3 || (fields[0] != "RMSG" && fields[0] != "HMSG") {
 		return line, "", nil
 	}
 	size, err := strconv.Atoi(fields[len(fields)-1])
@@ -371,7 +429,11 @@ func readRouteMessage(r *bufio.Reader) (msg []byte, subject string, err error) {
 	if _, err := io.ReadFull(r, payload); err != nil {
 		return nil, "", err
 	}
-	return append(line, payload...), fields[2], nil
+	subject = fields[1]
+	if !strings.HasPrefix(subject, "$NRG.") {
+		subject = fields[2]
+	}
+	return append(line, payload...), subject, nil
 }
 
 // routeConnectName is the server ID a route's CONNECT line names ("" when it names none).
@@ -417,5 +479,15 @@ func (c *Cluster) ReplicatedBucket(bucket string) (leader, follower string) {
 		leader, follower = info.Cluster.Leader, info.Cluster.Replicas[0].Name
 		return true
 	}, clusterWait, 10*time.Millisecond, "the bucket's stream has a leader and two current followers")
+	// The leader takes the bucket's writes once every server has heard of its interest in
+	// them; before that, a write through another server is answered "no responders".
+	require.Eventually(c.t, func() bool {
+		for _, ns := range c.servers {
+			if !ns.GlobalAccount().SubscriptionInterest("$KV." + bucket + ".probe") {
+				return false
+			}
+		}
+		return true
+	}, clusterWait, 10*time.Millisecond, "every server routes the bucket's writes to its stream's leader")
 	return leader, follower
 }
