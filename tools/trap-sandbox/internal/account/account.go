@@ -183,27 +183,21 @@ func notFound(what, key string) error { return fmt.Errorf("%s %q: %w", what, key
 func exists(what, key string) error { return fmt.Errorf("%s %q: %w", what, key, ErrExists) }
 
 // LatestReader is a Store whose reads may not see its latest writes yet (the NATS bucket on a
-// cluster, whose followers may answer a read before they apply a write), with a read that
-// does, slower or dearer: for a read that confirms a change just announced.
+// cluster, whose followers may answer a read before they apply a write), with a view whose
+// reads do, slower or dearer (Latest).
 type LatestReader interface {
-	LatestCredential(ctx context.Context, selector string) (Credential, error)
-	LatestToken(ctx context.Context, selector string) (Token, error)
+	Latest() Store
 }
 
-// LatestCredential reads credential selector from s as it was last written: through
-// s.LatestCredential where s is a LatestReader, else Credential, which does already (SQLite,
-// Memory).
-func LatestCredential(ctx context.Context, s Store, selector string) (Credential, error) {
+// Latest is s whose reads see every write acknowledged before them: s.Latest() where s is a
+// LatestReader, else s, which does already (SQLite, Memory). For a read that a write relies on
+// or that confirms a change just announced, where a stale answer says "not found" for what a
+// script added a moment ago (through another replica, or on the same one: a cluster's follower
+// applies writes after it acknowledges them) or stamps a secret with an account's removed
+// incarnation. Reads that serve a hello or an API call keep the store's own, the cheaper.
+func Latest(s Store) Store {
 	if l, ok := s.(LatestReader); ok {
-		return l.LatestCredential(ctx, selector)
+		return l.Latest()
 	}
-	return s.Credential(ctx, selector)
-}
-
-// LatestToken reads API token selector from s as it was last written, as LatestCredential.
-func LatestToken(ctx context.Context, s Store, selector string) (Token, error) {
-	if l, ok := s.(LatestReader); ok {
-		return l.LatestToken(ctx, selector)
-	}
-	return s.Token(ctx, selector)
+	return s
 }

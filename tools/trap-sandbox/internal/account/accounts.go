@@ -303,10 +303,10 @@ func (a *Accounts) opens(ctx context.Context, t Token) (Account, error) {
 // no secret, so it lets nobody in: it is for a call whose caller's secret was checked when it
 // began, on another replica (an input relayed to the one holding the computer's socket),
 // which must stop as that caller's next call is refused. The token is read as last written
-// (LatestToken): on a NATS cluster through the bucket's stream leader, so a revocation just
-// made through any replica is seen; a token found revoked or expired costs no other read.
+// (Latest): on a NATS cluster through the bucket's stream leader, so a revocation just made
+// through any replica is seen; a token found revoked or expired costs no other read.
 func (a *Accounts) TokenStillOpens(ctx context.Context, selector string) error {
-	t, err := LatestToken(ctx, a.store, selector)
+	t, err := Latest(a.store).Token(ctx, selector)
 	if errors.Is(err, ErrNotFound) {
 		return ErrBadSecret
 	}
@@ -317,11 +317,12 @@ func (a *Accounts) TokenStillOpens(ctx context.Context, selector string) error {
 	return err
 }
 
-// incarnation returns the Created of the account id as the store holds it now: the stamp of
-// a secret issued to it (a record's AccountCreated), which owner checks. ErrNotFound (wrapped)
-// when there is no such account.
+// incarnation returns the Created of the account id as the store holds it now (Latest: an
+// account added, or removed and added again, a moment ago): the stamp of a secret issued to
+// it (a record's AccountCreated), which owner checks. ErrNotFound (wrapped) when there is no
+// such account.
 func (a *Accounts) incarnation(ctx context.Context, id string) (time.Time, error) {
-	acc, err := a.store.Account(ctx, id)
+	acc, err := Latest(a.store).Account(ctx, id)
 	return acc.Created, err
 }
 
@@ -397,29 +398,32 @@ func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, re
 }
 
 // RevokeToken revokes the token selector of accountID (an admin passes "" to revoke any).
-// Another account's token answers ErrNotFound, as a token that does not exist.
+// Another account's token answers ErrNotFound, as a token that does not exist. It reads the
+// token as last written (Latest), so that one added a moment ago is found.
 func (a *Accounts) RevokeToken(ctx context.Context, accountID, selector string) (Token, error) {
-	t, err := a.store.Token(ctx, selector)
+	s := Latest(a.store)
+	t, err := s.Token(ctx, selector)
 	if err != nil {
 		return Token{}, err
 	}
 	if accountID != "" && t.AccountID != accountID {
 		return Token{}, notFound("token", selector)
 	}
-	return a.store.RevokeToken(ctx, selector, a.clock.Now())
+	return s.RevokeToken(ctx, selector, a.clock.Now())
 }
 
 // RevokeCredential revokes the credential selector of accountID ("" for an admin: any), as
 // RevokeToken.
 func (a *Accounts) RevokeCredential(ctx context.Context, accountID, selector string) (Credential, error) {
-	c, err := a.store.Credential(ctx, selector)
+	s := Latest(a.store)
+	c, err := s.Credential(ctx, selector)
 	if err != nil {
 		return Credential{}, err
 	}
 	if accountID != "" && c.AccountID != accountID {
 		return Credential{}, notFound("credential", selector)
 	}
-	return a.store.RevokeCredential(ctx, selector, a.clock.Now())
+	return s.RevokeCredential(ctx, selector, a.clock.Now())
 }
 
 // RemoveAccount removes the account id with its API tokens, computer credentials, enrollment

@@ -33,6 +33,10 @@ type KV struct {
 	// KeyValue has no such read, and the jetstream package's stream read is a direct get as
 	// the bucket allows it.
 	leader nats.JetStreamContext
+	// atLeader sends every read of this KV through the stream leader: the view Latest
+	// returns, latest (itself, in that view).
+	atLeader bool
+	latest   *KV
 }
 
 var _ Store = (*KV)(nil)
@@ -59,8 +63,20 @@ func newKV(kv jetstream.KeyValue, js jetstream.JetStream) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
-	return &KV{kv: kv, js: js, leader: leader}, nil
+	s := &KV{kv: kv, js: js, leader: leader}
+	l := *s
+	l.atLeader = true
+	s.latest, l.latest = &l, &l
+	return s, nil
 }
+
+// Latest implements LatestReader: the same bucket, every read of it (a key, a listing)
+// through the stream leader, which has applied every write acknowledged before it. KV's own
+// reads are direct gets, which any of the stream's replicas may answer on a NATS cluster (a
+// follower before it has applied the latest writes: NATS promises no read-your-writes for
+// them), and listings, whose consumer the servers may place on such a follower. Its writes are
+// KV's.
+func (s *KV) Latest() Store { return s.latest }
 
 // ErrNoBucket is OpenExistingKV's answer when NATS has no bucket KVBucket: no replica has
 // started on this NATS yet, or NATS lost its store.
@@ -177,8 +193,11 @@ func (r kvCredentialRecord) credential() Credential {
 }
 
 // get reads key into v and returns its revision; ErrNotFound (wrapped with what and id) when
-// it is absent.
+// it is absent. It is a direct get, but in the Latest view, where it reads at the leader.
 func (s *KV) get(ctx context.Context, what, key, id string, v any) (uint64, error) {
+	if s.atLeader {
+		return s.getAtLeader(ctx, what, key, id, v)
+	}
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, notFound(what, id)
@@ -203,23 +222,37 @@ const (
 // stream's replicas may answer, a follower before it has applied the latest writes. The
 // leader has applied every write acknowledged before it (a new one answers only once it has
 // applied what its predecessor committed), so this sees each of them; a follower cut off
-// from the leader is not asked, and the read waits for the leader or fails.
-func (s *KV) getAtLeader(ctx context.Context, what, key, id string, v any) error {
-	m, err := s.leader.GetLastMsg(kvStream, kvSubjectPrefix+key, nats.Context(ctx))
-	if errors.Is(err, nats.ErrMsgNotFound) {
-		return notFound(what, id)
+// from the leader is not asked, and the read waits for the leader or fails. It returns the
+// key's revision, as get.
+func (s *KV) getAtLeader(ctx context.Context, what, key, id string, v any) (uint64, error) {
+	data, rev, err := s.lastAtLeader(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, notFound(what, id)
 	}
 	if err != nil {
-		return fmt.Errorf("read %s %q at the bucket's leader: %w", what, id, natsError(err))
+		return 0, fmt.Errorf("read %s %q at the bucket's leader: %w", what, id, natsError(err))
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return 0, fmt.Errorf("read %s %q: %w", what, id, err)
+	}
+	return rev, nil
+}
+
+// lastAtLeader is the value of key and its revision read through the bucket's stream leader
+// (getAtLeader); jetstream.ErrKeyNotFound when it has none, or a deletion's mark.
+func (s *KV) lastAtLeader(ctx context.Context, key string) ([]byte, uint64, error) {
+	m, err := s.leader.GetLastMsg(kvStream, kvSubjectPrefix+key, nats.Context(ctx))
+	if errors.Is(err, nats.ErrMsgNotFound) {
+		return nil, 0, jetstream.ErrKeyNotFound
+	}
+	if err != nil {
+		return nil, 0, err
 	}
 	// A key deleted or purged keeps a marker as its last message.
 	if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" || m.Header.Get(jetstream.MarkerReasonHeader) != "" {
-		return notFound(what, id)
+		return nil, 0, jetstream.ErrKeyNotFound
 	}
-	if err := json.Unmarshal(m.Data, v); err != nil {
-		return fmt.Errorf("read %s %q: %w", what, id, err)
-	}
-	return nil
+	return m.Data, m.Sequence, nil
 }
 
 // create stores v at key unless the key exists (ErrExists).
@@ -236,41 +269,51 @@ func (s *KV) create(ctx context.Context, what, key, id string, v any) error {
 	return nil
 }
 
-// update reads key into v, lets change modify it and writes it back if the key's revision
-// did not move meanwhile, retrying otherwise.
+// kvUpdate is kvChange whose change never refuses.
 func kvUpdate[T any](ctx context.Context, s *KV, what, key, id string, change func(*T)) (T, error) {
+	return kvChange(ctx, s, what, key, id, func(v *T) error {
+		change(v)
+		return nil
+	})
+}
+
+// kvChange reads key into v, lets change modify it (its error aborts the update) and writes
+// it back if the key's revision did not move meanwhile: a compare-and-swap, which the stream
+// leader checks, so a change made on a stale read (a lagging follower's answer) is refused
+// rather than written over a later one, and of two concurrent changes one retries on the
+// other's result. The retry reads through the leader: a direct get might be answered by the
+// same lagging follower again, refused again until the retries ran out.
+func kvChange[T any](ctx context.Context, s *KV, what, key, id string, change func(*T) error) (T, error) {
+	var zero T
+	read := s
 	for range kvRetries {
 		var v T
-		rev, err := s.get(ctx, what, key, id, &v)
+		rev, err := read.get(ctx, what, key, id, &v)
 		if err != nil {
-			return v, err
+			return zero, err
 		}
-		change(&v)
+		if err := change(&v); err != nil {
+			return zero, err
+		}
 		b, err := json.Marshal(v)
 		if err != nil {
-			return v, err
+			return zero, err
 		}
 		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
 			return v, nil
 		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
-			return v, fmt.Errorf("update %s %q: %w", what, id, natsError(err))
+			return zero, fmt.Errorf("update %s %q: %w", what, id, natsError(err))
 		}
+		read = s.latest
 	}
-	var zero T
 	return zero, fmt.Errorf("update %s %q: %d concurrent writers in a row; try again", what, id, kvRetries)
 }
 
 // list reads every record whose key starts with prefix.
 func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
-	lister, err := s.kv.ListKeys(ctx)
+	keys, err := s.keys(ctx, prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", strings.TrimSuffix(prefix, "."), natsError(err))
-	}
-	var keys []string
-	for k := range lister.Keys() {
-		if strings.HasPrefix(k, prefix) {
-			keys = append(keys, k)
-		}
 	}
 	var out []T
 	for _, k := range keys {
@@ -283,6 +326,36 @@ func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// keys lists the bucket's keys that start with prefix: through KeyValue.ListKeys, whose
+// consumer the servers place on any of the stream's replicas, but in the Latest view, where
+// the stream's info lists them, which only the leader answers (a deleted key's mark among
+// them: its read finds it gone).
+func (s *KV) keys(ctx context.Context, prefix string) ([]string, error) {
+	if s.atLeader {
+		info, err := s.leader.StreamInfo(kvStream, &nats.StreamInfoRequest{SubjectsFilter: kvSubjectPrefix + prefix + ">"}, nats.Context(ctx))
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]string, 0, len(info.State.Subjects))
+		for subject := range info.State.Subjects {
+			keys = append(keys, strings.TrimPrefix(subject, kvSubjectPrefix))
+		}
+		slices.Sort(keys)
+		return keys, nil
+	}
+	lister, err := s.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
 }
 
 // CreateAccount implements Store.
@@ -327,16 +400,12 @@ func (s *KV) Account(ctx context.Context, id string) (Account, error) {
 	return r.account(), nil
 }
 
-// accountToWrite reads account id through the bucket's stream leader (getAtLeader), for a
-// write that needs it to exist: on a cluster a direct get may be answered by a follower that
-// has not applied the account's add yet, and a script's `accounts add` then `tokens add` was
-// answered "not found".
+// accountToWrite reads account id through the bucket's stream leader (Latest), for a write
+// that needs it to exist: on a cluster a direct get may be answered by a follower that has not
+// applied the account's add yet, and a script's `accounts add` then `tokens add` was answered
+// "not found".
 func (s *KV) accountToWrite(ctx context.Context, id string) (Account, error) {
-	var r kvAccountRecord
-	if err := s.getAtLeader(ctx, "account", kvKey(kvAccount, id), id, &r); err != nil {
-		return Account{}, err
-	}
-	return r.account(), nil
+	return s.latest.Account(ctx, id)
 }
 
 // Accounts implements Store.
@@ -376,17 +445,6 @@ func tokenRecord(t Token) kvTokenRecord {
 func (s *KV) Token(ctx context.Context, selector string) (Token, error) {
 	var r kvTokenRecord
 	if _, err := s.get(ctx, "token", kvKey(kvToken, selector), selector, &r); err != nil {
-		return Token{}, err
-	}
-	return r.token(), nil
-}
-
-// LatestToken implements LatestReader: the token read through the bucket's stream leader
-// (getAtLeader), where Token's direct get may be answered by a follower that has not applied
-// a revocation acknowledged a moment ago.
-func (s *KV) LatestToken(ctx context.Context, selector string) (Token, error) {
-	var r kvTokenRecord
-	if err := s.getAtLeader(ctx, "token", kvKey(kvToken, selector), selector, &r); err != nil {
 		return Token{}, err
 	}
 	return r.token(), nil
@@ -441,7 +499,10 @@ func kvBoundKey(accountID, computerID string) string {
 // revision moved deletes its credential and looks again, and then sees the one added by the
 // call that moved it. A credential is thus kept only by the call whose write of the record
 // came first after its look; one cut off between its add and its write (NATS gone) leaves
-// its credential, which nobody holds the secret of, listed until it is revoked.
+// its credential, which nobody holds the secret of, listed until it is revoked. The record
+// and the credentials are read through the bucket's stream leader (Latest): a listing of a
+// lagging follower's would miss the credential bound a moment ago with the record's revision
+// read elsewhere, and a second credential would be bound to the id.
 func (s *KV) CreateBoundCredential(ctx context.Context, c Credential) error {
 	return s.createBound(ctx, c, nil)
 }
@@ -455,12 +516,12 @@ func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) e
 	claim := kvBoundKey(c.AccountID, c.ComputerID)
 	for range kvRetries {
 		var rev uint64 // 0: the record does not exist yet
-		if e, err := s.kv.Get(ctx, claim); err == nil {
-			rev = e.Revision()
+		if _, r, err := s.lastAtLeader(ctx, claim); err == nil {
+			rev = r
 		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return fmt.Errorf("add credential %q: %w", c.Selector, natsError(err))
 		}
-		creds, err := s.Credentials(ctx, c.AccountID)
+		creds, err := s.latest.Credentials(ctx, c.AccountID)
 		if err != nil {
 			return err
 		}
@@ -536,23 +597,19 @@ func (s *KV) createApproved(ctx context.Context, c Credential, approvedToken str
 }
 
 // approvalStanding reads c's account and the token approvedToken through the bucket's leader
-// and says whether the approval stands (approvalStanding).
+// (Latest) and says whether the approval stands (approvalStanding).
 func (s *KV) approvalStanding(ctx context.Context, c Credential, approvedToken string) error {
 	var acc *Account
-	var ar kvAccountRecord
-	switch err := s.getAtLeader(ctx, "account", kvKey(kvAccount, c.AccountID), c.AccountID, &ar); {
+	switch a, err := s.latest.Account(ctx, c.AccountID); {
 	case err == nil:
-		a := ar.account()
 		acc = &a
 	case !errors.Is(err, ErrNotFound):
 		return err
 	}
 	var tok *Token
 	if approvedToken != "" {
-		var tr kvTokenRecord
-		switch err := s.getAtLeader(ctx, "token", kvKey(kvToken, approvedToken), approvedToken, &tr); {
+		switch t, err := s.latest.Token(ctx, approvedToken); {
 		case err == nil:
-			t := tr.token()
 			tok = &t
 		case !errors.Is(err, ErrNotFound):
 			return err
@@ -571,17 +628,6 @@ func credentialRecord(c Credential) kvCredentialRecord {
 func (s *KV) Credential(ctx context.Context, selector string) (Credential, error) {
 	var r kvCredentialRecord
 	if _, err := s.get(ctx, "credential", kvKey(kvCredential, selector), selector, &r); err != nil {
-		return Credential{}, err
-	}
-	return r.credential(), nil
-}
-
-// LatestCredential implements LatestReader: the credential read through the bucket's stream
-// leader (getAtLeader), where Credential's direct get may be answered by a follower that has
-// not applied a revocation acknowledged a moment ago.
-func (s *KV) LatestCredential(ctx context.Context, selector string) (Credential, error) {
-	var r kvCredentialRecord
-	if err := s.getAtLeader(ctx, "credential", kvKey(kvCredential, selector), selector, &r); err != nil {
 		return Credential{}, err
 	}
 	return r.credential(), nil
@@ -634,6 +680,9 @@ func (s *KV) Close() error { return nil }
 // credentials and tokens are deleted and the account record last, so a removal cut off
 // halfway (the bus gone) leaves the account listed, and removing it again finishes the job.
 // The credentials added while it ran are looked for once more after that (sweepCredentials).
+// Every read is through the bucket's stream leader (Latest): on a lagging follower an account
+// added a moment ago was "not found", and a token or credential added a moment ago was left
+// behind, unreported.
 func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed, error) {
 	return s.removeAccount(ctx, id, nil)
 }
@@ -641,24 +690,25 @@ func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed
 // removeAccount is RemoveAccount calling listed (when not nil) once it has read what it
 // deletes, before the first delete.
 func (s *KV) removeAccount(ctx context.Context, id string, listed func()) (Removed, error) {
-	acc, err := s.Account(ctx, id)
+	l := s.latest
+	acc, err := l.Account(ctx, id)
 	if err != nil {
 		return Removed{}, err
 	}
 	r := Removed{Account: acc, Tokens: []string{}, Credentials: []string{}, EnrollmentKeys: []string{}}
-	toks, err := s.Tokens(ctx, id)
+	toks, err := l.Tokens(ctx, id)
 	if err != nil {
 		return Removed{}, err
 	}
-	creds, err := s.Credentials(ctx, id)
+	creds, err := l.Credentials(ctx, id)
 	if err != nil {
 		return Removed{}, err
 	}
-	keys, err := s.EnrollmentKeys(ctx, id)
+	keys, err := l.EnrollmentKeys(ctx, id)
 	if err != nil {
 		return Removed{}, err
 	}
-	codes, err := kvList[kvLinkCodeRecord](ctx, s, kvLinkCode)
+	codes, err := kvList[kvLinkCodeRecord](ctx, l, kvLinkCode)
 	if err != nil {
 		return Removed{}, err
 	}
@@ -667,7 +717,7 @@ func (s *KV) removeAccount(ctx context.Context, id string, listed func()) (Remov
 	// replicas may both pass it (the operator then adds an admin on the bucket: accounts add
 	// NAME --admin --nats URL).
 	if acc.Role == RoleAdmin {
-		all, err := s.Accounts(ctx)
+		all, err := l.Accounts(ctx)
 		if err != nil {
 			return Removed{}, err
 		}
@@ -717,7 +767,7 @@ func (s *KV) removeAccount(ctx context.Context, id string, listed func()) (Remov
 // look never had a hello let in. Best effort: a failure here leaves what it could not
 // delete, which opens nothing.
 func (s *KV) sweepCredentials(ctx context.Context, acc Account, listed []string) []string {
-	creds, err := s.Credentials(ctx, acc.ID)
+	creds, err := s.latest.Credentials(ctx, acc.ID)
 	if err != nil {
 		return nil
 	}

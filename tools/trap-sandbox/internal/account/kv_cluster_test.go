@@ -67,7 +67,7 @@ func TestKVApprovalIsLookedAtOnTheBucketsLeader(t *testing.T) {
 // TestKVLatestCredentialIsReadOnTheBucketsLeader: a replica that hears a credential's
 // revocation on the bus confirms it with the store (gateway.storeRevoked) a moment after it
 // was written; on a cluster whose bucket has stream replicas, its connection on a follower
-// that lags, LatestCredential reads through the leader, no direct get (which the lagging
+// that lags, Latest(store).Credential reads through the leader, no direct get (which the lagging
 // follower may answer: the revocation ignored as unconfirmed, the computer left connected),
 // and sees it.
 func TestKVLatestCredentialIsReadOnTheBucketsLeader(t *testing.T) {
@@ -90,7 +90,7 @@ func TestKVLatestCredentialIsReadOnTheBucketsLeader(t *testing.T) {
 	require.Less(t, b.Cluster.LastSeq(b.Follower, kvStream), b.Cluster.LastSeq(b.Leader, kvStream),
 		"the follower has not applied the revocation: the lag this test plays")
 	directGets := b.Cluster.DirectGets(kvStream)
-	c, err := account.LatestCredential(ctx, b.Replica, "c1")
+	c, err := account.Latest(b.Replica).Credential(ctx, "c1")
 	require.NoError(t, err)
 	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
 	assert.Equal(t, time.Unix(200, 0).UTC(), c.RevokedAt, "the revocation written a moment ago")
@@ -147,6 +147,202 @@ func TestKVAWriteRightAfterItsAccountsAddReadsItOnTheLeader(t *testing.T) {
 	require.NoError(t, b.Replica.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "alice"}))
 	require.NoError(t, b.Replica.CreateEnrollmentKey(ctx, account.EnrollmentKey{Selector: "e1", Hash: []byte("h"), AccountID: "alice"}))
 	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
+}
+
+// TestKVCommandsRightAfterAnAddReadOnTheLeader: a script runs accounts add, then credentials
+// list, tokens add, link approve (a computer's code into the account) and tokens revoke, then
+// credentials add and revoke, then link key and revoke-key, every call through a replica
+// connected to a follower that lags (its Raft traffic held from before the adds). Each call
+// reads what it relies on as last written, through the bucket's stream leader: the account
+// (to list, approve into, stamp a secret with), and the secret a revocation revokes; no
+// direct get, which the lagging follower may answer ("not found", or the removed incarnation
+// of an account made again under its name, whose stamp opens nothing).
+func TestKVCommandsRightAfterAnAddReadOnTheLeader(t *testing.T) {
+	ctx := t.Context()
+	b := accounttest.StartReplicatedKV(t)
+	a := account.New(b.Replica, clock.Real{})
+	m := a.Manage(account.Caller{Admin: true})
+	code, _, err := account.New(b.Operator, clock.Real{}).BeginLink(ctx, "7:kitchen", "10.0.0.5:1", 0)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		for range 9 { // each of the three replicas answers some
+			if _, err := a.LinkStatus(ctx, code, ""); err != nil {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond, "the replica reads the link code")
+
+	whileLagging(t, b, func() {
+		added, err := m.AddAccount(ctx, "alice", account.RoleUser)
+		require.NoError(t, err, "accounts add")
+		assert.Equal(t, "alice", added.Account.ID)
+		// A listing reads its records by direct gets, as a request's read (none here: the
+		// account has no credential yet); its look for the account named does not.
+		creds, err := m.Credentials(ctx, "alice")
+		require.NoError(t, err, "credentials list right after accounts add")
+		assert.Empty(t, creds)
+		tok, err := m.AddToken(ctx, "alice", "ci", 0)
+		require.NoError(t, err, "tokens add right after accounts add")
+		assert.Equal(t, added.Account.Created, tok.Token.AccountCreated, "the token is stamped with the account added")
+		_, err = a.ApproveLink(ctx, code, "alice", "alice")
+		require.NoError(t, err, "link approve into the account right after accounts add")
+		revoked, err := m.RevokeToken(ctx, tok.Token.Selector)
+		require.NoError(t, err, "tokens revoke right after tokens add")
+		assert.False(t, revoked.RevokedAt.IsZero())
+	})
+	whileLagging(t, b, func() {
+		cred, err := m.AddCredential(ctx, "alice")
+		require.NoError(t, err, "credentials add")
+		revoked, err := m.RevokeCredential(ctx, cred.Credential.Selector)
+		require.NoError(t, err, "credentials revoke right after credentials add")
+		assert.False(t, revoked.RevokedAt.IsZero())
+	})
+	whileLagging(t, b, func() {
+		_, key, err := a.IssueEnrollmentKey(ctx, "alice", "alice", 0, 0)
+		require.NoError(t, err, "link key")
+		key, err = a.RevokeEnrollmentKey(ctx, "alice", key.Selector)
+		require.NoError(t, err, "link revoke-key right after link key")
+		assert.False(t, key.RevokedAt.IsZero())
+	})
+}
+
+// whileLagging runs steps on b with the Raft traffic of the follower's replica of the bucket's
+// stream held from their start (the JetStream meta group's passes: a listing's consumer is
+// placed as ever, and may be on the follower, which lists what it had applied), then
+// checks that the follower lagged (it has not applied what they wrote) and that they made no
+// direct get, which the lagging follower may answer. Keep steps to a few calls: a follower
+// that hears nothing from its leader for the election timeout (4 s at least) calls an
+// election, and the leader the test knows may step down.
+func whileLagging(t *testing.T, b accounttest.ReplicatedKV, steps func()) {
+	t.Helper()
+	release := b.Cluster.HoldStreamRaft(b.Leader, b.Follower, kvStream)
+	directGets := b.Cluster.DirectGets(kvStream)
+	steps()
+	require.Less(t, b.Cluster.LastSeq(b.Follower, kvStream), b.Cluster.LastSeq(b.Leader, kvStream),
+		"the follower has not applied what the steps wrote: the lag this test plays")
+	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "no direct get, which a lagging follower may answer")
+	release()
+}
+
+// TestKVAnUpdateRefusedForAMovedRevisionReadsAgainOnTheLeader: a replica connected to a
+// follower changes an enrollment key (a link spending a use) while the operator changes it
+// through the leader, and the follower lags (its Raft traffic held). The replica's write,
+// made on the revision it read before, is refused (the leader checks it: nothing is written
+// over), and its retry reads the key through the leader, no direct get, which the lagging
+// follower may answer with the revision refused again until the retries run out. Both
+// changes are kept.
+func TestKVAnUpdateRefusedForAMovedRevisionReadsAgainOnTheLeader(t *testing.T) {
+	ctx := t.Context()
+	b := accounttest.StartReplicatedKV(t)
+	require.NoError(t, b.Operator.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	require.NoError(t, b.Operator.CreateEnrollmentKey(ctx, account.EnrollmentKey{Selector: "e1", Hash: []byte("h"), AccountID: "alice"}))
+	require.Eventually(t, func() bool {
+		for range 9 { // each of the three replicas answers some
+			if _, err := b.Replica.EnrollmentKey(ctx, "e1"); err != nil {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, 10*time.Millisecond, "the replica reads the key")
+
+	var directGets uint64
+	changes := 0
+	k, err := b.Replica.UpdateEnrollmentKey(ctx, "e1", func(k *account.EnrollmentKey) error {
+		changes++
+		if changes == 1 {
+			b.Cluster.HoldStreamRaft(b.Leader, b.Follower, kvStream)
+			_, err := b.Operator.UpdateEnrollmentKey(ctx, "e1", func(k *account.EnrollmentKey) error {
+				k.Uses++
+				return nil
+			})
+			require.NoError(t, err)
+			require.Less(t, b.Cluster.LastSeq(b.Follower, kvStream), b.Cluster.LastSeq(b.Leader, kvStream),
+				"the follower has not applied the operator's change: the lag this test plays")
+			directGets = b.Cluster.DirectGets(kvStream)
+		}
+		k.Uses++
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, changes, "the write made on the moved revision was refused, and made again")
+	assert.Equal(t, directGets, b.Cluster.DirectGets(kvStream), "the retry made no direct get, which a lagging follower may answer")
+	assert.Equal(t, 2, k.Uses, "both uses are counted")
+	k, err = account.Latest(b.Operator).EnrollmentKey(ctx, "e1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, k.Uses, "both uses are counted")
+}
+
+// TestKVRemoveAccountRightAfterItsAddsReadsOnTheLeader: a script adds an account with a
+// token, a credential and an enrollment key and removes it at once, every call through a
+// replica connected to a follower that lags (its Raft traffic held). The removal reads the
+// account, and lists its records, through the bucket's stream leader: no direct get (which
+// the lagging follower may answer: "not found"), no listing by KeyValue.ListKeys (whose
+// consumer the servers may place on the follower, which lists no record added since it
+// lags: the record left behind, unreported). Each removal finds and deletes every record.
+func TestKVRemoveAccountRightAfterItsAddsReadsOnTheLeader(t *testing.T) {
+	ctx := t.Context()
+	b := accounttest.StartReplicatedKV(t)
+	require.NoError(t, b.Operator.CreateAccount(ctx, account.Account{ID: "root", Role: account.RoleAdmin}))
+	// Several accounts: which replica a listing's consumer is placed on is the servers'
+	// pick, the lagging follower among them.
+	names := []string{"alice", "bob", "carol", "dave"}
+	for _, id := range names {
+		role := account.RoleUser
+		if id == "dave" {
+			role = account.RoleAdmin // its removal counts the admins: root is one
+		}
+		whileLagging(t, b, func() {
+			require.NoError(t, b.Replica.CreateAccount(ctx, account.Account{ID: id, Role: role}))
+			require.NoError(t, b.Replica.CreateToken(ctx, account.Token{Selector: "t-" + id, Hash: []byte("h"), AccountID: id}))
+			require.NoError(t, b.Replica.CreateCredential(ctx, account.Credential{Selector: "c-" + id, Hash: []byte("h"), AccountID: id}))
+			require.NoError(t, b.Replica.CreateEnrollmentKey(ctx, account.EnrollmentKey{Selector: "e-" + id, Hash: []byte("h"), AccountID: id}))
+			r, err := b.Replica.RemoveAccount(ctx, id, time.Now())
+			require.NoError(t, err, "accounts remove %s right after accounts add", id)
+			assert.Equal(t, []string{"t-" + id}, r.Tokens, "%s's token is removed", id)
+			assert.Equal(t, []string{"c-" + id}, r.Credentials, "%s's credential is removed", id)
+			assert.Equal(t, []string{"e-" + id}, r.EnrollmentKeys, "%s's enrollment key is removed", id)
+		})
+	}
+	latest := account.Latest(b.Operator)
+	for _, id := range names {
+		_, err := latest.Account(ctx, id)
+		require.ErrorIs(t, err, account.ErrNotFound)
+	}
+	toks, err := latest.Tokens(ctx, "")
+	require.NoError(t, err)
+	assert.Empty(t, toks, "no token is left behind")
+	creds, err := latest.Credentials(ctx, "")
+	require.NoError(t, err)
+	assert.Empty(t, creds, "no credential is left behind")
+	keys, err := latest.EnrollmentKeys(ctx, "")
+	require.NoError(t, err)
+	assert.Empty(t, keys, "no enrollment key is left behind")
+}
+
+// TestKVABoundCredentialRightAfterAnotherOfItsIDIsRefused: two links of one computer id into
+// an account, one right after the other, through a replica connected to a follower that lags
+// (its Raft traffic held). The second looks at the id's record and the account's credentials
+// through the bucket's stream leader: no direct get, no listing by KeyValue.ListKeys (whose
+// consumer the servers may place on the follower, which lists no credential added since it
+// lags), so it sees the first and is refused (*HeldIDError), where a second credential was
+// bound to the id.
+func TestKVABoundCredentialRightAfterAnotherOfItsIDIsRefused(t *testing.T) {
+	ctx := t.Context()
+	b := accounttest.StartReplicatedKV(t)
+	require.NoError(t, b.Operator.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	for _, id := range []string{"1", "2", "3", "4", "5", "6", "7", "8"} { // which replica a listing's consumer is placed on is the servers' pick
+		whileLagging(t, b, func() {
+			require.NoError(t, b.Replica.CreateBoundCredential(ctx, account.Credential{Selector: "a" + id, Hash: []byte("h"), AccountID: "alice", ComputerID: id}))
+			err := b.Replica.CreateBoundCredential(ctx, account.Credential{Selector: "b" + id, Hash: []byte("h"), AccountID: "alice", ComputerID: id})
+			var held *account.HeldIDError
+			require.ErrorAs(t, err, &held, "computer %s's second link", id)
+			assert.Equal(t, "a"+id, held.Held.Selector)
+		})
+	}
+	creds, err := account.Latest(b.Operator).Credentials(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, creds, 8, "one credential for each computer id")
 }
 
 // kvStream is the bucket's stream.

@@ -2,10 +2,7 @@ package account
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -78,33 +75,6 @@ func (r kvEnrollmentKeyRecord) enrollmentKey() EnrollmentKey {
 	return EnrollmentKey{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, CreatedBy: r.CreatedBy, Created: fromNanos(r.Created),
 		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), MaxUses: r.MaxUses, Uses: r.Uses, LastUsed: fromNanos(r.LastUsed),
 		AccountCreated: fromNanos(r.AccountCreated)}
-}
-
-// kvChange is kvUpdate whose change may refuse (its error aborts the update): a
-// compare-and-swap on the key's revision, so of two concurrent changes one retries on the
-// other's result.
-func kvChange[T any](ctx context.Context, s *KV, what, key, id string, change func(*T) error) (T, error) {
-	var zero T
-	for range kvRetries {
-		var v T
-		rev, err := s.get(ctx, what, key, id, &v)
-		if err != nil {
-			return zero, err
-		}
-		if err := change(&v); err != nil {
-			return zero, err
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return zero, err
-		}
-		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
-			return v, nil
-		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
-			return zero, fmt.Errorf("update %s %q: %w", what, id, natsError(err))
-		}
-	}
-	return zero, fmt.Errorf("update %s %q: %d concurrent writers in a row; try again", what, id, kvRetries)
 }
 
 // CreateLinkCode implements Store.

@@ -347,8 +347,11 @@ func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy 
 
 // ApproveLinkWithToken is ApproveLink made with the account API token of id token (Caller.Token;
 // "" for none): revoked before the player answers, it takes the approval back (AcceptLink).
+// The approval reads the account and the code as last written (Latest): an account added a
+// moment ago is found.
 func (a *Accounts) ApproveLinkWithToken(ctx context.Context, code, accountID, approvedBy, token string) (LinkCode, error) {
-	acc, err := a.store.Account(ctx, accountID)
+	s := Latest(a.store)
+	acc, err := s.Account(ctx, accountID)
 	if err != nil {
 		return LinkCode{}, err
 	}
@@ -357,7 +360,7 @@ func (a *Accounts) ApproveLinkWithToken(ctx context.Context, code, accountID, ap
 		return LinkCode{}, fmt.Errorf("%w: %w", ErrCodeUnknown, err)
 	}
 	now := a.clock.Now()
-	c, err := a.store.UpdateLinkCode(ctx, codeID(canon), func(c *LinkCode) error {
+	c, err := s.UpdateLinkCode(ctx, codeID(canon), func(c *LinkCode) error {
 		if err := usable(c, now); err != nil {
 			return err
 		}
@@ -611,9 +614,11 @@ func (k *EnrollmentKey) usable(now time.Time) error {
 }
 
 // RevokeEnrollmentKey revokes the key selector of accountID ("" for an admin: any); another
-// account's key is ErrNotFound, as one that does not exist.
+// account's key is ErrNotFound, as one that does not exist. As RevokeToken, it reads the key
+// as last written (Latest).
 func (a *Accounts) RevokeEnrollmentKey(ctx context.Context, accountID, selector string) (EnrollmentKey, error) {
-	k, err := a.store.EnrollmentKey(ctx, selector)
+	s := Latest(a.store)
+	k, err := s.EnrollmentKey(ctx, selector)
 	if err != nil {
 		return EnrollmentKey{}, err
 	}
@@ -621,7 +626,7 @@ func (a *Accounts) RevokeEnrollmentKey(ctx context.Context, accountID, selector 
 		return EnrollmentKey{}, notFound("enrollment key", selector)
 	}
 	now := a.clock.Now()
-	return a.store.UpdateEnrollmentKey(ctx, selector, func(k *EnrollmentKey) error {
+	return s.UpdateEnrollmentKey(ctx, selector, func(k *EnrollmentKey) error {
 		if k.RevokedAt.IsZero() {
 			k.RevokedAt = now
 		}

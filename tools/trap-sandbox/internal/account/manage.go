@@ -171,12 +171,12 @@ func (m manager) own(accountID string) (string, error) {
 }
 
 // exists checks that an admin's named account exists, so a listing of a misspelt account
-// says so instead of listing nothing.
+// says so instead of listing nothing; one added a moment ago exists (Latest).
 func (m manager) exists(ctx context.Context, accountID string) error {
 	if accountID == "" {
 		return nil
 	}
-	_, err := m.a.store.Account(ctx, accountID)
+	_, err := Latest(m.a.store).Account(ctx, accountID)
 	return err
 }
 
@@ -189,7 +189,7 @@ func (m manager) AddAccount(ctx context.Context, id string, role Role) (NewAccou
 	if err != nil {
 		return NewAccount{}, err
 	}
-	acc, err := m.a.store.Account(ctx, id)
+	acc, err := Latest(m.a.store).Account(ctx, id) // added a moment ago
 	return NewAccount{Account: acc, Token: tok, Secret: secret, ExpiresWithCaller: CutTo(tok.ExpiresAt, m.caller.Until)}, err
 }
 

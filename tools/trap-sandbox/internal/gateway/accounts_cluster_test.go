@@ -62,7 +62,7 @@ func TestAHelloRightAfterARevocationHeardOnAClusterIsClosed(t *testing.T) {
 // direct get, which the stream's replicas answer as NATS routes it) get the lagging
 // follower's answer: its copy of the credential as it was before the revocation (stale, read
 // from the cluster). Which replica answers a direct get is the servers' pick; this plays the
-// pick of the follower. Every other read, LatestCredential among them, is the bucket's own.
+// pick of the follower. Every other read, the Latest view's among them, is the bucket's own.
 type followerAnswers struct {
 	*account.KV
 	stale account.Credential

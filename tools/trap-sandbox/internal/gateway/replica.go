@@ -324,7 +324,7 @@ func (s *Session) revokedDuringHello(selector string, revocationsBefore uint64) 
 func (g *Gateway) storeRevoked(ctx context.Context, selector string) (bool, error) {
 	// The latest write: a revocation heard on the bus was written a moment ago, and a NATS
 	// cluster's follower may not have it yet (it would be ignored, the computer left connected).
-	c, err := account.LatestCredential(ctx, g.cfg.Accounts.Store(), selector)
+	c, err := account.Latest(g.cfg.Accounts.Store()).Credential(ctx, selector)
 	switch {
 	case errors.Is(err, account.ErrNotFound):
 		return true, nil
