@@ -150,13 +150,15 @@ func TestKVAWriteRightAfterItsAccountsAddReadsItOnTheLeader(t *testing.T) {
 }
 
 // TestKVCommandsRightAfterAnAddReadOnTheLeader: a script runs accounts add, then credentials
-// list, tokens add, link approve (a computer's code into the account) and tokens revoke, then
-// credentials add and revoke, then link key and revoke-key, every call through a replica
-// connected to a follower that lags (its Raft traffic held from before the adds). Each call
-// reads what it relies on as last written, through the bucket's stream leader: the account
-// (to list, approve into, stamp a secret with), and the secret a revocation revokes; no
-// direct get, which the lagging follower may answer ("not found", or the removed incarnation
-// of an account made again under its name, whose stamp opens nothing).
+// list, tokens add, tokens list, accounts list, link approve (a computer's code into the
+// account) and tokens revoke, then credentials add, list and revoke, then link key and
+// revoke-key, every call through a replica connected to a follower that lags (its Raft
+// traffic held from before the adds). Each call reads what it relies on or shows as last
+// written, through the bucket's stream leader: the account (to list, approve into, stamp a
+// secret with), the records listed, and the secret a revocation revokes; no direct get, which
+// the lagging follower may answer ("not found", or the removed incarnation of an account made
+// again under its name, whose stamp opens nothing), no listing's consumer on it (which lists
+// no record added since it lags).
 func TestKVCommandsRightAfterAnAddReadOnTheLeader(t *testing.T) {
 	ctx := t.Context()
 	b := accounttest.StartReplicatedKV(t)
@@ -177,14 +179,19 @@ func TestKVCommandsRightAfterAnAddReadOnTheLeader(t *testing.T) {
 		added, err := m.AddAccount(ctx, "alice", account.RoleUser)
 		require.NoError(t, err, "accounts add")
 		assert.Equal(t, "alice", added.Account.ID)
-		// A listing reads its records by direct gets, as a request's read (none here: the
-		// account has no credential yet); its look for the account named does not.
 		creds, err := m.Credentials(ctx, "alice")
 		require.NoError(t, err, "credentials list right after accounts add")
 		assert.Empty(t, creds)
 		tok, err := m.AddToken(ctx, "alice", "ci", 0)
 		require.NoError(t, err, "tokens add right after accounts add")
 		assert.Equal(t, added.Account.Created, tok.Token.AccountCreated, "the token is stamped with the account added")
+		toks, err := m.Tokens(ctx, "alice")
+		require.NoError(t, err, "tokens list right after tokens add")
+		assert.Len(t, toks, 2, "the account's first token and the one added a moment ago")
+		accs, err := m.Accounts(ctx)
+		require.NoError(t, err, "accounts list right after accounts add")
+		require.Len(t, accs, 1)
+		assert.Equal(t, 2, accs[0].Tokens)
 		_, err = a.ApproveLink(ctx, code, "alice", "alice")
 		require.NoError(t, err, "link approve into the account right after accounts add")
 		revoked, err := m.RevokeToken(ctx, tok.Token.Selector)
@@ -194,6 +201,9 @@ func TestKVCommandsRightAfterAnAddReadOnTheLeader(t *testing.T) {
 	whileLagging(t, b, func() {
 		cred, err := m.AddCredential(ctx, "alice")
 		require.NoError(t, err, "credentials add")
+		creds, err := m.Credentials(ctx, "alice")
+		require.NoError(t, err, "credentials list right after credentials add")
+		assert.Len(t, creds, 1, "the credential added a moment ago")
 		revoked, err := m.RevokeCredential(ctx, cred.Credential.Selector)
 		require.NoError(t, err, "credentials revoke right after credentials add")
 		assert.False(t, revoked.RevokedAt.IsZero())

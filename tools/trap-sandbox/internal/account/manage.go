@@ -170,13 +170,20 @@ func (m manager) own(accountID string) (string, error) {
 	return accountID, nil
 }
 
+// store is what the manager reads: the store as last written (Latest), so that a command
+// finds and lists what a command before it added or changed a moment ago, through whichever
+// replica (on a NATS cluster a follower answers reads before it has applied the latest
+// writes). Commands are an operator's or a user's, few; a hello and an API call's token are
+// read from the store itself, the cheaper.
+func (m manager) store() Store { return Latest(m.a.store) }
+
 // exists checks that an admin's named account exists, so a listing of a misspelt account
-// says so instead of listing nothing; one added a moment ago exists (Latest).
+// says so instead of listing nothing.
 func (m manager) exists(ctx context.Context, accountID string) error {
 	if accountID == "" {
 		return nil
 	}
-	_, err := Latest(m.a.store).Account(ctx, accountID)
+	_, err := m.store().Account(ctx, accountID)
 	return err
 }
 
@@ -189,7 +196,7 @@ func (m manager) AddAccount(ctx context.Context, id string, role Role) (NewAccou
 	if err != nil {
 		return NewAccount{}, err
 	}
-	acc, err := Latest(m.a.store).Account(ctx, id) // added a moment ago
+	acc, err := m.store().Account(ctx, id)
 	return NewAccount{Account: acc, Token: tok, Secret: secret, ExpiresWithCaller: CutTo(tok.ExpiresAt, m.caller.Until)}, err
 }
 
@@ -197,11 +204,11 @@ func (m manager) Accounts(ctx context.Context) ([]AccountInfo, error) {
 	var all []Account
 	if m.caller.Admin {
 		var err error
-		if all, err = m.a.store.Accounts(ctx); err != nil {
+		if all, err = m.store().Accounts(ctx); err != nil {
 			return nil, err
 		}
 	} else if m.caller.Account != "" {
-		acc, err := m.a.store.Account(ctx, m.caller.Account)
+		acc, err := m.store().Account(ctx, m.caller.Account)
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +248,7 @@ func (m manager) Tokens(ctx context.Context, accountID string) ([]Token, error) 
 	if err := m.exists(ctx, accountID); err != nil {
 		return nil, err
 	}
-	return m.a.store.Tokens(ctx, accountID)
+	return m.store().Tokens(ctx, accountID)
 }
 
 func (m manager) AddToken(ctx context.Context, accountID, name string, ttl time.Duration) (NewToken, error) {
@@ -279,7 +286,7 @@ func (m manager) Credentials(ctx context.Context, accountID string) ([]Credentia
 	if err := m.exists(ctx, accountID); err != nil {
 		return nil, err
 	}
-	return m.a.store.Credentials(ctx, accountID)
+	return m.store().Credentials(ctx, accountID)
 }
 
 func (m manager) AddCredential(ctx context.Context, accountID string) (NewCredential, error) {

@@ -181,7 +181,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 			return err
 		}
 		defer done()
-		all, err := accounts.Store().EnrollmentKeys(ctx, c.Account)
+		all, err := account.Latest(accounts.Store()).EnrollmentKeys(ctx, c.Account) // a key made a moment ago is listed
 		if err != nil {
 			return err
 		}

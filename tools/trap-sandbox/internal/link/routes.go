@@ -120,7 +120,8 @@ func (m *Module) target(r *http.Request, named string) (string, int, error) {
 		return "", http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
 			"your token is account %s's: only an admin's token acts for account %s", caller.Account, id)
 	}
-	if _, err := m.cfg.Accounts.Store().Account(r.Context(), id); errors.Is(err, account.ErrNotFound) {
+	// As last written (account.Latest): an account added a moment ago, through any replica, is found.
+	if _, err := account.Latest(m.cfg.Accounts.Store()).Account(r.Context(), id); errors.Is(err, account.ErrNotFound) {
 		if named == "" && caller == account.LocalAdmin {
 			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
 				"name the account to link into with --account NAME (\"account\" in the body): the gateway's own token (SANDBOX_API_TOKEN, or a loopback call without a token) belongs to no account")
@@ -318,7 +319,7 @@ func (m *Module) serveKeys(w http.ResponseWriter, r *http.Request) {
 			"your token is account %s's: only an admin's token lists account %s's keys", caller.Account, of))
 		return
 	}
-	keys, err := m.cfg.Accounts.Store().EnrollmentKeys(r.Context(), of)
+	keys, err := account.Latest(m.cfg.Accounts.Store()).EnrollmentKeys(r.Context(), of) // a key made a moment ago is listed
 	if err != nil {
 		m.writeErr(w, r, http.StatusInternalServerError, err)
 		return
