@@ -61,6 +61,11 @@ func TestTheOldestConnectionWaitingForARequestIsClosedPastTheCap(t *testing.T) {
 	silent := dial("")
 	idle := dial("")
 	answered(idle) // then idle: waiting again
+	// The three wait, each read by its goroutine, before a fourth comes: one not read yet is
+	// closed only past twice the cap (TestAConnectionNotReadYetIsNotClosedForWaiting), and on
+	// a loaded machine halfHeader's goroutine may not have read it when the fourth is accepted.
+	require.Eventually(t, func() bool { return s.waiting.count() == 3 && s.waiting.allBeenRead() },
+		5*time.Second, testkit.Poll, "three waiting, each read")
 	requestLine := dial("GET /trapos/ws HTTP/1.1\r\n")
 
 	out := readUntilClosed(t, halfHeader)
@@ -132,4 +137,16 @@ func TestAConnectionNotReadYetIsNotClosedForWaiting(t *testing.T) {
 	_, kept = w.element[unread]
 	w.mu.Unlock()
 	assert.False(t, kept, "past twice the cap the oldest goes, read or not")
+}
+
+// allBeenRead reports whether every connection waiting has been read by its goroutine.
+func (w *waitingConns) allBeenRead() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for e := w.oldest.Front(); e != nil; e = e.Next() {
+		if !beenRead(e.Value.(net.Conn)) {
+			return false
+		}
+	}
+	return true
 }
