@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -2616,43 +2617,125 @@ func TestStartupThatCannotMoveStaysWithTheHookBeside(t *testing.T) {
 // TestUninstallWithoutTheGateway: the uninstall was only the install line with the word
 // uninstall, which downloads the installer from the gateway: with that gateway gone (the
 // server moved, its operator stopped it) CC's wget said only "Failed." and nothing on the
-// computer could remove the client. The installer keeps its own copy on the computer,
-// /programs/sandbox-install.lua, whose uninstall needs no gateway; on both screens.
+// computer could remove the client. `sandbox uninstall` does it without the gateway, on both
+// screens, from the client's own files: the drive holds the package, the hook, the record and
+// .settings, and no copy of the installer (80 KB of a 1 MB drive, which the installer kept for
+// this before).
 func TestUninstallWithoutTheGateway(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
 	basicDir, pocketDir := t.TempDir(), t.TempDir()
 	playerSession(ctx, t, basicDir, true, install+" "+installPassword+" --no-questions")
-	pocketSession(ctx, t, pocketDir, install+" "+installPassword+" --no-questions")
-	require.Contains(t, diskFiles(t, basicDir), ".trapos-sandbox")
-	require.NoError(t, g.Stop())
-	// The count it says is every file removed, the copy among them, but the hook and the
-	// record, which it names or keeps to itself.
-	removed := regexp.MustCompile(`Removed trapos-sandbox \S+: (\d+) files, the startup hook /startup/00-sandbox\.lua and the sandbox settings\.`)
-	var installed int
-	for _, f := range diskFiles(t, basicDir) {
-		if info, err := os.Stat(filepath.Join(basicDir, f)); err == nil && !info.IsDir() &&
-			f != ".settings" && f != ".trapos-sandbox" && f != "startup/00-sandbox.lua" {
-			installed++
-		}
+	pocketAs := func(typed ...string) []string {
+		t.Helper()
+		out := playerSessionOn(ctx, t, machine.Options{Overlay: pocketDir, ID: 6, Label: "größe straße",
+			HTTP: httpapi.Options{AllowPrivate: true}, Pocket: pocket.New(nil)}, typed...)
+		return strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	}
-	require.Contains(t, diskFiles(t, basicDir), "programs/sandbox-install.lua")
+	pocketAs(install + " " + installPassword + " --no-questions")
+	require.Contains(t, diskFiles(t, basicDir), ".trapos-sandbox")
 
-	// After a reboot (the hook puts /programs on the path) the line fails, and the copy
-	// removes the client, itself among it.
-	out := playerSession(ctx, t, basicDir, true, "reboot", install+" uninstall", "sandbox-install uninstall")
+	// Every file on the drive is the package's, the hook, the record or .settings.
+	want := append([]string{".settings", ".trapos-sandbox", "startup/00-sandbox.lua"}, sandboxPackageFiles(t)...)
+	for _, dir := range []string{basicDir, pocketDir} {
+		var files []string
+		for _, f := range diskFiles(t, dir) {
+			if info, err := os.Stat(filepath.Join(dir, f)); err == nil && !info.IsDir() {
+				files = append(files, f)
+			}
+		}
+		assert.ElementsMatch(t, want, files, "no file but the package's, the hook, the record and .settings")
+	}
+	require.NoError(t, g.Stop())
+	// The count it says is every file removed, but the hook and the record, which it names or
+	// keeps to itself.
+	removed := regexp.MustCompile(`Removed trapos-sandbox \S+: (\d+) files, the startup hook /startup/00-sandbox\.lua and the sandbox settings\. Reboot to stop the daemon\.`)
+	installed := strconv.Itoa(len(want) - 3)
+
+	// After a reboot (the hook puts /programs on the path) the line fails, and the command
+	// removes the client, itself among it, also when the client is not whole: libsandbox.lua,
+	// which the command's other subcommands load first, is gone (an install stopped before it
+	// was swapped in, a player who freed space).
+	require.NoError(t, os.Remove(filepath.Join(basicDir, "apis", "libsandbox.lua")))
+	out := playerSession(ctx, t, basicDir, true, "reboot", install+" uninstall", "sandbox status", "sandbox uninstall")
 	require.Contains(t, out, "Failed.", out)
-	said := removed.FindStringSubmatch(unwrapped(afterLast(out, "sandbox-install uninstall")))
+	require.Contains(t, unwrapped(out), "sandbox: /apis/libsandbox.lua is missing", out)
+	said := removed.FindStringSubmatch(unwrapped(afterLast(out, "> sandbox uninstall")))
 	require.NotNil(t, said, out)
-	assert.Equal(t, strconv.Itoa(installed), said[1], out)
+	assert.Equal(t, strconv.Itoa(len(want)-4), said[1], "every file but the one gone: "+out)
 	assert.Equal(t, []string{".settings"}, diskFiles(t, basicDir), out)
 
-	rows := pocketSession(ctx, t, pocketDir, "reboot", "sandbox-install uninstall")
-	said = removed.FindStringSubmatch(unwrapped(strings.Join(rows, "\n")))
-	require.NotNil(t, said, strings.Join(rows, "\n"))
-	assert.Equal(t, strconv.Itoa(installed), said[1], strings.Join(rows, "\n"))
-	assert.Equal(t, []string{".settings"}, diskFiles(t, pocketDir), strings.Join(rows, "\n"))
+	rows := pocketAs("reboot", "sandbox uninstall")
+	shown := strings.Join(rows, "\n")
+	said = removed.FindStringSubmatch(unwrapped(afterLast(shown, "> sandbox uninstall")))
+	require.NotNil(t, said, shown)
+	assert.Equal(t, installed, said[1], shown)
+	for _, row := range rows {
+		assert.LessOrEqual(t, len([]rune(row)), 26, row)
+	}
+	assert.Equal(t, []string{".settings"}, diskFiles(t, pocketDir), shown)
+}
+
+// sandboxPackageFiles is the trapos-sandbox package's files (install paths), as its descriptor
+// lists them.
+func sandboxPackageFiles(t *testing.T) []string {
+	t.Helper()
+	root, err := repo.Root()
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(root, "packages", "trapos-sandbox", "ccpm.json"))
+	require.NoError(t, err)
+	var descriptor struct {
+		Files []string `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal(b, &descriptor))
+	require.NotEmpty(t, descriptor.Files)
+	return descriptor.Files
+}
+
+// TestAnUpgradeRemovesTheOldInstallerCopy: installers of 0.5.29 and 0.5.30 kept a copy of
+// themselves, /programs/sandbox-install.lua (80 KB), for an uninstall without the gateway,
+// which sandbox uninstall is now. The install line run on such a computer removes the copy and
+// says which command replaces it; the record no longer names it, and sandbox uninstall then
+// removes everything without the gateway. An upgrade that leaves the copy of a computer that
+// never had one alone says nothing of it.
+func TestAnUpgradeRemovesTheOldInstallerCopy(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
+
+	// The computer as such an installer left it: the copy (an installer as the gateway serves
+	// it), recorded in the manifest.
+	resp, err := http.Get(g.URL("/trapos/install"))
+	require.NoError(t, err)
+	copied, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	copyPath := filepath.Join(dir, "programs", "sandbox-install.lua")
+	require.NoError(t, os.WriteFile(copyPath, copied, 0o644))
+	manifestPath := filepath.Join(dir, ".trapos-sandbox")
+	manifest, err := os.ReadFile(manifestPath)
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(manifest, []byte("{\n")), string(manifest))
+	legacy := append([]byte("{\n  installer = \"/programs/sandbox-install.lua\",\n"), manifest[2:]...)
+	require.NoError(t, os.WriteFile(manifestPath, legacy, 0o644))
+
+	out := playerSession(ctx, t, dir, true, install)
+	assert.Contains(t, unwrapped(out), "Removed the installer's copy /programs/sandbox-install.lua. To uninstall, also without the gateway, run: sandbox uninstall", out)
+	assert.NoFileExists(t, copyPath)
+	manifest, err = os.ReadFile(manifestPath)
+	require.NoError(t, err)
+	assert.NotContains(t, string(manifest), "installer", "the record no longer names the copy")
+
+	out = playerSession(ctx, t, dir, true, install)
+	assert.NotContains(t, out, "installer's copy", "no copy, nothing said: "+out)
+
+	require.NoError(t, g.Stop())
+	out = playerSession(ctx, t, dir, true, "sandbox uninstall")
+	assert.Contains(t, unwrapped(out), "Removed trapos-sandbox ", out)
+	assert.Equal(t, []string{".settings"}, diskFiles(t, dir), out)
 }
 
 // onAComputerWithTheFloppy is a computer (a drive of its own, private addresses allowed, with

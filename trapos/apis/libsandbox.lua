@@ -28,7 +28,7 @@ local STATUS_TIMEOUT = 1;
 
 -- The `sandbox` command and its subcommands, for tab completion.
 local COMMAND_PATH = "programs/sandbox.lua";
-local SUBCOMMANDS = { "health", "status", "reconnect", "stop", "setup", "link", "help" };
+local SUBCOMMANDS = { "health", "status", "reconnect", "stop", "setup", "link", "uninstall", "help" };
 -- The `ai` command and its options.
 local AI_COMMAND_PATH = "programs/ai.lua";
 local AI_OPTIONS = { "--reset", "--help", "--version" };

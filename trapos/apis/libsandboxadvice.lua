@@ -435,6 +435,13 @@ local function said(why, url, password)
   return rule.say(why, url, password);
 end
 
+-- Whether why, a gateway's reason for a closed or refused connection, is that this computer's
+-- credential was revoked (closed 4003, or a hello refused for it): the daemon's advice, and the
+-- uninstall, which then names no credential to revoke, both read it so.
+local function revoked(why)
+  return type(why) == "string" and why:find("credential was revoked", 1, true) ~= nil;
+end
+
 -- explain(why, url [, password [, again [, retryIn]]]): the advice for a failed connection. why
 -- is the daemon's reason (CC's message, or "unauthorized: ..." from the gateway); url is
 -- sandbox.url; password is sandbox.password's value (a number means `set` converted the
@@ -449,7 +456,7 @@ local function explain(why, url, password, again, retryIn)
   expect(5, retryIn, "number", "nil");
   why = why or "unknown error";
   url = url or "the gateway";
-  if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
+  if revoked(why) then
     return "this computer's credential was revoked on the gateway; link it again with: sandbox link (or set a new credential with: sandbox setup)";
   end
   local owner = why:match("credential belongs to computer (%d+)");
@@ -586,6 +593,7 @@ return {
   OPENCODE_PORT = OPENCODE_PORT,
   FIX_URL = FIX_URL,
   CREDENTIAL_PREFIX = CREDENTIAL_PREFIX,
+  revoked = revoked,
   explain = explain,
   said = said,
   passwordDoubt = passwordDoubt,

@@ -5,7 +5,29 @@
 -- URL, the password and what the host may do, each with the current value as the answer to
 -- Enter, and saves them; `sandbox link [KEY]` links the computer to an account (a code the
 -- account holder approves, or an enrollment key) and saves the credential it gets as the
--- password. User errors are one red line (error(msg, 0)) that names the fix, and a failed run.
+-- password; `sandbox uninstall` removes the client, without the gateway. User errors are one
+-- red line (error(msg, 0)) that names the fix, and a failed run.
+
+-- sandbox uninstall (libsandboxuninstall), before the client's other libraries load: it needs
+-- only what the installer's uninstall needs, so that it removes a client an install left
+-- half-swapped in, or one missing a file (the package lists these before this program, and
+-- the installer swaps them in in that order).
+local function uninstall()
+  local layout = require('/apis/libsandboxlayout');
+  local laidOut = layout.fitted(_ENV);
+  local uninstaller = require('/apis/libsandboxuninstall').new({
+    print = laidOut.print,
+    printError = laidOut.printError,
+    layout = layout,
+    settings = require('/apis/libsandboxsettings'),
+    advice = require('/apis/libsandboxadvice'),
+  });
+  uninstaller.uninstall();
+end
+if select("#", ...) == 1 and ... == "uninstall" then
+  uninstall();
+  return;
+end
 
 -- libsandbox's own requires load every library of the client. One missing (this program
 -- copied alone to another computer, on a floppy for a friend, or a file of the client deleted
@@ -64,6 +86,7 @@ local HELP = {
   { "stop", "disconnect until reconnect", "disconnect" },
   { "setup [url]", "set the URL, password, host access", "URL, access" },
   { "link [KEY]", "link this computer to your account", "join account" },
+  { "uninstall", "remove the client (needs no gateway)", "remove it" },
   { "help", "this help (also --help, -h)", "this help" },
   { "--version", "show the version", "the version" },
 };
@@ -80,14 +103,19 @@ local function printLines(lines)
 end
 
 -- Every line fits the screen: 51 columns, or at most 25 columns on a narrower one; on a
--- screen too short for the settings' list (a turtle's 13 rows) they are named in one line.
+-- screen too short for the settings' list (a turtle's 13 rows) they are named in one line,
+-- and this help's own line is left out.
 local function usage()
   local narrow = narrowScreen();
+  local _, height = term.getSize();
   local lines = { "Usage: sandbox <command>" };
+  -- On a screen too short for every command and the settings' two lines (a turtle's 13 rows),
+  -- the one for this help, which the player is reading, is left out.
+  local short = narrow and 1 + #HELP + 2 + SPARE_ROWS > height;
   for _, command in ipairs(HELP) do
-    if narrow then
+    if narrow and not (short and command[1] == "help") then
       lines[#lines + 1] = string.format(" %-11s %s", command[1], command[3]);
-    else
+    elseif not narrow then
       lines[#lines + 1] = string.format("  %-11s %s", command[1], command[2]);
     end
   end
@@ -100,7 +128,6 @@ local function usage()
     printLines(lines);
     return;
   end
-  local _, height = term.getSize();
   local settingsList = {
     "Settings: sandbox.url,", " sandbox.password,", " sandbox.allow_files,", " sandbox.allow_exec,",
     " sandbox.ai_confirm,", " sandbox.allow_screen",
@@ -1233,6 +1260,7 @@ local COMMANDS = {
   stop = stop,
   setup = setup,
   link = link,
+  uninstall = uninstall,
 };
 
 -- How many arguments each command takes after its name.

@@ -291,6 +291,13 @@ describe("libsandboxadvice explain", function()
       :eq(fix);
   end);
 
+  it("reads a revoked credential in a gateway's reason, whether closed 4003 or refused at hello", function()
+    expect(advice.revoked("revoked: this computer's credential was revoked")):eq(true);
+    expect(advice.revoked("unauthorized: this computer's credential was revoked (set a new one with: sandbox setup)")):eq(true);
+    expect(advice.revoked("unauthorized: wrong password")):eq(false);
+    expect(advice.revoked(nil)):eq(false);
+  end);
+
   it("sends a credential copied from another computer to sandbox link", function()
     expect(advice.explain("unauthorized: the credential belongs to computer 7, not to 9 (link this computer with: sandbox link)",
       URL, "tsc_x_y"))

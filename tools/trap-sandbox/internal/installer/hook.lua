@@ -1,5 +1,6 @@
 -- trapos-sandbox startup hook, written by the trap-sandbox gateway's installer
--- (`wget run http://<gateway>/trapos/install`; `... install uninstall` removes it).
+-- (`wget run http://<gateway>/trapos/install`; `... install uninstall` or `sandbox uninstall`
+-- removes it).
 --
 -- CC: Tweaked runs /startup.lua, then every file in /startup/, each to completion. A daemon
 -- started in front would keep every later startup file, and the prompt, from ever running;

@@ -5,33 +5,16 @@
 --   wget run http://<gateway>:4444/trapos/install [password] [options]
 --   wget run http://<gateway>:4444/trapos/install uninstall
 --
+-- (`sandbox uninstall` does the same on the computer, without the gateway: libsandboxuninstall.)
+--
 -- `wget run` passes the words after the URL as `...` (`--help` lists the options). Before it
 -- changes anything it asks the gateway whether the password is right, so a wrong one is told
 -- now, not after the reboot. Installing again upgrades in place and keeps the settings. New
 -- files are written beside the old ones and swapped in only when every one has arrived, so a
 -- failed download leaves the old install working.
 
-local MANIFEST = "/.trapos-sandbox";       -- what this installer put on the computer
-local HOOK = "/startup/00-sandbox.lua";    -- sorts first in /startup/ (see the hook's comment)
-local HOOK_BESIDE = "/sandbox-startup.lua"; -- the hook when /startup is a file of the player's
-local NEW = ".new";                        -- suffix of a downloaded file not yet swapped in
-local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped in
--- Where a /startup file of the player's goes when they agree: in /startup/, sorted after HOOK,
--- which runs it beside the daemon. Its undo, `mv startup/startup.lua /`, fits a pocket
--- computer's 26 columns.
-local MOVED_STARTUP = "/startup/startup.lua";
--- Where earlier installers kept /startup while /startup/ was made, a hidden name CC never
--- runs at boot: a computer stopped then still has it there (finishStoppedMove). This one goes
--- by /startup.lua (moveStartupFile).
-local STARTUP_MOVING = "/.trapos-sandbox-startup.moving";
 local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
 local HELP_DIR = "/help";                  -- where help/sandbox.txt is (libsandbox.HELP_DIR)
--- This installer as the gateway served it, kept on the computer: its uninstall (`sandbox-install
--- uninstall`) needs no gateway, where the install line's fails with CC's "Failed." once the
--- gateway is gone. Among the sandbox's own files the host may not change (libsandboxprotected).
-local INSTALLER_COPY = PROGRAMS .. "/sandbox-install.lua";
-
-local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 
 -- The host's file and screen access levels (sandbox.allow_files, sandbox.allow_screen), and
 -- the words --allow-exec takes.
@@ -79,22 +62,16 @@ local adviceRules = assert(load(SOURCE.advice, "@/apis/libsandboxadvice.lua", "t
 -- while the gateway accepts it.
 local CREDENTIAL_PREFIX = adviceRules.CREDENTIAL_PREFIX;
 
-local function readManifest()
-  if not fs.exists(MANIFEST) then
-    return nil;
-  end
-  local handle = fs.open(MANIFEST, "r");
-  if handle == nil then
-    return nil;
-  end
-  local manifest = textutils.unserialize(handle.readAll() or "");
-  handle.close();
-  if type(manifest) ~= "table" or type(manifest.files) ~= "table" then
-    return nil;
-  end
-  manifest.dirs = type(manifest.dirs) == "table" and manifest.dirs or {};
-  return manifest;
-end
+-- Where this installer puts what is not a file of the package (its record, the hook, the names
+-- written beside them), and the uninstall: the package's own libsandboxuninstall, sent along as
+-- SOURCE.uninstall, which `sandbox uninstall` runs on the computer without the gateway.
+local places = assert(load(SOURCE.uninstall, "@/apis/libsandboxuninstall.lua", "t", _ENV))();
+local MANIFEST, HOOK, HOOK_BESIDE, NEW = places.MANIFEST, places.HOOK, places.HOOK_BESIDE, places.NEW;
+local HOOK_NEW, MOVED_STARTUP = places.HOOK_NEW, places.MOVED_STARTUP;
+local OLD_INSTALLER_COPY = places.OLD_INSTALLER_COPY;
+local readManifest, removeEmptyDirs, daemonStatus = places.readManifest, places.removeEmptyDirs, places.daemonStatus;
+local uninstaller = places.new({ print = print, printError = printError, layout = layout, settings = settingsRules, advice = adviceRules });
+local finishStoppedMove, printHookCall = uninstaller.finishStoppedMove, uninstaller.printHookCall;
 
 -- This file's name as CC puts it in front of an error raised at one of its lines. CC places
 -- the error of a native function pcall calls directly (fs.makeDir, a handle's write,
@@ -231,7 +208,7 @@ local function printAgain(advice)
   print("wget run " .. SOURCE.install);
 end
 
--- The bytes at url (a package file, or this installer's own: INSTALLER_COPY).
+-- The bytes at url (a package file).
 local function download(url)
   local response, err = http.get(url, nil, true);
   if response == nil then
@@ -276,15 +253,6 @@ local function noteNewDirs(path, dirs)
   end
 end
 
-local function removeEmptyDirs(dirs)
-  for i = #dirs, 1, -1 do
-    local d = dirs[i];
-    if fs.isDir(d) and #fs.list(d) == 0 then
-      fs.delete(d);
-    end
-  end
-end
-
 -- Where the hook goes. When /startup/ cannot hold it without touching a file of the player's,
 -- it goes to HOOK_BESIDE and the second result says which startup file must run it.
 local function hookPlace(old)
@@ -322,49 +290,6 @@ local function moveStartupFile()
     return false, message(err);
   end
   return true;
-end
-
--- A name at the root, not yet taken, for a program of the player's that cannot go back to
--- its place: ls shows it (a name beginning with "." it hides) and CC never runs it at boot.
-local function freeOldName()
-  local path, n = "/startup.old", 1;
-  while fs.exists(path) do
-    n = n + 1;
-    path = "/startup.old." .. n;
-  end
-  return path;
-end
-
--- A computer stopped during an older installer's move of /startup (its chunk unloaded, the
--- server stopped) left the player's program at STARTUP_MOVING, a hidden name CC never runs at boot. The hook cannot
--- see it there: it is not in /startup/ yet, and no startup file names the one beside. So each
--- run of the install line (uninstall too) looks first, and finishes the move the player agreed
--- to; when /startup or MOVED_STARTUP is another program by then, the moved one goes to a free
--- name of its own (freeOldName), and on a drive too full for /startup/ back to /startup.
--- Nothing is overwritten. Says what it did in one line; true when the move is finished.
-local function finishStoppedMove()
-  if not fs.exists(STARTUP_MOVING) then
-    return false;
-  end
-  local stopped = "An install stopped while it moved /startup";
-  if not fs.exists("/startup") then
-    pcall(fs.makeDir, "/startup"); -- a directory costs space: on a full drive it fails
-  end
-  if not fs.exists("/startup") then
-    fs.move(STARTUP_MOVING, "/startup");
-    print(stopped .. ": it is back, the drive has no room for /startup/.");
-    return false;
-  end
-  if fs.isDir("/startup") and not fs.exists(MOVED_STARTUP) then
-    fs.move(STARTUP_MOVING, MOVED_STARTUP);
-    print(stopped .. ": finished moving it to " .. MOVED_STARTUP .. ".");
-    return true;
-  end
-  local taken = fs.isDir("/startup") and (", and " .. MOVED_STARTUP .. " is") or ", which is";
-  local old = freeOldName();
-  fs.move(STARTUP_MOVING, old);
-  print(stopped .. taken .. " another program now: the one it moved is at " .. old .. ".");
-  return false;
 end
 
 -- Whether MAJOR.MINOR.PATCH version a is above b; false when either is not one.
@@ -674,10 +599,9 @@ local function checkPassword(password)
   return verdict, why, served;
 end
 
--- Whether the gateway's reason for refusing a secret is that it is a revoked credential.
-local function isRevoked(why)
-  return why ~= nil and why:find("credential was revoked", 1, true) ~= nil;
-end
+-- Whether the gateway's reason for refusing a secret is that it is a revoked credential (the
+-- package's rule, which the daemon's advice reads too).
+local isRevoked = adviceRules.revoked;
 
 -- The first sentence of a refused check: password's, which the gateway refused for why; set
 -- says it was the computer's own sandbox.password, not one the player gave (a line without
@@ -822,20 +746,6 @@ end
 -- (the package's rule, as sandbox status says it).
 local diskStartupDrive, driveName = adviceRules.diskStartupDrive, adviceRules.driveName;
 
--- The line of a startup file of the player's that runs the hook beside it (HOOK_BESIDE),
--- indented, on rows of its own. A pocket computer's 26 columns broke it mid-name
--- ("/sandbox-star" / "tup.lua"), and inside a sentence mid-call ("shell" / ".run(..."): there
--- it takes two rows that are Lua as two lines of the file, and as one typed together.
-local function printHookCall()
-  local line = 'shell.run("' .. HOOK_BESIDE .. '")';
-  if #line + 2 <= term.getSize() then
-    print("  " .. line);
-  else
-    print("  shell.run(");
-    print('  "' .. HOOK_BESIDE .. '")');
-  end
-end
-
 -- Whether the player's /startup file can move to MOVED_STARTUP: not beside a /startup.lua,
 -- which CC would then run in its place. CC runs /startup to completion before the files in
 -- /startup/, so the line the player was told to add at its end never ran under the usual
@@ -870,7 +780,6 @@ local function packageFiles(bodies, hookPath)
   for _, path in ipairs(SOURCE.paths) do
     list[#list + 1] = { path = "/" .. path, temp = "/" .. path .. NEW, body = bodies[path] };
   end
-  list[#list + 1] = { path = INSTALLER_COPY, temp = INSTALLER_COPY .. NEW, body = bodies[INSTALLER_COPY] };
   if hookPath ~= nil then
     -- Not beside the hook: CC would run a stray file in /startup/ at boot.
     list[#list + 1] = { path = hookPath, temp = HOOK_NEW, body = SOURCE.hook };
@@ -905,7 +814,7 @@ local function roomFor(old, list, hookPath, dirs, movingStartup)
     noteNewDirs(f.path, newDirs);
   end
   need = need + (#newDirs + (movingStartup and 1 or 0)) * MINIMUM_FILE_COST;
-  local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs, installer = INSTALLER_COPY });
+  local records = #textutils.serialize({ version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs });
   local settingsNow = fs.exists("/.settings") and fs.getSize("/.settings") or 0;
   need = need + math.max(records, MINIMUM_FILE_COST) + math.max(settingsNow + SETTINGS_GROWTH, MINIMUM_FILE_COST);
   local free = fs.getFreeSpace("/");
@@ -968,37 +877,10 @@ local function freeStartupName()
   return name;
 end
 
--- The running daemon's status, asked as sandbox status asks it: the daemon answers from its
--- event loop at once. The wait is 3 s at most, as a computer on a busy server runs its events
--- late; nil when it runs out (no daemon runs), which each caller reads as the answer that is
--- never wrong. (Comments cost the floppy nothing: the gateway serves this file without them.)
-local function daemonStatus()
-  local t = os.startTimer(3);
-  os.queueEvent("trapos_sandbox_status_request", t);
-  repeat
-    local e, a, b = os.pullEventRaw();
-    if e == "trapos_sandbox_status" and a == t then
-      return type(b) == "table" and b or nil;
-    end
-  until e == "terminate" or e == "timer" and a == t
-  return nil;
-end
-
 -- Whether the daemon that runs is this version's; not known, Run: reboot is said.
 local function daemonRunsThis()
   local status = daemonStatus();
   return status ~= nil and status.version == SOURCE.version;
-end
-
--- Whether a file of changed is one the daemon runs: the installer's copy (INSTALLER_COPY) is
--- not, and a first copy on a computer installed before it was kept needs no reboot.
-local function daemonFileChanged(changed)
-  for _, f in ipairs(changed) do
-    if f.path ~= INSTALLER_COPY then
-      return true;
-    end
-  end
-  return false;
 end
 
 local function install(opts)
@@ -1057,15 +939,13 @@ local function install(opts)
   else
     unchecked = "The password was not checked: sandbox.url names another gateway.";
   end
-  -- 1. Every file of the package downloaded (and this installer, INSTALLER_COPY), and the room
-  -- it needs counted, before any question: a gateway gone since the check, or a drive without
-  -- room, is told before the player answers anything (they answered, then read that nothing
-  -- was installed).
+  -- 1. Every file of the package downloaded, and the room it needs counted, before any
+  -- question: a gateway gone since the check, or a drive without room, is told before the
+  -- player answers anything (they answered, then read that nothing was installed).
   local bodies, urls = {}, {};
   for _, path in ipairs(SOURCE.paths) do
     urls[#urls + 1] = { key = path, shown = "/" .. path, url = SOURCE.files .. path };
   end
-  urls[#urls + 1] = { key = INSTALLER_COPY, shown = "the installer", url = SOURCE.install };
   for _, u in ipairs(urls) do
     local body, err = download(u.url);
     if body == nil then
@@ -1083,6 +963,7 @@ local function install(opts)
   local trapos = isTrapOS();
   local droppedHook = nil; -- the last install's hook, removed since TrapOS starts the daemon
   local removedBeside = false; -- whether the last install's hook beside (HOOK_BESIDE) was removed
+  local droppedCopy = false; -- whether the last install's copy of its installer was removed
   local hookPath, runFrom = nil, nil;
   if not trapos then
     hookPath, runFrom = hookPlace(old);
@@ -1195,6 +1076,16 @@ local function install(opts)
         droppedHook = old.hook;
       end
     end
+    -- The installer's copy an older install kept for its uninstall: sandbox uninstall does
+    -- that now, from a few KB of the package.
+    if old.installer == OLD_INSTALLER_COPY then
+      for _, p in ipairs({ OLD_INSTALLER_COPY, OLD_INSTALLER_COPY .. NEW }) do
+        if fs.exists(p) and not fs.isDir(p) then
+          fs.delete(p);
+          droppedCopy = droppedCopy or p == OLD_INSTALLER_COPY;
+        end
+      end
+    end
   end
 
   -- 4. Settings, as strings; an upgrade keeps what the player set.
@@ -1218,7 +1109,7 @@ local function install(opts)
   end
 
   -- The manifest first: a later run (or uninstall) knows these files even if the settings fail.
-  local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs, installer = INSTALLER_COPY };
+  local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
   if not replaceFile(MANIFEST, textutils.serialize(manifest)) then
     printError("Installed the files of trapos-sandbox " .. SOURCE.version .. ", but the drive had no room left to record them (" .. MANIFEST .. ") or to save .settings.");
     printAgain(DISK_FULL);
@@ -1255,6 +1146,12 @@ local function install(opts)
   end
   if wsUrl(url) ~= SOURCE.websocket then
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
+  end
+  if droppedCopy then
+    -- The player may know the copy's command, which is gone now: the one that replaces it, on
+    -- a row of its own.
+    print("Removed the installer's copy " .. OLD_INSTALLER_COPY .. ". To uninstall, also without the gateway, run:");
+    print("sandbox uninstall");
   end
   for _, line in ipairs(accessAdvice or {}) do
     print(line);
@@ -1361,7 +1258,7 @@ local function install(opts)
     printHookCall();
     -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
     print("Add it, then run: reboot");
-  elseif old and not daemonFileChanged(changed) and not movedStartup and daemonRunsThis() then
+  elseif old and #changed == 0 and not movedStartup and daemonRunsThis() then
     -- No reboot to come first: the check is the step itself, not a "Then" after none.
     print("The daemon runs these files: no reboot needed.");
     print("Run: sandbox health");
@@ -1370,113 +1267,6 @@ local function install(opts)
     print("Run: reboot");
   end
   print("Then: sandbox health");
-  return true;
-end
-
--- Removes what a first install stopped before its record (the manifest) left: the package's
--- files written beside their place (<file>.new, the hook's), which are this installer's by
--- their names, and the directories they were in once empty (a player's own file keeps its
--- directory). Returns how many files it removed.
-local function removeStoppedInstall()
-  local removed, dirs = 0, {};
-  for _, path in ipairs(SOURCE.paths) do
-    local temp = "/" .. path .. NEW;
-    if fs.exists(temp) and not fs.isDir(temp) then
-      fs.delete(temp);
-      removed = removed + 1;
-    end
-    local dir = fs.getDir(path);
-    while dir ~= "" do
-      table.insert(dirs, 1, "/" .. dir);
-      dir = fs.getDir(dir);
-    end
-  end
-  for _, temp in ipairs({ HOOK_NEW, INSTALLER_COPY .. NEW }) do
-    if fs.exists(temp) then
-      fs.delete(temp);
-      removed = removed + 1;
-    end
-  end
-  if removed > 0 then
-    removeEmptyDirs(dirs);
-  end
-  return removed;
-end
-
-local function uninstall()
-  finishStoppedMove();
-  local manifest = readManifest();
-  if manifest == nil then
-    local removed = removeStoppedInstall();
-    if removed > 0 then
-      print("Removed " .. removed .. " files that a stopped install had left.");
-    else
-      print("trapos-sandbox was not installed by this installer: nothing to remove.");
-    end
-    return true;
-  end
-  local removed = 0;
-  for _, path in ipairs(manifest.files) do
-    for _, p in ipairs({ "/" .. path, "/" .. path .. NEW }) do
-      if fs.exists(p) then
-        fs.delete(p);
-        removed = removed + (p:sub(-#NEW) == NEW and 0 or 1);
-      end
-    end
-  end
-  local hook = manifest.hook;
-  if hook ~= nil and fs.exists(hook) then
-    fs.delete(hook);
-  end
-  -- The copy that may be running this uninstall: CC has it loaded already. It is counted
-  -- with the package's files, as the temporary ones beside them are not.
-  for _, p in ipairs({ HOOK_NEW, INSTALLER_COPY, INSTALLER_COPY .. NEW }) do
-    if fs.exists(p) then
-      fs.delete(p);
-      removed = removed + (p == INSTALLER_COPY and 1 or 0);
-    end
-  end
-  fs.delete(MANIFEST);
-  removeEmptyDirs(manifest.dirs);
-  -- The id of the computer's own credential (tsc_<id>_<secret>), before its setting goes: the
-  -- account holds it on after the uninstall, and refuses a new link of this computer id until
-  -- it is revoked, which nothing told a player who reinstalled and ran sandbox link.
-  local password = settings.get(SETTING_PASSWORD);
-  local credentialId = type(password) == "string" and password:match("^" .. CREDENTIAL_PREFIX .. "(%w+)_[^_]+$");
-  -- One the gateway revoked already (the daemon heard so: closed 4003, or its hello refused)
-  -- is in no account: revoking it again would be needless, and the line said it stayed valid.
-  -- Asked before the settings go, which restart the daemon and clear what it heard.
-  if credentialId then
-    local status = daemonStatus();
-    if status ~= nil and (status.state == "revoked" or isRevoked(tostring(status.lastError))) then
-      credentialId = nil;
-    end
-  end
-  -- Every sandbox.* setting, not only those this installer sets: the client defines more
-  -- (sandbox.ai_confirm, from sandbox setup), and a later client may add others.
-  for _, name in ipairs(settings.getNames()) do
-    if name:sub(1, #SETTINGS_PREFIX) == SETTINGS_PREFIX then
-      settings.unset(name);
-    end
-  end
-  if not saveSettings() then
-    printError(".settings could not be saved: the sandbox settings are back at the next boot; free some space, then run the uninstall again.");
-  end
-  print("Removed trapos-sandbox " .. tostring(manifest.version) .. ": " .. removed .. " files"
-    .. (hook and (", the startup hook " .. hook) or "") .. " and the sandbox settings.");
-  if hook == HOOK_BESIDE then
-    print("Also remove this line from your startup file:");
-    printHookCall();
-  end
-  if credentialId then
-    -- The command on rows of its own, as sandbox link's: in a sentence a pocket computer's
-    -- 26 columns broke it anywhere.
-    print("This computer's credential stays valid in its account: to link the computer again, first revoke it on the host:");
-    for _, row in ipairs(layout.commandRows({ "trap-sandbox", "credentials", "revoke", credentialId }, (term.getSize()))) do
-      print(row);
-    end
-  end
-  print("Reboot to stop the daemon.");
   return true;
 end
 
@@ -1547,7 +1337,7 @@ elseif opts.help then
   usage();
   return true;
 elseif opts.uninstall then
-  return uninstall();
+  return uninstaller.uninstall(SOURCE.paths);
 end
 -- Ctrl-T (CC's terminate, raised as the error "Terminated") at a question, or while the
 -- password is checked or the files download: CC's "Terminated" alone left the player unsure

@@ -128,6 +128,12 @@ const SettingsFile = "apis/libsandboxsettings.lua"
 // package is on the computer.
 const AdviceFile = "apis/libsandboxadvice.lua"
 
+// UninstallFile is the package's file of where the installer puts what is not a package file
+// (its record, the startup hook) and of the uninstall, which the installer loads from its
+// SOURCE.uninstall: `sandbox uninstall` runs the same file on the computer without the
+// gateway, where the installer kept an 80 KB copy of itself for that before.
+const UninstallFile = "apis/libsandboxuninstall.lua"
+
 // Script is the installer for pkg as served from base: a SOURCE table, then install.lua.
 func Script(pkg traposclient.Package, base Base) string {
 	var b strings.Builder
@@ -154,6 +160,8 @@ func Script(pkg traposclient.Package, base Base) string {
 	source("settings", withoutCommentLines(string(settingsRules)))
 	adviceRules, _ := pkg.File(AdviceFile)
 	source("advice", withoutCommentLines(string(adviceRules)))
+	uninstallRules, _ := pkg.File(UninstallFile)
+	source("uninstall", withoutCommentLines(string(uninstallRules)))
 	b.WriteString("};\n\n")
 	b.WriteString(withoutCommentLines(installBody))
 	return b.String()
