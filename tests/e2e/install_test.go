@@ -2658,15 +2658,17 @@ func TestUninstallWithoutTheGateway(t *testing.T) {
 	// which the command's other subcommands load first, is gone (an install stopped before it
 	// was swapped in, a player who freed space).
 	require.NoError(t, os.Remove(filepath.Join(basicDir, "apis", "libsandbox.lua")))
-	out := playerSession(ctx, t, basicDir, true, "reboot", install+" uninstall", "sandbox status", "sandbox uninstall")
+	// It asks first: Enter (no) removes nothing, y removes it.
+	out := playerSession(ctx, t, basicDir, true, "reboot", install+" uninstall", "sandbox status", "sandbox uninstall", "", "sandbox uninstall", "y")
 	require.Contains(t, out, "Failed.", out)
+	assert.Regexp(t, `Remove trapos-sandbox \S+ and its settings from this computer\? \[y/N\]\s+Nothing removed\.`, unwrapped(out))
 	require.Contains(t, unwrapped(out), "sandbox: /apis/libsandbox.lua is missing", out)
 	said := removed.FindStringSubmatch(unwrapped(afterLast(out, "> sandbox uninstall")))
 	require.NotNil(t, said, out)
 	assert.Equal(t, strconv.Itoa(len(want)-4), said[1], "every file but the one gone: "+out)
 	assert.Equal(t, []string{".settings"}, diskFiles(t, basicDir), out)
 
-	rows := pocketAs("reboot", "sandbox uninstall")
+	rows := pocketAs("reboot", "sandbox uninstall", "y")
 	shown := strings.Join(rows, "\n")
 	said = removed.FindStringSubmatch(unwrapped(afterLast(shown, "> sandbox uninstall")))
 	require.NotNil(t, said, shown)
@@ -2733,7 +2735,7 @@ func TestAnUpgradeRemovesTheOldInstallerCopy(t *testing.T) {
 	assert.NotContains(t, out, "installer's copy", "no copy, nothing said: "+out)
 
 	require.NoError(t, g.Stop())
-	out = playerSession(ctx, t, dir, true, "sandbox uninstall")
+	out = playerSession(ctx, t, dir, true, "sandbox uninstall", "y")
 	assert.Contains(t, unwrapped(out), "Removed trapos-sandbox ", out)
 	assert.Equal(t, []string{".settings"}, diskFiles(t, dir), out)
 }

@@ -177,11 +177,19 @@ local function new(out)
   -- the record, the directories the installer made once empty, and every sandbox.* setting;
   -- says what it removed, and what the player has left to do. Without a manifest, the files a
   -- stopped first install left beside paths (the package's install paths; the installer
-  -- knows them, the client, which has no record to read them from, gives none).
-  local function uninstall(paths)
+  -- knows them, the client, which has no record to read them from, gives none). confirm, when
+  -- given, is asked with the installed version before anything is removed: `sandbox
+  -- uninstall` is two words (one with completion) where the install line's is typed out whole,
+  -- and it takes the computer's settings and credential with it. False from it removes nothing.
+  local function uninstall(paths, confirm)
     expect(1, paths, "table", "nil");
+    expect(2, confirm, "function", "nil");
     finishStoppedMove();
     local manifest = readManifest();
+    if manifest ~= nil and confirm ~= nil and not confirm(tostring(manifest.version)) then
+      print("Nothing removed.");
+      return false;
+    end
     if manifest == nil then
       local removed = removeStoppedInstall(paths or {});
       if removed > 0 then

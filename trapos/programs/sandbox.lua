@@ -22,7 +22,14 @@ local function uninstall()
     settings = require('/apis/libsandboxsettings'),
     advice = require('/apis/libsandboxadvice'),
   });
-  uninstaller.uninstall();
+  uninstaller.uninstall(nil, function(version)
+    laidOut.write("Remove trapos-sandbox " .. version .. " and its settings from this computer? [y/N] ");
+    if not layout.roomToAnswer(term) then -- as ask's questions (below), before libsandbox loads
+      print();
+    end
+    local answer = read();
+    return answer ~= nil and (answer:lower() == "y" or answer:lower() == "yes");
+  end);
 end
 if select("#", ...) == 1 and ... == "uninstall" then
   uninstall();

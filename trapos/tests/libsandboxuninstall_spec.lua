@@ -80,6 +80,21 @@ describe("libsandboxuninstall", function()
     expect(isSet("sandbox.ai_confirm")):eq(false);
   end);
 
+  it("asks confirm with the installed version first, and removes nothing when it says no", function()
+    installed(lib.HOOK);
+    local uninstaller, printed = newUninstaller();
+    local asked;
+    expect(uninstaller.uninstall(nil, function(version) asked = version; return false; end)):eq(false);
+    expect(asked):eq("0.5.31");
+    expect(printed):same({ "Nothing removed." });
+    for _, path in ipairs({ "/" .. DIR .. "/b.lua", lib.HOOK, lib.MANIFEST }) do
+      expect(fs.exists(path)):eq(true);
+    end
+    expect(isSet("sandbox.url")):eq(true);
+    expect(uninstaller.uninstall(nil, function() return true; end)):eq(true);
+    expect(fs.exists(lib.MANIFEST)):eq(false);
+  end);
+
   it("keeps a directory that holds a file of the player's", function()
     installed(lib.HOOK);
     put("/" .. DIR .. "/mine.lua", "return 'mine'");
