@@ -3,6 +3,7 @@ package computer
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,7 +230,23 @@ func (s Screen) problem() string {
 	if why := UnknownRowsProblem(s.UnknownRows, s.Height); why != "" {
 		return why
 	}
+	if s.TextScale != 0 {
+		if why := TextScaleProblem(s.TextScale); why != "" {
+			return why
+		}
+	}
 	return PaletteProblem(s.Palette)
+}
+
+// TextScaleProblem says what is wrong with a monitor's text scale that a computer sent ("" when
+// nothing): CC's monitors take 0.5 to 5 in steps of 0.5 (setTextScale refuses any other). A
+// hostile computer's -1 or 1e308 reached every viewer, and trap-sandbox screen's status line
+// printed 1e308 as 309 digits.
+func TextScaleProblem(scale float64) string {
+	if !(scale >= 0.5 && scale <= 5) || math.Mod(scale, 0.5) != 0 {
+		return fmt.Sprintf("the text scale %s is not a monitor's (CC's are 0.5 to 5, in steps of 0.5)", strconv.FormatFloat(scale, 'g', 6, 64))
+	}
+	return ""
 }
 
 // UnknownRowsProblem says what is wrong with the rows a computer names unknown (screen.read's

@@ -233,3 +233,25 @@ func TestASuggestionDrawnAfterTheCursorIsFound(t *testing.T) {
 		assert.Equal(t, c.want, got, name)
 	}
 }
+
+// TestAMonitorsTextScaleThatIsNoCCsIsRefused: screen.read {monitor}'s textScale reaches the CLI
+// and MCP's read_screen (the agent) as the computer sent it; one CC's setTextScale would not take
+// (-1, 1e308, 0.3) is the computer's fault, said as such. 0.5 and 5 are a monitor's.
+func TestAMonitorsTextScaleThatIsNoCCsIsRefused(t *testing.T) {
+	for scale, want := range map[float64]string{-1: "-1", 1e308: "1e+308", 0.3: "0.3", 5.5: "5.5", 0.5: "", 5: ""} {
+		d := daemonfake.NewLocal(nil)
+		d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+			return map[string]any{"width": 1, "height": 1, "rows": []any{map[string]any{"text": "a", "fg": "0", "bg": "f"}},
+				"monitor": "top", "textScale": scale}, nil
+		}
+		s, err := computer.New(d).ReadMonitor(t.Context(), "7:", "top", 0)
+		if want == "" {
+			require.NoError(t, err)
+			assert.Equal(t, scale, s.TextScale)
+			continue
+		}
+		assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err), scale)
+		assert.ErrorContains(t, err, "computer 7: answered screen.read with a screen that is not one: the text scale "+want+
+			" is not a monitor's (CC's are 0.5 to 5, in steps of 0.5)")
+	}
+}

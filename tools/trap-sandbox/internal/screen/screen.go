@@ -472,6 +472,11 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 	if why := computer.UnknownRowsProblem(u.UnknownRows, u.Height); why != "" {
 		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
 	}
+	if u.TextScale != nil {
+		if why := computer.TextScaleProblem(*u.TextScale); why != "" {
+			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
+		}
+	}
 	unknown := unknownWatch(u.WatchID, from.TraposID)
 	m.mu.Lock()
 	w := m.watches[watchKey(from.AccountID, from.TraposID, u.Monitor)]

@@ -759,3 +759,99 @@ func TestAMonitorOnAnotherReplicaIsWatchedThroughIt(t *testing.T) {
 	assert.Equal(t, "b:unwatch", ops[len(ops)-1], "the own screen's watch it started is stopped")
 	assert.Equal(t, 0, watcher.Watches())
 }
+
+// watchingAMonitor is a module watching monitor top of computer 7: (watchId 2; the computer's
+// own screen would be watchId 1) with a viewer that got its first frame.
+func watchingAMonitor(t *testing.T) (*Module, *Viewer) {
+	t.Helper()
+	m, d := standIn(t)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenWatch {
+			if p["monitor"] != nil {
+				return map[string]any{"watchId": 2}, nil
+			}
+			return map[string]any{"watchId": 1}, nil
+		}
+		return map[string]any{}, nil
+	}
+	v, err := m.WatchMonitor(t.Context(), "7:", "top", 0)
+	require.NoError(t, err)
+	t.Cleanup(v.Close)
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":2,"seq":1,"monitor":"top","textScale":1,"width":3,"height":1,"rows":{"1":{"text":"mon","fg":"000","bg":"fff"}}}`))
+	require.NoError(t, err)
+	_, err = v.Next(t.Context())
+	require.NoError(t, err)
+	return m, v
+}
+
+// TestAMonitorsTextScaleIsCCsOrRefused: a monitor's text scale is 0.5 to 5 in steps of 0.5,
+// as CC's setTextScale takes; a hostile computer's -1, 0, 1e308, 0.3 or 7 reached every
+// viewer as it sent it (trap-sandbox screen printed 1e308 as 309 digits in its status line).
+// Refused, bad_payload, and the viewer keeps the screen and scale it had; a string or a NaN
+// (no JSON) is no number.
+func TestAMonitorsTextScaleIsCCsOrRefused(t *testing.T) {
+	m, v := watchingAMonitor(t)
+	for bad, want := range map[string]string{
+		`-1`:    "screen.update: the text scale -1 is not a monitor's (CC's are 0.5 to 5, in steps of 0.5)",
+		`0`:     "the text scale 0 is not a monitor's",
+		`1e308`: "the text scale 1e+308 is not a monitor's",
+		`0.3`:   "the text scale 0.3 is not a monitor's",
+		`7`:     "the text scale 7 is not a monitor's",
+		`5.5`:   "the text scale 5.5 is not a monitor's",
+		`"2"`:   "textScale",
+		`NaN`:   "screen.update's payload",
+	} {
+		_, err := m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":2,"seq":2,"monitor":"top","textScale":`+bad+`,"width":3,"height":1,"rows":{"1":{"text":"BAD","fg":"000","bg":"fff"}}}`))
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), want, bad)
+	}
+	_, err := m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":2,"seq":2,"monitor":"top","textScale":4.5,"width":3,"height":1,"rows":{}}`))
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 2, f.Seq, "no refused update was merged")
+	assert.Equal(t, "mon", f.Screen.Rows[0].Text)
+	assert.Equal(t, 4.5, f.Screen.TextScale)
+}
+
+// TestAHostileComputersMonitorUpdatesReachNoOtherWatch: a computer's screen.update reaches only
+// the watch it names by its monitor and id: one naming a monitor it was never asked to watch,
+// the monitor's id without the monitor (or the own screen's id with it), a name that differs
+// by a control character, an ANSI escape, a bidi mark, a "../" or 100 KB of name, or another
+// computer's watch, is unknown_watch (the computer stops it), and the monitor's viewer keeps
+// its screen.
+func TestAHostileComputersMonitorUpdatesReachNoOtherWatch(t *testing.T) {
+	m, v := watchingAMonitor(t)
+	long := strings.Repeat("top", 100_000/3)
+	for name, update := range map[string]string{
+		"a monitor never watched":       `{"watchId":2,"seq":2,"monitor":"left","width":3,"height":1,"rows":{}}`,
+		"the monitor's id, no monitor":  `{"watchId":2,"seq":2,"width":3,"height":1,"rows":{}}`,
+		"the own screen's id with it":   `{"watchId":1,"seq":2,"monitor":"top","width":3,"height":1,"rows":{}}`,
+		"a control character":           `{"watchId":2,"seq":2,"monitor":"top\u0000","width":3,"height":1,"rows":{}}`,
+		"an ANSI escape":                `{"watchId":2,"seq":2,"monitor":"\u001b[2Jtop","width":3,"height":1,"rows":{}}`,
+		"a bidi override (byte-less)":   `{"watchId":2,"seq":2,"monitor":"\u00e2\u0080\u00aetop","width":3,"height":1,"rows":{}}`,
+		"a path":                        `{"watchId":2,"seq":2,"monitor":"../top","width":3,"height":1,"rows":{}}`,
+		"100 KB of name":                `{"watchId":2,"seq":2,"monitor":"` + long + `","width":3,"height":1,"rows":{}}`,
+		"an ended of a monitor unknown": `{"watchId":2,"seq":2,"monitor":"left","ended":{"code":"not_found","message":"gone"}}`,
+	} {
+		_, err := m.handleUpdate(t.Context(), from, json.RawMessage(update))
+		assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), name)
+		require.Error(t, err, name)
+		assert.NotContains(t, err.Error(), "\x1b", name)
+		assert.Less(t, len(err.Error()), 200, name)
+	}
+	other := protocol.Requester{AccountID: "other", TraposID: "7:"}
+	_, err := m.handleUpdate(t.Context(), other, json.RawMessage(`{"watchId":2,"seq":2,"monitor":"top","width":3,"height":1,"rows":{"1":{"text":"BAD","fg":"000","bg":"fff"}}}`))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "another account's computer 7:")
+	_, err = m.handleUpdate(t.Context(), protocol.Requester{AccountID: testAccount, TraposID: "8:"}, json.RawMessage(`{"watchId":2,"seq":2,"monitor":"top","width":3,"height":1,"rows":{}}`))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "another computer of the account")
+
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":2,"seq":2,"monitor":"top","width":3,"height":1,"rows":{}}`))
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 2, f.Seq, "only the monitor's own update was merged")
+	assert.Equal(t, "mon", f.Screen.Rows[0].Text)
+	assert.Equal(t, 1, m.Watches())
+}
