@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -631,10 +632,12 @@ func (m *Module) Watches() int {
 	return len(m.watches)
 }
 
-// clip keeps a computer's string short in a message.
+// clip keeps a computer's string short in a message, its control characters escaped
+// (cctext.Show) whatever its length: a long one was cut and left raw, its ESC bytes a
+// terminal's escapes wherever the message is shown.
 func clip(s string) string {
 	if len(s) > 40 {
-		return s[:40] + "…"
+		return cctext.Show(strings.ToValidUTF8(s[:40], ""), false) + "…"
 	}
 	return cctext.Show(s, false)
 }

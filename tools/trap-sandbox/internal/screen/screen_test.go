@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -854,4 +855,21 @@ func TestAHostileComputersMonitorUpdatesReachNoOtherWatch(t *testing.T) {
 	assert.Equal(t, 2, f.Seq, "only the monitor's own update was merged")
 	assert.Equal(t, "mon", f.Screen.Rows[0].Text)
 	assert.Equal(t, 1, m.Watches())
+}
+
+// TestARefusalShowsTheComputersStringAsText: a refusal names what the computer sent, cut to 40
+// bytes; a longer string was cut and left raw (a row "\x1b]0;…" of 50 bytes came back with its
+// ESC, a terminal's escape wherever the message is shown, and a character cut in half).
+func TestARefusalShowsTheComputersStringAsText(t *testing.T) {
+	m, _ := watchingAFirstScreen(t)
+	key := "\x1b]0;owned\x07" + strings.Repeat("é", 30)
+	payload, err := json.Marshal(map[string]any{"watchId": 1, "seq": 2, "width": 3, "height": 2, "rows": map[string]any{key: map[string]any{"text": "x"}}})
+	require.NoError(t, err)
+	_, err = m.handleUpdate(t.Context(), from, payload)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "\x1b")
+	assert.NotContains(t, err.Error(), "\x07")
+	assert.True(t, utf8.ValidString(err.Error()), "%q", err.Error())
+	assert.Contains(t, err.Error(), `screen.update: row \x1b]0;owned\x07ééééééééééééééé… is not a row of a 2-row screen`)
 }
