@@ -1211,3 +1211,28 @@ func TestTheScreenViewerShowsAMonitorReadOnly(t *testing.T) {
 	assert.Empty(t, sent, "a monitor takes no keys")
 	assert.Equal(t, "monitor top, read only (keys are not sent; Ctrl-S held leaves)", monitorStatus("top", screen.FrameJSON{}))
 }
+
+// TestTheScreenViewerShowsAMonitorsEscapesAsText: a monitor's rows are drawn as CC's font draws
+// each byte, as the computer's own screen's are: a program's ESC, BEL and C1 CSI on a monitor
+// (an OSC setting the terminal's title, a cleared screen) reach the terminal as glyphs, never
+// as its escapes; and a name given to --monitor with escapes is shown escaped in the status line.
+func TestTheScreenViewerShowsAMonitorsEscapesAsText(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 21, monitor: "top\x1b]0;name\x07",
+		send: func(context.Context, []computer.InputEvent) error { return nil }}
+	typing, streaming, done := startViewer(t.Context(), t, v)
+	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"monitor\":\"top\",\"textScale\":1,\"width\":30,\"height\":2,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1},"+
+		"\"rows\":[{\"text\":\"\\u001b]0;owned\\u0007\\u001b[2Jmark\"},{\"text\":\"\\u009b31mred\"}]}\n\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return strings.Contains(out.String(), "mark") && strings.Contains(out.String(), "read only")
+	},
+		5*time.Second, time.Millisecond, "%q", out.String())
+	typeOn(t, typing, "\x13\x13")
+	require.NoError(t, <-done)
+	shown := out.String()
+	for _, raw := range []string{"\x1b]0;owned", "\x07", "\x1b]0;name", "\u009b", "\x9b31m"} {
+		assert.NotContains(t, shown, raw)
+	}
+	assert.Contains(t, shown, `top\x1b]0;name\x07`, "the name as text in the status line")
+}
