@@ -306,6 +306,9 @@ func (a *Accounts) opens(ctx context.Context, t Token) (Account, error) {
 // (Latest): on a NATS cluster through the bucket's stream leader, so a revocation just made
 // through any replica is seen; a token found revoked or expired costs no other read.
 func (a *Accounts) TokenStillOpens(ctx context.Context, selector string) error {
+	if !plausibleSelector(selector) {
+		return ErrBadSecret
+	}
 	t, err := Latest(a.store).Token(ctx, selector)
 	if errors.Is(err, ErrNotFound) {
 		return ErrBadSecret

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -393,4 +394,31 @@ func TestKVRemovalTakesACredentialAddedWhileItRan(t *testing.T) {
 	require.Len(t, creds, 1)
 	_, err = a.AuthenticateComputer(ctx, rootCred, "1:", "10.0.0.1:1")
 	require.NoError(t, err)
+}
+
+// TestKVASelectorNoSecretHasIsRefusedWithoutAStoreRead: a secret's selector is 13 characters; one
+// of 600 KB, in an API token anyone may send before any auth (Authorization: Bearer tsa_…_x), a
+// hello's credential, an enrollment key, or a relayed input's tokenId forged on the bus, made
+// a NATS key past NATS's largest message: the store "failed" (the API answered 500, logged the
+// 600 KB at ERROR and counted a store failure; the relayed input typed on, as on a store's
+// hiccup). It is a wrong secret, as any other that opens nothing, and the bucket is not asked.
+func TestKVASelectorNoSecretHasIsRefusedWithoutAStoreRead(t *testing.T) {
+	ctx := t.Context()
+	s, err := account.OpenKV(ctx, startJetStream(t))
+	require.NoError(t, err)
+	a := account.New(s, clock.Real{})
+	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	huge := strings.Repeat("x", 600_000)
+
+	_, err = a.Authenticate(ctx, "tsa_"+huge+"_secret")
+	assert.ErrorIs(t, err, account.ErrBadSecret)
+	assert.Less(t, len(err.Error()), 200)
+	assert.ErrorIs(t, a.TokenStillOpens(ctx, huge), account.ErrBadSecret)
+	_, err = a.AuthenticateComputer(ctx, "tsc_"+huge+"_secret", "7:", "10.0.0.7")
+	assert.ErrorIs(t, err, account.ErrBadSecret)
+	assert.Less(t, len(err.Error()), 200)
+	_, _, err = a.LinkWithKeyUnless(ctx, "tsk_"+huge+"_secret", "7:", nil)
+	assert.ErrorIs(t, err, account.ErrBadSecret)
+	assert.Less(t, len(err.Error()), 200)
 }

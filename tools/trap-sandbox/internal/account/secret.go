@@ -31,6 +31,18 @@ const (
 
 var encoding = base32.StdEncoding.WithPadding(base32.NoPadding)
 
+// maxSelectorBytes bounds a selector a secret may name: this package issues 13 characters
+// (selectorBytes, base32). A longer one is nobody's, and is refused as a wrong secret without a
+// store read: one of 600 KB (an API token anyone may send, a relayed input's tokenId) made a
+// NATS key past NATS's largest message, which read as the store failing (HTTP 500, the 600 KB
+// logged at ERROR).
+const maxSelectorBytes = 64
+
+// plausibleSelector reports whether selector may name a record (maxSelectorBytes).
+func plausibleSelector(selector string) bool {
+	return selector != "" && len(selector) <= maxSelectorBytes
+}
+
 // newSecret returns a fresh secret of kind, its selector and the SHA-256 of its secret part.
 func newSecret(kind Kind) (plain, selector string, hash []byte) {
 	sel, sec := make([]byte, selectorBytes), make([]byte, secretBytes)
@@ -49,7 +61,7 @@ func parseSecret(kind Kind, plain string) (selector, secret string, err error) {
 		return "", "", fmt.Errorf("not a %s (it starts with %s_)", kind.describe(), kind)
 	}
 	selector, secret, ok = strings.Cut(rest, "_")
-	if !ok || selector == "" || secret == "" || strings.Contains(secret, "_") {
+	if !ok || !plausibleSelector(selector) || secret == "" || strings.Contains(secret, "_") {
 		return "", "", fmt.Errorf("a malformed %s (%s_<selector>_<secret>)", kind.describe(), kind)
 	}
 	return selector, secret, nil
