@@ -190,3 +190,32 @@ func TestAPIAuthLogsAStoreThatFails(t *testing.T) {
 	assert.Contains(t, logs.String(), `level=ERROR msg="API auth: cannot check an account token: the account store failed" err="read token: context deadline exceeded"`)
 	assert.NotContains(t, logs.String(), alice, "the token is never logged")
 }
+
+// TestARelayedInputsTokenIdOnlyStopsIt: the holder's check of a relayed input's tokenId (a
+// message on the replicas' bus, which a forger there could write). The id of a token that still
+// opens the API, of whatever account (an admin types into another account's computer), types
+// on: the bus is trusted (docs/scale-out.md, Security), and a message without an id types
+// whole anyway. An id of no token, or no token's shape (600 KB, bytes that are not UTF-8, as
+// JSON decodes them), stops the input at its next part, unauthorized, as a revoked one does.
+func TestARelayedInputsTokenIdOnlyStopsIt(t *testing.T) {
+	ctx := t.Context()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, err = accounts.AddAccount(ctx, "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, bobs, err := accounts.IssueToken(ctx, "bob", "laptop", time.Hour)
+	require.NoError(t, err)
+	assert.Nil(t, TokenStillAuthorized(accounts, bobs.Selector)(ctx), "another account's token that opens the API")
+	for name, id := range map[string]string{"no token's": "nosuchid", "600 KB": string(make([]byte, 600_000)), "not UTF-8": "\ufffd\ufffd"} {
+		pe := TokenStillAuthorized(accounts, id)(ctx)
+		require.NotNil(t, pe, name)
+		assert.Equal(t, "unauthorized", string(pe.Code), name)
+		assert.Less(t, len(pe.Message), 300, name)
+	}
+	_, err = accounts.RevokeToken(ctx, "bob", bobs.Selector)
+	require.NoError(t, err)
+	pe := TokenStillAuthorized(accounts, bobs.Selector)(ctx)
+	require.NotNil(t, pe)
+	assert.Contains(t, pe.Message, "revoked")
+}
