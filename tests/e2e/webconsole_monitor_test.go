@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"maps"
 	"testing"
 
@@ -86,4 +87,68 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	require.True(t, w.At(5).Detach("top"))
 	until(t, "the view ended, saying why", `document.getElementById("status").textContent ===
 		"not_found: computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back"`)
+}
+
+// TestTheWebConsolesMonitorPickerTakesHostileNamesAsText: the monitors a computer names (its
+// screen.read's monitors, the computer's words) are the picker's text, never markup: a name of
+// HTML makes no element and runs nothing, and 10 000 names are 10 000 choices. Picked, each name
+// reaches the computer's screen.watch whole through the page's address, its "/", "#", "%2F",
+// space and ü %-escaped there (#/computer/ID/monitor/NAME), and back from the address typed.
+func TestTheWebConsolesMonitorPickerTakesHostileNamesAsText(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	const html = `<img src=x onerror="document.title='pwned'">`
+	const slashy = "a/b#c%2F d"
+	names := []string{html, slashy, "k\u00fcche"} // küche on the wire: its byte FC
+	for i := range 10_000 {
+		names = append(names, fmt.Sprintf("m%04d", i))
+	}
+	watched := make(chan string, 4)
+	connectConsoleComputer(ctx, t, g, "14:rig", consoleComputerHooks{helloVersion: "0.5.31", clientVersion: "0.5.31", screen: rigScreen,
+		monitors: names, monitorsWatched: watched})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/14%3Arig")))
+	until(t, "the picker with every name", rigLive+` && !document.getElementById("viewer-screens").hidden &&
+		document.getElementById("viewer-screen").options.length === 10004`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.querySelectorAll("img").length, document.title,
+		...[1, 2, 3].map(i => document.getElementById("viewer-screen").options[i].value),
+		document.getElementById("viewer-screen").options[1].text]`))
+	require.NoError(t, err)
+	cut := string([]rune(html)[:39]) + "…" // as a label is cut in the title
+	assert.Equal(t, []any{0.0, "14:rig", html, slashy, "küche", "monitor " + cut}, shown, "text, never markup")
+
+	for _, name := range []string{slashy, "küche", html} {
+		_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+			const picker = document.getElementById("viewer-screen");
+			picker.value = `+jsString(t, name)+`;
+			picker.dispatchEvent(new Event("change"));
+			true
+		}`))
+		require.NoError(t, err)
+		wire := name
+		if name == "küche" {
+			wire = "k\u00fcche"
+		}
+		select {
+		case got := <-watched:
+			assert.Equal(t, wire, got, "the name whole at the computer")
+		case <-ctx.Done():
+			t.Fatalf("no screen.watch of monitor %q", name)
+		}
+		until(t, "the monitor "+name+" live", `document.getElementById("status").textContent === "Live" && view.monitor === `+jsString(t, name))
+		// One %-escaped part of the address, "/" and "#" included, which reads back as the name.
+		tail, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[location.hash.split("/").length, location.hash.indexOf("#", 1),
+			decodeURIComponent(location.hash.split("/")[4])]`))
+		require.NoError(t, err)
+		assert.Equal(t, []any{5.0, -1.0, name}, tail, name)
+	}
+	made, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.querySelectorAll("img").length, document.title]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{0.0, "14:rig — monitor " + cut}, made, "the title's text, cut")
+
+	// The address typed (a link shared) opens the same monitor.
+	_, err = chromedp.Run(page, chromedp.Evaluate[string](`location.hash = "#/computer/14%3Arig/monitor/a%2Fb%23c%252F%20d"`))
+	require.NoError(t, err)
+	assert.Equal(t, slashy, <-watched)
+	until(t, "a/b#c%2F d from the address", `document.getElementById("status").textContent === "Live" && view.monitor === `+jsString(t, slashy))
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -1663,6 +1664,11 @@ type consoleComputerHooks struct {
 	// unknownType reports whether its client predates requests of typ: it refuses them
 	// unknown_type, as such a daemon does.
 	unknownType func(typ string) bool
+	// monitors, when set, are the monitors its screen.read names (wire text), with screen as its
+	// own screen; a screen.watch of one is answered and sent screen naming it, its name sent on
+	// monitorsWatched.
+	monitors        []string
+	monitorsWatched chan<- string
 }
 
 // rigLive is true in a console page whose view of a computer showing rigScreen is live.
@@ -1754,6 +1760,13 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 				}
 			case "screen.watch":
 				payload = map[string]any{"watchId": 1}
+			case "screen.read":
+				if hooks.monitors != nil {
+					payload = maps.Clone(hooks.screen)
+					payload["colour"], payload["fg"], payload["bg"], payload["monitors"] = true, 1, 32768, hooks.monitors
+					payload["rows"] = []any{map[string]any{"text": "rig", "fg": "000", "bg": "000"}}
+					payload["palette"] = slices.Repeat([]string{"#f0f0f0"}, 16)
+				}
 			case "screen.input":
 				c.inputs <- string(f.Payload)
 				if hooks.goesAt != nil && hooks.goesAt(string(f.Payload)) {
@@ -1774,7 +1787,16 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 				continue
 			}
 			if hooks.screen != nil {
-				_ = ws.WriteJSON(c.frame(harness.NewMessageID(), hooks.screen))
+				screen := hooks.screen
+				var watched struct {
+					Monitor *string `json:"monitor"`
+				}
+				if _ = json.Unmarshal(f.Payload, &watched); watched.Monitor != nil && hooks.monitorsWatched != nil {
+					screen = maps.Clone(screen)
+					screen["monitor"] = *watched.Monitor
+					hooks.monitorsWatched <- *watched.Monitor
+				}
+				_ = ws.WriteJSON(c.frame(harness.NewMessageID(), screen))
 			}
 			select {
 			case c.watch <- struct{}{}:
