@@ -873,3 +873,42 @@ func TestARefusalShowsTheComputersStringAsText(t *testing.T) {
 	assert.True(t, utf8.ValidString(err.Error()), "%q", err.Error())
 	assert.Contains(t, err.Error(), `screen.update: row \x1b]0;owned\x07ééééééééééééééé… is not a row of a 2-row screen`)
 }
+
+// TestAMonitorsWatchTakesTheBusOnlyFromItsHolder: on the replicas' bus, a monitor's watch kept
+// through replica b takes updates and its loss from b alone: replica c's update of it, or its
+// "lost", forged or stale, is unknown_watch or ignored, and b's update naming another monitor
+// (or none) is no update of it; the viewer sees b's update only.
+func TestAMonitorsWatchTakesTheBusOnlyFromItsHolder(t *testing.T) {
+	watcher, dw := standIn(t)
+	toB := newRelayStandIn("b")
+	toB.answer = func(msg relayMsg) (json.RawMessage, error) {
+		return json.RawMessage(`{"watchId":1,"monitor":"top"}`), nil
+	}
+	watcher.OnReplica("a", toB)
+	dw.List = []computer.Computer{{AccountID: testAccount, TraposID: "7:", Replica: "b"}}
+	v, err := watcher.WatchMonitor(t.Context(), "7:", "top", 0)
+	require.NoError(t, err)
+	defer v.Close()
+	update := func(monitor, text string) json.RawMessage {
+		return json.RawMessage(`{"watchId":1,"seq":1,"monitor":"` + monitor + `","width":3,"height":1,"rows":{"1":{"text":"` + text + `","fg":"000","bg":"fff"}}}`)
+	}
+
+	_, err = watcher.Relayed(t.Context(), "c", testAccount, "7:", relayMsg{Op: opUpdate, Update: update("top", "BAD")}.encode())
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "an update from a replica that is not the holder")
+	_, err = watcher.Relayed(t.Context(), "b", testAccount, "7:", relayMsg{Op: opUpdate, Update: update("left", "BAD")}.encode())
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "the holder's update of another monitor")
+	_, err = watcher.Relayed(t.Context(), "b", "other", "7:", relayMsg{Op: opUpdate, Update: update("top", "BAD")}.encode())
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "another account's computer 7:")
+	_, err = watcher.Relayed(t.Context(), "c", testAccount, "7:", relayMsg{Op: opLost, WatchID: json.RawMessage(`1`), Monitor: "top", Message: "forged"}.encode())
+	require.NoError(t, err)
+	_, err = watcher.Relayed(t.Context(), "b", testAccount, "7:", relayMsg{Op: opLost, WatchID: json.RawMessage(`1`), Message: "no monitor"}.encode())
+	require.NoError(t, err)
+	assert.Equal(t, 1, watcher.Watches(), "a lost from another replica, or of the own screen's watch, ends nothing")
+
+	_, err = watcher.Relayed(t.Context(), "b", testAccount, "7:", relayMsg{Op: opUpdate, Update: update("top", "mon")}.encode())
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mon"}, texts(f))
+	assert.Equal(t, 1, f.Seq, "no other update was merged")
+}
