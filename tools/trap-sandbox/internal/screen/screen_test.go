@@ -912,3 +912,45 @@ func TestAMonitorsWatchTakesTheBusOnlyFromItsHolder(t *testing.T) {
 	assert.Equal(t, []string{"mon"}, texts(f))
 	assert.Equal(t, 1, f.Seq, "no other update was merged")
 }
+
+// TestAForgedMonitorWatchOnTheBusKeepsNothingOnTheHolder: the holder asks the computer for the
+// watch a replica names, whatever the monitor's name (a control character, 100 KB of it): the
+// computer's refusal is the answer and the holder records nothing; a watch started for replica
+// a is stopped by a alone (another replica's unwatch of it, forged or stale, stops nothing).
+func TestAForgedMonitorWatchOnTheBusKeepsNothingOnTheHolder(t *testing.T) {
+	holder, d := standIn(t)
+	var mu sync.Mutex
+	var unwatched int
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		switch typ {
+		case protocol.TypeScreenWatch:
+			if p["monitor"] != "top" {
+				return nil, &daemonfake.Error{Code: "bad_payload", Message: "no monitor named that: this computer's monitors are top"}
+			}
+			return map[string]any{"watchId": 1}, nil
+		case protocol.TypeScreenUnwatch:
+			mu.Lock()
+			unwatched++
+			mu.Unlock()
+		}
+		return map[string]any{}, nil
+	}
+	holder.OnReplica("b", newRelayStandIn(""))
+	for _, name := range []string{"top\x1b[2J", strings.Repeat("x", 100_000), "../top"} {
+		_, err := holder.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch, Monitor: name}.encode())
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+		assert.Equal(t, 0, holder.Relays(), "nothing recorded of a watch the computer refused")
+	}
+	_, err := holder.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch, Monitor: "top"}.encode())
+	require.NoError(t, err)
+	require.Equal(t, 1, holder.Relays())
+	_, err = holder.Relayed(t.Context(), "c", testAccount, "7:", relayMsg{Op: opUnwatch, WatchID: json.RawMessage(`1`), Monitor: "top"}.encode())
+	require.NoError(t, err)
+	assert.Equal(t, 1, holder.Relays(), "replica c's unwatch of a's watch")
+	_, err = holder.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opUnwatch, WatchID: json.RawMessage(`1`), Monitor: "top"}.encode())
+	require.NoError(t, err)
+	assert.Equal(t, 0, holder.Relays())
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, unwatched, "the computer asked to stop it once, by a")
+}
