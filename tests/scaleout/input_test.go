@@ -59,26 +59,8 @@ func TestTheInputTurnIsHeldWhereTheComputerIs(t *testing.T) {
 	require.NoError(t, c.MustHello(ctx, ""))
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "b", listComputers(ct, a)["7:kitchen"]) }, waitLimit, testkit.Poll, "a to list b's computer")
 
-	// The computer answers every screen.input at once but the first, which the test answers
-	// (and the gateway's pings).
-	requests := make(chan harness.Frame, 16)
-	answering := make(chan struct{})
-	go func() {
-		defer close(answering)
-		first := true
-		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
-			if f.Type != "screen.input" {
-				return &harness.Reply{Payload: json.RawMessage(`{}`)}
-			}
-			requests <- f
-			if first {
-				first = false
-				return nil
-			}
-			return &harness.Reply{Payload: json.RawMessage(`{}`)}
-		})
-	}()
-	defer func() { _ = c.Close(); <-answering }()
+	requests, stop := answerHoldingTheFirstInput(ctx, c)
+	defer stop()
 
 	// 200 characters: two screen.input requests (128 events each at most).
 	long := strings.Repeat("a", 200)
@@ -180,6 +162,30 @@ func TestAnInputTypedOnTheHolderStopsWhenItsTokenIsRevoked(t *testing.T) {
 	assert.Equal(t, aloneBody, body, "the answer of a gateway alone")
 }
 
+// answerHoldingTheFirstInput makes computer c answer every request at once (the gateway's
+// pings) but its first screen.input, which the test answers itself; every screen.input it gets
+// comes on requests. stop closes c and waits for its answering to end.
+func answerHoldingTheFirstInput(ctx context.Context, c *harness.Computer) (requests <-chan harness.Frame, stop func()) {
+	got := make(chan harness.Frame, 16)
+	answering := make(chan struct{})
+	go func() {
+		defer close(answering)
+		first := true
+		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
+			if f.Type != "screen.input" {
+				return &harness.Reply{Payload: json.RawMessage(`{}`)}
+			}
+			got <- f
+			if first { // the test answers it
+				first = false
+				return nil
+			}
+			return &harness.Reply{Payload: json.RawMessage(`{}`)}
+		})
+	}()
+	return got, func() { _ = c.Close(); <-answering }
+}
+
 // tokenID is the id of an account API token (tsa_<id>_<secret>).
 func tokenID(token string) string { return strings.SplitN(token, "_", 3)[1] }
 
@@ -200,24 +206,8 @@ func typeWhileRevoked(ctx context.Context, t *testing.T, through, holder *harnes
 		assert.Contains(ct, body, `"traposId":"7:kitchen"`)
 	}, waitLimit, testkit.Poll, "the caller's gateway to list the computer")
 
-	requests := make(chan harness.Frame, 16)
-	answering := make(chan struct{})
-	go func() {
-		defer close(answering)
-		first := true
-		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
-			if f.Type != "screen.input" {
-				return &harness.Reply{Payload: json.RawMessage(`{}`)}
-			}
-			requests <- f
-			if first { // the test answers it
-				first = false
-				return nil
-			}
-			return &harness.Reply{Payload: json.RawMessage(`{}`)}
-		})
-	}()
-	defer func() { _ = c.Close(); <-answering }()
+	requests, stop := answerHoldingTheFirstInput(ctx, c)
+	defer stop()
 
 	type outcome struct {
 		status int
