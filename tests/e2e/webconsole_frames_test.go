@@ -311,18 +311,6 @@ func TestTheWebConsoleDrawsCCsCheckerInWholePixels(t *testing.T) {
 		const text = [...document.querySelectorAll("#screen-text .block")].map((b) => b.getBoundingClientRect());
 		const firstRow = text.filter((b) => b.top === text[0].top), firstColumn = text.filter((b) => b.left === text[0].left);
 		return [text[0].left, text[0].top, firstRow[firstRow.length - 1].right, firstColumn[firstColumn.length - 1].bottom, text[0].height];`)
-	// The i-th pixel of a line (pixel) is the checker's black (the page's text colour, #111,
-	// in the screen as text), its white, or neither: a blend of the two.
-	shade := func(img image.Image, i int, pixel func(i int) (x, y int)) string {
-		r, g, b, _ := img.At(pixel(i)).RGBA()
-		switch {
-		case r > 0xf000 && g > 0xf000 && b > 0xf000:
-			return "white"
-		case r < 0x2000 && g < 0x2000 && b < 0x2000:
-			return "black"
-		}
-		return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
-	}
 	left, top, right, bottom, rowHeight := int(box[0]), int(box[1]), int(box[2]), int(box[3]), box[4]
 	tLeft, tTop, tRight, tBottom, tHeight := int(textBox[0]), int(textBox[1]), int(textBox[2]), int(textBox[3]), textBox[4]
 	for _, line := range []struct {
@@ -338,16 +326,7 @@ func TestTheWebConsoleDrawsCCsCheckerInWholePixels(t *testing.T) {
 		{"the screen as text's first row of checks", textImg, tRight - tLeft - 2, func(i int) (int, int) { return tLeft + 1 + i, tTop + int(tHeight/6) }},
 		{"the screen as text's first column of checks", textImg, tBottom - tTop - 2, func(i int) (int, int) { return tLeft + 1, tTop + 1 + i }},
 	} {
-		var blends []string
-		for i := range line.n {
-			if s := shade(line.img, i, line.pixel); s != "white" && s != "black" {
-				blends = append(blends, s)
-			}
-		}
-		assert.Empty(t, blends, "%s: pixels of neither colour", line.what)
-		rs := colourRuns(line.n, func(i int) bool { return shade(line.img, i, line.pixel) == "white" })
-		require.GreaterOrEqual(t, len(rs), 30, "%s: checks along it: %v", line.what, rs)
-		assert.Equal(t, slices.Min(rs), slices.Max(rs), "%s: each check as long as the next: %v", line.what, rs)
+		assertEvenChecks(t, line.img, line.what, line.n, line.pixel)
 	}
 }
 
@@ -533,4 +512,78 @@ func TestTheWebConsoleDrawsBlockCharactersInTheScreenAsText(t *testing.T) {
 		}
 		assert.Equal(t, want, drawn, "character %d's sixths, left to right, top to bottom", b)
 	}
+}
+
+// TestTheWebConsolesScreenAsTextDrawsCCsCheckerEvenlyAtAFractionalRatio: on a display of 1.1,
+// 1.25 or 1.5 of its pixels to a CSS pixel (a zoomed browser, a desktop's 125 % or 150 %
+// scaling: a real device scale factor, --force-device-scale-factor), paint's canvas in the
+// screen as text is drawn in checks all the same size, with no line of blended pixels between
+// them, along its first row and column, as on the screen.
+func TestTheWebConsolesScreenAsTextDrawsCCsCheckerEvenlyAtAFractionalRatio(t *testing.T) {
+	for _, ratio := range []float64{1.1, 1.25, 1.5} {
+		t.Run(fmt.Sprint(ratio), func(t *testing.T) {
+			ctx := testContext(t)
+			page, until := consolePageWith(ctx, t, chromedp.Flag("force-device-scale-factor", fmt.Sprint(ratio)), chromedp.WindowSize(1000, 800))
+			g := startGateway(t, opencodefake.ClosedPortURL(t))
+			c := connectDrawingComputer(ctx, t, g, "7:paint")
+			require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
+			c.watched(ctx, t)
+			const width, height = 51, 19
+			rows := map[string]any{}
+			for y := 1; y <= height; y++ {
+				rows[fmt.Sprint(y)] = map[string]any{"text": strings.Repeat("\x7f", width), "fg": strings.Repeat("0", width), "bg": strings.Repeat("f", width)}
+			}
+			white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+				"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
+			c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
+				"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+			until(t, "the checker", `document.querySelectorAll("#screen-text .block").length === 51 * 19`)
+			// The screen as text's checkers (each a block) of its first row and column, scrolled
+			// into view, in the display's pixels.
+			box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`(async () => {
+				document.getElementById("screen-text").scrollIntoView();
+				for (let i = 0; i < 2; i++) await new Promise(requestAnimationFrame); // drawn
+				const text = [...document.querySelectorAll("#screen-text .block")].map((b) => b.getBoundingClientRect());
+				const firstRow = text.filter((b) => b.top === text[0].top), firstColumn = text.filter((b) => b.left === text[0].left);
+				return [devicePixelRatio, text[0].left, text[0].top, firstRow[firstRow.length - 1].right, firstColumn[firstColumn.length - 1].bottom, text[0].height]
+					.map((v, i) => i ? v * devicePixelRatio : v);
+			})()`, chromedp.EvalAwaitPromise))
+			require.NoError(t, err)
+			require.InDelta(t, ratio, box[0], 0.001, "the display's ratio")
+			shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+			require.NoError(t, err)
+			img, err := png.Decode(bytes.NewReader(shot))
+			require.NoError(t, err)
+			left, top, right, bottom, height6 := int(box[1]), int(box[2]), int(box[3]), int(box[4]), box[5]/6
+			assertEvenChecks(t, img, "the screen as text's first row of checks", right-left-2, func(i int) (int, int) { return left + 1 + i, top + int(height6) })
+			assertEvenChecks(t, img, "the screen as text's first column of checks", bottom-top-2, func(i int) (int, int) { return left + 1, top + 1 + i })
+		})
+	}
+}
+
+// assertEvenChecks asserts that along n pixels of img (the i-th at pixel(i)) CC's checker is
+// drawn in white and black runs (the screen's checker, or the screen as text's in the page's
+// #111) of one length, but for the line's ends, with no pixel blended of the two.
+func assertEvenChecks(t *testing.T, img image.Image, what string, n int, pixel func(i int) (x, y int)) {
+	t.Helper()
+	shade := func(i int) string {
+		r, g, b, _ := img.At(pixel(i)).RGBA()
+		switch {
+		case r > 0xf000 && g > 0xf000 && b > 0xf000:
+			return "white"
+		case r < 0x2000 && g < 0x2000 && b < 0x2000:
+			return "black"
+		}
+		return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+	}
+	var blends []string
+	for i := range n {
+		if s := shade(i); s != "white" && s != "black" {
+			blends = append(blends, s)
+		}
+	}
+	assert.Empty(t, blends, "%s: pixels of neither colour", what)
+	rs := colourRuns(n, func(i int) bool { return shade(i) == "white" })
+	require.GreaterOrEqual(t, len(rs), 30, "%s: checks along it: %v", what, rs)
+	assert.Equal(t, slices.Min(rs), slices.Max(rs), "%s: each check as long as the next: %v", what, rs)
 }
