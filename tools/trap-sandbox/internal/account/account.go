@@ -177,7 +177,7 @@ type Store interface {
 }
 
 // notFound wraps ErrNotFound with what was looked for.
-func notFound(what, key string) error { return fmt.Errorf("%s %q: %w", what, key, ErrNotFound) }
+func notFound(what, key string) error { return fmt.Errorf("%s %s: %w", what, ShowID(key), ErrNotFound) }
 
 // exists wraps ErrExists with what was added.
 func exists(what, key string) error { return fmt.Errorf("%s %q: %w", what, key, ErrExists) }

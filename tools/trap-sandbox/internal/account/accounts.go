@@ -404,6 +404,9 @@ func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, re
 // Another account's token answers ErrNotFound, as a token that does not exist. It reads the
 // token as last written (Latest), so that one added a moment ago is found.
 func (a *Accounts) RevokeToken(ctx context.Context, accountID, selector string) (Token, error) {
+	if err := beyondAnyID("token", selector); err != nil {
+		return Token{}, err
+	}
 	s := Latest(a.store)
 	t, err := s.Token(ctx, selector)
 	if err != nil {
@@ -418,6 +421,9 @@ func (a *Accounts) RevokeToken(ctx context.Context, accountID, selector string) 
 // RevokeCredential revokes the credential selector of accountID ("" for an admin: any), as
 // RevokeToken.
 func (a *Accounts) RevokeCredential(ctx context.Context, accountID, selector string) (Credential, error) {
+	if err := beyondAnyID("credential", selector); err != nil {
+		return Credential{}, err
+	}
 	s := Latest(a.store)
 	c, err := s.Credential(ctx, selector)
 	if err != nil {
@@ -436,6 +442,9 @@ func (a *Accounts) RevokeCredential(ctx context.Context, accountID, selector str
 // removes, so two admins removing each other at once leave one. The caller closes the
 // removed credentials' sockets.
 func (a *Accounts) RemoveAccount(ctx context.Context, id string) (Removed, error) {
+	if err := beyondAnyID("account", id); err != nil {
+		return Removed{}, err
+	}
 	return a.store.RemoveAccount(ctx, id, a.clock.Now())
 }
 

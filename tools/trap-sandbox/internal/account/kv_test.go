@@ -422,3 +422,44 @@ func TestKVASelectorNoSecretHasIsRefusedWithoutAStoreRead(t *testing.T) {
 	assert.ErrorIs(t, err, account.ErrBadSecret)
 	assert.Less(t, len(err.Error()), 200)
 }
+
+// TestKVAnIDNoRecordHasIsNotFoundWithoutAStoreRead: a signed-in caller names ids (a token,
+// credential or enrollment key to revoke, an account to list or remove); one of 600 KB made a
+// NATS key past NATS's largest message, the store's failure (the API's 500, the 600 KB logged
+// at ERROR). It is not found, as any id of no record, in a message that does not carry it.
+func TestKVAnIDNoRecordHasIsNotFoundWithoutAStoreRead(t *testing.T) {
+	ctx := t.Context()
+	s, err := account.OpenKV(ctx, startJetStream(t))
+	require.NoError(t, err)
+	a := account.New(s, clock.Real{})
+	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	huge := strings.Repeat("x", 600_000)
+	short := func(err error) {
+		t.Helper()
+		assert.ErrorIs(t, err, account.ErrNotFound)
+		assert.Less(t, len(err.Error()), 200)
+	}
+
+	alice := a.Manage(account.Caller{Account: "alice"})
+	_, err = alice.RevokeToken(ctx, huge)
+	short(err)
+	_, err = alice.RevokeCredential(ctx, huge)
+	short(err)
+	_, err = a.RevokeEnrollmentKey(ctx, "alice", huge)
+	short(err)
+	_, err = alice.Tokens(ctx, huge)
+	short(err)
+
+	admin := a.Manage(account.OperatorCaller)
+	_, err = admin.RevokeToken(ctx, huge)
+	short(err)
+	_, err = admin.Tokens(ctx, huge)
+	short(err)
+	_, err = admin.Credentials(ctx, huge)
+	short(err)
+	_, err = admin.RemoveAccount(ctx, huge)
+	short(err)
+	_, err = a.RevokeEnrollmentKey(ctx, "", huge)
+	short(err)
+}

@@ -617,6 +617,9 @@ func (k *EnrollmentKey) usable(now time.Time) error {
 // account's key is ErrNotFound, as one that does not exist. As RevokeToken, it reads the key
 // as last written (Latest).
 func (a *Accounts) RevokeEnrollmentKey(ctx context.Context, accountID, selector string) (EnrollmentKey, error) {
+	if err := beyondAnyID("enrollment key", selector); err != nil {
+		return EnrollmentKey{}, err
+	}
 	s := Latest(a.store)
 	k, err := s.EnrollmentKey(ctx, selector)
 	if err != nil {

@@ -165,7 +165,7 @@ func (m manager) own(accountID string) (string, error) {
 		accountID = m.caller.Account
 	}
 	if m.caller.Account == "" || accountID != m.caller.Account {
-		return "", fmt.Errorf("account %q: %w", accountID, ErrNotReached)
+		return "", fmt.Errorf("account %s: %w", ShowID(accountID), ErrNotReached)
 	}
 	return accountID, nil
 }
@@ -182,6 +182,9 @@ func (m manager) store() Store { return Latest(m.a.store) }
 func (m manager) exists(ctx context.Context, accountID string) error {
 	if accountID == "" {
 		return nil
+	}
+	if err := beyondAnyID("account", accountID); err != nil {
+		return err
 	}
 	_, err := m.store().Account(ctx, accountID)
 	return err

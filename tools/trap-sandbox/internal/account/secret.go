@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/base32"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -41,6 +42,28 @@ const maxSelectorBytes = 64
 // plausibleSelector reports whether selector may name a record (maxSelectorBytes).
 func plausibleSelector(selector string) bool {
 	return selector != "" && len(selector) <= maxSelectorBytes
+}
+
+// beyondAnyID is the ErrNotFound of an id a caller names (a token, credential or enrollment
+// key to revoke, an account to list or remove) that is longer than any record's
+// (maxSelectorBytes; an account's name is at most 63 bytes, CheckName), or nil for one that may
+// name a record. The caller answers it without a store read: a signed-in user's revocation of
+// an id of 600 KB made a NATS key past NATS's largest message, the API's 500 and the 600 KB
+// logged at ERROR, as a secret's selector did before plausibleSelector.
+func beyondAnyID(what, id string) error {
+	if len(id) <= maxSelectorBytes {
+		return nil
+	}
+	return notFound(what, id)
+}
+
+// ShowID is id as a message names it: quoted, or, past the longest id a record has
+// (maxSelectorBytes), its length, so an answer or a log line never carries a caller's 600 KB.
+func ShowID(id string) string {
+	if len(id) > maxSelectorBytes {
+		return fmt.Sprintf("of an id of %d bytes (ids are at most %d)", len(id), maxSelectorBytes)
+	}
+	return strconv.Quote(id)
 }
 
 // newSecret returns a fresh secret of kind, its selector and the SHA-256 of its secret part.

@@ -288,11 +288,11 @@ func (f *ManageFlags) manageError(err error, what, id string) error {
 		return errors.New(cctext.Show(strings.TrimPrefix(err.Error(), account.ErrForbidden.Error()+": "), false))
 	case errors.Is(err, account.ErrNotReached):
 		// A user's token, told the same for any account but its own, existing or not.
-		return fmt.Errorf("no account %q that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token", id)
+		return fmt.Errorf("no account %s that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token", account.ShowID(id))
 	case errors.Is(err, account.ErrNotFound) && what == "account":
 		return noAccount(id, reach, false)
 	case errors.Is(err, account.ErrNotFound):
-		return fmt.Errorf("no %s %q%s (trap-sandbox %ss list shows the ids)", what, id, reach, what)
+		return fmt.Errorf("no %s %s%s (trap-sandbox %ss list shows the ids)", what, account.ShowID(id), reach, what)
 	}
 	return errors.New(cctext.Show(err.Error(), false))
 }
@@ -320,7 +320,7 @@ func noAccount(id, reach string, removing bool) error {
 	if removing {
 		create = ""
 	}
-	return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them%s)", id, reach, create)
+	return fmt.Errorf("no account %s%s (trap-sandbox accounts list shows them%s)", account.ShowID(id), reach, create)
 }
 
 // whereHelp is the account commands' rule of where they work, shown in each one's --help.

@@ -241,7 +241,7 @@ func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer
 		}
 		defer done()
 		if _, err := accounts.RevokeEnrollmentKey(ctx, "", id); errors.Is(err, account.ErrNotFound) {
-			return fmt.Errorf("no enrollment key %q (trap-sandbox link keys shows the ids)", id)
+			return fmt.Errorf("no enrollment key %s (trap-sandbox link keys shows the ids)", account.ShowID(id))
 		} else if err != nil {
 			return err
 		}

@@ -351,7 +351,7 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 	k, err := m.cfg.Accounts.RevokeEnrollmentKey(r.Context(), of, r.PathValue("id"))
 	if errors.Is(err, account.ErrNotFound) {
 		m.writeErr(w, r, http.StatusNotFound, protocol.Errorf(protocol.CodeLinkInvalid,
-			"no enrollment key %q (trap-sandbox link keys shows the ids)", r.PathValue("id")))
+			"no enrollment key %s (trap-sandbox link keys shows the ids)", account.ShowID(r.PathValue("id"))))
 		return
 	}
 	if err != nil {
