@@ -23,9 +23,11 @@ const waitedAlready = "; it did not connect within "
 // awayHint adds awayWait, before its hint, to a not_connected of the gateway's for a computer
 // no socket holds (Absent) that computer.Hint hinted with where the connected ones are listed
 // or that none is. One whose hint names the computers probably meant (Meant) or says that
-// the name has no id (computer.NoIDHint: no wait brings a computer back by it), a computer
-// that went during the call (Left), a relabel's, and one reworded since it was hinted (ping's
-// wait, which has waited: its message no longer ends with its Hint) are left as they are.
+// the name has no id (computer.NoIDHint: no wait brings a computer back by it), one of an
+// account that has no computer linked (Unlinked: none of its computers can be rebooting, and
+// the hint says how to link one), a computer that went during the call (Left), a relabel's,
+// and one reworded since it was hinted (ping's wait, which has waited: its message no longer
+// ends with its Hint) are left as they are.
 // It reads the error's fields, never its words: a label may hold any of them.
 //
 // A call whose computer went away during it (Left) and may have done it, "check before you ask
@@ -40,7 +42,7 @@ func awayHint(err error) error {
 	switch {
 	case pe.Left && strings.HasSuffix(said, computer.MayHaveDoneIt):
 		return pe.WithMessage(said + backWait + pe.Hint)
-	case !pe.Absent || len(pe.Meant) > 0 || pe.Hint == "" || !hinted || pe.Hint == computer.NoIDHint:
+	case !pe.Absent || len(pe.Meant) > 0 || pe.Hint == "" || !hinted || pe.Hint == computer.NoIDHint || pe.Unlinked:
 		return err // a name with no id (NoIDHint) does not reach the computer when it is back
 	}
 	return pe.WithMessage(said + awayWait + pe.Hint)

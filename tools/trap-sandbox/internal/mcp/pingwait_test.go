@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
@@ -133,4 +136,43 @@ func TestPingWaitForANameWithNoIDAnswersAtOnce(t *testing.T) {
 		require.True(t, res.IsError)
 		assert.Equal(t, "not_connected: computer "+tc.name+" is not connected"+tc.hint, text(res), "no poll, no wait")
 	}
+}
+
+// unlinkedPollsRefused is pollsRefused of a gateway whose accounts hold no computer credential
+// (computer.Linker).
+type unlinkedPollsRefused struct{ *pollsRefused }
+
+func (unlinkedPollsRefused) HasComputerCredential(context.Context, string) (bool, error) {
+	return false, nil
+}
+
+// TestAnAccountWithNoComputerLinkedIsNotToldToWaitForAReboot: an agent whose token is an
+// account's that has no computer linked was told, of any computer it named, "if it is
+// rebooting, it is back within seconds: ping with wait true waits for it" before how to link
+// one, and ping with wait then waited its whole timeoutMs and said that timeoutMs waits
+// longer: no computer of that account connects until one is linked. Both answer at once
+// with how to link one.
+func TestAnAccountWithNoComputerLinkedIsNotToldToWaitForAReboot(t *testing.T) {
+	l := &pollsRefused{Local: daemonfake.NewLocal(nil)}
+	l.List = nil
+	m := New(computer.New(unlinkedPollsRefused{l}), nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), account.Caller{Account: "bob"})))
+	}))
+	defer srv.Close()
+	s := connectHTTP(t, srv)
+	want := "not_connected: computer 5:küche is not connected; " + computer.NoneLinked("bob")
+	for _, args := range []map[string]any{
+		{"traposId": "5:küche"},
+		{"traposId": "5:küche", "wait": true, "timeoutMs": 60000},
+	} {
+		l.pings.Store(0)
+		res := callTool(t, s, "ping", args)
+		require.True(t, res.IsError)
+		assert.Equal(t, want, text(res), "%v", args)
+	}
+	l.pings.Store(0)
+	res := callTool(t, s, "computer_info", map[string]any{"traposId": "5:küche"})
+	require.True(t, res.IsError)
+	assert.Equal(t, want, text(res))
 }

@@ -1207,9 +1207,10 @@ func toolError(err error) *protocol.Error {
 }
 
 func (t *tools) ping(ctx context.Context, in PingInput) (PingOutput, error) {
-	// A name with no id never connects: its not_connected, hinted with what a traposId is or
-	// the computer a label names, is the answer at once, not after the whole wait.
-	if !in.Wait || computer.NamesNoID(in.TraposID) {
+	// A name with no id never connects, nor does any computer of an account that has none
+	// linked (Unlinked): its not_connected, hinted with what a traposId is, the computer a
+	// label names or how to link one, is the answer at once, not after the whole wait.
+	if !in.Wait || computer.NamesNoID(in.TraposID) || t.client.Unlinked(ctx) {
 		p, err := t.client.Ping(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
 		return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds()}, err
 	}
