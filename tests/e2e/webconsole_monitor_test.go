@@ -69,7 +69,7 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 		...["touch", "paste-form", "terminate"].map(id => document.getElementById(id).offsetParent === null),
 		document.getElementById("viewer-monitor").textContent]`))
 	require.NoError(t, err)
-	assert.Equal(t, []any{"5:küche — monitor top", "top", true, true, true, "— monitor top (read only: a monitor takes no keys)"}, shown)
+	assert.Equal(t, []any{"5:küche — monitor top", "top", true, true, true, "— monitor top, text scale 1 (read only: a monitor takes no keys)"}, shown)
 
 	// Typed on the monitor's view, x reaches nothing: the shell's next line is id alone.
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "x")))
@@ -87,6 +87,59 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	require.True(t, w.At(5).Detach("top"))
 	until(t, "the view ended, saying why", `document.getElementById("status").textContent ===
 		"not_found: computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back"`)
+}
+
+// monitorScaleProgram connects, draws on the top monitor, then sets the monitor's text scale
+// to each line the player types and writes it there.
+const monitorScaleProgram = `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+local top = peripheral.wrap("top")
+top.clear()
+top.setCursorPos(1, 1)
+top.write("at 1")
+print("` + markerAtPrompt + `")
+while true do
+  local scale = read()
+  top.setTextScale(tonumber(scale))
+  top.clear()
+  top.setCursorPos(1, 1)
+  top.write("at " .. scale)
+end
+`
+
+// TestTheWebConsoleSaysAMonitorsTextScale: a monitor's view says the monitor's text scale in
+// its heading, in a player's words (text scale 1), and again when a program changes it (text
+// scale 0.5), as the monitor's characters grow twice as many across and down. Before, nothing
+// told a monitor at 0.5 from a larger one at 1.
+func TestTheWebConsoleSaysAMonitorsTextScale(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
+	w := fakecrafttest.NewWorld(t, spec)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Label = spec.Computers[0].Label
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": monitorScaleProgram}
+	typed := make(chan string, 1)
+	opts.Input = computer.Input(typed)
+	fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche/monitor/top")))
+	const heading = `document.getElementById("viewer-monitor").textContent`
+	until(t, "the monitor at text scale 1", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent === "at 1" &&
+		`+heading+` === "— monitor top, text scale 1 (read only: a monitor takes no keys)"`)
+	size := `[document.getElementById("screen").dataset.width, document.querySelectorAll("#screen .row").length].join("x")`
+	at1, err := chromedp.Run(page, chromedp.Evaluate[string](size))
+	require.NoError(t, err)
+
+	typed <- "0.5"
+	until(t, "the monitor at text scale 0.5", `document.getElementById("screen-text").textContent === "at 0.5" &&
+		`+heading+` === "— monitor top, text scale 0.5 (read only: a monitor takes no keys)"`)
+	at05, err := chromedp.Run(page, chromedp.Evaluate[string](size))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"18x5", "36x10"}, []string{at1, at05}, "its characters across and down at 1 and at 0.5")
 }
 
 // TestTheWebConsolesMonitorPickerTakesHostileNamesAsText: the monitors a computer names (its

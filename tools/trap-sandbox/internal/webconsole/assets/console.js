@@ -230,6 +230,14 @@ function monitorWords(monitor) {
   return "monitor " + (chars.length > titleMost ? chars.slice(0, titleMost - 1).join("") + "…" : monitor);
 }
 
+// monitorHeading is the heading's words for a view of monitor (after the computer's traposId):
+// which monitor, its text scale (textScale, its frame's; none before the first) and that it is
+// read only. A monitor at text scale 0.5 shows twice the characters across and down of one at
+// 1, which its drawing alone does not tell.
+function monitorHeading(monitor, textScale) {
+  return "— " + monitorWords(monitor) + (textScale > 0 ? ", text scale " + textScale : "") + " (read only: a monitor takes no keys)";
+}
+
 // screenHash is the page's fragment of computer traposId's own screen, or of its monitor named
 // monitor ("": none), as the list's links and the picker (viewer-screen) make it.
 function screenHash(traposId, monitor) {
@@ -512,6 +520,7 @@ function draw(frame) {
   screen.dataset.mouse = String(frame.colour !== false); // takesMouse
   // A player sees only greys, and clicks that do nothing: the heading says why, in CC's words.
   $("viewer-kind").hidden = frame.colour !== false;
+  if (view && view.monitor) $("viewer-monitor").textContent = monitorHeading(view.monitor, frame.textScale);
   screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
   screen.style.setProperty("--rows", frame.height);
   while (texts.length && !texts[texts.length - 1].length) texts.pop();
@@ -2216,7 +2225,7 @@ function open(traposId, monitor) {
   // A monitor's view is read only: no keys, Type, Paste or Terminate, and the heading says so.
   $("viewer").classList.toggle("monitor-view", !!monitor);
   $("viewer-monitor").hidden = !monitor;
-  $("viewer-monitor").textContent = monitor ? "— " + monitorWords(monitor) + " (read only: a monitor takes no keys)" : "";
+  $("viewer-monitor").textContent = monitor ? monitorHeading(monitor, 0) : "";
   $("viewer-screens").hidden = true; // until its computer names its monitors (learnMonitors)
   $("viewer-kind").hidden = true; // the last computer's kind: its first frame says this one's
   $("screen").replaceChildren();
