@@ -626,7 +626,12 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 		fmt.Fprintf(out, "the replicas that hold its computers close them now (4003 revoked) and refuse its tokens from the next request\n")
 		older, err := cluster.OlderReplicas(ctx, c.nc)
 		if err != nil {
-			return fmt.Errorf("account %s removed, but whether every replica closes its computers is not known: %w", show(r.Account.ID), err)
+			// The removal holds whatever this look finds (every replica refuses the account's
+			// secrets): it only tells whether an older replica leaves computers connected, so
+			// its failure is a warning, and the exit status the removal's, 0 (docs/accounts.md).
+			fmt.Fprintf(stderr, "trap-sandbox: warning: account %s is removed, but this command could not look for replicas of an older trap-sandbox, which leave its connected computers connected until they reconnect (NATS bucket %s, the replicas' heartbeats, did not answer: %v); `trap-sandbox computers` through a replica shows any still connected\n",
+				show(r.Account.ID), cluster.ReplicasBucket, err)
+			return nil
 		}
 		switch len(older) {
 		case 0:

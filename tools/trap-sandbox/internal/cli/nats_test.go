@@ -210,6 +210,34 @@ func TestAccountsRemoveWithNATSNamesOlderReplicas(t *testing.T) {
 	assert.Contains(t, out, "\nbut replica old, of an older trap-sandbox, does not close those it holds (refused when they reconnect): upgrade it to close them now\n")
 }
 
+// TestAccountsRemoveWithNATSWarnsWhenItCannotLookForOlderReplicas: after the removal the
+// command reads the replicas' heartbeats, to name an older replica that leaves the account's
+// computers connected. When that read fails (seen with one NATS server of the cluster paused:
+// "read the replicas' heartbeats: context deadline exceeded", as the command's error, exit
+// status 1), the removal is still said first, and the failure is a warning saying what it
+// means, the exit status 0: the account is gone. Here the bucket is a stream of its name that
+// is no key-value bucket, which fails the read at once.
+func TestAccountsRemoveWithNATSWarnsWhenItCannotLookForOlderReplicas(t *testing.T) {
+	clearEnv(t)
+	url := startNATS(t)
+	nats := "--nats=" + url
+	mustRun(t, "accounts", "add", "bob", nats)
+	nc, err := natsgo.Connect(url)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	_, err = js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "KV_" + cluster.ReplicasBucket, Subjects: []string{"not.heartbeats"}})
+	require.NoError(t, err)
+
+	out, stderr, err := runWith(t, "", "accounts", "remove", "bob", nats)
+	require.NoError(t, err, "the account is removed")
+	assert.Regexp(t, `^account bob \(user\) removed from .*\nthe replicas that hold its computers close them now \(4003 revoked\) and refuse its tokens from the next request\n$`, out)
+	assert.Regexp(t, `^trap-sandbox: warning: account bob is removed, but this command could not look for replicas of an older trap-sandbox, which leave its connected computers connected until they reconnect \(NATS bucket trapos_replicas, the replicas' heartbeats, did not answer: [^\n]+\); `+"`trap-sandbox computers`"+` through a replica shows any still connected\n$`, stderr)
+	_, err = runClient(t, "accounts", "remove", "bob", nats)
+	require.ErrorContains(t, err, `no account "bob"`)
+}
+
 // TestAccountCommandsOnNATSCreateTheBucketOnlyToAdd: on a NATS without the account bucket (a
 // first install, or a NATS that lost its store), a command that reads or changes what is there
 // says so, naming the fixes, and leaves NATS as it was: an empty bucket in a lost one's place

@@ -359,7 +359,8 @@ func (r *Router) sweep() {
 
 // OlderReplicas lists, sorted, the replicas whose heartbeat in nc's ReplicasBucket does not
 // say closesRemoved: of a trap-sandbox from before accounts remove, they keep a removed
-// account's computers connected (`accounts remove --nats` says so). No bucket: none.
+// account's computers connected (`accounts remove --nats` says so). No bucket: none. Its
+// error is NATS's, which the caller words as what failing to look means to its reader.
 func OlderReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -370,14 +371,14 @@ func OlderReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+		return nil, err
 	}
 	keys, err := kv.Keys(ctx)
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+		return nil, err
 	}
 	var older []string
 	for _, key := range keys {
@@ -386,7 +387,7 @@ func OlderReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
 			continue // it stopped meanwhile
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+			return nil, err
 		}
 		beat, ok := readHeartbeat(e.Value())
 		if !ok || beat.ClosesRemoved {
