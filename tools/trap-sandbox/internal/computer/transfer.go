@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -214,6 +215,17 @@ func (a readAnswer) sameStamp(b readAnswer) bool {
 
 func tooBig(path string, size, limit int64) error {
 	return protocol.Errorf(protocol.CodeBadPayload, "%s holds more than the %d bytes a read may take (at least %d)", path, limit, size)
+}
+
+// tooBigWords end tooBig's message.
+var tooBigWords = regexp.MustCompile(` holds more than the \d+ bytes a read may take \(at least \d+\)$`)
+
+// TooBig reports whether err is Read's refusal of a file above its limit (tooBig), as this
+// gateway says it or, through the host API, the stdio bridge's gateway: a gateway's own
+// error, never a computer's words.
+func TooBig(err error) bool {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	return ok && !pe.ByComputer && pe.Code == protocol.CodeBadPayload && tooBigWords.MatchString(pe.Message)
 }
 
 // remaining is the time left before ctx's deadline.

@@ -1042,6 +1042,9 @@ func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) 
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
 		return CopyOutput{}, pe.WithHostWords("", ": a directory; copy_file copies a file (list_files lists what it holds)")
 	}
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && computer.TooBig(err) {
+		return CopyOutput{}, pe.WithHostWords("", longerCopy(in, to))
+	}
 	if err != nil {
 		return CopyOutput{}, transferBack(err)
 	}
@@ -1059,6 +1062,28 @@ func (t *tools) copyFile(ctx context.Context, in CopyInput) (CopyOutput, error) 
 		return CopyOutput{}, err
 	}
 	return CopyOutput{From: cctext.StoredPath(in.From), ToTraposID: to, To: cctext.StoredPath(in.To), Size: int64(len(data))}, nil
+}
+
+// longerCopy follows copy_file's refusal of a file above maxFileBytes with how to copy it:
+// the refusal alone ("holds more than the 1048576 bytes a read may take") named no way, and
+// an agent read it as a limit of the computer's. On the same computer CC's cp copies any
+// size; to another, only the agent's read_file and write_file in parts carry it.
+func longerCopy(in CopyInput, to string) string {
+	if to == in.TraposID {
+		return fmt.Sprintf(": copy_file copies a file of up to %d bytes (1 MiB); run_program %q copies one of any size on the computer (it needs sandbox.allow_exec)",
+			maxFileBytes, "cp "+shellWord(cctext.StoredPath(in.From))+" "+shellWord(cctext.StoredPath(in.To)))
+	}
+	return fmt.Sprintf(": copy_file copies a file of up to %d bytes (1 MiB); copy a longer one to %s in parts: read_file it with offset and length "+
+		"(32768 bytes at a time), and write_file each part to %s there, the first without offset, each next with offset, the size written so far",
+		maxFileBytes, computer.QuotedID(to), cctext.StoredPath(in.To))
+}
+
+// shellWord is path as one word of a CC shell command line: in quotes when it holds a space.
+func shellWord(path string) string {
+	if strings.ContainsAny(path, " \t") {
+		return `"` + path + `"`
+	}
+	return path
 }
 
 // writeToOtherFailed is err, the error of copy_file's write to another computer, to, after

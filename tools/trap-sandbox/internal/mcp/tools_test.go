@@ -1386,3 +1386,39 @@ func TestCopyFileToADirectoryNamesThePathInIt(t *testing.T) {
 	_, found := d.File("/d/door.lua")
 	assert.False(t, found)
 }
+
+// TestCopyFileOfAFileAbove1MiBSaysHowToCopyIt: copy_file of a file over 1 MiB answered only
+// that it "holds more than the 1048576 bytes a read may take", no way to copy it; it now says
+// how: CC's cp on the same computer, read_file and write_file in parts to another.
+func TestCopyFileOfAFileAbove1MiBSaysHowToCopyIt(t *testing.T) {
+	big := strings.Repeat("x", maxFileBytes+1)
+	d := daemonfake.NewLocal(map[string]string{"/big log.txt": big})
+	s := session(t, alsoAnswersAs{d, "8:pocket"})
+	res := callTool(t, s, "copy_file", map[string]any{"traposId": "7:", "from": "/big log.txt", "to": "/b2.txt"})
+	require.True(t, res.IsError, text(res))
+	assert.Equal(t, `bad_payload: /big log.txt holds more than the 1048576 bytes a read may take (at least 1048577): copy_file copies a file of up to 1048576 bytes (1 MiB); `+
+		`run_program "cp \"/big log.txt\" /b2.txt" copies one of any size on the computer (it needs sandbox.allow_exec)`, text(res))
+	res = callTool(t, s, "copy_file", map[string]any{"traposId": "7:", "from": "/big log.txt", "to": "/b2.txt", "toTraposId": "7:"})
+	require.True(t, res.IsError, text(res))
+	assert.Contains(t, text(res), `run_program "cp \"/big log.txt\" /b2.txt"`, "toTraposId the same computer is the same copy")
+	res = callTool(t, s, "copy_file", map[string]any{"traposId": "7:", "from": "/big log.txt", "to": "/b2.txt", "toTraposId": "8:pocket"})
+	require.True(t, res.IsError, text(res))
+	assert.Contains(t, text(res), `copy a longer one to "8:pocket" in parts: read_file it with offset and length (32768 bytes at a time), `+
+		`and write_file each part to /b2.txt there, the first without offset, each next with offset, the size written so far`)
+	_, found := d.File("/b2.txt")
+	assert.False(t, found)
+}
+
+// alsoAnswersAs is a Local whose computer answers by another traposId too (other): two
+// computers to copy between.
+type alsoAnswersAs struct {
+	*daemonfake.Local
+	other string
+}
+
+func (a alsoAnswersAs) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if traposID == a.other {
+		traposID = a.TraposID()
+	}
+	return a.Local.Request(ctx, traposID, typ, payload, timeout)
+}
