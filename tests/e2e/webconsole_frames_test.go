@@ -84,7 +84,9 @@ func connectDrawingComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 // phone's window it is drawn at 8 px and scrolls sideways in its own box, the page staying in
 // the window. Before, the page grew as wide as the cursor was far (the keyboard's hidden field
 // sits at the cursor, out of view in the box), and the window made narrower (a phone turned)
-// left that field where the cursor had been drawn, the page as wide as the old window.
+// left that field where the cursor had been drawn, the page as wide as the old window. A line
+// under it says it is wider than the window and scrolls (a phone shows no scroll bar: its first
+// 55 characters looked like all of it), and goes in a window that shows it whole.
 func TestTheWebConsoleDrawsAMonitorSizedScreen(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -146,6 +148,9 @@ func TestTheWebConsoleDrawsAMonitorSizedScreen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, size[0], "the page in a desktop's window")
 	assert.Equal(t, 0.0, size[1], "the screen whole in it")
+	hidden, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("wide-note").hidden`))
+	require.NoError(t, err)
+	assert.True(t, hidden, "nothing said of a screen shown whole")
 	assert.Less(t, size[2], 16.0, "drawn smaller than 16 px to fit")
 	assert.GreaterOrEqual(t, size[2], 8.0, "at 8 px at least")
 
@@ -155,6 +160,14 @@ func TestTheWebConsoleDrawsAMonitorSizedScreen(t *testing.T) {
 	assert.Equal(t, 0.0, size[0], "the page in a phone's window")
 	assert.Greater(t, size[1], 0.0, "the screen scrolls sideways in its box")
 	assert.Equal(t, 8.0, size[2], "at 8 px, the smallest")
+	until(t, "the line that says it is wider than the window", `!document.getElementById("wide-note").hidden &&
+		document.getElementById("wide-note").getBoundingClientRect().bottom <= document.getElementById("screen").getBoundingClientRect().top`)
+	said, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("wide-note").textContent`))
+	require.NoError(t, err)
+	assert.Equal(t, "This screen is 164 characters across, more than the window shows: scroll it sideways for the rest (a finger drawn across it).", said)
+
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(1280, 900)))
+	until(t, "no such line in a desktop's window, the screen whole there again", `document.getElementById("wide-note").hidden`)
 }
 
 // TestTheWebConsoleDrawsCCsCheckerOverItsWholeCell: CC's character 127 is a checker that fills

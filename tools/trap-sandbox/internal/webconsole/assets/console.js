@@ -617,10 +617,15 @@ function shownUnseen(note) {
 
 // markWide marks a screen wider than its box (a monitor's in a phone's window, below the
 // smallest text), which scrolls sideways in it: a finger drawn sideways on it scrolls it
-// (console.css), where on any other a finger's drag is the computer's alone.
+// (console.css), where on any other a finger's drag is the computer's alone. A line over it
+// says so (wide-note; over it, as its bottom may be far below the window): a phone shows no
+// scroll bar, and a monitor 164 characters across showed its first 55 as if they were all.
 function markWide() {
-  const screen = $("screen");
-  screen.classList.toggle("wide", screen.scrollWidth > screen.clientWidth);
+  const screen = $("screen"), wide = screen.scrollWidth > screen.clientWidth;
+  screen.classList.toggle("wide", wide);
+  $("wide-note").textContent = wide ? (view && view.monitor ? "This monitor" : "This screen") + " is " + screen.dataset.width +
+    " characters across, more than the window shows: scroll it sideways for the rest (a finger drawn across it)." : "";
+  $("wide-note").hidden = !wide;
 }
 
 // drawSoon draws view v's newest frame (data, its JSON as the stream sent it) at the browser's
@@ -2231,6 +2236,7 @@ function open(traposId, monitor) {
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
   shownUnseen("");
+  $("wide-note").hidden = true; // until its first frame is drawn (markWide)
   $("viewer").classList.remove("stale");
   $("viewer").classList.add("blank"); // until its first frame: no screen to type on (showLive)
   note();
