@@ -215,7 +215,16 @@ local RULES = {
     end,
   },
   {
-    match = function(why) return contains(why, "Invalid scheme") or contains(why, "URL malformed"); end,
+    -- Another scheme (ftp://): what is wrong is the scheme, which the player reads named, in
+    -- the URL as set (a URL of another scheme gets no gateway path, normaliseUrl).
+    match = function(why) return why:match("Invalid scheme '[^']*'") ~= nil; end,
+    say = function(why, url)
+      return "sandbox.url " .. url .. " starts with " .. why:match("Invalid scheme '([^']*)'")
+        .. "://, not ws:// or wss:// (e.g. ws://192.168.1.20:4444). " .. FIX_URL;
+    end,
+  },
+  {
+    match = function(why) return contains(why, "URL malformed"); end,
     say = function(_, url)
       return "sandbox.url " .. url .. " is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444). " .. FIX_URL;
     end,

@@ -93,8 +93,10 @@ local function repairScheme(url)
   return url;
 end
 
--- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
--- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does; one that
+-- Completes a bare "ws://host:port" or "wss://host" (or with a trailing "/") with the gateway
+-- path; an explicit path is kept, and so is a URL of another scheme, which the connection
+-- refuses naming it as set: completed, ftp://10.0.0.9 was refused as ftp://10.0.0.9/trapos/ws,
+-- a URL the player never typed. A URL without a scheme gets ws://, as CC's websocket does; one that
 -- lost a slash of its scheme's "//" (ws:/host, ws:host, ftp:/host) gets it back: with ws://
 -- put in front, as CC would, it named the host "ws" (ws://ws:/host), and the player read
 -- Unknown host: ws (sandbox setup saved ftp:/host as a host named ftp); so does one that lost
@@ -122,7 +124,8 @@ local function normaliseUrl(url)
   if prefix == nil then
     return url;
   end
-  if rest == "" or rest == "/" then
+  local scheme = prefix:match("^(%a[%w+.-]*)://"):lower();
+  if (rest == "" or rest == "/") and (scheme == "ws" or scheme == "wss") then
     return prefix .. DEFAULT_PATH;
   end
   return url;

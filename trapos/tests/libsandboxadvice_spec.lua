@@ -254,6 +254,11 @@ describe("libsandboxadvice explain", function()
       :eq("Unknown host: gatewy.lan does not resolve; check its spelling or use the gateway's IP address. Fix it with: sandbox setup");
   end);
 
+  it("names another scheme in the URL as set, and the fix", function()
+    expect(advice.explain("Invalid scheme 'ftp'", "ftp://10.0.0.9"))
+      :eq("sandbox.url ftp://10.0.0.9 starts with ftp://, not ws:// or wss:// (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");
+  end);
+
   it("explains a malformed URL", function()
     expect(advice.explain("URL malformed", "ws://"))
       :eq("sandbox.url ws:// is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");

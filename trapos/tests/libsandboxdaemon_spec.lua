@@ -1012,6 +1012,16 @@ describe("sandbox daemon", function()
       expect(world.timerCount()):eq(1);
     end);
 
+    it("tries a URL of another scheme as set, so that its refusal names what the player typed", function()
+      local world = newWorld({ url = "ftp://10.0.0.9", syncFailure = "Invalid scheme 'ftp'" });
+      world.daemon.start();
+      expect(world.connects[1]):eq("ftp://10.0.0.9");
+      local status = world.daemon.status();
+      expect(status.url):eq("ftp://10.0.0.9");
+      expect(require('/apis/libsandboxadvice').explain(status.lastError, status.url))
+        :eq("sandbox.url ftp://10.0.0.9 starts with ftp://, not ws:// or wss:// (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");
+    end);
+
     it("records a raising websocketAsync and retries", function()
       local world = newWorld({ url = URL, raise = "Too many websockets already open" });
       world.daemon.start();

@@ -37,7 +37,7 @@ describe("libsandboxsettings", function()
       expect(lib.normaliseUrl("ws:127.0.0.1:4444")):eq("ws://127.0.0.1:4444/trapos/ws");
       expect(lib.normaliseUrl("WSS:/gw.example.org/sandbox/trapos/ws")):eq("WSS://gw.example.org/sandbox/trapos/ws");
       -- an http URL keeps its scheme, which the daemon then refuses by name (not ws://)
-      expect(lib.normaliseUrl("http:/127.0.0.1:4444")):eq("http://127.0.0.1:4444/trapos/ws");
+      expect(lib.normaliseUrl("http:/127.0.0.1:4444")):eq("http://127.0.0.1:4444");
       -- a host:port is no scheme, and three slashes are not a missing one
       expect(lib.normaliseUrl("localhost:4444")):eq("ws://localhost:4444/trapos/ws");
       -- a host that bears a scheme's name, with its port (a compose service "ws"): no scheme
@@ -47,9 +47,18 @@ describe("libsandboxsettings", function()
       expect(lib.normaliseUrl("http:8080/")):eq("ws://http:8080/trapos/ws");
       expect(lib.normaliseUrl("ws:///x")):eq("ws:///x");
       -- any scheme: ftp:/host is ftp's (refused by name), not a host named ftp
-      expect(lib.normaliseUrl("ftp:/10.0.0.9:4444")):eq("ftp://10.0.0.9:4444/trapos/ws");
-      expect(lib.normaliseUrl("ftp:10.0.0.9")):eq("ftp://10.0.0.9/trapos/ws");
+      expect(lib.normaliseUrl("ftp:/10.0.0.9:4444")):eq("ftp://10.0.0.9:4444");
+      expect(lib.normaliseUrl("ftp:10.0.0.9")):eq("ftp://10.0.0.9");
       expect(lib.normaliseUrl("ftp:21")):eq("ws://ftp:21/trapos/ws");
+    end);
+
+    it("completes only a ws:// or wss:// URL with the gateway's path, so another is refused as set", function()
+      -- completed, ftp://10.0.0.9 was refused as ftp://10.0.0.9/trapos/ws, never typed
+      expect(lib.normaliseUrl("ftp://10.0.0.9")):eq("ftp://10.0.0.9");
+      expect(lib.normaliseUrl("ftp://10.0.0.9/")):eq("ftp://10.0.0.9/");
+      expect(lib.normaliseUrl("https://mc.example.org")):eq("https://mc.example.org");
+      expect(lib.normaliseUrl("WS://10.0.0.9:4444")):eq("WS://10.0.0.9:4444/trapos/ws");
+      expect(lib.normaliseUrl("wss://mc.example.org/")):eq("wss://mc.example.org/trapos/ws");
     end);
 
     it("gives a scheme that lost the colon of its :// back, not the host's name", function()

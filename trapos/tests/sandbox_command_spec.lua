@@ -1021,7 +1021,8 @@ describe("sandbox command", function()
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
-        expect(err):eq(refusedRun("sandbox.url " .. case[1] .. " is not a ws:// or wss:// URL (e.g. ws://192.168.1.20:4444).", case[2]));
+        expect(err):eq(refusedRun("sandbox.url " .. case[1] .. " starts with " .. case[1]:match("^%a+"):lower()
+          .. "://, not ws:// or wss:// (e.g. ws://192.168.1.20:4444).", case[2]));
         expect(record.prompts):same({});
         expect(record.saved):eq(0);
       end
