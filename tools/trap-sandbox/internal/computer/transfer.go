@@ -528,7 +528,7 @@ func (w upload) fail(ctx context.Context, err error) error {
 	}
 	tempName := w.wire(path.Base(w.temp))
 	// The computer's words name the file it was sent as the caller's; the rest is the host's.
-	said := pe.WithMessage(strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target))))
+	said := pe.WithComputerWordsReplaced(tempName, w.wire(path.Base(w.target)))
 	var named, hint string
 	if pe.Code == protocol.CodeFSError && strings.HasSuffix(said.Message, outOfSpace) {
 		if said.Message == outOfSpace {

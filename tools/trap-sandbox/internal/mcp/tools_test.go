@@ -1163,6 +1163,14 @@ func TestTheDataNoteNamesOnlyTheComputersWords(t *testing.T) {
 	assert.Equal(t, "fs_error: /../x: Invalid Path (a path cannot go above the computer's root: each .. takes away the name before it, and / has none above it)", text(res))
 	assert.Equal(t, note(`"/../x: Invalid Path"`), res.Content[1].(*sdk.TextContent).Text)
 
+	// write_file's computer refused the temporary file it is sent as, named in its words as
+	// the file asked for: the note had the gateway's why as the computer's too.
+	res = callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/a/../../x", "content": "x"})
+	require.True(t, res.IsError)
+	require.Len(t, res.Content, 2)
+	assert.Equal(t, "fs_error: /../x: Invalid Path (a path cannot go above the computer's root: each .. takes away the name before it, and / has none above it)", text(res))
+	assert.Equal(t, note(`"/../x: Invalid Path"`), res.Content[1].(*sdk.TextContent).Text)
+
 	res = callTool(t, s, "delete_file", map[string]any{"traposId": "7:", "path": "/rom/x"})
 	require.True(t, res.IsError)
 	require.Len(t, res.Content, 2)

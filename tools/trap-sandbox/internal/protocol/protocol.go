@@ -241,6 +241,24 @@ func (e *Error) WithMessage(message string) *Error {
 	return &c
 }
 
+// WithComputerWordsReplaced is e with every old in the computer's words (Said) replaced by
+// new, and in the host's words around them: a caller that names in the caller's terms what
+// the message named in the computer's (a write's temporary file, as the file asked for). The
+// host's words stay the host's, where a WithMessage of the whole marked them as the
+// computer's too.
+func (e *Error) WithComputerWordsReplaced(old, new string) *Error {
+	if !e.ByComputer {
+		return e.WithMessage(strings.ReplaceAll(e.Message, old, new))
+	}
+	before, said, after := e.Said()
+	before, said, after = strings.ReplaceAll(before, old, new), strings.ReplaceAll(said, old, new), strings.ReplaceAll(after, old, new)
+	c := e.WithMessage(before + said + after)
+	if c.hostWorded {
+		c.computerWords, c.computerAt = said, len(before)
+	}
+	return c
+}
+
 // WithHostWords is e (as WithMessage keeps it) with the host's words before and after its
 // message: the one way the host adds its own words to a computer's message, so that Said
 // tells them from the computer's, however many times words are added.
