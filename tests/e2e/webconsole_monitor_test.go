@@ -71,14 +71,26 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []any{"5:küche — monitor top", "top", true, true, true, "— monitor top, text scale 1 (read only: a monitor takes no keys)"}, shown)
 
-	// Typed on the monitor's view, x reaches nothing: the shell's next line is id alone.
+	// Typed on the monitor's view, x reaches nothing: the shell's next line is id alone. Nor
+	// does its screen look, or read, as if it took keys: no text cursor, no border of a screen
+	// that has the keyboard (#4c99b2) once clicked, and a screen reader hears it read only.
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "x")))
+	screenLooks := `{
+		const screen = document.getElementById("screen"), style = getComputedStyle(screen);
+		[style.cursor, style.borderTopColor, screen.getAttribute("aria-label"), String(screen.getAttribute("aria-describedby"))]
+	}`
+	looks, err := chromedp.Run(page, chromedp.Evaluate[[]string](screenLooks))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"default", "rgb(68, 68, 68)", "The monitor's screen: read only, it takes no keys", "null"}, looks)
 	pick("")
 	until(t, "the computer's own screen again", `location.hash === "`+own+`" && `+liveAtThePrompt)
 	visible, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("terminate").offsetParent !== null`))
 	require.NoError(t, err)
 	assert.True(t, visible, "the computer's own screen takes keys")
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "id\r")))
+	looks, err = chromedp.Run(page, chromedp.Evaluate[[]string](screenLooks))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"text", "rgb(76, 153, 178)", "The computer's screen: click it, then type", "screen-help"}, looks)
 	until(t, "the command run", `document.getElementById("screen-text").textContent.includes("\n> id\nThis is computer #5")`)
 
 	pick("top")

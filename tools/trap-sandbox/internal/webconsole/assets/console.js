@@ -2223,6 +2223,10 @@ function onWheel(e) {
   send([{ type: "scroll", direction: e.deltaY > 0 ? 1 : -1, x: cell.x, y: cell.y }]);
 }
 
+// screenLabel is the computer's own screen's name for a screen reader (index.html's): a
+// monitor's view names its screen read only instead (open).
+const screenLabel = $("screen").getAttribute("aria-label");
+
 function open(traposId, monitor) {
   stop();
   show("viewer");
@@ -2231,6 +2235,9 @@ function open(traposId, monitor) {
   $("viewer").classList.toggle("monitor-view", !!monitor);
   $("viewer-monitor").hidden = !monitor;
   $("viewer-monitor").textContent = monitor ? monitorHeading(monitor, 0) : "";
+  $("screen").setAttribute("aria-label", monitor ? "The monitor's screen: read only, it takes no keys" : screenLabel);
+  if (monitor) $("screen").removeAttribute("aria-describedby"); // screen-help: how keys go to the computer
+  else $("screen").setAttribute("aria-describedby", "screen-help");
   $("viewer-screens").hidden = true; // until its computer names its monitors (learnMonitors)
   $("viewer-kind").hidden = true; // the last computer's kind: its first frame says this one's
   $("screen").replaceChildren();
