@@ -411,7 +411,19 @@ func (c *Client) list(ctx context.Context, traposID, path string, timeout time.D
 
 // Delete deletes the file or directory (with all it holds) at path.
 func (c *Client) Delete(ctx context.Context, traposID, path string, timeout time.Duration) error {
-	return romExplained(c.delete(ctx, traposID, path, bound(timeout, DefaultTimeout)), romDeleteFix, path)
+	return rootDeleteExplained(romExplained(c.delete(ctx, traposID, path, bound(timeout, DefaultTimeout)), romDeleteFix, path), path)
+}
+
+// rootDeleteExplained is err with why, and what to do, after CC's "/: Access denied" to a
+// delete of the root: the root cannot be removed, but what it holds can. The bare refusal
+// read as a permission the owner withheld, of an owner whose sandbox.allow_files write had
+// let it through. Made on the host, as romExplained's, for every client version.
+func rootDeleteExplained(err error, path string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError || cctext.StoredPath(path) != "/" || pe.Message != "/: "+accessDenied {
+		return err
+	}
+	return pe.WithHostWords("", " (the computer's root, /, cannot itself be deleted, whatever its owner allows: delete what it holds, each by its own path; /rom stays, the computer's read-only ROM)")
 }
 
 // accessDenied is CC's refusal to change a read-only place: /rom, the computer's ROM (or a

@@ -445,7 +445,7 @@ func (d *Daemon) delete(clean string) Reply {
 	if !d.exists(clean) {
 		return fsError(display(clean) + ": No such file")
 	}
-	if readOnly(clean) {
+	if readOnly(clean) || clean == "" { // CC's root, as a mount point, cannot be removed
 		return fsError(display(clean) + ": Access denied")
 	}
 	d.removeTree(clean)
