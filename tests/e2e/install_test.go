@@ -86,9 +86,16 @@ func diskFiles(t *testing.T, dir string) []string {
 func unwrapped(out string) string { return strings.Join(strings.Fields(out), " ") }
 
 // notWholeAdvice is what the client's programs say after naming a file of the client that is
-// missing.
+// missing, on a computer whose sandbox.url names no gateway (a friend's, or without
+// libsandboxsettings to read it).
 const notWholeAdvice = "the trapos-sandbox client is not whole on this computer. Install it with the gateway's install line " +
 	"(wget run .../trapos/install, as its operator gives it out)."
+
+// notWholeAdviceOf is notWholeAdvice on a computer whose sandbox.url is g's: its install line.
+func notWholeAdviceOf(g *harness.Gateway) string {
+	return "the trapos-sandbox client is not whole on this computer. Install it with the gateway's install line " +
+		"(wget run " + g.URL("/trapos/install") + ")."
+}
 
 // afterLast is the transcript after the last line containing marker.
 func afterLast(out, marker string) string {
@@ -489,8 +496,15 @@ func TestTheCommandWithoutItsLibrariesSaysSo(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlink.lua")))
 	// (The daemon, which the hook starts at boot, says it too: TestTheBootAndAiWithoutALibrarySaySo.)
 	out = afterLast(playerSession(ctx, t, dir, false, "sandbox status"), "> sandbox status")
-	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlink.lua is missing: "+notWholeAdvice, out)
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlink.lua is missing: "+notWholeAdviceOf(g), out)
 	assert.NotContains(t, out, "not found", "no require traceback")
+	// Without the library that reads sandbox.url, the line where to get it.
+	settingsLib, err := os.ReadFile(filepath.Join(dir, "apis", "libsandboxsettings.lua"))
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxsettings.lua")))
+	out = afterLast(playerSession(ctx, t, dir, false, "sandbox status"), "> sandbox status")
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxsettings.lua is missing: "+notWholeAdvice, out)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "apis", "libsandboxsettings.lua"), settingsLib, 0o644))
 	// The fix it names: the install line puts the file back.
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "sandbox --version")
 	assert.Contains(t, afterLast(out, "> sandbox --version"), "sandbox 0.", out)
@@ -514,7 +528,7 @@ func TestTheBootAndAiWithoutALibrarySaySo(t *testing.T) {
 	out = playerSession(ctx, t, dir, false, "id")
 	boot, _, found := strings.Cut(out, "> id")
 	require.True(t, found, out)
-	assert.Equal(t, "sandbox: /apis/libsandboxlink.lua is missing: "+notWholeAdvice, unwrapped(strings.TrimPrefix(boot, "CraftOS 1.9\n")), out)
+	assert.Equal(t, "sandbox: /apis/libsandboxlink.lua is missing: "+notWholeAdviceOf(g), unwrapped(strings.TrimPrefix(boot, "CraftOS 1.9\n")), out)
 	assert.NotContains(t, out, "not found", "no require traceback")
 	assert.Contains(t, afterLast(out, "> id"), "This is computer #0", "the boot goes on to the shell")
 
@@ -522,7 +536,7 @@ func TestTheBootAndAiWithoutALibrarySaySo(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "apis", "libsandboxlink.lua"), link, 0o644))
 	require.NoError(t, os.Remove(filepath.Join(dir, "apis", "libsandboxlog.lua")))
 	out = playerSession(ctx, t, dir, false, "id")
-	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlog.lua is missing: "+notWholeAdvice, out)
+	assert.Contains(t, unwrapped(out), "sandbox: /apis/libsandboxlog.lua is missing: "+notWholeAdviceOf(g), out)
 	assert.NotContains(t, out, "not found", "no require traceback")
 
 	friend := t.TempDir()

@@ -131,6 +131,37 @@ local function normaliseUrl(url)
   return url;
 end
 
+-- The install line for the gateway sandbox.url names (url: the daemon's, normalised), or nil
+-- when url is not the gateway's WebSocket: ws://host:port/trapos/ws (behind a path, or bare)
+-- is served http://host:port/trapos/install, wss:// as https://.
+local function installLineFor(url)
+  if type(url) ~= "string" then
+    return nil;
+  end
+  -- A scheme in any case (WSS://): CC's websocket takes it so.
+  local scheme, authority, path = url:match("^(%a+)://([^/?#]+)([^?#]*)$");
+  scheme = scheme and scheme:lower();
+  if scheme ~= "ws" and scheme ~= "wss" then
+    return nil;
+  end
+  path = path:gsub("/+$", "");
+  if path ~= "" and path:sub(-#"/trapos/ws") ~= "/trapos/ws" then
+    return nil;
+  end
+  path = path:gsub("/trapos/ws$", "");
+  return "wget run " .. (scheme == "wss" and "https://" or "http://") .. authority .. path .. "/trapos/install";
+end
+
+-- The install line that brings the client back whole (a library of it missing: the guards
+-- of the sandbox and ai programs and of the boot daemon): the gateway's, from sandbox.url as
+-- set (installLineFor), or, with none set or one that names no gateway's WebSocket, the
+-- generic line with where to get the real one.
+local function installLine(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return installLineFor(normaliseUrl(urlSet(settingsApi)))
+    or "wget run .../trapos/install, as its operator gives it out";
+end
+
 -- The host of a URL (for messages), or the URL itself when it has none.
 local function urlHost(url)
   expect(1, url, "string");
@@ -351,6 +382,8 @@ return {
   aiConfirm = aiConfirm,
   aiConfirmShown = aiConfirmShown,
   normaliseUrl = normaliseUrl,
+  installLineFor = installLineFor,
+  installLine = installLine,
   repairScheme = repairScheme,
   urlSet = urlSet,
   password = password,

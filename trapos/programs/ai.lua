@@ -11,10 +11,14 @@
 -- traceback: the player reads the sandbox command's one line, the file and the install line.
 local loaded, libsandbox = pcall(require, '/apis/libsandbox');
 if not loaded then
+  -- The line from sandbox.url (libsandboxsettings), unless that library is the one missing.
+  local function installLine()
+    local found, settingsLib = pcall(require, '/apis/libsandboxsettings');
+    return found and settingsLib.installLine() or "wget run .../trapos/install, as its operator gives it out";
+  end
   local missing = tostring(libsandbox):match("module '(/apis/[^']+)' not found");
   error(missing == nil and libsandbox or ("ai: " .. missing .. ".lua is missing: the trapos-sandbox client is "
-    .. "not whole on this computer. Install it with the gateway's install line (wget run .../trapos/install, as "
-    .. "its operator gives it out)."), 0);
+    .. "not whole on this computer. Install it with the gateway's install line (" .. installLine() .. ")."), 0);
 end
 local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;

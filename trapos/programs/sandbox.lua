@@ -42,10 +42,14 @@ end
 -- player reads which file is missing and what brings the client back whole, as a user error.
 local loaded, libsandbox = pcall(require, '/apis/libsandbox');
 if not loaded then
+  -- The line from sandbox.url (libsandboxsettings), unless that library is the one missing.
+  local function installLine()
+    local found, settingsLib = pcall(require, '/apis/libsandboxsettings');
+    return found and settingsLib.installLine() or "wget run .../trapos/install, as its operator gives it out";
+  end
   local missing = tostring(libsandbox):match("module '(/apis/[^']+)' not found");
   error(missing == nil and libsandbox or ("sandbox: " .. missing .. ".lua is missing: the trapos-sandbox client is "
-    .. "not whole on this computer. Install it with the gateway's install line (wget run .../trapos/install, as "
-    .. "its operator gives it out)."), 0);
+    .. "not whole on this computer. Install it with the gateway's install line (" .. installLine() .. ")."), 0);
 end
 local advice = require('/apis/libsandboxadvice');
 local linkLib = require('/apis/libsandboxlink');
@@ -282,27 +286,6 @@ local function byHand(status)
   return "";
 end
 
--- The install line for the gateway sandbox.url names (url: the daemon's, normalised), or nil
--- when url is not the gateway's WebSocket: ws://host:port/trapos/ws (behind a path, or bare)
--- is served http://host:port/trapos/install, wss:// as https://.
-local function installLineFor(url)
-  if type(url) ~= "string" then
-    return nil;
-  end
-  -- A scheme in any case (WSS://): CC's websocket takes it so.
-  local scheme, authority, path = url:match("^(%a+)://([^/?#]+)([^?#]*)$");
-  scheme = scheme and scheme:lower();
-  if scheme ~= "ws" and scheme ~= "wss" then
-    return nil;
-  end
-  path = path:gsub("/+$", "");
-  if path ~= "" and path:sub(-#"/trapos/ws") ~= "/trapos/ws" then
-    return nil;
-  end
-  path = path:gsub("/trapos/ws$", "");
-  return "wget run " .. (scheme == "wss" and "https://" or "http://") .. authority .. path .. "/trapos/install";
-end
-
 -- The status's update line when the gateway serves a newer trapos-sandbox than this one
 -- (status.served, from its hello answer): the fix is the gateway's install line, which
 -- upgrades in place. nil when the served one is not newer, or unknown (an older gateway or
@@ -312,7 +295,7 @@ local function updateLine(status)
   if not libsandboxVersion.newer(status.served, VERSION) then
     return nil;
   end
-  local line = installLineFor(status.url);
+  local line = settingsLib.installLineFor(status.url);
   return "update: " .. status.served .. " is served: "
     .. (line or "run the gateway's install line to upgrade");
 end

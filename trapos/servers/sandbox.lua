@@ -11,10 +11,14 @@ local loaded, why = pcall(function()
   return require('/apis/libsandbox'), require('/apis/libsandboxlog');
 end);
 if not loaded then
+  -- The line from sandbox.url (libsandboxsettings), unless that library is the one missing.
+  local function installLine()
+    local found, settingsLib = pcall(require, '/apis/libsandboxsettings');
+    return found and settingsLib.installLine() or "wget run .../trapos/install, as its operator gives it out";
+  end
   local missing = tostring(why):match("module '(/apis/[^']+)' not found");
   error(missing == nil and why or ("sandbox: " .. missing .. ".lua is missing: the trapos-sandbox client is "
-    .. "not whole on this computer. Install it with the gateway's install line (wget run .../trapos/install, as "
-    .. "its operator gives it out)."), 0);
+    .. "not whole on this computer. Install it with the gateway's install line (" .. installLine() .. ")."), 0);
 end
 local libsandbox, fileLog = require('/apis/libsandbox'), require('/apis/libsandboxlog');
 

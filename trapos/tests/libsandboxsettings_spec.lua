@@ -110,6 +110,24 @@ describe("libsandboxsettings", function()
       expect(lib.password(holding("sandbox.password", nil))):eq("");
       expect(lib.urlSet(holding("sandbox.url", nil))):eq(nil);
     end);
+
+    -- What the guards of a client not whole (a library missing) name: the gateway's own line
+    -- from sandbox.url, where they said wget run .../trapos/install on every computer.
+    it("installLine is the gateway's install line from sandbox.url, or the generic one", function()
+      local generic = "wget run .../trapos/install, as its operator gives it out";
+      for _, case in ipairs({
+        { "ws://10.0.0.9:4444", "wget run http://10.0.0.9:4444/trapos/install" },
+        { "10.0.0.9:4444", "wget run http://10.0.0.9:4444/trapos/install" },
+        { "ws:/10.0.0.9:4444/trapos/ws", "wget run http://10.0.0.9:4444/trapos/install" },
+        { "WSS://mc.example.org/sandbox/trapos/ws", "wget run https://mc.example.org/sandbox/trapos/install" },
+        { 4444, "wget run http://4444/trapos/install" },
+        -- none, or one that names no gateway's WebSocket: where to get the line
+        { nil, generic }, { "  ", generic }, { true, generic }, { "ftp://10.0.0.9", generic },
+        { "http://10.0.0.9:4444/trapos/install", generic }, { "ws://10.0.0.9:4444/other", generic },
+      }) do
+        expect(lib.installLine(holding("sandbox.url", case[1]))):eq(case[2]);
+      end
+    end);
   end);
 
   describe("defineSettings", function()
