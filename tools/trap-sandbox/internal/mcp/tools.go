@@ -861,6 +861,13 @@ func (t *tools) computerInfo(ctx context.Context, in TargetInput) (InfoOutput, e
 
 func (t *tools) listFiles(ctx context.Context, in PathInput) (ListOutput, error) {
 	entries, err := t.client.List(ctx, in.TraposID, in.Path, timeoutOf(in.TimeoutMs))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeFSError &&
+		pe.Message == cctext.StoredPath(in.Path)+": Not a directory" {
+		// CC's word for a file listed as a directory (the daemon answers "No such file" for a
+		// path that is not there): name the tool that reads a file, as read_file names
+		// list_files for a directory.
+		return ListOutput{}, pe.WithHostWords("", ": a file, which read_file reads")
+	}
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeInternal {
 		if said, ok := strings.CutSuffix(pe.Message, computerTooLargeFix); ok {
 			return ListOutput{}, pe.WithMessage(said).WithHostWords("", listInParts(in.Path))
