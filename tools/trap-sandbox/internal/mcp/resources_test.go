@@ -68,6 +68,9 @@ func TestReadAndPromptFailuresUseMCPsCodes(t *testing.T) {
 		"trapos://7%3A/nope":        {jsonrpc.CodeInvalidParams, "fs_error: /nope: No such file"},
 		"trapos://8%3A/a":           {jsonrpc.CodeInvalidParams, "not_connected: computer 8: is not connected"},
 		"trapos://7%3A/a%E2%80%94b": {jsonrpc.CodeInvalidParams, "bad_payload: "},
+		// A path above the root cannot be used: CC's words are followed by the gateway's why.
+		"trapos://7%3A/../a":        {jsonrpc.CodeInvalidParams, "fs_error: /../a: Invalid Path (a path cannot go above the computer's root"},
+		"trapos://7%3A/%2E%2E/":     {jsonrpc.CodeInvalidParams, "fs_error: /..: Invalid Path (a path cannot go above the computer's root"},
 		"trapos://7:küche/door.lua": {jsonrpc.CodeInvalidParams, "resource not found: trapos://7:küche/door.lua names no computer: percent-encode its traposId (':' is %3A), as in trapos://7%3Ak%C3%BCche/door.lua"},
 		// A character a URI holds only percent-encoded: the SDK's template matches no resource.
 		"trapos://7%3A/d/é.lua": {jsonrpc.CodeInvalidParams, `resource not found: trapos://7%3A/d/é.lua is not percent-encoded: a URI holds "é" as %C3%A9, as in trapos://7%3A/d/%C3%A9.lua`},

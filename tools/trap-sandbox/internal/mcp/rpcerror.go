@@ -18,7 +18,7 @@ import (
 
 // rpcError is a failed resources/read or prompts/get as the JSON-RPC error MCP gives it (a
 // tool's failure is a tool result instead): a file or computer that is not there, and an
-// argument or URI that cannot be used, are invalid params (the MCP specification's code for a
+// argument or URI that cannot be used (a path above the root too), are invalid params (the MCP specification's code for a
 // resource not found since SEP-2164, as sdk.ResourceNotFoundError has it); anything else is
 // an internal error. The message is the protocol's "code: message"; uri, when set, is the
 // error's data, as the SDK's own not-found error has it.
@@ -31,10 +31,13 @@ func rpcError(err error, uri string) error {
 	}
 	pe := asError(err)
 	code := int64(jsonrpc.CodeInternalError)
+	// CC's words end the computer's, before any the gateway added after them (a path above
+	// the root's why).
+	_, said, _ := pe.Said()
 	switch {
 	case pe.Code == protocol.CodeNotConnected,
-		pe.Code == protocol.CodeFSError && (strings.HasSuffix(pe.Message, "No such file") || strings.HasSuffix(pe.Message, "Not a directory") ||
-			strings.HasSuffix(pe.Message, "Not a file")),
+		pe.Code == protocol.CodeFSError && (strings.HasSuffix(said, "No such file") || strings.HasSuffix(said, "Not a directory") ||
+			strings.HasSuffix(said, "Not a file") || strings.HasSuffix(said, "Invalid Path")),
 		pe.Code == protocol.CodeBadPayload, pe.Code == CodeBadArgument:
 		code = jsonrpc.CodeInvalidParams
 	}
