@@ -86,7 +86,8 @@ func connectDrawingComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 // sits at the cursor, out of view in the box), and the window made narrower (a phone turned)
 // left that field where the cursor had been drawn, the page as wide as the old window. A line
 // under it says it is wider than the window and scrolls (a phone shows no scroll bar: its first
-// 55 characters looked like all of it), and goes in a window that shows it whole.
+// 55 characters looked like all of it), by a finger drawn across it on a touch screen and by its
+// scroll bar with a mouse, and goes in a window that shows it whole.
 func TestTheWebConsoleDrawsAMonitorSizedScreen(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -154,17 +155,25 @@ func TestTheWebConsoleDrawsAMonitorSizedScreen(t *testing.T) {
 	assert.Less(t, size[2], 16.0, "drawn smaller than 16 px to fit")
 	assert.GreaterOrEqual(t, size[2], 8.0, "at 8 px at least")
 
+	// A desktop's window as narrow: the line names the box's scroll bar, which a mouse scrolls
+	// it with; it named a finger there too.
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640)))
+	until(t, "the line, for a mouse", `!document.getElementById("wide-note").hidden`)
+	said, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("wide-note").textContent`))
+	require.NoError(t, err)
+	assert.Equal(t, "This screen is 164 characters across, more than the window shows: scroll it sideways for the rest (its scroll bar).", said)
+
 	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
 	size, err = chromedp.Run(page, chromedp.Evaluate[[]float64](fit))
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, size[0], "the page in a phone's window")
 	assert.Greater(t, size[1], 0.0, "the screen scrolls sideways in its box")
 	assert.Equal(t, 8.0, size[2], "at 8 px, the smallest")
+	// A phone's: the line names the finger, once the page knows its pointer is one.
 	until(t, "the line that says it is wider than the window", `!document.getElementById("wide-note").hidden &&
-		document.getElementById("wide-note").getBoundingClientRect().bottom <= document.getElementById("screen").getBoundingClientRect().top`)
-	said, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("wide-note").textContent`))
-	require.NoError(t, err)
-	assert.Equal(t, "This screen is 164 characters across, more than the window shows: scroll it sideways for the rest (a finger drawn across it).", said)
+		document.getElementById("wide-note").getBoundingClientRect().bottom <= document.getElementById("screen").getBoundingClientRect().top &&
+		document.getElementById("wide-note").textContent ===
+		"This screen is 164 characters across, more than the window shows: scroll it sideways for the rest (a finger drawn across it)."`)
 
 	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(1280, 900)))
 	until(t, "no such line in a desktop's window, the screen whole there again", `document.getElementById("wide-note").hidden`)

@@ -615,6 +615,12 @@ function shownUnseen(note) {
   $("unseen-rows").hidden = note === "";
 }
 
+// touchPointer matches while the device's main pointer is a finger (a phone's, a tablet's
+// touch screen), which scrolls a box by being drawn across it; a mouse scrolls it by its scroll
+// bar (the wheel over a computer's screen is the computer's). The line over a wide screen
+// (markWide) names the one the device has: a desktop's read "a finger drawn across it" too.
+const touchPointer = window.matchMedia("(pointer: coarse)");
+
 // markWide marks a screen wider than its box (a monitor's in a phone's window, below the
 // smallest text), which scrolls sideways in it: a finger drawn sideways on it scrolls it
 // (console.css), where on any other a finger's drag is the computer's alone. A line over it
@@ -623,8 +629,9 @@ function shownUnseen(note) {
 function markWide() {
   const screen = $("screen"), wide = screen.scrollWidth > screen.clientWidth;
   screen.classList.toggle("wide", wide);
+  const how = touchPointer.matches ? "a finger drawn across it" : "its scroll bar";
   $("wide-note").textContent = wide ? (view && view.monitor ? "This monitor" : "This screen") + " is " + screen.dataset.width +
-    " characters across, more than the window shows: scroll it sideways for the rest (a finger drawn across it)." : "";
+    " characters across, more than the window shows: scroll it sideways for the rest (" + how + ")." : "";
   $("wide-note").hidden = !wide;
 }
 
@@ -2394,6 +2401,7 @@ document.addEventListener("DOMContentLoaded", () => {
   // The screen's cells change size with the window (a phone turned, a window made narrower, a
   // phone's keyboard up): the field follows the cursor, in the part of the screen in view.
   window.addEventListener("resize", () => { fitBelow(); placeKeys(); markWide(); showTyping(); });
+  touchPointer.addEventListener("change", markWide); // a tablet's keyboard and touchpad put on, or taken off
   followPixelRatio();
   // The keys under the screen come and go with what its owner allows (viewOnly), the note of
   // rows not yet seen with the frames: the screen makes room for them (fitBelow).
