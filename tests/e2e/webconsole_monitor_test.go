@@ -32,7 +32,8 @@ shell.run("shell")
 // offers it beside the computer's own screen; picked, the view shows the monitor live, read
 // only (no keys, Type, Paste or Terminate, and what is typed on its screen reaches nothing),
 // its tab titled with it; picked back, the computer's own screen takes the keys again. The
-// monitor taken off ends its view, saying so.
+// monitor taken off ends its view, saying so, and the picker offers it again only once the
+// computer names it again.
 func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -99,6 +100,18 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	require.True(t, w.At(5).Detach("top"))
 	until(t, "the view ended, saying why", `document.getElementById("status").textContent ===
 		"not_found: computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back"`)
+
+	// The picker no longer offers it: it shows it, taken off, and it cannot be picked. Before,
+	// it was offered as a monitor still there, and picking it again opened nothing.
+	offered := `[...document.getElementById("viewer-screen").options].map(o => o.text + (o.disabled ? " [disabled]" : "") + (o.selected ? " [shown]" : "")).join()`
+	until(t, "the picker, without the monitor", offered+` === "its own screen,monitor top (taken off) [disabled] [shown]"`)
+	// Put back, the computer names it again (the picker asks it again, after 2 s at first) and
+	// the picker offers it: picked, its view opens anew, live.
+	require.NoError(t, w.At(5).Attach("top", "monitor:2:1"))
+	until(t, "the picker, with the monitor back", offered+` === "its own screen,monitor top (its view ended) [disabled] [shown],monitor top"`)
+	pick("top")
+	until(t, "the monitor back, live", `location.hash === "`+monitorView+`" && document.getElementById("status").textContent === "Live" &&
+		`+offered+` === "its own screen,monitor top [shown]"`)
 }
 
 // monitorScaleProgram connects, draws on the top monitor, then sets the monitor's text scale

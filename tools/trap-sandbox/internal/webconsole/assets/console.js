@@ -246,10 +246,11 @@ function screenHash(traposId, monitor) {
 
 // learnMonitors asks view v's computer which monitors it has attached (screen.read's monitors,
 // client 0.5.29 on, docs/screen.md) and offers them in the picker beside its own screen, once
-// per view: a computer that does not say (an older client, a private screen, one away) offers
-// none until it does. A monitor being viewed is offered whatever the answer.
-async function learnMonitors(v) {
-  if (v.monitors) return;
+// per view (again is to ask anew: a monitor taken off, followGone): a computer that does not
+// say (an older client, a private screen, one away) offers none until it does. A monitor being
+// viewed is offered whatever the answer, until it is taken off.
+async function learnMonitors(v, again) {
+  if (v.monitors && !again) return;
   let monitors = null;
   try {
     const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
@@ -269,15 +270,60 @@ async function learnMonitors(v) {
 }
 
 // offerScreens fills the picker of view v's screens: the computer's own, then each monitor it
-// named (v.monitors) and the one viewed; it shows only when there is one to pick.
+// named (v.monitors) and the one viewed; it shows only when there is one to pick. A monitor
+// taken off (v.gone) is not offered until the computer names it again: the picker shows it,
+// "monitor top (taken off)", as what the view showed, and it cannot be picked; named again, it
+// is offered as any monitor (picked, its view opens anew: pickScreen), the one shown saying its
+// view ended. Before, the monitor taken off was offered as one still there.
 function offerScreens(v) {
   if (view !== v) return;
   const names = (v.monitors || []).slice();
-  if (v.monitor && !names.includes(v.monitor)) names.push(v.monitor);
+  if (v.monitor && !v.gone && !names.includes(v.monitor)) names.push(v.monitor);
+  const options = [new Option("its own screen", ""), ...names.map((n) => new Option(monitorWords(n), n))];
+  let shown = null;
+  if (v.gone) {
+    shown = new Option(monitorWords(v.monitor) + (names.includes(v.monitor) ? " (its view ended)" : " (taken off)"), goneValue);
+    shown.disabled = true;
+    options.splice(1, 0, shown);
+  }
   const picker = $("viewer-screen");
-  picker.replaceChildren(new Option("its own screen", ""), ...names.map((n) => new Option(monitorWords(n), n)));
-  picker.value = v.monitor;
-  $("viewer-screens").hidden = names.length === 0;
+  picker.replaceChildren(...options);
+  if (shown) shown.selected = true;
+  else picker.value = v.monitor;
+  $("viewer-screens").hidden = options.length === 1;
+}
+
+// goneValue is the picker's value of a monitor taken off (offerScreens): no monitor's name, as
+// it is "" and no name a computer reports.
+const goneValue = "\u0000taken off";
+
+// pickScreen opens the screen picked (value: a monitor's name, "" for the computer's own) of
+// view v's computer, as a link would; a monitor whose view ended, picked once it is back, has
+// the page's address already, which opens its view anew.
+function pickScreen(v, value) {
+  const hash = screenHash(v.traposId, value);
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+// followGone follows view v's monitor taken off: the picker no longer offers it (offerScreens),
+// and asks the computer which monitors it has again, after lookFirstMs doubling to lookMostMs
+// and at once when the page regains the focus (lookAgain), until it names the monitor again
+// and the picker offers it. The view itself does not open again by itself: docs/screen.md.
+async function followGone(v) {
+  v.gone = true;
+  offerScreens(v);
+  const backoff = { ms: 0 };
+  while (!v.abort.signal.aborted) {
+    await lookAgain(v, backoff);
+    if (v.abort.signal.aborted) return;
+    try {
+      await learnMonitors(v, true);
+    } catch (e) {
+      if (e.name === "AbortError" || e.message === "unauthorized") return;
+    }
+    if (view === v && v.monitors && v.monitors.includes(v.monitor)) return;
+  }
 }
 
 // api fetches a host API route with the tab's token. The API's auth refusing (401, or 403
@@ -1060,9 +1106,10 @@ async function frames(v, body, sent) {
           return error.relabelledTo;
         }
         const why = error.code + ": " + inBrowser(error.message);
-        if (v.monitor && error.code === "not_found") { // the monitor was taken off: no looking for it
+        if (v.monitor && error.code === "not_found") { // the monitor was taken off: no watching it again
           status(why);
           titled(v, "not shown");
+          followGone(v);
           return false;
         }
         // The gateway stopping is not the computer leaving: the computer comes back with it.
@@ -2209,7 +2256,7 @@ function olderVersion(version, than) {
 // newView is a view of computer traposId, not live yet: every field the page keeps of it (the
 // list at `let view`), in one place, which the browser tests start from too.
 function newView(traposId, monitor) {
-  return { traposId, monitor: monitor || "", monitors: null, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
+  return { traposId, monitor: monitor || "", monitors: null, gone: false, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, shownLive: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
     pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [], sentAsQAt: 0 };
@@ -2394,7 +2441,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); focusScreen(); });
   // The picker opens the computer's own screen or one of its monitors, as a link would.
   $("viewer-screen").addEventListener("change", (e) => {
-    if (view) location.hash = screenHash(view.traposId, e.target.value);
+    if (view) pickScreen(view, e.target.value);
   });
   window.addEventListener("hashchange", route);
   window.addEventListener("pagehide", leavePage);
