@@ -33,7 +33,7 @@ shell.run("shell")
 // only (no keys, Type, Paste or Terminate, and what is typed on its screen reaches nothing),
 // its tab titled with it; picked back, the computer's own screen takes the keys again. The
 // monitor taken off ends its view, saying so, and the picker offers it again only once the
-// computer names it again.
+// computer names it again; so does a link to it opened while it is off.
 func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -112,6 +112,14 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	pick("top")
 	until(t, "the monitor back, live", `location.hash === "`+monitorView+`" && document.getElementById("status").textContent === "Live" &&
 		`+offered+` === "its own screen,monitor top [shown]"`)
+
+	// A link kept to it, opened once it is off again, is shown as one not attached.
+	require.True(t, w.At(5).Detach("top"))
+	until(t, "the view ended again", `document.getElementById("status").textContent.startsWith("not_found: ")`)
+	require.NoError(t, chromedp.Do(page, chromedp.Reload()))
+	until(t, "the link's monitor, not attached", `document.getElementById("status").textContent ===
+		'bad_payload: no monitor named "top": this computer has no monitor' &&
+		`+offered+` === "its own screen,monitor top (not attached) [disabled] [shown]"`)
 }
 
 // monitorScaleProgram connects, draws on the top monitor, then sets the monitor's text scale

@@ -271,10 +271,11 @@ async function learnMonitors(v, again) {
 
 // offerScreens fills the picker of view v's screens: the computer's own, then each monitor it
 // named (v.monitors) and the one viewed; it shows only when there is one to pick. A monitor
-// taken off (v.gone) is not offered until the computer names it again: the picker shows it,
-// "monitor top (taken off)", as what the view showed, and it cannot be picked; named again, it
-// is offered as any monitor (picked, its view opens anew: pickScreen), the one shown saying its
-// view ended. Before, the monitor taken off was offered as one still there.
+// taken off (v.gone: why it is not shown) is not offered until the computer names it again: the
+// picker shows it, "monitor top (taken off)", as what the view showed, and it cannot be
+// picked; named again, it is offered as any monitor (picked, its view opens anew: pickScreen),
+// the one shown saying its view ended. Before, the monitor taken off was offered as one still
+// there.
 function offerScreens(v) {
   if (view !== v) return;
   const names = (v.monitors || []).slice();
@@ -282,7 +283,7 @@ function offerScreens(v) {
   const options = [new Option("its own screen", ""), ...names.map((n) => new Option(monitorWords(n), n))];
   let shown = null;
   if (v.gone) {
-    shown = new Option(monitorWords(v.monitor) + (names.includes(v.monitor) ? " (its view ended)" : " (taken off)"), goneValue);
+    shown = new Option(monitorWords(v.monitor) + " (" + (names.includes(v.monitor) ? "its view ended" : v.gone) + ")", goneValue);
     shown.disabled = true;
     options.splice(1, 0, shown);
   }
@@ -306,12 +307,13 @@ function pickScreen(v, value) {
   else location.hash = hash;
 }
 
-// followGone follows view v's monitor taken off: the picker no longer offers it (offerScreens),
-// and asks the computer which monitors it has again, after lookFirstMs doubling to lookMostMs
-// and at once when the page regains the focus (lookAgain), until it names the monitor again
-// and the picker offers it. The view itself does not open again by itself: docs/screen.md.
-async function followGone(v) {
-  v.gone = true;
+// followGone follows view v's monitor taken off (why: "taken off" while viewed, "not attached"
+// when a link named it): the picker no longer offers it (offerScreens), and asks the computer
+// which monitors it has again, after lookFirstMs doubling to lookMostMs and at once when the
+// page regains the focus (lookAgain), until it names the monitor again and the picker offers
+// it. The view itself does not open again by itself: docs/screen.md.
+async function followGone(v, why) {
+  v.gone = why;
   offerScreens(v);
   const backoff = { ms: 0 };
   while (!v.abort.signal.aborted) {
@@ -990,6 +992,9 @@ async function watch(v) {
     status((v.left || (error ? error.code + ": " + inBrowser(error.waitingMessage || error.message) : "The gateway answered " + res.status)) +
       (busy ? tryingAgain : again && !linkWords ? waiting : ""));
     titled(v, busy ? "busy" : again ? "waiting" : "not shown");
+    // A link kept to a monitor the computer no longer has (its answer: no monitor named "top"):
+    // the picker offers it only once the computer names it again, as one taken off while viewed.
+    if (v.monitor && error && error.code === "bad_payload" && v.monitors && !v.monitors.includes(v.monitor)) followGone(v, "not attached");
     return busy ? retryAfterMs(res) : again && retryMs;
   }
   v.left = "";
@@ -1109,7 +1114,7 @@ async function frames(v, body, sent) {
         if (v.monitor && error.code === "not_found") { // the monitor was taken off: no watching it again
           status(why);
           titled(v, "not shown");
-          followGone(v);
+          followGone(v, "taken off");
           return false;
         }
         // The gateway stopping is not the computer leaving: the computer comes back with it.
@@ -2256,7 +2261,7 @@ function olderVersion(version, than) {
 // newView is a view of computer traposId, not live yet: every field the page keeps of it (the
 // list at `let view`), in one place, which the browser tests start from too.
 function newView(traposId, monitor) {
-  return { traposId, monitor: monitor || "", monitors: null, gone: false, abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
+  return { traposId, monitor: monitor || "", monitors: null, gone: "", abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, shownLive: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
     pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [], sentAsQAt: 0 };
