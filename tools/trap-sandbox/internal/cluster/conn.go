@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,9 @@ func Connect(ctx context.Context, o ConnOptions, logger *slog.Logger) (*nats.Con
 	if o.TLSCert != "" {
 		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
 	}
+	if err := checkURLSchemes(o.URL); err != nil {
+		return nil, err
+	}
 	dialer := &interruptibleDialer{ctx: ctx}
 	opts = append(opts, nats.SetCustomDialer(dialer))
 	nc, err := nats.Connect(o.URL, opts...)
@@ -132,6 +136,25 @@ func Connect(ctx context.Context, o ConnOptions, logger *slog.Logger) (*nats.Con
 		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
 	}
 	return nc, nil
+}
+
+// natsSchemes are the schemes the NATS client dials (a URL without one is nats://).
+var natsSchemes = []string{"nats", "tls", "ws", "wss"}
+
+// checkURLSchemes refuses a URL of raw (comma-separated, as --nats takes them) whose scheme
+// the NATS client does not dial. The client reads any other scheme as nats:// (http:// too),
+// so nats-server's monitoring address pasted for its client one (http://host:8222) read as a
+// server that does not answer NATS, and http://host:4222 worked as if it were right.
+func checkURLSchemes(raw string) error {
+	for _, p := range strings.Split(raw, ",") {
+		scheme, _, found := strings.Cut(strings.TrimSpace(p), "://")
+		if !found || slices.Contains(natsSchemes, strings.ToLower(scheme)) {
+			continue
+		}
+		return fmt.Errorf("NATS URL %s starts with %s://, which is no NATS client's: give nats://host:4222 (tls:// for TLS, ws:// or wss:// for a websocket listener); nats-server's http:// address (8222) is its monitoring, not its clients'",
+			RedactURL(strings.TrimSpace(p)), scheme)
+	}
+	return nil
 }
 
 // interruptibleDialer dials as the NATS client's own dialer does (connectTimeout), and until

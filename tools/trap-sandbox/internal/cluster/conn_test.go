@@ -359,3 +359,22 @@ func TestConnectStopsAtOnceWhenInterrupted(t *testing.T) {
 	_, err = server.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "the client's connection is closed")
 }
+
+// TestConnectRefusesAURLOfAnotherScheme: the NATS client dials any scheme but its own as
+// nats://, so http://host:4222 worked and http://host:8222 (nats-server's monitoring, pasted
+// for its client address) read as a NATS server that does not answer. A URL of another scheme
+// is refused before a dial, naming it; the client's own schemes, and none, are dialled.
+func TestConnectRefusesAURLOfAnotherScheme(t *testing.T) {
+	addr := startAuthNATS(t, &natsserver.Options{})
+	for _, bad := range []string{"http://" + addr, "nats://" + addr + ",https://user:pa55@" + addr} {
+		_, err := Connect(context.Background(), ConnOptions{URL: bad}, slog.New(slog.DiscardHandler))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "which is no NATS client's: give nats://host:4222", bad)
+		assert.NotContains(t, err.Error(), "pa55", "the password is not shown")
+	}
+	for _, good := range []string{"nats://" + addr, addr, "NATS://" + addr} {
+		nc, err := Connect(context.Background(), ConnOptions{URL: good}, slog.New(slog.DiscardHandler))
+		require.NoError(t, err, good)
+		nc.Close()
+	}
+}
