@@ -279,9 +279,14 @@ func reachOf(ctx context.Context, flags APIFlags) (caller account.Caller, known 
 func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
-	list, err := c.client().Computers(ctx)
+	list, partial, err := c.client().ComputersNoted(ctx)
 	if err != nil {
 		return listFailure("list computers", err)
+	}
+	if partial != "" {
+		// Before the list or its empty-list words: "no computers connected" alone, from a
+		// replica cut off from NATS, read as none anywhere while the others held theirs.
+		fmt.Fprintf(stderr, "trap-sandbox: %s\n", partial)
 	}
 	if len(list) == 0 {
 		// A header alone read as a table of nothing, with a REPLICA column or without one

@@ -817,6 +817,16 @@ func (r *Router) HealthDetail() string {
 	return fmt.Sprintf("nats: disconnected (replica %s serves only its own computers until NATS is back)", r.cfg.Replica)
 }
 
+// PartialList implements gateway.PartialLister: while this replica cannot reach NATS, its
+// computer list leaves out the other replicas' computers, and an empty one read as "none
+// connected" while the others held theirs (played: replica a cut off, 7:kitchen on b).
+func (r *Router) PartialList() string {
+	if r.nc.IsConnected() {
+		return ""
+	}
+	return fmt.Sprintf("replica %s cannot reach NATS: only the computers it holds are listed; see /healthz", r.cfg.Replica)
+}
+
 // claim is the value of a computer's entry in ClaimsBucket.
 type claim struct {
 	Replica        string    `json:"replica"`

@@ -117,6 +117,11 @@ func (c *Client) WithRemoveLine(line func(traposID, path string) string) *Client
 // Computers lists the connected computers.
 func (c *Client) Computers(ctx context.Context) ([]Computer, error) {
 	cs, err := c.transport.Computers(ctx)
+	return c.shown(cs, err), err
+}
+
+// shown is cs as every list gives it: never nil without an error, each computer's Shown set.
+func (c *Client) shown(cs []Computer, err error) []Computer {
 	if cs == nil && err == nil {
 		cs = []Computer{}
 	}
@@ -126,7 +131,26 @@ func (c *Client) Computers(ctx context.Context) ([]Computer, error) {
 			cs[i].Shown = shown
 		}
 	}
-	return cs, err
+	return cs
+}
+
+// PartialLister is a Transport that can tell, with its list, why the list may leave
+// computers out (a replica cut off from NATS lists only the sockets it holds).
+type PartialLister interface {
+	// ComputersNoted is Computers and that one line, "" for a whole list.
+	ComputersNoted(ctx context.Context) ([]Computer, string, error)
+}
+
+// ComputersNoted is Computers and, when the Transport tells (PartialLister), the line saying
+// why the list may leave computers out; "" for a whole list or a Transport that cannot tell.
+func (c *Client) ComputersNoted(ctx context.Context) ([]Computer, string, error) {
+	p, ok := c.transport.(PartialLister)
+	if !ok {
+		cs, err := c.Computers(ctx)
+		return cs, "", err
+	}
+	cs, partial, err := p.ComputersNoted(ctx)
+	return c.shown(cs, err), partial, err
 }
 
 // Request sends one request of any type with a JSON payload given as host text: every

@@ -486,6 +486,13 @@ type HealthReporter interface {
 	HealthDetail() string
 }
 
+// PartialLister is implemented by a Cluster whose computer list can leave some out (the NATS
+// router, cut off from NATS, knows only the sockets it holds).
+type PartialLister interface {
+	// PartialList is one line saying why the list is not whole, or "" when it is.
+	PartialList() string
+}
+
 // Leaver is implemented by a Cluster that says goodbye for all its computers at once when
 // the replica stops (the NATS router): Shutdown calls Leave before it closes any socket, and
 // the Releases that follow withdraw nothing one by one.
@@ -607,6 +614,15 @@ func (g *Gateway) stopping() bool {
 func (g *Gateway) HealthDetail() string {
 	if h, ok := g.registry.cluster.(HealthReporter); ok {
 		return h.HealthDetail()
+	}
+	return ""
+}
+
+// PartialList is why Computers may leave computers out (PartialLister), or "" when it is
+// the whole list.
+func (g *Gateway) PartialList() string {
+	if p, ok := g.registry.cluster.(PartialLister); ok {
+		return p.PartialList()
 	}
 	return ""
 }

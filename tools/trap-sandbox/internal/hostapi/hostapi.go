@@ -23,6 +23,10 @@ const ModuleName = "trapos-host-api"
 const (
 	// ComputersPath lists the connected computers.
 	ComputersPath = "/trapos/computers"
+	// PartialListHeader, on a GET ComputersPath answer, says why the list leaves computers
+	// out (a replica cut off from NATS lists only the computers it holds); absent when the
+	// list is whole.
+	PartialListHeader = "X-Trapos-Partial-List"
 	// RequestsPattern sends one gateway_request to a computer.
 	RequestsPattern = "/trapos/computers/{traposId}/requests"
 	// InputPattern types a whole input on a computer's screen, in as many screen.input

@@ -29,10 +29,14 @@ type RequestBody struct {
 const probeMessageID = "00000000-0000-0000-0000-000000000000"
 
 func (m *Module) serveComputers(w http.ResponseWriter, r *http.Request) {
-	cs, err := m.client.Computers(r.Context())
+	cs, partial, err := m.client.ComputersNoted(r.Context())
 	if err != nil {
 		writeError(w, err, nil)
 		return
+	}
+	if partial != "" {
+		// A header, not a field: the body stays the array every client parses.
+		w.Header().Set(PartialListHeader, partial)
 	}
 	server.WriteJSON(w, http.StatusOK, cs)
 }

@@ -69,6 +69,16 @@ func (t Gateway) Computers(ctx context.Context) ([]computer.Computer, error) {
 	return out, nil
 }
 
+var _ computer.PartialLister = Gateway{}
+
+// ComputersNoted implements computer.PartialLister: Computers and why the gateway's list may
+// leave computers out (gateway.PartialList).
+func (t Gateway) ComputersNoted(ctx context.Context) ([]computer.Computer, string, error) {
+	partial := t.gw.PartialList()
+	cs, err := t.Computers(ctx)
+	return cs, partial, err
+}
+
 // accountOf returns the account whose computer traposID the caller means: its own; for an
 // admin whose own account has none, the one account that has it.
 func (t Gateway) accountOf(caller account.Caller, traposID string) (string, error) {
@@ -219,18 +229,27 @@ var _ computer.Transport = HTTP{}
 
 // Computers implements computer.Transport: GET /trapos/computers.
 func (h HTTP) Computers(ctx context.Context) ([]computer.Computer, error) {
-	status, body, err := h.Do(ctx, http.MethodGet, ComputersPath, nil)
+	out, _, err := h.ComputersNoted(ctx)
+	return out, err
+}
+
+var _ computer.PartialLister = HTTP{}
+
+// ComputersNoted implements computer.PartialLister: GET /trapos/computers and its
+// PartialListHeader.
+func (h HTTP) ComputersNoted(ctx context.Context) ([]computer.Computer, string, error) {
+	status, header, body, err := h.do(ctx, http.MethodGet, ComputersPath, nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if status != http.StatusOK {
-		return nil, h.Refusal(status, body)
+		return nil, "", h.Refusal(status, body)
 	}
 	var out []computer.Computer
 	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("the gateway at %s answered its computer list with something else: %.200s", ShownURL(h.URL), cctext.Show(string(body), false))
+		return nil, "", fmt.Errorf("the gateway at %s answered its computer list with something else: %.200s", ShownURL(h.URL), cctext.Show(string(body), false))
 	}
-	return out, nil
+	return out, cctext.Show(header.Get(PartialListHeader), false), nil
 }
 
 // Check asks the gateway for its computer list once, so that a wrong URL or token shows at

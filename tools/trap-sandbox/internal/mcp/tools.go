@@ -142,6 +142,10 @@ type ComputersOutput struct {
 	unlinked bool
 	// cutToFit is how many computers limit gave, when fewer fit one result (fit).
 	cutToFit int
+	// partial says why the gateway's list leaves computers out (computer.PartialLister: a
+	// replica cut off from NATS), "" for a whole list: an empty list alone told the agent
+	// none was connected while other replicas held theirs.
+	partial string
 }
 
 // InfoOutput is computer_info's result: the computer's answer, and in words what kind of
@@ -508,6 +512,9 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 	switch o := out.(type) {
 	case ComputersOutput:
 		about = o.note()
+		if o.partial != "" {
+			about = strings.TrimSpace(asSentence(o.partial) + " " + about)
+		}
 		if len(o.Computers) == 0 {
 			// No computer's id or label is in it: the data note said "produced by the
 			// connected computers" beside a list that names none (about says why).
@@ -820,12 +827,12 @@ func timeoutOf(ms int64) time.Duration { return time.Duration(ms) * time.Millise
 func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutput, error) {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
-	cs, err := t.client.Computers(ctx)
+	cs, partial, err := t.client.ComputersNoted(ctx)
 	if err != nil {
 		return ComputersOutput{}, err
 	}
 	in.Match = cctext.Composed(in.Match) // part of a traposId, read as one is (ListedTraposID)
-	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx), up: t.client.GatewayUptime()}
+	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx), up: t.client.GatewayUptime(), partial: partial}
 	out.unlinked = len(cs) == 0 && t.client.Unlinked(ctx)
 	prefix := strings.ToLower(in.Match)
 	// Those whose traposId starts with match, then the rest that hold it; [] (not null) for none.
