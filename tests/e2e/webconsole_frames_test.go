@@ -78,6 +78,38 @@ func connectDrawingComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 	return connectConsoleComputer(ctx, t, g, id, consoleComputerHooks{clientVersion: "0.5.14"})
 }
 
+// checkerWidth is how many cells across drawPaintsChecker draws.
+const checkerWidth = 51
+
+// drawPaintsChecker has the computer draw what paint's canvas is in CC: every cell of its 51x19
+// screen CC's checker character (0x7F) in colour 0 on colour f, white on black.
+func (c *consoleComputer) drawPaintsChecker(ctx context.Context, t *testing.T) {
+	t.Helper()
+	const width, height = checkerWidth, 19
+	rows := map[string]any{}
+	for y := 1; y <= height; y++ {
+		rows[fmt.Sprint(y)] = map[string]any{"text": strings.Repeat("\x7f", width), "fg": strings.Repeat("0", width), "bg": strings.Repeat("f", width)}
+	}
+	white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+		"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
+	c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+}
+
+// checkerPageAtRatio opens the web console, in a 1000x800 window of a display of ratio of its
+// pixels to a CSS pixel (--force-device-scale-factor), on computer 7:paint drawing paint's
+// checker (drawPaintsChecker) on a gateway of its own.
+func checkerPageAtRatio(ctx context.Context, t *testing.T, ratio float64) (context.Context, func(t *testing.T, what, js string)) {
+	t.Helper()
+	page, until := consolePageWith(ctx, t, chromedp.Flag("force-device-scale-factor", fmt.Sprint(ratio)), chromedp.WindowSize(1000, 800))
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:paint")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
+	c.watched(ctx, t)
+	c.drawPaintsChecker(ctx, t)
+	return page, until
+}
+
 // TestTheWebConsoleDrawsAMonitorSizedScreen: a screen as large as CC's largest terminal an
 // advanced monitor has (8x6 blocks at text scale 0.5: 164x81) is drawn whole, every cell in its
 // colours and the cursor in its place, smaller than 16 px to fit a desktop's window; in a
@@ -300,15 +332,7 @@ func TestTheWebConsoleDrawsCCsCheckerInWholePixels(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(1000, 800),
 		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
 	c.watched(ctx, t)
-	const width, height = 51, 19
-	rows := map[string]any{}
-	for y := 1; y <= height; y++ {
-		rows[fmt.Sprint(y)] = map[string]any{"text": strings.Repeat("\x7f", width), "fg": strings.Repeat("0", width), "bg": strings.Repeat("f", width)}
-	}
-	white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
-		"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
-	c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
-		"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+	c.drawPaintsChecker(ctx, t)
 	until(t, "the checker", `document.querySelectorAll("#screen .row").length === 19`)
 	// The screen's first and last rows, and the screen as text's checkers (each a block) in
 	// its first row and column, scrolled into view: their boxes and the window's pixels.
@@ -364,20 +388,7 @@ func TestTheWebConsoleScreensMarginIsWholePixelsAtAFractionalRatio(t *testing.T)
 	for _, ratio := range []float64{1.25, 1.75} {
 		t.Run(fmt.Sprint(ratio), func(t *testing.T) {
 			ctx := testContext(t)
-			page, until := consolePageWith(ctx, t, chromedp.Flag("force-device-scale-factor", fmt.Sprint(ratio)), chromedp.WindowSize(1000, 800))
-			g := startGateway(t, opencodefake.ClosedPortURL(t))
-			c := connectDrawingComputer(ctx, t, g, "7:paint")
-			require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
-			c.watched(ctx, t)
-			const width, height = 51, 19
-			rows := map[string]any{}
-			for y := 1; y <= height; y++ {
-				rows[fmt.Sprint(y)] = map[string]any{"text": strings.Repeat("\x7f", width), "fg": strings.Repeat("0", width), "bg": strings.Repeat("f", width)}
-			}
-			white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
-				"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
-			c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
-				"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+			page, until := checkerPageAtRatio(ctx, t, ratio)
 			until(t, "the checker", `document.querySelectorAll("#screen .row").length === 19`)
 			// The screen's box and its rows', in the display's pixels.
 			box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`(async () => {
@@ -396,7 +407,7 @@ func TestTheWebConsoleScreensMarginIsWholePixelsAtAFractionalRatio(t *testing.T)
 			assert.InDelta(t, margins["left"], margins["right"], 0.02, "the margins at the left and the right")
 			assert.InDelta(t, margins["top"], margins["bottom"], 0.02, "the margins at the top and the bottom")
 			cells := box[7] - box[5]
-			assert.InDelta(t, math.Round(cells/width), cells/width, 0.02, "a cell, %.3f of the display's pixels, is whole", cells/width)
+			assert.InDelta(t, math.Round(cells/checkerWidth), cells/checkerWidth, 0.02, "a cell, %.3f of the display's pixels, is whole", cells/checkerWidth)
 
 			// As drawn: the pixels of the border and the padding (neither the page's white
 			// outside nor the checker's white or black inside) across the screen's middle, from
@@ -545,20 +556,7 @@ func TestTheWebConsolesScreenAsTextDrawsCCsCheckerEvenlyAtAFractionalRatio(t *te
 	for _, ratio := range []float64{1.1, 1.25, 1.5} {
 		t.Run(fmt.Sprint(ratio), func(t *testing.T) {
 			ctx := testContext(t)
-			page, until := consolePageWith(ctx, t, chromedp.Flag("force-device-scale-factor", fmt.Sprint(ratio)), chromedp.WindowSize(1000, 800))
-			g := startGateway(t, opencodefake.ClosedPortURL(t))
-			c := connectDrawingComputer(ctx, t, g, "7:paint")
-			require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Apaint")))
-			c.watched(ctx, t)
-			const width, height = 51, 19
-			rows := map[string]any{}
-			for y := 1; y <= height; y++ {
-				rows[fmt.Sprint(y)] = map[string]any{"text": strings.Repeat("\x7f", width), "fg": strings.Repeat("0", width), "bg": strings.Repeat("f", width)}
-			}
-			white := []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
-				"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}
-			c.drawScreen(ctx, t, map[string]any{"width": width, "height": height, "rows": rows,
-				"cursor": map[string]any{"x": 1, "y": 1, "blink": false}, "palette": white})
+			page, until := checkerPageAtRatio(ctx, t, ratio)
 			until(t, "the checker", `document.querySelectorAll("#screen-text .block").length === 51 * 19`)
 			// The screen as text's checkers (each a block) of its first row and column, scrolled
 			// into view, in the display's pixels.
