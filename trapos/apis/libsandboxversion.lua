@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.31",
+  VERSION = "0.5.32",
   parse = parse,
   newer = newer,
 };
