@@ -47,6 +47,25 @@ func TestAPlainBodyIsReadWithoutReflection(t *testing.T) {
 	}
 }
 
+// A /requests body that names a key twice is refused before anything is sent: read with the
+// last value, {"type":"ping","TYPE":"lua.exec"} ran Lua where a proxy or a log reading its
+// first "type" saw a ping. The body's own fields fold case, as encoding/json reads them; the
+// payload's keys, a Lua table's, do not ("a" and "A" are two keys there).
+func TestARequestBodyNamingAKeyTwiceIsRefused(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"type":"ping","type":"lua.exec"}`:                                        `the body names the key "type" twice`,
+		`{"type":"lua.exec","TYPE":"ping"}`:                                        `the body names the keys "type" and "TYPE", which the gateway reads as one`,
+		`{"type":"lua.exec","payload":{"code":"return 1","code":"return 2"}}`:      `the body's payload names the key "code" twice`,
+		`{"type":"lua.exec","payload":{"code":"return 1","cod\u0065":"return 2"}}`: `the body's payload names the key "code" twice`,
+	} {
+		_, _, msg := parseRequestBody([]byte(body))
+		assert.Contains(t, msg, want, "%s", body)
+	}
+	req, _, msg := parseRequestBody([]byte(`{"type":"lua.exec","payload":{"a":1,"A":2}}`))
+	assert.Empty(t, msg)
+	assert.JSONEq(t, `{"a":1,"A":2}`, string(req.Payload))
+}
+
 // What parsePlainBody reads, it reads as json.Unmarshal does.
 func FuzzPlainBodyIsUnmarshals(f *testing.F) {
 	for _, b := range plainBodies {

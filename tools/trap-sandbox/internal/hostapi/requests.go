@@ -12,6 +12,7 @@ import (
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/jsonscan"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -173,6 +174,10 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 		if err := server.RestOfBody(dec); err != nil {
 			return req, 0, err.Error()
 		}
+	}
+	// Valid JSON by now. Its fields are read with case folded, the payload's keys as they are.
+	if rep, repeated := jsonscan.RepeatedKey(body, 1); repeated {
+		return req, 0, server.RepeatedKeyError(rep)
 	}
 	if req.Type == "" {
 		return req, 0, "the body needs a non-empty \"type\""

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 
+	"trap-sandbox/internal/jsonscan"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -79,6 +80,9 @@ func DecodeBody(r *http.Request, v any, limit int64, shape string, wants map[str
 		return fmt.Errorf("the body must be a JSON object %s (got null)", shape)
 	}
 	if err == nil {
+		if rep, repeated := jsonscan.RepeatedKey(raw, jsonscan.MaxDepth); repeated {
+			return errors.New(RepeatedKeyError(rep))
+		}
 		fields := json.NewDecoder(bytes.NewReader(raw))
 		fields.DisallowUnknownFields()
 		err = fields.Decode(v)
@@ -93,6 +97,21 @@ func DecodeBody(r *http.Request, v any, limit int64, shape string, wants map[str
 		return errors.New(BodyError(err, shape, wants))
 	}
 	return nil
+}
+
+// RepeatedKeyError is the one wording of a body that names a key twice in one object
+// (jsonscan.RepeatedKey): refused, since encoding/json takes the last of the two and another
+// reader of the same body (a proxy, a log) may take the first.
+func RepeatedKeyError(r jsonscan.Repeated) string {
+	where := "the body"
+	if r.Place != "" {
+		where = "the body's " + r.Place
+	}
+	keys := fmt.Sprintf("the key %q twice", r.First)
+	if r.First != r.Second {
+		keys = fmt.Sprintf("the keys %q and %q, which the gateway reads as one (it ignores the case of a field's name)", r.First, r.Second)
+	}
+	return fmt.Sprintf("%s names %s: send each key once (JSON readers differ on which of two counts)", where, keys)
 }
 
 // errMoreThanOneValue is RestOfBody's refusal.

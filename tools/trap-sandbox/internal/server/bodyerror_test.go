@@ -77,6 +77,30 @@ func TestDecodeBodyTakesExactlyOneObject(t *testing.T) {
 	assert.EqualError(t, decode(`nul`, 100), `the body ends before its JSON does: send a whole JSON object {"name":...}`)
 }
 
+// A body naming a field twice was read with its last value, and one naming it in another case
+// ("NAME") with whichever came last: a proxy or a log reading the first saw another request.
+// Each is refused, naming the key, and so is a key named twice deeper in the body.
+func TestDecodeBodyRefusesAKeyNamedTwice(t *testing.T) {
+	decode := func(s string) error {
+		r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(s))
+		var v struct {
+			Name  string `json:"name"`
+			Inner []struct {
+				Mode string `json:"mode"`
+			} `json:"inner"`
+		}
+		return DecodeBody(r, &v, 1000, `{"name":...}`, nil)
+	}
+	for in, want := range map[string]string{
+		`{"name":"alice","name":"bob"}`:       `the body names the key "name" twice: send each key once (JSON readers differ on which of two counts)`,
+		`{"name":"alice","NAME":"bob"}`:       `the body names the keys "name" and "NAME", which the gateway reads as one (it ignores the case of a field's name): send each key once (JSON readers differ on which of two counts)`,
+		`{"inner":[{"mode":"a","Mode":"b"}]}`: `the body's inner[0] names the keys "mode" and "Mode", which the gateway reads as one (it ignores the case of a field's name): send each key once (JSON readers differ on which of two counts)`,
+	} {
+		assert.EqualError(t, decode(in), want, "%s", in)
+	}
+	assert.NoError(t, decode(`{"name":"alice","inner":[{"mode":"a"},{"mode":"b"}]}`))
+}
+
 // heldBody is a body whose sender stopped: reading on meets the read deadline.
 type heldBody struct{}
 
