@@ -271,3 +271,49 @@ func TestAMonitorIsWatchedLive(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
 	assert.Contains(t, string(body), `no monitor named \"top\": this computer has no monitor`)
 }
+
+// TestAMonitorMadeAndDrawnOnInOneRunLuaIsRead: an agent's run_lua attaches a monitor and draws
+// on it without yielding (CraftOS-PC's periphemu, as a player placing one while a program
+// runs), and read_screen reads what it drew at once. The daemon got the attach's peripheral
+// event only after the job ended, and dropped the mirror the job's first call had started: the
+// monitor read blank, every row unknown, until a program drew on it again.
+func TestAMonitorMadeAndDrawnOnInOneRunLuaIsRead(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche"}}}
+	w := fakecrafttest.NewWorld(t, spec)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Label = spec.Computers[0].Label
+	maps.Copy(opts.Settings, map[string]string{"sandbox.allow_screen": "view", "sandbox.allow_exec": "true"})
+	opts.Files = map[string]string{"/e2e.lua": harness.WaitConnectedLua + `
+print("e2e: connected")
+while true do os.pullEvent("e2e_never") end
+`}
+	c := fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout)
+	c.WaitFor(ctx, "e2e: connected")
+
+	s := harness.ConnectMCP(ctx, t, g, "")
+	const id = "5:küche"
+	var ran struct {
+		Returns []any  `json:"returns"`
+		Error   string `json:"error"`
+	}
+	harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": id, "code": `
+periphemu.create("right", "monitor", 2, 1)
+local m = peripheral.wrap("right")
+m.clear()
+m.setCursorPos(2, 1)
+m.write("made by run_lua")
+return "drawn"`}), id, &ran)
+	require.Empty(t, ran.Error)
+	require.Equal(t, []any{"drawn"}, ran.Returns)
+	right := w.At(5).Peripherals().Get("right").(*monitor.Monitor)
+
+	var out monitorScreen
+	harness.ToolOK(t, harness.CallTool(ctx, t, s, "read_screen", map[string]any{"traposId": id, "monitor": "right"}), id, &out)
+	assert.Equal(t, " made by run_lua", out.Text)
+	assert.Equal(t, strings.TrimRight(right.Screen(), "\n"), out.Text, "as the monitor shows it")
+	var own monitorScreen
+	harness.ToolOK(t, harness.CallTool(ctx, t, s, "read_screen", map[string]any{"traposId": id}), id, &own)
+	assert.Equal(t, []string{"right"}, own.Monitors)
+}

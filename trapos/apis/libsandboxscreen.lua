@@ -609,6 +609,14 @@ local MONITOR_TERM_METHODS = {
 -- wired modem, or a monitor that modem reaches); a monitor's drawing costs what the
 -- terminal's does. peripheralApi is the global peripheral API table (nil: no monitors).
 --
+-- A monitor attached and drawn on by code that does not yield meanwhile (a lua.exec job that
+-- makes one and draws on it) is mirrored from its first call too, though the daemon gets the
+-- attach's peripheral event only after that code yields: a mirror started for a name the
+-- daemon had not seen attached is the new monitor's, and its attach event keeps it (where
+-- another attach event drops what was mirrored under the name: another monitor's). Nothing
+-- is kept of a name with nothing attached, so a monitor attached there is one from its first
+-- call.
+--
 -- CC's own peripheral.call reaches a remote monitor_0 through the modem's callRemote too,
 -- but on the native peripheral table the ROM's API keeps, not through the global function
 -- wrapped here: each drawing call passes the wrap once, whichever way the program made it.
@@ -623,19 +631,36 @@ local function newMonitors(peripheralApi)
   local notMonitor = {};
   local originalCall = nil; -- peripheral.call as it was before install, while installed
   local onChange = nil;
+  -- The names the daemon knows attached (each a key): peripheral.getNames's at install, then
+  -- those of the peripheral events it got. A mirror started under a name not in it was
+  -- started ahead of the attach event the daemon has yet to get (aheadOfAttach).
+  local attached = {};
 
   local function call(name, method, ...)
     return (originalCall or peripheralApi.call)(name, method, ...);
   end
 
-  local function isMonitor(name)
+  -- true for a monitor attached under name, false for another peripheral, nil for nothing
+  -- attached (both CC's hasType and getType answer nothing then).
+  local function monitorThere(name)
     if peripheralApi == nil or type(name) ~= "string" then
-      return false;
+      return nil;
     end
+    local answer;
     if peripheralApi.hasType ~= nil then
-      return peripheralApi.hasType(name, "monitor") == true;
+      answer = peripheralApi.hasType(name, "monitor");
+    else
+      answer = peripheralApi.getType(name);
+      answer = answer ~= nil and answer == "monitor" or nil;
     end
-    return peripheralApi.getType(name) == "monitor";
+    if answer == nil then
+      return nil;
+    end
+    return answer == true;
+  end
+
+  local function isMonitor(name)
+    return monitorThere(name) == true;
   end
 
   -- Whether name is a wired modem, whose callRemote may draw on a monitor on its cable. CC
@@ -662,7 +687,7 @@ local function newMonitors(peripheralApi)
       for _, method in ipairs(MONITOR_TERM_METHODS) do
         stand[method] = function(...) return call(name, method, ...); end;
       end
-      kept = { mirror = newMirror(stand), term = stand };
+      kept = { mirror = newMirror(stand), term = stand, aheadOfAttach = not attached[name] };
       kept.mirror.setOnChange(function()
         if onChange ~= nil then
           onChange();
@@ -717,10 +742,15 @@ local function newMonitors(peripheralApi)
       local remote, remoteMethod = ...;
       local reached = other[remote];
       if reached == nil and type(remote) == "string" then
-        -- CC's modem answers nothing for a name not on its cable: false, kept as a monitor's
-        -- true is, until a peripheral event for the name.
-        reached = original(name, "hasTypeRemote", remote, "monitor") == true;
-        other[remote] = reached;
+        -- CC's modem answers nothing for a name not on its cable: false, kept only for a
+        -- peripheral the modem reaches, as a monitor's true is, until a peripheral event for
+        -- the name; a monitor put on the cable under a name that had nothing is mirrored from
+        -- its first call, before the daemon gets its event.
+        local answer = original(name, "hasTypeRemote", remote, "monitor");
+        reached = answer == true;
+        if answer ~= nil then
+          other[remote] = reached;
+        end
       end
       if not reached then
         return original(name, method, ...);
@@ -729,7 +759,10 @@ local function newMonitors(peripheralApi)
     end
     local kept = mirrors[as];
     if kept == nil then
-      if not isMonitor(as) then
+      local monitor = monitorThere(as);
+      if monitor == nil then
+        return original(name, method, ...); -- nothing there: CC's error, and nothing kept
+      elseif not monitor then
         notMonitor[as] = isHub(as) and {} or true;
         return mirroredCall(original, name, method, ...);
       end
@@ -759,6 +792,12 @@ local function newMonitors(peripheralApi)
     end;
     originalCall, installed = original, wrap;
     peripheralApi.call = wrap;
+    attached = {};
+    if type(peripheralApi.getNames) == "function" then
+      for _, name in ipairs(peripheralApi.getNames()) do
+        attached[key(name)] = true;
+      end
+    end
   end
 
   -- Puts peripheral.call back (unless a program replaced it since) and forgets the mirrors:
@@ -770,7 +809,7 @@ local function newMonitors(peripheralApi)
     if peripheralApi.call == installed then
       peripheralApi.call = originalCall;
     end
-    originalCall, installed, mirrors, notMonitor = nil, nil, {}, {};
+    originalCall, installed, mirrors, notMonitor, attached = nil, nil, {}, {}, {};
   end
 
   -- The names of the monitors attached now, in peripheral.getNames's order.
@@ -798,17 +837,25 @@ local function newMonitors(peripheralApi)
     if isMonitor(name) then
       return mirrorOf(key(name)).mirror;
     end
-    local attached = names();
-    if #attached == 0 then
+    local found = names();
+    if #found == 0 then
       return nil, string.format("no monitor named %q: this computer has no monitor", name);
     end
-    return nil, string.format("no monitor named %q: this computer's monitors are %s", name, table.concat(attached, ", "));
+    return nil, string.format("no monitor named %q: this computer's monitors are %s", name, table.concat(found, ", "));
   end
 
-  -- A peripheral attached or detached under name: what was mirrored there is another's.
-  local function changed(name)
+  -- A peripheral attached (isAttach) or detached under name: what was mirrored there is
+  -- another's, unless it is the one attached, drawn on before the daemon got this event.
+  local function changed(name, isAttach)
     if type(name) == "string" then
-      mirrors[key(name)], notMonitor[key(name)] = nil, nil;
+      local k = key(name);
+      local kept = mirrors[k];
+      if isAttach and kept ~= nil and kept.aheadOfAttach then
+        kept.aheadOfAttach = false;
+      else
+        mirrors[k] = nil;
+      end
+      notMonitor[k], attached[k] = nil, isAttach or nil;
       -- A peripheral on a cable is attached and detached under its network name.
       for _, other in pairs(notMonitor) do
         if other ~= true then
@@ -1231,7 +1278,7 @@ local function newScreen(deps)
     mirror.yielded();
     monitors.yielded();
     if event == "peripheral" or event == "peripheral_detach" then
-      monitors.changed((...));
+      monitors.changed((...), event == "peripheral");
       schedule(); -- a watched monitor may be gone: flush ends its watch
     elseif event == "monitor_resize" then
       monitors.resized((...));

@@ -1509,6 +1509,41 @@ describe("libsandboxscreen", function()
       end);
     end);
 
+    itBeside("mirrors a monitor attached and drawn on before the daemon gets its attach event", function()
+      -- A lua.exec job that attached a monitor and drew on it without yielding: the daemon got
+      -- the attach's peripheral event after the drawing, and it dropped the mirror the first
+      -- call had started, so a read answered the monitor blank, every row unknown.
+      withMonitor(function(screen)
+        -- A call to left before anything is there, which CC answers with nothing.
+        expect(peripheral.call("left", "getSize")):eq(nil);
+        periphemu.create("left", "monitor", 2, 1);
+        periphemu.create("right", "monitor", 2, 1);
+        for _, side in ipairs({ "left", "right" }) do
+          local monitor = peripheral.wrap(side);
+          monitor.clear();
+          monitor.write("drawn on " .. side);
+        end
+        -- Read before the events (a watch's flush may come first) and after them alike.
+        expect(readMonitor(screen, "left").rows[1].text:sub(1, 13)):eq("drawn on left");
+        screen.onEvent("peripheral", "left");
+        screen.onEvent("peripheral", "right");
+        for _, side in ipairs({ "left", "right" }) do
+          local answer = readMonitor(screen, side);
+          expect({ side, answer.rows[1].text:sub(1, 9 + #side), answer.unknownRows })
+            :same({ side, "drawn on " .. side });
+        end
+        -- Its next attach is another monitor's, drawn on before or not.
+        periphemu.remove("right");
+        periphemu.create("right", "monitor", 2, 1);
+        screen.onEvent("peripheral_detach", "right");
+        screen.onEvent("peripheral", "right");
+        local answer = readMonitor(screen, "right");
+        expect({ answer.rows[1].text, #answer.unknownRows }):same({ string.rep(" ", answer.width), answer.height });
+        periphemu.remove("left");
+        periphemu.remove("right");
+      end);
+    end);
+
     itBeside("starts afresh when another monitor is attached under its name", function()
       withMonitor(function(screen)
         local monitor = peripheral.wrap("top");
