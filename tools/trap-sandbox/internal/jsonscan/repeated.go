@@ -1,9 +1,11 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Repeated is a key that one object of a JSON text names twice (RepeatedKey).
@@ -27,10 +29,25 @@ type Repeated struct {
 // A body's reader and whatever else reads the same text (a proxy, a log, an audit) must not
 // disagree on what it says; one that names a key twice is refused instead.
 func RepeatedKey(data []byte, foldDepth int) (r Repeated, ok bool) {
-	s := repeatScan{data: data, foldDepth: foldDepth}
-	s.value(SkipSpace(data, 0), "", 0)
-	return s.found, s.ok
+	s := scans.Get().(*repeatScan)
+	s.data, s.foldDepth = data, foldDepth
+	s.value(SkipSpace(data, 0), 0)
+	r, ok = s.found, s.ok
+	if cap(s.keys) <= maxPooledKeys && cap(s.path) <= maxPooledKeys {
+		clear(s.keys[:cap(s.keys)]) // nothing of data is kept
+		clear(s.path[:cap(s.path)])
+		*s = repeatScan{keys: s.keys[:0], path: s.path[:0]}
+		scans.Put(s)
+	}
+	return r, ok
 }
+
+// scans recycles RepeatedKey's scans with their lists: every /requests body is scanned.
+// A scan that a deep or wide body grew past maxPooledKeys keys or steps is left to the
+// collector.
+var scans = sync.Pool{New: func() any { return new(repeatScan) }}
+
+const maxPooledKeys = 1024
 
 // repeatScan walks a valid JSON text for RepeatedKey.
 type repeatScan struct {
@@ -38,20 +55,50 @@ type repeatScan struct {
 	foldDepth int
 	found     Repeated
 	ok        bool
+	// path is where the scan is: the keys and array indexes down to the value it reads, made
+	// into a Place only for a repeat.
+	path []segment
+	// keys holds the keys of every object open around the scan, each object's after its
+	// outer one's (keySet.from): one list, so that a body's objects take no allocation.
+	keys [][]byte
 }
 
-// value scans the value at i, at place and nesting depth, and returns the index past it (-1
-// once a repeat is found).
-func (s *repeatScan) value(i int, place string, depth int) int {
+// segment is a step of repeatScan's path: an object's key, or (key nil) an array's index.
+type segment struct {
+	key   []byte
+	index int
+}
+
+// place is the scan's path as Repeated.Place names it.
+func (s *repeatScan) place() string {
+	var b strings.Builder
+	for _, seg := range s.path {
+		switch {
+		case seg.key == nil:
+			b.WriteString("[" + strconv.Itoa(seg.index) + "]")
+		case b.Len() > 0:
+			b.WriteString("." + string(seg.key))
+		default:
+			b.Write(seg.key)
+		}
+	}
+	return b.String()
+}
+
+// value scans the value at i, at nesting depth, and returns the index past it (-1 once a
+// repeat is found).
+func (s *repeatScan) value(i int, depth int) int {
 	switch s.data[i] {
 	case '{':
-		return s.object(i, place, depth)
+		return s.object(i, depth)
 	case '[':
 		i = SkipSpace(s.data, i+1)
 		for n := 0; s.data[i] != ']'; n++ {
-			if i = s.value(i, place+"["+strconv.Itoa(n)+"]", depth+1); i < 0 {
+			s.path = append(s.path, segment{index: n})
+			if i = s.value(i, depth+1); i < 0 {
 				return -1
 			}
+			s.path = s.path[:len(s.path)-1]
 			if i = SkipSpace(s.data, i); s.data[i] == ',' {
 				i = SkipSpace(s.data, i+1)
 			}
@@ -70,44 +117,87 @@ func (s *repeatScan) value(i int, place string, depth int) int {
 }
 
 // object scans the object at i, as value does.
-func (s *repeatScan) object(i int, place string, depth int) int {
+func (s *repeatScan) object(i int, depth int) int {
 	fold := depth < s.foldDepth
-	seen := map[string]string{} // each key as compared, to the key as given
+	seen := keySet{s: s, from: len(s.keys)}
 	i = SkipSpace(s.data, i+1)
 	for s.data[i] != '}' {
 		end := stringEnd(s.data, i)
 		key := keyText(s.data[i:end])
-		compared := key
-		if fold {
-			compared = strings.ToLower(strings.ToUpper(key)) // K (Kelvin) and ſ too, as encoding/json folds them
-		}
-		if first, taken := seen[compared]; taken {
-			s.found, s.ok = Repeated{Place: place, First: first, Second: key}, true
+		if first, taken := seen.add(key, fold); taken {
+			s.found, s.ok = Repeated{Place: s.place(), First: string(first), Second: string(key)}, true
 			return -1
 		}
-		seen[compared] = key
 		i = SkipSpace(s.data, SkipSpace(s.data, end)+1) // past the colon
-		member := key
-		if place != "" {
-			member = place + "." + key
-		}
-		if i = s.value(i, member, depth+1); i < 0 {
+		s.path = append(s.path, segment{key: key})
+		if i = s.value(i, depth+1); i < 0 {
 			return -1
 		}
+		s.path = s.path[:len(s.path)-1]
 		if i = SkipSpace(s.data, i); s.data[i] == ',' {
 			i = SkipSpace(s.data, i+1)
 		}
 	}
+	seen.done()
 	return i + 1
 }
 
+// keySet is the keys an object has named so far: the scan's keys from from on while they are
+// few (every body the API takes), a map past smallKeySet of them, by the key as compared.
+type keySet struct {
+	s     *repeatScan
+	from  int
+	index map[string][]byte
+}
+
+// smallKeySet is how many keys a keySet compares one by one before it takes a map.
+const smallKeySet = 16
+
+// add records key, compared with case folded when fold is set (as encoding/json folds a
+// field's name: K, the Kelvin sign, is k, and ſ is s); taken is true, with the key first given
+// so, when it was there already.
+func (k *keySet) add(key []byte, fold bool) (first []byte, taken bool) {
+	if k.index != nil {
+		compared := string(key)
+		if fold {
+			compared = strings.ToLower(strings.ToUpper(compared))
+		}
+		if first, taken := k.index[compared]; taken {
+			return first, true
+		}
+		k.index[compared] = key
+		return nil, false
+	}
+	for _, seen := range k.s.keys[k.from:] {
+		if bytes.Equal(seen, key) || fold && bytes.EqualFold(seen, key) {
+			return seen, true
+		}
+	}
+	k.s.keys = append(k.s.keys, key)
+	if len(k.s.keys)-k.from > smallKeySet {
+		k.index = make(map[string][]byte, 2*smallKeySet)
+		for _, seen := range k.s.keys[k.from:] {
+			compared := string(seen)
+			if fold {
+				compared = strings.ToLower(strings.ToUpper(compared))
+			}
+			k.index[compared] = seen
+		}
+		k.s.keys = k.s.keys[:k.from]
+	}
+	return nil, false
+}
+
+// done drops the object's keys from the scan's list, once the object has ended.
+func (k *keySet) done() { k.s.keys = k.s.keys[:k.from] }
+
 // keyText is a JSON string token's text: its bytes between the quotes when it has no escape,
 // else decoded.
-func keyText(token []byte) string {
-	if !strings.ContainsRune(string(token), '\\') {
-		return string(token[1 : len(token)-1])
+func keyText(token []byte) []byte {
+	if bytes.IndexByte(token, '\\') < 0 {
+		return token[1 : len(token)-1]
 	}
 	var key string
 	_ = json.Unmarshal(token, &key) // valid: Valid checked it
-	return key
+	return []byte(key)
 }

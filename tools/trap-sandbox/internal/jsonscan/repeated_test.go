@@ -31,6 +31,9 @@ func TestRepeatedKeyFindsAKeyNamedTwice(t *testing.T) {
 			jsonscan.Repeated{Place: "payload.items[1]", First: "x", Second: "x"}, true},
 		{"not an object", `[1,"a",true,false,null,-2.5e3]`, 1, jsonscan.Repeated{}, false},
 		{"empty", `{}`, 1, jsonscan.Repeated{}, false},
+		{"empty keys", `{"a":[{"":1,"":2}]}`, 1, jsonscan.Repeated{Place: "a[0]", First: "", Second: ""}, true},
+		{"many keys", `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"K3":3}`,
+			1, jsonscan.Repeated{First: "k3", Second: "K3"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, found := jsonscan.RepeatedKey([]byte(tc.text), tc.foldDepth)
@@ -38,4 +41,18 @@ func TestRepeatedKeyFindsAKeyNamedTwice(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// Every /requests body is scanned: the usual one costs no allocation.
+func TestRepeatedKeyAllocatesNothingForAUsualBody(t *testing.T) {
+	if raceDetector {
+		t.Skip("sync.Pool keeps nothing for sure under -race")
+	}
+	body := []byte(`{"type":"lua.exec","payload":{"code":"return 1","timeoutMs":5000,"args":[1,"a",{"x":null}]},"timeoutMs":10000}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, found := jsonscan.RepeatedKey(body, 1); found {
+			t.Fatal("found a repeat")
+		}
+	})
+	assert.Zero(t, allocs)
 }
