@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/embeddednats"
 
 	"tests/internal/harness"
 )
@@ -161,6 +162,47 @@ func TestAnInputTypedOnTheHolderStopsWhenItsTokenIsRevoked(t *testing.T) {
 	assert.Equal(t, aloneStatus, status, body)
 	assert.Equal(t, aloneBody, body, "the answer of a gateway alone")
 }
+
+// TestAnInputTypedOnItsOwnReplicaStopsWhenAFollowerLagsTheRevocation: on a NATS cluster whose
+// account bucket has three stream replicas, replica b's connection is on a follower that has
+// not applied a revocation of alice's token (its Raft traffic from the bucket's leader held),
+// written a moment before on the bucket (tokens revoke --nats, on the leader). Alice types
+// three parts on her computer through b itself, the replica holding its socket: b reads the
+// token between the parts as last written, through the bucket's stream leader, and makes no
+// direct get (which any of the stream's replicas may answer, the lagging follower from what it
+// has applied: the input typed on), and stops before the second part with the answer of a
+// gateway alone. Without it, b's check was the ordinary read, a direct get.
+func TestAnInputTypedOnItsOwnReplicaStopsWhenAFollowerLagsTheRevocation(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	cluster := embeddednats.StartCluster(t, 3)
+	leader, follower := cluster.ReplicatedBucket(accountsBucket)
+	onLeader := &harness.NATS{URL: cluster.URL(leader)}
+	alice := accountsCLI(ctx, t, onLeader, "accounts", "add", "alice")
+	cred := accountsCLI(ctx, t, onLeader, "credentials", "add", "alice")
+	b := startReplica(t, &harness.NATS{URL: cluster.URL(follower)}, "b")
+
+	var directGets uint64
+	status, body, parts := typeWhileRevoked(ctx, t, b, b, cred, alice, func() {
+		cluster.HoldStreamRaft(leader, follower, accountsStream)
+		accountsCLI(ctx, t, onLeader, "tokens", "revoke", tokenID(alice))
+		require.Less(t, cluster.LastSeq(follower, accountsStream), cluster.LastSeq(leader, accountsStream),
+			"b's server has not applied the revocation: the lag this test plays")
+		directGets = cluster.DirectGets(accountsStream)
+	})
+	assert.Equal(t, directGets, cluster.DirectGets(accountsStream), "b's check between the parts made no direct get")
+	assert.Equal(t, 1, parts, "no part after the revocation")
+	assert.Equal(t, http.StatusUnauthorized, status, body)
+	assert.Contains(t, body, `the token \"first\" was revoked`)
+	assert.Contains(t, body, "the rest of the input was not sent")
+}
+
+// accountsBucket is the NATS key-value bucket of the replicas' accounts, and accountsStream
+// its stream.
+const (
+	accountsBucket = "trapos_accounts"
+	accountsStream = "KV_" + accountsBucket
+)
 
 // answerHoldingTheFirstInput makes computer c answer every request at once (the gateway's
 // pings) but its first screen.input, which the test answers itself; every screen.input it gets

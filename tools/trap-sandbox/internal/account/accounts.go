@@ -301,8 +301,9 @@ func (a *Accounts) opens(ctx context.Context, t Token) (Account, error) {
 // the error Authenticate would give its secret now (ErrRevoked, ErrExpired, ErrReserved;
 // ErrBadSecret when it is gone, removed with its account), or the store's failure. It checks
 // no secret, so it lets nobody in: it is for a call whose caller's secret was checked when it
-// began, on another replica (an input relayed to the one holding the computer's socket),
-// which must stop as that caller's next call is refused. The token is read as last written
+// began (on this replica, or on another for an input relayed to the one holding the
+// computer's socket), which must stop as that caller's next call is refused. The token is
+// read as last written
 // (Latest): on a NATS cluster through the bucket's stream leader, so a revocation just made
 // through any replica is seen; a token found revoked or expired costs no other read.
 func (a *Accounts) TokenStillOpens(ctx context.Context, selector string) error {

@@ -58,10 +58,12 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				refuseToken(w, err)
 				return
 			}
-			serveAs(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: tok.Selector, Until: tok.ExpiresAt}, func(ctx context.Context) *protocol.Error {
-				_, err := accounts.Authenticate(ctx, got)
-				return stillRefusal(err)
-			})
+			// Its secret checked now, the call's later checks read the token by its id as last
+			// written (TokenStillAuthorized), as the replica holding a computer checks a caller
+			// of another replica's: on a NATS cluster a follower that has not applied a
+			// revocation made through another replica a moment ago would let the input go on.
+			serveAs(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: tok.Selector, Until: tok.ExpiresAt},
+				TokenStillAuthorized(accounts, tok.Selector))
 			return
 		}
 		if bearer && passes != nil && strings.HasPrefix(got, string(account.KindPass)+"_") {
@@ -312,8 +314,9 @@ func WithStillAuthorized(ctx context.Context, still func(context.Context) *proto
 }
 
 // TokenStillAuthorized is the StillAuthorized check of a caller that came with the account API
-// token of id tokenID, checked when its call began on another replica: it refuses as that
-// replica's own check of the token's secret would (account.Accounts.TokenStillOpens).
+// token of id tokenID, its secret checked when its call began (here, or on another replica for
+// an input relayed to the one holding the computer): it refuses as a new request with the
+// token's secret would, reading the token as last written (account.Accounts.TokenStillOpens).
 func TokenStillAuthorized(accounts *account.Accounts, tokenID string) func(context.Context) *protocol.Error {
 	return func(ctx context.Context) *protocol.Error {
 		return stillRefusal(accounts.TokenStillOpens(ctx, tokenID))
