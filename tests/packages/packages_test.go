@@ -65,6 +65,27 @@ func TestRepositoryShipsEveryAPI(t *testing.T) {
 	}
 }
 
+// TestSandboxUninstallKnowsThePackagesFiles holds the client's own list of its install paths
+// (libsandboxuninstall's PACKAGE_FILES, where sandbox uninstall looks for a stopped first
+// install's <file>.new without a record) to the package's: a file added to the package and not
+// to the list would be left behind.
+func TestSandboxUninstallKnowsThePackagesFiles(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+	sandbox := readDescriptor(t, filepath.Join(root, "packages", "trapos-sandbox", "ccpm.json"))
+	source, err := os.ReadFile(filepath.Join(root, "trapos", "apis", "libsandboxuninstall.lua"))
+	require.NoError(t, err)
+	list := regexp.MustCompile(`(?s)\nlocal PACKAGE_FILES = \{\n(.*?)\n\};`).FindSubmatch(source)
+	require.NotNil(t, list, "libsandboxuninstall.lua has no PACKAGE_FILES list")
+	var listed []string
+	for _, line := range strings.Split(string(list[1]), "\n") {
+		path, ok := strings.CutSuffix(strings.TrimSpace(line), ",")
+		require.True(t, ok, "PACKAGE_FILES line %q", line)
+		listed = append(listed, strings.Trim(path, `"`))
+	}
+	assert.Equal(t, sandbox.Files, listed, "libsandboxuninstall's PACKAGE_FILES is not packages/trapos-sandbox/ccpm.json's files")
+}
+
 func readDescriptor(t *testing.T, file string) packages.Descriptor {
 	t.Helper()
 	raw, err := os.ReadFile(file)

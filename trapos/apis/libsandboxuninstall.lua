@@ -33,6 +33,35 @@ local OLD_INSTALLER_COPY = "/programs/sandbox-install.lua";
 
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 
+-- The package's install paths, without the leading / (packages/trapos-sandbox/ccpm.json's
+-- files, in its order: tests/packages holds this list to it). The installer gives its own to
+-- uninstall; `sandbox uninstall` has no record after a stopped first install, and looks beside
+-- these for the files it left (<path>.new), which are the installer's by their names.
+local PACKAGE_FILES = {
+  "apis/libsandbox.lua",
+  "apis/libsandboxcodec.lua",
+  "apis/libsandboxsettings.lua",
+  "apis/libsandboxevents.lua",
+  "apis/libsandboxdaemon.lua",
+  "apis/libsandboxversion.lua",
+  "apis/libsandboxadvice.lua",
+  "apis/libsandboxrequests.lua",
+  "apis/libsandboxfiles.lua",
+  "apis/libsandboxexec.lua",
+  "apis/libsandboxprotected.lua",
+  "apis/libsandboxlog.lua",
+  "apis/libsandboxserve.lua",
+  "apis/libsandboxai.lua",
+  "apis/libsandboxscreen.lua",
+  "apis/libsandboxlink.lua",
+  "apis/libsandboxlayout.lua",
+  "apis/libsandboxuninstall.lua",
+  "servers/sandbox.lua",
+  "programs/sandbox.lua",
+  "programs/ai.lua",
+  "help/sandbox.txt",
+};
+
 -- The installer's record: its version, files (install paths, without the leading /), hook
 -- and dirs (the directories it made); nil when there is none, or it is not one.
 local function readManifest()
@@ -176,8 +205,8 @@ local function new(out)
   -- Removes the package as the manifest names it: its files (and any beside them), the hook,
   -- the record, the directories the installer made once empty, and every sandbox.* setting;
   -- says what it removed, and what the player has left to do. Without a manifest, the files a
-  -- stopped first install left beside paths (the package's install paths; the installer
-  -- knows them, the client, which has no record to read them from, gives none). confirm, when
+  -- stopped first install left beside paths (the package's install paths, as the installer
+  -- gives them; nil: PACKAGE_FILES, this client's own, for `sandbox uninstall`). confirm, when
   -- given, is asked with the installed version before anything is removed: `sandbox
   -- uninstall` is two words (one with completion) where the install line's is typed out whole,
   -- and it takes the computer's settings and credential with it. False from it removes nothing.
@@ -191,9 +220,9 @@ local function new(out)
       return false;
     end
     if manifest == nil then
-      local removed = removeStoppedInstall(paths or {});
+      local removed = removeStoppedInstall(paths or PACKAGE_FILES);
       if removed > 0 then
-        print("Removed " .. removed .. " files that a stopped install had left.");
+        print("Removed " .. removed .. (removed == 1 and " file" or " files") .. " that a stopped install had left.");
       else
         print("trapos-sandbox was not installed by the gateway's installer: nothing to remove.");
       end
@@ -280,6 +309,7 @@ return {
   MOVED_STARTUP = MOVED_STARTUP,
   STARTUP_MOVING = STARTUP_MOVING,
   OLD_INSTALLER_COPY = OLD_INSTALLER_COPY,
+  PACKAGE_FILES = PACKAGE_FILES,
   readManifest = readManifest,
   daemonStatus = daemonStatus,
   removeEmptyDirs = removeEmptyDirs,

@@ -157,6 +157,34 @@ describe("libsandboxuninstall", function()
     expect(fs.exists(lib.HOOK_NEW)):eq(false);
   end);
 
+  it("removes what a stopped first install left beside the package's files when given none, as sandbox uninstall", function()
+    -- sandbox uninstall gave no paths: it said nothing was installed, and left a stopped first
+    -- install's files where the install line's uninstall removed them.
+    local left = { "/apis/libsandboxscreen.lua" .. lib.NEW, "/programs/ai.lua" .. lib.NEW, "/help/sandbox.txt" .. lib.NEW };
+    local players = { "/apis/mine.lua" .. lib.NEW, "/apis/libsandboxscreen.lua.old" };
+    for _, path in ipairs(left) do
+      put(path, "-- the installer's");
+    end
+    for _, path in ipairs(players) do
+      put(path, "-- the player's");
+    end
+    local uninstaller, printed = newUninstaller();
+    local ok, err = pcall(uninstaller.uninstall);
+    local kept = {};
+    for _, path in ipairs(players) do
+      kept[#kept + 1] = fs.exists(path);
+      fs.delete(path);
+    end
+    for _, path in ipairs(left) do
+      fs.delete(path);
+    end
+    expect({ ok, err }):same({ true, true });
+    expect(printed):same({ "Removed 3 files that a stopped install had left." });
+    expect(kept):same({ true, true });
+    expect({ fs.exists("/apis/libsandboxscreen.lua"), fs.exists("/programs/ai.lua"), fs.exists("/help/sandbox.txt") })
+      :same({ true, true, true });
+  end);
+
   it("removes nothing without a record, and says so", function()
     local uninstaller, printed = newUninstaller();
     expect(uninstaller.uninstall()):eq(true);
