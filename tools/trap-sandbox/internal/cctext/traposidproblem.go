@@ -14,6 +14,23 @@ import (
 // generous; it keeps listings, logs and every frame that carries the id small.
 const MaxTraposIDBytes = 256
 
+// NoComputerHas reports whether id is longer than any computer's traposId can be (hello refuses
+// one over MaxTraposIDBytes): a host's name for a computer that no socket holds, whatever it
+// says. Such a name is never echoed (ShownName) nor sent.
+func NoComputerHas(id string) bool {
+	return len(id) > MaxTraposIDBytes && protocol.WireLen(id) > MaxTraposIDBytes
+}
+
+// ShownName is how the gateway's messages name a computer a host asked for: as the lists show
+// it (ShowTraposID), but a name no computer has (NoComputerHas) by its length, which says why it
+// is not there (echoed, a 600 KB name came back whole in the answer to it).
+func ShownName(id string) string {
+	if NoComputerHas(id) {
+		return fmt.Sprintf("of a traposId of %d bytes (a computer's is at most %d)", len(id), MaxTraposIDBytes)
+	}
+	return ShowTraposID(id)
+}
+
 // maxProblemBytes bounds the traposId quoted in TraposIDProblem's words (as the gateway's log
 // lines clip a peer's values).
 const maxProblemBytes = 200

@@ -15,9 +15,9 @@ import (
 // NotConnected is the not_connected error of a computer that no socket holds, on this replica
 // or any other: the one wording of it. What the caller can do about it is added by Hint.
 // It is marked Absent, which Hint and the MCP module read (never its words: a label holds any
-// of them).
+// of them). A name longer than any computer's is named by its length (cctext.ShownName).
 func NotConnected(traposID string) *protocol.Error {
-	pe := protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", cctext.ShowTraposID(traposID))
+	pe := protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", cctext.ShownName(traposID))
 	pe.Absent = true
 	return pe
 }

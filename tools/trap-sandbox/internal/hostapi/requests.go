@@ -143,9 +143,11 @@ const frameOverhead = 256
 
 // mayExceedFrame reports whether the gateway_request could exceed protocol.MaxFrameBytes: a
 // string encodes to at most 6 bytes a byte (\u00XX), a payload compacted to at most its own
-// length. Only a frame that may is worth encoding to find out (frameTooLarge).
+// length. Only a frame that may is worth encoding to find out (frameTooLarge). A traposId
+// longer than any computer's (cctext.NoComputerHas) makes no frame: no socket holds it, and
+// not_connected says so, where a 600 KB name was told to send a smaller payload.
 func mayExceedFrame(traposID, typ string, payload json.RawMessage) bool {
-	return frameOverhead+6*(len(traposID)+len(typ))+len(payload) > protocol.MaxFrameBytes
+	return frameOverhead+6*(len(traposID)+len(typ))+len(payload) > protocol.MaxFrameBytes && !cctext.NoComputerHas(traposID)
 }
 
 // frameTooLarge encodes the gateway_request, with a messageId as long as the gateway's, to

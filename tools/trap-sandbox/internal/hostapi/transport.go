@@ -83,7 +83,7 @@ func (t Gateway) ComputersNoted(ctx context.Context) ([]computer.Computer, strin
 // admin whose own account has none, the one account that has it.
 func (t Gateway) accountOf(caller account.Caller, traposID string) (string, error) {
 	if caller.Only != "" && caller.Only != traposID {
-		return "", protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected (this caller reaches only computer %s)", cctext.ShowTraposID(traposID), cctext.ShowTraposID(caller.Only))
+		return "", protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected (this caller reaches only computer %s)", cctext.ShownName(traposID), cctext.ShowTraposID(caller.Only))
 	}
 	if !caller.Admin || t.gw.Connected(caller.Account, traposID) {
 		// Its own, or connected in its own account: no walk over every computer (per request,

@@ -1,0 +1,53 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestANameLongerThanAnyComputersIsNotConnected: a traposId no computer can have (hello
+// refuses one over 256 bytes) is not_connected on every {traposId} route of the real binary,
+// named by its length. POST …/requests answered it 413 "send a smaller payload" for a payload
+// of {}, and the other routes echoed the 600 KB name whole in their answer.
+func TestANameLongerThanAnyComputersIsNotConnected(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	answerRequests(ctx, connect(ctx, t, g, "7:kitchen"), "7:kitchen")
+	long := "7:" + strings.Repeat("k", 600_000)
+	for _, route := range []struct{ method, path, body string }{
+		{http.MethodPost, "/requests", `{"type":"ping"}`},
+		{http.MethodPost, "/input", `{"events":[{"type":"char","text":"x"}]}`},
+		{http.MethodGet, "/screen", ""},
+		{http.MethodGet, "/files/door.lua", ""},
+		{http.MethodPost, "/revoke", `{}`},
+	} {
+		t.Run(route.method+" "+route.path, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(ctx, route.method, g.URL("/trapos/computers/"+long+route.path), bytes.NewReader([]byte(route.body)))
+			require.NoError(t, err)
+			if route.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Equal(t, http.StatusNotFound, resp.StatusCode, "%.300s", body)
+			assert.Less(t, len(body), 2000, "the name is not echoed: %.300s", body)
+			var answer struct {
+				Error struct{ Code, Message string }
+			}
+			require.NoError(t, json.Unmarshal(body, &answer), "%.300s", body)
+			assert.Equal(t, "not_connected", answer.Error.Code)
+			assert.Contains(t, answer.Error.Message, fmt.Sprintf("computer of a traposId of %d bytes (a computer's is at most 256) is not connected; did you mean \"7:kitchen\"?", len(long)))
+		})
+	}
+}
