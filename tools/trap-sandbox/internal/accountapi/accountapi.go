@@ -215,17 +215,24 @@ func (m *Module) writeError(w http.ResponseWriter, err error, who []any) {
 	}
 	switch {
 	case errors.Is(err, account.ErrForbidden):
-		server.WriteError(w, http.StatusForbidden, protocol.CodeForbidden, err.Error())
+		server.WriteError(w, http.StatusForbidden, protocol.CodeForbidden, withoutKind(err, account.ErrForbidden))
 	case errors.Is(err, account.ErrNotFound):
 		server.WriteError(w, http.StatusNotFound, CodeNotFound, err.Error())
 	case errors.Is(err, account.ErrExists):
 		server.WriteError(w, http.StatusConflict, CodeExists, err.Error())
 	case errors.Is(err, account.ErrInvalid):
-		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, err.Error())
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, withoutKind(err, account.ErrInvalid))
 	default:
 		m.log.Error("account API: the account store failed", append([]any{"err", err}, who...)...)
 		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, account.FailedMessage(err))
 	}
+}
+
+// withoutKind is err's message without the word of its kind (kind, a sentinel it wraps, as
+// "forbidden: …" or "invalid: …"), which the answer's code says: the message is the sentence
+// docs/http-api.md shows, "adding an account needs an admin token, …".
+func withoutKind(err, kind error) string {
+	return strings.TrimPrefix(err.Error(), kind.Error()+": ")
 }
 
 // decode reads a JSON body into v (server.DecodeBody); a body that is not one is ErrInvalid,

@@ -288,7 +288,7 @@ func TestRoutesBadInput(t *testing.T) {
 	// A lifetime past the cap is told the cap, not "give a positive number" (it is one).
 	_, err = c.AddToken(ctx, "alice", "big", 1000000*time.Hour)
 	require.ErrorIs(t, err, account.ErrInvalid)
-	assert.Equal(t, "invalid: expiresInSeconds 3600000000: give a number of seconds from 1 to 3153600000 (100 years), or 0 for a token that never expires", err.Error())
+	assert.Equal(t, "expiresInSeconds 3600000000: give a number of seconds from 1 to 3153600000 (100 years), or 0 for a token that never expires", err.Error())
 	toks, err := c.Tokens(ctx, "alice")
 	require.NoError(t, err)
 	assert.Len(t, toks, 1, "none was made")
@@ -303,12 +303,14 @@ func TestRoutesBadInput(t *testing.T) {
 }
 
 // A body of the wrong shape is told in the API's terms (server.BodyError), not in the words
-// encoding/json has for the Go struct behind the route.
+// encoding/json has for the Go struct behind the route, and its message starts with them: it
+// was "invalid: …", the store's word for the kind, which the code (bad_payload) says.
 func TestABadBodyNamesTheField(t *testing.T) {
 	f := newFixture(t)
 	for body, want := range map[string]string{
-		`{"id":5}`:           `invalid: \"id\" must be a string (got a number)`,
-		`{"id":"x","age":1}`: `invalid: the body has a field the route does not take, \"age\": send a JSON object {\"id\":..., \"admin\":...}`,
+		`{"id":5}`:           `"message":"\"id\" must be a string (got a number)"`,
+		`{"id":"x","age":1}`: `"message":"the body has a field the route does not take, \"age\": send a JSON object {\"id\":..., \"admin\":...}"`,
+		`{"id":"x","ID":"y"}`: `"message":"the body names the keys \"id\" and \"ID\", which the gateway reads as one`,
 	} {
 		status, answer := f.postAccount(t, body)
 		assert.Equal(t, http.StatusBadRequest, status, body)
@@ -429,7 +431,8 @@ func TestRemoveAccountRoute(t *testing.T) {
 	_, err := f.client(f.token["alice"].Secret).RemoveAccount(ctx, "bob")
 	assert.Equal(t, http.StatusForbidden, status(err))
 	assert.ErrorIs(t, err, account.ErrForbidden)
-	assert.Contains(t, err.Error(), `removing an account needs an admin token, and this one is of "alice", a user`)
+	assert.True(t, strings.HasPrefix(err.Error(), `removing an account needs an admin token, and this one is of "alice", a user`),
+		"the message is the sentence, not \"forbidden: …\" (the code says that): %s", err)
 	_, err = f.client(f.token["alice"].Secret).RemoveAccount(ctx, "alice")
 	assert.Equal(t, http.StatusForbidden, status(err), "a user does not remove its own account either")
 
