@@ -308,8 +308,8 @@ func TestRoutesBadInput(t *testing.T) {
 func TestABadBodyNamesTheField(t *testing.T) {
 	f := newFixture(t)
 	for body, want := range map[string]string{
-		`{"id":5}`:           `"message":"\"id\" must be a string (got a number)"`,
-		`{"id":"x","age":1}`: `"message":"the body has a field the route does not take, \"age\": send a JSON object {\"id\":..., \"admin\":...}"`,
+		`{"id":5}`:            `"message":"\"id\" must be a string (got a number)"`,
+		`{"id":"x","age":1}`:  `"message":"the body has a field the route does not take, \"age\": send a JSON object {\"id\":..., \"admin\":...}"`,
 		`{"id":"x","ID":"y"}`: `"message":"the body names the keys \"id\" and \"ID\", which the gateway reads as one`,
 	} {
 		status, answer := f.postAccount(t, body)
