@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -37,20 +36,9 @@ import (
 	"fakecraft/fakecrafttest"
 	"fakecraft/pocket"
 
+	"tests/internal/browser"
 	"tests/internal/harness"
 )
-
-// chromiumPath finds a Chromium to drive; CI installs Debian's (.ci/run).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("the web console's browser test needs Chromium (apt-get install -y chromium; .ci/run installs it): none on PATH")
-	return ""
-}
 
 // consolePage is a headless Chromium page for the web console; hosts are extra names the
 // browser resolves to 127.0.0.1 (a gateway reached by a name other than localhost). until
@@ -71,27 +59,7 @@ func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page conte
 // consolePageWith is consolePage in a browser started with the options extra too.
 func consolePageWith(ctx context.Context, t *testing.T, extra ...chromedp.ExecAllocatorOption) (page context.Context, until func(t *testing.T, what, js string)) {
 	t.Helper()
-	opts := append([]chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		// A page gone back to is loaded anew, as a closed tab reopened is (never from memory).
-		chromedp.Flag("disable-back-forward-cache", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}, extra...)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	page, closePage := chromedp.NewContext(alloc)
-	t.Cleanup(closePage)
-	return page, func(t *testing.T, what, js string) {
-		t.Helper()
-		_, err := chromedp.Run(page, chromedp.Poll[bool](js))
-		if err != nil { // what the page showed then: its status and the screen as text
-			shown, _ := chromedp.Run(page, chromedp.Evaluate[[]string](`[document.getElementById("status").textContent,
-				document.getElementById("screen-text").textContent]`))
-			require.NoError(t, err, "waiting for %s; the page showed %q", what, shown)
-		}
-	}
+	return browser.ConsolePage(ctx, t, extra...)
 }
 
 // logIn opens the web console at url (its list, or a computer's view by its fragment:
