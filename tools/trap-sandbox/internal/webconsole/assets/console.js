@@ -43,6 +43,12 @@ function utf8(text) {
   return String.fromCharCode(...new TextEncoder().encode(text));
 }
 
+// fromUTF8 is utf8's inverse: a header's value as the gateway wrote it, UTF-8, which fetch
+// gives as one character a byte ("küche" read "kÃ¼che").
+function fromUTF8(bytes) {
+  return new TextDecoder().decode(Uint8Array.from(bytes, (c) => c.charCodeAt(0)));
+}
+
 function status(text) { $("status").textContent = text; }
 
 // showLogout shows the log-out button while this tab holds a token the gateway took (kept):
@@ -355,6 +361,20 @@ async function api(path, options) {
 
 // ---- the computer list
 
+// partialListHeader, on the list's answer, says why the list leaves computers out: a replica
+// cut off from NATS lists only the computers it holds (docs/scale-out.md). Its words are the
+// gateway's, as trap-sandbox computers and MCP's list_computers say them.
+const partialListHeader = "X-Trapos-Partial-List";
+
+// showPartial shows above the list why it leaves computers out (partialListHeader's value), or
+// nothing for a whole list: the other replicas' computers looked gone, "No computer is
+// connected" under an empty one.
+function showPartial(why) {
+  const note = $("partial-list");
+  note.textContent = why ? why[0].toUpperCase() + why.slice(1) + "." : "";
+  note.hidden = !why;
+}
+
 // loadList shows the list, with note (none: "") in the status.
 async function loadList(note) {
   const asked = shown;
@@ -365,6 +385,7 @@ async function loadList(note) {
     if (!res.ok) { status("The gateway answered " + res.status); return; }
     const computers = await res.json();
     if (asked !== shown) return;
+    const partial = res.headers.get(partialListHeader);
     const body = $("computer-list");
     body.replaceChildren();
     for (const c of computers) {
@@ -392,6 +413,7 @@ async function loadList(note) {
         " is connected (this token reaches that account's computers only)." : "No computer is connected.";
     }
     body.classList.remove("stale");
+    showPartial(partial ? fromUTF8(partial) : "");
     $("no-computers").hidden = computers.length > 0;
     show("computers");
     status(note || "");
