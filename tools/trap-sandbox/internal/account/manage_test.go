@@ -2,6 +2,8 @@ package account_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -346,4 +348,33 @@ func TestWhatAnExpiringTokenMakesExpiresWithIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, forever.Token.ExpiresAt.IsZero(), "a token that never expires makes one that never does")
 	assert.False(t, forever.ExpiresWithCaller)
+}
+
+// TestAWholeSecretGivenForAnIDIsNotEchoed: a user revoking another account's token, credential
+// or enrollment key by the whole secret (POST /trapos/tokens/tsa_…_…/revoke) is told not found,
+// as by its id, and the answer names the secret by its kind and id alone: it echoed the
+// secret whole, into the answer and whatever logs or shows it.
+func TestAWholeSecretGivenForAnIDIsNotEchoed(t *testing.T) {
+	m := newManaged(t)
+	ctx := t.Context()
+	op := m.accounts.Manage(account.OperatorCaller)
+	tok, err := op.AddToken(ctx, "bob", "laptop", 0)
+	require.NoError(t, err)
+	cred, err := op.AddCredential(ctx, "bob")
+	require.NoError(t, err)
+	alice := m.accounts.Manage(account.Caller{Account: "alice"})
+	for what, secret := range map[string]string{"token": tok.Secret, "credential": cred.Secret} {
+		var err error
+		if what == "token" {
+			_, err = alice.RevokeToken(ctx, secret)
+		} else {
+			_, err = alice.RevokeCredential(ctx, secret)
+		}
+		require.ErrorIs(t, err, account.ErrNotFound, what)
+		_, _, secretPart := strings.Cut(strings.TrimPrefix(secret, secret[:4]), "_")
+		assert.NotContains(t, err.Error(), secretPart, what)
+		kind, selector, _ := account.Identify(secret)
+		assert.Equal(t, fmt.Sprintf(`%s "%s_%s_…" (a whole secret, shown without its secret part: its id is %q): not found`, what, kind, selector, selector), err.Error())
+	}
+	assert.Equal(t, `"7:kitchen"`, account.ShowID("7:kitchen"), "any other id as it is")
 }

@@ -58,10 +58,16 @@ func beyondAnyID(what, id string) error {
 }
 
 // ShowID is id as a message names it: quoted, or, past the longest id a record has
-// (maxSelectorBytes), its length, so an answer or a log line never carries a caller's 600 KB.
+// (maxSelectorBytes), its length, so an answer or a log line never carries a caller's 600 KB;
+// and a whole secret given for its id (POST /trapos/tokens/tsa_…_…/revoke) by its kind and id
+// alone: the answer to a revocation by another account's token echoed that token whole.
 func ShowID(id string) string {
 	if len(id) > maxSelectorBytes {
 		return fmt.Sprintf("of an id of %d bytes (ids are at most %d)", len(id), maxSelectorBytes)
+	}
+	if kind, selector, ok := Identify(id); ok {
+		return fmt.Sprintf("%s (a whole secret, shown without its secret part: its id is %s)",
+			strconv.Quote(string(kind)+"_"+selector+"_…"), strconv.Quote(selector))
 	}
 	return strconv.Quote(id)
 }
