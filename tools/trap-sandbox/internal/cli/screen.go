@@ -84,19 +84,21 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	if !ok || !console.IsTerminal(int(tty.Fd())) {
 		return notATerminal
 	}
-	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it. No
-	// computer's screen is narrower than a pocket computer's; the first frame says this one's.
 	// A terminal that says 0×0 has no size set (a pty whose opener never set it: script(1)
 	// run from a pipe, docker exec -t before its first resize): drawn in as one whose size
-	// cannot be read, where "make it larger" was asked of a size no one can change.
-	termW, termH, err := console.Size(int(tty.Fd()))
-	sized := err == nil && termW > 0 && termH > 0
-	if sized && (termW < fcomputer.PocketWidth || termH < fcomputer.TermHeight) {
-		// Before the stream, which would start a watch on the computer, whose size is not
-		// known yet: both sizes are named, as told the pocket computer's alone a person who
-		// made the terminal so was then told an ordinary computer's.
-		return fmt.Errorf("no computer's screen fits a terminal smaller than %d×%d (a pocket computer's; any other computer's needs %d×%d), and this one is %d×%d: make it larger (`%s` reads the screen once)",
-			fcomputer.PocketWidth, fcomputer.TermHeight, fcomputer.TermWidth, fcomputer.TermHeight, termW, termH, c.readOnce())
+	// cannot be read, where "make it larger" was asked of a size no one can change. Any other
+	// is read again at each resize (SIGWINCH), and the view laid out anew (lay).
+	size := func() (int, int) {
+		w, h, err := console.Size(int(tty.Fd()))
+		if err != nil {
+			return 0, 0
+		}
+		return w, h
+	}
+	if termW, termH := size(); termW > 0 && termH > 0 && (termW < minViewWidth || termH < minViewHeight) {
+		// Before the stream, which would start a watch on the computer for nothing.
+		return fmt.Errorf("this terminal is %d×%d, and the view needs %d×%d at least: make it larger (`%s` reads the screen once)",
+			termW, termH, minViewWidth, minViewHeight, c.readOnce())
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -110,17 +112,6 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return err
 	}
 	defer body.Close()
-	frames, width, height := firstFrame(body)
-	if c.Monitor != "" {
-		// A monitor larger than a computer's screen (an advanced monitor at text scale 0.5 is
-		// 164×81 at most) is shown by its top left, as much as the view draws, and the status
-		// line says so: a computer's terminal fits it.
-		width, height = min(width, fcomputer.MaxWidth), min(height, fcomputer.MaxHeight)
-	}
-	// A pocket computer's 20th row is drawn where the terminal has one: 19 rows are enough.
-	if needH := min(height, fcomputer.TermHeight); sized && (termW < width || termH < needH) {
-		return c.tooSmall(termW, termH, width, needH)
-	}
 	restore, err := console.MakeRaw(int(tty.Fd()))
 	if err != nil {
 		return notATerminal
@@ -130,20 +121,21 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return err
 	}
 	defer func() { _, _ = out.Write(console.Stop()) }()
-	// A pocket computer's 20th row is drawn where the terminal has one (a 19-row terminal
-	// shows the top 19). The status line is the row under the screen, or in a terminal with
-	// none the screen's last row, drawn again once the view is live.
-	statusRow := height + 1
-	if sized {
-		statusRow = min(statusRow, termH)
-	}
-	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours), Width: termW, Height: termH}, out: out,
+	resized := make(chan struct{}, 1)
+	stopResizes := console.NotifyResize(func() {
+		select {
+		case resized <- struct{}{}:
+		default: // one waiting is enough: the size is read when it is taken
+		}
+	})
+	defer stopResizes()
+	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours)}, out: out,
 		send: c.typeKeys, info: c.info, busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
-		reopen: c.open, waitFor: c.Wait, statusRow: statusRow, monitor: c.Monitor}
+		reopen: c.open, waitFor: c.Wait, size: size, resized: resized, monitor: c.Monitor}
 	if c.Monitor != "" {
 		v.info = nil // a monitor takes no keys: what its owner allows of them is not asked
 	}
-	err = v.run(ctx, tty, frames)
+	err = v.run(ctx, tty, body)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
 		return failure(c.TraposID, c.command(), err)
@@ -223,13 +215,6 @@ func (c *ScreenCmd) info(ctx context.Context) (computer.Info, error) {
 	return c.client().Info(ctx, c.TraposID, 0)
 }
 
-// tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h, once
-// the stream has said the screen's size (RunCommand names the command before it).
-func (c *ScreenCmd) tooSmall(termW, termH, w, h int) error {
-	return fmt.Errorf("the computer's screen needs a terminal of %d×%d at least, and this one is %d×%d: make it larger (`%s` reads the screen once)",
-		w, h, termW, termH, c.readOnce())
-}
-
 // readOnce is the command line that reads the screen once without a terminal, as it runs
 // (commandLine: this gateway's --url, the traposId one shell word).
 func (c *ScreenCmd) readOnce() string {
@@ -237,39 +222,6 @@ func (c *ScreenCmd) readOnce() string {
 		return c.commandLine("screen", typedID(c.TraposID), "--monitor", c.Monitor, "--once")
 	}
 	return c.commandLine("screen", typedID(c.TraposID), "--once")
-}
-
-// firstFrame reads stream up to its first frame's data and returns that frame's size (an
-// ordinary computer's 51×19 when it says none, or ends first: the viewer then says why) and
-// the stream again, whole, for the viewer.
-func firstFrame(stream io.Reader) (r io.Reader, width, height int) {
-	var read bytes.Buffer
-	br := bufio.NewReader(stream)
-	width, height = fcomputer.TermWidth, fcomputer.TermHeight
-	name := ""
-	for {
-		line, err := br.ReadString('\n')
-		read.WriteString(line)
-		if err != nil {
-			break
-		}
-		if n, ok := strings.CutPrefix(line, "event: "); ok {
-			name = strings.TrimRight(n, "\r\n")
-			continue
-		}
-		data, ok := strings.CutPrefix(line, "data: ")
-		if !ok || name == "" {
-			continue
-		}
-		if name == "frame" {
-			var f screen.FrameJSON
-			if json.Unmarshal([]byte(data), &f) == nil && f.Width > 0 && f.Height > 0 {
-				width, height = f.Width, f.Height
-			}
-		}
-		break
-	}
-	return io.MultiReader(&read, br), width, height
 }
 
 // stream opens the gateway's live view of the computer's screen. While the computer is busy
@@ -380,18 +332,22 @@ type viewer struct {
 	after     func(time.Duration) <-chan time.Time
 	// reopen asks the gateway for the live view again once the computer went away and may come
 	// back (comesBack); nil: the view ends with the stream. waitFor bounds the wait for it (0:
-	// until the person leaves). The status line, at statusRow (1-based; 0: the row under
-	// the screen's 19), says what the view waits for meanwhile.
-	reopen    func(context.Context) (io.ReadCloser, error)
-	waitFor   time.Duration
-	statusRow int
+	// until the person leaves). The status line says what the view waits for meanwhile.
+	reopen  func(context.Context) (io.ReadCloser, error)
+	waitFor time.Duration
+	// size reads the terminal's size (0×0, or size nil: not known, drawn in as it comes);
+	// resized says it changed (SIGWINCH): the view reads it again and lays itself out anew.
+	size    func() (width, height int)
+	resized <-chan struct{}
 	// info asks the computer what its owner allows now (computer.info's allowed; nil: a
 	// client older than 0.5.15, which does not say) and which client it runs (what it takes
 	// of the mouse). nil: the view never asks, learns that the computer is only viewed from
 	// its refusal of a key, and sends a mouse press as a click, which every client takes.
 	info func(context.Context) (computer.Info, error)
-	// statusRows is how many rows the status line shown takes (wrapped in a narrow terminal).
-	statusRows int
+	// termW×termH is the terminal's size last read; laid the layout last drawn (drawn: any).
+	termW, termH int
+	laid         layout
+	drawn        bool
 	// held is the clock of a held Ctrl-T's keys (console.Decoder's KeepCtrlTDown): it tells
 	// the terminal's repeats from a new press, and when the repeats stopped, the keys let go
 	// then (nil: clock.Real).
@@ -402,16 +358,11 @@ type viewer struct {
 }
 
 // monitorStatus is the status line's part for a view of monitor name, whose last frame is f:
-// that it is read only and how to leave, its text scale, and, when it is larger than the view
-// draws, which part is shown.
+// that it is read only, and its text scale (how much of it is shown is the layout's: lay).
 func monitorStatus(name string, f screen.FrameJSON) string {
-	status := fmt.Sprintf("monitor %s, read only (keys are not sent; Ctrl-S held leaves)", name)
+	status := fmt.Sprintf("monitor %s, read only: keys are not sent", name)
 	if f.TextScale > 0 {
 		status += fmt.Sprintf("; text scale %s", strconv.FormatFloat(f.TextScale, 'f', -1, 64))
-	}
-	if f.Width > fcomputer.MaxWidth || f.Height > fcomputer.MaxHeight {
-		status += fmt.Sprintf("; %d×%d, its top left %d×%d shown", f.Width, f.Height,
-			min(f.Width, fcomputer.MaxWidth), min(f.Height, fcomputer.MaxHeight))
 	}
 	return status
 }
@@ -511,8 +462,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	if v.held != nil {
 		held = v.held
 	}
-	shownW, shownH := fcomputer.TermWidth, fcomputer.TermHeight
-	d := console.Decoder{KeepCtrlTDown: true, Now: held.Now, Screen: func() (int, int) { return shownW, shownH }}
+	d := console.Decoder{KeepCtrlTDown: true, Now: held.Now, Screen: v.shown}
 	var letGo clock.Timer // set while keys are down, for when they go up
 	var letGoAt time.Time
 	defer func() {
@@ -583,24 +533,23 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		}
 		return false
 	}
-	// statusShown draws the live status line (liveStatus) while the computer is live (away,
-	// its own status is shown), or clears it once there is nothing to say.
-	var lastFrame screen.FrameJSON // for a monitor's status: its size and text scale
-	status := func() string {
-		if v.monitor == "" {
-			return liveStatus(only.on, unseen)
+	// redraw draws the view as it is now: the last screen, greyed while the computer is away,
+	// and the status line, saying why it is away, or, live, what the view has to say
+	// (liveStatus; a monitor's, monitorStatus), laid out for the terminal (draw).
+	var lastFrame screen.FrameJSON // the screen's size as the computer has it; a monitor's text scale
+	awayStatus := ""               // why the computer is away, while it is
+	redraw := func() error {
+		message := awayStatus
+		if live && v.monitor == "" {
+			message = liveStatus(only.on, unseen)
+		} else if live {
+			message = joinStatus(monitorStatus(v.monitor, lastFrame), liveStatus(false, unseen))
 		}
-		return strings.Join(slices.DeleteFunc([]string{monitorStatus(v.monitor, lastFrame), liveStatus(false, unseen)},
-			func(s string) bool { return s == "" }), "; ")
-	}
-	shownStatus := "" // the live status line last drawn
-	statusShown := func() error {
-		if !live {
-			return nil
-		}
-		shownStatus = status()
-		_, err := v.out.Write(v.showStatus(nil, shownStatus))
+		_, err := v.out.Write(v.draw(last, lastFrame.Width, lastFrame.Height, !live, message))
 		return err
+	}
+	if v.size != nil {
+		v.termW, v.termH = v.size()
 	}
 	for {
 		var sendTo chan<- []computer.InputEvent // nil, never ready, while nothing waits
@@ -661,7 +610,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			case err == nil:
 				if probe { // the owner allows typing again: the key went
 					only.set(false)
-					if err := statusShown(); err != nil {
+					if err := redraw(); err != nil {
 						return err
 					}
 				}
@@ -672,7 +621,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 				waiting, presses = nil, 0
 				if !only.on {
 					only.set(true)
-					if err := statusShown(); err != nil {
+					if err := redraw(); err != nil {
 						return err
 					}
 				}
@@ -685,7 +634,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			}
 			if only.answered(a) {
 				waiting, presses = nil, 0
-				if err := statusShown(); err != nil {
+				if err := redraw(); err != nil {
 					return err
 				}
 			}
@@ -694,29 +643,27 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		case f := <-frames:
 			mouse.basic = !f.Colour
 			snap := snapshotOf(f)
-			last = &snap
-			shownW, shownH = snap.Size()
-			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
-				return err
+			last, unseen, lastFrame = &snap, f.UnknownRows, f
+			if lastFrame.Width <= 0 || lastFrame.Height <= 0 { // a frame without a size: snapshotOf's
+				lastFrame.Width, lastFrame.Height = snap.Size()
 			}
-			unseen, lastFrame = f.UnknownRows, f
-			if now := status(); live && (now != shownStatus || now != "" && v.statusOver(shownH)) {
-				if err := statusShown(); err != nil { // new words, or drawn over the screen's last rows
-					return err
-				}
+			if err := redraw(); err != nil {
+				return err
 			}
 		case status := <-away:
 			// Keys typed while the computer is away are not sent, nor kept for later (as the
 			// web console): only what is typed once it is back reaches it.
-			live, waiting, presses = status == "", nil, 0
-			if _, err := v.out.Write(v.showStatus(last, status)); err != nil {
-				return err
-			}
+			live, awayStatus, waiting, presses = status == "", status, nil, 0
 			if live {
 				only.look() // the owner may have changed it meanwhile
-				if err := statusShown(); err != nil {
-					return err
-				}
+			}
+			if err := redraw(); err != nil {
+				return err
+			}
+		case <-v.resized:
+			v.termW, v.termH = v.size()
+			if err := redraw(); err != nil {
+				return err
 			}
 		}
 	}
@@ -1013,8 +960,8 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 		waiting = fmt.Sprintf("waiting up to %s for it to come back", v.waitFor)
 		deadline = after(v.waitFor)
 	}
-	// What to do comes last: a terminal with no row to spare cuts a longer traposId's line there.
-	if err := say(fmt.Sprintf("%s; %s (Ctrl-S held leaves)", gone, waiting)); err != nil {
+	// What happened first, then what the view does; the status line ends with the way out.
+	if err := say(gone + "; " + waiting); err != nil {
 		return nil, err
 	}
 	for wait := firstLookAgain; ; wait = min(2*wait, lookAgainAtMost) {
@@ -1040,82 +987,50 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 	}
 }
 
-// showStatus is the output that shows status on the view's status line, with the last
-// screen greyed when last is not nil (the computer is away), or, status "", clears it and
-// has the next frame draw the screen whole again (in a terminal with no row under the
-// screen, the status was over it). A status wider than the terminal is wrapped at its spaces
-// over the rows the terminal has from the status line down (a pocket computer's in a narrow
-// terminal), its last row cut with "…".
-func (v *viewer) showStatus(last *fcomputer.Snapshot, status string) []byte {
-	row := v.statusRow
-	if row <= 0 {
-		row = fcomputer.TermHeight + 1
+// draw is the output that shows the view as it is now in the terminal (termW×termH): the
+// screen last (nil: none yet), greyed when grey (the computer is away), whose size as the
+// computer has it is w×h, and the status line with message (lay). A layout other than the one
+// drawn last clears the terminal and draws it all again; the same one draws what changed.
+func (v *viewer) draw(last *fcomputer.Snapshot, w, h int, grey bool, message string) []byte {
+	if last != nil && (w <= 0 || h <= 0) {
+		w, h = last.Size()
+	} else if last == nil {
+		w, h = fcomputer.TermWidth, fcomputer.TermHeight // until the first frame says
 	}
+	l := lay(v.termW, v.termH, w, h, cctext.Show(message, false))
 	var b bytes.Buffer
-	for i := range v.statusRows { // the last status's rows
-		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K", row+i)
-	}
-	v.statusRows = 0
-	if status == "" {
-		v.renderer.Invalidate()
-		if b.Len() == 0 {
-			fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K", row)
-		}
-		return b.Bytes()
-	}
-	if last != nil {
-		grey := *last
-		grey.Colour = false // drawn in CC's greys, as a basic computer's: not the live screen
-		b.Write(v.renderer.Frame(&grey))
-	}
-	rows := 1
-	if v.renderer.Height > 0 {
-		rows = max(1, v.renderer.Height-row+1)
-	}
-	lines := wrapStatus(cctext.Show(status, false), v.renderer.Width, rows)
 	b.WriteString("\x1b[?25l")
-	for i, line := range lines {
-		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m%s\x1b[0m", row+i, line)
+	drawnStatus := v.laid.status
+	if !v.drawn || l.shownW != v.laid.shownW || l.shownH != v.laid.shownH || l.statusRow != v.laid.statusRow || l.tooSmall != v.laid.tooSmall {
+		b.WriteString("\x1b[0m\x1b[2J")
+		v.renderer.Invalidate()
+		drawnStatus = nil
 	}
-	v.statusRows = len(lines)
+	if !slices.Equal(l.status, drawnStatus) {
+		for i := range max(len(l.status), len(drawnStatus)) {
+			fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K", l.statusRow+i)
+			if i < len(l.status) {
+				fmt.Fprintf(&b, "\x1b[7m%s\x1b[0m", l.status[i])
+			}
+		}
+	}
+	v.laid, v.drawn = l, true
+	if last != nil && !l.tooSmall {
+		snap := *last
+		snap.Colour = snap.Colour && !grey // drawn in CC's greys, as a basic computer's: not the live screen
+		v.renderer.Width, v.renderer.Height = l.shownW, l.shownH
+		b.Write(v.renderer.Frame(&snap)) // last: it leaves the cursor where the computer has it
+	}
 	return b.Bytes()
 }
 
-// statusOver reports whether the status line is drawn over a screen height rows high (a
-// terminal with no row to spare under it), where a frame draws over it.
-func (v *viewer) statusOver(height int) bool {
-	return v.statusRow > 0 && v.statusRow <= height
-}
-
-// wrapStatus is text in at most rows lines of at most width characters (0: one line, as it
-// is), broken at spaces; a word wider than width, or what does not fit in rows, is cut with
-// "…".
-func wrapStatus(text string, width, rows int) []string {
-	if width <= 0 {
-		return []string{text}
+// shown is the screen's part the terminal shows (lay), whose cells the mouse reports are: a
+// click on the status line under a screen cut short is not one on the row it hides.
+func (v *viewer) shown() (int, int) {
+	if !v.drawn {
+		return fcomputer.TermWidth, fcomputer.TermHeight
 	}
-	var lines []string
-	var line []rune
-	for _, word := range strings.Fields(text) {
-		w := []rune(word)
-		if len(line) > 0 && len(line)+1+len(w) > width {
-			lines, line = append(lines, string(line)), nil
-		}
-		if len(line) > 0 {
-			line = append(line, ' ')
-		}
-		line = append(line, w...)
-	}
-	lines = append(lines, string(line))
-	if len(lines) > rows { // the last row takes the rest
-		lines = append(lines[:rows-1], strings.Join(lines[rows-1:], " "))
-	}
-	for i, line := range lines {
-		if r := []rune(line); len(r) > width {
-			lines[i] = string(r[:width-1]) + "…"
-		}
-	}
-	return lines
+	return v.laid.shownW, v.laid.shownH
 }
 
 // eventsOf is a terminal input as screen.input events: keys by CC's name, the mouse as mouse

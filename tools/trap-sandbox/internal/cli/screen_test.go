@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	fcomputer "fakecraft/computer"
 	"fakecraft/console"
 
 	"trap-sandbox/internal/clock"
@@ -251,7 +252,7 @@ func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
 	sent := make(chan []computer.InputEvent, 1)
 	clock := &awayClock{bound: time.Minute, deadline: make(chan time.Time, 1)}
 	reopens := make(chan func() (io.ReadCloser, error))
-	v := &viewer{out: out, after: clock.after, waitFor: time.Minute, statusRow: 20,
+	v := &viewer{out: out, after: clock.after, waitFor: time.Minute,
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
 			sent <- evs
 			return nil
@@ -279,7 +280,7 @@ func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
 	frame(streaming, "> reboot")
 	_, err := io.WriteString(streaming, gone)
 	require.NoError(t, err)
-	status := "computer 7: disconnected; waiting up to 1m0s for it to come back (Ctrl-S held leaves)"
+	status := "computer 7: disconnected; waiting up to 1m0s for it to come back; Ctrl-S held leaves"
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), status) }, 5*time.Second, time.Millisecond,
 		"the status line says why the view waits:\n%q", out.String())
 	assert.Contains(t, out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7m"+status, "on the status line, under the screen")
@@ -413,9 +414,10 @@ func openTerminal(t *testing.T, cols, rows uint16) (ptmx, tty *os.File) {
 	return ptmx, tty
 }
 
-// TestTheScreenViewerRefusesATerminalTooSmall: in a terminal smaller than any computer's
-// screen (a pocket computer's 26 columns, 19 rows), `trap-sandbox screen` says what it needs
-// in one line and never opens the stream; a terminal of that size opens it.
+// TestTheScreenViewerRefusesATerminalTooSmall: in a terminal too small for the view (narrower
+// than a pocket computer's 26 columns, or under 4 rows), `trap-sandbox screen` says what it
+// needs in one line and never opens the stream; a terminal of that size opens it, as does one
+// smaller than the screen (40×10, where the view was refused: the screen's top left is shown).
 func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 	var streams atomic.Int32
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -423,19 +425,20 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 		server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
 	}))
 	defer gw.Close()
-	ptmx, tty := openTerminal(t, 40, 10)
+	ptmx, tty := openTerminal(t, 25, 3)
 	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
 
 	err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "no computer's screen fits a terminal smaller than 26×19 (a pocket computer's; any other computer's needs 51×19), and this one is 40×10: make it larger (`trap-sandbox screen --url "+gw.URL+" 7: --once` reads the screen once)", err.Error(),
-		"both sizes: told 26×19 alone, a person who made it so was then told 51×19 for an ordinary computer")
+	assert.Equal(t, "this terminal is 25×3, and the view needs 26×4 at least: make it larger (`trap-sandbox screen --url "+gw.URL+" 7: --once` reads the screen once)", err.Error())
 	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
 
-	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 26, Rows: 19}))
-	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
-	assert.ErrorContains(t, err, "not_connected", "a terminal of the screen's size opens the stream")
-	assert.Equal(t, int32(1), streams.Load())
+	for i, size := range []pty.Winsize{{Cols: 26, Rows: 4}, {Cols: 40, Rows: 10}} {
+		require.NoError(t, pty.Setsize(ptmx, &size))
+		err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
+		assert.ErrorContains(t, err, "not_connected", "a terminal of %d×%d opens the stream", size.Cols, size.Rows)
+		assert.Equal(t, int32(i+1), streams.Load())
+	}
 }
 
 // TestTheScreenViewerDrawsInATerminalThatSaysNoSize: a terminal whose size reads 0×0 has none
@@ -460,8 +463,8 @@ func TestTheScreenViewerDrawsInATerminalThatSaysNoSize(t *testing.T) {
 
 // TestTheScreenViewerFitsAPocketComputerInANarrowTerminal: a pocket computer's 26×20 screen
 // fits a terminal 30 columns wide (a phone's), which was refused as narrower than 51; the
-// first frame says the screen's size, and an ordinary computer's 51×19 is still refused there,
-// before the terminal is touched.
+// first frame says the screen's size, and an ordinary computer's 51×19, which was refused
+// there, is shown by its top left, the status line saying how much.
 func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	var width atomic.Int32
 	width.Store(26)
@@ -482,9 +485,9 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	width.Store(51)
 	out.Reset()
 	err = c.Run(t.Context(), Stdout{&out}, Stdin{tty})
-	require.Error(t, err)
-	assert.Equal(t, "the computer's screen needs a terminal of 51×19 at least, and this one is 30×19: make it larger (`trap-sandbox screen --url "+gw.URL+" 7: --once` reads the screen once)", err.Error())
-	assert.Empty(t, out.String(), "nothing drawn")
+	assert.EqualError(t, err, "computer 7: screen: not_connected: the gateway is shutting down", "drawn until the gateway stopped")
+	assert.Contains(t, out.String(), "pocket")
+	assert.Contains(t, out.String(), "\x1b[7m30×17 of 51×20 shown\x1b[0m")
 }
 
 // TestTheScreenViewerWaitsForABusyComputer: when the host's other requests take all of the
@@ -760,7 +763,7 @@ func runControlledView(t *testing.T, ctx context.Context, v *viewer, out *testki
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[7m"+viewOnlyStatus) },
 		5*time.Second, time.Millisecond, "view-only at first: %q", out.String())
 	typeOn(t, typing, "a") // asks again: controlled now
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") },
+	require.Eventually(t, func() bool { return saysOnlyTheWayOut(out.String(), 20) },
 		5*time.Second, time.Millisecond, "the status line goes")
 	return typing, done
 }
@@ -795,7 +798,7 @@ func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := &testkit.SyncBuffer{}
 			sent := make(chan []computer.InputEvent, 16)
-			v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
+			v := &viewer{out: out, size: termOf(80, 24),
 				send: func(_ context.Context, evs []computer.InputEvent) error {
 					sent <- evs
 					return nil
@@ -827,7 +830,7 @@ func TestTheScreenViewerDragsAsTheComputersClientTakes(t *testing.T) {
 func TestTheScreenViewerLeftBySignalLetsGoAHeldButton(t *testing.T) {
 	sent := make(chan []computer.InputEvent, 16)
 	out := &testkit.SyncBuffer{}
-	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
+	v := &viewer{out: out, size: termOf(80, 24),
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
 			if err := ctx.Err(); err != nil {
 				return err // as the gateway's client: a call on an ended context goes nowhere
@@ -865,7 +868,7 @@ func TestTheScreenViewerSendsAReleasePastTheKeysWaiting(t *testing.T) {
 	sends := make(chan []computer.InputEvent)
 	answers := make(chan error)
 	out := &testkit.SyncBuffer{}
-	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, send: answeredSend(sends, answers),
+	v := &viewer{out: out, size: termOf(80, 24), send: answeredSend(sends, answers),
 		info: viewedThenControlled("0.5.22")}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -993,7 +996,7 @@ func TestTheScreenViewerStaysUpOnAViewOnlyComputer(t *testing.T) {
 	// Each computer.info the view asks is the test's to let through: asked says its number.
 	var looks atomic.Int32
 	asked := make(chan int32)
-	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, after: clk.after,
+	v := &viewer{out: out, size: termOf(80, 24), after: clk.after,
 		busyRetry: time.Millisecond, send: c.typeKeys,
 		info: func(ctx context.Context) (computer.Info, error) {
 			select {
@@ -1031,7 +1034,7 @@ func TestTheScreenViewerStaysUpOnAViewOnlyComputer(t *testing.T) {
 	d.SetScreen("control")
 	clk.Advance(30 * time.Second)
 	<-asked
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return saysOnlyTheWayOut(out.String(), 20) }, 5*time.Second, time.Millisecond,
 		"the status line goes once the owner allows control")
 	typeOn(t, typing, "y")
 	require.Eventually(t, func() bool { return len(term.Events()) == 3 }, 5*time.Second, time.Millisecond)
@@ -1049,7 +1052,7 @@ func TestTheScreenViewerLearnsViewOnlyFromARefusedKey(t *testing.T) {
 	d, term, c := viewOnlyComputer(t, "view", true)
 	clk := &stepClock{Fake: clock.NewFake(time.Unix(0, 0))}
 	out := &testkit.SyncBuffer{}
-	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, after: clk.after,
+	v := &viewer{out: out, size: termOf(80, 24), after: clk.after,
 		busyRetry: time.Millisecond, send: c.typeKeys, info: c.info}
 	typing, _, done := startViewer(t.Context(), t, v)
 
@@ -1061,7 +1064,7 @@ func TestTheScreenViewerLearnsViewOnlyFromARefusedKey(t *testing.T) {
 	require.True(t, clk.WaitArmed(1, t.Context().Done()))
 	d.SetScreen("control")
 	typeOn(t, typing, "b") // the step's key: sent, and now typed
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return saysOnlyTheWayOut(out.String(), 20) }, 5*time.Second, time.Millisecond,
 		"the key that went through brings the keys back")
 	typeOn(t, typing, "c")
 	require.Eventually(t, func() bool { return len(term.Events()) == 6 }, 5*time.Second, time.Millisecond)
@@ -1077,18 +1080,154 @@ func TestTheScreenViewerLearnsViewOnlyFromARefusedKey(t *testing.T) {
 
 // TestTheScreenViewerWrapsTheViewOnlyStatusInANarrowTerminal: in a phone's narrow terminal,
 // under a pocket computer's screen, the view-only status line is wrapped over the rows the
-// terminal has (cut with … where they do not suffice), the line the owner types whole.
+// terminal has (cut with … where they do not suffice, the way out whole), the line the owner
+// types whole.
 func TestTheScreenViewerWrapsTheViewOnlyStatusInANarrowTerminal(t *testing.T) {
-	v := &viewer{renderer: console.Renderer{Width: 26, Height: 24}, statusRow: 21}
-	out := string(v.showStatus(nil, viewOnlyStatus))
-	for i, line := range []string{"view only: the owner", "allows typing with: set", "sandbox.allow_screen", "control"} {
+	v := &viewer{termW: 26, termH: 25}
+	pocket := &fcomputer.Snapshot{Width: 26, Height: 20}
+	out := string(v.draw(pocket, 26, 20, false, viewOnlyStatus))
+	for i, line := range []string{"view only: the owner", "allows typing with: set", "sandbox.allow_screen", "control", "Ctrl-S held leaves"} {
 		assert.Contains(t, out, fmt.Sprintf("\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m%s\x1b[0m", 21+i, line))
 	}
-	assert.Equal(t, []string{"view only: the owner", "allows typing with: set", "sandbox.allow_screen cont…"}, wrapStatus(viewOnlyStatus, 26, 3),
-		"too few rows: the last is cut")
-	assert.Equal(t, []string{viewOnlyStatus}, wrapStatus(viewOnlyStatus, 80, 5))
-	cleared := string(v.showStatus(nil, ""))
-	assert.Equal(t, "\x1b[21;1H\x1b[0m\x1b[2K\x1b[22;1H\x1b[0m\x1b[2K\x1b[23;1H\x1b[0m\x1b[2K\x1b[24;1H\x1b[0m\x1b[2K", cleared, "each of its rows cleared")
+	assert.Equal(t, []string{"view only: the owner", "allows typing with: set", "sandb…; Ctrl-S held leaves"}, statusLines(viewOnlyStatus, 26, 3),
+		"too few rows: the last is cut, but for the way out")
+	assert.Equal(t, []string{viewOnlyStatus + "; Ctrl-S held leaves"}, statusLines(viewOnlyStatus, 100, 5))
+	cleared := string(v.draw(pocket, 26, 20, false, ""))
+	assert.Contains(t, cleared, "\x1b[21;1H\x1b[0m\x1b[2K\x1b[7mCtrl-S held leaves\x1b[0m\x1b[22;1H\x1b[0m\x1b[2K\x1b[23;1H\x1b[0m\x1b[2K\x1b[24;1H\x1b[0m\x1b[2K\x1b[25;1H\x1b[0m\x1b[2K",
+		"its rows cleared, but for the way out")
+}
+
+// saysOnlyTheWayOut reports whether the view's status line, last drawn at row, says the way out
+// alone: the view has nothing else to say.
+func saysOnlyTheWayOut(out string, row int) bool {
+	at := fmt.Sprintf("\x1b[%d;1H\x1b[0m\x1b[2K", row)
+	i := strings.LastIndex(out, at)
+	return i >= 0 && strings.HasPrefix(out[i+len(at):], "\x1b[7m"+wayOut+"\x1b[0m")
+}
+
+// termOf is a viewer's size of a terminal of w×h (never the test's own tty).
+func termOf(w, h int) func() (int, int) {
+	return func() (int, int) { return w, h }
+}
+
+// TestTheViewIsLaidOutForTheTerminal: the status line takes the rows under the screen, at
+// least one: where the terminal has none to spare (a 19-row computer's screen in 19 or 20
+// rows, a pocket computer's 20 in 19), the screen is cut to the rows above the line, which says
+// how much is shown first and ends with the way out, whole however narrow the terminal is.
+// A terminal too small for anything useful says so in one line with the size it needs.
+func TestTheViewIsLaidOutForTheTerminal(t *testing.T) {
+	const away = "computer 5:küche disconnected; waiting up to 5m0s for it to come back"
+	for _, c := range []struct {
+		name               string
+		termW, termH, w, h int
+		message            string
+		want               layout
+	}{
+		{"a screen that fits exactly, nothing to say", 51, 19, 51, 19, "", layout{shownW: 51, shownH: 19, statusRow: 20}},
+		{"a row to spare, nothing to say", 80, 24, 51, 19, "", layout{shownW: 51, shownH: 19, statusRow: 20, status: []string{wayOut}}},
+		{"the computer away in 60×20", 60, 20, 51, 19, away, layout{shownW: 51, shownH: 18, statusRow: 19,
+			status: []string{"18 of 19 rows shown; computer 5:küche disconnected; waiting", "up to 5m0s for it to come back; Ctrl-S held leaves"}}},
+		{"the computer away in 51×19", 51, 19, 51, 19, away, layout{shownW: 51, shownH: 17, statusRow: 18,
+			status: []string{"17 of 19 rows shown; computer 5:küche disconnected;", "waiting up to 5m0s for it to c…; Ctrl-S held leaves"}}},
+		{"a pocket computer in 30×19", 30, 19, 26, 20, "", layout{shownW: 26, shownH: 17, statusRow: 18,
+			status: []string{"17 of 20 rows shown", "Ctrl-S held leaves"}}},
+		{"a computer in a phone's 40×10", 40, 10, 51, 19, "", layout{shownW: 40, shownH: 9, statusRow: 10,
+			status: []string{"40×9 of 51×19 shown; Ctrl-S held leaves"}}},
+		{"a turtle in 80×24", 80, 24, 39, 13, away, layout{shownW: 39, shownH: 13, statusRow: 14,
+			status: []string{away, "Ctrl-S held leaves"}}},
+		{"a monitor at scale 0.5 in 100×30", 100, 30, 82, 40, "monitor top, read only: keys are not sent; text scale 0.5",
+			layout{shownW: 51, shownH: 20, statusRow: 21, status: []string{"51×20 of 82×40 shown; monitor top, read only: keys are not sent; text scale 0.5; Ctrl-S held leaves"}}},
+		{"a terminal too small", 25, 3, 51, 19, away, layout{statusRow: 1, tooSmall: true,
+			status: []string{"too small: the view needs", "26×4; Ctrl-S held leaves"}}},
+		{"a terminal too small for more than a line", 70, 1, 51, 19, away, layout{statusRow: 1, tooSmall: true,
+			status: []string{"too small: the view needs 26×4; Ctrl-S held leaves"}}},
+		{"a terminal whose size is not known", 0, 0, 26, 20, away, layout{shownW: 26, shownH: 20, statusRow: 21,
+			status: []string{away + "; Ctrl-S held leaves"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := lay(c.termW, c.termH, c.w, c.h, c.message)
+			assert.Equal(t, c.want, got)
+			if c.termW > 0 {
+				for _, line := range got.status {
+					assert.LessOrEqual(t, utf8.RuneCountInString(line), c.termW, "within the terminal: %q", line)
+				}
+				assert.LessOrEqual(t, got.statusRow-1+len(got.status), c.termH, "within the terminal")
+			}
+			assert.True(t, len(got.status) == 0 || strings.HasSuffix(got.status[len(got.status)-1], wayOut), "the way out ends it")
+		})
+	}
+}
+
+// TestTheScreenViewerKeepsTheWayOutInAShortTerminal: a computer that goes away from a view in a
+// 60×20 terminal (one row under its screen) says how to leave on the status line: the line was
+// cut at 60 columns, and "Ctrl-S held leaves", the only way out the view tells of, was lost.
+func TestTheScreenViewerKeepsTheWayOutInAShortTerminal(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	v := &viewer{out: out, size: termOf(60, 20), send: func(context.Context, []computer.InputEvent) error { return nil },
+		reopen: func(ctx context.Context) (io.ReadCloser, error) { <-ctx.Done(); return nil, ctx.Err() }}
+	typing, streaming, done := startViewer(t.Context(), t, v)
+	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":3,\"y\":1},\"rows\":[{\"text\":\"> \"}]}\n\n"+
+		"event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 5:küche disconnected\"}}\n\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "disconnected") }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, out.String(), "\x1b[19;1H\x1b[0m\x1b[2K\x1b[7m18 of 19 rows shown; computer 5:küche disconnected; waiting\x1b[0m"+
+		"\x1b[20;1H\x1b[0m\x1b[2K\x1b[7mfor it to come back; Ctrl-S held leaves\x1b[0m",
+		"over the terminal's last two rows, the screen cut to the rows above: %q", out.String())
+	typeOn(t, typing, "\x13\x13")
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+}
+
+// TestTheScreenViewerLaysItselfOutAgainWhenTheTerminalIsResized: a resize (SIGWINCH) reads the
+// terminal's size again and draws the view anew for it: the screen cut to the rows above the
+// status line in a shorter terminal, one line saying what the view needs in one too small, and
+// the whole screen again once the terminal is large enough. The size was read once, at the
+// start, and a terminal made smaller got the screen drawn past its edge.
+func TestTheScreenViewerLaysItselfOutAgainWhenTheTerminalIsResized(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	var mu sync.Mutex
+	termW, termH := 80, 24
+	resized := make(chan struct{})
+	v := &viewer{out: out, resized: resized, send: func(context.Context, []computer.InputEvent) error { return nil },
+		size: func() (int, int) {
+			mu.Lock()
+			defer mu.Unlock()
+			return termW, termH
+		}}
+	from := 0 // what the view drew since the last resize: drawn()
+	drawn := func() string { return out.String()[from:] }
+	resize := func(w, h int) {
+		t.Helper()
+		mu.Lock()
+		termW, termH = w, h
+		mu.Unlock()
+		from = len(out.String())
+		resized <- struct{}{}
+	}
+	typing, streaming, done := startViewer(t.Context(), t, v)
+	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":3,\"y\":19},\"rows\":["+
+		strings.Repeat("{\"text\":\"\"},", 18)+"{\"text\":\"> bottom\"}]}\n\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "bottom") }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7mCtrl-S held leaves", "the way out under the screen")
+
+	resize(60, 12)
+	require.Eventually(t, func() bool { return strings.Contains(drawn(), "Ctrl-S held leaves") }, 5*time.Second, time.Millisecond)
+	shown := drawn()
+	assert.Contains(t, shown, "\x1b[2J", "the terminal cleared")
+	assert.Contains(t, shown, "\x1b[12;1H\x1b[0m\x1b[2K\x1b[7m11 of 19 rows shown; Ctrl-S held leaves")
+	assert.NotContains(t, shown, "bottom", "the 19th row is not drawn past the terminal's edge")
+
+	resize(20, 3)
+	require.Eventually(t, func() bool { return strings.Contains(drawn(), "Ctrl-S held leaves") }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, drawn(), "\x1b[1;1H\x1b[0m\x1b[2K\x1b[7mtoo small: the view\x1b[0m\x1b[2;1H\x1b[0m\x1b[2K\x1b[7mneeds 26×4\x1b[0m\x1b[3;1H\x1b[0m\x1b[2K\x1b[7mCtrl-S held leaves",
+		"in as many rows as it has: %q", drawn())
+	assert.NotContains(t, drawn(), "bottom", "no screen drawn")
+
+	resize(51, 20)
+	require.Eventually(t, func() bool { return strings.Contains(drawn(), "bottom") }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, drawn(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7mCtrl-S held leaves", "whole again")
+	typeOn(t, typing, "\x13\x13")
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
 }
 
 // TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen: rows the computer's mirror has not
@@ -1097,7 +1236,7 @@ func TestTheScreenViewerWrapsTheViewOnlyStatusInANarrowTerminal(t *testing.T) {
 // every row is seen, and a view-only status keeps its words first.
 func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	out := &testkit.SyncBuffer{}
-	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20,
+	v := &viewer{out: out, size: termOf(80, 24),
 		send: func(context.Context, []computer.InputEvent) error { return nil }}
 	typing, streaming, done := startViewer(t.Context(), t, v)
 	frame := func(seq int, text, unknown string) {
@@ -1115,7 +1254,7 @@ func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	frame(2, "> l", `,"unknownRows":[2,3,4,6,19]`)
 	require.Eventually(t, func() bool { return strings.Contains(out.String()[before:], "l") }, 5*time.Second, time.Millisecond)
 	frame(3, "> ls", "")
-	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") }, 5*time.Second, time.Millisecond,
+	require.Eventually(t, func() bool { return saysOnlyTheWayOut(out.String(), 20) }, 5*time.Second, time.Millisecond,
 		"the status line goes once every row is seen: %q", out.String())
 	assert.Equal(t, 1, strings.Count(out.String(), status), "the same rows again: the line was not drawn again")
 	typeOn(t, typing, "\x13\x13")
@@ -1188,7 +1327,7 @@ func TestTheScreenViewerShowsAMonitorReadOnly(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	var mu sync.Mutex
 	var sent [][]computer.InputEvent
-	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 21, monitor: "top",
+	v := &viewer{out: out, size: termOf(80, 24), monitor: "top",
 		send: func(_ context.Context, evs []computer.InputEvent) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -1198,18 +1337,18 @@ func TestTheScreenViewerShowsAMonitorReadOnly(t *testing.T) {
 	typing, streaming, done := startViewer(t.Context(), t, v)
 	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"monitor\":\"top\",\"textScale\":0.5,\"width\":82,\"height\":40,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1},\"rows\":[{\"text\":\"on the monitor\"}]}\n\n")
 	require.NoError(t, err)
-	const status = "monitor top, read only (keys are not sent; Ctrl-S held leaves); text scale 0.5; 82×40, its top left 51×20 shown"
+	const status = "51×20 of 82×40 shown; monitor top, read only: keys are not sent; text scale 0.5 Ctrl-S held leaves"
 	require.Eventually(t, func() bool {
-		return strings.Contains(out.String(), "on the monitor") && strings.Contains(out.String(), "\x1b[21;1H\x1b[0m\x1b[2K\x1b[7mmonitor top, read only")
+		return strings.Contains(out.String(), "on the monitor") && strings.Contains(out.String(), "\x1b[21;1H\x1b[0m\x1b[2K\x1b[7m51×20 of 82×40 shown; monitor top")
 	}, 5*time.Second, time.Millisecond, "%q", out.String())
-	assert.Contains(t, strings.ReplaceAll(out.String(), "\x1b[0m\x1b[22;1H\x1b[0m\x1b[2K\x1b[7m", " "), status, "wrapped over two rows of 80 columns")
+	assert.Contains(t, strings.ReplaceAll(out.String(), "\x1b[0m\x1b[22;1H\x1b[0m\x1b[2K\x1b[7m", " "), status, "wrapped over two rows of 80 columns, the way out on its own")
 	typeOn(t, typing, "ab\x1b[<0;3;2M\x1b[<0;3;2m\x14\x14")
 	typeOn(t, typing, "\x13\x13")
 	assert.NoError(t, <-done, "Ctrl-S held leaves")
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Empty(t, sent, "a monitor takes no keys")
-	assert.Equal(t, "monitor top, read only (keys are not sent; Ctrl-S held leaves)", monitorStatus("top", screen.FrameJSON{}))
+	assert.Equal(t, "monitor top, read only: keys are not sent", monitorStatus("top", screen.FrameJSON{}))
 }
 
 // TestTheScreenViewerShowsAMonitorsEscapesAsText: a monitor's rows are drawn as CC's font draws
@@ -1218,7 +1357,7 @@ func TestTheScreenViewerShowsAMonitorReadOnly(t *testing.T) {
 // as its escapes; and a name given to --monitor with escapes is shown escaped in the status line.
 func TestTheScreenViewerShowsAMonitorsEscapesAsText(t *testing.T) {
 	out := &testkit.SyncBuffer{}
-	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 21, monitor: "top\x1b]0;name\x07",
+	v := &viewer{out: out, size: termOf(80, 24), monitor: "top\x1b]0;name\x07",
 		send: func(context.Context, []computer.InputEvent) error { return nil }}
 	typing, streaming, done := startViewer(t.Context(), t, v)
 	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"monitor\":\"top\",\"textScale\":1,\"width\":30,\"height\":2,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1},"+
