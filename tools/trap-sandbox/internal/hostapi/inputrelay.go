@@ -2,6 +2,7 @@ package hostapi
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"time"
@@ -40,6 +41,9 @@ type InputRelay interface {
 const (
 	opType    = "type"    // type Events whole (computer.Client.TypeInput there)
 	opRequest = "request" // send the screen.input request Payload (CC's bytes) under the turn
+	// opStill asks the caller's replica, from the holder, whether the caller of the input of
+	// Check.ID still may type (stillcheck.go); its answer is inputAnswer.Still.
+	opStill = "still"
 )
 
 // inputMsg is a relayed input, to the replica holding the computer's socket.
@@ -54,6 +58,12 @@ type inputMsg struct {
 	// Empty: a caller whose credentials no command revokes (the gateway's own token, a
 	// loopback call, a gateway pass), or a replica of a trap-sandbox from before it.
 	TokenID string `json:"tokenId,omitempty"`
+	// Check names the check that the caller's replica answers for a caller without a token
+	// whose credentials can end all the same (a gateway pass), which the holder asks before
+	// each part after the first (stillcheck.go); of an opStill question, the check asked about.
+	Check *stillCheck `json:"check,omitempty"`
+	// Nonce is an opStill question's, which the answer's signature covers.
+	Nonce []byte `json:"nonce,omitempty"`
 }
 
 // inputAnswer is the holder's answer to an inputMsg: the outcome, an error among it, so that
@@ -67,6 +77,8 @@ type inputAnswer struct {
 	ByComputer bool `json:"byComputer,omitempty"`
 	// Partly: the input failed after the computer took Queued events of it.
 	Partly bool `json:"partly,omitempty"`
+	// Still is the answer to an opStill question.
+	Still *stillAnswer `json:"still,omitempty"`
 }
 
 // relaySlack is how much longer than the input's own time the asking replica waits for the
@@ -80,6 +92,7 @@ type relayedKey struct{}
 // replica (relay), and returns t. The replica's handler of relay's messages is RelayedInput.
 func (t Gateway) OnReplica(relay InputRelay) Gateway {
 	t.relay = relay
+	t.checks = newStillChecks()
 	return t
 }
 
@@ -145,6 +158,11 @@ func (t Gateway) relayedRequest(ctx context.Context, accountID, traposID string,
 
 func (t Gateway) relayInput(ctx context.Context, holder, accountID, traposID string, msg inputMsg, timeout time.Duration) (inputAnswer, error) {
 	msg.TokenID = account.CallerFrom(ctx).Token
+	done, err := t.relayedCheck(ctx, &msg)
+	if err != nil {
+		return inputAnswer{}, err
+	}
+	defer done()
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return inputAnswer{}, protocol.Errorf(protocol.CodeInternal, "encode the input: %v", err)
@@ -194,16 +212,35 @@ func (a inputAnswer) err() error {
 // caller's replica would ask of its secret: revoked or expired meanwhile, through any replica,
 // the input stops there with the answer it gets on a gateway alone. The id can only stop an
 // input: a message without one (of an older replica, or of a caller with no token) is typed
-// whole, as every input was before, so one forged on the bus types nothing it could not.
+// whole, as every input was before, so one forged on the bus types nothing it could not. An
+// input whose caller only its replica can check (inputMsg.Check: a gateway pass) asks that
+// replica before each part after the first instead (askStill), and this handler answers such
+// questions about the inputs this replica relayed (opStill).
 func (t Gateway) RelayedInput(c *computer.Client, accounts *account.Accounts) func(ctx context.Context, from, accountID, traposID string, payload json.RawMessage) (json.RawMessage, error) {
 	return func(ctx context.Context, from, accountID, traposID string, payload json.RawMessage) (json.RawMessage, error) {
 		var msg inputMsg
 		if err := json.Unmarshal(payload, &msg); err != nil {
 			return nil, protocol.Errorf(protocol.CodeBadPayload, "an input from replica %s is not one: %v", from, err)
 		}
+		if msg.Op == opStill {
+			if msg.Check == nil {
+				return nil, protocol.Errorf(protocol.CodeBadPayload, "a question from replica %s about a relayed input's caller names no input", from)
+			}
+			still, err := t.checks.answer(ctx, msg.Check.ID, msg.Nonce)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(inputAnswer{Still: still})
+		}
 		ctx = context.WithValue(account.WithCaller(ctx, account.Caller{Account: accountID}), relayedKey{}, true)
-		if msg.TokenID != "" && accounts != nil {
+		switch {
+		case msg.TokenID != "" && accounts != nil:
 			ctx = server.WithStillAuthorized(ctx, server.TokenStillAuthorized(accounts, msg.TokenID))
+		case msg.Check != nil:
+			if len(msg.Check.Key) != ed25519.PublicKeySize {
+				return nil, protocol.Errorf(protocol.CodeBadPayload, "an input from replica %s names its caller's check with a key of %d bytes, not %d", from, len(msg.Check.Key), ed25519.PublicKeySize)
+			}
+			ctx = server.WithStillAuthorized(ctx, t.askStill(from, accountID, traposID, *msg.Check))
 		}
 		timeout := time.Duration(msg.TimeoutMs) * time.Millisecond
 		var ans inputAnswer

@@ -39,6 +39,9 @@ type Gateway struct {
 	// relay reaches the other replicas: an input to a computer held by one is typed there
 	// (OnReplica); nil for a gateway alone.
 	relay InputRelay
+	// checks are the checks of the callers of the inputs relayed from here that the holder
+	// asks about (stillcheck.go); nil for a gateway alone.
+	checks *stillChecks
 }
 
 // NewGateway returns the in-process Transport of gw.

@@ -306,6 +306,14 @@ func StillAuthorized(ctx context.Context) *protocol.Error {
 	return nil
 }
 
+// StillAuthorizedCheck is ctx's StillAuthorized check itself, nil when its caller's credentials
+// cannot be revoked: for an input relayed to another replica, whose holder asks this replica
+// to run it when it cannot check the credentials itself (a gateway pass).
+func StillAuthorizedCheck(ctx context.Context) func(context.Context) *protocol.Error {
+	check, _ := ctx.Value(stillAuthorizedKey{}).(func(context.Context) *protocol.Error)
+	return check
+}
+
 // WithStillAuthorized is ctx with still as its StillAuthorized check: for a call made here on
 // behalf of a caller whose request was authorized on another replica (an input relayed to the
 // replica holding the computer's socket), which must stop as it would there.
