@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -14,6 +15,8 @@ import (
 	"fakecraft/world"
 
 	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/harness"
 )
 
 // monitorDeskProgram connects, draws on the top monitor, then gives the player a shell, as
@@ -237,4 +240,82 @@ func TestTheWebConsolesMonitorPickerTakesHostileNamesAsText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, slashy, <-watched)
 	until(t, "a/b#c%2F d from the address", `document.getElementById("status").textContent === "Live" && view.monitor === `+jsString(t, slashy))
+}
+
+// TestAComputerWithManyMonitorsSaysSomeAreLeftOut: a computer whose wired modem reaches 70
+// monitors names 64 in its screen.read (client 0.5.32 on) and counts the rest, where it named
+// them all, so that hundreds of them (or long names) made its answer too big for a frame. Each
+// surface that shows the list says some are left out: MCP's read_screen (in monitorsLeftOut
+// and its note), the CLI (the computer's refusal of a name that is none of them), and the web
+// console's Show picker; a monitor left out is read by its name all the same.
+func TestAComputerWithManyMonitorsSaysSomeAreLeftOut(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-monitors-4c1a"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	cable := map[string]string{}
+	for i := range 70 {
+		cable[fmt.Sprintf("monitor_%d", i)] = "monitor:2:1"
+	}
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"back": "wired_modem:office"}}},
+		Cables: map[string]map[string]string{"office": cable}}
+	w := fakecrafttest.NewWorld(t, spec)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Label = spec.Computers[0].Label
+	maps.Copy(opts.Settings, map[string]string{"sandbox.allow_screen": "control"})
+	opts.Files = map[string]string{"/e2e.lua": `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+local n = 0
+for _, name in ipairs(peripheral.getNames()) do
+  if peripheral.hasType(name, "monitor") then
+    peripheral.call(name, "clear")
+    peripheral.call(name, "write", name)
+    n = n + 1
+  end
+end
+print("e2e: " .. n .. " monitors drawn")
+print("` + markerAtPrompt + `")
+shell.run("shell")
+`}
+	opts.Input = computer.Input(make(chan string))
+	c := fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+	require.Contains(t, c.Output(), "e2e: 70 monitors drawn")
+	const id = "5:küche"
+
+	s := harness.ConnectMCP(ctx, t, g, token)
+	var own monitorScreen
+	res := harness.CallTool(ctx, t, s, "read_screen", map[string]any{"traposId": id})
+	harness.ToolOK(t, res, id, &own)
+	assert.Len(t, own.Monitors, 64)
+	var left []string
+	for name := range cable {
+		if !slices.Contains(own.Monitors, name) {
+			left = append(left, name)
+		}
+	}
+	require.Len(t, left, 6, "the monitors named are the cable's")
+	assert.Contains(t, harness.Texts(res)[1], "monitors names 64 of the computer's monitors: 6 more are attached (monitorsLeftOut)")
+	var leftOut struct {
+		MonitorsLeftOut int `json:"monitorsLeftOut"`
+	}
+	harness.ToolOK(t, res, id, &leftOut)
+	assert.Equal(t, 6, leftOut.MonitorsLeftOut)
+	var far monitorScreen
+	harness.ToolOK(t, harness.CallTool(ctx, t, s, "read_screen", map[string]any{"traposId": id, "monitor": left[0]}), id, &far)
+	assert.Equal(t, left[0], far.Text, "a monitor left out of the list is read by its name")
+
+	_, errOut, code := runGatewayCLI(ctx, t, "screen", "--url", "http://"+g.Addr, "--api-token", token, id, "--monitor", "nosuch", "--once")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, `no monitor named "nosuch": this computer's monitors are monitor_`)
+	assert.Contains(t, errOut, " and 6 more, not named here")
+
+	logIn(t, page, "http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche", token)
+	until(t, "the prompt", liveAtThePrompt)
+	until(t, "the picker, saying 6 more", `(() => {
+		const options = [...document.getElementById("viewer-screen").options];
+		return options.length === 66 && options[0].text === "its own screen" &&
+			options[65].text === "6 more monitors, not listed" && options[65].disabled &&
+			options.slice(1, 65).every(o => o.text.startsWith("monitor monitor_") && !o.disabled);
+	})()`)
 }

@@ -22,6 +22,14 @@ local MAX_INPUT_EVENTS = 128;
 -- but each watch costs an event and a frame on every change of its screen, so a gateway that
 -- opened watch after watch would flood CC's event queue (256) and the socket.
 local MAX_WATCHES = 8;
+-- The most monitors the computer's own screen.read names (monitors), and the longest name it
+-- names, in bytes: the rest are counted (monitorsLeftOut), so that a computer on a cable with
+-- hundreds of monitors, or one named at length, still answers within a frame (128 KiB). CC
+-- names a monitor by its side (6 bytes at most) or, on a cable, monitor_<n> (18 at most); 64
+-- leaves room for a mod's peripheral that is a monitor named by its own type (type_<n>). A
+-- monitor left out is read and watched by its name all the same.
+local MAX_MONITOR_NAMES = 64;
+local MAX_MONITOR_NAME = 64;
 -- How many terminal calls after the computer last yielded (the daemon saw an event) go
 -- through the mirror unguarded. Past them a program is drawing without yielding, which CC
 -- ends with "Too long without yielding" 7 s on, raised in whatever Lua code runs then: most
@@ -812,17 +820,22 @@ local function newMonitors(peripheralApi)
     originalCall, installed, mirrors, notMonitor, attached = nil, nil, {}, {}, {};
   end
 
-  -- The names of the monitors attached now, in peripheral.getNames's order.
+  -- The names of the monitors attached now, in peripheral.getNames's order: the first
+  -- MAX_MONITOR_NAMES of MAX_MONITOR_NAME bytes at most, and how many others there are.
   local function names()
-    local found = {};
+    local found, leftOut = {}, 0;
     if peripheralApi ~= nil then
       for _, name in ipairs(peripheralApi.getNames()) do
         if isMonitor(name) then
-          found[#found + 1] = name;
+          if #found < MAX_MONITOR_NAMES and #name <= MAX_MONITOR_NAME then
+            found[#found + 1] = name;
+          else
+            leftOut = leftOut + 1;
+          end
         end
       end
     end
-    return found;
+    return found, leftOut;
   end
 
   -- The mirror kept for monitor name now, or nil: none since it was attached (or detached).
@@ -837,11 +850,16 @@ local function newMonitors(peripheralApi)
     if isMonitor(name) then
       return mirrorOf(key(name)).mirror;
     end
-    local found = names();
-    if #found == 0 then
+    local found, leftOut = names();
+    if #found == 0 and leftOut == 0 then
       return nil, string.format("no monitor named %q: this computer has no monitor", name);
     end
-    return nil, string.format("no monitor named %q: this computer's monitors are %s", name, table.concat(found, ", "));
+    if #found == 0 then
+      return nil, string.format("no monitor named %q: this computer's monitors (%d) have names longer than %d bytes, not named here",
+        name, leftOut, MAX_MONITOR_NAME);
+    end
+    local more = leftOut > 0 and string.format(" and %d more, not named here", leftOut) or "";
+    return nil, string.format("no monitor named %q: this computer's monitors are %s%s", name, table.concat(found, ", "), more);
   end
 
   -- A peripheral attached (isAttach) or detached under name: what was mirrored there is
@@ -1178,13 +1196,15 @@ local function newScreen(deps)
 
   -- payload.monitor names a monitor to read instead of the computer's own screen: its
   -- answer has the same fields, with monitor and textScale. The computer's own names the
-  -- monitors attached (monitors), which an older client's answer leaves out.
+  -- monitors attached (monitors), which an older client's answer leaves out, and counts
+  -- those past its bound (monitorsLeftOut, client 0.5.32 on; left out when there are none).
   local function read(payload)
     local name = payload.monitor;
     if name == nil then
       local screen = mirror.read();
-      local names = monitors.names();
+      local names, leftOut = monitors.names();
       screen.monitors = #names > 0 and names or textutils.empty_json_array;
+      screen.monitorsLeftOut = leftOut > 0 and leftOut or nil;
       return true, screen;
     elseif type(name) ~= "string" then
       return badPayload("monitor must be a string, a monitor's name as peripheral.getNames gives it (top, monitor_0), not " .. aValue(name));
@@ -1332,6 +1352,8 @@ return {
   MAX_PASTE = MAX_PASTE,
   MAX_INPUT_EVENTS = MAX_INPUT_EVENTS,
   MAX_WATCHES = MAX_WATCHES,
+  MAX_MONITOR_NAMES = MAX_MONITOR_NAMES,
+  MAX_MONITOR_NAME = MAX_MONITOR_NAME,
   UNGUARDED_CALLS = UNGUARDED_CALLS,
   ERR_UNKNOWN_WATCH = ERR_UNKNOWN_WATCH,
   newMirror = newMirror,

@@ -1255,6 +1255,52 @@ describe("libsandboxscreen", function()
         code = codec.ERR_BAD_PAYLOAD, message = 'no monitor named "left": this computer has no monitor' } });
     end);
 
+    itBeside("names at most MAX_MONITOR_NAMES monitors, none with a name past MAX_MONITOR_NAME, and counts the rest", function()
+      -- A computer on a cable with hundreds of monitors, or one named at length, answered its
+      -- screen.read with every name, past the frame's 128 KiB.
+      withMonitor(function(screen)
+        local made = {};
+        for i = 1, lib.MAX_MONITOR_NAMES + 6 do
+          made[#made + 1] = "monitor_" .. i;
+        end
+        local long = "monitor_" .. string.rep("x", lib.MAX_MONITOR_NAME - 7);
+        made[#made + 1] = long;
+        for _, name in ipairs(made) do
+          expect(periphemu.create(name, "monitor")):eq(true);
+        end
+        local ok, pcallErr = pcall(function()
+          local _, own = screen.handlers["screen.read"]({});
+          expect({ #own.monitors, own.monitorsLeftOut }):same({ lib.MAX_MONITOR_NAMES, 8 });
+          for _, name in ipairs(own.monitors) do
+            expect(#name <= lib.MAX_MONITOR_NAME and name ~= long):eq(true);
+          end
+          -- One left out is read by its name all the same.
+          peripheral.call(long, "write", "far");
+          expect(readMonitor(screen, long).rows[1].text:sub(1, 3)):eq("far");
+          local refused, _, err = screen.handlers["screen.read"]({ monitor = "nosuch" });
+          expect(refused):eq(false);
+          expect(err.message:sub(-27)):eq(" and 8 more, not named here");
+          expect(#err.message < 64 * (lib.MAX_MONITOR_NAME + 2) + 100):eq(true);
+        end);
+        for _, name in ipairs(made) do
+          periphemu.remove(name);
+        end
+        if not ok then
+          error(pcallErr, 0);
+        end
+        -- A computer whose monitors all have long names says how many it has.
+        periphemu.remove("top");
+        periphemu.create(long, "monitor");
+        local _, own = screen.handlers["screen.read"]({});
+        local _, _, err = screen.handlers["screen.read"]({ monitor = "nosuch" });
+        periphemu.remove(long);
+        periphemu.create("top", "monitor", 2, 1);
+        expect({ own.monitors, own.monitorsLeftOut }):same({ textutils.empty_json_array, 1 });
+        expect(err.message):eq('no monitor named "nosuch": this computer\'s monitors (1) have names longer than '
+          .. lib.MAX_MONITOR_NAME .. " bytes, not named here");
+      end);
+    end);
+
     itBeside("leaves a program's wrong call to a monitor the error it has without the mirror", function()
       withMonitor(function(screen)
         local wrongCalls = {

@@ -54,6 +54,10 @@ type Screen struct {
 	// Monitors name the monitors attached to the computer, host text, in its own screen's
 	// answer (client 0.5.29 on; nil from an older client, empty for none).
 	Monitors []string `json:"monitors,omitempty"`
+	// MonitorsLeftOut counts the monitors attached that Monitors leaves out (client 0.5.32
+	// on): it names 64 at most, each of 64 bytes at most, so that a computer on a cable with
+	// hundreds of them answers within a frame. Each is read by its name all the same.
+	MonitorsLeftOut int `json:"monitorsLeftOut,omitempty"`
 }
 
 // Text is the screen as text: each row without its trailing spaces, down to the last row that

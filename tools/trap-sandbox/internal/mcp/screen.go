@@ -74,7 +74,8 @@ type ScreenOutput struct {
 	Monitor   string  `json:"monitor,omitempty" jsonschema:"the monitor read (read_screen's monitor)"`
 	TextScale float64 `json:"textScale,omitempty" jsonschema:"the monitor's text scale, 0.5 to 5: its size in characters follows from it"`
 	// Monitors are the computer's, named with its own screen.
-	Monitors []string `json:"monitors,omitempty" jsonschema:"the monitors attached to the computer, each readable with read_screen's monitor (left out when there is none)"`
+	Monitors        []string `json:"monitors,omitempty" jsonschema:"the monitors attached to the computer, each readable with read_screen's monitor (left out when there is none)"`
+	MonitorsLeftOut int      `json:"monitorsLeftOut,omitempty" jsonschema:"how many more monitors are attached than monitors names (it names 64 at most, none with a name over 64 bytes); each is read by its name all the same"`
 	// Settled is set by send_keys and send_text: whether the screen stopped changing.
 	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
 	// Relabelled is computer.Client.RelabelledByRun's after send_keys and send_text: the
@@ -99,7 +100,7 @@ func (t *tools) registerScreen(r registrar) {
 // screenOutput is s as the tools return it: the text, and what was asked for.
 func screenOutput(s computer.Screen, colours, cursor bool) ScreenOutput {
 	out := ScreenOutput{Width: s.Width, Height: s.Height, Text: s.Text(), UnknownRows: s.UnknownRows,
-		Monitor: s.Monitor, TextScale: s.TextScale, Monitors: s.Monitors}
+		Monitor: s.Monitor, TextScale: s.TextScale, Monitors: s.Monitors, MonitorsLeftOut: s.MonitorsLeftOut}
 	if hint, ok := s.Suggested(); ok && s.Monitor == "" {
 		out.suggested = &hint
 	}
@@ -369,7 +370,8 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 // after a reboot with no word of what they are, and settled false after typing a program's
 // name whose loop redraws the screen, no word that the input was typed; and a completion
 // drawn in grey after the cursor, which text shows as typed (an agent read "> edit" where
-// "ed" was typed). Its cells are named, never quoted: they are the computer's words. "" for
+// "ed" was typed); and monitors left out of monitors (monitorsLeftOut), which it would take
+// for all the computer has. Its cells are named, never quoted: they are the computer's words. "" for
 // a screen seen whole and settled (or read without waiting) with no completion on it.
 func (o ScreenOutput) note() string {
 	var notes []string
@@ -385,6 +387,10 @@ func (o ScreenOutput) note() string {
 		notes = append(notes, rowsNamed(o.UnknownRows)+" (unknownRows)"+have+" not been seen drawn whole since the computer began mirroring its screen "+
 			"(its boot's first lines, or what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, "+
 			"until a program draws them again (at the shell prompt, clear redraws the whole screen).")
+	}
+	if n := o.MonitorsLeftOut; n > 0 {
+		notes = append(notes, fmt.Sprintf("monitors names %d of the computer's monitors: %d more are attached (monitorsLeftOut), "+
+			"as the list names 64 at most, none with a name over 64 bytes. read_screen reads any of them by its name (peripheral.getNames() names them all).", len(o.Monitors), n))
 	}
 	if h := o.suggested; h != nil {
 		cells := fmt.Sprintf("Row %d, columns %d-%d, from the cursor on, are", h.Row, h.From, h.To)

@@ -254,10 +254,11 @@ function screenHash(traposId, monitor) {
 // client 0.5.29 on, docs/screen.md) and offers them in the picker beside its own screen, once
 // per view (again is to ask anew: a monitor taken off, followGone): a computer that does not
 // say (an older client, a private screen, one away) offers none until it does. A monitor being
-// viewed is offered whatever the answer, until it is taken off.
+// viewed is offered whatever the answer, until it is taken off. The computer names 64 at most
+// (client 0.5.32 on) and counts the rest (monitorsLeftOut), which the picker says.
 async function learnMonitors(v, again) {
   if (v.monitors && !again) return;
-  let monitors = null;
+  let monitors = null, leftOut = 0;
   try {
     const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
       method: "POST", headers: { "Content-Type": "application/json" }, signal: v.abort.signal,
@@ -266,12 +267,15 @@ async function learnMonitors(v, again) {
     const body = res.ok ? await res.json() : null;
     const names = body && body.ok && body.payload && body.payload.monitors;
     if (Array.isArray(names)) monitors = names.filter((n) => typeof n === "string" && n !== "");
+    const more = body && body.ok && body.payload && body.payload.monitorsLeftOut;
+    if (Number.isSafeInteger(more) && more > 0) leftOut = more;
   } catch (e) {
     if (e.name === "AbortError" || e.message === "unauthorized") throw e;
     return;
   }
   if (view !== v || !monitors) return;
   v.monitors = monitors;
+  v.monitorsLeftOut = leftOut;
   offerScreens(v);
 }
 
@@ -281,7 +285,8 @@ async function learnMonitors(v, again) {
 // picker shows it, "monitor top (taken off)", as what the view showed, and it cannot be
 // picked; named again, it is offered as any monitor (picked, its view opens anew: pickScreen),
 // the one shown saying its view ended. Before, the monitor taken off was offered as one still
-// there.
+// there. Monitors the computer left out of its list (v.monitorsLeftOut) are said last, "40 more
+// monitors, not listed", which cannot be picked: a link names one (screenHash).
 function offerScreens(v) {
   if (view !== v) return;
   const names = (v.monitors || []).slice();
@@ -293,6 +298,11 @@ function offerScreens(v) {
     shown.disabled = true;
     options.splice(1, 0, shown);
   }
+  if (v.monitorsLeftOut > 0) {
+    const more = new Option(v.monitorsLeftOut + " more " + (v.monitorsLeftOut === 1 ? "monitor" : "monitors") + ", not listed", leftOutValue);
+    more.disabled = true;
+    options.push(more);
+  }
   const picker = $("viewer-screen");
   picker.replaceChildren(...options);
   if (shown) shown.selected = true;
@@ -303,6 +313,10 @@ function offerScreens(v) {
 // goneValue is the picker's value of a monitor taken off (offerScreens): no monitor's name, as
 // it is "" and no name a computer reports.
 const goneValue = "\u0000taken off";
+
+// leftOutValue is the picker's value of the line saying how many monitors the computer left out
+// of its list (offerScreens), no monitor's name either.
+const leftOutValue = "\u0000left out";
 
 // pickScreen opens the screen picked (value: a monitor's name, "" for the computer's own) of
 // view v's computer, as a link would; a monitor whose view ended, picked once it is back, has
@@ -2283,7 +2297,7 @@ function olderVersion(version, than) {
 // newView is a view of computer traposId, not live yet: every field the page keeps of it (the
 // list at `let view`), in one place, which the browser tests start from too.
 function newView(traposId, monitor) {
-  return { traposId, monitor: monitor || "", monitors: null, gone: "", abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
+  return { traposId, monitor: monitor || "", monitors: null, monitorsLeftOut: 0, gone: "", abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, shownLive: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
     pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [], sentAsQAt: 0 };
