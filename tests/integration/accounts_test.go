@@ -33,8 +33,24 @@ func lastLine(ctx context.Context, t *testing.T, args ...string) string {
 // apiGet calls the API with a token and returns the status and body.
 func apiGet(ctx context.Context, t *testing.T, g *harness.Gateway, token, path string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL(path), nil)
+	return apiCall(ctx, t, g, token, http.MethodGet, path, "")
+}
+
+// apiPost POSTs a JSON body to the API with a token and returns the status and body.
+func apiPost(ctx context.Context, t *testing.T, g *harness.Gateway, token, path, body string) (int, string) {
+	t.Helper()
+	return apiCall(ctx, t, g, token, http.MethodPost, path, body)
+}
+
+// apiCall calls the API with a token (and, when body is not empty, a JSON body) and returns
+// the status and body.
+func apiCall(ctx context.Context, t *testing.T, g *harness.Gateway, token, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, g.URL(path), strings.NewReader(body))
 	require.NoError(t, err)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := harness.HTTPClient().Do(req)
 	require.NoError(t, err)
@@ -179,6 +195,52 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 	out, errOut, code = runCLI(ctx, t, nil, "credentials", "list", dir, "alice")
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `\s7:\s+127\.0\.0\.1:\d+\s+20\d\d-`, out, "the last hello's traposId and address, and the revocation time")
+}
+
+// TestAnAdminsRevokeOfATraposIDOfSeveralAccountsNamesThem: an admin's `computers revoke
+// 7:kitchen`, where alice and bob have each connected a 7:kitchen and the admin's account none,
+// revoked the first of them (alice's, where the admin meant bob's stolen one); it is refused as
+// every other route refuses it, naming the accounts, and nothing is revoked. The admin's own
+// account's computer of that traposId wins, as on every route.
+func TestAnAdminsRevokeOfATraposIDOfSeveralAccountsNamesThem(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	lastLine(ctx, t, "accounts", "add", "alice", dir)
+	bob := lastLine(ctx, t, "accounts", "add", "bob", dir)
+	root := lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	aliceCred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+	bobCred := lastLine(ctx, t, "credentials", "add", "bob", dir)
+	rootCred := lastLine(ctx, t, "credentials", "add", "root", dir)
+
+	g := startGateway(t, dir)
+	ofAlice, ofBob := dial(ctx, t, g, "7:kitchen"), dial(ctx, t, g, "7:kitchen")
+	require.NoError(t, ofAlice.MustHello(ctx, aliceCred))
+	require.NoError(t, ofBob.MustHello(ctx, bobCred))
+	url := "--url=" + g.URL("")
+
+	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "7:kitchen")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 7:kitchen revoke: the gateway answered not_connected: computer 7:kitchen is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it\n", errOut)
+	status, body := apiPost(ctx, t, g, root, "/trapos/computers/7:kitchen/revoke", `{}`)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, body, `"accounts":["alice","bob"]`, "as the other routes answer it")
+	out, errOut, code := runCLI(ctx, t, nil, "credentials", "list", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.NotRegexp(t, `\s20\d\d-\S+\s*\n`, out, "no credential revoked (no REVOKED time ends a line):\n%s", out)
+
+	// The admin's own computer of that traposId is the one it names.
+	ofRoot := dial(ctx, t, g, "7:kitchen")
+	require.NoError(t, ofRoot.MustHello(ctx, rootCred))
+	out, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "7:kitchen")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "computer 7:kitchen of root: credential ")
+	assert.Equal(t, "revoked", requireClose(ctx, t, ofRoot, 4003))
+
+	// A user's token reaches its own alone.
+	out, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:kitchen")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "computer 7:kitchen of bob: credential ")
+	assert.Equal(t, "revoked", requireClose(ctx, t, ofBob, 4003))
 }
 
 // TestAccountsRemoveClosesItsComputers: `accounts remove` through the running gateway (an

@@ -22,6 +22,35 @@ func NotConnected(traposID string) *protocol.Error {
 	return pe
 }
 
+// ConnectedInSeveral is the not_connected of a traposId that several accounts (owners, two or
+// more) have connected, none of them the caller's, to a caller that reaches them all (an
+// admin): the one wording of it, on every route that names a computer (the requests, the
+// files, the screen, a revocation). The accounts are in Accounts too, so that a client tells it
+// from a computer that is away (asking again does not help); no route picks an account by
+// name: one of those accounts' tokens does.
+func ConnectedInSeveral(traposID string, owners []string) *protocol.Error {
+	pe := protocol.Errorf(protocol.CodeNotConnected, "computer %s is connected in several accounts (%s): %s",
+		cctext.ShowTraposID(traposID), strings.Join(owners, ", "), severalFix(owners))
+	pe.Accounts = owners
+	return pe
+}
+
+// severalFix is how to reach one of the computers of a traposId that the accounts owners
+// (two or more) have connected. Local's, the shared SANDBOX_PASSWORD's, has no token of its
+// own: the gateway's own caller (account.LocalAdmin) reaches it.
+func severalFix(owners []string) string {
+	others := slices.DeleteFunc(slices.Clone(owners), func(id string) bool { return id == account.Local })
+	const local = "the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password"
+	if len(others) == len(owners) {
+		return "use one of those accounts' tokens to reach it"
+	}
+	if len(others) == 1 {
+		return "use " + others[0] + "'s token to reach " + others[0] + "'s, or " + local
+	}
+	last := len(others) - 1
+	return "use " + strings.Join(others[:last], "'s, ") + "'s or " + others[last] + "'s token to reach theirs, or " + local
+}
+
 // LeftBeforeAnswer is the gateway's not_connected of a request whose computer went away (or
 // was replaced by a newer socket: replaced) while it waited for the answer, marked Left,
 // which a transfer (goneDuring) and MCP's read-only tools read (never its words).

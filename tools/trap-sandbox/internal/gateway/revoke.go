@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -35,15 +36,27 @@ type Revoked struct {
 func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, error) {
 	caller := account.CallerFrom(r.Context())
 	var found *Computer
+	var owners []string    // the other accounts that have it connected, for an admin
 	var reached []Computer // for the hint of a computer not found
 	for _, c := range g.Computers() {
 		if !caller.Reaches(c.AccountID) {
 			continue
 		}
 		reached = append(reached, c)
-		if c.TraposID == traposID && (found == nil || c.AccountID == caller.Account) {
-			found = &c
+		switch {
+		case c.TraposID != traposID:
+		case c.AccountID == caller.Account:
+			found, owners = &c, nil // its own wins
+		case found == nil || found.AccountID != caller.Account:
+			found, owners = &c, append(owners, c.AccountID)
 		}
+	}
+	if len(owners) > 1 {
+		// An admin naming a traposId of several accounts, none its own: the first of them was
+		// revoked (alice's 7:kitchen, where the admin meant bob's stolen one), where every
+		// other route names the accounts and reaches none.
+		slices.Sort(owners)
+		return Revoked{}, hostcomputer.ConnectedInSeveral(traposID, owners)
 	}
 	if found == nil {
 		// Revoking is most needed for a computer that is gone (stolen, given away): its
@@ -86,7 +99,7 @@ func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		payload, _ := json.Marshal(rev)
 		server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
 	case errors.As(err, &pe) && pe.Code == protocol.CodeNotConnected:
-		server.WriteError(w, http.StatusNotFound, pe.Code, pe.Message)
+		server.WriteAnswer(w, http.StatusNotFound, server.Answer{Error: &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts}})
 	case errors.As(err, &pe):
 		server.WriteError(w, http.StatusForbidden, pe.Code, pe.Message)
 	default:

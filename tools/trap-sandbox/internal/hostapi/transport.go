@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -100,26 +99,7 @@ func (t Gateway) accountOf(caller account.Caller, traposID string) (string, erro
 	case 1:
 		return owners[0], nil
 	}
-	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer %s is connected in several accounts (%s): %s",
-		cctext.ShowTraposID(traposID), strings.Join(owners, ", "), severalFix(owners))
-	ambiguous.Accounts = owners
-	return "", ambiguous
-}
-
-// severalFix is how to reach one of the computers of a traposId that the accounts owners
-// (two or more) have connected. Local's, the shared SANDBOX_PASSWORD's, has no token of its
-// own: the gateway's own caller (account.LocalAdmin) reaches it.
-func severalFix(owners []string) string {
-	others := slices.DeleteFunc(slices.Clone(owners), func(id string) bool { return id == account.Local })
-	const local = "the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password"
-	if len(others) == len(owners) {
-		return "use one of those accounts' tokens to reach it"
-	}
-	if len(others) == 1 {
-		return "use " + others[0] + "'s token to reach " + others[0] + "'s, or " + local
-	}
-	last := len(others) - 1
-	return "use " + strings.Join(others[:last], "'s, ") + "'s or " + others[last] + "'s token to reach theirs, or " + local
+	return "", computer.ConnectedInSeveral(traposID, owners)
 }
 
 var _ computer.Uptimer = Gateway{}
