@@ -1214,8 +1214,13 @@ local function warnOldSettings()
   end
   if #old > 0 then
     table.sort(old);
-    screen.line("Not used any more: " .. table.concat(old, ", ") .. ". Remove each with: set "
-      .. old[1] .. " nil", "yellow");
+    -- Each removal a line of its own, as the installer's "Undo with:" lines: one line for all
+    -- named only the first, and a pocket computer (a computer too) broke it after "set".
+    screen.line("Not used any more: " .. table.concat(old, ", ") .. ". Remove "
+      .. (#old == 1 and "it" or "them") .. " with:", "yellow");
+    for _, name in ipairs(old) do
+      screen.line("set " .. name .. " nil", "yellow");
+    end
   end
 end
 

@@ -1713,13 +1713,24 @@ describe("ai command", function()
         polls = { { text(1, "Hello"), done(2) } },
       });
       expectSuccess(ok, err);
+      -- Each removal is a line of its own, which no screen breaks after "set" (it did).
       expect(rows[1]):eq("Not used any more: opencc.password,");
-      expect(rows[2]):eq("opencc.session_id. Remove each with: set");
-      expect(rows[3]):eq("opencc.password nil");
-      expect(rows[4]):eq("Hello");
+      expect(rows[2]):eq("opencc.session_id. Remove them with:");
+      expect(rows[3]):eq("set opencc.password nil");
+      expect(rows[4]):eq("set opencc.session_id nil");
+      expect(rows[5]):eq("Hello");
       for _, row in ipairs(rows) do
         expect(row:find("hunter2", 1, true)):eq(nil);
       end
+      local pocketOk, pocketErr, pocketRows = run({ "hi" }, {
+        width = 26,
+        settings = { ["sandbox.url"] = URL, ["opencc.password"] = "hunter2" },
+        polls = { { text(1, "Hello"), done(2) } },
+      });
+      expectSuccess(pocketOk, pocketErr);
+      expect({ pocketRows[1], pocketRows[2], pocketRows[3], pocketRows[4] }):same({
+        "Not used any more:", "opencc.password. Remove it", "with:", "set opencc.password nil",
+      });
     end);
 
     it("fails (shell.run returns false) when the turn fails, without a second line, and not when it answers", function()
