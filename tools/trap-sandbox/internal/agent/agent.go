@@ -692,7 +692,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		m.mu.Unlock()
 		m.metrics.refused(refusedBusy)
 		if busy.stopping() {
-			return nil, protocol.Errorf(protocol.CodeBusy, "the last answer%s is still stopping: ask in a moment", inSession(name))
+			return nil, busy.stillStopping(inSession(name), "ask in a moment")
 		}
 		if name == DefaultSession {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy here: wait or stop it (Q, Ctrl-T)")
@@ -929,7 +929,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		busy := s.busy
 		m.mu.Unlock()
 		if busy.stopping() {
-			return nil, protocol.Errorf(protocol.CodeBusy, "the last answer%s is still stopping: reset soon", inSession(name))
+			return nil, busy.stillStopping(inSession(name), "reset soon")
 		}
 		if name == DefaultSession {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy here: stop it (Q), then reset")

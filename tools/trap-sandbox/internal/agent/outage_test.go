@@ -596,6 +596,35 @@ func TestAnAbortOpencodeRefusesIsWarnedOnce(t *testing.T) {
 	assert.Len(t, logLines(logs, "could not abort"), 1)
 }
 
+// TestAQuestionWhileOpencodeRefusesTheStopSaysWhoseFixItIs: after Q on a turn while opencode
+// hung (played: held by SIGSTOP), each question read "the last answer is still stopping: ask
+// in a moment" for as long as it hung, a wait with no end the player could see. Once an
+// abort has failed, the question (and a reset) says opencode does not answer and whose fix it
+// is; once opencode stops the turn, the session is free again.
+func TestAQuestionWhileOpencodeRefusesTheStopSaysWhoseFixItIs(t *testing.T) {
+	f, fc, logs, _ := stopATurnOpencodeWillNotAbort(t)
+	from := protocol.Requester{TraposID: "5:desk"}
+	busyMessage := func(err error) string {
+		t.Helper()
+		var pe *protocol.Error
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, protocol.CodeBusy, pe.Code)
+		return pe.Message
+	}
+	_, err := f.m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "again"}))
+	assert.Equal(t, "the last answer is still stopping: opencode does not answer (tell the gateway's operator)", busyMessage(err))
+	_, err = f.m.handleReset(t.Context(), from, payload(t, map[string]any{}))
+	assert.Equal(t, "the last answer is still stopping: opencode does not answer (tell the gateway's operator)", busyMessage(err))
+
+	f.oc.FailWith(0)
+	fc.Advance(abortEvery)
+	require.Eventually(t, func() bool { return len(logLines(logs, "failedAborts")) == 1 }, 10*time.Second, testkit.Poll)
+	require.Eventually(t, func() bool {
+		_, err := f.m.handleReset(t.Context(), from, payload(t, map[string]any{}))
+		return err == nil
+	}, 10*time.Second, testkit.Poll, "the session stays busy once opencode stopped the turn")
+}
+
 // TestAbortsTheGatewayGivesUpOnAreSaid: a gateway that stops while opencode still refuses a
 // stopped turn's abort says it gave up, and how many failed.
 func TestAbortsTheGatewayGivesUpOnAreSaid(t *testing.T) {

@@ -196,6 +196,7 @@ func (m *Module) abortUntilStopped(t *turn, sid string, finished <-chan struct{}
 		ctx, cancel := clock.WithTimeout(context.WithoutCancel(m.ctx), m.abortClock, timeout)
 		defer cancel()
 		err := t.sess.oc.abort(ctx, sid)
+		t.abortFailing.Store(err != nil)
 		if err == nil {
 			return
 		}

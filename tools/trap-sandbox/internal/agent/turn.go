@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // Event kinds and done reasons of ai.poll (docs/protocol.md, "The agent").
@@ -116,6 +119,9 @@ type turn struct {
 	confirms map[string]chan confirmAnswer
 	// opencodeID is the opencode session the turn runs on, set once it is known.
 	opencodeID string
+	// abortFailing is set while the turn's last abort on opencode failed (abortUntilStopped):
+	// opencode hung or failing, so the turn stops only once its operator fixes it.
+	abortFailing atomic.Bool
 }
 
 func newTurn(id string, caller callerKey, sess *session, parent context.Context) *turn {
@@ -285,6 +291,18 @@ func (t *turn) isDone() bool {
 // the abort.
 func (t *turn) stopping() bool {
 	return t.isDone() || t.ctx.Err() != nil
+}
+
+// stillStopping is the busy answer to a question, or a reset (then: what to do, "ask in a
+// moment" or "reset soon"), while the turn stops. While opencode does not take its aborts
+// (hung: played with SIGSTOP), the wait has no end the player can see: "ask in a moment" read
+// the same each time for as long as it hung, and the fix is the gateway's operator's.
+func (t *turn) stillStopping(session, then string) error {
+	if t.abortFailing.Load() {
+		return protocol.Errorf(protocol.CodeBusy, "the last answer%s is still stopping: opencode does not answer "+
+			"(tell the gateway's operator)", session)
+	}
+	return protocol.Errorf(protocol.CodeBusy, "the last answer%s is still stopping: %s", session, then)
 }
 
 func (t *turn) opencodeSessionID() string {
