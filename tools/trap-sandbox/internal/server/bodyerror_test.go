@@ -101,6 +101,19 @@ func TestDecodeBodyRefusesAKeyNamedTwice(t *testing.T) {
 	assert.NoError(t, decode(`{"name":"alice","inner":[{"mode":"a"},{"mode":"b"}]}`))
 }
 
+// A body nested deeper than encoding/json reads (10 000 levels, a 20 KB body) is refused as
+// JSON it cannot read, saying where, and reads no further: the account, link and input
+// routes' one reader.
+func TestDecodeBodyRefusesABodyNestedTooDeep(t *testing.T) {
+	deep := `{"name":` + strings.Repeat("[", 10_001) + strings.Repeat("]", 10_001) + `}`
+	r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(deep))
+	var v struct {
+		Name any `json:"name"`
+	}
+	err := DecodeBody(r, &v, 64<<10, `{"name":...}`, nil)
+	assert.EqualError(t, err, `the body is not valid JSON (invalid character '[' exceeded max depth, at byte 10008): send a JSON object {"name":...}`)
+}
+
 // heldBody is a body whose sender stopped: reading on meets the read deadline.
 type heldBody struct{}
 
