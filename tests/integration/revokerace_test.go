@@ -88,3 +88,33 @@ func statusOf(ctx context.Context, client *http.Client, url, token string) int {
 	defer resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestARevocationWithAFieldRevokesNothing: the computer and enrollment-key revocations of the
+// real binary refuse a body with a field ({"dryRun":true}), which they did not read and revoked
+// all the same: the computer stays connected and the key links on; {} revokes.
+func TestARevocationWithAFieldRevokesNothing(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+	cred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+	key := lastLine(ctx, t, "link", "key", "--account", "alice", dir)
+	g := startGateway(t, dir)
+	c := dial(ctx, t, g, "7:kitchen")
+	require.NoError(t, c.MustHello(ctx, cred))
+
+	keyPath := "/trapos/link/keys/" + strings.SplitN(key, "_", 3)[1] + "/revoke"
+	for _, path := range []string{"/trapos/computers/7:kitchen/revoke", keyPath} {
+		status, body := apiPost(ctx, t, g, alice, path, `{"dryRun":true}`)
+		assert.Equal(t, http.StatusBadRequest, status, body)
+		assert.Contains(t, body, `the body has a field the route does not take, \"dryRun\": send a JSON object {}`, path)
+	}
+	status, body := apiGet(ctx, t, g, alice, "/trapos/link/keys")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.NotContains(t, body, "revokedAt", "the key is not revoked")
+
+	for _, path := range []string{"/trapos/computers/7:kitchen/revoke", keyPath} {
+		status, body := apiPost(ctx, t, g, alice, path, `{}`)
+		assert.Equal(t, http.StatusOK, status, "%s: %s", path, body)
+	}
+	assert.Equal(t, "revoked", requireClose(ctx, t, c, 4003))
+}

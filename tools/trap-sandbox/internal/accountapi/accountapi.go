@@ -141,6 +141,9 @@ func (m *Module) Mount(routes *server.Routes) {
 		return one(mg.AddToken(r.Context(), b.Account, b.Name, time.Duration(b.ExpiresInSeconds)*time.Second))
 	}))
 	routes.HandleAPIFunc("POST "+TokenRevokePattern, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		if err := noFields(r); err != nil {
+			return nil, err
+		}
 		return one(mg.RevokeToken(r.Context(), r.PathValue("id")))
 	}))
 	routes.HandleAPIFunc("GET "+CredentialsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
@@ -154,6 +157,9 @@ func (m *Module) Mount(routes *server.Routes) {
 		return one(mg.AddCredential(r.Context(), b.Account))
 	}))
 	routes.HandleAPIFunc("POST "+CredentialRevokePattern, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		if err := noFields(r); err != nil {
+			return nil, err
+		}
 		c, err := mg.RevokeCredential(r.Context(), r.PathValue("id"))
 		if err == nil {
 			m.revoked(c.Selector)
@@ -239,6 +245,16 @@ func withoutKind(err, kind error) string {
 // saying why, one over maxBodyBytes a *server.BodyTooLarge.
 func decode(r *http.Request, v any) error {
 	err := server.DecodeBody(r, v, maxBodyBytes, shapeOf(v), nil)
+	if _, ok := errors.AsType[*server.BodyTooLarge](err); ok || err == nil {
+		return err
+	}
+	return fmt.Errorf("%w: %s", account.ErrInvalid, err)
+}
+
+// noFields reads the body of a revocation, which takes none (server.NoFieldsBody), as decode
+// words its errors.
+func noFields(r *http.Request) error {
+	err := server.NoFieldsBody(r)
 	if _, ok := errors.AsType[*server.BodyTooLarge](err); ok || err == nil {
 		return err
 	}

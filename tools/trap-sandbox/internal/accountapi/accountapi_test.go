@@ -652,3 +652,50 @@ func TestAnEmptyListingIsAnArray(t *testing.T) {
 		assert.JSONEq(t, `[]`, string(b), path)
 	}
 }
+
+// TestARevocationTakesNoFields: a revocation sent with a field ({"dryRun":true}, a misspelt
+// flag of a script's) is refused and revokes nothing, where the body was not read and the
+// token or credential was revoked all the same; {} and no body at all revoke.
+func TestARevocationTakesNoFields(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	post := func(path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	tok := "/trapos/tokens/" + f.token["alice"].Token.Selector + "/revoke"
+	cred := "/trapos/credentials/" + f.cred["alice"].Credential.Selector + "/revoke"
+	for _, path := range []string{tok, cred} {
+		status, body := post(path, `{"dryRun":true}`)
+		assert.Equal(t, http.StatusBadRequest, status, body)
+		assert.Contains(t, body, `"message":"the body has a field the route does not take, \"dryRun\": send a JSON object {}"`)
+	}
+	toks, err := f.accounts.Manage(account.OperatorCaller).Tokens(ctx, "alice")
+	require.NoError(t, err)
+	assert.True(t, toks[0].RevokedAt.IsZero(), "the token is not revoked")
+	select {
+	case sel := <-f.revoked:
+		t.Fatalf("credential %s revoked", sel)
+	default:
+	}
+
+	status, body := post(tok, `{}`)
+	assert.Equal(t, http.StatusOK, status, body)
+	status, body = post(cred, ``)
+	assert.Equal(t, http.StatusOK, status, body)
+	select {
+	case sel := <-f.revoked: // sent before the answer
+		assert.Equal(t, f.cred["alice"].Credential.Selector, sel)
+	default:
+		t.Fatal("the credential's socket was not closed")
+	}
+}

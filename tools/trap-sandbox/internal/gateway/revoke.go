@@ -92,6 +92,10 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 }
 
 func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
+	if err := server.NoFieldsBody(r); err != nil {
+		server.WriteBodyError(w, err)
+		return
+	}
 	rev, err := g.revokeComputer(r, cctext.TraposID(r.PathValue("traposId")))
 	var pe *protocol.Error
 	switch {

@@ -339,6 +339,10 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 	if m.refusePass(w, r, "revokes no enrollment key", "trap-sandbox link revoke-key ID") {
 		return
 	}
+	if err := server.NoFieldsBody(r); err != nil {
+		server.WriteBodyError(w, err)
+		return
+	}
 	caller := account.CallerFrom(r.Context())
 	of := caller.Account
 	if caller.Admin {

@@ -99,6 +99,38 @@ func DecodeBody(r *http.Request, v any, limit int64, shape string, wants map[str
 	return nil
 }
 
+// maxNoFieldsBody bounds the body of a route that takes no fields (NoFieldsBody): {} and room
+// for white space.
+const maxNoFieldsBody = 4 << 10
+
+// NoFieldsBody reads the body of a route that takes none, a revocation's ({} or nothing): any
+// field is refused, as DecodeBody refuses one a route does not take ({"dryRun":true} revoked
+// all the same), and so is anything but an object. Its error is DecodeBody's.
+func NoFieldsBody(r *http.Request) error {
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxNoFieldsBody))
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return &BodyTooLarge{Limit: maxNoFieldsBody}
+	}
+	if err != nil {
+		return errors.New(ReadBodyError(err))
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return DecodeBody(r, &struct{}{}, maxNoFieldsBody, "{}", nil)
+}
+
+// WriteBodyError answers a body DecodeBody or NoFieldsBody refused: 413 for one over its
+// limit (WriteBodyTooLarge), else 400 bad_payload with what is wrong with it.
+func WriteBodyError(w http.ResponseWriter, err error) {
+	if tooLarge, ok := errors.AsType[*BodyTooLarge](err); ok {
+		WriteBodyTooLarge(w, tooLarge)
+		return
+	}
+	WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, err.Error())
+}
+
 // RepeatedKeyError is the one wording of a body that names a key twice in one object
 // (jsonscan.RepeatedKey): refused, since encoding/json takes the last of the two and another
 // reader of the same body (a proxy, a log) may take the first.

@@ -114,6 +114,28 @@ func TestDecodeBodyRefusesABodyNestedTooDeep(t *testing.T) {
 	assert.EqualError(t, err, `the body is not valid JSON (invalid character '[' exceeded max depth, at byte 10008): send a JSON object {"name":...}`)
 }
 
+// A revocation's body takes no fields: {} or nothing passes, a field is refused (a revocation
+// sent {"dryRun":true} revoked all the same), and so is anything but one object.
+func TestNoFieldsBodyTakesNothingButAnEmptyObject(t *testing.T) {
+	read := func(s string) error {
+		return NoFieldsBody(httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(s)))
+	}
+	for _, in := range []string{"", "{}", " { } \n", "\r\n"} {
+		assert.NoError(t, read(in), "%q", in)
+	}
+	for in, want := range map[string]string{
+		`{"dryRun":true}`: `the body has a field the route does not take, "dryRun": send a JSON object {}`,
+		`[]`:              `the body must be a JSON object {} (got a JSON array)`,
+		`null`:            `the body must be a JSON object {} (got null)`,
+		`{}{}`:            `the body must hold exactly one JSON object: send one JSON object {}`,
+		`yes`:             `the body is not valid JSON (invalid character 'y' looking for beginning of value, at byte 1): send a JSON object {}`,
+	} {
+		assert.EqualError(t, read(in), want, "%s", in)
+	}
+	var tooLarge *BodyTooLarge
+	assert.ErrorAs(t, read("{"+strings.Repeat(" ", 5000)+"}"), &tooLarge)
+}
+
 // heldBody is a body whose sender stopped: reading on meets the read deadline.
 type heldBody struct{}
 
