@@ -29,11 +29,13 @@ var asciiTwins = strings.NewReplacer(
 )
 
 // Prose is text for a player to read with the characters asciiTwins lists as their twins, to
-// go through the text rule after (Wire): what a model writes in prose, and the gateway's own
-// words ("…" of its clip marker as "..."). Never for code, a path or content that is stored or
-// run: the twin would show the player other bytes than those the computer gets.
+// go through the text rule after (Wire): the gateway's own words ("…" of its clip marker as
+// "...", inside a quoted value too) and opencode's (a tool's error, a provider's failure); a
+// euro sign is its currency code outside a quoted string, as ProseFrom says. Never for code, a
+// path or content that is stored or run: the twin would show the player other bytes than
+// those the computer gets.
 func Prose(text string) string {
-	shown, _ := ProseFrom(Quoting{}, text)
+	shown, _ := prose(Quoting{}, text, false)
 	return shown
 }
 
@@ -60,13 +62,15 @@ type Quoting struct {
 	afterWord bool
 }
 
-// ProseFrom is Prose of text that goes on from q (a model's answer streamed in pieces: the
-// Quoting the piece before returned), and where text leaves off. A euro sign is its currency
-// code, except inside a quoted string: there it is the character itself, a string of code or
-// the character a warning names, and the text rule shows it as the computer has it ('?'). The
-// gateway's warning for a € it sent the model, quoted back to the player, read
-// `"EUR" (U+20AC) … was sent as "?"`, and code the model proposed read print("5 EUR") (or
-// print('5 EUR')) where the computer would run print("5 ?").
+// ProseFrom is Prose of a model's answer streamed in pieces, text going on from q (the
+// Quoting the piece before returned), and where text leaves off. Outside a quoted string a
+// euro sign is its currency code and asciiTwins' characters their twins; inside one every
+// character is itself, a string of code or the character a warning names, and the text rule
+// shows it as the computer has it ('?'). The gateway's warning for a € it sent the model,
+// quoted back to the player, read `"EUR" (U+20AC) … was sent as "?"`, and one for an em dash
+// `"--" (U+2014) … is outside CC's character set` (its JSON "char":"--"), naming two ASCII
+// characters; code the model proposed read print("5 EUR") or print("Tür -- 5 ?") where the
+// computer would run print("5 ?") and print("Tür ? 5 ?").
 //
 // A string is ASCII-quoted on one line, and a backslash in it escapes the next character.
 // A double quote always opens or ends one. A single quote is also prose's apostrophe (it's 5 €,
@@ -78,30 +82,38 @@ type Quoting struct {
 // parentheses, print'5 €', is a price. A string ends with its line, so a stray quote turns no
 // price past its line into '?'; typographic quotes are prose.
 func ProseFrom(q Quoting, text string) (string, Quoting) {
+	return prose(q, text, true)
+}
+
+// prose is Prose (quotedAsIs false: only a quoted euro sign is kept) and ProseFrom (true: a
+// quoted string is kept whole) of text going on from q.
+func prose(q Quoting, text string, quotedAsIs bool) (string, Quoting) {
 	if isASCII(text) {
 		return text, q.after(text)
 	}
-	if !strings.ContainsRune(text, euro) {
-		return asciiTwins.Replace(text), q.after(text)
-	}
 	var b strings.Builder
-	from := 0
-	for i, r := range text {
-		if r != euro {
-			continue
+	// write puts a run of text all outside or all inside a quoted string.
+	write := func(run string, quoted bool) {
+		switch {
+		case !quoted:
+			b.WriteString(asciiTwins.Replace(strings.ReplaceAll(run, string(euro), euroCode)))
+		case quotedAsIs:
+			b.WriteString(run) // the text rule's '?' for what CC lacks, as the computer has it
+		default:
+			b.WriteString(asciiTwins.Replace(run))
 		}
-		b.WriteString(asciiTwins.Replace(text[from:i]))
-		var quoted bool
-		quoted, q = q.after(text[from:i]).next(r)
-		if quoted {
-			b.WriteRune(euro) // the text rule's '?', as the computer has it
-		} else {
-			b.WriteString(euroCode)
-		}
-		from = i + len(string(euro))
 	}
-	b.WriteString(asciiTwins.Replace(text[from:]))
-	return b.String(), q.after(text[from:])
+	from, inside := 0, false
+	for i, r := range text {
+		var quoted bool
+		quoted, q = q.next(r)
+		if quoted != inside {
+			write(text[from:i], inside)
+			from, inside = i, quoted
+		}
+	}
+	write(text[from:], inside)
+	return b.String(), q
 }
 
 // after is where q stands after text.

@@ -112,3 +112,37 @@ func TestProseTellsASingleQuotedStringFromAnApostrophe(t *testing.T) {
 		})
 	}
 }
+
+// TestAnAnswersQuotedStringIsShownAsTheComputerHasIt: a model's answer keeps every character
+// of an ASCII-quoted string for the text rule, not only a €: the warning for an em dash the
+// gateway sent the model, quoted back (played against opencode 1.18.33 with a stand-in model
+// that echoed run_lua's result), read `"char":"--"` and `""--" (U+2014) at code 4:26 is outside
+// CC's character set`, two ASCII characters, and the code print("Tür — 5 €") read print("Tür
+// -- 5 ?"), half the computer's bytes. Outside the string the twins stay; the gateway's own
+// words (Prose) keep them in a quoted value too, its clip marker's "…" among them.
+func TestAnAnswersQuotedStringIsShownAsTheComputerHasIt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+		cc     string
+	}{
+		{"the warning's JSON", []string{`{"char":"—","message":"\"—\" (U+2014) at code 4:26"}`}, `{"char":"?","message":"\"?\" (U+2014) at code 4:26"}`},
+		{"a string of code", []string{`print("Tür — 5 €") -- prints “Tür — 5 €”`}, "print(\"Tür ? 5 ?\") -- prints \"Tür\u00a0-- 5 EUR\""},
+		{"streamed apart from its quote", []string{`print('it`, `’s “ok”…') — done`}, "print('it?s ?ok??')\u00a0-- done"},
+		{"a line break ends it", []string{"say \"a 5\" screen\nit’s — ok"}, "say \"a 5\" screen\nit's\u00a0-- ok"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var q Quoting
+			var out strings.Builder
+			for _, p := range tc.pieces {
+				var shown string
+				shown, q = ProseFrom(q, p)
+				out.WriteString(shown)
+			}
+			cc, _ := ToCC("", out.String())
+			assert.Equal(t, tc.cc, FromCC([]byte(cc)))
+		})
+	}
+	cc, _ := ToCC("", Prose(`no turn "turn_ab…(cut, 300 bytes)" — it’s gone, 5 €`))
+	assert.Equal(t, "no turn \"turn_ab...(cut, 300 bytes)\"\u00a0-- it's gone, 5 EUR", FromCC([]byte(cc)))
+}
