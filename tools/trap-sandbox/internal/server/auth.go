@@ -35,6 +35,15 @@ import (
 func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, passes *account.Passes, refused *refusals, next http.Handler) http.Handler {
 	tokenHash := sha256.Sum256([]byte(token)) // once, not per request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := len(r.Header.Values("Authorization")); n > 1 {
+			// RFC 9110 allows the header once. Of two, the gateway took the first, where a proxy
+			// or a log in front may read the last (alice's token, then an admin's, was alice's).
+			refused.refuse(r, RefusalBadToken)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
+			writeAuthError(w, http.StatusUnauthorized, fmt.Sprintf(
+				"the request has %d Authorization headers, which readers may take differently: send one (Authorization: Bearer <token>)", n))
+			return
+		}
 		got, bearer := bearerToken(r.Header.Get("Authorization"))
 		// serveAs serves the request as the caller c, with still its StillAuthorized check when
 		// its credentials can be revoked: one copy of the request for both.

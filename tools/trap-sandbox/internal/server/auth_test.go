@@ -158,3 +158,29 @@ func TestAProxiedRequestIsNoLoopbackClients(t *testing.T) {
 	s.Handler().ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusOK, rec.Code, "with the token, through a proxy")
 }
+
+// TestTwoAuthorizationHeadersAreRefused: a request with two Authorization headers was served as
+// the first one's token, where a proxy or a log in front of the gateway may read the last; it
+// is refused whichever tokens they hold, the gateway's own or none valid.
+func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
+	s := New(slog.New(slog.DiscardHandler), Config{APIToken: "tok3n", Metrics: prometheus.NewRegistry()}, apiModule{})
+	for _, pair := range [][2]string{{"Bearer tok3n", "Bearer nope"}, {"Bearer nope", "Bearer tok3n"}, {"Bearer tok3n", "Bearer tok3n"}} {
+		req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+		req.RemoteAddr, req.Host = "127.0.0.1:5000", "127.0.0.1:4444"
+		req.Header.Add("Authorization", pair[0])
+		req.Header.Add("Authorization", pair[1])
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusUnauthorized, rec.Code, "%q", pair)
+		assert.Contains(t, rec.Body.String(), `"message":"the request has 2 Authorization headers, which readers may take differently: send one (Authorization: Bearer <token>)"`)
+		assert.NotContains(t, rec.Body.String(), "tok3n")
+	}
+	open := New(slog.New(slog.DiscardHandler), Config{Metrics: prometheus.NewRegistry()}, apiModule{})
+	req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+	req.RemoteAddr, req.Host = "127.0.0.1:5000", "127.0.0.1:4444"
+	req.Header.Add("Authorization", "")
+	req.Header.Add("Authorization", "Bearer nope")
+	rec := httptest.NewRecorder()
+	open.Handler().ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code, "a loopback client without a token sends none, not an empty one and another")
+}
