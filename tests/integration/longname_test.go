@@ -51,3 +51,21 @@ func TestANameLongerThanAnyComputersIsNotConnected(t *testing.T) {
 		})
 	}
 }
+
+// TestAMonitorNameTooLongForARequestIsNamed: a screen stream's monitor name that no request to
+// the computer holds (600 KB) is refused naming the name's length and what a monitor is called,
+// where the stream answered 413 "send a smaller payload" to a GET, which sends none.
+func TestAMonitorNameTooLongForARequestIsNamed(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	answerRequests(ctx, connect(ctx, t, g, "7:kitchen"), "7:kitchen")
+	status, body := httpGet(t, g.URL("/trapos/computers/7:kitchen/screen?monitor="+strings.Repeat("m", 600_000)))
+	assert.Equal(t, http.StatusBadRequest, status, "%s", body)
+	var answer struct {
+		Error struct{ Code, Message string }
+	}
+	require.NoError(t, json.Unmarshal(body, &answer), "%s", body)
+	assert.Equal(t, "bad_payload", answer.Error.Code)
+	assert.Equal(t, "the monitor name is 600000 bytes, more than a request to the computer holds (128 KiB, CC: Tweaked's limit), so no monitor is named so: "+
+		"name one of the computer's (a side such as top, or a wired modem's monitor_0)", answer.Error.Message)
+}
