@@ -1194,3 +1194,26 @@ func TestAFloodOfMadeUpComputersLeavesAConnectedComputerItsCodes(t *testing.T) {
 		assert.Contains(t, pe.Message, "too many link codes from this address", c.why)
 	}
 }
+
+// TestAKeysRequestNamesTheFieldItCannotUse: a new key's negative uses or lifetime is refused
+// naming the field (it answered "the body is {…}"), and a lifetime past a token's cap (100
+// years) too, where one past time.Duration's 292 years overflowed into a 500 from "the account
+// store" and an ERROR in the log for a caller's typo.
+func TestAKeysRequestNamesTheFieldItCannotUse(t *testing.T) {
+	f := newFixture(t, Config{})
+	for body, want := range map[string]string{
+		`{"maxUses":-1}`:                   `"maxUses" must be 0 (any number of computers) or more (got -1)`,
+		`{"expiresInMs":-5}`:               `"expiresInMs" must be a number of milliseconds from 1 to 3153600000000 (100 years), or 0 for a key that never expires (got -5)`,
+		`{"expiresInMs":9000000000000000}`: `"expiresInMs" must be a number of milliseconds from 1 to 3153600000000 (100 years), or 0 for a key that never expires (got 9000000000000000)`,
+	} {
+		var req map[string]any
+		require.NoError(t, json.Unmarshal([]byte(body), &req))
+		status, ans := f.api(alice, "POST", KeysPath, req)
+		assert.Equal(t, http.StatusBadRequest, status, body)
+		require.NotNil(t, ans.Error, body)
+		assert.Equal(t, protocol.CodeBadPayload, ans.Error.Code, body)
+		assert.Equal(t, want, ans.Error.Message, body)
+	}
+	status, ans := f.api(alice, "POST", KeysPath, map[string]any{"expiresInMs": account.MaxTokenTTL.Milliseconds()})
+	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+}

@@ -3,6 +3,7 @@ package link
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -256,6 +257,20 @@ func keyOf(k account.EnrollmentKey) Key {
 		RevokedAt: opt(k.RevokedAt), MaxUses: k.MaxUses, Uses: k.Uses}
 }
 
+// keyRequestProblem says which field of a new key's request cannot be used, or "": "the body
+// is {…}" named none, and a lifetime past time.Duration's 292 years overflowed into the store's
+// 500 (an ERROR in the log for a caller's typo). A key's lifetime is capped as a token's.
+func keyRequestProblem(req NewKeyRequest) string {
+	if req.MaxUses < 0 {
+		return server.FieldError("maxUses", "0 (any number of computers) or more", strconv.Itoa(req.MaxUses))
+	}
+	if maxMs := account.MaxTokenTTL.Milliseconds(); req.ExpiresInMs < 0 || req.ExpiresInMs > maxMs {
+		return server.FieldError("expiresInMs", fmt.Sprintf("a number of milliseconds from 1 to %d (%s), or 0 for a key that never expires",
+			maxMs, account.MaxTokenTTLText), strconv.FormatInt(req.ExpiresInMs, 10))
+	}
+	return ""
+}
+
 func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 	if m.cfg.Accounts == nil {
 		m.writeErr(w, r, http.StatusNotFound, disabled)
@@ -266,8 +281,8 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 	if !m.decode(w, r, &req, shape) {
 		return
 	}
-	if req.MaxUses < 0 || req.ExpiresInMs < 0 {
-		m.writeErr(w, r, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
+	if msg := keyRequestProblem(req); msg != "" {
+		m.writeErr(w, r, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "%s", msg))
 		return
 	}
 	if m.refusePass(w, r, "makes no enrollment key", "trap-sandbox link key") {
