@@ -45,7 +45,7 @@ const (
 
 // mcpTools are the tools the issue lists, sorted by name.
 var mcpTools = []string{"computer_info", "copy_file", "delete_file", "list_computers", "list_files", "make_dir", "move_file",
-	"ping", "read_file", "read_screen", "run_lua", "run_program", "send_keys", "send_text", "write_file"}
+	"ping", "read_file", "read_screen", "run_lua", "run_program", "send_keys", "send_text", "wait_for_screen", "write_file"}
 
 // serveDaemon connects d to g (password sandboxPassword) until the test ends.
 func serveDaemon(ctx context.Context, t *testing.T, g *harness.Gateway, d *harness.Daemon) {
@@ -85,7 +85,7 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 		assert.NotContains(t, tool.Description, "\n", "%s: one-line description", tool.Name)
 		assert.NotEmpty(t, tool.Title, "%s: a title", tool.Name)
 		require.NotNil(t, tool.Annotations, "%s: annotations", tool.Name)
-		readOnly := slices.Contains([]string{"list_computers", "computer_info", "list_files", "read_file", "ping", "read_screen"}, tool.Name)
+		readOnly := slices.Contains([]string{"list_computers", "computer_info", "list_files", "read_file", "ping", "read_screen", "wait_for_screen"}, tool.Name)
 		assert.Equal(t, readOnly, tool.Annotations.ReadOnlyHint, "%s: readOnlyHint", tool.Name)
 		if !readOnly {
 			require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)

@@ -276,18 +276,25 @@ func (r refusal) Unwrap() error { return r.error }
 // open asks the gateway for the live view once (of monitor c.Monitor when it names one); a
 // refusal comes back as a refusal.
 func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
-	path := strings.Replace(screen.WatchPattern, "{traposId}", url.PathEscape(c.TraposID), 1)
-	if c.Monitor != "" {
-		path += "?" + url.Values{screen.MonitorParam: {c.Monitor}}.Encode()
+	return openScreenStream(ctx, c.transport(), c.TraposID, c.Monitor)
+}
+
+// openScreenStream asks the gateway at transport for the host API's stream of the screen of
+// computer traposID (as the API's path reads it: typed, or a listed id in its shown form) or of
+// its monitor named monitor ("": its own screen) once; a refusal comes back as a refusal.
+func openScreenStream(ctx context.Context, transport hostapi.HTTP, traposID, monitor string) (io.ReadCloser, error) {
+	path := strings.Replace(screen.WatchPattern, "{traposId}", url.PathEscape(traposID), 1)
+	if monitor != "" {
+		path += "?" + url.Values{screen.MonitorParam: {monitor}}.Encode()
 	}
-	resp, err := c.transport().Open(ctx, http.MethodGet, path, nil, "text/event-stream")
+	resp, err := transport.Open(ctx, http.MethodGet, path, nil, "text/event-stream")
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		err := c.transport().Refusal(resp.StatusCode, data)
+		err := transport.Refusal(resp.StatusCode, data)
 		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeBusy {
 			pe.RetryAfter = hostapi.RetryAfter(resp.Header)
 		}

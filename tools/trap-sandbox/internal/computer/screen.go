@@ -76,6 +76,18 @@ func (s Screen) Text() string {
 	return strings.Join(lines[:last], "\n")
 }
 
+// Shows reports whether part (host text, one row's: no line break) is drawn within one row of
+// the screen, each row whole, its trailing spaces too (a prompt's "Password: " ends in one), and
+// its control characters that CC's font draws blank as spaces, as Text gives them.
+func (s Screen) Shows(part string) bool {
+	for _, r := range s.Rows {
+		if strings.Contains(strings.Map(blankDrawn, r.Text), part) {
+			return true
+		}
+	}
+	return false
+}
+
 // Suggestion is where a program reading input draws a suggestion after the cursor (Screen.Suggested).
 type Suggestion struct {
 	// Row is the cursor's row; From and To are the suggestion's first and last columns (1-based).

@@ -58,7 +58,7 @@ func TestAnOptionalArgumentGivenNullIsNotGiven(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	term := daemonfake.NewTerminal()
 	d.Exec = term.Exec
-	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
 	defer srv.Close()
 	s := connectHTTP(t, srv)
 	res := callTool(t, s, "ping", map[string]any{"traposId": "7:", "timeoutMs": nil})

@@ -68,7 +68,7 @@ func postMCP(t *testing.T, url string, body io.Reader) (int, string) {
 // \u00XX by the client (6 MiB of JSON), is written, not refused with HTTP 413.
 func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
-	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
 	defer srv.Close()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
 		strings.Repeat(`\u00e9`, maxFileBytes) + `"}}}`
@@ -84,7 +84,7 @@ func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 // (tests/integration's TestMCPABodyTooLargeSaysWhatFits, on the real gateway); one within
 // the bound is served.
 func TestABodyInChunksIsBounded(t *testing.T) {
-	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil).handler)
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, nil).handler)
 	defer srv.Close()
 	post := func(content string) (int, string) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/a.txt","content":"` + content + `"}}}`
@@ -197,7 +197,7 @@ func TestALongSendTextIsTypedWhole(t *testing.T) {
 			return ctx.Err()
 		}
 	}
-	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
 	defer srv.Close()
 	a, b := connectHTTP(t, srv), connectHTTP(t, srv)
 
@@ -248,7 +248,7 @@ func stalledRunServer(t *testing.T) (srv *httptest.Server, started <-chan struct
 			return protocol.Errorf(protocol.CodeInternal, "the test is over")
 		}
 	}
-	srv = httptest.NewServer(New(computer.New(d), nil).handler)
+	srv = httptest.NewServer(New(computer.New(d), nil, nil).handler)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) }) // first: a run still waiting lets the server close
 	return srv, start, end
@@ -260,7 +260,7 @@ func stalledRunServer(t *testing.T) (srv *httptest.Server, started <-chan struct
 // to the SSE transport, whose GET answers 405), and mid-session puts the body as it came
 // after "Error POSTing to endpoint:", where plain text reads better than JSON would.
 func TestTransportErrorsAreTheSDKsPlainText(t *testing.T) {
-	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil).handler)
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, nil).handler)
 	defer srv.Close()
 	send := func(method, body, accept string) (int, string, string) {
 		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL, strings.NewReader(body))

@@ -63,12 +63,13 @@ type Module struct {
 	handler http.Handler
 }
 
-// New builds the module on c; logger (nil: discard) receives the SDK's transport logs.
-func New(c *computer.Client, logger *slog.Logger) *Module {
+// New builds the module on c, watching screens through screens (the gateway's screen module);
+// logger (nil: discard) receives the SDK's transport logs.
+func New(c *computer.Client, screens Screens, logger *slog.Logger) *Module {
 	if logger != nil {
 		logger = slog.New(demoteInfo{logger.Handler()}).With("module", "mcp")
 	}
-	srv := NewServer(c, logger)
+	srv := NewServer(c, screens, logger)
 	// Stateless: every POST carries a whole exchange, so the module holds no sessions, no
 	// standalone SSE stream outlives a request, and a shutdown waits only for calls in flight
 	// (which the gateway ends when it closes the computers' sockets).
@@ -240,11 +241,12 @@ func (m *Module) Name() string { return "mcp" }
 func (m *Module) Mount(routes *server.Routes) { routes.HandleAPI(Path, m.handler) }
 
 // NewServer returns the MCP server with every tool, resource template and prompt, working
-// on the computers through c. logger may be nil.
-func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
+// on the computers through c and watching their screens through screens (wait_for_screen;
+// nil: it answers that it cannot). logger may be nil.
+func NewServer(c *computer.Client, screens Screens, logger *slog.Logger) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "trap-sandbox", Title: "trap-sandbox: in-game TrapOS computers", Version: Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: logger, SetCacheable: privateFiles})
-	t := &tools{client: c}
+	t := &tools{client: c, screens: screens}
 	r := registrar{srv: srv, inputs: inputs{}}
 	t.register(r)
 	t.registerResources(srv)

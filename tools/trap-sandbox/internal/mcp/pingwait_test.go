@@ -155,7 +155,7 @@ func (unlinkedPollsRefused) HasComputerCredential(context.Context, string) (bool
 func TestAnAccountWithNoComputerLinkedIsNotToldToWaitForAReboot(t *testing.T) {
 	l := &pollsRefused{Local: daemonfake.NewLocal(nil)}
 	l.List = nil
-	m := New(computer.New(unlinkedPollsRefused{l}), nil)
+	m := New(computer.New(unlinkedPollsRefused{l}), nil, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), account.Caller{Account: "bob"})))
 	}))

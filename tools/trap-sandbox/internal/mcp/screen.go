@@ -81,6 +81,13 @@ type ScreenOutput struct {
 	// Relabelled is computer.Client.RelabelledByRun's after send_keys and send_text: the
 	// typing changed the computer's label (label set at the shell).
 	Relabelled string `json:"relabelled,omitempty" jsonschema:"send_keys and send_text: set when the computer's label changed (e.g. label set typed at the shell): its new traposId, and from when to ask it by that id"`
+	// TimedOut and WaitedMs are wait_for_screen's: whether its timeoutMs passed first, and how
+	// long it waited.
+	TimedOut bool   `json:"timedOut,omitempty" jsonschema:"wait_for_screen: true when timeoutMs passed before the screen showed text (or, without text, changed): this is the screen as it was then"`
+	WaitedMs *int64 `json:"waitedMs,omitempty" jsonschema:"wait_for_screen: how long it waited, in milliseconds"`
+	// waitedFor says what a wait that timed out waited for, for its note: "did not change",
+	// or "did not show \"Tür\"".
+	waitedFor string
 	// Warnings are the characters of send_text's text CC cannot hold.
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, sent as ?"`
 	// suggested is the completion drawn after the cursor (computer.Screen.Suggested), which
@@ -95,6 +102,11 @@ func (t *tools) registerScreen(r registrar) {
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
 	addTool(r, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. A program that sleeps or waits for another event meanwhile drops what arrives, as in CC: type once it reads (with cursor: true, blink is true while read() waits). Text joins what is already typed where the cursor is: at a prompt, a line left half-typed (\"ed\") runs with yours (\"ededit /x\"); where another may have typed, read_screen first, and clear such a line with send_keys [\"end\", \"backspace\", …] (one backspace a character). Needs the owner's sandbox.allow_screen control.",
 		func(in TextInput) string { return in.TraposID }, t.sendText)
+	addTool(r, "wait_for_screen", "Wait for the screen", readOnly, "Wait until a computer's screen shows text (part of one row, e.g. \"Done\" or \"Password: \"), or, without text, until it changes, and return the screen then, as read_screen does: "+
+		"for a program that takes a while (a build, a turtle digging, a door waiting for a redstone signal), instead of calling read_screen again and again. "+
+		"At timeoutMs (default 10000, at most 60000) it returns the screen as it is then, with timedOut true: call it again to wait on. With monitor, wait on that monitor instead (client 0.5.31 on). "+
+		"Needs the owner's sandbox.allow_screen view or control.",
+		func(in WaitInput) string { return in.TraposID }, t.waitForScreen)
 }
 
 // screenOutput is s as the tools return it: the text, and what was asked for.
@@ -375,6 +387,9 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 // a screen seen whole and settled (or read without waiting) with no completion on it.
 func (o ScreenOutput) note() string {
 	var notes []string
+	if wait := o.waitNote(); wait != "" {
+		notes = append(notes, wait)
+	}
 	if o.Settled != nil && !*o.Settled {
 		notes = append(notes, "The screen was still changing when the call ended (settled false): a program keeps drawing on it, so this is one moment of it. "+
 			"The input was typed: do not send it again. read_screen reads the screen again at once, without waiting for it to settle.")

@@ -326,6 +326,8 @@ type PingInput struct {
 // tools implements the tool handlers on a computer.Client.
 type tools struct {
 	client *computer.Client
+	// screens watches the screens wait_for_screen waits on (nil: it answers that it cannot).
+	screens Screens
 }
 
 // hints are a tool's MCP annotations.

@@ -119,7 +119,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 			if !errors.As(err, &pe) { // the computer went away (ErrGone)
 				// "computer 7: disconnected", as the gateway's other answers name a
 				// computer: never "computer 7:: …" for one with no label.
-				pe = protocol.Errorf(protocol.CodeNotConnected, "computer %s disconnected", cctext.ShowTraposID(v.w.traposID))
+				pe = Disconnected(v.w.traposID)
 			}
 			end(pe)
 			return
@@ -136,6 +136,13 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// Disconnected is the stream's end of a computer that went away (its socket closed): its one
+// wording, which a client of the stream that words it its own way reads (the stdio MCP
+// bridge's wait_for_screen).
+func Disconnected(traposID string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s disconnected", cctext.ShowTraposID(traposID))
 }
 
 // marshal encodes v as JSON on one line without HTML escaping, with the characters a terminal

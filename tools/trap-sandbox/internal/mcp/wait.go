@@ -1,0 +1,175 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+)
+
+// wait_for_screen waits on a computer's screen for an agent: for a program slower than one
+// send_text's settle (a build, a turtle digging, a door waiting for its redstone signal), an
+// agent otherwise called read_screen again and again, each call a model turn. It is one more
+// viewer of the screen's live watch, the one the web console, the CLI's live view and the
+// host API's stream share (docs/screen.md), never a loop of screen.read.
+
+// Screens watches computers' screens live: on the gateway its screen module (one watch per
+// screen, shared by every viewer), for the stdio bridge the host API's stream of that watch.
+type Screens interface {
+	// WatchScreen adds a viewer of traposID's own screen, or of its monitor named monitor ("":
+	// its own), starting the computer's watch, within timeout, when it is the first viewer. A
+	// refusal is the computer's (forbidden without sandbox.allow_screen, bad_payload for a
+	// name that is no monitor) or the gateway's (not_connected, an older client's monitor).
+	// The watch must be closed.
+	WatchScreen(ctx context.Context, traposID, monitor string, timeout time.Duration) (ScreenWatch, error)
+}
+
+// ScreenWatch is one viewer of a watched screen.
+type ScreenWatch interface {
+	// Next waits for a screen newer than the last it returned (the first call: the screen as
+	// it is) and returns the newest, those between skipped. It fails with ctx's error when ctx
+	// ends first, or with a *protocol.Error when the watch ended: the computer disconnected
+	// (computer.LeftBeforeAnswer's not_connected), its owner withdrew the screen, the monitor
+	// was taken off, the caller's token was revoked, the gateway is stopping.
+	Next(ctx context.Context) (computer.Screen, error)
+	// Close stops viewing; the last viewer's Close stops the watch on the computer.
+	Close()
+}
+
+// WaitInput is wait_for_screen's input.
+type WaitInput struct {
+	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
+	Text     string `json:"text,omitempty" jsonschema:"wait until a row of the screen shows this text: part of one row, as read_screen's text shows it, spaces included (e.g. Done or Password: ; é is one byte, as CC shows it); without it, wait until the screen changes from what it shows when the call begins"`
+	Monitor  string `json:"monitor,omitempty" jsonschema:"wait on this monitor attached to the computer instead of its own screen: its name, a side (top) or a wired modem's (monitor_0), as read_screen's monitors names them"`
+	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
+	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
+	// TimeoutMs bounds the whole wait, as every tool's: past it the screen comes back as it is.
+	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long to wait, in milliseconds (default 10000); past it the screen is returned as it is then, with timedOut true"`
+}
+
+// stillAuthorizedEvery is how often a wait on a screen that stays still asks whether the
+// caller's token still opens the API (computer.Client.StillAuthorized; it asks at each new
+// screen too): a token revoked during a wait of up to a minute ends it within this, as a new
+// call with it is refused.
+const stillAuthorizedEvery = time.Second
+
+// waitForScreen answers with the screen once it shows in.Text in a row, or, without text,
+// once it differs from the first screen the watch gave (the screen as the call began); or,
+// when timeoutMs passes first, with the screen then and timedOut. It fails when the watch
+// cannot start or ends under it (the computer gone, the screen withdrawn, the token revoked)
+// and when the client cancels the call; its viewer is closed either way.
+func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, error) {
+	part, err := waitedText(in.Text)
+	if err != nil {
+		return ScreenOutput{}, err
+	}
+	if t.screens == nil {
+		return ScreenOutput{}, protocol.Errorf(protocol.CodeInternal, "this MCP server watches no screens")
+	}
+	timeout := timeoutOf(in.TimeoutMs)
+	if timeout <= 0 {
+		timeout = computer.DefaultTimeout
+	}
+	timeout = min(timeout, computer.MaxTimeout)
+	start := time.Now()
+	// The wait ends at timeoutMs, or at callBound's deadline of the call (ctx's), whichever
+	// comes first; the call's own end (the client cancelled it) is ctx's Canceled.
+	wait, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// The wait ran out (timeoutMs, or the call's bound), not cancelled by the client.
+	ranOut := func() bool { return wait.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) }
+	w, err := t.screens.WatchScreen(wait, in.TraposID, in.Monitor, timeout)
+	if err != nil {
+		return ScreenOutput{}, err
+	}
+	defer w.Close()
+	first, err := w.Next(wait)
+	if err != nil {
+		if ranOut() {
+			return ScreenOutput{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not send its screen within the %d ms waited", cctext.ShowTraposID(in.TraposID), time.Since(start).Milliseconds())
+		}
+		return ScreenOutput{}, err
+	}
+	shown := func(s computer.Screen) bool {
+		if part != "" {
+			return s.Shows(part)
+		}
+		return !s.Equal(first)
+	}
+	last, timedOut := first, false
+	for !shown(last) {
+		s, err := t.nextWhileAuthorized(ctx, wait, w)
+		if err != nil && ranOut() {
+			timedOut = true // timeoutMs passed: the screen as it is is the answer
+			break
+		}
+		if err != nil {
+			return ScreenOutput{}, err
+		}
+		last = s
+	}
+	out := screenOutput(last, in.Colours, in.Cursor)
+	waited := time.Since(start).Milliseconds()
+	out.WaitedMs, out.TimedOut = &waited, timedOut
+	if timedOut {
+		out.waitedFor = "did not change"
+		if part != "" {
+			out.waitedFor = fmt.Sprintf("did not show %q", in.Text)
+		}
+	}
+	return out, nil
+}
+
+// nextWhileAuthorized is w's next screen, waited for until wait ends, asking every
+// stillAuthorizedEvery and at the screen whether the caller's token still opens the API: a
+// revoked one ends the wait with its unauthorized, and sees no screen more.
+func (t *tools) nextWhileAuthorized(ctx, wait context.Context, w ScreenWatch) (computer.Screen, error) {
+	for {
+		tick, stop := context.WithTimeout(wait, stillAuthorizedEvery)
+		s, err := w.Next(tick)
+		stop()
+		if err != nil && (wait.Err() != nil || !errors.Is(err, context.DeadlineExceeded)) {
+			return computer.Screen{}, err
+		}
+		if still := t.client.StillAuthorized(ctx); still != nil {
+			return computer.Screen{}, still
+		}
+		if err == nil {
+			return s, nil
+		}
+	}
+}
+
+// waitedText is wait_for_screen's text as a row holds it (host text, CC's bytes: Tür is the
+// byte FC as CC shows it), or "" for none (wait for any change). A line break cannot be in one
+// row, and a character above U+00FF in none: either could never be shown, so the wait would
+// only time out; it is refused instead.
+func waitedText(text string) (string, error) {
+	if text == "" {
+		return "", nil
+	}
+	if i := strings.IndexAny(text, "\r\n"); i >= 0 {
+		return "", protocol.Errorf(CodeBadArgument, "text holds a line break at byte %d: it is looked for within one row of the screen, so give part of one row (e.g. the last line the program prints)", i)
+	}
+	part, reps := cctext.Wire("text", text)
+	if len(reps) > 0 {
+		return "", protocol.Errorf(CodeBadArgument, "text holds %q (%s), which no screen of CC's can show (it shows the characters up to U+00FF), so it could never be found; leave it out of text", reps[0].Char, reps[0].CodePoint)
+	}
+	return part, nil
+}
+
+// waitNote is what wait_for_screen says beside a screen it answered with at its timeout:
+// timedOut means so in the output schema only, which opencode does not hand the model. ""
+// when the wait found what it waited for.
+func (o ScreenOutput) waitNote() string {
+	if !o.TimedOut || o.WaitedMs == nil {
+		return ""
+	}
+	return fmt.Sprintf("The screen %s within the %d ms waited (timedOut true): this is the screen as it is now. "+
+		"wait_for_screen again waits on (timeoutMs waits up to %d a call).", o.waitedFor, *o.WaitedMs, computer.MaxTimeout.Milliseconds())
+}

@@ -1,0 +1,254 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// liveScreen is a watched screen in memory, for wait_for_screen's viewer: the test draws each
+// screen (draw, which returns once the viewer took it), ends the watch (end), and sees the
+// viewer close (closed).
+type liveScreen struct {
+	frames  chan computer.Screen
+	ended   chan error
+	closed  chan struct{}
+	refuse  error // WatchScreen's refusal, when set
+	monitor string
+}
+
+func newLiveScreen() *liveScreen {
+	return &liveScreen{frames: make(chan computer.Screen), ended: make(chan error, 1), closed: make(chan struct{})}
+}
+
+func (l *liveScreen) WatchScreen(_ context.Context, _, monitor string, _ time.Duration) (ScreenWatch, error) {
+	if l.refuse != nil {
+		return nil, l.refuse
+	}
+	l.monitor = monitor
+	return l, nil
+}
+
+func (l *liveScreen) Next(ctx context.Context) (computer.Screen, error) {
+	select {
+	case s := <-l.frames:
+		return s, nil
+	case err := <-l.ended:
+		return computer.Screen{}, err
+	case <-ctx.Done():
+		return computer.Screen{}, ctx.Err()
+	}
+}
+
+func (l *liveScreen) Close() { close(l.closed) }
+
+// draw hands the viewer a screen showing rows (host text), once it asks for one.
+func (l *liveScreen) draw(t *testing.T, rows ...string) {
+	t.Helper()
+	s := computer.Screen{Width: 12, Height: len(rows), Colour: true}
+	for _, r := range rows {
+		s.Rows = append(s.Rows, computer.Row{Text: r + strings.Repeat(" ", 12-len([]rune(r))), FG: strings.Repeat("0", 12), BG: strings.Repeat("f", 12)})
+	}
+	select {
+	case l.frames <- s:
+	case <-t.Context().Done():
+		t.Fatal("the viewer never asked for the screen")
+	}
+}
+
+// waitClosed fails the test unless the viewer closes.
+func (l *liveScreen) waitClosed(t *testing.T) {
+	t.Helper()
+	select {
+	case <-l.closed:
+	case <-time.After(10 * time.Second): // a hang guard only
+		t.Fatal("the viewer was left open")
+	}
+}
+
+// waitAsync calls wait_for_screen on a goroutine of its own, its answer on the channel.
+func waitAsync(ctx context.Context, s *sdk.ClientSession, args map[string]any) <-chan *sdk.CallToolResult {
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "wait_for_screen", Arguments: args})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "call failed: " + err.Error()}}}
+		}
+		done <- res
+	}()
+	return done
+}
+
+func answer(t *testing.T, done <-chan *sdk.CallToolResult) *sdk.CallToolResult {
+	t.Helper()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(10 * time.Second): // a hang guard only
+		t.Fatal("wait_for_screen did not answer")
+		return nil
+	}
+}
+
+// TestWaitForScreenAnswersOnceTheTextShows: the answer is the first screen with the text in a
+// row (Tür typed decomposed, as CC shows it: one byte), the screens before it passed over; a
+// prompt's trailing space counts.
+func TestWaitForScreenAnswersOnceTheTextShows(t *testing.T) {
+	live := newLiveScreen()
+	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Tu\u0308r offen", "monitor": "top"})
+	live.draw(t, "> door", "")
+	live.draw(t, "> door", "Tur offen")
+	live.draw(t, "> door", "Tür offen")
+	res := answer(t, done)
+	require.False(t, res.IsError, text(res))
+	out := screenOf(t, structured(t, res.StructuredContent))
+	assert.Equal(t, "> door\nTür offen", out.Text)
+	assert.False(t, out.TimedOut)
+	require.NotNil(t, out.WaitedMs)
+	assert.Equal(t, "top", live.monitor, "the monitor asked is the one watched")
+	assert.NotContains(t, res.Content[1].(*sdk.TextContent).Text, "timedOut")
+	live.waitClosed(t)
+
+	live = newLiveScreen()
+	s = sessionWatching(t, daemonfake.NewLocal(nil), live)
+	done = waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Password: "})
+	live.draw(t, "Password:x")
+	live.draw(t, "Password: ")
+	res = answer(t, done)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "Password:", screenOf(t, structured(t, res.StructuredContent)).Text, "its text without trailing spaces, as read_screen's")
+	live.waitClosed(t)
+}
+
+// TestWaitForScreenWithoutTextAnswersAtTheFirstChange: the first screen is the one the call
+// began on; the same screen again is no change.
+func TestWaitForScreenWithoutTextAnswersAtTheFirstChange(t *testing.T) {
+	live := newLiveScreen()
+	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:"})
+	live.draw(t, "building")
+	live.draw(t, "building")
+	live.draw(t, "built")
+	res := answer(t, done)
+	require.False(t, res.IsError, text(res))
+	out := screenOf(t, structured(t, res.StructuredContent))
+	assert.Equal(t, "built", out.Text)
+	assert.False(t, out.TimedOut)
+	live.waitClosed(t)
+}
+
+// TestWaitForScreenAtItsTimeoutAnswersWithTheScreen: no error, the screen as it is, timedOut,
+// and a note saying what it waited for (the field's meaning is in the output schema only).
+func TestWaitForScreenAtItsTimeoutAnswersWithTheScreen(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		note string
+	}{
+		{"text", map[string]any{"text": "Tür"}, `^The screen did not show "Tür" within the \d+ ms waited \(timedOut true\): this is the screen as it is now\. wait_for_screen again waits on \(timeoutMs waits up to 60000 a call\)\. Computer "7:" produced`},
+		{"change", map[string]any{}, `^The screen did not change within the \d+ ms waited \(timedOut true\)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			live := newLiveScreen()
+			s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+			tc.args["traposId"], tc.args["timeoutMs"] = "7:", 50
+			done := waitAsync(t.Context(), s, tc.args)
+			live.draw(t, "compiling")
+			res := answer(t, done)
+			require.False(t, res.IsError, text(res))
+			out := screenOf(t, structured(t, res.StructuredContent))
+			assert.Equal(t, "compiling", out.Text)
+			assert.True(t, out.TimedOut)
+			require.NotNil(t, out.WaitedMs)
+			assert.GreaterOrEqual(t, *out.WaitedMs, int64(50))
+			assert.Regexp(t, tc.note, res.Content[1].(*sdk.TextContent).Text)
+			live.waitClosed(t)
+		})
+	}
+}
+
+// TestWaitForScreenEndsWithItsCall: a call the client cancels, a computer that goes away and
+// a watch refused each end the wait, its viewer closed (and, by the package's TestMain, no
+// goroutine left).
+func TestWaitForScreenEndsWithItsCall(t *testing.T) {
+	t.Run("cancelled", func(t *testing.T) {
+		live := newLiveScreen()
+		s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := waitAsync(ctx, s, map[string]any{"traposId": "7:", "text": "never"})
+		live.draw(t, "waiting")
+		cancel()
+		live.waitClosed(t)
+		assert.True(t, answer(t, done).IsError)
+	})
+	t.Run("the computer went away", func(t *testing.T) {
+		live := newLiveScreen()
+		s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never"})
+		live.draw(t, "waiting")
+		live.ended <- computer.LeftBeforeAnswer("7:", false)
+		res := answer(t, done)
+		require.True(t, res.IsError)
+		assert.Equal(t, "not_connected: computer 7: disconnected before it answered; a read changes nothing: ask again once it is back (ping with wait true waits for it)", text(res))
+		live.waitClosed(t)
+	})
+	t.Run("not allowed", func(t *testing.T) {
+		live := newLiveScreen()
+		live.refuse = &protocol.Error{Code: protocol.CodeForbidden, Message: "screen.watch needs sandbox.allow_screen view", ByComputer: true}
+		s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+		res := callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:"})
+		require.True(t, res.IsError)
+		assert.Equal(t, "forbidden: screen.watch needs sandbox.allow_screen view", text(res))
+	})
+}
+
+// revocable is a computer's transport whose caller's token can be revoked (computer.Reauthorizer).
+type revocable struct {
+	*daemonfake.Local
+	revoked atomic.Bool
+}
+
+func (r *revocable) StillAuthorized(context.Context) error {
+	if r.revoked.Load() {
+		return protocol.Errorf(protocol.CodeUnauthorized, "account token revoked")
+	}
+	return nil
+}
+
+// TestWaitForScreenStopsWhenItsTokenIsRevoked: on a still screen, within stillAuthorizedEvery.
+func TestWaitForScreenStopsWhenItsTokenIsRevoked(t *testing.T) {
+	live := newLiveScreen()
+	d := &revocable{Local: daemonfake.NewLocal(nil)}
+	s := sessionWatching(t, d, live)
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "timeoutMs": 60000})
+	live.draw(t, "waiting")
+	d.revoked.Store(true)
+	res := answer(t, done)
+	require.True(t, res.IsError)
+	assert.Equal(t, "unauthorized: account token revoked", text(res))
+	live.waitClosed(t)
+}
+
+// TestWaitForScreenRefusesATextNoScreenShows: a line break (no row holds one) and a character
+// above U+00FF (CC shows none) could only time out.
+func TestWaitForScreenRefusesATextNoScreenShows(t *testing.T) {
+	live := newLiveScreen()
+	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	res := callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:", "text": "Done\n>"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "bad_argument: text holds a line break at byte 4: it is looked for within one row of the screen, so give part of one row (e.g. the last line the program prints)", text(res))
+	res = callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:", "text": "a → b"})
+	require.True(t, res.IsError)
+	assert.Equal(t, `bad_argument: text holds "→" (U+2192), which no screen of CC's can show (it shows the characters up to U+00FF), so it could never be found; leave it out of text`, text(res))
+}
