@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,22 +21,25 @@ import (
 
 // monitorComputer is a computer (a raw socket, client 0.5.31) that answers screen.watch with
 // an id naming the monitor asked for (watched gets each payload's monitor, "" for its own
-// screen) and screen.unwatch, and sends the screen.update requests it is given.
+// screen) and screen.unwatch (unwatched gets each one's watch id), and sends the screen.update
+// requests it is given, one at a time, as a computer does (answers gets the gateway's answers).
 type monitorComputer struct {
 	*harness.Computer
-	watched chan string
-	mu      sync.Mutex
-	ids     map[string]string // by monitor: the watch id it answered
+	watched   chan string
+	unwatched chan string
+	answers   chan harness.Frame
+	mu        sync.Mutex
+	ids       map[string]string // by monitor: the watch id it answered
 }
 
 func startMonitorComputer(ctx context.Context, t *testing.T, g *harness.Gateway, traposID, secret string) *monitorComputer {
 	t.Helper()
-	c := &monitorComputer{Computer: dial(ctx, t, g, traposID), watched: make(chan string, 8), ids: map[string]string{}}
+	c := &monitorComputer{Computer: dial(ctx, t, g, traposID), watched: make(chan string, 8), unwatched: make(chan string, 8), answers: make(chan harness.Frame, 8), ids: map[string]string{}}
 	f, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "secret": secret, "clientVersion": "0.5.31"})
 	require.NoError(t, err)
 	requireOK(t, f)
 	go func() {
-		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
+		_ = c.AnswerSeeing(ctx, func(f harness.Frame) *harness.Reply {
 			switch f.Type {
 			case "screen.watch":
 				var p struct {
@@ -49,25 +53,49 @@ func startMonitorComputer(ctx context.Context, t *testing.T, g *harness.Gateway,
 				c.watched <- p.Monitor
 				return &harness.Reply{Payload: map[string]any{"watchId": id}}
 			case "screen.unwatch":
+				var p struct {
+					WatchID string `json:"watchId"`
+				}
+				_ = json.Unmarshal(f.Payload, &p)
+				select {
+				case c.unwatched <- p.WatchID:
+				default: // a test that does not look
+				}
 				return &harness.Reply{Payload: map[string]any{}}
 			}
 			return &harness.Reply{Error: &daemonfake.Error{Code: "unknown_type", Message: f.Type}}
+		}, func(f harness.Frame) {
+			if f.Event == harness.EventGatewayResponse {
+				c.answers <- f
+			}
 		})
 	}()
 	return c
 }
 
-// update sends monitor's screen.update (its watch's id), one row of text, unanswered here (the
-// Answer loop skips the gateway's answers).
-func (c *monitorComputer) update(t *testing.T, monitor string, seq int, text string) {
+// update sends monitor's screen.update (its watch's id), one row of text, and returns the
+// gateway's answer once it came: as a computer, it sends a watch's next update only then (the
+// gateway merges the updates it has at once in any order).
+func (c *monitorComputer) update(t *testing.T, monitor string, seq int, text string) harness.Frame {
 	t.Helper()
 	c.mu.Lock()
 	id := c.ids[monitor]
 	c.mu.Unlock()
+	messageID := harness.NewMessageID()
 	require.NoError(t, c.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": c.TraposID,
-		"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
+		"messageId": messageID, "type": "screen.update", "payload": map[string]any{
 			"watchId": id, "seq": seq, "monitor": monitor, "textScale": 1, "width": 5, "height": 1, "colour": true,
 			"cursor": map[string]any{"x": 1, "y": 1}, "rows": map[string]any{"1": map[string]any{"text": text, "fg": "00000", "bg": "fffff"}}}}))
+	for {
+		select {
+		case f := <-c.answers:
+			if f.MessageID == messageID {
+				return f
+			}
+		case <-time.After(testTimeout): // a hang guard only
+			t.Fatal("the gateway never answered the screen.update")
+		}
+	}
 }
 
 // openStream opens the API's live view at path with token; the caller closes the body.

@@ -72,12 +72,21 @@ func (d *Daemon) answer(f Frame) *Reply {
 // Answer reads gateway_requests until reading fails (ctx's deadline, a closed socket) and
 // answers each with handle; a nil answer leaves the request unanswered.
 func (c *Computer) Answer(ctx context.Context, handle func(Frame) *Reply) error {
+	return c.AnswerSeeing(ctx, handle, nil)
+}
+
+// AnswerSeeing is Answer that hands every other frame read (the gateway's answers to the
+// computer's own requests) to seen (nil: skipped).
+func (c *Computer) AnswerSeeing(ctx context.Context, handle func(Frame) *Reply, seen func(Frame)) error {
 	for {
 		f, err := c.Next(ctx)
 		if err != nil {
 			return err
 		}
 		if f.Event != EventGatewayRequest {
+			if seen != nil {
+				seen(f)
+			}
 			continue
 		}
 		r := handle(f)

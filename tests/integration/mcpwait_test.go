@@ -1,0 +1,106 @@
+package integration
+
+// MCP's wait_for_screen (docs/mcp.md) on the real binary, over /mcp and the stdio bridge, with
+// a computer on a raw socket (monitorComputer) whose watch the test drives: each step waits on
+// the computer being asked (screen.watch, screen.unwatch), never on time.
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// waitFor fails the test unless ch gives a value before ctx ends, and returns it.
+func waitFor[T any](ctx context.Context, t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-ctx.Done():
+		t.Fatalf("%s never came", what)
+		var zero T
+		return zero
+	}
+}
+
+// TestMCPWaitForScreenIsAViewerOfTheWatch: the wait starts the computer's watch, answers once
+// an update shows its text (one before it does not), and leaves the watch: the computer is
+// told to stop it. A call the client cancels mid-wait leaves it too, at once.
+func TestMCPWaitForScreenIsAViewerOfTheWatch(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			g := startGateway(t)
+			c := startMonitorComputer(ctx, t, g, "7:desk", sandboxPassword)
+			s := connectMCP(ctx, t, g, transport)
+
+			done := harness.CallToolAsync(ctx, s, "wait_for_screen", map[string]any{"traposId": "7:desk", "text": "ready", "timeoutMs": 60000})
+			assert.Empty(t, waitFor(ctx, t, c.watched, "screen.watch"), "the computer's own screen")
+			c.update(t, "", 1, "wait ")
+			select {
+			case res := <-done:
+				t.Fatalf("answered before the screen showed its text: %v", harness.Texts(res))
+			default:
+			}
+			c.update(t, "", 2, "ready")
+			var out struct {
+				Text     string `json:"text"`
+				TimedOut bool   `json:"timedOut"`
+				WaitedMs *int64 `json:"waitedMs"`
+			}
+			harness.ToolOK(t, waitFor(ctx, t, done, "the answer"), "7:desk", &out)
+			assert.Equal(t, "ready", out.Text)
+			assert.False(t, out.TimedOut)
+			assert.NotNil(t, out.WaitedMs)
+			assert.Equal(t, "watch-", waitFor(ctx, t, c.unwatched, "screen.unwatch"), "the wait left the watch")
+
+			cancelled, cancel := context.WithCancel(ctx)
+			done = harness.CallToolAsync(cancelled, s, "wait_for_screen", map[string]any{"traposId": "7:desk", "timeoutMs": 60000})
+			waitFor(ctx, t, c.watched, "screen.watch")
+			// Answered once the watch is the gateway's: the wait is its viewer then.
+			requireOK(t, c.update(t, "", 1, "still"))
+			cancel()
+			assert.Equal(t, "watch-", waitFor(ctx, t, c.unwatched, "screen.unwatch"), "the cancelled wait left the watch")
+			assert.True(t, waitFor(ctx, t, done, "the cancelled call's end").IsError)
+		})
+	}
+}
+
+// TestMCPWaitForScreenStopsWhenItsTokenIsRevoked: an account's token revoked while its wait
+// runs ends the wait with unauthorized, and the watch with it: over /mcp on a screen that
+// stays still (the gateway asks every second), through the stdio bridge at the screen's next
+// update (the gateway's stream asks before each frame).
+func TestMCPWaitForScreenStopsWhenItsTokenIsRevoked(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			dir := "--data-dir=" + t.TempDir()
+			alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+			cred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+			g := startGateway(t, dir)
+			c := startMonitorComputer(ctx, t, g, "7:desk", cred)
+			s := harness.ConnectMCP(ctx, t, g, alice)
+			if transport == "stdio" {
+				s = harness.ConnectMCPStdio(ctx, t, gatewayBin, g, "SANDBOX_API_TOKEN="+alice)
+			}
+
+			done := harness.CallToolAsync(ctx, s, "wait_for_screen", map[string]any{"traposId": "7:desk", "text": "PIN", "timeoutMs": 60000})
+			waitFor(ctx, t, c.watched, "screen.watch")
+			c.update(t, "", 1, "door")
+			_, errOut, code := runCLI(ctx, t, nil, "tokens", "revoke", dir, strings.SplitN(alice, "_", 3)[1])
+			require.Equal(t, 0, code, errOut)
+			if transport == "stdio" {
+				c.update(t, "", 2, "PIN42")
+			}
+			msg := harness.ToolError(t, waitFor(ctx, t, done, "the answer"), "unauthorized")
+			assert.Contains(t, msg, "revoked")
+			assert.NotContains(t, msg, "PIN42")
+			waitFor(ctx, t, c.unwatched, "screen.unwatch")
+		})
+	}
+}
