@@ -533,7 +533,7 @@ func TestAgentEventsOfTheWrongTypeShowNoLuaValue(t *testing.T) {
 	assert.NotContains(t, out, "nil")
 	assert.Contains(t, rows, "* a tool")
 	assert.Contains(t, rows, "* a tool /a failed: error")
-	assert.Contains(t, rows, "The agent's model failed, retrying: no reason given")
+	assert.Contains(t, strings.Join(rows, "|"), "The agent's model failed on the gateway's host,|retrying: no reason given")
 	assert.Contains(t, rows, "(The answer was cut)")
 	assert.Contains(t, rows, "the turn failed")
 }

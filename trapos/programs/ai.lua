@@ -948,9 +948,11 @@ local function showEvent(event)
     number = number ~= "" and " (attempt " .. number .. ")" or "";
     local attempt = "Retrying" .. number;
     if event.message ~= lastRetry then
-      -- Whose failure it is, as the turn's last line says it: the provider's words speak of
-      -- "the computer" (opencode's host), which a player read as this one, to be fixed here.
-      attempt = "The agent's model failed, retrying" .. number .. ": "
+      -- Whose failure it is, and where: the provider's words speak of "the computer" (opencode's
+      -- host), which a player read as this one, to be fixed here; "The agent's model failed"
+      -- alone did not say which computer (played: a minute of retries, "Is the computer able
+      -- to access the url?" under it).
+      attempt = "The agent's model failed on the gateway's host, retrying" .. number .. ": "
         .. eventLine(event.message, "no reason given");
       lastRetry = event.message;
     end
