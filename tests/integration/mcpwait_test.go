@@ -30,7 +30,8 @@ func waitFor[T any](ctx context.Context, t *testing.T, ch <-chan T, what string)
 
 // TestMCPWaitForScreenIsAViewerOfTheWatch: the wait starts the computer's watch, answers once
 // an update shows its text (one before it does not), and leaves the watch: the computer is
-// told to stop it. A call the client cancels mid-wait leaves it too, at once.
+// told to stop it. A monitor's wait watches that monitor. A call the client cancels mid-wait
+// leaves the watch too, at once.
 func TestMCPWaitForScreenIsAViewerOfTheWatch(t *testing.T) {
 	for _, transport := range []string{"http", "stdio"} {
 		t.Run(transport, func(t *testing.T) {
@@ -58,6 +59,22 @@ func TestMCPWaitForScreenIsAViewerOfTheWatch(t *testing.T) {
 			assert.False(t, out.TimedOut)
 			assert.NotNil(t, out.WaitedMs)
 			assert.Equal(t, "watch-", waitFor(ctx, t, c.unwatched, "screen.unwatch"), "the wait left the watch")
+
+			// A monitor's screen, watched as its own: the update of the computer's own screen
+			// shows nothing of it.
+			done = harness.CallToolAsync(ctx, s, "wait_for_screen", map[string]any{"traposId": "7:desk", "monitor": "top", "text": "hot", "timeoutMs": 60000})
+			assert.Equal(t, "top", waitFor(ctx, t, c.watched, "screen.watch of the monitor"))
+			c.update(t, "top", 1, "hot")
+			var shown struct {
+				Text      string  `json:"text"`
+				Monitor   string  `json:"monitor"`
+				TextScale float64 `json:"textScale"`
+			}
+			harness.ToolOK(t, waitFor(ctx, t, done, "the monitor's answer"), "7:desk", &shown)
+			assert.Equal(t, "hot", shown.Text)
+			assert.Equal(t, "top", shown.Monitor)
+			assert.InDelta(t, 1, shown.TextScale, 0)
+			assert.Equal(t, "watch-top", waitFor(ctx, t, c.unwatched, "screen.unwatch of the monitor"))
 
 			cancelled, cancel := context.WithCancel(ctx)
 			done = harness.CallToolAsync(cancelled, s, "wait_for_screen", map[string]any{"traposId": "7:desk", "timeoutMs": 60000})
