@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -23,9 +24,10 @@ const (
 )
 
 // statusRowsAtLeast is how many rows the status line may take of a screen that leaves it
-// fewer: two hold an 80-column terminal's longest (the view-only line with the owner's set
-// command, a computer away with how long the view waits) whole, where one cut them short.
-const statusRowsAtLeast = 2
+// fewer (it takes no more than it needs): three hold a 60-column terminal's longest (how much
+// of the screen is shown, the view-only line with the owner's set command, the rows not yet
+// seen) with the owner's command whole, where one cut off the way out and two the command.
+const statusRowsAtLeast = 3
 
 // layout is where the view draws in a terminal: the screen from its top left, cut to
 // shownW×shownH cells, and the status line's rows from statusRow (1-based) down; or, in a
@@ -50,7 +52,9 @@ type layout struct {
 func lay(termW, termH, w, h int, message string) layout {
 	drawW, drawH := min(w, fcomputer.MaxWidth), min(h, fcomputer.MaxHeight)
 	if termW <= 0 || termH <= 0 {
-		status := statusLines(joinStatus(cutMark(w, h, drawW, drawH), message), 0, 1)
+		// Wrapped at the screen's width: a terminal that shows the screen whole shows the
+		// line whole, where one longer line wrapped by the terminal scrolled the screen up.
+		status := statusLines(joinStatus(cutMark(w, h, drawW, drawH), message), drawW, math.MaxInt)
 		return layout{shownW: drawW, shownH: drawH, statusRow: drawH + 1, status: status}
 	}
 	if termW < minViewWidth || termH < minViewHeight {
@@ -133,7 +137,12 @@ func statusLines(message string, width, rows int) []string {
 	case room < 2:
 		return append(kept, cutTo(wayOut, width))
 	default:
-		return append(kept, string(rest[:room-1])+"…"+string(tail))
+		cut := rest[:room-1]
+		// At a space where one is in the second half: "computer 5:küche…", not "computer 5:k…".
+		if space := strings.LastIndex(string(cut), " "); space > 0 && len([]rune(string(cut)[:space])) >= len(cut)/2 {
+			cut = []rune(strings.TrimRight(string(cut)[:space], ";,:"))
+		}
+		return append(kept, string(cut)+"…"+string(tail))
 	}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -252,7 +253,7 @@ func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
 	sent := make(chan []computer.InputEvent, 1)
 	clock := &awayClock{bound: time.Minute, deadline: make(chan time.Time, 1)}
 	reopens := make(chan func() (io.ReadCloser, error))
-	v := &viewer{out: out, after: clock.after, waitFor: time.Minute,
+	v := &viewer{out: out, after: clock.after, waitFor: time.Minute, size: termOf(100, 24),
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
 			sent <- evs
 			return nil
@@ -1127,8 +1128,11 @@ func TestTheViewIsLaidOutForTheTerminal(t *testing.T) {
 		{"a row to spare, nothing to say", 80, 24, 51, 19, "", layout{shownW: 51, shownH: 19, statusRow: 20, status: []string{wayOut}}},
 		{"the computer away in 60×20", 60, 20, 51, 19, away, layout{shownW: 51, shownH: 18, statusRow: 19,
 			status: []string{"18 of 19 rows shown; computer 5:küche disconnected; waiting", "up to 5m0s for it to come back; Ctrl-S held leaves"}}},
-		{"the computer away in 51×19", 51, 19, 51, 19, away, layout{shownW: 51, shownH: 17, statusRow: 18,
-			status: []string{"17 of 19 rows shown; computer 5:küche disconnected;", "waiting up to 5m0s for it to c…; Ctrl-S held leaves"}}},
+		{"the computer away in 51×19", 51, 19, 51, 19, away, layout{shownW: 51, shownH: 16, statusRow: 17,
+			status: []string{"16 of 19 rows shown; computer 5:küche disconnected;", "waiting up to 5m0s for it to come back", "Ctrl-S held leaves"}}},
+		{"a view-only computer's first rows in 60×20", 60, 20, 51, 19, liveStatus(true, []int{1, 2, 3}), layout{shownW: 51, shownH: 17, statusRow: 18,
+			status: []string{"17 of 19 rows shown; view only: the owner allows typing", "with: set sandbox.allow_screen control; rows not yet seen",
+				"whole: 1-3 (the computer may show more…; Ctrl-S held leaves"}}},
 		{"a pocket computer in 30×19", 30, 19, 26, 20, "", layout{shownW: 26, shownH: 17, statusRow: 18,
 			status: []string{"17 of 20 rows shown", "Ctrl-S held leaves"}}},
 		{"a computer in a phone's 40×10", 40, 10, 51, 19, "", layout{shownW: 40, shownH: 9, statusRow: 10,
@@ -1141,16 +1145,17 @@ func TestTheViewIsLaidOutForTheTerminal(t *testing.T) {
 			status: []string{"too small: the view needs", "26×4; Ctrl-S held leaves"}}},
 		{"a terminal too small for more than a line", 70, 1, 51, 19, away, layout{statusRow: 1, tooSmall: true,
 			status: []string{"too small: the view needs 26×4; Ctrl-S held leaves"}}},
-		{"a terminal whose size is not known", 0, 0, 26, 20, away, layout{shownW: 26, shownH: 20, statusRow: 21,
-			status: []string{away + "; Ctrl-S held leaves"}}},
+		{"a terminal whose size is not known: wrapped at the screen's width", 0, 0, 26, 20, away, layout{shownW: 26, shownH: 20, statusRow: 21,
+			status: []string{"computer 5:küche", "disconnected; waiting up", "to 5m0s for it to come", "back; Ctrl-S held leaves"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := lay(c.termW, c.termH, c.w, c.h, c.message)
 			assert.Equal(t, c.want, got)
-			if c.termW > 0 {
-				for _, line := range got.status {
-					assert.LessOrEqual(t, utf8.RuneCountInString(line), c.termW, "within the terminal: %q", line)
-				}
+			width := cmp.Or(c.termW, c.w) // a terminal whose size is not known: the screen's
+			for _, line := range got.status {
+				assert.LessOrEqual(t, utf8.RuneCountInString(line), width, "within the terminal: %q", line)
+			}
+			if c.termH > 0 {
 				assert.LessOrEqual(t, got.statusRow-1+len(got.status), c.termH, "within the terminal")
 			}
 			assert.True(t, len(got.status) == 0 || strings.HasSuffix(got.status[len(got.status)-1], wayOut), "the way out ends it")
