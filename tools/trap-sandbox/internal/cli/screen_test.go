@@ -671,6 +671,14 @@ func TestTheScreenViewerMapsTextByTheRule(t *testing.T) {
 	evs, err := eventsOf(console.Input{Events: []console.Event{{Name: "char", Text: "\xe9"}, {Name: "paste", Text: "caf\xe9"}}}, &pointer{})
 	require.NoError(t, err)
 	assert.Equal(t, []computer.InputEvent{{Type: computer.InputChar, Text: "é"}, {Type: computer.InputPaste, Text: "café"}}, evs)
+
+	// A bracketed paste goes as CC's own paste makes it (docs/screen.md): its first line, € as ?.
+	var d console.Decoder
+	inputs := d.Feed([]byte("\x1b[200~küche €\nzwei\x1b[201~"))
+	require.Len(t, inputs, 1)
+	evs, err = eventsOf(inputs[0], &pointer{})
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: computer.InputPaste, Text: "küche ?"}}, evs)
 }
 
 // TestTheScreenViewerShowsAPocketComputer: a pocket computer's frame (26×20) is drawn at its
