@@ -52,10 +52,13 @@ type WaitInput struct {
 	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long to wait, in milliseconds (default 10000); past it the screen is returned as it is then, with timedOut true"`
 }
 
-// stillAuthorizedEvery is how often a wait on a screen that stays still asks whether the
-// caller's token still opens the API (computer.Client.StillAuthorized; it asks at each new
-// screen too): a token revoked during a wait of up to a minute ends it within this, as a new
-// call with it is refused.
+// stillAuthorizedEvery is how often a wait asks whether the caller's token still opens the API
+// (computer.Client.StillAuthorized), on a still screen and on a busy one alike: a token revoked
+// during a wait of up to a minute ends it within this, as a new call with it is refused. It
+// asks once more before it answers with a screen, so a revoked token sees none. The screens in
+// between are not shown to the caller, and are not checked one by one: a computer redrawing as
+// fast as it can, under many waits, made a token read of the account store (on NATS, of the
+// bucket's stream leader) for each of its screens and each wait.
 const stillAuthorizedEvery = time.Second
 
 // waitForScreen answers with the screen once it shows in.Text in a row, or, without text,
@@ -102,8 +105,9 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 		return !s.Equal(first)
 	}
 	last, timedOut := first, false
+	checked := time.Now() // the token opened the API as the call began
 	for !shown(last) {
-		s, err := t.nextWhileAuthorized(ctx, wait, w)
+		s, err := t.nextWhileAuthorized(ctx, wait, w, &checked)
 		if err != nil && ranOut() {
 			timedOut = true // timeoutMs passed: the screen as it is is the answer
 			break
@@ -112,6 +116,9 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 			return ScreenOutput{}, err
 		}
 		last = s
+	}
+	if still := t.answerStillAuthorized(ctx); still != nil {
+		return ScreenOutput{}, still
 	}
 	out := screenOutput(last, in.Colours, in.Cursor)
 	waited := time.Since(start).Milliseconds()
@@ -125,24 +132,37 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 	return out, nil
 }
 
-// nextWhileAuthorized is w's next screen, waited for until wait ends, asking every
-// stillAuthorizedEvery and at the screen whether the caller's token still opens the API: a
-// revoked one ends the wait with its unauthorized, and sees no screen more.
-func (t *tools) nextWhileAuthorized(ctx, wait context.Context, w ScreenWatch) (computer.Screen, error) {
+// nextWhileAuthorized is w's next screen, waited for until wait ends, asking whether the
+// caller's token still opens the API once stillAuthorizedEvery has passed since it last asked
+// (checked, updated), whether the screen stays still or changes: a revoked one ends the wait
+// with its unauthorized.
+func (t *tools) nextWhileAuthorized(ctx, wait context.Context, w ScreenWatch, checked *time.Time) (computer.Screen, error) {
 	for {
-		tick, stop := context.WithTimeout(wait, stillAuthorizedEvery)
+		tick, stop := context.WithTimeout(wait, max(stillAuthorizedEvery-time.Since(*checked), 0))
 		s, err := w.Next(tick)
 		stop()
 		if err != nil && (wait.Err() != nil || !errors.Is(err, context.DeadlineExceeded)) {
 			return computer.Screen{}, err
 		}
-		if still := t.client.StillAuthorized(ctx); still != nil {
-			return computer.Screen{}, still
+		if time.Since(*checked) >= stillAuthorizedEvery {
+			if still := t.client.StillAuthorized(ctx); still != nil {
+				return computer.Screen{}, still
+			}
+			*checked = time.Now()
 		}
 		if err == nil {
 			return s, nil
 		}
 	}
+}
+
+// answerStillAuthorized asks, before a wait answers with a screen, whether the caller's token
+// still opens the API: also when the wait ended at the call's own bound (ctx's deadline), so
+// the store is asked with ctx's values but not its end, for as long as a check may take.
+func (t *tools) answerStillAuthorized(ctx context.Context) error {
+	check, cancel := context.WithTimeout(context.WithoutCancel(ctx), stillAuthorizedEvery)
+	defer cancel()
+	return t.client.StillAuthorized(check)
 }
 
 // waitedText is wait_for_screen's text as a row holds it (host text, CC's bytes: Tür is the

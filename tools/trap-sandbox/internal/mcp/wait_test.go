@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -217,9 +218,11 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 type revocable struct {
 	*daemonfake.Local
 	revoked atomic.Bool
+	asked   atomic.Int64 // how many times StillAuthorized was asked
 }
 
 func (r *revocable) StillAuthorized(context.Context) error {
+	r.asked.Add(1)
 	if r.revoked.Load() {
 		return protocol.Errorf(protocol.CodeUnauthorized, "account token revoked")
 	}
@@ -251,4 +254,43 @@ func TestWaitForScreenRefusesATextNoScreenShows(t *testing.T) {
 	res = callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:", "text": "a → b"})
 	require.True(t, res.IsError)
 	assert.Equal(t, `bad_argument: text holds "→" (U+2192), which no screen of CC's can show (it shows the characters up to U+00FF), so it could never be found; leave it out of text`, text(res))
+}
+
+// TestWaitForScreenAsksAboutItsTokenOncePerSecondWhateverTheScreenDoes: a computer redrawing as
+// fast as it can does not make each wait read its caller's token from the account store at each
+// screen (on NATS, a read of the bucket's stream leader): it asks once each
+// stillAuthorizedEvery, and once before it answers.
+func TestWaitForScreenAsksAboutItsTokenOncePerSecondWhateverTheScreenDoes(t *testing.T) {
+	live := newLiveScreen()
+	d := &revocable{Local: daemonfake.NewLocal(nil)}
+	s := sessionWatching(t, d, live)
+	start := time.Now()
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Done", "timeoutMs": 60000})
+	const screens = 500
+	for i := range screens {
+		live.draw(t, "frame "+strconv.Itoa(i))
+	}
+	live.draw(t, "Done")
+	res := answer(t, done)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "Done", screenOf(t, structured(t, res.StructuredContent)).Text)
+	most := 2 + int64(time.Since(start)/stillAuthorizedEvery) // the answer's, and one a second
+	assert.LessOrEqual(t, d.asked.Load(), most, "asked about the token for %d screens", screens+1)
+	assert.Positive(t, d.asked.Load(), "asked before the answer")
+}
+
+// TestWaitForScreenAnswersNoScreenToATokenRevokedWhileTheScreenChanged: the screen that shows
+// the text, drawn after the token was revoked, is not the answer.
+func TestWaitForScreenAnswersNoScreenToATokenRevokedWhileTheScreenChanged(t *testing.T) {
+	live := newLiveScreen()
+	d := &revocable{Local: daemonfake.NewLocal(nil)}
+	s := sessionWatching(t, d, live)
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "secret", "timeoutMs": 60000})
+	live.draw(t, "working")
+	d.revoked.Store(true)
+	live.draw(t, "secret 42")
+	res := answer(t, done)
+	require.True(t, res.IsError)
+	assert.Equal(t, "unauthorized: account token revoked", text(res))
+	live.waitClosed(t)
 }
