@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Repeated is a key that one object of a JSON text names twice (RepeatedKey).
@@ -160,7 +162,7 @@ func (k *keySet) add(key []byte, fold bool) (first []byte, taken bool) {
 	if k.index != nil {
 		compared := string(key)
 		if fold {
-			compared = strings.ToLower(strings.ToUpper(compared))
+			compared = foldedKey(key)
 		}
 		if first, taken := k.index[compared]; taken {
 			return first, true
@@ -179,13 +181,35 @@ func (k *keySet) add(key []byte, fold bool) (first []byte, taken bool) {
 		for _, seen := range k.s.keys[k.from:] {
 			compared := string(seen)
 			if fold {
-				compared = strings.ToLower(strings.ToUpper(compared))
+				compared = foldedKey(seen)
 			}
 			k.index[compared] = seen
 		}
 		k.s.keys = k.s.keys[:k.from]
 	}
 	return nil, false
+}
+
+// foldedKey is key with case folded as bytes.EqualFold compares it (the few keys an object has
+// are compared so): two keys fold alike exactly when EqualFold finds them equal, which is when
+// encoding/json fills one field from either. Each character is the least of its simple case
+// folding's orbit (K, k and K, the Kelvin sign, are K); a byte that is not UTF-8 is U+FFFD, as
+// EqualFold reads it. strings.ToLower(strings.ToUpper(…)) took İ and ı for i, which neither
+// encoding/json nor EqualFold does: a body's "ıd" beside "id" was refused past smallKeySet keys
+// and taken below it.
+func foldedKey(key []byte) string {
+	var b strings.Builder
+	b.Grow(len(key))
+	for len(key) > 0 {
+		r, n := utf8.DecodeRune(key)
+		key = key[n:]
+		least := r
+		for next := unicode.SimpleFold(r); next != r; next = unicode.SimpleFold(next) {
+			least = min(least, next)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
 
 // done drops the object's keys from the scan's list, once the object has ended.

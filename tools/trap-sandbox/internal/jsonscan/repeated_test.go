@@ -1,9 +1,17 @@
 package jsonscan_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/jsonscan"
 )
@@ -55,4 +63,69 @@ func TestRepeatedKeyAllocatesNothingForAUsualBody(t *testing.T) {
 		}
 	})
 	assert.Zero(t, allocs)
+}
+
+// Keys count as one exactly when encoding/json fills one field from either (bytes.EqualFold's
+// simple case folding), in an object of a few keys and in one of many (past the keys it compares
+// one by one) alike: ı and İ are not i (ToLower(ToUpper(…)) took them for it past 16 keys, and
+// refused {…,"ıd":1,"id":2}), K the Kelvin sign is k, ſ is s, and two bytes that are not UTF-8
+// are one key, as U+FFFD.
+func TestRepeatedKeyFoldsAsEncodingJSONInObjectsOfAnySize(t *testing.T) {
+	var id struct {
+		ID int `json:"id"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(`{"ıd":1,"İd":2}`), &id))
+	require.Zero(t, id.ID, "encoding/json fills no field id from ıd or İd")
+
+	many := strings.Builder{}
+	for i := range 20 {
+		fmt.Fprintf(&many, `"filler%d":0,`, i)
+	}
+	check := func(a, b string) {
+		t.Helper()
+		want := bytes.EqualFold([]byte(a), []byte(b))
+		if fills, ok := jsonFillsFieldNamed(a, b); ok {
+			want = fills // encoding/json itself, where a can name a field
+		}
+		for _, body := range []string{
+			`{"` + a + `":1,"` + b + `":2}`,
+			`{` + many.String() + `"` + a + `":1,"` + b + `":2}`,
+		} {
+			_, found := jsonscan.RepeatedKey([]byte(body), 1)
+			if found != want {
+				t.Errorf("%q and %q (%U, %U) in %d bytes: found %v, read as one by encoding/json %v", a, b, []rune(a), []rune(b), len(body), found, want)
+			}
+		}
+	}
+	check("id", "ıd")
+	check("id", "İd")
+	check("kind", "\u212aind")
+	check("\xff", "\xfe")
+	check("\xff", "\ufffd")
+	for r := rune(0x80); r <= 0x1ffff; r++ {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		for _, other := range []rune{unicode.SimpleFold(r), unicode.ToLower(unicode.ToUpper(r)), unicode.ToUpper(r), unicode.ToLower(r)} {
+			if other != r {
+				check(string(r), string(other))
+			}
+		}
+	}
+}
+
+// jsonFillsFieldNamed reports whether encoding/json fills a struct's field named name (its json
+// tag) from the key key; ok is false when name cannot be a field's (encoding/json does not
+// fill it from name itself).
+func jsonFillsFieldNamed(name, key string) (fills, ok bool) {
+	fields := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeFor[int](), Tag: reflect.StructTag(`json:"` + name + `"`)}})
+	filled := func(key string) bool {
+		v := reflect.New(fields)
+		text, _ := json.Marshal(map[string]int{key: 1})
+		return json.Unmarshal(text, v.Interface()) == nil && v.Elem().Field(0).Int() == 1
+	}
+	if !utf8.ValidString(name) || !filled(name) {
+		return false, false
+	}
+	return filled(key), true
 }
