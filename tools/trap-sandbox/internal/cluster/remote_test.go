@@ -67,7 +67,7 @@ func TestTheOtherReplicasClaimsAreKeptByComputer(t *testing.T) {
 	assert.Equal(t, []string{"bob"}, r.RemoteAccounts("8:gate"))
 	assert.Empty(t, r.RemoteAccounts("10:none"))
 	assert.Equal(t, "sel123", r.RemoteCredential(gateway.Key{AccountID: "carol", TraposID: "9:vault"}))
-	list := r.Remote()
+	list := r.liveRemote()
 	require.Len(t, list, 4)
 	want := claimEntry("r2", "bob", "8:gate", 3)
 	for _, c := range list {
@@ -88,7 +88,7 @@ func TestTheOtherReplicasClaimsAreKeptByComputer(t *testing.T) {
 	// A replica not heard from holds nothing that counts.
 	r.claimChanged(claimEntry("r3", "dave", "11:mill", 7))
 	assert.Empty(t, r.RemoteAccounts("11:mill"))
-	assert.Len(t, r.Remote(), 2)
+	assert.Len(t, r.liveRemote(), 2)
 }
 
 // BenchmarkRemoteClaims measures what each replica keeps per computer another replica holds,

@@ -760,8 +760,22 @@ func (r *Router) holds(k gateway.Key) bool {
 }
 
 // Remote implements gateway.Cluster: the computers of the other live replicas. Their
-// LastFrameAt is the time of their hello: frames are not announced across replicas.
+// LastFrameAt is the time of their hello: frames are not announced across replicas. While
+// this replica cannot reach NATS there are none: a request for one answers not_connected at
+// once (notConnectedWithoutNATS), and the list says it holds only this replica's computers
+// (PartialList), so the claims read before the link dropped are kept for its return but not
+// listed (played: replica c cut off listed 5:küche of replica a for --nats-replica-ttl, under
+// a header saying it listed only its own, and a ping of it answered not_connected).
 func (r *Router) Remote() []gateway.Computer {
+	if !r.nc.IsConnected() {
+		return nil
+	}
+	return r.liveRemote()
+}
+
+// liveRemote is the computers the claims of the other live replicas name, as this replica
+// last read them.
+func (r *Router) liveRemote() []gateway.Computer {
 	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
