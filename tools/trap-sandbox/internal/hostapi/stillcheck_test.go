@@ -12,7 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // busRelay is the bus between the holder (b) and the caller's replica (a) for a check's
@@ -93,4 +95,46 @@ func TestTheHolderTakesOnlyTheCallersReplicasSignedAnswer(t *testing.T) {
 	pe = still(ctx)
 	require.NotNil(t, pe, "a relays that input no more")
 	assert.Contains(t, pe.Message, "replica a, where the caller's credentials were checked, did not confirm")
+}
+
+// TestMadeUpQuestionsAndInputsAboutAChecksCallerAreRefused: what a client of the NATS bus can
+// send about relayed inputs' checks, made up, is refused with its reason and runs no caller's
+// check: a question that names no input, one with a nonce not of stillNonceSize bytes (the
+// holder's is; a long one would be signed whole), one about an input this replica does not
+// relay (a guessed id); and an input whose check's key is not an Ed25519 public key, refused
+// before any part of it is typed (ed25519.Verify panics on such a key at the holder's first
+// question: an internal error and a stack in the log, its first part typed).
+func TestMadeUpQuestionsAndInputsAboutAChecksCallerAreRefused(t *testing.T) {
+	ctx := t.Context()
+	var asked atomic.Int64
+	a := Gateway{checks: newStillChecks()}
+	check, done, err := a.checks.open(func(context.Context) *protocol.Error { asked.Add(1); return nil })
+	require.NoError(t, err)
+	defer done()
+	handle := a.RelayedInput(computer.New(daemonfake.NewLocal(nil)), nil)
+	for _, tc := range []struct {
+		name string
+		msg  inputMsg
+		want string
+	}{
+		{"no input named", inputMsg{Op: opStill, Nonce: make([]byte, stillNonceSize)},
+			"bad_payload: a question from replica x about a relayed input's caller names no input"},
+		{"a short nonce", inputMsg{Op: opStill, Check: &stillCheck{ID: check.ID}, Nonce: make([]byte, stillNonceSize-1)},
+			"bad_payload: a question about a relayed input's caller needs a nonce of 16 bytes, got 15"},
+		{"a long nonce", inputMsg{Op: opStill, Check: &stillCheck{ID: check.ID}, Nonce: make([]byte, 1<<20)},
+			"bad_payload: a question about a relayed input's caller needs a nonce of 16 bytes, got 1048576"},
+		{"a guessed input", inputMsg{Op: opStill, Check: &stillCheck{ID: "00000000000000000000000000000000"}, Nonce: make([]byte, stillNonceSize)},
+			"not_found: this replica relays no input whose caller it is asked about (it has ended)"},
+		{"an input with a short key", inputMsg{Op: opType, Check: &stillCheck{ID: check.ID, Key: []byte("short")}, Events: []computer.InputEvent{{Type: "char", Text: "a"}}, TimeoutMs: 1000},
+			"bad_payload: an input from replica x names its caller's check with a key of 5 bytes, not 32"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := json.Marshal(tc.msg)
+			require.NoError(t, err)
+			ans, err := handle(ctx, "x", "local", "7:", body)
+			require.Error(t, err, "answered %s", ans)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
+	assert.Zero(t, asked.Load(), "no caller's check was run")
 }
