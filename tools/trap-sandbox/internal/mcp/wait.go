@@ -167,8 +167,8 @@ func (t *tools) answerStillAuthorized(ctx context.Context) error {
 
 // waitedText is wait_for_screen's text as a row holds it (host text, CC's bytes: Tür is the
 // byte FC as CC shows it), or "" for none (wait for any change). A line break cannot be in one
-// row, and a character above U+00FF in none: either could never be shown, so the wait would
-// only time out; it is refused instead.
+// row, a character above U+00FF in none, and no row is longer than protocol.MaxScreenSide:
+// any of these could never be shown, so the wait would only time out; it is refused instead.
 func waitedText(text string) (string, error) {
 	if text == "" {
 		return "", nil
@@ -179,6 +179,11 @@ func waitedText(text string) (string, error) {
 	part, reps := cctext.Wire("text", text)
 	if len(reps) > 0 {
 		return "", protocol.Errorf(CodeBadArgument, "text holds %q (%s), which no screen of CC's can show (it shows the characters up to U+00FF), so it could never be found; leave it out of text", reps[0].Char, reps[0].CodePoint)
+	}
+	if n := protocol.WireLen(part); n > protocol.MaxScreenSide {
+		// No row is wider (computer.RowProblem): a text of 100 KB was looked for in every
+		// screen for up to a minute, and came back whole in the note of the wait that timed out.
+		return "", protocol.Errorf(CodeBadArgument, "text is %d characters long, and no screen of CC's has a row of more than %d, so it could never be found; give part of one row (e.g. the last line the program prints)", n, protocol.MaxScreenSide)
 	}
 	return part, nil
 }

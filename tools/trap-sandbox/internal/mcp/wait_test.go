@@ -67,6 +67,18 @@ func (l *liveScreen) draw(t *testing.T, rows ...string) {
 	}
 }
 
+// drawWide hands the viewer a screen of one row, as wide as row.
+func (l *liveScreen) drawWide(t *testing.T, row string) {
+	t.Helper()
+	n := len([]rune(row))
+	s := computer.Screen{Width: n, Height: 1, Colour: true, Rows: []computer.Row{{Text: row, FG: strings.Repeat("0", n), BG: strings.Repeat("f", n)}}}
+	select {
+	case l.frames <- s:
+	case <-t.Context().Done():
+		t.Fatal("the viewer never asked for the screen")
+	}
+}
+
 // waitClosed fails the test unless the viewer closes.
 func (l *liveScreen) waitClosed(t *testing.T) {
 	t.Helper()
@@ -254,6 +266,23 @@ func TestWaitForScreenRefusesATextNoScreenShows(t *testing.T) {
 	res = callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:", "text": "a → b"})
 	require.True(t, res.IsError)
 	assert.Equal(t, `bad_argument: text holds "→" (U+2192), which no screen of CC's can show (it shows the characters up to U+00FF), so it could never be found; leave it out of text`, text(res))
+	res = callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:", "text": strings.Repeat("é", 100_000)})
+	require.True(t, res.IsError)
+	assert.Equal(t, "bad_argument: text is 100000 characters long, and no screen of CC's has a row of more than 255, so it could never be found; give part of one row (e.g. the last line the program prints)", text(res))
+	assert.Less(t, len(text(res)), 1000, "the text is not echoed")
+}
+
+// TestWaitForScreenFindsATextAsLongAsARow: 255 characters, the widest row CC has, is looked for.
+func TestWaitForScreenFindsATextAsLongAsARow(t *testing.T) {
+	live := newLiveScreen()
+	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	row := strings.Repeat("é", 255)
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": row})
+	live.draw(t, "waiting")
+	live.drawWide(t, row)
+	res := answer(t, done)
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, row, screenOf(t, structured(t, res.StructuredContent)).Text)
 }
 
 // TestWaitForScreenAsksAboutItsTokenOncePerSecondWhateverTheScreenDoes: a computer redrawing as
