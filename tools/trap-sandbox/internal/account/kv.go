@@ -118,10 +118,16 @@ func natsError(err error) error {
 	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse):
 		return fmt.Errorf("%w (%v)", ErrBucketGone, err)
-	case errors.Is(err, nats.ErrReconnectBufExceeded) || errors.Is(err, nats.ErrConnectionReconnecting):
+	case Reconnecting(err):
 		return fmt.Errorf("NATS is not reachable (reconnecting): %w", err)
 	}
 	return err
+}
+
+// Reconnecting says err is a read or write of the bucket made while the store's connection to
+// NATS was reconnecting: one made again once it is back may succeed.
+func Reconnecting(err error) bool {
+	return errors.Is(err, nats.ErrReconnectBufExceeded) || errors.Is(err, nats.ErrConnectionReconnecting)
 }
 
 const (

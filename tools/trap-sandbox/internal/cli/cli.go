@@ -513,6 +513,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		if sharedAccounts, err = c.NATSFlags.accountStore(ctx, nc, true); err != nil {
 			return err
 		}
+		router.FollowAccountStore(nc)
 	}
 
 	// The process's own figures (go_goroutines, process_open_fds,

@@ -126,6 +126,18 @@ func (r *Router) revocationsMissed(reason missReason) {
 	}
 }
 
+// FollowAccountStore has every credential held here checked again (revocationsMissed) each
+// time nc, the account store's own connection to NATS, comes back. The replica reads the
+// store on a connection of its own, which reconnects on its own schedule: the check this
+// router starts when its connection is back read the store through nc while nc was still
+// reconnecting, failed, and left a credential revoked meanwhile open until its computer's
+// next hello (played: nats-server restarted, the check failed with "NATS is not reachable
+// (reconnecting)" 2 ms after the router's "NATS connection back"). nc's reconnect handler is
+// this router's from then on.
+func (r *Router) FollowAccountStore(nc *nats.Conn) {
+	nc.SetReconnectHandler(func(*nats.Conn) { r.revocationsMissed(missAway) })
+}
+
 // recheckCredentials is revocationsMissed's goroutine.
 func (r *Router) recheckCredentials() {
 	checked, revoked := 0, 0

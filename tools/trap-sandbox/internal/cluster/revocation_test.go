@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -382,4 +384,61 @@ func TestAnAccountRemovedWhileAReplicaWasAwayLosesItsComputerThereOnceBack(t *te
 	require.Eventually(t, func() bool {
 		return strings.Contains(tc.logs.String(), revocationsWhileAwayLine+"\" replica=a component=cluster credentials=1 revoked=1")
 	}, waitLimit, testkit.Poll, "A to say what it checked")
+}
+
+// kvAccounts is the NATS bucket's account store, as a replica opens it: on a connection of
+// its own to natsURL (cli's serve), which the test closes at its end.
+func kvAccounts(t *testing.T, tc *testCluster, natsURL, name string) (*account.Accounts, *nats.Conn) {
+	t.Helper()
+	nc, err := Connect(t.Context(), ConnOptions{URL: natsURL, Name: name, ReconnectWait: testReconnectWait, SecondConnection: true},
+		slog.New(slog.NewTextHandler(tc.logs, nil)))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := account.OpenKV(t.Context(), js)
+	require.NoError(t, err)
+	return account.New(kv, clock.Real{}), nc
+}
+
+// A replica reads the account store on a connection of its own, which reconnects on its own
+// schedule. When the router's connection is back first, the check it starts then reads the
+// store while the store's connection is still away, and fails; once that one is back too, the
+// replica checks again, and closes the socket of a credential revoked meanwhile, where it left
+// it open until the computer's next hello (played: nats-server restarted, the check failed
+// with "NATS is not reachable (reconnecting)" 2 ms after the router's "NATS connection back").
+func TestARevocationMissedWhileAwayIsCheckedOnceTheAccountStoresConnectionIsBackToo(t *testing.T) {
+	tc := newTestCluster(t)
+	storeLink := newCuttableProxy(t, tc.ns.Addr().String())
+	accounts, storeConn := kvAccounts(t, tc, storeLink.url(), "a accounts")
+	others, _ := kvAccounts(t, tc, tc.url(), "b accounts")
+	_, err := others.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	credential, _, err := others.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+
+	a, routerLink := tc.startCuttableReplica("a", gateway.Config{Accounts: accounts})
+	a.router.FollowAccountStore(storeConn)
+	c := a.connectWith(t, "7:", credential)
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: others})
+	b.waitComputers(t, "7:@a")
+
+	routerLink.setCut(true)
+	storeLink.setCut(true)
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() && !storeConn.IsConnected() }, waitLimit, testkit.Poll, "A to lose NATS")
+	status, body := b.revoke(t, "7:")
+	require.Equal(t, http.StatusOK, status, body) // revoked in the store, announced to nobody who holds it
+
+	routerLink.setCut(false)
+	require.Eventually(t, func() bool {
+		return strings.Contains(tc.logs.String(), "the account store's connection to NATS is not back; checking them again once it is")
+	}, waitLimit, testkit.Poll, "A's check on its router's return to fail")
+	storeLink.setCut(false)
+
+	code, _ := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	require.Eventually(t, func() bool {
+		return strings.Contains(tc.logs.String(), revocationsWhileAwayLine+"\" replica=a component=cluster credentials=1 revoked=1")
+	}, waitLimit, testkit.Poll, "A to say what it checked")
+	assert.NotContains(t, tc.logs.String(), "their sockets stay open until their next hello")
 }

@@ -127,7 +127,12 @@ feed:
 	if asked < len(held) || errors.Is(context.Cause(checkCtx), context.DeadlineExceeded) {
 		failure = fmt.Errorf("the check took its limit of %s", missedRevocationCheckLimit)
 	}
-	if unchecked := failed + len(held) - asked; unchecked > 0 {
+	if unchecked := failed + len(held) - asked; unchecked > 0 && account.Reconnecting(failure) {
+		// The store's own connection is still reconnecting: it checks them all again once it
+		// is back (cluster's FollowAccountStore).
+		g.log.Info("cannot check every credential held here for a revocation this replica may have missed yet: the account store's connection to NATS is not back; checking them again once it is",
+			"unchecked", unchecked, "err", failure)
+	} else if unchecked > 0 {
 		g.log.Warn("cannot check every credential held here for a revocation this replica may have missed: their sockets stay open until their next hello",
 			"unchecked", unchecked, "err", failure)
 	}
