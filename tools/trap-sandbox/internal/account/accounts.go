@@ -362,6 +362,29 @@ func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy st
 	return plain, c, nil
 }
 
+// ProofKey returns the key the gateway proves itself with to the computer holding the
+// credential selector (docs/protocol.md, "The gateway proves itself"): the SHA-256 of the
+// credential's secret part, as the store keeps it and as the computer computes it from its
+// own. One store read, the one a hello with it makes first. ok is false, and no error, for a
+// selector that names no usable credential (none, one longer than any issued, a revoked one):
+// the gateway then answers with a decoy, so the answer tells no one which credentials exist.
+func (a *Accounts) ProofKey(ctx context.Context, selector string) (key []byte, ok bool, err error) {
+	if !plausibleSelector(selector) {
+		return nil, false, nil
+	}
+	c, err := a.store.Credential(ctx, selector)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !c.RevokedAt.IsZero() || len(c.Hash) == 0 {
+		return nil, false, nil
+	}
+	return c.Hash, true, nil
+}
+
 // AuthenticateComputer returns the credential of a hello's secret, or why it is refused
 // (ErrBadSecret, ErrRevoked, a *WrongComputerError for a linked credential said by another
 // computer id), and records the hello (time, traposId, address). The credential's

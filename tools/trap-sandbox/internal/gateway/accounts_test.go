@@ -74,9 +74,9 @@ func TestHelloSaysHowTheCredentialWasMade(t *testing.T) {
 	linked, _, err := accounts.LinkWithKey(t.Context(), key, "8:")
 	require.NoError(t, err)
 	for _, tc := range []struct{ traposID, secret, want string }{
-		{"7:", alice, `{"accountId":"alice","credentialKind":"issued","livenessMs":70000}`},
-		{"8:", linked, `{"accountId":"alice","credentialKind":"linked","livenessMs":70000}`},
-		{"9:", "pw", `{"accountId":"local","livenessMs":70000}`},
+		{"7:", alice, `{"accountId":"alice","credentialKind":"issued","livenessMs":70000,"proves":true}`},
+		{"8:", linked, `{"accountId":"alice","credentialKind":"linked","livenessMs":70000,"proves":true}`},
+		{"9:", "pw", `{"accountId":"local","livenessMs":70000,"proves":true}`},
 	} {
 		resp := h.dial(t, tc.traposID).hello(tc.secret)
 		require.True(t, resp.OK, "%+v", resp.Error)

@@ -69,7 +69,7 @@ func (g *Gateway) register(typ string, h handler) {
 	switch {
 	case g.mounted:
 		panic(fmt.Sprintf("gateway: Handle(%q) after Mount", typ))
-	case typ == "" || typ == TypeHello || typ == TypeBye:
+	case typ == "" || typ == TypeHello || typ == TypeProve || typ == TypeBye:
 		panic(fmt.Sprintf("gateway: Handle(%q): reserved type", typ))
 	case g.handlers[typ].serve != nil:
 		panic(fmt.Sprintf("gateway: Handle(%q): registered twice", typ))
@@ -121,7 +121,12 @@ func (s *Session) ignoredEvent(event protocol.Event) {
 
 func (s *Session) handleRequest(f *protocol.Frame) {
 	if f.Type == TypeHello {
+		s.helloSeen = true
 		s.helloOffStack(*f)
+		return
+	}
+	if f.Type == TypeProve {
+		s.proveOffStack(*f)
 		return
 	}
 	if !s.isAuthenticated() && s.refusedBeforeHello(f) {
@@ -419,7 +424,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	key := Key{AccountID: accountID, TraposID: traposID}
-	accountPayload := s.goodHelloAnswer(key.AccountID, credentialKind)
+	accountPayload := s.goodHelloAnswer(key.AccountID, credentialKind, secret)
 	if check {
 		// Registering would evict the computer's own daemon (newest wins, 4009) while the
 		// installer only asks whether its password is right.
@@ -554,15 +559,29 @@ func (s *Session) sameHelloAgain(traposID, secret string) (json.RawMessage, bool
 	if !same {
 		return nil, false
 	}
-	return s.goodHelloAnswer(key.AccountID, kind), true
+	return s.goodHelloAnswer(key.AccountID, kind, secret), true
 }
 
 // goodHelloAnswer is the answer to a good hello of a computer of accountID that said it with
-// a secret of credentialKind: the first, a check's, and the same hello again alike.
-func (s *Session) goodHelloAnswer(accountID, credentialKind string) json.RawMessage {
+// secret, of credentialKind: the first, a check's, and the same hello again alike.
+func (s *Session) goodHelloAnswer(accountID, credentialKind, secret string) json.RawMessage {
 	answer, _ := json.Marshal(helloAnswer{AccountID: accountID, CredentialKind: credentialKind,
-		LivenessMs: s.gw.cfg.Liveness().Milliseconds(), ServedClient: s.gw.cfg.servedClient()})
+		LivenessMs: s.gw.cfg.Liveness().Milliseconds(), ServedClient: s.gw.cfg.servedClient(),
+		Proves: s.gw.provesTo(credentialKind, secret)})
 	return answer
+}
+
+// provesTo reports whether the gateway can prove itself (prove.go) to a computer that said
+// hello with secret, of credentialKind: with a credential of its own, or with the password
+// when the gateway has one. Not without a password, which takes any secret and knows none; nor
+// to a password shaped like a credential (tsc_a_b), whose computer would ask for the proof of
+// a credential a.
+func (g *Gateway) provesTo(credentialKind, secret string) bool {
+	if credentialKind != "" {
+		return true
+	}
+	kind, _, shaped := account.Identify(secret)
+	return g.cfg.Password != "" && !(shaped && kind == account.KindCredential)
 }
 
 // holdAnswer encodes the answer to a good hello, into a pooled buffer the caller returns
@@ -618,6 +637,10 @@ type helloAnswer struct {
 	// ServedClient names the client package the gateway serves at /trapos/install; absent when
 	// it serves none (Config.ClientVersion empty), and from older gateways.
 	ServedClient *servedClient `json:"servedClient,omitempty"`
+	// Proves says the gateway answers this computer's prove with a proof (prove.go): its
+	// client asks for one before every later hello to this URL. Absent when it cannot (a
+	// gateway without a password, to a computer without a credential), and from older gateways.
+	Proves bool `json:"proves,omitempty"`
 }
 
 // servedClient is hello's answer's servedClient: the daemon shows its player an update line
@@ -856,7 +879,7 @@ func putEncodeBuffer(buf *[]byte) {
 // knownTypes lists the computer_request types the gateway answers.
 func (g *Gateway) knownTypes() []string {
 	return slices.Sorted(func(yield func(string) bool) {
-		if !yield(TypeHello) || !yield(TypeBye) {
+		if !yield(TypeHello) || !yield(TypeProve) || !yield(TypeBye) {
 			return
 		}
 		for t := range maps.Keys(g.handlers) {

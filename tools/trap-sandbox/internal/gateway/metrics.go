@@ -47,10 +47,10 @@ type frameLabels struct {
 	typ   string
 }
 
-// countedTypes are the types with a label of their own from the start: hello, bye, the computer's
+// countedTypes are the types with a label of their own from the start: hello, prove, bye, the computer's
 // built-in types and "other". Types registered with Gateway.Handle are added by countType.
 func countedTypes() []string {
-	return append([]string{TypeHello, TypeBye, otherType}, protocol.ComputerTypes...)
+	return append([]string{TypeHello, TypeProve, TypeBye, otherType}, protocol.ComputerTypes...)
 }
 
 var (

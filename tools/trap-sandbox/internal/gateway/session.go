@@ -75,6 +75,9 @@ type Session struct {
 	// otherHellos counts the hellos on the registered socket that sameHelloAgain did not
 	// answer (another secret or traposId), up to maxOtherHellosOnASocket; the reader's alone.
 	otherHellos uint8
+	// helloSeen is set by the socket's first hello, proved by its prove: a prove comes once,
+	// before any hello (prove.go). Both are the reader's alone.
+	helloSeen, proved bool
 	// readLimit is the largest frame the reader takes (MaxFrameBytesBeforeHello, then
 	// protocol.MaxFrameBytes), and frame the reader's view of the frame it reads, cut one byte
 	// past it; both are the reader's alone. The gateway keeps the limit itself rather than

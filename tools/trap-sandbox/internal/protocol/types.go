@@ -14,6 +14,10 @@ const (
 	// reason ("relabelled", else "bye"): a computer's word that it is leaving, sent before CC's
 	// close(), which sends no close frame (docs/protocol.md).
 	TypeBye = "bye"
+	// TypeProve: {nonce, credential?} → {proof}, before hello: the gateway proves it knows the
+	// computer's secret without the computer sending it (docs/protocol.md, "The gateway
+	// proves itself"). Once per socket.
+	TypeProve = "prove"
 	// TypeProbeGateway asks the gateway for its health and opencode's (the opencodehealth module).
 	TypeProbeGateway = "probe_gateway"
 	// TypeLinkBegin, TypeLinkPoll and TypeLinkAccept link a computer to an account (the link
@@ -66,8 +70,8 @@ var ComputerTypes = []string{TypePing, TypeComputerInfo, TypeFSList, TypeFSRead,
 	TypeScreenRead, TypeScreenInput, TypeScreenWatch, TypeScreenUnwatch}
 
 // ReservedType reports whether typ is one of the protocol's own, which no program on a computer
-// may serve (libsandboxcodec's RESERVED_TYPES): ComputerTypes, and hello, bye, probe_gateway
-// and screen.update, which a computer sends.
+// may serve (libsandboxcodec's RESERVED_TYPES): ComputerTypes, and hello, prove, bye,
+// probe_gateway and screen.update, which a computer sends.
 func ReservedType(typ string) bool {
-	return typ == TypeHello || typ == TypeBye || typ == TypeProbeGateway || typ == TypeScreenUpdate || slices.Contains(ComputerTypes, typ)
+	return typ == TypeHello || typ == TypeProve || typ == TypeBye || typ == TypeProbeGateway || typ == TypeScreenUpdate || slices.Contains(ComputerTypes, typ)
 }

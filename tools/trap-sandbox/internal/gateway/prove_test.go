@@ -1,0 +1,281 @@
+package gateway
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/protocol"
+)
+
+// testNonce is a prove's nonce as a computer makes it: 32 lower-case hex digits.
+const testNonce = "0123456789abcdef0123456789abcdef"
+
+// expectedProof computes a proof from its definition in docs/protocol.md, apart from the
+// gateway's code: hex(HMAC-SHA256(SHA-256(secret), context "\n" nonce "\n" which)).
+func expectedProof(secret, nonce, which string) string {
+	key := sha256.Sum256([]byte(secret))
+	mac := hmac.New(sha256.New, key[:])
+	mac.Write([]byte("trap-sandbox gateway proof v1\n" + nonce + "\n" + which))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// prove sends a prove with payload and returns its answer.
+func (c *computer) prove(payload map[string]any) protocol.Frame {
+	c.t.Helper()
+	c.request("prove-1", TypeProve, payload)
+	resp := c.read()
+	require.Equal(c.t, protocol.EventGatewayResponse, resp.Event)
+	require.Equal(c.t, "prove-1", resp.MessageID)
+	require.Equal(c.t, TypeProve, resp.Type)
+	return resp
+}
+
+// proofIn is the proof of a good prove answer.
+func proofIn(t *testing.T, resp protocol.Frame) string {
+	t.Helper()
+	require.True(t, resp.OK, "%+v", resp.Error)
+	var ans map[string]any
+	require.NoError(t, json.Unmarshal(resp.Payload, &ans))
+	require.Len(t, ans, 1, "the answer holds the proof alone: %s", resp.Payload)
+	proof, ok := ans["proof"].(string)
+	require.True(t, ok, "%s", resp.Payload)
+	return proof
+}
+
+// credentialParts splits a credential tsc_<selector>_<secret>.
+func credentialParts(t *testing.T, credential string) (selector, secret string) {
+	t.Helper()
+	parts := strings.Split(credential, "_")
+	require.Len(t, parts, 3)
+	return parts[1], parts[2]
+}
+
+// helloProves reports hello's answer's proves.
+func helloProves(t *testing.T, resp protocol.Frame) bool {
+	t.Helper()
+	require.True(t, resp.OK, "%+v", resp.Error)
+	var ans struct {
+		Proves *bool `json:"proves"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Payload, &ans))
+	return ans.Proves != nil && *ans.Proves
+}
+
+// TestProveWithThePassword: a computer that says hello with SANDBOX_PASSWORD gets a proof
+// under the password's key before its hello, then its hello as ever, whose answer says the
+// gateway proves itself.
+func TestProveWithThePassword(t *testing.T) {
+	h := newHarness(t, Config{Password: "pw"}, nil)
+	c := h.dial(t, "7:kitchen")
+	assert.Equal(t, expectedProof("pw", testNonce, "password"), proofIn(t, c.prove(map[string]any{"nonce": testNonce})))
+	resp := c.hello("pw")
+	assert.True(t, helloProves(t, resp))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true}`, string(resp.Payload))
+
+	// Another nonce, another proof: an old one is no answer to a fresh nonce.
+	other := strings.Repeat("f", 32)
+	d := h.dial(t, "8:")
+	assert.Equal(t, expectedProof("pw", other, "password"), proofIn(t, d.prove(map[string]any{"nonce": other, "credential": nil})))
+}
+
+// TestProveWithACredential: a computer with its own credential names its id; the proof is
+// under the SHA-256 of the credential's secret part, which the gateway's store keeps, and is
+// not the password's.
+func TestProveWithACredential(t *testing.T) {
+	h, _, alice, _ := accountsHarness(t)
+	selector, secret := credentialParts(t, alice)
+	c := h.dial(t, "7:")
+	proof := proofIn(t, c.prove(map[string]any{"nonce": testNonce, "credential": selector}))
+	assert.Equal(t, expectedProof(secret, testNonce, "credential:"+selector), proof)
+	assert.True(t, helloProves(t, c.hello(alice)))
+}
+
+// TestHelloSaysWhetherTheGatewayProves: proves is absent where the gateway cannot prove
+// itself: without a password, a hello with any secret but a credential of its own.
+func TestHelloSaysWhetherTheGatewayProves(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Accounts: accounts}, nil)
+	c := h.dial(t, "7:")
+	resp := c.prove(map[string]any{"nonce": testNonce})
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+	assert.Equal(t, proveNoPassword, resp.Error.Message)
+	resp = c.hello("anything")
+	assert.False(t, helloProves(t, resp))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000}`, string(resp.Payload))
+
+	assert.True(t, helloProves(t, h.dial(t, "8:").hello(alice)))
+
+	// A password shaped like a credential would have its computer ask for a credential's
+	// proof: the gateway does not say it proves itself to it.
+	shaped := newHarness(t, Config{Password: "tsc_abc_def"}, nil)
+	assert.False(t, helloProves(t, shaped.dial(t, "7:").hello("tsc_abc_def")))
+}
+
+// countingStore counts the account store's reads of credentials.
+type countingStore struct {
+	*account.Memory
+	reads *atomic.Int64
+}
+
+func (s countingStore) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	s.reads.Add(1)
+	return s.Memory.Credential(ctx, selector)
+}
+
+// TestProveForAnUnknownCredentialIsADecoy: an unknown or revoked credential's id is answered
+// as a known one is (a proof of the same form, the same again for the same nonce, another for
+// another id), under a key nobody outside the gateway knows: the frame tells no one which
+// credentials exist. Each costs one read of the store, as a real one.
+func TestProveForAnUnknownCredentialIsADecoy(t *testing.T) {
+	reads := &atomic.Int64{}
+	accounts := account.New(countingStore{Memory: account.NewMemory(), reads: reads}, clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	revoked, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	revokedSelector, revokedSecret := credentialParts(t, revoked)
+	_, err = accounts.RevokeCredential(t.Context(), "alice", revokedSelector)
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	aliceSelector, _ := credentialParts(t, alice)
+
+	proveFor := func(selector string) string {
+		before := reads.Load()
+		proof := proofIn(t, h.dial(t, "7:").prove(map[string]any{"nonce": testNonce, "credential": selector}))
+		assert.Equal(t, int64(1), reads.Load()-before, "one store read for %s", selector)
+		return proof
+	}
+	real := proveFor(aliceSelector)
+	unknown := proveFor("aaaaaaaaaaaaa")
+	assert.Regexp(t, `^[0-9a-f]{64}$`, real)
+	assert.Regexp(t, `^[0-9a-f]{64}$`, unknown)
+	assert.Equal(t, unknown, proveFor("aaaaaaaaaaaaa"), "the same decoy again, as a real key's proof is the same again")
+	assert.NotEqual(t, unknown, proveFor("bbbbbbbbbbbbb"), "another id, another decoy")
+	assert.NotEqual(t, unknown, real)
+
+	gone := proveFor(revokedSelector)
+	assert.NotEqual(t, expectedProof(revokedSecret, testNonce, "credential:"+revokedSelector), gone,
+		"a revoked credential gets no proof of the gateway")
+	assert.Regexp(t, `^[0-9a-f]{64}$`, gone)
+}
+
+// TestProveOnceBeforeHello: a prove comes once, before hello. A second one, or one after
+// hello, is refused not_authenticated without a store read, and the socket stays open.
+func TestProveOnceBeforeHello(t *testing.T) {
+	h := newHarness(t, Config{Password: "pw"}, nil)
+	c := h.dial(t, "7:")
+	proofIn(t, c.prove(map[string]any{"nonce": testNonce}))
+	again := c.prove(map[string]any{"nonce": strings.Repeat("1", 32)})
+	require.False(t, again.OK)
+	assert.Equal(t, protocol.CodeNotAuthenticated, again.Error.Code)
+	assert.Equal(t, proveNotFirst, again.Error.Message)
+	require.True(t, c.hello("pw").OK, "the socket stays open for its hello")
+
+	d := h.dial(t, "8:")
+	require.True(t, d.hello("pw").OK)
+	after := d.prove(map[string]any{"nonce": testNonce})
+	require.False(t, after.OK)
+	assert.Equal(t, proveNotFirst, after.Error.Message)
+
+	// A hello that failed counts too: the prove is the socket's first frame or none.
+	e := h.dial(t, "9:")
+	e.request("h", TypeHello, map[string]any{"traposId": ""})
+	require.False(t, e.read().OK)
+	late := e.prove(map[string]any{"nonce": testNonce})
+	require.False(t, late.OK)
+	assert.Equal(t, proveNotFirst, late.Error.Message)
+}
+
+// TestProveRefusesMalformedFields: a nonce that is not 32 lower-case hex digits, a credential
+// id that is no string or longer than any issued, are refused, naming the field; a refused
+// prove was the socket's one prove.
+func TestProveRefusesMalformedFields(t *testing.T) {
+	reads := &atomic.Int64{}
+	accounts := account.New(countingStore{Memory: account.NewMemory(), reads: reads}, clock.Real{})
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	cases := []struct {
+		name    string
+		payload map[string]any
+		message string
+	}{
+		{"no nonce", map[string]any{}, proveBadNonce},
+		{"short nonce", map[string]any{"nonce": testNonce[:31]}, proveBadNonce},
+		{"long nonce", map[string]any{"nonce": testNonce + "0"}, proveBadNonce},
+		{"upper-case nonce", map[string]any{"nonce": strings.ToUpper(testNonce)}, proveBadNonce},
+		{"nonce of 8 KB", map[string]any{"nonce": strings.Repeat("a", 7000)}, proveBadNonce},
+		{"nonce a number", map[string]any{"nonce": 12345}, proveBadNonce},
+		{"credential a number", map[string]any{"nonce": testNonce, "credential": 7}, proveBadSelector},
+		{"credential empty", map[string]any{"nonce": testNonce, "credential": ""}, proveBadSelector},
+		{"credential of 65 bytes", map[string]any{"nonce": testNonce, "credential": strings.Repeat("a", 65)}, proveBadSelector},
+		{"credential of 7 KB", map[string]any{"nonce": testNonce, "credential": strings.Repeat("a", 7000)}, proveBadSelector},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := h.dial(t, "7:")
+			resp := c.prove(tc.payload)
+			require.False(t, resp.OK)
+			assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+			assert.Equal(t, tc.message, resp.Error.Message)
+			again := c.prove(map[string]any{"nonce": testNonce})
+			require.False(t, again.OK)
+			assert.Equal(t, proveNotFirst, again.Error.Message)
+		})
+	}
+	assert.Zero(t, reads.Load(), "no malformed prove reads the store")
+
+	// Past the read limit before hello the socket closes, as for any frame.
+	c := h.dial(t, "7:")
+	c.request("p", TypeProve, map[string]any{"nonce": strings.Repeat("a", MaxFrameBytesBeforeHello)})
+	c.expectClose(CloseTooBig, tooBigReason)
+}
+
+// TestProveKeepsTheHelloDeadline: a prove does not extend the socket's time to say hello.
+func TestProveKeepsTheHelloDeadline(t *testing.T) {
+	fc := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", Clock: fc, HelloTimeout: helloTimeoutForProveTest}, nil)
+	c := h.dial(t, "7:")
+	require.True(t, fc.WaitArmed(1, t.Context().Done()))
+	proofIn(t, c.prove(map[string]any{"nonce": testNonce}))
+	fc.Advance(helloTimeoutForProveTest)
+	c.expectClose(CloseNoHello, "no hello in time")
+}
+
+// helloTimeoutForProveTest is TestProveKeepsTheHelloDeadline's hello deadline (a fake clock's).
+const helloTimeoutForProveTest = 100 * time.Millisecond
+
+// BenchmarkProveAnswer measures what a prove costs the gateway beyond reading its frame: the
+// proof for the password (one HMAC) and a decoy's (two), the answer's encoding included.
+func BenchmarkProveAnswer(b *testing.B) {
+	key := PasswordProofKey("pw")
+	decoy := newDecoyKey()
+	b.Run("password", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = json.Marshal(proveAnswer{Proof: ProofOf(key, testNonce, proofWhichPassword)})
+		}
+	})
+	b.Run("decoy", func(b *testing.B) {
+		for b.Loop() {
+			which := proofWhichCredential + "aaaaaaaaaaaaa"
+			_, _ = json.Marshal(proveAnswer{Proof: ProofOf(decoyProofKey(decoy, which), testNonce, which)})
+		}
+	})
+}
