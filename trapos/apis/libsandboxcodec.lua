@@ -10,6 +10,7 @@ local expect = ccExpect.expect;
 -- RESERVED_TYPES (those plus the gateway's) cannot be served by a program.
 local TYPE_HELLO = "hello";
 local TYPE_BYE = "bye"; -- the computer's word that it closes its socket, and why
+local TYPE_PROVE = "prove"; -- asks the gateway to prove itself before the hello (libsandboxproof)
 local TYPE_PROBE_GATEWAY = "probe_gateway";
 local TYPE_PING = "ping";
 local TYPE_COMPUTER_INFO = "computer.info";
@@ -28,7 +29,7 @@ local TYPE_SCREEN_UNWATCH = "screen.unwatch";
 local TYPE_SCREEN_UPDATE = "screen.update"; -- the computer's, answered by the gateway
 local RESERVED_TYPES = {};
 for _, name in ipairs({
-  TYPE_HELLO, TYPE_BYE, TYPE_PROBE_GATEWAY, TYPE_PING, TYPE_COMPUTER_INFO, TYPE_FS_LIST, TYPE_FS_READ,
+  TYPE_HELLO, TYPE_PROVE, TYPE_BYE, TYPE_PROBE_GATEWAY, TYPE_PING, TYPE_COMPUTER_INFO, TYPE_FS_LIST, TYPE_FS_READ,
   TYPE_FS_WRITE, TYPE_FS_DELETE, TYPE_FS_MOVE, TYPE_FS_MAKE_DIR, TYPE_LUA_EXEC, TYPE_SHELL_RUN,
   TYPE_SCREEN_READ, TYPE_SCREEN_INPUT, TYPE_SCREEN_WATCH, TYPE_SCREEN_UNWATCH, TYPE_SCREEN_UPDATE,
 }) do
@@ -536,6 +537,7 @@ end
 return {
   TYPE_HELLO = TYPE_HELLO,
   TYPE_BYE = TYPE_BYE,
+  TYPE_PROVE = TYPE_PROVE,
   TYPE_PROBE_GATEWAY = TYPE_PROBE_GATEWAY,
   TYPE_PING = TYPE_PING,
   TYPE_COMPUTER_INFO = TYPE_COMPUTER_INFO,

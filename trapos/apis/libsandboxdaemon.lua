@@ -11,6 +11,7 @@ local events = require('/apis/libsandboxevents');
 local version = require('/apis/libsandboxversion');
 local requestsLib = require('/apis/libsandboxrequests');
 local advice = require('/apis/libsandboxadvice');
+local proofLib = require('/apis/libsandboxproof');
 
 -- Seconds between a lost connection and the next attempt, plus up to RECONNECT_JITTER more at
 -- random: a Minecraft server's computers all lose the gateway at once when it restarts, and
@@ -28,6 +29,10 @@ local HEALTHY_AFTER = 60;
 -- gateway keeps TCP open and says nothing). After hello, the answer's livenessMs sets the
 -- bound instead; this is its default in the gateway (idle probe 60 s + request timeout 10 s).
 local HELLO_ANSWER_WAIT = 70;
+-- Seconds a gateway that proved itself here before has to send its proof on a new socket
+-- (docs/protocol.md, "The gateway proves itself"): it answers at once, and has to be said
+-- hello to within its hello timeout (10 s) anyway.
+local PROOF_WAIT = 10;
 -- The package whose version a hello answer's servedClient must name to be shown.
 local SERVED_NAME = "trapos-sandbox";
 -- Seconds an attempt to connect may go without its outcome (websocket_success or
@@ -95,7 +100,8 @@ local EVENT_MARK = events.EVENT_MARK;
 -- cancelTimer, getComputerID, getComputerLabel, epoch, clock, day, time), http (nil when
 -- disabled), and optionally clock (epoch ms), random (a number in [0, 1)), log(message) for
 -- the faults status() counts (never the player's screen: servers/sandbox.lua writes a log
--- file), and what gateway requests use (libsandboxrequests): fs, term, peripheral, pocket, host,
+-- file), proofs (provesSince(url), remember(url, since): the record of the gateways that
+-- proved themselves, libsandboxproof's by default), and what gateway requests use (libsandboxrequests): fs, term, peripheral, pocket, host,
 -- shell and env (the globals by default).
 -- servers/sandbox.lua drives handle().
 local function newDaemon(deps)
@@ -108,6 +114,7 @@ local function newDaemon(deps)
   field(deps, "random", "function", "nil");
   field(deps, "log", "function", "nil");
   field(deps, "env", "table", "nil");
+  field(deps, "proofs", "table", "nil");
   local http = deps.http;
   local settingsApi = deps.settings;
   local osApi = deps.os;
@@ -118,11 +125,15 @@ local function newDaemon(deps)
   local ticks = deps.ticks or function() return osApi.clock(); end;
   local log = deps.log or function() end;
   local random = deps.random or math.random;
+  local proofs = deps.proofs or proofLib;
 
   local state = STATE_DORMANT;
   local url = nil;             -- normalised URL of the current attempt / socket
   local socket = nil;          -- open websocket handle (methods take no self)
   local helloId = nil;         -- messageId of the hello awaiting its answer
+  -- While the gateway is asked to prove itself before the hello: the prove's messageId, the
+  -- proof it must answer with, since when (epoch ms) it proves itself here, and the wait.
+  local proveId, proofWanted, provedSince, proofTimer = nil, nil, nil, nil;
   local sessionId = nil;       -- traposId declared in the current session's hello
   local account = nil;         -- the accountId the gateway answered that hello with
   local credentialKind = nil;  -- how its credential was made ("linked", "issued"), as that answer said
@@ -273,6 +284,10 @@ local function newDaemon(deps)
     end
     helloId = nil;
     sessionId = nil;
+    if proofTimer ~= nil then
+      osApi.cancelTimer(proofTimer);
+    end
+    proveId, proofWanted, provedSince, proofTimer = nil, nil, nil, nil;
     requests.socketClosed();
     account = nil;
     credentialKind = nil;
@@ -410,6 +425,55 @@ local function newDaemon(deps)
     end
   end
 
+  -- The server at url did not prove it is the gateway that proved itself here before: the
+  -- secret stays unsent, the socket is dropped, and the usual schedule tries again (the real
+  -- gateway back on its port is then taken). detail says what the server did.
+  local function notProved(detail)
+    local since = os.date("!%Y-%m-%d %H:%M UTC", math.floor((provedSince or 0) / 1000));
+    local why = "the server at " .. tostring(url) .. " did not prove it is the gateway this computer was set up with"
+      .. " (it has since " .. since .. "): it " .. detail .. "; another program may hold its port;"
+      .. " if the operator moved or downgraded the gateway, run sandbox setup";
+    log(why);
+    lose(why);
+  end
+
+  -- Asks the gateway at url, which proved itself here since `since`, to prove itself again
+  -- before the hello: a nonce of this socket's, and the key the computer's secret names.
+  local function sendProve(since)
+    provedSince = since;
+    sessionId = currentTraposId();
+    local nonce = proofLib.newNonce({ os = osApi, random = random });
+    local payload;
+    proofWanted, payload = proofLib.expectedProof(config.password(settingsApi), nonce);
+    proveId = newUuid();
+    proofTimer = osApi.startTimer(PROOF_WAIT);
+    local ok, err, code = sendFrame({
+      event = FRAME_COMPUTER_REQUEST,
+      traposSenderId = sessionId,
+      messageId = proveId,
+      type = codec.TYPE_PROVE,
+      payload = payload,
+    });
+    if not ok and code == ERR_INTERNAL then
+      lose("cannot send prove: " .. err);
+    end
+  end
+
+  -- The answer to the prove: the hello goes out only after the proof the computer computed.
+  local function onProof(frame)
+    local proof = frame.ok and type(frame.payload) == "table" and frame.payload.proof or nil;
+    if frame.ok and proof == proofWanted then
+      osApi.cancelTimer(proofTimer);
+      proveId, proofWanted, proofTimer = nil, nil, nil;
+      watchLiveness(HELLO_ANSWER_WAIT * 1000);
+      sendHello();
+    elseif frame.ok then
+      notProved("sent a wrong proof");
+    else
+      notProved("answered without a proof (" .. oneLine(frame.error.code) .. ": " .. oneLine(frame.error.message) .. ")");
+    end
+  end
+
   local function onHelloResponse(frame)
     helloId = nil;
     if frame.ok then
@@ -429,6 +493,11 @@ local function newDaemon(deps)
       served = nil;
       if type(client) == "table" and client.name == SERVED_NAME and version.parse(client.version) then
         served = client.version;
+      end
+      -- A gateway that can prove itself to this computer is asked to, from now on, before
+      -- each hello to this URL (an older gateway says nothing of it).
+      if frame.payload.proves == true and proofs.provesSince(url) == nil then
+        proofs.remember(url, clock());
       end
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
       -- A bound CC's timers can take: a positive, finite number (JSON's 1e999 decodes as inf).
@@ -572,6 +641,13 @@ local function newDaemon(deps)
     if frame == nil then
       return; -- malformed frames are ignored
     end
+    if proveId ~= nil then
+      -- Until it has proved itself, the server is nobody: its requests go unanswered.
+      if frame.event == FRAME_GATEWAY_RESPONSE and frame.messageId == proveId then
+        onProof(frame);
+      end
+      return;
+    end
     if frame.event == FRAME_GATEWAY_RESPONSE then
       if helloId ~= nil and frame.messageId == helloId then
         onHelloResponse(frame);
@@ -592,8 +668,13 @@ local function newDaemon(deps)
       socket = newSocket;
       setState(STATE_AUTHENTICATING);
       lastFrameAt = clock();
-      watchLiveness(HELLO_ANSWER_WAIT * 1000);
-      sendHello();
+      local since = proofs.provesSince(url);
+      if since ~= nil then
+        sendProve(since);
+      else
+        watchLiveness(HELLO_ANSWER_WAIT * 1000);
+        sendHello();
+      end
     elseif wasPending and type(newSocket) == "table" then
       -- A stale attempt of ours (the URL changed meanwhile, or it was given up on): free
       -- the socket slot.
@@ -635,6 +716,11 @@ local function newDaemon(deps)
     if eventUrl ~= url or (attemptFailed and socket ~= nil) then
       -- Another URL's, or an attempt given up on that failed after another opened our socket:
       -- a websocket_failure never speaks of an open socket.
+      return;
+    end
+    if proveId ~= nil and socket ~= nil and not attemptFailed then
+      -- Whatever its code says (revoked, replaced), it is not the gateway's word.
+      notProved("closed the connection before its proof");
       return;
     end
     local terminal = TERMINAL_CLOSES[code];
@@ -725,6 +811,9 @@ local function newDaemon(deps)
       version = version.VERSION,
       -- The trapos-sandbox version the gateway serves (nil: it named none).
       served = served,
+      -- Since when (epoch ms) the gateway at url proves itself to this computer: it is asked
+      -- to before each hello there (nil: never yet, or sandbox setup forgot it).
+      provesSince = statusUrl ~= nil and proofs.provesSince(statusUrl) or nil,
     };
   end
 
@@ -835,6 +924,9 @@ local function newDaemon(deps)
         checkLiveness();
       elseif attempt ~= nil and id == attempt.timer then
         attemptLost();
+      elseif proofTimer ~= nil and id == proofTimer then
+        proofTimer = nil;
+        notProved("sent no proof within " .. PROOF_WAIT .. " s");
       end
     end,
     setting_changed = function(name)
@@ -952,6 +1044,7 @@ return {
   RECONNECT_MAX_DELAY = RECONNECT_MAX_DELAY,
   HEALTHY_AFTER = HEALTHY_AFTER,
   HELLO_ANSWER_WAIT = HELLO_ANSWER_WAIT,
+  PROOF_WAIT = PROOF_WAIT,
   CONNECT_WAIT = CONNECT_WAIT,
   LABEL_CHECK_INTERVAL = LABEL_CHECK_INTERVAL,
   EVENT_QUEUE_LIMIT = EVENT_QUEUE_LIMIT,

@@ -30,6 +30,9 @@ local STARTUP_MOVING = "/.trapos-sandbox-startup.moving";
 -- `sandbox-install uninstall`, needed no gateway), recorded as the manifest's installer. An
 -- install removes it, the uninstall too.
 local OLD_INSTALLER_COPY = "/programs/sandbox-install.lua";
+-- The daemon's record of the gateways that proved themselves (libsandboxproof): not the
+-- installer's, but like its record not a file of the package, and gone with it.
+local GATEWAY_PROOFS = "/.trapos-sandbox-gateways";
 
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 
@@ -56,6 +59,7 @@ local PACKAGE_FILES = {
   "apis/libsandboxlink.lua",
   "apis/libsandboxlayout.lua",
   "apis/libsandboxuninstall.lua",
+  "apis/libsandboxproof.lua",
   "servers/sandbox.lua",
   "programs/sandbox.lua",
   "programs/ai.lua",
@@ -243,7 +247,7 @@ local function new(out)
     end
     -- The installer's copy an older install kept is counted with the package's files, as the
     -- temporary ones beside them are not.
-    for _, p in ipairs({ HOOK_NEW, OLD_INSTALLER_COPY, OLD_INSTALLER_COPY .. NEW }) do
+    for _, p in ipairs({ HOOK_NEW, OLD_INSTALLER_COPY, OLD_INSTALLER_COPY .. NEW, GATEWAY_PROOFS, GATEWAY_PROOFS .. NEW }) do
       if fs.exists(p) then
         fs.delete(p);
         removed = removed + (p == OLD_INSTALLER_COPY and 1 or 0);
@@ -310,6 +314,7 @@ return {
   STARTUP_MOVING = STARTUP_MOVING,
   OLD_INSTALLER_COPY = OLD_INSTALLER_COPY,
   PACKAGE_FILES = PACKAGE_FILES,
+  GATEWAY_PROOFS = GATEWAY_PROOFS,
   readManifest = readManifest,
   daemonStatus = daemonStatus,
   removeEmptyDirs = removeEmptyDirs,

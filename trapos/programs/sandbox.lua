@@ -57,6 +57,7 @@ local libsandboxVersion = require('/apis/libsandboxversion');
 local VERSION = libsandboxVersion.VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 local settingsLib = require('/apis/libsandboxsettings');
+local proofLib = require('/apis/libsandboxproof');
 -- The gateway's own words, shown as one line of bounded length (a broken or hostile gateway may
 -- send many lines, or 128 KiB).
 local oneLine = require('/apis/libsandboxcodec').oneLine;
@@ -815,6 +816,9 @@ local function setup(urlArg)
   });
   print("Access: files " .. files .. ", exec " .. tostring(exec) .. ", screen " .. screen .. ".");
   print("ai confirm: " .. tostring(confirm));
+  -- A new gateway, or the same one confirmed: the one that answers next is trusted at its
+  -- first hello, and asked to prove itself from then on (libsandboxproof).
+  proofLib.forget();
   checkSetup();
   getStatus();
   libsandbox.reconnect();

@@ -49,6 +49,7 @@ local function newWorld(opts)
     now = 0,    -- the daemon's clock, epoch ms
     ticks = 0,  -- the clock its timers run on (os.clock), seconds
     random = 0, -- what its random() returns
+    proved = opts.proved or {},
   };
   world.screen = window.create(term.native(), 1, 1, 51, 19, false);
   world.settings = {
@@ -100,6 +101,11 @@ local function newWorld(opts)
     ticks = function() return world.ticks; end,
     random = function() return world.random; end,
     log = function(message) world.logs[#world.logs + 1] = message; end,
+    -- the record of the gateways that proved themselves: url -> since (epoch ms)
+    proofs = {
+      provesSince = function(url) return world.proved[url]; end,
+      remember = function(url, since) world.proved[url] = since; return true; end,
+    },
     -- the screen mirror wraps this invisible window, not the spec runner's own terminal
     term = setmetatable({ native = function() return world.screen; end }, { __index = term }),
   });
@@ -400,6 +406,162 @@ describe("sandbox daemon", function()
       world.daemon.start();
       expect(world.timerOf(daemonLib.LABEL_CHECK_INTERVAL)):eq(nil);
       expect(world.timerCount()):eq(1); -- the attempt's CONNECT_WAIT
+    end);
+  end);
+
+  describe("a gateway that proves itself", function()
+    local proofLib = require('/apis/libsandboxproof');
+    local SINCE = 1765078800000; -- 2025-12-07 03:40 UTC
+
+    -- Answers the prove the daemon sent (frame 1) with proof, or with what answer() makes.
+    local function answerProve(world, socket, proof)
+      local prove = socket.frame(1);
+      world.message({ event = "gateway_response", traposReceiverId = prove.traposSenderId, messageId = prove.messageId,
+        type = "prove", ok = true, payload = { proof = proof } });
+      return prove;
+    end
+
+    -- The proof the gateway that knows secret gives for the prove in socket's frame 1.
+    local function rightProof(socket, secret)
+      return (proofLib.expectedProof(secret, socket.frame(1).payload.nonce));
+    end
+
+    it("records the URL whose hello answer says proves, and says no more than hello there before", function()
+      local world = newWorld({ url = URL, password = "pw" });
+      world.now = SINCE;
+      world.daemon.start();
+      local socket = world.open();
+      expect(socket.frame(1).type):eq("hello");
+      local hello = socket.frame(1);
+      world.message({ event = "gateway_response", traposReceiverId = "7:", messageId = hello.messageId, type = "hello",
+        ok = true, payload = { accountId = "local", proves = true } });
+      expect(world.proved):same({ [FULL_URL] = SINCE });
+      expect(world.daemon.status().provesSince):eq(SINCE);
+    end);
+
+    it("records nothing for a gateway that does not say it proves itself", function()
+      local world = newWorld({ url = URL, password = "pw" });
+      world.connect();
+      expect(world.proved):same({});
+      expect(world.daemon.status().provesSince):eq(nil);
+    end);
+
+    it("asks for the proof first, then says hello after a right one", function()
+      local world = newWorld({ url = URL, password = "pw", label = "base", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      expect(#socket.sent):eq(1);
+      local prove = socket.frame(1);
+      expect(prove.event):eq("computer_request");
+      expect(prove.type):eq("prove");
+      expect(prove.traposSenderId):eq("7:base");
+      expect(prove.payload.nonce):str_match("^%x+$");
+      expect(#prove.payload.nonce):eq(32);
+      expect(prove.payload.credential):eq(nil);
+      expect(socket.sent[1]:find("pw", 1, true)):eq(nil);
+      answerProve(world, socket, rightProof(socket, "pw"));
+      expect(#socket.sent):eq(2);
+      expect(socket.frame(2).type):eq("hello");
+      expect(socket.frame(2).payload.secret):eq("pw");
+    end);
+
+    it("names its credential's id, never its secret, and checks the credential's proof", function()
+      local secret = "tsc_abcdefghijklm_secretpartsecretpart";
+      local world = newWorld({ url = URL, password = secret, proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      expect(socket.frame(1).payload.credential):eq("abcdefghijklm");
+      expect(socket.sent[1]:find("secretpart", 1, true)):eq(nil);
+      answerProve(world, socket, rightProof(socket, secret));
+      expect(socket.frame(2).type):eq("hello");
+    end);
+
+    -- Each way a server that is not the gateway can answer: the hello never goes out, the
+    -- socket is closed, the status says why and what to do, and the daemon tries again.
+    local function expectRefused(world, socket, detail)
+      expect(#socket.sent):eq(1);
+      expect(socket.closed):eq(1);
+      local status = world.daemon.status();
+      expect(status.state):eq("waiting");
+      expect(status.lastError):eq("the server at " .. FULL_URL .. " did not prove it is the gateway this computer was set up with"
+        .. " (it has since 2025-12-07 03:40 UTC): it " .. detail .. "; another program may hold its port;"
+        .. " if the operator moved or downgraded the gateway, run sandbox setup");
+      expect(world.logs[#world.logs]):eq(status.lastError);
+      expect(world.proved):same({ [FULL_URL] = SINCE });
+    end
+
+    it("sends no hello after a wrong proof", function()
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      answerProve(world, socket, rightProof(socket, "another password"));
+      expectRefused(world, socket, "sent a wrong proof");
+    end);
+
+    it("sends no hello after an answer without a proof, an older gateway's", function()
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      local prove = socket.frame(1);
+      world.message({ event = "gateway_response", messageId = prove.messageId, type = "prove", ok = false,
+        error = { code = "not_authenticated", message = "send hello first" } });
+      expectRefused(world, socket, "answered without a proof (not_authenticated: send hello first)");
+    end);
+
+    it("sends no hello when no proof comes in time", function()
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      local timer = world.timerOf(daemonLib.PROOF_WAIT);
+      expect(timer ~= nil):eq(true);
+      world.handle("timer", timer);
+      expectRefused(world, socket, "sent no proof within 10 s");
+    end);
+
+    it("sends no hello when the server closes the socket, whatever code it gives", function()
+      for _, code in ipairs({ 4003, 4009 }) do
+        local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+        world.daemon.start();
+        local socket = world.open();
+        world.handle("websocket_closed", FULL_URL, "revoked", code);
+        expectRefused(world, socket, "closed the connection before its proof");
+      end
+    end);
+
+    it("answers none of the server's requests before its proof", function()
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      world.message({ event = "gateway_request", traposReceiverId = "7:", messageId = "r1", type = "ping", payload = {} });
+      world.message({ event = "gateway_response", messageId = "other", type = "prove", ok = true, payload = { proof = "x" } });
+      expect(#socket.sent):eq(1);
+      answerProve(world, socket, rightProof(socket, "pw"));
+      expect(socket.frame(2).type):eq("hello");
+    end);
+
+    it("tries again on its schedule, and takes the gateway that proves itself then", function()
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      answerProve(world, socket, "00");
+      local retry = world.timerOf(daemonLib.RECONNECT_DELAY);
+      expect(retry ~= nil):eq(true);
+      world.handle("timer", retry);
+      expect(#world.connects):eq(2);
+      local again = world.open();
+      answerProve(world, again, rightProof(again, "pw"));
+      local hello = again.frame(2);
+      world.message({ event = "gateway_response", traposReceiverId = "7:", messageId = hello.messageId, type = "hello",
+        ok = true, payload = { accountId = "local", proves = true } });
+      expect(world.daemon.status().state):eq("connected");
+      expect(world.daemon.status().lastError):eq(nil);
+      expect(world.proved):same({ [FULL_URL] = SINCE });
+    end);
+
+    it("says hello at once at a URL no gateway proved itself at", function()
+      local world = newWorld({ url = "ws://other:4444", password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      expect(world.open().frame(1).type):eq("hello");
     end);
   end);
 

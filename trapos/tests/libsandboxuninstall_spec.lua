@@ -51,7 +51,7 @@ end
 
 describe("libsandboxuninstall", function()
   after_each(function()
-    for _, path in ipairs({ "/" .. DIR, lib.MANIFEST, lib.HOOK, lib.HOOK_BESIDE, lib.HOOK_NEW }) do
+    for _, path in ipairs({ "/" .. DIR, lib.MANIFEST, lib.HOOK, lib.HOOK_BESIDE, lib.HOOK_NEW, lib.GATEWAY_PROOFS }) do
       fs.delete(path);
     end
     if fs.isDir("/startup") and #fs.list("/startup") == 0 then
@@ -67,13 +67,14 @@ describe("libsandboxuninstall", function()
   it("removes the recorded files, the hook, the record, the directory and every sandbox setting, and counts the files", function()
     installed(lib.HOOK);
     put("/" .. DIR .. "/b.lua" .. lib.NEW, "return 3"); -- beside its file: removed, not counted
+    put(lib.GATEWAY_PROOFS, "{}"); -- the daemon's record of the gateways that proved themselves: removed, not counted
     local uninstaller, printed = newUninstaller();
     expect(uninstaller.uninstall()):eq(true);
     expect(printed):same({
       "Removed trapos-sandbox 0.5.31: 2 files, the startup hook /startup/00-sandbox.lua and the sandbox settings.",
       "Reboot to stop the daemon.",
     });
-    for _, path in ipairs({ "/" .. DIR, lib.HOOK, lib.MANIFEST }) do
+    for _, path in ipairs({ "/" .. DIR, lib.HOOK, lib.MANIFEST, lib.GATEWAY_PROOFS }) do
       expect(fs.exists(path)):eq(false);
     end
     expect(isSet("sandbox.url")):eq(false);

@@ -44,11 +44,11 @@ local function readJson(path, options)
 end
 
 -- daemonTypes(): the request types the daemon answers itself, as a set: the reserved ones
--- but the gateway's own (hello, bye, probe_gateway, screen.update).
+-- but the gateway's own (hello, prove, bye, probe_gateway, screen.update).
 local function daemonTypes()
   local types = {};
   for msgType in pairs(codec.RESERVED_TYPES) do
-    if msgType ~= codec.TYPE_HELLO and msgType ~= codec.TYPE_BYE and msgType ~= codec.TYPE_PROBE_GATEWAY
+    if msgType ~= codec.TYPE_HELLO and msgType ~= codec.TYPE_PROVE and msgType ~= codec.TYPE_BYE and msgType ~= codec.TYPE_PROBE_GATEWAY
       and msgType ~= codec.TYPE_SCREEN_UPDATE then
       types[msgType] = true;
     end

@@ -1093,6 +1093,16 @@ local function install(opts)
     url = SOURCE.websocket;
     settings.set(SETTING_URL, url);
   end
+  -- Another secret forgets the gateways that proved themselves with the old one (the daemon's
+  -- record, libsandboxproof): it is for this gateway's secret, trusted on its first hello.
+  local before = settings.get(SETTING_PASSWORD);
+  if tostring(before or "") ~= password then
+    for _, p in ipairs({ places.GATEWAY_PROOFS, places.GATEWAY_PROOFS .. NEW }) do
+      if fs.exists(p) then
+        fs.delete(p);
+      end
+    end
+  end
   if password == "" then
     settings.unset(SETTING_PASSWORD);
   else
