@@ -65,6 +65,14 @@ func playerSessionOn(ctx context.Context, t *testing.T, opts machine.Options, ty
 	return out
 }
 
+// installerFiles is diskFiles without the daemon's record of the gateways that proved
+// themselves (gatewayProofsFile): a daemon that connects in a session (booted by the hook)
+// writes it, whatever the session typed, so it is none of the installer's doing.
+func installerFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	return slices.DeleteFunc(diskFiles(t, dir), func(f string) bool { return f == gatewayProofsFile })
+}
+
 // diskFiles lists every file and directory under dir, slash-separated, sorted.
 func diskFiles(t *testing.T, dir string) []string {
 	t.Helper()
@@ -1351,7 +1359,7 @@ func TestUninstallAfterAPassword(t *testing.T) {
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
 	playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
-	installed := diskFiles(t, dir)
+	installed := installerFiles(t, dir)
 
 	for _, words := range []string{installPassword + " uninstall", "uninstall " + installPassword} {
 		out := playerSession(ctx, t, dir, true, install+" "+words)
@@ -1359,7 +1367,7 @@ func TestUninstallAfterAPassword(t *testing.T) {
 		assert.Contains(t, lines(out), install, "the line begins a row of its own (the word wraps after it):\n%s", out)
 		assert.NotContains(t, out, "second password", out)
 		assert.NotContains(t, out, "--help", out)
-		assert.Equal(t, installed, diskFiles(t, dir), words)
+		assert.Equal(t, installed, installerFiles(t, dir), words)
 	}
 	out := playerSession(ctx, t, dir, true, install+" uninstall")
 	assert.Contains(t, out, "Removed trapos-sandbox ", out)
@@ -1376,7 +1384,7 @@ func TestMistypedUninstallAfterAPassword(t *testing.T) {
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
 	playerSession(ctx, t, dir, true, install+" "+installPassword+" --no-questions")
-	installed := diskFiles(t, dir)
+	installed := installerFiles(t, dir)
 
 	for words, word := range map[string]string{
 		installPassword + " Uninstall": "the word is uninstall, in lower case:",
@@ -1389,7 +1397,7 @@ func TestMistypedUninstallAfterAPassword(t *testing.T) {
 		assert.Contains(t, lines(out), install, "the line begins a row of its own (the word wraps after it):\n%s", out)
 		assert.NotContains(t, out, "second password", out)
 		assert.NotContains(t, out, "quotes", out)
-		assert.Equal(t, installed, diskFiles(t, dir), words)
+		assert.Equal(t, installed, installerFiles(t, dir), words)
 	}
 
 	// A second word far from uninstall is still a password with a space.
@@ -1583,7 +1591,7 @@ func TestAnInstallThatTakesAComputerForTrapOSSaysWhichFileDecidedIt(t *testing.T
 func diskSnapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	snap := map[string]string{}
-	for _, f := range diskFiles(t, dir) {
+	for _, f := range installerFiles(t, dir) {
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
 		if err == nil {
 			snap[f] = string(b)

@@ -192,6 +192,19 @@ local function fromWire(text)
   return table.concat(parts);
 end
 
+-- The text the gateway reads for a string of bytes, as UTF-8: each byte is the code point
+-- U+00XX, as serializeJSON writes it (fromWire's reverse). What the gateway computes from
+-- a string the computer sent (a proof's key from the password) is computed from this.
+local function toWire(bytes)
+  return (bytes:gsub("[\128-\255]", function(c)
+    local b = c:byte();
+    if b < 0xC0 then
+      return string.char(LEAD_C2, b);
+    end
+    return string.char(LEAD_C3, b - 0x40);
+  end));
+end
+
 -- A decoded value with every string (keys too) put through fromWire. Returns the value, and
 -- false when some string could not be converted (it is then left as it arrived).
 local function valueFromWire(value)
@@ -585,6 +598,7 @@ return {
   localTraposId = localTraposId,
   newUuid = newUuid,
   fromWire = fromWire,
+  toWire = toWire,
   jsonSafe = jsonSafe,
   oneLine = oneLine,
   withoutPositionIn = withoutPositionIn,

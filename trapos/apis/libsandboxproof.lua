@@ -7,6 +7,7 @@
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
 local places = require('/apis/libsandboxuninstall');
+local toWire = require('/apis/libsandboxcodec').toWire;
 
 local band, bxor, bnot = bit32.band, bit32.bxor, bit32.bnot;
 local rrotate, rshift = bit32.rrotate, bit32.rshift;
@@ -134,10 +135,13 @@ local function credentialParts(secret)
 end
 
 -- The proof a gateway that knows secret gives for nonce (hex), and the prove request's
--- payload that asks for it: a credential names its selector, the password nothing.
+-- payload that asks for it: a credential names its selector, the password nothing. The key
+-- is the hash of the secret as the gateway reads it from the hello (its UTF-8: a byte E4
+-- of the password is the gateway's "ä").
 local function expectedProof(secret, nonce)
   expect(1, secret, "string");
   expect(2, nonce, "string");
+  secret = toWire(secret);
   local selector, part = credentialParts(secret);
   local key, which = sha256(secret), WHICH_PASSWORD;
   if selector ~= nil then

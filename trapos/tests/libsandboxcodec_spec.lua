@@ -392,6 +392,18 @@ describe("libsandboxcodec", function()
       expect(lib.fromWire("plain")):eq("plain");
     end);
 
+    it("writes bytes as the UTF-8 of their code points (toWire), which fromWire reads back", function()
+      local all = {};
+      for b = 0, 255 do
+        all[#all + 1] = string.char(b);
+      end
+      local bytes = table.concat(all);
+      expect(lib.fromWire(lib.toWire(bytes))):eq(bytes);
+      expect(lib.toWire("p\228sswort")):eq("p\195\164sswort");
+      expect(lib.toWire("\128\191\192\255")):eq("\194\128\194\191\195\128\195\191");
+      expect(lib.toWire("plain")):eq("plain");
+    end);
+
     it("round-trips all 256 bytes through encode and decode", function()
       local all = {};
       for byte = 0, 255 do
