@@ -123,9 +123,21 @@ func (s *Session) handleProve(f protocol.Frame) {
 		// A key of its own for each selector, as a real credential has, made from the
 		// process's random key: the same answer for the same nonce, like a real one.
 		key = decoyProofKey(s.gw.decoyKey, which)
+		if s.gw.cfg.Accounts != nil {
+			// The computer sends no hello after the decoy, so this is the operator's one line
+			// about it (the computer gets none: the answer must not tell).
+			s.gw.limits.warns.warnEach(proveUnknownCredentialMsg, s.remoteAddr, selector,
+				"traposId", clip(f.TraposSenderID), "credentialId", clip(selector))
+		}
 	}
 	s.replyProof(f, ProofOf(key, nonce, which))
 }
+
+// proveUnknownCredentialMsg is the operator's line for a prove that named a credential the
+// store does not hold: a computer that saw this gateway prove itself refuses it from now on.
+const proveUnknownCredentialMsg = "prove for a computer credential the account store does not hold or has revoked (made on another gateway or data directory, " +
+	"after the backup it was restored from, revoked, or its account removed): the computer gets a decoy and refuses this gateway; " +
+	"its player runs sandbox setup, then sandbox link"
 
 // decoyProofKey is the key of the decoy proofs for which: derived from the process's random
 // key, so it is the same for every prove of which (as a real credential's key is) and

@@ -172,6 +172,10 @@ func TestProveForAnUnknownCredentialIsADecoy(t *testing.T) {
 	assert.NotEqual(t, unknown, proveFor("bbbbbbbbbbbbb"), "another id, another decoy")
 	assert.NotEqual(t, unknown, real)
 
+	assert.Contains(t, h.logs.String(), "credentialId=aaaaaaaaaaaaa", "the operator reads which credential was asked for")
+	assert.Contains(t, h.logs.String(), `msg="`+proveUnknownCredentialMsg+`"`)
+	assert.NotContains(t, h.logs.String(), "credentialId="+aliceSelector, "a held credential is no news")
+
 	gone := proveFor(revokedSelector)
 	assert.NotEqual(t, expectedProof(revokedSecret, testNonce, "credential:"+revokedSelector), gone,
 		"a revoked credential gets no proof of the gateway")
