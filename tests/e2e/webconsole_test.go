@@ -104,6 +104,10 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.Click("#login button")))
 	until(t, "the computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
+	// A single gateway names no replica: its list has no replica column (docs/scale-out.md).
+	columns, err := chromedp.Run(page, chromedp.Evaluate[int](`document.getElementById("replica-column").hidden ? document.querySelector("#computer-list tr").cells.length : -1`))
+	require.NoError(t, err)
+	assert.Equal(t, 6, columns, "the replica column is hidden and no row has its cell")
 	// The list refreshes every 2 s: one still loading when the computer is opened must not
 	// cover its view. Hold the list's answers until the view is open.
 	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{

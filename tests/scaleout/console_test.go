@@ -44,9 +44,17 @@ func TestTheWebConsoleSaysAReplicasListIsPartial(t *testing.T) {
 	const listed = `[...document.querySelectorAll("#computer-list a")].some((a) => a.textContent === "7:kitchen")`
 	const partialShown = `!document.getElementById("partial-list").hidden`
 	until(t, "küche's console to list b's computer, saying nothing of a partial list", listed+" && !"+partialShown)
+	// Its row names the replica that holds its socket, as trap-sandbox computers' REPLICA does.
+	columns, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#computers th")].filter((th) => !th.hidden).map((th) => th.textContent)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"traposId", "account", "state", "connected since", "last frame", "address", "replica"}, columns)
+	row, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelector("#computer-list tr").cells].map((td) => td.textContent)`))
+	require.NoError(t, err)
+	require.Len(t, row, 7)
+	assert.Equal(t, []string{"7:kitchen", "local", "connected", "b"}, []string{row[0], row[1], row[2], row[6]})
 
 	link.cut()
-	// B's claim outlives the link for the replica TTL (--nats-replica-ttl): A drops it then.
+	// A lists B's computer no more from the moment it sees the link drop: it cannot reach it.
 	until(t, "küche's console to say its list is partial, b's computer gone from it", partialShown+" && !"+listed)
 	words, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[document.getElementById("partial-list").textContent,
 		document.getElementById("no-computers").hidden ? "" : document.getElementById("no-computers").textContent]`))

@@ -402,6 +402,11 @@ async function loadList(note) {
     const partial = res.headers.get(partialListHeader);
     const body = $("computer-list");
     body.replaceChildren();
+    // Replicas sharing their computers over NATS name the one holding each computer's socket
+    // (docs/scale-out.md), as trap-sandbox computers' REPLICA column does; a single gateway
+    // names none, and its list has no such column.
+    const replicas = computers.some((c) => c.replica);
+    $("replica-column").hidden = !replicas;
     for (const c of computers) {
       const tr = document.createElement("tr");
       const link = document.createElement("a");
@@ -412,6 +417,7 @@ async function loadList(note) {
       link.textContent = id;
       const cells = [link, c.accountId, "connected", new Date(c.connectedSince).toLocaleString(),
         new Date(c.lastFrameAt).toLocaleTimeString(), c.remoteAddr];
+      if (replicas) cells.push(c.replica || "");
       for (const v of cells) {
         const td = document.createElement("td");
         if (typeof v === "string") td.textContent = v; else td.append(v);
