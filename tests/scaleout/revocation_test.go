@@ -104,6 +104,7 @@ func TestRevocationReachesTheReplicaThatHoldsTheComputer(t *testing.T) {
 
 	out := cli(ctx, t, "computers", "revoke", "--url", a.URL(""), "--api-token", alice, "0:")
 	assert.Contains(t, out, "computer 0: of alice: credential ")
+	assert.Contains(t, out, "; replica b, which holds its socket, closes it (at once, or once it is back on NATS)\n", "A names the replica that closes it")
 	c.WaitFor(ctx, markerGone)
 	res, err := c.Wait(ctx)
 	require.NoError(t, err)

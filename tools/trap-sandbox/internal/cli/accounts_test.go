@@ -797,6 +797,21 @@ func TestComputersRevokeNamesTheComputerAsTheListsDo(t *testing.T) {
 	assert.Equal(t, "computer 8:café of alice: credential c1 revoked, its socket closed\n", out)
 }
 
+// TestComputersRevokeSaysWhichReplicaClosesTheSocket: through a replica that does not hold the
+// computer's socket, the line names the one that does, which closes it as the revocation
+// reaches it, not "its socket closed" (played: replica b, cut off from NATS, closed it 3 s
+// later, once back).
+func TestComputersRevokeSaysWhichReplicaClosesTheSocket(t *testing.T) {
+	clearEnv(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		server.WriteJSON(w, http.StatusOK, server.Answer{OK: true, Payload: json.RawMessage(`{"traposId":"9:g\u00e4ste","accountId":"alice","credential":"c1","replica":"b"}`)})
+	}))
+	defer gw.Close()
+	out, err := runClient(t, "computers", "revoke", "--url", gw.URL, "9:gäste")
+	require.NoError(t, err)
+	assert.Equal(t, "computer 9:gäste of alice: credential c1 revoked; replica b, which holds its socket, closes it (at once, or once it is back on NATS)\n", out)
+}
+
 // TestAPassIsToldWhatItIs: the agent's pass for alice's 7:kitchen, given as --api-token to
 // the account and link commands (an agent that read it from its configuration), is refused
 // by each saying what it is and who does it instead. The link commands said "your token is

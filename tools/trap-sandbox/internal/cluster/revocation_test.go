@@ -82,7 +82,7 @@ func TestRevokingThroughAnyReplicaClosesTheSocketWhereItIs(t *testing.T) {
 	var ans struct{ Payload json.RawMessage }
 	require.NoError(t, json.Unmarshal([]byte(body), &ans))
 	require.NoError(t, json.Unmarshal(ans.Payload, &rev))
-	assert.Equal(t, gateway.Revoked{TraposID: "7:", AccountID: "alice", Credential: selector}, rev)
+	assert.Equal(t, gateway.Revoked{TraposID: "7:", AccountID: "alice", Credential: selector, Replica: "b"}, rev, "B holds its socket")
 
 	code, reason := c.closeCode()
 	assert.Equal(t, gateway.CloseRevoked, code)

@@ -27,6 +27,10 @@ type Revoked struct {
 	TraposID   string `json:"traposId"`
 	AccountID  string `json:"accountId"`
 	Credential string `json:"credential"`
+	// Replica is the replica that holds the computer's socket when it is another one
+	// (docs/scale-out.md): it closes the socket as the revocation reaches it, at once, or once
+	// it is back on NATS, where this replica closes its own at once.
+	Replica string `json:"replica,omitempty"`
 }
 
 // revokeComputer revokes the credential the computer traposID said hello with, for a caller
@@ -69,11 +73,11 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	}
 	k := Key{AccountID: found.AccountID, TraposID: found.TraposID}
 	cluster := g.registry.cluster
-	selector := ""
+	selector, holder := "", ""
 	if s := g.registry.Lookup(k); s != nil {
 		selector = s.Credential()
 	} else if cluster != nil {
-		selector = cluster.RemoteCredential(k)
+		selector, holder = cluster.RemoteCredential(k), found.Replica
 	}
 	if selector == "" {
 		return Revoked{}, protocol.Errorf(protocol.CodeForbidden,
@@ -88,7 +92,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	g.log.Info("computer revoked", append([]any{"traposId", clip(k.TraposID), "account", k.AccountID, "credentialId", selector},
 		server.Who(r)...)...)
 	g.CredentialRevoked(selector)
-	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector}, nil
+	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector, Replica: holder}, nil
 }
 
 func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
