@@ -175,7 +175,10 @@ func (r *Router) tick() {
 const (
 	replicaAliveLine   = "another replica is alive: its computers are listed and reached through it"
 	replicaStoppedLine = "another replica stopped (it said goodbye): its computers reconnect to the others"
-	replicaSilentLine  = "another replica sent no heartbeat within --nats-replica-ttl: taken for dead (crashed, its machine gone, or cut off from NATS); its computers leave the lists and reconnect to the others"
+	// replicaSilentLine says where the silent replica's computers go by why it is silent: a
+	// replica cut off from NATS keeps serving its own, which "reconnect to the others" denied
+	// (played: replica c cut off kept 11:schuppen while a's log said it reconnected).
+	replicaSilentLine = "another replica sent no heartbeat within --nats-replica-ttl: taken for dead (crashed, its machine gone, hung, or cut off from NATS); its computers leave the lists: those of a replica that crashed reconnect to the others, one cut off from NATS keeps serving its own"
 	// heartbeatsStoppedLine is this replica's own side of replicaSilentLine, logged by the
 	// first heartbeat after the ticks stopped for longer than ReplicaTTL: nothing else in its
 	// log shows the gap the others saw.
