@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -118,6 +119,52 @@ func TestMCPWaitForScreenStopsWhenItsTokenIsRevoked(t *testing.T) {
 			assert.Contains(t, msg, "revoked")
 			assert.NotContains(t, msg, "PIN42")
 			waitFor(ctx, t, c.unwatched, "screen.unwatch")
+		})
+	}
+}
+
+// TestMCPWaitForScreenReachesTheCallersComputersOnly: bob's token waiting on alice's computer,
+// by its traposId, its label alone or another case of it, is answered not_connected, naming no
+// account, over /mcp and the stdio bridge; the computer is never asked to watch, and alice's
+// own wait on it goes on.
+func TestMCPWaitForScreenReachesTheCallersComputersOnly(t *testing.T) {
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ctx := testContext(t)
+			dir := "--data-dir=" + t.TempDir()
+			alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+			bob := lastLine(ctx, t, "accounts", "add", "bob", dir)
+			cred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+			g := startGateway(t, dir)
+			c := startMonitorComputer(ctx, t, g, "7:desk", cred)
+			connect := func(token string) *sdk.ClientSession {
+				if transport == "stdio" {
+					return harness.ConnectMCPStdio(ctx, t, gatewayBin, g, "SANDBOX_API_TOKEN="+token)
+				}
+				return harness.ConnectMCP(ctx, t, g, token)
+			}
+			mine := harness.CallToolAsync(ctx, connect(alice), "wait_for_screen", map[string]any{"traposId": "7:desk", "text": "mine", "timeoutMs": 60000})
+			waitFor(ctx, t, c.watched, "alice's screen.watch")
+			c.update(t, "", 1, "door")
+
+			theirs := connect(bob)
+			for _, id := range []string{"7:desk", "7:DESK", "desk", "7:"} {
+				msg := harness.ToolError(t, waitFor(ctx, t, harness.CallToolAsync(ctx, theirs, "wait_for_screen", map[string]any{"traposId": id, "timeoutMs": 60000}), "bob's answer"), "not_connected")
+				assert.NotContains(t, msg, "alice", id)
+				assert.NotContains(t, msg, "door", id)
+			}
+			select {
+			case m := <-c.watched:
+				t.Fatalf("the computer was asked to watch (%q) for bob", m)
+			default:
+			}
+
+			c.update(t, "", 2, "mine")
+			var out struct {
+				Text string `json:"text"`
+			}
+			harness.ToolOK(t, waitFor(ctx, t, mine, "alice's answer"), "7:desk", &out)
+			assert.Equal(t, "mine", out.Text)
 		})
 	}
 }
