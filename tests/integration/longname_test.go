@@ -9,8 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
 )
 
 // TestANameLongerThanAnyComputersIsNotConnected: a traposId no computer can have (hello
@@ -66,6 +69,21 @@ func TestAMonitorNameTooLongForARequestIsNamed(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(body, &answer), "%s", body)
 	assert.Equal(t, "bad_payload", answer.Error.Code)
-	assert.Equal(t, "the monitor name is 600000 bytes, more than a request to the computer holds (128 KiB, CC: Tweaked's limit), so no monitor is named so: "+
-		"name one of the computer's (a side such as top, or a wired modem's monitor_0)", answer.Error.Message)
+	assert.Equal(t, tooLongMonitor, answer.Error.Message)
+
+	// An agent's read_screen and wait_for_screen name it alike, over /mcp and the stdio bridge
+	// (which reads a monitor through POST …/requests and the stream), where they answered
+	// "the gateway_request frame would exceed 131072 bytes …; send a smaller payload".
+	for _, transport := range []string{"http", "stdio"} {
+		s := connectMCP(ctx, t, g, transport)
+		for _, tool := range []string{"read_screen", "wait_for_screen"} {
+			res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: map[string]any{"traposId": "7:kitchen", "monitor": strings.Repeat("m", 600_000)}})
+			require.NoError(t, err)
+			assert.Equal(t, "bad_payload: "+tooLongMonitor, harness.ToolError(t, res, "bad_payload"), "%s over %s", tool, transport)
+		}
+	}
 }
+
+// tooLongMonitor is the refusal of a monitor name of 600 000 bytes.
+const tooLongMonitor = "the monitor name is 600000 bytes, more than a request to the computer holds (128 KiB, CC: Tweaked's limit), so no monitor is named so: " +
+	"name one of the computer's (a side such as top, or a wired modem's monitor_0)"

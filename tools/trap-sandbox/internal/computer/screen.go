@@ -2,6 +2,7 @@ package computer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -315,9 +316,34 @@ func (c *Client) ReadScreen(ctx context.Context, traposID string, timeout time.D
 // that is no monitor of the computer's is the computer's bad_payload, naming its monitors.
 func (c *Client) ReadMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (Screen, error) {
 	name, _ := cctext.Wire("monitor", monitor) // a character CC cannot hold is '?', which the computer's refusal shows
-	return c.readScreenOf(ctx, traposID, struct {
+	if len(name) > protocol.MaxFrameBytes {
+		// No frame holds it, whatever the transport: through the host API the body's limit
+		// refused it first, in words of a body the caller never wrote (the stdio bridge).
+		return Screen{}, monitorNameTooLong(monitor)
+	}
+	s, err := c.readScreenOf(ctx, traposID, struct {
 		Monitor string `json:"monitor"`
 	}{name}, bound(timeout, DefaultTimeout))
+	return s, MonitorNameTooLong(err, monitor)
+}
+
+// MonitorNameTooLong is err, the answer to a request naming monitor (screen.read's, or
+// screen.watch's), with the gateway's refusal of a request too large for a frame
+// (protocol.FrameTooLargeMessage) worded by the monitor's name, the only text of the caller's
+// in it: "send a smaller payload" named nothing a caller sent (a GET of the screen stream, an
+// agent's read_screen or wait_for_screen). Any other err is returned as it is.
+func MonitorNameTooLong(err error, monitor string) error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeBadPayload || pe.ByComputer || pe.Message != protocol.FrameTooLargeMessage {
+		return err
+	}
+	return monitorNameTooLong(monitor)
+}
+
+// monitorNameTooLong refuses monitor, a name no request to the computer holds.
+func monitorNameTooLong(monitor string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeBadPayload, "the monitor name is %d bytes, more than a request to the computer holds (128 KiB, CC: Tweaked's limit), so no monitor is named so: "+
+		"name one of the computer's (a side such as top, or a wired modem's monitor_0)", len(monitor))
 }
 
 func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.Duration) (Screen, error) {

@@ -61,18 +61,11 @@ func (m *Module) Mount(routes *server.Routes) {
 
 func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	monitor := r.URL.Query().Get(MonitorParam)
-	v, err := m.WatchMonitor(r.Context(), cctext.TraposID(r.PathValue("traposId")), monitor, 0)
+	v, err := m.WatchMonitor(r.Context(), cctext.TraposID(r.PathValue("traposId")), r.URL.Query().Get(MonitorParam), 0)
 	if err != nil {
 		var pe *protocol.Error
 		if !errors.As(err, &pe) {
 			pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
-		}
-		if pe.Code == protocol.CodeBadPayload && !pe.ByComputer && pe.Message == protocol.FrameTooLargeMessage {
-			// The request's only text of the caller's is the monitor's name: "send a smaller
-			// payload" named nothing a GET sends.
-			pe = protocol.Errorf(protocol.CodeBadPayload, "the %s name is %d bytes, more than a request to the computer holds (128 KiB, CC: Tweaked's limit), so no monitor is named so: "+
-				"name one of the computer's (a side such as top, or a wired modem's monitor_0)", MonitorParam, len(monitor))
 		}
 		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: pe.ToTheAPI()})
 		return

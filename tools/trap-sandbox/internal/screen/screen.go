@@ -279,7 +279,7 @@ func (m *Module) WatchMonitor(ctx context.Context, traposID, monitor string, tim
 func (m *Module) start(ctx context.Context, traposID, monitor string, timeout time.Duration) (string, error) {
 	answer, _, err := m.client.Request(ctx, traposID, protocol.TypeScreenWatch, watchPayload(monitor), timeout)
 	if err != nil {
-		return "", err
+		return "", computer.MonitorNameTooLong(err, monitor)
 	}
 	return watchIDOf(answer, traposID)
 }
