@@ -688,9 +688,9 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) e
 // TokensAddCmd issues a token.
 type TokensAddCmd struct {
 	ManageFlags
-	Account string        `arg:"" help:"The account (through the API, a user's token gives tokens to its own account only)."`
-	Name    string        `arg:"" help:"What the token is for (laptop, ci, agent)."`
-	Expires time.Duration `help:"Lifetime, at most ${maxTokenTTL}, e.g. 720h; 0, the default, never expires."`
+	Account string   `arg:"" help:"The account (through the API, a user's token gives tokens to its own account only)."`
+	Name    string   `arg:"" help:"What the token is for (laptop, ci, agent)."`
+	Expires Lifetime `help:"Lifetime, at most ${maxTokenTTL}, e.g. 720h; 0, the default, never expires."`
 }
 
 // maxTokenTTL is account.MaxTokenTTL as --expires takes it, and in years.
@@ -708,18 +708,12 @@ func hours(d time.Duration) string {
 
 // Run prints the new token alone on the last line.
 func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
-	// Said in the flag's terms before either way to the store, which words it in its own
-	// (the API in seconds).
-	if c.Expires < 0 || c.Expires > account.MaxTokenTTL {
-		return fmt.Errorf("--expires %s: give a lifetime from 1s to %s, or 0 (the default) for a token that never expires",
-			hours(c.Expires), maxTokenTTL())
-	}
 	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
 	defer done()
-	n, err := mg.AddToken(ctx, c.Account, c.Name, c.Expires)
+	n, err := mg.AddToken(ctx, c.Account, c.Name, c.Expires.Duration())
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
 	}

@@ -86,16 +86,16 @@ func (k *keyMode) transport() (hostapi.HTTP, error) {
 // LinkKeyCmd makes an enrollment key.
 type LinkKeyCmd struct {
 	keyMode
-	Account  string        `help:"The account the key links computers into (default with --api-token: the token's; required on the data directory)."`
-	Reusable bool          `help:"Link any number of computers until it expires (default: one computer)."`
-	Uses     int           `help:"Link at most this many computers (overrides --reusable)."`
-	Expires  time.Duration `default:"24h" help:"Lifetime (e.g. 1h, 720h); 0 never expires."`
+	Account  string   `help:"The account the key links computers into (default with --api-token: the token's; required on the data directory)."`
+	Reusable bool     `help:"Link any number of computers until it expires (default: one computer)."`
+	Uses     int      `help:"Link at most this many computers (overrides --reusable)."`
+	Expires  Lifetime `default:"24h" help:"Lifetime, at most ${maxTokenTTL}, e.g. 1h or 720h; 0 never expires."`
 }
 
 // Run prints the key alone on the last line.
 func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
-	if c.Uses < 0 || c.Expires < 0 {
-		return errors.New("--uses and --expires must not be negative")
+	if c.Uses < 0 {
+		return errors.New("--uses must not be negative")
 	}
 	maxUses := 1
 	switch {
@@ -110,7 +110,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		payload, err := api.NewEnrollmentKey(ctx, link.NewKeyRequest{Account: c.Account, MaxUses: maxUses, ExpiresInMs: c.Expires.Milliseconds()})
+		payload, err := api.NewEnrollmentKey(ctx, link.NewKeyRequest{Account: c.Account, MaxUses: maxUses, ExpiresInMs: c.Expires.Duration().Milliseconds()})
 		if err != nil {
 			return linkFailure(err, c.Account, c.reach())
 		}
@@ -126,7 +126,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 			return err
 		}
 		defer done()
-		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, account.Operator, maxUses, c.Expires)
+		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, account.Operator, maxUses, c.Expires.Duration())
 		if errors.Is(err, account.ErrNotFound) {
 			return noAccount(c.Account, "", false)
 		}

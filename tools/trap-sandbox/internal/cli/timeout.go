@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"time"
 
 	"github.com/alecthomas/kong"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/computer"
 )
 
@@ -56,11 +59,54 @@ func scanDuration(ctx *kong.DecodeContext) (string, time.Duration, error) {
 	return s, d, err
 }
 
-// parseDuration is a Go duration (10s, 1m, 1500ms, 720h), refused with examples.
+// Lifetime is an --expires: how long a token or an enrollment key lasts, 0 for ever, at most
+// account.MaxTokenTTL (the API's cap on both). A value past the cap, negative, or too long for
+// a Go duration at all (3000000h) is refused when the command line is read, with the range:
+// "is not a duration" said of 3000000h sent the user looking for a typo.
+type Lifetime time.Duration
+
+// Duration is the lifetime as a time.Duration (0: never expires).
+func (l Lifetime) Duration() time.Duration { return time.Duration(l) }
+
+// Decode implements kong.MapperValue: a Go duration from 0 to account.MaxTokenTTL.
+func (l *Lifetime) Decode(ctx *kong.DecodeContext) error {
+	s, d, err := scanDuration(ctx)
+	var tooLong durationTooLong
+	if errors.As(err, &tooLong) || err == nil && (d < 0 || d > account.MaxTokenTTL) {
+		return fmt.Errorf("%s is out of range: give a lifetime from 1s to %s, or 0 for one that never expires", s, maxTokenTTL())
+	}
+	if err != nil {
+		return err
+	}
+	*l = Lifetime(d)
+	return nil
+}
+
+// durationSyntax is the form time.ParseDuration reads (a sign, then numbers each with a unit),
+// to tell a value too long for a time.Duration, which Go's parser refuses in the same words
+// as "soon", from one that is no duration.
+var durationSyntax = regexp.MustCompile(`^[-+]?((\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
+// durationTooLong is parseDuration's error for a duration past time.Duration's range: the
+// value as given.
+type durationTooLong string
+
+func (s durationTooLong) Error() string {
+	return fmt.Sprintf("%q is longer than a duration can be: give at most %s (about 292 years)", string(s), hours(maxDuration))
+}
+
+// parseDuration is a Go duration (10s, 1m, 1500ms, 720h), refused with examples, or, when it
+// is one past time.Duration's range (about 292 years), with that range.
 func parseDuration(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(s)
+	if err != nil && durationSyntax.MatchString(s) {
+		return 0, durationTooLong(s)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a duration: give one such as 10s, 1500ms, 5m or 720h", s)
 	}
 	return d, nil
 }
+
+// maxDuration is the longest time.Duration, in whole hours as a flag takes it (2562047h).
+const maxDuration = time.Duration(1<<63-1) / time.Hour * time.Hour

@@ -49,6 +49,10 @@ func TestADurationThatIsNoneSaysWhatToGive(t *testing.T) {
 		{args: []string{"serve", "--hello-timeout=10"}, want: `--hello-timeout: "10" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
 		{args: []string{"tokens", "add", "alice", "laptop", "--expires", "soon"}, want: `--expires: "soon" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
 		{args: []string{"link", "key", "--account", "alice", "--expires", "2 h"}, want: `--expires: "2 h" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
+		// Go's parser refuses one past its range (about 292 years) in the words it has for
+		// "soon": the range is said instead.
+		{args: []string{"--ping-period", "3000000h"}, want: `--ping-period: "3000000h" is longer than a duration can be: give at most 2562047h (about 292 years)`},
+		{args: []string{"serve", "--hello-timeout=9223372036854775808ns"}, want: `--hello-timeout: "9223372036854775808ns" is longer than a duration can be: give at most 2562047h (about 292 years)`},
 		{env: map[string]string{"SANDBOX_PING_PERIOD": "30"}, want: `--ping-period: "30" is not a duration: give one such as 10s, 1500ms, 5m or 720h (from envar SANDBOX_PING_PERIOD="30")`},
 	} {
 		clearEnv(t)
