@@ -38,7 +38,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 		if n := len(r.Header.Values("Authorization")); n > 1 {
 			// RFC 9110 allows the header once. Of two, the gateway took the first, where a proxy
 			// or a log in front may read the last (alice's token, then an admin's, was alice's).
-			refused.refuse(r, RefusalBadToken)
+			refused.refuse(r, RefusalDuplicateAuthorization)
 			w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
 			writeAuthError(w, http.StatusUnauthorized, fmt.Sprintf(
 				"the request has %d Authorization headers, which readers may take differently: send one (Authorization: Bearer <token>)", n))
@@ -200,6 +200,10 @@ const (
 	RefusalWrongAPIToken = "wrong_api_token" // no token, or not SANDBOX_API_TOKEN, where it is set
 	RefusalNotLoopback   = "not_loopback"    // no token set and the client is not on loopback
 	RefusalStoreFailed   = "store_failed"    // the account store could not check the token
+	// RefusalDuplicateAuthorization is a request with more than one Authorization header,
+	// whatever they hold: counted as bad_token it sent the operator looking for a wrong token
+	// where a client or a proxy in front adds a second header.
+	RefusalDuplicateAuthorization = "duplicate_authorization"
 )
 
 // refusals counts the API auth's refusals by reason and logs each as a WARN, at most once
@@ -243,20 +247,21 @@ func (f *refusals) refuse(r *http.Request, reason string) {
 
 // refusalWords says each refusal's reason in the operator's log.
 var refusalWords = map[string]string{
-	RefusalBadToken:      "unknown or wrong token",
-	RefusalRevoked:       "revoked account token",
-	RefusalExpired:       "expired account token",
-	RefusalWrongAPIToken: "missing or wrong SANDBOX_API_TOKEN",
-	RefusalNotLoopback:   "a remote client (or one through a proxy) and no SANDBOX_API_TOKEN set",
+	RefusalBadToken:               "unknown or wrong token",
+	RefusalRevoked:                "revoked account token",
+	RefusalExpired:                "expired account token",
+	RefusalWrongAPIToken:          "missing or wrong SANDBOX_API_TOKEN",
+	RefusalNotLoopback:            "a remote client (or one through a proxy) and no SANDBOX_API_TOKEN set",
+	RefusalDuplicateAuthorization: "more than one Authorization header (a client or a proxy in front adds one)",
 }
 
 // newRefusedCounter registers the refusal counter on reg, every reason at 0.
 func newRefusedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "trapos_api_auth_refused_total",
-		Help: "Host API requests refused by the API auth, by reason: bad_token (an account token, or without SANDBOX_API_TOKEN a token that is no account's), revoked, expired (an account token), wrong_api_token (SANDBOX_API_TOKEN set, not given), not_loopback (no token set, a remote client), store_failed.",
+		Help: "Host API requests refused by the API auth, by reason: bad_token (an account token, or without SANDBOX_API_TOKEN a token that is no account's), revoked, expired (an account token), wrong_api_token (SANDBOX_API_TOKEN set, not given), not_loopback (no token set, a remote client), store_failed, duplicate_authorization (more than one Authorization header).",
 	}, []string{"reason"})
-	for _, r := range []string{RefusalBadToken, RefusalRevoked, RefusalExpired, RefusalWrongAPIToken, RefusalNotLoopback, RefusalStoreFailed} {
+	for _, r := range []string{RefusalBadToken, RefusalRevoked, RefusalExpired, RefusalWrongAPIToken, RefusalNotLoopback, RefusalStoreFailed, RefusalDuplicateAuthorization} {
 		c.WithLabelValues(r)
 	}
 	reg.MustRegister(c)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
@@ -161,9 +162,13 @@ func TestAProxiedRequestIsNoLoopbackClients(t *testing.T) {
 
 // TestTwoAuthorizationHeadersAreRefused: a request with two Authorization headers was served as
 // the first one's token, where a proxy or a log in front of the gateway may read the last; it
-// is refused whichever tokens they hold, the gateway's own or none valid.
+// is refused whichever tokens they hold, the gateway's own or none valid. It is counted and
+// logged as its own reason, duplicate_authorization: as bad_token ("unknown or wrong token")
+// it sent the operator looking for a wrong token.
 func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
-	s := New(slog.New(slog.DiscardHandler), Config{APIToken: "tok3n", Metrics: prometheus.NewRegistry()}, apiModule{})
+	var log bytes.Buffer
+	reg := prometheus.NewRegistry()
+	s := New(slog.New(slog.NewTextHandler(&log, nil)), Config{APIToken: "tok3n", Metrics: reg}, apiModule{})
 	for _, pair := range [][2]string{{"Bearer tok3n", "Bearer nope"}, {"Bearer nope", "Bearer tok3n"}, {"Bearer tok3n", "Bearer tok3n"}} {
 		req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
 		req.RemoteAddr, req.Host = "127.0.0.1:5000", "127.0.0.1:4444"
@@ -175,6 +180,10 @@ func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 		assert.Contains(t, rec.Body.String(), `"message":"the request has 2 Authorization headers, which readers may take differently: send one (Authorization: Bearer <token>)"`)
 		assert.NotContains(t, rec.Body.String(), "tok3n")
 	}
+	assert.Equal(t, 3.0, counted(t, reg, "trapos_api_auth_refused_total", "reason", RefusalDuplicateAuthorization))
+	assert.Equal(t, 0.0, counted(t, reg, "trapos_api_auth_refused_total", "reason", RefusalBadToken))
+	assert.Contains(t, log.String(), `msg="host API request refused: more than one Authorization header (a client or a proxy in front adds one)" reason=duplicate_authorization remote=127.0.0.1:5000`)
+	assert.NotContains(t, log.String(), "tok3n")
 	open := New(slog.New(slog.DiscardHandler), Config{Metrics: prometheus.NewRegistry()}, apiModule{})
 	req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
 	req.RemoteAddr, req.Host = "127.0.0.1:5000", "127.0.0.1:4444"
