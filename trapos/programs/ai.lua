@@ -109,6 +109,8 @@ local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
 -- Ctrl-T while an answer all received is still paged: the turn had ended, nothing was stopped.
 local MSG_NOT_SHOWN = "The rest of the answer was not shown (Ctrl-T).";
 local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
+-- Each line fits a pocket computer's 26 columns (usage's rule).
+local MSG_EMPTY_QUESTION = "ai: the question is empty.\nRun: ai <question>\nor: ai (a conversation)";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
 local OLD_SETTINGS_PREFIX = "opencc.";
 
@@ -1333,6 +1335,10 @@ elseif args[1] ~= nil and args[1]:sub(1, 1) == "-" then
   error("ai: unknown option '" .. args[1] .. "'.\nRun: ai --help", 0);
 elseif #args == 0 then
   conversation();
+elseif table.concat(args, " "):match("^%s*$") then
+  -- `ai ""` is a mistake of the command line, told before the gateway is asked (which said
+  -- only "The question is empty", and an unavailable agent first), with what to type instead.
+  error(MSG_EMPTY_QUESTION, 0);
 else
   checkDaemon();
   local failure, answered = turn(table.concat(args, " "));

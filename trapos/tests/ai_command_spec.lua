@@ -2079,6 +2079,15 @@ describe("ai command", function()
       expect(#record.sends):eq(0);
     end);
 
+    it("refuses an empty question with what to type instead, before asking the gateway", function()
+      for _, args in ipairs({ { "" }, { "  " }, { "", "" } }) do
+        local ok, err, _, record = run(args);
+        expect(ok):eq(false);
+        expect(err):eq("ai: the question is empty.\nRun: ai <question>\nor: ai (a conversation)");
+        expect(#record.sends):eq(0);
+      end
+    end);
+
     it("refuses a word after --reset, forgetting nothing", function()
       local ok, err, _, record = run({ "--reset", "now" });
       expect(ok):eq(false);
