@@ -25,7 +25,7 @@ func TestEveryCommandsErrorNamesIt(t *testing.T) {
 		{[]string{"accounts", "remove", "alice", "--data-dir", empty}, "accounts remove"},
 		{[]string{"accounts", "backup", filepath.Join(empty, "b.db"), "--url", closed}, "accounts backup"},
 		{[]string{"tokens", "revoke", "x", "--data-dir", empty}, "tokens revoke"},
-		{[]string{"tokens", "add", "alice", "laptop", "--expires=-1h", "--data-dir", empty}, "tokens add"},
+		{[]string{"tokens", "add", "alice", "laptop", "--expires=1h", "--data-dir", empty}, "tokens add"},
 		{[]string{"credentials", "add", "alice", "--data-dir", empty}, "credentials add"},
 		{[]string{"link", "keys", "--data-dir", empty}, "link keys"},
 		{[]string{"link", "approve", "nope", "--url", closed}, "link approve"},
