@@ -110,7 +110,7 @@ func TestHealthOpencodeUnauthorized(t *testing.T) {
 	assert.Equal(t, screen(
 		"sandboxOk: true",
 		"opencodeOk: false",
-		"opencodeDetail: opencode at "+oc.URL+": 401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)",
+		"opencodeDetail: opencode at "+oc.URL+": answered 401, wanting a password the gateway does not send: its operator must give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD)",
 		agentOffLine,
 	), lines(out))
 	assert.Zero(t, oc.HealthHits(), "no probe may pass opencode's auth")

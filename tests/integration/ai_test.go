@@ -442,8 +442,10 @@ func TestTheGatewaySaysAtStartWhetherOpencodeAnswers(t *testing.T) {
 	require.NoError(t, g.Stop())
 
 	g = s.gateway(t, "--opencode-password", "not-opencodes")
-	require.NoError(t, g.WaitLog(ctx, warn+`opencode refused the gateway's credentials (fix: give the gateway opencode's server password: `+
-		`--opencode-password (OPENCODE_SERVER_PASSWORD))" detail="opencode at `+s.oc.URL+`: 401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)"`), g.Log())
+	require.NoError(t, g.WaitLog(ctx, warn+`opencode answered 401, refusing the gateway's credentials (fix: give the gateway opencode's server password, `+
+		`--opencode-password (OPENCODE_SERVER_PASSWORD), and its user if not opencode (OPENCODE_SERVER_USERNAME))" detail="opencode at `+s.oc.URL+
+		`: answered 401, refusing the gateway's credentials: its operator must give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD), `+
+		`and its user if not opencode (OPENCODE_SERVER_USERNAME)"`), g.Log())
 	require.NoError(t, g.Stop())
 
 	down := opencodefake.ClosedPortURL(t)

@@ -415,7 +415,7 @@ func (m *Module) checkOpencode(prober Prober) {
 		m.log.Info("agent: opencode answers", "version", h.Version)
 		return
 	case h.Status == http.StatusUnauthorized:
-		f = faultCredentials
+		f = m.credentialsFault()
 	case h.NoAnswerWithin > 0:
 		f = faultHung
 	case h.Status == 0:
@@ -1026,16 +1026,17 @@ func (m *Module) unavailable(ctx context.Context, err error) *protocol.Error {
 // their sum (it said only the probe's "no answer within 5s" after 10 s or more of Thinking...).
 func (m *Module) diagnose(ctx context.Context, err error, waited time.Duration) (string, *fault) {
 	var ae *apiError
-	if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
-		// Whose fix it is: "check OPENCODE_SERVER_PASSWORD" read as an instruction to the
-		// player, whose computer held opencode's password in TrapOS's old ai (opencc.password).
-		return "the agent is unavailable: opencode refused the gateway's credentials (its operator must give the gateway opencode's server password)", faultCredentials
-	}
+	refused := errors.As(err, &ae) && ae.status == http.StatusUnauthorized
 	if m.cfg.Prober != nil {
+		// The probe's line for a 401 too, so a question's refusal reads as sandbox health's
+		// opencodeDetail and ai alone's line (opencode.RefusedCredentials), with the server.
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
 		if h := m.cfg.Prober.Probe(pctx); !h.OK {
 			f := faultUnreachable
+			if h.Status == http.StatusUnauthorized {
+				f = m.credentialsFault()
+			}
 			if h.NoAnswerWithin > 0 {
 				f = faultHung // it took the probe's connection: it runs
 				if waited > 0 && ae == nil {
@@ -1045,6 +1046,9 @@ func (m *Module) diagnose(ctx context.Context, err error, waited time.Duration) 
 			}
 			return "the agent is unavailable: " + h.Detail, f
 		}
+	}
+	if refused {
+		return "the agent is unavailable: opencode " + opencode.RefusedCredentials(m.oc.password != ""), m.credentialsFault()
 	}
 	var he *hostError
 	if errors.As(err, &he) {
@@ -1058,6 +1062,15 @@ func (m *Module) diagnose(ctx context.Context, err error, waited time.Duration) 
 		f = faultOpencode
 	}
 	return "the agent is unavailable: " + firstLine(err.Error()), f
+}
+
+// credentialsFault is opencode's 401 as the operator's fault: to a password the gateway sent,
+// or to none.
+func (m *Module) credentialsFault() *fault {
+	if m.oc.password == "" {
+		return faultCredentialsMissing
+	}
+	return faultCredentials
 }
 
 // newID returns a random id with a prefix, e.g. turn_3f9a….

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"trap-sandbox/internal/logthrottle"
+	"trap-sandbox/internal/opencode"
 )
 
 // fault is a cause of failed turns that only the gateway's operator can fix (not a player's
@@ -22,9 +23,9 @@ var (
 	// starting opencode 1.18.33 looks so for a few seconds too (opencodefake.Server.Unstall).
 	faultHung = &fault{"opencode accepts connections but answers nothing",
 		"if it started seconds ago, nothing to do; else it is hung: restart opencode serve"}
-	faultCredentials = &fault{"opencode refused the gateway's credentials",
-		"give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD)"}
-	faultOpencode = &fault{"opencode failed",
+	faultCredentials        = &fault{"opencode " + opencode.CredentialsRefused, opencode.CredentialsFix}
+	faultCredentialsMissing = &fault{"opencode " + opencode.CredentialsMissing, opencode.CredentialsMissingFix}
+	faultOpencode           = &fault{"opencode failed",
 		"the error and opencode's own log say why"}
 	faultMCP = &fault{"opencode cannot reach the gateway's MCP endpoint",
 		"point --ai-mcp-url (SANDBOX_AI_MCP_URL) at this gateway's /mcp as opencode's host reaches it"}

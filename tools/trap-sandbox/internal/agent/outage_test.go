@@ -124,8 +124,8 @@ func TestWhichFailuresAreTheOperators(t *testing.T) {
 		// The player's line named OPENCODE_SERVER_PASSWORD as a thing to check, which a player
 		// whose computer once held opencode's password (opencc.password) set there.
 		"no password": {"p/m", "", func(f *fakeAgent) string { return f.oc.URL },
-			`msg="agent: turns fail: opencode refused the gateway's credentials (fix: give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD))"`,
-			`error="the agent is unavailable: opencode refused the gateway's credentials (its operator must give the gateway opencode's server password)"`},
+			`msg="agent: turns fail: opencode answered 401, wanting a password the gateway does not send (fix: give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD))"`,
+			`error="the agent is unavailable: opencode answered 401, wanting a password the gateway does not send: its operator must give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD)"`},
 		"unknown model": {"local/qwen2.5-coder", "oc-pw", func(f *fakeAgent) string { return f.oc.URL },
 			`msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), that opencode's host reaches its provider, and the provider's key and quota)"`,
 			`error="The agent's model failed (tell the gateway's operator): Model not found: local/qwen2.5-coder.`},
@@ -725,4 +725,41 @@ func runningTurn(t *testing.T, f *fakeAgent, before func(m *Module)) (m *Module,
 	m.mu.Unlock()
 	require.NotNil(t, tu, string(raw))
 	return m, logs, tu
+}
+
+// TestAWrongOpencodePasswordReadsOneWayEverywhere: opencode's 401 to the gateway read two ways
+// for one cause: the probe's detail (sandbox health, ai alone) said "401 unauthorized (check
+// OPENCODE_SERVER_PASSWORD / …)", a question's refusal (ai <question>) "opencode refused the
+// gateway's credentials (…)". Both are now the probe's line, opencode.RefusedCredentials with
+// the server, and the operator's WARNs name the same cause and fix; so for none sent.
+func TestAWrongOpencodePasswordReadsOneWayEverywhere(t *testing.T) {
+	for name, password := range map[string]string{"wrong": "not-oc-pw", "none": ""} {
+		t.Run(name, func(t *testing.T) {
+			f := startFakeAgent(t)
+			prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: password})
+			require.NoError(t, err)
+			t.Cleanup(prober.Close)
+			var logs testkit.SyncBuffer
+			m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: password, Dir: f.root, MCPURL: f.mcpURL, Prober: prober},
+				slog.New(slog.NewTextHandler(&logs, nil)), nil)
+			require.NoError(t, err)
+			t.Cleanup(m.Close)
+
+			words := opencode.RefusedCredentials(password != "")
+			detail := prober.Probe(t.Context()).Detail
+			assert.Equal(t, "opencode at "+f.oc.URL+": "+words, detail, "the probe's line: sandbox health, ai alone")
+			reason, errs := askTurn(t, m, protocol.Requester{TraposID: "5:desk"}, "hello")
+			assert.Equal(t, ReasonError, reason)
+			assert.Equal(t, []string{"the agent is unavailable: " + detail}, errs, "ai <question>: the probe's line")
+
+			cause, fix := opencode.CredentialsRefused, opencode.CredentialsFix
+			if password == "" {
+				cause, fix = opencode.CredentialsMissing, opencode.CredentialsMissingFix
+			}
+			require.Eventually(t, func() bool { return len(logLines(&logs, "level=WARN")) == 2 }, 10*time.Second, testkit.Poll, "the start's WARN and the turn's")
+			assert.Len(t, logLines(&logs, `msg="agent: computers' questions will fail: opencode `+cause+` (fix: `+fix+`)"`), 1, logs.String())
+			assert.Len(t, logLines(&logs, `msg="agent: turns fail: opencode `+cause+` (fix: `+fix+`)"`), 1, logs.String())
+			assert.NotContains(t, logs.String(), "check OPENCODE_SERVER_PASSWORD")
+		})
+	}
 }

@@ -197,12 +197,12 @@ func TestProbeGatewayStates(t *testing.T) {
 			name:   "401 wrong credentials",
 			url:    func(t *testing.T) string { return opencodefake.Start(t, opencodefake.Options{Password: "other"}).URL },
 			cfg:    opencode.ProberConfig{Password: password},
-			detail: ": 401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+			detail: ": answered 401, refusing the gateway's credentials: its operator must give the gateway opencode's server password",
 		},
 		{
 			name:   "401 missing credentials",
 			url:    func(t *testing.T) string { return opencodefake.Start(t, opencodefake.Options{Password: "other"}).URL },
-			detail: ": 401 unauthorized: the server wants a password",
+			detail: ": answered 401, wanting a password the gateway does not send",
 		},
 		{
 			name:   "HTML answer",

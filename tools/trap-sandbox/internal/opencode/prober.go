@@ -477,14 +477,38 @@ func (p *Prober) probeOnce() Health {
 	return h
 }
 
+// The words of opencode's 401 to the gateway's Basic Auth, the one home of them: the probe's
+// Detail (sandbox health's opencodeDetail, ai alone, the gateway's log), a turn's
+// ai_unavailable (ai <question>) and the agent's WARN all say it so, where a wrong password
+// read "401 unauthorized (check OPENCODE_SERVER_PASSWORD / …)" on some and "opencode refused
+// the gateway's credentials (…)" on others. Said as the probe's other answers are ("answered
+// 404 Not Found, not opencode"). The fix is the operator's: on a computer, "check
+// OPENCODE_SERVER_PASSWORD" read as the player's to do (TrapOS's old ai kept the password).
+const (
+	// CredentialsRefused is opencode's 401 to a password the gateway sent.
+	CredentialsRefused = "answered 401, refusing the gateway's credentials"
+	// CredentialsFix is CredentialsRefused's fix.
+	CredentialsFix = "give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD), and its user if not opencode (OPENCODE_SERVER_USERNAME)"
+	// CredentialsMissing is opencode's 401 to a gateway that sent no password.
+	CredentialsMissing = "answered 401, wanting a password the gateway does not send"
+	// CredentialsMissingFix is CredentialsMissing's fix.
+	CredentialsMissingFix = "give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD)"
+)
+
+// RefusedCredentials is opencode's 401 with its fix, after "opencode" or "opencode at <URL>:"
+// (sent: whether the gateway sent a password).
+func RefusedCredentials(sent bool) string {
+	if !sent {
+		return CredentialsMissing + ": its operator must " + CredentialsMissingFix
+	}
+	return CredentialsRefused + ": its operator must " + CredentialsFix
+}
+
 // classify turns a complete answer into a Health.
 func (p *Prober) classify(resp *http.Response, body []byte) Health {
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
-		if p.password == "" {
-			return Health{Detail: p.describe("401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)")}
-		}
-		return Health{Detail: p.describe("401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)")}
+		return Health{Detail: p.describe(RefusedCredentials(p.password != ""))}
 	case resp.StatusCode == http.StatusNotFound:
 		// opencode answers every path it does not route with its web app (200 text/html), so a
 		// 404 comes from another server: most often the gateway's own port or another service

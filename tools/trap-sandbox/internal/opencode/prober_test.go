@@ -110,7 +110,7 @@ func TestProbeFailures(t *testing.T) {
 				return url
 			},
 			cfg:    ProberConfig{Password: password},
-			detail: "401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+			detail: "answered 401, refusing the gateway's credentials: its operator must give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD), and its user if not opencode (OPENCODE_SERVER_USERNAME)",
 			status: http.StatusUnauthorized,
 		},
 		{
@@ -120,7 +120,7 @@ func TestProbeFailures(t *testing.T) {
 				return url
 			},
 			cfg:    ProberConfig{Username: "OPENCODE", Password: password},
-			detail: "401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+			detail: "answered 401, refusing the gateway's credentials: its operator must give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD), and its user if not opencode (OPENCODE_SERVER_USERNAME)",
 			status: http.StatusUnauthorized,
 		},
 		{
@@ -129,7 +129,7 @@ func TestProbeFailures(t *testing.T) {
 				url := opencodefake.Start(t, opencodefake.Options{Password: "right"}).URL
 				return url
 			},
-			detail: "401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)",
+			detail: "answered 401, wanting a password the gateway does not send: its operator must give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD)",
 			status: http.StatusUnauthorized,
 		},
 		{
