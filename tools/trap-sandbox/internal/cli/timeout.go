@@ -25,10 +25,11 @@ func (t CallTimeout) Duration() time.Duration { return time.Duration(t) }
 // Decode implements kong.MapperValue: a Go duration (10s, 1m, 1500ms) in range.
 func (t *CallTimeout) Decode(ctx *kong.DecodeContext) error {
 	s, d, err := scanDuration(ctx)
-	if err != nil {
+	var tooLong durationTooLong
+	if err != nil && !errors.As(err, &tooLong) {
 		return err
 	}
-	if d <= 0 || d > computer.MaxTimeout {
+	if err != nil || d <= 0 || d > computer.MaxTimeout {
 		return fmt.Errorf("%s is out of range: give more than 0 and at most %ds", s, int(computer.MaxTimeout.Seconds()))
 	}
 	*t = CallTimeout(d)

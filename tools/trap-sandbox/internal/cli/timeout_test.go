@@ -22,6 +22,8 @@ func TestATimeoutOutOfRangeIsRefused(t *testing.T) {
 			"0s":   "--timeout: 0s is out of range: give more than 0 and at most 60s",
 			"-1s":  "--timeout: -1s is out of range: give more than 0 and at most 60s",
 			"soon": `--timeout: "soon" is not a duration: give one such as 10s, 1500ms, 5m or 720h`,
+			// past Go's range, once "is not a duration": out of range as 90s is
+			"3000000h": "--timeout: 3000000h is out of range: give more than 0 and at most 60s",
 		} {
 			var root CLI
 			parser, err := NewParser(&root, kong.Exit(func(int) {}))
