@@ -277,3 +277,65 @@ func TestTheClientsHMACIsGos(t *testing.T) {
 			"case %d: key of %d bytes, message of %d", i, len(c.key), len(c.message))
 	}
 }
+
+// Markers of revokedProofProgram.
+const (
+	markerCutOff        = "e2e: cut off"
+	markerRefusalReread = "e2e: refusal shown"
+)
+
+// revokedProofProgram waits until the daemon is connected, then until it is cut off for its
+// credential, then has it try again (sandbox reconnect, as a reboot does) and waits until its
+// lastError says what the gateway, asked for its proof first, answered: it runs `sandbox
+// status`, what a player reads.
+const revokedProofProgram = harness.WaitConnectedLua + `
+print("` + markerProofUp + `")
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and not st.connected and tostring(st.lastError):find("revoked", 1, true) then break end
+  sleep(0.2)
+end
+print("` + markerCutOff + `")
+shell.run("sandbox", "reconnect")
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and tostring(st.lastError):find("gave no proof", 1, true) then break end
+  sleep(0.2)
+end
+shell.run("sandbox", "status")
+print("` + markerRefusalReread + `")
+while true do sleep(1) end
+`
+
+// TestARevokedComputerThatWaitsForAProofReadsWhy: a computer whose gateway proved itself to it
+// asks for a proof before every hello, so with its credential revoked it sends no hello to be
+// refused: the gateway refuses the prove in the hello's words, and the player reads them as
+// the words of a server that did not prove itself, with the fix (sandbox link). A made-up proof
+// read "did not prove it is the gateway … another program may hold its port", and sent the
+// player looking for an attacker where the operator had revoked the computer.
+func TestARevokedComputerThatWaitsForAProofReadsWhy(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	token := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	credential := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "alice", dataDir))
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+	opts := computerOptions(t, g, credential, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/e2e.lua": revokedProofProgram}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerProofUp)
+	record, err := os.ReadFile(filepath.Join(opts.Overlay, gatewayProofsFile))
+	require.NoError(t, err, "the computer records the gateway that proves itself to its credential")
+	assert.Contains(t, string(record), g.WebSocketURL())
+
+	selector := strings.Split(credential, "_")[1]
+	gatewayCLI(ctx, t, "credentials", "revoke", selector, "--url="+g.URL(""), "--api-token="+token)
+	c.WaitFor(ctx, markerCutOff)
+	c.WaitFor(ctx, markerRefusalReread)
+	status := strings.Join(lines(afterLast(c.Output(), markerCutOff)), " ")
+	assert.Contains(t, status, "gave no proof it is the gateway, and says: this computer's credential was revoked (link it again with: sandbox link")
+	assert.NotContains(t, status, "another program may hold its port")
+	assert.Contains(t, g.Log(), `msg="prove refused: the computer's credential is revoked"`)
+	assert.Contains(t, g.Log(), "credentialId="+selector)
+}

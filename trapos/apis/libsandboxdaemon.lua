@@ -469,8 +469,15 @@ local function newDaemon(deps)
       sendHello();
     elseif frame.ok then
       notProved("sent a wrong proof");
-    else
+    elseif frame.error.code == codec.ERR_NOT_AUTHENTICATED then
+      -- What a gateway older than prove answers (send hello first), as may another program.
       notProved("answered without a proof (" .. oneLine(frame.error.code) .. ": " .. oneLine(frame.error.message) .. ")");
+    else
+      -- A gateway that cannot prove itself to this computer says why (its credential revoked,
+      -- or not one of the gateway's): the words are the server's, unproven, and so said.
+      local why = "the server at " .. tostring(url) .. " gave no proof it is the gateway, and says: " .. oneLine(frame.error.message);
+      log(why);
+      lose(why);
     end
   end
 

@@ -508,6 +508,27 @@ describe("sandbox daemon", function()
       expectRefused(world, socket, "answered without a proof (not_authenticated: send hello first)");
     end);
 
+    it("says what a server that refuses to prove itself says, as its words", function()
+      local world = newWorld({ url = URL, password = "tsc_abcdefghijklm_secretpart", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      local prove = socket.frame(1);
+      world.message({ event = "gateway_response", messageId = prove.messageId, type = "prove", ok = false,
+        error = { code = "unauthorized", message = "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)" } });
+      expect(#socket.sent):eq(1);
+      expect(socket.closed):eq(1);
+      local status = world.daemon.status();
+      expect(status.state):eq("waiting");
+      expect(status.lastError):eq("the server at " .. FULL_URL .. " gave no proof it is the gateway, and says: this computer's credential was revoked"
+        .. " (link it again with: sandbox link, or set a new credential with: sandbox setup)");
+      expect(world.logs[#world.logs]):eq(status.lastError);
+      expect(world.proved):same({ [FULL_URL] = SINCE });
+      -- Its close after the words, revoked, is not the gateway's word: the daemon tries again.
+      world.handle("websocket_closed", FULL_URL, "revoked", 4003);
+      expect(world.daemon.status().state):eq("waiting");
+      expect(world.daemon.status().lastError):eq(status.lastError);
+    end);
+
     it("sends no hello when no proof comes in time", function()
       local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
       world.daemon.start();

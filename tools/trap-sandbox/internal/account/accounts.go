@@ -365,24 +365,26 @@ func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy st
 // ProofKey returns the key the gateway proves itself with to the computer holding the
 // credential selector (docs/protocol.md, "The gateway proves itself"): the SHA-256 of the
 // credential's secret part, as the store keeps it and as the computer computes it from its
-// own. One store read, the one a hello with it makes first. ok is false, and no error, for a
-// selector that names no usable credential (none, one longer than any issued, a revoked one):
-// the gateway then answers with a decoy, so the answer tells no one which credentials exist.
-func (a *Accounts) ProofKey(ctx context.Context, selector string) (key []byte, ok bool, err error) {
+// own. One store read, the one a hello with it makes first. A selector that names no
+// credential (none, one longer than any issued) is ErrNotFound, a revoked one ErrRevoked: the
+// gateway then refuses the prove in the words it would refuse that hello with, since a
+// computer that waits for a proof sends no hello to be told why (ids are not secret: 64 random
+// bits each, nothing to enumerate, and an id alone opens nothing).
+func (a *Accounts) ProofKey(ctx context.Context, selector string) ([]byte, error) {
 	if !plausibleSelector(selector) {
-		return nil, false, nil
+		return nil, ErrNotFound
 	}
 	c, err := a.store.Credential(ctx, selector)
-	if errors.Is(err, ErrNotFound) {
-		return nil, false, nil
-	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	if !c.RevokedAt.IsZero() || len(c.Hash) == 0 {
-		return nil, false, nil
+	if !c.RevokedAt.IsZero() {
+		return nil, ErrRevoked
 	}
-	return c.Hash, true, nil
+	if len(c.Hash) == 0 {
+		return nil, ErrNotFound
+	}
+	return c.Hash, nil
 }
 
 // AuthenticateComputer returns the credential of a hello's secret, or why it is refused

@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/server"
 )
 
@@ -265,15 +264,14 @@ func (s *Session) ownLine(now time.Time) ownLine {
 	}
 }
 
-// refusedCredentialLine writes the WARN msg of a hello of traposID refused for its credential
-// secret (revoked, or linked to another computer id), once a minute per credential with the
+// refusedCredentialLine writes the WARN msg of a hello (or a prove) of traposID refused for its
+// credential, named by its selector (revoked, or linked to another computer id), once a minute per credential with the
 // count of the others (warnEach): not from its address's line budget, which a flood of hellos
 // with the shared password spends, so that the flood cannot hide a revoked credential used.
 // Only a credential the account store holds is refused so (a made-up one is a wrong secret),
 // so ever new ones cannot be made up to fill the log; an address names
 // logthrottle.MaxItemsPerGroup credentials a minute at most.
-func (s *Session) refusedCredentialLine(msg, secret, traposID string, attrs ...any) {
-	_, selector, _ := account.Identify(secret)
+func (s *Session) refusedCredentialLine(msg, selector, traposID string, attrs ...any) {
 	s.gw.limits.warns.warnEach(msg, s.remoteAddr, selector,
 		append([]any{"traposId", clip(traposID), "credentialId", clip(selector)}, attrs...)...)
 }

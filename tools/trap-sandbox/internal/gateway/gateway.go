@@ -370,9 +370,6 @@ type Gateway struct {
 	// started is when New made it (Uptime).
 	started  time.Time
 	upgrader websocket.Upgrader
-	// decoyKey makes the proofs for credentials the store does not hold (prove.go): random,
-	// this process's alone.
-	decoyKey []byte
 
 	limits *limiter   // admission (connection and pre-hello slots) and wrong-secret budgets
 	lines  *connLines // the connect and disconnect lines each address may write
@@ -439,7 +436,6 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 		},
 	}
 	g.started = g.cfg.Clock.Now()
-	g.decoyKey = newDecoyKey()
 	g.limits = newLimiter(g.cfg, g.log)
 	g.lines = newConnLines(g.cfg)
 	g.handlers = map[string]handler{}

@@ -360,14 +360,14 @@ func (s *Session) handleHello(f protocol.Frame) {
 	accountID, credential, accountCreated, credentialKind, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.refusedCredentialLine("hello refused: the computer's credential is revoked", secret, traposID)
-		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"))
+		s.refusedCredentialLine("hello refused: the computer's credential is revoked", credentialSelector(secret), traposID)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", revokedCredentialWords))
 		s.closeByGateway(CloseRevoked, "revoked")
 		return
 	}
 	if wrong := (*account.WrongComputerError)(nil); errors.As(err, &wrong) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.refusedCredentialLine("hello refused: a linked credential from another computer id", secret, traposID,
+		s.refusedCredentialLine("hello refused: a linked credential from another computer id", credentialSelector(secret), traposID,
 			"boundTo", wrong.ComputerID)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
 			"%s, not to %s (link this computer with: sandbox link)", wrong.Error(), account.ComputerID(traposID)))
@@ -391,11 +391,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 			// reads why and the fix (the computer's player reads theirs from refuseSecret).
 			// Each such computer stops retrying once refused: one line for each, or the
 			// operator reads one computer of a server whose every computer links again.
-			msg := unknownCredentialMsg
-			if s.gw.cfg.Replica != "" {
-				msg = unknownCredentialOnReplicaMsg
-			}
-			s.gw.limits.warns.warnEach(msg, s.remoteAddr, id, "traposId", clip(traposID), "credentialId", clip(id))
+			s.unknownCredentialLine("hello", id, traposID)
 		} else if noSecret {
 			s.gw.limits.warns.warn("hello rejected: no secret", s.remoteAddr, "traposId", clip(traposID))
 		} else {
@@ -676,11 +672,22 @@ func (s *Session) refuseSecret(f protocol.Frame, secret string, noSecret bool, t
 		if s.gw.cfg.Password != "" {
 			nor = " nor SANDBOX_PASSWORD"
 		}
-		msg = "wrong secret: not a computer credential of this gateway" + nor +
-			" (check the computer's sandbox.password against trap-sandbox credentials list, or link it again: sandbox link)"
+		msg = "wrong secret: " + unknownCredentialWords(nor)
 	}
 	s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", msg))
 	s.closeByGateway(CloseUnauthorized, "unauthorized")
+}
+
+// revokedCredentialWords refuse a computer's revoked credential, at its hello or, before it,
+// at its prove: the player's fix.
+const revokedCredentialWords = "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"
+
+// unknownCredentialWords refuse a computer credential the gateway does not hold, at its hello
+// (nor: " nor SANDBOX_PASSWORD" when the gateway has one, which the secret was not either) or
+// at its prove: the player's fix.
+func unknownCredentialWords(nor string) string {
+	return "not a computer credential of this gateway" + nor +
+		" (check the computer's sandbox.password against trap-sandbox credentials list, or link it again: sandbox link)"
 }
 
 // noSecretMsg answers a hello that sent no secret to a gateway with a password (its code stays
@@ -895,9 +902,27 @@ func (g *Gateway) knownTypes() []string {
 // NATS yet (replicas started before trap-sandbox accounts copy), which the copy fixes without
 // a new link: the computer's sandbox reconnect (or a reboot) then gets in.
 const (
-	unknownCredentialMsg = "hello rejected: a computer credential the account store does not hold (made on another gateway or data directory, " +
+	unknownCredentialMsg = " rejected: a computer credential the account store does not hold (made on another gateway or data directory, " +
 		"after the backup it was restored from, or its account removed); the computer links again: sandbox link"
-	unknownCredentialOnReplicaMsg = "hello rejected: a computer credential the account store (NATS) does not hold (made on a gateway without --nats " +
+	unknownCredentialOnReplicaMsg = " rejected: a computer credential the account store (NATS) does not hold (made on a gateway without --nats " +
 		"whose accounts.db was not copied into NATS: trap-sandbox accounts copy, then sandbox reconnect on the computer; or its account removed); " +
 		"else the computer links again: sandbox link"
 )
+
+// unknownCredentialLine writes the operator's WARN of a step ("hello", "prove") of traposID
+// refused for naming the credential selector, which the store lacks: once a minute per
+// credential (warnEach), as each such computer retries.
+func (s *Session) unknownCredentialLine(step, selector, traposID string) {
+	msg := unknownCredentialMsg
+	if s.gw.cfg.Replica != "" {
+		msg = unknownCredentialOnReplicaMsg
+	}
+	s.gw.limits.warns.warnEach(step+msg, s.remoteAddr, selector, "traposId", clip(traposID), "credentialId", clip(selector))
+}
+
+// credentialSelector is the selector of a computer's secret shaped as a credential ("" for any
+// other secret).
+func credentialSelector(secret string) string {
+	_, selector, _ := account.Identify(secret)
+	return selector
+}

@@ -2,11 +2,12 @@ package gateway
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -59,15 +60,10 @@ type proveAnswer struct {
 	Proof string `json:"proof"`
 }
 
-// newDecoyKey is the gateway's key for decoy proofs, random per process (Gateway.decoyKey).
-func newDecoyKey() []byte {
-	k := make([]byte, sha256.Size)
-	rand.Read(k) // crypto/rand.Read never fails (Go 1.24+)
-	return k
-}
-
-// The refusals of a prove, each not_authenticated: the socket stays open for its hello, as
-// after other frames a socket before hello may not send.
+// The refusals of a prove the gateway cannot answer as asked: not_authenticated for a frame the
+// socket may not send (the socket stays open for its hello, as after other such frames), which
+// is also what a gateway older than prove answers, and unauthorized (proveNoPassword) for a
+// computer it cannot prove itself to, whose player reads its words (libsandboxdaemon).
 const (
 	proveNotFirst    = "prove is answered once on a socket, before its hello: open a new socket to ask again"
 	proveBadNonce    = "prove's nonce must be 32 hex digits (0-9, a-f), fresh for each socket"
@@ -76,10 +72,13 @@ const (
 		"link the computer (sandbox link) for a credential of its own, or run sandbox setup"
 )
 
-// handleProve answers a prove: the proof under the key the computer named, a decoy for a
-// credential the store does not hold (unknown or revoked, indistinguishable from a real one to
-// whoever does not know the key), or why it is refused. It runs on the reader (off its stack),
-// which alone reads and writes the socket's prove state.
+// handleProve answers a prove: the proof under the key the computer named, or why it is
+// refused. A credential the store does not hold, or has revoked, is refused in the words its
+// hello would be refused with, and its socket closed as that hello's would be: a computer
+// that waits for a proof sends no hello to be told why, and its player reads these words
+// (framed as the unproven server's) where a proof made up to be wrong read as another program
+// on the gateway's port. It runs on the reader (off its stack), which alone reads and writes
+// the socket's prove state.
 func (s *Session) handleProve(f protocol.Frame) {
 	if s.helloSeen || s.proved {
 		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "%s", proveNotFirst))
@@ -102,50 +101,36 @@ func (s *Session) handleProve(f protocol.Frame) {
 	}
 	if selector == "" {
 		if s.gw.cfg.Password == "" {
-			s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "%s", proveNoPassword))
+			s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", proveNoPassword))
 			return
 		}
 		s.replyProof(f, ProofOf(PasswordProofKey(s.gw.cfg.Password), nonce, proofWhichPassword))
 		return
 	}
-	which := proofWhichCredential + selector
-	key, ok := []byte(nil), false
+	// Not counted in the hello failures: a computer refused here tries again each minute or
+	// so (the refusal is an unproven server's word to it), which would read as guessing.
+	var key []byte
+	err := account.ErrNotFound
 	if s.gw.cfg.Accounts != nil {
-		var err error
-		key, ok, err = s.gw.cfg.Accounts.ProofKey(s.ctx, selector)
-		if err != nil {
-			s.gw.limits.warns.error("prove: the account store failed", s.remoteAddr, "err", err)
-			s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot read its account store now; try again later"))
-			return
-		}
+		key, err = s.gw.cfg.Accounts.ProofKey(s.ctx, selector)
 	}
-	if !ok {
-		// A key of its own for each selector, as a real credential has, made from the
-		// process's random key: the same answer for the same nonce, like a real one.
-		key = decoyProofKey(s.gw.decoyKey, which)
+	switch {
+	case errors.Is(err, account.ErrRevoked):
+		s.refusedCredentialLine("prove refused: the computer's credential is revoked", selector, f.TraposSenderID)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", revokedCredentialWords))
+		s.closeByGateway(CloseRevoked, "revoked")
+	case errors.Is(err, account.ErrNotFound):
 		if s.gw.cfg.Accounts != nil {
-			// The computer sends no hello after the decoy, so this is the operator's one line
-			// about it (the computer gets none: the answer must not tell).
-			s.gw.limits.warns.warnEach(proveUnknownCredentialMsg, s.remoteAddr, selector,
-				"traposId", clip(f.TraposSenderID), "credentialId", clip(selector))
+			s.unknownCredentialLine("prove", selector, f.TraposSenderID)
 		}
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", unknownCredentialWords("")))
+		s.closeByGateway(CloseUnauthorized, "unauthorized")
+	case err != nil:
+		s.gw.limits.warns.error("prove: the account store failed", s.remoteAddr, "err", err)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot read its account store now; try again later"))
+	default:
+		s.replyProof(f, ProofOf(key, nonce, proofWhichCredential+selector))
 	}
-	s.replyProof(f, ProofOf(key, nonce, which))
-}
-
-// proveUnknownCredentialMsg is the operator's line for a prove that named a credential the
-// store does not hold: a computer that saw this gateway prove itself refuses it from now on.
-const proveUnknownCredentialMsg = "prove for a computer credential the account store does not hold or has revoked (made on another gateway or data directory, " +
-	"after the backup it was restored from, revoked, or its account removed): the computer gets a decoy and refuses this gateway; " +
-	"its player runs sandbox setup, then sandbox link"
-
-// decoyProofKey is the key of the decoy proofs for which: derived from the process's random
-// key, so it is the same for every prove of which (as a real credential's key is) and
-// unknown to anyone outside the process.
-func decoyProofKey(decoyKey []byte, which string) []byte {
-	mac := hmac.New(sha256.New, decoyKey)
-	mac.Write([]byte("decoy " + which))
-	return mac.Sum(nil)
 }
 
 // maxProveSelectorBytes bounds prove's credential: no selector issued is longer

@@ -114,7 +114,7 @@ func TestHelloSaysWhetherTheGatewayProves(t *testing.T) {
 	c := h.dial(t, "7:")
 	resp := c.prove(map[string]any{"nonce": testNonce})
 	require.False(t, resp.OK)
-	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code, "the computer's player reads why")
 	assert.Equal(t, proveNoPassword, resp.Error.Message)
 	resp = c.hello("anything")
 	assert.False(t, helloProves(t, resp))
@@ -139,47 +139,54 @@ func (s countingStore) Credential(ctx context.Context, selector string) (account
 	return s.Memory.Credential(ctx, selector)
 }
 
-// TestProveForAnUnknownCredentialIsADecoy: an unknown or revoked credential's id is answered
-// as a known one is (a proof of the same form, the same again for the same nonce, another for
-// another id), under a key nobody outside the gateway knows: the frame tells no one which
-// credentials exist. Each costs one read of the store, as a real one.
-func TestProveForAnUnknownCredentialIsADecoy(t *testing.T) {
+// TestProveForACredentialTheGatewayLacksSaysWhy: a computer that waits for a proof sends no
+// hello to be refused, so a prove naming a revoked credential, or one the store does not hold
+// (a restored backup, another data directory), is refused in that hello's words and closed as
+// it would be: its player reads the fix (link again), where a made-up proof read as another
+// program on the gateway's port. Each costs one store read, and the operator reads which
+// credential was asked for.
+func TestProveForACredentialTheGatewayLacksSaysWhy(t *testing.T) {
 	reads := &atomic.Int64{}
 	accounts := account.New(countingStore{Memory: account.NewMemory(), reads: reads}, clock.Real{})
 	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
 	require.NoError(t, err)
-	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
-	require.NoError(t, err)
 	revoked, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
 	require.NoError(t, err)
-	revokedSelector, revokedSecret := credentialParts(t, revoked)
+	revokedSelector, _ := credentialParts(t, revoked)
 	_, err = accounts.RevokeCredential(t.Context(), "alice", revokedSelector)
 	require.NoError(t, err)
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
-	aliceSelector, _ := credentialParts(t, alice)
 
-	proveFor := func(selector string) string {
+	refused := func(selector string) (protocol.Frame, *computer) {
 		before := reads.Load()
-		proof := proofIn(t, h.dial(t, "7:").prove(map[string]any{"nonce": testNonce, "credential": selector}))
+		c := h.dial(t, "7:kitchen")
+		resp := c.prove(map[string]any{"nonce": testNonce, "credential": selector})
 		assert.Equal(t, int64(1), reads.Load()-before, "one store read for %s", selector)
-		return proof
+		require.False(t, resp.OK, "no proof for %s", selector)
+		assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+		return resp, c
 	}
-	real := proveFor(aliceSelector)
-	unknown := proveFor("aaaaaaaaaaaaa")
-	assert.Regexp(t, `^[0-9a-f]{64}$`, real)
-	assert.Regexp(t, `^[0-9a-f]{64}$`, unknown)
-	assert.Equal(t, unknown, proveFor("aaaaaaaaaaaaa"), "the same decoy again, as a real key's proof is the same again")
-	assert.NotEqual(t, unknown, proveFor("bbbbbbbbbbbbb"), "another id, another decoy")
-	assert.NotEqual(t, unknown, real)
+	resp, c := refused(revokedSelector)
+	assert.Equal(t, "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)", resp.Error.Message)
+	c.expectClose(CloseRevoked, "revoked")
+	assert.Contains(t, h.logs.String(), `msg="prove refused: the computer's credential is revoked"`)
+	assert.Contains(t, h.logs.String(), "credentialId="+revokedSelector)
 
-	assert.Contains(t, h.logs.String(), "credentialId=aaaaaaaaaaaaa", "the operator reads which credential was asked for")
-	assert.Contains(t, h.logs.String(), `msg="`+proveUnknownCredentialMsg+`"`)
-	assert.NotContains(t, h.logs.String(), "credentialId="+aliceSelector, "a held credential is no news")
+	resp, c = refused("aaaaaaaaaaaaa")
+	assert.Equal(t, "not a computer credential of this gateway (check the computer's sandbox.password against trap-sandbox credentials list, or link it again: sandbox link)", resp.Error.Message)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+	assert.Contains(t, h.logs.String(), `msg="prove rejected: a computer credential the account store does not hold`)
+	assert.Contains(t, h.logs.String(), "credentialId=aaaaaaaaaaaaa")
 
-	gone := proveFor(revokedSelector)
-	assert.NotEqual(t, expectedProof(revokedSecret, testNonce, "credential:"+revokedSelector), gone,
-		"a revoked credential gets no proof of the gateway")
-	assert.Regexp(t, `^[0-9a-f]{64}$`, gone)
+	// Without an account store no credential is the gateway's: refused alike, with no line
+	// (no store to have lost it).
+	bare := newHarness(t, Config{Password: "pw"}, nil)
+	d := bare.dial(t, "7:")
+	resp = d.prove(map[string]any{"nonce": testNonce, "credential": "aaaaaaaaaaaaa"})
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	d.expectClose(CloseUnauthorized, "unauthorized")
+	assert.NotContains(t, bare.logs.String(), "credentialId=")
 }
 
 // TestProveOnceBeforeHello: a prove comes once, before hello. A second one, or one after
@@ -266,20 +273,11 @@ func TestProveKeepsTheHelloDeadline(t *testing.T) {
 // helloTimeoutForProveTest is TestProveKeepsTheHelloDeadline's hello deadline (a fake clock's).
 const helloTimeoutForProveTest = 100 * time.Millisecond
 
-// BenchmarkProveAnswer measures what a prove costs the gateway beyond reading its frame: the
-// proof for the password (one HMAC) and a decoy's (two), the answer's encoding included.
+// BenchmarkProveAnswer measures what a prove costs the gateway beyond reading its frame and
+// the one store read of a credential's: the proof (one HMAC) and the answer's encoding.
 func BenchmarkProveAnswer(b *testing.B) {
 	key := PasswordProofKey("pw")
-	decoy := newDecoyKey()
-	b.Run("password", func(b *testing.B) {
-		for b.Loop() {
-			_, _ = json.Marshal(proveAnswer{Proof: ProofOf(key, testNonce, proofWhichPassword)})
-		}
-	})
-	b.Run("decoy", func(b *testing.B) {
-		for b.Loop() {
-			which := proofWhichCredential + "aaaaaaaaaaaaa"
-			_, _ = json.Marshal(proveAnswer{Proof: ProofOf(decoyProofKey(decoy, which), testNonce, which)})
-		}
-	})
+	for b.Loop() {
+		_, _ = json.Marshal(proveAnswer{Proof: ProofOf(key, testNonce, proofWhichPassword)})
+	}
 }
