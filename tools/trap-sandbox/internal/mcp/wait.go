@@ -90,7 +90,11 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 	if err != nil {
 		return ScreenOutput{}, err
 	}
-	defer w.Close()
+	// The answer does not wait for the viewer to close: the last viewer's Close waits for the
+	// computer to confirm the watch's end (screen.unwatch, up to computer.DefaultTimeout), and
+	// a computer slow to answer held every wait's answer, a timedOut one up to 10 s past its
+	// timeoutMs. The viewer is closed all the same, at once.
+	defer func() { go w.Close() }()
 	first, err := w.Next(wait)
 	if err != nil {
 		if ranOut() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,6 +27,9 @@ type liveScreen struct {
 	closed  chan struct{}
 	refuse  error // WatchScreen's refusal, when set
 	monitor string
+	// stopping, when set, holds Close until it is closed: a computer slow to answer the
+	// screen.unwatch of the watch's last viewer.
+	stopping chan struct{}
 }
 
 func newLiveScreen() *liveScreen {
@@ -51,7 +55,12 @@ func (l *liveScreen) Next(ctx context.Context) (computer.Screen, error) {
 	}
 }
 
-func (l *liveScreen) Close() { close(l.closed) }
+func (l *liveScreen) Close() {
+	if l.stopping != nil {
+		<-l.stopping
+	}
+	close(l.closed)
+}
 
 // draw hands the viewer a screen showing rows (host text), once it asks for one.
 func (l *liveScreen) draw(t *testing.T, rows ...string) {
@@ -321,5 +330,29 @@ func TestWaitForScreenAnswersNoScreenToATokenRevokedWhileTheScreenChanged(t *tes
 	res := answer(t, done)
 	require.True(t, res.IsError)
 	assert.Equal(t, "unauthorized: account token revoked", text(res))
+	live.waitClosed(t)
+}
+
+// TestWaitForScreenAnswersWithoutWaitingForTheWatchToStop: the answer is not held until the
+// computer confirms the end of the watch the wait was the last viewer of (screen.unwatch, up
+// to computer.DefaultTimeout): a computer slow to answer held every wait's answer, its
+// timedOut one too, up to 10 s past its timeoutMs. The viewer is closed all the same.
+func TestWaitForScreenAnswersWithoutWaitingForTheWatchToStop(t *testing.T) {
+	live := newLiveScreen()
+	live.stopping = make(chan struct{})
+	var confirm sync.Once
+	confirmed := func() { confirm.Do(func() { close(live.stopping) }) }
+	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	t.Cleanup(confirmed) // a failing test leaves no Close waiting (run before the session closes)
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Done"})
+	live.draw(t, "Done")
+	res := answer(t, done)
+	require.False(t, res.IsError, text(res))
+	select {
+	case <-live.closed:
+		t.Fatal("closed before the computer confirmed")
+	default:
+	}
+	confirmed()
 	live.waitClosed(t)
 }
