@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.32",
+  VERSION = "0.5.33",
   parse = parse,
   newer = newer,
 };
