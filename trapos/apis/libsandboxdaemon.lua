@@ -432,7 +432,7 @@ local function newDaemon(deps)
     local since = os.date("!%Y-%m-%d %H:%M UTC", math.floor((provedSince or 0) / 1000));
     local why = "the server at " .. tostring(url) .. " did not prove it is the gateway this computer was set up with"
       .. " (it has since " .. since .. "): it " .. detail .. "; another program may hold its port;"
-      .. " if the operator moved or downgraded the gateway, run sandbox setup";
+      .. " if the operator moved the gateway, changed its password or went back to an older one, run sandbox setup";
     log(why);
     lose(why);
   end

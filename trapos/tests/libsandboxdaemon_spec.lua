@@ -485,7 +485,7 @@ describe("sandbox daemon", function()
       expect(status.state):eq("waiting");
       expect(status.lastError):eq("the server at " .. FULL_URL .. " did not prove it is the gateway this computer was set up with"
         .. " (it has since 2025-12-07 03:40 UTC): it " .. detail .. "; another program may hold its port;"
-        .. " if the operator moved or downgraded the gateway, run sandbox setup");
+        .. " if the operator moved the gateway, changed its password or went back to an older one, run sandbox setup");
       expect(world.logs[#world.logs]):eq(status.lastError);
       expect(world.proved):same({ [FULL_URL] = SINCE });
     end
