@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -30,7 +31,7 @@ type flakyGateway struct {
 
 	mu            sync.Mutex
 	open          map[*websocket.Conn]struct{} // both ends of each socket through the proxy
-	dieAfterHello bool                         // the next socket closes after the gateway's first frame
+	dieAfterHello bool                         // the next socket closes after the gateway's answer to its hello
 }
 
 // startFlakyGateway runs a proxy to g until the test ends.
@@ -118,7 +119,7 @@ func (p *flakyGateway) serve(w http.ResponseWriter, r *http.Request) {
 	}()
 	for {
 		kind, msg, err := gatewaySide.ReadMessage()
-		if err != nil || computerSide.WriteMessage(kind, msg) != nil || die {
+		if err != nil || computerSide.WriteMessage(kind, msg) != nil || (die && answersHello(msg)) {
 			break
 		}
 	}
@@ -152,4 +153,13 @@ func TestAISaysTheAnswerLostWhenTheGatewayBackDiesAtOnce(t *testing.T) {
 	assert.NotContains(t, out, "The gateway lost the answer", c.Output())
 	require.Eventually(t, func() bool { return aiTurnsRunning(t, g) == 0 }, testTimeout, pollInterval,
 		"the gateway ends the turn with the socket that asked it")
+}
+
+// answersHello reports whether a gateway's frame is its answer to a hello: a computer whose
+// gateway proved itself asks it to again (prove) before its hello, and that answer comes first.
+func answersHello(msg []byte) bool {
+	var f struct {
+		Event, Type string
+	}
+	return json.Unmarshal(msg, &f) == nil && f.Event == harness.EventGatewayResponse && f.Type == harness.TypeHello
 }
