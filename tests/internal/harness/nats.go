@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +49,9 @@ type NATS struct {
 
 	proc *child.Process
 	log  *natsLog
+	// bin and opts started it (RestartWithStore starts it again so).
+	bin  string
+	opts NATSOptions
 }
 
 // NATSOptions configure one nats-server process.
@@ -86,8 +91,32 @@ func StartNATSWith(t testing.TB, bin string, opts NATSOptions) *NATS {
 // StartNATSProcess is StartNATSWith for a program without a testing.TB (tests/bench): the
 // server stores in storeDir, and the caller stops it. On error nothing is left running.
 func StartNATSProcess(bin, storeDir string, opts NATSOptions) (*NATS, error) {
-	n := &NATS{log: &natsLog{listening: make(chan string, 1)}}
-	args := []string{"-a", "127.0.0.1", "-p", "-1", "-sd", storeDir}
+	return startNATS(bin, storeDir, "-1", opts)
+}
+
+// RestartWithStore stops the server and starts it again on the same address, storing in
+// storeDir: given a new empty directory, NATS restarted without its store (another -sd, a
+// container without its volume), whose buckets are gone. Not safe during n's other calls.
+func (n *NATS) RestartWithStore(storeDir string) error {
+	if err := n.Stop(); err != nil {
+		return err
+	}
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(n.URL, "nats://"))
+	if err != nil {
+		return err
+	}
+	again, err := startNATS(n.bin, storeDir, port, n.opts)
+	if err != nil {
+		return err
+	}
+	*n = *again
+	return nil
+}
+
+// startNATS is StartNATSProcess on port ("-1": a free one).
+func startNATS(bin, storeDir, port string, opts NATSOptions) (*NATS, error) {
+	n := &NATS{log: &natsLog{listening: make(chan string, 1)}, bin: bin, opts: opts}
+	args := []string{"-a", "127.0.0.1", "-p", port, "-sd", storeDir}
 	if opts.Config != "" {
 		args = append([]string{"-c", opts.Config}, args...)
 	} else {

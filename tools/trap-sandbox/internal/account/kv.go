@@ -37,6 +37,8 @@ type KV struct {
 	// returns, latest (itself, in that view).
 	atLeader bool
 	latest   *KV
+	// health is what the latest read or write of the bucket found (HealthDetail).
+	health *bucketHealth
 }
 
 var _ Store = (*KV)(nil)
@@ -63,7 +65,7 @@ func newKV(kv jetstream.KeyValue, js jetstream.JetStream) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
-	s := &KV{kv: kv, js: js, leader: leader}
+	s := &KV{kv: kv, js: js, leader: leader, health: &bucketHealth{}}
 	l := *s
 	l.atLeader = true
 	s.latest, l.latest = &l, &l
@@ -115,13 +117,19 @@ var ErrBucketGone = errors.New("NATS has no bucket " + KVBucket + " any more (re
 // Every error of the bucket passes here, once.
 func natsError(err error) error {
 	switch {
-	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse):
+	case bucketGone(err):
 		return fmt.Errorf("%w (%v)", ErrBucketGone, err)
 	case Reconnecting(err):
 		return fmt.Errorf("NATS is not reachable (reconnecting): %w", err)
 	}
 	return err
+}
+
+// bucketGone says err, NATS's own error of a read or write of the bucket, is that the
+// bucket's stream is not there.
+func bucketGone(err error) bool {
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, jetstream.ErrBucketNotFound)
 }
 
 // Reconnecting says err is a read or write of the bucket made while the store's connection to
@@ -205,6 +213,7 @@ func (s *KV) get(ctx context.Context, what, key, id string, v any) (uint64, erro
 		return s.getAtLeader(ctx, what, key, id, v)
 	}
 	e, err := s.kv.Get(ctx, key)
+	s.health.saw(err)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, notFound(what, id)
 	}
@@ -232,6 +241,7 @@ const (
 // key's revision, as get.
 func (s *KV) getAtLeader(ctx context.Context, what, key, id string, v any) (uint64, error) {
 	data, rev, err := s.lastAtLeader(ctx, key)
+	s.health.saw(err)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return 0, notFound(what, id)
 	}
@@ -267,7 +277,9 @@ func (s *KV) create(ctx context.Context, what, key, id string, v any) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.kv.Create(ctx, key, b); errors.Is(err, jetstream.ErrKeyExists) {
+	_, err = s.kv.Create(ctx, key, b)
+	s.health.saw(err)
+	if errors.Is(err, jetstream.ErrKeyExists) {
 		return exists(what, id)
 	} else if err != nil {
 		return fmt.Errorf("add %s %q: %w", what, id, natsError(err))
@@ -318,6 +330,7 @@ func kvChange[T any](ctx context.Context, s *KV, what, key, id string, change fu
 // list reads every record whose key starts with prefix.
 func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
 	keys, err := s.keys(ctx, prefix)
+	s.health.saw(err)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", strings.TrimSuffix(prefix, "."), natsError(err))
 	}

@@ -99,6 +99,18 @@ func (m *Module) OnAccountRemoved(f func(accountID string, credentials []string)
 	return m
 }
 
+// HealthDetail implements server.HealthDetailer: the account store's line, when it has one
+// (account.KV's, on NATS: the bucket lost), or "".
+func (m *Module) HealthDetail() string {
+	if m.accounts == nil {
+		return ""
+	}
+	if h, ok := m.accounts.Store().(server.HealthDetailer); ok {
+		return h.HealthDetail()
+	}
+	return ""
+}
+
 // Name implements server.Module.
 func (m *Module) Name() string { return ModuleName }
 
