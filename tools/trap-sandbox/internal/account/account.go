@@ -87,12 +87,33 @@ type Credential struct {
 	AccountCreated time.Time `json:"-"`
 }
 
-// HoldsComputerCredential reports whether creds, an account's computer credentials, hold one
-// that is not revoked, linked or issued: without one no computer of the account can connect
-// (computer.NoneLinked says how to link one). The gateway's own check and the CLI's through
-// the account API read it.
-func HoldsComputerCredential(creds []Credential) bool {
-	return slices.ContainsFunc(creds, func(c Credential) bool { return c.RevokedAt.IsZero() })
+// Holding is what an account holds of computer credentials, linked or issued: one that is not
+// revoked, or none, never one (HoldsNone) or only revoked ones (HoldsRevokedOnly), where no
+// computer of the account can connect (computer.NoneLinked says how to link one, and why
+// none connects: an account whose credentials were all revoked was told that it had "no
+// computer linked yet", though it had had some). The zero value is HoldsOne, what a caller
+// that cannot tell assumes.
+type Holding int
+
+const (
+	HoldsOne Holding = iota
+	HoldsNone
+	HoldsRevokedOnly
+)
+
+// Unlinked is whether h leaves no computer of the account able to connect.
+func (h Holding) Unlinked() bool { return h != HoldsOne }
+
+// HoldingOf is what creds, an account's computer credentials, hold. The gateway's own check
+// and the CLI's through the account API read it.
+func HoldingOf(creds []Credential) Holding {
+	switch {
+	case slices.ContainsFunc(creds, func(c Credential) bool { return c.RevokedAt.IsZero() }):
+		return HoldsOne
+	case len(creds) > 0:
+		return HoldsRevokedOnly
+	}
+	return HoldsNone
 }
 
 // Removed is what removing an account took with it: the account as it was, the ids

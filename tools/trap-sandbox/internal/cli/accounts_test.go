@@ -622,13 +622,18 @@ func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
 // told that the list is its account's ("no computers connected" sent its holder looking for
 // why none was, when others' may be), and one of an account that holds no computer credential
 // how to link one, as the API's not_connected says it (it was told the list was its
-// account's, of computers never linked); a token that reaches every computer (an admin's, the
+// account's, of computers never linked), and one whose credentials were all revoked that it
+// holds none that is not revoked (it was told it had "no computer linked yet", of an account
+// that had had computers linked); a token that reaches every computer (an admin's, the
 // gateway's own) is told that none is connected.
 func TestComputersSaysWhoseListIsEmpty(t *testing.T) {
 	g := emptyGateway(t)
 	for token, want := range map[string]string{
-		g.bob:      "no computers connected in account bob (this token reaches that account's computers only)\n",
-		g.alice:    "no computers connected: " + computer.NoneLinked("alice") + "\n",
+		g.bob:   "no computers connected in account bob (this token reaches that account's computers only)\n",
+		g.alice: "no computers connected: " + computer.NoneLinked("alice", account.HoldsNone) + "\n",
+		g.carol: "no computers connected: account carol has no computer credential that is not revoked " +
+			"(its token reaches that account's computers only): run sandbox link on the computer in game and approve its code with " +
+			"trap-sandbox link approve CODE (docs/accounts.md, Linking a computer)\n",
 		g.root:     "no computers connected\n",
 		g.apiToken: "no computers connected\n",
 	} {
@@ -653,6 +658,7 @@ func TestTheStdioBridgeSaysWhoseListIsEmpty(t *testing.T) {
 	for _, c := range []struct{ url, token, want string }{
 		{g.url, g.bob, "No computer of account bob is connected (its token reaches that account's computers only): "},
 		{g.url, g.alice, "Account alice has no computer linked yet (its token reaches that account's computers only): run sandbox link on the computer in game"},
+		{g.url, g.carol, "Account carol has no computer credential that is not revoked (its token reaches that account's computers only): run sandbox link"},
 		{g.url, g.root, atAll},
 		{g.url, g.apiToken, atAll},
 		{g.withoutToken, "", atAll},
@@ -707,10 +713,11 @@ func bridgeCall(t *testing.T, url, token, tool string, args map[string]any) []st
 
 // anEmptyGateway is a gateway with accounts and no computer connected: its API at url with
 // the token apiToken, at withoutToken with none; alice's (an account that holds no computer
-// credential), bob's (one that holds one) and root's (an admin's) tokens.
+// credential), bob's (one that holds one), carol's (one whose only credential is revoked) and
+// root's (an admin's) tokens.
 type anEmptyGateway struct {
 	url, withoutToken, apiToken string
-	alice, bob, root            string
+	alice, bob, carol, root     string
 }
 
 func emptyGateway(t *testing.T) anEmptyGateway {
@@ -722,6 +729,9 @@ func emptyGateway(t *testing.T) anEmptyGateway {
 	g.alice = lastLineOf(mustRun(t, "accounts", "add", "alice", data))
 	g.bob = lastLineOf(mustRun(t, "accounts", "add", "bob", data))
 	mustRun(t, "credentials", "add", "bob", data)
+	g.carol = lastLineOf(mustRun(t, "accounts", "add", "carol", data))
+	carolsOnly := lastLineOf(mustRun(t, "credentials", "add", "carol", data))
+	mustRun(t, "credentials", "revoke", strings.SplitN(carolsOnly, "_", 3)[1], data)
 	g.root = lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
 	s, err := account.OpenSQLite(t.Context(), dir)
 	require.NoError(t, err)

@@ -61,14 +61,14 @@ type linking struct{ hostapi.HTTP }
 
 var _ computer.Linker = linking{}
 
-// HasComputerCredential implements computer.Linker: GET /trapos/credentials?account=…, which
+// ComputerCredentials implements computer.Linker: GET /trapos/credentials?account=…, which
 // a user's token may ask of its own account.
-func (t linking) HasComputerCredential(ctx context.Context, accountID string) (bool, error) {
+func (t linking) ComputerCredentials(ctx context.Context, accountID string) (account.Holding, error) {
 	creds, err := accountapi.Client{URL: t.URL, Token: t.Token}.Credentials(ctx, accountID)
 	if err != nil {
-		return false, err
+		return account.HoldsOne, err
 	}
-	return account.HoldsComputerCredential(creds), nil
+	return account.HoldingOf(creds), nil
 }
 
 // removeLine is the command line that deletes path (as cctext.ShowPath shows it, which rm
@@ -242,11 +242,11 @@ type ComputersCmd struct {
 func (c *ComputersCmd) none(ctx context.Context) string {
 	const none = "no computers connected"
 	caller, known := reachOf(ctx, c.APIFlags)
-	switch {
-	case !known || caller.Admin:
+	if !known || caller.Admin {
 		return none
-	case c.client().Unlinked(account.WithCaller(ctx, caller)):
-		return none + ": " + computer.NoneLinked(caller.Account)
+	}
+	if holding := c.client().Holding(account.WithCaller(ctx, caller)); holding.Unlinked() {
+		return none + ": " + computer.NoneLinked(caller.Account, holding)
 	}
 	return fmt.Sprintf("%s in account %s (this token reaches that account's computers only)", none, caller.Account)
 }

@@ -280,26 +280,32 @@ func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID stri
 	defer cancel()
 	cs, err := c.transport.Computers(listCtx)
 	caller := account.CallerFrom(ctx)
-	return Hint(pe, traposID, cs, err == nil, caller, c.GatewayUptime(), err == nil && len(cs) == 0 && c.unlinked(listCtx, caller))
+	holding := account.HoldsOne
+	if err == nil && len(cs) == 0 {
+		holding = c.holding(listCtx, caller)
+	}
+	return Hint(pe, traposID, cs, err == nil, caller, c.GatewayUptime(), holding)
 }
 
-// Unlinked reports whether the caller in ctx (account.CallerFrom) reaches one account's
-// computers and that account holds no computer credential (Linker): none of its computers can
-// connect until one is linked. False when the Transport cannot tell.
-func (c *Client) Unlinked(ctx context.Context) bool {
-	return c.unlinked(ctx, account.CallerFrom(ctx))
+// Holding reports, for the caller in ctx (account.CallerFrom) whose token reaches one
+// account's computers, what that account holds of computer credentials (Linker): with none
+// that is not revoked (Unlinked) none of its computers can connect until one is linked.
+// HoldsOne when the Transport cannot tell, and for any other caller.
+func (c *Client) Holding(ctx context.Context) account.Holding {
+	return c.holding(ctx, account.CallerFrom(ctx))
 }
 
-// unlinked reports whether caller, whose token reaches one account's computers, is of an
-// account that holds no computer credential, when the Transport knows (Linker); false when it
-// does not, or could not tell.
-func (c *Client) unlinked(ctx context.Context, caller account.Caller) bool {
+// holding is Holding of caller.
+func (c *Client) holding(ctx context.Context, caller account.Caller) account.Holding {
 	l, ok := c.transport.(Linker)
 	if !ok || !reachesOneAccount(caller) {
-		return false
+		return account.HoldsOne
 	}
-	has, err := l.HasComputerCredential(ctx, caller.Account)
-	return err == nil && !has
+	holding, err := l.ComputerCredentials(ctx, caller.Account)
+	if err != nil {
+		return account.HoldsOne
+	}
+	return holding
 }
 
 // GatewayUptime is how long the gateway has run, when the Transport knows it (Uptimer: the

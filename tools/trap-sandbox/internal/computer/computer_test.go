@@ -728,7 +728,7 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 func TestAHintKeepsTheAccountsOfAnAmbiguousComputer(t *testing.T) {
 	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer 7: is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it")
 	ambiguous.Accounts = []string{"alice", "bob"}
-	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true, account.LocalAdmin, 0, false)
+	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true, account.LocalAdmin, 0, account.HoldsOne)
 	assert.Equal(t, ambiguous.Message+`; did you mean "7:kitchen"?`, hinted.Message)
 	assert.Equal(t, []string{"alice", "bob"}, hinted.Accounts)
 }
@@ -1228,8 +1228,11 @@ type ofAccount struct {
 	has map[string]bool
 }
 
-func (o ofAccount) HasComputerCredential(_ context.Context, accountID string) (bool, error) {
-	return o.has[accountID], nil
+func (o ofAccount) ComputerCredentials(_ context.Context, accountID string) (account.Holding, error) {
+	if o.has[accountID] {
+		return account.HoldsOne, nil
+	}
+	return account.HoldsNone, nil
 }
 
 // TestNotConnectedOfAnAccountWithNoComputerSaysHowToLinkOne: an account that holds no

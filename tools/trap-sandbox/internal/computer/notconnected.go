@@ -113,12 +113,16 @@ const (
 	// reconnectWithin and unlessNone make up both.
 	reconnectWithin = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together)"
 	unlessNone      = "; if none does, run sandbox status on it in game to see why"
-	// unlinkedHint is noneOfAccountHint (and sinceStartOfAccountHint) for an account (%s)
-	// that holds no computer credential (Linker): no computer of its can connect, and "they
+	// noneLinked and allRevoked are NoneLinked's words (%s: the account), which take the place
+	// of noneOfAccountHint (and sinceStartOfAccountHint) for an account that holds no computer
+	// credential that is not revoked (Linker): no computer of its can connect, and "they
 	// reconnect within about 6 s" kept a player who had never linked one waiting for it.
-	unlinkedHint = "; " + noneLinked
-	// noneLinked is NoneLinked's words (%s: the account).
-	noneLinked = "account %s has no computer linked yet (its token reaches that account's computers only): " +
+	noneLinked = "account %s has no computer linked yet" + linkFix
+	// allRevoked is for an account whose credentials were all revoked: "no computer linked
+	// yet" told its holder, who had had computers linked, what was not so.
+	allRevoked = "account %s has no computer credential that is not revoked" + linkFix
+	// linkFix ends both.
+	linkFix = " (its token reaches that account's computers only): " +
 		"run sandbox link on the computer in game and approve its code with trap-sandbox link approve CODE " +
 		"(docs/accounts.md, Linking a computer)"
 	// ofAccountHint goes before ListedHint for a caller whose token reaches one account's
@@ -128,11 +132,17 @@ const (
 )
 
 // NoneLinked is what every surface says of an account (accountID) that holds no computer
-// credential, to a caller whose token reaches that account's computers only, where none is
-// connected: how to link one (not_connected's hint, an empty list of the CLI's, of MCP's
-// list_computers over /mcp and the stdio bridge, and the web console's). The CLI's and the
-// stdio bridge's empty lists said "run sandbox status on it", of computers never linked.
-func NoneLinked(accountID string) string { return fmt.Sprintf(noneLinked, accountID) }
+// credential that is not revoked (holding: none ever, or only revoked ones), to a caller whose
+// token reaches that account's computers only, where none is connected: how to link one
+// (not_connected's hint, an empty list of the CLI's, of MCP's list_computers over /mcp and the
+// stdio bridge, and the web console's). The CLI's and the stdio bridge's empty lists said
+// "run sandbox status on it", of computers never linked.
+func NoneLinked(accountID string, holding account.Holding) string {
+	if holding == account.HoldsRevokedOnly {
+		return fmt.Sprintf(allRevoked, accountID)
+	}
+	return fmt.Sprintf(noneLinked, accountID)
+}
 
 // ReconnectWindow is how long after a gateway starts its computers may still be reconnecting:
 // each daemon tries again 5 to 6 s after its socket closed, and one whose socket lasted under
@@ -146,11 +156,12 @@ type Uptimer interface {
 	GatewayUptime() time.Duration
 }
 
-// Linker is a Transport that knows whether an account holds a computer credential (linked
-// or issued, not revoked): a not_connected of an account that holds none, with none of its
-// computers connected, says how to link one (Hint), not to wait for a reconnect.
+// Linker is a Transport that knows what an account holds of computer credentials (linked or
+// issued; revoked or not): a not_connected of an account that holds none that is not revoked,
+// with none of its computers connected, says how to link one (Hint), not to wait for a
+// reconnect.
 type Linker interface {
-	HasComputerCredential(ctx context.Context, accountID string) (bool, error)
+	ComputerCredentials(ctx context.Context, accountID string) (account.Holding, error)
 }
 
 // JustStarted reports whether a gateway that has run for up (0: not known) may still have
@@ -168,8 +179,8 @@ func sinceStart(up time.Duration) string {
 
 // Hint adds to pe, a not_connected error of the gateway's for traposID, what caller can do,
 // given the connected computers it reaches (listed: whether that list could be had) and how
-// long the gateway has run (up; 0 when not known), and whether the caller's account holds no
-// computer credential (unlinked: Linker).
+// long the gateway has run (up; 0 when not known), and what the caller's account holds of
+// computer credentials (holding: Linker).
 // When some of them have the same computer id ("0" for "0:", "0:door" for "0:Door"), or for
 // a name without a ':' the same label ("7:kitchen" for "kitchen"), it asks whether one of
 // those was meant. A bare NotConnected of a name with no id says what a traposId is
@@ -180,7 +191,7 @@ func sinceStart(up time.Duration) string {
 // caller that reaches one account's; or, for an unlinked account, how to link one). A hint that tells the caller to ask again later (the
 // gateway's first ReconnectWindow) comes with the error's WaitingMessage too, and the one
 // that says how to link a computer marks the error Unlinked.
-func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller, up time.Duration, unlinked bool) *protocol.Error {
+func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller, up time.Duration, holding account.Holding) *protocol.Error {
 	if pe.Hint != "" || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
 	}
@@ -209,8 +220,8 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		return pe
 	case NamesNoID(traposID) && !namesBareID(traposID):
 		hint = NoIDHint
-	case listed && len(connected) == 0 && reachesOneAccount(caller) && unlinked:
-		hint, linkFirst = fmt.Sprintf(unlinkedHint, caller.Account), true
+	case listed && len(connected) == 0 && reachesOneAccount(caller) && holding.Unlinked():
+		hint, linkFirst = "; "+NoneLinked(caller.Account, holding), true
 	case listed && len(connected) == 0 && reachesOneAccount(caller):
 		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
 		if JustStarted(up) {

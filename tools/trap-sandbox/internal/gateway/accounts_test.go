@@ -1233,22 +1233,22 @@ func TestWhetherAnAccountHoldsAComputerCredentialIsKeptAWhile(t *testing.T) {
 	gw := New(Config{Password: "pw", Accounts: accounts, Clock: clk}, slog.New(slog.DiscardHandler), nil)
 
 	for range 3 {
-		has, err := gw.HasComputerCredential(ctx, "alice")
+		holding, err := gw.ComputerCredentials(ctx, "alice")
 		require.NoError(t, err)
-		assert.False(t, has)
+		assert.Equal(t, account.HoldsNone, holding)
 	}
 	assert.EqualValues(t, 1, store.lists.Load(), "one listing for three asks")
 
 	_, _, err = accounts.IssueCredential(ctx, "alice", "alice")
 	require.NoError(t, err)
 	clk.Advance(linkedAnswerLife - time.Millisecond)
-	has, err := gw.HasComputerCredential(ctx, "alice")
+	holding, err := gw.ComputerCredentials(ctx, "alice")
 	require.NoError(t, err)
-	assert.False(t, has, "the answer still stands")
+	assert.Equal(t, account.HoldsNone, holding, "the answer still stands")
 	clk.Advance(time.Millisecond)
-	has, err = gw.HasComputerCredential(ctx, "alice")
+	holding, err = gw.ComputerCredentials(ctx, "alice")
 	require.NoError(t, err)
-	assert.True(t, has, "asked again once it is linkedAnswerLife old")
+	assert.Equal(t, account.HoldsOne, holding, "asked again once it is linkedAnswerLife old")
 	assert.EqualValues(t, 2, store.lists.Load())
 }
 

@@ -385,7 +385,7 @@ type Gateway struct {
 	testHookBeforeRegister func(Key)
 
 	versions clientVersions
-	// linkedAnswers keeps HasComputerCredential's answers (linkedAnswerLife).
+	// linkedAnswers keeps ComputerCredentials's answers (linkedAnswerLife).
 	linkedMu      sync.Mutex
 	linkedAnswers map[string]linkedAnswer
 	// cohostWarned is set once a computer's hello from this machine was logged (LoopbackAPI).
@@ -538,45 +538,45 @@ func (g *Gateway) Socket(accountID, traposID string) context.Context {
 	return nil
 }
 
-// HasComputerCredential reports whether accountID holds a computer credential, linked or
-// issued, that is not revoked: without one no computer of the account can connect. True
-// without an account store, where no computer needs one.
+// ComputerCredentials reports what accountID holds of computer credentials (account.Holding):
+// without one that is not revoked no computer of the account can connect. HoldsOne without an
+// account store, where no computer needs one.
 // An answer is kept linkedAnswerLife: a not_connected of an account with none of its
 // computers connected asks it, the web console asks again every 2 s while it waits, and on the
 // replicas' NATS store each ask lists every credential of the bucket.
-func (g *Gateway) HasComputerCredential(ctx context.Context, accountID string) (bool, error) {
+func (g *Gateway) ComputerCredentials(ctx context.Context, accountID string) (account.Holding, error) {
 	if g.cfg.Accounts == nil {
-		return true, nil
+		return account.HoldsOne, nil
 	}
 	now := g.cfg.Clock.Now()
 	g.linkedMu.Lock()
 	kept, ok := g.linkedAnswers[accountID]
 	g.linkedMu.Unlock()
 	if ok && now.Sub(kept.at) < linkedAnswerLife {
-		return kept.has, nil
+		return kept.holding, nil
 	}
 	creds, err := g.cfg.Accounts.Store().Credentials(ctx, accountID)
 	if err != nil {
-		return false, err
+		return account.HoldsOne, err
 	}
-	has := account.HoldsComputerCredential(creds)
+	holding := account.HoldingOf(creds)
 	g.linkedMu.Lock()
 	defer g.linkedMu.Unlock()
 	if g.linkedAnswers == nil || len(g.linkedAnswers) >= maxLinkedAnswers {
 		g.linkedAnswers = map[string]linkedAnswer{} // the accounts that ask at once are few
 	}
-	g.linkedAnswers[accountID] = linkedAnswer{has: has, at: now}
-	return has, nil
+	g.linkedAnswers[accountID] = linkedAnswer{holding: holding, at: now}
+	return holding, nil
 }
 
-// linkedAnswer is one HasComputerCredential answer and when it was read.
+// linkedAnswer is one ComputerCredentials answer and when it was read.
 type linkedAnswer struct {
-	has bool
-	at  time.Time
+	holding account.Holding
+	at      time.Time
 }
 
 const (
-	// linkedAnswerLife is how long HasComputerCredential's answer for an account stands: a
+	// linkedAnswerLife is how long ComputerCredentials's answer for an account stands: a
 	// computer linked within it is told, for that long, that its account has none, which
 	// only words a not_connected (the hint says how to link one instead of to wait).
 	linkedAnswerLife = 5 * time.Second

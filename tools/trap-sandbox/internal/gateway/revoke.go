@@ -67,7 +67,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		// credential is revoked by its id, which the computer list does not show. The hint
 		// for a request's computer that none of the caller's is connected (run sandbox status
 		// on it in game) is no fix for one to be cut off: listed false leaves it out.
-		out := *hostcomputer.Hint(hostcomputer.NotConnected(traposID), traposID, reached, false, caller, 0, false)
+		out := *hostcomputer.Hint(hostcomputer.NotConnected(traposID), traposID, reached, false, caller, 0, account.HoldsOne)
 		out.Message += "; " + revokeOfflineHint
 		return Revoked{}, &out
 	}

@@ -109,10 +109,9 @@ func (t Gateway) GatewayUptime() time.Duration { return t.gw.Uptime() }
 
 var _ computer.Linker = Gateway{}
 
-// HasComputerCredential implements computer.Linker: whether accountID holds a computer
-// credential that is not revoked.
-func (t Gateway) HasComputerCredential(ctx context.Context, accountID string) (bool, error) {
-	return t.gw.HasComputerCredential(ctx, accountID)
+// ComputerCredentials implements computer.Linker: what accountID holds of computer credentials.
+func (t Gateway) ComputerCredentials(ctx context.Context, accountID string) (account.Holding, error) {
+	return t.gw.ComputerCredentials(ctx, accountID)
 }
 
 var _ computer.Reauthorizer = Gateway{}

@@ -142,8 +142,8 @@ func TestPingWaitForANameWithNoIDAnswersAtOnce(t *testing.T) {
 // (computer.Linker).
 type unlinkedPollsRefused struct{ *pollsRefused }
 
-func (unlinkedPollsRefused) HasComputerCredential(context.Context, string) (bool, error) {
-	return false, nil
+func (unlinkedPollsRefused) ComputerCredentials(context.Context, string) (account.Holding, error) {
+	return account.HoldsNone, nil
 }
 
 // TestAnAccountWithNoComputerLinkedIsNotToldToWaitForAReboot: an agent whose token is an
@@ -161,7 +161,7 @@ func TestAnAccountWithNoComputerLinkedIsNotToldToWaitForAReboot(t *testing.T) {
 	}))
 	defer srv.Close()
 	s := connectHTTP(t, srv)
-	want := "not_connected: computer 5:küche is not connected; " + computer.NoneLinked("bob")
+	want := "not_connected: computer 5:küche is not connected; " + computer.NoneLinked("bob", account.HoldsNone)
 	for _, args := range []map[string]any{
 		{"traposId": "5:küche"},
 		{"traposId": "5:küche", "wait": true, "timeoutMs": 60000},

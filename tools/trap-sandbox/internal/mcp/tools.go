@@ -137,9 +137,9 @@ type ComputersOutput struct {
 	// up is how long the gateway has run (0: not known, the stdio bridge's): an empty list in
 	// its first minute may be its computers still reconnecting.
 	up time.Duration
-	// unlinked is whether caller's account holds no computer credential (computer.Linker): an
-	// empty list of its is none linked, not computers reconnecting.
-	unlinked bool
+	// holding is what caller's account holds of computer credentials (computer.Linker): with
+	// none that is not revoked, an empty list of its is none linked, not computers reconnecting.
+	holding account.Holding
 	// cutToFit is how many computers limit gave, when fewer fit one result (fit).
 	cutToFit int
 	// partial says why the gateway's list leaves computers out (computer.PartialLister: a
@@ -553,10 +553,10 @@ func (o ComputersOutput) note() string {
 		return fmt.Sprintf(noComputersSinceStart, computer.SinceStart(o.up))
 	case o.connected == 0 && o.caller.Admin:
 		return noComputersAtAll
-	case o.connected == 0 && o.unlinked:
+	case o.connected == 0 && o.holding.Unlinked():
 		// computer.NoneLinked's words as a sentence of its own: an agent told its computers
 		// were reconnecting waited for computers never linked.
-		return asSentence(computer.NoneLinked(o.caller.Account))
+		return asSentence(computer.NoneLinked(o.caller.Account, o.holding))
 	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "" && computer.JustStarted(o.up):
 		return fmt.Sprintf(noComputersOfAccountSinceStart, o.caller.Account, computer.SinceStart(o.up))
 	case o.connected == 0 && o.caller.Account != "" && o.caller.Only == "":
@@ -835,7 +835,9 @@ func (t *tools) listComputers(ctx context.Context, in ListInput) (ComputersOutpu
 	}
 	in.Match = cctext.Composed(in.Match) // part of a traposId, read as one is (ListedTraposID)
 	out := ComputersOutput{match: in.Match, connected: len(cs), caller: account.CallerFrom(ctx), up: t.client.GatewayUptime(), partial: partial}
-	out.unlinked = len(cs) == 0 && t.client.Unlinked(ctx)
+	if len(cs) == 0 {
+		out.holding = t.client.Holding(ctx)
+	}
 	prefix := strings.ToLower(in.Match)
 	// Those whose traposId starts with match, then the rest that hold it; [] (not null) for none.
 	startsWith := make([]computer.Computer, 0, len(cs))
@@ -1251,7 +1253,7 @@ func (t *tools) ping(ctx context.Context, in PingInput) (PingOutput, error) {
 	// A name with no id never connects, nor does any computer of an account that has none
 	// linked (Unlinked): its not_connected, hinted with what a traposId is, the computer a
 	// label names or how to link one, is the answer at once, not after the whole wait.
-	if !in.Wait || computer.NamesNoID(in.TraposID) || t.client.Unlinked(ctx) {
+	if !in.Wait || computer.NamesNoID(in.TraposID) || t.client.Holding(ctx).Unlinked() {
 		p, err := t.client.Ping(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
 		return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds()}, err
 	}

@@ -1332,7 +1332,9 @@ func TestAnEmptyComputerListRightAfterARestartSaysToAskAgain(t *testing.T) {
 // credential (computer.Linker).
 type unlinked struct{ justStarted }
 
-func (unlinked) HasComputerCredential(context.Context, string) (bool, error) { return false, nil }
+func (unlinked) ComputerCredentials(context.Context, string) (account.Holding, error) {
+	return account.HoldsNone, nil
+}
 
 // TestAnEmptyComputerListOfAnAccountWithNoComputerSaysHowToLinkOne: list_computers of an
 // account that holds no computer credential says how to link one, as not_connected does: it
