@@ -6,7 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 )
+
+// SetHealthClockForTest makes s's HealthDetail read the time from now.
+func SetHealthClockForTest(s *KV, now func() time.Time) { s.health.now = now }
 
 // SetSchemaVersionForTest writes the file's schema version, as a later trap-sandbox would.
 func SetSchemaVersionForTest(ctx context.Context, s *SQLite, v int) error {

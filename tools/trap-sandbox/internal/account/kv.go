@@ -65,7 +65,7 @@ func newKV(kv jetstream.KeyValue, js jetstream.JetStream) (*KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
-	s := &KV{kv: kv, js: js, leader: leader, health: &bucketHealth{}}
+	s := &KV{kv: kv, js: js, leader: leader, health: &bucketHealth{now: time.Now}}
 	l := *s
 	l.atLeader = true
 	s.latest, l.latest = &l, &l

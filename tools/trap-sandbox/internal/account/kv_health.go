@@ -23,6 +23,8 @@ type bucketHealth struct {
 	// checking is whether a HealthDetail is checking the bucket again, so that the checks
 	// of several health checks at once are one.
 	checking bool
+	// now is the time (time.Now; a test's fake).
+	now func() time.Time
 }
 
 // goneRecheckEvery bounds how often HealthDetail looks at the bucket itself while the latest
@@ -48,7 +50,7 @@ func (h *bucketHealth) saw(err error) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.gone, h.at = gone, time.Now()
+	h.gone, h.at = gone, h.now()
 }
 
 // HealthDetail is the store's line for /healthz, or "" while the latest read or write of the
@@ -58,7 +60,7 @@ func (h *bucketHealth) saw(err error) {
 func (s *KV) HealthDetail() string {
 	h := s.health
 	h.mu.Lock()
-	gone, recheck := h.gone, h.gone && !h.checking && time.Since(h.at) >= goneRecheckEvery
+	gone, recheck := h.gone, h.gone && !h.checking && h.now().Sub(h.at) >= goneRecheckEvery
 	if recheck {
 		h.checking = true
 	}
@@ -68,12 +70,11 @@ func (s *KV) HealthDetail() string {
 		_, err := s.kv.Status(ctx)
 		cancel()
 		h.mu.Lock()
-		h.checking = false
+		// Looked at, whatever the answer (NATS unreachable says nothing of the bucket), so
+		// that the looks stay goneRecheckEvery apart.
+		h.checking, h.at = false, h.now()
 		if err == nil {
 			h.gone = false
-		}
-		if err == nil || bucketGone(err) {
-			h.at = time.Now()
 		}
 		gone = h.gone
 		h.mu.Unlock()

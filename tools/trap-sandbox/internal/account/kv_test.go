@@ -463,3 +463,43 @@ func TestKVAnIDNoRecordHasIsNotFoundWithoutAStoreRead(t *testing.T) {
 	_, err = a.RevokeEnrollmentKey(ctx, "", huge)
 	short(err)
 }
+
+// TestKVHealthDetailSaysWhenNATSLostTheBucket: the store's /healthz line says what its last
+// read found, the bucket gone and what to do, without a read of its own per check; once NATS
+// has the bucket back it goes at the next read, or, with none, at a look of its own, at most
+// every 5 s.
+func TestKVHealthDetailSaysWhenNATSLostTheBucket(t *testing.T) {
+	ctx := t.Context()
+	js := startJetStream(t)
+	s, err := account.OpenKV(ctx, js)
+	require.NoError(t, err)
+	clk := clock.NewFake(time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC))
+	account.SetHealthClockForTest(s, clk.Now)
+	_, err = s.Token(ctx, "t1")
+	require.ErrorIs(t, err, account.ErrNotFound)
+	assert.Empty(t, s.HealthDetail(), "a key not found is the bucket answering")
+
+	require.NoError(t, js.DeleteKeyValue(ctx, account.KVBucket))
+	assert.Empty(t, s.HealthDetail(), "not read since: no read of its own")
+	_, err = s.Latest().Token(ctx, "t1")
+	require.ErrorIs(t, err, account.ErrBucketGone)
+	lost := "accounts: " + account.ErrBucketGone.Error()
+	assert.Equal(t, lost, s.HealthDetail(), "the Latest view's read counts too")
+
+	_, err = account.OpenKV(ctx, js) // an empty bucket made again
+	require.NoError(t, err)
+	clk.Advance(5*time.Second - time.Millisecond)
+	assert.Equal(t, lost, s.HealthDetail(), "not looked at again within 5 s")
+	clk.Advance(time.Millisecond)
+	assert.Empty(t, s.HealthDetail(), "looked at again, found there")
+
+	require.NoError(t, js.DeleteKeyValue(ctx, account.KVBucket))
+	_, err = s.Credentials(ctx, "alice")
+	require.ErrorIs(t, err, account.ErrBucketGone)
+	assert.Equal(t, lost, s.HealthDetail(), "a listing counts too")
+	_, err = account.OpenKV(ctx, js)
+	require.NoError(t, err)
+	_, err = s.Token(ctx, "t1")
+	require.ErrorIs(t, err, account.ErrNotFound)
+	assert.Empty(t, s.HealthDetail(), "the next read finds it there")
+}
