@@ -39,6 +39,7 @@ import (
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/installer"
 	"trap-sandbox/internal/link"
+	"trap-sandbox/internal/logthrottle"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
@@ -290,6 +291,7 @@ type ServeCmd struct {
 	PingPeriod       time.Duration `default:"30s" env:"SANDBOX_PING_PERIOD" help:"Interval of WebSocket pings; a socket silent for twice this (no frame, no pong) is dropped."`
 	IdleProbeAfter   time.Duration `name:"idle-probe-after" default:"60s" env:"SANDBOX_IDLE_PROBE_AFTER" help:"Send a ping request to a computer when it, or the gateway to it, has been silent this long; no answer within the request timeout closes it (4010)."`
 	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; past it a new socket evicts one that has not said hello (HTTP 503 only when authenticated computers fill the gateway). An account other than local holds half of it at most."`
+	MaxScreenViewers int           `name:"max-screen-viewers" default:"64" env:"SANDBOX_MAX_SCREEN_VIEWERS" help:"Most screen streams (the web console's views, trap-sandbox screen) and MCP wait_for_screen calls one account holds open at once, all of them together; past it a new one is refused busy. The gateway's own callers and loopback ones are one account (local)."`
 	UpgradeRate      float64       `default:"200" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote address (IPv6: per /64; token bucket) past which the address's new sockets get --pressure-hello-timeout; nothing is refused. Negative turns it off."`
 	UpgradeBurst     int           `default:"2000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
@@ -393,6 +395,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	}
 	if c.MaxConnections <= 0 {
 		return fmt.Errorf("%s must be positive, got %d", flagAndEnv("max-connections"), c.MaxConnections)
+	}
+	if c.MaxScreenViewers <= 0 {
+		return fmt.Errorf("%s must be positive, got %d", flagAndEnv("max-screen-viewers"), c.MaxScreenViewers)
 	}
 	if c.UpgradeRate == 0 || c.UpgradeBurst <= 0 {
 		return fmt.Errorf("%s must be non-zero (negative disables it) and %s positive, got %g and %d", flagAndEnv("upgrade-rate"), flagAndEnv("upgrade-burst"), c.UpgradeRate, c.UpgradeBurst)
@@ -614,7 +619,12 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		transport = transport.OnReplica(relay)
 	}
 	computers = computer.New(transport)
-	screens := screen.New(computers).Metrics(perReplica)
+	screenWarns := logthrottle.New(logger, clock.Real{})
+	screens := screen.New(computers).Metrics(perReplica).LimitViewers(c.MaxScreenViewers, func(holder string, held int) {
+		gwMetrics.ScreenViewerRefused()
+		screenWarns.Log(slog.LevelWarn, "screen viewers "+holder, "a screen stream or wait_for_screen was refused: its account holds --max-screen-viewers already",
+			"holder", holder, "held", held)
+	})
 	if router != nil {
 		// A live screen through any replica: the holder of the computer's socket passes its
 		// screen updates on to the replica its viewers asked.
@@ -642,7 +652,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	logger.Info("config", "version", Version(), "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "shutdownTimeout", c.ShutdownTimeout,
 		"linkCodeLifetime", linkCodeLifetime, "logLevel", c.LogLevel, "pingPeriod", c.PingPeriod,
-		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
+		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "maxScreenViewers", c.MaxScreenViewers, "upgradeRate", c.UpgradeRate,
 		"upgradeBurst", c.UpgradeBurst, "password", c.Password != "", "apiToken", c.APIToken != "", "computersListen", c.ComputersListen, "trustedProxies", proxies.String(), "mcp", c.MCP, "client", client.Name+" "+client.Version,
 		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...), "aiModel", c.AIModel)
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged

@@ -108,7 +108,7 @@ func TestParseDefaults(t *testing.T) {
 		RequestTimeout:   10 * time.Second,
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
-		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 200, UpgradeBurst: 2000,
+		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, MaxScreenViewers: 64, UpgradeRate: 200, UpgradeBurst: 2000,
 		MCP: true, NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults,
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
@@ -119,12 +119,12 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "pw", "--opencode-url", "http://x:1",
 		"--opencode-username", "alice", "--opencode-password", "op", "--hello-timeout", "1s",
 		"--probe-timeout", "2s", "--request-timeout", "3s", "--log-level", "debug", "--ping-period", "1s",
-		"--idle-probe-after", "2s", "--max-connections", "7", "--upgrade-rate=-1", "--upgrade-burst", "3", "--mcp=false")
+		"--idle-probe-after", "2s", "--max-connections", "7", "--max-screen-viewers", "5", "--upgrade-rate=-1", "--upgrade-burst", "3", "--mcp=false")
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:0", Password: "pw", OpencodeURL: "http://x:1", OpencodeUsername: "alice",
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
-		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
+		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, MaxScreenViewers: 5, UpgradeRate: -1, UpgradeBurst: 3,
 		NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
 		secretsInArgs: []string{"password", "opencode-password"}, // the start warns of them
 	}, root.Serve)
@@ -147,6 +147,7 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_PING_PERIOD", "5s")
 	t.Setenv("SANDBOX_IDLE_PROBE_AFTER", "6s")
 	t.Setenv("SANDBOX_MAX_CONNECTIONS", "8")
+	t.Setenv("SANDBOX_MAX_SCREEN_VIEWERS", "6")
 	t.Setenv("SANDBOX_UPGRADE_RATE", "2.5")
 	t.Setenv("SANDBOX_UPGRADE_BURST", "9")
 	t.Setenv("SANDBOX_MCP", "false")
@@ -174,7 +175,7 @@ func TestParseEnv(t *testing.T) {
 		Listen: "127.0.0.1:9", Password: "pw", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
-		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
+		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, MaxScreenViewers: 6, UpgradeRate: 2.5, UpgradeBurst: 9,
 		NATSFlags:    NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, NATSSetupBudget: 10 * time.Second},
 		ReplicaFlags: ReplicaFlags{Replica: "r1", NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second},
 		AIFlags: AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AICheckWait: opencode.DefaultAgentWait,
@@ -527,14 +528,15 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		args []string
 		want string
 	}{
-		"bad opencode url": {[]string{"--opencode-url", "ftp://nope"}, "--opencode-url (OPENCODE_URL): opencode url ftp://nope: scheme must be http or https"},
-		"zero timeout":     {[]string{"--probe-timeout", "0s"}, "--probe-timeout (SANDBOX_PROBE_TIMEOUT) must be positive, got 0s"},
-		"zero ping period": {[]string{"--ping-period", "0s"}, "--ping-period (SANDBOX_PING_PERIOD) must be positive, got 0s"},
-		"zero idle probe":  {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
-		"zero max conns":   {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
-		"zero rate":        {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
-		"bad listen":       {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
-		"bad proxies":      {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
+		"bad opencode url":    {[]string{"--opencode-url", "ftp://nope"}, "--opencode-url (OPENCODE_URL): opencode url ftp://nope: scheme must be http or https"},
+		"zero timeout":        {[]string{"--probe-timeout", "0s"}, "--probe-timeout (SANDBOX_PROBE_TIMEOUT) must be positive, got 0s"},
+		"zero ping period":    {[]string{"--ping-period", "0s"}, "--ping-period (SANDBOX_PING_PERIOD) must be positive, got 0s"},
+		"zero idle probe":     {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
+		"zero max conns":      {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
+		"zero screen viewers": {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
+		"zero rate":           {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
+		"bad listen":          {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
+		"bad proxies":         {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
 		// These named the flag alone, though either may have set it (TestBadValuesNameTheirVariable).
 		"bad public url": {[]string{"--public-url", "ftp://mc.example.org"}, `--public-url (SANDBOX_PUBLIC_URL): "ftp://mc.example.org": want an http:// or https:// URL`},
 		"no public url":  {[]string{"--public-url", "http://%zz"}, `--public-url (SANDBOX_PUBLIC_URL): not a URL (invalid URL escape "%zz")`},

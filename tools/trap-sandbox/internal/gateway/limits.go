@@ -33,6 +33,9 @@ const (
 	// limitAccountConnections counts hellos refused busy because their account holds its share
 	// of the connection cap (Config.maxAccountConnections).
 	limitAccountConnections = "account_connections"
+	// limitScreenViewers counts screen streams and waits refused busy because their account
+	// holds its most viewers of screens already (the screen module's LimitViewers).
+	limitScreenViewers = "screen_viewers"
 )
 
 // limiterSweepEvery is how often idle per-address state is forgotten; a bucket idle this

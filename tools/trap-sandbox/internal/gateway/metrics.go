@@ -106,7 +106,7 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 			Name: "trapos_gateway_closes_total", Help: "Closed sockets, by close code.",
 		}, []string{"code"}),
 		limits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "trapos_gateway_limited_total", Help: "Limits applied, by limit: max_connections (HTTP 503), upgrade_rate (admitted with the short hello deadline), failed_hellos and failed_hellos_global (a wrong-secret answer held back by the address's or the gateway-wide budget), requests_in_flight (internal error reply), gateway_requests_in_flight and send_queue_bytes (busy to the host), log_lines (a computer's connect or disconnect line left out of the log, past its address's budget).",
+			Name: "trapos_gateway_limited_total", Help: "Limits applied, by limit: max_connections (HTTP 503), upgrade_rate (admitted with the short hello deadline), failed_hellos and failed_hellos_global (a wrong-secret answer held back by the address's or the gateway-wide budget), requests_in_flight (internal error reply), gateway_requests_in_flight and send_queue_bytes (busy to the host), log_lines (a computer's connect or disconnect line left out of the log, past its address's budget), account_connections (a hello refused busy: its account holds half the connection cap), screen_viewers (a screen stream or wait_for_screen refused busy: its account holds --max-screen-viewers).",
 		}, []string{"limit"}),
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trapos_gateway_evicted_before_hello_total", Help: "Sockets without a good hello closed (4008) to make room for a new socket, by the cap that was full: address (sockets before hello per address), gateway (sockets before hello), connections (open sockets).",
@@ -125,7 +125,7 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 	}
 	m.closes.WithLabelValues(otherCloseCode)
 	for _, limit := range []string{limitMaxConnections, limitUpgradeRate, limitFailedHellos, limitFailedHellosGlobal,
-		limitRequestsInFlight, limitGatewayRequestsInFlight, limitSendQueueBytes, limitLogLines, limitAccountConnections} {
+		limitRequestsInFlight, limitGatewayRequestsInFlight, limitSendQueueBytes, limitLogLines, limitAccountConnections, limitScreenViewers} {
 		m.limits.WithLabelValues(limit)
 	}
 	for _, full := range []string{evictedForAddress, evictedForGateway, evictedForConnections} {
@@ -262,6 +262,10 @@ func (m *Metrics) limited(limit string) {
 		m.limits.WithLabelValues(limit).Inc()
 	}
 }
+
+// ScreenViewerRefused counts a screen stream or wait refused busy because its account holds its
+// most viewers of screens (the screen module's LimitViewers, which lives outside the gateway).
+func (m *Metrics) ScreenViewerRefused() { m.limited(limitScreenViewers) }
 
 func (m *Metrics) evicted(full string) {
 	if m != nil {

@@ -70,13 +70,93 @@ type Module struct {
 	writeTimeout time.Duration
 
 	updates, updateBytes prometheus.Counter // nil without a registry
+
+	// maxViewers bounds the viewers one holder (viewerHolder) holds at once (LimitViewers),
+	// viewersOf counts them by holder; both guarded by mu. onViewersRefused is told of each
+	// viewer refused for it (nil: nobody is).
+	maxViewers       int
+	viewersOf        map[viewerHolder]int
+	onViewersRefused func(holder string, held int)
 }
+
+// DefaultMaxViewers is how many viewers of screens one account holds at once on a gateway, its
+// screen streams and its MCP wait_for_screen calls together (--max-screen-viewers): a person
+// has a few open (a web console's view of each computer shown, a CLI's live view, an agent's
+// wait), where one account's token that held 300 waits at once took 1200 goroutines and 23 MB
+// of the gateway every other account is served by.
+const DefaultMaxViewers = 64
+
+// ViewersFlag names the setting of the bound in the refusal, for the operator who would raise it.
+const ViewersFlag = "--max-screen-viewers"
 
 // New returns the module; it starts and stops watches through c, as the viewer's caller (the
 // account in the context), so a viewer sees only the screens its account reaches.
 func New(c *computer.Client) *Module {
 	return &Module{client: c, watches: map[string]*watch{}, relayed: map[string][]*relayed{}, keepAlive: KeepAlive,
-		writeTimeout: StreamWriteTimeout, relayTimeout: RelayTimeout}
+		writeTimeout: StreamWriteTimeout, relayTimeout: RelayTimeout, maxViewers: DefaultMaxViewers, viewersOf: map[viewerHolder]int{}}
+}
+
+// LimitViewers sets how many viewers one account holds at once here (DefaultMaxViewers
+// without it; the gateway's own callers and loopback ones are the account local; the agent of
+// one computer holds its own, viewerHolder), and onRefused, told of each viewer refused for
+// it with its holder as the refusal names it and the viewers it holds (the gateway's metric
+// and its log); nil tells nobody.
+func (m *Module) LimitViewers(most int, onRefused func(holder string, held int)) *Module {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.maxViewers, m.onViewersRefused = most, onRefused
+	return m
+}
+
+// viewerHolder is whose places a viewer takes: its caller's account, or, for the agent of one
+// computer (a gateway pass, account.Caller.Only), that computer's agent. The computers that
+// say hello with the shared password are the account local, the operator's own: the agents
+// of its players' computers, up to --ai-max-turns of them at once, would otherwise share the
+// operator's places and could leave its web console none.
+type viewerHolder struct{ accountID, only string }
+
+func holderOf(c account.Caller) viewerHolder { return viewerHolder{accountID: c.Account, only: c.Only} }
+
+// String is the holder as the refusal names it.
+func (h viewerHolder) String() string {
+	if h.only != "" {
+		return fmt.Sprintf("the agent of computer %s (account %s)", cctext.ShowTraposID(h.only), h.accountID)
+	}
+	return "account " + h.accountID
+}
+
+// takeViewerPlace takes a place among h's viewers, or refuses it busy when h holds its most
+// already. Its viewer gives it back with leaveViewerPlace.
+func (m *Module) takeViewerPlace(h viewerHolder) error {
+	m.mu.Lock()
+	held := m.viewersOf[h]
+	if held < m.maxViewers {
+		m.viewersOf[h] = held + 1
+		m.mu.Unlock()
+		return nil
+	}
+	refused := m.onViewersRefused
+	m.mu.Unlock()
+	if refused != nil {
+		refused(h.String(), held)
+	}
+	return protocol.Errorf(protocol.CodeBusy, "%s already holds %d screen waits and streams at once on this gateway, "+
+		"the most it may (%s): close some (a web console's screen, a live view of trap-sandbox screen, "+
+		"an agent's wait_for_screen), or ask the gateway's operator", h, held, ViewersFlag)
+}
+
+// leaveViewerPlace gives back a place takeViewerPlace took.
+func (m *Module) leaveViewerPlace(h viewerHolder) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.leaveViewerPlaceLocked(h)
+}
+
+// leaveViewerPlaceLocked is leaveViewerPlace with mu held.
+func (m *Module) leaveViewerPlaceLocked(h viewerHolder) {
+	if m.viewersOf[h]--; m.viewersOf[h] <= 0 {
+		delete(m.viewersOf, h) // ever new holders do not grow the map for good
+	}
 }
 
 // OnReplica names the replica this module runs on and its link to the screen modules of the
@@ -196,6 +276,10 @@ type Viewer struct {
 	w    *watch
 	seen int
 	once sync.Once
+	// placeOf is the holder whose viewer place this viewer holds (takeViewerPlace), given
+	// back by Close; placed is false until WatchMonitor hands the viewer out.
+	placeOf viewerHolder
+	placed  bool
 }
 
 // Watch adds a viewer of traposID's own screen, starting the computer's watch when it is the
@@ -208,8 +292,24 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 // side, or a wired modem's monitor_0; "" for the computer's own screen, as Watch), starting
 // its watch (screen.watch {monitor}, client 0.5.31 on: the gateway refuses an older client
 // such a request) when it is the first. A name that is no monitor of the computer's is the
-// computer's bad_payload, naming its monitors. The viewer must be closed.
+// computer's bad_payload, naming its monitors. A caller whose account holds its most viewers
+// already (LimitViewers) is refused busy before anything else. The viewer must be closed.
 func (m *Module) WatchMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (*Viewer, error) {
+	holder := holderOf(account.CallerFrom(ctx))
+	if err := m.takeViewerPlace(holder); err != nil {
+		return nil, err
+	}
+	v, err := m.watchMonitor(ctx, traposID, monitor, timeout)
+	if err != nil {
+		m.leaveViewerPlace(holder)
+		return nil, err
+	}
+	v.placeOf, v.placed = holder, true
+	return v, nil
+}
+
+// watchMonitor is WatchMonitor once the caller has its viewer's place.
+func (m *Module) watchMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (*Viewer, error) {
 	listed := m.listingOf(ctx, traposID)
 	key := watchKey(listed.AccountID, traposID, monitor)
 	m.mu.Lock()
@@ -337,11 +437,15 @@ func (v *Viewer) Next(ctx context.Context) (Frame, error) {
 
 // Close removes the viewer; the last viewer of a watch stops it on the computer (bounded by
 // computer.DefaultTimeout; the computer stops it anyway at its next update, answered
-// unknown_watch).
+// unknown_watch). Its account's place is given back as it leaves, before that: the stop is
+// one per watch, not per viewer, and the gateway's bound on requests in flight bounds it.
 func (v *Viewer) Close() {
 	v.once.Do(func() {
 		m, w := v.m, v.w
 		m.mu.Lock()
+		if v.placed {
+			m.leaveViewerPlaceLocked(v.placeOf)
+		}
 		w.viewers--
 		last := w.viewers == 0
 		gone := w.gone != nil
