@@ -131,6 +131,11 @@ func TestTheScreenViewerLetsAHeldCtrlTsKeysGoAfterItsTerminate(t *testing.T) {
 	assert.Equal(t, down, <-sent, "the first press: the keys go down, and stay")
 	typeOn(t, typing, "\x14")
 	assert.Equal(t, []computer.InputEvent{{Type: "terminate"}}, <-sent, "the first repeat: terminate")
+	// Each repeat below comes after the clock moved, so the view's wait for the keys to go up
+	// moves with it once the view has taken that repeat: letGoAt waits for it there. (Typed at
+	// the same instant as the one before, a repeat the view had not taken yet was taken after
+	// the clock's next advance, by the advanced clock, and held the keys down past the test's.)
+	clk.Advance(time.Millisecond)
 	typeOn(t, typing, "\x14")
 	letGoAt(clk.Now().Add(console.RepeatGap), "the view waits for the repeats to stop")
 	clk.Advance(console.RepeatGap - time.Millisecond)
