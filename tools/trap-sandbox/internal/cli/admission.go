@@ -58,15 +58,17 @@ func (f *AdmissionFlags) logAttrs() []any {
 // minPasswordLength is the shortest SANDBOX_PASSWORD the gateway starts without a warning. A
 // right secret is answered at once and a wrong one's answer may be held back, so a guesser who
 // takes silence for "wrong" tries secrets as fast as it opens sockets, whatever the
-// wrong-secret budgets (docs/protocol.md, Known limitations): only a password too long to
-// guess holds. 16 random characters are beyond any such rate.
+// wrong-secret budgets; and the gateway's proof of itself (prove, answered before any hello)
+// lets anyone who can open a socket test guesses offline, at the speed of SHA-256
+// (docs/protocol.md, Known limitations): only a password too long and random to guess holds.
+// 16 random characters are beyond both.
 const minPasswordLength = 16
 
 // warnIfPasswordShort warns when password (set) has fewer than minPasswordLength characters;
 // the password itself is never logged.
 func warnIfPasswordShort(logger *slog.Logger, password string) {
 	if n := utf8.RuneCountInString(password); n < minPasswordLength {
-		logger.Warn(fmt.Sprintf("SANDBOX_PASSWORD is short: a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets (hundreds a second from one address); use at least %d random characters, e.g. openssl rand -hex 16", minPasswordLength),
+		logger.Warn(fmt.Sprintf("SANDBOX_PASSWORD is short: anyone who can open a socket here gets the gateway's proof of itself, made with it, and tests guesses against that offline (a million a second on one core), and a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets; use at least %d random characters, e.g. openssl rand -hex 16", minPasswordLength),
 			"characters", n, "recommended", minPasswordLength)
 	}
 }
