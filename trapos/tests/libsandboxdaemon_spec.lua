@@ -579,6 +579,23 @@ describe("sandbox daemon", function()
       expect(world.proved):same({ [FULL_URL] = SINCE });
     end);
 
+    it("asks each socket with a fresh nonce, so a proof replayed from an earlier socket is wrong", function()
+      -- A program on the port that saw the gateway's proof on an earlier socket (a relay
+      -- then, or a recording) answers the next socket with it: the hello stays unsent.
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local first = world.open();
+      local seen = rightProof(first, "pw");
+      answerProve(world, first, seen);
+      expect(first.frame(2).type):eq("hello");
+      world.handle("websocket_closed", FULL_URL, "going away", 1001);
+      world.handle("timer", world.timerOf(daemonLib.RECONNECT_DELAY));
+      local again = world.open();
+      expect(again.frame(1).payload.nonce ~= first.frame(1).payload.nonce):eq(true);
+      answerProve(world, again, seen);
+      expectRefused(world, again, "sent a wrong proof");
+    end);
+
     it("says hello at once at a URL no gateway proved itself at", function()
       local world = newWorld({ url = "ws://other:4444", password = "pw", proved = { [FULL_URL] = SINCE } });
       world.daemon.start();
