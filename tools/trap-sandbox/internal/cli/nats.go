@@ -6,8 +6,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,6 +34,105 @@ type NATSFlags struct {
 	NATSTLSCert     string        `name:"nats-tls-cert" env:"SANDBOX_NATS_TLS_CERT" group:"scale-out" type:"existingfile" help:"Client certificate (PEM) for NATS, with --nats-tls-key."`
 	NATSTLSKey      string        `name:"nats-tls-key" env:"SANDBOX_NATS_TLS_KEY" group:"scale-out" type:"existingfile" help:"Client certificate key (PEM) for NATS."`
 	NATSSetupBudget time.Duration `name:"nats-setup-timeout" default:"10s" env:"SANDBOX_NATS_SETUP_TIMEOUT" group:"scale-out" help:"Bound on connecting to NATS and setting up its buckets at start-up."`
+
+	// inArgs are the flags of these given on the command line (AfterApply): the others set
+	// came from their variables. A refusal names what the operator set, flag or variable.
+	inArgs []string
+}
+
+// AfterApply notes the NATS flags given on the command line: kong puts them in the
+// context's path; a value from the environment is not there.
+func (f *NATSFlags) AfterApply(kctx *kong.Context) error {
+	for _, p := range kctx.Path {
+		if p.Flag != nil && natsFlagEnv(p.Flag.Name) != "" {
+			f.inArgs = append(f.inArgs, p.Flag.Name)
+		}
+	}
+	return nil
+}
+
+// natsFlagEnv is the variable of NATSFlags's flag name (as its tags say), "" for no such flag.
+func natsFlagEnv(name string) string {
+	fields := reflect.TypeFor[NATSFlags]()
+	for i := range fields.NumField() {
+		if fields.Field(i).Tag.Get("name") == name {
+			return fields.Field(i).Tag.Get("env")
+		}
+	}
+	return ""
+}
+
+// givenAs is how the operator set NATS flag name: --name on the command line, else its
+// variable.
+func (f *NATSFlags) givenAs(name string) string {
+	if slices.Contains(f.inArgs, name) {
+		return "--" + name
+	}
+	return natsFlagEnv(name)
+}
+
+// credentialWay is one way of giving NATS credentials as the operator gave it: what they set
+// (--nats-creds, SANDBOX_NATS_PASSWORD, …) and how to take it away.
+type credentialWay struct {
+	set, undo []string
+}
+
+// undoOne says how to take away what s names: a flag is dropped, a variable unset.
+func undoOne(s string) string {
+	if strings.HasPrefix(s, "--") {
+		return "drop " + s
+	}
+	return "unset " + s
+}
+
+// credentialsTwice refuses NATS credentials given more than one way: the connection would
+// send one and leave the others unsaid, and which one the server checks would be a surprise
+// (SANDBOX_NATS_PASSWORD, exported for nats-server's configuration in docs/scale-out.md, and
+// --nats-nkey for the replica). The refusal names exactly the flags and variables set, and
+// what to drop. A user and password are one way, as are credentials in the URL.
+func (f *NATSFlags) credentialsTwice() error {
+	var ways []credentialWay
+	if inURL := cluster.URLCredentials(f.NATS); inURL != "" {
+		where := f.givenAs("nats")
+		ways = append(ways, credentialWay{set: []string{"the " + inURL + " in " + where}, undo: []string{"take the " + inURL + " out of " + where}})
+	}
+	var userPassword credentialWay
+	for _, fl := range []flagSet{{"nats-user", f.NATSUser != ""}, {"nats-password", f.NATSPassword != ""}} {
+		if fl.set {
+			userPassword.set = append(userPassword.set, f.givenAs(fl.name))
+			userPassword.undo = append(userPassword.undo, undoOne(f.givenAs(fl.name)))
+		}
+	}
+	if len(userPassword.set) > 0 {
+		ways = append(ways, userPassword)
+	}
+	for _, fl := range []flagSet{{"nats-token", f.NATSToken != ""}, {"nats-nkey", f.NATSNKey != ""}, {"nats-creds", f.NATSCreds != ""}} {
+		if fl.set {
+			ways = append(ways, credentialWay{set: []string{f.givenAs(fl.name)}, undo: []string{undoOne(f.givenAs(fl.name))}})
+		}
+	}
+	if len(ways) < 2 {
+		return nil
+	}
+	var set, undo []string
+	for _, w := range ways {
+		set = append(set, strings.Join(w.set, " with "))
+		undo = append(undo, strings.Join(w.undo, " and "))
+	}
+	remove := "remove the other: " + strings.Join(undo, ", or ")
+	if len(ways) > 2 {
+		remove = "remove the others, all but the one kept of: " + strings.Join(undo, "; ")
+	}
+	return fmt.Errorf("NATS credentials given %d ways at once, %s: a connection takes one; keep the one the server expects and %s (docs/scale-out.md, Security)",
+		len(ways), joinAnd(set), remove)
+}
+
+// joinAnd joins items as a sentence lists them: a, b and c.
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 // ReplicaFlags are the scale-out flags of a serving replica only: its name and liveness. The
@@ -96,6 +199,9 @@ func (f *ReplicaFlags) replicaName(l net.Listener) string {
 // connect opens a NATS connection named name with the flags' URL and credentials; second says
 // the process has a connection to the server already (see cluster.ConnOptions).
 func (f *NATSFlags) connect(ctx context.Context, name string, second bool, logger *slog.Logger) (*nats.Conn, error) {
+	if err := f.credentialsTwice(); err != nil {
+		return nil, err
+	}
 	return cluster.Connect(ctx, cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
 		NKeySeedFile: f.NATSNKey, CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: name,
 		SecondConnection: second}, logger)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -161,6 +163,72 @@ func TestServeWithNATSCredentialsFromTheEnvironment(t *testing.T) {
 	err := root.Serve.Run(context.Background(), io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Authorization Violation")
+}
+
+// NATS credentials given two ways at once are refused before any connection, naming exactly
+// the flags and variables the operator set and what to remove: the refusal named kinds
+// ("a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD)"),
+// leaving the operator to find which of four names they had set.
+func TestNATSCredentialsGivenTwoWaysNameWhatWasSet(t *testing.T) {
+	dir := t.TempDir()
+	nkey, creds := filepath.Join(dir, "sandbox.nk"), filepath.Join(dir, "sandbox.creds")
+	require.NoError(t, os.WriteFile(nkey, nil, 0o600))
+	require.NoError(t, os.WriteFile(creds, nil, 0o600))
+	const port = "nats://127.0.0.1:1" // never dialled: the refusal comes first
+	cases := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{{
+		name: "two flags",
+		args: []string{"--nats", port, "--nats-nkey", nkey, "--nats-creds", creds},
+		want: "NATS credentials given 2 ways at once, --nats-nkey and --nats-creds: a connection takes one; keep the one the server expects and " +
+			"remove the other: drop --nats-nkey, or drop --nats-creds (docs/scale-out.md, Security)",
+	}, {
+		// docs/scale-out.md's shell exports SANDBOX_NATS_PASSWORD for nats-server.
+		name: "a variable and a flag",
+		env:  map[string]string{"SANDBOX_NATS_URL": port, "SANDBOX_NATS_PASSWORD": "p"},
+		args: []string{"--nats-creds", creds},
+		want: "NATS credentials given 2 ways at once, SANDBOX_NATS_PASSWORD and --nats-creds: a connection takes one; keep the one the server expects and " +
+			"remove the other: unset SANDBOX_NATS_PASSWORD, or drop --nats-creds (docs/scale-out.md, Security)",
+	}, {
+		name: "a user and password half by flag, half by variable",
+		env:  map[string]string{"SANDBOX_NATS_PASSWORD": "p", "SANDBOX_NATS_TOKEN": "t"},
+		args: []string{"--nats", port, "--nats-user", "sandbox"},
+		want: "NATS credentials given 2 ways at once, --nats-user with SANDBOX_NATS_PASSWORD and SANDBOX_NATS_TOKEN: a connection takes one; keep the one the server expects and " +
+			"remove the other: drop --nats-user and unset SANDBOX_NATS_PASSWORD, or unset SANDBOX_NATS_TOKEN (docs/scale-out.md, Security)",
+	}, {
+		name: "in the URL and a file",
+		args: []string{"--nats", "nats://sandbox:secret-in-url@127.0.0.1:1", "--nats-creds", creds},
+		want: "NATS credentials given 2 ways at once, the user and password in --nats and --nats-creds: a connection takes one; keep the one the server expects and " +
+			"remove the other: take the user and password out of --nats, or drop --nats-creds (docs/scale-out.md, Security)",
+	}, {
+		name: "three ways",
+		env:  map[string]string{"SANDBOX_NATS_URL": "nats://t0ken@127.0.0.1:1", "SANDBOX_NATS_NKEY": nkey},
+		args: []string{"--nats-token", "t"},
+		want: "NATS credentials given 3 ways at once, the token in SANDBOX_NATS_URL, --nats-token and SANDBOX_NATS_NKEY: a connection takes one; keep the one the server expects and " +
+			"remove the others, all but the one kept of: take the token out of SANDBOX_NATS_URL; drop --nats-token; unset SANDBOX_NATS_NKEY (docs/scale-out.md, Security)",
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clearEnv(t)
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			root, _ := parse(t, append([]string{"--listen", "127.0.0.1:0"}, c.args...)...)
+			err := root.Serve.Run(context.Background(), io.Discard)
+			require.Error(t, err)
+			assert.Equal(t, c.want, err.Error())
+			assert.NotContains(t, err.Error(), "secret-in-url")
+
+			// The account commands reach the same bucket with the same flags, and say the same.
+			root, _ = parse(t, append([]string{"accounts", "list"}, c.args...)...)
+			err = root.Accounts.List.Run(context.Background(), Stdout{io.Discard}, io.Discard)
+			require.Error(t, err)
+			assert.Equal(t, c.want, err.Error())
+		})
+	}
 }
 
 func TestServeWithAnUnreachableNATSFailsClearly(t *testing.T) {

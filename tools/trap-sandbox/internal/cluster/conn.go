@@ -30,7 +30,8 @@ type ConnOptions struct {
 	// a user and password (nats://user:password@host:4222) or a token (nats://token@host:4222).
 	URL string
 	// User and Password, or Token, or NKeySeedFile (a user's NKey seed, SU…), or CredsFile (a
-	// .creds file: JWT and NKey seed): at most one of them.
+	// .creds file: JWT and NKey seed): at most one of them, and none with credentials in URL
+	// (the caller refuses more, naming the flags or variables that set them).
 	User, Password, Token, NKeySeedFile, CredsFile string
 	// TLSCA is a PEM file of CAs to trust; TLSCert and TLSKey a client certificate.
 	TLSCA, TLSCert, TLSKey string
@@ -64,25 +65,6 @@ func Connect(ctx context.Context, o ConnOptions, logger *slog.Logger) (*nats.Con
 		// and a routed request the asker has failed would still reach the computer.
 		nats.ReconnectBufSize(-1),
 		nats.ErrorHandler(errorHandler(logger, o.Clock)),
-	}
-	// Each kind as the operator gives it: a variable exported for nats-server's configuration
-	// (SANDBOX_NATS_PASSWORD in docs/scale-out.md) counts as much as a flag.
-	var given []string
-	for _, kind := range []struct {
-		set  bool
-		name string
-	}{
-		{o.User != "" || o.Password != "", "a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD)"},
-		{o.Token != "", "a token (--nats-token, SANDBOX_NATS_TOKEN)"},
-		{o.NKeySeedFile != "", "an NKey seed file (--nats-nkey, SANDBOX_NATS_NKEY)"},
-		{o.CredsFile != "", "a credentials file (--nats-creds, SANDBOX_NATS_CREDS)"},
-	} {
-		if kind.set {
-			given = append(given, kind.name)
-		}
-	}
-	if len(given) > 1 {
-		return nil, fmt.Errorf("NATS credentials: give one kind, not %s: drop the flag or unset the variable of the others", strings.Join(given, " and "))
 	}
 	switch {
 	case o.User != "" || o.Password != "":
@@ -265,6 +247,26 @@ const slowConsumerLine = "NATS dropped messages on a subject: this replica's buf
 // credentials.
 const UnauthenticatedWarning = "the NATS server asks for no credentials: any client that reaches it can answer requests for the computers, read their files and close their sockets. " +
 	"Give the replicas a NATS account of their own and pass its credentials with --nats-creds, --nats-nkey, --nats-user and --nats-password, or --nats-token (docs/scale-out.md, Security)"
+
+// URLCredentials says which credentials raw (a NATS URL, or a comma-separated list of them)
+// carries: "user and password", "token" (a user part alone), or "" for none.
+func URLCredentials(raw string) string {
+	for _, p := range strings.Split(raw, ",") {
+		p = strings.TrimSpace(p)
+		if !strings.Contains(p, "://") {
+			p = "nats://" + p // as the NATS client reads host:port and user:password@host:port
+		}
+		u, err := url.Parse(p)
+		if err != nil || u.User == nil {
+			continue
+		}
+		if _, hasPassword := u.User.Password(); hasPassword {
+			return "user and password"
+		}
+		return "token"
+	}
+	return ""
+}
 
 // RedactURL hides a password or token written into a NATS URL (or a comma-separated list of
 // them), for logs and errors.

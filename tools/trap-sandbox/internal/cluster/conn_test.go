@@ -201,20 +201,6 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		require.Error(t, err)
 		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: no servers available for connection: nothing accepts connections there: is nats-server running at that address, and does --nats (SANDBOX_NATS_URL) name it?", err.Error())
 	})
-
-	t.Run("two kinds at once", func(t *testing.T) {
-		_, err := Connect(context.Background(), ConnOptions{URL: "nats://127.0.0.1:1", User: "u", Password: "p", Token: "t"}, slog.New(slog.DiscardHandler))
-		require.Error(t, err)
-		assert.Equal(t, "NATS credentials: give one kind, not a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD) "+
-			"and a token (--nats-token, SANDBOX_NATS_TOKEN): drop the flag or unset the variable of the others", err.Error())
-
-		// scale-out.md's shell exports SANDBOX_NATS_PASSWORD for nats-server; a replica given
-		// an NKey there is told that the variable counts.
-		_, err = Connect(context.Background(), ConnOptions{URL: "nats://127.0.0.1:1", Password: "p", NKeySeedFile: "sandbox.seed"}, slog.New(slog.DiscardHandler))
-		require.Error(t, err)
-		assert.Equal(t, "NATS credentials: give one kind, not a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD) "+
-			"and an NKey seed file (--nats-nkey, SANDBOX_NATS_NKEY): drop the flag or unset the variable of the others", err.Error())
-	})
 }
 
 // testPKI is a throw-away CA with a server certificate for 127.0.0.1 and a client certificate,
