@@ -58,7 +58,7 @@ func TestCLICommands(t *testing.T) {
 	_, errOut, code := runCLI(ctx, t, nil, "ping", url, "9:gone")
 	assert.Equal(t, 1, code)
 	const prefix = `^trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected; `
-	firstMinute := `no computer has connected since the gateway started \d+s ago: ` +
+	firstMinute := `no computer is connected, and the gateway started \d+s ago: ` +
 		`after a restart they reconnect within about 6 s \(a minute at most after restarts close together\), so ask again then; if none does, run sandbox status on it in game to see why\n$`
 	assert.Regexp(t, prefix+inFirstMinute(before, firstMinute, `no computer is connected at all: run sandbox status on it in game to see why\n$`), errOut,
 		"with no computer connected to a gateway just started, they may still be reconnecting; then the fix is on the computer")

@@ -511,7 +511,7 @@ func TestMCPAComputerAwaySaysPingWaitsForIt(t *testing.T) {
 			s := connectMCP(ctx, t, g, transport)
 			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "5:back", "path": "/a.txt"}), "not_connected")
 			assert.Regexp(t, "^"+regexp.QuoteMeta("not_connected: "+away+"; ")+inFirstMinute(before,
-				`no computer has connected since the gateway started \d+s ago: after a restart they reconnect within about 6 s .*; if none does, run sandbox status on it in game to see why$`,
+				`no computer is connected, and the gateway started \d+s ago: after a restart they reconnect within about 6 s .*; if none does, run sandbox status on it in game to see why$`,
 				`no computer is connected at all: run sandbox status on it in game to see why$`), msg,
 				"a gateway just started: its computers may still be reconnecting")
 

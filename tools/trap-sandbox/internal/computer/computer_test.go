@@ -1214,9 +1214,9 @@ func TestNotConnectedRightAfterARestartSaysToAskAgain(t *testing.T) {
 	d.List = nil
 	const again = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so ask again then; if none does, run sandbox status on it in game to see why"
 	_, err := computer.New(justStarted{d, 2300 * time.Millisecond}).Ping(t.Context(), "9:", 0)
-	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer has connected since the gateway started 2s ago`+again)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected, and the gateway started 2s ago`+again)
 	_, err = computer.New(justStarted{d, 2 * time.Second}).Ping(account.WithCaller(t.Context(), account.Caller{Account: "bob"}), "9:", 0)
-	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer of account bob has connected since the gateway started 2s ago (its token reaches that account's computers only)`+again)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer of account bob is connected, and the gateway started 2s ago (its token reaches that account's computers only)`+again)
 	_, err = computer.New(justStarted{d, 2 * time.Minute}).Ping(t.Context(), "9:", 0)
 	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected at all: run sandbox status on it in game to see why`)
 }
@@ -1255,13 +1255,13 @@ func TestNotConnectedOfAnAccountWithNoComputerSaysHowToLinkOne(t *testing.T) {
 		assert.True(t, pe.Unlinked, "the field that says so, for a caller that waits (the web console)")
 	}
 	_, err := computer.New(ofAccount{justStarted{d, 16 * time.Second}, map[string]bool{"alice": true}}).Ping(alice, "6:tasche", 0)
-	assert.ErrorContains(t, err, "no computer of account alice has connected since the gateway started 16s ago", "a linked computer may be reconnecting")
+	assert.ErrorContains(t, err, "no computer of account alice is connected, and the gateway started 16s ago", "a linked computer may be reconnecting")
 	pe, ok := errors.AsType[*protocol.Error](err)
 	require.True(t, ok, "%v", err)
 	assert.False(t, pe.Unlinked)
 	// An admin reaches every account's computers: the link is not its to make.
 	_, err = computer.New(ofAccount{justStarted{d, 16 * time.Second}, nil}).Ping(t.Context(), "6:tasche", 0)
-	assert.ErrorContains(t, err, "no computer has connected since the gateway started 16s ago")
+	assert.ErrorContains(t, err, "no computer is connected, and the gateway started 16s ago")
 	pe, ok = errors.AsType[*protocol.Error](err)
 	require.True(t, ok, "%v", err)
 	assert.False(t, pe.Unlinked)
@@ -1279,7 +1279,7 @@ func TestNotConnectedRightAfterARestartSaysHowAWaiterWaits(t *testing.T) {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	require.True(t, ok, "%v", err)
 	assert.Contains(t, pe.Message, ", so ask again then;")
-	assert.Equal(t, `computer 9: is not connected; no computer of account bob has connected since the gateway started 2s ago (its token reaches that account's computers only): `+
+	assert.Equal(t, `computer 9: is not connected; no computer of account bob is connected, and the gateway started 2s ago (its token reaches that account's computers only): `+
 		`after a restart they reconnect within about 6 s (a minute at most after restarts close together); if none does, run sandbox status on it in game to see why`, pe.WaitingMessage)
 	_, err = computer.New(justStarted{d, 2 * time.Minute}).Ping(t.Context(), "9:", 0)
 	pe, ok = errors.AsType[*protocol.Error](err)

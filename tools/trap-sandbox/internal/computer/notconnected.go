@@ -103,8 +103,8 @@ const (
 	// reconnecting, and the player's fix alone sent the host's person in game for a computer
 	// back seconds later.
 	// Each is followed by askAgainFix, or for the error's WaitingMessage by waitFix.
-	sinceStartHint          = "; no computer has connected since the gateway started %s ago"
-	sinceStartOfAccountHint = "; no computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)"
+	sinceStartHint          = "; no computer is connected, and the gateway started %s ago"
+	sinceStartOfAccountHint = "; no computer of account %s is connected, and the gateway started %s ago (its token reaches that account's computers only)"
 	// askAgainFix tells a caller that asks once to ask again after the reconnect; waitFix is
 	// it for a caller that asks again by itself and says it waits (the web console's view),
 	// which a player told to ask again reloaded.

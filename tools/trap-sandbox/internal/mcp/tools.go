@@ -642,8 +642,8 @@ const (
 	// first minute (computer.JustStarted, %s: how long ago it started), as not_connected's
 	// hints word it: its computers may still be reconnecting, and an agent sent its person in
 	// game for computers back seconds later.
-	noComputersSinceStart          = "No computer has connected since the gateway started %s ago" + listAgain
-	noComputersOfAccountSinceStart = "No computer of account %s has connected since the gateway started %s ago (its token reaches that account's computers only)" + listAgain
+	noComputersSinceStart          = "No computer is connected, and the gateway started %s ago" + listAgain
+	noComputersOfAccountSinceStart = "No computer of account %s is connected, and the gateway started %s ago (its token reaches that account's computers only)" + listAgain
 	listAgain                      = ": after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why."
 )
 

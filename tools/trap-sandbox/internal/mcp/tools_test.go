@@ -1313,7 +1313,7 @@ func TestAnEmptyComputerListRightAfterARestartSaysToAskAgain(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.List = nil
 	for up, want := range map[time.Duration]string{
-		3 * time.Second: "No computer has connected since the gateway started 3s ago: after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why.",
+		3 * time.Second: "No computer is connected, and the gateway started 3s ago: after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why.",
 		2 * time.Minute: "No computer is connected at all: run sandbox status on the computer in game to see why.",
 	} {
 		m := New(computer.New(justStarted{d, up}), nil, nil)
