@@ -156,7 +156,8 @@ func (c *Client) ComputersNoted(ctx context.Context) ([]Computer, string, error)
 // Request sends one request of any type with a JSON payload given as host text: every
 // string in it (keys too) follows the text rule, and the replacements come back with the
 // answer; so does the type (cctext.TypeWire), which refuses a character CC cannot hold. The
-// answer's payload is the computer's, as JSON.
+// answer's payload is the computer's, as JSON; screen.read's with its monitors bounded as every
+// read of the screen bounds them (BoundScreenAnswer).
 func (c *Client) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, []cctext.Replacement, error) {
 	typ, err := cctext.TypeWire(typ)
 	if err != nil {
@@ -185,6 +186,9 @@ func (c *Client) Request(ctx context.Context, traposID, typ string, payload json
 		timeout = remaining(ctx)
 	}
 	answer, err := c.send(ctx, traposID, typ, wire, timeout)
+	if err == nil && typ == protocol.TypeScreenRead {
+		answer = BoundScreenAnswer(answer)
+	}
 	return answer, reps, err
 }
 

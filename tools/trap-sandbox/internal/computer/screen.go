@@ -56,8 +56,9 @@ type Screen struct {
 	// answer (client 0.5.29 on; nil from an older client, empty for none).
 	Monitors []string `json:"monitors,omitempty"`
 	// MonitorsLeftOut counts the monitors attached that Monitors leaves out (client 0.5.32
-	// on): it names 64 at most, each of 64 bytes at most, so that a computer on a cable with
-	// hundreds of them answers within a frame. Each is read by its name all the same.
+	// on): it names MaxMonitorNames at most, each of MaxMonitorNameBytes at most, so that a
+	// computer on a cable with hundreds of them answers within a frame. Each is read by its
+	// name all the same. The gateway holds every client's answer to it (boundMonitors).
 	MonitorsLeftOut int `json:"monitorsLeftOut,omitempty"`
 }
 
@@ -351,10 +352,11 @@ func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.D
 }
 
 func (c *Client) readScreenOf(ctx context.Context, traposID string, payload any, timeout time.Duration) (Screen, error) {
-	var s Screen
-	if err := c.call(ctx, traposID, protocol.TypeScreenRead, payload, timeout, &s); err != nil {
+	var w wireScreen
+	if err := c.call(ctx, traposID, protocol.TypeScreenRead, payload, timeout, &w); err != nil {
 		return Screen{}, err
 	}
+	s := w.screen()
 	if s.Rows == nil {
 		s.Rows = []Row{}
 	}

@@ -405,7 +405,8 @@ func (o ScreenOutput) note() string {
 	}
 	if n := o.MonitorsLeftOut; n > 0 {
 		notes = append(notes, fmt.Sprintf("monitors names %d of the computer's monitors: %d more are attached (monitorsLeftOut), "+
-			"as the list names 64 at most, none with a name over 64 bytes. read_screen reads any of them by its name (peripheral.getNames() names them all).", len(o.Monitors), n))
+			"as the list names %d at most, none with a name over %d bytes. read_screen reads any of them by its name (peripheral.getNames() names them all).",
+			len(o.Monitors), n, computer.MaxMonitorNames, computer.MaxMonitorNameBytes))
 	}
 	if h := o.suggested; h != nil {
 		cells := fmt.Sprintf("Row %d, columns %d-%d, from the cursor on, are", h.Row, h.From, h.To)
