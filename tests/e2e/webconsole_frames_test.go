@@ -635,3 +635,42 @@ func assertEvenChecks(t *testing.T, img image.Image, what string, n int, pixel f
 	require.GreaterOrEqual(t, len(rs), 30, "%s: checks along it: %v", what, rs)
 	assert.Equal(t, slices.Min(rs), slices.Max(rs), "%s: each check as long as the next: %v", what, rs)
 }
+
+// TestTheWebConsoleDrawsAnUnderscoreInsideItsRow: an underscore, at the bottom of its cell as
+// CC's font draws it, shows on the screen: two rows, the first "____" white on black, the
+// second blank and black; the first row's lower pixel lines have white in them. The glyph sat
+// on the row's last pixel line and below it, where the next row's background covered it, so
+// `sandbox.allow_exec` in a program's output read as `sandbox.allow exec`, a setting that
+// does not exist, and a token's `tsk_…_…` lost its underscores.
+func TestTheWebConsoleDrawsAnUnderscoreInsideItsRow(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectDrawingComputer(ctx, t, g, "7:shell")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Ashell")))
+	c.watched(ctx, t)
+	c.drawScreen(ctx, t, map[string]any{"width": 4, "height": 2, "rows": map[string]any{
+		"1": map[string]any{"text": "____", "fg": "0000", "bg": "ffff"},
+		"2": map[string]any{"text": "    ", "fg": "0000", "bg": "ffff"}},
+		"cursor": map[string]any{"x": 4, "y": 2, "blink": false}, "palette": []string{"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff",
+			"#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#ffffff", "#000000"}})
+	until(t, "the underscores", `document.getElementById("screen-text").textContent === "____"`)
+	box, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const rows = [...document.querySelectorAll("#screen .row")].map((row) => row.getBoundingClientRect());
+		[rows[0].left, rows[0].top, rows[0].width, rows[1].top]
+	}`))
+	require.NoError(t, err)
+	shot, err := chromedp.Run(page, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	img, err := png.Decode(bytes.NewReader(shot))
+	require.NoError(t, err)
+	// The brightest pixel of the first row's lower half: an underscore drawn is white there.
+	brightest := uint32(0)
+	for y := int(box[1] + (box[3]-box[1])/2); y < int(box[3]); y++ {
+		for x := int(box[0]); x < int(box[0]+box[2]); x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			brightest = max(brightest, (r+g+b)/3>>8)
+		}
+	}
+	assert.Greater(t, brightest, uint32(0xc0), "the underscores show in their row (its lower half's brightest pixel)")
+}
