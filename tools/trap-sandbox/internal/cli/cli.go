@@ -330,17 +330,16 @@ var secretHome = map[string]string{
 	"nats": "SANDBOX_NATS_USER and SANDBOX_NATS_PASSWORD, or SANDBOX_NATS_TOKEN",
 }
 
+// natsURLSecretHome is secretHome of --nats by what its URL carries (cluster.URLCredentials).
+var natsURLSecretHome = map[string]string{"user and password": "SANDBOX_NATS_USER and SANDBOX_NATS_PASSWORD", "token": "SANDBOX_NATS_TOKEN"}
+
 // carriesSecret says whether f, as given, holds a secret: a secret flag, or a URL flag with
 // credentials in it (nats://user:password@host, nats://token@host, http://user:password@host).
 func carriesSecret(f *kong.Flag) bool {
 	switch f.Name {
 	case "nats":
-		for u := range strings.SplitSeq(f.Target.String(), ",") {
-			if parsed, err := url.Parse(strings.TrimSpace(u)); err == nil && parsed.User != nil {
-				return true
-			}
-		}
-		return false
+		// As the NATS client reads it: user:password@host:4222 without a scheme is one too.
+		return cluster.URLCredentials(f.Target.String()) != ""
 	case "opencode-url":
 		parsed, err := url.Parse(f.Target.String())
 		if err != nil || parsed.User == nil {
@@ -361,7 +360,15 @@ func (c *ServeCmd) warnOfSecretsInArgs(logger *slog.Logger) {
 	var flags, envs []string
 	for _, name := range c.secretsInArgs {
 		flags = append(flags, "--"+name)
-		envs = append(envs, secretHome[name])
+		home := secretHome[name]
+		if inURL, ok := natsURLSecretHome[cluster.URLCredentials(c.NATS)]; name == "nats" && ok {
+			home = inURL
+		}
+		// --nats with a token in it and --nats-token both belong in SANDBOX_NATS_TOKEN: the
+		// line named it twice.
+		if !slices.Contains(envs, home) {
+			envs = append(envs, home)
+		}
 	}
 	logger.Warn(strings.Join(flags, ", ") + " given on the command line, which every user of this host reads (ps, /proc/PID/cmdline): give the secret in the environment instead (" +
 		strings.Join(envs, ", ") + "; a systemd unit's EnvironmentFile=, tools/trap-sandbox/README.md), and change it if others use this host")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -410,6 +411,32 @@ func TestServeWarnsOfSecretsOnTheCommandLine(t *testing.T) {
 	_, logs, stop = startServe(t, root.Serve)
 	require.NoError(t, stop())
 	assert.NotContains(t, logs.String(), "command line")
+}
+
+// TestServeWarnsOfNATSSecretsOnTheCommandLine: --nats with credentials in its URL names the
+// variable that takes what it carries, a token SANDBOX_NATS_TOKEN and a user and password
+// SANDBOX_NATS_USER and SANDBOX_NATS_PASSWORD, once each: with --nats-token beside a token in
+// the URL the line said "SANDBOX_NATS_TOKEN, SANDBOX_NATS_TOKEN". A URL without a scheme, as
+// the NATS client reads it (user:password@host:4222), warns too: it did not.
+func TestServeWarnsOfNATSSecretsOnTheCommandLine(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nats", "nats://tok3n-in-url@127.0.0.1:1"}, `--nats given on the command line, which every user of this host reads (ps, /proc/PID/cmdline): give the secret in the environment instead (SANDBOX_NATS_TOKEN; `},
+		{[]string{"--nats", "sandbox:pa55-in-url@127.0.0.1:1"}, `--nats given on the command line, which every user of this host reads (ps, /proc/PID/cmdline): give the secret in the environment instead (SANDBOX_NATS_USER and SANDBOX_NATS_PASSWORD; `},
+		{[]string{"--nats", "nats://tok3n-in-url@127.0.0.1:1", "--nats-token", "tok3n-in-args"}, `--nats, --nats-token given on the command line, which every user of this host reads (ps, /proc/PID/cmdline): give the secret in the environment instead (SANDBOX_NATS_TOKEN; `},
+	}
+	for _, c := range cases {
+		clearEnv(t)
+		root, _ := parse(t, append([]string{"--listen", "127.0.0.1:0", "--data-dir=" + t.TempDir(), "--nats-setup-timeout", "2s"}, c.args...)...)
+		var logs bytes.Buffer
+		require.Error(t, root.Serve.Run(context.Background(), &logs), "nothing listens at 127.0.0.1:1")
+		assert.Contains(t, logs.String(), c.want)
+		for _, secret := range []string{"tok3n-in", "pa55-in"} {
+			assert.NotContains(t, logs.String(), secret)
+		}
+	}
 }
 
 // TestServeWarnsOfScaleOutFlagsWithoutNATS: --replica, the replica's timings and the NATS
