@@ -52,6 +52,7 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 		"connected: false",
 		"state: unauthorized",
 		"traposId: 0:",
+		"proof: none yet (the first to answer is trusted)",
 		"files: none",
 		"exec: false",
 		"ai confirm: true",
@@ -77,25 +78,26 @@ func TestNoPasswordIsToldItSentNone(t *testing.T) {
 	opts.Files = map[string]string{"/e2e.lua": `shell.run("sandbox", "health"); shell.run("sandbox", "status")`}
 	ok, out := runCommand(ctx, t, opts)
 	assert.True(t, ok, out)
-	require.Len(t, lines(out), 18, out)
+	require.Len(t, lines(out), 19, out)
 	assert.Equal(t, screen(
 		"Not connected to the gateway: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup",
 		"url: "+g.WebSocketURL(),
 		"connected: false",
 		"state: unauthorized",
 		"traposId: 0:",
+		"proof: none yet (the first to answer is trusted)",
 		"files: none",
 		"exec: false",
 		"ai confirm: true",
 		"screen: none",
-	), lines(out)[:11])
+	), lines(out)[:12])
 	// sandbox status keeps a parenthesis's words on one row where they fit.
 	assert.Equal(t, []string{
 		"lastError: unauthorized: no secret sent",
 		"(sandbox.password is not set): this gateway wants",
 		"SANDBOX_PASSWORD or a linked credential",
 		"(sandbox setup, or sandbox link)",
-	}, lines(out)[11:15])
-	assert.Equal(t, screen("fix: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup"), lines(out)[15:])
+	}, lines(out)[12:16])
+	assert.Equal(t, screen("fix: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup"), lines(out)[16:])
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: no secret"`), g.Log())
 }

@@ -13,6 +13,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,10 +39,11 @@ const (
 	gatewayProofsFile = ".trapos-sandbox-gateways" // libsandboxuninstall's GATEWAY_PROOFS, on the overlay
 )
 
-// proofProgram waits until the daemon is connected, then until it is not and its lastError
-// says a server did not prove itself: it runs `sandbox status` (what a player reads), and
-// waits to be connected again.
+// proofProgram waits until the daemon is connected and runs `sandbox status` (what a player
+// reads), then waits until it is not and its lastError says a server did not prove itself:
+// it runs `sandbox status` again, and waits to be connected again.
 const proofProgram = harness.WaitConnectedLua + `
+shell.run("sandbox", "status")
 print("` + markerProofUp + `")
 local shown = false
 while true do
@@ -157,8 +160,8 @@ func (r *recordingServer) stop() {
 // TestAComputerGivesItsSecretOnlyToTheGatewayThatProvesItself: a computer connected to a
 // gateway that proves itself records it; the gateway stops and another program takes its
 // port. The computer asks that program for a proof, never sends it its hello or its secret,
-// and its status names what happened and the fix. The real gateway back on the port, the
-// computer is in again by itself.
+// and its status names what happened and the fix, and that it still asks for the proof. The
+// real gateway back on the port, the computer is in again by itself.
 func TestAComputerGivesItsSecretOnlyToTheGatewayThatProvesItself(t *testing.T) {
 	ctx := testContext(t)
 	oc := opencodefake.Start(t, opencodefake.Options{})
@@ -171,6 +174,14 @@ func TestAComputerGivesItsSecretOnlyToTheGatewayThatProvesItself(t *testing.T) {
 	record, err := os.ReadFile(filepath.Join(opts.Overlay, gatewayProofsFile))
 	require.NoError(t, err, "the computer records the gateway that proves itself")
 	assert.Contains(t, string(record), first.WebSocketURL())
+	since := regexp.MustCompile(`\] = (\d+)`).FindStringSubmatch(string(record))
+	require.Len(t, since, 2, "the record names when the gateway proved itself: %s", record)
+	ms, err := strconv.ParseInt(since[1], 10, 64)
+	require.NoError(t, err)
+	required := "proof: required since " + time.UnixMilli(ms).UTC().Format("2006-01-02 15:04") + " UTC"
+	connected, _, _ := strings.Cut(c.Output(), markerProofUp)
+	assert.Contains(t, strings.Join(lines(connected), " "), required,
+		"sandbox status says the computer asks its gateway for a proof from now on, since when the record says")
 
 	addr := first.Addr
 	require.NoError(t, first.Stop())
@@ -187,9 +198,11 @@ func TestAComputerGivesItsSecretOnlyToTheGatewayThatProvesItself(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(frames[0]), &prove))
 	assert.Equal(t, "computer_request", prove.Event)
 	assert.Equal(t, "prove", prove.Type)
-	out := c.Output()
+	_, out, _ := strings.Cut(c.Output(), markerProofUp)
 	assert.Contains(t, strings.Join(lines(out), " "), "did not prove it is the gateway this computer was set up with")
 	assert.Contains(t, strings.Join(lines(out), " "), "run sandbox setup")
+	assert.Contains(t, strings.Join(lines(out), " "), required,
+		"beside the refusal, the status says the computer still asks for the proof")
 	hostile.stop()
 
 	ln, err = net.Listen("tcp", addr) // the hostile server's listener is closed: its port is free again
@@ -212,7 +225,7 @@ func TestAComputerGivesItsSecretOnlyToTheGatewayThatProvesItself(t *testing.T) {
 
 // TestAComputerThatNeverSawAProofSaysHelloAsBefore: to a gateway older than the proof (it
 // answers hello with no proves), a computer says hello at once as it always did, is
-// connected, and records nothing.
+// connected, and records nothing; its status says that gateway does not prove itself.
 func TestAComputerThatNeverSawAProofSaysHelloAsBefore(t *testing.T) {
 	ctx := testContext(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -227,6 +240,8 @@ func TestAComputerThatNeverSawAProofSaysHelloAsBefore(t *testing.T) {
 	assert.Contains(t, frames[0], `"type":"hello"`)
 	_, err = os.Stat(filepath.Join(opts.Overlay, gatewayProofsFile))
 	assert.True(t, os.IsNotExist(err), "no record of a gateway that does not prove itself")
+	assert.Contains(t, strings.Join(lines(c.Output()), " "), "proof: none: whatever answers at this URL is trusted",
+		"sandbox status says the computer's secret is not protected")
 }
 
 // TestTheClientsHMACIsGos: libsandboxproof's SHA-256 and HMAC-SHA256, run on fakecraft, give

@@ -137,6 +137,7 @@ local function newDaemon(deps)
   local sessionId = nil;       -- traposId declared in the current session's hello
   local account = nil;         -- the accountId the gateway answered that hello with
   local credentialKind = nil;  -- how its credential was made ("linked", "issued"), as that answer said
+  local proves = nil;          -- whether that answer said the gateway proves itself (proves:true)
   -- The trapos-sandbox version the gateway serves at /trapos/install, as the last hello answer
   -- named it (servedClient); nil when it named none, or none in MAJOR.MINOR.PATCH form. Kept
   -- while disconnected: sandbox status tells the player to upgrade when it is newer.
@@ -291,6 +292,7 @@ local function newDaemon(deps)
     requests.socketClosed();
     account = nil;
     credentialKind = nil;
+    proves = nil;
     connectedAt = nil;
     owed, owedByType, mark = 0, {}, nil;
   end
@@ -429,7 +431,7 @@ local function newDaemon(deps)
   -- secret stays unsent, the socket is dropped, and the usual schedule tries again (the real
   -- gateway back on its port is then taken). detail says what the server did.
   local function notProved(detail)
-    local since = os.date("!%Y-%m-%d %H:%M UTC", math.floor((provedSince or 0) / 1000));
+    local since = proofLib.sinceShown(provedSince or 0);
     local why = "the server at " .. tostring(url) .. " did not prove it is the gateway this computer was set up with"
       .. " (it has since " .. since .. "): it " .. detail .. "; another program may hold its port;"
       .. " if the operator moved the gateway, changed its password or went back to an older one, run sandbox setup";
@@ -503,7 +505,8 @@ local function newDaemon(deps)
       end
       -- A gateway that can prove itself to this computer is asked to, from now on, before
       -- each hello to this URL (an older gateway says nothing of it).
-      if frame.payload.proves == true and proofs.provesSince(url) == nil then
+      proves = frame.payload.proves == true;
+      if proves and proofs.provesSince(url) == nil then
         proofs.remember(url, clock());
       end
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
@@ -821,6 +824,9 @@ local function newDaemon(deps)
       -- Since when (epoch ms) the gateway at url proves itself to this computer: it is asked
       -- to before each hello there (nil: never yet, or sandbox setup forgot it).
       provesSince = statusUrl ~= nil and proofs.provesSince(statusUrl) or nil,
+      -- While connected: whether the hello answer said the gateway proves itself, which with
+      -- no provesSince means the record could not be written (a full drive).
+      proves = proves,
     };
   end
 

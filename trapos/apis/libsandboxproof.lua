@@ -204,6 +204,13 @@ local function provesSince(url, fsApi)
   return readRecord(fsApi)[url];
 end
 
+-- How a record's since (epoch ms) is shown to the player, the minute in UTC: "2026-12-07
+-- 04:38 UTC" (the daemon's error for a server that did not prove itself, sandbox status).
+local function sinceShown(since)
+  expect(1, since, "number");
+  return os.date("!%Y-%m-%d %H:%M UTC", math.floor(since / 1000));
+end
+
 -- Records that the gateway at url proves itself, since epoch ms since. Written beside the
 -- old record and moved over it, so a full drive keeps the old one. Returns whether it did.
 local function remember(url, since, fsApi)
@@ -249,6 +256,7 @@ return {
   expectedProof = expectedProof,
   newNonce = newNonce,
   provesSince = provesSince,
+  sinceShown = sinceShown,
   remember = remember,
   forget = forget,
 };

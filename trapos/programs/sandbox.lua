@@ -301,6 +301,30 @@ local function updateLine(status)
     .. (line or "run the gateway's install line to upgrade");
 end
 
+-- The status's proof line: whether this computer sends its secret only to a gateway that
+-- proves itself first (docs/protocol.md, "The gateway proves itself"), and if not, why and
+-- whose fix it is. nil without a URL (nothing to prove). A record (provesSince) is what the
+-- daemon acts on, whatever answers now: "required" holds beside an error of a server that
+-- did not prove itself. Without one, a connected gateway that did not say proves is one that
+-- cannot (older, or without a password), and a daemon not connected trusts the first answer.
+-- On a narrower screen "required" goes without its date, which took a row of its own there
+-- (a pocket computer's 26 columns, a turtle's 39) for what the player needs least.
+local function proofLine(status)
+  if status.url == nil then
+    return nil;
+  elseif type(status.provesSince) == "number" and narrowScreen() then
+    return "proof: required";
+  elseif type(status.provesSince) == "number" then
+    return "proof: required since " .. proofLib.sinceShown(status.provesSince);
+  elseif status.connected == true and status.proves == true then
+    return "proof: offered, but this computer could not record it (is its disk full?): the next gateway to answer is trusted";
+  elseif status.connected == true then
+    return "proof: none: whatever answers at this URL is trusted (the gateway is older than 0.5.32"
+      .. " or has no password: its operator can fix that)";
+  end
+  return "proof: none yet (the first to answer is trusted)";
+end
+
 -- The name a mistyped word most likely meant (the advice's rule, the installer's options' too).
 local meant = advice.meant;
 
@@ -492,6 +516,12 @@ local function showStatus()
   -- until the fix is made), so that the status fits the screen, the command typed above it
   -- too, and if something still scrolls away, it is the top, never them.
   local leaveAccessOut = narrowScreen() and problem[2] ~= nil;
+  -- The proof line, left out there as well: the error of a server that did not prove itself
+  -- says all of it, and the line shows again once connected.
+  local proof = proofLine(status);
+  if proof ~= nil and not leaveAccessOut then
+    shown[#shown + 1] = proof;
+  end
   -- The daemon's own faults are never printed by the daemon: they are counted here and logged.
   if (status.faults or 0) > 0 then
     shown[#shown + 1] = "faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault);

@@ -35,6 +35,7 @@ local function newSocket()
 end
 
 -- A scripted world: settings values, a fake os and http, and the daemon under test.
+-- opts.recordFails: the record of the gateways that proved themselves cannot be written.
 local function newWorld(opts)
   opts = opts or {};
   local world = {
@@ -104,7 +105,13 @@ local function newWorld(opts)
     -- the record of the gateways that proved themselves: url -> since (epoch ms)
     proofs = {
       provesSince = function(url) return world.proved[url]; end,
-      remember = function(url, since) world.proved[url] = since; return true; end,
+      remember = function(url, since)
+        if opts.recordFails then
+          return false;
+        end
+        world.proved[url] = since;
+        return true;
+      end,
     },
     -- the screen mirror wraps this invisible window, not the spec runner's own terminal
     term = setmetatable({ native = function() return world.screen; end }, { __index = term }),
@@ -437,6 +444,7 @@ describe("sandbox daemon", function()
         ok = true, payload = { accountId = "local", proves = true } });
       expect(world.proved):same({ [FULL_URL] = SINCE });
       expect(world.daemon.status().provesSince):eq(SINCE);
+      expect(world.daemon.status().proves):eq(true);
     end);
 
     it("records nothing for a gateway that does not say it proves itself", function()
@@ -444,6 +452,27 @@ describe("sandbox daemon", function()
       world.connect();
       expect(world.proved):same({});
       expect(world.daemon.status().provesSince):eq(nil);
+      -- sandbox status says that gateway does not prove itself
+      expect(world.daemon.status().proves):eq(false);
+    end);
+
+    it("says the gateway offers its proof while connected, also when its record could not be written", function()
+      -- a full drive: sandbox status says the proof is offered but not recorded, not that the
+      -- gateway gives none
+      local world = newWorld({ url = URL, password = "pw", recordFails = true });
+      world.now = SINCE;
+      world.daemon.start();
+      local socket = world.open();
+      local hello = socket.frame(1);
+      world.message({ event = "gateway_response", traposReceiverId = "7:", messageId = hello.messageId, type = "hello",
+        ok = true, payload = { accountId = "local", proves = true } });
+      expect(world.daemon.status().connected):eq(true);
+      expect(world.daemon.status().provesSince):eq(nil);
+      expect(world.daemon.status().proves):eq(true);
+      -- not connected: nothing said of a gateway that is not there
+      world.handle("websocket_closed", FULL_URL, "Connection closed", 1006);
+      expect(world.daemon.status().connected):eq(false);
+      expect(world.daemon.status().proves):eq(nil);
     end);
 
     it("asks for the proof first, then says hello after a right one", function()

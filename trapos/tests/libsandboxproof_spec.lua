@@ -133,4 +133,12 @@ describe("libsandboxproof", function()
       expect(lib.provesSince("ws://a/trapos/ws")):eq(nil);
     end);
   end);
+
+  describe("sinceShown", function()
+    it("shows a record's since as the minute in UTC, whatever the computer's time zone", function()
+      expect(lib.sinceShown(1765078800000)):eq("2025-12-07 03:40 UTC");
+      expect(lib.sinceShown(1765078859999)):eq("2025-12-07 03:40 UTC"); -- the minute, not rounded
+      expect(lib.sinceShown(0)):eq("1970-01-01 00:00 UTC");
+    end);
+  end);
 end);

@@ -44,9 +44,20 @@ local function refusedRun(why, url)
     require('/apis/libsandboxlayout').commandRows({ "sandbox", "setup", url }, (term.getSize()), true), "\n");
 end
 
+-- When the gateway of connectedStatus first proved itself here (epoch ms), and the status
+-- line that says so (a gateway from 0.5.32 on proves itself to a computer with a password),
+-- without its date on a narrower screen.
+local SINCE = 1765078800000;
+local PROVEN = speckit.narrow() and "proof: required" or "proof: required since 2025-12-07 03:40 UTC";
+
 local function connectedStatus()
-  return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base", version = lib.VERSION };
+  return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base", version = lib.VERSION,
+    provesSince = SINCE, proves = true };
 end
+
+-- The proof line of a daemon that has no record of a gateway that proved itself and is not
+-- connected (downStatus).
+local UNPROVEN = "proof: none yet (the first to answer is trusted)";
 
 local function downStatus(state, lastError)
   return { url = FULL_URL, connected = false, state = state, traposId = "7:base", lastError = lastError,
@@ -1210,13 +1221,17 @@ describe("sandbox command", function()
   describe("status", function()
     -- The lines status prints, as this computer's screen shows them: head (url first), what
     -- the host may do (the defaults), then problem (lastError and its fix). A pocket computer
-    -- leaves out what the host may do while there is a fix to make (sandbox.lua's showStatus).
+    -- leaves out what the host may do while there is a fix to make (sandbox.lua's showStatus),
+    -- and the proof line too.
     local function statusLines(head, problem)
       local lines = {};
+      local leaveOut = speckit.narrow() and problem[2] ~= nil;
       for _, line in ipairs(head) do
-        lines[#lines + 1] = fitted(line);
+        if not (leaveOut and line:find("^proof: ")) then
+          lines[#lines + 1] = fitted(line);
+        end
       end
-      if not (speckit.narrow() and problem[2] ~= nil) then
+      if not leaveOut then
         for _, line in ipairs({ "files: none", "exec: false", "ai confirm: true", "screen: none" }) do
           lines[#lines + 1] = line;
         end
@@ -1230,8 +1245,8 @@ describe("sandbox command", function()
     it("shows a connected daemon", function()
       local ok, err, lines = run({ "status" }, { status = connectedStatus() });
       expectSuccess(ok, err);
-      expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: true", "state: connected", "traposId: 7:base" },
-        { "lastError: none" }));
+      expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: true", "state: connected", "traposId: 7:base",
+        PROVEN }, { "lastError: none" }));
     end);
 
     it("says when an older daemon still runs after an upgrade, and that a reboot starts the new one", function()
@@ -1240,9 +1255,9 @@ describe("sandbox command", function()
         status.version = case[1];
         local ok, err, lines = run({ "status" }, { status = status });
         expectSuccess(ok, err);
-        expect(lines[4]):eq("traposId: 7:base");
-        expect(lines[5]):eq("daemon: " .. case[2] .. " runs, " .. lib.VERSION .. " is installed: reboot to start it");
-        expect(lines[6]):eq("files: none");
+        expect(lines[5]):eq(fitted(PROVEN));
+        expect(lines[6]):eq(fitted("daemon: " .. case[2] .. " runs, " .. lib.VERSION .. " is installed: reboot to start it"));
+        expect(lines[7]):eq("files: none");
       end
     end);
 
@@ -1252,12 +1267,12 @@ describe("sandbox command", function()
         status = connectedStatus(), settings = { ["sandbox.url"] = URL, ["shell.allow_startup"] = false },
       });
       expectSuccess(ok, err);
-      expect(lines[4]):eq("traposId: 7:base");
-      expect(lines[5]):eq(fitted("boot: the daemon will not start at the next boot: shell.allow_startup is false, so "
+      expect(lines[5]):eq(fitted(PROVEN));
+      expect(lines[6]):eq(fitted("boot: the daemon will not start at the next boot: shell.allow_startup is false, so "
         .. "the computer runs no startup file at boot. Run: set shell.allow_startup true"));
       ok, err, lines = run({ "status" }, { status = connectedStatus() });
       expectSuccess(ok, err);
-      expect(lines[5]):eq("files: none");
+      expect(lines[6]):eq("files: none");
     end);
 
     it("says a daemon that runs now will not start at the next boot while a disk with a startup file is in", function()
@@ -1270,13 +1285,13 @@ describe("sandbox command", function()
       local _, offErr, offLines = run({ "status" }, { status = connectedStatus(),
         settings = { ["sandbox.url"] = URL, ["shell.allow_disk_startup"] = false } });
       expectSuccess(ok, err);
-      expect(lines[5]):eq(fitted("boot: the daemon will not start at the next boot: the disk in the left drive has a "
+      expect(lines[6]):eq(fitted("boot: the daemon will not start at the next boot: the disk in the left drive has a "
         .. "startup file, which CC runs at boot instead of this computer's. Take the disk out"));
       -- CC runs no disk's startup with shell.allow_disk_startup off, nor one when none has any
       expectSuccess(true, offErr);
-      expect(offLines[5]):eq("files: none");
+      expect(offLines[6]):eq("files: none");
       expectSuccess(true, emptyErr);
-      expect(emptyLines[5]):eq("files: none");
+      expect(emptyLines[6]):eq("files: none");
     end);
 
     it("names the install line when the gateway serves a newer client, and nothing otherwise", function()
@@ -1290,12 +1305,12 @@ describe("sandbox command", function()
         status.url = url or FULL_URL;
         local ok, err, lines = run({ "status" }, { status = status });
         expectSuccess(ok, err);
-        expect(lines[4]):eq("traposId: 7:base");
-        if lines[5]:find("^update: ") then
-          expect(lines[6]):eq("files: none");
-          return lines[5];
+        expect(lines[5]):eq(fitted(PROVEN));
+        if lines[6]:find("^update: ") then
+          expect(lines[7]):eq("files: none");
+          return lines[6];
         end
-        expect(lines[5]):eq("files: none");
+        expect(lines[6]):eq("files: none");
         return nil;
       end
       local install = "wget run http://127.0.0.1:4444/trapos/install";
@@ -1348,6 +1363,80 @@ describe("sandbox command", function()
       expect(lines[#lines - 1]):eq("lastError: replaced: another computer said hello with this computer's id");
     end);
 
+    describe("proof line", function()
+      -- The status's proof line on a screen width columns wide (and 20 rows), or nil.
+      local function proofOf(status, width)
+        local ok, err, lines = run({ "status" }, { status = status, width = width });
+        expectSuccess(ok, err);
+        for _, line in ipairs(lines) do
+          if line:find("^proof: ") then
+            return line, lines;
+          end
+        end
+        return nil, lines;
+      end
+
+      it("says a gateway that proved itself here is asked to before each hello, and since when", function()
+        expect(proofOf(connectedStatus(), 51)):eq("proof: required since 2025-12-07 03:40 UTC");
+        -- the date took a row of its own on a turtle's 39 columns and a pocket computer's 26
+        for _, width in ipairs({ 39, 26 }) do
+          expect(proofOf(connectedStatus(), width)):eq("proof: required");
+        end
+        -- right after the traposId (and the account), before what the host may do
+        local line, lines = proofOf(connectedStatus(), 51);
+        expect(lines[5]):eq(line);
+        expect(lines[6]):eq("files: none");
+      end);
+
+      it("says required beside the error of a server that did not prove itself, which it does not contradict", function()
+        local status = downStatus("waiting", "the server at " .. FULL_URL .. " did not prove it is the gateway this"
+          .. " computer was set up with (it has since 2025-12-07 03:40 UTC): it sent a wrong proof; another program"
+          .. " may hold its port; if the operator moved the gateway, changed its password or went back to an older"
+          .. " one, run sandbox setup");
+        status.provesSince = SINCE;
+        for _, width in ipairs({ 51, 26 }) do
+          local line, lines = proofOf(status, width);
+          expect(line):eq(width == 51 and "proof: required since 2025-12-07 03:40 UTC" or "proof: required");
+          expect(lines[#lines]):eq(fitted("lastError: " .. status.lastError, width));
+        end
+      end);
+
+      it("says a connected gateway that does not prove itself trusts whatever answers at the URL, and whose fix it is", function()
+        -- a gateway older than 0.5.32 (its hello answer says nothing of proves), or one without
+        -- a password; and an older daemon (0.5.32, 0.5.33) that does not say proves
+        for _, case in ipairs({ { proves = false }, { proves = nil } }) do
+          local status = connectedStatus();
+          status.provesSince, status.proves = nil, case.proves;
+          for _, width in ipairs({ 51, 39, 26 }) do
+            expect(proofOf(status, width)):eq(fitted("proof: none: whatever answers at this URL is trusted (the gateway"
+              .. " is older than 0.5.32 or has no password: its operator can fix that)", width));
+          end
+        end
+      end);
+
+      it("says a daemon not connected yet, with no gateway that proved itself, trusts the first to answer", function()
+        for _, state in ipairs({ "connecting", "waiting", "unauthorized" }) do
+          expect(proofOf(downStatus(state, state == "connecting" and nil or "Could not connect"), 51)):eq(UNPROVEN);
+        end
+        -- no URL, nothing to prove
+        expect(proofOf({ connected = false, state = "dormant", traposId = "7:", version = lib.VERSION }, 51)):eq(nil);
+      end);
+
+      it("says so when the gateway offers its proof but the computer could not record it", function()
+        local status = connectedStatus();
+        status.provesSince = nil;
+        expect(proofOf(status, 51)):eq(fitted("proof: offered, but this computer could not record it (is its disk"
+          .. " full?): the next gateway to answer is trusted", 51));
+      end);
+
+      it("is left out on a pocket computer with a fix to make, as what the host may do is", function()
+        local status = downStatus("waiting", "replaced: another computer said hello with this computer's id");
+        status.provesSince = SINCE;
+        expect(proofOf(status, 26)):eq(nil);
+        expect(proofOf(status, 51)):eq("proof: required since 2025-12-07 03:40 UTC");
+      end);
+    end);
+
     it("shows the account the gateway answered the hello with", function()
       local status = connectedStatus();
       status.account = "alice";
@@ -1355,7 +1444,8 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines[4]):eq("traposId: 7:base");
       expect(lines[5]):eq("account: alice");
-      expect(lines[6]):eq("files: none");
+      expect(lines[6]):eq(fitted(PROVEN));
+      expect(lines[7]):eq("files: none");
       -- a credential issued by hand (trap-sandbox credentials add) is not called linked
       status.credentialKind = "issued";
       ok, err, lines = run({ "status" }, { status = status });
@@ -1399,7 +1489,8 @@ describe("sandbox command", function()
     it("shows the last error", function()
       local ok, err, lines = run({ "status" }, { status = downStatus("waiting", "Connection closed") });
       expectSuccess(ok, err);
-      expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: false", "state: waiting", "traposId: 7:base" }, {
+      expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: false", "state: waiting", "traposId: 7:base",
+        UNPROVEN }, {
         "lastError: Connection closed",
         "fix: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries by itself",
       }));
@@ -1491,8 +1582,8 @@ describe("sandbox command", function()
       for _, state in ipairs({ "connecting", "authenticating" }) do
         local ok, err, lines = run({ "status" }, { status = downStatus(state) });
         expectSuccess(ok, err);
-        expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: false", "state: " .. state, "traposId: 7:base" },
-          { "lastError: none yet (the gateway has not answered; sandbox health waits for it)" }));
+        expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: false", "state: " .. state, "traposId: 7:base",
+          UNPROVEN }, { "lastError: none yet (the gateway has not answered; sandbox health waits for it)" }));
       end
       -- a try after an error keeps that error, as the one before this try, and its fix; a
       -- connected one has none
@@ -1544,9 +1635,10 @@ describe("sandbox command", function()
         end
         return out;
       end
-      expect(names(wide)):same({ "url", "connected", "state", "traposId", "faults", "daemon", "files", "exec",
+      expect(names(wide)):same({ "url", "connected", "state", "traposId", "proof", "faults", "daemon", "files", "exec",
         "ai confirm", "screen", "lastError", "fix" });
-      -- the pocket computer leaves out what the host may do while there is a fix to make
+      -- the pocket computer leaves out the proof and what the host may do while there is a fix
+      -- to make
       expect(names(narrow)):same({ "url", "connected", "state", "traposId", "faults", "daemon", "lastError", "fix" });
       expect(wide[#wide - 1]):eq(narrow[#narrow - 1]);
     end);
@@ -1557,7 +1649,7 @@ describe("sandbox command", function()
       local ok, err, lines = run({ "status" }, { status = status });
       expectSuccess(ok, err);
       expect(lines):same(statusLines({ "url: " .. FULL_URL, "connected: true", "state: connected", "traposId: 7:base",
-        "faults: 2 (see /.sandbox.log), the last: sandbox daemon: timer handler failed: boom" }, { "lastError: none" }));
+        PROVEN, "faults: 2 (see /.sandbox.log), the last: sandbox daemon: timer handler failed: boom" }, { "lastError: none" }));
     end);
 
     it("shows a dormant daemon and names its fix", function()
@@ -1578,10 +1670,10 @@ describe("sandbox command", function()
         status = connectedStatus(),
       });
       expectSuccess(ok, err);
-      expect(lines[5]):eq("files: write");
-      expect(lines[6]):eq("exec: true");
-      expect(lines[7]):eq("ai confirm: false");
-      expect(lines[8]):eq("screen: control");
+      expect(lines[6]):eq("files: write");
+      expect(lines[7]):eq("exec: true");
+      expect(lines[8]):eq("ai confirm: false");
+      expect(lines[9]):eq("screen: control");
     end);
 
     it("names a value that is none of the levels instead of showing a silent none", function()
@@ -1591,10 +1683,10 @@ describe("sandbox command", function()
         status = connectedStatus(), width = 51,
       });
       expectSuccess(ok, err);
-      expect(lines[5]):eq('files: none, as "Write" is not none/read/write');
-      expect(lines[8]):eq('screen: none, as "View" is not none/view/control');
+      expect(lines[6]):eq('files: none, as "Write" is not none/read/write');
+      expect(lines[9]):eq('screen: none, as "View" is not none/view/control');
       -- and what to type: the status named the value and left the player guessing
-      expect(lines[9]):eq("Fix them with: sandbox setup");
+      expect(lines[10]):eq("Fix them with: sandbox setup");
       -- one, on a pocket computer: the command whole on a row of its own
       local pocketOk, pocketErr, pocketLines = run({ "status" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "Write" },
@@ -1639,7 +1731,7 @@ describe("sandbox command", function()
         end
       end
       want[#want + 1] = "lastError: none";
-      expect({ table.unpack(lines, 5) }):same(want);
+      expect({ table.unpack(lines, 6) }):same(want);
     end);
 
     it("names as many stray sandbox settings as fit the screen, then counts the rest", function()
@@ -1655,13 +1747,6 @@ describe("sandbox command", function()
           settings = values, status = connectedStatus(), width = size[1], height = size[2],
         });
         expectSuccess(ok, err);
-        -- the whole status and the command typed above it and the prompt below fit the screen;
-        -- a turtle's status fills its 13 rows without them: the count alone is left there,
-        -- a row over
-        local rows = printedRows(lines, size[1]);
-        if #rows + 2 > size[2] + (size[2] == 13 and 1 or 0) then
-          fail(size[1] .. "x" .. size[2] .. ": the status takes " .. #rows .. " rows:\n" .. table.concat(rows, "\n"));
-        end
         expect(lines[1]):eq(fitted("url: " .. FULL_URL, size[1]));
         expect(lines[#lines]):eq("lastError: none");
         local named = 0;
@@ -1682,6 +1767,17 @@ describe("sandbox command", function()
         end
         want[#want + 1] = "lastError: none";
         expect({ table.unpack(lines, #lines - #want + 1) }):same(want);
+        -- the whole status and the command typed above it and the prompt below fit the screen;
+        -- a turtle's status fills its 13 rows without them: the count alone is left there,
+        -- past them
+        local rows = printedRows(lines, size[1]);
+        local past = 0;
+        if named == 0 then
+          past = #printedRows({ table.unpack(want, 1, #want - 1) }, size[1]);
+        end
+        if #rows - past + 2 > size[2] then
+          fail(size[1] .. "x" .. size[2] .. ": the status takes " .. #rows .. " rows:\n" .. table.concat(rows, "\n"));
+        end
         if size[2] >= 19 and named == 0 then
           fail(size[1] .. "x" .. size[2] .. ": no stray named");
         end
@@ -1726,7 +1822,7 @@ describe("sandbox command", function()
         want[#want + 1] = "Remove them with: edit /.settings";
       end
       want[#want + 1] = "lastError: none";
-      expect({ table.unpack(lines, 5) }):same(want);
+      expect({ table.unpack(lines, 6) }):same(want);
     end);
 
     it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
@@ -1736,9 +1832,9 @@ describe("sandbox command", function()
         status = connectedStatus(), width = 51,
       });
       expectSuccess(ok, err);
-      expect(lines[6]):eq('exec: false, as "true" is not the boolean true');
-      expect(lines[7]):eq('ai confirm: true, as "no" is not the boolean false');
-      expect(lines[9]):eq("Fix them with: sandbox setup");
+      expect(lines[7]):eq('exec: false, as "true" is not the boolean true');
+      expect(lines[8]):eq('ai confirm: true, as "no" is not the boolean false');
+      expect(lines[10]):eq("Fix them with: sandbox setup");
     end);
 
     it("fails when the daemon is not running", function()
