@@ -33,7 +33,8 @@ type Screens interface {
 type ScreenWatch interface {
 	// Next waits for a screen newer than the last it returned (the first call: the screen as
 	// it is) and returns the newest, those between skipped. It fails with ctx's error when ctx
-	// ends first, or with a *protocol.Error when the watch ended: the computer disconnected
+	// ends first (one newer already there may be returned after ctx ended: a caller that
+	// loops keeps its own end), or with a *protocol.Error when the watch ended: the computer disconnected
 	// (computer.LeftBeforeAnswer's not_connected), its owner withdrew the screen, the monitor
 	// was taken off, the caller's token was revoked, the gateway is stopping.
 	Next(ctx context.Context) (computer.Screen, error)
@@ -142,6 +143,13 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 // with its unauthorized.
 func (t *tools) nextWhileAuthorized(ctx, wait context.Context, w ScreenWatch, checked *time.Time) (computer.Screen, error) {
 	for {
+		// The wait keeps its own end: a watch's Next returns a screen it has not returned
+		// before without looking at its ctx (the screen module's viewer), and a computer that
+		// sends screens faster than the wait reads them held the call past its timeoutMs and
+		// its cancel, with its viewer and its account's place, as long as they came.
+		if err := wait.Err(); err != nil {
+			return computer.Screen{}, err
+		}
 		tick, stop := context.WithTimeout(wait, max(stillAuthorizedEvery-time.Since(*checked), 0))
 		s, err := w.Next(tick)
 		stop()

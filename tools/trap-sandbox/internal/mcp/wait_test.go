@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,4 +357,65 @@ func TestWaitForScreenAnswersWithoutWaitingForTheWatchToStop(t *testing.T) {
 	}
 	confirmed()
 	live.waitClosed(t)
+}
+
+// floodingScreen is a watch whose computer sends screens faster than the wait reads them: each
+// Next has a newer screen already, and returns it without waiting, as the screen module's
+// viewer returns a screen it has not seen before it looks at ctx.
+type floodingScreen struct {
+	sent   atomic.Int64
+	closed chan struct{}
+}
+
+func (f *floodingScreen) WatchScreen(context.Context, string, string, time.Duration) (ScreenWatch, error) {
+	return f, nil
+}
+
+func (f *floodingScreen) Next(context.Context) (computer.Screen, error) {
+	row := fmt.Sprintf("%-12s", "frame "+strconv.FormatInt(f.sent.Add(1), 10))
+	return computer.Screen{Width: 12, Height: 1, Colour: true,
+		Rows: []computer.Row{{Text: row, FG: strings.Repeat("0", 12), BG: strings.Repeat("f", 12)}}}, nil
+}
+
+func (f *floodingScreen) Close() { close(f.closed) }
+
+// TestWaitForScreenEndsWhileTheScreenNeverStops: a computer that sends screens without end
+// (a hostile one floods screen.update; the gateway does not bound their rate) ends a wait at
+// its timeoutMs, with the screen then and timedOut, and a cancelled call at once: the wait
+// read screen after screen past both, holding the call, its viewer and the account's place
+// (--max-screen-viewers) for as long as the screens came.
+func TestWaitForScreenEndsWhileTheScreenNeverStops(t *testing.T) {
+	t.Run("timeoutMs", func(t *testing.T) {
+		flood := &floodingScreen{closed: make(chan struct{})}
+		s := sessionWatching(t, daemonfake.NewLocal(nil), flood)
+		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never", "timeoutMs": 50})
+		res := answer(t, done)
+		require.False(t, res.IsError, text(res))
+		out := screenOf(t, structured(t, res.StructuredContent))
+		assert.True(t, out.TimedOut)
+		assert.Contains(t, out.Text, "frame ")
+		waitFor(t, flood.closed)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		flood := &floodingScreen{closed: make(chan struct{})}
+		s := sessionWatching(t, daemonfake.NewLocal(nil), flood)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := waitAsync(ctx, s, map[string]any{"traposId": "7:", "text": "never", "timeoutMs": 60000})
+		for flood.sent.Load() < 100 { // the wait is reading the flood
+			runtime.Gosched()
+		}
+		cancel()
+		assert.True(t, answer(t, done).IsError)
+		waitFor(t, flood.closed)
+	})
+}
+
+// waitFor fails the test unless ch closes.
+func waitFor(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second): // a hang guard only
+		t.Fatal("the viewer was left open")
+	}
 }
