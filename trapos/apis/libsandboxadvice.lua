@@ -209,9 +209,12 @@ local RULES = {
     end,
   },
   {
+    -- The scheme named as set: a player who gave https:// and read "not http://" looked for
+    -- an http:// they never typed.
     match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
-    say = function()
-      return "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://. " .. FIX_URL;
+    say = function(why)
+      return "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not "
+        .. why:match("^Invalid scheme '(https?)'") .. "://. " .. FIX_URL;
     end,
   },
   {

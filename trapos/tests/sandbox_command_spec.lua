@@ -971,21 +971,21 @@ describe("sandbox command", function()
       expect(record.values["sandbox.allow_exec"]):eq(false);
     end);
 
-    it("refuses an http:// URL before saving anything, naming the ws:// one to give", function()
-      local prefix = "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://.";
+    it("refuses an http:// URL before saving anything, naming its scheme and the ws:// one to give", function()
+      local prefix = "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not ";
       for _, case in ipairs({
-        { "http://10.0.0.9:4444", "ws://10.0.0.9:4444" },
-        { "http://10.0.0.9:4444/trapos/install", "ws://10.0.0.9:4444" },
-        { "HTTP://10.0.0.9:4444/", "ws://10.0.0.9:4444" },
-        { "https://mc.example.org/sandbox", "wss://mc.example.org/sandbox/trapos/ws" },
-        { "https://mc.example.org/sandbox/trapos/ws", "wss://mc.example.org/sandbox/trapos/ws" },
+        { "http://10.0.0.9:4444", "ws://10.0.0.9:4444", "http" },
+        { "http://10.0.0.9:4444/trapos/install", "ws://10.0.0.9:4444", "http" },
+        { "HTTP://10.0.0.9:4444/", "ws://10.0.0.9:4444", "http" },
+        { "https://mc.example.org/sandbox", "wss://mc.example.org/sandbox/trapos/ws", "https" },
+        { "https://mc.example.org/sandbox/trapos/ws", "wss://mc.example.org/sandbox/trapos/ws", "https" },
         -- a slash of the // lost: still http's, not a host named http
-        { "http:/10.0.0.9:4444", "ws://10.0.0.9:4444" },
-        { "https:mc.example.org/sandbox", "wss://mc.example.org/sandbox/trapos/ws" },
+        { "http:/10.0.0.9:4444", "ws://10.0.0.9:4444", "http" },
+        { "https:mc.example.org/sandbox", "wss://mc.example.org/sandbox/trapos/ws", "https" },
       }) do
         local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
         expect(ok):eq(false);
-        expect(err):eq(refusedRun(prefix, case[2]));
+        expect(err):eq(refusedRun(prefix .. case[3] .. "://.", case[2]));
         expect(record.saved):eq(0);
       end
     end);
