@@ -6,11 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -257,6 +259,55 @@ func TestProveRefusesMalformedFields(t *testing.T) {
 	c := h.dial(t, "7:")
 	c.request("p", TypeProve, map[string]any{"nonce": strings.Repeat("a", MaxFrameBytesBeforeHello)})
 	c.expectClose(CloseTooBig, tooBigReason)
+}
+
+// TestRefusedProvesSpendNoWrongSecretBudget: proves refused in any way (a credential the
+// gateway does not hold, a revoked one, a malformed nonce, a second prove), many from one
+// address, spend none of the address's wrong-secret budget: a player flooding proves holds
+// back no hello of the computers sharing the Minecraft server's address, and a wrong secret
+// after them is answered at once, the first of the burst. They ask for no secret, so there is
+// nothing to guess; each costs one store read at most, as a hello with a credential does.
+func TestRefusedProvesSpendNoWrongSecretBudget(t *testing.T) {
+	m := newMetrics()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	revoked, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	revokedSelector, _ := credentialParts(t, revoked)
+	_, err = accounts.RevokeCredential(t.Context(), "alice", revokedSelector)
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, HelloTimeout: time.Hour,
+		FailedHelloBurst: 1, FailedHelloRate: 0.001, FailedHelloGlobalBurst: 1, FailedHelloGlobalRate: 0.001, Metrics: m}, nil)
+	for i := range 20 {
+		c := h.dial(t, "7:")
+		switch i % 4 {
+		case 0:
+			require.False(t, c.prove(map[string]any{"nonce": testNonce, "credential": fmt.Sprintf("unknown%d", i)}).OK)
+			c.expectClose(CloseUnauthorized, "unauthorized")
+		case 1:
+			require.False(t, c.prove(map[string]any{"nonce": testNonce, "credential": revokedSelector}).OK)
+			c.expectClose(CloseRevoked, "revoked")
+		case 2:
+			require.False(t, c.prove(map[string]any{"nonce": "not hex"}).OK)
+		case 3:
+			proofIn(t, c.prove(map[string]any{"nonce": testNonce}))
+			require.False(t, c.prove(map[string]any{"nonce": testNonce}).OK)
+		}
+	}
+	assert.Zero(t, testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)))
+
+	// The budget is whole: one wrong secret is answered at once (a second would wait an hour).
+	guess := h.dial(t, "8:")
+	guess.request("h", TypeHello, map[string]any{"traposId": "8:", "secret": "guess"})
+	assert.Equal(t, protocol.CodeUnauthorized, guess.read().Error.Code)
+	assert.Zero(t, testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)), "the wrong secret was not held back")
+	guess.expectClose(CloseUnauthorized, "unauthorized")
+
+	// And a computer of the same address proves the gateway and says hello at once.
+	c := h.dial(t, "9:")
+	assert.Equal(t, expectedProof("pw", testNonce, "password"), proofIn(t, c.prove(map[string]any{"nonce": testNonce})))
+	require.True(t, c.hello("pw").OK)
 }
 
 // TestProveKeepsTheHelloDeadline: a prove does not extend the socket's time to say hello.
