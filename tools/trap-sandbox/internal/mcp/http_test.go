@@ -101,6 +101,39 @@ func TestABodyInChunksIsBounded(t *testing.T) {
 	assert.Contains(t, answer, `\"size\":5`)
 }
 
+// TestAKeyNamedTwiceIsRefused: a POST that names a key twice in one object, at any depth, is
+// refused 400 with the JSON-RPC error of its id, naming the key and where, and runs nothing:
+// the SDK took the last of two, so {"name":"list_computers","name":"run_lua"} ran run_lua
+// where a proxy, a log or an audit reading the first saw a listing, as the API's routes
+// refuse. Keys that differ in case are two keys to the SDK, and one well formed body runs.
+func TestAKeyNamedTwiceIsRefused(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	defer srv.Close()
+	for _, tc := range []struct{ body, message string }{
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_computers","name":"run_lua","arguments":{"traposId":"7:","code":"return 1"}}}`,
+			`the body's params names the key "name" twice: send each key once (JSON readers differ on which of two counts)`},
+		{`{"jsonrpc":"2.0","id":"a","method":"tools/list","method":"tools/call","params":{"name":"run_lua","arguments":{"traposId":"7:","code":"return 1"}}}`,
+			`the body names the key "method" twice: send each key once (JSON readers differ on which of two counts)`},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run_lua","arguments":{"traposId":"7:","code":"return 1","c\u006fde":"os.shutdown()"}}}`,
+			`the body's params.arguments names the key "code" twice: send each key once (JSON readers differ on which of two counts)`},
+	} {
+		status, answer := postMCP(t, srv.URL, strings.NewReader(tc.body))
+		assert.Equal(t, http.StatusBadRequest, status, tc.body)
+		var request struct{ ID any }
+		require.NoError(t, json.Unmarshal([]byte(tc.body), &request))
+		want, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": request.ID, "error": map[string]any{"code": -32600, "message": tc.message}})
+		require.NoError(t, err)
+		assert.JSONEq(t, string(want), answer, "the error of the call, by its id")
+	}
+	assert.Empty(t, d.Types(), "nothing ran on the computer")
+
+	status, answer := postMCP(t, srv.URL, strings.NewReader(
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","NAME":"x","params":{"name":"run_lua","arguments":{"traposId":"7:","code":"return 1"}}}`))
+	assert.Equal(t, http.StatusOK, status, answer)
+	assert.NotContains(t, answer, "twice")
+}
+
 // TestAnOlderClientsClosedPostEndsItsCall: a client of MCP before 2026-07-28 (opencode 1.18
 // speaks 2025-11-25) that closes a call's POST, giving up on it or going away, ends the call
 // on the gateway too: no session outlives the POST, so its answer could never be read, and

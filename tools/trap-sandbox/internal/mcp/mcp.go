@@ -25,6 +25,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/jsonscan"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -98,12 +99,30 @@ func New(c *computer.Client, screens Screens, logger *slog.Logger) *Module {
 			return
 		}
 		tw := &tooLargeWriter{ResponseWriter: w}
-		if r.Body != nil {
+		if r.Method == http.MethodPost && r.Body != nil {
 			// The SDK bounds the body too, but its reader is over tw, which cannot have
 			// net/http close the connection after the 413 (an unexported method): this one,
-			// the same bound, trips first. The request's id is looked for as the SDK reads.
+			// the same bound, trips first. The request's id is looked for as it is read.
 			tw.body, tw.id = r.Body, &idScanner{}
-			r.Body = readCloser{io.TeeReader(http.MaxBytesReader(w, r.Body, MaxBodyBytes), tw.id), r.Body}
+			body, err := io.ReadAll(io.TeeReader(http.MaxBytesReader(w, r.Body, MaxBodyBytes), tw.id))
+			if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
+				tw.WriteHeader(http.StatusRequestEntityTooLarge)
+				return
+			}
+			// Read whole before the SDK reads it (a second copy while the call is read,
+			// 8 MiB at most) to refuse a key named twice in one object, as every route of
+			// the API does: the SDK takes the last of two, so {"name":"list_computers",
+			// "name":"run_lua"} ran run_lua for the gateway and read as list_computers to a
+			// proxy, a log or an audit that takes the first. The SDK reads keys as given
+			// ("NAME" is not "name"; an argument's name is checked so, argumentProblem):
+			// exact repeats alone count.
+			if err == nil && jsonscan.Valid(body) {
+				if rep, repeated := jsonscan.RepeatedKey(body, 0); repeated {
+					writeRPCError(w, http.StatusBadRequest, tw.id.id(), server.RepeatedKeyError(rep))
+					return
+				}
+			}
+			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), failedRead{err}), r.Body}
 		}
 		h.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), postKey{}, r.Context())))
 	})}
@@ -113,6 +132,17 @@ func New(c *computer.Client, screens Screens, logger *slog.Logger) *Module {
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// failedRead ends a body read before the SDK's read with the error that ended it (the client
+// went away), as the SDK would have read it: nil is the body's end.
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	return 0, io.EOF
 }
 
 // maxDrainBytes bounds what a POST above MaxBodyBytes may send before its 413 (read and
@@ -133,20 +163,25 @@ var bodyTooLarge = fmt.Sprintf("the request is larger than the %d bytes (%d MiB)
 // closed its whole session on the SDK's plain-text 413, as on an error without an id, and
 // opencode shows the model the body after "Error POSTing to endpoint:" either way.
 func writeTooLarge(w http.ResponseWriter, id json.RawMessage) {
+	writeRPCError(w, http.StatusRequestEntityTooLarge, id, bodyTooLarge)
+}
+
+// writeRPCError answers a POST the SDK does not see with status and message as the JSON-RPC
+// error (-32600, invalid request) of the request id (null when it could not be found).
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, message string) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": bodyTooLarge}})
+		"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": message}})
 	h := w.Header()
 	h.Del("Content-Length")
 	h.Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusRequestEntityTooLarge)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
 
-// tooLargeWriter is the SDK's ResponseWriter: its 413, for a body that came in chunks and went
-// past MaxBodyBytes as it was read, is answered by writeTooLarge instead, the SDK's plain
-// text dropped, once the rest of the body (up to maxDrainBytes) is read for its id. The SDK
-// reads the body itself, once to route it and again to serve it; a copy read whole here
-// first, to word the 413 before the SDK could, held up to 8 MiB more.
+// tooLargeWriter is the SDK's ResponseWriter: a 413, for a body that came in chunks and went
+// past MaxBodyBytes as it was read (by the module, before the SDK), is answered by
+// writeTooLarge instead, the SDK's plain text dropped, once the rest of the body (up to
+// maxDrainBytes) is read for its id.
 type tooLargeWriter struct {
 	http.ResponseWriter
 	body     io.Reader  // the request's body, past the SDK's bound
