@@ -19,6 +19,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // testNonce is a prove's nonce as a computer makes it: 32 lower-case hex digits.
@@ -90,6 +91,45 @@ func TestProveWithThePassword(t *testing.T) {
 	other := strings.Repeat("f", 32)
 	d := h.dial(t, "8:")
 	assert.Equal(t, expectedProof("pw", other, "password"), proofIn(t, d.prove(map[string]any{"nonce": other, "credential": nil})))
+}
+
+// TestAProveVouchesForNoHello: a good prove is no credential: the hello after it is checked
+// as any hello (a wrong secret, a secret of another key than the one proved, a payload that
+// is no hello's) and a wrong secret counts in the wrong-secret budget, past which its answer
+// waits; the socket of a refused hello takes no request of the host's.
+func TestAProveVouchesForNoHello(t *testing.T) {
+	m := newMetrics()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, HelloTimeout: time.Hour, Metrics: m,
+		FailedHelloBurst: 1, FailedHelloRate: 0.001, FailedHelloGlobalBurst: 1000, FailedHelloGlobalRate: 1000}, nil)
+	selector, _ := credentialParts(t, alice)
+
+	garbage := h.dial(t, "7:")
+	proofIn(t, garbage.prove(map[string]any{"nonce": testNonce, "credential": selector}))
+	garbage.request("h", TypeHello, []any{"7:", alice})
+	bad := garbage.read()
+	require.False(t, bad.OK)
+	assert.Equal(t, protocol.CodeNotAuthenticated, bad.Error.Code, "%+v", bad.Error)
+	assert.Contains(t, bad.Error.Message, "hello needs a traposId")
+
+	wrong := h.dial(t, "8:")
+	proofIn(t, wrong.prove(map[string]any{"nonce": testNonce, "credential": selector}))
+	resp := wrong.hello("tsc_" + selector + "_notitssecret")
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	wrong.expectClose(CloseUnauthorized, "unauthorized")
+
+	// The second wrong secret is past the address's burst of 1: held back, as without a prove.
+	again := h.dial(t, "9:")
+	proofIn(t, again.prove(map[string]any{"nonce": testNonce}))
+	again.request("h", TypeHello, map[string]any{"traposId": "9:", "secret": "not the password"})
+	require.Eventually(t, func() bool { return testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)) == 1 },
+		waitLimit, testkit.Poll, "the second wrong secret after a good prove is held back")
+	assert.Empty(t, h.gw.Computers(), "no computer is connected")
 }
 
 // TestProveWithACredential: a computer with its own credential names its id; the proof is
