@@ -132,8 +132,10 @@ local function newDaemon(deps)
   local socket = nil;          -- open websocket handle (methods take no self)
   local helloId = nil;         -- messageId of the hello awaiting its answer
   -- While the gateway is asked to prove itself before the hello: the prove's messageId, the
-  -- proof it must answer with, since when (epoch ms) it proves itself here, and the wait.
+  -- proof it must answer with, since when (epoch ms) it proves itself here, and the wait;
+  -- proofUnkeyed: the prove went out with no sandbox.password, which no server can prove to.
   local proveId, proofWanted, provedSince, proofTimer = nil, nil, nil, nil;
+  local proofUnkeyed = false;
   local sessionId = nil;       -- traposId declared in the current session's hello
   local account = nil;         -- the accountId the gateway answered that hello with
   local credentialKind = nil;  -- how its credential was made ("linked", "issued"), as that answer said
@@ -432,6 +434,18 @@ local function newDaemon(deps)
   -- gateway back on its port is then taken). detail says what the server did.
   local function notProved(detail)
     local since = proofLib.sinceShown(provedSince or 0);
+    if proofUnkeyed then
+      -- The proof is made with the secret, and there is none: what the player removed (set
+      -- sandbox.password nil, as for a gateway whose password its operator took away) is what
+      -- to mend, where the line blamed another program on the port, or quoted a password-less
+      -- gateway's "a computer that says hello with one". sandbox setup forgets the record.
+      local why = "sandbox.password is not set, so the server at " .. tostring(url) .. " cannot prove it is the gateway"
+        .. " this computer was set up with (it has since " .. since .. "), as it must before the hello;"
+        .. " run sandbox setup (with the gateway's password, or none if it has none now)";
+      log(why);
+      lose(why);
+      return;
+    end
     local why = "the server at " .. tostring(url) .. " did not prove it is the gateway this computer was set up with"
       .. " (it has since " .. since .. "): it " .. detail .. "; another program may hold its port;"
       .. " if the operator moved the gateway, changed its password or went back to an older one, run sandbox setup";
@@ -445,8 +459,10 @@ local function newDaemon(deps)
     provedSince = since;
     sessionId = currentTraposId();
     local nonce = proofLib.newNonce({ os = osApi, random = random });
+    local secret = config.password(settingsApi);
+    proofUnkeyed = secret == "";
     local payload;
-    proofWanted, payload = proofLib.expectedProof(config.password(settingsApi), nonce);
+    proofWanted, payload = proofLib.expectedProof(secret, nonce);
     proveId = newUuid();
     proofTimer = osApi.startTimer(PROOF_WAIT);
     local ok, err, code = sendFrame({
@@ -474,6 +490,8 @@ local function newDaemon(deps)
     elseif frame.error.code == codec.ERR_NOT_AUTHENTICATED then
       -- What a gateway older than prove answers (send hello first), as may another program.
       notProved("answered without a proof (" .. oneLine(frame.error.code) .. ": " .. oneLine(frame.error.message) .. ")");
+    elseif proofUnkeyed then
+      notProved("answered without a proof");
     else
       -- A gateway that cannot prove itself to this computer says why (its credential revoked,
       -- or not one of the gateway's): the words are the server's, unproven, and so said.

@@ -527,6 +527,38 @@ describe("sandbox daemon", function()
       expectRefused(world, socket, "sent a wrong proof");
     end);
 
+    -- sandbox.password removed with set (the user guide's way to remove it, as for a gateway
+    -- whose operator took its password away): no server can prove itself with no secret, and
+    -- the line says so, not that another program may hold the port, nor the password-less
+    -- gateway's words for a computer that says hello with a password.
+    it("says that sandbox.password is not set when a gateway that proved itself cannot, with no secret", function()
+      local NOT_SET = "sandbox.password is not set, so the server at " .. FULL_URL .. " cannot prove it is the gateway"
+        .. " this computer was set up with (it has since 2025-12-07 03:40 UTC), as it must before the hello;"
+        .. " run sandbox setup (with the gateway's password, or none if it has none now)";
+      for _, case in ipairs({
+        -- the gateway's proof, made with its password
+        function(world, socket) answerProve(world, socket, rightProof(socket, "pw")); end,
+        -- a gateway without SANDBOX_PASSWORD now
+        function(world, socket)
+          world.message({ event = "gateway_response", messageId = socket.frame(1).messageId, type = "prove", ok = false,
+            error = { code = "unauthorized", message = "this gateway has no SANDBOX_PASSWORD, so it cannot prove itself to a computer that says hello with one: link the computer (sandbox link) for a credential of its own, or run sandbox setup" } });
+        end,
+      }) do
+        local world = newWorld({ url = URL, proved = { [FULL_URL] = SINCE } });
+        world.daemon.start();
+        local socket = world.open();
+        expect(socket.frame(1).type):eq("prove");
+        case(world, socket);
+        expect(#socket.sent):eq(1);
+        expect(socket.closed):eq(1);
+        local status = world.daemon.status();
+        expect(status.state):eq("waiting");
+        expect(status.lastError):eq(NOT_SET);
+        expect(world.logs[#world.logs]):eq(NOT_SET);
+        expect(world.proved):same({ [FULL_URL] = SINCE });
+      end
+    end);
+
     it("sends no hello after an answer without a proof, an older gateway's", function()
       local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
       world.daemon.start();
