@@ -59,12 +59,11 @@ local function refusal(settingsApi, fsApi, msgType, payload)
     if config.execAllowed(settingsApi) then
       return nil;
     end
-    -- A hand-edited value that is not a boolean ("true") is named, as the levels' are.
-    local shown, why = config.execShown(settingsApi), "";
-    if shown ~= "false" then
-      why = " (" .. config.SETTING_ALLOW_EXEC .. " is " .. shown .. ")";
-    end
-    return msgType .. " is not allowed on this computer" .. why .. "; its owner can allow it with: set "
+    -- Worded as the files and screen refusals are (the setting needed, what it is, the line),
+    -- so the three read alike wherever they are shown; a hand-edited value that is not a
+    -- boolean ("true") is named, as the levels' are.
+    return msgType .. " needs " .. config.SETTING_ALLOW_EXEC .. " true (it is "
+      .. config.execShown(settingsApi) .. "); the owner can allow it with: set "
       .. config.SETTING_ALLOW_EXEC .. " true";
   elseif config.filesAllow(settingsApi, need) then
     if need == config.FILES_WRITE and not config.execAllowed(settingsApi) then

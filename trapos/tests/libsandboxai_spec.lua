@@ -261,7 +261,7 @@ describe("libsandboxai", function()
       gw = gateway({ { { run, DONE }, true } });
       lib.newClient({ request = gw.request, term = fakeTerm, settings = fakeSettings, fs = fs }).run("hi");
       expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c2", allow = false,
-        reason = "lua.exec is not allowed on this computer; its owner can allow it with: set sandbox.allow_exec true" } });
+        reason = "lua.exec needs sandbox.allow_exec true (it is false); the owner can allow it with: set sandbox.allow_exec true" } });
 
       -- Allowed by the settings: the player is asked.
       settingsMap["sandbox.ai_confirm"], settingsMap["sandbox.allow_files"] = true, "write";

@@ -235,15 +235,23 @@ describe("libsandboxrequests", function()
       expect(lib.refusal(settingsApi, fs, "fs.write", { path = "/startup.lua" })):str_match("needs sandbox.allow_exec");
     end);
 
-    it("names a hand-edited exec setting that is not the boolean true, as the files and screen refusals do", function()
-      local values = { ["sandbox.allow_exec"] = "true" };
+    it("words an exec refusal as the files and screen refusals: the setting needed, what it is, the line", function()
+      local values = { ["sandbox.allow_exec"] = false };
       local settingsApi = newSettings(values);
       expect(lib.refusal(settingsApi, fs, "lua.exec", { code = "1" })):eq(
-        'lua.exec is not allowed on this computer (sandbox.allow_exec is false, as "true" is not the boolean true);'
-        .. " its owner can allow it with: set sandbox.allow_exec true");
-      values["sandbox.allow_exec"] = false;
+        "lua.exec needs sandbox.allow_exec true (it is false); the owner can allow it with: set sandbox.allow_exec true");
+      expect(lib.refusal(settingsApi, fs, "shell.run", { command = "ls" })):eq(
+        "shell.run needs sandbox.allow_exec true (it is false); the owner can allow it with: set sandbox.allow_exec true");
+      values["sandbox.allow_files"] = "read";
+      expect(lib.refusal(settingsApi, fs, "fs.write", { path = "/door.lua" })):eq(
+        "fs.write needs sandbox.allow_files write (it is read); the owner can allow it with: set sandbox.allow_files write");
+    end);
+
+    it("names a hand-edited exec setting that is not the boolean true, as the files and screen refusals do", function()
+      local settingsApi = newSettings({ ["sandbox.allow_exec"] = "true" });
       expect(lib.refusal(settingsApi, fs, "lua.exec", { code = "1" })):eq(
-        "lua.exec is not allowed on this computer; its owner can allow it with: set sandbox.allow_exec true");
+        'lua.exec needs sandbox.allow_exec true (it is false, as "true" is not the boolean true);'
+        .. " the owner can allow it with: set sandbox.allow_exec true");
     end);
   end);
 

@@ -800,7 +800,7 @@ func startWords(s string) string {
 }
 
 // ownersRefusal follows a forbidden tool error. The computer's message ends with the line
-// that allows the call ("its owner can allow it with: set sandbox.allow_exec true"), which
+// that allows the call ("the owner can allow it with: set sandbox.allow_exec true"), which
 // is the owner's to type, but an agent whose screen the owner lets it control can type it
 // too: send_text "set sandbox.allow_exec true\n" at the shell ran, and the run_lua refused
 // a moment before then ran. The line is left for the player it is shown to; the agent is

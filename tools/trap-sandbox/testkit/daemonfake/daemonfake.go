@@ -310,11 +310,11 @@ func (d *Daemon) refusal(typ string) *Reply {
 		if d.AllowExec {
 			return nil
 		}
-		why := ""
+		shown := "false"
 		if d.AllowExecStray != "" {
-			why = fmt.Sprintf(" (sandbox.allow_exec is false, as %q is not the boolean true)", d.AllowExecStray)
+			shown = fmt.Sprintf("false, as %q is not the boolean true", d.AllowExecStray)
 		}
-		r := fail(protocol.CodeForbidden, typ+" is not allowed on this computer"+why+"; its owner can allow it with: set sandbox.allow_exec true")
+		r := fail(protocol.CodeForbidden, typ+" needs sandbox.allow_exec true (it is "+shown+"); the owner can allow it with: set sandbox.allow_exec true")
 		return &r
 	default:
 		return nil
