@@ -1,12 +1,14 @@
 // Package clock is the time source of the gateway's timers and expiries that tests move
 // rather than wait out (a socket's liveness, request timeouts, rate limits, tokens' and link
 // codes' expiry, the cluster router's heartbeats, the age of the opencode prober's last
-// result): tests drive them with a Fake instead of sleeping. It is the one way time is
-// injected: a part that needs a settable time takes a Clock, not a func() time.Time.
+// result, MCP's waits for a screen and for a computer to connect): tests drive them with a
+// Fake instead of sleeping. It is the one way time is injected: a part that needs a settable
+// time takes a Clock, not a func() time.Time.
 package clock
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -42,16 +44,74 @@ func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)}
 // AfterFunc wraps time.AfterFunc.
 func (Real) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
 
-// WithTimeout is context.WithTimeout on c: the context ends d from now on c's time, with
-// context.Cause context.DeadlineExceeded (its Err is context.Canceled), so a Fake's Advance
-// ends it. Call the returned cancel when done, as with context.WithTimeout.
+// WithTimeout is context.WithTimeout on c: the context ends d from now on c's time, so a
+// Fake's Advance ends it, with Err and context.Cause context.DeadlineExceeded, as
+// context.WithTimeout's does: code written for a deadline (a timeout told from a cancel by
+// errors.Is(err, context.DeadlineExceeded)) reads it the same, its children's too. On Real
+// its Deadline is its end, as context.WithTimeout's (code that sends a request with the time
+// left reads it); on another clock, whose time is not the wall clock's, it is ctx's. Call the
+// returned cancel when done, as with context.WithTimeout.
 func WithTimeout(ctx context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	timer := c.AfterFunc(d, func() { cancel(context.DeadlineExceeded) })
-	return ctx, func() {
+	inner, cancel := context.WithCancelCause(ctx)
+	t := &timeoutCtx{Context: inner, done: make(chan struct{})}
+	if _, wall := c.(Real); wall {
+		t.deadline = time.Now().Add(d)
+	}
+	stopFollowing := context.AfterFunc(inner, t.end) // ctx ended
+	timer := c.AfterFunc(d, func() {
+		cancel(context.DeadlineExceeded)
+		t.end()
+	})
+	return t, func() {
+		stopFollowing()
 		timer.Stop()
 		cancel(context.Canceled)
+		t.end()
 	}
+}
+
+// timeoutCtx is WithTimeout's context: inner (a context.WithCancelCause of the parent) gives
+// its values and cause, and done and err are its own, so that the end its timer cancels inner
+// with reads as context.DeadlineExceeded. Its Done is not inner's, so a child context ends by
+// its Err rather than by inner's (context.Canceled).
+type timeoutCtx struct {
+	context.Context
+	deadline time.Time // its end on the wall clock; zero on another clock
+	done     chan struct{}
+	once     sync.Once
+	err      error // set before done is closed
+}
+
+// Deadline is the parent's or its own end on the wall clock, whichever comes first.
+func (t *timeoutCtx) Deadline() (time.Time, bool) {
+	parent, ok := t.Context.Deadline()
+	if t.deadline.IsZero() || (ok && parent.Before(t.deadline)) {
+		return parent, ok
+	}
+	return t.deadline, true
+}
+
+func (t *timeoutCtx) Done() <-chan struct{} { return t.done }
+
+func (t *timeoutCtx) Err() error {
+	select {
+	case <-t.done:
+		return t.err
+	default:
+		return nil
+	}
+}
+
+// end closes done once inner has ended: with DeadlineExceeded when that was its cause (the
+// timer's, or the parent's deadline), else with inner's error.
+func (t *timeoutCtx) end() {
+	t.once.Do(func() {
+		t.err = t.Context.Err()
+		if errors.Is(context.Cause(t.Context), context.DeadlineExceeded) {
+			t.err = context.DeadlineExceeded
+		}
+		close(t.done)
+	})
 }
 
 type realTimer struct{ t *time.Timer }
