@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/mcp"
@@ -64,7 +65,7 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 	listedRemoveLine := func(traposID, path string) string {
 		return c.commandLine("rm", cctext.ShowTraposID(traposID), path)
 	}
-	srv := mcp.NewServer(computer.New(linking{transport}).WithRemoveLine(listedRemoveLine), streamedScreens{transport}, nil)
+	srv := mcp.NewServer(computer.New(linking{transport}).WithRemoveLine(listedRemoveLine), streamedScreens{transport}, clock.Real{}, nil)
 	// Whose computers the token reaches, which an empty list_computers words its note by
 	// ("none at all", "none of account alice"): the gateway reads the token, this process
 	// asks it once.

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/testkit/daemonfake"
 )
@@ -58,7 +59,7 @@ func TestAnOptionalArgumentGivenNullIsNotGiven(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	term := daemonfake.NewTerminal()
 	d.Exec = term.Exec
-	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	s := connectHTTP(t, srv)
 	res := callTool(t, s, "ping", map[string]any{"traposId": "7:", "timeoutMs": nil})

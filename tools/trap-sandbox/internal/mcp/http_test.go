@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
@@ -68,7 +69,7 @@ func postMCP(t *testing.T, url string, body io.Reader) (int, string) {
 // \u00XX by the client (6 MiB of JSON), is written, not refused with HTTP 413.
 func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
-	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
 		strings.Repeat(`\u00e9`, maxFileBytes) + `"}}}`
@@ -84,7 +85,7 @@ func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 // (tests/integration's TestMCPABodyTooLargeSaysWhatFits, on the real gateway); one within
 // the bound is served.
 func TestABodyInChunksIsBounded(t *testing.T) {
-	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	post := func(content string) (int, string) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/a.txt","content":"` + content + `"}}}`
@@ -108,7 +109,7 @@ func TestABodyInChunksIsBounded(t *testing.T) {
 // refuse. Keys that differ in case are two keys to the SDK, and one well formed body runs.
 func TestAKeyNamedTwiceIsRefused(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
-	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	for _, tc := range []struct{ body, message string }{
 		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_computers","name":"run_lua","arguments":{"traposId":"7:","code":"return 1"}}}`,
@@ -230,7 +231,7 @@ func TestALongSendTextIsTypedWhole(t *testing.T) {
 			return ctx.Err()
 		}
 	}
-	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	a, b := connectHTTP(t, srv), connectHTTP(t, srv)
 
@@ -281,7 +282,7 @@ func stalledRunServer(t *testing.T) (srv *httptest.Server, started <-chan struct
 			return protocol.Errorf(protocol.CodeInternal, "the test is over")
 		}
 	}
-	srv = httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv = httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) }) // first: a run still waiting lets the server close
 	return srv, start, end
@@ -293,7 +294,7 @@ func stalledRunServer(t *testing.T) (srv *httptest.Server, started <-chan struct
 // to the SSE transport, whose GET answers 405), and mid-session puts the body as it came
 // after "Error POSTing to endpoint:", where plain text reads better than JSON would.
 func TestTransportErrorsAreTheSDKsPlainText(t *testing.T) {
-	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	send := func(method, body, accept string) (int, string, string) {
 		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL, strings.NewReader(body))

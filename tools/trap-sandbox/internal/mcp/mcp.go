@@ -24,6 +24,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/jsonscan"
 	"trap-sandbox/internal/protocol"
@@ -64,13 +65,14 @@ type Module struct {
 	handler http.Handler
 }
 
-// New builds the module on c, watching screens through screens (the gateway's screen module);
-// logger (nil: discard) receives the SDK's transport logs.
-func New(c *computer.Client, screens Screens, logger *slog.Logger) *Module {
+// New builds the module on c, watching screens through screens (the gateway's screen module),
+// its waits timed by clk (clock.Real{} but in tests); logger (nil: discard) receives the
+// SDK's transport logs.
+func New(c *computer.Client, screens Screens, clk clock.Clock, logger *slog.Logger) *Module {
 	if logger != nil {
 		logger = slog.New(demoteInfo{logger.Handler()}).With("module", "mcp")
 	}
-	srv := NewServer(c, screens, logger)
+	srv := NewServer(c, screens, clk, logger)
 	// Stateless: every POST carries a whole exchange, so the module holds no sessions, no
 	// standalone SSE stream outlives a request, and a shutdown waits only for calls in flight
 	// (which the gateway ends when it closes the computers' sockets).
@@ -277,11 +279,12 @@ func (m *Module) Mount(routes *server.Routes) { routes.HandleAPI(Path, m.handler
 
 // NewServer returns the MCP server with every tool, resource template and prompt, working
 // on the computers through c and watching their screens through screens (wait_for_screen;
-// nil: it answers that it cannot). logger may be nil.
-func NewServer(c *computer.Client, screens Screens, logger *slog.Logger) *sdk.Server {
+// nil: it answers that it cannot), its waits (wait_for_screen's, ping's with wait) timed by
+// clk (clock.Real{} but in tests). logger may be nil.
+func NewServer(c *computer.Client, screens Screens, clk clock.Clock, logger *slog.Logger) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "trap-sandbox", Title: "trap-sandbox: in-game TrapOS computers", Version: Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: logger, SetCacheable: privateFiles})
-	t := &tools{client: c, screens: screens}
+	t := &tools{client: c, screens: screens, clock: clk}
 	r := registrar{srv: srv, inputs: inputs{}}
 	t.register(r)
 	t.registerResources(srv)

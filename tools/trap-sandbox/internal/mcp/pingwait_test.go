@@ -5,61 +5,72 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
 )
 
-// slowListing is the gateway of a host under load: its list of connected computers, which
-// the hint of a not_connected reads, comes only once the ping that asked for it has run out
-// of time (its context is done), as a slow gateway's over the stdio bridge would.
-type slowListing struct {
+// lastPingInFlight is a gateway to a computer that is not connected, under load: a ping's
+// first look for it answers not_connected, and the next ones are still in flight when the
+// wait's time runs out (a ping sent with the wait's last milliseconds, over the stdio bridge's
+// HTTP), ending as the deadline that passed.
+type lastPingInFlight struct {
 	*daemonfake.Local
-	mu      sync.Mutex
-	pinging context.Context
+	pings atomic.Int32
 }
 
-func (l *slowListing) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
-	l.mu.Lock()
-	l.pinging = ctx
-	l.mu.Unlock()
-	return l.Local.Request(ctx, traposID, typ, payload, timeout)
-}
-
-func (l *slowListing) Computers(ctx context.Context) ([]computer.Computer, error) {
-	l.mu.Lock()
-	pinging := l.pinging
-	l.mu.Unlock()
-	if pinging != nil {
-		<-pinging.Done()
+func (l *lastPingInFlight) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if l.pings.Add(1) == 1 {
+		return l.Local.Request(ctx, traposID, typ, payload, timeout)
 	}
-	return l.Local.Computers(ctx)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// pingPolled calls ping with args (wait true) on s, whose waits clk times, and moves clk on by
+// connectPoll each time the wait has set its timers (its timeoutMs, its next poll), until ping
+// answers.
+func pingPolled(t *testing.T, s *sdk.ClientSession, clk *clock.Fake, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	answered := make(chan struct{})
+	var res *sdk.CallToolResult
+	var err error
+	go func() {
+		defer close(answered)
+		res, err = s.CallTool(t.Context(), &sdk.CallToolParams{Name: "ping", Arguments: args})
+	}()
+	hangGuard := time.AfterFunc(10*time.Second, func() { t.Error("ping did not answer") })
+	defer hangGuard.Stop()
+	for clk.WaitArmed(2, answered) {
+		clk.Advance(connectPoll)
+	}
+	require.NoError(t, err)
+	return res
 }
 
 // TestPingWaitRunsOutAsNotConnected: a ping with wait whose last look for the computer ends
-// after its time ran out (and after the next poll was due) answers not_connected and that it
-// did not connect within the wait; it asked again with no time left, and answered "did not
-// answer ping in time", a timeout of a computer that was never there, as often as Go's
-// select picked the poll over the deadline.
+// after its time ran out answers not_connected and that it did not connect within the wait.
+// It answered that look's own timeout, "did not answer ping in time" (or, sent with no time
+// left as the poll and the deadline were due together, "no time left to send ping"), a
+// timeout of a computer that was never there.
 func TestPingWaitRunsOutAsNotConnected(t *testing.T) {
-	l := &slowListing{Local: daemonfake.NewLocal(nil)}
-	s := session(t, l)
-	// Each try is a coin toss without the fix: both the deadline and the poll are due.
-	for range 8 {
-		res := callTool(t, s, "ping", map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 2 * connectPoll.Milliseconds()})
-		require.True(t, res.IsError)
-		assert.Contains(t, text(res), "not_connected: computer 6:away is not connected")
-		assert.Contains(t, text(res), waitedAlready)
-	}
+	l := &lastPingInFlight{Local: daemonfake.NewLocal(nil)}
+	clk := clock.NewFake(testStart)
+	s := sessionWatching(t, l, nil, clk)
+	res := pingPolled(t, s, clk, map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 2 * connectPoll.Milliseconds()})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "not_connected: computer 6:away is not connected")
+	assert.Contains(t, text(res), waitedAlready+"the 500 ms waited")
 }
 
 // countedListing counts the listings of the connected computers (which a not_connected's hint
@@ -88,14 +99,17 @@ func TestPingWaitListsTheComputersOnceAtMost(t *testing.T) {
 		}
 		return nil
 	}
-	s := session(t, l)
+	clk := clock.NewFake(testStart)
+	s := sessionWatching(t, l, nil, clk)
 
-	res := callTool(t, s, "ping", map[string]any{"traposId": "7:", "wait": true, "timeoutMs": 60000})
+	res := pingPolled(t, s, clk, map[string]any{"traposId": "7:", "wait": true, "timeoutMs": 60000})
 	require.False(t, res.IsError, text(res))
+	assert.Equal(t, float64(3*connectPoll.Milliseconds()), structured(t, res.StructuredContent)["waitedMs"], "found at its third poll")
 	assert.Zero(t, l.listings.Load(), "the wait found the computer: no answer to hint")
 
-	res = callTool(t, s, "ping", map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 3 * connectPoll.Milliseconds()})
+	res = pingPolled(t, s, clk, map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 3 * connectPoll.Milliseconds()})
 	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "within the 750 ms waited")
 	assert.Contains(t, text(res), "not_connected: computer 6:away is not connected; trap-sandbox computers lists the connected ones")
 	assert.Contains(t, text(res), waitedAlready)
 	assert.Equal(t, int32(1), l.listings.Load(), "the answer given is hinted once")
@@ -155,7 +169,7 @@ func (unlinkedPollsRefused) ComputerCredentials(context.Context, string) (accoun
 func TestAnAccountWithNoComputerLinkedIsNotToldToWaitForAReboot(t *testing.T) {
 	l := &pollsRefused{Local: daemonfake.NewLocal(nil)}
 	l.List = nil
-	m := New(computer.New(unlinkedPollsRefused{l}), nil, nil)
+	m := New(computer.New(unlinkedPollsRefused{l}), nil, clock.Real{}, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), account.Caller{Account: "bob"})))
 	}))

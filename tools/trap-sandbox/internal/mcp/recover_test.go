@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/testkit/daemonfake"
 )
@@ -49,7 +50,7 @@ func TestACallThatDoesNotPanicPassesThrough(t *testing.T) {
 // TestTheServerAnswersAToolThatPanics: NewServer wraps every call in recoverPanics, so a
 // tool's panic is that call's internal error and the session goes on.
 func TestTheServerAnswersAToolThatPanics(t *testing.T) {
-	srv := NewServer(computer.New(daemonfake.NewLocal(nil)), nil, slog.New(slog.DiscardHandler))
+	srv := NewServer(computer.New(daemonfake.NewLocal(nil)), nil, clock.Real{}, slog.New(slog.DiscardHandler))
 	sdk.AddTool(srv, &sdk.Tool{Name: "explode", InputSchema: &jsonschema.Schema{Type: "object"}},
 		func(context.Context, *sdk.CallToolRequest, map[string]any) (*sdk.CallToolResult, any, error) {
 			panic("a bug in a tool")

@@ -20,6 +20,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -328,6 +329,10 @@ type tools struct {
 	client *computer.Client
 	// screens watches the screens wait_for_screen waits on (nil: it answers that it cannot).
 	screens Screens
+	// clock times the waits of wait_for_screen and of ping with wait: their timeoutMs, ping's
+	// polls, the token's check once each stillAuthorizedEvery and the ms they say they waited.
+	// The call's own bound (callBound) and the computer's requests run on the wall clock.
+	clock clock.Clock
 }
 
 // hints are a tool's MCP annotations.
@@ -1261,9 +1266,7 @@ func (t *tools) ping(ctx context.Context, in PingInput) (PingOutput, error) {
 	if timeout <= 0 {
 		timeout = computer.DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	p, waited, err := t.pingOnceConnected(ctx, in.TraposID)
+	p, waited, err := t.pingOnceConnected(ctx, in.TraposID, timeout)
 	return PingOutput{TraposID: p.TraposID, RoundTripMs: p.RoundTrip.Milliseconds(), WaitedMs: waited.Milliseconds()}, err
 }
 
@@ -1273,19 +1276,22 @@ const connectPoll = 250 * time.Millisecond
 // pingOnceConnected pings traposID until it answers anything but not_connected (the computer
 // connected, or another error), and says how long it waited for that (0 when at once): the
 // ping that finds it connected is the answer (a wait that looked for it in the list, then
-// pinged, threw away a ping that found it at the deadline and answered timeout). When ctx's
-// time runs out first, the error is the last not_connected, hinted as every call's is ("did
-// you mean", where the computers are listed), and that it did not connect within the wait.
-// Its pings come bare (PingBare): the one answer given is hinted, and the computers listed
-// for it once, not at every poll.
-func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (computer.Ping, time.Duration, error) {
-	start := time.Now()
-	timer := time.NewTimer(connectPoll)
+// pinged, threw away a ping that found it at the deadline and answered timeout). When timeout
+// (or ctx's time) runs out first, the error is the last not_connected, hinted as every call's
+// is ("did you mean", where the computers are listed), and that it did not connect within the
+// wait. Its pings come bare (PingBare): the one answer given is hinted, and the computers
+// listed for it once, not at every poll.
+func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout time.Duration) (computer.Ping, time.Duration, error) {
+	start := t.clock.Now()
+	end := start.Add(timeout)
+	ctx, cancel := clock.WithTimeout(ctx, t.clock, timeout)
+	defer cancel()
+	timer := t.clock.NewTimer(connectPoll)
 	defer timer.Stop()
 	// ranOut is the answer once the wait's time ran out with the computer not connected (away,
 	// the last not_connected), hinted as every call's is.
 	ranOut := func(away *protocol.Error) (computer.Ping, time.Duration, error) {
-		waitedMs := time.Since(start).Milliseconds()
+		waitedMs := t.clock.Now().Sub(start).Milliseconds()
 		if hinted, ok := errors.AsType[*protocol.Error](t.client.HintNotConnected(ctx, away, traposID)); ok {
 			away = hinted
 		}
@@ -1294,14 +1300,13 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 	}
 	var away *protocol.Error
 	for tries := 0; ; tries++ {
-		deadline, _ := ctx.Deadline()
-		p, err := t.client.PingBare(ctx, traposID, time.Until(deadline))
+		p, err := t.client.PingBare(ctx, traposID, t.timeLeft(ctx, end))
 		waited := time.Duration(0)
 		if tries > 0 {
-			waited = time.Since(start)
+			waited = t.clock.Now().Sub(start)
 		}
 		pe, ok := errors.AsType[*protocol.Error](err)
-		if away != nil && ok && pe.Code == protocol.CodeTimeout && !time.Now().Before(deadline) {
+		if away != nil && ok && pe.Code == protocol.CodeTimeout && t.timeLeft(ctx, end) <= 0 {
 			// A ping sent as the time ran out (the poll and the deadline were due together,
 			// and select picked the poll) answered timeout, "did not answer ping in time" or
 			// "no time left to send ping", for a computer that was never there. By the clock:
@@ -1314,7 +1319,7 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 		away = pe
 		select {
 		case <-ctx.Done():
-		case <-timer.C:
+		case <-timer.C():
 			timer.Reset(connectPoll)
 		}
 		if err := ctx.Err(); err != nil {
@@ -1324,4 +1329,14 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string) (compute
 			return ranOut(away)
 		}
 	}
+}
+
+// timeLeft is how long a wait that ends at end on t.clock may still take: less when ctx's
+// deadline (callBound's, on the wall clock) comes first.
+func (t *tools) timeLeft(ctx context.Context, end time.Time) time.Duration {
+	left := end.Sub(t.clock.Now())
+	if deadline, ok := ctx.Deadline(); ok {
+		left = min(left, time.Until(deadline))
+	}
+	return left
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
@@ -29,14 +30,15 @@ import (
 // standing before one), in memory.
 func session(t *testing.T, d computer.Transport) *sdk.ClientSession {
 	t.Helper()
-	return sessionWatching(t, d, nil)
+	return sessionWatching(t, d, nil, clock.Real{})
 }
 
-// sessionWatching is session on a server that watches screens through screens.
-func sessionWatching(t *testing.T, d computer.Transport, screens Screens) *sdk.ClientSession {
+// sessionWatching is session on a server that watches screens through screens (nil: none),
+// its waits timed by clk.
+func sessionWatching(t *testing.T, d computer.Transport, screens Screens, clk clock.Clock) *sdk.ClientSession {
 	t.Helper()
 	server, client := sdk.NewInMemoryTransports()
-	ss, err := NewServer(computer.New(d), screens, nil).Connect(t.Context(), server, nil)
+	ss, err := NewServer(computer.New(d), screens, clk, nil).Connect(t.Context(), server, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = ss.Close() })
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), client, nil)
@@ -782,7 +784,7 @@ func sendingNothing(t *testing.T) *sdk.ClientSession {
 		t.Errorf("%s was sent", typ)
 		return nil
 	}
-	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	t.Cleanup(srv.Close)
 	return connectHTTP(t, srv)
 }
@@ -809,7 +811,7 @@ func TestAComputersErrorNamesItAsTheListsShowIt(t *testing.T) {
 	d.Before = func(context.Context, int, string) error {
 		return &protocol.Error{Code: protocol.CodeForbidden, Message: "lua.exec needs sandbox.allow_exec true (it is false)", ByComputer: true}
 	}
-	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	res := callTool(t, connectHTTP(t, srv), "run_lua", map[string]any{"traposId": "7:kitchen\u00a0", "code": "return 1"})
 	require.True(t, res.IsError)
@@ -849,7 +851,7 @@ func TestALabelCannotSpeakInTheDataNote(t *testing.T) {
 // with the in-game fix, as a not_connected error does; a list with computers has no such text.
 func TestAnEmptyComputerListSaysWhereToLook(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
-	srv := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	s := connectHTTP(t, srv)
 	res := callTool(t, s, "list_computers", nil)
@@ -970,7 +972,7 @@ func TestALongComputerListIsListedOnWithOffset(t *testing.T) {
 func TestAnEmptyComputerListNamesWhoseItIs(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.List = nil
-	m := New(computer.New(d), nil, nil)
+	m := New(computer.New(d), nil, clock.Real{}, nil)
 	for caller, want := range map[account.Caller]string{
 		account.LocalAdmin:           "No computer is connected at all: run sandbox status on the computer in game to see why.",
 		{Account: "bob"}:             "No computer of account bob is connected (its token reaches that account's computers only): run sandbox status on the computer in game to see why.",
@@ -994,7 +996,7 @@ func TestAnEmptyComputerListNamesWhoseItIs(t *testing.T) {
 // argument was ["null", "array"] (send_keys' keys) or ["null", "string"] (write_file's
 // content). The null such a type allowed is still taken as not given.
 func TestNoInputSchemaHasATypeList(t *testing.T) {
-	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, nil).handler)
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil, clock.Real{}, nil).handler)
 	defer srv.Close()
 	s := connectHTTP(t, srv)
 	res, err := s.ListTools(t.Context(), nil)
@@ -1020,7 +1022,7 @@ func TestNoInputSchemaHasATypeList(t *testing.T) {
 	}
 	// The null those types allowed is not given, as before.
 	d := daemonfake.NewLocal(nil)
-	srv2 := httptest.NewServer(New(computer.New(d), nil, nil).handler)
+	srv2 := httptest.NewServer(New(computer.New(d), nil, clock.Real{}, nil).handler)
 	defer srv2.Close()
 	wrote := callTool(t, connectHTTP(t, srv2), "write_file", map[string]any{"traposId": "7:", "path": "/x", "content": nil, "contentBase64": "eA=="})
 	require.False(t, wrote.IsError, text(wrote))
@@ -1316,7 +1318,7 @@ func TestAnEmptyComputerListRightAfterARestartSaysToAskAgain(t *testing.T) {
 		3 * time.Second: "No computer is connected, and the gateway started 3s ago: after a restart they reconnect within about 6 s (a minute at most after restarts close together), so call list_computers again then; if none does, run sandbox status on the computer in game to see why.",
 		2 * time.Minute: "No computer is connected at all: run sandbox status on the computer in game to see why.",
 	} {
-		m := New(computer.New(justStarted{d, up}), nil, nil)
+		m := New(computer.New(justStarted{d, up}), nil, clock.Real{}, nil)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), account.LocalAdmin)))
 		}))
@@ -1343,7 +1345,7 @@ func (unlinked) ComputerCredentials(context.Context, string) (account.Holding, e
 func TestAnEmptyComputerListOfAnAccountWithNoComputerSaysHowToLinkOne(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.List = nil
-	m := New(computer.New(unlinked{justStarted{d, 3 * time.Second}}), nil, nil)
+	m := New(computer.New(unlinked{justStarted{d, 3 * time.Second}}), nil, clock.Real{}, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m.handler.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), account.Caller{Account: "alice"})))
 	}))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -80,10 +81,10 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 		timeout = computer.DefaultTimeout
 	}
 	timeout = min(timeout, computer.MaxTimeout)
-	start := time.Now()
+	start := t.clock.Now()
 	// The wait ends at timeoutMs, or at callBound's deadline of the call (ctx's), whichever
 	// comes first; the call's own end (the client cancelled it) is ctx's Canceled.
-	wait, cancel := context.WithTimeout(ctx, timeout)
+	wait, cancel := clock.WithTimeout(ctx, t.clock, timeout)
 	defer cancel()
 	// The wait ran out (timeoutMs, or the call's bound), not cancelled by the client.
 	ranOut := func() bool { return wait.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) }
@@ -99,7 +100,7 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 	first, err := w.Next(wait)
 	if err != nil {
 		if ranOut() {
-			return ScreenOutput{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not send its screen within the %d ms waited", cctext.ShowTraposID(in.TraposID), time.Since(start).Milliseconds())
+			return ScreenOutput{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not send its screen within the %d ms waited", cctext.ShowTraposID(in.TraposID), t.clock.Now().Sub(start).Milliseconds())
 		}
 		return ScreenOutput{}, err
 	}
@@ -110,7 +111,7 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 		return !s.Equal(first)
 	}
 	last, timedOut := first, false
-	checked := time.Now() // the token opened the API as the call began
+	checked := t.clock.Now() // the token opened the API as the call began
 	for !shown(last) {
 		s, err := t.nextWhileAuthorized(ctx, wait, w, &checked)
 		if err != nil && ranOut() {
@@ -126,7 +127,7 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 		return ScreenOutput{}, still
 	}
 	out := screenOutput(last, in.Colours, in.Cursor)
-	waited := time.Since(start).Milliseconds()
+	waited := t.clock.Now().Sub(start).Milliseconds()
 	out.WaitedMs, out.TimedOut = &waited, timedOut
 	if timedOut {
 		out.waitedFor = "did not change"
@@ -150,17 +151,17 @@ func (t *tools) nextWhileAuthorized(ctx, wait context.Context, w ScreenWatch, ch
 		if err := wait.Err(); err != nil {
 			return computer.Screen{}, err
 		}
-		tick, stop := context.WithTimeout(wait, max(stillAuthorizedEvery-time.Since(*checked), 0))
+		tick, stop := clock.WithTimeout(wait, t.clock, max(stillAuthorizedEvery-t.clock.Now().Sub(*checked), 0))
 		s, err := w.Next(tick)
 		stop()
 		if err != nil && (wait.Err() != nil || !errors.Is(err, context.DeadlineExceeded)) {
 			return computer.Screen{}, err
 		}
-		if time.Since(*checked) >= stillAuthorizedEvery {
+		if t.clock.Now().Sub(*checked) >= stillAuthorizedEvery {
 			if still := t.client.StillAuthorized(ctx); still != nil {
 				return computer.Screen{}, still
 			}
-			*checked = time.Now()
+			*checked = t.clock.Now()
 		}
 		if err == nil {
 			return s, nil
@@ -172,7 +173,7 @@ func (t *tools) nextWhileAuthorized(ctx, wait context.Context, w ScreenWatch, ch
 // still opens the API: also when the wait ended at the call's own bound (ctx's deadline), so
 // the store is asked with ctx's values but not its end, for as long as a check may take.
 func (t *tools) answerStillAuthorized(ctx context.Context) error {
-	check, cancel := context.WithTimeout(context.WithoutCancel(ctx), stillAuthorizedEvery)
+	check, cancel := clock.WithTimeout(context.WithoutCancel(ctx), t.clock, stillAuthorizedEvery)
 	defer cancel()
 	return t.client.StillAuthorized(check)
 }

@@ -15,14 +15,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
 )
 
 // liveScreen is a watched screen in memory, for wait_for_screen's viewer: the test draws each
-// screen (draw, which returns once the viewer took it), ends the watch (end), and sees the
-// viewer close (closed).
+// screen (draw, which returns once the viewer took it), ends the watch (end), sees the viewer
+// ask for a screen (asking) and sees it close (closed).
 type liveScreen struct {
 	frames  chan computer.Screen
 	ended   chan error
@@ -32,10 +33,25 @@ type liveScreen struct {
 	// stopping, when set, holds Close until it is closed: a computer slow to answer the
 	// screen.unwatch of the watch's last viewer.
 	stopping chan struct{}
+
+	mu     sync.Mutex
+	nexts  int           // how many times Next was called
+	nexted chan struct{} // closed and replaced at each call of Next
 }
 
 func newLiveScreen() *liveScreen {
-	return &liveScreen{frames: make(chan computer.Screen), ended: make(chan error, 1), closed: make(chan struct{})}
+	return &liveScreen{frames: make(chan computer.Screen), ended: make(chan error, 1), closed: make(chan struct{}), nexted: make(chan struct{})}
+}
+
+// testStart is when a test's fake clock begins.
+var testStart = time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC)
+
+// waitingSession is a session of a server watching live, its waits timed by a fake clock that
+// moves only when the test moves it.
+func waitingSession(t *testing.T, d computer.Transport, live *liveScreen) (*sdk.ClientSession, *clock.Fake) {
+	t.Helper()
+	clk := clock.NewFake(testStart)
+	return sessionWatching(t, d, live, clk), clk
 }
 
 func (l *liveScreen) WatchScreen(_ context.Context, _, monitor string, _ time.Duration) (ScreenWatch, error) {
@@ -47,6 +63,11 @@ func (l *liveScreen) WatchScreen(_ context.Context, _, monitor string, _ time.Du
 }
 
 func (l *liveScreen) Next(ctx context.Context) (computer.Screen, error) {
+	l.mu.Lock()
+	l.nexts++
+	close(l.nexted)
+	l.nexted = make(chan struct{})
+	l.mu.Unlock()
 	select {
 	case s := <-l.frames:
 		return s, nil
@@ -90,6 +111,25 @@ func (l *liveScreen) drawWide(t *testing.T, row string) {
 	}
 }
 
+// asking returns once the viewer has asked for its nth screen: it waits for it, every timer of
+// that wait set (the token's check, the wait's timeout), so a clock moved then fires them.
+func (l *liveScreen) asking(t *testing.T, n int) {
+	t.Helper()
+	for {
+		l.mu.Lock()
+		nexts, nexted := l.nexts, l.nexted
+		l.mu.Unlock()
+		if nexts >= n {
+			return
+		}
+		select {
+		case <-nexted:
+		case <-time.After(10 * time.Second): // a hang guard only
+			t.Fatalf("the viewer asked for %d screens, not %d", nexts, n)
+		}
+	}
+}
+
 // waitClosed fails the test unless the viewer closes.
 func (l *liveScreen) waitClosed(t *testing.T) {
 	t.Helper()
@@ -129,7 +169,7 @@ func answer(t *testing.T, done <-chan *sdk.CallToolResult) *sdk.CallToolResult {
 // prompt's trailing space counts.
 func TestWaitForScreenAnswersOnceTheTextShows(t *testing.T) {
 	live := newLiveScreen()
-	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Tu\u0308r offen", "monitor": "top"})
 	live.draw(t, "> door", "")
 	live.draw(t, "> door", "Tur offen")
@@ -145,7 +185,7 @@ func TestWaitForScreenAnswersOnceTheTextShows(t *testing.T) {
 	live.waitClosed(t)
 
 	live = newLiveScreen()
-	s = sessionWatching(t, daemonfake.NewLocal(nil), live)
+	s, _ = waitingSession(t, daemonfake.NewLocal(nil), live)
 	done = waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Password: "})
 	live.draw(t, "Password:x")
 	live.draw(t, "Password: ")
@@ -159,7 +199,7 @@ func TestWaitForScreenAnswersOnceTheTextShows(t *testing.T) {
 // began on; the same screen again is no change.
 func TestWaitForScreenWithoutTextAnswersAtTheFirstChange(t *testing.T) {
 	live := newLiveScreen()
-	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:"})
 	live.draw(t, "building")
 	live.draw(t, "building")
@@ -180,22 +220,30 @@ func TestWaitForScreenAtItsTimeoutAnswersWithTheScreen(t *testing.T) {
 		args map[string]any
 		note string
 	}{
-		{"text", map[string]any{"text": "Tür"}, `^The screen did not show "Tür" within the \d+ ms waited \(timedOut true\): this is the screen as it is now\. wait_for_screen again waits on \(timeoutMs waits up to 60000 a call\)\. Computer "7:" produced`},
-		{"change", map[string]any{}, `^The screen did not change within the \d+ ms waited \(timedOut true\)`},
+		{"text", map[string]any{"text": "Tür"}, `^The screen did not show "Tür" within the 50 ms waited \(timedOut true\): this is the screen as it is now\. wait_for_screen again waits on \(timeoutMs waits up to 60000 a call\)\. Computer "7:" produced`},
+		{"change", map[string]any{}, `^The screen did not change within the 50 ms waited \(timedOut true\)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			live := newLiveScreen()
-			s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+			s, clk := waitingSession(t, daemonfake.NewLocal(nil), live)
 			tc.args["traposId"], tc.args["timeoutMs"] = "7:", 50
 			done := waitAsync(t.Context(), s, tc.args)
 			live.draw(t, "compiling")
+			live.asking(t, 2)
+			clk.Advance(49 * time.Millisecond)
+			select {
+			case res := <-done:
+				t.Fatalf("answered before its timeoutMs: %s", text(res))
+			default:
+			}
+			clk.Advance(time.Millisecond)
 			res := answer(t, done)
 			require.False(t, res.IsError, text(res))
 			out := screenOf(t, structured(t, res.StructuredContent))
 			assert.Equal(t, "compiling", out.Text)
 			assert.True(t, out.TimedOut)
 			require.NotNil(t, out.WaitedMs)
-			assert.GreaterOrEqual(t, *out.WaitedMs, int64(50))
+			assert.Equal(t, int64(50), *out.WaitedMs)
 			assert.Regexp(t, tc.note, res.Content[1].(*sdk.TextContent).Text)
 			live.waitClosed(t)
 		})
@@ -208,7 +256,7 @@ func TestWaitForScreenAtItsTimeoutAnswersWithTheScreen(t *testing.T) {
 func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		live := newLiveScreen()
-		s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+		s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := waitAsync(ctx, s, map[string]any{"traposId": "7:", "text": "never"})
 		live.draw(t, "waiting")
@@ -218,7 +266,7 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 	})
 	t.Run("the computer went away", func(t *testing.T) {
 		live := newLiveScreen()
-		s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+		s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never"})
 		live.draw(t, "waiting")
 		live.ended <- computer.LeftBeforeAnswer("7:", false)
@@ -230,7 +278,7 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 	t.Run("not allowed", func(t *testing.T) {
 		live := newLiveScreen()
 		live.refuse = &protocol.Error{Code: protocol.CodeForbidden, Message: "screen.watch needs sandbox.allow_screen view", ByComputer: true}
-		s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+		s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 		res := callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:"})
 		require.True(t, res.IsError)
 		assert.Equal(t, "forbidden: screen.watch needs sandbox.allow_screen view", text(res))
@@ -241,25 +289,43 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 type revocable struct {
 	*daemonfake.Local
 	revoked atomic.Bool
-	asked   atomic.Int64 // how many times StillAuthorized was asked
+	asked   atomic.Int64  // how many times StillAuthorized was asked
+	asks    chan struct{} // when set, told of each time it is asked (without blocking)
+}
+
+func newRevocable() *revocable {
+	return &revocable{Local: daemonfake.NewLocal(nil), asks: make(chan struct{}, 1000)}
 }
 
 func (r *revocable) StillAuthorized(context.Context) error {
 	r.asked.Add(1)
+	select {
+	case r.asks <- struct{}{}:
+	default:
+	}
 	if r.revoked.Load() {
 		return protocol.Errorf(protocol.CodeUnauthorized, "account token revoked")
 	}
 	return nil
 }
 
-// TestWaitForScreenStopsWhenItsTokenIsRevoked: on a still screen, within stillAuthorizedEvery.
+// TestWaitForScreenStopsWhenItsTokenIsRevoked: on a still screen, once stillAuthorizedEvery
+// has passed.
 func TestWaitForScreenStopsWhenItsTokenIsRevoked(t *testing.T) {
 	live := newLiveScreen()
-	d := &revocable{Local: daemonfake.NewLocal(nil)}
-	s := sessionWatching(t, d, live)
+	d := newRevocable()
+	s, clk := waitingSession(t, d, live)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "timeoutMs": 60000})
 	live.draw(t, "waiting")
 	d.revoked.Store(true)
+	live.asking(t, 2)
+	clk.Advance(stillAuthorizedEvery - time.Millisecond)
+	select {
+	case res := <-done:
+		t.Fatalf("answered before the token's check was due: %s", text(res))
+	default:
+	}
+	clk.Advance(time.Millisecond)
 	res := answer(t, done)
 	require.True(t, res.IsError)
 	assert.Equal(t, "unauthorized: account token revoked", text(res))
@@ -270,7 +336,7 @@ func TestWaitForScreenStopsWhenItsTokenIsRevoked(t *testing.T) {
 // above U+00FF (CC shows none) could only time out.
 func TestWaitForScreenRefusesATextNoScreenShows(t *testing.T) {
 	live := newLiveScreen()
-	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 	res := callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:", "text": "Done\n>"})
 	require.True(t, res.IsError)
 	assert.Equal(t, "bad_argument: text holds a line break at byte 4: it is looked for within one row of the screen, so give part of one row (e.g. the last line the program prints)", text(res))
@@ -286,7 +352,7 @@ func TestWaitForScreenRefusesATextNoScreenShows(t *testing.T) {
 // TestWaitForScreenFindsATextAsLongAsARow: 255 characters, the widest row CC has, is looked for.
 func TestWaitForScreenFindsATextAsLongAsARow(t *testing.T) {
 	live := newLiveScreen()
-	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 	row := strings.Repeat("é", 255)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": row})
 	live.draw(t, "waiting")
@@ -302,29 +368,43 @@ func TestWaitForScreenFindsATextAsLongAsARow(t *testing.T) {
 // stillAuthorizedEvery, and once before it answers.
 func TestWaitForScreenAsksAboutItsTokenOncePerSecondWhateverTheScreenDoes(t *testing.T) {
 	live := newLiveScreen()
-	d := &revocable{Local: daemonfake.NewLocal(nil)}
-	s := sessionWatching(t, d, live)
-	start := time.Now()
+	d := newRevocable()
+	s, clk := waitingSession(t, d, live)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Done", "timeoutMs": 60000})
 	const screens = 500
-	for i := range screens {
-		live.draw(t, "frame "+strconv.Itoa(i))
+	drawn := 0
+	redraw := func() { // screens frames as fast as it can, none the one waited for
+		for range screens {
+			live.draw(t, "frame "+strconv.Itoa(drawn))
+			drawn++
+		}
+		live.asking(t, drawn+1) // done with the last: asking for the next
+	}
+	redraw()
+	assert.Zero(t, d.asked.Load(), "asked about the token within the first second, at %d screens", screens)
+	for second := 1; second <= 2; second++ {
+		clk.Advance(stillAuthorizedEvery)
+		select {
+		case <-d.asks:
+		case <-time.After(10 * time.Second): // a hang guard only
+			t.Fatalf("not asked about the token once %d s had passed", second)
+		}
+		redraw()
+		assert.Equal(t, int64(second), d.asked.Load(), "asked once a second, not at each of %d screens", screens)
 	}
 	live.draw(t, "Done")
 	res := answer(t, done)
 	require.False(t, res.IsError, text(res))
 	assert.Equal(t, "Done", screenOf(t, structured(t, res.StructuredContent)).Text)
-	most := 2 + int64(time.Since(start)/stillAuthorizedEvery) // the answer's, and one a second
-	assert.LessOrEqual(t, d.asked.Load(), most, "asked about the token for %d screens", screens+1)
-	assert.Positive(t, d.asked.Load(), "asked before the answer")
+	assert.Equal(t, int64(3), d.asked.Load(), "once a second, and once before the answer")
 }
 
 // TestWaitForScreenAnswersNoScreenToATokenRevokedWhileTheScreenChanged: the screen that shows
 // the text, drawn after the token was revoked, is not the answer.
 func TestWaitForScreenAnswersNoScreenToATokenRevokedWhileTheScreenChanged(t *testing.T) {
 	live := newLiveScreen()
-	d := &revocable{Local: daemonfake.NewLocal(nil)}
-	s := sessionWatching(t, d, live)
+	d := newRevocable()
+	s, _ := waitingSession(t, d, live)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "secret", "timeoutMs": 60000})
 	live.draw(t, "working")
 	d.revoked.Store(true)
@@ -344,7 +424,7 @@ func TestWaitForScreenAnswersWithoutWaitingForTheWatchToStop(t *testing.T) {
 	live.stopping = make(chan struct{})
 	var confirm sync.Once
 	confirmed := func() { confirm.Do(func() { close(live.stopping) }) }
-	s := sessionWatching(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
 	t.Cleanup(confirmed) // a failing test leaves no Close waiting (run before the session closes)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Done"})
 	live.draw(t, "Done")
@@ -387,18 +467,25 @@ func (f *floodingScreen) Close() { close(f.closed) }
 func TestWaitForScreenEndsWhileTheScreenNeverStops(t *testing.T) {
 	t.Run("timeoutMs", func(t *testing.T) {
 		flood := &floodingScreen{closed: make(chan struct{})}
-		s := sessionWatching(t, daemonfake.NewLocal(nil), flood)
+		clk := clock.NewFake(testStart)
+		s := sessionWatching(t, daemonfake.NewLocal(nil), flood, clk)
 		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never", "timeoutMs": 50})
+		for flood.sent.Load() < 100 { // the wait is reading the flood
+			runtime.Gosched()
+		}
+		clk.Advance(50 * time.Millisecond)
 		res := answer(t, done)
 		require.False(t, res.IsError, text(res))
 		out := screenOf(t, structured(t, res.StructuredContent))
 		assert.True(t, out.TimedOut)
+		require.NotNil(t, out.WaitedMs)
+		assert.Equal(t, int64(50), *out.WaitedMs)
 		assert.Contains(t, out.Text, "frame ")
 		waitFor(t, flood.closed)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		flood := &floodingScreen{closed: make(chan struct{})}
-		s := sessionWatching(t, daemonfake.NewLocal(nil), flood)
+		s := sessionWatching(t, daemonfake.NewLocal(nil), flood, clock.NewFake(testStart))
 		ctx, cancel := context.WithCancel(t.Context())
 		done := waitAsync(ctx, s, map[string]any{"traposId": "7:", "text": "never", "timeoutMs": 60000})
 		for flood.sent.Load() < 100 { // the wait is reading the flood
