@@ -115,6 +115,11 @@ local function newWorld(opts)
     },
     -- the screen mirror wraps this invisible window, not the spec runner's own terminal
     term = setmetatable({ native = function() return world.screen; end }, { __index = term }),
+    -- and puts its monitors' wrap in this table's call, not the global peripheral.call: no
+    -- case stops its daemon, and each left a wrap there that mirrored every later monitor
+    -- call, 118 deep by the end of this file, which made libsandboxscreen's monitor cases
+    -- take seconds in one resume and run out of CC's yield limit on a loaded machine
+    peripheral = setmetatable({}, { __index = peripheral }),
   });
   world.handle = world.daemon.handle;
 

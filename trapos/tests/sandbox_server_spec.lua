@@ -50,7 +50,19 @@ local function runServer(events, opts)
   if server == nil then
     fail("cannot load " .. SERVER .. ": " .. tostring(loadErr));
   end
+  -- The server never ends, so nothing stops its daemon, whose screen mirror wraps the native
+  -- terminal's methods and peripheral.call as on a computer until it shuts down: they are put
+  -- back after the run, else every later case drew through each run's mirror.
+  local native, call = term.native(), peripheral.call;
+  local nativeMethods = {};
+  for name, method in pairs(native) do
+    nativeMethods[name] = method;
+  end
   local ok, err = pcall(server);
+  for name, method in pairs(nativeMethods) do
+    native[name] = method;
+  end
+  peripheral.call = call; -- luacheck: ignore 122
   if not ok and err == END_OF_SCRIPT then
     ok, err = true, nil;
   end
