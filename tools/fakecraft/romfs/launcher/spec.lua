@@ -367,6 +367,75 @@ local function error_text(err)
   return tostring(err);
 end
 
+-- How many of the API functions a case left changed its failure names.
+local MAX_NAMED_CHANGES = 5;
+
+-- The functions of CC's APIs as a case finds them: those of every table in _G (term,
+-- peripheral, os, ..., _G's own globals) and of the native terminal, which windows and
+-- redirects draw through at last. A case that wraps one and leaves the wrap there changes
+-- every later case, and slows it: trapos's daemon specs once left 118 screen mirrors wrapped
+-- in peripheral.call, and a monitor case later in the run took seconds in one resume.
+local function api_functions()
+  local kept = {};
+  local function keep(path, tbl)
+    local functions = {};
+    for key, value in next, tbl do
+      if type(value) == "function" then
+        functions[key] = value;
+      end
+    end
+    kept[#kept + 1] = { path = path, tbl = tbl, functions = functions };
+  end
+  for name, value in next, _G do
+    if type(value) == "table" then
+      keep(name == "_G" and "" or tostring(name) .. ".", value);
+    end
+  end
+  if type(term) == "table" and type(term.native) == "function" then
+    keep("term.native().", term.native());
+  end
+  return kept;
+end
+
+-- Puts back the API functions a case changed since api_functions() kept them, removing those
+-- it added, and returns their names, sorted.
+local function put_back(kept)
+  local changed = {};
+  for _, entry in ipairs(kept) do
+    local tbl, functions = entry.tbl, entry.functions;
+    for key, value in pairs(functions) do
+      if rawget(tbl, key) ~= value then
+        changed[#changed + 1] = entry.path .. tostring(key);
+        rawset(tbl, key, value);
+      end
+    end
+    local added = {};
+    for key, value in next, tbl do
+      if type(value) == "function" and functions[key] == nil then
+        added[#added + 1] = key;
+      end
+    end
+    for _, key in ipairs(added) do
+      changed[#changed + 1] = entry.path .. tostring(key);
+      rawset(tbl, key, nil);
+    end
+  end
+  table.sort(changed);
+  return changed;
+end
+
+-- The failure of a case that left the API functions changed (put back since).
+local function changed_message(changed)
+  local named = {};
+  for i = 1, math.min(#changed, MAX_NAMED_CHANGES) do
+    named[i] = changed[i];
+  end
+  local more = #changed - #named;
+  return ("left %s%s changed (put back now): a case puts back what it wraps or replaces in "
+    .. "CC's APIs, as stub does, else every later case runs through it"):format(
+    table.concat(named, ", "), more > 0 and (" and %d more"):format(more) or "");
+end
+
 local function run_case(case)
   -- Hooks run outermost first for before_each, innermost first for after_each.
   local chain = {};
@@ -377,6 +446,7 @@ local function run_case(case)
   end
 
   restores = {};
+  local apis = api_functions();
   local ok, err = run_isolated(function()
     for _, b in ipairs(chain) do
       for _, hook in ipairs(b.before) do
@@ -398,12 +468,16 @@ local function run_case(case)
     restores[i]();
   end
   restores = {};
+  local changed = put_back(apis);
 
   if not ok then
     return false, error_text(err);
   end
   if not after_ok then
     return false, error_text(after_err);
+  end
+  if #changed > 0 then
+    return false, changed_message(changed);
   end
   return true;
 end

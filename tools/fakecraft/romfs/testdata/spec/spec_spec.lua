@@ -43,6 +43,21 @@ describe("spec runner", function()
     expect(_G.SPEC_SPEC_ORDER):same({ "before", "one", "after", "before", "two", "after" });
   end);
 
+  it("fails a case that leaves a function of CC's APIs changed, and puts it back for the next", function()
+    local call = peripheral.call;
+    local ok, lines = run_fixture("sample_leaky.lua");
+    expect(ok):eq(false);
+    expect(lines):same({
+      "FAIL apis wraps without putting back: left peripheral.call, term.native().specSpecAdded changed "
+        .. "(put back now): a case puts back what it wraps or replaces in CC's APIs, as stub does, "
+        .. "else every later case runs through it",
+      "ok apis finds them as they were",
+      "1 passed, 1 failed",
+    });
+    expect(_G.SPEC_SPEC_SEEN.call):eq(call);
+    expect(_G.SPEC_SPEC_SEEN.added):eq(nil);
+  end);
+
   it("reports a missing file as a failure", function()
     local ok, lines = run_fixture("no_such_file.lua");
     expect(ok):eq(false);
