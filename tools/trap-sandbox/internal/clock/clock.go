@@ -47,16 +47,17 @@ func (Real) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.A
 // WithTimeout is context.WithTimeout on c: the context ends d from now on c's time, so a
 // Fake's Advance ends it, with Err and context.Cause context.DeadlineExceeded, as
 // context.WithTimeout's does: code written for a deadline (a timeout told from a cancel by
-// errors.Is(err, context.DeadlineExceeded)) reads it the same, its children's too. On Real
-// its Deadline is its end, as context.WithTimeout's (code that sends a request with the time
-// left reads it); on another clock, whose time is not the wall clock's, it is ctx's. Call the
-// returned cancel when done, as with context.WithTimeout.
+// errors.Is(err, context.DeadlineExceeded)) reads it the same, its children's too. On Real it
+// is context.WithTimeout itself (its Deadline the wall clock's end, which code that sends a
+// request with the time left reads, and children that follow it without a goroutine); on
+// another clock, whose time is not the wall clock's, its Deadline is ctx's. Call the returned
+// cancel when done, as with context.WithTimeout.
 func WithTimeout(ctx context.Context, c Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, wall := c.(Real); wall {
+		return context.WithTimeout(ctx, d)
+	}
 	inner, cancel := context.WithCancelCause(ctx)
 	t := &timeoutCtx{Context: inner, done: make(chan struct{})}
-	if _, wall := c.(Real); wall {
-		t.deadline = time.Now().Add(d)
-	}
 	stopFollowing := context.AfterFunc(inner, t.end) // ctx ended
 	timer := c.AfterFunc(d, func() {
 		cancel(context.DeadlineExceeded)
@@ -70,25 +71,15 @@ func WithTimeout(ctx context.Context, c Clock, d time.Duration) (context.Context
 	}
 }
 
-// timeoutCtx is WithTimeout's context: inner (a context.WithCancelCause of the parent) gives
-// its values and cause, and done and err are its own, so that the end its timer cancels inner
-// with reads as context.DeadlineExceeded. Its Done is not inner's, so a child context ends by
+// timeoutCtx is WithTimeout's context on a clock other than the wall's: inner (a
+// context.WithCancelCause of the parent) gives its values and cause, and done and err are its
+// own, so that the end its timer cancels inner with reads as context.DeadlineExceeded. Its Done is not inner's, so a child context ends by
 // its Err rather than by inner's (context.Canceled).
 type timeoutCtx struct {
 	context.Context
-	deadline time.Time // its end on the wall clock; zero on another clock
-	done     chan struct{}
-	once     sync.Once
-	err      error // set before done is closed
-}
-
-// Deadline is the parent's or its own end on the wall clock, whichever comes first.
-func (t *timeoutCtx) Deadline() (time.Time, bool) {
-	parent, ok := t.Context.Deadline()
-	if t.deadline.IsZero() || (ok && parent.Before(t.deadline)) {
-		return parent, ok
-	}
-	return t.deadline, true
+	done chan struct{}
+	once sync.Once
+	err  error // set before done is closed
 }
 
 func (t *timeoutCtx) Done() <-chan struct{} { return t.done }
