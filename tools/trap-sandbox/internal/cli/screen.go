@@ -942,7 +942,8 @@ func comesBack(why error) bool {
 // it is back, first after firstLookAgain, then twice as long each time up to lookAgainAtMost,
 // at most v.waitFor (0: until ctx ends), on v.after's clock. It says on away why the view
 // waits, then "" once the computer is back, and returns its new stream; or the answer that is
-// neither not_connected nor busy (the gateway stopped: it cannot be reached), or why with the
+// neither not_connected nor busy (the gateway stopped: it cannot be reached) or names the
+// computer's new traposId (relabelledAway), or why with the
 // bound when the computer did not come back within it.
 func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- string) (io.ReadCloser, error) {
 	after := v.after
@@ -988,10 +989,18 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 		if err == nil {
 			return body, say("")
 		}
-		if code := protocol.CodeOf(err); code != protocol.CodeNotConnected && code != protocol.CodeBusy {
+		if code := protocol.CodeOf(err); code != protocol.CodeNotConnected && code != protocol.CodeBusy || relabelledAway(err) {
 			return nil, err
 		}
 	}
+}
+
+// relabelledAway reports whether err, the gateway's answer to a view asked for again, says the
+// computer was relabelled meanwhile (its relabelledTo): it comes back under another traposId,
+// never this one, and the view ends naming it, as a stream that ends with a relabel does.
+func relabelledAway(err error) bool {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	return ok && pe.RelabelledTo != ""
 }
 
 // draw is the output that shows the view as it is now in the terminal (termW×termH): the

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -339,6 +340,29 @@ func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
 		assert.ErrorContains(t, err, ": ", why)
 		assert.NotContains(t, err.Error(), "did not come back", "ended at once: %s", why)
 	}
+}
+
+// A computer that went away and is relabelled while the view waits for it (the gateway's
+// answer names its new traposId, relabelledTo) never comes back under the old one: the view
+// ends naming the new one, as when the stream itself ends with the relabel, where it asked
+// for the old id until --wait ran out.
+func TestTheScreenViewerWaitingForAComputerEndsWhenItWasRelabelled(t *testing.T) {
+	clock := &busyClock{}
+	relabelled := protocol.Errorf(protocol.CodeNotConnected, "computer 7:kitchen was relabelled: it is 7:pantry now; ask it by that id")
+	relabelled.RelabelledTo = "7:pantry"
+	asked := 0
+	v := &viewer{out: io.Discard, after: clock.after, send: func(context.Context, []computer.InputEvent) error { return nil },
+		reopen: func(ctx context.Context) (io.ReadCloser, error) {
+			if asked++; asked > 3 { // a view that kept asking: ended here, not left to hang
+				return nil, errors.New("asked again and again")
+			}
+			return nil, refusal{relabelled}
+		}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	err := v.run(t.Context(), typed, strings.NewReader("event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 7:kitchen disconnected\"}}\n\n"))
+	assert.EqualError(t, err, "not_connected: computer 7:kitchen was relabelled: it is 7:pantry now; ask it by that id")
+	assert.Equal(t, 1, asked, "not asked again")
 }
 
 func TestTheScreenViewerEndsWhenTheComputerGoesAway(t *testing.T) {

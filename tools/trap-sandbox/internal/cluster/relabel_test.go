@@ -190,3 +190,26 @@ func TestACutOffEndsALiveScreenThroughAnotherReplicaAsOnOneGateway(t *testing.T)
 	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
 		Message: "computer 7: was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential"}, s.end(t))
 }
+
+// A caller that names a computer's old traposId on any replica just after it was relabelled on
+// B (the web console's view opening, a request) hears its new id, as one that was waiting did:
+// B from its own socket, A from the withdrawal of B's claim. It heard "not connected", and the
+// view waited for the old id for good.
+func TestARequestJustAfterARelabelOnAnotherReplicaHearsIt(t *testing.T) {
+	for _, through := range []string{"b", "a"} {
+		t.Run("through "+through, func(t *testing.T) {
+			tc := newTestCluster(t)
+			a, b := tc.startReplica("a"), tc.startReplica("b")
+			c := b.connect(t, "7:old")
+			a.waitComputers(t, "7:old@b")
+			c.bye(gateway.ByeRelabelled, "7:new")
+			a.waitComputers(t)
+			b.waitComputers(t)
+			asked := map[string]*replica{"a": a, "b": b}[through]
+			res := await(t, asked.request("7:old", "fs.list", map[string]any{"path": "/"}, waitLimit))
+			require.Equal(t, http.StatusNotFound, res.status)
+			assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
+				Message: "computer 7:old was relabelled: it is 7:new now; ask it by that id", RelabelledTo: "7:new"}, res.body.Error)
+		})
+	}
+}

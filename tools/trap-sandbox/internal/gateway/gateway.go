@@ -413,9 +413,10 @@ type Gateway struct {
 // cluster is the other replicas that share their computers with this one (docs/scale-out.md);
 // nil for a single process.
 func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
-	registry := newRegistry(cluster)
+	cfg = cfg.withDefaults()
+	registry := newRegistry(cluster, cfg.Clock)
 	g := &Gateway{
-		cfg:      cfg.withDefaults(),
+		cfg:      cfg,
 		log:      logger.With("module", ModuleName),
 		registry: registry,
 		sessions: make(map[*Session]struct{}),
@@ -588,6 +589,15 @@ const (
 // (with a Cluster) another, sorted; it walks this replica's own sockets only.
 func (g *Gateway) AccountsOf(traposID string) []string {
 	out := g.registry.accountsOf(traposID)
+	slices.Sort(out)
+	return out
+}
+
+// RelabelledIn returns the accounts in which computer traposID, connected in none, was
+// relabelled within RelabelFollowWindow (here, or on another replica that said so), sorted:
+// an admin naming it is answered from the one account that has it, as for a connected one.
+func (g *Gateway) RelabelledIn(traposID string) []string {
+	out := g.registry.relabels.accountsOf(traposID)
 	slices.Sort(out)
 	return out
 }

@@ -12,7 +12,9 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	hostcomputer "trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
 
@@ -134,12 +136,19 @@ type Local interface {
 	// NATS when they were announced). It returns once every credential was asked about,
 	// with how many were (checked) and how many of them the store said revoked or gone.
 	RevocationsMissed(ctx context.Context) (checked, revoked int)
+	// RelabelHeard tells this replica that computer k said bye relabelled to to on the replica
+	// that held it (its claim's withdrawal said so): a caller naming k here a moment later
+	// hears its new traposId, as one asking the holder does (RelabelFollowWindow).
+	RelabelHeard(k Key, to string)
 }
 
 // registry maps the computers whose sockets this process holds to their sessions (newest wins
 // within an account), and keeps the cluster, if any, told.
 type registry struct {
 	cluster Cluster // nil: a single process
+	// relabels are the computers relabelled a moment ago, here or on another replica: a
+	// caller naming one's former traposId hears its new one (notConnected).
+	relabels *recentRelabels
 
 	mu       sync.Mutex // guards the fields below
 	sessions map[Key]held
@@ -174,8 +183,8 @@ type held struct {
 	credential string // s.Credential(), which does not change once it is registered
 }
 
-func newRegistry(cluster Cluster) *registry {
-	return &registry{cluster: cluster, sessions: make(map[Key]held), credentials: make(map[string]int),
+func newRegistry(cluster Cluster, c clock.Clock) *registry {
+	return &registry{cluster: cluster, relabels: newRecentRelabels(c), sessions: make(map[Key]held), credentials: make(map[string]int),
 		accounts: make(map[string]int), pending: make(map[Key]int)}
 }
 
@@ -300,6 +309,7 @@ func (r *registry) Register(s *Session, place *accountPlace) (replaced *Session)
 		r.countAccountLocked(k, 1)
 	}
 	r.sessions[k] = h
+	r.relabels.connected(k)
 	if place != nil {
 		place.dropLocked() // the registered computer holds the place now
 	}
@@ -322,11 +332,16 @@ func (r *registry) Register(s *Session, place *accountPlace) (replaced *Session)
 // cluster, its claim is released.
 func (r *registry) Unregister(s *Session) {
 	k := s.Key()
+	bye := s.saidBye()
 	r.mu.Lock()
 	h, ok := r.sessions[k]
 	if !ok || h.s != s {
 		r.mu.Unlock()
 		return
+	}
+	if bye.Reason == ByeRelabelled {
+		// Before the session goes: a caller never finds neither it nor the relabel.
+		r.relabels.heard(k, bye.To)
 	}
 	delete(r.sessions, k)
 	r.countCredentialLocked(h, -1)
@@ -371,9 +386,23 @@ func (r *registry) Sessions() []*Session {
 // the cluster; a single process holds every socket, so it answers not_connected.
 func (r *registry) Route(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error) {
 	if r.cluster == nil {
-		return Response{}, hostcomputer.NotConnected(k.TraposID)
+		return Response{}, r.notConnected(k)
 	}
-	return r.cluster.Route(ctx, k, typ, payload)
+	resp, err := r.cluster.Route(ctx, k, typ, payload)
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Absent {
+		return resp, r.notConnected(k) // no replica holds it
+	}
+	return resp, err
+}
+
+// notConnected is the not_connected of computer k, which no socket holds: a relabel's
+// (recentRelabels.answer) when k's computer left that traposId a moment ago, else the plain
+// one (hostcomputer.NotConnected).
+func (r *registry) notConnected(k Key) *protocol.Error {
+	if pe := r.relabels.answer(k); pe != nil {
+		return pe
+	}
+	return hostcomputer.NotConnected(k.TraposID)
 }
 
 // Remote returns the computers other replicas hold (none in a single process).

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/clock"
 )
 
 func sessionFor(account, traposID string) *Session {
@@ -15,7 +17,7 @@ func sessionFor(account, traposID string) *Session {
 }
 
 func TestRegistryNewestWins(t *testing.T) {
-	r := newRegistry(nil)
+	r := newRegistry(nil, clock.Real{})
 	first := sessionFor(LocalAccount, "7:")
 	second := sessionFor(LocalAccount, "7:")
 
@@ -36,7 +38,7 @@ func TestRegistryNewestWins(t *testing.T) {
 }
 
 func TestRegistryKeysByAccountAndID(t *testing.T) {
-	r := newRegistry(nil)
+	r := newRegistry(nil, clock.Real{})
 	a := sessionFor("a", "7:")
 	b := sessionFor("b", "7:")
 	c := sessionFor("a", "7:x")
@@ -72,7 +74,7 @@ func (c *recordingCluster) Release(k Key, hold uint64, _ Bye) {
 // released or evicted for an older socket of a computer leaves its newer socket alone.
 func TestRegistryClaimsAndReleasesByHold(t *testing.T) {
 	c := &recordingCluster{}
-	r := newRegistry(c)
+	r := newRegistry(c, clock.Real{})
 	k := Key{LocalAccount, "7:"}
 	first, second := sessionFor(LocalAccount, "7:"), sessionFor(LocalAccount, "7:")
 	first.credential = "sel1"
@@ -131,7 +133,7 @@ func (c *claimingCluster) claims() map[Key]uint64 {
 func TestASocketClosedBeforeItsClaimArrivesLeavesNoClaim(t *testing.T) {
 	c := &claimingCluster{claiming: make(chan struct{}), proceed: make(chan struct{}), held: map[Key]uint64{}}
 	claiming := c.claiming
-	r := newRegistry(c)
+	r := newRegistry(c, clock.Real{})
 	s := sessionFor(LocalAccount, "7:")
 	s.gw = &Gateway{}
 	registered := make(chan struct{})
@@ -153,7 +155,7 @@ func TestASocketClosedBeforeItsClaimArrivesLeavesNoClaim(t *testing.T) {
 // hello ends, which gives the place back if it registered nothing.
 func TestARegisteredComputerKeepsItsPlaceWhileItSaysHelloAgain(t *testing.T) {
 	const most = 2
-	r := newRegistry(nil)
+	r := newRegistry(nil, clock.Real{})
 	a, b := sessionFor("alice", "7:a"), sessionFor("alice", "7:b")
 	for _, s := range []*Session{a, b} {
 		place, _, ok := r.takeAccountPlace(s.key, most)

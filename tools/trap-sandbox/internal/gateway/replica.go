@@ -14,7 +14,6 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
-	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -37,7 +36,7 @@ func (l local) Evict(k Key, hold uint64) {
 func (l local) Serve(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error) {
 	s := l.g.registry.Lookup(k)
 	if s == nil {
-		return Response{}, hostcomputer.NotConnected(k.TraposID)
+		return Response{}, l.g.registry.notConnected(k)
 	}
 	return s.request(ctx, typ, payload, byHost)
 }
@@ -51,6 +50,9 @@ func (l local) RevocationHeard(ctx context.Context, selector string) {
 func (l local) RevocationsMissed(ctx context.Context) (checked, revoked int) {
 	return l.g.recheckHeldCredentials(ctx)
 }
+
+// RelabelHeard implements Local.
+func (l local) RelabelHeard(k Key, to string) { l.g.registry.relabels.heard(k, to) }
 
 // missedRevocationReads is how many credentials a check for missed revocations
 // (recheckHeldCredentials) reads from the account store at once, as the bus's revocations are

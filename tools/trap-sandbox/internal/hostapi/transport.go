@@ -95,6 +95,9 @@ func (t Gateway) accountOf(caller account.Caller, traposID string) (string, erro
 	owners := t.gw.AccountsOf(traposID)
 	switch len(owners) {
 	case 0:
+		if relabelled := t.gw.RelabelledIn(traposID); len(relabelled) == 1 {
+			return relabelled[0], nil // relabelled a moment ago: the gateway names its new id
+		}
 		return caller.Account, nil // not connected, answered by the gateway
 	case 1:
 		return owners[0], nil

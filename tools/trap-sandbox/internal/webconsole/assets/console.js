@@ -1017,6 +1017,13 @@ async function watch(v) {
       titled(v, "not shown");
       return false;
     }
+    if (error && error.relabelledTo) {
+      // Relabelled a moment before the view opened (or looked again): the gateway names its
+      // new traposId as it does to a stream it ends, and the view follows it there.
+      status(error.code + ": " + error.message);
+      titled(v, "waiting");
+      return error.relabelledTo;
+    }
     if (error && error.code === "forbidden") { // the owner keeps the screen private
       keptPrivate(v, error.message);
       return keptPrivateMark;

@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	hostcomputer "trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+)
+
+// RelabelFollowWindow is how long after a computer said bye relabelled a host caller that
+// names one of its former traposIds is answered as the callers that were waiting on its socket
+// were (ByeError: not_connected with relabelledTo, which the web console's view follows and
+// every other surface names), not with the plain not_connected of a computer never seen. The
+// callers that ask again by themselves come back well within it (the web console's view every
+// 2 s, trap-sandbox screen's within 2 s, MCP's waits every 250 ms), and so does a person who
+// named the computer from a list read just before: the gateway's reconnect window
+// (hostcomputer.ReconnectWindow), the time the docs already give a computer to come back in.
+const RelabelFollowWindow = hostcomputer.ReconnectWindow
+
+// maxRelabelledComputers bounds the computers whose relabels are remembered at once, and
+// maxFormerIDs the former traposIds remembered of each: a computer relabelled in a loop (a
+// program calling os.setComputerLabel) keeps one trail of at most maxFormerIDs names, and many
+// computers at once push the oldest trail out, so the memory stays bounded whatever they do.
+const (
+	maxRelabelledComputers = 4096
+	maxFormerIDs           = 8
+)
+
+// relabelled computers are keyed by account and computer id: a relabel keeps the computer id
+// (RelabelledTo), and a traposId is unique only inside an account, so one account's relabel
+// never answers another account's caller.
+type relabelKey struct {
+	accountID  string
+	computerID string
+}
+
+// relabelTrail is what is remembered of one computer's recent relabels: the traposId its last
+// bye named (to), when (at), and the former traposIds it left since its trail began, oldest
+// first, at most maxFormerIDs. A caller naming any of them hears the latest: a view opened on
+// 7:a after 7:a became 7:b and then 7:c goes to 7:c at once.
+type relabelTrail struct {
+	to     string
+	at     time.Time
+	former []string
+}
+
+// recentRelabels remembers the relabels of the last RelabelFollowWindow: those of the sockets
+// held here (registry.Unregister) and, with replicas, those the other replicas' withdrawals of
+// their claims said (Local.RelabelHeard). Safe for concurrent use; it takes no other lock.
+type recentRelabels struct {
+	clock clock.Clock
+
+	mu     sync.Mutex // guards trails
+	trails map[relabelKey]*relabelTrail
+}
+
+func newRecentRelabels(c clock.Clock) *recentRelabels {
+	return &recentRelabels{clock: c, trails: make(map[relabelKey]*relabelTrail)}
+}
+
+func keyOfRelabel(k Key) relabelKey {
+	return relabelKey{accountID: k.AccountID, computerID: account.ComputerID(k.TraposID)}
+}
+
+// expired reports whether t's last relabel is older than RelabelFollowWindow at now.
+func (t *relabelTrail) expired(now time.Time) bool { return now.Sub(t.at) >= RelabelFollowWindow }
+
+// heard records that computer k said bye relabelled to to (already held to RelabelledTo; ""
+// records nothing: there is no new id to name).
+func (r *recentRelabels) heard(k Key, to string) {
+	if RelabelledTo(k.TraposID, to) == "" {
+		return
+	}
+	now := r.clock.Now()
+	rk := keyOfRelabel(k)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.trails[rk]
+	if t == nil || t.expired(now) {
+		if t == nil && len(r.trails) >= maxRelabelledComputers {
+			r.makeRoomLocked(now)
+		}
+		t = &relabelTrail{}
+		r.trails[rk] = t
+	}
+	t.to, t.at = to, now
+	t.former = slices.DeleteFunc(t.former, func(id string) bool { return id == k.TraposID || id == to })
+	t.former = append(t.former, k.TraposID)
+	if len(t.former) > maxFormerIDs {
+		t.former = slices.Delete(t.former, 0, len(t.former)-maxFormerIDs)
+	}
+}
+
+// makeRoomLocked drops the expired trails, or, when none is, the oldest one. r.mu is held.
+func (r *recentRelabels) makeRoomLocked(now time.Time) {
+	var oldest relabelKey
+	var oldestAt time.Time
+	for rk, t := range r.trails {
+		if t.expired(now) {
+			delete(r.trails, rk)
+			continue
+		}
+		if oldestAt.IsZero() || t.at.Before(oldestAt) {
+			oldest, oldestAt = rk, t.at
+		}
+	}
+	if len(r.trails) >= maxRelabelledComputers {
+		delete(r.trails, oldest)
+	}
+}
+
+// connected forgets k's traposId as a former one: the computer said hello by it again (relabelled
+// back), and when that socket closes it is not connected, not relabelled.
+func (r *recentRelabels) connected(k Key) {
+	rk := keyOfRelabel(k)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.trails[rk]; t != nil {
+		t.former = slices.DeleteFunc(t.former, func(id string) bool { return id == k.TraposID })
+		if len(t.former) == 0 {
+			delete(r.trails, rk)
+		}
+	}
+}
+
+// answer is what a caller naming k, which no replica holds, is told when k's computer was
+// relabelled from that traposId within RelabelFollowWindow: the bye's own error (ByeError),
+// naming the traposId it is now; else nil.
+func (r *recentRelabels) answer(k Key) *protocol.Error {
+	now := r.clock.Now()
+	rk := keyOfRelabel(k)
+	r.mu.Lock()
+	t := r.trails[rk]
+	if t != nil && t.expired(now) {
+		delete(r.trails, rk)
+		t = nil
+	}
+	to := ""
+	if t != nil && slices.Contains(t.former, k.TraposID) {
+		to = t.to
+	}
+	r.mu.Unlock()
+	if to == "" {
+		return nil
+	}
+	return ByeError(k.TraposID, Bye{Reason: ByeRelabelled, To: to})
+}
+
+// accountsOf returns the accounts in which computer traposID was relabelled within
+// RelabelFollowWindow: an admin naming it, connected in no account, is answered from the one
+// account that has it (as a connected computer of one account is found for an admin).
+func (r *recentRelabels) accountsOf(traposID string) []string {
+	now := r.clock.Now()
+	id := account.ComputerID(traposID)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for rk, t := range r.trails {
+		if rk.computerID == id && !t.expired(now) && slices.Contains(t.former, traposID) {
+			out = append(out, rk.accountID)
+		}
+	}
+	return out
+}
