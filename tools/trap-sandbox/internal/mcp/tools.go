@@ -1299,11 +1299,16 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 			away.Message, waitedAlready, waitedMs, computer.MaxTimeout.Milliseconds()))
 	}
 	var away *protocol.Error
-	for tries := 0; ; tries++ {
+	// polledAt is when the poll that sent this ping was due (zero for the first ping): what
+	// the wait waited is until then, the ping's own round trip apart (it is RoundTripMs), read
+	// off the timer rather than the clock after the ping, which a test's clock may have moved
+	// on from once the next poll is armed.
+	var polledAt time.Time
+	for {
 		p, err := t.client.PingBare(ctx, traposID, t.timeLeft(ctx, end))
 		waited := time.Duration(0)
-		if tries > 0 {
-			waited = t.clock.Now().Sub(start)
+		if !polledAt.IsZero() {
+			waited = polledAt.Sub(start)
 		}
 		pe, ok := errors.AsType[*protocol.Error](err)
 		if away != nil && ok && pe.Code == protocol.CodeTimeout && t.timeLeft(ctx, end) <= 0 {
@@ -1319,7 +1324,7 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 		away = pe
 		select {
 		case <-ctx.Done():
-		case <-timer.C():
+		case polledAt = <-timer.C():
 			timer.Reset(connectPoll)
 		}
 		if err := ctx.Err(); err != nil {
