@@ -511,11 +511,14 @@ local function showStatus()
   -- The error and its fix come last, right above the prompt, on every screen: the line a
   -- player acts on is the one their eyes land on, and the order is the same on a computer and
   -- a pocket computer. On a narrower screen (a pocket computer's 26 columns and 20 rows) an
-  -- error and its fix wrap to up to 13 rows, and the whole status to 22: there, with a fix to
-  -- make, what the host may do is left out too (nothing reaches this computer from the host
-  -- until the fix is made), so that the status fits the screen, the command typed above it
-  -- too, and if something still scrolls away, it is the top, never them.
-  local leaveAccessOut = narrowScreen() and problem[2] ~= nil;
+  -- error and its fix wrap to up to 13 rows, and the whole status to 22: there, while there is
+  -- an error, what the host may do is left out too (nothing reaches this computer from the
+  -- host until it connects), so that the status fits the screen, the command typed above it
+  -- too, and if something still scrolls away, it is the top, never them. An error with no fix
+  -- line is one that says its remedy itself (a server that did not prove itself: 13 rows at
+  -- 26 columns), as long as one with a fix: kept only for a fix, the host's lines scrolled the
+  -- URL away.
+  local leaveAccessOut = narrowScreen() and (problem[2] ~= nil or status.lastError ~= nil);
   -- The proof line, left out there as well: the error of a server that did not prove itself
   -- says all of it, and the line shows again once connected.
   local proof = proofLine(status);

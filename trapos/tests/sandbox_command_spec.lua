@@ -1221,11 +1221,11 @@ describe("sandbox command", function()
   describe("status", function()
     -- The lines status prints, as this computer's screen shows them: head (url first), what
     -- the host may do (the defaults), then problem (lastError and its fix). A pocket computer
-    -- leaves out what the host may do while there is a fix to make (sandbox.lua's showStatus),
-    -- and the proof line too.
+    -- leaves out what the host may do while there is an error, with a fix to make or not
+    -- (sandbox.lua's showStatus), and the proof line too.
     local function statusLines(head, problem)
       local lines = {};
-      local leaveOut = speckit.narrow() and problem[2] ~= nil;
+      local leaveOut = speckit.narrow() and (problem[2] ~= nil or problem[1]:find("^lastError: none") == nil);
       for _, line in ipairs(head) do
         if not (leaveOut and line:find("^proof: ")) then
           lines[#lines + 1] = fitted(line);
@@ -1394,9 +1394,14 @@ describe("sandbox command", function()
           .. " may hold its port; if the operator moved the gateway, changed its password or went back to an older"
           .. " one, run sandbox setup");
         status.provesSince = SINCE;
-        for _, width in ipairs({ 51, 26 }) do
-          local line, lines = proofOf(status, width);
-          expect(line):eq(width == 51 and "proof: required since 2025-12-07 03:40 UTC" or "proof: required");
+        local line, lines = proofOf(status, 51);
+        expect(line):eq("proof: required since 2025-12-07 03:40 UTC");
+        expect(lines[#lines]):eq(fitted("lastError: " .. status.lastError, 51));
+        -- on a narrower screen the error, which names the date, is the line to read: the proof
+        -- line is left out there, as beside any error (below)
+        for _, width in ipairs({ 39, 26 }) do
+          line, lines = proofOf(status, width);
+          expect(line):eq(nil);
           expect(lines[#lines]):eq(fitted("lastError: " .. status.lastError, width));
         end
       end);
@@ -1620,6 +1625,45 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines[#lines]):eq("lastError: none");
       expect(lines[#lines - 1]):eq("screen: none");
+    end);
+
+    it("fits a pocket computer's 20 rows with a long error that says its remedy itself, with no fix line", function()
+      -- a server that did not prove itself: the error names what to do, and no fix line
+      -- follows it; what the host may do scrolled the URL off a pocket computer's top
+      local notProved = "the server at " .. FULL_URL .. " did not prove it is the gateway this computer was set up"
+        .. " with (it has since 2025-12-07 03:40 UTC): it sent no proof within 5 s; another program may hold its port;"
+        .. " if the operator moved the gateway, changed its password or went back to an older one, run sandbox setup";
+      local unkeyed = "sandbox.password is not set, so the server at " .. FULL_URL .. " cannot prove it is the gateway"
+        .. " this computer was set up with (it has since 2025-12-07 03:40 UTC), as it must before the hello;"
+        .. " run sandbox setup (with the gateway's password, or none if it has none now)";
+      for _, lastError in ipairs({ notProved, unkeyed }) do
+        for _, screen in ipairs({ { 26, 20, "whole" }, { 39, 13, "error" } }) do
+          local width, height, fits = screen[1], screen[2], screen[3];
+          local status = downStatus("waiting", lastError);
+          status.provesSince, status.served = SINCE, "999.999.999";
+          local ok, err, lines = run({ "status" }, { width = width, height = height, status = status });
+          expectSuccess(ok, err);
+          expect(lines[#lines]):eq(fitted("lastError: " .. lastError, width));
+          for _, line in ipairs(lines) do
+            if line:find("^files: ") or line:find("^proof: ") or line:find("^update: ") then
+              fail(width .. " columns: " .. line .. " beside an error");
+            end
+          end
+          -- on a pocket computer the whole status with the next prompt below it, its URL on the
+          -- top row (the error alone is 13 rows there: the command typed above it may scroll
+          -- away); on a turtle's 13 rows the top may scroll away, the error never
+          local shown = fits == "whole" and lines or { lines[#lines] };
+          local rows = #printedRows(shown, width);
+          if rows > height - (fits == "whole" and 1 or 2) then
+            fail(width .. "x" .. height .. ": " .. rows .. " rows: " .. table.concat(shown, " / "));
+          end
+        end
+        -- a computer's 51 columns keep them: the status fits there
+        local status = downStatus("waiting", lastError);
+        status.provesSince = SINCE;
+        local _, _, lines = run({ "status" }, { width = 51, height = 19, status = status });
+        expect(lines[#lines - 1]):eq("screen: none");
+      end
     end);
 
     it("orders its lines the same on a computer and on a pocket computer: the error and its fix last", function()
