@@ -2246,6 +2246,33 @@ func narrowDisk(t *testing.T) (dir string, screen func(w int) []string) {
 	}
 }
 
+// TestNoQuestionsAloneSaysTheHostMayDoNothingYet: a first install with --no-questions and no
+// --allow- option takes the question's default, no, and said nothing of it: its player never
+// learnt that the host may do nothing yet, nor how to change that. It says so in the words of
+// the question's no, on a computer and on a pocket computer; an upgrade, which changes no
+// access, says nothing of it.
+func TestNoQuestionsAloneSaysTheHostMayDoNothingYet(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
+	const advice = "Not allowed. Change it with:\nset sandbox.allow_files write\nset sandbox.allow_exec true\nset sandbox.allow_screen control\n"
+
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, false, install)
+	assert.NotContains(t, out, "Allow it?", "nothing asked")
+	assert.Regexp(t, `(?s)Installed trapos-sandbox .*`+regexp.QuoteMeta(advice), out)
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.allow_files" ] = "none"`, out)
+
+	out = playerSession(ctx, t, dir, false, install)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ", out)
+	assert.NotContains(t, out, "Not allowed", "an upgrade keeps the owner's answers and says nothing of them")
+
+	rows := pocketSession(ctx, t, t.TempDir(), install)
+	at := slices.Index(rows, "Not allowed. To change it,")
+	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
+	assert.Equal(t, []string{"Not allowed. To change it,", "run: sandbox setup"}, rows[at:at+2])
+}
+
 // TestInstallerLinesFitAPocketComputer: on a pocket computer's 26 columns the installer's
 // "Change it with: set sandbox.allow_files write …" broke each command, its value alone on
 // the next line, and a refused password's "… (its SANDBOX_PASSWORD): wget run …" began the

@@ -629,11 +629,31 @@ local function uncheckedAdvice(why, installed)
   return line;
 end
 
+-- The lines that say what the host may do after the question's answer (allowed: yes to all,
+-- else no to all) and how to change it. Each command on a line of its own: wrapped into one
+-- paragraph, a line broke between set and its setting. A screen too narrow for the longest (a
+-- pocket computer's 26 columns) broke each one there, its value alone on the next line: it
+-- names sandbox setup instead, which asks the same and works at once (the install puts it on
+-- this shell's path).
+local function answerAdvice(allowed)
+  local undo = allowed and { SETTING_ALLOW_FILES .. " none", SETTING_ALLOW_EXEC .. " false", SETTING_ALLOW_SCREEN .. " none" }
+    or { SETTING_ALLOW_FILES .. " write", SETTING_ALLOW_EXEC .. " true", SETTING_ALLOW_SCREEN .. " control" };
+  if term.getSize() < #("set " .. SETTING_ALLOW_SCREEN .. " control") then
+    return { allowed and "Allowed. To undo it," or "Not allowed. To change it,", "run: sandbox setup" };
+  end
+  local advice = { allowed and "Allowed. Undo with:" or "Not allowed. Change it with:" };
+  for _, line in ipairs(undo) do
+    advice[#advice + 1] = "set " .. line;
+  end
+  return advice;
+end
+
 -- The host's access to set: what the options say; on a first install without them, the
--- answer to a question (default no); on an upgrade, nothing (the owner's answers stay).
--- Returns the sandbox.allow_files, sandbox.allow_exec and sandbox.allow_screen values to set,
--- nil for "leave", then after an answer the lines that say how to change it, printed once
--- installed (before, a failed install said how to change a setting it never made).
+-- answer to a question (default no; --no-questions takes the default); on an upgrade, nothing
+-- (the owner's answers stay). Returns the sandbox.allow_files, sandbox.allow_exec and
+-- sandbox.allow_screen values to set, nil for "leave", then after an answer the lines that
+-- say how to change it, printed once installed (before, a failed install said how to change
+-- a setting it never made).
 local function chooseAccess(opts, old)
   local files, exec, screen = opts.files, opts.exec, opts.screen;
   local first = old == nil and not isSet(SETTING_ALLOW_FILES) and not isSet(SETTING_ALLOW_EXEC);
@@ -644,33 +664,19 @@ local function chooseAccess(opts, old)
     end
     return files, exec, screen;
   elseif opts.noQuestions then
-    return "none", false;
+    -- The question's default answer, said as the answer is: a script's install said nothing
+    -- of the host, and its player never learnt it may do nothing yet, nor how to change that.
+    return "none", false, nil, answerAdvice(false);
   end
   -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
   print("The gateway's host (e.g. an AI agent) can read and write this computer's files, run Lua and programs on it, and see and type on its screen.");
   write("Allow it? [y/N] ");
   local answer = read() or "";
-  -- Each command on a line of its own: wrapped into one paragraph, a line broke between set
-  -- and its setting. A screen too narrow for the longest (a pocket computer's 26 columns)
-  -- broke each one there, its value alone on the next line: it names sandbox setup instead,
-  -- which asks the same and works at once (the install puts it on this shell's path).
-  local allowed = answer:match("^%s*[yY]") ~= nil;
-  local undo = allowed and { SETTING_ALLOW_FILES .. " none", SETTING_ALLOW_EXEC .. " false", SETTING_ALLOW_SCREEN .. " none" }
-    or { SETTING_ALLOW_FILES .. " write", SETTING_ALLOW_EXEC .. " true", SETTING_ALLOW_SCREEN .. " control" };
-  local advice;
-  if term.getSize() < #("set " .. SETTING_ALLOW_SCREEN .. " control") then
-    advice = { allowed and "Allowed. To undo it," or "Not allowed. To change it,", "run: sandbox setup" };
-  else
-    advice = { allowed and "Allowed. Undo with:" or "Not allowed. Change it with:" };
-    for _, line in ipairs(undo) do
-      advice[#advice + 1] = "set " .. line;
-    end
-  end
-  if allowed then
+  if answer:match("^%s*[yY]") ~= nil then
     -- The screen is part of the yes: typing on it is as strong as running programs.
-    return "write", true, "control", advice;
+    return "write", true, "control", answerAdvice(true);
   end
-  return "none", false, nil, advice;
+  return "none", false, nil, answerAdvice(false);
 end
 
 -- Prints what the host may do with this computer now, in the question's answers' words: after
