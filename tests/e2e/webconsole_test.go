@@ -1959,6 +1959,83 @@ func TestTheWebConsoleFollowsARelabelledComputer(t *testing.T) {
 	until(t, "the new name's view", `document.getElementById("viewer-id").textContent === "7:new" && location.hash === "#/computer/7%3Anew"`)
 }
 
+// relabelAway has computer c say bye, relabelled to to, drop its socket, and waits until the
+// gateway lists it no more: what asks for its old name now comes after the relabel.
+func relabelAway(t *testing.T, g *harness.Gateway, c *consoleComputer, to string) {
+	t.Helper()
+	require.NoError(t, c.ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": c.id,
+		"messageId": harness.NewMessageID(), "type": "bye", "payload": map[string]any{"reason": "relabelled", "traposId": to}}))
+	require.NoError(t, c.ws.Close())
+	require.Eventually(t, func() bool { return !slices.Contains(connectedComputers(t, g), c.id) }, time.Minute, 20*time.Millisecond,
+		"the gateway to let %s go", c.id)
+}
+
+// TestTheWebConsoleViewOpenedJustAfterARelabelFollowsIt: a view opened on a computer's old
+// name a moment after it was relabelled in game (the player's link, a reload) says so and opens
+// the new name once the computer is back under it. It said "not connected; did you mean …?
+// (waiting for it to come back)" and waited for the old name for good.
+func TestTheWebConsoleViewOpenedJustAfterARelabelFollowsIt(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	dial := func(id string) *consoleComputer { return connectScreenComputer(ctx, t, g, id, sandboxPassword) }
+	relabelAway(t, g, dial("6:keller"), "6:cellar")
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/6%3Akeller")))
+	until(t, "the relabel said", `document.getElementById("status").textContent === "not_connected: computer 6:keller was relabelled: it is 6:cellar now; ask it by that id"`)
+	renamed := dial("6:cellar")
+	select {
+	case <-renamed.watch:
+	case <-ctx.Done():
+		t.Fatal("the view did not follow the computer to its new name")
+	}
+	until(t, "the new name's view", `document.getElementById("viewer-id").textContent === "6:cellar" && location.hash === "#/computer/6%3Acellar"`)
+}
+
+// TestOnlyTheComputersAccountHearsItsRelabelJustAfter: a request naming alice's relabelled
+// computer by its old name hears its new one with alice's token and an admin's, never with
+// bob's, who hears only that 6:keller is not connected: another account's new label is not
+// his to learn.
+func TestOnlyTheComputersAccountHearsItsRelabelJustAfter(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	tokens := map[string]string{"root": lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "root", "--admin", dataDir))}
+	creds := map[string]string{}
+	for _, owner := range []string{"alice", "bob"} {
+		tokens[owner] = lastLineOf(gatewayCLI(ctx, t, "accounts", "add", owner, dataDir))
+		creds[owner] = lastLineOf(gatewayCLI(ctx, t, "credentials", "add", owner, dataDir))
+	}
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+	relabelAway(t, g, connectScreenComputer(ctx, t, g, "6:keller", creds["alice"]), "6:cellar")
+	// Bob's own computer of that id: the did-you-mean of his own account, no more.
+	connectScreenComputer(ctx, t, g, "6:bob", creds["bob"])
+
+	asked := func(who string) (int, map[string]any) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL("/trapos/computers/6:keller/requests"), strings.NewReader(`{"type":"ping"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+tokens[who])
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := harness.HTTPClient().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var answer struct {
+			Error map[string]any `json:"error"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&answer))
+		return resp.StatusCode, answer.Error
+	}
+	for _, who := range []string{"alice", "root"} {
+		status, e := asked(who)
+		assert.Equal(t, http.StatusNotFound, status, who)
+		assert.Equal(t, "computer 6:keller was relabelled: it is 6:cellar now; ask it by that id", e["message"], who)
+		assert.Equal(t, "6:cellar", e["relabelledTo"], who)
+	}
+	status, e := asked("bob")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, `computer 6:keller is not connected; did you mean "6:bob"?`, e["message"])
+	assert.NotContains(t, e, "relabelledTo")
+}
+
 // TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount: an admin's list spans accounts.
 // Alice's 7:old, watched by the admin, becomes 7:new while bob has a 7:new of his own: the view
 // does not open bob's computer (it opened the first listed 7:new), but waits for alice's; once
