@@ -190,3 +190,28 @@ func TestAnAccountWithNoComputerLinkedIsNotToldToWaitForAReboot(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, want, text(res))
 }
+
+// relabelledOnce is a gateway whose computer 6:keller was relabelled to 6:cellar a moment
+// ago: a ping of 6:keller hears so, and a second one (a poll of ping's wait) is refused.
+type relabelledOnce struct{ *pollsRefused }
+
+func (l relabelledOnce) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if l.pings.Add(1) > 1 {
+		return nil, &protocol.Error{Code: protocol.CodeInternal, Message: polledAgain}
+	}
+	return nil, &protocol.Error{Code: protocol.CodeNotConnected,
+		Message: "computer 6:keller was relabelled: it is 6:cellar now; ask it by that id", RelabelledTo: "6:cellar"}
+}
+
+// TestPingWaitForARelabelledComputerAnswersAtOnce: ping with wait of a computer's old name
+// just after it was relabelled in game answers at once with its new one: it never comes back
+// under the old name, and the wait ran its whole timeoutMs to say so.
+func TestPingWaitForARelabelledComputerAnswersAtOnce(t *testing.T) {
+	l := relabelledOnce{&pollsRefused{Local: daemonfake.NewLocal(nil)}}
+	s := session(t, l)
+	res := callTool(t, s, "ping", map[string]any{"traposId": "6:keller", "wait": true, "timeoutMs": 60000})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "not_connected: computer 6:keller was relabelled: it is 6:cellar now; ask it by that id")
+	assert.NotContains(t, text(res), polledAgain, "no poll")
+	assert.NotContains(t, text(res), waitedAlready, "no wait")
+}

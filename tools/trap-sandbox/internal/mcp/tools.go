@@ -1318,7 +1318,9 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 			// ctx says so only once its timer has run, which may be later.
 			return ranOut(away)
 		}
-		if !ok || pe.Code != protocol.CodeNotConnected {
+		if !ok || pe.Code != protocol.CodeNotConnected || pe.RelabelledTo != "" {
+			// A relabel's not_connected names the id the computer is now: it never comes back
+			// under this one, and waiting for it only put off saying which one it has.
 			return p, waited, err
 		}
 		away = pe
