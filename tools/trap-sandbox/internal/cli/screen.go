@@ -41,7 +41,7 @@ type ScreenCmd struct {
 	Colours  string        `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
 	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded) to come back before it ends; 0 waits until you leave." default:"5m"`
 	Monitor  string        `help:"Show this monitor attached to the computer (a side such as top, or a wired modem's monitor_0) instead of the computer's own screen: live, read only, in a terminal; printed once, as CC's font draws it, when stdin or stdout is not a terminal (as --once)." placeholder:"NAME"`
-	Once     bool          `help:"Print what the screen (or --monitor's monitor) shows once, as CC's font draws it, and end, instead of the live view; needs no terminal."`
+	Once     bool          `help:"Print what the screen (or --monitor's monitor) shows once, as CC's font draws it, and end, instead of the live view; needs no terminal. The computer's own screen is followed by a line naming its monitors, when it has some."`
 
 	busyRetry time.Duration                        // the wait after a busy answer without Retry-After (0: server.BusyRetry)
 	after     func(time.Duration) <-chan time.Time // the clock busy waits and the wait for the computer run on (nil: time.After)
@@ -162,7 +162,7 @@ func aTerminal(f any) bool {
 // ReadMonitor): each row without its trailing spaces, down to the last that shows something,
 // each byte as CC's font draws it (ccstr.Glyph: a program's ESC byte is ←, never a terminal's
 // escape), then a line naming the rows the computer has not yet seen drawn whole, when there
-// are any.
+// are any, and one naming the computer's monitors (monitorsNote), when it has some.
 func (c *ScreenCmd) printOnce(ctx context.Context, out Stdout) error {
 	var s computer.Screen
 	var err error
@@ -199,8 +199,40 @@ func (c *ScreenCmd) printOnce(ctx context.Context, out Stdout) error {
 	if len(s.UnknownRows) > 0 {
 		fmt.Fprintf(&b, "(%s)\n", liveStatus(false, s.UnknownRows))
 	}
+	if note := c.monitorsNote(s); note != "" {
+		fmt.Fprintf(&b, "(%s)\n", note)
+	}
 	_, err = io.WriteString(out, b.String())
 	return err
+}
+
+// monitorsNote names the monitors attached to the computer, as its own screen's answer names
+// them (s.Monitors, bounded by the gateway: 64 at most), counts those it leaves out, and gives
+// the line that shows one: "monitors: top, left and 6 more, not listed; see one with:
+// trap-sandbox screen 7:kitchen --monitor top". "" when it names none (no monitor, a client
+// before 0.5.29, a monitor's own answer). Each name is a shell word of the command line, as
+// typed after --monitor; the computer's bytes that would move this terminal's cursor or colour
+// it (a hostile name's ESC) are escaped (cctext.Show).
+func (c *ScreenCmd) monitorsNote(s computer.Screen) string {
+	if len(s.Monitors) == 0 && s.MonitorsLeftOut == 0 {
+		return ""
+	}
+	names := make([]string, len(s.Monitors))
+	for i, name := range s.Monitors {
+		names[i] = shellWord(cctext.Show(name, false))
+	}
+	listed := strings.Join(names, ", ")
+	switch {
+	case len(names) == 0:
+		listed = fmt.Sprintf("%d attached, none listed", s.MonitorsLeftOut)
+	case s.MonitorsLeftOut > 0:
+		listed += fmt.Sprintf(" and %d more, not listed", s.MonitorsLeftOut)
+	}
+	example := "NAME"
+	if len(s.Monitors) > 0 {
+		example = cctext.Show(s.Monitors[0], false)
+	}
+	return "monitors: " + listed + "; see one with: " + c.commandLine("screen", typedID(c.TraposID), "--monitor", example)
 }
 
 // typeKeys types evs on the computer, whole (computer.Client.TypeInput).

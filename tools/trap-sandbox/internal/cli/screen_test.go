@@ -1361,6 +1361,60 @@ func TestScreenMonitorPrintsWhatTheMonitorShows(t *testing.T) {
 	assert.Contains(t, err.Error(), "screen --monitor left")
 }
 
+// monitorsComputer is a stand-in computer whose own screen's answer names monitors and
+// monitorsLeftOut as given (a hostile client's names among them).
+type monitorsComputer struct {
+	*daemonfake.Local
+	monitors []string
+	leftOut  int
+}
+
+func (m monitorsComputer) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if typ != protocol.TypeScreenRead {
+		return m.Local.Request(ctx, traposID, typ, payload, timeout)
+	}
+	return json.Marshal(computer.Screen{Width: 3, Height: 1, Colour: true, FG: 1, BG: 32768,
+		Rows: []computer.Row{{Text: "own", FG: "000", BG: "fff"}}, Palette: []string{"#f0f0f0"},
+		Monitors: m.monitors, MonitorsLeftOut: m.leftOut})
+}
+
+// TestScreenOnceNamesTheMonitors: `screen --once` printed the computer's own screen and never
+// its monitors, which only the web console's picker and the API named. It names them under the
+// screen, counts those the gateway's bound leaves out (past 64), and gives the line that shows
+// one; each name a shell word, a hostile name's ESC escaped, never this terminal's escape.
+func TestScreenOnceNamesTheMonitors(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		name     string
+		monitors []string
+		leftOut  int
+		want     string
+	}{
+		{"none", []string{}, 0, "own\n"},
+		{"an old client's", nil, 0, "own\n"},
+		{"named", []string{"top", "monitor_0"}, 0,
+			"own\n(monitors: top, monitor_0; see one with: trap-sandbox screen --url URL 7:kitchen --monitor top)\n"},
+		{"some left out", []string{"top", "my mon", "\x1b[2Jx"}, 6,
+			"own\n(monitors: top, 'my mon', '\\x1b[2Jx' and 6 more, not listed; see one with: trap-sandbox screen --url URL 7:kitchen --monitor top)\n"},
+		{"all left out", []string{}, 3,
+			"own\n(monitors: 3 attached, none listed; see one with: trap-sandbox screen --url URL 7:kitchen --monitor NAME)\n"},
+		{"past the bound", slices.Repeat([]string{"m"}, 70), 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{},
+				hostapi.New(computer.New(monitorsComputer{daemonfake.NewLocal(nil), tc.monitors, tc.leftOut}))).Handler())
+			defer srv.Close()
+			out, err := runClient(t, "screen", "--url", srv.URL, "7:kitchen", "--once")
+			require.NoError(t, err)
+			if tc.want == "" { // the gateway names 64 and counts the rest
+				assert.Equal(t, "own\n(monitors: "+strings.Repeat("m, ", 63)+"m and 6 more, not listed; see one with: trap-sandbox screen --url "+srv.URL+" 7:kitchen --monitor m)\n", out)
+				return
+			}
+			assert.Equal(t, strings.ReplaceAll(tc.want, "URL", srv.URL), out)
+		})
+	}
+}
+
 // TestTheScreenViewerShowsAMonitorReadOnly: the live view of a monitor draws its frames, says on
 // its status line that it is read only, its text scale, and which part of a monitor larger than
 // the view is shown; nothing typed reaches the computer (a key, a click, Ctrl-T held), and
