@@ -604,11 +604,11 @@ func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	if len(e.Value()) > 0 && json.Unmarshal(e.Value(), &w) != nil {
 		w = withdrawal{}
 	}
-	if local := r.attached(); w.Bye == gateway.ByeRelabelled && local != nil {
+	if local := r.attached(); local != nil {
 		// Before the claim goes from the list: a caller here never finds neither. The gateway
-		// takes the new id only for the same computer id (gateway.RelabelledTo), as it words
-		// a screen's end below.
-		local.RelabelHeard(k, w.RelabelledTo)
+		// takes a relabel's new id only for the same computer id (gateway.RelabelledTo), as
+		// it words a screen's end below.
+		local.ClaimWithdrawn(k, gateway.Bye{Reason: w.Bye, To: w.RelabelledTo})
 	}
 	r.mu.Lock()
 	r.remote.delete(k)

@@ -210,6 +210,18 @@ func TestARequestJustAfterARelabelOnAnotherReplicaHearsIt(t *testing.T) {
 			require.Equal(t, http.StatusNotFound, res.status)
 			assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
 				Message: "computer 7:old was relabelled: it is 7:new now; ask it by that id", RelabelledTo: "7:new"}, res.body.Error)
+
+			// Relabelled back, then gone without a bye: 7:old is not connected, no more
+			// relabelled, on every replica.
+			back := b.connect(t, "7:old")
+			a.waitComputers(t, "7:old@b")
+			require.NoError(t, back.conn.Close())
+			a.waitComputers(t)
+			b.waitComputers(t)
+			res = await(t, asked.request("7:old", "fs.list", map[string]any{"path": "/"}, waitLimit))
+			require.Equal(t, http.StatusNotFound, res.status)
+			assert.Empty(t, res.body.Error.RelabelledTo)
+			assert.Contains(t, res.body.Error.Message, "computer 7:old is not connected")
 		})
 	}
 }

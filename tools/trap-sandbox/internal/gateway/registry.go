@@ -136,10 +136,11 @@ type Local interface {
 	// NATS when they were announced). It returns once every credential was asked about,
 	// with how many were (checked) and how many of them the store said revoked or gone.
 	RevocationsMissed(ctx context.Context) (checked, revoked int)
-	// RelabelHeard tells this replica that computer k said bye relabelled to to on the replica
-	// that held it (its claim's withdrawal said so): a caller naming k here a moment later
-	// hears its new traposId, as one asking the holder does (RelabelFollowWindow).
-	RelabelHeard(k Key, to string)
+	// ClaimWithdrawn tells this replica that the claim on computer k was withdrawn, and what
+	// the computer said as it left (bye): after a relabel a caller naming k here a moment later
+	// hears its new traposId, as one asking the holder does (RelabelFollowWindow); after any
+	// other, k is no former traposId any more (the computer was connected by it since).
+	ClaimWithdrawn(k Key, bye Bye)
 }
 
 // registry maps the computers whose sockets this process holds to their sessions (newest wins

@@ -50,7 +50,7 @@ type relabelTrail struct {
 
 // recentRelabels remembers the relabels of the last RelabelFollowWindow: those of the sockets
 // held here (registry.Unregister) and, with replicas, those the other replicas' withdrawals of
-// their claims said (Local.RelabelHeard). Safe for concurrent use; it takes no other lock.
+// their claims said (Local.ClaimWithdrawn). Safe for concurrent use; it takes no other lock.
 type recentRelabels struct {
 	clock clock.Clock
 

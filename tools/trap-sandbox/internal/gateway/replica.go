@@ -51,8 +51,14 @@ func (l local) RevocationsMissed(ctx context.Context) (checked, revoked int) {
 	return l.g.recheckHeldCredentials(ctx)
 }
 
-// RelabelHeard implements Local.
-func (l local) RelabelHeard(k Key, to string) { l.g.registry.relabels.heard(k, to) }
+// ClaimWithdrawn implements Local.
+func (l local) ClaimWithdrawn(k Key, bye Bye) {
+	if bye.Reason == ByeRelabelled {
+		l.g.registry.relabels.heard(k, bye.To)
+		return
+	}
+	l.g.registry.relabels.connected(k)
+}
 
 // missedRevocationReads is how many credentials a check for missed revocations
 // (recheckHeldCredentials) reads from the account store at once, as the bus's revocations are
