@@ -55,6 +55,19 @@ func (f *AdmissionFlags) logAttrs() []any {
 		"failedHelloGlobalRate", f.FailedHelloGlobalRate, "failedHelloGlobalBurst", f.FailedHelloGlobalBurst}
 }
 
+// passwordProofV1Off reads --password-proofs: whether the password's version 1 proof is
+// refused (docs/protocol.md, "The gateway proves itself").
+func passwordProofV1Off(proofs string) (bool, error) {
+	switch strings.ReplaceAll(proofs, " ", "") {
+	case "v1,v2", "v2,v1":
+		return false, nil
+	case "v2":
+		return true, nil
+	}
+	return false, fmt.Errorf("%s must be v1,v2 (computers of client 0.5.33 and older prove the gateway the fast way, v1) or v2 (only client 0.5.34 and newer, the slow way), got %q",
+		flagAndEnv("password-proofs"), proofs)
+}
+
 // minPasswordLength is the shortest SANDBOX_PASSWORD the gateway starts without a warning. A
 // right secret is answered at once and a wrong one's answer may be held back, so a guesser who
 // takes silence for "wrong" tries secrets as fast as it opens sockets, whatever the
@@ -65,12 +78,19 @@ func (f *AdmissionFlags) logAttrs() []any {
 const minPasswordLength = 16
 
 // warnIfPasswordShort warns when password (set) has fewer than minPasswordLength characters;
-// the password itself is never logged.
-func warnIfPasswordShort(logger *slog.Logger, password string) {
-	if n := utf8.RuneCountInString(password); n < minPasswordLength {
-		logger.Warn(fmt.Sprintf("SANDBOX_PASSWORD is short: anyone who can open a socket here gets the gateway's proof of itself, made with it, and tests guesses against that offline (a million a second on one core), and a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets; use at least %d random characters, e.g. openssl rand -hex 16", minPasswordLength),
-			"characters", n, "recommended", minPasswordLength)
+// the password itself is never logged. While the password's fast proof is given (v1Off
+// false), its guessing is the worse, and switching it off is said.
+func warnIfPasswordShort(logger *slog.Logger, password string, v1Off bool) {
+	n := utf8.RuneCountInString(password)
+	if n >= minPasswordLength {
+		return
 	}
+	proof := "anyone who can open a socket here gets the gateway's fast proof of itself (v1), made with it, and tests guesses against that offline (a million a second on one core); --password-proofs v2 turns it off once every computer runs client 0.5.34 or newer, which leaves the slow proof (v2, some 30 guesses a second a core)"
+	if v1Off {
+		proof = "anyone who can open a socket here gets the gateway's slow proof of itself (v2), made with it, and tests guesses against that offline (some 30 a second a core)"
+	}
+	logger.Warn(fmt.Sprintf("SANDBOX_PASSWORD is short: %s, and a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets; use at least %d random characters, e.g. openssl rand -hex 16", proof, minPasswordLength),
+		"characters", n, "recommended", minPasswordLength)
 }
 
 // warnIfAPITokenShort warns when SANDBOX_API_TOKEN (set) has fewer than minPasswordLength

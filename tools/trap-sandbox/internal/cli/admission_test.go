@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -78,7 +79,7 @@ func TestAdmissionFlagsMustBePositive(t *testing.T) {
 func TestAShortPasswordIsWarnedAbout(t *testing.T) {
 	for pw, warned := range map[string]bool{"hunter2": true, "éééééééééééééé15": false, strings.Repeat("x", 15): true, strings.Repeat("x", 16): false} {
 		var logs testkit.SyncBuffer
-		warnIfPasswordShort(slog.New(slog.NewTextHandler(&logs, nil)), pw)
+		warnIfPasswordShort(slog.New(slog.NewTextHandler(&logs, nil)), pw, false)
 		if !warned {
 			assert.Empty(t, logs.String(), pw)
 			continue
@@ -95,7 +96,32 @@ func TestAShortPasswordIsWarnedAbout(t *testing.T) {
 		"the number is in the sentence, not a name an operator takes for a placeholder")
 	// The first reason is the proof any socket gets before its hello: one answer lets a
 	// guesser test passwords offline, where the wrong-secret budgets bound none of it.
-	assert.Regexp(t, `SANDBOX_PASSWORD is short: anyone who can open a socket here gets the gateway's proof of itself, made with it, and tests guesses against that offline`, logs.String())
+	assert.Regexp(t, `SANDBOX_PASSWORD is short: anyone who can open a socket here gets the gateway's fast proof of itself \(v1\), made with it, and tests guesses against that offline.*--password-proofs v2 turns it off`, logs.String())
+
+	// With the fast proof off, what is left is said: the slow proof's guessing.
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "hunter2", "--password-proofs", "v2")
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `SANDBOX_PASSWORD is short: anyone who can open a socket here gets the gateway's slow proof of itself \(v2\)`, logs.String())
+	assert.NotContains(t, logs.String(), "fast proof")
+}
+
+// TestPasswordProofsIsChecked: --password-proofs takes v1,v2 (either order) or v2, and
+// refuses anything else at the start, naming both values.
+func TestPasswordProofsIsChecked(t *testing.T) {
+	for value, off := range map[string]bool{"v1,v2": false, "v2,v1": false, "v1, v2": false, "v2": true} {
+		got, err := passwordProofV1Off(value)
+		require.NoError(t, err, value)
+		assert.Equal(t, off, got, value)
+	}
+	for _, value := range []string{"", "v1", "v3", "both", "v2,v3"} {
+		_, err := passwordProofV1Off(value)
+		require.Error(t, err, value)
+		assert.Contains(t, err.Error(), "--password-proofs (SANDBOX_PASSWORD_PROOFS) must be v1,v2")
+	}
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password-proofs", "v1")
+	assert.ErrorContains(t, root.Serve.Run(t.Context(), io.Discard), `got "v1"`)
 }
 
 // TestAShortAPITokenIsWarnedAbout: SANDBOX_API_TOKEN opens every computer from any address,

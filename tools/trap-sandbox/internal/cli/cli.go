@@ -280,6 +280,7 @@ type ServeCmd struct {
 	Listen           string        `default:":4444" env:"SANDBOX_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
 	ComputersListen  string        `name:"computers-listen" env:"SANDBOX_COMPUTERS_LISTEN" help:"A second address that serves computers only (their WebSocket, the installer, /healthz; host:port): for a Minecraft server on this machine, allow this port in CC's http rules, not --listen's, whose host API trusts loopback clients. Unset: none."`
 	Password         string        `env:"SANDBOX_PASSWORD" help:"Secret a computer's hello must carry; give it in the environment, not here: a command line is readable by every user of the host. Unset disables the check (trusted LAN only)."`
+	PasswordProofs   string        `name:"password-proofs" default:"v1,v2" env:"SANDBOX_PASSWORD_PROOFS" help:"The proofs of itself the gateway gives a computer that says hello with SANDBOX_PASSWORD: v1,v2, or v2 once every computer runs client 0.5.34 or newer (trap-sandbox computers' CLIENT column): v1's fast key lets anyone who opens a socket test password guesses offline at SHA-256's speed."`
 	APIToken         string        `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too; give it in the environment, not here. Unset: loopback clients only."`
 	OpencodeURL      string        `name:"opencode-url" default:"http://127.0.0.1:4242" env:"OPENCODE_URL" help:"Base URL of the opencode server to probe."`
 	OpencodeUsername string        `name:"opencode-username" default:"opencode" env:"OPENCODE_SERVER_USERNAME" help:"Basic Auth user for opencode."`
@@ -305,6 +306,8 @@ type ServeCmd struct {
 	ReplicaFlags     `embed:""`
 	AIFlags          `embed:""`
 
+	// passwordProofV1Off is PasswordProofs read (Run).
+	passwordProofV1Off bool
 	// secretsInArgs are the secrets given as flags (AfterApply), which every user of the host
 	// reads in the command line: the start warns of them.
 	secretsInArgs []string
@@ -396,6 +399,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
+	}
+	if c.passwordProofV1Off, err = passwordProofV1Off(c.PasswordProofs); err != nil {
+		return err
 	}
 	if c.LinkCodeLifetime < 0 {
 		return fmt.Errorf("%s must be positive, got %s", flagAndEnv("link-code-lifetime"), c.LinkCodeLifetime)
@@ -582,21 +588,22 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	}
 
 	gwConfig := gateway.Config{
-		Password:       c.Password,
-		Accounts:       accounts,
-		Metrics:        gwMetrics,
-		Replica:        replica,
-		HelloTimeout:   c.HelloTimeout,
-		RequestTimeout: c.RequestTimeout,
-		PingPeriod:     c.PingPeriod,
-		IdleProbeAfter: c.IdleProbeAfter,
-		MaxConnections: c.MaxConnections,
-		UpgradeRate:    c.UpgradeRate,
-		UpgradeBurst:   c.UpgradeBurst,
-		ClientVersion:  client.Version,
-		ClientName:     client.Name,
-		LoopbackAPI:    c.APIToken == "",
-		ComputersPort:  c.ComputersListen != "",
+		Password:           c.Password,
+		PasswordProofV1Off: c.passwordProofV1Off,
+		Accounts:           accounts,
+		Metrics:            gwMetrics,
+		Replica:            replica,
+		HelloTimeout:       c.HelloTimeout,
+		RequestTimeout:     c.RequestTimeout,
+		PingPeriod:         c.PingPeriod,
+		IdleProbeAfter:     c.IdleProbeAfter,
+		MaxConnections:     c.MaxConnections,
+		UpgradeRate:        c.UpgradeRate,
+		UpgradeBurst:       c.UpgradeBurst,
+		ClientVersion:      client.Version,
+		ClientName:         client.Name,
+		LoopbackAPI:        c.APIToken == "",
+		ComputersPort:      c.ComputersListen != "",
 	}
 	c.AdmissionFlags.apply(&gwConfig)
 	gw := gateway.New(gwConfig, logger, replicas)
@@ -759,7 +766,7 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger, api net.Addr) {
 	if c.Password == "" {
 		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
 	} else {
-		warnIfPasswordShort(logger, c.Password)
+		warnIfPasswordShort(logger, c.Password, c.passwordProofV1Off)
 		warnIfPasswordUntypable(logger, c.Password)
 	}
 	if c.APIToken != "" {

@@ -66,7 +66,7 @@ func parse(t *testing.T, args ...string) (*CLI, *kong.Context) {
 
 // clearEnv unsets every variable the CLI reads, so the host's environment cannot leak in.
 func clearEnv(t *testing.T) {
-	for _, name := range []string{"SANDBOX_LISTEN", "SANDBOX_PASSWORD", "OPENCODE_URL", "OPENCODE_SERVER_USERNAME",
+	for _, name := range []string{"SANDBOX_LISTEN", "SANDBOX_PASSWORD", "SANDBOX_PASSWORD_PROOFS", "OPENCODE_URL", "OPENCODE_SERVER_USERNAME",
 		"OPENCODE_SERVER_PASSWORD", "SANDBOX_HELLO_TIMEOUT", "SANDBOX_PROBE_TIMEOUT", "SANDBOX_REQUEST_TIMEOUT",
 		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL", "SANDBOX_API_TOKEN", "SANDBOX_URL", "SANDBOX_PING_PERIOD",
 		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST", "SANDBOX_MCP",
@@ -102,6 +102,7 @@ func TestParseDefaults(t *testing.T) {
 	assert.Equal(t, "serve", kctx.Command())
 	assert.Equal(t, ServeCmd{
 		Listen:           ":4444",
+		PasswordProofs:   "v1,v2",
 		OpencodeURL:      "http://127.0.0.1:4242",
 		OpencodeUsername: "opencode",
 		HelloTimeout:     10 * time.Second,
@@ -122,7 +123,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 		"--probe-timeout", "2s", "--request-timeout", "3s", "--log-level", "debug", "--ping-period", "1s",
 		"--idle-probe-after", "2s", "--max-connections", "7", "--max-screen-viewers", "5", "--upgrade-rate=-1", "--upgrade-burst", "3", "--mcp=false")
 	assert.Equal(t, ServeCmd{
-		Listen: "127.0.0.1:0", Password: "pw", OpencodeURL: "http://x:1", OpencodeUsername: "alice",
+		Listen: "127.0.0.1:0", Password: "pw", PasswordProofs: "v1,v2", OpencodeURL: "http://x:1", OpencodeUsername: "alice",
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, MaxScreenViewers: 5, UpgradeRate: -1, UpgradeBurst: 3,
@@ -173,7 +174,7 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_AI_ALLOW_HOST_TOOLS", "true")
 	root, _ := parse(t)
 	assert.Equal(t, ServeCmd{
-		Listen: "127.0.0.1:9", Password: "pw", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
+		Listen: "127.0.0.1:9", Password: "pw", PasswordProofs: "v1,v2", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, MaxScreenViewers: 6, UpgradeRate: 2.5, UpgradeBurst: 9,

@@ -232,7 +232,15 @@ func (f *NATSFlags) accountStore(ctx context.Context, nc *nats.Conn, create bool
 // share (docs/scale-out.md): the secrets as slow hashes only, for the NATS account reads them.
 func (c *ServeCmd) replicaSettings() cluster.Settings {
 	return cluster.Settings{Password: cluster.PasswordTag(c.Password), APIToken: cluster.APITokenTag(c.APIToken), Version: Version(),
-		AIModel: cluster.AIModelTag(c.AIModel)}
+		AIModel: cluster.AIModelTag(c.AIModel), PasswordProofs: passwordProofsTag(c.passwordProofV1Off)}
+}
+
+// passwordProofsTag is what the heartbeat says of --password-proofs, in one spelling.
+func passwordProofsTag(v1Off bool) string {
+	if v1Off {
+		return "v2"
+	}
+	return "v1,v2"
 }
 
 // router connects to NATS and returns the replica's registry; its metrics carry the replica

@@ -124,7 +124,7 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	assert.Contains(t, body, `trapos_gateway_claims_unannounced{replica="b"} 0`+"\n") // NATS took every claim
 	// A and B share their settings (no password, no API token, this binary, no agent): neither
 	// differs.
-	for _, setting := range []string{"password", "api_token", "version", "ai_model"} {
+	for _, setting := range []string{"password", "api_token", "version", "ai_model", "password_proofs"} {
 		assert.Contains(t, body, `trapos_gateway_replica_settings_differ{replica="b",setting="`+setting+`"} 0`+"\n")
 	}
 	assert.NotContains(t, logs.String(), "differs from this one's")

@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 	"log/slog"
 
-	"golang.org/x/crypto/argon2"
+	"trap-sandbox/internal/slowhash"
 )
 
 // Settings that must agree. Any replica may serve any computer's hello and any host request, so
@@ -29,6 +29,9 @@ type Settings struct {
 	// AIModel is AIModelTag(SANDBOX_AI_MODEL): the model the computers' agent asks, which is
 	// no secret.
 	AIModel string `json:"aiModel,omitempty"`
+	// PasswordProofs is --password-proofs, "v1,v2" or "v2": the password's proofs the replica
+	// gives, which is no secret.
+	PasswordProofs string `json:"passwordProofs,omitempty"`
 }
 
 // AIModelTag is what the heartbeat says of SANDBOX_AI_MODEL: the model, or agentOff.
@@ -46,15 +49,9 @@ const agentOff = "off"
 // from one with it.
 const unsetTag = "none"
 
-// The cost of one secretTag: argon2id with these (memory in KiB, one thread) takes some 30 to
-// 40 ms and 8 MiB (BenchmarkSecretTag: 38 ms on a loaded 2-core machine), paid twice at a
-// replica's start; each guess of someone who read a heartbeat costs as much.
-const (
-	tagTime    = 4
-	tagMemory  = 8 * 1024
-	tagThreads = 1
-	tagBytes   = 16
-)
+// tagBytes is the size of a secretTag's hash (slowhash.Sum, paid twice at a replica's start;
+// each guess of someone who read a heartbeat costs as much).
+const tagBytes = 16
 
 // PasswordTag is what the heartbeat says of SANDBOX_PASSWORD.
 func PasswordTag(password string) string { return secretTag("SANDBOX_PASSWORD", password) }
@@ -71,8 +68,7 @@ func secretTag(name, secret string) string {
 	if secret == "" {
 		return unsetTag
 	}
-	salt := []byte("trap-sandbox replica settings check: " + name)
-	return base64.RawStdEncoding.EncodeToString(argon2.IDKey([]byte(secret), salt, tagTime, tagMemory, tagThreads, tagBytes))
+	return base64.RawStdEncoding.EncodeToString(slowhash.Sum(secret, "trap-sandbox replica settings check: "+name, tagBytes))
 }
 
 // settingCheck is one of the Settings, as it is judged and reported.
@@ -103,6 +99,11 @@ var settingChecks = []settingCheck{
 		// A WARN, as for the version: a change of model is rolled out replica by replica.
 		log.Warn("another replica's SANDBOX_AI_MODEL differs from this one's: a computer's ai asks one model or another, or finds the agent off (ai_disabled), by the replica it reached; give every replica the same SANDBOX_AI_MODEL (docs/scale-out.md)",
 			"other", other, "otherAIModel", theirs, "aiModel", mine)
+	}},
+	{label: "password_proofs", of: func(s Settings) string { return s.PasswordProofs }, report: func(log *slog.Logger, other, mine, theirs string) {
+		// A WARN: switching the fast proof off is rolled out replica by replica.
+		log.Warn("another replica's --password-proofs differs from this one's: a computer older than client 0.5.34 gets its proof of the gateway from one and is refused it by the other, by the replica it reached; give every replica the same --password-proofs (docs/scale-out.md)",
+			"other", other, "otherPasswordProofs", theirs, "passwordProofs", mine)
 	}},
 }
 

@@ -20,6 +20,7 @@ const (
 	passwordDiffers = `level=ERROR msg="another replica's SANDBOX_PASSWORD differs from this one's: a computer's hello is accepted on one and refused (unauthorized) on the other; give every replica the same SANDBOX_PASSWORD (docs/scale-out.md)" replica=%s component=cluster other=%s`
 	apiTokenDiffers = `level=ERROR msg="another replica's SANDBOX_API_TOKEN differs from this one's: a host API client (the CLI, MCP, a /metrics scrape) is let in by one and refused by the other; give every replica the same SANDBOX_API_TOKEN (docs/scale-out.md)" replica=%s component=cluster other=%s`
 	versionDiffers  = `level=WARN msg="another replica runs another version: upgrade every replica together (docs/scale-out.md)" replica=%s component=cluster other=%s`
+	proofsDiffer    = `level=WARN msg="another replica's --password-proofs differs from this one's: a computer older than client 0.5.34 gets its proof of the gateway from one and is refused it by the other, by the replica it reached; give every replica the same --password-proofs (docs/scale-out.md)" replica=%s component=cluster other=%s`
 	aiModelDiffers  = `level=WARN msg="another replica's SANDBOX_AI_MODEL differs from this one's: a computer's ai asks one model or another, or finds the agent off (ai_disabled), by the replica it reached; give every replica the same SANDBOX_AI_MODEL (docs/scale-out.md)" replica=%s component=cluster other=%s`
 )
 
@@ -93,7 +94,7 @@ func TestReplicasWithTheSameSettingsLogNoDifference(t *testing.T) {
 	assert.Equal(t, same, seen, "b's heartbeat says its settings")
 	assert.NotContains(t, tc.logs.String(), differLine)
 	assert.NotContains(t, tc.logs.String(), "another version")
-	for _, setting := range []string{"password", "api_token", "version", "ai_model"} {
+	for _, setting := range []string{"password", "api_token", "version", "ai_model", "password_proofs"} {
 		assert.Zero(t, differGauge(t, regA, setting), setting)
 	}
 }
@@ -185,6 +186,32 @@ func TestAReplicaWithAnotherAIModelIsLoggedOnceAndCounted(t *testing.T) {
 	assert.NotContains(t, logs, "SANDBOX_PASSWORD differs", "the password agrees")
 	assert.Equal(t, 1.0, differGauge(t, regA, "ai_model"), "b differs from a, c does not")
 	assert.Zero(t, differGauge(t, regA, "password"))
+}
+
+// A replica that refuses the password's fast proof (--password-proofs v2) beside one that gives
+// it refused a 0.5.33 computer by the replica it reached. Each replica logs the other (a WARN:
+// switching it off is rolled out replica by replica), once, and counts it.
+func TestAReplicaWithOtherPasswordProofsIsLoggedOnceAndCounted(t *testing.T) {
+	tc := newTestCluster(t)
+	const version = "trap-sandbox v1 (serves trapos-sandbox 0.5.4)"
+	withProofs := func(proofs string) Settings {
+		s := settingsFor("hunter2", "", version)
+		s.PasswordProofs = proofs
+		return s
+	}
+	regA := prometheus.NewRegistry()
+	a := tc.startReplicaSettings("a", withProofs("v1,v2"), regA)
+	b := tc.startReplicaSettings("b", withProofs("v2"), nil)
+
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), fmt.Sprintf(proofsDiffer, "a", "b")) },
+		waitLimit, testkit.Poll, "a to log that b's proofs differ")
+	waitHeartbeats(t, a.router, "b", 3)
+	waitHeartbeats(t, b.router, "a", 1)
+	logs := tc.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, fmt.Sprintf(proofsDiffer, "a", "b")), "logged once, not at each heartbeat")
+	assert.Contains(t, logs, fmt.Sprintf(proofsDiffer, "a", "b")+` otherPasswordProofs=v2 passwordProofs=v1,v2`+"\n")
+	assert.Contains(t, logs, fmt.Sprintf(proofsDiffer, "b", "a"))
+	assert.Equal(t, 1.0, differGauge(t, regA, "password_proofs"))
 }
 
 // writeHeartbeat writes a heartbeat under name into the replicas' bucket by hand, as a replica

@@ -76,7 +76,7 @@ func TestHelloSaysHowTheCredentialWasMade(t *testing.T) {
 	for _, tc := range []struct{ traposID, secret, want string }{
 		{"7:", alice, `{"accountId":"alice","credentialKind":"issued","livenessMs":70000,"proves":true}`},
 		{"8:", linked, `{"accountId":"alice","credentialKind":"linked","livenessMs":70000,"proves":true}`},
-		{"9:", "pw", `{"accountId":"local","livenessMs":70000,"proves":true}`},
+		{"9:", "pw", `{"accountId":"local","livenessMs":70000,"proves":true,"proofKey":"0c95d5a72967a63dbfafb363075baa097cb5457564dc6525dd3de5235a1884c7"}`},
 	} {
 		resp := h.dial(t, tc.traposID).hello(tc.secret)
 		require.True(t, resp.OK, "%+v", resp.Error)

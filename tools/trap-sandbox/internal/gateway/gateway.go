@@ -202,6 +202,10 @@ const (
 type Config struct {
 	// Password is SANDBOX_PASSWORD, the secret a hello must carry. Empty disables the check.
 	Password string
+	// PasswordProofV1Off refuses a computer's prove of the password's version 1 proof, whose
+	// fast key lets whoever asks test password guesses offline (prove.go): for once every
+	// computer runs client 0.5.34 or newer, which asks for version 2 (--password-proofs v2).
+	PasswordProofV1Off bool
 	// Accounts checks computers' own credentials (tsc_…) at hello; nil: only Password.
 	Accounts *account.Accounts
 	// HelloTimeout, RequestTimeout, WriteTimeout and CloseGrace: see the Default* constants.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -561,9 +562,16 @@ func (s *Session) sameHelloAgain(traposID, secret string) (json.RawMessage, bool
 // goodHelloAnswer is the answer to a good hello of a computer of accountID that said it with
 // secret, of credentialKind: the first, a check's, and the same hello again alike.
 func (s *Session) goodHelloAnswer(accountID, credentialKind, secret string) json.RawMessage {
+	proves := s.gw.provesTo(credentialKind, secret)
+	var proofKey string
+	if proves && credentialKind == "" {
+		// The computer said hello with the password, which S tells it nothing more of, over
+		// the socket the password just came by: its later proves ask for version 2.
+		proofKey = hex.EncodeToString(PasswordProofKeyV2(s.gw.cfg.Password))
+	}
 	answer, _ := json.Marshal(helloAnswer{AccountID: accountID, CredentialKind: credentialKind,
 		LivenessMs: s.gw.cfg.Liveness().Milliseconds(), ServedClient: s.gw.cfg.servedClient(),
-		Proves: s.gw.provesTo(credentialKind, secret)})
+		Proves: proves, ProofKey: proofKey})
 	return answer
 }
 
@@ -637,6 +645,10 @@ type helloAnswer struct {
 	// client asks for one before every later hello to this URL. Absent when it cannot (a
 	// gateway without a password, to a computer without a credential), and from older gateways.
 	Proves bool `json:"proves,omitempty"`
+	// ProofKey is the hex of the password's slow proof key (PasswordProofKeyV2), to a computer
+	// that said hello with the password when Proves: it asks for the version 2 proof from
+	// then on. Absent otherwise, and from gateways older than 0.5.34's.
+	ProofKey string `json:"proofKey,omitempty"`
 }
 
 // servedClient is hello's answer's servedClient: the daemon shows its player an update line

@@ -23,7 +23,7 @@ func TestHelloOK(t *testing.T) {
 	resp := c.hello("pw")
 	assert.True(t, resp.OK)
 	assert.Equal(t, "7:kitchen", resp.TraposReceiverID)
-	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true}`, string(resp.Payload))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true,"proofKey":"0c95d5a72967a63dbfafb363075baa097cb5457564dc6525dd3de5235a1884c7"}`, string(resp.Payload))
 
 	computers := h.gw.Computers()
 	require.Len(t, computers, 1)
@@ -160,7 +160,7 @@ func TestRepeatedHello(t *testing.T) {
 	c := h.connect(t, "7:", "pw")
 	resp := c.hello("pw")
 	assert.True(t, resp.OK, "the same hello again just answers ok")
-	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true}`, string(resp.Payload))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true,"proofKey":"0c95d5a72967a63dbfafb363075baa097cb5457564dc6525dd3de5235a1884c7"}`, string(resp.Payload))
 
 	c.request("h2", TypeHello, map[string]any{"traposId": "8:", "secret": "pw"})
 	other := c.read()
@@ -293,7 +293,7 @@ func TestHelloAnswerNamesTheServedClient(t *testing.T) {
 	h := newHarness(t, Config{Password: "pw", ClientName: "trapos-sandbox", ClientVersion: "0.5.11"}, nil)
 	resp := h.dial(t, "7:kitchen").hello("pw")
 	require.True(t, resp.OK)
-	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true,"servedClient":{"name":"trapos-sandbox","version":"0.5.11"}}`, string(resp.Payload))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true,"proofKey":"0c95d5a72967a63dbfafb363075baa097cb5457564dc6525dd3de5235a1884c7","servedClient":{"name":"trapos-sandbox","version":"0.5.11"}}`, string(resp.Payload))
 
 	none := newHarness(t, Config{Password: "pw"}, nil)
 	resp = none.dial(t, "7:kitchen").hello("pw")

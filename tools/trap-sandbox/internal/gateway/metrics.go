@@ -32,6 +32,7 @@ type Metrics struct {
 	limits        *prometheus.CounterVec
 	evictions     *prometheus.CounterVec
 	livenessDrops *prometheus.CounterVec
+	proofs        *prometheus.CounterVec
 	// frameInCounters and frameOutCounters are framesIn's and framesOut's children for every
 	// label pair that can occur, resolved once: a frame is counted with a map lookup instead
 	// of hashing its labels. countType adds to them before the gateway serves; afterwards
@@ -114,6 +115,9 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 		livenessDrops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trapos_gateway_liveness_drops_total", Help: "Sockets dropped as dead, by reason: pong_timeout (no frame or pong within the pong wait), unresponsive (no answer to an idle-probe ping, close 4010).",
 		}, []string{"reason"}),
+		proofs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_proofs_total", Help: "Proofs of itself the gateway gave (prove), by kind: password_v1 (the password's fast proof, which lets whoever asked test password guesses offline at SHA-256's speed: while it grows, computers older than 0.5.34 or not yet upgraded still ask for it, and --password-proofs v2 would refuse them), password_v2 (under the password's slow key), credential (a computer's own credential).",
+		}, []string{"kind"}),
 	}
 	// Every series whose label values are known is exported from the start, at 0: a rate() or
 	// an increase() then sees the first event, and an alert on it has a series to watch.
@@ -134,6 +138,9 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 	for _, reason := range []string{dropPongTimeout, dropUnresponsive} {
 		m.livenessDrops.WithLabelValues(reason)
 	}
+	for _, kind := range []string{proofPasswordV1, proofPasswordV2, proofCredential} {
+		m.proofs.WithLabelValues(kind)
+	}
 	m.okLatency = m.requestLatency.WithLabelValues(outcomeOK)
 	m.types = make(map[string]bool)
 	for _, typ := range countedTypes() {
@@ -143,7 +150,7 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 	m.frameOutCounters = make(map[frameLabels]prometheus.Counter)
 	addCounters(m.frameInCounters, m.framesIn, inEvents, countedTypes()...)
 	addCounters(m.frameOutCounters, m.framesOut, outEvents, countedTypes()...)
-	registerer.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.evictions, m.livenessDrops)
+	registerer.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.evictions, m.livenessDrops, m.proofs)
 	return m
 }
 
@@ -291,6 +298,20 @@ const (
 	dropPongTimeout  = "pong_timeout" // no frame or pong within the pong wait (1006)
 	dropUnresponsive = "unresponsive" // no answer to the idle-probe ping (4010)
 )
+
+// The kinds of trapos_gateway_proofs_total.
+const (
+	proofPasswordV1 = "password_v1"
+	proofPasswordV2 = "password_v2"
+	proofCredential = "credential"
+)
+
+// proofGiven counts a proof the gateway gave, of kind.
+func (m *Metrics) proofGiven(kind string) {
+	if m != nil {
+		m.proofs.WithLabelValues(kind).Inc()
+	}
+}
 
 func (m *Metrics) livenessDrop(reason string) {
 	if m != nil {

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/slowhash"
 )
 
 // TypeProve is the request a computer that has seen this gateway prove itself sends before
@@ -20,11 +22,15 @@ const TypeProve = protocol.TypeProve
 // The proof's parts, each also in docs/protocol.md and libsandboxproof.lua: the proof is
 // hex(HMAC-SHA256(K, ProofContext + "\n" + nonce + "\n" + which)), with which "password" or
 // "credential:" + the credential's selector, and K the SHA-256 of SANDBOX_PASSWORD or of the
-// credential's secret part (what the account store keeps).
+// credential's secret part (what the account store keeps). The password's version 2 proof is
+// hex(HMAC-SHA256(S, ProofContextV2 + "\n" + nonce + "\n" + "password")), S its slow key
+// (PasswordProofKeyV2), which a computer learns from its hello's answer (proofKey).
 const (
 	// ProofContext starts every proof's message, so a proof is never the HMAC of anything
 	// else the key might sign.
 	ProofContext = "trap-sandbox gateway proof v1"
+	// ProofContextV2 starts the password's version 2 proofs.
+	ProofContextV2 = "trap-sandbox gateway proof v2"
 	// proofWhichPassword names the shared password's key in the message.
 	proofWhichPassword = "password"
 	// proofWhichCredential prefixes a credential's selector in the message.
@@ -36,16 +42,72 @@ const (
 // ProofOf is the proof of the gateway that holds key, for a computer's nonce and the key it
 // named (which): the one rule, used by the gateway and by tests.
 func ProofOf(key []byte, nonce, which string) string {
+	return proofUnder(ProofContext, key, nonce, which)
+}
+
+// PasswordProofV2 is the password's version 2 proof for a computer's nonce, slowKey being
+// PasswordProofKeyV2 of the password.
+func PasswordProofV2(slowKey []byte, nonce string) string {
+	return proofUnder(ProofContextV2, slowKey, nonce, proofWhichPassword)
+}
+
+// proofUnder is a proof of one version (its context).
+func proofUnder(context string, key []byte, nonce, which string) string {
 	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(ProofContext + "\n" + nonce + "\n" + which))
+	mac.Write([]byte(context + "\n" + nonce + "\n" + which))
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
-// PasswordProofKey is the key of the shared password's proofs.
+// PasswordProofKey is the key of the shared password's version 1 proofs: a fast hash, so that
+// one proof lets whoever asked test guesses of the password offline at SHA-256's speed
+// (Config.PasswordProofV1Off turns these proofs off).
 func PasswordProofKey(password string) []byte {
 	k := sha256.Sum256([]byte(password))
 	return k[:]
 }
+
+// proofKeyV2Purpose is the salt of the password's slow proof key: it differs from the
+// replicas' heartbeat tags' (cluster.PasswordTag), which NATS carries to all its clients.
+const proofKeyV2Purpose = "trap-sandbox gateway proof key v2"
+
+// PasswordProofKeyV2 is the key of the shared password's version 2 proofs, S: the slow hash of
+// the password (slowhash.Sum, 32 bytes), so that a guess of the password tested against a
+// proof costs argon2id's time and memory. Every replica derives the same S. It is derived once
+// a process for a password (tens of milliseconds, more under the race detector), at the first
+// hello with it or the first prove that asks for it, then kept: a prove is answered in
+// microseconds, and the tests' many gateways of one password derive it once.
+func PasswordProofKeyV2(password string) []byte {
+	proofKeysV2.mu.Lock()
+	e, ok := proofKeysV2.of[password]
+	if !ok {
+		if len(proofKeysV2.of) >= maxProofKeysV2 {
+			clear(proofKeysV2.of) // a process holds one password; only tests hold more
+		}
+		e = &proofKeyV2{}
+		proofKeysV2.of[password] = e
+	}
+	proofKeysV2.mu.Unlock()
+	e.once.Do(func() { e.key = slowhash.Sum(password, proofKeyV2Purpose, proofKeyV2Bytes) })
+	return e.key
+}
+
+// proofKeyV2Bytes is S's size: 64 hex digits in the hello's answer.
+const proofKeyV2Bytes = 32
+
+// maxProofKeysV2 bounds the passwords whose S a process keeps.
+const maxProofKeysV2 = 16
+
+// proofKeyV2 is one password's S, derived once however many ask for it at a time.
+type proofKeyV2 struct {
+	once sync.Once
+	key  []byte
+}
+
+// proofKeysV2 are the S a process derived, by password.
+var proofKeysV2 = struct {
+	mu sync.Mutex
+	of map[string]*proofKeyV2
+}{of: make(map[string]*proofKeyV2)}
 
 // proveRequest is prove's payload; fields are raw so a wrongly typed one is named.
 type proveRequest struct {
@@ -53,6 +115,9 @@ type proveRequest struct {
 	// Credential is the selector of the computer's own credential; absent or null for the
 	// shared password.
 	Credential json.RawMessage `json:"credential"`
+	// Version is the password's proof asked for: 2, under its slow key (the hello's answer's
+	// proofKey); absent, null or 1, under its fast one (0.5.32 and 0.5.33 computers).
+	Version json.RawMessage `json:"version"`
 }
 
 // proveAnswer is prove's good answer.
@@ -70,6 +135,12 @@ const (
 	proveBadSelector = "prove's credential must be the id of the computer's credential (the part between tsc_ and the next _), at most 64 bytes, or absent for the shared password"
 	proveNoPassword  = "this gateway has no SANDBOX_PASSWORD, so it cannot prove itself to a computer that says hello with one: " +
 		"link the computer (sandbox link) for a credential of its own, or run sandbox setup"
+	proveBadVersion = "prove's version must be 2 (the password's proof under the hello answer's proofKey), or absent or 1 (the first proof, a credential's always)"
+	// proveV1Off refuses a version 1 prove of the password (--password-proofs v2): its
+	// computer is older than 0.5.34, or recorded the gateway before it gave proofKeys. The
+	// player reads these words as the unproven server's (libsandboxdaemon).
+	proveV1Off = "this gateway proves itself only to computers of client 0.5.34 or newer that learnt its proof key (--password-proofs v2): " +
+		"run the gateway's install line on this computer, then sandbox setup"
 )
 
 // handleProve answers a prove: the proof under the key the computer named, or why it is
@@ -99,12 +170,24 @@ func (s *Session) handleProve(f protocol.Frame) {
 			return
 		}
 	}
+	version, ok := proveVersion(p.Version)
+	if !ok || (version == 2 && selector != "") {
+		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "%s", proveBadVersion))
+		return
+	}
 	if selector == "" {
-		if s.gw.cfg.Password == "" {
+		switch {
+		case s.gw.cfg.Password == "":
 			s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", proveNoPassword))
-			return
+		case version == 2:
+			s.gw.cfg.Metrics.proofGiven(proofPasswordV2)
+			s.replyProof(f, PasswordProofV2(PasswordProofKeyV2(s.gw.cfg.Password), nonce))
+		case s.gw.cfg.PasswordProofV1Off:
+			s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "%s", proveV1Off))
+		default:
+			s.gw.cfg.Metrics.proofGiven(proofPasswordV1)
+			s.replyProof(f, ProofOf(PasswordProofKey(s.gw.cfg.Password), nonce, proofWhichPassword))
 		}
-		s.replyProof(f, ProofOf(PasswordProofKey(s.gw.cfg.Password), nonce, proofWhichPassword))
 		return
 	}
 	// Not counted in the hello failures: a computer refused here tries again each minute or
@@ -129,8 +212,21 @@ func (s *Session) handleProve(f protocol.Frame) {
 		s.gw.limits.warns.error("prove: the account store failed", s.remoteAddr, "err", err)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot read its account store now; try again later"))
 	default:
+		s.gw.cfg.Metrics.proofGiven(proofCredential)
 		s.replyProof(f, ProofOf(key, nonce, proofWhichCredential+selector))
 	}
+}
+
+// proveVersion reads prove's version: 1 when absent or null.
+func proveVersion(raw json.RawMessage) (int, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 1, true
+	}
+	var v int
+	if json.Unmarshal(raw, &v) != nil || (v != 1 && v != 2) {
+		return 0, false
+	}
+	return v, true
 }
 
 // maxProveSelectorBytes bounds prove's credential: no selector issued is longer

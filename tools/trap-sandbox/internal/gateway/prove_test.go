@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/crypto/argon2"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
@@ -32,6 +33,32 @@ func expectedProof(secret, nonce, which string) string {
 	mac := hmac.New(sha256.New, key[:])
 	mac.Write([]byte("trap-sandbox gateway proof v1\n" + nonce + "\n" + which))
 	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// expectedSlowKey computes the password's slow proof key from its definition in
+// docs/protocol.md, apart from the gateway's code: argon2id (4 passes, 8 MiB, 1 thread, 32
+// bytes) of the password, salted with the purpose's name.
+func expectedSlowKey(password string) []byte {
+	return argon2.IDKey([]byte(password), []byte("trap-sandbox gateway proof key v2"), 4, 8*1024, 1, 32)
+}
+
+// expectedProofV2 computes the password's version 2 proof from its definition in
+// docs/protocol.md: hex(HMAC-SHA256(S, "trap-sandbox gateway proof v2\n" nonce "\npassword")).
+func expectedProofV2(password, nonce string) string {
+	mac := hmac.New(sha256.New, expectedSlowKey(password))
+	mac.Write([]byte("trap-sandbox gateway proof v2\n" + nonce + "\npassword"))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// helloProofKey is hello's answer's proofKey, "" when absent.
+func helloProofKey(t *testing.T, resp protocol.Frame) string {
+	t.Helper()
+	require.True(t, resp.OK, "%+v", resp.Error)
+	var ans struct {
+		ProofKey string `json:"proofKey"`
+	}
+	require.NoError(t, json.Unmarshal(resp.Payload, &ans))
+	return ans.ProofKey
 }
 
 // prove sends a prove with payload and returns its answer.
@@ -85,7 +112,7 @@ func TestProveWithThePassword(t *testing.T) {
 	assert.Equal(t, expectedProof("pw", testNonce, "password"), proofIn(t, c.prove(map[string]any{"nonce": testNonce})))
 	resp := c.hello("pw")
 	assert.True(t, helloProves(t, resp))
-	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true}`, string(resp.Payload))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"proves":true,"proofKey":"`+hex.EncodeToString(expectedSlowKey("pw"))+`"}`, string(resp.Payload))
 
 	// Another nonce, another proof: an old one is no answer to a fresh nonce.
 	other := strings.Repeat("f", 32)
@@ -162,12 +189,116 @@ func TestHelloSaysWhetherTheGatewayProves(t *testing.T) {
 	assert.False(t, helloProves(t, resp))
 	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000}`, string(resp.Payload))
 
-	assert.True(t, helloProves(t, h.dial(t, "8:").hello(alice)))
+	// A credential's proof is its own (version 1): no proofKey.
+	resp = h.dial(t, "8:").hello(alice)
+	assert.True(t, helloProves(t, resp))
+	assert.Empty(t, helloProofKey(t, resp), "a credential's hello is given no proofKey")
 
 	// A password shaped like a credential would have its computer ask for a credential's
-	// proof: the gateway does not say it proves itself to it.
+	// proof: the gateway does not say it proves itself to it, nor gives a key.
 	shaped := newHarness(t, Config{Password: "tsc_abc_def"}, nil)
-	assert.False(t, helloProves(t, shaped.dial(t, "7:").hello("tsc_abc_def")))
+	resp = shaped.dial(t, "7:").hello("tsc_abc_def")
+	assert.False(t, helloProves(t, resp))
+	assert.Empty(t, helloProofKey(t, resp))
+
+	// A gateway with a password and accounts gives the key to the password's hello only.
+	both := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	assert.Equal(t, hex.EncodeToString(expectedSlowKey("pw")), helloProofKey(t, both.dial(t, "9:").hello("pw")))
+	resp = both.dial(t, "10:").hello(alice)
+	assert.True(t, helloProves(t, resp))
+	assert.Empty(t, helloProofKey(t, resp))
+}
+
+// TestProveV2WithTheSlowKey: a computer that learnt the slow key from its hello's answer asks
+// for version 2 and gets the HMAC under that key, which a fast guess of the password does not
+// reach; the fast proof is another. Each proof given is counted by kind.
+func TestProveV2WithTheSlowKey(t *testing.T) {
+	m := newMetrics()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	selector, _ := credentialParts(t, alice)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, Metrics: m}, nil)
+
+	c := h.dial(t, "7:kitchen")
+	proof := proofIn(t, c.prove(map[string]any{"nonce": testNonce, "version": 2}))
+	assert.Equal(t, expectedProofV2("pw", testNonce), proof)
+	assert.NotEqual(t, expectedProof("pw", testNonce, "password"), proof)
+	assert.Equal(t, hex.EncodeToString(expectedSlowKey("pw")), helloProofKey(t, c.hello("pw")))
+
+	proofIn(t, h.dial(t, "8:").prove(map[string]any{"nonce": testNonce, "version": 1}))
+	proofIn(t, h.dial(t, "9:").prove(map[string]any{"nonce": testNonce, "version": nil}))
+	proofIn(t, h.dial(t, "10:").prove(map[string]any{"nonce": testNonce, "credential": selector}))
+	assert.InDelta(t, 1, testutil.ToFloat64(m.proofs.WithLabelValues(proofPasswordV2)), 0)
+	assert.InDelta(t, 2, testutil.ToFloat64(m.proofs.WithLabelValues(proofPasswordV1)), 0)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.proofs.WithLabelValues(proofCredential)), 0)
+
+	// Without a password, version 2 is refused as version 1 is.
+	none := newHarness(t, Config{Accounts: accounts}, nil)
+	resp := none.dial(t, "7:").prove(map[string]any{"nonce": testNonce, "version": 2})
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	assert.Equal(t, proveNoPassword, resp.Error.Message)
+}
+
+// TestPasswordProofV1Off: with --password-proofs v2 the password's fast proof is refused,
+// not_authenticated, in words that name the player's fix; version 2 and a credential's proof
+// are given as before, and the refusal counts as no proof given.
+func TestPasswordProofV1Off(t *testing.T) {
+	m := newMetrics()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	selector, secret := credentialParts(t, alice)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, Metrics: m, PasswordProofV1Off: true}, nil)
+
+	for _, payload := range []map[string]any{{"nonce": testNonce}, {"nonce": testNonce, "version": 1}} {
+		c := h.dial(t, "7:")
+		resp := c.prove(payload)
+		require.False(t, resp.OK)
+		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+		assert.Equal(t, proveV1Off, resp.Error.Message)
+		assert.Contains(t, resp.Error.Message, "install line")
+		assert.Contains(t, resp.Error.Message, "sandbox setup")
+		// The socket stays open for its hello, which gets the key to ask with next time.
+		assert.Equal(t, hex.EncodeToString(expectedSlowKey("pw")), helloProofKey(t, c.hello("pw")))
+	}
+	assert.Equal(t, expectedProofV2("pw", testNonce), proofIn(t, h.dial(t, "8:").prove(map[string]any{"nonce": testNonce, "version": 2})))
+	assert.Equal(t, expectedProof(secret, testNonce, "credential:"+selector),
+		proofIn(t, h.dial(t, "9:").prove(map[string]any{"nonce": testNonce, "credential": selector})))
+	assert.Zero(t, testutil.ToFloat64(m.proofs.WithLabelValues(proofPasswordV1)))
+	assert.InDelta(t, 1, testutil.ToFloat64(m.proofs.WithLabelValues(proofPasswordV2)), 0)
+}
+
+// TestSlowProofKeyIsDerivedOnce: the slow key is derived once a process for a password, at
+// its first hello or version 2 prove, and kept: every later prove and hello of every gateway
+// with that password takes the same key (BenchmarkProveAnswerV2: microseconds).
+func TestSlowProofKeyIsDerivedOnce(t *testing.T) {
+	password := fmt.Sprintf("a password of run %d", time.Now().UnixNano()) // -count=2 derives it again
+	derived := func() *proofKeyV2 {
+		proofKeysV2.mu.Lock()
+		defer proofKeysV2.mu.Unlock()
+		return proofKeysV2.of[password]
+	}
+	require.Nil(t, derived(), "no gateway derives its key before it is asked for")
+	h := newHarness(t, Config{Password: password}, nil)
+	require.Nil(t, derived(), "a gateway derives no key at its start")
+	c := h.dial(t, "7:")
+	c.hello(password)
+	first := derived()
+	require.NotNil(t, first, "the first hello derived it")
+	first.once.Do(func() { t.Fatal("derived again") })
+
+	other := newHarness(t, Config{Password: password}, nil)
+	proofIn(t, other.dial(t, "8:").prove(map[string]any{"nonce": testNonce, "version": 2}))
+	other.dial(t, "9:").hello(password)
+	assert.Same(t, first, derived(), "another gateway of the password took the same key")
+	a, b := PasswordProofKeyV2(password), PasswordProofKeyV2(password)
+	assert.Same(t, &a[0], &b[0])
 }
 
 // countingStore counts the account store's reads of credentials.
@@ -280,6 +411,11 @@ func TestProveRefusesMalformedFields(t *testing.T) {
 		{"credential empty", map[string]any{"nonce": testNonce, "credential": ""}, proveBadSelector},
 		{"credential of 65 bytes", map[string]any{"nonce": testNonce, "credential": strings.Repeat("a", 65)}, proveBadSelector},
 		{"credential of 7 KB", map[string]any{"nonce": testNonce, "credential": strings.Repeat("a", 7000)}, proveBadSelector},
+		{"version a string", map[string]any{"nonce": testNonce, "version": "2"}, proveBadVersion},
+		{"version 3", map[string]any{"nonce": testNonce, "version": 3}, proveBadVersion},
+		{"version 0", map[string]any{"nonce": testNonce, "version": 0}, proveBadVersion},
+		{"version 2.5", map[string]any{"nonce": testNonce, "version": 2.5}, proveBadVersion},
+		{"version 2 of a credential", map[string]any{"nonce": testNonce, "credential": "abc", "version": 2}, proveBadVersion},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -370,5 +506,13 @@ func BenchmarkProveAnswer(b *testing.B) {
 	key := PasswordProofKey("pw")
 	for b.Loop() {
 		_, _ = json.Marshal(proveAnswer{Proof: ProofOf(key, testNonce, proofWhichPassword)})
+	}
+}
+
+// BenchmarkProveAnswerV2 is BenchmarkProveAnswer for the password's version 2 proof: its slow
+// key is derived once, not at each prove.
+func BenchmarkProveAnswerV2(b *testing.B) {
+	for b.Loop() {
+		_, _ = json.Marshal(proveAnswer{Proof: PasswordProofV2(PasswordProofKeyV2("pw"), testNonce)})
 	}
 }
