@@ -198,6 +198,7 @@ func TestAComputerGivesItsSecretOnlyToTheGatewayThatProvesItself(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(frames[0]), &prove))
 	assert.Equal(t, "computer_request", prove.Event)
 	assert.Equal(t, "prove", prove.Type)
+	assert.Equal(t, 2.0, prove.Payload["version"], "the computer holds the gateway's slow key, and asks for the slow proof: %s", frames[0])
 	_, out, _ := strings.Cut(c.Output(), markerProofUp)
 	assert.Contains(t, strings.Join(lines(out), " "), "did not prove it is the gateway this computer was set up with")
 	assert.Contains(t, strings.Join(lines(out), " "), "run sandbox setup")
@@ -221,6 +222,44 @@ func TestAComputerGivesItsSecretOnlyToTheGatewayThatProvesItself(t *testing.T) {
 		assert.NotContains(t, f, `"hello"`, "no hello to a server that did not prove itself")
 		assert.NotContains(t, f, sandboxPassword, "no secret to a server that did not prove itself")
 	}
+}
+
+// TestAnOldRecordGainsTheSlowKeyAndOutlivesTheFastProof: a computer whose record of its
+// gateway was written by client 0.5.33 (the URL and since, no key) asks for the fast proof, is
+// in, and records the slow key its hello's answer gives; the gateway restarted with
+// --password-proofs v2, which refuses the fast proof, proves itself to it the slow way, and it
+// is in again by itself.
+func TestAnOldRecordGainsTheSlowKeyAndOutlivesTheFastProof(t *testing.T) {
+	ctx := testContext(t)
+	oc := opencodefake.Start(t, opencodefake.Options{})
+	first := startGateway(t, oc.URL)
+	opts := computerOptions(t, first, sandboxPassword, "/e2e.lua")
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/e2e.lua": harness.WaitConnectedLua + `print("` + markerProofUp + `")
+while true do sleep(1) end
+`}
+	const since = 1796620000000
+	oldRecord := fmt.Sprintf("{\n  [ %q ] = %d,\n}\n", first.WebSocketURL(), since) // as 0.5.33 writes it
+	require.NoError(t, os.WriteFile(filepath.Join(opts.Overlay, gatewayProofsFile), []byte(oldRecord), 0o600))
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerProofUp)
+	assert.True(t, metric(ctx, t, first, `trapos_gateway_proofs_total{kind="password_v1"} 1`+"\n"),
+		"a record without a key asks the fast way: %s", metricsText(ctx, t, first))
+	record, err := os.ReadFile(filepath.Join(opts.Overlay, gatewayProofsFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(record), strconv.Itoa(since), "proved since as before: %s", record)
+	assert.Regexp(t, `proofKeys = \{\s*\[ "`+regexp.QuoteMeta(first.WebSocketURL())+`" \] = "[0-9a-f]{64}"`, string(record),
+		"the hello's answer's key is recorded with the URL")
+
+	addr := first.Addr
+	require.NoError(t, first.Stop())
+	second := harness.Start(t, gatewayBin, harness.Options{
+		Listen: addr,
+		Args:   []string{"--password", sandboxPassword, "--opencode-url", oc.URL, "--password-proofs", "v2"},
+	})
+	require.NoError(t, second.WaitLog(ctx, `msg="computer connected"`))
+	assert.True(t, metric(ctx, t, second, `trapos_gateway_proofs_total{kind="password_v2"} 1`+"\n"), "%s", metricsText(ctx, t, second))
+	assert.True(t, metric(ctx, t, second, `trapos_gateway_proofs_total{kind="password_v1"} 0`+"\n"))
 }
 
 // TestAComputerThatNeverSawAProofSaysHelloAsBefore: to a gateway older than the proof (it

@@ -100,7 +100,7 @@ local EVENT_MARK = events.EVENT_MARK;
 -- cancelTimer, getComputerID, getComputerLabel, epoch, clock, day, time), http (nil when
 -- disabled), and optionally clock (epoch ms), random (a number in [0, 1)), log(message) for
 -- the faults status() counts (never the player's screen: servers/sandbox.lua writes a log
--- file), proofs (provesSince(url), remember(url, since): the record of the gateways that
+-- file), proofs (provesSince(url), proofKey(url), remember(url, since, key): the record of the gateways that
 -- proved themselves, libsandboxproof's by default), and what gateway requests use (libsandboxrequests): fs, term, peripheral, pocket, host,
 -- shell and env (the globals by default).
 -- servers/sandbox.lua drives handle().
@@ -462,7 +462,8 @@ local function newDaemon(deps)
     local secret = config.password(settingsApi);
     proofUnkeyed = secret == "";
     local payload;
-    proofWanted, payload = proofLib.expectedProof(secret, nonce);
+    -- With the gateway's slow key recorded, the password's proof asked for is version 2.
+    proofWanted, payload = proofLib.expectedProof(secret, nonce, proofs.proofKey(url));
     proveId = newUuid();
     proofTimer = osApi.startTimer(PROOF_WAIT);
     local ok, err, code = sendFrame({
@@ -522,10 +523,17 @@ local function newDaemon(deps)
         served = client.version;
       end
       -- A gateway that can prove itself to this computer is asked to, from now on, before
-      -- each hello to this URL (an older gateway says nothing of it).
+      -- each hello to this URL (an older gateway says nothing of it). The slow key it gives
+      -- with the password is recorded with it, also where the record has none yet (made by
+      -- 0.5.32 or 0.5.33): the proves after it ask for version 2.
       proves = frame.payload.proves == true;
-      if proves and proofs.provesSince(url) == nil then
-        proofs.remember(url, clock());
+      if proves then
+        local key = frame.payload.proofKey;
+        key = proofLib.isProofKey(key) and key or nil;
+        local since = proofs.provesSince(url);
+        if since == nil or (key ~= nil and key ~= proofs.proofKey(url)) then
+          proofs.remember(url, since or clock(), key);
+        end
       end
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
       -- A bound CC's timers can take: a positive, finite number (JSON's 1e999 decodes as inf).

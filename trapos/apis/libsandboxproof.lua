@@ -14,8 +14,12 @@ local rrotate, rshift = bit32.rrotate, bit32.rshift;
 local byte, char, rep = string.byte, string.char, string.rep;
 
 -- The proof's message starts with this, as the gateway's (gateway.ProofContext): a proof is
--- then never the HMAC of anything else the key might sign.
+-- then never the HMAC of anything else the key might sign. The password's version 2 proof,
+-- under the slow key the gateway gave in a hello's answer (proofKey), starts with the second.
 local PROOF_CONTEXT = "trap-sandbox gateway proof v1";
+local PROOF_CONTEXT_V2 = "trap-sandbox gateway proof v2";
+-- A proof key is 32 bytes, as 64 lower-case hex digits.
+local PROOF_KEY_HEX_DIGITS = 64;
 -- The key a proof names: the shared password's, or a credential's by its selector.
 local WHICH_PASSWORD, WHICH_CREDENTIAL = "password", "credential:";
 -- A nonce is 128 bits, as 32 lower-case hex digits.
@@ -134,15 +138,33 @@ local function credentialParts(secret)
   return selector, part;
 end
 
+-- Whether key is a proof key as a hello's answer carries it: 64 lower-case hex digits.
+local function isProofKey(key)
+  return type(key) == "string" and #key == PROOF_KEY_HEX_DIGITS and key:match("^[0-9a-f]+$") ~= nil;
+end
+
+-- hex (lower-case, even length) as bytes.
+local function fromHex(hex)
+  return (hex:gsub("..", function(pair) return char(tonumber(pair, 16)); end));
+end
+
 -- The proof a gateway that knows secret gives for nonce (hex), and the prove request's
 -- payload that asks for it: a credential names its selector, the password nothing. The key
 -- is the hash of the secret as the gateway reads it from the hello (its UTF-8: a byte E4
--- of the password is the gateway's "ä").
-local function expectedProof(secret, nonce)
+-- of the password is the gateway's "ä"). With proofKey (the gateway's slow key of the
+-- password, recorded from a hello's answer), the password's proof is version 2, under that
+-- key: one answer then lets no one test password guesses at SHA-256's speed. A credential's
+-- proof is version 1 always: its secret is random.
+local function expectedProof(secret, nonce, proofKey)
   expect(1, secret, "string");
   expect(2, nonce, "string");
+  expect(3, proofKey, "string", "nil");
   secret = toWire(secret);
   local selector, part = credentialParts(secret);
+  if selector == nil and isProofKey(proofKey) then
+    local proof = toHex(hmacSha256(fromHex(proofKey), PROOF_CONTEXT_V2 .. "\n" .. nonce .. "\n" .. WHICH_PASSWORD));
+    return proof, { nonce = nonce, version = 2 };
+  end
   local key, which = sha256(secret), WHICH_PASSWORD;
   if selector ~= nil then
     key, which = sha256(part), WHICH_CREDENTIAL .. selector;
@@ -173,35 +195,55 @@ local function newNonce(deps)
   return toHex(sha256(table.concat(parts, "|"))):sub(1, NONCE_HEX_DIGITS);
 end
 
--- The record: url -> the epoch ms the gateway there first proved itself. An unreadable file
--- is no record (the computer then trusts the next gateway as on its first connection).
+-- The record: url -> the epoch ms the gateway there first proved itself, and, in the table
+-- under PROOF_KEYS, url -> its slow proof key (hex) from a hello's answer (0.5.34 on). A
+-- client before 0.5.34 reads the first and passes over the second (not a number), so its
+-- record still holds after a downgrade. An unreadable file is no record (the computer then
+-- trusts the next gateway as on its first connection).
+local PROOF_KEYS = "proofKeys";
+
 local function readRecord(fsApi)
   fsApi = fsApi or fs;
   if not fsApi.exists(RECORD_PATH) then
-    return {};
+    return {}, {};
   end
   local handle = fsApi.open(RECORD_PATH, "r");
   if handle == nil then
-    return {};
+    return {}, {};
   end
   local record = textutils.unserialize(handle.readAll() or "");
   handle.close();
   if type(record) ~= "table" then
-    return {};
+    return {}, {};
   end
-  local out = {};
-  for url, since in pairs(record) do
-    if type(url) == "string" and type(since) == "number" then
-      out[url] = since;
+  local since, keys = {}, {};
+  for url, value in pairs(record) do
+    if type(url) == "string" and type(value) == "number" then
+      since[url] = value;
     end
   end
-  return out;
+  if type(record[PROOF_KEYS]) == "table" then
+    for url, key in pairs(record[PROOF_KEYS]) do
+      if since[url] ~= nil and isProofKey(key) then
+        keys[url] = key;
+      end
+    end
+  end
+  return since, keys;
 end
 
 -- Since when (epoch ms) the gateway at url proves itself to this computer, or nil.
 local function provesSince(url, fsApi)
   expect(1, url, "string");
-  return readRecord(fsApi)[url];
+  return (readRecord(fsApi))[url];
+end
+
+-- The slow proof key (hex) recorded for the gateway at url, or nil: a record of a client
+-- before 0.5.34, or of a gateway that gives none (older, or to a credential).
+local function proofKey(url, fsApi)
+  expect(1, url, "string");
+  local _, keys = readRecord(fsApi);
+  return keys[url];
 end
 
 -- How a record's since (epoch ms) is shown to the player, the minute in UTC: "2026-12-07
@@ -211,14 +253,22 @@ local function sinceShown(since)
   return os.date("!%Y-%m-%d %H:%M UTC", math.floor(since / 1000));
 end
 
--- Records that the gateway at url proves itself, since epoch ms since. Written beside the
--- old record and moved over it, so a full drive keeps the old one. Returns whether it did.
-local function remember(url, since, fsApi)
+-- Records that the gateway at url proves itself, since epoch ms since, with its slow proof
+-- key (hex; nil keeps the one recorded). Written beside the old record and moved over it, so
+-- a full drive keeps the old one. Returns whether it did.
+local function remember(url, since, key, fsApi)
   expect(1, url, "string");
   expect(2, since, "number");
+  expect(3, key, "string", "nil");
   fsApi = fsApi or fs;
-  local record = readRecord(fsApi);
+  local record, keys = readRecord(fsApi);
   record[url] = since;
+  if isProofKey(key) then
+    keys[url] = key;
+  end
+  if next(keys) ~= nil then
+    record[PROOF_KEYS] = keys;
+  end
   local temp = RECORD_PATH .. places.NEW;
   local ok = pcall(function()
     local handle = fsApi.open(temp, "w");
@@ -248,6 +298,8 @@ end
 
 return {
   PROOF_CONTEXT = PROOF_CONTEXT,
+  PROOF_CONTEXT_V2 = PROOF_CONTEXT_V2,
+  isProofKey = isProofKey,
   NONCE_HEX_DIGITS = NONCE_HEX_DIGITS,
   RECORD_PATH = RECORD_PATH,
   sha256 = sha256,
@@ -256,6 +308,7 @@ return {
   expectedProof = expectedProof,
   newNonce = newNonce,
   provesSince = provesSince,
+  proofKey = proofKey,
   sinceShown = sinceShown,
   remember = remember,
   forget = forget,

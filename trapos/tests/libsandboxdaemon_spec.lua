@@ -51,6 +51,7 @@ local function newWorld(opts)
     ticks = 0,  -- the clock its timers run on (os.clock), seconds
     random = 0, -- what its random() returns
     proved = opts.proved or {},
+    proofKeys = opts.proofKeys or {},
   };
   world.screen = window.create(term.native(), 1, 1, 51, 19, false);
   world.settings = {
@@ -105,11 +106,13 @@ local function newWorld(opts)
     -- the record of the gateways that proved themselves: url -> since (epoch ms)
     proofs = {
       provesSince = function(url) return world.proved[url]; end,
-      remember = function(url, since)
+      proofKey = function(url) return world.proofKeys[url]; end,
+      remember = function(url, since, key)
         if opts.recordFails then
           return false;
         end
         world.proved[url] = since;
+        world.proofKeys[url] = key or world.proofKeys[url];
         return true;
       end,
     },
@@ -523,6 +526,80 @@ describe("sandbox daemon", function()
       expect(world.logs[#world.logs]):eq(status.lastError);
       expect(world.proved):same({ [FULL_URL] = SINCE });
     end
+
+    -- The gateway's slow key of the password "pw", as a hello's answer gives it (proofKey).
+    local KEY = string.rep("0123456789abcdef", 4);
+
+    -- The version 2 proof under key for the prove in socket's frame 1.
+    local function rightProofV2(socket, key)
+      return (proofLib.expectedProof("pw", socket.frame(1).payload.nonce, key));
+    end
+
+    it("records the slow key of the password's hello answer, and asks for version 2 with it", function()
+      local world = newWorld({ url = URL, password = "pw" });
+      world.now = SINCE;
+      world.daemon.start();
+      local socket = world.open();
+      world.message({ event = "gateway_response", traposReceiverId = "7:", messageId = socket.frame(1).messageId, type = "hello",
+        ok = true, payload = { accountId = "local", proves = true, proofKey = KEY } });
+      expect(world.proved):same({ [FULL_URL] = SINCE });
+      expect(world.proofKeys):same({ [FULL_URL] = KEY });
+      world.handle("websocket_closed", FULL_URL, "going away", 1001);
+      world.handle("timer", world.timerOf(daemonLib.RECONNECT_DELAY));
+      local again = world.open();
+      local prove = again.frame(1);
+      expect(prove.type):eq("prove");
+      expect(prove.payload.version):eq(2);
+      expect(prove.payload.credential):eq(nil);
+      answerProve(world, again, rightProofV2(again, KEY));
+      expect(again.frame(2).type):eq("hello");
+    end);
+
+    it("asks an old record's gateway (no key: 0.5.33's) the first way, and records the key of its next good hello", function()
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
+      world.now = SINCE + 1000;
+      world.daemon.start();
+      local socket = world.open();
+      expect(socket.frame(1).payload.version):eq(nil);
+      answerProve(world, socket, rightProof(socket, "pw"));
+      world.message({ event = "gateway_response", traposReceiverId = "7:", messageId = socket.frame(2).messageId, type = "hello",
+        ok = true, payload = { accountId = "local", proves = true, proofKey = KEY } });
+      expect(world.daemon.status().state):eq("connected");
+      expect(world.proved):same({ [FULL_URL] = SINCE }, "proved since as before");
+      expect(world.proofKeys):same({ [FULL_URL] = KEY });
+    end);
+
+    it("refuses a server that answers its version 2 prove with the password's first proof", function()
+      -- a squatter that holds the fast key (SHA-256 of the password) but not the slow one
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE }, proofKeys = { [FULL_URL] = KEY } });
+      world.daemon.start();
+      local socket = world.open();
+      expect(socket.frame(1).payload.version):eq(2);
+      answerProve(world, socket, rightProof(socket, "pw"));
+      expectRefused(world, socket, "sent a wrong proof");
+      expect(world.proofKeys):same({ [FULL_URL] = KEY });
+    end);
+
+    it("records no key that is not 64 hex digits, and keeps its key when a hello answer gives none", function()
+      for _, bad in ipairs({ "00", string.rep("G", 64), string.upper(KEY), 7, {} }) do
+        local world = newWorld({ url = URL, password = "pw" });
+        world.now = SINCE;
+        world.daemon.start();
+        local socket = world.open();
+        world.message({ event = "gateway_response", traposReceiverId = "7:", messageId = socket.frame(1).messageId, type = "hello",
+          ok = true, payload = { accountId = "local", proves = true, proofKey = bad } });
+        expect(world.proved):same({ [FULL_URL] = SINCE });
+        expect(world.proofKeys):same({});
+      end
+      local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE }, proofKeys = { [FULL_URL] = KEY } });
+      world.daemon.start();
+      local socket = world.open();
+      answerProve(world, socket, rightProofV2(socket, KEY));
+      world.message({ event = "gateway_response", traposReceiverId = "7:", messageId = socket.frame(2).messageId, type = "hello",
+        ok = true, payload = { accountId = "local", proves = true } });
+      expect(world.daemon.status().state):eq("connected");
+      expect(world.proofKeys):same({ [FULL_URL] = KEY });
+    end);
 
     it("sends no hello after a wrong proof", function()
       local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });

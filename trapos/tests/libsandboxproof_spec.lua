@@ -90,6 +90,26 @@ describe("libsandboxproof", function()
       expect(proof):eq("d56d426c9e23bbc391152edab18162054b0233b387b04818dacb32a4a3fcfd72");
     end);
 
+    -- The gateway's slow key of "pw" (argon2id, docs/protocol.md), as its hello answer gives it.
+    local PW_KEY = "0c95d5a72967a63dbfafb363075baa097cb5457564dc6525dd3de5235a1884c7";
+
+    it("is the password's version 2 proof under the gateway's slow key, asking for version 2", function()
+      local proof, payload = lib.expectedProof("pw", nonce, PW_KEY);
+      expect(proof):eq("f4f473ac425c878dcc103333a2f522fde627779b8920def13bef433dc7a49868");
+      expect(payload):same({ nonce = nonce, version = 2 });
+      expect(proof == lib.expectedProof("pw", nonce)):eq(false);
+    end);
+
+    it("keeps a credential's proof the first one, and takes no key that is not 64 hex digits", function()
+      local proof, payload = lib.expectedProof("tsc_selector_secretpart", nonce, PW_KEY);
+      expect(proof):eq("6135bc3ba4e9f9a77416fe837b1245d1e77e7f494d2d7535508f33e22bb98ed4");
+      expect(payload):same({ nonce = nonce, credential = "selector" });
+      for _, bad in ipairs({ "", PW_KEY:sub(2), string.upper(PW_KEY), PW_KEY .. "0" }) do
+        local _, asked = lib.expectedProof("pw", nonce, bad);
+        expect(asked):same({ nonce = nonce });
+      end
+    end);
+
     it("reads a secret of another shape as a password", function()
       for _, secret in ipairs({ "tsc_a", "tsc_a_b_c", "tsc__b", "tsc_" .. string.rep("a", 65) .. "_b" }) do
         local _, payload = lib.expectedProof(secret, nonce);
@@ -124,6 +144,54 @@ describe("libsandboxproof", function()
       lib.forget();
       expect(lib.provesSince("ws://a/trapos/ws")):eq(nil);
       expect(fs.exists(lib.RECORD_PATH)):eq(false);
+    end);
+
+    it("keeps a gateway's slow key with its record, and forgets it with the record", function()
+      local KEY = string.rep("ab", 32);
+      expect(lib.remember("ws://a/trapos/ws", 1000, KEY)):eq(true);
+      expect(lib.remember("ws://b/trapos/ws", 2000)):eq(true);
+      expect(lib.proofKey("ws://a/trapos/ws")):eq(KEY);
+      expect(lib.proofKey("ws://b/trapos/ws")):eq(nil);
+      -- recorded again without a key: the key stays
+      expect(lib.remember("ws://a/trapos/ws", 1000)):eq(true);
+      expect(lib.proofKey("ws://a/trapos/ws")):eq(KEY);
+      expect(lib.provesSince("ws://a/trapos/ws")):eq(1000);
+      -- what 0.5.33 reads of it: a number for each URL, the keys' table passed over
+      local handle = fs.open(lib.RECORD_PATH, "r");
+      local record = textutils.unserialize(handle.readAll());
+      handle.close();
+      local old = {};
+      for url, since in pairs(record) do
+        if type(url) == "string" and type(since) == "number" then
+          old[url] = since;
+        end
+      end
+      expect(old):same({ ["ws://a/trapos/ws"] = 1000, ["ws://b/trapos/ws"] = 2000 });
+      lib.forget();
+      expect(lib.proofKey("ws://a/trapos/ws")):eq(nil);
+      expect(fs.exists(lib.RECORD_PATH)):eq(false);
+    end);
+
+    it("reads the record 0.5.33 wrote, with no keys, and adds a key to it", function()
+      local handle = fs.open(lib.RECORD_PATH, "w");
+      handle.write(textutils.serialize({ ["ws://a/trapos/ws"] = 1000 }));
+      handle.close();
+      expect(lib.provesSince("ws://a/trapos/ws")):eq(1000);
+      expect(lib.proofKey("ws://a/trapos/ws")):eq(nil);
+      local KEY = string.rep("cd", 32);
+      expect(lib.remember("ws://a/trapos/ws", 1000, KEY)):eq(true);
+      expect(lib.provesSince("ws://a/trapos/ws")):eq(1000);
+      expect(lib.proofKey("ws://a/trapos/ws")):eq(KEY);
+    end);
+
+    it("takes no key for a URL it has no record of, nor one that is not a key", function()
+      local handle = fs.open(lib.RECORD_PATH, "w");
+      handle.write(textutils.serialize({ ["ws://a/trapos/ws"] = 1000,
+        proofKeys = { ["ws://a/trapos/ws"] = "short", ["ws://b/trapos/ws"] = string.rep("ab", 32) } }));
+      handle.close();
+      expect(lib.proofKey("ws://a/trapos/ws")):eq(nil);
+      expect(lib.proofKey("ws://b/trapos/ws")):eq(nil);
+      expect(lib.provesSince("proofKeys")):eq(nil);
     end);
 
     it("reads a record that is not one as none", function()
