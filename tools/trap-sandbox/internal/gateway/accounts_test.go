@@ -1262,3 +1262,49 @@ func (s *countedCredentials) Credentials(ctx context.Context, accountID string) 
 	s.lists.Add(1)
 	return s.Memory.Credentials(ctx, accountID)
 }
+
+// revokeAs asks the revocation of computer traposID as caller, through the route's handler.
+func revokeAs(t *testing.T, h *harness, caller account.Caller, traposID string) (int, server.Answer) {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, "/trapos/computers/"+traposID+"/revoke", nil)
+	r.SetPathValue("traposId", traposID)
+	r = r.WithContext(account.WithCaller(r.Context(), caller))
+	w := httptest.NewRecorder()
+	h.gw.serveRevoke(w, r)
+	var ans server.Answer
+	require.NoError(t, json.NewDecoder(w.Body).Decode(&ans))
+	return w.Code, ans
+}
+
+// TestRevokingARelabelledComputerByItsOldIDNamesItsNewOne: the list read just before a
+// computer's label changed names its old traposId; revoking by it answers, as every other
+// route does for a minute, the id to revoke it by, to the callers that reach its account (its
+// own, an admin), and revokes nothing; another account hears it is not connected.
+func TestRevokingARelabelledComputerByItsOldIDNamesItsNewOne(t *testing.T) {
+	h, accounts, alice, _ := accountsHarness(t)
+	c := h.connect(t, "6:keller", alice)
+	c.request("bye-1", TypeBye, map[string]any{"reason": "relabelled", "traposId": "6:cellar"})
+	require.True(t, c.read().OK)
+	c.expectClose(CloseBye, ByeRelabelled)
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the relabelled socket to leave")
+
+	const relabelled = "computer 6:keller was relabelled: it is 6:cellar now; ask it by that id"
+	for _, caller := range []account.Caller{{Account: "alice"}, {Account: LocalAccount, Admin: true}} {
+		code, ans := revokeAs(t, h, caller, "6:keller")
+		assert.Equal(t, http.StatusNotFound, code, caller.Account)
+		require.NotNil(t, ans.Error, caller.Account)
+		assert.Equal(t, protocol.CodeNotConnected, ans.Error.Code, caller.Account)
+		assert.Equal(t, relabelled, ans.Error.Message, caller.Account)
+		assert.Equal(t, "6:cellar", ans.Error.RelabelledTo, caller.Account)
+	}
+	_, ans := revokeAs(t, h, account.Caller{Account: "bob"}, "6:keller")
+	require.NotNil(t, ans.Error)
+	assert.True(t, strings.HasPrefix(ans.Error.Message, "computer 6:keller is not connected; "), ans.Error.Message)
+	assert.Contains(t, ans.Error.Message, revokeOfflineHint)
+	assert.Empty(t, ans.Error.RelabelledTo, "another account's computer is not this one")
+
+	creds, err := accounts.Store().Credentials(t.Context(), "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+	assert.True(t, creds[0].RevokedAt.IsZero(), "nothing revoked")
+}

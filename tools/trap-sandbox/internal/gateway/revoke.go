@@ -63,6 +63,11 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		return Revoked{}, hostcomputer.ConnectedInSeveral(traposID, owners)
 	}
 	if found == nil {
+		if pe := g.relabelledAway(caller, traposID); pe != nil {
+			// Named by the id it left a moment ago (the list read just before its label
+			// changed): its new id, as every other route says, is what to revoke.
+			return Revoked{}, pe
+		}
 		// Revoking is most needed for a computer that is gone (stolen, given away): its
 		// credential is revoked by its id, which the computer list does not show. The hint
 		// for a request's computer that none of the caller's is connected (run sandbox status
@@ -95,6 +100,24 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector, Replica: holder}, nil
 }
 
+// relabelledAway is the answer of every route for computer traposID, connected in none of the
+// accounts the caller reaches, when it was relabelled from that id within RelabelFollowWindow
+// (recentRelabels.answer, naming its new id), else nil. The accounts are those a request's
+// route asks (hostapi's accountOf): the caller's own; for an admin with none there, the one
+// account it was relabelled in.
+func (g *Gateway) relabelledAway(caller account.Caller, traposID string) *protocol.Error {
+	accountID := caller.Account
+	if caller.Admin {
+		if in := g.RelabelledIn(traposID); len(in) == 1 {
+			accountID = in[0]
+		}
+	}
+	if !caller.Reaches(accountID) {
+		return nil
+	}
+	return g.registry.relabels.answer(Key{AccountID: accountID, TraposID: traposID})
+}
+
 func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	if err := server.NoFieldsBody(r); err != nil {
 		server.WriteBodyError(w, err)
@@ -107,7 +130,7 @@ func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		payload, _ := json.Marshal(rev)
 		server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
 	case errors.As(err, &pe) && pe.Code == protocol.CodeNotConnected:
-		server.WriteAnswer(w, http.StatusNotFound, server.Answer{Error: &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts}})
+		server.WriteAnswer(w, http.StatusNotFound, server.Answer{Error: &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts, RelabelledTo: pe.RelabelledTo}})
 	case errors.As(err, &pe):
 		server.WriteError(w, http.StatusForbidden, pe.Code, pe.Message)
 	default:
