@@ -151,6 +151,21 @@ func (c *ScreenCmd) command() string {
 	return "screen"
 }
 
+// terminalWidth is the width of the terminal w writes to, the command's stdout (as the live
+// view reads its own: console.Size), or 0 when it is none or says none (a pipe, a file, a pty
+// whose size is not set).
+func terminalWidth(w any) int {
+	file, ok := w.(*os.File)
+	if !ok || !console.IsTerminal(int(file.Fd())) {
+		return 0
+	}
+	width, _, err := console.Size(int(file.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}
+
 // aTerminal reports whether f, the command's stdin's reader or stdout's writer, is a terminal
 // (a tty, not any character device as isTerminal: /dev/null is no place for a live view).
 func aTerminal(f any) bool {
@@ -199,40 +214,63 @@ func (c *ScreenCmd) printOnce(ctx context.Context, out Stdout) error {
 	if len(s.UnknownRows) > 0 {
 		fmt.Fprintf(&b, "(%s)\n", liveStatus(false, s.UnknownRows))
 	}
-	if note := c.monitorsNote(s); note != "" {
-		fmt.Fprintf(&b, "(%s)\n", note)
+	for _, line := range c.monitorsNote(s, terminalWidth(out.Writer)) {
+		b.WriteString(line)
+		b.WriteByte('\n')
 	}
 	_, err = io.WriteString(out, b.String())
 	return err
 }
 
-// monitorsNote names the monitors attached to the computer, as its own screen's answer names
-// them (s.Monitors, bounded by the gateway: 64 at most), counts those it leaves out, and gives
-// the line that shows one: "monitors: top, left and 6 more, not listed; see one with:
-// trap-sandbox screen 7:kitchen --monitor top". "" when it names none (no monitor, a client
-// before 0.5.29, a monitor's own answer). Each name is a shell word of the command line, as
-// typed after --monitor; the computer's bytes that would move this terminal's cursor or colour
-// it (a hostile name's ESC) are escaped (cctext.Show).
-func (c *ScreenCmd) monitorsNote(s computer.Screen) string {
+// monitorsNote is the lines naming the monitors attached to the computer, as its own screen's
+// answer names them (s.Monitors, bounded by the gateway: 64 at most), counting those it leaves
+// out, with the command that shows one: "(monitors: top, left and 6 more, not listed; see one
+// with: trap-sandbox screen 7:kitchen --monitor top)". None when it names none (no monitor, a
+// client before 0.5.29, a monitor's own answer). Each name is a shell word of the command line,
+// as typed after --monitor; the computer's bytes that would move this terminal's cursor or
+// colour it (a hostile name's ESC) are escaped (cctext.Show).
+//
+// In a terminal width columns wide (0: not a terminal, where a script reads every name) the
+// names are held to its width, as many as fit, the rest counted ("and 60 more"), where 64
+// long names made one line many rows long; the command is never cut, as it is to be copied,
+// and goes on a line of its own when no name fits beside it.
+func (c *ScreenCmd) monitorsNote(s computer.Screen, width int) []string {
 	if len(s.Monitors) == 0 && s.MonitorsLeftOut == 0 {
-		return ""
+		return nil
 	}
 	names := make([]string, len(s.Monitors))
 	for i, name := range s.Monitors {
 		names[i] = shellWord(cctext.Show(name, false))
 	}
-	listed := strings.Join(names, ", ")
-	switch {
-	case len(names) == 0:
-		listed = fmt.Sprintf("%d attached, none listed", s.MonitorsLeftOut)
-	case s.MonitorsLeftOut > 0:
-		listed += fmt.Sprintf(" and %d more, not listed", s.MonitorsLeftOut)
-	}
 	example := "NAME"
 	if len(s.Monitors) > 0 {
 		example = cctext.Show(s.Monitors[0], false)
 	}
-	return "monitors: " + listed + "; see one with: " + c.commandLine("screen", typedID(c.TraposID), "--monitor", example)
+	hint := "see one with: " + c.commandLine("screen", typedID(c.TraposID), "--monitor", example) + ")"
+	// listed names the first shown of names and counts the rest.
+	listed := func(shown int) string {
+		switch more := len(names) - shown + s.MonitorsLeftOut; {
+		case len(names) == 0:
+			return fmt.Sprintf("(monitors: %d attached, none listed;", s.MonitorsLeftOut)
+		case shown == len(names) && more > 0:
+			return "(monitors: " + strings.Join(names, ", ") + fmt.Sprintf(" and %d more, not listed;", more)
+		case more > 0:
+			return "(monitors: " + strings.Join(names[:shown], ", ") + fmt.Sprintf(" and %d more;", more)
+		}
+		return "(monitors: " + strings.Join(names, ", ") + ";"
+	}
+	fits := func(line string) bool { return width <= 0 || len([]rune(line)) <= width }
+	least := min(1, len(names)) // one name at least, however long: the command's example
+	for shown := len(names); shown >= least; shown-- {
+		if line := listed(shown) + " " + hint; fits(line) {
+			return []string{line}
+		}
+	}
+	shown := len(names)
+	for shown > least && !fits(listed(shown)) {
+		shown--
+	}
+	return []string{listed(shown), hint}
 }
 
 // typeKeys types evs on the computer, whole (computer.Client.TypeInput).

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -1413,6 +1414,47 @@ func TestScreenOnceNamesTheMonitors(t *testing.T) {
 			assert.Equal(t, strings.ReplaceAll(tc.want, "URL", srv.URL), out)
 		})
 	}
+}
+
+// TestScreenOnceHoldsTheMonitorsToTheTerminalsWidth: in a terminal, `screen --once` names as
+// many monitors as fit its width and counts the rest, where 64 long names made one line many
+// rows long; the command that shows one is never cut, and has a line of its own when no name
+// fits beside it. A pipe gets every name (TestScreenOnceNamesTheMonitors).
+func TestScreenOnceHoldsTheMonitorsToTheTerminalsWidth(t *testing.T) {
+	clearEnv(t)
+	var long []string
+	for i := range 64 {
+		long = append(long, fmt.Sprintf("wired_modem_monitor_%d", i))
+	}
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{},
+		hostapi.New(computer.New(monitorsComputer{daemonfake.NewLocal(nil), long, 6}))).Handler())
+	defer srv.Close()
+	hint := "see one with: trap-sandbox screen --url " + srv.URL + " 7:kitchen --monitor wired_modem_monitor_0)"
+
+	// printed reads what `screen --once` writes to a terminal cols wide, its lines as written.
+	printed := func(cols uint16) []string {
+		ptmx, tty := openTerminal(t, cols, 24)
+		c := &ScreenCmd{APIFlags: APIFlags{URL: srv.URL}, TraposID: "7:kitchen", Once: true}
+		require.NoError(t, c.Run(t.Context(), Stdout{tty}, Stdin{strings.NewReader("")}))
+		require.NoError(t, tty.Close()) // the terminal's side reads what was written, then EIO
+		out, _ := io.ReadAll(ptmx)
+		return strings.Split(strings.TrimSuffix(strings.ReplaceAll(string(out), "\r\n", "\n"), "\n"), "\n")
+	}
+
+	wide := printed(200)
+	require.Len(t, wide, 2, "%q", wide)
+	assert.Equal(t, "own", wide[0])
+	assert.LessOrEqual(t, len(wide[1]), 200, wide[1])
+	assert.True(t, strings.HasPrefix(wide[1], "(monitors: wired_modem_monitor_0, wired_modem_monitor_1, "), wide[1])
+	assert.Regexp(t, `, wired_modem_monitor_\d+ and \d+ more; `+regexp.QuoteMeta(hint)+`$`, wide[1])
+	shown := strings.Count(wide[1], "wired_modem_monitor_") - 1 // the command's example is one
+	assert.Contains(t, wide[1], fmt.Sprintf(" and %d more; ", 64+6-shown), "the rest counted, those the gateway left out with them")
+
+	narrow := printed(80) // the command alone is 80 long or more: it has a line of its own
+	require.Len(t, narrow, 3, "%q", narrow)
+	assert.LessOrEqual(t, len(narrow[1]), 80, narrow[1])
+	assert.Regexp(t, `^\(monitors: wired_modem_monitor_0, .* and \d+ more;$`, narrow[1])
+	assert.Equal(t, hint, narrow[2], "whole, however long")
 }
 
 // TestTheScreenViewerShowsAMonitorReadOnly: the live view of a monitor draws its frames, says on
