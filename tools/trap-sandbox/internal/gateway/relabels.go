@@ -24,7 +24,9 @@ const RelabelFollowWindow = hostcomputer.ReconnectWindow
 // maxRelabelledComputers bounds the computers whose relabels are remembered at once, and
 // maxFormerIDs the former traposIds remembered of each: a computer relabelled in a loop (a
 // program calling os.setComputerLabel) keeps one trail of at most maxFormerIDs names, and many
-// computers at once push the oldest trail out, so the memory stays bounded whatever they do.
+// computers at once push a trail out (makeRoomLocked: the oldest of the account that holds the
+// most), so the memory stays bounded whatever they do and one account's flood of relabels
+// pushes out its own trails, not another account's.
 const (
 	maxRelabelledComputers = 4096
 	maxFormerIDs           = 8
@@ -82,7 +84,7 @@ func (r *recentRelabels) heard(k Key, to string) {
 	t := r.trails[rk]
 	if t == nil || t.expired(now) {
 		if t == nil && len(r.trails) >= maxRelabelledComputers {
-			r.makeRoomLocked(now)
+			r.makeRoomLocked(now, rk.accountID)
 		}
 		t = &relabelTrail{}
 		r.trails[rk] = t
@@ -95,22 +97,39 @@ func (r *recentRelabels) heard(k Key, to string) {
 	}
 }
 
-// makeRoomLocked drops the expired trails, or, when none is, the oldest one. r.mu is held.
-func (r *recentRelabels) makeRoomLocked(now time.Time) {
-	var oldest relabelKey
-	var oldestAt time.Time
+// makeRoomLocked drops the expired trails, or, when none is, the oldest trail of the account
+// that holds the most (newcomer's, the account about to add one, when it holds as many): a
+// program with the password, or an account with many credentials, relabelling computers in a
+// loop (5000 a second from one address, each a hello and a bye) pushed every other account's
+// trails out within a second when the oldest of all went, and their callers heard a plain
+// not_connected; now it pushes out its own once it holds the most, and every account keeps
+// its share. r.mu is held.
+func (r *recentRelabels) makeRoomLocked(now time.Time, newcomer string) {
+	held := make(map[string]int)
 	for rk, t := range r.trails {
 		if t.expired(now) {
 			delete(r.trails, rk)
 			continue
 		}
-		if oldestAt.IsZero() || t.at.Before(oldestAt) {
+		held[rk.accountID]++
+	}
+	if len(r.trails) < maxRelabelledComputers {
+		return
+	}
+	most := newcomer
+	for accountID, n := range held {
+		if n > held[most] {
+			most = accountID
+		}
+	}
+	var oldest relabelKey
+	var oldestAt time.Time
+	for rk, t := range r.trails {
+		if rk.accountID == most && (oldestAt.IsZero() || t.at.Before(oldestAt)) {
 			oldest, oldestAt = rk, t.at
 		}
 	}
-	if len(r.trails) >= maxRelabelledComputers {
-		delete(r.trails, oldest)
-	}
+	delete(r.trails, oldest)
 }
 
 // connected forgets k's traposId as a former one: the computer said hello by it again (relabelled

@@ -114,3 +114,38 @@ func TestRememberedRelabelsStayBounded(t *testing.T) {
 	r.heard(Key{AccountID: LocalAccount, TraposID: "9:x"}, "9:y")
 	assert.Len(t, r.trails, 1, "room made by the expired ones")
 }
+
+// One account relabelling computers in a loop (a program with the password, or an account
+// with many credentials: 5000 a second from one address against the real gateway) pushes out
+// its own trails once it holds the most, not another account's: bob's callers still hear
+// where his computers went, and mallory's flood keeps the memory bounded as before.
+func TestOneAccountsRelabelFloodPushesOutItsOwnTrails(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
+	r := newRecentRelabels(clk)
+	for i := range 10 {
+		r.heard(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:keller", i)}, fmt.Sprintf("%d:cellar", i))
+	}
+	for i := range 2 * maxRelabelledComputers {
+		clk.Advance(time.Millisecond)
+		r.heard(Key{AccountID: "mallory", TraposID: fmt.Sprintf("%d:a", 100+i)}, fmt.Sprintf("%d:b", 100+i))
+	}
+	assert.Len(t, r.trails, maxRelabelledComputers)
+	for i := range 10 {
+		pe := r.answer(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:keller", i)})
+		if assert.NotNil(t, pe, "bob's computer %d's trail pushed out by mallory's flood", i) {
+			assert.Equal(t, fmt.Sprintf("%d:cellar", i), pe.RelabelledTo)
+		}
+	}
+	assert.Nil(t, r.answer(Key{AccountID: "mallory", TraposID: "100:a"}), "mallory's oldest pushed out")
+	assert.NotNil(t, r.answer(Key{AccountID: "mallory", TraposID: fmt.Sprintf("%d:a", 100+2*maxRelabelledComputers-1)}))
+
+	// The account holding the most gives way, whoever adds: bob's relabels now push out
+	// mallory's oldest until the two hold as many.
+	for i := range 20 {
+		clk.Advance(time.Millisecond)
+		r.heard(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:x", 50+i)}, fmt.Sprintf("%d:y", 50+i))
+	}
+	assert.Len(t, r.trails, maxRelabelledComputers)
+	assert.NotNil(t, r.answer(Key{AccountID: "bob", TraposID: "0:keller"}))
+	assert.NotNil(t, r.answer(Key{AccountID: "bob", TraposID: "69:x"}))
+}
