@@ -33,6 +33,10 @@ type Metrics struct {
 	evictions     *prometheus.CounterVec
 	livenessDrops *prometheus.CounterVec
 	proofs        *prometheus.CounterVec
+	// proofsRefused counts the password's first-version proves refused under --password-proofs
+	// v2: a computer refused so waits for a proof it never gets and says no hello, so no other
+	// count or list of the gateway's shows it.
+	proofsRefused prometheus.Counter
 	// frameInCounters and frameOutCounters are framesIn's and framesOut's children for every
 	// label pair that can occur, resolved once: a frame is counted with a map lookup instead
 	// of hashing its labels. countType adds to them before the gateway serves; afterwards
@@ -118,6 +122,9 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 		proofs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trapos_gateway_proofs_total", Help: "Proofs of itself the gateway gave (prove), by kind: password_v1 (the password's fast proof, which lets whoever asked test password guesses offline at SHA-256's speed: while it grows, computers older than 0.5.34 or not yet upgraded still ask for it, and --password-proofs v2 would refuse them), password_v2 (under the password's slow key), credential (a computer's own credential).",
 		}, []string{"kind"}),
+		proofsRefused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "trapos_gateway_password_v1_proofs_refused_total", Help: "Proves of the password's fast first-version proof refused (--password-proofs v2): each a computer older than client 0.5.34, or one that has not learnt the gateway's proof key, which says no hello (so it is in no list) and is refused at each retry of its daemon until its player runs the install line and sandbox setup.",
+		}),
 	}
 	// Every series whose label values are known is exported from the start, at 0: a rate() or
 	// an increase() then sees the first event, and an alert on it has a series to watch.
@@ -150,7 +157,7 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 	m.frameOutCounters = make(map[frameLabels]prometheus.Counter)
 	addCounters(m.frameInCounters, m.framesIn, inEvents, countedTypes()...)
 	addCounters(m.frameOutCounters, m.framesOut, outEvents, countedTypes()...)
-	registerer.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.evictions, m.livenessDrops, m.proofs)
+	registerer.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.evictions, m.livenessDrops, m.proofs, m.proofsRefused)
 	return m
 }
 
@@ -310,6 +317,13 @@ const (
 func (m *Metrics) proofGiven(kind string) {
 	if m != nil {
 		m.proofs.WithLabelValues(kind).Inc()
+	}
+}
+
+// proofRefusedV1Off counts a password's first-version prove refused by --password-proofs v2.
+func (m *Metrics) proofRefusedV1Off() {
+	if m != nil {
+		m.proofsRefused.Inc()
 	}
 }
 

@@ -141,6 +141,11 @@ const (
 	// player reads these words as the unproven server's (libsandboxdaemon).
 	proveV1Off = "this gateway proves itself only to computers of client 0.5.34 or newer that learnt its proof key (--password-proofs v2): " +
 		"run the gateway's install line on this computer, then sandbox setup"
+	// proveV1OffLine is the operator's line of a proveV1Off refusal (WARN, once a minute per
+	// address and computer).
+	proveV1OffLine = "prove refused: the computer asked for the password's first-version proof, which --password-proofs v2 turns off " +
+		"(its client is older than 0.5.34, or has not learnt this gateway's proof key): it says no hello, and its daemon's every retry is refused alike; " +
+		"its player runs the install line, then sandbox setup (or give the gateway --password-proofs v1,v2 until every computer is upgraded)"
 )
 
 // handleProve answers a prove: the proof under the key the computer named, or why it is
@@ -183,6 +188,10 @@ func (s *Session) handleProve(f protocol.Frame) {
 			s.gw.cfg.Metrics.proofGiven(proofPasswordV2)
 			s.replyProof(f, PasswordProofV2(PasswordProofKeyV2(s.gw.cfg.Password), nonce))
 		case s.gw.cfg.PasswordProofV1Off:
+			// Said here: the computer sends no hello after the refusal, so nothing else the
+			// operator reads (the list, the hello failures) shows it.
+			s.gw.cfg.Metrics.proofRefusedV1Off()
+			s.gw.limits.warns.warnEach(proveV1OffLine, s.remoteAddr, f.TraposSenderID, "traposId", clip(f.TraposSenderID))
 			s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "%s", proveV1Off))
 		default:
 			s.gw.cfg.Metrics.proofGiven(proofPasswordV1)
