@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"trap-sandbox/internal/jsonscan"
 )
 
 // The bound on the monitors a computer's own screen.read names (docs/screen.md, Monitors). The
@@ -41,23 +43,34 @@ const (
 // to 0 … MaxMonitorsLeftOut, a count that is no number being 0 and a fraction cut to its whole
 // part. A monitors that is no list is as none sent (nil); a list whose entries are all dropped
 // is empty ([]), as the answer of a computer with no monitor named.
+//
+// The list is walked without decoding it (jsonscan.Elements), an entry decoded only when it
+// is a string that may still be kept: a hostile computer's 128 KiB frame of 60 000 entries
+// ([0,0,…]) decoded whole into a slice of entries took 23 MiB and 37 ms of the gateway's for
+// each read of its screen.
 func boundMonitors(list, leftOut json.RawMessage) (names []string, left int) {
 	left = monitorsCount(leftOut)
-	var entries []json.RawMessage
-	if json.Unmarshal(list, &entries) != nil || entries == nil {
+	if !jsonscan.Valid(list) || list[jsonscan.SkipSpace(list, 0)] != '[' {
 		return nil, left
 	}
 	names = []string{}
-	for _, e := range entries {
-		var name string
-		if len(names) < MaxMonitorNames && json.Unmarshal(e, &name) == nil && isMonitorName(name) {
-			names = append(names, name)
-			continue
+	for e := range jsonscan.Elements(list) {
+		if len(names) < MaxMonitorNames && e[0] == '"' && len(e) > len(`""`) && len(e) <= maxMonitorNameJSONBytes {
+			var name string
+			if json.Unmarshal(e, &name) == nil && isMonitorName(name) {
+				names = append(names, name)
+				continue
+			}
 		}
 		left = min(left+1, MaxMonitorsLeftOut)
 	}
 	return names, left
 }
+
+// maxMonitorNameJSONBytes is the longest a name isMonitorName takes can be as a JSON string: each of
+// its bytes escaped (\u00e9), between quotes. A longer or empty string is no name, counted
+// without decoding it.
+const maxMonitorNameJSONBytes = MaxMonitorNameBytes*len(`\u00e9`) + len(`""`)
 
 // isMonitorName reports whether s (wire or host text) is a name the client names: 1 to
 // MaxMonitorNameBytes of CC's bytes, each character one of them (U+0000 to U+00FF).

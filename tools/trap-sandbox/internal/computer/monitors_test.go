@@ -117,3 +117,24 @@ func TestOtherAnswersAreNotBounded(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &fields))
 	assert.Len(t, fields.Monitors, 100, "another type's answer is its program's own")
 }
+
+// TestAHostileMonitorsListCostsNoAllocationPerEntry: a computer's frame (128 KiB) of 30 000
+// entries that are no names ([0,0,…], ["","",…], [[0],[0],…]) is walked, not decoded into a slice: decoded,
+// each entry was an allocation and each read of its screen took 23 MiB and 37 ms of the
+// gateway's, for the raw read (the web console's picker asking again and again) and the typed
+// one alike. The count is still every entry.
+func TestAHostileMonitorsListCostsNoAllocationPerEntry(t *testing.T) {
+	const entries = 30_000
+	for _, entry := range []string{`0`, `""`, `[0]`} {
+		answer := json.RawMessage(`{"monitors":[` + strings.Repeat(entry+",", entries-1) + entry + `]}`)
+		require.Less(t, len(answer), protocol.MaxFrameBytes)
+		assert.JSONEq(t, `{"monitors":[],"monitorsLeftOut":30000}`, string(computer.BoundScreenAnswer(answer)), entry)
+		allocs := testing.AllocsPerRun(3, func() { computer.BoundScreenAnswer(answer) })
+		assert.Less(t, allocs, float64(entries/100), "%s: allocations for each entry", entry)
+
+		screen, err := answering(`,"monitors":[`+strings.Repeat(entry+",", entries-1)+entry+`]`).ReadScreen(t.Context(), "7:", 0)
+		require.NoError(t, err)
+		assert.Empty(t, screen.Monitors)
+		assert.Equal(t, entries, screen.MonitorsLeftOut)
+	}
+}
