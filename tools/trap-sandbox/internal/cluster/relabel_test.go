@@ -15,6 +15,7 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // lookAlike is a traposId with a no-break space, which a list shows as 7:kit\xa0chen: printed
@@ -224,4 +225,33 @@ func TestARequestJustAfterARelabelOnAnotherReplicaHearsIt(t *testing.T) {
 			assert.Contains(t, res.body.Error.Message, "computer 7:old is not connected")
 		})
 	}
+}
+
+// A withdrawal forged on the bus for a computer no replica holds, saying it was relabelled to
+// another computer id, gives a caller naming it no id to follow: it is not connected, as
+// before. One naming another label of the same computer id is taken (docs/scale-out.md,
+// Security: a forged message may send a caller to another label of the same computer, no
+// further); each message is read in order, so once that one is heard the first was too.
+func TestAForgedWithdrawalInjectsNoRelabelOfAnotherComputer(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	rogue := tc.busClient(t)
+	forge := func(traposID, body string) {
+		m := nats.NewMsg("$KV." + ClaimsBucket + "." + claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: traposID}))
+		m.Header.Set("KV-Operation", "DEL")
+		m.Data = []byte(body)
+		require.NoError(t, rogue.PublishMsg(m))
+	}
+	forge("7:ghost", `{"bye":"relabelled","relabelledTo":"8:bank"}`)
+	forge("9:ghost", `{"bye":"relabelled","relabelledTo":"9:other"}`)
+	require.Eventually(t, func() bool {
+		res := await(t, a.request("9:ghost", "fs.list", map[string]any{"path": "/"}, waitLimit))
+		return res.body.Error != nil && res.body.Error.RelabelledTo == "9:other"
+	}, waitLimit, testkit.Poll, "the second forged withdrawal to be heard")
+
+	res := await(t, a.request("7:ghost", "fs.list", map[string]any{"path": "/"}, waitLimit))
+	require.Equal(t, http.StatusNotFound, res.status)
+	assert.Empty(t, res.body.Error.RelabelledTo)
+	assert.Contains(t, res.body.Error.Message, "computer 7:ghost is not connected")
+	assert.NotContains(t, res.body.Error.Message, "8:bank")
 }
