@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -2008,6 +2009,58 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 	out = playerSession(ctx, t, t.TempDir(), true, install, "", "set sandbox.url ws://"+closed, "wget run "+g.URL("/trapos/install"))
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.Contains(t, strings.Join(lines(out), " "), "(this gateway is "+g.WebSocketURL()+"; change it with: sandbox setup) The password was not checked: sandbox.url names another gateway.")
+}
+
+// TestInstallSaysItChecksThePasswordWhileAFrozenGatewayWaits: a gateway that takes the
+// connection and never answers (stopped with SIGSTOP, overloaded) held the password check for
+// CC's 30 s connect timeout, then the first download for its own, with nothing on the screen
+// after wget's "Success." for a minute: a player took the installer for hung. It says what it
+// waits for before the check, and is on the screen while the check waits.
+func TestInstallSaysItChecksThePasswordWhileAFrozenGatewayWaits(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	// The gateway's WebSocket as a frozen process's: the kernel takes the connection, and no
+	// answer ever comes.
+	frozen, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = frozen.Close() })
+	held := make(chan net.Conn, 1)
+	go func() {
+		if conn, err := frozen.Accept(); err == nil {
+			held <- conn
+		}
+	}()
+	// The installer as served, naming the frozen WebSocket.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(g.URL(r.URL.Path))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		body = []byte(strings.Replace(string(body), g.WebSocketURL(), "ws://"+frozen.Addr().String()+"/trapos/ws", 1))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(proxy.Close)
+
+	c := fakecrafttest.StartWithin(t, machine.Options{Overlay: t.TempDir(), Basic: true, Bare: true, TimeScale: timeScale,
+		HTTP:  httpapi.Options{AllowPrivate: true},
+		Input: computer.LinesOf("wget run " + proxy.URL + "/trapos/install " + installPassword + " --no-questions")}, testTimeout)
+	var conn net.Conn
+	select {
+	case conn = <-held:
+	case <-ctx.Done():
+		t.Fatalf("the check never connected; transcript:\n%s", c.Output())
+	}
+	// The check waits on the frozen gateway now; its line was written before it asked.
+	assert.Contains(t, c.Output(), "Success.\nChecking the password with the gateway...\n", "said while the check waits")
+	require.NoError(t, conn.Close()) // the check fails at once, as at its timeout
+	c.WaitFor(ctx, "Run: reboot")
+	c.Stop()
+	assert.Contains(t, c.Output(), "Installed trapos-sandbox ", c.Output())
+	assert.Contains(t, strings.Join(lines(c.Output()), " "), "Could not check the password: ", c.Output())
 }
 
 // ccDiskCost is what the files and directories under dir cost on a CC drive: each its size

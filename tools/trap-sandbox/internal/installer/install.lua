@@ -903,6 +903,10 @@ local function install(opts)
   local unchecked, uncheckedWhy, keptCredential = nil, nil, onLine ~= nil;
   local replacedCredential = nil; -- why the gateway refused the credential the line's password replaces
   if url == nil or wsUrl(url) == SOURCE.websocket then
+    -- Said before the check: a gateway that takes the connection and never answers (stopped,
+    -- overloaded) holds the check for CC's 30 s connect timeout and then the first download
+    -- for its own, and a screen showing nothing for a minute read as an installer that hung.
+    print("Checking the password with the gateway...");
     local verdict, why, served = checkPassword(password);
     if verdict == true and why == "issued" and keptCredential then
       -- trap-sandbox credentials add: not a link. Only a line with a password of its own
