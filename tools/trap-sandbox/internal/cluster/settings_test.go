@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/testkit"
 )
 
@@ -300,6 +304,16 @@ func TestSecretTag(t *testing.T) {
 	assert.NotEqual(t, tag, PasswordTag("hunter3"))
 	assert.NotEqual(t, tag, APITokenTag("hunter2"), "the salt names the setting")
 	assert.NotContains(t, tag, "hunter2")
+
+	// The heartbeat, which every NATS client reads, tells nothing of the password's slow proof
+	// key, which the gateway gives only to a computer that said hello with the password: another
+	// salt and size, so neither the tag nor any part of it is the key or its start.
+	raw, err := base64.RawStdEncoding.DecodeString(tag)
+	require.NoError(t, err)
+	key := gateway.PasswordProofKeyV2("hunter2")
+	assert.False(t, bytes.Contains(key, raw[:8]), "the tag shares bytes with the proof key")
+	assert.NotContains(t, tag, base64.RawStdEncoding.EncodeToString(key[:len(raw)]))
+	assert.NotContains(t, tag, hex.EncodeToString(key[:8]))
 }
 
 // BenchmarkSecretTag is the cost of one tag, paid twice at a replica's start (settings.go).
