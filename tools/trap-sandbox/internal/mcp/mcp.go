@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -109,6 +110,13 @@ func New(c *computer.Client, screens Screens, clk clock.Clock, logger *slog.Logg
 			body, err := io.ReadAll(io.TeeReader(http.MaxBytesReader(w, r.Body, MaxBodyBytes), tw.id))
 			if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
 				tw.WriteHeader(http.StatusRequestEntityTooLarge)
+				return
+			}
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// A body that did not come within the body deadline (bounded): the API's
+				// words, in plain text as the SDK's transport errors, where the SDK said
+				// "failed to read body: read tcp 127.0.0.1:4444->127.0.0.1:51234: i/o timeout".
+				http.Error(w, server.ReadBodyError(err), http.StatusBadRequest)
 				return
 			}
 			// Read whole before the SDK reads it (a second copy while the call is read,
