@@ -438,3 +438,87 @@ func TestABodyThatDoesNotComeInTimeIsToldSo(t *testing.T) {
 	assert.Equal(t, server.ReadBodyError(os.ErrDeadlineExceeded), strings.TrimSpace(string(answer)))
 	assert.NotContains(t, string(answer), "127.0.0.1")
 }
+
+// TestLargeBodiesAreReadAFewAtATime: calls whose bodies are large hold at most
+// maxLargeBodyBytes of the gateway at once, as their Content-Length says; the next large one is
+// answered busy (503, Retry-After) with nothing read, while a small call goes on as ever, and a
+// large one fits again once a call holding the budget ends. Twenty 8 MiB calls at once took
+// the gateway to 731 MB.
+func TestLargeBodiesAreReadAFewAtATime(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	m := New(computer.New(d), nil, clock.Real{}, nil)
+	srv := httptest.NewServer(m.handler)
+	defer srv.Close()
+	held := func() int64 {
+		m.bodies.mu.Lock()
+		defer m.bodies.mu.Unlock()
+		return m.bodies.held
+	}
+	waitHeld := func(want int64) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second) // a hang guard only
+		for held() != want {
+			require.True(t, time.Now().Before(deadline), "the budget holds %d bytes, not %d", held(), want)
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// Slow calls, each saying its body is MaxBodyBytes and sending a few bytes of it.
+	type slowCall struct {
+		body *io.PipeWriter
+		done chan struct{}
+	}
+	var slow []slowCall
+	for range maxLargeBodyBytes / MaxBodyBytes {
+		pr, pw := io.Pipe()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, pr)
+		require.NoError(t, err)
+		req.ContentLength = MaxBodyBytes
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		c := slowCall{body: pw, done: make(chan struct{})}
+		go func() {
+			defer close(c.done)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_ = resp.Body.Close()
+			}
+		}()
+		_, err = pw.Write([]byte(`{"jsonrpc":"2.0","id":1,`))
+		require.NoError(t, err)
+		slow = append(slow, c)
+	}
+	defer func() {
+		for _, c := range slow {
+			_ = c.body.CloseWithError(io.ErrUnexpectedEOF)
+			<-c.done
+		}
+	}()
+	waitHeld(maxLargeBodyBytes)
+
+	write := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
+		strings.Repeat("a", 2*smallBodyBytes) + `"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(write))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	answer, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", answer)
+	assert.Equal(t, server.BusyRetryAfter, resp.Header.Get("Retry-After"))
+	assert.Contains(t, string(answer), `"code":-32600`)
+	assert.Contains(t, string(answer), "busy: the gateway reads 32 MiB of large /mcp requests at once already")
+	_, written := d.File("/big.txt")
+	assert.False(t, written, "nothing of a call answered busy runs")
+
+	status, answer2 := postMCP(t, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	assert.Equal(t, http.StatusOK, status, "a small call does not wait on the large ones: %.300s", answer2)
+
+	_ = slow[0].body.CloseWithError(io.ErrUnexpectedEOF) // that client went away
+	<-slow[0].done
+	waitHeld(maxLargeBodyBytes - MaxBodyBytes)
+	status, answer2 = postMCP(t, srv.URL, strings.NewReader(write))
+	require.Equal(t, http.StatusOK, status, "%.300s", answer2)
+	got, _ := d.File("/big.txt")
+	assert.Len(t, got, 2*smallBodyBytes)
+}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -61,9 +62,58 @@ func asError(err error) *protocol.Error {
 // The SDK's default, 4 MiB, refused such a write with HTTP 413.
 const MaxBodyBytes = 8 << 20
 
+// Large bodies are read a few at a time. Each /mcp call holds its body while it runs (read
+// whole, then decoded by the SDK: about four times its size), and nothing bounded how many
+// were read at once: twenty 8 MiB calls sent together took the gateway to 731 MB, from any
+// caller with a token. A body up to smallBodyBytes (every call but a big write_file or
+// run_lua) never waits on the budget, so callers holding it with slow bodies keep no agent
+// from its ordinary calls; larger ones together hold at most maxLargeBodyBytes, as their
+// Content-Length says (MaxBodyBytes for one that comes in chunks), and past it a call is
+// answered busy (HTTP 503 with Retry-After) at once, nothing read.
+const (
+	smallBodyBytes    = 64 << 10
+	maxLargeBodyBytes = 4 * MaxBodyBytes
+)
+
+// bodyBudget is the bytes of large bodies being read or held by calls in flight.
+type bodyBudget struct {
+	mu   sync.Mutex
+	held int64
+}
+
+// take reserves the body's share of the budget (0 for a small body), or reports false when
+// it does not fit beside the others; give it back with give.
+func (b *bodyBudget) take(r *http.Request) (share int64, ok bool) {
+	share = r.ContentLength
+	if share < 0 { // in chunks: it may take up to MaxBodyBytes
+		share = MaxBodyBytes
+	}
+	if share <= smallBodyBytes {
+		return 0, true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.held+share > maxLargeBodyBytes {
+		return 0, false
+	}
+	b.held += share
+	return share, true
+}
+
+func (b *bodyBudget) give(share int64) {
+	b.mu.Lock()
+	b.held -= share
+	b.mu.Unlock()
+}
+
+// bodiesBusy is the answer to a large body past the budget.
+var bodiesBusy = fmt.Sprintf("busy: the gateway reads %d MiB of large /mcp requests at once already, the most it holds "+
+	"(bodies over %d KiB: a big write_file or run_lua); try again in a moment", maxLargeBodyBytes>>20, smallBodyBytes>>10)
+
 // Module serves the MCP server at Path. It implements server.Module.
 type Module struct {
 	handler http.Handler
+	bodies  *bodyBudget
 }
 
 // New builds the module on c, watching screens through screens (the gateway's screen module),
@@ -88,7 +138,8 @@ func New(c *computer.Client, screens Screens, clk clock.Clock, logger *slog.Logg
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true,
 			PropagateRequestCancellation: true, MaxRequestBodyBytes: MaxBodyBytes})
-	return &Module{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bodies := &bodyBudget{}
+	return &Module{bodies: bodies, handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.ContentLength > MaxBodyBytes {
 			// Its Content-Length says so: nothing is kept. What a client sends is read (up
 			// to maxDrainBytes) for the request's id and dropped, so that the client reads
@@ -103,6 +154,13 @@ func New(c *computer.Client, screens Screens, clk clock.Clock, logger *slog.Logg
 		}
 		tw := &tooLargeWriter{ResponseWriter: w}
 		if r.Method == http.MethodPost && r.Body != nil {
+			share, ok := bodies.take(r)
+			if !ok {
+				w.Header().Set("Retry-After", server.BusyRetryAfter)
+				writeRPCError(w, http.StatusServiceUnavailable, json.RawMessage("null"), bodiesBusy)
+				return
+			}
+			defer bodies.give(share) // once the call ended: the SDK holds its body until then
 			// The SDK bounds the body too, but its reader is over tw, which cannot have
 			// net/http close the connection after the 413 (an unexported method): this one,
 			// the same bound, trips first. The request's id is looked for as it is read.
