@@ -24,7 +24,7 @@ func TestTheMetricsTableNamesEveryServedMetric(t *testing.T) {
 	section, _, _ = strings.Cut(section, "\n## ")
 	documented, natsOnly := map[string]bool{}, map[string]bool{}
 	rows := map[string]string{} // each metric's row after its name: its type and labels
-	row := regexp.MustCompile("(?m)^\\| `(trapos_[a-z_]+)` \\|(.*)$")
+	row := regexp.MustCompile("(?m)^\\| `(trapos_[a-z0-9_]+)` \\|(.*)$")
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		documented[m[1]] = true
 		rows[m[1]] = m[2]
@@ -37,7 +37,7 @@ func TestTheMetricsTableNamesEveryServedMetric(t *testing.T) {
 	_, alerts, found := strings.Cut(section, "\n### What to alert on\n")
 	require.True(t, found, "docs/http-api.md says what to alert on")
 	var alertsProcess []string
-	for _, m := range regexp.MustCompile(`\b(trapos_[a-z_]+|process_[a-z_]+)\b`).FindAllStringSubmatch(alerts, -1) {
+	for _, m := range regexp.MustCompile(`\b(trapos_[a-z0-9_]+|process_[a-z0-9_]+)\b`).FindAllStringSubmatch(alerts, -1) {
 		if strings.HasPrefix(m[1], "process_") {
 			alertsProcess = append(alertsProcess, m[1])
 			continue
@@ -53,7 +53,7 @@ func TestTheMetricsTableNamesEveryServedMetric(t *testing.T) {
 	// the limit log_lines. The close codes and frame types are protocol.md's and
 	// capabilities.md's tables, which the rows point to.
 	elsewhere := map[string]bool{"trapos_gateway_closes_total": true, "trapos_gateway_frames_in_total": true, "trapos_gateway_frames_out_total": true}
-	series := regexp.MustCompile(`^(trapos_[a-z_]+)\{(.*)\} `)
+	series := regexp.MustCompile(`^(trapos_[a-z0-9_]+)\{(.*)\} `)
 	label := regexp.MustCompile(`([a-z]+)="([^"]*)"`)
 	for line := range strings.Lines(get(t, "http://"+addr+"/metrics")) {
 		if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
