@@ -50,15 +50,22 @@ func TestACancelledCallEndsOnTheGateway(t *testing.T) {
 	}
 }
 
-// postMCP POSTs body to the MCP endpoint at url as a client of it does, and returns the
-// answer's status and body.
-func postMCP(t *testing.T, url string, body io.Reader) (int, string) {
+// newMCPPost is a POST of body to the MCP endpoint at url with the headers a client of it
+// sends.
+func newMCPPost(t *testing.T, url string, body io.Reader) *http.Request {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, body)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	return req
+}
+
+// postMCP POSTs body to the MCP endpoint at url as a client of it does, and returns the
+// answer's status and body.
+func postMCP(t *testing.T, url string, body io.Reader) (int, string) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(newMCPPost(t, url, body))
 	require.NoError(t, err)
 	defer func() { _ = resp.Body.Close() }()
 	answer, err := io.ReadAll(resp.Body)
@@ -150,10 +157,7 @@ func TestAnOlderClientsClosedPostEndsItsCall(t *testing.T) {
 		cancel()
 	}()
 	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_lua","arguments":{"traposId":"7:","code":"sleep(50)","timeoutMs":60000}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req := newMCPPost(t, srv.URL, strings.NewReader(body)).WithContext(ctx)
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	resp, err := client.Do(req)
@@ -423,11 +427,8 @@ func TestABodyThatDoesNotComeInTimeIsToldSo(t *testing.T) {
 		_, _ = stall.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{"traposId":"`))
 	}()
 	defer func() { _ = stall.Close(); <-written }()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, body)
-	require.NoError(t, err)
+	req := newMCPPost(t, srv.URL, body)
 	req.ContentLength = 8_000_000
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer func() { _ = resp.Body.Close() }()
@@ -470,11 +471,8 @@ func TestLargeBodiesAreReadAFewAtATime(t *testing.T) {
 	var slow []slowCall
 	for range maxLargeBodyBytes / MaxBodyBytes {
 		pr, pw := io.Pipe()
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, pr)
-		require.NoError(t, err)
+		req := newMCPPost(t, srv.URL, pr)
 		req.ContentLength = MaxBodyBytes
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
 		c := slowCall{body: pw, done: make(chan struct{})}
 		go func() {
 			defer close(c.done)
@@ -482,7 +480,7 @@ func TestLargeBodiesAreReadAFewAtATime(t *testing.T) {
 				_ = resp.Body.Close()
 			}
 		}()
-		_, err = pw.Write([]byte(`{"jsonrpc":"2.0","id":1,`))
+		_, err := pw.Write([]byte(`{"jsonrpc":"2.0","id":1,`))
 		require.NoError(t, err)
 		slow = append(slow, c)
 	}
@@ -496,11 +494,7 @@ func TestLargeBodiesAreReadAFewAtATime(t *testing.T) {
 
 	write := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
 		strings.Repeat("a", 2*smallBodyBytes) + `"}}}`
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(write))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(newMCPPost(t, srv.URL, strings.NewReader(write)))
 	require.NoError(t, err)
 	answer, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
