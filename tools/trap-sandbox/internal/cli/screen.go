@@ -155,11 +155,10 @@ func (c *ScreenCmd) command() string {
 // view reads its own: console.Size), or 0 when it is none or says none (a pipe, a file, a pty
 // whose size is not set).
 func terminalWidth(w any) int {
-	file, ok := w.(*os.File)
-	if !ok || !console.IsTerminal(int(file.Fd())) {
+	if !aTerminal(w) {
 		return 0
 	}
-	width, _, err := console.Size(int(file.Fd()))
+	width, _, err := console.Size(int(w.(*os.File).Fd()))
 	if err != nil {
 		return 0
 	}
