@@ -566,33 +566,42 @@ func TestHelpSandboxFindsTheClientsPage(t *testing.T) {
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
 	const page = "sandbox connects this computer to a trap-sandbox gateway."
+	const aiPage = "ai asks the gateway's AI agent (its operator runs it)."
 	dir := t.TempDir()
 	const own = "My own notes on this base.\n"
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "help"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "help", "base.txt"), []byte(own), 0o644))
 
-	out := playerSession(ctx, t, dir, false, install, "help sandbox", "reboot", "help sandbox", "help base")
+	out := playerSession(ctx, t, dir, false, install, "help sandbox", "reboot", "help sandbox", "help ai", "help base")
 	now, afterReboot, found := strings.Cut(out, "Goodbye")
 	require.True(t, found, out)
 	assert.Contains(t, unwrapped(afterLast(now, "> help sandbox")), page, "before the reboot: "+out)
 	assert.Contains(t, unwrapped(afterLast(afterReboot, "> help sandbox")), page, out)
 	assert.Contains(t, unwrapped(afterReboot), "ai ", "the page says what ai does: "+out)
 	assert.Contains(t, unwrapped(afterReboot), "docs/user-guide.md", "the page says where the guide is: "+out)
+	// `help ai`, the other command's page, printed "No help available".
+	aiShown, _, _ := strings.Cut(afterLast(afterReboot, "> help ai"), "> help base")
+	assert.Contains(t, unwrapped(aiShown), aiPage, out)
 	assert.Contains(t, afterLast(out, "> help base"), "My own notes", "the player's topic in /help/ is found too")
 
 	// A pocket computer's 26x20 shows the whole page at once: no viewer waiting for Q.
-	rows := pocketSession(ctx, t, dir, "help sandbox", "sandbox --version")
-	shown := strings.Join(rows, "\n")
-	assert.Contains(t, unwrapped(afterLast(shown, "> help sandbox")), page, shown)
-	assert.NotContains(t, shown, "Help: sandbox", "the page fits the screen: "+shown)
-	assert.Regexp(t, `> sandbox --version\nsandbox 0\.`, shown, "the next line reached the shell")
-	for _, row := range printedRows(rows) {
-		assert.LessOrEqual(t, len([]rune(row)), 26, row)
+	for _, topic := range []struct{ name, page string }{{"sandbox", page}, {"ai", aiPage}} {
+		rows := pocketSession(ctx, t, dir, "help "+topic.name, "sandbox --version")
+		shown := strings.Join(rows, "\n")
+		assert.Contains(t, unwrapped(afterLast(shown, "> help "+topic.name)), topic.page, shown)
+		assert.NotContains(t, shown, "Help: "+topic.name, "the page fits the screen: "+shown)
+		assert.Regexp(t, `> sandbox --version\nsandbox 0\.`, shown, "the next line reached the shell")
+		for _, row := range printedRows(rows) {
+			assert.LessOrEqual(t, len([]rune(row)), 26, row)
+		}
 	}
 
-	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" uninstall", "reboot", "help sandbox")
-	assert.Contains(t, afterLast(out, "> help sandbox"), "No help available", out)
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" uninstall", "reboot", "help sandbox", "help ai")
+	sandboxShown, _, _ := strings.Cut(afterLast(out, "> help sandbox"), "> help ai")
+	assert.Contains(t, sandboxShown, "No help available", out)
+	assert.Contains(t, afterLast(out, "> help ai"), "No help available", out)
 	assert.NoFileExists(t, filepath.Join(dir, "help", "sandbox.txt"))
+	assert.NoFileExists(t, filepath.Join(dir, "help", "ai.txt"))
 	b, err := os.ReadFile(filepath.Join(dir, "help", "base.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, own, string(b), "the player's own help topic is untouched")

@@ -45,6 +45,11 @@ local PROTECTED = {
   -- it as the sandbox's own words on what to type, which a changed page could make anything.
   { parts = { "^help$", "^sandbox" }, shows = "/help/sandbox*", what = WHAT_SANDBOX .. " (its page for help sandbox)",
     changes = "the player types what it says" },
+  -- And /help/ai, .md or .txt, the ai command's page, for the same reason.
+  { parts = { "^help$", "^ai$" }, shows = "/help/ai", what = WHAT_SANDBOX .. " (its page for help ai)",
+    changes = "the player types what it says" },
+  { parts = { "^help$", "^ai%." }, shows = "/help/ai.*", what = WHAT_SANDBOX .. " (its page for help ai)",
+    changes = "the player types what it says" },
   { parts = { "^%.trapos%-sandbox" }, shows = "/.trapos-sandbox*", what = WHAT_SANDBOX .. " (the installer's record)" },
   { parts = { "^sandbox%-startup" }, shows = "/sandbox-startup.lua", what = WHAT_SANDBOX .. " (its startup hook)" },
   { parts = { "^servers$", "^cc$" }, shows = "/servers/cc", what = WHAT_MODULE },

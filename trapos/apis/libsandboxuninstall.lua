@@ -64,6 +64,7 @@ local PACKAGE_FILES = {
   "programs/sandbox.lua",
   "programs/ai.lua",
   "help/sandbox.txt",
+  "help/ai.txt",
 };
 
 -- The installer's record: its version, files (install paths, without the leading /), hook

@@ -68,6 +68,11 @@ describe("libsandboxprotected", function()
       { "/help/sandbox.txt", "/help/sandbox*" },
       { "/help/sandbox.md", "/help/sandbox*" },
       { "/help/sandbox", "/help/sandbox*" },
+      -- And the page for help ai.
+      { "/help/ai.txt", "/help/ai.*" },
+      { "/help/ai.txt.new", "/help/ai.*" },
+      { "/help/ai.md", "/help/ai.*" },
+      { "/help/ai", "/help/ai" },
       -- require('cc.expect') in /servers/sandbox.lua looks in /servers/cc/ before the ROM.
       { "/servers/cc/expect.lua", "/servers/cc" },
       { "/programs/cc/expect/init.lua", "/programs/cc" },
@@ -210,6 +215,7 @@ describe("libsandboxprotected", function()
         "/notes.txt", "/startup.txt", "/startups/x.lua", "/x/startup.lua", "/x/.settings", "/my-startup",
         "/apis/libother.lua", "/apis/sandbox.lua", "/servers/other.lua", "/programs/other.lua", "/programs/ccx/y",
         "/programs/aim.lua", "/programs/air", "/ai.lua", "/help/base.txt", "/help.txt", "/x/help/sandbox.txt",
+        "/help/aim.txt", "/help/air", "/x/help/ai.txt",
         "/disk/notes.txt", "/diskette/startup.lua", "/settings", "/.settings2", "/backup~x",
         "/docs/FOO~1.TXT", "/x/. ./y",
       }) do
