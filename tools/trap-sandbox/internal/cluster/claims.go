@@ -416,6 +416,11 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		r.unreadableClaim(k, e)
 		return
 	}
+	if local := r.attached(); local != nil {
+		// The computer said hello by this traposId: a relabel remembered here that sends a
+		// caller to another one is over, as on the replica of the hello (Register).
+		local.ClaimMade(k)
+	}
 	r.mu.Lock()
 	r.claimMovedLocked(k, c.Replica, c.ConnectedSince.UnixNano(), gateway.Bye{})
 	if c.Replica == r.cfg.Replica {

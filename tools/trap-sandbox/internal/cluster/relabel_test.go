@@ -3,9 +3,11 @@ package cluster
 import (
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -254,4 +256,54 @@ func TestAForgedWithdrawalInjectsNoRelabelOfAnotherComputer(t *testing.T) {
 	assert.Empty(t, res.body.Error.RelabelledTo)
 	assert.Contains(t, res.body.Error.Message, "computer 7:ghost is not connected")
 	assert.NotContains(t, res.body.Error.Message, "8:bank")
+}
+
+// A computer that comes back under a label it was relabelled from (rebooted with its label set
+// back, so it said no bye that names it) is at that label: no replica may send a caller on to
+// the label it left. A, which heard the relabels only from B's withdrawals, kept the trail
+// until 7:old's claim was withdrawn: a computer named by another of its former labels was sent
+// on for good (7:mid answered "it is 7:new now" while the computer was 7:old), and, with B
+// gone before the withdrawal, revoking 7:old said to revoke 7:new.
+func TestAComputerBackUnderAFormerLabelIsNotSentOnByAnyReplica(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, _ := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	relabel := func(from, to string) {
+		t.Helper()
+		c := b.connectWith(t, from, credential)
+		a.waitComputers(t, from+"@b")
+		c.bye(gateway.ByeRelabelled, to)
+		a.waitComputers(t)
+	}
+	relabel("7:old", "7:mid")
+	relabel("7:mid", "7:new")
+	res := await(t, a.request("7:mid", "fs.list", map[string]any{"path": "/"}, waitLimit))
+	require.Equal(t, "7:new", res.body.Error.RelabelledTo, "A heard both relabels")
+
+	// 7:new goes without a bye (its player rebooted it with its label set back), and the
+	// computer says hello as 7:old.
+	gone := b.connectWith(t, "7:new", credential)
+	a.waitComputers(t, "7:new@b")
+	require.NoError(t, gone.conn.Close())
+	a.waitComputers(t)
+	b.connectWith(t, "7:old", credential)
+	a.waitComputers(t, "7:old@b")
+	for _, former := range []string{"7:mid", "7:new"} {
+		res := await(t, a.request(former, "fs.list", map[string]any{"path": "/"}, waitLimit))
+		require.Equal(t, http.StatusNotFound, res.status, former)
+		assert.Empty(t, res.body.Error.RelabelledTo, former)
+		assert.Equal(t, "computer "+former+" is not connected", strings.SplitN(res.body.Error.Message, ";", 2)[0], former)
+	}
+
+	// B crashes holding it: its claim stays until the sweep, and A, which took B for dead,
+	// lists no 7:old. Revoking it by that id through A is told it is not connected, not that
+	// it is 7:new now.
+	b.kill()
+	tc.clock.Advance(testReplicaTTL + time.Minute)
+	a.waitComputers(t)
+	status, body := a.revoke(t, "7:old")
+	assert.Equal(t, http.StatusNotFound, status, body)
+	assert.Contains(t, body, "computer 7:old is not connected")
+	assert.NotContains(t, body, "relabelled", "7:old is the computer's label")
 }

@@ -139,8 +139,13 @@ type Local interface {
 	// ClaimWithdrawn tells this replica that the claim on computer k was withdrawn, and what
 	// the computer said as it left (bye): after a relabel a caller naming k here a moment later
 	// hears its new traposId, as one asking the holder does (RelabelFollowWindow); after any
-	// other, k is no former traposId any more (the computer was connected by it since).
+	// other, a relabel from k is no longer true (the computer was connected by k since).
 	ClaimWithdrawn(k Key, bye Bye)
+	// ClaimMade tells this replica that a replica (this one or another) claimed computer k: it
+	// said hello there by k, so a relabel remembered here that sends a caller to another of
+	// its traposIds is no longer true, everywhere at once rather than at the claim's
+	// withdrawal (RelabelFollowWindow).
+	ClaimMade(k Key)
 }
 
 // registry maps the computers whose sockets this process holds to their sessions (newest wins

@@ -132,17 +132,36 @@ func (r *recentRelabels) makeRoomLocked(now time.Time, newcomer string) {
 	delete(r.trails, oldest)
 }
 
-// connected forgets k's traposId as a former one: the computer said hello by it again (relabelled
-// back), and when that socket closes it is not connected, not relabelled.
+// connected records that computer k said hello by k.TraposID, here (Register) or on another
+// replica (its claim, Local.ClaimMade): it is at that traposId now. A trail that names another
+// one as where the computer went is no longer true (it came back under a former label, or
+// under a new one, without a bye that named it: rebooted with its label changed), and goes
+// whole, so that no caller naming a former traposId is sent to a label the computer no
+// longer has; it hears the plain not_connected. The trail of the relabel this hello ends (to
+// is k's traposId) stays. A computer of another Minecraft server with the same id in the same
+// account (every server has a computer 0) ends the trail too: its caller hears
+// not_connected, the answer of a computer never relabelled, which is no wrong way to go.
 func (r *recentRelabels) connected(k Key) {
 	rk := keyOfRelabel(k)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t := r.trails[rk]; t != nil {
-		t.former = slices.DeleteFunc(t.former, func(id string) bool { return id == k.TraposID })
-		if len(t.former) == 0 {
-			delete(r.trails, rk)
-		}
+	if t := r.trails[rk]; t != nil && t.to != k.TraposID {
+		delete(r.trails, rk)
+	}
+}
+
+// left records that computer k left traposId k.TraposID without a relabel (another replica
+// withdrew its claim: Local.ClaimWithdrawn). If k's trail names that traposId as a former one,
+// the computer was connected by it after it was relabelled from it (a key's claims and
+// withdrawals are read in the order they were written), so the trail's new traposId is no
+// longer true either, and the trail goes whole, as at the claim (connected), which this
+// replica may not have read: the watch of a bucket read anew gives a key's last write only.
+func (r *recentRelabels) left(k Key) {
+	rk := keyOfRelabel(k)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.trails[rk]; t != nil && slices.Contains(t.former, k.TraposID) {
+		delete(r.trails, rk)
 	}
 }
 

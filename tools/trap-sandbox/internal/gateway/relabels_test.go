@@ -67,8 +67,10 @@ func TestACallerNamingARelabelledComputerJustAfterHearsItsNewID(t *testing.T) {
 	assert.Empty(t, h.gw.RelabelledIn("6:keller"))
 }
 
-// A computer relabelled twice sends a caller of its first name to its latest; one relabelled
-// back is its old name again, and when that socket closes it is not connected, not relabelled.
+// A computer relabelled twice sends a caller of its first name to its latest; one that comes
+// back under its first name without a bye that names it (rebooted with its label set back) is
+// that name again, and no former name sends a caller on to the latest, which it left: when
+// that socket closes each is not connected, not relabelled (6:cellar said "it is 6:attic now").
 func TestARelabelledComputersTrailNamesItsLatestIDUntilItIsBack(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
 	h := newHarness(t, Config{Clock: clk}, nil)
@@ -83,7 +85,8 @@ func TestARelabelledComputersTrailNamesItsLatestIDUntilItIsBack(t *testing.T) {
 		return h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "6:keller"}) == nil
 	}, waitLimit, testkit.Poll, "the socket to leave the registry")
 	assert.Empty(t, requestError(t, h, LocalAccount, "6:keller").RelabelledTo, "it was back under that name")
-	assert.Equal(t, "6:attic", requestError(t, h, LocalAccount, "6:cellar").RelabelledTo)
+	assert.Empty(t, requestError(t, h, LocalAccount, "6:cellar").RelabelledTo, "it is not 6:attic any more")
+	assert.Empty(t, h.gw.RelabelledIn("6:cellar"))
 }
 
 // A computer relabelled in a loop, and many computers relabelled at once, keep the memory

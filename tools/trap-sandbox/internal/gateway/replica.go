@@ -57,6 +57,11 @@ func (l local) ClaimWithdrawn(k Key, bye Bye) {
 		l.g.registry.relabels.heard(k, bye.To)
 		return
 	}
+	l.g.registry.relabels.left(k)
+}
+
+// ClaimMade implements Local.
+func (l local) ClaimMade(k Key) {
 	l.g.registry.relabels.connected(k)
 }
 
