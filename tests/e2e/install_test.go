@@ -566,7 +566,7 @@ func TestHelpSandboxFindsTheClientsPage(t *testing.T) {
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
 	const page = "sandbox connects this computer to a trap-sandbox gateway."
-	const aiPage = "ai asks the gateway's AI agent (its operator runs it)."
+	const aiPage = "ai asks the gateway's AI agent."
 	dir := t.TempDir()
 	const own = "My own notes on this base.\n"
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "help"), 0o755))
