@@ -128,14 +128,16 @@ func EventsCost(events []InputEvent) int {
 
 // placedIn names the event the computer refused ("events[3]: unknown key name …", its place
 // in the request) by its place in the whole input: places[i] is the place of the request's
-// event i.
+// event i. A key name the computer does not know gets the CC name meant after its words
+// (KeyRefusalHint), as send_keys' refusal has it.
 func placedIn(err error, places []int) error {
 	pe, i, rest, ok := RefusedEvent(err)
 	if !ok || !pe.ByComputer || i >= len(places) {
 		return err
 	}
-	// The place is the host's words; the computer's are the rest (what it said of the event).
-	return pe.WithHostWordsAround("events["+strconv.Itoa(places[i])+"]", rest, "")
+	// The place and the hint are the host's words; the computer's are the rest (what it said
+	// of the event).
+	return pe.WithHostWordsAround("events["+strconv.Itoa(places[i])+"]", rest, KeyRefusalHint(rest))
 }
 
 // RefusedEvent reads the event a computer's bad_payload refusal of a screen.input names by

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -117,8 +118,8 @@ func TestAnInputRefusedPartWaySaysWhatWasTyped(t *testing.T) {
 
 	a := postInput(t, srv.URL, "7:", string(body))
 	assert.Equal(t, http.StatusOK, a.status, "the computer's refusal is the answer, as on …/requests: %s", a.body)
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"bad_payload","message":"events[2]: unknown key name \"ctrl\"; nothing was queued","hostWords":{"before":"events[2]","after":""},"queued":128}}`, string(a.body),
-		"the event's place in the whole input is the gateway's words")
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"bad_payload","message":"events[2]: unknown key name \"ctrl\"; nothing was queued; did you mean \"leftCtrl\"?","hostWords":{"before":"events[2]","after":"; did you mean \"leftCtrl\"?"},"queued":128}}`, string(a.body),
+		"the event's place in the whole input, and the key meant, are the gateway's words")
 	assert.Equal(t, []int{128}, term.Requests(), "no request after the refused one")
 
 	_, _, err = computer.New(hostapi.HTTP{URL: srv.URL}).TypeInput(t.Context(), "7:", events, 0)
@@ -129,9 +130,47 @@ func TestAnInputRefusedPartWaySaysWhatWasTyped(t *testing.T) {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	require.True(t, ok, "%v", err)
 	assert.True(t, pe.ByComputer)
-	assert.Equal(t, `bad_payload: events[2]: unknown key name "ctrl"; nothing was queued`, pe.Error())
+	assert.Equal(t, `bad_payload: events[2]: unknown key name "ctrl"; nothing was queued; did you mean "leftCtrl"?`, pe.Error())
 	before, words, after := pe.Said()
-	assert.Equal(t, []string{"events[2]", `: unknown key name "ctrl"; nothing was queued`, ""}, []string{before, words, after}, "read from hostWords")
+	assert.Equal(t, []string{"events[2]", `: unknown key name "ctrl"; nothing was queued`, `; did you mean "leftCtrl"?`}, []string{before, words, after}, "read from hostWords")
+}
+
+// TestAnInputNamesTheKeyMeant: a key name the computer refuses in an input typed through the
+// API (…/input) that is another keyboard's name, or CC's in another case, gets CC's name
+// after the computer's words, as MCP's send_keys says it: the same refusal read "unknown key
+// name \"ctrl\"" alone here, where send_keys added `did you mean "leftCtrl"?`.
+func TestAnInputNamesTheKeyMeant(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		events, _ := p["events"].([]any)
+		for i, e := range events {
+			if name, ok := e.(map[string]any)["name"].(string); ok && name != "enter" {
+				return nil, &daemonfake.Error{Code: string(protocol.CodeBadPayload), Message: fmt.Sprintf("events[%d]: unknown key name %q (CC's key name, as keys.getName gives it: enter, leftCtrl, a); nothing was queued", i, name)}
+			}
+		}
+		return map[string]any{"queued": len(events)}, nil
+	}
+	srv := serve(t, d)
+	for given, hint := range map[string]string{
+		"ctrl":   `; did you mean "leftCtrl"?`,
+		"Enter":  `; did you mean "enter"?`,
+		"escape": "; CC has no Escape key (Minecraft keeps it): edit's and paint's menu is leftCtrl",
+		"bogus":  "",
+	} {
+		body, err := json.Marshal(map[string]any{"events": []computer.InputEvent{{Type: computer.InputKey, Name: "enter"}, {Type: computer.InputKey, Name: given}}})
+		require.NoError(t, err)
+		a := postInput(t, srv.URL, "7:", string(body))
+		require.Equal(t, http.StatusOK, a.status, "%s: %s", given, a.body)
+		var got struct {
+			Error struct {
+				Message   string             `json:"message"`
+				HostWords protocol.HostWords `json:"hostWords"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(a.body, &got), given)
+		assert.Equal(t, fmt.Sprintf("events[1]: unknown key name %q (CC's key name, as keys.getName gives it: enter, leftCtrl, a); nothing was queued", given)+hint, got.Error.Message, given)
+		assert.Equal(t, protocol.HostWords{Before: "events[1]", After: hint}, got.Error.HostWords, "%s: the place and the hint are the gateway's words", given)
+	}
 }
 
 // TestAnInputBodyIsCheckedBeforeAnythingIsTyped: an input with no events, more than one call

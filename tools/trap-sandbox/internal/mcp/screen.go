@@ -199,17 +199,13 @@ func namedByKey(err error, keyOf []int) error {
 	if !ok || i >= len(keyOf) {
 		return err
 	}
-	// ': unknown key name "ctrl" (…)…': name the key meant after the computer's words.
-	hint := ""
-	if q, ok := strings.CutPrefix(rest, ": unknown key name "); ok {
-		if quoted, err := strconv.QuotedPrefix(q); err == nil {
-			if name, err := strconv.Unquote(quoted); err == nil {
-				hint = keyHint(name)
-			}
-		}
-	}
+	// ': unknown key name "ctrl" (…)…': the key meant is named after the computer's words,
+	// here or already by the gateway that typed the input (placedIn; through the stdio
+	// bridge, the HTTP API's …/input), once either way.
+	hint := computer.KeyRefusalHint(rest)
+	words := strings.TrimSuffix(rest, hint)
 	// The key's place and the hint are the host's words, not the computer's (Said).
-	return pe.WithHostWordsAround(fmt.Sprintf("keys[%d]", keyOf[i]), rest, hint)
+	return pe.WithHostWordsAround(fmt.Sprintf("keys[%d]", keyOf[i]), words, hint)
 }
 
 func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error) {

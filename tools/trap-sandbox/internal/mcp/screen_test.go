@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -12,7 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -251,7 +255,8 @@ func TestAScreenNotReadAfterTheInputSaysTheInputWasSent(t *testing.T) {
 }
 
 // TestSendKeysNamesTheKeyMeant: a key name the computer refuses that is another keyboard's
-// name, or CC's in the wrong case, gets CC's name after the computer's words.
+// name, or CC's in the wrong case, gets CC's name after the computer's words, once: in-process
+// and through the HTTP API (the stdio bridge's way, whose gateway names it already).
 func TestSendKeysNamesTheKeyMeant(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
@@ -264,7 +269,14 @@ func TestSendKeysNamesTheKeyMeant(t *testing.T) {
 		}
 		return map[string]any{"queued": len(events)}, nil
 	}
-	s := session(t, d)
+	api := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(d))).Handler())
+	t.Cleanup(api.Close)
+	for name, s := range map[string]*sdk.ClientSession{"in-process": session(t, d), "the stdio bridge's": session(t, hostapi.HTTP{URL: api.URL})} {
+		t.Run(name, func(t *testing.T) { sendKeysNamesTheKeyMeant(t, s) })
+	}
+}
+
+func sendKeysNamesTheKeyMeant(t *testing.T, s *sdk.ClientSession) {
 	for given, hint := range map[string]string{
 		"ctrl+s": `; did you mean "leftCtrl"?`,
 		"Enter":  `; did you mean "enter"?`,

@@ -1,4 +1,4 @@
-package mcp
+package computer
 
 import (
 	"strconv"
@@ -24,6 +24,27 @@ var keyAliases = map[string]string{
 	"bs": "backspace", " ": "space", "super": "leftSuper", "cmd": "leftSuper", "win": "leftSuper",
 	"0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six",
 	"7": "seven", "8": "eight", "9": "nine",
+}
+
+// KeyRefusalHint is what to say after a computer's refusal of a key name in a screen.input
+// (libsandboxscreen's words for the event, after its place: `: unknown key name "ctrl" (…)…`):
+// the CC name meant (`; did you mean "leftCtrl"?`), or that CC has no Escape key; "" when
+// nothing fits, or words is no such refusal. Every surface that types keys by name says it
+// alike: the HTTP API's …/input (placedIn) and MCP's send_keys.
+func KeyRefusalHint(words string) string {
+	q, ok := strings.CutPrefix(words, ": unknown key name ")
+	if !ok {
+		return ""
+	}
+	quoted, err := strconv.QuotedPrefix(q)
+	if err != nil {
+		return ""
+	}
+	name, err := strconv.Unquote(quoted)
+	if err != nil {
+		return ""
+	}
+	return keyHint(name)
 }
 
 // keyHint is what to say after the computer refused the key name: the CC name meant, or
