@@ -474,7 +474,7 @@ func TestAITurnsEnd(t *testing.T) {
 		opts := desk(t, g, t.TempDir(), nil, "/ask.lua")
 		opts.Files["/ask.lua"] = scriptAsksAI
 		_, out := runCommand(ctx, t, opts)
-		assert.Contains(t, strings.Join(lines(out), " "), "The agent did not finish in 3s: ask again later e2e: no answer")
+		assert.Contains(t, strings.Join(lines(out), " "), "The agent did not finish in 3 s: ask again later e2e: no answer")
 		assert.Equal(t, int64(1), w.agent.Aborts(), "the turn was aborted on opencode")
 	})
 	require.NoError(t, g.Stop())

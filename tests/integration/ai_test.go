@@ -422,7 +422,7 @@ func TestAgentTurnsStop(t *testing.T) {
 	errs := kinds(ev, "error")
 	require.Len(t, errs, 1)
 	assert.Equal(t, "timeout", errs[0].Code)
-	assert.Contains(t, errs[0].Message, "did not finish in 2s")
+	assert.Contains(t, errs[0].Message, "did not finish in 2 s")
 	assert.Equal(t, "deadline", ev[len(ev)-1].Reason)
 	require.Eventually(t, func() bool { return s.agent.Aborts() > abortedBefore }, testTimeout, 20*time.Millisecond, "the stalled turn to be aborted on opencode")
 	assert.Zero(t, s.agent.Queued())

@@ -954,7 +954,7 @@ describe("ai command", function()
         width = 51,
         typed = { NO_ANSWER },
         polls = { { CONFIRM }, { { seq = 2, kind = "tool", tool = "write_file", detail = "/door.lua", state = "error",
-          error = "The player did not answer within 1m0s, so this write was refused." }, text(3, "I could not."), done(4) } },
+          error = "The player did not answer within 1 min, so this write was refused." }, text(3, "I could not."), done(4) } },
       });
       expectSuccess(ok, err);
       local waited = false;

@@ -718,7 +718,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		r.Cancel()
 		m.mu.Unlock()
 		m.metrics.refused(refusedRate)
-		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from here: ask again in %ds", int(wait.Seconds())+1)
+		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from here: ask again in %d s", int(wait.Seconds())+1)
 	}
 	t := newTurn(newID("turn"), caller, s, m.ctx)
 	t.m, t.tr = m, newTracker()

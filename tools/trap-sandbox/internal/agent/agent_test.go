@@ -169,14 +169,14 @@ func newTestTurn() *turn {
 }
 
 // TestTheDeadlineLineFitsALine: the line a player reads when a turn passes its deadline is
-// one line of a computer naming the fix (The agent did not finish within 3m0s; the turn was
+// one line of a computer naming the fix (The agent did not finish in 3 min; the turn was
 // stopped. took 59 columns and named none).
 func TestTheDeadlineLineFitsALine(t *testing.T) {
 	tu := newTestTurn()
 	tu.m = &Module{cfg: Config{TurnDeadline: DefaultTurnDeadline}}
 	end := stopped(tu, errDeadline)
 	require.NotNil(t, end.event)
-	assert.Equal(t, "The agent did not finish in 3m0s: ask again later", end.event.Message)
+	assert.Equal(t, "The agent did not finish in 3 min: ask again later", end.event.Message)
 	fitsALine(t, end.event.Message)
 }
 
@@ -559,7 +559,7 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	pe := ask("5:desk", `{"prompt":"hi","session":"c"}`)
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeBusy, pe.Code)
-	assert.Equal(t, "too many questions from here: ask again in 3600s", pe.Message)
+	assert.Equal(t, "too many questions from here: ask again in 3600 s", pe.Message)
 	fitsALine(t, pe.Message)
 	assert.Nil(t, ask("6:vault", `{"prompt":"hi"}`), "another computer has its own limit")
 	assert.NotContains(t, logs.String(), `"hi"`)

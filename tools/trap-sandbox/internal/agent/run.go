@@ -260,7 +260,7 @@ func stopped(t *turn, cause error) ending {
 		return ending{reason: ReasonDisconnected}
 	case errors.Is(cause, errDeadline):
 		return ending{reason: ReasonDeadline, event: &Event{Kind: KindError, Code: string(protocol.CodeTimeout),
-			Message: fmt.Sprintf("The agent did not finish in %s: ask again later", t.m.cfg.TurnDeadline)}}
+			Message: fmt.Sprintf("The agent did not finish in %s: ask again later", spokenDuration(t.m.cfg.TurnDeadline))}}
 	}
 	return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: "The gateway is shutting down; ask again later."}}
 }
@@ -498,7 +498,7 @@ func (m *Module) confirm(t *turn, permission string, input []byte, action string
 		}
 		return verdict{message: fmt.Sprintf("The player refused this %s (%s %s). Do not retry it; tell the player what you wanted to do instead.", action, name, detail)}
 	case <-timer.C:
-		return verdict{message: fmt.Sprintf("The player did not answer within %s, so this %s was refused.", m.cfg.ConfirmTimeout, action)}
+		return verdict{message: fmt.Sprintf("The player did not answer within %s, so this %s was refused.", spokenDuration(m.cfg.ConfirmTimeout), action)}
 	case <-t.ctx.Done():
 		return verdict{message: "The turn was stopped."}
 	}

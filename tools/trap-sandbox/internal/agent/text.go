@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
@@ -243,4 +244,17 @@ func (t *turn) settleText(parts []ocPart) {
 		}
 		t.m.relayText(t, tr.quoting[p.ID], p.Text[len(done):])
 	}
+}
+
+// spokenDuration is d as a player reads it in a sentence: "1 min", "3 min", "90 s". Go's
+// own form, which the operator's flags take, read "The player did not answer within 1m0s" on a
+// computer's screen. A duration of no whole second (a test's) keeps Go's form.
+func spokenDuration(d time.Duration) string {
+	switch {
+	case d >= time.Minute && d%time.Minute == 0:
+		return fmt.Sprintf("%d min", d/time.Minute)
+	case d >= time.Second && d%time.Second == 0:
+		return fmt.Sprintf("%d s", d/time.Second)
+	}
+	return d.String()
 }

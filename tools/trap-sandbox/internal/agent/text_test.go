@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,4 +123,15 @@ func TestSystemTextLeavesAHostileClientsValuesUnsaid(t *testing.T) {
 	assert.NotContains(t, text, "Lua and programs may", "an exec no client sends is not read as allowed or not")
 	assert.NotContains(t, text, "sandbox.allow_screen")
 	assert.NotContains(t, text, "watch")
+}
+
+// TestSpokenDurationReadsAsASentence: a player read "did not answer within 1m0s" and "did not
+// finish in 3m0s", Go's form of the operator's flags, on the computer's screen.
+func TestSpokenDurationReadsAsASentence(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		time.Minute: "1 min", 3 * time.Minute: "3 min", 90 * time.Second: "90 s", 2 * time.Second: "2 s",
+		150 * time.Millisecond: "150ms",
+	} {
+		assert.Equal(t, want, spokenDuration(d), d.String())
+	}
 }
