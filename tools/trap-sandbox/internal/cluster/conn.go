@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -80,11 +83,14 @@ func Connect(ctx context.Context, o ConnOptions, logger *slog.Logger) (*nats.Con
 	case o.CredsFile != "":
 		opts = append(opts, nats.UserCredentials(o.CredsFile))
 	}
-	if o.TLSCA != "" {
-		opts = append(opts, nats.RootCAs(o.TLSCA))
-	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
 		return nil, errors.New("a NATS client certificate needs both --nats-tls-cert and --nats-tls-key")
+	}
+	if err := checkTLSFiles(o); err != nil {
+		return nil, err
+	}
+	if o.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(o.TLSCA))
 	}
 	if o.TLSCert != "" {
 		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
@@ -107,7 +113,7 @@ func Connect(ctx context.Context, o ConnOptions, logger *slog.Logger) (*nats.Con
 		// A URL that does not parse is quoted whole in url.Error's text, password and all:
 		// keep only why it does not parse.
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
-			err = ue.Err
+			return nil, fmt.Errorf("connect to NATS: --nats (SANDBOX_NATS_URL) holds a URL that does not parse (%w): give nats://host:4222, or several such URLs separated by commas", ue.Err)
 		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), explainConnectError(o, err))
 	}
@@ -182,6 +188,9 @@ func (d *interruptibleDialer) connected() {
 // operator should check: the address, or which of the credentials the server refused (never
 // their value).
 func explainConnectError(o ConnOptions, err error) error {
+	if why := explainTLSError(o, err); why != "" {
+		return fmt.Errorf("%w: %s", err, why)
+	}
 	switch {
 	case errors.Is(err, nats.ErrNoServers):
 		return fmt.Errorf("%w: nothing accepts connections there: is nats-server running at that address, and does --nats (SANDBOX_NATS_URL) name it?", err)
@@ -206,6 +215,57 @@ func explainConnectError(o ConnOptions, err error) error {
 	default:
 		return fmt.Errorf("%w: the server asks for credentials and none were given: --nats-user with SANDBOX_NATS_PASSWORD, SANDBOX_NATS_TOKEN, --nats-nkey or --nats-creds (docs/scale-out.md, Security)", err)
 	}
+}
+
+// checkTLSFiles reads the TLS files given before any dial, so that one that cannot serve is
+// named by its flag: the NATS client's own words ("failed to find any PEM data in certificate
+// input", "failed to parse root certificate") name no flag, and two of the files none at all.
+func checkTLSFiles(o ConnOptions) error {
+	if o.TLSCA != "" {
+		pem, err := os.ReadFile(o.TLSCA)
+		if err != nil {
+			return fmt.Errorf("--nats-tls-ca (SANDBOX_NATS_TLS_CA): %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return fmt.Errorf("--nats-tls-ca (SANDBOX_NATS_TLS_CA): %s holds no PEM certificate: give the PEM file of the CA that signed the NATS server's certificate", o.TLSCA)
+		}
+	}
+	if o.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
+			return fmt.Errorf("--nats-tls-cert %s and --nats-tls-key %s (SANDBOX_NATS_TLS_CERT, SANDBOX_NATS_TLS_KEY): %w: give a PEM certificate and the PEM private key that goes with it", o.TLSCert, o.TLSKey, err)
+		}
+	}
+	return nil
+}
+
+// explainTLSError says which setting to change when the first connection's TLS failed: the
+// server offers none, its certificate is not trusted here or not for the host --nats names,
+// or it refused the replica's (missing) client certificate. "" when err is no such failure.
+func explainTLSError(o ConnOptions, err error) string {
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var remote *net.OpError
+	switch {
+	case errors.Is(err, nats.ErrSecureConnWanted):
+		return "this replica asks for TLS (a tls:// URL, or --nats-tls-ca, --nats-tls-cert) and the server at that address offers none: give a nats:// URL without the TLS flags, or give nats-server a tls block (docs/scale-out.md, Security)"
+	case errors.As(err, &unknownCA) && o.TLSCA == "":
+		return "the NATS server's certificate is signed by no CA this host trusts: give the PEM file of the CA that signed it with --nats-tls-ca (SANDBOX_NATS_TLS_CA)"
+	case errors.As(err, &unknownCA):
+		return fmt.Sprintf("the NATS server's certificate is signed by no CA of %s (--nats-tls-ca, SANDBOX_NATS_TLS_CA): give the PEM file of the CA that signed it", o.TLSCA)
+	case errors.As(err, &hostname):
+		return "the NATS server's certificate is not for the host that --nats (SANDBOX_NATS_URL) names: give --nats a name or address its certificate is for"
+	}
+	// With TLS 1.3 the server refuses a client certificate (or its lack) after the handshake:
+	// the client reads its alert ("certificate required"), or finds the connection closed.
+	refused := errors.As(err, &remote) && remote.Op == "remote error" ||
+		errors.Is(err, nats.ErrTLS) && strings.Contains(err.Error(), "connection closed by remote after TLS handshake")
+	switch {
+	case refused && o.TLSCert == "":
+		return "the NATS server refused this replica's TLS connection: a server whose tls block has verify: true wants a client certificate signed by a CA of its ca_file: give --nats-tls-cert and --nats-tls-key (SANDBOX_NATS_TLS_CERT, SANDBOX_NATS_TLS_KEY)"
+	case refused:
+		return fmt.Sprintf("the NATS server refused this replica's TLS connection with the client certificate %s (--nats-tls-cert, SANDBOX_NATS_TLS_CERT): is it signed by a CA of the server's ca_file?", o.TLSCert)
+	}
+	return ""
 }
 
 // errorHandler logs the NATS client's asynchronous errors. A bucket watcher whose consumer

@@ -364,3 +364,55 @@ func TestConnectRefusesAURLOfAnotherScheme(t *testing.T) {
 		nc.Close()
 	}
 }
+
+// TestConnectNamesTheTLSSettingToFix: a first connection whose TLS fails, or whose TLS files
+// cannot serve, names the flag to change, where the NATS client's words named none ("failed to
+// find any PEM data in certificate input", "secure connection not available", "certificate
+// signed by unknown authority", "remote error: tls: certificate required"). Each is one line.
+func TestConnectNamesTheTLSSettingToFix(t *testing.T) {
+	pki, other := newTestPKI(t), newTestPKI(t)
+	serverTLS := func(verify bool) string {
+		tlsConfig, err := natsserver.GenTLSConfig(&natsserver.TLSConfigOpts{CertFile: pki.serverCert, KeyFile: pki.serverKey,
+			CaFile: pki.ca, Verify: verify})
+		require.NoError(t, err)
+		return startAuthNATS(t, &natsserver.Options{TLS: true, TLSVerify: verify, TLSConfig: tlsConfig})
+	}
+	plain, tlsOnly, verifying := startAuthNATS(t, &natsserver.Options{}), serverTLS(false), serverTLS(true)
+	_, port, err := net.SplitHostPort(tlsOnly)
+	require.NoError(t, err)
+	notPEM := writeFile(t, "ca.txt", []byte("not a certificate\n"))
+	cases := map[string]struct {
+		o    ConnOptions
+		want string
+	}{
+		"tls:// to a server without TLS": {ConnOptions{URL: "tls://" + plain},
+			"the server at that address offers none: give a nats:// URL without the TLS flags, or give nats-server a tls block"},
+		"a server certificate of no CA this host trusts": {ConnOptions{URL: "tls://" + tlsOnly},
+			"the NATS server's certificate is signed by no CA this host trusts: give the PEM file of the CA that signed it with --nats-tls-ca (SANDBOX_NATS_TLS_CA)"},
+		"a server certificate of another CA than --nats-tls-ca's": {ConnOptions{URL: "tls://" + tlsOnly, TLSCA: other.ca},
+			"the NATS server's certificate is signed by no CA of " + other.ca + " (--nats-tls-ca, SANDBOX_NATS_TLS_CA)"},
+		"a server certificate for another host": {ConnOptions{URL: "tls://localhost:" + port, TLSCA: pki.ca},
+			"the NATS server's certificate is not for the host that --nats (SANDBOX_NATS_URL) names"},
+		"no client certificate for a server that verifies": {ConnOptions{URL: "tls://" + verifying, TLSCA: pki.ca},
+			"wants a client certificate signed by a CA of its ca_file: give --nats-tls-cert and --nats-tls-key (SANDBOX_NATS_TLS_CERT, SANDBOX_NATS_TLS_KEY)"},
+		"a client certificate of another CA": {ConnOptions{URL: "tls://" + verifying, TLSCA: pki.ca, TLSCert: other.clientCert, TLSKey: other.clientKey},
+			"the NATS server refused this replica's TLS connection with the client certificate " + other.clientCert + " (--nats-tls-cert, SANDBOX_NATS_TLS_CERT): is it signed by a CA of the server's ca_file?"},
+		"a CA file that holds no certificate": {ConnOptions{URL: "tls://" + tlsOnly, TLSCA: notPEM},
+			"--nats-tls-ca (SANDBOX_NATS_TLS_CA): " + notPEM + " holds no PEM certificate"},
+		"a key that is not the certificate's": {ConnOptions{URL: "tls://" + verifying, TLSCA: pki.ca, TLSCert: pki.clientCert, TLSKey: other.clientKey},
+			"--nats-tls-cert " + pki.clientCert + " and --nats-tls-key " + other.clientKey + " (SANDBOX_NATS_TLS_CERT, SANDBOX_NATS_TLS_KEY): tls: private key does not match public key: give a PEM certificate and the PEM private key that goes with it"},
+		"a URL that does not parse": {ConnOptions{URL: "nats://not a host:4222"},
+			"--nats (SANDBOX_NATS_URL) holds a URL that does not parse"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			nc, err := Connect(context.Background(), c.o, slog.New(slog.DiscardHandler))
+			if nc != nil {
+				nc.Close()
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+		})
+	}
+}
