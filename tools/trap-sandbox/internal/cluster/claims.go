@@ -613,7 +613,7 @@ func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 		// Before the claim goes from the list: a caller here never finds neither. The gateway
 		// takes a relabel's new id only for the same computer id (gateway.RelabelledTo), as
 		// it words a screen's end below.
-		local.ClaimWithdrawn(k, gateway.Bye{Reason: w.Bye, To: w.RelabelledTo})
+		local.ClaimWithdrawn(k, gateway.Bye{Reason: w.Bye, To: w.RelabelledTo}, e.Created())
 	}
 	r.mu.Lock()
 	r.remote.delete(k)

@@ -307,3 +307,43 @@ func TestAComputerBackUnderAFormerLabelIsNotSentOnByAnyReplica(t *testing.T) {
 	assert.Contains(t, body, "computer 7:old is not connected")
 	assert.NotContains(t, body, "relabelled", "7:old is the computer's label")
 }
+
+// A replica reads every withdrawal the bucket keeps (an hour of them) again after each
+// reconnection to NATS: a relabel among them is as old as its withdrawal, not as the read. A,
+// back on NATS two minutes after B's relabel of 7:old, took it for one made as it reconnected,
+// and told a caller naming 7:old "it is 7:new now" for a minute more.
+func TestAReplicaBackOnNATSTakesNoOldRelabelForNew(t *testing.T) {
+	tc := newTestCluster(t)
+	later := &offsetClock{} // A's gateway's: its relabels' minute
+	a, cut := tc.startCuttableReplica("a", gateway.Config{Clock: later})
+	b := tc.startReplica("b")
+	c := b.connect(t, "7:old")
+	a.waitComputers(t, "7:old@b")
+	c.bye(gateway.ByeRelabelled, "7:new")
+	a.waitComputers(t)
+	relabelledTo := func() string {
+		t.Helper()
+		res := await(t, a.request("7:old", "fs.list", map[string]any{"path": "/"}, waitLimit))
+		require.Equal(t, http.StatusNotFound, res.status)
+		return res.body.Error.RelabelledTo
+	}
+	require.Equal(t, "7:new", relabelledTo(), "A heard it at once")
+	later.Advance(gateway.RelabelFollowWindow + time.Minute)
+	require.Empty(t, relabelledTo(), "past its minute")
+
+	reads := func() int {
+		n := 0
+		for line := range strings.Lines(tc.logs.String()) {
+			if strings.Contains(line, `msg="read the other replicas' computers"`) && strings.Contains(line, "replica=a ") {
+				n++
+			}
+		}
+		return n
+	}
+	before := reads()
+	cut.setCut(true)
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	cut.setCut(false)
+	require.Eventually(t, func() bool { return reads() > before }, waitLimit, testkit.Poll, "A to read the bucket again")
+	assert.Empty(t, relabelledTo(), "relabelled two minutes before A read it again")
+}

@@ -136,11 +136,12 @@ type Local interface {
 	// NATS when they were announced). It returns once every credential was asked about,
 	// with how many were (checked) and how many of them the store said revoked or gone.
 	RevocationsMissed(ctx context.Context) (checked, revoked int)
-	// ClaimWithdrawn tells this replica that the claim on computer k was withdrawn, and what
-	// the computer said as it left (bye): after a relabel a caller naming k here a moment later
-	// hears its new traposId, as one asking the holder does (RelabelFollowWindow); after any
-	// other, a relabel from k is no longer true (the computer was connected by k since).
-	ClaimWithdrawn(k Key, bye Bye)
+	// ClaimWithdrawn tells this replica that the claim on computer k was withdrawn at at (the
+	// zero time: unknown, taken as now), and what the computer said as it left (bye): after a
+	// relabel a caller naming k here until RelabelFollowWindow after at hears its new
+	// traposId, as one asking the holder does; after any other, a relabel from k is no longer
+	// true (the computer was connected by k since).
+	ClaimWithdrawn(k Key, bye Bye, at time.Time)
 	// ClaimMade tells this replica that a replica (this one or another) claimed computer k: it
 	// said hello there by k, so a relabel remembered here that sends a caller to another of
 	// its traposIds is no longer true, everywhere at once rather than at the claim's
@@ -347,7 +348,7 @@ func (r *registry) Unregister(s *Session) {
 	}
 	if bye.Reason == ByeRelabelled {
 		// Before the session goes: a caller never finds neither it nor the relabel.
-		r.relabels.heard(k, bye.To)
+		r.relabels.heard(k, bye.To, time.Time{})
 	}
 	delete(r.sessions, k)
 	r.countCredentialLocked(h, -1)

@@ -72,26 +72,49 @@ func keyOfRelabel(k Key) relabelKey {
 func (t *relabelTrail) expired(now time.Time) bool { return now.Sub(t.at) >= RelabelFollowWindow }
 
 // heard records that computer k said bye relabelled to to (already held to RelabelledTo; ""
-// records nothing: there is no new id to name).
-func (r *recentRelabels) heard(k Key, to string) {
+// records nothing: there is no new id to name) at at: now for a socket here, the time of the
+// withdrawal of its claim for another replica's (the zero time: now). A relabel older than
+// RelabelFollowWindow, a withdrawal read again (the claims bucket is read anew after each
+// reconnection to NATS, with the withdrawals of the last hour), is not a moment ago and records
+// nothing; one older than the trail's latest, read after it, adds its id to the former ones
+// and leaves the latest.
+func (r *recentRelabels) heard(k Key, to string, at time.Time) {
 	if RelabelledTo(k.TraposID, to) == "" {
 		return
 	}
 	now := r.clock.Now()
+	if at.IsZero() || at.After(now) {
+		at = now // a NATS server's clock ahead of this replica's: not a relabel to come
+	}
+	if now.Sub(at) >= RelabelFollowWindow {
+		return
+	}
 	rk := keyOfRelabel(k)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.trails[rk]
-	if t == nil || t.expired(now) {
+	if t != nil && !t.expired(now) && at.Before(t.at) {
+		if k.TraposID != t.to {
+			t.addFormer(k.TraposID)
+		}
+		return
+	}
+	if t == nil || t.expired(at) {
 		if t == nil && len(r.trails) >= maxRelabelledComputers {
 			r.makeRoomLocked(now, rk.accountID)
 		}
 		t = &relabelTrail{}
 		r.trails[rk] = t
 	}
-	t.to, t.at = to, now
-	t.former = slices.DeleteFunc(t.former, func(id string) bool { return id == k.TraposID || id == to })
-	t.former = append(t.former, k.TraposID)
+	t.to, t.at = to, at
+	t.former = slices.DeleteFunc(t.former, func(id string) bool { return id == to })
+	t.addFormer(k.TraposID)
+}
+
+// addFormer adds id to t's former traposIds as the latest, keeping maxFormerIDs.
+func (t *relabelTrail) addFormer(id string) {
+	t.former = slices.DeleteFunc(t.former, func(f string) bool { return f == id })
+	t.former = append(t.former, id)
 	if len(t.former) > maxFormerIDs {
 		t.former = slices.Delete(t.former, 0, len(t.former)-maxFormerIDs)
 	}

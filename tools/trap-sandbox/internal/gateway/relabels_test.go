@@ -95,7 +95,7 @@ func TestRememberedRelabelsStayBounded(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
 	r := newRecentRelabels(clk)
 	for i := range 1000 {
-		r.heard(Key{AccountID: LocalAccount, TraposID: fmt.Sprintf("6:l%d", i)}, fmt.Sprintf("6:l%d", i+1))
+		r.heard(Key{AccountID: LocalAccount, TraposID: fmt.Sprintf("6:l%d", i)}, fmt.Sprintf("6:l%d", i+1), time.Time{})
 	}
 	require.Len(t, r.trails, 1)
 	for _, t0 := range r.trails {
@@ -107,14 +107,14 @@ func TestRememberedRelabelsStayBounded(t *testing.T) {
 
 	for i := range maxRelabelledComputers + 10 {
 		clk.Advance(time.Millisecond)
-		r.heard(Key{AccountID: LocalAccount, TraposID: fmt.Sprintf("%d:a", 100+i)}, fmt.Sprintf("%d:b", 100+i))
+		r.heard(Key{AccountID: LocalAccount, TraposID: fmt.Sprintf("%d:a", 100+i)}, fmt.Sprintf("%d:b", 100+i), time.Time{})
 	}
 	assert.Len(t, r.trails, maxRelabelledComputers)
 	assert.Nil(t, r.answer(Key{AccountID: LocalAccount, TraposID: "100:a"}), "the oldest pushed out")
 	assert.NotNil(t, r.answer(Key{AccountID: LocalAccount, TraposID: fmt.Sprintf("%d:a", 100+maxRelabelledComputers+9)}))
 
 	clk.Advance(RelabelFollowWindow)
-	r.heard(Key{AccountID: LocalAccount, TraposID: "9:x"}, "9:y")
+	r.heard(Key{AccountID: LocalAccount, TraposID: "9:x"}, "9:y", time.Time{})
 	assert.Len(t, r.trails, 1, "room made by the expired ones")
 }
 
@@ -126,11 +126,11 @@ func TestOneAccountsRelabelFloodPushesOutItsOwnTrails(t *testing.T) {
 	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
 	r := newRecentRelabels(clk)
 	for i := range 10 {
-		r.heard(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:keller", i)}, fmt.Sprintf("%d:cellar", i))
+		r.heard(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:keller", i)}, fmt.Sprintf("%d:cellar", i), time.Time{})
 	}
 	for i := range 2 * maxRelabelledComputers {
 		clk.Advance(time.Millisecond)
-		r.heard(Key{AccountID: "mallory", TraposID: fmt.Sprintf("%d:a", 100+i)}, fmt.Sprintf("%d:b", 100+i))
+		r.heard(Key{AccountID: "mallory", TraposID: fmt.Sprintf("%d:a", 100+i)}, fmt.Sprintf("%d:b", 100+i), time.Time{})
 	}
 	assert.Len(t, r.trails, maxRelabelledComputers)
 	for i := range 10 {
@@ -146,9 +146,38 @@ func TestOneAccountsRelabelFloodPushesOutItsOwnTrails(t *testing.T) {
 	// mallory's oldest until the two hold as many.
 	for i := range 20 {
 		clk.Advance(time.Millisecond)
-		r.heard(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:x", 50+i)}, fmt.Sprintf("%d:y", 50+i))
+		r.heard(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:x", 50+i)}, fmt.Sprintf("%d:y", 50+i), time.Time{})
 	}
 	assert.Len(t, r.trails, maxRelabelledComputers)
 	assert.NotNil(t, r.answer(Key{AccountID: "bob", TraposID: "0:keller"}))
 	assert.NotNil(t, r.answer(Key{AccountID: "bob", TraposID: "69:x"}))
+}
+
+// Another replica's relabel is as old as the withdrawal of its claim: one read again later (the
+// bucket read anew after a reconnection to NATS) is not taken for a new one. One older than
+// the trail's latest adds its id to the former ones and leaves the latest; one past the
+// window records nothing.
+func TestARelabelHeardLateIsAsOldAsItsWithdrawal(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
+	r := newRecentRelabels(clk)
+	key := func(traposID string) Key { return Key{AccountID: LocalAccount, TraposID: traposID} }
+	to := func(traposID string) string {
+		if pe := r.answer(key(traposID)); pe != nil {
+			return pe.RelabelledTo
+		}
+		return ""
+	}
+	r.heard(key("6:keller"), "6:cellar", clk.Now())
+	r.heard(key("6:attic"), "6:keller", clk.Now().Add(-30*time.Second))
+	assert.Equal(t, "6:cellar", to("6:keller"))
+	assert.Equal(t, "6:cellar", to("6:attic"), "attic became keller, which became cellar")
+	assert.Empty(t, to("6:cellar"))
+
+	r.heard(key("7:old"), "7:new", clk.Now().Add(-RelabelFollowWindow))
+	assert.Empty(t, to("7:old"), "relabelled a minute ago")
+	clk.Advance(RelabelFollowWindow - time.Second)
+	r.heard(key("8:old"), "8:new", clk.Now().Add(time.Hour)) // a NATS server's clock ahead
+	assert.Equal(t, "8:new", to("8:old"))
+	clk.Advance(RelabelFollowWindow)
+	assert.Empty(t, to("8:old"), "a minute after it was read, not an hour and a minute")
 }

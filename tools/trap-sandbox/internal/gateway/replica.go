@@ -52,9 +52,9 @@ func (l local) RevocationsMissed(ctx context.Context) (checked, revoked int) {
 }
 
 // ClaimWithdrawn implements Local.
-func (l local) ClaimWithdrawn(k Key, bye Bye) {
+func (l local) ClaimWithdrawn(k Key, bye Bye, at time.Time) {
 	if bye.Reason == ByeRelabelled {
-		l.g.registry.relabels.heard(k, bye.To)
+		l.g.registry.relabels.heard(k, bye.To, at)
 		return
 	}
 	l.g.registry.relabels.left(k)
