@@ -243,6 +243,57 @@ func TestAnAdminsRevokeOfATraposIDOfSeveralAccountsNamesThem(t *testing.T) {
 	assert.Equal(t, "revoked", requireClose(ctx, t, ofBob, 4003))
 }
 
+// TestTheSharedPasswordTakesNoLinkedComputersNameFromTheOperator: a player's program on the
+// shared password says hello as alice's 7:kitchen (it needs no more than the password every
+// player's computer holds); the gateway's own caller (here loopback without a token), which the
+// operator's CLI, web console and MCP client are, reached that impostor, local's computer
+// winning as its "own": the operator's commands, files and keys meant for alice's computer,
+// listed as alice's, went to the player. Now no route picks either: each names the accounts,
+// and once the impostor is gone alice's computer is reached as before.
+func TestTheSharedPasswordTakesNoLinkedComputersNameFromTheOperator(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	lastLine(ctx, t, "accounts", "add", "alice", dir)
+	aliceCred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+
+	g := startGateway(t, dir)
+	ofAlice := dial(ctx, t, g, "7:kitchen")
+	require.NoError(t, ofAlice.MustHello(ctx, aliceCred))
+	answerRequests(ctx, ofAlice, "alice's")
+	impostor := connect(ctx, t, g, "7:kitchen")
+	answerRequests(ctx, impostor, "the impostor")
+	url := "--url=" + g.URL("")
+	const several = "computer 7:kitchen is connected in several accounts (alice, local): use alice's token to reach alice's; " +
+		"no token reaches local's while another account has this traposId connected, since any computer with the shared password may say hello under it: " +
+		"give that computer a label of its own in game (label set NAME), or link it (sandbox link)"
+
+	out, errOut, code := runCLI(ctx, t, nil, "ping", url, "7:kitchen")
+	assert.Equal(t, 1, code, out)
+	assert.Equal(t, "trap-sandbox: computer 7:kitchen ping: the gateway answered not_connected: "+several+"\n", errOut)
+	assert.NotContains(t, out, "impostor")
+
+	// The web console's live view and the stdio MCP bridge's waits (the screen stream), and MCP.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL("/trapos/computers/7:kitchen/screen"), nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "%s", body)
+	assert.Contains(t, string(body), `"accounts":["alice","local"]`)
+	msg := harness.ToolError(t, harness.CallTool(ctx, t, harness.ConnectMCP(ctx, t, g, ""), "ping", map[string]any{"traposId": "7:kitchen"}), "not_connected")
+	assert.Contains(t, msg, several)
+
+	// Gone, the impostor leaves alice's computer the one of that traposId.
+	require.NoError(t, impostor.Close())
+	require.NoError(t, g.WaitLog(ctx, "computer disconnected"))
+	out, errOut, code = runCLI(ctx, t, nil, "ping", url, "7:kitchen")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "alice's")
+}
+
 // TestAccountsRemoveClosesItsComputers: `accounts remove` through the running gateway (an
 // admin's token) removes the account with its token and credential, closes its connected
 // computer at once with 4003 and says so; the account's token is refused from the next

@@ -51,6 +51,16 @@ func TokenID(plain string) string {
 // client when no token is set. It reaches every computer, as before accounts existed.
 var LocalAdmin = Caller{Account: Local, Admin: true}
 
+// OwnWins reports whether a traposId that the caller's own account and other accounts have
+// connected names its own account's computer (an admin's: one that reaches them all). An
+// account's own computer wins: only its credentials say hello in it. Local's does not, for the
+// gateway's own caller (LocalAdmin): every computer with the shared password says hello in
+// local, under any traposId it likes, so a player's program saying hello as alice's linked
+// 7:kitchen would take the operator's requests, files and keys meant for alice's computer, which
+// the list showed as alice's. Such a traposId is then refused naming the accounts, as it is to
+// an admin whose own account has none.
+func (c Caller) OwnWins() bool { return c.Account != Local }
+
 // Reaches reports whether the caller may see and drive every computer of accountID. A caller
 // limited to one computer (Only) reaches no whole account: a check that knows only the
 // account refuses it, and one that knows the computer asks ReachesComputer.

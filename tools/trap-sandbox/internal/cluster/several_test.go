@@ -61,3 +61,31 @@ func TestSeveralAccountsComputerIsNamedAsSuchThroughAnyReplica(t *testing.T) {
 		assert.Equal(t, want, answer.Error, "a live screen through replica %s", r.name)
 	}
 }
+
+// TestTheGatewaysOwnCallerPicksNoLocalComputerOfAnotherAccountsTraposIDThroughAnyReplica:
+// alice's 7:door on replica b, and a computer on the shared password (local) saying hello as
+// 7:door on replica a. The gateway's own caller (loopback) reached local's through a, its
+// "own", which any player's program may be: through either replica it is told that several
+// accounts have 7:door, for a request and for a live screen alike, whichever replica holds
+// local's.
+func TestTheGatewaysOwnCallerPicksNoLocalComputerOfAnotherAccountsTraposIDThroughAnyReplica(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, alice, _ := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	b.connectWith(t, "7:door", alice)
+	a.connect(t, "7:door")
+	a.waitComputers(t, "7:door@a", "7:door@b")
+	b.waitComputers(t, "7:door@a", "7:door@b")
+
+	for _, r := range []*replica{a, b} {
+		res := await(t, r.request("7:door", gateway.TypePing, nil, waitLimit))
+		assert.Equal(t, http.StatusNotFound, res.status, "a request through replica %s", r.name)
+		require.NotNil(t, res.body.Error, "a request through replica %s", r.name)
+		assert.Equal(t, []string{"alice", "local"}, res.body.Error.Accounts, "a request through replica %s", r.name)
+
+		status, answer := r.watchScreen(t, "7:door")
+		assert.Equal(t, http.StatusNotFound, status, "a live screen through replica %s", r.name)
+		assert.Equal(t, []string{"alice", "local"}, answer.Error.Accounts, "a live screen through replica %s", r.name)
+	}
+}

@@ -23,8 +23,8 @@ func NotConnected(traposID string) *protocol.Error {
 }
 
 // ConnectedInSeveral is the not_connected of a traposId that several accounts (owners, two or
-// more) have connected, none of them the caller's, to a caller that reaches them all (an
-// admin): the one wording of it, on every route that names a computer (the requests, the
+// more) have connected, none of them the caller's (or the caller's local, which does not
+// win: account.Caller.OwnWins), to a caller that reaches them all (an admin): the one wording of it, on every route that names a computer (the requests, the
 // files, the screen, a revocation). The accounts are in Accounts too, so that a client tells it
 // from a computer that is away (asking again does not help); no route picks an account by
 // name: one of those accounts' tokens does.
@@ -37,18 +37,20 @@ func ConnectedInSeveral(traposID string, owners []string) *protocol.Error {
 
 // severalFix is how to reach one of the computers of a traposId that the accounts owners
 // (two or more) have connected. Local's, the shared SANDBOX_PASSWORD's, has no token of its
-// own: the gateway's own caller (account.LocalAdmin) reaches it.
+// own, and the gateway's own caller does not pick it over another account's
+// (account.Caller.OwnWins): any computer with the password may say hello under that traposId.
 func severalFix(owners []string) string {
 	others := slices.DeleteFunc(slices.Clone(owners), func(id string) bool { return id == account.Local })
-	const local = "the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password"
+	const local = "no token reaches local's while another account has this traposId connected, since any computer with the shared password may say hello under it: " +
+		"give that computer a label of its own in game (label set NAME), or link it (sandbox link)"
 	if len(others) == len(owners) {
 		return "use one of those accounts' tokens to reach it"
 	}
 	if len(others) == 1 {
-		return "use " + others[0] + "'s token to reach " + others[0] + "'s, or " + local
+		return "use " + others[0] + "'s token to reach " + others[0] + "'s; " + local
 	}
 	last := len(others) - 1
-	return "use " + strings.Join(others[:last], "'s, ") + "'s or " + others[last] + "'s token to reach theirs, or " + local
+	return "use " + strings.Join(others[:last], "'s, ") + "'s or " + others[last] + "'s token to reach theirs; " + local
 }
 
 // LeftBeforeAnswer is the gateway's not_connected of a request whose computer went away (or

@@ -589,6 +589,12 @@ const (
 	maxLinkedAnswers = 4096
 )
 
+// ConnectedInAnother reports whether an account other than accountID has computer traposID
+// connected, on this replica or (with a Cluster) another, without a walk over the computers.
+func (g *Gateway) ConnectedInAnother(accountID, traposID string) bool {
+	return g.registry.connectedInAnother(accountID, traposID)
+}
+
 // AccountsOf returns the accounts in which computer traposID is connected, on this replica or
 // (with a Cluster) another, sorted; it walks this replica's own sockets only.
 func (g *Gateway) AccountsOf(traposID string) []string {

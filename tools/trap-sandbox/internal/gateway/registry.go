@@ -164,6 +164,10 @@ type registry struct {
 	// password's ""): a revocation heard on the bus, made up or not, asks whether one is held
 	// here (holdsCredential), and must not walk every socket to learn it.
 	credentials map[string]int
+	// ids counts the registered sessions of each traposId, one an account: whether another
+	// account has a traposId connected too (connectedInAnother) is asked for every request of
+	// the gateway's own caller, and must not walk every socket to learn it.
+	ids map[string]int
 	// accounts counts the places each account but local's holds here, the share of the
 	// connection cap it may hold (Config.maxAccountConnections): its computers registered or
 	// whose hello is between its place and Register (pending), each computer once.
@@ -191,7 +195,7 @@ type held struct {
 }
 
 func newRegistry(cluster Cluster, c clock.Clock) *registry {
-	return &registry{cluster: cluster, relabels: newRecentRelabels(c), sessions: make(map[Key]held), credentials: make(map[string]int),
+	return &registry{cluster: cluster, relabels: newRecentRelabels(c), sessions: make(map[Key]held), credentials: make(map[string]int), ids: make(map[string]int),
 		accounts: make(map[string]int), pending: make(map[Key]int)}
 }
 
@@ -315,6 +319,9 @@ func (r *registry) Register(s *Session, place *accountPlace) (replaced *Session)
 	if !r.holdsPlaceLocked(k) {
 		r.countAccountLocked(k, 1)
 	}
+	if old.s == nil {
+		r.ids[k.TraposID]++
+	}
 	r.sessions[k] = h
 	r.relabels.connected(k)
 	if place != nil {
@@ -351,6 +358,9 @@ func (r *registry) Unregister(s *Session) {
 		r.relabels.heard(k, bye.To, time.Time{})
 	}
 	delete(r.sessions, k)
+	if r.ids[k.TraposID]--; r.ids[k.TraposID] <= 0 {
+		delete(r.ids, k.TraposID)
+	}
 	r.countCredentialLocked(h, -1)
 	if !r.holdsPlaceLocked(k) {
 		r.countAccountLocked(k, -1)
@@ -426,6 +436,28 @@ func (r *registry) connected(k Key) bool {
 		return true
 	}
 	return r.cluster != nil && slices.Contains(r.cluster.RemoteAccounts(k.TraposID), k.AccountID)
+}
+
+// connectedInAnother reports whether an account other than accountID has computer traposID
+// connected, here or (with a cluster) on another live replica: a count and a lookup.
+func (r *registry) connectedInAnother(accountID, traposID string) bool {
+	r.mu.Lock()
+	n := r.ids[traposID]
+	if _, ok := r.sessions[Key{AccountID: accountID, TraposID: traposID}]; ok {
+		n--
+	}
+	r.mu.Unlock()
+	if n > 0 {
+		return true
+	}
+	if r.cluster != nil {
+		for _, a := range r.cluster.RemoteAccounts(traposID) {
+			if a != accountID {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // accountsOf returns the accounts in which computer traposID is connected, here or on another

@@ -42,6 +42,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	var found *Computer
 	var owners []string    // the other accounts that have it connected, for an admin
 	var reached []Computer // for the hint of a computer not found
+	ownWins := caller.OwnWins()
 	for _, c := range g.Computers() {
 		if !caller.Reaches(c.AccountID) {
 			continue
@@ -49,9 +50,9 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		reached = append(reached, c)
 		switch {
 		case c.TraposID != traposID:
-		case c.AccountID == caller.Account:
+		case ownWins && c.AccountID == caller.Account:
 			found, owners = &c, nil // its own wins
-		case found == nil || found.AccountID != caller.Account:
+		case found == nil || !ownWins || found.AccountID != caller.Account:
 			found, owners = &c, append(owners, c.AccountID)
 		}
 	}

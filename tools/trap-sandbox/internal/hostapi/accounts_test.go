@@ -119,8 +119,12 @@ func TestGatewayTransportServesTheCaller(t *testing.T) {
 }
 
 // TestSeveralAccountsWithLocalNameTheGatewaysToken: when one of the accounts that have a
-// traposId is local (the shared password's computers), no account token reaches its computer:
-// the answer names the gateway's own token for it, and the other account's for its.
+// traposId is local (the shared password's computers), no token reaches its computer, the
+// gateway's own neither: any computer with the shared password may say hello under any
+// traposId, so a player's program saying hello as bob's linked 20: took the operator's requests
+// meant for bob's computer (the list showing it as bob's, its link in the web console the same).
+// The answer names the accounts, and the fix for local's; a traposId of local's alone is the
+// gateway's own caller's as ever.
 func TestSeveralAccountsWithLocalNameTheGatewaysToken(t *testing.T) {
 	accounts := account.New(account.NewMemory(), clock.Real{})
 	var creds []string
@@ -144,22 +148,34 @@ func TestSeveralAccountsWithLocalNameTheGatewaysToken(t *testing.T) {
 		assert.NoError(t, gw.Shutdown(ctx))
 		srv.Close()
 	})
-	idle := func(string, json.RawMessage) map[string]any { return map[string]any{"ok": true} }
-	for _, c := range []struct{ traposID, secret string }{{"20:", creds[1]}, {"20:", "pw"}, {"21:", creds[0]}, {"21:", creds[1]}, {"21:", "pw"}} {
-		connectAs(t, gw, srv, c.traposID, c.secret, idle)
+	answersAs := func(who string) func(string, json.RawMessage) map[string]any {
+		return func(string, json.RawMessage) map[string]any {
+			return map[string]any{"ok": true, "payload": map[string]any{"who": who}}
+		}
+	}
+	for _, c := range []struct{ traposID, secret string }{{"20:", creds[1]}, {"20:", "pw"}, {"21:", creds[0]}, {"21:", creds[1]}, {"21:", "pw"}, {"22:", "pw"}} {
+		connectAs(t, gw, srv, c.traposID, c.secret, answersAs(c.traposID+" "+c.secret))
 	}
 	client := computer.New(hostapi.NewGateway(gw))
 	root := account.WithCaller(t.Context(), account.Caller{Account: "root", Admin: true})
+	host := account.WithCaller(t.Context(), account.LocalAdmin)
+	const fix = "no token reaches local's while another account has this traposId connected, since any computer with the shared password may say hello under it: " +
+		"give that computer a label of its own in game (label set NAME), or link it (sandbox link)"
 
-	_, err := client.Ping(root, "20:", 0)
-	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
-	assert.EqualError(t, err, "not_connected: computer 20: is connected in several accounts (bob, local): use bob's token to reach bob's, "+
-		"or the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password")
-	_, err = client.Ping(root, "21:", 0)
-	assert.EqualError(t, err, "not_connected: computer 21: is connected in several accounts (alice, bob, local): use alice's or bob's token to reach theirs, "+
-		"or the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password")
-	_, err = client.Ping(account.WithCaller(t.Context(), account.LocalAdmin), "20:", 0)
-	require.NoError(t, err, "the gateway's own caller reaches local's, as the answer says")
+	for name, ctx := range map[string]context.Context{"an admin": root, "the gateway's own caller": host} {
+		_, err := client.Ping(ctx, "20:", 0)
+		assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err), name)
+		assert.EqualError(t, err, "not_connected: computer 20: is connected in several accounts (bob, local): use bob's token to reach bob's; "+fix, name)
+		_, err = client.Ping(ctx, "21:", 0)
+		assert.EqualError(t, err, "not_connected: computer 21: is connected in several accounts (alice, bob, local): use alice's or bob's token to reach theirs; "+fix, name)
+	}
+	bob := account.WithCaller(t.Context(), account.Caller{Account: "bob"})
+	answer, _, err := client.Request(bob, "20:", "ping", nil, 0)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"who":"20: `+creds[1]+`"}`, string(answer), "bob's token reaches bob's")
+	answer, _, err = client.Request(host, "22:", "ping", nil, 0)
+	require.NoError(t, err, "local's alone is the gateway's own caller's")
+	assert.JSONEq(t, `{"who":"22: pw"}`, string(answer))
 
 	// The computer meant is named once, however many accounts have it: "did you mean "20:"
 	// or "20:"?" offered a choice that is none (asking for it says which accounts have it).

@@ -177,8 +177,9 @@ func watchKey(accountID, traposID, monitor string) string {
 }
 
 // listingOf is the listing of the computer traposID that ctx's caller reaches (its own
-// account's first, when an admin reaches several); its AccountID is "" when it reaches none,
-// or, an admin, several accounts' and none of its own: the watch then fails as the request
+// account's first, when an admin reaches several, unless its own is local:
+// account.Caller.OwnWins); its AccountID is "" when it reaches none, or, an admin, several
+// accounts' and none of its own that wins: the watch then fails as the request
 // does (not_connected, naming the accounts when several have it), where picking one of several
 // would watch a computer the caller's request would not reach.
 func (m *Module) listingOf(ctx context.Context, traposID string) computer.Computer {
@@ -192,7 +193,7 @@ func (m *Module) listingOf(ctx context.Context, traposID string) computer.Comput
 		if c.TraposID != traposID {
 			continue
 		}
-		if c.AccountID == account.CallerFrom(ctx).Account {
+		if caller := account.CallerFrom(ctx); c.AccountID == caller.Account && caller.OwnWins() {
 			return c
 		}
 		several = several || found.AccountID != ""
