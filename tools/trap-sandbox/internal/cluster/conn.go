@@ -232,7 +232,7 @@ func checkTLSFiles(o ConnOptions) error {
 	}
 	if o.TLSCert != "" {
 		if _, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
-			return fmt.Errorf("--nats-tls-cert %s and --nats-tls-key %s (SANDBOX_NATS_TLS_CERT, SANDBOX_NATS_TLS_KEY): %w: give a PEM certificate and the PEM private key that goes with it", o.TLSCert, o.TLSKey, err)
+			return fmt.Errorf("--nats-tls-cert (SANDBOX_NATS_TLS_CERT) %s and --nats-tls-key (SANDBOX_NATS_TLS_KEY) %s: %w: give a PEM certificate and the PEM private key that goes with it", o.TLSCert, o.TLSKey, err)
 		}
 	}
 	return nil

@@ -400,7 +400,7 @@ func TestConnectNamesTheTLSSettingToFix(t *testing.T) {
 		"a CA file that holds no certificate": {ConnOptions{URL: "tls://" + tlsOnly, TLSCA: notPEM},
 			"--nats-tls-ca (SANDBOX_NATS_TLS_CA): " + notPEM + " holds no PEM certificate"},
 		"a key that is not the certificate's": {ConnOptions{URL: "tls://" + verifying, TLSCA: pki.ca, TLSCert: pki.clientCert, TLSKey: other.clientKey},
-			"--nats-tls-cert " + pki.clientCert + " and --nats-tls-key " + other.clientKey + " (SANDBOX_NATS_TLS_CERT, SANDBOX_NATS_TLS_KEY): tls: private key does not match public key: give a PEM certificate and the PEM private key that goes with it"},
+			"--nats-tls-cert (SANDBOX_NATS_TLS_CERT) " + pki.clientCert + " and --nats-tls-key (SANDBOX_NATS_TLS_KEY) " + other.clientKey + ": tls: private key does not match public key: give a PEM certificate and the PEM private key that goes with it"},
 		"a URL that does not parse": {ConnOptions{URL: "nats://not a host:4222"},
 			"--nats (SANDBOX_NATS_URL) holds a URL that does not parse"},
 	}
