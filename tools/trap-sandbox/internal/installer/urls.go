@@ -29,6 +29,11 @@ type Base struct {
 // query, fragment or credentials. Its path is kept as a prefix. An error names the value, not
 // the flag: the caller names both ways of setting it.
 func ParsePublicURL(raw string) (Base, error) {
+	if strings.TrimSpace(raw) != raw {
+		// A line of an environment file with a space after the =, or CRLF line ends: url.Parse
+		// says "first path segment in URL cannot contain colon" or "invalid control character".
+		return Base{}, errors.New("a space, tab or line break at its start or end (an environment file with CRLF line ends?): give the URL alone, e.g. https://mc.example.org")
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// url.Parse's error quotes the whole URL, password included: say only what is wrong.
@@ -41,10 +46,22 @@ func ParsePublicURL(raw string) (Base, error) {
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
 		return Base{}, fmt.Errorf("%q: want scheme://host[:port][/path] without credentials, query or fragment", shown)
 	}
+	if u.Host == "" {
+		return Base{}, fmt.Errorf("%q names no host: give the URL computers reach the gateway at, e.g. https://mc.example.org", raw)
+	}
 	if !validHost(u.Host) {
 		return Base{}, fmt.Errorf("%q: %q is not a plain host[:port]", shown, u.Host)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
+	for _, route := range []string{InstallPath, WebSocketPath, strings.TrimSuffix(FilesPath, "/")} {
+		if strings.HasSuffix(u.Path, route) {
+			// The install line or sandbox.url pasted for the base: the gateway would append its
+			// routes to it (https://mc.example.org/trapos/install/trapos/ws), which no proxy serves.
+			base := *u
+			base.Path = strings.TrimSuffix(u.Path, route)
+			return Base{}, fmt.Errorf("%q ends with the gateway's route %s, which the gateway appends itself: give the base URL without it, %s", shown, route, base.String())
+		}
+	}
 	u.RawPath = ""
 	return Base{u: *u}, nil
 }

@@ -27,6 +27,31 @@ func TestParsePublicURL(t *testing.T) {
 	}
 }
 
+// TestParsePublicURLNamesWhatToGive: an operator's likely slips are refused saying what to give
+// instead: the install line's URL or sandbox.url pasted for the base (accepted, the installer
+// named https://mc.example.org/trapos/install/trapos/ws), a CRLF environment file's carriage
+// return or a space after its = (which url.Parse called a path segment with a colon), no host.
+func TestParsePublicURLNamesWhatToGive(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://mc.example.org/trapos/install":     `"https://mc.example.org/trapos/install" ends with the gateway's route /trapos/install, which the gateway appends itself: give the base URL without it, https://mc.example.org`,
+		"https://mc.example.org/sandbox/trapos/ws/": `ends with the gateway's route /trapos/ws, which the gateway appends itself: give the base URL without it, https://mc.example.org/sandbox`,
+		"http://mc.example.org:4444/trapos/files/":  `ends with the gateway's route /trapos/files, which the gateway appends itself: give the base URL without it, http://mc.example.org:4444`,
+		" https://mc.example.org":                   "a space, tab or line break at its start or end (an environment file with CRLF line ends?): give the URL alone",
+		"https://mc.example.org\r":                  "a space, tab or line break at its start or end",
+		"https://":                                  `"https://" names no host: give the URL computers reach the gateway at, e.g. https://mc.example.org`,
+	} {
+		_, err := ParsePublicURL(raw)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want it to say %q", raw, err, want)
+		}
+	}
+	for _, ok := range []string{"https://mc.example.org/trapos", "https://mc.example.org/my/trapos/wsx"} {
+		if _, err := ParsePublicURL(ok); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+}
+
 // TestParsePublicURLHidesPasswords: a refused --public-url never repeats a password in it.
 func TestParsePublicURLHidesPasswords(t *testing.T) {
 	for _, raw := range []string{"https://u:hunter2@mc.example.org", "ftp://u:hunter2@mc.example.org", "https://u:hunter2@mc.example.org:abc", "https://u:hunter2@mc.example.org:99999"} {
