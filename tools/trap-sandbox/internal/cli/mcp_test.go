@@ -114,14 +114,18 @@ func TestTheStdioBridgeNamesAComputerAsTheListGaveIt(t *testing.T) {
 	d.List[0].TraposID = d.TraposID()
 	base := serveDisk(t, d)
 	for tool, args := range map[string]map[string]any{
-		"ping":      {},
-		"read_file": {"path": "/door.lua"},
-		"send_text": {"text": "ls"},
+		"ping":          {},
+		"read_file":     {"path": "/door.lua"},
+		"send_text":     {"text": "ls"},
+		"computer_info": {},
 	} {
 		args["traposId"] = `7:a\x41`
 		texts := bridgeCall(t, base, "", tool, args)
 		require.NotEmpty(t, texts, tool)
 		assert.NotContains(t, texts[0], "not_connected", "%s: %s", tool, texts[0])
+		// computer_info read the id asked as a typed one (7:aA), and said so of the computer.
+		assert.NotContains(t, texts[0], "7:aA", "%s: %s", tool, texts[0])
+		assert.NotContains(t, texts[0], "relabelled", "%s: %s", tool, texts[0])
 	}
 }
 

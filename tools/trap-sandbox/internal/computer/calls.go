@@ -314,8 +314,11 @@ func (c *Client) Info(ctx context.Context, traposID string, timeout time.Duratio
 	// Every client answers with the traposId of its socket, the one asked: another is a hostile
 	// or altered client's word, which a list of the computer's fields showed as its id (an
 	// operator or an agent then asked that computer). It is named with the fields not
-	// understood, and the id shown is the one asked.
-	out.asked = cctext.TraposID(traposID)
+	// understood, and the id shown is the one asked. The id asked is read in the form c's
+	// callers give it: read as typed, MCP's 7:a\x41 (a label's own backslash) was 7:aA, and an
+	// honest computer was named for answering as another, and every run on it said it had
+	// been relabelled.
+	out.asked = c.listedID(traposID)
 	if got := cctext.ListedTraposID(out.TraposID); got != out.asked {
 		out.NotUnderstood = append(out.NotUnderstood, cctext.Clip(fmt.Sprintf(`"traposId" must be the one it was asked by, %s (got "%s"): shown as asked`,
 			cctext.ShowTraposID(out.asked), cctext.ShowTraposID(got)), shownWhyBytes))

@@ -66,6 +66,24 @@ type Transport interface {
 	Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error)
 }
 
+// TypedIDTransport is a Transport whose traposIds are as a person types them (the CLI's over
+// the HTTP API, whose path reads a typed id's escapes: cctext.TraposID, so 7:a\x41 is 7:aA),
+// where TypedIDs says so. Every other transport takes a traposId as the lists give it, the
+// computer's own (the gateway in-process, and so MCP; the stdio bridge's HTTP API client):
+// 7:a\x41 is the label's own four characters.
+type TypedIDTransport interface {
+	TypedIDs() bool
+}
+
+// listedID is traposID, as c's transport takes it, as the lists give it: the computer's own
+// traposId, which its answers name (computer.info's traposId).
+func (c *Client) listedID(traposID string) string {
+	if t, ok := c.transport.(TypedIDTransport); ok && t.TypedIDs() {
+		return cctext.TraposID(traposID)
+	}
+	return cctext.ListedTraposID(traposID)
+}
+
 // Computer is a connected computer: the one record of the HTTP API's GET /trapos/computers,
 // the CLI's computers table and MCP's list_computers.
 type Computer struct {

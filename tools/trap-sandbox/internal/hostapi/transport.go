@@ -204,6 +204,10 @@ type HTTP struct {
 	ListedIDs bool
 }
 
+// TypedIDs says the traposIds h is given are as a person types them (computer.TypedIDTransport):
+// without ListedIDs.
+func (h HTTP) TypedIDs() bool { return !h.ListedIDs }
+
 // computerPath is the API's path of the computer traposID (ListedIDs).
 func (h HTTP) computerPath(traposID string) string {
 	if h.ListedIDs {

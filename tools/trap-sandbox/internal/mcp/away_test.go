@@ -127,6 +127,42 @@ func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
 	}
 }
 
+// TestAComputerWhoseLabelHoldsAnEscapeIsShownAsItself: a label holding a backslash before x,
+// u or U (7:a\x41, its own four characters) is the traposId MCP's tools take, as the list
+// gives it. computer_info read the id asked as a typed one, 7:aA: it showed that other id,
+// named the honest computer's answer as not understood, and it and every run on the computer
+// said the label had changed and that 7:aA, no id of this computer's, was going away.
+func TestAComputerWhoseLabelHoldsAnEscapeIsShownAsItself(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Label = `a\x41`
+	d.List[0].TraposID = d.TraposID()
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{}, "output": ""}, nil
+	}
+	s := session(t, d)
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"computer_info", map[string]any{"traposId": `7:a\x41`}},
+		{"run_lua", map[string]any{"traposId": `7:a\x41`, "code": "return 1"}},
+	} {
+		var out struct {
+			TraposID      string   `json:"traposId"`
+			Relabelled    string   `json:"relabelled"`
+			NotUnderstood []string `json:"notUnderstood"`
+		}
+		res := callTool(t, s, call.tool, call.args)
+		require.False(t, res.IsError, text(res))
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+		assert.Empty(t, out.Relabelled, "%s: its label is its traposId's", call.tool)
+		if call.tool == "computer_info" {
+			assert.Equal(t, `7:a\x41`, out.TraposID)
+			assert.Empty(t, out.NotUnderstood, "it answered with its own traposId")
+		}
+	}
+}
+
 // TestARelabelNoteNamesOnlyTheComputerAsked: the gateway's relabel note was made of the
 // traposId in the computer's own answer, so a computer (here 7:kitchen) answering computer.info
 // as 3:vault had the gateway tell the agent, in its own words, that 3:vault was going away and
