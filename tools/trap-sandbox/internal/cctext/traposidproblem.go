@@ -3,6 +3,7 @@ package cctext
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode"
 
 	"trap-sandbox/internal/protocol"
@@ -36,7 +37,7 @@ func ShownName(id string) string {
 const maxProblemBytes = 200
 
 // TraposIDProblem says what is wrong with a hello's traposId ("" when nothing): it must be
-// "<computer id>:<label>" (digits, a colon, any label), at most MaxTraposIDBytes, and free of
+// "<computer id>:<label>" (digits without a leading zero, a colon, any label), at most MaxTraposIDBytes, and free of
 // control characters, bidirectional controls and line separators, which would forge lines in
 // logs and terminals, and of other invisible formatting characters, which would make it list
 // as another computer's. The gateway checks it at hello only (later frames are trusted, as
@@ -52,6 +53,14 @@ func TraposIDProblem(id string) string {
 	}
 	if digits == 0 || digits >= len(id) || id[digits] != ':' {
 		return fmt.Sprintf("%s must start with the computer id and a colon, like \"7:label\"", strconv.Quote(Clip(id, maxProblemBytes)))
+	}
+	// Nor an id written with a leading zero: a computer's id is os.getComputerID's number, so
+	// 07 is no computer's, and 07:kitchen sorts beside 7:kitchen (CompareTraposIDs reads ids as
+	// numbers) and reads as that computer listed twice.
+	if digits > 1 && id[0] == '0' {
+		plain := strings.TrimLeft(id[:digits-1], "0") + id[digits-1:]
+		return fmt.Sprintf("%s writes its computer id with a leading zero, as no computer's id is written: it would list beside %s as that computer; "+
+			"say hello with the id as os.getComputerID gives it", strconv.Quote(Clip(id, maxProblemBytes)), strconv.Quote(Clip(plain, maxProblemBytes)))
 	}
 	for _, r := range id {
 		if r < 0x20 || r == 0x7f {

@@ -203,20 +203,29 @@ func TestHelloChecksTheTraposID(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:kit\u202echen", "7:a\u2028b", "7:\u2066x", "7:" + strings.Repeat("l", cctext.MaxTraposIDBytes),
 		// Invisible: each listed as 7:kitchen beside the real one.
-		"7:kitchen\u200b", "7:\ufeffkitchen", "7:kit\u2060chen", "7:kitchen\U000E0041"} {
+		"7:kitchen\u200b", "7:\ufeffkitchen", "7:kit\u2060chen", "7:kitchen\U000E0041",
+		// No computer's id: each sorted beside 7:kitchen, 0:, as that computer listed twice.
+		"07:kitchen", "007:kitchen", "00:"} {
 		c := h.dial(t, bad)
 		resp := c.hello("")
 		require.False(t, resp.OK, "traposId %q", bad)
 		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
 		assert.Contains(t, resp.Error.Message, "traposId")
 	}
-	for _, good := range []string{"7:", "12:kitchen", "3:\u00e9t\u00e9 \u2603", "4:soft\u00adhyphen"} {
+	for _, good := range []string{"7:", "12:kitchen", "3:\u00e9t\u00e9 \u2603", "4:soft\u00adhyphen", "0:", "10:07"} {
 		assert.True(t, h.connect(t, good, "").hello("").OK, good)
 	}
-	assert.Len(t, h.gw.Computers(), 4)
+	assert.Len(t, h.gw.Computers(), 6)
 	resp := h.dial(t, "7:kitchen\u200b").hello("")
 	require.False(t, resp.OK)
 	assert.Equal(t, "the traposId contains U+200B, an invisible formatting character; remove it from the computer's label", resp.Error.Message)
+	resp = h.dial(t, "007:kitchen").hello("")
+	require.False(t, resp.OK)
+	assert.Equal(t, `the traposId "007:kitchen" writes its computer id with a leading zero, as no computer's id is written: it would list beside "7:kitchen" as that computer; `+
+		"say hello with the id as os.getComputerID gives it", resp.Error.Message)
+	resp = h.dial(t, "00:").hello("")
+	require.False(t, resp.OK)
+	assert.Contains(t, resp.Error.Message, `it would list beside "0:" as that computer`)
 }
 
 // A traposId written decomposed (u and U+0308 for ü) listed as the composed one beside it, a
