@@ -421,6 +421,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if err := c.DataDirFlags.check(); err != nil {
 		return err
 	}
+	if err := untrimmed("replica", c.Replica); err != nil {
+		return err
+	}
 	if c.AIDir != "" {
 		if err := unexpanded("ai-dir", c.AIDir); err != nil {
 			return err

@@ -20,6 +20,9 @@ var shellVariable = regexp.MustCompile(`\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][
 // rm -rf ~ to remove it deletes their home). The answer names the path a
 // shell of this process would have given, when there is one.
 func unexpanded(flag, path string) error {
+	if err := untrimmed(flag, path); err != nil {
+		return err
+	}
 	if strings.HasPrefix(path, "~") {
 		name, rest, _ := strings.Cut(path[1:], "/")
 		home := ""
@@ -45,4 +48,18 @@ func forExample(known, path string) string {
 		return ""
 	}
 	return ", e.g. " + path
+}
+
+// untrimmed refuses a value with a space, tab or line break at its start or end: an
+// environment file with CRLF line ends (a container's --env-file, one edited on Windows) gives
+// each value a carriage return, which a shell's own line would not. Taken as it was, a
+// --data-dir of "/srv/ts\r" made a second, empty store beside the one the gateway had
+// (every account token and linked computer refused), and a --replica of "a\r" a replica
+// named unlike its twin "a".
+func untrimmed(flag, value string) error {
+	if strings.TrimSpace(value) == value {
+		return nil
+	}
+	return fmt.Errorf("%s %q has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give %q",
+		flagAndEnv(flag), value, strings.TrimSpace(value))
 }

@@ -61,3 +61,33 @@ func TestADirectoryOnlyAShellExpandsIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(dir, "accounts.db"))
 }
+
+// TestAValueWithACarriageReturnIsRefused: an environment file with CRLF line ends gives each
+// value a carriage return. SANDBOX_DATA_DIR=/srv/ts\r made a second, empty store in a directory
+// named "ts\r" beside the gateway's own (every account token and linked computer refused, and
+// only a quoted path in the log to tell), and SANDBOX_REPLICA=a\r named a replica unlike its
+// twin. Each is refused before anything is made, naming the value to give.
+func TestAValueWithACarriageReturnIsRefused(t *testing.T) {
+	clearEnv(t)
+	parent := t.TempDir()
+	stopped, stop := context.WithCancel(t.Context())
+	stop()
+	logs := &testkit.SyncBuffer{}
+	fix := " has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give "
+
+	t.Setenv("SANDBOX_DATA_DIR", filepath.Join(parent, "ts")+"\r")
+	root, _ := parse(t, "--listen", "127.0.0.1:0")
+	assert.EqualError(t, root.Serve.Run(stopped, logs), `--data-dir (SANDBOX_DATA_DIR) "`+filepath.Join(parent, "ts")+`\r"`+fix+`"`+filepath.Join(parent, "ts")+`"`)
+	_, err := runClient(t, "accounts", "add", "alice")
+	assert.EqualError(t, err, `accounts add: --data-dir (SANDBOX_DATA_DIR) "`+filepath.Join(parent, "ts")+`\r"`+fix+`"`+filepath.Join(parent, "ts")+`"`)
+	require.NoError(t, os.Unsetenv("SANDBOX_DATA_DIR"))
+
+	t.Setenv("SANDBOX_REPLICA", "a\r")
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--data-dir", filepath.Join(parent, "ts"), "--nats", "nats://127.0.0.1:1")
+	assert.EqualError(t, root.Serve.Run(stopped, logs), `--replica (SANDBOX_REPLICA) "a\r"`+fix+`"a"`)
+	assert.Empty(t, logs.String(), "refused with the other flags, before the start logs anything")
+
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "no directory is made")
+}
