@@ -734,55 +734,68 @@ describe("libsandboxai", function()
         function(n) return ("|\n"):rep(n / 2); end,
         -- a header of many columns, each row of the body that lacks them all
         function(n) return ("|x"):rep(n / 8) .. "|\n" .. ("|-"):rep(n / 8) .. "|\n" .. ("|\n"):rep(n / 4); end,
-        -- (n / 16 rows: the table is laid out at its end, in one resume, each row as wide as
-        -- the header; 4096 rows took a -race build on a loaded machine past CC's limit on a
-        -- resume)
+        -- (n / 16 rows, each as wide as the header: a row costs 32 cells where another shape's
+        -- line costs one, and the measure's time is the spec's)
         function(n)
           local columns = lib.MAX_TABLE_COLUMNS;
           return ("|x"):rep(columns) .. "|\n" .. ("|-"):rep(columns) .. "|\n" .. ("|\n"):rep(n / 16);
         end,
       };
-      -- one resume each step of the measure: CC's limit on a resume is wall time, which a
-      -- loaded machine (and a -race build) stretches past a whole answer's
+      -- A resume each YIELD_EVERY steps of the measure, its hook yielding (as a hook may in CC):
+      -- CC's limit on a resume is wall time, which a loaded machine (and a -race build)
+      -- stretches past a whole answer's, and past the reader's laying out a table at its end,
+      -- one call however long the table.
       local function yield()
         os.queueEvent("answer_reader_spec");
         os.pullEvent("answer_reader_spec");
       end
-      local YIELD_EVERY = 256; -- bytes added between two yields: a constant cost a byte
+      local YIELD_EVERY = 1000;
       local function steps(answer)
         local measuring = coroutine.running();
-        local count = 0;
-        local function given(s) return s; end
-        local function made(_, results) return results[1]; end
-        -- each library function the reader calls, counted by the bytes `of` it
+        local count, hooked = 0, 0;
+        -- each library function the reader calls, counted by the bytes of the string it is
+        -- given or makes, in the measuring coroutine alone (not whatever runs while it yields);
+        -- the wrappers keep to a few instructions, a measure's cost being the hook's steps
         local counted = {
-          { string, "find", given }, { string, "match", given }, { string, "gsub", given },
-          { string, "sub", made }, { table, "concat", made },
+          { string, "find", "given" }, { string, "match", "given" }, { string, "gsub", "given" },
+          { string, "sub", "made" }, { table, "concat", "made" },
         };
         for _, c in ipairs(counted) do
-          local module, name, of = c[1], c[2], c[3];
+          local module, name = c[1], c[2];
           local f = module[name];
           c.real = f;
-          module[name] = function(...)
-            local results = table.pack(f(...));
-            if coroutine.running() == measuring then -- not whatever runs while it yields
-              count = count + #of(select(1, ...), results) / 100;
-            end
-            return table.unpack(results, 1, results.n);
-          end;
+          if c[3] == "given" then
+            module[name] = function(text, ...)
+              if coroutine.running() == measuring then
+                count = count + #text / 100;
+              end
+              return f(text, ...);
+            end;
+          else
+            module[name] = function(...)
+              local made = f(...);
+              if coroutine.running() == measuring then
+                count = count + #made / 100;
+              end
+              return made;
+            end;
+          end
         end
         local sub = counted[4].real;
         local reader = lib.newAnswerReader({
           line = function() end, text = function() end, lineEnd = function() end,
           code = function() end, blank = function() end, table = function() end,
         });
-        debug.sethook(function() count = count + 1; end, "", 100);
+        debug.sethook(function()
+          count = count + 1;
+          hooked = hooked + 1;
+          if hooked % YIELD_EVERY == 0 then
+            yield();
+          end
+        end, "", 100);
         local ok, err = pcall(function()
           for i = 1, #answer do
             reader.add(sub(answer, i, i));
-            if i % YIELD_EVERY == 0 then
-              yield();
-            end
           end
           reader.finish();
         end);
