@@ -178,6 +178,36 @@ local function retrySeconds(status)
   return math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000)); -- a daemon before 0.5.20
 end
 
+-- What stands under a command while it waits for the daemon or the gateway (sandbox health
+-- and reconnect, ai before its question): a daemon still connecting after boot, or a gateway
+-- that took the request and is stuck, held the screen blank for up to REQUEST_TIMEOUT seconds,
+-- which read as a computer that hung.
+local WAITING = "Asking the gateway...";
+
+-- Runs fn(...) with WAITING on t's cursor row (t: the program's terminal), erased when fn
+-- returns or raises, so what comes next (the result, or the shell's line for fn's error: a
+-- failure's message, Ctrl-T's Terminated) starts the row as it did. fn prints nothing. From a
+-- row's start only; elsewhere fn runs as it is. Returns what fn returns.
+local function whileWaiting(t, fn, ...)
+  expect(1, t, "table");
+  expect(2, fn, "function");
+  local x, y = t.getCursorPos();
+  if x ~= 1 then
+    return fn(...);
+  end
+  t.write(WAITING);
+  local results = table.pack(pcall(fn, ...));
+  -- Blanks over it, as ai erases its notices: on CC's screen clearLine would do the same, but
+  -- fakecraft's transcript, which the e2e tests read, keeps a row's text through clearLine.
+  t.setCursorPos(1, y);
+  t.write(string.rep(" ", #WAITING));
+  t.setCursorPos(1, y);
+  if not results[1] then
+    error(results[2], 0);
+  end
+  return table.unpack(results, 2, results.n);
+end
+
 -- Asks a daemon that waits to reconnect to try now, not at its timer; in any other state it
 -- does nothing. Unlike reconnect(), it keeps an open
 -- connection, the last error and the back-off. Wait for the outcome with awaitConnection().
@@ -323,6 +353,7 @@ return {
   reconnect = reconnect,
   stopDaemon = stopDaemon,
   retryNow = retryNow,
+  whileWaiting = whileWaiting,
   serve = serveLib.serve,
   registerCompletion = registerCompletion,
   -- How answers and text fit the screen (libsandboxlayout).

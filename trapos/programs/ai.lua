@@ -1237,10 +1237,13 @@ end
 -- Makes a daemon waiting to reconnect try now, and waits for that try's outcome (or, right
 -- after boot, for the connection under way), as `sandbox health` does: typed right after the
 -- gateway's restart, a question said "nothing answers" until the daemon's timer tried. Returns
--- the daemon's status, nil when it does not run.
+-- the daemon's status, nil when it does not run. The wait (up to 10 s for a daemon still
+-- connecting) shows libsandbox.whileWaiting's notice, not a blank screen.
 local function reachGateway()
-  libsandbox.retryNow();
-  return libsandbox.awaitConnection();
+  return libsandbox.whileWaiting(term, function()
+    libsandbox.retryNow();
+    return libsandbox.awaitConnection();
+  end);
 end
 
 -- Fails at once with the fix when the daemon cannot carry the question.
@@ -1267,7 +1270,7 @@ local function conversation()
   checkDaemon();
   -- A gateway without an agent, or no gateway, says so before the prompt, not at the first
   -- question.
-  local available, err = client.available();
+  local available, err = libsandbox.whileWaiting(term, client.available);
   if not available then
     fail(explain(err));
   end
@@ -1275,7 +1278,7 @@ local function conversation()
   -- probe's aiDetail), says so before the prompt too, as its first question would: the player
   -- typed one first, and read why only then. One probe a conversation, none a question (the
   -- gateway itself refuses at once a question the model cannot answer).
-  local probed, health = libsandbox.request(TYPE_PROBE_GATEWAY, {}, PROBE_WAIT);
+  local probed, health = libsandbox.whileWaiting(term, libsandbox.request, TYPE_PROBE_GATEWAY, {}, PROBE_WAIT);
   local why = probed and type(health) == "table" and (health.opencodeOk == true and health.aiDetail
     or health.opencodeOk == false and health.opencodeDetail);
   if type(why) == "string" and why ~= "" then

@@ -240,11 +240,13 @@ local MSG_AGENT_CANNOT = "The agent cannot answer (tell the gateway's operator):
 
 local function health()
   checkSetup();
-  -- A daemon waiting out its reconnect delay tries now, and awaitConnection waits for that
-  -- try: typed right after the gateway's restart, health said "nothing answers" for seconds.
-  libsandbox.retryNow();
-  local status = awaitConnection();
-  local ok, payload, err = libsandbox.request("probe_gateway", {}, libsandbox.REQUEST_TIMEOUT);
+  local status, ok, payload, err = libsandbox.whileWaiting(term, function()
+    -- A daemon waiting out its reconnect delay tries now, and awaitConnection waits for that
+    -- try: typed right after the gateway's restart, health said "nothing answers" for seconds.
+    libsandbox.retryNow();
+    local connected = awaitConnection();
+    return connected, libsandbox.request("probe_gateway", {}, libsandbox.REQUEST_TIMEOUT);
+  end);
   if not ok then
     failRequest(err, status.url);
   end
@@ -583,7 +585,7 @@ local function reconnect()
   getStatus();
   -- The daemon sees the reconnect before our next status request (events are FIFO).
   libsandbox.reconnect();
-  local status = awaitConnection();
+  local status = libsandbox.whileWaiting(term, awaitConnection);
   print("connected: true");
   print("traposId: " .. tostring(status.traposId));
 end

@@ -395,6 +395,45 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("whileWaiting", function()
+    -- A screen of 26 columns, its cursor at column x of row 3.
+    local function screen(x)
+      local win = window.create(term.current(), 1, 1, 26, 5, false);
+      win.setCursorPos(x, 3);
+      return win;
+    end
+
+    it("shows what it waits for while the wait lasts, and leaves the row as it found it", function()
+      -- A daemon still connecting, or a stuck gateway, held the screen blank for 10 s.
+      local t = screen(1);
+      local seen;
+      local a, b = lib.whileWaiting(t, function(x, y)
+        seen = t.getLine(3);
+        return x + y, "two";
+      end, 1, 2);
+      expect({ a, b }):same({ 3, "two" });
+      expect((seen:gsub(" +$", ""))):eq("Asking the gateway...");
+      expect(t.getLine(3)):eq(string.rep(" ", 26));
+      expect({ t.getCursorPos() }):same({ 1, 3 });
+    end);
+
+    it("clears the row before a failure, whose message the shell then prints from its start", function()
+      for _, why in ipairs({ "Not connected to the gateway: stopped", "Terminated" }) do
+        local t = screen(1);
+        local ok, err = pcall(lib.whileWaiting, t, function() error(why, 0); end);
+        expect({ ok, err }):same({ false, why });
+        expect(t.getLine(3)):eq(string.rep(" ", 26));
+        expect({ t.getCursorPos() }):same({ 1, 3 });
+      end
+    end);
+
+    it("writes nothing in the middle of a row", function()
+      local t = screen(5);
+      expect(lib.whileWaiting(t, function() return t.getLine(3); end)):eq(string.rep(" ", 26));
+      expect({ t.getCursorPos() }):same({ 5, 3 });
+    end);
+  end);
+
   describe("roomToAnswer", function()
     -- A screen width columns wide whose cursor is at column x.
     local function screen(width, x)
@@ -615,7 +654,7 @@ describe("libsandbox", function()
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "noDaemon", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
-      "stopDaemon", "retryNow", "serve", "registerCompletion", "HELP_DIR", "registerHelp", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
+      "stopDaemon", "retryNow", "whileWaiting", "serve", "registerCompletion", "HELP_DIR", "registerHelp", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
       "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "SETTING_NAMES", "FILES_NONE", "FILES_READ", "FILES_WRITE",

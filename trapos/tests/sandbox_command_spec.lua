@@ -145,7 +145,7 @@ local function run(args, opts)
 
   -- read() answers opts.typed in turn; settings.set/save are recorded, not applied.
   local typed = opts.typed or {};
-  record.prompts, record.reads, record.saved, record.values = {}, {}, 0, values;
+  record.prompts, record.reads, record.saved, record.values, record.screen = {}, {}, 0, values, {};
   -- The link session's socket: each frame sent goes to opts.gateway, whose answers (a frame,
   -- a list of frames, or nothing) arrive as websocket_message events.
   record.frames, record.sockets, record.closes = {}, {}, 0;
@@ -231,6 +231,10 @@ local function run(args, opts)
         return term.getSize();
       end,
       getCursorPos = function() return opts.cursorX or 1, 1; end,
+      -- What the program puts on the screen beside print and write: a notice while it waits
+      -- (libsandbox.whileWaiting), and the blanks that erase it.
+      write = function(text) record.screen[#record.screen + 1] = text; end,
+      setCursorPos = function() end,
     }, { __index = term }),
     shell = {
       setCompletionFunction = function(path, fn) completions[path] = fn; end,
@@ -600,6 +604,9 @@ describe("sandbox command", function()
       expect(lines):same({});
       -- The request's 10 s, then the 1 s in which the daemon answers its status: it runs.
       expect({ record.timers[#record.timers - 1], record.timers[#record.timers] }):same({ 10, 1 });
+      -- Those seconds say what the command waits for, and the row is clear for the error: the
+      -- screen stood blank under the command, which read as a computer that hung.
+      expect(record.screen):same({ "Asking the gateway...", (("Asking the gateway..."):gsub(".", " ")) });
     end);
 
     it("reports a connection lost during the request", function()
