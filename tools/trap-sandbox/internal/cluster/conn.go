@@ -203,9 +203,9 @@ func explainConnectError(o ConnOptions, err error) error {
 		// A shell that did not export SANDBOX_NATS_PASSWORD.
 		return fmt.Errorf("%w: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)", err)
 	case o.User != "":
-		return fmt.Errorf("%w: the server refused user %q with the password given (--nats-password, SANDBOX_NATS_PASSWORD): check both against its configuration", err, o.User)
+		return fmt.Errorf("%w: the server refused user %q with the password given (--nats-password, SANDBOX_NATS_PASSWORD): check both against its configuration%s", err, o.User, paddedSecret("password", o.Password))
 	case o.Token != "":
-		return fmt.Errorf("%w: the server refused the token given (--nats-token, SANDBOX_NATS_TOKEN): check it against its configuration", err)
+		return fmt.Errorf("%w: the server refused the token given (--nats-token, SANDBOX_NATS_TOKEN): check it against its configuration%s", err, paddedSecret("token", o.Token))
 	case o.NKeySeedFile != "":
 		return fmt.Errorf("%w: the server refused the NKey of %s (--nats-nkey): is its public key in the server's configuration?", err, o.NKeySeedFile)
 	case o.CredsFile != "":
@@ -266,6 +266,15 @@ func explainTLSError(o ConnOptions, err error) string {
 		return fmt.Sprintf("the NATS server refused this replica's TLS connection with the client certificate %s (--nats-tls-cert, SANDBOX_NATS_TLS_CERT): is it signed by a CA of the server's ca_file?", o.TLSCert)
 	}
 	return ""
+}
+
+// paddedSecret is a note for a refused secret with a space or line break at its start or end,
+// which an environment file with CRLF line ends gives every value (never the secret itself).
+func paddedSecret(kind, secret string) string {
+	if strings.TrimSpace(secret) == secret {
+		return ""
+	}
+	return "; the " + kind + " given has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give it without"
 }
 
 // errorHandler logs the NATS client's asynchronous errors. A bucket watcher whose consumer

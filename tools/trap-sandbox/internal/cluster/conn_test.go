@@ -192,6 +192,26 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: Authorization Violation: the server refused the NKey of "+seedFile+" (--nats-nkey): is its public key in the server's configuration?", err.Error())
 	})
 
+	t.Run("a password or token with a carriage return says so", func(t *testing.T) {
+		// An environment file with CRLF line ends gives SANDBOX_NATS_PASSWORD a carriage
+		// return, which the refusal alone did not show (the password is never printed).
+		addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
+		_, err := Connect(context.Background(), ConnOptions{URL: "nats://" + addr, User: "sandbox", Password: "pa55\r"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "check both against its configuration; the password given has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give it without")
+		assert.NotContains(t, err.Error(), "pa55")
+
+		addr = startAuthNATS(t, &natsserver.Options{Authorization: "t0ken"})
+		_, err = Connect(context.Background(), ConnOptions{URL: "nats://" + addr, Token: "t0ken "}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "check it against its configuration; the token given has a space, tab or line break at its start or end")
+		assert.NotContains(t, err.Error(), "t0ken")
+
+		_, err = Connect(context.Background(), ConnOptions{URL: "nats://" + addr, Token: "wr0ng"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "line break", "a wrong secret without one is not told so")
+	})
+
 	t.Run("nothing listening at the address", func(t *testing.T) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
