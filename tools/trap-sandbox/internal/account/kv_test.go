@@ -465,9 +465,9 @@ func TestKVAnIDNoRecordHasIsNotFoundWithoutAStoreRead(t *testing.T) {
 }
 
 // TestKVHealthDetailSaysWhenNATSLostTheBucket: the store's /healthz line says what its last
-// read found, the bucket gone and what to do, without a read of its own per check; once NATS
-// has the bucket back it goes at the next read, or, with none, at a look of its own, at most
-// every 5 s.
+// read found, the bucket gone and what to do, without a read of its own per check; with no
+// read for 5 s it looks at the bucket itself, so that it says the bucket lost, or back, within
+// 5 s, traffic or not (with none, it said nothing of a lost bucket until a caller was refused).
 func TestKVHealthDetailSaysWhenNATSLostTheBucket(t *testing.T) {
 	ctx := t.Context()
 	js := startJetStream(t)
@@ -480,10 +480,20 @@ func TestKVHealthDetailSaysWhenNATSLostTheBucket(t *testing.T) {
 	assert.Empty(t, s.HealthDetail(), "a key not found is the bucket answering")
 
 	require.NoError(t, js.DeleteKeyValue(ctx, account.KVBucket))
-	assert.Empty(t, s.HealthDetail(), "not read since: no read of its own")
+	assert.Empty(t, s.HealthDetail(), "read within 5 s: no look of its own")
+	clk.Advance(5*time.Second - time.Millisecond)
+	assert.Empty(t, s.HealthDetail(), "still within 5 s")
+	clk.Advance(time.Millisecond)
+	lost := "accounts: " + account.ErrBucketGone.Error()
+	assert.Equal(t, lost, s.HealthDetail(), "looked at, with no read for 5 s, and found gone")
+
+	remakeBucket(t, js)
+	_, err = s.Token(ctx, "t1")
+	require.ErrorIs(t, err, account.ErrNotFound)
+	assert.Empty(t, s.HealthDetail(), "read, found there")
+	require.NoError(t, js.DeleteKeyValue(ctx, account.KVBucket))
 	_, err = s.Latest().Token(ctx, "t1")
 	require.ErrorIs(t, err, account.ErrBucketGone)
-	lost := "accounts: " + account.ErrBucketGone.Error()
 	assert.Equal(t, lost, s.HealthDetail(), "the Latest view's read counts too")
 
 	remakeBucket(t, js) // an empty bucket made again
