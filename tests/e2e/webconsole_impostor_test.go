@@ -49,7 +49,7 @@ shell.run("shell")
 	require.NoError(t, err)
 	until(t, "the gateway's answer, or a screen", `document.getElementById("status").textContent.startsWith("not_connected: ") ||
 		document.getElementById("status").textContent === "Live"`)
-	state, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("status").textContent, document.getElementById("screen-text").textContent.includes("` + impostorAtPrompt + `")]`))
+	state, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("status").textContent, document.getElementById("screen-text").textContent.includes("`+impostorAtPrompt+`")]`))
 	require.NoError(t, err)
 	assert.Equal(t, []any{"not_connected: computer 11:desk is connected in several accounts (alice, local): use alice's token to reach alice's; " +
 		"no token reaches local's while another account has this traposId connected, since any computer with the shared password may say hello under it: " +
