@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -767,4 +768,86 @@ func TestScreenInputsAtOnceCannotStarveASleepingProgram(t *testing.T) {
 			}
 		}
 	}
+}
+
+// notProvedLinkProgram waits until the daemon has found that the server at its URL did not
+// prove itself, then runs sandbox link with an enrollment key and prints what sandbox.password
+// holds.
+const notProvedLinkProgram = `
+local lib = require('/apis/libsandbox')
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and tostring(st.lastError):find("did not prove", 1, true) then break end
+  sleep(0.2)
+end
+print("` + markerUp + `")
+shell.run("sandbox", "link", "tsk_k1_S3cretKeyPart")
+print("e2e: password " .. tostring(settings.get("sandbox.password")))
+print("` + markerAsked + `")
+while true do sleep(1) end
+`
+
+// TestLinkAsksForTheProofTheDaemonAsksFor: a computer whose gateway proved itself here says no
+// hello to a server that does not prove itself, but sandbox link opened its session to
+// whatever answered at sandbox.url, unproven: a program holding the gateway's port got the
+// enrollment key the player typed, and its "approved" answer's credential became
+// sandbox.password; the daemon's next prove named that credential, whose proof the program
+// could make, and the computer was its, files, exec and screen as the owner allowed them the
+// gateway. The link session now asks for the proof the daemon asks for, and sends nothing more
+// to a server that does not give it.
+func TestLinkAsksForTheProofTheDaemonAsksFor(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	// The computer's record says the gateway at h's URL proved itself here before.
+	record := fmt.Sprintf("{ [%q] = 1765000000000 }", h.URL())
+	opts := computerOptionsAt(t, h.URL(), "shared", "/e2e.lua")
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/e2e.lua": notProvedLinkProgram, "/" + gatewayProofsFile: record}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	// The server answers every link.begin it gets as the gateway approves a key, with a
+	// credential of its own making.
+	var mu sync.Mutex
+	var begun []harness.Frame
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			side, err := h.Accept(waitCtx)
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				asked, err := side.Requests(waitCtx, 1)
+				if err != nil || asked[0].Type != "link.begin" {
+					return
+				}
+				mu.Lock()
+				begun = append(begun, asked[0])
+				mu.Unlock()
+				_ = side.Respond(asked[0], map[string]any{"state": "approved", "account": "mallory",
+					"approvedBy": "mallory", "credential": "tsc_m1_MalloryOwnsThis"}, nil)
+			}()
+		}
+	}()
+
+	c.WaitFor(waitCtx, markerAsked)
+	out := c.Output()
+	joined := strings.Join(lines(out), " ")
+	assert.Contains(t, lines(out), "e2e: password shared", "sandbox.password stays as it was")
+	assert.NotContains(t, joined, "Linked to mallory")
+	assert.Contains(t, joined, "Not linked: the server at "+h.URL()+" did not prove it is the gateway this computer was set up with")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, f := range begun {
+		assert.NotContains(t, string(f.Payload), "S3cretKeyPart", "the enrollment key went to a server that did not prove itself")
+	}
+	assert.Empty(t, begun, "a link.begin went to a server that did not prove itself")
 }

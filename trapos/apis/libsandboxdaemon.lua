@@ -29,10 +29,8 @@ local HEALTHY_AFTER = 60;
 -- gateway keeps TCP open and says nothing). After hello, the answer's livenessMs sets the
 -- bound instead; this is its default in the gateway (idle probe 60 s + request timeout 10 s).
 local HELLO_ANSWER_WAIT = 70;
--- Seconds a gateway that proved itself here before has to send its proof on a new socket
--- (docs/protocol.md, "The gateway proves itself"): it answers at once, and has to be said
--- hello to within its hello timeout (10 s) anyway.
-local PROOF_WAIT = 10;
+-- Seconds a gateway that proved itself here before has to send its proof (libsandboxproof).
+local PROOF_WAIT = proofLib.PROOF_WAIT;
 -- The package whose version a hello answer's servedClient must name to be shown.
 local SERVED_NAME = "trapos-sandbox";
 -- Seconds an attempt to connect may go without its outcome (websocket_success or
@@ -431,24 +429,10 @@ local function newDaemon(deps)
 
   -- The server at url did not prove it is the gateway that proved itself here before: the
   -- secret stays unsent, the socket is dropped, and the usual schedule tries again (the real
-  -- gateway back on its port is then taken). detail says what the server did.
-  local function notProved(detail)
-    local since = proofLib.sinceShown(provedSince or 0);
-    if proofUnkeyed then
-      -- The proof is made with the secret, and there is none: what the player removed (set
-      -- sandbox.password nil, as for a gateway whose password its operator took away) is what
-      -- to mend, where the line blamed another program on the port, or quoted a password-less
-      -- gateway's "a computer that says hello with one". sandbox setup forgets the record.
-      local why = "sandbox.password is not set, so the server at " .. tostring(url) .. " cannot prove it is the gateway"
-        .. " this computer was set up with (it has since " .. since .. "), as it must before the hello;"
-        .. " run sandbox setup (with the gateway's password, or none if it has none now)";
-      log(why);
-      lose(why);
-      return;
-    end
-    local why = "the server at " .. tostring(url) .. " did not prove it is the gateway this computer was set up with"
-      .. " (it has since " .. since .. "): it " .. detail .. "; another program may hold its port;"
-      .. " if the operator moved the gateway, changed its password or went back to an older one, run sandbox setup";
+  -- gateway back on its port is then taken). detail says what the server did; says, its own
+  -- words of a refusal instead (libsandboxproof.notProvedWhy).
+  local function notProved(detail, says)
+    local why = proofLib.notProvedWhy(tostring(url), provedSince or 0, proofUnkeyed, detail, says);
     log(why);
     lose(why);
   end
@@ -480,25 +464,14 @@ local function newDaemon(deps)
 
   -- The answer to the prove: the hello goes out only after the proof the computer computed.
   local function onProof(frame)
-    local proof = frame.ok and type(frame.payload) == "table" and frame.payload.proof or nil;
-    if frame.ok and proof == proofWanted then
+    local detail, says = proofLib.proveAnswerFault(frame.ok, frame.payload, frame.error, proofWanted);
+    if detail == nil and says == nil then
       osApi.cancelTimer(proofTimer);
       proveId, proofWanted, proofTimer = nil, nil, nil;
       watchLiveness(HELLO_ANSWER_WAIT * 1000);
       sendHello();
-    elseif frame.ok then
-      notProved("sent a wrong proof");
-    elseif frame.error.code == codec.ERR_NOT_AUTHENTICATED then
-      -- What a gateway older than prove answers (send hello first), as may another program.
-      notProved("answered without a proof (" .. oneLine(frame.error.code) .. ": " .. oneLine(frame.error.message) .. ")");
-    elseif proofUnkeyed then
-      notProved("answered without a proof");
     else
-      -- A gateway that cannot prove itself to this computer says why (its credential revoked,
-      -- or not one of the gateway's): the words are the server's, unproven, and so said.
-      local why = "the server at " .. tostring(url) .. " gave no proof it is the gateway, and says: " .. oneLine(frame.error.message);
-      log(why);
-      lose(why);
+      notProved(detail, says);
     end
   end
 

@@ -10,6 +10,7 @@ local expect, field = ccExpect.expect, ccExpect.field;
 local codec = require('/apis/libsandboxcodec');
 local version = require('/apis/libsandboxversion');
 local ai = require('/apis/libsandboxai');
+local proofLib = require('/apis/libsandboxproof');
 
 -- The request types of a link session (computer -> gateway).
 local TYPE_BEGIN = "link.begin";
@@ -32,6 +33,9 @@ local ERR_BUSY = ai.ERR_BUSY;
 local ERR_NOT_CONNECTED, ERR_TIMEOUT = codec.ERR_NOT_CONNECTED, codec.ERR_TIMEOUT;
 -- A gateway that answered the link hello as a plain hello: it predates linking.
 local ERR_UNSUPPORTED = "link_unsupported";
+-- A server that did not prove it is the gateway that proved itself here before (the message
+-- says what it did, as the daemon says it): the session sent it nothing but the prove.
+local ERR_NOT_PROVED = "not_proved";
 
 -- The longest a link.poll waits at the gateway for the code's state to change (its maximum).
 local POLL_WAIT_MS = 5000;
@@ -232,12 +236,60 @@ local function newSession(deps)
     return true, frame.payload, nil;
   end
 
-  -- Opens the session to the gateway at gatewayUrl (normalised) and says hello with link:true.
+  -- Closes the session, if open.
+  local function close()
+    if socket ~= nil then
+      local old = socket;
+      socket = nil;
+      closedWhy = closedWhy or "closed by this computer";
+      pcall(function() old.close(); end);
+    end
+  end
+
+  -- Asks the server to prove it is the gateway that proved itself here before, as the daemon
+  -- asks before its hello (libsandboxproof): nil when it did, else the error not_proved.
+  -- Whatever answers at the URL otherwise got the enrollment key the player typed, and its
+  -- "approved" answer's credential became sandbox.password, whose proof it can make.
+  local function prove(gatewayUrl, proveWith)
+    local unkeyed = proveWith.secret == "";
+    local wanted, payload = proofLib.expectedProof(proveWith.secret, proofLib.newNonce({ os = osApi }), proveWith.key);
+    local answered, proved, err = request(codec.TYPE_PROVE, payload, proofLib.PROOF_WAIT);
+    local detail, says;
+    if not answered and err.code == ERR_TIMEOUT then
+      detail = "sent no proof within " .. proofLib.PROOF_WAIT .. " s";
+    elseif not answered and err.code == ERR_NOT_CONNECTED then
+      detail = "closed the connection before its proof";
+    else
+      detail, says = proofLib.proveAnswerFault(answered, proved, err, wanted);
+      if detail == nil and says == nil then
+        return nil;
+      end
+    end
+    -- refusedCredential: the server refused, in words of its own, to prove itself for this
+    -- computer's credential, as the gateway refuses for one it revoked (or does not hold).
+    return { code = ERR_NOT_PROVED, message = proofLib.notProvedWhy(gatewayUrl, proveWith.since, unkeyed, detail, says),
+      refusedCredential = says ~= nil and not unkeyed and payload.credential ~= nil };
+  end
+
+  -- Opens the session to the gateway at gatewayUrl (normalised) and says hello with link:true;
+  -- a session closed (or never opened) may be opened again. proveWith, for a URL whose gateway proved itself here ({since, secret, key}: the record's
+  -- since and proof key, and sandbox.password), asks it for the proof first, as the daemon does.
   -- Returns true, or false and the error: not_connected with CC's reason when the socket
-  -- does not open; the hello's error; link_unsupported when the gateway answered it as a
-  -- plain hello (it predates linking and may have registered this socket as the computer).
-  local function open(gatewayUrl)
+  -- does not open; not_proved (closed then; refusedCredential set for a credential's proof
+  -- refused in the server's words); the hello's error; link_unsupported when the
+  -- gateway answered it as a plain hello (it predates linking and may have registered this
+  -- socket as the computer).
+  local function open(gatewayUrl, proveWith)
     expect(1, gatewayUrl, "string");
+    expect(2, proveWith, "table", "nil");
+    if proveWith ~= nil then
+      field(proveWith, "since", "number");
+      field(proveWith, "secret", "string");
+      field(proveWith, "key", "string", "nil");
+    end
+    -- A session is opened anew after one that closed (sandbox link's second try without the
+    -- proof): nothing of the first is said of the second.
+    closedWhy, closeCode, closedAt, unasked = nil, nil, nil, 0;
     url = linkUrl(gatewayUrl, tostring(math.random(1, 2 ^ 30)));
     local ok, result, err = pcall(function() return http.websocketAsync(url); end);
     if not ok then
@@ -261,6 +313,13 @@ local function newSession(deps)
       return false, failure("closed");
     end
     socket = opened;
+    if proveWith ~= nil then
+      local notProved = prove(gatewayUrl, proveWith);
+      if notProved ~= nil then
+        close();
+        return false, notProved;
+      end
+    end
     local helloOk, payload, helloErr = request(codec.TYPE_HELLO,
       { traposId = traposId, clientVersion = version.VERSION, link = true }, ANSWER_WAIT);
     if not helloOk then
@@ -284,15 +343,6 @@ local function newSession(deps)
     return closedWhy;
   end
 
-  local function close()
-    if socket ~= nil then
-      local old = socket;
-      socket = nil;
-      closedWhy = closedWhy or "closed by this computer";
-      pcall(function() old.close(); end);
-    end
-  end
-
   return {
     open = open,
     request = request,
@@ -314,6 +364,7 @@ return {
   ERR_LINK_DISABLED = ERR_LINK_DISABLED,
   ERR_BUSY = ERR_BUSY,
   ERR_UNSUPPORTED = ERR_UNSUPPORTED,
+  ERR_NOT_PROVED = ERR_NOT_PROVED,
   POLL_WAIT_MS = POLL_WAIT_MS,
   ANSWER_WAIT = ANSWER_WAIT,
   KEY_ANSWER_WAIT = KEY_ANSWER_WAIT,

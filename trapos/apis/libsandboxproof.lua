@@ -7,7 +7,8 @@
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
 local places = require('/apis/libsandboxuninstall');
-local toWire = require('/apis/libsandboxcodec').toWire;
+local codec = require('/apis/libsandboxcodec');
+local toWire, oneLine = codec.toWire, codec.oneLine;
 
 local band, bxor, bnot = bit32.band, bit32.bxor, bit32.bnot;
 local rrotate, rshift = bit32.rrotate, bit32.rshift;
@@ -27,6 +28,10 @@ local NONCE_HEX_DIGITS = 32;
 -- Where the record of the gateways that proved themselves is kept: protected from the host's
 -- file requests (libsandboxprotected: /.trapos-sandbox*), removed by sandbox uninstall.
 local RECORD_PATH = places.GATEWAY_PROOFS;
+-- Seconds a gateway that proved itself here before has to send its proof on a new socket
+-- (docs/protocol.md, "The gateway proves itself"), the daemon's and sandbox link's: it
+-- answers at once, and has to be said hello to within its hello timeout (10 s) anyway.
+local PROOF_WAIT = 10;
 -- A credential (tsc_<selector>_<secret>) names its selector, at most this long (the
 -- gateway's account.maxSelectorBytes): anything else is read as a password.
 local MAX_SELECTOR_BYTES = 64;
@@ -285,6 +290,49 @@ local function remember(url, since, key, fsApi)
   return ok;
 end
 
+-- What was wrong with the answer to a prove (ok, payload, err, as a request's answer is read),
+-- against the proof wanted: nil when it is that proof; else what the server did, worded for
+-- notProvedWhy's detail, or nil and the words of its refusal (an error other than
+-- not_authenticated, which a gateway older than prove answers, as may any other program),
+-- which are the server's own.
+local function proveAnswerFault(ok, payload, err, wanted)
+  expect(1, ok, "boolean");
+  expect(4, wanted, "string");
+  if ok and type(payload) == "table" and payload.proof == wanted then
+    return nil;
+  elseif ok then
+    return "sent a wrong proof";
+  elseif type(err) == "table" and err.code == codec.ERR_NOT_AUTHENTICATED then
+    return "answered without a proof (" .. oneLine(err.code) .. ": " .. oneLine(err.message) .. ")";
+  end
+  return nil, type(err) == "table" and oneLine(tostring(err.message)) or "";
+end
+
+-- Why the server at url is not taken for the gateway that proved itself here since `since`
+-- (epoch ms): the one wording of the daemon and of sandbox link (docs/protocol.md). detail says
+-- what the server did (proveAnswerFault's, or "sent no proof within 10 s"); says, instead, its
+-- own words of a refusal. unkeyed: the prove went out with no sandbox.password, with which no
+-- server can make the proof: what the player removed (set sandbox.password nil, as for a
+-- gateway whose password its operator took away) is what to mend, not another program on the
+-- port. sandbox setup forgets the record.
+local function notProvedWhy(url, since, unkeyed, detail, says)
+  expect(1, url, "string");
+  expect(2, since, "number");
+  expect(4, detail, "string", "nil");
+  expect(5, says, "string", "nil");
+  local shown = sinceShown(since);
+  if unkeyed then
+    return "sandbox.password is not set, so the server at " .. url .. " cannot prove it is the gateway"
+      .. " this computer was set up with (it has since " .. shown .. "), as it must before the hello;"
+      .. " run sandbox setup (with the gateway's password, or none if it has none now)";
+  elseif says ~= nil then
+    return "the server at " .. url .. " gave no proof it is the gateway, and says: " .. says;
+  end
+  return "the server at " .. url .. " did not prove it is the gateway this computer was set up with"
+    .. " (it has since " .. shown .. "): it " .. tostring(detail) .. "; another program may hold its port;"
+    .. " if the operator moved the gateway, changed its password or went back to an older one, run sandbox setup";
+end
+
 -- Forgets every gateway that proved itself (sandbox setup, an install with a new secret):
 -- the next one is trusted on first use.
 local function forget(fsApi)
@@ -299,6 +347,7 @@ end
 return {
   PROOF_CONTEXT = PROOF_CONTEXT,
   PROOF_CONTEXT_V2 = PROOF_CONTEXT_V2,
+  PROOF_WAIT = PROOF_WAIT,
   isProofKey = isProofKey,
   NONCE_HEX_DIGITS = NONCE_HEX_DIGITS,
   RECORD_PATH = RECORD_PATH,
@@ -310,6 +359,8 @@ return {
   provesSince = provesSince,
   proofKey = proofKey,
   sinceShown = sinceShown,
+  proveAnswerFault = proveAnswerFault,
+  notProvedWhy = notProvedWhy,
   remember = remember,
   forget = forget,
 };

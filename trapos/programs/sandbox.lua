@@ -1051,11 +1051,34 @@ local function credentialOf(payload)
   return credential;
 end
 
--- Opens the link session, or fails with the reason and its fix.
-local function openLink(session, url)
-  local ok, err = session.open(url);
+-- Opens the link session to url, or fails with the reason and its fix. A
+-- gateway that proved itself at url before is asked for its proof first, as the daemon asks it
+-- (libsandboxproof's record): whatever else answers there gets no key and plants no
+-- credential. One exception keeps a revoked computer's way back (the gateway's words for it
+-- are "link it again with: sandbox link"): a credential whose proof the server refused in
+-- its own words (the gateway refuses a revoked one so, and closes the socket) lets a code's
+-- link go on in a new session without the proof. A code carries no secret, and the player
+-- accepts the account by name; a key is a secret, and goes only to a server that proved itself.
+local function openLink(session, url, key)
+  local since, proveWith = proofLib.provesSince(url), nil;
+  if since ~= nil then
+    proveWith = { since = since, secret = settingsLib.password(), key = proofLib.proofKey(url) };
+  end
+  local ok, err = session.open(url, proveWith);
+  if not ok and err.code == linkLib.ERR_NOT_PROVED and err.refusedCredential and key == nil then
+    session.close();
+    ok, err = session.open(url);
+  end
   if ok then
     return;
+  elseif err.code == linkLib.ERR_NOT_PROVED then
+    local fix = "; sandbox link " .. (key ~= nil and "gives a key" or "links") .. " only through a server that proves"
+      .. " itself here: if it is the gateway, run sandbox setup first (it forgets the proof, and trusts the next"
+      .. " server to answer), then sandbox link";
+    if err.refusedCredential then
+      fix = "; a key goes only to a server that proves itself: run sandbox link without it for a code";
+    end
+    fail("Not linked: " .. err.message .. fix);
   elseif err.code == linkLib.ERR_UNSUPPORTED or err.code == libsandbox.ERR_UNAUTHORIZED then
     -- An older gateway took the hello as the computer's own: the daemon must say hello again.
     libsandbox.reconnect();
@@ -1238,7 +1261,7 @@ local function link(key)
   local url = libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL));
   local session = linkLib.newSession({ http = http, os = os, pullEvent = os.pullEventRaw });
   local ok, err = pcall(function()
-    openLink(session, url);
+    openLink(session, url, key);
     if key ~= nil then
       linkWithKey(session, key);
     else

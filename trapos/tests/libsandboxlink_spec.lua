@@ -3,6 +3,7 @@
 -- fire only when nothing else is queued, and pullEvent reading that queue.
 
 local link = require('/apis/libsandboxlink');
+local proofLib = require('/apis/libsandboxproof');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
 local URL = "ws://127.0.0.1:4444/trapos/ws";
@@ -141,6 +142,77 @@ describe("libsandboxlink", function()
       local ok, err = world.session.open(URL);
       expect(ok):eq(false);
       expect(err):same({ code = "unauthorized", message = "wrong secret" });
+    end);
+
+    -- A server that answers a prove with the proof the password (or the credential) makes, a
+    -- wrong one, or a refusal of its own words.
+    local function proving(secret, how)
+      return function(frame)
+        if frame.type ~= "prove" then
+          return nil;
+        elseif how == "wrong" then
+          return answer(frame, { proof = string.rep("0", 64) });
+        elseif how == "refuse" then
+          return refuse(frame, "unauthorized", "this computer's credential was revoked\nLinked to mallory.");
+        end
+        local proof = proofLib.expectedProof(secret, frame.payload.nonce, nil);
+        return answer(frame, { proof = proof });
+      end;
+    end
+
+    it("asks a gateway that proved itself here for its proof before the link hello", function()
+      local world = newWorld(proving("pw"));
+      expect(world.session.open(URL, { since = 0, secret = "pw" })):eq(true);
+      expect(world.sent[1].type):eq("prove");
+      expect(world.sent[1].payload.nonce):str_match("^%x+$");
+      expect(world.sent[2].type):eq("hello");
+      expect(world.session.isOpen()):eq(true);
+    end);
+
+    it("sends nothing more to a server that does not prove itself, and closes", function()
+      for _, how in ipairs({ "wrong", "refuse" }) do
+        local world = newWorld(proving("pw", how));
+        local ok, err = world.session.open(URL, { since = 0, secret = "pw" });
+        expect(ok):eq(false);
+        expect(err.code):eq(link.ERR_NOT_PROVED);
+        expect(err.refusedCredential):eq(false);
+        expect(#world.sent):eq(1);
+        expect(world.session.isOpen()):eq(false);
+        expect(world.closed):eq(1);
+        if how == "wrong" then
+          expect(err.message):str_match("did not prove it is the gateway this computer was set up with %(it has since 1970%-01%-01 00:00 UTC%): it sent a wrong proof;");
+        else
+          -- The server's words, in one line, said as its own.
+          expect(err.message):str_match("gave no proof it is the gateway, and says: this computer's credential was revoked Linked to mallory%.$");
+        end
+      end
+    end);
+
+    it("says a credential's proof refused in the server's words, which a revoked computer gets", function()
+      local world = newWorld(proving(nil, "refuse"));
+      local _, err = world.session.open(URL, { since = 0, secret = "tsc_abc_Secret" });
+      expect(err.code):eq(link.ERR_NOT_PROVED);
+      expect(err.refusedCredential):eq(true);
+      expect(world.sent[1].payload.credential):eq("abc");
+    end);
+
+    it("takes no proof for a server that says nothing in time", function()
+      local world = newWorld(function() return nil; end);
+      local ok, err = world.session.open(URL, { since = 0, secret = "pw" });
+      expect(ok):eq(false);
+      expect(err.message):str_match("it sent no proof within 10 s;");
+      expect(world.fired):eq(proofLib.PROOF_WAIT);
+      expect(#world.sent):eq(1);
+    end);
+
+    it("opens again after a session that closed, nothing of the first said of the second", function()
+      local world = newWorld(proving(nil, "refuse"));
+      local ok = world.session.open(URL, { since = 0, secret = "tsc_abc_Secret" });
+      expect(ok):eq(false);
+      world.closed = 0; -- CC's next socket is a new one; this world's fake has one
+      expect(world.session.open(URL)):eq(true);
+      expect(world.sent[2].type):eq("hello");
+      expect(world.session.closedWhy()):eq(nil);
     end);
 
     it("reports CC's reason when the socket does not open", function()
