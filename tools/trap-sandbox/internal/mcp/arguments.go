@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -281,3 +282,62 @@ func asTheToolsReadThem(s *jsonschema.Schema, raw json.RawMessage) json.RawMessa
 
 // targetArgument names the computer in every tool that acts on one.
 const targetArgument = "traposId"
+
+// computerArguments name a computer in the tools that act on one (copy_file's other too).
+var computerArguments = []string{targetArgument, "toTraposId"}
+
+// shownIDs reads a tool's computer given in its shown form (cctext.ShowTraposID: a list's
+// shown, the form a not_connected's "did you mean" names a computer by) as that computer's
+// traposId, when no computer the caller reaches has the form itself as its traposId: the tools
+// take a traposId as it is, so an agent that asked 7:kitchen of the computer labelled
+// "kitchen " was told `did you mean "7:kitchen\x20"?`, asked that, and was told the same
+// again, with no way to the computer short of typing its label's space (or a no-break space)
+// exactly. Only a form with an escape in it (a backslash) asks c for the computers, once a call.
+func shownIDs(c *computer.Client) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			ctr, ok := req.(*sdk.CallToolRequest)
+			if !ok || ctr.Params == nil || !bytes.Contains(ctr.Params.Arguments, []byte(`\\`)) {
+				return next(ctx, method, req)
+			}
+			args := map[string]json.RawMessage{}
+			if json.Unmarshal(ctr.Params.Arguments, &args) != nil {
+				return next(ctx, method, req)
+			}
+			var cs []computer.Computer
+			listed := false
+			for _, name := range computerArguments {
+				var id string
+				if json.Unmarshal(args[name], &id) != nil || cctext.TraposID(id) == id {
+					continue // no escape to read
+				}
+				if !listed {
+					cs, _ = c.Computers(ctx) // none listed: every id is taken as it is
+					listed = true
+				}
+				if traposID, ok := shownComputer(cs, id); ok {
+					args[name], _ = json.Marshal(traposID)
+				}
+			}
+			if out, err := json.Marshal(args); listed && err == nil {
+				ctr.Params.Arguments = out
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// shownComputer is the traposId of the computer of cs whose shown form id is, when none of cs
+// has id itself as its traposId.
+func shownComputer(cs []computer.Computer, id string) (string, bool) {
+	shown := ""
+	for _, c := range cs {
+		if c.TraposID == id {
+			return "", false
+		}
+		if cctext.ShowTraposID(c.TraposID) == id {
+			shown = c.TraposID
+		}
+	}
+	return shown, shown != ""
+}

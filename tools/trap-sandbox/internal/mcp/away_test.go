@@ -163,6 +163,34 @@ func TestAComputerWhoseLabelHoldsAnEscapeIsShownAsItself(t *testing.T) {
 	}
 }
 
+// TestAComputerIsReachedByItsShownForm: the tools take a traposId as it is, and a not_connected
+// names the computers meant in their shown form (a label's trailing space as \x20), which
+// reached none: an agent that asked 7:kitchen of the computer labelled "kitchen " was told
+// `did you mean "7:kitchen\x20"?`, asked that, and was told the same again. A shown form
+// reaches its computer, unless a computer has that very traposId, which wins.
+func TestAComputerIsReachedByItsShownForm(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "open"})
+	d.Label = "kitchen "
+	d.List[0].TraposID = d.TraposID()
+	s := session(t, d)
+	res := callTool(t, s, "ping", map[string]any{"traposId": `7:kitchen\x20`})
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), `"traposId":"7:kitchen "`)
+	res = callTool(t, s, "copy_file", map[string]any{"traposId": `7:kitchen\x20`, "from": "/door.lua", "toTraposId": `7:kitchen\x20`, "to": "/door2.lua"})
+	require.False(t, res.IsError, text(res))
+	assert.Contains(t, text(res), `"toTraposId":"7:kitchen "`)
+
+	res = callTool(t, s, "ping", map[string]any{"traposId": `7:kitchen\x20\x20`})
+	require.True(t, res.IsError, "the shown form of no computer: %s", text(res))
+	assert.True(t, strings.HasPrefix(text(res), "not_connected: "), text(res))
+
+	// A computer whose traposId is the form itself (its label's own backslash) is the one meant.
+	d.List = append(d.List, computer.Computer{AccountID: "local", TraposID: `7:kitchen\x20`})
+	res = callTool(t, s, "ping", map[string]any{"traposId": `7:kitchen\x20`})
+	require.True(t, res.IsError, "the fake serves 7:kitchen  only: %s", text(res))
+	assert.True(t, strings.HasPrefix(text(res), `not_connected: computer 7:kitchen\x5cx20 is not connected`), text(res))
+}
+
 // TestARelabelNoteNamesOnlyTheComputerAsked: the gateway's relabel note was made of the
 // traposId in the computer's own answer, so a computer (here 7:kitchen) answering computer.info
 // as 3:vault had the gateway tell the agent, in its own words, that 3:vault was going away and

@@ -356,7 +356,7 @@ func NewServer(c *computer.Client, screens Screens, clk clock.Clock, logger *slo
 	t.registerResources(srv)
 	registerPrompts(srv)
 	// recoverPanics first: the outermost, it also catches a panic of the others.
-	srv.AddReceivingMiddleware(recoverPanics(logger), shownErrors, endWithPost, answerInTime, checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
+	srv.AddReceivingMiddleware(recoverPanics(logger), shownErrors, endWithPost, answerInTime, checkArguments(r.inputs), shownIDs(c), markComputerErrors, explainResourceErrors)
 	return srv
 }
 
