@@ -851,3 +851,50 @@ func TestLinkAsksForTheProofTheDaemonAsksFor(t *testing.T) {
 	}
 	assert.Empty(t, begun, "a link.begin went to a server that did not prove itself")
 }
+
+// answersProgram, once connected, asks the gateway twice, the first time giving up after a
+// second, and prints how each ended.
+var answersProgram = askedOnceConnected(`
+for i = 1, 2 do
+  local ok, payload, err = lib.request("e2e.asked", {}, i == 1 and 1 or 30)
+  print("e2e: request " .. i .. ": " .. tostring(ok) .. " " .. tostring(payload and payload.answer) .. " " .. tostring(err and err.code))
+end
+`)
+
+// TestAnswersTheComputerNeverAskedForReachNoProgram: a gateway's answers that match no
+// request in flight (a messageId never sent, the id of a request its program gave up on, a
+// second answer to one already answered, a computer_response echoed back) reach no program:
+// each request gets its own answer, once, and the daemon stays connected.
+func TestAnswersTheComputerNeverAskedForReachNoProgram(t *testing.T) {
+	ctx := testContext(t)
+	c, side, waitCtx := hostileComputerUp(ctx, t, answersProgram)
+
+	first, err := side.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	forged := harness.Frame{MessageID: "never-sent", Type: "e2e.asked"}
+	require.NoError(t, side.Respond(forged, map[string]any{"answer": "forged"}, nil))
+	c.WaitFor(waitCtx, "e2e: request 1: false nil timeout")
+
+	asked, err := side.Requests(waitCtx, 2)
+	require.NoError(t, err, c.Output())
+	second := asked[1]
+	require.NotEqual(t, first[0].MessageID, second.MessageID)
+	// The answer to the request given up on comes late, and one echoed as the computer's own.
+	require.NoError(t, side.Respond(first[0], map[string]any{"answer": "late"}, nil))
+	require.NoError(t, side.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": side.TraposID,
+		"messageId": second.MessageID, "type": "e2e.asked", "ok": true, "payload": map[string]any{"answer": "echoed"}}))
+	require.NoError(t, side.Respond(second, map[string]any{"answer": "real"}, nil))
+	require.NoError(t, side.Respond(second, map[string]any{"answer": "again"}, nil))
+
+	c.WaitFor(waitCtx, markerAsked)
+	// A ping answered after it all: the daemon read every frame, and is still connected.
+	require.NoError(t, side.Request("after", harness.TypePing, map[string]any{}))
+	ping, err := side.Answer(waitCtx, "after")
+	require.NoError(t, err, c.Output())
+	assert.True(t, ping.OK != nil && *ping.OK)
+	out := c.Output()
+	assert.Contains(t, lines(out), "e2e: request 2: true real nil")
+	for _, word := range []string{"forged", "late", "echoed", "again"} {
+		assert.NotContains(t, out, word)
+	}
+}
