@@ -319,12 +319,18 @@ func kvChange[T any](ctx context.Context, s *KV, what, key, id string, change fu
 		}
 		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
 			return v, nil
-		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
+		} else if !revisionMoved(err) {
 			return zero, fmt.Errorf("update %s %q: %w", what, id, natsError(err))
 		}
 		read = s.latest
 	}
 	return zero, fmt.Errorf("update %s %q: %d concurrent writers in a row; try again", what, id, kvRetries)
+}
+
+// revisionMoved says err, of a compare-and-swap write (KeyValue.Update at a revision, or
+// Create), is that another writer wrote the key since it was read: read it again and retry.
+func revisionMoved(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence")
 }
 
 // list reads every record whose key starts with prefix.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -522,4 +523,45 @@ func remakeBucket(t *testing.T, js jetstream.JetStream) {
 		_, err := account.OpenKV(t.Context(), js)
 		assert.NoError(c, err)
 	}, 30*time.Second, 10*time.Millisecond, "the account bucket made again")
+}
+
+// TestKVSharedBudgetIsOneForEveryReplica: takes at the same moment through two stores on one
+// bucket (two replicas), 20 at once, spend one budget: exactly its 10 are given; it refills
+// evenly, and a replica whose clock is behind the budget's last count refills nothing.
+func TestKVSharedBudgetIsOneForEveryReplica(t *testing.T) {
+	ctx := t.Context()
+	js := startJetStream(t)
+	var stores []*account.KV
+	for range 2 {
+		s, err := account.OpenKV(ctx, js)
+		require.NoError(t, err)
+		stores = append(stores, s)
+	}
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	var given atomic.Int32
+	var takers sync.WaitGroup
+	for i := range 20 {
+		takers.Go(func() {
+			wait, err := stores[i%2].TakeShared(ctx, "approvals of alice", 10, now)
+			assert.NoError(t, err)
+			if wait == 0 {
+				given.Add(1)
+			}
+		})
+	}
+	takers.Wait()
+	assert.Equal(t, int32(10), given.Load())
+
+	wait, err := stores[0].TakeShared(ctx, "approvals of alice", 10, now)
+	require.NoError(t, err)
+	assert.Equal(t, 6*time.Second, wait, "one token each 6 s")
+	wait, err = stores[1].TakeShared(ctx, "approvals of alice", 10, now.Add(-time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, 6*time.Second, wait, "a clock behind refills nothing")
+	wait, err = stores[1].TakeShared(ctx, "approvals of alice", 10, now.Add(6*time.Second))
+	require.NoError(t, err)
+	assert.Zero(t, wait)
+	wait, err = stores[0].TakeShared(ctx, "approvals of bob", 10, now)
+	require.NoError(t, err)
+	assert.Zero(t, wait, "another budget")
 }

@@ -330,6 +330,31 @@ func (m *Module) connectedFor(now time.Time, address string, from protocol.Reque
 	return now.Sub(pc.ConnectedSince), true
 }
 
+// takeSharedApproval spends one of accountID's approval attempts in the budget the replicas
+// share (account.SharedBudgets: the NATS bucket of the accounts) and returns 0, or how long
+// until the account has one. The replica's own budget (approves) is taken first, and is all
+// there is on a single gateway: without the shared one, a balancer spreading an account's
+// approvals over N replicas gave it N × ApprovalsPerCaller tries a minute at guessing a code.
+// A budget that cannot be read refuses nothing (the replica's own still holds): the approval
+// reads and writes the same bucket next, and fails there if it is gone.
+func (m *Module) takeSharedApproval(ctx context.Context, accountID string, now time.Time) time.Duration {
+	shared, ok := m.cfg.Accounts.Store().(account.SharedBudgets)
+	if !ok {
+		return 0
+	}
+	wait, err := shared.TakeShared(ctx, sharedApprovalBudget+accountID, m.cfg.ApprovalsPerCaller, now)
+	if err != nil {
+		m.log.Warn("cannot take the account's link approval from the budget the replicas share: this replica's own budget applies alone",
+			"accountId", accountID, "err", err)
+		return 0
+	}
+	return wait
+}
+
+// sharedApprovalBudget prefixes an account's name to name its approval budget in the shared
+// store.
+const sharedApprovalBudget = "link approvals of "
+
 // computerKey is the computer's bucket of link codes at its address: its computer id (a label
 // is changed at will; a link's credential is bound to the id) within its address (every
 // Minecraft server has a computer 7) and the account its socket said hello in ("" for a link

@@ -12,8 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/embeddednats"
 )
 
 // peersOf is two replicas' link modules wired to each other as the cluster's Peer wires them;
@@ -87,4 +89,47 @@ func TestApprovingThroughAnotherReplica(t *testing.T) {
 			assert.Equal(t, account.LinkPending, c.State, "nothing approved")
 		})
 	}
+}
+
+// TestApprovalsSplitOverReplicasHitTheOneBudget: an account's approvals that a balancer
+// spreads over two replicas on one accounts bucket spend one budget (10 a minute), as on one
+// gateway: each replica's own budget gave it 10 more, so N replicas gave N × 10 tries a minute
+// at guessing a code. The budget refills for both.
+func TestApprovalsSplitOverReplicasHitTheOneBudget(t *testing.T) {
+	ns := embeddednats.Start(t)
+	store := func() *account.Accounts {
+		s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, ns))
+		require.NoError(t, err)
+		return account.New(s, clock.Real{})
+	}
+	shared := store()
+	for _, id := range []string{"alice", "bob"} {
+		_, err := shared.AddAccount(t.Context(), id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	a := newFixture(t, Config{Accounts: shared})
+	b := newFixture(t, Config{Accounts: store()})
+	guess := func(f *fixture) (int, *protocol.Error) {
+		status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": "BCDF-GHJK"})
+		return status, ans.Error
+	}
+	for i := range DefaultApprovalsPerCaller {
+		status, pe := guess(map[bool]*fixture{true: a, false: b}[i%2 == 0])
+		require.Equal(t, http.StatusNotFound, status, "guess %d: %+v", i, pe)
+		require.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+	}
+	for _, f := range []*fixture{a, b} {
+		status, pe := guess(f)
+		assert.Equal(t, http.StatusTooManyRequests, status, "%+v", pe)
+		assert.Equal(t, &protocol.Error{Code: protocol.CodeBusy, Message: "too many link approvals by account alice; try again in 6 s"}, pe)
+	}
+	status, ans := b.api(bob, "POST", "/trapos/link/approve", map[string]any{"code": "BCDF-GHJK"})
+	assert.Equal(t, http.StatusNotFound, status, "another account's budget: %+v", ans.Error)
+
+	a.clk.Advance(6 * time.Second) // one attempt again, for whichever replica asks first
+	b.clk.Advance(6 * time.Second)
+	status, _ = guess(b)
+	assert.Equal(t, http.StatusNotFound, status)
+	status, _ = guess(a)
+	assert.Equal(t, http.StatusTooManyRequests, status)
 }

@@ -169,7 +169,11 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	caller := account.CallerFrom(r.Context())
 	now := m.cfg.Clock.Now()
-	if wait, over := m.approves.take(now, caller.Account); over != "" {
+	wait, over := m.approves.take(now, caller.Account)
+	if over == "" {
+		wait = m.takeSharedApproval(r.Context(), caller.Account, now)
+	}
+	if wait > 0 {
 		m.count("refused")
 		m.writeErr(w, r, http.StatusTooManyRequests, protocol.Errorf(protocol.CodeBusy,
 			"too many link approvals by account %s; try again in %d s", caller.Account, seconds(wait)))
