@@ -1,7 +1,7 @@
 // Command bench measures the trap-sandbox gateway against a bare gorilla/websocket baseline:
 // probe_gateway and HTTP ping round trips, memory per idle connection, and connect time.
 //
-//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 6] [-self-check] [-http-clients 16] [-idle 10000] [-profile-dir DIR]
+//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 6] [-self-check] [-only-http] [-http-clients 16] [-idle 10000] [-profile-dir DIR]
 //
 // With -scale-out N it runs the scale measurement instead: N idle computers over -replicas
 // gateway replicas on one nats-server, connected from client worker processes, and a restart
@@ -46,6 +46,8 @@ func run() int {
 	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")
 	flag.BoolVar(&cfg.SelfCheck, "self-check", false, "put a second baseline in the gateway's place: every ratio is then the bench's own bias and noise (no target is judged)")
 	flag.BoolVar(&cfg.BaselineUUIDIDs, "baseline-uuid-ids", false, "have the baseline mint random UUID message ids, as the gateway must, instead of a short counter: what the ids cost (no target is judged)")
+	flag.BoolVar(&cfg.OnlyHTTP, "only-http", false, "run phase (b), the HTTP API's ping, alone (no (a), (c) or (d)); only its targets are judged: for comparing builds of the host API's path")
+	flag.StringVar(&cfg.BaselineGateway, "baseline-gateway", "", "put this gateway binary (another build of it) in the baseline's place: every ratio is then the gateway built here against that build (no target is judged)")
 	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase to this directory (created if missing); with -scale-out, of each replica's connects and of its graceful stop")
 	var scale bench.ScaleConfig
 	flag.IntVar(&scale.Computers, "scale-out", 0, "instead of the phases above: this many idle computers over -replicas gateway replicas on one nats-server, then a restart of every replica")
@@ -61,6 +63,10 @@ func run() int {
 	}
 	if cfg.Computers < 1 || cfg.Rounds < 1 || cfg.HTTPClients < 1 || cfg.IdleComputers < 1 || cfg.DialConcurrency < 1 || cfg.Duration <= 0 {
 		fmt.Fprintln(os.Stderr, "bench: every count must be at least 1 and the duration positive")
+		return 2
+	}
+	if cfg.BaselineGateway != "" && (cfg.SelfCheck || cfg.BaselineUUIDIDs || cfg.ProfileDir != "") {
+		fmt.Fprintln(os.Stderr, "bench: -baseline-gateway takes the baseline's place: it goes with neither -self-check, -baseline-uuid-ids nor -profile-dir")
 		return 2
 	}
 	if cfg.ProfileDir != "" {
@@ -91,6 +97,10 @@ func run() int {
 	missed := bench.Report(os.Stdout, cfg, res)
 	if cfg.SelfCheck {
 		fmt.Fprintln(os.Stderr, "bench: self-check: the baseline measured against itself, so each ratio is the bench's own bias and noise; no target is judged")
+		return 0
+	}
+	if cfg.BaselineGateway != "" {
+		fmt.Fprintln(os.Stderr, "bench: -baseline-gateway: two builds of the gateway measured against each other; no target is judged")
 		return 0
 	}
 	if cfg.BaselineUUIDIDs {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"tests/bench/internal/bench"
+	"tests/internal/harness"
 )
 
 // smokeTimeout bounds the whole small run (a cached gateway build plus four short phases).
@@ -84,9 +85,44 @@ func TestRunSmall(t *testing.T) {
 	assert.Equal(t, strings.Count(out.String(), "| MISS |"), len(missed), out.String())
 	assert.Contains(t, out.String(), "(a) probe_gateway round trips/s")
 	assert.Regexp(t, `\| \(a\) gateway/baseline by round \| \| \| [0-9.]+× [0-9.]+× \|`, out.String())
+	assert.Regexp(t, `\| \(b\) server CPU per round trip, gateway/baseline by round \| \| \| [0-9.]+× [0-9.]+× \|`, out.String())
 	assert.Contains(t, out.String(), "(d) connect + hello, 40 computers")
 	assert.NoDirExists(t, filepath.Join(home, "data", "trap-sandbox"), "the gateway wrote into the user's data directory")
 	assert.FileExists(t, filepath.Join(cfg.WorkDir, "gateway-data", "accounts.db"))
+}
+
+// TestRunOnlyHTTPAgainstAnotherGatewayBuild runs phase (b) alone (-only-http) with a gateway
+// binary in the baseline's place (-baseline-gateway): its rounds, none of (a), (c) or (d), and
+// a report that judges (b) only and says what the baseline column is.
+func TestRunOnlyHTTPAgainstAnotherGatewayBuild(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", filepath.Join(t.TempDir(), "data"))
+	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
+	defer cancel()
+	other, err := harness.BuildGateway(ctx, t.TempDir(), false)
+	require.NoError(t, err)
+	cfg := bench.Config{Computers: 5, Duration: 100 * time.Millisecond, HTTPClients: 2,
+		IdleComputers: 40, DialConcurrency: 8, Rounds: 2, Settle: 50 * time.Millisecond, WorkDir: t.TempDir(),
+		OnlyHTTP: true, BaselineGateway: other}
+	res, err := bench.Run(ctx, cfg)
+	require.NoError(t, err)
+	for name, f := range map[string]bench.Figures{"gateway": res.Gateway, "baseline": res.Baseline} {
+		assert.Len(t, f.HTTPRounds, cfg.Rounds, name)
+		assert.Positive(t, f.HTTP.Count, name)
+		assert.Zero(t, f.Probe.Count, name)
+		assert.Empty(t, f.ProbeRounds, name)
+		assert.Zero(t, f.RSSAfter, name)
+		assert.Zero(t, f.ConnectTime, name)
+	}
+	var out strings.Builder
+	missed := bench.Report(&out, cfg, res)
+	assert.Contains(t, out.String(), "(b) HTTP ping round trips/s")
+	assert.NotContains(t, out.String(), "| (a)")
+	assert.NotContains(t, out.String(), "| (c)")
+	assert.NotContains(t, out.String(), "| (d)")
+	assert.Contains(t, out.String(), "the \"baseline\" column is the gateway built as "+other)
+	for _, m := range missed {
+		assert.True(t, strings.HasPrefix(m, "(b) "), "only (b) is judged: %s", m)
+	}
 }
 
 // TestScaleOutSmall runs the whole scale machinery at a size CI affords: a real nats-server,

@@ -28,8 +28,29 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 		fmt.Fprintln(w, "baseline-uuid-ids: the baseline mints random UUID message ids, as the gateway must; the targets are judged against the baseline with its short ids, not this run")
 		fmt.Fprintln(w)
 	}
+	if cfg.BaselineGateway != "" {
+		fmt.Fprintf(w, "baseline-gateway: the \"baseline\" column is the gateway built as %s; PASS and MISS compare two gateways, not the gateway with the bare server\n", cfg.BaselineGateway)
+		fmt.Fprintln(w)
+	}
+	if cfg.OnlyHTTP {
+		fmt.Fprintln(w, "only-http: phase (b) alone; (a), (c) and (d) were not run")
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "| figure | gateway | baseline | gateway/baseline | target | result |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	if !cfg.OnlyHTTP {
+		reportProbes(w, r, verdict)
+	}
+	reportHTTP(w, g, b, verdict)
+	if !cfg.OnlyHTTP {
+		reportMemory(w, cfg, g, b, verdict)
+	}
+	return missed
+}
+
+// reportProbes writes phase (a)'s rows.
+func reportProbes(w io.Writer, r Result, verdict func(string, bool) string) {
+	g, b := r.Gateway, r.Baseline
 	probeRatio := ratio(g.Probe.PerSecond, b.Probe.PerSecond)
 	fmt.Fprintf(w, "| (a) probe_gateway round trips/s | %.0f | %.0f | %.2f× | ≥ %.2f× | %s |\n",
 		g.Probe.PerSecond, b.Probe.PerSecond, probeRatio, TargetProbeRatio, verdict("(a) probe_gateway round trips/s", probeRatio >= TargetProbeRatio))
@@ -43,6 +64,10 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 		us(g.Probe.BenchCPU), us(b.Probe.BenchCPU), ratio(float64(g.Probe.BenchCPU), float64(b.Probe.BenchCPU)))
 	fmt.Fprintf(w, "| (a) opencode health requests per probe_gateway | %.3f | — | | | |\n",
 		ratio(float64(r.OpencodeRequests), float64(g.ProbesSent)))
+}
+
+// reportHTTP writes phase (b)'s rows.
+func reportHTTP(w io.Writer, g, b Figures, verdict func(string, bool) string) {
 	httpRatio := ratio(g.HTTP.PerSecond, b.HTTP.PerSecond)
 	fmt.Fprintf(w, "| (b) HTTP ping round trips/s | %.0f | %.0f | %.2f× | ≥ %.2f× | %s |\n",
 		g.HTTP.PerSecond, b.HTTP.PerSecond, httpRatio, TargetHTTPRatio, verdict("(b) HTTP ping round trips/s", httpRatio >= TargetHTTPRatio))
@@ -54,8 +79,13 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	fmt.Fprintf(w, "| (b) p99 gateway/baseline by round | | | %s | | |\n", roundRatios(float64s(g.HTTPP99Rounds), float64s(b.HTTPP99Rounds)))
 	fmt.Fprintf(w, "| (b) server CPU per round trip | %s | %s | %.2f× | | |\n",
 		us(g.HTTP.ServerCPU), us(b.HTTP.ServerCPU), ratio(float64(g.HTTP.ServerCPU), float64(b.HTTP.ServerCPU)))
+	fmt.Fprintf(w, "| (b) server CPU per round trip, gateway/baseline by round | | | %s | | |\n", roundRatios(float64s(g.HTTPCPURounds), float64s(b.HTTPCPURounds)))
 	fmt.Fprintf(w, "| (b) the bench's own CPU per round trip (its HTTP clients and computers) | %s | %s | %.2f× | | |\n",
 		us(g.HTTP.BenchCPU), us(b.HTTP.BenchCPU), ratio(float64(g.HTTP.BenchCPU), float64(b.HTTP.BenchCPU)))
+}
+
+// reportMemory writes the rows of phases (c) and (d).
+func reportMemory(w io.Writer, cfg Config, g, b Figures, verdict func(string, bool) string) {
 	fmt.Fprintf(w, "| (c) RSS per idle connection | %.1f KiB | %.1f KiB | %.2f× | ≤ %d KiB | %s |\n",
 		g.BytesPerConn/1024, b.BytesPerConn/1024, ratio(g.BytesPerConn, b.BytesPerConn), TargetBytesPerConn>>10,
 		verdict("(c) RSS per idle connection", g.BytesPerConn <= TargetBytesPerConn))
@@ -67,7 +97,6 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	fmt.Fprintf(w, "| (d) connect + hello, %d computers | %s | %s | %.2f× | < %s | %s |\n",
 		cfg.IdleComputers, g.ConnectTime.Round(time.Millisecond), b.ConnectTime.Round(time.Millisecond),
 		ratio(float64(g.ConnectTime), float64(b.ConnectTime)), TargetConnectTime, verdict("(d) connect + hello", g.ConnectTime < TargetConnectTime))
-	return missed
 }
 
 // roundRatios lists the gateway/baseline ratio of each round (both measured back to back), so

@@ -73,6 +73,13 @@ type Config struct {
 	// (BaselineUUIDIDsEnv), instead of a short counter: what the ids' 36 bytes cost, measured.
 	// The targets are judged against the baseline as it is, not this one.
 	BaselineUUIDIDs bool
+	// OnlyHTTP runs phase (b) alone (no (a), (c) or (d)), and only its targets are judged: for
+	// comparing builds of the host API's path, twice the runs in the same time.
+	OnlyHTTP bool
+	// BaselineGateway, when set, is a gateway binary that takes the baseline's place (another
+	// build of the gateway, started as the bench starts its own): every ratio is then one
+	// build against the other, round by round, and no target is judged.
+	BaselineGateway string
 }
 
 // Figures are one server's measurements.
@@ -87,6 +94,8 @@ type Figures struct {
 	// HTTPP99Rounds is the p99 latency of every round of (b), in order (the verdict is on the
 	// median round's, HTTP.P99): how far the machine's noise moves it.
 	HTTPP99Rounds []time.Duration
+	// HTTPCPURounds is the server's CPU per round trip of every round of (b), in order.
+	HTTPCPURounds []time.Duration
 	// ProbesSent counts the probe_gateway round trips of all rounds.
 	ProbesSent int
 	// BytesPerConn is phase (c): RSS growth divided by the idle sockets.
@@ -168,7 +177,13 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.BaselineUUIDIDs {
 		baseEnv = append(baseEnv, BaselineUUIDIDsEnv+"=1")
 	}
-	base, err := startServer(ctx, "baseline", baseAddr, self, nil, baseEnv)
+	var base *server
+	if cfg.BaselineGateway != "" {
+		env := append(gatewayEnv(opencode.URL, cfg.IdleComputers+cfg.Computers), "SANDBOX_DATA_DIR="+filepath.Join(cfg.WorkDir, "baseline-gateway-data"))
+		base, err = startServer(ctx, "baseline gateway", baseAddr, cfg.BaselineGateway, []string{"--listen", baseAddr}, env)
+	} else {
+		base, err = startServer(ctx, "baseline", baseAddr, self, nil, baseEnv)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -187,6 +202,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	for round := range cfg.Rounds {
 		order := roundOrder(round)
 		for _, i := range order {
+			if cfg.OnlyHTTP {
+				break
+			}
 			s := targets[i]
 			r, err := probePhase(ctx, cfg, s, fmt.Sprintf("a-round%d", round+1))
 			if err != nil {
@@ -216,6 +234,10 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		figures[i].HTTPRounds = perSecond(pings[i])
 		for _, r := range pings[i] {
 			figures[i].HTTPP99Rounds = append(figures[i].HTTPP99Rounds, r.P99)
+			figures[i].HTTPCPURounds = append(figures[i].HTTPCPURounds, r.ServerCPU)
+		}
+		if cfg.OnlyHTTP {
+			continue
 		}
 		if err := memoryPhase(ctx, cfg, s, figures[i], s == gw); err != nil {
 			return res, err
@@ -299,8 +321,11 @@ func gatewayDataEnv(workDir string) string {
 	return "SANDBOX_DATA_DIR=" + filepath.Join(workDir, "gateway-data")
 }
 
-// medianRate is the round with the median rate (its percentiles come with it).
+// medianRate is the round with the median rate (its percentiles come with it); none: zero.
 func medianRate(rs []Rate) Rate {
+	if len(rs) == 0 {
+		return Rate{}
+	}
 	sorted := slices.SortedFunc(slices.Values(rs), func(a, b Rate) int { return cmp.Compare(a.PerSecond, b.PerSecond) })
 	return sorted[len(sorted)/2]
 }
