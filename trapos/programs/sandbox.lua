@@ -1064,10 +1064,12 @@ local function openLink(session, url, key)
   if since ~= nil then
     proveWith = { since = since, secret = settingsLib.password(), key = proofLib.proofKey(url) };
   end
-  local ok, err = session.open(url, proveWith);
+  -- The link's own socket and hello: a gateway that takes the connection and does not answer
+  -- holds it for its hello timeout, with the notice up rather than a blank screen.
+  local ok, err = libsandbox.whileWaiting(term, session.open, url, proveWith);
   if not ok and err.code == linkLib.ERR_NOT_PROVED and err.refusedCredential and key == nil then
     session.close();
-    ok, err = session.open(url);
+    ok, err = libsandbox.whileWaiting(term, session.open, url);
   end
   if ok then
     return;
@@ -1212,7 +1214,7 @@ local SHARED_ACCOUNT = "local";
 -- drive), and returns true, true, true: the link is done.
 local function refuseIfLinked()
   -- A daemon still saying hello (the computer just booted) is waited for: its answer decides.
-  local status = libsandbox.awaitConnection();
+  local status = libsandbox.whileWaiting(term, libsandbox.awaitConnection);
   if status == nil then
     return false;
   elseif not status.connected or type(status.account) ~= "string" or status.account == SHARED_ACCOUNT then

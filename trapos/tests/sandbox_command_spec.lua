@@ -2338,6 +2338,10 @@ describe("sandbox command", function()
       expect(record.values["sandbox.password"]):eq(CREDENTIAL);
       expect(record.reconnects):eq(1);
       expectNoSecret(lines, record, err);
+      -- The daemon's status and the link's own hello are waited for with the notice up (each
+      -- erased), where a gateway that did not answer left the screen blank.
+      local NOTICE = "Asking the gateway...";
+      expect(record.screen):same({ NOTICE, NOTICE:gsub(".", " "), NOTICE, (NOTICE:gsub(".", " ")) });
     end);
 
     it("says which key problem the gateway found, and where a new key comes from", function()
