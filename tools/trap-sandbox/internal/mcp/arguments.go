@@ -286,40 +286,31 @@ const targetArgument = "traposId"
 // computerArguments name a computer in the tools that act on one (copy_file's other too).
 var computerArguments = []string{targetArgument, "toTraposId"}
 
-// shownIDs reads a tool's computer given in its shown form (cctext.ShowTraposID: a list's
-// shown, the form a not_connected's "did you mean" names a computer by) as that computer's
-// traposId, when no computer the caller reaches has the form itself as its traposId: the tools
-// take a traposId as it is, so an agent that asked 7:kitchen of the computer labelled
-// "kitchen " was told `did you mean "7:kitchen\x20"?`, asked that, and was told the same
-// again, with no way to the computer short of typing its label's space (or a no-break space)
-// exactly. Only a form with an escape in it (a backslash) asks c for the computers, once a call.
+// shownIDs reads a tool's computer given in its shown form as that computer's traposId
+// (shownID), in every argument that names one.
 func shownIDs(c *computer.Client) sdk.Middleware {
 	return func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			ctr, ok := req.(*sdk.CallToolRequest)
 			if !ok || ctr.Params == nil || !bytes.Contains(ctr.Params.Arguments, []byte(`\\`)) {
-				return next(ctx, method, req)
+				return next(ctx, method, req) // no backslash, no escape to read
 			}
 			args := map[string]json.RawMessage{}
 			if json.Unmarshal(ctr.Params.Arguments, &args) != nil {
 				return next(ctx, method, req)
 			}
-			var cs []computer.Computer
-			listed := false
+			changed := false
 			for _, name := range computerArguments {
 				var id string
-				if json.Unmarshal(args[name], &id) != nil || cctext.TraposID(id) == id {
-					continue // no escape to read
+				if json.Unmarshal(args[name], &id) != nil {
+					continue
 				}
-				if !listed {
-					cs, _ = c.Computers(ctx) // none listed: every id is taken as it is
-					listed = true
-				}
-				if traposID, ok := shownComputer(cs, id); ok {
+				if traposID := shownID(ctx, c, id); traposID != id {
 					args[name], _ = json.Marshal(traposID)
+					changed = true
 				}
 			}
-			if out, err := json.Marshal(args); listed && err == nil {
+			if out, err := json.Marshal(args); changed && err == nil {
 				ctr.Params.Arguments = out
 			}
 			return next(ctx, method, req)
@@ -327,17 +318,27 @@ func shownIDs(c *computer.Client) sdk.Middleware {
 	}
 }
 
-// shownComputer is the traposId of the computer of cs whose shown form id is, when none of cs
-// has id itself as its traposId.
-func shownComputer(cs []computer.Computer, id string) (string, bool) {
-	shown := ""
+// shownID is id, a computer named in a tool's argument or a resource's URI, or, when no
+// computer the caller reaches has id itself as its traposId but one has it as its shown form
+// (cctext.ShowTraposID: a list's shown, the form a not_connected's "did you mean" names a
+// computer by), that computer's traposId. The tools take a traposId as it is, so an agent that
+// asked 7:kitchen of the computer labelled "kitchen " was told `did you mean "7:kitchen\x20"?`,
+// asked that, and was told the same again, with no way to the computer short of typing its
+// label's space (or a no-break space) exactly. Only an id with an escape in it asks c for the
+// computers.
+func shownID(ctx context.Context, c *computer.Client, id string) string {
+	if cctext.TraposID(id) == id {
+		return id // no escape to read
+	}
+	cs, _ := c.Computers(ctx) // none listed: the id is taken as it is
+	shown := id
 	for _, c := range cs {
 		if c.TraposID == id {
-			return "", false
+			return id
 		}
 		if cctext.ShowTraposID(c.TraposID) == id {
 			shown = c.TraposID
 		}
 	}
-	return shown, shown != ""
+	return shown
 }

@@ -179,6 +179,9 @@ func TestAComputerIsReachedByItsShownForm(t *testing.T) {
 	res = callTool(t, s, "copy_file", map[string]any{"traposId": `7:kitchen\x20`, "from": "/door.lua", "toTraposId": `7:kitchen\x20`, "to": "/door2.lua"})
 	require.False(t, res.IsError, text(res))
 	assert.Contains(t, text(res), `"toTraposId":"7:kitchen "`)
+	read, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "trapos://7%3Akitchen%5Cx20/door.lua"})
+	require.NoError(t, err, "a resource's traposId is read alike")
+	assert.Equal(t, "open", read.Contents[0].Text)
 
 	res = callTool(t, s, "ping", map[string]any{"traposId": `7:kitchen\x20\x20`})
 	require.True(t, res.IsError, "the shown form of no computer: %s", text(res))

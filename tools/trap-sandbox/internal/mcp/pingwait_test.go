@@ -215,3 +215,41 @@ func TestPingWaitForARelabelledComputerAnswersAtOnce(t *testing.T) {
 	assert.NotContains(t, text(res), polledAgain, "no poll")
 	assert.NotContains(t, text(res), waitedAlready, "no wait")
 }
+
+// comesBack is a gateway to the stand-in computer, which is away (rebooting) for its first
+// away requests: not connected, and not listed.
+type comesBack struct {
+	*daemonfake.Local
+	away     int32
+	requests atomic.Int32
+}
+
+func (l *comesBack) Computers(ctx context.Context) ([]computer.Computer, error) {
+	if l.requests.Load() < l.away {
+		return []computer.Computer{}, nil
+	}
+	return l.Local.Computers(ctx)
+}
+
+func (l *comesBack) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if l.requests.Add(1) <= l.away {
+		return nil, computer.NotConnected(traposID)
+	}
+	return l.Local.Request(ctx, traposID, typ, payload, timeout)
+}
+
+// TestPingWaitReadsAShownFormAtEachPoll: ping with wait of a computer by its shown form
+// (7:kitchen\x20, the computer labelled "kitchen ", as "did you mean" names it) while the
+// computer is away finds it once it is back: the form was read once, before the call, when no
+// computer had it, so the wait waited for a computer named 7:kitchen\x20 and ran out.
+func TestPingWaitReadsAShownFormAtEachPoll(t *testing.T) {
+	l := &comesBack{Local: daemonfake.NewLocal(nil), away: 2}
+	l.Label = "kitchen "
+	l.List[0].TraposID = l.TraposID()
+	clk := clock.NewFake(testStart)
+	s := sessionWatching(t, l, nil, clk)
+	res := pingPolled(t, s, clk, map[string]any{"traposId": `7:kitchen\x20`, "wait": true, "timeoutMs": 60000})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "7:kitchen ", structured(t, res.StructuredContent)["traposId"])
+	assert.Equal(t, float64(2*connectPoll.Milliseconds()), structured(t, res.StructuredContent)["waitedMs"], "found at its second poll")
+}

@@ -110,6 +110,7 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
+	traposID = shownID(ctx, t.client, traposID) // as a tool's traposId is read
 	in := ReadInput{TraposID: traposID, Path: path}
 	if hasQuery {
 		if in.Offset, in.Length, err = partOf(query, file, strings.HasSuffix(path, "/")); err != nil {

@@ -1305,7 +1305,8 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 	// on from once the next poll is armed.
 	var polledAt time.Time
 	for {
-		p, err := t.client.PingBare(ctx, traposID, t.timeLeft(ctx, end))
+		// A shown form is read at each poll (shownIDs read it once, before the computer was back).
+		p, err := t.client.PingBare(ctx, shownID(ctx, t.client, traposID), t.timeLeft(ctx, end))
 		waited := time.Duration(0)
 		if !polledAt.IsZero() {
 			waited = polledAt.Sub(start)
