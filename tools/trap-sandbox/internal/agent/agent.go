@@ -193,6 +193,9 @@ type Module struct {
 	// abortClock paces the aborts of a stopped turn that opencode has not stopped yet
 	// (stopOnOpencode): the wall clock, a test's fake.
 	abortClock clock.Clock
+	// idleClock bounds a turn's wait for its session.idle after the prompt's reply
+	// (idleWait): the wall clock, a test's fake.
+	idleClock clock.Clock
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -284,7 +287,8 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
 		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, accountMu: map[string]*sync.Mutex{},
 		accountRunning: map[string]int{},
-		releasing:      map[callerKey]chan struct{}{}, passes: cfg.Passes, abortClock: clock.Real{}}
+		releasing:      map[callerKey]chan struct{}{}, passes: cfg.Passes, abortClock: clock.Real{},
+		idleClock: clock.Real{}}
 	if m.passes == nil {
 		m.passes = account.NewPasses()
 	}

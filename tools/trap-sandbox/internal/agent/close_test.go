@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
@@ -71,6 +72,38 @@ func TestClosingTheGatewayAbortsATurnWhoseReplyCameFirst(t *testing.T) {
 	t.Cleanup(func() { testHookAwaitingReply = nil })
 	for range 8 {
 		closeDuringATurn(t)
+	}
+}
+
+// TestClosingTheGatewayWaitsForNoIdleFromTheStreamItStops: a turn's prompt that Close ended
+// waited for its session.idle (at most idleWait, 2 s), which the event stream Close stops can
+// no longer bring: Close took 2 s a running turn. Here the idle wait's clock never reaches
+// idleWait, so Close returns only if it does not wait for it.
+func TestClosingTheGatewayWaitsForNoIdleFromTheStreamItStops(t *testing.T) {
+	started := make(chan struct{})
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		close(started)
+		<-tu.Done() // a model that thinks until it is stopped
+	})
+	m := f.module(t)
+	idleClock := clock.NewFake(time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC))
+	m.idleClock = idleClock
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	_, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "think"}))
+	require.NoError(t, err)
+	<-started
+
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		m.Close()
+	}()
+	select {
+	case <-closed:
+	case <-time.After(stopLimit):
+		idleClock.Advance(idleWait) // so that Close returns and nothing outlives the test
+		<-closed
+		require.Fail(t, "Close waited for a session.idle the stream it stopped could not bring")
 	}
 }
 

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"sync"
 	"time"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 )
 
 // inputWait bounds how long a permission ask waits for its tool call's arguments: they come
@@ -138,13 +140,16 @@ func (tr *tracker) streamWhole() bool {
 
 // waitIdle waits for the turn's session.idle, at most wait: the sync reply can overtake the
 // stream's last events (the final tool state, the last text), which come before idle. Idle
-// may never come (seen with 1.18.x plugin sessions), hence the bound.
-func (tr *tracker) waitIdle(wait time.Duration) {
-	timer := time.NewTimer(wait)
+// may never come (seen with 1.18.x plugin sessions), hence the bound. It ends with ctx (the
+// module's): a closing gateway reads the stream no more, so idle cannot come, and Close
+// waited out the whole bound for each turn it stopped.
+func (tr *tracker) waitIdle(ctx context.Context, c clock.Clock, wait time.Duration) {
+	timer := c.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case <-tr.idle:
-	case <-timer.C:
+	case <-timer.C():
+	case <-ctx.Done():
 	}
 }
 

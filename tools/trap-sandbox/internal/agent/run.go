@@ -130,7 +130,7 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 			t.sess.pl.prompted.Store(run)
 		}
 		replies <- promptResult{r, err}
-		t.tr.waitIdle(idleWait) // the stream may lag behind the reply
+		t.tr.waitIdle(m.ctx, m.idleClock, idleWait) // the stream may lag behind the reply
 		m.stream.detach(sid, t)
 		m.release(t)
 	}()
