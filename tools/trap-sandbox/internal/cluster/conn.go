@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/logthrottle"
@@ -68,6 +69,9 @@ func Connect(ctx context.Context, o ConnOptions, logger *slog.Logger) (*nats.Con
 		// and a routed request the asker has failed would still reach the computer.
 		nats.ReconnectBufSize(-1),
 		nats.ErrorHandler(errorHandler(logger, o.Clock)),
+	}
+	if err := checkKeyFiles(o); err != nil {
+		return nil, err
 	}
 	switch {
 	case o.User != "" || o.Password != "":
@@ -192,6 +196,8 @@ func explainConnectError(o ConnOptions, err error) error {
 		return fmt.Errorf("%w: %s", err, why)
 	}
 	switch {
+	case errors.Is(err, nats.ErrNkeysNotSupported):
+		return fmt.Errorf("%w: the server's configuration gives no user an NKey: give the credentials it names, or add the seed's public key to it ({ nkey: U… }, docs/scale-out.md, Security)", err)
 	case errors.Is(err, nats.ErrNoServers):
 		return fmt.Errorf("%w: nothing accepts connections there: is nats-server running at that address, and does --nats (SANDBOX_NATS_URL) name it?", err)
 	case !errors.Is(err, nats.ErrAuthorization):
@@ -233,6 +239,36 @@ func checkTLSFiles(o ConnOptions) error {
 	if o.TLSCert != "" {
 		if _, err := tls.LoadX509KeyPair(o.TLSCert, o.TLSKey); err != nil {
 			return fmt.Errorf("--nats-tls-cert (SANDBOX_NATS_TLS_CERT) %s and --nats-tls-key (SANDBOX_NATS_TLS_KEY) %s: %w: give a PEM certificate and the PEM private key that goes with it", o.TLSCert, o.TLSKey, err)
+		}
+	}
+	return nil
+}
+
+// checkKeyFiles reads an NKey seed or credentials file before any dial, so that one that holds
+// no user's seed is named by its flag: the NATS client said "nkeys: no nkey seed found" for
+// the one, and "error signing nonce: unable to extract key pair from file …" for the other,
+// naming neither.
+func checkKeyFiles(o ConnOptions) error {
+	for _, f := range []struct{ flag, path, want string }{
+		{"--nats-nkey (SANDBOX_NATS_NKEY)", o.NKeySeedFile, "SU…, the first line of what nk -gen user -pubout prints"},
+		{"--nats-creds (SANDBOX_NATS_CREDS)", o.CredsFile, "the .creds file nsc makes for the replicas' user holds one"},
+	} {
+		if f.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+		kp, err := nkeys.ParseDecoratedNKey(data)
+		if err != nil {
+			return fmt.Errorf("%s: %s holds no user's NKey seed (%s): %w", f.flag, f.path, f.want, err)
+		}
+		pub, err := kp.PublicKey()
+		_, seedErr := kp.Seed()
+		kp.Wipe()
+		if err != nil || seedErr != nil || !nkeys.IsValidPublicUserKey(pub) {
+			return fmt.Errorf("%s: %s holds a key that is not a user's seed (a public key, or an account's or operator's seed): give a user's NKey seed (%s)", f.flag, f.path, f.want)
 		}
 	}
 	return nil

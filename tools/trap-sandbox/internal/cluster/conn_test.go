@@ -436,3 +436,45 @@ func TestConnectNamesTheTLSSettingToFix(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectNamesAKeyFileThatHoldsNoUsersSeed: an NKey seed or credentials file that holds no
+// user's seed (the public key's line of nk's output, an account's seed, anything else) is
+// refused before a dial, naming its flag, where the NATS client said "nkeys: no nkey seed
+// found" or "error signing nonce: unable to extract key pair …"; a seed for a server that gives
+// no user an NKey says so.
+func TestConnectNamesAKeyFileThatHoldsNoUsersSeed(t *testing.T) {
+	user, err := nkeys.CreateUser()
+	require.NoError(t, err)
+	userSeed, err := user.Seed()
+	require.NoError(t, err)
+	userPub, err := user.PublicKey()
+	require.NoError(t, err)
+	account, err := nkeys.CreateAccount()
+	require.NoError(t, err)
+	accountSeed, err := account.Seed()
+	require.NoError(t, err)
+	addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
+	garbage := writeFile(t, "garbage", []byte("not a key\n"))
+	public := writeFile(t, "public.nk", []byte(userPub+"\n"))
+	accountFile := writeFile(t, "account.nk", accountSeed)
+	noSeed := " holds no user's NKey seed "
+	for name, c := range map[string]struct {
+		o    ConnOptions
+		want string
+	}{
+		"garbage for --nats-nkey":     {ConnOptions{NKeySeedFile: garbage}, "--nats-nkey (SANDBOX_NATS_NKEY): " + garbage + noSeed + "(SU…, the first line of what nk -gen user -pubout prints)"},
+		"the public key's line":       {ConnOptions{NKeySeedFile: public}, "--nats-nkey (SANDBOX_NATS_NKEY): " + public + noSeed},
+		"an account's seed":           {ConnOptions{NKeySeedFile: accountFile}, "--nats-nkey (SANDBOX_NATS_NKEY): " + accountFile + " holds a key that is not a user's seed"},
+		"garbage for --nats-creds":    {ConnOptions{CredsFile: garbage}, "--nats-creds (SANDBOX_NATS_CREDS): " + garbage + noSeed + "(the .creds file nsc makes for the replicas' user holds one)"},
+		"a server without NKey users": {ConnOptions{NKeySeedFile: writeFile(t, "user.nk", userSeed)}, "nkeys not supported by the server: the server's configuration gives no user an NKey: give the credentials it names, or add the seed's public key to it"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c.o.URL = "nats://" + addr
+			_, err := Connect(context.Background(), c.o, slog.New(slog.DiscardHandler))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NotContains(t, err.Error(), string(userSeed))
+			assert.NotContains(t, err.Error(), string(accountSeed))
+		})
+	}
+}
