@@ -174,7 +174,8 @@ func (unreachableStore) Token(context.Context, string) (account.Token, error) {
 }
 
 // TestAPIAuthLogsAStoreThatFails: a token that cannot be checked is a 500 that tells the
-// caller no more, and the gateway's log says why, once per request.
+// caller what to do (a player with a token, who cannot read the log, was told only that the
+// store failed), and the gateway's log says why, once per request.
 func TestAPIAuthLogsAStoreThatFails(t *testing.T) {
 	ctx := context.Background()
 	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
@@ -185,7 +186,7 @@ func TestAPIAuthLogsAStoreThatFails(t *testing.T) {
 	s := New(slog.New(slog.NewTextHandler(&logs, nil)), Config{Accounts: account.New(unreachableStore{memory}, clk)}, callerModule{})
 	rec := serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice)
 	assert.Equal(t, http.StatusInternalServerError, rec.Code)
-	assert.Contains(t, rec.Body.String(), "cannot check the token: the account store failed")
+	assert.Contains(t, rec.Body.String(), "cannot check the token: the account store failed; try again, and if it fails again, ask the gateway's operator (its log says why)")
 	assert.NotContains(t, rec.Body.String(), "deadline")
 	assert.Contains(t, logs.String(), `level=ERROR msg="API auth: cannot check an account token: the account store failed" err="read token: context deadline exceeded"`)
 	assert.NotContains(t, logs.String(), alice, "the token is never logged")

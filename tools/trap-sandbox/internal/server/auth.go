@@ -286,7 +286,7 @@ const unknownPass = "unknown gateway pass: this gateway grants a computer's pass
 // refuseToken answers an account token that opened nothing, with why (never the token).
 func refuseToken(w http.ResponseWriter, err error) {
 	if refusalOf(err) == RefusalStoreFailed {
-		WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "cannot check the token: the account store failed")
+		WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "cannot check the token: the account store failed; try again, and if it fails again, ask the gateway's operator (its log says why)")
 		return
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
