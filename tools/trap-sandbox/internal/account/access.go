@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	sqlite3 "modernc.org/sqlite/lib"
@@ -34,9 +35,23 @@ func notOurs(path string, err error) error {
 		return shut(path, err, toDataDir, insteadDataDir)
 	}
 	if owner == me {
-		return err
+		return ownModeShut(path, whose, me, err)
 	}
 	return fmt.Errorf("%w: %s belongs to %s, and this runs as %s: run trap-sandbox as %s, or give the data directory and its files to %s (chown)", err, whose, owner, me, owner, me)
+}
+
+// ownModeShut is err, this user refused its own file at path, with the mode that refused it
+// and the chmod that opens it: "open …/accounts.db: permission denied" alone left the owner
+// looking for another user (a chmod 000 or 400 of the store, an install -m 200).
+func ownModeShut(path, whose, me string, err error) error {
+	if whose != "the file" {
+		return err
+	}
+	info, statErr := os.Stat(path)
+	if statErr != nil || info.Mode().Perm()&0o600 == 0o600 {
+		return err
+	}
+	return fmt.Errorf("%w: the file is %s's own, but its mode %03o does not let its owner read and write it: chmod 600 %s", err, me, info.Mode().Perm(), path)
 }
 
 // shut is err, refused at path, with the directory on path's way that this user may not

@@ -43,6 +43,17 @@ func TestAnotherUsersStoreNamesItsOwner(t *testing.T) {
 	assert.Same(t, error(denied), notOurs(mine, denied))
 	other := errors.New("disk on fire")
 	assert.Same(t, other, notOurs(path, other))
+
+	// The user's own file whose mode keeps its owner out (chmod 000, an install -m 200) is told
+	// the chmod that opens it: "permission denied" alone sent the owner looking for another user.
+	for _, mode := range []fs.FileMode{0, 0o200, 0o400} {
+		shut := filepath.Join(t.TempDir(), DBFile)
+		require.NoError(t, os.WriteFile(shut, nil, 0o600))
+		require.NoError(t, os.Chmod(shut, mode))
+		denied := &fs.PathError{Op: "open", Path: shut, Err: syscall.EACCES}
+		assert.Equal(t, fmt.Sprintf("open %s: permission denied: the file is %s's own, but its mode %03o does not let its owner read and write it: chmod 600 %s",
+			shut, currentUser(), mode, shut), notOurs(shut, denied).Error())
+	}
 }
 
 // TestAnotherUsersDataDirectoryNamesItsOwner: a store in a directory only its owner enters
