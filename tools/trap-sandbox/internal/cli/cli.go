@@ -275,6 +275,11 @@ var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Val
 	return nil
 })
 
+// minPingPeriod is the shortest --ping-period taken. A socket silent for twice the period is
+// dropped, pong included: at --ping-period 1ms (a slip for 1s, 30ms for 30s) no computer could
+// ever connect, and nothing in the log said why.
+const minPingPeriod = time.Second
+
 // ServeCmd runs the sandbox HTTP service with the trapos-cloud-gateway module.
 type ServeCmd struct {
 	Listen           string        `default:":4444" env:"SANDBOX_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
@@ -399,6 +404,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
+	}
+	if c.PingPeriod < minPingPeriod {
+		return fmt.Errorf("%s %s is shorter than a computer's pong may take to come back across the network (a socket silent for twice it is dropped): give at least %s (the default is 30s)", flagAndEnv("ping-period"), c.PingPeriod, minPingPeriod)
 	}
 	if c.passwordProofV1Off, err = passwordProofV1Off(c.PasswordProofs); err != nil {
 		return err

@@ -556,9 +556,11 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		args []string
 		want string
 	}{
-		"bad opencode url":    {[]string{"--opencode-url", "ftp://nope"}, "--opencode-url (OPENCODE_URL): opencode url ftp://nope: scheme must be http or https"},
-		"zero timeout":        {[]string{"--probe-timeout", "0s"}, "--probe-timeout (SANDBOX_PROBE_TIMEOUT) must be positive, got 0s"},
-		"zero ping period":    {[]string{"--ping-period", "0s"}, "--ping-period (SANDBOX_PING_PERIOD) must be positive, got 0s"},
+		"bad opencode url": {[]string{"--opencode-url", "ftp://nope"}, "--opencode-url (OPENCODE_URL): opencode url ftp://nope: scheme must be http or https"},
+		"zero timeout":     {[]string{"--probe-timeout", "0s"}, "--probe-timeout (SANDBOX_PROBE_TIMEOUT) must be positive, got 0s"},
+		"zero ping period": {[]string{"--ping-period", "0s"}, "--ping-period (SANDBOX_PING_PERIOD) must be positive, got 0s"},
+		// At 1ms (a slip for 1s) no computer ever connected, and the log said nothing of it.
+		"short ping period":   {[]string{"--ping-period", "30ms"}, "--ping-period (SANDBOX_PING_PERIOD) 30ms is shorter than a computer's pong may take to come back across the network (a socket silent for twice it is dropped): give at least 1s (the default is 30s)"},
 		"zero idle probe":     {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
 		"zero max conns":      {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
 		"zero screen viewers": {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
