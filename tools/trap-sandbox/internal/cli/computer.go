@@ -620,9 +620,10 @@ func outputCut(stderr io.Writer) {
 }
 
 // poweredOff says on stderr that the run turned the computer off or restarted it: the code
-// ran, and the computer goes away as the call ends.
+// ran, and the computer goes away as the call ends. traposID is as typed: the note names the
+// computer it reads as (7:kitchen\x20, where the typed form shown again was 7:kitchen\x5cx20).
 func poweredOff(stderr io.Writer, traposID, powerOff string) {
-	if note := computer.PowerOffNote(traposID, powerOff); note != "" {
+	if note := computer.PowerOffNote(cctext.TraposID(traposID), powerOff); note != "" {
 		fmt.Fprintln(stderr, "trap-sandbox: "+note)
 	}
 }

@@ -508,6 +508,35 @@ func TestAnUnknownPowerOffIsShownSafely(t *testing.T) {
 	}
 }
 
+// TestACommandNamesAComputerTypedInItsShownFormSo: a computer typed as the list shows it
+// (7:kitchen\x20, the label's trailing space) is named so in the lines the command words
+// itself: a run that rebooted it said "computer 7:kitchen\x5cx20 is rebooting", the typed
+// form shown again, which names another computer, and so did a read it left midway.
+func TestACommandNamesAComputerTypedInItsShownFormSo(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/big.txt": strings.Repeat("x", 3*computer.ChunkBytes)})
+	d.Label = "kitchen "
+	d.List[0].TraposID = d.TraposID()
+	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{}, "success": true, "output": "Goodbye\n", "powerOff": computer.PowerOffReboot}, nil
+	}
+	d.After = func(_ context.Context, step int, typ string) error {
+		if typ == protocol.TypeFSRead && step > 1 {
+			return computer.LeftBeforeAnswer(d.TraposID(), false)
+		}
+		return nil
+	}
+	base := serveDisk(t, d)
+	for _, args := range [][]string{{"exec", "--url", base, `7:kitchen\x20`, "os.reboot()"}, {"run", "--url", base, `7:kitchen\x20`, "reboot"}} {
+		_, errOut, err := runWith(t, "", args...)
+		require.NoError(t, err, args[0])
+		assert.Equal(t, `trap-sandbox: computer 7:kitchen\x20 is rebooting: the code called os.reboot(); it connects again by itself within seconds`+"\n", errOut, args[0])
+	}
+	_, _, err := runWith(t, "", "cat", "--url", base, `7:kitchen\x20`, "/big.txt")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `computer 7:kitchen\x20 disconnected during the read of /big.txt`)
+}
+
 // TestACutOutputIsSaidOnStderr: stdout holds only what the computer printed; that the computer
 // cut it, and where, is a warning on stderr (it was a line of stdout, read by a script as
 // output), worded as MCP's outputCut (it said only that it was cut).

@@ -304,7 +304,7 @@ func (c *Client) Info(ctx context.Context, traposID string, timeout time.Duratio
 	}
 	out, err := readInfo(fields)
 	if err != nil {
-		e := protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %s", cctext.ShowTraposID(traposID), protocol.TypeComputerInfo, unreadable(err))
+		e := protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %s", c.shownID(traposID), protocol.TypeComputerInfo, unreadable(err))
 		e.Attributed = true // the gateway relayed the answer; this client could not read it
 		return Info{}, e
 	}
@@ -804,7 +804,7 @@ func runLimit(timeout time.Duration, defaulted bool) string {
 func (c *Client) text(traposID, typ, wire string) (string, error) {
 	s, err := cctext.FromWire(wire)
 	if err != nil {
-		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with text that is not bytes: %v", cctext.ShowTraposID(traposID), typ, err)
+		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with text that is not bytes: %v", c.shownID(traposID), typ, err)
 	}
 	return s, nil
 }

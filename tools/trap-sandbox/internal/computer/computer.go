@@ -84,6 +84,13 @@ func (c *Client) listedID(traposID string) string {
 	return cctext.ListedTraposID(traposID)
 }
 
+// shownID is traposID, as c's transport takes it, as every list shows it
+// (cctext.ShowTraposID): how c's messages name the computer. Shown as it was given, a typed
+// 7:kitchen\x20 (the CLI's, the label's trailing space) was named 7:kitchen\x5cx20, another id.
+func (c *Client) shownID(traposID string) string {
+	return cctext.ShowTraposID(c.listedID(traposID))
+}
+
 // Computer is a connected computer: the one record of the HTTP API's GET /trapos/computers,
 // the CLI's computers table and MCP's list_computers.
 type Computer struct {
@@ -232,7 +239,7 @@ func (c *Client) call(ctx context.Context, traposID, typ string, payload any, ti
 		return nil
 	}
 	if err := json.Unmarshal(answer, out); err != nil {
-		e := protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %s", cctext.ShowTraposID(traposID), typ, unreadable(err))
+		e := protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %s", c.shownID(traposID), typ, unreadable(err))
 		e.Attributed = true // the gateway relayed the answer; this client could not read it
 		return e
 	}
@@ -264,7 +271,7 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	}
 	err = aboveRootExplained(err)
 	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", cctext.ShowTraposID(traposID), typ)
+		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", c.shownID(traposID), typ)
 	}
 	if ctx.Value(bareKey{}) != nil {
 		return nil, err

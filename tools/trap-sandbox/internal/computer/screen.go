@@ -361,9 +361,9 @@ func (c *Client) readScreenOf(ctx context.Context, traposID string, payload any,
 		s.Rows = []Row{}
 	}
 	if why := s.problem(); why != "" {
-		return Screen{}, protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.read with a screen that is not one: %s", cctext.ShowTraposID(traposID), why)
+		return Screen{}, protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.read with a screen that is not one: %s", c.shownID(traposID), why)
 	}
-	return s, s.FromWire(traposID)
+	return s, s.FromWire(c.listedID(traposID))
 }
 
 // Input event types (screen.input's fixed list; the computer refuses any other).

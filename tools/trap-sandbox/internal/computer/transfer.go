@@ -74,10 +74,10 @@ func (c *Client) read(ctx context.Context, traposID, path string, offset, length
 		}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
 			if len(data) == 0 && rereads == 0 {
-				return nil, 0, goneDuring(err, traposID, false, "the read of %s: read it again once it is back", path)
+				return nil, 0, goneDuring(err, c.listedID(traposID), false, "the read of %s: read it again once it is back", path)
 			}
 			err = timedOutDuring(err, "the read of %s stopped at %d of its %d bytes", path, len(data), first.Size)
-			return nil, 0, goneDuring(err, traposID, true, "the read of %s (%d of its %d bytes read): read it again once it is back", path, len(data), first.Size)
+			return nil, 0, goneDuring(err, c.listedID(traposID), true, "the read of %s (%d of its %d bytes read): read it again once it is back", path, len(data), first.Size)
 		}
 		if len(data) == 0 {
 			first = ans
@@ -121,6 +121,7 @@ func (c *Client) read(ctx context.Context, traposID, path string, offset, length
 // file), or, once the transfer had begun, between two requests (the bare "is not connected",
 // whose hint reads as if the caller had named a wrong computer). Any other error, a relabel or
 // the gateway's shutdown included, is returned as it is.
+// traposID is as the lists give it (Client.listedID).
 func goneDuring(err error, traposID string, begun bool, what string, args ...any) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.RelabelledTo != "" || len(pe.Accounts) > 0 {
@@ -300,7 +301,7 @@ func (c *Client) write(ctx context.Context, traposID, path string, data []byte, 
 			}
 			// offset counts the chunks the computer confirmed; the one in flight may have
 			// been written before it went, so the temporary file may hold more ("at least").
-			return w.fail(ctx, goneDuring(err, traposID, offset > 0,
+			return w.fail(ctx, goneDuring(err, c.listedID(traposID), offset > 0,
 				"the write of %s (at least %d of its %d bytes written, as the computer confirmed): %s; write it again once it is back", path, offset, len(data), kept))
 		}
 		w.written = true
@@ -376,7 +377,7 @@ func (c *Client) WritePart(ctx context.Context, traposID, path string, data []by
 		// Unanswered, the chunk in flight may have been appended: "at least".
 		said := fmt.Sprintf("the part written to %s stopped with at least %d of its %d bytes appended, as the computer confirmed (the file holds at least %d bytes, "+
 			"and the chunk it did not confirm may be there too): list_files gives its size, the offset to write on from", path, sent, len(data), offset+int64(sent))
-		return goneDuring(stoppedDuring(timedOutDuring(err, "%s", said), "%s", said), traposID, true, "%s", said)
+		return goneDuring(stoppedDuring(timedOutDuring(err, "%s", said), "%s", said), c.listedID(traposID), true, "%s", said)
 	}
 	return nil
 }
