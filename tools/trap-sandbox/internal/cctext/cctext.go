@@ -162,12 +162,14 @@ const (
 )
 
 // Unsent is the warnings an answer carries of text that err says reached no computer (a
-// not_connected of a computer no socket holds, protocol.Error's Absent): their messages say
-// what the characters would have been sent as, not that they were. Every answer with warnings
-// goes through it (the host API's answer writer, MCP's failed calls); reps is not changed.
+// not_connected of a computer no socket holds, protocol.Error's Absent, or the host's own
+// bad_payload, which refuses what it was asked to send before sending any of it: a file PUT
+// to a path CC cannot hold): their messages say what the characters would have been sent as,
+// not that they were. Every answer with warnings goes through it (the host API's answer
+// writer, MCP's failed calls); reps is not changed.
 func Unsent(reps []Replacement, err error) []Replacement {
 	pe, ok := errors.AsType[*protocol.Error](err)
-	if len(reps) == 0 || !ok || !pe.Absent {
+	if len(reps) == 0 || !ok || !(pe.Absent || (pe.Code == protocol.CodeBadPayload && !pe.ByComputer)) {
 		return reps
 	}
 	out := make([]Replacement, len(reps))

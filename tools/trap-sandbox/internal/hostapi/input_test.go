@@ -282,19 +282,27 @@ func TestAnOlderGatewaysComputerIsTypedPartByPart(t *testing.T) {
 }
 
 // TestTextNeverSentIsNotSaidToBeSent: an input or a request to a computer that is not connected
-// reaches no computer, so its warnings of characters CC cannot hold say what they would have
-// been sent as, never that they were: they said "was sent as ?" of text that was never sent.
+// reaches no computer, nor does a file the gateway refuses before sending it (a path CC cannot
+// hold, one naming a directory), so its warnings of characters CC cannot hold say what they
+// would have been sent as, never that they were: they said "was sent as ?" of text that was
+// never sent.
 func TestTextNeverSentIsNotSaidToBeSent(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.Exec = daemonfake.NewTerminal().Exec
 	srv := serve(t, d)
-	for _, a := range []answer{
-		postInput(t, srv.URL, "9:gone", `{"events":[{"type":"char","text":"a—b"}]}`),
-		call(t, http.MethodPost, srv.URL+"/trapos/computers/9:gone/requests", "application/json",
+	for what, a := range map[string]answer{
+		"input": postInput(t, srv.URL, "9:gone", `{"events":[{"type":"char","text":"a—b"}]}`),
+		"request": call(t, http.MethodPost, srv.URL+"/trapos/computers/9:gone/requests", "application/json",
 			[]byte(`{"type":"lua.exec","payload":{"code":"print('—')"}}`)),
+		"a path CC cannot hold": call(t, http.MethodPut, srv.URL+"/trapos/computers/7:/files/door%E2%80%94.lua", "text/plain", []byte("print('—')")),
+		"a path naming a dir":   call(t, http.MethodPut, srv.URL+"/trapos/computers/7:/files/new/", "text/plain", []byte("print('—')")),
 	} {
 		require.NotNil(t, a.decoded.Error, "%s", a.body)
-		assert.Equal(t, protocol.CodeNotConnected, a.decoded.Error.Code, "%s", a.body)
+		want := protocol.CodeNotConnected
+		if what != "input" && what != "request" {
+			want = protocol.CodeBadPayload
+		}
+		assert.Equal(t, want, a.decoded.Error.Code, "%s", a.body)
 		require.Len(t, a.decoded.Warnings, 1, "%s", a.body)
 		msg := a.decoded.Warnings[0].Message
 		assert.NotContains(t, msg, "was sent", "nothing was sent")
