@@ -144,6 +144,13 @@ func TestJudgeReadsATraposIDAsTheToolsDo(t *testing.T) {
 	v := judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"7:ku\u0308che","path":"/a"}`), kitchen)
 	assert.Equal(t, verdict{allow: true}, v)
 	assert.False(t, judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"7:kuche","path":"/a"}`), kitchen).allow)
+
+	// Its shown form, as a refusal names it (the label's trailing space as \x20), is the asker
+	// too, as the tool reads it: refused, the model was told to act only on the computer it named.
+	spaced := callerKey{account.Local, "7:kitchen ", 0}
+	assert.Equal(t, verdict{allow: true}, judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"7:kitchen\\x20","path":"/a"}`), spaced))
+	refused := judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"7:kitchen","path":"/a"}`), spaced)
+	assert.Equal(t, `Refused: you may act only on computer 7:kitchen\x20, the one whose player asked, not on 7:kitchen.`, refused.message)
 }
 
 func TestDescribe(t *testing.T) {

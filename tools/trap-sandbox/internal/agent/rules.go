@@ -262,8 +262,11 @@ func judge(permission string, input json.RawMessage, from callerKey) verdict {
 	}
 	// Read as the tool the call reaches reads it (MCP composes every traposId argument): ü
 	// written as u and U+0308 is the asking 7:küche, which a refusal could only name as itself.
-	// Another computer is named in its shown form, so that it never looks like the asker.
-	if given := cctext.ListedTraposID(*c.TraposID); given != asker {
+	// The asker's shown form is the asker too, as the tool reads a shown form of the one computer
+	// the pass reaches: a refusal names the asker so, and 7:kitchen\x20 (a label's trailing
+	// space) was refused in the words that named it. Another computer is named in its shown
+	// form, so that it never looks like the asker.
+	if given := cctext.ListedTraposID(*c.TraposID); given != asker && given != cctext.ShowTraposID(asker) {
 		return verdict{message: fmt.Sprintf("Refused: you may act only on computer %s, the one whose player asked, not on %s.",
 			cctext.ShowTraposID(asker), cctext.ShowTraposID(given))}
 	}
