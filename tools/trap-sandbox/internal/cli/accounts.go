@@ -264,7 +264,7 @@ func (f *ManageFlags) throughGateway() bool { return f.URL != "" || f.APIToken !
 // else SANDBOX_API_TOKEN); an error when the store's flags are given too.
 func (f *ManageFlags) gateway() (url, token string, err error) {
 	if f.DataDir != "" || f.NATS != "" {
-		return "", "", errors.New("give either --url/--api-token (through a running gateway) or --data-dir/--nats (on the store itself), not both (SANDBOX_DATA_DIR and SANDBOX_NATS_URL count as given)")
+		return "", "", fmt.Errorf("give either --url/--api-token (through a running gateway) or --data-dir/--nats (on the store itself), not both: %s given", f.bothGiven())
 	}
 	url, token = f.URL, f.APIToken
 	if url == "" {
@@ -275,6 +275,28 @@ func (f *ManageFlags) gateway() (url, token string, err error) {
 	}
 	f.viaAPI, f.byToken = true, token != ""
 	return url, token, nil
+}
+
+// bothGiven names the flags of each way that are given, with the variable each is read from
+// too: "--url (or SANDBOX_URL) and --data-dir (or SANDBOX_DATA_DIR) are". A SANDBOX_URL
+// exported for the other commands, as the docs have it, met --data-dir with "not both" of
+// flags the command line did not hold.
+func (f *ManageFlags) bothGiven() string {
+	var given []string
+	for _, g := range []struct {
+		set  bool
+		name string
+	}{
+		{f.URL != "", "--url (or SANDBOX_URL)"},
+		{f.APIToken != "", "--api-token"},
+		{f.DataDir != "", "--data-dir (or SANDBOX_DATA_DIR)"},
+		{f.NATS != "", "--nats (or SANDBOX_NATS_URL)"},
+	} {
+		if g.set {
+			given = append(given, g.name)
+		}
+	}
+	return strings.Join(given, " and ") + " are"
 }
 
 // manageError words a Manager's error for the terminal, the same whichever way the command

@@ -278,7 +278,14 @@ func TestAccountCommandsChooseWhereTheyWork(t *testing.T) {
 
 	_, err = runClient(t, "accounts", "list", "--api-token=x", "--data-dir="+home)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not both")
+	assert.Contains(t, err.Error(), "not both: --api-token and --data-dir (or SANDBOX_DATA_DIR) are given")
+	// SANDBOX_URL, exported for the other commands, is --url here: it is named, where the
+	// refusal spoke only of flags the command line did not hold.
+	t.Setenv("SANDBOX_URL", "http://127.0.0.1:4444")
+	_, err = runClient(t, "accounts", "list", "--data-dir="+home)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not both: --url (or SANDBOX_URL) and --data-dir (or SANDBOX_DATA_DIR) are given")
+	require.NoError(t, os.Unsetenv("SANDBOX_URL"))
 
 	url := serveAccounts(t, filepath.Join(home, "trap-sandbox"))
 	out, err = runClient(t, "accounts", "add", "bob", "--url="+url)
