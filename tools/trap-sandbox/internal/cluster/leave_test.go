@@ -22,18 +22,26 @@ import (
 	"trap-sandbox/testkit"
 )
 
-// claimsInBucket reads every claim of the bucket as traposId → the replica it names.
-func claimsInBucket(t testing.TB, kv jetstream.KeyValue) map[string]string {
+// claimsInBucket reads every claim of r's claims bucket as traposId → the replica it names.
+// The keys come from the stream's subjects, not from KeyValue.ListKeys: its watcher waits for
+// as many entries as the bucket held when it began, and a delete marker purged meanwhile
+// (purgeMarkers, which a clock moved past markerLifetime sets off) never comes, so the listing
+// hung until its context ended and a wait on the claims ran out of time.
+func claimsInBucket(t testingT, r *Router) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	out := make(map[string]string)
-	keys, err := kv.ListKeys(ctx)
+	stream, err := r.js.Stream(ctx, "KV_"+ClaimsBucket)
 	require.NoError(t, err)
-	for key := range keys.Keys() {
-		e, err := kv.Get(ctx, key)
+	prefix := "$KV." + ClaimsBucket + "."
+	info, err := stream.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	require.NoError(t, err)
+	out := make(map[string]string)
+	for subject := range info.State.Subjects {
+		key := strings.TrimPrefix(subject, prefix)
+		e, err := r.claims.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			continue // deleted since it was listed
+			continue // a delete marker, or withdrawn since the stream was read
 		}
 		require.NoError(t, err)
 		k, err := parseClaimKey(key)
@@ -89,7 +97,7 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 
 	// A's sockets close, and their claims stay in the bucket: no delete per socket.
 	a.stop()
-	inBucket := claimsInBucket(t, b.router.claims)
+	inBucket := claimsInBucket(t, b.router)
 	assert.Len(t, inBucket, many+1, "A withdrew its claims one by one")
 	assert.Equal(t, "a", inBucket["1:on-a"])
 	assert.Equal(t, "b", inBucket["100:moves"])
@@ -104,7 +112,7 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 	a2.connect(t, "200:new-on-a")
 	live := map[string]string{"100:moves": "b", "200:new-on-a": "a"}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, live, claimsInBucket(t, b.router.claims))
+		assert.Equal(c, live, claimsInBucket(c, b.router))
 	}, waitLimit, testkit.Poll, "A to delete its previous run's claims")
 	b.waitComputers(t, "100:moves@b", "200:new-on-a@a")
 	a2.waitComputers(t, "100:moves@b", "200:new-on-a@a")
@@ -118,7 +126,7 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 		require.Eventually(t, func() bool { return r.heartbeatRevision(t) > beat }, waitLimit, testkit.Poll, "%s to beat (and sweep)", r.name)
 	}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, live, claimsInBucket(t, b.router.claims))
+		assert.Equal(c, live, claimsInBucket(c, b.router))
 	}, waitLimit, testkit.Poll, "only the live claims to be left")
 	b.waitComputers(t, "100:moves@b", "200:new-on-a@a")
 	a2.waitComputers(t, "100:moves@b", "200:new-on-a@a")
@@ -223,7 +231,7 @@ func TestAStoppingReplicaTakesNoComputerOnWhileSayingGoodbye(t *testing.T) {
 	releaseBeats()
 	<-stopped
 	b.waitComputers(t)
-	assert.Empty(t, claimsInBucket(t, b.router.claims))
+	assert.Empty(t, claimsInBucket(t, b.router))
 }
 
 // TestAStoppedReplicasClaimsAreSweptTwiceTheTTLAfterItsGoodbye: the claims a replica leaves
@@ -238,7 +246,7 @@ func TestAStoppedReplicasClaimsAreSweptTwiceTheTTLAfterItsGoodbye(t *testing.T) 
 	b.waitComputers(t, "1:left@a", "2:left@a", "3:moves@a")
 	a.stop()
 	b.waitComputers(t)
-	require.Equal(t, map[string]string{"1:left": "a", "2:left": "a", "3:moves": "a"}, claimsInBucket(t, b.router.claims))
+	require.Equal(t, map[string]string{"1:left": "a", "2:left": "a", "3:moves": "a"}, claimsInBucket(t, b.router))
 	b.connect(t, "3:moves")
 	b.waitComputers(t, "3:moves@b")
 
@@ -248,12 +256,12 @@ func TestAStoppedReplicasClaimsAreSweptTwiceTheTTLAfterItsGoodbye(t *testing.T) 
 		beat := b.heartbeatRevision(t)
 		require.Eventually(t, func() bool { return b.heartbeatRevision(t) > beat }, waitLimit, testkit.Poll, "B to beat (and sweep)")
 	}
-	assert.Equal(t, map[string]string{"1:left": "a", "2:left": "a", "3:moves": "b"}, claimsInBucket(t, b.router.claims))
+	assert.Equal(t, map[string]string{"1:left": "a", "2:left": "a", "3:moves": "b"}, claimsInBucket(t, b.router))
 	b.waitComputers(t, "3:moves@b")
 
 	tc.clock.Advance(testReplicaTTL)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, map[string]string{"3:moves": "b"}, claimsInBucket(t, b.router.claims))
+		assert.Equal(c, map[string]string{"3:moves": "b"}, claimsInBucket(c, b.router))
 	}, waitLimit, testkit.Poll, "B to sweep A's claims")
 	b.waitComputers(t, "3:moves@b")
 }
@@ -355,7 +363,7 @@ func TestAReplicaIsRefusedTheNameOfARunningOne(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `the replica name "b" is taken: a running replica answers under it on NATS. `+
 		`Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`, err.Error())
-	assert.Equal(t, map[string]string{"7:kitchen": "b"}, claimsInBucket(t, a.router.claims), "the running replica's claim")
+	assert.Equal(t, map[string]string{"7:kitchen": "b"}, claimsInBucket(t, a.router), "the running replica's claim")
 	a.waitComputers(t, "7:kitchen@b")
 	pong := a.request("7:kitchen", gateway.TypePing, nil, waitLimit)
 	kitchen.answerRequest(pong, gateway.TypePing, map[string]any{"traposId": "7:kitchen"})

@@ -460,7 +460,7 @@ func TestASocketClaimedAgainAfterNATSLostItsStoreIsWithdrawnWhenItCloses(t *test
 
 	_ = c.conn.Close()
 	b.waitComputers(t)
-	assert.Empty(t, claimsInBucket(t, b.router.claims))
+	assert.Empty(t, claimsInBucket(t, b.router))
 }
 
 // A computer whose socket on A outlived NATS's store (half-open, say) says hello on B once NATS
@@ -654,7 +654,7 @@ func TestASocketClosedWhileItsClaimIsWrittenLeavesNoClaim(t *testing.T) {
 	a.router.Claim(c, "", 1001)
 	assert.False(t, a.router.holds(k))
 	b.waitComputers(t) // its own marker is not listed: no socket holds it
-	assert.Equal(t, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
+	assert.Equal(t, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router))
 }
 
 // A claim withdrawn by another client right after it is written, before its replica knows its
@@ -684,7 +684,7 @@ func TestAClaimWithdrawnAsItIsWrittenIsWrittenAgain(t *testing.T) {
 	require.True(t, withdrawn.Load())
 	b.waitComputers(t, "5:kept@a")
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.Equal(ct, map[string]string{"5:kept": "a", "9:marker": "b"}, claimsInBucket(t, b.router.claims))
+		assert.Equal(ct, map[string]string{"5:kept": "a", "9:marker": "b"}, claimsInBucket(ct, b.router))
 	}, waitLimit, testkit.Poll)
 }
 
@@ -717,7 +717,7 @@ func TestAClaimOverwrittenInTheReplicasNameIsWithdrawnWithItsSocket(t *testing.T
 	a.router.Release(k, 1001, gateway.Bye{}) // its socket closes
 	b.waitComputers(t)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
+		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(ct, b.router))
 	}, waitLimit, testkit.Poll)
 }
 
@@ -745,7 +745,7 @@ func TestAClaimOverwrittenInTheReplicasNameAsItIsWrittenIsWithdrawnWithItsSocket
 	a.router.Release(k, 1001, gateway.Bye{})
 	b.waitComputers(t)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
+		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(ct, b.router))
 	}, waitLimit, testkit.Poll)
 }
 
@@ -877,7 +877,7 @@ func TestAClaimLeftWhileCutOffIsWithdrawnWhenNATSIsBack(t *testing.T) {
 
 	proxy.setCut(false)
 	b.waitComputers(t, "5:stays@a")
-	assert.Equal(t, map[string]string{"5:stays": "a"}, claimsInBucket(t, b.router.claims))
+	assert.Equal(t, map[string]string{"5:stays": "a"}, claimsInBucket(t, b.router))
 }
 
 func TestClaimsAreReleasedByHold(t *testing.T) {

@@ -161,7 +161,7 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 
 	// Its computers are listed, claimed and reachable through the third replica.
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
-		assert.Equal(ct, map[string]string{"1:kitchen": "a", "2:mill": "a"}, claimsInBucket(t, c.router.claims))
+		assert.Equal(ct, map[string]string{"1:kitchen": "a", "2:mill": "a"}, claimsInBucket(ct, c.router))
 	}, waitLimit, testkit.Poll, "the older one's claims")
 	c.waitComputers(t, "1:kitchen@a", "2:mill@a")
 	for _, computer := range []*computer{kitchen, mill} {
