@@ -54,6 +54,13 @@ func TestARevokedCallerStopsBetweenRequests(t *testing.T) {
 	assert.Equal(t, "account token revoked: ask for a new one (the read of /big on 7: stopped before its end)", err.(*protocol.Error).Message)
 	assert.Equal(t, []string{protocol.TypeFSRead}, r.Types(), "no chunk more")
 
+	// The computer is named as every list shows it: a label's trailing space was written raw.
+	r = revokeAt(protocol.TypeFSRead, 1)
+	r.Label = "kitchen "
+	_, err = computer.New(r).Read(t.Context(), "7:kitchen ", "/big", 1<<20, 0)
+	require.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err), "%v", err)
+	assert.Equal(t, `account token revoked: ask for a new one (the read of /big on 7:kitchen\x20 stopped before its end)`, err.(*protocol.Error).Message)
+
 	r = revokeAt(protocol.TypeScreenInput, 1)
 	r.Exec = daemonfake.NewTerminal().Exec
 	c := computer.New(r)

@@ -69,7 +69,7 @@ func (c *Client) read(ctx context.Context, traposID, path string, offset, length
 		payload := map[string]any{"path": wire, "offset": offset + int64(len(data)), "length": ask, "stamp": true}
 		if len(data) > 0 || rereads > 0 {
 			if err := c.StillAuthorized(ctx); err != nil {
-				return nil, 0, stopped(err, "the read of %s on %s stopped before its end", path, traposID)
+				return nil, 0, stopped(err, "the read of %s on %s stopped before its end", path, c.shownID(traposID))
 			}
 		}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
@@ -358,7 +358,7 @@ func (c *Client) WritePart(ctx context.Context, traposID, path string, data []by
 	wire := protocol.WireOfBytes([]byte(target))
 	for sent := 0; sent < len(data); sent += ChunkBytes {
 		if err := c.StillAuthorized(ctx); err != nil {
-			return stopped(err, "the part written to %s on %s stopped with %d of its %d bytes appended", path, traposID, sent, len(data))
+			return stopped(err, "the part written to %s on %s stopped with %d of its %d bytes appended", path, c.shownID(traposID), sent, len(data))
 		}
 		end := min(sent+ChunkBytes, len(data))
 		payload := map[string]any{"path": wire, "data": protocol.WireOfBytes(data[sent:end]), "append": true}
@@ -407,7 +407,7 @@ func (w upload) stillAuthorized(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	err = stopped(err, "the write of %s on %s stopped before it was complete; the old file is kept", w.path, w.traposID)
+	err = stopped(err, "the write of %s on %s stopped before it was complete; the old file is kept", w.path, w.c.shownID(w.traposID))
 	if !w.written {
 		return err // no temporary file yet
 	}
