@@ -743,6 +743,69 @@ print()
 	assert.Equal(t, "> typed\n", out)
 }
 
+// TestTranscriptDropsWhatClearingErased: a line is what its row still shows of the text
+// written on it when the cursor leaves it. A notice erased with clearLine (libsandbox's
+// "Asking the gateway...", textutils' "Press any key to continue") or with clear, then
+// written over by shorter text, showed through the new text in the transcript, where CC's
+// row holds only the new text; a row the program left blank is an empty line, as the
+// screen's row is blank.
+func TestTranscriptDropsWhatClearingErased(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"clearLine, then shorter text", `
+term.write("Asking the gateway...")
+term.clearLine()
+term.setCursorPos(1, 1)
+print("code 1234")`, "code 1234\n"},
+		{"clearLine, then text further on", `
+term.write("Asking the gateway...")
+term.clearLine()
+term.setCursorPos(4, 1)
+print("x")`, "   x\n"},
+		{"clearLine, and the cursor leaves", `
+print("first")
+write("Asking the gateway...")
+term.clearLine()
+print()
+print("next")`, "first\n\nnext\n"},
+		{"clear, then shorter text on the same row", `
+print("first")
+write("working...")
+term.clear()
+term.setCursorPos(1, 2)
+print("done")`, "first\ndone\n"},
+		{"clear, and the cursor leaves", `
+print("first")
+write("working...")
+term.clear()
+term.setCursorPos(1, 1)
+print("done")`, "first\n\ndone\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, res, c := runLua(t, tc.src)
+			require.NoError(t, res.Err, out)
+			assert.Equal(t, tc.want, out)
+			if tc.name == "clearLine, then shorter text" {
+				assert.Equal(t, "code 1234", strings.Split(c.Screen(), "\n")[0], "the transcript's line is the screen's row")
+			}
+		})
+	}
+}
+
+// TestTranscriptLeavesOutRowsOffTheScreen: text written on a row above or below the screen
+// shows nowhere (CC's terminal drops it), so it is no line of the transcript either.
+func TestTranscriptLeavesOutRowsOffTheScreen(t *testing.T) {
+	out, _, c := runLua(t, `
+write("top")
+term.setCursorPos(1, 0)
+term.write("above")
+term.setCursorPos(1, 20)
+term.write("below")
+term.setCursorPos(1, 2)
+print("shown")`)
+	assert.Equal(t, "top\nshown\n", out)
+	assert.NotContains(t, c.Screen(), "above")
+}
+
 // A cursor far past the right edge must not pad the transcript line out to it (a billion
 // spaces for setCursorPos(1e9, y)); a long write from a visible column stays whole.
 func TestTranscriptIgnoresTextFarOffTheScreen(t *testing.T) {

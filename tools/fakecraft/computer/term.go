@@ -67,11 +67,22 @@ func (s *Snapshot) Size() (w, h int) {
 	return min(s.Width, MaxWidth), min(s.Height, MaxHeight)
 }
 
-// Terminal is a text screen: the computer's (51x19, 26x20 on a pocket computer, with its transcript: every piece of
-// text written to it, with a line break each time the cursor leaves a row or the screen
-// scrolls, so lines that scroll off the top are kept, as CraftOS-PC's headless mode prints
-// them) or a monitor's (any size, resizable, no transcript). mu guards every field because
-// Screen, Snapshot and Transcript are read from other goroutines.
+// Terminal is a text screen: the computer's (51x19, 26x20 on a pocket computer, with its
+// transcript) or a monitor's (any size, resizable, no transcript). mu guards every field
+// because Screen, Snapshot and Transcript are read from other goroutines.
+//
+// The transcript is the text written to the screen, a line for each stay of the cursor on a
+// row: the line ends when the cursor leaves the row, the screen scrolls, or at the end
+// (Flush), and then holds what the program wrote on the row that is still there, column by
+// column, so lines that scroll off the top are kept, as CraftOS-PC's headless mode prints
+// them. Text written over is gone, text blanked again at the row's end too (endLine), and a
+// clear or clearLine erases all the line's text so far: the transcript never reports text
+// the screen no longer showed when the line ended (a notice that clearLine erased). A row
+// off the screen shows nothing and leaves no line. Two things are kept that the screen does
+// not show: text written on past the right edge (the screen cuts it off; the transcript keeps
+// it, so that a test sees a line too long for the screen), and a typed line whole where
+// read() shows only its tail (restoreTyped). A line, once ended, stays: what happens to its
+// row later (cleared, written over) is a later line's business.
 type Terminal struct {
 	mu         sync.Mutex
 	w, h       int
@@ -182,9 +193,10 @@ func (t *Terminal) blankRow(i int) {
 
 // endLine finishes the current transcript line. When text after the last character still
 // showing was blanked again (read's completion hint, erased at Enter) the blanks after it
-// are left out; blanks that were only ever blanks (a prompt's "> ") stay. Caller holds mu.
+// are left out; blanks that were only ever blanks (a prompt's "> ") stay. A row off the
+// screen, which shows nothing, leaves no line. Caller holds mu.
 func (t *Terminal) endLine() {
-	if !t.transcribe {
+	if !t.transcribe || t.y < 1 || t.y > t.h {
 		return
 	}
 	last := len(t.line)
@@ -204,6 +216,15 @@ func (t *Terminal) endLine() {
 	if t.out != nil && t.outErr == nil {
 		_, t.outErr = io.WriteString(t.out, line)
 	}
+	t.line = t.line[:0]
+	t.inked = t.inked[:0]
+}
+
+// eraseLine forgets the transcript text of the cursor's row so far: the screen blanked the
+// whole row (clear, clearLine), so none of it shows any more. What the program writes on
+// the row next starts the line again, blanks before it as the screen shows them. Caller
+// holds mu.
+func (t *Terminal) eraseLine() {
 	t.line = t.line[:0]
 	t.inked = t.inked[:0]
 }
@@ -266,7 +287,8 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 	// The transcript keeps what ends up in each column, so text redrawn in place (read's
 	// line editor, tabulated columns) reads as it looks on screen. Past the right edge only
 	// text that continues the line is kept: a cursor far off the screen pads nothing.
-	for i := 0; i < len(text) && t.transcribe; i++ {
+	onScreen := t.y >= 1 && t.y <= t.h
+	for i := 0; i < len(text) && t.transcribe && onScreen; i++ {
 		col := t.x + i
 		if col < 1 || (col > t.w && col > len(t.line)+1) {
 			continue
@@ -280,7 +302,7 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 			t.inked[col-1] = true
 		}
 	}
-	if t.y >= 1 && t.y <= t.h {
+	if onScreen {
 		row := t.grid[t.y-1]
 		for i := 0; i < len(text); i++ {
 			col := t.x + i
@@ -353,6 +375,7 @@ func (t *Terminal) Clear() {
 	for i := range t.grid {
 		t.blankRow(i)
 	}
+	t.eraseLine()
 	t.touch()
 }
 
@@ -362,6 +385,7 @@ func (t *Terminal) ClearLine() {
 	defer t.mu.Unlock()
 	if t.y >= 1 && t.y <= t.h {
 		t.blankRow(t.y - 1)
+		t.eraseLine()
 	}
 	t.touch()
 }
