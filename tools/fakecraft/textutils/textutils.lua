@@ -24,10 +24,11 @@ local function pause_if_full()
     if term.isColour() then term.setTextColour(colors.yellow); end
     write(CONTINUE);
     term.setTextColour(previous);
-    while true do
-      local event = os.pullEvent();
-      if event == "key" then break; end
-    end
+    -- A wait for "key" alone, as CC's: what else comes meanwhile is dropped as an unfiltered
+    -- loop drops it, and fakecraft run types its next input line for a wait it sees is
+    -- for a key (an unfiltered one it cannot tell from any other, so the pager waited out
+    -- the time limit).
+    os.pullEvent("key");
     local _, y = term.getCursorPos();
     term.clearLine();
     term.setCursorPos(1, y);

@@ -354,6 +354,24 @@ print("chars " .. got)`,
 	assert.Equal(t, "CraftOS 1.9\n> chars\nchars abc\n> \n> anykey\nkey 257\n> id\nThis is computer #0\n> \n", out)
 }
 
+// TestRunAnswersTextutilsPager: textutils.pagedPrint's "Press any key to continue" waits for
+// a key as CC's does, so run types it the next input line, and the notice, erased at the
+// key, is not in the transcript; the pager's unfiltered wait was typed nothing and the run
+// ended at its time limit.
+func TestRunAnswersTextutilsPager(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{
+		"paged.lua": `local lines = {}
+for i = 1, 25 do lines[i] = "line " .. i end
+textutils.pagedPrint(table.concat(lines, "\n"))`,
+	})
+	code, out, errOut := bare(t, dir, "paged\n\nid\n")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "\nline 24\nline 25\n> id\nThis is computer #0\n")
+	assert.NotContains(t, out, "Press any key")
+	assert.NotContains(t, out, "s any key", "erased, and written over")
+}
+
 // TestRunTypesForTheReaderThatIsAlive: a coroutine left waiting for char events that the
 // program dropped (garbage) is fed nothing: while the program waits for its timer no line is
 // typed, and the next read() gets it. One the program keeps but never resumes again takes
