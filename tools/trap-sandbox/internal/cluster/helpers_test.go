@@ -94,6 +94,8 @@ type testCluster struct {
 	maxBusAnswers int
 	// modules registers modules of the test's on each replica's gateway (nil: none).
 	modules func(gw *gateway.Gateway)
+	// probes counts crash's probes, each under a name of its own.
+	probes int
 }
 
 func newTestCluster(t testing.TB) *testCluster {
@@ -294,6 +296,31 @@ func (r *replica) kill() {
 		r.srv.Close()
 		r.router.Close()
 	})
+}
+
+// crash kills r (kill) and returns once each of others has applied every heartbeat r wrote, so
+// that a clock moved next finds r silent there. A heartbeat of r still on its way to another's
+// watcher, applied after the jump, counted as heard after it and kept r alive there for one
+// more TTL: the test waiting for r's silence failed (seen under load). r's heartbeats are held
+// while its connection closes, so that none is written after the probe: the goodbye of a
+// replica that never ran, which each watcher applies after them (in revision order).
+func (tc *testCluster) crash(r *replica, others ...*replica) {
+	t := tc.t
+	t.Helper()
+	release := holdBeats(t, r.router) // returns once a heartbeat being written is in the bucket
+	r.nc.Close()                      // as kill does first; without NATS r writes nothing more
+	release()                         // kill's goodbye waits for the heartbeat lock
+	r.kill()
+	tc.probes++
+	probe := fmt.Sprintf("probe-%d", tc.probes)
+	require.NoError(t, others[0].router.replicas.Delete(t.Context(), escapeToken(probe)))
+	for _, o := range others {
+		require.Eventually(t, func() bool {
+			o.router.mu.Lock()
+			defer o.router.mu.Unlock()
+			return o.router.stopped[probe]
+		}, waitLimit, testkit.Poll, "replica %s to apply every heartbeat of %s", o.name, r.name)
+	}
 }
 
 // client is an HTTP client that keeps no idle connections (goleak).

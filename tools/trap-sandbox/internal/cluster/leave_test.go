@@ -409,7 +409,7 @@ func TestEachReplicaLogsTheOthersComingStoppingAndGoingSilent(t *testing.T) {
 	require.Eventually(t, func() bool { return linesOf(replicaAliveLine, "b") == 1 }, waitLimit, testkit.Poll, "A to log that B is alive")
 
 	// B crashes: nothing arrives from it; once it has been silent for the TTL, A says so, once.
-	b.kill()
+	tc.crash(b, a)
 	tc.clock.Advance(testReplicaTTL + time.Minute)
 	require.Eventually(t, func() bool { return linesOf(replicaSilentLine, "b") == 1 }, waitLimit, testkit.Poll, "A to log that B went silent")
 	beat := a.heartbeatRevision(t)

@@ -299,7 +299,7 @@ func TestAComputerBackUnderAFormerLabelIsNotSentOnByAnyReplica(t *testing.T) {
 	// B crashes holding it: its claim stays until the sweep, and A, which took B for dead,
 	// lists no 7:old. Revoking it by that id through A is told it is not connected, not that
 	// it is 7:new now.
-	b.kill()
+	tc.crash(b, a)
 	tc.clock.Advance(testReplicaTTL + time.Minute)
 	a.waitComputers(t)
 	status, body := a.revoke(t, "7:old")

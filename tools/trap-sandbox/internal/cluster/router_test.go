@@ -345,7 +345,7 @@ func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
 	}
 
 	// A crashes: its claims stay in NATS, but once A has been silent for the TTL nobody lists them.
-	a.kill()
+	tc.crash(a, b, c)
 	_, _ = a1.closeCode()
 	tc.clock.Advance(testReplicaTTL + time.Minute)
 	b.waitComputers(t, "2:b@b", "3:c@c")
