@@ -84,6 +84,18 @@ func proofIn(t *testing.T, resp protocol.Frame) string {
 	return proof
 }
 
+// aliceWithCredential is an account store in memory holding the user account alice and one
+// credential she issued (tsc_…), not yet linked to any computer.
+func aliceWithCredential(t *testing.T) (*account.Accounts, string) {
+	t.Helper()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	credential, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	return accounts, credential
+}
+
 // credentialParts splits a credential tsc_<selector>_<secret>.
 func credentialParts(t *testing.T, credential string) (selector, secret string) {
 	t.Helper()
@@ -126,11 +138,7 @@ func TestProveWithThePassword(t *testing.T) {
 // waits; the socket of a refused hello takes no request of the host's.
 func TestAProveVouchesForNoHello(t *testing.T) {
 	m := newMetrics()
-	accounts := account.New(account.NewMemory(), clock.Real{})
-	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
-	require.NoError(t, err)
-	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
-	require.NoError(t, err)
+	accounts, alice := aliceWithCredential(t)
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts, HelloTimeout: time.Hour, Metrics: m,
 		FailedHelloBurst: 1, FailedHelloRate: 0.001, FailedHelloGlobalBurst: 1000, FailedHelloGlobalRate: 1000}, nil)
 	selector, _ := credentialParts(t, alice)
@@ -174,11 +182,7 @@ func TestProveWithACredential(t *testing.T) {
 // TestHelloSaysWhetherTheGatewayProves: proves is absent where the gateway cannot prove
 // itself: without a password, a hello with any secret but a credential of its own.
 func TestHelloSaysWhetherTheGatewayProves(t *testing.T) {
-	accounts := account.New(account.NewMemory(), clock.Real{})
-	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
-	require.NoError(t, err)
-	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
-	require.NoError(t, err)
+	accounts, alice := aliceWithCredential(t)
 	h := newHarness(t, Config{Accounts: accounts}, nil)
 	c := h.dial(t, "7:")
 	resp := c.prove(map[string]any{"nonce": testNonce})
@@ -214,11 +218,7 @@ func TestHelloSaysWhetherTheGatewayProves(t *testing.T) {
 // reach; the fast proof is another. Each proof given is counted by kind.
 func TestProveV2WithTheSlowKey(t *testing.T) {
 	m := newMetrics()
-	accounts := account.New(account.NewMemory(), clock.Real{})
-	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
-	require.NoError(t, err)
-	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
-	require.NoError(t, err)
+	accounts, alice := aliceWithCredential(t)
 	selector, _ := credentialParts(t, alice)
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts, Metrics: m}, nil)
 
@@ -251,11 +251,7 @@ func TestProveV2WithTheSlowKey(t *testing.T) {
 // reached it was in no list and in no line).
 func TestPasswordProofV1Off(t *testing.T) {
 	m := newMetrics()
-	accounts := account.New(account.NewMemory(), clock.Real{})
-	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
-	require.NoError(t, err)
-	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
-	require.NoError(t, err)
+	accounts, alice := aliceWithCredential(t)
 	selector, secret := credentialParts(t, alice)
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts, Metrics: m, PasswordProofV1Off: true}, nil)
 
@@ -494,13 +490,9 @@ func TestProveRefusesMalformedFields(t *testing.T) {
 // nothing to guess; each costs one store read at most, as a hello with a credential does.
 func TestRefusedProvesSpendNoWrongSecretBudget(t *testing.T) {
 	m := newMetrics()
-	accounts := account.New(account.NewMemory(), clock.Real{})
-	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
-	require.NoError(t, err)
-	revoked, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
-	require.NoError(t, err)
+	accounts, revoked := aliceWithCredential(t)
 	revokedSelector, _ := credentialParts(t, revoked)
-	_, err = accounts.RevokeCredential(t.Context(), "alice", revokedSelector)
+	_, err := accounts.RevokeCredential(t.Context(), "alice", revokedSelector)
 	require.NoError(t, err)
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts, HelloTimeout: time.Hour,
 		FailedHelloBurst: 1, FailedHelloRate: 0.001, FailedHelloGlobalBurst: 1, FailedHelloGlobalRate: 0.001, Metrics: m}, nil)
