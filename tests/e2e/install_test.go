@@ -1512,26 +1512,13 @@ func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 	before := diskSnapshot(t, dir)
 
 	const failing = "programs/sandbox.lua"
-	var proxy *httptest.Server
-	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/trapos/files/"+failing {
-			http.Error(w, "disk on fire", http.StatusInternalServerError)
-			return
-		}
-		resp, err := http.Get(g.URL(r.URL.Path))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		if r.URL.Path == "/trapos/install" {
-			body = []byte(strings.Replace(string(body), g.URL("/trapos/files/"), proxy.URL+"/trapos/files/", 1))
-		}
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(proxy.Close)
+	proxy := gatewayProxy(t, g, func(path string) bool { return path == "/trapos/files/"+failing },
+		func(path, body, proxyURL string) string {
+			if path != "/trapos/install" {
+				return body
+			}
+			return strings.Replace(body, g.URL("/trapos/files/"), proxyURL+"/trapos/files/", 1)
+		})
 
 	out := playerSession(ctx, t, dir, true, "wget run "+proxy.URL+"/trapos/install", "reboot", "sandbox health")
 	assert.Contains(t, out, "Could not get /"+failing+":")
@@ -1978,25 +1965,11 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 	closed := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
 	const failing = "programs/sandbox.lua"
 	var failFile atomic.Bool
-	var proxy *httptest.Server
-	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if failFile.Load() && r.URL.Path == "/trapos/files/"+failing {
-			http.Error(w, "disk on fire", http.StatusInternalServerError)
-			return
-		}
-		resp, err := http.Get(g.URL(r.URL.Path))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		body = []byte(strings.Replace(string(body), g.WebSocketURL(), "ws://"+closed+"/trapos/ws", 1))
-		body = []byte(strings.Replace(string(body), g.URL("/trapos/files/"), proxy.URL+"/trapos/files/", 1))
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(proxy.Close)
+	proxy := gatewayProxy(t, g, func(path string) bool { return failFile.Load() && path == "/trapos/files/"+failing },
+		func(_, body, proxyURL string) string {
+			body = strings.Replace(body, g.WebSocketURL(), "ws://"+closed+"/trapos/ws", 1)
+			return strings.Replace(body, g.URL("/trapos/files/"), proxyURL+"/trapos/files/", 1)
+		})
 	out = playerSession(ctx, t, t.TempDir(), true, "wget run "+proxy.URL+"/trapos/install "+installPassword, "")
 	assert.Contains(t, out, "Installed trapos-sandbox ")
 	assert.Contains(t, strings.Join(lines(out), " "), "Could not check the password: Could not connect (ws://"+closed+"/trapos/ws). After the reboot, sandbox status says whether the daemon got through.")
@@ -2040,19 +2013,9 @@ func TestInstallSaysItChecksThePasswordWhileAFrozenGatewayWaits(t *testing.T) {
 		}
 	}()
 	// The installer as served, naming the frozen WebSocket.
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resp, err := http.Get(g.URL(r.URL.Path))
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		body = []byte(strings.Replace(string(body), g.WebSocketURL(), "ws://"+frozen.Addr().String()+"/trapos/ws", 1))
-		w.WriteHeader(resp.StatusCode)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(proxy.Close)
+	proxy := gatewayProxy(t, g, nil, func(_, body, _ string) string {
+		return strings.Replace(body, g.WebSocketURL(), "ws://"+frozen.Addr().String()+"/trapos/ws", 1)
+	})
 
 	c := fakecrafttest.StartWithin(t, machine.Options{Overlay: t.TempDir(), Basic: true, Bare: true, TimeScale: timeScale,
 		HTTP:  httpapi.Options{AllowPrivate: true},
@@ -2861,4 +2824,30 @@ func onAComputerWithTheFloppy(t *testing.T, floppy string, settings map[string]s
 	require.NoError(t, err)
 	require.NoError(t, sides.Attach("left", diskDrive))
 	return machine.Options{Overlay: t.TempDir(), HTTP: httpapi.Options{AllowPrivate: true}, Peripherals: sides, Settings: settings}
+}
+
+// gatewayProxy serves gateway g's routes through a server of the test's own: a path fail
+// (when not nil) says so of is answered 500 "disk on fire" instead, and every body g answered
+// is passed to rewrite with the proxy's own URL, which returns what the proxy sends (the
+// installer naming another WebSocket, or fetching its files through the proxy).
+func gatewayProxy(t *testing.T, g *harness.Gateway, fail func(path string) bool, rewrite func(path, body, proxyURL string) string) *httptest.Server {
+	t.Helper()
+	var proxy *httptest.Server
+	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail != nil && fail(r.URL.Path) {
+			http.Error(w, "disk on fire", http.StatusInternalServerError)
+			return
+		}
+		resp, err := http.Get(g.URL(r.URL.Path))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.WriteString(w, rewrite(r.URL.Path, string(body), proxy.URL))
+	}))
+	t.Cleanup(proxy.Close)
+	return proxy
 }
