@@ -127,6 +127,15 @@ func TestComputerInfoOfARelabelledComputerSaysWhichIDReachesIt(t *testing.T) {
 	}
 }
 
+// toolNotes is what computer_info and run_lua answer of the computer beside their result: the
+// traposId they reached, a relabel noticed during the call, and the fields of the computer's
+// answer they did not understand.
+type toolNotes struct {
+	TraposID      string   `json:"traposId"`
+	Relabelled    string   `json:"relabelled"`
+	NotUnderstood []string `json:"notUnderstood"`
+}
+
 // TestAComputerWhoseLabelHoldsAnEscapeIsShownAsItself: a label holding a backslash before x,
 // u or U (7:a\x41, its own four characters) is the traposId MCP's tools take, as the list
 // gives it. computer_info read the id asked as a typed one, 7:aA: it showed that other id,
@@ -147,11 +156,7 @@ func TestAComputerWhoseLabelHoldsAnEscapeIsShownAsItself(t *testing.T) {
 		{"computer_info", map[string]any{"traposId": `7:a\x41`}},
 		{"run_lua", map[string]any{"traposId": `7:a\x41`, "code": "return 1"}},
 	} {
-		var out struct {
-			TraposID      string   `json:"traposId"`
-			Relabelled    string   `json:"relabelled"`
-			NotUnderstood []string `json:"notUnderstood"`
-		}
+		var out toolNotes
 		res := callTool(t, s, call.tool, call.args)
 		require.False(t, res.IsError, text(res))
 		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
@@ -218,11 +223,7 @@ func TestARelabelNoteNamesOnlyTheComputerAsked(t *testing.T) {
 		{"computer_info", map[string]any{"traposId": "7:kitchen"}},
 		{"run_lua", map[string]any{"traposId": "7:kitchen", "code": "return 1"}},
 	} {
-		var out struct {
-			TraposID      string   `json:"traposId"`
-			Relabelled    string   `json:"relabelled"`
-			NotUnderstood []string `json:"notUnderstood"`
-		}
+		var out toolNotes
 		res := callTool(t, s, call.tool, call.args)
 		require.False(t, res.IsError, text(res))
 		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
