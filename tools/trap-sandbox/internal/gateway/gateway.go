@@ -589,10 +589,11 @@ const (
 	maxLinkedAnswers = 4096
 )
 
-// ConnectedInAnother reports whether an account other than accountID has computer traposID
-// connected, on this replica or (with a Cluster) another, without a walk over the computers.
-func (g *Gateway) ConnectedInAnother(accountID, traposID string) bool {
-	return g.registry.connectedInAnother(accountID, traposID)
+// ConnectedAlone reports whether computer traposID is connected in account accountID and in
+// no other, on this replica or (with a Cluster) another: Connected and no other account's, in
+// one lookup, without a walk over the computers.
+func (g *Gateway) ConnectedAlone(accountID, traposID string) bool {
+	return g.registry.connectedAlone(accountID, traposID)
 }
 
 // AccountsOf returns the accounts in which computer traposID is connected, on this replica or

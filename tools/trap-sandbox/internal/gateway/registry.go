@@ -438,26 +438,30 @@ func (r *registry) connected(k Key) bool {
 	return r.cluster != nil && slices.Contains(r.cluster.RemoteAccounts(k.TraposID), k.AccountID)
 }
 
-// connectedInAnother reports whether an account other than accountID has computer traposID
-// connected, here or (with a cluster) on another live replica: a count and a lookup.
-func (r *registry) connectedInAnother(accountID, traposID string) bool {
+// connectedAlone reports whether computer traposID is connected in account accountID and in no
+// other, here or (with a cluster) on another live replica: one lookup under the lock, and the
+// cluster asked once only when this replica cannot tell alone (the gateway's own caller asks
+// it for every request: account.Caller.OwnWins).
+func (r *registry) connectedAlone(accountID, traposID string) bool {
 	r.mu.Lock()
-	n := r.ids[traposID]
-	if _, ok := r.sessions[Key{AccountID: accountID, TraposID: traposID}]; ok {
-		n--
-	}
+	_, own := r.sessions[Key{AccountID: accountID, TraposID: traposID}]
+	others := r.ids[traposID]
 	r.mu.Unlock()
-	if n > 0 {
-		return true
+	if own {
+		others--
+	}
+	if others > 0 {
+		return false
 	}
 	if r.cluster != nil {
 		for _, a := range r.cluster.RemoteAccounts(traposID) {
 			if a != accountID {
-				return true
+				return false
 			}
+			own = true
 		}
 	}
-	return false
+	return own
 }
 
 // accountsOf returns the accounts in which computer traposID is connected, here or on another

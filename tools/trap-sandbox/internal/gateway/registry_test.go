@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -196,4 +197,53 @@ func TestARegisteredComputerKeepsItsPlaceWhileItSaysHelloAgain(t *testing.T) {
 	assert.True(t, ok, "local takes no place")
 	assert.Nil(t, local)
 	local.release()
+}
+
+// remoteAccountsCluster is a Cluster whose other replicas hold the computers of remote (by
+// traposId, the accounts that have it there).
+type remoteAccountsCluster struct {
+	Cluster // the rest is not called by these tests
+	remote  map[string][]string
+}
+
+func (c remoteAccountsCluster) RemoteAccounts(traposID string) []string { return c.remote[traposID] }
+
+func (remoteAccountsCluster) Claim(Computer, string, uint64) {}
+
+// connectedAlone answers in one lookup what Connected and "no other account's" answered in
+// two: whether a traposId is connected in an account and in no other, here or on another
+// replica (the gateway's own caller's question for each request: account.Caller.OwnWins).
+func TestConnectedAloneCountsEveryAccountHereAndElsewhere(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		here   []string // the accounts with 7: connected on this replica
+		remote []string // and on the others
+		alone  bool
+	}{
+		{name: "nowhere"},
+		{name: "local's here", here: []string{LocalAccount}, alone: true},
+		{name: "local's on another replica", remote: []string{LocalAccount}, alone: true},
+		{name: "local's here and there", here: []string{LocalAccount}, remote: []string{LocalAccount}, alone: true},
+		{name: "alice's alone", here: []string{"alice"}},
+		{name: "local's and alice's here", here: []string{LocalAccount, "alice"}},
+		{name: "local's here, alice's on another replica", here: []string{LocalAccount}, remote: []string{"alice"}},
+		{name: "local's on another replica, alice's here", here: []string{"alice"}, remote: []string{LocalAccount}},
+		{name: "both on another replica", remote: []string{"alice", LocalAccount}},
+	} {
+		r := newRegistry(remoteAccountsCluster{remote: map[string][]string{"7:": c.remote}}, clock.Real{})
+		for _, a := range c.here {
+			s := sessionFor(a, "7:")
+			s.gw = &Gateway{} // Computer() names the gateway's replica
+			r.Register(s, nil)
+		}
+		assert.Equal(t, c.alone, r.connectedAlone(LocalAccount, "7:"), c.name)
+		assert.Equal(t, c.alone, r.connected(Key{LocalAccount, "7:"}) && !connectedInAnotherByWalk(r, LocalAccount, "7:"), c.name+": as the walk over the computers says")
+		assert.False(t, r.connectedAlone(LocalAccount, "8:"), c.name+": another traposId")
+	}
+}
+
+// connectedInAnotherByWalk is whether an account but accountID has traposID, by accountsOf's
+// walk over every computer: what connectedAlone's count must agree with.
+func connectedInAnotherByWalk(r *registry, accountID, traposID string) bool {
+	return slices.ContainsFunc(r.accountsOf(traposID), func(a string) bool { return a != accountID })
 }
