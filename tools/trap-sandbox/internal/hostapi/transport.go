@@ -20,6 +20,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
@@ -212,6 +213,9 @@ type HTTP struct {
 	// (cctext.ShowTraposID), which the API reads back as that very id. Sent as it was, a
 	// label's own "\x41" was read as the byte 41: the bridge asked for 7:a\x41 reached 7:aA.
 	ListedIDs bool
+	// Clock times a request's wait for the gateway's answer (answerContext); nil: the wall
+	// clock. Tests move a fake one past the wait rather than waiting it out.
+	Clock clock.Clock
 }
 
 // TypedIDs says the traposIds h is given are as a person types them (computer.TypedIDTransport):
@@ -322,12 +326,16 @@ const answerGrace = 500 * time.Millisecond
 // removal of its temporary file, could reach the computer first, and the abandoned chunk
 // then wrote a temporary file nobody named (a put whose --timeout ran out left one in a few
 // runs of a hundred).
-func (HTTP) answerContext(caller context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+func (h HTTP) answerContext(caller context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	wait := timeout + computer.RunSlack
 	if deadline, ok := caller.Deadline(); ok {
 		wait = min(wait, time.Until(deadline)+answerGrace)
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(caller), wait)
+	c := h.Clock
+	if c == nil {
+		c = clock.Real{}
+	}
+	ctx, cancel := clock.WithTimeout(context.WithoutCancel(caller), c, wait)
 	stop := context.AfterFunc(caller, func() {
 		if !errors.Is(caller.Err(), context.DeadlineExceeded) {
 			cancel() // the caller left: the request goes with it

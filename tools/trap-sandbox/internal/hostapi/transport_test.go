@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -335,17 +336,15 @@ func TestAHungGatewayIsNamedNotTheComputer(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	h := hostapi.HTTP{URL: srv.URL}
+	h := hostapi.HTTP{URL: srv.URL, Clock: clock.NewFake(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))}
 
 	// The request's own bound (timeout plus computer.RunSlack) passes while the caller waits on.
-	_, err := computer.New(h).Ping(t.Context(), "15:pc15", time.Millisecond)
+	err := pingPastItsWait(t, h, arrived)
 	var pe *protocol.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, protocol.CodeTimeout, pe.Code)
 	assert.False(t, pe.ByComputer)
 	assert.Equal(t, "the gateway at "+srv.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz); its own timeout answer was due after 1ms", pe.Message)
-
-	<-arrived
 
 	// The caller's deadline, passing once the gateway has the request: a deadline of a time
 	// instead (1 ms) passed now and then on a loaded machine before the connection was made,
@@ -358,6 +357,36 @@ func TestAHungGatewayIsNamedNotTheComputer(t *testing.T) {
 	_, err = h.Computers(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.EqualError(t, err, "the gateway at "+srv.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz)")
+}
+
+// pingPastItsWait pings 15:pc15 through h, whose Clock is a fake, with a timeout of 1 ms and
+// returns the ping's error. Once the ping waits for the gateway's answer (its timer armed)
+// and reached is closed or has a value (the call reached the gateway: a hung gateway is one
+// that took it), the fake is moved past that wait (the timeout and computer.RunSlack), which
+// the test would otherwise wait out.
+func pingPastItsWait(t *testing.T, h hostapi.HTTP, reached <-chan struct{}) error {
+	t.Helper()
+	const timeout = time.Millisecond
+	fc := h.Clock.(*clock.Fake)
+	ended := make(chan struct{})
+	var err error
+	go func() {
+		defer close(ended)
+		_, err = computer.New(h).Ping(t.Context(), "15:pc15", timeout)
+	}()
+	if fc.WaitArmed(1, ended) {
+		select {
+		case <-reached:
+			fc.Advance(timeout + computer.RunSlack)
+		case <-ended:
+		}
+	}
+	select {
+	case <-ended:
+	case <-time.After(testTimeout): // a hang guard only
+		require.FailNow(t, "the ping did not end once its wait had passed")
+	}
+	return err
 }
 
 // deadlineAt is a context whose deadline passes when passed is closed: at a moment of the
@@ -395,7 +424,7 @@ func TestAnAddressNothingAnswersIsNotCalledAHungGateway(t *testing.T) {
 			return nil, net.ErrClosed
 		}
 	}}}
-	h := hostapi.HTTP{URL: "http://10.0.0.9:4444", Client: blackhole}
+	h := hostapi.HTTP{URL: "http://10.0.0.9:4444", Client: blackhole, Clock: clock.NewFake(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))}
 	const want = "the gateway at http://10.0.0.9:4444 could not be reached in time (nothing took the connection): is the address right (--url or SANDBOX_URL), or does a firewall drop it?"
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
@@ -404,7 +433,9 @@ func TestAnAddressNothingAnswersIsNotCalledAHungGateway(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.EqualError(t, err, want)
 
-	_, err = computer.New(h).Ping(t.Context(), "15:pc15", time.Millisecond)
+	nothingToReach := make(chan struct{})
+	close(nothingToReach)
+	err = pingPastItsWait(t, h, nothingToReach)
 	var pe *protocol.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, protocol.CodeTimeout, pe.Code)
