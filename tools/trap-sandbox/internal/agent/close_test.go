@@ -169,6 +169,7 @@ func TestAnOpencodeThatCannotSayWhetherATurnRunsIsAskedAnyway(t *testing.T) {
 func TestAConversationGoneOnOpencodeIsOneLine(t *testing.T) {
 	f := startFakeAgent(t)
 	m := f.module(t)
+	passIdleWait := fakeIdleWait(t, m)
 	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
 	require.Equal(t, ReasonStop, ask(t, m, from, "one"))
 	sessions := f.agent.Sessions()
@@ -181,11 +182,32 @@ func TestAConversationGoneOnOpencodeIsOneLine(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
+	passIdleWait() // a prompt to a session opencode no longer has brings no session.idle
 	_, errs := askTurn(t, m, from, "two")
 	assert.Equal(t, []string{"The conversation was lost: ask again for a new one"}, errs)
 	fitsALine(t, errs[0])
 	require.Equal(t, ReasonStop, ask(t, m, from, "three"))
 	assert.Equal(t, []string{"trap-sandbox 5:desk main: three"}, f.conversations())
+}
+
+// fakeIdleWait puts m's wait for a turn's session.idle after its prompt's reply (idleWait) on
+// a fake clock, and returns passIdleWait, which moves that clock past the wait of the next
+// turn to begin it. A turn whose prompt failed gets no idle (opencode never ran the prompt, or
+// is gone), and the test would wait idleWait out on the wall clock before the turn ended;
+// other turns' idles come, and end their waits. Call it before m's first turn.
+func fakeIdleWait(t *testing.T, m *Module) (passIdleWait func()) {
+	fc := clock.NewFake(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))
+	m.idleClock = fc
+	return func() {
+		passed := make(chan struct{})
+		go func() {
+			defer close(passed)
+			if fc.WaitArmed(1, t.Context().Done()) {
+				fc.Advance(idleWait)
+			}
+		}()
+		t.Cleanup(func() { <-passed })
+	}
 }
 
 // TestAToolsLineComesBeforeItsQuestion: the input of a call the player is asked about arrives

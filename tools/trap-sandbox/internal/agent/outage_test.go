@@ -249,6 +249,7 @@ func TestOpencodeStoppedMidAnswerIsUnavailable(t *testing.T) {
 		slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
+	passIdleWait := fakeIdleWait(t, m)
 	kitchen := protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}
 
 	type result struct {
@@ -261,6 +262,7 @@ func TestOpencodeStoppedMidAnswerIsUnavailable(t *testing.T) {
 		done <- result{reason, errs}
 	}()
 	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+	passIdleWait() // a stopped opencode sends no session.idle
 	f.oc.Stop()
 	r := <-done
 	assert.Equal(t, ReasonError, r.reason, "nobody aborted the turn: opencode went away")
