@@ -3,6 +3,8 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,6 +155,133 @@ func TestOneAccountsRelabelFloodPushesOutItsOwnTrails(t *testing.T) {
 	assert.NotNil(t, r.answer(Key{AccountID: "bob", TraposID: "69:x"}))
 }
 
+// Making room takes the trail that a walk over every trail takes (the rule as it was written
+// first: the expired ones, then the oldest of the account that holds the most, the newcomer's
+// when it holds as many), whatever the order of relabels, their times, hellos and answers
+// that drop trails: a few thousand random ones on a memory of 16 trails in three accounts,
+// checked against the walk at each relabel that makes room.
+func TestMakingRoomTakesTheTrailAWalkOverAllTakes(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
+	r := newRecentRelabels(clk)
+	r.limit = 16
+	rnd := rand.New(rand.NewPCG(7, 48))
+	accounts := []string{LocalAccount, "bob", "mallory"}
+	key := func() Key {
+		return Key{AccountID: accounts[rnd.IntN(len(accounts))], TraposID: fmt.Sprintf("%d:l%d", rnd.IntN(30), rnd.IntN(3))}
+	}
+	made, pushedOut := 0, 0
+	for range 5000 {
+		clk.Advance(time.Duration(rnd.IntN(2000)) * time.Millisecond)
+		k := key()
+		switch op := rnd.IntN(10); {
+		case op < 7:
+			at := time.Time{}
+			if rnd.IntN(2) == 0 { // another replica's, read late, some before the window
+				at = clk.Now().Add(-time.Duration(rnd.IntN(int(RelabelFollowWindow/time.Second)+10)) * time.Second)
+			}
+			to := fmt.Sprintf("%s:l%d", strings.SplitN(k.TraposID, ":", 2)[0], rnd.IntN(3))
+			if r.trails[keyOfRelabel(k)] == nil && len(r.trails) >= r.limit && RelabelledTo(k.TraposID, to) != "" &&
+				clk.Now().Sub(at) < RelabelFollowWindow {
+				before := make(map[relabelKey]time.Time)
+				for rk, t := range r.trails {
+					before[rk] = t.at
+				}
+				kept, takeable := walkMakingRoom(before, clk.Now(), k.AccountID, r.limit)
+				r.heard(k, to, at)
+				made++
+				took := 0
+				for rk := range kept {
+					if r.trails[rk] == nil {
+						took++
+						assert.True(t, takeable[rk], "took %v, which the walk would not (it takes one of %v)", rk, takeable)
+					}
+				}
+				assert.LessOrEqual(t, took, 1)
+				pushedOut += took
+				assert.Len(t, r.trails, len(kept)-took+1)
+			} else {
+				r.heard(k, to, at)
+			}
+		case op < 8:
+			r.connected(k)
+		case op < 9:
+			r.left(k)
+		default:
+			r.answer(k)
+		}
+		requireHeapsHoldTheTrails(t, r)
+	}
+	t.Logf("%d relabels made room, %d pushed a trail out", made, pushedOut)
+	assert.Greater(t, pushedOut, 100, "relabels that pushed a trail out")
+}
+
+// walkMakingRoom is the rule of makeRoomLocked as a walk over the trails (their at, by key):
+// the trails it keeps after dropping the expired ones, and those of them it may take then,
+// any one of which (the oldest of an account that holds the most, newcomer's when it holds as
+// many; ties in either are taken in a map's order by the walk); none when there is room.
+func walkMakingRoom(trails map[relabelKey]time.Time, now time.Time, newcomer string, limit int) (kept, takeable map[relabelKey]bool) {
+	kept, takeable = make(map[relabelKey]bool), make(map[relabelKey]bool)
+	held := make(map[string]int)
+	for rk, at := range trails {
+		if now.Sub(at) < RelabelFollowWindow {
+			kept[rk] = true
+			held[rk.accountID]++
+		}
+	}
+	if len(kept) < limit {
+		return kept, takeable
+	}
+	most := 0
+	for _, n := range held {
+		most = max(most, n)
+	}
+	oldest := make(map[string]time.Time)
+	for rk := range kept {
+		if (held[newcomer] == most) != (rk.accountID == newcomer) || held[rk.accountID] != most {
+			continue
+		}
+		if o, ok := oldest[rk.accountID]; !ok || trails[rk].Before(o) {
+			oldest[rk.accountID] = trails[rk]
+		}
+	}
+	for rk := range kept {
+		if o, ok := oldest[rk.accountID]; ok && trails[rk].Equal(o) {
+			takeable[rk] = true
+		}
+	}
+	return kept, takeable
+}
+
+// requireHeapsHoldTheTrails checks that r's heaps and account sizes hold exactly its trails,
+// each where it says, in heap order.
+func requireHeapsHoldTheTrails(t *testing.T, r *recentRelabels) {
+	t.Helper()
+	require.Equal(t, len(r.trails), r.byAge.Len())
+	held, most := 0, 0
+	for accountID, h := range r.byAccount {
+		require.Positive(t, h.Len(), accountID)
+		require.Contains(t, r.sizes.holding[h.Len()], accountID)
+		held += h.Len()
+		most = max(most, h.Len())
+		requireHeapOrder(t, h)
+	}
+	require.Equal(t, len(r.trails), held)
+	require.Equal(t, most, r.sizes.most)
+	requireHeapOrder(t, &r.byAge)
+	for rk, tr := range r.trails {
+		require.Equal(t, rk, tr.key)
+		require.Same(t, tr, r.byAge.trails[tr.byAge])
+		require.Same(t, tr, r.byAccount[rk.accountID].trails[tr.inAccount])
+	}
+}
+
+func requireHeapOrder(t *testing.T, h *trailHeap) {
+	t.Helper()
+	for i := 1; i < h.Len(); i++ {
+		require.False(t, h.Less(i, (i-1)/2), "trail %d is older than its parent", i)
+	}
+}
+
 // Another replica's relabel is as old as the withdrawal of its claim: one read again later (the
 // bucket read anew after a reconnection to NATS) is not taken for a new one. One older than
 // the trail's latest adds its id to the former ones and leaves the latest; one past the
@@ -180,4 +309,33 @@ func TestARelabelHeardLateIsAsOldAsItsWithdrawal(t *testing.T) {
 	assert.Equal(t, "8:new", to("8:old"))
 	clk.Advance(RelabelFollowWindow)
 	assert.Empty(t, to("8:old"), "a minute after it was read, not an hour and a minute")
+}
+
+// BenchmarkRelabelFlood: one relabel of another computer each, with the memory full of one
+// account's trails, so that each pushes that account's oldest out (a flood, as in
+// TestOneAccountsRelabelFloodPushesOutItsOwnTrails): the cost of one relabel to the gateway.
+func BenchmarkRelabelFlood(b *testing.B) {
+	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
+	r := newRecentRelabels(clk)
+	for i := range 10 {
+		r.heard(Key{AccountID: "bob", TraposID: fmt.Sprintf("%d:keller", i)}, fmt.Sprintf("%d:cellar", i), time.Time{})
+	}
+	from := make([]Key, maxRelabelledComputers+b.N)
+	to := make([]string, len(from))
+	for i := range from {
+		from[i] = Key{AccountID: "mallory", TraposID: fmt.Sprintf("%d:a", 100+i)}
+		to[i] = fmt.Sprintf("%d:b", 100+i)
+	}
+	for i := range maxRelabelledComputers {
+		clk.Advance(time.Millisecond)
+		r.heard(from[i], to[i], time.Time{})
+	}
+	b.ResetTimer()
+	for i := maxRelabelledComputers; i < len(from); i++ {
+		clk.Advance(time.Millisecond)
+		r.heard(from[i], to[i], time.Time{})
+	}
+	b.StopTimer()
+	require.Len(b, r.trails, maxRelabelledComputers)
+	require.NotNil(b, r.answer(Key{AccountID: "bob", TraposID: "0:keller"}), "bob's trail pushed out by mallory's flood")
 }
