@@ -61,7 +61,10 @@ func TestACallerWritingItsOwnFrameIsBoundedByTheWriteTimeout(t *testing.T) {
 	s := h.session(t, "7:")
 	require.NoError(t, c.conn.NetConn().(*net.TCPConn).SetReadBuffer(4096))
 	require.NoError(t, s.conn.NetConn().(*net.TCPConn).SetWriteBuffer(4096))
-	payload := json.RawMessage(`{"text":"` + strings.Repeat("x", 1500) + `"}`)
+	// Each request whose frame gets through waits out its timeout (the computer answers
+	// nothing), so frames of 30 KB: a few fill the kernel's buffers, where frames of 1.5 KB
+	// took some 27 requests, 4 s.
+	payload := json.RawMessage(`{"text":"` + strings.Repeat("x", 30_000) + `"}`)
 	for i := 0; !s.isClosed(); i++ {
 		require.Less(t, i, 5_000, "the computer was never dropped")
 		done := make(chan error, 1)
