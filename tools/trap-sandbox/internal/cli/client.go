@@ -17,6 +17,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
@@ -33,6 +34,9 @@ type Stdin struct{ io.Reader }
 type APIFlags struct {
 	URL      string `name:"url" default:"http://127.0.0.1:4444" env:"SANDBOX_URL" help:"Base URL of the running gateway, http://HOST:PORT or https://… (a URL of another shape is a usage error)."`
 	APIToken string `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token of the gateway's HTTP API (unset: the gateway must be on loopback)."`
+	// clock times a call's wait for the gateway's answer (hostapi.HTTP's Clock); nil: the wall
+	// clock. A test sets a fake one on the parsed command and moves it past the wait.
+	clock clock.Clock
 }
 
 // Validate refuses a --url (or SANDBOX_URL) that cannot be a gateway's API by its shape (no
@@ -45,7 +49,9 @@ func (f APIFlags) Validate() error {
 }
 
 // transport is the HTTP API as a computer.Transport.
-func (f APIFlags) transport() hostapi.HTTP { return hostapi.HTTP{URL: f.URL, Token: f.APIToken} }
+func (f APIFlags) transport() hostapi.HTTP {
+	return hostapi.HTTP{URL: f.URL, Token: f.APIToken, Clock: f.clock}
+}
 
 // client is the vocabulary's client over the HTTP API: every computer command goes through it.
 // A write that leaves part of a file on a computer names the rm line that removes it.

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/agent"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -73,6 +74,12 @@ func runClient(t *testing.T, args ...string) (string, error) {
 func runWith(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
 	_, kctx := parse(t, args...)
+	return runParsed(kctx, stdin)
+}
+
+// runParsed runs a parsed command as runWith does: for a test that sets something on the
+// command (a fake clock) between parse and run.
+func runParsed(kctx *kong.Context, stdin string) (string, string, error) {
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), clientWait)
 	defer cancel()
@@ -274,7 +281,9 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 func TestAHungGatewayIsNamedWithoutTheTimeoutHint(t *testing.T) {
 	clearEnv(t)
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
 	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -282,7 +291,23 @@ func TestAHungGatewayIsNamedWithoutTheTimeoutHint(t *testing.T) {
 	}))
 	defer hung.Close()
 	defer close(release)
-	_, err := runClient(t, "ping", "15:pc15", "--timeout", "1ms", "--url", hung.URL)
+	root, kctx := parse(t, "ping", "15:pc15", "--timeout", "1ms", "--url", hung.URL)
+	// The call's wait for the gateway's answer (the timeout and computer.RunSlack) runs on a
+	// fake clock, moved past it once the gateway has the call, rather than waited out.
+	fc := clock.NewFake(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))
+	root.Ping.clock = fc
+	ended := make(chan error, 1)
+	go func() {
+		_, _, err := runParsed(kctx, "")
+		ended <- err
+	}()
+	var err error
+	select {
+	case <-arrived:
+		fc.Advance(time.Millisecond + computer.RunSlack)
+		err = <-ended
+	case err = <-ended: // ended before the gateway had it: the assertion says how
+	}
 	require.EqualError(t, err, "computer 15:pc15 ping: the gateway at "+hung.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz); its own timeout answer was due after 1ms")
 }
 
