@@ -1,8 +1,10 @@
 package computer
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CC's key names whose case a caller may miss (keys.getName's: camelCase); the letters,
@@ -24,6 +26,10 @@ var keyAliases = map[string]string{
 	"bs": "backspace", " ": "space", "super": "leftSuper", "cmd": "leftSuper", "win": "leftSuper",
 	"0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six",
 	"7": "seven", "8": "eight", "9": "nine",
+	// The characters a US keyboard's unshifted keys type, by the key's CC name (keys.getName).
+	"/": "slash", "-": "minus", ".": "period", ",": "comma", ";": "semicolon", "=": "equals",
+	"[": "leftBracket", "]": "rightBracket", "\\": "backslash", "`": "grave", "'": "apostrophe",
+	"\t": "tab",
 }
 
 // KeyRefusalHint is what to say after a computer's refusal of a key name in a screen.input
@@ -48,8 +54,25 @@ func KeyRefusalHint(words string) string {
 }
 
 // keyHint is what to say after the computer refused the key name: the CC name meant, or
-// that CC has no Escape key; "" when nothing fits.
+// that CC has no Escape key; for a name that is one character, that a key types none (the
+// key's event alone reaches the computer: an agent's send_keys ["ü"] or ["/"] meant to type
+// it, and was told nothing or only the key's name); "" when nothing fits.
 func keyHint(name string) string {
+	hint := keyNameHint(name)
+	if utf8.RuneCountInString(name) != 1 || strings.TrimSpace(name) == "" {
+		return hint
+	}
+	if hint == "" {
+		return fmt.Sprintf("; %s is a character, not a key's name: type it as text, %s", strconv.Quote(name), asText)
+	}
+	return fmt.Sprintf("%s (a key's press types no character: type %s as text, %s)", hint, strconv.Quote(name), asText)
+}
+
+// asText names how each surface that presses keys by name types a character instead.
+const asText = "with MCP's send_text or the HTTP API's char event"
+
+// keyNameHint is keyHint's CC name meant, or that CC has no Escape key; "" when nothing fits.
+func keyNameHint(name string) string {
 	lower := strings.ToLower(name)
 	if lower == "esc" || lower == "escape" {
 		return "; CC has no Escape key (Minecraft keeps it): edit's and paint's menu is leftCtrl"

@@ -156,6 +156,8 @@ func TestAnInputNamesTheKeyMeant(t *testing.T) {
 		"Enter":  `; did you mean "enter"?`,
 		"escape": "; CC has no Escape key (Minecraft keeps it): edit's and paint's menu is leftCtrl",
 		"bogus":  "",
+		"-":      `; did you mean "minus"? (a key's press types no character: type "-" as text, with MCP's send_text or the HTTP API's char event)`,
+		"é":      `; "é" is a character, not a key's name: type it as text, with MCP's send_text or the HTTP API's char event`,
 	} {
 		body, err := json.Marshal(map[string]any{"events": []computer.InputEvent{{Type: computer.InputKey, Name: "enter"}, {Type: computer.InputKey, Name: given}}})
 		require.NoError(t, err)

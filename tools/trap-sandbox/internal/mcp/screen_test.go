@@ -256,7 +256,9 @@ func TestAScreenNotReadAfterTheInputSaysTheInputWasSent(t *testing.T) {
 
 // TestSendKeysNamesTheKeyMeant: a key name the computer refuses that is another keyboard's
 // name, or CC's in the wrong case, gets CC's name after the computer's words, once: in-process
-// and through the HTTP API (the stdio bridge's way, whose gateway names it already).
+// and through the HTTP API (the stdio bridge's way, whose gateway names it already). One that
+// is a character ("/", "ü") is told that a key types none, and how to type it: an agent that
+// sent ["ü"] was told only that the name is unknown, and ["/"] nothing of the slash key.
 func TestSendKeysNamesTheKeyMeant(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
@@ -281,10 +283,14 @@ func sendKeysNamesTheKeyMeant(t *testing.T, s *sdk.ClientSession) {
 		"ctrl+s": `; did you mean "leftCtrl"?`,
 		"Enter":  `; did you mean "enter"?`,
 		"PageUp": `; did you mean "pageUp"?`,
-		"1":      `; did you mean "one"?`,
+		"1":      `; did you mean "one"? (a key's press types no character: type "1" as text, with MCP's send_text or the HTTP API's char event)`,
 		"F5":     `; did you mean "f5"?`,
 		"escape": "; CC has no Escape key (Minecraft keeps it): edit's and paint's menu is leftCtrl",
 		"bogus":  "",
+		// A character: its key's name, or that no key is it, and how to type it.
+		"/": `; did you mean "slash"? (a key's press types no character: type "/" as text, with MCP's send_text or the HTTP API's char event)`,
+		"ü": `; "ü" is a character, not a key's name: type it as text, with MCP's send_text or the HTTP API's char event`,
+		"!": `; "!" is a character, not a key's name: type it as text, with MCP's send_text or the HTTP API's char event`,
 	} {
 		res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter", given}})
 		require.True(t, res.IsError, given)
