@@ -112,7 +112,7 @@ func argumentProblem(tool string, s *jsonschema.Schema, raw json.RawMessage) str
 	}
 	slices.Sort(unknown)
 	for _, name := range unknown {
-		problems = append(problems, fmt.Sprintf("%q is not an argument of %s%s", name, tool, meant(name, names)))
+		problems = append(problems, fmt.Sprintf("%q is not an argument of %s%s", name, tool, whyNot(tool, name, names)))
 	}
 	if len(unknown) > 0 {
 		problems = append(problems, takes)
@@ -134,6 +134,26 @@ func argumentProblem(tool string, s *jsonschema.Schema, raw json.RawMessage) str
 		}
 	}
 	return strings.Join(problems, "; ")
+}
+
+// notTaken says why a tool has no argument another tool has, where a model that read the other
+// tool's would give it: send_keys with read_screen's monitor was told only that it is no
+// argument, which left the agent to guess whether a monitor is typed on some other way.
+var notTaken = map[string]map[string]string{
+	"send_keys": {"monitor": typesOnItsOwnScreen},
+	"send_text": {"monitor": typesOnItsOwnScreen},
+}
+
+// typesOnItsOwnScreen is notTaken's for a monitor given to a tool that types.
+const typesOnItsOwnScreen = ": it types on the computer's own screen, and a monitor takes no keys (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor)"
+
+// whyNot is what to say after `"name" is not an argument of tool`: why the tool takes no such
+// argument (notTaken), or the argument a misspelt name is likely to mean; "" when neither.
+func whyNot(tool, name string, names []string) string {
+	if why, ok := notTaken[tool][name]; ok {
+		return why
+	}
+	return meant(name, names)
 }
 
 // meant names the argument a misspelt name is likely to mean (traposID, timeout), or "".

@@ -16,7 +16,8 @@ import (
 // TestArgumentsOutsideTheSchemaAreNamed: arguments the input schema refuses are answered
 // bad_argument naming each argument, what it must be and what it was, not the SDK's validator
 // chain ('validating "arguments": validating root: validating /properties/timeoutMs: minimum:
-// 0/1 is less than 1.000000'); nothing is sent to the computer.
+// 0/1 is less than 1.000000'); nothing is sent to the computer. A monitor given to send_keys
+// or send_text is told why neither takes one.
 func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	s := session(t, d)
@@ -37,6 +38,9 @@ func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 		{"list_computers", map[string]any{"all": true}, `bad_argument: "all" is not an argument of list_computers; list_computers takes match, limit, offset`},
 		{"list_computers", map[string]any{"limit": 5000}, "bad_argument: limit must be a whole number from 1 to 1000, not the number 5000: list at most this many computers (default 100)"},
 		{"send_keys", map[string]any{"traposId": "7:", "keys": []any{"a", 5}}, "bad_argument: keys[1] must be a string, not the number 5"},
+		// A monitor given to a tool that types: why it takes none, and where a monitor is read.
+		{"send_keys", map[string]any{"traposId": "7:", "keys": []any{"a"}, "monitor": "top"}, `bad_argument: "monitor" is not an argument of send_keys: it types on the computer's own screen, and a monitor takes no keys (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor); send_keys takes traposId, keys, settleMs, colours, cursor, timeoutMs`},
+		{"send_text", map[string]any{"traposId": "7:", "text": "a", "monitor": "top"}, `bad_argument: "monitor" is not an argument of send_text: it types on the computer's own screen, and a monitor takes no keys (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor); send_text takes traposId, text, settleMs, colours, cursor, timeoutMs`},
 		{"read_screen", map[string]any{"traposId": "7:", "colours": "yes"}, `bad_argument: colours must be true or false, not the string "yes": also return each row's colours (blit strings) and the palette`},
 	} {
 		res := callTool(t, s, c.tool, c.args)
