@@ -30,7 +30,7 @@ type screenOut struct {
 // TestTheHostSeesAndDrivesTheComputersScreen: on a fakecraft computer whose owner allows
 // screen control, MCP's read_screen shows what ls printed at the player's prompt, send_text
 // types at the prompt ("lua\n1+1\n" shows 2), edit started at the prompt shows on the screen
-// and is left with the keys, a text longer than one request (with a tab) is saved by edit, and the live view over the host API stops the computer's watch
+// and is left with the keys (and with clicks: its menu's button and its Exit), a text longer than one request (with a tab) is saved by edit, and the live view over the host API stops the computer's watch
 // when its viewer goes away; its frames carry the colours the next write uses.
 func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 	ctx := testContext(t)
@@ -91,6 +91,16 @@ func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 		// Left from the first item wraps to the last, Exit.
 		out = send(t, "send_keys", map[string]any{"keys": []string{"left", "enter"}})
 		assert.NotContains(t, out.Text, "to access menu")
+		assert.Equal(t, ">", lastRow(out.Text), "edit left, back at the prompt")
+	})
+
+	t.Run("click opens edit's menu and picks Exit, as a player's mouse does", func(t *testing.T) {
+		out := send(t, "send_text", map[string]any{"text": "edit /door.lua\n"})
+		require.Contains(t, lastRow(out.Text), "click here to access menu")
+		// The bottom row's words are edit's menu button; its items are the same row's words.
+		out = send(t, "click", map[string]any{"x": 3, "y": computer.TermHeight})
+		require.True(t, strings.HasPrefix(lastRow(out.Text), "[Save] Exit"), "the menu is open: %q", lastRow(out.Text))
+		out = send(t, "click", map[string]any{"x": strings.Index(lastRow(out.Text), "Exit") + 1, "y": computer.TermHeight})
 		assert.Equal(t, ">", lastRow(out.Text), "edit left, back at the prompt")
 	})
 

@@ -44,7 +44,7 @@ const (
 )
 
 // mcpTools are the tools the issue lists, sorted by name.
-var mcpTools = []string{"computer_info", "copy_file", "delete_file", "list_computers", "list_files", "make_dir", "move_file",
+var mcpTools = []string{"click", "computer_info", "copy_file", "delete_file", "list_computers", "list_files", "make_dir", "move_file",
 	"ping", "read_file", "read_screen", "run_lua", "run_program", "send_keys", "send_text", "wait_for_screen", "write_file"}
 
 // serveDaemon connects d to g (password sandboxPassword) until the test ends.
@@ -89,7 +89,7 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 		assert.Equal(t, readOnly, tool.Annotations.ReadOnlyHint, "%s: readOnlyHint", tool.Name)
 		if !readOnly {
 			require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
-			destructive := slices.Contains([]string{"write_file", "copy_file", "delete_file", "run_lua", "run_program", "send_keys", "send_text"}, tool.Name)
+			destructive := slices.Contains([]string{"write_file", "copy_file", "delete_file", "run_lua", "run_program", "send_keys", "send_text", "click"}, tool.Name)
 			assert.Equal(t, destructive, *tool.Annotations.DestructiveHint, "%s: destructiveHint", tool.Name)
 		}
 		props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any)

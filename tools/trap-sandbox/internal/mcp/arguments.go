@@ -142,10 +142,14 @@ func argumentProblem(tool string, s *jsonschema.Schema, raw json.RawMessage) str
 var notTaken = map[string]map[string]string{
 	"send_keys": {"monitor": typesOnItsOwnScreen},
 	"send_text": {"monitor": typesOnItsOwnScreen},
+	"click":     {"monitor": ": it clicks the computer's own screen, and a monitor takes no clicks from here" + readAMonitor},
 }
 
 // typesOnItsOwnScreen is notTaken's for a monitor given to a tool that types.
-const typesOnItsOwnScreen = ": it types on the computer's own screen, and a monitor takes no keys (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor)"
+const typesOnItsOwnScreen = ": it types on the computer's own screen, and a monitor takes no keys" + readAMonitor
+
+// readAMonitor ends notTaken's words of a monitor.
+const readAMonitor = " (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor)"
 
 // whyNot is what to say after `"name" is not an argument of tool`: why the tool takes no such
 // argument (notTaken), or the argument a misspelt name is likely to mean; "" when neither.

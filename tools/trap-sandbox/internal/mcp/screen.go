@@ -56,6 +56,19 @@ type TextInput struct {
 	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); past it the screen is returned as it is, with settled false"`
 }
 
+// ClickInput is click's input.
+type ClickInput struct {
+	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
+	X        int    `json:"x" jsonschema:"the cell's column, 1 at the left, as read_screen's cursor counts"`
+	Y        int    `json:"y" jsonschema:"the cell's row, 1 at the top (multishell's tab bar is row 1 while two programs run)"`
+	Button   int    `json:"button,omitempty" jsonschema:"the mouse button: 1 left (the default), 2 right, 3 middle"`
+	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
+	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
+	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
+	// TimeoutMs bounds the input and the wait for the screen to settle.
+	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); past it the screen is returned as it is, with settled false"`
+}
+
 // ScreenOutput is the screen as the screen tools return it.
 type ScreenOutput struct {
 	Width  int    `json:"width"`
@@ -102,6 +115,8 @@ func (t *tools) registerScreen(r registrar) {
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
 	addTool(r, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. A program that sleeps or waits for another event meanwhile drops what arrives, as in CC: type once it reads (with cursor: true, blink is true while read() waits). Text joins what is already typed where the cursor is: at a prompt, a line left half-typed (\"ed\") runs with yours (\"ededit /x\"); where another may have typed, read_screen first, and clear such a line with send_keys [\"end\", \"backspace\", …] (one backspace a character). Needs the owner's sandbox.allow_screen control.",
 		func(in TextInput) string { return in.TraposID }, t.sendText)
+	addTool(r, "click", "Click the screen", runsProgram, "Click a cell of a computer's own screen with the mouse, as the player would (a press and its release), wait until the screen stops changing, and return it: what no key reaches on an advanced computer, such as multishell's tabs (row 1: a click on a tab's name shows that program, whose screen then takes the keys), paint's palette and canvas, a program's buttons. x and y are the cell, 1-based, as read_screen's text and cursor count them. A basic computer takes no mouse, as in CC; a monitor takes no clicks from here (a player touches an advanced one). Needs the owner's sandbox.allow_screen control.",
+		func(in ClickInput) string { return in.TraposID }, t.click)
 	addTool(r, "wait_for_screen", "Wait for the screen", readOnly, "Wait until a computer's screen shows text (part of one row, e.g. \"Done\" or \"Password: \"), or, without text, until it changes, and return the screen then, as read_screen does: "+
 		"for a program that takes a while (a build, a turtle digging, a door waiting for a redstone signal), instead of calling read_screen again and again. "+
 		"At timeoutMs (default 10000, at most 60000) it returns the screen as it is then, with timedOut true: call it again to wait on. With monitor, wait on that monitor instead (client 0.5.31 on). "+
@@ -234,6 +249,36 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 			}
 			return fmt.Sprintf("the first %d characters of text were typed", n)
 		})
+}
+
+// click clicks the cell in.X, in.Y with in.Button (the left one unless given): CC's
+// mouse_click and mouse_up there, as screen.input's click queues them. The computer checks the
+// cell against its screen and refuses the mouse on a basic computer, in its own words.
+func (t *tools) click(ctx context.Context, in ClickInput) (ScreenOutput, error) {
+	button := in.Button
+	if button == 0 {
+		button = 1
+	}
+	if button < 1 || button > 3 {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "button must be 1 (left), 2 (right) or 3 (middle), not %d", in.Button)
+	}
+	if in.X < 1 || in.Y < 1 {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "x and y are a cell of the screen, from 1 at its top left (read_screen's width and height give its size), not %d, %d", in.X, in.Y)
+	}
+	events := []computer.InputEvent{{Type: computer.InputClick, Button: button, X: in.X, Y: in.Y}}
+	return t.sendAndSettle(ctx, in.TraposID, events, nil, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+		namedAsTheClick, func([]computer.InputEvent) string { return "the click was sent" })
+}
+
+// namedAsTheClick names the event the computer refused ("events[0]: x, y must be a cell of the
+// 26x20 screen", "events[0]: mouse events reach advanced computers only: …") as the click, as
+// click's caller knows it: it gave no events.
+func namedAsTheClick(err error) error {
+	pe, _, rest, ok := computer.RefusedEvent(err)
+	if !ok {
+		return err
+	}
+	return pe.WithHostWordsAround("the click", rest, "")
 }
 
 // typing is the events that type text as a player would: characters as char events (a line

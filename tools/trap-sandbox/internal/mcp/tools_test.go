@@ -498,6 +498,7 @@ func TestEachToolNamesTheSettingItNeeds(t *testing.T) {
 		"run_lua":   "sandbox.allow_exec true", "run_program": "sandbox.allow_exec true",
 		"read_screen": "sandbox.allow_screen view", "send_keys": "sandbox.allow_screen control",
 		"send_text": "sandbox.allow_screen control", "wait_for_screen": "sandbox.allow_screen view",
+		"click": "sandbox.allow_screen control",
 	}
 	for _, tool := range res.Tools {
 		setting, gated := needs[tool.Name]
