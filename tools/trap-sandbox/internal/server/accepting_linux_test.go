@@ -46,10 +46,12 @@ func TestAGatewayOutOfFilesSaysSo(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, addr, "the child gateway's listening line")
+	var conns []net.Conn
 	for range 4 { // the kernel completes each connection whether or not the gateway accepts it
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
 		defer c.Close()
+		conns = append(conns, c)
 	}
 	var warning string
 	for warning == "" && lines.Scan() { // until the line, or the context's end kills the child
@@ -60,6 +62,11 @@ func TestAGatewayOutOfFilesSaysSo(t *testing.T) {
 	assert.Contains(t, warning, `msg="`+filesMsg+`" addr=`+addr+" err=")
 	assert.Contains(t, warning, "too many open files")
 
+	// Closed before the child stops: net/http's Shutdown waits, up to the child's
+	// ShutdownTimeout (1 s), for a connection that has not sent its request yet.
+	for _, c := range conns {
+		require.NoError(t, c.Close())
+	}
 	require.NoError(t, stdin.Close()) // the child stops serving
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	require.NoError(t, child.Wait())
