@@ -1,9 +1,10 @@
 // Package testkit is what the repository's Go tests share, so no test package keeps its own
-// copy: a goroutine-safe buffer and the poll interval here, a faithful fake opencode in
-// opencodefake, the Go stand-in of a computer's daemon in daemonfake, the older of two replicas
-// of one name in twinfake, and in inputcases the table of input events that holds the web
-// console's counts to the gateway's. It sits outside internal/ so the tests module (tests/)
-// can import it too; nothing in the gateway's binary does.
+// copy: a goroutine-safe buffer, the poll interval and a child process's environment here, a
+// faithful fake opencode in opencodefake, the Go stand-in of a computer's daemon in
+// daemonfake, the older of two replicas of one name in twinfake, and in inputcases the table
+// of input events that holds the web console's counts to the gateway's. It sits outside
+// internal/ so the tests module (tests/) can import it too; nothing in the gateway's binary
+// does.
 package testkit
 
 import (
@@ -11,6 +12,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,4 +85,14 @@ func WrongSecret(secret string) string {
 		return secret[:len(secret)-1] + "b"
 	}
 	return secret[:len(secret)-1] + "a"
+}
+
+// ChildEnv is the environment of a child process a test starts (its own test binary again,
+// for a limit or a user that is the whole process's): this process's, then vars. The race
+// detector's options (GORACE) gain atexit_sleep_ms=0: a test binary built with -race sleeps a
+// second as it exits (for other goroutines' reports, where a race is reported as it is
+// found), and the test waited that second out for each child.
+func ChildEnv(vars ...string) []string {
+	race := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	return append(append(os.Environ(), "GORACE="+race), vars...)
 }

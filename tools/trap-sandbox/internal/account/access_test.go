@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // TestAnotherUsersStoreNamesItsOwner: a store made by one user (sudo trap-sandbox accounts
@@ -173,7 +175,7 @@ func TestADirectoryClosedOnTheWayIsNamed(t *testing.T) {
 
 	child := exec.Command(filepath.Join(base, "account.test"), "-test.run=^TestADirectoryClosedOnTheWayIsNamed$", "-test.v")
 	child.Dir = base
-	child.Env = append(os.Environ(), closedWayEnv+"="+base)
+	child.Env = testkit.ChildEnv(closedWayEnv + "=" + base)
 	child.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := child.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // smallDisk mounts a file system of its own for the test, small enough to fill, with flags
@@ -316,7 +318,7 @@ func startStoreHolder(t *testing.T, dir string) (child *exec.Cmd, stdin io.Write
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
 	child = exec.CommandContext(ctx, os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.v")
-	child.Env = append(os.Environ(), holdStoreEnv+"="+dir)
+	child.Env = testkit.ChildEnv(holdStoreEnv + "=" + dir)
 	stdin, err := child.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := child.StdoutPipe()

@@ -32,6 +32,7 @@ import (
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/link"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 )
 
 // lastLineOf is a command's output's last line (where the commands print a secret).
@@ -775,7 +776,7 @@ func holdingStore(t *testing.T, dir, test string) *exec.Cmd {
 	child := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
 	// Its TestMain's home is made in TMPDIR: one of this test's, removed with it, as a child
 	// that is killed leaves its own behind.
-	child.Env = append(os.Environ(), holdStoreEnv+"="+dir, "TMPDIR="+t.TempDir())
+	child.Env = testkit.ChildEnv(holdStoreEnv+"="+dir, "TMPDIR="+t.TempDir())
 	stdin, err := child.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := child.StdoutPipe()

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -65,7 +66,7 @@ func TestAGetThatCannotWriteKeepsTheLocalFile(t *testing.T) {
 	// test binary's log of the variables and files tests use (-test.testlogfile, megabytes
 	// here) failed its writes under it too, and go test failed the package.
 	child := exec.Command(os.Args[0], "-test.run=^TestAGetThatCannotWriteKeepsTheLocalFile$")
-	child.Env = append(os.Environ(), limitedGetEnv+"=1", "LIMITED_GET_URL="+base, "LIMITED_GET_TO="+local)
+	child.Env = testkit.ChildEnv(limitedGetEnv+"=1", "LIMITED_GET_URL="+base, "LIMITED_GET_TO="+local)
 	out, err := child.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "get failed: get: write "+local+": file too large (the local file is unchanged)\n")

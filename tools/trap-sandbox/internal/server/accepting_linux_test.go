@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // TestAGatewayOutOfFilesSaysSo: a gateway at its open-files limit accepted no connection
@@ -31,7 +33,7 @@ func TestAGatewayOutOfFilesSaysSo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAGatewayOutOfFilesSaysSo$")
-	child.Env = append(os.Environ(), outOfFilesEnv+"=1")
+	child.Env = testkit.ChildEnv(outOfFilesEnv + "=1")
 	stdin, err := child.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := child.StdoutPipe()
