@@ -151,7 +151,7 @@ func TestTheAgentWaitsForTheScreen(t *testing.T) {
 				done := waiting(map[string]any{"text": "never shown"})
 				c.QueueString("e2e_off")
 				msg := harness.ToolError(t, answer(done), "not_connected")
-				assert.Equal(t, "not_connected: computer "+id+" disconnected before it answered; a read changes nothing: ask again once it is back (ping with wait true waits for it)", msg)
+				assert.Regexp(t, `^not_connected: computer `+regexp.QuoteMeta(id)+` disconnected while the wait watched its screen, \d+ ms in, before it showed "never shown" \(it may be rebooting, or it was shut down or its chunk unloaded\); ping with wait true waits for it to come back, and wait_for_screen then waits on$`, msg)
 			})
 		})
 	}

@@ -119,7 +119,7 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 			break
 		}
 		if err != nil {
-			return ScreenOutput{}, err
+			return ScreenOutput{}, leftWhileWatched(err, in, t.clock.Now().Sub(start))
 		}
 		last = s
 	}
@@ -136,6 +136,27 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 		}
 	}
 	return out, nil
+}
+
+// leftWhileWatched words the not_connected of a computer that went away while the wait
+// watched its screen (computer.LeftBeforeAnswer's, Left): it answered the watch, and the
+// request's "disconnected before it answered" read as if it never had; the wait says what it
+// watched, how long, and what it waited for, and how to wait on once the computer is back. Any
+// other error is returned as it is.
+func leftWhileWatched(err error, in WaitInput, waited time.Duration) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left {
+		return err
+	}
+	screen, what := "its screen", "changed"
+	if in.Monitor != "" {
+		screen = "its monitor " + cctext.Show(in.Monitor, false)
+	}
+	if in.Text != "" {
+		what = fmt.Sprintf("showed %q", in.Text)
+	}
+	return pe.WithMessage(fmt.Sprintf("computer %s disconnected while the wait watched %s, %d ms in, before it %s (it may be rebooting, or it was shut down or its chunk unloaded); ping with wait true waits for it to come back, and wait_for_screen then waits on",
+		cctext.ShowTraposID(in.TraposID), screen, waited.Milliseconds(), what))
 }
 
 // nextWhileAuthorized is w's next screen, waited for until wait ends, asking whether the

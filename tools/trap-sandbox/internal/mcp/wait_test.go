@@ -272,7 +272,20 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 		live.ended <- computer.LeftBeforeAnswer("7:", false)
 		res := answer(t, done)
 		require.True(t, res.IsError)
-		assert.Equal(t, "not_connected: computer 7: disconnected before it answered; a read changes nothing: ask again once it is back (ping with wait true waits for it)", text(res))
+		// It answered the watch: "disconnected before it answered" read as if it never had.
+		assert.Equal(t, `not_connected: computer 7: disconnected while the wait watched its screen, 0 ms in, before it showed "never" (it may be rebooting, or it was shut down or its chunk unloaded); ping with wait true waits for it to come back, and wait_for_screen then waits on`, text(res))
+		live.waitClosed(t)
+	})
+	t.Run("the computer went away while a monitor was watched for a change", func(t *testing.T) {
+		live := newLiveScreen()
+		s, clk := waitingSession(t, daemonfake.NewLocal(nil), live)
+		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "monitor": "top"})
+		live.draw(t, "waiting")
+		clk.Advance(1500 * time.Millisecond)
+		live.ended <- computer.LeftBeforeAnswer("7:", false)
+		res := answer(t, done)
+		require.True(t, res.IsError)
+		assert.Equal(t, "not_connected: computer 7: disconnected while the wait watched its monitor top, 1500 ms in, before it changed (it may be rebooting, or it was shut down or its chunk unloaded); ping with wait true waits for it to come back, and wait_for_screen then waits on", text(res))
 		live.waitClosed(t)
 	})
 	t.Run("not allowed", func(t *testing.T) {
