@@ -31,8 +31,8 @@ func waitFor[T any](ctx context.Context, t *testing.T, ch <-chan T, what string)
 
 // TestMCPWaitForScreenIsAViewerOfTheWatch: the wait starts the computer's watch, answers once
 // an update shows its text (one before it does not), and leaves the watch: the computer is
-// told to stop it. A monitor's wait watches that monitor. A call the client cancels mid-wait
-// leaves the watch too, at once.
+// told to stop it; its answer names the monitors attached, as read_screen's. A monitor's wait
+// watches that monitor. A call the client cancels mid-wait leaves the watch too, at once.
 func TestMCPWaitForScreenIsAViewerOfTheWatch(t *testing.T) {
 	for _, transport := range []string{"http", "stdio"} {
 		t.Run(transport, func(t *testing.T) {
@@ -51,12 +51,14 @@ func TestMCPWaitForScreenIsAViewerOfTheWatch(t *testing.T) {
 			}
 			c.update(t, "", 2, "ready")
 			var out struct {
-				Text     string `json:"text"`
-				TimedOut bool   `json:"timedOut"`
-				WaitedMs *int64 `json:"waitedMs"`
+				Text     string   `json:"text"`
+				TimedOut bool     `json:"timedOut"`
+				WaitedMs *int64   `json:"waitedMs"`
+				Monitors []string `json:"monitors"`
 			}
 			harness.ToolOK(t, waitFor(ctx, t, done, "the answer"), "7:desk", &out)
 			assert.Equal(t, "ready", out.Text)
+			assert.Equal(t, []string{"top"}, out.Monitors, "the monitors attached, as read_screen names them")
 			assert.False(t, out.TimedOut)
 			assert.NotNil(t, out.WaitedMs)
 			assert.Equal(t, "watch-", waitFor(ctx, t, c.unwatched, "screen.unwatch"), "the wait left the watch")
@@ -67,12 +69,14 @@ func TestMCPWaitForScreenIsAViewerOfTheWatch(t *testing.T) {
 			assert.Equal(t, "top", waitFor(ctx, t, c.watched, "screen.watch of the monitor"))
 			c.update(t, "top", 1, "hot")
 			var shown struct {
-				Text      string  `json:"text"`
-				Monitor   string  `json:"monitor"`
-				TextScale float64 `json:"textScale"`
+				Text      string   `json:"text"`
+				Monitor   string   `json:"monitor"`
+				TextScale float64  `json:"textScale"`
+				Monitors  []string `json:"monitors"`
 			}
 			harness.ToolOK(t, waitFor(ctx, t, done, "the monitor's answer"), "7:desk", &shown)
 			assert.Equal(t, "hot", shown.Text)
+			assert.Empty(t, shown.Monitors, "a monitor's screen names none, as read_screen's")
 			assert.Equal(t, "top", shown.Monitor)
 			assert.InDelta(t, 1, shown.TextScale, 0)
 			assert.Equal(t, "watch-top", waitFor(ctx, t, c.unwatched, "screen.unwatch of the monitor"))

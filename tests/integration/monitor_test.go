@@ -21,7 +21,8 @@ import (
 
 // monitorComputer is a computer (a raw socket, client 0.5.31) that answers screen.watch with
 // an id naming the monitor asked for (watched gets each payload's monitor, "" for its own
-// screen) and screen.unwatch (unwatched gets each one's watch id), and sends the screen.update
+// screen), screen.unwatch (unwatched gets each one's watch id) and screen.read of its own
+// screen (blank, its monitor top attached), and sends the screen.update
 // requests it is given, one at a time, as a computer does (answers gets the gateway's answers).
 type monitorComputer struct {
 	*harness.Computer
@@ -52,6 +53,11 @@ func startMonitorComputer(ctx context.Context, t *testing.T, g *harness.Gateway,
 				c.mu.Unlock()
 				c.watched <- p.Monitor
 				return &harness.Reply{Payload: map[string]any{"watchId": id}}
+			case "screen.read":
+				// Its own screen, blank, naming the one monitor attached (the watched ones are
+				// read through their watch).
+				return &harness.Reply{Payload: map[string]any{"width": 5, "height": 1, "colour": true, "cursor": map[string]any{"x": 1, "y": 1},
+					"rows": []any{map[string]any{"text": "     ", "fg": "00000", "bg": "fffff"}}, "monitors": []string{"top"}}}
 			case "screen.unwatch":
 				var p struct {
 					WatchID string `json:"watchId"`

@@ -87,7 +87,7 @@ type ScreenOutput struct {
 	Monitor   string  `json:"monitor,omitempty" jsonschema:"the monitor read (read_screen's monitor)"`
 	TextScale float64 `json:"textScale,omitempty" jsonschema:"the monitor's text scale, 0.5 to 5: its size in characters follows from it"`
 	// Monitors are the computer's, named with its own screen.
-	Monitors        []string `json:"monitors,omitempty" jsonschema:"the monitors attached to the computer, each readable with read_screen's monitor (left out when there is none)"`
+	Monitors        []string `json:"monitors,omitempty" jsonschema:"the monitors attached to the computer, each read with read_screen's monitor and waited on with wait_for_screen's (left out when there is none)"`
 	MonitorsLeftOut int      `json:"monitorsLeftOut,omitempty" jsonschema:"how many more monitors are attached than monitors names (it names 64 at most, none with a name over 64 bytes); each is read by its name all the same"`
 	// Settled is set by send_keys and send_text: whether the screen stopped changing.
 	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
@@ -119,7 +119,7 @@ func (t *tools) registerScreen(r registrar) {
 		func(in ClickInput) string { return in.TraposID }, t.click)
 	addTool(r, "wait_for_screen", "Wait for the screen", readOnly, "Wait until a computer's screen shows text (part of one row, e.g. \"Done\" or \"Password: \"), or, without text, until it changes, and return the screen then, as read_screen does: "+
 		"for a program that takes a while (a build, a turtle digging, a door waiting for a redstone signal), instead of calling read_screen again and again. "+
-		"At timeoutMs (default 10000, at most 60000) it returns the screen as it is then, with timedOut true: call it again to wait on. With monitor, wait on that monitor instead (client 0.5.31 on). "+
+		"At timeoutMs (default 10000, at most 60000) it returns the screen as it is then, with timedOut true: call it again to wait on. Its answer names the monitors attached (monitors); with monitor, wait on that monitor instead (client 0.5.31 on). "+
 		"Needs the owner's sandbox.allow_screen view or control.",
 		func(in WaitInput) string { return in.TraposID }, t.waitForScreen)
 }

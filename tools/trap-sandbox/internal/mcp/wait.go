@@ -97,12 +97,25 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 	// a computer slow to answer held every wait's answer, a timedOut one up to 10 s past its
 	// timeoutMs. The viewer is closed all the same, at once.
 	defer func() { go w.Close() }()
+	notSent := func(err error) error {
+		if ranOut() {
+			return protocol.Errorf(protocol.CodeTimeout, "computer %s did not send its screen within the %d ms waited", cctext.ShowTraposID(in.TraposID), t.clock.Now().Sub(start).Milliseconds())
+		}
+		return err
+	}
+	// The computer's own screen's answer names the monitors attached, as read_screen's does
+	// (computer.Screen's Monitors, bounded where the gateway reads them): a watch's updates
+	// name none, and an answer without monitors says that none is attached, so an agent
+	// waiting in vain for what a program drew on a monitor had no word of the monitor.
+	var attached computer.Screen
+	if in.Monitor == "" {
+		if attached, err = t.client.ReadScreen(wait, in.TraposID, timeout); err != nil {
+			return ScreenOutput{}, notSent(err)
+		}
+	}
 	first, err := w.Next(wait)
 	if err != nil {
-		if ranOut() {
-			return ScreenOutput{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not send its screen within the %d ms waited", cctext.ShowTraposID(in.TraposID), t.clock.Now().Sub(start).Milliseconds())
-		}
-		return ScreenOutput{}, err
+		return ScreenOutput{}, notSent(err)
 	}
 	shown := func(s computer.Screen) bool {
 		if part != "" {
@@ -125,6 +138,9 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 	}
 	if still := t.answerStillAuthorized(ctx); still != nil {
 		return ScreenOutput{}, still
+	}
+	if in.Monitor == "" {
+		last.Monitors, last.MonitorsLeftOut = attached.Monitors, attached.MonitorsLeftOut
 	}
 	out := screenOutput(last, in.Colours, in.Cursor)
 	waited := t.clock.Now().Sub(start).Milliseconds()
@@ -229,6 +245,16 @@ func (o ScreenOutput) waitNote() string {
 	if !o.TimedOut || o.WaitedMs == nil {
 		return ""
 	}
-	return fmt.Sprintf("The screen %s within the %d ms waited (timedOut true): this is the screen as it is now. "+
+	note := fmt.Sprintf("The screen %s within the %d ms waited (timedOut true): this is the screen as it is now. "+
 		"wait_for_screen again waits on (timeoutMs waits up to %d a call).", o.waitedFor, *o.WaitedMs, computer.MaxTimeout.Milliseconds())
+	if n := len(o.Monitors) + o.MonitorsLeftOut; o.Monitor == "" && n > 0 {
+		// Their names are the computer's words, which a note never quotes: the list has them.
+		monitors := fmt.Sprintf("%d monitors", n)
+		if n == 1 {
+			monitors = "a monitor"
+		}
+		note += " The computer has " + monitors + " attached (monitors): what a program draws on a monitor shows there, not on this screen; " +
+			"wait_for_screen with monitor waits on one."
+	}
+	return note
 }

@@ -43,6 +43,14 @@ func newLiveScreen() *liveScreen {
 	return &liveScreen{frames: make(chan computer.Screen), ended: make(chan error, 1), closed: make(chan struct{}), nexted: make(chan struct{})}
 }
 
+// screenComputer is a computer whose screen.read a tiny shell answers (daemonfake.Terminal),
+// with no monitor attached: a wait on its own screen asks it which monitors are.
+func screenComputer() *daemonfake.Local {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = daemonfake.NewTerminal().Exec
+	return d
+}
+
 // testStart is when a test's fake clock begins.
 var testStart = time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC)
 
@@ -169,7 +177,7 @@ func answer(t *testing.T, done <-chan *sdk.CallToolResult) *sdk.CallToolResult {
 // prompt's trailing space counts.
 func TestWaitForScreenAnswersOnceTheTextShows(t *testing.T) {
 	live := newLiveScreen()
-	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, screenComputer(), live)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Tu\u0308r offen", "monitor": "top"})
 	live.draw(t, "> door", "")
 	live.draw(t, "> door", "Tur offen")
@@ -185,7 +193,7 @@ func TestWaitForScreenAnswersOnceTheTextShows(t *testing.T) {
 	live.waitClosed(t)
 
 	live = newLiveScreen()
-	s, _ = waitingSession(t, daemonfake.NewLocal(nil), live)
+	s, _ = waitingSession(t, screenComputer(), live)
 	done = waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Password: "})
 	live.draw(t, "Password:x")
 	live.draw(t, "Password: ")
@@ -199,7 +207,7 @@ func TestWaitForScreenAnswersOnceTheTextShows(t *testing.T) {
 // began on; the same screen again is no change.
 func TestWaitForScreenWithoutTextAnswersAtTheFirstChange(t *testing.T) {
 	live := newLiveScreen()
-	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, screenComputer(), live)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:"})
 	live.draw(t, "building")
 	live.draw(t, "building")
@@ -225,7 +233,7 @@ func TestWaitForScreenAtItsTimeoutAnswersWithTheScreen(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			live := newLiveScreen()
-			s, clk := waitingSession(t, daemonfake.NewLocal(nil), live)
+			s, clk := waitingSession(t, screenComputer(), live)
 			tc.args["traposId"], tc.args["timeoutMs"] = "7:", 50
 			done := waitAsync(t.Context(), s, tc.args)
 			live.draw(t, "compiling")
@@ -250,13 +258,83 @@ func TestWaitForScreenAtItsTimeoutAnswersWithTheScreen(t *testing.T) {
 	}
 }
 
+// withMonitors is a screenComputer whose own screen's screen.read names monitors and counts
+// leftOut more, counting the reads in reads.
+func withMonitors(monitors []string, leftOut int, reads *atomic.Int64) *daemonfake.Local {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		v, err := term.Exec(typ, p)
+		if screen, ok := v.(map[string]any); ok && typ == protocol.TypeScreenRead {
+			reads.Add(1)
+			screen["monitors"], screen["monitorsLeftOut"] = monitors, leftOut
+		}
+		return v, err
+	}
+	return d
+}
+
+// TestWaitForScreenNamesTheMonitorsAsReadScreenDoes: a wait on the computer's own screen
+// answers with the monitors attached (monitors, monitorsLeftOut and its note), as read_screen
+// does: the watch's updates name none, and an answer without monitors says none is attached.
+// One that timed out says in words that monitors are attached, where a program may draw what
+// the agent waits for. A wait on a monitor names none, as read_screen's of a monitor, and
+// asks the computer nothing more.
+func TestWaitForScreenNamesTheMonitorsAsReadScreenDoes(t *testing.T) {
+	var reads atomic.Int64
+	live := newLiveScreen()
+	s, _ := waitingSession(t, withMonitors([]string{"top", "monitor_0"}, 3, &reads), live)
+	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Done"})
+	live.draw(t, "> make")
+	live.draw(t, "Done")
+	res := answer(t, done)
+	require.False(t, res.IsError, text(res))
+	out := screenOf(t, structured(t, res.StructuredContent))
+	assert.Equal(t, "Done", out.Text, "the screen is the watch's")
+	assert.Equal(t, []string{"top", "monitor_0"}, out.Monitors)
+	assert.Equal(t, 3, out.MonitorsLeftOut)
+	assert.Regexp(t, `^monitors names 2 of the computer's monitors: 3 more are attached \(monitorsLeftOut\)`, res.Content[1].(*sdk.TextContent).Text)
+	assert.Equal(t, int64(1), reads.Load(), "one screen.read, for the monitors")
+	live.waitClosed(t)
+
+	live = newLiveScreen()
+	s, clk := waitingSession(t, withMonitors([]string{"top"}, 0, &reads), live)
+	done = waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Done", "timeoutMs": 50})
+	live.draw(t, "> make")
+	live.asking(t, 2)
+	clk.Advance(50 * time.Millisecond)
+	res = answer(t, done)
+	require.False(t, res.IsError, text(res))
+	assert.True(t, screenOf(t, structured(t, res.StructuredContent)).TimedOut)
+	assert.Regexp(t, `^The screen did not show "Done" within the 50 ms waited \(timedOut true\): this is the screen as it is now\. `+
+		`wait_for_screen again waits on \(timeoutMs waits up to 60000 a call\)\. The computer has a monitor attached \(monitors\): `+
+		`what a program draws on a monitor shows there, not on this screen; wait_for_screen with monitor waits on one\. Computer "7:" produced`,
+		res.Content[1].(*sdk.TextContent).Text)
+	live.waitClosed(t)
+
+	reads.Store(0)
+	live = newLiveScreen()
+	s, clk = waitingSession(t, withMonitors([]string{"top"}, 0, &reads), live)
+	done = waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "monitor": "top", "timeoutMs": 50})
+	live.draw(t, "hot")
+	live.asking(t, 2)
+	clk.Advance(50 * time.Millisecond)
+	res = answer(t, done)
+	require.False(t, res.IsError, text(res))
+	out = screenOf(t, structured(t, res.StructuredContent))
+	assert.Empty(t, out.Monitors, "a monitor's screen names no monitors, as read_screen's")
+	assert.NotContains(t, res.Content[1].(*sdk.TextContent).Text, "attached")
+	assert.Zero(t, reads.Load(), "a wait on a monitor asks the computer nothing but its watch")
+	live.waitClosed(t)
+}
+
 // TestWaitForScreenEndsWithItsCall: a call the client cancels, a computer that goes away and
 // a watch refused each end the wait, its viewer closed (and, by the package's TestMain, no
 // goroutine left).
 func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		live := newLiveScreen()
-		s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+		s, _ := waitingSession(t, screenComputer(), live)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := waitAsync(ctx, s, map[string]any{"traposId": "7:", "text": "never"})
 		live.draw(t, "waiting")
@@ -266,7 +344,7 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 	})
 	t.Run("the computer went away", func(t *testing.T) {
 		live := newLiveScreen()
-		s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+		s, _ := waitingSession(t, screenComputer(), live)
 		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never"})
 		live.draw(t, "waiting")
 		live.ended <- computer.LeftBeforeAnswer("7:", false)
@@ -291,7 +369,7 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 	t.Run("not allowed", func(t *testing.T) {
 		live := newLiveScreen()
 		live.refuse = &protocol.Error{Code: protocol.CodeForbidden, Message: "screen.watch needs sandbox.allow_screen view", ByComputer: true}
-		s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+		s, _ := waitingSession(t, screenComputer(), live)
 		res := callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:"})
 		require.True(t, res.IsError)
 		assert.Equal(t, "forbidden: screen.watch needs sandbox.allow_screen view", text(res))
@@ -307,7 +385,7 @@ type revocable struct {
 }
 
 func newRevocable() *revocable {
-	return &revocable{Local: daemonfake.NewLocal(nil), asks: make(chan struct{}, 1000)}
+	return &revocable{Local: screenComputer(), asks: make(chan struct{}, 1000)}
 }
 
 func (r *revocable) StillAuthorized(context.Context) error {
@@ -349,7 +427,7 @@ func TestWaitForScreenStopsWhenItsTokenIsRevoked(t *testing.T) {
 // above U+00FF (CC shows none) could only time out.
 func TestWaitForScreenRefusesATextNoScreenShows(t *testing.T) {
 	live := newLiveScreen()
-	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, screenComputer(), live)
 	res := callTool(t, s, "wait_for_screen", map[string]any{"traposId": "7:", "text": "Done\n>"})
 	require.True(t, res.IsError)
 	assert.Equal(t, "bad_argument: text holds a line break at byte 4: it is looked for within one row of the screen, so give part of one row (e.g. the last line the program prints)", text(res))
@@ -365,7 +443,7 @@ func TestWaitForScreenRefusesATextNoScreenShows(t *testing.T) {
 // TestWaitForScreenFindsATextAsLongAsARow: 255 characters, the widest row CC has, is looked for.
 func TestWaitForScreenFindsATextAsLongAsARow(t *testing.T) {
 	live := newLiveScreen()
-	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, screenComputer(), live)
 	row := strings.Repeat("é", 255)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": row})
 	live.draw(t, "waiting")
@@ -443,7 +521,7 @@ func TestWaitForScreenAnswersWithoutWaitingForTheWatchToStop(t *testing.T) {
 	live.stopping = make(chan struct{})
 	var confirm sync.Once
 	confirmed := func() { confirm.Do(func() { close(live.stopping) }) }
-	s, _ := waitingSession(t, daemonfake.NewLocal(nil), live)
+	s, _ := waitingSession(t, screenComputer(), live)
 	t.Cleanup(confirmed) // a failing test leaves no Close waiting (run before the session closes)
 	done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "Done"})
 	live.draw(t, "Done")
@@ -487,7 +565,7 @@ func TestWaitForScreenEndsWhileTheScreenNeverStops(t *testing.T) {
 	t.Run("timeoutMs", func(t *testing.T) {
 		flood := &floodingScreen{closed: make(chan struct{})}
 		clk := clock.NewFake(testStart)
-		s := sessionWatching(t, daemonfake.NewLocal(nil), flood, clk)
+		s := sessionWatching(t, screenComputer(), flood, clk)
 		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never", "timeoutMs": 50})
 		for flood.sent.Load() < 100 { // the wait is reading the flood
 			runtime.Gosched()
@@ -504,7 +582,7 @@ func TestWaitForScreenEndsWhileTheScreenNeverStops(t *testing.T) {
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		flood := &floodingScreen{closed: make(chan struct{})}
-		s := sessionWatching(t, daemonfake.NewLocal(nil), flood, clock.NewFake(testStart))
+		s := sessionWatching(t, screenComputer(), flood, clock.NewFake(testStart))
 		ctx, cancel := context.WithCancel(t.Context())
 		done := waitAsync(ctx, s, map[string]any{"traposId": "7:", "text": "never", "timeoutMs": 60000})
 		for flood.sent.Load() < 100 { // the wait is reading the flood
