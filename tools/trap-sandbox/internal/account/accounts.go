@@ -366,10 +366,12 @@ func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy st
 // credential selector (docs/protocol.md, "The gateway proves itself"): the SHA-256 of the
 // credential's secret part, as the store keeps it and as the computer computes it from its
 // own. One store read, the one a hello with it makes first. A selector that names no
-// credential (none, one longer than any issued) is ErrNotFound, a revoked one ErrRevoked: the
-// gateway then refuses the prove in the words it would refuse that hello with, since a
-// computer that waits for a proof sends no hello to be told why (ids are not secret: 64 random
-// bits each, nothing to enumerate, and an id alone opens nothing).
+// credential (none, one longer than any issued) is ErrNotFound, a revoked one the key with
+// ErrRevoked: the gateway then refuses the prove in the words it would refuse that hello with,
+// since a computer that waits for a proof sends no hello to be told why, and proves the
+// refusal with the key, so that the computer tells the gateway's "revoked" from another
+// program's on its port (ids are not secret: 64 random bits each, nothing to enumerate, and an
+// id alone opens nothing).
 func (a *Accounts) ProofKey(ctx context.Context, selector string) ([]byte, error) {
 	if !plausibleSelector(selector) {
 		return nil, ErrNotFound
@@ -379,7 +381,7 @@ func (a *Accounts) ProofKey(ctx context.Context, selector string) ([]byte, error
 		return nil, err
 	}
 	if !c.RevokedAt.IsZero() {
-		return nil, ErrRevoked
+		return c.Hash, ErrRevoked
 	}
 	if len(c.Hash) == 0 {
 		return nil, ErrNotFound

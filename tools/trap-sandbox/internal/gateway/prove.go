@@ -35,6 +35,9 @@ const (
 	proofWhichPassword = "password"
 	// proofWhichCredential prefixes a credential's selector in the message.
 	proofWhichCredential = "credential:"
+	// proofWhichRevoked prefixes a revoked credential's selector in the message of the proof
+	// its refusal carries: a proof that the gateway refuses it, never one that it says hello.
+	proofWhichRevoked = "revoked-credential:"
 	// ProofNonceHexDigits is the length of a prove's nonce: 128 bits, as lower-case hex.
 	ProofNonceHexDigits = 32
 )
@@ -118,6 +121,10 @@ type proveRequest struct {
 	// Version is the password's proof asked for: 2, under its slow key (the hello's answer's
 	// proofKey); absent, null or 1, under its fast one (0.5.32 and 0.5.33 computers).
 	Version json.RawMessage `json:"version"`
+	// Link (true; client 0.5.36) says the socket is a link session's (sandbox link): after a
+	// revoked credential's proved refusal it stays open for the link hello, so the link goes on
+	// through the gateway that proved itself, not a new socket that proved nothing.
+	Link json.RawMessage `json:"link"`
 }
 
 // proveAnswer is prove's good answer.
@@ -152,9 +159,11 @@ const (
 // refused. A credential the store does not hold, or has revoked, is refused in the words its
 // hello would be refused with, and its socket closed as that hello's would be: a computer
 // that waits for a proof sends no hello to be told why, and its player reads these words
-// (framed as the unproven server's) where a proof made up to be wrong read as another program
-// on the gateway's port. It runs on the reader (off its stack), which alone reads and writes
-// the socket's prove state.
+// where a proof made up to be wrong read as another program on the gateway's port. A revoked
+// one's refusal carries a proof of it (error.proof), which the store's key still makes: the
+// computer then knows the gateway said it, and a link session's (link:true) stays open for
+// its link hello. It runs on the reader (off its stack), which alone reads and writes the
+// socket's prove state.
 func (s *Session) handleProve(f protocol.Frame) {
 	if s.helloSeen || s.proved {
 		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "%s", proveNotFirst))
@@ -209,8 +218,16 @@ func (s *Session) handleProve(f protocol.Frame) {
 	switch {
 	case errors.Is(err, account.ErrRevoked):
 		s.refusedCredentialLine("prove refused: the computer's credential is revoked", selector, f.TraposSenderID)
-		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", revokedCredentialWords))
-		s.closeByGateway(CloseRevoked, "revoked")
+		refusal := protocol.Errorf(protocol.CodeUnauthorized, "%s", revokedCredentialWords)
+		if len(key) != 0 {
+			// Proved, so the computer (0.5.36 on) reads the refusal as the gateway's, where
+			// another program on the port could say the same words to have it linked anew.
+			refusal.Proof = ProofOf(key, nonce, proofWhichRevoked+selector)
+		}
+		s.reply(f, nil, refusal)
+		if string(p.Link) != "true" {
+			s.closeByGateway(CloseRevoked, "revoked")
+		}
 	case errors.Is(err, account.ErrNotFound):
 		if s.gw.cfg.Accounts != nil {
 			s.unknownCredentialLine("prove", selector, f.TraposSenderID)

@@ -407,6 +407,56 @@ func TestProveForACredentialTheGatewayLacksSaysWhy(t *testing.T) {
 	assert.NotContains(t, bare.logs.String(), "credentialId=")
 }
 
+// TestARevokedCredentialsRefusalIsProved: the refusal of a prove for a revoked credential
+// carries the gateway's proof of it (error.proof, under the key the store still holds, for
+// "revoked-credential:<id>"), so that the computer tells the gateway's "revoked" from the same
+// words said by another program on its port, which would have it linked anew to an account of
+// that program's choosing. The daemon's socket is closed 4003 as before; a link session's
+// (link:true) stays open, and its link hello is answered there. A credential the store does
+// not hold gets no proof: there is no key to make it with.
+func TestARevokedCredentialsRefusalIsProved(t *testing.T) {
+	accounts, revoked := aliceWithCredential(t)
+	selector, secret := credentialParts(t, revoked)
+	_, err := accounts.RevokeCredential(t.Context(), "alice", selector)
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+
+	// rawRefusal sends a prove and returns its answer's error as it came on the wire.
+	rawRefusal := func(c *computer, payload map[string]any) map[string]any {
+		t.Helper()
+		c.request("prove-1", TypeProve, payload)
+		text, err := c.readText()
+		require.NoError(t, err)
+		var frame struct {
+			OK    bool           `json:"ok"`
+			Error map[string]any `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(text), &frame), text)
+		require.False(t, frame.OK, text)
+		return frame.Error
+	}
+	wanted := expectedProof(secret, testNonce, "revoked-credential:"+selector)
+
+	c := h.dial(t, "7:kitchen")
+	refusal := rawRefusal(c, map[string]any{"nonce": testNonce, "credential": selector})
+	assert.Equal(t, map[string]any{"code": "unauthorized", "proof": wanted,
+		"message": "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"}, refusal)
+	assert.NotEqual(t, expectedProof(secret, testNonce, "credential:"+selector), wanted, "a proof of the refusal is no proof to say hello after")
+	c.expectClose(CloseRevoked, "revoked")
+
+	link := h.dial(t, "7:kitchen")
+	refusal = rawRefusal(link, map[string]any{"nonce": testNonce, "credential": selector, "link": true})
+	assert.Equal(t, wanted, refusal["proof"])
+	hello := link.linkHello()
+	require.True(t, hello.OK, "the link session goes on on the socket that proved itself: %+v", hello.Error)
+	assert.Contains(t, string(hello.Payload), `"link":true`)
+
+	unknown := h.dial(t, "8:")
+	refusal = rawRefusal(unknown, map[string]any{"nonce": testNonce, "credential": "aaaaaaaaaaaaa", "link": true})
+	assert.NotContains(t, refusal, "proof")
+	unknown.expectClose(CloseUnauthorized, "unauthorized")
+}
+
 // TestProveOnceBeforeHello: a prove comes once, before hello. A second one, or one after
 // hello, is refused not_authenticated without a store read, and the socket stays open.
 func TestProveOnceBeforeHello(t *testing.T) {

@@ -265,6 +265,10 @@ func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 		writeJSONString(buf, string(failure.Code), false)
 		buf.WriteString(`,"message":`)
 		writeJSONString(buf, failure.Message, false)
+		if failure.Proof != "" {
+			buf.WriteString(`,"proof":`)
+			writeJSONString(buf, failure.Proof, false)
+		}
 		buf.WriteByte('}')
 	}
 	// Compacting validates too, so a sent payload is read once. Its error comes before
@@ -294,7 +298,7 @@ func errInvalidPayload() error {
 func encodedSizeHint(f Frame, payload json.RawMessage, failure *Error) int {
 	const fixed = len(`{"event":"computer_response","traposReceiverId":"","messageId":"","type":"","ok":false,"payload":,"error":{"code":"","message":""}}`)
 	return fixed + len(f.TraposSenderID) + len(f.TraposReceiverID) + max(len(f.RawMessageID), len(f.MessageID)) +
-		len(f.Type) + len(payload) + len(failure.Code) + len(failure.Message)
+		len(f.Type) + len(payload) + len(failure.Code) + len(failure.Message) + len(failure.Proof)
 }
 
 // writeMessageID writes the messageId: RawMessageID compacted, as json.Encoder wrote a

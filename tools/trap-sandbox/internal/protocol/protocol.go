@@ -151,6 +151,10 @@ const (
 type Error struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
+	// Proof, on the gateway's refusal of a prove for a revoked credential, is its proof of
+	// that refusal (docs/protocol.md, "The gateway proves itself"): the one field of an error
+	// besides code and message in a frame, written after them when set.
+	Proof string `json:"proof,omitempty"`
 	// ByComputer is set when the computer itself answered ok:false, so Message is the
 	// computer's text, but for words the host added with WithHostWords (the host surfaces
 	// mark the computer's, Said, as its data). Not on the wire.
