@@ -898,3 +898,55 @@ func TestAnswersTheComputerNeverAskedForReachNoProgram(t *testing.T) {
 		assert.NotContains(t, out, word)
 	}
 }
+
+// unprovenRevokedLinkProgram waits until the daemon has read the server's "revoked" without
+// the gateway's proof of it, then runs sandbox link for a code and prints what
+// sandbox.password holds.
+const unprovenRevokedLinkProgram = `
+local lib = require('/apis/libsandbox')
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and tostring(st.lastError):find("gave no proof", 1, true) then break end
+  sleep(0.2)
+end
+print("` + markerUp + `")
+shell.run("sandbox", "link")
+print("e2e: password " .. tostring(settings.get("sandbox.password")))
+print("` + markerAsked + `")
+while true do sleep(1) end
+`
+
+// TestAnUnprovenRevokedLinksNothing: a program holding the gateway's port while it is down
+// refuses the computer's prove in the gateway's words for a revoked credential, without the
+// gateway's proof of them. Client 0.5.35 took those words for the gateway's and let a code's
+// link go on in a new session without a proof, to that program, which names the account the
+// player accepts. The link now goes on only after the gateway proved its refusal: here the
+// player reads why not and what to do, and the program gets no hello.
+func TestAnUnprovenRevokedLinksNothing(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	const words = "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"
+	h.ProveAnswer = func(prove harness.Frame) any {
+		return map[string]any{"event": harness.EventGatewayResponse, "traposReceiverId": prove.TraposSenderID,
+			"messageId": prove.MessageID, "type": prove.Type, "ok": false,
+			"error": map[string]any{"code": "unauthorized", "message": words}}
+	}
+	record := fmt.Sprintf("{ [%q] = 1765000000000 }", h.URL())
+	const credential = "tsc_abcdefghijklm_SecretPartOfIt"
+	opts := computerOptionsAt(t, h.URL(), credential, "/e2e.lua")
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/e2e.lua": unprovenRevokedLinkProgram, "/" + gatewayProofsFile: record}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	c.WaitFor(waitCtx, markerAsked)
+	out := c.Output()
+	joined := strings.Join(lines(afterLast(out, markerUp)), " ")
+	assert.Contains(t, lines(out), "e2e: password "+credential, "sandbox.password stays as it was")
+	assert.Contains(t, joined, "Not linked: the server at "+h.URL()+" gave no proof it is the gateway, and says: "+words+
+		"; the gateway (0.5.36 or newer) proves its refusal of a revoked credential, this server gave no proof, so another program may hold its port: ask the gateway's operator.")
+	assert.NotContains(t, joined, "Link code")
+	assert.Zero(t, h.Connections(), "a hello (the link session's) went to a server that did not prove itself")
+	assert.GreaterOrEqual(t, h.Proves(), 2, "the daemon's prove and the link session's")
+}

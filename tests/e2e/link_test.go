@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -271,7 +273,10 @@ read()
 // TestLinkedComputerLinksAnewOnlyOnceRevoked: `sandbox link` on a computer connected with its
 // account's credential is refused, naming the host's command, and opens no session; once that
 // command has revoked the credential, `sandbox link` shows a code, and the account approves
-// it (its old credential for that computer id no longer stands in the way).
+// it (its old credential for that computer id no longer stands in the way). The gateway
+// proved itself to the linked computer, so the link session asks for its proof first: it
+// gets the gateway's proved refusal of the revoked credential, and links on that socket (a
+// gateway that gave no proof with it linked nothing: client 0.5.36).
 func TestLinkedComputerLinksAnewOnlyOnceRevoked(t *testing.T) {
 	ctx := testContext(t)
 	dataDir := "--data-dir=" + t.TempDir()
@@ -306,10 +311,58 @@ func TestLinkedComputerLinksAnewOnlyOnceRevoked(t *testing.T) {
 	c.WaitFor(ctx, "holding")
 	out = c.Output()
 	assert.Contains(t, out, "Link this computer to alice? [y/N]")
+	assert.Contains(t, g.Log(), `msg="prove refused: the computer's credential is revoked"`, "the link session asked for the proof")
 	assert.NotContains(t, out, "tsc_", "the credential is never shown")
 	typeLine(ctx, t, input, "")
 	_, err := c.Wait(ctx)
 	require.NoError(t, err)
+}
+
+// relinkWithKeyProgram links the computer with the key it is given, waits for the host to
+// revoke its credential (the daemon's socket closes with 4003), and links it with the key again.
+const relinkWithKeyProgram = `
+local key = ...
+shell.run("sandbox", "link", key)
+require('/apis/libsandbox').awaitConnection(60)
+print("linked; revoke it now")
+repeat
+  local _, _, _, code = os.pullEvent("websocket_closed")
+until code == 4003
+shell.run("sandbox", "link", key)
+local status = require('/apis/libsandbox').awaitConnection(60)
+print("account after relink: " .. tostring(status and status.account))
+`
+
+// TestARevokedComputerLinksAgainWithAKey: the key's way back, as the code's above: a
+// computer whose gateway proved itself to it links again with an enrollment key once its
+// credential was revoked, through the gateway's proved refusal of that credential. A key is a
+// secret, and goes only to a server that proved itself: client 0.5.35 refused it here ("a key
+// goes only to a server that proves itself: run sandbox link without it for a code").
+func TestARevokedComputerLinksAgainWithAKey(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	key := lastLineOf(gatewayCLI(ctx, t, "link", "key", "--account", "alice", "--uses", "2", dataDir))
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+
+	opts := computerOptions(t, g, sandboxPassword, "/relink.lua", key)
+	opts.ID, opts.Label = 7, "kitchen"
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/relink.lua": relinkWithKeyProgram}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, "linked; revoke it now")
+	record, err := os.ReadFile(filepath.Join(opts.Overlay, gatewayProofsFile))
+	require.NoError(t, err, "the gateway proved itself to the linked computer")
+	assert.Contains(t, string(record), g.WebSocketURL())
+
+	gatewayCLI(ctx, t, "computers", "revoke", "7:kitchen", "--url="+g.URL(""), "--api-token="+alice)
+	_, err = c.Wait(ctx)
+	require.NoError(t, err)
+	out := c.Output()
+	assert.Contains(t, lines(out), "account after relink: alice", out)
+	assert.Equal(t, 2, strings.Count(out, "Linked to alice."), out)
+	assert.NotContains(t, out, "Not linked", out)
+	assert.Contains(t, g.Log(), `msg="prove refused: the computer's credential is revoked"`, "the link session asked for the proof")
 }
 
 // typeLine types line on the computer once it reads one.

@@ -534,6 +534,11 @@ local function decodeFrame(text)
       -- one ("computer 5:k\252che") is back to its bytes here, where it showed as the two
       -- bytes of UTF-8 ("5:kÃ¼che"). A higher code point (no gateway sends one) stays as it came.
       frame.error.message = fromWire(frame.error.message) or frame.error.message;
+      -- The gateway's proof of its refusal of a prove (a revoked credential's, gateway 0.5.36
+      -- on: docs/protocol.md), which libsandboxproof checks; nothing else is kept of an error.
+      if type(decoded.error) == "table" and type(decoded.error.proof) == "string" then
+        frame.error.proof = decoded.error.proof;
+      end
     end
   end
   if deep ~= nil then

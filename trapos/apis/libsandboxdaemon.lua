@@ -131,9 +131,10 @@ local function newDaemon(deps)
   local helloId = nil;         -- messageId of the hello awaiting its answer
   -- While the gateway is asked to prove itself before the hello: the prove's messageId, the
   -- proof it must answer with, since when (epoch ms) it proves itself here, and the wait;
-  -- proofUnkeyed: the prove went out with no sandbox.password, which no server can prove to.
+  -- proofUnkeyed: the prove went out with no sandbox.password, which no server can prove to;
+  -- refusalWanted: the proof the gateway gives with its refusal of a revoked credential.
   local proveId, proofWanted, provedSince, proofTimer = nil, nil, nil, nil;
-  local proofUnkeyed = false;
+  local proofUnkeyed, refusalWanted = false, nil;
   local sessionId = nil;       -- traposId declared in the current session's hello
   local account = nil;         -- the accountId the gateway answered that hello with
   local credentialKind = nil;  -- how its credential was made ("linked", "issued"), as that answer said
@@ -447,7 +448,7 @@ local function newDaemon(deps)
     proofUnkeyed = secret == "";
     local payload;
     -- With the gateway's slow key recorded, the password's proof asked for is version 2.
-    proofWanted, payload = proofLib.expectedProof(secret, nonce, proofs.proofKey(url));
+    proofWanted, payload, refusalWanted = proofLib.expectedProof(secret, nonce, proofs.proofKey(url));
     proveId = newUuid();
     proofTimer = osApi.startTimer(PROOF_WAIT);
     local ok, err, code = sendFrame({
@@ -463,13 +464,28 @@ local function newDaemon(deps)
   end
 
   -- The answer to the prove: the hello goes out only after the proof the computer computed.
+  -- The gateway refused the hello's secret, or proved that it refuses it: terminal, as
+  -- retrying with the same secret cannot succeed.
+  local function refused(message)
+    lastError = "unauthorized: " .. oneLine(message);
+    closeSocket();
+    cancelReconnect();
+    setState(STATE_UNAUTHORIZED);
+  end
+
+  -- The answer to the prove: the hello goes out only after the proof the computer computed. A
+  -- refusal the gateway proved (a revoked credential's) is its word, as a hello's refusal.
   local function onProof(frame)
-    local detail, says = proofLib.proveAnswerFault(frame.ok, frame.payload, frame.error, proofWanted);
+    local detail, says, provedRefusal = proofLib.proveAnswerFault(frame.ok, frame.payload, frame.error, proofWanted,
+      refusalWanted);
     if detail == nil and says == nil then
       osApi.cancelTimer(proofTimer);
       proveId, proofWanted, proofTimer = nil, nil, nil;
       watchLiveness(HELLO_ANSWER_WAIT * 1000);
       sendHello();
+    elseif provedRefusal then
+      log("the gateway at " .. tostring(url) .. " proved that it refuses this computer's credential: " .. says);
+      refused(says);
     else
       notProved(detail, says);
     end
@@ -518,11 +534,7 @@ local function newDaemon(deps)
       labelTimer = osApi.startTimer(LABEL_CHECK_INTERVAL);
       osApi.queueEvent(EVENT_CONNECTED, sessionId);
     elseif frame.error.code == ERR_UNAUTHORIZED then
-      -- Terminal: retrying with the same secret cannot succeed.
-      lastError = "unauthorized: " .. oneLine(frame.error.message);
-      closeSocket();
-      cancelReconnect();
-      setState(STATE_UNAUTHORIZED);
+      refused(frame.error.message);
     else
       lose("hello failed: " .. oneLine(frame.error.code) .. ": " .. oneLine(frame.error.message));
     end

@@ -249,24 +249,30 @@ local function newSession(deps)
   -- Asks the server to prove it is the gateway that proved itself here before, as the daemon
   -- asks before its hello (libsandboxproof): nil when it did, else the error not_proved.
   -- Whatever answers at the URL otherwise got the enrollment key the player typed, and its
-  -- "approved" answer's credential became sandbox.password, whose proof it can make.
+  -- "approved" answer's credential became sandbox.password, whose proof it can make. The
+  -- prove says link:true, so the gateway (0.5.36 on) keeps the socket open after its proved
+  -- refusal of a revoked credential: that refusal counts as the proof, and the link goes on
+  -- here, through the gateway that gave it (the way back of a revoked computer).
   local function prove(gatewayUrl, proveWith)
     local unkeyed = proveWith.secret == "";
-    local wanted, payload = proofLib.expectedProof(proveWith.secret, proofLib.newNonce({ os = osApi }), proveWith.key);
+    local wanted, payload, refusalWanted = proofLib.expectedProof(proveWith.secret, proofLib.newNonce({ os = osApi }),
+      proveWith.key);
+    payload.link = true;
     local answered, proved, err = request(codec.TYPE_PROVE, payload, proofLib.PROOF_WAIT);
-    local detail, says;
+    local detail, says, provedRefusal;
     if not answered and err.code == ERR_TIMEOUT then
       detail = "sent no proof within " .. proofLib.PROOF_WAIT .. " s";
     elseif not answered and err.code == ERR_NOT_CONNECTED then
       detail = "closed the connection before its proof";
     else
-      detail, says = proofLib.proveAnswerFault(answered, proved, err, wanted);
-      if detail == nil and says == nil then
+      detail, says, provedRefusal = proofLib.proveAnswerFault(answered, proved, err, wanted, refusalWanted);
+      if (detail == nil and says == nil) or provedRefusal then
         return nil;
       end
     end
-    -- refusedCredential: the server refused, in words of its own, to prove itself for this
-    -- computer's credential, as the gateway refuses for one it revoked (or does not hold).
+    -- refusedCredential: the server refused, in words of its own and without the gateway's
+    -- proof of them, to prove itself for this computer's credential: an older gateway's
+    -- refusal of a revoked one (or the words of one it does not hold), or another program's.
     return { code = ERR_NOT_PROVED, message = proofLib.notProvedWhy(gatewayUrl, proveWith.since, unkeyed, detail, says),
       refusedCredential = says ~= nil and not unkeyed and payload.credential ~= nil };
   end
@@ -287,8 +293,8 @@ local function newSession(deps)
       field(proveWith, "secret", "string");
       field(proveWith, "key", "string", "nil");
     end
-    -- A session is opened anew after one that closed (sandbox link's second try without the
-    -- proof): nothing of the first is said of the second.
+    -- A session is opened anew after one that closed: nothing of the first is said of the
+    -- second.
     closedWhy, closeCode, closedAt, unasked = nil, nil, nil, 0;
     url = linkUrl(gatewayUrl, tostring(math.random(1, 2 ^ 30)));
     local ok, result, err = pcall(function() return http.websocketAsync(url); end);

@@ -21,8 +21,11 @@ local PROOF_CONTEXT = "trap-sandbox gateway proof v1";
 local PROOF_CONTEXT_V2 = "trap-sandbox gateway proof v2";
 -- A proof key is 32 bytes, as 64 lower-case hex digits.
 local PROOF_KEY_HEX_DIGITS = 64;
--- The key a proof names: the shared password's, or a credential's by its selector.
+-- The key a proof names: the shared password's, or a credential's by its selector; and what
+-- the gateway's proof of its refusal of a revoked credential names (gateway 0.5.36 on), so
+-- that it is never a proof to say hello after.
 local WHICH_PASSWORD, WHICH_CREDENTIAL = "password", "credential:";
+local WHICH_REVOKED = "revoked-credential:";
 -- A nonce is 128 bits, as 32 lower-case hex digits.
 local NONCE_HEX_DIGITS = 32;
 -- Where the record of the gateways that proved themselves is kept: protected from the host's
@@ -153,8 +156,9 @@ local function fromHex(hex)
   return (hex:gsub("..", function(pair) return char(tonumber(pair, 16)); end));
 end
 
--- The proof a gateway that knows secret gives for nonce (hex), and the prove request's
--- payload that asks for it: a credential names its selector, the password nothing. The key
+-- The proof a gateway that knows secret gives for nonce (hex), the prove request's payload
+-- that asks for it (a credential names its selector, the password nothing), and, for a
+-- credential, the proof the gateway gives with its refusal of it revoked. The key
 -- is the hash of the secret as the gateway reads it from the hello (its UTF-8: a byte E4
 -- of the password is the gateway's "ä"). With proofKey (the gateway's slow key of the
 -- password, recorded from a hello's answer), the password's proof is version 2, under that
@@ -175,7 +179,9 @@ local function expectedProof(secret, nonce, proofKey)
     key, which = sha256(part), WHICH_CREDENTIAL .. selector;
   end
   local proof = toHex(hmacSha256(key, PROOF_CONTEXT .. "\n" .. nonce .. "\n" .. which));
-  return proof, { nonce = nonce, credential = selector };
+  local revokedProof = selector ~= nil
+    and toHex(hmacSha256(key, PROOF_CONTEXT .. "\n" .. nonce .. "\n" .. WHICH_REVOKED .. selector)) or nil;
+  return proof, { nonce = nonce, credential = selector }, revokedProof;
 end
 
 local nonces = 0;
@@ -294,10 +300,12 @@ end
 -- against the proof wanted: nil when it is that proof; else what the server did, worded for
 -- notProvedWhy's detail, or nil and the words of its refusal (an error other than
 -- not_authenticated, which a gateway older than prove answers, as may any other program),
--- which are the server's own.
-local function proveAnswerFault(ok, payload, err, wanted)
+-- which are the server's own, and whether the refusal carried refusalWanted (expectedProof's
+-- third): then they are the gateway's, which proved that it refuses a revoked credential.
+local function proveAnswerFault(ok, payload, err, wanted, refusalWanted)
   expect(1, ok, "boolean");
   expect(4, wanted, "string");
+  expect(5, refusalWanted, "string", "nil");
   if ok and type(payload) == "table" and payload.proof == wanted then
     return nil;
   elseif ok then
@@ -305,7 +313,8 @@ local function proveAnswerFault(ok, payload, err, wanted)
   elseif type(err) == "table" and err.code == codec.ERR_NOT_AUTHENTICATED then
     return "answered without a proof (" .. oneLine(err.code) .. ": " .. oneLine(err.message) .. ")";
   end
-  return nil, type(err) == "table" and oneLine(tostring(err.message)) or "";
+  local says = type(err) == "table" and oneLine(tostring(err.message)) or "";
+  return nil, says, refusalWanted ~= nil and type(err) == "table" and err.proof == refusalWanted;
 end
 
 -- Why the server at url is not taken for the gateway that proved itself here since `since`

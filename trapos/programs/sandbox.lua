@@ -1053,12 +1053,11 @@ end
 
 -- Opens the link session to url, or fails with the reason and its fix. A
 -- gateway that proved itself at url before is asked for its proof first, as the daemon asks it
--- (libsandboxproof's record): whatever else answers there gets no key and plants no
--- credential. One exception keeps a revoked computer's way back (the gateway's words for it
--- are "link it again with: sandbox link"): a credential whose proof the server refused in
--- its own words (the gateway refuses a revoked one so, and closes the socket) lets a code's
--- link go on in a new session without the proof. A code carries no secret, and the player
--- accepts the account by name; a key is a secret, and goes only to a server that proved itself.
+-- (libsandboxproof's record): whatever else answers there gets no key, plants no credential
+-- and names no account to accept. A revoked computer's way back is the gateway's proof of its
+-- refusal (0.5.36 on), after which the link goes on on that socket; the same words without it
+-- may be another program's on the port, which would have the player link the computer to an
+-- account of its choosing, so they link nothing (a 0.5.35 link went on with a code then).
 local function openLink(session, url, key)
   local since, proveWith = proofLib.provesSince(url), nil;
   if since ~= nil then
@@ -1067,10 +1066,6 @@ local function openLink(session, url, key)
   -- The link's own socket and hello: a gateway that takes the connection and does not answer
   -- holds it for its hello timeout, with the notice up rather than a blank screen.
   local ok, err = libsandbox.whileWaiting(term, session.open, url, proveWith);
-  if not ok and err.code == linkLib.ERR_NOT_PROVED and err.refusedCredential and key == nil then
-    session.close();
-    ok, err = libsandbox.whileWaiting(term, session.open, url);
-  end
   if ok then
     return;
   elseif err.code == linkLib.ERR_NOT_PROVED then
@@ -1078,7 +1073,11 @@ local function openLink(session, url, key)
       .. " itself here: if it is the gateway, run sandbox setup first (it forgets the proof, and trusts the next"
       .. " server to answer), then sandbox link";
     if err.refusedCredential then
-      fix = "; a key goes only to a server that proves itself: run sandbox link without it for a code";
+      -- The gateway proves its refusal of a revoked credential: these words came without it.
+      fix = "; the gateway (0.5.36 or newer) proves its refusal of a revoked credential, this server gave no proof,"
+        .. " so another program may hold its port: ask the gateway's operator. If it is the gateway (older, or its"
+        .. " accounts restored from a backup), run sandbox setup first (it forgets the proof, and trusts the next"
+        .. " server to answer), then sandbox link";
     end
     fail("Not linked: " .. err.message .. fix);
   elseif err.code == linkLib.ERR_UNSUPPORTED or err.code == libsandbox.ERR_UNAUTHORIZED then

@@ -672,6 +672,40 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().lastError):eq(status.lastError);
     end);
 
+    -- The gateway (0.5.36 on) proves its refusal of a revoked credential: its word, as a
+    -- hello's refusal is, so the daemon stops and says it as the gateway's; a refusal whose
+    -- proof is wrong (made up, or the hello's proof in its place) is still an unproven server's.
+    it("stops at a refusal the gateway proved, as at a hello's, and says it as the gateway's", function()
+      local SECRET = "tsc_abcdefghijklm_secretpart";
+      local WORDS = "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)";
+      local function refuseWith(world, socket, proof)
+        local prove = socket.frame(1);
+        world.message({ event = "gateway_response", messageId = prove.messageId, type = "prove", ok = false,
+          error = { code = "unauthorized", message = WORDS, proof = proof } });
+      end
+      local world = newWorld({ url = URL, password = SECRET, proved = { [FULL_URL] = SINCE } });
+      world.daemon.start();
+      local socket = world.open();
+      local _, _, refusalProof = proofLib.expectedProof(SECRET, socket.frame(1).payload.nonce);
+      refuseWith(world, socket, refusalProof);
+      expect(#socket.sent):eq(1);
+      expect(socket.closed):eq(1);
+      local status = world.daemon.status();
+      expect(status.state):eq("unauthorized");
+      expect(status.lastError):eq("unauthorized: " .. WORDS);
+      expect(world.timerOf(5)):eq(nil);
+
+      for _, wrong in ipairs({ string.rep("0", 64), rightProof(socket, SECRET) }) do
+        world = newWorld({ url = URL, password = SECRET, proved = { [FULL_URL] = SINCE } });
+        world.daemon.start();
+        socket = world.open();
+        refuseWith(world, socket, wrong);
+        status = world.daemon.status();
+        expect(status.state):eq("waiting");
+        expect(status.lastError):eq("the server at " .. FULL_URL .. " gave no proof it is the gateway, and says: " .. WORDS);
+      end
+    end);
+
     it("sends no hello when no proof comes in time", function()
       local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
       world.daemon.start();

@@ -196,6 +196,45 @@ describe("libsandboxlink", function()
       expect(world.sent[1].payload.credential):eq("abc");
     end);
 
+    -- The gateway (0.5.36 on) proves its refusal of a revoked credential, and keeps a link
+    -- session's socket open after it: the link goes on there, through the gateway that proved
+    -- itself. The same words with a wrong proof, or none, are an unproven server's.
+    it("goes on after the gateway's proved refusal of a revoked credential, on that socket", function()
+      local secret = "tsc_abc_Secret";
+      local function refusing(proofOf)
+        return function(frame)
+          if frame.type == "prove" then
+            local r = refuse(frame, "unauthorized", "this computer's credential was revoked");
+            r.error.proof = proofOf(frame.payload.nonce);
+            return r;
+          end
+        end;
+      end
+      local world = newWorld(refusing(function(nonce) return select(3, proofLib.expectedProof(secret, nonce)); end));
+      expect(world.session.open(URL, { since = 0, secret = secret })):eq(true);
+      expect(world.sent[1].type):eq("prove");
+      expect(world.sent[1].payload.link):eq(true);
+      expect(world.sent[2].type):eq("hello");
+      expect(world.sent[2].payload.link):eq(true);
+      expect(world.closed):eq(0);
+      expect(world.session.isOpen()):eq(true);
+
+      for _, proofOf in ipairs({
+        function() return string.rep("0", 64); end,
+        function(nonce) return (proofLib.expectedProof(secret, nonce)); end, -- the hello's proof
+        function() return nil; end,
+      }) do
+        world = newWorld(refusing(proofOf));
+        local ok, err = world.session.open(URL, { since = 0, secret = secret });
+        expect(ok):eq(false);
+        expect(err.code):eq(link.ERR_NOT_PROVED);
+        expect(err.refusedCredential):eq(true);
+        expect(err.message):str_match("gave no proof it is the gateway, and says: this computer's credential was revoked$");
+        expect(#world.sent):eq(1);
+        expect(world.closed):eq(1);
+      end
+    end);
+
     it("takes no proof for a server that says nothing in time", function()
       local world = newWorld(function() return nil; end);
       local ok, err = world.session.open(URL, { since = 0, secret = "pw" });

@@ -26,6 +26,7 @@ const (
 	TypeHello        = "hello"
 	TypeProbeGateway = "probe_gateway"
 	TypePing         = "ping"
+	typeProve        = "prove"
 )
 
 // Close codes the gateway sends.

@@ -33,8 +33,15 @@ type HostileGateway struct {
 	// hello (not a link session's), in place of the gateway's ok:true answer: the test's
 	// hostile or broken answers. It is given the hello's messageId and traposId.
 	HelloAnswer func(messageID, traposID string) any
+	// ProveAnswer, when set before a computer connects, answers a socket's first frame when
+	// it is a prove (a computer whose gateway proved itself there asks for it before its
+	// hello) with the whole frame it returns, then the socket's next frame is read as its
+	// hello; unset, a prove is answered as a hello is (no proof: the computer says no hello).
+	// Proves counts the proves read.
+	ProveAnswer func(prove Frame) any
+	proves      int
 
-	mu      sync.Mutex // guards sides, count and closing
+	mu      sync.Mutex // guards sides, count, proves and closing
 	sides   []*GatewaySide
 	count   int
 	closing bool
@@ -73,6 +80,13 @@ func (h *HostileGateway) Connections() int {
 	return h.count
 }
 
+// Proves is how many proves ProveAnswer has answered so far.
+func (h *HostileGateway) Proves() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.proves
+}
+
 // Accept waits for the next socket whose hello was answered ok.
 func (h *HostileGateway) Accept(ctx context.Context) (*GatewaySide, error) {
 	select {
@@ -100,7 +114,7 @@ func (h *HostileGateway) serve(w http.ResponseWriter, r *http.Request) {
 	defer h.wg.Done()
 	h.sides = append(h.sides, s)
 	h.mu.Unlock()
-	if err := s.answerHello(h.HelloAnswer); err != nil {
+	if err := s.answerHello(h.HelloAnswer, h.answerProve); err != nil {
 		return
 	}
 	h.mu.Lock()
@@ -128,13 +142,35 @@ type GatewaySide struct {
 	closed   chan struct{} // closed once reading fails: the computer dropped the socket
 }
 
-func (s *GatewaySide) answerHello(custom func(messageID, traposID string) any) error {
+// answerProve is ProveAnswer's answer to prove, counted, or nil when it is unset.
+func (h *HostileGateway) answerProve(prove Frame) any {
+	if h.ProveAnswer == nil {
+		return nil
+	}
+	h.mu.Lock()
+	h.proves++
+	h.mu.Unlock()
+	return h.ProveAnswer(prove)
+}
+
+func (s *GatewaySide) answerHello(custom func(messageID, traposID string) any, answerProve func(Frame) any) error {
 	if err := s.conn.SetReadDeadline(time.Now().Add(helloWait)); err != nil {
 		return err
 	}
 	var hello Frame
 	if err := s.conn.ReadJSON(&hello); err != nil {
 		return err
+	}
+	if hello.Type == typeProve {
+		if answer := answerProve(hello); answer != nil {
+			if err := s.WriteJSON(answer); err != nil {
+				return err
+			}
+			hello = Frame{}
+			if err := s.conn.ReadJSON(&hello); err != nil {
+				return err
+			}
+		}
 	}
 	if err := s.conn.SetReadDeadline(time.Time{}); err != nil {
 		return err
