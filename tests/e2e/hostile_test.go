@@ -945,7 +945,8 @@ func TestAnUnprovenRevokedLinksNothing(t *testing.T) {
 	joined := strings.Join(lines(afterLast(out, markerUp)), " ")
 	assert.Contains(t, lines(out), "e2e: password "+credential, "sandbox.password stays as it was")
 	assert.Contains(t, joined, "Not linked: the server at "+h.URL()+" gave no proof it is the gateway, and says: "+words+
-		"; the gateway (0.5.36 or newer) proves its refusal of a revoked credential, this server gave no proof, so another program may hold its port: ask the gateway's operator.")
+		"; the gateway (0.5.36 on) proves a revoked credential's refusal, so another program may hold its port: ask the gateway's operator;"+
+		" if it is the gateway, run sandbox setup (it forgets the proof), then sandbox link")
 	assert.NotContains(t, joined, "Link code")
 	assert.Zero(t, h.Connections(), "a hello (the link session's) went to a server that did not prove itself")
 	assert.GreaterOrEqual(t, h.Proves(), 2, "the daemon's prove and the link session's")

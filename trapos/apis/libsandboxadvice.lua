@@ -448,10 +448,14 @@ local function said(why, url, password)
 end
 
 -- Whether why, a gateway's reason for a closed or refused connection, is that this computer's
--- credential was revoked (closed 4003, or a hello refused for it): the daemon's advice, and the
--- uninstall, which then names no credential to revoke, both read it so.
+-- credential was revoked (closed 4003, or a hello or prove refused for it, which the daemon
+-- words "revoked: …" and "unauthorized: …"): the daemon's advice, and the uninstall, which then
+-- names no credential to revoke, both read it so. The same words of a server that did not
+-- prove itself ("the server at … gave no proof it is the gateway, and says: …") are not the
+-- gateway's: read so, they sent the player to sandbox link as the gateway's word.
 local function revoked(why)
-  return type(why) == "string" and why:find("credential was revoked", 1, true) ~= nil;
+  return type(why) == "string" and (why:find("^revoked: ") ~= nil or why:find("^unauthorized: ") ~= nil)
+    and why:find("credential was revoked", 1, true) ~= nil;
 end
 
 -- explain(why, url [, password [, again [, retryIn]]]): the advice for a failed connection. why

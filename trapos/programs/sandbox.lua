@@ -1074,10 +1074,10 @@ local function openLink(session, url, key)
       .. " server to answer), then sandbox link";
     if err.refusedCredential then
       -- The gateway proves its refusal of a revoked credential: these words came without it.
-      fix = "; the gateway (0.5.36 or newer) proves its refusal of a revoked credential, this server gave no proof,"
-        .. " so another program may hold its port: ask the gateway's operator. If it is the gateway (older, or its"
-        .. " accounts restored from a backup), run sandbox setup first (it forgets the proof, and trusts the next"
-        .. " server to answer), then sandbox link";
+      -- It is the gateway when older, or when its accounts were restored from a backup older
+      -- than the link (it then holds no key to prove with): setup trusts the next server.
+      fix = "; the gateway (0.5.36 on) proves a revoked credential's refusal, so another program may hold its port:"
+        .. " ask the gateway's operator; if it is the gateway, run sandbox setup (it forgets the proof), then sandbox link";
     end
     fail("Not linked: " .. err.message .. fix);
   elseif err.code == linkLib.ERR_UNSUPPORTED or err.code == libsandbox.ERR_UNAUTHORIZED then

@@ -303,6 +303,16 @@ describe("libsandboxadvice explain", function()
     expect(advice.revoked(nil)):eq(false);
   end);
 
+  -- The gateway proves its refusal of a revoked credential (0.5.36); the same words from a
+  -- server that did not prove itself are its own, and say their remedy themselves: no fix line
+  -- calls them the gateway's and sends the player to sandbox link.
+  it("takes no unproven server's words of a revoked credential for the gateway's", function()
+    local unproven = "the server at " .. URL .. " gave no proof it is the gateway, and says: this computer's credential was revoked"
+      .. " (link it again with: sandbox link, or set a new credential with: sandbox setup)";
+    expect(advice.revoked(unproven)):eq(false);
+    expect(advice.explain(unproven, URL, "tsc_x_y")):eq(unproven);
+  end);
+
   it("sends a credential copied from another computer to sandbox link", function()
     expect(advice.explain("unauthorized: the credential belongs to computer 7, not to 9 (link this computer with: sandbox link)",
       URL, "tsc_x_y"))
