@@ -316,7 +316,7 @@ func (c *Client) ReadScreen(ctx context.Context, traposID string, timeout time.D
 // it to an older one, which would answer with the computer's own screen); needs view. A name
 // that is no monitor of the computer's is the computer's bad_payload, naming its monitors.
 func (c *Client) ReadMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (Screen, error) {
-	name, _ := cctext.Wire("monitor", monitor) // a character CC cannot hold is '?', which the computer's refusal shows
+	name, _ := cctext.Wire("monitor", MonitorName(monitor)) // a character CC cannot hold is '?', which the computer's refusal shows
 	if len(name) > protocol.MaxFrameBytes {
 		// No frame holds it, whatever the transport: through the host API the body's limit
 		// refused it first, in words of a body the caller never wrote (the stdio bridge).
@@ -326,6 +326,21 @@ func (c *Client) ReadMonitor(ctx context.Context, traposID, monitor string, time
 		Monitor string `json:"monitor"`
 	}{name}, bound(timeout, DefaultTimeout))
 	return s, MonitorNameTooLong(err, monitor)
+}
+
+// sides are CC's six sides, by the names a computer's peripherals on them have.
+var sides = []string{"top", "bottom", "left", "right", "front", "back"}
+
+// MonitorName is monitor as the computer names it: a side's name in lower case, as CC reads a
+// side in any case (peripheral.wrap("Top") is the monitor on top, and the client keeps its
+// mirror as top's), any other name (a wired modem's monitor_0) as it is. Read by "Top", a
+// monitor's answer said "monitor": "Top" beside monitors' "top", and watched by "TOP" and
+// "top" it took two of the computer's 8 watches, each for the same monitor.
+func MonitorName(monitor string) string {
+	if lower := strings.ToLower(monitor); slices.Contains(sides, lower) {
+		return lower
+	}
+	return monitor
 }
 
 // MonitorNameTooLong is err, the answer to a request naming monitor (screen.read's, or

@@ -255,3 +255,21 @@ func TestAMonitorsTextScaleThatIsNoCCsIsRefused(t *testing.T) {
 			" is not a monitor's (CC's are 0.5 to 5, in steps of 0.5)")
 	}
 }
+
+// TestAMonitorOnASideIsAskedForByTheSidesName: a side named in another case ("Top", as CC
+// reads a side in any case) is asked for as the computer names it, top, so its answer names
+// the monitor as the computer's own screen's monitors does; a wired modem's name is asked for
+// as it is.
+func TestAMonitorOnASideIsAskedForByTheSidesName(t *testing.T) {
+	for given, asked := range map[string]string{"Top": "top", "BACK": "back", "top": "top", "Monitor_0": "Monitor_0", "topper": "topper"} {
+		d := daemonfake.NewLocal(nil)
+		d.Exec = func(_ string, p map[string]any) (any, *daemonfake.Error) {
+			return map[string]any{"width": 1, "height": 1, "rows": []any{map[string]any{"text": "a", "fg": "0", "bg": "f"}},
+				"monitor": p["monitor"], "textScale": 1}, nil
+		}
+		s, err := computer.New(d).ReadMonitor(t.Context(), "7:", given, 0)
+		require.NoError(t, err, given)
+		assert.Equal(t, asked, s.Monitor, given)
+		assert.Equal(t, asked, d.Log()[0].Payload["monitor"], given)
+	}
+}

@@ -311,6 +311,7 @@ func (m *Module) WatchMonitor(ctx context.Context, traposID, monitor string, tim
 
 // watchMonitor is WatchMonitor once the caller has its viewer's place.
 func (m *Module) watchMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (*Viewer, error) {
+	monitor = computer.MonitorName(monitor) // one watch for "Top" and "top"
 	listed := m.listingOf(ctx, traposID)
 	key := watchKey(listed.AccountID, traposID, monitor)
 	m.mu.Lock()
