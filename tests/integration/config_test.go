@@ -28,6 +28,10 @@ func TestBadConfigurationFailsClearly(t *testing.T) {
 		want string
 	}{
 		{"zero hello timeout", []string{"--listen", "127.0.0.1:0", "--hello-timeout", "0s"}, "hello-timeout"},
+		// At 5ms every computer's socket was closed before its hello, and nothing was logged.
+		{"hello timeout shorter than a hello takes", []string{"--listen", "127.0.0.1:0", "--hello-timeout", "5ms"},
+			"--hello-timeout (SANDBOX_HELLO_TIMEOUT) 5ms is shorter than a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server; " +
+				"a socket without a hello within it is closed 4008): give at least 1s (the default is 10s)"},
 		{"negative probe timeout", []string{"--listen", "127.0.0.1:0", "--probe-timeout", "-1s"}, "probe-timeout"},
 		{"unparsable duration", []string{"--listen", "127.0.0.1:0", "--request-timeout", "soon"}, "request-timeout"},
 		{"port in use", []string{"--listen", busy.Addr().String()}, busy.Addr().String()},

@@ -20,8 +20,9 @@ const (
 	// Every wait is on an event (a frame, an exit), so it is a safety net far above a starved
 	// machine's run, not a measure of its speed.
 	testTimeout = 2 * time.Minute
-	// shortHelloTimeout keeps the no-hello test well under a second (the default is 10 s).
-	shortHelloTimeout = "300ms"
+	// shortHelloTimeout keeps the no-hello test to a second (the default is 10 s), the least
+	// the gateway takes.
+	shortHelloTimeout = "1s"
 	// sandboxPassword is SANDBOX_PASSWORD in tests that turn auth on.
 	sandboxPassword = "sandbox-pw-7f3a1c"
 	// opencodePassword is the fake opencode server's password.

@@ -275,10 +275,40 @@ var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Val
 	return nil
 })
 
-// minPingPeriod is the shortest --ping-period taken. A socket silent for twice the period is
-// dropped, pong included: at --ping-period 1ms (a slip for 1s, 30ms for 30s) no computer could
-// ever connect, and nothing in the log said why.
-const minPingPeriod = time.Second
+// shortDuration is a serve duration below which the gateway would start and fail computers,
+// which its log did not say: a slip of the unit (1ms for 1s, 30ms for 30s) is refused at start
+// instead, naming what the value is too short for.
+type shortDuration struct {
+	flag        string
+	got, least  time.Duration
+	def         time.Duration // the default, which the refusal names
+	tooShortFor string        // "is shorter than …", with what it bounds in brackets
+}
+
+// shortDurations are the serve durations with a least value, one line each.
+func (c *ServeCmd) shortDurations() []shortDuration {
+	return []shortDuration{
+		// A socket silent for twice the period is dropped, pong included: at 1ms no computer
+		// could ever connect.
+		{"ping-period", c.PingPeriod, time.Second, gateway.DefaultPingPeriod,
+			"a computer's pong may take to come back across the network (a socket silent for twice it is dropped)"},
+		// A computer's daemon says hello once CC tells it its socket opened, after the gateway's
+		// proof of itself, checked in Lua, and a server that lags takes ticks more: at 5ms every
+		// socket was closed 4008 before its hello, and the log said nothing of it.
+		{"hello-timeout", c.HelloTimeout, time.Second, gateway.DefaultHelloTimeout,
+			"a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server; a socket without a hello within it is closed 4008)"},
+	}
+}
+
+// tooShort refuses the first of ds below its least value.
+func tooShort(ds []shortDuration) error {
+	for _, d := range ds {
+		if d.got < d.least {
+			return fmt.Errorf("%s %s is shorter than %s: give at least %s (the default is %s)", flagAndEnv(d.flag), d.got, d.tooShortFor, d.least, d.def)
+		}
+	}
+	return nil
+}
 
 // ServeCmd runs the sandbox HTTP service with the trapos-cloud-gateway module.
 type ServeCmd struct {
@@ -405,8 +435,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 			return fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
-	if c.PingPeriod < minPingPeriod {
-		return fmt.Errorf("%s %s is shorter than a computer's pong may take to come back across the network (a socket silent for twice it is dropped): give at least %s (the default is 30s)", flagAndEnv("ping-period"), c.PingPeriod, minPingPeriod)
+	if err := tooShort(c.shortDurations()); err != nil {
+		return err
 	}
 	if c.passwordProofV1Off, err = passwordProofV1Off(c.PasswordProofs); err != nil {
 		return err

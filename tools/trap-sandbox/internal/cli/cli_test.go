@@ -560,7 +560,9 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		"zero timeout":     {[]string{"--probe-timeout", "0s"}, "--probe-timeout (SANDBOX_PROBE_TIMEOUT) must be positive, got 0s"},
 		"zero ping period": {[]string{"--ping-period", "0s"}, "--ping-period (SANDBOX_PING_PERIOD) must be positive, got 0s"},
 		// At 1ms (a slip for 1s) no computer ever connected, and the log said nothing of it.
-		"short ping period":   {[]string{"--ping-period", "30ms"}, "--ping-period (SANDBOX_PING_PERIOD) 30ms is shorter than a computer's pong may take to come back across the network (a socket silent for twice it is dropped): give at least 1s (the default is 30s)"},
+		"short ping period": {[]string{"--ping-period", "30ms"}, "--ping-period (SANDBOX_PING_PERIOD) 30ms is shorter than a computer's pong may take to come back across the network (a socket silent for twice it is dropped): give at least 1s (the default is 30s)"},
+		// At 5ms every socket was closed 4008 before its hello, and the log said nothing of it.
+		"short hello timeout": {[]string{"--hello-timeout", "5ms"}, "--hello-timeout (SANDBOX_HELLO_TIMEOUT) 5ms is shorter than a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server; a socket without a hello within it is closed 4008): give at least 1s (the default is 10s)"},
 		"zero idle probe":     {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
 		"zero max conns":      {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
 		"zero screen viewers": {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
