@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -196,9 +197,33 @@ func TestATurnsLogLinesNameItsAccount(t *testing.T) {
 func TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited(t *testing.T) {
 	f := startFakeAgent(t)
 	f.oc.Stall()
-	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Timeout: 50 * time.Millisecond})
+	// Each probe's timeout passes on a clock of its own once opencode has taken the probe's
+	// connection: on the wall clock, 50 ms passed now and then on a loaded machine before the
+	// connection was made, and the probe said opencode was unreachable.
+	const probeTimeout = 50 * time.Millisecond
+	probeClock := clock.NewFake(time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC))
+	connected := make(chan struct{}, 16)
+	prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw", Timeout: probeTimeout, Clock: probeClock,
+		Transport: connTelling{&http.Transport{}, connected}})
 	require.NoError(t, err)
 	t.Cleanup(prober.Close)
+	stopPassing := make(chan struct{})
+	passed := make(chan struct{})
+	go func() {
+		defer close(passed)
+		for {
+			select {
+			case <-connected:
+				probeClock.Advance(probeTimeout)
+			case <-stopPassing:
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stopPassing)
+		<-passed
+	})
 	fc := clock.NewFake(time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC))
 	var logs testkit.SyncBuffer
 	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Clock: fc, Prober: prober},
@@ -231,6 +256,18 @@ func TestAQuestionOpencodeNeverAnswersSaysHowLongEachWaited(t *testing.T) {
 	assert.Len(t, logLines(&logs, "level=WARN", `msg="agent: computers' questions will fail: `+hung+`)"`, "no answer within 50ms"), 1, logs.String())
 	assert.Len(t, logLines(&logs, "level=WARN", `msg="agent: turns fail: `+hung+`)"`, "the question's call got no answer in 10s"), 1, logs.String())
 	assert.Empty(t, logLines(&logs, "unreachable"), "it runs")
+}
+
+// connTelling is a transport that tells connected each time a request of its has its
+// connection (httptrace's GotConn): the server took it.
+type connTelling struct {
+	*http.Transport
+	connected chan<- struct{}
+}
+
+func (c connTelling) RoundTrip(r *http.Request) (*http.Response, error) {
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { c.connected <- struct{}{} }}
+	return c.Transport.RoundTrip(r.WithContext(httptrace.WithClientTrace(r.Context(), trace)))
 }
 
 // TestOpencodeStoppedMidAnswerIsUnavailable: opencode 1.18.33 stopped (SIGTERM) during a turn

@@ -100,9 +100,11 @@ type ProberConfig struct {
 	Timeout time.Duration
 	// Transport is the HTTP transport; nil means one that keeps a single idle connection.
 	Transport http.RoundTripper
-	// Clock is what Recent measures a result's age by, and the agent's check's word its age
-	// (AgentRecheck); nil means clock.Real. The probe's Timeout and AgentWait bound waits on
-	// opencode's answers and run on the wall clock.
+	// Clock is what Recent measures a result's age by, the agent's check's word its age
+	// (AgentRecheck), and a probe's request its Timeout by (a test moves it past a probe that
+	// opencode takes and never answers, where a short Timeout of the wall clock could pass on
+	// a loaded machine before the connection was made); nil means clock.Real. The agent's
+	// check's own bound (Timeout too) and AgentWait run on the wall clock.
 	Clock clock.Clock
 	// AgentWait bounds a probe's wait for the agent's check while its last word is a fault;
 	// zero means DefaultAgentWait.
@@ -445,7 +447,7 @@ func (p *Prober) Close() {
 }
 
 func (p *Prober) probeOnce() Health {
-	ctx, cancel := context.WithTimeout(p.base, p.timeout)
+	ctx, cancel := clock.WithTimeout(p.base, p.clock, p.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.healthURL.String(), nil)
 	if err != nil {
