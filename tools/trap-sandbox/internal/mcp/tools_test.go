@@ -434,6 +434,7 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
 	assert.Contains(t, byName["send_text"].Description, "a program waiting for a key (os.pullEvent(\"key\")", "send_text sends no key events: the agent is told to press keys with send_keys")
 	assert.Contains(t, byName["click"].Description, "the tab shown is the one drawn yellow on black, fg 4 on bg f in read_screen's colours", "an agent that clicks a tab is told how to see which one is shown, which the text alone does not say")
+	assert.Contains(t, byName["send_text"].Description, "A program started on a monitor (monitor top edit) takes the keys and draws there, not on the screen returned: read it with read_screen's monitor", "an agent typed at edit on a monitor and read the computer's own screen unchanged")
 	assert.Contains(t, byName["send_text"].Description, "needs send_keys")
 	// A door's "Wrong password." then sleep(1): the password typed at once, on a screen that had
 	// settled, was dropped by sleep's pullEvent("timer"), and the agent saw the prompt again.
