@@ -296,9 +296,16 @@ func (c *ServeCmd) shortDurations() []shortDuration {
 		// proof of itself, checked in Lua, and a server that lags takes ticks more: at 5ms every
 		// socket was closed 4008 before its hello, and the log said nothing of it.
 		{"hello-timeout", c.HelloTimeout, time.Second, gateway.DefaultHelloTimeout,
-			"a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server; a socket without a hello within it is closed 4008)"},
+			helloTakes + "; a socket without a hello within it is closed 4008)"},
+		// The same for a socket opened under pressure: at 5ms every computer of a Minecraft
+		// server coming back after its restart (over --upgrade-rate) was closed before its hello.
+		{"pressure-hello-timeout", c.PressureHelloTimeout, time.Second, gateway.DefaultPressureHelloTimeout,
+			helloTakes + "; a socket opened under pressure without a hello within it is closed 4008)"},
 	}
 }
+
+// helloTakes is what a computer's hello takes, for the refusal of a hello timeout shorter.
+const helloTakes = "a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server"
 
 // tooShort refuses the first of ds below its least value.
 func tooShort(ds []shortDuration) error {
@@ -435,9 +442,6 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 			return fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
-	if err := tooShort(c.shortDurations()); err != nil {
-		return err
-	}
 	if c.passwordProofV1Off, err = passwordProofV1Off(c.PasswordProofs); err != nil {
 		return err
 	}
@@ -454,6 +458,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		return fmt.Errorf("%s must be non-zero (negative disables it) and %s positive, got %g and %d", flagAndEnv("upgrade-rate"), flagAndEnv("upgrade-burst"), c.UpgradeRate, c.UpgradeBurst)
 	}
 	if err := c.AdmissionFlags.check(); err != nil {
+		return err
+	}
+	// After the checks that each is positive, which say so of a 0 or a negative one.
+	if err := tooShort(c.shortDurations()); err != nil {
 		return err
 	}
 	if err := c.DataDirFlags.check(); err != nil {
