@@ -706,6 +706,36 @@ describe("sandbox daemon", function()
       end
     end);
 
+    -- A program on the gateway's port while it is down can keep the gateway's proved refusal
+    -- from an earlier socket of this computer (under that socket's nonce), or make one under a
+    -- credential of its own: neither proves this socket's refusal, so the daemon goes on
+    -- trying (the real gateway, back, is taken at once), and sends nothing after the prove.
+    it("takes no recorded proof of a revoked refusal for the gateway's word", function()
+      local SECRET = "tsc_abcdefghijklm_secretpart";
+      local WORDS = "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)";
+      local earlier = newWorld({ url = URL, password = SECRET, proved = { [FULL_URL] = SINCE } });
+      earlier.daemon.start();
+      local earlierNonce = earlier.open().frame(1).payload.nonce;
+      local _, _, recorded = proofLib.expectedProof(SECRET, earlierNonce);
+      for _, proofOf in ipairs({
+        function() return recorded; end,
+        function(nonce) return select(3, proofLib.expectedProof("tsc_abcdefghijklm_notthesecret", nonce)); end,
+        function(nonce) return select(3, proofLib.expectedProof("tsc_othercomputer_secretpart", nonce)); end,
+      }) do
+        local world = newWorld({ url = URL, password = SECRET, proved = { [FULL_URL] = SINCE } });
+        world.daemon.start();
+        local socket = world.open();
+        local prove = socket.frame(1);
+        expect(prove.payload.nonce ~= earlierNonce):eq(true);
+        world.message({ event = "gateway_response", messageId = prove.messageId, type = "prove", ok = false,
+          error = { code = "unauthorized", message = WORDS, proof = proofOf(prove.payload.nonce) } });
+        expect(#socket.sent):eq(1);
+        local status = world.daemon.status();
+        expect(status.state):eq("waiting");
+        expect(status.lastError):eq("the server at " .. FULL_URL .. " gave no proof it is the gateway, and says: " .. WORDS);
+      end
+    end);
+
     it("sends no hello when no proof comes in time", function()
       local world = newWorld({ url = URL, password = "pw", proved = { [FULL_URL] = SINCE } });
       world.daemon.start();

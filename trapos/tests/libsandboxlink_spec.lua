@@ -235,6 +235,46 @@ describe("libsandboxlink", function()
       end
     end);
 
+    -- A program on the gateway's port while it is down can keep what the gateway said before:
+    -- the proved refusal one link session of this computer got (under another nonce: each
+    -- session's is fresh), or another revoked computer's (its key, its id). Neither is a proof
+    -- for this session's nonce, so the link goes nowhere and nothing follows the prove.
+    it("takes no recorded proof of a revoked refusal, this computer's earlier one or another's", function()
+      local secret = "tsc_abc_Secret";
+      local recorded = {};
+      local gateway = newWorld(function(frame)
+        if frame.type == "prove" then
+          local r = refuse(frame, "unauthorized", "this computer's credential was revoked");
+          r.error.proof = select(3, proofLib.expectedProof(secret, frame.payload.nonce));
+          recorded.ofThis = r.error.proof;
+          return r;
+        end
+      end);
+      expect(gateway.session.open(URL, { since = 0, secret = secret })):eq(true);
+      local earlierNonce = gateway.sent[1].payload.nonce;
+
+      for _, proofOf in ipairs({
+        function() return recorded.ofThis; end, -- this computer's, from its earlier session
+        function(nonce) return select(3, proofLib.expectedProof("tsc_xyz_OtherSecret", nonce)); end, -- another's
+        function(nonce) return select(3, proofLib.expectedProof("tsc_abc_OtherSecret", nonce)); end, -- one naming this id
+      }) do
+        local world = newWorld(function(frame)
+          if frame.type == "prove" then
+            local r = refuse(frame, "unauthorized", "this computer's credential was revoked");
+            r.error.proof = proofOf(frame.payload.nonce);
+            return r;
+          end
+        end);
+        local ok, err = world.session.open(URL, { since = 0, secret = secret });
+        expect(ok):eq(false);
+        expect(world.sent[1].payload.nonce ~= earlierNonce):eq(true);
+        expect(err.code):eq(link.ERR_NOT_PROVED);
+        expect(err.message):str_match("gave no proof it is the gateway, and says: this computer's credential was revoked$");
+        expect(#world.sent):eq(1);
+        expect(world.closed):eq(1);
+      end
+    end);
+
     it("takes no proof for a server that says nothing in time", function()
       local world = newWorld(function() return nil; end);
       local ok, err = world.session.open(URL, { since = 0, secret = "pw" });
