@@ -321,3 +321,32 @@ shell.run("shell")
 			options.slice(1, 65).every(o => o.text.startsWith("monitor monitor_") && !o.disabled);
 	})()`)
 }
+
+// TestTheWebConsoleFollowsARelabelledComputersMonitor: the view of a monitor whose computer is
+// relabelled in game (label set) follows the computer to its new traposId on the same monitor,
+// live. It opened the computer's own screen there (#/computer/5:keller), leaving the monitor
+// the player had watched.
+func TestTheWebConsoleFollowsARelabelledComputersMonitor(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
+	w := fakecrafttest.NewWorld(t, spec)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Label = spec.Computers[0].Label
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": monitorDeskProgram}
+	typed := make(chan string, 2)
+	opts.Input = computer.Input(typed)
+	fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche/monitor/top")))
+	until(t, "the monitor, live", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.startsWith("on the monitor")`)
+	// sandbox status makes the daemon look for a new label at once (it looks every 15 s).
+	typed <- "label set keller"
+	typed <- "sandbox status"
+	until(t, "the monitor under the new name, live", `location.hash === "#/computer/5%3Akeller/monitor/top" &&
+		document.getElementById("viewer-id").textContent === "5:keller" && document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.startsWith("on the monitor")`)
+}

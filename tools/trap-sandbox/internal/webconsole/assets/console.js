@@ -947,7 +947,8 @@ async function lookForControl(v) {
 }
 
 // followRelabel opens the computer that view v's computer became when it was relabelled (its
-// stream ended with the new traposId, relabelledTo): as the list shows it (its shown form,
+// stream ended with the new traposId, relabelledTo), the same screen of it (a monitor's view,
+// its monitor; it opened the computer's own screen): as the list shows it (its shown form,
 // which the API takes back), once its hello under the new name is in the list in the account
 // of the computer the view watched (v.accountId). An admin's list spans accounts, and another
 // account's computer of that traposId is not this one; when several accounts have it once this
@@ -961,7 +962,8 @@ async function followRelabel(v, to) {
       const c = res.ok && (await res.json()).find((c) => c.traposId === to &&
         (v.accountId === undefined || c.accountId === v.accountId));
       if (c) {
-        if (!signal.aborted) location.hash = "#/computer/" + encodeURIComponent(c.shown || c.traposId);
+        // A monitor's view stays the monitor's: its computer's own screen is another view.
+        if (!signal.aborted) location.hash = screenHash(c.shown || c.traposId, v.monitor);
         return;
       }
     } catch (e) {
