@@ -32,6 +32,8 @@ func TestBadConfigurationFailsClearly(t *testing.T) {
 		{"hello timeout shorter than a hello takes", []string{"--listen", "127.0.0.1:0", "--hello-timeout", "5ms"},
 			"--hello-timeout (SANDBOX_HELLO_TIMEOUT) 5ms is shorter than a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server; " +
 				"a socket without a hello within it is closed 4008): give at least 1s (the default is 10s)"},
+		{"request timeout shorter than an answer takes", []string{"--listen", "127.0.0.1:0", "--request-timeout", "1ms"},
+			"--request-timeout (SANDBOX_REQUEST_TIMEOUT) 1ms is shorter than a computer may take to answer a request"},
 		{"pressure hello timeout shorter than a hello takes", []string{"--listen", "127.0.0.1:0", "--pressure-hello-timeout", "5ms"},
 			"--pressure-hello-timeout (SANDBOX_PRESSURE_HELLO_TIMEOUT) 5ms is shorter than a computer may take to say hello once its socket opens"},
 		{"negative probe timeout", []string{"--listen", "127.0.0.1:0", "--probe-timeout", "-1s"}, "probe-timeout"},

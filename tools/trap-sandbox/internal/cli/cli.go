@@ -277,12 +277,12 @@ var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Val
 
 // shortDuration is a serve duration below which the gateway would start and fail computers,
 // which its log did not say: a slip of the unit (1ms for 1s, 30ms for 30s) is refused at start
-// instead, naming what the value is too short for.
+// instead, naming what the value would do.
 type shortDuration struct {
-	flag        string
-	got, least  time.Duration
-	def         time.Duration // the default, which the refusal names
-	tooShortFor string        // "is shorter than …", with what it bounds in brackets
+	flag       string
+	got, least time.Duration
+	def        time.Duration // the default, which the refusal names
+	why        string        // what the value does wrong, after it: "is shorter than …"
 }
 
 // shortDurations are the serve durations with a least value, one line each.
@@ -291,16 +291,20 @@ func (c *ServeCmd) shortDurations() []shortDuration {
 		// A socket silent for twice the period is dropped, pong included: at 1ms no computer
 		// could ever connect.
 		{"ping-period", c.PingPeriod, time.Second, gateway.DefaultPingPeriod,
-			"a computer's pong may take to come back across the network (a socket silent for twice it is dropped)"},
+			"is shorter than a computer's pong may take to come back across the network (a socket silent for twice it is dropped)"},
 		// A computer's daemon says hello once CC tells it its socket opened, after the gateway's
 		// proof of itself, checked in Lua, and a server that lags takes ticks more: at 5ms every
 		// socket was closed 4008 before its hello, and the log said nothing of it.
 		{"hello-timeout", c.HelloTimeout, time.Second, gateway.DefaultHelloTimeout,
-			helloTakes + "; a socket without a hello within it is closed 4008)"},
+			"is shorter than " + helloTakes + "; a socket without a hello within it is closed 4008)"},
 		// The same for a socket opened under pressure: at 5ms every computer of a Minecraft
 		// server coming back after its restart (over --upgrade-rate) was closed before its hello.
 		{"pressure-hello-timeout", c.PressureHelloTimeout, time.Second, gateway.DefaultPressureHelloTimeout,
-			helloTakes + "; a socket opened under pressure without a hello within it is closed 4008)"},
+			"is shorter than " + helloTakes + "; a socket opened under pressure without a hello within it is closed 4008)"},
+		// It bounds the idle probe's answer: at 1ms every computer was closed 4010 at its first
+		// idle probe, and the log said their daemons did not answer.
+		{"request-timeout", c.RequestTimeout, time.Second, gateway.DefaultRequestTimeout,
+			"is shorter than a computer may take to answer a request (its daemon's turn on a lagging Minecraft server; a computer that has not answered the idle probe within it is closed 4010)"},
 	}
 }
 
@@ -311,7 +315,7 @@ const helloTakes = "a computer may take to say hello once its socket opens (the 
 func tooShort(ds []shortDuration) error {
 	for _, d := range ds {
 		if d.got < d.least {
-			return fmt.Errorf("%s %s is shorter than %s: give at least %s (the default is %s)", flagAndEnv(d.flag), d.got, d.tooShortFor, d.least, d.def)
+			return fmt.Errorf("%s %s %s: give at least %s (the default is %s)", flagAndEnv(d.flag), d.got, d.why, d.least, d.def)
 		}
 	}
 	return nil

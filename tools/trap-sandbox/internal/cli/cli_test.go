@@ -566,12 +566,14 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		// The same under pressure: every computer of a server back from its restart was closed.
 		"short pressure hello timeout": {[]string{"--pressure-hello-timeout", "5ms"}, "--pressure-hello-timeout (SANDBOX_PRESSURE_HELLO_TIMEOUT) 5ms is shorter than a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server; a socket opened under pressure without a hello within it is closed 4008): give at least 1s (the default is 3s)"},
 		"zero pressure hello timeout":  {[]string{"--pressure-hello-timeout", "0s"}, "--pressure-hello-timeout (SANDBOX_PRESSURE_HELLO_TIMEOUT) must be positive, got 0"},
-		"zero idle probe":              {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
-		"zero max conns":               {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
-		"zero screen viewers":          {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
-		"zero rate":                    {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
-		"bad listen":                   {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
-		"bad proxies":                  {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
+		// At 1ms every computer was closed 4010 at its first idle probe, its daemon blamed.
+		"short request timeout": {[]string{"--request-timeout", "1ms"}, "--request-timeout (SANDBOX_REQUEST_TIMEOUT) 1ms is shorter than a computer may take to answer a request (its daemon's turn on a lagging Minecraft server; a computer that has not answered the idle probe within it is closed 4010): give at least 1s (the default is 10s)"},
+		"zero idle probe":       {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
+		"zero max conns":        {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
+		"zero screen viewers":   {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
+		"zero rate":             {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
+		"bad listen":            {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
+		"bad proxies":           {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
 		// These named the flag alone, though either may have set it (TestBadValuesNameTheirVariable).
 		"bad public url": {[]string{"--public-url", "ftp://mc.example.org"}, `--public-url (SANDBOX_PUBLIC_URL): "ftp://mc.example.org": want an http:// or https:// URL`},
 		"no public url":  {[]string{"--public-url", "http://%zz"}, `--public-url (SANDBOX_PUBLIC_URL): not a URL (invalid URL escape "%zz")`},
