@@ -34,6 +34,8 @@ func TestBadConfigurationFailsClearly(t *testing.T) {
 				"a socket without a hello within it is closed 4008): give at least 1s (the default is 10s)"},
 		{"request timeout shorter than an answer takes", []string{"--listen", "127.0.0.1:0", "--request-timeout", "1ms"},
 			"--request-timeout (SANDBOX_REQUEST_TIMEOUT) 1ms is shorter than a computer may take to answer a request"},
+		{"idle probe at every silence", []string{"--listen", "127.0.0.1:0", "--idle-probe-after", "1ms"},
+			"--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) 1ms would have the gateway ping every idle computer without end"},
 		{"pressure hello timeout shorter than a hello takes", []string{"--listen", "127.0.0.1:0", "--pressure-hello-timeout", "5ms"},
 			"--pressure-hello-timeout (SANDBOX_PRESSURE_HELLO_TIMEOUT) 5ms is shorter than a computer may take to say hello once its socket opens"},
 		{"negative probe timeout", []string{"--listen", "127.0.0.1:0", "--probe-timeout", "-1s"}, "probe-timeout"},

@@ -305,7 +305,24 @@ func (c *ServeCmd) shortDurations() []shortDuration {
 		// idle probe, and the log said their daemons did not answer.
 		{"request-timeout", c.RequestTimeout, time.Second, gateway.DefaultRequestTimeout,
 			"is shorter than a computer may take to answer a request (its daemon's turn on a lagging Minecraft server; a computer that has not answered the idle probe within it is closed 4010)"},
+		// Each answer to the probe is a frame, after which the computer is silent again: at
+		// 1ms one idle computer was pinged some 400 times a second, for as long as it stayed.
+		{"idle-probe-after", c.IdleProbeAfter, time.Second, gateway.DefaultIdleProbeAfter,
+			"would have the gateway ping every idle computer without end (a ping request each time it is silent this long, and its answer starts the silence again: " +
+				"at 1ms some 400 a second a computer, all work for its Minecraft server)"},
 	}
+}
+
+// shownDuration is d as a person writes it, and as the flag takes it: 1m, not Go's 1m0s.
+func shownDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // helloTakes is what a computer's hello takes, for the refusal of a hello timeout shorter.
@@ -315,7 +332,7 @@ const helloTakes = "a computer may take to say hello once its socket opens (the 
 func tooShort(ds []shortDuration) error {
 	for _, d := range ds {
 		if d.got < d.least {
-			return fmt.Errorf("%s %s %s: give at least %s (the default is %s)", flagAndEnv(d.flag), d.got, d.why, d.least, d.def)
+			return fmt.Errorf("%s %s %s: give at least %s (the default is %s)", flagAndEnv(d.flag), d.got, d.why, d.least, shownDuration(d.def))
 		}
 	}
 	return nil

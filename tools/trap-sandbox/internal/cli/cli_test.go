@@ -569,11 +569,13 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		// At 1ms every computer was closed 4010 at its first idle probe, its daemon blamed.
 		"short request timeout": {[]string{"--request-timeout", "1ms"}, "--request-timeout (SANDBOX_REQUEST_TIMEOUT) 1ms is shorter than a computer may take to answer a request (its daemon's turn on a lagging Minecraft server; a computer that has not answered the idle probe within it is closed 4010): give at least 1s (the default is 10s)"},
 		"zero idle probe":       {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
-		"zero max conns":        {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
-		"zero screen viewers":   {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
-		"zero rate":             {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
-		"bad listen":            {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
-		"bad proxies":           {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
+		// At 1ms one idle computer was pinged some 400 times a second, for as long as it stayed.
+		"short idle probe":    {[]string{"--idle-probe-after", "1ms"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) 1ms would have the gateway ping every idle computer without end (a ping request each time it is silent this long, and its answer starts the silence again: at 1ms some 400 a second a computer, all work for its Minecraft server): give at least 1s (the default is 1m)"},
+		"zero max conns":      {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
+		"zero screen viewers": {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
+		"zero rate":           {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
+		"bad listen":          {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
+		"bad proxies":         {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
 		// These named the flag alone, though either may have set it (TestBadValuesNameTheirVariable).
 		"bad public url": {[]string{"--public-url", "ftp://mc.example.org"}, `--public-url (SANDBOX_PUBLIC_URL): "ftp://mc.example.org": want an http:// or https:// URL`},
 		"no public url":  {[]string{"--public-url", "http://%zz"}, `--public-url (SANDBOX_PUBLIC_URL): not a URL (invalid URL escape "%zz")`},
