@@ -325,6 +325,10 @@ func shownDuration(d time.Duration) string {
 	return s
 }
 
+// leastLinkCodeLifetime is the shortest --link-code-lifetime that leaves a player the time to
+// read the code and its account holder to approve it; a shorter one is warned of at start.
+const leastLinkCodeLifetime = time.Minute
+
 // helloTakes is what a computer's hello takes, for the refusal of a hello timeout shorter.
 const helloTakes = "a computer may take to say hello once its socket opens (the gateway's proof checked in Lua, a lagging Minecraft server"
 
@@ -861,6 +865,13 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger, api net.Addr) {
 		} else {
 			logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
 		}
+	}
+	if c.LinkCodeLifetime > 0 && c.LinkCodeLifetime < leastLinkCodeLifetime {
+		// Not refused: a test of a code's expiry gives 1s. At 5ms (a slip for 5m) every code
+		// expired before its player could read it, and nothing here said why.
+		logger.Warn(fmt.Sprintf("%s %s leaves a player too little time to read a link code off the computer and have it approved (trap-sandbox link approve): "+
+			"the codes expire first, sandbox link says The code expired; give at least %s (the default is %s)",
+			flagAndEnv("link-code-lifetime"), c.LinkCodeLifetime, shownDuration(leastLinkCodeLifetime), shownDuration(account.LinkCodeTTL)))
 	}
 	if set := c.setWithoutNATS(); len(set) > 0 {
 		logger.Warn(strings.Join(set, ", ") + " set without --nats (SANDBOX_NATS_URL): this gateway runs alone, sharing its computers and accounts with no replica; set --nats to make it one (docs/scale-out.md)")

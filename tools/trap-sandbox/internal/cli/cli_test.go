@@ -362,6 +362,27 @@ func TestServeWarnsOfProxiesThatAreEveryone(t *testing.T) {
 	assert.Contains(t, logs.String(), "trustedProxies=127.0.0.1/32")
 }
 
+// TestServeWarnsOfALinkCodeLifetimeNoPlayerCanUse: under a minute, a link code expires before
+// its player reads it and has it approved; at 5ms (a slip for 5m) every code did, and the start
+// said nothing. The default warns of nothing.
+func TestServeWarnsOfALinkCodeLifetimeNoPlayerCanUse(t *testing.T) {
+	const warning = `level=WARN msg="--link-code-lifetime (SANDBOX_LINK_CODE_LIFETIME) 5ms leaves a player too little time to read a link code off the computer and have it approved (trap-sandbox link approve): ` +
+		`the codes expire first, sandbox link says The code expired; give at least 1m (the default is 10m)"`
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--link-code-lifetime", "5ms")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), warning)
+
+	for _, args := range [][]string{nil, {"--link-code-lifetime", "1m"}} {
+		clearEnv(t)
+		root, _ = parse(t, append([]string{"--listen", "127.0.0.1:0", "--password", "a-long-enough-password"}, args...)...)
+		_, logs, stop = startServe(t, root.Serve)
+		require.NoError(t, stop())
+		assert.NotContains(t, logs.String(), "--link-code-lifetime (SANDBOX_LINK_CODE_LIFETIME)", "%v", args)
+	}
+}
+
 // TestServeWarnsOfAgentFlagsWithoutAModel: the --ai-* flags configure an agent that only
 // --ai-model turns on; given alone they did nothing and the start said nothing of them.
 func TestServeWarnsOfAgentFlagsWithoutAModel(t *testing.T) {
