@@ -607,3 +607,55 @@ func BenchmarkProveAnswerV2(b *testing.B) {
 		_, _ = json.Marshal(proveAnswer{Proof: PasswordProofV2(PasswordProofKeyV2("pw"), testNonce)})
 	}
 }
+
+// TestALinkSessionsRevokedRefusalGivesNoMoreTime: a prove with link:true for a revoked
+// credential keeps its socket open after the proved refusal, and that is all it gains. The
+// socket's hello deadline runs from its opening, not from the prove (4008 when a silent
+// socket's comes); a second prove on it is refused without a second proof (one proof a socket,
+// so a hostile computer collects no more proofs than the sockets it may open); and a hello
+// with the revoked credential on it is refused as on any socket.
+func TestALinkSessionsRevokedRefusalGivesNoMoreTime(t *testing.T) {
+	accounts, revoked := aliceWithCredential(t)
+	selector, _ := credentialParts(t, revoked)
+	_, err := accounts.RevokeCredential(t.Context(), "alice", selector)
+	require.NoError(t, err)
+	fc := newFakeClock()
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, Clock: fc, HelloTimeout: 100 * time.Millisecond}, nil)
+
+	// refusalProof sends a prove and returns its refusal's code and proof, read off the wire
+	// (protocol.DecodeFrame keeps no proof: a computer's errors carry none).
+	refusalProof := func(c *computer, nonce string) (code, proof string) {
+		t.Helper()
+		c.request("prove-1", TypeProve, map[string]any{"nonce": nonce, "credential": selector, "link": true})
+		text, err := c.readText()
+		require.NoError(t, err)
+		var frame struct {
+			OK    bool
+			Error struct{ Code, Proof string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(text), &frame), text)
+		require.False(t, frame.OK, text)
+		return frame.Error.Code, frame.Error.Proof
+	}
+
+	c := h.dial(t, "7:kitchen")
+	require.True(t, fc.WaitArmed(1, t.Context().Done()), "the socket's hello deadline is armed at its opening")
+	fc.Advance(60 * time.Millisecond)
+	_, proof := refusalProof(c, testNonce)
+	require.NotEmpty(t, proof)
+	code, proof := refusalProof(c, "ffffffffffffffffffffffffffffffff")
+	assert.Equal(t, string(protocol.CodeNotAuthenticated), code)
+	assert.Empty(t, proof, "a socket gives one proof")
+
+	fc.Advance(40 * time.Millisecond) // 100 ms since the socket opened, 40 since the prove
+	c.expectClose(CloseNoHello, "no hello in time")
+
+	hello := h.dial(t, "7:kitchen")
+	_, proof = refusalProof(hello, testNonce)
+	require.NotEmpty(t, proof)
+	answer := hello.hello(revoked)
+	require.False(t, answer.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, answer.Error.Code)
+	hello.expectClose(CloseRevoked, "revoked")
+	assert.Empty(t, h.gw.Computers())
+}
