@@ -207,7 +207,8 @@ func valueProblem(name string, p *jsonschema.Schema, raw json.RawMessage) string
 		}
 	case slices.Contains(types, "integer"):
 		want := "a whole number"
-		switch whole := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }; {
+		whole := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+		switch {
 		case p.Minimum != nil && p.Maximum != nil: // %g wrote 1048576 as 1.048576e+06
 			want = "a whole number from " + whole(*p.Minimum) + " to " + whole(*p.Maximum)
 		case p.Minimum != nil:
@@ -220,6 +221,9 @@ func valueProblem(name string, p *jsonschema.Schema, raw json.RawMessage) string
 		f, err := strconv.ParseFloat(string(n), 64)
 		if err != nil || f != math.Trunc(f) || (p.Minimum != nil && f < *p.Minimum) || (p.Maximum != nil && f > *p.Maximum) {
 			return wrong(want)
+		}
+		if math.Abs(f) > maxWholeArgument {
+			return wrong(want + ", at most " + whole(maxWholeArgument) + " in size")
 		}
 	case slices.Contains(types, "array"):
 		items, ok := v.([]any)
@@ -236,6 +240,14 @@ func valueProblem(name string, p *jsonschema.Schema, raw json.RawMessage) string
 	}
 	return ""
 }
+
+// maxWholeArgument bounds a whole-number argument whose schema names a smaller maximum or none
+// (click's x, y and button, read_file's offset): 2^53 - 1, the largest whole number every
+// reader of JSON numbers holds exactly (a computer's Lua, JavaScript). Past it, 1e20 reached
+// the tool's decoding and came back as Go's words ('json: cannot unmarshal number
+// 100000000000000000000,"y":2} overflows into Go struct field mcp.ClickInput.x of type int'),
+// and 9007199254740993 reached the computer as another number.
+const maxWholeArgument = 1<<53 - 1
 
 // describe names a JSON value as a message quotes it: the number 5, the string "5000".
 func describe(v any) string {

@@ -37,6 +37,11 @@ func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 		{"ping", map[string]any{"traposID": "7:", "timeout": 5000}, `bad_argument: "timeout" is not an argument of ping (did you mean timeoutMs?); "traposID" is not an argument of ping (did you mean traposId?); ping takes traposId, wait, timeoutMs; traposId is missing: the computer, as list_computers shows it (e.g. 7:kitchen)`},
 		{"list_computers", map[string]any{"all": true}, `bad_argument: "all" is not an argument of list_computers; list_computers takes match, limit, offset`},
 		{"list_computers", map[string]any{"limit": 5000}, "bad_argument: limit must be a whole number from 1 to 1000, not the number 5000: list at most this many computers (default 100)"},
+		// A whole number past 2^53 - 1 is no exact number for the computer, nor one a tool's int
+		// may hold: named as the argument's, not as Go's decoder's overflow.
+		{"click", map[string]any{"traposId": "7:", "x": 1e20, "y": 9007199254740993}, "bad_argument: x must be a whole number, at most 9007199254740991 in size, not the number 100000000000000000000: the cell's column, 1 at the left, as read_screen's cursor counts; " +
+			"y must be a whole number, at most 9007199254740991 in size, not the number 9007199254740993: the cell's row, 1 at the top (multishell's tab bar is row 1 while two programs run)"},
+		{"read_file", map[string]any{"traposId": "7:", "path": "/x", "offset": 1e300}, "bad_argument: offset must be a whole number from 0 on, at most 9007199254740991 in size, not the number 1e+300: read from this byte of the file on (default 0, its first byte): with length, the next part of a file read in parts"},
 		{"send_keys", map[string]any{"traposId": "7:", "keys": []any{"a", 5}}, "bad_argument: keys[1] must be a string, not the number 5"},
 		// A monitor given to a tool that types: why it takes none, and where a monitor is read.
 		{"send_keys", map[string]any{"traposId": "7:", "keys": []any{"a"}, "monitor": "top"}, `bad_argument: "monitor" is not an argument of send_keys: it types on the computer's own screen, and a monitor takes no keys (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor); send_keys takes traposId, keys, settleMs, colours, cursor, timeoutMs`},
