@@ -666,6 +666,16 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 	root, _ = parse(t, "--listen", "127.0.0.1:0")
 	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard),
 		"--nats-replica-ttl (SANDBOX_NATS_REPLICA_TTL) must be at least twice --nats-heartbeat (SANDBOX_NATS_HEARTBEAT), got 9s and 5s")
+
+	// At 2ms the replicas took each other for dead and back hundreds of times a second.
+	clearEnv(t)
+	t.Setenv("SANDBOX_NATS_URL", "nats://127.0.0.1:1")
+	t.Setenv("SANDBOX_NATS_HEARTBEAT", "1ms")
+	t.Setenv("SANDBOX_NATS_REPLICA_TTL", "2ms")
+	root, _ = parse(t, "--listen", "127.0.0.1:0")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard),
+		"--nats-replica-ttl (SANDBOX_NATS_REPLICA_TTL) 2ms is shorter than a heartbeat may take to reach the other replicas through NATS "+
+			"(a replica not heard from within it is taken for dead, its computers gone from the others' lists): give at least 1s (the default is 15s)")
 }
 
 // TestAnAPITokenNoClientCanSendIsRefusedAtStart: HTTP drops the spaces at a header's ends and

@@ -255,6 +255,13 @@ func (f *NATSFlags) router(ctx context.Context, r ReplicaFlags, replica string, 
 			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
+	// At 2ms (with a heartbeat of 1ms) each replica took the others for dead and back again
+	// hundreds of times a second, dropping their computers from its lists each time, and logged
+	// a WARN each time that blamed its own process for not running.
+	if err := tooShort([]shortDuration{{"nats-replica-ttl", r.NATSReplicaTTL, time.Second, cluster.DefaultReplicaTTL,
+		"is shorter than a heartbeat may take to reach the other replicas through NATS (a replica not heard from within it is taken for dead, its computers gone from the others' lists)"}}); err != nil {
+		return nil, err
+	}
 	nc, err := f.connect(ctx, "trap-sandbox "+replica, false, logger)
 	if err != nil {
 		return nil, err
