@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
@@ -137,7 +138,7 @@ func (t *relabelTrail) expired(now time.Time) bool { return now.Sub(t.at) >= Rel
 // nothing; one older than the trail's latest, read after it, adds its id to the former ones
 // and leaves the latest.
 func (r *recentRelabels) heard(k Key, to string, at time.Time) {
-	if RelabelledTo(k.TraposID, to) == "" {
+	if RelabelledTo(k.TraposID, to) == "" || !sayableHello(k) {
 		return
 	}
 	now := r.clock.Now()
@@ -169,6 +170,16 @@ func (r *recentRelabels) heard(k Key, to string, at time.Time) {
 	t.to = to
 	t.former = slices.DeleteFunc(t.former, func(id string) bool { return id == to })
 	t.addFormer(k.TraposID)
+}
+
+// sayableHello reports whether a computer could have said hello as k: its traposId one a hello
+// takes (cctext.TraposIDProblem: at most cctext.MaxTraposIDBytes), in the built-in account or
+// one an account's name may be. Another replica's withdrawal names k as the claim's key was
+// written, by any client of the claims bucket: a flood of keys no hello takes (a 4 KiB label,
+// as long as a NATS subject may be, in a 4 KiB account) kept maxRelabelledComputers trails of
+// maxFormerIDs such ids (about 150 MiB), for computers no caller can reach.
+func sayableHello(k Key) bool {
+	return cctext.TraposIDProblem(k.TraposID) == "" && (k.AccountID == LocalAccount || account.CheckName(k.AccountID) == nil)
 }
 
 // addFormer adds id to t's former traposIds as the latest, keeping maxFormerIDs.

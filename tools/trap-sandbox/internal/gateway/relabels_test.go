@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
@@ -118,6 +119,35 @@ func TestRememberedRelabelsStayBounded(t *testing.T) {
 	clk.Advance(RelabelFollowWindow)
 	r.heard(Key{AccountID: LocalAccount, TraposID: "9:x"}, "9:y", time.Time{})
 	assert.Len(t, r.trails, 1, "room made by the expired ones")
+}
+
+// A replica's withdrawal names its computer by the claim's key, as its writer wrote it: any
+// client of the claims bucket may write one naming a traposId no hello takes (a label of
+// 4 KiB, as long as a NATS subject may be, or holding a control character) or an account no
+// account's name is. No caller reaches such a computer, so its relabel is not remembered: a
+// flood of them, from a 4 KiB id each, kept up to maxRelabelledComputers trails of
+// maxFormerIDs such ids and a 4 KiB account each (about 150 MiB), where the ids a hello takes
+// are at most cctext.MaxTraposIDBytes. A relabel of a longest id a hello takes is remembered.
+func TestARelabelOfAnIDNoHelloTakesIsNotRemembered(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 12, 7, 7, 0, 0, 0, time.UTC))
+	r := newRecentRelabels(clk)
+	long := strings.Repeat("x", 4096)
+	for _, k := range []Key{
+		{AccountID: LocalAccount, TraposID: "6:" + long},
+		{AccountID: LocalAccount, TraposID: "6:door\x1b[2J"},
+		{AccountID: LocalAccount, TraposID: "06:door"},
+		{AccountID: long, TraposID: "6:door"},
+		{AccountID: "Bob Smith", TraposID: "6:door"},
+	} {
+		r.heard(k, "6:cellar", time.Time{})
+		assert.Empty(t, r.trails, "%.40q in %.40q", k.TraposID, k.AccountID)
+	}
+
+	longest := "6:" + strings.Repeat("x", cctext.MaxTraposIDBytes-2)
+	r.heard(Key{AccountID: "bob", TraposID: longest}, "6:cellar", time.Time{})
+	pe := r.answer(Key{AccountID: "bob", TraposID: longest})
+	require.NotNil(t, pe)
+	assert.Equal(t, "6:cellar", pe.RelabelledTo)
 }
 
 // One account relabelling computers in a loop (a program with the password, or an account
