@@ -247,3 +247,48 @@ func TestConnectedAloneCountsEveryAccountHereAndElsewhere(t *testing.T) {
 func connectedInAnotherByWalk(r *registry, accountID, traposID string) bool {
 	return slices.ContainsFunc(r.accountsOf(traposID), func(a string) bool { return a != accountID })
 }
+
+// TestAnImpostorRacingHellosNeverMakesLocalsComputerAlone: an impostor computer of another
+// account connected by local's traposId keeps the gateway's own caller from taking the
+// computer for local's alone (be34e398's rule), however hellos race the one lookup: while
+// mallory's stays connected, local's computer saying hello again and again (newest wins, the
+// old socket leaving after) and eve's impostor coming and going, connectedAlone answers false
+// at every call; once both impostors have left, true. Run under -race, it also holds the
+// lookup to the registry's lock.
+func TestAnImpostorRacingHellosNeverMakesLocalsComputerAlone(t *testing.T) {
+	r := newRegistry(nil, clock.Real{})
+	require.Nil(t, r.Register(sessionFor(LocalAccount, "7:desk"), nil))
+	mallory := sessionFor("mallory", "7:desk")
+	require.Nil(t, r.Register(mallory, nil))
+
+	const rounds = 2000
+	var wg sync.WaitGroup
+	wg.Go(func() { // local's computer saying hello again
+		for range rounds {
+			old := r.Lookup(Key{LocalAccount, "7:desk"})
+			r.Register(sessionFor(LocalAccount, "7:desk"), nil)
+			r.Unregister(old)
+		}
+	})
+	wg.Go(func() { // eve's impostor coming and going
+		for range rounds {
+			eve := sessionFor("eve", "7:desk")
+			r.Register(eve, nil)
+			r.Unregister(eve)
+		}
+	})
+	alone := 0
+	wg.Go(func() {
+		for range 4 * rounds {
+			if r.connectedAlone(LocalAccount, "7:desk") {
+				alone++
+			}
+		}
+	})
+	wg.Wait()
+	assert.Zero(t, alone, "local's computer taken for alone while mallory's was connected")
+
+	r.Unregister(mallory)
+	assert.True(t, r.connectedAlone(LocalAccount, "7:desk"))
+	assert.False(t, r.connectedAlone("mallory", "7:desk"))
+}
