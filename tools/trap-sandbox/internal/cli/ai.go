@@ -86,6 +86,12 @@ func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l n
 		if c.AITurnDeadline <= 0 {
 			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv("ai-turn-deadline"), c.AITurnDeadline)
 		}
+		// At 180ms (a slip for 180s) every turn was aborted before the model could answer:
+		// the players read The agent did not finish in 180ms, the log the same, each time.
+		if err := tooShort([]shortDuration{{"ai-turn-deadline", c.AITurnDeadline, time.Second, agent.DefaultTurnDeadline,
+			"is shorter than a model takes to answer (a turn is aborted at it; keep it above opencode's ~70 s of provider retries)"}}); err != nil {
+			return nil, err
+		}
 		if c.AIMaxTurns <= 0 {
 			return nil, fmt.Errorf("%s must be positive, got %d", flagAndEnv("ai-max-turns"), c.AIMaxTurns)
 		}

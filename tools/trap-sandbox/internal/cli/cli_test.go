@@ -602,7 +602,9 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		"no public url":  {[]string{"--public-url", "http://%zz"}, `--public-url (SANDBOX_PUBLIC_URL): not a URL (invalid URL escape "%zz")`},
 		"bad ai model":   {[]string{"--ai-model", "claude"}, `--ai-model (SANDBOX_AI_MODEL) "claude": give PROVIDER/MODEL`},
 		"bad ai mcp url": {[]string{"--ai-model", "a/b", "--ai-mcp-url", "ftp://x/mcp"}, `--ai-mcp-url (SANDBOX_AI_MCP_URL) "ftp://x/mcp": give the gateway's /mcp`},
-		"ai without mcp": {[]string{"--ai-model", "a/b", "--mcp=false"}, `--ai-model (SANDBOX_AI_MODEL) needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false (SANDBOX_MCP=false)`},
+		// At 180ms (a slip for 180s) every turn was aborted before the model could answer.
+		"short ai turn deadline": {[]string{"--ai-model", "a/b", "--ai-turn-deadline", "180ms"}, `--ai-turn-deadline (SANDBOX_AI_TURN_DEADLINE) 180ms is shorter than a model takes to answer (a turn is aborted at it; keep it above opencode's ~70 s of provider retries): give at least 1s (the default is 3m)`},
+		"ai without mcp":         {[]string{"--ai-model", "a/b", "--mcp=false"}, `--ai-model (SANDBOX_AI_MODEL) needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false (SANDBOX_MCP=false)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clearEnv(t)
