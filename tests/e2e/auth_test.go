@@ -45,9 +45,9 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 	opts.Files = map[string]string{"/e2e.lua": waitThenStatusProgram}
 	ok, out := runCommand(ctx, t, opts)
 	assert.True(t, ok, out)
-	assert.Equal(t, screen(
+	assert.Equal(t, append(screen(
 		unauthorizedLine,
-		"e2e: health ok false",
+		"e2e: health ok false"), hangingScreen(
 		"url: "+g.WebSocketURL(),
 		"connected: false",
 		"state: unauthorized",
@@ -59,7 +59,7 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 		"screen: none",
 		"lastError: unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)",
 		"fix: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup",
-	), lines(out))
+	)...), lines(out))
 	// Any retry would have reached the gateway within the 12 s the program waited.
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),
 		"the daemon must say hello exactly once:\n%s", g.Log())
@@ -79,25 +79,26 @@ func TestNoPasswordIsToldItSentNone(t *testing.T) {
 	ok, out := runCommand(ctx, t, opts)
 	assert.True(t, ok, out)
 	require.Len(t, lines(out), 19, out)
-	assert.Equal(t, screen(
-		"Not connected to the gateway: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup",
-		"url: "+g.WebSocketURL(),
-		"connected: false",
-		"state: unauthorized",
-		"traposId: 0:",
-		"proof: none yet (the first to answer is trusted)",
-		"files: none",
-		"exec: false",
-		"ai confirm: true",
-		"screen: none",
-	), lines(out)[:12])
-	// sandbox status keeps a parenthesis's words on one row where they fit.
+	assert.Equal(t, append(screen(
+		"Not connected to the gateway: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup"),
+		hangingScreen("url: "+g.WebSocketURL(),
+			"connected: false",
+			"state: unauthorized",
+			"traposId: 0:",
+			"proof: none yet (the first to answer is trusted)",
+			"files: none",
+			"exec: false",
+			"ai confirm: true",
+			"screen: none",
+		)...), lines(out)[:12])
+	// sandbox status keeps a parenthesis's words on one row where they fit; the rows after
+	// the first, the gateway's words, indented.
 	assert.Equal(t, []string{
 		"lastError: unauthorized: no secret sent",
-		"(sandbox.password is not set): this gateway wants",
-		"SANDBOX_PASSWORD or a linked credential",
-		"(sandbox setup, or sandbox link)",
+		"  (sandbox.password is not set): this gateway wants",
+		"  SANDBOX_PASSWORD or a linked credential",
+		"  (sandbox setup, or sandbox link)",
 	}, lines(out)[12:16])
-	assert.Equal(t, screen("fix: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup"), lines(out)[16:])
+	assert.Equal(t, hangingScreen("fix: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup"), lines(out)[16:])
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: no secret"`), g.Log())
 }

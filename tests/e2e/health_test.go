@@ -44,7 +44,7 @@ func TestHealthOpencodeRefused(t *testing.T) {
 	g := startGateway(t, url)
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, "an unhealthy opencode is a report, not a command failure: %s", out)
-	assert.Equal(t, screen(
+	assert.Equal(t, hangingScreen(
 		"sandboxOk: true",
 		"opencodeOk: false",
 		"opencodeDetail: opencode at "+url+": connection refused",
@@ -73,7 +73,7 @@ func TestHealthAgentOn(t *testing.T) {
 	})
 	ok, out = runCommand(ctx, t, computerOptions(t, missing, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)
-	assert.Equal(t, screen(
+	assert.Equal(t, hangingScreen(
 		"sandboxOk: true",
 		"opencodeOk: true",
 		"The agent cannot answer (tell the gateway's operator): opencode lacks the agent's model (--ai-model): its provider has no key there, or the name is wrong",
@@ -92,7 +92,7 @@ func TestHealthAgentOn(t *testing.T) {
 	down := startGateway(t, url, "--ai-model", aiModel, "--ai-dir", t.TempDir())
 	ok, out = runCommand(ctx, t, computerOptions(t, down, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)
-	assert.Equal(t, screen(
+	assert.Equal(t, hangingScreen(
 		"sandboxOk: true",
 		"opencodeOk: false",
 		"opencodeDetail: opencode at "+url+": connection refused",
@@ -107,7 +107,7 @@ func TestHealthOpencodeUnauthorized(t *testing.T) {
 	g := startGateway(t, oc.URL)
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)
-	assert.Equal(t, screen(
+	assert.Equal(t, hangingScreen(
 		"sandboxOk: true",
 		"opencodeOk: false",
 		"opencodeDetail: opencode at "+oc.URL+": answered 401, wanting a password the gateway does not send: its operator must give the gateway opencode's server password, --opencode-password (OPENCODE_SERVER_PASSWORD)",
@@ -126,7 +126,7 @@ func TestHealthOpencodeStalled(t *testing.T) {
 	assert.True(t, ok, out)
 	// Had the probe outlived the command's timeout, it would print "The gateway did not answer
 	// within 10 seconds" instead of these lines.
-	assert.Equal(t, screen(
+	assert.Equal(t, hangingScreen(
 		"sandboxOk: true",
 		"opencodeOk: false",
 		"opencodeDetail: opencode at "+oc.URL+": no answer within "+shortProbeTimeout,

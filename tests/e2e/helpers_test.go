@@ -99,6 +99,31 @@ func lines(out string) []string {
 	return ls
 }
 
+// hangingScreen is how sandbox status and health show the logical lines on the computer's
+// 51-column terminal (libsandboxlayout.hangingRows): word-wrapped as screen wraps them, each
+// row after a line's first indented by two columns, so that no row of a gateway's words
+// starts where a line of the client's does. Words here are never longer than a row.
+func hangingScreen(logical ...string) []string {
+	const indent = "  "
+	var rows []string
+	for _, l := range logical {
+		row := ""
+		for _, w := range strings.Split(l, " ") {
+			switch {
+			case row == "" || row == indent:
+				row += w
+			case len(row)+1+len(w) > computer.TermWidth:
+				rows = append(rows, row)
+				row = indent + w
+			default:
+				row += " " + w
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
 // screen is how print shows the logical lines on the computer's 51-column terminal: each is
 // word-wrapped (a word that does not fit starts a new row; the space before it is dropped).
 // Words here are never longer than a row.

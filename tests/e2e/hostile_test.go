@@ -711,7 +711,7 @@ func TestAHostileHelloAnswerIsShownInOneLine(t *testing.T) {
 			c, _, _ := hostileComputer(ctx, t, h, helloStatusProgram)
 			c.WaitFor(ctx, markerAsked)
 			rows := lines(c.Output())
-			joined := strings.Join(rows, " ")
+			joined := unwrapped(c.Output())
 			assert.Contains(t, joined, tc.shows)
 			if tc.state != "" {
 				assert.Contains(t, joined, tc.state)

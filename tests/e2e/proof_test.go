@@ -279,7 +279,7 @@ func TestAComputerThatNeverSawAProofSaysHelloAsBefore(t *testing.T) {
 	assert.Contains(t, frames[0], `"type":"hello"`)
 	_, err = os.Stat(filepath.Join(opts.Overlay, gatewayProofsFile))
 	assert.True(t, os.IsNotExist(err), "no record of a gateway that does not prove itself")
-	assert.Contains(t, strings.Join(lines(c.Output()), " "), "proof: none: whatever answers at this URL is trusted",
+	assert.Contains(t, unwrapped(c.Output()), "proof: none: whatever answers at this URL is trusted",
 		"sandbox status says the computer's secret is not protected")
 }
 
@@ -389,7 +389,7 @@ func TestARevokedComputerThatWaitsForAProofReadsWhy(t *testing.T) {
 	gatewayCLI(ctx, t, "credentials", "revoke", selector, "--url="+g.URL(""), "--api-token="+token)
 	c.WaitFor(ctx, markerCutOff)
 	c.WaitFor(ctx, markerRefusalReread)
-	status := strings.Join(lines(afterLast(c.Output(), markerCutOff)), " ")
+	status := unwrapped(afterLast(c.Output(), markerCutOff))
 	assert.Contains(t, status, "this computer's credential was revoked on the gateway; link it again with: sandbox link")
 	assert.NotContains(t, status, "gave no proof")
 	assert.NotContains(t, status, "another program may hold its port")

@@ -162,41 +162,63 @@ local function fitLongWords(text, width, x)
   return table.concat(out);
 end
 
--- The rows print(text) takes on a screen width columns wide, from the row's start: text laid
--- out by fitLongWords, then wrapped as CC's write wraps it (a word that does not fit the rest
--- of a row starts the next; one longer than a row fills rows; blanks never wrap). For a
--- program that must fit what it prints to the screen's height (sandbox status).
-local function printedRows(text, width)
-  expect(1, text, "string");
-  expect(2, width, "number");
-  text = fitLongWords(text, width);
-  local rows, x, at = 1, 1, 1;
-  while at <= #text do
-    local space = text:match("^[ \t]+", at);
+-- The indent of each row of a line after its first (hangingRows), on a screen width columns
+-- wide: two columns, one on a screen narrower than a turtle's 39 (a pocket computer's 26),
+-- where a column is 4 % of the row and the longest status (an error that says its remedy
+-- itself) already fills its 20 rows with one.
+local function hangingIndent(width)
+  expect(1, width, "number");
+  return width < 39 and " " or "  ";
+end
+
+-- The first row of text on a row of width columns, as print lays it out (fitLongWords, then
+-- CC's write): a word that does not fit the rest of the row starts the next (the blanks before
+-- it, which CC writes past the row's end, are left off); one longer than a row fills the rest
+-- of the row and goes on at the next; a line break ends the row. The row is the start of text
+-- as it is: fitLongWords only puts line breaks in (for blanks, or between a URL's parts).
+local function firstRow(text, width)
+  local laid = fitLongWords(text, width);
+  local x, at, rowEnd = 1, 1, 0;
+  while at <= #laid do
+    local space = laid:match("^[ \t]+", at);
     if space ~= nil then
       x, at = x + #space, at + #space;
-    elseif text:sub(at, at) == "\n" then
-      rows, x, at = rows + 1, 1, at + 1;
+    elseif laid:sub(at, at) == "\n" then
+      break;
     else
-      local word = text:match("^[^ \t\n]+", at);
-      at = at + #word;
-      if #word > width then
-        while #word > 0 do
-          if x > width then
-            rows, x = rows + 1, 1;
-          end
-          local written = #word; -- the cursor moves past all of it, as CC's term.write does
-          word = word:sub(width - x + 2);
-          x = x + written;
-        end
+      local word = laid:match("^[^ \t\n]+", at);
+      if x + #word - 1 <= width then
+        x, at = x + #word, at + #word;
+        rowEnd = at - 1;
+      elseif #word > width and x <= width then
+        return laid:sub(1, at + width - x);
       else
-        if x + #word - 1 > width then
-          rows, x = rows + 1, 1;
-        end
-        x = x + #word;
+        break;
       end
     end
   end
+  return laid:sub(1, rowEnd);
+end
+
+-- The rows of text on a screen width columns wide, as print lays it out (fitLongWords, then
+-- CC's wrap), except that every row after the first starts with hangingIndent and holds the
+-- columns left after it. CC's own wrap starts a continued row at the row's start, where the
+-- words on it read as a line of their own: a gateway's words in sandbox status (an account, an
+-- error it sent, each one line of up to 256 bytes) could be chosen so that a row of them read
+-- "proof: required" under the line they belong to. Indented, a continued row is never taken for
+-- a line of the client's. Each row fits the screen, so print wraps none of them again.
+local function hangingRows(text, width)
+  expect(1, text, "string");
+  expect(2, width, "number");
+  local indent = hangingIndent(width);
+  local rows, rest, room = {}, text, width;
+  repeat
+    local row = firstRow(rest, room);
+    rows[#rows + 1] = (#rows > 0 and indent or "") .. row;
+    -- the blanks a wrap leaves at the row's end, or the line break that ended it
+    rest = rest:sub(#row + 1):gsub("^[ \t]*", "", 1):gsub("^\n", "", 1);
+    room = math.max(width - #indent, 1);
+  until rest == ""
   return rows;
 end
 
@@ -243,6 +265,11 @@ local function fitted(env)
         return envPrint();
       end
       return envPrint(fitLongWords(tostring(text), width()));
+    end,
+    -- print, each row after the first indented (hangingRows): for a line that holds words of
+    -- the gateway's, among lines a player reads by their start.
+    printHanging = function(text)
+      return envPrint(table.concat(hangingRows(tostring(text), width()), "\n"));
     end,
     printError = function(text)
       return envPrintError(fitLongWords(tostring(text), width()));
@@ -360,7 +387,8 @@ return {
   URL_ROOM = URL_ROOM,
   roomToAnswer = roomToAnswer,
   fitLongWords = fitLongWords,
-  printedRows = printedRows,
+  hangingIndent = hangingIndent,
+  hangingRows = hangingRows,
   fitted = fitted,
   commandRows = commandRows,
 };

@@ -70,6 +70,11 @@ local fitLongWords = libsandbox.fitLongWords;
 local layout = require('/apis/libsandboxlayout');
 local laidOut = layout.fitted(_ENV);
 local print, write = laidOut.print, laidOut.write;
+-- A line that holds the gateway's words (an account, an error it sent, a detail of its
+-- agent), among lines a player reads by their start (status, health, link's account): its
+-- rows after the first are indented, so that no row of the gateway's choosing starts where a
+-- line of the client's does (libsandboxlayout.hangingRows).
+local printHanging = laidOut.printHanging;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
@@ -250,21 +255,21 @@ local function health()
   if not ok then
     failRequest(err, status.url);
   end
-  print("sandboxOk: " .. tostring(payload.sandboxOk == true));
-  print("opencodeOk: " .. tostring(payload.opencodeOk == true));
+  printHanging("sandboxOk: " .. tostring(payload.sandboxOk == true));
+  printHanging("opencodeOk: " .. tostring(payload.opencodeOk == true));
   if payload.opencodeOk ~= true then
-    print("opencodeDetail: " .. oneLine(tostring(payload.opencodeDetail or "no detail given")));
+    printHanging("opencodeDetail: " .. oneLine(tostring(payload.opencodeDetail or "no detail given")));
   end
   -- opencode answering says nothing of whether ai can ask it: a gateway runs with its agent
   -- off unless its operator turned it on, and then starting opencode changes nothing.
   local available, aiErr = libsandbox.ai.available();
   local noAgent = not available and libsandbox.noAgentLine(aiErr) or nil;
   if noAgent ~= nil then
-    print(noAgent);
+    printHanging(noAgent);
   elseif payload.opencodeOk ~= true then
-    print(MSG_AGENT_DOWN);
+    printHanging(MSG_AGENT_DOWN);
   elseif type(payload.aiDetail) == "string" then
-    print(MSG_AGENT_CANNOT .. oneLine(payload.aiDetail));
+    printHanging(MSG_AGENT_CANNOT .. oneLine(payload.aiDetail));
   end
 end
 
@@ -369,11 +374,11 @@ local function moreStrayLines(count, more)
   return lines;
 end
 
--- The rows lines take printed on this screen.
+-- The rows lines take printed on this screen by printHanging.
 local function rowsOf(lines)
   local width, rows = term.getSize(), 0;
   for _, line in ipairs(lines) do
-    rows = rows + layout.printedRows(line, width);
+    rows = rows + #layout.hangingRows(line, width);
   end
   return rows;
 end
@@ -576,8 +581,14 @@ local function showStatus()
       shown[#shown + 1] = line;
     end
   end
-  printLines(shown);
-  printLines(problem);
+  -- Every line hanging, the client's own too: a row that starts at the row's start is always
+  -- the start of a line the client wrote.
+  for _, line in ipairs(shown) do
+    printHanging(line);
+  end
+  for _, line in ipairs(problem) do
+    printHanging(line);
+  end
 end
 
 local function reconnect()
@@ -1152,9 +1163,9 @@ local function linkWithCode(session)
   -- Who approved, when it is not the account itself ("bob (admin)", "local").
   local by = state.approvedBy;
   if by ~= nil and oneLine(tostring(by)) ~= account then
-    print("Approved by account " .. account .. " (" .. oneLine(tostring(by)) .. ").");
+    printHanging("Approved by account " .. account .. " (" .. oneLine(tostring(by)) .. ").");
   else
-    print("Approved by account " .. account .. ".");
+    printHanging("Approved by account " .. account .. ".");
   end
   -- Until the answer, a Ctrl-T declines, so the approved code cannot be accepted later.
   approvedCode = code;
@@ -1180,7 +1191,7 @@ local function linkWithCode(session)
       .. " as you agreed, so its credential is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
   end
   saveCredential(credentialOf(accepted), account);
-  print("Linked to " .. account .. ".");
+  printHanging("Linked to " .. account .. ".");
   printDaemonNext();
 end
 
@@ -1194,7 +1205,7 @@ local function linkWithKey(session, key)
   end
   local account = oneLine(tostring(answer.account));
   saveCredential(credentialOf(answer), account);
-  print("Linked to " .. account .. ".");
+  printHanging("Linked to " .. account .. ".");
   printDaemonNext();
 end
 

@@ -616,34 +616,82 @@ describe("libsandbox", function()
     end);
   end);
 
-  describe("libsandboxlayout.printedRows", function()
-    local printedRows = require('/apis/libsandboxlayout').printedRows;
+  describe("libsandboxlayout.hangingRows", function()
+    local layout = require('/apis/libsandboxlayout');
+    local hangingRows = layout.hangingRows;
 
-    -- The rows CC's own print takes for text on a screen width columns wide, laid out by
-    -- fitLongWords as the client's print lays it out.
+    -- The rows CC's own print shows text on, on a screen width columns wide, each without its
+    -- trailing blanks.
     local function rowsPrinted(text, width)
       local win = window.create(term.current(), 1, 1, width, 60, false);
       local previous = term.redirect(win);
-      print(lib.fitLongWords(text, width));
+      print(text);
       term.redirect(previous);
-      return select(2, win.getCursorPos()) - 1;
+      local rows = {};
+      for y = 1, select(2, win.getCursorPos()) - 1 do
+        rows[y] = (win.getLine(y):gsub(" +$", ""));
+      end
+      return rows;
     end
 
-    it("counts the rows print takes, as CC's write wraps them", function()
-      local texts = {
-        "", "lastError: none", string.rep("x", 26), string.rep("x", 27), string.rep("x", 80),
-        "a\nb\n\nc", "ab " .. string.rep("y", 60) .. " c", "trailing blanks  " .. string.rep(" ", 40),
-        "sandbox.Allow_Exec is not a setting of the sandbox; did you mean sandbox.allow_exec?",
-        "url: ws://192.168.100.200:4444/trapos/ws", "fix: start the gateway there, or fix the port (sandbox setup)",
-        "sandbox." .. string.rep("y", 64) .. " is not a setting of the sandbox (sandbox help lists them)",
-      };
+    local TEXTS = {
+      "", "lastError: none", string.rep("x", 26), string.rep("x", 27), string.rep("x", 80),
+      "a\nb\n\nc", "ab " .. string.rep("y", 60) .. " c", "trailing blanks  " .. string.rep(" ", 40),
+      "sandbox.Allow_Exec is not a setting of the sandbox; did you mean sandbox.allow_exec?",
+      "url: ws://192.168.100.200:4444/trapos/ws", "fix: start the gateway there, or fix the port (sandbox setup)",
+      "sandbox." .. string.rep("y", 64) .. " is not a setting of the sandbox (sandbox help lists them)",
+      "update: 0.9.0 is served: wget run https://a-long-host-name.example.org:4444/trapos/install",
+      "account: " .. string.rep("a", 17) .. " proof: required " .. string.rep(" ", 30) .. "linked: yes",
+      "lastError: unauthorized: " .. string.rep("word ", 50),
+    };
+
+    it("lays text out as print does, each row after the first indented, none wider than the screen", function()
       for _, width in ipairs({ 51, 39, 26, 13 }) do
-        for _, text in ipairs(texts) do
-          local want = rowsPrinted(text, width);
-          if printedRows(text, width) ~= want then
-            fail(string.format("%q at %d columns: %d rows, CC's print takes %d", text, width, printedRows(text, width), want));
+        for _, text in ipairs(TEXTS) do
+          local rows = hangingRows(text, width);
+          local function failed(why)
+            fail(string.format("%q at %d columns: %s:\n%s", text, width, why, table.concat(rows, "\n")));
+          end
+          -- print shows exactly these rows: it wraps none of them again
+          local want = {};
+          for i, row in ipairs(rows) do
+            want[i] = (row:gsub(" +$", ""));
+          end
+          if table.concat(rowsPrinted(table.concat(rows, "\n"), width), "\n") ~= table.concat(want, "\n") then
+            failed("print wraps a row again");
+          end
+          for i, row in ipairs(rows) do
+            if #row > width then
+              failed("row " .. i .. " is wider than the screen");
+            elseif i > 1 and row:sub(1, #layout.hangingIndent(width)) ~= layout.hangingIndent(width) then
+              failed("row " .. i .. " starts at the row's start");
+            end
+          end
+          -- and nothing of the text is lost or added
+          if table.concat(rows, ""):gsub("%s+", "") ~= text:gsub("%s+", "") then
+            failed("the words differ from the text's");
           end
         end
+      end
+    end);
+
+    it("is print's own layout for a line that fits one row, and breaks a URL as fitLongWords does", function()
+      expect(hangingRows("lastError: none", 26)):same({ "lastError: none" });
+      expect(hangingRows("url: ws://192.168.100.200:4444/trapos/ws", 26))
+        :same({ "url: ws://192.168.100.200", " :4444/trapos/ws" });
+      expect(hangingRows("url: ws://192.168.100.200:4444/trapos/ws", 39))
+        :same({ "url:", "  ws://192.168.100.200:4444/trapos/ws" });
+      expect(hangingRows("fix: the gateway refused; run sandbox setup now", 39))
+        :same({ "fix: the gateway refused; run", "  sandbox setup now" });
+    end);
+
+    it("starts no row of a line's words at the row's start, on every screen width", function()
+      -- A gateway's account chosen so that CC's wrap starts a row with "proof: required":
+      -- indented by two columns, by one on a pocket computer's 26.
+      for _, width in ipairs({ 51, 39, 26, 29, 36, 64 }) do
+        local line = "account: " .. string.rep("a", width - #"account: ") .. " proof: required";
+        expect(rowsPrinted(line, width)[2]):eq("proof: required");
+        expect(hangingRows(line, width)[2]):eq((width < 39 and " " or "  ") .. "proof: required");
       end
     end);
   end);

@@ -8,6 +8,13 @@ local settingsLib = require('/apis/libsandboxsettings');
 local speckit = require('/tests/speckit');
 -- What a player reads of the words on this computer's screen (a pocket computer's too).
 local fitted = speckit.fitted;
+-- A line of status, health or link's account as a player reads it: its rows after the first
+-- indented (libsandboxlayout.hangingRows).
+local hanging = speckit.hanging;
+-- A line printed hanging, its words as the program wrote them (its rows joined again).
+local function unhung(line)
+  return (line:gsub("\n +", " "));
+end
 
 local PROGRAM = "/programs/sandbox.lua";
 local URL = "ws://127.0.0.1:4444";
@@ -433,8 +440,8 @@ describe("sandbox command", function()
       expect(lines):same({
         "sandboxOk: true",
         "opencodeOk: false",
-        "opencodeDetail: opencode at http://127.0.0.1:4242: connection refused",
-        DOWN_LINE,
+        hanging("opencodeDetail: opencode at http://127.0.0.1:4242: connection refused"),
+        hanging(DOWN_LINE),
       });
     end);
 
@@ -447,13 +454,13 @@ describe("sandbox command", function()
       expect(lines):same({
         "sandboxOk: true",
         "opencodeOk: true",
-        fitted("The agent cannot answer (tell the gateway's operator): " .. NO_MODEL),
+        hanging("The agent cannot answer (tell the gateway's operator): " .. NO_MODEL),
       });
       -- the agent off says so instead; opencode down says its own line (the detail is not sent then)
       ok, err, lines = run({ "health" }, { status = connectedStatus(),
         reply = gatewayWith({ sandboxOk = true, opencodeOk = true, aiDetail = NO_MODEL }, AGENT_OFF) });
       expectSuccess(ok, err);
-      expect(lines[3]):eq("The agent is off: its operator must set --ai-model");
+      expect(lines[3]):eq(hanging("The agent is off: its operator must set --ai-model"));
       expect(#lines):eq(3);
     end);
 
@@ -462,16 +469,16 @@ describe("sandbox command", function()
       local ok, err, lines = run({ "health" }, { status = connectedStatus(),
         reply = gatewayWith({ sandboxOk = true, opencodeOk = true }, AGENT_OFF) });
       expectSuccess(ok, err);
-      expect(lines):same({ "sandboxOk: true", "opencodeOk: true", "The agent is off: its operator must set --ai-model" });
+      expect(lines):same({ "sandboxOk: true", "opencodeOk: true", hanging("The agent is off: its operator must set --ai-model") });
       ok, err, lines = run({ "health" }, { status = connectedStatus(), reply = gatewayWith(OPENCODE_DOWN, AGENT_OFF) });
       expectSuccess(ok, err);
-      expect(lines[4]):eq("The agent is off: its operator must set --ai-model");
+      expect(lines[4]):eq(hanging("The agent is off: its operator must set --ai-model"));
       expect(#lines):eq(4);
       -- a gateway from before the agent
       ok, err, lines = run({ "health" }, { status = connectedStatus(),
         reply = gatewayWith({ sandboxOk = true, opencodeOk = true }, { code = "unknown_type", message = "no handler for ai.poll" }) });
       expectSuccess(ok, err);
-      expect(lines[3]):eq("This gateway has no agent (it is older than this client); its operator must upgrade it");
+      expect(lines[3]):eq(hanging("This gateway has no agent (it is older than this client); its operator must upgrade it"));
     end);
 
     it("waits for a daemon that is still connecting", function()
@@ -1235,7 +1242,7 @@ describe("sandbox command", function()
       local leaveOut = speckit.narrow() and (problem[2] ~= nil or problem[1]:find("^lastError: none") == nil);
       for _, line in ipairs(head) do
         if not (leaveOut and line:find("^proof: ")) then
-          lines[#lines + 1] = fitted(line);
+          lines[#lines + 1] = hanging(line);
         end
       end
       if not leaveOut then
@@ -1244,7 +1251,7 @@ describe("sandbox command", function()
         end
       end
       for _, line in ipairs(problem) do
-        lines[#lines + 1] = fitted(line);
+        lines[#lines + 1] = hanging(line);
       end
       return lines;
     end
@@ -1262,8 +1269,8 @@ describe("sandbox command", function()
         status.version = case[1];
         local ok, err, lines = run({ "status" }, { status = status });
         expectSuccess(ok, err);
-        expect(lines[5]):eq(fitted(PROVEN));
-        expect(lines[6]):eq(fitted("daemon: " .. case[2] .. " runs, " .. lib.VERSION .. " is installed: reboot to start it"));
+        expect(lines[5]):eq(hanging(PROVEN));
+        expect(lines[6]):eq(hanging("daemon: " .. case[2] .. " runs, " .. lib.VERSION .. " is installed: reboot to start it"));
         expect(lines[7]):eq("files: none");
       end
     end);
@@ -1274,8 +1281,8 @@ describe("sandbox command", function()
         status = connectedStatus(), settings = { ["sandbox.url"] = URL, ["shell.allow_startup"] = false },
       });
       expectSuccess(ok, err);
-      expect(lines[5]):eq(fitted(PROVEN));
-      expect(lines[6]):eq(fitted("boot: the daemon will not start at the next boot: shell.allow_startup is false, so "
+      expect(lines[5]):eq(hanging(PROVEN));
+      expect(lines[6]):eq(hanging("boot: the daemon will not start at the next boot: shell.allow_startup is false, so "
         .. "the computer runs no startup file at boot. Run: set shell.allow_startup true"));
       ok, err, lines = run({ "status" }, { status = connectedStatus() });
       expectSuccess(ok, err);
@@ -1292,7 +1299,7 @@ describe("sandbox command", function()
       local _, offErr, offLines = run({ "status" }, { status = connectedStatus(),
         settings = { ["sandbox.url"] = URL, ["shell.allow_disk_startup"] = false } });
       expectSuccess(ok, err);
-      expect(lines[6]):eq(fitted("boot: the daemon will not start at the next boot: the disk in the left drive has a "
+      expect(lines[6]):eq(hanging("boot: the daemon will not start at the next boot: the disk in the left drive has a "
         .. "startup file, which CC runs at boot instead of this computer's. Take the disk out"));
       -- CC runs no disk's startup with shell.allow_disk_startup off, nor one when none has any
       expectSuccess(true, offErr);
@@ -1312,7 +1319,7 @@ describe("sandbox command", function()
         status.url = url or FULL_URL;
         local ok, err, lines = run({ "status" }, { status = status });
         expectSuccess(ok, err);
-        expect(lines[5]):eq(fitted(PROVEN));
+        expect(lines[5]):eq(hanging(PROVEN));
         if lines[6]:find("^update: ") then
           expect(lines[7]):eq("files: none");
           return lines[6];
@@ -1322,22 +1329,22 @@ describe("sandbox command", function()
       end
       local install = "wget run http://127.0.0.1:4444/trapos/install";
       -- older than the served one (numbers, not text: 0.5.9 is older than 0.5.10)
-      expect(updateOf(newer)):eq(fitted("update: " .. newer .. " is served: " .. install));
-      expect(updateOf(nextMinor)):eq(fitted("update: " .. nextMinor .. " is served: " .. install));
-      expect(updateOf("10.0.0")):eq(fitted("update: 10.0.0 is served: " .. install));
+      expect(updateOf(newer)):eq(hanging("update: " .. newer .. " is served: " .. install));
+      expect(updateOf(nextMinor)):eq(hanging("update: " .. nextMinor .. " is served: " .. install));
+      expect(updateOf("10.0.0")):eq(hanging("update: 10.0.0 is served: " .. install));
       -- the install line of the gateway sandbox.url names: https for wss, behind a path too
       expect(updateOf(newer, "wss://mc.example.org/sandbox/trapos/ws")):eq(
-        fitted("update: " .. newer .. " is served: wget run https://mc.example.org/sandbox/trapos/install"));
+        hanging("update: " .. newer .. " is served: wget run https://mc.example.org/sandbox/trapos/install"));
       expect(updateOf(newer, "ws://10.0.0.2:4444")):eq(
-        fitted("update: " .. newer .. " is served: wget run http://10.0.0.2:4444/trapos/install"));
+        hanging("update: " .. newer .. " is served: wget run http://10.0.0.2:4444/trapos/install"));
       -- a scheme typed in capitals, which CC's websocket takes as well
       expect(updateOf(newer, "WSS://mc.example.org/trapos/ws")):eq(
-        fitted("update: " .. newer .. " is served: wget run https://mc.example.org/trapos/install"));
+        hanging("update: " .. newer .. " is served: wget run https://mc.example.org/trapos/install"));
       expect(updateOf(newer, "Ws://10.0.0.2:4444")):eq(
-        fitted("update: " .. newer .. " is served: wget run http://10.0.0.2:4444/trapos/install"));
+        hanging("update: " .. newer .. " is served: wget run http://10.0.0.2:4444/trapos/install"));
       -- a URL that is not the gateway's WebSocket: the words, not a made-up line
       expect(updateOf(newer, "ws://10.0.0.2:4444/elsewhere")):eq(
-        fitted("update: " .. newer .. " is served: run the gateway's install line to upgrade"));
+        hanging("update: " .. newer .. " is served: run the gateway's install line to upgrade"));
       -- the same, an older one, none, garbage, a string too long: nothing
       for _, served in ipairs({ lib.VERSION, older, "0.0.1", nil, 5, "latest", "0.6", "1.2.3.4", "v9.9.9",
         "9999.0.0", "0.5." .. string.rep("9", 300), { "9.9.9" } }) do
@@ -1361,13 +1368,15 @@ describe("sandbox command", function()
           end
         end
       end
-      -- on a pocket computer with an error to fix first, the status keeps to its 20 rows
+      -- on a pocket computer with an error to fix first, the status keeps to its 20 rows with
+      -- the prompt below it (the command typed above it may scroll away, as for the longest
+      -- error: each row after a line's first is indented there, libsandboxlayout.hangingRows)
       local status = downStatus("waiting", "replaced: another computer said hello with this computer's id");
       status.served = "999.999.999";
       local ok, err, lines = run({ "status" }, { width = 26, height = 20, status = status });
       expectSuccess(ok, err);
-      expect(#printedRows(lines, 26) <= 18):eq(true);
-      expect(lines[#lines - 1]):eq("lastError: replaced: another computer said hello with this computer's id");
+      expect(#printedRows(lines, 26) <= 19):eq(true);
+      expect(lines[#lines - 1]):eq(hanging("lastError: replaced: another computer said hello with this computer's id", 26));
     end);
 
     describe("proof line", function()
@@ -1403,13 +1412,13 @@ describe("sandbox command", function()
         status.provesSince = SINCE;
         local line, lines = proofOf(status, 51);
         expect(line):eq("proof: required since 2025-12-07 03:40 UTC");
-        expect(lines[#lines]):eq(fitted("lastError: " .. status.lastError, 51));
+        expect(lines[#lines]):eq(hanging("lastError: " .. status.lastError, 51));
         -- on a narrower screen the error, which names the date, is the line to read: the proof
         -- line is left out there, as beside any error (below)
         for _, width in ipairs({ 39, 26 }) do
           line, lines = proofOf(status, width);
           expect(line):eq(nil);
-          expect(lines[#lines]):eq(fitted("lastError: " .. status.lastError, width));
+          expect(lines[#lines]):eq(hanging("lastError: " .. status.lastError, width));
         end
       end);
 
@@ -1420,7 +1429,7 @@ describe("sandbox command", function()
           local status = connectedStatus();
           status.provesSince, status.proves = nil, case.proves;
           for _, width in ipairs({ 51, 39, 26 }) do
-            expect(proofOf(status, width)):eq(fitted("proof: none: whatever answers at this URL is trusted (the gateway"
+            expect(proofOf(status, width)):eq(hanging("proof: none: whatever answers at this URL is trusted (the gateway"
               .. " is older than 0.5.32 or has no password: its operator can fix that)", width));
           end
         end
@@ -1437,7 +1446,7 @@ describe("sandbox command", function()
       it("says so when the gateway offers its proof but the computer could not record it", function()
         local status = connectedStatus();
         status.provesSince = nil;
-        expect(proofOf(status, 51)):eq(fitted("proof: offered, but this computer could not record it (is its disk"
+        expect(proofOf(status, 51)):eq(hanging("proof: offered, but this computer could not record it (is its disk"
           .. " full?): the next gateway to answer is trusted", 51));
       end);
 
@@ -1456,17 +1465,47 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines[4]):eq("traposId: 7:base");
       expect(lines[5]):eq("account: alice");
-      expect(lines[6]):eq(fitted(PROVEN));
+      expect(lines[6]):eq(hanging(PROVEN));
       expect(lines[7]):eq("files: none");
       -- a credential issued by hand (trap-sandbox credentials add) is not called linked
       status.credentialKind = "issued";
       ok, err, lines = run({ "status" }, { status = status });
       expectSuccess(ok, err);
-      expect(lines[5]):eq(fitted("account: alice (credential set by hand)"));
+      expect(lines[5]):eq(hanging("account: alice (credential set by hand)"));
       status.credentialKind = "linked";
       ok, err, lines = run({ "status" }, { status = status });
       expectSuccess(ok, err);
       expect(lines[5]):eq("account: alice");
+    end);
+
+    it("starts no row of the gateway's words where a line of its own starts, on every screen width", function()
+      -- The gateway's words (an account, the error it refused the hello with) are one line of
+      -- up to 256 bytes, but CC wraps them by words: chosen so, a row of them read as a status
+      -- line of this computer's ("proof: required" under a gateway that proves nothing).
+      for _, width in ipairs({ 26, 29, 39, 51, 61 }) do
+        local function spoof(lead)
+          return ("a"):rep(width - #lead) .. " proof: required" .. (" "):rep(width) .. "files: write";
+        end
+        local connected = connectedStatus();
+        connected.provesSince, connected.account = nil, spoof("account: ");
+        local refused = downStatus("unauthorized", "unauthorized: " .. spoof("lastError: unauthorized: "));
+        for _, status in ipairs({ connected, refused }) do
+          local ok, err, lines = run({ "status" }, { width = width, height = 40, status = status });
+          expectSuccess(ok, err);
+          -- every row at the row's start is the start of a line the program printed
+          local starts = 0;
+          for _, row in ipairs(printedRows(lines, width)) do
+            if row:find("^%S") then
+              starts = starts + 1;
+              if row:find("^proof: required") or row:find("^files: write") then
+                fail(width .. " columns: a row of the gateway's reads as a line of its own:\n"
+                  .. table.concat(printedRows(lines, width), "\n"));
+              end
+            end
+          end
+          expect(starts):eq(#lines);
+        end
+      end
     end);
 
     it("names sandbox link as the fix for a revoked credential and a replaced computer", function()
@@ -1476,7 +1515,7 @@ describe("sandbox command", function()
       }) do
         local ok, err, lines = run({ "status" }, { status = downStatus(case[1], case[2]) });
         expectSuccess(ok, err);
-        expect(lines[#lines]):str_match("^fix: .*sandbox link");
+        expect(unhung(lines[#lines])):str_match("^fix: .*sandbox link");
       end
       -- a computer linked already is not sent to link it
       local ok, err, lines = run({ "status" }, {
@@ -1484,7 +1523,7 @@ describe("sandbox command", function()
         status = downStatus("replaced", "replaced: another computer said hello with this computer's id"),
       });
       expectSuccess(ok, err);
-      expect(lines[#lines]):str_match("^fix: .*then sandbox reconnect$");
+      expect(unhung(lines[#lines])):str_match("^fix: .*then sandbox reconnect$");
     end);
 
     it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
@@ -1494,7 +1533,7 @@ describe("sandbox command", function()
         expectSuccess(ok, err);
         expect(lines[3]):eq("state: stopped");
         expect(lines[#lines - 1]):eq("lastError: stopped");
-        expect(lines[#lines]):eq(fitted("fix: stopped with sandbox stop; sandbox reconnect starts it again"));
+        expect(lines[#lines]):eq(hanging("fix: stopped with sandbox stop; sandbox reconnect starts it again"));
       end
     end);
 
@@ -1525,7 +1564,7 @@ describe("sandbox command", function()
       ok, err, lines = run({ "status" }, { status = waiting, afterRetry = downStatus("connecting", "Could not connect") });
       expectSuccess(ok, err);
       expect(lines[3]):eq("state: connecting");
-      expect(lines[#lines - 1]):eq(fitted("lastError (before this try): Could not connect"));
+      expect(lines[#lines - 1]):eq(hanging("lastError (before this try): Could not connect"));
       -- a daemon that is not waiting is not asked
       local refusedOk, refusedErr, _, refused = run({ "status" }, { status = downStatus("unauthorized", "unauthorized: bad secret") });
       expectSuccess(refusedOk, refusedErr);
@@ -1561,7 +1600,7 @@ describe("sandbox command", function()
         expectSuccess(ok, err);
         local seconds = lines[3]:match("^state: waiting %((%d+) s%)$");
         expect(seconds ~= nil and tonumber(seconds) >= 38 and tonumber(seconds) <= 40):eq(true);
-        expect(lines[#lines]):eq(fitted("fix: " .. case[2] .. seconds .. " s"));
+        expect(lines[#lines]):eq(hanging("fix: " .. case[2] .. seconds .. " s"));
         -- sandbox health (and every command that needs the gateway) says it too
         ok, err = run({ "health" }, { status = status });
         expect(ok):eq(false);
@@ -1571,7 +1610,7 @@ describe("sandbox command", function()
       -- a daemon not waiting (its try under way) names no time: what it would say of any try
       local ok, err, lines = run({ "status" }, { status = downStatus("connecting", "Could not connect") });
       expectSuccess(ok, err);
-      expect(lines[#lines]):eq(fitted("fix: nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s"));
+      expect(lines[#lines]):eq(hanging("fix: nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries every 5 s"));
     end);
 
     it("waits a moment for a try under way, as after a relabel, and shows how it went", function()
@@ -1600,7 +1639,7 @@ describe("sandbox command", function()
       -- a try after an error keeps that error, as the one before this try, and its fix; a
       -- connected one has none
       local _, _, lines = run({ "status" }, { status = downStatus("connecting", "Could not connect") });
-      expect(lines[#lines - 1]):eq("lastError (before this try): Could not connect");
+      expect(lines[#lines - 1]):eq(hanging("lastError (before this try): Could not connect"));
       _, _, lines = run({ "status" }, { status = connectedStatus() });
       expect(lines[#lines]):eq("lastError: none");
     end);
@@ -1613,17 +1652,19 @@ describe("sandbox command", function()
         local ok, err, lines = run({ "status" }, { width = width, height = height, status = downStatus("waiting", replaced) });
         expectSuccess(ok, err);
         -- on a pocket computer the URL, longer than the rest of the row, starts its own
-        expect((lines[1]:gsub("\n", " "):gsub(" /", "/"))):eq("url: " .. FULL_URL);
-        expect(lines[#lines - 1]):eq("lastError: " .. replaced);
-        expect(lines[#lines]):str_match("^fix: another connection took over.*sandbox link%)$");
-        -- with the typed command line above it and the next prompt below; on a turtle's 13
-        -- rows the top may scroll away, the error and its fix never
+        expect((lines[1]:gsub("\n *", ""))):eq("url: " .. FULL_URL);
+        expect(lines[#lines - 1]):eq(hanging("lastError: " .. replaced, width));
+        expect(unhung(lines[#lines])):str_match("^fix: another connection took over.*sandbox link%)$");
+        -- with the next prompt below, its URL on the top row (the command typed above it may
+        -- scroll away: each row after a line's first is indented, libsandboxlayout.hangingRows);
+        -- on a turtle's 13 rows the top may scroll away, the error and its fix never, the
+        -- command typed above them neither
         local shown = lines;
         if fits == "error" then
           shown = { lines[#lines - 1], lines[#lines] };
         end
         local rows = #printedRows(shown, width);
-        if rows > height - 2 then
+        if rows > height - (fits == "whole" and 1 or 2) then
           fail(width .. "x" .. height .. ": " .. rows .. " rows: " .. table.concat(shown, " / "));
         end
       end
@@ -1650,7 +1691,7 @@ describe("sandbox command", function()
           status.provesSince, status.served = SINCE, "999.999.999";
           local ok, err, lines = run({ "status" }, { width = width, height = height, status = status });
           expectSuccess(ok, err);
-          expect(lines[#lines]):eq(fitted("lastError: " .. lastError, width));
+          expect(lines[#lines]):eq(hanging("lastError: " .. lastError, width));
           for _, line in ipairs(lines) do
             if line:find("^files: ") or line:find("^proof: ") or line:find("^update: ") then
               fail(width .. " columns: " .. line .. " beside an error");
@@ -1691,7 +1732,7 @@ describe("sandbox command", function()
       -- the pocket computer leaves out the proof and what the host may do while there is a fix
       -- to make
       expect(names(narrow)):same({ "url", "connected", "state", "traposId", "faults", "daemon", "lastError", "fix" });
-      expect(wide[#wide - 1]):eq(narrow[#narrow - 1]);
+      expect(unhung(wide[#wide - 1])):eq(unhung(narrow[#narrow - 1]));
     end);
 
     it("shows the daemon's faults and where they are logged", function()
@@ -1773,7 +1814,7 @@ describe("sandbox command", function()
         { "sandbox.allow_file", "; did you mean sandbox.allow_files?" },
         { "sandbox.colour", " (sandbox help lists them)" },
       }) do
-        want[#want + 1] = fitted(stray[1] .. " is not a setting of the sandbox" .. stray[2]);
+        want[#want + 1] = hanging(stray[1] .. " is not a setting of the sandbox" .. stray[2]);
         if speckit.narrow() then
           want[#want + 1] = "Remove it with:";
           want[#want + 1] = "set " .. stray[1] .. " nil";
@@ -1798,11 +1839,11 @@ describe("sandbox command", function()
           settings = values, status = connectedStatus(), width = size[1], height = size[2],
         });
         expectSuccess(ok, err);
-        expect(lines[1]):eq(fitted("url: " .. FULL_URL, size[1]));
+        expect(lines[1]):eq(hanging("url: " .. FULL_URL, size[1]));
         expect(lines[#lines]):eq("lastError: none");
         local named = 0;
         for _, line in ipairs(lines) do
-          if line:find("^sandbox%.door%d%d is not a setting") then
+          if unhung(line):find("^sandbox%.door%d%d is not a setting") then
             named = named + 1;
             expect(line:match("^sandbox%.door(%d%d)") + 0):eq(named); -- the first ones, in order
           end
@@ -1814,7 +1855,7 @@ describe("sandbox command", function()
         end
         local want = { more .. " edit /.settings" };
         if #want[1] >= size[1] then
-          want = { more, "edit /.settings" };
+          want = { hanging(more, size[1]), "edit /.settings" };
         end
         want[#want + 1] = "lastError: none";
         expect({ table.unpack(lines, #lines - #want + 1) }):same(want);
@@ -1839,7 +1880,7 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect({ table.unpack(lines, #lines - 2) }):same({
-        "32 sandbox.* settings are none of the sandbox's; see them with:", "edit /.settings", "lastError: none" });
+        hanging("32 sandbox.* settings are none of the sandbox's; see them with:", 51), "edit /.settings", "lastError: none" });
     end);
 
     it("counts, never prints, a stray sandbox setting whose name set cannot type", function()
@@ -1857,14 +1898,14 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       local want = { "files: none", "exec: false", "ai confirm: true", "screen: none",
-        fitted("sandbox.allow_file is not a setting of the sandbox; did you mean sandbox.allow_files?") };
+        hanging("sandbox.allow_file is not a setting of the sandbox; did you mean sandbox.allow_files?") };
       if speckit.narrow() then
         want[#want + 1] = "Remove it with:";
         want[#want + 1] = "set sandbox.allow_file nil";
       else
         want[#want + 1] = "Remove it with: set sandbox.allow_file nil";
       end
-      want[#want + 1] = fitted("4 sandbox.* settings that are none of the sandbox's have names set cannot type"
+      want[#want + 1] = hanging("4 sandbox.* settings that are none of the sandbox's have names set cannot type"
         .. " (a space, a control byte or over 64 bytes)");
       if speckit.narrow() then
         want[#want + 1] = "Remove them with:";
@@ -1939,7 +1980,7 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       local want = { table.unpack(CODE_LINES) };
-      want[#want + 1] = "Approved by account alice (alice (token laptop)).";
+      want[#want + 1] = hanging("Approved by account alice (alice (token laptop)).");
       want[#want + 1] = "Linked to alice.";
       want[#want + 1] = "The daemon reconnects with the new credential.";
       expect(lines):same(want);
@@ -1990,10 +2031,10 @@ describe("sandbox command", function()
       expect({ lines[1], lines[2], lines[3] }):same({ CODE_LINES[1], CODE_LINES[2], CODE_LINES[3] });
       expect(table.concat(lines, " "):find("curl", 1, true)):eq(nil);
       expect(#lines <= 10):eq(true);
-      expect(lines[#lines - 1]):eq("Approved by account mallory Link this computer to alice (x [2J).");
+      expect(lines[#lines - 1]):eq(hanging("Approved by account mallory Link this computer to alice (x [2J)."));
       expect(record.prompts):same({ "Link this computer to mallory Link this computer to alice? [y/N] " });
       for _, line in ipairs(lines) do
-        expect(line:find("[%c]")):eq(nil);
+        expect(unhung(line):find("[%c]")):eq(nil);
       end
       -- and its refusals and close reasons
       ok, err = run({ "link" }, {
@@ -2054,7 +2095,7 @@ describe("sandbox command", function()
       expect(ok):eq(false);
       expect(answered):eq(false);
       expect(err):str_match("^The gateway closed the link session %(Server stopping%)%.");
-      expect(lines[#lines]):eq("Approved by account alice (alice (token laptop)).");
+      expect(lines[#lines]):eq(hanging("Approved by account alice (alice (token laptop))."));
       expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
       expect(record.saved):eq(0);
     end);

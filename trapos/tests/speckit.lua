@@ -86,6 +86,13 @@ local function fitted(text, width)
   return layout.fitLongWords(text, width or (term.getSize()));
 end
 
+-- hanging(text, width): a line of sandbox status (or health, or link's account) as a player
+-- reads it on a screen width columns wide (this computer's by default): its rows as
+-- libsandboxlayout.hangingRows lays them out, each row after the first indented.
+local function hanging(text, width)
+  return table.concat(layout.hangingRows(text, width or (term.getSize())), "\n");
+end
+
 -- narrow(): whether the specs run on a screen narrower than a computer's 51 columns (a pocket
 -- computer's 26), where the client lays some of its output out in a layout of its own (help,
 -- status, the approve line).
@@ -96,6 +103,7 @@ end
 return {
   settings = settings,
   fitted = fitted,
+  hanging = hanging,
   narrow = narrow,
   decodeJson = decodeJson,
   readJson = readJson,
