@@ -1402,6 +1402,17 @@ local function newClient(deps)
     local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
     local reconnected = false; -- waited for the daemon since the last poll that got through
     local result = { turnId = turnId };
+    -- The last confirm whose answer reached no gateway that held the turn, until a poll brings
+    -- more of it: a turn that fails then ends without the change it asked for (notMade).
+    local unanswered = nil;
+    local function failed(err)
+      local copy = {};
+      for key, value in pairs(err) do
+        copy[key] = value;
+      end
+      copy.notMade = unanswered;
+      return copy;
+    end
     while true do
       if after > 0 and opts.onWait ~= nil then
         opts.onWait();
@@ -1414,7 +1425,7 @@ local function newClient(deps)
           -- it). One that does not get through (the gateway got back broke too: it took the
           -- hello and died, or restarted twice; or it does not answer) is the same lost answer,
           -- not a new wait: polling on waited some 70 s for an end that changes nothing.
-          return nil, { code = errOrDone.code, message = errOrDone.message, answerLost = true };
+          return nil, failed({ code = errOrDone.code, message = errOrDone.message, answerLost = true });
         elseif errOrDone.code == codec.ERR_NOT_CONNECTED and deps.awaitReconnect ~= nil then
           reconnected = true;
           if opts.onReconnect ~= nil then
@@ -1423,20 +1434,23 @@ local function newClient(deps)
           if not deps.awaitReconnect() then
             -- The gateway ends a turn with the socket that asked it: a later connection does
             -- not bring the rest of the answer back.
-            return nil, { code = errOrDone.code, message = errOrDone.message, answerLost = true };
+            return nil, failed({ code = errOrDone.code, message = errOrDone.message, answerLost = true });
           end
         elseif errOrDone.code ~= codec.ERR_TIMEOUT then
-          return nil, errOrDone;
+          return nil, failed(errOrDone);
         elseif waitMs > MIN_POLL_WAIT_MS then
           waitMs = math.max(MIN_POLL_WAIT_MS, math.floor(waitMs / 2));
         else
           failures = failures + 1;
           if failures >= MAX_POLL_FAILURES then
-            return nil, errOrDone;
+            return nil, failed(errOrDone);
           end
         end
       else
         failures, reconnected = 0, false;
+        if #list > 0 then
+          unanswered = nil;
+        end
         if not state.ended and endsTurn(list, errOrDone) then
           state.ended = true;
           if opts.onEnded ~= nil then
@@ -1457,7 +1471,14 @@ local function newClient(deps)
               else
                 local allow, asked = decide(event, opts.confirm);
                 event.allowed, event.asked = allow, asked;
-                approve(turnId, event.confirmId, allow);
+                local sent, approveErr = approve(turnId, event.confirmId, allow);
+                -- Sent to no gateway (the daemon had none: it was restarting), or refused by
+                -- one that does not know the turn (restarted) or no longer waits for this
+                -- answer: the gateway went on without the change.
+                if not sent and type(approveErr) == "table" and (approveErr.code == codec.ERR_NOT_CONNECTED
+                    or approveErr.code == ERR_UNKNOWN_TURN) then
+                  unanswered = event;
+                end
               end
             elseif event.kind == KIND_ERROR then
               result.error = { code = event.code, message = event.message };
@@ -1517,9 +1538,11 @@ local function newClient(deps)
   -- a look at a terminate found it. Terminate (Ctrl-T) aborts the turn, unless it has ended
   -- (an answer all in, still paged in onEvent: there is nothing to stop), then raises
   -- "Terminated" as os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and
-  -- {code, message, answerLost?}: answerLost when the daemon did not get the gateway back
-  -- in its wait, or a poll after it did not get through (not_connected, timeout), so the
-  -- turn has ended on the gateway unfinished.
+  -- {code, message, answerLost?, notMade?}: answerLost when the daemon did not get the gateway
+  -- back in its wait, or a poll after it did not get through (not_connected, timeout), so the
+  -- turn has ended on the gateway unfinished; notMade, the confirm event whose answer reached
+  -- no gateway that held the turn (not connected, or unknown_turn: it restarted), when nothing
+  -- of the turn came after it: the change it asked for was not made.
   local function run(prompt, opts)
     expect(1, prompt, "string");
     expect(2, opts, "table", "nil");

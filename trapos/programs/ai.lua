@@ -774,8 +774,21 @@ local function notConnectedLine(message)
   return "Not connected to the gateway: " .. fix;
 end
 
--- One line for a failed request, naming the fix.
-local function explain(err)
+-- Whose reply to the agent's last question it was (notMade.asked: the player was asked), and
+-- what it came to when it got to no gateway that held the turn (libsandboxai's notMade): the
+-- change (notMade.change, changeOf's words) was not made. "The gateway lost the answer" alone,
+-- under an Allow? just answered, left the player to wonder whether their yes had written the
+-- file.
+local function answerOf(notMade)
+  return notMade.asked and "your reply to Allow?" or "this computer's reply";
+end
+local function notMadeOf(notMade)
+  return "the agent did not " .. notMade.change;
+end
+
+-- One line for a failed request, naming the fix. notMade: libsandboxai's, its change said as
+-- changeOf says it (notMade.change).
+local function explain(err, notMade)
   local code, message = oneLine(tostring(err.code)), err.message;
   if message == nil or message == "" then
     message = nil;
@@ -786,7 +799,11 @@ local function explain(err)
     -- The daemon did not get the gateway back in its wait, or a poll after it did not get
     -- through: the gateway ended the turn with the socket, so a reconnect brings no more of
     -- this answer.
-    return explain({ code = err.code, message = err.message }) .. ". " .. MSG_ANSWER_LOST;
+    local lost = explain({ code = err.code, message = err.message }) .. ". ";
+    if notMade ~= nil then
+      lost = lost .. sentence(answerOf(notMade)) .. " did not get to the gateway: " .. notMadeOf(notMade) .. ". ";
+    end
+    return lost .. MSG_ANSWER_LOST;
   elseif code == libsandbox.ERR_NOT_CONNECTED then
     return notConnectedLine(message);
   elseif code == libsandbox.ERR_TIMEOUT then
@@ -799,6 +816,10 @@ local function explain(err)
   elseif code == libsandbox.ERR_BUSY then
     return message and sentence(message) or "The agent is busy here: wait or stop it (Q, Ctrl-T)";
   elseif code == libsandbox.ERR_UNKNOWN_TURN then
+    if notMade ~= nil then
+      return "The gateway lost the answer (restarted?) before " .. answerOf(notMade) .. " got to it: "
+        .. notMadeOf(notMade) .. ". Ask again";
+    end
     return "The gateway lost the answer (restarted?): ask again";
   elseif code == libsandbox.ERR_BAD_PAYLOAD then
     return message or "The gateway refused the question";
@@ -1195,7 +1216,11 @@ local function turn(question)
     end
     error(raised, 0);
   elseif result == nil then
-    return explain(err), false;
+    local notMade = nil;
+    if type(err.notMade) == "table" then
+      notMade = { asked = err.notMade.asked == true, change = changeOf(err.notMade) };
+    end
+    return explain(err, notMade), false;
   end
   local last = doneLine(result);
   if last ~= nil then

@@ -968,6 +968,59 @@ describe("ai command", function()
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
     end);
 
+    it("says a change was not made when the answer to its question got to no gateway that held the turn", function()
+      -- The gateway restarted while the player read "Allow?": the answer went to no gateway
+      -- (the daemon had none) or to one that knew no such turn, and the next poll found the
+      -- turn gone. It said "The gateway lost the answer (restarted?): ask again", and the
+      -- player who had typed y was left to wonder whether the file was written.
+      for _, refusal in ipairs({
+        { code = "not_connected", message = "lost the connection: going away" },
+        { code = "unknown_turn", message = "the gateway knows no turn \"t1\" of this computer" },
+      }) do
+        local ok, err, _, record = run({ "write it" }, {
+          width = 51,
+          typed = { "y" },
+          replies = { ["ai.approve"] = { false, nil, refusal } },
+          polls = { { CONFIRM }, { err = { code = "unknown_turn", message = "no turn t1" } } },
+        });
+        expect(ok):eq(false);
+        expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+        expect(err):eq("The gateway lost the answer (restarted?) before your reply to Allow? got to it: the agent did"
+          .. " not write /door.lua (312 bytes). Ask again");
+      end
+      -- an answer that got to the gateway: what became of the change is the gateway's to say
+      local ok, err = run({ "write it" }, {
+        width = 51,
+        typed = { "y" },
+        polls = { { CONFIRM }, { err = { code = "unknown_turn", message = "no turn t1" } } },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway lost the answer (restarted?): ask again");
+      -- nor when the turn went on after it (the gateway gave up waiting, and the agent went on)
+      ok, err = run({ "write it" }, {
+        width = 51,
+        typed = { "y" },
+        replies = { ["ai.approve"] = { false, nil, { code = "unknown_turn", message = "no confirmation \"c1\" waits" } } },
+        polls = { { CONFIRM }, { text(2, "Hm.") }, { err = { code = "unknown_turn", message = "no turn t1" } } },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway lost the answer (restarted?): ask again");
+    end);
+
+    it("says a change was not made, beside why the answer is lost, when the gateway did not come back", function()
+      local ok, err = run({ "write it" }, {
+        width = 51,
+        typed = { "y" },
+        replies = { ["ai.approve"] = { false, nil, { code = "not_connected", message = "lost the connection: going away" } } },
+        statuses = { { url = URL, state = "connected", connected = true },
+          { url = URL, state = "stopped", lastError = "stopped" } },
+        polls = { { CONFIRM }, { err = { code = "not_connected", message = "lost the connection: going away" } } },
+      });
+      expect(ok):eq(false);
+      expect(err):str_match("%. Your reply to Allow%? did not get to the gateway: the agent did not write /door%.lua %(312 bytes%)%. "
+        .. "The answer is lost: ask again once reconnected$");
+    end);
+
     it("puts a change to the player and sends the answer", function()
       for _, case in ipairs({ { "y", true }, { "YES", true }, { "n", false }, { "", false } }) do
         local ok, err, rows, record = run({ "write it" }, {
