@@ -197,8 +197,8 @@ local function whileWaiting(t, fn, ...)
   end
   t.write(WAITING);
   local results = table.pack(pcall(fn, ...));
-  -- Blanks over it, as ai erases its notices: on CC's screen clearLine would do the same, but
-  -- fakecraft's transcript, which the e2e tests read, keeps a row's text through clearLine.
+  -- Blanks over what it wrote, as ai erases its notices: the row reads as before it, on CC's
+  -- screen and in fakecraft's transcript alike, which keeps only what a row still shows.
   t.setCursorPos(1, y);
   t.write(string.rep(" ", #WAITING));
   t.setCursorPos(1, y);
