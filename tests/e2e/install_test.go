@@ -2413,6 +2413,11 @@ func TestURLsBreakReadablyOnAPocketComputer(t *testing.T) {
 
 	rows = pocketSession(ctx, t, dir, "reboot", "sandbox status")
 	rows = rows[slices.Index(rows, "> sandbox status"):]
+	// the status goes on at a line's next row indented, one column on a pocket computer
+	assert.Contains(t, rows, " /trapos/ws", strings.Join(rows, "\n"))
+	for i := range rows {
+		rows[i] = strings.TrimPrefix(rows[i], " ")
+	}
 	readable("sandbox status", rows, wsURL)
 	assert.Equal(t, "url: "+strings.TrimSuffix(wsURL, "/trapos/ws"), rows[slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "url:") })], strings.Join(rows, "\n"))
 }
