@@ -82,8 +82,9 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer, warnings, err := m.client.Request(r.Context(), traposID, req.Type, payload, timeout)
-	var pe *protocol.Error
-	if errors.As(err, &pe) && pe.ByComputer {
+	// errors.AsType, not errors.As(err, &pe): the pointer errors.As is given escapes, one
+	// allocation for every request, answered or not.
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer {
 		// The computer answered: its ok:false is the request's answer, not an HTTP failure.
 		server.WriteAnswer(w, http.StatusOK, server.Answer{Error: onTheWire(pe), Warnings: warnings})
 		return
