@@ -168,15 +168,8 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 	// "timeout" for timeoutMs was ignored, and the request ran for the default 10 s.
 	if plain, ok := parsePlainBody(body); ok {
 		req = plain
-	} else {
-		dec := json.NewDecoder(bytes.NewReader(body))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return req, 0, server.BodyError(err, bodyShape, bodyWants)
-		}
-		if err := server.RestOfBody(dec); err != nil {
-			return req, 0, err.Error()
-		}
+	} else if req, msg = decodeRequestBody(body); msg != "" {
+		return req, 0, msg
 	}
 	// Valid JSON by now. Its fields are read with case folded, the payload's keys as they are.
 	if rep, repeated := jsonscan.RepeatedKey(body, 1); repeated {
@@ -187,6 +180,21 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 	}
 	timeout, msg = bodyTimeout(req.TimeoutMs)
 	return req, timeout, msg
+}
+
+// decodeRequestBody is parseRequestBody's reading of a body that is not plain, by the Decoder.
+// It is a function of its own so that only this path's RequestBody escapes to the heap (the
+// Decoder is given its address), not the one of every request.
+func decodeRequestBody(body []byte) (req RequestBody, msg string) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return req, server.BodyError(err, bodyShape, bodyWants)
+	}
+	if err := server.RestOfBody(dec); err != nil {
+		return req, err.Error()
+	}
+	return req, ""
 }
 
 // bodyTimeout reads a body's timeoutMs (…/requests', …/input's): absent,
