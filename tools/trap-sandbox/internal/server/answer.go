@@ -67,11 +67,20 @@ func writeOKAnswer(w http.ResponseWriter, status int, payload json.RawMessage) b
 		return false
 	}
 	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(cctext.ShowJSON(buf.Bytes()))
 	return true
 }
+
+// jsonContentType is the Content-Type of every JSON answer, one slice for them all:
+// Header.Set makes a new one for each answer, an allocation for every request. Its capacity
+// is its length, so a handler's Add to it copies it; net/http copies the header's values as
+// it writes them, and nothing writes into them.
+var jsonContentType = []string{"application/json"}
+
+// setJSONContentType sets h's Content-Type to jsonContentType.
+func setJSONContentType(h http.Header) { h["Content-Type"] = jsonContentType[:1:1] }
 
 // WriteError is WriteAnswer of an error alone.
 func WriteError(w http.ResponseWriter, status int, code protocol.Code, message string) {
@@ -88,7 +97,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
-	w.Header().Set("Content-Type", "application/json")
+	setJSONContentType(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(cctext.ShowJSON(buf.Bytes()))
 }

@@ -37,3 +37,20 @@ func TestWriteAnswerWritesWhatWriteJSONWrites(t *testing.T) {
 		assert.Equal(t, want.Body.String(), got.Body.String(), string(a.Payload))
 	}
 }
+
+// Every JSON answer's Content-Type is one shared slice (no allocation an answer), which a
+// handler adding to one answer's header must not change in any other answer's: an Add copies
+// it. An answer still allocates nothing for its Content-Type.
+func TestAnAnswersContentTypeIsItsOwnToAddTo(t *testing.T) {
+	first, second := httptest.NewRecorder(), httptest.NewRecorder()
+	WriteAnswer(first, http.StatusOK, Answer{OK: true, Payload: json.RawMessage(`{}`)})
+	WriteJSON(second, http.StatusOK, Answer{OK: true})
+	first.Header().Add("Content-Type", "text/plain")
+	second.Header().Add("Content-Type", "text/html")
+	assert.Equal(t, []string{"application/json", "text/plain"}, first.Header()["Content-Type"])
+	assert.Equal(t, []string{"application/json", "text/html"}, second.Header()["Content-Type"])
+	assert.Equal(t, []string{"application/json"}, jsonContentType)
+
+	h := http.Header{}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { setJSONContentType(h) }))
+}
