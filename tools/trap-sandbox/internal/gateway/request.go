@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -92,13 +93,39 @@ func (g *Gateway) RequestWithin(ctx context.Context, accountID, traposID, typ st
 		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 			deadline = d
 		}
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
+		timer := startHostTimer(timeout)
+		defer stopHostTimer(timer)
 		return s.requestUntil(ctx, typ, payload, byHost, timer.C, now, deadline)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return g.registry.Route(ctx, k, typ, payload)
+}
+
+// hostTimers recycles RequestWithin's timers: a new timer is two allocations (itself and its
+// channel) for every host request.
+var hostTimers sync.Pool
+
+// startHostTimer returns a timer that fires once after d, recycled when one is free.
+func startHostTimer(d time.Duration) *time.Timer {
+	if t, ok := hostTimers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// stopHostTimer stops t and keeps it for another request. Its channel is left empty: a timer
+// stopped holds no value for its next user since Go 1.23, and the receive that empties it
+// otherwise (GODEBUG=asynctimerchan=1) finds nothing either way when it fired and was read.
+func stopHostTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	hostTimers.Put(t)
 }
 
 // request sends a gateway_request on this socket for by and waits for the answer, as Request

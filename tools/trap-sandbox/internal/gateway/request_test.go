@@ -370,3 +370,33 @@ func TestAnAnswerTakenAsTimeRunsOutIsNotDropped(t *testing.T) {
 		assert.True(t, resp.OK)
 	}
 }
+
+// A host request's timer is recycled (startHostTimer), and fires only for the request it was
+// last started for: one that fired for an earlier request and was read, or fired unread as
+// its request was answered, or was stopped before it fired, holds nothing for the next.
+func TestARecycledHostTimerFiresOnlyForItsNewRequest(t *testing.T) {
+	read := startHostTimer(time.Millisecond)
+	<-read.C // timed out
+	stopHostTimer(read)
+
+	unread := startHostTimer(time.Nanosecond)
+	for start := time.Now(); time.Since(start) < time.Millisecond; {
+		// past its time, unread, as when an answer and the timeout come together
+	}
+	stopHostTimer(unread)
+
+	stopHostTimer(startHostTimer(time.Hour)) // answered in time
+
+	for range 3 {
+		next := startHostTimer(time.Hour)
+		select {
+		case <-next.C:
+			t.Fatal("a recycled timer fired for an earlier request")
+		default:
+		}
+		defer stopHostTimer(next)
+	}
+	waited := startHostTimer(time.Millisecond)
+	defer stopHostTimer(waited)
+	<-waited.C // and it still fires for its own
+}
