@@ -97,8 +97,16 @@ type callerKey struct{}
 
 // WithCaller returns ctx carrying c.
 func WithCaller(ctx context.Context, c Caller) context.Context {
+	if c == LocalAdmin {
+		return context.WithValue(ctx, callerKey{}, localAdminValue)
+	}
 	return context.WithValue(ctx, callerKey{}, c)
 }
+
+// localAdminValue is LocalAdmin as a context value, made once: a Caller made a value anew is
+// an allocation, and the gateway's own caller (the operator's CLI, web console, MCP client)
+// makes every request of the host's tools.
+var localAdminValue any = LocalAdmin
 
 // CallerFrom returns the caller ctx carries. Without one it is the zero Caller, which reaches
 // nothing: a path that forgot to authenticate shows no computer rather than every one.
