@@ -28,23 +28,31 @@ func (s *Server) bounded(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rc := http.NewResponseController(w)
-		now := time.Now()
-		if !isEventStream(r) {
-			_ = rc.SetWriteDeadline(now.Add(s.responseWriteTimeout))
-		}
-		hasBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
-		if hasBody {
-			// Only the body is bounded: once it is read, net/http keeps reading in the
-			// background to notice a client that goes away, and a deadline left in place
-			// would cancel a long request (an API call waits up to 60 s for a computer).
-			// net/http lifts it itself when the body has been read to its end: it clears
-			// the connection's read deadline as it starts that background read
-			// (TestTheBodyDeadlineEndsWithTheBody holds it to that).
-			_ = rc.SetReadDeadline(now.Add(s.bodyReadTimeout))
-		}
-		next.ServeHTTP(&closeOnError{ResponseWriter: w, hasBody: hasBody}, r)
+		next.ServeHTTP(&closeOnError{ResponseWriter: w, hasBody: s.setDeadlines(w, r)}, r)
 	})
+}
+
+// setDeadlines sets plain request r's write deadline and, when it has a body, its body's read
+// deadline (bounded), and reports whether it has a body. A method of its own, not in bounded's
+// closure: inlined into New, the closure is compiled as part of a big function, which inlines
+// no http.NewResponseController, and the controller then cost an allocation a request.
+func (s *Server) setDeadlines(w http.ResponseWriter, r *http.Request) (hasBody bool) {
+	rc := http.NewResponseController(w)
+	now := time.Now()
+	if !isEventStream(r) {
+		_ = rc.SetWriteDeadline(now.Add(s.responseWriteTimeout))
+	}
+	hasBody = r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+	if hasBody {
+		// Only the body is bounded: once it is read, net/http keeps reading in the
+		// background to notice a client that goes away, and a deadline left in place
+		// would cancel a long request (an API call waits up to 60 s for a computer).
+		// net/http lifts it itself when the body has been read to its end: it clears
+		// the connection's read deadline as it starts that background read
+		// (TestTheBodyDeadlineEndsWithTheBody holds it to that).
+		_ = rc.SetReadDeadline(now.Add(s.bodyReadTimeout))
+	}
+	return hasBody
 }
 
 // isEventStream reports whether r asks for a server-sent event stream (MCP's GET /mcp), which
