@@ -567,7 +567,9 @@ func hasNonLatin1(raw []byte) bool {
 // (no two of them compose), so only text holding a character CC cannot hold can change; a
 // byte that is not UTF-8 stays as it is.
 func composed(text string) string {
-	if norm.NFC.IsNormalString(text) {
+	// ASCII is NFC; norm's check of it costs an allocation, and every host request's traposId
+	// (TraposID) comes this way.
+	if isASCII(text) || norm.NFC.IsNormalString(text) {
 		return text
 	}
 	return norm.NFC.String(text)

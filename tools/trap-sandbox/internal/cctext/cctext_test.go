@@ -518,6 +518,15 @@ func TestTraposIDReadsEscapesBack(t *testing.T) {
 	}
 }
 
+// A traposId of ASCII, as nearly every host request's path names one, is read as it is with
+// no allocation: norm's NFC check of it allocated for every request, for text that is NFC by
+// being ASCII. One that is not ASCII is still composed.
+func TestAnASCIITraposIDIsReadWithoutAnAllocation(t *testing.T) {
+	assert.Equal(t, "7:kitchen", TraposID("7:kitchen"))
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = TraposID("7:kitchen") }))
+	assert.Equal(t, "7:café", TraposID("7:café"), "composed")
+}
+
 // TestCompareTraposIDsReadsTheIDAsANumber: the order of the host's lists, whatever an
 // altered client sends (digits past any integer, leading zeros, an id that is no number).
 func TestCompareTraposIDsReadsTheIDAsANumber(t *testing.T) {
