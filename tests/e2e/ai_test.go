@@ -556,6 +556,47 @@ func TestAIFindsTheGatewayBackWhileTheDaemonBacksOff(t *testing.T) {
 	require.NoError(t, g.WaitLog(ctx, `msg="computer connected"`), "the daemon must reconnect to the new gateway")
 }
 
+// allowAcrossRestartProgram asks for the door program, whose write ai puts to the player,
+// then says it is done.
+const allowAcrossRestartProgram = `
+shell.run("ai", "door")
+print("e2e: after ai")
+while true do os.pullEvent("e2e_never") end
+`
+
+// TestAIAReplyToAllowAfterARestartSaysTheChangeWasNotMade: the gateway restarts while ai's
+// "Allow? [y/N]" is on the screen; the player's y goes to the restarted gateway, which knows no
+// such turn. ai said "The gateway lost the answer (restarted?): ask again", and the player who
+// had typed y could not tell whether the file was written: it says now that it was not.
+func TestAIAReplyToAllowAfterARestartSaysTheChangeWasNotMade(t *testing.T) {
+	ctx := testContext(t)
+	w := newAIWorld(t)
+	addr, release := opencodefake.ReservePort(t)
+	release() // the gateways below listen there, one after the other
+	g := w.gateway(t, harness.Options{Listen: addr})
+	typed := make(chan string, 1)
+	overlay := t.TempDir()
+	opts := desk(t, g, overlay, computer.Input(typed), "/allow.lua")
+	opts.Files["/allow.lua"] = allowAcrossRestartProgram
+	// Real time: the question answers n by itself after 61 s of the computer's clock, which at
+	// the tests' 4x leaves 15 s for the gateway's restart and the daemon's reconnect.
+	opts.TimeScale = 1
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+
+	// The write's content, the row above the question (the transcript holds a row once the
+	// next begins: the question's own is not there until it is answered).
+	c.WaitFor(ctx, "redstone.setOutput('left', true)")
+	require.NoError(t, g.Stop())
+	g = w.gateway(t, harness.Options{Listen: addr})
+	require.NoError(t, g.WaitLog(ctx, `msg="computer connected"`), "the daemon must reconnect to the new gateway")
+	typed <- "y"
+
+	c.WaitFor(ctx, "e2e: after ai")
+	assert.Contains(t, unwrapped(c.Output()), "Allow? [y/N] y The gateway lost the answer (restarted?) before your reply to "+
+		"Allow? got to it: the agent did not write /door.lua (32 bytes). Ask again", c.Output())
+	assert.NoFileExists(t, filepath.Join(overlay, "door.lua"), "the write must not have been made")
+}
+
 // allowsAskedTwice asks `ai owner`, the owner changes the settings, and it asks again.
 const allowsAskedTwice = `
 shell.run("ai", "owner")
