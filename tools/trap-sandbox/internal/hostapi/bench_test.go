@@ -25,8 +25,10 @@ import (
 
 // BenchmarkPingThroughTheAPI is the server's side of the bench's phase (b) without sockets:
 // the middleware (deadlines, guard, auth) and the /requests route, on a transport that
-// answers at once. Its allocations per request are the figure to watch (-benchmem).
+// answers at once. Its allocations per request are the figure to watch (reported without
+// -benchmem too).
 func BenchmarkPingThroughTheAPI(b *testing.B) {
+	b.ReportAllocs()
 	h := server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(daemonfake.NewLocal(nil)))).Handler()
 	const body = `{"type":"ping","payload":{},"timeoutMs":10000}`
 	for b.Loop() {
@@ -47,6 +49,7 @@ func BenchmarkPingThroughTheAPI(b *testing.B) {
 // clients and the computers, so compare runs A/B (benchstat); its allocations per op are the
 // whole round trip's.
 func BenchmarkPingOverLoopback(b *testing.B) {
+	b.ReportAllocs()
 	const computers, clientsPerProc = 8, 8 // 16 clients on 2 cores, as the bench
 	logger := slog.New(slog.DiscardHandler)
 	reg := prometheus.NewRegistry()
