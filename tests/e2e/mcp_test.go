@@ -51,7 +51,7 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 			}
 			tools, err := s.ListTools(ctx, nil)
 			require.NoError(t, err)
-			assert.Len(t, tools.Tools, 16, "the twelve of the vocabulary and the four of the screen")
+			assert.Len(t, tools.Tools, 17, "the twelve of the vocabulary and the five of the screen")
 
 			var list struct {
 				Computers []struct {

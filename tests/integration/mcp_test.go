@@ -702,7 +702,7 @@ func TestMCPErrors(t *testing.T) {
 			// bridge) serves the calls below (it once crashed on this one).
 			_, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "nosuch", Arguments: map[string]any{}})
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), `unknown tool "nosuch": trap-sandbox's tools are computer_info, copy_file, delete_file, list_computers,`,
+			assert.Contains(t, err.Error(), `unknown tool "nosuch": trap-sandbox's tools are click, computer_info, copy_file, delete_file, list_computers,`,
 				"the answer lists the tools")
 			// The name a model has from opencode (<server>_<tool>) is told the tool it means.
 			_, err = s.CallTool(ctx, &sdk.CallToolParams{Name: "trap-sandbox_read_file", Arguments: map[string]any{}})
