@@ -285,7 +285,9 @@ type shortDuration struct {
 	why        string        // what the value does wrong, after it: "is shorter than …"
 }
 
-// shortDurations are the serve durations with a least value, one line each.
+// shortDurations are the serve durations with a least value that every gateway reads, one
+// line each; --ai-turn-deadline's and --nats-replica-ttl's are checked with tooShort where the
+// agent and the cluster router are set up, as only a gateway with them reads those.
 func (c *ServeCmd) shortDurations() []shortDuration {
 	return []shortDuration{
 		// A socket silent for twice the period is dropped, pong included: at 1ms no computer
