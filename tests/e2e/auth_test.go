@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/harness"
 )
 
 // wrongPassword is the computer's sandbox.password in tests the gateway must reject.
@@ -36,6 +38,22 @@ sleep(12)
 shell.run("sandbox", "status")
 `
 
+// unauthorizedStatus is the start of `sandbox status` on a computer of this test's settings
+// that the gateway refused before it ever connected: its lines up to lastError.
+func unauthorizedStatus(g *harness.Gateway) []string {
+	return []string{
+		"url: " + g.WebSocketURL(),
+		"connected: false",
+		"state: unauthorized",
+		"traposId: 0:",
+		"proof: none yet (the first to answer is trusted)",
+		"files: none",
+		"exec: false",
+		"ai confirm: true",
+		"screen: none",
+	}
+}
+
 // TestWrongPasswordStopsReconnecting: after an unauthorized hello the daemon does not try
 // again on its own (it would be rejected forever); the gateway sees exactly one hello.
 func TestWrongPasswordStopsReconnecting(t *testing.T) {
@@ -47,19 +65,10 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 	assert.True(t, ok, out)
 	assert.Equal(t, append(screen(
 		unauthorizedLine,
-		"e2e: health ok false"), hangingScreen(
-		"url: "+g.WebSocketURL(),
-		"connected: false",
-		"state: unauthorized",
-		"traposId: 0:",
-		"proof: none yet (the first to answer is trusted)",
-		"files: none",
-		"exec: false",
-		"ai confirm: true",
-		"screen: none",
+		"e2e: health ok false"), hangingScreen(append(unauthorizedStatus(g),
 		"lastError: unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)",
 		"fix: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup",
-	)...), lines(out))
+	)...)...), lines(out))
 	// Any retry would have reached the gateway within the 12 s the program waited.
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),
 		"the daemon must say hello exactly once:\n%s", g.Log())
@@ -81,16 +90,7 @@ func TestNoPasswordIsToldItSentNone(t *testing.T) {
 	require.Len(t, lines(out), 19, out)
 	assert.Equal(t, append(screen(
 		"Not connected to the gateway: the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup"),
-		hangingScreen("url: "+g.WebSocketURL(),
-			"connected: false",
-			"state: unauthorized",
-			"traposId: 0:",
-			"proof: none yet (the first to answer is trusted)",
-			"files: none",
-			"exec: false",
-			"ai confirm: true",
-			"screen: none",
-		)...), lines(out)[:12])
+		hangingScreen(unauthorizedStatus(g)...)...), lines(out)[:12])
 	// sandbox status keeps a parenthesis's words on one row where they fit; the rows after
 	// the first, the gateway's words, indented.
 	assert.Equal(t, []string{
