@@ -16,8 +16,8 @@ import (
 // TestArgumentsOutsideTheSchemaAreNamed: arguments the input schema refuses are answered
 // bad_argument naming each argument, what it must be and what it was, not the SDK's validator
 // chain ('validating "arguments": validating root: validating /properties/timeoutMs: minimum:
-// 0/1 is less than 1.000000'); nothing is sent to the computer. A monitor given to send_keys
-// or send_text is told why neither takes one.
+// 0/1 is less than 1.000000'); nothing is sent to the computer. A monitor given to send_keys,
+// send_text or click is told why none of them takes one.
 func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	s := session(t, d)
@@ -46,6 +46,7 @@ func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 		// A monitor given to a tool that types: why it takes none, and where a monitor is read.
 		{"send_keys", map[string]any{"traposId": "7:", "keys": []any{"a"}, "monitor": "top"}, `bad_argument: "monitor" is not an argument of send_keys: it types on the computer's own screen, and a monitor takes no keys (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor); send_keys takes traposId, keys, settleMs, colours, cursor, timeoutMs`},
 		{"send_text", map[string]any{"traposId": "7:", "text": "a", "monitor": "top"}, `bad_argument: "monitor" is not an argument of send_text: it types on the computer's own screen, and a monitor takes no keys (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor); send_text takes traposId, text, settleMs, colours, cursor, timeoutMs`},
+		{"click", map[string]any{"traposId": "7:", "x": 1, "y": 1, "monitor": "top"}, `bad_argument: "monitor" is not an argument of click: it clicks the computer's own screen, and a monitor takes no clicks from here (a player touches an advanced one; read a monitor with read_screen's or wait_for_screen's monitor); click takes traposId, x, y, button, settleMs, colours, cursor, timeoutMs`},
 		{"read_screen", map[string]any{"traposId": "7:", "colours": "yes"}, `bad_argument: colours must be true or false, not the string "yes": also return each row's colours (blit strings) and the palette`},
 	} {
 		res := callTool(t, s, c.tool, c.args)
