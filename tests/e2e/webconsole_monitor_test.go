@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,6 +32,24 @@ print("` + markerAtPrompt + `")
 shell.run("shell")
 `
 
+// startKitchenWithAMonitor starts computer 5:küche with a monitor two blocks wide on top, its
+// owner allowing its screen at allowScreen (view or control), running program, which prints
+// markerAtPrompt once it has drawn on the monitor; the player types typed's lines. It returns
+// once the program has printed it, with the world, in which the monitor is taken off and put
+// back.
+func startKitchenWithAMonitor(ctx context.Context, t *testing.T, g *harness.Gateway, allowScreen, program string, typed computer.Input) *fakecrafttest.World {
+	t.Helper()
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
+	w := fakecrafttest.NewWorld(t, spec)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Label = spec.Computers[0].Label
+	opts.Settings["sandbox.allow_screen"] = allowScreen
+	opts.Files = map[string]string{"/e2e.lua": program}
+	opts.Input = typed
+	fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout).WaitFor(ctx, markerAtPrompt)
+	return w
+}
+
 // TestTheWebConsolePicksAMonitorAndShowsItReadOnly: the view of a computer with a monitor
 // offers it beside the computer's own screen; picked, the view shows the monitor live, read
 // only (no keys, Type, Paste or Terminate, and what is typed on its screen reaches nothing),
@@ -42,14 +61,7 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	page, until := consolePage(ctx, t)
 	const token = "console-monitor-9b2e"
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
-	w := fakecrafttest.NewWorld(t, spec)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.Label = spec.Computers[0].Label
-	maps.Copy(opts.Settings, map[string]string{"sandbox.allow_screen": "control"})
-	opts.Files = map[string]string{"/e2e.lua": monitorDeskProgram}
-	opts.Input = computer.Input(make(chan string))
-	fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout).WaitFor(ctx, markerAtPrompt)
+	w := startKitchenWithAMonitor(ctx, t, g, "control", monitorDeskProgram, make(chan string))
 
 	const own, monitorView = "#/computer/5%3Ak%C3%BCche", "#/computer/5%3Ak%C3%BCche/monitor/top"
 	logIn(t, page, "http://"+g.Addr+"/console/"+own, token)
@@ -151,15 +163,8 @@ func TestTheWebConsoleSaysAMonitorsTextScale(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
-	w := fakecrafttest.NewWorld(t, spec)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.Label = spec.Computers[0].Label
-	opts.Settings["sandbox.allow_screen"] = "view"
-	opts.Files = map[string]string{"/e2e.lua": monitorScaleProgram}
 	typed := make(chan string, 1)
-	opts.Input = computer.Input(typed)
-	fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout).WaitFor(ctx, markerAtPrompt)
+	startKitchenWithAMonitor(ctx, t, g, "view", monitorScaleProgram, typed)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche/monitor/top")))
 	const heading = `document.getElementById("viewer-monitor").textContent`
@@ -330,15 +335,8 @@ func TestTheWebConsoleFollowsARelabelledComputersMonitor(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
-	w := fakecrafttest.NewWorld(t, spec)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.Label = spec.Computers[0].Label
-	opts.Settings["sandbox.allow_screen"] = "view"
-	opts.Files = map[string]string{"/e2e.lua": monitorDeskProgram}
 	typed := make(chan string, 2)
-	opts.Input = computer.Input(typed)
-	fakecrafttest.StartWithin(t, w.At(5).Options(opts), testTimeout).WaitFor(ctx, markerAtPrompt)
+	startKitchenWithAMonitor(ctx, t, g, "view", monitorDeskProgram, typed)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche/monitor/top")))
 	until(t, "the monitor, live", `document.getElementById("status").textContent === "Live" &&
