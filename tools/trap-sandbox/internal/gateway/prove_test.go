@@ -72,6 +72,23 @@ func (c *computer) prove(payload map[string]any) protocol.Frame {
 	return resp
 }
 
+// proveRefusal sends a prove with payload and returns its refusal's error as it came on the
+// wire: code, message and proof (protocol.DecodeFrame keeps no proof: a computer's errors
+// carry none).
+func (c *computer) proveRefusal(payload map[string]any) map[string]any {
+	c.t.Helper()
+	c.request("prove-1", TypeProve, payload)
+	text, err := c.readText()
+	require.NoError(c.t, err)
+	var frame struct {
+		OK    bool           `json:"ok"`
+		Error map[string]any `json:"error"`
+	}
+	require.NoError(c.t, json.Unmarshal([]byte(text), &frame), text)
+	require.False(c.t, frame.OK, text)
+	return frame.Error
+}
+
 // proofIn is the proof of a good prove answer.
 func proofIn(t *testing.T, resp protocol.Frame) string {
 	t.Helper()
@@ -421,38 +438,24 @@ func TestARevokedCredentialsRefusalIsProved(t *testing.T) {
 	require.NoError(t, err)
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
 
-	// rawRefusal sends a prove and returns its answer's error as it came on the wire.
-	rawRefusal := func(c *computer, payload map[string]any) map[string]any {
-		t.Helper()
-		c.request("prove-1", TypeProve, payload)
-		text, err := c.readText()
-		require.NoError(t, err)
-		var frame struct {
-			OK    bool           `json:"ok"`
-			Error map[string]any `json:"error"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(text), &frame), text)
-		require.False(t, frame.OK, text)
-		return frame.Error
-	}
 	wanted := expectedProof(secret, testNonce, "revoked-credential:"+selector)
 
 	c := h.dial(t, "7:kitchen")
-	refusal := rawRefusal(c, map[string]any{"nonce": testNonce, "credential": selector})
+	refusal := c.proveRefusal(map[string]any{"nonce": testNonce, "credential": selector})
 	assert.Equal(t, map[string]any{"code": "unauthorized", "proof": wanted,
 		"message": "this computer's credential was revoked (link it again with: sandbox link, or set a new credential with: sandbox setup)"}, refusal)
 	assert.NotEqual(t, expectedProof(secret, testNonce, "credential:"+selector), wanted, "a proof of the refusal is no proof to say hello after")
 	c.expectClose(CloseRevoked, "revoked")
 
 	link := h.dial(t, "7:kitchen")
-	refusal = rawRefusal(link, map[string]any{"nonce": testNonce, "credential": selector, "link": true})
+	refusal = link.proveRefusal(map[string]any{"nonce": testNonce, "credential": selector, "link": true})
 	assert.Equal(t, wanted, refusal["proof"])
 	hello := link.linkHello()
 	require.True(t, hello.OK, "the link session goes on on the socket that proved itself: %+v", hello.Error)
 	assert.Contains(t, string(hello.Payload), `"link":true`)
 
 	unknown := h.dial(t, "8:")
-	refusal = rawRefusal(unknown, map[string]any{"nonce": testNonce, "credential": "aaaaaaaaaaaaa", "link": true})
+	refusal = unknown.proveRefusal(map[string]any{"nonce": testNonce, "credential": "aaaaaaaaaaaaa", "link": true})
 	assert.NotContains(t, refusal, "proof")
 	unknown.expectClose(CloseUnauthorized, "unauthorized")
 }
@@ -622,37 +625,23 @@ func TestALinkSessionsRevokedRefusalGivesNoMoreTime(t *testing.T) {
 	fc := newFakeClock()
 	h := newHarness(t, Config{Password: "pw", Accounts: accounts, Clock: fc, HelloTimeout: 100 * time.Millisecond}, nil)
 
-	// refusalProof sends a prove and returns its refusal's code and proof, read off the wire
-	// (protocol.DecodeFrame keeps no proof: a computer's errors carry none).
-	refusalProof := func(c *computer, nonce string) (code, proof string) {
-		t.Helper()
-		c.request("prove-1", TypeProve, map[string]any{"nonce": nonce, "credential": selector, "link": true})
-		text, err := c.readText()
-		require.NoError(t, err)
-		var frame struct {
-			OK    bool
-			Error struct{ Code, Proof string }
-		}
-		require.NoError(t, json.Unmarshal([]byte(text), &frame), text)
-		require.False(t, frame.OK, text)
-		return frame.Error.Code, frame.Error.Proof
+	linkProve := func(nonce string) map[string]any {
+		return map[string]any{"nonce": nonce, "credential": selector, "link": true}
 	}
 
 	c := h.dial(t, "7:kitchen")
 	require.True(t, fc.WaitArmed(1, t.Context().Done()), "the socket's hello deadline is armed at its opening")
 	fc.Advance(60 * time.Millisecond)
-	_, proof := refusalProof(c, testNonce)
-	require.NotEmpty(t, proof)
-	code, proof := refusalProof(c, "ffffffffffffffffffffffffffffffff")
-	assert.Equal(t, string(protocol.CodeNotAuthenticated), code)
-	assert.Empty(t, proof, "a socket gives one proof")
+	require.NotEmpty(t, c.proveRefusal(linkProve(testNonce))["proof"])
+	again := c.proveRefusal(linkProve("ffffffffffffffffffffffffffffffff"))
+	assert.Equal(t, string(protocol.CodeNotAuthenticated), again["code"])
+	assert.Empty(t, again["proof"], "a socket gives one proof")
 
 	fc.Advance(40 * time.Millisecond) // 100 ms since the socket opened, 40 since the prove
 	c.expectClose(CloseNoHello, "no hello in time")
 
 	hello := h.dial(t, "7:kitchen")
-	_, proof = refusalProof(hello, testNonce)
-	require.NotEmpty(t, proof)
+	require.NotEmpty(t, hello.proveRefusal(linkProve(testNonce))["proof"])
 	answer := hello.hello(revoked)
 	require.False(t, answer.OK)
 	assert.Equal(t, protocol.CodeUnauthorized, answer.Error.Code)
