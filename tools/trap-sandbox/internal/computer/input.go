@@ -75,7 +75,7 @@ var ErrNoWholeInput = errors.New("the gateway types no whole input (older than P
 // CC's charset could not hold, each named by its event's place in events. A refusal names an
 // event by its place in events too; once a request after the first fails, the error is a
 // *PartlyTyped saying what was typed. It is the one home of "split an input and hold the
-// turn": MCP's send_keys and send_text, the HTTP API's …/input (the web console's keys and
+// turn": MCP's send_keys, send_text and click, the HTTP API's …/input (the web console's keys and
 // Type field) and trap-sandbox screen use it.
 func (c *Client) TypeInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
 	timeout = bound(timeout, DefaultTimeout)

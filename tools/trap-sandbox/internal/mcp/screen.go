@@ -21,8 +21,8 @@ import (
 // (docs/capabilities.md), so their results carry no computer screen. To watch a program on
 // the computer's screen, start it with send_text ("edit notes\n") and read what it drew.
 
-// defaultSettle is how long the screen must stay the same before send_keys and send_text
-// answer: some ticks (a computer draws at most once per 50 ms tick).
+// defaultSettle is how long the screen must stay the same before send_keys, send_text and
+// click answer: some ticks (a computer draws at most once per 50 ms tick).
 const defaultSettle = 300 * time.Millisecond
 
 // ScreenInput is read_screen's input.
@@ -89,11 +89,11 @@ type ScreenOutput struct {
 	// Monitors are the computer's, named with its own screen.
 	Monitors        []string `json:"monitors,omitempty" jsonschema:"the monitors attached to the computer, each read with read_screen's monitor and waited on with wait_for_screen's (left out when there is none)"`
 	MonitorsLeftOut int      `json:"monitorsLeftOut,omitempty" jsonschema:"how many more monitors are attached than monitors names (it names 64 at most, none with a name over 64 bytes); each is read by its name all the same"`
-	// Settled is set by send_keys and send_text: whether the screen stopped changing.
-	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
-	// Relabelled is computer.Client.RelabelledByRun's after send_keys and send_text: the
-	// typing changed the computer's label (label set at the shell).
-	Relabelled string `json:"relabelled,omitempty" jsonschema:"send_keys and send_text: set when the computer's label changed (e.g. label set typed at the shell): its new traposId, and from when to ask it by that id"`
+	// Settled is set by send_keys, send_text and click: whether the screen stopped changing.
+	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys, send_text and click: false when the screen was still changing at the call's end"`
+	// Relabelled is computer.Client.RelabelledByRun's after send_keys, send_text and click:
+	// the input changed the computer's label (label set typed at the shell).
+	Relabelled string `json:"relabelled,omitempty" jsonschema:"send_keys, send_text and click: set when the computer's label changed (e.g. label set typed at the shell): its new traposId, and from when to ask it by that id"`
 	// TimedOut and WaitedMs are wait_for_screen's: whether its timeoutMs passed first, and how
 	// long it waited.
 	TimedOut bool   `json:"timedOut,omitempty" jsonschema:"wait_for_screen: true when timeoutMs passed before the screen showed text (or, without text, changed): this is the screen as it was then"`
