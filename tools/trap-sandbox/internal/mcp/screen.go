@@ -38,22 +38,14 @@ type ScreenInput struct {
 type KeysInput struct {
 	TraposID string   `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftShift+tab; terminate is CC's terminate event (holding Ctrl+T); at most 2048 keys a call"`
-	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
-	Colours  bool     `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
-	Cursor   bool     `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
-	// TimeoutMs bounds the input and the wait for the screen to settle.
-	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); past it the screen is returned as it is, with settled false"`
+	SettleInput
 }
 
 // TextInput is send_text's input.
 type TextInput struct {
 	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Text     string `json:"text" jsonschema:"text to type, each character one CC char event (no key event); a line break presses Enter, a tab Tab (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
-	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
-	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
-	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
-	// TimeoutMs bounds the input and the wait for the screen to settle.
-	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); past it the screen is returned as it is, with settled false"`
+	SettleInput
 }
 
 // ClickInput is click's input.
@@ -62,9 +54,16 @@ type ClickInput struct {
 	X        int    `json:"x" jsonschema:"the cell's column, 1 at the left, as read_screen's cursor counts"`
 	Y        int    `json:"y" jsonschema:"the cell's row, 1 at the top (multishell's tab bar is row 1 while two programs run)"`
 	Button   int    `json:"button,omitempty" jsonschema:"the mouse button: 1 left (the default), 2 right, 3 middle"`
-	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
-	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
-	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
+	SettleInput
+}
+
+// SettleInput is the arguments of the tools that send input and answer with the screen once
+// it settles (send_keys, send_text, click; sendAndSettle): how long the screen must stay
+// unchanged, what the answer holds, and how long the whole call may take.
+type SettleInput struct {
+	SettleMs int64 `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
+	Colours  bool  `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
+	Cursor   bool  `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
 	// TimeoutMs bounds the input and the wait for the screen to settle.
 	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); past it the screen is returned as it is, with settled false"`
 }
@@ -199,7 +198,7 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 	if n := computer.EventsCost(events); n > maxInputEvents {
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys are too many for one call: %d key events (a key is two, its press and release), %d at most; press them over several calls", n, maxInputEvents)
 	}
-	return t.sendAndSettle(ctx, in.TraposID, events, nil, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+	return t.sendAndSettle(ctx, in.TraposID, events, nil, in.SettleInput,
 		func(err error) error { return namedByKey(err, keyOf) },
 		func(sent []computer.InputEvent) string {
 			return fmt.Sprintf("the first %d keys were pressed", keyOf[len(sent)-1]+1)
@@ -237,7 +236,7 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 	// The warnings name the tool's own argument and place a character in the whole text (the
 	// requests' own name a part of it as events[0].text).
 	_, warnings := cctext.Wire(cctext.TypedTextField, in.Text)
-	return t.sendAndSettle(ctx, in.TraposID, events, warnings, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+	return t.sendAndSettle(ctx, in.TraposID, events, warnings, in.SettleInput,
 		func(err error) error { return err },
 		func(sent []computer.InputEvent) string {
 			n := 0
@@ -266,7 +265,7 @@ func (t *tools) click(ctx context.Context, in ClickInput) (ScreenOutput, error) 
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "x and y are a cell of the screen, from 1 at its top left (read_screen's width and height give its size), not %d, %d", in.X, in.Y)
 	}
 	events := []computer.InputEvent{{Type: computer.InputClick, Button: button, X: in.X, Y: in.Y}}
-	return t.sendAndSettle(ctx, in.TraposID, events, nil, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+	return t.sendAndSettle(ctx, in.TraposID, events, nil, in.SettleInput,
 		namedAsTheClick, func([]computer.InputEvent) string { return "the click was sent" })
 }
 
@@ -322,26 +321,20 @@ func givenOr(ms int64, d time.Duration) string {
 	return strconv.FormatInt(d.Milliseconds(), 10) + " (the default)"
 }
 
-// settling is what the screen tools were asked about the wait and the answer.
-type settling struct {
-	settleMs, timeoutMs int64
-	colours, cursor     bool
-}
-
 // sendAndSettle types events whole (computer.Client.TypeInput: in as many screen.input
 // requests as they need, under the computer's input turn), then waits for the screen to
 // settle, all within the call's timeout. warnings are the characters CC cannot hold, as the
 // tool names them. A refused request's error goes through named (its event named by its place
 // in events); when an earlier request was queued, done (given those events, as split) says
 // what was, since that input is not undone.
-func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, warnings []cctext.Replacement, how settling,
+func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, warnings []cctext.Replacement, how SettleInput,
 	named func(err error) error, done func(sent []computer.InputEvent) string) (ScreenOutput, error) {
-	timeout := timeoutOf(how.timeoutMs)
+	timeout := timeoutOf(how.TimeoutMs)
 	if timeout <= 0 {
 		timeout = computer.DefaultTimeout
 	}
 	timeout = min(timeout, computer.MaxTimeout)
-	settle := timeoutOf(how.settleMs)
+	settle := timeoutOf(how.SettleMs)
 	if settle <= 0 {
 		settle = defaultSettle
 	}
@@ -349,7 +342,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 		// The screen could never be seen the same for settle: every answer would be settled
 		// false, as if it were still changing.
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "settleMs %s is not below the call's timeoutMs %s, so the screen could never be seen settled; give a shorter settleMs (default %d) or a longer timeoutMs",
-			givenOr(how.settleMs, settle), givenOr(how.timeoutMs, timeout), defaultSettle.Milliseconds())
+			givenOr(how.SettleMs, settle), givenOr(how.TimeoutMs, timeout), defaultSettle.Milliseconds())
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -358,7 +351,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 		// A call answers within callBound, whatever its timeoutMs: a settleMs that fits
 		// timeoutMs 60000 but not that came back at once, typed and unsettled.
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "settleMs %s is not below the %d ms a call may take at most (it answers before MCP clients give up on it, at 60000), so the screen could never be seen settled; give a shorter settleMs (default %d)",
-			givenOr(how.settleMs, settle), callBound.Milliseconds(), defaultSettle.Milliseconds())
+			givenOr(how.SettleMs, settle), callBound.Milliseconds(), defaultSettle.Milliseconds())
 	}
 	// The computer's input turn is held over every request: no other caller's input lands
 	// between two parts of this one (docs/mcp.md). It is released before the settle.
@@ -411,7 +404,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 		}
 		return ScreenOutput{}, withWarnings(inputSentError{pe.WithHostWords("", sent)}, warnings)
 	}
-	out := screenOutput(got.Screen, how.colours, how.cursor)
+	out := screenOutput(got.Screen, how.Colours, how.Cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings
 	out.Relabelled = t.client.RelabelledByRun(ctx, traposID)
 	return out, nil
