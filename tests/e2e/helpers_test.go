@@ -100,11 +100,18 @@ func lines(out string) []string {
 }
 
 // hangingScreen is how sandbox status and health show the logical lines on the computer's
-// 51-column terminal (libsandboxlayout.hangingRows): word-wrapped as screen wraps them, each
-// row after a line's first indented by two columns, so that no row of a gateway's words
-// starts where a line of the client's does. Words here are never longer than a row.
-func hangingScreen(logical ...string) []string {
-	const indent = "  "
+// 51-column terminal (libsandboxlayout.hangingRows): wrapped as screen wraps them, each row
+// after a line's first indented by two columns, so that no row of a gateway's words starts
+// where a line of the client's does.
+func hangingScreen(logical ...string) []string { return wrapped("  ", logical) }
+
+// screen is how print shows the logical lines on the computer's 51-column terminal.
+func screen(logical ...string) []string { return wrapped("", logical) }
+
+// wrapped word-wraps each logical line to the computer's 51 columns as CC's print does (a word
+// that does not fit starts a new row; the space before it is dropped), each row after a line's
+// first starting with indent. Words here are never longer than a row.
+func wrapped(indent string, logical []string) []string {
 	var rows []string
 	for _, l := range logical {
 		row := ""
@@ -115,29 +122,6 @@ func hangingScreen(logical ...string) []string {
 			case len(row)+1+len(w) > computer.TermWidth:
 				rows = append(rows, row)
 				row = indent + w
-			default:
-				row += " " + w
-			}
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-// screen is how print shows the logical lines on the computer's 51-column terminal: each is
-// word-wrapped (a word that does not fit starts a new row; the space before it is dropped).
-// Words here are never longer than a row.
-func screen(logical ...string) []string {
-	var rows []string
-	for _, l := range logical {
-		row := ""
-		for _, w := range strings.Split(l, " ") {
-			switch {
-			case row == "":
-				row = w
-			case len(row)+1+len(w) > computer.TermWidth:
-				rows = append(rows, row)
-				row = w
 			default:
 				row += " " + w
 			}
