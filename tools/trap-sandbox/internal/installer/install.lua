@@ -600,8 +600,14 @@ local function checkPassword(password)
 end
 
 -- Whether the gateway's reason for refusing a secret is that it is a revoked credential (the
--- package's rule, which the daemon's advice reads too).
-local isRevoked = adviceRules.revoked;
+-- package's rule, which the daemon's advice reads too). The rule takes a reason as the daemon
+-- words it, its code first ("unauthorized: …"), and from 0.5.36 no other: the same words after
+-- "the server at … gave no proof it is the gateway" are not the gateway's. The check's reason
+-- is the gateway's message alone, answered on the address this installer came from, so it is
+-- read with the code the gateway refused it under.
+local function isRevoked(why)
+  return type(why) == "string" and adviceRules.revoked("unauthorized: " .. why);
+end
 
 -- The first sentence of a refused check: password's, which the gateway refused for why; set
 -- says it was the computer's own sandbox.password, not one the player gave (a line without
