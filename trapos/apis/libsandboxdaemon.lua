@@ -463,7 +463,6 @@ local function newDaemon(deps)
     end
   end
 
-  -- The answer to the prove: the hello goes out only after the proof the computer computed.
   -- The gateway refused the hello's secret, or proved that it refuses it: terminal, as
   -- retrying with the same secret cannot succeed.
   local function refused(message)
