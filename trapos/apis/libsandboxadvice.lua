@@ -381,11 +381,13 @@ local RULES = {
   },
   {
     -- Close 4009: a newer socket said hello for the same traposId (id:label). The daemon
-    -- stops ("replaced: …"), so the fix ends with reconnecting.
+    -- stops ("replaced: …"), so the fix ends with reconnecting. Its words are few: on a
+    -- pocket computer, indented (libsandboxlayout.hangingRows), the status with the error and
+    -- this fix takes 18 of its 20 rows, the command typed above it and the prompt below.
     match = function(why) return why:find("^replaced") ~= nil or why:find("%f[%w]replaced$") ~= nil; end,
     say = function(_, _, password)
       local fix = "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect";
+        .. "Relabel one: label set <name>, then sandbox reconnect";
       if isCredential(password) then
         return fix; -- already linked
       end

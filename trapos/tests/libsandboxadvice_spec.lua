@@ -219,11 +219,11 @@ describe("libsandboxadvice explain", function()
   it("explains a socket replaced by another computer with the same traposId", function()
     expect(advice.explain("lost the connection: replaced", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
+        .. "Relabel one: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
     -- a linked computer is linked already
     expect(advice.explain("replaced: another computer said hello with this computer's id", URL, "tsc_x_y"))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect");
+        .. "Relabel one: label set <name>, then sandbox reconnect");
   end);
 
   it("explains a gateway the daemon dropped for flooding it", function()
@@ -282,11 +282,11 @@ describe("libsandboxadvice explain", function()
   it("names the fix after replaced: a label of its own, or a credential", function()
     expect(advice.explain("replaced: another computer said hello with this computer's id", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
+        .. "Relabel one: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
     -- a linked computer is linked already
     expect(advice.explain("replaced: another computer said hello with this computer's id", URL, "tsc_x_y"))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect");
+        .. "Relabel one: label set <name>, then sandbox reconnect");
   end);
 
   it("sends a revoked credential to a new one, whether closed 4003 or refused at hello", function()

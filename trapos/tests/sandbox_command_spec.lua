@@ -1369,13 +1369,13 @@ describe("sandbox command", function()
         end
       end
       -- on a pocket computer with an error to fix first, the status keeps to its 20 rows with
-      -- the prompt below it (the command typed above it may scroll away, as for the longest
-      -- error: each row after a line's first is indented there, libsandboxlayout.hangingRows)
+      -- the command typed above it and the prompt below, each row after a line's first
+      -- indented (libsandboxlayout.hangingRows)
       local status = downStatus("waiting", "replaced: another computer said hello with this computer's id");
       status.served = "999.999.999";
       local ok, err, lines = run({ "status" }, { width = 26, height = 20, status = status });
       expectSuccess(ok, err);
-      expect(#printedRows(lines, 26) <= 19):eq(true);
+      expect(#printedRows(lines, 26) <= 18):eq(true);
       expect(lines[#lines - 1]):eq(hanging("lastError: replaced: another computer said hello with this computer's id", 26));
     end);
 
@@ -1655,16 +1655,15 @@ describe("sandbox command", function()
         expect((lines[1]:gsub("\n *", ""))):eq("url: " .. FULL_URL);
         expect(lines[#lines - 1]):eq(hanging("lastError: " .. replaced, width));
         expect(unhung(lines[#lines])):str_match("^fix: another connection took over.*sandbox link%)$");
-        -- with the next prompt below, its URL on the top row (the command typed above it may
-        -- scroll away: each row after a line's first is indented, libsandboxlayout.hangingRows);
-        -- on a turtle's 13 rows the top may scroll away, the error and its fix never, the
-        -- command typed above them neither
+        -- with the command typed above it and the next prompt below, each row after a line's
+        -- first indented (libsandboxlayout.hangingRows); on a turtle's 13 rows the top may
+        -- scroll away, the error and its fix never, the command typed above them neither
         local shown = lines;
         if fits == "error" then
           shown = { lines[#lines - 1], lines[#lines] };
         end
         local rows = #printedRows(shown, width);
-        if rows > height - (fits == "whole" and 1 or 2) then
+        if rows > height - 2 then
           fail(width .. "x" .. height .. ": " .. rows .. " rows: " .. table.concat(shown, " / "));
         end
       end
