@@ -137,6 +137,38 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 		`+offered+` === "its own screen,monitor top (not attached) [disabled] [shown]"`)
 }
 
+// TestTheWebConsoleNamesAHandTypedMonitorAsTheComputerDoes: an address typed by hand naming a
+// monitor on a side in another case (#…/monitor/Top: CC reads a side in any case, and the
+// gateway asks for top) shows the monitor, and the page then names it as the computer does,
+// from its first frame: the address says top, the heading and the tab's title say top, and the
+// picker offers it once, never monitor top beside monitor Top (every list the picker shows is
+// recorded). Before, the page kept Top as typed, and its picker offered both.
+func TestTheWebConsoleNamesAHandTypedMonitorAsTheComputerDoes(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	startKitchenWithAMonitor(ctx, t, g, "view", monitorDeskProgram, make(chan string))
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche")))
+	const offered = `[...document.getElementById("viewer-screen").options].map(o => o.value + "=" + o.text).join()`
+	until(t, "the computer's own screen, the picker with the monitor", `document.getElementById("status").textContent === "Live" &&
+		!document.getElementById("viewer-screens").hidden && `+offered+` === "=its own screen,top=monitor top"`)
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.pickerShown = [];
+		new MutationObserver(() => { if (!document.getElementById("viewer-screens").hidden) pickerShown.push(`+offered+`); })
+			.observe(document.getElementById("viewer-screens"), { attributes: true, childList: true, subtree: true });
+		location.hash = "#/computer/5%3Ak%C3%BCche/monitor/Top";
+		true`))
+	require.NoError(t, err)
+	until(t, "the monitor, live, named top", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.startsWith("on the monitor") &&
+		location.hash === "#/computer/5%3Ak%C3%BCche/monitor/top" && !document.getElementById("viewer-screens").hidden`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.title, document.getElementById("viewer-monitor").textContent,
+		`+offered+`, document.getElementById("viewer-screen").value, pickerShown.filter(list => list.includes("Top"))]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{"5:küche — monitor top", "— monitor top, text scale 1 (read only: a monitor takes no keys)",
+		"=its own screen,top=monitor top", "top", []any{}}, shown)
+}
+
 // monitorScaleProgram connects, draws on the top monitor, then sets the monitor's text scale
 // to each line the player types and writes it there.
 const monitorScaleProgram = `

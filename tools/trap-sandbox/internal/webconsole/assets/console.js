@@ -286,11 +286,16 @@ async function learnMonitors(v, again) {
 // picked; named again, it is offered as any monitor (picked, its view opens anew: pickScreen),
 // the one shown saying its view ended. Before, the monitor taken off was offered as one still
 // there. Monitors the computer left out of its list (v.monitorsLeftOut) are said last, "40 more
-// monitors, not listed", which cannot be picked: a link names one (screenHash).
+// monitors, not listed", which cannot be picked: a link names one (screenHash). A monitor
+// viewed that the list does not name (a link's Top, a monitor left out) waits for its first
+// frame, which names it as the computer does (nameMonitor): Top may be top, offered already.
 function offerScreens(v) {
   if (view !== v) return;
   const names = (v.monitors || []).slice();
-  if (v.monitor && !v.gone && !names.includes(v.monitor)) names.push(v.monitor);
+  if (v.monitor && !v.gone && !names.includes(v.monitor)) {
+    if (!v.monitorNamed) return; // the picker stays hidden, as open left it
+    names.push(v.monitor);
+  }
   const options = [new Option("its own screen", ""), ...names.map((n) => new Option(monitorWords(n), n))];
   let shown = null;
   if (v.gone) {
@@ -755,11 +760,30 @@ function showLive(v) {
   // A view opened anew shows its screen and keys with the first frame, not as its stream
   // opened: an empty screen, a dark square, and keys that sent nothing showed until then.
   $("viewer").classList.remove("blank");
-  draw(JSON.parse(v.newest));
+  const frame = JSON.parse(v.newest);
+  nameMonitor(v, frame.monitor);
+  draw(frame);
   v.shownLive = true;
   $("viewer").classList.remove("stale");
   if ([awaitingScreen, awaitingKeys].includes($("status").textContent)) status(liveWords(v));
   titled(v, "");
+}
+
+// nameMonitor names view v's monitor as the computer does (named: its stream's first frame's
+// monitor). The gateway asks a computer for a side named in another case as CC reads a side,
+// in lower case (its one rule, computer.MonitorName): an address typed by hand, #…/monitor/Top,
+// shows the monitor top. The view then says top, in its address (replaced: no step back to Top),
+// heading, tab title and picker, which offers it once (offerScreens): it kept Top as typed, and
+// the picker offered monitor top beside monitor Top.
+function nameMonitor(v, named) {
+  if (!v.monitor) return;
+  if (typeof named === "string" && named !== "" && named !== v.monitor) {
+    v.monitor = named;
+    history.replaceState(null, "", screenHash(v.traposId, named));
+  }
+  if (v.monitorNamed) return;
+  v.monitorNamed = true;
+  if (v.monitors) offerScreens(v);
 }
 
 // awaitingScreen is the status while view v's stream is open and its first frame has not come:
@@ -2312,7 +2336,7 @@ function olderVersion(version, than) {
 // newView is a view of computer traposId, not live yet: every field the page keeps of it (the
 // list at `let view`), in one place, which the browser tests start from too.
 function newView(traposId, monitor) {
-  return { traposId, monitor: monitor || "", monitors: null, monitorsLeftOut: 0, gone: "", abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
+  return { traposId, monitor: monitor || "", monitorNamed: false, monitors: null, monitorsLeftOut: 0, gone: "", abort: new AbortController(), queue: Promise.resolve(), down: new Set(), pending: [], presses: 0,
     sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, shownLive: false, ctrl: false, typed: "", left: "",
     unsent: new Set(), prevented: "", newest: "", drawing: false, held: null, drags: false, pressApart: false, saidDrags: false,
     pressed: new Set(), owed: [], opened: 0, pasted: null, inFlight: "", retrying: false, sentAsQ: [], sentAsQAt: 0 };
