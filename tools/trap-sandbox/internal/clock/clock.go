@@ -1,10 +1,10 @@
 // Package clock is the time source of the gateway's timers and expiries that tests move
 // rather than wait out (a socket's liveness, request timeouts, rate limits, tokens' and link
-// codes' expiry, the cluster router's heartbeats, the age of the opencode prober's last
-// result and its probe's timeout, MCP's waits for a screen and for a computer to connect, the
-// HTTP API client's wait for the gateway's answer): tests drive them with a Fake instead of
-// sleeping. It is the one way time is injected: a part that needs a settable
-// time takes a Clock, not a func() time.Time.
+// codes' expiry, the cluster router's heartbeats and its bound on a NATS operation, the age
+// of the opencode prober's last result and its probe's timeout, MCP's waits for a screen and
+// for a computer to connect, the HTTP API client's wait for the gateway's answer): tests drive
+// them with a Fake instead of sleeping. It is the one way time is injected: a part that needs
+// a settable time takes a Clock, not a func() time.Time.
 package clock
 
 import (

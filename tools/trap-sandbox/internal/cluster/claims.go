@@ -156,7 +156,7 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 	r.mu.Lock()
 	retried := h.unannounced // a success is logged: the failure was
 	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(r.ctx)
 	defer cancel()
 	if claimWriting != nil {
 		claimWriting(r.cfg.Replica, key)
@@ -357,7 +357,7 @@ func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64, bye
 	if !r.nc.IsConnected() {
 		return // the claim ages out with this replica's heartbeat, or reclaim rewrites it
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(ctx)
 	defer cancel()
 	var err error
 	if bye.Reason == "" {
@@ -671,7 +671,7 @@ func (r *Router) reclaim() {
 // bucket (reclaim, retryClaims): one found missing is written again, one replaced later is
 // acted on. It returns the error of a read or write that NATS, connected, did not answer.
 func (r *Router) checkClaim(k gateway.Key, h *held, rev uint64) error {
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(r.ctx)
 	e, err := r.claims.Get(ctx, claimKey(k))
 	cancel()
 	if reclaimRead != nil {

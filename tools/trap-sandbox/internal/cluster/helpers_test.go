@@ -92,6 +92,10 @@ type testCluster struct {
 	logs  *testkit.SyncBuffer
 	// maxBusAnswers is the MaxBusAnswers of the routers started from here (zero: the default).
 	maxBusAnswers int
+	// routerClock, when set, is the Clock of the routers started from here instead of the
+	// shared liveness clock, whose timers are real: a fake one, which a test moves to end a
+	// NATS operation that nobody answers (OpTimeout) rather than waiting it out.
+	routerClock clock.Clock
 	// modules registers modules of the test's on each replica's gateway (nil: none).
 	modules func(gw *gateway.Gateway)
 	// probes counts crash's probes, each under a name of its own.
@@ -236,8 +240,12 @@ func (tc *testCluster) openRouterWith(name, natsURL string, reg prometheus.Regis
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
+	var clk clock.Clock = tc.clock
+	if tc.routerClock != nil {
+		clk = tc.routerClock
+	}
 	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
-		Clock: tc.clock, Registerer: reg, Settings: settings, MaxBusAnswers: tc.maxBusAnswers}, logger)
+		Clock: clk, Registerer: reg, Settings: settings, MaxBusAnswers: tc.maxBusAnswers}, logger)
 	if err != nil {
 		nc.Close()
 		return openedRouter{name: name, err: err}

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"strings"
 	"time"
 
@@ -72,7 +71,7 @@ func (r *Router) purgeMarkers() {
 	if len(purge) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(r.ctx)
 	stream, err := r.js.Stream(ctx, "KV_"+ClaimsBucket)
 	cancel()
 	if err != nil {
@@ -84,7 +83,7 @@ func (r *Router) purgeMarkers() {
 		if r.ctx.Err() != nil {
 			break
 		}
-		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+		ctx, cancel := r.opContext(r.ctx)
 		err := stream.Purge(ctx, jetstream.WithPurgeSubject("$KV."+ClaimsBucket+"."+m.key), jetstream.WithPurgeSequence(m.rev+1))
 		cancel()
 		if err != nil {

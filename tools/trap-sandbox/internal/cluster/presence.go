@@ -85,7 +85,7 @@ func (r *Router) heartbeat(ctx context.Context) error {
 	if r.isLeaving() {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(ctx)
 	defer cancel()
 	b, _ := json.Marshal(r.ownHeartbeat())
 	if _, err := r.replicas.Put(ctx, escapeToken(r.cfg.Replica), b); err != nil {
@@ -112,7 +112,7 @@ func (r *Router) Leave() {
 	if !r.nc.IsConnected() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(context.Background())
 	defer cancel()
 	if err := r.replicas.Delete(ctx, escapeToken(r.cfg.Replica)); err != nil {
 		r.log.Warn("cannot say goodbye to the other replicas: they drop this replica's computers when its heartbeat is older than --nats-replica-ttl", "err", err)

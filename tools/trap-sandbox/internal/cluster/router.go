@@ -90,14 +90,15 @@ type Config struct {
 	// HeartbeatInterval.
 	HeartbeatInterval time.Duration
 	ReplicaTTL        time.Duration
-	// OpTimeout bounds one key-value operation.
+	// OpTimeout bounds one key-value operation (or request on NATS), on Clock.
 	OpTimeout time.Duration
 	// MaxBusAnswers bounds the routed requests and relayed messages answered at once (zero:
 	// DefaultMaxBusAnswers).
 	MaxBusAnswers int
 	// Clock is the time of the liveness decisions (when a heartbeat arrived, whether it is
-	// older than ReplicaTTL) and of the heartbeat timer; nil means the wall clock. It is the
-	// gateway's clock type (internal/clock): tests move it instead of waiting.
+	// older than ReplicaTTL), of the heartbeat timer and of OpTimeout; nil means the wall
+	// clock. It is the gateway's clock type (internal/clock): tests move it instead of
+	// waiting, for NATS that does not answer too.
 	Clock clock.Clock
 	// Registerer receives the router's metrics (label them with the replica); nil: none.
 	Registerer prometheus.Registerer
@@ -129,6 +130,13 @@ func (c Config) withDefaults() (Config, error) {
 		c.Clock = clock.Real{}
 	}
 	return c, nil
+}
+
+// opContext is ctx bounded by OpTimeout on the router's clock, for one key-value operation or
+// request on NATS: on the wall clock it is context.WithTimeout; a test's clock ends it when
+// the test moves it past OpTimeout. Call cancel when done.
+func (r *Router) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return clock.WithTimeout(ctx, r.cfg.Clock, r.cfg.OpTimeout)
 }
 
 // held is a computer whose socket this replica holds, as the gateway claimed it.
@@ -437,7 +445,7 @@ func (r *Router) open(ctx context.Context) error {
 // of one name started at the same moment both pass this check: they find each other once
 // running, and the newer stops then (twin.go).
 func (r *Router) checkNameFree(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(ctx)
 	defer cancel()
 	_, err := r.nc.RequestWithContext(ctx, aliveSubject(r.cfg.Replica), nil)
 	switch {
@@ -466,7 +474,7 @@ func (r *Router) bucketConfigs() (claims, replicas jetstream.KeyValueConfig) {
 // reconnected (heartbeat, reclaim). The handles bound at start stay valid: a bucket is found
 // by its name.
 func (r *Router) ensureBuckets() {
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(r.ctx)
 	defer cancel()
 	js, err := jetstream.New(r.nc)
 	if err != nil {
@@ -558,7 +566,7 @@ func (r *Router) rewatch() {
 	}
 	r.remote = newRemoteSet()
 	r.mu.Unlock()
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(r.ctx)
 	defer cancel()
 	if err := r.startWatchers(ctx); err != nil {
 		r.log.Warn("cannot watch the NATS buckets again after reconnecting", "err", err)
@@ -675,7 +683,7 @@ func (r *Router) startOf(ctx context.Context, kv jetstream.KeyValue) (watchStart
 // early; only /healthz's line and the log say so. A bucket kept with a history of more than
 // one revision holds older ones the watch never gets: its start is read by nats.go's word.
 func (r *Router) startRead(start watchStart, applied uint64) bool {
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	ctx, cancel := r.opContext(r.ctx)
 	defer cancel()
 	m, err := start.stream.GetMsg(ctx, applied+1, jetstream.WithGetMsgSubject(start.subjects))
 	switch {

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/opencodehealth"
@@ -304,10 +305,24 @@ func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
 // computer (another replica may).
 func TestAClaimThatCannotBeReadIsNotTakenForNone(t *testing.T) {
 	tc := newTestCluster(t)
+	opClock := clock.NewFake(time.Now())
+	tc.routerClock = opClock // A's reads end when the test says, not DefaultOpTimeout later
 	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
 	t.Cleanup(func() { proxy.setFrozen(false) }) // before the replica stops: it stops quickly
 	proxy.setFrozen(true)
-	res := await(t, a.request("3:elsewhere", gateway.TypePing, nil, gateway.MaxRequestTimeout))
+	pending := a.request("3:elsewhere", gateway.TypePing, nil, gateway.MaxRequestTimeout)
+	// The read's time runs out at the first move of A's clock after it began; it is moved
+	// until the answer comes, as it moves for a replica that runs.
+	var res apiResult
+	require.Eventually(t, func() bool {
+		select {
+		case res = <-pending:
+			return true
+		default:
+			opClock.Advance(DefaultOpTimeout)
+			return false
+		}
+	}, waitLimit, testkit.Poll, "the request to be answered")
 	assert.Equal(t, http.StatusNotFound, res.status)
 	require.NotNil(t, res.body.Error)
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
@@ -231,7 +232,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 	if known {
 		holder = c.replica()
 	} else {
-		ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
+		ctx, cancel := r.opContext(ctx)
 		e, err := r.claims.Get(ctx, claimKey(k))
 		cancel()
 		switch {
@@ -475,7 +476,7 @@ func (r *Router) probe(replica string) {
 		delete(r.probing, replica)
 		r.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(r.ctx, min(r.cfg.OpTimeout, r.cfg.HeartbeatInterval/2))
+	ctx, cancel := clock.WithTimeout(r.ctx, r.cfg.Clock, min(r.cfg.OpTimeout, r.cfg.HeartbeatInterval/2))
 	defer cancel()
 	_, err := r.nc.RequestWithContext(ctx, aliveSubject(replica), nil)
 	switch {

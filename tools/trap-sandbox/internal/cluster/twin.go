@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -136,7 +135,7 @@ func (r *Router) yield(older heartbeatValue) {
 		beat := r.ownHeartbeat()
 		beat.Yielded = true
 		b, _ := json.Marshal(beat)
-		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+		ctx, cancel := r.opContext(r.ctx)
 		defer cancel()
 		if _, err := r.replicas.Put(ctx, escapeToken(r.cfg.Replica), b); err != nil {
 			r.log.Debug("cannot tell the older replica of this name that this one yields", "err", err)
