@@ -38,13 +38,19 @@ func startNATS(t *testing.T) string {
 // startNATSWith is startNATS with opts (e.g. a user and password); it fills in the rest.
 func startNATSWith(t *testing.T, opts *natsserver.Options) string {
 	t.Helper()
+	return startNATSServer(t, opts).ClientURL()
+}
+
+// startNATSServer is startNATSWith returning the server, for a test that changes it as it runs.
+func startNATSServer(t *testing.T, opts *natsserver.Options) *natsserver.Server {
+	t.Helper()
 	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", natsserver.RANDOM_PORT, true, t.TempDir(), true, true
 	ns, err := natsserver.NewServer(opts)
 	require.NoError(t, err)
 	go ns.Start()
 	require.True(t, ns.ReadyForConnections(10*time.Second))
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns.ClientURL()
+	return ns
 }
 
 // TestServeWithNATSSharesComputersAcrossReplicas runs two replicas as `trap-sandbox serve
