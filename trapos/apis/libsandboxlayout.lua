@@ -250,6 +250,30 @@ local function roomToAnswer(t, room)
   return width - x + 1 >= (room or ANSWER_ROOM);
 end
 
+-- The rows of a question on a screen width columns wide, as hangingRows lays them out, with
+-- the blanks text ends with and room columns (ANSWER_ROOM by default) left after its last row
+-- for the answer typed there: when they are not, its last word ("[y/N]") starts a row of its
+-- own, indented, so that the question's end stays beside the answer. roomToAnswer would move
+-- the answer alone to the next row's start, away from the "[y/N]" it answers (sandbox link's
+-- question on a pocket computer, which a long account fills to the row's end).
+local function hangingQuestionRows(text, width, room)
+  expect(1, text, "string");
+  expect(2, width, "number");
+  expect(3, room, "number", "nil");
+  room = room or ANSWER_ROOM;
+  local rows = hangingRows(text, width);
+  local blanks = #text:match("[ \t]*$");
+  local indent = hangingIndent(width);
+  local last = rows[#rows];
+  if #last + blanks + room > width then
+    local before, word = last:match("^(.*%S)[ \t]+(%S+)$");
+    if before ~= nil and #indent + #word + blanks + room <= width then
+      rows[#rows], rows[#rows + 1] = before, indent .. word;
+    end
+  end
+  return rows;
+end
+
 -- A program's print, printError and write with every text laid out by fitLongWords for the
 -- screen: env is the program's environment (_ENV), whose print, printError and write (taken
 -- now) put the text on the screen, and whose term gives the width, and write's column, at each
@@ -270,6 +294,13 @@ local function fitted(env)
     -- the gateway's, among lines a player reads by their start.
     printHanging = function(text)
       return envPrint(table.concat(hangingRows(tostring(text), width()), "\n"));
+    end,
+    -- write a question from the row's start, laid out by hangingQuestionRows: one that holds
+    -- words of the gateway's (sandbox link's account), among lines a player reads by their
+    -- start; its answer is typed after it.
+    writeHangingQuestion = function(text, room)
+      text = tostring(text);
+      return envWrite(table.concat(hangingQuestionRows(text, width(), room), "\n") .. text:match("[ \t]*$"));
     end,
     printError = function(text)
       return envPrintError(fitLongWords(tostring(text), width()));
@@ -389,6 +420,7 @@ return {
   fitLongWords = fitLongWords,
   hangingIndent = hangingIndent,
   hangingRows = hangingRows,
+  hangingQuestionRows = hangingQuestionRows,
   fitted = fitted,
   commandRows = commandRows,
 };

@@ -71,10 +71,10 @@ local layout = require('/apis/libsandboxlayout');
 local laidOut = layout.fitted(_ENV);
 local print, write = laidOut.print, laidOut.write;
 -- A line that holds the gateway's words (an account, an error it sent, a detail of its
--- agent), among lines a player reads by their start (status, health, link's account): its
--- rows after the first are indented, so that no row of the gateway's choosing starts where a
+-- agent), among lines a player reads by their start (status, health, link's account and its
+-- question): its rows after the first are indented, so that no row of the gateway's choosing starts where a
 -- line of the client's does (libsandboxlayout.hangingRows).
-local printHanging = laidOut.printHanging;
+local printHanging, writeHangingQuestion = laidOut.printHanging, laidOut.writeHangingQuestion;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
@@ -601,15 +601,20 @@ local function reconnect()
   print("traposId: " .. tostring(status.traposId));
 end
 
--- Writes a question and reads its answer after it, on the next line when the question ends
--- too near the right edge for the answer to show (libsandbox.roomToAnswer; room, when given,
--- is the columns this answer needs).
-local function ask(question, replace, room)
-  write(question);
+-- Reads the answer to the question just written, after it, or on the next line when the
+-- question ends too near the right edge for the answer to show (libsandbox.roomToAnswer;
+-- room, when given, is the columns this answer needs).
+local function readAnswer(replace, room)
   if not libsandbox.roomToAnswer(term, room) then
     print();
   end
   return read(replace);
+end
+
+-- Writes a question and reads its answer after it (readAnswer).
+local function ask(question, replace, room)
+  write(question);
+  return readAnswer(replace, room);
 end
 
 -- The password to save: Enter keeps the current one (shown masked), or none if none is set.
@@ -1115,7 +1120,10 @@ end
 local function askAccept(session, account)
   local answer, closed = nil, nil;
   parallel.waitForAny(function()
-    answer = ask("Link this computer to " .. account .. "? [y/N] ") or "";
+    -- The account is the gateway's: the question's rows after the first are indented, as
+    -- "Approved by account …" above it, so none of them reads as a line of the computer's.
+    writeHangingQuestion("Link this computer to " .. account .. "? [y/N] ");
+    answer = readAnswer() or "";
   end, function()
     closed = session.keepAlive();
   end);

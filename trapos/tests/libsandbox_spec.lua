@@ -496,6 +496,34 @@ describe("libsandbox", function()
         { "print", 1, "42" },
       });
     end);
+
+    it("writes a question of the gateway's words hanging, the answer typed beside its [y/N]", function()
+      -- sandbox link's question names the account the gateway chose: CC's write started its
+      -- rows after the first at the row's start, where they read as lines of the computer's
+      local function written(question)
+        local win = window.create(term.current(), 1, 1, 26, 20, false);
+        local previous = term.redirect(win);
+        local screen = require('/apis/libsandboxlayout').fitted(_ENV);
+        local ok, err = pcall(screen.writeHangingQuestion, question);
+        term.redirect(previous);
+        if not ok then
+          fail(err);
+        end
+        local rows = {};
+        for y = 1, select(2, win.getCursorPos()) do
+          rows[y] = (win.getLine(y):gsub(" +$", ""));
+        end
+        return rows, { win.getCursorPos() };
+      end
+      local rows, cursor = written("Link this computer to kitchen-builders-guild? [y/N] ");
+      expect(rows):same({ "Link this computer to", " kitchen-builders-guild?", " [y/N]" });
+      expect(cursor):same({ 8, 3 });
+      -- a word longer than a row goes on at the next, as CC breaks it; the [y/N] that would
+      -- end the row with no room for the answer after it starts a row of its own with it
+      rows, cursor = written("Link this computer to kitchen-builders-guild-of-the-northern-realm? [y/N] ");
+      expect(rows):same({ "Link this computer to kitc", " hen-builders-guild-of-the", " -northern-realm?", " [y/N]" });
+      expect(cursor):same({ 8, 4 });
+    end);
   end);
 
   describe("fitLongWords", function()
@@ -693,6 +721,27 @@ describe("libsandbox", function()
         expect(rowsPrinted(line, width)[2]):eq("proof: required");
         expect(hangingRows(line, width)[2]):eq((width < 39 and " " or "  ") .. "proof: required");
       end
+    end);
+  end);
+
+  describe("libsandboxlayout.hangingQuestionRows", function()
+    local layout = require('/apis/libsandboxlayout');
+
+    it("keeps a question's last word beside the room its answer needs", function()
+      local hangingQuestionRows = layout.hangingQuestionRows;
+      -- room after it: as hangingRows
+      expect(hangingQuestionRows("Link this computer to alice? [y/N] ", 51)):same({ "Link this computer to alice? [y/N]" });
+      expect(hangingQuestionRows("Link this computer to alice? [y/N] ", 26))
+        :same({ "Link this computer to", " alice? [y/N]" });
+      -- a [y/N] ending at column 23 of 26 leaves too few for the blank, "yes" and the cursor
+      expect(hangingQuestionRows("Link this computer to xx -northern-realm? [y/N] ", 26))
+        :same({ "Link this computer to xx", " -northern-realm?", " [y/N]" });
+      -- the room asked for counts, and the blanks the text ends with
+      expect(hangingQuestionRows("Your gateway's name? ", 26, layout.PASSWORD_ROOM)):same({ "Your gateway's", " name?" });
+      expect(hangingQuestionRows("Link this computer to alice? [y/N]" .. string.rep(" ", 10), 26))
+        :same({ "Link this computer to", " alice?", " [y/N]" });
+      -- a last row of one word keeps it: no row would have more room
+      expect(hangingQuestionRows(string.rep("y", 24) .. " [y/N] ", 26)):same({ string.rep("y", 24), " [y/N]" });
     end);
   end);
 

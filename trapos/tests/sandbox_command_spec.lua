@@ -358,6 +358,15 @@ local function linkGateway(o)
   end
 end
 
+-- sandbox link's question for account, as the program writes it on this computer's screen:
+-- its rows after the first indented (the account is the gateway's), the answer typed after
+-- the blank that ends it.
+local function linkQuestion(account)
+  local layout = require('/apis/libsandboxlayout');
+  return table.concat(layout.hangingQuestionRows("Link this computer to " .. account .. "? [y/N] ",
+    (term.getSize())), "\n") .. " ";
+end
+
 -- The payloads of the frames of a type the program sent on its link session.
 local function sentOf(record, msgType)
   local found = {};
@@ -1983,7 +1992,7 @@ describe("sandbox command", function()
       want[#want + 1] = "Linked to alice.";
       want[#want + 1] = "The daemon reconnects with the new credential.";
       expect(lines):same(want);
-      expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
+      expect(record.prompts):same({ linkQuestion("alice") });
       expect(record.values["sandbox.password"]):eq(CREDENTIAL);
       expect(record.saved):eq(1);
       expect(record.reconnects):eq(1);
@@ -2031,7 +2040,7 @@ describe("sandbox command", function()
       expect(table.concat(lines, " "):find("curl", 1, true)):eq(nil);
       expect(#lines <= 10):eq(true);
       expect(lines[#lines - 1]):eq(hanging("Approved by account mallory Link this computer to alice (x [2J)."));
-      expect(record.prompts):same({ "Link this computer to mallory Link this computer to alice? [y/N] " });
+      expect(record.prompts):same({ linkQuestion("mallory Link this computer to alice") });
       for _, line in ipairs(lines) do
         expect(unhung(line):find("[%c]")):eq(nil);
       end
@@ -2051,6 +2060,32 @@ describe("sandbox command", function()
       ok, err = run({ "link" }, { linkFailure = "no\n" .. long });
       expect(ok):eq(false);
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
+    end);
+
+    it("asks its question with the rows after its first indented, as the account's line above it", function()
+      -- The account is the gateway's: CC's wrap started the question's rows after the first at
+      -- the row's start, where they read as lines of the computer's. The answer is typed
+      -- after the [y/N] on the last row.
+      -- A word longer than a row goes on at the next, as CC breaks it; a [y/N] that would end
+      -- a row with no room for the answer starts a row of its own with it.
+      local short, long = "kitchen-builders-guild", "kitchen-builders-guild-of-the-northern-realm";
+      for _, case in ipairs({
+        { 26, short, "Link this computer to\n kitchen-builders-guild?\n [y/N] " },
+        { 51, short, "Link this computer to kitchen-builders-guild?\n  [y/N] " }, -- 51 columns to its end
+        { 39, short, "Link this computer to\n  kitchen-builders-guild? [y/N] " },
+        { 26, long, "Link this computer to kitc\n hen-builders-guild-of-the\n -northern-realm?\n [y/N] " },
+        { 51, long, "Link this computer to\n  kitchen-builders-guild-of-the-northern-realm?\n  [y/N] " },
+      }) do
+        local account = case[2];
+        local approved = { state = "approved", account = account, approvedBy = "root (key kitchen)" };
+        local ok, err, lines, record = run({ "link" }, {
+          gateway = linkGateway({ polls = { approved } }), typed = { "n" }, width = case[1],
+        });
+        expectSuccess(ok, err);
+        expect(lines[#lines - 1]):eq(hanging("Approved by account " .. account .. " (root (key kitchen)).", case[1]));
+        expect(record.prompts):same({ case[3] });
+        expect(lines[#lines]):eq("Not linked.");
+      end
     end);
 
     it("refuses a code that is not one plain word, which the approve line would carry to the host's shell", function()
@@ -2095,7 +2130,7 @@ describe("sandbox command", function()
       expect(answered):eq(false);
       expect(err):str_match("^The gateway closed the link session %(Server stopping%)%.");
       expect(lines[#lines]):eq(hanging("Approved by account alice (alice (token laptop))."));
-      expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
+      expect(record.prompts):same({ linkQuestion("alice") });
       expect(record.saved):eq(0);
     end);
 
@@ -2106,7 +2141,7 @@ describe("sandbox command", function()
       });
       expect(failed(ok, err)):eq("The gateway linked the computer to mallory , not to alice as you agreed, so its "
         .. "credential is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
-      expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
+      expect(record.prompts):same({ linkQuestion("alice") });
       expect(record.values["sandbox.password"]):eq("shared");
       expect(record.saved):eq(0);
       expect(record.reconnects):eq(0);
