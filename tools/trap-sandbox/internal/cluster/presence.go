@@ -204,8 +204,16 @@ func (r *Router) logSilentReplicas() {
 	}
 }
 
+// heartbeatApplying, when a test sets it, runs before the watcher applies each change of
+// ReplicasBucket, with the watching replica's name and the change's key (a test holds a
+// watch's read with it); nil otherwise.
+var heartbeatApplying func(replica, key string)
+
 // heartbeatArrived applies one change of ReplicasBucket (the watcher's goroutine).
 func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
+	if heartbeatApplying != nil {
+		heartbeatApplying(r.cfg.Replica, e.Key())
+	}
 	name, err := unescapeToken(e.Key())
 	if err != nil {
 		return

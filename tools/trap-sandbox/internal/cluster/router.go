@@ -514,7 +514,8 @@ func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 }
 
 // startWatchers watches both buckets. It waits until the heartbeats at the start have been
-// applied, so that the live replicas are known; the claims, one per computer of the whole
+// applied, so that the live replicas are known, for as long as ctx lets it (--nats-setup-timeout
+// at start, OpTimeout after a reconnection: rewatch); the claims, one per computer of the whole
 // cluster (100 000 take tens of seconds to read on a busy host), are read in the background:
 // the replica serves its own computers meanwhile, routes by reading a claim it does not know
 // yet (holder), and lists the other replicas' computers as they arrive (/healthz says so).
@@ -525,7 +526,7 @@ func (r *Router) startWatchers(ctx context.Context) error {
 		return err // closing: Close has stopped, or is about to stop, the watchers
 	}
 	replicasReady := make(chan struct{})
-	replicas, err := r.watch(ctx, r.replicas, r.heartbeatArrived, func() { close(replicasReady) })
+	replicas, err := r.watch(ctx, r.replicas, r.heartbeatArrived, r.heartbeatsCheckEvery(), func() { close(replicasReady) })
 	if err != nil {
 		return err
 	}
@@ -536,7 +537,7 @@ func (r *Router) startWatchers(ctx context.Context) error {
 		return fmt.Errorf("read the %s bucket: %w", ReplicasBucket, ctx.Err())
 	}
 	start := time.Now()
-	claims, err := r.watch(ctx, r.claims, r.applyClaim, func() {
+	claims, err := r.watch(ctx, r.claims, r.applyClaim, r.cfg.HeartbeatInterval, func() {
 		r.mu.Lock()
 		r.ready = true
 		n := r.remote.len()
@@ -549,6 +550,21 @@ func (r *Router) startWatchers(ctx context.Context) error {
 	}
 	r.watchers = []*watch{claims, replicas}
 	return nil
+}
+
+// heartbeatsCheckEvery is how often the watch of ReplicasBucket checks whether it has read the
+// heartbeats at its start (startRead), until it has: more often than the wait for them lasts
+// after a reconnection (OpTimeout, rewatch), so that a check comes within it. Checked each
+// heartbeat interval (5 s), it came after that wait (2 s) had given up, and the replica then
+// watched neither bucket until its next reconnection. The read needs the check only when the
+// stream's last entries as the watch begins are removed before the server sends them, which
+// the bucket's own rules hardly ever do: nothing purges it, a heartbeat replaced brings its
+// newer one, and its TTL removes the oldest first, so the newest must be ReplicaTTL old (every
+// replica silent, this one's heartbeat after reconnecting failed).
+// TestAReplicaReadsTheHeartbeatsAgainWithinItsWaitAfterReconnecting provokes it. A check is
+// one small read of NATS; a read that ends as the heartbeats come needs none.
+func (r *Router) heartbeatsCheckEvery() time.Duration {
+	return min(r.cfg.HeartbeatInterval, r.cfg.OpTimeout/2)
 }
 
 // rewatch starts the watchers anew after a reconnection: the server may have lost their
@@ -566,6 +582,7 @@ func (r *Router) rewatch() {
 	}
 	r.remote = newRemoteSet()
 	r.mu.Unlock()
+	// On the router's clock, as the watch's checks are (heartbeatsCheckEvery): the wait outlasts one.
 	ctx, cancel := r.opContext(r.ctx)
 	defer cancel()
 	if err := r.startWatchers(ctx); err != nil {
@@ -601,9 +618,9 @@ func (w *watch) stop() {
 
 // watch feeds every change of kv to apply, in revision order, from a goroutine of its own.
 // ready runs once the bucket's contents at the start have been applied: at nats.go's word, at
-// the first change past them, or at the latest a heartbeat interval after the last of them
-// (startRead, checked each interval until then: one small read of NATS).
-func (r *Router) watch(ctx context.Context, kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), ready func()) (*watch, error) {
+// the first change past them, or at the latest checkEvery after the last of them (startRead,
+// checked every checkEvery until then: one small read of NATS).
+func (r *Router) watch(ctx context.Context, kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), checkEvery time.Duration, ready func()) (*watch, error) {
 	start, err := r.startOf(ctx, kv)
 	if err != nil {
 		return nil, err
@@ -615,7 +632,7 @@ func (r *Router) watch(ctx context.Context, kv jetstream.KeyValue, apply func(je
 	wt := &watch{w: w, done: make(chan struct{})}
 	go func() {
 		defer close(wt.done)
-		check := r.cfg.Clock.NewTimer(r.cfg.HeartbeatInterval)
+		check := r.cfg.Clock.NewTimer(checkEvery)
 		defer check.Stop()
 		checks := check.C()
 		read := func() {
@@ -645,7 +662,7 @@ func (r *Router) watch(ctx context.Context, kv jetstream.KeyValue, apply func(je
 					read()
 					continue
 				}
-				check.Reset(r.cfg.HeartbeatInterval)
+				check.Reset(checkEvery)
 			}
 		}
 	}()
@@ -691,7 +708,7 @@ func (r *Router) startRead(start watchStart, applied uint64) bool {
 		return true
 	case err != nil:
 		r.log.Debug("cannot check whether a bucket watch has read the bucket", "err", err)
-		return false // checked again a heartbeat interval later
+		return false // checked again at the watch's next check
 	}
 	return m.Sequence > start.last
 }

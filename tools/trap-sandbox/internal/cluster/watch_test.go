@@ -8,13 +8,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/testkit"
 )
@@ -116,4 +119,123 @@ func TestAReplicaReadsTheClaimsWhenMarkersArePurgedAsItReadsThem(t *testing.T) {
 		assert.NotContains(c, a.HealthDetail(), "reading")
 	}, waitLimit, testkit.Poll, "A to have read the claims")
 	assert.Contains(t, tc.logs.String(), fmt.Sprintf(`msg="read the other replicas' computers" replica=a component=cluster computers=%d `, small-markers+big))
+}
+
+// TestAReplicaReadsTheHeartbeatsAgainWithinItsWaitAfterReconnecting: after a reconnection
+// the replica reads ReplicasBucket again (rewatch) and waits for the heartbeats there at that
+// moment, within --nats-op-timeout. The watch counts them read at nats.go's word, at an entry
+// at or past the stream's last sequence at its start, or when a check finds the rest removed
+// (startRead). Entries removed from the stream's end as the watch reads them (in production:
+// the bucket's TTL, the newest heartbeat ReplicaTTL old, every replica silent and this one's
+// own heartbeat after reconnecting failed) leave the first two waiting for a later change: the
+// check must come within the wait. It came each heartbeat interval (5 s), after the 2 s wait
+// had given up, and the replica then watched neither bucket until its next reconnection.
+//
+// The server is made to stop before the stream's last entries by flow control, as in
+// TestAReplicaReadsTheClaimsWhenMarkersArePurgedAsItReadsThem: A's new watch is held at its
+// first entry, so its buffer of 256 fills and it takes nothing more, and three big entries
+// carry the server over 2 MB. The entries after them are purged, and A's watch let go to its
+// last entry, where it is held while A's clock moves to its wait's end, less a moment. A's
+// clock is the test's: it moves only when the test moves it.
+func TestAReplicaReadsTheHeartbeatsAgainWithinItsWaitAfterReconnecting(t *testing.T) {
+	tc := newTestCluster(t)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	_, replicasCfg := (&Router{cfg: Config{ReplicaTTL: DefaultReplicaTTL}}).bucketConfigs()
+	replicas, err := bucket(ctx, js, replicasCfg)
+	require.NoError(t, err)
+	stream, err := js.Stream(ctx, "KV_"+ReplicasBucket)
+	require.NoError(t, err)
+
+	// Entries that are no heartbeats (A logs each once and reads on): 300 small, 3 of 900 KB.
+	const small, big = 300, 3
+	var lastBig uint64
+	for i := range small + big {
+		pad := ""
+		if i >= small {
+			pad = strings.Repeat("x", 900_000)
+		}
+		lastBig, err = replicas.Put(ctx, fmt.Sprintf("filler%03d", i), []byte(pad))
+		require.NoError(t, err)
+	}
+
+	// Once holding, A's watch waits at its first entry and at its last, each until let go;
+	// its watch before the reconnection gets neither, only the changes after its start.
+	var holding atomic.Bool
+	first, last := newGate(), newGate()
+	heartbeatApplying = func(replica, key string) {
+		if replica != "a" || !holding.Load() {
+			return
+		}
+		switch key {
+		case "filler000":
+			first.pass()
+		case fmt.Sprintf("filler%03d", small+big-1):
+			last.pass()
+		}
+	}
+	defer func() { heartbeatApplying = nil }()
+	// As A's reconnection starts to read the bucket again, a heartbeat of replica z is its
+	// last entry, after A's own heartbeat of the reconnection.
+	watchersStopping = func(replica string, connClosed bool) {
+		if replica != "a" || !holding.Load() || connClosed {
+			return
+		}
+		b, _ := json.Marshal(heartbeatValue{Replica: "z", Started: time.Now()})
+		_, err := replicas.Put(ctx, "z", b)
+		assert.NoError(t, err)
+	}
+	defer func() { watchersStopping = nil }()
+
+	fake := clock.NewFake(time.Now())
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	anc, err := Connect(ctx, ConnOptions{URL: proxy.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
+	require.NoError(t, err)
+	a, err := newRouter(ctx, anc, Config{Replica: "a", Clock: fake},
+		slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", "a"), nil)
+	require.NoError(t, err)
+	defer a.Close()
+	defer first.open() // before Close, which waits for the watch
+	defer last.open()
+	reads := func() int {
+		return strings.Count(tc.logs.String(), `msg="read the other replicas' computers" replica=a`)
+	}
+	require.Eventually(t, func() bool { return reads() == 1 }, waitLimit, testkit.Poll, "A to read the buckets")
+
+	holding.Store(true)
+	proxy.setCut(true)
+	require.Eventually(t, func() bool { return !anc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	proxy.setCut(false)
+	<-first.reached
+
+	// The server has sent up to the last big entry, and waits for A's watch before the
+	// entries after it, A's heartbeat and z's. (A's watch before the reconnection, until the
+	// server drops its consumer, was sent them all.)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		var delivered []uint64
+		consumers := stream.ListConsumers(ctx)
+		for ci := range consumers.Info() {
+			delivered = append(delivered, ci.Delivered.Stream)
+		}
+		assert.NoError(c, consumers.Err())
+		assert.Contains(c, delivered, lastBig, "A's watch has been sent up to the last big entry")
+	}, waitLimit, testkit.Poll, "the server to send A's watch the big entries")
+	for _, key := range []string{"a", "z"} {
+		require.NoError(t, stream.Purge(ctx, jetstream.WithPurgeSubject("$KV."+ReplicasBucket+"."+key)))
+	}
+	first.open()
+	<-last.reached
+
+	fake.Advance(DefaultOpTimeout - time.Millisecond)
+	last.open()
+	require.Eventually(t, func() bool {
+		return reads() == 2 || strings.Contains(tc.logs.String(), "cannot watch the NATS buckets again")
+	}, waitLimit, testkit.Poll, "A to read the buckets again, or give up")
+	assert.NotContains(t, tc.logs.String(), "cannot watch the NATS buckets again")
+	assert.Equal(t, 2, reads(), "A read the buckets again within its wait")
 }
