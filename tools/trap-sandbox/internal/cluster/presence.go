@@ -146,7 +146,8 @@ func (r *Router) heartbeatLoop() {
 }
 
 // tick is one tick of heartbeatLoop: the heartbeat, the sweep, the doubts settled, the
-// claims retried and the holders watched.
+// claims retried, the buckets watched again after a rewatch that failed, and the holders
+// watched.
 func (r *Router) tick() {
 	r.tickMu.Lock()
 	defer r.tickMu.Unlock()
@@ -165,6 +166,7 @@ func (r *Router) tick() {
 	r.startSweep()
 	r.settleDoubts()
 	r.retryClaims()
+	r.rewatchIfUnwatched()
 	r.watchHolders()
 	r.logSilentReplicas()
 	r.checkDroppedRevocations()

@@ -240,6 +240,10 @@ type Router struct {
 
 	watchMu  sync.Mutex // guards watchers; held while they are (re)started or stopped
 	watchers []*watch
+	// rewatchMu is held while a rewatch runs: a reconnection's and a heartbeat tick's
+	// (rewatchIfUnwatched) one after the other, never interleaved, which would leave the
+	// watchers the first started running unstopped.
+	rewatchMu sync.Mutex
 
 	beatMu sync.Mutex // held while the heartbeat is written or deleted (Leave)
 	// tickMu is held while a heartbeat tick runs (heartbeatLoop): its heartbeat and the work
@@ -282,6 +286,9 @@ type Router struct {
 	// under its name by another instance after that is a twin's (twin.go).
 	seenOwnBeat bool
 	twins       map[string]bool // the instances of the twins that yielded to this replica, each logged once
+	// unwatched: the last rewatch failed, so the router watches neither bucket until one
+	// succeeds (rewatchIfUnwatched, at each heartbeat tick); rewatching: a tick's is running.
+	unwatched, rewatching bool
 	// rechecking: the credentials held here are being checked against the account store for
 	// revocations the replica missed (revocationsMissed); recheckAgain: a miss was reported
 	// meanwhile, so another check follows; droppedChecked: what revSub.Dropped said as the
@@ -570,8 +577,11 @@ func (r *Router) heartbeatsCheckEvery() time.Duration {
 // rewatch starts the watchers anew after a reconnection: the server may have lost their
 // consumers (a restarted NATS), and the library would notice only after missing heartbeats for
 // ten seconds. The claims are read again from the start, so a withdrawal missed meanwhile
-// does not linger.
+// does not linger. When it fails, the router watches neither bucket: the heartbeat ticks try
+// again (rewatchIfUnwatched).
 func (r *Router) rewatch() {
+	r.rewatchMu.Lock()
+	defer r.rewatchMu.Unlock()
 	r.watchMu.Lock()
 	r.stopWatchersLocked()
 	r.watchMu.Unlock()
@@ -585,8 +595,55 @@ func (r *Router) rewatch() {
 	// On the router's clock, as the watch's checks are (heartbeatsCheckEvery): the wait outlasts one.
 	ctx, cancel := r.opContext(r.ctx)
 	defer cancel()
-	if err := r.startWatchers(ctx); err != nil {
-		r.log.Warn("cannot watch the NATS buckets again after reconnecting", "err", err)
+	err := r.startWatchers(ctx)
+	r.mu.Lock()
+	failedBefore := r.unwatched
+	r.unwatched = err != nil && !r.closing
+	r.mu.Unlock()
+	switch {
+	case err != nil && r.ctx.Err() != nil: // closing
+	case err != nil && failedBefore:
+		r.log.Debug("cannot watch the NATS buckets again yet", "err", err)
+	case err != nil:
+		r.log.Warn(unwatchedLine, "err", err)
+	case failedBefore:
+		r.log.Info(rewatchedLine)
+	}
+}
+
+// Log lines of a rewatch that failed, and of the one that then succeeded: between them the
+// replica sees none of the other replicas' heartbeats and claims.
+const (
+	unwatchedLine = "cannot watch the NATS buckets again after reconnecting: until it does, this replica lists only its own computers " +
+		"and hears no other replica's heartbeat (it takes them for dead after --nats-replica-ttl); trying again at every heartbeat"
+	rewatchedLine = "watching the NATS buckets again: the other replicas' heartbeats and computers reach this replica"
+)
+
+// rewatchIfUnwatched runs at every heartbeat tick: after a rewatch that failed (NATS slow to
+// answer as the replica reconnected, its JetStream not ready yet, a bucket lost), it tries
+// again, in a goroutine of its own (a try waits up to OpTimeout), checking the buckets first
+// as a reconnection does. The router watched neither bucket until its next reconnection: the
+// others' heartbeats never came, so it took every other replica for dead, and their later
+// claims of its computers closed none of its sockets.
+func (r *Router) rewatchIfUnwatched() {
+	r.mu.Lock()
+	if !r.unwatched || r.rewatching {
+		r.mu.Unlock()
+		return
+	}
+	r.rewatching = true
+	r.mu.Unlock()
+	done := func() {
+		r.mu.Lock()
+		r.rewatching = false
+		r.mu.Unlock()
+	}
+	if !r.spawn(func() {
+		defer done()
+		r.ensureBuckets()
+		r.rewatch()
+	}) {
+		done()
 	}
 }
 

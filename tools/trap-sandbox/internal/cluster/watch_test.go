@@ -239,3 +239,69 @@ func TestAReplicaReadsTheHeartbeatsAgainWithinItsWaitAfterReconnecting(t *testin
 	assert.NotContains(t, tc.logs.String(), "cannot watch the NATS buckets again")
 	assert.Equal(t, 2, reads(), "A read the buckets again within its wait")
 }
+
+// TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat: a reconnection whose read of
+// the buckets fails (here ReplicasBucket is gone as the read starts, standing for NATS slow to
+// answer or its JetStream not ready yet) leaves the replica watching neither bucket; it says
+// so, and tries again at the next heartbeat tick, checking the buckets first (the one gone is
+// created again), until it watches them: another replica's heartbeat written then reaches it.
+// Before, it watched nothing until its next reconnection, and took every other replica for
+// dead once --nats-replica-ttl had passed. A's clock is the test's.
+func TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat(t *testing.T) {
+	tc := newTestCluster(t)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+
+	var failing atomic.Bool
+	var once sync.Once
+	watchersStopping = func(replica string, connClosed bool) {
+		if replica != "a" || !failing.Load() || connClosed {
+			return
+		}
+		once.Do(func() { assert.NoError(t, js.DeleteKeyValue(ctx, ReplicasBucket)) })
+	}
+	defer func() { watchersStopping = nil }()
+
+	fake := clock.NewFake(time.Now())
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	anc, err := Connect(ctx, ConnOptions{URL: proxy.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
+	require.NoError(t, err)
+	a, err := newRouter(ctx, anc, Config{Replica: "a", Clock: fake},
+		slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", "a"), nil)
+	require.NoError(t, err)
+	defer a.Close()
+	reads := func() int {
+		return strings.Count(tc.logs.String(), `msg="read the other replicas' computers" replica=a`)
+	}
+	require.Eventually(t, func() bool { return reads() == 1 }, waitLimit, testkit.Poll, "A to read the buckets")
+
+	failing.Store(true)
+	proxy.setCut(true)
+	require.Eventually(t, func() bool { return !anc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	proxy.setCut(false)
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), unwatchedLine) }, waitLimit, testkit.Poll,
+		"A to say it cannot watch the buckets")
+	assert.Equal(t, 1, reads())
+
+	// A's heartbeat ticks, as its clock moves on.
+	require.Eventually(t, func() bool {
+		fake.Advance(DefaultHeartbeatInterval)
+		return strings.Contains(tc.logs.String(), rewatchedLine)
+	}, waitLimit, testkit.Poll, "A to watch the buckets again at a heartbeat tick")
+	require.Eventually(t, func() bool { return reads() == 2 }, waitLimit, testkit.Poll, "A to read the buckets again")
+	assert.Contains(t, tc.logs.String(), `msg="NATS had lost a bucket (restarted without its store?): created it again" replica=a component=cluster bucket=`+ReplicasBucket)
+
+	replicas, err := js.KeyValue(ctx, ReplicasBucket)
+	require.NoError(t, err)
+	b, _ := json.Marshal(heartbeatValue{Replica: "y", Started: time.Now()})
+	_, err = replicas.Put(ctx, "y", b)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return strings.Contains(tc.logs.String(), `msg="`+replicaAliveLine+`" replica=a component=cluster other=y`)
+	}, waitLimit, testkit.Poll, "y's heartbeat to reach A")
+}
