@@ -55,6 +55,10 @@ func TestRunSmall(t *testing.T) {
 		assert.GreaterOrEqual(t, f.Probe.P99, f.Probe.P50, name)
 		assert.Positive(t, f.HTTP.Count, name)
 		assert.Positive(t, f.HTTP.P50, name)
+		assert.Positive(t, f.RSSBusy, name)
+		// (c) and (d) measured a process that did nothing before them.
+		assert.NotEqual(t, f.BusyPID, f.FreshPID, "%s: (c) measured the process of (a) and (b)", name)
+		assert.Positive(t, f.FreshPID, name)
 		assert.Positive(t, f.RSSBefore, name)
 		assert.Positive(t, f.RSSAfter, name)
 		assert.Positive(t, f.ConnectTime, name)

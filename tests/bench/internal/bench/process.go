@@ -39,6 +39,14 @@ type server struct {
 	proc *child.Process
 	log  *tailBuffer
 	prof profiler // takes its profiles when Config.ProfileDir is set
+	// started is how the process was started, for fresh.
+	started startedAs
+}
+
+// startedAs is a server's command line and environment.
+type startedAs struct {
+	bin       string
+	args, env []string
 }
 
 // freeAddr returns a 127.0.0.1 address whose port was free a moment ago. The tiny race with
@@ -63,32 +71,41 @@ func startServer(ctx context.Context, name, addr, bin string, args, env []string
 
 // startServerWithin is startServer with its own bound on the wait for /healthz.
 func startServerWithin(ctx context.Context, timeout time.Duration, name, addr, bin string, args, env []string) (*server, error) {
-	s := &server{name: name, addr: addr, log: &tailBuffer{}}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(child.CleanEnv(configEnvPrefixes...), env...)
+	s := &server{name: name, addr: addr, log: &tailBuffer{}, started: startedAs{bin: bin, args: args, env: env}}
+	if err := s.launch(ctx, timeout); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// launch starts s's process as s.started says, its output going to s.log, and waits until
+// GET http://addr/healthz answers 200.
+func (s *server) launch(ctx context.Context, timeout time.Duration) error {
+	cmd := exec.Command(s.started.bin, s.started.args...)
+	cmd.Env = append(child.CleanEnv(configEnvPrefixes...), s.started.env...)
 	cmd.Stdout = s.log
 	cmd.Stderr = s.log
-	proc, err := child.Start(name, cmd)
+	proc, err := child.Start(s.name, cmd)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.proc = proc
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
 	for {
-		resp, err := client.Get("http://" + addr + "/healthz")
+		resp, err := client.Get("http://" + s.addr + "/healthz")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return s, nil
+				return nil
 			}
 		}
 		select {
 		case <-proc.Exited():
-			return nil, fmt.Errorf("%s exited before serving (%v):\n%s", name, proc.ExitErr(), s.log)
+			return fmt.Errorf("%s exited before serving (%v):\n%s", s.name, proc.ExitErr(), s.log)
 		case <-ctx.Done():
-			return nil, errors.Join(fmt.Errorf("%s did not answer /healthz within %s:\n%s", name, timeout, s.log), s.stop())
+			return errors.Join(fmt.Errorf("%s did not answer /healthz within %s:\n%s", s.name, timeout, s.log), s.stop())
 		case <-time.After(healthPoll):
 		}
 	}
@@ -99,6 +116,16 @@ func (s *server) wsURL() string { return "ws://" + s.addr + "/trapos/ws" }
 
 // stop sends SIGTERM, waits up to StopTimeout and then kills. Only this process is signalled.
 func (s *server) stop() error { return s.proc.Stop(StopTimeout) }
+
+// fresh stops the process and starts it again as it was started, on the same address: a
+// process that has done nothing yet, whose memory no earlier phase has touched. Its output
+// goes on in the same log.
+func (s *server) fresh(ctx context.Context) error {
+	if err := s.stop(); err != nil {
+		return fmt.Errorf("%s: stop it for a fresh start: %w", s.name, err)
+	}
+	return s.launch(ctx, StartTimeout)
+}
 
 // rss reads the process's resident set size (VmRSS) from /proc.
 func (s *server) rss() (int64, error) {

@@ -89,7 +89,8 @@ func reportMemory(w io.Writer, cfg Config, g, b Figures, verdict func(string, bo
 	fmt.Fprintf(w, "| (c) RSS per idle connection | %.1f KiB | %.1f KiB | %.2f× | ≤ %d KiB | %s |\n",
 		g.BytesPerConn/1024, b.BytesPerConn/1024, ratio(g.BytesPerConn, b.BytesPerConn), TargetBytesPerConn>>10,
 		verdict("(c) RSS per idle connection", g.BytesPerConn <= TargetBytesPerConn))
-	fmt.Fprintf(w, "| (c) RSS before → after | %.1f → %.1f MiB | %.1f → %.1f MiB | | | |\n",
+	fmt.Fprintf(w, "| RSS after (a) and (b), busy | %.1f MiB | %.1f MiB | | | |\n", mib(g.RSSBusy), mib(b.RSSBusy))
+	fmt.Fprintf(w, "| (c) RSS before → after, a fresh process | %.1f → %.1f MiB | %.1f → %.1f MiB | | | |\n",
 		mib(g.RSSBefore), mib(g.RSSAfter), mib(b.RSSBefore), mib(b.RSSAfter))
 	if g.HeapPerConn > 0 {
 		fmt.Fprintf(w, "| (c) Go heap / stacks in use per connection (/metrics) | %.1f KiB / %.1f KiB | — | | | |\n", g.HeapPerConn/1024, g.StackPerConn/1024)

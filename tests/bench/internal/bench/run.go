@@ -100,8 +100,14 @@ type Figures struct {
 	ProbesSent int
 	// BytesPerConn is phase (c): RSS growth divided by the idle sockets.
 	BytesPerConn float64
-	// RSSBefore and RSSAfter are the process's VmRSS around phase (c).
+	// RSSBusy is the process's VmRSS after the throughput phases, when (c) restarts it: what a
+	// busy server held, garbage between its collector's cycles included.
+	RSSBusy int64
+	// RSSBefore and RSSAfter are the fresh process's VmRSS around phase (c).
 	RSSBefore, RSSAfter int64
+	// BusyPID and FreshPID are the process of the throughput phases and the one (c) and (d)
+	// measured: never the same.
+	BusyPID, FreshPID int
 	// HeapPerConn and StackPerConn are the growth of go_memstats_heap_inuse_bytes and
 	// go_memstats_stack_inuse_bytes per socket, when /metrics has them: where (c)'s RSS went.
 	HeapPerConn, StackPerConn float64
@@ -239,6 +245,19 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if cfg.OnlyHTTP {
 			continue
 		}
+		// (c) and (d) begin on a process that has done nothing yet: after (a) and (b), a
+		// server's heap holds their garbage, resident and already counted in (c)'s "before",
+		// and the idle sockets would take their memory from it unseen, a server that lets
+		// more garbage build up (a higher GOGC, a floor under the collector) reading less
+		// for it (docs/performance.md, "A floor under the collector").
+		if figures[i].RSSBusy, err = s.rss(); err != nil {
+			return res, err
+		}
+		figures[i].BusyPID = s.proc.Pid()
+		if err := s.fresh(ctx); err != nil {
+			return res, err
+		}
+		figures[i].FreshPID = s.proc.Pid()
 		if err := memoryPhase(ctx, cfg, s, figures[i], s == gw); err != nil {
 			return res, err
 		}
@@ -421,10 +440,11 @@ func cpuPerOp(cpu func() (time.Duration, error), cpu0 time.Duration, err error, 
 	return (cpu1 - cpu0) / time.Duration(n)
 }
 
-// memoryPhase is phases (c) and (d): IdleComputers sockets connect and say hello (timed), and
-// the server's RSS growth is divided among them.
+// memoryPhase is phases (c) and (d) on a fresh server: IdleComputers sockets connect and say
+// hello (timed), and the server's RSS growth is divided among them.
 func memoryPhase(ctx context.Context, cfg Config, s *server, f *Figures, metrics bool) error {
-	// Let the server drop the sockets of (a) and (b) before the memory baseline is read.
+	// Let the fresh server finish starting (its first health probe, its first log lines)
+	// before the memory baseline is read.
 	time.Sleep(cfg.Settle)
 	before := goMemstats(s.addr, metrics)
 	var err error
