@@ -110,6 +110,7 @@ func TestParseDefaults(t *testing.T) {
 		RequestTimeout:   10 * time.Second,
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
+		HeapFloorMiB:     32,
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, MaxScreenViewers: 64, UpgradeRate: 200, UpgradeBurst: 2000,
 		MCP: true, NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults,
 		AdmissionFlags: admissionDefaults,
@@ -121,13 +122,14 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "pw", "--opencode-url", "http://x:1",
 		"--opencode-username", "alice", "--opencode-password", "op", "--hello-timeout", "1s",
 		"--probe-timeout", "2s", "--request-timeout", "3s", "--log-level", "debug", "--ping-period", "1s",
-		"--idle-probe-after", "2s", "--max-connections", "7", "--max-screen-viewers", "5", "--upgrade-rate=-1", "--upgrade-burst", "3", "--mcp=false")
+		"--idle-probe-after", "2s", "--max-connections", "7", "--max-screen-viewers", "5", "--upgrade-rate=-1", "--upgrade-burst", "3", "--mcp=false", "--heap-floor-mib", "0")
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:0", Password: "pw", PasswordProofs: "v1,v2", OpencodeURL: "http://x:1", OpencodeUsername: "alice",
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, MaxScreenViewers: 5, UpgradeRate: -1, UpgradeBurst: 3,
-		NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
+		HeapFloorMiB: 0,
+		NATSFlags:    natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
 		secretsInArgs: []string{"password", "opencode-password"}, // the start warns of them
 	}, root.Serve)
 
@@ -153,6 +155,7 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_UPGRADE_RATE", "2.5")
 	t.Setenv("SANDBOX_UPGRADE_BURST", "9")
 	t.Setenv("SANDBOX_MCP", "false")
+	t.Setenv("SANDBOX_HEAP_FLOOR_MIB", "64")
 	t.Setenv("SANDBOX_NATS_URL", "nats://n:4222")
 	t.Setenv("SANDBOX_NATS_USER", "u")
 	t.Setenv("SANDBOX_NATS_PASSWORD", "np")
@@ -178,6 +181,7 @@ func TestParseEnv(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, MaxScreenViewers: 6, UpgradeRate: 2.5, UpgradeBurst: 9,
+		HeapFloorMiB: 64,
 		NATSFlags:    NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, NATSSetupBudget: 10 * time.Second},
 		ReplicaFlags: ReplicaFlags{Replica: "r1", NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second},
 		AIFlags: AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AICheckWait: opencode.DefaultAgentWait,
@@ -594,6 +598,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		"short idle probe":    {[]string{"--idle-probe-after", "1ms"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) 1ms would have the gateway ping every idle computer without end (a ping request each time it is silent this long, and its answer starts the silence again: at 1ms some 400 a second a computer, all work for its Minecraft server): give at least 1s (the default is 1m)"},
 		"zero max conns":      {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
 		"zero screen viewers": {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
+		"negative heap floor": {[]string{"--heap-floor-mib=-1"}, "--heap-floor-mib (SANDBOX_HEAP_FLOOR_MIB) must be 0 (off) or more, got -1"},
 		"zero rate":           {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
 		"bad listen":          {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
 		"bad proxies":         {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
