@@ -13,11 +13,10 @@ import (
 // example, the flag's default when it has one; kong's own words were Go's parser's
 // (`expected a valid 64 bit int but got "lots"`), unlike every other flag's.
 var numberFlag = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Value) error {
-	var s string
-	if err := ctx.Scan.PopValueInto("number", &s); err != nil {
+	s, err := popSigned(ctx.Scan, "number", readsAsNumber)
+	if err != nil {
 		return err
 	}
-	var err error
 	kind := "a whole number"
 	switch target.Kind() {
 	case reflect.Float32, reflect.Float64:
@@ -44,3 +43,25 @@ var numberFlag = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Va
 	}
 	return errors.New(why)
 })
+
+// popSigned takes a number or duration flag's value off scan, a negative one after a space
+// too (`--upgrade-rate -1`, which the README says turns the limit off; `--expires -1h`, told
+// its range): kong reads "-1" there as a short flag, and answered `expected number value but
+// got "-1" (short flag)`, a usage error, where `--upgrade-rate=-1` worked. No flag of
+// trap-sandbox's is a digit, so a word that reads as a value (reads) is one; any other word
+// starting with - is still a flag, and kong's words say the value is missing.
+func popSigned(scan *kong.Scanner, kind string, reads func(string) bool) (string, error) {
+	if next := scan.Peek(); next.InferredType() == kong.ShortFlagToken && reads(next.String()) {
+		scan.Pop()
+		return next.String(), nil
+	}
+	var s string
+	err := scan.PopValueInto(kind, &s)
+	return s, err
+}
+
+// readsAsNumber is whether s is a number, for popSigned.
+func readsAsNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}

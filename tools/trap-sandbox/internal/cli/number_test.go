@@ -41,3 +41,32 @@ func TestANumberThatIsNoneSaysWhatToGive(t *testing.T) {
 	assert.Equal(t, -1.0, root.Serve.UpgradeRate, "a negative one too: its range is the command's to check")
 	assert.Equal(t, 0.5, root.Serve.FailedHelloRate)
 }
+
+// TestANegativeNumberAfterASpaceIsTheFlagsValue: `--upgrade-rate -1` (the README: negative
+// turns it off) and `--heap-floor-mib -1` reach the command, which says what it takes, where
+// kong took -1 for a short flag and answered a usage error (`expected number value but got
+// "-1" (short flag); perhaps try --upgrade-rate="-1"?`).
+func TestANegativeNumberAfterASpaceIsTheFlagsValue(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--upgrade-rate", "-1", "--heap-floor-mib", "-1", "--failed-hello-rate", "-0.5")
+	assert.Equal(t, -1.0, root.Serve.UpgradeRate)
+	assert.Equal(t, -1, root.Serve.HeapFloorMiB)
+	assert.Equal(t, -0.5, root.Serve.FailedHelloRate)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		// a negative duration is told the range the flag takes
+		{args: []string{"tokens", "add", "alice", "laptop", "--expires", "-1h"},
+			want: "--expires: -1h is out of range: give a lifetime from 1s to 876000h (100 years), or 0 for one that never expires"},
+		// a word that reads as no number is still a flag, and the value is said to be missing
+		{args: []string{"--max-connections", "-x"}, want: `--max-connections: expected number value but got "-x" (short flag); perhaps try --max-connections="-x"?`},
+	} {
+		var cli CLI
+		parser, err := NewParser(&cli, kong.Exit(func(int) {}))
+		require.NoError(t, err)
+		_, err = parser.Parse(tc.args)
+		assert.EqualError(t, err, tc.want, "%v", tc.args)
+	}
+}

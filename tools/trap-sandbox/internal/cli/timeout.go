@@ -52,8 +52,11 @@ var durationFlag = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.
 // scanDuration takes a flag's value off ctx and reads it as a duration (parseDuration): the
 // value as given, for messages, and the duration.
 func scanDuration(ctx *kong.DecodeContext) (string, time.Duration, error) {
-	var s string
-	if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
+	s, err := popSigned(ctx.Scan, "duration", func(s string) bool {
+		_, err := time.ParseDuration(s)
+		return err == nil
+	})
+	if err != nil {
 		return "", 0, err
 	}
 	d, err := parseDuration(s)
