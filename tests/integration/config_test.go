@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"math"
 	"net"
 	"os/exec"
 	"testing"
@@ -68,4 +69,21 @@ func TestBadConfigurationFailsClearly(t *testing.T) {
 			assert.NotContains(t, string(out), "msg=listening")
 		})
 	}
+}
+
+// TestGOGCOffIsSaidAtStart: a gateway started with GOGC=off in its environment says that the
+// collector is off and its --heap-floor-mib does nothing, where it logged heapFloorMiB=32 on
+// its config line and nothing else, and /metrics' go_gc_gogc_percent read 1.8e19 (Go's off)
+// for the floor's percent that the README sends the operator to; one without it has the floor.
+func TestGOGCOffIsSaidAtStart(t *testing.T) {
+	ctx := testContext(t)
+	off := harness.Start(t, gatewayBin, harness.Options{Env: []string{"GOGC=off"}})
+	assert.Contains(t, off.Log(), `level=WARN msg="GOGC=off in the gateway's environment turns Go's collector off: with no GOMEMLIMIT its memory grows until the machine runs out, `+
+		`and --heap-floor-mib (SANDBOX_HEAP_FLOOR_MIB) 32 does nothing (no cycle to put a floor under); unset GOGC (tools/trap-sandbox/README.md, --heap-floor-mib), or set GOMEMLIMIT to cap it" GOGC=off`)
+	assert.Greater(t, metric(ctx, t, off, "go_gc_gogc_percent"), float64(math.MaxInt64), "Go's off, as the README says /metrics shows it")
+
+	on := harness.Start(t, gatewayBin, harness.Options{})
+	assert.NotContains(t, on.Log(), "GOGC=off")
+	percent := metric(ctx, t, on, "go_gc_gogc_percent")
+	assert.True(t, percent > 100 && percent <= 1<<20, "the floor's percent: %g", percent)
 }

@@ -14,10 +14,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
 	"reflect"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -888,6 +890,9 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger, api net.Addr) {
 		logger.Warn(strings.Join(set, ", ") + " set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)")
 	}
 	warnIfFilesRunOut(logger, c.MaxConnections)
+	if heapfloor.CollectorOff() {
+		sayCollectorOff(logger, c.HeapFloorMiB, debug.SetMemoryLimit(-1))
+	}
 	if outgoing, ok := systemOutgoingPorts(); ok {
 		warnIfPortIsOutgoing(logger, "listen", c.Listen, outgoing)
 		if c.ComputersListen != "" {
@@ -916,6 +921,24 @@ func sayWhoIsTheHost(logger *slog.Logger, api net.Addr) {
 	case tcp.IP.IsLoopback():
 		logger.Info(LoopbackIsTheHost, "listen", api.String())
 	}
+}
+
+// sayCollectorOff says at start that GOGC=off, in the gateway's environment, has turned Go's
+// collector off: its start-up config line still names the --heap-floor-mib given, which then
+// does nothing, and /metrics' go_gc_gogc_percent reads 1.8446744073709552e+19 (Go's off), where
+// the README sends the operator to read the floor's percent. Without GOMEMLIMIT (memLimit
+// math.MaxInt64, Go's none) the heap grows until the machine runs out of memory: a warning.
+func sayCollectorOff(logger *slog.Logger, floorMiB int, memLimit int64) {
+	floor := ""
+	if floorMiB > 0 {
+		floor = fmt.Sprintf(", and %s %d does nothing (no cycle to put a floor under)", flagAndEnv("heap-floor-mib"), floorMiB)
+	}
+	if memLimit == math.MaxInt64 {
+		logger.Warn("GOGC=off in the gateway's environment turns Go's collector off: with no GOMEMLIMIT its memory grows until the machine runs out"+floor+
+			"; unset GOGC (tools/trap-sandbox/README.md, --heap-floor-mib), or set GOMEMLIMIT to cap it", "GOGC", "off")
+		return
+	}
+	logger.Info("GOGC=off in the gateway's environment: Go collects only as its heap nears GOMEMLIMIT"+floor, "GOGC", "off", "GOMEMLIMIT", memLimit)
 }
 
 // warnIfFilesRunOut warns when the open-files limit would stop accepting before

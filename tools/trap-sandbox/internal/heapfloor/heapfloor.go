@@ -15,6 +15,7 @@
 package heapfloor
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -76,6 +77,16 @@ func start(bytes uint64, adjusted func(percent int)) *Floor {
 	}
 	f.adjust()
 	return f
+}
+
+// CollectorOff is whether GOGC=off has turned Go's collector off, when no floor runs (Start
+// returns nil) and nothing but GOMEMLIMIT bounds the heap. It reads the setting without
+// changing it (runtime/metrics, where off is the largest uint64: what /metrics'
+// go_gc_gogc_percent shows then), so it may run beside a floor that sets it.
+func CollectorOff() bool {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > math.MaxInt32
 }
 
 // Stop puts GOGC back as it was before Start. A nil floor stops as nothing.

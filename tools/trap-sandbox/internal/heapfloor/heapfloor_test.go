@@ -108,10 +108,25 @@ func TestStopPutsGOGCBackAndAnotherFloorCanStart(t *testing.T) {
 }
 
 func TestNoFloorWhileTheCollectorIsOff(t *testing.T) {
+	if CollectorOff() {
+		t.Fatal("the collector reads as off while GOGC is on")
+	}
 	old := debug.SetGCPercent(-1)
 	defer debug.SetGCPercent(old)
 	if f := Start(32 << 20); f != nil {
 		f.Stop()
 		t.Fatal("a floor started with GOGC=off: it would turn the collector back on")
+	}
+	if !CollectorOff() {
+		t.Error("GOGC=off does not read as the collector off")
+	}
+}
+
+// TestAFloorDoesNotReadAsTheCollectorOff: a floor's percent, however large, is not off.
+func TestAFloorDoesNotReadAsTheCollectorOff(t *testing.T) {
+	f := start(1<<40, nil) // past any heap: the largest percent a floor sets
+	defer f.Stop()
+	if p := f.Percent(); CollectorOff() {
+		t.Errorf("a floor at GOGC=%d reads as the collector off", p)
 	}
 }
