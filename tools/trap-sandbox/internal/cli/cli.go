@@ -548,6 +548,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if err != nil {
 		return listenError("listen", c.Listen, err)
 	}
+	// GOGC is the process's: the floor holds while this gateway serves (in-process tests start
+	// many; the first to start holds it, heapfloor.Start).
 	defer heapfloor.Start(uint64(c.HeapFloorMiB) << 20).Stop()
 	defer l.Close()                // Serve closes it too; this is for the errors before Serve
 	var computersOnly net.Listener // --computers-listen's; nil: none

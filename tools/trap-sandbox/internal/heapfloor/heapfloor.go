@@ -27,7 +27,7 @@ import (
 // GOGC percent of live heap, goroutine stacks and globals.
 var sampled = []string{"/gc/heap/live:bytes", "/gc/scan/stack:bytes", "/gc/scan/globals:bytes"}
 
-// Floor holds the collector's goal at least Bytes above the live heap.
+// Floor holds the collector's goal at least its bytes above the live heap.
 type Floor struct {
 	bytes uint64
 	// base is GOGC as it was when the floor began (100 unless set): the percent the floor
