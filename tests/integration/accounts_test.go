@@ -180,6 +180,15 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 	assert.Equal(t, "trap-sandbox: computer 9: revoke: the gateway answered forbidden: computer 9: says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)\n", errOut,
 		"worded as every command words the gateway's refusal, not as a refused token (\"the gateway at … answered 403\")")
 
+	// on a gateway without SANDBOX_PASSWORD, where there is no shared password to change
+	noPassword := harness.Start(t, gatewayBin, harness.Options{Args: []string{dir}})
+	bare := dial(ctx, t, noPassword, "9:")
+	require.NoError(t, bare.MustHello(ctx, ""))
+	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", "--url="+noPassword.URL(""), "--api-token="+root, "9:")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 9: revoke: the gateway answered forbidden: computer 9: says hello with no secret (this gateway has no SANDBOX_PASSWORD), not a credential of its own: "+
+		"there is nothing of its own to revoke (set SANDBOX_PASSWORD, which every computer must then have as its sandbox.password, or give this one a credential: trap-sandbox credentials add)\n", errOut)
+
 	out, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+alice, "7:")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "computer 7: of alice: credential ")

@@ -86,6 +86,13 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		selector, holder = cluster.RemoteCredential(k), found.Replica
 	}
 	if selector == "" {
+		if g.cfg.Password == "" {
+			// "change SANDBOX_PASSWORD" is no step on a gateway that has none: setting one
+			// cuts off this computer and every other one not given it too.
+			return Revoked{}, protocol.Errorf(protocol.CodeForbidden,
+				"computer %s says hello with no secret (this gateway has no SANDBOX_PASSWORD), not a credential of its own: there is nothing of its own to revoke "+
+					"(set SANDBOX_PASSWORD, which every computer must then have as its sandbox.password, or give this one a credential: trap-sandbox credentials add)", cctext.ShowTraposID(traposID))
+		}
 		return Revoked{}, protocol.Errorf(protocol.CodeForbidden,
 			"computer %s says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)", cctext.ShowTraposID(traposID))
 	}
