@@ -16,6 +16,9 @@ import (
 // that is no host:port before anything starts: a bare port (4444) or a URL (http://…:4444),
 // which Go's listener refused as "missing port in address" or "too many colons in address".
 func checkListen(flag, addr string) error {
+	if err := untrimmed(flag, addr); err != nil {
+		return err
+	}
 	port := examplePort(flag)
 	if strings.Contains(addr, "://") {
 		return fmt.Errorf("%s %q: want host:port, not a URL (:%s listens on every interface, 127.0.0.1:%s on this host only)", flagAndEnv(flag), addr, port, port)

@@ -33,6 +33,8 @@ func TestAListenerThatCannotOpenSaysWhatToDo(t *testing.T) {
 		{"127.0.0.1:99999", `--listen (SANDBOX_LISTEN) "127.0.0.1:99999": the port must be a number from 0 to 65535 (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
 		{"127.0.0.1:-1", `--listen (SANDBOX_LISTEN) "127.0.0.1:-1": the port must be a number from 0 to 65535 (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
 		{":abc", `--listen (SANDBOX_LISTEN) ":abc": the port must be a number from 0 to 65535 (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
+		// a CRLF environment file's carriage return, where the port was said to be no number
+		{"127.0.0.1:4444\r", `--listen (SANDBOX_LISTEN) "127.0.0.1:4444\r" has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give "127.0.0.1:4444"`},
 	} {
 		clearEnv(t)
 		root, _ := parse(t, "--listen", tc.listen)

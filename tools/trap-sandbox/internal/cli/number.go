@@ -34,6 +34,9 @@ var numberFlag = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Va
 	if err == nil {
 		return nil
 	}
+	if err := untrimmedValue(s); err != nil {
+		return err
+	}
 	why := fmt.Sprintf("%q is not %s", s, kind)
 	if errors.Is(err, strconv.ErrRange) {
 		why = fmt.Sprintf("%q is out of range", s)

@@ -22,6 +22,11 @@ func TestANumberThatIsNoneSaysWhatToGive(t *testing.T) {
 		{args: []string{"--upgrade-burst", "99999999999999999999"}, want: `--upgrade-burst: "99999999999999999999" is out of range: give one such as 2000 (its default)`},
 		{args: []string{"serve", "--upgrade-rate=fast"}, want: `--upgrade-rate: "fast" is not a number: give one such as 200 (its default)`},
 		{args: []string{"link", "key", "--account", "alice", "--uses", "x"}, want: `--uses: "x" is not a whole number`},
+		// an environment file with CRLF line ends gives each value a carriage return
+		{env: map[string]string{"SANDBOX_HEAP_FLOOR_MIB": "32\r"},
+			want: `--heap-floor-mib: "32\r" has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give "32" (from envar SANDBOX_HEAP_FLOOR_MIB="32\r")`},
+		{env: map[string]string{"SANDBOX_HELLO_TIMEOUT": "10s\r"},
+			want: `--hello-timeout: "10s\r" has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give "10s" (from envar SANDBOX_HELLO_TIMEOUT="10s\r")`},
 		{env: map[string]string{"SANDBOX_FAILED_HELLO_GLOBAL_BURST": "x"},
 			want: `--failed-hello-global-burst: "x" is not a whole number: give one such as 50 (its default) (from envar SANDBOX_FAILED_HELLO_GLOBAL_BURST="x")`},
 	} {

@@ -107,6 +107,9 @@ func parseDuration(s string) (time.Duration, error) {
 		return 0, durationTooLong(s)
 	}
 	if err != nil {
+		if blanks := untrimmedValue(s); blanks != nil {
+			return 0, blanks
+		}
 		return 0, fmt.Errorf("%q is not a duration: give one such as 10s, 1500ms, 5m or 720h", s)
 	}
 	return d, nil
