@@ -178,7 +178,8 @@ end
 // TestAMonitorIsWatchedLive: the host API's live view of a computer's monitor (the stream's
 // monitor parameter, screen.watch {monitor} on the computer) sends its screen whole, then each
 // change a program draws on it and its new text scale, beside the computer's own screen's live
-// view, which shows none of it; when the monitor is taken off the stream ends, saying so.
+// view, which shows none of it; when the monitor is taken off the stream ends, saying so and
+// naming it (monitor); a view of it then, asked for as Top, is refused naming it top.
 func TestAMonitorIsWatchedLive(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
@@ -257,10 +258,12 @@ func TestAMonitorIsWatchedLive(t *testing.T) {
 			break
 		}
 	}
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back"}}`, strings.TrimSpace(ended))
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back","monitor":"top"}}`, strings.TrimSpace(ended))
 
-	// A view of a monitor that is not there is refused, naming the computer's monitors.
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.Addr+"/trapos/computers/5:k%C3%BCche/screen?monitor=top", nil)
+	// A view of a monitor that is not there is refused, naming the computer's monitors, and
+	// naming the monitor as the computer was asked for it (CC reads a side in any case): a
+	// viewer that typed Top names it top.
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.Addr+"/trapos/computers/5:k%C3%BCche/screen?monitor=Top", nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := http.DefaultClient.Do(req)
@@ -269,7 +272,12 @@ func TestAMonitorIsWatchedLive(t *testing.T) {
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s", body)
-	assert.Contains(t, string(body), `no monitor named \"top\": this computer has no monitor`)
+	var refused struct {
+		Error struct{ Message, Monitor string }
+	}
+	require.NoError(t, json.Unmarshal(body, &refused), "%s", body)
+	assert.Equal(t, `no monitor named "top": this computer has no monitor`, refused.Error.Message)
+	assert.Equal(t, "top", refused.Error.Monitor)
 }
 
 // TestAMonitorMadeAndDrawnOnInOneRunLuaIsRead: an agent's run_lua attaches a monitor and draws

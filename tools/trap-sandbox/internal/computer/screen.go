@@ -343,6 +343,18 @@ func MonitorName(monitor string) string {
 	return monitor
 }
 
+// MonitorNamedBack is monitor as an answer names it back to the caller who named it (the
+// screen stream's error, protocol.Error's Monitor): as the gateway asks the computer for it
+// (MonitorName), or "" for a name no computer's monitor has, which is not echoed (a stream's
+// query may hold 600 KB): one the client would not name in its list (isMonitorName: over
+// MaxMonitorNameBytes of CC's bytes, or holding a character no byte is, sent as '?').
+func MonitorNamedBack(monitor string) string {
+	if !isMonitorName(monitor) {
+		return ""
+	}
+	return MonitorName(monitor)
+}
+
 // MonitorNameTooLong is err, the answer to a request naming monitor (screen.read's, or
 // screen.watch's), with the gateway's refusal of a request too large for a frame
 // (protocol.FrameTooLargeMessage) worded by the monitor's name, the only text of the caller's

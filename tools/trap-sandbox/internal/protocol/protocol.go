@@ -185,6 +185,12 @@ type Error struct {
 	// docs/protocol.md), is its new traposId, so that a host view can follow it (the web
 	// console's does). Never in a frame.
 	RelabelledTo string `json:"relabelledTo,omitempty"`
+	// Monitor, on the host API's error of a monitor's screen stream (its refusal, and its
+	// end), is that monitor as the gateway asked the computer for it
+	// (computer.MonitorNamedBack: a side in lower case, as CC reads a side), so that a viewer
+	// that named it in another case (Left) names it as the computer does, which the words of
+	// a refusal need not (a forbidden names no monitor). Never in a frame.
+	Monitor string `json:"monitor,omitempty"`
 	// Absent, on the gateway's not_connected of a computer that no socket holds, on this
 	// replica or any other (computer.NotConnected's), is set: the caller named a computer that
 	// is not there, or one that is away (rebooting). Not on one that went away during the

@@ -21,7 +21,8 @@ import (
 // (FrameJSON); it ends with `event: end` and the error when the computer goes away, or when
 // the token it was opened with is revoked or expires (checked before each frame, and every
 // KeepAlive while the screen stays still, with a `: keepalive` comment). The query's monitor
-// (MonitorParam) names a monitor attached to the computer to stream instead of its own screen.
+// (MonitorParam) names a monitor attached to the computer to stream instead of its own screen;
+// its errors, the refusal and the end, name that monitor as the gateway asked for it (Monitor).
 // Reading once and sending input go through …/requests (screen.read, screen.input), like every
 // type.
 const WatchPattern = "/trapos/computers/{traposId}/screen"
@@ -61,13 +62,21 @@ func (m *Module) Mount(routes *server.Routes) {
 
 func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	v, err := m.WatchMonitor(r.Context(), cctext.TraposID(r.PathValue("traposId")), r.URL.Query().Get(MonitorParam), 0)
+	monitor := r.URL.Query().Get(MonitorParam)
+	// ofTheMonitor is an error of the stream naming its monitor as the gateway asked the
+	// computer for it (a copy: a watch's error is every viewer's).
+	ofTheMonitor := func(pe *protocol.Error) *protocol.Error {
+		c := *pe
+		c.Monitor = computer.MonitorNamedBack(monitor)
+		return &c
+	}
+	v, err := m.WatchMonitor(r.Context(), cctext.TraposID(r.PathValue("traposId")), monitor, 0)
 	if err != nil {
 		var pe *protocol.Error
 		if !errors.As(err, &pe) {
 			pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
 		}
-		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: pe.ToTheAPI()})
+		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: ofTheMonitor(pe.ToTheAPI())})
 		return
 	}
 	defer v.Close()
@@ -86,7 +95,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	end := func(pe *protocol.Error) {
-		data, _ := marshal(server.Answer{Error: pe})
+		data, _ := marshal(server.Answer{Error: ofTheMonitor(pe)})
 		_ = send("event: end\ndata: " + string(data) + "\n\n")
 	}
 	for {

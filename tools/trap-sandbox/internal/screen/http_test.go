@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -348,5 +349,58 @@ func TestTheStreamOfAMonitor(t *testing.T) {
 	require.NoError(t, err)
 	name, data = event(t, body)
 	assert.Equal(t, "end", name)
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 7: says the screen watch ended: monitor monitor_0 was taken off the computer"}}`, data)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 7: says the screen watch ended: monitor monitor_0 was taken off the computer","monitor":"monitor_0"}}`, data)
+}
+
+// TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt: a monitor's stream refused
+// names the monitor in the field monitor as the gateway asked the computer for it: ?monitor=Left
+// (CC reads a side in any case) is left, on the computer's refusal of one not attached and on
+// the gateway's own (not connected), so that a viewer that named it Left names it as the
+// computer does; a wired modem's name is as it was typed. A name no monitor has (longer than
+// 64 of CC's bytes) is not echoed, nor is a field set for the computer's own screen. Before,
+// the refusal of Left said "left" only in the computer's words, and a not_connected not at all.
+func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T) {
+	m, d := standIn(t)
+	asked := make(chan any, 1)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenWatch {
+			asked <- p["monitor"]
+			return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("no monitor named %q: this computer's monitors are top", p["monitor"])}
+		}
+		return map[string]any{}, nil
+	}
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+	refusal := func(path string) (int, map[string]any) {
+		t.Helper()
+		resp := stream(t, t.Context(), srv.URL+path)
+		defer resp.Body.Close()
+		var a struct{ Error map[string]any }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+		return resp.StatusCode, a.Error
+	}
+
+	status, e := refusal("/trapos/computers/7:/screen?" + MonitorParam + "=Left")
+	assert.Equal(t, "left", <-asked)
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, map[string]any{"code": "bad_payload", "message": `no monitor named "left": this computer's monitors are top`, "monitor": "left"}, e)
+
+	_, e = refusal("/trapos/computers/7:/screen?" + MonitorParam + "=Monitor_0")
+	assert.Equal(t, "Monitor_0", <-asked)
+	assert.Equal(t, "Monitor_0", e["monitor"], "a wired modem's name, as typed")
+
+	long := strings.Repeat("m", 65)
+	_, e = refusal("/trapos/computers/7:/screen?" + MonitorParam + "=" + long)
+	assert.Equal(t, long, <-asked)
+	assert.Equal(t, "bad_payload", e["code"])
+	assert.NotContains(t, e, "monitor", "a name no monitor has")
+
+	status, e = refusal("/trapos/computers/9:/screen?" + MonitorParam + "=TOP")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "not_connected", e["code"])
+	assert.Equal(t, "top", e["monitor"])
+
+	_, e = refusal("/trapos/computers/9:/screen")
+	assert.Equal(t, "not_connected", e["code"])
+	assert.NotContains(t, e, "monitor", "the computer's own screen")
 }
