@@ -770,20 +770,28 @@ function showLive(v) {
 }
 
 // nameMonitor names view v's monitor as the computer does (named: its stream's first frame's
-// monitor). The gateway asks a computer for a side named in another case as CC reads a side,
-// in lower case (its one rule, computer.MonitorName): an address typed by hand, #…/monitor/Top,
-// shows the monitor top. The view then says top, in its address (replaced: no step back to Top),
-// heading, tab title and picker, which offers it once (offerScreens): it kept Top as typed, and
-// the picker offered monitor top beside monitor Top.
+// monitor, renameMonitor), and offers it in the picker once (offerScreens): the picker offered
+// monitor top beside a link's monitor Top.
 function nameMonitor(v, named) {
   if (!v.monitor) return;
-  if (typeof named === "string" && named !== "" && named !== v.monitor) {
-    v.monitor = named;
-    history.replaceState(null, "", screenHash(v.traposId, named));
-  }
+  renameMonitor(v, named);
   if (v.monitorNamed) return;
   v.monitorNamed = true;
   if (v.monitors) offerScreens(v);
+}
+
+// renameMonitor gives view v's monitor the name named, as the computer has it: the monitor of
+// a stream's first frame, or of its refusal (the gateway names the monitor it asked for, as it
+// asks: a side named in another case in lower case, as CC reads a side; computer.MonitorName).
+// An address typed by hand, #…/monitor/Top, shows the monitor top, and the view then says top,
+// in its address (replaced: no step back to Top), heading and tab title (its caller's titled):
+// it kept Top as typed, and a link's Left not attached showed "monitor Left (not attached)",
+// and "monitor left" beside it once left was attached.
+function renameMonitor(v, named) {
+  if (view !== v || !v.monitor || typeof named !== "string" || named === "" || named === v.monitor) return;
+  v.monitor = named;
+  history.replaceState(null, "", screenHash(v.traposId, named));
+  $("viewer-monitor").textContent = monitorHeading(named, 0); // a frame's draw adds its text scale
 }
 
 // awaitingScreen is the status while view v's stream is open and its first frame has not come:
@@ -1032,6 +1040,9 @@ async function watch(v) {
   if (!res.ok) {
     const body = await res.json().catch(() => null);
     const error = body && body.error;
+    // A refusal of a monitor's view names the monitor as the gateway asked the computer for it:
+    // a link's Left is left (renameMonitor), in the words below and once attached (followGone).
+    if (error) renameMonitor(v, error.monitor);
     // A computer not connected since it left this view says why it left (v.left), not only
     // that it is not connected: the gateway's answer knows no more, and put its hints for a
     // computer named wrongly (another account's?) over "was cut off: its credential was
