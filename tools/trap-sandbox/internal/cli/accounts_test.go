@@ -202,10 +202,7 @@ func TestAnExpiresPastTheCapIsToldTheCap(t *testing.T) {
 	clearEnv(t)
 	for _, cmd := range [][]string{{"tokens", "add", "alice", "big"}, {"link", "key", "--account=alice"}} {
 		for _, expires := range []string{"1000000h", "3000000h", "99999999999999999999s", "-90m"} {
-			var root CLI
-			parser, err := NewParser(&root, kong.Exit(func(int) {}))
-			require.NoError(t, err)
-			_, err = parser.Parse(append(cmd, "--expires="+expires))
+			err := parseError(t, append(cmd, "--expires="+expires)...)
 			assert.EqualError(t, err, "--expires: "+expires+" is out of range: give a lifetime from 1s to 876000h (100 years), or 0 for one that never expires",
 				"%v", cmd)
 		}
@@ -587,10 +584,8 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	// for the replicas, not the data directory's store.
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", dir, "--nats-user", "sandbox")
 	assert.EqualError(t, err, "accounts backup: --nats-user (SANDBOX_NATS_USER) set without --nats (SANDBOX_NATS_URL): the replicas' accounts are in NATS, which it does not copy (docs/accounts.md, Backing up the store); leave them out to back up the data directory's store")
-	var root CLI
 	var help strings.Builder
-	parser, err := NewParser(&root, kong.Writers(&help, io.Discard), kong.Exit(func(int) {}))
-	require.NoError(t, err)
+	_, parser := newTestParser(t, kong.Writers(&help, io.Discard), kong.Exit(func(int) {}))
 	_, _ = parser.Parse([]string{"accounts", "backup", "--help"})
 	assert.Contains(t, help.String(), "--data-dir")
 	assert.NotContains(t, help.String(), "--nats", "backup takes the NATS flags only to refuse them: its help lists none")

@@ -56,12 +56,10 @@ func TestMain(m *testing.M) {
 
 func parse(t *testing.T, args ...string) (*CLI, *kong.Context) {
 	t.Helper()
-	var root CLI
-	parser, err := NewParser(&root, kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-	require.NoError(t, err)
+	root, parser := newTestParser(t, kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
 	kctx, err := parser.Parse(args)
 	require.NoError(t, err)
-	return &root, kctx
+	return root, kctx
 }
 
 // clearEnv unsets every variable the CLI reads, so the host's environment cannot leak in.
@@ -192,10 +190,7 @@ func TestParseEnv(t *testing.T) {
 
 func TestParseRejectsBadLogLevel(t *testing.T) {
 	clearEnv(t)
-	var root CLI
-	parser, err := NewParser(&root, kong.Exit(func(int) {}))
-	require.NoError(t, err)
-	_, err = parser.Parse([]string{"--log-level", "loud"})
+	err := parseError(t, "--log-level", "loud")
 	assert.ErrorContains(t, err, `--log-level: want debug, info, warn or error, got "loud"`)
 
 	// Any case: SANDBOX_LOG_LEVEL=DEBUG was refused.
@@ -723,11 +718,10 @@ func TestOpencodeCredentialsInTheURLAreNamed(t *testing.T) {
 // reported as main reports it: what went to stdout and to stderr.
 func usageError(t *testing.T, args ...string) (stdout, stderr string) {
 	t.Helper()
-	var root CLI
 	var out, errOut strings.Builder
-	parser, err := NewParser(&root, kong.Writers(&out, &errOut), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-	require.NoError(t, err)
-	_, err = parser.Parse(args)
+	p := takeParser(t, kong.Writers(&out, &errOut), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+	defer p.giveBack()
+	_, err := p.parser.Parse(args)
 	require.Error(t, err, args)
 	assert.Equal(t, ExitUsage, ReportUsageError(err, &errOut), args)
 	return out.String(), errOut.String()
@@ -822,11 +816,10 @@ func TestAnUnknownCommandIsNamed(t *testing.T) {
 func TestHelpIsHelp(t *testing.T) {
 	clearEnv(t)
 	helpFlag := func(args ...string) string {
-		var root CLI
 		var stdout strings.Builder
-		parser, err := NewParser(&root, kong.Writers(&stdout, io.Discard), kong.Exit(func(int) {}))
-		require.NoError(t, err)
-		_, _ = parser.Parse(append(args, "--help")) // the help is printed before any check of the arguments
+		p := takeParser(t, kong.Writers(&stdout, io.Discard), kong.Exit(func(int) {}))
+		defer p.giveBack()
+		_, _ = p.parser.Parse(append(args, "--help")) // the help is printed before any check of the arguments
 		return stdout.String()
 	}
 	for _, command := range [][]string{nil, {"serve"}, {"accounts"}, {"accounts", "add"}, {"link", "revoke-key"}} {
@@ -841,10 +834,8 @@ func TestHelpIsHelp(t *testing.T) {
 	assert.Contains(t, helpFlag(), "  help [<command> ...] [flags]\n")
 
 	for _, command := range []string{"pign", "accounts zz"} {
-		var root CLI
-		parser, err := NewParser(&root, kong.Writers(io.Discard, io.Discard), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
-		require.NoError(t, err)
-		_, err = parser.Parse(append([]string{"help"}, strings.Fields(command)...))
+		_, parser := newTestParser(t, kong.Writers(io.Discard, io.Discard), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+		_, err := parser.Parse(append([]string{"help"}, strings.Fields(command)...))
 		var stderr strings.Builder
 		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
 		assert.Contains(t, stderr.String(), "trap-sandbox: help: no command \""+command+"\": trap-sandbox help lists the commands\n")

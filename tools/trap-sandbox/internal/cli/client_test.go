@@ -73,7 +73,10 @@ func runClient(t *testing.T, args ...string) (string, error) {
 // runWith runs a client command as main does, with stdin, and returns stdout and stderr.
 func runWith(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	_, kctx := parse(t, args...)
+	p := takeParser(t, kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+	defer p.giveBack() // the command has ended: nothing reads its flags any more
+	kctx, err := p.parser.Parse(args)
+	require.NoError(t, err)
 	return runParsed(kctx, stdin)
 }
 
@@ -144,10 +147,7 @@ func TestClientCommands(t *testing.T) {
 func TestAPayloadThatIsNoJSONIsAUsageError(t *testing.T) {
 	clearEnv(t)
 	for _, payload := range []string{`{bad`, `notjson`, `{"door":"north"} {}`} {
-		var root CLI
-		parser, err := NewParser(&root, kong.Exit(func(int) {}))
-		require.NoError(t, err)
-		_, err = parser.Parse([]string{"request", "7:", "door.open", payload})
+		err := parseError(t, "request", "7:", "door.open", payload)
 		assert.EqualError(t, err, fmt.Sprintf(`request: <json>: %q is not JSON: give an object, e.g. '{"door":"north"}', or leave it out for {}`, payload))
 		var usage *kong.ParseError
 		assert.ErrorAs(t, err, &usage, "a usage error: exit status 2")
@@ -163,10 +163,7 @@ func TestAPayloadThatIsNoJSONIsAUsageError(t *testing.T) {
 func TestAnEmptyCommandLineIsAUsageError(t *testing.T) {
 	clearEnv(t)
 	for _, command := range []string{"", "  ", "\t"} {
-		var root CLI
-		parser, err := NewParser(&root, kong.Exit(func(int) {}))
-		require.NoError(t, err)
-		_, err = parser.Parse([]string{"run", "5:küche", command})
+		err := parseError(t, "run", "5:küche", command)
 		assert.EqualError(t, err, "run: <command>: give the command line to run, e.g. 'ls /rom'")
 		var usage *kong.ParseError
 		assert.ErrorAs(t, err, &usage, "a usage error: exit status 2")
@@ -255,10 +252,7 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 			"https://mc.example.org/sandbox/console/":          `the gateway URL "https://mc.example.org/sandbox/console/" ends in /console, a page of the gateway, which the API's paths cannot follow: give the address before it, https://mc.example.org/sandbox`,
 			"http://127.0.0.1:4444/trapos/computers/7:kitchen": `ends in /trapos/computers, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444`,
 		} {
-			var root CLI
-			parser, err := NewParser(&root, kong.Exit(func(int) {}))
-			require.NoError(t, err)
-			_, err = parser.Parse(append(args, "--url", url))
+			err := parseError(t, append(args, "--url", url)...)
 			require.Error(t, err, "%v --url %s", args, url)
 			assert.Contains(t, err.Error(), want, "%v --url %s", args, url)
 			assert.NotContains(t, err.Error(), "computer 7:", "%v --url %s: not the computer's fault", args, url)

@@ -34,9 +34,7 @@ func userDocs(t *testing.T) []string {
 // command, as `trap-sandbox computers --api-token …` does.
 func commandFlags(t *testing.T) map[string]map[string]*kong.Flag {
 	t.Helper()
-	var root CLI
-	parser, err := NewParser(&root, kong.Writers(io.Discard, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
-	require.NoError(t, err)
+	_, parser := newTestParser(t, kong.Writers(io.Discard, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
 	commands := map[string]map[string]*kong.Flag{}
 	var walk func(node *kong.Node)
 	walk = func(node *kong.Node) {

@@ -3,9 +3,7 @@ package cli
 import (
 	"testing"
 
-	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestANumberThatIsNoneSaysWhatToGive: a whole-number or number flag or variable given
@@ -34,10 +32,7 @@ func TestANumberThatIsNoneSaysWhatToGive(t *testing.T) {
 		for k, v := range tc.env {
 			t.Setenv(k, v)
 		}
-		var root CLI
-		parser, err := NewParser(&root, kong.Exit(func(int) {}))
-		require.NoError(t, err)
-		_, err = parser.Parse(tc.args)
+		err := parseError(t, tc.args...)
 		assert.EqualError(t, err, tc.want, "%v %v", tc.args, tc.env)
 	}
 	clearEnv(t)
@@ -68,10 +63,7 @@ func TestANegativeNumberAfterASpaceIsTheFlagsValue(t *testing.T) {
 		// a word that reads as no number is still a flag, and the value is said to be missing
 		{args: []string{"--max-connections", "-x"}, want: `--max-connections: expected number value but got "-x" (short flag); perhaps try --max-connections="-x"?`},
 	} {
-		var cli CLI
-		parser, err := NewParser(&cli, kong.Exit(func(int) {}))
-		require.NoError(t, err)
-		_, err = parser.Parse(tc.args)
+		err := parseError(t, tc.args...)
 		assert.EqualError(t, err, tc.want, "%v", tc.args)
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestATimeoutOutOfRangeIsRefused: --timeout outside (0, 60s] is a usage error naming the
@@ -25,10 +23,7 @@ func TestATimeoutOutOfRangeIsRefused(t *testing.T) {
 			// past Go's range, once "is not a duration": out of range as 90s is
 			"3000000h": "--timeout: 3000000h is out of range: give more than 0 and at most 60s",
 		} {
-			var root CLI
-			parser, err := NewParser(&root, kong.Exit(func(int) {}))
-			require.NoError(t, err)
-			_, err = parser.Parse(append(args, "--timeout="+value))
+			err := parseError(t, append(args, "--timeout="+value)...)
 			assert.EqualError(t, err, want, "%s --timeout %s", args[0], value)
 		}
 	}
@@ -61,10 +56,7 @@ func TestADurationThatIsNoneSaysWhatToGive(t *testing.T) {
 		for k, v := range tc.env {
 			t.Setenv(k, v)
 		}
-		var root CLI
-		parser, err := NewParser(&root, kong.Exit(func(int) {}))
-		require.NoError(t, err)
-		_, err = parser.Parse(tc.args)
+		err := parseError(t, tc.args...)
 		assert.EqualError(t, err, tc.want, "%v %v", tc.args, tc.env)
 	}
 	clearEnv(t)

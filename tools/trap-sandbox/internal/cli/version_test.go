@@ -128,12 +128,11 @@ func TestAccountCommandsListNoReplicaFlags(t *testing.T) {
 func helpOf(t *testing.T, cmd ...string) string {
 	t.Helper()
 	var out testkit.SyncBuffer
-	var root CLI
-	parser, err := NewParser(&root, kong.Writers(&out, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
-	require.NoError(t, err)
+	p := takeParser(t, kong.Writers(&out, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
+	defer p.giveBack()
 	func() {
 		defer func() { _, _ = recover().(kongExited) }()
-		_, _ = parser.Parse(append(cmd, "--help"))
+		_, _ = p.parser.Parse(append(cmd, "--help"))
 	}()
 	return strings.Join(strings.Fields(out.String()), " ")
 }
