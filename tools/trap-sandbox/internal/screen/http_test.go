@@ -316,22 +316,33 @@ func TestAStillStreamKeepsAliveAndEndsWhenItsTokenIsRevoked(t *testing.T) {
 	assert.Contains(t, data, "revoked")
 }
 
-// TestTheStreamOfAMonitor: the stream's monitor parameter streams that monitor's screen (the
-// computer asked screen.watch {monitor}), each frame naming it with its text scale, and ends
-// with the computer's not_found when the monitor is taken off.
-func TestTheStreamOfAMonitor(t *testing.T) {
+// monitorWatchedAt is a stand-in (standIn) served over HTTP at url, whose computer sends the
+// monitor each screen.watch names on asked (as the gateway asked for it, the stream's query
+// naming it as the caller typed it) and answers it with watched(that monitor).
+func monitorWatchedAt(t *testing.T, watched func(monitor any) (any, *daemonfake.Error)) (m *Module, asked <-chan any, url string) {
+	t.Helper()
 	m, d := standIn(t)
-	asked := make(chan any, 1)
+	monitors := make(chan any, 1)
 	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
 		if typ == protocol.TypeScreenWatch {
-			asked <- p["monitor"]
-			return map[string]any{"watchId": 1}, nil
+			monitors <- p["monitor"]
+			return watched(p["monitor"])
 		}
 		return map[string]any{}, nil
 	}
 	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
-	defer srv.Close()
-	resp := stream(t, t.Context(), srv.URL+"/trapos/computers/7:/screen?"+MonitorParam+"=monitor_0")
+	t.Cleanup(srv.Close)
+	return m, monitors, srv.URL
+}
+
+// TestTheStreamOfAMonitor: the stream's monitor parameter streams that monitor's screen (the
+// computer asked screen.watch {monitor}), each frame naming it with its text scale, and ends
+// with the computer's not_found when the monitor is taken off.
+func TestTheStreamOfAMonitor(t *testing.T) {
+	m, asked, url := monitorWatchedAt(t, func(any) (any, *daemonfake.Error) {
+		return map[string]any{"watchId": 1}, nil
+	})
+	resp := stream(t, t.Context(), url+"/trapos/computers/7:/screen?"+MonitorParam+"=monitor_0")
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "monitor_0", <-asked)
@@ -360,20 +371,12 @@ func TestTheStreamOfAMonitor(t *testing.T) {
 // 64 of CC's bytes) is not echoed, nor is a field set for the computer's own screen. Before,
 // the refusal of Left said "left" only in the computer's words, and a not_connected not at all.
 func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T) {
-	m, d := standIn(t)
-	asked := make(chan any, 1)
-	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
-		if typ == protocol.TypeScreenWatch {
-			asked <- p["monitor"]
-			return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("no monitor named %q: this computer's monitors are top", p["monitor"])}
-		}
-		return map[string]any{}, nil
-	}
-	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
-	defer srv.Close()
+	_, asked, url := monitorWatchedAt(t, func(monitor any) (any, *daemonfake.Error) {
+		return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("no monitor named %q: this computer's monitors are top", monitor)}
+	})
 	refusal := func(path string) (int, map[string]any) {
 		t.Helper()
-		resp := stream(t, t.Context(), srv.URL+path)
+		resp := stream(t, t.Context(), url+path)
 		defer resp.Body.Close()
 		var a struct{ Error map[string]any }
 		require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
