@@ -50,6 +50,19 @@ func startKitchenWithAMonitor(ctx context.Context, t *testing.T, g *harness.Gate
 	return w
 }
 
+// pickScreen picks value in the view's Show picker (a monitor's name, "" for the computer's
+// own screen), as a player choosing it does: the picker's change opens it.
+func pickScreen(t *testing.T, page context.Context, value string) {
+	t.Helper()
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const picker = document.getElementById("viewer-screen");
+		picker.value = `+jsString(t, value)+`;
+		picker.dispatchEvent(new Event("change"));
+		true
+	}`))
+	require.NoError(t, err)
+}
+
 // TestTheWebConsolePicksAMonitorAndShowsItReadOnly: the view of a computer with a monitor
 // offers it beside the computer's own screen; picked, the view shows the monitor live, read
 // only (no keys, Type, Paste or Terminate, and what is typed on its screen reaches nothing),
@@ -69,16 +82,7 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	until(t, "the picker, with the monitor", `!document.getElementById("viewer-screens").hidden &&
 		[...document.getElementById("viewer-screen").options].map(o => o.value + "=" + o.text).join() === "=its own screen,top=monitor top"`)
 
-	pick := func(value string) {
-		_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
-			const picker = document.getElementById("viewer-screen");
-			picker.value = "`+value+`";
-			picker.dispatchEvent(new Event("change"));
-			true
-		}`))
-		require.NoError(t, err)
-	}
-	pick("top")
+	pickScreen(t, page, "top")
 	until(t, "the monitor, live", `location.hash === "`+monitorView+`" && document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.startsWith("on the monitor")`)
 	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.title, document.getElementById("viewer-screen").value,
@@ -98,7 +102,7 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	looks, err := chromedp.Run(page, chromedp.Evaluate[[]string](screenLooks))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"default", "rgb(68, 68, 68)", "The monitor's screen: read only, it takes no keys", "null"}, looks)
-	pick("")
+	pickScreen(t, page, "")
 	until(t, "the computer's own screen again", `location.hash === "`+own+`" && `+liveAtThePrompt)
 	visible, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("terminate").offsetParent !== null`))
 	require.NoError(t, err)
@@ -109,7 +113,7 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	assert.Equal(t, []string{"text", "rgb(76, 153, 178)", "The computer's screen: click it, then type", "screen-help"}, looks)
 	until(t, "the command run", `document.getElementById("screen-text").textContent.includes("\n> id\nThis is computer #5")`)
 
-	pick("top")
+	pickScreen(t, page, "top")
 	until(t, "the monitor again", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.startsWith("on the monitor")`)
 	require.True(t, w.At(5).Detach("top"))
@@ -124,7 +128,7 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	// the picker offers it: picked, its view opens anew, live.
 	require.NoError(t, w.At(5).Attach("top", "monitor:2:1"))
 	until(t, "the picker, with the monitor back", offered+` === "its own screen,monitor top (its view ended) [disabled] [shown],monitor top"`)
-	pick("top")
+	pickScreen(t, page, "top")
 	until(t, "the monitor back, live", `location.hash === "`+monitorView+`" && document.getElementById("status").textContent === "Live" &&
 		`+offered+` === "its own screen,monitor top [shown]"`)
 
@@ -202,13 +206,7 @@ func TestTheWebConsoleNamesAMonitorNotAttachedAsTheGatewayAskedForIt(t *testing.
 	// picker offers it, once: picked, its view opens, live.
 	require.NoError(t, w.At(5).Attach("left", "monitor:2:1"))
 	until(t, "the picker, with the monitor attached", offered+`.endsWith(",left=monitor left")`)
-	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{
-		const picker = document.getElementById("viewer-screen");
-		picker.value = "left";
-		picker.dispatchEvent(new Event("change"));
-		true
-	}`))
-	require.NoError(t, err)
+	pickScreen(t, page, "left")
 	until(t, "the monitor left, live", `location.hash === "`+left+`" && document.getElementById("status").textContent === "Live"`)
 	shown, err = chromedp.Run(page, chromedp.Evaluate[[]any](`[document.title, document.getElementById("viewer-monitor").textContent,
 		`+offered+`, pickerShown.filter(list => list.includes("Left"))]`))
@@ -294,13 +292,7 @@ func TestTheWebConsolesMonitorPickerTakesHostileNamesAsText(t *testing.T) {
 	assert.Equal(t, []any{0.0, "14:rig", html, slashy, "küche", "monitor " + cut}, shown, "text, never markup")
 
 	for _, name := range []string{slashy, "küche", html} {
-		_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
-			const picker = document.getElementById("viewer-screen");
-			picker.value = `+jsString(t, name)+`;
-			picker.dispatchEvent(new Event("change"));
-			true
-		}`))
-		require.NoError(t, err)
+		pickScreen(t, page, name)
 		wire := name
 		if name == "küche" {
 			wire = "k\u00fcche"
