@@ -254,8 +254,9 @@ function screenHash(traposId, monitor) {
 // client 0.5.29 on, docs/screen.md) and offers them in the picker beside its own screen, once
 // per view (again is to ask anew: a monitor taken off, followGone): a computer that does not
 // say (an older client, a private screen, one away) offers none until it does. A monitor being
-// viewed is offered whatever the answer, until it is taken off. The computer names 64 at most
-// (client 0.5.32 on) and counts the rest (monitorsLeftOut), which the picker says.
+// viewed is offered whatever the answer once its first frame has named it (offerScreens), until
+// it is taken off. The computer names 64 at most (client 0.5.32 on) and counts the rest
+// (monitorsLeftOut), which the picker says.
 async function learnMonitors(v, again) {
   if (v.monitors && !again) return;
   let monitors = null, leftOut = 0;
