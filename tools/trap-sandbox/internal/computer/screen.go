@@ -345,8 +345,8 @@ func MonitorName(monitor string) string {
 
 // MonitorNamedBack is monitor as an answer names it back to the caller who named it (the
 // screen stream's error, protocol.Error's Monitor): as the gateway asks the computer for it
-// (MonitorName), or "" for a name no computer's monitor has, which is not echoed (a stream's
-// query may hold 600 KB): one the client would not name in its list (isMonitorName: over
+// (MonitorName), or "" for a name no computer's monitor can have, which is not echoed (a
+// stream's query may hold 600 KB): one the client would not name in its list (isMonitorName: over
 // MaxMonitorNameBytes of CC's bytes, or holding a character no byte is, sent as '?').
 func MonitorNamedBack(monitor string) string {
 	if !isMonitorName(monitor) {

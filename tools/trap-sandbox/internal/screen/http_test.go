@@ -367,7 +367,7 @@ func TestTheStreamOfAMonitor(t *testing.T) {
 // names the monitor in the field monitor as the gateway asked the computer for it: ?monitor=Left
 // (CC reads a side in any case) is left, on the computer's refusal of one not attached and on
 // the gateway's own (not connected), so that a viewer that named it Left names it as the
-// computer does; a wired modem's name is as it was typed. A name no monitor has (longer than
+// computer does; a wired modem's name is as it was typed. A name no monitor can have (longer than
 // 64 of CC's bytes) is not echoed, nor is a field set for the computer's own screen. Before,
 // the refusal of Left said "left" only in the computer's words, and a not_connected not at all.
 func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T) {
@@ -396,7 +396,7 @@ func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T
 	_, e = refusal("/trapos/computers/7:/screen?" + MonitorParam + "=" + long)
 	assert.Equal(t, long, <-asked)
 	assert.Equal(t, "bad_payload", e["code"])
-	assert.NotContains(t, e, "monitor", "a name no monitor has")
+	assert.NotContains(t, e, "monitor", "a name no monitor can have")
 
 	status, e = refusal("/trapos/computers/9:/screen?" + MonitorParam + "=TOP")
 	assert.Equal(t, http.StatusNotFound, status)
