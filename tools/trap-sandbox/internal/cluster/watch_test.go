@@ -192,25 +192,12 @@ func TestAReplicaReadsTheHeartbeatsAgainWithinItsWaitAfterReconnecting(t *testin
 	}
 	defer func() { watchersStopping = nil }()
 
-	fake := clock.NewFake(time.Now())
-	proxy := newCuttableProxy(t, tc.ns.Addr().String())
-	anc, err := Connect(ctx, ConnOptions{URL: proxy.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
-	require.NoError(t, err)
-	a, err := newRouter(ctx, anc, Config{Replica: "a", Clock: fake},
-		slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", "a"), nil)
-	require.NoError(t, err)
-	defer a.Close()
-	defer first.open() // before Close, which waits for the watch
+	a := startRouterOnFakeClock(ctx, t, tc)
+	defer first.open() // before a's Close (a cleanup), which waits for the watch
 	defer last.open()
-	reads := func() int {
-		return strings.Count(tc.logs.String(), `msg="read the other replicas' computers" replica=a`)
-	}
-	require.Eventually(t, func() bool { return reads() == 1 }, waitLimit, testkit.Poll, "A to read the buckets")
 
 	holding.Store(true)
-	proxy.setCut(true)
-	require.Eventually(t, func() bool { return !anc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
-	proxy.setCut(false)
+	a.reconnect(t)
 	<-first.reached
 
 	// The server has sent up to the last big entry, and waits for A's watch before the
@@ -231,13 +218,13 @@ func TestAReplicaReadsTheHeartbeatsAgainWithinItsWaitAfterReconnecting(t *testin
 	first.open()
 	<-last.reached
 
-	fake.Advance(DefaultOpTimeout - time.Millisecond)
+	a.clock.Advance(DefaultOpTimeout - time.Millisecond)
 	last.open()
 	require.Eventually(t, func() bool {
-		return reads() == 2 || strings.Contains(tc.logs.String(), "cannot watch the NATS buckets again")
+		return a.reads() == 2 || strings.Contains(tc.logs.String(), "cannot watch the NATS buckets again")
 	}, waitLimit, testkit.Poll, "A to read the buckets again, or give up")
 	assert.NotContains(t, tc.logs.String(), "cannot watch the NATS buckets again")
-	assert.Equal(t, 2, reads(), "A read the buckets again within its wait")
+	assert.Equal(t, 2, a.reads(), "A read the buckets again within its wait")
 }
 
 // TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat: a reconnection whose read of
@@ -267,33 +254,19 @@ func TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat(t *testing.T) 
 	}
 	defer func() { watchersStopping = nil }()
 
-	fake := clock.NewFake(time.Now())
-	proxy := newCuttableProxy(t, tc.ns.Addr().String())
-	anc, err := Connect(ctx, ConnOptions{URL: proxy.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
-	require.NoError(t, err)
-	a, err := newRouter(ctx, anc, Config{Replica: "a", Clock: fake},
-		slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", "a"), nil)
-	require.NoError(t, err)
-	defer a.Close()
-	reads := func() int {
-		return strings.Count(tc.logs.String(), `msg="read the other replicas' computers" replica=a`)
-	}
-	require.Eventually(t, func() bool { return reads() == 1 }, waitLimit, testkit.Poll, "A to read the buckets")
-
+	a := startRouterOnFakeClock(ctx, t, tc)
 	failing.Store(true)
-	proxy.setCut(true)
-	require.Eventually(t, func() bool { return !anc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
-	proxy.setCut(false)
+	a.reconnect(t)
 	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), unwatchedLine) }, waitLimit, testkit.Poll,
 		"A to say it cannot watch the buckets")
-	assert.Equal(t, 1, reads())
+	assert.Equal(t, 1, a.reads())
 
 	// A's heartbeat ticks, as its clock moves on.
 	require.Eventually(t, func() bool {
-		fake.Advance(DefaultHeartbeatInterval)
+		a.clock.Advance(DefaultHeartbeatInterval)
 		return strings.Contains(tc.logs.String(), rewatchedLine)
 	}, waitLimit, testkit.Poll, "A to watch the buckets again at a heartbeat tick")
-	require.Eventually(t, func() bool { return reads() == 2 }, waitLimit, testkit.Poll, "A to read the buckets again")
+	require.Eventually(t, func() bool { return a.reads() == 2 }, waitLimit, testkit.Poll, "A to read the buckets again")
 	assert.Contains(t, tc.logs.String(), `msg="NATS had lost a bucket (restarted without its store?): created it again" replica=a component=cluster bucket=`+ReplicasBucket)
 
 	replicas, err := js.KeyValue(ctx, ReplicasBucket)
@@ -304,4 +277,43 @@ func TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat(t *testing.T) 
 	require.Eventually(t, func() bool {
 		return strings.Contains(tc.logs.String(), `msg="`+replicaAliveLine+`" replica=a component=cluster other=y`)
 	}, waitLimit, testkit.Poll, "y's heartbeat to reach A")
+}
+
+// routerOnFakeClock is replica a's router alone, reaching NATS through a proxy the test cuts,
+// on a clock that moves only when the test moves it; it logs to tc.logs, debug included.
+type routerOnFakeClock struct {
+	*Router
+	nc    *nats.Conn
+	proxy *cuttableProxy
+	clock *clock.Fake
+	logs  *testkit.SyncBuffer
+}
+
+// startRouterOnFakeClock starts replica a's router and waits until it has read the buckets;
+// it closes as the test ends.
+func startRouterOnFakeClock(ctx context.Context, t *testing.T, tc *testCluster) *routerOnFakeClock {
+	t.Helper()
+	a := &routerOnFakeClock{proxy: newCuttableProxy(t, tc.ns.Addr().String()), clock: clock.NewFake(time.Now()), logs: tc.logs}
+	var err error
+	a.nc, err = Connect(ctx, ConnOptions{URL: a.proxy.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
+	require.NoError(t, err)
+	a.Router, err = newRouter(ctx, a.nc, Config{Replica: "a", Clock: a.clock},
+		slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", "a"), nil)
+	require.NoError(t, err)
+	t.Cleanup(a.Close)
+	require.Eventually(t, func() bool { return a.reads() == 1 }, waitLimit, testkit.Poll, "A to read the buckets")
+	return a
+}
+
+// reads is how many times a has read the buckets: at its start, and at each rewatch that succeeded.
+func (a *routerOnFakeClock) reads() int {
+	return strings.Count(a.logs.String(), `msg="read the other replicas' computers" replica=a`)
+}
+
+// reconnect cuts a off NATS until it notices, then lets it reconnect.
+func (a *routerOnFakeClock) reconnect(t *testing.T) {
+	t.Helper()
+	a.proxy.setCut(true)
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	a.proxy.setCut(false)
 }
