@@ -582,6 +582,11 @@ func (r *Router) heartbeatsCheckEvery() time.Duration {
 func (r *Router) rewatch() {
 	r.rewatchMu.Lock()
 	defer r.rewatchMu.Unlock()
+	r.rewatchLocked()
+}
+
+// rewatchLocked is rewatch with rewatchMu held.
+func (r *Router) rewatchLocked() {
 	r.watchMu.Lock()
 	r.stopWatchersLocked()
 	r.watchMu.Unlock()
@@ -624,7 +629,10 @@ const (
 // again, in a goroutine of its own (a try waits up to OpTimeout), checking the buckets first
 // as a reconnection does. The router watched neither bucket until its next reconnection: the
 // others' heartbeats never came, so it took every other replica for dead, and their later
-// claims of its computers closed none of its sockets.
+// claims of its computers closed none of its sockets. A try that finds the buckets watched
+// when its turn comes (a reconnection's rewatch ran first and succeeded) does nothing: a
+// second rewatch would stop the watchers just started and read every claim again, the other
+// replicas' computers missing from the lists until it had.
 func (r *Router) rewatchIfUnwatched() {
 	r.mu.Lock()
 	if !r.unwatched || r.rewatching {
@@ -640,12 +648,27 @@ func (r *Router) rewatchIfUnwatched() {
 	}
 	if !r.spawn(func() {
 		defer done()
+		if rewatchRetrying != nil {
+			rewatchRetrying(r.cfg.Replica)
+		}
+		r.rewatchMu.Lock()
+		defer r.rewatchMu.Unlock()
+		r.mu.Lock()
+		unwatched := r.unwatched
+		r.mu.Unlock()
+		if !unwatched {
+			return
+		}
 		r.ensureBuckets()
-		r.rewatch()
+		r.rewatchLocked()
 	}) {
 		done()
 	}
 }
+
+// rewatchRetrying, when a test sets it, runs as a heartbeat tick's try to watch the buckets
+// again begins (rewatchIfUnwatched), with the replica's name; nil otherwise.
+var rewatchRetrying func(replica string)
 
 // watchersStopping, when a test sets it, is told each time a router stops its watchers (with
 // the replica's name and whether its NATS connection is closed by then); nil otherwise.

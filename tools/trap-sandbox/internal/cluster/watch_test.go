@@ -279,6 +279,74 @@ func TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat(t *testing.T) 
 	}, waitLimit, testkit.Poll, "y's heartbeat to reach A")
 }
 
+// TestAReconnectionsRewatchLeavesATicksTryNothingToDo: a heartbeat tick's try to watch the
+// buckets again (after a rewatch that failed) that waits while a reconnection's rewatch
+// succeeds does nothing after it. It rewatched again: it stopped the watchers just started and
+// read every claim again, the other replicas' computers missing from A's lists until it had.
+func TestAReconnectionsRewatchLeavesATicksTryNothingToDo(t *testing.T) {
+	tc := newTestCluster(t)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+
+	var failing atomic.Bool
+	var once sync.Once
+	var rewatches atomic.Int32 // A's watchers stopped to be started anew
+	watchersStopping = func(replica string, connClosed bool) {
+		if replica != "a" || !failing.Load() || connClosed {
+			return
+		}
+		rewatches.Add(1)
+		once.Do(func() { assert.NoError(t, js.DeleteKeyValue(ctx, ReplicasBucket)) })
+	}
+	defer func() { watchersStopping = nil }()
+	try := newGate()
+	rewatchRetrying = func(replica string) {
+		if replica == "a" {
+			try.pass()
+		}
+	}
+	defer func() { rewatchRetrying = nil }()
+
+	a := startRouterOnFakeClock(ctx, t, tc)
+	defer try.open() // before a's Close (a cleanup), which waits for the try
+	failing.Store(true)
+	a.reconnect(t)
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), unwatchedLine) }, waitLimit, testkit.Poll,
+		"A to say it cannot watch the buckets")
+
+	// A tick's try begins, and waits while A's next reconnection watches the buckets again
+	// (its handler's ensureBuckets and rewatch, run here: a second cut would also leave A's
+	// heartbeat write waiting out JetStream's own 5 s timeout, the fake clock's bound having no
+	// deadline for it to read).
+	require.Eventually(t, func() bool {
+		a.clock.Advance(DefaultHeartbeatInterval)
+		select {
+		case <-try.reached:
+			return true
+		default:
+			return false
+		}
+	}, waitLimit, testkit.Poll, "a heartbeat tick to try to watch the buckets again")
+	a.ensureBuckets()
+	a.rewatch()
+	require.Contains(t, tc.logs.String(), rewatchedLine, "the reconnection's rewatch succeeded")
+	require.Equal(t, int32(2), rewatches.Load(), "the rewatch that failed and the reconnection's")
+
+	try.open()
+	require.Eventually(t, func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return !a.rewatching
+	}, waitLimit, testkit.Poll, "the tick's try to end")
+	assert.Equal(t, int32(2), rewatches.Load(), "the tick's try stopped the watchers the reconnection's rewatch had started")
+	require.Eventually(t, func() bool { return a.reads() == 2 }, waitLimit, testkit.Poll, "A to read the buckets again")
+}
+
 // routerOnFakeClock is replica a's router alone, reaching NATS through a proxy the test cuts,
 // on a clock that moves only when the test moves it; it logs to tc.logs, debug included.
 type routerOnFakeClock struct {
