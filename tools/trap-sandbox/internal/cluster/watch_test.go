@@ -253,19 +253,37 @@ func TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat(t *testing.T) 
 		once.Do(func() { assert.NoError(t, js.DeleteKeyValue(ctx, ReplicasBucket)) })
 	}
 	defer func() { watchersStopping = nil }()
+	try := newGate()
+	rewatchRetrying = func(replica string) {
+		if replica == "a" {
+			try.pass()
+		}
+	}
+	defer func() { rewatchRetrying = nil }()
 
 	a := startRouterOnFakeClock(ctx, t, tc)
+	defer try.open() // before a's Close (a cleanup), which waits for the try
 	failing.Store(true)
 	a.reconnect(t)
 	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), unwatchedLine) }, waitLimit, testkit.Poll,
 		"A to say it cannot watch the buckets")
 	assert.Equal(t, 1, a.reads())
 
-	// A's heartbeat ticks, as its clock moves on.
+	// A's heartbeat ticks as its clock moves on, until one tries to watch the buckets again;
+	// the clock then stands still: moved on during the try, it ended the try's NATS operations
+	// (OpTimeout, on that clock), the bucket's creation among them.
 	require.Eventually(t, func() bool {
-		a.clock.Advance(DefaultHeartbeatInterval)
-		return strings.Contains(tc.logs.String(), rewatchedLine)
-	}, waitLimit, testkit.Poll, "A to watch the buckets again at a heartbeat tick")
+		select {
+		case <-try.reached:
+			return true
+		default:
+			a.clock.Advance(DefaultHeartbeatInterval)
+			return false
+		}
+	}, waitLimit, testkit.Poll, "a heartbeat tick to try to watch the buckets again")
+	try.open()
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), rewatchedLine) }, waitLimit, testkit.Poll,
+		"A to watch the buckets again at a heartbeat tick")
 	require.Eventually(t, func() bool { return a.reads() == 2 }, waitLimit, testkit.Poll, "A to read the buckets again")
 	assert.Contains(t, tc.logs.String(), `msg="NATS had lost a bucket (restarted without its store?): created it again" replica=a component=cluster bucket=`+ReplicasBucket)
 
