@@ -57,22 +57,18 @@ func forExample(known, path string) string {
 // (every account token and linked computer refused), and a --replica of "a\r" a replica
 // named unlike its twin "a".
 func untrimmed(flag, value string) error {
-	if strings.TrimSpace(value) == value {
-		return nil
+	if err := untrimmedValue(value); err != nil {
+		return fmt.Errorf("%s %w", flagAndEnv(flag), err)
 	}
-	return fmt.Errorf("%s %q %s: give %q", flagAndEnv(flag), value, untrimmedWhy, strings.TrimSpace(value))
+	return nil
 }
 
-// untrimmedWhy is what is wrong with a value that has blanks at its ends, and its likely
-// cause, for untrimmed and for the number and duration flags, whose own words ("is not a
-// whole number") left the carriage return unexplained.
-const untrimmedWhy = "has a space, tab or line break at its start or end (an environment file with CRLF line ends?)"
-
-// untrimmedValue refuses a number's or duration's value with blanks at its ends (untrimmed
-// for a value the flag's name is put before by kong).
+// untrimmedValue is untrimmed's refusal without the flag's name, for a number's or duration's
+// value, which kong names the flag of: their own words ("is not a whole number") left the
+// carriage return unexplained.
 func untrimmedValue(value string) error {
 	if strings.TrimSpace(value) == value {
 		return nil
 	}
-	return fmt.Errorf("%q %s: give %q", value, untrimmedWhy, strings.TrimSpace(value))
+	return fmt.Errorf("%q has a space, tab or line break at its start or end (an environment file with CRLF line ends?): give %q", value, strings.TrimSpace(value))
 }
