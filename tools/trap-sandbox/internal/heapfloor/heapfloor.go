@@ -63,10 +63,8 @@ func start(bytes uint64, adjusted func(percent int)) *Floor {
 	if bytes == 0 || !running.CompareAndSwap(false, true) {
 		return nil
 	}
-	// SetGCPercent answers with the setting it replaces; this is how GOGC is read.
-	base := debug.SetGCPercent(100)
-	debug.SetGCPercent(base)
-	if base < 0 {
+	base, off := gogc()
+	if off {
 		running.Store(false)
 		return nil
 	}
@@ -79,14 +77,25 @@ func start(bytes uint64, adjusted func(percent int)) *Floor {
 	return f
 }
 
-// CollectorOff is whether GOGC=off has turned Go's collector off, when no floor runs (Start
-// returns nil) and nothing but GOMEMLIMIT bounds the heap. It reads the setting without
-// changing it (runtime/metrics, where off is the largest uint64: what /metrics'
-// go_gc_gogc_percent shows then), so it may run beside a floor that sets it.
+// CollectorOff is whether GOGC=off has turned Go's collector off: then no floor runs (Start
+// returns nil) and nothing but GOMEMLIMIT bounds the heap. It may run beside a floor that
+// sets GOGC.
 func CollectorOff() bool {
+	_, off := gogc()
+	return off
+}
+
+// gogc reads GOGC as it is now, without changing it (debug.SetGCPercent, the other way to read
+// it, sets it meanwhile: GOGC=off turned on for a moment). runtime/metrics gives it as a
+// uint64, where off (a negative setting) is one past any int32: the largest uint64, which
+// /metrics' go_gc_gogc_percent shows then.
+func gogc() (percent int, off bool) {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
-	return s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > math.MaxInt32
+	if v := s[0].Value.Uint64(); v <= math.MaxInt32 {
+		return int(v), false
+	}
+	return -1, true
 }
 
 // Stop puts GOGC back as it was before Start. A nil floor stops as nothing.

@@ -107,6 +107,21 @@ func TestStopPutsGOGCBackAndAnotherFloorCanStart(t *testing.T) {
 	}
 }
 
+// TestAGOGCSetBeforeIsTheFloorsLeast: a GOGC the operator set (here 4000, above what a 1 MiB
+// floor asks) is read as the floor starts, kept as the least it sets, and put back by Stop.
+func TestAGOGCSetBeforeIsTheFloorsLeast(t *testing.T) {
+	old := debug.SetGCPercent(4000)
+	defer debug.SetGCPercent(old)
+	f := startAndSettle(t, 1<<20)
+	if f.Percent() != 4000 {
+		t.Errorf("a 1 MiB floor under GOGC=4000 set GOGC to %d; want the 4000 set before it", f.Percent())
+	}
+	f.Stop()
+	if got := debug.SetGCPercent(old); got != 4000 {
+		t.Errorf("GOGC is %d after Stop; want the 4000 set before the floor", got)
+	}
+}
+
 func TestNoFloorWhileTheCollectorIsOff(t *testing.T) {
 	if CollectorOff() {
 		t.Fatal("the collector reads as off while GOGC is on")
