@@ -9,9 +9,10 @@
 // cycles, for at most the floor's size more memory on a busy gateway. Once what is live is
 // larger than the floor, the floor changes nothing and GOGC rules as before.
 //
-// It works by setting GOGC after every cycle (debug.SetGCPercent), as a ballast (a large
-// allocation never written) would, but without counting toward GOMEMLIMIT or the heap figures
-// /metrics shows, and without giving a large heap more than GOGC gives it.
+// It sets GOGC (debug.SetGCPercent) after each cycle, from a cleanup (runtime.AddCleanup) of an
+// object that cycle frees, so that the next goal lies at least the floor above what is live.
+// A ballast (a large allocation never written) would raise the goal too, but it counts toward
+// GOMEMLIMIT and the heap figures /metrics shows, and gives a large heap more than GOGC does.
 package heapfloor
 
 import (
@@ -122,7 +123,8 @@ func (f *Floor) Percent() int {
 
 // adjust sets GOGC from what the last cycle left live, and arms itself to run again after the
 // next cycle: a sentinel allocated now is unreachable at once, and its cleanup runs once a
-// cycle has found it so.
+// cycle has found it so (one allocated while a cycle marks counts as live in that cycle: the
+// one after frees it).
 func (f *Floor) adjust() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
