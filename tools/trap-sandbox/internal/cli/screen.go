@@ -619,7 +619,8 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		if live && v.monitor == "" {
 			message = liveStatus(only.on, unseen)
 		} else if live {
-			message = joinStatus(monitorStatus(v.monitor, lastFrame), liveStatus(false, unseen))
+			// Named as its frames name it: --monitor Top views the monitor top.
+			message = joinStatus(monitorStatus(cmp.Or(lastFrame.Monitor, v.monitor), lastFrame), liveStatus(false, unseen))
 		}
 		_, err := v.out.Write(v.draw(last, lastFrame.Width, lastFrame.Height, !live, message))
 		return err

@@ -1465,7 +1465,8 @@ func TestTheScreenViewerShowsAMonitorReadOnly(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	var mu sync.Mutex
 	var sent [][]computer.InputEvent
-	v := &viewer{out: out, size: termOf(80, 24), monitor: "top",
+	// Given as typed, in another case: the status line names it as its frames do.
+	v := &viewer{out: out, size: termOf(80, 24), monitor: "Top",
 		send: func(_ context.Context, evs []computer.InputEvent) error {
 			mu.Lock()
 			defer mu.Unlock()
@@ -1498,7 +1499,7 @@ func TestTheScreenViewerShowsAMonitorsEscapesAsText(t *testing.T) {
 	v := &viewer{out: out, size: termOf(80, 24), monitor: "top\x1b]0;name\x07",
 		send: func(context.Context, []computer.InputEvent) error { return nil }}
 	typing, streaming, done := startViewer(t.Context(), t, v)
-	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"monitor\":\"top\",\"textScale\":1,\"width\":30,\"height\":2,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1},"+
+	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"monitor\":\"top\\u001b]0;name\\u0007\",\"textScale\":1,\"width\":30,\"height\":2,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1},"+
 		"\"rows\":[{\"text\":\"\\u001b]0;owned\\u0007\\u001b[2Jmark\"},{\"text\":\"\\u009b31mred\"}]}\n\n")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
