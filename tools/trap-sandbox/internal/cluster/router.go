@@ -134,7 +134,9 @@ func (c Config) withDefaults() (Config, error) {
 
 // opContext is ctx bounded by OpTimeout on the router's clock, for one key-value operation or
 // request on NATS: on the wall clock it is context.WithTimeout; a test's clock ends it when
-// the test moves it past OpTimeout. Call cancel when done.
+// the test moves it past OpTimeout. There it has no deadline, so JetStream bounds its own
+// operations by its default too (5 s of the wall clock): one NATS never answers ends then if
+// the test moves no clock. Call cancel when done.
 func (r *Router) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return clock.WithTimeout(ctx, r.cfg.Clock, r.cfg.OpTimeout)
 }
