@@ -511,8 +511,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		return fmt.Errorf("--api-token (SANDBOX_API_TOKEN) %s: no client can send it in an Authorization header (HTTP carries no control character and drops the spaces at a header's ends); remove it", why)
 	}
 
-	if c.HeapFloorMiB < 0 {
-		return fmt.Errorf("%s must be 0 (off) or more, got %d", flagAndEnv("heap-floor-mib"), c.HeapFloorMiB)
+	if c.HeapFloorMiB < 0 || c.HeapFloorMiB > maxHeapFloorMiB {
+		return fmt.Errorf("%s must be 0 (off) to %d (1 TiB), got %d", flagAndEnv("heap-floor-mib"), maxHeapFloorMiB, c.HeapFloorMiB)
 	}
 	proxies, err := server.ParseTrustedProxies(c.TrustedProxies)
 	if err != nil {
@@ -924,6 +924,10 @@ func sayWhoIsTheHost(logger *slog.Logger, api net.Addr) {
 		logger.Info(LoopbackIsTheHost, "listen", api.String())
 	}
 }
+
+// maxHeapFloorMiB bounds --heap-floor-mib: far past any machine's memory, and below where its
+// bytes (MiB << 20) wrap around a uint64, which made 2^44 MiB a floor of 0, off without a word.
+const maxHeapFloorMiB = 1 << 20
 
 // sayCollectorOff says at start that GOGC=off, in the gateway's environment, has turned Go's
 // collector off: its start-up config line still names the --heap-floor-mib given, which then

@@ -593,7 +593,8 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		"short idle probe":    {[]string{"--idle-probe-after", "1ms"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) 1ms would have the gateway ping every idle computer without end (a ping request each time it is silent this long, and its answer starts the silence again: at 1ms some 400 a second a computer, all work for its Minecraft server): give at least 1s (the default is 1m)"},
 		"zero max conns":      {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
 		"zero screen viewers": {[]string{"--max-screen-viewers", "0"}, "--max-screen-viewers (SANDBOX_MAX_SCREEN_VIEWERS) must be positive, got 0"},
-		"negative heap floor": {[]string{"--heap-floor-mib=-1"}, "--heap-floor-mib (SANDBOX_HEAP_FLOOR_MIB) must be 0 (off) or more, got -1"},
+		"negative heap floor": {[]string{"--heap-floor-mib=-1"}, "--heap-floor-mib (SANDBOX_HEAP_FLOOR_MIB) must be 0 (off) to 1048576 (1 TiB), got -1"},
+		"huge heap floor":     {[]string{"--heap-floor-mib", "17592186044416"}, "--heap-floor-mib (SANDBOX_HEAP_FLOOR_MIB) must be 0 (off) to 1048576 (1 TiB), got 17592186044416"}, // 2^64 bytes: wrapped around to a floor of 0
 		"zero rate":           {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
 		"bad listen":          {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
 		"bad proxies":         {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
