@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 
@@ -22,7 +23,13 @@ var numberFlag = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Va
 	case reflect.Float32, reflect.Float64:
 		kind = "a number"
 		var f float64
-		if f, err = strconv.ParseFloat(s, target.Type().Bits()); err == nil {
+		f, err = strconv.ParseFloat(s, target.Type().Bits())
+		if err == nil && math.IsNaN(f) {
+			// Go reads "NaN" as a number, which every limit compares false with: a rate of
+			// NaN was taken, and no check of its range could refuse it.
+			err = strconv.ErrSyntax
+		}
+		if err == nil {
 			target.SetFloat(f)
 		}
 	default:

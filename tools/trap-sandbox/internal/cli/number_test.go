@@ -19,6 +19,7 @@ func TestANumberThatIsNoneSaysWhatToGive(t *testing.T) {
 		{args: []string{"--max-connections", "2.5"}, want: `--max-connections: "2.5" is not a whole number: give one such as 20000 (its default)`},
 		{args: []string{"--upgrade-burst", "99999999999999999999"}, want: `--upgrade-burst: "99999999999999999999" is out of range: give one such as 2000 (its default)`},
 		{args: []string{"serve", "--upgrade-rate=fast"}, want: `--upgrade-rate: "fast" is not a number: give one such as 200 (its default)`},
+		{args: []string{"--upgrade-rate", "NaN"}, want: `--upgrade-rate: "NaN" is not a number: give one such as 200 (its default)`},
 		{args: []string{"link", "key", "--account", "alice", "--uses", "x"}, want: `--uses: "x" is not a whole number`},
 		// an environment file with CRLF line ends gives each value a carriage return
 		{env: map[string]string{"SANDBOX_HEAP_FLOOR_MIB": "32\r"},
