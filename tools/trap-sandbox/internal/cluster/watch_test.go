@@ -238,56 +238,15 @@ func TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat(t *testing.T) 
 	tc := newTestCluster(t)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
-	nc, err := nats.Connect(tc.url())
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-
-	var failing atomic.Bool
-	var once sync.Once
-	watchersStopping = func(replica string, connClosed bool) {
-		if replica != "a" || !failing.Load() || connClosed {
-			return
-		}
-		once.Do(func() { assert.NoError(t, js.DeleteKeyValue(ctx, ReplicasBucket)) })
-	}
-	defer func() { watchersStopping = nil }()
-	try := newGate()
-	rewatchRetrying = func(replica string) {
-		if replica == "a" {
-			try.pass()
-		}
-	}
-	defer func() { rewatchRetrying = nil }()
-
-	a := startRouterOnFakeClock(ctx, t, tc)
-	defer try.open() // before a's Close (a cleanup), which waits for the try
-	failing.Store(true)
-	a.reconnect(t)
-	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), unwatchedLine) }, waitLimit, testkit.Poll,
-		"A to say it cannot watch the buckets")
-	assert.Equal(t, 1, a.reads())
-
-	// A's heartbeat ticks as its clock moves on, until one tries to watch the buckets again;
-	// the clock then stands still: moved on during the try, it ended the try's NATS operations
-	// (OpTimeout, on that clock), the bucket's creation among them.
-	require.Eventually(t, func() bool {
-		select {
-		case <-try.reached:
-			return true
-		default:
-			a.clock.Advance(DefaultHeartbeatInterval)
-			return false
-		}
-	}, waitLimit, testkit.Poll, "a heartbeat tick to try to watch the buckets again")
-	try.open()
+	f := startWithATryAfterAFailedRewatch(t, tc)
+	a := f.a
+	f.try.open()
 	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), rewatchedLine) }, waitLimit, testkit.Poll,
 		"A to watch the buckets again at a heartbeat tick")
 	require.Eventually(t, func() bool { return a.reads() == 2 }, waitLimit, testkit.Poll, "A to read the buckets again")
 	assert.Contains(t, tc.logs.String(), `msg="NATS had lost a bucket (restarted without its store?): created it again" replica=a component=cluster bucket=`+ReplicasBucket)
 
-	replicas, err := js.KeyValue(ctx, ReplicasBucket)
+	replicas, err := f.js.KeyValue(ctx, ReplicasBucket)
 	require.NoError(t, err)
 	b, _ := json.Marshal(heartbeatValue{Replica: "y", Started: time.Now()})
 	_, err = replicas.Put(ctx, "y", b)
@@ -303,66 +262,89 @@ func TestAReplicaWhoseRewatchFailedWatchesAgainAtTheNextHeartbeat(t *testing.T) 
 // read every claim again, the other replicas' computers missing from A's lists until it had.
 func TestAReconnectionsRewatchLeavesATicksTryNothingToDo(t *testing.T) {
 	tc := newTestCluster(t)
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-	defer cancel()
-	nc, err := nats.Connect(tc.url())
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	f := startWithATryAfterAFailedRewatch(t, tc)
+	a := f.a
 
-	var failing atomic.Bool
-	var once sync.Once
-	var rewatches atomic.Int32 // A's watchers stopped to be started anew
-	watchersStopping = func(replica string, connClosed bool) {
-		if replica != "a" || !failing.Load() || connClosed {
-			return
-		}
-		rewatches.Add(1)
-		once.Do(func() { assert.NoError(t, js.DeleteKeyValue(ctx, ReplicasBucket)) })
-	}
-	defer func() { watchersStopping = nil }()
-	try := newGate()
-	rewatchRetrying = func(replica string) {
-		if replica == "a" {
-			try.pass()
-		}
-	}
-	defer func() { rewatchRetrying = nil }()
-
-	a := startRouterOnFakeClock(ctx, t, tc)
-	defer try.open() // before a's Close (a cleanup), which waits for the try
-	failing.Store(true)
-	a.reconnect(t)
-	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), unwatchedLine) }, waitLimit, testkit.Poll,
-		"A to say it cannot watch the buckets")
-
-	// A tick's try begins, and waits while A's next reconnection watches the buckets again
-	// (its handler's ensureBuckets and rewatch, run here: a second cut would also leave A's
+	// While the tick's try waits, A's next reconnection watches the buckets again (its
+	// handler's ensureBuckets and rewatch, run here: a second cut would also leave A's
 	// heartbeat write waiting out JetStream's own 5 s timeout, the fake clock's bound having no
 	// deadline for it to read).
-	require.Eventually(t, func() bool {
-		a.clock.Advance(DefaultHeartbeatInterval)
-		select {
-		case <-try.reached:
-			return true
-		default:
-			return false
-		}
-	}, waitLimit, testkit.Poll, "a heartbeat tick to try to watch the buckets again")
 	a.ensureBuckets()
 	a.rewatch()
 	require.Contains(t, tc.logs.String(), rewatchedLine, "the reconnection's rewatch succeeded")
-	require.Equal(t, int32(2), rewatches.Load(), "the rewatch that failed and the reconnection's")
+	require.Equal(t, int32(2), f.rewatches.Load(), "the rewatch that failed and the reconnection's")
 
-	try.open()
+	f.try.open()
 	require.Eventually(t, func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		return !a.rewatching
 	}, waitLimit, testkit.Poll, "the tick's try to end")
-	assert.Equal(t, int32(2), rewatches.Load(), "the tick's try stopped the watchers the reconnection's rewatch had started")
+	assert.Equal(t, int32(2), f.rewatches.Load(), "the tick's try stopped the watchers the reconnection's rewatch had started")
 	require.Eventually(t, func() bool { return a.reads() == 2 }, waitLimit, testkit.Poll, "A to read the buckets again")
+}
+
+// tryAfterAFailedRewatch is replica A after a reconnection whose read of the buckets failed
+// (ReplicasBucket deleted as the read began), with a heartbeat tick's try to watch them again
+// begun and held until the test opens try.
+type tryAfterAFailedRewatch struct {
+	a   *routerOnFakeClock
+	try *gate
+	// rewatches counts A's watchers stopped to be started anew since the reconnection.
+	rewatches *atomic.Int32
+	js        jetstream.JetStream // the test's own connection to NATS
+}
+
+// startWithATryAfterAFailedRewatch starts A, cuts it off NATS, and deletes ReplicasBucket as
+// its reconnection begins to read the buckets again, and waits until it has said it cannot.
+// Then A's heartbeat ticks as its clock moves on, until one begins a try to watch the buckets
+// again; the clock then stands still: moved on during the try, it would end the try's NATS
+// operations (OpTimeout, on that clock), the bucket's creation among them.
+func startWithATryAfterAFailedRewatch(t *testing.T, tc *testCluster) tryAfterAFailedRewatch {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	t.Cleanup(cancel)
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	f := tryAfterAFailedRewatch{try: newGate(), rewatches: new(atomic.Int32)}
+	f.js, err = jetstream.New(nc)
+	require.NoError(t, err)
+
+	var failing atomic.Bool
+	var once sync.Once
+	watchersStopping = func(replica string, connClosed bool) {
+		if replica != "a" || !failing.Load() || connClosed {
+			return
+		}
+		f.rewatches.Add(1)
+		once.Do(func() { assert.NoError(t, f.js.DeleteKeyValue(ctx, ReplicasBucket)) })
+	}
+	rewatchRetrying = func(replica string) {
+		if replica == "a" {
+			f.try.pass()
+		}
+	}
+	t.Cleanup(func() { watchersStopping, rewatchRetrying = nil, nil })
+
+	f.a = startRouterOnFakeClock(ctx, t, tc)
+	t.Cleanup(f.try.open) // before A's Close (the cleanup before), which waits for the try
+	failing.Store(true)
+	f.a.reconnect(t)
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), unwatchedLine) }, waitLimit, testkit.Poll,
+		"A to say it cannot watch the buckets")
+	assert.Equal(t, 1, f.a.reads())
+
+	require.Eventually(t, func() bool {
+		select {
+		case <-f.try.reached:
+			return true
+		default:
+			f.a.clock.Advance(DefaultHeartbeatInterval)
+			return false
+		}
+	}, waitLimit, testkit.Poll, "a heartbeat tick to try to watch the buckets again")
+	return f
 }
 
 // routerOnFakeClock is replica a's router alone, reaching NATS through a proxy the test cuts,
