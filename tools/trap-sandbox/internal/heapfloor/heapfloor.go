@@ -93,6 +93,10 @@ func CollectorOff() bool {
 func gogc() (percent int, off bool) {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		// Not a runtime that has it (Go 1.21 on do): Go's default, which no floor turns off.
+		return 100, false
+	}
 	if v := s[0].Value.Uint64(); v <= math.MaxInt32 {
 		return int(v), false
 	}
