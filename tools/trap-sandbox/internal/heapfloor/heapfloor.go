@@ -94,7 +94,7 @@ func gogc() (percent int, off bool) {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
-		// Not a runtime that has it (Go 1.21 on do): Go's default, which no floor turns off.
+		// A runtime without the metric (Go 1.21 and later have it): taken as Go's default.
 		return 100, false
 	}
 	if v := s[0].Value.Uint64(); v <= math.MaxInt32 {
