@@ -349,7 +349,7 @@ func (m *Module) Mount(routes *server.Routes) { routes.HandleAPI(Path, m.handler
 // clk (clock.Real{} but in tests). logger may be nil.
 func NewServer(c *computer.Client, screens Screens, clk clock.Clock, logger *slog.Logger) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "trap-sandbox", Title: "trap-sandbox: in-game TrapOS computers", Version: Version},
-		&sdk.ServerOptions{Instructions: instructions, Logger: logger, SetCacheable: privateFiles})
+		&sdk.ServerOptions{Instructions: instructions, Logger: logger, SetCacheable: privateFiles, SchemaCache: schemaCache})
 	t := &tools{client: c, screens: screens, clock: clk}
 	r := registrar{srv: srv, inputs: inputs{}}
 	t.register(r)

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -457,8 +459,31 @@ func addReadFile(r registrar, t *tools) {
 	})
 }
 
-// inputSchema is In's inferred schema with timeoutMs bounded to what the tools accept.
+// inputSchemas are the tools' input schemas by their input type (*jsonschema.Schema), each
+// built once a process: inferring one by reflection, and then the SDK's resolving it (which
+// schemaCache keeps by the schema), took most of a gateway's start, and every server (the
+// gateway's, the stdio bridge's, each test's) has the same ones. They are shared, so never
+// changed once stored.
+var inputSchemas sync.Map
+
+// schemaCache keeps for every server of the process what the SDK makes of a tool's schemas:
+// an input schema (of inputSchemas) resolved for validating arguments, and an output schema
+// inferred from its type and resolved for checking results.
+var schemaCache = sdk.NewSchemaCache()
+
+// inputSchema is In's inferred schema with timeoutMs bounded to what the tools accept, the one
+// of inputSchemas.
 func inputSchema[In any]() *jsonschema.Schema {
+	in := reflect.TypeFor[In]()
+	if s, ok := inputSchemas.Load(in); ok {
+		return s.(*jsonschema.Schema)
+	}
+	s, _ := inputSchemas.LoadOrStore(in, newInputSchema[In]())
+	return s.(*jsonschema.Schema)
+}
+
+// newInputSchema builds In's input schema for inputSchema.
+func newInputSchema[In any]() *jsonschema.Schema {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %T: %v", *new(In), err))
