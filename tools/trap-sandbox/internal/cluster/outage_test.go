@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"context"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -191,4 +194,44 @@ func TestTwoOutageHellosAtTheSameInstantLeaveOneSocket(t *testing.T) {
 			waitClaim(t, watcher.router.claims, "9:blip", firstBack)
 		})
 	}
+}
+
+// TestAHeartbeatWrittenAsNATSIsLostEndsThen: a heartbeat whose write NATS has taken but not
+// answered when replica A's connection drops ends as A notices. Its answer would have come on
+// that connection, and nats.go kept waiting for it after A reconnected, until OpTimeout (2 s):
+// the write held A's heartbeat lock, and the reconnection's heartbeat, its rewatch and its
+// claims written again waited behind it. It was seen after NATS had lost ReplicasBucket: a
+// write then waits 250 ms twice for the stream to answer, so a cut came during one often.
+// Here the bucket is gone and the test takes A's write without answering it, as NATS did the
+// write whose answer the cut dropped. A's clock is the test's: the write waited out
+// JetStream's own 5 s bound, and failed with context.DeadlineExceeded.
+func TestAHeartbeatWrittenAsNATSIsLostEndsThen(t *testing.T) {
+	tc := newTestCluster(t)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	a := startRouterOnFakeClock(ctx, t, tc)
+
+	require.NoError(t, js.DeleteKeyValue(ctx, ReplicasBucket))
+	taken := make(chan *nats.Msg, 1)
+	sub, err := nc.ChanSubscribe("$KV."+ReplicasBucket+"."+escapeToken("a"), taken)
+	require.NoError(t, err)
+	defer func() { _ = sub.Unsubscribe() }()
+	require.NoError(t, nc.Flush()) // the server has the subscription before A writes
+
+	written := make(chan error, 1)
+	go func() { written <- a.heartbeat(t.Context()) }() // a tick's context: no deadline
+	select {
+	case <-taken:
+	case <-ctx.Done():
+		t.Fatal("A's heartbeat never reached NATS")
+	}
+	a.proxy.setCut(true)
+	err = <-written // ends by JetStream's 5 s at the latest
+	require.ErrorIs(t, err, errNATSLost, "the write ended as A's connection was lost")
+	assert.Contains(t, err.Error(), "write the heartbeat of replica a: the NATS connection was lost before NATS answered")
 }

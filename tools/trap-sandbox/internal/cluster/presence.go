@@ -89,7 +89,7 @@ func (r *Router) heartbeat(ctx context.Context) error {
 	defer cancel()
 	b, _ := json.Marshal(r.ownHeartbeat())
 	if _, err := r.replicas.Put(ctx, escapeToken(r.cfg.Replica), b); err != nil {
-		return fmt.Errorf("write the heartbeat of replica %s: %w", r.cfg.Replica, err)
+		return fmt.Errorf("write the heartbeat of replica %s: %w", r.cfg.Replica, opError(ctx, err))
 	}
 	return nil
 }

@@ -133,12 +133,48 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // opContext is ctx bounded by OpTimeout on the router's clock, for one key-value operation or
-// request on NATS: on the wall clock it is context.WithTimeout; a test's clock ends it when
-// the test moves it past OpTimeout. There it has no deadline, so JetStream bounds its own
-// operations by its default too (5 s of the wall clock): one NATS never answers ends then if
-// the test moves no clock. Call cancel when done.
+// request on NATS, and ended, with errNATSLost (opError), if the NATS connection is lost
+// meanwhile: its answer would have come on that connection, and nats.go keeps waiting for it
+// after a reconnection. Without that, a heartbeat written as the connection dropped held
+// beatMu for OpTimeout, and the reconnection's heartbeat, its rewatch and its claims written
+// again waited behind it (TestAHeartbeatWrittenAsNATSIsLostEndsThen).
+// On the wall clock the bound is context.WithTimeout; a test's clock ends it when the test
+// moves it past OpTimeout. There it has no deadline, so JetStream bounds its own operations
+// by its default too (5 s of the wall clock): one NATS never answers ends then if the test
+// moves no clock. Call cancel when done.
 func (r *Router) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return clock.WithTimeout(ctx, r.cfg.Clock, r.cfg.OpTimeout)
+	r.linkMu.Lock()
+	link := r.link
+	r.linkMu.Unlock()
+	ctx, endWithLink := context.WithCancelCause(ctx)
+	stopFollowing := context.AfterFunc(link, func() { endWithLink(context.Cause(link)) })
+	ctx, cancel := clock.WithTimeout(ctx, r.cfg.Clock, r.cfg.OpTimeout)
+	return ctx, func() {
+		cancel()
+		stopFollowing()
+		endWithLink(context.Canceled)
+	}
+}
+
+// errNATSLost ends the operations on NATS under way as the connection is lost (opContext).
+var errNATSLost = errors.New("the NATS connection was lost before NATS answered")
+
+// linkLost ends the operations on NATS under way (opContext): the connection they were sent
+// on is lost. Those begun from here on wait for their answers on the next one.
+func (r *Router) linkLost() {
+	r.linkMu.Lock()
+	defer r.linkMu.Unlock()
+	r.dropLink(errNATSLost)
+	r.link, r.dropLink = context.WithCancelCause(context.Background())
+}
+
+// opError is err, from an operation under ctx (opContext): errNATSLost when the operation
+// ended because the NATS connection was lost, where nats.go says "context canceled".
+func opError(ctx context.Context, err error) error {
+	if errors.Is(err, context.Canceled) && errors.Is(context.Cause(ctx), errNATSLost) {
+		return errNATSLost
+	}
+	return err
 }
 
 // held is a computer whose socket this replica holds, as the gateway claimed it.
@@ -232,6 +268,11 @@ type Router struct {
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// link ends, with errNATSLost, when the NATS connection is lost (linkLost), and with it
+	// every operation on NATS begun before (opContext); dropLink ends it. Guarded by linkMu.
+	linkMu   sync.Mutex
+	link     context.Context
+	dropLink context.CancelCauseFunc
 	// work counts the router's goroutines: watchers, heartbeats, routed requests being
 	// answered, claim deletes. Close waits for it.
 	work sync.WaitGroup
@@ -361,6 +402,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		r.applyClaim = func(e jetstream.KeyValueEntry) { beforeClaim(); r.claimChanged(e) }
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.link, r.dropLink = context.WithCancelCause(context.Background())
 	if err := r.open(ctx); err != nil {
 		r.cancel()
 		return nil, err
@@ -383,6 +425,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 			return // Close closed the connection: nothing was lost
 		}
 		r.log.Warn("NATS connection lost: serving only this replica's computers until it is back", "err", err)
+		r.linkLost()
 		r.failRoutesOnLostNATS()
 	})
 	nc.SetReconnectHandler(func(nc *nats.Conn) {
@@ -543,7 +586,7 @@ func (r *Router) startWatchers(ctx context.Context) error {
 	case <-replicasReady:
 	case <-ctx.Done():
 		replicas.stop()
-		return fmt.Errorf("read the %s bucket: %w", ReplicasBucket, ctx.Err())
+		return fmt.Errorf("read the %s bucket: %w", ReplicasBucket, opError(ctx, ctx.Err()))
 	}
 	start := time.Now()
 	claims, err := r.watch(ctx, r.claims, r.applyClaim, r.cfg.HeartbeatInterval, func() {

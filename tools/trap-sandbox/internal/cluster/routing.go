@@ -234,6 +234,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 	} else {
 		ctx, cancel := r.opContext(ctx)
 		e, err := r.claims.Get(ctx, claimKey(k))
+		err = opError(ctx, err)
 		cancel()
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
