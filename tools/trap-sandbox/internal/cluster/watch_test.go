@@ -265,13 +265,10 @@ func TestAReconnectionsRewatchLeavesATicksTryNothingToDo(t *testing.T) {
 	f := startWithATryAfterAFailedRewatch(t, tc)
 	a := f.a
 
-	// While the tick's try waits, A's next reconnection watches the buckets again (its
-	// handler's ensureBuckets and rewatch, run here: a second cut would also leave A's
-	// heartbeat write waiting out JetStream's own 5 s timeout, the fake clock's bound having no
-	// deadline for it to read).
-	a.ensureBuckets()
-	a.rewatch()
-	require.Contains(t, tc.logs.String(), rewatchedLine, "the reconnection's rewatch succeeded")
+	// While the tick's try waits, A's next reconnection watches the buckets again.
+	a.reconnect(t)
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), rewatchedLine) }, waitLimit, testkit.Poll,
+		"the reconnection's rewatch to succeed")
 	require.Equal(t, int32(2), f.rewatches.Load(), "the rewatch that failed and the reconnection's")
 
 	f.try.open()
