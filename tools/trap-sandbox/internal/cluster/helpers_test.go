@@ -165,6 +165,18 @@ func (tc *testCluster) restartNATSWithoutItsStore(replicas ...*replica) {
 
 func (tc *testCluster) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", tc.opts.Port) }
 
+// jetStream is a client of the test's own on tc's server, as a replica's peer or NATS itself
+// would act; closed when the test ends.
+func (tc *testCluster) jetStream(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return nc, js
+}
+
 // replica is one gateway with its router behind a real HTTP server on loopback.
 type replica struct {
 	name   string

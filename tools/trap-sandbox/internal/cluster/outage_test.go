@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -209,11 +208,7 @@ func TestAHeartbeatWrittenAsNATSIsLostEndsThen(t *testing.T) {
 	tc := newTestCluster(t)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
-	nc, err := nats.Connect(tc.url())
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	nc, js := tc.jetStream(t)
 	a := startRouterOnFakeClock(ctx, t, tc)
 
 	require.NoError(t, js.DeleteKeyValue(ctx, ReplicasBucket))

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -28,11 +26,7 @@ func TestASweepWaitsForNeitherTheHeartbeatsNorClose(t *testing.T) {
 	a := tc.startReplica("a")
 
 	// Replica "gone" is alive and holds many computers; it writes into the buckets by hand.
-	nc, err := nats.Connect(tc.url())
-	require.NoError(t, err)
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
+	_, js := tc.jetStream(t)
 	ctx := t.Context()
 	replicas, err := js.KeyValue(ctx, ReplicasBucket)
 	require.NoError(t, err)
