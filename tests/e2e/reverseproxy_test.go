@@ -529,10 +529,15 @@ func startNginx(t *testing.T, nginx, dir string, console bool, replace map[strin
 		require.Contains(t, site, exampleCatchAll, "%s lost the location the console's go before", nginxExample)
 		site = strings.Replace(site, exampleCatchAll, string(locations)+exampleCatchAll, 1)
 	}
+	// One pass over the example: replaced one after another, a value could be taken for another
+	// placeholder (nginx's port 44457 for --computers-listen's 127.0.0.1:4445, which made it
+	// listen on 127.0.0.1:356637 in CI).
+	var pairs []string
 	for placeholder, value := range replace {
 		require.Contains(t, site, placeholder, "%s lost a placeholder this test replaces", nginxExample)
-		site = strings.ReplaceAll(site, placeholder, value)
+		pairs = append(pairs, placeholder, value)
 	}
+	site = strings.NewReplacer(pairs...).Replace(site)
 	sitePath := filepath.Join(dir, "site.conf")
 	require.NoError(t, os.WriteFile(sitePath, []byte(site), 0o600))
 	main := fmt.Sprintf(`daemon off;
