@@ -1174,9 +1174,18 @@ func accountComputers(h *harness, accountID string) int {
 	return n
 }
 
+// accountPlaces is how many places of its share accountID holds on h's gateway: its computers
+// registered or whose hello holds one.
+func accountPlaces(h *harness, accountID string) int {
+	h.gw.registry.mu.Lock()
+	defer h.gw.registry.mu.Unlock()
+	return h.gw.registry.accounts[accountID]
+}
+
 // A hello that took a place in its account's share and ended before its socket was registered
 // gives the place back: here a registered socket saying hello as another computer of its
-// account, refused not_authenticated, again and again, leaves the account's last place free.
+// account, refused not_authenticated, again and again, leaves the account's last place free,
+// and free by the time the refusal arrives.
 func TestAHelloRefusedAfterItsPlaceGivesItBack(t *testing.T) {
 	accounts := account.New(account.NewMemory(), clock.Real{})
 	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
@@ -1197,6 +1206,7 @@ func TestAHelloRefusedAfterItsPlaceGivesItBack(t *testing.T) {
 		resp := first.read()
 		require.False(t, resp.OK)
 		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+		assert.Equal(t, most-1, accountPlaces(h, "alice"), "alice's places as hello %d is answered", i)
 	}
 	h.connect(t, "7:last", alice)
 	assert.Equal(t, most, accountComputers(h, "alice"))

@@ -455,6 +455,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if s.authenticated {
 		registered := s.key
 		s.mu.Unlock()
+		// Given back before the answer, which the computer may follow at once with a hello
+		// that needs the place.
+		place.release()
 		if registered == key {
 			s.reply(f, accountPayload, nil)
 			return
