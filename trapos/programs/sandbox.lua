@@ -72,8 +72,8 @@ local laidOut = layout.fitted(_ENV);
 local print, write = laidOut.print, laidOut.write;
 -- A line that holds the gateway's words (an account, an error it sent, a detail of its
 -- agent), among lines a player reads by their start (status, health, link's account and its
--- question): its rows after the first are indented, so that no row of the gateway's choosing starts where a
--- line of the client's does (libsandboxlayout.hangingRows).
+-- question): its rows after the first are indented, so that no row of the gateway's choosing
+-- starts where a line of the client's does (libsandboxlayout.hangingRows).
 local printHanging, writeHangingQuestion = laidOut.printHanging, laidOut.writeHangingQuestion;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
