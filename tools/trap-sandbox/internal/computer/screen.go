@@ -316,7 +316,10 @@ func (c *Client) ReadScreen(ctx context.Context, traposID string, timeout time.D
 // it to an older one, which would answer with the computer's own screen); needs view. A name
 // that is no monitor of the computer's is the computer's bad_payload, naming its monitors.
 func (c *Client) ReadMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (Screen, error) {
-	name, _ := cctext.Wire("monitor", MonitorName(monitor)) // a character CC cannot hold is '?', which the computer's refusal shows
+	name, err := MonitorWire(monitor)
+	if err != nil {
+		return Screen{}, err
+	}
 	if len(name) > protocol.MaxFrameBytes {
 		// No frame holds it, whatever the transport: through the host API the body's limit
 		// refused it first, in words of a body the caller never wrote (the stdio bridge).
@@ -341,6 +344,22 @@ func MonitorName(monitor string) string {
 		return lower
 	}
 	return monitor
+}
+
+// MonitorWire is monitor as a request to the computer names it (MonitorName, on the wire). A
+// name holding a character CC cannot hold is refused with bad_payload naming the character and
+// its place, as a path holding one is (cctext.PathToCC): sent as '?', it had the computer answer
+// 'no monitor named "?"', a name the caller never gave (read_screen's monitor "€", the screen
+// stream's ?monitor=€, trap-sandbox screen --monitor €).
+func MonitorWire(monitor string) (string, error) {
+	name := MonitorName(monitor)
+	if i := strings.IndexFunc(name, func(r rune) bool { return r > 0xFF }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return "", protocol.Errorf(protocol.CodeBadPayload, "%q (U+%04X) at character %d of the monitor name is outside CC's character set, so no monitor is named so: "+
+			"name one of the computer's (a side such as top, or a wired modem's monitor_0)", string(r), r, utf8.RuneCountInString(name[:i])+1)
+	}
+	wire, _ := cctext.Wire("monitor", name)
+	return wire, nil
 }
 
 // MonitorNamedBack is monitor as an answer names it back to the caller who named it (the

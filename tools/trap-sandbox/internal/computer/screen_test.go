@@ -256,6 +256,18 @@ func TestAMonitorsTextScaleThatIsNoCCsIsRefused(t *testing.T) {
 	}
 }
 
+// TestAMonitorNameCCCannotHoldIsRefusedUnsent: a monitor name holding a character above U+00FF
+// is refused before anything is sent, naming the character and its place, as a path holding one
+// is: sent as '?', the computer answered 'no monitor named "?"', a name the caller never gave.
+func TestAMonitorNameCCCannotHoldIsRefusedUnsent(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	_, err := computer.New(d).ReadMonitor(t.Context(), "7:", "top€", 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.EqualError(t, err, `bad_payload: "€" (U+20AC) at character 4 of the monitor name is outside CC's character set, so no monitor is named so: `+
+		"name one of the computer's (a side such as top, or a wired modem's monitor_0)")
+	assert.Empty(t, d.Log(), "nothing sent")
+}
+
 // TestAMonitorOnASideIsAskedForByTheSidesName: a side named in another case ("Top", as CC
 // reads a side in any case) is asked for as the computer names it, top, so its answer names
 // the monitor as the computer's own screen's monitors does; a wired modem's name is asked for

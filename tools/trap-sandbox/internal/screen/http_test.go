@@ -368,7 +368,8 @@ func TestTheStreamOfAMonitor(t *testing.T) {
 // (CC reads a side in any case) is left, on the computer's refusal of one not attached and on
 // the gateway's own (not connected), so that a viewer that named it Left names it as the
 // computer does; a wired modem's name is as it was typed. A name no monitor can have (longer than
-// 64 of CC's bytes) is not echoed, nor is a field set for the computer's own screen. Before,
+// 64 of CC's bytes) is not echoed, nor is a field set for the computer's own screen; one holding
+// a character CC cannot hold is refused by the gateway, the computer not asked. Before,
 // the refusal of Left said "left" only in the computer's words, and a not_connected not at all.
 func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T) {
 	_, asked, url := monitorWatchedAt(t, func(monitor any) (any, *daemonfake.Error) {
@@ -397,6 +398,18 @@ func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T
 	assert.Equal(t, long, <-asked)
 	assert.Equal(t, "bad_payload", e["code"])
 	assert.NotContains(t, e, "monitor", "a name no monitor can have")
+
+	// A character CC cannot hold is refused unsent, named: sent as '?', the computer said
+	// 'no monitor named "?"'.
+	status, e = refusal("/trapos/computers/7:/screen?" + MonitorParam + "=%E2%82%AC")
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, map[string]any{"code": "bad_payload", "message": `"€" (U+20AC) at character 1 of the monitor name is outside CC's character set, so no monitor is named so: ` +
+		"name one of the computer's (a side such as top, or a wired modem's monitor_0)"}, e)
+	select {
+	case monitor := <-asked:
+		t.Fatalf("the computer was asked for %q", monitor)
+	default:
+	}
 
 	status, e = refusal("/trapos/computers/9:/screen?" + MonitorParam + "=TOP")
 	assert.Equal(t, http.StatusNotFound, status)

@@ -293,9 +293,15 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 // side, or a wired modem's monitor_0; "" for the computer's own screen, as Watch), starting
 // its watch (screen.watch {monitor}, client 0.5.31 on: the gateway refuses an older client
 // such a request) when it is the first. A name that is no monitor of the computer's is the
-// computer's bad_payload, naming its monitors. A caller whose account holds its most viewers
-// already (LimitViewers) is refused busy before anything else. The viewer must be closed.
+// computer's bad_payload, naming its monitors; one holding a character CC cannot hold is the
+// gateway's, unsent (computer.MonitorWire). A caller whose account holds its most viewers
+// already (LimitViewers) is refused busy before anything is sent. The viewer must be closed.
 func (m *Module) WatchMonitor(ctx context.Context, traposID, monitor string, timeout time.Duration) (*Viewer, error) {
+	if monitor != "" {
+		if _, err := computer.MonitorWire(monitor); err != nil {
+			return nil, err
+		}
+	}
 	holder := holderOf(account.CallerFrom(ctx))
 	if err := m.takeViewerPlace(holder); err != nil {
 		return nil, err
@@ -387,12 +393,12 @@ func (m *Module) start(ctx context.Context, traposID, monitor string, timeout ti
 }
 
 // watchPayload is screen.watch's payload: {} for the computer's own screen, else the monitor's
-// name on the wire (a character CC cannot hold is '?', which the computer's refusal shows).
+// name on the wire (WatchMonitor refused a name CC cannot hold before).
 func watchPayload(monitor string) json.RawMessage {
 	if monitor == "" {
 		return json.RawMessage(`{}`)
 	}
-	name, _ := cctext.Wire("monitor", monitor)
+	name, _ := computer.MonitorWire(monitor)
 	payload, _ := json.Marshal(map[string]string{"monitor": name})
 	return payload
 }
