@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,6 +21,7 @@ import (
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/cluster"
+	"trap-sandbox/internal/table"
 )
 
 // DataDirFlags locate the gateway's data directory (the account store, accounts.db).
@@ -582,7 +582,7 @@ func (c *AccountsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 	if err != nil {
 		return c.manageError(err, "account", "")
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ACCOUNT\tROLE\tCREATED\tCREATED BY\tTOKENS\tLAST USED\tADDRESS")
 	for _, a := range all {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", show(a.ID), show(string(a.Role)), stamp(a.Created), orDash(show(a.CreatedBy)), a.Tokens, stamp(a.LastUsed), orDash(show(a.RemoteAddr)))
@@ -698,7 +698,7 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) e
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tCREATED\tCREATED BY\tEXPIRES\tREVOKED\tLAST USED\tADDRESS")
 	for _, t := range toks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(t.Selector), show(t.AccountID), show(t.Name), stamp(t.Created), orDash(show(t.CreatedBy)),
@@ -827,7 +827,7 @@ func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writ
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tAPPROVED BY\tCREATED\tLAST SEEN\tTRAPOSID\tADDRESS\tREVOKED")
 	for _, cr := range creds {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(cr.Selector), show(cr.AccountID), orDash(show(cr.ApprovedBy)), stamp(cr.Created), stamp(cr.LastSeen),

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,7 @@ import (
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/link"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/internal/table"
 	"trap-sandbox/testkit"
 )
 
@@ -421,6 +423,38 @@ func TestAccountListingsEscapeWhatTheStoreHolds(t *testing.T) {
 	require.Len(t, lines, 3, out)
 	assert.Regexp(t, `(?m)^forged\s+alice\s+x\\x0aroot\\x09admin\\x1b\[2J\\x9b\s+-\s+x\\x0aroot`, out)
 	assert.NotContains(t, out, "\x1b")
+}
+
+// TestTokenListingLinesUpWideNames: a token's name is any text, and a terminal draws a
+// kanji or an emoji two columns wide and a combining accent in none; each column of tokens
+// list starts at the same terminal column in every row, under its header.
+func TestTokenListingLinesUpWideNames(t *testing.T) {
+	clearEnv(t)
+	data := "--data-dir=" + t.TempDir()
+	mustRun(t, "accounts", "add", "alice", data)
+	for _, name := range []string{"台所", "🍳 キッチン", "cafe\u0301", "laptop"} {
+		mustRun(t, "tokens", "add", "alice", name, data)
+	}
+
+	out := mustRun(t, "tokens", "list", data)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 6, out) // the header, alice's first token and the four
+	header := columnStarts(lines[0])
+	require.Len(t, header, 9, lines[0])
+	for _, line := range lines[1:] {
+		assert.Equal(t, header, columnStarts(line), "the columns of %q under the header's:\n%s", line, out)
+	}
+	assert.Contains(t, out, "  台所    ", "padded by the columns it takes")
+}
+
+// columnStarts is the terminal column each cell of a table's line starts at, the cells being
+// what two or more spaces part.
+func columnStarts(line string) []int {
+	var starts []int
+	for _, at := range regexp.MustCompile(`(^|  )[^ ]`).FindAllStringSubmatchIndex(line, -1) {
+		starts = append(starts, table.Columns(line[:at[3]])) // where the spaces end
+	}
+	return starts
 }
 
 // schema3Store makes a data directory as the release before account removal left it (schema

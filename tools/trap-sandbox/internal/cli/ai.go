@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +25,7 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/table"
 )
 
 // AIFlags configure the agent module (docs/ai.md). Without --ai-model it is off.
@@ -167,7 +167,7 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		_, err := fmt.Fprintln(stderr, "no agent turn running")
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "TRAPOS ID\tACCOUNT\tSESSION\tTURN\tSTARTED\tSTATE")
 	for _, t := range list {
 		state := "running"

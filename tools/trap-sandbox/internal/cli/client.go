@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
@@ -21,6 +20,7 @@ import (
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/table"
 )
 
 // Stdout is where client commands print their results (main binds os.Stdout). Warnings and
@@ -303,7 +303,7 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	}
 	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.
 	replicas := slices.ContainsFunc(list, func(cp computer.Computer) bool { return cp.Replica != "" })
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table.NewWriter(out, 2)
 	header := "TRAPOS ID\tACCOUNT\tCLIENT\tCONNECTED SINCE\tREMOTE\tLAST FRAME"
 	if replicas {
 		header += "\tREPLICA"
@@ -422,7 +422,7 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	tw := tabwriter.NewWriter(out, 0, 4, 1, ' ', 0)
+	tw := table.NewWriter(out, 1)
 	for _, name := range names {
 		fmt.Fprintf(tw, "%s:\t%s\n", name, cctext.Show(fmt.Sprint(fields[name]), false))
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -15,6 +14,7 @@ import (
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/link"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/table"
 )
 
 // LinkCmd links computers to accounts: approving a computer's code, and enrollment keys.
@@ -196,7 +196,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 			keys = append(keys, lk)
 		}
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tCREATED BY\tCREATED\tEXPIRES\tUSES\tREVOKED")
 	opt := func(t *time.Time) string {
 		if t == nil {
