@@ -16,8 +16,9 @@ import (
 //   - two for a wide or fullwidth character (Unicode's East Asian Width W and F: 台, キ, Ａ, and
 //     the emoji drawn as pictures, 🍳);
 //   - none for a combining mark (the U+0301 of a decomposed é, a variation selector), a format
-//     character (a zero-width space or joiner) and a Hangul vowel or final consonant that
-//     joins the syllable before it, as the character they join to holds the column;
+//     character (a zero-width space or joiner; not the soft hyphen or an Arabic number sign,
+//     which terminals draw) and a Hangul vowel or final consonant that joins the syllable
+//     before it, as the character they join to holds the column;
 //   - one for every other, the ambiguous ones included (East Asian Width A: é, ß, ±, °, ½, the
 //     soft hyphen, much of Latin-1 and so most of CC's characters above 0xA0 as cctext maps
 //     them): terminals draw them one column wide (xterm, GNOME's VTE, Konsole, iTerm2, Windows
@@ -38,11 +39,14 @@ func Columns(s string) int {
 	return n
 }
 
-// runeColumns is Columns of the one character r.
+// runeColumns is Columns of the one character r. golang.org/x/text/width gives a character's
+// East Asian Width alone (a combining accent is ambiguous there, a control neutral), so the
+// characters that take no column are told apart first.
 func runeColumns(r rune) int {
 	switch {
-	case r == '\u00ad':
-		// The soft hyphen is a format character, but terminals draw it as a hyphen.
+	case r == '\u00ad', unicode.Is(unicode.Prepended_Concatenation_Mark, r):
+		// Format characters that terminals draw: the soft hyphen as a hyphen, an Arabic
+		// number sign (U+0600) as the sign.
 		return 1
 	case r < 0x20 || (r >= 0x7f && r < 0xa0):
 		return 0

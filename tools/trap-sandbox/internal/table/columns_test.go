@@ -29,6 +29,7 @@ func TestColumnsCountsWhatATerminalDraws(t *testing.T) {
 		{"a zero-width space takes none", "a\u200bb", 2},
 		{"a decomposed hangul syllable is its leading consonant's two", "\u1100\u1161\u11a8", 2},
 		{"a soft hyphen is drawn as a hyphen", "a\u00adb", 3},
+		{"an arabic number sign is drawn", "\u0600١٢", 3},
 		{"a no-break space is a space", "a\u00a0b", 3},
 		{"control characters draw nothing", "a\x1b\u009bb", 2},
 		{"a byte that is not UTF-8 is one", "a\xffb", 3},
