@@ -98,8 +98,9 @@ type ScreenOutput struct {
 	TimedOut bool   `json:"timedOut,omitempty" jsonschema:"wait_for_screen: true when timeoutMs passed before the screen showed text (or, without text, changed): this is the screen as it was then"`
 	WaitedMs *int64 `json:"waitedMs,omitempty" jsonschema:"wait_for_screen: how long it waited, in milliseconds"`
 	// waitedFor says what a wait that timed out waited for, for its note: "did not change",
-	// or "did not show \"Tür\"".
-	waitedFor string
+	// or "did not show \"Tür\""; waitedOn what it watched: "screen", or "monitor" for a wait
+	// given one.
+	waitedFor, waitedOn string
 	// Warnings are the characters of send_text's text CC cannot hold.
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, sent as ?"`
 	// suggested is the completion drawn after the cursor (computer.Screen.Suggested), which

@@ -146,6 +146,13 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 	waited := t.clock.Now().Sub(start).Milliseconds()
 	out.WaitedMs, out.TimedOut = &waited, timedOut
 	if timedOut {
+		// A monitor waited on is called the monitor, not named (its name in the answer is the
+		// computer's words, which a note never quotes): "The screen did not show" read as the
+		// computer's own screen, which the agent had not waited on.
+		out.waitedOn = "screen"
+		if in.Monitor != "" {
+			out.waitedOn = "monitor"
+		}
 		out.waitedFor = "did not change"
 		if part != "" {
 			out.waitedFor = fmt.Sprintf("did not show %q", in.Text)
@@ -245,8 +252,8 @@ func (o ScreenOutput) waitNote() string {
 	if !o.TimedOut || o.WaitedMs == nil {
 		return ""
 	}
-	note := fmt.Sprintf("The screen %s within the %d ms waited (timedOut true): this is the screen as it is now. "+
-		"wait_for_screen again waits on (timeoutMs waits up to %d a call).", o.waitedFor, *o.WaitedMs, computer.MaxTimeout.Milliseconds())
+	note := fmt.Sprintf("The %s %s within the %d ms waited (timedOut true): this is the %s as it is now. "+
+		"wait_for_screen again waits on (timeoutMs waits up to %d a call).", o.waitedOn, o.waitedFor, *o.WaitedMs, o.waitedOn, computer.MaxTimeout.Milliseconds())
 	if n := len(o.Monitors) + o.MonitorsLeftOut; o.Monitor == "" && n > 0 {
 		// Their names are the computer's words, which a note never quotes: the list has them.
 		monitors := fmt.Sprintf("%d monitors", n)

@@ -309,6 +309,8 @@ func TestWaitForScreenNamesTheMonitorsAsReadScreenDoes(t *testing.T) {
 	out = screenOf(t, structured(t, res.StructuredContent))
 	assert.Empty(t, out.Monitors, "a monitor's screen names no monitors, as read_screen's")
 	assert.NotContains(t, res.Content[1].(*sdk.TextContent).Text, "attached")
+	assert.Regexp(t, `^The monitor did not change within the 50 ms waited \(timedOut true\): this is the monitor as it is now\. `,
+		res.Content[1].(*sdk.TextContent).Text, "the monitor waited on, not the screen")
 	assert.Zero(t, reads.Load(), "a wait on a monitor asks the computer nothing but its watch")
 }
 
