@@ -71,6 +71,9 @@ local RECONNECTING = "Reconnecting... (Q stops)";
 -- After the line saying why the daemon did not get the gateway back in that wait.
 local MSG_ANSWER_LOST = "The answer is lost: ask again once reconnected";
 local MORE = "Press any key to continue";
+-- Queued behind the key that turned a page: the pager takes what CC queued with the key (its
+-- char) off the queue up to it.
+local PAGE_TURNED = "sandbox_ai_page_turned";
 -- Starts each further row of a code line too long for one (a run's code, a write's content or
 -- changed lines), after the line's own indent, so nested code keeps its shape where it wraps
 -- (on a pocket computer its continuation rows read as flat code at column 1).
@@ -215,6 +218,9 @@ local function newScreen(t)
   -- is down: CC sends the Ctrl press of a Ctrl-T held to stop reading as a key before the
   -- hold's terminate (CraftOS-PC and fakecraft the T too), and it turned the page: the next
   -- screenful showed, and in a conversation the terminate then left ai at its prompt.
+  -- The key's char, which CC queues right behind a printable key, goes with it: left in the
+  -- queue it was typed into what read next, the shell's prompt, the ai> question, or the
+  -- answer to Allow? [y/N], where a y that turned a write's last page stood as the answer.
   local function pageKey()
     local ctrlDown = false;
     while true do
@@ -222,6 +228,8 @@ local function newScreen(t)
       if (event == "key" or event == "key_up") and (key == keys.leftCtrl or key == keys.rightCtrl) then
         ctrlDown = event == "key";
       elseif event == "key" and not ctrlDown then
+        os.queueEvent(PAGE_TURNED);
+        os.pullEvent(PAGE_TURNED);
         return;
       end
     end

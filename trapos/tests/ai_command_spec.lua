@@ -29,7 +29,8 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- opts.typed: read()'s lines; opts.settings;
 -- opts.terminateAtPause: the "Press any key" (1 for the first) the player answers with Ctrl-T;
 -- opts.pressedAtPause[n]: what the computer gets at the nth instead of a space's key, in
--- order: {event, key} or "terminate";
+-- order: {event, key} or "terminate"; opts.queuedAtPause[n]: events put in the computer's
+-- queue behind that key, as CC queues a printable key's char and its key_up;
 -- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating; a
 -- function of the record returns one when asked), and opts.afterRetry (the same, once the
 -- program asked the daemon to try now: lib.retryNow).
@@ -219,6 +220,9 @@ local function run(args, opts)
           end
           yieldOnce();
           pressed = { table.unpack((opts.pressedAtPause or {})[#record.pauses] or { { "key", keys.space } }) };
+          for _, event in ipairs((opts.queuedAtPause or {})[#record.pauses] or {}) do
+            realQueue(table.unpack(event));
+          end
         end
         while #pressed > 0 do
           local event = table.remove(pressed, 1);
@@ -605,6 +609,36 @@ describe("ai command", function()
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(2);
       expect(rows[6]):eq("line13");
+    end);
+
+    it("leaves nothing of the key that turned the page to what reads next", function()
+      -- CC queues a printable key's char right behind its key: left in the queue, it was
+      -- typed into what read next, the shell's prompt, the ai> question, or Allow? [y/N]'s
+      -- answer, where a y that turned the last page of a write's content stood as the answer
+      -- (played: "Allow? [y/N] y" before the player had typed anything).
+      local y = { { "key", keys.y } };
+      local itsChar = { { "char", "y" }, { "key_up", keys.y } };
+      local ok, err, _, record = run({ "count" }, {
+        width = 51,
+        height = 8, commandLine = "> ai count",
+        pressedAtPause = { y, y },
+        queuedAtPause = { itsChar, itsChar },
+        polls = { { text(1, twentyLines()), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(#record.pauses):eq(2);
+      -- what the shell's prompt reads next
+      os.queueEvent("ai_spec_read_next");
+      local typedNext = {};
+      while true do
+        local event, c = os.pullEventRaw();
+        if event == "ai_spec_read_next" then
+          break;
+        elseif event == "char" then
+          typedNext[#typedNext + 1] = c;
+        end
+      end
+      expect(typedNext):same({});
     end);
 
     it("says so too when the turn ended while its answer was paged, its end not polled yet", function()
