@@ -363,6 +363,34 @@ func TestTheStreamOfAMonitor(t *testing.T) {
 	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 7: says the screen watch ended: monitor monitor_0 was taken off the computer","monitor":"monitor_0"}}`, data)
 }
 
+// TestAQueryTheStreamCannotTakeIsRefused: a query parameter other than monitor (a typo,
+// another case) and monitor given twice are refused, 400 bad_payload naming what the stream
+// takes, the computer not asked: each was ignored, and the viewer that had asked for a monitor
+// was shown the computer's own screen, or the first of two monitors, without a word.
+func TestAQueryTheStreamCannotTakeIsRefused(t *testing.T) {
+	_, asked, url := monitorWatchedAt(t, func(any) (any, *daemonfake.Error) {
+		return map[string]any{"watchId": 1}, nil
+	})
+	for query, want := range map[string]string{
+		"montior=top":                     `the screen stream takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not "montior": without it the stream is the computer's own screen`,
+		"Monitor=top":                     `the screen stream takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not "Monitor": without it the stream is the computer's own screen`,
+		strings.Repeat("m", 600) + "=top": `the screen stream takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not one of 600 bytes: without it the stream is the computer's own screen`,
+		"monitor=top&monitor=left":        `the query names monitor 2 times: a stream shows one monitor, so give it once (?monitor=top)`,
+	} {
+		resp := stream(t, t.Context(), url+"/trapos/computers/7:/screen?"+query)
+		var a struct{ Error map[string]any }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, query)
+		assert.Equal(t, map[string]any{"code": "bad_payload", "message": want}, a.Error, query)
+	}
+	select {
+	case monitor := <-asked:
+		t.Fatalf("the computer was asked for %v", monitor)
+	default:
+	}
+}
+
 // TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt: a monitor's stream refused
 // names the monitor in the field monitor as the gateway asked the computer for it: ?monitor=Left
 // (CC reads a side in any case) is left, on the computer's refusal of one not attached and on
