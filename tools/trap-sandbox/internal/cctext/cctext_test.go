@@ -287,7 +287,7 @@ func TestDirectoryEndingIsWhereNoNameIsLeft(t *testing.T) {
 }
 
 func TestShowPathIsWhatPathToCCReadsBack(t *testing.T) {
-	for _, cc := range []string{"/\xe92.txt", "/a\x1b[2Jb", "/c1\x9b", "/tab\there", "/ok.lua", "/back\\slash"} {
+	for _, cc := range []string{"/\xe92.txt", "/a\x1b[2Jb", "/c1\x9b", "/tab\there", "/ok.lua", "/back\\slash", "/\xa0x", "/startup.lua\xad"} {
 		shown := ShowPath([]byte(cc))
 		assert.NotContains(t, shown, "\x1b")
 		back, err := PathToCC(shown)
@@ -296,6 +296,8 @@ func TestShowPathIsWhatPathToCCReadsBack(t *testing.T) {
 	}
 	assert.Equal(t, "/é2.txt", ShowPath([]byte("/\xe92.txt")), "a player's é name shows as typed")
 	assert.Equal(t, `/x\x9b`, ShowPath([]byte("/x\x9b")), "C1 as \\x9b")
+	assert.Equal(t, `/\xa0x`, ShowPath([]byte("/\xa0x")), "a no-break space, which prints as a space, as ShowTraposID shows it")
+	assert.Equal(t, `/startup.lua\xad`, ShowPath([]byte("/startup.lua\xad")), "a soft hyphen, which prints as nothing")
 	assert.Equal(t, "/é", ShowWirePath("/é"))
 }
 

@@ -66,7 +66,10 @@ func TestListingAlignsSizesRightAndNamesLeft(t *testing.T) {
 func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
 	clearEnv(t)
 	// DEL is a byte ls shows escaped and CC's fs keeps in a path (it drops those below 32).
-	d := daemonfake.NewLocal(map[string]string{"/d/\xe92.txt": "caf\xe9\n", "/d/a\x7fb": "esc"})
+	// A no-break space and a soft hyphen are shown escaped too: printed as a space and as
+	// nothing, a player's second startup.lua looked like the first, and " x" typed back named
+	// another file.
+	d := daemonfake.NewLocal(map[string]string{"/d/\xe92.txt": "caf\xe9\n", "/d/a\x7fb": "esc", "/d/\xa0x": "nbsp", "/d/startup.lua\xad": "shy"})
 	base := serveDisk(t, d)
 	out, err := runClient(t, "ls", "--url", base, "7:", "/d")
 	require.NoError(t, err)
@@ -74,13 +77,15 @@ func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		names = append(names, strings.Fields(line)[1])
 	}
-	assert.Equal(t, []string{`a\x7fb`, "é2.txt"}, names)
-	out, err = runClient(t, "cat", "--url", base, "7:", "/d/"+names[1])
+	assert.ElementsMatch(t, []string{`a\x7fb`, "é2.txt", `\xa0x`, `startup.lua\xad`}, names)
+	for shown, content := range map[string]string{"é2.txt": "caf\xe9\n", `a\x7fb`: "esc", `\xa0x`: "nbsp", `startup.lua\xad`: "shy"} {
+		out, err = runClient(t, "cat", "--url", base, "--binary", "7:", "/d/"+shown)
+		require.NoError(t, err)
+		assert.Equal(t, content, out, "%s reads back as the file listed", shown)
+	}
+	out, err = runClient(t, "cat", "--url", base, "7:", "/d/é2.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "café\n", out, "the player's é (byte E9) reads back as é")
-	out, err = runClient(t, "cat", "--url", base, "--binary", "7:", "/d/"+names[0])
-	require.NoError(t, err)
-	assert.Equal(t, "esc", out)
 }
 
 // TestLsAndCatNameANameNoPathReaches: a file put on a computer's drive from outside CC may
