@@ -138,17 +138,28 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	err = v.run(ctx, tty, body)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
-		return failure(c.TraposID, c.command(), err)
+		return failure(c.TraposID, c.command(c.Monitor, err), err)
 	}
 	return nil
 }
 
-// command names the command in its failures: "screen", or "screen --monitor top".
-func (c *ScreenCmd) command() string {
-	if c.Monitor != "" {
-		return "screen --monitor " + c.Monitor
+// command names the command in its failures: "screen", or "screen --monitor left", the monitor
+// as the gateway names it back in err (the refusal of a monitor's stream, or the stream's end:
+// its monitor, as the gateway asked the computer for it, a side in lower case as CC reads one),
+// else as asked (the name the command sent: for a stream as typed, for a read once as
+// ReadMonitor asks for it). It named --monitor Left as typed, beside the computer's words about
+// "left" (no monitor named "left": …), as the view's status line names it as its frames do.
+func (c *ScreenCmd) command(asked string, err error) string {
+	if c.Monitor == "" {
+		return "screen"
 	}
-	return "screen"
+	if end, ok := errors.AsType[streamEnded](err); ok && end.why.Monitor != "" {
+		return "screen --monitor " + end.why.Monitor
+	}
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Monitor != "" {
+		return "screen --monitor " + pe.Monitor
+	}
+	return "screen --monitor " + asked
 }
 
 // terminalWidth is the width of the terminal w writes to, the command's stdout (as the live
@@ -186,7 +197,7 @@ func (c *ScreenCmd) printOnce(ctx context.Context, out Stdout) error {
 		s, err = c.client().ReadScreen(ctx, c.TraposID, 0)
 	}
 	if err != nil {
-		return failure(c.TraposID, c.command(), err)
+		return failure(c.TraposID, c.command(computer.MonitorName(c.Monitor), err), err)
 	}
 	// Trimmed again once drawn: an empty 2x3 block (byte 128) is drawn as a space.
 	var rows []string
@@ -302,10 +313,10 @@ func (c *ScreenCmd) stream(ctx context.Context, out io.Writer) (io.ReadCloser, e
 		body, err = c.open(ctx)
 		return err
 	}, func(busy error, wait time.Duration) {
-		fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, "screen", busy), wait)
+		fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, c.command(c.Monitor, busy), busy), wait)
 	})
 	if refused, ok := errors.AsType[refusal](err); ok {
-		return nil, failure(c.TraposID, "screen", refused.error)
+		return nil, failure(c.TraposID, c.command(c.Monitor, refused.error), refused.error)
 	}
 	return body, err // open, the gateway not reached, or ctx ended
 }

@@ -1362,6 +1362,60 @@ func TestScreenMonitorPrintsWhatTheMonitorShows(t *testing.T) {
 	assert.Contains(t, err.Error(), "screen --monitor left")
 }
 
+// TestScreenMonitorNamesTheMonitorAsTheComputerWasAskedForIt: `screen --monitor Left` on a
+// computer with no monitor on its left fails naming the monitor left, as the computer was asked
+// for it (CC reads a side in any case): live, as the gateway's refusal of the stream names it
+// back (its monitor); printed once, as the read asked for it. The end of a monitor's stream
+// names it as the end does (--monitor Top: top), and a refusal that names no monitor (a gateway
+// from before the field) names it as typed. Before, the live view's failure named no monitor
+// ("computer 7: screen: …"), and the printed one Left as typed, beside the computer's "left".
+func TestScreenMonitorNamesTheMonitorAsTheComputerWasAskedForIt(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenWatch || typ == protocol.TypeScreenRead {
+			return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("no monitor named %q: this computer has no monitor", p["monitor"])}
+		}
+		return map[string]any{}, nil
+	}
+	client := computer.New(d)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(client), screen.New(client)).Handler())
+	defer srv.Close()
+	ptmx, tty := openTerminal(t, 51, 19)
+	live := func(url, monitor string) error {
+		t.Helper()
+		c := &ScreenCmd{APIFlags: APIFlags{URL: url}, TraposID: "7:", Monitor: monitor, Colours: "256"}
+		return c.Run(t.Context(), Stdout{tty}, Stdin{tty})
+	}
+
+	err := live(srv.URL, "Left")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "computer 7: screen --monitor left: "), err.Error())
+	assert.Contains(t, err.Error(), `no monitor named "left": this computer has no monitor`)
+
+	_, err = runClient(t, "screen", "--url", srv.URL, "7:", "--monitor", "Left", "--once")
+	assert.EqualError(t, err, `computer 7: screen --monitor left: the computer answered bad_payload: no monitor named "left": this computer has no monitor`)
+
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get(screen.MonitorParam) == "Left" { // as a gateway before the field answered
+			server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, `no monitor named "left": this computer has no monitor`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "event: end\ndata: "+`{"ok":false,"error":{"code":"not_found","message":"computer 7: says the screen watch ended: monitor top was taken off the computer","monitor":"top"}}`+"\n\n")
+	}))
+	defer gw.Close()
+	err = live(gw.URL, "Top")
+	assert.EqualError(t, err, "computer 7: screen --monitor top: not_found: computer 7: says the screen watch ended: monitor top was taken off the computer")
+	// The view's reader of the terminal waits for its next input, as a person's next key,
+	// and ends with it: the view has ended.
+	_, err = ptmx.Write([]byte("\n"))
+	require.NoError(t, err)
+	err = live(gw.URL, "Left")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "computer 7: screen --monitor Left: "), err.Error())
+}
+
 // monitorsComputer is a stand-in computer whose own screen's answer names monitors and
 // monitorsLeftOut as given (a hostile client's names among them).
 type monitorsComputer struct {
