@@ -1142,11 +1142,17 @@ func TestMCPABodyTooLargeLeavesTheSessionOpen(t *testing.T) {
 	require.NoError(t, err, "the session goes on")
 }
 
-// TestMCPCanBeTurnedOff: --mcp=false serves no /mcp.
+// TestMCPCanBeTurnedOff: --mcp=false serves no /mcp, and says so: 404 not_found naming the
+// flag and the stdio bridge, which reaches the computers without it, where Go's mux answered
+// "404 page not found", which read as a wrong URL.
 func TestMCPCanBeTurnedOff(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, "--mcp=false")
 	assert.Equal(t, http.StatusNotFound, postMCP(ctx, t, harness.TokenClient(""), g.URL(mcpPath), ""))
+	status, body := httpGet(t, g.URL(mcpPath))
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"this gateway serves no MCP endpoint: its operator turned it off (--mcp=false, SANDBOX_MCP=false); `+
+		`drop it to serve /mcp, or reach the computers through the HTTP API with trap-sandbox mcp --url <gateway>, which needs no /mcp (docs/mcp.md)"}}`, string(body))
 }
 
 // nonLoopbackIP is an address of this machine that is not loopback, to reach the gateway as a

@@ -741,6 +741,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger, clock.Real{}), ai, accountAPI, linker}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, watchedScreens{screens}, clock.Real{}, logger))
+	} else {
+		modules = append(modules, mcp.Off{})
 	}
 	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Passes: passes, Metrics: metrics, MetricsRegisterer: perReplica, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL, TrustedProxies: proxies}, modules...)

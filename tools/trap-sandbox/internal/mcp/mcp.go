@@ -343,6 +343,27 @@ func (m *Module) Name() string { return "mcp" }
 // server answers 405), behind the server's API auth like the rest of the host API.
 func (m *Module) Mount(routes *server.Routes) { routes.HandleAPI(Path, m.handler) }
 
+// Off stands in for the module on a gateway started with --mcp=false: /mcp answers 404
+// not_found saying the endpoint is off and what reaches the computers without it, where Go's
+// mux answered "404 page not found", which read as a wrong URL (opencode shows the status
+// alone; curl and a client's log show the words).
+type Off struct{}
+
+// OffMessage is Off's answer.
+const OffMessage = "this gateway serves no MCP endpoint: its operator turned it off (--mcp=false, SANDBOX_MCP=false); " +
+	"drop it to serve /mcp, or reach the computers through the HTTP API with trap-sandbox mcp --url <gateway>, which needs no /mcp (docs/mcp.md)"
+
+// Name implements server.Module.
+func (Off) Name() string { return "mcp-off" }
+
+// Mount implements server.Module: /mcp, behind the API auth as the module's is, so a caller
+// the API refuses is told that first.
+func (Off) Mount(routes *server.Routes) {
+	routes.HandleAPIFunc(Path, func(w http.ResponseWriter, _ *http.Request) {
+		server.WriteError(w, http.StatusNotFound, protocol.CodeNotFound, OffMessage)
+	})
+}
+
 // NewServer returns the MCP server with every tool, resource template and prompt, working
 // on the computers through c and watching their screens through screens (wait_for_screen;
 // nil: it answers that it cannot), its waits (wait_for_screen's, ping's with wait) timed by
