@@ -415,7 +415,7 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 			if h.readOnly {
 				err = readAgain(err)
 			}
-			return nil, zero, toolError(awayHint(err))
+			return nil, zero, toolError(awayHint(err), callTimeout(name, in))
 		}
 		out = fit(out).(Out)
 		res, err := dataResult(source(in), out)
@@ -452,7 +452,7 @@ func addReadFile(r registrar, t *tools) {
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
 		if err != nil {
-			return nil, nil, toolError(awayHint(err))
+			return nil, nil, toolError(awayHint(err), callTimeout("read_file", in))
 		}
 		res, err := dataResult(in.TraposID, fit(out))
 		return res, nil, err
@@ -1241,20 +1241,44 @@ const (
 	runsOn    = `where it runs on and takes what you type (send_keys ["terminate"] stops it)`
 )
 
+// callTimeout is the timeout a call of the tool name ran with: in's timeoutMs (every input
+// that reaches a computer has one, read by its name, as the inputs are distinct types), or
+// when none was given the tool's default: a file transfer's computer.TransferTimeout, every
+// other's computer.DefaultTimeout.
+func callTimeout(name string, in any) time.Duration {
+	if v := reflect.ValueOf(in); v.Kind() == reflect.Struct {
+		if f := v.FieldByName("TimeoutMs"); f.IsValid() && f.CanInt() && f.Int() > 0 {
+			return timeoutOf(f.Int())
+		}
+	}
+	switch name {
+	case "read_file", "write_file", "copy_file":
+		return computer.TransferTimeout
+	}
+	return computer.DefaultTimeout
+}
+
 // toolError is the error a tool answers with (asError's), the fix of a timeout added as the
 // CLI adds --timeout's: every per-computer tool takes timeoutMs, and the agent is told it can
-// give the call longer, and how much at most. A gateway that does not answer (the stdio
-// bridge's) is not helped by more time, so its message gets none, nor does input already
-// sent. Then the warnings of the text sent, one a line.
-func toolError(err error) *protocol.Error {
+// give the call longer, and how much at most, or, when the call had the most already
+// (timeout, the call's: callTimeout), that more time is no fix: told "timeoutMs gives it
+// longer, at most 60000" after a call of 60000, an agent called again as it was, a minute
+// for nothing. A gateway that does not answer (the stdio bridge's) is not helped by more
+// time, so its message gets none, nor does input already sent. Then the warnings of the text
+// sent, one a line.
+func toolError(err error, timeout time.Duration) *protocol.Error {
 	pe := asError(err)
 	msg := pe.Message
 	_, sent := errors.AsType[inputSentError](err)
 	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
-		fix := fmt.Sprintf("(timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
+		longer := fmt.Sprintf("timeoutMs gives it longer, at most %d", computer.MaxTimeout.Milliseconds())
+		if timeout >= computer.MaxTimeout {
+			longer = fmt.Sprintf("timeoutMs was %d already, the most a call may take", computer.MaxTimeout.Milliseconds())
+		}
+		fix := "(" + longer + ")"
 		if run, ok := errors.AsType[abandonedRun](err); ok && run.lua {
-			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; code that waits for input (read(), os.pullEvent) never gets it here, and %s: "+
-				"write it to a file with write_file and start that on the computer's screen with send_text, %s)", computer.MaxTimeout.Milliseconds(), "code "+neverEnds, runsOn)
+			fix = fmt.Sprintf("(%s; code that waits for input (read(), os.pullEvent) never gets it here, and %s: "+
+				"write it to a file with write_file and start that on the computer's screen with send_text, %s)", longer, "code "+neverEnds, runsOn)
 		} else if ok {
 			// The command itself, as send_text's text would type it, when short enough to read.
 			typed := `"door\n"`
@@ -1263,8 +1287,8 @@ func toolError(err error) *protocol.Error {
 					typed = string(b)
 				}
 			}
-			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; a program that waits for input never gets it here, and %s: "+
-				"start it on the computer's screen with send_text %s, %s)", computer.MaxTimeout.Milliseconds(), "one "+neverEnds, typed, runsOn)
+			fix = fmt.Sprintf("(%s; a program that waits for input never gets it here, and %s: "+
+				"start it on the computer's screen with send_text %s, %s)", longer, "one "+neverEnds, typed, runsOn)
 		}
 		msg = computer.WithTimeoutFix(msg, fix)
 	}

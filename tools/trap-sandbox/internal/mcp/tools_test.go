@@ -617,8 +617,9 @@ func TestACancelledCallIsAnsweredPlainly(t *testing.T) {
 
 // TestATimeoutNamesTimeoutMs: a tool's timeout names the fix, as the CLI's names --timeout:
 // timeoutMs gives the call longer, at most 60000 (a computer's own answer, the gateway's, and
-// a deadline that passed alike), before the warnings of the text sent. A gateway the stdio bridge
-// finds silent is not helped by more time, and its message gets no such fix.
+// a deadline that passed alike), before the warnings of the text sent; a call of 60000 (given,
+// or read_file's default) is told it had the most. A gateway the stdio bridge finds silent is
+// not helped by more time, and its message gets no such fix.
 func TestATimeoutNamesTimeoutMs(t *testing.T) {
 	var answer error
 	d := daemonfake.NewLocal(nil)
@@ -675,6 +676,25 @@ func TestATimeoutNamesTimeoutMs(t *testing.T) {
 	res = callTool(t, s, "list_files", map[string]any{"traposId": "7:", "path": "/"})
 	require.True(t, res.IsError)
 	assert.Equal(t, "timeout: computer 7: did not answer fs.list in time"+fix, text(res))
+
+	// A call that had the most already is told more time is no fix: told "timeoutMs gives it
+	// longer, at most 60000" after a call of 60000, an agent called again as it was. read_file's
+	// default is the most.
+	const atMost = " (timeoutMs was 60000 already, the most a call may take)"
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "computer 7: did not answer ping in time"}
+	res = callTool(t, s, "ping", map[string]any{"traposId": "7:", "timeoutMs": 60000})
+	assert.Equal(t, "timeout: computer 7: did not answer ping in time"+atMost, text(res))
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "computer 7: did not answer fs.read in time"}
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/log.txt"})
+	assert.Equal(t, "timeout: computer 7: did not answer fs.read in time"+atMost, text(res))
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 58000 ms and was abandoned", ByComputer: true}
+	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "sleep(70)", "timeoutMs": 60000})
+	assert.Contains(t, text(res), "it ran past its timeout of 58000 ms and was abandoned (timeoutMs was 60000 already, the most a call may take; "+
+		"code that waits for input (read(), os.pullEvent) never gets it here, and code that never ends")
+	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "build", "timeoutMs": 60000})
+	assert.Contains(t, text(res), "(timeoutMs was 60000 already, the most a call may take; a program that waits for input never gets it here")
+	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "build", "timeoutMs": 59999})
+	assert.Contains(t, text(res), "(timeoutMs gives it longer, at most 60000; a program")
 
 	// The stdio bridge's own words about a gateway that does not answer (hostapi.HTTP's).
 	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "the gateway at http://127.0.0.1:4444 did not answer in time: it may be hung or overloaded (see its log and GET /healthz)", Attributed: true}
