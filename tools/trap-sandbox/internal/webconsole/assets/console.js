@@ -285,7 +285,8 @@ async function learnMonitors(v, again) {
 // taken off (v.gone: why it is not shown) is not offered until the computer names it again: the
 // picker shows it, "monitor top (taken off)", as what the view showed, and it cannot be
 // picked; named again, it is offered as any monitor (picked, its view opens anew: pickScreen),
-// the one shown saying its view ended. Before, the monitor taken off was offered as one still
+// the one shown saying its view ended; a link's monitor never shown (notAttached) is being
+// opened then (followGone), and says so. Before, the monitor taken off was offered as one still
 // there. Monitors the computer left out of its list (v.monitorsLeftOut) are said last, "40 more
 // monitors, not listed", which cannot be picked: a link names one (screenHash). A monitor
 // viewed that the list does not name (a link's Top, a monitor left out) waits for its first
@@ -300,7 +301,8 @@ function offerScreens(v) {
   const options = [new Option("its own screen", ""), ...names.map((n) => new Option(monitorWords(n), n))];
   let shown = null;
   if (v.gone) {
-    shown = new Option(monitorWords(v.monitor) + " (" + (names.includes(v.monitor) ? "its view ended" : v.gone) + ")", goneValue);
+    const back = v.gone === notAttached ? "attached: opening it" : "its view ended";
+    shown = new Option(monitorWords(v.monitor) + " (" + (names.includes(v.monitor) ? back : v.gone) + ")", goneValue);
     shown.disabled = true;
     options.splice(1, 0, shown);
   }
@@ -320,6 +322,13 @@ function offerScreens(v) {
 // it is "" and no name a computer reports.
 const goneValue = "\u0000taken off";
 
+// notAttached is why a link's monitor is not shown (v.gone) when the computer has none by
+// that name: its view never started, and opens once the monitor is attached (followGone).
+const notAttached = "not attached";
+
+// waitingAttached ends the status of a link's monitor not attached: the page waits for it.
+const waitingAttached = " (waiting for it to be attached)";
+
 // leftOutValue is the picker's value of the line saying how many monitors the computer left out
 // of its list (offerScreens), no monitor's name either.
 const leftOutValue = "\u0000left out";
@@ -333,11 +342,15 @@ function pickScreen(v, value) {
   else location.hash = hash;
 }
 
-// followGone follows view v's monitor taken off (why: "taken off" while viewed, "not attached"
+// followGone follows view v's monitor taken off (why: "taken off" while viewed, notAttached
 // when a link named it): the picker no longer offers it (offerScreens), and asks the computer
 // which monitors it has again, after lookFirstMs doubling to lookMostMs and at once when the
-// page regains the focus (lookAgain), until it names the monitor again and the picker offers
-// it. The view itself does not open again by itself: docs/screen.md.
+// page regains the focus (lookAgain), until it names the monitor again. A monitor taken off
+// is then offered by the picker, its view not opened again by itself: what it last showed
+// stays to be read until the player picks it (docs/screen.md). A link's monitor not attached
+// had no view, and the link asked for it: its view opens, as a link's computer that connects
+// late is shown. It was offered beside one shown as "monitor left (its view ended)", for a
+// view that never started.
 async function followGone(v, why) {
   v.gone = why;
   offerScreens(v);
@@ -350,7 +363,10 @@ async function followGone(v, why) {
     } catch (e) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
     }
-    if (view === v && v.monitors && v.monitors.includes(v.monitor)) return;
+    if (view === v && v.monitors && v.monitors.includes(v.monitor)) {
+      if (why === notAttached) pickScreen(v, v.monitor);
+      return;
+    }
   }
 }
 
@@ -1076,12 +1092,13 @@ async function watch(v) {
     // a computer left (v.left: cut off for its revoked credential, the account's last) is the
     // page's words for one it waits for, and keeps its waiting.
     const linkWords = !v.left && error && error.unlinked;
+    // A link kept to a monitor the computer does not have (its answer: no monitor named "top"):
+    // the page waits for it to be attached, and opens its view then (followGone).
+    const unattached = v.monitor && error && error.code === "bad_payload" && v.monitors && !v.monitors.includes(v.monitor);
     status((v.left || (error ? error.code + ": " + inBrowser(error.waitingMessage || error.message) : "The gateway answered " + res.status)) +
-      (busy ? tryingAgain : again && !linkWords ? waiting : ""));
-    titled(v, busy ? "busy" : again ? "waiting" : "not shown");
-    // A link kept to a monitor the computer no longer has (its answer: no monitor named "top"):
-    // the picker offers it only once the computer names it again, as one taken off while viewed.
-    if (v.monitor && error && error.code === "bad_payload" && v.monitors && !v.monitors.includes(v.monitor)) followGone(v, "not attached");
+      (busy ? tryingAgain : again && !linkWords ? waiting : unattached ? waitingAttached : ""));
+    titled(v, busy ? "busy" : again || unattached ? "waiting" : "not shown");
+    if (unattached) followGone(v, notAttached);
     return busy ? retryAfterMs(res) : again && retryMs;
   }
   v.left = "";
