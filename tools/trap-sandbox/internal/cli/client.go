@@ -112,7 +112,7 @@ func shellWord(s string) string {
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
 // with whatever the computer or the gateway wrote escaped (cctext.Show).
 func failure(traposID, command string, err error) error {
-	return failureWith(traposID, command, err, "")
+	return failureWith(traposID, command, err, "", 0)
 }
 
 // runFailure is failure for exec and run: a timeout the computer answered (it abandoned the
@@ -120,7 +120,7 @@ func failure(traposID, command string, err error) error {
 // input or never ends (a loop printing a tick every second was told only to take longer),
 // and where such code runs on and gets keys: the computer's own screen, trap-sandbox screen.
 // typedLine is run's command line (empty for exec).
-func (f APIFlags) runFailure(traposID, command, typedLine string, err error) error {
+func (f APIFlags) runFailure(traposID, command, typedLine string, timeout time.Duration, err error) error {
 	var more string
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer && pe.Code == protocol.CodeTimeout {
 		// What is typed there: the command line itself, when short enough to read.
@@ -143,12 +143,19 @@ func (f APIFlags) runFailure(traposID, command, typedLine string, err error) err
 				"start it on the computer's screen, " + where
 		}
 	}
-	return failureWith(traposID, command, err, more)
+	return failureWith(traposID, command, err, more, timeout)
 }
 
-// failureWith is failure with more said inside a timeout's --timeout fix.
-func failureWith(traposID, command string, err error, more string) error {
-	return failureFix(traposID, command, err, fmt.Sprintf("(--timeout gives it longer, at most %ds%s)", int(computer.MaxTimeout.Seconds()), more))
+// failureWith is failure with more said inside a timeout's --timeout fix. A call that had the
+// most time already (timeout, the call's --timeout; 0 when not known) is told that more is no
+// fix: told "--timeout gives it longer, at most 60s" after --timeout 60s, the operator ran it
+// again as it was, a minute for nothing.
+func failureWith(traposID, command string, err error, more string, timeout time.Duration) error {
+	longer := fmt.Sprintf("--timeout gives it longer, at most %ds", int(computer.MaxTimeout.Seconds()))
+	if timeout >= computer.MaxTimeout {
+		longer = fmt.Sprintf("--timeout was %ds already, the most a call may take", int(computer.MaxTimeout.Seconds()))
+	}
+	return failureFix(traposID, command, err, "("+longer+more+")")
 }
 
 // failureFix is failure with fix after a timeout's message (a computer's, or the gateway's).

@@ -590,7 +590,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 	ans, err := c.client().Exec(ctx, c.TraposID, code, c.Timeout.Duration())
 	warn(stderr, ans.Warnings, err)
 	if err != nil {
-		return c.runFailure(c.TraposID, "exec", "", err)
+		return c.runFailure(c.TraposID, "exec", "", c.Timeout.Duration(), err)
 	}
 	if _, err := io.WriteString(out, cctext.Show(ans.Output, true)); err != nil {
 		return err
@@ -664,7 +664,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	ans, err := c.client().Run(ctx, c.TraposID, c.Command, c.Timeout.Duration())
 	warn(stderr, ans.Warnings, err)
 	if err != nil {
-		return c.runFailure(c.TraposID, "run", c.Command, err)
+		return c.runFailure(c.TraposID, "run", c.Command, c.Timeout.Duration(), err)
 	}
 	if _, err := io.WriteString(out, cctext.Show(ans.Output, true)); err != nil {
 		return err

@@ -383,6 +383,16 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 		"a program that waits for input or never ends (a loop, a server) is stopped whatever time it is given: "+
 		"start it on the computer's screen, where it runs on and takes what you type: trap-sandbox screen --url "+base+" 7: in a terminal, "+
 		`or type on it with trap-sandbox request --url `+base+` 7: screen.input '{"events":[{"type":"char","text":"edit /door.lua\n"}]}')`)
+
+	// A run given the most time already is told more is no fix: told "--timeout gives it
+	// longer, at most 60s" after --timeout 60s, the operator ran it again as it was.
+	_, _, err = runWith(t, "", "run", "--url", base, "7:", "build", "--timeout", "60s")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "\n(--timeout was 60s already, the most a call may take; a program that waits for input or never ends")
+	assert.NotContains(t, err.Error(), "gives it longer")
+	_, _, err = runWith(t, "", "exec", "--url", base, "7:", "sleep(70)", "--timeout", "1m")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(--timeout was 60s already, the most a call may take; code that waits for input or never ends")
 }
 
 // TestARawRequestsRunNamesItsPayloadsTimeout: request sends a lua.exec or shell.run payload as
