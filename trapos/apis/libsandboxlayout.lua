@@ -207,10 +207,11 @@ end
 -- error it sent, each one line of up to 256 bytes) could be chosen so that a row of them read
 -- "proof: required" under the line they belong to. Indented, a continued row is never taken for
 -- a line of the client's. Each row fits the screen, so print wraps none of them again.
-local function hangingRows(text, width)
+local function hangingRows(text, width, indent)
   expect(1, text, "string");
   expect(2, width, "number");
-  local indent = hangingIndent(width);
+  expect(3, indent, "string", "nil");
+  indent = indent or hangingIndent(width);
   local rows, rest, room = {}, text, width;
   repeat
     local row = firstRow(rest, room);
@@ -255,15 +256,18 @@ end
 -- for the answer typed there: when they are not, its last word ("[y/N]") starts a row of its
 -- own, indented, so that the question's end stays beside the answer. roomToAnswer would move
 -- the answer alone to the next row's start, away from the "[y/N]" it answers (sandbox link's
--- question on a pocket computer, which a long account fills to the row's end).
-local function hangingQuestionRows(text, width, room)
+-- question on a pocket computer, which a long account fills to the row's end). indent, when
+-- given, is the rows' after the first instead: "" for a question of the client's own words,
+-- which print's rows lay out (questionRows).
+local function hangingQuestionRows(text, width, room, indent)
   expect(1, text, "string");
   expect(2, width, "number");
   expect(3, room, "number", "nil");
+  expect(4, indent, "string", "nil");
   room = room or ANSWER_ROOM;
-  local rows = hangingRows(text, width);
+  indent = indent or hangingIndent(width);
+  local rows = hangingRows(text, width, indent);
   local blanks = #text:match("[ \t]*$");
-  local indent = hangingIndent(width);
   local last = rows[#rows];
   if #last + blanks + room > width then
     local before, word = last:match("^(.*%S)[ \t]+(%S+)$");
@@ -272,6 +276,14 @@ local function hangingQuestionRows(text, width, room)
     end
   end
   return rows;
+end
+
+-- The rows of a question of the client's own (sandbox uninstall's [y/N], sandbox setup's
+-- [yes]:) as print lays them out, its last word starting a row of its own where the row it
+-- ends leaves no room for the answer (hangingQuestionRows, unindented): on a pocket computer
+-- "from this computer? [y/N]" filled its row, and the y typed stood alone at the next row's start.
+local function questionRows(text, width, room)
+  return hangingQuestionRows(text, width, room, "");
 end
 
 -- A program's print, printError and write with every text laid out by fitLongWords for the
@@ -301,6 +313,12 @@ local function fitted(env)
     writeHangingQuestion = function(text, room)
       text = tostring(text);
       return envWrite(table.concat(hangingQuestionRows(text, width(), room), "\n") .. text:match("[ \t]*$"));
+    end,
+    -- write a question of the client's own from the row's start, laid out by questionRows;
+    -- its answer is typed after it.
+    writeQuestion = function(text, room)
+      text = tostring(text);
+      return envWrite(table.concat(questionRows(text, width(), room), "\n") .. text:match("[ \t]*$"));
     end,
     printError = function(text)
       return envPrintError(fitLongWords(tostring(text), width()));
@@ -421,6 +439,7 @@ return {
   hangingIndent = hangingIndent,
   hangingRows = hangingRows,
   hangingQuestionRows = hangingQuestionRows,
+  questionRows = questionRows,
   fitted = fitted,
   commandRows = commandRows,
 };

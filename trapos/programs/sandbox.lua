@@ -23,7 +23,7 @@ local function uninstall()
     advice = require('/apis/libsandboxadvice'),
   });
   uninstaller.uninstall(nil, function(version)
-    laidOut.write("Remove trapos-sandbox " .. version .. " and its settings from this computer? [y/N] ");
+    laidOut.writeQuestion("Remove trapos-sandbox " .. version .. " and its settings from this computer? [y/N] ");
     if not layout.roomToAnswer(term) then -- as ask's questions (below), before libsandbox loads
       print();
     end
@@ -75,6 +75,7 @@ local print, write = laidOut.print, laidOut.write;
 -- question): its rows after the first are indented, so that no row of the gateway's choosing
 -- starts where a line of the client's does (libsandboxlayout.hangingRows).
 local printHanging, writeHangingQuestion = laidOut.printHanging, laidOut.writeHangingQuestion;
+local writeQuestion = laidOut.writeQuestion;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
@@ -611,9 +612,17 @@ local function readAnswer(replace, room)
   return read(replace);
 end
 
--- Writes a question and reads its answer after it (readAnswer).
+-- Writes a question and reads its answer after it (readAnswer). A short answer's question (a
+-- word: yes, no, none, read, write) puts its last word on a row of its own when the row it
+-- ends has no room for the answer (writeQuestion), the answer typed beside its "[yes]:"; a
+-- URL or a password, which needs room of its own (room), is typed on the row under its
+-- question, which stays whole with the value in its brackets.
 local function ask(question, replace, room)
-  write(question);
+  if room == nil then
+    writeQuestion(question);
+  else
+    write(question);
+  end
   return readAnswer(replace, room);
 end
 

@@ -743,6 +743,21 @@ describe("libsandbox", function()
       -- a last row of one word keeps it: no row would have more room
       expect(hangingQuestionRows(string.rep("y", 24) .. " [y/N] ", 26)):same({ string.rep("y", 24), " [y/N]" });
     end);
+
+    it("lays a question of the client's own out as print does, its [y/N] beside the answer", function()
+      -- sandbox uninstall's on a pocket computer: "from this computer? [y/N]" filled the row,
+      -- and the y typed stood alone at the next row's start
+      local question = "Remove trapos-sandbox 0.5.38 and its settings from this computer? [y/N] ";
+      expect(layout.questionRows(question, 26))
+        :same({ "Remove trapos-sandbox", "0.5.38 and its settings", "from this computer?", "[y/N]" });
+      expect(layout.questionRows(question, 51))
+        :same({ "Remove trapos-sandbox 0.5.38 and its settings from", "this computer? [y/N]" });
+      expect(layout.questionRows("Confirm the agent's changes? yes or no [yes]: ", 26))
+        :same({ "Confirm the agent's", "changes? yes or no", "[yes]:" });
+      -- with room after it, rows as print's
+      expect(layout.questionRows("Files: none, read or write [none]: ", 26))
+        :same({ "Files: none, read or write", "[none]:" });
+    end);
   end);
 
   describe("the public surface", function()

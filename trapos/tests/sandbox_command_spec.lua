@@ -819,6 +819,20 @@ describe("sandbox command", function()
       expect(record.prompts[1]):eq("[" .. URL .. "]: ");
     end);
 
+    it("keeps a short answer beside its question's last word on a pocket computer", function()
+      -- "Confirm the agent's changes? yes or no [yes]: " filled the second of its rows, and the
+      -- answer typed stood alone at the next row's start
+      local ok, err, _, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL }, typed = { "", "", "", "", "", "" },
+        status = connectedStatus(), reply = healthy, width = 26,
+      });
+      expectSuccess(ok, err);
+      expect(record.prompts[#record.prompts]):eq("Confirm the agent's\nchanges? yes or no\n[yes]: ");
+      expect(record.prompts[#record.prompts - 1]):eq("Screen: none, view or\ncontrol [none]: ");
+      -- a URL's and a password's go on the row under the question whole (their own room)
+      expect(record.prompts[1]):eq("[" .. URL .. "]: ");
+    end);
+
     it("keeps the password on Enter, shown masked", function()
       local ok, err, _, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "s3cret" },
@@ -948,6 +962,7 @@ describe("sandbox command", function()
         settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true,
           ["sandbox.allow_screen"] = "view" },
         typed = { "", "", "", "", "" }, status = connectedStatus(), reply = healthy,
+        width = 51, -- each question on one row (a pocket computer's: keeps a short answer beside ...)
       });
       expectSuccess(ok, err);
       expect(record.prompts[3]):eq("Files: none, read or write [read]: ");
@@ -962,7 +977,7 @@ describe("sandbox command", function()
     it("offers sandbox.ai_confirm and saves the answer as a boolean", function()
       local ok, err, lines, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.ai_confirm"] = true },
-        typed = { "", "", "", "", "", "no" }, status = connectedStatus(), reply = healthy,
+        typed = { "", "", "", "", "", "no" }, status = connectedStatus(), reply = healthy, width = 51,
       });
       expectSuccess(ok, err);
       expect(record.prompts[6]):eq("Confirm the agent's changes? yes or no [yes]: ");
