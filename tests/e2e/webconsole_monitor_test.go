@@ -116,14 +116,25 @@ func TestTheWebConsolePicksAMonitorAndShowsItReadOnly(t *testing.T) {
 	pickScreen(t, page, "top")
 	until(t, "the monitor again", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.startsWith("on the monitor")`)
+	offered := `[...document.getElementById("viewer-screen").options].map(o => o.text + (o.disabled ? " [disabled]" : "") + (o.selected ? " [shown]" : "")).join()`
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`window.pickerShown = new Set();
+		new MutationObserver(() => pickerShown.add(`+offered+`))
+			.observe(document.getElementById("viewer-screens"), { attributes: true, childList: true, subtree: true });
+		true`))
+	require.NoError(t, err)
 	require.True(t, w.At(5).Detach("top"))
 	until(t, "the view ended, saying why", `document.getElementById("status").textContent ===
 		"not_found: computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back"`)
 
-	// The picker no longer offers it: it shows it, taken off, and it cannot be picked. Before,
-	// it was offered as a monitor still there, and picking it again opened nothing.
-	offered := `[...document.getElementById("viewer-screen").options].map(o => o.text + (o.disabled ? " [disabled]" : "") + (o.selected ? " [shown]" : "")).join()`
+	// The picker no longer offers it: it shows it, taken off, and it cannot be picked, from
+	// the end on (every list it shows is recorded). Before, it was offered as a monitor still
+	// there, and picking it again opened nothing; and until the page next asked the computer
+	// for its monitors (2 s), the list from before offered it beside "monitor top (its view
+	// ended)", as if it were back.
 	until(t, "the picker, without the monitor", offered+` === "its own screen,monitor top (taken off) [disabled] [shown]"`)
+	listed, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...pickerShown]`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"its own screen,monitor top (taken off) [disabled] [shown]"}, listed)
 	// Put back, the computer names it again (the picker asks it again, after 2 s at first) and
 	// the picker offers it: picked, its view opens anew, live.
 	require.NoError(t, w.At(5).Attach("top", "monitor:2:1"))

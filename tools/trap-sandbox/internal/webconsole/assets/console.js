@@ -353,6 +353,9 @@ function pickScreen(v, value) {
 // view that never started.
 async function followGone(v, why) {
   v.gone = why;
+  // The computer says it has no such monitor now: its list from before, which named it, would
+  // offer it as back ("its view ended") until the page asks again.
+  if (v.monitors) v.monitors = v.monitors.filter((n) => n !== v.monitor);
   offerScreens(v);
   const backoff = { ms: 0 };
   while (!v.abort.signal.aborted) {
