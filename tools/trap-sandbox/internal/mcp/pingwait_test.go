@@ -216,6 +216,56 @@ func TestPingWaitForARelabelledComputerAnswersAtOnce(t *testing.T) {
 	assert.NotContains(t, text(res), waitedAlready, "no wait")
 }
 
+// relabelledBack is a gateway whose computer 6:keller was relabelled to 6:cellar, then back
+// (label set keller): 6:cellar's computer.info says label keller, and a ping of 6:keller hears
+// of the relabel for its first relabelPings, then finds the computer back under it.
+type relabelledBack struct {
+	label        string
+	relabelPings int32
+	pings, infos atomic.Int32
+}
+
+func (l *relabelledBack) Computers(context.Context) ([]computer.Computer, error) {
+	return []computer.Computer{{AccountID: account.Local, TraposID: "6:cellar"}}, nil
+}
+
+func (l *relabelledBack) Request(_ context.Context, traposID, typ string, _ json.RawMessage, _ time.Duration) (json.RawMessage, error) {
+	switch {
+	case typ == protocol.TypeComputerInfo && traposID == "6:cellar":
+		l.infos.Add(1)
+		return json.RawMessage(`{"traposId":"6:cellar","id":6,"label":"` + l.label + `"}`), nil
+	case typ == protocol.TypePing && traposID == "6:keller" && l.pings.Add(1) > l.relabelPings:
+		return json.RawMessage(`{"traposId":"6:keller"}`), nil
+	case typ == protocol.TypePing && traposID == "6:keller":
+		return nil, &protocol.Error{Code: protocol.CodeNotConnected,
+			Message: "computer 6:keller was relabelled: it is 6:cellar now; ask it by that id", RelabelledTo: "6:cellar"}
+	}
+	return nil, &protocol.Error{Code: protocol.CodeInternal, Message: "not asked for: " + typ + " of " + traposID}
+}
+
+// TestPingWaitForAComputerRelabelledBackWaitsForIt: ping with wait of a computer's old
+// traposId whose computer has been given its old label back (an agent's label set keller,
+// after label set cellar) waits for it to connect under it, asking its computer.info once:
+// it answered at once "it is 6:cellar now; ask it by that id", where the run that set the label
+// had just said it connects again as 6:keller. A computer whose label is still another is
+// answered at once, as before.
+func TestPingWaitForAComputerRelabelledBackWaitsForIt(t *testing.T) {
+	l := &relabelledBack{label: "keller", relabelPings: 3}
+	clk := clock.NewFake(testStart)
+	res := pingPolled(t, sessionWatching(t, l, nil, clk), clk, map[string]any{"traposId": "6:keller", "wait": true, "timeoutMs": 60000})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, "6:keller", structured(t, res.StructuredContent)["traposId"])
+	assert.Equal(t, float64(3*connectPoll.Milliseconds()), structured(t, res.StructuredContent)["waitedMs"], "found at its third poll")
+	assert.Equal(t, int32(1), l.infos.Load(), "6:cellar asked once")
+
+	l = &relabelledBack{label: "cellar", relabelPings: 3}
+	res = callTool(t, session(t, l), "ping", map[string]any{"traposId": "6:keller", "wait": true, "timeoutMs": 60000})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "not_connected: computer 6:keller was relabelled: it is 6:cellar now; ask it by that id")
+	assert.NotContains(t, text(res), waitedAlready, "no wait")
+	assert.Equal(t, int32(1), l.pings.Load(), "no poll")
+}
+
 // comesBack is a gateway to the stand-in computer, which is away (rebooting) for its first
 // away requests: not connected, and not listed.
 type comesBack struct {

@@ -1353,6 +1353,9 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 	// off the timer rather than the clock after the ping, which a test's clock may have moved
 	// on from once the next poll is armed.
 	var polledAt time.Time
+	// comingBack: the computer the traposId was relabelled to has the label that makes it this
+	// traposId again (label set back), so it connects under it within its daemon's 15 s.
+	comingBack := false
 	for {
 		// A shown form is read at each poll (shownIDs read it once, before the computer was back).
 		p, err := t.client.PingBare(ctx, shownID(ctx, t.client, traposID), t.timeLeft(ctx, end))
@@ -1368,9 +1371,13 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 			// ctx says so only once its timer has run, which may be later.
 			return ranOut(away)
 		}
-		if !ok || pe.Code != protocol.CodeNotConnected || pe.RelabelledTo != "" {
-			// A relabel's not_connected names the id the computer is now: it never comes back
-			// under this one, and waiting for it only put off saying which one it has.
+		if ok && pe.Code == protocol.CodeNotConnected && pe.RelabelledTo != "" && !comingBack {
+			comingBack = t.relabelledBack(ctx, pe.RelabelledTo, traposID, end)
+		}
+		if !ok || pe.Code != protocol.CodeNotConnected || (pe.RelabelledTo != "" && !comingBack) {
+			// A relabel's not_connected names the id the computer is now: unless relabelled
+			// back, it never comes back under this one, and waiting for it only put off
+			// saying which one it has.
 			return p, waited, err
 		}
 		away = pe
@@ -1386,6 +1393,26 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 			return ranOut(away)
 		}
 	}
+}
+
+// relabelledBack reports whether the computer now connected as relabelledTo, which had been
+// traposID until it was relabelled in game, has the label that makes it traposID again (an
+// agent's label set back, after its first): its daemon connects under traposID within its 15
+// s, and ping's wait for it, told at once "it is <relabelledTo> now; ask it by that id",
+// contradicted the run that set the label back, which said it connects again as traposID. One
+// computer.info, within computer.RelabelCheckTimeout: a computer that does not answer it is
+// taken as not coming back.
+func (t *tools) relabelledBack(ctx context.Context, relabelledTo, traposID string, end time.Time) bool {
+	id, _, ok := strings.Cut(relabelledTo, ":")
+	if !ok {
+		return false
+	}
+	left := t.timeLeft(ctx, end)
+	if left <= 0 {
+		return false
+	}
+	info, err := t.client.Info(ctx, relabelledTo, min(computer.RelabelCheckTimeout, left))
+	return err == nil && cctext.ListedTraposID(id+":"+info.Label) == cctext.ListedTraposID(traposID)
 }
 
 // timeLeft is how long a wait that ends at end on t.clock may still take: less when ctx's
