@@ -326,6 +326,13 @@ func (m *Module) passOn(ctx context.Context, rw *relayed, payload json.RawMessag
 	}
 	m.drop(rw)
 	code := protocol.CodeOf(err)
+	if ctx.Err() != nil {
+		// The computer's socket closed under the send (it left, or this replica is stopping):
+		// the cluster's lifeline of the computer ends the owner's viewers in its words (the
+		// computer disconnected, the replica shut down). Told lost, they read "could not pass
+		// it on (context canceled)" instead, whichever reached the owner first.
+		return unknownWatch(rawID(rw.id), rw.traposID)
+	}
 	if code != protocol.CodeUnknownWatch {
 		// The owner may still keep the watch (slow, or its answer lost): its viewers must not
 		// wait for updates that no longer come.

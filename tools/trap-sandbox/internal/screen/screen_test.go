@@ -3,6 +3,7 @@ package screen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -531,6 +532,36 @@ func TestAWatchForAReplicaGivenUpOnIsForgottenAndItIsTold(t *testing.T) {
 	assert.Equal(t, "it took replica a for gone: replica a has sent no heartbeat for 15s", lost[0].Message)
 	_, err = m.handleUpdate(t.Context(), from, frame(1, nil, true))
 	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+}
+
+// An update passed on as the computer's socket closes (the computer left, or this replica is
+// stopping) is not told lost to the watching replica: the cluster's lifeline of the computer
+// ends its viewers in its own words, where a lost message raced it with "could not pass it on
+// (context canceled)" (TestALiveScreenThroughAnyReplica, tests/scaleout, read that as replica b
+// stopped).
+func TestAnUpdateCutOffByItsSocketsEndIsNotToldLost(t *testing.T) {
+	m, _ := standIn(t)
+	relay := newRelayStandIn("")
+	socket, closeSocket := context.WithCancelCause(context.Background())
+	var told []string
+	relay.answer = func(msg relayMsg) (json.RawMessage, error) {
+		switch msg.Op {
+		case opWatch:
+			return nil, nil
+		case opUpdate:
+			closeSocket(errors.New("the gateway is shutting down")) // the socket ends under the send
+			return nil, context.Canceled
+		}
+		told = append(told, msg.Op)
+		return nil, nil
+	}
+	m.OnReplica("b", relay)
+	_, err := m.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch}.encode())
+	require.NoError(t, err)
+	_, err = m.handleUpdate(socket, from, frame(1, map[string]string{"1": "abc"}, false))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+	assert.Empty(t, told, "nothing told to replica a")
+	assert.Equal(t, 0, m.Relays(), "the watch is forgotten")
 }
 
 // TestARowWiderThanTheScreenNeverReachesAViewer: a row's text, fg and bg were kept as sent,
