@@ -434,9 +434,18 @@ func (o ScreenOutput) note() string {
 		if len(o.UnknownRows) == 1 {
 			have = " has"
 		}
-		notes = append(notes, rowsNamed(o.UnknownRows)+" (unknownRows)"+have+" not been seen drawn whole since the computer began mirroring its screen "+
-			"(its boot's first lines, or what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, "+
-			"until a program draws them again (at the shell prompt, clear redraws the whole screen).")
+		if o.Monitor != "" {
+			// A monitor's rows are redrawn on the monitor: clear at the prompt clears the
+			// computer's own screen. The monitor is not named (its name here is the computer's
+			// words, which a note never quotes).
+			notes = append(notes, rowsNamed(o.UnknownRows)+" (unknownRows)"+have+" not been seen drawn whole since the computer began mirroring this monitor "+
+				"(what was drawn on it before, or while its sandbox daemon was stopped): they may show more on the monitor than here, "+
+				"until a program draws them again (at the shell prompt, monitor, the monitor's name and clear redraw the whole monitor: monitor top clear for the one on top).")
+		} else {
+			notes = append(notes, rowsNamed(o.UnknownRows)+" (unknownRows)"+have+" not been seen drawn whole since the computer began mirroring its screen "+
+				"(its boot's first lines, or what was drawn while its sandbox daemon was stopped): they may show more on the computer than here, "+
+				"until a program draws them again (at the shell prompt, clear redraws the whole screen).")
+		}
 	}
 	if n := o.MonitorsLeftOut; n > 0 {
 		notes = append(notes, fmt.Sprintf("monitors names %d of the computer's monitors: %d more are attached (monitorsLeftOut), "+
