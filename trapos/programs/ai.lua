@@ -684,7 +684,20 @@ local function newScreen(t)
   local function ask(question, wait)
     finish();
     local firstRow = rowsMoved;
-    text(question);
+    -- Its last word ("[y/N]") starts a row of its own when the row it would end has no room
+    -- left for the answer (libsandboxlayout.questionRows' rule), the answer typed beside it:
+    -- on a pocket computer "/old.lua. Allow? [y/N]" filled its row, and the y typed stood
+    -- alone at the next row's start.
+    local body, last = question:match("^(.-)(%S+)[ \t]*$");
+    text(body or question);
+    flushWord();
+    local afterLast = spaces + #(last or "") + 1 + libsandbox.ANSWER_ROOM;
+    if last ~= nil and not indentOnly and afterLast > width - col + 1
+      and #last + 1 + libsandbox.ANSWER_ROOM <= width then
+      newline();
+      spaces = 0;
+    end
+    text((last or "") .. " ");
     flushWord();
     putSpaces(); -- the blank after the question: the answer is typed after it
     if not libsandbox.roomToAnswer(t) then

@@ -1120,8 +1120,9 @@ describe("ai command", function()
       expect(rows[3]):eq("not shown). Allow? [y/N] n");
     end);
 
-    it("asks on the next line when the question fills the line, so the answer shows", function()
-      -- On a pocket computer's 26 columns "/door_k.lua. Allow? [y/N] " ends at the right edge.
+    it("puts the [y/N] on a row of its own when the question fills the row, the answer beside it", function()
+      -- On a pocket computer's 26 columns "/door_k.lua. Allow? [y/N] " ends at the right edge,
+      -- where the answer would not show; on the next row alone it stood away from its [y/N].
       local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "delete", tool = "delete_file",
         detail = "/door_k.lua" };
       local ok, err, rows, record = run({ "delete it" }, {
@@ -1129,7 +1130,7 @@ describe("ai command", function()
       });
       expectSuccess(ok, err);
       expect({ rows[1], rows[2], rows[3] }):same({
-        "The agent wants to delete", "/door_k.lua. Allow? [y/N]", "y",
+        "The agent wants to delete", "/door_k.lua. Allow?", "[y/N] y",
       });
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
     end);
