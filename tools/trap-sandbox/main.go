@@ -24,7 +24,9 @@ func main() {
 	}
 	kctx, err := parser.Parse(os.Args[1:])
 	if err != nil {
-		os.Exit(cli.ReportUsageError(err, os.Stderr))
+		status := cli.ReportUsageError(err, os.Stderr)
+		cli.AnswerUsageError(context.Background(), err, cli.Stdin{Reader: os.Stdin}, cli.Stdout{Writer: os.Stdout})
+		os.Exit(status)
 	}
 
 	// SIGHUP (the terminal or SSH session that started it closed; there is no configuration to

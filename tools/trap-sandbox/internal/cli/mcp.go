@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -116,6 +117,22 @@ func refuseFirstCall(ctx context.Context, in Stdin, out Stdout, why string) {
 			}
 		}
 	}
+}
+
+// AnswerUsageError answers an MCP client's first requests with a usage error of the mcp
+// command (a gateway URL of another shape, a misspelt flag) as their JSON-RPC error, as
+// refuseFirstCall answers for a gateway the bridge cannot use: main reports it on stderr, which
+// opencode shows nowhere, and opencode mcp list said only "MCP error -32000: Connection
+// closed". Another command's error is left to stderr alone.
+func AnswerUsageError(ctx context.Context, err error, in Stdin, out Stdout) {
+	perr, ok := errors.AsType[*kong.ParseError](err)
+	if !ok || perr.Context == nil {
+		return
+	}
+	if cmd := perr.Context.Selected(); cmd == nil || cmd.Path() != "mcp" {
+		return
+	}
+	refuseFirstCall(ctx, in, out, "trap-sandbox: "+usageText(err)+" (a usage error in the command line that starts trap-sandbox mcp: trap-sandbox mcp --help lists its flags)")
 }
 
 func readCloser(in Stdin) io.ReadCloser {

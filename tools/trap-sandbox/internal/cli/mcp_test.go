@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/alecthomas/kong"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -159,4 +161,48 @@ func TestTheStdioBridgesRemoveLineNamesTheComputerListed(t *testing.T) {
 	texts := bridgeCall(t, base, "", "write_file", map[string]any{"traposId": `7:a\x41`, "path": "/new.txt", "content": strings.Repeat("x", 3*computer.ChunkBytes)})
 	require.NotEmpty(t, texts)
 	assert.Contains(t, texts[0], `trap-sandbox rm --url `+base+` '7:a\x5cx41' /.trap-sandbox-upload-`, texts[0])
+}
+
+// TestAUsageErrorOfTheStdioBridgeAnswersItsClient: a usage error of the mcp command (a gateway
+// URL without http://, a misspelt flag) answers the MCP client's initialize with it, as a
+// gateway the bridge cannot use does: main reports it on stderr, which opencode shows nowhere,
+// and opencode mcp list said only "MCP error -32000: Connection closed". Another command's
+// usage error reads nothing of stdin and writes nothing on stdout.
+func TestAUsageErrorOfTheStdioBridgeAnswersItsClient(t *testing.T) {
+	clearEnv(t)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"opencode","version":"1"}}}` + "\n"
+	for args, want := range map[string]string{
+		"mcp --url 127.0.0.1:4444": `trap-sandbox: mcp: the gateway URL "127.0.0.1:4444" is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444 ` +
+			"(a usage error in the command line that starts trap-sandbox mcp: trap-sandbox mcp --help lists its flags)",
+		"mcp --ur http://127.0.0.1:4444": `trap-sandbox: unknown flag --ur, did you mean "--url"? ` +
+			"(a usage error in the command line that starts trap-sandbox mcp: trap-sandbox mcp --help lists its flags)",
+	} {
+		p := takeParser(t, kong.Exit(func(int) {}))
+		_, err := p.parser.Parse(strings.Fields(args))
+		require.Error(t, err, args)
+		var out bytes.Buffer
+		AnswerUsageError(t.Context(), err, Stdin{Reader: strings.NewReader(initialize)}, Stdout{Writer: &out})
+		p.giveBack()
+		var answer struct {
+			ID    int
+			Error struct {
+				Code    int
+				Message string
+			}
+		}
+		require.NoError(t, json.Unmarshal(out.Bytes(), &answer), "%s: %s", args, out.String())
+		assert.Equal(t, 1, answer.ID, args)
+		assert.Equal(t, -32603, answer.Error.Code, args)
+		assert.Equal(t, want, answer.Error.Message, args)
+	}
+
+	p := takeParser(t, kong.Exit(func(int) {}))
+	defer p.giveBack()
+	_, err := p.parser.Parse([]string{"ping", "--url", "127.0.0.1:4444", "7:"})
+	require.Error(t, err)
+	in := strings.NewReader(initialize)
+	var out bytes.Buffer
+	AnswerUsageError(t.Context(), err, Stdin{Reader: in}, Stdout{Writer: &out})
+	assert.Empty(t, out.String(), "not the bridge")
+	assert.Equal(t, len(initialize), in.Len(), "stdin not read")
 }
