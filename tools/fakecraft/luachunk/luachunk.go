@@ -88,28 +88,72 @@ func wrapChunk(chunk []ast.Stmt) []ast.Stmt {
 	return []ast.Stmt{decl, ret}
 }
 
-// romCache holds compiled chunks of the ROM and bios, which every computer loads at boot.
-// gopher-lua's prototypes are immutable once compiled, so computers share them.
-var romCache sync.Map // chunk name -> cached
+// chunks holds compiled chunks by chunk name with the source each was compiled from: every
+// computer loads the ROM and bios at boot, and every computer of a process (a test's, a
+// world's) the same files of its disk (a client's libraries, daemons and programs) at each
+// boot. gopher-lua's prototypes are immutable once compiled, so computers share them. An entry
+// serves only the very source it holds: a file changed is compiled again and replaces it.
+var chunks = chunkCache{byName: map[string]cached{}, maxBytes: chunkCacheMaxBytes}
+
+// chunkCacheMaxBytes bounds the source chunks holds (and so the prototypes compiled from it):
+// a process whose computers load more than that, under more names, compiles what does not fit
+// each time, as without the cache.
+const chunkCacheMaxBytes = 32 << 20
+
+type chunkCache struct {
+	mu       sync.Mutex
+	byName   map[string]cached // guarded by mu
+	bytes    int               // guarded by mu: the sum of len(src) over byName
+	maxBytes int               // the most bytes may be
+}
 
 type cached struct {
 	src   string
 	chunk Chunk
 }
 
-// cacheable says whether a chunk name is one whose source never changes in a process: the
-// embedded ROM's files and fakecraft's own bios pieces.
-func cacheable(chunkName string) bool {
-	return strings.HasPrefix(chunkName, "@/rom/") || chunkName == "@bios.lua" || chunkName == "=[C]"
+// get returns the chunk compiled from src under chunkName, if the cache holds it.
+func (c *chunkCache) get(chunkName, src string) (Chunk, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byName[chunkName]
+	if !ok || e.src != src {
+		return Chunk{}, false
+	}
+	return e.chunk, true
 }
 
-// compileNamed is Compile under a Lua chunk name, sharing the result for ROM chunks with the
+// put keeps chunk, compiled from src, under chunkName, in place of what it held there, unless
+// the cache would grow past maxBytes.
+func (c *chunkCache) put(chunkName, src string, chunk Chunk) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.byName[chunkName]; ok {
+		delete(c.byName, chunkName)
+		c.bytes -= len(old.src)
+	}
+	if c.bytes+len(src) > c.maxBytes {
+		return
+	}
+	c.byName[chunkName] = cached{src: src, chunk: chunk}
+	c.bytes += len(src)
+}
+
+// cacheable says whether a chunk name is a file's ("@/path", the ROM's and a disk's files;
+// "@bios.lua"), or fakecraft's own bios piece: a source loaded under such a name is loaded
+// again under it, where a chunk named by its text or "=name" is most often made once (load of
+// a string a program built).
+func cacheable(chunkName string) bool {
+	return strings.HasPrefix(chunkName, "@") || chunkName == "=[C]"
+}
+
+// compileNamed is Compile under a Lua chunk name, sharing the result for file chunks with the
 // same source and remembering the name for debug.getinfo (Source).
 func compileNamed(src, chunkName string) (Chunk, error) {
 	shared := cacheable(chunkName)
 	if shared {
-		if v, ok := romCache.Load(chunkName); ok && v.(cached).src == src {
-			return v.(cached).chunk, nil
+		if c, ok := chunks.get(chunkName, src); ok {
+			return c, nil
 		}
 	}
 	c, err := Compile(src, DisplayName(chunkName))
@@ -120,7 +164,7 @@ func compileNamed(src, chunkName string) (Chunk, error) {
 		rememberName(c.Proto, chunkName)
 	}
 	if shared {
-		romCache.Store(chunkName, cached{src: src, chunk: c})
+		chunks.put(chunkName, src, c)
 	}
 	return c, nil
 }
