@@ -1145,16 +1145,26 @@ func (t *Turn) execute(name string, input map[string]any) ToolResult {
 	if err != nil {
 		return ToolResult{State: "error", Error: err.Error()}
 	}
-	var text strings.Builder
-	for _, c := range res.Content {
+	text := toolText(res.Content)
+	if res.IsError {
+		return ToolResult{State: "error", Error: text}
+	}
+	return ToolResult{State: "completed", Output: text}
+}
+
+// toolText is an MCP tool result's text as opencode 1.18.33 gives it to the model and the
+// tool part: its text contents joined by a blank line (its MCP tool wrapper's
+// q.join("\n\n")). Joined with nothing, a computer's error and the gateway's note after it
+// read as one sentence, "No such fileComputer \"6:a\" wrote the message above: …", and so
+// did the player's tool line, where the gateway shows a tool error's first line.
+func toolText(contents []sdk.Content) string {
+	var texts []string
+	for _, c := range contents {
 		if tc, ok := c.(*sdk.TextContent); ok {
-			text.WriteString(tc.Text)
+			texts = append(texts, tc.Text)
 		}
 	}
-	if res.IsError {
-		return ToolResult{State: "error", Error: text.String()}
-	}
-	return ToolResult{State: "completed", Output: text.String()}
+	return strings.Join(texts, "\n\n")
 }
 
 // listMessages lists a session's messages, oldest first, each {info, parts}; ?limit=N keeps
