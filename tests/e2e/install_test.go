@@ -2225,7 +2225,9 @@ func printedRows(rows []string) []string {
 
 // narrowScreen is a program for the player's disk: `narrow W H PROGRAM ARGS...` runs the
 // program on a W x H window (a turtle's 39x13, which fakecraft does not emulate) and writes to /narrow-W.txt every row that scrolls off the top, the screen at each
-// "Press any key" (answered at once, after a line "pause"), and the screen at the end.
+// "Press any key" (answered at once with x, its char queued behind it as CC queues a printable
+// key's, after a line "pause"), the screen at the end, and a line "left char C" for each char
+// the program left queued (the shell's prompt would have read it).
 const narrowScreen = `
 local args = { ... };
 local w, h = tonumber(args[1]), tonumber(args[2]);
@@ -2244,7 +2246,8 @@ os.pullEvent = function(filter)
     rows[#rows + 1] = "pause";
     grab(h);
     rows[#rows + 1] = "end of pause";
-    return "key", keys.space;
+    os.queueEvent("char", "x");
+    return "key", keys.x;
   end
   return pull(filter);
 end
@@ -2253,6 +2256,12 @@ shell.run(table.unpack(args, 3));
 os.pullEvent = pull;
 term.redirect(term.native());
 grab(h);
+os.queueEvent("narrow_done");
+while true do
+  local event, c = os.pullEvent();
+  if event == "narrow_done" then break; end
+  if event == "char" then rows[#rows + 1] = "left char " .. c; end
+end
 local f = fs.open("/narrow-" .. w .. ".txt", "w");
 f.write(table.concat(rows, "\n"));
 f.close();
@@ -2457,6 +2466,7 @@ func TestInstallerHelpFitsSmallScreens(t *testing.T) {
 	assert.Equal(t, "Installs trapos-sandbox.", paused[0], "the help's top scrolled away before the pause:\n%s", strings.Join(paused, "\n"))
 	assert.Equal(t, "Press any key to continue", paused[12])
 	assert.Equal(t, "install asks.", turtle[len(turtle)-2], strings.Join(turtle, "\n"))
+	assert.NotContains(t, turtle, "left char x", "the key that turned the page stood typed at the shell's prompt")
 
 	// On 51 columns it names the screen too, as the question it stands for does.
 	out := playerSession(ctx, t, t.TempDir(), true, install+" --help")

@@ -323,6 +323,9 @@ end
 -- gets the help laid out for it.
 local SCREEN_WIDTH = 51;
 local MORE = "Press any key to continue";
+-- Queued behind the key that turned a page: printPaged takes what CC queued with the key (its
+-- char) off the queue up to it.
+local PAGE_TURNED = "trapos_install_page_turned";
 
 -- Prints lines, and on a screen too short for them all (a turtle's 13 rows) waits for a key
 -- each time a screenful is shown, so that none scrolls away unread.
@@ -333,6 +336,10 @@ local function printPaged(lines)
     if shown >= height - 1 then
       write(MORE);
       os.pullEvent("key");
+      -- The key's char, which CC queues right behind a printable key, goes with it: left in
+      -- the queue it stood typed at the shell's prompt after the help.
+      os.queueEvent(PAGE_TURNED);
+      os.pullEvent(PAGE_TURNED);
       term.clearLine();
       term.setCursorPos(1, select(2, term.getCursorPos()));
       shown = 0;
