@@ -1145,11 +1145,30 @@ func (t *Turn) execute(name string, input map[string]any) ToolResult {
 	if err != nil {
 		return ToolResult{State: "error", Error: err.Error()}
 	}
-	text := toolText(res.Content)
 	if res.IsError {
-		return ToolResult{State: "error", Error: text}
+		return ToolResult{State: "error", Error: toolErrorText(res.Content)}
 	}
-	return ToolResult{State: "completed", Output: text}
+	return ToolResult{State: "completed", Output: toolText(res.Content)}
+}
+
+// toolErrorText is a failed tool's result (isError) as opencode 1.18.33 reports it: its MCP
+// tool wrapper throws an error of the result's texts that are not blank, joined by a blank
+// line, or of "MCP tool returned an error" when none is left, and the session writes the
+// thrown message as the tool part's error, in state "error" (read in its bundle: the
+// wrapper's `if(B.isError)throw Error(…filter((K)=>K.trim()).join(…)||"MCP tool returned an
+// error")`, and the processor's failToolCall, which the AI SDK's tool-error reaches). It is
+// never a completed part whose output is the error: a player's `ai` reads it as failed.
+func toolErrorText(contents []sdk.Content) string {
+	var texts []string
+	for _, c := range contents {
+		if tc, ok := c.(*sdk.TextContent); ok && strings.TrimSpace(tc.Text) != "" {
+			texts = append(texts, tc.Text)
+		}
+	}
+	if len(texts) == 0 {
+		return "MCP tool returned an error"
+	}
+	return strings.Join(texts, "\n\n")
 }
 
 // toolText is an MCP tool result's text as opencode 1.18.33 gives it to the model and the
