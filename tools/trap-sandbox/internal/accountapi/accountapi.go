@@ -138,8 +138,8 @@ func (m *Module) Mount(routes *server.Routes) {
 		return one(removed, err)
 	}))
 	routes.HandleAPIFunc("GET "+TokensPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
-		return listing(mg.Tokens(r.Context(), r.URL.Query().Get("account")))
-	}))
+		return listing(mg.Tokens(r.Context(), r.URL.Query().Get(server.AccountParam.Name)))
+	}), server.AccountParam)
 	routes.HandleAPIFunc("POST "+TokensPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
 		var b AddTokenBody
 		if err := decode(r, &b); err != nil {
@@ -159,8 +159,8 @@ func (m *Module) Mount(routes *server.Routes) {
 		return one(mg.RevokeToken(r.Context(), r.PathValue("id")))
 	}))
 	routes.HandleAPIFunc("GET "+CredentialsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
-		return listing(mg.Credentials(r.Context(), r.URL.Query().Get("account")))
-	}))
+		return listing(mg.Credentials(r.Context(), r.URL.Query().Get(server.AccountParam.Name)))
+	}), server.AccountParam)
 	routes.HandleAPIFunc("POST "+CredentialsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
 		var b AddCredentialBody
 		if err := decode(r, &b); err != nil {

@@ -28,7 +28,7 @@ const (
 // Mount registers the host API routes.
 func (m *Module) Mount(routes *server.Routes) {
 	routes.HandleAPIFunc(ApprovePattern, m.serveApprove)
-	routes.HandleAPIFunc("GET "+KeysPath, m.serveKeys)
+	routes.HandleAPIFunc("GET "+KeysPath, m.serveKeys, server.AccountParam)
 	routes.HandleAPIFunc("POST "+KeysPath, m.serveNewKey)
 	routes.HandleAPIFunc(RevokeKeyPattern, m.serveRevokeKey)
 }
@@ -329,7 +329,7 @@ func (m *Module) serveKeys(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	caller := account.CallerFrom(r.Context())
-	of := r.URL.Query().Get("account")
+	of := r.URL.Query().Get(server.AccountParam.Name)
 	if of == "" && !caller.Admin {
 		of = caller.Account
 	}

@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strconv"
 	"time"
 
 	"trap-sandbox/internal/cctext"
@@ -55,43 +52,22 @@ type FrameJSON struct {
 	computer.Screen
 }
 
-// monitorOf is the monitor a stream's query names ("" for the computer's own screen), or the
-// refusal of a query the stream cannot take: a parameter other than monitor (?montior=top,
-// ?Monitor=top), or monitor given more than once. Either was ignored, and the stream showed
-// the computer's own screen, or the first monitor named, to a viewer that had asked for another.
-func monitorOf(query url.Values) (string, *protocol.Error) {
-	const maxParamShown = 64
-	for name, values := range query {
-		if name != MonitorParam {
-			given := strconv.Quote(cctext.Show(name, false))
-			if len(name) > maxParamShown {
-				given = fmt.Sprintf("one of %d bytes", len(name)) // a query may hold 600 KB, which is not echoed
-			}
-			return "", protocol.Errorf(protocol.CodeBadPayload, "the screen stream takes one query parameter, %s (a monitor attached to the computer: ?%s=top), not %s: "+
-				"without it the stream is the computer's own screen", MonitorParam, MonitorParam, given)
-		}
-		if len(values) > 1 {
-			return "", protocol.Errorf(protocol.CodeBadPayload, "the query names %s %d times: a stream shows one monitor, so give it once (?%s=top)", MonitorParam, len(values), MonitorParam)
-		}
-	}
-	return query.Get(MonitorParam), nil
-}
+// monitorParam is the stream's one query parameter, as the server refuses any other
+// (server.QueryParam): ?montior=top was ignored, and the stream showed the computer's own
+// screen to a viewer that had asked for a monitor.
+var monitorParam = server.QueryParam{Name: MonitorParam, Example: "top", Is: "a monitor attached to the computer", Without: "the stream is the computer's own screen"}
 
 // Name implements server.Module.
 func (m *Module) Name() string { return "screen" }
 
 // Mount implements server.Module: the stream, behind the server's API auth.
 func (m *Module) Mount(routes *server.Routes) {
-	routes.HandleAPIFunc("GET "+WatchPattern, m.serveWatch)
+	routes.HandleAPIFunc("GET "+WatchPattern, m.serveWatch, monitorParam)
 }
 
 func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	monitor, pe := monitorOf(r.URL.Query())
-	if pe != nil {
-		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: pe})
-		return
-	}
+	monitor := r.URL.Query().Get(MonitorParam)
 	// ofTheMonitor is an error of the stream naming its monitor as the gateway asked the
 	// computer for it (a copy: a watch's error is every viewer's).
 	ofTheMonitor := func(pe *protocol.Error) *protocol.Error {

@@ -372,10 +372,10 @@ func TestAQueryTheStreamCannotTakeIsRefused(t *testing.T) {
 		return map[string]any{"watchId": 1}, nil
 	})
 	for query, want := range map[string]string{
-		"montior=top":                     `the screen stream takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not "montior": without it the stream is the computer's own screen`,
-		"Monitor=top":                     `the screen stream takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not "Monitor": without it the stream is the computer's own screen`,
-		strings.Repeat("m", 600) + "=top": `the screen stream takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not one of 600 bytes: without it the stream is the computer's own screen`,
-		"monitor=top&monitor=left":        `the query names monitor 2 times: a stream shows one monitor, so give it once (?monitor=top)`,
+		"montior=top":                     `GET /trapos/computers/7:/screen takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not "montior": without it the stream is the computer's own screen`,
+		"Monitor=top":                     `GET /trapos/computers/7:/screen takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not "Monitor": without it the stream is the computer's own screen`,
+		strings.Repeat("m", 600) + "=top": `GET /trapos/computers/7:/screen takes one query parameter, monitor (a monitor attached to the computer: ?monitor=top), not one of 600 bytes: without it the stream is the computer's own screen`,
+		"monitor=top&monitor=left":        `the query names monitor 2 times: GET /trapos/computers/7:/screen takes it once (?monitor=top)`,
 	} {
 		resp := stream(t, t.Context(), url+"/trapos/computers/7:/screen?"+query)
 		var a struct{ Error map[string]any }

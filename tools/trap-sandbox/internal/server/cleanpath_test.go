@@ -11,7 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// filesLikeModule mounts a route shaped as the file routes, answering its traposId and path.
+// filesLikeModule mounts a route shaped as the file routes, answering its traposId and path,
+// that takes a query parameter x (the redirect keeps the query).
 type filesLikeModule struct{}
 
 func (filesLikeModule) Name() string { return "files-like" }
@@ -19,7 +20,7 @@ func (filesLikeModule) Name() string { return "files-like" }
 func (filesLikeModule) Mount(routes *Routes) {
 	routes.HandleAPIFunc("GET /trapos/computers/{traposId}/files/{path...}", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, r.PathValue("traposId")+" /"+r.PathValue("path"))
-	})
+	}, QueryParam{Name: "x", Example: "1", Is: "a test's", Without: "none"})
 }
 
 // TestACleanedPathIsRedirectedAsTheClientEscapedIt: a path with . or .. segments or repeated

@@ -35,13 +35,20 @@ func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(p
 // HandleAPI registers a host API route behind the API auth check and the browser guard. The
 // auth answers first, so a client with a wrong or missing token is told that before anything
 // about its request (a 401 rather than a 415 it would fix in vain); the guard still refuses
-// what a web page sends before the route runs.
-func (r *Routes) HandleAPI(pattern string, h http.Handler) {
+// what a web page sends before the route runs. takes are the query parameters the route takes
+// (most: none): any other, or one given twice, is refused, 400 bad_payload, after the auth
+// (refuseQuery).
+func (r *Routes) HandleAPI(pattern string, h http.Handler, takes ...QueryParam) {
 	if r.api == nil {
 		r.api = map[string]bool{}
 	}
 	r.api[pattern] = true
-	r.mux.Handle(pattern, r.behindAuth(h))
+	r.mux.Handle(pattern, r.behindAuth(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if refuseQuery(w, req, takes) {
+			return
+		}
+		h.ServeHTTP(w, req)
+	})))
 }
 
 // behindAuth is h behind the API auth check and the browser guard.
@@ -50,7 +57,9 @@ func (r *Routes) behindAuth(h http.Handler) http.Handler {
 }
 
 // HandleAPIFunc is HandleAPI for a function.
-func (r *Routes) HandleAPIFunc(pattern string, h http.HandlerFunc) { r.HandleAPI(pattern, h) }
+func (r *Routes) HandleAPIFunc(pattern string, h http.HandlerFunc, takes ...QueryParam) {
+	r.HandleAPI(pattern, h, takes...)
+}
 
 // apiPrefixes are the paths the host API answers under: an unknown route or method there is
 // answered in the API's error shape (answerNoRoute), not net/http's plain text. The computers'
