@@ -559,7 +559,10 @@ func TestAConfirmOfAHostileGatewayShowsNoFileItMayNotRead(t *testing.T) {
 		{"seq": 1, "kind": "confirm", "confirmId": "c1", "tool": "write_file", "action": "write", "bytes": 1, "content": "x",
 			"request": map[string]any{"type": "ping", "payload": map[string]any{"path": "/diary.txt"}}},
 	}}, nil))
-	c.WaitFor(waitCtx, "Allow? [y/N]")
+	// The question is on the screen (the transcript holds its row only once it is answered, or
+	// once it answers n by itself, 60 s of the computer's clock later).
+	require.Eventually(t, func() bool { return strings.Contains(c.Screen(), "Allow? [y/N]") }, hostileWait, pollInterval,
+		"the question never showed; transcript:\n%s", c.Output())
 
 	require.NoError(t, side.Request("look", "screen.read", map[string]any{}))
 	seen, err := side.Answer(waitCtx, "look")
