@@ -53,6 +53,10 @@ end
 // livenessMs its hello answer announced, and is connected again once the gateway runs again.
 // The computer runs at real speed here: livenessMs is wall time on the gateway's side.
 func TestFrozenGatewayIsLeftAndRejoined(t *testing.T) {
+	// It waits for the gateway's probes and the daemon's silence, in real time, and shares
+	// nothing (its own gateway and computer): it runs beside the package's other tests that
+	// mostly wait.
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	// Idle probe 2 s + request timeout 3 s: the hello answer announces livenessMs 5000. The

@@ -33,6 +33,9 @@ type screenOut struct {
 // and is left with the keys (and with clicks: its menu's button and its Exit), a text longer than one request (with a tab) is saved by edit, and the live view over the host API stops the computer's watch
 // when its viewer goes away; its frames carry the colours the next write uses.
 func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
+	// It waits for the screen to settle after each input, and shares nothing (its own gateway
+	// and computer): it runs beside the package's other tests that mostly wait.
+	t.Parallel()
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")

@@ -179,6 +179,9 @@ func deskOwned(ctx context.Context, t *testing.T, token, allowScreen string) (ad
 // to 30 s, and at once when the page regains the focus: the private one goes live, viewed
 // only, then gains its keys, Type, Paste and Terminate, and a key it sends goes through.
 func TestTheWebConsoleLooksAgainWhenTheOwnerAllowsTheScreen(t *testing.T) {
+	// It waits for the view's looks, seconds apart, and shares nothing (its own gateway, computer
+	// and browser): it runs beside the package's other tests that mostly wait.
+	t.Parallel()
 	ctx := testContext(t)
 	const token = "console-lookagain-9c3d"
 	addr, ownerSets := deskOwned(ctx, t, token, "")
