@@ -665,6 +665,10 @@ print("server: no daemon while I run")
 // startup` answered "Destination exists", the command names a free name there. Without a
 // /startup.lua there is nothing to say.
 func TestInstallNotesAStartupThatRunsBeforeTheDaemon(t *testing.T) {
+	// It waits for its sessions' computers (a server that waits for a daemon beside it), and
+	// shares nothing (its own gateway and disks): it runs beside the package's other tests that
+	// mostly wait.
+	t.Parallel()
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"
@@ -769,6 +773,10 @@ func TestInstallAsksToMoveAStartupLua(t *testing.T) {
 // installer names it, with a rename that sorts after the hook; followed, the daemon runs
 // beside the server. A file that sorts after the hook is not named.
 func TestInstallNotesAStartupFileBeforeTheHook(t *testing.T) {
+	// It waits for its sessions' computers (a server that waits for a daemon beside it), and
+	// shares nothing (its own gateway and disks): it runs beside the package's other tests that
+	// mostly wait.
+	t.Parallel()
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword + " --no-questions"

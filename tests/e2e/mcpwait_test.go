@@ -54,6 +54,9 @@ type waitedScreen struct {
 // not_connected when the computer turns off mid-wait. The program draws only at the test's
 // events, each sent once the wait's watch is asked for.
 func TestTheAgentWaitsForTheScreen(t *testing.T) {
+	// It waits for screens and the waits' own timeouts, and shares nothing (its own gateway and
+	// computers): it runs beside the package's other tests that mostly wait.
+	t.Parallel()
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	for i, transport := range []string{"http", "stdio"} {
