@@ -148,6 +148,30 @@ local function closedUnanswered(step)
   return CLOSED_UNANSWERED .. step;
 end
 
+-- Whether why is CC's word for a connection nothing took: "Could not connect", or a refusal.
+local function nothingAnswers(why)
+  return contains(why, "Could not connect") or contains(why:lower(), "connection refused");
+end
+
+-- CC's "Could not connect" said with the minute the gateway at that URL last answered since
+-- boot (stoppedAnswering): the gateway that ran there stopped, and its operator restarts it.
+-- Said as "not running, or the address or port is wrong", the player looked at an address
+-- that had worked minutes before, and ran sandbox setup on it.
+local ANSWERED_UNTIL = " (the gateway answered here until ";
+local ANSWERED_UNTIL_TIME = "%(the gateway answered here until (%d%d:%d%d UTC)%)";
+
+-- why, the reason a try to connect failed at a URL whose gateway answered a hello since boot,
+-- with the minute it last answered there (at: epoch ms) when nothing answers there now; why
+-- itself for any other reason.
+local function stoppedAnswering(why, at)
+  expect(1, why, "string");
+  expect(2, at, "number");
+  if not nothingAnswers(why) or contains(why, ANSWERED_UNTIL) then
+    return why;
+  end
+  return why .. ANSWERED_UNTIL .. os.date("!%H:%M UTC", math.floor(at / 1000)) .. ")";
+end
+
 local function gatewayStopped(why)
   expect(1, why, "string");
   return goingAway(why) or connectionClosed(why);
@@ -336,10 +360,19 @@ local RULES = {
     end,
   },
   {
-    match = function(why)
-      local low = why:lower();
-      return contains(why, "Could not connect") or contains(low, "connection refused");
+    -- Nothing answers where a gateway answered since boot (stoppedAnswering): it stopped.
+    -- Before the rule below, whose "or the address or port is wrong" is not so here.
+    match = function(why) return nothingAnswers(why) and why:find(ANSWERED_UNTIL_TIME) ~= nil; end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      return "nothing answers at " .. host .. ":" .. portOf(url, port) .. ": the gateway there answered until "
+        .. why:match(ANSWERED_UNTIL_TIME) .. " and stopped (its operator restarts it)";
     end,
+    retry = "; the daemon reconnects by itself once it runs again",
+    onceBack = true,
+  },
+  {
+    match = nothingAnswers,
     -- Said to a player, who on a server's gateway cannot start it: "start the gateway there"
     -- was an order only its operator could follow.
     say = function(_, url)
@@ -396,7 +429,7 @@ local RULES = {
   },
   {
     -- Closed before any answer at a URL where no gateway answered since boot (the daemon's
-    -- whyClosedUnanswered): a server that accepts and closes, the port another server's. Not
+    -- whyUnanswered): a server that accepts and closes, the port another server's. Not
     -- "it stopped or restarted", which sent the player to wait for a gateway that was never there.
     match = function(why) return contains(why, CLOSED_UNANSWERED); end,
     say = function(why, url)
@@ -621,6 +654,7 @@ return {
   noHost = noHost,
   gatewayStopped = gatewayStopped,
   closedUnanswered = closedUnanswered,
+  stoppedAnswering = stoppedAnswering,
   diskStartupDrive = diskStartupDrive,
   driveName = driveName,
   bootBlocker = bootBlocker,

@@ -154,9 +154,11 @@ local function newDaemon(deps)
   -- Hellos answered ok since the daemon started: a program waiting for the gateway to come
   -- back (libsandbox.awaitReconnect) sees one that came and went again between two looks.
   local connections = 0;
-  -- The URLs whose gateway answered a hello ok since the daemon started (the computer's boot):
-  -- a connection closed there without an answer is that gateway stopping or restarting; one
-  -- closed at a URL that never answered may be another server's port (whyClosedUnanswered).
+  -- The URLs whose gateway answered a hello ok since the daemon started (the computer's boot),
+  -- each with the clock() of the last frame it sent on a connection that said hello: a
+  -- connection closed there without an answer is that gateway stopping or restarting, and
+  -- nothing answering there is that gateway stopped since (whyUnanswered); one closed at a URL
+  -- that never answered may be another server's port.
   local answeredAt = {};
   local labelTimer = nil;
   -- Liveness: a live gateway sends some frame (at worst its idle-probe ping) at least every
@@ -497,7 +499,7 @@ local function newDaemon(deps)
       setState(STATE_CONNECTED);
       connectedAt = clock();
       connections = connections + 1;
-      answeredAt[url] = true;
+      answeredAt[url] = clock();
       -- Whose computer this is now (a linked credential's account, or local): sandbox status.
       local accountId = frame.payload.accountId;
       account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
@@ -654,6 +656,9 @@ local function newDaemon(deps)
       return;
     end
     lastFrameAt = clock(); -- any frame, even one we ignore, shows the gateway alive
+    if state == STATE_CONNECTED then
+      answeredAt[url] = lastFrameAt;
+    end
     if not countFrame() then
       return;
     end
@@ -717,13 +722,16 @@ local function newDaemon(deps)
     return oneLine(tostring(reason or "Connection closed"));
   end
 
-  -- CC's "Connection closed" for a connection that closed before the gateway answered, said
-  -- with the step it closed at (step: "the WebSocket upgrade", "hello") when no gateway ever
-  -- answered a hello at this URL: a server that accepts a connection and closes it unanswered
-  -- (another server's port) is told from a gateway that stopped (libsandboxadvice). Once one
-  -- has answered here, it is CC's reason as it is.
-  local function whyClosedUnanswered(reason, step)
-    if reason == "Connection closed" and not answeredAt[url] then
+  -- CC's reason for a connection that closed or failed before the gateway answered. When no
+  -- gateway ever answered a hello at this URL, "Connection closed" is said with the step it
+  -- closed at (step: "the WebSocket upgrade", "hello"): a server that accepts a connection and
+  -- closes it unanswered (another server's port) is told from a gateway that stopped. Once one
+  -- has answered here, "Could not connect" is said with the minute it last answered: that
+  -- gateway stopped, where the address could be wrong before (libsandboxadvice).
+  local function whyUnanswered(reason, step)
+    if answeredAt[url] ~= nil then
+      return advice.stoppedAnswering(reason, answeredAt[url]);
+    elseif reason == "Connection closed" then
       return advice.closedUnanswered(step);
     end
     return reason;
@@ -757,9 +765,9 @@ local function newDaemon(deps)
     end
     -- The reason may be the gateway's (a close frame's, an HTTP status line).
     if state == STATE_CONNECTING and wasPending then
-      lose(whyClosedUnanswered(oneLine(tostring(reason or "could not connect")), "the WebSocket upgrade"));
+      lose(whyUnanswered(oneLine(tostring(reason or "could not connect")), "the WebSocket upgrade"));
     elseif state == STATE_AUTHENTICATING and socket ~= nil and code == nil then
-      lose(whyClosedUnanswered(whyOpenClosed(reason, code), "hello"));
+      lose(whyUnanswered(whyOpenClosed(reason, code), "hello"));
     elseif (state == STATE_AUTHENTICATING or state == STATE_CONNECTED) and socket ~= nil then
       lose(whyOpenClosed(reason, code));
     elseif closedUnderUs and not wasPending then
@@ -811,7 +819,7 @@ local function newDaemon(deps)
       url = statusUrl,
       -- Whether a gateway answered a hello at url since boot: sandbox link's own session, closed
       -- there unanswered, is then that gateway stopping, not another server's port.
-      answered = answeredAt[statusUrl] == true,
+      answered = answeredAt[statusUrl] ~= nil,
       connected = state == STATE_CONNECTED,
       state = state,
       traposId = sessionId or currentTraposId(),

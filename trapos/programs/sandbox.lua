@@ -1114,7 +1114,7 @@ local function openLink(session, url, key)
     -- Its own session: the daemon's retries do not run it again.
     local why = oneLine(tostring(err.message));
     if why == "Connection closed" and err.step ~= nil and not (daemonConnected or daemonAnswered) then
-      why = advice.closedUnanswered(err.step); -- as the daemon says it (whyClosedUnanswered)
+      why = advice.closedUnanswered(err.step); -- as the daemon says it (whyUnanswered)
     end
     fail("Cannot reach the gateway: " .. linkAdvice(why, url));
   end

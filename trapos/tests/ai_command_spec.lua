@@ -2054,6 +2054,28 @@ describe("ai command", function()
       expect(rows[1]):eq("");
     end);
 
+    it("says a gateway that answered since boot stopped, on a computer and a pocket computer", function()
+      -- it said "the gateway there is not running (its operator starts it), or the address or
+      -- port is wrong (sandbox setup)" of a gateway that had answered this computer until then
+      local stopped = "Could not connect (the gateway answered here until 18:40 UTC)";
+      local said = "Not connected to the gateway: nothing answers at 127.0.0.1:4444: the gateway there answered"
+        .. " until 18:40 UTC and stopped (its operator restarts it); the daemon retries in 38 s";
+      for _, width in ipairs({ 51, 26 }) do
+        local ok, err = run({ "hi" }, { width = width, statuses = { waitingDaemon(stopped) },
+          replies = { ["ai.ask"] = { false, nil, { code = "not_connected", message = stopped } } } });
+        expect(ok):eq(false);
+        expect((err:gsub("\n", " "))):eq(said);
+      end
+      -- the answer a question waited for is lost with the gateway
+      local ok, err = run({ "hi" }, {
+        width = 200,
+        statuses = { { url = URL, state = "connected", connected = true }, waitingDaemon(stopped) },
+        polls = { { text(1, "Hel") }, { err = { code = "not_connected", message = "lost the connection: going away" } } },
+      });
+      expect(ok):eq(false);
+      expect(err):eq(said .. ". The answer is lost: ask again once reconnected");
+    end);
+
     it("names a stopped daemon's fix once, in sandbox health's words", function()
       -- it said "...: run sandbox reconnect. Run: sandbox status", a second fix that shows the stop again
       local stopped = { url = URL, connected = false, state = "stopped", lastError = "Could not connect" };

@@ -178,6 +178,24 @@ describe("libsandboxadvice explain", function()
     expect(advice.explain("Connection refused", URL)):eq(want);
   end);
 
+  it("says a gateway that answered since boot stopped, when nothing answers there now", function()
+    -- "the gateway there is not running (its operator starts it), or the address or port is
+    -- wrong (sandbox setup)" sent the player to check an address that had worked minutes before
+    local at = 1796668830000; -- 2026-12-07 18:40:30 UTC
+    local stopped = advice.stoppedAnswering("Could not connect", at);
+    expect(stopped):eq("Could not connect (the gateway answered here until 18:40 UTC)");
+    expect(advice.stoppedAnswering("Connection refused", at)):eq("Connection refused (the gateway answered here until 18:40 UTC)");
+    expect(advice.stoppedAnswering(stopped, at + 3600000)):eq(stopped); -- said once
+    -- another reason is its own rule's
+    expect(advice.stoppedAnswering("Connection closed", at)):eq("Connection closed");
+    expect(advice.stoppedAnswering("Timed out", at)):eq("Timed out");
+    local said = "nothing answers at 192.168.1.20:4444: the gateway there answered until 18:40 UTC and stopped (its operator restarts it)";
+    expect(advice.explain(stopped, URL)):eq(said .. "; the daemon reconnects by itself once it runs again");
+    expect(advice.explain(stopped, URL, nil, nil, 38)):eq(said .. "; the daemon retries in 38 s");
+    expect(advice.explain(stopped, URL, nil, "sandbox link")):eq(said .. "; run sandbox link again once it is back");
+    expect(advice.said(stopped, URL)):eq(said);
+  end);
+
   it("explains Domain not permitted with the host the rules must allow", function()
     expect(advice.explain("Domain not permitted", URL))
       :eq("Domain not permitted: the server's CC: Tweaked config denies 192.168.1.20; allow it in computercraft-server.toml [[http.rules]] (see the user guide)");

@@ -10,6 +10,8 @@ local VERSION = require('/apis/libsandboxversion').VERSION;
 
 local URL = "ws://127.0.0.1:4444";
 local FULL_URL = "ws://127.0.0.1:4444/trapos/ws";
+-- CC's "Could not connect" at URL once its gateway answered (at the clock's 0, 00:00 UTC).
+local STOPPED_AT_0 = "Could not connect (the gateway answered here until 00:00 UTC)";
 local UUID_PATTERN = "^%x%x%x%x%x%x%x%x%-%x%x%x%x%-4%x%x%x%-[89ab]%x%x%x%-%x%x%x%x%x%x%x%x%x%x%x%x$";
 
 local function newSocket()
@@ -1164,7 +1166,7 @@ describe("sandbox daemon", function()
       expect(world.cancelled[waiting]):eq(true);
       local status = world.daemon.status();
       expect(status.state):eq("connecting");
-      expect(status.lastError):eq("Could not connect"); -- the latest news until this try's outcome
+      expect(status.lastError):eq(STOPPED_AT_0); -- the latest news until this try's outcome
       world.answerHello(world.open(), true);
       expect(world.daemon.status().state):eq("connected");
       -- a connected daemon keeps its socket
@@ -1196,7 +1198,7 @@ describe("sandbox daemon", function()
         world.handle(lib.EVENT_RETRY_NOW);
         expect(#world.connects):eq(2);
         expect(world.daemon.status().state):eq("waiting");
-        expect(world.daemon.status().lastError):eq("Could not connect");
+        expect(world.daemon.status().lastError):eq(STOPPED_AT_0);
       end
       world.ticks = world.ticks + 0.5; -- RECONNECT_DELAY after the try it asked for
       world.handle(lib.EVENT_RETRY_NOW);
@@ -1324,6 +1326,41 @@ describe("sandbox daemon", function()
       world.handle("timer", world.lastTimer);
       world.open();
       world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      expect(world.daemon.status().lastError):eq("Connection closed");
+    end);
+
+    it("says when the gateway that answered here last did, once nothing answers there", function()
+      -- "nothing answers at …: the gateway there is not running (its operator starts it), or
+      -- the address or port is wrong (sandbox setup)" sent the player to sandbox setup for an
+      -- address whose gateway had answered minutes before
+      local advice = require('/apis/libsandboxadvice');
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      expect(world.daemon.status().lastError):eq("Could not connect"); -- never answered here
+      world.now = 1796668830000; -- 2026-12-07 18:40:30 UTC
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.now = world.now + 4 * 60000; -- a gateway ping at 18:44:30, its last frame
+      world.message({ event = "gateway_request", messageId = "p1", type = "ping" });
+      world.now = world.now + 60000;
+      world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      expect(world.daemon.status().lastError):eq("Connection closed");
+      world.handle("timer", world.lastTimer);
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      local status = world.daemon.status();
+      expect(status.lastError):eq("Could not connect (the gateway answered here until 18:44 UTC)");
+      expect(advice.explain(status.lastError, FULL_URL)):eq("nothing answers at 127.0.0.1:4444: the gateway there"
+        .. " answered until 18:44 UTC and stopped (its operator restarts it); the daemon reconnects by itself once"
+        .. " it runs again");
+      -- and so on every try after, the minute kept
+      world.now = world.now + 3600000;
+      world.handle("timer", world.lastTimer);
+      world.handle("websocket_failure", FULL_URL, "Connection refused");
+      expect(world.daemon.status().lastError):eq("Connection refused (the gateway answered here until 18:44 UTC)");
+      -- a server that takes the connection there and closes it is the gateway restarting
+      world.handle("timer", world.lastTimer);
+      world.handle("websocket_failure", FULL_URL, "Connection closed");
       expect(world.daemon.status().lastError):eq("Connection closed");
     end);
 

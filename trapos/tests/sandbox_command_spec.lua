@@ -1617,6 +1617,7 @@ describe("sandbox command", function()
       for _, case in ipairs({
         { "Connection closed", "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries in " },
         { "Could not connect", "nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); the daemon retries in " },
+        { "Could not connect (the gateway answered here until 18:40 UTC)", "nothing answers at 127.0.0.1:4444: the gateway there answered until 18:40 UTC and stopped (its operator restarts it); the daemon retries in " },
       }) do
         local status = downStatus("waiting", case[1]);
         status.retryAt = os.epoch("utc") + 39500;
@@ -1696,6 +1697,30 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines[#lines]):eq("lastError: none");
       expect(lines[#lines - 1]):eq("screen: none");
+    end);
+
+    it("says a gateway that answered since boot stopped, on a computer and in a pocket computer's 20 rows", function()
+      -- "the gateway there is not running (its operator starts it), or the address or port is
+      -- wrong (sandbox setup)" sent the player to check an address that had worked until then
+      local stopped = "Could not connect (the gateway answered here until 18:40 UTC)";
+      local fix = "nothing answers at 127.0.0.1:4444: the gateway there answered until 18:40 UTC and stopped (its"
+        .. " operator restarts it); the daemon reconnects by itself once it runs again";
+      for _, screen in ipairs({ { 51, 19 }, { 26, 20 } }) do
+        local width, height = screen[1], screen[2];
+        local ok, err, lines = run({ "status" }, { width = width, height = height, status = downStatus("connecting", stopped) });
+        expectSuccess(ok, err);
+        expect(lines[#lines - 1]):eq(hanging("lastError (before this try): " .. stopped, width));
+        expect(lines[#lines]):eq(hanging("fix: " .. fix, width));
+        -- the whole status, with the command typed above it and the next prompt below
+        local rows = #printedRows(lines, width);
+        if rows > height - 2 then
+          fail(width .. "x" .. height .. ": " .. rows .. " rows: " .. table.concat(lines, " / "));
+        end
+        -- sandbox health (and every command that needs the gateway) says it too
+        ok, err = run({ "health" }, { width = width, status = downStatus("waiting", stopped) });
+        expect(ok):eq(false);
+        expect((err:gsub("\n", " "))):eq("Not connected to the gateway: " .. fix);
+      end
     end);
 
     it("fits a pocket computer's 20 rows with a long error that says its remedy itself, with no fix line", function()
