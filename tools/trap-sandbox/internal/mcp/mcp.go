@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -193,6 +194,7 @@ func New(c *computer.Client, screens Screens, clk clock.Clock, logger *slog.Logg
 			r.Body = readCloser{io.MultiReader(bytes.NewReader(body), failedRead{err}), r.Body}
 		}
 		h.ServeHTTP(tw, r.WithContext(context.WithValue(r.Context(), postKey{}, r.Context())))
+		tw.answerHeld()
 	})}
 }
 
@@ -237,8 +239,13 @@ func writeTooLarge(w http.ResponseWriter, id json.RawMessage) {
 // writeRPCError answers a POST the SDK does not see with status and message as the JSON-RPC
 // error (-32600, invalid request) of the request id (null when it could not be found).
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, message string) {
+	writeRPCErrorCode(w, status, id, jsonrpc.CodeInvalidRequest, message)
+}
+
+// writeRPCErrorCode is writeRPCError with the JSON-RPC error's code.
+func writeRPCErrorCode(w http.ResponseWriter, status int, id json.RawMessage, code int64, message string) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": message}})
+		"error": map[string]any{"code": code, "message": message}})
 	h := w.Header()
 	h.Del("Content-Length")
 	h.Set("Content-Type", "application/json")
@@ -249,15 +256,28 @@ func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, messag
 // tooLargeWriter is the SDK's ResponseWriter: a 413, for a body that came in chunks and went
 // past MaxBodyBytes as it was read (by the module, before the SDK), is answered by
 // writeTooLarge instead, the SDK's plain text dropped, once the rest of the body (up to
-// maxDrainBytes) is read for its id.
+// maxDrainBytes) is read for its id. Any other plain-text refusal of a POST is held until the
+// SDK returns (answerHeld).
 type tooLargeWriter struct {
 	http.ResponseWriter
 	body     io.Reader  // the request's body, past the SDK's bound
 	id       *idScanner // what the SDK read of it, and then the rest
 	replaced bool
+	// heldStatus and held are the SDK's plain-text refusal of a POST, its status and words
+	// (heldStatus 0: none).
+	heldStatus int
+	held       []byte
 }
 
+// maxHeldBytes bounds the SDK's words of a refusal that are kept (its messages are a line).
+const maxHeldBytes = 64 << 10
+
 func (w *tooLargeWriter) WriteHeader(status int) {
+	if w.id != nil && status >= http.StatusBadRequest && status != http.StatusRequestEntityTooLarge &&
+		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.heldStatus = status
+		return
+	}
 	if status != http.StatusRequestEntityTooLarge || w.id == nil {
 		w.ResponseWriter.WriteHeader(status)
 		return
@@ -276,15 +296,55 @@ func (w *tooLargeWriter) Write(b []byte) (int, error) {
 	if w.replaced {
 		return len(b), nil // the SDK's words, after writeTooLarge's
 	}
+	if w.heldStatus != 0 {
+		w.held = append(w.held, b[:min(len(b), maxHeldBytes-len(w.held))]...)
+		return len(b), nil
+	}
 	if _, err := w.ResponseWriter.Write(cctext.ShowJSON(b)); err != nil {
 		return 0, err
 	}
 	return len(b), nil
 }
 
+// answerHeld answers the SDK's plain-text refusal of a POST once the SDK returned. A refusal
+// of the JSON-RPC request itself, a method the server does not have (-32601, method not
+// found: tools/cal) or a request without its id or params (-32600, invalid request), is
+// answered as the JSON-RPC error of the request's id, in the SDK's words and with its status,
+// as JSON-RPC answers such a request and the streamable HTTP transport allows, where curl and
+// a client's log read the SDK's plain text, as no other answer of the API is. A refusal of the
+// transport (an Accept header without text/event-stream, a body that is no JSON-RPC) stays
+// the SDK's plain text (docs/mcp.md says why).
+func (w *tooLargeWriter) answerHeld() {
+	if w.heldStatus == 0 {
+		return
+	}
+	message := strings.TrimSpace(string(w.held))
+	var code int64
+	switch {
+	case strings.HasPrefix(message, sdkNotHandled):
+		code = jsonrpc.CodeMethodNotFound
+	case strings.HasPrefix(message, sdkInvalidRequest):
+		code = jsonrpc.CodeInvalidRequest
+	default:
+		w.ResponseWriter.WriteHeader(w.heldStatus)
+		_, _ = w.ResponseWriter.Write(w.held)
+		return
+	}
+	w.Header().Del("X-Content-Type-Options")
+	writeRPCErrorCode(w.ResponseWriter, w.heldStatus, w.id.id(), code, message)
+}
+
+// sdkNotHandled and sdkInvalidRequest begin the SDK's refusals of a request its server does not
+// take: a method it does not have (jsonrpc2.ErrNotHandled: JSON RPC not handled: "tools/cal"
+// unsupported), and a request without its id or params (jsonrpc2.ErrInvalidRequest).
+const (
+	sdkNotHandled     = "JSON RPC not handled"
+	sdkInvalidRequest = "invalid request"
+)
+
 // Flush passes the SDK's flushes of its event stream on.
 func (w *tooLargeWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replaced {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.replaced && w.heldStatus == 0 {
 		f.Flush()
 	}
 }

@@ -100,3 +100,64 @@ func TestAnUnknownAPIRouteOrMethodAnswersInTheAPIsShape(t *testing.T) {
 	_ = r.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, r.StatusCode, "the auth answers first")
 }
+
+// rpcModule mounts an API route of any method outside /trapos/, as MCP's /mcp.
+type rpcModule struct{}
+
+func (rpcModule) Name() string { return "rpc" }
+
+func (rpcModule) Mount(routes *Routes) {
+	routes.HandleAPIFunc("/rpc", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "rpc") })
+}
+
+// TestAPathBesideAnAPIRouteAndHealthzsOtherMethodsAnswerJSON: a path under an API route
+// outside /trapos/ (/mcp/, /metrics/x) is 404 not_found, behind the auth, naming the route a
+// final slash was added to, and a method /healthz does not take is 405 with Allow, without
+// the auth as /healthz itself, each in the API's JSON, where net/http answered "404 page not
+// found" and "Method Not Allowed" in plain text.
+func TestAPathBesideAnAPIRouteAndHealthzsOtherMethodsAnswerJSON(t *testing.T) {
+	srv := httptest.NewServer(New(slog.New(slog.DiscardHandler), Config{APIToken: "tok", Metrics: prometheus.NewRegistry()}, rpcModule{}).Handler())
+	t.Cleanup(srv.Close)
+	do := func(method, path, token string) (*http.Response, *protocol.Error) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader("{}"))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, "application/json", resp.Header.Get("Content-Type"), "%s %s", method, path)
+		var a Answer
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+		require.NotNil(t, a.Error, "%s %s", method, path)
+		return resp, a.Error
+	}
+	for path, want := range map[string]string{
+		"/rpc/":      "no API route at /rpc/: the route is /rpc, without the last /",
+		"/rpc/x":     "no API route at /rpc/x (docs/http-api.md lists them)",
+		"/metrics/":  "no API route at /metrics/: the route is /metrics, without the last /",
+		"/metrics/x": "no API route at /metrics/x (docs/http-api.md lists them)",
+	} {
+		resp, e := do(http.MethodPost, path, "tok")
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode, path)
+		assert.Equal(t, protocol.CodeNotFound, e.Code, path)
+		assert.Equal(t, want, e.Message, path)
+		resp, e = do(http.MethodPost, path, "")
+		assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "the auth answers first: %s", path)
+		assert.Equal(t, protocol.CodeUnauthorized, e.Code, path)
+	}
+	for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
+		resp, e := do(method, HealthzPath, "")
+		assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, method)
+		assert.Equal(t, "GET", resp.Header.Get("Allow"))
+		assert.Equal(t, protocol.CodeBadPayload, e.Code)
+		assert.Equal(t, method+" is not a method of /healthz: it takes GET (docs/http-api.md)", e.Message)
+	}
+	resp, err := http.Get(srv.URL + HealthzPath)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
