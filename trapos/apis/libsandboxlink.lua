@@ -70,6 +70,25 @@ local function isKey(text)
   return text:match("^tsk_[%w]+_[%w_-]+$") ~= nil;
 end
 
+-- The gateway's names for who approved a link when it was no account (docs/http-api.md): its
+-- own token, SANDBOX_API_TOKEN or a loopback client without one ("local"), and its command line
+-- on the store itself ("operator"). No account may take either, and a player knows neither:
+-- "Approved by account alice (local)." read as another account, or as this computer.
+local OPERATOR_APPROVERS = { ["local"] = true, operator = true };
+
+-- Who approved a link, as the computer says it after "Approved by account alice": the
+-- gateway's words in parentheses ("(bob (admin))", "(root (key kitchen))"), but its names for
+-- its operator in words a player reads, the rest kept ("(by the gateway's operator)", "(by the
+-- gateway's operator (key kitchen))" for an enrollment key its operator made).
+local function approverShown(by)
+  expect(1, by, "string");
+  local name, rest = by:match("^(%S+)(.*)$");
+  if name ~= nil and OPERATOR_APPROVERS[name] and (rest == "" or rest:find("^ %(") ~= nil) then
+    return "(by the gateway's operator" .. rest .. ")";
+  end
+  return "(" .. by .. ")";
+end
+
 -- The longest link code this computer shows: the gateway's are 9 bytes (XXXX-XXXX); the approve
 -- line's row of the code, indented 4, still fits a pocket computer's 26 columns.
 local MAX_CODE_BYTES = 22;
@@ -381,6 +400,7 @@ return {
   MAX_CODE_BYTES = MAX_CODE_BYTES,
   isKey = isKey,
   isCode = isCode,
+  approverShown = approverShown,
   approveLine = approveLine,
   linkUrl = linkUrl,
   newSession = newSession,

@@ -1177,10 +1177,10 @@ local function linkWithCode(session)
     fail("The gateway answered the code's state as '" .. oneLine(tostring(state.state)) .. "'; is it up to date? Run sandbox link again");
   end
   local account = oneLine(tostring(state.account));
-  -- Who approved, when it is not the account itself ("bob (admin)", "local").
+  -- Who approved, when it is not the account itself ("bob (admin)", the gateway's operator).
   local by = state.approvedBy;
   if by ~= nil and oneLine(tostring(by)) ~= account then
-    printHanging("Approved by account " .. account .. " (" .. oneLine(tostring(by)) .. ").");
+    printHanging("Approved by account " .. account .. " " .. linkLib.approverShown(oneLine(tostring(by))) .. ".");
   else
     printHanging("Approved by account " .. account .. ".");
   end

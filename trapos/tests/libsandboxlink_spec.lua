@@ -491,6 +491,19 @@ describe("libsandboxlink", function()
     end);
   end);
 
+  describe("approverShown", function()
+    it("says the gateway's operator where the gateway names its own token or store, and the rest as it is", function()
+      -- "Approved by account alice (local)." read as an account named local, or this computer
+      expect(link.approverShown("local")):eq("(by the gateway's operator)");
+      expect(link.approverShown("operator")):eq("(by the gateway's operator)");
+      expect(link.approverShown("local (key kitchen)")):eq("(by the gateway's operator (key kitchen))");
+      expect(link.approverShown("operator (key kitchen)")):eq("(by the gateway's operator (key kitchen))");
+      for _, by in ipairs({ "bob (admin)", "root (key kitchen)", "alice (token laptop)", "local-guild", "localx (admin)", "locals" }) do
+        expect(link.approverShown(by)):eq("(" .. by .. ")");
+      end
+    end);
+  end);
+
   describe("isCode and approveLine", function()
     it("takes a code that is one plain word, short enough for a pocket computer's row", function()
       for _, code in ipairs({ "BCDF-GHJK", "bcdfghjk", "AB12", ("B"):rep(link.MAX_CODE_BYTES) }) do

@@ -2102,6 +2102,25 @@ describe("sandbox command", function()
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
     end);
 
+    it("says the gateway's operator approved it, in words, where the gateway says local", function()
+      -- "Approved by account alice (local)." was the gateway's own word for its token
+      -- (SANDBOX_API_TOKEN, or loopback without one), which a player does not know
+      for _, case in ipairs({
+        { "local", "Approved by account alice (by the gateway's operator)." },
+        { "operator (key kitchen)", "Approved by account alice (by the gateway's operator (key kitchen))." },
+      }) do
+        for _, width in ipairs({ 51, 26 }) do
+          local ok, err, lines = run({ "link" }, {
+            gateway = linkGateway({ polls = { { state = "approved", account = "alice", approvedBy = case[1] } } }),
+            typed = { "n" }, width = width,
+          });
+          expectSuccess(ok, err);
+          expect(lines[#lines - 1]):eq(hanging(case[2], width));
+          expect(lines[#lines]):eq("Not linked.");
+        end
+      end
+    end);
+
     it("asks its question with the rows after its first indented, as the account's line above it", function()
       -- The account is the gateway's: CC's wrap started the question's rows after the first at
       -- the row's start, where they read as lines of the computer's. The answer is typed
