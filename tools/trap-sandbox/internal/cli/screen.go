@@ -222,7 +222,7 @@ func (c *ScreenCmd) printOnce(ctx context.Context, out Stdout) error {
 		b.WriteByte('\n')
 	}
 	if len(s.UnknownRows) > 0 {
-		fmt.Fprintf(&b, "(%s)\n", liveStatus(false, s.UnknownRows))
+		fmt.Fprintf(&b, "(%s)\n", liveStatus(false, s.UnknownRows, cmp.Or(s.Monitor, computer.MonitorName(c.Monitor))))
 	}
 	for _, line := range c.monitorsNote(s, terminalWidth(out.Writer)) {
 		b.WriteString(line)
@@ -469,10 +469,10 @@ const viewOnlyStatus = "view only: the owner allows typing with: " + computer.Al
 
 // liveStatus is the status line of a live view ("" when there is nothing to say): whether
 // the computer is only viewed, and the rows its mirror has not seen drawn whole (a frame's
-// unknownRows: the boot's first lines, a prompt drawn on them since), where the computer may
-// show more than here, as runs ("2-4, 6"). The web console words them the same (console.js,
-// unseenNote).
-func liveStatus(viewOnly bool, unseen []int) string {
+// unknownRows: the boot's first lines, a prompt drawn on them since), where the computer, or
+// monitor (a monitor's view: its name, "" for the computer's own screen), may show more than
+// here, as runs ("2-4, 6"). The web console words them the same (console.js, unseenNote).
+func liveStatus(viewOnly bool, unseen []int, monitor string) string {
 	var parts []string
 	if viewOnly {
 		parts = append(parts, viewOnlyStatus)
@@ -491,7 +491,12 @@ func liveStatus(viewOnly bool, unseen []int) string {
 			}
 			i = j + 1
 		}
-		parts = append(parts, "rows not yet seen whole: "+strings.Join(runs, ", ")+" (the computer may show more there)")
+		shownOn := "the computer"
+		if monitor != "" {
+			// The monitor's rows, where the computer's own screen shows other rows.
+			shownOn = "monitor " + cctext.Show(monitor, false)
+		}
+		parts = append(parts, "rows not yet seen whole: "+strings.Join(runs, ", ")+" ("+shownOn+" may show more there)")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -628,10 +633,11 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	redraw := func() error {
 		message := awayStatus
 		if live && v.monitor == "" {
-			message = liveStatus(only.on, unseen)
+			message = liveStatus(only.on, unseen, "")
 		} else if live {
 			// Named as its frames name it: --monitor Top views the monitor top.
-			message = joinStatus(monitorStatus(cmp.Or(lastFrame.Monitor, v.monitor), lastFrame), liveStatus(false, unseen))
+			monitor := cmp.Or(lastFrame.Monitor, v.monitor)
+			message = joinStatus(monitorStatus(monitor, lastFrame), liveStatus(false, unseen, monitor))
 		}
 		_, err := v.out.Write(v.draw(last, lastFrame.Width, lastFrame.Height, !live, message))
 		return err

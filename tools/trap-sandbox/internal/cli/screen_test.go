@@ -1168,7 +1168,7 @@ func TestTheViewIsLaidOutForTheTerminal(t *testing.T) {
 			status: []string{"18 of 19 rows shown; computer 5:küche disconnected; waiting", "up to 5m0s for it to come back; Ctrl-S held leaves"}}},
 		{"the computer away in 51×19", 51, 19, 51, 19, away, layout{shownW: 51, shownH: 16, statusRow: 17,
 			status: []string{"16 of 19 rows shown; computer 5:küche disconnected;", "waiting up to 5m0s for it to come back", "Ctrl-S held leaves"}}},
-		{"a view-only computer's first rows in 60×20", 60, 20, 51, 19, liveStatus(true, []int{1, 2, 3}), layout{shownW: 51, shownH: 17, statusRow: 18,
+		{"a view-only computer's first rows in 60×20", 60, 20, 51, 19, liveStatus(true, []int{1, 2, 3}, ""), layout{shownW: 51, shownH: 17, statusRow: 18,
 			status: []string{"17 of 19 rows shown; view only: the owner allows typing", "with: set sandbox.allow_screen control; rows not yet seen",
 				"whole: 1-3 (the computer may show more…; Ctrl-S held leaves"}}},
 		{"a pocket computer in 30×19", 30, 19, 26, 20, "", layout{shownW: 26, shownH: 17, statusRow: 18,
@@ -1304,8 +1304,8 @@ func TestTheScreenViewerNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 	assert.NoError(t, <-done, "Ctrl-S held leaves")
 
 	assert.Equal(t, viewOnlyStatus+"; rows not yet seen whole: 1 (the computer may show more there)",
-		liveStatus(true, []int{1}), "view only first")
-	assert.Equal(t, "", liveStatus(false, nil), "nothing to say")
+		liveStatus(true, []int{1}, ""), "view only first")
+	assert.Equal(t, "", liveStatus(false, nil, ""), "nothing to say")
 }
 
 // monitorComputer is a stand-in computer with a monitor on top: it answers screen.read
@@ -1347,7 +1347,8 @@ func TestScreenMonitorPrintsWhatTheMonitorShows(t *testing.T) {
 	defer srv.Close()
 	out, err := runClient(t, "screen", "--url", srv.URL, "7:", "--monitor", "top")
 	require.NoError(t, err)
-	assert.Equal(t, "tea\n←[2J \U0001FB00\n(rows not yet seen whole: 1 (the computer may show more there))\n", out)
+	assert.Equal(t, "tea\n←[2J \U0001FB00\n(rows not yet seen whole: 1 (monitor top may show more there))\n", out,
+		"the monitor's rows, where the computer's own screen shows others")
 
 	once, err := runClient(t, "screen", "--url", srv.URL, "7:", "--monitor", "top", "--once")
 	require.NoError(t, err)
