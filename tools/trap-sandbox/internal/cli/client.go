@@ -115,6 +115,12 @@ func failure(traposID, command string, err error) error {
 	return failureWith(traposID, command, err, "", 0)
 }
 
+// callFailure is failure of a call given timeout (its --timeout), so that one that had the
+// most already is not told to give it longer (failureWith): cat, get and put have it by default.
+func callFailure(traposID, command string, timeout CallTimeout, err error) error {
+	return failureWith(traposID, command, err, "", timeout.Duration())
+}
+
 // runFailure is failure for exec and run: a timeout the computer answered (it abandoned the
 // run at its limit) says, after the --timeout fix, that no time ends code that waits for
 // input or never ends (a loop printing a tick every second was told only to take longer),
@@ -367,7 +373,7 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 			return failureFix(c.TraposID, "request "+c.Type, err, fmt.Sprintf("(the payload's timeoutMs gives the run longer, at most %d, and --timeout the whole call, at most %ds: give it more than timeoutMs)",
 				computer.MaxTimeout.Milliseconds(), int(computer.MaxTimeout.Seconds())))
 		}
-		return failure(c.TraposID, "request "+c.Type, err)
+		return callFailure(c.TraposID, "request "+c.Type, c.Timeout, err)
 	}
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, answer, "", "  "); err != nil {
@@ -390,7 +396,7 @@ type PingCmd struct {
 func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
 	p, err := c.client().Ping(ctx, c.TraposID, c.Timeout.Duration())
 	if err != nil {
-		return failure(c.TraposID, "ping", err)
+		return callFailure(c.TraposID, "ping", c.Timeout, err)
 	}
 	answer, _ := json.Marshal(map[string]string{"traposId": p.TraposID})
 	// readableJSON: a label's & < > as typed, not as Marshal's HTML escapes (\u0026).
@@ -410,7 +416,7 @@ type InfoCmd struct {
 func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	info, err := c.client().Info(ctx, c.TraposID, c.Timeout.Duration())
 	if err != nil {
-		return failure(c.TraposID, "info", err)
+		return callFailure(c.TraposID, "info", c.Timeout, err)
 	}
 	var fields map[string]any
 	raw, _ := json.Marshal(info)

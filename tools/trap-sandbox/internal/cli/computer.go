@@ -46,7 +46,7 @@ func (c *LsCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory") {
 			return named("computer "+typedID(c.TraposID)+" ls "+cctext.StoredPath(c.Path), errors.New("not a directory (use cat or get for a file)"))
 		}
-		return failure(c.TraposID, "ls "+c.Path, err)
+		return callFailure(c.TraposID, "ls "+c.Path, c.Timeout, err)
 	}
 	if err := writeListing(out, entries); err != nil {
 		return err
@@ -103,7 +103,7 @@ type CatCmd struct {
 func (c *CatCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	data, err := c.client().Read(ctx, c.TraposID, c.Path, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
-		return readFailure(c.TraposID, "cat", c.Path, err)
+		return readFailure(c.TraposID, "cat", c.Path, c.Timeout, err)
 	}
 	if note := readsAnother(c.Path); note != "" {
 		fmt.Fprintln(stderr, "trap-sandbox: "+note)
@@ -132,7 +132,7 @@ func readsAnother(remote string) string {
 // readFailure is failure of cat's or get's read of remote: a directory, which the computer
 // answers "Not a file", is named so with what lists it, as ls names cat and get for a file
 // (CC's words alone left the person to guess).
-func readFailure(traposID, command, remote string, err error) error {
+func readFailure(traposID, command, remote string, timeout CallTimeout, err error) error {
 	if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a file") {
 		fix := "use ls to list it"
 		if command == "get" {
@@ -140,7 +140,7 @@ func readFailure(traposID, command, remote string, err error) error {
 		}
 		return named("computer "+typedID(traposID)+" "+command+" "+cctext.StoredPath(remote), errors.New("a directory, not a file ("+fix+")"))
 	}
-	return failure(traposID, command+" "+remote, err)
+	return callFailure(traposID, command+" "+remote, timeout, err)
 }
 
 // GetCmd copies a computer's file to a local file.
@@ -175,7 +175,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	}
 	data, err := c.client().Read(ctx, c.TraposID, c.Remote, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
-		return readFailure(c.TraposID, "get", c.Remote, err)
+		return readFailure(c.TraposID, "get", c.Remote, c.Timeout, err)
 	}
 	size, raw := len(data), data
 	// A file that is not text (control bytes, as MCP's read_file judges it) changes when
@@ -412,7 +412,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	var looked *computer.Look // what Remote names, when the computer said
 	if !isDir {
 		if looked, err = c.look(ctx, client); err != nil {
-			return failure(c.TraposID, "put "+remote, computer.NothingWritten(err, remote))
+			return callFailure(c.TraposID, "put "+remote, c.Timeout, computer.NothingWritten(err, remote))
 		}
 		isDir = looked != nil && looked.IsDir()
 	}
@@ -452,7 +452,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		err = client.WriteLooked(ctx, c.TraposID, *looked, data, c.Timeout.Duration())
 	}
 	if err != nil {
-		return failure(c.TraposID, "put "+remote, err)
+		return callFailure(c.TraposID, "put "+remote, c.Timeout, err)
 	}
 	if warnings != nil {
 		warnings()
@@ -559,11 +559,11 @@ func (c *RmCmd) Run(ctx context.Context) error {
 			return named("computer "+typedID(c.TraposID)+" rm "+cctext.Show(c.Path, false), errors.New("it is a directory: rm -r deletes it with everything in it"))
 		}
 		if pe, ok := errors.AsType[*protocol.Error](err); err != nil && (!ok || !(pe.ByComputer || pe.Code == protocol.CodeBadPayload)) {
-			return failure(c.TraposID, "rm "+c.Path, computer.NothingDeleted(err, c.Path))
+			return callFailure(c.TraposID, "rm "+c.Path, c.Timeout, computer.NothingDeleted(err, c.Path))
 		}
 	}
 	if err := client.Delete(ctx, c.TraposID, c.Path, time.Until(deadline)); err != nil {
-		return failure(c.TraposID, "rm "+c.Path, err)
+		return callFailure(c.TraposID, "rm "+c.Path, c.Timeout, err)
 	}
 	return nil
 }

@@ -395,6 +395,33 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	assert.Contains(t, err.Error(), "(--timeout was 60s already, the most a call may take; code that waits for input or never ends")
 }
 
+// TestATransferThatHadTheMostTimeIsNotToldToTakeLonger: cat, get and put take 60 s by default,
+// the most a call may take, and every command that ran out at --timeout 60s is told so, where
+// "--timeout gives it longer, at most 60s" had the operator run it again as it was.
+func TestATransferThatHadTheMostTimeIsNotToldToTakeLonger(t *testing.T) {
+	clearEnv(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		server.WriteError(w, http.StatusGatewayTimeout, protocol.CodeTimeout, "the computer did not answer in time")
+	}))
+	defer gw.Close()
+	local := filepath.Join(t.TempDir(), "door.lua")
+	require.NoError(t, os.WriteFile(local, []byte("print(1)"), 0o600))
+	for _, args := range [][]string{
+		{"cat", "7:kitchen", "/door.lua"},
+		{"get", "7:kitchen", "/door.lua", filepath.Join(t.TempDir(), "got.lua")},
+		{"put", "7:kitchen", local, "/door.lua"},
+		{"ls", "7:kitchen", "/", "--timeout", "60s"},
+		{"rm", "7:kitchen", "/door.lua", "--timeout", "1m"},
+	} {
+		_, err := runClient(t, append(args, "--url", gw.URL)...)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), "the computer did not answer in time (--timeout was 60s already, the most a call may take)", args)
+	}
+	_, err := runClient(t, "ls", "7:kitchen", "/", "--url", gw.URL)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the computer did not answer in time (--timeout gives it longer, at most 60s)", "ls takes 10s by default")
+}
+
 // TestARawRequestsRunNamesItsPayloadsTimeout: request sends a lua.exec or shell.run payload as
 // given, so the computer stops the run at the payload's timeoutMs (5000 ms when it has none),
 // whatever --timeout is; its timeout answer names that field as the fix. It said "--timeout

@@ -43,7 +43,7 @@ func (c *PutCmd) runTree(ctx context.Context, out Stdout, in Stdin, stderr io.Wr
 	looked, err := c.look(lookCtx, client)
 	cancel()
 	if err != nil {
-		return failure(c.TraposID, "put -r "+c.Remote, computer.NothingWritten(err, c.Remote))
+		return callFailure(c.TraposID, "put -r "+c.Remote, c.Timeout, computer.NothingWritten(err, c.Remote))
 	}
 	if looked != nil && looked.IsDir() {
 		base := filepath.Base(filepath.Clean(c.Local))
@@ -86,7 +86,7 @@ func (t *putTree) dir(ctx context.Context, local, remote string) error {
 			if t.dirs > 0 && t.leftOut(remote, err) { // the top's refusal (a file there) ends the copy
 				return nil
 			}
-			return failure(t.put.TraposID, "put -r "+remote, err)
+			return callFailure(t.put.TraposID, "put -r "+remote, t.put.Timeout, err)
 		}
 	}
 	t.dirs++
@@ -125,7 +125,7 @@ func (t *putTree) dir(ctx context.Context, local, remote string) error {
 			if t.leftOut(there, err) {
 				continue
 			}
-			return failure(t.put.TraposID, "put -r "+there, err)
+			return callFailure(t.put.TraposID, "put -r "+there, t.put.Timeout, err)
 		}
 		t.files++
 		t.bytes += int64(len(data))

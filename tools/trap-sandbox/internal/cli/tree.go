@@ -70,7 +70,7 @@ func (c *GetCmd) runTree(ctx context.Context, out Stdout, stderr io.Writer) erro
 			c.Recursive = false
 			return c.Run(ctx, out, stderr)
 		}
-		return failure(c.TraposID, "get -r "+remote, err)
+		return callFailure(c.TraposID, "get -r "+remote, c.Timeout, err)
 	}
 	local := c.Local
 	if st, err := os.Stat(local); err == nil {
@@ -143,7 +143,7 @@ func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []comp
 				if t.gone(child, err) {
 					continue
 				}
-				return failure(t.get.TraposID, "get -r "+child, err)
+				return callFailure(t.get.TraposID, "get -r "+child, t.get.Timeout, err)
 			}
 			if err := t.dir(ctx, child, there, sub); err != nil {
 				return err
@@ -155,7 +155,7 @@ func (t *treeCopy) dir(ctx context.Context, remote, local string, entries []comp
 			if t.gone(child, err) {
 				continue
 			}
-			return failure(t.get.TraposID, "get -r "+child, err)
+			return callFailure(t.get.TraposID, "get -r "+child, t.get.Timeout, err)
 		}
 		if err := writeLocalAs(there, data, copiedFileMode); err != nil {
 			return err
