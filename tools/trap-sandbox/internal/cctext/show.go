@@ -78,6 +78,14 @@ func isControl(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r <= 0x9f)
 }
 
+// looksLikeAnother reports the two characters of CC's set above the controls that a terminal
+// prints as another's or as none: the no-break space (U+00A0), a space, and the soft hyphen
+// (U+00AD), nothing. A name holding one lists as another name would, so ShowTraposID and
+// ShowPath escape both.
+func looksLikeAnother(r rune) bool {
+	return r == '\u00a0' || r == '\u00ad'
+}
+
 // IsText reports whether CC bytes read as text: no control bytes but \t, \n and \r. Such a
 // file goes to a host as text (FromCC); any other as bytes (base64, octet-stream).
 func IsText(cc []byte) bool {
