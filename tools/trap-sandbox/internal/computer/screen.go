@@ -346,19 +346,24 @@ func MonitorName(monitor string) string {
 	return monitor
 }
 
-// MonitorWire is monitor as a request to the computer names it (MonitorName, on the wire). A
-// name holding a character CC cannot hold is refused with bad_payload naming the character and
-// its place, as a path holding one is (cctext.PathToCC): sent as '?', it had the computer answer
-// 'no monitor named "?"', a name the caller never gave (read_screen's monitor "€", the screen
-// stream's ?monitor=€, trap-sandbox screen --monitor €).
+// MonitorWire is monitor as a request to the computer names it (MonitorName, on the wire, by
+// the text rule: cctext.Wire, so a byte that is not UTF-8 stands for itself and a character
+// written decomposed is composed). A name holding a character CC cannot hold is refused with
+// bad_payload naming the character and its place, as a path holding one is (cctext.PathToCC):
+// sent as '?', it had the computer answer 'no monitor named "?"', a name the caller never gave
+// (read_screen's monitor "€", the screen stream's ?monitor=€, trap-sandbox screen --monitor €).
 func MonitorWire(monitor string) (string, error) {
 	name := MonitorName(monitor)
-	if i := strings.IndexFunc(name, func(r rune) bool { return r > 0xFF }); i >= 0 {
-		r, _ := utf8.DecodeRuneInString(name[i:])
-		return "", protocol.Errorf(protocol.CodeBadPayload, "%q (U+%04X) at character %d of the monitor name is outside CC's character set, so no monitor is named so: "+
-			"name one of the computer's (a side such as top, or a wired modem's monitor_0)", string(r), r, utf8.RuneCountInString(name[:i])+1)
+	wire, reps := cctext.Wire("monitor", name)
+	if len(reps) > 0 {
+		// The report places it by line and column; the name's place counts the lines before.
+		at := reps[0].Column
+		for _, line := range strings.SplitAfter(cctext.Composed(name), "\n")[:reps[0].Line-1] {
+			at += utf8.RuneCountInString(line)
+		}
+		return "", protocol.Errorf(protocol.CodeBadPayload, "%q (%s) at character %d of the monitor name is outside CC's character set, so no monitor is named so: "+
+			"name one of the computer's (a side such as top, or a wired modem's monitor_0)", reps[0].Char, reps[0].CodePoint, at)
 	}
-	wire, _ := cctext.Wire("monitor", name)
 	return wire, nil
 }
 

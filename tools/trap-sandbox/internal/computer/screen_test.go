@@ -266,6 +266,20 @@ func TestAMonitorNameCCCannotHoldIsRefusedUnsent(t *testing.T) {
 	assert.EqualError(t, err, `bad_payload: "€" (U+20AC) at character 4 of the monitor name is outside CC's character set, so no monitor is named so: `+
 		"name one of the computer's (a side such as top, or a wired modem's monitor_0)")
 	assert.Empty(t, d.Log(), "nothing sent")
+	_, err = computer.New(d).ReadMonitor(t.Context(), "7:", "a\nb€", 0)
+	assert.ErrorContains(t, err, `"€" (U+20AC) at character 4 of the monitor name`, "its place counts the line break")
+	assert.Empty(t, d.Log(), "nothing sent")
+
+	// By the text rule, as every name sent: a byte that is not UTF-8 (a Latin-1 terminal's ü)
+	// stands for itself and a character written decomposed (e and U+0301) is composed, each
+	// a byte CC holds. Before, each was refused as U+FFFD and U+0301.
+	for given, asked := range map[string]string{"k\xfcche": "küche", "cafe\u0301": "café"} {
+		d := daemonfake.NewLocal(nil)
+		_, err := computer.New(d).ReadMonitor(t.Context(), "7:", given, 0)
+		assert.NotEqual(t, protocol.CodeBadPayload, protocol.CodeOf(err), "%q: %v", given, err)
+		require.Len(t, d.Log(), 1, given)
+		assert.Equal(t, asked, d.Log()[0].Payload["monitor"], given)
+	}
 }
 
 // TestAMonitorOnASideIsAskedForByTheSidesName: a side named in another case ("Top", as CC
