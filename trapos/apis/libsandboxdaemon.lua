@@ -820,6 +820,9 @@ local function newDaemon(deps)
       -- Whether a gateway answered a hello at url since boot: sandbox link's own session, closed
       -- there unanswered, is then that gateway stopping, not another server's port.
       answered = answeredAt[statusUrl] ~= nil,
+      -- The clock() of its last frame there (nil when none answered): nothing answering link's
+      -- own session there is then said with that minute, as whyUnanswered says the daemon's.
+      answeredUntil = answeredAt[statusUrl],
       connected = state == STATE_CONNECTED,
       state = state,
       traposId = sessionId or currentTraposId(),

@@ -896,6 +896,10 @@ local daemonConnected = false;
 -- answered): link's own session closed there unanswered is that gateway stopping, not
 -- another server's port.
 local daemonAnswered = false;
+-- The epoch ms that gateway last answered the daemon at (its status's answeredUntil; nil from a
+-- daemon older than 0.5.39): nothing answering link's own session there is that gateway
+-- stopped since, said with the minute as sandbox status says it, not "or the address is wrong".
+local daemonAnsweredUntil = nil;
 
 -- Whether a gateway serves this computer now: the daemon's answers it (probe_gateway). After
 -- a gateway stopped, closing the link session, a daemon on another replica answers, and so
@@ -1113,8 +1117,11 @@ local function openLink(session, url, key)
   elseif err.code == libsandbox.ERR_NOT_CONNECTED and err.closeCode ~= CLOSE_NO_HELLO then
     -- Its own session: the daemon's retries do not run it again.
     local why = oneLine(tostring(err.message));
+    -- As the daemon says it (whyUnanswered).
     if why == "Connection closed" and err.step ~= nil and not (daemonConnected or daemonAnswered) then
-      why = advice.closedUnanswered(err.step); -- as the daemon says it (whyUnanswered)
+      why = advice.closedUnanswered(err.step);
+    elseif type(daemonAnsweredUntil) == "number" then
+      why = advice.stoppedAnswering(why, daemonAnsweredUntil);
     end
     fail("Cannot reach the gateway: " .. linkAdvice(why, url));
   end
@@ -1236,16 +1243,17 @@ local SHARED_ACCOUNT = "local";
 -- of this id again. Only the computer knows: a link session claims its computer id without a
 -- secret. Its credential refused (revoked: unauthorized), or no connection, it links.
 -- Returns whether a daemon answered (none runs before the reboot that follows an install),
--- whether it was connected, false, and whether a gateway answered its hello at sandbox.url
--- since boot (its status's answered; nil from an older daemon); or saves the credential of a link whose save failed (a full
--- drive), and returns true, true, true: the link is done.
+-- whether it was connected, false, whether a gateway answered its hello at sandbox.url since
+-- boot (its status's answered; nil from an older daemon) and until when (its answeredUntil);
+-- or saves the credential of a link whose save failed (a full drive), and returns true, true,
+-- true: the link is done.
 local function refuseIfLinked()
   -- A daemon still saying hello (the computer just booted) is waited for: its answer decides.
   local status = libsandbox.whileWaiting(term, libsandbox.awaitConnection);
   if status == nil then
     return false;
   elseif not status.connected or type(status.account) ~= "string" or status.account == SHARED_ACCOUNT then
-    return true, status.connected == true, false, status.answered == true;
+    return true, status.connected == true, false, status.answered == true, status.answeredUntil;
   end
   local account = oneLine(status.account);
   local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
@@ -1283,7 +1291,7 @@ local function link(key)
       .. "Run sandbox link alone for a code");
   end
   local saved;
-  daemonRuns, daemonConnected, saved, daemonAnswered = refuseIfLinked();
+  daemonRuns, daemonConnected, saved, daemonAnswered, daemonAnsweredUntil = refuseIfLinked();
   if saved then
     return;
   end

@@ -1350,6 +1350,7 @@ describe("sandbox daemon", function()
       world.handle("websocket_failure", FULL_URL, "Could not connect");
       local status = world.daemon.status();
       expect(status.lastError):eq("Could not connect (the gateway answered here until 18:44 UTC)");
+      expect(status.answeredUntil):eq(1796668830000 + 4 * 60000); -- for sandbox link's own session
       expect(advice.explain(status.lastError, FULL_URL)):eq("nothing answers at 127.0.0.1:4444: the gateway there"
         .. " answered until 18:44 UTC and stopped (its operator restarts it); the daemon reconnects by itself once"
         .. " it runs again");

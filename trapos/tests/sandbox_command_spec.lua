@@ -2568,6 +2568,18 @@ describe("sandbox command", function()
       expect(err):eq(fitted("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: the gateway there is not running (its operator starts it), or the address or port is wrong (sandbox setup); then run sandbox link again"));
     end);
 
+    it("says a gateway that answered the daemon since boot stopped, as sandbox status does", function()
+      -- link's own session said "not running, or the address or port is wrong" of the address
+      -- whose gateway had answered until then, where sandbox status said it stopped
+      local stopped = "Could not connect (the gateway answered here until 18:40 UTC)";
+      local status = downStatus("waiting", stopped);
+      status.answered, status.answeredUntil = true, 1796668830000; -- 2026-12-07 18:40:30 UTC
+      local ok, err = run({ "link" }, { status = status, linkFailure = "Could not connect" });
+      expect(ok):eq(false);
+      expect(err):eq(fitted("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: the gateway there answered"
+        .. " until 18:40 UTC and stopped (its operator restarts it); run sandbox link again once it is back"));
+    end);
+
     it("tells a server that closed before answering from a gateway that stopped", function()
       -- sandbox.url at a port where another server accepts and closes: "it stopped or
       -- restarted" sent the player to wait for a gateway that was never there. Worded as the
