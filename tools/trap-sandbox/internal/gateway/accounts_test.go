@@ -1174,25 +1174,29 @@ func accountComputers(h *harness, accountID string) int {
 	return n
 }
 
-// accountPlaces is how many places of its share accountID holds on h's gateway: its computers
+// accountPlaces is how many places of its share accountID holds on gw: its computers
 // registered or whose hello holds one.
-func accountPlaces(h *harness, accountID string) int {
-	h.gw.registry.mu.Lock()
-	defer h.gw.registry.mu.Unlock()
-	return h.gw.registry.accounts[accountID]
+func accountPlaces(gw *Gateway, accountID string) int {
+	gw.registry.mu.Lock()
+	defer gw.registry.mu.Unlock()
+	return gw.registry.accounts[accountID]
 }
 
 // A hello that took a place in its account's share and ended before its socket was registered
 // gives the place back: here a registered socket saying hello as another computer of its
 // account, refused not_authenticated, again and again, leaves the account's last place free,
-// and free by the time the refusal arrives.
+// and free by the time the refusal is answered (the computer may follow it at once with a hello
+// that needs the place).
 func TestAHelloRefusedAfterItsPlaceGivesItBack(t *testing.T) {
 	accounts := account.New(account.NewMemory(), clock.Real{})
 	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
 	require.NoError(t, err)
 	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
 	require.NoError(t, err)
-	h := newHarness(t, Config{Password: "pw", Accounts: accounts, MaxConnections: 8}, nil)
+	placesAnswered := make(chan int, 3)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts, MaxConnections: 8}, nil, func(gw *Gateway) {
+		gw.testHookAfterRefusedHello = func() { placesAnswered <- accountPlaces(gw, "alice") }
+	})
 	most := h.gw.cfg.maxAccountConnections()
 	var first *computer
 	for i := range most - 1 {
@@ -1206,7 +1210,7 @@ func TestAHelloRefusedAfterItsPlaceGivesItBack(t *testing.T) {
 		resp := first.read()
 		require.False(t, resp.OK)
 		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
-		assert.Equal(t, most-1, accountPlaces(h, "alice"), "alice's places as hello %d is answered", i)
+		assert.Equal(t, most-1, <-placesAnswered, "alice's places as hello %d is answered", i)
 	}
 	h.connect(t, "7:last", alice)
 	assert.Equal(t, most, accountComputers(h, "alice"))

@@ -387,6 +387,10 @@ type Gateway struct {
 	// after its account's share of the connection cap was checked, just before its socket is
 	// registered (on the socket's reader).
 	testHookBeforeRegister func(Key)
+	// testHookAfterRefusedHello, set by a test before any socket connects, runs on a registered
+	// socket's hello as another computer, once its refusal is answered, before the hello ends
+	// (on the socket's reader).
+	testHookAfterRefusedHello func()
 
 	versions clientVersions
 	// linkedAnswers keeps ComputerCredentials's answers (linkedAnswerLife).

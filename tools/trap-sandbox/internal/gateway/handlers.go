@@ -465,6 +465,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeNotAuthenticated)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated,
 			"this socket is already registered as %q; open a new socket for %q", registered.TraposID, key.TraposID))
+		if hook := s.gw.testHookAfterRefusedHello; hook != nil {
+			hook()
+		}
 		return
 	}
 	if !s.gw.limits.helloSucceeded(s.slot) {
