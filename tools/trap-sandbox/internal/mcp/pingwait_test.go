@@ -258,6 +258,16 @@ func TestPingWaitForAComputerRelabelledBackWaitsForIt(t *testing.T) {
 	assert.Equal(t, float64(3*connectPoll.Milliseconds()), structured(t, res.StructuredContent)["waitedMs"], "found at its third poll")
 	assert.Equal(t, int32(1), l.infos.Load(), "6:cellar asked once")
 
+	// Not back within the wait (its daemon looks at its label every 15 s, longer than the
+	// default wait), it is said to be coming back: the relabel's words, "ask it by that id",
+	// told the agent to stop waiting for the id it had waited for.
+	l = &relabelledBack{label: "keller", relabelPings: 1000}
+	res = pingPolled(t, sessionWatching(t, l, nil, clk), clk, map[string]any{"traposId": "6:keller", "wait": true, "timeoutMs": 1000})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "not_connected: computer 6:keller was relabelled, then given its label back: it is 6:cellar until its daemon next looks at its label, "+
+		"then 6:keller again; it did not connect within the 1000 ms waited (timeoutMs waits longer, at most 60000)")
+	assert.Equal(t, int32(1), l.infos.Load(), "6:cellar asked once")
+
 	l = &relabelledBack{label: "cellar", relabelPings: 3}
 	res = callTool(t, session(t, l), "ping", map[string]any{"traposId": "6:keller", "wait": true, "timeoutMs": 60000})
 	require.True(t, res.IsError)

@@ -1337,11 +1337,19 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 	defer cancel()
 	timer := t.clock.NewTimer(connectPoll)
 	defer timer.Stop()
+	// comingBack: the computer the traposId was relabelled to has the label that makes it this
+	// traposId again (label set back), so it connects under it within its daemon's 15 s.
+	comingBack := false
 	// ranOut is the answer once the wait's time ran out with the computer not connected (away,
-	// the last not_connected), hinted as every call's is.
+	// the last not_connected), hinted as every call's is, or said to be coming back.
 	ranOut := func(away *protocol.Error) (computer.Ping, time.Duration, error) {
 		waitedMs := t.clock.Now().Sub(start).Milliseconds()
-		if hinted, ok := errors.AsType[*protocol.Error](t.client.HintNotConnected(ctx, away, traposID)); ok {
+		if comingBack {
+			// The relabel's words ("it is 6:cellar now; ask it by that id") said to stop
+			// waiting for this id, which the wait had waited for as the one it comes back as.
+			away = away.WithMessage(fmt.Sprintf("computer %s was relabelled, then given its label back: it is %s until its daemon next looks at its label, then %s again",
+				cctext.ShowTraposID(traposID), cctext.ShowTraposID(away.RelabelledTo), cctext.ShowTraposID(traposID)))
+		} else if hinted, ok := errors.AsType[*protocol.Error](t.client.HintNotConnected(ctx, away, traposID)); ok {
 			away = hinted
 		}
 		return computer.Ping{}, 0, away.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (timeoutMs waits longer, at most %d)",
@@ -1353,9 +1361,6 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 	// off the timer rather than the clock after the ping, which a test's clock may have moved
 	// on from once the next poll is armed.
 	var polledAt time.Time
-	// comingBack: the computer the traposId was relabelled to has the label that makes it this
-	// traposId again (label set back), so it connects under it within its daemon's 15 s.
-	comingBack := false
 	for {
 		// A shown form is read at each poll (shownIDs read it once, before the computer was back).
 		p, err := t.client.PingBare(ctx, shownID(ctx, t.client, traposID), t.timeLeft(ctx, end))
