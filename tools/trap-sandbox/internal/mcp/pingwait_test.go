@@ -70,7 +70,13 @@ func TestPingWaitRunsOutAsNotConnected(t *testing.T) {
 	res := pingPolled(t, s, clk, map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 2 * connectPoll.Milliseconds()})
 	require.True(t, res.IsError)
 	assert.Contains(t, text(res), "not_connected: computer 6:away is not connected")
-	assert.Contains(t, text(res), waitedAlready+"the 500 ms waited")
+	assert.Contains(t, text(res), waitedAlready+"the 500 ms waited (timeoutMs waits longer, at most 60000)")
+
+	// A wait of the most already is told more time is no fix, as every call that timed out
+	// is: told "timeoutMs waits longer, at most 60000", an agent waited a minute again.
+	res = pingPolled(t, sessionWatching(t, daemonfake.NewLocal(nil), nil, clk), clk, map[string]any{"traposId": "6:away", "wait": true, "timeoutMs": 60000})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), waitedAlready+"the 60000 ms waited (timeoutMs was 60000 already, the most a call may take)")
 }
 
 // countedListing counts the listings of the connected computers (which a not_connected's hint

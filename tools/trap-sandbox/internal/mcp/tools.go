@@ -1258,12 +1258,23 @@ func callTimeout(name string, in any) time.Duration {
 	return computer.DefaultTimeout
 }
 
+// longerFix is how a call that ran out of its timeout (timeout, as the call had it) gets
+// longer, in the words of what timeoutMs does for it (gives: "gives it", ping's wait's
+// "waits"): at most computer.MaxTimeout, or, when the call had that already, that more time is
+// no fix.
+func longerFix(gives string, timeout time.Duration) string {
+	if timeout >= computer.MaxTimeout {
+		return fmt.Sprintf("timeoutMs was %d already, the most a call may take", computer.MaxTimeout.Milliseconds())
+	}
+	return fmt.Sprintf("timeoutMs %s longer, at most %d", gives, computer.MaxTimeout.Milliseconds())
+}
+
 // toolError is the error a tool answers with (asError's), the fix of a timeout added as the
 // CLI adds --timeout's: every per-computer tool takes timeoutMs, and the agent is told it can
 // give the call longer, and how much at most, or, when the call had the most already
 // (timeout, the call's: callTimeout), that more time is no fix: told "timeoutMs gives it
 // longer, at most 60000" after a call of 60000, an agent called again as it was, a minute
-// for nothing. A gateway that does not answer (the stdio bridge's) is not helped by more
+// for nothing (longerFix). A gateway that does not answer (the stdio bridge's) is not helped by more
 // time, so its message gets none, nor does input already sent. Then the warnings of the text
 // sent, one a line.
 func toolError(err error, timeout time.Duration) *protocol.Error {
@@ -1271,10 +1282,7 @@ func toolError(err error, timeout time.Duration) *protocol.Error {
 	msg := pe.Message
 	_, sent := errors.AsType[inputSentError](err)
 	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
-		longer := fmt.Sprintf("timeoutMs gives it longer, at most %d", computer.MaxTimeout.Milliseconds())
-		if timeout >= computer.MaxTimeout {
-			longer = fmt.Sprintf("timeoutMs was %d already, the most a call may take", computer.MaxTimeout.Milliseconds())
-		}
+		longer := longerFix("gives it", timeout)
 		fix := "(" + longer + ")"
 		if run, ok := errors.AsType[abandonedRun](err); ok && run.lua {
 			fix = fmt.Sprintf("(%s; code that waits for input (read(), os.pullEvent) never gets it here, and %s: "+
@@ -1352,8 +1360,7 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 		} else if hinted, ok := errors.AsType[*protocol.Error](t.client.HintNotConnected(ctx, away, traposID)); ok {
 			away = hinted
 		}
-		return computer.Ping{}, 0, away.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (timeoutMs waits longer, at most %d)",
-			away.Message, waitedAlready, waitedMs, computer.MaxTimeout.Milliseconds()))
+		return computer.Ping{}, 0, away.WithMessage(fmt.Sprintf("%s%sthe %d ms waited (%s)", away.Message, waitedAlready, waitedMs, longerFix("waits", timeout)))
 	}
 	var away *protocol.Error
 	// polledAt is when the poll that sent this ping was due (zero for the first ping): what
