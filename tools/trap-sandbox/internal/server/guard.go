@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
@@ -106,11 +107,16 @@ func sameOrigin(origin, host string) bool {
 	return strings.EqualFold(u.Host, host)
 }
 
-// clipHeader keeps a client's header short in an answer.
+// clipHeader keeps a client's header, or a request's path, short in an answer: cut at a
+// character's start, since a path holds any UTF-8 (cut inside é, it read as U+FFFD).
 func clipHeader(v string) string {
 	const max = 100
-	if len(v) > max {
-		return v[:max] + "…"
+	if len(v) <= max {
+		return v
 	}
-	return v
+	cut := max
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
 }

@@ -57,13 +57,14 @@ func TestAQueryTheRouteDoesNotTakeIsRefused(t *testing.T) {
 		return resp.StatusCode, a.Error.Message
 	}
 	for path, want := range map[string]string{
-		"/trapos/plain/7?offset=5":                    "GET /trapos/plain/7 takes no query parameter, not \"offset\" (docs/http-api.md)",
-		"/trapos/plain/7?" + strings.Repeat("o", 600): "GET /trapos/plain/7 takes no query parameter, not one of 600 bytes (docs/http-api.md)",
-		"/trapos/plain/7?%1b%5b2J=1":                  "GET /trapos/plain/7 takes no query parameter, not \"\\x1b[2J\" (docs/http-api.md)",
-		"/trapos/sides?sdie=top":                      "GET /trapos/sides takes one query parameter, side (a side of the computer: ?side=top), not \"sdie\": without it every side is listed",
-		"/trapos/sides?side=top&side=left":            "the query names side 2 times: GET /trapos/sides takes it once (?side=top)",
-		"/trapos/sides?side=%zz":                      "the query of GET /trapos/sides cannot be read (invalid URL escape \"%zz\"): write it as name=value pairs joined by &, escaped as a URL's",
-		"/trapos/sides?side=top;side=left":            "the query of GET /trapos/sides cannot be read (invalid semicolon separator in query): write it as name=value pairs joined by &, escaped as a URL's",
+		"/trapos/plain/7?offset=5":                                "GET /trapos/plain/7 takes no query parameter, not \"offset\" (docs/http-api.md)",
+		"/trapos/plain/7?" + strings.Repeat("o", 600):             "GET /trapos/plain/7 takes no query parameter, not one of 600 bytes (docs/http-api.md)",
+		"/trapos/plain/7?%1b%5b2J=1":                              "GET /trapos/plain/7 takes no query parameter, not \"\\x1b[2J\" (docs/http-api.md)",
+		"/trapos/plain/x" + strings.Repeat("é", 60) + "?offset=5": "GET /trapos/plain/x" + strings.Repeat("é", 42) + "… takes no query parameter, not \"offset\" (docs/http-api.md)",
+		"/trapos/sides?sdie=top":                                  "GET /trapos/sides takes one query parameter, side (a side of the computer: ?side=top), not \"sdie\": without it every side is listed",
+		"/trapos/sides?side=top&side=left":                        "the query names side 2 times: GET /trapos/sides takes it once (?side=top)",
+		"/trapos/sides?side=%zz":                                  "the query of GET /trapos/sides cannot be read (invalid URL escape \"%zz\"): write it as name=value pairs joined by &, escaped as a URL's",
+		"/trapos/sides?side=top;side=left":                        "the query of GET /trapos/sides cannot be read (invalid semicolon separator in query): write it as name=value pairs joined by &, escaped as a URL's",
 	} {
 		status, msg := do(path, "tok")
 		assert.Equal(t, http.StatusBadRequest, status, path)
