@@ -1159,12 +1159,7 @@ func (t *Turn) execute(name string, input map[string]any) ToolResult {
 // error")`, and the processor's failToolCall, which the AI SDK's tool-error reaches). It is
 // never a completed part whose output is the error: a player's `ai` reads it as failed.
 func toolErrorText(contents []sdk.Content) string {
-	var texts []string
-	for _, c := range contents {
-		if tc, ok := c.(*sdk.TextContent); ok && strings.TrimSpace(tc.Text) != "" {
-			texts = append(texts, tc.Text)
-		}
-	}
+	texts := slices.DeleteFunc(toolTexts(contents), func(text string) bool { return strings.TrimSpace(text) == "" })
 	if len(texts) == 0 {
 		return "MCP tool returned an error"
 	}
@@ -1172,18 +1167,25 @@ func toolErrorText(contents []sdk.Content) string {
 }
 
 // toolText is an MCP tool result's text as opencode 1.18.33 gives it to the model and the
-// tool part: its text contents joined by a blank line (its MCP tool wrapper's
-// q.join("\n\n")). Joined with nothing, a computer's error and the gateway's note after it
-// read as one sentence, "No such fileComputer \"6:a\" wrote the message above: …", and so
-// did the player's tool line, where the gateway shows a tool error's first line.
+// tool part: its text contents joined by a blank line (the session's handling of an MCP
+// tool's result, read in its bundle: q.join("\n\n")). Joined with nothing, a computer's error
+// and the gateway's note after it read as one sentence, "No such fileComputer \"6:a\" wrote
+// the message above: …", and so did the player's tool line, where the gateway shows a tool
+// error's first line.
 func toolText(contents []sdk.Content) string {
+	return strings.Join(toolTexts(contents), "\n\n")
+}
+
+// toolTexts are an MCP tool result's text contents, the ones opencode puts in what the model
+// reads (an image is an attachment, which the fake's stand-in models never read).
+func toolTexts(contents []sdk.Content) []string {
 	var texts []string
 	for _, c := range contents {
 		if tc, ok := c.(*sdk.TextContent); ok {
 			texts = append(texts, tc.Text)
 		}
 	}
-	return strings.Join(texts, "\n\n")
+	return texts
 }
 
 // listMessages lists a session's messages, oldest first, each {info, parts}; ?limit=N keeps
