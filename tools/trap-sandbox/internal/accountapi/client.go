@@ -102,7 +102,7 @@ func withAccount(path, accountID string) string {
 	if accountID == "" {
 		return path
 	}
-	return path + "?" + url.Values{"account": {accountID}}.Encode()
+	return path + "?" + url.Values{server.AccountParam.Name: {accountID}}.Encode()
 }
 
 // call sends one call and decodes its answer into out: a listing as it is, anything else

@@ -29,7 +29,7 @@ func (h HTTP) NewEnrollmentKey(ctx context.Context, body any) (json.RawMessage, 
 func (h HTTP) EnrollmentKeys(ctx context.Context, account string) (json.RawMessage, error) {
 	path := "/trapos/link/keys"
 	if account != "" {
-		path += "?account=" + url.QueryEscape(account)
+		path += "?" + url.Values{server.AccountParam.Name: {account}}.Encode()
 	}
 	return h.call(ctx, http.MethodGet, path, nil, "the enrollment keys")
 }
