@@ -361,6 +361,7 @@ return {
   PASSWORD_ROOM = layout.PASSWORD_ROOM,
   URL_ROOM = layout.URL_ROOM,
   roomToAnswer = layout.roomToAnswer,
+  lastWordOwnRow = layout.lastWordOwnRow,
   fitLongWords = layout.fitLongWords,
 
   -- The owner's settings (libsandboxsettings).

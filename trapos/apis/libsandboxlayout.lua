@@ -251,12 +251,28 @@ local function roomToAnswer(t, room)
   return width - x + 1 >= (room or ANSWER_ROOM);
 end
 
+-- Whether a question's last word (wordLength columns: "[y/N]"), which would end its row at
+-- column rowEnd, starts a row of its own instead, after indentLength columns: when the row it
+-- ends leaves fewer than room columns (ANSWER_ROOM by default) after the question's blanks
+-- for the answer typed there, and a row of its own does not. roomToAnswer alone would move
+-- the answer to the next row's start, away from the "[y/N]" it answers. The one home of the
+-- rule: hangingQuestionRows (sandbox's questions) and ai's Allow? ask it.
+local function lastWordOwnRow(rowEnd, wordLength, blanks, width, room, indentLength)
+  expect(1, rowEnd, "number");
+  expect(2, wordLength, "number");
+  expect(3, blanks, "number");
+  expect(4, width, "number");
+  expect(5, room, "number", "nil");
+  expect(6, indentLength, "number", "nil");
+  room = room or ANSWER_ROOM;
+  return rowEnd + blanks + room > width and (indentLength or 0) + wordLength + blanks + room <= width;
+end
+
 -- The rows of a question on a screen width columns wide, as hangingRows lays them out, with
 -- the blanks text ends with and room columns (ANSWER_ROOM by default) left after its last row
 -- for the answer typed there: when they are not, its last word ("[y/N]") starts a row of its
--- own, indented, so that the question's end stays beside the answer. roomToAnswer would move
--- the answer alone to the next row's start, away from the "[y/N]" it answers (sandbox link's
--- question on a pocket computer, which a long account fills to the row's end). indent, when
+-- own, indented, so that the question's end stays beside the answer (lastWordOwnRow: sandbox
+-- link's question on a pocket computer, which a long account fills to the row's end). indent, when
 -- given, is the rows' after the first instead: "" for a question of the client's own words,
 -- which print's rows lay out (questionRows).
 local function hangingQuestionRows(text, width, room, indent)
@@ -269,11 +285,9 @@ local function hangingQuestionRows(text, width, room, indent)
   local rows = hangingRows(text, width, indent);
   local blanks = #text:match("[ \t]*$");
   local last = rows[#rows];
-  if #last + blanks + room > width then
-    local before, word = last:match("^(.*%S)[ \t]+(%S+)$");
-    if before ~= nil and #indent + #word + blanks + room <= width then
-      rows[#rows], rows[#rows + 1] = before, indent .. word;
-    end
+  local before, word = last:match("^(.*%S)[ \t]+(%S+)$");
+  if before ~= nil and lastWordOwnRow(#last, #word, blanks, width, room, #indent) then
+    rows[#rows], rows[#rows + 1] = before, indent .. word;
   end
   return rows;
 end
@@ -438,6 +452,7 @@ return {
   fitLongWords = fitLongWords,
   hangingIndent = hangingIndent,
   hangingRows = hangingRows,
+  lastWordOwnRow = lastWordOwnRow,
   hangingQuestionRows = hangingQuestionRows,
   questionRows = questionRows,
   fitted = fitted,

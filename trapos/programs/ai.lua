@@ -685,15 +685,13 @@ local function newScreen(t)
     finish();
     local firstRow = rowsMoved;
     -- Its last word ("[y/N]") starts a row of its own when the row it would end has no room
-    -- left for the answer (libsandboxlayout.questionRows' rule), the answer typed beside it:
-    -- on a pocket computer "/old.lua. Allow? [y/N]" filled its row, and the y typed stood
-    -- alone at the next row's start.
+    -- left for the answer (libsandboxlayout.lastWordOwnRow), the answer typed beside it: on a
+    -- pocket computer "/old.lua. Allow? [y/N]" filled its row, and the y typed stood alone at
+    -- the next row's start. The blank after it is the one the answer is typed after.
     local body, last = question:match("^(.-)(%S+)[ \t]*$");
     text(body or question);
     flushWord();
-    local afterLast = spaces + #(last or "") + 1 + libsandbox.ANSWER_ROOM;
-    if last ~= nil and not indentOnly and afterLast > width - col + 1
-      and #last + 1 + libsandbox.ANSWER_ROOM <= width then
+    if last ~= nil and not indentOnly and libsandbox.lastWordOwnRow(col - 1 + spaces + #last, #last, 1, width) then
       newline();
       spaces = 0;
     end

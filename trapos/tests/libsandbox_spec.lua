@@ -727,6 +727,22 @@ describe("libsandbox", function()
   describe("libsandboxlayout.hangingQuestionRows", function()
     local layout = require('/apis/libsandboxlayout');
 
+    it("moves a question's last word to a row of its own where its row leaves no room for the answer", function()
+      local lastWordOwnRow = layout.lastWordOwnRow;
+      -- "/door_k.lua. Allow? [y/N]" ends at column 25 of 26: no room for the blank and "y"
+      expect(lastWordOwnRow(25, 5, 1, 26)):eq(true);
+      -- ending at 21, the blank, "yes" and the cursor fit after it
+      expect(lastWordOwnRow(21, 5, 1, 26)):eq(false);
+      expect(lastWordOwnRow(22, 5, 1, 26)):eq(true);
+      -- a row of its own, indented, would have no more room: it stays
+      expect(lastWordOwnRow(25, 20, 1, 26, nil, 2)):eq(false);
+      expect(lastWordOwnRow(25, 20, 1, 26)):eq(true);
+      -- the room asked for counts (a password's)
+      expect(lastWordOwnRow(10, 5, 1, 26, layout.PASSWORD_ROOM)):eq(true);
+      -- ai's Allow? asks it through libsandbox
+      expect(require('/apis/libsandbox').lastWordOwnRow):eq(lastWordOwnRow);
+    end);
+
     it("keeps a question's last word beside the room its answer needs", function()
       local hangingQuestionRows = layout.hangingQuestionRows;
       -- room after it: as hangingRows
@@ -767,7 +783,7 @@ describe("libsandbox", function()
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "noDaemon", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
       "stopDaemon", "retryNow", "whileWaiting", "serve", "registerCompletion", "HELP_DIR", "registerHelp", "ANSWER_ROOM", "PASSWORD_ROOM", "URL_ROOM", "roomToAnswer",
-      "fitLongWords",
+      "lastWordOwnRow", "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "SETTING_NAMES", "FILES_NONE", "FILES_READ", "FILES_WRITE",
       "SCREEN_NONE", "SCREEN_VIEW", "SCREEN_CONTROL", "defineSettings",
