@@ -200,6 +200,14 @@ func TestTheWebConsoleNamesALinksMonitorNotAttachedAndOpensItOnceAttached(t *tes
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
 	w := startKitchenWithAMonitor(ctx, t, g, "view", monitorDeskProgram, make(chan string))
 
+	// A name no monitor can have (a character CC cannot hold), which the gateway refuses
+	// without asking the computer, is not waited for: it never gets attached. Before, the
+	// page said it waited for it to be attached, and asked the computer again, for good.
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche/monitor/%E2%82%AC")))
+	until(t, "the gateway's refusal, not waited on", `document.getElementById("status").textContent === 'bad_payload: "€" (U+20AC) at character 1 of the monitor name `+
+		`is outside CC\'s character set, so no monitor is named so: name one of the computer\'s (a side such as top, or a wired modem\'s monitor_0)' &&
+		document.title.endsWith(" — not shown")`)
+
 	const left = "#/computer/5%3Ak%C3%BCche/monitor/left"
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/5%3Ak%C3%BCche/monitor/Left")))
 	const offered = `[...document.getElementById("viewer-screen").options].map(o => o.value + "=" + o.text + (o.disabled ? " [disabled]" : "") + (o.selected ? " [shown]" : "")).join()`

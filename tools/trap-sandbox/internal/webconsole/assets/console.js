@@ -1096,8 +1096,11 @@ async function watch(v) {
     // page's words for one it waits for, and keeps its waiting.
     const linkWords = !v.left && error && error.unlinked;
     // A link kept to a monitor the computer does not have (its answer: no monitor named "top"):
-    // the page waits for it to be attached, and opens its view then (followGone).
-    const unattached = v.monitor && error && error.code === "bad_payload" && v.monitors && !v.monitors.includes(v.monitor);
+    // the page waits for it to be attached, and opens its view then (followGone). Such a
+    // refusal names the monitor (error.monitor); one of a name no monitor can have (a character
+    // CC cannot hold, which the gateway refuses unasked; over 64 bytes) names none: it never
+    // gets attached, and the page said it waited for it, for good.
+    const unattached = v.monitor && error && error.code === "bad_payload" && error.monitor && v.monitors && !v.monitors.includes(v.monitor);
     status((v.left || (error ? error.code + ": " + inBrowser(error.waitingMessage || error.message) : "The gateway answered " + res.status)) +
       (busy ? tryingAgain : again && !linkWords ? waiting : unattached ? waitingAttached : ""));
     titled(v, busy ? "busy" : again || unattached ? "waiting" : "not shown");
