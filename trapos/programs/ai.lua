@@ -162,7 +162,8 @@ local function newScreen(t)
   local scrolled;
   local status = false;  -- the notice (Thinking...) that stands on the current line, or false
   -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
-  -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
+  -- key that ended a question until the stop-key watcher has seen that same key (see
+  -- keysTaken; the pager's key it sees while the pager still waits, for the key's char).
   local inputting = false;
   -- The columns the current line's further rows start at: under code (codeLine), its own
   -- indent, then hangMark (CONTINUED); under a list item of the answer, its text's first; nil
@@ -243,7 +244,9 @@ local function newScreen(t)
     t.setCursorBlink(true);
     inputting = true;
     local ok, err = pcall(pageKey);
-    inputting = ok and "ending" or false;
+    -- Not "ending": the stop-key watcher saw the page's key already, while pageKey took its
+    -- char off the queue, and would take the player's next key (a Q) for the page's.
+    inputting = false;
     t.setCursorBlink(false);
     erase(MORE);
     readTo(0);

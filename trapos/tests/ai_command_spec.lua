@@ -1710,6 +1710,26 @@ describe("ai command", function()
       expect(rows[2]):eq("Stopped: the turn was aborted (Q).");
     end);
 
+    it("stops the turn on the first Q after a key turned a page", function()
+      -- the stop-key watcher sees the page's key while the pager takes its char off the
+      -- queue; the pager then left the watcher to take the next key as the page's, and the
+      -- player's Q did not stop the turn: a second Q did
+      local ok, err, _, record = run({ "count" }, {
+        width = 51,
+        height = 8, commandLine = "> ai count",
+        -- the key CC queues to every coroutine, the watcher's too, and its char
+        queuedAtPause = { { { "key", keys.space, false }, { "char", " " } } },
+        polls = {
+          { text(1, twentyLines()) },
+          function() os.queueEvent("key", keys.q, false); return {}; end,
+          { text(2, "never shown") },
+        },
+      });
+      expectFailedTurn(ok, err);
+      expect(#record.pauses >= 1):eq(true);
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+    end);
+
     it("does not take the key that ended a question for stop", function()
       local long = {};
       for i = 1, 12 do
