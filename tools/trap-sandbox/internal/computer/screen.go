@@ -371,7 +371,8 @@ func MonitorWire(monitor string) (string, error) {
 // screen stream's error, protocol.Error's Monitor): as the gateway asks the computer for it
 // (MonitorName), or "" for a name no computer's monitor can have, which is not echoed (a
 // stream's query may hold 600 KB): one the client would not name in its list (isMonitorName: over
-// MaxMonitorNameBytes of CC's bytes, or holding a character no byte is, sent as '?').
+// MaxMonitorNameBytes of CC's bytes, or holding a character no byte is, which MonitorWire
+// refused unsent).
 func MonitorNamedBack(monitor string) string {
 	if !isMonitorName(monitor) {
 		return ""
