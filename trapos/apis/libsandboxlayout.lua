@@ -309,6 +309,12 @@ local function fitted(env)
   local function width()
     return (env.term.getSize());
   end
+  -- write a question from the row's start in the rows rowsOf lays it out in, then the blanks
+  -- it ends with, after which its answer is typed.
+  local function writeQuestionRows(rowsOf, text, room)
+    text = tostring(text);
+    return envWrite(table.concat(rowsOf(text, width(), room), "\n") .. text:match("[ \t]*$"));
+  end
   return {
     print = function(text)
       if text == nil then
@@ -325,14 +331,12 @@ local function fitted(env)
     -- words of the gateway's (sandbox link's account), among lines a player reads by their
     -- start; its answer is typed after it.
     writeHangingQuestion = function(text, room)
-      text = tostring(text);
-      return envWrite(table.concat(hangingQuestionRows(text, width(), room), "\n") .. text:match("[ \t]*$"));
+      return writeQuestionRows(hangingQuestionRows, text, room);
     end,
     -- write a question of the client's own from the row's start, laid out by questionRows;
     -- its answer is typed after it.
     writeQuestion = function(text, room)
-      text = tostring(text);
-      return envWrite(table.concat(questionRows(text, width(), room), "\n") .. text:match("[ \t]*$"));
+      return writeQuestionRows(questionRows, text, room);
     end,
     printError = function(text)
       return envPrintError(fitLongWords(tostring(text), width()));
