@@ -224,10 +224,13 @@ func TestPingWaitForARelabelledComputerAnswersAtOnce(t *testing.T) {
 
 // relabelledBack is a gateway whose computer 6:keller was relabelled to 6:cellar, then back
 // (label set keller): 6:cellar's computer.info says label keller, and a ping of 6:keller hears
-// of the relabel for its first relabelPings, then finds the computer back under it.
+// of the relabel for its first relabelPings, then finds the computer back under it. With
+// goneBack, 6:cellar has said bye relabelled to 6:keller as its computer.info is sent: the
+// info is not_connected naming 6:keller.
 type relabelledBack struct {
 	label        string
 	relabelPings int32
+	goneBack     bool
 	pings, infos atomic.Int32
 }
 
@@ -237,6 +240,10 @@ func (l *relabelledBack) Computers(context.Context) ([]computer.Computer, error)
 
 func (l *relabelledBack) Request(_ context.Context, traposID, typ string, _ json.RawMessage, _ time.Duration) (json.RawMessage, error) {
 	switch {
+	case typ == protocol.TypeComputerInfo && traposID == "6:cellar" && l.goneBack:
+		l.infos.Add(1)
+		return nil, &protocol.Error{Code: protocol.CodeNotConnected,
+			Message: "computer 6:cellar was relabelled: it is 6:keller now; ask it by that id", RelabelledTo: "6:keller"}
 	case typ == protocol.TypeComputerInfo && traposID == "6:cellar":
 		l.infos.Add(1)
 		return json.RawMessage(`{"traposId":"6:cellar","id":6,"label":"` + l.label + `"}`), nil
@@ -263,6 +270,14 @@ func TestPingWaitForAComputerRelabelledBackWaitsForIt(t *testing.T) {
 	assert.Equal(t, "6:keller", structured(t, res.StructuredContent)["traposId"])
 	assert.Equal(t, float64(3*connectPoll.Milliseconds()), structured(t, res.StructuredContent)["waitedMs"], "found at its third poll")
 	assert.Equal(t, int32(1), l.infos.Load(), "6:cellar asked once")
+
+	// Gone from 6:cellar to 6:keller between the ping and its computer.info (the info's
+	// not_connected names 6:keller), it is coming back too: waited for, where the ping
+	// answered "it is 6:cellar now" of a computer connected as 6:keller a moment later.
+	l = &relabelledBack{goneBack: true, relabelPings: 1}
+	res = pingPolled(t, sessionWatching(t, l, nil, clk), clk, map[string]any{"traposId": "6:keller", "wait": true, "timeoutMs": 60000})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, float64(connectPoll.Milliseconds()), structured(t, res.StructuredContent)["waitedMs"], "found at its first poll")
 
 	// Not back within the wait (its daemon looks at its label every 15 s, longer than the
 	// default wait), it is said to be coming back: the relabel's words, "ask it by that id",

@@ -1413,7 +1413,8 @@ func (t *tools) pingOnceConnected(ctx context.Context, traposID string, timeout 
 // s, and ping's wait for it, told at once "it is <relabelledTo> now; ask it by that id",
 // contradicted the run that set the label back, which said it connects again as traposID. One
 // computer.info, within computer.RelabelCheckTimeout: a computer that does not answer it is
-// taken as not coming back.
+// taken as not coming back, and one that said bye relabelled to traposID as it was sent (its
+// not_connected names traposID) as coming back, as it is.
 func (t *tools) relabelledBack(ctx context.Context, relabelledTo, traposID string, end time.Time) bool {
 	id, _, ok := strings.Cut(relabelledTo, ":")
 	if !ok {
@@ -1424,6 +1425,9 @@ func (t *tools) relabelledBack(ctx context.Context, relabelledTo, traposID strin
 		return false
 	}
 	info, err := t.client.Info(ctx, relabelledTo, min(computer.RelabelCheckTimeout, left))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.RelabelledTo != "" {
+		return cctext.ListedTraposID(pe.RelabelledTo) == cctext.ListedTraposID(traposID)
+	}
 	return err == nil && cctext.ListedTraposID(id+":"+info.Label) == cctext.ListedTraposID(traposID)
 }
 
