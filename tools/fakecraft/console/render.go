@@ -45,8 +45,24 @@ const (
 // Start is the output that prepares the real terminal: the alternate screen, cleared,
 // bracketed paste and mouse reports on, a blinking underline cursor (CC's) hidden until a
 // program shows it.
-func Start() []byte {
-	return []byte("\x1b[?1049h\x1b[?2004h" + mouseOn + "\x1b[0m\x1b[2J\x1b[3 q\x1b[?25l")
+func Start() []byte { return start(mouseOn) }
+
+// StartWithoutMouse is Start with the mouse reports off, for a view that sends no clicks:
+// while they are on, the terminal gives its user's mouse to the program, and text cannot be
+// selected with it. MouseReports turns them on when clicks are sent.
+func StartWithoutMouse() []byte { return start("") }
+
+func start(mouse string) []byte {
+	return []byte("\x1b[?1049h\x1b[?2004h" + mouse + "\x1b[0m\x1b[2J\x1b[3 q\x1b[?25l")
+}
+
+// MouseReports is the output that turns the terminal's mouse reports on or off (Stop turns
+// them off whichever they are).
+func MouseReports(on bool) []byte {
+	if on {
+		return []byte(mouseOn)
+	}
+	return []byte(mouseOff)
 }
 
 // Stop is the output that gives the real terminal back as it was.

@@ -117,7 +117,8 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return notATerminal
 	}
 	defer func() { _ = restore() }()
-	if _, err := out.Write(console.Start()); err != nil {
+	// The mouse reports are the view's to turn on, where clicks are sent (mouseReports).
+	if _, err := out.Write(console.StartWithoutMouse()); err != nil {
 		return err
 	}
 	defer func() { _, _ = out.Write(console.Stop()) }()
@@ -442,6 +443,9 @@ type viewer struct {
 	// monitor names the monitor viewed ("": the computer's own screen). A monitor takes no
 	// keys: nothing typed is sent, and the status line says so (monitorStatus).
 	monitor string
+	// mouseReports: the terminal's mouse reports are on (run turns them on while clicks are
+	// sent, and off while they are not, so the user's mouse selects text then).
+	mouseReports bool
 }
 
 // monitorStatus is the status line's part for a view of monitor name, whose last frame is f:
@@ -638,6 +642,16 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			// Named as its frames name it: --monitor Top views the monitor top.
 			monitor := cmp.Or(lastFrame.Monitor, v.monitor)
 			message = joinStatus(monitorStatus(monitor, lastFrame), liveStatus(false, unseen, monitor))
+		}
+		// Clicks are sent to a computer's own screen, live, controlled and advanced: a monitor
+		// takes none, nor does a basic computer (CC fires mouse events on advanced ones only),
+		// and a computer only viewed none of the view's. Elsewhere the mouse reports only
+		// kept the user from selecting the screen's text.
+		if clicks := live && v.monitor == "" && !only.on && !mouse.basic; clicks != v.mouseReports {
+			v.mouseReports = clicks
+			if _, err := v.out.Write(console.MouseReports(clicks)); err != nil {
+				return err
+			}
 		}
 		_, err := v.out.Write(v.draw(last, lastFrame.Width, lastFrame.Height, !live, message))
 		return err

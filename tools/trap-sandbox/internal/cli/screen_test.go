@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -1054,6 +1055,7 @@ func TestTheScreenViewerStaysUpOnAViewOnlyComputer(t *testing.T) {
 	assert.LessOrEqual(t, len(status), 80, "one row of an 80-column terminal")
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7m"+status) },
 		5*time.Second, time.Millisecond, "the status line says so: %q", out.String())
+	assert.Equal(t, "off", mouseReports(out.String()), "no click is sent: the user's mouse selects text")
 	typeOn(t, typing, "a")
 	assert.Equal(t, int32(2), <-asked, "a key asks again")
 	typeOn(t, typing, "b\x14\x14c") // Ctrl-T held: terminate
@@ -1075,6 +1077,7 @@ func TestTheScreenViewerStaysUpOnAViewOnlyComputer(t *testing.T) {
 	<-asked
 	require.Eventually(t, func() bool { return saysOnlyTheWayOut(out.String(), 20) }, 5*time.Second, time.Millisecond,
 		"the status line goes once the owner allows control")
+	assert.Equal(t, "on", mouseReports(out.String()), "clicks are sent again")
 	typeOn(t, typing, "y")
 	require.Eventually(t, func() bool { return len(term.Events()) == 3 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, keysOf("y"), term.Events(), "the keys typed while view-only were neither sent nor kept: only y reached it")
@@ -1568,4 +1571,63 @@ func TestTheScreenViewerShowsAMonitorsEscapesAsText(t *testing.T) {
 		assert.NotContains(t, shown, raw)
 	}
 	assert.Contains(t, shown, `top\x1b]0;name\x07`, "the name as text in the status line")
+}
+
+// mouseReports is whether the terminal's mouse reports are on after out: turned on, and not
+// off since (a view starts without them).
+func mouseReports(out string) string {
+	if strings.LastIndex(out, string(console.MouseReports(true))) > strings.LastIndex(out, string(console.MouseReports(false))) {
+		return "on"
+	}
+	return "off"
+}
+
+// TestTheScreenViewerTurnsTheMouseOnOnlyWhereClicksAreSent: in a terminal, the view of a
+// computer's own screen turns the terminal's mouse reports on, to send its clicks; the view of
+// a monitor, which takes none, and of a basic computer, which CC fires no mouse event on, never
+// turn them on: they took the user's mouse, which then selected no text, for nothing. Each
+// turns them off as it ends.
+func TestTheScreenViewerTurnsTheMouseOnOnlyWhereClicksAreSent(t *testing.T) {
+	for _, tc := range []struct {
+		name, monitor string
+		colour, on    bool
+	}{
+		{"an advanced computer's own screen", "", true, true},
+		{"a basic computer's own screen", "", false, false},
+		{"a monitor", "top", true, false},
+	} {
+		gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasSuffix(r.URL.Path, "/screen") {
+				server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"monitor\":%q,\"width\":51,\"height\":19,\"colour\":%t,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"kitchen\"}]}\n\n",
+				r.URL.Query().Get("monitor"), tc.colour)
+			fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
+		}))
+		ptmx, tty := openTerminal(t, 80, 24)
+		c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Monitor: tc.monitor, Colours: "256"}
+		err := c.Run(t.Context(), Stdout{tty}, Stdin{tty})
+		gw.Close()
+		// What the view wrote waits in the terminal (a frame's few KiB: the pty holds 64 KiB),
+		// read without blocking: a read that waits is not ended by closing the terminal.
+		fd := int(ptmx.Fd())
+		require.NoError(t, syscall.SetNonblock(fd, true))
+		var out strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := syscall.Read(fd, buf)
+			if n <= 0 || err != nil {
+				break
+			}
+			out.Write(buf[:n])
+		}
+		require.Equal(t, 2, strings.Count(out.String(), string(console.Stop())),
+			"%s: the terminal given back (Stop, and again as Run returns): %q", tc.name, out.String())
+		assert.ErrorContains(t, err, "the gateway is shutting down", tc.name)
+		require.Contains(t, out.String(), "kitchen", tc.name)
+		assert.Equal(t, tc.on, strings.Contains(out.String(), string(console.MouseReports(true))), "%s: %q", tc.name, out.String())
+		assert.Equal(t, "off", mouseReports(out.String()), "%s: off as it ends", tc.name)
+	}
 }
