@@ -2738,6 +2738,15 @@ func TestTheWebConsoleNamesTheRowsTheComputerHasNotSeen(t *testing.T) {
 		"rows": map[string]any{"5": map[string]any{"text": "ok ", "fg": "000", "bg": "fff"}}})
 	until(t, "the next frame", `document.getElementById("screen-text").textContent.endsWith("ok")`)
 	assert.Equal(t, []any{"", true, ""}, shown(), "every row seen: nothing marked, nothing said")
+
+	// A monitor's rows not yet seen are the monitor's: the computer's own screen shows others.
+	connectConsoleComputer(ctx, t, g, "6:rig", consoleComputerHooks{helloVersion: "0.5.31", clientVersion: "0.5.31", monitors: []string{"top"},
+		monitorsWatched: make(chan string, 4), screen: map[string]any{"width": 3, "height": 2, "cursor": map[string]any{"x": 1, "y": 2, "blink": false},
+			"rows": map[string]any{"1": blank, "2": map[string]any{"text": "mon", "fg": "000", "bg": "fff"}}, "palette": []string{"#f0f0f0"}, "unknownRows": []int{1}}})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/6%3Arig/monitor/top")))
+	until(t, "the monitor", `document.getElementById("status").textContent === "Live" && location.hash.endsWith("/monitor/top") &&
+		document.getElementById("screen-text").textContent.endsWith("mon")`)
+	assert.Equal(t, []any{"1", false, "Rows not yet seen whole: 1 (monitor top may show more there)."}, shown())
 }
 
 // TestTheWebConsoleShowsNoScreenOrKeysBeforeTheFirstFrame: a view opened anew whose stream is

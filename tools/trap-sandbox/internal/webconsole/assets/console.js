@@ -583,9 +583,10 @@ function colourOf(palette, digit, colour) {
 
 // unseenNote is the line under the screen naming rows the computer's mirror has not seen
 // drawn whole (a frame's unknownRows: the boot's first lines, a prompt drawn on them since), as
-// runs ("2-4, 6"), where the computer may show more than here; "" when there are none.
-// trap-sandbox screen's status line words them the same (liveStatus, in Go).
-function unseenNote(rows) {
+// runs ("2-4, 6"), where the computer, or monitor (a monitor's frame's name; none for the
+// computer's own screen), may show more than here; "" when there are none. trap-sandbox
+// screen's status line words them the same (liveStatus, in Go).
+function unseenNote(rows, monitor) {
   const runs = [];
   for (let i = 0; i < rows.length;) {
     let j = i;
@@ -593,7 +594,8 @@ function unseenNote(rows) {
     runs.push(j === i ? String(rows[i]) : rows[i] + "-" + rows[j]);
     i = j + 1;
   }
-  return runs.length ? "Rows not yet seen whole: " + runs.join(", ") + " (the computer may show more there)." : "";
+  const shownOn = monitor ? monitorWords(monitor) : "the computer";
+  return runs.length ? "Rows not yet seen whole: " + runs.join(", ") + " (" + shownOn + " may show more there)." : "";
 }
 
 function draw(frame) {
@@ -640,7 +642,7 @@ function draw(frame) {
   screen.style.setProperty("--rows", frame.height);
   while (texts.length && !texts[texts.length - 1].length) texts.pop();
   $("screen-text").replaceChildren(...texts.flatMap((text, y) => y ? ["\n", ...text] : text));
-  shownUnseen(unseenNote(unseen));
+  shownUnseen(unseenNote(unseen, frame.monitor));
   fitBelow();
   placeKeys();
   markWide();
