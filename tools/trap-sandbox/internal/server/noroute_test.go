@@ -28,6 +28,21 @@ func (thingsModule) Mount(routes *Routes) {
 	routes.HandleFunc("GET /trapos/ws", ok)
 }
 
+// callWithJSON sends method path to srv with the JSON body {}, and token as the API's bearer
+// token unless it is empty; the caller closes the answer's body.
+func callWithJSON(t *testing.T, srv *httptest.Server, method, path, token string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader("{}"))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	return resp
+}
+
 // TestAnUnknownAPIRouteOrMethodAnswersInTheAPIsShape: under the API's paths, a path no route
 // has is 404 not_found and a route's path with another method 405 (bad_payload, with Allow),
 // both in the API's JSON error shape; the auth still answers first.
@@ -36,14 +51,7 @@ func TestAnUnknownAPIRouteOrMethodAnswersInTheAPIsShape(t *testing.T) {
 	t.Cleanup(srv.Close)
 	do := func(method, path, token string) (*http.Response, Answer) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader("{}"))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		resp := callWithJSON(t, srv, method, path, token)
 		defer resp.Body.Close()
 		var a Answer
 		if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
@@ -120,14 +128,7 @@ func TestAPathBesideAnAPIRouteAndHealthzsOtherMethodsAnswerJSON(t *testing.T) {
 	t.Cleanup(srv.Close)
 	do := func(method, path, token string) (*http.Response, *protocol.Error) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL+path, strings.NewReader("{}"))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
+		resp := callWithJSON(t, srv, method, path, token)
 		defer resp.Body.Close()
 		require.Equal(t, "application/json", resp.Header.Get("Content-Type"), "%s %s", method, path)
 		var a Answer
