@@ -164,7 +164,8 @@ func failureWith(traposID, command string, err error, more string, timeout time.
 	return failureFix(traposID, command, err, "("+longer+more+")")
 }
 
-// failureFix is failure with fix after a timeout's message (a computer's, or the gateway's).
+// failureFix is failure with fix after a timeout's message (a computer's, or the gateway's);
+// "" adds none.
 func failureFix(traposID, command string, err error, fix string) error {
 	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
@@ -189,7 +190,7 @@ func failureFix(traposID, command string, err error, fix string) error {
 	if pe.Attributed {
 		msg = showMessage(pe.Message) // it already says who answered what
 	}
-	if pe.Code == protocol.CodeTimeout && !pe.Attributed { // a silent gateway: more time is no fix
+	if pe.Code == protocol.CodeTimeout && !pe.Attributed && fix != "" { // a silent gateway: more time is no fix
 		msg = computer.WithTimeoutFix(msg, fix)
 	}
 	return named(what, errors.New(msg))

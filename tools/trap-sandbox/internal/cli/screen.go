@@ -42,6 +42,7 @@ type ScreenCmd struct {
 	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded) to come back before it ends; 0 waits until you leave." default:"5m"`
 	Monitor  string        `help:"Show this monitor attached to the computer (a side such as top, or a wired modem's monitor_0) instead of the computer's own screen: live, read only, in a terminal; printed once, as CC's font draws it, when stdin or stdout is not a terminal (as --once)." placeholder:"NAME"`
 	Once     bool          `help:"Print what the screen (or --monitor's monitor) shows once, as CC's font draws it, and end, instead of the live view; needs no terminal. The computer's own screen is followed by a line naming its monitors, when it has some."`
+	Timeout  CallTimeout   `default:"10s" help:"How long the read once (--once, or a monitor printed once) may take (more than 0, at most 60s); the live view's calls take the gateway's own."`
 
 	busyRetry time.Duration                        // the wait after a busy answer without Retry-After (0: server.BusyRetry)
 	after     func(time.Duration) <-chan time.Time // the clock busy waits and the wait for the computer run on (nil: time.After)
@@ -139,7 +140,7 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	err = v.run(ctx, tty, body)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
-		return failure(c.TraposID, c.command(c.Monitor, err), err)
+		return c.viewFailure(c.Monitor, err)
 	}
 	return nil
 }
@@ -150,6 +151,13 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 // else as asked (the name the command sent: for a stream as typed, for a read once as
 // ReadMonitor asks for it). It named --monitor Left as typed, beside the computer's words about
 // "left" (no monitor named "left": …), as the view's status line names it as its frames do.
+// viewFailure is failure of the live view (asked: the monitor as the command sent it): a
+// timeout names no fix, as no flag gives the view's calls longer (--timeout is the read
+// once's), where failure's "--timeout gives it longer" was told of them.
+func (c *ScreenCmd) viewFailure(asked string, err error) error {
+	return failureFix(c.TraposID, c.command(asked, err), err, "")
+}
+
 func (c *ScreenCmd) command(asked string, err error) string {
 	if c.Monitor == "" {
 		return "screen"
@@ -193,12 +201,12 @@ func (c *ScreenCmd) printOnce(ctx context.Context, out Stdout) error {
 	var s computer.Screen
 	var err error
 	if c.Monitor != "" {
-		s, err = c.client().ReadMonitor(ctx, c.TraposID, c.Monitor, 0)
+		s, err = c.client().ReadMonitor(ctx, c.TraposID, c.Monitor, c.Timeout.Duration())
 	} else {
-		s, err = c.client().ReadScreen(ctx, c.TraposID, 0)
+		s, err = c.client().ReadScreen(ctx, c.TraposID, c.Timeout.Duration())
 	}
 	if err != nil {
-		return failure(c.TraposID, c.command(computer.MonitorName(c.Monitor), err), err)
+		return callFailure(c.TraposID, c.command(computer.MonitorName(c.Monitor), err), c.Timeout, err)
 	}
 	// Trimmed again once drawn: an empty 2x3 block (byte 128) is drawn as a space.
 	var rows []string
@@ -314,10 +322,10 @@ func (c *ScreenCmd) stream(ctx context.Context, out io.Writer) (io.ReadCloser, e
 		body, err = c.open(ctx)
 		return err
 	}, func(busy error, wait time.Duration) {
-		fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, c.command(c.Monitor, busy), busy), wait)
+		fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", c.viewFailure(c.Monitor, busy), wait)
 	})
 	if refused, ok := errors.AsType[refusal](err); ok {
-		return nil, failure(c.TraposID, c.command(c.Monitor, refused.error), refused.error)
+		return nil, c.viewFailure(c.Monitor, refused.error)
 	}
 	return body, err // open, the gateway not reached, or ctx ended
 }

@@ -1631,3 +1631,44 @@ func TestTheScreenViewerTurnsTheMouseOnOnlyWhereClicksAreSent(t *testing.T) {
 		assert.Equal(t, "off", mouseReports(out.String()), "%s: off as it ends", tc.name)
 	}
 }
+
+// TestScreenOnceTakesATimeoutAsItsSiblingsDo: a read once that runs out is told of --timeout,
+// which screen takes as cat and ls do (10s by default, at most 60s: TestATimeoutOutOfRangeIsRefused; the read's timeoutMs),
+// and at 60s that it had the most already; the live view, whose calls take the gateway's own
+// time, names no flag. screen took no --timeout, and its read once was told "--timeout gives
+// it longer" all the same.
+func TestScreenOnceTakesATimeoutAsItsSiblingsDo(t *testing.T) {
+	clearEnv(t)
+	asked := make(chan *int64, 4)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			var body struct {
+				TimeoutMs *int64 `json:"timeoutMs"`
+			}
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			asked <- body.TimeoutMs
+		}
+		server.WriteError(w, http.StatusGatewayTimeout, protocol.CodeTimeout, "the computer did not answer in time")
+	}))
+	defer gw.Close()
+	for _, tc := range []struct {
+		args      []string
+		timeoutMs int64
+		fix       string
+	}{
+		{nil, 10000, "(--timeout gives it longer, at most 60s)"},
+		{[]string{"--timeout", "60s"}, 60000, "(--timeout was 60s already, the most a call may take)"},
+		{[]string{"--monitor", "top", "--timeout", "1500ms"}, 1500, "(--timeout gives it longer, at most 60s)"},
+	} {
+		_, err := runClient(t, append([]string{"screen", "--url", gw.URL, "7:kitchen", "--once"}, tc.args...)...)
+		require.Error(t, err, tc.args)
+		assert.Contains(t, err.Error(), "the computer did not answer in time "+tc.fix, tc.args)
+		timeoutMs := <-asked
+		require.NotNil(t, timeoutMs, tc.args)
+		assert.Equal(t, tc.timeoutMs, *timeoutMs, tc.args)
+	}
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:kitchen"}
+	_, err := c.stream(t.Context(), io.Discard)
+	assert.EqualError(t, err, "computer 7:kitchen screen: the gateway answered timeout: the computer did not answer in time",
+		"the live view's calls are not --timeout's")
+}

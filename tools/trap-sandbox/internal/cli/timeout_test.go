@@ -14,6 +14,7 @@ func TestATimeoutOutOfRangeIsRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"exec", "7:", "x"}, {"run", "7:", "ls"}, {"ls", "7:"}, {"cat", "7:", "/x"}, {"get", "7:", "/x", "y"},
 		{"put", "7:", "x", "/y"}, {"ping", "7:"}, {"info", "7:"}, {"request", "7:", "ping"},
+		{"screen", "7:", "--once"},
 	} {
 		for value, want := range map[string]string{
 			"90s":  "--timeout: 90s is out of range: give more than 0 and at most 60s",
