@@ -8,10 +8,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"tests/internal/harness"
 	"tests/internal/repo"
 )
 
@@ -82,4 +84,64 @@ func TestEveryAPIRouteRefusesAQueryItDoesNotTake(t *testing.T) {
 		}
 	}
 	assert.Len(t, asked, 24, "the routes found in docs/http-api.md: %v", asked)
+}
+
+// TestARefusalShowsAHostileQueryAsText: a query parameter's name is echoed by its refusal as
+// text, whatever its bytes (an escape sequence, a bidi override, HTML, a byte that is not
+// UTF-8): quoted, so no terminal, log or page that shows the answer reads them raw, and by its
+// length alone past maxParamShown, so a 500 KB name is not sent back. Without the token the
+// refusal is the auth's, naming neither the route nor the parameter; an MCP request's id too
+// long for any client is answered null, not echoed.
+func TestARefusalShowsAHostileQueryAsText(t *testing.T) {
+	ctx := testContext(t)
+	const token = "hostile-query-token"
+	g := startGateway(t, "--api-token", token)
+	hostile := "%1b%5b2J%e2%80%ae%3cscript%3e%ff"
+
+	status, answer := apiCall(ctx, t, g, "wrong", http.MethodGet, "/trapos/computers?"+hostile+"=1", "")
+	assert.Equal(t, http.StatusUnauthorized, status, answer)
+	assert.NotContains(t, answer, "computers", "the auth answers before the route is named")
+	assert.NotContains(t, answer, "script")
+
+	status, answer = apiCall(ctx, t, g, token, http.MethodGet, "/trapos/computers?"+hostile+"=1", "")
+	assert.Equal(t, http.StatusBadRequest, status, answer)
+	assert.True(t, utf8.ValidString(answer), "%q", answer)
+	for _, raw := range []string{"\x1b", "\u202e"} {
+		assert.NotContains(t, answer, raw, "the answer holds %q raw", raw)
+	}
+	var a struct {
+		Error struct{ Code, Message string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(answer), &a), answer)
+	assert.Equal(t, `GET /trapos/computers takes no query parameter, not "\x1b[2J\u202e<script>\xff" (docs/http-api.md)`, a.Error.Message)
+
+	// A path is echoed as it was asked (the caller's own), its escape sequence and bidi
+	// override as JSON escapes (WriteJSON), as every answer holds them.
+	status, answer = apiCall(ctx, t, g, token, http.MethodGet, "/trapos/x"+hostile, "")
+	assert.Equal(t, http.StatusNotFound, status, answer)
+	assert.Contains(t, answer, `no API route at /trapos/x\u001b[2J\u202e<script>`)
+	assert.NotContains(t, answer, "\u202e")
+
+	status, answer = apiCall(ctx, t, g, token, http.MethodGet, "/trapos/computers?"+strings.Repeat("a", 500_000)+"=1", "")
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, answer, "not one of 500000 bytes")
+	assert.Less(t, len(answer), 1000, "the name is not sent back")
+
+	long := strings.Repeat("x", 200)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL("/mcp"),
+		strings.NewReader(`{"jsonrpc":"2.0","id":"`+long+`","method":"tools/cal","params":{}}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var rpc struct {
+		ID    json.RawMessage
+		Error struct{ Code int }
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&rpc))
+	assert.Equal(t, -32601, rpc.Error.Code)
+	assert.Equal(t, "null", string(rpc.ID), "an id of %d bytes is no client's", len(long))
 }
