@@ -84,6 +84,20 @@ func TestControlCharactersAreShown(t *testing.T) {
 		`a\x1b         -`+"\n", got)
 }
 
+// TestABidiOverrideOrACombiningStackFakesNoRow: a name that would reorder the row after it
+// (U+202E, right-to-left override; U+2066, an isolate) is shown as its escape, which the row is
+// padded by, and a letter under 10 000 combining accents takes its one column, so the cells
+// after either stay under their headers (a hostile token or account name in a listing).
+func TestABidiOverrideOrACombiningStackFakesNoRow(t *testing.T) {
+	stack := "e" + strings.Repeat("\u0301", 10_000)
+	got := layout(t, 2, "NAME\tBY\nx\u202eroot\tbob\ny\u2066\talice\n"+stack+"\tcarol\n")
+	assert.Equal(t, ""+
+		`NAME         BY`+"\n"+
+		`x\u202eroot  bob`+"\n"+
+		`y\u2066      alice`+"\n"+
+		stack+"            carol\n", got)
+}
+
 // TestEachFlushIsATableOfItsOwn: what was flushed does not widen the next table's columns.
 func TestEachFlushIsATableOfItsOwn(t *testing.T) {
 	var out bytes.Buffer
