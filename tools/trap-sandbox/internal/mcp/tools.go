@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -408,6 +410,7 @@ func tool(name, title string, h hints, description string) *sdk.Tool {
 func addTool[In, Out any](r registrar, name, title string, h hints, description string, source func(In) string, run func(context.Context, In) (Out, error)) {
 	t := tool(name, title, h, description)
 	t.InputSchema = r.input(name, inputSchema[In]())
+	timeout := callTimeout[In]()
 	sdk.AddTool(r.srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		out, err := run(ctx, in)
 		if err != nil {
@@ -415,7 +418,7 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 			if h.readOnly {
 				err = readAgain(err)
 			}
-			return nil, zero, toolError(awayHint(err), callTimeout(name, in))
+			return nil, zero, toolError(awayHint(err), timeout(in))
 		}
 		out = fit(out).(Out)
 		res, err := dataResult(source(in), out)
@@ -449,10 +452,11 @@ func readAgain(err error) error {
 func addReadFile(r registrar, t *tools) {
 	rt := tool("read_file", "Read a file", readOnly, "Read a file from a computer, or with offset and length a part of it: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}, a part's with its offset and length (size is the whole file's). A result holds at most "+fmt.Sprint(resultBytes>>10)+" KB (opencode keeps none of one over 50 KB): a longer file or part comes back cut to its first bytes that fit, as a part, and the note after it says where to read on. Read a file over "+fmt.Sprint(resultBytes>>10)+" KB (list_files gives its size) in parts, e.g. length "+fmt.Sprint(partBytes)+", then offset "+fmt.Sprint(partBytes)+". Needs the owner's sandbox.allow_files read (or write).")
 	rt.InputSchema = r.input("read_file", inputSchema[ReadInput]())
+	timeout := callTimeout[ReadInput]()
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
 		if err != nil {
-			return nil, nil, toolError(awayHint(err), callTimeout("read_file", in))
+			return nil, nil, toolError(awayHint(err), timeout(in))
 		}
 		res, err := dataResult(in.TraposID, fit(out))
 		return res, nil, err
@@ -1241,21 +1245,41 @@ const (
 	runsOn    = `where it runs on and takes what you type (send_keys ["terminate"] stops it)`
 )
 
-// callTimeout is the timeout a call of the tool name ran with: in's timeoutMs (every input
-// that reaches a computer has one, read by its name, as the inputs are distinct types), or
-// when none was given the tool's default: a file transfer's computer.TransferTimeout, every
-// other's computer.DefaultTimeout.
-func callTimeout(name string, in any) time.Duration {
-	if v := reflect.ValueOf(in); v.Kind() == reflect.Struct {
-		if f := v.FieldByName("TimeoutMs"); f.IsValid() && f.CanInt() && f.Int() > 0 {
-			return timeoutOf(f.Int())
+// declaredDefault is the default a timeoutMs declares to the agent in its description,
+// "(default 60000)".
+var declaredDefault = regexp.MustCompile(`\(default (\d+)\)`)
+
+// callTimeout is how long a call of a tool whose input is In ran: its timeoutMs when given,
+// else the default that field declares to the agent (declaredDefault), read once as the tool
+// is registered: the one home of each tool's default, where a list of the tools that default
+// to the most (read_file, write_file, copy_file) said it again beside their descriptions. An
+// input that takes no timeoutMs (list_computers) ran within computer.DefaultTimeout. A
+// timeoutMs whose description declares no default panics as the tool is registered, which
+// every server's start (and every MCP test) does.
+func callTimeout[In any]() func(In) time.Duration {
+	noTimeoutMs := func(In) time.Duration { return computer.DefaultTimeout }
+	t := reflect.TypeFor[In]()
+	if t.Kind() != reflect.Struct {
+		return noTimeoutMs
+	}
+	field, ok := t.FieldByName("TimeoutMs")
+	if !ok {
+		return noTimeoutMs
+	}
+	declared := declaredDefault.FindStringSubmatch(field.Tag.Get("jsonschema"))
+	if declared == nil || field.Type.Kind() != reflect.Int64 {
+		panic(fmt.Sprintf("%s.TimeoutMs declares no default to the agent (its jsonschema description says none in the words \"(default 10000)\")", t))
+	}
+	ms, err := strconv.ParseInt(declared[1], 10, 64)
+	if err != nil {
+		panic(fmt.Sprintf("%s.TimeoutMs declares a default of %s ms: %v", t, declared[1], err))
+	}
+	return func(in In) time.Duration {
+		if given := reflect.ValueOf(in).FieldByIndex(field.Index).Int(); given > 0 {
+			return timeoutOf(given)
 		}
+		return timeoutOf(ms)
 	}
-	switch name {
-	case "read_file", "write_file", "copy_file":
-		return computer.TransferTimeout
-	}
-	return computer.DefaultTimeout
 }
 
 // longerFix is how a call that ran out of its timeout (timeout, as the call had it) gets
