@@ -1499,3 +1499,22 @@ func TestDeletingTheRootSaysWhyItCannot(t *testing.T) {
 	_, found := d.File("/door.lua")
 	assert.True(t, found)
 }
+
+// TestACallsTimeoutIsTheOneItsInputDeclares: a call given no timeoutMs ran for the default
+// its timeoutMs declares to the agent (the transfers' 60000, the others' 10000), the one home
+// of which tools take the most by default; an input that takes none ran for
+// computer.DefaultTimeout, and a timeoutMs that declares no default is refused as the tool is
+// registered, never read as some other tool's.
+func TestACallsTimeoutIsTheOneItsInputDeclares(t *testing.T) {
+	assert.Equal(t, computer.MaxTimeout, callTimeout[ReadInput]()(ReadInput{}))
+	assert.Equal(t, computer.MaxTimeout, callTimeout[WriteInput]()(WriteInput{}))
+	assert.Equal(t, computer.MaxTimeout, callTimeout[CopyInput]()(CopyInput{}))
+	assert.Equal(t, computer.DefaultTimeout, callTimeout[PathInput]()(PathInput{}))
+	assert.Equal(t, 1500*time.Millisecond, callTimeout[CopyInput]()(CopyInput{TimeoutMs: 1500}), "given")
+	assert.Equal(t, computer.DefaultTimeout, callTimeout[ListInput]()(ListInput{}), "no timeoutMs")
+	type undeclared struct {
+		TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds"`
+	}
+	assert.PanicsWithValue(t, `mcp.undeclared.TimeoutMs declares no default to the agent (its jsonschema description says none in the words "(default 10000)")`,
+		func() { callTimeout[undeclared]() })
+}
