@@ -148,9 +148,30 @@ local function closedUnanswered(step)
   return CLOSED_UNANSWERED .. step;
 end
 
+-- Starts a gateway's own reason for closing (a close code came with it) that holds CC's words
+-- for a connection nothing took (gatewaysCloseReason): no rule reads it as CC's.
+local GATEWAY_SAID = "the gateway closed the connection saying: ";
+
+local function saidByGateway(why)
+  return why:sub(1, #GATEWAY_SAID) == GATEWAY_SAID;
+end
+
 -- Whether why is CC's word for a connection nothing took: "Could not connect", or a refusal.
 local function nothingAnswers(why)
-  return contains(why, "Could not connect") or contains(why:lower(), "connection refused");
+  return not saidByGateway(why)
+    and (contains(why, "Could not connect") or contains(why:lower(), "connection refused"));
+end
+
+-- reason, a gateway's own reason for closing an open connection (its close code came with
+-- it), said as the gateway's where it holds CC's words for a connection nothing took: read as
+-- CC's, a hostile or broken gateway that closed with "Could not connect (the gateway answered
+-- here until 13:37 UTC)" had the player read that nothing answered there since 13:37, while
+-- it did.
+local function gatewaysCloseReason(reason)
+  if nothingAnswers(reason) then
+    return GATEWAY_SAID .. reason;
+  end
+  return reason;
 end
 
 -- CC's "Could not connect" said with the minute the gateway at that URL last answered since
@@ -226,7 +247,8 @@ local RULES = {
   {
     -- Before Unknown host and Could not connect, which name the host or a gateway down.
     match = function(why, url)
-      return (contains(why, "Unknown host") or contains(why, "Could not connect")) and wrongPort(url) ~= nil;
+      return not saidByGateway(why) and (contains(why, "Unknown host") or contains(why, "Could not connect"))
+        and wrongPort(url) ~= nil;
     end,
     say = function(_, url)
       return "sandbox.url " .. url .. " " .. wrongPort(url) .. ". " .. FIX_URL;
@@ -655,6 +677,7 @@ return {
   gatewayStopped = gatewayStopped,
   closedUnanswered = closedUnanswered,
   stoppedAnswering = stoppedAnswering,
+  gatewaysCloseReason = gatewaysCloseReason,
   diskStartupDrive = diskStartupDrive,
   driveName = driveName,
   bootBlocker = bootBlocker,

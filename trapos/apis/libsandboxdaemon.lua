@@ -719,7 +719,11 @@ local function newDaemon(deps)
       return "the gateway sent a frame over the 128 KiB CC takes (Message is too large), and CC dropped"
         .. " the connection: is sandbox.url a trap-sandbox gateway, and up to date?";
     end
-    return oneLine(tostring(reason or "Connection closed"));
+    local said = oneLine(tostring(reason or "Connection closed"));
+    if code ~= nil then
+      return advice.gatewaysCloseReason(said); -- the gateway's words, never read as CC's
+    end
+    return said;
   end
 
   -- CC's reason for a connection that closed or failed before the gateway answered. When no

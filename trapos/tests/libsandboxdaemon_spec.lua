@@ -1089,11 +1089,11 @@ describe("sandbox daemon", function()
       world.handle("websocket_closed", FULL_URL, "Message is too large", nil);
       expect(world.daemon.status().lastError):eq("the gateway sent a frame over the 128 KiB CC takes (Message is too"
         .. " large), and CC dropped the connection: is sandbox.url a trap-sandbox gateway, and up to date?");
-      -- The gateway's own close frame says what it says.
+      -- The gateway's own close frame says what it says, as the gateway's.
       world.handle("timer", world.lastTimer);
       world.answerHello(world.open(), true);
       world.handle("websocket_closed", FULL_URL, "Could not connect", 4000);
-      expect(world.daemon.status().lastError):eq("Could not connect");
+      expect(world.daemon.status().lastError):eq("the gateway closed the connection saying: Could not connect");
     end);
 
     it("names the wait to its next try on its timers' clock, which a lagging server slows", function()
@@ -1363,6 +1363,29 @@ describe("sandbox daemon", function()
       world.handle("timer", world.lastTimer);
       world.handle("websocket_failure", FULL_URL, "Connection closed");
       expect(world.daemon.status().lastError):eq("Connection closed");
+    end);
+
+    it("says a gateway's close reason in CC's words for a connection nothing took as the gateway's", function()
+      -- A gateway that closed with "Could not connect (the gateway answered here until 13:37
+      -- UTC)" had the player read that nothing answered there since 13:37, while it answered
+      local advice = require('/apis/libsandboxadvice');
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.answerHello(world.open(), true);
+      local forged = "Could not connect (the gateway answered here until 13:37 UTC)";
+      world.handle("websocket_closed", FULL_URL, forged, 4000);
+      local said = world.daemon.status().lastError;
+      expect(said):eq("the gateway closed the connection saying: " .. forged);
+      expect(advice.explain(said, FULL_URL)):eq(said); -- no advice reads it as CC's
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "Connection refused", 4000);
+      expect(world.daemon.status().lastError):eq("the gateway closed the connection saying: Connection refused");
+      -- CC's own words, with no close code, are still CC's
+      world.handle("timer", world.lastTimer);
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      said = world.daemon.status().lastError;
+      expect(said:sub(1, #"Could not connect (the gateway answered here until ")):eq("Could not connect (the gateway answered here until ");
     end);
 
     it("closes the old socket and reconnects after exactly 5 s", function()

@@ -2580,6 +2580,21 @@ describe("sandbox command", function()
         .. " until 18:40 UTC and stopped (its operator restarts it); run sandbox link again once it is back"));
     end);
 
+    it("says a gateway's close reason in CC's words for a connection nothing took as the gateway's", function()
+      -- a gateway that closed the link session with "Could not connect (the gateway answered
+      -- here until 13:37 UTC)" had the player read that it stopped at 13:37, while it answered
+      local forged = "Could not connect (the gateway answered here until 13:37 UTC)";
+      local function closesAtHello(frame, record, queue)
+        if frame.type == "hello" then
+          queue("websocket_closed", record.url, forged, 4000);
+        end
+      end
+      local status = downStatus("waiting", "Connection refused (the gateway answered here until 18:40 UTC)");
+      status.answered, status.answeredUntil = true, 1796668830000; -- 2026-12-07 18:40:30 UTC
+      local ok, err = run({ "link" }, { status = status, gateway = closesAtHello });
+      expect(failed(ok, err)):eq("Cannot reach the gateway: the gateway closed the connection saying: " .. forged);
+    end);
+
     it("tells a server that closed before answering from a gateway that stopped", function()
       -- sandbox.url at a port where another server accepts and closes: "it stopped or
       -- restarted" sent the player to wait for a gateway that was never there. Worded as the
