@@ -1506,9 +1506,11 @@ func TestDeletingTheRootSaysWhyItCannot(t *testing.T) {
 // computer.DefaultTimeout, and a timeoutMs that declares no default is refused as the tool is
 // registered, never read as some other tool's.
 func TestACallsTimeoutIsTheOneItsInputDeclares(t *testing.T) {
-	assert.Equal(t, computer.MaxTimeout, callTimeout[ReadInput]()(ReadInput{}))
-	assert.Equal(t, computer.MaxTimeout, callTimeout[WriteInput]()(WriteInput{}))
-	assert.Equal(t, computer.MaxTimeout, callTimeout[CopyInput]()(CopyInput{}))
+	// What each input declares is what the computer client takes for a timeoutMs not given
+	// (its transfers' TransferTimeout, every other call's DefaultTimeout).
+	assert.Equal(t, computer.TransferTimeout, callTimeout[ReadInput]()(ReadInput{}))
+	assert.Equal(t, computer.TransferTimeout, callTimeout[WriteInput]()(WriteInput{}))
+	assert.Equal(t, computer.TransferTimeout, callTimeout[CopyInput]()(CopyInput{}))
 	assert.Equal(t, computer.DefaultTimeout, callTimeout[PathInput]()(PathInput{}))
 	assert.Equal(t, 1500*time.Millisecond, callTimeout[CopyInput]()(CopyInput{TimeoutMs: 1500}), "given")
 	assert.Equal(t, computer.DefaultTimeout, callTimeout[ListInput]()(ListInput{}), "no timeoutMs")
