@@ -145,12 +145,6 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	return nil
 }
 
-// command names the command in its failures: "screen", or "screen --monitor left", the monitor
-// as the gateway names it back in err (the refusal of a monitor's stream, or the stream's end:
-// its monitor, as the gateway asked the computer for it, a side in lower case as CC reads one),
-// else as asked (the name the command sent: for a stream as typed, for a read once as
-// ReadMonitor asks for it). It named --monitor Left as typed, beside the computer's words about
-// "left" (no monitor named "left": …), as the view's status line names it as its frames do.
 // viewFailure is failure of the live view (asked: the monitor as the command sent it): a
 // timeout names no fix, as no flag gives the view's calls longer (--timeout is the read
 // once's), where failure's "--timeout gives it longer" was told of them.
@@ -158,6 +152,12 @@ func (c *ScreenCmd) viewFailure(asked string, err error) error {
 	return failureFix(c.TraposID, c.command(asked, err), err, "")
 }
 
+// command names the command in its failures: "screen", or "screen --monitor left", the monitor
+// as the gateway names it back in err (the refusal of a monitor's stream, or the stream's end:
+// its monitor, as the gateway asked the computer for it, a side in lower case as CC reads one),
+// else as asked (the name the command sent: for a stream as typed, for a read once as
+// ReadMonitor asks for it). It named --monitor Left as typed, beside the computer's words about
+// "left" (no monitor named "left": …), as the view's status line names it as its frames do.
 func (c *ScreenCmd) command(asked string, err error) string {
 	if c.Monitor == "" {
 		return "screen"
