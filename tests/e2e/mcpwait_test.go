@@ -38,8 +38,8 @@ while true do
 end
 `
 
-// screenWatches matches how many screen.watch requests the gateway has sent.
-var screenWatches = regexp.MustCompile(`trapos_gateway_frames_out_total\{event="gateway_request",type="screen\.watch"\} (\d+)`)
+// screenWatchAnswers matches how many answers to screen.watch the gateway has read from computers.
+var screenWatchAnswers = regexp.MustCompile(`trapos_gateway_frames_in_total\{event="computer_response",type="screen\.watch"\} (\d+)`)
 
 // waitedScreen is wait_for_screen's result, as far as these tests read it.
 type waitedScreen struct {
@@ -72,14 +72,17 @@ func TestTheAgentWaitsForTheScreen(t *testing.T) {
 			if transport == "stdio" {
 				s = harness.ConnectMCPStdio(ctx, t, gatewayBin, g)
 			}
-			// waiting starts a wait and returns once the gateway asked the computer for its
-			// screen's watch: from then on what the program draws reaches the wait.
+			// waiting starts a wait and returns once the computer answered the gateway's ask for
+			// its screen's watch: from then on the wait watches, and what the program draws
+			// reaches it. (Returning once the ask was sent, a computer turned off before it
+			// answered was told "disconnected before it answered", not "while the wait
+			// watched its screen", on a busy machine.)
 			waiting := func(args map[string]any) <-chan *sdk.CallToolResult {
 				t.Helper()
-				before := metricCount(ctx, t, g, screenWatches)
+				before := metricCount(ctx, t, g, screenWatchAnswers)
 				args["traposId"], args["timeoutMs"] = id, 60000
 				done := harness.CallToolAsync(ctx, s, "wait_for_screen", args)
-				require.Eventually(t, func() bool { return metricCount(ctx, t, g, screenWatches) > before }, testTimeout, pollInterval)
+				require.Eventually(t, func() bool { return metricCount(ctx, t, g, screenWatchAnswers) > before }, testTimeout, pollInterval)
 				return done
 			}
 			answer := func(done <-chan *sdk.CallToolResult) *sdk.CallToolResult {
