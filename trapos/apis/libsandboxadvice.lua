@@ -148,8 +148,9 @@ local function closedUnanswered(step)
   return CLOSED_UNANSWERED .. step;
 end
 
--- Starts a gateway's own reason for closing (a close code came with it) that holds CC's words
--- for a connection nothing took (gatewaysCloseReason): no rule reads it as CC's.
+-- Starts a gateway's own reason for closing (a close code came with it) that holds words a
+-- rule reads as CC's or this computer's own (gatewaysCloseReason): only the rules that read
+-- the gateway's words (RULES' gateways) read it.
 local GATEWAY_SAID = "the gateway closed the connection saying: ";
 
 local function saidByGateway(why)
@@ -158,20 +159,7 @@ end
 
 -- Whether why is CC's word for a connection nothing took: "Could not connect", or a refusal.
 local function nothingAnswers(why)
-  return not saidByGateway(why)
-    and (contains(why, "Could not connect") or contains(why:lower(), "connection refused"));
-end
-
--- reason, a gateway's own reason for closing an open connection (its close code came with
--- it), said as the gateway's where it holds CC's words for a connection nothing took: read as
--- CC's, a hostile or broken gateway that closed with "Could not connect (the gateway answered
--- here until 13:37 UTC)" had the player read that nothing answered there since 13:37, while
--- it did.
-local function gatewaysCloseReason(reason)
-  if nothingAnswers(reason) then
-    return GATEWAY_SAID .. reason;
-  end
-  return reason;
+  return contains(why, "Could not connect") or contains(why:lower(), "connection refused");
 end
 
 -- CC's "Could not connect" said with the minute the gateway at that URL last answered since
@@ -187,7 +175,7 @@ local ANSWERED_UNTIL_TIME = "%(the gateway answered here until (%d%d:%d%d UTC)%)
 local function stoppedAnswering(why, at)
   expect(1, why, "string");
   expect(2, at, "number");
-  if not nothingAnswers(why) or contains(why, ANSWERED_UNTIL) then
+  if saidByGateway(why) or not nothingAnswers(why) or contains(why, ANSWERED_UNTIL) then
     return why;
   end
   return why .. ANSWERED_UNTIL .. os.date("!%H:%M UTC", math.floor(at / 1000)) .. ")";
@@ -195,7 +183,7 @@ end
 
 local function gatewayStopped(why)
   expect(1, why, "string");
-  return goingAway(why) or connectionClosed(why);
+  return goingAway(why) or (not saidByGateway(why) and connectionClosed(why));
 end
 
 -- CC's reason, whole, for an answer to the WebSocket upgrade over the 8 KiB it reads of one: a
@@ -243,12 +231,14 @@ end
 -- often); when they are, retryLead (default "; the daemon") goes before " retries in N s",
 -- true whatever the daemon's back-off made the wait. onceBack: the gateway stopped or restarts,
 -- so a command run again at once would find it down: it is run again once the gateway is back.
+-- gateways: the rule reads the gateway's own words (a close frame's reason, a refusal), which
+-- it reads in a close reason said as the gateway's (gatewaysCloseReason); every other rule
+-- reads CC's words, or this computer's own, which a gateway's close reason only mimics.
 local RULES = {
   {
     -- Before Unknown host and Could not connect, which name the host or a gateway down.
     match = function(why, url)
-      return not saidByGateway(why) and (contains(why, "Unknown host") or contains(why, "Could not connect"))
-        and wrongPort(url) ~= nil;
+      return (contains(why, "Unknown host") or contains(why, "Could not connect")) and wrongPort(url) ~= nil;
     end,
     say = function(_, url)
       return "sandbox.url " .. url .. " " .. wrongPort(url) .. ". " .. FIX_URL;
@@ -356,6 +346,7 @@ local RULES = {
   },
   {
     match = goingAway,
+    gateways = true,
     say = function(why)
       if shuttingDown(why) then
         return "the gateway is shutting down";
@@ -410,6 +401,7 @@ local RULES = {
     -- said no hello, the gateway closed this one to make room before it read the hello the
     -- daemon sent at once. "no hello in time" read as a fault of this computer's.
     match = function(why) return contains(why, "(evicted:"); end,
+    gateways = true,
     say = function()
       return "the gateway is busy: it closed the connection to make room for newer ones before it read the hello";
     end,
@@ -440,6 +432,7 @@ local RULES = {
     -- pocket computer, indented (libsandboxlayout.hangingRows), the status with the error and
     -- this fix takes 18 of its 20 rows, the command typed above it and the prompt below.
     match = function(why) return why:find("^replaced") ~= nil or why:find("%f[%w]replaced$") ~= nil; end,
+    gateways = true,
     say = function(_, _, password)
       local fix = "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
         .. "Relabel one: label set <name>, then sandbox reconnect";
@@ -479,14 +472,36 @@ local RULES = {
   },
 };
 
--- The rule of RULES that why matches, or nil.
+-- The rule of RULES that why matches, or nil: of a close reason said as the gateway's, only
+-- a rule that reads the gateway's words.
 local function ruleFor(why, url)
+  local gateways = saidByGateway(why);
+  if gateways then
+    why = why:sub(#GATEWAY_SAID + 1);
+  end
   for _, rule in ipairs(RULES) do
-    if rule.match(why, url) then
+    if (rule.gateways or not gateways) and rule.match(why, url) then
       return rule;
     end
   end
   return nil;
+end
+
+-- reason, a gateway's own reason for closing an open connection to url (its close frame came
+-- with a code and a reason), said as the gateway's where a rule would read it as CC's words
+-- or this computer's own: read so, a hostile or broken gateway that closed with "Could not
+-- connect (the gateway answered here until 13:37 UTC)" had the player read that nothing
+-- answered there since 13:37 while it did, and one that closed with "Could not create a
+-- secure connection" was advised to fix TLS. Its own words (going away, evicted) stay as
+-- they are, for the rules that read them.
+local function gatewaysCloseReason(reason, url)
+  expect(1, reason, "string");
+  expect(2, url, "string", "nil");
+  local rule = ruleFor(reason, url or "the gateway");
+  if rule == nil or rule.gateways then
+    return reason;
+  end
+  return GATEWAY_SAID .. reason;
 end
 
 -- said(why [, url [, password]]): what explain says of why before what to do about it (a

@@ -720,8 +720,8 @@ local function newDaemon(deps)
         .. " the connection: is sandbox.url a trap-sandbox gateway, and up to date?";
     end
     local said = oneLine(tostring(reason or "Connection closed"));
-    if code ~= nil then
-      return advice.gatewaysCloseReason(said); -- the gateway's words, never read as CC's
+    if code ~= nil and reason ~= nil then
+      return advice.gatewaysCloseReason(said, url); -- the gateway's words, never read as CC's
     end
     return said;
   end

@@ -11,6 +11,7 @@ local codec = require('/apis/libsandboxcodec');
 local version = require('/apis/libsandboxversion');
 local ai = require('/apis/libsandboxai');
 local proofLib = require('/apis/libsandboxproof');
+local advice = require('/apis/libsandboxadvice');
 
 -- The request types of a link session (computer -> gateway).
 local TYPE_BEGIN = "link.begin";
@@ -189,7 +190,11 @@ local function newSession(deps)
         timer = nil;
         return nil, "timeout";
       elseif (name == "websocket_closed" or name == "websocket_failure") and event[2] == url then
-        markClosed(event[3], event[4]);
+        local reason, code = event[3], event[4];
+        if name == "websocket_closed" and code ~= nil and reason ~= nil then
+          reason = advice.gatewaysCloseReason(tostring(reason), url); -- never read as CC's
+        end
+        markClosed(reason, code);
         return done(nil, "closed");
       elseif name == "websocket_message" and event[2] == url and socket ~= nil then
         local frame = codec.decodeFrame(event[3]);

@@ -1116,10 +1116,7 @@ local function openLink(session, url, key)
       .. "or set a credential with: sandbox setup");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED and err.closeCode ~= CLOSE_NO_HELLO then
     -- Its own session: the daemon's retries do not run it again.
-    local why = oneLine(tostring(err.message));
-    if err.closeCode ~= nil then
-      why = advice.gatewaysCloseReason(why); -- the gateway's words, as the daemon says them
-    end
+    local why = oneLine(tostring(err.message)); -- a close reason of the gateway's is said as its own (libsandboxlink)
     -- As the daemon says it (whyUnanswered).
     if why == "Connection closed" and err.step ~= nil and not (daemonConnected or daemonAnswered) then
       why = advice.closedUnanswered(err.step);

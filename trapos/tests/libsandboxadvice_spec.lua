@@ -389,6 +389,58 @@ describe("libsandboxadvice explain", function()
   end);
 end);
 
+describe("libsandboxadvice gatewaysCloseReason", function()
+  local SAID = "the gateway closed the connection saying: ";
+
+  it("says a close reason in the words of any of CC's failures as the gateway's, with no advice read into it", function()
+    -- A hostile gateway that closed with "Could not create a secure connection" had the player
+    -- told to fix TLS, with "Domain not permitted" to change the server's config, with "Timed
+    -- out" to look for a firewall: each is CC's word for a failure that did not happen.
+    for _, words in ipairs({
+      "Could not connect", "Connection refused", "Could not create a secure connection", "Unknown host",
+      "Domain not permitted", "Timed out", "Connection closed", "URL malformed", "Invalid scheme 'ftp'",
+      "Invalid handshake response getStatus: 404 Not Found", "Invalid handshake response getStatus: 503 Service Unavailable",
+      "Message is too large",
+    }) do
+      local said = advice.gatewaysCloseReason(words, URL);
+      expect(said):eq(SAID .. words);
+      expect(advice.explain(said, URL)):eq(said);
+      expect(advice.explain(said, "ws://192.168.1.20:99999")):eq(said); -- not read as a wrong port
+      expect(advice.said(said, URL)):eq(said);
+      expect(advice.gatewayStopped(said)):eq(false);
+      expect(advice.stoppedAnswering(said, 1796668830000)):eq(said);
+    end
+  end);
+
+  it("says a close reason in this computer's own words as the gateway's", function()
+    -- The daemon's words for a gateway that flooded it, and for a server that closed unanswered.
+    for _, words in ipairs({ "closed the connection (4429 too many requests): the gateway had 17",
+      advice.closedUnanswered("hello") }) do
+      local said = advice.gatewaysCloseReason(words, URL);
+      expect(said):eq(SAID .. words);
+      expect(advice.explain(said, URL)):eq(said);
+    end
+  end);
+
+  it("keeps the gateway's own words as they are, for the advice that reads them", function()
+    expect(advice.gatewaysCloseReason("going away", URL)):eq("going away");
+    expect(advice.explain("going away", URL)):str_match("^the gateway stopped %(going away%)");
+    local evicted = "no hello in time (evicted: the gateway needed room)";
+    expect(advice.gatewaysCloseReason(evicted, URL)):eq(evicted);
+    expect(advice.explain(evicted, URL)):str_match("^the gateway is busy:");
+    expect(advice.gatewaysCloseReason("replaced", URL)):eq("replaced");
+    -- And words no advice reads
+    expect(advice.gatewaysCloseReason("unresponsive", URL)):eq("unresponsive");
+    expect(advice.gatewaysCloseReason("unauthorized", nil)):eq("unauthorized");
+  end);
+
+  it("reads the gateway's own words in a reason it said with CC's", function()
+    local said = advice.gatewaysCloseReason("going away (Connection closed)", URL);
+    expect(said):eq("going away (Connection closed)"); -- its first rule is the gateway's
+    expect(advice.gatewayStopped(said)):eq(true);
+  end);
+end);
+
 describe("libsandboxadvice bootBlocker", function()
   -- CC's settings answer a defined setting's default when it is unset: these are CC's.
   local function withSettings(values)

@@ -1381,6 +1381,23 @@ describe("sandbox daemon", function()
       world.answerHello(world.open(), true);
       world.handle("websocket_closed", FULL_URL, "Connection refused", 4000);
       expect(world.daemon.status().lastError):eq("the gateway closed the connection saying: Connection refused");
+      -- and any other of CC's words: told to fix TLS, the player looked for a certificate
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "Could not create a secure connection", 4000);
+      said = world.daemon.status().lastError;
+      expect(said):eq("the gateway closed the connection saying: Could not create a secure connection");
+      expect(advice.explain(said, FULL_URL)):eq(said);
+      -- its own words stay its own, for the advice that reads them
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "going away", 1001);
+      expect(world.daemon.status().lastError):eq("going away");
+      -- a code without a reason (CC gives nil for an empty one) is no reason of the gateway's
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, nil, 1000);
+      expect(world.daemon.status().lastError):eq("Connection closed");
       -- CC's own words, with no close code, are still CC's
       world.handle("timer", world.lastTimer);
       world.handle("websocket_failure", FULL_URL, "Could not connect");

@@ -2593,6 +2593,10 @@ describe("sandbox command", function()
       status.answered, status.answeredUntil = true, 1796668830000; -- 2026-12-07 18:40:30 UTC
       local ok, err = run({ "link" }, { status = status, gateway = closesAtHello });
       expect(failed(ok, err)):eq("Cannot reach the gateway: the gateway closed the connection saying: " .. forged);
+      -- and any other of CC's words: told to fix TLS, the player looked for a certificate
+      forged = "Could not create a secure connection";
+      ok, err = run({ "link" }, { status = status, gateway = closesAtHello });
+      expect(failed(ok, err)):eq("Cannot reach the gateway: the gateway closed the connection saying: " .. forged);
     end);
 
     it("tells a server that closed before answering from a gateway that stopped", function()
