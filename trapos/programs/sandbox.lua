@@ -637,8 +637,17 @@ local function askPassword()
     return ask("Gateway password (empty for none): ", "*", libsandbox.PASSWORD_ROOM);
   end
   if current:sub(1, #advice.CREDENTIAL_PREFIX) == advice.CREDENTIAL_PREFIX then
-    print("sandbox.password is this computer's own credential, from its account: Enter keeps it; "
-      .. "a password typed replaces it, and the computer leaves the account.");
+    -- A credential the gateway revoked is in no account: "Enter keeps it" read as the way to
+    -- stay in one, to a player whose status had just sent them here ("or set a new
+    -- credential with: sandbox setup").
+    local status = libsandbox.requestStatus();
+    if status ~= nil and advice.revoked(status.lastError) then
+      print("sandbox.password is this computer's own credential, which the gateway revoked: type the "
+        .. "gateway's password, or press Enter and then link the computer again with: sandbox link");
+    else
+      print("sandbox.password is this computer's own credential, from its account: Enter keeps it; "
+        .. "a password typed replaces it, and the computer leaves the account.");
+    end
   end
   local typed = ask("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ", "*", libsandbox.PASSWORD_ROOM);
   if typed == "" then

@@ -922,6 +922,28 @@ describe("sandbox command", function()
       expect(lines[2]):eq("What may the gateway's host do here?");
     end);
 
+    it("says before the password question that the gateway revoked this computer's credential", function()
+      -- A revoked computer's status sends the player here ("or set a new credential with:
+      -- sandbox setup"), whose line said the credential was from its account and that Enter
+      -- kept it: a revoked credential is in no account, and kept it is refused again.
+      local credential = "tsc_abc234_s3cretS3cret";
+      for _, status in ipairs({
+        downStatus("revoked", "revoked: this computer's credential was revoked"),
+        downStatus("unauthorized", "unauthorized: this computer's credential was revoked; link it again: sandbox link"),
+      }) do
+        local ok, err, lines, record = run({ "setup" }, {
+          settings = { ["sandbox.url"] = URL, ["sandbox.password"] = credential },
+          typed = { "", "" }, status = status,
+        });
+        -- kept, it is refused again, as the health check after the questions says
+        expect(ok):eq(false);
+        expect(err):str_match("^Not connected to the gateway: this computer's credential was revoked");
+        expect(lines[2]):eq(fitted("sandbox.password is this computer's own credential, which the gateway "
+          .. "revoked: type the gateway's password, or press Enter and then link the computer again with: sandbox link"));
+        expect(record.values["sandbox.password"]):eq(credential);
+      end
+    end);
+
     it("says a Ctrl-T at any question changed nothing, and saves nothing", function()
       -- CC's bare "Terminated" left a player who had typed a new password unsure whether it
       -- was saved (the installer says "Terminated: nothing was installed.").
