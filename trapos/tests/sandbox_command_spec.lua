@@ -1953,6 +1953,25 @@ describe("sandbox command", function()
         hanging("32 sandbox.* settings are none of the sandbox's; see them with:", 51), "edit /.settings", "lastError: none" });
     end);
 
+    it("names a stray sandbox setting that takes no more rows than its count would", function()
+      -- beside an error the rows left were too few for any name, and the one typed
+      -- (set sandbox.allow_file write) was counted in as many rows, "1 sandbox.* setting is
+      -- none of the sandbox's; see it with:" / "edit /.settings", where its name and fix fit
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "Write", ["sandbox.allow_file"] = "write" },
+        status = downStatus("revoked", "revoked: this computer's credential was revoked"), width = 51, height = 19,
+      });
+      expectSuccess(ok, err);
+      local at = nil;
+      for i, line in ipairs(lines) do
+        if line == "Fix it with: sandbox setup" then at = i; end
+      end
+      expect(at ~= nil):eq(true);
+      expect({ lines[at + 1], lines[at + 2], unhung(lines[at + 3]):match("^lastError: ") ~= nil }):same({
+        hanging("sandbox.allow_file is not a setting of the sandbox; did you mean sandbox.allow_files?", 51),
+        "Remove it with: set sandbox.allow_file nil", true });
+    end);
+
     it("counts, never prints, a stray sandbox setting whose name set cannot type", function()
       local long = "sandbox." .. ("y"):rep(10000);
       local ok, err, lines = run({ "status" }, {
