@@ -162,6 +162,11 @@ local function nothingAnswers(why)
   return contains(why, "Could not connect") or contains(why:lower(), "connection refused");
 end
 
+-- Whether why is CC's word for a connection nothing answered in time.
+local function timedOut(why)
+  return contains(why, "Timed out");
+end
+
 -- CC's "Could not connect" said with the minute the gateway at that URL last answered since
 -- boot (stoppedAnswering): the gateway that ran there stopped, and its operator restarts it.
 -- Said as "not running, or the address or port is wrong", the player looked at an address
@@ -170,12 +175,13 @@ local ANSWERED_UNTIL = " (the gateway answered here until ";
 local ANSWERED_UNTIL_TIME = "%(the gateway answered here until (%d%d:%d%d UTC)%)";
 
 -- why, the reason a try to connect failed at a URL whose gateway answered a hello since boot,
--- with the minute it last answered there (at: epoch ms) when nothing answers there now; why
--- itself for any other reason.
+-- with the minute it last answered there (at: epoch ms) when nothing answers there now, or
+-- nothing in time (a gateway whose process stopped takes the connection and never answers);
+-- why itself for any other reason.
 local function stoppedAnswering(why, at)
   expect(1, why, "string");
   expect(2, at, "number");
-  if saidByGateway(why) or not nothingAnswers(why) or contains(why, ANSWERED_UNTIL) then
+  if saidByGateway(why) or not (nothingAnswers(why) or timedOut(why)) or contains(why, ANSWERED_UNTIL) then
     return why;
   end
   return why .. ANSWERED_UNTIL .. os.date("!%H:%M UTC", math.floor(at / 1000)) .. ")";
@@ -408,7 +414,21 @@ local RULES = {
     retry = "; the daemon retries by itself",
   },
   {
-    match = function(why) return contains(why, "Timed out"); end,
+    -- No answer in time where a gateway answered since boot (stoppedAnswering): it takes the
+    -- connection and never answers (its process stopped or stuck), or the way to it was cut.
+    -- "check the address, and that no firewall drops the port", the rule below, sent the
+    -- player to an address that had worked minutes before.
+    match = function(why) return timedOut(why) and why:find(ANSWERED_UNTIL_TIME) ~= nil; end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      return "no answer from " .. host .. ":" .. portOf(url, port) .. " (timed out): the gateway there answered until "
+        .. why:match(ANSWERED_UNTIL_TIME) .. " and is stuck or stopped, or the network to it was cut (its operator checks it)";
+    end,
+    retry = "; the daemon reconnects by itself once it answers",
+    onceBack = true,
+  },
+  {
+    match = timedOut,
     say = function(_, url)
       local host, port = hostPort(url);
       return "no answer from " .. host .. ":" .. portOf(url, port)

@@ -188,7 +188,6 @@ describe("libsandboxadvice explain", function()
     expect(advice.stoppedAnswering(stopped, at + 3600000)):eq(stopped); -- said once
     -- another reason is its own rule's
     expect(advice.stoppedAnswering("Connection closed", at)):eq("Connection closed");
-    expect(advice.stoppedAnswering("Timed out", at)):eq("Timed out");
     local said = "nothing answers at 192.168.1.20:4444: the gateway there answered until 18:40 UTC and stopped (its operator restarts it)";
     expect(advice.explain(stopped, URL)):eq(said .. "; the daemon reconnects by itself once it runs again");
     expect(advice.explain(stopped, URL, nil, nil, 38)):eq(said .. "; the daemon retries in 38 s");
@@ -204,6 +203,21 @@ describe("libsandboxadvice explain", function()
   it("explains a TLS failure", function()
     expect(advice.explain("Could not create a secure connection", "wss://192.168.1.20:4444"))
       :eq("TLS failed for wss://192.168.1.20:4444: use ws:// for a gateway without TLS, or fix the reverse proxy's certificate. Fix it with: sandbox setup");
+  end);
+
+  it("says a gateway that answered since boot is stuck or cut off, when nothing answers there in time", function()
+    -- a gateway whose process stopped takes the connection and never answers: "check the
+    -- address, and that no firewall drops the port" sent the player to an address that had
+    -- worked minutes before
+    local at = 1796668830000; -- 2026-12-07 18:40:30 UTC
+    local stuck = advice.stoppedAnswering("Timed out", at);
+    expect(stuck):eq("Timed out (the gateway answered here until 18:40 UTC)");
+    expect(advice.stoppedAnswering(stuck, at + 3600000)):eq(stuck); -- said once
+    local said = "no answer from 192.168.1.20:4444 (timed out): the gateway there answered until 18:40 UTC and is "
+      .. "stuck or stopped, or the network to it was cut (its operator checks it)";
+    expect(advice.explain(stuck, URL)):eq(said .. "; the daemon reconnects by itself once it answers");
+    expect(advice.explain(stuck, URL, nil, nil, 38)):eq(said .. "; the daemon retries in 38 s");
+    expect(advice.explain(stuck, URL, nil, "sandbox link")):eq(said .. "; run sandbox link again once it is back");
   end);
 
   it("explains a time-out", function()
