@@ -16,6 +16,8 @@
 //   - Computer → host (FromCC, FromWire): byte N is the character U+00NN, as UTF-8, so a file a
 //     player typed é into reads back as é. Show and ShowPath make text safe for a terminal:
 //     control characters as \xNN, which is the form every path argument accepts back;
+//     ShowDistinct also escapes what prints as another character or as none (a no-break
+//     space, \xa0; a zero-width space, \u200b), for a name and a computer's message;
 //     ShowJSON makes JSON so, with JSON's escapes (\u009b), its value unchanged.
 //   - TraposIds (ShowTraposID, TraposID): every list of computers shows a traposId with what
 //     would pass for another computer's escaped (a no-break space, a soft hyphen, a space at

@@ -326,6 +326,38 @@ func TestShowEscapesBidiControlsAndLineSeparators(t *testing.T) {
 	assert.Equal(t, "שלום ☃", Show("שלום ☃", false), "right-to-left letters are text")
 }
 
+// TestShowDistinctTellsLookAlikesApart: a token's name, an account's or a computer's message,
+// shown, never looks like another text: what prints as a space, as a hyphen or as nothing is
+// escaped (as a file's name is in ls, and a label in a list), and everything else is as Show
+// shows it, so that a name in any script reads as written.
+func TestShowDistinctTellsLookAlikesApart(t *testing.T) {
+	for in, want := range map[string]string{
+		"a\u200bb":                `a\u200bb`, // zero-width space
+		"a\u200cb\u200db":         `a\u200cb\u200db`,
+		"a\u2060b\ufeff":          `a\u2060b\ufeff`,
+		"a\u00a0b":                `a\xa0b`, // no-break space, as ls shows it
+		"start\u00adup":           `start\xadup`,
+		"a\u2009b \u3000c":        `a\u2009b \u3000c`, // a thin space, an ideographic one
+		"a\u3164b\u034fc":         `a\u3164b\u034fc`,  // Hangul filler, grapheme joiner
+		"x\u202eroot":             `x\u202eroot`,
+		"a\x1b[2J":                `a\x1b[2J`,
+		"台所 é ☃ שלום":             "台所 é ☃ שלום",
+		"\u0600١٢":                "\u0600١٢",     // an Arabic number sign is drawn
+		"\u2764\ufe0f":            "\u2764\ufe0f", // a variation selector makes no other text look alike
+		"Alice's phone (ünïcode)": "Alice's phone (ünïcode)",
+	} {
+		assert.Equal(t, want, ShowDistinct(in, false), "%q", in)
+		assert.Equal(t, ShowDistinct(want, false), want, "%q shown again is the same", in)
+	}
+	assert.Equal(t, "/a\\xa0b: No such file\n  at line 2\tx", ShowDistinct("/a\u00a0b: No such file\n  at line 2\tx", true), "keepLines is Show's")
+	assert.Equal(t, `a\xa0b\x0ac`, ShowDistinct("a\u00a0b\nc", false))
+	assert.Equal(t, "a\u00a0b", Show("a\u00a0b", false), "Show leaves them: a file's text or a program's output is the computer's")
+
+	for b := 0; b <= 0xff; b++ {
+		assert.Equal(t, b == 0xa0 || b == 0xad, LooksLikeAnother(rune(b)), "byte %#x: of CC's characters, only the no-break space and the soft hyphen", b)
+	}
+}
+
 // JSON cannot hold Show's \x9b: ShowJSON writes what Go's encoder leaves raw (DEL, C1, the
 // bidirectional controls) as JSON's own escapes, so the JSON decodes to the same text.
 func TestShowJSONEscapesWhatGosEncoderLeavesRaw(t *testing.T) {

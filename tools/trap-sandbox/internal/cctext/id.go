@@ -65,7 +65,7 @@ func idNeedsEscape(id string, labelStart int) bool {
 // labelStart.
 func idEscaped(id string, i int, r rune, labelStart int) bool {
 	switch {
-	case isControl(r), looksLikeAnother(r), r > 0xff:
+	case isControl(r), LooksLikeAnother(r), r > 0xff:
 		return true
 	case r == ' ':
 		return i == labelStart || i == len(id)-1 || (i > labelStart && id[i-1] == ' ')

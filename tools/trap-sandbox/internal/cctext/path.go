@@ -59,14 +59,14 @@ func PathWire(p string) (string, error) {
 // ShowPath is CC path bytes as host text for a terminal: each byte its character, but control
 // characters (C0, DEL, C1), '\', and the no-break space (A0) and soft hyphen (AD) as \xNN, the
 // form PathToCC reads back. What `ls` prints is therefore a path every command accepts, and two
-// names that differ never look alike (looksLikeAnother, as ShowTraposID escapes them in a
+// names that differ never look alike (LooksLikeAnother, as ShowTraposID escapes them in a
 // label): printed raw, a player's "startup.lua" and a soft hyphen listed as a second
 // startup.lua, and a name of A0 and x (CC trims only ' ' from a name's start) as " x", which
 // typed back named another file.
 func ShowPath(cc []byte) string {
 	var b strings.Builder
 	for _, c := range cc {
-		if isControl(rune(c)) || c == '\\' || looksLikeAnother(rune(c)) {
+		if isControl(rune(c)) || c == '\\' || LooksLikeAnother(rune(c)) {
 			fmt.Fprintf(&b, `\x%02x`, c)
 			continue
 		}

@@ -29,8 +29,20 @@ func Clip(s string, maxBytes int) string {
 // the line and paragraph separators as \uXXXX (no CC string holds one: a hostile client's
 // would reorder or break the rest of the terminal's line); everything else passes. keepLines keeps \n, \t and the \r of a \r\n (a file written on Windows), for
 // program output and file text; a lone \r, which would let a line overwrite itself, is shown.
-func Show(s string, keepLines bool) string {
-	if !needsEscape(s, keepLines) {
+func Show(s string, keepLines bool) string { return show(s, keepLines, false) }
+
+// ShowDistinct is Show with the characters that print as another or as none
+// (LooksLikeAnother) escaped too, \xNN up to U+00FF and \uXXXX above (\xa0, \u200b), so that
+// two texts that differ never look alike. It is the one rule of what the host's own records
+// name (an API token's name, an account's, who created one: every cell of the CLI's tables,
+// table.Writer, and the CLI's messages naming them) and of a computer's message in the CLI
+// (a path in it reads as ls shows it: /a\xa0b, the form every path argument takes back).
+// keepLines is Show's.
+func ShowDistinct(s string, keepLines bool) string { return show(s, keepLines, true) }
+
+// show is Show, escaping LooksLikeAnother's characters too when distinct.
+func show(s string, keepLines, distinct bool) string {
+	if !needsEscape(s, keepLines, distinct) {
 		return s
 	}
 	var b strings.Builder
@@ -41,7 +53,7 @@ func Show(s string, keepLines bool) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)):
 			b.WriteRune(r)
-		case isControl(r) || BreaksLine(r):
+		case escaped(r, distinct):
 			writeEscape(&b, r)
 		default:
 			b.WriteString(s[i : i+n])
@@ -51,15 +63,20 @@ func Show(s string, keepLines bool) string {
 	return b.String()
 }
 
-func needsEscape(s string, keepLines bool) bool {
+func needsEscape(s string, keepLines, distinct bool) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || BreaksLine(r) || (isControl(r) && !(keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)))) {
+		if (r == utf8.RuneError && n == 1) || (escaped(r, distinct) && !(keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)))) {
 			return true
 		}
 		i += n
 	}
 	return false
+}
+
+// escaped reports whether Show (ShowDistinct when distinct) escapes r.
+func escaped(r rune, distinct bool) bool {
+	return isControl(r) || BreaksLine(r) || (distinct && LooksLikeAnother(r))
 }
 
 // isCRLF reports whether s holds \r\n at i.
@@ -78,12 +95,23 @@ func isControl(r rune) bool {
 	return r < 0x20 || (r >= 0x7f && r <= 0x9f)
 }
 
-// looksLikeAnother reports the two characters of CC's set above the controls that a terminal
-// prints as another's or as none: the no-break space (U+00A0), a space, and the soft hyphen
-// (U+00AD), nothing. A name holding one lists as another name would, so ShowTraposID and
-// ShowPath escape both.
-func looksLikeAnother(r rune) bool {
-	return r == '\u00a0' || r == '\u00ad'
+// LooksLikeAnother reports the characters that a terminal prints as another's or as none, so
+// that a name holding one lists as another name would: the no-break space (U+00A0) and every
+// other space but ' ' (Unicode's Zs: U+2002, U+202F, U+3000 …), printed as a space; the soft
+// hyphen (U+00AD), printed as a hyphen or as nothing; the format characters (Unicode's Cf: the
+// zero-width space U+200B, the joiners U+200C and U+200D, the word joiner U+2060, the byte
+// order mark U+FEFF, the bidirectional controls) and the others Unicode has drawn as nothing
+// (Other_Default_Ignorable_Code_Point: U+034F, the Hangul fillers U+115F, U+3164, U+FFA0),
+// but the format characters terminals draw (an Arabic number sign, U+0600, as table.Columns
+// counts it). Of CC's characters (U+0000–U+00FF) only U+00A0 and U+00AD are; above them, no
+// CC string holds one. The one home of that rule: ShowTraposID and ShowPath escape them in a
+// label and a file's name, ShowDistinct in any text, and a token's name may not hold one
+// (account.CheckTokenName).
+func LooksLikeAnother(r rune) bool {
+	if r < 0xa0 || unicode.Is(unicode.Prepended_Concatenation_Mark, r) {
+		return false // ' ', the one space of Zs below U+00A0, included
+	}
+	return unicode.In(r, unicode.Zs, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point)
 }
 
 // IsText reports whether CC bytes read as text: no control bytes but \t, \n and \r. Such a
