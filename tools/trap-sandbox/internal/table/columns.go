@@ -25,12 +25,13 @@ import (
 //     Terminal, the C library's wcwidth) unless set to draw them wide for CJK text, and
 //     counted two, every label with an é would push its row out of line instead;
 //   - none for a control character, which draws nothing (no table holds one: the Writer shows
-//     it as \xNN, as every listing does).
+//     it as \xNN, as every listing does, and a format character as \uXXXX).
 //
 // It counts a character at a time, as wcwidth does: an emoji joined of several (👩‍🍳, a
 // woman, a zero-width joiner and a cook, four columns here) or made a picture by a variation
 // selector (❤️, one here) is drawn in two by a terminal that draws such a sequence as one
-// picture, and its row leans by the difference there.
+// picture, and its row would lean by the difference there. A table's cell has the joiner
+// escaped (the Writer's 👩\u200d🍳, drawn as counted); the variation selector stays.
 func Columns(s string) int {
 	n := 0
 	for _, r := range s { // a byte that is not UTF-8 is U+FFFD here, one column

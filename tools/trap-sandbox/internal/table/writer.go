@@ -14,9 +14,11 @@ import (
 // last cell is in no column) are padded with spaces to the widest of them plus the padding.
 // A table of ASCII text comes out byte for byte as tabwriter's.
 //
-// Each cell is shown by cctext.Show first, so no control character reaches the terminal raw
-// whoever built the row (the listings show their cells that way already, and showing a shown
-// cell changes nothing).
+// Each cell is shown by cctext.ShowDistinct first, whoever built the row: no control character
+// reaches the terminal raw, and no character that prints as another or as none (a no-break
+// space, a zero-width space or joiner), so two cells that differ never look alike: a token
+// named "a", U+200B, "b" lists as a\u200bb beside ab. The listings show a computer's label
+// and a file's name so already, and showing a shown cell changes nothing.
 type Writer struct {
 	out     io.Writer
 	padding int
@@ -80,7 +82,7 @@ func splitRows(text []byte) []row {
 	for i, line := range lines {
 		cells := strings.Split(line, "\t")
 		for j, c := range cells {
-			cells[j] = cctext.Show(c, false)
+			cells[j] = cctext.ShowDistinct(c, false)
 		}
 		rows[i] = row{cells: cells, ended: i < last}
 	}

@@ -98,6 +98,30 @@ func TestABidiOverrideOrACombiningStackFakesNoRow(t *testing.T) {
 		stack+"            carol\n", got)
 }
 
+// TestLookAlikeNamesListApart: a token or account name holding what prints as nothing or as
+// a space (a zero-width space, joiner or word joiner, a byte order mark, a no-break space, a
+// soft hyphen) is listed with it escaped, padded by the escape, so that it reads as another
+// name than the one beside it, and the cells after it stay under their headers.
+func TestLookAlikeNamesListApart(t *testing.T) {
+	got := layout(t, 2, "NAME\tBY\n"+
+		"ab\tbob\n"+
+		"a\u200bb\talice\n"+
+		"a\u200db\u2060\tcarol\n"+
+		"\ufeffab\tdave\n"+
+		"a\u00a0b\terin\n"+
+		"a\u00adb\tfrank\n"+
+		"👩\u200d🍳\tgina\n")
+	assert.Equal(t, ""+
+		`NAME            BY`+"\n"+
+		`ab              bob`+"\n"+
+		`a\u200bb        alice`+"\n"+
+		`a\u200db\u2060  carol`+"\n"+
+		`\ufeffab        dave`+"\n"+
+		`a\xa0b          erin`+"\n"+
+		`a\xadb          frank`+"\n"+
+		`👩\u200d🍳      gina`+"\n", got)
+}
+
 // TestEachFlushIsATableOfItsOwn: what was flushed does not widen the next table's columns.
 func TestEachFlushIsATableOfItsOwn(t *testing.T) {
 	var out bytes.Buffer
