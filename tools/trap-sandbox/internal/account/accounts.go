@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 )
 
@@ -91,8 +92,11 @@ const MaxTokenName = 64
 
 // CheckTokenName explains why name cannot name a token, or returns nil: the one check of a
 // token's name, for the store's commands and the API alike. A name is any text a person
-// types (laptop, ci, "Alice's phone") but nothing that forges a listing's line: no control
-// characters (C0, DEL, C1), line or paragraph separators or bidirectional controls.
+// types (laptop, ci, "Alice's phone", 台所) but nothing that forges a listing's line (control
+// characters: C0, DEL, C1; line or paragraph separators; bidirectional controls) or that
+// prints as another character or as none (cctext.LooksLikeAnother: a no-break space, a
+// zero-width space or joiner, a byte order mark), which the listings show escaped
+// (cctext.ShowDistinct): a name is refused that would not list as it was typed.
 func CheckTokenName(name string) error {
 	switch {
 	case name == "":
@@ -103,8 +107,12 @@ func CheckTokenName(name string) error {
 		return invalidf("token name %q has %d characters: give at most %d", name, utf8.RuneCountInString(name), MaxTokenName)
 	}
 	for _, r := range name {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+		if unicode.IsControl(r) || cctext.BreaksLine(r) {
 			return invalidf("token name %q holds %U, a control or line-breaking character: give a name of printable characters (laptop, ci, agent)", name, r)
+		}
+		if cctext.LooksLikeAnother(r) {
+			return invalidf("token name %q holds %U, which prints as a space, a hyphen or nothing, so the name would look like another "+
+				"(a listing shows it as %s): give it without that character (a plain space for a space)", name, r, cctext.ShowDistinct(string(r), false))
 		}
 	}
 	return nil

@@ -42,7 +42,9 @@ func TestReservedNamesAreNoAccounts(t *testing.T) {
 
 // TestCheckTokenName: a token's name is any printable text up to MaxTokenName characters;
 // control characters (C0, DEL, C1), line and paragraph separators and bidirectional controls
-// are refused, so no name breaks or forges a line of a listing.
+// are refused, so no name breaks or forges a line of a listing, and so is what prints as
+// another character or as none (a no-break space, a soft hyphen, a zero-width character, a
+// byte order mark, another space than ' '), so no name lists as another.
 func TestCheckTokenName(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"laptop":                  true,
@@ -57,6 +59,16 @@ func TestCheckTokenName(t *testing.T) {
 		"para\u2029sep":           false,
 		"rlo\u202eevil":           false,
 		"bad\xffutf8":             false,
+		"台所 🍳":                    true,
+		"a\u200bb":                false,
+		"a\u200cb":                false,
+		"a\u200db":                false,
+		"a\u2060b":                false,
+		"\ufeffab":                false,
+		"a\u00a0b":                false,
+		"a\u00adb":                false,
+		"a\u2009b":                false,
+		"a\u3164b":                false,
 		strings.Repeat("n", 65):   false,
 	} {
 		err := account.CheckTokenName(name)
@@ -67,6 +79,10 @@ func TestCheckTokenName(t *testing.T) {
 		require.ErrorIs(t, err, account.ErrInvalid, "%q", name)
 		assert.NotContains(t, err.Error(), "\n", "%q: the message is one line", name)
 	}
+	err := account.CheckTokenName("a\u200bb")
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Equal(t, `token name "a\u200bb" holds U+200B, which prints as a space, a hyphen or nothing, so the name would look like another `+
+		`(a listing shows it as \u200b): give it without that character (a plain space for a space)`, err.Error())
 }
 
 // TestATokensLifetimeIsCapped: a lifetime up to MaxTokenTTL is given; a longer one is refused
