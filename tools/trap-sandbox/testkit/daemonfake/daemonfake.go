@@ -582,8 +582,11 @@ func exec(hook func(string, map[string]any) (any, *Error), typ string, p map[str
 
 func ok(payload any) Reply { return Reply{Payload: payload} }
 
+// fail is a refusal with message, the daemon's words in CC's bytes (a path it names is the
+// bytes the payload's string stood for), in its wire form as the client sends every string
+// (byte A0 is U+00A0), where a path's byte A0 went as a byte that is no UTF-8.
 func fail(code protocol.Code, message string) Reply {
-	return Reply{Error: &Error{Code: string(code), Message: message}}
+	return Reply{Error: &Error{Code: string(code), Message: protocol.WireOfBytes([]byte(message))}}
 }
 
 func fsError(message string) Reply { return fail(protocol.CodeFSError, message) }
