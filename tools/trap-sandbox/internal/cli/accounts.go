@@ -619,7 +619,7 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 		fmt.Fprintf(out, "none of its computers was connected; its tokens are refused from the next request\n")
 	case c.viaAPI:
 		if len(r.Closed) > 0 {
-			fmt.Fprintf(out, "closed its connected computers (4003 revoked, their daemons stop): %s; its tokens are refused from the next request\n", show(strings.Join(r.Closed, ", ")))
+			fmt.Fprintf(out, "closed its connected computers (4003 revoked, their daemons stop): %s; its tokens are refused from the next request\n", showIDs(r.Closed))
 		}
 		if len(r.NotClosed) > 0 {
 			tokens := ""
@@ -627,7 +627,7 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 				tokens = "; its tokens are refused from the next request"
 			}
 			fmt.Fprintf(out, "left connected by a replica of an older trap-sandbox, which does not close them: %s (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now)%s\n",
-				show(strings.Join(r.NotClosed, ", ")), tokens)
+				showIDs(r.NotClosed), tokens)
 		}
 	case c.nc == nil && c.upgradedFrom > 0 && c.upgradedFrom < account.RemovalSchemaVersion:
 		// This command upgraded the store: a gateway running on it is of a trap-sandbox from
@@ -831,7 +831,7 @@ func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writ
 	fmt.Fprintln(tw, "ID\tACCOUNT\tAPPROVED BY\tCREATED\tLAST SEEN\tTRAPOSID\tADDRESS\tREVOKED")
 	for _, cr := range creds {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(cr.Selector), show(cr.AccountID), orDash(show(cr.ApprovedBy)), stamp(cr.Created), stamp(cr.LastSeen),
-			orDash(show(cr.LastTraposID)), orDash(show(cr.RemoteAddr)), stamp(cr.RevokedAt))
+			orDash(cctext.ShowTraposID(cr.LastTraposID)), orDash(show(cr.RemoteAddr)), stamp(cr.RevokedAt))
 	}
 	return tw.Flush()
 }
@@ -879,9 +879,20 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// show is a listing's text from the store or a gateway, with control characters as \xNN
-// (cctext.Show): whatever a record holds, it cannot break its row or forge another.
-func show(s string) string { return cctext.Show(s, false) }
+// show is a listing's text from the store or a gateway (a token's name, an account's, an
+// address) by the one rule of host-side names (cctext.ShowDistinct): whatever a record holds,
+// it cannot break its row or forge another, and two names that differ never look alike (a
+// no-break space as \xa0, a zero-width space as \u200b).
+func show(s string) string { return cctext.ShowDistinct(s, false) }
+
+// showIDs is traposIds as every list shows them (cctext.ShowTraposID), comma-separated.
+func showIDs(ids []string) string {
+	shown := make([]string, len(ids))
+	for i, id := range ids {
+		shown[i] = cctext.ShowTraposID(id)
+	}
+	return strings.Join(shown, ", ")
+}
 
 func orDash(s string) string {
 	if s == "" {

@@ -110,7 +110,8 @@ func shellWord(s string) string {
 
 // failure words a command's error for the operator's terminal: "computer 7:kitchen ls /: the
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
-// with whatever the computer or the gateway wrote escaped (cctext.Show).
+// with whatever the computer or the gateway wrote escaped (showMessage), and the command as
+// typed by the same rule: a path in either reads as ls shows it (/a\xa0b).
 func failure(traposID, command string, err error) error {
 	return failureWith(traposID, command, err, "", 0)
 }
@@ -167,12 +168,12 @@ func failureWith(traposID, command string, err error, more string, timeout time.
 // failureFix is failure with fix after a timeout's message (a computer's, or the gateway's);
 // "" adds none.
 func failureFix(traposID, command string, err error, fix string) error {
-	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
+	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.ShowDistinct(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
 	if strings.TrimSpace(traposID) == "" && errors.As(err, &pe) && !pe.ByComputer {
 		// No computer named: the vocabulary's client refused before asking anyone, and its
 		// message says so; "computer  ping" would name a blank.
-		return named(cctext.Show(cctext.Clip(command, maxCommandBytes), false), errors.New(showMessage(pe.Message)))
+		return named(cctext.ShowDistinct(cctext.Clip(command, maxCommandBytes), false), errors.New(showMessage(pe.Message)))
 	}
 	if !errors.As(err, &pe) {
 		return named(what, errors.New(cctext.Show(err.Error(), false)))
@@ -206,7 +207,7 @@ func listFailure(what string, err error) error {
 	case !ok:
 		return named(what, errors.New(cctext.Show(err.Error(), false)))
 	case pe.Attributed: // it already says who answered what, as failure's messages do
-		return named(what, errors.New(cctext.Show(pe.Message, false)))
+		return named(what, errors.New(cctext.ShowDistinct(pe.Message, false)))
 	}
 	return namedf(what, "the gateway answered %s: %s", cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
 }
@@ -223,7 +224,10 @@ const maxCommandBytes = 300
 // (cctext.ShowTraposID), whichever form was typed (7:kitchen\xa0 or the no-break space itself).
 func typedID(typed string) string { return cctext.ShowTraposID(cctext.TraposID(typed)) }
 
-// showMessage is an error message for the terminal (cctext.Show). A message may show a
+// showMessage is an error message for the terminal, the one way the CLI shows a computer's
+// words and the gateway's (cctext.ShowDistinct): a path the computer named in it reads as ls
+// shows it ("/a\xa0b: No such file", where the no-break space printed as a space named
+// another file), a control character as \xNN. A message may show a
 // screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its
 // line breaks are kept and every line after the first that shows something is indented, so
 // none passes for a line of the CLI's own. A blank row (the editor's, between its text and
@@ -231,7 +235,7 @@ func typedID(typed string) string { return cctext.ShowTraposID(cctext.TraposID(t
 // trimmed: indented, it was a line of two spaces, trailing whitespace that a pasted error
 // carried along and that read as a row holding something.
 func showMessage(s string) string {
-	lines := strings.Split(cctext.Show(s, true), "\n")
+	lines := strings.Split(cctext.ShowDistinct(s, true), "\n")
 	for i := 1; i < len(lines); i++ {
 		if lines[i] != "" {
 			lines[i] = "  " + lines[i]

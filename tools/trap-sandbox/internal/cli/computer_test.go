@@ -314,6 +314,22 @@ func TestErrorsShowControlBytesEscaped(t *testing.T) {
 	assert.EqualError(t, err, `computer 7: cat /x: the computer answered fs_error: /\x1b]0;pwned\x07: No such file`)
 }
 
+// TestAComputersMessageNamesAPathAsLsShowsIt: a computer's fs_error names the path it was
+// asked for in its own words; a no-break space or a soft hyphen in it is shown as ls shows
+// it (\xa0, \xad), where it printed as a space or as nothing and named another file than the
+// one ls lists, and so is the path the failure's command names, whichever form was typed.
+func TestAComputersMessageNamesAPathAsLsShowsIt(t *testing.T) {
+	clearEnv(t)
+	base := serveDisk(t, daemonfake.NewLocal(map[string]string{"/a\xa0b": "x", "/start\xadup": "y"}))
+	out, err := runClient(t, "ls", "--url", base, "7:", "/")
+	require.NoError(t, err)
+	assert.Equal(t, "1  a\\xa0b\n1  start\\xadup\n", out)
+	for typed, shown := range map[string]string{`/a\xa0c`: `/a\xa0c`, "/a\u00a0c": `/a\xa0c`, "/start\u00adu": `/start\xadu`} {
+		_, err = runClient(t, "cat", "--url", base, "7:", typed)
+		assert.EqualError(t, err, "computer 7: cat "+shown+": the computer answered fs_error: "+shown+": No such file", "%q", typed)
+	}
+}
+
 // TestLocalNamesShowControlBytesEscaped: get into a directory names the local file after the
 // computer's, so a name holding an escape sequence ("e\x9b31mred", as ls shows it: the C1
 // byte 9B is a terminal's ESC [, and CC keeps it in paths, unlike bytes below 32) was printed
