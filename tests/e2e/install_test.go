@@ -1459,6 +1459,14 @@ func TestAPasswordWithASpaceGoesInQuotes(t *testing.T) {
 	assert.Contains(t, out, "Installed trapos-sandbox ", out)
 	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
 
+	// In single quotes, as a Unix shell takes it: CC's shell keeps them as part of the words,
+	// and the line offered was "'my pass'", a password with the quotes in it, which the
+	// gateway refuses. The line offered leaves them out, and says why.
+	out = playerSession(ctx, t, t.TempDir(), true, install+" 'my pass' --no-questions")
+	joined = strings.Join(lines(out), " ")
+	assert.Contains(t, joined, "A password with a space goes in double quotes (CC's shell keeps a ' as part of the password): "+quoted, out)
+	assert.NotContains(t, out, `"'my`, out)
+
 	// Two options in a row is not a password with a space: no quotes offered.
 	out = playerSession(ctx, t, t.TempDir(), true, install+" --allow-files=read allow-exec=no")
 	assert.NotContains(t, out, "quotes", out)

@@ -1306,7 +1306,10 @@ end
 -- The words of the line with those that are not options (a password with a space, which CC's
 -- shell split into words) as one, in double quotes, which CC's shell takes as one word; the
 -- options after it as typed: a list of the line's words after the URL. Nil when a word holds
--- a " (the shell has no escape for it).
+-- a " (the shell has no escape for it). True second when the words were in single quotes, as
+-- a Unix shell takes a password with a space ('my pass'): CC's shell groups double quotes
+-- only, and kept the single ones as part of the password, so they are left out of the line
+-- (it gave "'my pass'" in double quotes, a password with the quotes in it).
 local function withQuotedPassword(words)
   local password, options = {}, {};
   for _, word in ipairs(words) do
@@ -1315,7 +1318,9 @@ local function withQuotedPassword(words)
     end
     table.insert(word:match("^%-%-") and options or password, word);
   end
-  return { '"' .. table.concat(password, " ") .. '"', table.unpack(options) };
+  local joined = table.concat(password, " ");
+  local unquoted = joined:match("^'([^']*)'$");
+  return { '"' .. (unquoted or joined) .. '"', table.unpack(options) }, unquoted ~= nil;
 end
 
 -- Prints the install line with words after its URL, on rows of its own: a word that does not
@@ -1349,11 +1354,18 @@ if opts == nil then
     printUninstallWord(guess);
     return false;
   end
-  local quoted = wrong == SECOND_PASSWORD and withQuotedPassword({ ... });
+  local quoted, singleQuotes = nil, false;
+  if wrong == SECOND_PASSWORD then
+    quoted, singleQuotes = withQuotedPassword({ ... });
+  end
   if quoted then
     -- The line on a row of its own, as the uninstall line above; the options' --help, which
     -- stood between the problem and this fix, is not this line's: its options were right.
-    printError("A password with a space goes in quotes:");
+    if singleQuotes then
+      printError("A password with a space goes in double quotes (CC's shell keeps a ' as part of the password):");
+    else
+      printError("A password with a space goes in quotes:");
+    end
     printInstallLine(quoted);
     return false;
   end
