@@ -1466,6 +1466,10 @@ func TestAPasswordWithASpaceGoesInQuotes(t *testing.T) {
 	joined = strings.Join(lines(out), " ")
 	assert.Contains(t, joined, "A password with a space goes in double quotes (CC's shell keeps a ' as part of the password): "+quoted, out)
 	assert.NotContains(t, out, `"'my`, out)
+	// One word in single quotes is a password with the quotes in it: refused, it says so.
+	out = playerSession(ctx, t, t.TempDir(), true, install+" 'secret' --no-questions")
+	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it.", out)
+	assert.Contains(t, strings.Join(lines(out), " "), "The password is in single quotes, which CC's shell keeps as part of it: if they are not, type it without.", out)
 
 	// Two options in a row is not a password with a space: no quotes offered.
 	out = playerSession(ctx, t, t.TempDir(), true, install+" --allow-files=read allow-exec=no")

@@ -949,6 +949,9 @@ local function install(opts)
       local doubt, doubtWhy = adviceRules.passwordDoubt(password);
       if opts.password ~= nil and meantUninstall(opts.password) then
         printUninstallWord(opts.password);
+      elseif opts.password ~= nil and opts.password:find("^'.+'$") then
+        -- A Unix shell's quotes ('s3cret'), which CC's shell keeps as part of the word.
+        print("The password is in single quotes, which CC's shell keeps as part of it: if they are not, type it without.");
       elseif doubt == "space" then
         print("The password " .. doubtWhy .. ", type it without.");
       elseif doubt == "unheld" then
