@@ -162,6 +162,10 @@ local function nothingAnswers(why)
   return contains(why, "Could not connect") or contains(why:lower(), "connection refused");
 end
 
+-- The daemon's words for a gateway silent past its promise (libsandboxdaemon's checkLiveness):
+-- the seconds it was silent.
+local SILENT = "^the gateway sent nothing for (%d+) s %(it promised a frame every %d+ s at most%)";
+
 -- Whether why is CC's word for a connection nothing answered in time.
 local function timedOut(why)
   return contains(why, "Timed out");
@@ -412,6 +416,22 @@ local RULES = {
       return "the gateway is busy: it closed the connection to make room for newer ones before it read the hello";
     end,
     retry = "; the daemon retries by itself",
+  },
+  {
+    -- The daemon's own words for an open connection the gateway fell silent on (its hello
+    -- answer's livenessMs passed with no frame: libsandboxdaemon's checkLiveness). Said as
+    -- they were, "...: reconnecting", a player whose gateway's host had gone to sleep read no
+    -- cause and no one to tell.
+    match = function(why) return why:find(SILENT) ~= nil; end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      -- Not the promise: the status's lastError above says it, and a pocket computer's status
+      -- had its URL scrolled away.
+      return "the gateway at " .. host .. ":" .. portOf(url, port) .. " sent nothing for " .. why:match(SILENT)
+        .. " s: it is stuck or stopped, or the network to it was cut (its operator checks it)";
+    end,
+    retry = "; the daemon reconnects by itself once it answers",
+    onceBack = true,
   },
   {
     -- No answer in time where a gateway answered since boot (stoppedAnswering): it takes the

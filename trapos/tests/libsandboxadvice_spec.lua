@@ -220,6 +220,18 @@ describe("libsandboxadvice explain", function()
     expect(advice.explain(stuck, URL, nil, "sandbox link")):eq(said .. "; run sandbox link again once it is back");
   end);
 
+  it("says a gateway that fell silent on an open connection is stuck or cut off", function()
+    -- the daemon's "...: reconnecting" alone named no cause and no one to tell
+    local silent = "the gateway sent nothing for 71 s (it promised a frame every 70 s at most): reconnecting";
+    local said = "the gateway at 192.168.1.20:4444 sent nothing for 71 s: it is stuck or stopped, or the network "
+      .. "to it was cut (its operator checks it)";
+    expect(advice.explain(silent, URL)):eq(said .. "; the daemon reconnects by itself once it answers");
+    expect(advice.explain(silent, URL, nil, nil, 5)):eq(said .. "; the daemon retries in 5 s");
+    -- a gateway's close reason in the daemon's words is the gateway's, not the daemon's finding
+    expect(advice.explain("the gateway closed the connection saying: " .. silent, URL))
+      :eq("the gateway closed the connection saying: " .. silent);
+  end);
+
   it("explains a time-out", function()
     expect(advice.explain("Timed out", URL))
       :eq("no answer from 192.168.1.20:4444 (timed out): check the address, and that no firewall drops the port");
