@@ -84,6 +84,10 @@ local HEADING_COLOUR = "yellow";
 local ANSWER_CODE_COLOUR = "lightBlue";
 local PROMPT = "ai> ";
 local EXIT_WORD = "exit";
+-- The lines that leave as exit does, lower-cased: CC's lua prompt, which the conversation is
+-- like, leaves on exit(), and a word in capitals or quit went to the agent as a question,
+-- which it answered by telling the player to type exit.
+local EXIT_LINES = { exit = true, ["exit()"] = true, quit = true, ["quit()"] = true };
 -- The answers to a confirm that allow the change; anything else (Enter too) denies it.
 local YES = { y = true, yes = true };
 -- Seconds a confirm's question waits for the player: a second past the gateway's 60 s, after
@@ -1350,7 +1354,7 @@ local function conversation()
       end
       error(line, 0);
     end
-    if line == nil or line:match("^%s*(.-)%s*$") == EXIT_WORD then
+    if line == nil or EXIT_LINES[line:match("^%s*(.-)%s*$"):lower()] then
       return;
     end
     if not line:match("^%s*$") then

@@ -2244,6 +2244,22 @@ describe("ai command", function()
       expect(record.reads[4].history):same({ "hello", "and then?" });
     end);
 
+    it("leaves on exit in any case, exit() as CC's lua prompt does, and quit, asking nothing", function()
+      -- each went to the agent as a question, which it answered by telling the player to type exit
+      for _, line in ipairs({ "Exit", "EXIT", " exit() ", "quit", "Quit()" }) do
+        local ok, err, rows, record = run({}, { width = 40, typed = { line } });
+        expectSuccess(ok, err);
+        expect({ rows[1], rows[2] }):same({ "Ask the agent. exit or Ctrl-T leaves.", (("ai> " .. line):gsub("%s+$", "")) });
+        expect(#sent(record, "ai.ask")):eq(0);
+      end
+      -- a question that only begins with one of them is a question
+      local ok, err, _, record = run({}, {
+        width = 40, typed = { "exit the maze?", "exit" }, polls = { { text(1, "Left."), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(sent(record, "ai.ask")[1].prompt):eq("exit the maze?");
+    end);
+
     it("leaves on Ctrl-T at the prompt, and goes on after Ctrl-T in a turn", function()
       local ok, err, rows, record = run({}, {
         width = 45,
