@@ -595,6 +595,48 @@ func TestACommandNamesAComputerTypedInItsShownFormSo(t *testing.T) {
 	assert.Contains(t, err.Error(), `computer 7:kitchen\x20 disconnected during the read of /big.txt`)
 }
 
+// TestAPutOrRmWhoseLookWentSaysNothingWasDone: a put or an rm whose computer went away, or
+// was replaced by a newer socket, before it answered the look at the path (whether it is a
+// directory), before anything was sent to write or delete, says that nothing was written or
+// deleted, as it says when the gateway stopped then, where it said the look's words, "it may
+// have done what it was asked all the same: check before you ask again", of a write that had
+// not begun.
+func TestAPutOrRmWhoseLookWentSaysNothingWasDone(t *testing.T) {
+	clearEnv(t)
+	local := filepath.Join(t.TempDir(), "x.txt")
+	require.NoError(t, os.WriteFile(local, []byte("x"), 0o644))
+	for _, replaced := range []bool{false, true} {
+		went := "computer 7:küche disconnected before it answered; "
+		if replaced {
+			went = "computer 7:küche was replaced by a newer connection before it answered; "
+		}
+		for _, c := range []struct {
+			args []string
+			said string
+		}{
+			{[]string{"put", "7:küche", local, "/x.txt"}, "computer 7:küche put /x.txt: the gateway answered not_connected: " + went +
+				"the write of /x.txt stopped before any of it was sent: nothing was written; write it again once it is back"},
+			{[]string{"rm", "7:küche", "/door.lua"}, "computer 7:küche rm /door.lua: the gateway answered not_connected: " + went +
+				"the delete of /door.lua stopped before it was sent: nothing was deleted; delete it again once it is back"},
+		} {
+			d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')\n"})
+			d.Label = "küche"
+			d.List[0].TraposID = d.TraposID()
+			d.Before = func(_ context.Context, _ int, typ string) error {
+				if typ == protocol.TypeFSList {
+					return computer.LeftBeforeAnswer(d.TraposID(), replaced)
+				}
+				return nil
+			}
+			base := serveDisk(t, d)
+			_, err := runClient(t, append([]string{c.args[0], "--url", base}, c.args[1:]...)...)
+			require.Error(t, err, c.args[0])
+			assert.Equal(t, c.said, err.Error(), c.args[0])
+			assert.Equal(t, []string{"/door.lua"}, d.Names(), "nothing written, nothing deleted")
+		}
+	}
+}
+
 // TestACutOutputIsSaidOnStderr: stdout holds only what the computer printed; that the computer
 // cut it, and where, is a warning on stderr (it was a line of stdout, read by a script as
 // output), worded as MCP's outputCut (it said only that it was cut).

@@ -157,17 +157,36 @@ func stoppedDuring(err error, what string, args ...any) error {
 }
 
 // NothingWritten words the failure of a write of path before any of its data was sent (the
-// look at whether path is a directory: Write's, the CLI put's): a gateway killed or stopping
-// then says the request it cut may have been done, which of a look is true and says nothing,
-// where nothing was written. Any other error is returned as it is.
+// look at whether path is a directory: Write's, the CLI put's): a gateway killed or stopping,
+// or a computer that went away before it answered the look, then says the request it cut may
+// have been done (MayHaveDoneIt), which of a look is true and says nothing; it says instead
+// that nothing was written. Any other error is returned as it is.
 func NothingWritten(err error, path string) error {
-	return stoppedDuring(err, "the write of %s stopped before any of it was sent: nothing was written; write it again once it is back", path)
+	return nothingDone(err, "the write of %s stopped before any of it was sent: nothing was written; write it again once it is back", path)
 }
 
 // NothingDeleted words, as NothingWritten does, the failure of a delete of path before the
 // delete was sent (rm's look at whether path is a directory): nothing was removed then.
 func NothingDeleted(err error, path string) error {
-	return stoppedDuring(err, "the delete of %s stopped before it was sent: nothing was deleted; delete it again once it is back", path)
+	return nothingDone(err, "the delete of %s stopped before it was sent: nothing was deleted; delete it again once it is back", path)
+}
+
+// nothingDone is NothingWritten and NothingDeleted: what (a format and its args) says what
+// became of the write or the delete, in place of what the look's failure said of the look, a
+// computer gone before it answered (Left: "computer 7:kitchen disconnected before it answered;
+// the write of /door.lua stopped before any of it was sent: …") or a gateway that stopped
+// (stoppedDuring).
+func nothingDone(err error, what string, args ...any) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left {
+		return stoppedDuring(err, what, args...)
+	}
+	said, _ := strings.CutSuffix(pe.Message, pe.Hint)
+	gone, found := strings.CutSuffix(said, MayHaveDoneIt)
+	if !found {
+		return err
+	}
+	return pe.WithMessage(gone + "; " + fmt.Sprintf(what, args...) + pe.Hint)
 }
 
 // mayHaveRunError is a transport's error about a request that may have reached the computer
