@@ -54,9 +54,11 @@ func (f APIFlags) transport() hostapi.HTTP {
 }
 
 // client is the vocabulary's client over the HTTP API: every computer command goes through it.
-// A write that leaves part of a file on a computer names the rm line that removes it.
+// A write that leaves part of a file on a computer names the rm line that removes it, and a
+// read whose computer went away before it answered says so as a read, with the CLI's way to
+// see it back (computer.WithReadWait), whichever command asked it: ls, cat, info, screen.
 func (f APIFlags) client() *computer.Client {
-	return computer.New(linking{f.transport()}).WithRemoveLine(f.removeLine)
+	return computer.New(linking{f.transport()}).WithRemoveLine(f.removeLine).WithReadWait(computer.CLIBackWait)
 }
 
 // linking is a transport over the HTTP API that tells whether an account holds a computer

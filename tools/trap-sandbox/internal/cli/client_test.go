@@ -64,6 +64,70 @@ func connectComputer(t *testing.T, base string, d *daemonfake.Daemon) {
 	t.Cleanup(stop)
 }
 
+// TestAReadOfAComputerThatWentThroughTheGatewaySaysToAskAgain: through a real gateway,
+// `screen --once` of a computer whose socket closed while the gateway waited for its screen
+// says that a read changes nothing and to ask again once it is back, with the CLI's way to see
+// it back, where it said the gateway's "it may have done what it was asked all the same: check
+// before you ask again"; a run cut so keeps those words: it may have run.
+func TestAReadOfAComputerThatWentThroughTheGatewaySaysToAskAgain(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "")
+	for _, c := range []struct {
+		typ  string
+		args []string
+		said string
+	}{
+		{protocol.TypeScreenRead, []string{"screen", "--url", base, "7:küche", "--once"}, "computer 7:küche screen: the gateway answered not_connected: " +
+			"computer 7:küche disconnected before it answered; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"},
+		{protocol.TypeLuaExec, []string{"exec", "--url", base, "7:küche", "return 1"}, "computer 7:küche exec: the gateway answered not_connected: " +
+			"computer 7:küche disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), clientWait)
+			defer cancel()
+			// The computer takes the request and answers only once its socket is gone.
+			arrived, release := make(chan struct{}, 1), make(chan struct{})
+			d := &daemonfake.Daemon{ID: 7, Label: "küche", AllowExec: true, AllowScreen: "view",
+				Exec: func(typ string, _ map[string]any) (any, *daemonfake.Error) {
+					if typ == c.typ {
+						arrived <- struct{}{}
+						<-release
+					}
+					return nil, &daemonfake.Error{Code: string(protocol.CodeInternal), Message: "not sent: the socket is closed"}
+				}}
+			stop, err := d.Connect(ctx, base+gateway.WebSocketPath, "")
+			require.NoError(t, err)
+			stopped := make(chan struct{})
+			t.Cleanup(func() {
+				close(release)
+				<-stopped
+			})
+			p := takeParser(t, kong.Exit(func(int) { t.Error("kong tried to exit") }))
+			defer p.giveBack()
+			kctx, err := p.parser.Parse(c.args)
+			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := runParsed(kctx, "")
+				done <- err
+			}()
+			select {
+			case <-arrived:
+				go func() {
+					defer close(stopped)
+					stop() // closes the socket at once; returns once the hook is released
+				}()
+			case <-ctx.Done():
+				close(stopped)
+				require.FailNow(t, "the request never reached the computer")
+			}
+			err = <-done // the command's own context ends within clientWait
+			require.Error(t, err)
+			assert.Equal(t, c.said, err.Error())
+		})
+	}
+}
+
 func runClient(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	out, _, err := runWith(t, "", args...)

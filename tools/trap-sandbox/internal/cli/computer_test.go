@@ -595,6 +595,55 @@ func TestACommandNamesAComputerTypedInItsShownFormSo(t *testing.T) {
 	assert.Contains(t, err.Error(), `computer 7:kitchen\x20 disconnected during the read of /big.txt`)
 }
 
+// TestAReadWhoseComputerWentSaysToAskAgain: a read command (ls, cat, get, info, ping, screen
+// --once, a request of a read's type) whose computer went away, or was replaced by a newer
+// socket, before it answered says that a read changes nothing and to ask again once it is
+// back, with the CLI's way to see it back: it said the gateway's "it may have done what it was
+// asked all the same: check before you ask again", for a request that may have changed
+// something, and there was nothing to check. A run keeps the gateway's words: it may have run.
+func TestAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
+	clearEnv(t)
+	const (
+		read    = "; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"
+		gone    = "the gateway answered not_connected: computer 7:küche disconnected before it answered" + read
+		readGot = "the gateway answered not_connected: computer 7:küche disconnected during the read of /door.lua: read it again once it is back (trap-sandbox computers lists it then)"
+	)
+	for _, c := range []struct {
+		typ      string
+		replaced bool
+		args     []string
+		said     string
+	}{
+		{protocol.TypeFSList, false, []string{"ls", "7:küche", "/"}, "computer 7:küche ls /: " + gone},
+		{protocol.TypeFSList, true, []string{"ls", "7:küche", "/"},
+			"computer 7:küche ls /: the gateway answered not_connected: computer 7:küche was replaced by a newer connection before it answered" + read},
+		{protocol.TypeFSRead, false, []string{"cat", "7:küche", "/door.lua"}, "computer 7:küche cat /door.lua: " + readGot},
+		{protocol.TypeFSRead, false, []string{"get", "7:küche", "/door.lua", "-"}, "computer 7:küche get /door.lua: " + readGot},
+		{protocol.TypeComputerInfo, false, []string{"info", "7:küche"}, "computer 7:küche info: " + gone},
+		{protocol.TypePing, false, []string{"ping", "7:küche"}, "computer 7:küche ping: " + gone},
+		{protocol.TypeScreenRead, false, []string{"screen", "7:küche", "--once"}, "computer 7:küche screen: " + gone},
+		{protocol.TypeFSList, false, []string{"request", "7:küche", "fs.list", `{"path":"/"}`}, "computer 7:küche request fs.list: " + gone},
+		{protocol.TypeLuaExec, false, []string{"exec", "7:küche", "return 1"},
+			"computer 7:küche exec: the gateway answered not_connected: computer 7:küche disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},
+	} {
+		t.Run(c.args[0], func(t *testing.T) {
+			d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')\n"})
+			d.Label = "küche"
+			d.List[0].TraposID = d.TraposID()
+			d.Before = func(_ context.Context, _ int, typ string) error {
+				if typ == c.typ {
+					return computer.LeftBeforeAnswer(d.TraposID(), c.replaced)
+				}
+				return nil
+			}
+			base := serveDisk(t, d)
+			_, err := runClient(t, append([]string{c.args[0], "--url", base}, c.args[1:]...)...)
+			require.Error(t, err)
+			assert.Equal(t, c.said, err.Error())
+		})
+	}
+}
+
 // TestAPutOrRmWhoseLookWentSaysNothingWasDone: a put or an rm whose computer went away, or
 // was replaced by a newer socket, before it answered the look at the path (whether it is a
 // directory), before anything was sent to write or delete, says that nothing was written or

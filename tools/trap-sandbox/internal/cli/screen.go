@@ -363,9 +363,15 @@ type refusal struct{ error }
 func (r refusal) Unwrap() error { return r.error }
 
 // open asks the gateway for the live view once (of monitor c.Monitor when it names one); a
-// refusal comes back as a refusal.
+// refusal comes back as a refusal. The view is a read: a computer that went away before it
+// answered the watch is said in the CLI's words of how to see it back, where the API's
+// named its own list (computer.ReadAgain, as the CLI's client words its requests).
 func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
-	return openScreenStream(ctx, c.transport(), c.TraposID, c.Monitor)
+	body, err := openScreenStream(ctx, c.transport(), c.TraposID, c.Monitor)
+	if refused, ok := errors.AsType[refusal](err); ok {
+		return nil, refusal{computer.ReadAgain(refused.error, computer.CLIBackWait)}
+	}
+	return body, err
 }
 
 // openScreenStream asks the gateway at transport for the host API's stream of the screen of

@@ -432,6 +432,29 @@ func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 	assert.ErrorContains(t, err, "is the computers' WebSocket URL: the API is at the same address with http://")
 }
 
+// TestTheLiveViewOfAComputerThatWentSaysToAskAgain: the live view asked for as its computer
+// went away before it answered the watch says, as a read, to ask again once it is back, with
+// the CLI's way to see it back, where the API's answer names the API's (GET /trapos/computers)
+// and it said "check before you ask again".
+func TestTheLiveViewOfAComputerThatWentSaysToAskAgain(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Label = "küche"
+	d.List[0].TraposID = d.TraposID()
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeScreenWatch {
+			return computer.LeftBeforeAnswer(d.TraposID(), false)
+		}
+		return nil
+	}
+	gw := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, screen.New(computer.New(d))).Handler())
+	defer gw.Close()
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:küche"}
+	_, err := c.stream(t.Context(), io.Discard)
+	assert.EqualError(t, err, "computer 7:küche screen: the gateway answered not_connected: computer 7:küche disconnected before it answered; "+
+		"a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)")
+}
+
 // openTerminal opens a pseudo-terminal of cols×rows: ptmx, the terminal's side, resizes it;
 // tty is what the command reads as its stdin. Both close when the test ends.
 func openTerminal(t *testing.T, cols, rows uint16) (ptmx, tty *os.File) {

@@ -125,6 +125,8 @@ type Client struct {
 	inputs    inputTurns
 	// removeLine is the caller's line that removes a file on a computer (WithRemoveLine).
 	removeLine func(traposID, path string) string
+	// readWait is how the caller's user waits for a computer to come back (WithReadWait).
+	readWait string
 }
 
 // New returns a Client on t.
@@ -137,6 +139,28 @@ func New(t Transport) *Client { return &Client{transport: t} }
 func (c *Client) WithRemoveLine(line func(traposID, path string) string) *Client {
 	c.removeLine = line
 	return c
+}
+
+// WithReadWait makes c word every read's request (IsRead) whose computer went away before it
+// answered as a read (ReadAgain), with wait, how c's user waits for it to come back (the
+// CLI's CLIBackWait), and a file's read it left midway say wait after its "read it again once
+// it is back": the surface's one place for it, set where its client is made, whichever of its
+// commands asks (send, where every request passes). A Client without it (the gateway's, which
+// MCP and the host API share and word their reads each by its own tools and routes; the stdio
+// bridge's, whose tools do as MCP's) leaves the gateway's words. A write's own look at its
+// path is a read too: NothingWritten and NothingDeleted word it as the write's. It returns c.
+func (c *Client) WithReadWait(wait string) *Client {
+	c.readWait = wait
+	return c
+}
+
+// backWait is how c's user waits for a computer to come back (WithReadWait), in parentheses
+// after a read's "read it again once it is back" (a file read it left midway); "" without it.
+func (c *Client) backWait() string {
+	if c.readWait == "" {
+		return ""
+	}
+	return " (" + c.readWait + ")"
 }
 
 // Computers lists the connected computers.
@@ -257,7 +281,8 @@ func unreadable(err error) string {
 }
 
 // send is the one path to the Transport: it words what went wrong the same way for every
-// call (a deadline that passed is timeout; not_connected names the computer meant).
+// call (a deadline that passed is timeout; not_connected names the computer meant; a read's
+// whose computer went away is a read's: WithReadWait).
 func (c *Client) send(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	if timeout <= 0 {
 		return nil, protocol.Errorf(protocol.CodeTimeout, "no time left to send %s to %s", typ, traposID)
@@ -273,10 +298,13 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", c.shownID(traposID), typ)
 	}
-	if ctx.Value(bareKey{}) != nil {
-		return nil, err
+	if ctx.Value(bareKey{}) == nil {
+		err = c.HintNotConnected(ctx, err, traposID)
 	}
-	return nil, c.HintNotConnected(ctx, err, traposID)
+	if c.readWait != "" && IsRead(typ) {
+		err = ReadAgain(err, c.readWait)
+	}
+	return nil, err
 }
 
 // bareKey marks the context of a call whose not_connected comes without Hint's hint (PingBare,

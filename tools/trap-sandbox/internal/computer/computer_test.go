@@ -1287,3 +1287,43 @@ func TestNotConnectedRightAfterARestartSaysHowAWaiterWaits(t *testing.T) {
 	assert.Empty(t, pe.WaitingMessage, "a message that tells no one to ask again")
 	assert.Empty(t, pe.WithMessage("reworded").WaitingMessage, "the waiting words are the old message's")
 }
+
+// TestAReadIsWordedAsAReadOnce: ReadAgain words a read's not_connected of a computer that
+// went away before it answered as a read, with the caller's way to wait for it, before its
+// hint; a read the host API worded so already gets the caller's words in place of the API's
+// (the CLI's and the stdio bridge's, over it), never both; anything else is left as it is.
+func TestAReadIsWordedAsAReadOnce(t *testing.T) {
+	left := computer.LeftBeforeAnswer("7:kitchen", false)
+	hinted := *left
+	hinted.Hint = `; did you mean "7:Kitchen"?`
+	hinted.Message += hinted.Hint
+	const went = "computer 7:kitchen disconnected before it answered"
+	const mcp = went + "; a read changes nothing: ask again once it is back (ping with wait true waits for it)"
+	for _, c := range []struct {
+		name     string
+		err      error
+		wait     string
+		said     string
+		waitingM string
+	}{
+		{"the gateway's", left, computer.MCPBackWait, mcp, went},
+		{"with its hint", &hinted, computer.MCPBackWait, mcp + hinted.Hint, went + hinted.Hint},
+		{"the API's", computer.ReadAgain(left, computer.APIBackWait), computer.CLIBackWait,
+			went + "; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)", went},
+		{"the API's again", computer.ReadAgain(left, computer.APIBackWait), computer.APIBackWait,
+			went + "; a read changes nothing: ask again once it is back (GET /trapos/computers lists it then)", went},
+		{"a computer not there", computer.NotConnected("7:kitchen"), computer.MCPBackWait, "computer 7:kitchen is not connected", ""},
+		{"the computer's own", &protocol.Error{Code: protocol.CodeNotConnected, Message: left.Message, Left: true, ByComputer: true}, computer.MCPBackWait, left.Message, ""},
+		{"not a protocol error", errors.New("x"), computer.MCPBackWait, "x", ""},
+	} {
+		err := computer.ReadAgain(c.err, c.wait)
+		pe, ok := errors.AsType[*protocol.Error](err)
+		if !ok {
+			assert.Equal(t, c.err, err, c.name)
+			continue
+		}
+		assert.Equal(t, c.said, pe.Message, c.name)
+		assert.Equal(t, c.waitingM, pe.WaitingMessage, c.name)
+	}
+	assert.Equal(t, went+computer.MayHaveDoneIt, left.Message, "the gateway's error is left as it was")
+}

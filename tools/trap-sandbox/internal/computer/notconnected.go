@@ -2,6 +2,7 @@ package computer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,7 +56,8 @@ func severalFix(owners []string) string {
 
 // LeftBeforeAnswer is the gateway's not_connected of a request whose computer went away (or
 // was replaced by a newer socket: replaced) while it waited for the answer, marked Left,
-// which a transfer (goneDuring) and MCP's read-only tools read (never its words).
+// which a transfer (goneDuring) and a read (ReadAgain) read (never its words but those at its
+// end, MayHaveDoneIt).
 func LeftBeforeAnswer(traposID string, replaced bool) *protocol.Error {
 	what := disconnectedBeforeAnswer
 	if replaced {
@@ -75,8 +77,92 @@ const disconnectedBeforeAnswer = " disconnected before it answered"
 // MayHaveDoneIt ends the gateway's not_connected of a request whose computer went away, or was
 // replaced by a newer socket, while it waited for the answer: the request may have reached it
 // and run (a Lua run, a write) before it went, and a caller that asks again repeats what it
-// did. A read-only caller words it its own way (MCP's readAgain).
+// did. A read's request, which cannot have changed anything, is worded as a read (ReadAgain).
 const MayHaveDoneIt = "; it may have done what it was asked all the same: check before you ask again"
+
+// readChangesNothing takes MayHaveDoneIt's place in the not_connected of a read's request
+// whose computer went away (ReadAgain), before how the caller's user waits for it to come back.
+const readChangesNothing = "; a read changes nothing: ask again once it is back"
+
+// How each surface's user waits for a computer that went away to come back, which ReadAgain
+// says in parentheses after readChangesNothing: "… ask again once it is back (ping with wait
+// true waits for it)".
+const (
+	// MCPBackWait is MCP's: ping's wait.
+	MCPBackWait = "ping with wait true waits for it"
+	// CLIBackWait is the CLI's, which has no wait: its list of the connected computers.
+	CLIBackWait = "trap-sandbox computers lists it then"
+	// APIBackWait is the host HTTP API's (its GET routes', which are reads): its list. Its
+	// clients (the CLI, the stdio MCP bridge) put their own in its place (ReadAgain).
+	APIBackWait = "GET /trapos/computers lists it then"
+)
+
+// backWaits are the words ReadAgain recognises in place of MayHaveDoneIt, each a read's
+// already, of the surface a caller is a client of: the CLI and the stdio bridge read the host
+// API's.
+var backWaits = []string{APIBackWait, CLIBackWait, MCPBackWait}
+
+// IsRead reports whether typ is a request that changes nothing on the computer (ping,
+// computer.info, fs.list, fs.read, screen.read): whose not_connected of a computer that went
+// away before it answered a caller words as a read (ReadAgain).
+func IsRead(typ string) bool {
+	switch typ {
+	case protocol.TypePing, protocol.TypeComputerInfo, protocol.TypeFSList, protocol.TypeFSRead, protocol.TypeScreenRead:
+		return true
+	}
+	return false
+}
+
+// ReadAgain is the one wording of a read's request whose computer went away (or was replaced
+// by a newer socket) before it answered, every surface's: the gateway's not_connected (Left)
+// ends with MayHaveDoneIt, "it may have done what it was asked all the same: check before you
+// ask again", which is for a request that may have changed something; a read cannot have,
+// and a caller told to check first had nothing to check. It says instead that a read changes
+// nothing, to ask again once the computer is back, and how (wait: the surface's words,
+// MCPBackWait, CLIBackWait, APIBackWait), before any hint ("computer 7:kitchen disconnected
+// before it answered; a read changes nothing: ask again once it is back (ping with wait true
+// waits for it)"). A read another surface worded so already (the host API's GET routes, of
+// which the CLI and the stdio MCP bridge are clients) gets wait in place of that surface's
+// words. Its WaitingMessage, for a caller that asks again by itself and says it waits (the web
+// console's view), is the message without the word to ask again. Any other error (the
+// computer's own, a transfer's, which says how far it got, a request that may have changed
+// something) is returned as it is. It reads the error's fields and the gateway's own words
+// at its end, never a label's.
+func ReadAgain(err error, wait string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left {
+		return err
+	}
+	// Left's message ends with MayHaveDoneIt (or a read's words), then any hint (a computer
+	// of the same id).
+	said, _ := strings.CutSuffix(pe.Message, pe.Hint)
+	gone, found := cutMayHaveRun(said)
+	if !found {
+		return err
+	}
+	out := pe.WithMessage(gone + readAgainWords(wait) + pe.Hint)
+	out.WaitingMessage = gone + pe.Hint
+	return out
+}
+
+// cutMayHaveRun is said, a Left not_connected's message without its hint, without what it
+// says of the request it was: MayHaveDoneIt, or a read's words (ReadAgain) of any surface;
+// found is false when it ends with neither.
+func cutMayHaveRun(said string) (gone string, found bool) {
+	if gone, found = strings.CutSuffix(said, MayHaveDoneIt); found {
+		return gone, true
+	}
+	for _, wait := range backWaits {
+		if gone, found = strings.CutSuffix(said, readAgainWords(wait)); found {
+			return gone, true
+		}
+	}
+	return said, false
+}
+
+// readAgainWords are what ReadAgain puts in MayHaveDoneIt's place, with wait, how the
+// caller's user waits for the computer to come back.
+func readAgainWords(wait string) string { return readChangesNothing + " (" + wait + ")" }
 
 // The hints Hint adds (and sets as the error's Hint, which marks it hinted).
 const (

@@ -74,10 +74,10 @@ func (c *Client) read(ctx context.Context, traposID, path string, offset, length
 		}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
 			if len(data) == 0 && rereads == 0 {
-				return nil, 0, goneDuring(err, c.listedID(traposID), false, "the read of %s: read it again once it is back", path)
+				return nil, 0, goneDuring(err, c.listedID(traposID), false, "the read of %s: read it again once it is back%s", path, c.backWait())
 			}
 			err = timedOutDuring(err, "the read of %s stopped at %d of its %d bytes", path, len(data), first.Size)
-			return nil, 0, goneDuring(err, c.listedID(traposID), true, "the read of %s (%d of its %d bytes read): read it again once it is back", path, len(data), first.Size)
+			return nil, 0, goneDuring(err, c.listedID(traposID), true, "the read of %s (%d of its %d bytes read): read it again once it is back%s", path, len(data), first.Size, c.backWait())
 		}
 		if len(data) == 0 {
 			first = ans
@@ -159,8 +159,9 @@ func stoppedDuring(err error, what string, args ...any) error {
 // NothingWritten words the failure of a write of path before any of its data was sent (the
 // look at whether path is a directory: Write's, the CLI put's): a gateway killed or stopping,
 // or a computer that went away before it answered the look, then says the request it cut may
-// have been done (MayHaveDoneIt), which of a look is true and says nothing; it says instead
-// that nothing was written. Any other error is returned as it is.
+// have been done (MayHaveDoneIt), which of a look is true and says nothing, or, where the
+// caller's client words its reads (WithReadWait), that a read changes nothing, said of a
+// write; it says instead that nothing was written. Any other error is returned as it is.
 func NothingWritten(err error, path string) error {
 	return nothingDone(err, "the write of %s stopped before any of it was sent: nothing was written; write it again once it is back", path)
 }
@@ -182,7 +183,7 @@ func nothingDone(err error, what string, args ...any) error {
 		return stoppedDuring(err, what, args...)
 	}
 	said, _ := strings.CutSuffix(pe.Message, pe.Hint)
-	gone, found := strings.CutSuffix(said, MayHaveDoneIt)
+	gone, found := cutMayHaveRun(said)
 	if !found {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -21,16 +22,26 @@ const (
 	bytesType = "application/octet-stream"
 )
 
+// ReadAgain is a read route's failure (GET …/files, GET …/screen): a computer that went away
+// before it answered says so as a read, "a read changes nothing: ask again once it is back",
+// with the API's way to see it back (computer.ReadAgain, computer.APIBackWait), where the
+// gateway's words told the caller to check what it may have done. The requests route answers
+// the gateway's words for every type: its caller knows what it asked (the CLI's and the stdio
+// bridge's reads word it for their users).
+func ReadAgain(err error) error { return computer.ReadAgain(err, computer.APIBackWait) }
+
 // target is the request's computer and host path ("/" + the URL's decoded path).
 func target(r *http.Request) (traposID, path string) {
 	return cctext.TraposID(r.PathValue("traposId")), "/" + r.PathValue("path")
 }
 
 // serveGet answers a directory as its JSON listing, a file as text by the rule, or as its raw
-// bytes when Accept names application/octet-stream.
+// bytes when Accept names application/octet-stream. A read: its computer gone before it
+// answered says so as a read (ReadAgain).
 func (m *Module) serveGet(w http.ResponseWriter, r *http.Request) {
 	traposID, path := target(r)
 	entries, err := m.client.List(r.Context(), traposID, path, 0)
+	err = ReadAgain(err)
 	if err == nil {
 		payload, err := json.Marshal(map[string]any{"entries": entries})
 		if err != nil {
@@ -46,7 +57,7 @@ func (m *Module) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	data, err := m.client.Read(r.Context(), traposID, path, MaxUploadBytes, 0)
 	if err != nil {
-		writeError(w, err, nil)
+		writeError(w, err, nil) // computer.Read's words say how far it got, a read's already
 		return
 	}
 	if accepts(r.Header.Get("Accept"), bytesType) {

@@ -86,6 +86,44 @@ func TestEveryRouteAnswersBusyAs429WithRetryAfter(t *testing.T) {
 	}
 }
 
+// TestAReadRouteWhoseComputerWentSaysToAskAgain: GET of a directory whose computer went away
+// (or was replaced by a newer socket) before it answered is a read: a read changes nothing,
+// ask again once it is back, with the API's way to see it back, where it said the gateway's
+// "it may have done what it was asked all the same: check before you ask again"; a file's
+// says how far its read got, a read's already. The requests route, whose caller knows what it
+// asked, and a write keep the gateway's words.
+func TestAReadRouteWhoseComputerWentSaysToAskAgain(t *testing.T) {
+	const (
+		went = "computer 7: disconnected before it answered"
+		read = went + "; a read changes nothing: ask again once it is back (GET /trapos/computers lists it then)"
+		may  = went + "; it may have done what it was asked all the same: check before you ask again"
+	)
+	for _, c := range []struct {
+		name, typ, method, path, said string
+	}{
+		{"GET directory", protocol.TypeFSList, http.MethodGet, "/files/d", read},
+		{"GET file", protocol.TypeFSRead, http.MethodGet, "/files/d/f", "computer 7: disconnected during the read of /d/f: read it again once it is back"},
+		{"POST requests", protocol.TypeFSList, http.MethodPost, "/requests", may},
+		{"DELETE file", protocol.TypeFSDelete, http.MethodDelete, "/files/d/f", may},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := daemonfake.NewLocal(map[string]string{"/d/f": "x"})
+			d.Before = func(_ context.Context, _ int, typ string) error {
+				if typ == c.typ {
+					return computer.LeftBeforeAnswer(d.TraposID(), false)
+				}
+				return nil
+			}
+			srv := serve(t, d)
+			a := call(t, c.method, srv.URL+"/trapos/computers/7:"+c.path, "application/json", []byte(`{"type":"fs.list","payload":{"path":"/d"}}`))
+			assert.Equal(t, http.StatusNotFound, a.status)
+			require.NotNil(t, a.decoded.Error, "%s", a.body)
+			assert.Equal(t, c.said, a.decoded.Error.Message)
+			assert.True(t, a.decoded.Error.Left)
+		})
+	}
+}
+
 func TestStatusOfEveryCode(t *testing.T) {
 	for _, tc := range []struct {
 		code    protocol.Code

@@ -427,23 +427,10 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 }
 
 // readAgain words a read-only tool's request whose computer went away (or was replaced by a
-// newer socket) before it answered: the gateway's computer.MayHaveDoneIt, "it may have done
-// what it was asked all the same: check before you ask again", is for a request that may have
-// changed something, which a read cannot have, and an agent told to check first had nothing
-// to check.
-func readAgain(err error) error {
-	pe, ok := errors.AsType[*protocol.Error](err)
-	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left {
-		return err
-	}
-	// Left's message ends with MayHaveDoneIt, then any hint (a computer of the same id).
-	said, _ := strings.CutSuffix(pe.Message, pe.Hint)
-	gone, found := strings.CutSuffix(said, computer.MayHaveDoneIt)
-	if !found {
-		return err
-	}
-	return pe.WithMessage(gone + "; a read changes nothing: ask again once it is back (ping with wait true waits for it)" + pe.Hint)
-}
+// newer socket) before it answered as a read, in MCP's words of how to wait for it
+// (computer.ReadAgain): the gateway's "check before you ask again" left an agent nothing to
+// check.
+func readAgain(err error) error { return computer.ReadAgain(err, computer.MCPBackWait) }
 
 // addReadFile registers read_file without an output schema: its result is its JSON once, as
 // text (what opencode hands the model), so a file's base64 is not sent twice (structured and

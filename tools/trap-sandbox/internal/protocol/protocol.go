@@ -198,7 +198,8 @@ type Error struct {
 	Absent bool `json:"absent,omitempty"`
 	// Left, on the gateway's not_connected of a request whose computer went away, or was
 	// replaced by a newer socket, while the request waited for its answer, is set: the request
-	// may have run before it went (Message ends with computer.MayHaveDoneIt). Never in a frame.
+	// may have run before it went (the gateway's Message ends with computer.MayHaveDoneIt; a
+	// read's, worded by computer.ReadAgain, says it changed nothing). Never in a frame.
 	Left bool `json:"left,omitempty"`
 	// Meant, on a not_connected, are the connected computers the caller probably meant, as
 	// the lists show them (computer.Hint asks "did you mean" them). Never in a frame.
@@ -209,9 +210,9 @@ type Error struct {
 	// MCP bridge over the HTTP API) adds no second one. Never in a frame.
 	Hint string `json:"hint,omitempty"`
 	// WaitingMessage, on a not_connected whose Hint tells the caller to ask again later (the
-	// gateway's first minute, its computers still reconnecting), is Message as a caller that
-	// asks again by itself and says it waits words it (the web console's view): without the
-	// word to ask again. A rewording (WithMessage) drops it: it is the old message's. Never in
+	// gateway's first minute, its computers still reconnecting), or a read's whose computer
+	// went away (computer.ReadAgain), is Message as a caller that asks again by itself and
+	// says it waits words it (the web console's view): without the word to ask again. A rewording (WithMessage) drops it: it is the old message's. Never in
 	// a frame.
 	WaitingMessage string `json:"waitingMessage,omitempty"`
 	// Unlinked, on a not_connected whose Hint says how to link a computer (the caller's token

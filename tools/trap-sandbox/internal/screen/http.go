@@ -77,6 +77,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := m.WatchMonitor(r.Context(), cctext.TraposID(r.PathValue("traposId")), monitor, 0)
 	if err != nil {
+		err = hostapi.ReadAgain(err) // a view is a read: its computer gone before it answered
 		var pe *protocol.Error
 		if !errors.As(err, &pe) {
 			pe = protocol.Errorf(protocol.CodeInternal, "%v", err)

@@ -21,6 +21,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit/daemonfake"
@@ -217,6 +218,39 @@ func TestTheStreamOfAComputerThatRefusesIsAnError(t *testing.T) {
 	var a server.Answer
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
 	assert.Equal(t, protocol.CodeNotConnected, a.Error.Code)
+}
+
+// TestTheStreamOfAComputerThatWentBeforeItAnsweredSaysToAskAgain: a stream asked for as its
+// computer went away (or was replaced by a newer socket) before it answered the watch is a
+// read's refusal: a read changes nothing, ask again once it is back, with the API's way to see
+// it back, and without the word to ask again for a caller that waits by itself (the web
+// console's view), where it said the gateway's "it may have done what it was asked all the
+// same: check before you ask again".
+func TestTheStreamOfAComputerThatWentBeforeItAnsweredSaysToAskAgain(t *testing.T) {
+	for _, replaced := range []bool{false, true} {
+		m, d := standIn(t)
+		d.Before = func(_ context.Context, _ int, typ string) error {
+			if typ == protocol.TypeScreenWatch {
+				return computer.LeftBeforeAnswer(d.TraposID(), replaced)
+			}
+			return nil
+		}
+		srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+		resp := stream(t, t.Context(), srv.URL+"/trapos/computers/7:/screen")
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		var a server.Answer
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+		require.NoError(t, resp.Body.Close())
+		srv.Close()
+		require.NotNil(t, a.Error)
+		went := "computer 7: disconnected before it answered"
+		if replaced {
+			went = "computer 7: was replaced by a newer connection before it answered"
+		}
+		assert.Equal(t, went+"; a read changes nothing: ask again once it is back (GET /trapos/computers lists it then)", a.Error.Message)
+		assert.Equal(t, went, a.Error.WaitingMessage)
+		assert.True(t, a.Error.Left)
+	}
 }
 
 // TestTheStreamTakesARawByteOfTheTraposIdAsItself: 7:k%FCche (a Latin-1 terminal's byte) is
