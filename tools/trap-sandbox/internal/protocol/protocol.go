@@ -191,6 +191,13 @@ type Error struct {
 	// that named it in another case (Left) names it as the computer does, which the words of
 	// a refusal need not (a forbidden names no monitor). Never in a frame.
 	Monitor string `json:"monitor,omitempty"`
+	// Refused, on the host API's refusal of a screen stream, is set when the computer itself
+	// refused the watch (its ok:false to screen.watch: ByComputer, which is not on the wire),
+	// whatever its code: a refusal the computer gives again when asked again, where the
+	// gateway's own answers (the computer away, the gateway stopping, busy) come right by
+	// themselves. A viewer that asks again by itself tells them apart by it: the web console
+	// backs off from a refusal (docs/screen.md). Never in a frame.
+	Refused bool `json:"refused,omitempty"`
 	// Absent, on the gateway's not_connected of a computer that no socket holds, on this
 	// replica or any other (computer.NotConnected's), is set: the caller named a computer that
 	// is not there, or one that is away (rebooting). Not on one that went away during the

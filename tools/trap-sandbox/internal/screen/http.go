@@ -23,6 +23,7 @@ import (
 // KeepAlive while the screen stays still, with a `: keepalive` comment). The query's monitor
 // (MonitorParam) names a monitor attached to the computer to stream instead of its own screen;
 // its errors, the refusal and the end, name that monitor as the gateway asked for it (Monitor).
+// A refusal the computer gave itself (its ok:false to screen.watch) says so (Refused).
 // Reading once and sending input go through …/requests (screen.read, screen.input), like every
 // type.
 const WatchPattern = "/trapos/computers/{traposId}/screen"
@@ -82,7 +83,9 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &pe) {
 			pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
 		}
-		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: ofTheMonitor(pe.ToTheAPI())})
+		refusal := ofTheMonitor(pe.ToTheAPI())
+		refusal.Refused = pe.ByComputer // the computer's own refusal, not the gateway's
+		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: refusal})
 		return
 	}
 	defer v.Close()

@@ -433,6 +433,8 @@ func TestAQueryTheStreamCannotTakeIsRefused(t *testing.T) {
 // 64 of CC's bytes) is not echoed, nor is a field set for the computer's own screen; one holding
 // a character CC cannot hold is refused by the gateway, the computer not asked. Before,
 // the refusal of Left said "left" only in the computer's words, and a not_connected not at all.
+// The computer's own refusal says so (refused), the gateway's do not: a viewer backs off from
+// the computer's, which it gives again when asked again.
 func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T) {
 	_, asked, url := monitorWatchedAt(t, func(monitor any) (any, *daemonfake.Error) {
 		return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("no monitor named %q: this computer's monitors are top", monitor)}
@@ -449,7 +451,8 @@ func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T
 	status, e := refusal("/trapos/computers/7:/screen?" + MonitorParam + "=Left")
 	assert.Equal(t, "left", <-asked)
 	assert.Equal(t, http.StatusBadRequest, status)
-	assert.Equal(t, map[string]any{"code": "bad_payload", "message": `no monitor named "left": this computer's monitors are top`, "monitor": "left"}, e)
+	assert.Equal(t, map[string]any{"code": "bad_payload", "message": `no monitor named "left": this computer's monitors are top`, "monitor": "left",
+		"refused": true}, e, "the computer's own refusal, said to be")
 
 	_, e = refusal("/trapos/computers/7:/screen?" + MonitorParam + "=Monitor_0")
 	assert.Equal(t, "Monitor_0", <-asked)
@@ -466,7 +469,7 @@ func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T
 	status, e = refusal("/trapos/computers/7:/screen?" + MonitorParam + "=%E2%82%AC")
 	assert.Equal(t, http.StatusBadRequest, status)
 	assert.Equal(t, map[string]any{"code": "bad_payload", "message": `"€" (U+20AC) at character 1 of the monitor name is outside CC's character set, so no monitor is named so: ` +
-		"name one of the computer's (a side such as top, or a wired modem's monitor_0)"}, e)
+		"name one of the computer's (a side such as top, or a wired modem's monitor_0)"}, e, "the gateway's refusal: not the computer's")
 	select {
 	case monitor := <-asked:
 		t.Fatalf("the computer was asked for %q", monitor)
@@ -477,6 +480,7 @@ func TestTheStreamsRefusalNamesItsMonitorAsTheComputerWasAskedForIt(t *testing.T
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, "not_connected", e["code"])
 	assert.Equal(t, "top", e["monitor"])
+	assert.NotContains(t, e, "refused", "the gateway's answer for a computer away")
 
 	_, e = refusal("/trapos/computers/9:/screen")
 	assert.Equal(t, "not_connected", e["code"])
