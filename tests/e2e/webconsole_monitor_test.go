@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -439,4 +440,133 @@ func TestTheWebConsoleFollowsARelabelledComputersMonitor(t *testing.T) {
 	until(t, "the monitor under the new name, live", `location.hash === "#/computer/5%3Akeller/monitor/top" &&
 		document.getElementById("viewer-id").textContent === "5:keller" && document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.startsWith("on the monitor")`)
+}
+
+// holdPagesWaits replaces the page's timers of a second or more (the waits between its looks
+// at a computer; console.js's, told by the stack that sets them) with waits the test ends
+// (heldWait), each recorded with its length, and forgets that the page regained the focus
+// before: the test reads the page's schedule, and decides when each wait is over, rather than
+// timing it.
+func holdPagesWaits(t *testing.T, page context.Context) {
+	t.Helper()
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		window.held = [];
+		const setTimer = setTimeout, clearTimer = clearTimeout;
+		let ids = 1e9;
+		window.setTimeout = (fn, ms, ...args) => {
+			// The page's own (chromedp's waits set theirs too).
+			if (!(ms >= 1000) || !new Error().stack.includes("/console/console.js:")) return setTimer(fn, ms, ...args);
+			held.push({ id: ++ids, ms, end: () => fn(...args) });
+			return ids;
+		};
+		window.clearTimeout = (id) => {
+			const i = held.findIndex((h) => h.id === id);
+			if (i >= 0) held.splice(i, 1);
+			else clearTimer(id);
+		};
+		cameBack = false;
+		true
+	}`))
+	require.NoError(t, err)
+}
+
+// heldWait waits until the page waits on one of its timers held (holdPagesWaits), and only
+// one, ends that wait and reports how long the page meant it to be, in ms.
+func heldWait(t *testing.T, page context.Context, until func(t *testing.T, what, js string)) float64 {
+	t.Helper()
+	until(t, "the page waiting", `held.length === 1`)
+	ms, err := chromedp.Run(page, chromedp.Evaluate[float64](`{ const h = held.shift(); h.end(); h.ms }`))
+	require.NoError(t, err)
+	return ms
+}
+
+// TestTheWebConsoleBacksOffFromAMonitorItsComputerRefuses: a computer that names a monitor but
+// refuses its stream (a broken or hostile client: its own error, whatever its code, the
+// gateway's words for a computer away or busy included) is shown refusing it, in its words as
+// text, and asked again after 2 s, then 4, 8, 16 and every 30 s, at once when the page regains
+// the focus; a stream that opens starts the looks from 2 s again. Before, the page asked it
+// again every 2 s (its busy every second) for as long as the tab stayed open. The page's waits
+// are held and ended by the test (holdPagesWaits), each watch the computer gets counted.
+func TestTheWebConsoleBacksOffFromAMonitorItsComputerRefuses(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	codes := []string{"internal", "not_connected", "busy", "out_of_order"}
+	var refusing atomic.Bool
+	var refusals atomic.Int64
+	refusing.Store(true)
+	watched := make(chan string, 16)
+	c := connectConsoleComputer(ctx, t, g, "14:rig", consoleComputerHooks{helloVersion: "0.5.31", clientVersion: "0.5.31", screen: rigScreen,
+		monitors: []string{"top"}, monitorsWatched: watched,
+		refusesWatch: func(string) (string, string) {
+			if !refusing.Load() {
+				return "", ""
+			}
+			return codes[(refusals.Add(1)-1)%int64(len(codes))], "monitor top <b>is</b> out of order"
+		}})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
+	until(t, "the list", `!document.getElementById("computers").hidden`)
+	holdPagesWaits(t, page)
+	watches := 0
+	aWatch := func() {
+		t.Helper()
+		select {
+		case <-watched:
+			watches++
+		case <-ctx.Done():
+			t.Fatal("the computer got no screen.watch")
+		}
+	}
+
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/14%3Arig/monitor/top"; true`))
+	require.NoError(t, err)
+	aWatch()
+	until(t, "the refusal", `document.getElementById("status").textContent.startsWith("internal: monitor top <b>is</b> out of order")`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("status").textContent, document.querySelectorAll("b").length, document.title]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{"internal: monitor top <b>is</b> out of order (asking again in 2 s, and at once when you come back to this page or reload it)",
+		0.0, "14:rig — monitor top — refused"}, shown, "the computer's words, as text, and when the page asks again")
+
+	var waits []float64
+	for range 5 {
+		waits = append(waits, heldWait(t, page, until))
+		aWatch()
+	}
+	assert.Equal(t, []float64{2000, 4000, 8000, 16000, 30000}, waits, "the waits before each watch after the first")
+	until(t, "the sixth refusal", `document.getElementById("status").textContent.startsWith("not_connected: monitor top <b>is</b> out of order (asking again in 30 s,")`)
+
+	// The focus regained: the next watch at once, its wait left unended; the one after it as
+	// long as the last.
+	until(t, "the page waiting", `held.length === 1`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`window.dispatchEvent(new Event("focus"))`))
+	require.NoError(t, err)
+	aWatch()
+	waits = append(waits, heldWait(t, page, until))
+	aWatch()
+	until(t, "the page waiting again", `held.length === 1`)
+	select {
+	case monitor := <-watched:
+		t.Fatalf("a watch of %q the page held no wait for", monitor)
+	default:
+	}
+	assert.Equal(t, 8, watches)
+	assert.Equal(t, 30000.0, waits[5], "the wait after the focus's watch")
+
+	// Taken: the monitor live; its stream ended by the computer, the refusal that follows is
+	// asked again after 2 s, not 30.
+	refusing.Store(false)
+	waits = append(waits, heldWait(t, page, until))
+	aWatch()
+	until(t, "the monitor, live", rigLive)
+	refusing.Store(true)
+	require.NoError(t, c.ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "14:rig",
+		"messageId": harness.NewMessageID(), "type": "screen.update",
+		"payload": map[string]any{"watchId": 1, "monitor": "top", "ended": map[string]any{"code": "forbidden", "message": "the owner withdrew sandbox.allow_screen"}}}))
+	until(t, "the stream ended", `document.getElementById("status").textContent.startsWith("forbidden: computer 14:rig says")`)
+	waits = append(waits, heldWait(t, page, until)) // retryMs, after a stream that ended
+	aWatch()
+	until(t, "refused again", `document.getElementById("status").textContent.endsWith("(asking again in 2 s, and at once when you come back to this page or reload it)")`)
+	waits = append(waits, heldWait(t, page, until))
+	aWatch()
+	assert.Equal(t, []float64{30000, 2000, 2000}, waits[6:], "the looks from the first again once a stream opened")
 }

@@ -1644,6 +1644,10 @@ type consoleComputerHooks struct {
 	// monitorsWatched.
 	monitors        []string
 	monitorsWatched chan<- string
+	// refusesWatch, when set, is the error (code and message) the computer answers a
+	// screen.watch of monitor ("": its own screen) with, or "" to take it; the name of a
+	// monitor refused goes on monitorsWatched too, before the refusal.
+	refusesWatch func(monitor string) (code, message string)
 }
 
 // rigLive is true in a console page whose view of a computer showing rigScreen is live.
@@ -1734,6 +1738,19 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 					payload["clientVersion"] = hooks.clientVersion
 				}
 			case "screen.watch":
+				if hooks.refusesWatch != nil {
+					var watched struct {
+						Monitor string `json:"monitor"`
+					}
+					_ = json.Unmarshal(f.Payload, &watched)
+					if code, message := hooks.refusesWatch(watched.Monitor); code != "" {
+						if watched.Monitor != "" && hooks.monitorsWatched != nil {
+							hooks.monitorsWatched <- watched.Monitor
+						}
+						c.refuse(f, code, message)
+						continue
+					}
+				}
 				payload = map[string]any{"watchId": 1}
 			case "screen.read":
 				if hooks.monitors != nil {

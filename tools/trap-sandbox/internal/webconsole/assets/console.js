@@ -867,7 +867,11 @@ const connectionLost = "The connection to the gateway was lost" + waiting;
 // answer's Retry-After), so the view comes back with the computer. Each watch is preceded by
 // asking what the owner allows (learnAccess), so a view-only screen shows as such from the
 // start. A screen its owner keeps private is watched again on its own (lookAgain), and goes
-// live once the owner allows it; the token's refusal ends it.
+// live once the owner allows it; so is one the computer refuses (watch's {refused}), the
+// status saying when the page asks again: a computer that names a monitor and refuses its
+// stream was asked again every retryMs for as long as the tab stayed open, by every tab. A
+// stream that opens, and the computer or the gateway away, start the looks from the first
+// again. The token's refusal ends it.
 async function follow(v) {
   const signal = v.abort.signal;
   const backoff = { ms: 0 };
@@ -891,6 +895,11 @@ async function follow(v) {
       await lookAgain(v, backoff);
       continue;
     }
+    if (again.refused !== undefined) {
+      if (view === v) status(again.refused + askingAgain(nextLookMs(backoff)));
+      await lookAgain(v, backoff);
+      continue;
+    }
     backoff.ms = 0;
     await new Promise((resolve) => setTimeout(resolve, again));
   }
@@ -910,12 +919,24 @@ let cameBack = false;
 window.addEventListener("focus", () => { cameBack = true; });
 document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") cameBack = true; });
 
-// lookAgain waits, for view v, until it is time to look again at what the owner allows: the
-// next step of backoff ({ms}, the last wait; 0 before the first), a hidden page waiting until it
-// is shown; the window regaining the focus or the page being shown again, now or since the
-// last look (cameBack), cuts the wait short. It resolves at once when the view closes.
+// nextLookMs is the wait of backoff's next step ({ms}, the last wait; 0 before the first):
+// lookFirstMs, then twice the last, up to lookMostMs.
+function nextLookMs(backoff) {
+  return backoff.ms ? Math.min(backoff.ms * 2, lookMostMs) : lookFirstMs;
+}
+
+// askingAgain ends the status of a view whose computer refused its screen (watch's {refused}):
+// when the page asks again (ms, lookAgain's next wait), and that the person need not wait.
+function askingAgain(ms) {
+  return " (asking again in " + ms / 1000 + " s, and at once when you come back to this page or reload it)";
+}
+
+// lookAgain waits, for view v, until it is time to look again at what the owner allows, or at
+// a screen its computer refused: the next step of backoff (nextLookMs), a hidden page waiting
+// until it is shown; the window regaining the focus or the page being shown again, now or since
+// the last look (cameBack), cuts the wait short. It resolves at once when the view closes.
 function lookAgain(v, backoff) {
-  backoff.ms = backoff.ms ? Math.min(backoff.ms * 2, lookMostMs) : lookFirstMs;
+  backoff.ms = nextLookMs(backoff);
   const signal = v.abort.signal;
   if (cameBack && document.visibilityState === "visible") {
     cameBack = false;
@@ -1048,7 +1069,8 @@ const keptPrivateMark = Symbol("kept private");
 // watch again, in ms (retryMs: the computer or the gateway went away; a busy computer, whose
 // host's other requests fill it for the moment: 429's Retry-After), the computer's new
 // traposId when it was relabelled (followRelabel), keptPrivateMark (the owner keeps the screen
-// private: look again later), or false, and says why in
+// private: look again later), {refused: the words to show} (the computer refused it, or the
+// gateway failed on its answer: look again later, follow saying when), or false, and says why in
 // the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
@@ -1089,6 +1111,18 @@ async function watch(v) {
     }
     const busy = res.status === 429;
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
+    // The computer's own refusal (refused: it answered the watch with an error, whatever its
+    // code; a client that names a monitor it fails to watch), or the gateway's failure on a
+    // computer that is connected (its watch unanswered in time, an answer that is none), is
+    // given again when asked again: follow backs off from it. Only the computer away (or the
+    // gateway stopping) and the gateway's busy come right by themselves, and are asked again
+    // every retryMs and after Retry-After; an answer that is not the API's (a proxy's, the
+    // gateway behind it restarting) is taken as the gateway away. The computer's words are
+    // the status's text, as all its words are.
+    if (again && error && (error.refused || !comeRight.has(error.code))) {
+      titled(v, error.refused ? "refused" : "waiting");
+      return { refused: error.code + ": " + inBrowser(error.message) };
+    }
     // The page asks again by itself and says it waits: the gateway's words for such a caller
     // (waitingMessage, in its first minute) where it has some, not its word to ask again, for
     // which the player reloaded the page. An account with no computer linked (unlinked) has
@@ -1122,6 +1156,10 @@ async function watch(v) {
     live(v, false);
   }
 }
+
+// comeRight are the codes of the gateway's own refusals of a stream that come right by
+// themselves (watch): the computer (or the gateway) away, and busy.
+const comeRight = new Set(["not_connected", "busy"]);
 
 // gatewayStopping is the gateway's message when it ends a stream as it stops
 // (gateway.ErrShuttingDown, which a test of the package holds it to).
