@@ -171,10 +171,11 @@ local function timedOut(why)
   return contains(why, "Timed out");
 end
 
--- CC's "Could not connect" said with the minute the gateway at that URL last answered since
--- boot (stoppedAnswering): the gateway that ran there stopped, and its operator restarts it.
--- Said as "not running, or the address or port is wrong", the player looked at an address
--- that had worked minutes before, and ran sandbox setup on it.
+-- CC's "Could not connect" (or a refusal) or "Timed out" said with the minute the gateway at
+-- that URL last answered since boot (stoppedAnswering): the gateway that ran there stopped, or
+-- is stuck, and its operator restarts or checks it. Said as "not running, or the address or
+-- port is wrong" (or "check the address"), the player looked at an address that had worked
+-- minutes before, and ran sandbox setup on it.
 local ANSWERED_UNTIL = " (the gateway answered here until ";
 local ANSWERED_UNTIL_TIME = "%(the gateway answered here until (%d%d:%d%d UTC)%)";
 

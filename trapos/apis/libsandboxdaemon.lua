@@ -730,8 +730,9 @@ local function newDaemon(deps)
   -- gateway ever answered a hello at this URL, "Connection closed" is said with the step it
   -- closed at (step: "the WebSocket upgrade", "hello"): a server that accepts a connection and
   -- closes it unanswered (another server's port) is told from a gateway that stopped. Once one
-  -- has answered here, "Could not connect" is said with the minute it last answered: that
-  -- gateway stopped, where the address could be wrong before (libsandboxadvice).
+  -- has answered here, "Could not connect" (or a refusal) and "Timed out" are said with the
+  -- minute it last answered: that gateway stopped or is stuck, where the address could be
+  -- wrong before (libsandboxadvice.stoppedAnswering).
   local function whyUnanswered(reason, step)
     if answeredAt[url] ~= nil then
       return advice.stoppedAnswering(reason, answeredAt[url]);

@@ -233,7 +233,8 @@ local function newSession(deps)
   end
 
   -- Sends a request and waits up to seconds for its answer. Returns ok, payload, error
-  -- ({code, message}; a closed session is not_connected with CC's reason, and closeCode).
+  -- ({code, message}; a closed session is not_connected with CC's reason or the gateway's close
+  -- reason, said as the gateway's where advice would read it as CC's, and closeCode).
   local function request(msgType, payload, seconds)
     expect(1, msgType, "string");
     expect(2, payload, "table");
