@@ -166,6 +166,11 @@ end
 -- the seconds it was silent.
 local SILENT = "^the gateway sent nothing for (%d+) s %(it promised a frame every %d+ s at most%)";
 
+-- The daemon's words for a server that took the WebSocket and sent nothing, its hello
+-- unanswered, for as long as it waits for the answer (libsandboxdaemon's checkLiveness): the
+-- seconds it was silent.
+local SILENT_HELLO = "^no answer to hello: the server sent nothing for (%d+) s";
+
 -- Whether why is CC's word for a connection nothing answered in time.
 local function timedOut(why)
   return contains(why, "Timed out");
@@ -433,6 +438,19 @@ local RULES = {
     end,
     retry = "; the daemon reconnects by itself once it answers",
     onceBack = true,
+  },
+  {
+    -- The daemon's own words for a hello left unanswered (SILENT_HELLO): a gateway answers it
+    -- at once, so it is stuck, or the server at the port speaks WebSocket and is not a gateway.
+    -- Said as the rule above says a silence after the answer (0.5.41 before its release: "it
+    -- promised a frame every 70 s"), nothing had been promised and the port went unnamed.
+    match = function(why) return why:find(SILENT_HELLO) ~= nil; end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      return "the server at " .. host .. ":" .. portOf(url, port) .. " took the WebSocket but did not answer hello in "
+        .. why:match(SILENT_HELLO) .. " s: a gateway stuck (its operator checks it), or another server: check the port";
+    end,
+    retry = "; the daemon retries by itself",
   },
   {
     -- No answer in time where a gateway answered since boot (stoppedAnswering): it takes the

@@ -921,7 +921,11 @@ local function newDaemon(deps)
       return;
     end
     local silent = clock() - lastFrameAt;
-    if silent >= livenessMs then
+    if silent >= livenessMs and helloId ~= nil then
+      -- Before its answer nothing was promised (HELLO_ANSWER_WAIT is ours): a gateway answers
+      -- hello at once, so it is stuck, or the server is not a gateway (libsandboxadvice).
+      lose("no answer to hello: the server sent nothing for " .. math.floor(silent / 1000) .. " s: reconnecting");
+    elseif silent >= livenessMs then
       lose("the gateway sent nothing for " .. math.floor(silent / 1000) .. " s (it promised a frame every "
         .. math.floor(livenessMs / 1000) .. " s at most): reconnecting");
     else

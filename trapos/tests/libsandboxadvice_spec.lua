@@ -232,6 +232,17 @@ describe("libsandboxadvice explain", function()
       :eq("the gateway closed the connection saying: " .. silent);
   end);
 
+  it("says a server that took the WebSocket and left hello unanswered is a gateway stuck, or another server", function()
+    -- said as a gateway's broken promise of a frame, the port went unnamed
+    local silent = "no answer to hello: the server sent nothing for 70 s: reconnecting";
+    local said = "the server at 192.168.1.20:4444 took the WebSocket but did not answer hello in 70 s: a gateway "
+      .. "stuck (its operator checks it), or another server: check the port";
+    expect(advice.explain(silent, URL)):eq(said .. "; the daemon retries by itself");
+    expect(advice.explain(silent, URL, nil, nil, 5)):eq(said .. "; the daemon retries in 5 s");
+    expect(advice.explain(silent, URL, nil, "sandbox link")):eq(said .. "; then run sandbox link again");
+    expect(advice.gatewaysCloseReason(silent, URL)):eq("the gateway closed the connection saying: " .. silent);
+  end);
+
   it("explains a time-out", function()
     expect(advice.explain("Timed out", URL))
       :eq("no answer from 192.168.1.20:4444 (timed out): check the address, and that no firewall drops the port");

@@ -1284,6 +1284,8 @@ describe("sandbox daemon", function()
       world.handle("timer", wait);
       expect(world.daemon.status().state):eq("waiting");
       expect(socket.closed):eq(1);
+      -- nothing was promised before the answer: "it promised a frame every 70 s" was not so
+      expect(world.daemon.status().lastError):eq("no answer to hello: the server sent nothing for 70 s: reconnecting");
     end);
 
     it("keeps no liveness clock for a gateway that announces none", function()
