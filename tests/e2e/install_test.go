@@ -1466,6 +1466,7 @@ func TestAPasswordWithASpaceGoesInQuotes(t *testing.T) {
 	joined = strings.Join(lines(out), " ")
 	assert.Contains(t, joined, "A password with a space goes in double quotes (CC's shell keeps a ' as part of the password): "+quoted, out)
 	assert.NotContains(t, out, `"'my`, out)
+	assert.Contains(t, joined, `Nothing done: "pass'" is a second password.`, out) // not 'pass''
 	// One word in single quotes is a password with the quotes in it: refused, it says so.
 	out = playerSession(ctx, t, t.TempDir(), true, install+" 'secret' --no-questions")
 	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it.", out)

@@ -470,7 +470,10 @@ local function parseArgs(words)
           return nil, "uninstall takes no password", UNINSTALL_MISTYPED_WITH_PASSWORD,
             meantUninstall(word, 1) and word or opts.password;
         end
-        return nil, "'" .. word .. "' is a second password", SECOND_PASSWORD;
+        -- A word with a ' of its own (pass' of 'my pass') in double quotes: 'pass'' read as a
+        -- typo of the installer's.
+        local quote = word:find("'", 1, true) and '"' or "'";
+        return nil, quote .. word .. quote .. " is a second password", SECOND_PASSWORD;
       end
       opts.password = word;
     elseif name == "help" and value == nil then
