@@ -563,6 +563,17 @@ local function gatewaysCloseReason(reason, url)
   return GATEWAY_SAID .. reason;
 end
 
+-- why without the words gatewaysCloseReason put before a gateway's reason, for a sentence that
+-- says itself that the gateway closed the connection ("The gateway closed the link session
+-- (…)" said it twice).
+local function gatewaysWords(why)
+  expect(1, why, "string");
+  if saidByGateway(why) then
+    return why:sub(#GATEWAY_SAID + 1);
+  end
+  return why;
+end
+
 -- said(why [, url [, password]]): what explain says of why before what to do about it (a
 -- rule's words; why itself when no rule has any), for a command that knows more than explain
 -- of what to do: sandbox link, whose session a stopping gateway closed while a gateway serves
@@ -752,6 +763,7 @@ return {
   closedUnanswered = closedUnanswered,
   stoppedAnswering = stoppedAnswering,
   gatewaysCloseReason = gatewaysCloseReason,
+  gatewaysWords = gatewaysWords,
   diskStartupDrive = diskStartupDrive,
   driveName = driveName,
   bootBlocker = bootBlocker,

@@ -1050,10 +1050,10 @@ local function failLink(err, context)
     fail("The gateway is busy: it closed the link session to make room for newer connections. Run sandbox link again");
   elseif code == libsandbox.ERR_NOT_CONNECTED and err.closeCode == CLOSE_INTERNAL_ERROR then
     -- The same frame may fail the gateway again: its operator reads why in its log.
-    fail("The gateway failed and closed the link session (" .. message .. "). Run sandbox link again; "
+    fail("The gateway failed and closed the link session (" .. advice.gatewaysWords(message) .. "). Run sandbox link again; "
       .. "if it fails again, tell the gateway's operator (its log says why)");
   elseif code == libsandbox.ERR_NOT_CONNECTED then
-    fail("The gateway closed the link session (" .. message .. "). Run sandbox link again");
+    fail("The gateway closed the link session (" .. advice.gatewaysWords(message) .. "). Run sandbox link again");
   end
   fail(refusal("The gateway refused the link: " .. oneLine(tostring(code)), message));
 end

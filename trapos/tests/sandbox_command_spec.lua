@@ -2138,6 +2138,14 @@ describe("sandbox command", function()
       });
       expect(ok):eq(false);
       expect(err):eq("The gateway closed the link session (bye " .. ("z"):rep(252) .. "...(cut, 304 bytes)). Run sandbox link again");
+      -- a reason in CC's words is the gateway's, which the sentence says once
+      ok, err = run({ "link" }, {
+        gateway = linkGateway({ polls = { function(_, record2, queue)
+          queue("websocket_closed", record2.url, "Could not create a secure connection", 4000);
+        end } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway closed the link session (Could not create a secure connection). Run sandbox link again");
       ok, err = run({ "link" }, { linkFailure = "no\n" .. long });
       expect(ok):eq(false);
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
