@@ -2144,8 +2144,7 @@ describe("sandbox command", function()
           queue("websocket_closed", record2.url, "Could not create a secure connection", 4000);
         end } }),
       });
-      expect(ok):eq(false);
-      expect(err):eq("The gateway closed the link session (Could not create a secure connection). Run sandbox link again");
+      expect(failed(ok, err)):eq("The gateway closed the link session (Could not create a secure connection). Run sandbox link again");
       ok, err = run({ "link" }, { linkFailure = "no\n" .. long });
       expect(ok):eq(false);
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
