@@ -228,6 +228,30 @@ func TestOneLineInstall(t *testing.T) {
 	assert.Contains(t, afterLast(out, "> sandbox health"), "No such program")
 }
 
+// TestTheInstallLineWithASlashInstalls: the install line copied with a slash after its URL
+// (http://host:4444/trapos/install/) got a 404, which CC's wget shows as "Failed." alone. The
+// gateway serves the installer there too, on --listen's port and on the computers' port, whose
+// allow-list takes it; the installer names its URLs from the gateway, not the path asked, so
+// the slash is not in sandbox.url, and the computer connects after the reboot.
+func TestTheInstallLineWithASlashInstalls(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword,
+		"--opencode-url", opencodefake.ClosedPortURL(t), "--computers-listen", "127.0.0.1:0"}})
+	computers := g.ComputersAddr()
+	require.NotEmpty(t, computers, g.Log())
+
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, true, "wget run http://"+computers+"/trapos/install/ "+installPassword+" --no-questions", "reboot", "sandbox health")
+	assert.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "ws://`+computers+`/trapos/ws"`)
+	assert.Contains(t, afterLast(out, "> sandbox health"), "sandboxOk: true\n", out)
+
+	dir = t.TempDir()
+	out = playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install/")+" "+installPassword+" --no-questions")
+	assert.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
+}
+
 // TestTheCommandsWorkBeforeTheReboot: right after the one-line install, `sandbox` typed in the
 // same shell runs (it was CraftOS's "No such program" until the reboot, though the installer
 // had just printed its name): `sandbox --version` names the version installed, and `sandbox

@@ -128,6 +128,10 @@ func TestComputerConnectsThroughNginx(t *testing.T) {
 	code, body := get("/healthz")
 	assert.Equal(t, http.StatusOK, code, "/healthz is passed for monitoring")
 	assert.Equal(t, "ok", strings.TrimSpace(body))
+	// The install line copied with a slash after it: the same installer, passed too.
+	code, body = get("/trapos/install/")
+	assert.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `install = "`+public+`/trapos/install";`)
 	for _, path := range []string{"/trapos/computers", "/metrics", "/mcp", "/console/"} {
 		code, body := get(path)
 		assert.Equal(t, http.StatusNotFound, code, "%s must stay on the machine", path)

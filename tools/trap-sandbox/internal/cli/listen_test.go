@@ -133,8 +133,9 @@ func TestComputersListenMustNotTakeListensPort(t *testing.T) {
 
 // TestComputerPathsAreTheComputersRoutes: the computers-only port's allow-list
 // (server.ComputerPaths, which the docs give a reverse proxy too) is the gateway's and the
-// installer's own routes and /healthz, so that renaming one cannot leave computers refused
-// on that port.
+// installer's own routes and /healthz (and the install line with a slash after it), so that
+// renaming one cannot leave computers refused on that port.
 func TestComputerPathsAreTheComputersRoutes(t *testing.T) {
 	assert.ElementsMatch(t, []string{gateway.WebSocketPath, installer.InstallPath, installer.FilesPath, server.HealthzPath}, server.ComputerPaths)
+	assert.Equal(t, []string{installer.InstallPath + "/"}, server.ComputerPathsWithSlash)
 }

@@ -56,6 +56,9 @@ func (i *Installer) Name() string { return ModuleName }
 // Mount implements server.Module: both routes, under /trapos/, public (outside the API auth).
 func (i *Installer) Mount(routes *server.Routes) {
 	routes.HandleFunc("GET "+InstallPath, i.serveInstaller)
+	// The install line with a slash after it, as a URL is copied: the same installer, which
+	// names its URLs from the base, not the path asked (a 404 was CC's wget's "Failed." alone).
+	routes.HandleFunc("GET "+InstallPath+"/{$}", i.serveInstaller)
 	routes.HandleFunc("GET "+FilesPath+"{path...}", i.serveFile)
 	if i.public != nil && plainPrefix.MatchString(i.public.Prefix()) {
 		for _, p := range []string{InstallPath, FilesPath + "{path...}", WebSocketPath} {

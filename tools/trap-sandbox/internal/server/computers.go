@@ -3,23 +3,30 @@ package server
 import (
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 )
 
 // ComputerPaths are the paths a computer asks for, all with GET: its WebSocket, the installer,
 // the client's files the installer fetches (a path ending in / is a prefix), and /healthz.
-// They are all that --computers-listen serves and all that a reverse proxy in front of the
-// gateway needs to pass (docs/public-ports.md); everything else there, the host API, the web
-// console, /mcp and /metrics, is for the host's own clients on --listen. A test in internal/cli
-// checks them against the gateway's and the installer's own routes.
+// They (with ComputerPathsWithSlash) are all that --computers-listen serves and all that a
+// reverse proxy in front of the gateway needs to pass (docs/public-ports.md); everything else
+// there, the host API, the web console, /mcp and /metrics, is for the host's own clients on
+// --listen. A test in internal/cli checks them against the gateway's and the installer's own
+// routes.
 var ComputerPaths = []string{"/trapos/ws", "/trapos/install", "/trapos/files/", HealthzPath}
+
+// ComputerPathsWithSlash are the ComputerPaths a computer may also ask for with a slash after
+// them, each served as the path without: the install line, as a URL is copied. Only these:
+// /trapos/ws/ is no computer's.
+var ComputerPathsWithSlash = []string{"/trapos/install/"}
 
 // ComputersOnlyAnswer is the one line the computers-only listener answers anything else with.
 const ComputersOnlyAnswer = "this port (--computers-listen) serves computers only (GET /trapos/ws, /trapos/install, /trapos/files/..., /healthz): the host API, the web console, /mcp and /metrics are on --listen\n"
 
 // IsComputerRequest reports whether r is one a computer makes: GET (or HEAD) of one of
-// ComputerPaths, the path in its clean form (a path with .. or // would be redirected by the
-// mux to one that may not be a computer's).
+// ComputerPaths or ComputerPathsWithSlash, the path in its clean form (a path with .. or //
+// would be redirected by the mux to one that may not be a computer's).
 func IsComputerRequest(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
@@ -27,6 +34,9 @@ func IsComputerRequest(r *http.Request) bool {
 	p := r.URL.Path
 	if clean := path.Clean(p); clean != p && clean+"/" != p {
 		return false
+	}
+	if slices.Contains(ComputerPathsWithSlash, p) {
+		return true
 	}
 	for _, allowed := range ComputerPaths {
 		if p == allowed || strings.HasSuffix(allowed, "/") && strings.HasPrefix(p, allowed) && len(p) > len(allowed) {

@@ -103,6 +103,9 @@ func TestIsComputerRequest(t *testing.T) {
 		{"GET", "/trapos/files/../computers", false},
 		{"GET", "/trapos/files//apis/x.lua", false},
 		{"GET", "/trapos/ws/", false},
+		{"GET", "/trapos/install/", true}, // the install line copied with a slash
+		{"GET", "/trapos/install/x", false},
+		{"GET", "/trapos/install//", false},
 		{"POST", "/trapos/ws", false},
 		{"GET", "/trapos/computers", false},
 		{"GET", "/trapos/wsx", false},
