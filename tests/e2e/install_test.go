@@ -1501,6 +1501,30 @@ func TestAPasswordWithASpaceGoesInQuotes(t *testing.T) {
 	assert.NotContains(t, out, "quotes", out)
 }
 
+// TestTwoPasswordsAreNotJoined: a password and a second one in quotes (pw "my pass") was
+// offered the line with "pw my pass", the two joined into a third, as if CC's shell had split
+// one password at its space; quotes make a word with a space, so these were two passwords,
+// which the refusal says.
+func TestTwoPasswordsAreNotJoined(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", "my pass", "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	for _, words := range []struct{ typed, named string }{
+		{`pw "my pass"`, `'pw' and 'my pass'`},
+		{`"my pass" pw --no-questions`, `'my pass' and 'pw'`},
+		{`"my pass" "it's"`, `'my pass' and "it's"`},
+	} {
+		out := playerSession(ctx, t, dir, true, install+" "+words.typed)
+		joined := strings.Join(lines(out), " ")
+		assert.Contains(t, joined, "Nothing done: two passwords given, "+words.named+".", out)
+		assert.Contains(t, joined, "The line takes one: the gateway's, in quotes if it has a space.", out)
+		assert.NotContains(t, out, "goes in quotes", out)
+		assert.NotContains(t, out, "--help", out)
+		assert.Empty(t, diskFiles(t, dir), out)
+	}
+}
+
 // TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
 // mistyped as a password, so the line installs; it names the word all the same (the player
 // meant to remove the client and was told nothing).

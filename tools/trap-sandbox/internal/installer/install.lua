@@ -404,11 +404,15 @@ local FIX_OPTIONS = "For the options, run the line again with --help.";
 local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the prompt: run the line without it.";
 -- What is wrong with the words on the line, for what the refusal says after the problem:
 -- FIX_OPTIONS; for an unknown option FIX_DASHED_PASSWORD too; for a second password the line
--- with the password's words in quotes as well (withQuotedPassword); for a password beside
--- the word uninstall the uninstall line (beside the word mistyped, the word as well).
+-- with the password's words in quotes as well (withQuotedPassword); for two passwords, one
+-- of them quoted, that the line takes one; for a password beside the word uninstall the
+-- uninstall line (beside the word mistyped, the word as well).
 local MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD = "mistyped", "unknown", "uninstall with a password";
 local UNINSTALL_MISTYPED_WITH_PASSWORD = "uninstall mistyped, with a password";
 local SECOND_PASSWORD = "second password";
+-- Two passwords where one was in quotes ("my pass", a word with a space only quotes make):
+-- not a password the shell split, which the line in quotes would fix, but two the player gave.
+local TWO_PASSWORDS = "two passwords";
 
 -- The options' names, of which an unknown one's guess is made (the package's rule, meant),
 -- and those that take no value.
@@ -448,8 +452,8 @@ end
 
 -- The words after the URL as options: password (the one word that is not an option),
 -- uninstall, help, noQuestions, moveStartup, files, exec, screen. Returns nil, the problem
--- for a bad word and what is wrong: MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD or
--- UNINSTALL_MISTYPED_WITH_PASSWORD; for UNKNOWN the option meant, when one is near, for
+-- for a bad word and what is wrong: MISTYPED, UNKNOWN, SECOND_PASSWORD, TWO_PASSWORDS,
+-- UNINSTALL_WITH_PASSWORD or UNINSTALL_MISTYPED_WITH_PASSWORD; for UNKNOWN the option meant, when one is near, for
 -- UNINSTALL_MISTYPED_WITH_PASSWORD the word uninstall as typed.
 local function parseArgs(words)
   local opts = {};
@@ -472,8 +476,15 @@ local function parseArgs(words)
         end
         -- A word with a ' of its own (pass' of 'my pass') in double quotes: 'pass'' read as a
         -- typo of the installer's.
-        local quote = word:find("'", 1, true) and '"' or "'";
-        return nil, quote .. word .. quote .. " is a second password", SECOND_PASSWORD;
+        local function named(w)
+          local quote = w:find("'", 1, true) and '"' or "'";
+          return quote .. w .. quote;
+        end
+        if word:find(" ", 1, true) or opts.password:find(" ", 1, true) then
+          -- pw "my pass": the quotes offered around both words made "pw my pass", a third.
+          return nil, "two passwords given, " .. named(opts.password) .. " and " .. named(word), TWO_PASSWORDS;
+        end
+        return nil, named(word) .. " is a second password", SECOND_PASSWORD;
       end
       opts.password = word;
     elseif name == "help" and value == nil then
@@ -1373,6 +1384,10 @@ if opts == nil then
       printError("A password with a space goes in quotes:");
     end
     printInstallLine(quoted);
+    return false;
+  end
+  if wrong == TWO_PASSWORDS then
+    printError("The line takes one: the gateway's, in quotes if it has a space.");
     return false;
   end
   if guess then
