@@ -309,3 +309,32 @@ func TestTheWebConsoleSaysLiveOnceTheOwnerAllowsControlAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Live", status, "nothing is refused now, and nothing was typed since")
 }
+
+// TestTheWebConsoleSaysLiveOnceARefusedReleaseGoesThrough: a key refused forbidden while the
+// screen was view-only took its release with it, which the view sends again (retryReleases).
+// Once the owner allowed control, that release went through before the computer said so
+// (learnAccess), and gave the view its controls back under the refusal's words, which
+// nothing took off: the status told the player to ask the owner for what they had.
+// (TestTheWebConsoleSaysLiveOnceTheOwnerAllowsControlAgain failed so on a loaded machine,
+// where the owner's two lines took longer than the release's retry.) The page's api answers
+// the release; the view is the page's own.
+func TestTheWebConsoleSaysLiveOnceARefusedReleaseGoesThrough(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", "console-releaselive-4d1f")
+	page, _ := consolePage(ctx, t)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitVisible("#login")))
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`(async () => {
+		const v = Object.assign(newView("11:desk"), { live: true, shownLive: true });
+		view = v;
+		v.sends = 1; // the key and its release, in one call
+		say(v, "forbidden: screen.input needs sandbox.allow_screen control (it is view); the owner can allow it with: set sandbox.allow_screen control");
+		note("view-only", "The owner of this computer lets its screen be viewed, not typed on.");
+		api = async () => new Response(JSON.stringify({ ok: true, payload: {} }), { status: 200 });
+		await sendInput(v, [{ type: "key_up", key: 28 }], 1); // the release, sent again
+		const controls = document.getElementById("viewer").classList.contains("view-only") ? "view-only" : "controls";
+		v.abort.abort();
+		return [controls, document.getElementById("status").textContent === liveWords(v) ? "Live" : document.getElementById("status").textContent];
+	})()`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"controls", "Live"}, got, "the release went through: the owner allows control, and the refusal no longer holds")
+}

@@ -994,12 +994,18 @@ async function learnAccess(v) {
   v.reports = true;
   // view over a private note: the watch that follows goes live, or is refused again.
   if (allowed.screen === "view") viewOnly(v);
-  else if (allowed.screen === "control" && $("viewer").classList.contains("view-only")) {
-    note();
-    // A key refused meanwhile said so (sendInput): those words, which sent the player to the
-    // owner for what they now have, no longer hold. Other words (keys sent as ?) stay.
-    if (v.said.startsWith("forbidden: ")) unsay(v, v.said);
-  }
+  else if (allowed.screen === "control" && $("viewer").classList.contains("view-only")) controlAllowed(v);
+}
+
+// controlAllowed gives view-only view v its controls back, once its computer says its owner
+// allows control (learnAccess) or a key typed on the screen went through (sendInput). A key
+// refused meanwhile said so: those words, which sent the player to the owner for what they
+// now have, no longer hold. Other words (keys sent as ?) stay. Only learnAccess took them
+// off: a key's release refused with the key and sent again (retryReleases) that went through
+// first gave the controls back under the refusal's words, for good.
+function controlAllowed(v) {
+  note();
+  if (v.said.startsWith("forbidden: ")) unsay(v, v.said);
 }
 
 // lookForControl looks again, while view v is view-only and its computer says what its owner
@@ -1647,7 +1653,7 @@ async function sendInput(v, events, newest) {
       v.pasted = null;
     }
     if (error && error.code === "forbidden") viewOnly(v);
-    else if (!error && view === v && $("viewer").classList.contains("view-only")) note(); // the owner allowed control since
+    else if (!error && view === v && $("viewer").classList.contains("view-only")) controlAllowed(v); // the owner allowed control since
     if (said) say(v, said);
     else if (held && !busy && !v.dropped) { /* still read: Live at an answer once they are not */ }
     else if (view === v && v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said && newest > v.saidAt))) {
