@@ -258,7 +258,8 @@ func TestAMonitorIsWatchedLive(t *testing.T) {
 			break
 		}
 	}
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back","monitor":"top"}}`, strings.TrimSpace(ended))
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 5:küche says the screen watch ended: monitor top was taken off the computer (broken, or its modem switched off); watch it again once it is back","monitor":"top","refused":true}}`, strings.TrimSpace(ended),
+		"the computer's own end, said to be")
 
 	// A view of a monitor that is not there is refused, naming the computer's monitors, and
 	// naming the monitor as the computer was asked for it (CC reads a side in any case): a

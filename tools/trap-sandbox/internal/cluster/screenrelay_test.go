@@ -310,7 +310,51 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenTheOwnerWithdrawsIt(t *testing.
 	end := s.end(t)
 	assert.Equal(t, protocol.CodeForbidden, end.Code)
 	assert.Equal(t, "computer 7: says "+why, end.Message)
+	assert.True(t, end.Refused, "the computer's own end, said to be through the other replica too")
 	s.closed(t)
+	noRelays(t, a, b)
+}
+
+// The computer's own refusal of a watch through another replica says it is the computer's
+// (refused), as on the holder, so that a viewer backs off from it; the gateway's own refusal
+// there (the computer not answering in time) does not. Before, the mark did not cross the bus:
+// every refusal through another replica read as the gateway's.
+func TestALiveScreenThroughAnotherReplicaSaysTheComputerRefusedIt(t *testing.T) {
+	_, a, b, c := computerOnB(t)
+	type refusal struct {
+		status int
+		answer server.Answer
+	}
+	refused := make(chan refusal, 1)
+	go func() {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, a.srv.URL+"/trapos/computers/7:/screen", nil)
+		if err != nil {
+			refused <- refusal{status: -1}
+			return
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := client().Do(req)
+		if err != nil {
+			refused <- refusal{status: -1}
+			return
+		}
+		defer resp.Body.Close()
+		var out server.Answer
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		refused <- refusal{resp.StatusCode, out}
+	}()
+	req := c.read()
+	require.Equal(t, protocol.TypeScreenWatch, req.Type)
+	c.send(map[string]any{"event": "computer_response", "traposSenderId": c.id, "messageId": req.MessageID,
+		"type": req.Type, "ok": false, "error": map[string]any{"code": "internal", "message": "this screen is out of order"}})
+	var got refusal
+	select {
+	case got = <-refused:
+	case <-time.After(waitLimit):
+		t.Fatal("the watch was not answered")
+	}
+	assert.Equal(t, http.StatusInternalServerError, got.status)
+	assert.Equal(t, &protocol.Error{Code: protocol.CodeInternal, Message: "this screen is out of order", Refused: true}, got.answer.Error)
 	noRelays(t, a, b)
 }
 

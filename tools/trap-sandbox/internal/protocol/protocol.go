@@ -196,7 +196,11 @@ type Error struct {
 	// whatever its code: a refusal the computer gives again when asked again, where the
 	// gateway's own answers (the computer away, the gateway stopping, busy) come right by
 	// themselves. A viewer that asks again by itself tells them apart by it: the web console
-	// backs off from a refusal (docs/screen.md). Never in a frame.
+	// backs off from a refusal (docs/screen.md). So is it on the stream's end when the
+	// computer ended the watch itself (its screen.update's ended), which the web console backs
+	// off from alike when it came before the stream's first frame. Between replicas, on the
+	// answer to a watch relayed to the replica holding the computer (screen's startThrough),
+	// it carries ByComputer across the bus. Never in a frame.
 	Refused bool `json:"refused,omitempty"`
 	// Absent, on the gateway's not_connected of a computer that no socket holds, on this
 	// replica or any other (computer.NotConnected's), is set: the caller named a computer that

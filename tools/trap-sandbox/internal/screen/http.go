@@ -23,7 +23,8 @@ import (
 // KeepAlive while the screen stays still, with a `: keepalive` comment). The query's monitor
 // (MonitorParam) names a monitor attached to the computer to stream instead of its own screen;
 // its errors, the refusal and the end, name that monitor as the gateway asked for it (Monitor).
-// A refusal the computer gave itself (its ok:false to screen.watch) says so (Refused).
+// A refusal the computer gave itself (its ok:false to screen.watch), and an end it gave itself
+// (its update's ended), say so (Refused).
 // Reading once and sending input go through …/requests (screen.read, screen.input), like every
 // type.
 const WatchPattern = "/trapos/computers/{traposId}/screen"
@@ -104,7 +105,9 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	end := func(pe *protocol.Error) {
-		data, _ := marshal(server.Answer{Error: ofTheMonitor(pe)})
+		said := ofTheMonitor(pe)
+		said.Refused = pe.ByComputer // the computer ended it itself (its update's ended)
+		data, _ := marshal(server.Answer{Error: said})
 		_ = send("event: end\ndata: " + string(data) + "\n\n")
 	}
 	for {

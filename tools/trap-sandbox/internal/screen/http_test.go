@@ -371,7 +371,8 @@ func monitorWatchedAt(t *testing.T, watched func(monitor any) (any, *daemonfake.
 
 // TestTheStreamOfAMonitor: the stream's monitor parameter streams that monitor's screen (the
 // computer asked screen.watch {monitor}), each frame naming it with its text scale, and ends
-// with the computer's not_found when the monitor is taken off.
+// with the computer's not_found when the monitor is taken off, said to be the computer's own
+// end (refused), as the gateway's ends (the computer gone, the gateway stopping) are not.
 func TestTheStreamOfAMonitor(t *testing.T) {
 	m, asked, url := monitorWatchedAt(t, func(any) (any, *daemonfake.Error) {
 		return map[string]any{"watchId": 1}, nil
@@ -394,7 +395,8 @@ func TestTheStreamOfAMonitor(t *testing.T) {
 	require.NoError(t, err)
 	name, data = event(t, body)
 	assert.Equal(t, "end", name)
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 7: says the screen watch ended: monitor monitor_0 was taken off the computer","monitor":"monitor_0"}}`, data)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_found","message":"computer 7: says the screen watch ended: monitor monitor_0 was taken off the computer","monitor":"monitor_0",`+
+		`"refused":true}}`, data, "the computer's own end, said to be")
 }
 
 // TestAQueryTheStreamCannotTakeIsRefused: a query parameter other than monitor (a typo,

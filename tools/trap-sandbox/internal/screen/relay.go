@@ -165,6 +165,13 @@ func (m *Module) startThrough(ctx context.Context, w *watch, timeout time.Durati
 		timeout = computer.DefaultTimeout
 	}
 	answer, err := m.relay.Send(ctx, w.holder, w.accountID, w.traposID, relayMsg{Op: opWatch, Monitor: w.monitor}.encode(), min(timeout, computer.MaxTimeout))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Refused {
+		// The computer's own refusal, said so by the holder (watchFor): ByComputer again, so
+		// the stream's refusal says it is the computer's here too.
+		refused := pe.FromTheAPI()
+		refused.Refused = false
+		return "", refused
+	}
 	if err != nil {
 		return "", err
 	}
@@ -233,6 +240,14 @@ func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID, monit
 	}
 	close(rw.ready)
 	m.mu.Unlock()
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.ByComputer {
+		// ByComputer is not on the bus: Refused says it to the watching replica
+		// (startThrough), which tells its viewer the refusal is the computer's. A replica of
+		// a build before it reads the refusal as the gateway's, as it did.
+		refused := pe.ToTheAPI()
+		refused.Refused = true
+		return nil, refused
+	}
 	if err != nil {
 		return nil, err
 	}
