@@ -1648,6 +1648,10 @@ type consoleComputerHooks struct {
 	// screen.watch of monitor ("": its own screen) with, or "" to take it; the name of a
 	// monitor refused goes on monitorsWatched too, before the refusal.
 	refusesWatch func(monitor string) (code, message string)
+	// endsWatch, when set, is called on each screen.watch the computer takes: a code and a
+	// message make it end the watch at once with them (its screen.update's ended), before any
+	// frame; "" sends screen as ever.
+	endsWatch func() (code, message string)
 }
 
 // rigLive is true in a console page whose view of a computer showing rigScreen is live.
@@ -1777,6 +1781,12 @@ func connectConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gatewa
 			c.answer(f, payload)
 			if f.Type != "screen.watch" {
 				continue
+			}
+			if hooks.endsWatch != nil {
+				if code, message := hooks.endsWatch(); code != "" {
+					_ = ws.WriteJSON(c.frame(harness.NewMessageID(), map[string]any{"ended": map[string]any{"code": code, "message": message}}))
+					continue
+				}
 			}
 			if hooks.screen != nil {
 				screen := hooks.screen
@@ -2791,4 +2801,78 @@ func TestTheWebConsoleShowsNoScreenOrKeysBeforeTheFirstFrame(t *testing.T) {
 	after, err := chromedp.Run(page, chromedp.Evaluate[[]string](shown))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"screen", "touch", "paste-form", "terminate", "screen-text"}, after, "shown with the first frame")
+}
+
+// TestTheWebConsoleBacksOffFromAStreamItsComputerEndsAtOnce: a computer that takes the watch and
+// ends its stream at once, before its first frame, with an end of its own (a broken or hostile
+// client) is shown ending it, in its words as text, and asked again after 2 s, then 4, 8 and
+// 16 s, as one that refuses the watch is. Before, every open tab asked it again every 2 s for
+// as long as it stayed open. One that ends the stream once it has shown its screen (the owner
+// withdrawing it) is watched again after 2 s, as before, and the looks start from 2 s again.
+// The page's waits are held and ended by the test (holdPagesWaits), each watch counted.
+func TestTheWebConsoleBacksOffFromAStreamItsComputerEndsAtOnce(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	var ending atomic.Bool
+	ending.Store(true)
+	watched := make(chan bool, 16) // each watch the computer takes: whether it ends it at once
+	c := connectConsoleComputer(ctx, t, g, "14:rig", consoleComputerHooks{clientVersion: "0.5.31", screen: rigScreen,
+		endsWatch: func() (string, string) {
+			ends := ending.Load()
+			watched <- ends
+			if !ends {
+				return "", ""
+			}
+			return "out_of_order", "my screen <b>is</b> broken"
+		}})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
+	until(t, "the list", `!document.getElementById("computers").hidden`)
+	holdPagesWaits(t, page)
+	watches := 0
+	aWatch := func(ends bool) {
+		t.Helper()
+		select {
+		case ended := <-watched:
+			watches++
+			assert.Equal(t, ends, ended)
+		case <-ctx.Done():
+			t.Fatal("the computer got no screen.watch")
+		}
+	}
+
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/14%3Arig"; true`))
+	require.NoError(t, err)
+	aWatch(true)
+	const ended = "forbidden: computer 14:rig says my screen <b>is</b> broken"
+	until(t, "the end", `document.getElementById("status").textContent.startsWith("`+ended+`")`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("status").textContent, document.querySelectorAll("b").length, document.title]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{ended + " (asking again in 2 s, and at once when you come back to this page or reload it)", 0.0, "14:rig — refused"}, shown,
+		"the computer's words, as text, and when the page asks again")
+
+	var waits []float64
+	for range 4 {
+		waits = append(waits, heldWait(t, page, until))
+		aWatch(true)
+	}
+	assert.Equal(t, []float64{2000, 4000, 8000, 16000}, waits, "the waits before each watch after the first")
+	until(t, "the fifth end", `document.getElementById("status").textContent === "`+ended+` (asking again in 30 s, and at once when you come back to this page or reload it)"`)
+
+	// Its screen shown, then the stream ended by the computer (the owner withdrawing it): the
+	// end said as before, and watched again after 2 s.
+	ending.Store(false)
+	waits = append(waits, heldWait(t, page, until))
+	aWatch(false)
+	until(t, "the screen, live", rigLive)
+	require.NoError(t, c.ws.WriteJSON(c.frame(harness.NewMessageID(), map[string]any{"ended": map[string]any{"code": "forbidden", "message": "the owner withdrew sandbox.allow_screen"}})))
+	until(t, "the stream ended", `document.getElementById("status").textContent === "forbidden: computer 14:rig says the owner withdrew sandbox.allow_screen (waiting for it to come back)"`)
+	title, err := chromedp.Run(page, chromedp.Evaluate[string](`document.title`))
+	require.NoError(t, err)
+	assert.Equal(t, "14:rig — waiting", title)
+	waits = append(waits, heldWait(t, page, until))
+	aWatch(false)
+	until(t, "the screen, live again", rigLive)
+	assert.Equal(t, []float64{30000, 2000}, waits[4:], "the wait before the watch that showed the screen, and after its end")
+	assert.Equal(t, 7, watches)
 }

@@ -867,11 +867,11 @@ const connectionLost = "The connection to the gateway was lost" + waiting;
 // answer's Retry-After), so the view comes back with the computer. Each watch is preceded by
 // asking what the owner allows (learnAccess), so a view-only screen shows as such from the
 // start. A screen its owner keeps private is watched again on its own (lookAgain), and goes
-// live once the owner allows it; so is one the computer refuses (watch's {refused}), the
-// status saying when the page asks again: a computer that names a monitor and refuses its
-// stream was asked again every retryMs for as long as the tab stayed open, by every tab. A
-// stream that opens, and the computer or the gateway away, start the looks from the first
-// again. The token's refusal ends it.
+// live once the owner allows it; so is one the computer refuses (watch's {refused}), or whose
+// stream it ends itself before the first frame, the status saying when the page asks again: a
+// computer that names a monitor and refuses its stream was asked again every retryMs for as
+// long as the tab stayed open, by every tab. A stream that shows a frame, and the computer or
+// the gateway away, start the looks from the first again. The token's refusal ends it.
 async function follow(v) {
   const signal = v.abort.signal;
   const backoff = { ms: 0 };
@@ -1075,8 +1075,9 @@ const keptPrivateMark = Symbol("kept private");
 // watch again, in ms (retryMs: the computer or the gateway went away; a busy computer, whose
 // host's other requests fill it for the moment: 429's Retry-After), the computer's new
 // traposId when it was relabelled (followRelabel), keptPrivateMark (the owner keeps the screen
-// private: look again later), {refused: the words to show} (the computer refused it, or the
-// gateway failed on its answer: look again later, follow saying when), or false, and says why in
+// private: look again later), {refused: the words to show} (the computer refused it, or ended
+// its stream before the first frame (frames), or the gateway failed on its answer: look again
+// later, follow saying when), or false, and says why in
 // the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
@@ -1241,6 +1242,7 @@ function live(v, open) {
 async function frames(v, body, sent) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
+  let framed = false; // a frame came on this stream
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
@@ -1254,7 +1256,7 @@ async function frames(v, body, sent) {
         if (line.startsWith("event: ")) name = line.slice(7);
         else if (line.startsWith("data: ")) data += line.slice(6);
       }
-      if (name === "frame") drawSoon(v, data);
+      if (name === "frame") { framed = true; drawSoon(v, data); }
       if (name === "end") {
         const error = JSON.parse(data).error || { code: "ended", message: "the gateway ended the stream" };
         if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
@@ -1272,6 +1274,16 @@ async function frames(v, body, sent) {
           titled(v, "not shown");
           followGone(v, "taken off");
           return false;
+        }
+        // The computer that ended the stream itself (refused) before its first frame ends
+        // it so again when asked again, as one that refuses the watch does: follow backs off
+        // from it, where every open tab asked it again every retryMs. One that ended it once
+        // it had shown its screen (the owner withdrawing it) is watched again as before: the
+        // watch after it tells (the owner's forbidden, shown as kept private).
+        if (error.refused && !framed) {
+          v.left = "";
+          titled(v, "refused");
+          return { refused: why };
         }
         // The gateway stopping is not the computer leaving: the computer comes back with it.
         v.left = error.code === "not_connected" && error.message !== gatewayStopping ? why : "";
