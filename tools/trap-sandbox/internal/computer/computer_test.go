@@ -304,6 +304,11 @@ func TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile(t *testing.T) {
 				assert.Equal(t, c.prefix, err.Error())
 				got, _ := d.File("/new.bin")
 				assert.Equal(t, c.file["/new.bin"], string(got))
+				// The CLI's client words its reads (the look among them) as reads: the
+				// write's words all the same.
+				err = computer.New(d).WithReadWait(computer.CLIBackWait).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
+				require.Error(t, err)
+				assert.Equal(t, c.prefix, err.Error(), "through a client that words its reads")
 			}
 			assert.NotContains(t, err.Error(), "may have done")
 			assert.NotContains(t, err.Error(), "may have been done")
@@ -1291,9 +1296,17 @@ func TestNotConnectedRightAfterARestartSaysHowAWaiterWaits(t *testing.T) {
 // TestAReadIsWordedAsAReadOnce: ReadAgain words a read's not_connected of a computer that
 // went away before it answered as a read, with the caller's way to wait for it, before its
 // hint; a read the host API worded so already gets the caller's words in place of the API's
-// (the CLI's and the stdio bridge's, over it), never both; anything else is left as it is.
+// (the CLI's and the stdio bridge's, over it), never both; so is a read cut by the gateway's
+// stop, or its replica's, naming the computer; anything else is left as it is.
 func TestAReadIsWordedAsAReadOnce(t *testing.T) {
 	left := computer.LeftBeforeAnswer("7:kitchen", false)
+	// A read cut because the gateway stopped (gateway.shutdownBeforeAnswer), or the replica
+	// holding the computer did (cluster's pendingRoute.gone), said the gateway's "it may have
+	// done what it was asked all the same: check before you ask again" too. A request the
+	// stop came before (ErrShuttingDown alone) did not reach the computer, and says so.
+	stopping := protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down%s", computer.MayHaveDoneIt)
+	holderStopped := protocol.Errorf(protocol.CodeNotConnected, "computer 7:kitchen is not connected: replica b, which held its socket, has stopped%s", computer.MayHaveDoneIt)
+	gatewayErrShuttingDown := protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
 	hinted := *left
 	hinted.Hint = `; did you mean "7:Kitchen"?`
 	hinted.Message += hinted.Hint
@@ -1312,6 +1325,14 @@ func TestAReadIsWordedAsAReadOnce(t *testing.T) {
 			went + "; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)", went},
 		{"the API's again", computer.ReadAgain(left, computer.APIBackWait), computer.APIBackWait,
 			went + "; a read changes nothing: ask again once it is back (GET /trapos/computers lists it then)", went},
+		{"the gateway stopping", stopping, computer.MCPBackWait,
+			"the gateway is shutting down; a read changes nothing: ask again once the computer is back (ping with wait true waits for it)", "the gateway is shutting down"},
+		{"the gateway stopping, the API's", computer.ReadAgain(stopping, computer.APIBackWait), computer.CLIBackWait,
+			"the gateway is shutting down; a read changes nothing: ask again once the computer is back (trap-sandbox computers lists it then)", "the gateway is shutting down"},
+		{"its replica stopped", holderStopped, computer.CLIBackWait,
+			"computer 7:kitchen is not connected: replica b, which held its socket, has stopped; a read changes nothing: ask again once the computer is back (trap-sandbox computers lists it then)",
+			"computer 7:kitchen is not connected: replica b, which held its socket, has stopped"},
+		{"the gateway stopping before it was sent", gatewayErrShuttingDown, computer.CLIBackWait, "the gateway is shutting down", ""},
 		{"a computer not there", computer.NotConnected("7:kitchen"), computer.MCPBackWait, "computer 7:kitchen is not connected", ""},
 		{"the computer's own", &protocol.Error{Code: protocol.CodeNotConnected, Message: left.Message, Left: true, ByComputer: true}, computer.MCPBackWait, left.Message, ""},
 		{"not a protocol error", errors.New("x"), computer.MCPBackWait, "x", ""},

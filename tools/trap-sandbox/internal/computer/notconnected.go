@@ -84,6 +84,11 @@ const MayHaveDoneIt = "; it may have done what it was asked all the same: check 
 // whose computer went away (ReadAgain), before how the caller's user waits for it to come back.
 const readChangesNothing = "; a read changes nothing: ask again once it is back"
 
+// readChangesNothingStopped is readChangesNothing for a read cut because the gateway, or the
+// replica holding the computer, stopped (ReadAgain): "it" there would read as the gateway or
+// the replica, so it names the computer, which comes back with a gateway.
+const readChangesNothingStopped = "; a read changes nothing: ask again once the computer is back"
+
 // How each surface's user waits for a computer that went away to come back, which ReadAgain
 // says in parentheses after readChangesNothing: "… ask again once it is back (ping with wait
 // true waits for it)".
@@ -128,10 +133,26 @@ func IsRead(typ string) bool {
 // computer's own, a transfer's, which says how far it got, a request that may have changed
 // something) is returned as it is. It reads the error's fields and the gateway's own words
 // at its end, never a label's.
+//
+// A read cut because the gateway stopped ("the gateway is shutting down"), or the replica
+// holding the computer did ("computer 7:kitchen is not connected: replica b, which held its
+// socket, has stopped"), ends with MayHaveDoneIt too, not Left: it is worded so as well,
+// naming the computer ("…; a read changes nothing: ask again once the computer is back (…)"),
+// its WaitingMessage the gateway's words before it.
 func ReadAgain(err error, wait string) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
-	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left {
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer {
 		return err
+	}
+	if !pe.Left {
+		said, _ := strings.CutSuffix(pe.Message, pe.Hint)
+		stopped, found := cutMayHaveRun(said)
+		if !found {
+			return err
+		}
+		out := pe.WithMessage(stopped + readChangesNothingStopped + " (" + wait + ")" + pe.Hint)
+		out.WaitingMessage = stopped + pe.Hint
+		return out
 	}
 	// Left's message ends with MayHaveDoneIt (or a read's words), then any hint (a computer
 	// of the same id).
@@ -145,15 +166,18 @@ func ReadAgain(err error, wait string) error {
 	return out
 }
 
-// cutMayHaveRun is said, a Left not_connected's message without its hint, without what it
-// says of the request it was: MayHaveDoneIt, or a read's words (ReadAgain) of any surface;
-// found is false when it ends with neither.
+// cutMayHaveRun is said, a not_connected's message without its hint, without what it says of
+// the request it was: MayHaveDoneIt, or a read's words (ReadAgain) of any surface, a computer
+// gone's or a gateway stopped's; found is false when it ends with neither.
 func cutMayHaveRun(said string) (gone string, found bool) {
 	if gone, found = strings.CutSuffix(said, MayHaveDoneIt); found {
 		return gone, true
 	}
 	for _, wait := range backWaits {
 		if gone, found = strings.CutSuffix(said, readAgainWords(wait)); found {
+			return gone, true
+		}
+		if gone, found = strings.CutSuffix(said, readChangesNothingStopped+" ("+wait+")"); found {
 			return gone, true
 		}
 	}

@@ -149,7 +149,9 @@ func stoppedDuring(err error, what string, args ...any) error {
 	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.Left {
 		return err
 	}
-	said, ok := strings.CutSuffix(pe.Message, MayHaveDoneIt)
+	// MayHaveDoneIt, or a read's words in its place where the caller's client words its reads
+	// (WithReadWait: the look before a write or a delete).
+	said, ok := cutMayHaveRun(pe.Message)
 	if !ok {
 		return err
 	}
