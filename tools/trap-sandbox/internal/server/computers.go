@@ -26,9 +26,14 @@ const ComputersOnlyAnswer = "this port (--computers-listen) serves computers onl
 
 // IsComputerRequest reports whether r is one a computer makes: GET (or HEAD) of one of
 // ComputerPaths or ComputerPathsWithSlash, the path in its clean form (a path with .. or //
-// would be redirected by the mux to one that may not be a computer's).
+// would be redirected by the mux to one that may not be a computer's), with no slash sent
+// as %2F: the mux routes by the path as sent, where /trapos/install%2F is one segment,
+// "install/", no computer's route, and reached the host API's "no API route" 404.
 func IsComputerRequest(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if strings.Contains(strings.ToUpper(r.URL.EscapedPath()), "%2F") { // no file name holds a slash
 		return false
 	}
 	p := r.URL.Path

@@ -71,6 +71,8 @@ func TestTheComputersPortServesComputerPathsOnly(t *testing.T) {
 		{http.MethodPost, "/trapos/ws"},
 		{http.MethodGet, "/alpha/hello"},
 		{http.MethodGet, "/"},
+		{http.MethodGet, "/trapos/install%2F"}, // the mux's one segment "install/": the API's 404
+		{http.MethodGet, "/trapos/files%2fapis%2Fx.lua"},
 	} {
 		status, body := request(t, r.method, computersURL+r.path)
 		assert.Equal(t, http.StatusNotFound, status, r.path)
@@ -118,5 +120,14 @@ func TestIsComputerRequest(t *testing.T) {
 		r.URL.Path = tc.target // as the server reads it, without the client's cleaning
 		assert.Equal(t, tc.want, IsComputerRequest(r), "%s %s", tc.method, tc.target)
 	}
+	// A slash sent as %2F is none to the mux, which routes by the path as sent.
+	for _, target := range []string{"/trapos/install%2F", "/trapos/install%2f", "/trapos/files%2Fapis/x.lua", "/trapos/files/apis%2Fx.lua"} {
+		r, err := http.NewRequest(http.MethodGet, "http://gw"+target, nil)
+		require.NoError(t, err)
+		assert.False(t, IsComputerRequest(r), target)
+	}
+	r, err := http.NewRequest(http.MethodGet, "http://gw/trapos/files/apis/k%C3%BCche%20x.lua", nil)
+	require.NoError(t, err)
+	assert.True(t, IsComputerRequest(r), "another escape is the character it stands for")
 	assert.True(t, strings.HasSuffix(ComputersOnlyAnswer, "\n"))
 }
