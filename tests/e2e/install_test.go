@@ -1504,7 +1504,7 @@ func TestAPasswordWithASpaceGoesInQuotes(t *testing.T) {
 // TestTwoPasswordsAreNotJoined: a password and a second one in quotes (pw "my pass") was
 // offered the line with "pw my pass", the two joined into a third, as if CC's shell had split
 // one password at its space; quotes make a word with a space, so these were two passwords,
-// which the refusal says.
+// which the refusal says. So is an empty one in quotes (pw ""), offered "pw " before.
 func TestTwoPasswordsAreNotJoined(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", "my pass", "--opencode-url", opencodefake.ClosedPortURL(t)}})
@@ -1514,6 +1514,8 @@ func TestTwoPasswordsAreNotJoined(t *testing.T) {
 		{`pw "my pass"`, `'pw' and 'my pass'`},
 		{`"my pass" pw --no-questions`, `'my pass' and 'pw'`},
 		{`"my pass" "it's"`, `'my pass' and "it's"`},
+		{`pw ""`, `'pw' and ''`}, // offered "pw ", a password with a space at its end
+		{`"" pw`, `'' and 'pw'`},
 	} {
 		out := playerSession(ctx, t, dir, true, install+" "+words.typed)
 		joined := strings.Join(lines(out), " ")

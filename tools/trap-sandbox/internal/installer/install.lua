@@ -410,8 +410,9 @@ local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the promp
 local MISTYPED, UNKNOWN, UNINSTALL_WITH_PASSWORD = "mistyped", "unknown", "uninstall with a password";
 local UNINSTALL_MISTYPED_WITH_PASSWORD = "uninstall mistyped, with a password";
 local SECOND_PASSWORD = "second password";
--- Two passwords where one was in quotes ("my pass", a word with a space only quotes make):
--- not a password the shell split, which the line in quotes would fix, but two the player gave.
+-- Two passwords where one was in quotes ("my pass", a word with a space only quotes make, or
+-- "", an empty one): not a password the shell split, which the line in quotes would fix, but
+-- two the player gave.
 local TWO_PASSWORDS = "two passwords";
 
 -- The options' names, of which an unknown one's guess is made (the package's rule, meant),
@@ -480,8 +481,9 @@ local function parseArgs(words)
           local quote = w:find("'", 1, true) and '"' or "'";
           return quote .. w .. quote;
         end
-        if word:find(" ", 1, true) or opts.password:find(" ", 1, true) then
-          -- pw "my pass": the quotes offered around both words made "pw my pass", a third.
+        if word:find(" ", 1, true) or opts.password:find(" ", 1, true) or word == "" or opts.password == "" then
+          -- pw "my pass": the quotes offered around both words made "pw my pass", a third;
+          -- pw "": "pw ", a password with a space at its end.
           return nil, "two passwords given, " .. named(opts.password) .. " and " .. named(word), TWO_PASSWORDS;
         end
         return nil, named(word) .. " is a second password", SECOND_PASSWORD;
