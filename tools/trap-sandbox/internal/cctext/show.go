@@ -33,11 +33,12 @@ func Show(s string, keepLines bool) string { return show(s, keepLines, false) }
 
 // ShowDistinct is Show with the characters that print as another or as none
 // (LooksLikeAnother) escaped too, \xNN up to U+00FF and \uXXXX above (\xa0, \u200b), so that
-// two texts that differ never look alike. It is the one rule of what the host's own records
-// name (an API token's name, an account's, who created one: every cell of the CLI's tables,
-// table.Writer, and the CLI's messages naming them) and of a computer's message in the CLI
-// (a path in it reads as ls shows it: /a\xa0b, the form every path argument takes back).
-// keepLines is Show's.
+// no space, hyphen or nothing makes two texts that differ look alike (a letter like another,
+// Cyrillic а for a, or é written as e and U+0301, is shown as it is). It is the one rule of
+// what the host's own records name (an API token's name, an account's, who created one:
+// every cell of the CLI's tables, table.Writer, and the CLI's messages naming them) and of a
+// computer's message in the CLI (a path in it reads as ls shows it: /a\xa0b, the form every
+// path argument takes back). keepLines is Show's.
 func ShowDistinct(s string, keepLines bool) string { return show(s, keepLines, true) }
 
 // show is Show, escaping LooksLikeAnother's characters too when distinct.

@@ -881,8 +881,9 @@ func stamp(t time.Time) string {
 
 // show is a listing's text from the store or a gateway (a token's name, an account's, an
 // address) by the one rule of host-side names (cctext.ShowDistinct): whatever a record holds,
-// it cannot break its row or forge another, and two names that differ never look alike (a
-// no-break space as \xa0, a zero-width space as \u200b).
+// it cannot break its row or forge another, and no character that prints as a space or as
+// none makes two names that differ look alike (a no-break space as \xa0, a zero-width space
+// as \u200b).
 func show(s string) string { return cctext.ShowDistinct(s, false) }
 
 // showIDs is traposIds as every list shows them (cctext.ShowTraposID), comma-separated.

@@ -223,8 +223,8 @@ type Error struct {
 	// WaitingMessage, on a not_connected whose Hint tells the caller to ask again later (the
 	// gateway's first minute, its computers still reconnecting), or a read's whose computer
 	// went away (computer.ReadAgain), is Message as a caller that asks again by itself and
-	// says it waits words it (the web console's view): without the word to ask again. A rewording (WithMessage) drops it: it is the old message's. Never in
-	// a frame.
+	// says it waits words it (the web console's view): without the word to ask again. A
+	// rewording (WithMessage) drops it: it is the old message's. Never in a frame.
 	WaitingMessage string `json:"waitingMessage,omitempty"`
 	// Unlinked, on a not_connected whose Hint says how to link a computer (the caller's token
 	// reaches one account's computers, and that account holds no computer credential), is set:

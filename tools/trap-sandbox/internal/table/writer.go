@@ -15,8 +15,8 @@ import (
 // A table of ASCII text comes out byte for byte as tabwriter's.
 //
 // Each cell is shown by cctext.ShowDistinct first, whoever built the row: no control character
-// reaches the terminal raw, and no character that prints as another or as none (a no-break
-// space, a zero-width space or joiner), so two cells that differ never look alike: a token
+// reaches the terminal raw, nor one that prints as another or as none (a no-break space, a
+// zero-width space or joiner), which would make two cells that differ look alike: a token
 // named "a", U+200B, "b" lists as a\u200bb beside ab. The listings show a computer's label
 // and a file's name so already, and showing a shown cell changes nothing.
 type Writer struct {
