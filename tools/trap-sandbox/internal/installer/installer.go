@@ -61,7 +61,7 @@ func (i *Installer) Mount(routes *server.Routes) {
 	routes.HandleFunc("GET "+InstallPath+"/{$}", i.serveInstaller)
 	routes.HandleFunc("GET "+FilesPath+"{path...}", i.serveFile)
 	if i.public != nil && plainPrefix.MatchString(i.public.Prefix()) {
-		for _, p := range []string{InstallPath, FilesPath + "{path...}", WebSocketPath} {
+		for _, p := range []string{InstallPath, InstallPath + "/{$}", FilesPath + "{path...}", WebSocketPath} {
 			routes.HandleFunc("GET "+i.public.Prefix()+p, i.servePrefixKept)
 		}
 	}

@@ -162,7 +162,8 @@ func TestInstallerThroughAProxyWithoutPublicURLWarns(t *testing.T) {
 
 // TestPrefixKeptByTheProxyIsNamed: behind --public-url https://host/sandbox the proxy is to
 // strip /sandbox; one that passes /sandbox/trapos/... on gets a 404 that says so (and a
-// warning once a minute), where Go's mux said "404 page not found". A path that cannot stand in
+// warning once a minute), where Go's mux said "404 page not found"; so does the install line
+// copied with a slash after it. A path that cannot stand in
 // a route pattern as it is gets the plain 404, and the gateway still starts.
 func TestPrefixKeptByTheProxyIsNamed(t *testing.T) {
 	public, err := ParsePublicURL("https://mc.example.org/sandbox")
@@ -171,14 +172,14 @@ func TestPrefixKeptByTheProxyIsNamed(t *testing.T) {
 	}
 	var log bytes.Buffer
 	mux := newMuxLogging(t, &public, slog.New(slog.NewTextHandler(&log, nil)))
-	for _, path := range []string{"/sandbox" + InstallPath, "/sandbox" + FilesPath + "apis/libsandbox.lua", "/sandbox" + WebSocketPath} {
+	for _, path := range []string{"/sandbox" + InstallPath, "/sandbox" + InstallPath + "/", "/sandbox" + FilesPath + "apis/libsandbox.lua", "/sandbox" + WebSocketPath} {
 		code, body := get(t, mux, "127.0.0.1:4444", path)
 		if code != http.StatusNotFound || !strings.Contains(body, "kept --public-url's path /sandbox: make the reverse proxy strip it") {
 			t.Errorf("%s: status %d, body %q", path, code, body)
 		}
 	}
 	if n := strings.Count(log.String(), "level=WARN"); n != 1 {
-		t.Errorf("want one warning for three requests (once a minute), got %d:\n%s", n, log.String())
+		t.Errorf("want one warning for four requests (once a minute), got %d:\n%s", n, log.String())
 	}
 	if code, body := get(t, mux, "127.0.0.1:4444", InstallPath); code != http.StatusOK {
 		t.Errorf("the root's installer: status %d, body %q", code, body)
