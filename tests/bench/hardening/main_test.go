@@ -60,10 +60,11 @@ func TestAdmissionSmall(t *testing.T) {
 	res, err := bench.Admission(ctx, bench.AdmissionConfig{Neighbours: 3, LoopWorkers: 2, Holders: 3, HoldEach: 10, HoldRate: 50,
 		HoldCap: 20, Guessers: 3, SilenceWorkers: 2, Attack: 300 * time.Millisecond, Silence: 50 * time.Millisecond, WorkDir: t.TempDir()})
 	require.NoError(t, err)
-	for _, f := range []bench.NeighbourFigures{res.Loop, res.Spread} {
-		assert.Equal(t, 3, f.In)
-		assert.Positive(t, f.FirstTry)
-		assert.Positive(t, f.AttackRate)
+	for name, f := range map[string]bench.NeighbourFigures{"beside the loop": res.Loop, "beside the sockets without hello": res.Spread} {
+		// Each figure named with the rest, so that a failure says which phase, and how it went.
+		assert.Equal(t, 3, f.In, "%s: %+v", name, f)
+		assert.Positive(t, f.FirstTry, "%s: %+v", name, f)
+		assert.Positive(t, f.AttackRate, "%s: %+v", name, f)
 	}
 	assert.Positive(t, res.Answered)
 	assert.Positive(t, res.SilenceGuesses)
