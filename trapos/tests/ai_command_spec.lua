@@ -19,6 +19,18 @@ local TERMINATE = {};
 -- Given as a reply: the gateway answers nothing (its probe waits on an opencode starting).
 local NO_REPLY = {};
 
+-- Makes every timer fire at once, each with an id of its own from base on: ids drawn at
+-- random from one range collided now and then (a test starts tens of timers), and a poll's
+-- timer then read as the turn's deadline ("The gateway did not answer in time").
+local function timersAtOnce(base)
+  local nextId = base;
+  stub(os, "startTimer", function()
+    nextId = nextId + 1;
+    os.queueEvent("timer", nextId);
+    return nextId;
+  end);
+end
+
 local function text(seq, piece) return { seq = seq, kind = "text", text = piece }; end
 local function done(seq, reason) return { seq = seq, kind = "done", reason = reason or "stop" }; end
 
@@ -1689,7 +1701,7 @@ describe("ai command", function()
     it("says Q stopped the turn while it waited for the daemon to reconnect, as Ctrl-T would", function()
       -- it printed "Not connected to the gateway: ...": the abort cannot reach a gateway the
       -- daemon lost, whose turn ended with the socket (a restarted one forgot it)
-      stub(os, "startTimer", function() local id = 825000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      timersAtOnce(825000);
       local waiting = { url = URL, state = "waiting", lastError = "lost the connection: going away", retryInMs = 20000 };
       local ok, err, rows, record = run({ "hi" }, {
         width = 51,
@@ -1935,7 +1947,7 @@ describe("ai command", function()
     end);
 
     it("waits for a daemon that is still connecting, as sandbox health does", function()
-      stub(os, "startTimer", function() local id = 810000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      timersAtOnce(810000);
       local ok, err, rows, record = run({ "hi" }, {
         statuses = { { state = "connecting" }, { state = "authenticating" }, { state = "connected", connected = true } },
         polls = { { text(1, "Hello"), done(2) } },
@@ -1948,7 +1960,7 @@ describe("ai command", function()
     it("makes a daemon waiting to reconnect try now before it asks, as sandbox health does", function()
       -- typed right after the gateway's restart, it said "Not connected to the gateway: nothing
       -- answers at ...; the daemon retries in 5 s" while the gateway was back
-      stub(os, "startTimer", function() local id = 815000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      timersAtOnce(815000);
       local ok, err, rows, record = run({ "hi" }, {
         statuses = { { state = "waiting", lastError = "Could not connect", retryInMs = 5000 } },
         afterRetry = { { state = "connecting", lastError = "Could not connect" }, { state = "connected", connected = true } },
@@ -1965,7 +1977,7 @@ describe("ai command", function()
       -- said "Not connected to the gateway: nothing answers at ...: start the gateway there,
       -- or fix the address or port (sandbox setup); the daemon retries in 2 s" while the
       -- gateway was back, until the daemon's own timer tried (up to a minute, backing off)
-      stub(os, "startTimer", function() local id = 817000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      timersAtOnce(817000);
       local connected = { url = URL, state = "connected", connected = true };
       local waiting = { url = URL, state = "waiting", lastError = "Could not connect", retryInMs = 30000 };
       local ok, err, rows, record = run({}, {
@@ -1997,7 +2009,7 @@ describe("ai command", function()
     end);
 
     it("waits for the daemon to reconnect after a restart of the gateway, saying so, then says the answer was lost", function()
-      stub(os, "startTimer", function() local id = 820000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      timersAtOnce(820000);
       local whileWaiting;
       local ok, err, rows, record = run({ "hi" }, {
         width = 26,
@@ -2022,7 +2034,7 @@ describe("ai command", function()
       -- a daemon whose last connections each lasted under a minute waits 20 s: ai gave up
       -- after 16 s and said "Not connected to the gateway: the gateway stopped (going away);
       -- the daemon retries in 5 s", the gateway back meanwhile
-      stub(os, "startTimer", function() local id = 822000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      timersAtOnce(822000);
       local connected = { url = URL, state = "connected", connected = true };
       local backingOff = { url = URL, state = "waiting", lastError = "lost the connection: going away", retryInMs = 20000 };
       local ok, err, _, record = run({ "hi" }, {
@@ -2108,7 +2120,7 @@ describe("ai command", function()
     it("names, after waiting for a gateway that did not come back, the reason the daemon waits after now and its next try, and that the answer is lost", function()
       -- it said only why and the daemon's next try, as if the answer would come once it
       -- connected: the gateway ended the turn with the socket
-      stub(os, "startTimer", function() local id = 830000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      timersAtOnce(830000);
       local waiting = waitingDaemon("Could not connect");
       local ok, err, rows = run({ "hi" }, {
         width = 200,
