@@ -2939,6 +2939,23 @@ describe("sandbox command", function()
       expect(table.concat(lines, "\n")):str_match("\n  health      check the gateway and its AI agent\n");
     end);
 
+    it("has a page for CC's help sandbox whose commands fit 26 columns, setup's saying it connects", function()
+      -- "setup   its URL" undersold it: setup asks the URL and the password, and connects
+      local page = assert(fs.open("/help/sandbox.txt", "r"));
+      local text = page.readAll();
+      page.close();
+      local setup = nil;
+      for line in text:gmatch("[^\n]+") do
+        if line:find("^sandbox %l+  ") then
+          if #line > 26 then
+            fail("a command's line wider than a pocket computer: " .. line);
+          end
+          setup = line:match("^sandbox setup +(.*)$") or setup;
+        end
+      end
+      expect(setup):eq("connect it");
+    end);
+
     it("lays its help out for a pocket computer's 26 columns and 20 rows", function()
       for _, args in ipairs({ { "help" }, { "link", "--help" } }) do
         local ok, err, lines = run(args, { width = 26, gateway = linkGateway() });
