@@ -534,9 +534,10 @@ local function showStatus()
   local leaveAccessOut = narrowScreen() and (problem[2] ~= nil or status.lastError ~= nil);
   -- The proof line, left out there as well: the error of a server that did not prove itself
   -- says all of it, and the line shows again once connected.
-  local proof = proofLine(status);
+  local proof, proofAt = proofLine(status), nil;
   if proof ~= nil and not leaveAccessOut then
     shown[#shown + 1] = proof;
+    proofAt = #shown;
   end
   -- The daemon's own faults are never printed by the daemon: they are counted here and logged.
   if (status.faults or 0) > 0 then
@@ -583,6 +584,20 @@ local function showStatus()
     -- status and the prompt below it too.
     local _, height = term.getSize();
     local strays = straySettingLines(height - SPARE_ROWS - rowsOf(shown) - rowsOf(problem));
+    -- On a narrower screen the proof line, what the player needs least, gives way to a
+    -- mistyped setting that has no room beside it: a gateway without a password has a proof
+    -- line of six rows at 26 columns, a computer just booted an error of four, and the
+    -- stray's count took its rows however few were left, scrolling the URL off a pocket
+    -- computer's top. It shows again once the setting is removed.
+    if narrowScreen() and proofAt ~= nil and #strays > 0 then
+      local proofRows = rowsOf({ shown[proofAt] });
+      local without = straySettingLines(height - SPARE_ROWS - rowsOf(shown) + proofRows - rowsOf(problem));
+      if table.concat(without, "\n") ~= table.concat(strays, "\n")
+          or rowsOf(shown) + rowsOf(strays) + rowsOf(problem) > height - SPARE_ROWS then
+        table.remove(shown, proofAt);
+        strays = without;
+      end
+    end
     for _, line in ipairs(strays) do
       shown[#shown + 1] = line;
     end

@@ -1972,6 +1972,56 @@ describe("sandbox command", function()
         "Remove it with: set sandbox.allow_file nil", true });
     end);
 
+    it("fits a pocket computer's 20 rows with one mistyped sandbox setting, naming it", function()
+      -- a gateway without a password (its proof line six rows at 26 columns), and a computer
+      -- just booted (its lastError four): the count of the stray took the rows it needed
+      -- however few were left, and the status scrolled its URL and the command typed off the top
+      local noPassword = connectedStatus();
+      noPassword.provesSince, noPassword.proves, noPassword.account = nil, false, "local";
+      local booting = downStatus("connecting", nil);
+      booting.provesSince, booting.account = SINCE, "local";
+      local wss = connectedStatus();
+      wss.url, wss.account = "wss://mc.example.org/sandbox/trapos/ws", "local";
+      -- named where its name and fix fit, counted where they do not (beside the four rows of
+      -- the booting computer's error)
+      for _, case in ipairs({ { "no password", noPassword, true }, { "booting", booting, false }, { "wss", wss, true } }) do
+        local ok, err, lines = run({ "status" }, {
+          settings = { ["sandbox.url"] = case[2].url, ["sandbox.alow_exec"] = false },
+          status = case[2], width = 26, height = 20,
+        });
+        expectSuccess(ok, err);
+        local rows = printedRows(lines, 26);
+        -- the command typed above the status and the prompt below it too
+        if #rows + 2 > 20 then
+          fail(case[1] .. ": the status takes " .. #rows .. " rows:\n" .. table.concat(rows, "\n"));
+        end
+        expect(lines[1]):eq(hanging("url: " .. case[2].url, 26));
+        local named = false;
+        for i, line in ipairs(lines) do
+          if unhung(line) == "sandbox.alow_exec is not a setting of the sandbox; did you mean sandbox.allow_exec?" then
+            named = true;
+            expect({ lines[i + 1], lines[i + 2] }):same({ "Remove it with:", "set sandbox.alow_exec nil" });
+          end
+        end
+        if named ~= case[3] then
+          fail(case[1] .. ": the stray is " .. (named and "" or "not ") .. "named:\n" .. table.concat(rows, "\n"));
+        end
+        if not named then
+          expect(lines[#lines - 1]):eq("edit /.settings");
+        end
+        expect(unhung(lines[#lines]):match("^lastError: ") ~= nil):eq(true);
+      end
+      -- with the rows for both, the proof line stays
+      local roomy = connectedStatus();
+      local _, _, lines = run({ "status" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.alow_exec"] = false }, status = roomy, width = 26, height = 20 });
+      local proof = false;
+      for _, line in ipairs(lines) do
+        proof = proof or line == "proof: required";
+      end
+      expect(proof):eq(true);
+    end);
+
     it("counts, never prints, a stray sandbox setting whose name set cannot type", function()
       local long = "sandbox." .. ("y"):rep(10000);
       local ok, err, lines = run({ "status" }, {
