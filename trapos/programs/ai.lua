@@ -651,12 +651,16 @@ local function newScreen(t)
     end
   end
 
-  -- A line of its own (tool activity, errors), wrapped like the answer.
+  -- A line of its own (tool activity, errors), wrapped like the answer, and laid out first
+  -- by the rule of every line the sandbox command prints (libsandbox.fitLongWords): a command
+  -- in it that would end one row and begin the next starts the next whole (a refused write's
+  -- "... allow it with: set" / "sandbox.allow_files write." on a pocket computer, where "set"
+  -- typed alone lists every setting).
   local function line(message, colour)
     finish();
     local before = t.getTextColour();
     setColour(colour);
-    text(message);
+    text(libsandbox.fitLongWords(message, width));
     finish();
     t.setTextColour(before);
   end

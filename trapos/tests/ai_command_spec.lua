@@ -697,6 +697,34 @@ describe("ai command", function()
       expect({ rows[1], rows[2] }):same({ "* bash", "* bash failed: Denied." });
     end);
 
+    it("keeps the set command of a refused tool's line whole, as the sandbox command's lines do", function()
+      -- on a pocket computer's 26 columns the line ended a row with "set", which typed alone
+      -- lists every setting, and began the next with the setting's name
+      local refused = "forbidden: fs.write needs sandbox.allow_files write (it is none); the owner can allow it"
+        .. " with: set sandbox.allow_files write. This is the computer owner's setting, not the player's answer.";
+      local ok, err, rows = run({ "door" }, {
+        width = 26, height = 12,
+        polls = { {
+          { seq = 1, kind = "tool", tool = "write_file", detail = "/door.lua", state = "running" },
+          { seq = 2, kind = "tool", tool = "write_file", detail = "/door.lua", state = "error", error = refused },
+          text(3, "Done."), done(4),
+        } },
+      });
+      expectSuccess(ok, err);
+      expect({ table.unpack(rows, 1, 9) }):same({
+        "* write_file /door.lua",
+        "* write_file /door.lua",
+        "failed: forbidden:",
+        "fs.write needs",
+        "sandbox.allow_files write",
+        "(it is none); the owner",
+        "can allow it with:",
+        "set sandbox.allow_files",
+        "write.",
+      });
+      expect(rows[10]):eq("Done.");
+    end);
+
     describe("an answer in Markdown", function()
       -- The answer, in one event or a byte an event, as it may stream.
       local function answerPolls(answer, bytewise)
