@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -44,8 +45,15 @@ type liveScreen struct {
 
 func openLiveScreen(ctx context.Context, t *testing.T, g *harness.Gateway, traposID string) *liveScreen {
 	t.Helper()
+	return openLiveMonitor(ctx, t, g, traposID, "")
+}
+
+// openLiveMonitor is openLiveScreen of the computer's monitor named monitor ("": its own
+// screen).
+func openLiveMonitor(ctx context.Context, t *testing.T, g *harness.Gateway, traposID, monitor string) *liveScreen {
+	t.Helper()
 	ctx, leave := context.WithCancel(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL("/trapos/computers/"+traposID+"/screen"), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, screenURL(g, traposID, monitor), nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
@@ -54,6 +62,15 @@ func openLiveScreen(ctx context.Context, t *testing.T, g *harness.Gateway, trapo
 	s := &liveScreen{resp: resp, r: bufio.NewReader(resp.Body), leave: leave}
 	t.Cleanup(s.close)
 	return s
+}
+
+// screenURL is the host API's stream of traposID's screen on g, or of its monitor named monitor.
+func screenURL(g *harness.Gateway, traposID, monitor string) string {
+	u := g.URL("/trapos/computers/" + url.PathEscape(traposID) + "/screen")
+	if monitor != "" {
+		u += "?" + url.Values{"monitor": {monitor}}.Encode()
+	}
+	return u
 }
 
 // next returns the next event's name and data.
