@@ -102,7 +102,7 @@ local HELP = {
   { "status", "show URL, connection, last error", "connection" },
   { "reconnect", "make the daemon connect again", "connect now" },
   { "stop", "disconnect until reconnect", "disconnect" },
-  { "setup [url]", "set the URL, password, host access", "URL, access" },
+  { "setup [url]", "set the URL, password, host access", "connect it" },
   { "link [KEY]", "link this computer to your account", "join account" },
   { "uninstall", "remove the client (needs no gateway)", "remove it" },
   { "help", "this help (also --help, -h)", "this help" },

@@ -3025,6 +3025,9 @@ describe("sandbox command", function()
       -- health checks the agent too, as the wide help says (the user guide's section 5 sends
       -- the player to sandbox help for it): "test gateway" said the gateway alone.
       expect(table.concat(lines, "\n")):str_match("\n health      gateway, AI\n");
+      -- setup asks the URL and the password, and connects, as help sandbox's page says: "URL,
+      -- access" left the password out
+      expect(table.concat(lines, "\n")):str_match("\n setup %[url%] connect it\n");
     end);
 
     it("lays its help out for a turtle's 39 columns and 13 rows, the first line kept on the screen", function()
