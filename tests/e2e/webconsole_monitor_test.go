@@ -484,9 +484,10 @@ func heldWait(t *testing.T, page context.Context, until func(t *testing.T, what,
 // refuses its stream (a broken or hostile client: its own error, whatever its code, the
 // gateway's words for a computer away or busy included) is shown refusing it, in its words as
 // text, and asked again after 2 s, then 4, 8, 16 and every 30 s, at once when the page regains
-// the focus; a stream that opens starts the looks from 2 s again. Before, the page asked it
-// again every 2 s (its busy every second) for as long as the tab stayed open. The page's waits
-// are held and ended by the test (holdPagesWaits), each watch the computer gets counted.
+// the focus; a stream that shows the monitor a while (shownAWhile) starts the looks from 2 s
+// again. Before, the page asked it again every 2 s (its busy every second) for as long as the
+// tab stayed open. The page's waits are held and ended by the test (holdPagesWaits), each
+// watch the computer gets counted.
 func TestTheWebConsoleBacksOffFromAMonitorItsComputerRefuses(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -552,12 +553,13 @@ func TestTheWebConsoleBacksOffFromAMonitorItsComputerRefuses(t *testing.T) {
 	assert.Equal(t, 8, watches)
 	assert.Equal(t, 30000.0, waits[5], "the wait after the focus's watch")
 
-	// Taken: the monitor live; its stream ended by the computer, the refusal that follows is
-	// asked again after 2 s, not 30.
+	// Taken: the monitor live a while; its stream ended by the computer, the refusal that
+	// follows is asked again after 2 s, not 30.
 	refusing.Store(false)
 	waits = append(waits, heldWait(t, page, until))
 	aWatch()
 	until(t, "the monitor, live", rigLive)
+	shownAWhile(t, page)
 	refusing.Store(true)
 	require.NoError(t, c.ws.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "14:rig",
 		"messageId": harness.NewMessageID(), "type": "screen.update",

@@ -2807,9 +2807,10 @@ func TestTheWebConsoleShowsNoScreenOrKeysBeforeTheFirstFrame(t *testing.T) {
 // ends its stream at once, before its first frame, with an end of its own (a broken or hostile
 // client) is shown ending it, in its words as text, and asked again after 2 s, then 4, 8 and
 // 16 s, as one that refuses the watch is. Before, every open tab asked it again every 2 s for
-// as long as it stayed open. One that ends the stream once it has shown its screen (the owner
-// withdrawing it) is watched again after 2 s, as before, and the looks start from 2 s again.
-// The page's waits are held and ended by the test (holdPagesWaits), each watch counted.
+// as long as it stayed open. One that ends the stream once it has shown its screen a while
+// (the owner withdrawing it; shownAWhile) is watched again after 2 s, as before, and the looks
+// start from 2 s again. The page's waits are held and ended by the test (holdPagesWaits), each
+// watch counted.
 func TestTheWebConsoleBacksOffFromAStreamItsComputerEndsAtOnce(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -2859,12 +2860,13 @@ func TestTheWebConsoleBacksOffFromAStreamItsComputerEndsAtOnce(t *testing.T) {
 	assert.Equal(t, []float64{2000, 4000, 8000, 16000}, waits, "the waits before each watch after the first")
 	until(t, "the fifth end", `document.getElementById("status").textContent === "`+ended+` (asking again in 30 s, and at once when you come back to this page or reload it)"`)
 
-	// Its screen shown, then the stream ended by the computer (the owner withdrawing it): the
-	// end said as before, and watched again after 2 s.
+	// Its screen shown a while, then the stream ended by the computer (the owner withdrawing
+	// it): the end said as before, and watched again after 2 s.
 	ending.Store(false)
 	waits = append(waits, heldWait(t, page, until))
 	aWatch(false)
 	until(t, "the screen, live", rigLive)
+	shownAWhile(t, page)
 	require.NoError(t, c.ws.WriteJSON(c.frame(harness.NewMessageID(), map[string]any{"ended": map[string]any{"code": "forbidden", "message": "the owner withdrew sandbox.allow_screen"}})))
 	until(t, "the stream ended", `document.getElementById("status").textContent === "forbidden: computer 14:rig says the owner withdrew sandbox.allow_screen (waiting for it to come back)"`)
 	title, err := chromedp.Run(page, chromedp.Evaluate[string](`document.title`))
@@ -2875,4 +2877,94 @@ func TestTheWebConsoleBacksOffFromAStreamItsComputerEndsAtOnce(t *testing.T) {
 	until(t, "the screen, live again", rigLive)
 	assert.Equal(t, []float64{30000, 2000}, waits[4:], "the wait before the watch that showed the screen, and after its end")
 	assert.Equal(t, 7, watches)
+}
+
+// shownAWhile moves the page's clock (now) on by shownAWhileMs: the stream open in it has
+// shown the screen a while, and its computer's end of it is the owner withdrawing it.
+func shownAWhile(t *testing.T, page context.Context) {
+	t.Helper()
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{ const was = now; now = () => was() + shownAWhileMs; true }`))
+	require.NoError(t, err)
+}
+
+// TestTheWebConsoleBacksOffFromAStreamItsComputerEndsAfterAFrame: a computer that takes the
+// watch, sends a frame and ends its stream (a broken or hostile client) is shown ending it, in
+// its words as text, and asked again after 2 s, then 4, 8, 16 and 30 s, as one that ends it
+// before its first frame is. Before, the frame started the looks from 2 s again, and every
+// open tab asked it again every 2 s for as long as it stayed open. One that ends the stream
+// once it has shown the screen for 30 s (the owner withdrawing it) is watched again after 2 s,
+// and the looks start from 2 s again. The page's clock is held (now) and moved on by the test,
+// its waits held and ended by it (holdPagesWaits), each watch counted.
+func TestTheWebConsoleBacksOffFromAStreamItsComputerEndsAfterAFrame(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	watched := make(chan struct{}, 16)
+	c := connectConsoleComputer(ctx, t, g, "14:rig", consoleComputerHooks{clientVersion: "0.5.31", screen: rigScreen,
+		endsWatch: func() (string, string) {
+			watched <- struct{}{}
+			return "", ""
+		}})
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
+	until(t, "the list", `!document.getElementById("computers").hidden`)
+	holdPagesWaits(t, page)
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{ const at = Date.now(); now = () => at; true }`))
+	require.NoError(t, err)
+	watches := 0
+	// shownThenEnded waits for the computer's next watch and the screen it shows live, then
+	// ends the stream as the computer, with message.
+	shownThenEnded := func(message string) {
+		t.Helper()
+		select {
+		case <-watched:
+			watches++
+		case <-ctx.Done():
+			t.Fatal("the computer got no screen.watch")
+		}
+		until(t, "the screen, live", rigLive)
+		require.NoError(t, c.ws.WriteJSON(c.frame(harness.NewMessageID(), map[string]any{"ended": map[string]any{"code": "out_of_order", "message": message}})))
+	}
+	const ended = "forbidden: computer 14:rig says my screen <b>is</b> broken"
+	askingAgain := func(s int) string {
+		return fmt.Sprintf("%s (asking again in %d s, and at once when you come back to this page or reload it)", ended, s)
+	}
+
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/14%3Arig"; true`))
+	require.NoError(t, err)
+	shownThenEnded("my screen <b>is</b> broken")
+	until(t, "the end", `document.getElementById("status").textContent.startsWith("`+ended+`")`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("status").textContent, document.querySelectorAll("b").length, document.title]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{askingAgain(2), 0.0, "14:rig — refused"}, shown, "the computer's words, as text, and when the page asks again")
+
+	var waits []float64
+	for _, next := range []int{4, 8, 16, 30, 30} {
+		waits = append(waits, heldWait(t, page, until))
+		shownThenEnded("my screen <b>is</b> broken")
+		until(t, "the end, said with the next wait", `document.getElementById("status").textContent === `+strconv.Quote(askingAgain(next)))
+	}
+	assert.Equal(t, []float64{2000, 4000, 8000, 16000, 30000}, waits, "the waits before each watch after the first")
+
+	// Its screen shown for 30 s, then the stream ended by the computer (the owner withdrawing
+	// it): the end said as before, and watched again after 2 s; a stream it ends at once after
+	// that is asked again after 2 s, the looks from the first.
+	waits = append(waits, heldWait(t, page, until))
+	select {
+	case <-watched:
+		watches++
+	case <-ctx.Done():
+		t.Fatal("the computer got no screen.watch")
+	}
+	until(t, "the screen, live", rigLive)
+	shownAWhile(t, page)
+	require.NoError(t, c.ws.WriteJSON(c.frame(harness.NewMessageID(), map[string]any{"ended": map[string]any{"code": "forbidden", "message": "the owner withdrew sandbox.allow_screen"}})))
+	until(t, "the stream ended", `document.getElementById("status").textContent === "forbidden: computer 14:rig says the owner withdrew sandbox.allow_screen (waiting for it to come back)"`)
+	title, err := chromedp.Run(page, chromedp.Evaluate[string](`document.title`))
+	require.NoError(t, err)
+	assert.Equal(t, "14:rig — waiting", title)
+	waits = append(waits, heldWait(t, page, until))
+	shownThenEnded("my screen <b>is</b> broken")
+	until(t, "the end, from the first look", `document.getElementById("status").textContent === `+strconv.Quote(askingAgain(2)))
+	assert.Equal(t, []float64{30000, 2000}, waits[5:], "the wait before the watch that showed the screen a while, and after its end")
+	assert.Equal(t, 8, watches)
 }

@@ -843,8 +843,9 @@ function typable(v) {
 // answer that says nothing puts Live back: long enough to read them.
 const sentAsQReadMs = 5000;
 
-// now is the page's clock for how long words have been up (sentAsQReadMs): Date.now, which the
-// page's tests move on (they wait on events, not the clock).
+// now is the page's clock for how long words have been up (sentAsQReadMs) and a stream has
+// shown the screen (shownAWhileMs): Date.now, which the page's tests move on (they wait on
+// events, not the clock).
 let now = () => Date.now();
 
 function liveWords(v) {
@@ -868,9 +869,10 @@ const connectionLost = "The connection to the gateway was lost" + waiting;
 // asking what the owner allows (learnAccess), so a view-only screen shows as such from the
 // start. A screen its owner keeps private is watched again on its own (lookAgain), and goes
 // live once the owner allows it; so is one the computer refuses (watch's {refused}), or whose
-// stream it ends itself before the first frame, the status saying when the page asks again: a
-// computer that names a monitor and refuses its stream was asked again every retryMs for as
-// long as the tab stayed open, by every tab. A stream that shows a frame, and the computer or
+// stream it ends itself before it has shown the screen for shownAWhileMs, the status saying
+// when the page asks again: a computer that names a monitor and refuses its stream, or sends
+// a frame and ends it, was asked again every retryMs for as long as the tab stayed open, by
+// every tab. A stream that ends after it has shown the screen that long, and the computer or
 // the gateway away, start the looks from the first again. The token's refusal ends it.
 async function follow(v) {
   const signal = v.abort.signal;
@@ -911,6 +913,13 @@ async function follow(v) {
 // they changed the setting).
 const lookFirstMs = 2000;
 const lookMostMs = 30000;
+
+// shownAWhileMs is how long a stream must have shown the screen for its computer's end of it
+// (the owner withdrawing the screen) to be watched again after retryMs, the looks from the
+// first: one it ends sooner (a broken or hostile client that sends a frame, then ends the
+// stream) counts as a refusal, and follow backs off from it. As long as the longest look, a
+// computer gets a watch from a tab at most about once in it.
+const shownAWhileMs = lookMostMs;
 
 // cameBack is whether the window regained the focus, or the page was shown again, since a
 // view last looked at what the owner allows: one that came while a look was under way (asking
@@ -1076,8 +1085,8 @@ const keptPrivateMark = Symbol("kept private");
 // host's other requests fill it for the moment: 429's Retry-After), the computer's new
 // traposId when it was relabelled (followRelabel), keptPrivateMark (the owner keeps the screen
 // private: look again later), {refused: the words to show} (the computer refused it, or ended
-// its stream before the first frame (frames), or the gateway failed on its answer: look again
-// later, follow saying when), or false, and says why in
+// its stream before it had shown the screen for shownAWhileMs (frames), or the gateway failed
+// on its answer: look again later, follow saying when), or false, and says why in
 // the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
@@ -1242,7 +1251,7 @@ function live(v, open) {
 async function frames(v, body, sent) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
-  let framed = false; // a frame came on this stream
+  let shownAt; // when the stream's first frame came (now)
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
@@ -1256,7 +1265,10 @@ async function frames(v, body, sent) {
         if (line.startsWith("event: ")) name = line.slice(7);
         else if (line.startsWith("data: ")) data += line.slice(6);
       }
-      if (name === "frame") { framed = true; drawSoon(v, data); }
+      if (name === "frame") {
+        if (shownAt === undefined) shownAt = now();
+        drawSoon(v, data);
+      }
       if (name === "end") {
         const error = JSON.parse(data).error || { code: "ended", message: "the gateway ended the stream" };
         if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
@@ -1275,12 +1287,14 @@ async function frames(v, body, sent) {
           followGone(v, "taken off");
           return false;
         }
-        // The computer that ended the stream itself (refused) before its first frame ends
-        // it so again when asked again, as one that refuses the watch does: follow backs off
-        // from it, where every open tab asked it again every retryMs. One that ended it once
-        // it had shown its screen (the owner withdrawing it) is watched again as before: the
-        // watch after it tells (the owner's forbidden, shown as kept private).
-        if (error.refused && !framed) {
+        // The computer that ended the stream itself (refused) before it had shown the screen
+        // for shownAWhileMs (before its first frame, or one frame and the end) ends it so
+        // again when asked again, as one that refuses the watch does: follow backs off from
+        // it, where every open tab asked it again every retryMs. One that ended it once it had
+        // shown its screen a while (the owner withdrawing it) is watched again as before, the
+        // looks from the first: the watch after it tells (the owner's forbidden, shown as
+        // kept private).
+        if (error.refused && !(shownAt !== undefined && now() - shownAt >= shownAWhileMs)) {
           v.left = "";
           titled(v, "refused");
           return { refused: why };
