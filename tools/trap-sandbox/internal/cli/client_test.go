@@ -65,10 +65,11 @@ func connectComputer(t *testing.T, base string, d *daemonfake.Daemon) {
 }
 
 // TestAReadOfAComputerThatWentThroughTheGatewaySaysToAskAgain: through a real gateway,
-// `screen --once` of a computer whose socket closed while the gateway waited for its screen
-// says that a read changes nothing and to ask again once it is back, with the CLI's way to see
-// it back, where it said the gateway's "it may have done what it was asked all the same: check
-// before you ask again"; a run cut so keeps those words: it may have run.
+// `screen --once` of a computer whose socket closed while the gateway waited for its screen,
+// and `request … screen.watch` so cut, say that a read changes nothing and to ask again once
+// it is back, with the CLI's way to see it back, where they said the gateway's "it may have
+// done what it was asked all the same: check before you ask again"; a run cut so keeps those
+// words: it may have run.
 func TestAReadOfAComputerThatWentThroughTheGatewaySaysToAskAgain(t *testing.T) {
 	clearEnv(t)
 	base := startGatewayHTTP(t, "")
@@ -78,6 +79,9 @@ func TestAReadOfAComputerThatWentThroughTheGatewaySaysToAskAgain(t *testing.T) {
 		said string
 	}{
 		{protocol.TypeScreenRead, []string{"screen", "--url", base, "7:küche", "--once"}, "computer 7:küche screen: the gateway answered not_connected: " +
+			"computer 7:küche disconnected before it answered; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"},
+		// A watch changes nothing either: the stream it starts ends with the socket.
+		{protocol.TypeScreenWatch, []string{"request", "--url", base, "7:küche", "screen.watch"}, "computer 7:küche request screen.watch: the gateway answered not_connected: " +
 			"computer 7:küche disconnected before it answered; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"},
 		{protocol.TypeLuaExec, []string{"exec", "--url", base, "7:küche", "return 1"}, "computer 7:küche exec: the gateway answered not_connected: " +
 			"computer 7:küche disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},

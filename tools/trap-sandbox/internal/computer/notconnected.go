@@ -108,11 +108,13 @@ const (
 var backWaits = []string{APIBackWait, CLIBackWait, MCPBackWait}
 
 // IsRead reports whether typ is a request that changes nothing on the computer (ping,
-// computer.info, fs.list, fs.read, screen.read): whose not_connected of a computer that went
-// away before it answered a caller words as a read (ReadAgain).
+// computer.info, fs.list, fs.read, screen.read, screen.watch: a watch's stream ends with the
+// socket, and the screen module words a view's as a read too): whose not_connected of a
+// computer that went away before it answered a caller words as a read (ReadAgain).
 func IsRead(typ string) bool {
 	switch typ {
-	case protocol.TypePing, protocol.TypeComputerInfo, protocol.TypeFSList, protocol.TypeFSRead, protocol.TypeScreenRead:
+	case protocol.TypePing, protocol.TypeComputerInfo, protocol.TypeFSList, protocol.TypeFSRead, protocol.TypeScreenRead,
+		protocol.TypeScreenWatch:
 		return true
 	}
 	return false
