@@ -63,3 +63,20 @@ end
 	assert.NotContains(t, string(accounts), "mallory")
 	assert.NotContains(t, g.Log(), "a computer connected from this machine")
 }
+
+// TestAnInstallLineWithADoubledSlashInstallsThroughTheComputersPort: the install line typed with
+// a doubled slash (http://host:port//trapos/install, as after a URL that ends in /) on the
+// computers' port installs, as on --listen's, which redirects it to /trapos/install: the
+// computers' port answered it 404, ComputersOnlyAnswer, and wget said Failed.
+func TestAnInstallLineWithADoubledSlashInstallsThroughTheComputersPort(t *testing.T) {
+	ctx := testContext(t)
+	oc := opencodefake.Start(t, opencodefake.Options{})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL,
+		"--computers-listen", "127.0.0.1:0"}})
+	computers := g.ComputersAddr()
+	require.NotEmpty(t, computers, g.Log())
+	dir := t.TempDir()
+	out := playerSession(ctx, t, dir, true, "wget run http://"+computers+"//trapos/install "+installPassword, "")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "ws://`+computers+`/trapos/ws"`, out)
+}

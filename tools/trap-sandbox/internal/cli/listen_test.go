@@ -138,4 +138,5 @@ func TestComputersListenMustNotTakeListensPort(t *testing.T) {
 func TestComputerPathsAreTheComputersRoutes(t *testing.T) {
 	assert.ElementsMatch(t, []string{gateway.WebSocketPath, installer.InstallPath, installer.FilesPath, server.HealthzPath}, server.ComputerPaths)
 	assert.Equal(t, []string{installer.InstallPath + "/"}, server.ComputerPathsWithSlash)
+	assert.ElementsMatch(t, []string{installer.InstallPath, installer.InstallPath + "/", gateway.WebSocketPath}, server.ComputerPathsRedirected)
 }

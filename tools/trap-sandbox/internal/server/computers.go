@@ -21,6 +21,15 @@ var ComputerPaths = []string{"/trapos/ws", "/trapos/install", "/trapos/files/", 
 // /trapos/ws/ is no computer's.
 var ComputerPathsWithSlash = []string{"/trapos/install/"}
 
+// ComputerPathsRedirected are the ComputerPaths (and ComputerPathsWithSlash) that the
+// computers-only listener, asked for one in a form that is not clean (a doubled slash, as a
+// player types after a URL that ends in one: //trapos/install; a . or .. segment), redirects
+// to it as --listen does (redirectToCleanPath's 307), where it answered ComputersOnlyAnswer:
+// the installer's and the WebSocket's, whose URLs a player types. A redirect leads to no other
+// path, so nothing else is opened on that port; any other path not in its clean form is still
+// answered ComputersOnlyAnswer there.
+var ComputerPathsRedirected = []string{"/trapos/install", "/trapos/install/", "/trapos/ws"}
+
 // ComputersOnlyAnswer is the one line the computers-only listener answers anything else with.
 const ComputersOnlyAnswer = "this port (--computers-listen) serves computers only (GET /trapos/ws, /trapos/install, /trapos/files/..., /healthz): the host API, the web console, /mcp and /metrics are on --listen\n"
 
@@ -51,12 +60,27 @@ func IsComputerRequest(r *http.Request) bool {
 	return false
 }
 
-// computersOnly serves h's computer requests (IsComputerRequest) and answers anything else 404
-// with ComputersOnlyAnswer: deny by default, so a route added later stays off this port unless
-// ComputerPaths names it.
+// isRedirectedComputerRequest reports whether r is a GET (or HEAD) of one of
+// ComputerPathsRedirected in a form that is not clean, with no slash sent as %2F: one that
+// redirectToCleanPath answers with a 307 to that path.
+func isRedirectedComputerRequest(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	escaped := r.URL.EscapedPath()
+	if strings.Contains(strings.ToUpper(escaped), "%2F") {
+		return false
+	}
+	clean := cleanEscapedPath(escaped)
+	return clean != escaped && slices.Contains(ComputerPathsRedirected, clean)
+}
+
+// computersOnly serves h's computer requests (IsComputerRequest, and those h redirects to one
+// of ComputerPathsRedirected) and answers anything else 404 with ComputersOnlyAnswer: deny by
+// default, so a route added later stays off this port unless ComputerPaths names it.
 func computersOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !IsComputerRequest(r) {
+		if !IsComputerRequest(r) && !isRedirectedComputerRequest(r) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			w.Header().Set("X-Content-Type-Options", "nosniff")
 			w.WriteHeader(http.StatusNotFound)

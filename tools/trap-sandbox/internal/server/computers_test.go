@@ -90,6 +90,78 @@ func TestTheComputersPortServesComputerPathsOnly(t *testing.T) {
 	}
 }
 
+// TestTheComputersPortRedirectsTheInstallersAndTheWebSocketsPathAsTheMainPortDoes: on the
+// computers' port, the installer's and the WebSocket's path in a form that is not clean (a
+// doubled slash, as a player types after a URL that ends in one: //trapos/install; a . or ..
+// segment) is answered as on the main port, a 307 to the clean path, whose redirect followed
+// reaches the computer's route there; it answered ComputersOnlyAnswer, 404, where the main
+// port installed. Any other path not in its clean form (one cleaned to the host API's, a
+// file's, /healthz), a slash sent as %2F, or another method, is still refused there.
+func TestTheComputersPortRedirectsTheInstallersAndTheWebSocketsPathAsTheMainPortDoes(t *testing.T) {
+	mod := &computerLikeModule{echoModule{name: "alpha", prefix: "/alpha/"}}
+	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, mod)
+	main, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	computers, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeWithComputersPort(ctx, main, computers) }()
+	defer cancelAndWaitServe(t, cancel, done)
+	mainURL, computersURL := "http://"+main.Addr().String(), "http://"+computers.Addr().String()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	answer := func(method, url string) (status int, location, body string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+		require.NoError(t, err)
+		resp, err := noRedirect.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header.Get("Location"), string(b)
+	}
+
+	for _, tc := range []struct{ method, path, location string }{
+		{http.MethodGet, "//trapos/install", "/trapos/install"},
+		{http.MethodHead, "//trapos/install", "/trapos/install"},
+		{http.MethodGet, "///trapos/install", "/trapos/install"},
+		{http.MethodGet, "/trapos//install", "/trapos/install"},
+		{http.MethodGet, "//trapos/install/", "/trapos/install/"},
+		{http.MethodGet, "/trapos/./install", "/trapos/install"},
+		{http.MethodGet, "/trapos/files/../install", "/trapos/install"},
+		{http.MethodGet, "//trapos/ws", "/trapos/ws"},
+		{http.MethodGet, "//trapos/ws?x=1", "/trapos/ws?x=1"},
+	} {
+		for _, base := range []string{mainURL, computersURL} {
+			status, location, _ := answer(tc.method, base+tc.path)
+			assert.Equal(t, http.StatusTemporaryRedirect, status, "%s %s%s", tc.method, base, tc.path)
+			assert.Equal(t, tc.location, location, "%s %s%s", tc.method, base, tc.path)
+		}
+	}
+	status, body := request(t, http.MethodGet, computersURL+"//trapos/ws")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "via computers port: true", body, "the redirect followed")
+
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, "//trapos/computers"},
+		{http.MethodGet, "/trapos/install/../computers"},
+		{http.MethodGet, "//trapos/files/apis/x.lua"},
+		{http.MethodGet, "//healthz"},
+		{http.MethodGet, "//trapos/ws/"},
+		{http.MethodGet, "//trapos/install/x"},
+		{http.MethodGet, "//trapos/install%2F"},
+		{http.MethodGet, "//trapos%2Finstall"},
+		{http.MethodGet, "/trapos//install%2f"},
+		{http.MethodPost, "//trapos/install"},
+		{http.MethodPost, "//trapos/ws"},
+	} {
+		status, _, body := answer(r.method, computersURL+r.path)
+		assert.Equal(t, http.StatusNotFound, status, "%s %s", r.method, r.path)
+		assert.Equal(t, ComputersOnlyAnswer, body, "%s %s", r.method, r.path)
+	}
+}
+
 // TestIsComputerRequest: GET of the computers' paths, in their clean form only: the mux would
 // redirect /trapos/files/../computers to an API path, and a client follows a redirect.
 func TestIsComputerRequest(t *testing.T) {
