@@ -34,11 +34,12 @@ func Show(s string, keepLines bool) string { return show(s, keepLines, false) }
 // ShowDistinct is Show with the characters that print as another or as none
 // (LooksLikeAnother) escaped too, \xNN up to U+00FF and \uXXXX above (\xa0, \u200b), so that
 // no space, hyphen or nothing makes two texts that differ look alike (a letter like another,
-// Cyrillic а for a, or é written as e and U+0301, is shown as it is). It is the one rule of
-// what the host's own records name (an API token's name, an account's, who created one:
-// every cell of the CLI's tables, table.Writer, and the CLI's messages naming them) and of a
-// computer's message in the CLI (a path in it reads as ls shows it: /a\xa0b, the form every
-// path argument takes back). keepLines is Show's.
+// Cyrillic а for a, or é written as e and U+0301, is shown as it is: ShowName spells out a
+// name that looks like another so). It is the one rule of what the host's own records name
+// (an API token's name, an account's, who created one: every cell of the CLI's tables,
+// table.Writer, and the CLI's messages naming them) and of a computer's message in the CLI
+// (a path in it reads as ls shows it: /a\xa0b, the form every path argument takes back).
+// keepLines is Show's.
 func ShowDistinct(s string, keepLines bool) string { return show(s, keepLines, true) }
 
 // show is Show, escaping LooksLikeAnother's characters too when distinct.
@@ -107,7 +108,7 @@ func isControl(r rune) bool {
 // counts it). Of CC's characters (U+0000–U+00FF) only U+00A0 and U+00AD are; above them, no
 // CC string holds one. The one home of that rule: ShowTraposID and ShowPath escape them in a
 // label and a file's name, ShowDistinct in any text, and a token's name may not hold one
-// (account.CheckTokenName).
+// (account.CheckTokenName; names that look alike by their letters: NameKey, MixedScripts).
 func LooksLikeAnother(r rune) bool {
 	if r < 0xa0 || unicode.Is(unicode.Prepended_Concatenation_Mark, r) {
 		return false // ' ', the one space of Zs below U+00A0, included
