@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
@@ -96,7 +99,10 @@ const MaxTokenName = 64
 // characters: C0, DEL, C1; line or paragraph separators; bidirectional controls) or that
 // prints as another character or as none (cctext.LooksLikeAnother: a no-break space, a
 // zero-width space or joiner, a byte order mark), which the listings show escaped
-// (cctext.ShowDistinct): a name is refused that would not list as it was typed.
+// (cctext.ShowDistinct): a name is refused that would not list as it was typed. Nor may a
+// word of it mix scripts (cctext.MixedScripts: lаptop with a Cyrillic а looks like laptop).
+// A name is checked as it is kept, composed (TokenName), and a new token's must not look
+// like the name of a token of its account that still opens (twinToken).
 func CheckTokenName(name string) error {
 	switch {
 	case name == "":
@@ -113,6 +119,59 @@ func CheckTokenName(name string) error {
 		if cctext.LooksLikeAnother(r) {
 			return invalidf("token name %q holds %U, which prints as a space, a hyphen or nothing, so the name would look like another "+
 				"(a listing shows it as %s): give it without that character (a plain space for a space)", name, r, cctext.ShowDistinct(string(r), false))
+		}
+	}
+	if word, scripts := cctext.MixedScripts(name); word != "" {
+		return invalidf("token name %q mixes scripts in one word, %s (%s), so it could look like another name: write each word in one script",
+			name, cctext.ShowName(word, true), strings.Join(scripts, " and "))
+	}
+	return nil
+}
+
+// TokenName is name as a token keeps it, composed (NFC: e and U+0301 is é, one character, as
+// RFC 8265 keeps a name), or why it cannot name a token (CheckTokenName's refusal).
+func TokenName(name string) (string, error) {
+	name = norm.NFC.String(name)
+	return name, CheckTokenName(name)
+}
+
+// twinToken refuses name for a new token of accountID when a token of that account that
+// still opens (not revoked, not expired at now) has a name a listing could not tell from it
+// (cctext.NameKey: the same name, or one that looks like it, laptop and lаptop with Cyrillic
+// а): an operator revoking one must not take the other for it. A token revoked or expired
+// leaves its name free (its listing's row says which), so a leaked token's holder gets one of
+// the same name. toks are the account's tokens, read as last written (Latest); two tokens
+// added at once, on two replicas, may both pass.
+func twinToken(accountID, name string, toks []Token, now time.Time) error {
+	key := cctext.NameKey(name)
+	for _, t := range toks {
+		if !t.RevokedAt.IsZero() || (!t.ExpiresAt.IsZero() && !now.Before(t.ExpiresAt)) || cctext.NameKey(t.Name) != key {
+			continue
+		}
+		if t.Name == name {
+			return invalidf("token name %q is taken by token %s of account %s: choose another name, or revoke that token first (trap-sandbox tokens revoke %s)",
+				name, t.Selector, accountID, t.Selector)
+		}
+		return invalidf("token name %q looks like the name of token %s of account %s, which a listing could not tell apart (spelled out: %s and %s): "+
+			"choose another name, or revoke that token first (trap-sandbox tokens revoke %s)",
+			name, t.Selector, accountID, cctext.ShowName(name, true), cctext.ShowName(t.Name, true), t.Selector)
+	}
+	return nil
+}
+
+// twinAccount refuses id for a new account when an account, or a name the gateway uses for
+// itself (Reserved), has a name a listing could not tell from it (cctext.NameKey: a1ice beside
+// alice, rnallory beside mallory); the same name is the store's ErrExists.
+func twinAccount(id string, accounts []Account) error {
+	key := cctext.NameKey(id)
+	for name, what := range reserved {
+		if cctext.NameKey(name) == key {
+			return invalidf("account name %q looks like %q, the gateway's own (%s): choose another name", id, name, what)
+		}
+	}
+	for _, acc := range accounts {
+		if acc.ID != id && cctext.NameKey(acc.ID) == key {
+			return invalidf("account name %q looks like that of account %q, which a listing could not tell apart: choose another name", id, acc.ID)
 		}
 	}
 	return nil
@@ -138,6 +197,13 @@ func (a *Accounts) addAccount(ctx context.Context, id string, role Role, tokenNa
 	}
 	if role != RoleAdmin && role != RoleUser {
 		return "", Token{}, invalidf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
+	}
+	all, err := Latest(a.store).Accounts(ctx)
+	if err != nil {
+		return "", Token{}, err
+	}
+	if err := twinAccount(id, all); err != nil {
+		return "", Token{}, err
 	}
 	plain, t, err := a.newToken(id, tokenName, 0, until, by)
 	if err != nil {
@@ -191,6 +257,13 @@ func (a *Accounts) issueToken(ctx context.Context, accountID, name string, ttl t
 	if t.AccountCreated, err = a.incarnation(ctx, accountID); err != nil {
 		return "", Token{}, err
 	}
+	toks, err := Latest(a.store).Tokens(ctx, accountID)
+	if err != nil {
+		return "", Token{}, err
+	}
+	if err := twinToken(accountID, t.Name, toks, t.Created); err != nil {
+		return "", Token{}, err
+	}
 	if err := a.store.CreateToken(ctx, t); err != nil {
 		return "", Token{}, err
 	}
@@ -200,7 +273,8 @@ func (a *Accounts) issueToken(ctx context.Context, accountID, name string, ttl t
 // newToken checks a token's name and lifetime and makes its secret and record, not stored yet;
 // it expires after ttl (0: never), by until at the latest (zero: no bound).
 func (a *Accounts) newToken(accountID, name string, ttl time.Duration, until time.Time, by string) (string, Token, error) {
-	if err := CheckTokenName(name); err != nil {
+	name, err := TokenName(name)
+	if err != nil {
 		return "", Token{}, err
 	}
 	if ttl < 0 {

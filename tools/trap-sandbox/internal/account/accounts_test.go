@@ -70,6 +70,9 @@ func TestCheckTokenName(t *testing.T) {
 		"a\u2009b":                false,
 		"a\u3164b":                false,
 		strings.Repeat("n", 65):   false,
+		"ноутбук Alice":           true,
+		"l\u0430ptop":             false,
+		"g\u03bfod":               false,
 	} {
 		err := account.CheckTokenName(name)
 		if ok {
@@ -83,6 +86,104 @@ func TestCheckTokenName(t *testing.T) {
 	require.ErrorIs(t, err, account.ErrInvalid)
 	assert.Equal(t, `token name "a\u200bb" holds U+200B, which prints as a space, a hyphen or nothing, so the name would look like another `+
 		`(a listing shows it as \u200b): give it without that character (a plain space for a space)`, err.Error())
+	err = account.CheckTokenName("my l\u0430ptop")
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Equal(t, "token name \"my l\u0430ptop\" mixes scripts in one word, "+`l\u0430ptop (Latin and Cyrillic), so it could look like another name: `+
+		"write each word in one script", err.Error())
+}
+
+// TestATokensNameIsKeptComposed: a token's name is kept in NFC (RFC 8265), so e and U+0301
+// is kept as é, one character, as a name typed with é is: the two spellings are one name.
+func TestATokensNameIsKeptComposed(t *testing.T) {
+	ctx := t.Context()
+	store := account.NewMemory()
+	accounts := account.New(store, clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "cafe\u0301")
+	require.NoError(t, err)
+	toks, err := store.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, toks, 1)
+	assert.Equal(t, "caf\u00e9", toks[0].Name, "the first token's name, composed")
+	_, tok, err := accounts.IssueToken(ctx, "alice", "the cafe\u0301's", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "the caf\u00e9's", tok.Name)
+	name, err := account.TokenName("cafe\u0301")
+	require.NoError(t, err)
+	assert.Equal(t, "caf\u00e9", name)
+}
+
+// TestATokenNameLikeAnotherOfItsAccountIsRefused: a new token's name that a listing could not
+// tell from the name of a token of the same account that still opens is refused, naming that
+// token and the fix: the same name, the same written otherwise (e and U+0301), one whose
+// letters look alike (Iaptop, a Cyrillic сору beside copy), a space more. Another account's
+// tokens, and a token revoked or expired, leave the name free.
+func TestATokenNameLikeAnotherOfItsAccountIsRefused(t *testing.T) {
+	ctx := t.Context()
+	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	accounts := account.New(account.NewMemory(), clk)
+	for _, id := range []string{"alice", "bob"} {
+		_, err := accounts.AddAccount(ctx, id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	laptop, _, err := accounts.IssueToken(ctx, "alice", "laptop", 0)
+	require.NoError(t, err)
+	_, _, err = accounts.IssueToken(ctx, "alice", "café", 0)
+	require.NoError(t, err)
+	copyPlain, _, err := accounts.IssueToken(ctx, "alice", "copy", time.Hour)
+	require.NoError(t, err)
+	id := account.TokenID(laptop)
+
+	_, _, err = accounts.IssueToken(ctx, "alice", "laptop", 0)
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Equal(t, `token name "laptop" is taken by token `+id+` of account alice: choose another name, or revoke that token first (trap-sandbox tokens revoke `+id+`)`, err.Error())
+	_, _, err = accounts.IssueToken(ctx, "alice", "Iaptop", 0)
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Equal(t, `token name "Iaptop" looks like the name of token `+id+` of account alice, which a listing could not tell apart (spelled out: Iaptop and laptop): `+
+		`choose another name, or revoke that token first (trap-sandbox tokens revoke `+id+`)`, err.Error())
+	for _, name := range []string{"cafe\u0301", " caf\u00e9 ", "\u0441\u043e\u0440\u0443"} {
+		_, _, err = accounts.IssueToken(ctx, "alice", name, 0)
+		require.ErrorIs(t, err, account.ErrInvalid, "%+q", name)
+	}
+	_, _, err = accounts.IssueToken(ctx, "alice", "\u0441\u043e\u0440\u0443", 0)
+	assert.Contains(t, err.Error(), `(spelled out: \u0441\u043e\u0440\u0443 and copy)`)
+
+	_, _, err = accounts.IssueToken(ctx, "bob", "laptop", 0)
+	require.NoError(t, err, "another account's token")
+	_, _, err = accounts.IssueToken(ctx, "alice", "Laptop", 0)
+	require.NoError(t, err, "a capital is told apart")
+	_, err = accounts.RevokeToken(ctx, "alice", id)
+	require.NoError(t, err)
+	_, _, err = accounts.IssueToken(ctx, "alice", "laptop", 0)
+	require.NoError(t, err, "a revoked token's name")
+	clk.Advance(time.Hour)
+	_, err = accounts.Authenticate(ctx, copyPlain)
+	require.ErrorIs(t, err, account.ErrExpired)
+	_, _, err = accounts.IssueToken(ctx, "alice", "\u0441\u043e\u0440\u0443", 0)
+	require.NoError(t, err, "an expired token's name")
+}
+
+// TestAnAccountNameLikeAnotherIsRefused: a new account whose name a listing could not tell
+// from an account's (a1ice beside alice, rnallory beside mallory) or from a name the gateway
+// uses for itself (1ocal) is refused, naming it.
+func TestAnAccountNameLikeAnotherIsRefused(t *testing.T) {
+	ctx := t.Context()
+	accounts := account.New(account.NewMemory(), clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	for _, id := range []string{"alice", "mallory"} {
+		_, err := accounts.AddAccount(ctx, id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	_, err := accounts.AddAccount(ctx, "a1ice", account.RoleUser, "first")
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Equal(t, `account name "a1ice" looks like that of account "alice", which a listing could not tell apart: choose another name`, err.Error())
+	_, err = accounts.Manage(account.OperatorCaller).AddAccount(ctx, "rnallory", account.RoleUser)
+	require.ErrorIs(t, err, account.ErrInvalid)
+	_, err = accounts.AddAccount(ctx, "1ocal", account.RoleUser, "first")
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Contains(t, err.Error(), `account name "1ocal" looks like "local", the gateway's own`)
+	_, err = accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.ErrorIs(t, err, account.ErrExists, "the same name is taken, as before")
+	_, err = accounts.AddAccount(ctx, "alicia", account.RoleUser, "first")
+	require.NoError(t, err)
 }
 
 // TestATokensLifetimeIsCapped: a lifetime up to MaxTokenTTL is given; a longer one is refused

@@ -331,7 +331,7 @@ func TestWhatAnExpiringTokenMakesExpiresWithIt(t *testing.T) {
 		want time.Time
 		cut  bool
 	}{{0, until, true}, {2 * time.Hour, until, true}, {time.Minute, now.Add(time.Minute), false}, {time.Hour, until, true}} {
-		n, err := alice.AddToken(ctx, "alice", "t", c.ttl)
+		n, err := alice.AddToken(ctx, "alice", "asked "+c.ttl.String(), c.ttl)
 		require.NoError(t, err)
 		assert.Equal(t, c.want, n.Token.ExpiresAt, "asked %s", c.ttl)
 		assert.Equal(t, c.cut, n.ExpiresWithCaller, "asked %s", c.ttl)
@@ -344,7 +344,7 @@ func TestWhatAnExpiringTokenMakesExpiresWithIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, until, k.ExpiresAt, "a key")
 
-	forever, err := m.accounts.Manage(account.Caller{Account: "alice"}).AddToken(ctx, "alice", "t", 0)
+	forever, err := m.accounts.Manage(account.Caller{Account: "alice"}).AddToken(ctx, "alice", "forever", 0)
 	require.NoError(t, err)
 	assert.True(t, forever.Token.ExpiresAt.IsZero(), "a token that never expires makes one that never does")
 	assert.False(t, forever.ExpiresWithCaller)
