@@ -700,11 +700,36 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) e
 	}
 	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tCREATED\tCREATED BY\tEXPIRES\tREVOKED\tLAST USED\tADDRESS")
-	for _, t := range toks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(t.Selector), show(t.AccountID), show(t.Name), stamp(t.Created), orDash(show(t.CreatedBy)),
+	names := tokenNames(toks)
+	for i, t := range toks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(t.Selector), show(t.AccountID), names[i], stamp(t.Created), orDash(show(t.CreatedBy)),
 			stamp(t.ExpiresAt), stamp(t.RevokedAt), stamp(t.LastUsed), orDash(show(t.RemoteAddr)))
 	}
 	return tw.Flush()
+}
+
+// tokenNames is each of toks' names as tokens list shows it (cctext.ShowName): spelled out,
+// every character beyond ASCII as its escape, where two tokens of one account have names that
+// differ but look alike (cctext.NameKey), which a store holds from before the rule refused the
+// second (copy beside a Cyrillic сору, listed as \u0441\u043e\u0440\u0443): an operator
+// revoking one by what the listing shows takes the other for it no more.
+func tokenNames(toks []account.Token) []string {
+	type key struct{ account, name string }
+	first := map[key]string{}
+	twins := map[key]bool{}
+	for _, t := range toks {
+		k := key{t.AccountID, cctext.NameKey(t.Name)}
+		if name, ok := first[k]; !ok {
+			first[k] = t.Name
+		} else if name != t.Name {
+			twins[k] = true
+		}
+	}
+	names := make([]string, len(toks))
+	for i, t := range toks {
+		names[i] = cctext.ShowName(t.Name, twins[key{t.AccountID, cctext.NameKey(t.Name)}])
+	}
+	return names
 }
 
 // TokensAddCmd issues a token.
@@ -739,7 +764,7 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
 	}
-	fmt.Fprintf(out, "token %s (%s) of %s, %s; shown once:\n%s\n", show(n.Token.Selector), show(n.Token.Name), show(n.Token.AccountID),
+	fmt.Fprintf(out, "token %s (%s) of %s, %s; shown once:\n%s\n", show(n.Token.Selector), cctext.ShowName(n.Token.Name, false), show(n.Token.AccountID),
 		expiry(n.Token.ExpiresAt, n.ExpiresWithCaller), n.Secret)
 	return nil
 }
@@ -778,7 +803,7 @@ func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 	if err != nil {
 		return c.manageError(err, "token", id)
 	}
-	fmt.Fprintf(out, "token %s (%s) of %s revoked at %s\n", show(t.Selector), show(t.Name), show(t.AccountID), stamp(t.RevokedAt))
+	fmt.Fprintf(out, "token %s (%s) of %s revoked at %s\n", show(t.Selector), cctext.ShowName(t.Name, false), show(t.AccountID), stamp(t.RevokedAt))
 	return nil
 }
 
@@ -883,7 +908,8 @@ func stamp(t time.Time) string {
 // address) by the one rule of host-side names (cctext.ShowDistinct): whatever a record holds,
 // it cannot break its row or forge another, and no character that prints as a space or as
 // none makes two names that differ look alike (a no-break space as \xa0, a zero-width space
-// as \u200b).
+// as \u200b). A token's name goes by cctext.ShowName (tokenNames), which spells out one
+// that looks like another by its letters too; an account's name is of ASCII.
 func show(s string) string { return cctext.ShowDistinct(s, false) }
 
 // showIDs is traposIds as every list shows them (cctext.ShowTraposID), comma-separated.

@@ -471,6 +471,63 @@ func TestLookAlikeTokenNamesListApart(t *testing.T) {
 	}
 }
 
+// TestNamesThatLookAlikeByTheirLettersListApart: a token's name that looks like another by its
+// letters is refused on the store and through the API alike: a word mixing scripts (lаptop,
+// a Cyrillic а), and a name like one of a token of the account that still opens (a Cyrillic
+// сору beside copy; café beside e and U+0301), naming that token and how to free its name;
+// é written as e and U+0301 is kept as é. What a store holds from before the rule is listed
+// and revoked by its id all the same, the names that break it spelled out (l\u0430ptop,
+// cafe\u0301) and so are two of one account that look alike, the first too (copy and
+// \u0441\u043e\u0440\u0443 where both read copy), on the store and through the API.
+func TestNamesThatLookAlikeByTheirLettersListApart(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
+	url := serveAccounts(t, dir)
+	store, api := []string{data}, []string{"--url=" + url, "--api-token=" + root}
+
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	for sel, name := range map[string]string{"nfd": "cafe\u0301", "mixed": "l\u0430ptop", "latin": "copy", "cyrillic": "\u0441\u043e\u0440\u0443"} {
+		require.NoError(t, s.CreateToken(t.Context(), account.Token{Selector: sel, Hash: []byte("h"), AccountID: "root", Name: name}))
+	}
+	require.NoError(t, s.Close())
+
+	for mode, flags := range map[string][]string{"store": store, "api": api} {
+		_, err := runClient(t, append([]string{"tokens", "add", "root", "my l\u0430ptop"}, flags...)...)
+		require.Error(t, err, mode)
+		assert.Contains(t, err.Error(), `mixes scripts in one word, l\u0430ptop (Latin and Cyrillic), so it could look like another name: write each word in one script`, mode)
+		_, err = runClient(t, append([]string{"tokens", "add", "root", "c\u043e\u0440\u0443"}, flags...)...)
+		require.Error(t, err, mode)
+		assert.Contains(t, err.Error(), "mixes scripts", mode)
+		_, err = runClient(t, append([]string{"tokens", "add", "root", "caf\u00e9"}, flags...)...)
+		require.Error(t, err, mode)
+		assert.Contains(t, err.Error(), `looks like the name of token nfd of account root, which a listing could not tell apart (spelled out: caf\xe9 and cafe\u0301): choose another name, or revoke that token first (trap-sandbox tokens revoke nfd)`, mode)
+	}
+	_, err = runClient(t, append([]string{"tokens", "add", "root", "\u0441\u043e\u0440\u0443"}, store...)...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is taken by token cyrillic of account root")
+
+	for mode, flags := range map[string][]string{"store": store, "api": api} {
+		out := mustRun(t, append([]string{"tokens", "list"}, flags...)...)
+		assert.Regexp(t, `(?m)^nfd\s+root\s+cafe\\u0301\s+-\s`, out, mode)
+		assert.Regexp(t, `(?m)^mixed\s+root\s+l\\u0430ptop\s+-\s`, out, mode)
+		assert.Regexp(t, `(?m)^latin\s+root\s+copy\s+-\s`, out, mode)
+		assert.Regexp(t, `(?m)^cyrillic\s+root\s+\\u0441\\u043e\\u0440\\u0443\s+-\s`, out, mode)
+	}
+
+	out := mustRun(t, append([]string{"tokens", "revoke", "mixed"}, api...)...)
+	assert.Regexp(t, `^token mixed \(l\\u0430ptop\) of root revoked at 20`, out)
+	out = mustRun(t, append([]string{"tokens", "revoke", "nfd"}, store...)...)
+	assert.Regexp(t, `^token nfd \(cafe\\u0301\) of root revoked at 20`, out)
+	out = mustRun(t, append([]string{"tokens", "add", "root", "cafe\u0301"}, api...)...)
+	assert.Regexp(t, "^token \\w+ \\(caf\u00e9\\) of root, never expires", out, "kept composed, the old one revoked")
+	out = mustRun(t, append([]string{"tokens", "list", "root"}, store...)...)
+	assert.Regexp(t, `(?m)^nfd\s+root\s+cafe\\u0301\s+-\s+-\s+-\s+20`, out, "listed revoked, spelled out")
+	assert.Regexp(t, `(?m)^\w+\s+root\s+caf\\xe9\s+20`, out, "the new café, a twin of the revoked one, spelled out too")
+}
+
 // TestCredentialsListShowsTheComputerAsTheListsDo: the traposId a credential's last hello
 // said is shown as every list of computers shows it (cctext.ShowTraposID), where a space at
 // its label's end was not to be seen: 7:kitchen\x20 is not 7:kitchen.
