@@ -319,6 +319,31 @@ func TestAWriteTheGatewayStoppedSaysWhatBecameOfTheFile(t *testing.T) {
 	}
 }
 
+// TestAReadTheGatewayDroppedSaysToAskAgain: a read cut because the gateway was killed
+// mid-request (the CLI's transport: hostapi.DroppedGatewayError) ended with "what was asked
+// may have been done all the same: check before you ask again", which is for a request that
+// may have changed something; a read says so of itself, as one cut by a clean stop does, and a
+// run keeps the words. The transport's error is kept for errors.As.
+func TestAReadTheGatewayDroppedSaysToAskAgain(t *testing.T) {
+	const killed = "the gateway at http://127.0.0.1:4444 closed the connection before it answered (it stopped or crashed: see its log)"
+	d := daemonfake.NewLocal(map[string]string{"/a.txt": "a"})
+	d.Before = func(context.Context, int, string) error {
+		return hostapi.DroppedGatewayError{URL: "http://127.0.0.1:4444"}
+	}
+	c := computer.New(d).WithReadWait(computer.CLIBackWait)
+	_, err := c.Ping(t.Context(), "7:", 0)
+	require.Error(t, err)
+	assert.Equal(t, killed+"; a read changes nothing: ask again once the computer is back (trap-sandbox computers lists it then)", err.Error())
+	_, err = c.List(t.Context(), "7:", "/", 0)
+	require.Error(t, err)
+	assert.Equal(t, killed+"; a read changes nothing: ask again once the computer is back (trap-sandbox computers lists it then)", err.Error())
+	_, ok := errors.AsType[hostapi.DroppedGatewayError](err)
+	assert.True(t, ok, "the transport's error is kept")
+	_, err = c.Exec(t.Context(), "7:", "return 1", 0)
+	require.Error(t, err)
+	assert.Equal(t, killed+"; what was asked may have been done all the same: check before you ask again", err.Error())
+}
+
 // TestATimeoutMidTransferSaysHowFarItGot: a transfer's deadline (the CLI's --timeout, MCP's
 // timeoutMs) bounds the whole transfer, so it runs out during one of its requests: the timeout
 // says how far the transfer got and what became of the file, as a computer gone during it

@@ -140,8 +140,13 @@ func IsRead(typ string) bool {
 // holding the computer did ("computer 7:kitchen is not connected: replica b, which held its
 // socket, has stopped"), ends with MayHaveDoneIt too, not Left: it is worded so as well,
 // naming the computer ("…; a read changes nothing: ask again once the computer is back (…)"),
-// its WaitingMessage the gateway's words before it.
+// its WaitingMessage the gateway's words before it. So is a read cut because the gateway was
+// killed mid-request (a client's transport error: hostapi.DroppedGatewayError, whose "what was
+// asked may have been done all the same" is for a request that may have changed something).
 func ReadAgain(err error, wait string) error {
+	if dropped, ok := errors.AsType[mayHaveRunError](err); ok {
+		return reworded{error: err, message: dropped.WithoutMayHaveRun() + readChangesNothingStopped + " (" + wait + ")"}
+	}
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer {
 		return err

@@ -143,7 +143,7 @@ func goneDuring(err error, traposID string, begun bool, what string, args ...any
 // computer that went away is goneDuring's; any other error is returned as it is.
 func stoppedDuring(err error, what string, args ...any) error {
 	if dropped, ok := errors.AsType[mayHaveRunError](err); ok { // a gateway killed mid-request
-		return stoppedWrite{error: err, message: dropped.WithoutMayHaveRun() + "; " + fmt.Sprintf(what, args...)}
+		return reworded{error: err, message: dropped.WithoutMayHaveRun() + "; " + fmt.Sprintf(what, args...)}
 	}
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.Left {
@@ -200,14 +200,15 @@ type mayHaveRunError interface {
 	WithoutMayHaveRun() string
 }
 
-// stoppedWrite is a transport's error (kept for errors.As) in stoppedDuring's words.
-type stoppedWrite struct {
+// reworded is a transport's error (kept for errors.As) in words that say what became of the
+// request it cut: a write's (stoppedDuring), a read's (ReadAgain).
+type reworded struct {
 	error
 	message string
 }
 
-func (s stoppedWrite) Error() string { return s.message }
-func (s stoppedWrite) Unwrap() error { return s.error }
+func (s reworded) Error() string { return s.message }
+func (s reworded) Unwrap() error { return s.error }
 
 // timedOutDuring words a timeout of one request of a transfer under way (its deadline, the
 // caller's --timeout or timeoutMs, bounds the whole transfer): how far it got, after the
