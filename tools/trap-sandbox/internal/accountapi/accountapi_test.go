@@ -28,6 +28,7 @@ import (
 	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
 
@@ -377,6 +378,21 @@ func TestGatewayErrorsNamedOnce(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	_, err = accountapi.Client{URL: url}.Accounts(ctx)
 	assert.EqualError(t, err, hostapi.SilentGatewayError{URL: url}.Error())
+}
+
+// TestAnHTTPSURLForAPlainGatewayIsSaidAsTheOtherCommandsSayIt: the client's own words about
+// a URL that reaches no gateway's API (here https:// for a gateway serving plain HTTP) read as
+// every other command reads them, where the account commands put the code in front
+// ("accounts list: internal: the gateway at …").
+func TestAnHTTPSURLForAPlainGatewayIsSaidAsTheOtherCommandsSayIt(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	url := "https://" + strings.TrimPrefix(srv.URL, "http://")
+	_, err := accountapi.Client{URL: url}.Accounts(t.Context())
+	_, want := hostapi.HTTP{URL: url}.Computers(t.Context())
+	require.Error(t, want)
+	assert.EqualError(t, err, want.(*protocol.Error).Message)
+	assert.True(t, strings.HasPrefix(err.Error(), "the gateway at "+url+" answers plain HTTP"), err.Error())
 }
 
 // TestMetrics: the gauges are the store's counts at the scrape.

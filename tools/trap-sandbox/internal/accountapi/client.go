@@ -118,6 +118,11 @@ func (c Client) call(ctx context.Context, method, path string, body, out any) er
 	// The HTTP client's errors name the gateway's URL and what to do (nothing listening, a
 	// URL that is none, a gateway that does not answer), as every client command says them.
 	status, data, err := hostapi.HTTP{URL: c.URL, Token: c.Token, Client: c.Client}.Do(ctx, method, path, b)
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Attributed {
+		// The client's own words about the gateway (a URL that reaches none), said as the
+		// other commands say them, without the code in front.
+		return &Error{Code: pe.Code, Message: pe.Message}
+	}
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -451,9 +452,34 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 		return nil, NoGatewayError{URL: ShownURL(h.URL)}
 	case connected.Load() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)):
 		return nil, DroppedGatewayError{URL: ShownURL(h.URL)}
-	default:
-		return nil, fmt.Errorf("call the gateway at %s: %w", ShownURL(h.URL), err)
 	}
+	if pe := h.unreached(err); pe != nil {
+		return nil, pe
+	}
+	return nil, fmt.Errorf("call the gateway at %s: %w", ShownURL(h.URL), err)
+}
+
+// plainHTTPToHTTPS is the error net/http gives an https:// call that a plain HTTP server
+// answered (it has no exported value to compare with).
+const plainHTTPToHTTPS = "server gave HTTP response to HTTPS client"
+
+// unreached words, with the fix, the failures of a call that reached no gateway's API for an
+// operator's mistake in --url, or returns nil: a host name the resolver does not know (Go's
+// words named the resolver's address, "lookup gw.lan on 10.0.0.53:53: no such host"), and
+// https:// for a gateway that serves plain HTTP, as every gateway does on --listen (Go's "http:
+// server gave HTTP response to HTTPS client" named no fix).
+func (h HTTP) unreached(err error) *protocol.Error {
+	if dnsErr, ok := errors.AsType[*net.DNSError](err); ok && dnsErr.IsNotFound {
+		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s cannot be reached: this host's resolver does not know the host %q: "+
+			"check the host name in --url or SANDBOX_URL", ShownURL(h.URL), dnsErr.Name))
+	}
+	u, perr := url.Parse(h.URL)
+	if perr != nil || !strings.EqualFold(u.Scheme, "https") || !strings.Contains(err.Error(), plainHTTPToHTTPS) {
+		return nil
+	}
+	u.Scheme = "http"
+	return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answers plain HTTP, not HTTPS (--listen serves no TLS; a reverse proxy in front of it does): "+
+		"give %s, or the proxy's https:// URL (--url or SANDBOX_URL)", ShownURL(h.URL), u.Redacted()))
 }
 
 // GatewayAt begins every message of this client about the gateway itself rather than a
@@ -618,6 +644,11 @@ func (h HTTP) NotTheAPI(status int, body []byte) *protocol.Error {
 		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d, a reverse proxy's page %q: "+
 			"the proxy got no answer from the gateway behind it (stopped, or not at the address the proxy passes to); "+
 			"start the gateway, or see why in the proxy's error log", ShownURL(h.URL), status, cctext.Clip(cctext.Show(title, false), 80)))
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		// Shown as the other bodies are, the message ended in ": " with nothing after it.
+		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d with an empty body, where the API answers JSON: "+
+			"another server listens there (is that the gateway's URL? --url or SANDBOX_URL)", ShownURL(h.URL), status))
 	}
 	return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %s",
 		ShownURL(h.URL), status, ShownBody(body)))

@@ -3,6 +3,7 @@ package hostapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -558,4 +559,51 @@ func TestAGatewayThatDropsTheCallIsNamedSo(t *testing.T) {
 	assert.ErrorAs(t, err, &dropped)
 	_, err = h.Computers(t.Context())
 	assert.EqualError(t, err, fmt.Sprintf(want, srv.URL))
+}
+
+// TestAMistypedGatewayURLNamesItsFix: the mistakes an operator makes in --url that reach no
+// gateway's API each say what to give instead, for the list and a computer's request alike,
+// where they were Go's words ("http: server gave HTTP response to HTTPS client", "dial tcp:
+// lookup gw.lan on 10.0.0.53:53: no such host") or a message that ended in ": " for a server
+// that answered with no body.
+func TestAMistypedGatewayURLNamesItsFix(t *testing.T) {
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNotFound) // another server's 404, no body (seen: a proxy's)
+	}))
+	defer plain.Close()
+	host := strings.TrimPrefix(plain.URL, "http://")
+	unknownHost := &http.Client{Transport: &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "gw.lan", Server: "10.0.0.53:53", IsNotFound: true}}
+	}}}
+	for _, tc := range []struct {
+		name string
+		h    hostapi.HTTP
+		want string
+	}{
+		{"https for a plain HTTP gateway", hostapi.HTTP{URL: "https://" + host},
+			"the gateway at https://" + host + " answers plain HTTP, not HTTPS (--listen serves no TLS; a reverse proxy in front of it does): " +
+				"give http://" + host + ", or the proxy's https:// URL (--url or SANDBOX_URL)"},
+		{"a host the resolver does not know", hostapi.HTTP{URL: "http://gw.lan:4444", Client: unknownHost},
+			`the gateway at http://gw.lan:4444 cannot be reached: this host's resolver does not know the host "gw.lan": check the host name in --url or SANDBOX_URL`},
+		{"another server that answers no body", hostapi.HTTP{URL: plain.URL},
+			"the gateway at " + plain.URL + " answered HTTP 404 with an empty body, where the API answers JSON: another server listens there " +
+				"(is that the gateway's URL? --url or SANDBOX_URL)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.h.Computers(t.Context())
+			require.Error(t, err)
+			assert.Equal(t, tc.want, errorMessage(err))
+			_, err = tc.h.Request(t.Context(), "5:küche", "ping", nil, time.Second)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, errorMessage(err))
+		})
+	}
+}
+
+// errorMessage is err's words: a *protocol.Error's message without its code, else the text.
+func errorMessage(err error) string {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok {
+		return pe.Message
+	}
+	return err.Error()
 }
