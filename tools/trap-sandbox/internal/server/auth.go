@@ -45,6 +45,19 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 			return
 		}
 		got, bearer := bearerToken(r.Header.Get("Authorization"))
+		if why := headerFlaw(r.Header.Get("Authorization"), got, bearer); why != "" && (token == "" || !secretHashMatches(got, tokenHash)) {
+			// The caller meant to send a token and wrote the header wrong: refused with how to
+			// write it, where a loopback caller was served as the host (every computer, for a
+			// script that meant to be alice) and a remote one was told it was too far away.
+			reason := RefusalBadToken
+			if token != "" {
+				reason = RefusalWrongAPIToken
+			}
+			refused.refuse(r, reason)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
+			writeAuthError(w, http.StatusUnauthorized, why)
+			return
+		}
 		// serveAs serves the request as the caller c, with still its StillAuthorized check when
 		// its credentials can be revoked: one copy of the request for both.
 		serveAs := func(c account.Caller, still func(context.Context) *protocol.Error) {
@@ -163,6 +176,30 @@ func otherSecret(got string) string {
 		return "that token is a computer credential (tsc_…), a computer's hello secret, which never opens the API"
 	case account.KindEnrollment:
 		return "that token is an enrollment key (tsk_…), which links computers (sandbox link) and never opens the API"
+	}
+	return ""
+}
+
+// headerFlaw says how an Authorization header that carries a token is written wrong, or "":
+// a token of the gateway's kinds (tsa_…, tsp_…, tsc_…, tsk_…) without the Bearer scheme before
+// it (Authorization: tsa_…, or Token tsa_…), and "Bearer" written twice (a client that adds the
+// word before a token copied with it). Any other scheme (a proxy's Basic) is no token of the
+// gateway's, and stays what it was. got and bearer are bearerToken's; the header is never
+// echoed.
+func headerFlaw(header, got string, bearer bool) string {
+	const how = "send Authorization: Bearer <token>, the token after the one word Bearer"
+	if bearer {
+		if scheme, _, ok := strings.Cut(got, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return `the Authorization header says "Bearer" twice (the token given begins with the word, which the client adds itself): ` + how
+		}
+		return ""
+	}
+	for _, word := range strings.Fields(header) {
+		for _, kind := range []account.Kind{account.KindToken, account.KindPass, account.KindCredential, account.KindEnrollment} {
+			if strings.HasPrefix(word, string(kind)+"_") {
+				return `the Authorization header holds a token without "Bearer" before it: ` + how
+			}
+		}
 	}
 	return ""
 }

@@ -193,3 +193,47 @@ func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 	open.Handler().ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusUnauthorized, rec.Code, "a loopback client without a token sends none, not an empty one and another")
 }
+
+// TestATokenWrittenWithoutItsSchemeIsRefusedSayingHow: a token of the gateway's kinds sent
+// without "Bearer" before it (Authorization: tsa_…, Token tsa_…) was no token at all, so a
+// loopback script that meant to be one account was served as the host, every computer, and a
+// remote one was told it was too far away; "Bearer" written twice (the word copied with the
+// token) was an unknown token. Each is refused, 401, saying how to write the header, without
+// echoing it; another scheme (a proxy's Basic) stays what it was, and the gateway's own token
+// holding the word is still its token.
+func TestATokenWrittenWithoutItsSchemeIsRefusedSayingHow(t *testing.T) {
+	const tsa = "tsa_abcdefghijklm_abcdefghijklmnopqrstuvwxyz234567abcdefghijklm"
+	const noScheme = `the Authorization header holds a token without \"Bearer\" before it: send Authorization: Bearer <token>, the token after the one word Bearer`
+	const twice = `the Authorization header says \"Bearer\" twice (the token given begins with the word, which the client adds itself): send Authorization: Bearer <token>, the token after the one word Bearer`
+	send := func(s *Server, remote, header string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+		req.RemoteAddr, req.Host = remote, "127.0.0.1:4444"
+		req.Header.Set("Authorization", header)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	for name, cfg := range map[string]Config{"no API token": {}, "an API token": {APIToken: "tok3n"}} {
+		s := New(slog.New(slog.DiscardHandler), cfg, apiModule{})
+		for _, remote := range []string{"127.0.0.1:5555", "192.0.2.7:5555"} {
+			for header, want := range map[string]string{
+				tsa:                     noScheme,
+				"Token " + tsa:          noScheme,
+				"Bearer Bearer " + tsa:  twice,
+				"bearer  BEARER " + tsa: twice,
+				"Bearer Bearer tok3n":   twice,
+				"tsc_abc_def":           noScheme,
+			} {
+				rec := send(s, remote, header)
+				assert.Equal(t, http.StatusUnauthorized, rec.Code, "%s, %s: %q", name, remote, header)
+				assert.Contains(t, rec.Body.String(), want, "%s, %s: %q", name, remote, header)
+				assert.NotContains(t, rec.Body.String(), tsa, "the header is never echoed")
+				assert.NotEmpty(t, rec.Header().Get("WWW-Authenticate"))
+			}
+		}
+	}
+	s := New(slog.New(slog.DiscardHandler), Config{}, apiModule{})
+	assert.Equal(t, http.StatusOK, send(s, "127.0.0.1:5555", "Basic Zm9vOmJhcg==").Code, "another scheme holds no token of the gateway's")
+	s = New(slog.New(slog.DiscardHandler), Config{APIToken: "Bearer tok3n"}, apiModule{})
+	assert.Equal(t, http.StatusOK, send(s, "192.0.2.7:5555", "Bearer Bearer tok3n").Code, "the gateway's own token, whatever it holds")
+}
