@@ -417,6 +417,7 @@ func (m *Module) checkOpencode(prober Prober) {
 	switch {
 	case h.OK:
 		m.log.Info("agent: opencode answers", "version", h.Version)
+		m.checkModelAtStart(prober)
 		return
 	case h.Status == http.StatusUnauthorized:
 		f = m.credentialsFault()
@@ -426,6 +427,33 @@ func (m *Module) checkOpencode(prober Prober) {
 		f, also = faultUnreachable, "; if it is starting, nothing to do"
 	}
 	m.log.Warn("agent: computers' questions will fail: "+f.cause+" (fix: "+f.fix+also+")", "detail", h.Detail)
+}
+
+// startModelWait bounds the start's own look at opencode's models, when the check the start's
+// probe ran beside it got no answer within the probe's timeout: a fresh opencode lists its
+// providers slowly the first time in a directory (played: 10 s, opencode 1.18.33 offline).
+const startModelWait = 30 * time.Second
+
+// checkModelAtStart says at start whether opencode has the model, once the check the start's
+// probe began has ended (its WARN logged by checkModel): when that check got no answer in
+// time, it asks again with startModelWait, and says so when that gets none either. The start
+// said nothing of the model then, a gateway whose every question would fail (a model opencode
+// has no key for) as silent as one whose agent works, until a computer's sandbox health
+// probed again.
+func (m *Module) checkModelAtStart(prober Prober) {
+	c, ok := prober.(agentChecker)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(m.ctx, startModelWait)
+	defer cancel()
+	if _, known := c.AgentWord(ctx); known || m.ctx.Err() != nil {
+		return
+	}
+	if _, known := m.checkModel(ctx); !known && m.ctx.Err() == nil {
+		m.log.Warn("agent: opencode did not list its models within " + startModelWait.String() + ", so whether it has " + m.cfg.Model +
+			" is not known: a computer's sandbox health asks again (fix: if opencode started seconds ago, nothing to do; else see opencode's own log)")
+	}
 }
 
 // checkModel is the agent's check (opencode.AgentCheck): whether opencode, which answers, has

@@ -372,6 +372,51 @@ func TestTheGatewaySaysAtStartThatOpencodeHasNoSuchModel(t *testing.T) {
 	}
 }
 
+// TestTheStartSaysTheModelIsMissingWhenOpencodeListedItsModelsLate: the start's check of the
+// model (beside its probe, bound by the probe's 5 s) got no answer from a fresh opencode, which
+// lists its providers slowly the first time in a directory (played: 10 s, opencode 1.18.33
+// offline), and the start said only "agent: opencode answers": a model opencode had no key
+// for went unsaid until a computer's sandbox health probed again. The start asks again, longer,
+// and says what it found, or that it could not tell.
+func TestTheStartSaysTheModelIsMissingWhenOpencodeListedItsModelsLate(t *testing.T) {
+	const model = "anthropic/claude-sonnet-4-5"
+	f := startFakeAgent(t)
+	for _, tc := range []struct {
+		name       string
+		unanswered int32 // the listings that get no answer
+		want       string
+	}{
+		{"the second listing answers", 1, `level=WARN msg="agent: computers' questions will fail: opencode has no model ` + model + ` (fix: `},
+		{"none answers", 1 << 20, `level=WARN msg="agent: opencode did not list its models within 30s, so whether it has ` + model + ` is not known: ` +
+			`a computer's sandbox health asks again (fix: if opencode started seconds ago, nothing to do; else see opencode's own log)"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prober, err := opencode.NewProber(opencode.ProberConfig{URL: f.oc.URL, Password: "oc-pw"})
+			require.NoError(t, err)
+			defer prober.Close()
+			var listings atomic.Int32
+			unanswered := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if r.URL.Path == "/config/providers" && listings.Add(1) <= tc.unanswered {
+					return nil, errors.New("no answer") // as a listing past its timeout: known false
+				}
+				return http.DefaultTransport.RoundTrip(r)
+			})
+			var logs testkit.SyncBuffer
+			m, err := New(Config{Model: model, OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Prober: prober,
+				Transport: unanswered}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+			require.NoError(t, err)
+			defer m.Close()
+			require.Eventually(t, func() bool { return len(logLines(&logs, tc.want)) == 1 }, 10*time.Second, testkit.Poll, logs.String())
+			assert.GreaterOrEqual(t, listings.Load(), int32(2), "the start asked again")
+		})
+	}
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 // TestAnMCPEndpointOpencodeCannotReachNamesTheFlag: with --ai-mcp-url where opencode finds
 // no MCP server (a path that answers 404, a port where nothing listens), opencode 1.18.33
 // marks the computer's server failed, "SSE error: Non-200 status code (404)" or "SSE error:
