@@ -218,6 +218,10 @@ func usageText(err error) string {
 // allows fewer edits: two letters away from "c" is every short command.
 func commandMeant(word string, app *kong.Node) string {
 	w := strings.ToLower(word)
+	if w == "version" {
+		// The docs' and other tools' word for it (go version, git version); here a flag.
+		return "; the version is a flag: trap-sandbox --version"
+	}
 	edits := min(2, len([]rune(w))/2)
 	var meant []string
 	for _, cmd := range app.Children {

@@ -804,6 +804,7 @@ func TestAnUnknownCommandIsNamed(t *testing.T) {
 		{[]string{"lnk"}, "trap-sandbox: unknown command \"lnk\": `trap-sandbox --help` lists the commands; did you mean \"link\"?\n"},
 		{[]string{"door.lua"}, "trap-sandbox: unknown command \"door.lua\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
 		{[]string{"c"}, "trap-sandbox: unknown command \"c\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
+		{[]string{"version"}, "trap-sandbox: unknown command \"version\": `trap-sandbox --help` lists the commands; the version is a flag: trap-sandbox --version\n(a usage error: exit status 2)\n"},
 		{[]string{"serve", "extra"}, "trap-sandbox: unexpected argument extra\n"},
 	} {
 		stdout, stderr := usageError(t, tc.args...)
