@@ -752,6 +752,27 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 	assert.Equal(t, hinted, err)
 }
 
+// TestALabelCCHoldsAsQuestionMarksIsNamedSo: a label set with characters past U+00FF (a name
+// tag's 台所) says hello with ? for each, 7:??; the name typed as the player reads it in game
+// was offered "did you mean "7:??"?" alone, which read as a computer of another name (and with
+// no id, as "台所", nothing at all). Each names that computer and why its name differs; a
+// computer of the same id whose label is no such form gets no such words.
+func TestALabelCCHoldsAsQuestionMarksIsNamedSo(t *testing.T) {
+	const why = " (the name typed has characters past U+00FF, which CC has not: a label set with them, with a name tag, " +
+		"reaches the gateway with ? for each, as that computer's did)"
+	d := daemonfake.NewLocal(nil)
+	d.List = []computer.Computer{{TraposID: "7:??"}, {TraposID: "8:kitchen"}}
+	c := computer.New(d)
+	_, err := c.Ping(t.Context(), "7:台所", 0)
+	assert.EqualError(t, err, `not_connected: computer 7:\u53f0\u6240 is not connected; did you mean "7:??"?`+why)
+	_, err = c.Ping(t.Context(), "台所", 0)
+	assert.EqualError(t, err, `not_connected: computer \u53f0\u6240 is not connected; did you mean "7:??"?`+why, "the label alone")
+	_, err = c.Ping(t.Context(), "8:台所", 0)
+	assert.EqualError(t, err, `not_connected: computer 8:\u53f0\u6240 is not connected; did you mean "8:kitchen"?`, "another label of that id")
+	_, err = c.Ping(t.Context(), "7:kitchen", 0)
+	assert.EqualError(t, err, `not_connected: computer 7:kitchen is not connected; did you mean "7:??"?`, "nothing past U+00FF typed")
+}
+
 // TestAHintKeepsTheAccountsOfAnAmbiguousComputer: the hint added to an admin's not_connected
 // for a traposId several accounts have ("did you mean" another computer of that id) keeps the
 // accounts, which tell a client (the web console) not to ask again.

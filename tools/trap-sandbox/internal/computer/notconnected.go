@@ -199,6 +199,11 @@ func readAgainWords(wait string) string { return readChangesNothing + " (" + wai
 const (
 	// hintMark starts the computers the caller probably meant.
 	hintMark = "; did you mean "
+	// ccLabelNote follows them when one is the name typed as CC holds it: its label had
+	// characters past U+00FF (台所, set with a name tag), each of which CC holds as ?, and "did
+	// you mean "7:??"?" alone read as a computer of another name.
+	ccLabelNote = " (the name typed has characters past U+00FF, which CC has not: a label set with them, with a name tag, " +
+		"reaches the gateway with ? for each, as that computer's did)"
 	// ListedHint names where every surface lists the connected computers (the web console
 	// puts its own way back to the list in its place, webconsole's listedElsewhere).
 	ListedHint = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
@@ -316,15 +321,21 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	}
 	id, _, hasID := strings.Cut(traposID, ":")
 	id = strings.TrimSpace(id)
+	// The name as CC holds it: a label set with characters past U+00FF (a name tag's 台所)
+	// says hello with ? for each (7:??), which the name typed as the player sees it is not.
+	asCC, replaced := cctext.ToCC("traposId", traposID)
+	labelAsCC, _ := cctext.ToCC("label", id)
 	var meant []string
+	ccForm := false // a computer meant is the name typed as CC holds it
 	for _, cp := range connected {
 		cpID, cpLabel, _ := strings.Cut(cp.TraposID, ":")
-		// The same id; or, for a name without a ':', the label alone ("kitchen").
+		// The same id; or, for a name without a ':', the label alone ("kitchen", or 台所 for ??).
 		// Named once: several accounts may have connected it, and "did you mean "7:" or "7:"?"
 		// offers no choice (asking for it names the accounts).
 		shown := cctext.ShowTraposID(cp.TraposID) // as every list shows it
-		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID && !slices.Contains(meant, shown) {
+		if (cpID == id || !hasID && cpLabel != "" && (cpLabel == id || cpLabel == labelAsCC)) && cp.TraposID != traposID && !slices.Contains(meant, shown) {
 			meant = append(meant, shown)
+			ccForm = ccForm || len(replaced) > 0 && (cp.TraposID == asCC || !hasID && cpLabel == labelAsCC)
 		}
 	}
 	hint, waitingHint, linkFirst := "", "", false
@@ -335,6 +346,9 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 			quoted[i] = inQuotes(m)
 		}
 		hint = hintMark + strings.Join(quoted, " or ") + "?"
+		if ccForm {
+			hint += ccLabelNote
+		}
 	case !pe.Absent:
 		return pe
 	case NamesNoID(traposID) && !namesBareID(traposID):
