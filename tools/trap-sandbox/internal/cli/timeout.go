@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -110,9 +111,34 @@ func parseDuration(s string) (time.Duration, error) {
 		if blanks := untrimmedValue(s); blanks != nil {
 			return 0, blanks
 		}
+		if meant := durationMeant(s); meant != "" {
+			return 0, fmt.Errorf("%q is not a duration: %s", s, meant)
+		}
 		return 0, fmt.Errorf("%q is not a duration: give one such as 10s, 1500ms, 5m or 720h", s)
 	}
 	return d, nil
+}
+
+// daysAndMore are the units people write that a Go duration has not (30d for a token's
+// month), in hours, and daysOrMore reads a value of one of them.
+var (
+	daysAndMore = map[string]int64{"d": 24, "w": 7 * 24, "y": 365 * 24}
+	daysOrMore  = regexp.MustCompile(`^(\d{1,6})(d|w|y)$`)
+	bareNumber  = regexp.MustCompile(`^\d{1,9}$`)
+)
+
+// durationMeant is the duration a value that is none most likely meant, as the fix to give, or
+// "": a number of days, weeks or years in hours (30d: "give 720h"), a number without its unit
+// with the units it may mean.
+func durationMeant(s string) string {
+	if m := daysOrMore.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return fmt.Sprintf("a duration's largest unit is h (hours): give %dh", n*daysAndMore[m[2]])
+	}
+	if bareNumber.MatchString(s) {
+		return fmt.Sprintf("give it with its unit: %ss (seconds), %sm (minutes) or %sh (hours)", s, s, s)
+	}
+	return ""
 }
 
 // maxDuration is the longest time.Duration, in whole hours as a flag takes it (2562047h).

@@ -44,14 +44,19 @@ func TestADurationThatIsNoneSaysWhatToGive(t *testing.T) {
 		want string
 	}{
 		{args: []string{"--ping-period", "abc"}, want: `--ping-period: "abc" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
-		{args: []string{"serve", "--hello-timeout=10"}, want: `--hello-timeout: "10" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
+		{args: []string{"serve", "--hello-timeout=10"}, want: `--hello-timeout: "10" is not a duration: give it with its unit: 10s (seconds), 10m (minutes) or 10h (hours)`},
 		{args: []string{"tokens", "add", "alice", "laptop", "--expires", "soon"}, want: `--expires: "soon" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
 		{args: []string{"link", "key", "--account", "alice", "--expires", "2 h"}, want: `--expires: "2 h" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
 		// Go's parser refuses one past its range (about 292 years) in the words it has for
 		// "soon": the range is said instead.
 		{args: []string{"--ping-period", "3000000h"}, want: `--ping-period: "3000000h" is longer than a duration can be: give at most 2562047h (about 292 years)`},
 		{args: []string{"serve", "--hello-timeout=9223372036854775808ns"}, want: `--hello-timeout: "9223372036854775808ns" is longer than a duration can be: give at most 2562047h (about 292 years)`},
-		{env: map[string]string{"SANDBOX_PING_PERIOD": "30"}, want: `--ping-period: "30" is not a duration: give one such as 10s, 1500ms, 5m or 720h (from envar SANDBOX_PING_PERIOD="30")`},
+		{env: map[string]string{"SANDBOX_PING_PERIOD": "30"}, want: `--ping-period: "30" is not a duration: give it with its unit: 30s (seconds), 30m (minutes) or 30h (hours) (from envar SANDBOX_PING_PERIOD="30")`},
+		// Days, weeks and years, which people write for a token's lifetime and Go's
+		// durations have not, are named in hours (it said "give one such as … 720h" of 30d).
+		{args: []string{"tokens", "add", "alice", "laptop", "--expires", "30d"}, want: `--expires: "30d" is not a duration: a duration's largest unit is h (hours): give 720h`},
+		{args: []string{"link", "key", "--account", "alice", "--expires", "2w"}, want: `--expires: "2w" is not a duration: a duration's largest unit is h (hours): give 336h`},
+		{args: []string{"tokens", "add", "alice", "laptop", "--expires", "1y"}, want: `--expires: "1y" is not a duration: a duration's largest unit is h (hours): give 8760h`},
 	} {
 		clearEnv(t)
 		for k, v := range tc.env {
