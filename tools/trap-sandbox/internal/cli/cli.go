@@ -48,6 +48,7 @@ import (
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/internal/spelling"
 	"trap-sandbox/internal/webconsole"
 )
 
@@ -229,7 +230,7 @@ func commandMeant(word string, app *kong.Node) string {
 			continue
 		}
 		for _, name := range append([]string{cmd.Name}, cmd.Aliases...) {
-			if n := strings.ToLower(name); len(w) >= 2 && strings.HasPrefix(n, w) || editDistance(w, n) <= edits {
+			if n := strings.ToLower(name); len(w) >= 2 && strings.HasPrefix(n, w) || spelling.Distance(w, n) <= edits {
 				meant = append(meant, strconv.Quote(name))
 				break
 			}
@@ -242,28 +243,6 @@ func commandMeant(word string, app *kong.Node) string {
 		return "; did you mean " + meant[0] + "?"
 	}
 	return "; did you mean one of " + strings.Join(meant, ", ") + "?"
-}
-
-// editDistance is the number of letters to insert, delete or replace to turn a into b.
-func editDistance(a, b string) int {
-	ar, br := []rune(a), []rune(b)
-	prev := make([]int, len(br)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ar); i++ {
-		cur := make([]int, len(br)+1)
-		cur[0] = i
-		for j := 1; j <= len(br); j++ {
-			replace := prev[j-1]
-			if ar[i-1] != br[j-1] {
-				replace++
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, replace)
-		}
-		prev = cur
-	}
-	return prev[len(br)]
 }
 
 // rawString takes a string argument's bytes as they are. kong's own string mapper goes

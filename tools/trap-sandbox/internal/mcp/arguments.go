@@ -20,6 +20,7 @@ import (
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/spelling"
 )
 
 // inputs are the tools' input schemas by name, as registered: checkArguments reads them.
@@ -160,7 +161,10 @@ func whyNot(tool, name string, names []string) string {
 	return meant(name, names)
 }
 
-// meant names the argument a misspelt name is likely to mean (traposID, timeout), or "".
+// meant names the argument a misspelt name is likely to mean (traposID, timeout), or "": one
+// in another case or cut short, else the one nearest it by at most two letters, for a name of
+// four or more (lenght, ofset, and colors for the tools' British colours, were told only that
+// they are no argument).
 func meant(name string, names []string) string {
 	lower := strings.ToLower(name)
 	for _, n := range names {
@@ -168,7 +172,19 @@ func meant(name string, names []string) string {
 			return fmt.Sprintf(" (did you mean %s?)", n)
 		}
 	}
-	return ""
+	if len([]rune(lower)) < 4 {
+		return ""
+	}
+	nearest, best := "", 3
+	for _, n := range names {
+		if d := spelling.Distance(lower, strings.ToLower(n)); d < best {
+			nearest, best = n, d
+		}
+	}
+	if nearest == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", nearest)
 }
 
 // valueProblem is what is wrong with the value of argument name, whose schema is p; "" when

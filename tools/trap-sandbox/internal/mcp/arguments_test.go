@@ -36,6 +36,11 @@ func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 		{"ping", map[string]any{"traposId": "7:", "timeoutMs": "5000"}, `bad_argument: timeoutMs must be a whole number from 1 to 60000, not the string "5000": ` + timeoutMs},
 		{"ping", map[string]any{"traposID": "7:", "timeout": 5000}, `bad_argument: "timeout" is not an argument of ping (did you mean timeoutMs?); "traposID" is not an argument of ping (did you mean traposId?); ping takes traposId, wait, timeoutMs; traposId is missing: the computer, as list_computers shows it (e.g. 7:kitchen)`},
 		{"list_computers", map[string]any{"all": true}, `bad_argument: "all" is not an argument of list_computers; list_computers takes match, limit, offset`},
+		// A typo of two letters at most, and the tools' British spelling, name the argument meant
+		// (they were told only that they are no argument); a word near none still names none.
+		{"read_file", map[string]any{"traposId": "7:", "path": "/x", "lenght": 5}, `bad_argument: "lenght" is not an argument of read_file (did you mean length?); read_file takes traposId, path, offset, length, timeoutMs`},
+		{"read_screen", map[string]any{"traposId": "7:", "colors": true}, `bad_argument: "colors" is not an argument of read_screen (did you mean colours?); read_screen takes traposId, monitor, colours, cursor, timeoutMs`},
+		{"list_computers", map[string]any{"filter": "x"}, `bad_argument: "filter" is not an argument of list_computers; list_computers takes match, limit, offset`},
 		{"list_computers", map[string]any{"limit": 5000}, "bad_argument: limit must be a whole number from 1 to 1000, not the number 5000: list at most this many computers (default 100)"},
 		// A whole number past 2^53 - 1 is no exact number for the computer, nor one a tool's int
 		// may hold: named as the argument's, not as Go's decoder's overflow.
