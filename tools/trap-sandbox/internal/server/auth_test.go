@@ -127,11 +127,15 @@ func TestASecretOfTheWrongKindIsNamedFromAnywhere(t *testing.T) {
 
 // TestNoTokenIsNotParsed: every request without a token (the host's own, on loopback) asks
 // otherSecret; parsing it as each kind of secret worded an error for each, four allocations a
-// request on the API's hot path (issue 25).
+// request on the API's hot path (issue 25). headerFlaw, which every request asks too, holds
+// to the same.
 func TestNoTokenIsNotParsed(t *testing.T) {
 	for _, got := range []string{"", "tok3n", "tsa_abc_def"} {
 		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = otherSecret(got) }), "%q", got)
+		header := "Bearer " + got
+		assert.Zero(t, testing.AllocsPerRun(100, func() { _ = headerFlaw(header, got, true) }), "%q", got)
 	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _ = headerFlaw("", "", false) }), "no header")
 }
 
 // TestAProxiedRequestIsNoLoopbackClients: a reverse proxy on the gateway's host (the TLS one
