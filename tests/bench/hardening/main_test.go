@@ -53,7 +53,14 @@ func TestHardeningSmall(t *testing.T) {
 }
 
 // TestAdmissionSmall runs the admission phases at a tiny size against the real binary: every
-// computer gets in, and each figure is measured.
+// computer gets in, and each figure is measured. Beside the loop every computer's first try
+// is in as well: the loop drops its own sockets, so none of the computers' is ever the oldest
+// socket before hello for long. Beside the sockets without hello it is not asserted: there a
+// computer's socket is evicted once it is the oldest of the --max-connections sockets before
+// hello, HoldCap of them renewed at Holders × HoldRate a second (20 at 150 a second: 133 ms
+// here), so whether its hello comes first is the machine's speed (at a load of 10 its
+// round trip took 170 ms, and every first try was evicted with 4008); the bench's own exit code
+// judges that figure at its real size (go run ./tests/bench/hardening: 2 s of margin).
 func TestAdmissionSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -63,9 +70,10 @@ func TestAdmissionSmall(t *testing.T) {
 	for name, f := range map[string]bench.NeighbourFigures{"beside the loop": res.Loop, "beside the sockets without hello": res.Spread} {
 		// Each figure named with the rest, so that a failure says which phase, and how it went.
 		assert.Equal(t, 3, f.In, "%s: %+v", name, f)
-		assert.Positive(t, f.FirstTry, "%s: %+v", name, f)
+		assert.GreaterOrEqual(t, f.Tries, f.In, "%s: %+v", name, f)
 		assert.Positive(t, f.AttackRate, "%s: %+v", name, f)
 	}
+	assert.Positive(t, res.Loop.FirstTry, "beside the loop: %+v", res.Loop)
 	assert.Positive(t, res.Answered)
 	assert.Positive(t, res.SilenceGuesses)
 }
