@@ -33,7 +33,7 @@ type Stdin struct{ io.Reader }
 // APIFlags locate and authenticate against a running gateway's HTTP API.
 type APIFlags struct {
 	URL      string `name:"url" default:"http://127.0.0.1:4444" env:"SANDBOX_URL" help:"Base URL of the running gateway, http://HOST:PORT or https://… (a URL of another shape is a usage error)."`
-	APIToken string `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token of the gateway's HTTP API (unset: the gateway must be on loopback)."`
+	APIToken string `name:"api-token" env:"SANDBOX_API_TOKEN" help:"The API token, alone (no Bearer before it): the gateway's SANDBOX_API_TOKEN or an account's (tsa_…); give it in the environment, not here: a command line is readable by every user of the host (unset: no token, which only a gateway on this host without SANDBOX_API_TOKEN takes)."`
 	// clock times a call's wait for the gateway's answer (hostapi.HTTP's Clock); nil: the wall
 	// clock. A test sets a fake one on the parsed command and moves it past the wait.
 	clock clock.Clock

@@ -107,6 +107,19 @@ func TestServeHelpSaysWhatTheDocsSay(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:2", served.Serve.Listen, "the flag wins over SANDBOX_LISTEN")
 }
 
+// TestClientHelpSaysWhatTheTokenIs: a client command's --api-token said "unset: the gateway
+// must be on loopback", which a gateway with SANDBOX_API_TOKEN refuses on loopback too, and
+// nothing of which tokens it takes, in what form, or that the environment is its place, as
+// README.md says of it.
+func TestClientHelpSaysWhatTheTokenIs(t *testing.T) {
+	for _, cmd := range [][]string{{"ls"}, {"computers", "list"}, {"mcp"}} {
+		help := helpOf(t, cmd...)
+		assert.Contains(t, help, "--api-token=STRING The API token, alone (no Bearer before it): the gateway's SANDBOX_API_TOKEN or an account's (tsa_…); "+
+			"give it in the environment, not here: a command line is readable by every user of the host "+
+			"(unset: no token, which only a gateway on this host without SANDBOX_API_TOKEN takes) ($SANDBOX_API_TOKEN).", cmd)
+	}
+}
+
 // TestAccountCommandsListNoReplicaFlags: the account commands reach the replicas' bucket
 // with --nats and its credentials; a serving replica's own flags (--replica, its heartbeat,
 // TTL and operation bound) mean nothing there, so their --help does not offer them.
