@@ -44,8 +44,9 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				"the request has %d Authorization headers, which readers may take differently: send one (Authorization: Bearer <token>)", n))
 			return
 		}
-		got, bearer := bearerToken(r.Header.Get("Authorization"))
-		if why := headerFlaw(r.Header.Get("Authorization"), got, bearer); why != "" && (token == "" || !secretHashMatches(got, tokenHash)) {
+		header := r.Header.Get("Authorization")
+		got, bearer := bearerToken(header)
+		if why := headerFlaw(header, got, bearer); why != "" && (token == "" || !secretHashMatches(got, tokenHash)) {
 			// The caller meant to send a token and wrote the header wrong: refused with how to
 			// write it, where a loopback caller was served as the host (every computer, for a
 			// script that meant to be alice) and a remote one was told it was too far away.
