@@ -46,7 +46,14 @@ end
 // monitor can be taken off.
 func monitorKitchen(ctx context.Context, t *testing.T, url string) *fakecrafttest.World {
 	t.Helper()
-	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: map[string]string{"top": "monitor:2:1"}}}}
+	return monitorKitchenWith(ctx, t, url, map[string]string{"top": "monitor:2:1"})
+}
+
+// monitorKitchenWith is monitorKitchen with peripherals attached (a monitor on its top
+// among them, where the program writes).
+func monitorKitchenWith(ctx context.Context, t *testing.T, url string, peripherals map[string]string) *fakecrafttest.World {
+	t.Helper()
+	spec := world.Spec{Computers: []world.ComputerSpec{{ID: 5, Label: "k\xfcche", Peripherals: peripherals}}}
 	w := fakecrafttest.NewWorld(t, spec)
 	root, err := repo.Root()
 	require.NoError(t, err)

@@ -88,6 +88,7 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	// It said goodbye a moment ago: not "has sent no heartbeat for" the TTL.
 	assert.Equal(t, "computer 1:on-a is not connected: replica a, which held its socket, has stopped", res.body.Error.Message)
+	assert.Equal(t, "a", res.body.Error.ReplicaGone, "the mark MCP's tools read: the host API's JSON carries it")
 
 	// During the stop, one computer says hello on B: the newest claim is B's.
 	b.connect(t, "100:moves")
@@ -159,6 +160,7 @@ func TestARequestWaitingOnAStoppingReplicaNamesIt(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotConnected, rr.GatewayError.Code)
 	assert.Equal(t, "computer 3:mill is not connected: replica a, which held its socket, is shutting down; "+
 		"it may have done what it was asked all the same: check before you ask again", rr.GatewayError.Message)
+	assert.Equal(t, "a", rr.GatewayError.ReplicaGone, "the holder marks its own stop")
 }
 
 // A request on its way to a replica whose goodbye came meanwhile (after the goodbye failed the
@@ -188,8 +190,10 @@ func TestARequestToAReplicaThatSaidGoodbyeNamesItStopped(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the request waiting on b was not failed")
 	}
-	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected, "computer 5:late is not connected: replica b, which held its socket, has stopped; "+
-		"it may have done what it was asked all the same: check before you ask again"), p.err)
+	stopped := protocol.Errorf(protocol.CodeNotConnected, "computer 5:late is not connected: replica b, which held its socket, has stopped; "+
+		"it may have done what it was asked all the same: check before you ask again")
+	stopped.ReplicaGone = "b"
+	assert.Equal(t, stopped, p.err)
 }
 
 // A replica that stops takes no computer on while it says goodbye: a new socket is refused

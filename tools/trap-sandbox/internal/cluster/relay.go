@@ -432,7 +432,7 @@ func (r *Router) claimMovedLocked(k gateway.Key, replica string, since int64, by
 func (r *Router) replicaGoneLocked(replica, why string) int {
 	return r.endLifelinesLocked(func(l *lifeline) bool { return l.replica == replica }, func(l *lifeline) error {
 		if l.computer {
-			return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s", cctext.ShowTraposID(l.k.TraposID), replica, why)
+			return holderGone(l.k.TraposID, replica, why)
 		}
 		return protocol.Errorf(protocol.CodeNotConnected, "replica %s %s", replica, why)
 	})

@@ -71,12 +71,22 @@ func (p *pendingRoute) gone(why string, reached bool) error {
 	if p.peer {
 		return protocol.Errorf(protocol.CodeNotConnected, "replica %s %s", p.holder, why)
 	}
-	mayHaveRun := ""
+	pe := holderGone(p.k.TraposID, p.holder, why)
 	if p.request && reached {
-		mayHaveRun = hostcomputer.MayHaveDoneIt
+		pe.Message += hostcomputer.MayHaveDoneIt
 	}
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s%s",
-		cctext.ShowTraposID(p.k.TraposID), p.holder, why, mayHaveRun)
+	return pe
+}
+
+// holderGone is the not_connected of computer traposID whose socket replica held, which is
+// given up (why: "has stopped", "has sent no heartbeat for 15s", "is shutting down"): the one
+// wording of it, marked ReplicaGone, which MCP's tools read (never its words) to say how to
+// wait for the computer to connect again elsewhere.
+func holderGone(traposID, replica, why string) *protocol.Error {
+	pe := protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s",
+		cctext.ShowTraposID(traposID), replica, why)
+	pe.ReplicaGone = replica
+	return pe
 }
 
 // Route implements gateway.Cluster: a NATS request to the replica holding the computer's
@@ -124,7 +134,12 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	}
 	rr := p.resp
 	if rr.GatewayError != nil {
-		return gateway.Response{}, heardError(k, rr.GatewayError, true)
+		heard := heardError(k, rr.GatewayError, true)
+		if rr.GatewayError.ReplicaGone == holder {
+			// The holder says it is shutting down (holderGone): of itself, which it knows.
+			heard.ReplicaGone = holder
+		}
+		return gateway.Response{}, heard
 	}
 	if rr.OK && len(rr.Payload) == 0 {
 		rr.Payload = protocol.EmptyPayload
@@ -258,8 +273,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 		if stopped {
 			why = "has stopped" // it said goodbye (Leave): not a TTL ago
 		}
-		return "", protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, %s", cctext.ShowTraposID(k.TraposID), holder, why)
+		return "", holderGone(k.TraposID, holder, why)
 	}
 	return holder, nil
 }
@@ -525,8 +539,7 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg, a *answering) {
 	if err != nil {
 		// A socket closed because this replica stops said "the gateway is shutting down": the
 		// asker's caller reads it on another replica, so it names this one.
-		stopping := protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, is shutting down", cctext.ShowTraposID(k.TraposID), r.cfg.Replica)
+		stopping := holderGone(k.TraposID, r.cfg.Replica, "is shutting down")
 		var pe *protocol.Error
 		switch {
 		case errors.As(err, &pe):

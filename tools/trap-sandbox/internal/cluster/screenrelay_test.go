@@ -292,6 +292,7 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenTheHolderGoes(t *testing.T) {
 				want = "computer 7: is not connected: replica b, which held its socket, is not on NATS any more"
 			}
 			assert.Contains(t, end.Message, want)
+			assert.Equal(t, "b", end.ReplicaGone, "the mark MCP's wait_for_screen reads")
 			s.closed(t)
 			noRelays(t, a)
 		})

@@ -399,3 +399,41 @@ func TestANameWithoutAnIDIsToldWhatATraposIDIs(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, "not_connected: computer 5:küche is not connected"+awayWait+computer.ListedHint, text(res))
 }
+
+// TestAComputerOnAReplicaThatStoppedIsToldHowToWaitForIt: every tool's not_connected of a
+// computer whose socket went with the replica holding it (ReplicaGone) says how to wait for
+// it, as a computer rebooting's does: one met before anything was sent that its daemon
+// connects again elsewhere, one that may have run backWait after its "check before you ask
+// again", a read's, worded as a read already, as it is. It answered only "replica a, which
+// held its socket, has stopped". Decided by the mark: the same words unmarked stay as they are.
+func TestAComputerOnAReplicaThatStoppedIsToldHowToWaitForIt(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	s := session(t, d)
+	gone := func(suffix string) *protocol.Error {
+		pe := protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected: replica a, which held its socket, has stopped%s", suffix)
+		pe.ReplicaGone = "a"
+		return pe
+	}
+	const stopped = "not_connected: computer 7: is not connected: replica a, which held its socket, has stopped"
+
+	d.Before = func(context.Context, int, string) error { return gone("") }
+	res := callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "return 1"})
+	require.True(t, res.IsError)
+	assert.Equal(t, stopped+" (its daemon connects again by itself, to a replica still running, within seconds: ping with wait true waits for it)", text(res))
+
+	d.Before = func(context.Context, int, string) error { return gone(computer.MayHaveDoneIt) }
+	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "return 1"})
+	require.True(t, res.IsError)
+	assert.Equal(t, stopped+computer.MayHaveDoneIt+"; ping with wait true waits for it to come back", text(res))
+
+	res = callTool(t, s, "ping", map[string]any{"traposId": "7:"})
+	require.True(t, res.IsError)
+	assert.Equal(t, stopped+"; a read changes nothing: ask again once the computer is back (ping with wait true waits for it)", text(res))
+
+	d.Before = func(context.Context, int, string) error {
+		return protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected: replica a, which held its socket, has stopped")
+	}
+	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "return 1"})
+	require.True(t, res.IsError)
+	assert.Equal(t, stopped, text(res))
+}

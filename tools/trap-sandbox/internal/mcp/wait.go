@@ -164,11 +164,15 @@ func (t *tools) waitForScreen(ctx context.Context, in WaitInput) (ScreenOutput, 
 // leftWhileWatched words the not_connected of a computer that went away while the wait
 // watched its screen (computer.LeftBeforeAnswer's, Left): it answered the watch, and the
 // request's "disconnected before it answered" read as if it never had; the wait says what it
-// watched, how long, and what it waited for, and how to wait on once the computer is back. Any
-// other error is returned as it is.
+// watched, how long, and what it waited for, and how to wait on once the computer is back. So
+// does the not_connected of a computer whose socket went with the replica holding it
+// (ReplicaGone: it stopped, or went silent), after the gateway's words of what became of that
+// replica, and why the computer comes back (its daemon connects again elsewhere), marked Left
+// as it went during the call; it read "replica a, which held its socket, has stopped" alone,
+// with no word of the wait nor of waiting on. Any other error is returned as it is.
 func leftWhileWatched(err error, in WaitInput, waited time.Duration) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
-	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left {
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || !pe.Left && pe.ReplicaGone == "" {
 		return err
 	}
 	screen, what := "its screen", "changed"
@@ -178,9 +182,18 @@ func leftWhileWatched(err error, in WaitInput, waited time.Duration) error {
 	if in.Text != "" {
 		what = fmt.Sprintf("showed %q", in.Text)
 	}
-	return pe.WithMessage(fmt.Sprintf("computer %s disconnected while the wait watched %s, %d ms in, before it %s (it may be rebooting, or it was shut down or its chunk unloaded); ping with wait true waits for it to come back, and wait_for_screen then waits on",
+	if !pe.Left {
+		out := pe.WithMessage(fmt.Sprintf("%s, while the wait watched %s, %d ms in, before it %s (its daemon connects again by itself, to a replica still running, within seconds); "+waitOn,
+			pe.Message, screen, waited.Milliseconds(), what))
+		out.Left = true
+		return out
+	}
+	return pe.WithMessage(fmt.Sprintf("computer %s disconnected while the wait watched %s, %d ms in, before it %s (it may be rebooting, or it was shut down or its chunk unloaded); "+waitOn,
 		cctext.ShowTraposID(in.TraposID), screen, waited.Milliseconds(), what))
 }
+
+// waitOn ends leftWhileWatched's words: how the agent waits on once the computer is back.
+const waitOn = "ping with wait true waits for it to come back, and wait_for_screen then waits on"
 
 // nextWhileAuthorized is w's next screen, waited for until wait ends, asking whether the
 // caller's token still opens the API once stillAuthorizedEvery has passed since it last asked

@@ -407,6 +407,36 @@ func TestWaitForScreenEndsWithItsCall(t *testing.T) {
 		assert.Equal(t, "not_connected: computer 7: disconnected while the wait watched its monitor top, 1500 ms in, before it changed (it may be rebooting, or it was shut down or its chunk unloaded); ping with wait true waits for it to come back, and wait_for_screen then waits on", text(res))
 		live.waitClosed(t)
 	})
+	t.Run("the replica holding the computer stopped", func(t *testing.T) {
+		// Its socket went with the replica (package cluster's not_connected, marked
+		// ReplicaGone): the wait says so as of a computer that disconnected, by the mark, not
+		// its words, and how to wait on.
+		live := newLiveScreen()
+		s, clk := waitingSession(t, screenComputer(), live)
+		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never"})
+		live.draw(t, "waiting")
+		clk.Advance(1520 * time.Millisecond)
+		stopped := protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected: replica a, which held its socket, has stopped")
+		stopped.ReplicaGone = "a"
+		live.ended <- stopped
+		res := answer(t, done)
+		require.True(t, res.IsError)
+		assert.Equal(t, `not_connected: computer 7: is not connected: replica a, which held its socket, has stopped, while the wait watched its screen, 1520 ms in, before it showed "never" `+
+			`(its daemon connects again by itself, to a replica still running, within seconds); ping with wait true waits for it to come back, and wait_for_screen then waits on`, text(res))
+		live.waitClosed(t)
+	})
+	t.Run("the same words unmarked", func(t *testing.T) {
+		// A label may hold any words: only the mark says a replica went.
+		live := newLiveScreen()
+		s, _ := waitingSession(t, screenComputer(), live)
+		done := waitAsync(t.Context(), s, map[string]any{"traposId": "7:", "text": "never"})
+		live.draw(t, "waiting")
+		live.ended <- protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected: replica a, which held its socket, has stopped")
+		res := answer(t, done)
+		require.True(t, res.IsError)
+		assert.Equal(t, `not_connected: computer 7: is not connected: replica a, which held its socket, has stopped`, text(res))
+		live.waitClosed(t)
+	})
 	t.Run("not allowed", func(t *testing.T) {
 		live := newLiveScreen()
 		live.refuse = &protocol.Error{Code: protocol.CodeForbidden, Message: "screen.watch needs sandbox.allow_screen view", ByComputer: true}

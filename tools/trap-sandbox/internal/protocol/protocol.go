@@ -232,6 +232,14 @@ type Error struct {
 	// nothing to wait for but that link (the web console's view says no "waiting for it to come
 	// back" after it). Never in a frame.
 	Unlinked bool `json:"unlinked,omitempty"`
+	// ReplicaGone, on a not_connected of a computer whose socket another replica held, is
+	// that replica's name when it stopped (said goodbye, or answered that it is shutting down)
+	// or went silent past --nats-replica-ttl (package cluster's): the socket went with it, and
+	// the computer's daemon connects again by itself within seconds, through the load balancer
+	// to a replica still running (docs/scale-out.md), so a caller can wait for it as for a
+	// reboot (MCP's tools say how: ping with wait). It is on the host API's JSON, so a client
+	// over it (the stdio MCP bridge) reads it as the gateway does. Never in a frame.
+	ReplicaGone string `json:"replicaGone,omitempty"`
 	// Queued, on the host API's answer to an input (POST …/input) whose request after the
 	// first failed, is the input's events the computer queued before it (computer.PartlyTyped):
 	// those are typed, the rest not. Never in a frame.
@@ -254,7 +262,7 @@ func (e *Error) Error() string {
 
 // WithMessage is e with its message replaced (a caller rewording it): the same code, and the
 // same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo) and of why a
-// computer did not answer (Absent, Left, Meant, Hint: a caller that reworded a hinted message
+// computer did not answer (Absent, Left, ReplicaGone, Meant, Hint: a caller that reworded a hinted message
 // no longer ends it with Hint), but no WaitingMessage, which was the old message's. A caller that adds words of the host's to a computer's message
 // uses WithHostWords, so that the host's words are not marked as the computer's (Said).
 func (e *Error) WithMessage(message string) *Error {
