@@ -948,7 +948,7 @@ func TestTheWebConsoleTellsAnAccountWithNoComputerToLinkOne(t *testing.T) {
 
 	_, errOut, code := runGatewayCLI(ctx, t, "ping", "6:tasche", "--url="+g.URL(""), "--api-token="+alice)
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 6:tasche ping: the gateway answered not_connected: "+link+"\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 6:tasche ping: the gateway answered not_connected: the computer "+strings.TrimPrefix(link, "computer 6:tasche ")+"\n", errOut)
 }
 
 // TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway: the view of a computer whose gateway

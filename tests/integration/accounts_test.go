@@ -112,10 +112,10 @@ func TestAccountsIsolation(t *testing.T) {
 	assert.Contains(t, out, `alice's 7:`, "alice's request reaches alice's computer, not an impostor")
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 8: ping: the gateway answered not_connected: computer 8: is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 8: ping: the gateway answered not_connected: the computer is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut)
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 8 ping: the gateway answered not_connected: computer 8 is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut, "no hint names bob's computer")
+	assert.Equal(t, "trap-sandbox: computer 8 ping: the gateway answered not_connected: the computer is not connected; this token reaches account alice's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut, "no hint names bob's computer")
 	out, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+root, "8:")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, `bob's 8:`)
@@ -173,11 +173,11 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; this token reaches account bob's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers); to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID\n", errOut,
+	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: the computer is not connected; this token reaches account bob's computers only; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers); to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID\n", errOut,
 		"bob reaches no computer: alice's is not named, nor are other accounts' said to be gone; a computer to revoke is not sent to sandbox status in game")
 	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 9: revoke: the gateway answered forbidden: computer 9: says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)\n", errOut,
+	assert.Equal(t, "trap-sandbox: computer 9: revoke: the gateway answered forbidden: the computer says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)\n", errOut,
 		"worded as every command words the gateway's refusal, not as a refused token (\"the gateway at … answered 403\")")
 
 	// on a gateway without SANDBOX_PASSWORD, where there is no shared password to change
@@ -186,7 +186,7 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 	require.NoError(t, bare.MustHello(ctx, ""))
 	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", "--url="+noPassword.URL(""), "--api-token="+root, "9:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 9: revoke: the gateway answered forbidden: computer 9: says hello with no secret (this gateway has no SANDBOX_PASSWORD), not a credential of its own: "+
+	assert.Equal(t, "trap-sandbox: computer 9: revoke: the gateway answered forbidden: the computer says hello with no secret (this gateway has no SANDBOX_PASSWORD), not a credential of its own: "+
 		"there is nothing of its own to revoke (set SANDBOX_PASSWORD, which every computer must then have as its sandbox.password, or give this one a credential: trap-sandbox credentials add)\n", errOut)
 
 	out, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+alice, "7:")
@@ -229,7 +229,7 @@ func TestAnAdminsRevokeOfATraposIDOfSeveralAccountsNamesThem(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "7:kitchen")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 7:kitchen revoke: the gateway answered not_connected: computer 7:kitchen is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 7:kitchen revoke: the gateway answered not_connected: the computer is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it\n", errOut)
 	status, body := apiPost(ctx, t, g, root, "/trapos/computers/7:kitchen/revoke", `{}`)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Contains(t, body, `"accounts":["alice","bob"]`, "as the other routes answer it")
@@ -278,7 +278,7 @@ func TestTheSharedPasswordTakesNoLinkedComputersNameFromTheOperator(t *testing.T
 
 	out, errOut, code := runCLI(ctx, t, nil, "ping", url, "7:kitchen")
 	assert.Equal(t, 1, code, out)
-	assert.Equal(t, "trap-sandbox: computer 7:kitchen ping: the gateway answered not_connected: "+several+"\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 7:kitchen ping: the gateway answered not_connected: the computer "+strings.TrimPrefix(several, "computer 7:kitchen ")+"\n", errOut)
 	assert.NotContains(t, out, "impostor")
 
 	// The web console's live view and the stdio MCP bridge's waits (the screen stream), and MCP.

@@ -57,7 +57,7 @@ func TestCLICommands(t *testing.T) {
 	url := "--url=" + g.URL("")
 	_, errOut, code := runCLI(ctx, t, nil, "ping", url, "9:gone")
 	assert.Equal(t, 1, code)
-	const prefix = `^trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected; `
+	const prefix = `^trap-sandbox: computer 9:gone ping: the gateway answered not_connected: the computer is not connected; `
 	firstMinute := `no computer is connected, and the gateway started \d+s ago: ` +
 		`after a restart they reconnect within about 6 s \(a minute at most after restarts close together\), so ask again then; if none does, run sandbox status on it in game to see why\n$`
 	assert.Regexp(t, prefix+inFirstMinute(before, firstMinute, `no computer is connected at all: run sandbox status on it in game to see why\n$`), errOut,
@@ -83,18 +83,18 @@ func TestCLICommands(t *testing.T) {
 
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "9:gone")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut,
+	assert.Equal(t, "trap-sandbox: computer 9:gone ping: the gateway answered not_connected: the computer is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut,
 		"the hint is the gateway's, once")
 
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "küche")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer küche ping: the gateway answered not_connected: computer küche is not connected; a traposId is <id>:<label> (7:kitchen; 7: for a computer without a label), "+
+	assert.Equal(t, "trap-sandbox: computer küche ping: the gateway answered not_connected: the computer is not connected; a traposId is <id>:<label> (7:kitchen; 7: for a computer without a label), "+
 		"and this one names no id: sandbox status on a computer in game says its own; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut,
 		"a name with no id is told what a traposId is, once")
 
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "48")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 48 ping: the gateway answered not_connected: computer 48 is not connected; did you mean \"48:den/x\"?\n", errOut,
+	assert.Equal(t, "trap-sandbox: computer 48 ping: the gateway answered not_connected: the computer is not connected; did you mean \"48:den/x\"?\n", errOut,
 		"the computer meant is named once")
 
 	_, errOut, code = runCLI(ctx, t, nil, "request", url, id, "ping", `{bad`)

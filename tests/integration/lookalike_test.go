@@ -108,7 +108,7 @@ func TestLookAlikeComputersAreToldApartOnEverySurface(t *testing.T) {
 	// A message names a computer in the same form, whoever wrote it: the gateway's hint too.
 	_, errOut, code = runCLI(ctx, t, nil, "ping", apiURL, `7:kitchen\x20\x20`)
 	assert.Equal(t, 1, code)
-	assert.Equal(t, `trap-sandbox: computer 7:kitchen \x20 ping: the gateway answered not_connected: computer 7:kitchen \x20 is not connected; `+
+	assert.Equal(t, `trap-sandbox: computer 7:kitchen \x20 ping: the gateway answered not_connected: the computer is not connected; `+
 		`did you mean "7:kitchen" or "7:kitchen\x20" or "7:kitchen\xa0" or "7:kit\xadchen" or "7:kit\u0441hen"?`+"\n", errOut)
 
 	// A CLI message names the computer in the same form.

@@ -149,7 +149,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Equal(t, `computer 4 is not connected; did you mean "4:vault"?`, pingError(t, b, "4"))
 	out, err = exec.CommandContext(ctx, gatewayBin, "ping", "--url", "http://"+b.Addr, "6:gone").CombinedOutput()
 	require.Error(t, err)
-	assert.Equal(t, "trap-sandbox: computer 6:gone ping: the gateway answered not_connected: "+notConnected+"\n", string(out))
+	assert.Equal(t, "trap-sandbox: computer 6:gone ping: the gateway answered not_connected: the computer "+strings.TrimPrefix(notConnected, "computer 6:gone ")+"\n", string(out))
 
 	// B's MCP lists it with its replica and reads its file.
 	s := harness.ConnectMCP(ctx, t, b, "")

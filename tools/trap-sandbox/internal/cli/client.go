@@ -177,8 +177,20 @@ func failureFix(traposID, command string, err error, fix string) error {
 		// message says so; "computer  ping" would name a blank.
 		return named(cctext.ShowDistinct(cctext.Clip(command, maxCommandBytes), false), errors.New(showMessage(pe.Message)))
 	}
+	if end, ok := errors.AsType[streamEnded](err); ok && !end.why.ByComputer {
+		// A screen stream's end, "not_connected: computer 7:kitchen disconnected", and what
+		// the view said after it ("; it did not come back within 5m0s (--wait)").
+		code := string(end.why.Code) + ": "
+		if why, ok := strings.CutPrefix(err.Error(), code); ok {
+			return named(what, errors.New(cctext.Show(code+onceNamed(traposID, why), false)))
+		}
+	}
 	if !errors.As(err, &pe) {
 		return named(what, errors.New(cctext.Show(err.Error(), false)))
+	}
+	message := pe.Message
+	if before, _, _ := pe.Said(); strings.HasPrefix(before, computerNamed(traposID)) {
+		message = onceNamed(traposID, message)
 	}
 	who := "the gateway answered"
 	switch {
@@ -189,15 +201,34 @@ func failureFix(traposID, command string, err error, fix string) error {
 		// gateway (a type or path CC cannot hold, a file over a limit): nobody was asked.
 		who = "refused"
 	}
-	msg := fmt.Sprintf("%s %s: %s", who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
+	msg := fmt.Sprintf("%s %s: %s", who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(message))
 	if pe.Attributed {
-		msg = showMessage(pe.Message) // it already says who answered what
+		msg = showMessage(message) // it already says who answered what
 	}
 	if pe.Code == protocol.CodeTimeout && !pe.Attributed && fix != "" { // a silent gateway: more time is no fix
 		msg = computer.WithTimeoutFix(msg, fix)
 	}
 	return named(what, errors.New(msg))
 }
+
+// onceNamed is why, the gateway's words in the failure of a command on computer traposID
+// (failureFix's), with the computer they begin by naming, "computer 7:kitchen …", as "the
+// computer …": the failure's WHAT names it already ("computer 7:kitchen ls /: the gateway
+// answered not_connected: the computer is not connected; …"), and a line that named it twice
+// read as about two computers, or one to look for twice. Words naming it otherwise, or
+// another computer, are kept as they are (only the gateway's, or the host's before a
+// computer's: a computer's own words are its own). The one home of the rule, for every command
+// on a computer: ls, cat, exec, ping, the live screen's end.
+func onceNamed(traposID, why string) string {
+	if rest, ok := strings.CutPrefix(why, computerNamed(traposID)); ok {
+		return "the computer " + rest
+	}
+	return why
+}
+
+// computerNamed is how the gateway's words begin naming computer traposID, as a CLI failure
+// names it (typedID).
+func computerNamed(traposID string) string { return "computer " + typedID(traposID) + " " }
 
 // listFailure words the error of a command that lists something of the gateway's (computers,
 // ai-turns) for the operator's terminal: "list computers: the gateway at … answered 401: …",

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/agent"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
@@ -79,12 +80,12 @@ func TestAReadOfAComputerThatWentThroughTheGatewaySaysToAskAgain(t *testing.T) {
 		said string
 	}{
 		{protocol.TypeScreenRead, []string{"screen", "--url", base, "7:küche", "--once"}, "computer 7:küche screen: the gateway answered not_connected: " +
-			"computer 7:küche disconnected before it answered; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"},
+			"the computer disconnected before it answered; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"},
 		// A watch changes nothing either: the stream it starts ends with the socket.
 		{protocol.TypeScreenWatch, []string{"request", "--url", base, "7:küche", "screen.watch"}, "computer 7:küche request screen.watch: the gateway answered not_connected: " +
-			"computer 7:küche disconnected before it answered; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"},
+			"the computer disconnected before it answered; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"},
 		{protocol.TypeLuaExec, []string{"exec", "--url", base, "7:küche", "return 1"}, "computer 7:küche exec: the gateway answered not_connected: " +
-			"computer 7:küche disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},
+			"the computer disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},
 	} {
 		t.Run(c.args[0], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), clientWait)
@@ -198,7 +199,7 @@ func TestClientCommands(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not_connected")
 	_, err = runClient(t, "ping", "--url", base, "7")
-	assert.EqualError(t, err, `computer 7 ping: the gateway answered not_connected: computer 7 is not connected; did you mean "7:a/b"?`)
+	assert.EqualError(t, err, `computer 7 ping: the gateway answered not_connected: the computer is not connected; did you mean "7:a/b"?`)
 
 	// A check made before sending names no answerer, and a long type is cut in the message.
 	_, err = runClient(t, "request", "--url", base, "7:a/b", strings.Repeat("t", 1000))
@@ -661,4 +662,34 @@ func TestInfoShowsAHostileComputersAnswerAsText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "\nkind:          a computer\n", "a width it could not read is not reported")
 	assert.Contains(t, out, "\nnotUnderstood: \"screenWidth\" must be a whole number (got a number 1e+308) (left out)\n", out)
+}
+
+// TestAFailureNamesItsComputerOnce: a command's failure names the computer in its WHAT
+// ("computer 5:küche screen"), and the gateway's words after it, which begin naming it too,
+// say "the computer" there: "computer 5:küche screen: not_connected: computer 5:küche is not
+// connected: replica a, …" named it twice. One rule for every command on a computer, the live
+// view's end as a request's answer; a computer's own words, and words naming another
+// computer, are kept as they are.
+func TestAFailureNamesItsComputerOnce(t *testing.T) {
+	stopped := protocol.Errorf(protocol.CodeNotConnected, "computer 5:küche is not connected: replica a, which held its socket, has stopped")
+	own := protocol.Errorf(protocol.CodeFSError, "computer 5:küche: No such file")
+	own.ByComputer = true
+	for _, c := range []struct {
+		name, id, command string
+		err               error
+		said              string
+	}{
+		{"the gateway's words", "5:küche", "ls /", stopped,
+			"computer 5:küche ls /: the gateway answered not_connected: the computer is not connected: replica a, which held its socket, has stopped"},
+		{"a single gateway's", "9:gone", "ping", computer.Hint(computer.NotConnected("9:gone"), "9:gone", nil, true, account.Caller{Admin: true}, 0, 0),
+			"computer 9:gone ping: the gateway answered not_connected: the computer is not connected; no computer is connected at all: run sandbox status on it in game to see why"},
+		{"the live view's end", "5:küche", "screen", fmt.Errorf("%w; it did not come back within 5m0s (--wait)", streamEnded{stopped}),
+			"computer 5:küche screen: not_connected: the computer is not connected: replica a, which held its socket, has stopped; it did not come back within 5m0s (--wait)"},
+		{"another computer named", "5:küche", "ls /", protocol.Errorf(protocol.CodeNotConnected, "computer 5:kitchen is not connected"),
+			"computer 5:küche ls /: the gateway answered not_connected: computer 5:kitchen is not connected"},
+		{"the computer's own words", "5:küche", "ls /", own,
+			"computer 5:küche ls /: the computer answered fs_error: computer 5:küche: No such file"},
+	} {
+		assert.EqualError(t, failure(c.id, c.command, c.err), c.said, c.name)
+	}
 }

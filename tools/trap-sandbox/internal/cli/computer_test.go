@@ -592,7 +592,7 @@ func TestACommandNamesAComputerTypedInItsShownFormSo(t *testing.T) {
 	}
 	_, _, err := runWith(t, "", "cat", "--url", base, `7:kitchen\x20`, "/big.txt")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `computer 7:kitchen\x20 disconnected during the read of /big.txt`)
+	assert.Contains(t, err.Error(), `computer 7:kitchen\x20 cat /big.txt: the gateway answered not_connected: the computer disconnected during the read of /big.txt`)
 }
 
 // TestAReadWhoseComputerWentSaysToAskAgain: a read command (ls, cat, get, info, ping, screen
@@ -605,8 +605,8 @@ func TestAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
 	clearEnv(t)
 	const (
 		read    = "; a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)"
-		gone    = "the gateway answered not_connected: computer 7:küche disconnected before it answered" + read
-		readGot = "the gateway answered not_connected: computer 7:küche disconnected during the read of /door.lua: read it again once it is back (trap-sandbox computers lists it then)"
+		gone    = "the gateway answered not_connected: the computer disconnected before it answered" + read
+		readGot = "the gateway answered not_connected: the computer disconnected during the read of /door.lua: read it again once it is back (trap-sandbox computers lists it then)"
 	)
 	for _, c := range []struct {
 		typ      string
@@ -616,7 +616,7 @@ func TestAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
 	}{
 		{protocol.TypeFSList, false, []string{"ls", "7:küche", "/"}, "computer 7:küche ls /: " + gone},
 		{protocol.TypeFSList, true, []string{"ls", "7:küche", "/"},
-			"computer 7:küche ls /: the gateway answered not_connected: computer 7:küche was replaced by a newer connection before it answered" + read},
+			"computer 7:küche ls /: the gateway answered not_connected: the computer was replaced by a newer connection before it answered" + read},
 		{protocol.TypeFSRead, false, []string{"cat", "7:küche", "/door.lua"}, "computer 7:küche cat /door.lua: " + readGot},
 		{protocol.TypeFSRead, false, []string{"get", "7:küche", "/door.lua", "-"}, "computer 7:küche get /door.lua: " + readGot},
 		{protocol.TypeComputerInfo, false, []string{"info", "7:küche"}, "computer 7:küche info: " + gone},
@@ -624,7 +624,7 @@ func TestAReadWhoseComputerWentSaysToAskAgain(t *testing.T) {
 		{protocol.TypeScreenRead, false, []string{"screen", "7:küche", "--once"}, "computer 7:küche screen: " + gone},
 		{protocol.TypeFSList, false, []string{"request", "7:küche", "fs.list", `{"path":"/"}`}, "computer 7:küche request fs.list: " + gone},
 		{protocol.TypeLuaExec, false, []string{"exec", "7:küche", "return 1"},
-			"computer 7:küche exec: the gateway answered not_connected: computer 7:küche disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},
+			"computer 7:küche exec: the gateway answered not_connected: the computer disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},
 	} {
 		t.Run(c.args[0], func(t *testing.T) {
 			d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')\n"})
@@ -655,9 +655,9 @@ func TestAPutOrRmWhoseLookWentSaysNothingWasDone(t *testing.T) {
 	local := filepath.Join(t.TempDir(), "x.txt")
 	require.NoError(t, os.WriteFile(local, []byte("x"), 0o644))
 	for _, replaced := range []bool{false, true} {
-		went := "computer 7:küche disconnected before it answered; "
+		went := "the computer disconnected before it answered; "
 		if replaced {
-			went = "computer 7:küche was replaced by a newer connection before it answered; "
+			went = "the computer was replaced by a newer connection before it answered; "
 		}
 		for _, c := range []struct {
 			args []string
@@ -737,7 +737,7 @@ func TestPutToASilentComputerTakesItsTimeout(t *testing.T) {
 	require.NoError(t, os.WriteFile(local, []byte("print('door')\n"), 0o644))
 	_, err := runClient(t, "put", "--url", srv.URL, "--timeout", "1s", "7:", local, "/door.lua")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "computer 7: put /door.lua: the gateway answered timeout: computer 7: did not answer fs.list in time")
+	assert.Contains(t, err.Error(), "computer 7: put /door.lua: the gateway answered timeout: the computer did not answer fs.list in time")
 	disk.mu.Lock()
 	defer disk.mu.Unlock()
 	assert.LessOrEqual(t, disk.longest, time.Second, "no request of the put may outlast its --timeout")

@@ -419,7 +419,7 @@ func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 
 	c.TraposID = "8:"
 	_, err = c.stream(t.Context(), io.Discard)
-	assert.EqualError(t, err, "computer 8: screen: the gateway answered not_connected: computer 8: is not connected")
+	assert.EqualError(t, err, "computer 8: screen: the gateway answered not_connected: the computer is not connected")
 	c.TraposID = "9:"
 	_, err = c.stream(t.Context(), io.Discard)
 	assert.EqualError(t, err, "computer 9: screen: the computer answered forbidden: screen.watch needs sandbox.allow_screen view (it is none); the owner can allow it with: set sandbox.allow_screen view",
@@ -451,7 +451,7 @@ func TestTheLiveViewOfAComputerThatWentSaysToAskAgain(t *testing.T) {
 	defer gw.Close()
 	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:küche"}
 	_, err := c.stream(t.Context(), io.Discard)
-	assert.EqualError(t, err, "computer 7:küche screen: the gateway answered not_connected: computer 7:küche disconnected before it answered; "+
+	assert.EqualError(t, err, "computer 7:küche screen: the gateway answered not_connected: the computer disconnected before it answered; "+
 		"a read changes nothing: ask again once it is back (trap-sandbox computers lists it then)")
 }
 
@@ -573,7 +573,7 @@ func TestTheScreenViewerWaitsForABusyComputer(t *testing.T) {
 
 	out := &testkit.SyncBuffer{}
 	err := c.Run(t.Context(), Stdout{out}, Stdin{tty})
-	assert.EqualError(t, err, "computer 7: screen: the gateway answered not_connected: computer 7: is not connected",
+	assert.EqualError(t, err, "computer 7: screen: the gateway answered not_connected: the computer is not connected",
 		"the answer after the busy ones is the outcome")
 	assert.Equal(t, int32(busy+1), asked.Load(), "asked again while busy")
 	assert.Equal(t, []time.Duration{time.Second, time.Second}, clock.waits(), "the answer's Retry-After: 1")
@@ -1433,7 +1433,7 @@ func TestScreenMonitorNamesTheMonitorAsTheComputerWasAskedForIt(t *testing.T) {
 	}))
 	defer gw.Close()
 	err = live(gw.URL, "Top")
-	assert.EqualError(t, err, "computer 7: screen --monitor top: not_found: computer 7: says the screen watch ended: monitor top was taken off the computer")
+	assert.EqualError(t, err, "computer 7: screen --monitor top: not_found: the computer says the screen watch ended: monitor top was taken off the computer")
 	// The view's reader of the terminal waits for its next input, as a person's next key,
 	// and ends with it: the view has ended.
 	_, err = ptmx.Write([]byte("\n"))
