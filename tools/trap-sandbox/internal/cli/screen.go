@@ -39,7 +39,7 @@ type ScreenCmd struct {
 	APIFlags
 	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Colours  string        `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
-	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded) to come back before it ends; 0 waits until you leave." default:"5m"`
+	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded, or its gateway stopped: another at --url may show it) to come back before it ends; 0 waits until you leave." default:"5m"`
 	Monitor  string        `help:"Show this monitor attached to the computer (a side such as top, or a wired modem's monitor_0) instead of the computer's own screen: live, read only, in a terminal; printed once, as CC's font draws it, when stdin or stdout is not a terminal (as --once)." placeholder:"NAME"`
 	Once     bool          `help:"Print what the screen (or --monitor's monitor) shows once, as CC's font draws it, and end, instead of the live view; needs no terminal. The computer's own screen is followed by a line naming its monitors, when it has some."`
 	Timeout  CallTimeout   `default:"10s" help:"How long the read once (--once, or a monitor printed once) may take (more than 0, at most 60s); the live view's calls take the gateway's own."`
@@ -1016,8 +1016,11 @@ func (e streamEnded) Error() string { return e.why.Error() }
 
 // follow reads stream's frames into frames, and when the computer goes away in a way it comes
 // back from (comesBack) asks for its screen again until it is back (awaitComputer), saying so
-// on away, and reads on. It returns why the view ends: the stream's end that is not the
-// computer going away for a moment, the computer not back in time, or ctx's end.
+// on away, and reads on; so it does when the gateway that served the view stops
+// (gatewayStopping), whose computers connect again to another (a replica behind the same
+// --url) or to it once it is back. It returns why the view ends: the stream's end that is
+// neither, the computer not back in time, no gateway at --url any more (gatewayStopped), or
+// ctx's end.
 func (v *viewer) follow(ctx context.Context, stream io.Reader, frames chan<- screen.FrameJSON, away chan<- string) error {
 	var reopened io.ReadCloser // the stream follow opened, closed when the next replaces it
 	defer func() {
@@ -1027,7 +1030,7 @@ func (v *viewer) follow(ctx context.Context, stream io.Reader, frames chan<- scr
 	}()
 	for {
 		err := readFrames(ctx, stream, frames)
-		if ctx.Err() != nil || v.reopen == nil || !comesBack(err) {
+		if ctx.Err() != nil || v.reopen == nil || !comesBack(err) && !gatewayStopping(err) {
 			return err
 		}
 		body, err := v.awaitComputer(ctx, err, away)
@@ -1050,16 +1053,37 @@ func comesBack(why error) bool {
 	end, ok := errors.AsType[streamEnded](why)
 	pe := end.why
 	return ok && pe.Code == protocol.CodeNotConnected && pe.RelabelledTo == "" && len(pe.Accounts) == 0 &&
-		pe.Message != gateway.ErrShuttingDown.Message && !gateway.WasCutOff(pe)
+		!gatewayStopping(why) && !gateway.WasCutOff(pe)
+}
+
+// gatewayStopping reports whether why, the end of a computer's screen stream, is the gateway
+// that served it shutting down (gateway.ErrShuttingDown): its computer did not leave, but its
+// socket went with the gateway. Behind a load balancer (docs/scale-out.md) another replica at
+// the same --url shows it again within seconds, once its daemon has connected there; with one
+// gateway, no gateway answers there (gatewayStopped), or it does once restarted.
+func gatewayStopping(why error) bool {
+	end, ok := errors.AsType[streamEnded](why)
+	return ok && end.why.Code == protocol.CodeNotConnected && end.why.Message == gateway.ErrShuttingDown.Message
+}
+
+// gatewayStopped ends a view that looked again for its computer (awaitComputer) where no
+// gateway listens any more (hostapi.NoGatewayError): the gateway that served it stopped, and
+// none took its place at --url. It says so and what to do, where the view ended at once with
+// "the gateway is shutting down", saying nothing of either.
+type gatewayStopped struct{ url string }
+
+func (e gatewayStopped) Error() string {
+	return fmt.Sprintf("the gateway at %s stopped: start it again, or point --url at another replica", e.url)
 }
 
 // awaitComputer asks the gateway for the screen of the computer that went away (why) until
 // it is back, first after firstLookAgain, then twice as long each time up to lookAgainAtMost,
 // at most v.waitFor (0: until ctx ends), on v.after's clock. It says on away why the view
-// waits, then "" once the computer is back, and returns its new stream; or the answer that is
-// neither not_connected nor busy (the gateway stopped: it cannot be reached) or names the
-// computer's new traposId (relabelledAway), or why with the
-// bound when the computer did not come back within it.
+// waits (after the gateway that served it stopped, gatewayStopping: for another gateway at
+// --url), then "" once the computer is back, and returns its new stream; or gatewayStopped
+// when no gateway listens at --url any more, the answer that is neither not_connected nor busy
+// or names the computer's new traposId (relabelledAway), or why with the bound when the
+// computer did not come back within it.
 func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- string) (io.ReadCloser, error) {
 	after := v.after
 	if after == nil {
@@ -1077,10 +1101,14 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 	if end, ok := errors.AsType[streamEnded](why); ok {
 		gone = end.why.Message // its code, not_connected, tells a person nothing more
 	}
-	waiting := "waiting for it to come back"
+	waiting, it := "waiting for it to come back", "it"
+	if gatewayStopping(why) {
+		// The computer did not go: the view looks for a gateway still running at --url.
+		waiting, it = "waiting for another gateway at --url", "the computer"
+	}
 	var deadline <-chan time.Time
 	if v.waitFor > 0 {
-		waiting = fmt.Sprintf("waiting up to %s for it to come back", v.waitFor)
+		waiting = strings.Replace(waiting, "waiting ", fmt.Sprintf("waiting up to %s ", v.waitFor), 1)
 		deadline = after(v.waitFor)
 	}
 	// What happened first, then what the view does; the status line ends with the way out.
@@ -1090,19 +1118,22 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 	for wait := firstLookAgain; ; wait = min(2*wait, lookAgainAtMost) {
 		select {
 		case <-deadline: // first: a gateway answering at once must not keep the view past it
-			return nil, fmt.Errorf("%w; it did not come back within %s (--wait)", why, v.waitFor)
+			return nil, fmt.Errorf("%w; %s did not come back within %s (--wait)", why, it, v.waitFor)
 		default:
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-deadline:
-			return nil, fmt.Errorf("%w; it did not come back within %s (--wait)", why, v.waitFor)
+			return nil, fmt.Errorf("%w; %s did not come back within %s (--wait)", why, it, v.waitFor)
 		case <-after(wait):
 		}
 		body, err := v.reopen(ctx)
 		if err == nil {
 			return body, say("")
+		}
+		if none, ok := errors.AsType[hostapi.NoGatewayError](err); ok {
+			return nil, gatewayStopped{url: none.URL}
 		}
 		if code := protocol.CodeOf(err); code != protocol.CodeNotConnected && code != protocol.CodeBusy || relabelledAway(err) {
 			return nil, err

@@ -254,8 +254,9 @@ func (c *awayClock) after(d time.Duration) <-chan time.Time {
 // view, as it did: the last screen stays, greyed, the status line says why and that the view
 // waits for it, the gateway is asked again with a growing wait until the computer is back,
 // and the view is live again, keys typed while it was away not sent. A computer that stays
-// away past the bound (--wait) ends the view with the reason and the bound; the gateway
-// shutting down, a relabelled computer or one cut off ends it at once, never asked again.
+// away past the bound (--wait) ends the view with the reason and the bound; a relabelled
+// computer or one cut off ends it at once, never asked again (the gateway shutting down:
+// TestTheScreenViewerLooksAgainWhenItsGatewayStops).
 func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	sent := make(chan []computer.InputEvent, 1)
@@ -333,7 +334,6 @@ func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
 	}
 
 	for _, why := range []string{
-		`{"code":"not_connected","message":"the gateway is shutting down"}`,
 		`{"code":"not_connected","message":"computer 7:kitchen was relabelled: it is 7:pantry now; ask it by that id","relabelledTo":"7:pantry"}`,
 		`{"code":"not_connected","message":"computer 7: was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential"}`,
 		`{"code":"forbidden","message":"computer 7: says the screen watch ended: the owner withdrew sandbox.allow_screen"}`,
@@ -496,24 +496,116 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 	}
 }
 
+// TestTheScreenViewerLooksAgainWhenItsGatewayStops: the gateway that served the view shutting
+// down (its stream's end, "the gateway is shutting down") took the computer's socket with it,
+// and the view ended at once, saying nothing of what to do. Behind a load balancer another
+// replica at the same --url shows the computer once its daemon has connected there: the view
+// waits for that, as for a computer that went away, saying so, and is live again. With one
+// gateway, where nothing listens at --url any more, it ends saying the gateway stopped and
+// what to do.
+func TestTheScreenViewerLooksAgainWhenItsGatewayStops(t *testing.T) {
+	const stopping = "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n"
+	out := &testkit.SyncBuffer{}
+	clock := &awayClock{bound: time.Minute, deadline: make(chan time.Time, 1)}
+	reopens := make(chan func() (io.ReadCloser, error))
+	v := &viewer{out: out, after: clock.after, waitFor: time.Minute, size: termOf(120, 24),
+		send: func(context.Context, []computer.InputEvent) error { return nil },
+		reopen: func(ctx context.Context) (io.ReadCloser, error) {
+			select {
+			case answer := <-reopens:
+				return answer()
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+	frame := func(w io.Writer, text string) {
+		_, err := fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":%q,\"fg\":%q,\"bg\":%q}]}\n\n",
+			text, strings.Repeat("0", len(text)), strings.Repeat("f", len(text)))
+		require.NoError(t, err)
+	}
+
+	// Behind a load balancer: another replica answers, the computer not yet connected there,
+	// then shows it.
+	frame(streaming, "> on replica a")
+	_, err := io.WriteString(streaming, stopping)
+	require.NoError(t, err)
+	status := "the gateway is shutting down; waiting up to 1m0s for another gateway at --url; Ctrl-S held leaves"
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), status) }, 5*time.Second, time.Millisecond,
+		"the status line says why the view waits:\n%q", out.String())
+	reopens <- func() (io.ReadCloser, error) {
+		return nil, protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
+	}
+	back, backing := io.Pipe()
+	defer backing.Close()
+	reopens <- func() (io.ReadCloser, error) { return back, nil }
+	frame(backing, "BBBBBBBBBBBBBBBB")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "BBBBBBBBBBBBBBBB") }, 5*time.Second, time.Millisecond)
+
+	// One gateway: nothing listens at --url once it has stopped.
+	_, err = io.WriteString(backing, stopping)
+	require.NoError(t, err)
+	reopens <- func() (io.ReadCloser, error) { return nil, hostapi.NoGatewayError{URL: "http://127.0.0.1:4444"} }
+	err = <-done
+	assert.EqualError(t, err, "the gateway at http://127.0.0.1:4444 stopped: start it again, or point --url at another replica")
+	c := &ScreenCmd{TraposID: "7:kitchen"}
+	assert.EqualError(t, c.viewFailure("", err), "computer 7:kitchen screen: the gateway at http://127.0.0.1:4444 stopped: start it again, or point --url at another replica")
+
+	// Still away when --wait runs out: the computer did not come back, not "it", the gateway.
+	v.reopen = func(context.Context) (io.ReadCloser, error) {
+		return nil, protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
+	}
+	clock.deadline <- time.Time{}
+	err = v.run(t.Context(), typed, strings.NewReader(stopping))
+	assert.EqualError(t, err, "not_connected: the gateway is shutting down; the computer did not come back within 1m0s (--wait)")
+}
+
 // TestTheScreenViewerDrawsInATerminalThatSaysNoSize: a terminal whose size reads 0×0 has none
 // set (a pty whose opener never set it: script(1) run from a pipe, docker exec -t before its
 // first resize); it is drawn in as one whose size cannot be read, not refused as "this one is
 // 0×0: make it larger", which no one can do to it.
 func TestTheScreenViewerDrawsInATerminalThatSaysNoSize(t *testing.T) {
-	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+	gw := stoppingGateway(t, func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"kitchen\",\"fg\":\"0000000\",\"bg\":\"fffffff\"}]}\n\n")
-		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
-	}))
-	defer gw.Close()
+	})
 	_, tty := openTerminal(t, 0, 0)
 	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
 
 	var out bytes.Buffer
 	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
-	assert.EqualError(t, err, "computer 7: screen: not_connected: the gateway is shutting down", "drawn until the gateway stopped")
+	assert.EqualError(t, err, "computer 7: screen: "+stoppedAt(gw), "drawn until the gateway stopped")
 	assert.Contains(t, out.String(), "kitchen")
+}
+
+// stoppingGateway is a gateway that serves one screen stream, frames drawing its frames, and
+// stops as a real one does: the stream ends "the gateway is shutting down", and nothing listens
+// at its address from then on. Closed when the test ends.
+func stoppingGateway(t *testing.T, frames func(w http.ResponseWriter, r *http.Request)) *httptest.Server {
+	t.Helper()
+	var gw *httptest.Server
+	gw = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/screen") {
+			server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Connection", "close") // no connection kept for the view's next look
+		frames(w, r)
+		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
+		_ = gw.Listener.Close()
+	}))
+	t.Cleanup(gw.Close)
+	return gw
+}
+
+// stoppedAt is how the view ends once stoppingGateway gw has stopped.
+func stoppedAt(gw *httptest.Server) string {
+	return "the gateway at " + gw.URL + " stopped: start it again, or point --url at another replica"
 }
 
 // TestTheScreenViewerFitsAPocketComputerInANarrowTerminal: a pocket computer's 26×20 screen
@@ -523,24 +615,24 @@ func TestTheScreenViewerDrawsInATerminalThatSaysNoSize(t *testing.T) {
 func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	var width atomic.Int32
 	width.Store(26)
-	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
+	pocket := func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":%d,\"height\":%d,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"pocket\",\"fg\":\"000000\",\"bg\":\"ffffff\"}]}\n\n", width.Load(), 19+width.Load()%2)
-		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
-	}))
-	defer gw.Close()
+	}
+	gw := stoppingGateway(t, pocket)
 	_, tty := openTerminal(t, 30, 19)
 	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
 
 	var out bytes.Buffer
 	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
-	assert.EqualError(t, err, "computer 7: screen: not_connected: the gateway is shutting down", "drawn until the gateway stopped")
+	assert.EqualError(t, err, "computer 7: screen: "+stoppedAt(gw), "drawn until the gateway stopped")
 	assert.Contains(t, out.String(), "pocket")
 
 	width.Store(51)
 	out.Reset()
+	gw = stoppingGateway(t, pocket)
+	c.URL = gw.URL
 	err = c.Run(t.Context(), Stdout{&out}, Stdin{tty})
-	assert.EqualError(t, err, "computer 7: screen: not_connected: the gateway is shutting down", "drawn until the gateway stopped")
+	assert.EqualError(t, err, "computer 7: screen: "+stoppedAt(gw), "drawn until the gateway stopped")
 	assert.Contains(t, out.String(), "pocket")
 	assert.Contains(t, out.String(), "\x1b[7m30×17 of 51×20 shown\x1b[0m")
 }
@@ -1619,16 +1711,10 @@ func TestTheScreenViewerTurnsTheMouseOnOnlyWhereClicksAreSent(t *testing.T) {
 		{"a basic computer's own screen", "", false, false},
 		{"a monitor", "top", true, false},
 	} {
-		gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !strings.HasSuffix(r.URL.Path, "/screen") {
-				server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
-				return
-			}
-			w.Header().Set("Content-Type", "text/event-stream")
+		gw := stoppingGateway(t, func(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"monitor\":%q,\"width\":51,\"height\":19,\"colour\":%t,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"kitchen\"}]}\n\n",
 				r.URL.Query().Get("monitor"), tc.colour)
-			fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
-		}))
+		})
 		ptmx, tty := openTerminal(t, 80, 24)
 		c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Monitor: tc.monitor, Colours: "256"}
 		err := c.Run(t.Context(), Stdout{tty}, Stdin{tty})
@@ -1648,7 +1734,7 @@ func TestTheScreenViewerTurnsTheMouseOnOnlyWhereClicksAreSent(t *testing.T) {
 		}
 		require.Equal(t, 2, strings.Count(out.String(), string(console.Stop())),
 			"%s: the terminal given back (Stop, and again as Run returns): %q", tc.name, out.String())
-		assert.ErrorContains(t, err, "the gateway is shutting down", tc.name)
+		assert.ErrorContains(t, err, stoppedAt(gw), tc.name)
 		require.Contains(t, out.String(), "kitchen", tc.name)
 		assert.Equal(t, tc.on, strings.Contains(out.String(), string(console.MouseReports(true))), "%s: %q", tc.name, out.String())
 		assert.Equal(t, "off", mouseReports(out.String()), "%s: off as it ends", tc.name)
