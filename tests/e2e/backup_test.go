@@ -114,4 +114,21 @@ func TestGetRCopiesADirectoryAsABackup(t *testing.T) {
 	got, err = os.ReadFile(file)
 	require.NoError(t, err)
 	assert.Equal(t, "keep", string(got))
+
+	// A copy that left something out exits 3, where it exited 0 and a cron backup could not
+	// tell it from a whole one: here a file the computer refuses (/programs/sandbox.lua, the
+	// sandbox's own, without sandbox.allow_exec) and a link on the host. Each is said on
+	// stderr, the total counts them, and no error line follows: the total said it.
+	set(ctx, t, c, "sandbox.allow_exec", "false")
+	programs := filepath.Join(t.TempDir(), "programs")
+	require.NoError(t, os.Mkdir(programs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(programs, "bell.lua"), []byte("print('ding')\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(programs, "sandbox.lua"), []byte("print('mine')\n"), 0o644))
+	require.NoError(t, os.Symlink("bell.lua", filepath.Join(programs, "link")))
+	out, errOut, code = cli(ctx, t, g, nil, "put", "-r", capTraposID, programs, "/")
+	assert.Equal(t, 3, code, errOut)
+	assert.Contains(t, out, programs+" -> "+capTraposID+" /programs: 1 file and 1 directory (14 bytes), 2 left out (said above)\n")
+	assert.Contains(t, errOut, "trap-sandbox: /programs/sandbox.lua left out: ")
+	assert.Contains(t, errOut, "trap-sandbox: "+filepath.Join(programs, "link")+" left out: not a file or a directory (a link, a device or a pipe)\n")
+	assert.Equal(t, 2, strings.Count(errOut, "\n"), "a line for each left out, and none after: %s", errOut)
 }

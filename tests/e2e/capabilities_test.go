@@ -56,7 +56,7 @@ parallel.waitForAll(function()
 end, function()
   while true do
     local _, name, value = os.pullEvent("e2e_set");
-    if value == "true" then value = true; end
+    if value == "true" then value = true; elseif value == "false" then value = false; end
     settings.set(name, value);
     print("e2e: set " .. name);
   end

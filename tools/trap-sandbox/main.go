@@ -41,7 +41,6 @@ func main() {
 	err = cli.RunCommand(kctx) // its error names the command
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, cli.ErrorPrefix(os.Stderr)+"trap-sandbox:", err)
-		os.Exit(cli.ExitError)
+		os.Exit(cli.ReportError(err, os.Stderr)) // 1, or 3 for a copy that left something out
 	}
 }

@@ -115,6 +115,10 @@ const (
 	ExitOK    = 0 // served until stopped, or the client command succeeded
 	ExitError = 1 // a runtime failure: bad configuration, port in use, the gateway refused
 	ExitUsage = 2 // an unknown command or flag, a missing or malformed argument
+	// ExitLeftOut: the command completed but left something out: a put -r or get -r that left
+	// out an entry it was asked to copy (LeftOut), so that a script tells a partial copy from a
+	// whole one (0) and from a failed one (1).
+	ExitLeftOut = 3
 )
 
 // NewParser returns the kong parser for root, as main uses it (tests parse with it too).

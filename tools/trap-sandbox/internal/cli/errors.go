@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -21,6 +22,9 @@ import (
 // print on stderr before it, notes and warnings, start "trap-sandbox: " alone
 // ("trap-sandbox: warning: …"). A usage error (exit status 2: ReportUsageError) is told
 // before any command runs, with the usage.
+//
+// A command that completed but left something out (a tree copy's LeftOut) is no failure: it
+// exits with status 3 (ExitLeftOut) and no error line, its own last line having said it.
 //
 // runCommand names every command's error, so that none is left out: an error whose WHAT is
 // more than the command's words (a computer's, a list's) is named where it is made, by named.
@@ -47,6 +51,24 @@ func named(what string, err error) error {
 // namedf is named with WHY formatted as fmt.Errorf formats it.
 func namedf(what, format string, args ...any) error {
 	return named(what, fmt.Errorf(format, args...))
+}
+
+// LeftOut is the end of a copy of a tree (put -r, get -r) that completed but left out N of the
+// entries it was asked to copy, each said on stderr and counted in its total, its last line
+// (tally.finish): ReportError gives it ExitLeftOut and no line of its own, as the total said it.
+type LeftOut struct{ N int }
+
+func (e *LeftOut) Error() string { return fmt.Sprintf("%d left out of the copy (said above)", e.N) }
+
+// ReportError ends a command that returned err (not nil) as main does: it writes err's line on
+// stderr, WHAT: WHY, and returns ExitError, or, for a copy that left something out (LeftOut),
+// writes nothing and returns ExitLeftOut.
+func ReportError(err error, stderr io.Writer) int {
+	if _, ok := errors.AsType[*LeftOut](err); ok {
+		return ExitLeftOut
+	}
+	fmt.Fprintln(stderr, ErrorPrefix(stderr)+"trap-sandbox:", err)
+	return ExitError
 }
 
 // RunCommand runs the command kctx selected, as main does, and returns its error named by the

@@ -28,14 +28,21 @@ type treeCopy struct {
 }
 
 // tally counts what a copy of a tree (get -r, put -r) did, for its last line.
+//
+// skipped counts the entries the copy was asked to copy and left out, each said on stderr: one
+// gone or refused while the copy ran, a name that would be written elsewhere or that reaches
+// another file, a link, a device or a pipe. A copy that left one out exits with status 3
+// (LeftOut). What a copy leaves out by design, /rom of a copy of / (which get -r ID /rom copies),
+// is said too but not counted: the copy is whole without it.
 type tally struct {
 	files, dirs int
 	bytes       int64
-	skipped     int // entries gone or refused while the copy ran
+	skipped     int
 }
 
 // finish ends a copy from one place to another (as its last line names them) that ended with
-// err: the total on out, or err with the total copied before it.
+// err: the total on out, or err with the total copied before it. A copy that completed but
+// left something out returns LeftOut after its total.
 func (t *tally) finish(out io.Writer, from, to string, err error) error {
 	total := fmt.Sprintf("%s -> %s: %s and %s (%s)", from, to, count(t.files, "file"), directories(t.dirs), count(int(t.bytes), "byte"))
 	if t.skipped > 0 {
@@ -44,8 +51,13 @@ func (t *tally) finish(out io.Writer, from, to string, err error) error {
 	if err != nil {
 		return fmt.Errorf("%w; copied before it: %s", err, total)
 	}
-	_, err = fmt.Fprintln(out, total)
-	return err
+	if _, err := fmt.Fprintln(out, total); err != nil {
+		return err
+	}
+	if t.skipped > 0 {
+		return &LeftOut{N: t.skipped}
+	}
+	return nil
 }
 
 // runTree copies Remote with all it holds into Local, as cp -r does: into Local/<Remote's

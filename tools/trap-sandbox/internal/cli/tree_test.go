@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http/httptest"
@@ -24,7 +26,8 @@ import (
 // TestGetROfRootLeavesOutTheROMAndFilesThatGo: get -r of / copies the computer's files but not
 // /rom (said on stderr), and a file deleted on the computer between the listing of its
 // directory and its read is left out with the computer's words, the copy going on and its
-// total saying so.
+// total saying so; it exits 3, as the copy is not whole (it exited 0, and a cron backup could
+// not tell it from a whole one).
 func TestGetROfRootLeavesOutTheROMAndFilesThatGo(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(map[string]string{"/a.txt": "a", "/d/b.txt": "bb", "/d/c.txt": "ccc", "/rom/programs/ls.lua": "x"})
@@ -43,7 +46,7 @@ func TestGetROfRootLeavesOutTheROMAndFilesThatGo(t *testing.T) {
 	base := serveDisk(t, d)
 	dest := t.TempDir()
 	out, errOut, err := runWith(t, "", "get", "--url", base, "-r", "7:", "/", dest)
-	require.NoError(t, err)
+	requireLeftOut(t, err, 1) // b.txt, not /rom
 	assert.Equal(t, ""+
 		"7: /a.txt -> "+filepath.Join(dest, "a.txt")+" (1 byte)\n"+
 		"7: /d/c.txt -> "+filepath.Join(dest, "d", "c.txt")+" (3 bytes)\n"+
@@ -59,6 +62,45 @@ func TestGetROfRootLeavesOutTheROMAndFilesThatGo(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, st.Mode(), name)
 	}
+}
+
+// requireLeftOut requires err to be the end of a tree copy that completed but left n entries
+// out: exit status 3, and no error line of its own, as the copy's total said it.
+func requireLeftOut(t *testing.T, err error, n int) {
+	t.Helper()
+	left, ok := errors.AsType[*LeftOut](err)
+	require.True(t, ok, "a copy that left something out: %v", err)
+	assert.Equal(t, n, left.N, "left out")
+	var stderr bytes.Buffer
+	assert.Equal(t, ExitLeftOut, ReportError(err, &stderr))
+	assert.Empty(t, stderr.String(), "the total said it")
+}
+
+// TestGetROfRootWithoutTheROMIsWhole: /rom, which get -r of / leaves out by design (get -r ID
+// /rom copies it), is said but leaves the copy whole: exit status 0.
+func TestGetROfRootWithoutTheROMIsWhole(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/a.txt": "a", "/rom/programs/ls.lua": "x"})
+	base := serveDisk(t, d)
+	dest := t.TempDir()
+	out, errOut, err := runWith(t, "", "get", "--url", base, "-r", "7:", "/", dest)
+	require.NoError(t, err)
+	assert.Equal(t, "7: /a.txt -> "+filepath.Join(dest, "a.txt")+" (1 byte)\n7: / -> "+dest+": 1 file and 1 directory (1 byte)\n", out)
+	assert.Equal(t, "trap-sandbox: /rom left out: it is the ROM every computer reads, not this computer's files (get -r 7: /rom copies it)\n", errOut)
+}
+
+// TestAPartialCopyExitsThreeAndAFailedOneOne: the exit status is decided in one place,
+// ReportError: a copy that left something out exits 3 with no line (its total said it), even
+// named by its command; any other error is its line and 1, a copy that failed after leaving
+// something out too.
+func TestAPartialCopyExitsThreeAndAFailedOneOne(t *testing.T) {
+	var stderr bytes.Buffer
+	assert.Equal(t, ExitLeftOut, ReportError(named("get", &LeftOut{N: 2}), &stderr))
+	assert.Empty(t, stderr.String())
+
+	failed := named("computer 7: get -r /d/b.txt", errors.New("not_connected: the computer is not connected; copied before it: 7: /d -> d: 1 file and 1 directory (1 byte), 1 left out (said above)"))
+	assert.Equal(t, ExitError, ReportError(failed, &stderr))
+	assert.Equal(t, "trap-sandbox: "+failed.Error()+"\n", stderr.String())
 }
 
 // TestAGotFileIsTheHostUsersAlone: the file get makes is the host user's only, as a get -r's
@@ -179,7 +221,7 @@ func TestGetRWritesNothingOutsideTheLocalDirectory(t *testing.T) {
 	require.NoError(t, os.MkdirAll(dest, 0o755))
 
 	out, errOut, err := runWith(t, "", "get", "--url", srv.URL, "-r", "7:", "/d", dest)
-	require.NoError(t, err)
+	requireLeftOut(t, err, 5)
 	for _, escaped := range []string{filepath.Join(root, "escaped"), filepath.Join(root, "a", "escaped"), filepath.Join(dest, "x"), filepath.Join(root, "a", "x")} {
 		_, err := os.Stat(escaped)
 		assert.ErrorIs(t, err, os.ErrNotExist, "%s was written", escaped)
@@ -205,7 +247,7 @@ func TestGetRLeavesOutANameNoPathReaches(t *testing.T) {
 	dest := t.TempDir()
 
 	out, errOut, err := runWith(t, "", "get", "--url", srv.URL, "-r", "7:", "/d", dest)
-	require.NoError(t, err)
+	requireLeftOut(t, err, 5)
 	assert.Contains(t, out, "2 files and 2 directories (11 bytes), 5 left out (said above)")
 	why := ` left out: CC's fs drops control characters and "*:<>?| from a path and trims the spaces around a name, so that path reads `
 	fix := ", another file or none: no program on the computer can open this one (rename it on the drive, outside CC)\n"
@@ -238,7 +280,8 @@ func TestGetRLeavesOutANameNoPathReaches(t *testing.T) {
 // directory there under the tree's name: each file's bytes unchanged (UTF-8 é stays two bytes),
 // names by the path rule (ü is the byte FC), an empty
 // directory made; a name CC cannot hold (☃; a backslash, which CC reads as /; a character CC
-// drops from paths) and a symbolic link are left out, said on stderr and counted.
+// drops from paths) and a symbolic link are left out, said on stderr and counted, and the copy
+// exits 3.
 func TestPutRCopiesALocalDirectoryAsCpRDoes(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(nil)
@@ -255,7 +298,7 @@ func TestPutRCopiesALocalDirectoryAsCpRDoes(t *testing.T) {
 	require.NoError(t, os.Symlink("grüße.txt", filepath.Join(tree, "link")))
 
 	out, errOut, err := runWith(t, "", "put", "--url", base, "-r", "7:", tree, "/programs")
-	require.NoError(t, err)
+	requireLeftOut(t, err, 6)
 	assert.Equal(t, ""+
 		filepath.Join(tree, "grüße.txt")+" -> 7: /programs/tree/grüße.txt (6 bytes)\n"+
 		filepath.Join(tree, "sub", "raw.bin")+" -> 7: /programs/tree/sub/raw.bin (3 bytes)\n"+
