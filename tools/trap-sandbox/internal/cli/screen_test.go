@@ -249,6 +249,58 @@ func (c *awayClock) after(d time.Duration) <-chan time.Time {
 	return c.busyClock.after(d)
 }
 
+// awayView is a live view under test whose computer or gateway goes away: its stream and keys
+// are pipes the test writes, its clock an awayClock whose bound is --wait (a minute), and each
+// look again takes the answer the test sends on reopens.
+type awayView struct {
+	t                 *testing.T
+	v                 *viewer
+	out               *testkit.SyncBuffer
+	sent              chan []computer.InputEvent // the keys the view sent to the computer
+	clock             *awayClock
+	reopens           chan func() (io.ReadCloser, error)
+	typed             *io.PipeReader
+	typing, streaming *io.PipeWriter
+	done              chan error // the view's end
+	fg                string     // the colour its frames draw in, a CC colour's digit
+}
+
+// startAwayView starts an awayView in a terminal width columns wide whose frames draw in the
+// colour fg; its pipes close when the test ends.
+func startAwayView(t *testing.T, width int, fg string) *awayView {
+	t.Helper()
+	a := &awayView{t: t, out: &testkit.SyncBuffer{}, sent: make(chan []computer.InputEvent, 16), fg: fg,
+		clock:   &awayClock{bound: time.Minute, deadline: make(chan time.Time, 1)},
+		reopens: make(chan func() (io.ReadCloser, error)), done: make(chan error, 1)}
+	a.v = &viewer{out: a.out, after: a.clock.after, waitFor: time.Minute, size: termOf(width, 24),
+		send: func(_ context.Context, evs []computer.InputEvent) error {
+			a.sent <- evs
+			return nil
+		},
+		reopen: func(ctx context.Context) (io.ReadCloser, error) {
+			select {
+			case answer := <-a.reopens:
+				return answer()
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}}
+	a.typed, a.typing = io.Pipe()
+	t.Cleanup(func() { _ = a.typing.Close() })
+	stream, streaming := io.Pipe()
+	a.streaming = streaming
+	t.Cleanup(func() { _ = streaming.Close() })
+	go func() { a.done <- a.v.run(t.Context(), a.typed, stream) }()
+	return a
+}
+
+// frame writes a frame of one row, text, to a stream of the view.
+func (a *awayView) frame(w io.Writer, text string) {
+	_, err := fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":%q,\"fg\":%q,\"bg\":%q}]}\n\n",
+		text, strings.Repeat(a.fg, len(text)), strings.Repeat("f", len(text)))
+	require.NoError(a.t, err)
+}
+
 // TestTheScreenViewerWaitsForTheComputerToComeBack: a computer that goes away (a reboot
 // typed in the view, its chunk unloaded: its stream ends not_connected) no longer ends the
 // view, as it did: the last screen stays, greyed, the status line says why and that the view
@@ -258,34 +310,8 @@ func (c *awayClock) after(d time.Duration) <-chan time.Time {
 // computer or one cut off ends it at once, never asked again (the gateway shutting down:
 // TestTheScreenViewerLooksAgainWhenItsGatewayStops).
 func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
-	out := &testkit.SyncBuffer{}
-	sent := make(chan []computer.InputEvent, 1)
-	clock := &awayClock{bound: time.Minute, deadline: make(chan time.Time, 1)}
-	reopens := make(chan func() (io.ReadCloser, error))
-	v := &viewer{out: out, after: clock.after, waitFor: time.Minute, size: termOf(100, 24),
-		send: func(ctx context.Context, evs []computer.InputEvent) error {
-			sent <- evs
-			return nil
-		},
-		reopen: func(ctx context.Context) (io.ReadCloser, error) {
-			select {
-			case answer := <-reopens:
-				return answer()
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
-	frame := func(w io.Writer, text string) {
-		_, err := fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":%q,\"fg\":%q,\"bg\":%q}]}\n\n",
-			text, strings.Repeat("4", len(text)), strings.Repeat("f", len(text)))
-		require.NoError(t, err)
-	}
+	a := startAwayView(t, 100, "4")
+	v, out, sent, clock, reopens, typed, typing, streaming, done, frame := a.v, a.out, a.sent, a.clock, a.reopens, a.typed, a.typing, a.streaming, a.done, a.frame
 	const gone = "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 7: disconnected\"}}\n\n"
 	frame(streaming, "> reboot")
 	_, err := io.WriteString(streaming, gone)
@@ -505,30 +531,8 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 // what to do.
 func TestTheScreenViewerLooksAgainWhenItsGatewayStops(t *testing.T) {
 	const stopping = "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n"
-	out := &testkit.SyncBuffer{}
-	clock := &awayClock{bound: time.Minute, deadline: make(chan time.Time, 1)}
-	reopens := make(chan func() (io.ReadCloser, error))
-	v := &viewer{out: out, after: clock.after, waitFor: time.Minute, size: termOf(120, 24),
-		send: func(context.Context, []computer.InputEvent) error { return nil },
-		reopen: func(ctx context.Context) (io.ReadCloser, error) {
-			select {
-			case answer := <-reopens:
-				return answer()
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}}
-	typed, typing := io.Pipe()
-	defer typing.Close()
-	stream, streaming := io.Pipe()
-	defer streaming.Close()
-	done := make(chan error, 1)
-	go func() { done <- v.run(t.Context(), typed, stream) }()
-	frame := func(w io.Writer, text string) {
-		_, err := fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":%q,\"fg\":%q,\"bg\":%q}]}\n\n",
-			text, strings.Repeat("0", len(text)), strings.Repeat("f", len(text)))
-		require.NoError(t, err)
-	}
+	a := startAwayView(t, 120, "0")
+	v, out, clock, reopens, typed, streaming, done, frame := a.v, a.out, a.clock, a.reopens, a.typed, a.streaming, a.done, a.frame
 
 	// Behind a load balancer: another replica answers, the computer not yet connected there,
 	// then shows it.
