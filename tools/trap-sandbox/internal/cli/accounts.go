@@ -582,6 +582,9 @@ func (c *AccountsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 	if err != nil {
 		return c.manageError(err, "account", "")
 	}
+	if len(all) == 0 {
+		return noneListed(stderr, "accounts", "")
+	}
 	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ACCOUNT\tROLE\tCREATED\tCREATED BY\tTOKENS\tLAST USED\tADDRESS")
 	for _, a := range all {
@@ -681,6 +684,19 @@ type TokensCmd struct {
 	Revoke TokensRevokeCmd `cmd:"" help:"Revoke an API token by its id (see tokens list); it stops working on the next request."`
 }
 
+// noneListed says on stderr that a listing has none of what it lists, as computers does ("no
+// computers connected"), and prints no table: a header alone read as a table of nothing, and
+// a script reading the rows gets none either way. what is what it lists ("tokens"), of the
+// account it was asked for, or "".
+func noneListed(stderr io.Writer, what, of string) error {
+	line := "no " + what
+	if of != "" {
+		line += " in account " + show(of)
+	}
+	_, err := fmt.Fprintln(stderr, line)
+	return err
+}
+
 // TokensListCmd lists tokens.
 type TokensListCmd struct {
 	ManageFlags
@@ -697,6 +713,9 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) e
 	toks, err := mg.Tokens(ctx, c.Account)
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
+	}
+	if len(toks) == 0 {
+		return noneListed(stderr, "tokens", c.Account)
 	}
 	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tCREATED\tCREATED BY\tEXPIRES\tREVOKED\tLAST USED\tADDRESS")
@@ -851,6 +870,9 @@ func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writ
 	creds, err := mg.Credentials(ctx, c.Account)
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
+	}
+	if len(creds) == 0 {
+		return noneListed(stderr, "computer credentials", c.Account)
 	}
 	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tAPPROVED BY\tCREATED\tLAST SEEN\tTRAPOSID\tADDRESS\tREVOKED")

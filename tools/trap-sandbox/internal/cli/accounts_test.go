@@ -115,6 +115,13 @@ func TestAccountCommandsOnStoreAndAPI(t *testing.T) {
 			out = run("tokens", "revoke", tok)
 			assert.Contains(t, out, "token "+id+" (laptop) of "+name+" revoked at 20")
 
+			// None yet: said on stderr, as computers says none is connected, and no table (a
+			// header alone read as a table of nothing).
+			out, errOut, err := runWith(t, "", append([]string{"credentials", "list", name}, flags...)...)
+			require.NoError(t, err)
+			assert.Empty(t, out)
+			assert.Equal(t, "no computer credentials in account "+name+"\n", errOut)
+
 			cred := lastLineOf(run("credentials", "add", name))
 			require.True(t, strings.HasPrefix(cred, "tsc_"), cred)
 			credID := strings.SplitN(cred, "_", 3)[1]
@@ -123,7 +130,7 @@ func TestAccountCommandsOnStoreAndAPI(t *testing.T) {
 			out = run("credentials", "revoke", credID)
 			assert.Contains(t, out, "credential "+credID+" of "+name+" revoked at 20")
 
-			_, err := runClient(t, append([]string{"tokens", "revoke", "nope"}, flags...)...)
+			_, err = runClient(t, append([]string{"tokens", "revoke", "nope"}, flags...)...)
 			require.Error(t, err)
 			if mode == "api" {
 				assert.Equal(t, `tokens revoke: no token "nope" that this token reaches (trap-sandbox tokens list shows the ids)`, err.Error())

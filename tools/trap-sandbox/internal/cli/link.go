@@ -196,6 +196,9 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 			keys = append(keys, lk)
 		}
 	}
+	if len(keys) == 0 {
+		return noneListed(stderr, "enrollment keys", c.Account)
+	}
 	tw := table.NewWriter(out, 2)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tCREATED BY\tCREATED\tEXPIRES\tUSES\tREVOKED")
 	opt := func(t *time.Time) string {
