@@ -138,7 +138,7 @@ func TestACodeApprovedWithATokenRevokedSinceIsRefusedOnTheOtherReplica(t *testin
 	assert.Equal(t, "the API token that approved the link code was revoked since it approved it; "+
 		"run sandbox link again for a new code, and have it approved again with a token that is not revoked", f.Error.Message)
 	assert.NoError(t, a.WaitLog(ctx, `level=WARN msg="link refused: the API token that approved its code was revoked since" replica=a module=link traposId=7:kitchen accountId=alice approvedBy=alice byToken=`+laptopID))
-	assert.Regexp(t, `^ID +ACCOUNT`, accountsCLI(ctx, t, nats, "credentials", "list", "alice"), "no credential was issued: the listing's last line is its header")
+	assert.Empty(t, accountsCLI(ctx, t, nats, "credentials", "list", "alice"), "no credential was issued: nothing is listed")
 }
 
 // beginLink opens a socket on g for traposID that asks for a link code (hello with link, then
