@@ -539,8 +539,9 @@ func TestARelayToAReplicaGoneFromNATSFailsNamingIt(t *testing.T) {
 	holdBeats(t, a.router)
 
 	_, err := a.router.Relay(t.Context(), "b", "screen", k, json.RawMessage(`{}`))
-	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected,
-		"computer 7: is not connected: replica b, which held its socket, is not on NATS any more (it stopped, crashed or lost its connection)"), err)
+	// Marked as the holder's going (ReplicaGone), as every such not_connected is: MCP reads it.
+	assert.Equal(t, holderGone("7:", "b", "is not on NATS any more (it stopped, crashed or lost its connection)"), err)
+	assert.EqualError(t, err, "not_connected: computer 7: is not connected: replica b, which held its socket, is not on NATS any more (it stopped, crashed or lost its connection)")
 	_, err = a.router.Relay(t.Context(), "c", "screen", gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:"}, json.RawMessage(`{}`))
 	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected,
 		"replica c is not on NATS any more (it stopped, crashed or lost its connection)"), err)
