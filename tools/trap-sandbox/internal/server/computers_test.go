@@ -40,20 +40,28 @@ func request(t *testing.T, method, url string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// serveBothPorts serves a server of one computer-like module on a main listener and a
+// computers-only one, both on loopback; stop cancels it and waits for it to return.
+func serveBothPorts(t *testing.T) (mod *computerLikeModule, main, computers net.Listener, stop func()) {
+	t.Helper()
+	mod = &computerLikeModule{echoModule{name: "alpha", prefix: "/alpha/"}}
+	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, mod)
+	main, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	computers, err = net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeWithComputersPort(ctx, main, computers) }()
+	return mod, main, computers, func() { cancelAndWaitServe(t, cancel, done) }
+}
+
 // TestTheComputersPortServesComputerPathsOnly: the second listener serves the computers' paths
 // with the same handlers, marked as come through it, and answers anything else (the host API
 // above all, which trusts loopback clients) 404 with one line naming --listen; the main
 // listener is as before. Both stop together.
 func TestTheComputersPortServesComputerPathsOnly(t *testing.T) {
-	mod := &computerLikeModule{echoModule{name: "alpha", prefix: "/alpha/"}}
-	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, mod)
-	main, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	computers, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.ServeWithComputersPort(ctx, main, computers) }()
+	mod, main, computers, stop := serveBothPorts(t)
 	mainURL, computersURL := "http://"+main.Addr().String(), "http://"+computers.Addr().String()
 
 	status, body := request(t, http.MethodGet, computersURL+"/trapos/ws")
@@ -82,10 +90,10 @@ func TestTheComputersPortServesComputerPathsOnly(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "loopback without a token on the main port")
 	assert.Equal(t, "[]", body)
 
-	cancelAndWaitServe(t, cancel, done)
+	stop()
 	assert.Equal(t, 1, mod.shutdowns)
 	for _, l := range []net.Listener{main, computers} {
-		_, err = net.DialTimeout("tcp", l.Addr().String(), time.Second)
+		_, err := net.DialTimeout("tcp", l.Addr().String(), time.Second)
 		assert.Error(t, err, "%s is closed", l.Addr())
 	}
 }
@@ -98,16 +106,8 @@ func TestTheComputersPortServesComputerPathsOnly(t *testing.T) {
 // port installed. Any other path not in its clean form (one cleaned to the host API's, a
 // file's, /healthz), a slash sent as %2F, or another method, is still refused there.
 func TestTheComputersPortRedirectsTheInstallersAndTheWebSocketsPathAsTheMainPortDoes(t *testing.T) {
-	mod := &computerLikeModule{echoModule{name: "alpha", prefix: "/alpha/"}}
-	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, mod)
-	main, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	computers, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.ServeWithComputersPort(ctx, main, computers) }()
-	defer cancelAndWaitServe(t, cancel, done)
+	_, main, computers, stop := serveBothPorts(t)
+	defer stop()
 	mainURL, computersURL := "http://"+main.Addr().String(), "http://"+computers.Addr().String()
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	answer := func(method, url string) (status int, location, body string) {
