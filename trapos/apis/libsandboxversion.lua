@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.42",
+  VERSION = "0.5.43",
   parse = parse,
   newer = newer,
 };
