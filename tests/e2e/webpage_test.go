@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,4 +130,59 @@ func TestTheWebConsoleShowsAHostileLabelAndScreenAsText(t *testing.T) {
 	}
 	until(t, "the screen's <b>, as text", `document.getElementById("screen-text").textContent.startsWith("<b>")`)
 	until(t, "no element made of the label or the screen", noMarkup)
+}
+
+// openerPage is another site's page that opens the web console of the gateway on 127.0.0.1
+// (port %s) at the player's computer 7:door, on a click (a link "see your gateway"), and keeps
+// the window's handle: with it a page may navigate that window at any moment, so while the
+// operator types on the door's screen it turns the console to its own player's computer 9:evil
+// (a fragment change the console follows), which gets what is typed next.
+const openerPage = `<!doctype html><button id="open" onclick="window.w = window.open('http://127.0.0.1:%[1]s/console/#/computer/7%%3Adoor')">open</button>`
+
+// TestAWebPageCannotDriveAConsoleItOpened: the console's page says Cross-Origin-Opener-Policy
+// same-origin, so a window another site's page opened on it is no longer that page's to reach:
+// its handle reads closed, the console has no opener, and the page's navigation to another
+// computer's view changes nothing. Without it the page kept a handle to the operator's console.
+func TestAWebPageCannotDriveAConsoleItOpened(t *testing.T) {
+	ctx := testContext(t)
+	page, _ := consolePage(ctx, t, "evil.test")
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	door := connectScreenComputer(ctx, t, g, "7:door", sandboxPassword)
+	connectScreenComputer(ctx, t, g, "9:evil", sandboxPassword) // the page's player's own
+
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprintf(w, openerPage, g.Port())
+	}))
+	t.Cleanup(site.Close)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://evil.test:"+site.URL[strings.LastIndex(site.URL, ":")+1:]+"/")))
+	opened := chromedp.WaitNewTarget(page, func(i *target.Info) bool { return strings.Contains(i.URL, "/console/") })
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#open")))
+	var popupID target.ID
+	select {
+	case popupID = <-opened:
+	case <-ctx.Done():
+		t.Fatal("the page opened no console window")
+	}
+	popup, closePopup := chromedp.NewContext(page, chromedp.WithTargetID(popupID))
+	t.Cleanup(closePopup)
+	select {
+	case <-door.watch:
+	case <-ctx.Done():
+		t.Fatal("the console the page opened did not open 7:door's screen")
+	}
+	_, err := chromedp.Run(popup, chromedp.Poll[bool](`document.getElementById("viewer-id").textContent === "7:door"`))
+	require.NoError(t, err, "the console shows 7:door")
+
+	severed, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.w.closed`))
+	require.NoError(t, err)
+	assert.True(t, severed, "the page's handle to the console reads closed")
+	noOpener, err := chromedp.Run(popup, chromedp.Evaluate[bool](`window.opener === null`))
+	require.NoError(t, err)
+	assert.True(t, noOpener, "the console has no opener")
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`try { window.w.location = "http://127.0.0.1:`+g.Port()+`/console/#/computer/9%3Aevil"; } catch (e) {} true`))
+	require.NoError(t, err)
+	hash, err := chromedp.Run(popup, chromedp.Evaluate[string](`location.hash`))
+	require.NoError(t, err)
+	assert.Equal(t, "#/computer/7%3Adoor", hash, "the page's navigation reached the console")
 }

@@ -53,9 +53,15 @@ func (*Module) Mount(routes *server.Routes) {
 	routes.Handle("GET /console", http.RedirectHandler(Path, http.StatusMovedPermanently))
 }
 
-// assetHeaders are the headers of every file of the console.
+// assetHeaders are the headers of every file of the console. Cross-Origin-Opener-Policy
+// same-origin cuts the console's window off from another site's page that opened it: that
+// page's handle reads closed, so it cannot turn the operator's console to another computer
+// (a fragment it sets, #/computer/ID, which the console follows) while the operator types;
+// frame-ancestors 'none' keeps such a page from framing it. Browsers honour the first on
+// https and on localhost or 127.0.0.1 (docs/screen.md).
 func assetHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+	w.Header().Set("Cross-Origin-Opener-Policy", "same-origin")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-cache")
 }

@@ -37,6 +37,8 @@ func TestThePageLoadsWithoutAuth(t *testing.T) {
 		// frame would type on a computer), nor have a response sniffed as another type.
 		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'", path)
 		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), path)
+		// Nor keep a handle to a console it opened, to turn it to another computer's view.
+		assert.Equal(t, "same-origin", resp.Header.Get("Cross-Origin-Opener-Policy"), path)
 	}
 	resp, err := http.Get(srv.URL + "/console/nothing.js")
 	require.NoError(t, err)
