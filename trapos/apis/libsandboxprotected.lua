@@ -22,11 +22,16 @@ local WHAT_DISK_STARTUP = "a disk's startup file (CC runs it at boot instead of 
 local WHAT_BOOT_PROGRAM = "a program the boot runs by its name (the sandbox's startup hook runs shell, CC runs motd)";
 local WHAT_SANDBOX = "one of the sandbox's own files";
 local WHAT_MODULE = "where require('cc.*') in the sandbox's programs looks before the ROM";
--- Why changing a protected path is running code, said after it in the refusal; an entry's own
--- changes says it instead where the boot is not what runs it.
+-- Why changing a protected path is running code, said after it in the refusal: the boot runs
+-- it, unless the entry's own changes says what does (the player's command, the sandbox's
+-- programs loading it, the owner's own setting). Short: a pocket computer shows 26 columns.
 local CHANGES_BOOT = "changing how the computer boots runs code";
+local CHANGES_SETTINGS = "it holds " .. config.SETTING_ALLOW_EXEC .. " itself";
+local CHANGES_LOADED = "the daemon, sandbox and ai load it";
+local CHANGES_MODULES = "the daemon, sandbox and ai load modules from it";
+local CHANGES_RECORD = "the installer, the daemon and sandbox uninstall act on what it says";
 local PROTECTED = {
-  { parts = { "^%.settings$" }, shows = "/.settings", what = WHAT_SETTINGS },
+  { parts = { "^%.settings$" }, shows = "/.settings", what = WHAT_SETTINGS, changes = CHANGES_SETTINGS },
   { parts = { "^startup$" }, shows = "/startup", what = WHAT_STARTUP },
   { parts = { "^startup%.lua$" }, shows = "/startup.lua", what = WHAT_STARTUP },
   { parts = { "^disk%d*$", "^startup$" }, shows = "/disk*/startup", what = WHAT_DISK_STARTUP },
@@ -35,12 +40,16 @@ local PROTECTED = {
   { parts = { "^shell%.lua$" }, shows = "/shell.lua", what = WHAT_BOOT_PROGRAM },
   { parts = { "^motd$" }, shows = "/motd", what = WHAT_BOOT_PROGRAM },
   { parts = { "^motd%.lua$" }, shows = "/motd.lua", what = WHAT_BOOT_PROGRAM },
-  { parts = { "^apis$", "^libsandbox" }, shows = "/apis/libsandbox*", what = WHAT_SANDBOX },
+  { parts = { "^apis$", "^libsandbox" }, shows = "/apis/libsandbox*", what = WHAT_SANDBOX, changes = CHANGES_LOADED },
   { parts = { "^servers$", "^sandbox" }, shows = "/servers/sandbox*", what = WHAT_SANDBOX },
-  { parts = { "^programs$", "^sandbox" }, shows = "/programs/sandbox*", what = WHAT_SANDBOX },
+  -- /programs/sandbox-install.lua, an older installer's copy, is run as sandbox-install.
+  { parts = { "^programs$", "^sandbox" }, shows = "/programs/sandbox*", what = WHAT_SANDBOX,
+    changes = "typing sandbox runs it" },
   -- The ai command asks the player before the agent changes anything: changed, it would not.
-  { parts = { "^programs$", "^ai$" }, shows = "/programs/ai", what = WHAT_SANDBOX .. " (the ai command)" },
-  { parts = { "^programs$", "^ai%.lua" }, shows = "/programs/ai.lua*", what = WHAT_SANDBOX .. " (the ai command)" },
+  { parts = { "^programs$", "^ai$" }, shows = "/programs/ai", what = WHAT_SANDBOX .. " (the ai command)",
+    changes = "typing ai runs it" },
+  { parts = { "^programs$", "^ai%.lua" }, shows = "/programs/ai.lua*", what = WHAT_SANDBOX .. " (the ai command)",
+    changes = "typing ai runs it" },
   -- CC's help program finds /help/sandbox, .md or .txt (the package's page): the player reads
   -- it as the sandbox's own words on what to type, which a changed page could make anything.
   { parts = { "^help$", "^sandbox" }, shows = "/help/sandbox*", what = WHAT_SANDBOX .. " (its page for help sandbox)",
@@ -50,10 +59,11 @@ local PROTECTED = {
     changes = "the player types what it says" },
   { parts = { "^help$", "^ai%." }, shows = "/help/ai.*", what = WHAT_SANDBOX .. " (its page for help ai)",
     changes = "the player types what it says" },
-  { parts = { "^%.trapos%-sandbox" }, shows = "/.trapos-sandbox*", what = WHAT_SANDBOX .. " (the installer's record)" },
+  { parts = { "^%.trapos%-sandbox" }, shows = "/.trapos-sandbox*", what = WHAT_SANDBOX .. " (the installer's record)",
+    changes = CHANGES_RECORD },
   { parts = { "^sandbox%-startup" }, shows = "/sandbox-startup.lua", what = WHAT_SANDBOX .. " (its startup hook)" },
-  { parts = { "^servers$", "^cc$" }, shows = "/servers/cc", what = WHAT_MODULE },
-  { parts = { "^programs$", "^cc$" }, shows = "/programs/cc", what = WHAT_MODULE },
+  { parts = { "^servers$", "^cc$" }, shows = "/servers/cc", what = WHAT_MODULE, changes = CHANGES_MODULES },
+  { parts = { "^programs$", "^cc$" }, shows = "/programs/cc", what = WHAT_MODULE, changes = CHANGES_MODULES },
 };
 
 -- A name a Windows drive may read as another: an 8.3 short name (SETTIN~1 is .settings when

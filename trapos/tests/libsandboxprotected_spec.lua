@@ -135,6 +135,25 @@ describe("libsandboxprotected", function()
         "fs.delete of /help needs sandbox.allow_exec: it would change /help/sandbox*, one of the sandbox's own files "
         .. "(its page for help sandbox), and the player types what it says; the owner can allow it with: set sandbox.allow_exec true");
     end);
+
+    it("gives each path the why that is true of it: the boot, a command, a load, the setting", function()
+      local function why(path)
+        return (refused("fs.write", { path = path, data = "x" }):match(", and (.-); the owner can allow it"));
+      end
+      for _, path in ipairs({ "/startup.lua", "/startup/x.lua", "/disk/startup", "/shell", "/motd.lua",
+          "/servers/sandbox.lua", "/sandbox-startup.lua" }) do
+        expect(why(path)):eq("changing how the computer boots runs code");
+      end
+      expect(why("/.settings")):eq("it holds sandbox.allow_exec itself");
+      expect(why("/programs/sandbox.lua")):eq("typing sandbox runs it");
+      expect(why("/programs/sandbox-install.lua")):eq("typing sandbox runs it");
+      expect(why("/programs/ai.lua")):eq("typing ai runs it");
+      expect(why("/programs/ai")):eq("typing ai runs it");
+      expect(why("/apis/libsandboxcodec.lua")):eq("the daemon, sandbox and ai load it");
+      expect(why("/servers/cc/expect.lua")):eq("the daemon, sandbox and ai load modules from it");
+      expect(why("/programs/cc/expect.lua")):eq("the daemon, sandbox and ai load modules from it");
+      expect(why("/.trapos-sandbox")):eq("the installer, the daemon and sandbox uninstall act on what it says");
+    end);
   end);
 
   -- Paths put together from these pieces, at random (a fixed seed), the way a host would try

@@ -128,7 +128,7 @@ func TestAFullDriveNamesAFewLeftoversAndCountsTheRest(t *testing.T) {
 // write's, and the temporary file is gone.
 func TestAProtectedPathIsRefusedAsAWrite(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/keep": "k"})
-	const why = " needs sandbox.allow_exec: it would change /startup.lua, what the computer runs at boot, and changing how the computer boots runs code;" +
+	const why = " needs sandbox.allow_exec: it would change /startup.lua, a startup file (CC runs /startup, /startup.lua and every file in /startup/ at boot), and changing how the computer boots runs code;" +
 		" the owner can allow it with: set sandbox.allow_exec true"
 	d.Before = func(_ context.Context, _ int, typ string) error {
 		if typ == protocol.TypeFSMove {
