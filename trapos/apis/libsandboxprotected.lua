@@ -28,7 +28,7 @@ local WHAT_MODULE = "where require('cc.*') in the sandbox's programs looks befor
 local CHANGES_BOOT = "changing how the computer boots runs code";
 local CHANGES_SETTINGS = "it holds " .. config.SETTING_ALLOW_EXEC .. " itself";
 local CHANGES_LOADED = "the daemon, sandbox and ai load it";
-local CHANGES_MODULES = "the daemon, sandbox and ai load modules from it";
+local CHANGES_MODULES = "a module put there runs in place of the ROM's";
 local CHANGES_RECORD = "the installer, the daemon and sandbox uninstall act on what it says";
 local PROTECTED = {
   { parts = { "^%.settings$" }, shows = "/.settings", what = WHAT_SETTINGS, changes = CHANGES_SETTINGS },

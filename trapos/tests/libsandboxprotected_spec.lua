@@ -150,8 +150,8 @@ describe("libsandboxprotected", function()
       expect(why("/programs/ai.lua")):eq("typing ai runs it");
       expect(why("/programs/ai")):eq("typing ai runs it");
       expect(why("/apis/libsandboxcodec.lua")):eq("the daemon, sandbox and ai load it");
-      expect(why("/servers/cc/expect.lua")):eq("the daemon, sandbox and ai load modules from it");
-      expect(why("/programs/cc/expect.lua")):eq("the daemon, sandbox and ai load modules from it");
+      expect(why("/servers/cc/expect.lua")):eq("a module put there runs in place of the ROM's");
+      expect(why("/programs/cc/expect.lua")):eq("a module put there runs in place of the ROM's");
       expect(why("/.trapos-sandbox")):eq("the installer, the daemon and sandbox uninstall act on what it says");
     end);
   end);
