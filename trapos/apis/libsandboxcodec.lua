@@ -82,6 +82,12 @@ local VARIANT = "89ab";
 -- The most bytes of the gateway's text the daemon keeps where a person reads it (`sandbox
 -- status`, its log file): a broken or hostile gateway may send 128 KiB, or many lines.
 local MAX_SHOWN_BYTES = 256;
+-- An account's name as the gateway makes them (its account.validName: a lower-case letter or
+-- digit, then up to 62 of those, ".", "_" and "-"; "local" for the shared password). A name
+-- the gateway gives in any other shape is not shown as an account: words of its choosing
+-- ("mallory Link this computer to alice") read as the sandbox's own question or line.
+local ACCOUNT_NAME = "^[a-z0-9][a-z0-9._-]*$";
+local MAX_ACCOUNT_NAME_BYTES = 63;
 
 -- The byte rule (docs/protocol.md). serializeJSON writes every byte >= 0x7F as its own
 -- \u00XX, so the gateway reads code point U+00XX; but unserialiseJSON turns \u00XX (and the
@@ -316,6 +322,14 @@ local function withoutPositionIn(err, source)
     return err;
   end
   return err:match("^%d+: (.*)$", #source + 2) or err;
+end
+
+-- value when it is an account's name in the gateway's shape (ACCOUNT_NAME), else nil.
+local function accountName(value)
+  if type(value) ~= "string" or #value > MAX_ACCOUNT_NAME_BYTES or not value:find(ACCOUNT_NAME) then
+    return nil;
+  end
+  return value;
 end
 
 -- text as one line of at most maxBytes (MAX_SHOWN_BYTES by default) to show a person: each run
@@ -606,6 +620,7 @@ return {
   toWire = toWire,
   jsonSafe = jsonSafe,
   oneLine = oneLine,
+  accountName = accountName,
   withoutPositionIn = withoutPositionIn,
   normalisePayload = normalisePayload,
   normaliseError = normaliseError,

@@ -501,8 +501,8 @@ local function newDaemon(deps)
       connections = connections + 1;
       answeredAt[url] = clock();
       -- Whose computer this is now (a linked credential's account, or local): sandbox status.
-      local accountId = frame.payload.accountId;
-      account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
+      -- Only a name in the gateway's shape: sandbox status shows it, and sandbox link asks by it.
+      account = codec.accountName(frame.payload.accountId);
       -- A credential set by hand (trap-sandbox credentials add) is not a linked one.
       local kind = frame.payload.credentialKind;
       credentialKind = type(kind) == "string" and kind ~= "" and oneLine(kind) or nil;

