@@ -259,7 +259,8 @@ local function health()
   printHanging("sandboxOk: " .. tostring(payload.sandboxOk == true));
   printHanging("opencodeOk: " .. tostring(payload.opencodeOk == true));
   if payload.opencodeOk ~= true then
-    printHanging("opencodeDetail: " .. oneLine(tostring(payload.opencodeDetail or "no detail given")));
+    local detail = payload.opencodeDetail;
+    printHanging("opencodeDetail: " .. (type(detail) == "string" and oneLine(detail) or "no detail given"));
   end
   -- opencode answering says nothing of whether ai can ask it: a gateway runs with its agent
   -- off unless its operator turned it on, and then starting opencode changes nothing.

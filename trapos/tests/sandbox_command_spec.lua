@@ -651,6 +651,15 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines[3]):eq("opencodeDetail: a b c");
+      -- a detail of another type is none, never Lua's "table: 3b44..." as the gateway's words
+      for _, detail in ipairs({ {}, true }) do
+        ok, err, lines = run({ "health" }, {
+          status = connectedStatus(),
+          reply = function() return true, { sandboxOk = true, opencodeOk = false, opencodeDetail = detail }; end,
+        });
+        expectSuccess(ok, err);
+        expect(lines[3]):eq(hanging("opencodeDetail: no detail given"));
+      end
     end);
 
     it("reports other gateway errors with their code", function()
