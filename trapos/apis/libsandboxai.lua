@@ -50,6 +50,8 @@ local MAX_PROMPT_BYTES = 4096;
 -- How long one poll may wait at the gateway for the next event (its maximum), well under the
 -- request timeout, so a quiet turn costs one request every few seconds.
 local POLL_WAIT_MS = 5000;
+-- A confirm's bytes above this (2^53, where a number stops counting by one) are no size.
+local MAX_BYTES_SAID = 2 ^ 53;
 -- The gateway waits by its clock and we time the request by ours, which may run faster (a
 -- fakecraft computer's clock runs scaled): after a poll that timed out, run() halves the wait,
 -- down to this.
@@ -1294,6 +1296,11 @@ local function newClient(deps)
     if type(reply.events) == "table" then
       for _, event in ipairs(reply.events) do
         if type(event) == "table" and type(event.seq) == "number" and type(event.kind) == "string" then
+          -- A size is a count of bytes: any other number ("-1 bytes", "inf bytes") says none.
+          if type(event.bytes) == "number" and not (event.bytes >= 0 and event.bytes < MAX_BYTES_SAID
+              and event.bytes == math.floor(event.bytes)) then
+            event.bytes = nil;
+          end
           list[#list + 1] = event;
         end
       end

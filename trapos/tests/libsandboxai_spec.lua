@@ -151,6 +151,20 @@ describe("libsandboxai", function()
       expect(gw.of(lib.TYPE_POLL)[1]):same({ turnId = "t1", after = 0, waitMs = 100 });
     end);
 
+    it("poll keeps a confirm's bytes only as a count of bytes", function()
+      local confirms = {};
+      for i, bytes in ipairs({ 312, 0, -1, 1.5, math.huge, 2 ^ 60, "12" }) do
+        confirms[i] = { seq = i, kind = "confirm", confirmId = "c" .. i, bytes = bytes };
+      end
+      local client = lib.newClient({ request = gateway({ { confirms, false } }).request });
+      local events = client.poll("t1", 0, 100);
+      local said = {};
+      for i, event in ipairs(events) do
+        said[i] = event.bytes == nil and "none" or event.bytes;
+      end
+      expect(said):same({ 312, 0, "none", "none", "none", "none", "12" });
+    end);
+
     it("abort, reset and approve send their payloads", function()
       local gw = gateway({});
       local client = lib.newClient({ request = gw.request });
