@@ -155,6 +155,13 @@ type Store interface {
 	// CreateToken adds t; ErrExists if its selector is taken, ErrNotFound if its account is
 	// missing.
 	CreateToken(ctx context.Context, t Token) error
+	// CreateTokenIf is CreateToken unless check, given the tokens of t's account (revoked
+	// ones too) as they are at the add, refuses: then its error, and nothing is added. The
+	// look and the add are one step, so of two calls at once for one account (two tokens
+	// named alike, added through one gateway or two replicas) the later one's check sees the
+	// earlier one's token, where a Tokens read and then a CreateToken let both in (see each
+	// store for how).
+	CreateTokenIf(ctx context.Context, t Token, check func(accountTokens []Token) error) error
 	// Token returns the token of selector, or ErrNotFound.
 	Token(ctx context.Context, selector string) (Token, error)
 	// Tokens returns the account's tokens (revoked ones too), oldest first; "" is every

@@ -140,8 +140,9 @@ func TokenName(name string) (string, error) {
 // (cctext.NameKey: the same name, or one that looks like it, laptop and lаptop with Cyrillic
 // а): an operator revoking one must not take the other for it. A token revoked or expired
 // leaves its name free (its listing's row says which), so a leaked token's holder gets one of
-// the same name. toks are the account's tokens, read as last written (Latest); two tokens
-// added at once, on two replicas, may both pass.
+// the same name. toks are the account's tokens as the store holds them at the add
+// (Store.CreateTokenIf): of two tokens added at once, through one gateway or two replicas,
+// the second is refused naming the first.
 func twinToken(accountID, name string, toks []Token, now time.Time) error {
 	key := cctext.NameKey(name)
 	for _, t := range toks {
@@ -257,14 +258,8 @@ func (a *Accounts) issueToken(ctx context.Context, accountID, name string, ttl t
 	if t.AccountCreated, err = a.incarnation(ctx, accountID); err != nil {
 		return "", Token{}, err
 	}
-	toks, err := Latest(a.store).Tokens(ctx, accountID)
+	err = a.store.CreateTokenIf(ctx, t, func(toks []Token) error { return twinToken(accountID, t.Name, toks, t.Created) })
 	if err != nil {
-		return "", Token{}, err
-	}
-	if err := twinToken(accountID, t.Name, toks, t.Created); err != nil {
-		return "", Token{}, err
-	}
-	if err := a.store.CreateToken(ctx, t); err != nil {
 		return "", Token{}, err
 	}
 	return plain, t, nil

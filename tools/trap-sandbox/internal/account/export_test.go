@@ -76,3 +76,9 @@ func RemoveAccountForTest(ctx context.Context, s *KV, id string, listed func()) 
 func CreateApprovedCredentialForTest(ctx context.Context, s *KV, c Credential, approvedToken string, exclusive bool, added func()) error {
 	return s.createApproved(ctx, c, approvedToken, exclusive, added)
 }
+
+// CreateTokenIfForTest is KV.CreateTokenIf calling step after its look ("looked") and between
+// adding the token and writing the account's record of token adds ("added").
+func CreateTokenIfForTest(ctx context.Context, s *KV, t Token, check func([]Token) error, step func(string)) error {
+	return s.createTokenIf(ctx, t, check, step)
+}

@@ -146,6 +146,9 @@ const (
 	// the credentials bound to that id (CreateBoundCredential): the bucket has no transaction
 	// that could look at every credential and add one in one step.
 	kvBound = "bound."
+	// kvTokenAdds keys one record per account (kvKey of its id) whose revision orders the
+	// adds of its tokens (CreateTokenIf), as kvBound's does a computer id's credentials.
+	kvTokenAdds = "tokenadds."
 )
 
 func kvKey(prefix, id string) string { return prefix + hex.EncodeToString([]byte(id)) }
@@ -464,6 +467,67 @@ func tokenRecord(t Token) kvTokenRecord {
 	return kvTokenRecord{Selector: t.Selector, Hash: t.Hash, AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created),
 		ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt), CreatedBy: t.CreatedBy, LastUsed: nanos(t.LastUsed),
 		RemoteAddr: t.RemoteAddr, AccountCreated: nanos(t.AccountCreated)}
+}
+
+// CreateTokenIf implements Store optimistically, as CreateBoundCredential: it reads the
+// revision of the account's record of token adds (kvTokenAdds), shows check the account's
+// tokens, adds t, and then writes that record if its revision has not moved, which every
+// other CreateTokenIf of the account does after adding its own token. One that finds the
+// revision moved deletes its token and looks again, and then its check sees the token added
+// by the call that moved it. Both are read through the bucket's stream leader (Latest), so a
+// lagging follower's listing does not miss a token added a moment ago. One cut off between
+// its add and its write (NATS gone) leaves its token, whose secret was never given, listed
+// until it is revoked.
+func (s *KV) CreateTokenIf(ctx context.Context, t Token, check func([]Token) error) error {
+	return s.createTokenIf(ctx, t, check, nil)
+}
+
+// createTokenIf is CreateTokenIf calling step (when not nil) after its look ("looked") and
+// between adding the token and writing the account's record ("added").
+func (s *KV) createTokenIf(ctx context.Context, t Token, check func([]Token) error, step func(string)) error {
+	if _, err := s.accountToWrite(ctx, t.AccountID); err != nil {
+		return err
+	}
+	claim := kvKey(kvTokenAdds, t.AccountID)
+	for range kvRetries {
+		var rev uint64 // 0: the record does not exist yet
+		if _, r, err := s.lastAtLeader(ctx, claim); err == nil {
+			rev = r
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("add token %q: %w", t.Selector, natsError(err))
+		}
+		toks, err := s.latest.Tokens(ctx, t.AccountID)
+		if err != nil {
+			return err
+		}
+		if err := check(toks); err != nil {
+			return err
+		}
+		if step != nil {
+			step("looked")
+		}
+		if err := s.createTokenRecord(ctx, t); err != nil {
+			return err
+		}
+		if step != nil {
+			step("added")
+		}
+		if rev == 0 {
+			_, err = s.kv.Create(ctx, claim, []byte(t.Selector))
+		} else {
+			_, err = s.kv.Update(ctx, claim, []byte(t.Selector), rev)
+		}
+		if err == nil {
+			return nil
+		}
+		if derr := s.kv.Delete(ctx, kvKey(kvToken, t.Selector)); derr != nil {
+			return fmt.Errorf("add token %q: %w (and it is left without its secret: %v)", t.Selector, natsError(err), natsError(derr))
+		}
+		if !revisionMoved(err) {
+			return fmt.Errorf("add token %q: %w", t.Selector, natsError(err))
+		}
+	}
+	return fmt.Errorf("add token %q: %d concurrent writers in a row; try again", t.Selector, kvRetries)
 }
 
 // Token implements Store.

@@ -3,6 +3,7 @@ package account_test
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -258,6 +259,76 @@ func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, creds, 1, "the refused replica's credential is deleted")
 	assert.Equal(t, creds[0].Selector, held.Held.Selector)
+}
+
+// TestKVTokensOfOneNameOnTwoReplicasAtOnce: two replicas add a token named laptop to alice at
+// once: both look and find none, and both add theirs, before either writes alice's record of
+// token adds. One write comes first; the other replica finds the record's revision moved,
+// deletes its token and looks again, and its check then sees the first one's token.
+func TestKVTokensOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	url := embeddednats.Start(t)
+	var replicas [2]*account.KV
+	for i := range replicas {
+		s, err := account.OpenKV(ctx, embeddednats.JetStream(t, url))
+		require.NoError(t, err)
+		replicas[i] = s
+	}
+	require.NoError(t, replicas[0].CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	// Each step waits for the other replica's (a retry's steps pass: the first time is the race).
+	var mu sync.Mutex
+	waiting := map[string]int{"looked": 2, "added": 2}
+	all := map[string]chan struct{}{"looked": make(chan struct{}), "added": make(chan struct{})}
+	step := func(name string) {
+		mu.Lock()
+		if waiting[name] > 0 {
+			if waiting[name]--; waiting[name] == 0 {
+				close(all[name])
+			}
+		}
+		mu.Unlock()
+		select {
+		case <-all[name]:
+		case <-ctx.Done():
+		}
+	}
+	errTaken := errors.New("the name is taken")
+	unlike := func(name string) func([]account.Token) error {
+		return func(toks []account.Token) error {
+			for _, tok := range toks {
+				if tok.Name == name {
+					return fmt.Errorf("%w by %s", errTaken, tok.Selector)
+				}
+			}
+			return nil
+		}
+	}
+	errs := make(chan error, 2)
+	for i, s := range replicas {
+		sel := fmt.Sprintf("t%d", i)
+		go func() {
+			errs <- account.CreateTokenIfForTest(ctx, s, account.Token{Selector: sel, Hash: []byte(sel), AccountID: "alice", Name: "laptop"}, unlike("laptop"), step)
+		}()
+	}
+	var refused []error
+	for range replicas {
+		if err := <-errs; err != nil {
+			refused = append(refused, err)
+		}
+	}
+	require.NoError(t, ctx.Err(), "both replicas passed both steps together")
+	require.Len(t, refused, 1, "one replica adds its token: %v", refused)
+	require.ErrorIs(t, refused[0], errTaken)
+	toks, err := replicas[1].Latest().Tokens(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, toks, 1, "the refused replica's token is deleted")
+	assert.ErrorContains(t, refused[0], "taken by "+toks[0].Selector)
+
+	require.NoError(t, replicas[1].CreateTokenIf(ctx, account.Token{Selector: "t2", Hash: []byte("t2"), AccountID: "alice", Name: "ci"}, unlike("ci")),
+		"another name, once the record exists")
+	require.ErrorIs(t, replicas[0].CreateTokenIf(ctx, account.Token{Selector: "t3", Hash: []byte("t3"), AccountID: "bob", Name: "ci"}, unlike("ci")),
+		account.ErrNotFound, "no such account")
 }
 
 // TestKVBoundRecordsLeftByARemovedAccountStandInNoOnesWay: a key's link of computer 7 into

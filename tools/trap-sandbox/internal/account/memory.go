@@ -70,6 +70,16 @@ func (m *Memory) CreateToken(_ context.Context, t Token) error {
 	return m.tokens.create(m.accounts, t)
 }
 
+// CreateTokenIf implements Store: its look and its add are under one hold of mu.
+func (m *Memory) CreateTokenIf(_ context.Context, t Token, check func([]Token) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := check(m.tokens.list(t.AccountID)); err != nil {
+		return err
+	}
+	return m.tokens.create(m.accounts, t)
+}
+
 // Token implements Store.
 func (m *Memory) Token(_ context.Context, selector string) (Token, error) {
 	m.mu.Lock()

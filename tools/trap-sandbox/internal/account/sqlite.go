@@ -421,6 +421,41 @@ func (s *SQLite) CreateToken(ctx context.Context, t Token) (err error) {
 	return s.insertOwned(ctx, "token", t.Selector, t.AccountID, insertToken, tokenArgs(t)...)
 }
 
+// CreateTokenIf implements Store: check's look and the add are one write transaction (the
+// write lock is taken at its start, _txlock=immediate), so of two calls at once, in this
+// gateway or another process on the file (an account command), the second looks after the
+// first has added.
+func (s *SQLite) CreateTokenIf(ctx context.Context, t Token, check func([]Token) error) (err error) {
+	defer s.named(&err)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("add token: %w", err)
+	}
+	defer tx.Rollback()
+	toks, err := listTokens(ctx, tx, t.AccountID)
+	if err != nil {
+		return err
+	}
+	if err := check(toks); err != nil {
+		return err
+	}
+	r, err := tx.ExecContext(ctx, insertToken, tokenArgs(t)...)
+	if err != nil {
+		return fmt.Errorf("add token: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		tx.Rollback()
+		if _, err := s.Account(ctx, t.AccountID); err != nil {
+			return err
+		}
+		return exists("token", t.Selector)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("add token: %w", err)
+	}
+	return nil
+}
+
 const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr, account_created"
 
 func scanToken(row interface{ Scan(...any) error }) (Token, error) {
@@ -450,7 +485,14 @@ func (s *SQLite) Token(ctx context.Context, selector string) (_ Token, err error
 // Tokens implements Store.
 func (s *SQLite) Tokens(ctx context.Context, accountID string) (_ []Token, err error) {
 	defer s.named(&err)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE ? = '' OR account_id = ? ORDER BY created, selector", accountID, accountID)
+	return listTokens(ctx, s.db, accountID)
+}
+
+// listTokens is Tokens read with db (the store's, or a transaction's).
+func listTokens(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, accountID string) ([]Token, error) {
+	rows, err := db.QueryContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE ? = '' OR account_id = ? ORDER BY created, selector", accountID, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}

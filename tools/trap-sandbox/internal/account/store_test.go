@@ -18,6 +18,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/account/accounttest"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/testkit/embeddednats"
 )
 
 func TestMemoryStore(t *testing.T) {
@@ -464,4 +465,103 @@ func (b *countBarrier) Accounts(ctx context.Context) ([]account.Account, error) 
 	}
 	<-b.all
 	return b.Store.Accounts(ctx)
+}
+
+// TestTwinTokensAddedAtOnceLeaveOne: two tokens of one account whose names a listing could
+// not tell apart (laptop, Iaptop with a capital i), added at the same moment through two
+// handles on one store (two replicas on one bucket, a gateway and an account command on one
+// file), leave one: the store looks at the account's tokens in the same step as it adds
+// (Store.CreateTokenIf), and the later add is refused naming the earlier one's token. A look
+// through Store.Tokens before the add (as Accounts.IssueToken once did) meets tokensBarrier,
+// which lets neither add on until both have looked and found neither: then both went in.
+func TestTwinTokensAddedAtOnceLeaveOne(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) [2]account.Store{
+		"memory": func(*testing.T) [2]account.Store {
+			s := account.NewMemory()
+			return [2]account.Store{s, s}
+		},
+		"sqlite": func(t *testing.T) (both [2]account.Store) {
+			dir := t.TempDir()
+			for i := range both {
+				s, err := account.OpenSQLite(t.Context(), dir)
+				require.NoError(t, err)
+				t.Cleanup(func() { assert.NoError(t, s.Close()) })
+				both[i] = s
+			}
+			return both
+		},
+		"nats": func(t *testing.T) (both [2]account.Store) {
+			url := embeddednats.Start(t)
+			for i := range both {
+				s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
+				require.NoError(t, err)
+				both[i] = s
+			}
+			return both
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			stores := open(t)
+			clk := clock.NewFake(time.Date(2026, 12, 8, 3, 0, 0, 0, time.UTC))
+			_, err := account.New(stores[0], clk).AddAccount(ctx, "alice", account.RoleUser, "first")
+			require.NoError(t, err)
+			meet := &meeting{arrived: make(chan struct{}, 2), all: make(chan struct{})}
+			errs := make(chan error, 2)
+			for i, tokenName := range []string{"laptop", "Iaptop"} {
+				racing := account.New(tokensBarrier{Store: stores[i], meeting: meet, ctx: ctx}, clk)
+				go func() {
+					_, _, err := racing.IssueToken(ctx, "alice", tokenName, 0)
+					errs <- err
+				}()
+			}
+			var refused []error
+			for range 2 {
+				if err := <-errs; err != nil {
+					refused = append(refused, err)
+				}
+			}
+			require.Len(t, refused, 1, "one add goes through, the other is refused: %v", refused)
+			require.ErrorIs(t, refused[0], account.ErrInvalid)
+			assert.ErrorContains(t, refused[0], "which a listing could not tell apart (spelled out: ")
+			toks, err := account.Latest(stores[1]).Tokens(ctx, "alice")
+			require.NoError(t, err)
+			var names []string
+			for _, tok := range toks {
+				names = append(names, tok.Name)
+			}
+			require.Len(t, names, 2, "the first token and one of the twins: %q", names)
+			assert.Contains(t, names, "first")
+		})
+	}
+}
+
+// meeting is where two callers wait for each other (tokensBarrier).
+type meeting struct {
+	arrived chan struct{}
+	all     chan struct{}
+	once    sync.Once
+}
+
+// tokensBarrier is a store whose Tokens, once it has read, waits until two callers have read
+// (on any store of the meeting), so that two adds that look at the account's tokens with it
+// both look before either adds.
+type tokensBarrier struct {
+	account.Store
+	*meeting
+	ctx context.Context
+}
+
+func (b tokensBarrier) Tokens(ctx context.Context, accountID string) ([]account.Token, error) {
+	toks, err := b.Store.Tokens(ctx, accountID)
+	b.arrived <- struct{}{}
+	if len(b.arrived) == cap(b.arrived) {
+		b.once.Do(func() { close(b.all) })
+	}
+	select {
+	case <-b.all:
+	case <-b.ctx.Done():
+	}
+	return toks, err
 }

@@ -594,6 +594,13 @@ func (s *fullStore) CreateToken(ctx context.Context, tok account.Token) error {
 	return s.Memory.CreateToken(ctx, tok)
 }
 
+func (s *fullStore) CreateTokenIf(ctx context.Context, tok account.Token, check func([]account.Token) error) error {
+	if s.full.Load() {
+		return fmt.Errorf("add token: %w", s.refusal())
+	}
+	return s.Memory.CreateTokenIf(ctx, tok, check)
+}
+
 func (s *fullStore) RevokeCredential(ctx context.Context, selector string, at time.Time) (account.Credential, error) {
 	if s.full.Load() {
 		return account.Credential{}, fmt.Errorf("revoke credential %q: %w", selector, s.refusal())

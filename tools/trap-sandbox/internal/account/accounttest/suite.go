@@ -5,6 +5,7 @@ package accounttest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -35,6 +36,7 @@ func Run(t *testing.T, open Open) {
 		{"Credentials", testCredentials},
 		{"SecretsAreCopies", testSecretsAreCopies},
 		{"Concurrent", testConcurrent},
+		{"TokenIf", testTokenIf},
 		{"IssueAndCheck", testIssueAndCheck},
 		{"Audit", testAudit},
 		{"LinkCodes", testLinkCodes},
@@ -285,6 +287,63 @@ func testConcurrent(t *testing.T, s account.Store) {
 	list, err := s.Tokens(ctx, "alice")
 	require.NoError(t, err)
 	assert.Len(t, list, workers*each)
+}
+
+// testTokenIf: CreateTokenIf shows its check the account's tokens, revoked ones too, and adds
+// nothing when the check refuses; of many at once for one account, each check sees the tokens
+// added before it, so a check that takes one token of a name lets one in.
+func testTokenIf(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	for _, id := range []string{"alice", "bob"} {
+		require.NoError(t, s.CreateAccount(ctx, account.Account{ID: id, Role: account.RoleUser, Created: t0}))
+	}
+	tok := func(sel, accountID, name string) account.Token {
+		return account.Token{Selector: sel, Hash: []byte(sel), AccountID: accountID, Name: name, Created: t0}
+	}
+	errTaken := errors.New("taken")
+	unlike := func(name string) func([]account.Token) error {
+		return func(toks []account.Token) error {
+			for _, tok := range toks {
+				if tok.Name == name {
+					return fmt.Errorf("%w by %s", errTaken, tok.Selector)
+				}
+			}
+			return nil
+		}
+	}
+	const racers = 6
+	var wg sync.WaitGroup
+	errs := make(chan error, racers)
+	for i := range racers {
+		wg.Go(func() { errs <- s.CreateTokenIf(ctx, tok(fmt.Sprintf("t%d", i), "alice", "laptop"), unlike("laptop")) })
+	}
+	wg.Wait()
+	close(errs)
+	added := 0
+	for err := range errs {
+		if err == nil {
+			added++
+			continue
+		}
+		require.ErrorIs(t, err, errTaken)
+	}
+	assert.Equal(t, 1, added, "one laptop for alice")
+	toks, err := s.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, toks, 1, "the refused ones are not kept")
+
+	require.NoError(t, s.CreateTokenIf(ctx, tok("b1", "bob", "laptop"), unlike("laptop")), "bob's tokens are his own")
+	_, err = s.RevokeToken(ctx, toks[0].Selector, t0)
+	require.NoError(t, err)
+	var seen []account.Token
+	require.NoError(t, s.CreateTokenIf(ctx, tok("again", "alice", "ci"), func(toks []account.Token) error {
+		seen = toks
+		return nil
+	}))
+	require.Len(t, seen, 1, "a revoked token is shown to the check")
+	assert.False(t, seen[0].RevokedAt.IsZero())
+	require.ErrorIs(t, s.CreateTokenIf(ctx, tok("again", "bob", "x"), unlike("x")), account.ErrExists, "a taken selector")
+	require.ErrorIs(t, s.CreateTokenIf(ctx, tok("c1", "carol", "x"), unlike("x")), account.ErrNotFound, "no such account")
 }
 
 // testIssueAndCheck runs account.Accounts on the store: what a token or credential opens,
