@@ -360,16 +360,19 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 // opens returns the account that token t (its secret checked, or checked when the call began)
 // opens now, or why it opens nothing: ErrRevoked, ErrExpired, ErrReserved, or ErrBadSecret
 // when its account is gone. The one home of what a token must be, for Authenticate and
-// TokenStillOpens alike.
+// TokenStillOpens alike. Its refusal names the token as tokens list does (cctext.ShowName), so
+// that a name kept before the rules (l\u0430ptop, with a Cyrillic а) does not read as
+// another's in the 401.
 func (a *Accounts) opens(ctx context.Context, t Token) (Account, error) {
+	name := cctext.ShowName(t.Name, false)
 	if !t.RevokedAt.IsZero() {
-		return Account{}, fmt.Errorf("the token %q was %w", t.Name, ErrRevoked)
+		return Account{}, fmt.Errorf(`the token "%s" was %w`, name, ErrRevoked)
 	}
 	if !t.ExpiresAt.IsZero() && !a.clock.Now().Before(t.ExpiresAt) {
-		return Account{}, fmt.Errorf("the token %q has %w", t.Name, ErrExpired)
+		return Account{}, fmt.Errorf(`the token "%s" has %w`, name, ErrExpired)
 	}
 	if Reserved(t.AccountID) {
-		return Account{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
+		return Account{}, fmt.Errorf(`the token "%s" of account %q: %w`, name, t.AccountID, ErrReserved)
 	}
 	return a.owner(ctx, t.AccountID, t.AccountCreated)
 }

@@ -576,6 +576,24 @@ func TestChangesAreLoggedWithoutTheirSecrets(t *testing.T) {
 	}
 }
 
+// TestALoggedTokenNameIsShownAsTokensListShowsIt: the audit line of a token added or revoked
+// names it as tokens list shows it (cctext.ShowName), where it was the name raw: a name kept
+// before the rules, lаptop with a Cyrillic а, read as laptop, and a space after another as
+// one.
+func TestALoggedTokenNameIsShownAsTokensListShowsIt(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	root := f.client(f.token["root"].Secret)
+	require.NoError(t, f.accounts.Store().CreateToken(ctx, account.Token{Selector: "legacy", Hash: []byte("h"), AccountID: "alice", Name: "l\u0430ptop"}))
+	_, err := root.RevokeToken(ctx, "legacy")
+	require.NoError(t, err)
+	spaced, err := root.AddToken(ctx, "alice", "my  pc", 0)
+	require.NoError(t, err)
+	logs := f.log.String()
+	assert.Contains(t, logs, `msg="account API: token revoked" account=alice tokenId=legacy name=l\u0430ptop by=root`)
+	assert.Contains(t, logs, `msg="account API: token added" account=alice tokenId=`+spaced.Token.Selector+` name="my \\x20pc" expiresIn=never by=root`)
+}
+
 // fullStore is a memory store on a disk that filled up once full is set: it reads, but
 // refuses to add a token or revoke a credential, as SQLite on a full disk does.
 type fullStore struct {

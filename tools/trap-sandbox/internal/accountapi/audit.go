@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 )
 
 // audited is the caller's account.Manager that logs each change it made at info level: what
-// (the account, the token's or credential's id and name), then who from where (server.Who).
+// (the account, the token's or credential's id and name, a token's as tokens list shows it:
+// cctext.ShowName), then who from where (server.Who).
 // An operator can then tell, from the log alone, who issued or revoked what. The secrets a
 // change returns are never logged; nor are reads, refusals (the API's auth and the answer say
 // those) or store failures (writeError logs those, with the same who).
@@ -48,7 +50,7 @@ func (a audited) AddToken(ctx context.Context, accountID, name string, ttl time.
 			// As made: cut to the caller's own token's when it expires sooner (Caller.Until).
 			expiresIn = n.Token.ExpiresAt.Sub(n.Token.Created).Round(time.Second).String()
 		}
-		a.done("token added", "account", n.Token.AccountID, "tokenId", n.Token.Selector, "name", n.Token.Name, "expiresIn", expiresIn)
+		a.done("token added", "account", n.Token.AccountID, "tokenId", n.Token.Selector, "name", cctext.ShowName(n.Token.Name, false), "expiresIn", expiresIn)
 	}
 	return n, err
 }
@@ -56,7 +58,7 @@ func (a audited) AddToken(ctx context.Context, accountID, name string, ttl time.
 func (a audited) RevokeToken(ctx context.Context, id string) (account.Token, error) {
 	tok, err := a.Manager.RevokeToken(ctx, id)
 	if err == nil {
-		a.done("token revoked", "account", tok.AccountID, "tokenId", tok.Selector, "name", tok.Name)
+		a.done("token revoked", "account", tok.AccountID, "tokenId", tok.Selector, "name", cctext.ShowName(tok.Name, false))
 	}
 	return tok, err
 }

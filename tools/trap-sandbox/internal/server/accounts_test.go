@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -112,6 +113,52 @@ func TestAPIAuthWithAccounts(t *testing.T) {
 	rec = serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice)
 	assert.Equal(t, http.StatusUnauthorized, rec.Code, "a revoked token stops at the next request")
 	assert.Regexp(t, `the token \\"[a-z]+\\" was revoked: ask the account's holder or an admin for a new one`, rec.Body.String())
+}
+
+// TestARefusedTokenIsNamedAsTokensListNamesIt: the 401 of a revoked or expired token names it
+// as tokens list shows it (cctext.ShowName), where it was quoted raw: a name kept before the
+// rules, lаptop with a Cyrillic а, read as laptop, and a no-break space as \u00a0 where the
+// listing says \xa0.
+func TestARefusedTokenIsNamedAsTokensListNamesIt(t *testing.T) {
+	ctx := t.Context()
+	clk := clock.NewFake(time.Date(2026, 12, 8, 3, 0, 0, 0, time.UTC))
+	memory := account.NewMemory()
+	accounts := account.New(memory, clk)
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	for kept, shown := range map[string]string{
+		`l\u0430ptop`:    `l\x5cu0430ptop`, // a backslash that would start an escape
+		"l\u0430ptop":    `l\u0430ptop`,
+		"my\u00a0pc":     `my\xa0pc`,
+		"Alice's \"pc\"": `Alice's "pc"`,
+	} {
+		t.Run(shown, func(t *testing.T) {
+			plain, tok, err := accounts.IssueToken(ctx, "alice", "x", time.Hour)
+			require.NoError(t, err)
+			s := New(slog.New(slog.DiscardHandler), Config{Accounts: account.New(renamed{memory, kept}, clk)}, callerModule{})
+			_, err = accounts.RevokeToken(ctx, "alice", tok.Selector)
+			require.NoError(t, err)
+			rec := serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", plain)
+			assert.Equal(t, http.StatusUnauthorized, rec.Code)
+			var answer Answer
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &answer), rec.Body.String())
+			require.NotNil(t, answer.Error, rec.Body.String())
+			assert.Equal(t, `the token "`+shown+`" was revoked: ask the account's holder or an admin for a new one (trap-sandbox tokens add)`, answer.Error.Message)
+		})
+	}
+}
+
+// renamed is a store whose tokens read with the name name, as a store written before the
+// rules of a token's name may hold it.
+type renamed struct {
+	account.Store
+	name string
+}
+
+func (r renamed) Token(ctx context.Context, selector string) (account.Token, error) {
+	t, err := r.Store.Token(ctx, selector)
+	t.Name = r.name
+	return t, err
 }
 
 // TestAPIAuthRefusesAReservedAccountsToken: an account named as the built-in one ("local")
