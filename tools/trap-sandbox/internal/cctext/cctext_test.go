@@ -326,6 +326,30 @@ func TestShowEscapesBidiControlsAndLineSeparators(t *testing.T) {
 	assert.Equal(t, "שלום ☃", Show("שלום ☃", false), "right-to-left letters are text")
 }
 
+// TestShowDistinctTellsAnEscapeFromItsText: a text holding what reads as an escape ShowDistinct
+// writes (\u200b, \xa0, \U0001f373) is shown with its backslash as \x5c, so that a label or a
+// name holding the six characters \u200b does not read as one holding a zero-width space (they
+// showed alike); any other backslash, and a text without one, shows as before. ShowComposed,
+// for a row or a message made of parts shown already, leaves every backslash.
+func TestShowDistinctTellsAnEscapeFromItsText(t *testing.T) {
+	for in, want := range map[string]string{
+		`\u200b`:            `\x5cu200b`,
+		`\u200b and \u200b`: `\x5cu200b and \x5cu200b`,
+		`7:kitchen\xa0`:     `7:kitchen\x5cxa0`,
+		`\U0001f373 \Ux`:    `\x5cU0001f373 \x5cUx`,
+		`C:\dir\n\\share`:   `C:\dir\n\\share`,
+		`a\`:                `a\`,
+		"kitchen":           "kitchen",
+		"Alice's phone (x)": "Alice's phone (x)",
+	} {
+		assert.Equal(t, want, ShowDistinct(in, false), "%q", in)
+		assert.Equal(t, in, ShowComposed(in, false), "%q: ShowComposed leaves a backslash", in)
+	}
+	assert.Equal(t, `\x5cu200b beside \u200b`, ShowDistinct(`\u200b beside `+"\u200b", false), "the text beside the character")
+	assert.Equal(t, `\x5cu200b`, ShowName(`\u200b`, false), "ShowName's rule is ShowDistinct's")
+	assert.Equal(t, `7:\x5cu200b`, ShowTraposID(`7:\u200b`), "and ShowTraposID's")
+}
+
 // TestShowDistinctTellsLookAlikesApart: a token's name, an account's or a computer's message,
 // shown, never looks like another text: what prints as a space, as a hyphen or as nothing is
 // escaped (as a file's name is in ls, and a label in a list), and everything else is as Show
@@ -347,7 +371,8 @@ func TestShowDistinctTellsLookAlikesApart(t *testing.T) {
 		"Alice's phone (ünïcode)": "Alice's phone (ünïcode)",
 	} {
 		assert.Equal(t, want, ShowDistinct(in, false), "%q", in)
-		assert.Equal(t, ShowDistinct(want, false), want, "%q shown again is the same", in)
+		assert.Equal(t, want, ShowComposed(in, false), "%q: ShowComposed escapes the same characters", in)
+		assert.Equal(t, want, ShowComposed(want, false), "%q shown, then composed into a row or a message, is the same", in)
 	}
 	assert.Equal(t, "/a\\xa0b: No such file\n  at line 2\tx", ShowDistinct("/a\u00a0b: No such file\n  at line 2\tx", true), "keepLines is Show's")
 	assert.Equal(t, `a\xa0b\x0ac`, ShowDistinct("a\u00a0b\nc", false))

@@ -70,7 +70,7 @@ func idEscaped(id string, i int, r rune, labelStart int) bool {
 	case r == ' ':
 		return i == labelStart || i == len(id)-1 || (i > labelStart && id[i-1] == ' ')
 	case r == '\\':
-		return i+1 < len(id) && strings.IndexByte("xuU", id[i+1]) >= 0
+		return StartsEscape(id, i)
 	}
 	return false
 }

@@ -116,8 +116,8 @@ func KeptAsARule(name string) bool {
 }
 
 // ShowName is how every listing and message shows a name the host keeps (a token's, an
-// account's): ShowDistinct's, and a backslash before x, u or U as \x5c, so that no name
-// reads as another's escape, and a space at either end or after another as \x20, as
+// account's): ShowDistinct's (a backslash before x, u or U as \x5c, so that no name reads as
+// another's escape, included), and a space at either end or after another as \x20, as
 // ShowTraposID shows a label's (NameKey counts none of them: "laptop " lists as laptop\x20
 // beside laptop); and spelled out, every character beyond ASCII as its escape
 // (\u0430, \xe9), when spell is set (a listing's twins: two names whose NameKey is one) or
@@ -134,7 +134,7 @@ func ShowName(name string, spell bool) string {
 			writeEscape(&b, rune(name[i]))
 		case escaped(r, true), spell && r >= utf8.RuneSelf:
 			writeEscape(&b, r)
-		case r == '\\' && i+1 < len(name) && strings.IndexByte("xuU", name[i+1]) >= 0:
+		case StartsEscape(name, i):
 			b.WriteString(`\x5c`)
 		case r == ' ' && (i == 0 || i == len(name)-1 || name[i-1] == ' '):
 			b.WriteString(`\x20`)

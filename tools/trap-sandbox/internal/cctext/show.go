@@ -29,22 +29,41 @@ func Clip(s string, maxBytes int) string {
 // the line and paragraph separators as \uXXXX (no CC string holds one: a hostile client's
 // would reorder or break the rest of the terminal's line); everything else passes. keepLines keeps \n, \t and the \r of a \r\n (a file written on Windows), for
 // program output and file text; a lone \r, which would let a line overwrite itself, is shown.
-func Show(s string, keepLines bool) string { return show(s, keepLines, false) }
+func Show(s string, keepLines bool) string { return show(s, keepLines, false, false) }
 
 // ShowDistinct is Show with the characters that print as another or as none
 // (LooksLikeAnother) escaped too, \xNN up to U+00FF and \uXXXX above (\xa0, \u200b), so that
 // no space, hyphen or nothing makes two texts that differ look alike (a letter like another,
 // Cyrillic а for a, or é written as e and U+0301, is shown as it is: ShowName spells out a
-// name that looks like another so). It is the one rule of what the host's own records name
-// (an API token's name, an account's, who created one: every cell of the CLI's tables,
-// table.Writer, and the CLI's messages naming them) and of a computer's message in the CLI
-// (a path in it reads as ls shows it: /a\xa0b, the form every path argument takes back).
-// keepLines is Show's.
-func ShowDistinct(s string, keepLines bool) string { return show(s, keepLines, true) }
+// name that looks like another so), and a backslash that would start such an escape (before
+// x, u or U) as \x5c, so that a text holding `\u200b` does not read as a zero-width space
+// shown (StartsEscape; any other backslash passes: C:\dir). It is the one rule of what the
+// host's own records name (an API token's name, an account's, who created one, an address:
+// each cell of the CLI's tables that a record fills, and the CLI's messages naming them) and
+// of a computer's fields (computer info's label). keepLines is Show's. A text made of parts
+// shown already (a table's row, a message naming a computer by ShowTraposID) goes by
+// ShowComposed instead: shown again here, 7:kitchen\xa0 would read 7:kitchen\x5cxa0.
+func ShowDistinct(s string, keepLines bool) string { return show(s, keepLines, true, true) }
 
-// show is Show, escaping LooksLikeAnother's characters too when distinct.
-func show(s string, keepLines, distinct bool) string {
-	if !needsEscape(s, keepLines, distinct) {
+// ShowComposed is ShowDistinct leaving every backslash as it is, for a text whose parts may
+// be shown already (by ShowDistinct, ShowTraposID, ShowName, ShowPath), so that showing it
+// changes nothing of them: the cells of a table (table.Writer shows every cell so, whoever
+// built the row), the gateway's messages and a computer's (which name a computer or a path in
+// its shown form), a command line as typed. What it adds is for the part shown by none of
+// those: no control character and nothing that prints as another passes raw.
+func ShowComposed(s string, keepLines bool) string { return show(s, keepLines, true, false) }
+
+// StartsEscape reports whether the backslash at s[i] would read as the start of an escape the
+// host shows (\xNN, \uXXXX, \UXXXXXXXX): one before x, u or U, which ShowDistinct, ShowName and
+// ShowTraposID show as \x5c. The one home of that rule.
+func StartsEscape(s string, i int) bool {
+	return s[i] == '\\' && i+1 < len(s) && strings.IndexByte("xuU", s[i+1]) >= 0
+}
+
+// show is Show, escaping LooksLikeAnother's characters too when distinct, and a backslash that
+// starts an escape (StartsEscape) when backslashes.
+func show(s string, keepLines, distinct, backslashes bool) string {
+	if !needsEscape(s, keepLines, distinct, backslashes) {
 		return s
 	}
 	var b strings.Builder
@@ -57,6 +76,8 @@ func show(s string, keepLines, distinct bool) string {
 			b.WriteRune(r)
 		case escaped(r, distinct):
 			writeEscape(&b, r)
+		case backslashes && StartsEscape(s, i):
+			b.WriteString(`\x5c`)
 		default:
 			b.WriteString(s[i : i+n])
 		}
@@ -65,10 +86,11 @@ func show(s string, keepLines, distinct bool) string {
 	return b.String()
 }
 
-func needsEscape(s string, keepLines, distinct bool) bool {
+func needsEscape(s string, keepLines, distinct, backslashes bool) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || (escaped(r, distinct) && !(keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)))) {
+		if (r == utf8.RuneError && n == 1) || (escaped(r, distinct) && !(keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)))) ||
+			(backslashes && StartsEscape(s, i)) {
 			return true
 		}
 		i += n

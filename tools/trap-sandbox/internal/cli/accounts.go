@@ -930,7 +930,7 @@ func stamp(t time.Time) string {
 // address) by the one rule of host-side names (cctext.ShowDistinct): whatever a record holds,
 // it cannot break its row or forge another, and no character that prints as a space or as
 // none makes two names that differ look alike (a no-break space as \xa0, a zero-width space
-// as \u200b). A token's name goes by cctext.ShowName (tokenNames), which spells out one
+// as \u200b), nor does a backslash read as such an escape (\x5c). A token's name goes by cctext.ShowName (tokenNames), which spells out one
 // that looks like another by its letters too; an account's name is of ASCII.
 func show(s string) string { return cctext.ShowDistinct(s, false) }
 

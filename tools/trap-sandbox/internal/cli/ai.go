@@ -174,8 +174,8 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		if t.Stopping {
 			state = "stopping"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cctext.ShowTraposID(t.TraposID), cctext.Show(t.AccountID, false),
-			cctext.Show(t.Session, false), cctext.Show(t.TurnID, false), t.Started.Format(time.RFC3339), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cctext.ShowTraposID(t.TraposID), cctext.ShowDistinct(t.AccountID, false),
+			cctext.ShowDistinct(t.Session, false), cctext.ShowDistinct(t.TurnID, false), t.Started.Format(time.RFC3339), state)
 	}
 	return tw.Flush()
 }

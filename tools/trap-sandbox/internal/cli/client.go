@@ -170,12 +170,12 @@ func failureWith(traposID, command string, err error, more string, timeout time.
 // failureFix is failure with fix after a timeout's message (a computer's, or the gateway's);
 // "" adds none.
 func failureFix(traposID, command string, err error, fix string) error {
-	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.ShowDistinct(cctext.Clip(command, maxCommandBytes), false))
+	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.ShowComposed(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
 	if strings.TrimSpace(traposID) == "" && errors.As(err, &pe) && !pe.ByComputer {
 		// No computer named: the vocabulary's client refused before asking anyone, and its
 		// message says so; "computer  ping" would name a blank.
-		return named(cctext.ShowDistinct(cctext.Clip(command, maxCommandBytes), false), errors.New(showMessage(pe.Message)))
+		return named(cctext.ShowComposed(cctext.Clip(command, maxCommandBytes), false), errors.New(showMessage(pe.Message)))
 	}
 	if end, ok := errors.AsType[streamEnded](err); ok && !end.why.ByComputer {
 		// A screen stream's end, "not_connected: computer 7:kitchen disconnected", and what
@@ -240,7 +240,7 @@ func listFailure(what string, err error) error {
 	case !ok:
 		return named(what, errors.New(cctext.Show(err.Error(), false)))
 	case pe.Attributed: // it already says who answered what, as failure's messages do
-		return named(what, errors.New(cctext.ShowDistinct(pe.Message, false)))
+		return named(what, errors.New(cctext.ShowComposed(pe.Message, false)))
 	}
 	return namedf(what, "the gateway answered %s: %s", cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
 }
@@ -258,7 +258,8 @@ const maxCommandBytes = 300
 func typedID(typed string) string { return cctext.ShowTraposID(cctext.TraposID(typed)) }
 
 // showMessage is an error message for the terminal, the one way the CLI shows a computer's
-// words and the gateway's (cctext.ShowDistinct): a path the computer named in it reads as ls
+// words and the gateway's (cctext.ShowComposed: they name a computer in its shown form, which
+// a backslash's escape would spell twice): a path the computer named in it reads as ls
 // shows it ("/a\xa0b: No such file", where the no-break space printed as a space named
 // another file), a control character as \xNN. A message may show a
 // screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its
@@ -268,7 +269,7 @@ func typedID(typed string) string { return cctext.ShowTraposID(cctext.TraposID(t
 // trimmed: indented, it was a line of two spaces, trailing whitespace that a pasted error
 // carried along and that read as a row holding something.
 func showMessage(s string) string {
-	lines := strings.Split(cctext.ShowDistinct(s, true), "\n")
+	lines := strings.Split(cctext.ShowComposed(s, true), "\n")
 	for i := 1; i < len(lines); i++ {
 		if lines[i] != "" {
 			lines[i] = "  " + lines[i]
@@ -365,10 +366,10 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 		if client == "" {
 			client = "-" // a client older than clientVersion in hello
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", cctext.ShowTraposID(cp.TraposID), cctext.Show(cp.AccountID, false), cctext.Show(client, false),
-			cp.ConnectedSince.Format(time.RFC3339), cctext.Show(cp.RemoteAddr, false), cp.LastFrameAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", cctext.ShowTraposID(cp.TraposID), cctext.ShowDistinct(cp.AccountID, false), cctext.ShowDistinct(client, false),
+			cp.ConnectedSince.Format(time.RFC3339), cctext.ShowDistinct(cp.RemoteAddr, false), cp.LastFrameAt.Format(time.RFC3339))
 		if replicas {
-			fmt.Fprintf(tw, "\t%s", cctext.Show(cp.Replica, false))
+			fmt.Fprintf(tw, "\t%s", cctext.ShowDistinct(cp.Replica, false))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -475,7 +476,7 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	sort.Strings(names)
 	tw := table.NewWriter(out, 1)
 	for _, name := range names {
-		fmt.Fprintf(tw, "%s:\t%s\n", name, cctext.Show(fmt.Sprint(fields[name]), false))
+		fmt.Fprintf(tw, "%s:\t%s\n", name, cctext.ShowDistinct(fmt.Sprint(fields[name]), false))
 	}
 	if note := info.Relabelled(); note != "" {
 		fmt.Fprintf(tw, "relabelled:\t%s\n", note)
@@ -497,7 +498,7 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	}
 	fmt.Fprintf(tw, "peripherals:\t%d\n", len(info.Peripherals))
 	for _, p := range info.Peripherals {
-		fmt.Fprintf(tw, "  %s\t%s\n", cctext.Show(p.Name, false), cctext.Show("["+strings.Join(p.Types, " ")+"]", false))
+		fmt.Fprintf(tw, "  %s\t%s\n", cctext.ShowDistinct(p.Name, false), cctext.ShowDistinct("["+strings.Join(p.Types, " ")+"]", false))
 	}
 	return tw.Flush()
 }

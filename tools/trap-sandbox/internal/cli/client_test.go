@@ -664,6 +664,19 @@ func TestInfoShowsAHostileComputersAnswerAsText(t *testing.T) {
 	assert.Contains(t, out, "\nnotUnderstood: \"screenWidth\" must be a whole number (got a number 1e+308) (left out)\n", out)
 }
 
+// TestInfoTellsALabelsBackslashFromAnEscape: computer info shows a label holding the text \xa0
+// (a backslash, x, a and 0) apart from one holding a no-break space, which it shows as \xa0:
+// the text's backslash as \x5c (cctext.ShowDistinct), where both read \xa0. A backslash that
+// starts no escape is shown as it is.
+func TestInfoTellsALabelsBackslashFromAnEscape(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "")
+	connectComputer(t, base, &daemonfake.Daemon{ID: 7, Label: "esc", InfoFields: map[string]any{"label": `pc\xa0 pc` + "\u00a0" + ` C:\dir`}})
+	out, err := runClient(t, "info", "--url", base, "7:esc")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\nlabel:         pc\\x5cxa0 pc\\xa0 C:\\dir\n", out)
+}
+
 // TestAFailureNamesItsComputerOnce: a command's failure names the computer in its WHAT
 // ("computer 5:küche screen"), and the gateway's words after it, which begin naming it too,
 // say "the computer" there: "computer 5:küche screen: not_connected: computer 5:küche is not

@@ -206,6 +206,6 @@ func (t *tally) refusedByComputer(stderr io.Writer, remote string, err error) bo
 		return false
 	}
 	t.skipped++
-	fmt.Fprintf(stderr, "trap-sandbox: %s left out: %s\n", cctext.ShowDistinct(remote, false), cctext.ShowDistinct(pe.Message, false))
+	fmt.Fprintf(stderr, "trap-sandbox: %s left out: %s\n", cctext.ShowComposed(remote, false), cctext.ShowComposed(pe.Message, false))
 	return true
 }

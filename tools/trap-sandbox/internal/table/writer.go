@@ -14,11 +14,13 @@ import (
 // last cell is in no column) are padded with spaces to the widest of them plus the padding.
 // A table of ASCII text comes out byte for byte as tabwriter's.
 //
-// Each cell is shown by cctext.ShowDistinct first, whoever built the row: no control character
+// Each cell is shown by cctext.ShowComposed first, whoever built the row: no control character
 // reaches the terminal raw, nor one that prints as another or as none (a no-break space, a
 // zero-width space or joiner), which would make two cells that differ look alike: a token
-// named "a", U+200B, "b" lists as a\u200bb beside ab. The listings show a computer's label
-// and a file's name so already, and showing a shown cell changes nothing.
+// named "a", U+200B, "b" lists as a\u200bb beside ab. The listings show a computer's label, a
+// file's name and a record's text so already (cctext.ShowTraposID, ShowPath, ShowDistinct),
+// and showing a shown cell changes nothing: a backslash is left as it is, so a row's builder
+// shows a record's text by ShowDistinct, which shows one that would read as an escape as \x5c.
 type Writer struct {
 	out     io.Writer
 	padding int
@@ -82,7 +84,7 @@ func splitRows(text []byte) []row {
 	for i, line := range lines {
 		cells := strings.Split(line, "\t")
 		for j, c := range cells {
-			cells[j] = cctext.ShowDistinct(c, false)
+			cells[j] = cctext.ShowComposed(c, false)
 		}
 		rows[i] = row{cells: cells, ended: i < last}
 	}
