@@ -103,7 +103,10 @@ const MaxTokenName = 64
 // word of it mix scripts (cctext.MixedScripts: lаptop with a Cyrillic а looks like laptop).
 // A name is checked as it is kept, composed (TokenName), and a new token's must not look
 // like the name of a token of its account that still opens (twinToken).
-func CheckTokenName(name string) error {
+func CheckTokenName(name string) error { return checkTokenName(name, name) }
+
+// checkTokenName is CheckTokenName of name, kept as TokenName keeps typed.
+func checkTokenName(name, typed string) error {
 	switch {
 	case name == "":
 		return invalid("a token needs a name (what it is for: laptop, ci, agent)")
@@ -122,17 +125,68 @@ func CheckTokenName(name string) error {
 		}
 	}
 	if word, scripts := cctext.MixedScripts(name); word != "" {
-		return invalidf("token name %q mixes scripts in one word, %s (%s), so it could look like another name: write each word in one script",
-			name, cctext.ShowName(word, true), strings.Join(scripts, " and "))
+		return mixedScripts(name, typed, word, scripts)
 	}
 	return nil
+}
+
+// mixedScripts is the refusal of name (kept as TokenName keeps typed), a word of which mixes
+// scripts: it says which letters are of a script other than the word's first (\u0430 is
+// Cyrillic), one the name keeps as another character as it was typed (the ohm sign, U+2126,
+// is kept as U+03A9, the Greek capital omega: the same character to Unicode, and Greek as it
+// was), and, for a word of two parts, that parting it where its script changes makes two
+// words of one script each (10k Ω), which passes.
+func mixedScripts(name, typed, word string, scripts []string) error {
+	composedFrom := map[rune]rune{}
+	for _, r := range typed {
+		if kept := []rune(norm.NFC.String(string(r))); len(kept) == 1 && kept[0] != r {
+			composedFrom[kept[0]] = r
+		}
+	}
+	// The word's parts, each a run of letters of one script (with the digits and marks
+	// among them).
+	type part struct{ script, text string }
+	var parts []part
+	for _, r := range word {
+		s := cctext.ScriptOf(r)
+		if len(parts) == 0 || (s != "" && parts[len(parts)-1].script != "" && s != parts[len(parts)-1].script) {
+			parts = append(parts, part{script: s})
+		}
+		p := &parts[len(parts)-1]
+		p.text += string(r)
+		if p.script == "" {
+			p.script = s
+		}
+	}
+	var which []string
+	for _, p := range parts {
+		if p.script == scripts[0] {
+			continue
+		}
+		said := cctext.ShowName(p.text, true) + " is " + p.script
+		for _, r := range p.text {
+			if from, ok := composedFrom[r]; ok {
+				said += fmt.Sprintf(", typed as %s, which Unicode holds to be the same character", cctext.ShowName(string(from), true))
+				break
+			}
+		}
+		which = append(which, said)
+	}
+	fix := "write it in one script"
+	if len(parts) == 2 {
+		fix = fmt.Sprintf("part it where its script changes (%s or %s), or write it in one script",
+			cctext.ShowName(parts[0].text+" "+parts[1].text, false), cctext.ShowName(parts[0].text+"-"+parts[1].text, false))
+	}
+	return invalidf("token name %q mixes scripts in one word, %s (%s: %s); a word of two scripts may hide a letter that looks like "+
+		"another's (a Cyrillic \u0430 for a Latin a), so each word of a name is of one script: %s",
+		name, cctext.ShowName(word, true), strings.Join(scripts, " and "), strings.Join(which, "; "), fix)
 }
 
 // TokenName is name as a token keeps it, composed (NFC: e and U+0301 is é, one character, as
 // RFC 8265 keeps a name), or why it cannot name a token (CheckTokenName's refusal).
 func TokenName(name string) (string, error) {
-	name = norm.NFC.String(name)
-	return name, CheckTokenName(name)
+	kept := norm.NFC.String(name)
+	return kept, checkTokenName(kept, name)
 }
 
 // twinToken refuses name for a new token of accountID when a token of that account that

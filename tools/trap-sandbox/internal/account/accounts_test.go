@@ -73,6 +73,10 @@ func TestCheckTokenName(t *testing.T) {
 		"ноутбук Alice":           true,
 		"l\u0430ptop":             false,
 		"g\u03bfod":               false,
+		"10k\u2126":               false,
+		"10k \u2126":              true,
+		"10k-\u03a9":              true,
+		"10\u00b5F":               true,
 	} {
 		err := account.CheckTokenName(name)
 		if ok {
@@ -88,8 +92,29 @@ func TestCheckTokenName(t *testing.T) {
 		`(a listing shows it as \u200b): give it without that character (a plain space for a space)`, err.Error())
 	err = account.CheckTokenName("my l\u0430ptop")
 	require.ErrorIs(t, err, account.ErrInvalid)
-	assert.Equal(t, "token name \"my l\u0430ptop\" mixes scripts in one word, "+`l\u0430ptop (Latin and Cyrillic), so it could look like another name: `+
-		"write each word in one script", err.Error())
+	assert.Equal(t, "token name \"my l\u0430ptop\" mixes scripts in one word, "+`l\u0430ptop (Latin and Cyrillic: \u0430 is Cyrillic); `+
+		"a word of two scripts may hide a letter that looks like another's (a Cyrillic \u0430 for a Latin a), so each word of a name is of one script: "+
+		"write it in one script", err.Error())
+}
+
+// TestAnOhmSignIsGreek: 10kΩ typed with the ohm sign (U+2126) is refused as a word of Latin
+// and Greek, as Unicode counts the ohm sign (it is the Greek capital omega, U+03A9, which the
+// name keeps it as: the same character to Unicode) and UTS #39 refuses Greek in a Latin word,
+// where a look-alike (ο for o) would pass. The refusal says which letter is Greek, as which
+// character it was typed, and the fix that passes: the two parts apart, each a word of one
+// script.
+func TestAnOhmSignIsGreek(t *testing.T) {
+	_, err := account.TokenName("10k\u2126")
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Equal(t, "token name \"10k\u03a9\" mixes scripts in one word, "+`10k\u03a9 (Latin and Greek: \u03a9 is Greek, typed as \u2126, `+
+		"which Unicode holds to be the same character); a word of two scripts may hide a letter that looks like another's (a Cyrillic \u0430 for "+
+		"a Latin a), so each word of a name is of one script: part it where its script changes (10k \u03a9 or 10k-\u03a9), or write it in one script",
+		err.Error())
+	for _, fix := range []string{"10k \u03a9", "10k-\u03a9", "10k \u2126"} {
+		name, err := account.TokenName(fix)
+		require.NoError(t, err, "%q", fix)
+		assert.Equal(t, strings.ReplaceAll(fix, "\u2126", "\u03a9"), name)
+	}
 }
 
 // TestATokensNameIsKeptComposed: a token's name is kept in NFC (RFC 8265), so e and U+0301

@@ -68,15 +68,16 @@ func MixedScripts(name string) (word string, scripts []string) {
 func wordScripts(word string) []string {
 	var scripts []string
 	for _, r := range word {
-		if s := scriptOf(r); s != "" && !slices.Contains(scripts, s) {
+		if s := ScriptOf(r); s != "" && !slices.Contains(scripts, s) {
 			scripts = append(scripts, s)
 		}
 	}
 	return scripts
 }
 
-// scriptOf is r's script by Unicode's name, "" for Common and Inherited (and unassigned).
-func scriptOf(r rune) string {
+// ScriptOf is r's script by Unicode's name ("Latin", "Greek"), "" for Common and Inherited (and
+// unassigned): the script MixedScripts counts r in.
+func ScriptOf(r rune) string {
 	switch {
 	case r < utf8.RuneSelf:
 		if unicode.IsLetter(r) {
