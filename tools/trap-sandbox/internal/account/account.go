@@ -151,6 +151,14 @@ type Store interface {
 	Account(ctx context.Context, id string) (Account, error)
 	// Accounts returns every account, by ID.
 	Accounts(ctx context.Context) ([]Account, error)
+	// CreateAccountIf adds a with its first token t as one change (a failure between the two,
+	// a full disk, leaves neither: an account without a token would answer the retry "exists
+	// already"), unless check, given every account as the store holds them at the add,
+	// refuses: then its error, and nothing is added. ErrExists if a's ID is taken. The look
+	// and the add are one step, so of two accounts named alike added at once (a1ice and alice,
+	// through one gateway or two replicas) the later one's check sees the earlier one (see
+	// each store for how).
+	CreateAccountIf(ctx context.Context, a Account, t Token, check func(accounts []Account) error) error
 
 	// CreateToken adds t; ErrExists if its selector is taken, ErrNotFound if its account is
 	// missing.

@@ -216,7 +216,9 @@ func twinToken(accountID, name string, toks []Token, now time.Time) error {
 
 // twinAccount refuses id for a new account when an account, or a name the gateway uses for
 // itself (Reserved), has a name a listing could not tell from it (cctext.NameKey: a1ice beside
-// alice, rnallory beside mallory); the same name is the store's ErrExists.
+// alice, rnallory beside mallory); the same name is the store's ErrExists. accounts are every
+// account as the store holds them at the add (Store.CreateAccountIf): of two accounts added at
+// once, the second is refused naming the first.
 func twinAccount(id string, accounts []Account) error {
 	key := cctext.NameKey(id)
 	for name, what := range reserved {
@@ -253,12 +255,8 @@ func (a *Accounts) addAccount(ctx context.Context, id string, role Role, tokenNa
 	if role != RoleAdmin && role != RoleUser {
 		return "", Token{}, invalidf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
 	}
-	all, err := Latest(a.store).Accounts(ctx)
-	if err != nil {
-		return "", Token{}, err
-	}
-	if err := twinAccount(id, all); err != nil {
-		return "", Token{}, err
+	if err := twinAccount(id, nil); err != nil {
+		return "", Token{}, err // the gateway's own names: no store read
 	}
 	plain, t, err := a.newToken(id, tokenName, 0, until, by)
 	if err != nil {
@@ -266,22 +264,10 @@ func (a *Accounts) addAccount(ctx context.Context, id string, role Role, tokenNa
 	}
 	acc := Account{ID: id, Role: role, Created: t.Created, CreatedBy: by}
 	t.AccountCreated = acc.Created
-	if s, ok := a.store.(accountWithTokenCreator); ok {
-		err = s.CreateAccountWithToken(ctx, acc, t)
-	} else if err = a.store.CreateAccount(ctx, acc); err == nil {
-		err = a.store.CreateToken(ctx, t)
-	}
-	if err != nil {
+	if err := a.store.CreateAccountIf(ctx, acc, t, func(all []Account) error { return twinAccount(id, all) }); err != nil {
 		return "", Token{}, err
 	}
 	return plain, t, nil
-}
-
-// accountWithTokenCreator is a Store that adds an account and its first token as one change,
-// so that a failure between the two (a full disk) leaves neither: an account without a token
-// would answer the retry "exists already".
-type accountWithTokenCreator interface {
-	CreateAccountWithToken(ctx context.Context, a Account, t Token) error
 }
 
 // MaxTokenTTL is the longest lifetime a token may be given, 100 years: longer is no lifetime

@@ -77,6 +77,12 @@ func CreateApprovedCredentialForTest(ctx context.Context, s *KV, c Credential, a
 	return s.createApproved(ctx, c, approvedToken, exclusive, added)
 }
 
+// CreateAccountIfForTest is KV.CreateAccountIf calling step after its look ("looked") and
+// between adding the account and writing the bucket's record of account adds ("added").
+func CreateAccountIfForTest(ctx context.Context, s *KV, a Account, t Token, check func([]Account) error, step func(string)) error {
+	return s.createAccountIf(ctx, a, t, check, step)
+}
+
 // CreateTokenIfForTest is KV.CreateTokenIf calling step after its look ("looked") and between
 // adding the token and writing the account's record of token adds ("added").
 func CreateTokenIfForTest(ctx context.Context, s *KV, t Token, check func([]Token) error, step func(string)) error {

@@ -149,6 +149,9 @@ const (
 	// kvTokenAdds keys one record per account (kvKey of its id) whose revision orders the
 	// adds of its tokens (CreateTokenIf), as kvBound's does a computer id's credentials.
 	kvTokenAdds = "tokenadds."
+	// kvAccountAdds is the one record whose revision orders the adds of accounts
+	// (CreateAccountIf): an account's name is told from every other account's.
+	kvAccountAdds = "accountadds"
 )
 
 func kvKey(prefix, id string) string { return prefix + hex.EncodeToString([]byte(id)) }
@@ -417,6 +420,67 @@ func (s *KV) CreateAccountWithToken(ctx context.Context, a Account, t Token) err
 		return err
 	}
 	return nil
+}
+
+// CreateAccountIf implements Store optimistically, as CreateTokenIf: it reads the revision of
+// the bucket's record of account adds (kvAccountAdds), shows check every account, adds a and t
+// (CreateAccountWithToken), and then writes that record if its revision has not moved, which
+// every other CreateAccountIf does after adding its own. One that finds the revision moved
+// deletes its token and account and looks again, and then its check sees the account added by
+// the call that moved it. Both are read through the bucket's stream leader (Latest). One cut
+// off between its adds and its write (NATS gone) leaves its account, whose token's secret was
+// never given: accounts remove takes it away.
+func (s *KV) CreateAccountIf(ctx context.Context, a Account, t Token, check func([]Account) error) error {
+	return s.createAccountIf(ctx, a, t, check, nil)
+}
+
+// createAccountIf is CreateAccountIf calling step (when not nil) after its look ("looked") and
+// between adding the account and writing the record ("added").
+func (s *KV) createAccountIf(ctx context.Context, a Account, t Token, check func([]Account) error, step func(string)) error {
+	for range kvRetries {
+		var rev uint64 // 0: the record does not exist yet
+		if _, r, err := s.lastAtLeader(ctx, kvAccountAdds); err == nil {
+			rev = r
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("add account %q: %w", a.ID, natsError(err))
+		}
+		all, err := s.latest.Accounts(ctx)
+		if err != nil {
+			return err
+		}
+		if err := check(all); err != nil {
+			return err
+		}
+		if step != nil {
+			step("looked")
+		}
+		if err := s.CreateAccountWithToken(ctx, a, t); err != nil {
+			return err
+		}
+		if step != nil {
+			step("added")
+		}
+		if rev == 0 {
+			_, err = s.kv.Create(ctx, kvAccountAdds, []byte(a.ID))
+		} else {
+			_, err = s.kv.Update(ctx, kvAccountAdds, []byte(a.ID), rev)
+		}
+		if err == nil {
+			return nil
+		}
+		derr := s.kv.Delete(ctx, kvKey(kvToken, t.Selector))
+		if derr == nil {
+			derr = s.kv.Delete(ctx, kvKey(kvAccount, a.ID))
+		}
+		if derr != nil {
+			return fmt.Errorf("add account %q: %w (and it is left with a token whose secret was never given: remove it, trap-sandbox accounts remove %s: %v)",
+				a.ID, natsError(err), a.ID, natsError(derr))
+		}
+		if !revisionMoved(err) {
+			return fmt.Errorf("add account %q: %w", a.ID, natsError(err))
+		}
+	}
+	return fmt.Errorf("add account %q: %d concurrent writers in a row; try again", a.ID, kvRetries)
 }
 
 // Account implements Store.

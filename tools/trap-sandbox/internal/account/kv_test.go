@@ -331,6 +331,71 @@ func TestKVTokensOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
 		account.ErrNotFound, "no such account")
 }
 
+// TestKVAccountsOfOneNameOnTwoReplicasAtOnce: two replicas add an account whose name looks
+// like the other's at once: both look and find none, and both add theirs, before either
+// writes the bucket's record of account adds. One write comes first; the other replica finds
+// the record's revision moved, deletes its account and token and looks again, and its check
+// then sees the first one's account.
+func TestKVAccountsOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	url := embeddednats.Start(t)
+	var replicas [2]*account.KV
+	for i := range replicas {
+		s, err := account.OpenKV(ctx, embeddednats.JetStream(t, url))
+		require.NoError(t, err)
+		replicas[i] = s
+	}
+	var mu sync.Mutex
+	waiting := map[string]int{"looked": 2, "added": 2}
+	all := map[string]chan struct{}{"looked": make(chan struct{}), "added": make(chan struct{})}
+	step := func(name string) {
+		mu.Lock()
+		if waiting[name] > 0 {
+			if waiting[name]--; waiting[name] == 0 {
+				close(all[name])
+			}
+		}
+		mu.Unlock()
+		select {
+		case <-all[name]:
+		case <-ctx.Done():
+		}
+	}
+	errTaken := errors.New("an account is there")
+	alone := func(accounts []account.Account) error {
+		if len(accounts) > 0 {
+			return fmt.Errorf("%w: %s", errTaken, accounts[0].ID)
+		}
+		return nil
+	}
+	errs := make(chan error, 2)
+	for i, s := range replicas {
+		id, sel := fmt.Sprintf("a%d", i), fmt.Sprintf("t%d", i)
+		go func() {
+			errs <- account.CreateAccountIfForTest(ctx, s, account.Account{ID: id, Role: account.RoleUser},
+				account.Token{Selector: sel, Hash: []byte(sel), AccountID: id, Name: "first"}, alone, step)
+		}()
+	}
+	var refused []error
+	for range replicas {
+		if err := <-errs; err != nil {
+			refused = append(refused, err)
+		}
+	}
+	require.NoError(t, ctx.Err(), "both replicas passed both steps together")
+	require.Len(t, refused, 1, "one replica adds its account: %v", refused)
+	require.ErrorIs(t, refused[0], errTaken)
+	accounts, err := replicas[1].Latest().Accounts(ctx)
+	require.NoError(t, err)
+	require.Len(t, accounts, 1, "the refused replica's account is deleted")
+	assert.ErrorContains(t, refused[0], "there: "+accounts[0].ID)
+	toks, err := replicas[1].Latest().Tokens(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, toks, 1, "and its token")
+	assert.Equal(t, accounts[0].ID, toks[0].AccountID)
+}
+
 // TestKVBoundRecordsLeftByARemovedAccountStandInNoOnesWay: a key's link of computer 7 into
 // alice leaves the bucket's record of alice's computer 7 (its revision orders such links), and
 // alice's removal leaves it. It refuses nothing: bob links a computer 7 (another account,

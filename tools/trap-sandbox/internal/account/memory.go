@@ -40,6 +40,28 @@ func (m *Memory) CreateAccount(_ context.Context, a Account) error {
 	return nil
 }
 
+// CreateAccountIf implements Store: its look and its adds are under one hold of mu.
+func (m *Memory) CreateAccountIf(_ context.Context, a Account, t Token, check func([]Account) error) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := make([]Account, 0, len(m.accounts))
+	for _, acc := range m.accounts {
+		all = append(all, acc)
+	}
+	slices.SortFunc(all, func(a, b Account) int { return cmp.Compare(a.ID, b.ID) })
+	if err := check(all); err != nil {
+		return err
+	}
+	if _, ok := m.accounts[a.ID]; ok {
+		return exists("account", a.ID)
+	}
+	if _, err := m.tokens.get(t.Selector); err == nil {
+		return exists("token", t.Selector)
+	}
+	m.accounts[a.ID] = a
+	return m.tokens.create(m.accounts, t)
+}
+
 // Account implements Store.
 func (m *Memory) Account(_ context.Context, id string) (Account, error) {
 	m.mu.Lock()

@@ -311,15 +311,24 @@ func (s *SQLite) CreateAccount(ctx context.Context, a Account) (err error) {
 	return createAccount(ctx, s.db, a)
 }
 
-// CreateAccountWithToken adds a and its first token t in one transaction: a failure (a full
-// disk) leaves neither.
-func (s *SQLite) CreateAccountWithToken(ctx context.Context, a Account, t Token) (err error) {
+// CreateAccountIf implements Store: check's look and the adds are one write transaction, so a
+// failure (a full disk) leaves neither, and, the write lock taken at its start
+// (_txlock=immediate), of two calls at once, in this gateway or an account command on the
+// file, the second looks after the first has added.
+func (s *SQLite) CreateAccountIf(ctx context.Context, a Account, t Token, check func([]Account) error) (err error) {
 	defer s.named(&err)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("add account %q: %w", a.ID, err)
 	}
 	defer tx.Rollback()
+	all, err := listAccounts(ctx, tx)
+	if err != nil {
+		return err
+	}
+	if err := check(all); err != nil {
+		return err
+	}
 	if err := createAccount(ctx, tx, a); err != nil {
 		return err
 	}
@@ -373,7 +382,14 @@ func (s *SQLite) Account(ctx context.Context, id string) (_ Account, err error) 
 // Accounts implements Store.
 func (s *SQLite) Accounts(ctx context.Context) (_ []Account, err error) {
 	defer s.named(&err)
-	rows, err := s.db.QueryContext(ctx, "SELECT id, role, created, created_by FROM accounts ORDER BY id")
+	return listAccounts(ctx, s.db)
+}
+
+// listAccounts is Accounts read with db (the store's, or a transaction's).
+func listAccounts(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) ([]Account, error) {
+	rows, err := db.QueryContext(ctx, "SELECT id, role, created, created_by FROM accounts ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
 	}

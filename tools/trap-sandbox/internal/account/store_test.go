@@ -475,31 +475,7 @@ func (b *countBarrier) Accounts(ctx context.Context) ([]account.Account, error) 
 // through Store.Tokens before the add (as Accounts.IssueToken once did) meets tokensBarrier,
 // which lets neither add on until both have looked and found neither: then both went in.
 func TestTwinTokensAddedAtOnceLeaveOne(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) [2]account.Store{
-		"memory": func(*testing.T) [2]account.Store {
-			s := account.NewMemory()
-			return [2]account.Store{s, s}
-		},
-		"sqlite": func(t *testing.T) (both [2]account.Store) {
-			dir := t.TempDir()
-			for i := range both {
-				s, err := account.OpenSQLite(t.Context(), dir)
-				require.NoError(t, err)
-				t.Cleanup(func() { assert.NoError(t, s.Close()) })
-				both[i] = s
-			}
-			return both
-		},
-		"nats": func(t *testing.T) (both [2]account.Store) {
-			url := embeddednats.Start(t)
-			for i := range both {
-				s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
-				require.NoError(t, err)
-				both[i] = s
-			}
-			return both
-		},
-	} {
+	for name, open := range twoHandles() {
 		t.Run(name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
@@ -537,11 +513,110 @@ func TestTwinTokensAddedAtOnceLeaveOne(t *testing.T) {
 	}
 }
 
-// meeting is where two callers wait for each other (tokensBarrier).
+// TestTwinAccountsAddedAtOnceLeaveOne: two accounts whose names a listing could not tell apart
+// (alice, a1ice), added at the same moment through two handles on one store, leave one: the
+// store looks at the accounts in the same step as it adds (Store.CreateAccountIf), and the
+// later add is refused naming the earlier account. A look through Store.Accounts before the
+// add (as Accounts.AddAccount once did) meets accountsBarrier, which lets neither add on until
+// both have looked and found neither: then both went in.
+func TestTwinAccountsAddedAtOnceLeaveOne(t *testing.T) {
+	for name, open := range twoHandles() {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			stores := open(t)
+			clk := clock.NewFake(time.Date(2026, 12, 8, 3, 0, 0, 0, time.UTC))
+			meet := &meeting{arrived: make(chan struct{}, 2), all: make(chan struct{})}
+			errs := make(chan error, 2)
+			for i, id := range []string{"alice", "a1ice"} {
+				racing := account.New(accountsBarrier{Store: stores[i], meeting: meet, ctx: ctx}, clk)
+				go func() {
+					_, err := racing.AddAccount(ctx, id, account.RoleUser, "first")
+					errs <- err
+				}()
+			}
+			var refused []error
+			for range 2 {
+				if err := <-errs; err != nil {
+					refused = append(refused, err)
+				}
+			}
+			require.Len(t, refused, 1, "one add goes through, the other is refused: %v", refused)
+			require.ErrorIs(t, refused[0], account.ErrInvalid)
+			assert.ErrorContains(t, refused[0], "which a listing could not tell apart: choose another name")
+			all, err := account.Latest(stores[1]).Accounts(ctx)
+			require.NoError(t, err)
+			require.Len(t, all, 1, "%v", all)
+			toks, err := account.Latest(stores[1]).Tokens(ctx, "")
+			require.NoError(t, err)
+			require.Len(t, toks, 1, "the refused account's token is not kept either")
+			assert.Equal(t, all[0].ID, toks[0].AccountID)
+		})
+	}
+}
+
+// twoHandles opens, for each kind of store, two handles on one store: the memory store twice,
+// two SQLite stores on one file (a gateway and an account command), two NATS stores on one
+// bucket through two connections (two replicas).
+func twoHandles() map[string]func(t *testing.T) [2]account.Store {
+	return map[string]func(t *testing.T) [2]account.Store{
+		"memory": func(*testing.T) [2]account.Store {
+			s := account.NewMemory()
+			return [2]account.Store{s, s}
+		},
+		"sqlite": func(t *testing.T) (both [2]account.Store) {
+			dir := t.TempDir()
+			for i := range both {
+				s, err := account.OpenSQLite(t.Context(), dir)
+				require.NoError(t, err)
+				t.Cleanup(func() { assert.NoError(t, s.Close()) })
+				both[i] = s
+			}
+			return both
+		},
+		"nats": func(t *testing.T) (both [2]account.Store) {
+			url := embeddednats.Start(t)
+			for i := range both {
+				s, err := account.OpenKV(t.Context(), embeddednats.JetStream(t, url))
+				require.NoError(t, err)
+				both[i] = s
+			}
+			return both
+		},
+	}
+}
+
+// accountsBarrier is a store whose Accounts, once it has read, waits until two callers have
+// read (on any store of the meeting), as tokensBarrier's Tokens.
+type accountsBarrier struct {
+	account.Store
+	*meeting
+	ctx context.Context
+}
+
+func (b accountsBarrier) Accounts(ctx context.Context) ([]account.Account, error) {
+	all, err := b.Store.Accounts(ctx)
+	b.meet(b.ctx)
+	return all, err
+}
+
+// meeting is where two callers wait for each other (tokensBarrier, accountsBarrier).
 type meeting struct {
 	arrived chan struct{}
 	all     chan struct{}
 	once    sync.Once
+}
+
+// meet waits until two callers have come.
+func (m *meeting) meet(ctx context.Context) {
+	m.arrived <- struct{}{}
+	if len(m.arrived) == cap(m.arrived) {
+		m.once.Do(func() { close(m.all) })
+	}
+	select {
+	case <-m.all:
+	case <-ctx.Done():
+	}
 }
 
 // tokensBarrier is a store whose Tokens, once it has read, waits until two callers have read
@@ -555,13 +630,6 @@ type tokensBarrier struct {
 
 func (b tokensBarrier) Tokens(ctx context.Context, accountID string) ([]account.Token, error) {
 	toks, err := b.Store.Tokens(ctx, accountID)
-	b.arrived <- struct{}{}
-	if len(b.arrived) == cap(b.arrived) {
-		b.once.Do(func() { close(b.all) })
-	}
-	select {
-	case <-b.all:
-	case <-b.ctx.Done():
-	}
+	b.meet(b.ctx)
 	return toks, err
 }

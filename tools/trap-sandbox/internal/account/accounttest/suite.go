@@ -37,6 +37,7 @@ func Run(t *testing.T, open Open) {
 		{"SecretsAreCopies", testSecretsAreCopies},
 		{"Concurrent", testConcurrent},
 		{"TokenIf", testTokenIf},
+		{"AccountIf", testAccountIf},
 		{"IssueAndCheck", testIssueAndCheck},
 		{"Audit", testAudit},
 		{"LinkCodes", testLinkCodes},
@@ -344,6 +345,56 @@ func testTokenIf(t *testing.T, s account.Store) {
 	assert.False(t, seen[0].RevokedAt.IsZero())
 	require.ErrorIs(t, s.CreateTokenIf(ctx, tok("again", "bob", "x"), unlike("x")), account.ErrExists, "a taken selector")
 	require.ErrorIs(t, s.CreateTokenIf(ctx, tok("c1", "carol", "x"), unlike("x")), account.ErrNotFound, "no such account")
+}
+
+// testAccountIf: CreateAccountIf shows its check every account and adds the account and its
+// first token, or neither when the check refuses or the id is taken; of many at once, each
+// check sees the accounts added before it, so a check that takes no second account lets one in.
+func testAccountIf(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	errTaken := errors.New("taken")
+	alone := func(accounts []account.Account) error {
+		if len(accounts) > 0 {
+			return fmt.Errorf("%w by %s", errTaken, accounts[0].ID)
+		}
+		return nil
+	}
+	add := func(id string, check func([]account.Account) error) error {
+		return s.CreateAccountIf(ctx, account.Account{ID: id, Role: account.RoleUser, Created: t0},
+			account.Token{Selector: "t-" + id, Hash: []byte(id), AccountID: id, Name: "first", Created: t0}, check)
+	}
+	const racers = 6
+	var wg sync.WaitGroup
+	errs := make(chan error, racers)
+	for i := range racers {
+		wg.Go(func() { errs <- add(fmt.Sprintf("a%d", i), alone) })
+	}
+	wg.Wait()
+	close(errs)
+	added := 0
+	for err := range errs {
+		if err == nil {
+			added++
+			continue
+		}
+		require.ErrorIs(t, err, errTaken)
+	}
+	assert.Equal(t, 1, added, "one account")
+	accounts, err := s.Accounts(ctx)
+	require.NoError(t, err)
+	require.Len(t, accounts, 1, "the refused ones are not kept")
+	toks, err := s.Tokens(ctx, "")
+	require.NoError(t, err)
+	require.Len(t, toks, 1, "nor their tokens")
+	assert.Equal(t, accounts[0].ID, toks[0].AccountID)
+
+	var seen []account.Account
+	require.NoError(t, add("bob", func(accounts []account.Account) error {
+		seen = accounts
+		return nil
+	}))
+	assert.Equal(t, accounts, seen, "the check sees every account")
+	require.ErrorIs(t, add("bob", func([]account.Account) error { return nil }), account.ErrExists, "a taken id")
 }
 
 // testIssueAndCheck runs account.Accounts on the store: what a token or credential opens,
