@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -426,6 +427,45 @@ func TestAgentTurnsStop(t *testing.T) {
 	assert.Equal(t, "deadline", ev[len(ev)-1].Reason)
 	require.Eventually(t, func() bool { return s.agent.Aborts() > abortedBefore }, testTimeout, 20*time.Millisecond, "the stalled turn to be aborted on opencode")
 	assert.Zero(t, s.agent.Queued())
+}
+
+// TestAgentResetsSpendTheComputersRate: every ai.reset asks opencode for the conversation (and
+// deletes it), and resets had no limit: a computer sending them as fast as it wrote frames sent
+// opencode as many requests, 16 at once on each socket, beside every other computer's
+// questions. A reset now spends the computer's rate as a question does (20 at once, then one
+// per 3 s), and a reset refused so reaches opencode not at all.
+func TestAgentResetsSpendTheComputersRate(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	g := s.gateway(t)
+	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}}
+	a := newAsker(ctx, t, g, desk)
+
+	const resets = 60
+	taken, refused := 0, 0
+	start := time.Now()
+	for i := range resets {
+		f := a.request(t, ctx, "ai.reset", map[string]any{"session": fmt.Sprintf("s%d", i)})
+		if f.Error == nil {
+			taken++
+			continue
+		}
+		refused++
+		assert.Equal(t, "busy", f.Error.Code)
+		assert.Regexp(t, `^too many resets and questions from here: reset again in \d+ s$`, f.Error.Message)
+	}
+	elapsed := time.Since(start)
+	// The burst, and one more for each 3 s the loop took, whatever the machine's speed.
+	assert.LessOrEqual(t, taken, 20+int(elapsed/(3*time.Second))+1, "resets taken in %v", elapsed)
+	assert.NotZero(t, refused)
+	// The rate is the computer's, questions and resets together.
+	f := a.request(t, ctx, "ai.ask", map[string]any{"prompt": "hello"})
+	require.NotNil(t, f.Error)
+	assert.Equal(t, "busy", f.Error.Code)
+	assert.Contains(t, f.Error.Message, "too many questions from here")
+	// Another computer has its own.
+	door := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 6, Label: "door"}})
+	requireOK(t, door.request(t, ctx, "ai.reset", map[string]any{}))
 }
 
 // TestTheGatewaySaysAtStartWhetherOpencodeAnswers: the agent touches opencode only when a

@@ -718,8 +718,10 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 
 	m.mu.Lock()
 	m.sweepLocked()
-	s := m.sessionLocked(key, pl)
-	if s.busy != nil {
+	// The conversation is made only once the question is taken (below): one refused for the
+	// computer's rate under ever new session names made a record each, kept while the
+	// computer went on asking.
+	if s := m.sessions[key]; s != nil && s.busy != nil {
 		busy := s.busy
 		m.mu.Unlock()
 		m.metrics.refused(refusedBusy)
@@ -740,18 +742,12 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		m.mu.Unlock()
 		return nil, m.accountFull(from, held)
 	}
-	lim := m.limiters[caller]
-	if lim == nil {
-		lim = rate.NewLimiter(rate.Every(m.cfg.RateEvery), m.cfg.RateBurst)
-		m.limiters[caller] = lim
-	}
-	if r := lim.Reserve(); r.Delay() > 0 {
-		wait := r.Delay()
-		r.Cancel()
+	if wait := m.spendRateLocked(caller); wait > 0 {
 		m.mu.Unlock()
 		m.metrics.refused(refusedRate)
-		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from here: ask again in %d s", int(wait.Seconds())+1)
+		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from here: ask again in %d s", secondsOf(wait))
 	}
+	s := m.sessionLocked(key, pl)
 	t := newTurn(newID("turn"), caller, s, m.ctx)
 	t.m, t.tr = m, newTracker()
 	s.busy = t
@@ -956,8 +952,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	}
 	defer m.leave(pl)
 	m.mu.Lock()
-	s := m.sessionLocked(key, pl)
-	if s.busy != nil {
+	if s := m.sessions[key]; s != nil && s.busy != nil {
 		busy := s.busy
 		m.mu.Unlock()
 		if busy.stopping() {
@@ -968,6 +963,15 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		}
 		return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy in session %q: stop it (ai.abort), then reset", name)
 	}
+	// A reset asks opencode for the conversation (and deletes it): it spends the computer's
+	// rate as a question does, or a computer resetting as fast as it writes frames sent
+	// opencode as many requests, 16 at once on each of its sockets.
+	if wait := m.spendRateLocked(key.callerKey); wait > 0 {
+		m.mu.Unlock()
+		m.metrics.refused(refusedRate)
+		return nil, protocol.Errorf(protocol.CodeBusy, "too many resets and questions from here: reset again in %d s", secondsOf(wait))
+	}
+	s := m.sessionLocked(key, pl)
 	// Held busy by a placeholder while opencode forgets the conversation, so no ask races it.
 	hold := newTurn("reset", key.callerKey, s, m.ctx)
 	hold.done = true
@@ -1002,6 +1006,25 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	m.log.Info("agent: conversation reset", "accountId", from.AccountID, "traposId", from.TraposID, "session", name)
 	return nil, nil
 }
+
+// spendRateLocked takes one of caller's questions and resets (Config.RateBurst at once, then
+// one per Config.RateEvery), or returns how long until it has one. Called with mu held.
+func (m *Module) spendRateLocked(caller callerKey) time.Duration {
+	lim := m.limiters[caller]
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Every(m.cfg.RateEvery), m.cfg.RateBurst)
+		m.limiters[caller] = lim
+	}
+	r := lim.Reserve()
+	if wait := r.Delay(); wait > 0 {
+		r.Cancel()
+		return wait
+	}
+	return 0
+}
+
+// secondsOf is a wait as a player reads it: whole seconds, rounded up.
+func secondsOf(wait time.Duration) int { return int(wait.Seconds()) + 1 }
 
 // sessionLocked returns the conversation of key, made on first use in the computer's place.
 func (m *Module) sessionLocked(key sessionKey, pl *place) *session {

@@ -579,6 +579,32 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	assert.Equal(t, "the prompt is 4097 bytes; the limit is 4096", pe.Message)
 }
 
+// TestRefusedQuestionsAndResetsMakeNoConversation: a conversation was made for a question's
+// session before the computer's rate was checked, so one asking under ever new session names
+// past its rate (or resetting them) left a record for each, kept while it went on asking.
+func TestRefusedQuestionsAndResetsMakeNoConversation(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
+		RateBurst: 1, RateEvery: time.Hour, TurnDeadline: time.Hour}, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	_, err = m.handleAsk(t.Context(), from, json.RawMessage(`{"prompt":"hi"}`))
+	require.NoError(t, err)
+	sessions := func() int {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.sessions)
+	}
+	require.Equal(t, 1, sessions())
+	for i := range 50 {
+		_, err := m.handleAsk(t.Context(), from, json.RawMessage(fmt.Sprintf(`{"prompt":"hi","session":"s%d"}`, i)))
+		require.ErrorContains(t, err, "too many questions from here")
+		_, err = m.handleReset(t.Context(), from, json.RawMessage(fmt.Sprintf(`{"session":"r%d"}`, i)))
+		require.ErrorContains(t, err, "too many resets and questions from here: reset again in 3600 s")
+	}
+	assert.Equal(t, 1, sessions())
+}
+
 // TestAskScreenIsCCs: the screen an ai.ask reports is bounded as a screen.update's, by CC:
 // Tweaked's largest terminal (protocol.MaxScreenSide, 255 each way), and the refusal names
 // that range: a size no computer has (1000×1000 passed before) is told to no model.
