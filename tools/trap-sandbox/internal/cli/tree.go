@@ -41,9 +41,14 @@ type tally struct {
 }
 
 // finish ends a copy from one place to another (as its last line names them) that ended with
-// err: the total on out, or err with the total copied before it. A copy that completed but
-// left something out returns LeftOut after its total.
+// err: the total on out, or err with the total copied before it. A copy that failed before it
+// copied anything (the computer not connected at its first call) is err alone: "0 files and 0
+// directories (0 bytes)" added nothing to why. A copy that completed but left something out
+// returns LeftOut after its total.
 func (t *tally) finish(out io.Writer, from, to string, err error) error {
+	if err != nil && t.files == 0 && t.dirs == 0 && t.skipped == 0 {
+		return err
+	}
 	total := fmt.Sprintf("%s -> %s: %s and %s (%s)", from, to, count(t.files, "file"), directories(t.dirs), count(int(t.bytes), "byte"))
 	if t.skipped > 0 {
 		total += fmt.Sprintf(", %d left out (said above)", t.skipped)

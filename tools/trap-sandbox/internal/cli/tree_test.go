@@ -339,3 +339,47 @@ func TestPutNamesItsArgumentsOrder(t *testing.T) {
 		assert.Contains(t, err.Error(), "open 7:kitchen: no such file or directory: put takes the computer first (trap-sandbox put 7:kitchen "+local+" /notes.txt)", r)
 	}
 }
+
+// TestACopyToAComputerNotConnectedSaysOnlyWhy: put -r into / of a computer that is not
+// connected (/ is a directory without asking it) failed at its first call and ended "…;
+// copied before it: … 0 files and 0 directories (0 bytes)", which added nothing to why; it
+// says why alone, as get -r of it does, and as a copy that made its directory still adds what
+// it copied.
+func TestACopyToAComputerNotConnectedSaysOnlyWhy(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(context.Context, int, string) error { return computer.NotConnected("7:") }
+	base := serveDisk(t, d)
+	tree := filepath.Join(t.TempDir(), "tree")
+	require.NoError(t, os.MkdirAll(tree, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(tree, "a.txt"), []byte("a"), 0o644))
+
+	out, _, err := runWith(t, "", "put", "--url", base, "-r", "7:", tree, "/")
+	require.Error(t, err)
+	assert.Empty(t, out)
+	assert.Contains(t, err.Error(), "computer 7: put -r /tree: ")
+	assert.Contains(t, err.Error(), "not_connected")
+	assert.NotContains(t, err.Error(), "copied before it")
+
+	out, _, err = runWith(t, "", "get", "--url", base, "-r", "7:", "/", t.TempDir())
+	require.Error(t, err)
+	assert.Empty(t, out)
+	assert.Contains(t, err.Error(), "not_connected")
+	assert.NotContains(t, err.Error(), "copied before it")
+
+	// The first file's write fails after the directory was made: that directory is said.
+	made := false
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSMakeDir {
+			made = true
+			return nil
+		}
+		if made && typ != protocol.TypeFSList {
+			return computer.NotConnected("7:")
+		}
+		return nil
+	}
+	_, _, err = runWith(t, "", "put", "--url", base, "-r", "7:", tree, "/")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "; copied before it: "+tree+" -> 7: /tree: 0 files and 1 directory (0 bytes)")
+}
