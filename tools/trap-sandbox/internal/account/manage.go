@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"trap-sandbox/internal/spelling"
 )
 
 // Manager is what the account commands do (`trap-sandbox accounts|tokens|credentials …`),
@@ -187,7 +189,7 @@ func (m manager) exists(ctx context.Context, accountID string) error {
 		return err
 	}
 	_, err := m.store().Account(ctx, accountID)
-	return err
+	return m.unknown(ctx, accountID, err)
 }
 
 func (m manager) AddAccount(ctx context.Context, id string, role Role) (NewAccount, error) {
@@ -263,7 +265,7 @@ func (m manager) AddToken(ctx context.Context, accountID, name string, ttl time.
 		return NewToken{}, invalid("a token needs an account")
 	}
 	secret, tok, err := m.a.issueToken(ctx, accountID, name, ttl, m.caller.Until, m.caller.Account)
-	return NewToken{Token: tok, Secret: secret, ExpiresWithCaller: CutTo(tok.ExpiresAt, m.caller.Until)}, err
+	return NewToken{Token: tok, Secret: secret, ExpiresWithCaller: CutTo(tok.ExpiresAt, m.caller.Until)}, m.unknown(ctx, accountID, err)
 }
 
 // of is the account a user's revocation is limited to ("" for an admin: any).
@@ -301,7 +303,7 @@ func (m manager) AddCredential(ctx context.Context, accountID string) (NewCreden
 		return NewCredential{}, invalid("a credential needs an account")
 	}
 	secret, c, err := m.a.IssueCredential(ctx, accountID, m.caller.Account)
-	return NewCredential{Credential: c, Secret: secret}, err
+	return NewCredential{Credential: c, Secret: secret}, m.unknown(ctx, accountID, err)
 }
 
 func (m manager) RevokeCredential(ctx context.Context, id string) (Credential, error) {
@@ -317,5 +319,41 @@ func (m manager) RemoveAccount(ctx context.Context, id string) (Removed, error) 
 		return Removed{}, fmt.Errorf("%w: account %q is the one whose token makes this call: an admin does not remove itself (use another admin's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)",
 			ErrForbidden, id)
 	}
-	return m.a.RemoveAccount(ctx, id)
+	r, err := m.a.RemoveAccount(ctx, id)
+	return r, m.unknown(ctx, id, err)
+}
+
+// Meant is the account a name that is none likely meant (spelling.Nearest), among the
+// accounts mg's caller sees, or "": the one home of an account's "did you mean". Its caller
+// sees what Accounts lists, so an admin hears of any account, a user of its own alone and a
+// pass of none: no other account's name leaks to a token that may not list it. A name longer
+// than any account's (maxSelectorBytes) means none: its distance to each would be a long sum.
+func Meant(ctx context.Context, mg Manager, name string) string {
+	if name == "" || len(name) > maxSelectorBytes {
+		return ""
+	}
+	all, err := mg.Accounts(ctx)
+	if err != nil {
+		return ""
+	}
+	ids := make([]string, 0, len(all))
+	for _, a := range all {
+		if a.ID != name {
+			ids = append(ids, a.ID)
+		}
+	}
+	return spelling.Nearest(name, ids)
+}
+
+// unknown is err, an account's ErrNotFound (not ErrNotReached: a name of no account this
+// caller reaches), with the account name likely meant: "…: not found (did you mean
+// \"alice\"?)", so that the API's answer names it as the CLI does.
+func (m manager) unknown(ctx context.Context, name string, err error) error {
+	if !errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotReached) {
+		return err
+	}
+	if meant := Meant(ctx, m, name); meant != "" {
+		return fmt.Errorf("%w (did you mean %s?)", err, ShowID(meant))
+	}
+	return err
 }

@@ -299,20 +299,25 @@ func (f *ManageFlags) bothGiven() string {
 	return strings.Join(given, " and ") + " are"
 }
 
-// manageError words a Manager's error for the terminal, the same whichever way the command
-// went: what was not found (or, through a gateway, is not the token's) with how to see what
-// is, another account named with a user's token with the token that would do, a refusal with
-// its fix (the message says which token would do).
-func (f *ManageFlags) manageError(err error, what, id string) error {
+// manageError words a Manager's error (of mg, the command's) for the terminal, the same
+// whichever way the command went: what was not found (or, through a gateway, is not the
+// token's) with how to see what is, or the account likely meant (account.Meant, among those
+// mg's caller sees), another account named with a user's token with the token that would do,
+// a refusal with its fix (the message says which token would do).
+func (f *ManageFlags) manageError(ctx context.Context, mg account.Manager, err error, what, id string) error {
 	reach := f.reach()
 	switch {
 	case errors.Is(err, account.ErrForbidden):
 		return errors.New(cctext.Show(strings.TrimPrefix(err.Error(), account.ErrForbidden.Error()+": "), false))
 	case errors.Is(err, account.ErrNotReached):
-		// A user's token, told the same for any account but its own, existing or not.
+		// A user's token, told the same for any account but its own, existing or not; its
+		// own, when the name is near it, is the one named.
+		if meant := account.Meant(ctx, mg, id); meant != "" {
+			return fmt.Errorf("no account %s that this token reaches; did you mean %s?", account.ShowID(id), account.ShowID(meant))
+		}
 		return fmt.Errorf("no account %s that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token", account.ShowID(id))
 	case errors.Is(err, account.ErrNotFound) && what == "account":
-		return noAccount(id, reach, false)
+		return noAccount(id, reach, account.Meant(ctx, mg, id), false)
 	case errors.Is(err, account.ErrNotFound):
 		return fmt.Errorf("no %s %s%s (trap-sandbox %ss list shows the ids)", what, account.ShowID(id), reach, what)
 	}
@@ -335,9 +340,13 @@ func tokenReach(throughGatewayByToken bool) string {
 
 // noAccount is every account command's refusal of an account that is not there (with reach:
 // not there for this token), on the store or through the gateway, whichever of its routes
-// answered (the link routes' too: linkFailure), in one wording: where the accounts are
-// listed and, unless the account was to be removed, what creates one.
-func noAccount(id, reach string, removing bool) error {
+// answered (the link routes' too: linkFailure), in one wording: the account meant when one
+// is near the name (account.Meant), else where the accounts are listed and, unless the
+// account was to be removed, what creates one.
+func noAccount(id, reach, meant string, removing bool) error {
+	if meant != "" {
+		return fmt.Errorf("no account %s%s; did you mean %s?", account.ShowID(id), reach, account.ShowID(meant))
+	}
 	create := "; accounts add creates one"
 	if removing {
 		create = ""
@@ -555,7 +564,7 @@ func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) 
 		return fmt.Errorf("account %q exists already (trap-sandbox tokens add %s NAME gives it another token)", c.Name, c.Name)
 	}
 	if err != nil {
-		return c.manageError(err, "account", c.Name)
+		return c.manageError(ctx, mg, err, "account", c.Name)
 	}
 	lifetime := ""
 	if n.ExpiresWithCaller {
@@ -580,7 +589,7 @@ func (c *AccountsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 	defer done()
 	all, err := mg.Accounts(ctx)
 	if err != nil {
-		return c.manageError(err, "account", "")
+		return c.manageError(ctx, mg, err, "account", "")
 	}
 	if len(all) == 0 {
 		return noneListed(stderr, "accounts", "")
@@ -609,10 +618,10 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 	defer done()
 	r, err := mg.RemoveAccount(ctx, c.Name)
 	if errors.Is(err, account.ErrNotFound) {
-		return noAccount(c.Name, c.reach(), true)
+		return noAccount(c.Name, c.reach(), account.Meant(ctx, mg, c.Name), true)
 	}
 	if err != nil {
-		return c.manageError(err, "account", c.Name)
+		return c.manageError(ctx, mg, err, "account", c.Name)
 	}
 	fmt.Fprintf(out, "account %s (%s) removed from %s: %s, %s, %s, %s\n", show(r.Account.ID), show(string(r.Account.Role)), where,
 		count(len(r.Tokens), "API token"), count(len(r.Credentials), "computer credential"), count(len(r.EnrollmentKeys), "enrollment key"),
@@ -712,7 +721,7 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) e
 	defer done()
 	toks, err := mg.Tokens(ctx, c.Account)
 	if err != nil {
-		return c.manageError(err, "account", c.Account)
+		return c.manageError(ctx, mg, err, "account", c.Account)
 	}
 	if len(toks) == 0 {
 		return noneListed(stderr, "tokens", c.Account)
@@ -781,7 +790,7 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	defer done()
 	n, err := mg.AddToken(ctx, c.Account, c.Name, c.Expires.Duration())
 	if err != nil {
-		return c.manageError(err, "account", c.Account)
+		return c.manageError(ctx, mg, err, "account", c.Account)
 	}
 	fmt.Fprintf(out, "token %s (%s) of %s, %s; shown once:\n%s\n", show(n.Token.Selector), cctext.ShowName(n.Token.Name, false), show(n.Token.AccountID),
 		expiry(n.Token.ExpiresAt, n.ExpiresWithCaller), n.Secret)
@@ -820,7 +829,7 @@ func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout, stderr io.Writer)
 	}
 	t, err := mg.RevokeToken(ctx, id)
 	if err != nil {
-		return c.manageError(err, "token", id)
+		return c.manageError(ctx, mg, err, "token", id)
 	}
 	fmt.Fprintf(out, "token %s (%s) of %s revoked at %s\n", show(t.Selector), cctext.ShowName(t.Name, false), show(t.AccountID), stamp(t.RevokedAt))
 	return nil
@@ -848,7 +857,7 @@ func (c *CredentialsAddCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 	defer done()
 	n, err := mg.AddCredential(ctx, c.Account)
 	if err != nil {
-		return c.manageError(err, "account", c.Account)
+		return c.manageError(ctx, mg, err, "account", c.Account)
 	}
 	fmt.Fprintf(out, "credential %s of %s; on the computer: set sandbox.password to it (shown once):\n%s\n", n.Credential.Selector, n.Credential.AccountID, n.Secret)
 	return nil
@@ -869,7 +878,7 @@ func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writ
 	defer done()
 	creds, err := mg.Credentials(ctx, c.Account)
 	if err != nil {
-		return c.manageError(err, "account", c.Account)
+		return c.manageError(ctx, mg, err, "account", c.Account)
 	}
 	if len(creds) == 0 {
 		return noneListed(stderr, "computer credentials", c.Account)
@@ -898,7 +907,7 @@ func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout, stderr io.Wr
 	defer done()
 	cr, err := mg.RevokeCredential(ctx, c.ID)
 	if err != nil {
-		return c.manageError(err, "credential", c.ID)
+		return c.manageError(ctx, mg, err, "credential", c.ID)
 	}
 	switch {
 	case c.viaAPI:

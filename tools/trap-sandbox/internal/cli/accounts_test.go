@@ -16,6 +16,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,6 +252,70 @@ func TestACallWithoutATokenIsNotToldOfOne(t *testing.T) {
 	// creates it)").
 	_, err := runClient(t, "link", "key", "--account", "zed", "--data-dir="+dir)
 	assert.EqualError(t, err, `link key: no account "zed" (trap-sandbox accounts list shows them; accounts add creates one)`)
+}
+
+// TestAMisspeltAccountIsNamed: an account name that is none but near one (alcie) is answered
+// with the account meant, on the store and through the gateway, by every command that names
+// an account: link approve said only `no account "alcie" (trap-sandbox accounts list shows
+// them)`. A name near none keeps the list hint. A user's token hears of its own account
+// alone: bob's naming alcie is not told of alice, nor is the API's answer to it.
+func TestAMisspeltAccountIsNamed(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	alice := lastLineOf(mustRun(t, "accounts", "add", "alice", data))
+	bob := lastLineOf(mustRun(t, "accounts", "add", "bob", data))
+	url := serveAccountsWith(t, dir, "")
+	cmds := [][]string{
+		{"tokens", "list", "NAME"}, {"tokens", "add", "NAME", "x"}, {"credentials", "list", "NAME"}, {"credentials", "add", "NAME"},
+		{"accounts", "remove", "NAME"}, {"link", "key", "--account", "NAME"}, {"link", "keys", "--account", "NAME"},
+		{"link", "approve", "BCDF-GHJK", "--account", "NAME"},
+	}
+	with := func(cmd []string, name string, flags ...string) []string {
+		args := slices.Clone(cmd)
+		args[slices.Index(args, "NAME")] = name
+		return append(args, flags...)
+	}
+	for _, cmd := range cmds {
+		ways := map[string][]string{"store": {data}, "api": {"--url=" + url}}
+		if cmd[1] == "approve" {
+			delete(ways, "store") // through the gateway alone
+		}
+		for way, flags := range ways {
+			_, err := runClient(t, with(cmd, "alcie", flags...)...)
+			assert.EqualError(t, err, strings.Join(cmd[:2], " ")+`: no account "alcie"; did you mean "alice"?`, "%s %v", way, cmd)
+			_, err = runClient(t, with(cmd, "carol", flags...)...)
+			require.Error(t, err, "%s %v", way, cmd)
+			assert.Contains(t, err.Error(), `no account "carol" (trap-sandbox accounts list shows them`, "%s %v", way, cmd)
+		}
+	}
+
+	// A user's token: its own account named near, the rest as any name it does not reach.
+	_, err := runClient(t, "tokens", "list", "alcie", "--url="+url, "--api-token="+alice)
+	assert.EqualError(t, err, `tokens list: no account "alcie" that this token reaches; did you mean "alice"?`)
+	for _, cmd := range cmds {
+		_, err := runClient(t, with(cmd, "alcie", "--url="+url, "--api-token="+bob)...)
+		require.Error(t, err, "%v", cmd)
+		assert.NotContains(t, err.Error(), "alice", "%v", cmd)
+	}
+	for _, token := range []string{bob, ""} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+accountapi.TokensPath+"?account=alcie", nil)
+		require.NoError(t, err)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, resp.Body.Close())
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+		if token == "" {
+			assert.Contains(t, string(body), `account \"alcie\": not found (did you mean \"alice\"?)`, "the API's answer to its admin")
+		} else {
+			assert.NotContains(t, string(body), "alice", "the API's answer to bob")
+		}
+	}
 }
 
 // TestAnotherAccountNamesTheTokenThatReachesIt: a user's token naming another account is told

@@ -33,8 +33,8 @@ func linkFailure(err error, named, reach string) error {
 	if !errors.As(err, &pe) {
 		return errors.New(cctext.Show(err.Error(), false))
 	}
-	if named != "" && link.IsNoAccount(pe, named) {
-		return noAccount(named, reach, false)
+	if meant, ok := link.NoAccount(pe, named); named != "" && ok {
+		return noAccount(named, reach, meant, false)
 	}
 	if pe.Attributed {
 		return errors.New(showMessage(pe.Message))
@@ -128,7 +128,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		defer done()
 		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, account.Operator, maxUses, c.Expires.Duration())
 		if errors.Is(err, account.ErrNotFound) {
-			return noAccount(c.Account, "", false)
+			return noAccount(c.Account, "", account.Meant(ctx, accounts.Manage(account.OperatorCaller), c.Account), false)
 		}
 		if err != nil {
 			return err
@@ -163,6 +163,7 @@ type LinkKeysCmd struct {
 // Run prints one key a line.
 func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	var keys []link.Key
+	var mg account.Manager // on the store; through the gateway opened when needed
 	if c.viaAPI() {
 		api, err := c.transport()
 		if err != nil {
@@ -181,6 +182,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 			return err
 		}
 		defer done()
+		mg = accounts.Manage(account.OperatorCaller)
 		all, err := account.Latest(accounts.Store()).EnrollmentKeys(ctx, c.Account) // a key made a moment ago is listed
 		if err != nil {
 			return err
@@ -197,6 +199,21 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 		}
 	}
 	if len(keys) == 0 {
+		// A name of no account lists no keys either: it is said so, with the account meant,
+		// as tokens list says it (the routes list a named account's keys without asking).
+		if c.Account != "" {
+			if mg == nil {
+				api, _, done, err := c.open(ctx, stderr)
+				if err != nil {
+					return err
+				}
+				defer done()
+				mg = api
+			}
+			if _, err := mg.Tokens(ctx, c.Account); errors.Is(err, account.ErrNotFound) {
+				return c.manageError(ctx, mg, err, "account", c.Account)
+			}
+		}
 		return noneListed(stderr, "enrollment keys", c.Account)
 	}
 	tw := table.NewWriter(out, 2)

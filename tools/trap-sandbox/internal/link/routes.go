@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -84,16 +85,33 @@ func writeOK(w http.ResponseWriter, v any) {
 }
 
 // noAccount is a link route's refusal of a named account that is not in the store (404
-// bad_payload, as it has always answered); IsNoAccount tells it from the others.
-func noAccount(id string) *protocol.Error {
+// bad_payload, as it has always answered), with the account meant when one the caller sees
+// is near the name (account.Meant); NoAccount tells it from the others.
+func noAccount(id, meant string) *protocol.Error {
+	if meant != "" {
+		return protocol.Errorf(protocol.CodeBadPayload, "no account %q (did you mean %q?)", id, meant)
+	}
 	return protocol.Errorf(protocol.CodeBadPayload, "no account %q (trap-sandbox accounts list shows them)", id)
 }
 
-// IsNoAccount reports whether err is a link route's refusal of the account id as not in the
-// store, so that the CLI words it as every account command words an unknown account.
-func IsNoAccount(err error, id string) bool {
-	pe, ok := errors.AsType[*protocol.Error](err)
-	return ok && pe.Code == protocol.CodeBadPayload && pe.Message == noAccount(id).Message
+// NoAccount reports whether err is a link route's refusal of the account id as not in the
+// store, with the account it names as meant (or ""), so that the CLI words it as every
+// account command words an unknown account.
+func NoAccount(err error, id string) (meant string, ok bool) {
+	pe, isPE := errors.AsType[*protocol.Error](err)
+	if !isPE || pe.Code != protocol.CodeBadPayload {
+		return "", false
+	}
+	if pe.Message == noAccount(id, "").Message {
+		return "", true
+	}
+	prefix := fmt.Sprintf("no account %q (did you mean ", id)
+	rest, found := strings.CutPrefix(pe.Message, prefix)
+	if !found {
+		return "", false
+	}
+	meant, err = strconv.Unquote(strings.TrimSuffix(rest, "?)"))
+	return meant, err == nil && strings.HasSuffix(rest, "?)")
 }
 
 // refusePass answers a caller limited to one computer (the agent's pass), which manages
@@ -131,7 +149,7 @@ func (m *Module) target(r *http.Request, named string) (string, int, error) {
 			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
 				"name the account to link into with --account NAME (\"account\" in the body): this token's account %s is not in the store", caller.Account)
 		}
-		return "", http.StatusNotFound, noAccount(id)
+		return "", http.StatusNotFound, noAccount(id, account.Meant(r.Context(), m.cfg.Accounts.Manage(caller), id))
 	} else if err != nil {
 		return "", http.StatusInternalServerError, err
 	}

@@ -161,30 +161,14 @@ func whyNot(tool, name string, names []string) string {
 	return meant(name, names)
 }
 
-// meant names the argument a misspelt name is likely to mean (traposID, timeout), or "": one
-// in another case or cut short, else the one nearest it by at most two letters, for a name of
-// four or more (lenght, ofset, and colors for the tools' British colours, were told only that
-// they are no argument).
+// meant names the argument a misspelt name is likely to mean (traposID, timeout), or "": by
+// spelling.Nearest (lenght, ofset, and colors for the tools' British colours, were told only
+// that they are no argument).
 func meant(name string, names []string) string {
-	lower := strings.ToLower(name)
-	for _, n := range names {
-		if l := strings.ToLower(n); l == lower || (len(lower) >= 4 && (strings.HasPrefix(l, lower) || strings.HasPrefix(lower, l))) {
-			return fmt.Sprintf(" (did you mean %s?)", n)
-		}
+	if n := spelling.Nearest(name, names); n != "" {
+		return fmt.Sprintf(" (did you mean %s?)", n)
 	}
-	if len([]rune(lower)) < 4 {
-		return ""
-	}
-	nearest, best := "", 3
-	for _, n := range names {
-		if d := spelling.Distance(lower, strings.ToLower(n)); d < best {
-			nearest, best = n, d
-		}
-	}
-	if nearest == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %s?)", nearest)
+	return ""
 }
 
 // valueProblem is what is wrong with the value of argument name, whose schema is p; "" when

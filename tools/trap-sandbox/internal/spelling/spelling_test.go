@@ -20,3 +20,16 @@ func TestDistance(t *testing.T) {
 		assert.Equal(t, tc.want, spelling.Distance(tc.b, tc.a), "%q %q", tc.b, tc.a)
 	}
 }
+
+// TestNearest: a name in another case, or cut short, or by at most two letters is named; a
+// word of fewer than four letters only in another case; none close is "".
+func TestNearest(t *testing.T) {
+	names := []string{"alice", "bob", "Küche"}
+	for word, want := range map[string]string{
+		"alcie": "alice", "ALICE": "alice", "alic": "alice", "alicee": "alice", "alixe": "alice",
+		"BOB": "bob", "bo": "", "bbo": "", "küchen": "Küche", "kuche": "Küche",
+		"carol": "", "": "", "axxxe": "",
+	} {
+		assert.Equal(t, want, spelling.Nearest(word, names), word)
+	}
+}
