@@ -1,7 +1,9 @@
 package scaleout
 
 import (
+	"bytes"
 	"context"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
@@ -71,4 +73,33 @@ func TestAWaitThroughAnotherReplicaIsToldHowToWaitOnWhenTheHolderStops(t *testin
 			`\(its daemon connects again by itself, to a replica still running, within seconds\); ping with wait true waits for it to come back, and wait_for_screen then waits on$`,
 			text, w.name)
 	}
+}
+
+// TestACLICallThroughAnotherReplicaIsToldTheComputerConnectsAgain: trap-sandbox ping of a
+// computer (the real Lua daemon) whose socket was on replica A, through replica B once A has
+// stopped, the real binaries on a real nats-server, says that the computer's daemon connects
+// again by itself and how the CLI sees it back, as MCP says with its own words (ping with wait
+// true): it said "replica a, which held its socket, has stopped" alone, which read as gone for
+// good. B marks the error (replicaGone), which the CLI reads from the host API, never its words.
+func TestACLICallThroughAnotherReplicaIsToldTheComputerConnectsAgain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 4*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+	monitorKitchen(ctx, t, a.WebSocketURL())
+	const id = "5:küche"
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "a", listComputers(ct, b)[id]) },
+		waitLimit, testkit.Poll, "B to list the computer on A")
+
+	require.NoError(t, a.Stop())
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.NotContains(ct, listComputers(ct, b), id) },
+		waitLimit, testkit.Poll, "B to hear that A stopped")
+	cmd := exec.CommandContext(ctx, gatewayBin, "ping", id, "--url", b.URL(""))
+	cmd.Env = append(harness.CleanEnv(), "GORACE=atexit_sleep_ms=0")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.Error(t, cmd.Run(), out.String())
+	assert.Equal(t, "trap-sandbox: computer 5:küche ping: the gateway answered not_connected: the computer is not connected: replica a, which held its socket, has stopped "+
+		"(its daemon connects again by itself, to a replica still running, within seconds: trap-sandbox computers lists it then)\n", errOut.String())
 }

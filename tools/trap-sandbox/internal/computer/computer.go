@@ -145,7 +145,9 @@ func (c *Client) WithRemoveLine(line func(traposID, path string) string) *Client
 // answered as a read (ReadAgain), with wait, how c's user waits for it to come back (the
 // CLI's CLIBackWait), and a file's read it left midway say wait after its "read it again once
 // it is back": the surface's one place for it, set where its client is made, whichever of its
-// commands asks (send, where every request passes). A Client without it (the gateway's, which
+// commands asks (send, where every request passes). Any request's not_connected of a
+// computer whose replica stopped before anything was sent says, with wait, that it connects
+// again by itself (ReplicaGoneWait). A Client without it (the gateway's, which
 // MCP and the host API share and word their reads each by its own tools and routes; the stdio
 // bridge's, whose tools do as MCP's) leaves the gateway's words. A write's own look at its
 // path is a read too: NothingWritten and NothingDeleted word it as the write's. It returns c.
@@ -282,7 +284,8 @@ func unreadable(err error) string {
 
 // send is the one path to the Transport: it words what went wrong the same way for every
 // call (a deadline that passed is timeout; not_connected names the computer meant; a read's
-// whose computer went away is a read's: WithReadWait).
+// whose computer went away is a read's, and one whose replica went says the computer connects
+// again by itself: WithReadWait).
 func (c *Client) send(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	if timeout <= 0 {
 		return nil, protocol.Errorf(protocol.CodeTimeout, "no time left to send %s to %s", typ, traposID)
@@ -303,6 +306,9 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	}
 	if c.readWait != "" && IsRead(typ) {
 		err = ReadAgain(err, c.readWait)
+	}
+	if c.readWait != "" {
+		err = ReplicaGoneWait(err, c.readWait)
 	}
 	return nil, err
 }

@@ -1394,3 +1394,44 @@ func TestAReadIsWordedAsAReadOnce(t *testing.T) {
 	}
 	assert.Equal(t, went+computer.MayHaveDoneIt, left.Message, "the gateway's error is left as it was")
 }
+
+// TestAComputerWhoseReplicaStoppedConnectsAgain: a not_connected marked ReplicaGone that met
+// the replica's end before anything was sent says that the computer's daemon connects again
+// by itself, in each surface's words, before any hint, once (the CLI said the gateway's
+// "replica a, which held its socket, has stopped" alone, MCP only had it); one that may have
+// run, or a read's, worded so already, one gone during the call (Left), and one not marked,
+// are left as they are.
+func TestAComputerWhoseReplicaStoppedConnectsAgain(t *testing.T) {
+	const said = "computer 7:kitchen is not connected: replica a, which held its socket, has stopped"
+	gone := func(message, hint string) *protocol.Error {
+		pe := protocol.Errorf(protocol.CodeNotConnected, "%s%s", message, hint)
+		pe.ReplicaGone, pe.Hint = "a", hint
+		return pe
+	}
+	const hint = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
+	cli := said + " (its daemon connects again by itself, to a replica still running, within seconds: trap-sandbox computers lists it then)"
+	mcp := said + " (its daemon connects again by itself, to a replica still running, within seconds: ping with wait true waits for it)"
+	left := gone(said, "")
+	left.Left = true
+	for _, c := range []struct {
+		name string
+		err  *protocol.Error
+		wait string
+		want string
+	}{
+		{"before anything was sent", gone(said, ""), computer.CLIBackWait, cli},
+		{"MCP's", gone(said, ""), computer.MCPBackWait, mcp},
+		{"with its hint", gone(said, hint), computer.CLIBackWait, cli + hint},
+		{"said already", gone(mcp, ""), computer.CLIBackWait, mcp},
+		{"may have run", gone(said+computer.MayHaveDoneIt, ""), computer.CLIBackWait, said + computer.MayHaveDoneIt},
+		{"a read's", gone(said+"; a read changes nothing: ask again once the computer is back (GET /trapos/computers lists it then)", ""), computer.CLIBackWait,
+			said + "; a read changes nothing: ask again once the computer is back (GET /trapos/computers lists it then)"},
+		{"gone during it", left, computer.CLIBackWait, said},
+		{"not marked", protocol.Errorf(protocol.CodeNotConnected, "%s", said), computer.CLIBackWait, said},
+	} {
+		pe, ok := errors.AsType[*protocol.Error](computer.ReplicaGoneWait(c.err, c.wait))
+		require.True(t, ok, c.name)
+		assert.Equal(t, c.want, pe.Message, c.name)
+	}
+	assert.Equal(t, "x", computer.ReplicaGoneWait(errors.New("x"), computer.CLIBackWait).Error())
+}

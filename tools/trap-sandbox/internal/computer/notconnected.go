@@ -191,6 +191,39 @@ func cutMayHaveRun(said string) (gone string, found bool) {
 	return said, false
 }
 
+// MovesWait follows the not_connected of a computer whose socket went with a replica that
+// stopped or went silent (ReplicaGone), with wait, how the caller's user waits for it
+// (MCPBackWait, CLIBackWait): its daemon connects again by itself, through the load balancer
+// to a replica still running, within the seconds a reboot's takes (docs/scale-out.md), where
+// "not connected: replica a, which held its socket, has stopped" alone read as gone for good.
+func MovesWait(wait string) string {
+	return " (its daemon connects again by itself, to a replica still running, within seconds: " + wait + ")"
+}
+
+// ReplicaGoneWait is the one rule of which not_connected of a computer whose replica went
+// (marked ReplicaGone, not Left) says that it connects again by itself: one the replica's end
+// met before anything was sent gets MovesWait(wait) after the gateway's words, before any
+// hint. One that may have run before the replica went (it ends with MayHaveDoneIt, which each
+// surface follows with its own way to wait) or a read's worded so already (ReadAgain), or
+// one that says it already, of any surface's words, is returned as it is, as is any other
+// error. It reads the error's fields and the gateway's own words at its end, never a label's.
+func ReplicaGoneWait(err error, wait string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.ReplicaGone == "" || pe.Left {
+		return err
+	}
+	said, _ := strings.CutSuffix(pe.Message, pe.Hint)
+	if _, found := cutMayHaveRun(said); found {
+		return err
+	}
+	for _, w := range backWaits {
+		if strings.HasSuffix(said, MovesWait(w)) {
+			return err
+		}
+	}
+	return pe.WithMessage(said + MovesWait(wait) + pe.Hint)
+}
+
 // readAgainWords are what ReadAgain puts in MayHaveDoneIt's place, with wait, how the
 // caller's user waits for the computer to come back.
 func readAgainWords(wait string) string { return readChangesNothing + " (" + wait + ")" }

@@ -50,27 +50,21 @@ func awayHint(err error) error {
 	return pe.WithMessage(said + awayWait + pe.Hint)
 }
 
-// movesWait follows the not_connected of a computer whose socket was on a replica that
-// stopped or went silent (ReplicaGone): its socket went with the replica, and its daemon
-// connects again by itself, through the load balancer to a replica still running, within the
-// seconds a reboot's takes (docs/scale-out.md), where "not connected: replica a, which held
-// its socket, has stopped" alone read as gone for good.
-const movesWait = " (its daemon connects again by itself, to a replica still running, within seconds: ping with wait true waits for it)"
-
 // replicaGoneWait is awayHint's for pe, a not_connected marked ReplicaGone (said: its message
 // without its hint): one that may have run before the replica went (it ends with
 // MayHaveDoneIt) gets backWait after it, as a computer that left does; one worded already
 // (a read's, computer.ReadAgain's, or a wait's, leftWhileWatched's, which marks it Left) is
-// left as it is; any other, a call the replica's end met before anything was sent, gets
-// movesWait.
+// left as it is; any other, a call the replica's end met before anything was sent, says that
+// the computer connects again by itself and that ping's wait waits for it (the rule's one home,
+// computer.ReplicaGoneWait, with MCP's words, computer.MCPBackWait).
 func replicaGoneWait(pe *protocol.Error, said string) error {
 	switch {
 	case strings.HasSuffix(said, computer.MayHaveDoneIt):
 		return pe.WithMessage(said + backWait + pe.Hint)
-	case strings.HasSuffix(said, "("+computer.MCPBackWait+")"), strings.HasSuffix(said, backWait):
+	case strings.HasSuffix(said, backWait):
 		return pe
 	}
-	return pe.WithMessage(said + movesWait + pe.Hint)
+	return computer.ReplicaGoneWait(pe, computer.MCPBackWait)
 }
 
 // backWait follows computer.MayHaveDoneIt in a tool's not_connected of a computer that went
