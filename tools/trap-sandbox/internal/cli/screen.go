@@ -39,7 +39,7 @@ type ScreenCmd struct {
 	APIFlags
 	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Colours  string        `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
-	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded, or its gateway stopped: another at --url may show it) to come back before it ends; 0 waits until you leave." default:"5m"`
+	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded, or its gateway stopped: it restarted, or another at --url, may show it) to come back before it ends; 0 waits until you leave." default:"5m"`
 	Monitor  string        `help:"Show this monitor attached to the computer (a side such as top, or a wired modem's monitor_0) instead of the computer's own screen: live, read only, in a terminal; printed once, as CC's font draws it, when stdin or stdout is not a terminal (as --once)." placeholder:"NAME"`
 	Once     bool          `help:"Print what the screen (or --monitor's monitor) shows once, as CC's font draws it, and end, instead of the live view; needs no terminal. The computer's own screen is followed by a line naming its monitors, when it has some."`
 	Timeout  CallTimeout   `default:"10s" help:"How long the read once (--once, or a monitor printed once) may take (more than 0, at most 60s); the live view's calls take the gateway's own."`
@@ -390,6 +390,11 @@ func openScreenStream(ctx context.Context, transport hostapi.HTTP, traposID, mon
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		err := transport.Refusal(resp.StatusCode, data)
+		if hostapi.NoGatewayBehind(resp.StatusCode, data) {
+			// A load balancer or reverse proxy at --url whose every gateway is down: no
+			// gateway answers there, as when nothing listens (awaitComputer waits for one).
+			return nil, refusal{noGatewayBehind{url: hostapi.ShownURL(transport.URL), error: err}}
+		}
 		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeBusy {
 			pe.RetryAfter = hostapi.RetryAfter(resp.Header)
 		}
@@ -1067,23 +1072,58 @@ func gatewayStopping(why error) bool {
 }
 
 // gatewayStopped ends a view that looked again for its computer (awaitComputer) where no
-// gateway listens any more (hostapi.NoGatewayError): the gateway that served it stopped, and
-// none took its place at --url. It says so and what to do, where the view ended at once with
-// "the gateway is shutting down", saying nothing of either.
-type gatewayStopped struct{ url string }
+// gateway answered at --url up to --wait (waited; 0: the view did not wait): the gateway that
+// served it stopped, and none took its place at --url. It says so and what to do, where the
+// view ended at once with "the gateway is shutting down", saying nothing of either.
+type gatewayStopped struct {
+	url    string
+	waited time.Duration
+}
 
 func (e gatewayStopped) Error() string {
-	return fmt.Sprintf("the gateway at %s stopped: start it again, or point --url at another replica", e.url)
+	msg := fmt.Sprintf("the gateway at %s stopped: start it again, or point --url at another replica", e.url)
+	if e.waited > 0 {
+		msg += fmt.Sprintf("; none answered there within %s (--wait)", e.waited)
+	}
+	return msg
+}
+
+// noGatewayBehind is the answer of a load balancer or reverse proxy at --url that reached no
+// gateway behind it (hostapi.NoGatewayBehind: its 502 page, with every replica down), the
+// error its answer is (error, which says what the proxy answered) with the URL it is at. To a
+// view that looks again for its computer it is no gateway at --url, as nothing listening there
+// is (noGatewayAt), where the view ended with the proxy's page.
+type noGatewayBehind struct {
+	url string
+	error
+}
+
+func (e noGatewayBehind) Unwrap() error { return e.error }
+
+// noGatewayAt reports whether err, the answer to a view's look again, is no gateway answering
+// at --url (nothing listens there, or a proxy there reaches none), with that URL as shown.
+func noGatewayAt(err error) (string, bool) {
+	if none, ok := errors.AsType[hostapi.NoGatewayError](err); ok {
+		return none.URL, true
+	}
+	if none, ok := errors.AsType[noGatewayBehind](err); ok {
+		return none.url, true
+	}
+	return "", false
 }
 
 // awaitComputer asks the gateway for the screen of the computer that went away (why) until
 // it is back, first after firstLookAgain, then twice as long each time up to lookAgainAtMost,
 // at most v.waitFor (0: until ctx ends), on v.after's clock. It says on away why the view
 // waits (after the gateway that served it stopped, gatewayStopping: for another gateway at
-// --url), then "" once the computer is back, and returns its new stream; or gatewayStopped
-// when no gateway listens at --url any more, the answer that is neither not_connected nor busy
-// or names the computer's new traposId (relabelledAway), or why with the bound when the
-// computer did not come back within it.
+// --url), then "" once the computer is back, and returns its new stream. No gateway answering
+// at --url (noGatewayAt: nothing listens there, a single gateway restarting, or a load
+// balancer whose every replica is down answers its 502) is waited for too, said on away, as
+// the gateway and its computers come back by themselves: the view ended at its first look, a
+// quarter of a second after the stop, before a restarted gateway listened again. It returns
+// the answer that is neither not_connected nor busy nor no gateway, or names the computer's
+// new traposId (relabelledAway); when the bound passes, gatewayStopped if no gateway answered
+// at the last look, else why with the bound.
 func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- string) (io.ReadCloser, error) {
 	after := v.after
 	if after == nil {
@@ -1106,34 +1146,56 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 		// The computer did not go: the view looks for a gateway still running at --url.
 		waiting, it = "waiting for another gateway at --url", "the computer"
 	}
+	noneWaiting := "waiting for one to start there"
 	var deadline <-chan time.Time
 	if v.waitFor > 0 {
 		waiting = strings.Replace(waiting, "waiting ", fmt.Sprintf("waiting up to %s ", v.waitFor), 1)
+		noneWaiting = strings.Replace(noneWaiting, "waiting ", fmt.Sprintf("waiting up to %s ", v.waitFor), 1)
 		deadline = after(v.waitFor)
 	}
 	// What happened first, then what the view does; the status line ends with the way out.
 	if err := say(gone + "; " + waiting); err != nil {
 		return nil, err
 	}
+	noGateway := "" // the URL at which the last look found no gateway, else ""
+	waitedOut := func() error {
+		if noGateway != "" {
+			return gatewayStopped{url: noGateway, waited: v.waitFor}
+		}
+		return fmt.Errorf("%w; %s did not come back within %s (--wait)", why, it, v.waitFor)
+	}
 	for wait := firstLookAgain; ; wait = min(2*wait, lookAgainAtMost) {
 		select {
 		case <-deadline: // first: a gateway answering at once must not keep the view past it
-			return nil, fmt.Errorf("%w; %s did not come back within %s (--wait)", why, it, v.waitFor)
+			return nil, waitedOut()
 		default:
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-deadline:
-			return nil, fmt.Errorf("%w; %s did not come back within %s (--wait)", why, it, v.waitFor)
+			return nil, waitedOut()
 		case <-after(wait):
 		}
 		body, err := v.reopen(ctx)
 		if err == nil {
 			return body, say("")
 		}
-		if none, ok := errors.AsType[hostapi.NoGatewayError](err); ok {
-			return nil, gatewayStopped{url: none.URL}
+		if url, ok := noGatewayAt(err); ok {
+			if noGateway == "" {
+				if err := say("no gateway answers at " + url + "; " + noneWaiting); err != nil {
+					return nil, err
+				}
+			}
+			noGateway = url
+			continue
+		}
+		if noGateway != "" {
+			// A gateway answers again, without the computer yet: waiting for it, as at first.
+			noGateway = ""
+			if err := say(gone + "; " + waiting); err != nil {
+				return nil, err
+			}
 		}
 		if code := protocol.CodeOf(err); code != protocol.CodeNotConnected && code != protocol.CodeBusy || relabelledAway(err) {
 			return nil, err

@@ -526,9 +526,13 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 // down (its stream's end, "the gateway is shutting down") took the computer's socket with it,
 // and the view ended at once, saying nothing of what to do. Behind a load balancer another
 // replica at the same --url shows the computer once its daemon has connected there: the view
-// waits for that, as for a computer that went away, saying so, and is live again. With one
-// gateway, where nothing listens at --url any more, it ends saying the gateway stopped and
-// what to do.
+// waits for that, as for a computer that went away, saying so, and is live again. No gateway
+// answering at --url (one gateway restarting, where nothing listens for a moment; a load
+// balancer whose every replica is down, which answers its 502 page) is waited for too, said on
+// the status line: the view ended at its first look, a quarter of a second after the stop, so a
+// gateway restarted was not found again, and a balancer's 502 page was the view's last words.
+// When --wait runs out with no gateway there, it ends saying the gateway stopped and what to
+// do.
 func TestTheScreenViewerLooksAgainWhenItsGatewayStops(t *testing.T) {
 	const stopping = "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n"
 	a := startAwayView(t, 120, "0")
@@ -551,14 +555,45 @@ func TestTheScreenViewerLooksAgainWhenItsGatewayStops(t *testing.T) {
 	frame(backing, "BBBBBBBBBBBBBBBB")
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "BBBBBBBBBBBBBBBB") }, 5*time.Second, time.Millisecond)
 
-	// One gateway: nothing listens at --url once it has stopped.
+	// One gateway restarting: nothing listens at --url for a moment, then it answers without
+	// the computer, then with it; a balancer with every replica down answers its 502 page.
 	_, err = io.WriteString(backing, stopping)
 	require.NoError(t, err)
+	mark := len(out.String())
 	reopens <- func() (io.ReadCloser, error) { return nil, hostapi.NoGatewayError{URL: "http://127.0.0.1:4444"} }
+	none := "no gateway answers at http://127.0.0.1:4444; waiting up to 1m0s for one to start there; Ctrl-S held leaves"
+	require.Eventually(t, func() bool { return strings.Contains(out.String()[mark:], none) }, 5*time.Second, time.Millisecond,
+		"the status line says the view waits for a gateway:\n%q", out.String())
+	reopens <- func() (io.ReadCloser, error) {
+		return nil, refusal{noGatewayBehind{url: "https://lb.example", error: protocol.Errorf(protocol.CodeInternal, "a proxy's 502 page")}}
+	}
+	mark = len(out.String())
+	reopens <- func() (io.ReadCloser, error) {
+		return nil, protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
+	}
+	require.Eventually(t, func() bool { return strings.Contains(out.String()[mark:], status) }, 5*time.Second, time.Millisecond,
+		"a gateway answers again: the view waits for the computer there:\n%q", out.String())
+	assert.NotContains(t, out.String(), "502")
+	again, returning := io.Pipe()
+	defer returning.Close()
+	reopens <- func() (io.ReadCloser, error) { return again, nil }
+	frame(returning, "CCCCCCCCCCCCCCCC")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "CCCCCCCCCCCCCCCC") }, 5*time.Second, time.Millisecond)
+
+	// Stopped for good: no gateway at --url when --wait runs out (as the view looks again).
+	mark = len(out.String())
+	_, err = io.WriteString(returning, stopping)
+	require.NoError(t, err)
+	noGateway := func() (io.ReadCloser, error) { return nil, hostapi.NoGatewayError{URL: "http://127.0.0.1:4444"} }
+	reopens <- noGateway
+	require.Eventually(t, func() bool { return strings.Contains(out.String()[mark:], none) }, 5*time.Second, time.Millisecond)
+	clock.deadline <- time.Time{}
+	reopens <- noGateway
 	err = <-done
-	assert.EqualError(t, err, "the gateway at http://127.0.0.1:4444 stopped: start it again, or point --url at another replica")
+	stopped := "the gateway at http://127.0.0.1:4444 stopped: start it again, or point --url at another replica; none answered there within 1m0s (--wait)"
+	assert.EqualError(t, err, stopped)
 	c := &ScreenCmd{TraposID: "7:kitchen"}
-	assert.EqualError(t, c.viewFailure("", err), "computer 7:kitchen screen: the gateway at http://127.0.0.1:4444 stopped: start it again, or point --url at another replica")
+	assert.EqualError(t, c.viewFailure("", err), "computer 7:kitchen screen: "+stopped)
 
 	// Still away when --wait runs out: the computer did not come back, not "it", the gateway.
 	v.reopen = func(context.Context) (io.ReadCloser, error) {
@@ -578,7 +613,7 @@ func TestTheScreenViewerDrawsInATerminalThatSaysNoSize(t *testing.T) {
 		fmt.Fprint(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"kitchen\",\"fg\":\"0000000\",\"bg\":\"fffffff\"}]}\n\n")
 	})
 	_, tty := openTerminal(t, 0, 0)
-	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
+	c := untilStopped(&ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"})
 
 	var out bytes.Buffer
 	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
@@ -607,9 +642,37 @@ func stoppingGateway(t *testing.T, frames func(w http.ResponseWriter, r *http.Re
 	return gw
 }
 
-// stoppedAt is how the view ends once stoppingGateway gw has stopped.
+// stoppedAt is how the view ends once stoppingGateway gw has stopped (untilStopped).
 func stoppedAt(gw *httptest.Server) string {
-	return "the gateway at " + gw.URL + " stopped: start it again, or point --url at another replica"
+	return "the gateway at " + gw.URL + " stopped: start it again, or point --url at another replica; none answered there within 1m0s (--wait)"
+}
+
+// untilStopped makes c's view, of a stoppingGateway, end once it has looked again for its
+// computer and found no gateway: --wait is a minute, which runs out as the view asks for its
+// second wait (stopClock), after its first look again was answered.
+func untilStopped(c *ScreenCmd) *ScreenCmd {
+	clock := &stopClock{bound: time.Minute, deadline: make(chan time.Time)}
+	c.Wait, c.after = clock.bound, clock.after
+	return c
+}
+
+// stopClock is the clock of a view whose gateway stopped for good: each look again waits as
+// time.After does, and --wait (bound) runs out as the view asks for its second wait: its first
+// look again has been answered by then.
+type stopClock struct {
+	bound    time.Duration
+	deadline chan time.Time
+	waits    atomic.Int32
+}
+
+func (c *stopClock) after(d time.Duration) <-chan time.Time {
+	if d == c.bound {
+		return c.deadline
+	}
+	if c.waits.Add(1) == 2 {
+		close(c.deadline)
+	}
+	return time.After(d)
 }
 
 // TestTheScreenViewerFitsAPocketComputerInANarrowTerminal: a pocket computer's 26×20 screen
@@ -624,7 +687,7 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	}
 	gw := stoppingGateway(t, pocket)
 	_, tty := openTerminal(t, 30, 19)
-	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
+	c := untilStopped(&ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"})
 
 	var out bytes.Buffer
 	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
@@ -634,7 +697,7 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	width.Store(51)
 	out.Reset()
 	gw = stoppingGateway(t, pocket)
-	c.URL = gw.URL
+	c = untilStopped(&ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"})
 	err = c.Run(t.Context(), Stdout{&out}, Stdin{tty})
 	assert.EqualError(t, err, "computer 7: screen: "+stoppedAt(gw), "drawn until the gateway stopped")
 	assert.Contains(t, out.String(), "pocket")
@@ -1720,7 +1783,7 @@ func TestTheScreenViewerTurnsTheMouseOnOnlyWhereClicksAreSent(t *testing.T) {
 				r.URL.Query().Get("monitor"), tc.colour)
 		})
 		ptmx, tty := openTerminal(t, 80, 24)
-		c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Monitor: tc.monitor, Colours: "256"}
+		c := untilStopped(&ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Monitor: tc.monitor, Colours: "256"})
 		err := c.Run(t.Context(), Stdout{tty}, Stdin{tty})
 		gw.Close()
 		// What the view wrote waits in the terminal (a frame's few KiB: the pty holds 64 KiB),
@@ -1784,4 +1847,52 @@ func TestScreenOnceTakesATimeoutAsItsSiblingsDo(t *testing.T) {
 	_, err := c.stream(t.Context(), io.Discard)
 	assert.EqualError(t, err, "computer 7:kitchen screen: the gateway answered timeout: the computer did not answer in time",
 		"the live view's calls are not --timeout's")
+}
+
+// TestTheScreenViewerWaitsBehindABalancerWithEveryGatewayDown: behind a load balancer whose
+// every replica is down, the view's look again is answered with the balancer's 502 page; the
+// view ended with that page ("the gateway at … answered HTTP 502, a reverse proxy's page …").
+// It is no gateway at --url, as nothing listening there is: the view waits, saying so, shows
+// the computer once a replica is up again, and when --wait runs out with none, ends saying the
+// gateway stopped.
+func TestTheScreenViewerWaitsBehindABalancerWithEveryGatewayDown(t *testing.T) {
+	const nginx502 = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+	deadline := make(chan time.Time)
+	var asked atomic.Int32
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/screen") {
+			server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
+			return
+		}
+		n := asked.Add(1)
+		if n == 2 || n == 3 || n >= 5 { // every replica down
+			if n == 5 {
+				close(deadline) // --wait runs out as the view takes this answer
+			}
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprint(w, nginx502)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"replica %d\",\"fg\":\"000000000\",\"bg\":\"fffffffff\"}]}\n\n", n)
+		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
+	}))
+	t.Cleanup(lb.Close)
+	clock := &busyClock{}
+	_, tty := openTerminal(t, 120, 24)
+	c := &ScreenCmd{APIFlags: APIFlags{URL: lb.URL}, TraposID: "7:", Colours: "256", Wait: time.Minute,
+		after: func(d time.Duration) <-chan time.Time {
+			if d == time.Minute {
+				return deadline
+			}
+			return clock.after(d)
+		}}
+	var out bytes.Buffer
+	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
+	assert.EqualError(t, err, "computer 7: screen: the gateway at "+lb.URL+" stopped: start it again, or point --url at another replica; none answered there within 1m0s (--wait)")
+	assert.Contains(t, out.String(), "replica 1")
+	assert.Contains(t, out.String(), "no gateway answers at "+lb.URL+"; waiting up to 1m0s for one to start there")
+	assert.Contains(t, out.String(), "replica 4", "shown again once a replica is up")
+	assert.NotContains(t, out.String(), "502")
 }

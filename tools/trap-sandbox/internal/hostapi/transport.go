@@ -654,6 +654,21 @@ func (h HTTP) NotTheAPI(status int, body []byte) *protocol.Error {
 		ShownURL(h.URL), status, ShownBody(body)))
 }
 
+// NoGatewayBehind reports whether an answer of status with body, not the API's, is a load
+// balancer's or reverse proxy's that reached no gateway behind it: a 502, 503 or 504 whose
+// body is no API answer (nginx's "502 Bad Gateway" page with every replica down, HAProxy's
+// 503, a balancer's plain "no healthy upstream"). A gateway's own 503 (busy) is the API's
+// JSON, and not this. The live screen view waits on such an answer as on no gateway at --url.
+func NoGatewayBehind(status int, body []byte) bool {
+	switch status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	default:
+		return false
+	}
+	var ans server.Answer
+	return json.Unmarshal(body, &ans) != nil || ans.Error == nil
+}
+
 // ShownBody is an answer's body as an error message quotes it: the text rule's view, without
 // the line break that ends a plain-text page (shown, it read \x0a), at most 200 bytes. An HTML
 // page is no gateway's answer (it answers JSON or plain text) but a web server's or a reverse

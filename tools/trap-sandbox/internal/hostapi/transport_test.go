@@ -607,3 +607,24 @@ func errorMessage(err error) string {
 	}
 	return err.Error()
 }
+
+// TestNoGatewayBehindIsABalancersAnswer: a 502, 503 or 504 whose body is no API answer (a
+// balancer's page, its plain words, none) is a proxy that reached no gateway; the gateway's
+// own 503 (busy, JSON) and any other status are not.
+func TestNoGatewayBehindIsABalancersAnswer(t *testing.T) {
+	busy := `{"ok":false,"error":{"code":"busy","message":"the gateway is busy"}}`
+	for _, c := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{http.StatusBadGateway, "<html><head><title>502 Bad Gateway</title></head></html>", true},
+		{http.StatusServiceUnavailable, "no healthy upstream", true},
+		{http.StatusGatewayTimeout, "", true},
+		{http.StatusServiceUnavailable, busy, false},
+		{http.StatusNotFound, "<html><head><title>404 Not Found</title></head></html>", false},
+		{http.StatusInternalServerError, "oops", false},
+	} {
+		assert.Equal(t, c.want, hostapi.NoGatewayBehind(c.status, []byte(c.body)), "%d %q", c.status, c.body)
+	}
+}
