@@ -62,10 +62,24 @@ func (s *Session) evict() {
 	}
 }
 
-// abandon ends the socket without a close frame, because nobody would read it (the peer
-// stopped reading or answering). The close is recorded as 1006.
+// abandon ends the socket without a close frame, because nobody would read it: a write to
+// it failed (the peer is gone). The close is recorded as 1006.
 func (s *Session) abandon(reason string) bool {
 	return s.beginClose(websocket.CloseAbnormalClosure, reason, false, nil)
+}
+
+// drop ends the socket without a close frame by the gateway's own decision: the computer
+// does not read what it is sent (1013), or sent nothing within the pong wait (1006). A frame
+// would not be read, but the gateway ended it all the same, and its disconnect line says so
+// (byGateway=true), as it does for the closes it sends a frame for.
+func (s *Session) drop(code int, reason string) bool {
+	if !s.beginClose(code, reason, false, nil) {
+		return false
+	}
+	s.mu.Lock()
+	s.dropped = true
+	s.mu.Unlock()
+	return true
 }
 
 // closedByPeer records that the peer ended the socket with code (1006 when TCP just ended,
@@ -247,7 +261,9 @@ func withoutCloseFrame(reason string, readErr error, unheard, pongWait time.Dura
 // gateway's clock), from which the line tells how long the computer had been unheard.
 func (s *Session) logDisconnect(readErr error, ended time.Time) {
 	s.mu.Lock()
-	code, reason, byGateway, authenticated, key := s.closeCode, s.closeReason, s.sendClose || s.closeFrameSent, s.authenticated, s.key
+	code, reason, authenticated, key := s.closeCode, s.closeReason, s.authenticated, s.key
+	frameless := !s.sendClose && !s.closeFrameSent // no close frame went either way from the gateway
+	byGateway := !frameless || s.dropped
 	s.mu.Unlock()
 	attrs := []any{"code", code, "byGateway", byGateway}
 	if reason != "" {
@@ -256,7 +272,7 @@ func (s *Session) logDisconnect(readErr error, ended time.Time) {
 	if to := s.relabelledTo(); to != "" {
 		attrs = append(attrs, "relabelledTo", clip(to))
 	}
-	if !byGateway && code == websocket.CloseAbnormalClosure {
+	if frameless && code == websocket.CloseAbnormalClosure {
 		unheard := ended.Sub(time.Unix(0, s.lastAlive.Load()))
 		attrs = append(attrs, withoutCloseFrame(reason, readErr, unheard, s.gw.cfg.PongWait)...)
 	}

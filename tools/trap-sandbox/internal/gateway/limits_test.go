@@ -318,6 +318,8 @@ func TestQuickAnswersNotReadAreClosed1013AfterTheWriteTimeout(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
 	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1006")))
+	// The gateway dropped it (no close frame: it would not be read), and its line says so.
+	assert.Contains(t, awaitLogLine(t, h, "traposId=7:"), `code=1013 byGateway=true reason="write timed out"`)
 }
 
 // Finding 4 of issue 22: wrong secrets were limited per address only, so 40 addresses got

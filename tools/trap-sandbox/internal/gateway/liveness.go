@@ -144,7 +144,7 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 		} else {
 			// Nothing at all, not even a pong, within PongWait: the peer is gone. No close
 			// frame: nobody would read it.
-			if s.abandon(pongWaitReason) {
+			if s.drop(websocket.CloseAbnormalClosure, pongWaitReason) {
 				s.gw.cfg.Metrics.livenessDrop(dropPongTimeout)
 				_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
 			}

@@ -121,7 +121,7 @@ func TestPeerThatNeverPongsIsDroppedAfterThePongWait(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be unregistered")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("pong_timeout")))
-	assert.Contains(t, awaitLogLine(t, h, "traposId=7:"), `code=1006 byGateway=false reason="no frame or pong within the pong wait" `+
+	assert.Contains(t, awaitLogLine(t, h, "traposId=7:"), `code=1006 byGateway=true reason="no frame or pong within the pong wait" `+
 		`likely="the computer's Minecraft server or the network to it stopped answering (a frozen or killed server, a lost connection)"`)
 }
 

@@ -123,6 +123,10 @@ type Session struct {
 	// closeFrameSent: the reader (1009) or the WebSocket library (1002) already sent the
 	// close frame: the gateway's close all the same.
 	closeFrameSent bool
+	// dropped: the gateway ended the socket without a close frame by its own decision (drop:
+	// the computer stopped reading, or said nothing within the pong wait), where a frame would
+	// not be read: the gateway's close all the same.
+	dropped bool
 }
 
 func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, slot *connSlot) *Session {
@@ -371,7 +375,7 @@ func (s *Session) writeFailed(err error) {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		s.gw.limits.warns.warn("a write timed out, dropping the computer: it does not read", s.remoteAddr,
 			"traposId", clip(s.Key().TraposID), "queuedBytes", s.send.queued())
-		s.beginClose(CloseTryAgainLater, "write timed out", false, nil)
+		s.drop(CloseTryAgainLater, "write timed out")
 	} else {
 		s.abandon(writeFailedReason + ": " + err.Error())
 	}
