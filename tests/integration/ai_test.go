@@ -433,13 +433,15 @@ func TestAgentTurnsStop(t *testing.T) {
 // deletes it), and resets had no limit: a computer sending them as fast as it wrote frames sent
 // opencode as many requests, 16 at once on each socket, beside every other computer's
 // questions. A reset now spends the computer's rate as a question does (20 at once, then one
-// per 3 s), and a reset refused so reaches opencode not at all.
+// per 3 s), and a reset refused so reaches opencode not at all. A computer that never asked
+// has no conversation to forget: its reset is answered at once, spending nothing.
 func TestAgentResetsSpendTheComputersRate(t *testing.T) {
 	ctx := testContext(t)
 	s := startFakeAgent(t)
 	g := s.gateway(t)
 	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}}
 	a := newAsker(ctx, t, g, desk)
+	a.follow(t, ctx, a.ask(t, ctx, "hello"), nil) // it has a conversation now
 
 	const resets = 60
 	taken, refused := 0, 0
@@ -463,9 +465,12 @@ func TestAgentResetsSpendTheComputersRate(t *testing.T) {
 	require.NotNil(t, f.Error)
 	assert.Equal(t, "busy", f.Error.Code)
 	assert.Contains(t, f.Error.Message, "too many questions from here")
-	// Another computer has its own.
+	// Another computer has its own; one that never asked resets at once, as often as it likes.
 	door := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 6, Label: "door"}})
-	requireOK(t, door.request(t, ctx, "ai.reset", map[string]any{}))
+	for range resets {
+		requireOK(t, door.request(t, ctx, "ai.reset", map[string]any{}))
+	}
+	door.follow(t, ctx, door.ask(t, ctx, "hello"), nil)
 }
 
 // TestTheGatewaySaysAtStartWhetherOpencodeAnswers: the agent touches opencode only when a

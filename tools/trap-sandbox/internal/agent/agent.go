@@ -15,9 +15,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -213,8 +215,9 @@ type Module struct {
 	sessions map[sessionKey]*session
 	turns    map[string]*turn
 	limiters map[callerKey]*rate.Limiter
-	// running counts the sessions a turn holds busy (the gateway-wide cap, Config.MaxTurns);
-	// accountRunning, those of each account but local's (its share, maxAccountTurns).
+	// running counts the sessions a turn, or a reset, holds busy (the gateway-wide cap,
+	// Config.MaxTurns: holdLocked); accountRunning, those of each account but local's (its
+	// share, maxAccountTurns).
 	running        int
 	accountRunning map[string]int
 	// warns throttles the WARN line of questions refused by the gateway-wide cap.
@@ -701,14 +704,8 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	key := sessionKey{caller, name}
 	// A full gateway refuses before the computer's place is made: a new traposId's question
 	// would leave a directory under --ai-dir, and an instance in opencode, for nothing.
-	m.mu.Lock()
-	running, held := m.running, m.accountRunning[caller.account]
-	m.mu.Unlock()
-	if running >= m.cfg.MaxTurns {
-		return nil, m.full(from, running)
-	}
-	if caller.account != account.Local && held >= m.maxAccountTurns() {
-		return nil, m.accountFull(from, held)
+	if err := m.roomFor(from, caller, asking); err != nil {
+		return nil, err
 	}
 	pl, err := m.placeOf(ctx, caller)
 	if err != nil {
@@ -733,14 +730,9 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		}
 		return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy in session %q: wait or stop it (ai.abort)", name)
 	}
-	if m.running >= m.cfg.MaxTurns {
-		running := m.running
+	if err := m.roomForLocked(from, caller, asking); err != nil {
 		m.mu.Unlock()
-		return nil, m.full(from, running)
-	}
-	if held := m.accountRunning[caller.account]; caller.account != account.Local && held >= m.maxAccountTurns() {
-		m.mu.Unlock()
-		return nil, m.accountFull(from, held)
+		return nil, err
 	}
 	if wait := m.spendRateLocked(caller); wait > 0 {
 		m.mu.Unlock()
@@ -751,10 +743,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	t := newTurn(newID("turn"), caller, s, m.ctx)
 	t.m, t.tr = m, newTracker()
 	s.busy = t
-	m.running++
-	if caller.account != account.Local {
-		m.accountRunning[caller.account]++
-	}
+	m.holdLocked(caller)
 	m.turns[t.id] = t
 	m.mu.Unlock()
 
@@ -777,12 +766,65 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	return json.Marshal(map[string]string{"turnId": t.id})
 }
 
-// full refuses a question of from while the gateway runs its most turns at once (running).
-func (m *Module) full(from protocol.Requester, running int) error {
+// A refusal's words depend on what was refused: a question (ai.ask) or a reset (ai.reset).
+type refusedWhat struct {
+	// noun names it in the operator's WARN line; verb is the player's fix, "ask" or "reset";
+	// later, the fix when its account has its share ("reset later" would take 52 columns,
+	// one more than a computer's line).
+	noun, verb, later string
+}
+
+var (
+	asking    = refusedWhat{noun: "question", verb: "ask", later: "ask later"}
+	resetting = refusedWhat{noun: "reset", verb: "reset", later: "reset soon"}
+)
+
+// roomFor refuses a question or reset of from (caller) while the gateway, or caller's account,
+// runs its most turns at once: the check before the computer's place is made, so that a new
+// traposId's refused request leaves no directory under --ai-dir, and no instance in opencode.
+func (m *Module) roomFor(from protocol.Requester, caller callerKey, what refusedWhat) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.roomForLocked(from, caller, what)
+}
+
+// roomForLocked is roomFor with mu held: the check made again as the turn or reset takes its
+// place (holdLocked).
+func (m *Module) roomForLocked(from protocol.Requester, caller callerKey, what refusedWhat) error {
+	if m.running >= m.cfg.MaxTurns {
+		return m.full(from, m.running, what)
+	}
+	if held := m.accountRunning[caller.account]; caller.account != account.Local && held >= m.maxAccountTurns() {
+		return m.accountFull(from, held, what)
+	}
+	return nil
+}
+
+// holdLocked counts a turn, or a reset talking to opencode, of caller against the gateway's
+// most turns at once and its account's share; unholdLocked gives it back. Called with mu held.
+func (m *Module) holdLocked(caller callerKey) {
+	m.running++
+	if caller.account != account.Local {
+		m.accountRunning[caller.account]++
+	}
+}
+
+func (m *Module) unholdLocked(caller callerKey) {
+	m.running--
+	if left := m.accountRunning[caller.account] - 1; left > 0 {
+		m.accountRunning[caller.account] = left
+	} else {
+		delete(m.accountRunning, caller.account)
+	}
+}
+
+// full refuses a question or reset of from while the gateway runs its most turns at once
+// (running). The WARN line is a minute's per kind of request.
+func (m *Module) full(from protocol.Requester, running int, what refusedWhat) error {
 	m.metrics.refused(refusedGateway)
-	m.warns.Log(slog.LevelWarn, "max turns", "agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)",
+	m.warns.Log(slog.LevelWarn, "max turns "+what.noun, "agent: a "+what.noun+" was refused: the gateway runs its most turns at once (--ai-max-turns)",
 		"running", running, "maxTurns", m.cfg.MaxTurns, "accountId", from.AccountID, "traposId", from.TraposID)
-	return protocol.Errorf(protocol.CodeBusy, "the agent is busy with others: ask in a minute")
+	return protocol.Errorf(protocol.CodeBusy, "the agent is busy with others: %s in a minute", what.verb)
 }
 
 // maxAccountTurns is the most turns an account other than local runs at once: half the
@@ -797,13 +839,13 @@ func (m *Module) maxAccountTurns() int {
 // accountShareDivisor: an account other than local runs at most MaxTurns divided by it.
 const accountShareDivisor = 2
 
-// accountFull refuses a question of from while its account runs its share of the gateway's
-// turns (held).
-func (m *Module) accountFull(from protocol.Requester, held int) error {
+// accountFull refuses a question or reset of from while its account runs its share of the
+// gateway's turns (held).
+func (m *Module) accountFull(from protocol.Requester, held int, what refusedWhat) error {
 	m.metrics.refused(refusedAccount)
-	m.warns.Log(slog.LevelWarn, "account turns "+from.AccountID, "agent: a question was refused: its account runs half the gateway's most turns at once (--ai-max-turns)",
+	m.warns.Log(slog.LevelWarn, "account turns "+what.noun+" "+from.AccountID, "agent: a "+what.noun+" was refused: its account runs half the gateway's most turns at once (--ai-max-turns)",
 		"running", held, "maxTurns", m.cfg.MaxTurns, "accountId", from.AccountID, "traposId", from.TraposID)
-	return protocol.Errorf(protocol.CodeBusy, "your account has its share of the agent: ask later")
+	return protocol.Errorf(protocol.CodeBusy, "your account has its share of the agent: %s", what.later)
 }
 
 // inSession names a conversation in a player's line, a program's own (the ai program's, main,
@@ -946,6 +988,20 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		name = *p.Session
 	}
 	key := sessionKey{callerOf(from), name}
+	// A computer without a directory under --ai-dir has no conversation at opencode (opencode
+	// keeps a directory's sessions; one removed goes with its conversations, dirs.go): nothing
+	// to forget, answered at once. Such a reset asks opencode nothing, makes no place, spends
+	// no rate and leaves no record, so resets under ever new traposIds cost a stat each.
+	if _, err := os.Stat(ComputerDir(m.cfg.Dir, key.account, key.traposID)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	// A reset talks to opencode (a search, maybe a delete; up to callTimeout), and may make
+	// the computer's place: it counts as a turn against the gateway's most turns at once and
+	// its account's share while it does, so resets from ever new traposIds (the shared
+	// password) are bounded gateway-wide, as questions are.
+	if err := m.roomFor(from, key.callerKey, resetting); err != nil {
+		return nil, err
+	}
 	pl, err := m.placeOf(ctx, key.callerKey)
 	if err != nil {
 		return nil, m.noPlace(ctx, from, err)
@@ -966,21 +1022,28 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	// A reset asks opencode for the conversation (and deletes it): it spends the computer's
 	// rate as a question does, or a computer resetting as fast as it writes frames sent
 	// opencode as many requests, 16 at once on each of its sockets.
+	if err := m.roomForLocked(from, key.callerKey, resetting); err != nil {
+		m.mu.Unlock()
+		return nil, err
+	}
 	if wait := m.spendRateLocked(key.callerKey); wait > 0 {
 		m.mu.Unlock()
 		m.metrics.refused(refusedRate)
 		return nil, protocol.Errorf(protocol.CodeBusy, "too many resets and questions from here: reset again in %d s", secondsOf(wait))
 	}
 	s := m.sessionLocked(key, pl)
-	// Held busy by a placeholder while opencode forgets the conversation, so no ask races it.
+	// Held busy by a placeholder while opencode forgets the conversation, so no ask races it,
+	// and counted as a turn (roomFor above).
 	hold := newTurn("reset", key.callerKey, s, m.ctx)
 	hold.done = true
 	s.busy = hold
+	m.holdLocked(key.callerKey)
 	id := s.opencodeID
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
 		s.busy = nil
+		m.unholdLocked(key.callerKey)
 		m.mu.Unlock()
 	}()
 

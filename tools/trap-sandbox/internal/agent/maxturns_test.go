@@ -3,7 +3,10 @@ package agent
 import (
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"os"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -123,4 +126,147 @@ func turnEnd(t *testing.T, m *Module, from protocol.Requester, id string) string
 			}
 		}
 	}
+}
+
+// TestAResetOfAComputerWithoutADirectoryAsksNothing: a reset asked opencode for the
+// conversation, made the computer's place (a directory, a pass, an instance in opencode,
+// maybe another computer's pushed out) and kept a rate record, for each new traposId: a
+// player with the shared password resetting under ever new ones made as many. A computer
+// with no directory under --ai-dir has no conversation to forget: its reset answers at once,
+// touching neither opencode nor the disk, and keeps nothing.
+func TestAResetOfAComputerWithoutADirectoryAsksNothing(t *testing.T) {
+	f := startFakeAgent(t)
+	m := f.module(t)
+	before := f.oc.Requests()
+	for i := range 100 {
+		from := protocol.Requester{AccountID: "local", TraposID: strconv.Itoa(i) + ":a"}
+		_, err := m.handleReset(t.Context(), from, payload(t, map[string]any{}))
+		require.NoError(t, err)
+		require.NoDirExists(t, ComputerDir(f.root, "local", from.TraposID))
+	}
+	assert.Equal(t, before, f.oc.Requests(), "no request reached opencode")
+	m.placeMu.Lock()
+	assert.Empty(t, m.places)
+	m.placeMu.Unlock()
+	m.mu.Lock()
+	assert.Empty(t, m.limiters)
+	assert.Empty(t, m.sessions)
+	m.mu.Unlock()
+
+	// A computer that asked has a conversation, which its reset forgets, at once.
+	desk := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	require.Equal(t, ReasonStop, ask(t, m, desk, "remember 42"))
+	_, err := m.handleReset(t.Context(), desk, payload(t, map[string]any{}))
+	require.NoError(t, err)
+	require.Equal(t, ReasonStop, ask(t, m, desk, "what was it?"))
+	assert.Equal(t, []string{"trap-sandbox 5:desk main: what was it?"}, f.conversations())
+}
+
+// TestResetsCountAgainstTheTurnsBound: a reset of a computer with a conversation talks to
+// opencode, and was bounded only by its computer's rate, which ever new traposIds each have
+// afresh. It now counts as a turn against --ai-max-turns and its account's half of it: past
+// either it is busy in the questions' words, spends nothing of its computer's rate, and
+// the operator reads the WARN line; once the turns ended it is taken.
+func TestResetsCountAgainstTheTurnsBound(t *testing.T) {
+	f, release := startHeldAgent(t, func(prompt string) bool { return prompt == "hold" })
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL,
+		MaxTurns: 4, RateBurst: 2}, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+
+	// Each has a conversation (and one question of its burst left).
+	third := protocol.Requester{AccountID: "alice", TraposID: "3:"}
+	shared := protocol.Requester{AccountID: "local", TraposID: "9:"}
+	require.Equal(t, ReasonStop, ask(t, m, third, "free"))
+	require.Equal(t, ReasonStop, ask(t, m, shared, "free"))
+	reset := func(from protocol.Requester) error {
+		_, err := m.handleReset(t.Context(), from, payload(t, map[string]any{}))
+		return err
+	}
+
+	started := map[protocol.Requester]string{}
+	hold := func(from protocol.Requester) {
+		t.Helper()
+		raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "hold"}))
+		require.NoError(t, err, "%+v", from)
+		var r struct {
+			TurnID string `json:"turnId"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &r))
+		started[from] = r.TurnID
+	}
+	hold(protocol.Requester{AccountID: "alice", TraposID: "1:"})
+	hold(protocol.Requester{AccountID: "alice", TraposID: "2:"})
+	var pe *protocol.Error
+	require.ErrorAs(t, reset(third), &pe)
+	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Equal(t, "your account has its share of the agent: reset soon", pe.Message)
+	fitsALine(t, pe.Message)
+	assert.Contains(t, logs.String(), `agent: a reset was refused: its account runs half the gateway's most turns at once (--ai-max-turns)" running=2 maxTurns=4 accountId=alice traposId=3:`)
+
+	hold(protocol.Requester{AccountID: "bob", TraposID: "4:"})
+	hold(protocol.Requester{AccountID: "local", TraposID: "5:"})
+	require.ErrorAs(t, reset(shared), &pe)
+	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Equal(t, "the agent is busy with others: reset in a minute", pe.Message)
+	fitsALine(t, pe.Message)
+	assert.Contains(t, logs.String(), `agent: a reset was refused: the gateway runs its most turns at once (--ai-max-turns)" running=4 maxTurns=4 accountId=local traposId=9:`)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.metrics.refusals.WithLabelValues(refusedGateway)), 0)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.metrics.refusals.WithLabelValues(refusedAccount)), 0)
+
+	close(release)
+	for from, id := range started {
+		require.Equal(t, ReasonStop, turnEnd(t, m, from, id))
+	}
+	// The refusals spent nothing of their computers' rate: the one left takes the reset.
+	require.NoError(t, reset(third))
+	require.NoError(t, reset(shared))
+	m.mu.Lock()
+	assert.Zero(t, m.running, "a reset gives its place back")
+	assert.Empty(t, m.accountRunning)
+	m.mu.Unlock()
+}
+
+// TestAResetTalkingToOpencodeHoldsATurnsPlace: while a reset waits on opencode (up to 10 s
+// of a slow one) it holds one of the gateway's turns, so resets in flight are bounded as
+// turns are: a question then is busy, and taken once the reset is answered.
+func TestAResetTalkingToOpencodeHoldsATurnsPlace(t *testing.T) {
+	f := startFakeAgent(t)
+	searching, answer := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	transport := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		if r.Method == http.MethodGet && r.URL.Path == "/session" && r.URL.Query().Has("search") {
+			once.Do(func() { close(searching) })
+			select {
+			case <-answer:
+			case <-r.Context().Done():
+				return nil, r.Context().Err()
+			}
+		}
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL,
+		MaxTurns: 1, Transport: transport}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	desk := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	require.NoError(t, os.MkdirAll(ComputerDir(f.root, "local", desk.TraposID), 0o700)) // it asked before
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.handleReset(t.Context(), desk, payload(t, map[string]any{}))
+		done <- err
+	}()
+	select {
+	case <-searching:
+	case err := <-done:
+		t.Fatalf("the reset ended without asking opencode: %v", err)
+	}
+	door := protocol.Requester{AccountID: "local", TraposID: "6:door"}
+	_, err = m.handleAsk(t.Context(), door, payload(t, map[string]any{"prompt": "q"}))
+	assert.EqualError(t, err, "busy: the agent is busy with others: ask in a minute")
+	close(answer)
+	require.NoError(t, <-done)
+	assert.Equal(t, ReasonStop, ask(t, m, door, "q"))
 }

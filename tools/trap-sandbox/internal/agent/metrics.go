@@ -32,7 +32,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_errors_total",
 			Help: "Agent turns that failed, by the error event's code (ai_unavailable, timeout)."}, []string{"code"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_asks_refused_total",
-			Help: "ai.ask refused with busy: a turn running on the session (busy), the per-computer rate limit (rate) or the most turns the gateway runs at once, --ai-max-turns (gateway), or --ai-max-computers computers none of them idle (computers), or a new computer's account at --ai-max-dirs directories, each used recently (dirs)."}, []string{"why"}),
+			Help: "ai.ask (and ai.reset) refused with busy: a turn running on the session (busy), the per-computer rate limit (rate) or the most turns the gateway runs at once, --ai-max-turns (gateway), or --ai-max-computers computers none of them idle (computers), or a new computer's account at --ai-max-dirs directories, each used recently (dirs)."}, []string{"why"}),
 		asks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_tool_permissions_total",
 			Help: "The agent's tool calls the gateway answered, by answer (once, reject)."}, []string{"reply"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "trapos_gateway_ai_turns_running",

@@ -240,12 +240,7 @@ func (m *Module) release(t *turn) {
 	defer m.mu.Unlock()
 	if t.sess.busy == t {
 		t.sess.busy = nil
-		m.running--
-		if left := m.accountRunning[t.caller.account] - 1; left > 0 {
-			m.accountRunning[t.caller.account] = left
-		} else {
-			delete(m.accountRunning, t.caller.account)
-		}
+		m.unholdLocked(t.caller)
 		m.touchLocked(t.sess.pl) // idle from now
 	}
 }
