@@ -108,7 +108,12 @@ func (w *streamedScreen) why() error {
 	}
 	pe := end.why
 	switch {
-	case pe.Code == protocol.CodeNotConnected && pe.Message == screen.Disconnected(w.traposID).Message:
+	case pe.Code == protocol.CodeNotConnected && pe.Left:
+		// The mark of screen.Disconnected, never its words. A gateway of a build before the
+		// mark (the bridge at another version's --url) ends the stream with the words alone,
+		// which reach the agent as the gateway's, "computer 7: disconnected", without the
+		// wait's words of what became of it: no fallback to the words is kept for it, as that
+		// would keep the very comparison a rewording breaks silently.
 		return computer.LeftBeforeAnswer(w.traposID, false)
 	case pe.Code == protocol.CodeForbidden || pe.Code == protocol.CodeNotFound:
 		return pe.FromTheAPI()

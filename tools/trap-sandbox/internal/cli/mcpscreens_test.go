@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +13,59 @@ import (
 
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
 )
 
 // screenFrame is one frame of the host API's screen stream, a one-row screen showing text.
 func screenFrame(seq int, text string) string {
 	return fmt.Sprintf("event: frame\ndata: {\"seq\":%d,\"width\":5,\"height\":1,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":%q,\"fg\":\"00000\",\"bg\":\"fffff\"}]}\n\n", seq, text)
+}
+
+// answerJSON is the host API's answer of why, as the gateway writes it.
+func answerJSON(t *testing.T, why *protocol.Error) string {
+	t.Helper()
+	data, err := json.Marshal(server.Answer{Error: why})
+	require.NoError(t, err)
+	return string(data)
+}
+
+// TestTheBridgeReadsAComputerGoneByItsMark: the bridge tells a computer gone from the stream's
+// other ends by the end's mark (Left), which the gateway sets, never by its words, which it
+// compared before: a rewording of the gateway's words reached the agent as the gateway's,
+// without the wait's words of a computer that left. The words alone (a gateway of a build before
+// the mark) are passed on as the gateway said them.
+func TestTheBridgeReadsAComputerGoneByItsMark(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ends := map[string]string{
+		"7:reworded": `{"ok":false,"error":{"code":"not_connected","message":"computer 7:reworded went away","left":true}}`,
+		"7:old":      `{"ok":false,"error":{"code":"not_connected","message":"computer 7:old disconnected"}}`,
+	}
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Path[len("/trapos/computers/") : len(r.URL.Path)-len("/screen")]
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, screenFrame(1, "one"), "event: end\ndata: "+ends[id]+"\n\n")
+	}))
+	defer gw.Close()
+	screens := streamedScreens{hostapi.HTTP{URL: gw.URL, ListedIDs: true}}
+	for id, want := range map[string]struct {
+		left    bool
+		message string
+	}{
+		"7:reworded": {true, "computer 7:reworded disconnected before it answered; it may have done what it was asked all the same: check before you ask again"},
+		"7:old":      {false, "computer 7:old disconnected"},
+	} {
+		w, err := screens.WatchScreen(t.Context(), id, "", 0)
+		require.NoError(t, err)
+		_, err = w.Next(t.Context())
+		require.NoError(t, err)
+		_, err = w.Next(t.Context())
+		pe, ok := err.(*protocol.Error)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, want.left, pe.Left, id)
+		assert.Equal(t, want.message, pe.Message, id)
+		w.Close()
+	}
 }
 
 // TestTheBridgeWaitsOnTheScreensStream: the stdio bridge's wait_for_screen reads the host
@@ -28,7 +76,7 @@ func screenFrame(seq int, text string) string {
 func TestTheBridgeWaitsOnTheScreensStream(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	ends := map[string]string{
-		"7:gone":   `{"ok":false,"error":{"code":"not_connected","message":"computer 7:gone disconnected"}}`,
+		"7:gone":   answerJSON(t, screen.Disconnected("7:gone")), // the gateway's own, its mark with its words
 		"7:denied": `{"ok":false,"error":{"code":"forbidden","message":"computer 7:denied says the screen watch ended: the owner withdrew sandbox.allow_screen"}}`,
 	}
 	held := make(chan struct{})

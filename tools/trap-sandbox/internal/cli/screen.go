@@ -1062,13 +1062,21 @@ func comesBack(why error) bool {
 }
 
 // gatewayStopping reports whether why, the end of a computer's screen stream, is the gateway
-// that served it shutting down (gateway.ErrShuttingDown): its computer did not leave, but its
-// socket went with the gateway. Behind a load balancer (docs/scale-out.md) another replica at
-// the same --url shows it again within seconds, once its daemon has connected there; with one
-// gateway, no gateway answers there (gatewayStopped), or it does once restarted.
+// that served it shutting down (gateway.ErrShuttingDown, marked Stopping): its computer did
+// not leave, but its socket went with the gateway. Behind a load balancer (docs/scale-out.md)
+// another replica at the same --url shows it again within seconds, once its daemon has
+// connected there; with one gateway, no gateway answers there (gatewayStopped), or it does once
+// restarted.
+//
+// It reads the mark, never the words. A gateway of a build before the mark (this CLI at
+// another version's --url) ends the stream with the words alone, which is read as the
+// computer gone (comesBack): the view waits and looks again all the same, and finds no gateway
+// there (noGatewayAt) or another one, saying "waiting for it to come back" rather than "for
+// another gateway". No fallback to the words is kept for it, as that would keep the very
+// comparison a rewording breaks silently.
 func gatewayStopping(why error) bool {
 	end, ok := errors.AsType[streamEnded](why)
-	return ok && end.why.Code == protocol.CodeNotConnected && end.why.Message == gateway.ErrShuttingDown.Message
+	return ok && end.why.Code == protocol.CodeNotConnected && end.why.Stopping
 }
 
 // gatewayStopped ends a view that looked again for its computer (awaitComputer) where no

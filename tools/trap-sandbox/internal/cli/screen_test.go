@@ -31,6 +31,7 @@ import (
 
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/screen"
@@ -534,7 +535,7 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 // When --wait runs out with no gateway there, it ends saying the gateway stopped and what to
 // do.
 func TestTheScreenViewerLooksAgainWhenItsGatewayStops(t *testing.T) {
-	const stopping = "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n"
+	stopping := endEvent(gateway.ErrShuttingDown)
 	a := startAwayView(t, 120, "0")
 	v, out, clock, reopens, typed, streaming, done, frame := a.v, a.out, a.clock, a.reopens, a.typed, a.streaming, a.done, a.frame
 
@@ -621,6 +622,43 @@ func TestTheScreenViewerDrawsInATerminalThatSaysNoSize(t *testing.T) {
 	assert.Contains(t, out.String(), "kitchen")
 }
 
+// TestTheScreenViewerReadsTheGatewayStoppingByItsMark: the view tells the gateway stopping
+// from the computer leaving by the end's mark (Stopping), which the gateway sets, never by its
+// words, which it compared before: a rewording of the gateway's words read as the computer
+// gone, and the view waited "for it to come back" as its gateway stopped. The words alone (a
+// gateway of a build before the mark) are the computer gone: the view looks again all the same.
+func TestTheScreenViewerReadsTheGatewayStoppingByItsMark(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		why                *protocol.Error
+		stopping, comeBack bool
+	}{
+		{"the gateway's own", gateway.ErrShuttingDown, true, false},
+		{"reworded", &protocol.Error{Code: protocol.CodeNotConnected, Message: "the gateway stops", Stopping: true}, true, false},
+		{"the words alone", &protocol.Error{Code: protocol.CodeNotConnected, Message: gateway.ErrShuttingDown.Message}, false, true},
+		{"the computer gone", screen.Disconnected("7:"), false, true},
+		{"the holder replica gone", &protocol.Error{Code: protocol.CodeNotConnected, Message: "computer 7: is not connected: replica b, which held its socket, has stopped", ReplicaGone: "b"}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var end struct {
+				Error *protocol.Error `json:"error"`
+			}
+			data, _ := strings.CutPrefix(strings.TrimSpace(endEvent(tc.why)), "event: end\ndata: ")
+			require.NoError(t, json.Unmarshal([]byte(data), &end), "as the view reads the stream's end")
+			why := streamEnded{why: end.Error}
+			assert.Equal(t, tc.stopping, gatewayStopping(why), "gatewayStopping")
+			assert.Equal(t, tc.comeBack, comesBack(why), "comesBack")
+		})
+	}
+}
+
+// endEvent is the screen stream's end event of why, as the gateway writes it: its marks
+// (Stopping, Left) with its words. A handler's goroutine writes it: it takes no t.
+func endEvent(why *protocol.Error) string {
+	data, _ := json.Marshal(server.Answer{Error: why}) // strings and bools: it cannot fail
+	return "event: end\ndata: " + string(data) + "\n\n"
+}
+
 // stoppingGateway is a gateway that serves one screen stream, frames drawing its frames, and
 // stops as a real one does: the stream ends "the gateway is shutting down", and nothing listens
 // at its address from then on. Closed when the test ends.
@@ -635,7 +673,7 @@ func stoppingGateway(t *testing.T, frames func(w http.ResponseWriter, r *http.Re
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Connection", "close") // no connection kept for the view's next look
 		frames(w, r)
-		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
+		fmt.Fprint(w, endEvent(gateway.ErrShuttingDown))
 		_ = gw.Listener.Close()
 	}))
 	t.Cleanup(gw.Close)
@@ -1876,7 +1914,7 @@ func TestTheScreenViewerWaitsBehindABalancerWithEveryGatewayDown(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"replica %d\",\"fg\":\"000000000\",\"bg\":\"fffffffff\"}]}\n\n", n)
-		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
+		fmt.Fprint(w, endEvent(gateway.ErrShuttingDown))
 	}))
 	t.Cleanup(lb.Close)
 	clock := &busyClock{}

@@ -237,7 +237,8 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenTheComputerDisconnects(t *testi
 
 	_ = c.conn.Close()
 	end := s.end(t)
-	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected, Message: "computer 7: disconnected"}, end)
+	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected, Message: "computer 7: disconnected", Left: true}, end,
+		"marked left through another replica too, which a client of the stream reads (the stdio MCP bridge)")
 	s.closed(t)
 	noRelays(t, a, b)
 }
@@ -261,7 +262,7 @@ func TestALiveScreenEndsWhenTheComputerDisconnectsBeforeItsFirstUpdate(t *testin
 
 			_ = c.conn.Close()
 			end := s.end(t)
-			assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected, Message: "computer 7: disconnected"}, end)
+			assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected, Message: "computer 7: disconnected", Left: true}, end)
 			s.closed(t)
 			noRelays(t, a, b)
 		})
@@ -293,6 +294,7 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenTheHolderGoes(t *testing.T) {
 			}
 			assert.Contains(t, end.Message, want)
 			assert.Equal(t, "b", end.ReplicaGone, "the mark MCP's wait_for_screen reads")
+			assert.False(t, end.Stopping, "the gateway serving the stream, a, runs on: the CLI's view waits for the computer there")
 			s.closed(t)
 			noRelays(t, a)
 		})

@@ -25,8 +25,9 @@ func (s *Session) closeByGateway(code int, reason string) bool {
 
 // ErrShuttingDown is why a socket closed by Shutdown ended: its pending requests fail with it,
 // and its context's cause is it (protocol.RequestHandler), so a screen watch's viewers hear
-// that the gateway stopped, not that the computer left.
-var ErrShuttingDown = protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
+// that the gateway stopped, not that the computer left: it is marked Stopping, which they read
+// (the CLI's view), never its words.
+var ErrShuttingDown = &protocol.Error{Code: protocol.CodeNotConnected, Message: "the gateway is shutting down", Stopping: true}
 
 // shutdownBeforeAnswer is the failure of a request whose computer had not answered when the
 // gateway shut down: the request was sent, and may have run all the same (a Lua run, a

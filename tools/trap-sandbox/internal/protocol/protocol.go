@@ -210,8 +210,19 @@ type Error struct {
 	// Left, on the gateway's not_connected of a request whose computer went away, or was
 	// replaced by a newer socket, while the request waited for its answer, is set: the request
 	// may have run before it went (the gateway's Message ends with computer.MayHaveDoneIt; a
-	// read's, worded by computer.ReadAgain, says it changed nothing). Never in a frame.
+	// read's, worded by computer.ReadAgain, says it changed nothing). So is it on a screen
+	// stream's end whose computer went away while the stream was open (screen.Disconnected),
+	// which a client of the stream reads (the stdio MCP bridge's wait_for_screen), never its
+	// words. Never in a frame.
 	Left bool `json:"left,omitempty"`
+	// Stopping, on the end of a screen stream that the gateway serving it ended because it is
+	// shutting down (gateway.ErrShuttingDown, its sockets' cause), is set: the computer did
+	// not leave, its socket went with the gateway, and its daemon connects again by itself (to
+	// another replica behind the same address, or to this gateway once it is back). A viewer
+	// reads it (the CLI's view looks for a gateway at its --url again), never the words.
+	// Through another replica, the holder's stop is ReplicaGone instead: the gateway serving
+	// the stream runs on. Never in a frame.
+	Stopping bool `json:"stopping,omitempty"`
 	// Meant, on a not_connected, are the connected computers the caller probably meant, as
 	// the lists show them (computer.Hint asks "did you mean" them). Never in a frame.
 	Meant []string `json:"meant,omitempty"`
@@ -262,7 +273,7 @@ func (e *Error) Error() string {
 
 // WithMessage is e with its message replaced (a caller rewording it): the same code, and the
 // same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo) and of why a
-// computer did not answer (Absent, Left, ReplicaGone, Meant, Hint: a caller that reworded a hinted message
+// computer did not answer (Absent, Left, Stopping, ReplicaGone, Meant, Hint: a caller that reworded a hinted message
 // no longer ends it with Hint), but no WaitingMessage, which was the old message's. A caller that adds words of the host's to a computer's message
 // uses WithHostWords, so that the host's words are not marked as the computer's (Said).
 func (e *Error) WithMessage(message string) *Error {

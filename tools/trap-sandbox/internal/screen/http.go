@@ -152,11 +152,13 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Disconnected is the stream's end of a computer that went away (its socket closed): its one
-// wording, which a client of the stream that words it its own way reads (the stdio MCP
-// bridge's wait_for_screen).
+// Disconnected is the stream's end of a computer that went away (its socket closed), marked
+// Left, which a client of the stream that words it its own way reads (the stdio MCP bridge's
+// wait_for_screen), never its words.
 func Disconnected(traposID string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s disconnected", cctext.ShowTraposID(traposID))
+	pe := protocol.Errorf(protocol.CodeNotConnected, "computer %s disconnected", cctext.ShowTraposID(traposID))
+	pe.Left = true
+	return pe
 }
 
 // marshal encodes v as JSON on one line without HTML escaping, with the characters a terminal

@@ -22,6 +22,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit/daemonfake"
@@ -182,14 +183,14 @@ func TestTheStreamEndsWhenTheComputerGoesAway(t *testing.T) {
 	closeSocket()
 	name, data := event(t, r)
 	assert.Equal(t, "end", name)
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"computer 7: disconnected"}}`, data,
-		"the unlabelled computer's traposId, with no doubled colon")
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"computer 7: disconnected","left":true}}`, data,
+		"the unlabelled computer's traposId, with no doubled colon; marked left, which a client reads (the stdio MCP bridge), never the words")
 }
 
 // TestTheStreamSaysTheGatewayIsShuttingDown: a socket the gateway closed with a reason
 // (its context's cause: gateway.ErrShuttingDown at shutdown) ends the stream with that reason,
 // not with "the computer disconnected": the viewer can tell the gateway stopping from the
-// computer leaving.
+// computer leaving, by its mark (stopping), which the CLI's view reads, never its words.
 func TestTheStreamSaysTheGatewayIsShuttingDown(t *testing.T) {
 	m, _ := standIn(t)
 	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
@@ -202,10 +203,10 @@ func TestTheStreamSaysTheGatewayIsShuttingDown(t *testing.T) {
 	r := bufio.NewReader(resp.Body)
 	name, _ := event(t, r)
 	assert.Equal(t, "frame", name)
-	closeSocket(protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down"))
+	closeSocket(gateway.ErrShuttingDown)
 	name, data := event(t, r)
 	assert.Equal(t, "end", name)
-	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"the gateway is shutting down"}}`, data)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"the gateway is shutting down","stopping":true}}`, data)
 }
 
 func TestTheStreamOfAComputerThatRefusesIsAnError(t *testing.T) {
