@@ -679,8 +679,9 @@ while true do sleep(1) end
 `
 
 // TestAHostileHelloAnswerIsShownInOneLine: the hello's answer is the gateway's first word, and
-// sandbox status shows what it said (the account, a refusal, a hello error). Each is one line
-// of at most 256 bytes, a field of the wrong type is left out, and the daemon counts no fault:
+// sandbox status shows what it said (the account, in the shape of a gateway's accounts only, a
+// refusal, a hello error). Each is one line of at most 256 bytes, a field of the wrong type is
+// left out, and the daemon counts no fault:
 // a gateway cannot print lines of its own making under the computer's status.
 func TestAHostileHelloAnswerIsShownInOneLine(t *testing.T) {
 	long := strings.Repeat("x", 2000)
@@ -696,9 +697,11 @@ func TestAHostileHelloAnswerIsShownInOneLine(t *testing.T) {
 		shows  string // in the status, its rows joined
 		state  string // "": not checked
 	}{
+		// An account named as no account of a gateway is (a-z0-9 then ._-) is not shown at
+		// all (client 0.5.43): the status goes from the traposId to the proof.
 		{"an account of many lines", answer(true, "payload", map[string]any{"accountId": "alice\nLinked to mallory.\n" + long,
 			"credentialKind": "issued\nfake", "livenessMs": "soon"}),
-			"account: alice Linked to mallory. xxx", "state: connected"},
+			"traposId: 0: proof:", "state: connected"},
 		{"fields of the wrong type", answer(true, "payload", map[string]any{"accountId": map[string]any{"a": 1},
 			"credentialKind": 5, "servedClient": "0.9.9", "livenessMs": -5}), "lastError: none", "state: connected"},
 		{"a refusal of many lines", answer(false, "error", map[string]any{"code": "unauthorized", "message": "no\nLinked to mallory.\n" + long}),
