@@ -152,3 +152,34 @@ func TestALiveScreenThroughAnyReplica(t *testing.T) {
 		break
 	}
 }
+
+// TestALiveScreenThroughAReplicaThatStops: the replica a viewer watches a computer of another
+// replica through stopping (SIGTERM) ends the stream as it ends those of its own computers,
+// marked stopping, so the CLI's view and the MCP bridge wait for another gateway, and its stop
+// waits for no stream (no shutdown deadline passed). It ended "could not pass it on … watch it
+// again", unmarked: the holder's words for a replica it gave up, which came first.
+func TestALiveScreenThroughAReplicaThatStops(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+	c := screenComputer(t, b.WebSocketURL(), tickingProgram)
+	c.WaitFor(ctx, markerUp)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "b", listComputers(ct, a)["0:"]) },
+		waitLimit, testkit.Poll, "A to list the computer on B")
+
+	s := openLiveScreen(ctx, t, a, "0:")
+	s.frameWith(t, "tick ")
+	require.NoError(t, a.Stop())
+	for {
+		name, data := s.next(t)
+		if name == "frame" {
+			continue
+		}
+		require.Equal(t, "end", name)
+		assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"the gateway is shutting down","stopping":true}}`, data)
+		break
+	}
+	assert.NotContains(t, a.Log(), "shutdown deadline passed")
+}

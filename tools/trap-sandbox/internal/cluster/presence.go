@@ -99,8 +99,18 @@ func (r *Router) heartbeat(ctx context.Context) error {
 // once; from now on it writes no claim and withdraws none (the others sweep them). A replica
 // cut off from NATS says nothing: the others find out as they do of a crash, and so does one
 // that gave its name up to an older twin (twin.go): the heartbeat under the name is the twin's.
+//
+// The gateway is stopping (Shutdown calls Leave before it closes any socket): the lifelines of
+// computers held elsewhere (Holding) end now, with the cause its own sockets end with
+// (gateway.ErrShuttingDown, marked stopping), so a live screen watched here through another
+// replica ends as one of a computer of its own does, before the HTTP server's shutdown waits
+// for its stream; at Close it hung until the shutdown's deadline cut it with no end event.
 func (r *Router) Leave() {
 	r.mu.Lock()
+	if !r.left {
+		r.left = true
+		r.endLifelinesLocked(func(l *lifeline) bool { return l.computer }, func(*lifeline) error { return gateway.ErrShuttingDown })
+	}
 	if r.leaving {
 		r.mu.Unlock()
 		return

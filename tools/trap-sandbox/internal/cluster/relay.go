@@ -330,9 +330,10 @@ type lifeline struct {
 
 // Holding names the live replica other than this one that holds k's socket, by its claim,
 // and returns a context that lives while that socket stays held there: it ends when k's claim
-// is withdrawn (the socket closed), replaced by a later hello's (anywhere), or when the
-// replica is given up; its cause is a *protocol.Error when the replica was given up, and
-// another error when the socket went. stop releases it. No such replica: "" and a nil context.
+// is withdrawn (the socket closed), replaced by a later hello's (anywhere), when the replica
+// is given up, or when this one stops (Leave: gateway.ErrShuttingDown); its cause is a
+// *protocol.Error when the replica was given up or this one stops, and another error when the
+// socket went. stop releases it. No such replica: "" and a nil context.
 func (r *Router) Holding(k gateway.Key) (string, context.Context, context.CancelFunc) {
 	now := r.cfg.Clock.Now()
 	r.mu.Lock()
@@ -342,7 +343,11 @@ func (r *Router) Holding(k gateway.Key) (string, context.Context, context.Cancel
 		return "", nil, nil
 	}
 	l := &lifeline{replica: c.replica(), computer: true, k: k, since: c.since}
-	return l.replica, r.addLifelineLocked(l), func() { r.endLifeline(l, context.Canceled) }
+	held := r.addLifelineLocked(l)
+	if r.left {
+		r.endLifelineLocked(l, gateway.ErrShuttingDown) // the gateway is stopping (Leave)
+	}
+	return l.replica, held, func() { r.endLifeline(l, context.Canceled) }
 }
 
 // HeldElsewhere reports whether a live replica other than this one holds k's socket, by its

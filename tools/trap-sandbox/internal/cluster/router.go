@@ -298,6 +298,7 @@ type Router struct {
 	mu       sync.Mutex // guards the fields below
 	closing  bool
 	leaving  bool // the replica is stopping: Leave has said goodbye (presence.go)
+	left     bool // Leave was called: computers' lifelines end with gateway.ErrShuttingDown
 	ready    bool // the claims watcher has applied the bucket's contents at its start
 	held     map[gateway.Key]*held
 	remote   remoteSet            // the other replicas' computers (remote.go)

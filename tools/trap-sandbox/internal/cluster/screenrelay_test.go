@@ -301,6 +301,34 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenTheHolderGoes(t *testing.T) {
 	}
 }
 
+// The watching replica stopping ends the live screens it serves of computers held elsewhere as
+// it ends those of its own computers, marked stopping (the CLI's view and the MCP bridge wait
+// for another gateway), at its gateway's shutdown: before the HTTP server's shutdown waits for
+// the stream, not at the router's Close after it, when the stream was cut with no end. The
+// holder forgets the watch (the watching replica's goodbye), and a computer's lifeline taken
+// after the goodbye has ended alike.
+func TestALiveScreenThroughAReplicaThatStopsEndsSayingItStops(t *testing.T) {
+	_, a, b, c := computerOnB(t)
+	s := watchedThrough(t, a, b, c, "")
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	require.NoError(t, a.gw.Shutdown(ctx)) // the router still open: the server's Serve has not returned
+	end := s.end(t)
+	assert.Equal(t, protocol.CodeNotConnected, end.Code)
+	assert.Equal(t, gateway.ErrShuttingDown.Message, end.Message)
+	assert.True(t, end.Stopping, "the mark the CLI's view and the MCP bridge read")
+	assert.Empty(t, end.ReplicaGone, "the holder, b, runs on")
+	s.closed(t)
+	noRelays(t, a, b)
+
+	holder, held, stop := a.router.Holding(gateway.Key{AccountID: gateway.LocalAccount, TraposID: c.id})
+	defer stop()
+	assert.Equal(t, "b", holder)
+	require.Error(t, held.Err(), "a lifeline taken after the goodbye has ended")
+	assert.Equal(t, gateway.ErrShuttingDown, context.Cause(held))
+}
+
 // The owner withdrawing sandbox.allow_screen ends the live screen with the computer's words,
 // as on the holder; the holder forgets the watch.
 func TestALiveScreenThroughAnotherReplicaEndsWhenTheOwnerWithdrawsIt(t *testing.T) {

@@ -424,6 +424,11 @@ func (m *Module) lost(holder, accountID, traposID string, msg relayMsg) {
 	if w.err != nil || w.id != watchID(msg.WatchID) {
 		return
 	}
+	if w.held != nil && w.held.Err() != nil {
+		// The lifeline ended first, its end on its way (computerGone): its words say why, the
+		// holder's only that it gave this replica up (this replica stopping, gateway.ErrShuttingDown).
+		return
+	}
 	m.endLocked(w, protocol.Errorf(protocol.CodeNotConnected,
 		"the live screen of computer %s stopped: replica %s, which holds its socket, could not pass it on (%s); watch it again",
 		cctext.ShowTraposID(traposID), holder, clipReason(msg.Message)))

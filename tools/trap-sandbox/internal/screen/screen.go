@@ -257,7 +257,10 @@ type watch struct {
 	caller              account.Caller // the first viewer's, which stops the watch as it started it
 	// holder names the replica that holds the computer's socket when another one does: the
 	// watch is started and stopped through it, and only it passes the updates on (relay.go).
-	holder  string
+	holder string
+	// held is the holder's lifeline of the computer (Relay.Holder) once the watch started
+	// through it; guarded by Module.mu. Ended, it ends the watch in its words (lost).
+	held    context.Context
 	ready   chan struct{} // closed once screen.watch answered (id or err set)
 	id      string
 	err     error
@@ -354,6 +357,7 @@ func (m *Module) watchMonitor(ctx context.Context, traposID, monitor string, tim
 		} else if held != nil {
 			// The holder's socket, as the cluster knows it: the watch ends when it does, as a
 			// local watch ends with the computer's socket.
+			w.held = held
 			stop := context.AfterFunc(held, func() { m.computerGone(w, context.Cause(held)) })
 			w.onClose = func() { stop(); stopHeld() }
 		} else {
