@@ -339,6 +339,56 @@ func revisionMoved(err error) bool {
 	return errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence")
 }
 
+// addInOrder is the one way the bucket adds a record under a rule that looks at others (a
+// computer id's one bound credential, an account's token names, the accounts' names): the
+// bucket has no transaction that could look and add in one step, so the adds under one rule
+// are ordered by the revision of a record of their own (claim). Each reads claim's revision,
+// looks (look: the rule, on records read through the stream leader, Latest), adds (add), and
+// then writes claim (value: what it added) if its revision has not moved, which every other
+// add under the rule does after adding its own. One that finds it moved takes its add back
+// (undo) and looks again, and then its look sees the add of the call that moved it. what
+// names the add in its errors (token "…"); left says what an undo that failed leaves. step,
+// when not nil, is called after the look ("looked") and between the add and the write
+// ("added"), for the tests that interleave two adds.
+func (s *KV) addInOrder(ctx context.Context, claim, value, what string, look, add, undo func() error, left string, step func(string)) error {
+	for range kvRetries {
+		var rev uint64 // 0: the record does not exist yet
+		if _, r, err := s.lastAtLeader(ctx, claim); err == nil {
+			rev = r
+		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("add %s: %w", what, natsError(err))
+		}
+		if err := look(); err != nil {
+			return err
+		}
+		if step != nil {
+			step("looked")
+		}
+		if err := add(); err != nil {
+			return err
+		}
+		if step != nil {
+			step("added")
+		}
+		var err error
+		if rev == 0 {
+			_, err = s.kv.Create(ctx, claim, []byte(value))
+		} else {
+			_, err = s.kv.Update(ctx, claim, []byte(value), rev)
+		}
+		if err == nil {
+			return nil
+		}
+		if derr := undo(); derr != nil {
+			return fmt.Errorf("add %s: %w (and %s: %v)", what, natsError(err), left, natsError(derr))
+		}
+		if !revisionMoved(err) {
+			return fmt.Errorf("add %s: %w", what, natsError(err))
+		}
+	}
+	return fmt.Errorf("add %s: %d concurrent writers in a row; try again", what, kvRetries)
+}
+
 // list reads every record whose key starts with prefix.
 func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
 	keys, err := s.keys(ctx, prefix)
@@ -437,50 +487,22 @@ func (s *KV) CreateAccountIf(ctx context.Context, a Account, t Token, check func
 // createAccountIf is CreateAccountIf calling step (when not nil) after its look ("looked") and
 // between adding the account and writing the record ("added").
 func (s *KV) createAccountIf(ctx context.Context, a Account, t Token, check func([]Account) error, step func(string)) error {
-	for range kvRetries {
-		var rev uint64 // 0: the record does not exist yet
-		if _, r, err := s.lastAtLeader(ctx, kvAccountAdds); err == nil {
-			rev = r
-		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return fmt.Errorf("add account %q: %w", a.ID, natsError(err))
-		}
+	look := func() error {
 		all, err := s.latest.Accounts(ctx)
 		if err != nil {
 			return err
 		}
-		if err := check(all); err != nil {
-			return err
-		}
-		if step != nil {
-			step("looked")
-		}
-		if err := s.CreateAccountWithToken(ctx, a, t); err != nil {
-			return err
-		}
-		if step != nil {
-			step("added")
-		}
-		if rev == 0 {
-			_, err = s.kv.Create(ctx, kvAccountAdds, []byte(a.ID))
-		} else {
-			_, err = s.kv.Update(ctx, kvAccountAdds, []byte(a.ID), rev)
-		}
-		if err == nil {
-			return nil
-		}
-		derr := s.kv.Delete(ctx, kvKey(kvToken, t.Selector))
-		if derr == nil {
-			derr = s.kv.Delete(ctx, kvKey(kvAccount, a.ID))
-		}
-		if derr != nil {
-			return fmt.Errorf("add account %q: %w (and it is left with a token whose secret was never given: remove it, trap-sandbox accounts remove %s: %v)",
-				a.ID, natsError(err), a.ID, natsError(derr))
-		}
-		if !revisionMoved(err) {
-			return fmt.Errorf("add account %q: %w", a.ID, natsError(err))
-		}
+		return check(all)
 	}
-	return fmt.Errorf("add account %q: %d concurrent writers in a row; try again", a.ID, kvRetries)
+	add := func() error { return s.CreateAccountWithToken(ctx, a, t) }
+	undo := func() error {
+		if err := s.kv.Delete(ctx, kvKey(kvToken, t.Selector)); err != nil {
+			return err
+		}
+		return s.kv.Delete(ctx, kvKey(kvAccount, a.ID))
+	}
+	return s.addInOrder(ctx, kvAccountAdds, a.ID, fmt.Sprintf("account %q", a.ID), look, add, undo,
+		"it is left with a token whose secret was never given: remove it, trap-sandbox accounts remove "+a.ID, step)
 }
 
 // Account implements Store.
@@ -552,46 +574,17 @@ func (s *KV) createTokenIf(ctx context.Context, t Token, check func([]Token) err
 	if _, err := s.accountToWrite(ctx, t.AccountID); err != nil {
 		return err
 	}
-	claim := kvKey(kvTokenAdds, t.AccountID)
-	for range kvRetries {
-		var rev uint64 // 0: the record does not exist yet
-		if _, r, err := s.lastAtLeader(ctx, claim); err == nil {
-			rev = r
-		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return fmt.Errorf("add token %q: %w", t.Selector, natsError(err))
-		}
+	look := func() error {
 		toks, err := s.latest.Tokens(ctx, t.AccountID)
 		if err != nil {
 			return err
 		}
-		if err := check(toks); err != nil {
-			return err
-		}
-		if step != nil {
-			step("looked")
-		}
-		if err := s.createTokenRecord(ctx, t); err != nil {
-			return err
-		}
-		if step != nil {
-			step("added")
-		}
-		if rev == 0 {
-			_, err = s.kv.Create(ctx, claim, []byte(t.Selector))
-		} else {
-			_, err = s.kv.Update(ctx, claim, []byte(t.Selector), rev)
-		}
-		if err == nil {
-			return nil
-		}
-		if derr := s.kv.Delete(ctx, kvKey(kvToken, t.Selector)); derr != nil {
-			return fmt.Errorf("add token %q: %w (and it is left without its secret: %v)", t.Selector, natsError(err), natsError(derr))
-		}
-		if !revisionMoved(err) {
-			return fmt.Errorf("add token %q: %w", t.Selector, natsError(err))
-		}
+		return check(toks)
 	}
-	return fmt.Errorf("add token %q: %d concurrent writers in a row; try again", t.Selector, kvRetries)
+	add := func() error { return s.createTokenRecord(ctx, t) }
+	undo := func() error { return s.kv.Delete(ctx, kvKey(kvToken, t.Selector)) }
+	return s.addInOrder(ctx, kvKey(kvTokenAdds, t.AccountID), t.Selector, fmt.Sprintf("token %q", t.Selector), look, add, undo,
+		"it is left without its secret", step)
 }
 
 // Token implements Store.
@@ -666,14 +659,7 @@ func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) e
 	if _, err := s.accountToWrite(ctx, c.AccountID); err != nil {
 		return err
 	}
-	claim := kvBoundKey(c.AccountID, c.ComputerID)
-	for range kvRetries {
-		var rev uint64 // 0: the record does not exist yet
-		if _, r, err := s.lastAtLeader(ctx, claim); err == nil {
-			rev = r
-		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-			return fmt.Errorf("add credential %q: %w", c.Selector, natsError(err))
-		}
+	look := func() error {
 		creds, err := s.latest.Credentials(ctx, c.AccountID)
 		if err != nil {
 			return err
@@ -681,32 +667,12 @@ func (s *KV) createBound(ctx context.Context, c Credential, step func(string)) e
 		if held := heldBound(creds, c.ComputerID); held != nil {
 			return &HeldIDError{Held: *held}
 		}
-		if step != nil {
-			step("looked")
-		}
-		if err := s.createCredentialRecord(ctx, c); err != nil {
-			return err
-		}
-		if step != nil {
-			step("added")
-		}
-		if rev == 0 {
-			_, err = s.kv.Create(ctx, claim, []byte(c.Selector))
-		} else {
-			_, err = s.kv.Update(ctx, claim, []byte(c.Selector), rev)
-		}
-		if err == nil {
-			return nil
-		}
-		moved := errors.Is(err, jetstream.ErrKeyExists) || strings.Contains(err.Error(), "wrong last sequence")
-		if derr := s.kv.Delete(ctx, kvKey(kvCredential, c.Selector)); derr != nil {
-			return fmt.Errorf("add credential %q: %w (and it is left without its secret: %v)", c.Selector, natsError(err), natsError(derr))
-		}
-		if !moved {
-			return fmt.Errorf("add credential %q: %w", c.Selector, natsError(err))
-		}
+		return nil
 	}
-	return fmt.Errorf("add credential %q: %d concurrent writers in a row; try again", c.Selector, kvRetries)
+	add := func() error { return s.createCredentialRecord(ctx, c) }
+	undo := func() error { return s.kv.Delete(ctx, kvKey(kvCredential, c.Selector)) }
+	return s.addInOrder(ctx, kvBoundKey(c.AccountID, c.ComputerID), c.Selector, fmt.Sprintf("credential %q", c.Selector), look, add, undo,
+		"it is left without its secret", step)
 }
 
 // CreateApprovedCredential implements Store with a compensating step, as the bucket has no
