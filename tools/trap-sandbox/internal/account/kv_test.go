@@ -205,14 +205,16 @@ func TestKVSaysWhenNATSIsNotReachable(t *testing.T) {
 	require.ErrorContains(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}), "NATS is not reachable (reconnecting)")
 }
 
-// TestKVBoundCredentialOnTwoReplicasAtOnce: two replicas (two connections to one bucket) add
-// a credential for alice's computer 7 at once: both look and find none, and both add theirs,
-// before either claims the id. The bucket has no transaction, so one claim comes first; the
-// other replica finds the id's record moved, deletes its credential and looks again, and is
-// refused naming the first one's.
-func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
+// twoReplicasAtOnce runs add on two replicas (two connections to one bucket of an embedded
+// NATS), i 0 and 1, at once, after set (when not nil) on the first: each step of one
+// ("looked", "added") waits for the other's, so both look before either adds and both add
+// before either writes its claim (a retry's steps pass: the first time is the race). It
+// returns the context the test goes on with, the replicas, and the adds that were refused.
+func twoReplicasAtOnce(t *testing.T, set func(context.Context, *testing.T, *account.KV),
+	add func(ctx context.Context, i int, s *account.KV, step func(string)) error) (context.Context, [2]*account.KV, []error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	url := embeddednats.Start(t)
 	var replicas [2]*account.KV
 	for i := range replicas {
@@ -220,8 +222,9 @@ func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
 		require.NoError(t, err)
 		replicas[i] = s
 	}
-	require.NoError(t, replicas[0].CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
-	// Each step waits for the other replica's (a retry's steps pass: the first time is the race).
+	if set != nil {
+		set(ctx, t, replicas[0])
+	}
 	var mu sync.Mutex
 	waiting := map[string]int{"looked": 2, "added": 2}
 	all := map[string]chan struct{}{"looked": make(chan struct{}), "added": make(chan struct{})}
@@ -240,10 +243,7 @@ func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
 	}
 	errs := make(chan error, 2)
 	for i, s := range replicas {
-		sel := fmt.Sprintf("c%d", i)
-		go func() {
-			errs <- account.CreateBoundCredentialForTest(ctx, s, account.Credential{Selector: sel, Hash: []byte(sel), AccountID: "alice", ComputerID: "7"}, step)
-		}()
+		go func() { errs <- add(ctx, i, s, step) }()
 	}
 	var refused []error
 	for range replicas {
@@ -252,6 +252,24 @@ func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
 		}
 	}
 	require.NoError(t, ctx.Err(), "both replicas passed both steps together")
+	return ctx, replicas, refused
+}
+
+// withAlice adds the account alice, for twoReplicasAtOnce.
+func withAlice(ctx context.Context, t *testing.T, s *account.KV) {
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+}
+
+// TestKVBoundCredentialOnTwoReplicasAtOnce: two replicas (two connections to one bucket) add
+// a credential for alice's computer 7 at once: both look and find none, and both add theirs,
+// before either claims the id. The bucket has no transaction, so one claim comes first; the
+// other replica finds the id's record moved, deletes its credential and looks again, and is
+// refused naming the first one's.
+func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
+	ctx, replicas, refused := twoReplicasAtOnce(t, withAlice, func(ctx context.Context, i int, s *account.KV, step func(string)) error {
+		sel := fmt.Sprintf("c%d", i)
+		return account.CreateBoundCredentialForTest(ctx, s, account.Credential{Selector: sel, Hash: []byte(sel), AccountID: "alice", ComputerID: "7"}, step)
+	})
 	require.Len(t, refused, 1, "one replica adds its credential: %v", refused)
 	var held *account.HeldIDError
 	require.ErrorAs(t, refused[0], &held)
@@ -266,33 +284,6 @@ func TestKVBoundCredentialOnTwoReplicasAtOnce(t *testing.T) {
 // token adds. One write comes first; the other replica finds the record's revision moved,
 // deletes its token and looks again, and its check then sees the first one's token.
 func TestKVTokensOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	url := embeddednats.Start(t)
-	var replicas [2]*account.KV
-	for i := range replicas {
-		s, err := account.OpenKV(ctx, embeddednats.JetStream(t, url))
-		require.NoError(t, err)
-		replicas[i] = s
-	}
-	require.NoError(t, replicas[0].CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
-	// Each step waits for the other replica's (a retry's steps pass: the first time is the race).
-	var mu sync.Mutex
-	waiting := map[string]int{"looked": 2, "added": 2}
-	all := map[string]chan struct{}{"looked": make(chan struct{}), "added": make(chan struct{})}
-	step := func(name string) {
-		mu.Lock()
-		if waiting[name] > 0 {
-			if waiting[name]--; waiting[name] == 0 {
-				close(all[name])
-			}
-		}
-		mu.Unlock()
-		select {
-		case <-all[name]:
-		case <-ctx.Done():
-		}
-	}
 	errTaken := errors.New("the name is taken")
 	unlike := func(name string) func([]account.Token) error {
 		return func(toks []account.Token) error {
@@ -304,20 +295,10 @@ func TestKVTokensOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
 			return nil
 		}
 	}
-	errs := make(chan error, 2)
-	for i, s := range replicas {
+	ctx, replicas, refused := twoReplicasAtOnce(t, withAlice, func(ctx context.Context, i int, s *account.KV, step func(string)) error {
 		sel := fmt.Sprintf("t%d", i)
-		go func() {
-			errs <- account.CreateTokenIfForTest(ctx, s, account.Token{Selector: sel, Hash: []byte(sel), AccountID: "alice", Name: "laptop"}, unlike("laptop"), step)
-		}()
-	}
-	var refused []error
-	for range replicas {
-		if err := <-errs; err != nil {
-			refused = append(refused, err)
-		}
-	}
-	require.NoError(t, ctx.Err(), "both replicas passed both steps together")
+		return account.CreateTokenIfForTest(ctx, s, account.Token{Selector: sel, Hash: []byte(sel), AccountID: "alice", Name: "laptop"}, unlike("laptop"), step)
+	})
 	require.Len(t, refused, 1, "one replica adds its token: %v", refused)
 	require.ErrorIs(t, refused[0], errTaken)
 	toks, err := replicas[1].Latest().Tokens(ctx, "alice")
@@ -337,31 +318,6 @@ func TestKVTokensOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
 // the record's revision moved, deletes its account and token and looks again, and its check
 // then sees the first one's account.
 func TestKVAccountsOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	url := embeddednats.Start(t)
-	var replicas [2]*account.KV
-	for i := range replicas {
-		s, err := account.OpenKV(ctx, embeddednats.JetStream(t, url))
-		require.NoError(t, err)
-		replicas[i] = s
-	}
-	var mu sync.Mutex
-	waiting := map[string]int{"looked": 2, "added": 2}
-	all := map[string]chan struct{}{"looked": make(chan struct{}), "added": make(chan struct{})}
-	step := func(name string) {
-		mu.Lock()
-		if waiting[name] > 0 {
-			if waiting[name]--; waiting[name] == 0 {
-				close(all[name])
-			}
-		}
-		mu.Unlock()
-		select {
-		case <-all[name]:
-		case <-ctx.Done():
-		}
-	}
 	errTaken := errors.New("an account is there")
 	alone := func(accounts []account.Account) error {
 		if len(accounts) > 0 {
@@ -369,21 +325,11 @@ func TestKVAccountsOfOneNameOnTwoReplicasAtOnce(t *testing.T) {
 		}
 		return nil
 	}
-	errs := make(chan error, 2)
-	for i, s := range replicas {
+	ctx, replicas, refused := twoReplicasAtOnce(t, nil, func(ctx context.Context, i int, s *account.KV, step func(string)) error {
 		id, sel := fmt.Sprintf("a%d", i), fmt.Sprintf("t%d", i)
-		go func() {
-			errs <- account.CreateAccountIfForTest(ctx, s, account.Account{ID: id, Role: account.RoleUser},
-				account.Token{Selector: sel, Hash: []byte(sel), AccountID: id, Name: "first"}, alone, step)
-		}()
-	}
-	var refused []error
-	for range replicas {
-		if err := <-errs; err != nil {
-			refused = append(refused, err)
-		}
-	}
-	require.NoError(t, ctx.Err(), "both replicas passed both steps together")
+		return account.CreateAccountIfForTest(ctx, s, account.Account{ID: id, Role: account.RoleUser},
+			account.Token{Selector: sel, Hash: []byte(sel), AccountID: id, Name: "first"}, alone, step)
+	})
 	require.Len(t, refused, 1, "one replica adds its account: %v", refused)
 	require.ErrorIs(t, refused[0], errTaken)
 	accounts, err := replicas[1].Latest().Accounts(ctx)
