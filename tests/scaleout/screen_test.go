@@ -103,18 +103,32 @@ func (s *liveScreen) frameWith(t *testing.T, text string) string {
 	}
 }
 
+// end reads the stream past its frames to its next event, which must be its end, and returns
+// the end's data.
+func (s *liveScreen) end(t *testing.T) string {
+	t.Helper()
+	for {
+		name, data := s.next(t)
+		if name == "frame" {
+			continue
+		}
+		require.Equal(t, "end", name)
+		return data
+	}
+}
+
 func (s *liveScreen) close() {
 	s.leave()
 	_ = s.resp.Body.Close()
 }
 
-// TestALiveScreenThroughAnyReplica: the screen of a computer (the real Lua daemon) whose socket
-// is on replica B is watched through replica A, the real binaries on a real nats-server: its
-// changes show up, the viewer leaving stops the watch on the computer, and B stopping ends a
-// stream on A naming B.
-func TestALiveScreenThroughAnyReplica(t *testing.T) {
+// computerOnBListedOnA starts a nats-server, replicas a and b, and a computer (the real Lua
+// daemon running tickingProgram) on b, and returns once a lists it: the set-up of a screen
+// watched through another replica. The context bounds the test.
+func computerOnBListedOnA(t *testing.T) (context.Context, *harness.Gateway, *harness.Gateway) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
-	defer cancel()
+	t.Cleanup(cancel)
 	nats := harness.StartNATS(t, natsBin)
 	a := startReplica(t, nats, "a")
 	b := startReplica(t, nats, "b")
@@ -122,6 +136,15 @@ func TestALiveScreenThroughAnyReplica(t *testing.T) {
 	c.WaitFor(ctx, markerUp)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "b", listComputers(ct, a)["0:"]) },
 		waitLimit, testkit.Poll, "A to list the computer on B")
+	return ctx, a, b
+}
+
+// TestALiveScreenThroughAnyReplica: the screen of a computer (the real Lua daemon) whose socket
+// is on replica B is watched through replica A, the real binaries on a real nats-server: its
+// changes show up, the viewer leaving stops the watch on the computer, and B stopping ends a
+// stream on A naming B.
+func TestALiveScreenThroughAnyReplica(t *testing.T) {
+	ctx, a, b := computerOnBListedOnA(t)
 
 	s := openLiveScreen(ctx, t, a, "0:")
 	first := s.frameWith(t, "tick ")
@@ -141,16 +164,9 @@ func TestALiveScreenThroughAnyReplica(t *testing.T) {
 	s = openLiveScreen(ctx, t, a, "0:")
 	s.frameWith(t, "tick ")
 	require.NoError(t, b.Stop())
-	for {
-		name, data := s.next(t)
-		if name == "frame" {
-			continue
-		}
-		require.Equal(t, "end", name)
-		assert.Contains(t, data, `"code":"not_connected"`)
-		assert.Contains(t, data, "replica b, which held its socket,")
-		break
-	}
+	data := s.end(t)
+	assert.Contains(t, data, `"code":"not_connected"`)
+	assert.Contains(t, data, "replica b, which held its socket,")
 }
 
 // TestALiveScreenThroughAReplicaThatStops: the replica a viewer watches a computer of another
@@ -159,27 +175,11 @@ func TestALiveScreenThroughAnyReplica(t *testing.T) {
 // waits for no stream (no shutdown deadline passed). It ended "could not pass it on … watch it
 // again", unmarked: the holder's words for a replica it gave up, which came first.
 func TestALiveScreenThroughAReplicaThatStops(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
-	defer cancel()
-	nats := harness.StartNATS(t, natsBin)
-	a := startReplica(t, nats, "a")
-	b := startReplica(t, nats, "b")
-	c := screenComputer(t, b.WebSocketURL(), tickingProgram)
-	c.WaitFor(ctx, markerUp)
-	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "b", listComputers(ct, a)["0:"]) },
-		waitLimit, testkit.Poll, "A to list the computer on B")
+	ctx, a, _ := computerOnBListedOnA(t)
 
 	s := openLiveScreen(ctx, t, a, "0:")
 	s.frameWith(t, "tick ")
 	require.NoError(t, a.Stop())
-	for {
-		name, data := s.next(t)
-		if name == "frame" {
-			continue
-		}
-		require.Equal(t, "end", name)
-		assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"the gateway is shutting down","stopping":true}}`, data)
-		break
-	}
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"the gateway is shutting down","stopping":true}}`, s.end(t))
 	assert.NotContains(t, a.Log(), "shutdown deadline passed")
 }
